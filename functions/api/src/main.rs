@@ -1,0 +1,2 @@
+//! The `api` Lambda (filled by its issue).
+fn main() {}

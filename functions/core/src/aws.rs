@@ -1,0 +1,39 @@
+//! AWS SDK clients.
+//!
+//! `aws_config` reads `AWS_ENDPOINT_URL`, region and credentials from the environment, so the
+//! same binaries talk to AWS when deployed and to the emulator on loopback when
+//! `localstack/env.sh` is sourced. Nothing here hard-codes an endpoint.
+
+use aws_config::{BehaviorVersion, SdkConfig};
+
+/// The three clients Sundial uses.
+#[derive(Debug, Clone)]
+pub struct Clients {
+    /// DynamoDB.
+    pub ddb: aws_sdk_dynamodb::Client,
+    /// SQS.
+    pub sqs: aws_sdk_sqs::Client,
+    /// Lambda (tick fan-out, Lambda targets).
+    pub lambda: aws_sdk_lambda::Client,
+}
+
+/// Loads the shared SDK configuration from the environment.
+pub async fn load_sdk_config() -> SdkConfig {
+    aws_config::defaults(BehaviorVersion::latest()).load().await
+}
+
+impl Clients {
+    /// Clients from an SDK configuration.
+    pub fn new(sdk: &SdkConfig) -> Self {
+        Clients {
+            ddb: aws_sdk_dynamodb::Client::new(sdk),
+            sqs: aws_sdk_sqs::Client::new(sdk),
+            lambda: aws_sdk_lambda::Client::new(sdk),
+        }
+    }
+
+    /// Clients from the environment.
+    pub async fn from_env() -> Self {
+        Self::new(&load_sdk_config().await)
+    }
+}

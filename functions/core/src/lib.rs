@@ -1,0 +1,20 @@
+//! # sundial-core
+//!
+//! The domain of Sundial and its AWS adapters, in one library so every Lambda `main` stays thin
+//! (tick, worker, api, and the `sundial` CLI only wire config, clients and handlers).
+//!
+//! ## Layout
+//! - [`resources`]: the one definition of tables, indexes, queues and env variable names
+//!   (`resources.json`, shared with the CDK app in `infra/`).
+//! - [`config`]: `Config::from_env()`, naming the missing variable on error.
+//! - [`aws`]: SDK client construction (endpoint from `AWS_ENDPOINT_URL`, so the same code runs
+//!   against AWS and against the local emulator).
+//! - [`provision`]: creates the tables, indexes and per-pool queues (+ DLQs) from [`resources`]
+//!   on the emulator; on AWS the CDK does it from the same definition.
+//! - [`schedule`]: pure schedule maths: cron / rate / at, zones, DST policy, misfire, jitter.
+//!   Every function takes `now` or `after`.
+pub mod aws;
+pub mod config;
+pub mod provision;
+pub mod resources;
+pub mod schedule;

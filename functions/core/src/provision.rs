@@ -1,0 +1,235 @@
+//! Creates Sundial's tables, indexes and per-pool queues (with DLQs) from [`crate::resources`].
+//!
+//! Used by the local run, the tests and the benches against the emulator. On AWS the CDK
+//! construct creates the same resources from the same `resources.json`. Every step is idempotent:
+//! provisioning twice changes nothing.
+
+use crate::config::Config;
+use crate::resources::{KeyAttr, Resources, TableDef};
+use aws_sdk_dynamodb::types::{
+    AttributeDefinition, BillingMode, GlobalSecondaryIndex, KeySchemaElement, KeyType, Projection,
+    ProjectionType, ScalarAttributeType, TableStatus, TimeToLiveSpecification,
+};
+use aws_sdk_sqs::types::QueueAttributeName;
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+/// A provisioning step failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ProvisionError {
+    /// DynamoDB refused a table operation.
+    #[error("creating table {table}: {source}")]
+    Table {
+        /// The table.
+        table: String,
+        /// The SDK error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// SQS refused a queue operation.
+    #[error("creating queue {queue}: {source}")]
+    Queue {
+        /// The queue.
+        queue: String,
+        /// The SDK error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// A table did not become ACTIVE in time.
+    #[error("table {0} did not become ACTIVE")]
+    NotActive(String),
+}
+
+/// URLs and ARNs of one pool's queues.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PoolQueues {
+    /// The pool queue.
+    pub url: String,
+    /// The pool queue's ARN.
+    pub arn: String,
+    /// The dead-letter queue.
+    pub dlq_url: String,
+    /// The dead-letter queue's ARN.
+    pub dlq_arn: String,
+}
+
+/// Creates both tables (if absent) and waits until they are ACTIVE.
+pub async fn ensure_tables(ddb: &aws_sdk_dynamodb::Client, cfg: &Config) -> Result<(), ProvisionError> {
+    let r = Resources::get();
+    ensure_table(ddb, &cfg.jobs_table, r.jobs()).await?;
+    ensure_table(ddb, &cfg.executions_table, r.executions()).await?;
+    Ok(())
+}
+
+fn attr_type(k: &KeyAttr) -> ScalarAttributeType {
+    match k.kind.as_str() {
+        "N" => ScalarAttributeType::N,
+        _ => ScalarAttributeType::S,
+    }
+}
+
+fn key_schema(pk: &KeyAttr, sk: &KeyAttr) -> Vec<KeySchemaElement> {
+    let el =
+        |k: &KeyAttr, t: KeyType| KeySchemaElement::builder().attribute_name(&k.name).key_type(t).build();
+    // The builder only fails on a missing required field, and both are set.
+    vec![el(pk, KeyType::Hash).expect("hash key"), el(sk, KeyType::Range).expect("range key")]
+}
+
+async fn ensure_table(
+    ddb: &aws_sdk_dynamodb::Client,
+    name: &str,
+    def: &TableDef,
+) -> Result<(), ProvisionError> {
+    let err = |e: Box<dyn std::error::Error + Send + Sync>| ProvisionError::Table {
+        table: name.to_string(),
+        source: e,
+    };
+    let mut attrs: BTreeMap<String, ScalarAttributeType> = BTreeMap::new();
+    for k in [&def.partition_key, &def.sort_key] {
+        attrs.insert(k.name.clone(), attr_type(k));
+    }
+    let mut req = ddb
+        .create_table()
+        .table_name(name)
+        .billing_mode(BillingMode::PayPerRequest)
+        .set_key_schema(Some(key_schema(&def.partition_key, &def.sort_key)));
+    for ix in &def.indexes {
+        for k in [&ix.partition_key, &ix.sort_key] {
+            attrs.insert(k.name.clone(), attr_type(k));
+        }
+        let projection = match ix.projection.as_str() {
+            "KEYS_ONLY" => ProjectionType::KeysOnly,
+            _ => ProjectionType::All,
+        };
+        req = req.global_secondary_indexes(
+            GlobalSecondaryIndex::builder()
+                .index_name(&ix.name)
+                .set_key_schema(Some(key_schema(&ix.partition_key, &ix.sort_key)))
+                .projection(Projection::builder().projection_type(projection).build())
+                .build()
+                .map_err(|e| err(e.into()))?,
+        );
+    }
+    for (n, t) in attrs {
+        req = req.attribute_definitions(
+            AttributeDefinition::builder()
+                .attribute_name(n)
+                .attribute_type(t)
+                .build()
+                .map_err(|e| err(e.into()))?,
+        );
+    }
+    match req.send().await {
+        Ok(_) => {}
+        Err(e) if e.as_service_error().is_some_and(|s| s.is_resource_in_use_exception()) => {}
+        Err(e) => return Err(err(e.into())),
+    }
+    for _ in 0..100 {
+        let d = ddb.describe_table().table_name(name).send().await.map_err(|e| err(e.into()))?;
+        if d.table().and_then(|t| t.table_status()) == Some(&TableStatus::Active) {
+            let ttl = ddb
+                .update_time_to_live()
+                .table_name(name)
+                .time_to_live_specification(
+                    TimeToLiveSpecification::builder()
+                        .attribute_name(&def.ttl_attribute)
+                        .enabled(true)
+                        .build()
+                        .map_err(|e| err(e.into()))?,
+                )
+                .send()
+                .await;
+            // Enabling TTL twice is refused ("already enabled"): that is the state we want.
+            if let Err(e) = ttl {
+                let msg = format!("{:?}", e.as_service_error());
+                if !msg.contains("already") {
+                    return Err(err(e.into()));
+                }
+            }
+            return Ok(());
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    Err(ProvisionError::NotActive(name.to_string()))
+}
+
+/// Creates every pool's queue and DLQ (redrive after `maxReceiveCount` receives).
+pub async fn ensure_queues(
+    sqs: &aws_sdk_sqs::Client,
+    cfg: &Config,
+) -> Result<BTreeMap<String, PoolQueues>, ProvisionError> {
+    let q = &Resources::get().queues;
+    let mut out = BTreeMap::new();
+    let pools: BTreeSet<&String> = cfg.pools.iter().collect();
+    for pool in pools {
+        let (dlq_url, dlq_arn) = ensure_queue(
+            sqs,
+            &cfg.dlq_name(pool),
+            &[(QueueAttributeName::MessageRetentionPeriod, q.message_retention_seconds.to_string())],
+        )
+        .await?;
+        let redrive =
+            serde_json::json!({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": q.max_receive_count});
+        let (url, arn) = ensure_queue(
+            sqs,
+            &cfg.queue_name(pool),
+            &[
+                (QueueAttributeName::MessageRetentionPeriod, q.message_retention_seconds.to_string()),
+                (QueueAttributeName::VisibilityTimeout, q.visibility_timeout_seconds.to_string()),
+                (QueueAttributeName::RedrivePolicy, redrive.to_string()),
+            ],
+        )
+        .await?;
+        out.insert(pool.clone(), PoolQueues { url, arn, dlq_url, dlq_arn });
+    }
+    Ok(out)
+}
+
+async fn ensure_queue(
+    sqs: &aws_sdk_sqs::Client,
+    name: &str,
+    attrs: &[(QueueAttributeName, String)],
+) -> Result<(String, String), ProvisionError> {
+    let err = |e: Box<dyn std::error::Error + Send + Sync>| ProvisionError::Queue {
+        queue: name.to_string(),
+        source: e,
+    };
+    let mut req = sqs.create_queue().queue_name(name);
+    for (k, v) in attrs {
+        req = req.attributes(k.clone(), v);
+    }
+    let url = match req.send().await {
+        Ok(o) => o.queue_url().unwrap_or_default().to_string(),
+        // Same name, different attributes: the queue exists; keep it (never delete a queue with
+        // messages in it to "fix" an attribute).
+        Err(e) if e.as_service_error().is_some_and(|s| s.is_queue_name_exists()) => sqs
+            .get_queue_url()
+            .queue_name(name)
+            .send()
+            .await
+            .map_err(|e| err(e.into()))?
+            .queue_url()
+            .unwrap_or_default()
+            .to_string(),
+        Err(e) => return Err(err(e.into())),
+    };
+    let got = sqs
+        .get_queue_attributes()
+        .queue_url(&url)
+        .attribute_names(QueueAttributeName::QueueArn)
+        .send()
+        .await
+        .map_err(|e| err(e.into()))?;
+    let arn =
+        got.attributes().and_then(|a| a.get(&QueueAttributeName::QueueArn)).cloned().unwrap_or_default();
+    Ok((url, arn))
+}
+
+/// Provisions tables and queues; returns the queues by pool.
+pub async fn ensure_all(
+    clients: &crate::aws::Clients,
+    cfg: &Config,
+) -> Result<BTreeMap<String, PoolQueues>, ProvisionError> {
+    ensure_tables(&clients.ddb, cfg).await?;
+    ensure_queues(&clients.sqs, cfg).await
+}

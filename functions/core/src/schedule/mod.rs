@@ -1,0 +1,1 @@
+//! Schedule maths (filled by the Schedule engine issue).

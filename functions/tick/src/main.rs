@@ -1,0 +1,2 @@
+//! The `tick` Lambda (filled by its issue).
+fn main() {}

@@ -1,0 +1,2 @@
+//! The `worker` Lambda (filled by its issue).
+fn main() {}
