@@ -117,6 +117,19 @@ class LockedApp:
                 close()
 
 
+class PlainApp:
+    """Plain moto plus the health path: what "the lock removed" means for check-lock.sh."""
+
+    def __init__(self, inner: Any, health: LockedApp) -> None:
+        self.inner = inner
+        self.health = health
+
+    def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
+        if environ.get("PATH_INFO") == HEALTH_PATH:
+            return self.health(environ, start_response)
+        return self.inner(environ, start_response)
+
+
 def long_poll_rewrite(environ: dict[str, Any], body: bytes) -> tuple[float, bytes]:
     """Returns (seconds to wait, body with WaitTimeSeconds=0) for an SQS long poll, else (0, body)."""
     target = environ.get("HTTP_X_AMZ_TARGET", "")
@@ -167,7 +180,11 @@ def main(argv: list[str] | None = None) -> None:
     signal.signal(signal.SIGINT, stop)
 
     locked = os.environ.get("SUNDIAL_EMULATOR_UNLOCKED", "") not in ("1", "true", "yes")
-    app = LockedApp(DomainDispatcherApplication(create_backend_app), locked=locked)
+    inner = DomainDispatcherApplication(create_backend_app)
+    app = LockedApp(inner, locked=locked)
+    if not locked:
+        # Plain moto, exactly as `moto_server` serves it (only the health path added).
+        app = PlainApp(inner, app)
     print(f"sundial emulator (moto, locked={locked}) on http://{args.host}:{args.port}", flush=True)
     run_simple(args.host, args.port, app, threaded=True, request_handler=MotoRequestHandler)
 
