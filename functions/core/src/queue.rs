@@ -1,0 +1,163 @@
+//! SQS adapter: per-pool queue URLs and batched, delayed sends.
+//!
+//! Batching is part of the cost budget (DESIGN §6: ≤ 0.3 SQS requests per execution): ten
+//! executions share one `SendMessageBatch`, and each entry carries its own `DelaySeconds` so
+//! it reaches a worker on its second rather than somewhere in the minute.
+
+use crate::config::Config;
+use crate::model::ExecMessage;
+use aws_sdk_sqs::types::SendMessageBatchRequestEntry;
+use std::collections::HashMap;
+use tokio::sync::Mutex;
+
+/// SQS's largest per-message delay.
+pub const MAX_DELAY_SECS: i64 = 900;
+/// SQS's largest batch.
+pub const MAX_BATCH: usize = 10;
+
+/// A queue operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum QueueError {
+    /// The pool has no queue (a job names a pool that was never provisioned).
+    #[error("pool {pool:?}: no queue named {queue} ({source})")]
+    UnknownPool {
+        /// The pool.
+        pool: String,
+        /// The queue name looked up.
+        queue: String,
+        /// The SDK error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// SQS refused or failed the request; retry later (the trigger position is unchanged, so
+    /// the next tick repeats the send).
+    #[error("sending to pool {pool:?}: {source}")]
+    Send {
+        /// The pool.
+        pool: String,
+        /// The SDK error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// Some entries of a batch failed even after one retry.
+    #[error("sending to pool {pool:?}: {failed} entries failed ({first_code})")]
+    Partial {
+        /// The pool.
+        pool: String,
+        /// How many.
+        failed: usize,
+        /// The first failure's code.
+        first_code: String,
+    },
+}
+
+impl QueueError {
+    /// Every queue error is worth retrying on the next tick; an unknown pool only after an
+    /// operator creates it.
+    pub fn is_retryable(&self) -> bool {
+        !matches!(self, QueueError::UnknownPool { .. })
+    }
+}
+
+/// One message to send.
+#[derive(Debug, Clone)]
+pub struct Outgoing {
+    /// The body.
+    pub message: ExecMessage,
+    /// Seconds to hold the message (0..=900).
+    pub delay_secs: i32,
+}
+
+/// Resolves pool queue URLs once (GetQueueUrl) and sends batches.
+#[derive(Debug)]
+pub struct PoolQueues {
+    sqs: aws_sdk_sqs::Client,
+    cfg: Config,
+    urls: Mutex<HashMap<String, String>>,
+    /// Set `MessageGroupId` = tenant on sends (SQS fair queues on standard queues).
+    pub fair_groups: bool,
+}
+
+impl PoolQueues {
+    /// A resolver for the pools of `cfg`.
+    pub fn new(sqs: aws_sdk_sqs::Client, cfg: Config, fair_groups: bool) -> Self {
+        PoolQueues { sqs, cfg, urls: Mutex::new(HashMap::new()), fair_groups }
+    }
+
+    /// The SQS client.
+    pub fn client(&self) -> &aws_sdk_sqs::Client {
+        &self.sqs
+    }
+
+    /// The URL of a pool's queue.
+    pub async fn url(&self, pool: &str) -> Result<String, QueueError> {
+        if let Some(u) = self.urls.lock().await.get(pool) {
+            return Ok(u.clone());
+        }
+        let queue = self.cfg.queue_name(pool);
+        let out = self.sqs.get_queue_url().queue_name(&queue).send().await.map_err(|e| {
+            QueueError::UnknownPool { pool: pool.to_string(), queue: queue.clone(), source: e.into() }
+        })?;
+        let url = out.queue_url().unwrap_or_default().to_string();
+        self.urls.lock().await.insert(pool.to_string(), url.clone());
+        Ok(url)
+    }
+
+    /// Sends messages to a pool in batches of ten; a failed entry is retried once.
+    pub async fn send_all(&self, pool: &str, msgs: &[Outgoing]) -> Result<(), QueueError> {
+        let url = self.url(pool).await?;
+        for chunk in msgs.chunks(MAX_BATCH) {
+            let mut pending: Vec<(usize, &Outgoing)> = chunk.iter().enumerate().collect();
+            for round in 0..2 {
+                let mut req = self.sqs.send_message_batch().queue_url(&url);
+                for (i, m) in &pending {
+                    let mut e = SendMessageBatchRequestEntry::builder()
+                        .id(format!("m{i}"))
+                        .message_body(serde_json::to_string(&m.message).unwrap_or_default())
+                        .delay_seconds(m.delay_secs);
+                    if self.fair_groups {
+                        e = e.message_group_id(&m.message.tenant);
+                    }
+                    req = req.entries(e.build().map_err(|e| QueueError::Send { pool: pool.into(), source: e.into() })?);
+                }
+                let out = req.send().await.map_err(|e| QueueError::Send { pool: pool.into(), source: e.into() })?;
+                let failed: Vec<String> = out.failed().iter().map(|f| f.id().to_string()).collect();
+                if failed.is_empty() {
+                    break;
+                }
+                if round == 1 {
+                    return Err(QueueError::Partial {
+                        pool: pool.into(),
+                        failed: failed.len(),
+                        first_code: out.failed().first().map(|f| f.code().to_string()).unwrap_or_default(),
+                    });
+                }
+                pending.retain(|(i, _)| failed.contains(&format!("m{i}")));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Seconds to delay a message so it arrives at `fire_ms`, clamped to SQS's 0..=900.
+pub fn delay_secs(fire_ms: i64, now_ms: i64) -> i32 {
+    let ms = fire_ms - now_ms;
+    if ms <= 0 {
+        return 0;
+    }
+    // Round down: arriving up to a second early is corrected by the worker, which waits for
+    // `fire_at`; arriving late is not correctable.
+    (ms / 1000).min(MAX_DELAY_SECS) as i32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::delay_secs;
+
+    #[test]
+    fn delays_round_down_and_clamp() {
+        assert_eq!(delay_secs(10_999, 0), 10);
+        assert_eq!(delay_secs(0, 5_000), 0);
+        assert_eq!(delay_secs(2_000_000, 0), 900);
+    }
+}

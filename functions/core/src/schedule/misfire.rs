@@ -1,0 +1,164 @@
+//! Misfire planning: what to create for the fires that came due while nothing was firing
+//! (an outage, a throttled tick, a paused trigger plane).
+//!
+//! Given the last scheduled instant `L` that was handled and `now`, the due fires are those in
+//! `(L, now]`. A due fire is *missed* when it is late by more than the threshold,
+//! `now - fire > threshold`; the others are ordinary fires and are always planned one by one.
+//! The policy decides what happens to the missed ones:
+//! - `fire_once`: one execution, scheduled at the *last* missed fire (a real fire instant, so
+//!   the execution key `(job, scheduled_at)` stays unique and a repeated plan is idempotent),
+//!   carrying `[first_missed, last_missed]` so its handler can process the range as one batch;
+//! - `fire_all`: every missed fire, each its own execution, oldest first; when there are more
+//!   than `cap`, only the latest `cap` are kept and the older ones are counted as skipped;
+//! - `skip`: none of them; the job carries on with its next future fire.
+
+use chrono::{DateTime, Duration, Utc};
+use serde::{Deserialize, Serialize};
+
+use super::Schedule;
+
+/// Default `cap` of [`MisfirePolicy::FireAll`].
+pub const DEFAULT_FIRE_ALL_CAP: u32 = 100;
+
+/// The most missed fires one plan counts one by one (about 11.5 days of an every-second
+/// schedule, well under a second of work). Past it the plan stays exact in what it creates and
+/// where it resumes, and only the `missed` count is a lower bound (`missed_truncated`).
+pub const MISFIRE_SCAN_LIMIT: u64 = 1_000_000;
+
+fn default_cap() -> u32 {
+    DEFAULT_FIRE_ALL_CAP
+}
+
+/// What to do with missed fires. JSON: `{"policy": "fire_once"}`,
+/// `{"policy": "fire_all", "cap": 50}`, `{"policy": "skip"}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(tag = "policy", rename_all = "snake_case")]
+pub enum MisfirePolicy {
+    /// One execution for the whole missed range (the default).
+    #[default]
+    FireOnce,
+    /// One execution per missed fire, at most `cap` (the latest ones).
+    FireAll {
+        /// Most missed fires to create; older ones beyond it are skipped.
+        #[serde(default = "default_cap")]
+        cap: u32,
+    },
+    /// No execution for missed fires.
+    Skip,
+}
+
+/// One execution to create.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlannedFire {
+    /// The fire instant, which is also the execution's identity with the job id.
+    pub scheduled_at: DateTime<Utc>,
+    /// For a `fire_once` batch: the first and last missed fires it stands for (inclusive).
+    pub missed_range: Option<(DateTime<Utc>, DateTime<Utc>)>,
+}
+
+/// The outcome of [`plan_misfire`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MisfirePlan {
+    /// Executions to create, in ascending `scheduled_at`.
+    pub fires: Vec<PlannedFire>,
+    /// Missed fires: due, and late by more than the threshold.
+    pub missed: u64,
+    /// True when counting stopped at [`MISFIRE_SCAN_LIMIT`]: `missed` (and so `skipped`) is a
+    /// lower bound. `fires` and `resume_after` are exact regardless.
+    pub missed_truncated: bool,
+    /// Missed fires that get no execution and are not covered by a batch range.
+    pub skipped: u64,
+    /// The job's new trigger position: the latest due fire (planned or not), or
+    /// `last_scheduled` when nothing was due. Its next fire is `next_after(resume_after)`,
+    /// which is after `now`.
+    pub resume_after: DateTime<Utc>,
+}
+
+/// Plans the fires due in `(last_scheduled, now]`: fires late by more than `threshold` are
+/// handled by `policy`, the rest are ordinary fires (see the module docs). A negative
+/// threshold counts as zero. Pure and deterministic: the same inputs give the same plan.
+pub fn plan_misfire(
+    schedule: &Schedule,
+    last_scheduled: DateTime<Utc>,
+    now: DateTime<Utc>,
+    policy: &MisfirePolicy,
+    threshold: Duration,
+) -> MisfirePlan {
+    let threshold = threshold.max(Duration::zero());
+    // A fire is missed when now - fire > threshold, i.e. fire < cutoff.
+    let cutoff = now - threshold;
+    let mut plan = MisfirePlan {
+        fires: Vec::new(),
+        missed: 0,
+        missed_truncated: false,
+        skipped: 0,
+        resume_after: last_scheduled,
+    };
+    if now <= last_scheduled {
+        return plan;
+    }
+
+    let mut last_missed = None;
+    if let Some(first) = schedule.next_after(last_scheduled).filter(|f| *f < cutoff) {
+        let mut count = 1u64;
+        let mut cursor = first;
+        loop {
+            match schedule.next_after(cursor) {
+                Some(f) if f < cutoff => {
+                    count += 1;
+                    cursor = f;
+                    if count >= MISFIRE_SCAN_LIMIT {
+                        plan.missed_truncated = true;
+                        break;
+                    }
+                }
+                _ => break,
+            }
+        }
+        let last = if plan.missed_truncated {
+            // The latest fire strictly before the cutoff, found directly.
+            schedule.prev_at_or_before(cutoff - Duration::nanoseconds(1)).unwrap_or(cursor)
+        } else {
+            cursor
+        };
+        plan.missed = count;
+        last_missed = Some(last);
+        match *policy {
+            MisfirePolicy::FireOnce => {
+                plan.fires.push(PlannedFire { scheduled_at: last, missed_range: Some((first, last)) })
+            }
+            MisfirePolicy::FireAll { cap } => {
+                let mut kept = Vec::new();
+                let mut at = Some(last);
+                while let Some(f) = at {
+                    if kept.len() as u64 >= u64::from(cap) || f <= last_scheduled {
+                        break;
+                    }
+                    kept.push(PlannedFire { scheduled_at: f, missed_range: None });
+                    at = schedule.prev_at_or_before(f - Duration::nanoseconds(1));
+                }
+                kept.reverse();
+                plan.skipped = count.saturating_sub(kept.len() as u64);
+                plan.fires = kept;
+            }
+            MisfirePolicy::Skip => plan.skipped = count,
+        }
+    }
+
+    // Ordinary fires: due but within the threshold.
+    let mut cursor = last_missed.unwrap_or(last_scheduled);
+    plan.resume_after = cursor;
+    let mut ordinary = 0u64;
+    while let Some(f) = schedule.next_after(cursor) {
+        if f > now || ordinary >= MISFIRE_SCAN_LIMIT {
+            break;
+        }
+        plan.fires.push(PlannedFire { scheduled_at: f, missed_range: None });
+        ordinary += 1;
+        cursor = f;
+        plan.resume_after = f;
+    }
+    plan
+}

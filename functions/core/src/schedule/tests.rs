@@ -1,0 +1,3 @@
+//! Unit tests of the schedule engine across DST transitions.
+
+use super::*;

@@ -1,0 +1,302 @@
+//! DynamoDB item codecs for [`Job`] and [`Execution`].
+//!
+//! Attribute names are short on purpose: DynamoDB bills each write per started KiB of the whole
+//! item (and an UpdateItem bills the larger of the before and after images), so an execution
+//! whose audit timeline and snapshot stay under 1 KiB costs one write unit per transition.
+
+use crate::keys;
+use crate::model::{AuditEvent, ExecStatus, Execution, Job, JobDefinition, JobState};
+use aws_sdk_dynamodb::types::AttributeValue;
+use chrono::{DateTime, TimeZone, Utc};
+use std::collections::HashMap;
+
+/// A DynamoDB item.
+pub type Item = HashMap<String, AttributeValue>;
+
+/// Attribute names shared by the codecs and the conditional expressions.
+pub mod attr {
+    #![allow(missing_docs)]
+    pub const PK: &str = "pk";
+    pub const SK: &str = "sk";
+    pub const TENANT: &str = "tenant";
+    pub const JOB: &str = "job";
+    pub const VERSION: &str = "ver";
+    pub const STATE: &str = "state";
+    pub const DEF: &str = "def";
+    pub const ANCHOR: &str = "anchor";
+    pub const NEXT: &str = "next";
+    pub const SHARD: &str = "shard";
+    pub const EVERY: &str = "every";
+    pub const DUE_PK: &str = "due_pk";
+    pub const DUE_SK: &str = "due_sk";
+    pub const TENANT_PK: &str = "tenant_pk";
+    pub const TENANT_SK: &str = "tenant_sk";
+    pub const CREATED: &str = "created";
+    pub const UPDATED: &str = "updated";
+    pub const TZDB: &str = "tzdb";
+    pub const SCHED: &str = "sched";
+    pub const FIRE: &str = "fire";
+    pub const STATUS: &str = "st";
+    pub const ATTEMPT: &str = "att";
+    pub const TOKEN: &str = "tok";
+    pub const LEASE_OWNER: &str = "lo";
+    pub const LEASE_UNTIL: &str = "lu";
+    pub const AVAILABLE: &str = "avail";
+    pub const MISSED_FROM: &str = "mf";
+    pub const MISSED_TO: &str = "mt";
+    pub const ERR_CODE: &str = "ec";
+    pub const ERR_MSG: &str = "em";
+    pub const CANCEL: &str = "cx";
+    pub const TIMELINE: &str = "tl";
+    pub const ATT_PK: &str = "att_pk";
+    pub const ATT_SK: &str = "att_sk";
+    pub const EXPIRES: &str = "expires_at";
+    pub const THROUGH: &str = "through";
+}
+
+/// A stored item that does not decode: a bug or a hand edit, never user input.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("stored item attribute {attr}: {reason}")]
+pub struct DecodeError {
+    /// The attribute.
+    pub attr: &'static str,
+    /// Why.
+    pub reason: String,
+}
+
+fn s(v: impl Into<String>) -> AttributeValue {
+    AttributeValue::S(v.into())
+}
+/// A number attribute.
+pub fn n(v: impl ToString) -> AttributeValue {
+    AttributeValue::N(v.to_string())
+}
+
+fn get_s<'a>(item: &'a Item, a: &'static str) -> Result<&'a str, DecodeError> {
+    item.get(a)
+        .and_then(|v| v.as_s().ok())
+        .map(String::as_str)
+        .ok_or(DecodeError { attr: a, reason: "missing or not a string".into() })
+}
+fn get_n_opt(item: &Item, a: &'static str) -> Result<Option<i64>, DecodeError> {
+    match item.get(a) {
+        None | Some(AttributeValue::Null(_)) => Ok(None),
+        Some(v) => v
+            .as_n()
+            .ok()
+            .and_then(|x| x.parse::<i64>().ok())
+            .map(Some)
+            .ok_or(DecodeError { attr: a, reason: "not an integer".into() }),
+    }
+}
+fn get_n(item: &Item, a: &'static str) -> Result<i64, DecodeError> {
+    get_n_opt(item, a)?.ok_or(DecodeError { attr: a, reason: "missing".into() })
+}
+/// Epoch ms to an instant.
+pub fn ms_to_dt(ms: i64) -> DateTime<Utc> {
+    Utc.timestamp_millis_opt(ms).single().unwrap_or(DateTime::<Utc>::MIN_UTC)
+}
+fn def_of(item: &Item) -> Result<JobDefinition, DecodeError> {
+    serde_json::from_str(get_s(item, attr::DEF)?)
+        .map_err(|e| DecodeError { attr: attr::DEF, reason: e.to_string() })
+}
+fn state_str(s: JobState) -> &'static str {
+    match s {
+        JobState::Enabled => "ENABLED",
+        JobState::Paused => "PAUSED",
+        JobState::Deleted => "DELETED",
+    }
+}
+
+/// Encodes a job's definition item. The `due` index attributes are present only while the
+/// job is enabled and has a next fire: paused, deleted and exhausted jobs drop out of it.
+pub fn job_to_item(job: &Job) -> Item {
+    let def = serde_json::to_string(&job.definition).unwrap_or_default();
+    let mut item: Item = HashMap::from([
+        (attr::PK.into(), s(keys::job_pk(&job.tenant, &job.job_id))),
+        (attr::SK.into(), s(keys::JOB_DEF_SK)),
+        (attr::TENANT.into(), s(&job.tenant)),
+        (attr::JOB.into(), s(&job.job_id)),
+        (attr::VERSION.into(), n(job.version)),
+        (attr::STATE.into(), s(state_str(job.state))),
+        (attr::DEF.into(), s(def)),
+        (attr::ANCHOR.into(), n(job.anchor.timestamp_millis())),
+        (attr::SHARD.into(), n(job.shard)),
+        (attr::EVERY.into(), AttributeValue::Bool(job.every_bucket)),
+        (attr::TENANT_PK.into(), s(keys::tenant_pk(&job.tenant))),
+        (attr::TENANT_SK.into(), s(keys::tenant_job_sk(&job.job_id))),
+        (attr::CREATED.into(), n(job.created_at.timestamp_millis())),
+        (attr::UPDATED.into(), n(job.updated_at.timestamp_millis())),
+        (attr::TZDB.into(), s(crate::schedule::tzdb_version())),
+    ]);
+    if let Some(next) = job.next_fire_at {
+        item.insert(attr::NEXT.into(), n(next.timestamp_millis()));
+        if job.state == JobState::Enabled {
+            let (pk, sk) = due_keys(job, next);
+            item.insert(attr::DUE_PK.into(), s(pk));
+            item.insert(attr::DUE_SK.into(), s(sk));
+        }
+    }
+    item
+}
+
+/// The `due` index keys of a job whose next fire is `next`.
+pub fn due_keys(job: &Job, next: DateTime<Utc>) -> (String, String) {
+    let pk = if job.every_bucket {
+        keys::every_bucket(job.shard)
+    } else {
+        keys::due_bucket(keys::minute_of(next), job.shard)
+    };
+    (pk, keys::due_sk(next.timestamp_millis(), &job.tenant, &job.job_id))
+}
+
+/// Decodes a job's definition item.
+pub fn job_from_item(item: &Item) -> Result<Job, DecodeError> {
+    let state = match get_s(item, attr::STATE)? {
+        "ENABLED" => JobState::Enabled,
+        "PAUSED" => JobState::Paused,
+        "DELETED" => JobState::Deleted,
+        other => return Err(DecodeError { attr: attr::STATE, reason: format!("unknown state {other:?}") }),
+    };
+    Ok(Job {
+        tenant: get_s(item, attr::TENANT)?.to_string(),
+        job_id: get_s(item, attr::JOB)?.to_string(),
+        version: get_n(item, attr::VERSION)? as u64,
+        state,
+        definition: def_of(item)?,
+        anchor: ms_to_dt(get_n(item, attr::ANCHOR)?),
+        next_fire_at: get_n_opt(item, attr::NEXT)?.map(ms_to_dt),
+        shard: get_n(item, attr::SHARD)? as u32,
+        every_bucket: item.get(attr::EVERY).and_then(|v| v.as_bool().ok()).copied().unwrap_or(false),
+        created_at: ms_to_dt(get_n(item, attr::CREATED)?),
+        updated_at: ms_to_dt(get_n(item, attr::UPDATED)?),
+    })
+}
+
+/// Encodes one audit event.
+pub fn audit_to_av(e: &AuditEvent) -> AttributeValue {
+    let mut m = HashMap::from([
+        ("a".to_string(), n(e.at)),
+        ("by".to_string(), s(&e.actor)),
+        ("t".to_string(), s(e.to.as_str())),
+        ("n".to_string(), n(e.attempt)),
+        ("k".to_string(), n(e.token)),
+    ]);
+    if let Some(f) = e.from {
+        m.insert("f".into(), s(f.as_str()));
+    }
+    if let Some(c) = &e.code {
+        m.insert("c".into(), s(c));
+    }
+    AttributeValue::M(m)
+}
+
+fn audit_from_av(v: &AttributeValue) -> Result<AuditEvent, DecodeError> {
+    let bad = |r: &str| DecodeError { attr: attr::TIMELINE, reason: r.to_string() };
+    let m = v.as_m().map_err(|_| bad("entry is not a map"))?;
+    let status = |k: &str| -> Result<Option<ExecStatus>, DecodeError> {
+        match m.get(k).and_then(|v| v.as_s().ok()) {
+            None => Ok(None),
+            Some(x) => ExecStatus::parse(x).map(Some).ok_or_else(|| bad("unknown status")),
+        }
+    };
+    let num = |k: &str| m.get(k).and_then(|v| v.as_n().ok()).and_then(|x| x.parse::<i64>().ok());
+    Ok(AuditEvent {
+        at: num("a").ok_or_else(|| bad("missing a"))?,
+        actor: m.get("by").and_then(|v| v.as_s().ok()).cloned().unwrap_or_default(),
+        from: status("f")?,
+        to: status("t")?.ok_or_else(|| bad("missing t"))?,
+        attempt: num("n").unwrap_or(0) as u32,
+        token: num("k").unwrap_or(0) as u64,
+        code: m.get("c").and_then(|v| v.as_s().ok()).cloned(),
+    })
+}
+
+/// Encodes a new execution item.
+pub fn execution_to_item(e: &Execution, retention_secs: i64) -> Item {
+    let sched = e.scheduled_at.timestamp_millis();
+    let mut item: Item = HashMap::from([
+        (attr::PK.into(), s(keys::job_pk(&e.tenant, &e.job_id))),
+        (attr::SK.into(), s(keys::exec_sk(sched))),
+        (attr::TENANT.into(), s(&e.tenant)),
+        (attr::JOB.into(), s(&e.job_id)),
+        (attr::SCHED.into(), n(sched)),
+        (attr::FIRE.into(), n(e.fire_at.timestamp_millis())),
+        (attr::CREATED.into(), n(e.created_at.timestamp_millis())),
+        (attr::STATUS.into(), s(e.status.as_str())),
+        (attr::ATTEMPT.into(), n(e.attempt)),
+        (attr::TOKEN.into(), n(e.fencing_token)),
+        (attr::AVAILABLE.into(), n(e.available_at)),
+        (attr::VERSION.into(), n(e.def_version)),
+        (attr::DEF.into(), s(serde_json::to_string(&e.definition).unwrap_or_default())),
+        (attr::TIMELINE.into(), AttributeValue::L(e.timeline.iter().map(audit_to_av).collect())),
+        (attr::EXPIRES.into(), n(e.created_at.timestamp() + retention_secs)),
+    ]);
+    if let Some((a, b)) = e.missed_range {
+        item.insert(attr::MISSED_FROM.into(), n(a.timestamp_millis()));
+        item.insert(attr::MISSED_TO.into(), n(b.timestamp_millis()));
+    }
+    if let Some(o) = &e.lease_owner {
+        item.insert(attr::LEASE_OWNER.into(), s(o));
+    }
+    if let Some(l) = e.lease_until {
+        item.insert(attr::LEASE_UNTIL.into(), n(l));
+    }
+    if let Some((c, m)) = &e.last_error {
+        item.insert(attr::ERR_CODE.into(), s(c));
+        item.insert(attr::ERR_MSG.into(), s(m));
+    }
+    if e.cancel_requested {
+        item.insert(attr::CANCEL.into(), AttributeValue::Bool(true));
+    }
+    if e.status.needs_attention() {
+        item.insert(attr::ATT_PK.into(), s(keys::attention_pk(&e.tenant, e.status.as_str())));
+        item.insert(attr::ATT_SK.into(), s(keys::attention_sk(sched, &e.job_id)));
+    }
+    item
+}
+
+/// Decodes an execution item.
+pub fn execution_from_item(item: &Item) -> Result<Execution, DecodeError> {
+    let status = get_s(item, attr::STATUS)?;
+    let status = ExecStatus::parse(status)
+        .ok_or(DecodeError { attr: attr::STATUS, reason: format!("unknown status {status:?}") })?;
+    let timeline = match item.get(attr::TIMELINE) {
+        None => Vec::new(),
+        Some(v) => v
+            .as_l()
+            .map_err(|_| DecodeError { attr: attr::TIMELINE, reason: "not a list".into() })?
+            .iter()
+            .map(audit_from_av)
+            .collect::<Result<_, _>>()?,
+    };
+    let missed = match (get_n_opt(item, attr::MISSED_FROM)?, get_n_opt(item, attr::MISSED_TO)?) {
+        (Some(a), Some(b)) => Some((ms_to_dt(a), ms_to_dt(b))),
+        _ => None,
+    };
+    let last_error = match (item.get(attr::ERR_CODE), item.get(attr::ERR_MSG)) {
+        (Some(AttributeValue::S(c)), m) => {
+            Some((c.clone(), m.and_then(|m| m.as_s().ok()).cloned().unwrap_or_default()))
+        }
+        _ => None,
+    };
+    Ok(Execution {
+        tenant: get_s(item, attr::TENANT)?.to_string(),
+        job_id: get_s(item, attr::JOB)?.to_string(),
+        scheduled_at: ms_to_dt(get_n(item, attr::SCHED)?),
+        fire_at: ms_to_dt(get_n(item, attr::FIRE)?),
+        created_at: ms_to_dt(get_n(item, attr::CREATED)?),
+        status,
+        attempt: get_n(item, attr::ATTEMPT)? as u32,
+        fencing_token: get_n(item, attr::TOKEN)? as u64,
+        lease_owner: item.get(attr::LEASE_OWNER).and_then(|v| v.as_s().ok()).cloned(),
+        lease_until: get_n_opt(item, attr::LEASE_UNTIL)?,
+        available_at: get_n(item, attr::AVAILABLE)?,
+        def_version: get_n(item, attr::VERSION)? as u64,
+        definition: def_of(item)?,
+        missed_range: missed,
+        last_error,
+        cancel_requested: item.get(attr::CANCEL).and_then(|v| v.as_bool().ok()).copied().unwrap_or(false),
+        timeline,
+    })
+}
