@@ -1,0 +1,82 @@
+/**
+ * The app's settings, from the `sundial` context key (cdk.json, or `-c sundial='{...}'`) plus a
+ * few flat keys for the common cases:
+ *   -c sundial:assetsDir=build/assets      built Rust functions (default: committed placeholders)
+ *   -c sundial:jwtIssuer=https://issuer/ -c sundial:jwtAudience=aud1,aud2   JWT auth (default IAM)
+ *   -c sundial:stackName=Sundial-prod
+ */
+import * as path from 'node:path';
+import { Duration } from 'aws-cdk-lib';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import { ApiAuth, PoolProps, SundialSchedulerProps } from './sundial-scheduler';
+
+export interface AppConfig {
+  readonly stackName: string;
+  readonly scheduler: SundialSchedulerProps;
+}
+
+interface RawPool {
+  name: string;
+  kind?: 'lambda' | 'ecs';
+  maxConcurrency?: number;
+  runTimeoutSeconds?: number;
+  memorySize?: number;
+}
+
+interface RawConfig {
+  stackName?: string;
+  pools?: RawPool[];
+  shards?: number;
+  jwtIssuer?: string;
+  jwtAudience?: string | string[];
+  tableNamePrefix?: string;
+  queuePrefix?: string;
+  logRetentionDays?: number;
+  retainData?: boolean;
+  alarmTopicArn?: string;
+  assetsDir?: string;
+  allowedTargetFunctionArns?: string[];
+  allowPrivateTargets?: boolean;
+}
+
+/** Builds the app's configuration from a context lookup (`app.node.tryGetContext`). */
+export function appConfig(ctx: (key: string) => unknown, baseDir: string): AppConfig {
+  let raw: RawConfig = {};
+  const obj = ctx('sundial');
+  if (typeof obj === 'string') raw = JSON.parse(obj) as RawConfig;
+  else if (obj && typeof obj === 'object') raw = obj as RawConfig;
+  const flat = (k: keyof RawConfig): unknown => ctx(`sundial:${k}`) ?? raw[k];
+
+  const issuer = flat('jwtIssuer') as string | undefined;
+  const audienceRaw = flat('jwtAudience') as string | string[] | undefined;
+  const audience = Array.isArray(audienceRaw) ? audienceRaw : (audienceRaw ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  // Without a JWT issuer the API requires IAM (SigV4): never an open API by default.
+  const apiAuth: ApiAuth = issuer ? { kind: 'jwt', issuer, audience } : { kind: 'iam' };
+
+  const pools: PoolProps[] | undefined = raw.pools?.map((p) => ({
+    name: p.name,
+    kind: p.kind,
+    maxConcurrency: p.maxConcurrency,
+    runTimeout: p.runTimeoutSeconds !== undefined ? Duration.seconds(p.runTimeoutSeconds) : undefined,
+    memorySize: p.memorySize,
+  }));
+  const assetsDir = flat('assetsDir') as string | undefined;
+  const days = raw.logRetentionDays;
+  const retain = flat('retainData');
+  return {
+    stackName: (flat('stackName') as string | undefined) ?? 'Sundial',
+    scheduler: {
+      apiAuth,
+      pools,
+      shards: flat('shards') !== undefined ? Number(flat('shards')) : undefined,
+      tableNamePrefix: flat('tableNamePrefix') as string | undefined,
+      queuePrefix: flat('queuePrefix') as string | undefined,
+      logRetention: days !== undefined ? (days as logs.RetentionDays) : undefined,
+      retainData: retain === undefined ? undefined : retain === true || retain === 'true',
+      alarmTopicArn: flat('alarmTopicArn') as string | undefined,
+      assetsDir: assetsDir ? path.resolve(baseDir, assetsDir) : undefined,
+      allowedTargetFunctionArns: raw.allowedTargetFunctionArns,
+      allowPrivateTargets: raw.allowPrivateTargets,
+    },
+  };
+}

@@ -1,0 +1,127 @@
+/**
+ * Sundial's resource definition, read from the one file both sides share.
+ *
+ * `functions/core/resources.json` is compiled into the Rust binaries (`sundial_core::resources`)
+ * and read here at synth time, so table names, keys, indexes, queue names and env variable names
+ * cannot be kept in two places. `test/consistency.test.ts` checks that the synthesized template
+ * says exactly what the file says.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+/** Where the shared definition lives, relative to this file (infra/lib/ -> functions/core/). */
+export const RESOURCES_JSON_PATH = path.resolve(__dirname, '..', '..', 'functions', 'core', 'resources.json');
+
+export type AttributeType = 'S' | 'N' | 'B';
+
+export interface KeyAttr {
+  readonly name: string;
+  readonly type: AttributeType;
+}
+
+export interface IndexDef {
+  readonly name: string;
+  readonly partitionKey: KeyAttr;
+  readonly sortKey: KeyAttr;
+  readonly projection: 'ALL' | 'KEYS_ONLY';
+  readonly purpose?: string;
+}
+
+export interface TableDef {
+  readonly envVar: string;
+  readonly defaultName: string;
+  readonly partitionKey: KeyAttr;
+  readonly sortKey: KeyAttr;
+  readonly ttlAttribute: string;
+  readonly indexes: readonly IndexDef[];
+}
+
+export interface QueueDefs {
+  readonly namePrefixEnvVar: string;
+  readonly defaultPrefix: string;
+  readonly dlqSuffix: string;
+  readonly maxReceiveCount: number;
+  readonly messageRetentionSeconds: number;
+  readonly visibilityTimeoutSeconds: number;
+  readonly defaultPools: readonly string[];
+}
+
+export interface EnvNames {
+  readonly jobsTable: string;
+  readonly executionsTable: string;
+  readonly queuePrefix: string;
+  readonly pools: string;
+  readonly shards: string;
+  readonly scanFunction: string;
+  readonly pool: string;
+  readonly allowPrivateTargets: string;
+}
+
+export interface Defaults {
+  readonly shards: number;
+  readonly horizonSeconds: number;
+}
+
+export interface Resources {
+  readonly tables: { readonly jobs: TableDef; readonly executions: TableDef } & Record<string, TableDef>;
+  readonly queues: QueueDefs;
+  readonly env: EnvNames;
+  readonly defaults: Defaults;
+}
+
+/** Reads and checks the definition. Throws with the file name on anything the construct relies on. */
+export function loadResources(file: string = RESOURCES_JSON_PATH): Resources {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(fs.readFileSync(file, 'utf8'));
+  } catch (e) {
+    throw new Error(`cannot read Sundial's resource definition ${file}: ${(e as Error).message}`);
+  }
+  const r = raw as Resources;
+  const fail = (what: string): never => {
+    throw new Error(`${file}: ${what}`);
+  };
+  for (const t of ['jobs', 'executions']) {
+    const def = r.tables?.[t];
+    if (!def) fail(`tables.${t} is missing`);
+    if (!def.partitionKey?.name || !def.sortKey?.name) fail(`tables.${t} needs partitionKey and sortKey`);
+    if (!def.envVar || !def.defaultName || !def.ttlAttribute) fail(`tables.${t} needs envVar, defaultName, ttlAttribute`);
+    for (const ix of def.indexes ?? []) {
+      if (ix.projection !== 'ALL' && ix.projection !== 'KEYS_ONLY') fail(`index ${t}.${ix.name}: projection ${ix.projection}`);
+    }
+  }
+  const q = r.queues;
+  if (!q || !q.namePrefixEnvVar || q.dlqSuffix === undefined || !(q.maxReceiveCount > 0)) fail('queues is incomplete');
+  for (const k of ['jobsTable', 'executionsTable', 'queuePrefix', 'pools', 'shards', 'scanFunction', 'pool', 'allowPrivateTargets'] as const) {
+    if (!r.env?.[k]) fail(`env.${k} is missing`);
+  }
+  if (r.env.jobsTable !== r.tables.jobs.envVar) fail('env.jobsTable differs from tables.jobs.envVar');
+  if (r.env.executionsTable !== r.tables.executions.envVar) fail('env.executionsTable differs from tables.executions.envVar');
+  if (r.env.queuePrefix !== q.namePrefixEnvVar) fail('env.queuePrefix differs from queues.namePrefixEnvVar');
+  return r;
+}
+
+/** The definition, read once per process. */
+let cached: Resources | undefined;
+export function resources(): Resources {
+  cached ??= loadResources();
+  return cached;
+}
+
+/** Queue of pool `p`: `{prefix}{p}` (the Rust side derives the same name from the prefix env var). */
+export function queueName(prefix: string, pool: string): string {
+  return `${prefix}${pool}`;
+}
+
+/** Dead-letter queue of pool `p`: `{prefix}{p}{dlqSuffix}`. */
+export function dlqName(prefix: string, pool: string, r: Resources = resources()): string {
+  return `${prefix}${pool}${r.queues.dlqSuffix}`;
+}
+
+/** Same rule as `sundial_core::config::validate_pool_name`: pool names become queue names. */
+export function validatePoolName(p: string): string | undefined {
+  if (p.length === 0 || p.length > 40 || !/^[A-Za-z0-9_-]+$/.test(p)) {
+    return `pool name ${JSON.stringify(p)} must be 1-40 characters of A-Z, a-z, 0-9, '-' or '_'`;
+  }
+  return undefined;
+}

@@ -1,0 +1,649 @@
+/**
+ * `SundialScheduler`: the whole of Sundial as one construct to drop into a stack.
+ *
+ * Layout (see DESIGN.md §1):
+ *   EventBridge rate(1 minute) -> Tick -> (async, per shard range) -> Scan
+ *   Scan -> jobs/executions tables -> per-pool SQS queue (+ DLQ)
+ *   pool queue -> worker Lambda (SQS event source) or ECS Fargate long-poll worker
+ *   HTTP API (JWT or IAM auth) -> api Lambda -> tables
+ *
+ * Every table, index, queue name and env variable comes from `functions/core/resources.json`
+ * (read by `./resources`), the same file the Rust functions compile in. Each function's role
+ * lists only the actions that function uses on only the resources it uses; nothing gets
+ * `dynamodb:*`, `sqs:*` or a table-level admin action.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Annotations, Duration, RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
+import * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
+import { HttpIamAuthorizer, HttpJwtAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
+import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import * as appscaling from 'aws-cdk-lib/aws-applicationautoscaling';
+import * as cw from 'aws-cdk-lib/aws-cloudwatch';
+import * as cwActions from 'aws-cdk-lib/aws-cloudwatch-actions';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import { Platform } from 'aws-cdk-lib/aws-ecr-assets';
+import * as ecs from 'aws-cdk-lib/aws-ecs';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as targets from 'aws-cdk-lib/aws-events-targets';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { METRIC_NAMESPACE, Metrics, POOL_DIMENSION } from './metrics';
+import { dlqName, queueName, resources, TableDef, validatePoolName } from './resources';
+
+/** How a pool's executions are run. */
+export type WorkerKind = 'lambda' | 'ecs';
+
+/** One worker pool: a queue, its DLQ and the workers that drain it. */
+export interface PoolProps {
+  /** Pool name; becomes part of the queue names. 1-40 of `[A-Za-z0-9_-]`. */
+  readonly name: string;
+  /** `lambda` (default): a worker Lambda per pool. `ecs`: a Fargate service for long runs. */
+  readonly kind?: WorkerKind;
+  /**
+   * Lambda pools: the SQS event source's maximum concurrency (2-1000, default 10).
+   * ECS pools: the maximum number of tasks (default 1).
+   */
+  readonly maxConcurrency?: number;
+  /**
+   * How long one worker invocation may run. Lambda pools: the function timeout (at most 15
+   * minutes, default 2 minutes). ECS pools: the longest run (default 15 minutes, at most 12 h).
+   * The queue's visibility timeout is set above it.
+   */
+  readonly runTimeout?: Duration;
+  /** Lambda pools: memory in MiB (default 256). */
+  readonly memorySize?: number;
+  /** ECS pools: minimum number of tasks (default 1). */
+  readonly minTasks?: number;
+  /** ECS pools: task CPU units (default 256) and memory in MiB (default 512). */
+  readonly cpu?: number;
+  readonly memoryLimitMiB?: number;
+  /** Alarm when the oldest message in the pool queue is older than this (default 5 minutes). */
+  readonly queueAgeAlarmThreshold?: Duration;
+}
+
+/** How API callers authenticate. Tenant scoping is enforced in the api code (see README). */
+export type ApiAuth =
+  | { readonly kind: 'jwt'; readonly issuer: string; readonly audience: string[] }
+  | { readonly kind: 'iam' };
+
+export interface SundialSchedulerProps {
+  /** Worker pools. Default: the pools named in resources.json (`defaultPools`), as Lambda pools. */
+  readonly pools?: PoolProps[];
+  /** Logical shard count (1-65536). Default: resources.json `defaults.shards`. */
+  readonly shards?: number;
+  /** API authentication: a JWT issuer and audience, or IAM (SigV4). */
+  readonly apiAuth: ApiAuth;
+  /**
+   * Physical table names `{tableNamePrefix}{defaultName}` (e.g. `prod-sundial-jobs`).
+   * Default: CloudFormation names the tables and the names reach the functions through env.
+   */
+  readonly tableNamePrefix?: string;
+  /** Queue names are `{queuePrefix}{pool}` and `{queuePrefix}{pool}-dlq`. Default: `{stackName}-`. */
+  readonly queuePrefix?: string;
+  /** Retention of every log group Sundial creates. Default: one month. */
+  readonly logRetention?: logs.RetentionDays;
+  /**
+   * Keep data when the stack or construct is deleted: tables RETAIN with deletion protection,
+   * log groups RETAIN. Default true. Set false only for throwaway test stacks.
+   */
+  readonly retainData?: boolean;
+  /** SNS topic ARN notified when any alarm fires or recovers. Default: alarms without actions. */
+  readonly alarmTopicArn?: string;
+  /** Alarm when p99 schedule lag of a pool exceeds this many ms (default 5000). */
+  readonly scheduleLagAlarmThresholdMs?: number;
+  /**
+   * Directory with `tick/bootstrap`, `worker/bootstrap`, `api/bootstrap` (cargo lambda's
+   * `--lambda-dir` layout) and `worker-ecs/` (a Docker build context). Default: `infra/assets`,
+   * committed placeholders that synthesize but do not run (a warning says so).
+   */
+  readonly assetsDir?: string;
+  /** Image of ECS workers. Default: built from `{assetsDir}/worker-ecs` at deploy time. */
+  readonly ecsImage?: ecs.ContainerImage;
+  /** VPC for ECS pools. Default: a new VPC with public subnets only (no NAT gateway). */
+  readonly vpc?: ec2.IVpc;
+  /** Lambda functions that workers may invoke as job targets. Default: none. */
+  readonly allowedTargetFunctionArns?: string[];
+  /** SQS queues that workers may send to as job targets. Default: none. */
+  readonly allowedTargetQueueArns?: string[];
+  /** Let webhook targets resolve to private addresses. Default false. */
+  readonly allowPrivateTargets?: boolean;
+}
+
+/** What was created for one pool. */
+export interface SundialPool {
+  readonly name: string;
+  readonly kind: WorkerKind;
+  readonly queue: sqs.Queue;
+  readonly dlq: sqs.Queue;
+  readonly runTimeout: Duration;
+  /** Lambda pools. */
+  readonly worker?: lambda.Function;
+  /** ECS pools. */
+  readonly service?: ecs.FargateService;
+  /** The role the pool's worker code runs as. */
+  readonly role: iam.IRole;
+}
+
+const DEFAULT_LAMBDA_RUN_TIMEOUT = Duration.minutes(2);
+const DEFAULT_ECS_RUN_TIMEOUT = Duration.minutes(15);
+/** Visibility is this much above the run timeout so a slow finish is not redelivered. */
+const VISIBILITY_MARGIN_SECONDS = 30;
+const TICK_TIMEOUT = Duration.seconds(30);
+const SCAN_TIMEOUT = Duration.seconds(60);
+/** Marker in the committed placeholder assets. */
+export const PLACEHOLDER_MARKER = 'SUNDIAL_PLACEHOLDER_ASSET';
+
+export class SundialScheduler extends Construct {
+  public readonly jobsTable: dynamodb.Table;
+  public readonly executionsTable: dynamodb.Table;
+  public readonly pools: SundialPool[] = [];
+  public readonly tickFunction: lambda.Function;
+  public readonly scanFunction: lambda.Function;
+  public readonly apiFunction: lambda.Function;
+  public readonly httpApi: apigwv2.HttpApi;
+  public readonly queuePrefix: string;
+  public readonly shards: number;
+  public readonly alarms: cw.Alarm[] = [];
+  public readonly dashboard: cw.Dashboard;
+  public readonly cluster?: ecs.Cluster;
+
+  private readonly retain: boolean;
+  private readonly logRetention: logs.RetentionDays;
+  private readonly alarmAction?: cw.IAlarmAction;
+  private readonly assetsDir: string;
+
+  constructor(scope: Construct, id: string, props: SundialSchedulerProps) {
+    super(scope, id);
+    const r = resources();
+    const stack = Stack.of(this);
+
+    this.retain = props.retainData ?? true;
+    this.logRetention = props.logRetention ?? logs.RetentionDays.ONE_MONTH;
+    this.assetsDir = props.assetsDir ?? path.resolve(__dirname, '..', 'assets');
+    if (props.alarmTopicArn) {
+      this.alarmAction = new cwActions.SnsAction(sns.Topic.fromTopicArn(this, 'AlarmTopic', props.alarmTopicArn));
+    }
+
+    // ---- validation (fail at synth, not at deploy) -------------------------------------------
+    this.shards = props.shards ?? r.defaults.shards;
+    if (!Number.isInteger(this.shards) || this.shards < 1 || this.shards > 65_536) {
+      throw new Error(`shards must be an integer between 1 and 65536, got ${this.shards}`);
+    }
+    const poolProps: PoolProps[] = props.pools ?? r.queues.defaultPools.map((name) => ({ name }));
+    if (poolProps.length === 0) throw new Error('at least one pool is required');
+    const seen = new Set<string>();
+    for (const p of poolProps) {
+      const err = validatePoolName(p.name);
+      if (err) throw new Error(err);
+      if (seen.has(p.name)) throw new Error(`pool ${p.name} is listed twice`);
+      seen.add(p.name);
+    }
+    this.queuePrefix = props.queuePrefix ?? `${stack.stackName}-`;
+    if (!Token.isUnresolved(this.queuePrefix)) {
+      if (!/^[A-Za-z0-9_-]*$/.test(this.queuePrefix)) {
+        throw new Error(`queuePrefix ${JSON.stringify(this.queuePrefix)} may only contain A-Z, a-z, 0-9, '-' and '_'`);
+      }
+      for (const p of poolProps) {
+        const longest = dlqName(this.queuePrefix, p.name);
+        if (longest.length > 80) {
+          throw new Error(`queue name ${longest} is longer than SQS's 80 characters; set a shorter queuePrefix`);
+        }
+      }
+    }
+    if (props.apiAuth.kind === 'jwt' && (!props.apiAuth.issuer || props.apiAuth.audience.length === 0)) {
+      throw new Error('apiAuth jwt needs an issuer and at least one audience');
+    }
+
+    // ---- tables ----------------------------------------------------------------------------
+    this.jobsTable = this.table('JobsTable', r.tables.jobs, props.tableNamePrefix);
+    this.executionsTable = this.table('ExecutionsTable', r.tables.executions, props.tableNamePrefix);
+
+    // ---- queues ----------------------------------------------------------------------------
+    const queues = poolProps.map((p) => {
+      const kind = p.kind ?? 'lambda';
+      const runTimeout = p.runTimeout ?? (kind === 'lambda' ? DEFAULT_LAMBDA_RUN_TIMEOUT : DEFAULT_ECS_RUN_TIMEOUT);
+      const runSecs = runTimeout.toSeconds();
+      if (kind === 'lambda' && runSecs > 900) throw new Error(`pool ${p.name}: a Lambda worker runs at most 15 minutes`);
+      const visibility = Math.max(r.queues.visibilityTimeoutSeconds, runSecs + VISIBILITY_MARGIN_SECONDS);
+      if (visibility > 43_200) throw new Error(`pool ${p.name}: run timeout too long for SQS visibility (12 h)`);
+      const retention = Duration.seconds(r.queues.messageRetentionSeconds);
+      const dlq = new sqs.Queue(this, `Pool-${p.name}-Dlq`, {
+        queueName: dlqName(this.queuePrefix, p.name),
+        retentionPeriod: retention,
+        encryption: sqs.QueueEncryption.SQS_MANAGED,
+        enforceSSL: true,
+      });
+      const queue = new sqs.Queue(this, `Pool-${p.name}-Queue`, {
+        queueName: queueName(this.queuePrefix, p.name),
+        retentionPeriod: retention,
+        visibilityTimeout: Duration.seconds(visibility),
+        encryption: sqs.QueueEncryption.SQS_MANAGED,
+        enforceSSL: true,
+        deadLetterQueue: { queue: dlq, maxReceiveCount: r.queues.maxReceiveCount },
+      });
+      return { p, kind, runTimeout, queue, dlq };
+    });
+
+    // ---- env contract ----------------------------------------------------------------------
+    const commonEnv: Record<string, string> = {
+      [r.env.jobsTable]: this.jobsTable.tableName,
+      [r.env.executionsTable]: this.executionsTable.tableName,
+      [r.env.queuePrefix]: this.queuePrefix,
+      [r.env.pools]: poolProps.map((p) => p.name).join(','),
+      [r.env.shards]: String(this.shards),
+    };
+    const workerEnv = (pool: string): Record<string, string> => ({
+      ...commonEnv,
+      [r.env.pool]: pool,
+      [r.env.allowPrivateTargets]: props.allowPrivateTargets ? 'true' : 'false',
+    });
+
+    // ---- tick and scan ---------------------------------------------------------------------
+    const tickCode = this.code('tick');
+    this.scanFunction = this.rustFunction('Scan', tickCode, {
+      timeout: SCAN_TIMEOUT,
+      memorySize: 512,
+      environment: commonEnv,
+      description: 'Sundial scan: queues the due fires of a shard range',
+      // A failed scan is repeated by the next tick from the shard watermark; retries would race it.
+      retryAttempts: 0,
+    });
+    this.tickFunction = this.rustFunction('Tick', tickCode, {
+      timeout: TICK_TIMEOUT,
+      memorySize: 256,
+      environment: { ...commonEnv, [r.env.scanFunction]: this.scanFunction.functionName },
+      description: 'Sundial tick: fans the minute out to scan functions by shard range',
+      retryAttempts: 0,
+    });
+    new events.Rule(this, 'TickRule', {
+      description: 'Sundial tick, once a minute',
+      schedule: events.Schedule.rate(Duration.minutes(1)),
+      targets: [new targets.LambdaFunction(this.tickFunction, { retryAttempts: 0 })],
+    });
+    const poolQueueArns = queues.map((q) => q.queue.queueArn);
+    for (const fn of [this.tickFunction, this.scanFunction]) {
+      allow(fn, ['dynamodb:Query'], [indexArn(this.jobsTable, 'due')]);
+      allow(fn, ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], [this.jobsTable.tableArn]);
+      allow(fn, ['dynamodb:GetItem', 'dynamodb:PutItem'], [this.executionsTable.tableArn]);
+      allow(fn, ['sqs:SendMessage', 'sqs:GetQueueUrl'], poolQueueArns);
+    }
+    allow(this.tickFunction, ['lambda:InvokeFunction'], [this.scanFunction.functionArn]);
+
+    // ---- workers ---------------------------------------------------------------------------
+    const workerCode = queues.some((q) => q.kind === 'lambda') ? this.code('worker') : undefined;
+    for (const q of queues) {
+      const env = workerEnv(q.p.name);
+      let pool: SundialPool;
+      if (q.kind === 'lambda') {
+        const maxConcurrency = q.p.maxConcurrency ?? 10;
+        if (!Number.isInteger(maxConcurrency) || maxConcurrency < 2 || maxConcurrency > 1000) {
+          throw new Error(`pool ${q.p.name}: maxConcurrency of a Lambda pool must be 2-1000 (SQS event source limit)`);
+        }
+        const worker = this.rustFunction(`Worker-${q.p.name}`, workerCode!, {
+          timeout: q.runTimeout,
+          memorySize: q.p.memorySize ?? 256,
+          environment: env,
+          description: `Sundial worker of pool ${q.p.name}`,
+        });
+        worker.addEventSource(
+          new SqsEventSource(q.queue, { batchSize: 10, reportBatchItemFailures: true, maxConcurrency }),
+        );
+        pool = { name: q.p.name, kind: 'lambda', queue: q.queue, dlq: q.dlq, runTimeout: q.runTimeout, worker, role: worker.role! };
+      } else {
+        pool = this.ecsPool(q.p, q.queue, q.dlq, q.runTimeout, env, props);
+      }
+      this.grantWorker(pool.role, q.queue, q.dlq, props);
+      this.pools.push(pool);
+    }
+
+    // ---- api -------------------------------------------------------------------------------
+    this.apiFunction = this.rustFunction('Api', this.code('api'), {
+      timeout: Duration.seconds(29),
+      memorySize: 256,
+      environment: commonEnv,
+      description: 'Sundial HTTP API',
+    });
+    // Tenant scoping is enforced in the api code: every key it builds starts with T#{tenant}#,
+    // and the tenant comes from the verified JWT claims or IAM principal. IAM's
+    // dynamodb:LeadingKeys cannot express that (the role is shared by all tenants), so the
+    // grant is table-level but limited to item reads/writes: no Scan, no DeleteItem, no admin.
+    const tables = [this.jobsTable, this.executionsTable];
+    allow(
+      this.apiFunction,
+      ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem', 'dynamodb:Query'],
+      tables.map((t) => t.tableArn),
+    );
+    allow(this.apiFunction, ['dynamodb:Query'], tables.map((t) => `${t.tableArn}/index/*`));
+    this.httpApi = new apigwv2.HttpApi(this, 'HttpApi', { description: 'Sundial API' });
+    const integration = new HttpLambdaIntegration('ApiIntegration', this.apiFunction);
+    const authorizer =
+      props.apiAuth.kind === 'jwt'
+        ? new HttpJwtAuthorizer('JwtAuthorizer', props.apiAuth.issuer, { jwtAudience: props.apiAuth.audience })
+        : new HttpIamAuthorizer();
+    this.httpApi.addRoutes({ path: '/{proxy+}', methods: [apigwv2.HttpMethod.ANY], integration, authorizer });
+    // The OpenAPI document is public so clients can discover the API before they hold a token.
+    this.httpApi.addRoutes({ path: '/openapi.json', methods: [apigwv2.HttpMethod.GET], integration });
+
+    // ---- observability ---------------------------------------------------------------------
+    this.dashboard = this.observe(props.scheduleLagAlarmThresholdMs ?? 5000, poolProps);
+  }
+
+  /** The HTTP API's base URL. */
+  public get apiUrl(): string {
+    return this.httpApi.apiEndpoint;
+  }
+
+  private table(id: string, def: TableDef, namePrefix?: string): dynamodb.Table {
+    const attr = (k: { name: string; type: string }): dynamodb.Attribute => ({
+      name: k.name,
+      type:
+        k.type === 'S' ? dynamodb.AttributeType.STRING : k.type === 'N' ? dynamodb.AttributeType.NUMBER : dynamodb.AttributeType.BINARY,
+    });
+    const table = new dynamodb.Table(this, id, {
+      tableName: namePrefix !== undefined ? `${namePrefix}${def.defaultName}` : undefined,
+      partitionKey: attr(def.partitionKey),
+      sortKey: attr(def.sortKey),
+      billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      timeToLiveAttribute: def.ttlAttribute,
+      deletionProtection: this.retain,
+      removalPolicy: this.retain ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+    });
+    for (const ix of def.indexes) {
+      table.addGlobalSecondaryIndex({
+        indexName: ix.name,
+        partitionKey: attr(ix.partitionKey),
+        sortKey: attr(ix.sortKey),
+        projectionType: ix.projection === 'ALL' ? dynamodb.ProjectionType.ALL : dynamodb.ProjectionType.KEYS_ONLY,
+      });
+    }
+    return table;
+  }
+
+  private code(name: string): lambda.Code {
+    const dir = path.join(this.assetsDir, name);
+    const bootstrap = path.join(dir, 'bootstrap');
+    if (!fs.existsSync(bootstrap)) {
+      throw new Error(
+        `${bootstrap} is missing: build the functions with infra/scripts/build-assets.sh or point assetsDir at cargo lambda's output`,
+      );
+    }
+    if (isPlaceholder(bootstrap)) {
+      Annotations.of(this).addWarningV2(
+        `sundial:placeholder-${name}`,
+        `${bootstrap} is a placeholder: the template synthesizes but the function will not run. Build with infra/scripts/build-assets.sh.`,
+      );
+    }
+    return lambda.Code.fromAsset(dir);
+  }
+
+  private rustFunction(
+    id: string,
+    code: lambda.Code,
+    opts: Pick<lambda.FunctionProps, 'timeout' | 'memorySize' | 'environment' | 'description' | 'retryAttempts'>,
+  ): lambda.Function {
+    const logGroup = new logs.LogGroup(this, `${id}Logs`, {
+      retention: this.logRetention,
+      removalPolicy: this.retain ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+    });
+    return new lambda.Function(this, id, {
+      code,
+      handler: 'bootstrap',
+      runtime: lambda.Runtime.PROVIDED_AL2023,
+      architecture: lambda.Architecture.ARM_64,
+      logGroup,
+      ...opts,
+      environment: { RUST_LOG: 'info', ...opts.environment },
+    });
+  }
+
+  private ecsPool(
+    p: PoolProps,
+    queue: sqs.Queue,
+    dlq: sqs.Queue,
+    runTimeout: Duration,
+    env: Record<string, string>,
+    props: SundialSchedulerProps,
+  ): SundialPool {
+    let cluster = this.cluster;
+    let publicOnly = false;
+    if (!cluster) {
+      const vpc =
+        props.vpc ??
+        new ec2.Vpc(this, 'Vpc', {
+          maxAzs: 2,
+          natGateways: 0,
+          subnetConfiguration: [{ name: 'public', subnetType: ec2.SubnetType.PUBLIC }],
+        });
+      cluster = new ecs.Cluster(this, 'Cluster', { vpc });
+      (this as { cluster?: ecs.Cluster }).cluster = cluster;
+    }
+    publicOnly = props.vpc === undefined;
+    const taskDef = new ecs.FargateTaskDefinition(this, `WorkerTask-${p.name}`, {
+      cpu: p.cpu ?? 256,
+      memoryLimitMiB: p.memoryLimitMiB ?? 512,
+      runtimePlatform: {
+        cpuArchitecture: ecs.CpuArchitecture.ARM64,
+        operatingSystemFamily: ecs.OperatingSystemFamily.LINUX,
+      },
+    });
+    const image =
+      props.ecsImage ??
+      ecs.ContainerImage.fromAsset(path.join(this.assetsDir, 'worker-ecs'), { platform: Platform.LINUX_ARM64 });
+    const logGroup = new logs.LogGroup(this, `WorkerEcs-${p.name}Logs`, {
+      retention: this.logRetention,
+      removalPolicy: this.retain ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+    });
+    taskDef.addContainer('worker', {
+      image,
+      environment: { RUST_LOG: 'info', ...env },
+      logging: ecs.LogDrivers.awsLogs({ streamPrefix: p.name, logGroup }),
+      readonlyRootFilesystem: true,
+      // Fargate allows at most 120 s between SIGTERM and SIGKILL: the worker stops claiming and
+      // lets in-flight runs finish or their leases lapse (fencing tokens keep that safe).
+      stopTimeout: Duration.seconds(120),
+    });
+    const minTasks = p.minTasks ?? 1;
+    const maxTasks = p.maxConcurrency ?? 1;
+    if (!Number.isInteger(maxTasks) || maxTasks < minTasks) {
+      throw new Error(`pool ${p.name}: maxConcurrency (max tasks) must be an integer >= minTasks`);
+    }
+    const service = new ecs.FargateService(this, `WorkerService-${p.name}`, {
+      cluster,
+      taskDefinition: taskDef,
+      desiredCount: minTasks,
+      assignPublicIp: publicOnly,
+      vpcSubnets: publicOnly ? { subnetType: ec2.SubnetType.PUBLIC } : undefined,
+      circuitBreaker: { rollback: true },
+      minHealthyPercent: 100,
+    });
+    if (maxTasks > minTasks) {
+      service
+        .autoScaleTaskCount({ minCapacity: minTasks, maxCapacity: maxTasks })
+        .scaleOnMetric('Backlog', {
+          metric: queue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1) }),
+          scalingSteps: [
+            { upper: 0, change: -1 },
+            { lower: 100, change: +1 },
+            { lower: 1000, change: +3 },
+          ],
+          adjustmentType: appscaling.AdjustmentType.CHANGE_IN_CAPACITY,
+        });
+    }
+    return { name: p.name, kind: 'ecs', queue, dlq, runTimeout, service, role: taskDef.taskRole };
+  }
+
+  /** The worker's grants, the same for a Lambda or an ECS worker. */
+  private grantWorker(role: iam.IGrantable, queue: sqs.IQueue, dlq: sqs.IQueue, props: SundialSchedulerProps): void {
+    allow(
+      role,
+      ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:Query'],
+      [this.executionsTable.tableArn],
+    );
+    // Per-job concurrency counters live on the job item.
+    allow(role, ['dynamodb:GetItem', 'dynamodb:UpdateItem'], [this.jobsTable.tableArn]);
+    allow(
+      role,
+      ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:ChangeMessageVisibility', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'],
+      [queue.queueArn],
+    );
+    allow(role, ['sqs:SendMessage', 'sqs:GetQueueUrl'], [dlq.queueArn]);
+    const fns = props.allowedTargetFunctionArns ?? [];
+    if (fns.length > 0) {
+      allow(role, ['lambda:InvokeFunction'], fns.flatMap((a) => [a, `${a}:*`]));
+    }
+    const qs = props.allowedTargetQueueArns ?? [];
+    if (qs.length > 0) {
+      allow(role, ['sqs:SendMessage', 'sqs:GetQueueUrl'], qs);
+    }
+  }
+
+  private alarm(id: string, props: cw.AlarmProps): cw.Alarm {
+    const a = new cw.Alarm(this, id, { treatMissingData: cw.TreatMissingData.NOT_BREACHING, ...props });
+    if (this.alarmAction) {
+      a.addAlarmAction(this.alarmAction);
+      a.addOkAction(this.alarmAction);
+    }
+    this.alarms.push(a);
+    return a;
+  }
+
+  private observe(lagThresholdMs: number, poolProps: PoolProps[]): cw.Dashboard {
+    const minute = Duration.minutes(1);
+    const emf = (metricName: string, pool: string, statistic: string, label?: string): cw.Metric =>
+      new cw.Metric({
+        namespace: METRIC_NAMESPACE,
+        metricName,
+        dimensionsMap: { [POOL_DIMENSION]: pool },
+        statistic,
+        period: minute,
+        label,
+      });
+
+    this.alarm('TickErrors', {
+      alarmDescription: 'Sundial tick failed: fires are not being queued',
+      metric: this.tickFunction.metricErrors({ period: Duration.minutes(5), statistic: 'Sum' }),
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+    });
+    this.alarm('TickDuration', {
+      alarmDescription: 'Sundial tick is close to its timeout',
+      metric: this.tickFunction.metricDuration({ period: minute, statistic: 'Maximum' }),
+      threshold: TICK_TIMEOUT.toMilliseconds() * 0.8,
+      evaluationPeriods: 3,
+      datapointsToAlarm: 2,
+      comparisonOperator: cw.ComparisonOperator.GREATER_THAN_THRESHOLD,
+    });
+    this.alarm('ScanErrors', {
+      alarmDescription: 'Sundial scan failed: some shards are behind',
+      metric: this.scanFunction.metricErrors({ period: Duration.minutes(5), statistic: 'Sum' }),
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+    });
+
+    const dashboard = new cw.Dashboard(this, 'Dashboard', { defaultInterval: Duration.hours(3) });
+    dashboard.addWidgets(
+      new cw.GraphWidget({
+        title: 'Tick and scan duration (max)',
+        left: [
+          this.tickFunction.metricDuration({ period: minute, statistic: 'Maximum' }),
+          this.scanFunction.metricDuration({ period: minute, statistic: 'Maximum' }),
+        ],
+        width: 12,
+      }),
+      new cw.GraphWidget({
+        title: 'Tick and scan errors',
+        left: [this.tickFunction.metricErrors({ period: minute }), this.scanFunction.metricErrors({ period: minute })],
+        width: 12,
+      }),
+    );
+
+    for (const pool of this.pools) {
+      const p = poolProps.find((x) => x.name === pool.name)!;
+      const name = pool.name;
+      this.alarm(`Pool-${name}-DlqDepth`, {
+        alarmDescription: `Sundial pool ${name}: messages in the dead-letter queue`,
+        metric: pool.dlq.metricApproximateNumberOfMessagesVisible({ period: minute, statistic: 'Maximum' }),
+        threshold: 0,
+        evaluationPeriods: 1,
+        comparisonOperator: cw.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      });
+      this.alarm(`Pool-${name}-OldestMessage`, {
+        alarmDescription: `Sundial pool ${name}: workers are not keeping up`,
+        metric: pool.queue.metricApproximateAgeOfOldestMessage({ period: minute, statistic: 'Maximum' }),
+        threshold: (p.queueAgeAlarmThreshold ?? Duration.minutes(5)).toSeconds(),
+        evaluationPeriods: 3,
+        datapointsToAlarm: 3,
+        comparisonOperator: cw.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      });
+      this.alarm(`Pool-${name}-ScheduleLag`, {
+        alarmDescription: `Sundial pool ${name}: p99 schedule lag above ${lagThresholdMs} ms`,
+        metric: emf(Metrics.scheduleLag, name, 'p99'),
+        threshold: lagThresholdMs,
+        evaluationPeriods: 5,
+        datapointsToAlarm: 3,
+        comparisonOperator: cw.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      });
+
+      dashboard.addWidgets(
+        new cw.TextWidget({ markdown: `### Pool \`${name}\` (${pool.kind})`, width: 24, height: 1 }),
+        new cw.GraphWidget({
+          title: `${name}: schedule lag (ms)`,
+          left: [emf(Metrics.scheduleLag, name, 'p50', 'p50'), emf(Metrics.scheduleLag, name, 'p99', 'p99')],
+          width: 6,
+        }),
+        new cw.GraphWidget({
+          title: `${name}: queue wait (ms)`,
+          left: [emf(Metrics.queueWait, name, 'p50', 'p50'), emf(Metrics.queueWait, name, 'p99', 'p99')],
+          right: [pool.queue.metricApproximateAgeOfOldestMessage({ period: minute, statistic: 'Maximum', label: 'oldest message (s)' })],
+          width: 6,
+        }),
+        new cw.GraphWidget({
+          title: `${name}: outcomes`,
+          left: [
+            emf(Metrics.executionsSucceeded, name, 'Sum', 'succeeded'),
+            emf(Metrics.executionsFailed, name, 'Sum', 'failed'),
+            emf(Metrics.executionsDead, name, 'Sum', 'dead'),
+          ],
+          stacked: true,
+          width: 6,
+        }),
+        new cw.GraphWidget({
+          title: `${name}: takeovers, misfires, DLQ`,
+          left: [emf(Metrics.leaseTakeovers, name, 'Sum', 'lease takeovers'), emf(Metrics.misfires, name, 'Sum', 'misfires')],
+          right: [pool.dlq.metricApproximateNumberOfMessagesVisible({ period: minute, statistic: 'Maximum', label: 'DLQ depth' })],
+          width: 6,
+        }),
+      );
+    }
+    return dashboard;
+  }
+}
+
+function allow(principal: iam.IGrantable, actions: string[], resourceArns: string[]): void {
+  principal.grantPrincipal.addToPrincipalPolicy(new iam.PolicyStatement({ actions, resources: resourceArns }));
+}
+
+function indexArn(table: dynamodb.ITable, index: string): string {
+  return `${table.tableArn}/index/${index}`;
+}
+
+function isPlaceholder(file: string): boolean {
+  const fd = fs.openSync(file, 'r');
+  try {
+    const buf = Buffer.alloc(256);
+    const n = fs.readSync(fd, buf, 0, buf.length, 0);
+    return buf.subarray(0, n).toString('latin1').includes(PLACEHOLDER_MARKER);
+  } finally {
+    fs.closeSync(fd);
+  }
+}

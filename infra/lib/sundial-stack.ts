@@ -1,0 +1,23 @@
+/** The small stack the app deploys: one SundialScheduler and its outputs. */
+import { CfnOutput, Stack, StackProps } from 'aws-cdk-lib';
+import { Construct } from 'constructs';
+import { SundialScheduler, SundialSchedulerProps } from './sundial-scheduler';
+
+export interface SundialStackProps extends StackProps {
+  readonly scheduler: SundialSchedulerProps;
+}
+
+export class SundialStack extends Stack {
+  public readonly scheduler: SundialScheduler;
+
+  constructor(scope: Construct, id: string, props: SundialStackProps) {
+    super(scope, id, props);
+    this.scheduler = new SundialScheduler(this, 'Sundial', props.scheduler);
+    const s = this.scheduler;
+    new CfnOutput(this, 'ApiUrl', { value: s.apiUrl });
+    new CfnOutput(this, 'JobsTableName', { value: s.jobsTable.tableName });
+    new CfnOutput(this, 'ExecutionsTableName', { value: s.executionsTable.tableName });
+    new CfnOutput(this, 'QueuePrefix', { value: s.queuePrefix });
+    new CfnOutput(this, 'TickFunctionName', { value: s.tickFunction.functionName });
+  }
+}

@@ -1,0 +1,141 @@
+/**
+ * One source of truth: the synthesized template must say what functions/core/resources.json says,
+ * and the Rust side must keep reading that same file.
+ *
+ * The JSON is parsed here on its own (not through lib/resources.ts) so a bug in the loader cannot
+ * hide a drift.
+ */
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { describe, it } from 'node:test';
+import { Duration } from 'aws-cdk-lib';
+import { build, envOf, JWT_PROPS, logicalId } from './helpers';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+const JSON_PATH = path.join(ROOT, 'functions', 'core', 'resources.json');
+const def = JSON.parse(fs.readFileSync(JSON_PATH, 'utf8'));
+
+const keySchema = (pk: any, sk: any) => [
+  { AttributeName: pk.name, KeyType: 'HASH' },
+  { AttributeName: sk.name, KeyType: 'RANGE' },
+];
+
+describe('CDK template matches resources.json', () => {
+  const b = build({
+    ...JWT_PROPS,
+    queuePrefix: 'acme-',
+    pools: [{ name: 'default' }, { name: 'bulk' }, { name: 'long', kind: 'ecs', runTimeout: Duration.hours(1) }],
+  });
+  const s = b.sundial;
+  const tableProps = {
+    jobs: b.json.Resources[logicalId(b.stack, s.jobsTable)].Properties,
+    executions: b.json.Resources[logicalId(b.stack, s.executionsTable)].Properties,
+  };
+
+  it('has exactly the tables of resources.json', () => {
+    assert.deepEqual(Object.keys(def.tables).sort(), ['executions', 'jobs']);
+    assert.equal(Object.keys(b.template.findResources('AWS::DynamoDB::Table')).length, Object.keys(def.tables).length);
+  });
+
+  for (const name of ['jobs', 'executions'] as const) {
+    it(`${name}: key schema, attribute types, indexes, projections and TTL`, () => {
+      const t = def.tables[name];
+      const p = tableProps[name];
+      assert.deepEqual(p.KeySchema, keySchema(t.partitionKey, t.sortKey));
+      assert.deepEqual(
+        p.GlobalSecondaryIndexes.map((g: any) => ({ name: g.IndexName, keys: g.KeySchema, projection: g.Projection.ProjectionType })),
+        t.indexes.map((i: any) => ({ name: i.name, keys: keySchema(i.partitionKey, i.sortKey), projection: i.projection })),
+      );
+      // every key attribute is declared with the type resources.json gives it
+      const declared = Object.fromEntries(p.AttributeDefinitions.map((a: any) => [a.AttributeName, a.AttributeType]));
+      const expected: Record<string, string> = {};
+      for (const k of [t.partitionKey, t.sortKey, ...t.indexes.flatMap((i: any) => [i.partitionKey, i.sortKey])]) {
+        expected[k.name] = k.type;
+      }
+      assert.deepEqual(declared, expected);
+      assert.deepEqual(p.TimeToLiveSpecification, { AttributeName: t.ttlAttribute, Enabled: true });
+    });
+  }
+
+  it('with tableNamePrefix, names tables {prefix}{defaultName} like the Rust local config', () => {
+    const p = build({ ...JWT_PROPS, tableNamePrefix: 'x-' });
+    for (const name of ['jobs', 'executions']) {
+      p.template.hasResourceProperties('AWS::DynamoDB::Table', { TableName: `x-${def.tables[name].defaultName}` });
+    }
+  });
+
+  it('names queues {prefix}{pool} and DLQs {prefix}{pool}{dlqSuffix}, with the maxReceiveCount and retention', () => {
+    const names = Object.values(b.template.findResources('AWS::SQS::Queue'))
+      .map((q) => q.Properties.QueueName)
+      .sort();
+    const pools = ['default', 'bulk', 'long'];
+    assert.deepEqual(names, pools.flatMap((p) => [`acme-${p}`, `acme-${p}${def.queues.dlqSuffix}`]).sort());
+    for (const pool of s.pools) {
+      const q = b.json.Resources[logicalId(b.stack, pool.queue)].Properties;
+      assert.equal(q.RedrivePolicy.maxReceiveCount, def.queues.maxReceiveCount);
+      assert.equal(q.MessageRetentionPeriod, def.queues.messageRetentionSeconds);
+      assert.ok(q.VisibilityTimeout >= def.queues.visibilityTimeoutSeconds);
+    }
+  });
+
+  it('gives every function the env contract, with names from resources.json', () => {
+    const env = def.env;
+    const common = [env.jobsTable, env.executionsTable, env.queuePrefix, env.pools, env.shards];
+    const check = (vars: Record<string, unknown>, extra: string[], what: string) => {
+      const names = Object.keys(vars).filter((k) => k.startsWith('SUNDIAL_')).sort();
+      assert.deepEqual(names, [...common, ...extra].sort(), what);
+      assert.deepEqual(vars[env.jobsTable], b.stack.resolve(s.jobsTable.tableName), what);
+      assert.deepEqual(vars[env.executionsTable], b.stack.resolve(s.executionsTable.tableName), what);
+      assert.equal(vars[env.queuePrefix], 'acme-', what);
+      assert.equal(vars[env.pools], 'default,bulk,long', what);
+      assert.equal(vars[env.shards], String(def.defaults.shards), what);
+    };
+    const tick = envOf(b, s.tickFunction);
+    check(tick, [env.scanFunction], 'tick');
+    assert.deepEqual(tick[env.scanFunction], b.stack.resolve(s.scanFunction.functionName));
+    check(envOf(b, s.scanFunction), [], 'scan');
+    check(envOf(b, s.apiFunction), [], 'api');
+    for (const pool of s.pools.filter((p) => p.kind === 'lambda')) {
+      const vars = envOf(b, pool.worker!);
+      check(vars, [env.pool, env.allowPrivateTargets], `worker ${pool.name}`);
+      assert.equal(vars[env.pool], pool.name);
+      assert.equal(vars[env.allowPrivateTargets], 'false');
+    }
+    const [td] = Object.values(b.template.findResources('AWS::ECS::TaskDefinition'));
+    const ecsVars = Object.fromEntries(td.Properties.ContainerDefinitions[0].Environment.map((e: any) => [e.Name, e.Value]));
+    check(ecsVars, [env.pool, env.allowPrivateTargets], 'ecs worker');
+    assert.equal(ecsVars[env.pool], 'long');
+  });
+
+  it('sets every env variable resources.json names somewhere (no name is left unwired)', () => {
+    const used = new Set<string>();
+    for (const r of Object.values(b.json.Resources)) {
+      if (r.Type === 'AWS::Lambda::Function') Object.keys(r.Properties.Environment?.Variables ?? {}).forEach((k) => used.add(k));
+      if (r.Type === 'AWS::ECS::TaskDefinition') {
+        for (const c of r.Properties.ContainerDefinitions) (c.Environment ?? []).forEach((e: any) => used.add(e.Name));
+      }
+    }
+    const declared = new Set<string>([
+      ...Object.values(def.env as Record<string, string>),
+      ...Object.values(def.tables as Record<string, { envVar: string }>).map((t) => t.envVar),
+      def.queues.namePrefixEnvVar,
+    ]);
+    for (const name of declared) assert.ok(used.has(name), `${name} is in resources.json but no function gets it`);
+    for (const name of used) {
+      if (name.startsWith('SUNDIAL_')) assert.ok(declared.has(name), `${name} is set by the CDK but not declared in resources.json`);
+    }
+  });
+});
+
+describe('the Rust side reads the same file', () => {
+  it('sundial_core::resources compiles in functions/core/resources.json', () => {
+    const rs = fs.readFileSync(path.join(ROOT, 'functions', 'core', 'src', 'resources.rs'), 'utf8');
+    assert.match(rs, /include_str!\("\.\.\/resources\.json"\)/);
+  });
+
+  it('lib/resources.ts loads that very file', async () => {
+    const { RESOURCES_JSON_PATH } = await import('../lib/resources');
+    assert.equal(fs.realpathSync(RESOURCES_JSON_PATH), fs.realpathSync(JSON_PATH));
+  });
+});

@@ -1,0 +1,487 @@
+/**
+ * SundialScheduler's template, checked with aws-cdk-lib/assertions: tables, queues, schedule,
+ * event sources, least-privilege IAM per function, alarms, dashboard and the API's auth.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { App, Duration, Stack } from 'aws-cdk-lib';
+import { Annotations, Match } from 'aws-cdk-lib/assertions';
+import { resources } from '../lib/resources';
+import { SundialScheduler } from '../lib/sundial-scheduler';
+import { actionsOn, allActions, build, CDK_JSON_CONTEXT, envOf, JWT_PROPS, logicalId, roleStatements } from './helpers';
+
+const r = resources();
+
+describe('tables', () => {
+  const b = build();
+
+  it('are on-demand with point-in-time recovery, TTL, deletion protection and RETAIN', () => {
+    const tables = b.template.findResources('AWS::DynamoDB::Table');
+    assert.equal(Object.keys(tables).length, 2);
+    for (const t of Object.values(tables)) {
+      assert.equal(t.Properties.BillingMode, 'PAY_PER_REQUEST');
+      assert.deepEqual(t.Properties.PointInTimeRecoverySpecification, { PointInTimeRecoveryEnabled: true });
+      assert.deepEqual(t.Properties.TimeToLiveSpecification, { AttributeName: 'expires_at', Enabled: true });
+      assert.equal(t.Properties.DeletionProtectionEnabled, true);
+      assert.equal(t.DeletionPolicy, 'Retain');
+      assert.equal(t.UpdateReplacePolicy, 'Retain');
+      // CloudFormation names them unless tableNamePrefix is given.
+      assert.equal(t.Properties.TableName, undefined);
+    }
+  });
+
+  it('have the jobs key schema and the due and by_tenant indexes', () => {
+    b.template.hasResourceProperties('AWS::DynamoDB::Table', {
+      KeySchema: [
+        { AttributeName: 'pk', KeyType: 'HASH' },
+        { AttributeName: 'sk', KeyType: 'RANGE' },
+      ],
+      GlobalSecondaryIndexes: Match.arrayWith([
+        {
+          IndexName: 'due',
+          KeySchema: [
+            { AttributeName: 'due_pk', KeyType: 'HASH' },
+            { AttributeName: 'due_sk', KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: 'ALL' },
+        },
+        {
+          IndexName: 'by_tenant',
+          KeySchema: [
+            { AttributeName: 'tenant_pk', KeyType: 'HASH' },
+            { AttributeName: 'tenant_sk', KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: 'KEYS_ONLY' },
+        },
+      ]),
+    });
+    b.template.hasResourceProperties('AWS::DynamoDB::Table', {
+      GlobalSecondaryIndexes: [Match.objectLike({ IndexName: 'attention', Projection: { ProjectionType: 'ALL' } })],
+    });
+  });
+
+  it('get physical names from tableNamePrefix', () => {
+    const p = build({ ...JWT_PROPS, tableNamePrefix: 'prod-' });
+    p.template.hasResourceProperties('AWS::DynamoDB::Table', { TableName: 'prod-sundial-jobs' });
+    p.template.hasResourceProperties('AWS::DynamoDB::Table', { TableName: 'prod-sundial-executions' });
+  });
+
+  it('can be made disposable for test stacks', () => {
+    const p = build({ ...JWT_PROPS, retainData: false });
+    for (const t of Object.values(p.template.findResources('AWS::DynamoDB::Table'))) {
+      assert.equal(t.DeletionPolicy, 'Delete');
+      assert.equal(t.Properties.DeletionProtectionEnabled, false);
+    }
+  });
+});
+
+describe('queues', () => {
+  const b = build();
+
+  it('are named {prefix}{pool} and {prefix}{pool}-dlq with the stack name as default prefix', () => {
+    assert.equal(b.sundial.queuePrefix, 'SundialTest-');
+    for (const pool of ['default', 'bulk']) {
+      b.template.hasResourceProperties('AWS::SQS::Queue', { QueueName: `SundialTest-${pool}` });
+      b.template.hasResourceProperties('AWS::SQS::Queue', { QueueName: `SundialTest-${pool}-dlq` });
+    }
+  });
+
+  it('redrive to their own DLQ, are encrypted and keep messages 14 days', () => {
+    for (const pool of b.sundial.pools) {
+      const q = b.json.Resources[logicalId(b.stack, pool.queue)].Properties;
+      assert.deepEqual(q.RedrivePolicy, {
+        deadLetterTargetArn: { 'Fn::GetAtt': [logicalId(b.stack, pool.dlq), 'Arn'] },
+        maxReceiveCount: 50,
+      });
+      assert.equal(q.SqsManagedSseEnabled, true);
+      assert.equal(q.MessageRetentionPeriod, 1209600);
+      const d = b.json.Resources[logicalId(b.stack, pool.dlq)].Properties;
+      assert.equal(d.SqsManagedSseEnabled, true);
+      assert.equal(d.MessageRetentionPeriod, 1209600);
+    }
+  });
+
+  it('deny every request not made over TLS', () => {
+    const policies = Object.values(b.template.findResources('AWS::SQS::QueuePolicy'));
+    // one per queue: 2 pools x (queue + DLQ)
+    assert.equal(policies.length, 4);
+    for (const p of policies) {
+      assert.ok(
+        p.Properties.PolicyDocument.Statement.some(
+          (s: any) => s.Effect === 'Deny' && s.Condition?.Bool?.['aws:SecureTransport'] === 'false',
+        ),
+      );
+    }
+  });
+
+  it('have a visibility timeout above the worker timeout', () => {
+    for (const pool of b.sundial.pools) {
+      const q = b.json.Resources[logicalId(b.stack, pool.queue)].Properties;
+      const fn = b.json.Resources[logicalId(b.stack, pool.worker!)].Properties;
+      assert.ok(q.VisibilityTimeout > fn.Timeout, `${pool.name}: ${q.VisibilityTimeout} <= ${fn.Timeout}`);
+      assert.ok(q.VisibilityTimeout >= r.queues.visibilityTimeoutSeconds);
+    }
+    assert.equal(b.json.Resources[logicalId(b.stack, b.sundial.pools[0].worker!)].Properties.Timeout, 180);
+  });
+});
+
+describe('functions', () => {
+  const b = build();
+
+  it('are Rust on provided.al2023 arm64 from assets, one log group with retention each', () => {
+    const fns = b.template.findResources('AWS::Lambda::Function');
+    // tick, scan, api, 2 workers
+    assert.equal(Object.keys(fns).length, 5);
+    for (const f of Object.values(fns)) {
+      assert.equal(f.Properties.Runtime, 'provided.al2023');
+      assert.deepEqual(f.Properties.Architectures, ['arm64']);
+      assert.equal(f.Properties.Handler, 'bootstrap');
+      assert.ok(f.Properties.Code.S3Key, 'code comes from an asset');
+      assert.ok(f.Properties.LoggingConfig.LogGroup, 'explicit log group');
+    }
+    for (const g of Object.values(b.template.findResources('AWS::Logs::LogGroup'))) {
+      assert.equal(g.Properties.RetentionInDays, 30);
+    }
+  });
+
+  it('tick and scan share the tick asset', () => {
+    const tick = b.json.Resources[logicalId(b.stack, b.sundial.tickFunction)].Properties.Code;
+    const scan = b.json.Resources[logicalId(b.stack, b.sundial.scanFunction)].Properties.Code;
+    assert.deepEqual(tick, scan);
+  });
+
+  it('the tick runs every minute from EventBridge', () => {
+    b.template.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: 'rate(1 minute)',
+      State: 'ENABLED',
+      Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [logicalId(b.stack, b.sundial.tickFunction), 'Arn'] } })],
+    });
+    b.template.hasResourceProperties('AWS::Lambda::Permission', {
+      Action: 'lambda:InvokeFunction',
+      Principal: 'events.amazonaws.com',
+      FunctionName: { 'Fn::GetAtt': [logicalId(b.stack, b.sundial.tickFunction), 'Arn'] },
+    });
+  });
+
+  it('workers consume their pool queue with partial batch responses and maximum concurrency', () => {
+    const maps = Object.values(b.template.findResources('AWS::Lambda::EventSourceMapping'));
+    assert.equal(maps.length, 2);
+    const byPool = new Map(b.sundial.pools.map((p) => [p.name, p]));
+    for (const [name, max] of [
+      ['default', 20],
+      ['bulk', 5],
+    ] as const) {
+      const pool = byPool.get(name)!;
+      b.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+        EventSourceArn: { 'Fn::GetAtt': [logicalId(b.stack, pool.queue), 'Arn'] },
+        FunctionName: { Ref: logicalId(b.stack, pool.worker!) },
+        BatchSize: 10,
+        FunctionResponseTypes: ['ReportBatchItemFailures'],
+        ScalingConfig: { MaximumConcurrency: max },
+      });
+    }
+  });
+});
+
+describe('least privilege', () => {
+  const b = build();
+  const s = b.sundial;
+  const res = (x: string) => b.stack.resolve(x);
+  const jobs = res(s.jobsTable.tableArn);
+  const execs = res(s.executionsTable.tableArn);
+  const dueIndex = b.stack.resolve(`${s.jobsTable.tableArn}/index/due`);
+  const defaultPool = s.pools.find((p) => p.name === 'default')!;
+  const bulkPool = s.pools.find((p) => p.name === 'bulk')!;
+
+  it('tick: query the due index, update jobs, put executions, send to pool queues, invoke scan', () => {
+    const st = roleStatements(b, s.tickFunction.role!);
+    assert.deepEqual(actionsOn(st, dueIndex), ['dynamodb:Query']);
+    assert.deepEqual(actionsOn(st, jobs), ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem']);
+    assert.deepEqual(actionsOn(st, execs), ['dynamodb:GetItem', 'dynamodb:PutItem']);
+    for (const pool of s.pools) {
+      assert.deepEqual(actionsOn(st, res(pool.queue.queueArn)), ['sqs:GetQueueUrl', 'sqs:SendMessage']);
+      assert.deepEqual(actionsOn(st, res(pool.dlq.queueArn)), [], 'the tick never writes to a DLQ');
+    }
+    assert.deepEqual(actionsOn(st, res(s.scanFunction.functionArn)), ['lambda:InvokeFunction']);
+    const invokes = st.filter((x) => x.actions.includes('lambda:InvokeFunction'));
+    assert.equal(invokes.length, 1);
+    assert.deepEqual(invokes[0].resources, [res(s.scanFunction.functionArn)]);
+    assert.deepEqual(allActions(st), [
+      'dynamodb:GetItem',
+      'dynamodb:PutItem',
+      'dynamodb:Query',
+      'dynamodb:UpdateItem',
+      'lambda:InvokeFunction',
+      'sqs:GetQueueUrl',
+      'sqs:SendMessage',
+    ]);
+  });
+
+  it('scan: the same data access as the tick, and no invoke', () => {
+    const st = roleStatements(b, s.scanFunction.role!);
+    assert.deepEqual(actionsOn(st, dueIndex), ['dynamodb:Query']);
+    assert.ok(!allActions(st).includes('lambda:InvokeFunction'));
+    assert.ok(!allActions(st).includes('dynamodb:Scan'));
+  });
+
+  it('worker: its executions and job counters, its own queue and DLQ, allowed targets only', () => {
+    const st = roleStatements(b, defaultPool.role);
+    assert.deepEqual(actionsOn(st, execs), ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem']);
+    assert.deepEqual(actionsOn(st, jobs), ['dynamodb:GetItem', 'dynamodb:UpdateItem']);
+    assert.deepEqual(actionsOn(st, res(defaultPool.queue.queueArn)), [
+      'sqs:ChangeMessageVisibility',
+      'sqs:DeleteMessage',
+      'sqs:GetQueueAttributes',
+      'sqs:GetQueueUrl',
+      'sqs:ReceiveMessage',
+    ]);
+    assert.deepEqual(actionsOn(st, res(defaultPool.dlq.queueArn)), ['sqs:GetQueueUrl', 'sqs:SendMessage']);
+    // nothing on another pool's queues
+    assert.deepEqual(actionsOn(st, res(bulkPool.queue.queueArn)), []);
+    assert.deepEqual(actionsOn(st, res(bulkPool.dlq.queueArn)), []);
+    const invokes = st.filter((x) => x.actions.includes('lambda:InvokeFunction'));
+    assert.deepEqual(
+      invokes.flatMap((x) => x.resources),
+      ['arn:aws:lambda:us-east-1:123456789012:function:target-a', 'arn:aws:lambda:us-east-1:123456789012:function:target-a:*'],
+    );
+  });
+
+  it('worker without allowed targets may invoke nothing', () => {
+    const p = build({ ...JWT_PROPS, allowedTargetFunctionArns: undefined });
+    for (const pool of p.sundial.pools) {
+      assert.ok(!allActions(roleStatements(p, pool.role)).includes('lambda:InvokeFunction'));
+    }
+  });
+
+  it('api: item access on both tables and their indexes, and no queue access', () => {
+    const st = roleStatements(b, s.apiFunction.role!);
+    const expected = ['dynamodb:ConditionCheckItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'];
+    assert.deepEqual(actionsOn(st, jobs), expected);
+    assert.deepEqual(actionsOn(st, execs), expected);
+    assert.deepEqual(actionsOn(st, b.stack.resolve(`${s.jobsTable.tableArn}/index/*`)), ['dynamodb:Query']);
+    const actions = allActions(st);
+    assert.ok(!actions.some((a) => a.startsWith('sqs:')), `api has ${actions}`);
+    assert.ok(!actions.includes('sqs:SendMessage'));
+    assert.ok(!actions.includes('lambda:InvokeFunction'));
+    assert.ok(!actions.includes('dynamodb:Scan'));
+    assert.ok(!actions.includes('dynamodb:DeleteItem'));
+  });
+
+  it('nothing gets a wildcard action, DeleteTable or any table/queue admin action', () => {
+    const forbidden = /^(dynamodb:\*|sqs:\*|lambda:\*|\*|dynamodb:(DeleteTable|CreateTable|UpdateTable|Scan|BatchWriteItem)|sqs:(DeleteQueue|PurgeQueue|SetQueueAttributes|CreateQueue))$/;
+    let seen = 0;
+    for (const p of Object.values(b.template.findResources('AWS::IAM::Policy'))) {
+      for (const st of [p.Properties.PolicyDocument.Statement].flat()) {
+        for (const a of [st.Action].flat()) {
+          seen++;
+          assert.ok(!forbidden.test(a), `forbidden action ${a}`);
+        }
+      }
+    }
+    assert.ok(seen > 20);
+    // and the worker specifically cannot delete tables
+    for (const pool of s.pools) {
+      assert.ok(!allActions(roleStatements(b, pool.role)).includes('dynamodb:DeleteTable'));
+    }
+  });
+});
+
+describe('observability', () => {
+  const b = build();
+  const alarms = Object.values(b.template.findResources('AWS::CloudWatch::Alarm'));
+
+  it('alarms on tick errors and duration', () => {
+    const tickId = logicalId(b.stack, b.sundial.tickFunction);
+    for (const metric of ['Errors', 'Duration']) {
+      assert.ok(
+        alarms.some(
+          (a) =>
+            a.Properties.MetricName === metric &&
+            a.Properties.Namespace === 'AWS/Lambda' &&
+            a.Properties.Dimensions?.[0]?.Value?.Ref === tickId,
+        ),
+        `tick ${metric} alarm`,
+      );
+    }
+  });
+
+  it('alarms per pool on DLQ depth, age of oldest message and p99 schedule lag', () => {
+    for (const pool of b.sundial.pools) {
+      const dlqName = b.stack.resolve(pool.dlq.queueName);
+      const qName = b.stack.resolve(pool.queue.queueName);
+      const dim = (a: any) => JSON.stringify(a.Properties.Dimensions?.[0]?.Value);
+      assert.ok(
+        alarms.some(
+          (a) =>
+            a.Properties.MetricName === 'ApproximateNumberOfMessagesVisible' &&
+            dim(a) === JSON.stringify(dlqName) &&
+            a.Properties.Threshold === 0 &&
+            a.Properties.ComparisonOperator === 'GreaterThanThreshold',
+        ),
+        `${pool.name} DLQ depth alarm`,
+      );
+      assert.ok(
+        alarms.some((a) => a.Properties.MetricName === 'ApproximateAgeOfOldestMessage' && dim(a) === JSON.stringify(qName)),
+        `${pool.name} oldest message alarm`,
+      );
+      assert.ok(
+        alarms.some(
+          (a) =>
+            a.Properties.MetricName === 'ScheduleLagMs' &&
+            a.Properties.Namespace === 'Sundial' &&
+            a.Properties.ExtendedStatistic === 'p99' &&
+            JSON.stringify(a.Properties.Dimensions) === JSON.stringify([{ Name: 'Pool', Value: pool.name }]),
+        ),
+        `${pool.name} lag alarm`,
+      );
+    }
+  });
+
+  it('sends every alarm and recovery to the alarm topic', () => {
+    assert.ok(alarms.length >= 3 + 3 * 2);
+    for (const a of alarms) {
+      assert.deepEqual(a.Properties.AlarmActions, ['arn:aws:sns:us-east-1:123456789012:ops']);
+      assert.deepEqual(a.Properties.OKActions, ['arn:aws:sns:us-east-1:123456789012:ops']);
+    }
+    const quiet = build({ ...JWT_PROPS, alarmTopicArn: undefined });
+    for (const a of Object.values(quiet.template.findResources('AWS::CloudWatch::Alarm'))) {
+      assert.equal(a.Properties.AlarmActions, undefined);
+    }
+  });
+
+  it('has a dashboard with lag, queue wait, outcomes, takeovers and misfires per pool', () => {
+    const dashboards = Object.values(b.template.findResources('AWS::CloudWatch::Dashboard'));
+    assert.equal(dashboards.length, 1);
+    const body = JSON.stringify(b.stack.resolve(dashboards[0].Properties.DashboardBody));
+    for (const m of ['ScheduleLagMs', 'QueueWaitMs', 'ExecutionsSucceeded', 'ExecutionsFailed', 'ExecutionsDead', 'LeaseTakeovers', 'Misfires']) {
+      for (const pool of ['default', 'bulk']) {
+        assert.ok(body.includes(`\\"${m}\\",\\"Pool\\",\\"${pool}\\"`), `dashboard ${m} for ${pool}`);
+      }
+    }
+  });
+});
+
+describe('api', () => {
+  it('is an HTTP API whose proxy route needs the JWT authorizer', () => {
+    const b = build();
+    b.template.resourceCountIs('AWS::ApiGatewayV2::Api', 1);
+    b.template.hasResourceProperties('AWS::ApiGatewayV2::Api', { ProtocolType: 'HTTP' });
+    const authorizers = b.template.findResources('AWS::ApiGatewayV2::Authorizer');
+    const [authId, auth] = Object.entries(authorizers)[0];
+    assert.equal(Object.keys(authorizers).length, 1);
+    assert.equal(auth.Properties.AuthorizerType, 'JWT');
+    assert.deepEqual(auth.Properties.JwtConfiguration, { Issuer: 'https://issuer.example.com/', Audience: ['sundial-api'] });
+    assert.deepEqual(auth.Properties.IdentitySource, ['$request.header.Authorization']);
+    b.template.hasResourceProperties('AWS::ApiGatewayV2::Route', {
+      RouteKey: 'ANY /{proxy+}',
+      AuthorizationType: 'JWT',
+      AuthorizerId: { Ref: authId },
+    });
+    b.template.hasResourceProperties('AWS::ApiGatewayV2::Route', { RouteKey: 'GET /openapi.json', AuthorizationType: 'NONE' });
+    b.template.hasResourceProperties('AWS::ApiGatewayV2::Integration', {
+      IntegrationType: 'AWS_PROXY',
+      IntegrationUri: { 'Fn::GetAtt': [logicalId(b.stack, b.sundial.apiFunction), 'Arn'] },
+      PayloadFormatVersion: '2.0',
+    });
+  });
+
+  it('can require IAM instead', () => {
+    const b = build({ ...JWT_PROPS, apiAuth: { kind: 'iam' } });
+    b.template.resourceCountIs('AWS::ApiGatewayV2::Authorizer', 0);
+    b.template.hasResourceProperties('AWS::ApiGatewayV2::Route', { RouteKey: 'ANY /{proxy+}', AuthorizationType: 'AWS_IAM' });
+  });
+});
+
+describe('ECS pools', () => {
+  const b = build({
+    ...JWT_PROPS,
+    pools: [
+      { name: 'default' },
+      { name: 'long', kind: 'ecs', maxConcurrency: 4, runTimeout: Duration.hours(2) },
+    ],
+  });
+  const long = b.sundial.pools.find((p) => p.name === 'long')!;
+
+  it('run the worker-ecs image on arm64 Fargate with the pool env', () => {
+    b.template.resourceCountIs('AWS::ECS::Service', 1);
+    b.template.hasResourceProperties('AWS::ECS::Service', { LaunchType: 'FARGATE', DesiredCount: 1 });
+    const [td] = Object.values(b.template.findResources('AWS::ECS::TaskDefinition'));
+    assert.deepEqual(td.Properties.RuntimePlatform, { CpuArchitecture: 'ARM64', OperatingSystemFamily: 'LINUX' });
+    const env = Object.fromEntries(td.Properties.ContainerDefinitions[0].Environment.map((e: any) => [e.Name, e.Value]));
+    assert.equal(env.SUNDIAL_POOL, 'long');
+    assert.equal(env.SUNDIAL_ALLOW_PRIVATE_TARGETS, 'false');
+    assert.equal(env.SUNDIAL_POOLS, 'default,long');
+    // only the Lambda pool has an event source
+    b.template.resourceCountIs('AWS::Lambda::EventSourceMapping', 1);
+    b.template.hasResourceProperties('AWS::ApplicationAutoScaling::ScalableTarget', { MaxCapacity: 4, MinCapacity: 1 });
+  });
+
+  it('have a visibility timeout above the run timeout', () => {
+    const q = b.json.Resources[logicalId(b.stack, long.queue)].Properties;
+    assert.ok(q.VisibilityTimeout > 7200);
+  });
+
+  it('task role gets the worker grants on its own queue only', () => {
+    const st = roleStatements(b, long.role);
+    assert.deepEqual(actionsOn(st, b.stack.resolve(long.queue.queueArn)), [
+      'sqs:ChangeMessageVisibility',
+      'sqs:DeleteMessage',
+      'sqs:GetQueueAttributes',
+      'sqs:GetQueueUrl',
+      'sqs:ReceiveMessage',
+    ]);
+    const other = b.sundial.pools.find((p) => p.name === 'default')!;
+    assert.deepEqual(actionsOn(st, b.stack.resolve(other.queue.queueArn)), []);
+    assert.ok(!allActions(st).includes('dynamodb:DeleteTable'));
+  });
+});
+
+describe('validation', () => {
+  const bad: Array<[string, Partial<typeof JWT_PROPS>, RegExp]> = [
+    ['a bad pool name', { pools: [{ name: 'no spaces' }] }, /pool name/],
+    ['a duplicate pool', { pools: [{ name: 'a' }, { name: 'a' }] }, /twice/],
+    ['no pools', { pools: [] }, /at least one pool/],
+    ['zero shards', { shards: 0 }, /shards/],
+    ['too many shards', { shards: 70_000 }, /shards/],
+    ['a Lambda pool over 15 minutes', { pools: [{ name: 'a', runTimeout: Duration.minutes(20) }] }, /15 minutes/],
+    ['maxConcurrency 1 on Lambda', { pools: [{ name: 'a', maxConcurrency: 1 }] }, /2-1000/],
+    ['a JWT without audience', { apiAuth: { kind: 'jwt', issuer: 'https://x/', audience: [] } }, /audience/],
+    ['a queue prefix with a dot', { queuePrefix: 'a.b-' }, /queuePrefix/],
+    ['a queue name over 80 characters', { queuePrefix: 'x'.repeat(70) }, /80 characters/],
+  ];
+  for (const [what, props, msg] of bad) {
+    it(`rejects ${what}`, () => {
+      assert.throws(() => build({ ...JWT_PROPS, ...props }), msg);
+    });
+  }
+
+  it('uses the pools of resources.json and its shard count by default', () => {
+    const b = build({ apiAuth: { kind: 'iam' } });
+    assert.deepEqual(
+      b.sundial.pools.map((p) => p.name),
+      r.queues.defaultPools,
+    );
+    assert.equal(envOf(b, b.sundial.tickFunction).SUNDIAL_SHARDS, String(r.defaults.shards));
+    assert.ok(b.stack instanceof Stack);
+  });
+});
+
+describe('assets', () => {
+  it('the committed placeholders synthesize, with a warning that they do not run', () => {
+    const app = new App({ builtinCloudFormationValidation: false, context: CDK_JSON_CONTEXT });
+    const stack = new Stack(app, 'Placeholders');
+    new SundialScheduler(stack, 'Sundial', { apiAuth: { kind: 'iam' } });
+    const warnings = Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('placeholder'));
+    assert.equal(warnings.length, 3);
+  });
+
+  it('a missing asset directory fails synth with a hint', () => {
+    assert.throws(() => build({ ...JWT_PROPS, assetsDir: '/nonexistent' }), /build-assets\.sh/);
+  });
+
+  it('an ECS pool does not need Docker at synth: the image is a staged asset', () => {
+    const b = build({ ...JWT_PROPS, pools: [{ name: 'long', kind: 'ecs' }] });
+    const td = Object.values(b.template.findResources('AWS::ECS::TaskDefinition'))[0];
+    assert.match(JSON.stringify(td.Properties.ContainerDefinitions[0].Image), /container-assets/);
+  });
+});
