@@ -265,7 +265,8 @@ export class SundialScheduler extends Construct {
     new events.Rule(this, 'TickRule', {
       description: 'Sundial tick, once a minute',
       schedule: events.Schedule.rate(Duration.minutes(1)),
-      targets: [new targets.LambdaFunction(this.tickFunction, { retryAttempts: 0 })],
+      // Delivery retries only within the minute: a tick delivered later is superseded by the next.
+      targets: [new targets.LambdaFunction(this.tickFunction, { retryAttempts: 2, maxEventAge: Duration.minutes(1) })],
     });
     const poolQueueArns = queues.map((q) => q.queue.queueArn);
     for (const fn of [this.tickFunction, this.scanFunction]) {
