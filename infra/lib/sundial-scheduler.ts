@@ -15,6 +15,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Annotations, Duration, RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
+import * as apigw from 'aws-cdk-lib/aws-apigateway';
 import * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpIamAuthorizer, HttpJwtAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
@@ -152,7 +153,7 @@ export class SundialScheduler extends Construct {
   public readonly shards: number;
   public readonly alarms: cw.Alarm[] = [];
   public readonly dashboard: cw.Dashboard;
-  public readonly cluster?: ecs.Cluster;
+  private ecsCluster?: ecs.Cluster;
 
   private readonly retain: boolean;
   private readonly logRetention: logs.RetentionDays;
@@ -322,7 +323,33 @@ export class SundialScheduler extends Construct {
       tables.map((t) => t.tableArn),
     );
     allow(this.apiFunction, ['dynamodb:Query'], tables.map((t) => `${t.tableArn}/index/*`));
-    this.httpApi = new apigwv2.HttpApi(this, 'HttpApi', { description: 'Sundial API' });
+    this.httpApi = new apigwv2.HttpApi(this, 'HttpApi', { description: 'Sundial API', createDefaultStage: false });
+    const accessLogs = new logs.LogGroup(this, 'ApiAccessLogs', {
+      retention: this.logRetention,
+      removalPolicy: this.retain ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+    });
+    new apigwv2.HttpStage(this, 'HttpApiDefaultStage', {
+      httpApi: this.httpApi,
+      stageName: '$default',
+      autoDeploy: true,
+      accessLogSettings: {
+        destination: new apigwv2.LogGroupLogDestination(accessLogs),
+        // One JSON line per request; `sub` is the caller's JWT subject (empty with IAM auth).
+        format: apigw.AccessLogFormat.custom(
+          JSON.stringify({
+            requestId: '$context.requestId',
+            time: '$context.requestTime',
+            route: '$context.routeKey',
+            status: '$context.status',
+            latencyMs: '$context.responseLatency',
+            ip: '$context.identity.sourceIp',
+            sub: '$context.authorizer.claims.sub',
+            iamArn: '$context.identity.userArn',
+            error: '$context.integrationErrorMessage',
+          }),
+        ),
+      },
+    });
     const integration = new HttpLambdaIntegration('ApiIntegration', this.apiFunction);
     const authorizer =
       props.apiAuth.kind === 'jwt'
@@ -334,6 +361,11 @@ export class SundialScheduler extends Construct {
 
     // ---- observability ---------------------------------------------------------------------
     this.dashboard = this.observe(props.scheduleLagAlarmThresholdMs ?? 5000, poolProps);
+  }
+
+  /** The cluster of ECS pools, if any. */
+  public get cluster(): ecs.Cluster | undefined {
+    return this.ecsCluster;
   }
 
   /** The HTTP API's base URL. */
@@ -413,9 +445,9 @@ export class SundialScheduler extends Construct {
     env: Record<string, string>,
     props: SundialSchedulerProps,
   ): SundialPool {
-    let cluster = this.cluster;
-    let publicOnly = false;
-    if (!cluster) {
+    // One cluster (and, unless a VPC is given, one public-subnet VPC without NAT) for all ECS pools.
+    const publicOnly = props.vpc === undefined;
+    if (!this.ecsCluster) {
       const vpc =
         props.vpc ??
         new ec2.Vpc(this, 'Vpc', {
@@ -423,10 +455,9 @@ export class SundialScheduler extends Construct {
           natGateways: 0,
           subnetConfiguration: [{ name: 'public', subnetType: ec2.SubnetType.PUBLIC }],
         });
-      cluster = new ecs.Cluster(this, 'Cluster', { vpc });
-      (this as { cluster?: ecs.Cluster }).cluster = cluster;
+      this.ecsCluster = new ecs.Cluster(this, 'Cluster', { vpc });
     }
-    publicOnly = props.vpc === undefined;
+    const cluster = this.ecsCluster;
     const taskDef = new ecs.FargateTaskDefinition(this, `WorkerTask-${p.name}`, {
       cpu: p.cpu ?? 256,
       memoryLimitMiB: p.memoryLimitMiB ?? 512,

@@ -378,6 +378,11 @@ describe('api', () => {
       AuthorizerId: { Ref: authId },
     });
     b.template.hasResourceProperties('AWS::ApiGatewayV2::Route', { RouteKey: 'GET /openapi.json', AuthorizationType: 'NONE' });
+    const [stage] = Object.values(b.template.findResources('AWS::ApiGatewayV2::Stage'));
+    assert.equal(stage.Properties.StageName, '$default');
+    assert.equal(stage.Properties.AutoDeploy, true);
+    assert.match(stage.Properties.AccessLogSettings.Format, /\$context\.requestId/);
+    assert.ok(stage.Properties.AccessLogSettings.DestinationArn['Fn::GetAtt'], 'access logs go to a log group of the stack');
     b.template.hasResourceProperties('AWS::ApiGatewayV2::Integration', {
       IntegrationType: 'AWS_PROXY',
       IntegrationUri: { 'Fn::GetAtt': [logicalId(b.stack, b.sundial.apiFunction), 'Arn'] },
