@@ -61,6 +61,13 @@ impl CronExpr {
         best
     }
 
+    /// Whether `wall` is one of the expression's times (tests use it as an oracle).
+    #[cfg(test)]
+    pub(crate) fn matches(&self, wall: NaiveDateTime) -> bool {
+        let at = Utc.from_utc_datetime(&wall);
+        self.branches.iter().any(|b| b.includes(at))
+    }
+
     /// The last matching wall time strictly before `wall` (second granularity).
     #[inline]
     pub(crate) fn prev_wall(&self, wall: NaiveDateTime) -> Option<NaiveDateTime> {

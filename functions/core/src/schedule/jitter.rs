@@ -54,9 +54,11 @@ mod tests {
         let t = DateTime::from_timestamp(1_780_000_000, 0).unwrap();
         let a = jitter_offset("job-1", t, 300);
         assert_eq!(a, jitter_offset("job-1", t, 300));
+        assert_eq!(a, Duration::milliseconds(PINNED_JOB1_300));
         assert!(a >= Duration::zero() && a < Duration::seconds(300));
         assert_eq!(stable_hash("", DateTime::from_timestamp(0, 0).unwrap()), PINNED_EMPTY);
     }
 
-    const PINNED_EMPTY: u64 = 0;
+    const PINNED_JOB1_300: i64 = 283_300;
+    const PINNED_EMPTY: u64 = 5_207_844_122_444_827_249;
 }

@@ -568,3 +568,5 @@ fn resolve_at(
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod proptests;

@@ -1,0 +1,97 @@
+//! Next-fire computation for typical expressions in two zones (issue 3).
+//!
+//! `cargo bench -p sundial-core --bench schedule`. Each benchmark walks a chain of
+//! `next_after` calls (the trigger plane's pattern: next fire from the previous scheduled one),
+//! so one iteration is one next fire. `cron_crate_*` measures the `cron` crate's own iterator
+//! over naive wall-clock times, the floor under our cron path.
+
+use std::hint::black_box;
+use std::str::FromStr;
+
+use chrono::{DateTime, TimeZone, Utc};
+use criterion::{criterion_group, criterion_main, Criterion};
+use sundial_core::schedule::{plan_misfire, MisfirePolicy, OverlapPolicy, Schedule, ScheduleSpec};
+
+const EXPRESSIONS: &[(&str, &str)] = &[
+    ("every_second", "* * * * * *"),
+    ("every_15_min", "0 */15 * * * *"),
+    ("hourly", "0 0 * * * *"),
+    ("daily_0230", "0 30 2 * * *"),
+    ("weekdays_0900_unix", "0 9 * * 1-5"),
+    ("rate_10s", "rate(10 seconds)"),
+];
+
+fn t0() -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).unwrap()
+}
+
+fn bench_next(c: &mut Criterion) {
+    let mut g = c.benchmark_group("next_after");
+    for zone in ["America/New_York", "Europe/London"] {
+        for (name, expr) in EXPRESSIONS {
+            let s = Schedule::parse(&ScheduleSpec::new(*expr, zone), t0()).unwrap();
+            let mut cursor = t0();
+            g.bench_function(format!("{zone}/{name}"), |b| {
+                b.iter(|| {
+                    // Chain: next fire from the previous one; wrap before the schedule ends.
+                    cursor = match s.next_after(black_box(cursor)) {
+                        Some(f) if f.timestamp() < 4_000_000_000 => f,
+                        _ => t0(),
+                    };
+                    cursor
+                })
+            });
+        }
+    }
+    // `both` runs two passes.
+    let mut spec = ScheduleSpec::new("0 */15 * * * *", "America/New_York");
+    spec.on_overlap = OverlapPolicy::Both;
+    let s = Schedule::parse(&spec, t0()).unwrap();
+    let mut cursor = t0();
+    g.bench_function("America/New_York/every_15_min_both", |b| {
+        b.iter(|| {
+            cursor = s.next_after(black_box(cursor)).unwrap_or_else(t0);
+            cursor
+        })
+    });
+    g.finish();
+}
+
+fn bench_cron_crate(c: &mut Criterion) {
+    let mut g = c.benchmark_group("cron_crate");
+    for (name, expr) in [("every_15_min", "0 */15 * * * *"), ("daily_0230", "0 30 2 * * *")] {
+        let s = cron::Schedule::from_str(expr).unwrap();
+        let mut cursor = t0();
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                cursor = s.after(black_box(&cursor)).next().unwrap_or_else(t0);
+                cursor
+            })
+        });
+    }
+    g.finish();
+}
+
+fn bench_window(c: &mut Criterion) {
+    // The trigger plane's call: one minute of an every-second job (60 fires).
+    let s = Schedule::parse(&ScheduleSpec::new("* * * * * *", "Europe/London"), t0()).unwrap();
+    c.bench_function("fires_between/every_second_1min", |b| {
+        b.iter(|| s.fires_between(black_box(t0()), t0() + chrono::Duration::seconds(60), 1000))
+    });
+    // After a two-hour outage, every minute, fire_once.
+    let s = Schedule::parse(&ScheduleSpec::new("0 * * * * *", "America/New_York"), t0()).unwrap();
+    c.bench_function("plan_misfire/every_minute_2h_fire_once", |b| {
+        b.iter(|| {
+            plan_misfire(
+                &s,
+                black_box(t0()),
+                t0() + chrono::Duration::hours(2),
+                &MisfirePolicy::FireOnce,
+                chrono::Duration::seconds(60),
+            )
+        })
+    });
+}
+
+criterion_group!(benches, bench_next, bench_cron_crate, bench_window);
+criterion_main!(benches);
