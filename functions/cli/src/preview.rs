@@ -36,6 +36,14 @@ pub(crate) struct PreviewArgs {
     /// A local time that occurs twice (fall back): first | last | both.
     #[arg(long, default_value = "first")]
     on_overlap: String,
+    /// Bounds, exclusions and jitter (boxed: they are rarely given).
+    #[command(flatten)]
+    more: Box<MoreArgs>,
+}
+
+/// The less common options of `sundial preview`.
+#[derive(clap::Args)]
+pub(crate) struct MoreArgs {
     /// No fire before this RFC 3339 instant; also the anchor of rate() [default: --after].
     #[arg(long)]
     start: Option<String>,
@@ -75,17 +83,20 @@ pub(crate) fn run(args: PreviewArgs) -> anyhow::Result<()> {
         args.count.trim().parse().ok().filter(|n| (1..=MAX_COUNT).contains(n)).ok_or_else(|| {
             anyhow!("--count: '{}' is not a whole number from 1 to {MAX_COUNT}", args.count)
         })?;
-    let jitter_window_secs: u32 = args.jitter_window_secs.trim().parse().map_err(|_| {
-        anyhow!("--jitter-window-secs: '{}' is not a whole number of seconds", args.jitter_window_secs)
+    let jitter_window_secs: u32 = args.more.jitter_window_secs.trim().parse().map_err(|_| {
+        anyhow!("--jitter-window-secs: '{}' is not a whole number of seconds", args.more.jitter_window_secs)
     })?;
     let spec = ScheduleSpec {
         expression: args.expression.clone(),
         timezone: args.tz.clone(),
         on_gap: args.on_gap.trim().parse()?,
         on_overlap: args.on_overlap.trim().parse()?,
-        start: args.start.as_deref().map(|s| instant("start", s)).transpose()?,
-        end: args.end.as_deref().map(|s| instant("end", s)).transpose()?,
-        exclusions: Calendar { dates: args.exclude_dates.clone(), weekdays: args.exclude_weekdays.clone() },
+        start: args.more.start.as_deref().map(|s| instant("start", s)).transpose()?,
+        end: args.more.end.as_deref().map(|s| instant("end", s)).transpose()?,
+        exclusions: Calendar {
+            dates: args.more.exclude_dates.clone(),
+            weekdays: args.more.exclude_weekdays.clone(),
+        },
         jitter_window_secs,
     };
     // Without --start, rate() is anchored at --after, as if the job were created then.
@@ -93,7 +104,7 @@ pub(crate) fn run(args: PreviewArgs) -> anyhow::Result<()> {
     let mut out = String::new();
     for fire in schedule.preview(after, count) {
         out.push_str(&fmt(fire));
-        if let Some(job) = &args.job_id {
+        if let Some(job) = &args.more.job_id {
             out.push(' ');
             out.push_str(&fmt(schedule.dispatch_at(job, fire)));
         }

@@ -567,6 +567,8 @@ fn resolve_at(
 }
 
 #[cfg(test)]
-mod tests;
+mod bad_input;
 #[cfg(test)]
 mod proptests;
+#[cfg(test)]
+mod tests;

@@ -38,7 +38,7 @@ fn offset_at(tz: Tz, t: i64) -> i64 {
 }
 
 /// Every offset change of `tz` in 2005..2031: (instant, offset before, offset after).
-fn transitions(tz: Tz) -> Vec<(i64, i64, i64)> {
+fn transitions(tz: Tz) -> Vec<Transition> {
     let from = utc("2005-01-01T00:00:00Z").timestamp();
     let to = utc("2031-01-01T00:00:00Z").timestamp();
     let step = 6 * 3600;
@@ -63,9 +63,12 @@ fn transitions(tz: Tz) -> Vec<(i64, i64, i64)> {
     out
 }
 
-fn transitions_cached(zone: &str) -> Vec<(i64, i64, i64)> {
+/// (instant, offset before, offset after), Unix seconds.
+type Transition = (i64, i64, i64);
+
+fn transitions_cached(zone: &str) -> Vec<Transition> {
     use std::sync::{Mutex, OnceLock};
-    static CACHE: OnceLock<Mutex<HashMap<String, Vec<(i64, i64, i64)>>>> = OnceLock::new();
+    static CACHE: OnceLock<Mutex<HashMap<String, Vec<Transition>>>> = OnceLock::new();
     let cache = CACHE.get_or_init(Default::default);
     let mut map = cache.lock().unwrap();
     map.entry(zone.to_string()).or_insert_with(|| transitions(zone.parse().unwrap())).clone()

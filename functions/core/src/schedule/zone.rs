@@ -98,10 +98,36 @@ pub(crate) fn parse_zone(name: &str) -> Result<Tz, ScheduleError> {
             tz.name()
         )));
     }
-    Err(ScheduleError::Timezone(format!(
-        "'{trimmed}' is not an IANA zone name (tzdb {}); expected e.g. 'America/New_York'",
-        chrono_tz::IANA_TZDB_VERSION
-    )))
+    // A near miss ("America/New_Yrk") gets the closest name.
+    let best = chrono_tz::TZ_VARIANTS
+        .iter()
+        .map(|tz| (edit_distance(&fold(tz.name()), &folded), tz.name()))
+        .min()
+        .filter(|(d, _)| *d <= 3);
+    Err(ScheduleError::Timezone(match best {
+        Some((_, name)) => format!(
+            "'{trimmed}' is not an IANA zone name (tzdb {}); did you mean '{name}'?",
+            chrono_tz::IANA_TZDB_VERSION
+        ),
+        None => format!(
+            "'{trimmed}' is not an IANA zone name (tzdb {}); expected a name such as 'Europe/London'",
+            chrono_tz::IANA_TZDB_VERSION
+        ),
+    }))
+}
+
+/// Levenshtein distance, for suggestions only.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(ca != *cb)).min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
 }
 
 fn fold(s: &str) -> String {
