@@ -28,7 +28,7 @@ pub(crate) struct PreviewArgs {
     #[arg(long)]
     after: Option<String>,
     /// How many fires to print.
-    #[arg(long, default_value = "10")]
+    #[arg(long, default_value = "10", allow_hyphen_values = true)]
     count: String,
     /// A local time that does not exist (spring forward): skip | shift.
     #[arg(long, default_value = "shift")]
@@ -57,7 +57,7 @@ pub(crate) struct MoreArgs {
     #[arg(long, value_delimiter = ',')]
     exclude_weekdays: Vec<String>,
     /// Jitter window in seconds; with --job-id, a second column shows the dispatch instant.
-    #[arg(long, default_value = "0")]
+    #[arg(long, default_value = "0", allow_hyphen_values = true)]
     jitter_window_secs: String,
     /// Job id whose deterministic jitter to show (needs --jitter-window-secs).
     #[arg(long)]

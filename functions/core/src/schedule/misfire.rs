@@ -86,6 +86,18 @@ pub fn plan_misfire(
     policy: &MisfirePolicy,
     threshold: Duration,
 ) -> MisfirePlan {
+    plan_with_limit(schedule, last_scheduled, now, policy, threshold, MISFIRE_SCAN_LIMIT)
+}
+
+/// [`plan_misfire`] with a given scan limit (tests use a small one).
+pub(crate) fn plan_with_limit(
+    schedule: &Schedule,
+    last_scheduled: DateTime<Utc>,
+    now: DateTime<Utc>,
+    policy: &MisfirePolicy,
+    threshold: Duration,
+    scan_limit: u64,
+) -> MisfirePlan {
     let threshold = threshold.max(Duration::zero());
     // A fire is missed when now - fire > threshold, i.e. fire < cutoff.
     let cutoff = now - threshold;
@@ -109,7 +121,7 @@ pub fn plan_misfire(
                 Some(f) if f < cutoff => {
                     count += 1;
                     cursor = f;
-                    if count >= MISFIRE_SCAN_LIMIT {
+                    if count >= scan_limit {
                         plan.missed_truncated = true;
                         break;
                     }
@@ -152,7 +164,7 @@ pub fn plan_misfire(
     plan.resume_after = cursor;
     let mut ordinary = 0u64;
     while let Some(f) = schedule.next_after(cursor) {
-        if f > now || ordinary >= MISFIRE_SCAN_LIMIT {
+        if f > now || ordinary >= scan_limit {
             break;
         }
         plan.fires.push(PlannedFire { scheduled_at: f, missed_range: None });

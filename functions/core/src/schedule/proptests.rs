@@ -294,6 +294,71 @@ proptest! {
         }
     }
 
+    /// Misfire plans: every planned fire is a real fire in (last, now], ascending; counts add
+    /// up against `fires_between`; the resume point is the latest due fire.
+    #[test]
+    fn misfire_plans_are_consistent(
+        zone in prop::sample::select(ZONES),
+        expr in cron_text(),
+        overlap in overlap(),
+        last in utc("2020-01-01T00:00:00Z").timestamp()..utc("2029-01-01T00:00:00Z").timestamp(),
+        outage in 0i64..30_000,
+        threshold in 0i64..600,
+        policy in prop_oneof![
+            Just(MisfirePolicy::FireOnce),
+            Just(MisfirePolicy::Skip),
+            (0u32..20).prop_map(|cap| MisfirePolicy::FireAll { cap }),
+        ],
+    ) {
+        let s = parse(&expr, zone, GapPolicy::Shift, overlap, vec![]);
+        let last = DateTime::from_timestamp(last, 0).unwrap();
+        let now = last + Duration::seconds(outage);
+        let cutoff = now - Duration::seconds(threshold);
+        let due = s.fires_between(last, now, 1_000_000);
+        let missed: Vec<_> = due.iter().copied().filter(|f| *f < cutoff).collect();
+        let ordinary: Vec<_> = due.iter().copied().filter(|f| *f >= cutoff).collect();
+        let p = plan_misfire(&s, last, now, &policy, Duration::seconds(threshold));
+
+        prop_assert!(!p.missed_truncated);
+        prop_assert_eq!(p.missed, missed.len() as u64);
+        prop_assert_eq!(p.resume_after, due.last().copied().unwrap_or(last));
+        for w in p.fires.windows(2) {
+            prop_assert!(w[0].scheduled_at < w[1].scheduled_at);
+        }
+        for f in &p.fires {
+            prop_assert!(due.contains(&f.scheduled_at));
+        }
+        let tail: Vec<_> = p.fires.iter().filter(|f| f.scheduled_at >= cutoff).map(|f| f.scheduled_at).collect();
+        prop_assert_eq!(tail, ordinary);
+        let planned_missed: Vec<_> = p.fires.iter().filter(|f| f.scheduled_at < cutoff).collect();
+        match policy {
+            MisfirePolicy::FireOnce => {
+                if missed.is_empty() {
+                    prop_assert!(planned_missed.is_empty());
+                } else {
+                    prop_assert_eq!(planned_missed.len(), 1);
+                    let (a, b) = (missed[0], *missed.last().unwrap());
+                    prop_assert_eq!(planned_missed[0].scheduled_at, b);
+                    prop_assert_eq!(planned_missed[0].missed_range, Some((a, b)));
+                }
+                prop_assert_eq!(p.skipped, 0);
+            }
+            MisfirePolicy::FireAll { cap } => {
+                let keep = missed.len().min(cap as usize);
+                let want: Vec<_> = missed[missed.len() - keep..].to_vec();
+                let got: Vec<_> = planned_missed.iter().map(|f| f.scheduled_at).collect();
+                prop_assert_eq!(got, want);
+                prop_assert_eq!(p.skipped, (missed.len() - keep) as u64);
+            }
+            MisfirePolicy::Skip => {
+                prop_assert!(planned_missed.is_empty());
+                prop_assert_eq!(p.skipped, missed.len() as u64);
+            }
+        }
+        // The job resumes after now.
+        prop_assert!(s.next_after(p.resume_after).is_none_or(|f| f > now));
+    }
+
     /// Arbitrary text never panics the parser, and a parsed schedule never panics computing.
     #[test]
     fn arbitrary_input_never_panics(expr in ".{0,40}", zone in ".{0,20}", t in any::<i32>()) {

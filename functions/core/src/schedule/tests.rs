@@ -687,3 +687,30 @@ fn jitter_is_deterministic_bounded_and_spread() {
     let s = Schedule::parse(&spec, t).unwrap();
     assert_eq!(s.dispatch_at("job", t), t + jitter_offset("job", t, 60));
 }
+
+#[test]
+fn misfire_after_a_very_long_outage_stays_exact_where_it_matters() {
+    // GIVEN an every-second job and a 12-day outage (1,036,800 missed fires, past the scan
+    // limit, here lowered to 10,000), WHEN planned, THEN the count is a flagged lower bound but
+    // the batch range, the kept fires and the resume point are exact.
+    let limit = 10_000;
+    let s = sched("* * * * * *", "Europe/London", Shift, First);
+    let last = utc("2026-03-20T00:00:00Z");
+    let now = last + Duration::days(12);
+    let once =
+        misfire::plan_with_limit(&s, last, now, &MisfirePolicy::FireOnce, Duration::seconds(10), limit);
+    assert!(once.missed_truncated);
+    assert_eq!(once.missed, limit);
+    let cutoff = now - Duration::seconds(10);
+    assert_eq!(
+        once.fires[0].missed_range,
+        Some((last + Duration::seconds(1), cutoff - Duration::seconds(1)))
+    );
+    assert_eq!(once.fires.len(), 1 + 11, "the batch and the 11 seconds within the threshold");
+    assert_eq!(once.resume_after, now);
+    let all =
+        misfire::plan_with_limit(&s, last, now, &MisfirePolicy::FireAll { cap: 3 }, Duration::zero(), limit);
+    assert!(all.missed_truncated);
+    let at: Vec<_> = all.fires.iter().map(|f| f.scheduled_at).collect();
+    assert_eq!(at, [now - Duration::seconds(3), now - Duration::seconds(2), now - Duration::seconds(1), now]);
+}
