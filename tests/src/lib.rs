@@ -7,6 +7,8 @@
 //!
 //! If the emulator is not running, the first call fails with a message naming the start script.
 
+pub mod fixtures;
+
 use anyhow::{Context, Result};
 use aws_config::{BehaviorVersion, Region, SdkConfig};
 use std::collections::BTreeMap;

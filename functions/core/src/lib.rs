@@ -16,8 +16,11 @@
 //! - [`keys`]: every DynamoDB key format, in one module.
 //! - [`model`]: job definitions, jobs, executions, the one-way status machine.
 //! - [`store`]: DynamoDB item codecs and conditional writes.
+//! - [`execution`]: the execution plane: claim/heartbeat/finish with fencing tokens, retries,
+//!   targets, concurrency policies, and the worker core shared by the Lambda and ECS entry points.
 pub mod aws;
 pub mod config;
+pub mod execution;
 pub mod keys;
 pub mod model;
 pub mod provision;

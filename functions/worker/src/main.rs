@@ -1,2 +1,10 @@
-//! The `worker` Lambda (filled by its issue).
-fn main() {}
+//! The `worker` Lambda: SQS event source → [`sundial_worker::lambda::function_handler`].
+use lambda_runtime::{run, service_fn, Error};
+use sundial_core::execution::target::in_process::Handlers;
+
+#[tokio::main]
+async fn main() -> Result<(), Error> {
+    sundial_worker::init_tracing();
+    let worker = sundial_worker::worker_from_env(Handlers::new()).await?;
+    run(service_fn(move |ev| sundial_worker::lambda::function_handler(worker.clone(), ev))).await
+}

@@ -1,0 +1,176 @@
+//! Execution-plane metrics as CloudWatch EMF lines (namespace `Sundial`, dimension `Pool`).
+//!
+//! One line per handled message, so a busy worker logs once per execution rather than once per
+//! metric. The names are the CDK dashboard's (`infra/`): change them together. Seed 000 §15:
+//! queue wait tells whether capacity is short, start lag whether executions start on time,
+//! takeovers and stale-token rejections whether leases are tuned right.
+
+use crate::metrics::Emf;
+use crate::model::ExecStatus;
+use std::fmt::Debug;
+use std::sync::Mutex;
+
+/// Metric names (the dashboard's).
+pub mod names {
+    #![allow(missing_docs)]
+    pub const QUEUE_WAIT_MS: &str = "QueueWaitMs";
+    pub const START_LAG_MS: &str = "StartLagMs";
+    pub const DURATION_MS: &str = "DurationMs";
+    pub const SUCCEEDED: &str = "ExecutionsSucceeded";
+    pub const FAILED: &str = "ExecutionsFailed";
+    pub const DEAD: &str = "ExecutionsDead";
+    pub const CANCELED: &str = "ExecutionsCanceled";
+    pub const SKIPPED: &str = "ExecutionsSkipped";
+    pub const RETRIES: &str = "Retries";
+    pub const LEASE_TAKEOVERS: &str = "LeaseTakeovers";
+    pub const STALE_TOKEN_REJECTIONS: &str = "StaleTokenRejections";
+    pub const CLOCK_SKEW_EXCEEDED: &str = "ClockSkewExceeded";
+}
+
+/// What one handled message contributes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ExecMetrics {
+    /// The pool (the only dimension).
+    pub pool: String,
+    /// The execution (logged next to the line, never a dimension).
+    pub execution_id: String,
+    /// Claim − max(enqueue, fire): time spent deliverable but unclaimed.
+    pub queue_wait_ms: Option<i64>,
+    /// Claim − scheduled instant, for first attempts only (a retry's lag is its backoff).
+    pub start_lag_ms: Option<i64>,
+    /// Run time of this attempt.
+    pub duration_ms: Option<i64>,
+    /// The status this worker recorded, if it finished the execution.
+    pub outcome: Option<ExecStatus>,
+    /// 1 if this attempt ended in RETRY_WAIT.
+    pub retries: u64,
+    /// 1 if the claim took over an expired lease.
+    pub takeovers: u64,
+    /// Writes refused because the token was stale (finish, checkpoint, heartbeat).
+    pub stale_rejections: u64,
+    /// 1 if this worker's clock was too far from the service's to judge leases.
+    pub clock_skew: u64,
+}
+
+impl ExecMetrics {
+    /// Whether there is anything to report.
+    pub fn is_empty(&self) -> bool {
+        self.queue_wait_ms.is_none()
+            && self.start_lag_ms.is_none()
+            && self.duration_ms.is_none()
+            && self.outcome.is_none()
+            && self.retries == 0
+            && self.takeovers == 0
+            && self.stale_rejections == 0
+            && self.clock_skew == 0
+    }
+
+    /// The EMF record.
+    pub fn to_emf(&self) -> Emf {
+        let mut e = Emf::new(&[("Pool", self.pool.as_str())]);
+        for (name, v) in [
+            (names::QUEUE_WAIT_MS, self.queue_wait_ms),
+            (names::START_LAG_MS, self.start_lag_ms),
+            (names::DURATION_MS, self.duration_ms),
+        ] {
+            if let Some(v) = v {
+                e = e.millis(name, &[v]);
+            }
+        }
+        let outcome = match self.outcome {
+            Some(ExecStatus::Succeeded) => Some(names::SUCCEEDED),
+            Some(ExecStatus::Failed) => Some(names::FAILED),
+            Some(ExecStatus::Dead) => Some(names::DEAD),
+            Some(ExecStatus::Canceled) => Some(names::CANCELED),
+            Some(ExecStatus::Skipped) => Some(names::SKIPPED),
+            _ => None,
+        };
+        if let Some(name) = outcome {
+            e = e.count(name, 1);
+        }
+        for (name, v) in [
+            (names::RETRIES, self.retries),
+            (names::LEASE_TAKEOVERS, self.takeovers),
+            (names::STALE_TOKEN_REJECTIONS, self.stale_rejections),
+            (names::CLOCK_SKEW_EXCEEDED, self.clock_skew),
+        ] {
+            if v > 0 {
+                e = e.count(name, v);
+            }
+        }
+        e
+    }
+}
+
+/// Where metrics go.
+pub trait MetricsSink: Send + Sync + Debug {
+    /// Records one message's metrics at `now_ms`.
+    fn record(&self, m: &ExecMetrics, now_ms: i64);
+}
+
+/// Prints EMF lines to stdout (Lambda and ECS `awslogs` ship them to CloudWatch Logs).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EmfStdout;
+
+impl MetricsSink for EmfStdout {
+    fn record(&self, m: &ExecMetrics, now_ms: i64) {
+        if !m.is_empty() {
+            m.to_emf().emit(now_ms);
+        }
+    }
+}
+
+/// Keeps records in memory (tests, benchmarks) as well as forwarding nothing.
+#[derive(Debug, Default)]
+pub struct MemorySink {
+    records: Mutex<Vec<ExecMetrics>>,
+}
+
+impl MemorySink {
+    /// Everything recorded so far.
+    pub fn records(&self) -> Vec<ExecMetrics> {
+        self.records.lock().map(|r| r.clone()).unwrap_or_default()
+    }
+}
+
+impl MetricsSink for MemorySink {
+    fn record(&self, m: &ExecMetrics, _now_ms: i64) {
+        if let Ok(mut r) = self.records.lock() {
+            r.push(m.clone());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_successful_first_attempt_renders_the_dashboard_names() {
+        let m = ExecMetrics {
+            pool: "default".into(),
+            execution_id: "j@1".into(),
+            queue_wait_ms: Some(12),
+            start_lag_ms: Some(340),
+            duration_ms: Some(80),
+            outcome: Some(ExecStatus::Succeeded),
+            ..Default::default()
+        };
+        let v: serde_json::Value = serde_json::from_str(&m.to_emf().render(1)).unwrap_or_default();
+        assert_eq!(v["_aws"]["CloudWatchMetrics"][0]["Namespace"], "Sundial");
+        assert_eq!(v["Pool"], "default");
+        assert_eq!(v["StartLagMs"][0], 340);
+        assert_eq!(v["QueueWaitMs"][0], 12);
+        assert_eq!(v["DurationMs"][0], 80);
+        assert_eq!(v["ExecutionsSucceeded"], 1);
+        assert!(v.get("Retries").is_none());
+    }
+
+    #[test]
+    fn a_rejected_zombie_reports_only_the_rejection() {
+        let m = ExecMetrics { pool: "p".into(), stale_rejections: 2, ..Default::default() };
+        let v: serde_json::Value = serde_json::from_str(&m.to_emf().render(1)).unwrap_or_default();
+        assert_eq!(v["StaleTokenRejections"], 2);
+        assert!(v.get("ExecutionsSucceeded").is_none());
+    }
+}

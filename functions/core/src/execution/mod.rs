@@ -1,0 +1,28 @@
+//! # The execution plane (seed 000 §5–§7, §10–§13; seed 002)
+//!
+//! The scheduler's promise is *a due execution is eventually claimed*; the handler's is *a
+//! repeated execution id causes no repeated side effect*. Between the two sit leases (who runs
+//! it now), fencing tokens (whose writes still count) and idempotency keys (what the outside
+//! world deduplicates on). Delivery is at-least-once; effect is once only where the target honours
+//! the execution id and the token.
+//!
+//! ## Layout
+//! - [`retry`]: pure error classification, backoff and budgets (takes `now`).
+//! - [`clock`]: the injected clock and the service-clock skew guard (lease expiry never rests on
+//!   one worker's clock alone).
+//! - [`store`]: claim / heartbeat / checkpoint / finish / cancel as conditional writes with typed
+//!   outcomes (`Claimed`, `Held`, `TakenOver`, `Stale`).
+//! - [`policy`]: ALLOW / FORBID / SERIALIZE / REPLACE job slots, and per-tenant running limits.
+//! - [`target`]: Lambda, HTTPS webhook (with the address policy), SQS, and in-process handlers.
+//! - [`metrics`]: EMF lines for the dashboard.
+//! - [`worker`]: one message in, one disposition out; shared by the Lambda and ECS entry points
+//!   in `functions/worker`.
+//!
+//! `docs/execution.md` describes the protocol and its decisions.
+pub mod clock;
+pub mod metrics;
+pub mod policy;
+pub mod retry;
+pub mod store;
+pub mod target;
+pub mod worker;

@@ -1,0 +1,215 @@
+//! The ECS entry point: a long-poll loop over one pool's queue.
+//!
+//! - Backpressure: a receive asks for at most as many messages as there are free slots (and at
+//!   most 10), so nothing waits in local memory while its lease and visibility run out.
+//! - Visibility: messages are received with a visibility of one lease plus the skew margin, and
+//!   every heartbeat extends it; a killed worker's messages reappear when its leases expire.
+//! - Deletes are batched (`DeleteMessageBatch`, up to 10, flushed every 100 ms).
+//! - Shutdown (SIGTERM): stop receiving; let running executions finish for a grace period;
+//!   then cancel them, which releases their leases and returns their messages at once.
+
+use aws_sdk_sqs::types::{DeleteMessageBatchRequestEntry, MessageSystemAttributeName};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use sundial_core::execution::target::in_process::BoxFuture;
+use sundial_core::execution::worker::{Disposition, MessageControl, Worker};
+use tokio::sync::{mpsc, Semaphore};
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+/// Options of the poll loop.
+#[derive(Debug, Clone)]
+pub struct EcsOptions {
+    /// Executions run at once.
+    pub slots: usize,
+    /// How long running work may continue after shutdown begins.
+    pub shutdown_grace: Duration,
+    /// Long-poll wait (seconds, ≤ 20).
+    pub wait_secs: i32,
+}
+
+impl EcsOptions {
+    /// From `SUNDIAL_WORKER_SLOTS` (default 8) and `SUNDIAL_SHUTDOWN_GRACE_SECS` (default 25).
+    pub fn from_env() -> anyhow::Result<Self> {
+        use sundial_core::execution::worker::env;
+        let get = |k: &str, d: u64| -> anyhow::Result<u64> {
+            match std::env::var(k) {
+                Ok(v) if !v.is_empty() => v.parse().map_err(|_| anyhow::anyhow!("{k}={v:?} is not a number")),
+                _ => Ok(d),
+            }
+        };
+        Ok(EcsOptions {
+            slots: get(env::SLOTS, 8)?.clamp(1, 1_000) as usize,
+            shutdown_grace: Duration::from_secs(get(env::SHUTDOWN_GRACE_SECS, 25)?),
+            wait_secs: 20,
+        })
+    }
+}
+
+/// What a run of the loop did.
+#[derive(Debug, Default)]
+pub struct Stats {
+    /// Messages received.
+    pub received: AtomicU64,
+    /// Receive requests.
+    pub receives: AtomicU64,
+    /// Delete requests (batched).
+    pub deletes: AtomicU64,
+    /// Visibility changes.
+    pub visibility_changes: AtomicU64,
+}
+
+struct Visibility {
+    sqs: aws_sdk_sqs::Client,
+    url: String,
+    receipt: String,
+    stats: Arc<Stats>,
+}
+
+impl MessageControl for Visibility {
+    fn extend(&self, secs: i32) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            self.stats.visibility_changes.fetch_add(1, Ordering::Relaxed);
+            let r = self
+                .sqs
+                .change_message_visibility()
+                .queue_url(&self.url)
+                .receipt_handle(&self.receipt)
+                .visibility_timeout(secs)
+                .send()
+                .await;
+            if let Err(e) = r {
+                tracing::warn!(error = %aws_sdk_sqs::error::DisplayErrorContext(e), "visibility extension failed");
+            }
+        })
+    }
+}
+
+async fn delete_batcher(
+    sqs: aws_sdk_sqs::Client,
+    url: String,
+    mut rx: mpsc::Receiver<String>,
+    stats: Arc<Stats>,
+) {
+    while let Some(first) = rx.recv().await {
+        let mut pending = vec![first];
+        let deadline = tokio::time::Instant::now() + Duration::from_millis(100);
+        while pending.len() < 10 {
+            match tokio::time::timeout_at(deadline, rx.recv()).await {
+                Ok(Some(r)) => pending.push(r),
+                Ok(None) | Err(_) => break,
+            }
+        }
+        let mut req = sqs.delete_message_batch().queue_url(&url);
+        for (i, r) in pending.into_iter().enumerate() {
+            if let Ok(e) =
+                DeleteMessageBatchRequestEntry::builder().id(format!("d{i}")).receipt_handle(r).build()
+            {
+                req = req.entries(e);
+            }
+        }
+        stats.deletes.fetch_add(1, Ordering::Relaxed);
+        if let Err(e) = req.send().await {
+            // Undeleted messages come back and find their executions final: harmless.
+            tracing::warn!(error = %aws_sdk_sqs::error::DisplayErrorContext(e), "DeleteMessageBatch failed");
+        }
+    }
+}
+
+/// Runs the poll loop for the worker's pool until `shutdown` fires and in-flight work is done
+/// or released.
+pub async fn run(
+    worker: Arc<Worker>,
+    opts: EcsOptions,
+    shutdown: CancellationToken,
+) -> anyhow::Result<Arc<Stats>> {
+    let pool = worker.settings().pool.clone();
+    let url = worker.queue_url(&pool).await.map_err(anyhow::Error::msg)?;
+    let sqs = worker.sqs().clone();
+    let stats = Arc::new(Stats::default());
+    let slots = Arc::new(Semaphore::new(opts.slots));
+    let stop = CancellationToken::new();
+    let (del_tx, del_rx) = mpsc::channel::<String>(1024);
+    let deleter = tokio::spawn(delete_batcher(sqs.clone(), url.clone(), del_rx, stats.clone()));
+    let mut tasks = JoinSet::new();
+    tracing::info!(pool, slots = opts.slots, worker = %worker.settings().worker_id, "polling");
+    'poll: while !shutdown.is_cancelled() {
+        let first = tokio::select! {
+            p = slots.clone().acquire_owned() => p?,
+            _ = shutdown.cancelled() => break 'poll,
+        };
+        let want = (1 + slots.available_permits()).min(10) as i32;
+        let recv = sqs
+            .receive_message()
+            .queue_url(&url)
+            .max_number_of_messages(want)
+            .wait_time_seconds(opts.wait_secs)
+            .visibility_timeout(worker.settings().visibility_secs())
+            .message_system_attribute_names(MessageSystemAttributeName::ApproximateReceiveCount)
+            .send();
+        let out = tokio::select! {
+            r = recv => r,
+            _ = shutdown.cancelled() => break 'poll,
+        };
+        stats.receives.fetch_add(1, Ordering::Relaxed);
+        let msgs = match out {
+            Ok(o) => o.messages.unwrap_or_default(),
+            Err(e) => {
+                tracing::warn!(error = %aws_sdk_sqs::error::DisplayErrorContext(e), "ReceiveMessage failed");
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                continue;
+            }
+        };
+        let mut first = Some(first);
+        for msg in msgs {
+            let permit = match first.take() {
+                Some(p) => p,
+                None => match slots.clone().try_acquire_owned() {
+                    Ok(p) => p,
+                    Err(_) => slots.clone().acquire_owned().await?,
+                },
+            };
+            stats.received.fetch_add(1, Ordering::Relaxed);
+            let (w, stop, del_tx, sqs, url, pool, stats) = (
+                worker.clone(),
+                stop.clone(),
+                del_tx.clone(),
+                sqs.clone(),
+                url.clone(),
+                pool.clone(),
+                stats.clone(),
+            );
+            tasks.spawn(async move {
+                let _permit = permit;
+                let receipt = msg.receipt_handle.clone().unwrap_or_default();
+                let body = msg.body.clone().unwrap_or_default();
+                let vis = Visibility {
+                    sqs: sqs.clone(),
+                    url: url.clone(),
+                    receipt: receipt.clone(),
+                    stats: stats.clone(),
+                };
+                match w.handle(&pool, &body, &vis, &stop).await {
+                    Disposition::Delete => {
+                        let _ = del_tx.send(receipt).await;
+                    }
+                    Disposition::RetryAfter(secs) => vis.extend(secs).await,
+                    Disposition::Leave => {}
+                }
+            });
+        }
+        while tasks.try_join_next().is_some() {}
+    }
+    tracing::info!(running = tasks.len(), "shutting down: no new work; finishing running executions");
+    let drained =
+        tokio::time::timeout(opts.shutdown_grace, async { while tasks.join_next().await.is_some() {} }).await;
+    if drained.is_err() {
+        tracing::info!(running = tasks.len(), "grace period over: releasing running executions");
+        stop.cancel();
+        while tasks.join_next().await.is_some() {}
+    }
+    drop(del_tx);
+    let _ = deleter.await;
+    Ok(stats)
+}

@@ -1,0 +1,132 @@
+//! The Lambda entry point: an SQS event in, a partial batch response out.
+//!
+//! Each record is handled concurrently by the shared core. A record the core wants back later
+//! (retry backoff, someone else's lease, an execution not yet due) first gets its visibility
+//! set to that moment with `ChangeMessageVisibility`, then is reported in
+//! `batch_item_failures` so the event source mapping does not delete it: the same message
+//! carries the retry, no new message is created. Records whose execution reached a final
+//! status are reported as successes and deleted by the event source mapping.
+//!
+//! The batch stops three seconds before the invocation's deadline: running executions are then
+//! released (lease end set to zero) and their messages made visible again at once.
+
+use aws_lambda_events::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+use sundial_core::execution::worker::{Disposition, NoExtend, Worker};
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+/// How long before the invocation deadline running work is released.
+pub const DEADLINE_MARGIN: Duration = Duration::from_secs(3);
+
+/// Handles one SQS event. `stop` fires when the batch must wind down (deadline).
+pub async fn handle_event(
+    worker: &Arc<Worker>,
+    event: SqsEvent,
+    stop: &CancellationToken,
+) -> SqsBatchResponse {
+    let mut set = JoinSet::new();
+    for rec in event.records {
+        let (w, stop) = (worker.clone(), stop.clone());
+        set.spawn(async move {
+            let pool = rec
+                .event_source_arn
+                .as_deref()
+                .map(|a| w.pool_of_queue(a))
+                .unwrap_or_else(|| w.settings().pool.clone());
+            let body = rec.body.unwrap_or_default();
+            let d = w.handle(&pool, &body, &NoExtend, &stop).await;
+            let kept = match d {
+                Disposition::Delete => false,
+                Disposition::Leave => true,
+                Disposition::RetryAfter(secs) => {
+                    if let Some(rh) = &rec.receipt_handle {
+                        set_visibility(&w, &pool, rh, secs).await;
+                    }
+                    true
+                }
+            };
+            (rec.message_id.unwrap_or_default(), kept)
+        });
+    }
+    let mut resp = SqsBatchResponse::default();
+    while let Some(r) = set.join_next().await {
+        match r {
+            Ok((id, true)) => {
+                let mut f = BatchItemFailure::default();
+                f.item_identifier = id;
+                resp.batch_item_failures.push(f);
+            }
+            Ok((_, false)) => {}
+            Err(e) => tracing::error!(error = %e, "record task failed"),
+        }
+    }
+    resp
+}
+
+async fn set_visibility(w: &Worker, pool: &str, receipt: &str, secs: i32) {
+    let url = match w.queue_url(pool).await {
+        Ok(u) => u,
+        Err(e) => {
+            tracing::error!(pool, error = %e, "cannot resolve queue URL; message returns after its current visibility");
+            return;
+        }
+    };
+    if let Err(e) = w
+        .sqs()
+        .change_message_visibility()
+        .queue_url(url)
+        .receipt_handle(receipt)
+        .visibility_timeout(secs)
+        .send()
+        .await
+    {
+        tracing::warn!(error = %aws_sdk_sqs::error::DisplayErrorContext(e), "ChangeMessageVisibility failed");
+    }
+}
+
+/// Time left before the invocation deadline. Lambda sends the deadline as epoch ms; `cargo
+/// lambda watch` (1.9) sends the timeout itself (e.g. `600000`), so a value before 2001 is read
+/// as a duration from now.
+pub fn time_left(deadline_ms: u64, now: SystemTime) -> Duration {
+    const EPOCH_2001_MS: u64 = 978_307_200_000;
+    if deadline_ms < EPOCH_2001_MS {
+        return Duration::from_millis(deadline_ms);
+    }
+    (SystemTime::UNIX_EPOCH + Duration::from_millis(deadline_ms)).duration_since(now).unwrap_or_default()
+}
+
+/// The Lambda function: [`handle_event`] with a stop token that fires [`DEADLINE_MARGIN`] before
+/// the invocation's deadline.
+pub async fn function_handler(
+    worker: Arc<Worker>,
+    event: lambda_runtime::LambdaEvent<SqsEvent>,
+) -> Result<SqsBatchResponse, lambda_runtime::Error> {
+    let stop = CancellationToken::new();
+    let left = time_left(event.context.deadline, SystemTime::now());
+    tracing::debug!(left_ms = left.as_millis() as u64, records = event.payload.records.len(), "batch");
+    let timer = {
+        let stop = stop.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(left.saturating_sub(DEADLINE_MARGIN)).await;
+            stop.cancel();
+        })
+    };
+    let resp = handle_event(&worker, event.payload, &stop).await;
+    timer.abort();
+    Ok(resp)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deadlines_are_epoch_ms_or_a_watch_timeout() {
+        let now = SystemTime::UNIX_EPOCH + Duration::from_millis(1_796_000_000_000);
+        assert_eq!(time_left(1_796_000_030_000, now), Duration::from_secs(30));
+        assert_eq!(time_left(1_795_999_000_000, now), Duration::ZERO);
+        assert_eq!(time_left(600_000, now), Duration::from_secs(600));
+    }
+}

@@ -1,0 +1,44 @@
+//! # sundial-worker
+//!
+//! Two entry points over one core ([`sundial_core::execution::worker::Worker`]):
+//! - [`lambda`]: the SQS-triggered Lambda. Messages of a batch run concurrently; the response
+//!   lists the ones to keep (`batch_item_failures`, partial batch response) after moving each
+//!   kept message's visibility to when it should come back (retry backoff, lease end).
+//! - [`ecs`]: the long-running ECS binary. It long-polls its pool's queue for only as many
+//!   messages as it has free slots (seed 000 §12: never take a thousand and queue them locally
+//!   while their leases run out), extends visibility while working, and on SIGTERM stops
+//!   receiving, lets running work finish for a grace period, then releases what it still holds.
+//!
+//! The binaries only read config, build clients and call into these modules.
+
+pub mod ecs;
+pub mod lambda;
+
+use std::sync::Arc;
+use sundial_core::aws::Clients;
+use sundial_core::config::Config;
+use sundial_core::execution::clock::SystemClock;
+use sundial_core::execution::metrics::EmfStdout;
+use sundial_core::execution::target::in_process::Handlers;
+use sundial_core::execution::worker::{Worker, WorkerSettings};
+
+/// Builds a worker from the environment (config, settings, SDK clients), with `handlers`.
+pub async fn worker_from_env(handlers: Handlers) -> anyhow::Result<Arc<Worker>> {
+    let cfg = Config::from_env()?;
+    let settings = WorkerSettings::from_env()?;
+    let clients = Clients::from_env().await;
+    let w = Worker::new(cfg, settings, &clients, handlers, Arc::new(SystemClock), Arc::new(EmfStdout))?;
+    Ok(Arc::new(w))
+}
+
+/// Logs as JSON-less plain lines on stderr (stdout carries the EMF metric lines).
+pub fn init_tracing() {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .try_init();
+}

@@ -1,0 +1,512 @@
+//! Fixtures for execution-plane tests: READY executions as the trigger would create them, their
+//! queue messages, in-process workers, a local webhook server that records what it receives,
+//! and a fenced resource (seed 000 §5's `report_output`) that refuses older tokens.
+
+use crate::TestEnv;
+use anyhow::{bail, Context, Result};
+use aws_sdk_dynamodb::types::AttributeValue;
+use bytes::Bytes;
+use chrono::{DateTime, Utc};
+use http_body_util::{BodyExt, Full};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use sundial_core::execution::clock::SystemClock;
+use sundial_core::execution::metrics::MemorySink;
+use sundial_core::execution::store::{ExecKey, ExecStore, Snapshot};
+use sundial_core::execution::target::in_process::Handlers;
+use sundial_core::execution::worker::{Worker, WorkerSettings};
+use sundial_core::model::{
+    AuditEvent, ConcurrencyPolicy, ExecMessage, ExecStatus, Execution, JobDefinition, RetryPolicy, Target,
+};
+use sundial_core::schedule::ScheduleSpec;
+use sundial_core::store::items;
+use tokio::net::TcpListener;
+use tokio::sync::Notify;
+
+/// A job definition with `target`, retries (3 attempts, 1 s backoff cap) and a 30 s timeout.
+pub fn definition(target: Target) -> JobDefinition {
+    JobDefinition {
+        schedule: ScheduleSpec::new("rate(1 minute)", "UTC"),
+        pool: "default".into(),
+        target,
+        params: serde_json::json!({"report": "daily"}),
+        params_ref: None,
+        misfire: Default::default(),
+        misfire_threshold_secs: 60,
+        concurrency: ConcurrencyPolicy::Allow,
+        retry: RetryPolicy { max_attempts: 3, base_delay_secs: 1, max_delay_secs: 1, max_age_secs: 3_600 },
+        timeout_secs: 30,
+    }
+}
+
+/// An HTTP-target definition.
+pub fn http_definition(url: &str) -> JobDefinition {
+    definition(Target::Http { url: url.into() })
+}
+
+/// A READY execution exactly as the trigger creates it: attempt 0, token 0, available at its
+/// fire instant, one creation event.
+pub fn ready_execution(
+    tenant: &str,
+    job: &str,
+    def: JobDefinition,
+    scheduled_at: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> Execution {
+    Execution {
+        tenant: tenant.into(),
+        job_id: job.into(),
+        scheduled_at,
+        fire_at: scheduled_at,
+        created_at: now,
+        status: ExecStatus::Ready,
+        attempt: 0,
+        fencing_token: 0,
+        lease_owner: None,
+        lease_until: None,
+        available_at: scheduled_at.timestamp_millis(),
+        def_version: 1,
+        definition: def,
+        missed_range: None,
+        last_error: None,
+        cancel_requested: false,
+        timeline: vec![AuditEvent {
+            at: now.timestamp_millis(),
+            actor: "tick:test".into(),
+            from: None,
+            to: ExecStatus::Ready,
+            attempt: 0,
+            token: 0,
+            code: None,
+        }],
+    }
+}
+
+/// Stores an execution (PutItem of `execution_to_item`, like the trigger).
+pub async fn put_execution(env: &TestEnv, e: &Execution) -> Result<ExecKey> {
+    env.clients
+        .ddb
+        .put_item()
+        .table_name(&env.cfg.executions_table)
+        .set_item(Some(items::execution_to_item(e, 86_400)))
+        .condition_expression("attribute_not_exists(pk)")
+        .send()
+        .await
+        .context("putting the execution")?;
+    Ok(ExecKey::of(e))
+}
+
+/// The queue message of an execution.
+pub fn message_of(e: &Execution, enqueued_at: DateTime<Utc>) -> ExecMessage {
+    ExecMessage {
+        tenant: e.tenant.clone(),
+        job_id: e.job_id.clone(),
+        scheduled_ms: e.scheduled_at.timestamp_millis(),
+        fire_ms: e.fire_at.timestamp_millis(),
+        enqueued_ms: enqueued_at.timestamp_millis(),
+    }
+}
+
+/// Sends an execution's message to its pool queue with `delay_secs`.
+pub async fn enqueue(env: &TestEnv, e: &Execution, delay_secs: i32) -> Result<()> {
+    let body = serde_json::to_string(&message_of(e, Utc::now()))?;
+    env.clients
+        .sqs
+        .send_message()
+        .queue_url(env.queue_url(&e.definition.pool))
+        .message_body(body)
+        .delay_seconds(delay_secs)
+        .send()
+        .await
+        .context("sending the execution message")?;
+    Ok(())
+}
+
+/// Creates a READY execution of `job` scheduled at `scheduled_at` and enqueues its message
+/// (with the delay the trigger would use: whole seconds until the fire, rounded down).
+pub async fn create_ready(
+    env: &TestEnv,
+    tenant: &str,
+    job: &str,
+    def: JobDefinition,
+    scheduled_at: DateTime<Utc>,
+) -> Result<ExecKey> {
+    let now = Utc::now();
+    let e = ready_execution(tenant, job, def, scheduled_at, now);
+    let key = put_execution(env, &e).await?;
+    let delay = ((scheduled_at - now).num_milliseconds().max(0) / 1000).min(900) as i32;
+    enqueue(env, &e, delay).await?;
+    Ok(key)
+}
+
+/// The execution store of an environment (no skew probe).
+pub fn store(env: &TestEnv) -> ExecStore {
+    ExecStore::new(env.clients.ddb.clone(), env.cfg.executions_table.clone())
+}
+
+/// Reads an execution (strongly consistent).
+pub async fn snapshot(env: &TestEnv, key: &ExecKey) -> Result<Snapshot> {
+    store(env).get(key, true).await?.context("execution not found")
+}
+
+/// Test worker settings: 2 s leases, 200 ms skew margin, private webhook targets allowed.
+pub fn settings(id: &str) -> WorkerSettings {
+    let mut s = WorkerSettings::new(id, "default");
+    s.lease_ms = 2_000;
+    s.skew_margin_ms = 200;
+    s.early_hold_ms = 1_500;
+    s.allow_private_targets = true;
+    s.cancel_grace_ms = 1_000;
+    s
+}
+
+/// A worker on `env` with `settings` and `handlers`, recording metrics in memory.
+pub fn worker_with(
+    env: &TestEnv,
+    settings: WorkerSettings,
+    handlers: Handlers,
+) -> Result<(Arc<Worker>, Arc<MemorySink>)> {
+    worker_with_clients(env, settings, handlers, &env.clients)
+}
+
+/// Same, with explicit clients (e.g. a Lambda client pointed at `cargo lambda watch`).
+pub fn worker_with_clients(
+    env: &TestEnv,
+    settings: WorkerSettings,
+    handlers: Handlers,
+    clients: &sundial_core::aws::Clients,
+) -> Result<(Arc<Worker>, Arc<MemorySink>)> {
+    let sink = Arc::new(MemorySink::default());
+    let w = Worker::new(env.cfg.clone(), settings, clients, handlers, Arc::new(SystemClock), sink.clone())?;
+    Ok((Arc::new(w), sink))
+}
+
+/// Polls `key` every 100 ms until `done` holds (fails after `within`: a guard, not a timing
+/// assertion).
+pub async fn wait_for(
+    env: &TestEnv,
+    key: &ExecKey,
+    within: Duration,
+    done: impl Fn(&Snapshot) -> bool,
+) -> Result<Snapshot> {
+    let end = tokio::time::Instant::now() + within;
+    loop {
+        let s = snapshot(env, key).await?;
+        if done(&s) {
+            return Ok(s);
+        }
+        if tokio::time::Instant::now() > end {
+            bail!(
+                "execution {} did not reach the expected state in {within:?}; it is {:?} with timeline {:#?}",
+                key.id(),
+                s.exec.status,
+                s.exec.timeline
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Receives (and keeps invisible for `visibility` s) up to 10 messages from a queue URL.
+pub async fn receive(env: &TestEnv, url: &str, visibility: i32) -> Result<Vec<aws_sdk_sqs::types::Message>> {
+    let out = env
+        .clients
+        .sqs
+        .receive_message()
+        .queue_url(url)
+        .max_number_of_messages(10)
+        .visibility_timeout(visibility)
+        .wait_time_seconds(1)
+        .send()
+        .await?;
+    Ok(out.messages.unwrap_or_default())
+}
+
+/// Messages in a pool's DLQ (received with a long visibility, so each is counted once).
+pub async fn dlq_bodies(env: &TestEnv, pool: &str) -> Result<Vec<String>> {
+    let url = env.queues[pool].dlq_url.clone();
+    let mut out = Vec::new();
+    for _ in 0..3 {
+        let got = receive(env, &url, 300).await?;
+        if got.is_empty() {
+            break;
+        }
+        out.extend(got.into_iter().filter_map(|m| m.body));
+    }
+    Ok(out)
+}
+
+/// What the webhook server answers to one request.
+#[derive(Debug, Clone)]
+pub enum Reply {
+    /// Answer with this status at once.
+    Status(u16),
+    /// Wait until the notify fires (forever if it never does), then answer 200.
+    Hold(Arc<Notify>),
+    /// Wait, then answer with the status.
+    After(Duration, u16),
+}
+
+/// One request the webhook server received.
+#[derive(Debug, Clone)]
+pub struct Received {
+    /// `Idempotency-Key`.
+    pub idempotency_key: String,
+    /// `X-Sundial-Fencing-Token`.
+    pub token: u64,
+    /// `X-Sundial-Attempt`.
+    pub attempt: u32,
+    /// The JSON body.
+    pub body: serde_json::Value,
+}
+
+#[derive(Default)]
+struct ServerState {
+    script: VecDeque<Reply>,
+    received: Vec<Received>,
+}
+
+/// A local webhook server answering from a script (then 200), recording every request.
+pub struct WebhookServer {
+    /// Base URL, `http://127.0.0.1:<port>`.
+    pub base: String,
+    state: Arc<Mutex<ServerState>>,
+    arrived: Arc<Notify>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl WebhookServer {
+    /// Starts a server on a free loopback port.
+    pub async fn start(script: Vec<Reply>) -> Result<Self> {
+        let listener = TcpListener::bind("127.0.0.1:0").await?;
+        let base = format!("http://{}", listener.local_addr()?);
+        let state = Arc::new(Mutex::new(ServerState { script: script.into(), received: Vec::new() }));
+        let arrived = Arc::new(Notify::new());
+        let (st, ar) = (state.clone(), arrived.clone());
+        let task = tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                let (st, ar) = (st.clone(), ar.clone());
+                tokio::spawn(async move {
+                    let svc = service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
+                        let (st, ar) = (st.clone(), ar.clone());
+                        async move { Ok::<_, Infallible>(answer(st, ar, req).await) }
+                    });
+                    let _ = http1::Builder::new().serve_connection(TokioIo::new(stream), svc).await;
+                });
+            }
+        });
+        Ok(WebhookServer { base, state, arrived, task })
+    }
+
+    /// The URL of `path` on this server.
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    /// Everything received so far.
+    pub fn received(&self) -> Vec<Received> {
+        self.state.lock().map(|s| s.received.clone()).unwrap_or_default()
+    }
+
+    /// Waits until at least `n` requests have arrived (fails after `within`).
+    pub async fn wait_requests(&self, n: usize, within: Duration) -> Result<Vec<Received>> {
+        let end = tokio::time::Instant::now() + within;
+        loop {
+            let got = self.received();
+            if got.len() >= n {
+                return Ok(got);
+            }
+            if tokio::time::timeout_at(end, self.arrived.notified()).await.is_err() {
+                bail!("{} webhook requests arrived, expected {n} within {within:?}", got.len());
+            }
+        }
+    }
+}
+
+impl Drop for WebhookServer {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+async fn answer(
+    st: Arc<Mutex<ServerState>>,
+    arrived: Arc<Notify>,
+    req: hyper::Request<hyper::body::Incoming>,
+) -> hyper::Response<Full<Bytes>> {
+    let h = |k: &str| req.headers().get(k).and_then(|v| v.to_str().ok()).unwrap_or_default().to_string();
+    let (key, token, attempt) = (h("idempotency-key"), h("x-sundial-fencing-token"), h("x-sundial-attempt"));
+    let body = req.into_body().collect().await.map(|b| b.to_bytes()).unwrap_or_default();
+    let reply = {
+        let mut s = match st.lock() {
+            Ok(s) => s,
+            Err(p) => p.into_inner(),
+        };
+        s.received.push(Received {
+            idempotency_key: key,
+            token: token.parse().unwrap_or(0),
+            attempt: attempt.parse().unwrap_or(0),
+            body: serde_json::from_slice(&body).unwrap_or_default(),
+        });
+        s.script.pop_front().unwrap_or(Reply::Status(200))
+    };
+    arrived.notify_waiters();
+    let status = match reply {
+        Reply::Status(c) => c,
+        Reply::Hold(n) => {
+            n.notified().await;
+            200
+        }
+        Reply::After(d, c) => {
+            tokio::time::sleep(d).await;
+            c
+        }
+    };
+    let mut resp = hyper::Response::new(Full::new(Bytes::from_static(b"{}")));
+    *resp.status_mut() =
+        hyper::StatusCode::from_u16(status).unwrap_or(hyper::StatusCode::INTERNAL_SERVER_ERROR);
+    resp
+}
+
+/// A resource protected by fencing tokens (seed 000 §5): a write carrying token `t` succeeds
+/// only if every earlier accepted write carried a smaller token.
+pub struct FencedResource {
+    ddb: aws_sdk_dynamodb::Client,
+    table: String,
+    name: String,
+}
+
+impl FencedResource {
+    /// A resource item named `name` in the env's jobs table.
+    pub fn new(env: &TestEnv, name: &str) -> Self {
+        FencedResource { ddb: env.clients.ddb.clone(), table: env.cfg.jobs_table.clone(), name: name.into() }
+    }
+
+    /// Writes `value` with `token`; `Ok(false)` if refused as stale.
+    pub async fn write(&self, token: u64, value: &str) -> Result<bool> {
+        let r = self
+            .ddb
+            .update_item()
+            .table_name(&self.table)
+            .key("pk", AttributeValue::S(format!("RES#{}", self.name)))
+            .key("sk", AttributeValue::S("R".into()))
+            .update_expression("SET #v = :v, #t = :t")
+            .condition_expression("attribute_not_exists(#t) OR #t < :t")
+            .expression_attribute_names("#v", "value")
+            .expression_attribute_names("#t", "last_token")
+            .expression_attribute_values(":v", AttributeValue::S(value.into()))
+            .expression_attribute_values(":t", AttributeValue::N(token.to_string()))
+            .send()
+            .await;
+        match r {
+            Ok(_) => Ok(true),
+            Err(e) if e.as_service_error().is_some_and(|s| s.is_conditional_check_failed_exception()) => {
+                Ok(false)
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// The current value and token.
+    pub async fn read(&self) -> Result<Option<(String, u64)>> {
+        let out = self
+            .ddb
+            .get_item()
+            .table_name(&self.table)
+            .key("pk", AttributeValue::S(format!("RES#{}", self.name)))
+            .key("sk", AttributeValue::S("R".into()))
+            .consistent_read(true)
+            .send()
+            .await?;
+        Ok(out.item.map(|i| {
+            let v = i.get("value").and_then(|v| v.as_s().ok()).cloned().unwrap_or_default();
+            let t = i.get("last_token").and_then(|v| v.as_n().ok()).and_then(|n| n.parse().ok()).unwrap_or(0);
+            (v, t)
+        }))
+    }
+}
+
+/// Runs the ECS poll loop of `worker` in the background; stop it with the returned token.
+pub fn spawn_poller(
+    worker: Arc<Worker>,
+    slots: usize,
+) -> (tokio_util::sync::CancellationToken, tokio::task::JoinHandle<Result<Arc<sundial_worker::ecs::Stats>>>) {
+    let shutdown = tokio_util::sync::CancellationToken::new();
+    let opts =
+        sundial_worker::ecs::EcsOptions { slots, shutdown_grace: Duration::from_secs(5), wait_secs: 1 };
+    let s = shutdown.clone();
+    let h = tokio::spawn(async move { sundial_worker::ecs::run(worker, opts, s).await });
+    (shutdown, h)
+}
+
+/// An SQS event (the Lambda event source's JSON) holding `messages` received from `pool`.
+pub fn sqs_event_json(
+    env: &TestEnv,
+    pool: &str,
+    messages: &[aws_sdk_sqs::types::Message],
+) -> serde_json::Value {
+    let records: Vec<serde_json::Value> = messages
+        .iter()
+        .map(|m| {
+            serde_json::json!({
+                "messageId": m.message_id.clone().unwrap_or_default(),
+                "receiptHandle": m.receipt_handle.clone().unwrap_or_default(),
+                "body": m.body.clone().unwrap_or_default(),
+                "attributes": {"ApproximateReceiveCount": "1"},
+                "messageAttributes": {},
+                "md5OfBody": m.md5_of_body.clone().unwrap_or_default(),
+                "eventSource": "aws:sqs",
+                "eventSourceARN": env.queues[pool].arn,
+                "awsRegion": "us-east-1"
+            })
+        })
+        .collect();
+    serde_json::json!({ "Records": records })
+}
+
+/// The same, typed.
+pub fn sqs_event(
+    env: &TestEnv,
+    pool: &str,
+    messages: &[aws_sdk_sqs::types::Message],
+) -> Result<aws_lambda_events::sqs::SqsEvent> {
+    Ok(serde_json::from_value(sqs_event_json(env, pool, messages))?)
+}
+
+/// Receives exactly `n` messages from a pool queue (visibility `visibility` s), waiting up to
+/// `within` for delayed ones.
+pub async fn receive_n(
+    env: &TestEnv,
+    pool: &str,
+    n: usize,
+    visibility: i32,
+    within: Duration,
+) -> Result<Vec<aws_sdk_sqs::types::Message>> {
+    let end = tokio::time::Instant::now() + within;
+    let mut got = Vec::new();
+    while got.len() < n {
+        if tokio::time::Instant::now() > end {
+            bail!("received {} of {n} messages from {pool} within {within:?}", got.len());
+        }
+        got.extend(receive(env, env.queue_url(pool), visibility).await?);
+    }
+    Ok(got)
+}
+
+/// The environment a worker function needs to reach the emulator (for `cargo lambda watch`).
+pub fn function_env(env: &TestEnv, extra: &[(&str, &str)]) -> Vec<(String, String)> {
+    let mut v = env.cfg.to_env();
+    v.extend([
+        ("AWS_ENDPOINT_URL".to_string(), crate::endpoint()),
+        ("AWS_REGION".into(), "us-east-1".into()),
+        ("AWS_ACCESS_KEY_ID".into(), "test".into()),
+        ("AWS_SECRET_ACCESS_KEY".into(), "test".into()),
+    ]);
+    v.extend(extra.iter().map(|(k, val)| (k.to_string(), val.to_string())));
+    v
+}

@@ -1,0 +1,144 @@
+//! The worker's Lambda entry point: SQS event in, partial batch response out. In process (the
+//! handler function itself) and as the real binary under `cargo lambda watch`.
+
+use aws_sdk_lambda::primitives::Blob;
+use chrono::{Duration as CDuration, Utc};
+use std::collections::BTreeSet;
+use std::time::Duration;
+use sundial_core::execution::target::in_process::Handlers;
+use sundial_core::model::ExecStatus;
+use sundial_tests::fixtures::{self, Reply, WebhookServer};
+use sundial_tests::lambda_watch::LambdaWatch;
+use sundial_tests::TestEnv;
+use tokio_util::sync::CancellationToken;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_keeps_only_the_messages_that_must_come_back() -> anyhow::Result<()> {
+    // GIVEN three executions: one whose webhook succeeds, one whose webhook answers 503, and one
+    // not due for another minute
+    let env = TestEnv::new("lambda-batch").await?;
+    let ok = WebhookServer::start(vec![]).await?;
+    let busy = WebhookServer::start(vec![Reply::Status(503)]).await?;
+    let now = Utc::now();
+    let k_ok =
+        fixtures::create_ready(&env, "acme", "ok", fixtures::http_definition(&ok.url("/run")), now).await?;
+    let k_busy =
+        fixtures::create_ready(&env, "acme", "busy", fixtures::http_definition(&busy.url("/run")), now)
+            .await?;
+    let later = fixtures::ready_execution(
+        "acme",
+        "later",
+        fixtures::http_definition(&ok.url("/later")),
+        now + CDuration::seconds(60),
+        now,
+    );
+    let k_later = fixtures::put_execution(&env, &later).await?;
+    fixtures::enqueue(&env, &later, 0).await?; // delivered early on purpose
+    let msgs = fixtures::receive_n(&env, "default", 3, 30, Duration::from_secs(10)).await?;
+    let event = fixtures::sqs_event(&env, "default", &msgs)?;
+    let id_of = |job: &str| {
+        msgs.iter()
+            .find(|m| m.body.as_deref().unwrap_or_default().contains(&format!("\"j\":\"{job}\"")))
+            .and_then(|m| m.message_id.clone())
+            .unwrap_or_default()
+    };
+
+    // WHEN the Lambda handler runs the batch
+    let (worker, metrics) = fixtures::worker_with(&env, fixtures::settings("lambda-1"), Handlers::new())?;
+    let resp = sundial_worker::lambda::handle_event(&worker, event, &CancellationToken::new()).await;
+
+    // THEN only the retrying and the not-yet-due messages are reported as failures (kept)
+    let kept: BTreeSet<String> = resp.batch_item_failures.iter().map(|f| f.item_identifier.clone()).collect();
+    assert_eq!(kept, BTreeSet::from([id_of("busy"), id_of("later")]));
+    // AND the executions are SUCCEEDED, RETRY_WAIT (first attempt) and still READY
+    assert_eq!(fixtures::snapshot(&env, &k_ok).await?.exec.status, ExecStatus::Succeeded);
+    let b = fixtures::snapshot(&env, &k_busy).await?;
+    assert_eq!((b.exec.status, b.exec.attempt), (ExecStatus::RetryWait, 1));
+    assert_eq!(b.exec.last_error.map(|e| e.0), Some("Http503".to_string()));
+    assert_eq!(fixtures::snapshot(&env, &k_later).await?.exec.status, ExecStatus::Ready);
+    // AND the webhook got the idempotency key and the fencing token
+    let r = ok.received();
+    assert_eq!(
+        (r.len(), r[0].idempotency_key.as_str(), r[0].token, r[0].attempt),
+        (1, k_ok.id().as_str(), 1, 1)
+    );
+    assert_eq!(r[0].body["executionId"], k_ok.id());
+    // AND the retry comes back on the same message once its backoff is over
+    let back = fixtures::receive_n(&env, "default", 1, 30, Duration::from_secs(10)).await?;
+    assert_eq!(back[0].message_id.clone().unwrap_or_default(), id_of("busy"));
+    let m = metrics.records();
+    assert_eq!(m.iter().filter(|r| r.outcome == Some(ExecStatus::Succeeded)).count(), 1);
+    assert_eq!(m.iter().map(|r| r.retries).sum::<u64>(), 1);
+    env.cleanup().await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_same_message_delivered_twice_in_one_batch_runs_once() -> anyhow::Result<()> {
+    // GIVEN one due execution whose message SQS delivers twice (two receipt handles)
+    let env = TestEnv::new("lambda-dup").await?;
+    let hook = WebhookServer::start(vec![Reply::After(Duration::from_millis(300), 200)]).await?;
+    let key =
+        fixtures::create_ready(&env, "acme", "dup", fixtures::http_definition(&hook.url("/run")), Utc::now())
+            .await?;
+    let first = fixtures::receive_n(&env, "default", 1, 0, Duration::from_secs(10)).await?;
+    let second = fixtures::receive_n(&env, "default", 1, 30, Duration::from_secs(10)).await?;
+    assert_eq!(first[0].message_id, second[0].message_id);
+    let event = fixtures::sqs_event(&env, "default", &[first[0].clone(), second[0].clone()])?;
+
+    // WHEN one Lambda invocation handles both copies concurrently
+    let (worker, _) = fixtures::worker_with(&env, fixtures::settings("lambda-dup"), Handlers::new())?;
+    sundial_worker::lambda::handle_event(&worker, event, &CancellationToken::new()).await;
+
+    // THEN the webhook ran once and the execution has one claim and one success
+    assert_eq!(hook.received().len(), 1);
+    let s = fixtures::snapshot(&env, &key).await?;
+    assert_eq!(s.exec.status, ExecStatus::Succeeded);
+    assert_eq!(s.exec.timeline.iter().filter(|a| a.to == ExecStatus::Running).count(), 1);
+    env.cleanup().await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_worker_binary_answers_an_sqs_event_under_cargo_lambda_watch() -> anyhow::Result<()> {
+    // GIVEN a due execution with a webhook target, and the `worker` binary under cargo lambda watch
+    let env = TestEnv::new("lambda-watch").await?;
+    let hook = WebhookServer::start(vec![]).await?;
+    let key = fixtures::create_ready(
+        &env,
+        "acme",
+        "watched",
+        fixtures::http_definition(&hook.url("/run")),
+        Utc::now(),
+    )
+    .await?;
+    let msgs = fixtures::receive_n(&env, "default", 1, 60, Duration::from_secs(10)).await?;
+    let fn_env = fixtures::function_env(
+        &env,
+        &[("SUNDIAL_ALLOW_PRIVATE_TARGETS", "true"), ("SUNDIAL_WORKER_ID", "watch-1")],
+    );
+    let watch = LambdaWatch::start("sundial-worker", &fn_env).await?;
+
+    // WHEN the event source mapping's SQS event is invoked
+    let event = fixtures::sqs_event_json(&env, "default", &msgs);
+    let out = watch
+        .client()
+        .invoke()
+        .function_name("worker")
+        .payload(Blob::new(serde_json::to_vec(&event)?))
+        .send()
+        .await?;
+    let payload = out.payload().map(|p| String::from_utf8_lossy(p.as_ref()).into_owned()).unwrap_or_default();
+    assert!(out.function_error().is_none(), "worker failed: {payload}");
+
+    // THEN the partial batch response keeps nothing, the webhook ran once, and the execution
+    // SUCCEEDED under the function's worker id
+    let resp: serde_json::Value = serde_json::from_str(&payload)?;
+    assert_eq!(resp["batchItemFailures"], serde_json::json!([]), "{payload}");
+    assert_eq!(hook.received().len(), 1);
+    let s = fixtures::snapshot(&env, &key).await?;
+    assert_eq!(s.exec.status, ExecStatus::Succeeded);
+    assert!(s.exec.timeline.iter().any(|a| a.actor == "worker:watch-1"), "{:?}", s.exec.timeline);
+    env.cleanup().await;
+    Ok(())
+}
