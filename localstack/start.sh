@@ -61,7 +61,10 @@ if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import moto, flask; a
   "$venv/bin/pip" install -q "moto[server]==$MOTO_VERSION"
 fi
 
-nohup "$venv/bin/python" "$here/sundial_emulator.py" --port "$port" >"$log_file" 2>&1 &
+# Its own session (setsid): a Ctrl-C or a kill aimed at the caller's process group must not
+# take the shared emulator down with it.
+launcher=""; command -v setsid >/dev/null 2>&1 && launcher="setsid"
+$launcher nohup "$venv/bin/python" "$here/sundial_emulator.py" --port "$port" >"$log_file" 2>&1 < /dev/null &
 echo $! >"$pid_file"
 for _ in $(seq 1 150); do
   if pid="$(health)"; then

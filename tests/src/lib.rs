@@ -8,6 +8,8 @@
 //! If the emulator is not running, the first call fails with a message naming the start script.
 
 pub mod fixtures;
+pub mod lambda_watch;
+pub mod trigger;
 
 use anyhow::{Context, Result};
 use aws_config::{BehaviorVersion, Region, SdkConfig};
@@ -46,7 +48,8 @@ pub fn clients() -> Clients {
 
 /// Fails with a clear message when the emulator does not answer.
 pub async fn require_emulator(clients: &Clients) -> Result<()> {
-    let probe = tokio::time::timeout(Duration::from_secs(10), clients.ddb.list_tables().limit(1).send()).await;
+    let probe =
+        tokio::time::timeout(Duration::from_secs(10), clients.ddb.list_tables().limit(1).send()).await;
     match probe {
         Ok(Ok(_)) => Ok(()),
         Ok(Err(e)) => Err(anyhow::anyhow!(

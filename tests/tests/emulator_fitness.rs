@@ -42,7 +42,8 @@ async fn concurrent_read_then_cas_increments_lose_no_update() -> anyhow::Result<
             let mut won = 0usize;
             while won < INCREMENTS_EACH {
                 let got = key(&ddb.get_item().table_name(&table).consistent_read(true)).send().await?;
-                let n: u64 = got.item().and_then(|i| i.get("n")).and_then(|v| v.as_n().ok()).unwrap().parse()?;
+                let n: u64 =
+                    got.item().and_then(|i| i.get("n")).and_then(|v| v.as_n().ok()).unwrap().parse()?;
                 let put = ddb
                     .update_item()
                     .table_name(&table)
@@ -56,7 +57,9 @@ async fn concurrent_read_then_cas_increments_lose_no_update() -> anyhow::Result<
                     .await;
                 match put {
                     Ok(_) => won += 1,
-                    Err(e) if e.as_service_error().is_some_and(|s| s.is_conditional_check_failed_exception()) => {}
+                    Err(e)
+                        if e.as_service_error()
+                            .is_some_and(|s| s.is_conditional_check_failed_exception()) => {}
                     Err(e) => return Err(anyhow::Error::from(e)),
                 }
             }
@@ -72,7 +75,11 @@ async fn concurrent_read_then_cas_increments_lose_no_update() -> anyhow::Result<
     let got = key(&env.clients.ddb.get_item().table_name(&table).consistent_read(true)).send().await?;
     let n: usize = got.item().and_then(|i| i.get("n")).and_then(|v| v.as_n().ok()).unwrap().parse()?;
     assert_eq!(successes, CLIENTS * INCREMENTS_EACH);
-    assert_eq!(n, successes, "{} successful conditional writes but the counter says {n}: lost updates", successes);
+    assert_eq!(
+        n, successes,
+        "{} successful conditional writes but the counter says {n}: lost updates",
+        successes
+    );
     env.cleanup().await;
     Ok(())
 }
@@ -134,7 +141,13 @@ async fn concurrent_sqs_consumers_see_no_duplicate_while_visibility_holds() -> a
     let seen = seen.lock().await;
     let unique: HashSet<&String> = seen.iter().collect();
     assert_eq!(unique.len(), MESSAGES, "not every message was received");
-    assert_eq!(seen.len(), MESSAGES, "{} deliveries of {} messages: duplicates while visibility held", seen.len(), MESSAGES);
+    assert_eq!(
+        seen.len(),
+        MESSAGES,
+        "{} deliveries of {} messages: duplicates while visibility held",
+        seen.len(),
+        MESSAGES
+    );
     env.cleanup().await;
     Ok(())
 }

@@ -16,14 +16,20 @@
 //! - [`keys`]: every DynamoDB key format, in one module.
 //! - [`model`]: job definitions, jobs, executions, the one-way status machine.
 //! - [`store`]: DynamoDB item codecs and conditional writes.
+//! - [`queue`]: per-pool SQS queues, batched delayed sends.
+//! - [`trigger`]: the per-minute tick and shard scans (put → send → advance → watermark).
+//! - [`metrics`]: CloudWatch Embedded Metric Format lines.
 //! - [`execution`]: the execution plane: claim/heartbeat/finish with fencing tokens, retries,
 //!   targets, concurrency policies, and the worker core shared by the Lambda and ECS entry points.
 pub mod aws;
 pub mod config;
 pub mod execution;
 pub mod keys;
+pub mod metrics;
 pub mod model;
 pub mod provision;
+pub mod queue;
 pub mod resources;
 pub mod schedule;
 pub mod store;
+pub mod trigger;

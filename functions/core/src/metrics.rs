@@ -67,7 +67,10 @@ mod tests {
 
     #[test]
     fn renders_valid_emf() {
-        let line = Emf::new(&[("Pool", "default")]).count("FiresDispatched", 3).millis("ScheduleLagMs", &[5, 7]).render(1);
+        let line = Emf::new(&[("Pool", "default")])
+            .count("FiresDispatched", 3)
+            .millis("ScheduleLagMs", &[5, 7])
+            .render(1);
         let v: Value = serde_json::from_str(&line).unwrap();
         assert_eq!(v["_aws"]["CloudWatchMetrics"][0]["Namespace"], "Sundial");
         assert_eq!(v["_aws"]["CloudWatchMetrics"][0]["Dimensions"][0][0], "Pool");

@@ -118,9 +118,12 @@ impl PoolQueues {
                     if self.fair_groups {
                         e = e.message_group_id(&m.message.tenant);
                     }
-                    req = req.entries(e.build().map_err(|e| QueueError::Send { pool: pool.into(), source: e.into() })?);
+                    req = req.entries(
+                        e.build().map_err(|e| QueueError::Send { pool: pool.into(), source: e.into() })?,
+                    );
                 }
-                let out = req.send().await.map_err(|e| QueueError::Send { pool: pool.into(), source: e.into() })?;
+                let out =
+                    req.send().await.map_err(|e| QueueError::Send { pool: pool.into(), source: e.into() })?;
                 let failed: Vec<String> = out.failed().iter().map(|f| f.id().to_string()).collect();
                 if failed.is_empty() {
                     break;

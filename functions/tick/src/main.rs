@@ -1,2 +1,31 @@
-//! The `tick` Lambda (filled by its issue).
-fn main() {}
+#![recursion_limit = "256"] // the SDK futures nest deeply inside the runtime loop
+//! The `tick` Lambda: config, clients, `run(service_fn(..))`. Logic: `sundial_tick` and
+//! `sundial_core::trigger`.
+
+use lambda_runtime::{run, service_fn, Error, LambdaEvent};
+use sundial_core::config::Config;
+use sundial_core::queue::PoolQueues;
+use sundial_core::trigger::scan::TriggerCtx;
+use sundial_core::trigger::tick::TickSettings;
+use sundial_tick::{TickEvent, TickService};
+
+#[tokio::main]
+async fn main() -> Result<(), Error> {
+    tracing_subscriber::fmt().with_env_filter("info").without_time().json().init();
+    // Env set by the CDK construct (infra/lib/sundial-scheduler.ts) from resources.json.
+    let cfg = Config::from_env()?;
+    let clients = sundial_core::aws::Clients::from_env().await;
+    let settings = TickSettings {
+        scan_function: std::env::var(&sundial_core::resources::Resources::get().env.scan_function).ok(),
+        ..TickSettings::default()
+    };
+    let fair = std::env::var("SUNDIAL_FAIR_QUEUES").map(|v| v != "false").unwrap_or(true);
+    let service = TickService {
+        ctx: TriggerCtx { ddb: clients.ddb, queues: PoolQueues::new(clients.sqs, cfg.clone(), fair), cfg },
+        lambda: clients.lambda,
+        settings,
+    };
+    let service = &service;
+    run(service_fn(move |event: LambdaEvent<TickEvent>| async move { service.handle_lambda(event).await }))
+        .await
+}

@@ -1,0 +1,9 @@
+//! The trigger plane: turns "should run at T" into immutable executions (seed 000 §2, §4).
+//!
+//! - [`plan`]: pure — which fires a job gets in a window, misfire policy, catch-up budget.
+//! - [`scan`]: the I/O loop over a shard range: put → send → advance → watermark.
+//! - [`tick`]: the per-minute entry: scan in-process, or fan shard ranges out to scan
+//!   functions with asynchronous Lambda invokes when the shard count calls for it.
+pub mod plan;
+pub mod scan;
+pub mod tick;

@@ -1,0 +1,376 @@
+//! Scanning one range of logical shards: the trigger plane's I/O loop.
+//!
+//! For each shard: read its watermark (last minute fully scanned), walk the time buckets from
+//! there to `now + horizon`, and for every job found: put its executions (conditional), send
+//! them to the job's pool queue with per-message delays, CAS-advance the job to its next
+//! bucket, and finally move the watermark. That order makes the job's trigger position the
+//! outbox (DESIGN §1): a crash at any point leaves the position where it was, and the next
+//! tick repeats idempotent steps — the unique key absorbs the repeated put, the worker's claim
+//! absorbs the repeated message.
+
+use super::plan::{plan_job, policy_name, CatchUpBudget, JobPlan};
+use crate::config::Config;
+use crate::keys;
+use crate::model::{AuditEvent, ExecMessage, ExecStatus, Execution, Job};
+use crate::queue::{delay_secs, Outgoing, PoolQueues, QueueError};
+use crate::schedule::Schedule;
+use crate::store::trigger::{self as st, Advance, PutOutcome};
+use crate::store::StoreError;
+use chrono::{DateTime, Duration, Utc};
+use std::collections::BTreeMap;
+use std::ops::Range;
+use tokio::sync::Mutex;
+
+/// Where a test makes the scan stop as if the process had crashed (fault injection).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CrashPoint {
+    /// After the executions were put, before any send.
+    AfterPut,
+    /// After the sends, before the advance.
+    AfterSend,
+    /// Just before the job advances (same state as `AfterSend`, named for the design's steps).
+    BeforeAdvance,
+    /// After the advances, before the watermark moves.
+    BeforeWatermark,
+}
+
+/// Scan settings.
+#[derive(Debug, Clone)]
+pub struct ScanOptions {
+    /// Who writes the audit events (`tick:<request id>`).
+    pub actor: String,
+    /// Queue ahead: fires up to the end of the minute containing `now + horizon`.
+    pub horizon_secs: u32,
+    /// Most buckets one shard walks per tick (a long outage is caught up over several ticks).
+    pub max_buckets: i64,
+    /// Fault injection for tests; `None` in production.
+    pub crash_at: Option<CrashPoint>,
+}
+
+impl Default for ScanOptions {
+    fn default() -> Self {
+        ScanOptions { actor: "tick".into(), horizon_secs: 60, max_buckets: 240, crash_at: None }
+    }
+}
+
+/// A scan failed; the next tick repeats it from the unchanged trigger positions.
+#[derive(Debug, thiserror::Error)]
+pub enum ScanError {
+    /// DynamoDB failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// SQS failed.
+    #[error(transparent)]
+    Queue(#[from] QueueError),
+    /// An injected crash (tests only).
+    #[error("injected crash at {0:?}")]
+    Crash(CrashPoint),
+}
+
+impl ScanError {
+    /// Whether the failure is transient (every scan error is repaired by a later tick; this
+    /// says whether retrying *now* may help).
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            ScanError::Store(e) => e.is_retryable(),
+            ScanError::Queue(e) => e.is_retryable(),
+            ScanError::Crash(_) => true,
+        }
+    }
+}
+
+/// What a scan did (also the source of its EMF metrics).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ScanReport {
+    /// Shards scanned.
+    pub shards: u32,
+    /// Shards whose watermark reached the horizon.
+    pub shards_complete: u32,
+    /// Buckets queried.
+    pub buckets: u64,
+    /// Executions this scan created.
+    pub created: u64,
+    /// Puts absorbed by an existing execution.
+    pub duplicates: u64,
+    /// Messages sent.
+    pub sent: u64,
+    /// Trigger positions advanced.
+    pub advanced: u64,
+    /// Advances lost to a concurrent scanner or an edit.
+    pub advance_lost: u64,
+    /// Missed fires by (pool, policy).
+    pub missed: BTreeMap<(String, &'static str), u64>,
+    /// Jobs left for a later tick by the catch-up budget.
+    pub deferred: u64,
+    /// Jobs skipped because their stored definition no longer parses (logged).
+    pub invalid: u64,
+    /// Enqueue time minus dispatch time (ms; negative = queued ahead) of each created
+    /// execution, by pool.
+    pub lag_ms: BTreeMap<String, Vec<i64>>,
+}
+
+impl ScanReport {
+    /// Adds another report into this one.
+    pub fn merge(&mut self, o: ScanReport) {
+        self.shards += o.shards;
+        self.shards_complete += o.shards_complete;
+        self.buckets += o.buckets;
+        self.created += o.created;
+        self.duplicates += o.duplicates;
+        self.sent += o.sent;
+        self.advanced += o.advanced;
+        self.advance_lost += o.advance_lost;
+        self.deferred += o.deferred;
+        self.invalid += o.invalid;
+        for (k, v) in o.missed {
+            *self.missed.entry(k).or_default() += v;
+        }
+        for (k, v) in o.lag_ms {
+            self.lag_ms.entry(k).or_default().extend(v);
+        }
+    }
+}
+
+/// What the trigger needs: clients, names, queues.
+#[derive(Debug)]
+pub struct TriggerCtx {
+    /// DynamoDB.
+    pub ddb: aws_sdk_dynamodb::Client,
+    /// Names.
+    pub cfg: Config,
+    /// Pool queues.
+    pub queues: PoolQueues,
+}
+
+/// Scans `shards` at `now`. `clock` gives the instant each send happens (the real clock in
+/// production; tests pass the same fixed instant as `now`).
+pub async fn scan_shards(
+    ctx: &TriggerCtx,
+    shards: Range<u32>,
+    now: DateTime<Utc>,
+    budget: &Mutex<CatchUpBudget>,
+    opts: &ScanOptions,
+) -> Result<ScanReport, ScanError> {
+    let mut report = ScanReport::default();
+    for shard in shards {
+        report.merge(scan_shard(ctx, shard, now, budget, opts).await?);
+    }
+    Ok(report)
+}
+
+async fn scan_shard(
+    ctx: &TriggerCtx,
+    shard: u32,
+    now: DateTime<Utc>,
+    budget: &Mutex<CatchUpBudget>,
+    opts: &ScanOptions,
+) -> Result<ScanReport, ScanError> {
+    let mut report = ScanReport { shards: 1, ..Default::default() };
+    let table = &ctx.cfg.jobs_table;
+    let now_min = keys::minute_of(now);
+    let target = keys::minute_of(now + Duration::seconds(i64::from(opts.horizon_secs)));
+    let wm = st::get_watermark(&ctx.ddb, table, shard).await?.unwrap_or(now_min - 1);
+    // Re-read the current minute even when the watermark is past it: a job created or resumed
+    // after the previous tick may have landed in it (reads are cheap; the CAS makes it safe).
+    let first = (wm + 1).min(now_min);
+    let last = target.min(first + opts.max_buckets - 1);
+    let window_end = keys::minute_start(last + 1) - Duration::milliseconds(1);
+
+    // Jobs that fire every minute: never moved between buckets; their position is the
+    // watermark (and their stored `next`, the first fire after creation or resume).
+    let every = st::query_due(&ctx.ddb, table, &keys::every_bucket(shard)).await?;
+    report.buckets += 1;
+    let wm_end = keys::minute_start(wm + 1) - Duration::milliseconds(1);
+    let mut group = Vec::new();
+    for job in every {
+        let Some(next) = job.next_fire_at else { continue };
+        let Some(schedule) = parse_or_log(&job, &mut report) else { continue };
+        let last_scheduled = wm_end.max(next - Duration::milliseconds(1));
+        let plan = plan_job(&job, &schedule, last_scheduled, window_end, now, &mut *budget.lock().await);
+        group.push((job, schedule, next, plan));
+    }
+    let every_done = dispatch(ctx, group, now, opts, true, &mut report).await?;
+
+    for minute in first..=last {
+        let jobs = st::query_due(&ctx.ddb, table, &keys::due_bucket(minute, shard)).await?;
+        report.buckets += 1;
+        let mut group = Vec::new();
+        for job in jobs {
+            let Some(next) = job.next_fire_at else { continue };
+            let Some(schedule) = parse_or_log(&job, &mut report) else { continue };
+            let plan = plan_job(
+                &job,
+                &schedule,
+                next - Duration::milliseconds(1),
+                window_end,
+                now,
+                &mut *budget.lock().await,
+            );
+            group.push((job, schedule, next, plan));
+        }
+        if !dispatch(ctx, group, now, opts, false, &mut report).await? {
+            // Deferred jobs stay in this bucket: the watermark must not pass it.
+            if opts.crash_at == Some(CrashPoint::BeforeWatermark) {
+                return Err(ScanError::Crash(CrashPoint::BeforeWatermark));
+            }
+            if every_done && minute - 1 > wm {
+                st::advance_watermark(&ctx.ddb, table, shard, minute - 1).await?;
+            }
+            return Ok(report);
+        }
+    }
+    if opts.crash_at == Some(CrashPoint::BeforeWatermark) {
+        return Err(ScanError::Crash(CrashPoint::BeforeWatermark));
+    }
+    // Deferred every-minute jobs keep the watermark, so their window is recomputed next tick.
+    if every_done {
+        if last >= target {
+            report.shards_complete += 1;
+        }
+        if last > wm {
+            st::advance_watermark(&ctx.ddb, table, shard, last).await?;
+        }
+    }
+    Ok(report)
+}
+
+fn parse_or_log(job: &Job, report: &mut ScanReport) -> Option<Schedule> {
+    match Schedule::parse(&job.definition.schedule, job.anchor) {
+        Ok(s) => Some(s),
+        Err(e) => {
+            // Validated at creation; only a tzdb or parser change can get here. Leave the job
+            // where it is (not lost: it is retried every tick) and say so.
+            tracing::error!(tenant = %job.tenant, job = %job.job_id, error = %e, "stored schedule no longer parses");
+            report.invalid += 1;
+            None
+        }
+    }
+}
+
+/// Put → send → advance for one group of jobs. Returns false if any job was deferred.
+async fn dispatch(
+    ctx: &TriggerCtx,
+    group: Vec<(Job, Schedule, DateTime<Utc>, JobPlan)>,
+    now: DateTime<Utc>,
+    opts: &ScanOptions,
+    every_class: bool,
+    report: &mut ScanReport,
+) -> Result<bool, ScanError> {
+    let mut all_done = true;
+    let mut outgoing: BTreeMap<String, Vec<Outgoing>> = BTreeMap::new();
+    for (job, schedule, _, plan) in &group {
+        if plan.deferred {
+            all_done = false;
+            report.deferred += 1;
+            continue;
+        }
+        if plan.missed > 0 {
+            *report
+                .missed
+                .entry((job.definition.pool.clone(), policy_name(&job.definition.misfire)))
+                .or_default() += plan.missed;
+        }
+        for fire in &plan.fires {
+            let e = new_execution(job, schedule, fire.scheduled_at, fire.missed_range, now, &opts.actor);
+            let status = match st::put_execution(&ctx.ddb, &ctx.cfg.executions_table, &e).await? {
+                PutOutcome::Created => {
+                    report.created += 1;
+                    report
+                        .lag_ms
+                        .entry(job.definition.pool.clone())
+                        .or_default()
+                        .push((now - e.fire_at).num_milliseconds());
+                    ExecStatus::Ready
+                }
+                PutOutcome::Exists(s) => {
+                    report.duplicates += 1;
+                    s
+                }
+            };
+            // An existing READY execution may never have been sent (a crash between put and
+            // send): send again; the worker's claim absorbs a duplicate. Anything past READY
+            // has been received already.
+            if status == ExecStatus::Ready {
+                outgoing.entry(job.definition.pool.clone()).or_default().push(Outgoing {
+                    message: ExecMessage {
+                        tenant: job.tenant.clone(),
+                        job_id: job.job_id.clone(),
+                        scheduled_ms: e.scheduled_at.timestamp_millis(),
+                        fire_ms: e.fire_at.timestamp_millis(),
+                        enqueued_ms: now.timestamp_millis(),
+                    },
+                    delay_secs: delay_secs(e.fire_at.timestamp_millis(), now.timestamp_millis()),
+                });
+            }
+        }
+    }
+    // Injected crashes only fire where there was work, like a real crash mid-dispatch.
+    let crash = if group.iter().any(|(_, _, _, p)| !p.fires.is_empty()) { opts.crash_at } else { None };
+    if crash == Some(CrashPoint::AfterPut) {
+        return Err(ScanError::Crash(CrashPoint::AfterPut));
+    }
+    for (pool, msgs) in &outgoing {
+        ctx.queues.send_all(pool, msgs).await?;
+        report.sent += msgs.len() as u64;
+    }
+    if crash == Some(CrashPoint::AfterSend) {
+        return Err(ScanError::Crash(CrashPoint::AfterSend));
+    }
+    if crash == Some(CrashPoint::BeforeAdvance) {
+        return Err(ScanError::Crash(CrashPoint::BeforeAdvance));
+    }
+    for (job, _, read_next, plan) in &group {
+        if plan.deferred || (every_class && plan.new_next.is_some()) {
+            continue;
+        }
+        match st::advance_job(&ctx.ddb, &ctx.cfg.jobs_table, job, *read_next, plan.new_next).await? {
+            Advance::Advanced => report.advanced += 1,
+            Advance::Lost => report.advance_lost += 1,
+        }
+    }
+    Ok(all_done)
+}
+
+/// A new READY execution for one fire of `job`.
+pub fn new_execution(
+    job: &Job,
+    schedule: &Schedule,
+    scheduled_at: DateTime<Utc>,
+    missed_range: Option<(DateTime<Utc>, DateTime<Utc>)>,
+    now: DateTime<Utc>,
+    actor: &str,
+) -> Execution {
+    // A missed fire is dispatched now; an on-time one at its (jittered) instant.
+    let fire_at = schedule.dispatch_at(&job.job_id, scheduled_at).max(if missed_range.is_some() {
+        now
+    } else {
+        scheduled_at
+    });
+    Execution {
+        tenant: job.tenant.clone(),
+        job_id: job.job_id.clone(),
+        scheduled_at,
+        fire_at,
+        created_at: now,
+        status: ExecStatus::Ready,
+        attempt: 0,
+        fencing_token: 0,
+        lease_owner: None,
+        lease_until: None,
+        available_at: fire_at.timestamp_millis(),
+        def_version: job.version,
+        definition: job.definition.clone(),
+        missed_range,
+        last_error: None,
+        cancel_requested: false,
+        timeline: vec![AuditEvent {
+            at: now.timestamp_millis(),
+            actor: actor.to_string(),
+            from: None,
+            to: ExecStatus::Ready,
+            attempt: 0,
+            token: 0,
+            code: missed_range.map(|_| "misfire_batch".to_string()),
+        }],
+    }
+}

@@ -1,0 +1,121 @@
+//! # sundial-tick
+//!
+//! One binary, two events: the EventBridge `rate(1 minute)` scheduled event (the tick), and a
+//! `{"scan": {...}}` request for one shard range (what the tick fans out to, asynchronously,
+//! when the shard count calls for it). The handler only maps events to
+//! [`sundial_core::trigger`] calls; all logic lives there.
+
+use aws_lambda_events::eventbridge::EventBridgeEvent;
+use chrono::{DateTime, Utc};
+use lambda_runtime::{Diagnostic, LambdaEvent};
+use serde::Deserialize;
+use serde_json::{json, Value};
+use sundial_core::trigger::scan::{ScanError, ScanOptions, ScanReport, TriggerCtx};
+use sundial_core::trigger::tick::{run_scan, run_tick, ScanRequest, TickError, TickOutcome, TickSettings};
+
+/// The events this function accepts.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum TickEvent {
+    /// A fanned-out scan of one shard range.
+    Scan {
+        /// The range and instant.
+        scan: ScanRequest,
+    },
+    /// The per-minute EventBridge scheduled event.
+    Scheduled(EventBridgeEvent<Value>),
+}
+
+/// Everything the handler needs, built once per cold start.
+#[derive(Debug)]
+pub struct TickService {
+    /// Clients, names and queues.
+    pub ctx: TriggerCtx,
+    /// Lambda client for fan-out.
+    pub lambda: aws_sdk_lambda::Client,
+    /// Fan-out and catch-up settings.
+    pub settings: TickSettings,
+}
+
+/// A failed tick, typed for Lambda's error report.
+#[derive(Debug, thiserror::Error)]
+pub enum HandlerError {
+    /// The tick failed (EventBridge's async retry will run it again; every step is idempotent).
+    #[error(transparent)]
+    Tick(#[from] TickError),
+    /// A scan failed.
+    #[error(transparent)]
+    Scan(#[from] ScanError),
+}
+
+impl From<HandlerError> for Diagnostic {
+    fn from(e: HandlerError) -> Self {
+        let retryable = match &e {
+            HandlerError::Tick(TickError::Scan(s)) | HandlerError::Scan(s) => s.is_retryable(),
+            HandlerError::Tick(TickError::Invoke { .. }) => true,
+        };
+        Diagnostic {
+            error_type: if retryable { "Retryable".into() } else { "NonRetryable".into() },
+            error_message: e.to_string(),
+        }
+    }
+}
+
+fn summary(r: &ScanReport) -> Value {
+    json!({
+        "shards": r.shards, "shardsComplete": r.shards_complete, "buckets": r.buckets,
+        "created": r.created, "duplicates": r.duplicates, "sent": r.sent,
+        "advanced": r.advanced, "advanceLost": r.advance_lost, "deferred": r.deferred,
+        "missed": r.missed.iter().map(|((pool, policy), n)| json!({"pool": pool, "policy": policy, "fires": n})).collect::<Vec<_>>(),
+    })
+}
+
+impl TickService {
+    /// Handles one event at `now` (the caller's clock; a fanned-out scan never runs earlier
+    /// than the tick that asked for it).
+    pub async fn handle(
+        &self,
+        event: TickEvent,
+        request_id: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Value, HandlerError> {
+        let opts = ScanOptions { actor: format!("tick:{request_id}"), ..Default::default() };
+        match event {
+            TickEvent::Scan { scan } => {
+                let scan = ScanRequest { now_ms: scan.now_ms.max(now.timestamp_millis()), ..scan };
+                let r = run_scan(&self.ctx, &scan, &opts).await?;
+                Ok(json!({"scan": summary(&r)}))
+            }
+            TickEvent::Scheduled(_) => {
+                match run_tick(&self.ctx, Some(&self.lambda), &self.settings, now, &opts).await? {
+                    TickOutcome::Scanned(r) => Ok(json!({"tick": summary(&r)})),
+                    TickOutcome::FannedOut(n) => Ok(json!({"tick": {"fannedOut": n}})),
+                }
+            }
+        }
+    }
+
+    /// The `lambda_runtime` entry point.
+    pub async fn handle_lambda(&self, event: LambdaEvent<TickEvent>) -> Result<Value, HandlerError> {
+        self.handle(event.payload, &event.context.request_id, Utc::now()).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_scheduled_and_scan_events() {
+        let scheduled =
+            br#"{"version":"0","id":"53dc4d37","detail-type":"Scheduled Event","source":"aws.events",
+            "account":"123456789012","time":"2026-11-30T12:00:00Z","region":"us-east-1",
+            "resources":["arn:aws:events:us-east-1:123456789012:rule/sundial-tick"],"detail":{}}"#;
+        assert!(matches!(serde_json::from_slice::<TickEvent>(scheduled).unwrap(), TickEvent::Scheduled(_)));
+        let scan = br#"{"scan":{"from":0,"to":256,"nowMs":1764504000000,"catchUpGlobal":100,"catchUpPerTenant":10}}"#;
+        match serde_json::from_slice::<TickEvent>(scan).unwrap() {
+            TickEvent::Scan { scan } => assert_eq!((scan.from, scan.to), (0, 256)),
+            other => panic!("{other:?}"),
+        }
+    }
+}

@@ -1,0 +1,125 @@
+//! Helpers for trigger-plane tests: jobs, scans at a chosen instant, and what landed where.
+
+use crate::TestEnv;
+use anyhow::Result;
+use aws_sdk_dynamodb::types::AttributeValue;
+use aws_sdk_sqs::types::QueueAttributeName;
+use chrono::{DateTime, Utc};
+use sundial_core::model::{ConcurrencyPolicy, Execution, Job, JobDefinition, RetryPolicy, Target};
+use sundial_core::queue::PoolQueues;
+use sundial_core::schedule::{MisfirePolicy, ScheduleSpec};
+use sundial_core::store::items;
+use sundial_core::store::jobs;
+use sundial_core::trigger::plan::CatchUpBudget;
+use sundial_core::trigger::scan::{scan_shards, ScanError, ScanOptions, ScanReport, TriggerCtx};
+use tokio::sync::Mutex;
+
+/// A parsed RFC 3339 instant.
+pub fn at(s: &str) -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339(s).map(|d| d.with_timezone(&Utc)).unwrap_or_else(|e| panic!("{s}: {e}"))
+}
+
+/// A job definition with an HTTPS target and the given schedule and misfire policy.
+pub fn definition(expr: &str, tz: &str, misfire: MisfirePolicy) -> JobDefinition {
+    JobDefinition {
+        schedule: ScheduleSpec::new(expr, tz),
+        pool: "default".into(),
+        target: Target::Http { url: "https://hooks.example.com/run".into() },
+        params: serde_json::json!({"report": "daily"}),
+        params_ref: None,
+        misfire,
+        misfire_threshold_secs: 60,
+        concurrency: ConcurrencyPolicy::Allow,
+        retry: RetryPolicy::default(),
+        timeout_secs: 30,
+    }
+}
+
+/// Creates and stores an enabled job at `now`.
+pub async fn create_job(
+    env: &TestEnv,
+    tenant: &str,
+    id: &str,
+    def: JobDefinition,
+    now: DateTime<Utc>,
+) -> Result<Job> {
+    let job = jobs::new_job(&env.cfg, tenant, id, def, now)?;
+    jobs::put_new_job(&env.clients.ddb, &env.cfg, &job).await?;
+    Ok(job)
+}
+
+/// The trigger context of a test environment.
+pub fn ctx(env: &TestEnv) -> TriggerCtx {
+    TriggerCtx {
+        ddb: env.clients.ddb.clone(),
+        cfg: env.cfg.clone(),
+        queues: PoolQueues::new(env.clients.sqs.clone(), env.cfg.clone(), false),
+    }
+}
+
+/// Scans every shard at `now` with a roomy catch-up budget.
+pub async fn scan(env: &TestEnv, now: DateTime<Utc>, opts: &ScanOptions) -> Result<ScanReport, ScanError> {
+    scan_with_budget(env, now, opts, CatchUpBudget::new(100_000, 100_000)).await
+}
+
+/// Scans every shard at `now` with the given catch-up budget.
+pub async fn scan_with_budget(
+    env: &TestEnv,
+    now: DateTime<Utc>,
+    opts: &ScanOptions,
+    budget: CatchUpBudget,
+) -> Result<ScanReport, ScanError> {
+    scan_shards(&ctx(env), 0..env.cfg.shards, now, &Mutex::new(budget), opts).await
+}
+
+/// Every execution of a job, by scheduled instant.
+pub async fn executions(env: &TestEnv, tenant: &str, job_id: &str) -> Result<Vec<Execution>> {
+    let mut out = Vec::new();
+    let mut start = None;
+    loop {
+        let page = env
+            .clients
+            .ddb
+            .query()
+            .table_name(&env.cfg.executions_table)
+            .key_condition_expression("pk = :p")
+            .expression_attribute_values(":p", AttributeValue::S(sundial_core::keys::job_pk(tenant, job_id)))
+            .consistent_read(true)
+            .set_exclusive_start_key(start)
+            .send()
+            .await?;
+        for i in page.items() {
+            out.push(items::execution_from_item(i)?);
+        }
+        match page.last_evaluated_key {
+            Some(k) if !k.is_empty() => start = Some(k),
+            _ => break,
+        }
+    }
+    Ok(out)
+}
+
+/// Messages in a pool queue: (visible, delayed, in flight).
+pub async fn queue_counts(env: &TestEnv, pool: &str) -> Result<(u64, u64, u64)> {
+    let out = env
+        .clients
+        .sqs
+        .get_queue_attributes()
+        .queue_url(env.queue_url(pool))
+        .attribute_names(QueueAttributeName::All)
+        .send()
+        .await?;
+    let a = out.attributes().cloned().unwrap_or_default();
+    let get = |k: QueueAttributeName| a.get(&k).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+    Ok((
+        get(QueueAttributeName::ApproximateNumberOfMessages),
+        get(QueueAttributeName::ApproximateNumberOfMessagesDelayed),
+        get(QueueAttributeName::ApproximateNumberOfMessagesNotVisible),
+    ))
+}
+
+/// Total messages in a pool queue, whatever their state.
+pub async fn queued(env: &TestEnv, pool: &str) -> Result<u64> {
+    let (a, b, c) = queue_counts(env, pool).await?;
+    Ok(a + b + c)
+}

@@ -1,0 +1,221 @@
+//! Trigger plane against the emulator: unique executions under concurrent ticks, crash
+//! recovery at every step, outages under each misfire policy with paced catch-up,
+//! sub-minute jobs, and paused or deleted jobs.
+
+use chrono::Duration;
+use std::collections::BTreeMap;
+use sundial_core::model::{ExecStatus, JobState};
+use sundial_core::schedule::MisfirePolicy;
+use sundial_core::store::jobs;
+use sundial_core::trigger::plan::CatchUpBudget;
+use sundial_core::trigger::scan::{CrashPoint, ScanOptions};
+use sundial_tests::trigger::{
+    at, create_job, definition, executions, queue_counts, queued, scan, scan_with_budget,
+};
+use sundial_tests::TestEnv;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_concurrent_ticks_create_one_execution_per_fire_and_enqueue_each() -> anyhow::Result<()> {
+    // GIVEN 20 jobs firing at 12:01:00 and 12:01:30
+    let env = TestEnv::new("tick-race").await?;
+    let t0 = at("2026-11-30T12:00:05Z");
+    for i in 0..20 {
+        create_job(
+            &env,
+            "acme",
+            &format!("job-{i}"),
+            definition("0,30 1 12 * * *", "UTC", MisfirePolicy::FireOnce),
+            t0,
+        )
+        .await?;
+    }
+    // WHEN two ticks scan the same minute concurrently
+    let now = at("2026-11-30T12:00:10Z");
+    let opts = ScanOptions::default();
+    let (a, b) = tokio::join!(scan(&env, now, &opts), scan(&env, now, &opts));
+    let (a, b) = (a?, b?);
+    // THEN there is exactly one execution per fire, and every fire was enqueued at least once
+    let mut total = 0;
+    for i in 0..20 {
+        let ex = executions(&env, "acme", &format!("job-{i}")).await?;
+        let times: Vec<String> = ex.iter().map(|e| e.scheduled_at.to_rfc3339()).collect();
+        assert_eq!(times, ["2026-11-30T12:01:00+00:00", "2026-11-30T12:01:30+00:00"], "job-{i}");
+        total += ex.len();
+    }
+    assert_eq!(a.created + b.created, 40, "each fire created once in all");
+    assert_eq!(total, 40);
+    assert!(queued(&env, "default").await? >= 40, "every fire is enqueued at least once");
+    assert_eq!(a.sent + b.sent, queued(&env, "default").await?);
+    env.cleanup().await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crash_at_any_step_is_repaired_by_the_next_tick() -> anyhow::Result<()> {
+    for crash in
+        [CrashPoint::AfterPut, CrashPoint::AfterSend, CrashPoint::BeforeAdvance, CrashPoint::BeforeWatermark]
+    {
+        // GIVEN a job firing every 20 seconds
+        let env = TestEnv::new("crash").await?;
+        let t0 = at("2026-11-30T09:59:50Z");
+        create_job(&env, "acme", "every20", definition("*/20 * * * * *", "UTC", MisfirePolicy::FireOnce), t0)
+            .await?;
+        let now = at("2026-11-30T10:00:00Z");
+        // WHEN the first tick crashes at `crash` and the next one runs normally
+        let first = scan(&env, now, &ScanOptions { crash_at: Some(crash), ..Default::default() }).await;
+        assert!(first.is_err(), "{crash:?} must stop the first scan");
+        let again = scan(&env, now + Duration::seconds(2), &ScanOptions::default()).await?;
+        // THEN exactly one execution per fire up to the horizon (end of 10:01), none missing
+        let ex = executions(&env, "acme", "every20").await?;
+        let got: Vec<String> = ex.iter().map(|e| e.scheduled_at.format("%H:%M:%S").to_string()).collect();
+        assert_eq!(
+            got,
+            ["10:00:00", "10:00:20", "10:00:40", "10:01:00", "10:01:20", "10:01:40"],
+            "{crash:?}"
+        );
+        // and every fire was enqueued at least once across both ticks
+        assert!(queued(&env, "default").await? >= 6, "{crash:?}: a fire was never enqueued");
+        if crash == CrashPoint::AfterPut {
+            assert_eq!(again.duplicates, 6, "the repeated puts were absorbed by the key");
+            assert_eq!(again.sent, 6, "READY executions whose send was lost are sent again");
+        }
+        // AND a third tick in the same minute adds nothing
+        let third = scan(&env, now + Duration::seconds(4), &ScanOptions::default()).await?;
+        assert_eq!(third.created, 0, "{crash:?}");
+        env.cleanup().await;
+    }
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ten_second_job_gets_six_executions_a_minute_each_delayed_to_its_second() -> anyhow::Result<()> {
+    // GIVEN a job firing every 10 seconds, created at 10:00:00.5 (real wall clock: SQS delays
+    // are real), anchored at the previous minute
+    let env = TestEnv::new("every10").await?;
+    let now = chrono::Utc::now();
+    let minute = sundial_core::keys::minute_start(sundial_core::keys::minute_of(now));
+    let mut def = definition("rate(10 seconds)", "UTC", MisfirePolicy::Skip);
+    def.schedule.start = Some(minute);
+    create_job(&env, "acme", "every10", def, now).await?;
+    // WHEN one tick runs
+    let report = scan(&env, now, &ScanOptions { horizon_secs: 60, ..Default::default() }).await?;
+    // THEN every 10-second fire after now up to the end of the next minute exists, six per
+    // full minute, each with its own second
+    let ex = executions(&env, "acme", "every10").await?;
+    let next_minute = minute + Duration::minutes(1);
+    let in_next: Vec<_> = ex.iter().filter(|e| e.scheduled_at >= next_minute).collect();
+    assert_eq!(in_next.len(), 6, "six fires in a full minute");
+    for (i, e) in in_next.iter().enumerate() {
+        assert_eq!(e.scheduled_at, next_minute + Duration::seconds(10 * i as i64));
+        assert_eq!(e.fire_at, e.scheduled_at, "no jitter configured");
+    }
+    // AND SQS holds each message until its second: all future fires are delayed
+    let (visible, delayed, _) = queue_counts(&env, "default").await?;
+    let future = ex.iter().filter(|e| (e.fire_at - now).num_milliseconds() >= 1000).count() as u64;
+    assert_eq!(report.sent, ex.len() as u64);
+    assert_eq!(delayed, future, "messages for later seconds are delayed, not visible");
+    assert_eq!(visible + delayed, ex.len() as u64);
+    env.cleanup().await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn paused_and_deleted_jobs_produce_nothing() -> anyhow::Result<()> {
+    // GIVEN three minutely jobs; one paused, one deleted
+    let env = TestEnv::new("paused").await?;
+    let t0 = at("2026-11-30T08:00:30Z");
+    let mut made = Vec::new();
+    for id in ["live", "paused", "deleted"] {
+        made.push(
+            create_job(&env, "acme", id, definition("0 * * * * *", "UTC", MisfirePolicy::FireOnce), t0)
+                .await?,
+        );
+    }
+    jobs::set_state(&env.clients.ddb, &env.cfg, &made[1], JobState::Paused, t0).await?;
+    jobs::set_state(&env.clients.ddb, &env.cfg, &made[2], JobState::Deleted, t0).await?;
+    // WHEN ticks run for three minutes
+    for m in 0..3 {
+        scan(&env, at("2026-11-30T08:01:00Z") + Duration::minutes(m), &ScanOptions::default()).await?;
+    }
+    // THEN only the live job has executions
+    assert!(!executions(&env, "acme", "live").await?.is_empty());
+    assert!(executions(&env, "acme", "paused").await?.is_empty());
+    assert!(executions(&env, "acme", "deleted").await?.is_empty());
+    // AND a deleted job keeps its definition (soft delete)
+    let kept = jobs::get_job(&env.clients.ddb, &env.cfg, "acme", "deleted").await?.expect("kept");
+    assert_eq!(kept.state, JobState::Deleted);
+    env.cleanup().await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_two_hour_outage_follows_each_misfire_policy_with_paced_catch_up() -> anyhow::Result<()> {
+    // GIVEN, per policy, a minutely job and a five-minutely job, last ticked at 06:00
+    let env = TestEnv::new("outage").await?;
+    let t0 = at("2026-11-30T05:59:30Z");
+    let policies = [
+        ("once", MisfirePolicy::FireOnce),
+        ("all", MisfirePolicy::FireAll { cap: 500 }),
+        ("capped", MisfirePolicy::FireAll { cap: 10 }),
+        ("skip", MisfirePolicy::Skip),
+    ];
+    for (name, p) in &policies {
+        create_job(&env, "acme", &format!("m-{name}"), definition("0 * * * * *", "UTC", *p), t0).await?;
+        create_job(&env, "acme", &format!("f-{name}"), definition("0 */5 * * * *", "UTC", *p), t0).await?;
+    }
+    scan(&env, at("2026-11-30T06:00:00Z"), &ScanOptions::default()).await?;
+    // WHEN no tick runs for two hours, then ticks resume at 08:00:00 with a catch-up budget of
+    // 60 missed-fire executions per tick (30 per tenant)
+    let mut now = at("2026-11-30T08:00:00Z");
+    let mut ticks = 0;
+    let mut created_per_tick = Vec::new();
+    loop {
+        let r = scan_with_budget(&env, now, &ScanOptions::default(), CatchUpBudget::new(60, 30)).await?;
+        ticks += 1;
+        created_per_tick.push(r.created);
+        if r.deferred == 0 {
+            break;
+        }
+        assert!(ticks < 20, "catch-up does not converge");
+        now += Duration::seconds(1); // several ticks within the same minute
+    }
+    // THEN catch-up took several ticks and no tick exceeded the per-tenant rate for missed fires
+    assert!(ticks > 1, "the budget must have paced the catch-up: {created_per_tick:?}");
+    // Executions the catch-up created for fires missed during the outage.
+    let late = |e: &sundial_core::model::Execution| {
+        e.scheduled_at < at("2026-11-30T07:59:00Z") && e.created_at >= at("2026-11-30T08:00:00Z")
+    };
+    let mut by_job = BTreeMap::new();
+    for (name, _) in &policies {
+        for kind in ["m", "f"] {
+            let id = format!("{kind}-{name}");
+            let ex = executions(&env, "acme", &id).await?;
+            assert!(ex.iter().all(|e| e.status == ExecStatus::Ready));
+            by_job.insert(id, (ex.iter().filter(|e| late(e)).count(), ex));
+        }
+    }
+    // fire_once: one execution carrying the whole missed range
+    let (n, ex) = &by_job["m-once"];
+    assert_eq!(*n, 1, "fire_once makes one batch execution");
+    let batch = ex.iter().find(|e| e.missed_range.is_some()).expect("a batch");
+    let (a, b) = batch.missed_range.unwrap();
+    assert_eq!(a, at("2026-11-30T06:02:00Z"), "first missed (06:00 and 06:01 were queued before)");
+    assert!(b >= at("2026-11-30T07:58:00Z") && b < at("2026-11-30T08:00:00Z"), "last missed {b}");
+    // fire_all: every missed fire (cap 500 is above 118)
+    assert!(by_job["m-all"].0 >= 116, "fire_all minutely: {}", by_job["m-all"].0);
+    assert_eq!(by_job["f-all"].0, 24 - 1, "fire_all five-minutely: 06:05..07:55");
+    // fire_all with cap 10: the latest 10 missed fires
+    assert_eq!(by_job["m-capped"].0, 10);
+    // skip: nothing missed is created
+    assert_eq!(by_job["m-skip"].0, 0);
+    assert_eq!(by_job["f-skip"].0, 0);
+    // AND every job is back on schedule: the next minute's fire exists once
+    for (id, (_, ex)) in &by_job {
+        if id.starts_with("m-") {
+            let n = ex.iter().filter(|e| e.scheduled_at == at("2026-11-30T08:01:00Z")).count();
+            assert_eq!(n, 1, "{id} resumes its schedule");
+        }
+    }
+    env.cleanup().await;
+    Ok(())
+}
