@@ -55,7 +55,8 @@ impl Exclusions {
         for (i, d) in cal.dates.iter().enumerate() {
             let date = parse_date(d.trim()).ok_or_else(|| {
                 ScheduleError::Exclusions(format!(
-                    "dates[{i}] '{d}' is not a calendar date in the form YYYY-MM-DD"
+                    "dates[{i}] '{}' is not a calendar date in the form YYYY-MM-DD",
+                    d.escape_debug()
                 ))
             })?;
             dates.insert(date);
@@ -64,7 +65,8 @@ impl Exclusions {
         for (i, w) in cal.weekdays.iter().enumerate() {
             let day = parse_weekday(w.trim()).ok_or_else(|| {
                 ScheduleError::Exclusions(format!(
-                    "weekdays[{i}] '{w}' is not a weekday; use mon, tue, wed, thu, fri, sat or sun"
+                    "weekdays[{i}] '{}' is not a weekday; use mon, tue, wed, thu, fri, sat or sun",
+                    w.escape_debug()
                 ))
             })?;
             weekdays |= 1 << day.num_days_from_monday();

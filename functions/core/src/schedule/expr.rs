@@ -85,7 +85,10 @@ impl CronExpr {
 
 pub(crate) fn parse_expression(input: &str) -> Result<Expr, ScheduleError> {
     let err = |m: String| ScheduleError::Expression(m);
-    let s = input.trim();
+    // Control characters (tabs, newlines) act as spaces, which also keeps every message on one
+    // line.
+    let cleaned: String = input.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+    let s = cleaned.trim();
     if s.is_empty() {
         return Err(err("is empty; expected a cron expression, rate(..) or at(..)".into()));
     }

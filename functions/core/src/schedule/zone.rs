@@ -74,6 +74,12 @@ pub(crate) enum Pass {
 /// Parses an IANA zone name. Fixed offsets (`+02:00`, `UTC+2`, `GMT-5`) are refused with a
 /// hint: a fixed offset cannot follow a region's DST rules.
 pub(crate) fn parse_zone(name: &str) -> Result<Tz, ScheduleError> {
+    if name.chars().any(char::is_control) {
+        return Err(ScheduleError::Timezone(format!(
+            "'{}' contains control characters",
+            name.trim().escape_debug()
+        )));
+    }
     let trimmed = name.trim();
     if trimmed.is_empty() {
         return Err(ScheduleError::Timezone(
