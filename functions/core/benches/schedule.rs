@@ -93,5 +93,17 @@ fn bench_window(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, bench_next, bench_cron_crate, bench_window);
+fn bench_parse(c: &mut Criterion) {
+    // The trigger plane parses a stored spec once per job per scan.
+    let mut g = c.benchmark_group("parse");
+    for (name, expr) in
+        [("daily_0230", "0 30 2 * * *"), ("weekdays_unix", "0 9 * * 1-5"), ("rate", "rate(5 minutes)")]
+    {
+        let spec = ScheduleSpec::new(expr, "America/New_York");
+        g.bench_function(name, |b| b.iter(|| Schedule::parse(black_box(&spec), t0()).unwrap()));
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench_next, bench_cron_crate, bench_window, bench_parse);
 criterion_main!(benches);

@@ -391,3 +391,51 @@ proptest! {
         }
     }
 }
+
+/// The matrix, deterministically: five zones, both 2026 transitions (where there are
+/// any), daily / hourly / every-15-minutes / every-second, every gap and overlap policy, each
+/// checked against the oracle over three hours either side of the transition.
+#[test]
+fn dst_matrix_matches_oracle() {
+    let zones =
+        ["America/New_York", "Europe/London", "Asia/Shanghai", "Australia/Sydney", "Australia/Lord_Howe"];
+    let exprs = ["0 30 2 * * *", "0 0 * * * *", "0 */15 * * * *", "* * * * * *", "15 1 * * *"];
+    let mut checked = 0;
+    for zone in zones {
+        let tz: Tz = zone.parse().unwrap();
+        let mut windows: Vec<i64> = transitions(tz)
+            .into_iter()
+            .map(|(at, _, _)| at)
+            .filter(|at| {
+                (utc("2026-01-01T00:00:00Z").timestamp()..utc("2027-01-01T00:00:00Z").timestamp())
+                    .contains(at)
+            })
+            .collect();
+        if windows.is_empty() {
+            // Asia/Shanghai: no transition; check an ordinary night instead.
+            windows.push(utc("2026-03-08T18:00:00Z").timestamp());
+        }
+        for at in windows {
+            for expr in exprs {
+                for gap in [GapPolicy::Skip, GapPolicy::Shift] {
+                    for overlap in [OverlapPolicy::First, OverlapPolicy::Last, OverlapPolicy::Both] {
+                        let s = parse(expr, zone, gap, overlap, vec![]);
+                        let (from, to) = (at - 3 * 3600, at + 3 * 3600);
+                        let got = s.fires_between(
+                            DateTime::from_timestamp(from, 0).unwrap(),
+                            DateTime::from_timestamp(to, 0).unwrap(),
+                            1_000_000,
+                        );
+                        assert_eq!(
+                            got,
+                            oracle(&s, from, to),
+                            "{expr} in {zone} {gap:?}/{overlap:?} near {at}"
+                        );
+                        checked += 1;
+                    }
+                }
+            }
+        }
+    }
+    assert_eq!(checked, 9 * 5 * 6, "4 zones x 2 transitions + Shanghai, 5 expressions, 6 policies");
+}
