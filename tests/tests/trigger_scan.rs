@@ -219,3 +219,91 @@ async fn a_two_hour_outage_follows_each_misfire_policy_with_paced_catch_up() -> 
     env.cleanup().await;
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_created_into_an_already_scanned_minute_is_not_lost() -> anyhow::Result<()> {
+    // GIVEN a tick at 12:00:00 that queued ahead through 12:01:59 (watermark 12:01)
+    let env = TestEnv::new("admission").await?;
+    scan(&env, at("2026-11-30T12:00:00Z"), &ScanOptions::default()).await?;
+    // WHEN a job is created at 12:00:30 whose first fires are 12:00:45 and 12:01:45
+    let job = create_job(
+        &env,
+        "acme",
+        "late",
+        definition("45 * * * * *", "UTC", MisfirePolicy::FireOnce),
+        at("2026-11-30T12:00:30Z"),
+    )
+    .await?;
+    assert_eq!(job.due_class, sundial_core::model::DueClass::Admission);
+    // AND the next tick runs at 12:01:00
+    scan(&env, at("2026-11-30T12:01:00Z"), &ScanOptions::default()).await?;
+    // THEN both fires exist: the admission partition is read on every tick
+    let got: Vec<String> = executions(&env, "acme", "late")
+        .await?
+        .iter()
+        .map(|e| e.scheduled_at.format("%H:%M:%S").to_string())
+        .collect();
+    assert_eq!(got, ["12:00:45", "12:01:45", "12:02:45"]);
+    // AND the job left admission (for the every-minute class: it fires once a minute)
+    let stored = jobs::get_job(&env.clients.ddb, &env.cfg, "acme", "late").await?.expect("job");
+    assert_eq!(stored.due_class, sundial_core::model::DueClass::Every);
+    assert_eq!(stored.next_fire_at, Some(at("2026-11-30T12:03:45Z")));
+    env.cleanup().await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dispatch_one_queues_the_current_minute_at_creation() -> anyhow::Result<()> {
+    // GIVEN a tick that already scanned ahead, and a job created mid-minute
+    let env = TestEnv::new("dispatch1").await?;
+    scan(&env, at("2026-11-30T12:00:00Z"), &ScanOptions::default()).await?;
+    let now = at("2026-11-30T12:00:30Z");
+    let job =
+        create_job(&env, "acme", "soon", definition("45 * * * * *", "UTC", MisfirePolicy::FireOnce), now)
+            .await?;
+    // WHEN the API dispatches it right away
+    let ctx = sundial_tests::trigger::ctx(&env);
+    let r = sundial_core::trigger::scan::dispatch_one(&ctx, &job, now, "api:test").await?;
+    // THEN the 12:00:45 fire is queued before it is due, without waiting for the next tick
+    assert_eq!(r.created, 2, "12:00:45 and 12:01:45");
+    let ex = executions(&env, "acme", "soon").await?;
+    assert_eq!(ex[0].scheduled_at, at("2026-11-30T12:00:45Z"));
+    // AND a racing tick creates nothing twice
+    let t = scan(&env, at("2026-11-30T12:00:31Z"), &ScanOptions::default()).await?;
+    assert_eq!(t.created, 0);
+    env.cleanup().await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jobs_firing_every_minute_stop_moving_between_buckets() -> anyhow::Result<()> {
+    // GIVEN a job firing every 20 seconds
+    let env = TestEnv::new("everycls").await?;
+    create_job(
+        &env,
+        "acme",
+        "q20",
+        definition("*/20 * * * * *", "UTC", MisfirePolicy::FireOnce),
+        at("2026-11-30T07:59:30Z"),
+    )
+    .await?;
+    // WHEN ticks run for five minutes
+    let mut advanced = Vec::new();
+    for m in 0..5 {
+        let r =
+            scan(&env, at("2026-11-30T08:00:00Z") + Duration::minutes(m), &ScanOptions::default()).await?;
+        advanced.push(r.advanced);
+    }
+    // THEN it is advanced once (out of admission, into the every class) and never again
+    assert_eq!(advanced, [1, 0, 0, 0, 0]);
+    let stored = jobs::get_job(&env.clients.ddb, &env.cfg, "acme", "q20").await?.expect("job");
+    assert_eq!(stored.due_class, sundial_core::model::DueClass::Every);
+    // AND its fires are all there, once each: from its first fire after creation (07:59:40,
+    // 20 s late at the first tick, inside the misfire threshold) through 08:05:40
+    let ex = executions(&env, "acme", "q20").await?;
+    assert_eq!(ex.len(), 1 + 6 * 3);
+    assert_eq!(ex.first().map(|e| e.scheduled_at), Some(at("2026-11-30T07:59:40Z")));
+    assert_eq!(ex.last().map(|e| e.scheduled_at), Some(at("2026-11-30T08:05:40Z")));
+    env.cleanup().await;
+    Ok(())
+}

@@ -84,6 +84,14 @@ pub fn due_bucket(minute: i64, shard: u32) -> String {
     format!("{minute}#{shard:05}")
 }
 
+/// `due` index partition key of a shard's admission class: jobs just created, resumed or
+/// edited. Scanned on every tick regardless of the watermark, because the tick queues ahead:
+/// a job written into an already-scanned minute bucket would otherwise never be seen. The
+/// first scan that dispatches the job moves it to its regular bucket (or the every class).
+pub fn admission_bucket(shard: u32) -> String {
+    format!("A#{shard:05}")
+}
+
 /// `due` index partition key of the "every bucket" class: jobs that fire at least once a minute
 /// stay here and are never moved between buckets (their trigger position is the shard
 /// watermark), which saves the index delete + put of an advance on every fire.

@@ -173,12 +173,34 @@ pub struct Job {
     pub next_fire_at: Option<DateTime<Utc>>,
     /// Logical shard.
     pub shard: u32,
-    /// Whether the job lives in the shard's "every bucket" partition (fires ≥ once a minute).
-    pub every_bucket: bool,
+    /// Which `due` index partition the job waits in.
+    pub due_class: DueClass,
     /// Created.
     pub created_at: DateTime<Utc>,
     /// Last changed.
     pub updated_at: DateTime<Utc>,
+}
+
+/// Where an enabled job waits in the `due` index (see [`crate::keys`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum DueClass {
+    /// Just created, resumed or edited: scanned every tick until first dispatched.
+    Admission,
+    /// In the minute bucket of its next fire; moved on each dispatch.
+    Bucket,
+    /// Fires at least once a minute: never moved; its position is the shard watermark.
+    Every,
+}
+
+impl DueClass {
+    /// The stored code.
+    pub fn code(self) -> &'static str {
+        match self {
+            DueClass::Admission => "A",
+            DueClass::Bucket => "B",
+            DueClass::Every => "E",
+        }
+    }
 }
 
 /// Status of an execution. Transitions are one-way (see [`ExecStatus::can_move_to`]).

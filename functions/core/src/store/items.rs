@@ -5,7 +5,7 @@
 //! whose audit timeline and snapshot stay under 1 KiB costs one write unit per transition.
 
 use crate::keys;
-use crate::model::{AuditEvent, ExecStatus, Execution, Job, JobDefinition, JobState};
+use crate::model::{AuditEvent, DueClass, ExecStatus, Execution, Job, JobDefinition, JobState};
 use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{DateTime, TimeZone, Utc};
 use std::collections::HashMap;
@@ -122,7 +122,7 @@ pub fn job_to_item(job: &Job) -> Item {
         (attr::DEF.into(), s(def)),
         (attr::ANCHOR.into(), n(job.anchor.timestamp_millis())),
         (attr::SHARD.into(), n(job.shard)),
-        (attr::EVERY.into(), AttributeValue::Bool(job.every_bucket)),
+        (attr::EVERY.into(), s(job.due_class.code())),
         (attr::TENANT_PK.into(), s(keys::tenant_pk(&job.tenant))),
         (attr::TENANT_SK.into(), s(keys::tenant_job_sk(&job.job_id))),
         (attr::CREATED.into(), n(job.created_at.timestamp_millis())),
@@ -142,10 +142,10 @@ pub fn job_to_item(job: &Job) -> Item {
 
 /// The `due` index keys of a job whose next fire is `next`.
 pub fn due_keys(job: &Job, next: DateTime<Utc>) -> (String, String) {
-    let pk = if job.every_bucket {
-        keys::every_bucket(job.shard)
-    } else {
-        keys::due_bucket(keys::minute_of(next), job.shard)
+    let pk = match job.due_class {
+        DueClass::Admission => keys::admission_bucket(job.shard),
+        DueClass::Every => keys::every_bucket(job.shard),
+        DueClass::Bucket => keys::due_bucket(keys::minute_of(next), job.shard),
     };
     (pk, keys::due_sk(next.timestamp_millis(), &job.tenant, &job.job_id))
 }
@@ -167,7 +167,11 @@ pub fn job_from_item(item: &Item) -> Result<Job, DecodeError> {
         anchor: ms_to_dt(get_n(item, attr::ANCHOR)?),
         next_fire_at: get_n_opt(item, attr::NEXT)?.map(ms_to_dt),
         shard: get_n(item, attr::SHARD)? as u32,
-        every_bucket: item.get(attr::EVERY).and_then(|v| v.as_bool().ok()).copied().unwrap_or(false),
+        due_class: match item.get(attr::EVERY).and_then(|v| v.as_s().ok()).map(String::as_str) {
+            Some("E") => DueClass::Every,
+            Some("B") => DueClass::Bucket,
+            _ => DueClass::Admission,
+        },
         created_at: ms_to_dt(get_n(item, attr::CREATED)?),
         updated_at: ms_to_dt(get_n(item, attr::UPDATED)?),
     })

@@ -8,7 +8,7 @@ use super::error::{is_condition_failed, StoreError};
 use super::items::{self, attr};
 use crate::config::Config;
 use crate::keys;
-use crate::model::{Job, JobDefinition, JobState, MAX_INLINE_PARAMS_BYTES};
+use crate::model::{DueClass, Job, JobDefinition, JobState, MAX_INLINE_PARAMS_BYTES};
 use crate::schedule::Schedule;
 use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{DateTime, Duration, Utc};
@@ -89,9 +89,9 @@ pub fn validate(
     Ok(schedule)
 }
 
-/// Whether a schedule fires in every minute of the hour after `now`: such jobs live in their
-/// shard's "every bucket" partition and are never moved between buckets (see
-/// [`keys::every_bucket`]), which saves the index delete + put on each fire.
+/// Whether a schedule fires in every minute of the hour after `now`: the scan promotes such
+/// jobs into their shard's "every bucket" partition, where they are never moved between
+/// buckets (see [`keys::every_bucket`]), which saves the index delete + put on each fire.
 pub fn fires_every_minute(schedule: &Schedule, now: DateTime<Utc>) -> bool {
     let start_min = keys::minute_of(now) + 1;
     let from = keys::minute_start(start_min) - Duration::milliseconds(1);
@@ -130,7 +130,7 @@ pub fn new_job(
         job_id: job_id.into(),
         version: 1,
         state: JobState::Enabled,
-        every_bucket: fires_every_minute(&schedule, now),
+        due_class: DueClass::Admission,
         definition: def,
         anchor,
         next_fire_at: next,
@@ -248,7 +248,7 @@ pub async fn set_state(
         let schedule = Schedule::parse(&job.definition.schedule, job.anchor)
             .map_err(|e| StoreError::Permanent { op: "resume", message: e.to_string() })?;
         next.next_fire_at = schedule.next_after(now);
-        next.every_bucket = fires_every_minute(&schedule, now);
+        next.due_class = DueClass::Admission;
     }
     let mut item = items::job_to_item(&next);
     if state != JobState::Enabled {

@@ -10,7 +10,7 @@
 use super::error::{is_condition_failed, StoreError};
 use super::items::{self, attr, n, Item};
 use crate::keys;
-use crate::model::{ExecStatus, Execution, Job};
+use crate::model::{DueClass, ExecStatus, Execution, Job};
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnValuesOnConditionCheckFailure};
 use chrono::{DateTime, Utc};
 use std::collections::HashMap;
@@ -115,13 +115,15 @@ pub async fn get_execution(
 }
 
 /// CAS-advances a job's trigger position from `read_next` (the value this scan read) to
-/// `new_next` (or removes it from the `due` index when the schedule is exhausted).
+/// `new_next` in the `class` partition (or removes it from the `due` index when the schedule
+/// is exhausted).
 pub async fn advance_job(
     ddb: &aws_sdk_dynamodb::Client,
     table: &str,
     job: &Job,
     read_next: DateTime<Utc>,
     new_next: Option<DateTime<Utc>>,
+    class: DueClass,
 ) -> Result<Advance, StoreError> {
     let mut req = ddb
         .update_item()
@@ -137,10 +139,13 @@ pub async fn advance_job(
         .expression_attribute_values(":enabled", AttributeValue::S("ENABLED".into()));
     req = match new_next {
         Some(next) => {
-            let (pk, sk) = items::due_keys(job, next);
-            req.update_expression("SET #next = :next, #dpk = :dpk, #dsk = :dsk")
+            let moved = Job { due_class: class, ..job.clone() };
+            let (pk, sk) = items::due_keys(&moved, next);
+            req.update_expression("SET #next = :next, #dpk = :dpk, #dsk = :dsk, #cls = :cls")
                 .expression_attribute_names("#dpk", attr::DUE_PK)
                 .expression_attribute_names("#dsk", attr::DUE_SK)
+                .expression_attribute_names("#cls", attr::EVERY)
+                .expression_attribute_values(":cls", AttributeValue::S(class.code().into()))
                 .expression_attribute_values(":next", n(next.timestamp_millis()))
                 .expression_attribute_values(":dpk", AttributeValue::S(pk))
                 .expression_attribute_values(":dsk", AttributeValue::S(sk))

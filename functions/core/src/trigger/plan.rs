@@ -88,7 +88,9 @@ pub fn plan_job(
     let last = if future.len() == MAX_FIRES_PER_JOB { future[future.len() - 1] } else { until };
     fires.extend(future.into_iter().map(|f| PlannedFire { scheduled_at: f, missed_range: None }));
     JobPlan {
-        new_next: schedule.next_after(last),
+        // Never behind the read position: a window that ends before the job's next fire (a
+        // catch-up walking old buckets) must not move the job back in time.
+        new_next: schedule.next_after(last.max(last_scheduled)),
         fires,
         missed: due.missed,
         skipped: due.skipped,

@@ -11,9 +11,10 @@
 use super::plan::{plan_job, policy_name, CatchUpBudget, JobPlan};
 use crate::config::Config;
 use crate::keys;
-use crate::model::{AuditEvent, ExecMessage, ExecStatus, Execution, Job};
+use crate::model::{AuditEvent, DueClass, ExecMessage, ExecStatus, Execution, Job};
 use crate::queue::{delay_secs, Outgoing, PoolQueues, QueueError};
 use crate::schedule::Schedule;
+use crate::store::jobs::fires_every_minute;
 use crate::store::trigger::{self as st, Advance, PutOutcome};
 use crate::store::StoreError;
 use chrono::{DateTime, Duration, Utc};
@@ -191,6 +192,27 @@ async fn scan_shard(
     }
     let every_done = dispatch(ctx, group, now, opts, true, &mut report).await?;
 
+    // Admission: jobs just created, resumed or edited, wherever their first fire falls.
+    let admitted = st::query_due(&ctx.ddb, table, &keys::admission_bucket(shard)).await?;
+    report.buckets += 1;
+    let mut group = Vec::new();
+    for job in admitted {
+        let Some(next) = job.next_fire_at else { continue };
+        let Some(schedule) = parse_or_log(&job, &mut report) else { continue };
+        let plan = plan_job(
+            &job,
+            &schedule,
+            next - Duration::milliseconds(1),
+            window_end,
+            now,
+            &mut *budget.lock().await,
+        );
+        group.push((job, schedule, next, plan));
+    }
+    // A deferred admission job stays in the admission partition, which every tick reads: it
+    // does not hold the watermark back.
+    dispatch(ctx, group, now, opts, false, &mut report).await?;
+
     for minute in first..=last {
         let jobs = st::query_due(&ctx.ddb, table, &keys::due_bucket(minute, shard)).await?;
         report.buckets += 1;
@@ -319,16 +341,46 @@ async fn dispatch(
     if crash == Some(CrashPoint::BeforeAdvance) {
         return Err(ScanError::Crash(CrashPoint::BeforeAdvance));
     }
-    for (job, _, read_next, plan) in &group {
+    for (job, schedule, read_next, plan) in &group {
         if plan.deferred || (every_class && plan.new_next.is_some()) {
             continue;
         }
-        match st::advance_job(&ctx.ddb, &ctx.cfg.jobs_table, job, *read_next, plan.new_next).await? {
+        // Promote jobs that fire every minute: from then on they never move between buckets.
+        let class = match plan.new_next {
+            Some(_) if every_class || fires_every_minute(schedule, now) => DueClass::Every,
+            _ => DueClass::Bucket,
+        };
+        match st::advance_job(&ctx.ddb, &ctx.cfg.jobs_table, job, *read_next, plan.new_next, class).await? {
             Advance::Advanced => report.advanced += 1,
             Advance::Lost => report.advance_lost += 1,
         }
     }
     Ok(all_done)
+}
+
+/// Dispatches one job right away (the API calls it after creating, resuming or editing a job,
+/// so fires in the current minute are not late): the same put → send → CAS-advance as a scan,
+/// over the job's fires up to the end of the next minute. Racing a scan is safe (conditional
+/// puts, CAS on the read position); if this call fails or the process dies, the next tick
+/// finds the job in its admission partition and does the same work.
+pub async fn dispatch_one(
+    ctx: &TriggerCtx,
+    job: &Job,
+    now: DateTime<Utc>,
+    actor: &str,
+) -> Result<ScanReport, ScanError> {
+    let mut report = ScanReport::default();
+    let (Some(next), true) = (job.next_fire_at, job.state == crate::model::JobState::Enabled) else {
+        return Ok(report);
+    };
+    let Some(schedule) = parse_or_log(job, &mut report) else { return Ok(report) };
+    let window_end = keys::minute_start(keys::minute_of(now) + 2) - Duration::milliseconds(1);
+    // Only on-time fires here: a job admitted now has no missed fires to pace.
+    let mut budget = CatchUpBudget::new(0, 0);
+    let plan = plan_job(job, &schedule, next - Duration::milliseconds(1), window_end, now, &mut budget);
+    let opts = ScanOptions { actor: actor.to_string(), ..Default::default() };
+    dispatch(ctx, vec![(job.clone(), schedule, next, plan)], now, &opts, false, &mut report).await?;
+    Ok(report)
 }
 
 /// A new READY execution for one fire of `job`.
