@@ -145,7 +145,9 @@ pub(crate) fn plan_with_limit(
                 let mut kept = Vec::new();
                 let mut at = Some(last);
                 while let Some(f) = at {
-                    if kept.len() as u64 >= u64::from(cap) || f <= last_scheduled {
+                    // At most `cap`, and never more than were counted (the walk back
+                    // stays within the scan limit even for a huge cap).
+                    if kept.len() as u64 >= u64::from(cap).min(count) || f <= last_scheduled {
                         break;
                     }
                     kept.push(PlannedFire { scheduled_at: f, missed_range: None });
