@@ -269,6 +269,8 @@ pub struct Received {
 struct ServerState {
     script: VecDeque<Reply>,
     received: Vec<Received>,
+    in_flight: usize,
+    max_in_flight: usize,
 }
 
 /// A local webhook server answering from a script (then 200), recording every request.
@@ -285,7 +287,7 @@ impl WebhookServer {
     pub async fn start(script: Vec<Reply>) -> Result<Self> {
         let listener = TcpListener::bind("127.0.0.1:0").await?;
         let base = format!("http://{}", listener.local_addr()?);
-        let state = Arc::new(Mutex::new(ServerState { script: script.into(), received: Vec::new() }));
+        let state = Arc::new(Mutex::new(ServerState { script: script.into(), ..Default::default() }));
         let arrived = Arc::new(Notify::new());
         let (st, ar) = (state.clone(), arrived.clone());
         let task = tokio::spawn(async move {
@@ -311,6 +313,11 @@ impl WebhookServer {
     /// Everything received so far.
     pub fn received(&self) -> Vec<Received> {
         self.state.lock().map(|s| s.received.clone()).unwrap_or_default()
+    }
+
+    /// The most requests that were in progress at once.
+    pub fn max_in_flight(&self) -> usize {
+        self.state.lock().map(|s| s.max_in_flight).unwrap_or_default()
     }
 
     /// Waits until at least `n` requests have arrived (fails after `within`).
@@ -353,6 +360,8 @@ async fn answer(
             attempt: attempt.parse().unwrap_or(0),
             body: serde_json::from_slice(&body).unwrap_or_default(),
         });
+        s.in_flight += 1;
+        s.max_in_flight = s.max_in_flight.max(s.in_flight);
         s.script.pop_front().unwrap_or(Reply::Status(200))
     };
     arrived.notify_waiters();
@@ -367,6 +376,9 @@ async fn answer(
             c
         }
     };
+    if let Ok(mut s) = st.lock() {
+        s.in_flight -= 1;
+    }
     let mut resp = hyper::Response::new(Full::new(Bytes::from_static(b"{}")));
     *resp.status_mut() =
         hyper::StatusCode::from_u16(status).unwrap_or(hyper::StatusCode::INTERNAL_SERVER_ERROR);
@@ -509,4 +521,53 @@ pub fn function_env(env: &TestEnv, extra: &[(&str, &str)]) -> Vec<(String, Strin
     ]);
     v.extend(extra.iter().map(|(k, val)| (k.to_string(), val.to_string())));
     v
+}
+
+/// Builds the `worker-ecs` binary (a no-op when up to date) and returns its path.
+pub async fn worker_ecs_binary() -> Result<std::path::PathBuf> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let out = tokio::process::Command::new("cargo")
+        .current_dir(&root)
+        .args(["build", "-q", "-p", "sundial-worker", "--bin", "worker-ecs", "--message-format=json"])
+        .output()
+        .await
+        .context("running cargo build for worker-ecs")?;
+    if !out.status.success() {
+        bail!("building worker-ecs failed: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap_or_default();
+        if v["reason"] == "compiler-artifact" && v["target"]["name"] == "worker-ecs" {
+            if let Some(p) = v["executable"].as_str() {
+                return Ok(p.into());
+            }
+        }
+    }
+    bail!("cargo build did not report the worker-ecs executable")
+}
+
+/// Starts the `worker-ecs` binary against `env` with `extra` variables (2 s leases, 200 ms skew
+/// margin and private webhook targets unless overridden). Killed when dropped.
+pub async fn spawn_worker_ecs(env: &TestEnv, extra: &[(&str, &str)]) -> Result<tokio::process::Child> {
+    let bin = worker_ecs_binary().await?;
+    let mut vars = function_env(
+        env,
+        &[
+            ("SUNDIAL_LEASE_SECS", "2"),
+            ("SUNDIAL_SKEW_MARGIN_MS", "200"),
+            ("SUNDIAL_ALLOW_PRIVATE_TARGETS", "true"),
+            ("SUNDIAL_POOL", "default"),
+            ("RUST_LOG", "info"),
+        ],
+    );
+    vars.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+    let child = tokio::process::Command::new(bin)
+        .envs(vars)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .context("starting worker-ecs")?;
+    Ok(child)
 }

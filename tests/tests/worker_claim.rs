@@ -221,3 +221,69 @@ async fn a_zombie_worker_is_fenced_out_and_the_resource_keeps_the_new_owners_wri
     env.cleanup().await;
     Ok(())
 }
+
+/// The host clock shifted by a fixed offset.
+#[derive(Debug)]
+struct Shifted(chrono::Duration);
+
+impl sundial_core::execution::clock::Clock for Shifted {
+    fn now(&self) -> chrono::DateTime<Utc> {
+        Utc::now() + self.0
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_whose_clock_runs_fast_does_not_take_over_a_live_lease() -> anyhow::Result<()> {
+    // GIVEN worker A holds a 2 s lease on a due execution
+    let env = TestEnv::new("clock-skew").await?;
+    let now = Utc::now();
+    let e =
+        fixtures::ready_execution("acme", "skew", fixtures::http_definition("https://x.example"), now, now);
+    let key = fixtures::put_execution(&env, &e).await?;
+    let terms = LeaseTerms { duration_ms: 2_000, skew_margin_ms: 200, may_take_over: true };
+    let ClaimOutcome::Claimed(_) = fixtures::store(&env).claim(&key, "A", &terms, Utc::now()).await? else {
+        anyhow::bail!("A could not claim")
+    };
+
+    // WHEN worker F, whose clock runs 30 s fast (so by its clock A's lease ended long ago),
+    // handles the execution's message
+    let sink = std::sync::Arc::new(sundial_core::execution::metrics::MemorySink::default());
+    let f = sundial_core::execution::worker::Worker::new(
+        env.cfg.clone(),
+        fixtures::settings("F"),
+        &env.clients,
+        Handlers::new(),
+        std::sync::Arc::new(Shifted(chrono::Duration::seconds(30))),
+        sink.clone(),
+    )?;
+    let body = serde_json::to_string(&fixtures::message_of(&e, now))?;
+    let d = f
+        .handle(
+            "default",
+            &body,
+            &sundial_core::execution::worker::NoExtend,
+            &tokio_util::sync::CancellationToken::new(),
+        )
+        .await;
+
+    // THEN the service's Date header exposed the skew, F left the lease alone, and reported it
+    assert!(matches!(d, sundial_core::execution::worker::Disposition::RetryAfter(_)), "{d:?}");
+    let s = fixtures::snapshot(&env, &key).await?;
+    assert_eq!(
+        (s.exec.status, s.exec.fencing_token, s.exec.lease_owner.as_deref()),
+        (ExecStatus::Running, 1, Some("A"))
+    );
+    assert_eq!(sink.records()[0].clock_skew, 1);
+    // AND a worker with a correct clock is trusted against the same service
+    let (ok, _) = fixtures::worker_with(&env, fixtures::settings("G"), Handlers::new())?;
+    ok.handle(
+        "default",
+        &body,
+        &sundial_core::execution::worker::NoExtend,
+        &tokio_util::sync::CancellationToken::new(),
+    )
+    .await;
+    assert!(ok.clock_trusted(), "{:?}", ok.clock_check());
+    env.cleanup().await;
+    Ok(())
+}

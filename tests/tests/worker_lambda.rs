@@ -142,3 +142,67 @@ async fn the_worker_binary_answers_an_sqs_event_under_cargo_lambda_watch() -> an
     env.cleanup().await;
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lambda_targets_succeed_retry_and_fail_by_error_type() -> anyhow::Result<()> {
+    // GIVEN the test function under cargo lambda watch, and three jobs invoking it: one that
+    // succeeds, one that fails with errorType NonRetryable, one that fails retryably until its
+    // third attempt
+    let env = TestEnv::new("lambda-target").await?;
+    let watch = LambdaWatch::start("sundial-testfn", &[]).await?;
+    let def = |params: serde_json::Value| {
+        let mut d =
+            fixtures::definition(sundial_core::model::Target::Lambda { function: "sundial-testfn".into() });
+        d.params = params;
+        d
+    };
+    let now = Utc::now();
+    let k_ok =
+        fixtures::create_ready(&env, "acme", "fn-ok", def(serde_json::json!({"mode": "ok"})), now).await?;
+    let k_perm = fixtures::create_ready(
+        &env,
+        "acme",
+        "fn-perm",
+        def(serde_json::json!({"mode": "non_retryable"})),
+        now,
+    )
+    .await?;
+    let k_flaky = fixtures::create_ready(
+        &env,
+        "acme",
+        "fn-flaky",
+        def(serde_json::json!({"failUntilAttempt": 3})),
+        now,
+    )
+    .await?;
+
+    // WHEN a worker whose Lambda client points at the watch runs them
+    let mut clients = env.clients.clone();
+    clients.lambda = watch.client();
+    let (worker, _) =
+        fixtures::worker_with_clients(&env, fixtures::settings("fn-1"), Handlers::new(), &clients)?;
+    let (stop, poller) = fixtures::spawn_poller(worker, 3);
+    let within = Duration::from_secs(120); // the first invoke compiles the function
+    let ok = fixtures::wait_for(&env, &k_ok, within, |s| s.exec.status.is_terminal()).await?;
+    let perm = fixtures::wait_for(&env, &k_perm, within, |s| s.exec.status.is_terminal()).await?;
+    let flaky = fixtures::wait_for(&env, &k_flaky, within, |s| s.exec.status.is_terminal()).await?;
+    stop.cancel();
+    poller.await??;
+
+    // THEN: SUCCEEDED at once; FAILED after one attempt (a business error is never retried);
+    // SUCCEEDED on attempt 3 after two retryable function errors
+    assert_eq!((ok.exec.status, ok.exec.attempt), (ExecStatus::Succeeded, 1));
+    assert_eq!((perm.exec.status, perm.exec.attempt), (ExecStatus::Failed, 1));
+    assert_eq!(perm.exec.last_error.map(|e| e.0), Some("NonRetryable.Validation".into()));
+    assert_eq!((flaky.exec.status, flaky.exec.attempt), (ExecStatus::Succeeded, 3));
+    let retry_codes: Vec<_> = flaky
+        .exec
+        .timeline
+        .iter()
+        .filter(|a| a.to == ExecStatus::RetryWait)
+        .map(|a| a.code.clone())
+        .collect();
+    assert_eq!(retry_codes, vec![Some("Transient".to_string()), Some("Transient".to_string())]);
+    env.cleanup().await;
+    Ok(())
+}

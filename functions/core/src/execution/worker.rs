@@ -326,6 +326,16 @@ impl Worker {
         &self.clock
     }
 
+    /// The latest comparison of this worker's clock with the service's (`Date` header).
+    pub fn clock_check(&self) -> Option<super::clock::OffsetBounds> {
+        self.skew.last()
+    }
+
+    /// Whether this worker's clock may judge other workers' leases.
+    pub fn clock_trusted(&self) -> bool {
+        self.skew.trusted()
+    }
+
     async fn url_of(&self, name: String) -> Result<String, String> {
         if let Some(u) = self.urls.lock().await.get(&name) {
             return Ok(u.clone());

@@ -1,0 +1,332 @@
+//! Concurrency policies (seed 000 §10) with a job whose run outlasts its interval, the per-tenant
+//! running limit, and cancellation of READY and RUNNING executions.
+
+use chrono::{Duration as CDuration, Utc};
+use std::sync::Arc;
+use std::time::Duration;
+use sundial_core::execution::retry::RunError;
+use sundial_core::execution::store::{CancelOutcome, ExecKey};
+use sundial_core::execution::target::in_process::{BoxFuture, Handler, HandlerContext, Handlers};
+use sundial_core::model::{ConcurrencyPolicy, ExecStatus, JobDefinition, Target};
+use sundial_tests::fixtures::{self, Reply, WebhookServer};
+use sundial_tests::TestEnv;
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+
+const WITHIN: Duration = Duration::from_secs(60);
+
+fn job(url: &str, policy: ConcurrencyPolicy) -> JobDefinition {
+    let mut d = fixtures::http_definition(url);
+    d.concurrency = policy;
+    d
+}
+
+/// Three fires of one job, one second apart, all due now (the run of the first outlasts the
+/// interval because its webhook holds it).
+async fn three_fires(env: &TestEnv, def: &JobDefinition) -> anyhow::Result<Vec<ExecKey>> {
+    let t0 = Utc::now() - CDuration::seconds(3);
+    let mut keys = Vec::new();
+    for i in 0..3 {
+        keys.push(
+            fixtures::create_ready(env, "acme", "every-second", def.clone(), t0 + CDuration::seconds(i))
+                .await?,
+        );
+    }
+    Ok(keys)
+}
+
+async fn all_final(env: &TestEnv, keys: &[ExecKey]) -> anyhow::Result<Vec<ExecStatus>> {
+    let mut out = Vec::new();
+    for k in keys {
+        out.push(fixtures::wait_for(env, k, WITHIN, |s| s.exec.status.is_terminal()).await?.exec.status);
+    }
+    Ok(out)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn allow_lets_overlapping_fires_run_at_once() -> anyhow::Result<()> {
+    // GIVEN an ALLOW job whose runs hold until all three are in flight
+    let env = TestEnv::new("policy-allow").await?;
+    let gate = Arc::new(Notify::new());
+    let hook = WebhookServer::start((0..3).map(|_| Reply::Hold(gate.clone())).collect()).await?;
+    let keys = three_fires(&env, &job(&hook.url("/run"), ConcurrencyPolicy::Allow)).await?;
+
+    // WHEN a worker with enough slots polls
+    let (w, _) = fixtures::worker_with(&env, fixtures::settings("allow"), Handlers::new())?;
+    let (stop, poller) = fixtures::spawn_poller(w, 4);
+    hook.wait_requests(3, WITHIN).await?;
+    gate.notify_waiters();
+    let statuses = all_final(&env, &keys).await?;
+    stop.cancel();
+    poller.await??;
+
+    // THEN all three overlapped and succeeded
+    assert_eq!(hook.max_in_flight(), 3);
+    assert_eq!(statuses, vec![ExecStatus::Succeeded; 3]);
+    env.cleanup().await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn forbid_skips_fires_that_come_while_a_run_is_going_and_says_why() -> anyhow::Result<()> {
+    // GIVEN a FORBID job whose first run holds
+    let env = TestEnv::new("policy-forbid").await?;
+    let gate = Arc::new(Notify::new());
+    let hook = WebhookServer::start(vec![Reply::Hold(gate.clone())]).await?;
+    let keys = three_fires(&env, &job(&hook.url("/run"), ConcurrencyPolicy::Forbid)).await?;
+
+    // WHEN a worker polls, and the held run is released once the other fires were decided
+    let (w, metrics) = fixtures::worker_with(&env, fixtures::settings("forbid"), Handlers::new())?;
+    let (stop, poller) = fixtures::spawn_poller(w, 4);
+    let first = hook.wait_requests(1, WITHIN).await?;
+    let runner = first[0].idempotency_key.clone();
+    for k in keys.iter().filter(|k| k.id() != runner) {
+        fixtures::wait_for(&env, k, WITHIN, |s| s.exec.status == ExecStatus::Skipped).await?;
+    }
+    gate.notify_waiters();
+    all_final(&env, &keys).await?;
+    stop.cancel();
+    poller.await??;
+
+    // THEN one run succeeded and the other two were SKIPPED, naming the running execution
+    for k in &keys {
+        let s = fixtures::snapshot(&env, k).await?;
+        if k.id() == runner {
+            assert_eq!(s.exec.status, ExecStatus::Succeeded);
+        } else {
+            assert_eq!(s.exec.status, ExecStatus::Skipped);
+            let (code, why) = s.exec.last_error.clone().unwrap_or_default();
+            assert_eq!(code, "ForbidOverlap");
+            assert!(why.contains(&runner), "{why}");
+            assert_eq!(
+                s.exec.timeline.last().map(|a| (a.from, a.to)),
+                Some((Some(ExecStatus::Ready), ExecStatus::Skipped))
+            );
+        }
+    }
+    assert_eq!(hook.received().len(), 1);
+    assert_eq!(metrics.records().iter().filter(|m| m.outcome == Some(ExecStatus::Skipped)).count(), 2);
+    env.cleanup().await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serialize_keeps_every_fire_and_runs_them_one_at_a_time_in_order() -> anyhow::Result<()> {
+    // GIVEN a SERIALIZE job whose first run holds, with its fires' messages sent newest first
+    let env = TestEnv::new("policy-serial").await?;
+    let gate = Arc::new(Notify::new());
+    let hook = WebhookServer::start(vec![Reply::Hold(gate.clone())]).await?;
+    let def = job(&hook.url("/run"), ConcurrencyPolicy::Serialize);
+    let t0 = Utc::now() - CDuration::seconds(3);
+    let mut execs = Vec::new();
+    for i in 0..3 {
+        let e = fixtures::ready_execution(
+            "acme",
+            "every-second",
+            def.clone(),
+            t0 + CDuration::seconds(i),
+            Utc::now(),
+        );
+        fixtures::put_execution(&env, &e).await?;
+        execs.push(e);
+    }
+    for e in execs.iter().rev() {
+        fixtures::enqueue(&env, e, 0).await?;
+    }
+    let keys: Vec<ExecKey> = execs.iter().map(ExecKey::of).collect();
+
+    // WHEN a worker with several slots polls
+    let (w, _) = fixtures::worker_with(&env, fixtures::settings("serial"), Handlers::new())?;
+    let (stop, poller) = fixtures::spawn_poller(w, 4);
+    let first = hook.wait_requests(1, WITHIN).await?;
+    // THEN the earliest fire runs first, and the later ones wait (still READY) while it runs
+    assert_eq!(first[0].idempotency_key, keys[0].id());
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    assert_eq!(hook.received().len(), 1);
+    for k in &keys[1..] {
+        assert_eq!(fixtures::snapshot(&env, k).await?.exec.status, ExecStatus::Ready);
+    }
+    // WHEN the first run ends
+    gate.notify_waiters();
+    let statuses = all_final(&env, &keys).await?;
+    stop.cancel();
+    poller.await??;
+
+    // THEN every fire ran, one at a time, in scheduled order
+    assert_eq!(statuses, vec![ExecStatus::Succeeded; 3]);
+    let order: Vec<String> = hook.received().into_iter().map(|r| r.idempotency_key).collect();
+    assert_eq!(order, keys.iter().map(ExecKey::id).collect::<Vec<_>>());
+    assert_eq!(hook.max_in_flight(), 1);
+    env.cleanup().await;
+    Ok(())
+}
+
+/// Works until cancelled (`params.spin = true`), or returns at once.
+struct Spin;
+
+impl Handler for Spin {
+    fn run(&self, ctx: HandlerContext) -> BoxFuture<'_, Result<(), RunError>> {
+        Box::pin(async move {
+            if !ctx.invocation.params["spin"].as_bool().unwrap_or(false) {
+                return Ok(());
+            }
+            loop {
+                if ctx.is_cancelled() {
+                    return Err(RunError::cancelled());
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        })
+    }
+}
+
+fn spin_job(spin: bool, policy: ConcurrencyPolicy) -> JobDefinition {
+    let mut d = fixtures::definition(Target::InProcess { handler: "spin".into() });
+    d.params = serde_json::json!({ "spin": spin });
+    d.concurrency = policy;
+    d
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replace_cancels_the_running_fire_then_starts_the_new_one() -> anyhow::Result<()> {
+    // GIVEN a REPLACE job whose current run works until cancelled
+    let env = TestEnv::new("policy-replace").await?;
+    let (w, _) =
+        fixtures::worker_with(&env, fixtures::settings("replace"), Handlers::new().with("spin", Spin))?;
+    let (stop, poller) = fixtures::spawn_poller(w, 4);
+    let now = Utc::now();
+    let old = fixtures::create_ready(
+        &env,
+        "acme",
+        "rebuild",
+        spin_job(true, ConcurrencyPolicy::Replace),
+        now - CDuration::seconds(2),
+    )
+    .await?;
+    fixtures::wait_for(&env, &old, WITHIN, |s| s.exec.status == ExecStatus::Running).await?;
+
+    // WHEN the next fire comes
+    let new =
+        fixtures::create_ready(&env, "acme", "rebuild", spin_job(false, ConcurrencyPolicy::Replace), now)
+            .await?;
+    let n = fixtures::wait_for(&env, &new, WITHIN, |s| s.exec.status.is_terminal()).await?;
+    let o = fixtures::wait_for(&env, &old, WITHIN, |s| s.exec.status.is_terminal()).await?;
+    stop.cancel();
+    poller.await??;
+
+    // THEN the old run was CANCELED (its handler stopped at a safe point) and the new one
+    // started only after that, then succeeded
+    assert_eq!(o.exec.status, ExecStatus::Canceled);
+    assert_eq!(o.exec.last_error.map(|e| e.0), Some("Canceled".into()));
+    assert_eq!(n.exec.status, ExecStatus::Succeeded);
+    let cancelled_at = o.exec.timeline.last().map(|a| a.at).unwrap_or(i64::MAX);
+    let started_at = n.exec.timeline.iter().find(|a| a.to == ExecStatus::Running).map(|a| a.at).unwrap_or(0);
+    assert!(started_at >= cancelled_at, "new run started at {started_at}, old one ended at {cancelled_at}");
+    env.cleanup().await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tenant_limit_holds_further_executions_until_one_finishes() -> anyhow::Result<()> {
+    // GIVEN a tenant limited to one running execution, and two due jobs of that tenant
+    let env = TestEnv::new("tenant-limit").await?;
+    let gate = Arc::new(Notify::new());
+    let hook = WebhookServer::start(vec![Reply::Hold(gate.clone())]).await?;
+    let now = Utc::now();
+    let a = fixtures::create_ready(&env, "acme", "job-a", fixtures::http_definition(&hook.url("/a")), now)
+        .await?;
+    let b = fixtures::create_ready(&env, "acme", "job-b", fixtures::http_definition(&hook.url("/b")), now)
+        .await?;
+    let mut settings = fixtures::settings("limited");
+    settings.tenant_limits =
+        sundial_core::execution::policy::TenantLimits::parse("acme=1").map_err(anyhow::Error::msg)?;
+
+    // WHEN a worker with spare slots polls
+    let (w, _) = fixtures::worker_with(&env, settings, Handlers::new())?;
+    let (stop, poller) = fixtures::spawn_poller(w, 4);
+    let first = hook.wait_requests(1, WITHIN).await?;
+    let waiting = if first[0].idempotency_key == a.id() { &b } else { &a };
+    // THEN the second stays READY while the first runs
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    assert_eq!(fixtures::snapshot(&env, waiting).await?.exec.status, ExecStatus::Ready);
+    // AND runs once the first finishes
+    gate.notify_waiters();
+    let statuses = all_final(&env, &[a.clone(), b.clone()]).await?;
+    stop.cancel();
+    poller.await??;
+    assert_eq!(statuses, vec![ExecStatus::Succeeded; 2]);
+    assert_eq!(hook.max_in_flight(), 1);
+    let gate_table = sundial_core::execution::policy::TenantGate::new(
+        env.clients.ddb.clone(),
+        env.cfg.executions_table.clone(),
+    );
+    assert!(gate_table.running("acme", 0).await?.is_empty(), "entries are released");
+    env.cleanup().await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_a_ready_execution_stops_it_from_running() -> anyhow::Result<()> {
+    // GIVEN a READY execution with its message in the queue
+    let env = TestEnv::new("cancel-ready").await?;
+    let hook = WebhookServer::start(vec![]).await?;
+    let key = fixtures::create_ready(
+        &env,
+        "acme",
+        "nope",
+        fixtures::http_definition(&hook.url("/run")),
+        Utc::now(),
+    )
+    .await?;
+
+    // WHEN it is cancelled, then its message is delivered
+    let store = fixtures::store(&env);
+    assert_eq!(store.request_cancel(&key, "api:alice", Utc::now()).await?, CancelOutcome::Canceled);
+    let msgs = fixtures::receive_n(&env, "default", 1, 30, WITHIN).await?;
+    let (w, _) = fixtures::worker_with(&env, fixtures::settings("cancel"), Handlers::new())?;
+    let resp = sundial_worker::lambda::handle_event(
+        &w,
+        fixtures::sqs_event(&env, "default", &msgs)?,
+        &CancellationToken::new(),
+    )
+    .await;
+
+    // THEN the message is consumed without running anything, and the cancel is audited
+    assert!(resp.batch_item_failures.is_empty());
+    assert!(hook.received().is_empty());
+    let s = fixtures::snapshot(&env, &key).await?;
+    assert_eq!(s.exec.status, ExecStatus::Canceled);
+    assert_eq!(s.exec.timeline.last().map(|a| a.actor.as_str()), Some("api:alice"));
+    env.cleanup().await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_a_running_execution_is_seen_at_the_next_safe_point() -> anyhow::Result<()> {
+    // GIVEN an in-process execution that works until cancelled
+    let env = TestEnv::new("cancel-running").await?;
+    let (w, metrics) =
+        fixtures::worker_with(&env, fixtures::settings("cancel-run"), Handlers::new().with("spin", Spin))?;
+    let (stop, poller) = fixtures::spawn_poller(w, 2);
+    let key =
+        fixtures::create_ready(&env, "acme", "spinner", spin_job(true, ConcurrencyPolicy::Allow), Utc::now())
+            .await?;
+    fixtures::wait_for(&env, &key, WITHIN, |s| s.exec.status == ExecStatus::Running).await?;
+
+    // WHEN a user cancels it
+    let out = fixtures::store(&env).request_cancel(&key, "api:bob", Utc::now()).await?;
+
+    // THEN the flag is set, the handler stops at its next check, and the run is CANCELED
+    assert_eq!(out, CancelOutcome::Requested);
+    let s = fixtures::wait_for(&env, &key, WITHIN, |s| s.exec.status.is_terminal()).await?;
+    stop.cancel();
+    poller.await??;
+    assert_eq!(s.exec.status, ExecStatus::Canceled);
+    assert_eq!(
+        s.exec.timeline.last().map(|a| (a.from, a.actor.as_str())),
+        Some((Some(ExecStatus::Running), "worker:cancel-run"))
+    );
+    assert_eq!(metrics.records().iter().filter(|m| m.outcome == Some(ExecStatus::Canceled)).count(), 1);
+    env.cleanup().await;
+    Ok(())
+}
