@@ -1,0 +1,331 @@
+//! HTTPS webhook target: `POST` the [`Invocation`] with `Idempotency-Key: <executionId>` and the
+//! fencing token in `X-Sundial-Fencing-Token`.
+//!
+//! Classification: 2xx succeeds; 408, 429, 5xx, connection errors and timeouts retry; any other
+//! status (other 4xx, and 3xx since redirects are not followed) is permanent.
+//!
+//! Address policy: a scheduler that POSTs to user-supplied URLs from inside a VPC is a
+//! server-side request forgery engine unless it refuses internal addresses. Loopback, link-local
+//! (169.254.169.254 is the instance metadata service), private, shared (CGNAT), multicast,
+//! documentation and reserved ranges are refused unless the deployment allows private targets
+//! (`SUNDIAL_ALLOW_PRIVATE_TARGETS`). The check runs in the connector's resolver, on the very
+//! addresses it connects to, so DNS rebinding between a check and the connect cannot slip past
+//! it; IP-literal URLs are checked before the request. Plain `http://` is accepted only when
+//! private targets are allowed (local development).
+
+use super::Invocation;
+use crate::execution::retry::{codes, RunError};
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::Uri;
+use hyper_util::client::legacy::connect::dns::Name;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+use std::future::Future;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+/// Header carrying the fencing token.
+pub const FENCING_TOKEN_HEADER: &str = "x-sundial-fencing-token";
+/// Header carrying the attempt number.
+pub const ATTEMPT_HEADER: &str = "x-sundial-attempt";
+/// Header carrying the idempotency key (the execution id).
+pub const IDEMPOTENCY_KEY_HEADER: &str = "idempotency-key";
+
+/// Whether `ip` is a public unicast address a webhook may reach.
+pub fn is_public(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => is_public_v4(v4),
+        IpAddr::V6(v6) => is_public_v6(v6),
+    }
+}
+
+fn is_public_v4(ip: Ipv4Addr) -> bool {
+    let [a, b, c, _] = ip.octets();
+    !(a == 0                                   // "this network", 0.0.0.0
+        || ip.is_loopback()                    // 127/8
+        || ip.is_private()                     // 10/8, 172.16/12, 192.168/16
+        || ip.is_link_local()                  // 169.254/16 (instance metadata)
+        || (a == 100 && (64..128).contains(&b)) // 100.64/10 shared address space
+        || (a == 192 && b == 0 && c == 0)      // 192.0.0/24 protocol assignments
+        || (a == 192 && b == 0 && c == 2)      // documentation
+        || (a == 198 && (b == 18 || b == 19))  // benchmarking
+        || (a == 198 && b == 51 && c == 100)   // documentation
+        || (a == 203 && b == 0 && c == 113)    // documentation
+        || ip.is_multicast()                   // 224/4
+        || a >= 240) // reserved, broadcast
+}
+
+fn is_public_v6(ip: Ipv6Addr) -> bool {
+    if let Some(v4) = ip.to_ipv4_mapped() {
+        return is_public_v4(v4);
+    }
+    let seg = ip.segments();
+    // NAT64 (64:ff9b::/96) and 6to4 (2002::/16) embed an IPv4 address: judge that one.
+    if seg[0] == 0x64 && seg[1] == 0xff9b && seg[2..6] == [0, 0, 0, 0] {
+        return is_public_v4(Ipv4Addr::new(
+            (seg[6] >> 8) as u8,
+            seg[6] as u8,
+            (seg[7] >> 8) as u8,
+            seg[7] as u8,
+        ));
+    }
+    if seg[0] == 0x2002 {
+        return is_public_v4(Ipv4Addr::new(
+            (seg[1] >> 8) as u8,
+            seg[1] as u8,
+            (seg[2] >> 8) as u8,
+            seg[2] as u8,
+        ));
+    }
+    !(ip.is_unspecified()
+        || ip.is_loopback()
+        || ip.is_multicast()
+        || (seg[0] & 0xfe00) == 0xfc00   // unique local fc00::/7
+        || (seg[0] & 0xffc0) == 0xfe80   // link-local fe80::/10
+        || (seg[0] == 0x2001 && seg[1] == 0x0db8) // documentation
+        || seg[0..6] == [0, 0, 0, 0, 0, 0]) // IPv4-compatible (deprecated), ::/96
+}
+
+/// An address the deployment does not allow webhooks to reach.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("webhook address {addr} of host {host:?} is not public (loopback, link-local, private or reserved); set SUNDIAL_ALLOW_PRIVATE_TARGETS=true to allow it")]
+pub struct AddressRefused {
+    /// The host as written in the URL.
+    pub host: String,
+    /// The refused address.
+    pub addr: IpAddr,
+}
+
+/// A resolver that refuses non-public addresses (unless allowed), used by the connector so the
+/// check applies to the addresses actually connected to.
+#[derive(Debug, Clone)]
+struct GuardedResolver {
+    allow_private: bool,
+}
+
+impl tower_service::Service<Name> for GuardedResolver {
+    type Response = std::vec::IntoIter<SocketAddr>;
+    type Error = std::io::Error;
+    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Self::Error>> + Send>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, name: Name) -> Self::Future {
+        let allow = self.allow_private;
+        Box::pin(async move {
+            let host = name.as_str().to_string();
+            let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
+            if !allow {
+                if let Some(bad) = addrs.iter().find(|a| !is_public(a.ip())) {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::PermissionDenied,
+                        AddressRefused { host, addr: bad.ip() },
+                    ));
+                }
+            }
+            Ok(addrs.into_iter())
+        })
+    }
+}
+
+type Connector = hyper_rustls::HttpsConnector<HttpConnector<GuardedResolver>>;
+
+/// The webhook client.
+#[derive(Debug, Clone)]
+pub struct HttpTarget {
+    client: Client<Connector, Full<Bytes>>,
+    allow_private: bool,
+}
+
+impl HttpTarget {
+    /// A client using the system's root certificates. `allow_private` lifts the address policy
+    /// (and allows plain `http://`), for local development and tests only.
+    pub fn new(allow_private: bool) -> std::io::Result<Self> {
+        let mut http = HttpConnector::new_with_resolver(GuardedResolver { allow_private });
+        http.enforce_http(false);
+        http.set_connect_timeout(Some(Duration::from_secs(10)));
+        let https = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_provider_and_native_roots(Arc::new(rustls::crypto::aws_lc_rs::default_provider()))?
+            .https_or_http()
+            .enable_http1()
+            .wrap_connector(http);
+        let client =
+            Client::builder(TokioExecutor::new()).pool_idle_timeout(Duration::from_secs(30)).build(https);
+        Ok(HttpTarget { client, allow_private })
+    }
+
+    /// Checks a URL against the scheme and (for IP literals) address policy before any I/O.
+    pub fn check_url(&self, url: &str) -> Result<Uri, RunError> {
+        let uri: Uri = url
+            .parse()
+            .map_err(|e| RunError::permanent(codes::BAD_TARGET, format!("webhook url {url:?}: {e}")))?;
+        match uri.scheme_str() {
+            Some("https") => {}
+            Some("http") if self.allow_private => {}
+            _ => {
+                return Err(RunError::permanent(
+                    codes::BAD_TARGET,
+                    format!(
+                    "webhook url {url:?} must be https:// (http:// only when private targets are allowed)"
+                ),
+                ))
+            }
+        }
+        let host = uri.host().unwrap_or_default();
+        let literal = host.trim_start_matches('[').trim_end_matches(']');
+        if let Ok(ip) = literal.parse::<IpAddr>() {
+            if !self.allow_private && !is_public(ip) {
+                return Err(refused(&AddressRefused { host: host.to_string(), addr: ip }));
+            }
+        }
+        if host.is_empty() {
+            return Err(RunError::permanent(codes::BAD_TARGET, format!("webhook url {url:?} has no host")));
+        }
+        Ok(uri)
+    }
+
+    /// POSTs the invocation and classifies the outcome.
+    pub async fn post(&self, url: &str, inv: &Invocation) -> Result<(), RunError> {
+        let uri = self.check_url(url)?;
+        let req = hyper::Request::post(uri)
+            .header(hyper::header::CONTENT_TYPE, "application/json")
+            .header(hyper::header::USER_AGENT, "sundial-worker")
+            .header(IDEMPOTENCY_KEY_HEADER, &inv.execution_id)
+            .header(FENCING_TOKEN_HEADER, inv.fencing_token.to_string())
+            .header(ATTEMPT_HEADER, inv.attempt.to_string())
+            .body(Full::new(Bytes::from(inv.to_json())))
+            .map_err(|e| RunError::permanent(codes::BAD_TARGET, format!("webhook request: {e}")))?;
+        let resp = match self.client.request(req).await {
+            Ok(r) => r,
+            Err(e) => {
+                if let Some(r) = find_refused(&e) {
+                    return Err(refused(&r));
+                }
+                return Err(RunError::retryable("HttpConnect", format!("{e}: {}", chain(&e))));
+            }
+        };
+        let status = resp.status().as_u16();
+        if (200..300).contains(&status) {
+            return Ok(());
+        }
+        let body = resp.into_body().collect().await.map(|b| b.to_bytes()).unwrap_or_default();
+        let snippet: String = String::from_utf8_lossy(&body[..body.len().min(256)]).into_owned();
+        let code = format!("Http{status}");
+        let message = format!("webhook answered {status}: {snippet}");
+        Err(if matches!(status, 408 | 429) || status >= 500 {
+            RunError::retryable(code, message)
+        } else {
+            RunError::permanent(code, message)
+        })
+    }
+}
+
+fn refused(r: &AddressRefused) -> RunError {
+    RunError::permanent(codes::ADDRESS_REFUSED, r.to_string())
+}
+
+/// Finds an [`AddressRefused`] anywhere in an error's source chain (it travels inside an
+/// `io::Error` from the resolver through the connector and the client).
+fn find_refused(e: &(dyn std::error::Error + 'static)) -> Option<AddressRefused> {
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = cur {
+        if let Some(r) = err.downcast_ref::<AddressRefused>() {
+            return Some(r.clone());
+        }
+        if let Some(io) = err.downcast_ref::<std::io::Error>() {
+            if let Some(r) = io.get_ref().and_then(|i| i.downcast_ref::<AddressRefused>()) {
+                return Some(r.clone());
+            }
+        }
+        cur = err.source();
+    }
+    None
+}
+
+fn chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut parts = Vec::new();
+    let mut cur = e.source();
+    while let Some(err) = cur {
+        parts.push(err.to_string());
+        cur = err.source();
+    }
+    parts.join(": ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn internal_addresses_are_not_public() {
+        for a in [
+            "127.0.0.1",
+            "169.254.169.254",
+            "10.1.2.3",
+            "172.16.0.1",
+            "192.168.1.1",
+            "100.64.0.1",
+            "0.0.0.0",
+            "255.255.255.255",
+            "224.0.0.1",
+            "::1",
+            "::",
+            "fe80::1",
+            "fd00::1",
+            "::ffff:127.0.0.1",
+            "::ffff:169.254.169.254",
+            "64:ff9b::a9fe:a9fe",
+            "2002:7f00:1::",
+        ] {
+            assert!(
+                !is_public(a.parse().unwrap_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED))),
+                "{a} should be refused"
+            );
+        }
+        for a in ["93.184.216.34", "8.8.8.8", "2606:4700::1111", "::ffff:8.8.8.8"] {
+            assert!(
+                is_public(a.parse().unwrap_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED))),
+                "{a} should be allowed"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn ip_literal_urls_are_refused_before_any_io_unless_allowed() {
+        let strict = HttpTarget::new(false).unwrap_or_else(|e| panic!("client: {e}"));
+        for url in ["https://127.0.0.1/x", "https://169.254.169.254/latest/meta-data", "https://[::1]:8443/"]
+        {
+            let e = strict.check_url(url).err().unwrap_or_else(|| panic!("{url} accepted"));
+            assert_eq!(e.code, codes::ADDRESS_REFUSED, "{url}");
+            assert!(!e.is_retryable());
+        }
+        assert_eq!(
+            strict.check_url("http://example.com/").err().map(|e| e.code),
+            Some(codes::BAD_TARGET.into())
+        );
+        assert!(strict.check_url("https://example.com/hook").is_ok());
+        let lax = HttpTarget::new(true).unwrap_or_else(|e| panic!("client: {e}"));
+        assert!(lax.check_url("http://127.0.0.1:8080/x").is_ok());
+    }
+
+    #[tokio::test]
+    async fn a_hostname_resolving_to_loopback_is_refused_at_connect() {
+        // GIVEN `localhost`, which resolves to a loopback address
+        let strict = HttpTarget::new(false).unwrap_or_else(|e| panic!("client: {e}"));
+        let inv: Invocation = serde_json::from_value(serde_json::json!({
+            "executionId": "j@1", "fencingToken": 1, "scheduledAt": "2026-01-01T00:00:00Z", "attempt": 1,
+            "tenant": "t", "jobId": "j", "params": null
+        }))
+        .unwrap_or_else(|e| panic!("{e}"));
+        // WHEN posting to it THEN the resolver refuses it as a permanent error
+        let e = strict.post("https://localhost:1/hook", &inv).await.err();
+        assert_eq!(e.map(|e| e.code), Some(codes::ADDRESS_REFUSED.to_string()));
+    }
+}

@@ -1,0 +1,172 @@
+//! In-process Rust handlers, run by the ECS worker binary (long jobs, checkpoints).
+//!
+//! A [`Handler`] receives a [`HandlerContext`]: the invocation, the checkpoint a previous holder
+//! committed (seed 000 §13: a worker that takes over resumes from the last committed checkpoint
+//! instead of starting over), a cancellation token, and [`HandlerContext::checkpoint`]. The
+//! checkpoint write is fenced on the claim's token: once another worker has taken the execution
+//! over, it is refused with [`CheckpointError::Stale`], and the handler's cancellation token fires
+//! so a zombie stops at its next safe point instead of publishing work. Cancellation (a user's
+//! cancel, REPLACE, a timeout, worker shutdown) is cooperative (seed 000 §10): check
+//! [`HandlerContext::is_cancelled`] between steps, or `select!` on [`HandlerContext::cancelled`].
+
+use super::Invocation;
+use crate::execution::retry::{codes, RunError};
+use crate::execution::store::CheckpointError;
+use serde_json::Value;
+use std::collections::HashMap;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// A boxed, sendable future (handlers are stored as trait objects).
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// A job handler compiled into the worker binary.
+pub trait Handler: Send + Sync + 'static {
+    /// Runs one attempt. Return a [`RunError`] to fail it: its class decides retrying. A handler
+    /// that stops because it was cancelled should return [`RunError::cancelled`] (or `Ok` if it
+    /// completed anyway).
+    fn run(&self, ctx: HandlerContext) -> BoxFuture<'_, Result<(), RunError>>;
+}
+
+impl RunError {
+    /// The error a handler returns when it stopped because of its cancellation token.
+    pub fn cancelled() -> RunError {
+        RunError::retryable(codes::CANCELED, "stopped at a safe point after cancellation")
+    }
+}
+
+/// Stores checkpoints for one claim (implemented by the worker with the fenced store write).
+pub trait Checkpointer: Send + Sync {
+    /// Stores `state`; `Ok(true)` if a cancel has been requested meanwhile.
+    fn save(&self, state: Value) -> BoxFuture<'_, Result<bool, CheckpointError>>;
+}
+
+/// What a handler gets for one attempt.
+pub struct HandlerContext {
+    /// The invocation document (execution id, fencing token, attempt, params…).
+    pub invocation: Invocation,
+    /// The last checkpoint committed by any earlier holder, if any.
+    pub resumed_from: Option<Value>,
+    cancel: CancellationToken,
+    checkpointer: Arc<dyn Checkpointer>,
+}
+
+impl fmt::Debug for HandlerContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HandlerContext")
+            .field("invocation", &self.invocation)
+            .field("resumed_from", &self.resumed_from)
+            .field("cancelled", &self.cancel.is_cancelled())
+            .finish()
+    }
+}
+
+impl HandlerContext {
+    /// A context (built by the worker).
+    pub fn new(
+        invocation: Invocation,
+        resumed_from: Option<Value>,
+        cancel: CancellationToken,
+        checkpointer: Arc<dyn Checkpointer>,
+    ) -> Self {
+        HandlerContext { invocation, resumed_from, cancel, checkpointer }
+    }
+
+    /// Whether the handler should stop at this safe point.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+
+    /// Completes when the handler should stop.
+    pub async fn cancelled(&self) {
+        self.cancel.cancelled().await
+    }
+
+    /// Commits `state` as this execution's checkpoint, fenced on the claim's token. A stale
+    /// token is refused (and cancels this attempt); a pending cancel request is signalled
+    /// through the cancellation token.
+    pub async fn checkpoint(&self, state: Value) -> Result<(), CheckpointError> {
+        match self.checkpointer.save(state).await {
+            Ok(cancel_requested) => {
+                if cancel_requested {
+                    self.cancel.cancel();
+                }
+                Ok(())
+            }
+            Err(e) => {
+                if matches!(e, CheckpointError::Stale { .. }) {
+                    self.cancel.cancel();
+                }
+                Err(e)
+            }
+        }
+    }
+}
+
+/// Handlers by name (`Target::InProcess { handler }`).
+#[derive(Clone, Default)]
+pub struct Handlers {
+    map: HashMap<String, Arc<dyn Handler>>,
+}
+
+impl fmt::Debug for Handlers {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.map.keys()).finish()
+    }
+}
+
+impl Handlers {
+    /// No handlers.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a handler under `name`.
+    pub fn with(mut self, name: &str, h: impl Handler) -> Self {
+        self.map.insert(name.to_string(), Arc::new(h));
+        self
+    }
+
+    /// The handler named `name`.
+    pub fn get(&self, name: &str) -> Option<Arc<dyn Handler>> {
+        self.map.get(name).cloned()
+    }
+}
+
+/// A diagnostic handler shipped with the ECS worker (`"handler": "sleep"`): works for
+/// `params.ms` milliseconds in steps of `params.stepMs` (default 100), checkpointing
+/// `{"doneMs": …}` after each step and resuming from the last checkpoint after a takeover.
+/// It exercises leases, heartbeats, cancellation and checkpoints in a deployment without any
+/// user code.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Sleep;
+
+impl Handler for Sleep {
+    fn run(&self, ctx: HandlerContext) -> BoxFuture<'_, Result<(), RunError>> {
+        Box::pin(async move {
+            let total = ctx.invocation.params.get("ms").and_then(Value::as_u64).unwrap_or(0);
+            let step = ctx.invocation.params.get("stepMs").and_then(Value::as_u64).unwrap_or(100).max(1);
+            let mut done =
+                ctx.resumed_from.as_ref().and_then(|c| c.get("doneMs")).and_then(Value::as_u64).unwrap_or(0);
+            while done < total {
+                if ctx.is_cancelled() {
+                    return Err(RunError::cancelled());
+                }
+                let d = step.min(total - done);
+                tokio::select! {
+                    _ = tokio::time::sleep(Duration::from_millis(d)) => {}
+                    _ = ctx.cancelled() => return Err(RunError::cancelled()),
+                }
+                done += d;
+                ctx.checkpoint(serde_json::json!({ "doneMs": done }))
+                    .await
+                    .map_err(|e| RunError::retryable("CheckpointRefused", e.to_string()))?;
+            }
+            Ok(())
+        })
+    }
+}

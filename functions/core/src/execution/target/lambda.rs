@@ -1,0 +1,121 @@
+//! Lambda function target: a synchronous `Invoke` (RequestResponse) with the [`Invocation`]
+//! as payload.
+//!
+//! A function error whose `errorType` contains `NonRetryable` (what `lambda_runtime` sends for a
+//! `Diagnostic { error_type: "NonRetryable…" }`) is a business error: permanent. Any other
+//! function error (unhandled panics, timeouts inside the function, out of memory) retries, as do
+//! throttling and service errors. A missing function or a refused payload is permanent.
+
+use super::Invocation;
+use crate::execution::retry::{codes, RunError};
+use aws_sdk_lambda::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
+use aws_sdk_lambda::operation::invoke::InvokeError;
+use aws_sdk_lambda::primitives::Blob;
+use aws_smithy_runtime_api::client::orchestrator::HttpResponse;
+
+/// The marker a handler puts in its error type to say "do not retry".
+pub const NON_RETRYABLE_MARKER: &str = "NonRetryable";
+
+/// Invokes Lambda functions.
+#[derive(Debug, Clone)]
+pub struct LambdaTarget {
+    client: aws_sdk_lambda::Client,
+}
+
+/// The error document a Lambda function returns with a function error.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct FunctionError {
+    #[serde(default)]
+    error_type: String,
+    #[serde(default)]
+    error_message: String,
+}
+
+/// Classifies a function error by its `errorType`.
+pub fn classify_function_error(payload: &[u8]) -> RunError {
+    let fe: FunctionError = serde_json::from_slice(payload).unwrap_or_default();
+    let code = if fe.error_type.is_empty() { "Lambda.Unhandled".to_string() } else { fe.error_type.clone() };
+    let code: String = code.chars().take(64).collect();
+    if fe.error_type.contains(NON_RETRYABLE_MARKER) {
+        RunError::permanent(code, fe.error_message)
+    } else {
+        RunError::retryable(code, fe.error_message)
+    }
+}
+
+impl LambdaTarget {
+    /// A target using `client` (its endpoint decides where functions run: AWS, or
+    /// `cargo lambda watch` on loopback in tests).
+    pub fn new(client: aws_sdk_lambda::Client) -> Self {
+        LambdaTarget { client }
+    }
+
+    /// Invokes `function` synchronously.
+    pub async fn invoke(&self, function: &str, inv: &Invocation) -> Result<(), RunError> {
+        let res = self.client.invoke().function_name(function).payload(Blob::new(inv.to_json())).send().await;
+        match res {
+            Ok(out) if out.function_error().is_some() => {
+                Err(classify_function_error(out.payload().map(|b| b.as_ref()).unwrap_or_default()))
+            }
+            Ok(_) => Ok(()),
+            Err(e) => Err(classify_sdk_error(function, e)),
+        }
+    }
+}
+
+fn classify_sdk_error(function: &str, e: SdkError<InvokeError, HttpResponse>) -> RunError {
+    if let SdkError::ServiceError(s) = &e {
+        // Lambda reports function errors as 200 + `X-Amz-Function-Error`; `cargo lambda watch`
+        // answers them with an error status and the same `{errorType, errorMessage}` body.
+        if s.err().code().is_none() {
+            if let Some(body) = s.raw().body().bytes() {
+                if serde_json::from_slice::<FunctionError>(body).is_ok_and(|f| !f.error_type.is_empty()) {
+                    return classify_function_error(body);
+                }
+            }
+        }
+    }
+    let message = format!("invoking {function:?}: {}", DisplayErrorContext(&e));
+    match &e {
+        SdkError::ServiceError(s) => {
+            let code = s.err().code().unwrap_or("Unknown").to_string();
+            let permanent = matches!(
+                code.as_str(),
+                "ResourceNotFoundException"
+                    | "InvalidRequestContentException"
+                    | "RequestTooLargeException"
+                    | "InvalidParameterValueException"
+                    | "AccessDeniedException"
+                    | "UnsupportedMediaTypeException"
+            );
+            if permanent {
+                let code = if code == "ResourceNotFoundException" { codes::BAD_TARGET.into() } else { code };
+                RunError::permanent(code, message)
+            } else {
+                RunError::retryable(code, message)
+            }
+        }
+        _ => RunError::retryable("LambdaInvoke", message),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn non_retryable_error_types_are_permanent_and_others_retry() {
+        let e =
+            classify_function_error(br#"{"errorType":"NonRetryable.Validation","errorMessage":"bad input"}"#);
+        assert!(!e.is_retryable());
+        assert_eq!(e.code, "NonRetryable.Validation");
+        let e = classify_function_error(
+            br#"{"errorType":"&alloc::boxed::Box<dyn core::error::Error>","errorMessage":"boom"}"#,
+        );
+        assert!(e.is_retryable());
+        let e = classify_function_error(b"not json");
+        assert!(e.is_retryable());
+        assert_eq!(e.code, "Lambda.Unhandled");
+    }
+}

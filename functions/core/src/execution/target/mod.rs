@@ -1,0 +1,128 @@
+//! Targets: what a worker calls for an execution, and how each one's failures are classified.
+//!
+//! Every target gets the same [`Invocation`] document: the execution id (a stable idempotency
+//! key, seed 000 §7), the fencing token (so a protected resource can refuse an older holder,
+//! §5), the scheduled instant, the attempt, the job's parameters and, for `fire_once` misfires,
+//! the missed range. Each adapter maps its failures to a [`RunError`] whose class decides
+//! retrying (seed 002): throttling, 5xx, timeouts and connection errors retry; anything that says
+//! the request itself is wrong does not.
+
+pub mod http;
+pub mod in_process;
+pub mod lambda;
+pub mod sqs;
+
+use super::retry::{codes, RunError};
+use crate::model::{Execution, Target};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+/// The document every target receives (JSON, camelCase).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Invocation {
+    /// `{job}@{scheduled ms}`: use it as the idempotency key of side effects.
+    pub execution_id: String,
+    /// The claim's fencing token: a protected resource refuses writes with an older one.
+    pub fencing_token: u64,
+    /// The scheduled instant.
+    pub scheduled_at: DateTime<Utc>,
+    /// Attempt number (1-based).
+    pub attempt: u32,
+    /// Tenant.
+    pub tenant: String,
+    /// Job id.
+    pub job_id: String,
+    /// The job's parameters (snapshot of the definition version the execution was created with).
+    pub params: serde_json::Value,
+    /// Reference to large parameters, passed through.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params_ref: Option<String>,
+    /// For a `fire_once` misfire: the first and last missed fires this run stands for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub missed_range: Option<MissedRange>,
+}
+
+/// A missed range (inclusive).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MissedRange {
+    /// First missed fire.
+    pub from: DateTime<Utc>,
+    /// Last missed fire.
+    pub to: DateTime<Utc>,
+}
+
+impl Invocation {
+    /// The invocation of a claimed execution.
+    pub fn of(e: &Execution, token: u64, attempt: u32) -> Self {
+        Invocation {
+            execution_id: e.id(),
+            fencing_token: token,
+            scheduled_at: e.scheduled_at,
+            attempt,
+            tenant: e.tenant.clone(),
+            job_id: e.job_id.clone(),
+            params: e.definition.params.clone(),
+            params_ref: e.definition.params_ref.clone(),
+            missed_range: e.missed_range.map(|(from, to)| MissedRange { from, to }),
+        }
+    }
+
+    /// The JSON body.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+}
+
+/// The remote targets of one worker (the in-process ones are run by the worker itself, which
+/// owns their cancellation and checkpoints).
+#[derive(Debug, Clone)]
+pub struct RemoteTargets {
+    /// Lambda targets.
+    pub lambda: lambda::LambdaTarget,
+    /// Webhooks.
+    pub http: http::HttpTarget,
+    /// User queues.
+    pub sqs: sqs::SqsTarget,
+}
+
+impl RemoteTargets {
+    /// Calls a remote target. `Target::InProcess` is a configuration error here: only the
+    /// worker's handler registry runs those.
+    pub async fn call(&self, target: &Target, inv: &Invocation) -> Result<(), RunError> {
+        match target {
+            Target::Lambda { function } => self.lambda.invoke(function, inv).await,
+            Target::Http { url } => self.http.post(url, inv).await,
+            Target::Sqs { queue_url } => self.sqs.send(queue_url, inv).await,
+            Target::InProcess { handler } => Err(RunError::permanent(
+                codes::BAD_TARGET,
+                format!("in-process handler {handler:?} is not remote"),
+            )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_invocation_document_is_camel_case_and_omits_empty_options() {
+        let inv = Invocation {
+            execution_id: "j@1".into(),
+            fencing_token: 3,
+            scheduled_at: crate::store::items::ms_to_dt(1_000),
+            attempt: 2,
+            tenant: "t".into(),
+            job_id: "j".into(),
+            params: serde_json::json!({"k": 1}),
+            params_ref: None,
+            missed_range: None,
+        };
+        let v: serde_json::Value = serde_json::from_str(&inv.to_json()).unwrap_or_default();
+        assert_eq!(v["executionId"], "j@1");
+        assert_eq!(v["fencingToken"], 3);
+        assert_eq!(v["scheduledAt"], "1970-01-01T00:00:01Z");
+        assert!(v.get("missedRange").is_none() && v.get("paramsRef").is_none());
+    }
+}

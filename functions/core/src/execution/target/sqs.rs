@@ -1,0 +1,76 @@
+//! SQS target: sends the [`Invocation`] to a user's queue.
+//!
+//! The execution id and fencing token also travel as message attributes, so a consumer can
+//! deduplicate without parsing the body. For FIFO queues the execution id is the deduplication
+//! id (a retried send within SQS's five-minute window is absorbed) and the job id the group.
+
+use super::Invocation;
+use crate::execution::retry::{codes, RunError};
+use aws_sdk_sqs::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
+use aws_sdk_sqs::types::MessageAttributeValue;
+
+/// Sends to user queues.
+#[derive(Debug, Clone)]
+pub struct SqsTarget {
+    client: aws_sdk_sqs::Client,
+}
+
+fn attr(v: String, kind: &str) -> Result<MessageAttributeValue, RunError> {
+    MessageAttributeValue::builder()
+        .data_type(kind)
+        .string_value(v)
+        .build()
+        .map_err(|e| RunError::permanent(codes::BAD_TARGET, e.to_string()))
+}
+
+impl SqsTarget {
+    /// A target using `client`.
+    pub fn new(client: aws_sdk_sqs::Client) -> Self {
+        SqsTarget { client }
+    }
+
+    /// Sends one message.
+    pub async fn send(&self, queue_url: &str, inv: &Invocation) -> Result<(), RunError> {
+        let mut req = self
+            .client
+            .send_message()
+            .queue_url(queue_url)
+            .message_body(inv.to_json())
+            .message_attributes("sundial-execution-id", attr(inv.execution_id.clone(), "String")?)
+            .message_attributes("sundial-fencing-token", attr(inv.fencing_token.to_string(), "Number")?);
+        if queue_url.ends_with(".fifo") {
+            req = req
+                .message_group_id(&inv.job_id)
+                .message_deduplication_id(inv.execution_id.replace('@', "-"));
+        }
+        match req.send().await {
+            Ok(_) => Ok(()),
+            Err(e) => Err(classify(queue_url, e)),
+        }
+    }
+}
+
+fn classify<E, R>(queue_url: &str, e: SdkError<E, R>) -> RunError
+where
+    E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
+    R: std::fmt::Debug + Send + Sync + 'static,
+{
+    let message = format!("sending to {queue_url}: {}", DisplayErrorContext(&e));
+    match &e {
+        SdkError::ServiceError(s) => {
+            let code = s.err().code().unwrap_or("Unknown").to_string();
+            let retry = code.contains("Throttl")
+                || code.contains("RequestThrottled")
+                || code.contains("InternalError")
+                || code.contains("ServiceUnavailable")
+                || code.contains("KmsThrottled");
+            if retry {
+                RunError::retryable(code, message)
+            } else {
+                // Missing queue, access denied, invalid contents: the job's target is wrong.
+                RunError::permanent(code, message)
+            }
+        }
+        _ => RunError::retryable("SqsSend", message),
+    }
+}
