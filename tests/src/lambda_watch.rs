@@ -23,7 +23,9 @@ fn free_port() -> Result<u16> {
 }
 
 impl LambdaWatch {
-    /// Starts `cargo lambda watch -p <package>` with `env` passed to the function.
+    /// Starts `cargo lambda watch -p <package>` with `env` passed to the function. In values,
+    /// `{watch}` is replaced by this watch's own endpoint (a function that invokes functions,
+    /// like the tick fanning out to scans, points `AWS_ENDPOINT_URL_LAMBDA` at it).
     pub async fn start(package: &str, env: &[(String, String)]) -> Result<Self> {
         let which = std::process::Command::new("cargo").args(["lambda", "--version"]).output();
         if !which.map(|o| o.status.success()).unwrap_or(false) {
@@ -36,7 +38,9 @@ impl LambdaWatch {
             .args(["lambda", "watch", "--quiet", "--ignore-changes", "-A", "127.0.0.1", "-P"])
             .arg(port.to_string())
             .args(["-p", package]);
-        let vars: Vec<String> = env.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let me = format!("http://127.0.0.1:{port}");
+        let vars: Vec<String> =
+            env.iter().map(|(k, v)| format!("{k}={}", v.replace("{watch}", &me))).collect();
         for v in vars {
             cmd.arg("--env-var").arg(v);
         }

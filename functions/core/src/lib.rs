@@ -33,3 +33,5 @@ pub mod resources;
 pub mod schedule;
 pub mod store;
 pub mod trigger;
+//! - [`metering`]: an SDK interceptor that counts requests and DynamoDB capacity per component.
+pub mod metering;

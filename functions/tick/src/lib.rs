@@ -10,7 +10,7 @@ use chrono::{DateTime, Utc};
 use lambda_runtime::{Diagnostic, LambdaEvent};
 use serde::Deserialize;
 use serde_json::{json, Value};
-use sundial_core::trigger::scan::{ScanError, ScanOptions, ScanReport, TriggerCtx};
+use sundial_core::trigger::scan::{ScanError, ScanOptions, ScanReport, SendClock, TriggerCtx};
 use sundial_core::trigger::tick::{run_scan, run_tick, ScanRequest, TickError, TickOutcome, TickSettings};
 
 /// The events this function accepts.
@@ -79,7 +79,12 @@ impl TickService {
         request_id: &str,
         now: DateTime<Utc>,
     ) -> Result<Value, HandlerError> {
-        let opts = ScanOptions { actor: format!("tick:{request_id}"), ..Default::default() };
+        let opts = ScanOptions {
+            actor: format!("tick:{request_id}"),
+            // The lag metric wants the real instant of each send, not the tick's start.
+            send_clock: Some(SendClock(std::sync::Arc::new(Utc::now))),
+            ..Default::default()
+        };
         match event {
             TickEvent::Scan { scan } => {
                 let scan = ScanRequest { now_ms: scan.now_ms.max(now.timestamp_millis()), ..scan };

@@ -15,10 +15,7 @@ async fn main() -> Result<(), Error> {
     // Env set by the CDK construct (infra/lib/sundial-scheduler.ts) from resources.json.
     let cfg = Config::from_env()?;
     let clients = sundial_core::aws::Clients::from_env().await;
-    let settings = TickSettings {
-        scan_function: std::env::var(&sundial_core::resources::Resources::get().env.scan_function).ok(),
-        ..TickSettings::default()
-    };
+    let settings = TickSettings::from_env()?;
     let fair = std::env::var("SUNDIAL_FAIR_QUEUES").map(|v| v != "false").unwrap_or(true);
     let service = TickService {
         ctx: TriggerCtx { ddb: clients.ddb, queues: PoolQueues::new(clients.sqs, cfg.clone(), fair), cfg },

@@ -18,9 +18,13 @@ use crate::store::jobs::fires_every_minute;
 use crate::store::trigger::{self as st, Advance, PutOutcome};
 use crate::store::StoreError;
 use chrono::{DateTime, Duration, Utc};
+use futures_util::stream::{self, StreamExt};
 use std::collections::BTreeMap;
 use std::ops::Range;
 use tokio::sync::Mutex;
+
+/// Conditional writes in flight at once per scanner.
+pub const WRITE_CONCURRENCY: usize = 32;
 
 /// Where a test makes the scan stop as if the process had crashed (fault injection).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,11 +50,30 @@ pub struct ScanOptions {
     pub max_buckets: i64,
     /// Fault injection for tests; `None` in production.
     pub crash_at: Option<CrashPoint>,
+    /// Where the instant of each send comes from, for the lag metric (the scan's `now` when
+    /// `None`). Benches pass the wall clock to measure real enqueue times.
+    pub send_clock: Option<SendClock>,
+}
+
+/// A clock read after each send.
+#[derive(Clone)]
+pub struct SendClock(pub std::sync::Arc<dyn Fn() -> DateTime<Utc> + Send + Sync>);
+
+impl std::fmt::Debug for SendClock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SendClock")
+    }
 }
 
 impl Default for ScanOptions {
     fn default() -> Self {
-        ScanOptions { actor: "tick".into(), horizon_secs: 60, max_buckets: 240, crash_at: None }
+        ScanOptions {
+            actor: "tick".into(),
+            horizon_secs: 60,
+            max_buckets: 240,
+            crash_at: None,
+            send_clock: None,
+        }
     }
 }
 
@@ -279,7 +302,7 @@ async fn dispatch(
     report: &mut ScanReport,
 ) -> Result<bool, ScanError> {
     let mut all_done = true;
-    let mut outgoing: BTreeMap<String, Vec<Outgoing>> = BTreeMap::new();
+    let mut planned = Vec::new();
     for (job, schedule, _, plan) in &group {
         if plan.deferred {
             all_done = false;
@@ -293,37 +316,57 @@ async fn dispatch(
                 .or_default() += plan.missed;
         }
         for fire in &plan.fires {
-            let e = new_execution(job, schedule, fire.scheduled_at, fire.missed_range, now, &opts.actor);
-            let status = match st::put_execution(&ctx.ddb, &ctx.cfg.executions_table, &e).await? {
-                PutOutcome::Created => {
-                    report.created += 1;
-                    report
-                        .lag_ms
-                        .entry(job.definition.pool.clone())
-                        .or_default()
-                        .push((now - e.fire_at).num_milliseconds());
-                    ExecStatus::Ready
-                }
-                PutOutcome::Exists(s) => {
-                    report.duplicates += 1;
-                    s
-                }
-            };
-            // An existing READY execution may never have been sent (a crash between put and
-            // send): send again; the worker's claim absorbs a duplicate. Anything past READY
-            // has been received already.
-            if status == ExecStatus::Ready {
-                outgoing.entry(job.definition.pool.clone()).or_default().push(Outgoing {
-                    message: ExecMessage {
-                        tenant: job.tenant.clone(),
-                        job_id: job.job_id.clone(),
-                        scheduled_ms: e.scheduled_at.timestamp_millis(),
-                        fire_ms: e.fire_at.timestamp_millis(),
-                        enqueued_ms: now.timestamp_millis(),
-                    },
-                    delay_secs: delay_secs(e.fire_at.timestamp_millis(), now.timestamp_millis()),
-                });
+            planned.push(new_execution(
+                job,
+                schedule,
+                fire.scheduled_at,
+                fire.missed_range,
+                now,
+                &opts.actor,
+            ));
+        }
+    }
+    // Puts run concurrently (bounded): one scanner must keep up with thousands of fires a
+    // minute on DynamoDB, where each put is a few ms of network round trip. The per-job order
+    // put → send → advance still holds: sends start after every put of the group returned.
+    let table = &ctx.cfg.executions_table;
+    let puts: Vec<(Execution, Result<PutOutcome, StoreError>)> = stream::iter(planned)
+        .map(|e| async move {
+            let r = st::put_execution(&ctx.ddb, table, &e).await;
+            (e, r)
+        })
+        .buffer_unordered(WRITE_CONCURRENCY)
+        .collect()
+        .await;
+    let mut outgoing: BTreeMap<String, Vec<Outgoing>> = BTreeMap::new();
+    let mut created_fire_ms: BTreeMap<String, Vec<i64>> = BTreeMap::new();
+    for (e, r) in puts {
+        let pool = e.definition.pool.clone();
+        let status = match r? {
+            PutOutcome::Created => {
+                report.created += 1;
+                created_fire_ms.entry(pool.clone()).or_default().push(e.fire_at.timestamp_millis());
+                ExecStatus::Ready
             }
+            PutOutcome::Exists(s) => {
+                report.duplicates += 1;
+                s
+            }
+        };
+        // An existing READY execution may never have been sent (a crash between put and send):
+        // send again; the worker's claim absorbs a duplicate. Anything past READY has been
+        // received already.
+        if status == ExecStatus::Ready {
+            outgoing.entry(pool).or_default().push(Outgoing {
+                message: ExecMessage {
+                    tenant: e.tenant.clone(),
+                    job_id: e.job_id.clone(),
+                    scheduled_ms: e.scheduled_at.timestamp_millis(),
+                    fire_ms: e.fire_at.timestamp_millis(),
+                    enqueued_ms: now.timestamp_millis(),
+                },
+                delay_secs: delay_secs(e.fire_at.timestamp_millis(), now.timestamp_millis()),
+            });
         }
     }
     // Injected crashes only fire where there was work, like a real crash mid-dispatch.
@@ -334,6 +377,11 @@ async fn dispatch(
     for (pool, msgs) in &outgoing {
         ctx.queues.send_all(pool, msgs).await?;
         report.sent += msgs.len() as u64;
+        // Schedule lag: when the fire was enqueued minus when it is due (negative = ahead).
+        let sent_at = opts.send_clock.as_ref().map(|c| (c.0)()).unwrap_or(now).timestamp_millis();
+        if let Some(fires) = created_fire_ms.remove(pool) {
+            report.lag_ms.entry(pool.clone()).or_default().extend(fires.into_iter().map(|f| sent_at - f));
+        }
     }
     if crash == Some(CrashPoint::AfterSend) {
         return Err(ScanError::Crash(CrashPoint::AfterSend));
@@ -341,16 +389,22 @@ async fn dispatch(
     if crash == Some(CrashPoint::BeforeAdvance) {
         return Err(ScanError::Crash(CrashPoint::BeforeAdvance));
     }
-    for (job, schedule, read_next, plan) in &group {
-        if plan.deferred || (every_class && plan.new_next.is_some()) {
-            continue;
-        }
+    let advances: Vec<Result<Advance, StoreError>> = stream::iter(
+        group.iter().filter(|(_, _, _, plan)| !(plan.deferred || (every_class && plan.new_next.is_some()))),
+    )
+    .map(|(job, schedule, read_next, plan)| async move {
         // Promote jobs that fire every minute: from then on they never move between buckets.
         let class = match plan.new_next {
             Some(_) if every_class || fires_every_minute(schedule, now) => DueClass::Every,
             _ => DueClass::Bucket,
         };
-        match st::advance_job(&ctx.ddb, &ctx.cfg.jobs_table, job, *read_next, plan.new_next, class).await? {
+        st::advance_job(&ctx.ddb, &ctx.cfg.jobs_table, job, *read_next, plan.new_next, class).await
+    })
+    .buffer_unordered(WRITE_CONCURRENCY)
+    .collect()
+    .await;
+    for a in advances {
+        match a? {
             Advance::Advanced => report.advanced += 1,
             Advance::Lost => report.advance_lost += 1,
         }

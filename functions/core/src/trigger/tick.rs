@@ -59,6 +59,42 @@ impl Default for TickSettings {
     }
 }
 
+impl TickSettings {
+    /// Defaults, overridden by `SUNDIAL_SCAN_FUNCTION` (set by the CDK construct when it
+    /// deploys a scan function), `SUNDIAL_TICK_IN_PROCESS_MAX_SHARDS`, `SUNDIAL_SHARDS_PER_SCAN`,
+    /// `SUNDIAL_CATCH_UP_GLOBAL` and `SUNDIAL_CATCH_UP_PER_TENANT`.
+    pub fn from_env() -> Result<Self, crate::config::ConfigError> {
+        Self::from_lookup(|k| std::env::var(k).ok())
+    }
+
+    /// [`TickSettings::from_env`] with an injected lookup.
+    pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Self, crate::config::ConfigError> {
+        let d = TickSettings::default();
+        let num = |name: &str, default: u64| -> Result<u64, crate::config::ConfigError> {
+            match get(name) {
+                None => Ok(default),
+                Some(v) => {
+                    v.parse::<u64>().ok().filter(|n| *n > 0).ok_or(crate::config::ConfigError::Invalid {
+                        name: name.to_string(),
+                        reason: format!("{v:?} is not a positive integer"),
+                    })
+                }
+            }
+        };
+        Ok(TickSettings {
+            scan_function: get(&crate::resources::Resources::get().env.scan_function)
+                .filter(|s| !s.is_empty()),
+            in_process_max_shards: num(
+                "SUNDIAL_TICK_IN_PROCESS_MAX_SHARDS",
+                u64::from(d.in_process_max_shards),
+            )? as u32,
+            shards_per_scan: num("SUNDIAL_SHARDS_PER_SCAN", u64::from(d.shards_per_scan))? as u32,
+            catch_up_global: num("SUNDIAL_CATCH_UP_GLOBAL", d.catch_up_global)?,
+            catch_up_per_tenant: num("SUNDIAL_CATCH_UP_PER_TENANT", d.catch_up_per_tenant)?,
+        })
+    }
+}
+
 /// What the tick did.
 #[derive(Debug)]
 pub enum TickOutcome {

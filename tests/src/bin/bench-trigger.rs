@@ -1,0 +1,260 @@
+//! `bench-trigger`: the trigger plane's figures on the local emulator, tick and worker
+//! together, with the emulator's own raw rates measured in the same run (the emulator, not
+//! Sundial, is the ceiling locally, so figures are reported as ratios to it).
+//!
+//! ```sh
+//! localstack/start.sh
+//! cargo run --release -p sundial-tests --bin bench-trigger -- --jobs 1000 --out bench-1000.json
+//! ```
+//!
+//! 1. Raw rates: single-client conditional PutItem, and SQS send + receive + delete cycles.
+//! 2. Loads N jobs due at second 0 of one minute D, spread over the logical shards.
+//! 3. Waits (real clock) until D − 60 s and runs one tick, as EventBridge would: it queues
+//!    every fire ahead with its per-message delay. Reports fires/s and enqueue lag vs scheduled.
+//! 4. Runs an ECS-style worker (in-process no-op handler) until every execution SUCCEEDED, and
+//!    reports start lag (claim − scheduled) percentiles.
+//! 5. Reports requests per execution from the metering interceptor: DynamoDB write/read units,
+//!    SQS requests, Lambda invokes, split tick / worker, for the whole run of each execution.
+//!
+//! By default every job is a once-a-day cron, so each advance moves the job between buckets:
+//! the cost of the general case. `--every-minute` makes them `0 * * * * *` jobs in the
+//! every-minute class, which skips the advance: the budget case of DESIGN §6.
+
+use anyhow::{Context, Result};
+use aws_sdk_dynamodb::types::AttributeValue;
+use chrono::{DateTime, Duration, Timelike, Utc};
+use std::sync::Arc;
+use std::time::Instant;
+use sundial_core::config::Config;
+use sundial_core::execution::clock::SystemClock;
+use sundial_core::execution::metrics::MemorySink;
+use sundial_core::execution::retry::RunError;
+use sundial_core::execution::target::in_process::{BoxFuture, Handler, HandlerContext, Handlers};
+use sundial_core::execution::worker::{Worker, WorkerSettings};
+use sundial_core::metering::Meter;
+use sundial_core::model::{ConcurrencyPolicy, DueClass, ExecStatus, JobDefinition, RetryPolicy, Target};
+use sundial_core::queue::PoolQueues;
+use sundial_core::schedule::{MisfirePolicy, ScheduleSpec};
+use sundial_core::trigger::plan::CatchUpBudget;
+use sundial_core::trigger::scan::{scan_shards, ScanOptions, SendClock, TriggerCtx};
+
+struct Noop;
+impl Handler for Noop {
+    fn run(&self, _ctx: HandlerContext) -> BoxFuture<'_, Result<(), RunError>> {
+        Box::pin(async { Ok(()) })
+    }
+}
+
+fn pct(v: &mut [i64], p: f64) -> i64 {
+    if v.is_empty() {
+        return 0;
+    }
+    v.sort_unstable();
+    v[((v.len() as f64 - 1.0) * p).round() as usize]
+}
+
+fn arg(name: &str, default: &str) -> String {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1).cloned())
+        .unwrap_or_else(|| default.into())
+}
+
+async fn raw_rates(env: &sundial_tests::TestEnv) -> Result<(f64, f64)> {
+    let n = 300;
+    let t = Instant::now();
+    for i in 0..n {
+        env.clients
+            .ddb
+            .put_item()
+            .table_name(&env.cfg.executions_table)
+            .item("pk", AttributeValue::S(format!("raw#{i}")))
+            .item("sk", AttributeValue::S("x".into()))
+            .condition_expression("attribute_not_exists(pk)")
+            .send()
+            .await?;
+    }
+    let put_rate = n as f64 / t.elapsed().as_secs_f64();
+    let url = env.queue_url("default").to_string();
+    let m = 100;
+    let t = Instant::now();
+    for i in 0..m {
+        env.clients.sqs.send_message().queue_url(&url).message_body(format!("{i}")).send().await?;
+        let got = env.clients.sqs.receive_message().queue_url(&url).max_number_of_messages(1).send().await?;
+        for msg in got.messages() {
+            env.clients
+                .sqs
+                .delete_message()
+                .queue_url(&url)
+                .receipt_handle(msg.receipt_handle().unwrap_or_default())
+                .send()
+                .await?;
+        }
+    }
+    Ok((put_rate, m as f64 / t.elapsed().as_secs_f64()))
+}
+
+#[tokio::main]
+async fn main() -> Result<()> {
+    let jobs: usize = arg("--jobs", "1000").parse().context("--jobs")?;
+    let out = arg("--out", "");
+    // Logical shards: 4,096 in production; locally fewer, because the emulator's Query scans the
+    // whole table (every bucket query costs O(table) there, O(result) on DynamoDB).
+    let shards: u32 = arg("--shards", "16").parse().context("--shards")?;
+    let every_minute = std::env::args().any(|a| a == "--every-minute");
+    let env = sundial_tests::TestEnv::with("bench", &["default"], shards).await?;
+    let cfg: Config = env.cfg.clone();
+
+    // 1. the emulator's raw single-client rates, in this run
+    let (raw_put, raw_sqs) = raw_rates(&env).await?;
+    eprintln!("raw: {raw_put:.0} conditional PutItem/s, {raw_sqs:.1} SQS send+receive+delete/s");
+
+    // 2. N jobs due at second 0 of minute D
+    let load_t = Instant::now();
+    let load_estimate = Duration::seconds((jobs as i64) / 60 + 5);
+    let d_min = sundial_core::keys::minute_of(Utc::now() + load_estimate) + 2;
+    let due: DateTime<Utc> = sundial_core::keys::minute_start(d_min);
+    let def = JobDefinition {
+        schedule: if every_minute {
+            ScheduleSpec::new("0 * * * * *", "UTC")
+        } else {
+            ScheduleSpec::new(format!("0 {} {} * * *", due.minute(), due.hour()), "UTC")
+        },
+        pool: "default".into(),
+        target: Target::InProcess { handler: "noop".into() },
+        params: serde_json::json!({}),
+        params_ref: None,
+        misfire: MisfirePolicy::FireOnce,
+        misfire_threshold_secs: 60,
+        concurrency: ConcurrencyPolicy::Allow,
+        retry: RetryPolicy::default(),
+        timeout_secs: 30,
+    };
+    let loaders: Vec<_> = (0..4)
+        .map(|w| {
+            let (cfg, def) = (cfg.clone(), def.clone());
+            let ddb = sundial_tests::clients().ddb;
+            tokio::spawn(async move {
+                for i in (w..jobs).step_by(4) {
+                    let job = sundial_core::store::jobs::new_job(
+                        &cfg,
+                        "bench",
+                        &format!("job-{i:05}"),
+                        def.clone(),
+                        Utc::now(),
+                    )?;
+                    // Where a scan would have left it: a daily job in the bucket of its fire, an
+                    // every-minute job in the every class at its next fire D.
+                    let class = if every_minute { DueClass::Every } else { DueClass::Bucket };
+                    let job = sundial_core::model::Job { due_class: class, next_fire_at: Some(due), ..job };
+                    sundial_core::store::jobs::put_new_job(&ddb, &cfg, &job).await?;
+                }
+                anyhow::Ok(())
+            })
+        })
+        .collect();
+    for l in loaders {
+        l.await??;
+    }
+    eprintln!("loaded {jobs} jobs in {:.1}s, due at {due}", load_t.elapsed().as_secs_f64());
+
+    // 3. tick at D - 60 s on the real clock
+    let tick_at = due - Duration::seconds(60);
+    let wait = (tick_at - Utc::now()).to_std().unwrap_or_default();
+    tokio::time::sleep(wait).await;
+    let meter = Meter::new(&cfg);
+    let sdk = sundial_tests::sdk_config();
+    let tick_clients = meter.clients(&sdk, "tick");
+    let ctx = TriggerCtx {
+        ddb: tick_clients.ddb.clone(),
+        cfg: cfg.clone(),
+        queues: PoolQueues::new(tick_clients.sqs.clone(), cfg.clone(), false),
+    };
+    let opts = ScanOptions { send_clock: Some(SendClock(Arc::new(Utc::now))), ..Default::default() };
+    let t = Instant::now();
+    let now = Utc::now();
+    let report = scan_shards(
+        &ctx,
+        0..cfg.shards,
+        now,
+        &tokio::sync::Mutex::new(CatchUpBudget::new(100_000, 100_000)),
+        &opts,
+    )
+    .await?;
+    let tick_secs = t.elapsed().as_secs_f64();
+    let fires_per_sec = report.created as f64 / tick_secs;
+    let mut lag: Vec<i64> = report.lag_ms.values().flatten().copied().collect();
+    let (lag50, lag99, lagmax) = (pct(&mut lag, 0.5), pct(&mut lag, 0.99), pct(&mut lag, 1.0));
+    eprintln!(
+        "tick: {} fires in {tick_secs:.1}s = {fires_per_sec:.0}/s ({:.2}x raw put rate); enqueue - scheduled p50 {lag50} ms, p99 {lag99} ms, max {lagmax} ms",
+        report.created,
+        fires_per_sec / raw_put
+    );
+
+    // 4. a worker until every execution succeeded
+    let worker_clients = meter.clients(&sdk, "worker");
+    let mut settings = WorkerSettings::new("bench-worker", "default");
+    settings.allow_private_targets = true;
+    let sink = Arc::new(MemorySink::default());
+    let worker = Arc::new(Worker::new(
+        cfg.clone(),
+        settings,
+        &worker_clients,
+        Handlers::new().with("noop", Noop),
+        Arc::new(SystemClock),
+        sink.clone(),
+    )?);
+    let shutdown = tokio_util::sync::CancellationToken::new();
+    let opts = sundial_worker::ecs::EcsOptions {
+        slots: 32,
+        shutdown_grace: std::time::Duration::from_secs(5),
+        wait_secs: 1,
+    };
+    let poller = tokio::spawn(sundial_worker::ecs::run(worker, opts, shutdown.clone()));
+    let deadline = Instant::now() + std::time::Duration::from_secs(120 + jobs as u64 / 10);
+    loop {
+        let done = sink.records().iter().filter(|m| m.outcome == Some(ExecStatus::Succeeded)).count();
+        if done >= report.created as usize || Instant::now() > deadline {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    }
+    shutdown.cancel();
+    let _ = poller.await;
+    let records = sink.records();
+    let succeeded = records.iter().filter(|m| m.outcome == Some(ExecStatus::Succeeded)).count();
+    let mut start_lag: Vec<i64> = records.iter().filter_map(|m| m.start_lag_ms).collect();
+    let (sl50, sl99) = (pct(&mut start_lag, 0.5), pct(&mut start_lag, 0.99));
+    eprintln!("worker: {succeeded} succeeded; start lag p50 {sl50} ms, p99 {sl99} ms");
+
+    // 5. cost per execution
+    let usage = meter.snapshot();
+    let n = succeeded.max(1) as f64;
+    let per = |c: &str| {
+        let u = usage.get(c).cloned().unwrap_or_default();
+        serde_json::json!({
+            "writeUnits": u.write_units / n, "indexWriteUnits": u.index_write_units / n,
+            "readUnits": u.read_units / n,
+            "sqsRequests": u.service_requests("sqs") as f64 / n,
+            "lambdaInvokes": u.service_requests("lambda") as f64 / n,
+            "requests": u.requests,
+        })
+    };
+    let result = serde_json::json!({
+        "jobs": jobs, "shards": cfg.shards, "schedule": def.schedule.expression,
+        "emulatorRaw": {"conditionalPutPerSec": raw_put, "sqsCyclesPerSec": raw_sqs},
+        "tick": {"fires": report.created, "seconds": tick_secs, "firesPerSec": fires_per_sec,
+                  "ratioToRawPut": fires_per_sec / raw_put, "buckets": report.buckets,
+                  "enqueueMinusScheduledMs": {"p50": lag50, "p99": lag99, "max": lagmax}},
+        "worker": {"succeeded": succeeded, "startLagMs": {"p50": sl50, "p99": sl99}},
+        "perExecution": {"tick": per("tick"), "worker": per("worker")},
+    });
+    let text = serde_json::to_string_pretty(&result)?;
+    println!("{text}");
+    if !out.is_empty() {
+        std::fs::write(&out, &text)?;
+    }
+    env.cleanup().await;
+    Ok(())
+}
