@@ -8,5 +8,13 @@
 //! - [`model`]: the claim / heartbeat / finish / takeover protocol as a finite state machine,
 //!   explored breadth-first: safety in every state, liveness under fairness.
 //! - [`prng`]: SplitMix64, so every decision is a function of the seed.
+//! - [`proxy`]: the fault-injecting HTTP proxy between Sundial and the emulator.
+//! - [`effect`]: the chaos handler, its fenced resource and idempotent effect, the journal.
+//! - [`emulator`]: SDK configuration for the emulator, directly or through a proxy.
+//!
+//! Binary: `fault-proxy` (the proxy alone, for manual drills).
+pub mod effect;
+pub mod emulator;
 pub mod model;
 pub mod prng;
+pub mod proxy;
