@@ -10,9 +10,11 @@
 //! - [`prng`]: SplitMix64, so every decision is a function of the seed.
 //! - [`proxy`]: the fault-injecting HTTP proxy between Sundial and the emulator.
 //! - [`effect`]: the chaos handler, its fenced resource and idempotent effect, the journal.
+//! - [`check`]: pure end-of-run checks over the table, the resources and the journal.
 //! - [`emulator`]: SDK configuration for the emulator, directly or through a proxy.
 //!
 //! Binary: `fault-proxy` (the proxy alone, for manual drills).
+pub mod check;
 pub mod effect;
 pub mod emulator;
 pub mod model;
