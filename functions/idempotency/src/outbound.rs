@@ -160,8 +160,9 @@ pub enum CallOutcome<R> {
         /// Its message.
         message: String,
     },
-    /// The request never reached the far side in `attempts` tries: certainly not applied; safe
-    /// to try again later with the same key.
+    /// No submission reached the far side in `attempts` tries: certainly not applied; safe to
+    /// try again later with the same key. (If any earlier submission may have been delivered,
+    /// the outcome is [`CallOutcome::Unknown`] instead.)
     NotApplied {
         /// Why the last try failed.
         reason: String,
@@ -249,6 +250,9 @@ impl<F: FarSide> Outbound<F> {
     ) -> Result<CallOutcome<F::Receipt>> {
         let mut attempts = 0;
         let mut last_reason;
+        // Whether an earlier submission may have reached the far side: once one may have, no
+        // later failure can prove the request was not applied.
+        let mut maybe_delivered = false;
         loop {
             if attempts > 0 && !self.policy.backoff.is_zero() {
                 tokio::time::sleep(self.policy.backoff).await;
@@ -259,13 +263,22 @@ impl<F: FarSide> Outbound<F> {
                 Err(CallError::Rejected { code, message }) => {
                     return Ok(CallOutcome::Rejected { code, message })
                 }
-                Err(CallError::NotSent(reason)) => {
-                    if attempts >= self.policy.max_attempts {
-                        return Ok(CallOutcome::NotApplied { reason, attempts });
-                    }
+                Err(CallError::NotSent(reason)) if attempts < self.policy.max_attempts => {
+                    tracing::debug!(key = %key, attempts, %reason, "not sent; retrying");
                     continue;
                 }
-                Err(CallError::NoAnswer(reason)) => last_reason = reason,
+                Err(CallError::NotSent(reason)) if !maybe_delivered => {
+                    return Ok(CallOutcome::NotApplied { reason, attempts });
+                }
+                Err(CallError::NotSent(reason)) => {
+                    let reason = format!("{reason}; an earlier submission may still have been applied");
+                    self.record_unknown(ctx, key, request, &reason, now).await?;
+                    return Ok(CallOutcome::Unknown { reason, attempts });
+                }
+                Err(CallError::NoAnswer(reason)) => {
+                    maybe_delivered = true;
+                    last_reason = reason;
+                }
             }
             // The request may have been applied: ask before sending it again.
             tracing::info!(key = %key, attempts, reason = %last_reason, "no answer; querying before retry");

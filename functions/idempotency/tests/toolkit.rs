@@ -387,6 +387,9 @@ impl FarSide for &Bank {
         match scripted {
             Some(CallError::NotSent(m)) => return Err(CallError::NotSent(m)),
             Some(e @ CallError::Rejected { .. }) => return Err(e),
+            // Lost on the way there: never applied, and the sender cannot tell.
+            Some(CallError::NoAnswer(m)) if m == LOST_IN_TRANSIT => return Err(CallError::NoAnswer(m)),
+            // Applied, and the answer lost on the way back.
             Some(CallError::NoAnswer(m)) => {
                 self.applied.lock().unwrap().entry(key.to_string()).or_insert(*amount);
                 return Err(CallError::NoAnswer(m));
@@ -408,6 +411,8 @@ impl FarSide for &Bank {
         })
     }
 }
+
+const LOST_IN_TRANSIT: &str = "lost in transit";
 
 fn no_wait() -> RetryPolicy {
     RetryPolicy { max_attempts: 3, backoff: std::time::Duration::ZERO }
@@ -493,6 +498,17 @@ async fn not_sent_is_retried_not_found_is_resubmitted_and_rejections_are_final()
     // THEN the outcome is NotApplied: certainly nothing happened
     assert!(matches!(out.call(&ctx(1), &key, &1, now()).await?, CallOutcome::NotApplied { attempts: 3, .. }));
 
+    // GIVEN a bank that loses the first submission (lookup: not found) and then refuses
+    // connections
+    let lost = CallError::NoAnswer(LOST_IN_TRANSIT.into());
+    let bank = Bank { submit_script: Mutex::new(vec![refused(), refused(), lost]), ..Bank::default() };
+    let out = Outbound::new(&bank, ddb.clone(), &tables.outbound).with_policy(no_wait());
+    // THEN the outcome is Unknown, not NotApplied: the lost submission may still land
+    let o = out.call(&ctx(1), &key, &1, now()).await?;
+    assert!(matches!(o, CallOutcome::Unknown { attempts: 3, .. }), "{o:?}");
+    assert_eq!(bank.lookups.load(Ordering::SeqCst), 1);
+    assert_eq!(out.unknown_outcomes().await?.len(), 1);
+
     // GIVEN a bank that rejects the transfer
     let rejected = CallError::Rejected { code: "INSUFFICIENT_FUNDS".into(), message: "no".into() };
     let bank = Bank { submit_script: Mutex::new(vec![rejected]), ..Bank::default() };
@@ -501,7 +517,6 @@ async fn not_sent_is_retried_not_found_is_resubmitted_and_rejections_are_final()
     let o = out.call(&ctx(1), &key, &1, now()).await?;
     assert!(matches!(o, CallOutcome::Rejected { ref code, .. } if code == "INSUFFICIENT_FUNDS"));
     assert_eq!(bank.submits.load(Ordering::SeqCst), 1);
-    assert!(out.unknown_outcomes().await?.is_empty());
     teardown(&ddb, &tables, &data).await;
     Ok(())
 }
