@@ -33,9 +33,40 @@ impl LambdaWatch {
         }
         let port = free_port()?;
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-        let mut cmd = Command::new("cargo");
+        // cargo-lambda runs in its own PID namespace when `unshare` allows it (root, as here and
+        // in CI): whatever it signals on shutdown, it can only reach its own processes, and
+        // killing `unshare` (which runs with --kill-child) takes the whole namespace down. We saw
+        // a watch shutdown take every process on the machine with it before this.
+        let contained = std::process::Command::new("unshare")
+            .args(["--pid", "--fork", "--kill-child", "--mount-proc", "true"])
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false);
+        let mut cmd = if contained {
+            let mut c = Command::new("unshare");
+            c.args(["--pid", "--fork", "--kill-child", "--mount-proc", "cargo"]);
+            c
+        } else {
+            Command::new("cargo")
+        };
+        // cargo-lambda's and the function's output go to a log file (named in failures), not
+        // into the test output.
+        let log_path = std::env::temp_dir().join(format!("sundial-lambda-watch-{package}-{port}.log"));
+        let log = std::fs::File::create(&log_path).map(Stdio::from).unwrap_or_else(|_| Stdio::null());
         cmd.current_dir(&root)
-            .args(["lambda", "watch", "--quiet", "--ignore-changes", "-A", "127.0.0.1", "-P"])
+            // Several instances: a function that invokes functions (the tick fanning out to
+            // itself as the scan function) must not wait for its own only instance.
+            .args([
+                "lambda",
+                "watch",
+                "--quiet",
+                "--ignore-changes",
+                "--concurrency",
+                "4",
+                "-A",
+                "127.0.0.1",
+                "-P",
+            ])
             .arg(port.to_string())
             .args(["-p", package]);
         let me = format!("http://127.0.0.1:{port}");
@@ -44,7 +75,7 @@ impl LambdaWatch {
         for v in vars {
             cmd.arg("--env-var").arg(v);
         }
-        cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::inherit()).kill_on_drop(true);
+        cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(log).kill_on_drop(true);
         // Own process group, so drop can stop the function process cargo-lambda started.
         cmd.process_group(0);
         let child = cmd.spawn().context("starting cargo lambda watch")?;
@@ -55,7 +86,7 @@ impl LambdaWatch {
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
-        bail!("cargo lambda watch did not listen on {port} within 30 s")
+        bail!("cargo lambda watch did not listen on {port} within 30 s; see {}", log_path.display())
     }
 
     /// An aws-sdk-lambda client pointed at this watch (dummy credentials).
@@ -73,9 +104,10 @@ impl LambdaWatch {
 
 impl Drop for LambdaWatch {
     fn drop(&mut self) {
-        if let Some(pid) = self.child.id() {
-            // SIGTERM the whole group (cargo-lambda and the function binary it spawned).
-            let _ = std::process::Command::new("kill").args(["-TERM", &format!("-{pid}")]).status();
+        // SIGKILL our child: `unshare --kill-child` then kills the namespace's processes (or,
+        // uncontained, the process group we created for cargo-lambda and its function).
+        if let Some(pid) = self.child.id().filter(|p| *p > 1) {
+            let _ = std::process::Command::new("kill").args(["-KILL", &format!("-{pid}")]).status();
         }
         let _ = self.child.start_kill();
     }

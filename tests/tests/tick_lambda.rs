@@ -3,10 +3,12 @@
 //! executions land in the emulator's tables and queues.
 
 use aws_sdk_lambda::primitives::Blob;
+use std::sync::Arc;
 use sundial_core::schedule::MisfirePolicy;
 use sundial_tests::lambda_watch::LambdaWatch;
 use sundial_tests::trigger::{create_job, definition, executions, queued};
 use sundial_tests::TestEnv;
+use tokio::sync::Mutex;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_tick_lambda_creates_and_enqueues_executions() -> anyhow::Result<()> {
@@ -59,25 +61,70 @@ async fn the_tick_lambda_creates_and_enqueues_executions() -> anyhow::Result<()>
     Ok(())
 }
 
+/// Records Lambda `Invoke` calls (path, invocation type, payload) and answers 202 like
+/// Lambda's asynchronous invoke.
+async fn invoke_recorder() -> anyhow::Result<(String, Arc<Mutex<Vec<(String, String, Vec<u8>)>>>)> {
+    use http_body_util::BodyExt;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let url = format!("http://{}", listener.local_addr()?);
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let rec = seen.clone();
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let rec = rec.clone();
+            tokio::spawn(async move {
+                let svc = hyper::service::service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
+                    let rec = rec.clone();
+                    async move {
+                        let path = req.uri().path().to_string();
+                        let kind = req
+                            .headers()
+                            .get("x-amz-invocation-type")
+                            .and_then(|v| v.to_str().ok())
+                            .unwrap_or("RequestResponse")
+                            .to_string();
+                        let body = req
+                            .into_body()
+                            .collect()
+                            .await
+                            .map(|b| b.to_bytes().to_vec())
+                            .unwrap_or_default();
+                        rec.lock().await.push((path, kind, body));
+                        let resp = hyper::Response::builder()
+                            .status(202)
+                            .body(http_body_util::Full::new(bytes::Bytes::new()))
+                            .map_err(|e| std::io::Error::other(e.to_string()))?;
+                        Ok::<_, std::io::Error>(resp)
+                    }
+                });
+                let io = hyper_util::rt::TokioIo::new(stream);
+                let _ = hyper::server::conn::http1::Builder::new().serve_connection(io, svc).await;
+            });
+        }
+    });
+    Ok((url, seen))
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_tick_fans_shard_ranges_out_to_async_scan_invocations() -> anyhow::Result<()> {
-    // GIVEN 32 shards, at most 8 scanned in-process, 8 per scan: the tick must fan out 4
-    // asynchronous invocations (to itself, as the scan function)
+    // GIVEN 32 shards, at most 8 scanned in-process, 8 per scan: the tick must fan out four
+    // asynchronous invocations of the scan function (recorded by a stand-in Lambda endpoint)
     let env = TestEnv::with("tick-fanout", &["default"], 32).await?;
     let now = chrono::Utc::now();
     for i in 0..12 {
         let def = definition("*/30 * * * * *", "UTC", MisfirePolicy::FireOnce);
         create_job(&env, "acme", &format!("job-{i}"), def, now).await?;
     }
+    let (lambda_url, invokes) = invoke_recorder().await?;
     let mut fn_env = env.cfg.to_env();
     fn_env.extend([
         ("AWS_ENDPOINT_URL".to_string(), sundial_tests::endpoint()),
-        ("AWS_ENDPOINT_URL_LAMBDA".into(), "{watch}".into()),
+        ("AWS_ENDPOINT_URL_LAMBDA".into(), lambda_url),
         ("AWS_REGION".into(), "us-east-1".into()),
         ("AWS_ACCESS_KEY_ID".into(), "test".into()),
         ("AWS_SECRET_ACCESS_KEY".into(), "test".into()),
         ("SUNDIAL_FAIR_QUEUES".into(), "false".into()),
-        ("SUNDIAL_SCAN_FUNCTION".into(), "tick".into()),
+        ("SUNDIAL_SCAN_FUNCTION".into(), "sundial-scan".into()),
         ("SUNDIAL_TICK_IN_PROCESS_MAX_SHARDS".into(), "8".into()),
         ("SUNDIAL_SHARDS_PER_SCAN".into(), "8".into()),
     ]);
@@ -93,26 +140,32 @@ async fn the_tick_fans_shard_ranges_out_to_async_scan_invocations() -> anyhow::R
         .send()
         .await?;
     let body: serde_json::Value = serde_json::from_slice(out.payload().map(|p| p.as_ref()).unwrap_or(b"{}"))?;
-    // THEN it reports the fan-out rather than scanning itself
+    // THEN it fans out instead of scanning: four Event invocations of the scan function whose
+    // ranges cover every shard once
     assert_eq!(body["tick"]["fannedOut"], 4, "{body}");
-    // AND the four scans, run asynchronously, create every job's fires (polled: a guard, not a
-    // timing assertion)
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(90);
-    loop {
-        let mut with = 0;
-        for i in 0..12 {
-            if !executions(&env, "acme", &format!("job-{i}")).await?.is_empty() {
-                with += 1;
-            }
-        }
-        if with == 12 {
-            break;
-        }
+    let seen = invokes.lock().await.clone();
+    assert_eq!(seen.len(), 4);
+    let mut covered = Vec::new();
+    for (path, kind, payload) in &seen {
+        assert_eq!(path, "/2015-03-31/functions/sundial-scan/invocations");
+        assert_eq!(kind, "Event", "asynchronous invoke");
+        let p: serde_json::Value = serde_json::from_slice(payload)?;
+        covered.extend(p["scan"]["from"].as_u64().unwrap_or(0)..p["scan"]["to"].as_u64().unwrap_or(0));
+    }
+    covered.sort_unstable();
+    assert_eq!(covered, (0..32).collect::<Vec<u64>>());
+    assert!(executions(&env, "acme", "job-0").await?.is_empty(), "the tick itself scanned nothing");
+    // AND each recorded scan request, delivered to the same binary, creates the fires of its range
+    for (_, _, payload) in &seen {
+        let out =
+            watch.client().invoke().function_name("tick").payload(Blob::new(payload.clone())).send().await?;
+        assert!(out.function_error().is_none());
+    }
+    for i in 0..12 {
         assert!(
-            std::time::Instant::now() < deadline,
-            "only {with} of 12 jobs got executions from the fanned-out scans"
+            !executions(&env, "acme", &format!("job-{i}")).await?.is_empty(),
+            "job-{i} got no executions"
         );
-        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
     }
     env.cleanup().await;
     Ok(())

@@ -23,6 +23,9 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 use tokio::sync::Mutex;
 
+/// One job's advance: (job, position read, new position, class).
+type Move = (Job, DateTime<Utc>, Option<DateTime<Utc>>, DueClass);
+
 /// Conditional writes in flight at once per scanner.
 pub const WRITE_CONCURRENCY: usize = 32;
 
@@ -329,11 +332,15 @@ async fn dispatch(
     // Puts run concurrently (bounded): one scanner must keep up with thousands of fires a
     // minute on DynamoDB, where each put is a few ms of network round trip. The per-job order
     // put → send → advance still holds: sends start after every put of the group returned.
-    let table = &ctx.cfg.executions_table;
+    // (Owned data in the futures: borrowed closures here make the whole scan future fail the
+    // higher-ranked `Send` bound that a boxed handler future needs.)
     let puts: Vec<(Execution, Result<PutOutcome, StoreError>)> = stream::iter(planned)
-        .map(|e| async move {
-            let r = st::put_execution(&ctx.ddb, table, &e).await;
-            (e, r)
+        .map(|e| {
+            let (ddb, table) = (ctx.ddb.clone(), ctx.cfg.executions_table.clone());
+            async move {
+                let r = st::put_execution(&ddb, &table, &e).await;
+                (e, r)
+            }
         })
         .buffer_unordered(WRITE_CONCURRENCY)
         .collect()
@@ -389,20 +396,26 @@ async fn dispatch(
     if crash == Some(CrashPoint::BeforeAdvance) {
         return Err(ScanError::Crash(CrashPoint::BeforeAdvance));
     }
-    let advances: Vec<Result<Advance, StoreError>> = stream::iter(
-        group.iter().filter(|(_, _, _, plan)| !(plan.deferred || (every_class && plan.new_next.is_some()))),
-    )
-    .map(|(job, schedule, read_next, plan)| async move {
-        // Promote jobs that fire every minute: from then on they never move between buckets.
-        let class = match plan.new_next {
-            Some(_) if every_class || fires_every_minute(schedule, now) => DueClass::Every,
-            _ => DueClass::Bucket,
-        };
-        st::advance_job(&ctx.ddb, &ctx.cfg.jobs_table, job, *read_next, plan.new_next, class).await
-    })
-    .buffer_unordered(WRITE_CONCURRENCY)
-    .collect()
-    .await;
+    let moves: Vec<Move> = group
+        .iter()
+        .filter(|(_, _, _, plan)| !(plan.deferred || (every_class && plan.new_next.is_some())))
+        .map(|(job, schedule, read_next, plan)| {
+            // Promote jobs that fire every minute: from then on they never move between buckets.
+            let class = match plan.new_next {
+                Some(_) if every_class || fires_every_minute(schedule, now) => DueClass::Every,
+                _ => DueClass::Bucket,
+            };
+            (job.clone(), *read_next, plan.new_next, class)
+        })
+        .collect();
+    let advances: Vec<Result<Advance, StoreError>> = stream::iter(moves)
+        .map(|(job, read_next, new_next, class)| {
+            let (ddb, table) = (ctx.ddb.clone(), ctx.cfg.jobs_table.clone());
+            async move { st::advance_job(&ddb, &table, &job, read_next, new_next, class).await }
+        })
+        .buffer_unordered(WRITE_CONCURRENCY)
+        .collect()
+        .await;
     for a in advances {
         match a? {
             Advance::Advanced => report.advanced += 1,
