@@ -208,33 +208,13 @@ async fn scan_shard(
     let every = st::query_due(&ctx.ddb, table, &keys::every_bucket(shard)).await?;
     report.buckets += 1;
     let wm_end = keys::minute_start(wm + 1) - Duration::milliseconds(1);
-    let mut group = Vec::new();
-    for job in every {
-        let Some(next) = job.next_fire_at else { continue };
-        let Some(schedule) = parse_or_log(&job, &mut report) else { continue };
-        let last_scheduled = wm_end.max(next - Duration::milliseconds(1));
-        let plan = plan_job(&job, &schedule, last_scheduled, window_end, now, &mut *budget.lock().await);
-        group.push((job, schedule, next, plan));
-    }
+    let group = plan_group(every, Some(wm_end), window_end, now, budget, &mut report).await;
     let every_done = dispatch(ctx, group, now, opts, true, &mut report).await?;
 
     // Admission: jobs just created, resumed or edited, wherever their first fire falls.
     let admitted = st::query_due(&ctx.ddb, table, &keys::admission_bucket(shard)).await?;
     report.buckets += 1;
-    let mut group = Vec::new();
-    for job in admitted {
-        let Some(next) = job.next_fire_at else { continue };
-        let Some(schedule) = parse_or_log(&job, &mut report) else { continue };
-        let plan = plan_job(
-            &job,
-            &schedule,
-            next - Duration::milliseconds(1),
-            window_end,
-            now,
-            &mut *budget.lock().await,
-        );
-        group.push((job, schedule, next, plan));
-    }
+    let group = plan_group(admitted, None, window_end, now, budget, &mut report).await;
     // A deferred admission job stays in the admission partition, which every tick reads: it
     // does not hold the watermark back.
     dispatch(ctx, group, now, opts, false, &mut report).await?;
@@ -242,20 +222,7 @@ async fn scan_shard(
     for minute in first..=last {
         let jobs = st::query_due(&ctx.ddb, table, &keys::due_bucket(minute, shard)).await?;
         report.buckets += 1;
-        let mut group = Vec::new();
-        for job in jobs {
-            let Some(next) = job.next_fire_at else { continue };
-            let Some(schedule) = parse_or_log(&job, &mut report) else { continue };
-            let plan = plan_job(
-                &job,
-                &schedule,
-                next - Duration::milliseconds(1),
-                window_end,
-                now,
-                &mut *budget.lock().await,
-            );
-            group.push((job, schedule, next, plan));
-        }
+        let group = plan_group(jobs, None, window_end, now, budget, &mut report).await;
         if !dispatch(ctx, group, now, opts, false, &mut report).await? {
             // Deferred jobs stay in this bucket: the watermark must not pass it.
             if opts.crash_at == Some(CrashPoint::BeforeWatermark) {
@@ -280,6 +247,28 @@ async fn scan_shard(
         }
     }
     Ok(report)
+}
+
+/// Plans each job's fires up to `window_end`, from its stored position (or from `floor`, for
+/// every-minute jobs whose position is the watermark, when that is later).
+async fn plan_group(
+    jobs: Vec<Job>,
+    floor: Option<DateTime<Utc>>,
+    window_end: DateTime<Utc>,
+    now: DateTime<Utc>,
+    budget: &Mutex<CatchUpBudget>,
+    report: &mut ScanReport,
+) -> Vec<(Job, Schedule, DateTime<Utc>, JobPlan)> {
+    let mut group = Vec::new();
+    for job in jobs {
+        let Some(next) = job.next_fire_at else { continue };
+        let Some(schedule) = parse_or_log(&job, report) else { continue };
+        let from = next - Duration::milliseconds(1);
+        let last_scheduled = floor.map_or(from, |f| f.max(from));
+        let plan = plan_job(&job, &schedule, last_scheduled, window_end, now, &mut *budget.lock().await);
+        group.push((job, schedule, next, plan));
+    }
+    group
 }
 
 fn parse_or_log(job: &Job, report: &mut ScanReport) -> Option<Schedule> {
