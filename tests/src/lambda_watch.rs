@@ -14,6 +14,8 @@ use tokio::process::{Child, Command};
 /// A running `cargo lambda watch`; killed (with its children) on drop.
 pub struct LambdaWatch {
     child: Child,
+    /// Held for the watch's lifetime: one `cargo lambda watch` on the machine at a time.
+    _lock: std::fs::File,
     /// The invoke endpoint, e.g. `http://127.0.0.1:9123`.
     pub endpoint: String,
 }
@@ -31,6 +33,12 @@ impl LambdaWatch {
         if !which.map(|o| o.status.success()).unwrap_or(false) {
             bail!("`cargo lambda` is not installed: source scripts/tools.sh (scripts/test.sh does) to install cargo-lambda");
         }
+        // One watch at a time, machine-wide (a file lock, so parallel tests and parallel test
+        // processes queue up): two `cargo lambda watch` running at once took down every
+        // process on this sandbox, three times out of three, while one at a time never did.
+        let lock_path = std::env::temp_dir().join("sundial-lambda-watch.lock");
+        let lock = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&lock_path)?;
+        let lock = tokio::task::spawn_blocking(move || lock.lock().map(|_| lock)).await??;
         let port = free_port()?;
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
         // cargo-lambda runs in its own PID namespace when `unshare` allows it (root, as here and
@@ -82,7 +90,7 @@ impl LambdaWatch {
         let endpoint = format!("http://127.0.0.1:{port}");
         for _ in 0..300 {
             if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
-                return Ok(LambdaWatch { child, endpoint });
+                return Ok(LambdaWatch { child, _lock: lock, endpoint });
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }

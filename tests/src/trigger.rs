@@ -53,7 +53,8 @@ pub fn ctx(env: &TestEnv) -> TriggerCtx {
     TriggerCtx {
         ddb: env.clients.ddb.clone(),
         cfg: env.cfg.clone(),
-        queues: PoolQueues::new(env.clients.sqs.clone(), env.cfg.clone(), false),
+        // MessageGroupId = tenant on every send, as on AWS (SQS fair queues); the emulator accepts it.
+        queues: PoolQueues::new(env.clients.sqs.clone(), env.cfg.clone(), true),
     }
 }
 

@@ -23,7 +23,6 @@ async fn the_tick_lambda_creates_and_enqueues_executions() -> anyhow::Result<()>
         ("AWS_REGION".into(), "us-east-1".into()),
         ("AWS_ACCESS_KEY_ID".into(), "test".into()),
         ("AWS_SECRET_ACCESS_KEY".into(), "test".into()),
-        ("SUNDIAL_FAIR_QUEUES".into(), "false".into()),
     ]);
     let watch = LambdaWatch::start("sundial-tick", &fn_env).await?;
 
@@ -123,7 +122,6 @@ async fn the_tick_fans_shard_ranges_out_to_async_scan_invocations() -> anyhow::R
         ("AWS_REGION".into(), "us-east-1".into()),
         ("AWS_ACCESS_KEY_ID".into(), "test".into()),
         ("AWS_SECRET_ACCESS_KEY".into(), "test".into()),
-        ("SUNDIAL_FAIR_QUEUES".into(), "false".into()),
         ("SUNDIAL_SCAN_FUNCTION".into(), "sundial-scan".into()),
         ("SUNDIAL_TICK_IN_PROCESS_MAX_SHARDS".into(), "8".into()),
         ("SUNDIAL_SHARDS_PER_SCAN".into(), "8".into()),
