@@ -37,7 +37,7 @@ pub struct Evidence<'a> {
 }
 
 /// Order statistics of a set of millisecond values.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Lag {
     /// Samples.
     pub count: usize,
@@ -102,8 +102,14 @@ pub struct Report {
     /// Start lag (first handler start − scheduled) of fires before the outage.
     pub lag_before_outage: Lag,
     /// Start lag after the outage ends: first start − max(scheduled, outage end), for fires
-    /// scheduled from the outage's start on.
+    /// scheduled from the outage's start on that had not started when it ended.
     pub lag_after_outage: Lag,
+    /// Fires scheduled in the outage that started during it (queued ahead by the last tick
+    /// before it, with their SQS delay): on time, not part of the backlog.
+    pub ran_during_outage: usize,
+    /// How late the tick created executions (created − scheduled; negative = ahead), for fires
+    /// before the outage: the trigger's share of the start lag.
+    pub created_lag_before_outage: Lag,
 }
 
 impl Report {
@@ -282,17 +288,23 @@ pub fn check(ev: &Evidence<'_>) -> Report {
         }
     }
 
-    let (mut before, mut after) = (Vec::new(), Vec::new());
+    let (mut before, mut after, mut created) = (Vec::new(), Vec::new(), Vec::new());
     for e in ev.executions {
-        let Some(start) = first_start.get(e.id().as_str()) else { continue };
         let sched = e.scheduled_at.timestamp_millis();
-        match ev.outage {
-            Some((from, until)) if sched >= from => after.push(start - sched.max(until)),
-            _ => before.push(start - sched),
+        let outage = ev.outage.filter(|(from, _)| sched >= *from);
+        if outage.is_none() {
+            created.push(e.created_at.timestamp_millis() - sched);
+        }
+        let Some(&start) = first_start.get(e.id().as_str()) else { continue };
+        match outage {
+            Some((_, until)) if start < until => r.ran_during_outage += 1,
+            Some((_, until)) => after.push(start - sched.max(until)),
+            None => before.push(start - sched),
         }
     }
     r.lag_before_outage = Lag::of(before);
     r.lag_after_outage = Lag::of(after);
+    r.created_lag_before_outage = Lag::of(created);
     r.missing.sort();
     r.unexpected.sort();
     r
@@ -518,12 +530,17 @@ mod tests {
 
     #[test]
     fn lag_after_the_outage_counts_from_its_end() {
-        // GIVEN an outage [20 s, 50 s): a fire at 30 s starting at 52 s, one at 60 s at 60.3 s
-        let expected = BTreeMap::from([("j".to_string(), vec![10_000, 30_000, 60_000])]);
+        // GIVEN an outage [20 s, 50 s): a fire at 30 s starting at 52 s, one at 60 s at 60.3 s,
+        // and one at 25 s that was queued ahead and started on time during the outage
+        let expected = BTreeMap::from([("j".to_string(), vec![10_000, 25_000, 30_000, 60_000])]);
         let execs: Vec<Execution> =
-            [10_000, 30_000, 60_000].iter().map(|s| taken_over_then_succeeded("j", *s)).collect();
-        let journal =
-            vec![start("j@10000", 1, 10_200), start("j@30000", 1, 52_000), start("j@60000", 1, 60_300)];
+            [10_000, 25_000, 30_000, 60_000].iter().map(|s| taken_over_then_succeeded("j", *s)).collect();
+        let journal = vec![
+            start("j@10000", 1, 10_200),
+            start("j@25000", 1, 25_100),
+            start("j@30000", 1, 52_000),
+            start("j@60000", 1, 60_300),
+        ];
         let r = check(&Evidence {
             expected: &expected,
             executions: &execs,
@@ -533,6 +550,8 @@ mod tests {
             clock_tolerance_ms: 0,
         });
         assert_eq!(r.lag_before_outage.max_ms, 200);
+        assert_eq!(r.ran_during_outage, 1);
+        assert_eq!(r.created_lag_before_outage.count, 1);
         assert_eq!(
             r.lag_after_outage,
             Lag { count: 2, min_ms: 300, p50_ms: 300, p99_ms: 2_000, max_ms: 2_000 }

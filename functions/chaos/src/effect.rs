@@ -428,7 +428,7 @@ impl EffectStore {
 }
 
 /// The chaos handler: fence, work with checkpoints, apply once. `params.workMs` sets the work
-/// time (default 300 ms, in 100 ms steps).
+/// time (default 300 ms, in 250 ms steps, each ending with a fenced checkpoint).
 #[derive(Debug, Clone)]
 pub struct EffectHandler {
     /// Where the resources live.
@@ -479,7 +479,7 @@ impl Handler for EffectHandler {
                 .and_then(serde_json::Value::as_u64)
                 .unwrap_or(0);
             while done < work {
-                let step = 100.min(work - done);
+                let step = 250.min(work - done);
                 tokio::select! {
                     _ = tokio::time::sleep(Duration::from_millis(step)) => {}
                     _ = ctx.cancelled() => return Err(RunError::cancelled()),

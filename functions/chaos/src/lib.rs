@@ -12,11 +12,16 @@
 //! - [`effect`]: the chaos handler, its fenced resource and idempotent effect, the journal.
 //! - [`check`]: pure end-of-run checks over the table, the resources and the journal.
 //! - [`emulator`]: SDK configuration for the emulator, directly or through a proxy.
+//! - [`worker`]: the chaos worker process (the ECS loop with the chaos handler, skewable clock).
+//! - [`run`]: the chaos run: ticks, worker processes and the fault controller, then the check.
 //!
-//! Binary: `fault-proxy` (the proxy alone, for manual drills).
+//! Binaries: `chaos` (the run; `chaos worker` is its worker process) and `fault-proxy` (the
+//! proxy alone, for manual drills). `docs/reliability.md` has the figures and how to run them.
 pub mod check;
 pub mod effect;
 pub mod emulator;
 pub mod model;
 pub mod prng;
 pub mod proxy;
+pub mod run;
+pub mod worker;

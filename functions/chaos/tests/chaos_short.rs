@@ -1,0 +1,40 @@
+//! A short chaos run with a fixed seed, against the emulator: three worker processes behind the
+//! fault proxy, SIGKILLs and a SIGSTOP past the lease, doubled and crashing ticks, a skewed
+//! worker clock and a tick outage across a minute boundary. The longer run is the `chaos`
+//! binary (`docs/reliability.md`).
+
+use std::path::PathBuf;
+use std::time::Duration;
+use sundial_chaos::run::{run, RunConfig};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_short_seeded_chaos_run_loses_no_fire_and_accepts_no_stale_write() {
+    // GIVEN 12 jobs firing every 5 s for about a minute, through a stormy proxy, with worker
+    // faults every 5-9 s and a 36 s tick outage (16 s past a minute boundary)
+    let mut rc = RunConfig::new(20_261_201, 12, 0.5, PathBuf::from(env!("CARGO_BIN_EXE_chaos")));
+    rc.outage = Duration::from_secs(36);
+    rc.fault_every = (Duration::from_secs(5), Duration::from_secs(9));
+    rc.drain = Duration::from_secs(90);
+    // WHEN the run completes
+    let out = run(rc).await.unwrap_or_else(|e| panic!("the chaos run could not run: {e:#}"));
+    println!("{}", out.summary());
+    let r = &out.report;
+    // THEN the checker found nothing wrong
+    assert!(out.violations.is_empty(), "{}", out.violations.join("\n"));
+    // AND every fire executed exactly once in effect
+    assert!(r.fires_expected > 0);
+    assert_eq!(r.executions, r.fires_expected);
+    assert!(r.by_status.get("SUCCEEDED").copied().unwrap_or(0) > 0, "{:?}", r.by_status);
+    // AND the faults really happened: the run is not a calm one
+    assert!(out.fleet.kills >= 1 && out.fleet.pauses >= 1, "{:?}", out.fleet);
+    assert!(out.ticks.skipped_in_outage > 0 && out.ticks.missed > 0, "{:?}", out.ticks);
+    let injected: u64 = out
+        .faults
+        .iter()
+        .filter(|(k, _)| !matches!(k.as_str(), "requests" | "latency" | "upstream_errors"))
+        .map(|(_, v)| v)
+        .sum();
+    assert!(injected > 0, "{:?}", out.faults);
+    // AND fires scheduled in the outage started after it
+    assert!(r.lag_after_outage.count > 0);
+}
