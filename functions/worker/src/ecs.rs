@@ -4,7 +4,8 @@
 //!   most 10), so nothing waits in local memory while its lease and visibility run out.
 //! - Visibility: messages are received with a visibility of one lease plus the skew margin, and
 //!   every heartbeat extends it; a killed worker's messages reappear when its leases expire.
-//! - Deletes are batched (`DeleteMessageBatch`, up to 10, flushed every 100 ms).
+//! - Deletes are batched (`DeleteMessageBatch`, up to 10, flushed within a second: a finished
+//!   execution's message is invisible for a whole lease anyway, and a late delete is harmless).
 //! - Shutdown (SIGTERM): stop receiving; let running executions finish for a grace period;
 //!   then cancel them, which releases their leases and returns their messages at once.
 
@@ -17,6 +18,9 @@ use sundial_core::execution::worker::{Disposition, MessageControl, Worker};
 use tokio::sync::{mpsc, Semaphore};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
+
+/// How long a finished message may wait for a fuller `DeleteMessageBatch`.
+pub const DELETE_FLUSH: Duration = Duration::from_secs(1);
 
 /// Options of the poll loop.
 #[derive(Debug, Clone)]
@@ -94,7 +98,7 @@ async fn delete_batcher(
 ) {
     while let Some(first) = rx.recv().await {
         let mut pending = vec![first];
-        let deadline = tokio::time::Instant::now() + Duration::from_millis(100);
+        let deadline = tokio::time::Instant::now() + DELETE_FLUSH;
         while pending.len() < 10 {
             match tokio::time::timeout_at(deadline, rx.recv()).await {
                 Ok(Some(r)) => pending.push(r),
