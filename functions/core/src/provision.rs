@@ -6,6 +6,7 @@
 
 use crate::config::Config;
 use crate::resources::{KeyAttr, Resources, TableDef};
+use aws_sdk_dynamodb::error::ProvideErrorMetadata;
 use aws_sdk_dynamodb::types::{
     AttributeDefinition, BillingMode, GlobalSecondaryIndex, KeySchemaElement, KeyType, Projection,
     ProjectionType, ScalarAttributeType, TableStatus, TimeToLiveSpecification,
@@ -139,10 +140,14 @@ async fn ensure_table(
                 )
                 .send()
                 .await;
-            // Enabling TTL twice is refused ("already enabled"): that is the state we want.
+            // Enabling TTL twice is refused with a ValidationException ("TimeToLive is already
+            // enabled"): that is the state we want. Any other refusal is an error.
             if let Err(e) = ttl {
-                let msg = format!("{:?}", e.as_service_error());
-                if !msg.contains("already") {
+                let already = e.as_service_error().is_some_and(|s| {
+                    s.meta().code() == Some("ValidationException")
+                        && s.meta().message().is_some_and(|m| m.contains("already enabled"))
+                });
+                if !already {
                     return Err(err(e.into()));
                 }
             }
