@@ -83,6 +83,14 @@ impl LambdaWatch {
         for v in vars {
             cmd.arg("--env-var").arg(v);
         }
+        // cargo-lambda itself resolves AWS credentials and region to hand them to the function:
+        // give it dummy ones so it never walks the default chain out to the instance metadata
+        // service (169.254.169.254), an address nothing here may contact.
+        cmd.env("AWS_EC2_METADATA_DISABLED", "true")
+            .env("AWS_ACCESS_KEY_ID", "test")
+            .env("AWS_SECRET_ACCESS_KEY", "test")
+            .env("AWS_REGION", "us-east-1")
+            .env_remove("AWS_PROFILE");
         cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(log).kill_on_drop(true);
         // Own process group, so drop can stop the function process cargo-lambda started.
         cmd.process_group(0);
