@@ -415,17 +415,24 @@ proptest! {
     }
 }
 
-/// Found by this fuzzer (2026-11-30): `Schedule::next_after` panics inside chrono ("Local time out
-/// of range for `NaiveDateTime`", via `schedule::zone::local_of`) when `after` is within a zone
-/// offset of chrono's last instant, in a zone east of UTC. A user can send that instant as a
-/// preview's `after` (`"+262142-12-31T23:59:59Z"` deserializes). Ignored until the schedule
-/// module bounds its inputs; run it with `--ignored` to check a fix.
+/// Found by this fuzzer (2026-11-30): `Schedule::next_after` panicked inside chrono ("Local time
+/// out of range for `NaiveDateTime`", via `schedule::zone::local_of`) when `after` was within a
+/// zone offset of chrono's last instant, in a zone east of UTC; a user can send that instant as
+/// a preview's `after` (`"+262142-12-31T23:59:59Z"` deserializes). The schedule now answers from
+/// its 1970-2100 bounds before converting.
 #[test]
-#[ignore = "known panic in sundial_core::schedule::zone::local_of at chrono's last instant"]
-fn next_after_the_last_representable_instant_does_not_panic() {
-    let spec = ScheduleSpec::new("* * 1 1 *", "Australia/Lord_Howe");
-    let at = DateTime::<Utc>::MAX_UTC;
-    if let Ok(s) = Schedule::parse(&spec, at) {
-        let _ = s.next_after(at);
+fn the_representable_extremes_do_not_panic() {
+    for tz in ["Australia/Lord_Howe", "Pacific/Kiritimati", "Pacific/Pago_Pago", "UTC"] {
+        for expr in ["* * 1 1 *", "rate(1 days)", "0 30 2 * * *"] {
+            let spec = ScheduleSpec::new(expr, tz);
+            for at in [DateTime::<Utc>::MAX_UTC, DateTime::<Utc>::MIN_UTC] {
+                if let Ok(s) = Schedule::parse(&spec, at) {
+                    assert_eq!(s.next_after(DateTime::<Utc>::MAX_UTC), None, "{expr} {tz}");
+                    assert_eq!(s.prev_at_or_before(DateTime::<Utc>::MIN_UTC), None, "{expr} {tz}");
+                    let _ = s.next_after(at);
+                    let _ = s.prev_at_or_before(at);
+                }
+            }
+        }
     }
 }

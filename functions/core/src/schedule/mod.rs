@@ -222,6 +222,12 @@ impl Schedule {
     /// The first fire strictly after `after`, or `None` when the schedule is exhausted (past
     /// `end`, an `at` already passed, or nothing left before 2100).
     pub fn next_after(&self, after: DateTime<Utc>) -> Option<DateTime<Utc>> {
+        // Nothing fires after 2100 (the `cron` crate's last year), and zone conversions of
+        // instants near chrono's limits panic: answer from the bounds, never from chrono.
+        if after.timestamp() >= HORIZON_SECS {
+            return None;
+        }
+        let after = after.max(earliest_instant());
         let after = match self.start {
             Some(s) if after < s => s - Duration::nanoseconds(1),
             _ => after,
@@ -251,6 +257,10 @@ impl Schedule {
     /// The last fire at or before `at_or_before`, or `None` if there is none (before `start`,
     /// or before the first fire).
     pub fn prev_at_or_before(&self, at_or_before: DateTime<Utc>) -> Option<DateTime<Utc>> {
+        if at_or_before < earliest_instant() {
+            return None;
+        }
+        let at_or_before = at_or_before.min(Utc.timestamp_opt(HORIZON_SECS, 0).single()?);
         let x = match self.end {
             Some(e) if at_or_before > e => e,
             _ => at_or_before,
@@ -475,6 +485,12 @@ impl Schedule {
 
 /// No `rate()` fire after 2100-12-31T23:59:59Z, matching the `cron` crate's last year.
 const HORIZON_SECS: i64 = 4_133_980_799;
+
+/// No fire before 1970 (the `cron` crate's first year); also keeps zone conversions away from
+/// chrono's lower limit.
+fn earliest_instant() -> DateTime<Utc> {
+    DateTime::<Utc>::UNIX_EPOCH
+}
 
 fn floor_secs(w: NaiveDateTime) -> NaiveDateTime {
     w - Duration::nanoseconds(i64::from(chrono::Timelike::nanosecond(&w)))
