@@ -123,7 +123,9 @@ impl Drop for LambdaWatch {
         // SIGKILL our child: `unshare --kill-child` then kills the namespace's processes (or,
         // uncontained, the process group we created for cargo-lambda and its function).
         if let Some(pid) = self.child.id().filter(|p| *p > 1) {
-            let _ = std::process::Command::new("kill").args(["-KILL", &format!("-{pid}")]).status();
+            // `--` matters: procps-ng 4.0.2's kill misreads `kill -KILL -1234` as `kill(-1, SIGKILL)`
+            // (every process on the machine); `kill -KILL -- -1234` signals the group.
+            let _ = std::process::Command::new("kill").args(["-KILL", "--", &format!("-{pid}")]).status();
         }
         let _ = self.child.start_kill();
     }
