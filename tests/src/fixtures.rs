@@ -525,6 +525,7 @@ pub fn function_env(env: &TestEnv, extra: &[(&str, &str)]) -> Vec<(String, Strin
         ("AWS_REGION".into(), "us-east-1".into()),
         ("AWS_ACCESS_KEY_ID".into(), "test".into()),
         ("AWS_SECRET_ACCESS_KEY".into(), "test".into()),
+        ("AWS_EC2_METADATA_DISABLED".into(), "true".into()),
     ]);
     v.extend(extra.iter().map(|(k, val)| (k.to_string(), val.to_string())));
     v
