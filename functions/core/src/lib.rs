@@ -19,12 +19,17 @@
 //! - [`queue`]: per-pool SQS queues, batched delayed sends.
 //! - [`trigger`]: the per-minute tick and shard scans (put → send → advance → watermark).
 //! - [`metrics`]: CloudWatch Embedded Metric Format lines.
+//! - [`metering`]: an SDK interceptor that counts requests and DynamoDB capacity per component.
 //! - [`execution`]: the execution plane: claim/heartbeat/finish with fencing tokens, retries,
 //!   targets, concurrency policies, and the worker core shared by the Lambda and ECS entry points.
+//! - [`control`]: the control plane's domain (create/list/edit/pause/resume/delete jobs, cancel,
+//!   trigger now, backfill, dead-letter replay, the operations audit log), served by `functions/api`.
 pub mod aws;
 pub mod config;
+pub mod control;
 pub mod execution;
 pub mod keys;
+pub mod metering;
 pub mod metrics;
 pub mod model;
 pub mod provision;
@@ -33,5 +38,3 @@ pub mod resources;
 pub mod schedule;
 pub mod store;
 pub mod trigger;
-//! - [`metering`]: an SDK interceptor that counts requests and DynamoDB capacity per component.
-pub mod metering;

@@ -280,3 +280,121 @@ pub async fn set_state(
         .map_err(|e| StoreError::from_sdk("PutItem", e))?;
     Ok(next)
 }
+
+/// What a definition change expects to find (the condition of [`put_job_change`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expect {
+    /// No job with this id (create).
+    New,
+    /// The job at exactly this version (edit, pause, resume, delete).
+    Version(u64),
+}
+
+/// A definition change was not written.
+#[derive(Debug, thiserror::Error)]
+pub enum ChangeError {
+    /// [`Expect::New`], but the id is taken (also by a deleted job still retained).
+    #[error("jobId: a job with this id already exists")]
+    Exists,
+    /// [`Expect::Version`], but the job is at another version (or gone).
+    #[error("version: the job was changed concurrently (expected version {expected})")]
+    VersionConflict {
+        /// The version the caller expected.
+        expected: u64,
+    },
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Writes a definition change and its audit entry atomically: the definition item
+/// (conditional on `expect`), the immutable `V#{version}` snapshot, and `audit` (an item of the
+/// operations log) in one `TransactWriteItems`. A job that is not enabled drops out of the `due`
+/// index in the same write (its item has no `due_*` attributes), so a scan that read it before
+/// cannot advance it afterwards: the advance is conditional on `ver`, which this bumps.
+/// `expires_at` (epoch seconds) sets the TTL of a deleted job's items.
+pub async fn put_job_change(
+    ddb: &aws_sdk_dynamodb::Client,
+    cfg: &Config,
+    expect: Expect,
+    job: &Job,
+    expires_at: Option<i64>,
+    audit: items::Item,
+) -> Result<(), ChangeError> {
+    use aws_sdk_dynamodb::types::{Put, TransactWriteItem};
+    let mut def = items::job_to_item(job);
+    let mut snapshot = version_snapshot_item(job);
+    if let Some(t) = expires_at {
+        def.insert(attr::EXPIRES.into(), items::n(t));
+        snapshot.insert(attr::EXPIRES.into(), items::n(t));
+    }
+    let build = |p: aws_sdk_dynamodb::types::builders::PutBuilder| {
+        p.build().map_err(|e| StoreError::Permanent { op: "TransactWriteItems", message: e.to_string() })
+    };
+    let def_put = match expect {
+        Expect::New => Put::builder().condition_expression("attribute_not_exists(pk)"),
+        Expect::Version(v) => Put::builder()
+            .condition_expression("#ver = :ver")
+            .expression_attribute_names("#ver", attr::VERSION)
+            .expression_attribute_values(":ver", items::n(v)),
+    }
+    .table_name(&cfg.jobs_table)
+    .set_item(Some(def));
+    let mut snap_put = Put::builder().table_name(&cfg.jobs_table).set_item(Some(snapshot));
+    if expect == Expect::New {
+        snap_put = snap_put.condition_expression("attribute_not_exists(pk)");
+    }
+    let audit_put = Put::builder().table_name(&cfg.jobs_table).set_item(Some(audit));
+    let res = ddb
+        .transact_write_items()
+        .transact_items(TransactWriteItem::builder().put(build(def_put)?).build())
+        .transact_items(TransactWriteItem::builder().put(build(snap_put)?).build())
+        .transact_items(TransactWriteItem::builder().put(build(audit_put)?).build())
+        .send()
+        .await;
+    let err = match res {
+        Ok(_) => return Ok(()),
+        Err(e) => e,
+    };
+    // Why a cancelled transaction was cancelled: one reason per item, in order.
+    let reasons: Option<Vec<String>> = err.as_service_error().and_then(|s| match s {
+        aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError::TransactionCanceledException(c) => {
+            Some(c.cancellation_reasons().iter().map(|r| r.code().unwrap_or("None").to_string()).collect())
+        }
+        _ => None,
+    });
+    match reasons {
+        Some(r) if r.iter().take(2).any(|c| c == "ConditionalCheckFailed") => match expect {
+            Expect::New => Err(ChangeError::Exists),
+            Expect::Version(expected) => Err(ChangeError::VersionConflict { expected }),
+        },
+        // Cancelled for another reason (a concurrent transaction on the same item): retryable.
+        Some(r) => Err(ChangeError::Store(StoreError::Transient {
+            op: "TransactWriteItems",
+            message: format!("transaction cancelled: {}", r.join(", ")),
+        })),
+        None => Err(StoreError::from_sdk("TransactWriteItems", err).into()),
+    }
+}
+
+/// Reads one immutable definition snapshot (`V#{version}`) of a job.
+pub async fn get_job_version(
+    ddb: &aws_sdk_dynamodb::Client,
+    cfg: &Config,
+    tenant: &str,
+    job_id: &str,
+    version: u64,
+) -> Result<Option<Job>, StoreError> {
+    let out = ddb
+        .get_item()
+        .table_name(&cfg.jobs_table)
+        .key(attr::PK, AttributeValue::S(keys::job_pk(tenant, job_id)))
+        .key(attr::SK, AttributeValue::S(keys::job_version_sk(version)))
+        .send()
+        .await
+        .map_err(|e| StoreError::from_sdk("GetItem", e))?;
+    match out.item {
+        Some(i) => Ok(Some(items::job_from_item(&i)?)),
+        None => Ok(None),
+    }
+}

@@ -1,0 +1,165 @@
+//! JSON views of the domain types (camelCase, RFC 3339 UTC instants), and request bodies.
+//!
+//! Responses are built here rather than by deriving `Serialize` on the model, so the stored
+//! shapes and the public ones can change independently.
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde::Deserialize;
+use serde_json::{json, Value};
+use sundial_core::control::jobs::JobView;
+use sundial_core::control::ops::OpsEntry;
+use sundial_core::model::{ExecStatus, Execution, Job, JobState};
+use sundial_core::schedule::ScheduleSpec;
+use sundial_core::store::items::ms_to_dt;
+
+/// An instant as RFC 3339 UTC with milliseconds.
+pub fn time(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Millis, true)
+}
+
+fn time_ms(ms: i64) -> String {
+    time(ms_to_dt(ms))
+}
+
+/// The stored state's public name.
+pub fn state(s: JobState) -> &'static str {
+    match s {
+        JobState::Enabled => "ENABLED",
+        JobState::Paused => "PAUSED",
+        JobState::Deleted => "DELETED",
+    }
+}
+
+/// The ETag of a job version: `"{version}"`.
+pub fn etag(version: u64) -> String {
+    format!("\"{version}\"")
+}
+
+/// A job.
+pub fn job(j: &Job) -> Value {
+    json!({
+        "jobId": j.job_id,
+        "version": j.version,
+        "etag": etag(j.version),
+        "state": state(j.state),
+        "definition": j.definition,
+        "nextFireAt": if j.state == JobState::Enabled { j.next_fire_at.map(time) } else { None },
+        "createdAt": time(j.created_at),
+        "updatedAt": time(j.updated_at),
+    })
+}
+
+/// A job after a change, with its next fires (and what the change cancelled).
+pub fn job_view(v: &JobView) -> Value {
+    json!({
+        "job": job(&v.job),
+        "nextFires": v.next_fires.iter().map(|t| time(*t)).collect::<Vec<_>>(),
+        "canceledExecutions": v.canceled,
+    })
+}
+
+/// When the first attempt started and the last one ended (from the timeline).
+fn started_finished(e: &Execution) -> (Option<i64>, Option<i64>) {
+    let started = e.timeline.iter().find(|ev| ev.to == ExecStatus::Running).map(|ev| ev.at);
+    let finished = if e.status.is_terminal() { e.timeline.last().map(|ev| ev.at) } else { None };
+    (started, finished)
+}
+
+/// An execution; with `timeline`, its full audit trail.
+pub fn execution(e: &Execution, timeline: bool) -> Value {
+    let (started, finished) = started_finished(e);
+    let mut v = json!({
+        "executionId": e.id(),
+        "jobId": e.job_id,
+        "status": e.status.as_str(),
+        "scheduledAt": time(e.scheduled_at),
+        "fireAt": time(e.fire_at),
+        "createdAt": time(e.created_at),
+        "startedAt": started.map(time_ms),
+        "finishedAt": finished.map(time_ms),
+        "startLagMs": started.map(|s| s - e.fire_at.timestamp_millis()),
+        "attempt": e.attempt,
+        "fencingToken": e.fencing_token,
+        "definitionVersion": e.def_version,
+        "leaseOwner": e.lease_owner,
+        "leaseUntil": e.lease_until.map(time_ms),
+        "availableAt": time_ms(e.available_at),
+        "cancelRequested": e.cancel_requested,
+        "missedRange": e.missed_range.map(|(a, b)| json!({"from": time(a), "to": time(b)})),
+        "lastError": e.last_error.as_ref().map(|(c, m)| json!({"code": c, "message": m})),
+    });
+    if timeline {
+        v["definition"] = json!(e.definition);
+        v["timeline"] = Value::Array(
+            e.timeline
+                .iter()
+                .map(|ev| {
+                    json!({
+                        "at": time_ms(ev.at),
+                        "actor": ev.actor,
+                        "from": ev.from.map(|s| s.as_str()),
+                        "to": ev.to.as_str(),
+                        "attempt": ev.attempt,
+                        "token": ev.token,
+                        "code": ev.code,
+                    })
+                })
+                .collect(),
+        );
+    }
+    v
+}
+
+/// An operations-log entry.
+pub fn ops(e: &OpsEntry) -> Value {
+    json!({
+        "at": time(e.at),
+        "actor": e.actor,
+        "action": e.action.as_str(),
+        "jobId": e.job_id,
+        "fromVersion": e.from_version,
+        "toVersion": e.to_version,
+        "executionId": e.execution_id,
+        "detail": e.detail,
+    })
+}
+
+/// A page of a list.
+pub fn page(items: Vec<Value>, next: Option<String>) -> Value {
+    json!({"items": items, "nextCursor": next})
+}
+
+/// `POST /v1/preview`.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PreviewBody {
+    /// The draft schedule.
+    pub schedule: ScheduleSpec,
+    /// How many fires (1-1000, default 10).
+    #[serde(default)]
+    pub count: Option<u32>,
+    /// Fires strictly after this instant (default: now).
+    #[serde(default)]
+    pub after: Option<DateTime<Utc>>,
+}
+
+/// `POST /v1/jobs/{jobId}/backfill`.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct BackfillBody {
+    /// First instant (inclusive).
+    pub from: DateTime<Utc>,
+    /// Last instant (inclusive).
+    pub to: DateTime<Utc>,
+    /// Seconds between two backfilled executions (default 1).
+    #[serde(default)]
+    pub pace_secs: Option<u32>,
+}
+
+/// `POST /v1/dlq/replay`.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ReplayBody {
+    /// The executions to replay.
+    pub execution_ids: Vec<String>,
+}

@@ -1,0 +1,87 @@
+//! The API's one error shape: `{"error": {"code", "message", "field"}}` with the right status.
+//!
+//! Validation errors name the JSON path or parameter (`field`); not-found never says whether
+//! the id exists for another tenant (404, not 403, so ids cannot be probed); store and queue
+//! failures are logged with their detail and shown as a generic 500/503 without internal text.
+
+use lambda_http::http::StatusCode;
+use serde_json::json;
+use sundial_core::control::ControlError;
+
+/// An error answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiError {
+    /// HTTP status.
+    pub status: StatusCode,
+    /// Stable machine-readable code (`validation_failed`, `not_found`, ...).
+    pub code: &'static str,
+    /// Human-readable message (never internal error text).
+    pub message: String,
+    /// The offending field or parameter, if any.
+    pub field: Option<String>,
+}
+
+impl ApiError {
+    /// An error without a field.
+    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+        ApiError { status, code, message: message.into(), field: None }
+    }
+
+    /// Names the field.
+    pub fn field(mut self, f: impl Into<String>) -> Self {
+        self.field = Some(f.into());
+        self
+    }
+
+    /// 400 `validation_failed` on `field`.
+    pub fn invalid(field: impl Into<String>, message: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, "validation_failed", message).field(field)
+    }
+
+    /// 404 `not_found`.
+    pub fn not_found(what: &str) -> Self {
+        Self::new(StatusCode::NOT_FOUND, "not_found", format!("{what} not found"))
+    }
+
+    /// The response body.
+    pub fn body(&self) -> serde_json::Value {
+        json!({"error": {"code": self.code, "message": self.message, "field": self.field}})
+    }
+}
+
+impl From<ControlError> for ApiError {
+    fn from(e: ControlError) -> Self {
+        match e {
+            ControlError::NotFound { what } => ApiError::not_found(what),
+            ControlError::Invalid(v) => ApiError::invalid(v.field, v.reason),
+            ControlError::Exists => ApiError::new(
+                StatusCode::CONFLICT,
+                "already_exists",
+                "a job with this id already exists (deleted jobs keep their id for the retention period)",
+            )
+            .field("jobId"),
+            ControlError::VersionConflict { expected, current } => ApiError::new(
+                StatusCode::PRECONDITION_FAILED,
+                "version_mismatch",
+                format!("the job is at version {current}, not {expected}: read it again and retry"),
+            )
+            .field("If-Match"),
+            ControlError::Conflict { code, field, message } => {
+                ApiError::new(StatusCode::CONFLICT, code, message).field(field)
+            }
+            other => {
+                let retryable = other.is_retryable();
+                tracing::error!(error = %other, retryable, "control plane failure");
+                if retryable {
+                    ApiError::new(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        "unavailable",
+                        "the service is temporarily unavailable; retry",
+                    )
+                } else {
+                    ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", "internal error")
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,44 @@
+//! The Lambda entry point's adapter: API Gateway HTTP API (payload v2) requests, as
+//! `lambda_http` presents them, into [`ApiRequest`]s; the caller comes from the authorizer
+//! context only ([`crate::auth`]).
+
+use crate::auth::caller_of;
+use crate::router::{Api, ApiRequest, ApiResponse};
+use bytes::Bytes;
+use lambda_http::http::header::CONTENT_TYPE;
+use lambda_http::{Body, Request, RequestExt, Response};
+use std::convert::Infallible;
+
+/// Translates a `lambda_http` request.
+pub fn api_request(req: Request, tenant_claim: &str) -> ApiRequest {
+    let caller = caller_of(req.request_context_ref().and_then(|c| c.authorizer()), tenant_claim);
+    let path = match req.raw_http_path() {
+        "" => req.uri().path().to_string(),
+        raw => raw.to_string(),
+    };
+    let query = req.uri().query().unwrap_or_default().to_string();
+    let (parts, body) = req.into_parts();
+    let body = match body {
+        Body::Empty => Bytes::new(),
+        Body::Text(s) => Bytes::from(s),
+        Body::Binary(b) => Bytes::from(b),
+        _ => Bytes::new(),
+    };
+    ApiRequest { method: parts.method, path, query, headers: parts.headers, body, caller }
+}
+
+/// Translates a response.
+pub fn lambda_response(r: ApiResponse) -> Response<Body> {
+    let mut b = Response::builder().status(r.status).header(CONTENT_TYPE, "application/json");
+    for (k, v) in &r.headers {
+        b = b.header(k, v);
+    }
+    let text = String::from_utf8(r.body_bytes()).unwrap_or_default();
+    b.body(Body::Text(text)).unwrap_or_else(|_| Response::new(Body::Empty))
+}
+
+/// The `lambda_http::run` handler.
+pub async fn handle(api: &Api, req: Request) -> Result<Response<Body>, Infallible> {
+    let req = api_request(req, &api.settings().tenant_claim);
+    Ok(lambda_response(api.handle(req).await))
+}

@@ -1,0 +1,56 @@
+//! # sundial-api: the control plane's HTTP API
+//!
+//! One router ([`Api::handle`]) behind two entry points: the `api` Lambda (API Gateway HTTP
+//! API, payload v2, via `lambda_http`) and the local run's loopback server (hyper), so
+//! `sundial dev` serves exactly the deployed routes. The router only parses, authorizes and
+//! maps errors; the domain lives in [`sundial_core::control`].
+//!
+//! ## Layout
+//! - [`routes`]: the route table (also checked against `openapi.json` by a test).
+//! - [`router`]: [`Api`]: request → control-plane call → JSON response.
+//! - [`auth`]: tenant and principal from the authorizer context (JWT claims or IAM).
+//! - [`error`]: the `{"error": {code, message, field}}` shape and status mapping.
+//! - [`dto`]: JSON views of jobs, executions and operations; request bodies.
+//! - [`lambda`]: `lambda_http` ⇄ router.
+//! - [`local`]: hyper ⇄ router, for the local run.
+//!
+//! `docs/api.md` documents the API; `openapi.json` is served at `/openapi.json`.
+pub mod auth;
+pub mod dto;
+pub mod error;
+pub mod lambda;
+pub mod local;
+pub mod router;
+pub mod routes;
+
+pub use router::{Api, ApiRequest, ApiResponse, ApiSettings};
+
+use std::sync::Arc;
+use sundial_core::aws::Clients;
+use sundial_core::config::Config;
+use sundial_core::control::{Control, ControlSettings};
+use sundial_core::execution::clock::SystemClock;
+use sundial_core::queue::PoolQueues;
+use sundial_core::trigger::scan::TriggerCtx;
+
+/// An API over `clients` and `cfg` with the system clock.
+pub fn api_with(clients: &Clients, cfg: Config, settings: ApiSettings) -> Api {
+    let trigger = TriggerCtx {
+        ddb: clients.ddb.clone(),
+        queues: PoolQueues::new(clients.sqs.clone(), cfg.clone(), false),
+        cfg,
+    };
+    Api::new(Control::new(trigger, ControlSettings::default()), Arc::new(SystemClock), settings)
+}
+
+/// Settings from the environment (`SUNDIAL_TENANT_CLAIM`; set by the CDK construct when the
+/// authorizer's tenant claim is not `tenant`).
+pub fn settings_from_env() -> ApiSettings {
+    let mut s = ApiSettings::default();
+    if let Ok(c) = std::env::var(auth::TENANT_CLAIM_ENV) {
+        if !c.is_empty() {
+            s.tenant_claim = c;
+        }
+    }
+    s
+}

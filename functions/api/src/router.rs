@@ -1,0 +1,483 @@
+//! The router: one [`ApiRequest`] in, one [`ApiResponse`] out. Both entry points — the Lambda
+//! ([`crate::lambda`]) and the local run's loopback server ([`crate::local`]) — translate their
+//! requests into this shape and call [`Api::handle`], so the local run serves exactly the routes,
+//! validation and errors of the deployed API.
+
+use crate::dto;
+use crate::error::ApiError;
+use crate::routes::{matches, Matched, Op};
+use bytes::Bytes;
+use chrono::{DateTime, Utc};
+use lambda_http::http::header::{HeaderName, CONTENT_TYPE, ETAG, IF_MATCH, LOCATION};
+use lambda_http::http::{HeaderMap, Method, StatusCode};
+use serde::de::DeserializeOwned;
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::sync::Arc;
+use sundial_core::control::executions::{BackfillRequest, JobExecFilter};
+use sundial_core::control::{self, Caller, Control};
+use sundial_core::execution::clock::Clock;
+use sundial_core::model::{ExecStatus, JobDefinition, JobState};
+
+/// The OpenAPI document, checked in next to the crate and served at `/openapi.json`.
+pub const OPENAPI: &str = include_str!("../openapi.json");
+
+/// Default request body limit (bytes). Job parameters above
+/// [`sundial_core::model::MAX_INLINE_PARAMS_BYTES`] go by reference (`paramsRef`), so a
+/// definition never needs more.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 16 * 1024;
+
+/// API settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiSettings {
+    /// Largest accepted request body (bytes).
+    pub max_body_bytes: usize,
+    /// The JWT claim that carries the tenant.
+    pub tenant_claim: String,
+}
+
+impl Default for ApiSettings {
+    fn default() -> Self {
+        ApiSettings {
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            tenant_claim: crate::auth::DEFAULT_TENANT_CLAIM.to_string(),
+        }
+    }
+}
+
+/// A request, whatever carried it.
+#[derive(Debug)]
+pub struct ApiRequest {
+    /// Method.
+    pub method: Method,
+    /// Path (percent-encoded, without the query).
+    pub path: String,
+    /// Raw query string (without `?`).
+    pub query: String,
+    /// Headers.
+    pub headers: HeaderMap,
+    /// Body (already read; the adapters enforce the size limit while reading when they can).
+    pub body: Bytes,
+    /// The authenticated caller, or why there is none.
+    pub caller: Result<Caller, ApiError>,
+}
+
+/// A response.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApiResponse {
+    /// Status.
+    pub status: StatusCode,
+    /// Extra headers (Content-Type is always `application/json`).
+    pub headers: Vec<(HeaderName, String)>,
+    /// JSON body.
+    pub body: Value,
+}
+
+impl ApiResponse {
+    fn json(status: StatusCode, body: Value) -> Self {
+        ApiResponse { status, headers: Vec::new(), body }
+    }
+
+    fn header(mut self, name: HeaderName, value: impl Into<String>) -> Self {
+        self.headers.push((name, value.into()));
+        self
+    }
+
+    /// The body as bytes.
+    pub fn body_bytes(&self) -> Vec<u8> {
+        // Serialising a `Value` cannot fail.
+        serde_json::to_vec(&self.body).unwrap_or_default()
+    }
+}
+
+impl From<ApiError> for ApiResponse {
+    fn from(e: ApiError) -> Self {
+        let mut r = ApiResponse::json(e.status, e.body());
+        if e.status == StatusCode::SERVICE_UNAVAILABLE {
+            r = r.header(lambda_http::http::header::RETRY_AFTER, "1");
+        }
+        r
+    }
+}
+
+/// The API: the control plane, a clock and settings.
+#[derive(Debug, Clone)]
+pub struct Api {
+    control: Arc<Control>,
+    clock: Arc<dyn Clock>,
+    settings: ApiSettings,
+}
+
+type Res = Result<ApiResponse, ApiError>;
+
+struct Query(HashMap<String, String>);
+
+impl Query {
+    fn parse(raw: &str) -> Self {
+        Query(form_urlencoded::parse(raw.as_bytes()).into_owned().collect())
+    }
+    fn str(&self, k: &str) -> Option<&str> {
+        self.0.get(k).map(String::as_str).filter(|v| !v.is_empty())
+    }
+    fn limit(&self) -> Result<Option<u32>, ApiError> {
+        match self.str("limit") {
+            None => Ok(None),
+            Some(v) => match v.parse::<u32>() {
+                Ok(n) if (1..=100).contains(&n) => Ok(Some(n)),
+                _ => Err(ApiError::invalid("limit", "must be an integer between 1 and 100")),
+            },
+        }
+    }
+    fn bool(&self, k: &'static str) -> Result<bool, ApiError> {
+        match self.str(k) {
+            None | Some("false") => Ok(false),
+            Some("true") => Ok(true),
+            Some(_) => Err(ApiError::invalid(k, "must be true or false")),
+        }
+    }
+    fn status(&self) -> Result<Option<ExecStatus>, ApiError> {
+        match self.str("status") {
+            None => Ok(None),
+            Some(s) => ExecStatus::parse(&s.to_ascii_uppercase()).map(Some).ok_or_else(|| {
+                ApiError::invalid(
+                    "status",
+                    "must be one of READY, RUNNING, RETRY_WAIT, SUCCEEDED, FAILED, DEAD, CANCELED, SKIPPED",
+                )
+            }),
+        }
+    }
+}
+
+/// Parses a JSON body into `T`, naming the offending field on error (`retry.maxAttempts`).
+pub fn parse_body<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
+    if body.is_empty() {
+        return Err(ApiError::invalid("body", "a JSON body is required"));
+    }
+    let de = &mut serde_json::Deserializer::from_slice(body);
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        let msg = inner.to_string();
+        let msg = msg.rsplit_once(" at line ").map(|(m, _)| m.to_string()).unwrap_or(msg);
+        if inner.is_syntax() || inner.is_eof() {
+            return ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "invalid_json",
+                format!("the body is not valid JSON: {msg}"),
+            )
+            .field("body");
+        }
+        // The path already ends with an unknown field; a missing field is named only in the
+        // message, under the path of its parent.
+        let missing = msg.strip_prefix("missing field `").and_then(|r| r.split_once('`')).map(|(n, _)| n);
+        let field = match (missing, path.as_str()) {
+            (Some(name), ".") => name.to_string(),
+            (Some(name), parent) => format!("{parent}.{name}"),
+            (None, ".") => "body".to_string(),
+            (None, p) => p.to_string(),
+        };
+        ApiError::invalid(field, msg)
+    })
+}
+
+/// `If-Match: "3"`, `W/"3"` or `3`.
+fn if_match(headers: &HeaderMap) -> Result<Option<u64>, ApiError> {
+    let Some(v) = headers.get(IF_MATCH) else { return Ok(None) };
+    let bad = || ApiError::invalid("If-Match", "must be the job's ETag (\"3\") or version (3)");
+    let v = v.to_str().map_err(|_| bad())?.trim();
+    let v = v.strip_prefix("W/").unwrap_or(v).trim_matches('"');
+    v.parse::<u64>().map(Some).map_err(|_| bad())
+}
+
+fn created(body: Value, location: String, etag: String) -> ApiResponse {
+    ApiResponse::json(StatusCode::CREATED, body).header(LOCATION, location).header(ETAG, etag)
+}
+
+fn ok(body: Value) -> Res {
+    Ok(ApiResponse::json(StatusCode::OK, body))
+}
+
+impl Api {
+    /// An API over `control`, reading time from `clock`.
+    pub fn new(control: Control, clock: Arc<dyn Clock>, settings: ApiSettings) -> Self {
+        Api { control: Arc::new(control), clock, settings }
+    }
+
+    /// The settings.
+    pub fn settings(&self) -> &ApiSettings {
+        &self.settings
+    }
+
+    /// The control plane.
+    pub fn control(&self) -> &Control {
+        &self.control
+    }
+
+    /// Handles one request. Never fails: every error is a JSON error response.
+    pub async fn handle(&self, req: ApiRequest) -> ApiResponse {
+        let method = req.method.clone();
+        let path = req.path.clone();
+        match self.route(req).await {
+            Ok(r) => r,
+            Err(e) => {
+                if e.status.is_server_error() {
+                    tracing::warn!(%method, %path, status = e.status.as_u16(), code = e.code, "request failed");
+                }
+                e.into()
+            }
+        }
+    }
+
+    async fn route(&self, req: ApiRequest) -> Res {
+        let (op, params) = match matches(&req.method, &req.path) {
+            Matched::Route(op, p) => (op, p),
+            Matched::MethodNotAllowed(allowed) => {
+                let e =
+                    ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed", "method not allowed");
+                return Ok(ApiResponse::from(e).header(lambda_http::http::header::ALLOW, allowed.join(", ")));
+            }
+            Matched::NotFound => {
+                return Err(ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such route"))
+            }
+        };
+        if op == Op::OpenApi {
+            let doc: Value = serde_json::from_str(OPENAPI).map_err(|_| {
+                ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", "internal error")
+            })?;
+            return ok(doc);
+        }
+        let caller = req.caller.clone()?;
+        if req.body.len() > self.settings.max_body_bytes {
+            return Err(ApiError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "payload_too_large",
+                format!(
+                    "the body is {} bytes; the limit is {} (pass large parameters by reference in paramsRef)",
+                    req.body.len(),
+                    self.settings.max_body_bytes
+                ),
+            )
+            .field("body"));
+        }
+        if !req.body.is_empty() {
+            if let Some(ct) = req.headers.get(CONTENT_TYPE) {
+                let ct = ct.to_str().unwrap_or_default().to_ascii_lowercase();
+                if !ct.starts_with("application/json") {
+                    return Err(ApiError::new(
+                        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                        "unsupported_media_type",
+                        "the body must be application/json",
+                    )
+                    .field("Content-Type"));
+                }
+            }
+        }
+        let now = self.clock.now();
+        let q = Query::parse(&req.query);
+        let p = |i: usize| params.get(i).map(String::as_str).unwrap_or_default();
+        let ctl = &*self.control;
+        match op {
+            Op::OpenApi => ok(Value::Null),
+            Op::CreateJob => self.create_job(&caller, &req.body, now).await,
+            Op::ListJobs => {
+                let page =
+                    control::jobs::list(ctl, &caller, q.limit()?, q.str("cursor"), q.bool("includeDeleted")?)
+                        .await?;
+                ok(dto::page(page.items.iter().map(dto::job).collect(), page.next))
+            }
+            Op::Preview => {
+                let b: dto::PreviewBody = parse_body(&req.body)?;
+                let count = b.count.unwrap_or(10);
+                if !(1..=1000).contains(&count) {
+                    return Err(ApiError::invalid("count", "must be between 1 and 1000"));
+                }
+                let after = b.after.unwrap_or(now);
+                let fires = control::jobs::preview(&b.schedule, after, count as usize)?;
+                ok(json!({"fires": fires.into_iter().map(dto::time).collect::<Vec<_>>()}))
+            }
+            Op::GetJob => {
+                let j = control::jobs::get(ctl, &caller, p(0)).await?;
+                Ok(ApiResponse::json(StatusCode::OK, dto::job(&j)).header(ETAG, dto::etag(j.version)))
+            }
+            Op::UpdateJob => {
+                let expected = if_match(&req.headers)?.ok_or_else(|| {
+                    ApiError::new(
+                        StatusCode::PRECONDITION_REQUIRED,
+                        "precondition_required",
+                        "send If-Match with the job's ETag or version",
+                    )
+                    .field("If-Match")
+                })?;
+                let def = definition_body(&req.body, Some(p(0)))?;
+                let v = control::jobs::update(ctl, &caller, p(0), expected, def, now).await?;
+                Ok(ApiResponse::json(StatusCode::OK, dto::job_view(&v))
+                    .header(ETAG, dto::etag(v.job.version)))
+            }
+            Op::DeleteJob | Op::PauseJob | Op::ResumeJob => {
+                let state = match op {
+                    Op::DeleteJob => JobState::Deleted,
+                    Op::PauseJob => JobState::Paused,
+                    _ => JobState::Enabled,
+                };
+                let v =
+                    control::jobs::set_state(ctl, &caller, p(0), state, if_match(&req.headers)?, now).await?;
+                Ok(ApiResponse::json(StatusCode::OK, dto::job_view(&v))
+                    .header(ETAG, dto::etag(v.job.version)))
+            }
+            Op::TriggerJob => {
+                let e = control::executions::trigger_now(ctl, &caller, p(0), now).await?;
+                let loc = format!("/v1/executions/{}", e.id());
+                Ok(ApiResponse::json(StatusCode::ACCEPTED, dto::execution(&e, true)).header(LOCATION, loc))
+            }
+            Op::BackfillJob => {
+                let b: dto::BackfillBody = parse_body(&req.body)?;
+                let r = BackfillRequest { from: b.from, to: b.to, pace_secs: b.pace_secs.unwrap_or(1) };
+                let rep = control::executions::backfill(ctl, &caller, p(0), &r, now).await?;
+                Ok(ApiResponse::json(
+                    StatusCode::ACCEPTED,
+                    json!({
+                        "fires": rep.fires, "created": rep.created, "existing": rep.existing,
+                        "lastStartAt": rep.last_start_at.map(dto::time),
+                    }),
+                ))
+            }
+            Op::GetJobVersion => {
+                let v: u64 =
+                    p(1).parse().map_err(|_| ApiError::invalid("version", "must be a positive integer"))?;
+                let j = control::jobs::get_version(ctl, &caller, p(0), v).await?;
+                ok(dto::job(&j))
+            }
+            Op::ListJobExecutions => {
+                let f = JobExecFilter {
+                    status: q.status()?,
+                    oldest_first: match q.str("order") {
+                        None | Some("desc") => false,
+                        Some("asc") => true,
+                        Some(_) => return Err(ApiError::invalid("order", "must be asc or desc")),
+                    },
+                    limit: q.limit()?,
+                    cursor: q.str("cursor").map(str::to_string),
+                };
+                let page = control::executions::list_for_job(ctl, &caller, p(0), &f).await?;
+                ok(dto::page(page.items.iter().map(|e| dto::execution(e, false)).collect(), page.next))
+            }
+            Op::ListExecutions => {
+                let st = q.status()?.ok_or_else(|| {
+                    ApiError::invalid("status", "required: RETRY_WAIT, FAILED, DEAD or CANCELED (per job: /v1/jobs/{jobId}/executions)")
+                })?;
+                let page = control::executions::list_by_status(ctl, &caller, st, q.limit()?, q.str("cursor"))
+                    .await?;
+                ok(dto::page(page.items.iter().map(|e| dto::execution(e, false)).collect(), page.next))
+            }
+            Op::GetExecution => {
+                let e = control::executions::get(ctl, &caller, p(0)).await?;
+                ok(dto::execution(&e, true))
+            }
+            Op::CancelExecution => {
+                let (e, done) = control::executions::cancel(ctl, &caller, p(0), now).await?;
+                let status = if done { StatusCode::OK } else { StatusCode::ACCEPTED };
+                Ok(ApiResponse::json(status, dto::execution(&e, true)))
+            }
+            Op::ListDlq => {
+                let page = control::dlq::list(ctl, &caller, q.limit()?, q.str("cursor")).await?;
+                ok(dto::page(page.items.iter().map(|e| dto::execution(e, false)).collect(), page.next))
+            }
+            Op::ReplayDlq => {
+                let b: dto::ReplayBody = parse_body(&req.body)?;
+                let out = control::dlq::replay_many(ctl, &caller, &b.execution_ids, now).await?;
+                let results: Vec<Value> =
+                    out.iter().map(|(id, o)| json!({"executionId": id, "outcome": o.as_str()})).collect();
+                ok(json!({"results": results}))
+            }
+            Op::ReplayOne => {
+                use control::dlq::ReplayOutcome as R;
+                match control::dlq::replay(ctl, &caller, p(0), now).await? {
+                    R::Replayed | R::Resent => {
+                        let e = control::executions::get(ctl, &caller, p(0)).await?;
+                        Ok(ApiResponse::json(StatusCode::ACCEPTED, dto::execution(&e, true)))
+                    }
+                    R::NotFound => Err(ApiError::not_found("execution")),
+                    R::NotDead(st) => Err(ApiError::new(
+                        StatusCode::CONFLICT,
+                        "not_dead",
+                        format!("only DEAD executions are replayed; this one is {}", st.as_str()),
+                    )
+                    .field("executionId")),
+                    R::TooOld => Err(ApiError::new(
+                        StatusCode::CONFLICT,
+                        "too_old",
+                        "the execution is older than its job's retry.maxAgeSecs; workers would refuse it (trigger the job instead)",
+                    )
+                    .field("executionId")),
+                }
+            }
+            Op::ListOperations => {
+                let page =
+                    control::ops::list(ctl, &caller, q.str("jobId"), q.limit()?, q.str("cursor")).await?;
+                ok(dto::page(page.items.iter().map(dto::ops).collect(), page.next))
+            }
+        }
+    }
+
+    async fn create_job(&self, caller: &Caller, body: &[u8], now: DateTime<Utc>) -> Res {
+        let mut map: serde_json::Map<String, Value> = parse_body(body)?;
+        let job_id = match map.remove("jobId") {
+            Some(Value::String(s)) => s,
+            Some(_) => return Err(ApiError::invalid("jobId", "must be a string")),
+            None => return Err(ApiError::invalid("jobId", "required")),
+        };
+        let bytes = serde_json::to_vec(&Value::Object(map))
+            .map_err(|_| ApiError::invalid("body", "not a JSON object"))?;
+        let def: JobDefinition = parse_body(&bytes)?;
+        let v = control::jobs::create(&self.control, caller, &job_id, def, now).await?;
+        Ok(created(dto::job_view(&v), format!("/v1/jobs/{job_id}"), dto::etag(v.job.version)))
+    }
+}
+
+/// The definition in an update body (a `jobId` in it must match the path).
+fn definition_body(body: &[u8], path_job: Option<&str>) -> Result<JobDefinition, ApiError> {
+    let mut map: serde_json::Map<String, Value> = parse_body(body)?;
+    match (map.remove("jobId"), path_job) {
+        (Some(Value::String(s)), Some(p)) if s != p => {
+            return Err(ApiError::invalid("jobId", "does not match the job in the path (ids cannot change)"))
+        }
+        (Some(Value::String(_)), _) | (None, _) => {}
+        (Some(_), _) => return Err(ApiError::invalid("jobId", "must be a string")),
+    }
+    for k in ["version", "etag", "state"] {
+        map.remove(k);
+    }
+    let bytes = serde_json::to_vec(&Value::Object(map))
+        .map_err(|_| ApiError::invalid("body", "not a JSON object"))?;
+    parse_body(&bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn body_errors_name_the_field() {
+        let e = parse_body::<JobDefinition>(br#"{"schedule":{"expression":"* * * * *","timezone":"UTC"},"target":{"type":"http","url":"https://x"},"retry":{"maxAttempts":-1}}"#).unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("retry.maxAttempts"), "{e:?}");
+        let e = parse_body::<JobDefinition>(br#"{"schedule":{"expression":"* * * * *","timezone":"UTC"},"target":{"type":"http","url":"https://x"},"retry":{"tries":3}}"#).unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("retry.tries"), "{e:?}");
+        let e = parse_body::<JobDefinition>(br#"{"schedule":{"expression":"* * * * *","timezone":"UTC"},"target":{"type":"http","url":"https://x"},"colour":1}"#).unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("colour"), "{e:?}");
+        let e = parse_body::<JobDefinition>(br#"{"schedule":"#).unwrap_err();
+        assert_eq!((e.code, e.field.as_deref()), ("invalid_json", Some("body")));
+        assert!(!e.message.contains("line"), "{}", e.message);
+    }
+
+    #[test]
+    fn if_match_accepts_etags_and_versions() {
+        let mut h = HeaderMap::new();
+        assert_eq!(if_match(&h).unwrap(), None);
+        for v in ["\"3\"", "W/\"3\"", "3"] {
+            h.insert(IF_MATCH, v.parse().unwrap());
+            assert_eq!(if_match(&h).unwrap(), Some(3), "{v}");
+        }
+        h.insert(IF_MATCH, "*".parse().unwrap());
+        assert_eq!(if_match(&h).unwrap_err().field.as_deref(), Some("If-Match"));
+    }
+}

@@ -1,0 +1,346 @@
+//! Job and execution lifecycles through the API: optimistic concurrency, versioned edits,
+//! pause / resume / delete against the real trigger scan, and the audited dead-letter replay.
+
+use crate::common::{at, job_body, Harness};
+use chrono::{DateTime, Utc};
+use serde_json::{json, Value};
+use sundial_core::execution::retry::RunError;
+use sundial_core::execution::store::{ExecKey, Finish, FinishResult, LeaseTerms};
+use sundial_core::model::{ExecStatus, Execution};
+use sundial_core::trigger::scan::ScanOptions;
+use sundial_tests::trigger::{executions, scan};
+
+async fn put(
+    h: &Harness,
+    tenant: &str,
+    job: &str,
+    body: &Value,
+    if_match: Option<&str>,
+) -> crate::common::Answer {
+    let mut hdrs: Vec<(&str, &str)> = vec![("content-type", "application/json")];
+    if let Some(m) = if_match {
+        hdrs.push(("if-match", m));
+    }
+    h.call(tenant, "PUT", &format!("/v1/jobs/{job}"), Some(&body.to_string()), &hdrs).await
+}
+
+fn scheduled(es: &[Execution]) -> Vec<DateTime<Utc>> {
+    es.iter().map(|e| e.scheduled_at).collect()
+}
+
+#[tokio::test]
+async fn if_match_guards_edits_and_a_stale_version_changes_nothing() {
+    // GIVEN a job at version 1, read by two editors
+    let h = Harness::new("ifmatch", at("2026-12-01T10:00:05Z")).await;
+    let created = h.create("acme", "report", "0 0 6 * * *").await;
+    assert_eq!(created["nextFires"].as_array().map(Vec::len), Some(5), "create returns the next 5 fires");
+    assert_eq!(created["nextFires"][0], "2026-12-02T06:00:00.000Z");
+    let read = h.get("acme", "/v1/jobs/report").await;
+    let etag = read.header("etag").unwrap().to_string();
+    assert_eq!(etag, "\"1\"");
+    // WHEN the first editor saves with the ETag
+    let mut b1 = job_body("report", "0 0 7 * * *");
+    b1["params"] = json!({"v": 2});
+    let a = put(&h, "acme", "report", &b1, Some(&etag)).await;
+    // THEN it is version 2 with a new ETag
+    assert_eq!((a.status, &a.body["job"]["version"]), (200, &json!(2)), "{}", a.body);
+    assert_eq!(a.header("etag"), Some("\"2\""));
+    // WHEN the second editor saves with the same (now stale) ETag
+    let mut b2 = job_body("report", "0 0 8 * * *");
+    b2["params"] = json!({"v": 3});
+    let a = put(&h, "acme", "report", &b2, Some(&etag)).await;
+    // THEN 412 names If-Match, and the job is exactly the first editor's version
+    assert_eq!((a.status, a.error_field()), (412, Some("If-Match")), "{}", a.body);
+    let now = h.get("acme", "/v1/jobs/report").await;
+    assert_eq!(now.body["version"], 2);
+    assert_eq!(now.body["definition"]["schedule"]["expression"], "0 0 7 * * *");
+    assert_eq!(now.body["definition"]["params"], json!({"v": 2}));
+    // AND a version number works as If-Match too, and no If-Match at all is 428
+    let a = put(&h, "acme", "report", &b2, None).await;
+    assert_eq!((a.status, a.error_field()), (428, Some("If-Match")));
+    let a = put(&h, "acme", "report", &b2, Some("2")).await;
+    assert_eq!(a.status, 200, "{}", a.body);
+    // AND every version is kept, immutable
+    let v1 = h.get("acme", "/v1/jobs/report/versions/1").await;
+    assert_eq!(v1.body["definition"]["schedule"]["expression"], "0 0 6 * * *");
+    assert_eq!(h.get("acme", "/v1/jobs/report/versions/9").await.status, 404);
+    // AND the operations log says who went from which version to which, newest first
+    let ops = h.get("acme", "/v1/operations?jobId=report").await;
+    let trail: Vec<(String, Value, Value)> = ops.body["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| {
+            (o["action"].as_str().unwrap().to_string(), o["fromVersion"].clone(), o["toVersion"].clone())
+        })
+        .collect();
+    assert_eq!(
+        trail,
+        vec![
+            ("update".into(), json!(2), json!(3)),
+            ("update".into(), json!(1), json!(2)),
+            ("create".into(), Value::Null, json!(1)),
+        ]
+    );
+    assert!(ops.body["items"].as_array().unwrap().iter().all(|o| o["actor"] == "api:acme-user"));
+    h.env.cleanup().await;
+}
+
+#[tokio::test]
+async fn an_edit_does_not_change_executions_already_created() {
+    // GIVEN a job every 20 s whose next fires the create already queued (version 1)
+    let t0 = at("2026-12-01T10:00:05Z");
+    let h = Harness::new("edit", t0).await;
+    h.create("acme", "sync", "rate(20 seconds)").await;
+    let before = executions(&h.env, "acme", "sync").await.unwrap();
+    assert!(!before.is_empty(), "create dispatches the fires up to the end of the next minute");
+    assert!(before.iter().all(|e| e.def_version == 1 && e.definition.params == json!({"v": 1})));
+    // WHEN the params are edited at t0 + 10 s
+    h.clock.set(at("2026-12-01T10:00:15Z"));
+    let mut b = job_body("sync", "rate(20 seconds)");
+    b["params"] = json!({"v": 2});
+    let a = put(&h, "acme", "sync", &b, Some("1")).await;
+    assert_eq!(a.status, 200, "{}", a.body);
+    // AND the tick later creates the fires after those
+    scan(&h.env, at("2026-12-01T10:02:00Z"), &ScanOptions::default()).await.unwrap();
+    // THEN the executions created before the edit kept version 1 and the old params
+    let after = executions(&h.env, "acme", "sync").await.unwrap();
+    for e in &after {
+        if before.iter().any(|b| b.scheduled_at == e.scheduled_at) {
+            assert_eq!((e.def_version, &e.definition.params), (1, &json!({"v": 1})), "{}", e.id());
+        } else {
+            assert_eq!((e.def_version, &e.definition.params), (2, &json!({"v": 2})), "{}", e.id());
+        }
+    }
+    assert!(after.iter().any(|e| e.def_version == 2), "fires after the switch use version 2");
+    h.env.cleanup().await;
+}
+
+#[tokio::test]
+async fn pause_stops_new_executions_and_resume_restarts_without_a_misfire_storm() {
+    // GIVEN a job every 10 s created at 10:00:05; the create queued fires through 10:01:59
+    let h = Harness::new("pause", at("2026-12-01T10:00:05Z")).await;
+    h.create("acme", "beat", "rate(10 seconds)").await;
+    let queued = executions(&h.env, "acme", "beat").await.unwrap();
+    assert!(queued.len() >= 10, "{}", queued.len());
+    // WHEN it is paused at 10:00:30
+    h.clock.set(at("2026-12-01T10:00:30Z"));
+    let a = h.post("acme", "/v1/jobs/beat/pause", &json!({})).await;
+    assert_eq!((a.status, &a.body["job"]["state"]), (200, &json!("PAUSED")), "{}", a.body);
+    // THEN every execution queued for a later fire is CANCELED (by the API, audited), earlier ones are not
+    let es = executions(&h.env, "acme", "beat").await.unwrap();
+    let pause = at("2026-12-01T10:00:30Z");
+    for e in &es {
+        if e.scheduled_at > pause {
+            assert_eq!(e.status, ExecStatus::Canceled, "{}", e.id());
+            assert_eq!(e.timeline.last().map(|ev| ev.actor.as_str()), Some("api:acme-user"));
+        } else {
+            assert_eq!(e.status, ExecStatus::Ready, "{}", e.id());
+        }
+    }
+    assert_eq!(
+        a.body["canceledExecutions"].as_array().map(Vec::len),
+        Some(es.iter().filter(|e| e.scheduled_at > pause).count())
+    );
+    // AND ticks while paused create nothing
+    for t in ["2026-12-01T10:01:00Z", "2026-12-01T10:03:00Z", "2026-12-01T10:09:00Z"] {
+        let r = scan(&h.env, at(t), &ScanOptions::default()).await.unwrap();
+        assert_eq!(r.created, 0, "tick at {t}");
+    }
+    assert_eq!(executions(&h.env, "acme", "beat").await.unwrap().len(), es.len());
+    // AND pausing again changes nothing (no new version)
+    let again = h.post("acme", "/v1/jobs/beat/pause", &json!({})).await;
+    assert_eq!(again.body["job"]["version"], a.body["job"]["version"]);
+    // WHEN it is resumed at 10:10:02
+    let resume = at("2026-12-01T10:10:02Z");
+    h.clock.set(resume);
+    let r = h.post("acme", "/v1/jobs/beat/resume", &json!({})).await;
+    assert_eq!((r.status, &r.body["job"]["state"]), (200, &json!("ENABLED")), "{}", r.body);
+    scan(&h.env, at("2026-12-01T10:11:00Z"), &ScanOptions::default()).await.unwrap();
+    // THEN it fires again from the first fire after the resume, and nothing for the paused period
+    let es = executions(&h.env, "acme", "beat").await.unwrap();
+    let new: Vec<&Execution> = es.iter().filter(|e| e.created_at >= resume).collect();
+    assert!(!new.is_empty(), "resume restarts the job");
+    assert!(new.iter().all(|e| e.scheduled_at > resume), "{:?}", scheduled(&es));
+    assert!(new.iter().all(|e| e.missed_range.is_none()), "no misfire batch for the pause");
+    let paused_gap = es
+        .iter()
+        .filter(|e| e.scheduled_at > pause && e.scheduled_at <= resume && e.status != ExecStatus::Canceled)
+        .count();
+    assert_eq!(paused_gap, 0, "no execution runs for the paused period");
+    assert_eq!(r.body["nextFires"][0], "2026-12-01T10:10:05.000Z");
+    h.env.cleanup().await;
+}
+
+#[tokio::test]
+async fn delete_is_soft_stops_triggering_and_keeps_history() {
+    // GIVEN a job with a manual run and queued fires
+    let h = Harness::new("delete", at("2026-12-01T10:00:05Z")).await;
+    h.create("acme", "old", "rate(30 seconds)").await;
+    let run = h.post("acme", "/v1/jobs/old/trigger", &json!({})).await;
+    let run_id = run.body["executionId"].as_str().unwrap().to_string();
+    // WHEN it is deleted
+    h.clock.set(at("2026-12-01T10:00:10Z"));
+    let d = h.call("acme", "DELETE", "/v1/jobs/old", None, &[]).await;
+    assert_eq!((d.status, &d.body["job"]["state"]), (200, &json!("DELETED")), "{}", d.body);
+    // THEN the definition is still readable, marked deleted, with its history
+    let j = h.get("acme", "/v1/jobs/old").await;
+    assert_eq!((j.status, &j.body["state"]), (200, &json!("DELETED")));
+    let es = h.get("acme", "/v1/jobs/old/executions?order=asc").await;
+    assert_eq!(es.status, 200);
+    assert!(es.body["items"].as_array().unwrap().iter().any(|e| e["executionId"] == run_id.as_str()));
+    assert_eq!(h.get("acme", &format!("/v1/executions/{run_id}")).await.status, 200);
+    // AND later fires were cancelled, and ticks create nothing
+    assert!(!d.body["canceledExecutions"].as_array().unwrap().is_empty());
+    let r = scan(&h.env, at("2026-12-01T10:05:00Z"), &ScanOptions::default()).await.unwrap();
+    assert_eq!(r.created, 0);
+    // AND it is hidden from the list unless asked for, its id is not reusable, and it cannot be resumed
+    let list = h.get("acme", "/v1/jobs").await;
+    assert!(list.body["items"].as_array().unwrap().is_empty());
+    let list = h.get("acme", "/v1/jobs?includeDeleted=true").await;
+    assert_eq!(list.body["items"][0]["state"], "DELETED");
+    assert_eq!(h.post("acme", "/v1/jobs", &job_body("old", "rate(30 seconds)")).await.status, 409);
+    let r = h.post("acme", "/v1/jobs/old/resume", &json!({})).await;
+    assert_eq!((r.status, &r.body["error"]["code"]), (409, &json!("job_deleted")));
+    // AND the retention TTL is set on the definition item
+    let item = h
+        .env
+        .clients
+        .ddb
+        .get_item()
+        .table_name(&h.env.cfg.jobs_table)
+        .key("pk", aws_sdk_dynamodb::types::AttributeValue::S(sundial_core::keys::job_pk("acme", "old")))
+        .key("sk", aws_sdk_dynamodb::types::AttributeValue::S("DEF".into()))
+        .send()
+        .await
+        .unwrap();
+    let ttl: i64 = item.item().unwrap()["expires_at"].as_n().unwrap().parse().unwrap();
+    assert_eq!(ttl, at("2026-12-01T10:00:10Z").timestamp() + 30 * 86_400);
+    h.env.cleanup().await;
+}
+
+#[tokio::test]
+async fn replay_is_audited_and_keeps_the_execution_id() {
+    // GIVEN an execution that a worker ran out of retries on (claimed, then finished DEAD)
+    let h = Harness::new("replay", at("2026-12-01T10:00:05Z")).await;
+    h.create("acme", "flaky", "0 0 12 * * *").await;
+    let run = h.post("acme", "/v1/jobs/flaky/trigger", &json!({})).await;
+    let id = run.body["executionId"].as_str().unwrap().to_string();
+    let (job_id, ms) = sundial_core::keys::parse_execution_id(&id).unwrap();
+    let key = ExecKey { tenant: "acme".into(), job_id, scheduled_ms: ms };
+    let store = &h.api.control().execs;
+    let terms = LeaseTerms { duration_ms: 30_000, skew_margin_ms: 2_000, may_take_over: true };
+    let claimed = match store.claim(&key, "w1", &terms, at("2026-12-01T10:00:06Z")).await.unwrap() {
+        sundial_core::execution::store::ClaimOutcome::Claimed(c) => c,
+        other => panic!("{other:?}"),
+    };
+    let dead = Finish::Dead {
+        reason: "attempts_exhausted".into(),
+        error: RunError::retryable("http_503", "upstream unavailable"),
+        digest: "d".into(),
+    };
+    let r = store.finish(&key, &claimed.fence, &dead, at("2026-12-01T10:00:07Z")).await.unwrap();
+    assert_eq!(r, FinishResult::Done);
+    // AND it is listed as a dead letter for its tenant only
+    let dlq = h.get("acme", "/v1/dlq").await;
+    assert_eq!(dlq.body["items"][0]["executionId"], id.as_str(), "{}", dlq.body);
+    assert!(h.get("globex", "/v1/dlq").await.body["items"].as_array().unwrap().is_empty());
+    // WHEN alice replays it
+    h.clock.set(at("2026-12-01T10:05:00Z"));
+    let a = h.call("acme", "POST", &format!("/v1/dlq/{id}/replay"), None, &[]).await;
+    // THEN it is the same execution, READY again, with a fresh attempt budget
+    assert_eq!(a.status, 202, "{}", a.body);
+    assert_eq!((a.body["executionId"].as_str(), &a.body["status"]), (Some(id.as_str()), &json!("READY")));
+    assert_eq!(a.body["attempt"], 0);
+    // AND the timeline records who replayed it, from DEAD to READY
+    let last = a.body["timeline"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(
+        (&last["actor"], &last["from"], &last["to"], &last["code"]),
+        (&json!("api:acme-user"), &json!("DEAD"), &json!("READY"), &json!("replay"))
+    );
+    // AND the fencing token did not go back, so the old worker's token stays stale
+    assert_eq!(a.body["fencingToken"], json!(claimed.fence.token));
+    // AND it left the dead-letter list, and the operations log has the replay
+    assert!(h.get("acme", "/v1/dlq").await.body["items"].as_array().unwrap().is_empty());
+    let ops = h.get("acme", "/v1/operations").await;
+    let replay =
+        ops.body["items"].as_array().unwrap().iter().find(|o| o["action"] == "replay").cloned().unwrap();
+    assert_eq!((&replay["executionId"], &replay["actor"]), (&json!(id), &json!("api:acme-user")));
+    // AND a message for the same execution id is on the pool queue (the idempotency key is unchanged)
+    let msgs = h
+        .env
+        .clients
+        .sqs
+        .receive_message()
+        .queue_url(h.env.queue_url("default"))
+        .max_number_of_messages(10)
+        .send()
+        .await
+        .unwrap();
+    let keys: Vec<(String, i64)> = msgs
+        .messages()
+        .iter()
+        .filter_map(|m| {
+            serde_json::from_str::<sundial_core::model::ExecMessage>(m.body().unwrap_or_default()).ok()
+        })
+        .map(|m| (m.job_id, m.scheduled_ms))
+        .collect();
+    assert!(keys.contains(&(key.job_id.clone(), key.scheduled_ms)), "{keys:?}");
+    // AND a worker can claim it as attempt 1 with a higher token
+    match store.claim(&key, "w2", &terms, at("2026-12-01T10:05:01Z")).await.unwrap() {
+        sundial_core::execution::store::ClaimOutcome::Claimed(c) => {
+            assert_eq!((c.fence.attempt, c.fence.token), (1, claimed.fence.token + 1))
+        }
+        other => panic!("{other:?}"),
+    }
+    // AND replaying again is refused: it is not dead any more
+    let again = h.call("acme", "POST", &format!("/v1/dlq/{id}/replay"), None, &[]).await;
+    assert_eq!((again.status, &again.body["error"]["code"]), (409, &json!("not_dead")));
+    h.env.cleanup().await;
+}
+
+#[tokio::test]
+async fn executions_are_listed_paged_and_cancelled() {
+    // GIVEN a job every 10 s with its queued fires
+    let h = Harness::new("execs", at("2026-12-01T10:00:05Z")).await;
+    h.create("acme", "tick", "rate(10 seconds)").await;
+    // WHEN the executions are paged three at a time, oldest first
+    let mut seen = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let path = match &cursor {
+            Some(c) => format!("/v1/jobs/tick/executions?order=asc&limit=3&cursor={c}"),
+            None => "/v1/jobs/tick/executions?order=asc&limit=3".into(),
+        };
+        let p = h.get("acme", &path).await;
+        assert_eq!(p.status, 200, "{}", p.body);
+        for e in p.body["items"].as_array().unwrap() {
+            seen.push(e["scheduledAt"].as_str().unwrap().to_string());
+        }
+        match p.body["nextCursor"].as_str() {
+            Some(c) => cursor = Some(c.to_string()),
+            None => break,
+        }
+    }
+    // THEN every execution is seen once, in order
+    let all = executions(&h.env, "acme", "tick").await.unwrap();
+    assert_eq!(seen.len(), all.len());
+    let mut sorted = seen.clone();
+    sorted.sort();
+    assert_eq!(seen, sorted);
+    // WHEN one READY execution is cancelled
+    let id = all[2].id();
+    let c = h.call("acme", "POST", &format!("/v1/executions/{id}/cancel"), None, &[]).await;
+    // THEN it is CANCELED, with the canceller in its timeline, and listed by status
+    assert_eq!((c.status, &c.body["status"]), (200, &json!("CANCELED")), "{}", c.body);
+    let tl = c.body["timeline"].as_array().unwrap();
+    assert_eq!(tl.last().unwrap()["actor"], "api:acme-user");
+    let by_status = h.get("acme", "/v1/executions?status=CANCELED").await;
+    assert_eq!(by_status.body["items"][0]["executionId"], id.as_str());
+    let filtered = h.get("acme", "/v1/jobs/tick/executions?status=CANCELED").await;
+    assert_eq!(filtered.body["items"].as_array().map(Vec::len), Some(1));
+    // AND cancelling it again is a conflict, not a change
+    let again = h.call("acme", "POST", &format!("/v1/executions/{id}/cancel"), None, &[]).await;
+    assert_eq!((again.status, &again.body["error"]["code"]), (409, &json!("not_cancellable")));
+    h.env.cleanup().await;
+}

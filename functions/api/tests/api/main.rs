@@ -1,0 +1,8 @@
+//! API tests through the real Lambda adapter and router, against the emulator, with authorizer
+//! contexts for two tenants. One test binary (link time), several modules.
+#![allow(dead_code, unreachable_pub)]
+
+mod common;
+mod lifecycle;
+mod tenancy;
+mod validation;

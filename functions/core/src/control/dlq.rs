@@ -1,0 +1,196 @@
+//! Dead letters: executions whose retry budget ran out (DEAD), and their audited replay.
+//!
+//! The list reads the sparse `attention` index (DEAD partition of the caller's tenant), not the
+//! pool's SQS dead-letter queue: the queue is shared by every tenant of a pool and is kept as a
+//! copy for operators and alarms. A replay moves the *same* execution DEAD → READY (the one
+//! transition out of a final status that [`ExecStatus::can_move_to`] allows), so its id — the
+//! handler's idempotency key — is unchanged, and a handler that did finish the work before the
+//! retries ran out sees the id again and does nothing twice. The replay resets the attempt count
+//! and run-time budget, appends `{actor: api:<principal>, DEAD → READY, code: replay}` to the
+//! timeline in the same conditional write, then sends the execution to its pool's queue. The
+//! fencing token is never reset: the next claim takes it one higher, so a worker still holding
+//! a pre-DEAD token can never write.
+//!
+//! If the send fails after the write, the execution is READY with no message; replaying it again
+//! re-sends it ([`ReplayOutcome::Resent`]), so a failed replay is repaired by repeating it.
+
+use super::executions::key_of;
+use super::ops::{self, OpsAction, OpsEntry};
+use super::page::Page;
+use super::{Caller, Control, ControlError};
+use crate::execution::store::xattr;
+use crate::model::{AuditEvent, ExecMessage, ExecStatus, Execution};
+use crate::queue::Outgoing;
+use crate::store::error::is_condition_failed;
+use crate::store::items::{self, attr, n};
+use crate::store::StoreError;
+use aws_sdk_dynamodb::types::AttributeValue;
+use chrono::{DateTime, Utc};
+
+/// Audit code of a replay's DEAD → READY event.
+pub const REPLAY_CODE: &str = "replay";
+/// Most executions one replay request may name.
+pub const MAX_REPLAY_BATCH: usize = 25;
+
+/// How the replay of one execution ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReplayOutcome {
+    /// DEAD → READY and sent.
+    Replayed,
+    /// Already READY from an earlier replay whose send may have failed: sent again.
+    Resent,
+    /// No such execution for this tenant.
+    NotFound,
+    /// Not DEAD (never was, or already replayed and running or finished).
+    NotDead(ExecStatus),
+    /// Older than the job's `retry.maxAgeSecs`: a worker would refuse to start it.
+    TooOld,
+}
+
+impl ReplayOutcome {
+    /// The API's name for it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReplayOutcome::Replayed => "replayed",
+            ReplayOutcome::Resent => "resent",
+            ReplayOutcome::NotFound => "not_found",
+            ReplayOutcome::NotDead(_) => "not_dead",
+            ReplayOutcome::TooOld => "too_old",
+        }
+    }
+}
+
+/// The caller's dead executions, newest first.
+pub async fn list(
+    ctl: &Control,
+    caller: &Caller,
+    limit: Option<u32>,
+    cursor: Option<&str>,
+) -> Result<Page<Execution>, ControlError> {
+    super::executions::list_by_status(ctl, caller, ExecStatus::Dead, limit, cursor).await
+}
+
+fn s(v: impl Into<String>) -> AttributeValue {
+    AttributeValue::S(v.into())
+}
+
+fn send_of(e: &Execution, now: DateTime<Utc>) -> Outgoing {
+    Outgoing {
+        message: ExecMessage {
+            tenant: e.tenant.clone(),
+            job_id: e.job_id.clone(),
+            scheduled_ms: e.scheduled_at.timestamp_millis(),
+            fire_ms: now.timestamp_millis(),
+            enqueued_ms: now.timestamp_millis(),
+        },
+        delay_secs: 0,
+    }
+}
+
+/// Replays one of the caller's dead executions (see the module doc).
+pub async fn replay(
+    ctl: &Control,
+    caller: &Caller,
+    execution_id: &str,
+    now: DateTime<Utc>,
+) -> Result<ReplayOutcome, ControlError> {
+    let key = key_of(caller, execution_id)?;
+    let Some(snap) = ctl.execs.get(&key, true).await? else { return Ok(ReplayOutcome::NotFound) };
+    let e = snap.exec;
+    let from_replay = e.timeline.last().and_then(|ev| ev.code.as_deref()) == Some(REPLAY_CODE);
+    if e.status == ExecStatus::Ready && from_replay {
+        ctl.trigger.queues.send_all(&e.definition.pool, &[send_of(&e, now)]).await?;
+        return Ok(ReplayOutcome::Resent);
+    }
+    if !(e.status == ExecStatus::Dead && e.status.can_move_to(ExecStatus::Ready)) {
+        return Ok(ReplayOutcome::NotDead(e.status));
+    }
+    let age_ms = now.timestamp_millis() - key.scheduled_ms;
+    if age_ms > i64::from(e.definition.retry.max_age_secs) * 1_000 {
+        return Ok(ReplayOutcome::TooOld);
+    }
+    let ev = AuditEvent {
+        at: now.timestamp_millis(),
+        actor: caller.actor(),
+        from: Some(ExecStatus::Dead),
+        to: ExecStatus::Ready,
+        attempt: 0,
+        token: e.fencing_token,
+        code: Some(REPLAY_CODE.into()),
+    };
+    let res = ctl
+        .ddb()
+        .update_item()
+        .table_name(&ctl.cfg().executions_table)
+        .key(attr::PK, s(key.pk()))
+        .key(attr::SK, s(key.sk()))
+        .update_expression(
+            "SET #st = :ready, #att = :zero, #avail = :now, #rt = :zero, #tl = list_append(#tl, :ev) \
+             REMOVE #apk, #ask, #ec, #em, #lu, #cx",
+        )
+        .condition_expression("#st = :dead AND #tok = :tok")
+        .expression_attribute_names("#st", attr::STATUS)
+        .expression_attribute_names("#att", attr::ATTEMPT)
+        .expression_attribute_names("#avail", attr::AVAILABLE)
+        .expression_attribute_names("#rt", xattr::RUN_MS)
+        .expression_attribute_names("#tl", attr::TIMELINE)
+        .expression_attribute_names("#apk", attr::ATT_PK)
+        .expression_attribute_names("#ask", attr::ATT_SK)
+        .expression_attribute_names("#ec", attr::ERR_CODE)
+        .expression_attribute_names("#em", attr::ERR_MSG)
+        .expression_attribute_names("#lu", attr::LEASE_UNTIL)
+        .expression_attribute_names("#cx", attr::CANCEL)
+        .expression_attribute_names("#tok", attr::TOKEN)
+        .expression_attribute_values(":ready", s(ExecStatus::Ready.as_str()))
+        .expression_attribute_values(":dead", s(ExecStatus::Dead.as_str()))
+        .expression_attribute_values(":zero", n(0))
+        .expression_attribute_values(":now", n(now.timestamp_millis()))
+        .expression_attribute_values(":tok", n(e.fencing_token))
+        .expression_attribute_values(":ev", AttributeValue::L(vec![items::audit_to_av(&ev)]))
+        .send()
+        .await;
+    match res {
+        Ok(_) => {}
+        Err(err) if is_condition_failed(&err) => {
+            // Someone replayed (or the TTL removed) it between our read and write.
+            let now_status = ctl.execs.get(&key, true).await?.map(|s| s.exec.status);
+            return Ok(match now_status {
+                None => ReplayOutcome::NotFound,
+                Some(st) => ReplayOutcome::NotDead(st),
+            });
+        }
+        Err(err) => return Err(StoreError::from_sdk("UpdateItem(replay)", err).into()),
+    }
+    ctl.trigger.queues.send_all(&e.definition.pool, &[send_of(&e, now)]).await?;
+    let entry = OpsEntry::new(caller, OpsAction::Replay, &key.job_id, now)
+        .versions(None, Some(e.def_version))
+        .execution(key.id());
+    ops::record(ctl, &caller.tenant, &entry).await?;
+    Ok(ReplayOutcome::Replayed)
+}
+
+/// Replays up to [`MAX_REPLAY_BATCH`] executions, one outcome each (in order).
+pub async fn replay_many(
+    ctl: &Control,
+    caller: &Caller,
+    execution_ids: &[String],
+    now: DateTime<Utc>,
+) -> Result<Vec<(String, ReplayOutcome)>, ControlError> {
+    if execution_ids.is_empty() || execution_ids.len() > MAX_REPLAY_BATCH {
+        return Err(ControlError::invalid(
+            "executionIds",
+            format!("must name 1 to {MAX_REPLAY_BATCH} executions"),
+        ));
+    }
+    for (i, id) in execution_ids.iter().enumerate() {
+        key_of(caller, id).map_err(|e| match e {
+            ControlError::Invalid(v) => ControlError::invalid(format!("executionIds[{i}]"), v.reason),
+            other => other,
+        })?;
+    }
+    let mut out = Vec::with_capacity(execution_ids.len());
+    for id in execution_ids {
+        out.push((id.clone(), replay(ctl, caller, id, now).await?));
+    }
+    Ok(out)
+}

@@ -1,0 +1,460 @@
+//! Executions through the control plane: list (by job, or by off-happy-path status), read with
+//! the full timeline, cancel, trigger now, backfill, and the cancellation of fires queued ahead
+//! when a job is paused or deleted.
+//!
+//! Listing by status uses the sparse `attention` index, which holds only RETRY_WAIT, FAILED,
+//! DEAD and CANCELED executions (the happy path never writes to it). READY, RUNNING, SUCCEEDED
+//! and SKIPPED are listed per job (a Query of the job's partition with a filter), never by a
+//! scan of the table.
+//!
+//! Manual runs and backfills create executions exactly like the trigger does (same item, same
+//! message, same unique key `(job, scheduled_at)`), then send them to the job's pool queue.
+//! A backfill is idempotent: a fire that already has an execution is left alone (or re-sent if
+//! it is still READY, like the scan does after a crash between put and send).
+
+use super::ops::{self, OpsAction, OpsEntry};
+use super::page::{self, Page};
+use super::{Caller, Control, ControlError};
+use crate::execution::store::{CancelOutcome, ExecKey};
+use crate::keys;
+use crate::model::{ExecMessage, ExecStatus, Execution, Job, JobState};
+use crate::queue::{delay_secs, Outgoing};
+use crate::schedule::Schedule;
+use crate::store::items::{self, attr};
+use crate::store::trigger::{get_execution, put_execution, PutOutcome};
+use crate::store::StoreError;
+use crate::trigger::scan::new_execution;
+use aws_sdk_dynamodb::types::AttributeValue;
+use chrono::{DateTime, Duration, Utc};
+use std::collections::HashMap;
+
+/// Audit code of a manual run's creation event.
+pub const MANUAL_CODE: &str = "manual";
+/// Audit code of a backfilled execution's creation event.
+pub const BACKFILL_CODE: &str = "backfill";
+/// Largest backfill pacing (seconds between two backfilled executions).
+pub const MAX_PACE_SECS: u32 = 3_600;
+
+fn s(v: impl Into<String>) -> AttributeValue {
+    AttributeValue::S(v.into())
+}
+
+/// The key of an execution id of the caller's tenant.
+pub fn key_of(caller: &Caller, execution_id: &str) -> Result<ExecKey, ControlError> {
+    let (job_id, ms) =
+        keys::parse_execution_id(execution_id).map_err(|e| ControlError::invalid(e.field, e.reason))?;
+    Ok(ExecKey { tenant: caller.tenant.clone(), job_id, scheduled_ms: ms })
+}
+
+/// The caller's execution, with its timeline.
+pub async fn get(ctl: &Control, caller: &Caller, execution_id: &str) -> Result<Execution, ControlError> {
+    let key = key_of(caller, execution_id)?;
+    get_execution(ctl.ddb(), &ctl.cfg().executions_table, &key.tenant, &key.job_id, key.scheduled_ms)
+        .await?
+        .ok_or(ControlError::NotFound { what: "execution" })
+}
+
+/// Filters of a per-job list.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct JobExecFilter {
+    /// Only this status.
+    pub status: Option<ExecStatus>,
+    /// Oldest first (default: newest first).
+    pub oldest_first: bool,
+    /// Page size.
+    pub limit: Option<u32>,
+    /// Cursor from the previous page.
+    pub cursor: Option<String>,
+}
+
+/// The executions of one of the caller's jobs (also of a deleted job still retained).
+pub async fn list_for_job(
+    ctl: &Control,
+    caller: &Caller,
+    job_id: &str,
+    f: &JobExecFilter,
+) -> Result<Page<Execution>, ControlError> {
+    // 404 for a job that is not the caller's, rather than an empty list that would confirm
+    // nothing but still differ from a real job's answer.
+    super::jobs::get(ctl, caller, job_id).await?;
+    let pk = keys::job_pk(&caller.tenant, job_id);
+    let start = match &f.cursor {
+        Some(c) => {
+            let ms: i64 = page::decode("execs", c)?
+                .parse()
+                .map_err(|_| ControlError::invalid("cursor", "not a cursor returned by this list"))?;
+            Some(HashMap::from([
+                (attr::PK.to_string(), s(&pk)),
+                (attr::SK.to_string(), s(keys::exec_sk(ms))),
+            ]))
+        }
+        None => None,
+    };
+    let mut req = ctl
+        .ddb()
+        .query()
+        .table_name(&ctl.cfg().executions_table)
+        .key_condition_expression("#pk = :pk AND begins_with(#sk, :e)")
+        .expression_attribute_names("#pk", attr::PK)
+        .expression_attribute_names("#sk", attr::SK)
+        .expression_attribute_values(":pk", s(&pk))
+        .expression_attribute_values(":e", s("E#"))
+        .scan_index_forward(f.oldest_first)
+        .limit(page::limit(f.limit, ctl.settings.max_page))
+        .set_exclusive_start_key(start);
+    if let Some(st) = f.status {
+        req = req
+            .filter_expression("#st = :st")
+            .expression_attribute_names("#st", attr::STATUS)
+            .expression_attribute_values(":st", s(st.as_str()));
+    }
+    let out = req.send().await.map_err(|e| StoreError::from_sdk("Query(executions)", e))?;
+    let items = out
+        .items()
+        .iter()
+        .map(items::execution_from_item)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(StoreError::from)?;
+    let next = out
+        .last_evaluated_key()
+        .and_then(|k| k.get(attr::SK))
+        .and_then(|v| v.as_s().ok())
+        .and_then(|sk| sk.strip_prefix("E#"))
+        .and_then(|ms| ms.parse::<i64>().ok())
+        .map(|ms| page::encode("execs", &ms.to_string()));
+    Ok(Page { items, next })
+}
+
+/// The caller's executions in an off-happy-path status (RETRY_WAIT, FAILED, DEAD, CANCELED),
+/// newest first, from the `attention` index.
+pub async fn list_by_status(
+    ctl: &Control,
+    caller: &Caller,
+    status: ExecStatus,
+    limit: Option<u32>,
+    cursor: Option<&str>,
+) -> Result<Page<Execution>, ControlError> {
+    if !status.needs_attention() {
+        return Err(ControlError::invalid(
+            "status",
+            format!(
+                "{} executions are listed per job (GET /v1/jobs/{{jobId}}/executions?status={}); across jobs only RETRY_WAIT, FAILED, DEAD and CANCELED",
+                status.as_str(),
+                status.as_str()
+            ),
+        ));
+    }
+    let att_pk = keys::attention_pk(&caller.tenant, status.as_str());
+    let start = match cursor {
+        Some(c) => {
+            let id = page::decode("attention", c)?;
+            let k = key_of(caller, &id)
+                .map_err(|_| ControlError::invalid("cursor", "not a cursor returned by this list"))?;
+            Some(HashMap::from([
+                (attr::ATT_PK.to_string(), s(&att_pk)),
+                (attr::ATT_SK.to_string(), s(keys::attention_sk(k.scheduled_ms, &k.job_id))),
+                (attr::PK.to_string(), s(k.pk())),
+                (attr::SK.to_string(), s(k.sk())),
+            ]))
+        }
+        None => None,
+    };
+    let out = ctl
+        .ddb()
+        .query()
+        .table_name(&ctl.cfg().executions_table)
+        .index_name("attention")
+        .key_condition_expression("#a = :a")
+        .expression_attribute_names("#a", attr::ATT_PK)
+        .expression_attribute_values(":a", s(&att_pk))
+        .scan_index_forward(false)
+        .limit(page::limit(limit, ctl.settings.max_page))
+        .set_exclusive_start_key(start)
+        .send()
+        .await
+        .map_err(|e| StoreError::from_sdk("Query(attention)", e))?;
+    let items = out
+        .items()
+        .iter()
+        .map(items::execution_from_item)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(StoreError::from)?;
+    let next = match out.last_evaluated_key() {
+        Some(k) => {
+            let job = k.get(attr::PK).and_then(|v| v.as_s().ok()).and_then(|pk| pk.rsplit("#J#").next());
+            let ms = k
+                .get(attr::SK)
+                .and_then(|v| v.as_s().ok())
+                .and_then(|sk| sk.strip_prefix("E#"))
+                .and_then(|m| m.parse::<i64>().ok());
+            match (job, ms) {
+                (Some(j), Some(m)) => Some(page::encode("attention", &keys::execution_id(j, m))),
+                _ => None,
+            }
+        }
+        None => None,
+    };
+    Ok(Page { items, next })
+}
+
+/// Cancels one of the caller's executions: READY or RETRY_WAIT become CANCELED at once; a
+/// RUNNING one gets the cancel flag its runner sees at its next heartbeat or checkpoint.
+/// Returns the execution after the request and whether it is already CANCELED.
+pub async fn cancel(
+    ctl: &Control,
+    caller: &Caller,
+    execution_id: &str,
+    now: DateTime<Utc>,
+) -> Result<(Execution, bool), ControlError> {
+    let key = key_of(caller, execution_id)?;
+    let outcome = ctl.execs.request_cancel(&key, &caller.actor(), now).await?;
+    let done = match outcome {
+        CancelOutcome::Missing => return Err(ControlError::NotFound { what: "execution" }),
+        CancelOutcome::AlreadyFinal(st) => {
+            return Err(ControlError::Conflict {
+                code: "not_cancellable",
+                field: "executionId",
+                message: format!("the execution is already {}", st.as_str()),
+            })
+        }
+        CancelOutcome::Canceled => true,
+        CancelOutcome::Requested => false,
+    };
+    let entry = OpsEntry::new(caller, OpsAction::Cancel, &key.job_id, now)
+        .execution(key.id())
+        .detail(if done { "canceled" } else { "cancel requested while running" });
+    ops::record(ctl, &caller.tenant, &entry).await?;
+    Ok((get(ctl, caller, execution_id).await?, done))
+}
+
+/// Cancels the READY executions of `job` scheduled after `now`: the tick queues ahead, so a
+/// paused or deleted job may already have executions (and delayed messages) for later fires.
+/// A worker that receives such a message finds CANCELED and drops it. Executions that already
+/// started are left to finish (cancel them explicitly). Returns the cancelled ids.
+///
+/// Known window: a scan that read the job *before* the pause and puts an execution *after*
+/// this sweep still creates it (its advance then fails on the bumped version). That window is
+/// one scan's put → send step, well under a second.
+pub async fn cancel_future(
+    ctl: &Control,
+    caller: &Caller,
+    job: &Job,
+    now: DateTime<Utc>,
+) -> Result<Vec<String>, ControlError> {
+    let pk = keys::job_pk(&job.tenant, &job.job_id);
+    let mut start = None;
+    let mut canceled = Vec::new();
+    loop {
+        let out = ctl
+            .ddb()
+            .query()
+            .table_name(&ctl.cfg().executions_table)
+            .key_condition_expression("#pk = :pk AND #sk BETWEEN :from AND :to")
+            .expression_attribute_names("#pk", attr::PK)
+            .expression_attribute_names("#sk", attr::SK)
+            .expression_attribute_values(":pk", s(&pk))
+            .expression_attribute_values(":from", s(keys::exec_sk(now.timestamp_millis() + 1)))
+            .expression_attribute_values(":to", s(keys::exec_sk(999_999_999_999_999)))
+            .consistent_read(true)
+            .set_exclusive_start_key(start.take())
+            .send()
+            .await
+            .map_err(|e| StoreError::from_sdk("Query(future executions)", e))?;
+        for item in out.items() {
+            let e = items::execution_from_item(item).map_err(StoreError::from)?;
+            if !(e.status == ExecStatus::Ready && e.status.can_move_to(ExecStatus::Canceled)) {
+                continue;
+            }
+            if ctl.execs.request_cancel(&ExecKey::of(&e), &caller.actor(), now).await?
+                == CancelOutcome::Canceled
+            {
+                canceled.push(e.id());
+            }
+        }
+        match out.last_evaluated_key {
+            Some(k) if !k.is_empty() => start = Some(k),
+            _ => break,
+        }
+    }
+    Ok(canceled)
+}
+
+fn message_of(e: &Execution, now: DateTime<Utc>) -> Outgoing {
+    Outgoing {
+        message: ExecMessage {
+            tenant: e.tenant.clone(),
+            job_id: e.job_id.clone(),
+            scheduled_ms: e.scheduled_at.timestamp_millis(),
+            fire_ms: e.fire_at.timestamp_millis(),
+            enqueued_ms: now.timestamp_millis(),
+        },
+        delay_secs: delay_secs(e.fire_at.timestamp_millis(), now.timestamp_millis()),
+    }
+}
+
+fn runnable_job(job: &Job) -> Result<Schedule, ControlError> {
+    if job.state == JobState::Deleted {
+        return Err(ControlError::Conflict {
+            code: "job_deleted",
+            field: "jobId",
+            message: "the job is deleted".into(),
+        });
+    }
+    Schedule::parse(&job.definition.schedule, job.anchor)
+        .map_err(|e| ControlError::invalid(format!("schedule.{}", e.field()), e.reason()))
+}
+
+/// Runs the caller's job now, whatever its schedule and state (a paused job too, not a
+/// deleted one): an execution scheduled at `now` with the current definition, sent at once.
+pub async fn trigger_now(
+    ctl: &Control,
+    caller: &Caller,
+    job_id: &str,
+    now: DateTime<Utc>,
+) -> Result<Execution, ControlError> {
+    let job = super::jobs::get(ctl, caller, job_id).await?;
+    let schedule = runnable_job(&job)?;
+    let mut e = new_execution(&job, &schedule, now, None, now, &caller.actor());
+    e.fire_at = now;
+    e.available_at = now.timestamp_millis();
+    if let Some(ev) = e.timeline.first_mut() {
+        ev.code = Some(MANUAL_CODE.into());
+    }
+    match put_execution(ctl.ddb(), &ctl.cfg().executions_table, &e).await? {
+        PutOutcome::Created => {}
+        PutOutcome::Exists(_) => {
+            return Err(ControlError::Conflict {
+                code: "already_exists",
+                field: "jobId",
+                message: "an execution for this instant already exists; retry".into(),
+            })
+        }
+    }
+    if let Err(err) = ctl.trigger.queues.send_all(&job.definition.pool, &[message_of(&e, now)]).await {
+        // Nothing will ever receive it: cancel it rather than leave a READY execution behind.
+        let _ = ctl.execs.request_cancel(&ExecKey::of(&e), &caller.actor(), now).await;
+        return Err(err.into());
+    }
+    let entry = OpsEntry::new(caller, OpsAction::Trigger, job_id, now)
+        .versions(None, Some(job.version))
+        .execution(e.id());
+    ops::record(ctl, &caller.tenant, &entry).await?;
+    Ok(e)
+}
+
+/// A backfill request: the job's scheduled fires in `[from, to]`, run `pace_secs` apart.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BackfillRequest {
+    /// First instant (inclusive).
+    pub from: DateTime<Utc>,
+    /// Last instant (inclusive); not after now.
+    pub to: DateTime<Utc>,
+    /// Seconds between two backfilled executions' start (0 = all at once).
+    pub pace_secs: u32,
+}
+
+/// What a backfill did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BackfillReport {
+    /// Fires of the schedule in the range.
+    pub fires: usize,
+    /// Executions created.
+    pub created: usize,
+    /// Fires that already had an execution (left alone; re-sent if still READY).
+    pub existing: usize,
+    /// When the last created execution is due to start.
+    pub last_start_at: Option<DateTime<Utc>>,
+}
+
+/// Creates executions for the caller's job's fires in a past range that have none, with the
+/// current definition, starting `pace_secs` apart from `now` so a long range does not arrive
+/// as one burst. Refused when the range is so old that workers would not start it (the job's
+/// `retry.maxAgeSecs`, counted from each scheduled instant).
+pub async fn backfill(
+    ctl: &Control,
+    caller: &Caller,
+    job_id: &str,
+    req: &BackfillRequest,
+    now: DateTime<Utc>,
+) -> Result<BackfillReport, ControlError> {
+    if req.from > req.to {
+        return Err(ControlError::invalid("to", "must not be before from"));
+    }
+    if req.to > now {
+        return Err(ControlError::invalid(
+            "to",
+            "must not be in the future: future fires are the schedule's",
+        ));
+    }
+    if req.pace_secs > MAX_PACE_SECS {
+        return Err(ControlError::invalid("paceSecs", format!("must be at most {MAX_PACE_SECS}")));
+    }
+    let job = super::jobs::get(ctl, caller, job_id).await?;
+    let schedule = runnable_job(&job)?;
+    let max = ctl.settings.max_backfill;
+    let fires = schedule.fires_between(req.from - Duration::milliseconds(1), req.to, max + 1);
+    if fires.len() > max {
+        return Err(ControlError::invalid("to", format!("the range has more than {max} fires; split it")));
+    }
+    let max_age = Duration::seconds(i64::from(job.definition.retry.max_age_secs));
+    let pace = Duration::seconds(i64::from(req.pace_secs));
+    let start_of = |i: usize| now + pace * (i as i32);
+    if let Some((i, f)) = fires.iter().enumerate().find(|(i, f)| start_of(*i) - **f > max_age) {
+        return Err(ControlError::invalid(
+            if i == 0 { "from" } else { "paceSecs" },
+            format!(
+                "the fire at {} would start more than retry.maxAgeSecs ({} s) after its scheduled instant, and workers refuse it; narrow the range or lower paceSecs",
+                f.to_rfc3339(),
+                job.definition.retry.max_age_secs
+            ),
+        ));
+    }
+    let mut report = BackfillReport { fires: fires.len(), created: 0, existing: 0, last_start_at: None };
+    let mut out = Vec::new();
+    for (i, f) in fires.iter().enumerate() {
+        let mut e = new_execution(&job, &schedule, *f, None, now, &caller.actor());
+        e.fire_at = start_of(i);
+        e.available_at = e.fire_at.timestamp_millis();
+        if let Some(ev) = e.timeline.first_mut() {
+            ev.code = Some(BACKFILL_CODE.into());
+        }
+        match put_execution(ctl.ddb(), &ctl.cfg().executions_table, &e).await? {
+            PutOutcome::Created => {
+                report.created += 1;
+                report.last_start_at = Some(e.fire_at);
+                out.push(message_of(&e, now));
+            }
+            PutOutcome::Exists(st) => {
+                report.existing += 1;
+                if st == ExecStatus::Ready {
+                    // Possibly never sent (an earlier backfill failed between put and send).
+                    if let Some(cur) = get_execution(
+                        ctl.ddb(),
+                        &ctl.cfg().executions_table,
+                        &e.tenant,
+                        &e.job_id,
+                        f.timestamp_millis(),
+                    )
+                    .await?
+                    {
+                        out.push(message_of(&cur, now));
+                    }
+                }
+            }
+        }
+    }
+    ctl.trigger.queues.send_all(&job.definition.pool, &out).await?;
+    let entry = OpsEntry::new(caller, OpsAction::Backfill, job_id, now)
+        .versions(None, Some(job.version))
+        .detail(format!(
+            "{} to {}: {} fires, {} created, {} existing, pace {} s",
+            req.from.to_rfc3339(),
+            req.to.to_rfc3339(),
+            report.fires,
+            report.created,
+            report.existing,
+            req.pace_secs
+        ));
+    ops::record(ctl, &caller.tenant, &entry).await?;
+    Ok(report)
+}

@@ -1,0 +1,381 @@
+//! Job definitions through the control plane: create, get, list, edit, pause, resume, delete.
+//!
+//! Every change goes through [`put_job_change`]: the definition item conditional on the version
+//! the caller read, the new immutable `V#{version}` snapshot and the operations-log entry, in
+//! one transaction. Bumping `ver` is also what keeps the trigger safe: a scan that read the job
+//! before the change CAS-advances on the old `ver` and loses, so no fire computed from an old
+//! definition or an old state can move the trigger position afterwards.
+//!
+//! After a create, resume or edit the job is re-admitted (`DueClass::Admission`, next fire =
+//! the first after `now`) and dispatched at once ([`dispatch_one`]), so a fire in the current
+//! minute is queued now rather than at the next tick. Resuming therefore never replays the
+//! paused period: no misfire storm. Pausing and deleting also cancel the executions the tick
+//! already queued ahead for later fires ([`super::executions::cancel_future`]).
+
+use super::executions::cancel_future;
+use super::ops::{ops_item, OpsAction, OpsEntry};
+use super::page::{self, Page};
+use super::{Caller, Control, ControlError};
+use crate::keys;
+use crate::model::{DueClass, Job, JobDefinition, JobState};
+use crate::schedule::Schedule;
+use crate::store::items::{self, attr, n};
+use crate::store::jobs::{self as store, put_job_change, ChangeError, Expect};
+use crate::store::StoreError;
+use crate::trigger::scan::dispatch_one;
+use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes};
+use chrono::{DateTime, Utc};
+use std::collections::HashMap;
+
+/// How many upcoming fires a create, edit or resume returns.
+pub const NEXT_FIRES: usize = 5;
+
+/// A job and its upcoming fires.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobView {
+    /// The job as stored by this change.
+    pub job: Job,
+    /// Its next [`NEXT_FIRES`] fires after `now` (empty unless enabled).
+    pub next_fires: Vec<DateTime<Utc>>,
+    /// Executions cancelled by this change (pause and delete).
+    pub canceled: Vec<String>,
+}
+
+fn s(v: impl Into<String>) -> AttributeValue {
+    AttributeValue::S(v.into())
+}
+
+fn valid_job_id(job_id: &str) -> Result<(), ControlError> {
+    keys::validate_id("jobId", job_id).map_err(|e| ControlError::invalid(e.field, e.reason))
+}
+
+/// The next `count` fires of `job` after `now` (none unless it is enabled).
+pub fn next_fires(job: &Job, now: DateTime<Utc>, count: usize) -> Vec<DateTime<Utc>> {
+    if job.state != JobState::Enabled {
+        return Vec::new();
+    }
+    match Schedule::parse(&job.definition.schedule, job.anchor) {
+        Ok(s) => s.preview(now, count),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// Queues the job's fires up to the end of the next minute. A failure is not the caller's: the
+/// change is stored and the next tick finds the job in its admission partition.
+async fn dispatch(ctl: &Control, job: &Job, now: DateTime<Utc>, caller: &Caller) {
+    if let Err(e) = dispatch_one(&ctl.trigger, job, now, &caller.actor()).await {
+        tracing::warn!(tenant = %job.tenant, job = %job.job_id, error = %e, "dispatch after change failed; the next tick repeats it");
+    }
+}
+
+fn change_error(e: ChangeError, current: u64) -> ControlError {
+    match e {
+        ChangeError::Exists => ControlError::Exists,
+        ChangeError::VersionConflict { expected } => ControlError::VersionConflict { expected, current },
+        ChangeError::Store(s) => ControlError::Store(s),
+    }
+}
+
+/// Validates and stores a new job (version 1), dispatches it, and returns it with its next
+/// fires.
+pub async fn create(
+    ctl: &Control,
+    caller: &Caller,
+    job_id: &str,
+    def: JobDefinition,
+    now: DateTime<Utc>,
+) -> Result<JobView, ControlError> {
+    let job = store::new_job(ctl.cfg(), &caller.tenant, job_id, def, now)?;
+    let audit = OpsEntry::new(caller, OpsAction::Create, job_id, now).versions(None, Some(1));
+    let audit = ops_item(&caller.tenant, &audit, ctl.settings.ops_retention_secs);
+    put_job_change(ctl.ddb(), ctl.cfg(), Expect::New, &job, None, audit)
+        .await
+        .map_err(|e| change_error(e, 0))?;
+    dispatch(ctl, &job, now, caller).await;
+    let next_fires = next_fires(&job, now, NEXT_FIRES);
+    Ok(JobView { job, next_fires, canceled: Vec::new() })
+}
+
+/// The caller's job (also when deleted and still retained).
+pub async fn get(ctl: &Control, caller: &Caller, job_id: &str) -> Result<Job, ControlError> {
+    valid_job_id(job_id)?;
+    store::get_job(ctl.ddb(), ctl.cfg(), &caller.tenant, job_id)
+        .await?
+        .ok_or(ControlError::NotFound { what: "job" })
+}
+
+/// One immutable definition snapshot of the caller's job.
+pub async fn get_version(
+    ctl: &Control,
+    caller: &Caller,
+    job_id: &str,
+    version: u64,
+) -> Result<Job, ControlError> {
+    valid_job_id(job_id)?;
+    store::get_job_version(ctl.ddb(), ctl.cfg(), &caller.tenant, job_id, version)
+        .await?
+        .ok_or(ControlError::NotFound { what: "version" })
+}
+
+/// The caller's jobs in job-id order, one page at a time: a Query of the tenant's partition
+/// of the `by_tenant` index (keys only, so trigger advances never write to it), then one
+/// BatchGetItem of the definitions. Deleted jobs are left out unless `include_deleted`; a page
+/// may then hold fewer items than `limit` while `next` is still set.
+pub async fn list(
+    ctl: &Control,
+    caller: &Caller,
+    limit: Option<u32>,
+    cursor: Option<&str>,
+    include_deleted: bool,
+) -> Result<Page<Job>, ControlError> {
+    let tenant = &caller.tenant;
+    let start = match cursor {
+        Some(c) => {
+            let job_id = page::decode("jobs", c)?;
+            valid_job_id(&job_id)
+                .map_err(|_| ControlError::invalid("cursor", "not a cursor returned by this list"))?;
+            Some(HashMap::from([
+                (attr::TENANT_PK.to_string(), s(keys::tenant_pk(tenant))),
+                (attr::TENANT_SK.to_string(), s(keys::tenant_job_sk(&job_id))),
+                (attr::PK.to_string(), s(keys::job_pk(tenant, &job_id))),
+                (attr::SK.to_string(), s(keys::JOB_DEF_SK)),
+            ]))
+        }
+        None => None,
+    };
+    let out = ctl
+        .ddb()
+        .query()
+        .table_name(&ctl.cfg().jobs_table)
+        .index_name("by_tenant")
+        .key_condition_expression("#t = :t")
+        .expression_attribute_names("#t", attr::TENANT_PK)
+        .expression_attribute_values(":t", s(keys::tenant_pk(tenant)))
+        .limit(page::limit(limit, ctl.settings.max_page))
+        .set_exclusive_start_key(start)
+        .send()
+        .await
+        .map_err(|e| StoreError::from_sdk("Query(by_tenant)", e))?;
+    let ids: Vec<String> = out
+        .items()
+        .iter()
+        .filter_map(|i| i.get(attr::TENANT_SK).and_then(|v| v.as_s().ok()))
+        .filter_map(|sk| sk.strip_prefix("J#").map(str::to_string))
+        .collect();
+    let next = out
+        .last_evaluated_key()
+        .and_then(|k| k.get(attr::TENANT_SK))
+        .and_then(|v| v.as_s().ok())
+        .and_then(|sk| sk.strip_prefix("J#"))
+        .map(|id| page::encode("jobs", id));
+    let mut jobs = batch_get_jobs(ctl, tenant, &ids).await?;
+    jobs.sort_by(|a, b| a.job_id.cmp(&b.job_id));
+    jobs.retain(|j| include_deleted || j.state != JobState::Deleted);
+    Ok(Page { items: jobs, next })
+}
+
+async fn batch_get_jobs(ctl: &Control, tenant: &str, ids: &[String]) -> Result<Vec<Job>, ControlError> {
+    let mut out = Vec::with_capacity(ids.len());
+    for chunk in ids.chunks(100) {
+        let keys: Vec<HashMap<String, AttributeValue>> = chunk
+            .iter()
+            .map(|id| {
+                HashMap::from([
+                    (attr::PK.to_string(), s(keys::job_pk(tenant, id))),
+                    (attr::SK.to_string(), s(keys::JOB_DEF_SK)),
+                ])
+            })
+            .collect();
+        let mut pending = Some(
+            KeysAndAttributes::builder()
+                .set_keys(Some(keys))
+                .consistent_read(true)
+                .build()
+                .map_err(|e| StoreError::Permanent { op: "BatchGetItem", message: e.to_string() })?,
+        );
+        for _ in 0..5 {
+            let Some(req) = pending.take() else { break };
+            let res = ctl
+                .ddb()
+                .batch_get_item()
+                .request_items(&ctl.cfg().jobs_table, req)
+                .send()
+                .await
+                .map_err(|e| StoreError::from_sdk("BatchGetItem", e))?;
+            for item in res.responses().and_then(|r| r.get(&ctl.cfg().jobs_table)).into_iter().flatten() {
+                out.push(items::job_from_item(item).map_err(StoreError::from)?);
+            }
+            pending = res
+                .unprocessed_keys()
+                .and_then(|u| u.get(&ctl.cfg().jobs_table))
+                .filter(|k| !k.keys().is_empty())
+                .cloned();
+        }
+        if pending.is_some() {
+            return Err(StoreError::Transient {
+                op: "BatchGetItem",
+                message: "unprocessed keys after 5 rounds".into(),
+            }
+            .into());
+        }
+    }
+    Ok(out)
+}
+
+/// Replaces the definition of the caller's job if it is still at `expected` (If-Match). The
+/// new version applies to fires after `now`; executions already created keep the version
+/// they were created with.
+pub async fn update(
+    ctl: &Control,
+    caller: &Caller,
+    job_id: &str,
+    expected: u64,
+    def: JobDefinition,
+    now: DateTime<Utc>,
+) -> Result<JobView, ControlError> {
+    let cur = get(ctl, caller, job_id).await?;
+    if cur.state == JobState::Deleted {
+        return Err(deleted());
+    }
+    if cur.version != expected {
+        return Err(ControlError::VersionConflict { expected, current: cur.version });
+    }
+    let anchor = def.schedule.start.unwrap_or(cur.anchor);
+    let schedule = store::validate(&def, ctl.cfg(), anchor)?;
+    let job = Job {
+        version: cur.version + 1,
+        definition: def,
+        anchor,
+        next_fire_at: schedule.next_after(now),
+        due_class: DueClass::Admission,
+        updated_at: now,
+        ..cur.clone()
+    };
+    let audit =
+        OpsEntry::new(caller, OpsAction::Update, job_id, now).versions(Some(cur.version), Some(job.version));
+    let audit = ops_item(&caller.tenant, &audit, ctl.settings.ops_retention_secs);
+    if let Err(e) = put_job_change(ctl.ddb(), ctl.cfg(), Expect::Version(expected), &job, None, audit).await {
+        return Err(conflict_with_current(ctl, caller, job_id, e).await);
+    }
+    dispatch(ctl, &job, now, caller).await;
+    let next_fires = next_fires(&job, now, NEXT_FIRES);
+    Ok(JobView { job, next_fires, canceled: Vec::new() })
+}
+
+async fn conflict_with_current(ctl: &Control, caller: &Caller, job_id: &str, e: ChangeError) -> ControlError {
+    match e {
+        ChangeError::VersionConflict { expected } => {
+            match store::get_job(ctl.ddb(), ctl.cfg(), &caller.tenant, job_id).await {
+                Ok(Some(j)) => ControlError::VersionConflict { expected, current: j.version },
+                Ok(None) => ControlError::NotFound { what: "job" },
+                Err(s) => ControlError::Store(s),
+            }
+        }
+        other => change_error(other, 0),
+    }
+}
+
+fn deleted() -> ControlError {
+    ControlError::Conflict { code: "job_deleted", field: "jobId", message: "the job is deleted".into() }
+}
+
+/// Pauses, resumes or deletes the caller's job (`expected`: an optional If-Match version).
+/// Asking for the state the job is already in changes nothing. Pause and delete take the job
+/// out of the `due` index and cancel its READY executions for later fires; resume re-admits it
+/// at its first fire after `now`. Delete is soft: the definition and its versions are kept for
+/// [`super::ControlSettings::delete_retention_secs`], executions for their own retention.
+pub async fn set_state(
+    ctl: &Control,
+    caller: &Caller,
+    job_id: &str,
+    state: JobState,
+    expected: Option<u64>,
+    now: DateTime<Utc>,
+) -> Result<JobView, ControlError> {
+    let cur = get(ctl, caller, job_id).await?;
+    if let Some(v) = expected {
+        if v != cur.version {
+            return Err(ControlError::VersionConflict { expected: v, current: cur.version });
+        }
+    }
+    if cur.state == JobState::Deleted && state != JobState::Deleted {
+        return Err(deleted());
+    }
+    if cur.state == state {
+        let next_fires = next_fires(&cur, now, NEXT_FIRES);
+        return Ok(JobView { job: cur, next_fires, canceled: Vec::new() });
+    }
+    let mut job = Job { state, version: cur.version + 1, updated_at: now, ..cur.clone() };
+    if state == JobState::Enabled {
+        let schedule = Schedule::parse(&job.definition.schedule, job.anchor)
+            .map_err(|e| ControlError::invalid(format!("schedule.{}", e.field()), e.reason()))?;
+        job.next_fire_at = schedule.next_after(now);
+        job.due_class = DueClass::Admission;
+    }
+    let action = match state {
+        JobState::Enabled => OpsAction::Resume,
+        JobState::Paused => OpsAction::Pause,
+        JobState::Deleted => OpsAction::Delete,
+    };
+    let expires = (state == JobState::Deleted).then(|| now.timestamp() + ctl.settings.delete_retention_secs);
+    let audit = OpsEntry::new(caller, action, job_id, now).versions(Some(cur.version), Some(job.version));
+    let audit = ops_item(&caller.tenant, &audit, ctl.settings.ops_retention_secs);
+    if let Err(e) =
+        put_job_change(ctl.ddb(), ctl.cfg(), Expect::Version(cur.version), &job, expires, audit).await
+    {
+        return Err(conflict_with_current(ctl, caller, job_id, e).await);
+    }
+    let mut canceled = Vec::new();
+    if state == JobState::Enabled {
+        dispatch(ctl, &job, now, caller).await;
+    } else {
+        canceled = cancel_future(ctl, caller, &job, now).await?;
+    }
+    if let Some(t) = expires {
+        if let Err(e) = expire_versions(ctl, &job, t).await {
+            // The definition item carries its TTL already; older snapshots are only clutter.
+            tracing::warn!(job = %job.job_id, error = %e, "could not set the TTL of older versions");
+        }
+    }
+    let next_fires = next_fires(&job, now, NEXT_FIRES);
+    Ok(JobView { job, next_fires, canceled })
+}
+
+/// Gives the older `V#` snapshots of a deleted job the same TTL as its definition, so the id
+/// becomes free again once the retention period is over.
+async fn expire_versions(ctl: &Control, job: &Job, expires_at: i64) -> Result<(), StoreError> {
+    for v in 1..job.version {
+        ctl.ddb()
+            .update_item()
+            .table_name(&ctl.cfg().jobs_table)
+            .key(attr::PK, s(keys::job_pk(&job.tenant, &job.job_id)))
+            .key(attr::SK, s(keys::job_version_sk(v)))
+            .update_expression("SET #e = :e")
+            .condition_expression("attribute_exists(#pk)")
+            .expression_attribute_names("#e", attr::EXPIRES)
+            .expression_attribute_names("#pk", attr::PK)
+            .expression_attribute_values(":e", n(expires_at))
+            .send()
+            .await
+            .map(|_| ())
+            .or_else(|e| {
+                if crate::store::error::is_condition_failed(&e) {
+                    Ok(())
+                } else {
+                    Err(StoreError::from_sdk("UpdateItem(expire)", e))
+                }
+            })?;
+    }
+    Ok(())
+}
+
+/// A draft's next `count` fires after `after` (no job needed): the same parse as create.
+pub fn preview(
+    spec: &crate::schedule::ScheduleSpec,
+    after: DateTime<Utc>,
+    count: usize,
+) -> Result<Vec<DateTime<Utc>>, ControlError> {
+    let schedule = Schedule::parse(spec, spec.start.unwrap_or(after))
+        .map_err(|e| ControlError::invalid(format!("schedule.{}", e.field()), e.reason()))?;
+    Ok(schedule.preview(after, count))
+}
