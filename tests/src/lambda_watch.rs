@@ -34,8 +34,8 @@ impl LambdaWatch {
             bail!("`cargo lambda` is not installed: source scripts/tools.sh (scripts/test.sh does) to install cargo-lambda");
         }
         // One watch at a time, machine-wide (a file lock, so parallel tests and parallel test
-        // processes queue up): two `cargo lambda watch` running at once took down every
-        // process on this sandbox, three times out of three, while one at a time never did.
+        // processes queue up): two `cargo lambda watch` of the same package at once stalled
+        // each other's invocations here.
         let lock_path = std::env::temp_dir().join("sundial-lambda-watch.lock");
         let lock = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&lock_path)?;
         let lock = tokio::task::spawn_blocking(move || lock.lock().map(|_| lock)).await??;
@@ -43,8 +43,7 @@ impl LambdaWatch {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
         // cargo-lambda runs in its own PID namespace when `unshare` allows it (root, as here and
         // in CI): whatever it signals on shutdown, it can only reach its own processes, and
-        // killing `unshare` (which runs with --kill-child) takes the whole namespace down. We saw
-        // a watch shutdown take every process on the machine with it before this.
+        // killing `unshare` (which runs with --kill-child) takes the whole namespace down.
         let contained = std::process::Command::new("unshare")
             .args(["--pid", "--fork", "--kill-child", "--mount-proc", "true"])
             .status()

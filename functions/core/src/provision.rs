@@ -6,7 +6,6 @@
 
 use crate::config::Config;
 use crate::resources::{KeyAttr, Resources, TableDef};
-use aws_sdk_dynamodb::error::ProvideErrorMetadata;
 use aws_sdk_dynamodb::types::{
     AttributeDefinition, BillingMode, GlobalSecondaryIndex, KeySchemaElement, KeyType, Projection,
     ProjectionType, ScalarAttributeType, TableStatus, TimeToLiveSpecification,
