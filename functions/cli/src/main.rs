@@ -4,7 +4,14 @@
 //! - `preview`: print the next fires of a schedule expression (pure, no AWS).
 //! - `provision`: create Sundial's tables and queues on the endpoint in `AWS_ENDPOINT_URL`.
 //! - `health`: check that the emulator answers and the tables and queues exist.
+//! - `dev`: the local run: emulator, tables, tick, workers, API and a demo job ([`dev`]).
+//! - `jobs`, `executions`, `dlq`, `ops`: the API from the command line ([`api_cmds`]), against
+//!   `--api-url` (the local run's, or the deployed one with `--token`); `--output json` for
+//!   scripts.
 
+mod api_cmds;
+mod client;
+mod dev;
 mod preview;
 mod provision;
 
@@ -26,15 +33,64 @@ enum Command {
     Provision(provision::ProvisionArgs),
     /// Check the emulator answers and that the tables and queues exist; prints one health line.
     Health(provision::ProvisionArgs),
+    /// Run the whole system locally: emulator, tick, workers, API and a demo job.
+    Dev {
+        #[command(flatten)]
+        args: dev::DevArgs,
+        #[command(flatten)]
+        api: client::ApiArgs,
+    },
+    /// Create, list, show, edit, pause, resume, delete, trigger and backfill jobs.
+    Jobs {
+        #[command(subcommand)]
+        cmd: api_cmds::JobsCmd,
+        #[command(flatten)]
+        api: client::ApiArgs,
+    },
+    /// List, show (with the timeline) and cancel executions.
+    Executions {
+        #[command(subcommand)]
+        cmd: api_cmds::ExecCmd,
+        #[command(flatten)]
+        api: client::ApiArgs,
+    },
+    /// List and replay dead executions.
+    Dlq {
+        #[command(subcommand)]
+        cmd: api_cmds::DlqCmd,
+        #[command(flatten)]
+        api: client::ApiArgs,
+    },
+    /// The operations audit log.
+    Ops {
+        #[command(subcommand)]
+        cmd: api_cmds::OpsCmd,
+        #[command(flatten)]
+        api: client::ApiArgs,
+    },
 }
 
 #[tokio::main]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
+    if matches!(cli.command, Command::Dev { .. }) {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(
+                tracing_subscriber::EnvFilter::try_from_default_env()
+                    .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+            )
+            .with_writer(std::io::stderr)
+            .try_init();
+    }
     let result = match cli.command {
         Command::Preview(args) => preview::run(args),
         Command::Provision(args) => provision::run(args, false).await,
         Command::Health(args) => provision::run(args, true).await,
+        Command::Dev { args, api } => dev::run(args, &api).await,
+        Command::Jobs { cmd, api } => api_cmds::jobs(&api, cmd).await,
+        Command::Executions { cmd, api } => api_cmds::executions(&api, cmd).await,
+        Command::Dlq { cmd, api } => api_cmds::dlq(&api, cmd).await,
+        Command::Ops { cmd, api } => api_cmds::ops(&api, cmd).await,
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,593 @@
+//! `sundial jobs|executions|dlq|ops ...`: the API from the command line.
+//!
+//! Every command is one or two API calls; `--output json` prints the API's JSON unchanged for
+//! scripts, the default prints tables. `jobs update` reads the job, applies the flags to its
+//! definition and saves it with `If-Match: <the version read>`, so a concurrent edit makes it
+//! fail (412) rather than be overwritten.
+
+use crate::client::{enc, ApiArgs, ApiClient, Output};
+use anyhow::Context;
+use hyper::Method;
+use serde_json::{json, Map, Value};
+
+/// `sundial jobs ...`
+#[derive(clap::Subcommand, Debug)]
+pub(crate) enum JobsCmd {
+    /// Create a job (prints it and its next 5 fires).
+    Create(Box<JobSpec>),
+    /// List jobs.
+    List {
+        /// Include deleted jobs (kept for the retention period).
+        #[arg(long)]
+        include_deleted: bool,
+        /// Page size.
+        #[arg(long)]
+        limit: Option<u32>,
+        /// Continue from this cursor.
+        #[arg(long)]
+        cursor: Option<String>,
+    },
+    /// Show a job.
+    Get {
+        /// Job id.
+        job_id: String,
+    },
+    /// Change a job's definition (only the given flags change).
+    Update(Box<JobSpec>),
+    /// Stop triggering (cancels executions queued for later fires).
+    Pause {
+        /// Job id.
+        job_id: String,
+    },
+    /// Trigger again from the next fire.
+    Resume {
+        /// Job id.
+        job_id: String,
+    },
+    /// Soft-delete (kept for the retention period).
+    Delete {
+        /// Job id.
+        job_id: String,
+    },
+    /// Run now.
+    Trigger {
+        /// Job id.
+        job_id: String,
+    },
+    /// Run the past fires in a range that have no execution, paced.
+    Backfill {
+        /// Job id.
+        job_id: String,
+        /// First instant (RFC 3339).
+        #[arg(long)]
+        from: String,
+        /// Last instant (RFC 3339).
+        #[arg(long)]
+        to: String,
+        /// Seconds between two backfilled executions.
+        #[arg(long, default_value_t = 1)]
+        pace_secs: u32,
+    },
+}
+
+/// A job definition from flags (and/or a JSON file).
+#[derive(clap::Args, Debug)]
+pub(crate) struct JobSpec {
+    /// Job id.
+    job_id: String,
+    /// A JSON definition to start from (the API's JobDefinition).
+    #[arg(long)]
+    file: Option<std::path::PathBuf>,
+    /// Schedule: cron ('0 30 2 * * *' or '30 2 * * *'), 'rate(10 seconds)' or 'at(...)'.
+    #[arg(long)]
+    schedule: Option<String>,
+    /// IANA time zone.
+    #[arg(long)]
+    tz: Option<String>,
+    /// Worker pool.
+    #[arg(long)]
+    pool: Option<String>,
+    /// Webhook target URL.
+    #[arg(long, conflicts_with_all = ["lambda", "sqs", "handler"])]
+    url: Option<String>,
+    /// Lambda target (function name or ARN).
+    #[arg(long, conflicts_with_all = ["sqs", "handler"])]
+    lambda: Option<String>,
+    /// SQS target (queue URL).
+    #[arg(long, conflicts_with = "handler")]
+    sqs: Option<String>,
+    /// In-process handler name (ECS pools).
+    #[arg(long)]
+    handler: Option<String>,
+    /// Parameters (JSON).
+    #[arg(long)]
+    params: Option<String>,
+    /// Attempts in all (1 = no retry).
+    #[arg(long, allow_hyphen_values = true)]
+    max_attempts: Option<i64>,
+    /// Run timeout per attempt (seconds).
+    #[arg(long)]
+    timeout_secs: Option<u32>,
+    /// Concurrency policy: ALLOW, FORBID, SERIALIZE, REPLACE.
+    #[arg(long)]
+    concurrency: Option<String>,
+}
+
+impl JobSpec {
+    /// Applies the flags over `base` (a definition object).
+    fn apply(&self, mut def: Map<String, Value>) -> anyhow::Result<Map<String, Value>> {
+        if let Some(f) = &self.file {
+            let text = std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?;
+            let v: Value =
+                serde_json::from_str(&text).with_context(|| format!("{} is not JSON", f.display()))?;
+            let obj = v.as_object().with_context(|| format!("{} is not a JSON object", f.display()))?;
+            def.extend(obj.clone());
+        }
+        def.remove("jobId");
+        let sched = def.entry("schedule").or_insert_with(|| json!({"timezone": "UTC"}));
+        if let Some(s) = &self.schedule {
+            sched["expression"] = json!(s);
+        }
+        if let Some(tz) = &self.tz {
+            sched["timezone"] = json!(tz);
+        }
+        if let Some(p) = &self.pool {
+            def.insert("pool".into(), json!(p));
+        }
+        let target = match (&self.url, &self.lambda, &self.sqs, &self.handler) {
+            (Some(u), ..) => Some(json!({"type": "http", "url": u})),
+            (_, Some(f), ..) => Some(json!({"type": "lambda", "function": f})),
+            (_, _, Some(q), _) => Some(json!({"type": "sqs", "queue_url": q})),
+            (_, _, _, Some(h)) => Some(json!({"type": "in_process", "handler": h})),
+            _ => None,
+        };
+        if let Some(t) = target {
+            def.insert("target".into(), t);
+        }
+        if let Some(p) = &self.params {
+            let v: Value = serde_json::from_str(p).context("--params is not JSON")?;
+            def.insert("params".into(), v);
+        }
+        if let Some(n) = self.max_attempts {
+            def.entry("retry").or_insert_with(|| json!({}))["maxAttempts"] = json!(n);
+        }
+        if let Some(t) = self.timeout_secs {
+            def.insert("timeoutSecs".into(), json!(t));
+        }
+        if let Some(c) = &self.concurrency {
+            def.insert("concurrency".into(), json!(c.to_uppercase()));
+        }
+        Ok(def)
+    }
+}
+
+/// `sundial executions ...`
+#[derive(clap::Subcommand, Debug)]
+pub(crate) enum ExecCmd {
+    /// List executions of a job (any status), or across jobs by status (RETRY_WAIT, FAILED, DEAD, CANCELED).
+    List {
+        /// The job.
+        #[arg(long)]
+        job: Option<String>,
+        /// Only this status.
+        #[arg(long)]
+        status: Option<String>,
+        /// Page size.
+        #[arg(long)]
+        limit: Option<u32>,
+        /// Continue from this cursor.
+        #[arg(long)]
+        cursor: Option<String>,
+        /// Oldest first.
+        #[arg(long)]
+        oldest_first: bool,
+    },
+    /// Show one execution with its timeline.
+    Get {
+        /// Execution id (`job@ms`).
+        execution_id: String,
+    },
+    /// Cancel an execution.
+    Cancel {
+        /// Execution id.
+        execution_id: String,
+    },
+}
+
+/// `sundial dlq ...`
+#[derive(clap::Subcommand, Debug)]
+pub(crate) enum DlqCmd {
+    /// List dead executions.
+    List {
+        /// Page size.
+        #[arg(long)]
+        limit: Option<u32>,
+        /// Continue from this cursor.
+        #[arg(long)]
+        cursor: Option<String>,
+    },
+    /// Replay dead executions (same execution ids; audited).
+    Replay {
+        /// Execution ids (up to 25).
+        #[arg(required = true)]
+        execution_ids: Vec<String>,
+    },
+}
+
+/// `sundial ops ...`
+#[derive(clap::Subcommand, Debug)]
+pub(crate) enum OpsCmd {
+    /// The operations audit log, newest first.
+    List {
+        /// Only this job.
+        #[arg(long)]
+        job: Option<String>,
+        /// Page size.
+        #[arg(long)]
+        limit: Option<u32>,
+    },
+}
+
+fn query(pairs: &[(&str, Option<String>)]) -> String {
+    let q: Vec<String> =
+        pairs.iter().filter_map(|(k, v)| v.as_ref().map(|v| format!("{k}={}", enc(v)))).collect();
+    if q.is_empty() {
+        String::new()
+    } else {
+        format!("?{}", q.join("&"))
+    }
+}
+
+fn s(v: &Value) -> String {
+    match v {
+        Value::Null => "-".into(),
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Prints rows as a left-aligned table.
+pub(crate) fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
+    let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
+    for r in rows {
+        for (i, c) in r.iter().enumerate() {
+            if let Some(w) = widths.get_mut(i) {
+                *w = (*w).max(c.chars().count());
+            }
+        }
+    }
+    let line = |cells: Vec<String>| {
+        cells
+            .iter()
+            .enumerate()
+            .map(|(i, c)| format!("{c:<w$}", w = widths.get(i).copied().unwrap_or(0)))
+            .collect::<Vec<_>>()
+            .join("  ")
+            .trim_end()
+            .to_string()
+    };
+    let mut out = vec![line(headers.iter().map(|h| h.to_string()).collect())];
+    out.extend(rows.iter().map(|r| line(r.clone())));
+    out.join("\n")
+}
+
+fn print_json(v: &Value) {
+    println!("{}", serde_json::to_string_pretty(v).unwrap_or_default());
+}
+
+fn print_job(j: &Value) {
+    println!("job        {}", s(&j["jobId"]));
+    println!("state      {}", s(&j["state"]));
+    println!("version    {}", s(&j["version"]));
+    let d = &j["definition"];
+    println!("schedule   {} ({})", s(&d["schedule"]["expression"]), s(&d["schedule"]["timezone"]));
+    println!("pool       {}", s(&d["pool"]));
+    println!("target     {}", d["target"]);
+    println!("next fire  {}", s(&j["nextFireAt"]));
+    println!("updated    {}", s(&j["updatedAt"]));
+}
+
+fn print_change(v: &Value) {
+    print_job(&v["job"]);
+    if let Some(f) = v["nextFires"].as_array().filter(|f| !f.is_empty()) {
+        println!("next fires {}", f.iter().map(s).collect::<Vec<_>>().join(", "));
+    }
+    if let Some(c) = v["canceledExecutions"].as_array().filter(|c| !c.is_empty()) {
+        println!(
+            "cancelled  {} queued execution(s): {}",
+            c.len(),
+            c.iter().map(s).collect::<Vec<_>>().join(", ")
+        );
+    }
+}
+
+fn exec_rows(items: &[Value]) -> Vec<Vec<String>> {
+    items
+        .iter()
+        .map(|e| {
+            vec![
+                s(&e["executionId"]),
+                s(&e["status"]),
+                s(&e["scheduledAt"]),
+                s(&e["startedAt"]),
+                e["startLagMs"].as_i64().map(|l| format!("{l} ms")).unwrap_or_else(|| "-".into()),
+                s(&e["attempt"]),
+                s(&e["definitionVersion"]),
+                e["lastError"]["code"].as_str().unwrap_or("-").to_string(),
+            ]
+        })
+        .collect()
+}
+
+const EXEC_HEADERS: [&str; 8] =
+    ["EXECUTION", "STATUS", "SCHEDULED", "STARTED", "LAG", "ATTEMPT", "VERSION", "ERROR"];
+
+/// Renders an execution with its timeline as text.
+pub(crate) fn render_execution(e: &Value) -> String {
+    let mut out = vec![
+        format!("execution  {}", s(&e["executionId"])),
+        format!("status     {}", s(&e["status"])),
+        format!("scheduled  {}", s(&e["scheduledAt"])),
+        format!("fire at    {}", s(&e["fireAt"])),
+        format!(
+            "started    {}{}",
+            s(&e["startedAt"]),
+            e["startLagMs"].as_i64().map(|l| format!(" (lag {l} ms)")).unwrap_or_default()
+        ),
+        format!("finished   {}", s(&e["finishedAt"])),
+        format!(
+            "attempt    {}   token {}   version {}",
+            s(&e["attempt"]),
+            s(&e["fencingToken"]),
+            s(&e["definitionVersion"])
+        ),
+    ];
+    if !e["lastError"].is_null() {
+        out.push(format!("error      {}: {}", s(&e["lastError"]["code"]), s(&e["lastError"]["message"])));
+    }
+    out.push(String::new());
+    let rows: Vec<Vec<String>> = e["timeline"]
+        .as_array()
+        .map(|tl| {
+            tl.iter()
+                .map(|ev| {
+                    vec![
+                        s(&ev["at"]),
+                        format!("{} → {}", s(&ev["from"]), s(&ev["to"])),
+                        s(&ev["attempt"]),
+                        s(&ev["token"]),
+                        s(&ev["actor"]),
+                        s(&ev["code"]),
+                    ]
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    out.push(table(&["AT", "TRANSITION", "ATTEMPT", "TOKEN", "ACTOR", "CODE"], &rows));
+    out.join("\n")
+}
+
+fn next_hint(v: &Value) {
+    if let Some(c) = v["nextCursor"].as_str() {
+        println!("(more: --cursor {c})");
+    }
+}
+
+/// Runs `sundial jobs ...`.
+pub(crate) async fn jobs(args: &ApiArgs, cmd: JobsCmd) -> anyhow::Result<()> {
+    let c = ApiClient::new(args)?;
+    let out = args.output;
+    let show_change = |v: &Value| if out == Output::Json { print_json(v) } else { print_change(v) };
+    match cmd {
+        JobsCmd::Create(spec) => {
+            let mut def = spec.apply(Map::new())?;
+            def.insert("jobId".into(), json!(spec.job_id));
+            let v = c.post("/v1/jobs", Some(&Value::Object(def))).await?;
+            show_change(&v);
+        }
+        JobsCmd::List { include_deleted, limit, cursor } => {
+            let q = query(&[
+                ("includeDeleted", include_deleted.then(|| "true".to_string())),
+                ("limit", limit.map(|l| l.to_string())),
+                ("cursor", cursor),
+            ]);
+            let v = c.get(&format!("/v1/jobs{q}")).await?;
+            if out == Output::Json {
+                print_json(&v);
+            } else {
+                let rows: Vec<Vec<String>> = v["items"]
+                    .as_array()
+                    .map(|items| {
+                        items
+                            .iter()
+                            .map(|j| {
+                                vec![
+                                    s(&j["jobId"]),
+                                    s(&j["state"]),
+                                    s(&j["version"]),
+                                    s(&j["definition"]["schedule"]["expression"]),
+                                    s(&j["definition"]["schedule"]["timezone"]),
+                                    s(&j["definition"]["pool"]),
+                                    s(&j["nextFireAt"]),
+                                ]
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                println!(
+                    "{}",
+                    table(&["JOB", "STATE", "VERSION", "SCHEDULE", "ZONE", "POOL", "NEXT FIRE"], &rows)
+                );
+                next_hint(&v);
+            }
+        }
+        JobsCmd::Get { job_id } => {
+            let v = c.get(&format!("/v1/jobs/{}", enc(&job_id))).await?;
+            if out == Output::Json {
+                print_json(&v)
+            } else {
+                print_job(&v)
+            }
+        }
+        JobsCmd::Update(spec) => {
+            let path = format!("/v1/jobs/{}", enc(&spec.job_id));
+            let cur = c.get(&path).await?;
+            let version = cur["version"].as_u64().context("the job has no version")?;
+            let base = cur["definition"].as_object().cloned().unwrap_or_default();
+            let def = spec.apply(base)?;
+            let (_, v) = c.call(Method::PUT, &path, Some(&Value::Object(def)), Some(version)).await?;
+            show_change(&v);
+        }
+        JobsCmd::Pause { job_id } => {
+            show_change(&c.post(&format!("/v1/jobs/{}/pause", enc(&job_id)), None).await?);
+        }
+        JobsCmd::Resume { job_id } => {
+            show_change(&c.post(&format!("/v1/jobs/{}/resume", enc(&job_id)), None).await?);
+        }
+        JobsCmd::Delete { job_id } => {
+            let (_, v) = c.call(Method::DELETE, &format!("/v1/jobs/{}", enc(&job_id)), None, None).await?;
+            show_change(&v);
+        }
+        JobsCmd::Trigger { job_id } => {
+            let v = c.post(&format!("/v1/jobs/{}/trigger", enc(&job_id)), None).await?;
+            if out == Output::Json {
+                print_json(&v)
+            } else {
+                println!("{}", render_execution(&v))
+            }
+        }
+        JobsCmd::Backfill { job_id, from, to, pace_secs } => {
+            let body = json!({"from": from, "to": to, "paceSecs": pace_secs});
+            let v = c.post(&format!("/v1/jobs/{}/backfill", enc(&job_id)), Some(&body)).await?;
+            if out == Output::Json {
+                print_json(&v)
+            } else {
+                println!(
+                    "{} fires in range: {} created, {} already had an execution; last starts at {}",
+                    s(&v["fires"]),
+                    s(&v["created"]),
+                    s(&v["existing"]),
+                    s(&v["lastStartAt"])
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Runs `sundial executions ...`.
+pub(crate) async fn executions(args: &ApiArgs, cmd: ExecCmd) -> anyhow::Result<()> {
+    let c = ApiClient::new(args)?;
+    let out = args.output;
+    match cmd {
+        ExecCmd::List { job, status, limit, cursor, oldest_first } => {
+            let q = query(&[
+                ("status", status.map(|s| s.to_uppercase())),
+                ("limit", limit.map(|l| l.to_string())),
+                ("cursor", cursor),
+                ("order", oldest_first.then(|| "asc".to_string())),
+            ]);
+            let path = match &job {
+                Some(j) => format!("/v1/jobs/{}/executions{q}", enc(j)),
+                None => format!("/v1/executions{q}"),
+            };
+            let v = c.get(&path).await?;
+            if out == Output::Json {
+                print_json(&v);
+            } else {
+                println!(
+                    "{}",
+                    table(&EXEC_HEADERS, &exec_rows(v["items"].as_array().map(Vec::as_slice).unwrap_or(&[])))
+                );
+                next_hint(&v);
+            }
+        }
+        ExecCmd::Get { execution_id } => {
+            let v = c.get(&format!("/v1/executions/{}", enc(&execution_id))).await?;
+            if out == Output::Json {
+                print_json(&v)
+            } else {
+                println!("{}", render_execution(&v))
+            }
+        }
+        ExecCmd::Cancel { execution_id } => {
+            let v = c.post(&format!("/v1/executions/{}/cancel", enc(&execution_id)), None).await?;
+            if out == Output::Json {
+                print_json(&v)
+            } else {
+                println!(
+                    "{} {}",
+                    s(&v["executionId"]),
+                    if v["status"] == "CANCELED" { "cancelled" } else { "cancel requested (running)" }
+                )
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Runs `sundial dlq ...`.
+pub(crate) async fn dlq(args: &ApiArgs, cmd: DlqCmd) -> anyhow::Result<()> {
+    let c = ApiClient::new(args)?;
+    match cmd {
+        DlqCmd::List { limit, cursor } => {
+            let q = query(&[("limit", limit.map(|l| l.to_string())), ("cursor", cursor)]);
+            let v = c.get(&format!("/v1/dlq{q}")).await?;
+            if args.output == Output::Json {
+                print_json(&v);
+            } else {
+                println!(
+                    "{}",
+                    table(&EXEC_HEADERS, &exec_rows(v["items"].as_array().map(Vec::as_slice).unwrap_or(&[])))
+                );
+                next_hint(&v);
+            }
+        }
+        DlqCmd::Replay { execution_ids } => {
+            let v = c.post("/v1/dlq/replay", Some(&json!({"executionIds": execution_ids}))).await?;
+            if args.output == Output::Json {
+                print_json(&v);
+            } else {
+                let rows: Vec<Vec<String>> = v["results"]
+                    .as_array()
+                    .map(|r| r.iter().map(|x| vec![s(&x["executionId"]), s(&x["outcome"])]).collect())
+                    .unwrap_or_default();
+                println!("{}", table(&["EXECUTION", "OUTCOME"], &rows));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Runs `sundial ops ...`.
+pub(crate) async fn ops(args: &ApiArgs, cmd: OpsCmd) -> anyhow::Result<()> {
+    let c = ApiClient::new(args)?;
+    let OpsCmd::List { job, limit } = cmd;
+    let q = query(&[("jobId", job), ("limit", limit.map(|l| l.to_string()))]);
+    let v = c.get(&format!("/v1/operations{q}")).await?;
+    if args.output == Output::Json {
+        print_json(&v);
+    } else {
+        let rows: Vec<Vec<String>> = v["items"]
+            .as_array()
+            .map(|items| {
+                items
+                    .iter()
+                    .map(|o| {
+                        vec![
+                            s(&o["at"]),
+                            s(&o["actor"]),
+                            s(&o["action"]),
+                            s(&o["jobId"]),
+                            format!("{} → {}", s(&o["fromVersion"]), s(&o["toVersion"])),
+                            s(&o["executionId"]),
+                            s(&o["detail"]),
+                        ]
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        println!("{}", table(&["AT", "ACTOR", "ACTION", "JOB", "VERSION", "EXECUTION", "DETAIL"], &rows));
+    }
+    Ok(())
+}

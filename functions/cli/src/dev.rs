@@ -1,0 +1,492 @@
+//! `sundial dev`: the whole system on one machine (the README's first command runs it).
+//!
+//! ```text
+//! emulator (localstack/start.sh) ── tables + queues (provision)
+//! tick loop (in-process, on the real minute; --fast: every 10 s) ── put → send → advance
+//! one worker per pool (the ECS long-poll loop, in-process) ── claim → run → finish
+//! API on http://127.0.0.1:<port> (the same router as the Lambda)
+//! demo target on 127.0.0.1 + demo job every 10 s ── one live line per execution
+//! ```
+//!
+//! Everything runs in this process except the emulator; Ctrl-C (or SIGTERM) stops the tick,
+//! lets the workers finish what they hold for a few seconds, closes the servers, and stops the
+//! emulator if this process started it. It only ever talks to a loopback endpoint with dummy
+//! credentials: it refuses an `AWS_ENDPOINT_URL` that is not loopback, so it can never touch
+//! real AWS.
+//!
+//! `--fast` ticks every 10 s instead of every minute (scans are idempotent, so ticking more
+//! often only costs reads) and polls the queues with 1 s long polls: useful for demos and the
+//! end-to-end test. Executions are on time either way, because jobs are dispatched when they
+//! are created and the tick queues a minute ahead.
+
+use crate::client::ApiArgs;
+use anyhow::{bail, Context};
+use bytes::Bytes;
+use chrono::{DateTime, SecondsFormat, Utc};
+use http_body_util::Full;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Request, Response};
+use hyper_util::rt::TokioIo;
+use serde_json::json;
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use sundial_api::{Api, ApiSettings};
+use sundial_core::aws::Clients;
+use sundial_core::config::Config;
+use sundial_core::control::{self, Caller, Control, ControlError, ControlSettings};
+use sundial_core::execution::clock::SystemClock;
+use sundial_core::execution::metrics::{ExecMetrics, MetricsSink};
+use sundial_core::execution::target::in_process::{Handlers, Sleep};
+use sundial_core::execution::worker::{Worker, WorkerSettings};
+use sundial_core::model::{ExecStatus, Execution, JobDefinition, JobState, Target};
+use sundial_core::queue::PoolQueues;
+use sundial_core::schedule::ScheduleSpec;
+use sundial_core::trigger::plan::CatchUpBudget;
+use sundial_core::trigger::scan::scan_shards;
+use sundial_core::trigger::scan::{ScanOptions, TriggerCtx};
+use sundial_core::trigger::tick::TickSettings;
+use tokio::net::TcpListener;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+/// The demo job's id.
+pub(crate) const DEMO_JOB: &str = "demo";
+/// The tenant of the local API when no `X-Sundial-Tenant` is sent (the CLI's default).
+const TENANT: &str = sundial_api::local::LOCAL_TENANT;
+
+/// Options of `sundial dev`.
+#[derive(clap::Args, Debug)]
+pub(crate) struct DevArgs {
+    /// API port on 127.0.0.1 (0 = any free port; the URL is printed).
+    #[arg(long, default_value_t = 8080)]
+    port: u16,
+    /// Prefix of the tables and queues (several local stacks can share one emulator).
+    #[arg(long, default_value = "dev-")]
+    prefix: String,
+    /// Worker pools (one in-process worker each).
+    #[arg(long, value_delimiter = ',', default_value = "default")]
+    pools: Vec<String>,
+    /// Logical shards (few locally: each tick reads every shard's buckets, and the emulator
+    /// serialises requests).
+    #[arg(long, default_value_t = 4)]
+    shards: u32,
+    /// Tick every 10 s instead of every minute, and poll queues with 1 s long polls.
+    #[arg(long)]
+    fast: bool,
+    /// Do not create the demo job and its target.
+    #[arg(long)]
+    no_demo: bool,
+    /// Executions one worker runs at once.
+    #[arg(long, default_value_t = 8)]
+    slots: usize,
+}
+
+/// Metrics go nowhere locally: the live lines are the output.
+#[derive(Debug)]
+struct Quiet;
+
+impl MetricsSink for Quiet {
+    fn record(&self, _: &ExecMetrics, _: i64) {}
+}
+
+fn repo_root() -> PathBuf {
+    std::env::var_os("SUNDIAL_ROOT")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.."))
+}
+
+fn endpoint() -> anyhow::Result<String> {
+    let ep = std::env::var("AWS_ENDPOINT_URL").unwrap_or_else(|_| {
+        let port = std::env::var("SUNDIAL_EMULATOR_PORT").unwrap_or_else(|_| "4566".into());
+        format!("http://127.0.0.1:{port}")
+    });
+    let host = ep.trim_start_matches("http://").split([':', '/']).next().unwrap_or_default();
+    if !matches!(host, "127.0.0.1" | "localhost" | "[::1]") {
+        bail!("sundial dev only runs against a local emulator; AWS_ENDPOINT_URL={ep} is not loopback");
+    }
+    Ok(ep)
+}
+
+fn sdk_config(endpoint: &str) -> aws_config::SdkConfig {
+    let creds = aws_credential_types::Credentials::new("test", "test", None, None, "sundial-dev");
+    aws_config::SdkConfig::builder()
+        .behavior_version(aws_config::BehaviorVersion::latest())
+        .region(aws_config::Region::new("us-east-1"))
+        .endpoint_url(endpoint)
+        .credentials_provider(aws_credential_types::provider::SharedCredentialsProvider::new(creds))
+        .build()
+}
+
+async fn emulator_up(clients: &Clients) -> bool {
+    matches!(
+        tokio::time::timeout(Duration::from_secs(3), clients.ddb.list_tables().limit(1).send()).await,
+        Ok(Ok(_))
+    )
+}
+
+/// Starts the emulator if it does not answer; returns whether this process started it.
+async fn ensure_emulator(clients: &Clients, endpoint: &str) -> anyhow::Result<bool> {
+    if emulator_up(clients).await {
+        return Ok(false);
+    }
+    let script = repo_root().join("localstack/start.sh");
+    if !script.exists() {
+        bail!(
+            "the emulator at {endpoint} does not answer and {} is missing; start it yourself",
+            script.display()
+        );
+    }
+    println!("starting the emulator ({})", script.display());
+    let status = tokio::process::Command::new(&script)
+        .stdin(std::process::Stdio::null())
+        .status()
+        .await
+        .context("running localstack/start.sh")?;
+    if !status.success() || !emulator_up(clients).await {
+        bail!("the emulator did not start; see localstack/.run/");
+    }
+    Ok(true)
+}
+
+/// The demo target: answers 200 to every request and counts them.
+async fn demo_target(listener: TcpListener, calls: Arc<AtomicU64>, stop: CancellationToken) {
+    loop {
+        let stream = tokio::select! {
+            r = listener.accept() => match r { Ok((s, _)) => s, Err(_) => continue },
+            _ = stop.cancelled() => return,
+        };
+        let calls = calls.clone();
+        tokio::spawn(async move {
+            let svc = service_fn(move |_req: Request<hyper::body::Incoming>| {
+                calls.fetch_add(1, Ordering::Relaxed);
+                async { Ok::<_, Infallible>(Response::new(Full::new(Bytes::from_static(b"{\"ok\":true}")))) }
+            });
+            let _ = http1::Builder::new().serve_connection(TokioIo::new(stream), svc).await;
+        });
+    }
+}
+
+fn demo_definition(pool: &str, target_url: &str) -> JobDefinition {
+    JobDefinition {
+        schedule: ScheduleSpec::new("*/10 * * * * *", "UTC"),
+        pool: pool.to_string(),
+        target: Target::Http { url: target_url.to_string() },
+        params: json!({"hello": "sundial"}),
+        params_ref: None,
+        misfire: Default::default(),
+        misfire_threshold_secs: 60,
+        concurrency: Default::default(),
+        retry: Default::default(),
+        timeout_secs: 10,
+    }
+}
+
+/// Creates the demo job, or points an existing one at this run's target and resumes it.
+async fn ensure_demo(ctl: &Control, caller: &Caller, def: JobDefinition) -> anyhow::Result<()> {
+    let now = Utc::now();
+    match control::jobs::create(ctl, caller, DEMO_JOB, def.clone(), now).await {
+        Ok(_) => Ok(()),
+        Err(ControlError::Exists) => {
+            let cur = control::jobs::get(ctl, caller, DEMO_JOB).await?;
+            if cur.state == JobState::Deleted {
+                println!("the demo job was deleted in this stack; not recreating it (use another --prefix)");
+                return Ok(());
+            }
+            let v = control::jobs::update(ctl, caller, DEMO_JOB, cur.version, def, now).await?;
+            if v.job.state == JobState::Paused {
+                control::jobs::set_state(ctl, caller, DEMO_JOB, JobState::Enabled, None, Utc::now()).await?;
+            }
+            Ok(())
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn hms(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Millis, true)[11..23].to_string()
+}
+
+/// One live line for an execution that reached a status worth a line.
+fn live_line(e: &Execution) -> String {
+    let started = e.timeline.iter().find(|ev| ev.to == ExecStatus::Running).map(|ev| ev.at);
+    let lag =
+        started.map(|s| format!("{} ms", s - e.fire_at.timestamp_millis())).unwrap_or_else(|| "-".into());
+    let started = started.map(|s| hms(sundial_core::store::items::ms_to_dt(s))).unwrap_or_else(|| "-".into());
+    let err = e.last_error.as_ref().map(|(c, _)| format!("  ({c})")).unwrap_or_default();
+    format!(
+        "{:<34} scheduled {}  started {}  lag {:>7}  {:<10} attempt {}{}",
+        e.id(),
+        hms(e.scheduled_at),
+        started,
+        lag,
+        e.status.as_str(),
+        e.attempt,
+        err
+    )
+}
+
+/// Prints one line per execution of the local tenant's jobs as it finishes (and per retry).
+async fn live_lines(ctl: Arc<Control>, since: DateTime<Utc>, stop: CancellationToken) {
+    let caller = Caller { tenant: TENANT.into(), principal: "sundial-dev".into() };
+    let mut watch = LiveWatch { since_ms: since.timestamp_millis(), ..Default::default() };
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep(Duration::from_secs(1)) => {}
+            _ = stop.cancelled() => return,
+        }
+        let lines = tokio::select! {
+            l = watch.poll(&ctl, &caller) => l,
+            _ = stop.cancelled() => return,
+        };
+        for l in lines {
+            println!("{l}");
+        }
+    }
+}
+
+/// What the live lines have shown: per job, the scheduled instant before which every
+/// execution is final and printed (so each poll reads only the open tail, oldest first).
+#[derive(Debug, Default)]
+struct LiveWatch {
+    since_ms: i64,
+    done_through: HashMap<String, i64>,
+    printed: HashMap<String, (ExecStatus, u32)>,
+}
+
+impl LiveWatch {
+    async fn poll(&mut self, ctl: &Control, caller: &Caller) -> Vec<String> {
+        let mut lines = Vec::new();
+        let jobs = match control::jobs::list(ctl, caller, Some(100), None, false).await {
+            Ok(j) => j.items,
+            Err(e) => {
+                tracing::warn!(error = %e, "listing jobs for the live lines");
+                return lines;
+            }
+        };
+        for job in jobs {
+            let from = *self.done_through.get(&job.job_id).unwrap_or(&(self.since_ms - 1));
+            let f = control::executions::JobExecFilter {
+                oldest_first: true,
+                limit: Some(50),
+                cursor: Some(control::page::encode("execs", &from.to_string())),
+                ..Default::default()
+            };
+            let page = match control::executions::list_for_job(ctl, caller, &job.job_id, &f).await {
+                Ok(p) => p,
+                Err(e) => {
+                    tracing::warn!(job = %job.job_id, error = %e, "listing executions for the live lines");
+                    continue;
+                }
+            };
+            let mut through = from;
+            let mut open = false;
+            for e in page.items {
+                let shown = e.status.is_terminal() || e.status == ExecStatus::RetryWait;
+                if shown && self.printed.get(&e.id()) != Some(&(e.status, e.attempt)) {
+                    lines.push(live_line(&e));
+                    self.printed.insert(e.id(), (e.status, e.attempt));
+                }
+                open |= !e.status.is_terminal();
+                if !open {
+                    through = e.scheduled_at.timestamp_millis();
+                    self.printed.remove(&e.id());
+                }
+            }
+            self.done_through.insert(job.job_id.clone(), through);
+        }
+        lines
+    }
+}
+
+/// The next tick instant after `now`: the next whole minute (or 10 s in fast mode).
+fn next_tick(now: DateTime<Utc>, fast: bool) -> DateTime<Utc> {
+    let step = if fast { 10 } else { 60 };
+    let secs = now.timestamp();
+    let next = secs - secs.rem_euclid(step) + step;
+    DateTime::from_timestamp(next, 0).unwrap_or(now)
+}
+
+/// The tick's catch-up budget (the same defaults as the tick Lambda).
+fn budget(s: &TickSettings) -> tokio::sync::Mutex<CatchUpBudget> {
+    tokio::sync::Mutex::new(CatchUpBudget::new(s.catch_up_global, s.catch_up_per_tenant))
+}
+
+/// The tick, in-process: every shard scanned here (the Lambda's in-process path, without its
+/// EMF metric lines, which would drown the live lines).
+async fn tick_loop(ctx: Arc<TriggerCtx>, fast: bool, stop: CancellationToken) {
+    let settings = TickSettings::default();
+    let opts = ScanOptions { actor: "tick:dev".into(), ..Default::default() };
+    let mut first = true;
+    loop {
+        if !first {
+            let now = Utc::now();
+            let wait = (next_tick(now, fast) - now).to_std().unwrap_or_default();
+            tokio::select! {
+                _ = tokio::time::sleep(wait) => {}
+                _ = stop.cancelled() => return,
+            }
+        }
+        first = false;
+        let now = Utc::now();
+        // Dropping a tick mid-scan on shutdown is safe: every step is idempotent and the trigger
+        // position only moves by CAS after its executions are queued (DESIGN §1).
+        let budget = budget(&settings);
+        let outcome = tokio::select! {
+            r = scan_shards(&ctx, 0..ctx.cfg.shards, now, &budget, &opts) => r,
+            _ = stop.cancelled() => return,
+        };
+        match outcome {
+            Ok(r) => tracing::info!(created = r.created, sent = r.sent, "tick"),
+            Err(e) => eprintln!("tick failed (the next one repeats it): {e}"),
+        }
+    }
+}
+
+/// Runs `sundial dev` until Ctrl-C or SIGTERM.
+pub(crate) async fn run(args: DevArgs, _api: &ApiArgs) -> anyhow::Result<()> {
+    for p in &args.pools {
+        sundial_core::config::validate_pool_name(p).map_err(|e| anyhow::anyhow!("--pools: {e}"))?;
+    }
+    let endpoint = endpoint()?;
+    let clients = Clients::new(&sdk_config(&endpoint));
+    let started_emulator = ensure_emulator(&clients, &endpoint).await?;
+    let pools: Vec<&str> = args.pools.iter().map(String::as_str).collect();
+    let cfg = Config::local(&args.prefix, &pools, args.shards);
+    sundial_core::provision::ensure_all(&clients, &cfg).await.context("creating tables and queues")?;
+
+    let stop = CancellationToken::new();
+    let mut tasks = JoinSet::new();
+    let trigger = || TriggerCtx {
+        ddb: clients.ddb.clone(),
+        cfg: cfg.clone(),
+        queues: PoolQueues::new(clients.sqs.clone(), cfg.clone(), false),
+    };
+
+    // API (the same router as the Lambda).
+    let listener = TcpListener::bind(("127.0.0.1", args.port))
+        .await
+        .with_context(|| format!("port {} is taken; pass --port 0 for any free port", args.port))?;
+    let api_url = format!("http://{}", listener.local_addr()?);
+    let api = Arc::new(Api::new(
+        Control::new(trigger(), ControlSettings::default()),
+        Arc::new(SystemClock),
+        ApiSettings::default(),
+    ));
+    let s = stop.clone();
+    tasks.spawn(async move {
+        if let Err(e) = sundial_api::local::serve(api, listener, s.cancelled_owned()).await {
+            eprintln!("API server stopped: {e}");
+        }
+    });
+
+    // Workers, one per pool, allowed to call loopback targets.
+    for pool in &args.pools {
+        let mut settings = WorkerSettings::new(format!("dev-{pool}-{}", std::process::id()), pool.clone());
+        settings.allow_private_targets = true;
+        let worker = Arc::new(Worker::new(
+            cfg.clone(),
+            settings,
+            &clients,
+            Handlers::new().with("sleep", Sleep),
+            Arc::new(SystemClock),
+            Arc::new(Quiet),
+        )?);
+        let opts = sundial_worker::ecs::EcsOptions {
+            slots: args.slots.max(1),
+            shutdown_grace: Duration::from_secs(5),
+            wait_secs: if args.fast { 1 } else { 5 },
+        };
+        let s = stop.clone();
+        let pool = pool.clone();
+        tasks.spawn(async move {
+            if let Err(e) = sundial_worker::ecs::run(worker, opts, s).await {
+                eprintln!("worker for pool {pool} stopped: {e:#}");
+            }
+        });
+    }
+
+    // The tick.
+    tasks.spawn(tick_loop(Arc::new(trigger()), args.fast, stop.clone()));
+
+    // The demo: a local target and a job that calls it every 10 s.
+    let since = Utc::now();
+    let control = Arc::new(Control::new(trigger(), ControlSettings::default()));
+    let mut demo_line = String::from("  demo job   none (--no-demo)");
+    if !args.no_demo {
+        let target = TcpListener::bind(("127.0.0.1", 0)).await?;
+        let target_url = format!("http://{}/demo", target.local_addr()?);
+        tasks.spawn(demo_target(target, Arc::new(AtomicU64::new(0)), stop.clone()));
+        let caller = Caller { tenant: TENANT.into(), principal: "sundial-dev".into() };
+        ensure_demo(&control, &caller, demo_definition(&args.pools[0], &target_url)).await?;
+        demo_line = format!("  demo job   '{DEMO_JOB}' fires every 10 s → POST {target_url}");
+    }
+    tasks.spawn(live_lines(control, since, stop.clone()));
+
+    println!("Sundial is running locally");
+    println!("  API        {api_url}   (OpenAPI: {api_url}/openapi.json)");
+    println!("  emulator   {endpoint}   tables {} {}", cfg.jobs_table, cfg.executions_table);
+    println!(
+        "  tick       {}",
+        if args.fast { "every 10 s (--fast)" } else { "every minute, on the minute" }
+    );
+    println!("  workers    {} ({} slots each)", args.pools.join(", "), args.slots.max(1));
+    println!("{demo_line}");
+    println!("  try        SUNDIAL_API_URL={api_url} sundial jobs list");
+    println!("Ctrl-C stops everything. One line per execution:");
+
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term.recv() => {}
+    }
+    println!("stopping: tick, workers (up to 5 s for running executions), API, demo target");
+    stop.cancel();
+    let drained =
+        tokio::time::timeout(Duration::from_secs(15), async { while tasks.join_next().await.is_some() {} })
+            .await;
+    if drained.is_err() {
+        tasks.abort_all();
+    }
+    if started_emulator {
+        let script = repo_root().join("localstack/stop.sh");
+        let _ = tokio::process::Command::new(script).stdin(std::process::Stdio::null()).status().await;
+    }
+    println!("stopped");
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ticks_land_on_the_minute_or_on_ten_seconds() {
+        let t = DateTime::parse_from_rfc3339("2026-12-01T10:00:05.300Z").unwrap().with_timezone(&Utc);
+        assert_eq!(next_tick(t, false).to_rfc3339(), "2026-12-01T10:01:00+00:00");
+        assert_eq!(next_tick(t, true).to_rfc3339(), "2026-12-01T10:00:10+00:00");
+        let on = DateTime::parse_from_rfc3339("2026-12-01T10:01:00Z").unwrap().with_timezone(&Utc);
+        assert_eq!(
+            next_tick(on, false).to_rfc3339(),
+            "2026-12-01T10:02:00+00:00",
+            "never the same instant twice"
+        );
+    }
+
+    #[test]
+    fn a_remote_endpoint_is_refused() {
+        // The only test that touches the process environment; it restores it.
+        let old = std::env::var("AWS_ENDPOINT_URL").ok();
+        std::env::set_var("AWS_ENDPOINT_URL", "https://dynamodb.us-east-1.amazonaws.com");
+        let r = endpoint();
+        match old {
+            Some(v) => std::env::set_var("AWS_ENDPOINT_URL", v),
+            None => std::env::remove_var("AWS_ENDPOINT_URL"),
+        }
+        assert!(r.is_err());
+    }
+}

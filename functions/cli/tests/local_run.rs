@@ -1,0 +1,226 @@
+//! The local run end to end, as a newcomer runs it: `sundial dev --fast` as a child process on
+//! free ports with its own emulator and table prefix, a job created with the `sundial` CLI,
+//! executions seen SUCCEEDED through the API, then Ctrl-C (SIGINT) stops everything it started —
+//! the emulator included.
+//!
+//! The emulator is private to this test (its own port, started by `sundial dev` through
+//! `localstack/start.sh`): the shared one serialises every request of every parallel test, and
+//! this test is about the local run, not about contention.
+
+use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use std::net::{TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("a free port")
+}
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The `sundial dev` child; killed, and its emulator stopped, if the test ends early.
+struct Dev {
+    child: Child,
+    emulator_port: u16,
+}
+
+impl Drop for Dev {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+        // Stops exactly the emulator started for this port (by its pid file), if still running.
+        let _ = Command::new(root().join("localstack/stop.sh"))
+            .env("SUNDIAL_EMULATOR_PORT", self.emulator_port.to_string())
+            .stdout(Stdio::null())
+            .status();
+    }
+}
+
+fn cli(api_url: &str, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_sundial"))
+        .args(args)
+        .args(["--api-url", api_url])
+        .env_remove("SUNDIAL_TENANT")
+        .env_remove("SUNDIAL_TOKEN")
+        .output()
+        .expect("run sundial")
+}
+
+fn json_of(o: &Output) -> Value {
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).expect("--output json prints JSON")
+}
+
+/// Waits for a line of the child's stdout matching `pred`, collecting every line into `seen`.
+fn wait_line(
+    rx: &mpsc::Receiver<String>,
+    seen: &mut Vec<String>,
+    within: Duration,
+    pred: impl Fn(&str) -> bool,
+) -> String {
+    let end = Instant::now() + within;
+    loop {
+        let left = end.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(l) => {
+                seen.push(l.clone());
+                if pred(&l) {
+                    return l;
+                }
+            }
+            Err(_) => panic!("no matching line within {within:?}; output so far:\n{}", seen.join("\n")),
+        }
+    }
+}
+
+#[test]
+fn the_local_run_creates_runs_and_stops() {
+    let started = Instant::now();
+    // GIVEN `sundial dev --fast` on free ports, with a private emulator and table prefix
+    let (api_port, emulator_port) = (free_port(), free_port());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sundial"))
+        .args(["dev", "--fast", "--shards", "1", "--port", &api_port.to_string()])
+        .args(["--prefix", &format!("e2e{}-", std::process::id())])
+        .env("SUNDIAL_EMULATOR_PORT", emulator_port.to_string())
+        .env("AWS_ENDPOINT_URL", format!("http://127.0.0.1:{emulator_port}"))
+        .env("SUNDIAL_ROOT", root())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("start sundial dev");
+    let stdout = child.stdout.take().expect("piped stdout");
+    let mut dev = Dev { child, emulator_port };
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut out = Vec::new();
+    let api_line = wait_line(&rx, &mut out, Duration::from_secs(90), |l| l.trim_start().starts_with("API "));
+    let api_url = api_line.split_whitespace().nth(1).expect("the API URL").to_string();
+    assert_eq!(api_url, format!("http://127.0.0.1:{api_port}"));
+    let demo = wait_line(&rx, &mut out, Duration::from_secs(10), |l| l.contains("demo job"));
+    let target = demo.split_whitespace().last().expect("the demo target URL").to_string();
+    wait_line(&rx, &mut out, Duration::from_secs(10), |l| l.starts_with("Ctrl-C"));
+
+    // WHEN a job is created through the CLI, against the local run's API
+    let created = json_of(&cli(
+        &api_url,
+        &["jobs", "create", "e2e", "--schedule", "*/5 * * * * *", "--url", &target, "--output", "json"],
+    ));
+    // THEN the API answers with version 1 and its next five fires
+    assert_eq!(created["job"]["version"], 1, "{created}");
+    assert_eq!(created["nextFires"].as_array().map(Vec::len), Some(5), "{created}");
+
+    // AND executions of it succeed, as seen through the API
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let succeeded = loop {
+        let page = json_of(&cli(&api_url, &["executions", "list", "--job", "e2e", "--output", "json"]));
+        let ok: Vec<Value> = page["items"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|e| e["status"] == "SUCCEEDED")
+            .cloned()
+            .collect();
+        if ok.len() >= 2 {
+            break ok;
+        }
+        assert!(Instant::now() < deadline, "no two SUCCEEDED executions within 60 s: {page}");
+        std::thread::sleep(Duration::from_millis(500));
+    };
+    for e in &succeeded {
+        assert_eq!((e["attempt"].as_u64(), e["definitionVersion"].as_u64()), (Some(1), Some(1)), "{e}");
+        assert!(e["startedAt"].is_string(), "{e}");
+    }
+    // AND the timeline is rendered as a table by the CLI
+    let id = succeeded[0]["executionId"].as_str().unwrap_or_default();
+    let shown = cli(&api_url, &["executions", "get", id]);
+    let text = String::from_utf8_lossy(&shown.stdout);
+    assert!(text.contains("READY → RUNNING") && text.contains("RUNNING → SUCCEEDED"), "{text}");
+    // AND the live output printed a line per finished execution (the demo job's and ours)
+    wait_line(&rx, &mut out, Duration::from_secs(30), |l| l.starts_with("e2e@") && l.contains("SUCCEEDED"));
+    if !out.iter().any(|l| l.starts_with("demo@") && l.contains("SUCCEEDED")) {
+        wait_line(&rx, &mut out, Duration::from_secs(30), |l| {
+            l.starts_with("demo@") && l.contains("SUCCEEDED")
+        });
+    }
+
+    // AND the other CLI commands work against it: edit, pause, cancel, dead letters, resume, delete
+    let edited =
+        json_of(&cli(&api_url, &["jobs", "update", "e2e", "--params", r#"{"v":2}"#, "--output", "json"]));
+    assert_eq!(
+        (edited["job"]["version"].as_u64(), &edited["job"]["definition"]["params"]),
+        (Some(2), &serde_json::json!({"v": 2}))
+    );
+    let paused = json_of(&cli(&api_url, &["jobs", "pause", "e2e", "--output", "json"]));
+    assert_eq!(paused["job"]["state"], "PAUSED", "{paused}");
+    let jobs = json_of(&cli(&api_url, &["jobs", "list", "--output", "json"]));
+    let states: Vec<(String, String)> = jobs["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|j| {
+            (j["jobId"].as_str().unwrap_or_default().into(), j["state"].as_str().unwrap_or_default().into())
+        })
+        .collect();
+    assert_eq!(states, vec![("demo".into(), "ENABLED".into()), ("e2e".into(), "PAUSED".into())]);
+    let ready = json_of(&cli(
+        &api_url,
+        &["executions", "list", "--job", "demo", "--status", "READY", "--output", "json"],
+    ));
+    let queued =
+        ready["items"][0]["executionId"].as_str().expect("the demo job has queued executions").to_string();
+    let cancelled = json_of(&cli(&api_url, &["executions", "cancel", &queued, "--output", "json"]));
+    assert_eq!(cancelled["status"], "CANCELED", "{cancelled}");
+    let dead = json_of(&cli(&api_url, &["dlq", "list", "--output", "json"]));
+    assert_eq!(dead["items"].as_array().map(Vec::len), Some(0), "{dead}");
+    let replay = cli(&api_url, &["dlq", "replay", id]);
+    assert!(String::from_utf8_lossy(&replay.stdout).contains("not_dead"), "{replay:?}");
+    assert_eq!(
+        json_of(&cli(&api_url, &["jobs", "resume", "e2e", "--output", "json"]))["job"]["state"],
+        "ENABLED"
+    );
+    assert_eq!(
+        json_of(&cli(&api_url, &["jobs", "delete", "e2e", "--output", "json"]))["job"]["state"],
+        "DELETED"
+    );
+    let shown = cli(&api_url, &["jobs", "get", "e2e"]);
+    assert!(String::from_utf8_lossy(&shown.stdout).contains("DELETED"), "{shown:?}");
+    // AND a bad request fails with the API's error, naming the field, and a non-zero exit
+    let bad = cli(&api_url, &["jobs", "create", "bad", "--schedule", "61 * * * *", "--url", &target]);
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("schedule.expression"), "{bad:?}");
+
+    // WHEN it gets Ctrl-C
+    let pid = dev.child.id().to_string();
+    assert!(Command::new("kill").args(["-INT", &pid]).status().map(|s| s.success()).unwrap_or(false));
+    // THEN it stops cleanly, and so does the emulator it started
+    let end = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(s) = dev.child.try_wait().expect("wait") {
+            break s;
+        }
+        assert!(Instant::now() < end, "sundial dev did not stop within 30 s of SIGINT");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert!(status.success(), "exit status {status}");
+    while let Ok(l) = rx.recv_timeout(Duration::from_secs(2)) {
+        out.push(l);
+    }
+    assert!(out.iter().any(|l| l == "stopped"), "{}", out.join("\n"));
+    assert!(TcpStream::connect(("127.0.0.1", api_port)).is_err(), "the API port is closed");
+    assert!(TcpStream::connect(("127.0.0.1", emulator_port)).is_err(), "the emulator it started is stopped");
+    eprintln!("local run end to end: {:.1} s", started.elapsed().as_secs_f64());
+}
