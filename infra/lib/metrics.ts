@@ -1,21 +1,15 @@
 /**
  * Names of the CloudWatch metrics the Rust functions emit as EMF (embedded metric format) log
- * lines. Alarms and the dashboard read them; the functions must emit exactly these names, in
- * this namespace, with the pool as the `Pool` dimension.
+ * lines, read from `functions/core/resources.json` (`metrics`): the Rust test
+ * `every_emitted_metric_is_in_the_shared_catalogue` fails if the code emits a name missing there,
+ * and the alarms and the dashboard take their names from here, so the two cannot drift.
  */
-export const METRIC_NAMESPACE = 'Sundial';
-export const POOL_DIMENSION = 'Pool';
+import { loadResources } from './resources';
 
-export const Metrics = {
-  /** Milliseconds from an execution's scheduled second to its worker start. */
-  scheduleLag: 'ScheduleLagMs',
-  /** Milliseconds a message waited in the pool queue after becoming visible. */
-  queueWait: 'QueueWaitMs',
-  executionsSucceeded: 'ExecutionsSucceeded',
-  executionsFailed: 'ExecutionsFailed',
-  executionsDead: 'ExecutionsDead',
-  /** Executions claimed by a new worker after the previous lease expired. */
-  leaseTakeovers: 'LeaseTakeovers',
-  /** Fires handled by a misfire policy (missed by more than its tolerance). */
-  misfires: 'Misfires',
-} as const;
+const catalogue = loadResources().metrics;
+
+export const METRIC_NAMESPACE = catalogue.namespace;
+export const POOL_DIMENSION = catalogue.poolDimension;
+
+/** Metric names by logical name (`Metrics.startLag` is `StartLagMs`, ...). */
+export const Metrics = catalogue.names;

@@ -62,11 +62,36 @@ export interface Defaults {
   readonly horizonSeconds: number;
 }
 
+/** The EMF metric catalogue shared with the Rust code. */
+export interface MetricDefs {
+  readonly namespace: string;
+  readonly poolDimension: string;
+  readonly names: {
+    /** Enqueue − due of each fire, floored at 0 (tick). */
+    readonly scheduleLag: string;
+    /** Worker start − scheduled second, first attempts (the precision SLO). */
+    readonly startLag: string;
+    /** Claim − when the message became deliverable. */
+    readonly queueWait: string;
+    readonly duration: string;
+    readonly executionsSucceeded: string;
+    readonly executionsFailed: string;
+    readonly executionsDead: string;
+    readonly retries: string;
+    /** Executions claimed by a new worker after the previous lease expired. */
+    readonly leaseTakeovers: string;
+    readonly staleTokenRejections: string;
+    /** Fires handled by a misfire policy (missed by more than its tolerance). */
+    readonly misfires: string;
+  } & Record<string, string>;
+}
+
 export interface Resources {
   readonly tables: { readonly jobs: TableDef; readonly executions: TableDef } & Record<string, TableDef>;
   readonly queues: QueueDefs;
   readonly env: EnvNames;
   readonly defaults: Defaults;
+  readonly metrics: MetricDefs;
 }
 
 /** Reads and checks the definition. Throws with the file name on anything the construct relies on. */
@@ -81,6 +106,9 @@ export function loadResources(file: string = RESOURCES_JSON_PATH): Resources {
   const fail = (what: string): never => {
     throw new Error(`${file}: ${what}`);
   };
+  for (const m of ['scheduleLag', 'startLag', 'queueWait', 'executionsSucceeded', 'executionsFailed', 'executionsDead', 'leaseTakeovers', 'misfires']) {
+    if (!r.metrics?.names?.[m]) fail(`metrics.names.${m} is missing`);
+  }
   for (const t of ['jobs', 'executions']) {
     const def = r.tables?.[t];
     if (!def) fail(`tables.${t} is missing`);

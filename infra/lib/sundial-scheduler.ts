@@ -626,11 +626,25 @@ export class SundialScheduler extends Construct {
         comparisonOperator: cw.ComparisonOperator.GREATER_THAN_THRESHOLD,
       });
 
+      // The precision SLO (DESIGN §6): p99 of worker start − scheduled second.
+      this.alarm(`Pool-${name}-StartLag`, {
+        alarmDescription: `Sundial pool ${name}: p99 start lag (worker start − scheduled) above ${lagThresholdMs} ms`,
+        metric: emf(Metrics.startLag, name, 'p99'),
+        threshold: lagThresholdMs,
+        evaluationPeriods: 5,
+        datapointsToAlarm: 3,
+        comparisonOperator: cw.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      });
+
       dashboard.addWidgets(
         new cw.TextWidget({ markdown: `### Pool \`${name}\` (${pool.kind})`, width: 24, height: 1 }),
         new cw.GraphWidget({
-          title: `${name}: schedule lag (ms)`,
-          left: [emf(Metrics.scheduleLag, name, 'p50', 'p50'), emf(Metrics.scheduleLag, name, 'p99', 'p99')],
+          title: `${name}: schedule lag and start lag (ms)`,
+          left: [
+            emf(Metrics.scheduleLag, name, 'p99', 'enqueue lag p99'),
+            emf(Metrics.startLag, name, 'p50', 'start lag p50'),
+            emf(Metrics.startLag, name, 'p99', 'start lag p99'),
+          ],
           width: 6,
         }),
         new cw.GraphWidget({
@@ -651,7 +665,12 @@ export class SundialScheduler extends Construct {
         }),
         new cw.GraphWidget({
           title: `${name}: takeovers, misfires, DLQ`,
-          left: [emf(Metrics.leaseTakeovers, name, 'Sum', 'lease takeovers'), emf(Metrics.misfires, name, 'Sum', 'misfires')],
+          left: [
+            emf(Metrics.leaseTakeovers, name, 'Sum', 'lease takeovers'),
+            emf(Metrics.staleTokenRejections, name, 'Sum', 'stale-token rejections'),
+            emf(Metrics.retries, name, 'Sum', 'retries'),
+            emf(Metrics.misfires, name, 'Sum', 'misfires'),
+          ],
           right: [pool.dlq.metricApproximateNumberOfMessagesVisible({ period: minute, statistic: 'Maximum', label: 'DLQ depth' })],
           width: 6,
         }),

@@ -334,6 +334,15 @@ describe('observability', () => {
         ),
         `${pool.name} lag alarm`,
       );
+      assert.ok(
+        alarms.some(
+          (a) =>
+            a.Properties.MetricName === 'StartLagMs' &&
+            a.Properties.ExtendedStatistic === 'p99' &&
+            JSON.stringify(a.Properties.Dimensions) === JSON.stringify([{ Name: 'Pool', Value: pool.name }]),
+        ),
+        `${pool.name} start-lag (precision SLO) alarm`,
+      );
     }
   });
 
@@ -353,7 +362,7 @@ describe('observability', () => {
     const dashboards = Object.values(b.template.findResources('AWS::CloudWatch::Dashboard'));
     assert.equal(dashboards.length, 1);
     const body = JSON.stringify(b.stack.resolve(dashboards[0].Properties.DashboardBody));
-    for (const m of ['ScheduleLagMs', 'QueueWaitMs', 'ExecutionsSucceeded', 'ExecutionsFailed', 'ExecutionsDead', 'LeaseTakeovers', 'Misfires']) {
+    for (const m of ['ScheduleLagMs', 'StartLagMs', 'QueueWaitMs', 'ExecutionsSucceeded', 'ExecutionsFailed', 'ExecutionsDead', 'LeaseTakeovers', 'StaleTokenRejections', 'Retries', 'Misfires']) {
       for (const pool of ['default', 'bulk']) {
         assert.ok(body.includes(`\\"${m}\\",\\"Pool\\",\\"${pool}\\"`), `dashboard ${m} for ${pool}`);
       }

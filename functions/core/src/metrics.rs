@@ -64,6 +64,69 @@ impl Emf {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::resources::Resources;
+
+    /// Every metric name in an EMF line, and its namespace and dimension names.
+    fn names_of(line: &str) -> (String, Vec<String>, Vec<String>) {
+        let v: Value = serde_json::from_str(line).unwrap_or_default();
+        let m = &v["_aws"]["CloudWatchMetrics"][0];
+        let metrics = m["Metrics"].as_array().cloned().unwrap_or_default();
+        let dims = m["Dimensions"][0].as_array().cloned().unwrap_or_default();
+        (
+            m["Namespace"].as_str().unwrap_or_default().to_string(),
+            metrics.iter().filter_map(|x| x["Name"].as_str().map(String::from)).collect(),
+            dims.iter().filter_map(|x| x.as_str().map(String::from)).collect(),
+        )
+    }
+
+    #[test]
+    fn every_emitted_metric_is_in_the_shared_catalogue() {
+        // GIVEN a scan report and a worker record with every field set
+        let mut report =
+            crate::trigger::scan::ScanReport { shards: 2, shards_complete: 1, ..Default::default() };
+        report.lag_ms.insert("default".into(), vec![5]);
+        report.missed.insert(("default".into(), "fire_once"), 3);
+        report.deferred = 1;
+        let mut lines = crate::trigger::tick::metric_lines(&report);
+        for outcome in [
+            crate::model::ExecStatus::Succeeded,
+            crate::model::ExecStatus::Failed,
+            crate::model::ExecStatus::Dead,
+            crate::model::ExecStatus::Canceled,
+            crate::model::ExecStatus::Skipped,
+        ] {
+            let m = crate::execution::metrics::ExecMetrics {
+                pool: "default".into(),
+                execution_id: "j@1".into(),
+                queue_wait_ms: Some(1),
+                start_lag_ms: Some(2),
+                duration_ms: Some(3),
+                outcome: Some(outcome),
+                retries: 1,
+                takeovers: 1,
+                stale_rejections: 1,
+                clock_skew: 1,
+            };
+            lines.push(m.to_emf());
+        }
+        // THEN every name, the namespace and the pool dimension come from resources.json, which
+        // the CDK alarms and dashboard read too
+        let cat = &Resources::get().metrics;
+        assert_eq!(NAMESPACE, cat.namespace);
+        let mut seen = 0;
+        for e in lines {
+            let (ns, names, dims) = names_of(&e.render(0));
+            assert_eq!(ns, cat.namespace);
+            for d in &dims {
+                assert!(d == &cat.pool_dimension || d == "Policy", "dimension {d} is not in the catalogue");
+            }
+            for n in names {
+                assert!(cat.knows(&n), "{n} is emitted but missing from resources.json metrics.names");
+                seen += 1;
+            }
+        }
+        assert!(seen >= 15, "the fixture exercises the catalogue ({seen} names)");
+    }
 
     #[test]
     fn renders_valid_emf() {

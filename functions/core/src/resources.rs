@@ -22,6 +22,27 @@ pub struct Resources {
     pub env: EnvNames,
     /// Defaults for deploy-time settings.
     pub defaults: Defaults,
+    /// The EMF metric catalogue.
+    pub metrics: MetricDefs,
+}
+
+/// Every metric the functions emit.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MetricDefs {
+    /// CloudWatch namespace.
+    pub namespace: String,
+    /// The per-pool dimension's name.
+    pub pool_dimension: String,
+    /// Metric names by logical name.
+    pub names: std::collections::BTreeMap<String, String>,
+}
+
+impl MetricDefs {
+    /// Whether `name` is in the catalogue.
+    pub fn knows(&self, name: &str) -> bool {
+        self.names.values().any(|n| n == name)
+    }
 }
 
 /// A DynamoDB table.

@@ -194,24 +194,34 @@ pub async fn run_scan(
 
 /// EMF lines of a scan: per pool fires and lag; misfires per policy; backlog and buckets.
 pub fn emit_metrics(report: &ScanReport, now: DateTime<Utc>) {
-    let ts = now.timestamp_millis();
+    for line in metric_lines(report) {
+        line.emit(now.timestamp_millis());
+    }
+}
+
+/// The EMF records of a scan (names from `resources.json` `metrics.names`).
+pub fn metric_lines(report: &ScanReport) -> Vec<Emf> {
+    let mut out = Vec::new();
     for (pool, lags) in &report.lag_ms {
         let late: Vec<i64> = lags.iter().map(|l| (*l).max(0)).collect();
-        Emf::new(&[("Pool", pool)])
-            .count("FiresDispatched", lags.len() as u64)
-            .millis("ScheduleLagMs", &late)
-            .emit(ts);
+        out.push(
+            Emf::new(&[("Pool", pool)])
+                .count("FiresDispatched", lags.len() as u64)
+                .millis("ScheduleLagMs", &late),
+        );
     }
     for ((pool, policy), n) in &report.missed {
-        Emf::new(&[("Pool", pool)]).count("Misfires", *n).emit(ts);
-        Emf::new(&[("Policy", policy)]).count("MisfiresByPolicy", *n).emit(ts);
+        out.push(Emf::new(&[("Pool", pool)]).count("Misfires", *n));
+        out.push(Emf::new(&[("Policy", policy)]).count("MisfiresByPolicy", *n));
     }
-    Emf::new(&[])
-        .count("CatchUpBacklog", report.deferred)
-        .count("BucketsScanned", report.buckets)
-        .count("DuplicatePutsAbsorbed", report.duplicates)
-        .count("ShardsBehind", u64::from(report.shards - report.shards_complete))
-        .emit(ts);
+    out.push(
+        Emf::new(&[])
+            .count("CatchUpBacklog", report.deferred)
+            .count("BucketsScanned", report.buckets)
+            .count("DuplicatePutsAbsorbed", report.duplicates)
+            .count("ShardsBehind", u64::from(report.shards - report.shards_complete)),
+    );
+    out
 }
 
 #[cfg(test)]
