@@ -21,6 +21,9 @@
 //! - Resets: the SDK's HTTP client reports an I/O error or an incomplete message, both
 //!   transient.
 //!
+//! SQS long polls are held by the proxy and re-asked every [`LONG_POLL_INTERVAL`] as short polls
+//! (see [`as_short_poll`]), which spares the single-threaded emulator.
+//!
 //! Decisions are drawn by request index from the seed ([`crate::prng::at`]): the `n`-th request
 //! through a proxy with seed `s` always gets the same fault. Which request is the `n`-th depends
 //! on arrival order, so a concurrent run is reproducible in its fault mix, not request for
@@ -437,6 +440,31 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Response<
     Ok(resp)
 }
 
+/// How often the proxy re-polls the emulator while it holds an SQS long poll.
+pub const LONG_POLL_INTERVAL: Duration = Duration::from_millis(250);
+
+/// For an SQS `ReceiveMessage` with `WaitTimeSeconds > 0`: the wait, and the body rewritten to a
+/// short poll. The emulator turns each long poll into a short poll every 50 ms under its one
+/// lock, so a few idle consumers keep it busy; the proxy holds long polls itself and asks every
+/// [`LONG_POLL_INTERVAL`] instead (a message waits at most that long more to be picked up).
+pub fn as_short_poll(target: Option<&str>, body: &[u8]) -> Option<(Duration, Bytes)> {
+    if target != Some("AmazonSQS.ReceiveMessage") {
+        return None;
+    }
+    let mut v: serde_json::Value = serde_json::from_slice(body).ok()?;
+    let wait = v.get("WaitTimeSeconds").and_then(serde_json::Value::as_u64).filter(|w| *w > 0)?;
+    v["WaitTimeSeconds"] = serde_json::json!(0);
+    Some((Duration::from_secs(wait.min(20)), Bytes::from(v.to_string())))
+}
+
+/// Whether a `ReceiveMessage` answer carries messages (an answer that is not JSON is passed on).
+fn has_messages(body: &[u8]) -> bool {
+    match serde_json::from_slice::<serde_json::Value>(body) {
+        Ok(v) => v.get("Messages").and_then(|m| m.as_array()).is_some_and(|a| !a.is_empty()),
+        Err(_) => true,
+    }
+}
+
 async fn forward(shared: &Shared, req: Request<Incoming>) -> Response<Full<Bytes>> {
     let (parts, body) = req.into_parts();
     let upstream_error = |why: String| {
@@ -451,33 +479,61 @@ async fn forward(shared: &Shared, req: Request<Incoming>) -> Response<Full<Bytes
         Ok(b) => b.to_bytes(),
         Err(e) => return upstream_error(format!("reading the request body: {e}")),
     };
+    let target = parts.headers.get("x-amz-target").and_then(|v| v.to_str().ok());
+    let (wait, body) = match as_short_poll(target, &body) {
+        Some((wait, short)) => (wait, short),
+        None => (Duration::ZERO, body),
+    };
+    let deadline = tokio::time::Instant::now() + wait;
     let path = parts.uri.path_and_query().map(|p| p.as_str()).unwrap_or("/");
     let uri = format!("{}{path}", shared.upstream);
-    let mut out = Request::builder().method(parts.method).uri(uri);
-    for (k, v) in &parts.headers {
-        out = out.header(k, v);
+    loop {
+        let mut out = Request::builder().method(parts.method.clone()).uri(&uri);
+        for (k, v) in &parts.headers {
+            if k != hyper::header::CONTENT_LENGTH {
+                out = out.header(k, v);
+            }
+        }
+        let out = match out.body(Full::new(body.clone())) {
+            Ok(r) => r,
+            Err(e) => return upstream_error(format!("building the upstream request: {e}")),
+        };
+        let resp = match shared.client.request(out).await {
+            Ok(r) => r,
+            Err(e) => return upstream_error(format!("the emulator did not answer: {e}")),
+        };
+        let (mut rparts, rbody) = resp.into_parts();
+        let rbody = match rbody.collect().await {
+            Ok(b) => b.to_bytes(),
+            Err(e) => return upstream_error(format!("reading the emulator's answer: {e}")),
+        };
+        let now = tokio::time::Instant::now();
+        if rparts.status.is_success() && !has_messages(&rbody) && now < deadline {
+            tokio::time::sleep(LONG_POLL_INTERVAL.min(deadline - now)).await;
+            continue;
+        }
+        rparts.headers.remove("transfer-encoding");
+        rparts.headers.remove("connection");
+        return Response::from_parts(rparts, Full::new(rbody));
     }
-    let out = match out.body(Full::new(body)) {
-        Ok(r) => r,
-        Err(e) => return upstream_error(format!("building the upstream request: {e}")),
-    };
-    let resp = match shared.client.request(out).await {
-        Ok(r) => r,
-        Err(e) => return upstream_error(format!("the emulator did not answer: {e}")),
-    };
-    let (mut parts, body) = resp.into_parts();
-    let body = match body.collect().await {
-        Ok(b) => b.to_bytes(),
-        Err(e) => return upstream_error(format!("reading the emulator's answer: {e}")),
-    };
-    parts.headers.remove("transfer-encoding");
-    parts.headers.remove("connection");
-    Response::from_parts(parts, Full::new(body))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_sqs_long_polls_become_short_polls() {
+        let body = br#"{"QueueUrl":"http://q","WaitTimeSeconds":20,"MaxNumberOfMessages":4}"#;
+        let (wait, short) = as_short_poll(Some("AmazonSQS.ReceiveMessage"), body).unwrap_or_default();
+        assert_eq!(wait, Duration::from_secs(20));
+        let v: serde_json::Value = serde_json::from_slice(&short).unwrap_or_default();
+        assert_eq!((v["WaitTimeSeconds"].as_u64(), v["MaxNumberOfMessages"].as_u64()), (Some(0), Some(4)));
+        assert!(as_short_poll(Some("AmazonSQS.ReceiveMessage"), br#"{"QueueUrl":"q"}"#).is_none());
+        assert!(as_short_poll(Some("AmazonSQS.SendMessage"), body).is_none());
+        assert!(!has_messages(br#"{"Messages":[]}"#) && !has_messages(b"{}"));
+        assert!(has_messages(br#"{"Messages":[{"Body":"x"}]}"#));
+    }
 
     #[test]
     fn targets_are_classified_by_service() {

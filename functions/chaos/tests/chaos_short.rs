@@ -9,12 +9,12 @@ use sundial_chaos::run::{run, RunConfig};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_short_seeded_chaos_run_loses_no_fire_and_accepts_no_stale_write() {
-    // GIVEN 12 jobs firing every 5 s for about a minute, through a stormy proxy, with worker
+    // GIVEN 8 jobs firing every 5 s for about a minute and a half, through a stormy proxy, with worker
     // faults every 5-9 s and a 36 s tick outage (16 s past a minute boundary)
-    let mut rc = RunConfig::new(20_261_201, 12, 0.5, PathBuf::from(env!("CARGO_BIN_EXE_chaos")));
+    let mut rc = RunConfig::new(20_261_201, 8, 0.5, PathBuf::from(env!("CARGO_BIN_EXE_chaos")));
     rc.outage = Duration::from_secs(36);
     rc.fault_every = (Duration::from_secs(5), Duration::from_secs(9));
-    rc.drain = Duration::from_secs(90);
+    rc.drain = Duration::from_secs(45);
     // WHEN the run completes
     let out = run(rc).await.unwrap_or_else(|e| panic!("the chaos run could not run: {e:#}"));
     println!("{}", out.summary());
