@@ -344,3 +344,58 @@ async fn executions_are_listed_paged_and_cancelled() {
     assert_eq!((again.status, &again.body["error"]["code"]), (409, &json!("not_cancellable")));
     h.env.cleanup().await;
 }
+
+#[tokio::test]
+async fn trigger_now_and_backfill_create_audited_executions_once() {
+    // GIVEN an hourly job created at 10:00:05
+    let h = Harness::new("backfill", at("2026-12-01T10:00:05Z")).await;
+    h.create("acme", "hourly", "0 0 * * * *").await;
+    // WHEN alice backfills 05:00..09:00, two seconds apart
+    h.clock.set(at("2026-12-01T10:00:10Z"));
+    let body = json!({"from": "2026-12-01T05:00:00Z", "to": "2026-12-01T09:00:00Z", "paceSecs": 2});
+    let a = h.post("acme", "/v1/jobs/hourly/backfill", &body).await;
+    // THEN the five past fires get an execution each, starting two seconds apart from now
+    assert_eq!(a.status, 202, "{}", a.body);
+    assert_eq!(
+        (&a.body["fires"], &a.body["created"], &a.body["existing"]),
+        (&json!(5), &json!(5), &json!(0))
+    );
+    assert_eq!(a.body["lastStartAt"], "2026-12-01T10:00:18.000Z");
+    let es = executions(&h.env, "acme", "hourly").await.unwrap();
+    let filled: Vec<&Execution> = es.iter().filter(|e| e.scheduled_at < at("2026-12-01T10:00:00Z")).collect();
+    assert_eq!(filled.len(), 5);
+    for (i, e) in filled.iter().enumerate() {
+        assert_eq!(e.scheduled_at, at("2026-12-01T05:00:00Z") + chrono::Duration::hours(i as i64));
+        assert_eq!(e.fire_at, at("2026-12-01T10:00:10Z") + chrono::Duration::seconds(2 * i as i64));
+        let ev = &e.timeline[0];
+        assert_eq!((ev.actor.as_str(), ev.code.as_deref()), ("api:acme-user", Some("backfill")));
+    }
+    // AND each is on the pool queue
+    assert!(sundial_tests::trigger::queued(&h.env, "default").await.unwrap() >= 5);
+    // WHEN the same backfill is repeated
+    let again = h.post("acme", "/v1/jobs/hourly/backfill", &body).await;
+    // THEN nothing new is created
+    assert_eq!((&again.body["created"], &again.body["existing"]), (&json!(0), &json!(5)), "{}", again.body);
+    assert_eq!(executions(&h.env, "acme", "hourly").await.unwrap().len(), es.len());
+    // WHEN the job is triggered by hand
+    h.clock.set(at("2026-12-01T10:20:00.123Z"));
+    let t = h.post("acme", "/v1/jobs/hourly/trigger", &json!({})).await;
+    // THEN a READY execution scheduled now exists, marked manual, with its location
+    assert_eq!(t.status, 202, "{}", t.body);
+    assert_eq!(t.body["executionId"], "hourly@1796120400123");
+    assert_eq!(t.header("location"), Some("/v1/executions/hourly@1796120400123"));
+    assert_eq!((&t.body["status"], &t.body["timeline"][0]["code"]), (&json!("READY"), &json!("manual")));
+    // AND the operations log has both, by alice
+    let ops = h.get("acme", "/v1/operations?jobId=hourly").await;
+    let actions: Vec<&str> =
+        ops.body["items"].as_array().unwrap().iter().map(|o| o["action"].as_str().unwrap()).collect();
+    assert_eq!(actions, vec!["trigger", "backfill", "backfill", "create"]);
+    // AND a paused job can still be run by hand, a deleted one cannot
+    h.post("acme", "/v1/jobs/hourly/pause", &json!({})).await;
+    h.clock.set(at("2026-12-01T10:21:00Z"));
+    assert_eq!(h.post("acme", "/v1/jobs/hourly/trigger", &json!({})).await.status, 202);
+    h.call("acme", "DELETE", "/v1/jobs/hourly", None, &[]).await;
+    let d = h.post("acme", "/v1/jobs/hourly/trigger", &json!({})).await;
+    assert_eq!((d.status, &d.body["error"]["code"]), (409, &json!("job_deleted")));
+    h.env.cleanup().await;
+}

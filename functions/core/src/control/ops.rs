@@ -1,9 +1,9 @@
 //! The operations audit log: who changed what, when, from which version to which.
 //!
 //! One partition per tenant in the jobs table (`pk = T#{tenant}#OPS`), sorted by time
-//! (`sk = O#{ms}#{job}#{action}#{subject}`), so "what happened lately" is one Query, newest
-//! first, and no other tenant's entries share the partition. The subject (new version,
-//! execution id or range) makes two entries in the same millisecond distinct. Definition
+//! (`sk = O#{ms}#{job}#{action}#{subject}#{nonce}`), so "what happened lately" is one Query,
+//! newest first, and no other tenant's entries share the partition. The subject (new version,
+//! execution id or range) and a random nonce make two entries in the same millisecond distinct. Definition
 //! changes write their entry in the same transaction as the change ([`crate::store::jobs::put_job_change`]);
 //! execution operations write it right after their conditional write (the execution's own
 //! timeline already holds the authoritative record of who moved it). Entries expire after
@@ -133,7 +133,15 @@ pub fn ops_sk(e: &OpsEntry) -> String {
         (None, None, Some(d)) => d.chars().filter(|c| c.is_ascii_alphanumeric()).take(40).collect(),
         (None, None, None) => String::new(),
     };
-    format!("O#{:015}#{}#{}#{subject}", e.at.timestamp_millis(), e.job_id, e.action.as_str())
+    format!("O#{:015}#{}#{}#{subject}#{:016x}", e.at.timestamp_millis(), e.job_id, e.action.as_str(), nonce())
+}
+
+/// A per-call random suffix, so two identical operations in the same millisecond (a request
+/// repeated by a client) stay two entries. `RandomState` is seeded randomly per process and
+/// advanced per instance, which is all this needs.
+fn nonce() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    std::collections::hash_map::RandomState::new().build_hasher().finish()
 }
 
 /// The item of an entry, expiring `retention_secs` after it was written.
@@ -258,5 +266,7 @@ mod tests {
         let r1 = OpsEntry::new(&caller, OpsAction::Replay, "j", t0).execution("j@1");
         let r2 = OpsEntry::new(&caller, OpsAction::Replay, "j", t0).execution("j@2");
         assert_ne!(ops_sk(&r1), ops_sk(&r2));
+        // And so are two identical ones.
+        assert_ne!(ops_sk(&r1), ops_sk(&r1.clone()));
     }
 }
