@@ -222,5 +222,6 @@ fn the_local_run_creates_runs_and_stops() {
     assert!(out.iter().any(|l| l == "stopped"), "{}", out.join("\n"));
     assert!(TcpStream::connect(("127.0.0.1", api_port)).is_err(), "the API port is closed");
     assert!(TcpStream::connect(("127.0.0.1", emulator_port)).is_err(), "the emulator it started is stopped");
+    let _ = std::fs::remove_file(root().join(format!("localstack/.run/emulator-{emulator_port}.log")));
     eprintln!("local run end to end: {:.1} s", started.elapsed().as_secs_f64());
 }
