@@ -196,6 +196,26 @@ async fn main() -> Result<()> {
         fires_per_sec / raw_put
     );
 
+    if std::env::args().any(|a| a == "--tick-only") {
+        let result = serde_json::json!({
+            "jobs": jobs, "shards": cfg.shards, "schedule": def.schedule.expression,
+            "emulatorRaw": {"conditionalPutPerSec": raw_put, "conditionalPutPerSecAfterTick": raw_put_after, "sqsCyclesPerSec": raw_sqs},
+            "tick": {"fires": report.created, "seconds": tick_secs, "firesPerSec": fires_per_sec,
+                      "ratioToRawPut": fires_per_sec / raw_put, "buckets": report.buckets,
+                      "enqueueMinusScheduledMs": {"p50": lag50, "p99": lag99, "max": lagmax}},
+            "perExecution": {"tick": meter.snapshot().get("tick").map(|u| serde_json::json!({
+                "writeUnits": u.write_units / report.created.max(1) as f64,
+                "sqsRequests": u.service_requests("sqs") as f64 / report.created.max(1) as f64}))},
+        });
+        let text = serde_json::to_string_pretty(&result)?;
+        println!("{text}");
+        if !out.is_empty() {
+            std::fs::write(&out, &text)?;
+        }
+        env.cleanup().await;
+        return Ok(());
+    }
+
     // 4. a worker until every execution succeeded
     let worker_clients = meter.clients(&sdk, "worker");
     let mut settings = WorkerSettings::new("bench-worker", "default");
