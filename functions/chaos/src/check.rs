@@ -104,6 +104,11 @@ pub struct Report {
     /// Start lag after the outage ends: first start − max(scheduled, outage end), for fires
     /// scheduled from the outage's start on that had not started when it ended.
     pub lag_after_outage: Lag,
+    /// The part of `lag_after_outage` for fires scheduled in the outage (start − outage end):
+    /// how fast the backlog was worked off.
+    pub lag_backlog: Lag,
+    /// The part of `lag_after_outage` for fires scheduled after it (start − scheduled).
+    pub lag_steady_after: Lag,
     /// Fires scheduled in the outage that started during it (queued ahead by the last tick
     /// before it, with their SQS delay): on time, not part of the backlog.
     pub ran_during_outage: usize,
@@ -289,6 +294,7 @@ pub fn check(ev: &Evidence<'_>) -> Report {
     }
 
     let (mut before, mut after, mut created) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut backlog, mut steady) = (Vec::new(), Vec::new());
     for e in ev.executions {
         let sched = e.scheduled_at.timestamp_millis();
         let outage = ev.outage.filter(|(from, _)| sched >= *from);
@@ -298,12 +304,21 @@ pub fn check(ev: &Evidence<'_>) -> Report {
         let Some(&start) = first_start.get(e.id().as_str()) else { continue };
         match outage {
             Some((_, until)) if start < until => r.ran_during_outage += 1,
-            Some((_, until)) => after.push(start - sched.max(until)),
+            Some((_, until)) => {
+                after.push(start - sched.max(until));
+                if sched < until {
+                    backlog.push(start - until);
+                } else {
+                    steady.push(start - sched);
+                }
+            }
             None => before.push(start - sched),
         }
     }
     r.lag_before_outage = Lag::of(before);
     r.lag_after_outage = Lag::of(after);
+    r.lag_backlog = Lag::of(backlog);
+    r.lag_steady_after = Lag::of(steady);
     r.created_lag_before_outage = Lag::of(created);
     r.missing.sort();
     r.unexpected.sort();
@@ -551,6 +566,7 @@ mod tests {
         });
         assert_eq!(r.lag_before_outage.max_ms, 200);
         assert_eq!(r.ran_during_outage, 1);
+        assert_eq!((r.lag_backlog.max_ms, r.lag_steady_after.max_ms), (2_000, 300));
         assert_eq!(r.created_lag_before_outage.count, 1);
         assert_eq!(
             r.lag_after_outage,

@@ -69,6 +69,8 @@ pub struct RunConfig {
     pub shards: u32,
     /// Length of the tick outage.
     pub outage: Duration,
+    /// Normal running before the outage (at least).
+    pub outage_after: Duration,
     /// Ticks (per thousand) run twice at once.
     pub duplicate_tick_permille: u32,
     /// Ticks (per thousand) that crash at a random point of the scan.
@@ -108,6 +110,7 @@ impl RunConfig {
             horizon_secs: 15,
             shards: 4,
             outage: Duration::from_secs(40),
+            outage_after: Duration::from_secs(10),
             duplicate_tick_permille: 300,
             crashing_tick_permille: 50,
             fault_every: (Duration::from_secs(6), Duration::from_secs(14)),
@@ -210,6 +213,8 @@ impl RunOutcome {
             "lagBeforeOutage": lag(&r.lag_before_outage),
             "lagAfterOutage": lag(&r.lag_after_outage),
             "ranDuringOutage": r.ran_during_outage,
+            "lagBacklog": lag(&r.lag_backlog),
+            "lagSteadyAfter": lag(&r.lag_steady_after),
             "createdLagBeforeOutage": lag(&r.created_lag_before_outage),
         });
         v
@@ -291,6 +296,8 @@ impl RunOutcome {
         s += &line("created − scheduled before outage", &r.created_lag_before_outage);
         s += &line("start lag before outage", &r.lag_before_outage);
         s += &line("start lag after outage end", &r.lag_after_outage);
+        s += &line("  of which the backlog (scheduled in the outage)", &r.lag_backlog);
+        s += &line("  of which fires scheduled after the outage", &r.lag_steady_after);
         s += &format!("fires in the outage that ran during it (queued ahead): {}\n", r.ran_during_outage);
         if self.violations.is_empty() {
             s += "PROMISE KEPT: no violations\n";
@@ -327,15 +334,17 @@ pub fn definition(rate: u32, start: DateTime<Utc>, end: DateTime<Utc>, work_ms: 
 /// `now + horizon`, so the outage starts `horizon + 5 s` before a minute boundary (the last tick
 /// before it has queued nothing past the boundary) and lasts `length` (at least 5 s past the
 /// boundary): fires from the boundary to the outage's end wait for the first tick after it.
-/// The boundary is the first one that leaves 10 s of normal running before the outage.
+/// The boundary is the first one that leaves at least `lead` of normal running before the
+/// outage.
 pub fn outage_window(
     t0: DateTime<Utc>,
+    lead: Duration,
     length: Duration,
     horizon_secs: u32,
 ) -> (DateTime<Utc>, DateTime<Utc>) {
     let before = CDuration::seconds(i64::from(horizon_secs) + 5);
     let length = CDuration::milliseconds(length.as_millis() as i64).max(before + CDuration::seconds(5));
-    let earliest = t0 + CDuration::seconds(10) + before;
+    let earliest = t0 + CDuration::milliseconds(lead.as_millis() as i64) + before;
     let boundary = sundial_core::keys::minute_start(
         sundial_core::keys::minute_of(earliest - CDuration::milliseconds(1)) + 1,
     );
@@ -615,7 +624,7 @@ pub async fn run(rc: RunConfig) -> Result<RunOutcome> {
     // The plan in time.
     let now = Utc::now();
     let t0 = DateTime::from_timestamp(now.timestamp() + 3, 0).unwrap_or(now);
-    let outage = outage_window(t0, rc.outage, rc.horizon_secs);
+    let outage = outage_window(t0, rc.outage_after, rc.outage, rc.horizon_secs);
     let end =
         (t0 + CDuration::milliseconds(rc.firing.as_millis() as i64)).max(outage.1 + CDuration::seconds(10));
     let mut rng = SplitMix::new(rc.seed ^ 0x10B5);
@@ -764,14 +773,17 @@ mod tests {
     #[test]
     fn the_outage_starts_a_horizon_before_a_minute_boundary_and_crosses_it() {
         // GIVEN a start at 12:00:31, a 15 s horizon and a 36 s outage
-        let (a, b) = outage_window(at("2026-12-01T12:00:31Z"), Duration::from_secs(36), 15);
+        let (a, b) =
+            outage_window(at("2026-12-01T12:00:31Z"), Duration::from_secs(10), Duration::from_secs(36), 15);
         // THEN it starts 20 s before 12:02:00 (12:01:00 leaves less than 10 s of running first)
         assert_eq!((a, b), (at("2026-12-01T12:01:40Z"), at("2026-12-01T12:02:16Z")));
         // AND a start at 12:00:05 uses 12:01:00
-        let (a, _) = outage_window(at("2026-12-01T12:00:05Z"), Duration::from_secs(36), 15);
+        let (a, _) =
+            outage_window(at("2026-12-01T12:00:05Z"), Duration::from_secs(10), Duration::from_secs(36), 15);
         assert_eq!(a, at("2026-12-01T12:00:40Z"));
         // AND an outage too short to cross the boundary is lengthened to 5 s past it
-        let (a, b) = outage_window(at("2026-12-01T12:00:05Z"), Duration::from_secs(3), 15);
+        let (a, b) =
+            outage_window(at("2026-12-01T12:00:05Z"), Duration::from_secs(10), Duration::from_secs(3), 15);
         assert_eq!(b - a, CDuration::seconds(25));
     }
 

@@ -30,6 +30,9 @@ struct Args {
     /// Tick outage (s; it starts 20 s before a minute boundary).
     #[arg(long, default_value_t = 60)]
     outage_secs: u64,
+    /// Normal running before the outage (s, at least).
+    #[arg(long, default_value_t = 10)]
+    outage_after_secs: u64,
     /// Clock offset of worker 0 (ms).
     #[arg(long, default_value_t = 2_500)]
     skew_ms: i64,
@@ -69,6 +72,7 @@ async fn main() -> anyhow::Result<()> {
     rc.rate_secs = a.rate_secs;
     rc.workers = a.workers.max(1);
     rc.outage = Duration::from_secs(a.outage_secs);
+    rc.outage_after = Duration::from_secs(a.outage_after_secs);
     rc.skew_ms = a.skew_ms;
     rc.keep = a.keep;
     if a.calm {
