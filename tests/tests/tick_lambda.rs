@@ -5,6 +5,7 @@
 use aws_sdk_lambda::primitives::Blob;
 use std::sync::Arc;
 use sundial_core::schedule::MisfirePolicy;
+use sundial_tests::fixtures::function_env;
 use sundial_tests::lambda_watch::LambdaWatch;
 use sundial_tests::trigger::{create_job, definition, executions, queued};
 use sundial_tests::TestEnv;
@@ -17,13 +18,7 @@ async fn the_tick_lambda_creates_and_enqueues_executions() -> anyhow::Result<()>
     let now = chrono::Utc::now();
     create_job(&env, "acme", "q15", definition("*/15 * * * * *", "UTC", MisfirePolicy::FireOnce), now)
         .await?;
-    let mut fn_env = env.cfg.to_env();
-    fn_env.extend([
-        ("AWS_ENDPOINT_URL".to_string(), sundial_tests::endpoint()),
-        ("AWS_REGION".into(), "us-east-1".into()),
-        ("AWS_ACCESS_KEY_ID".into(), "test".into()),
-        ("AWS_SECRET_ACCESS_KEY".into(), "test".into()),
-    ]);
+    let fn_env = function_env(&env, &[]);
     let watch = LambdaWatch::start("sundial-tick", &fn_env).await?;
 
     // WHEN EventBridge's scheduled event is invoked
@@ -115,17 +110,15 @@ async fn the_tick_fans_shard_ranges_out_to_async_scan_invocations() -> anyhow::R
         create_job(&env, "acme", &format!("job-{i}"), def, now).await?;
     }
     let (lambda_url, invokes) = invoke_recorder().await?;
-    let mut fn_env = env.cfg.to_env();
-    fn_env.extend([
-        ("AWS_ENDPOINT_URL".to_string(), sundial_tests::endpoint()),
-        ("AWS_ENDPOINT_URL_LAMBDA".into(), lambda_url),
-        ("AWS_REGION".into(), "us-east-1".into()),
-        ("AWS_ACCESS_KEY_ID".into(), "test".into()),
-        ("AWS_SECRET_ACCESS_KEY".into(), "test".into()),
-        ("SUNDIAL_SCAN_FUNCTION".into(), "sundial-scan".into()),
-        ("SUNDIAL_TICK_IN_PROCESS_MAX_SHARDS".into(), "8".into()),
-        ("SUNDIAL_SHARDS_PER_SCAN".into(), "8".into()),
-    ]);
+    let fn_env = function_env(
+        &env,
+        &[
+            ("AWS_ENDPOINT_URL_LAMBDA", &lambda_url),
+            ("SUNDIAL_SCAN_FUNCTION", "sundial-scan"),
+            ("SUNDIAL_TICK_IN_PROCESS_MAX_SHARDS", "8"),
+            ("SUNDIAL_SHARDS_PER_SCAN", "8"),
+        ],
+    );
     let watch = LambdaWatch::start("sundial-tick", &fn_env).await?;
     // WHEN the scheduled event arrives
     let event = serde_json::json!({"detail-type": "Scheduled Event", "source": "aws.events",

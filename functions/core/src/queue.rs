@@ -68,6 +68,22 @@ pub struct Outgoing {
     pub delay_secs: i32,
 }
 
+impl Outgoing {
+    /// The message for `e`, enqueued at `now`, delayed until its fire instant.
+    pub fn for_execution(e: &crate::model::Execution, now: chrono::DateTime<chrono::Utc>) -> Self {
+        Outgoing {
+            message: ExecMessage {
+                tenant: e.tenant.clone(),
+                job_id: e.job_id.clone(),
+                scheduled_ms: e.scheduled_at.timestamp_millis(),
+                fire_ms: e.fire_at.timestamp_millis(),
+                enqueued_ms: now.timestamp_millis(),
+            },
+            delay_secs: delay_secs(e.fire_at.timestamp_millis(), now.timestamp_millis()),
+        }
+    }
+}
+
 /// Resolves pool queue URLs once (GetQueueUrl) and sends batches.
 #[derive(Debug)]
 pub struct PoolQueues {

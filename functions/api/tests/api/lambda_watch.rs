@@ -33,13 +33,7 @@ fn body_of(resp: &Value) -> Value {
 async fn the_api_lambda_serves_api_gateway_v2_events() {
     // GIVEN the api function running under cargo lambda watch against a private environment
     let env = TestEnv::new("api-lambda").await.expect("emulator environment");
-    let mut fn_env = env.cfg.to_env();
-    fn_env.extend([
-        ("AWS_ENDPOINT_URL".to_string(), sundial_tests::endpoint()),
-        ("AWS_REGION".into(), "us-east-1".into()),
-        ("AWS_ACCESS_KEY_ID".into(), "test".into()),
-        ("AWS_SECRET_ACCESS_KEY".into(), "test".into()),
-    ]);
+    let fn_env = sundial_tests::fixtures::function_env(&env, &[]);
     let watch = LambdaWatch::start("sundial-api", &fn_env).await.expect("cargo lambda watch");
 
     // WHEN tenant acme creates a job through an API Gateway v2 event with JWT claims

@@ -17,8 +17,8 @@ use super::page::{self, Page};
 use super::{Caller, Control, ControlError};
 use crate::execution::store::{CancelOutcome, ExecKey};
 use crate::keys;
-use crate::model::{ExecMessage, ExecStatus, Execution, Job, JobState};
-use crate::queue::{delay_secs, Outgoing};
+use crate::model::{ExecStatus, Execution, Job, JobState};
+use crate::queue::Outgoing;
 use crate::schedule::Schedule;
 use crate::store::items::{self, attr};
 use crate::store::trigger::{get_execution, put_execution, PutOutcome};
@@ -280,16 +280,7 @@ pub async fn cancel_future(
 }
 
 fn message_of(e: &Execution, now: DateTime<Utc>) -> Outgoing {
-    Outgoing {
-        message: ExecMessage {
-            tenant: e.tenant.clone(),
-            job_id: e.job_id.clone(),
-            scheduled_ms: e.scheduled_at.timestamp_millis(),
-            fire_ms: e.fire_at.timestamp_millis(),
-            enqueued_ms: now.timestamp_millis(),
-        },
-        delay_secs: delay_secs(e.fire_at.timestamp_millis(), now.timestamp_millis()),
-    }
+    Outgoing::for_execution(e, now)
 }
 
 fn runnable_job(job: &Job) -> Result<Schedule, ControlError> {

@@ -11,8 +11,8 @@
 use super::plan::{plan_job, policy_name, CatchUpBudget, JobPlan};
 use crate::config::Config;
 use crate::keys;
-use crate::model::{AuditEvent, DueClass, ExecMessage, ExecStatus, Execution, Job};
-use crate::queue::{delay_secs, Outgoing, PoolQueues, QueueError};
+use crate::model::{AuditEvent, DueClass, ExecStatus, Execution, Job};
+use crate::queue::{Outgoing, PoolQueues, QueueError};
 use crate::schedule::Schedule;
 use crate::store::jobs::fires_every_minute;
 use crate::store::trigger::{self as st, Advance, PutOutcome};
@@ -353,16 +353,7 @@ async fn dispatch(
         // send again; the worker's claim absorbs a duplicate. Anything past READY has been
         // received already.
         if status == ExecStatus::Ready {
-            outgoing.entry(pool).or_default().push(Outgoing {
-                message: ExecMessage {
-                    tenant: e.tenant.clone(),
-                    job_id: e.job_id.clone(),
-                    scheduled_ms: e.scheduled_at.timestamp_millis(),
-                    fire_ms: e.fire_at.timestamp_millis(),
-                    enqueued_ms: now.timestamp_millis(),
-                },
-                delay_secs: delay_secs(e.fire_at.timestamp_millis(), now.timestamp_millis()),
-            });
+            outgoing.entry(pool).or_default().push(Outgoing::for_execution(&e, now));
         }
     }
     // Injected crashes only fire where there was work, like a real crash mid-dispatch.
