@@ -233,24 +233,30 @@ impl Schedule {
             _ => after,
         };
         let fire = match &self.kind {
-            Kind::Cron(c) => match self.on_overlap {
-                OverlapPolicy::First => self.cron_next(c, after, Pass::First),
-                OverlapPolicy::Last => self.cron_next(c, after, Pass::Last),
-                OverlapPolicy::Both => {
-                    let a = self.cron_next(c, after, Pass::First);
-                    let b = self.cron_next(c, after, Pass::Last);
-                    match (a, b) {
-                        (Some(a), Some(b)) => Some(a.min(b)),
-                        (a, b) => a.or(b),
-                    }
-                }
-            },
+            Kind::Cron(c) => self.by_overlap(|pass| self.cron_next(c, after, pass), std::cmp::min),
             Kind::Rate { anchor, period } => self.rate_next(*anchor, *period, after),
             Kind::At(fires) => fires.iter().copied().find(|f| *f > after),
         }?;
         match self.end {
             Some(e) if fire > e => None,
             _ => Some(fire),
+        }
+    }
+
+    /// Applies the overlap policy to a cron search: one pass, or (`both`) the two passes merged
+    /// with `pick` (the earlier for a forward search, the later for a backward one).
+    fn by_overlap(
+        &self,
+        search: impl Fn(Pass) -> Option<DateTime<Utc>>,
+        pick: fn(DateTime<Utc>, DateTime<Utc>) -> DateTime<Utc>,
+    ) -> Option<DateTime<Utc>> {
+        match self.on_overlap {
+            OverlapPolicy::First => search(Pass::First),
+            OverlapPolicy::Last => search(Pass::Last),
+            OverlapPolicy::Both => match (search(Pass::First), search(Pass::Last)) {
+                (Some(a), Some(b)) => Some(pick(a, b)),
+                (a, b) => a.or(b),
+            },
         }
     }
 
@@ -266,18 +272,7 @@ impl Schedule {
             _ => at_or_before,
         };
         let fire = match &self.kind {
-            Kind::Cron(c) => match self.on_overlap {
-                OverlapPolicy::First => self.cron_prev(c, x, Pass::First),
-                OverlapPolicy::Last => self.cron_prev(c, x, Pass::Last),
-                OverlapPolicy::Both => {
-                    let a = self.cron_prev(c, x, Pass::First);
-                    let b = self.cron_prev(c, x, Pass::Last);
-                    match (a, b) {
-                        (Some(a), Some(b)) => Some(a.max(b)),
-                        (a, b) => a.or(b),
-                    }
-                }
-            },
+            Kind::Cron(c) => self.by_overlap(|pass| self.cron_prev(c, x, pass), std::cmp::max),
             Kind::Rate { anchor, period } => self.rate_prev(*anchor, *period, x),
             Kind::At(fires) => fires.iter().rev().copied().find(|f| *f <= x),
         }?;
