@@ -7,6 +7,7 @@
 //!
 //! If the emulator is not running, the first call fails with a message naming the start script.
 
+pub mod bench;
 pub mod fixtures;
 pub mod lambda_watch;
 pub mod trigger;

@@ -46,11 +46,8 @@ impl Handler for Noop {
 }
 
 fn pct(v: &mut [i64], p: f64) -> i64 {
-    if v.is_empty() {
-        return 0;
-    }
     v.sort_unstable();
-    v[((v.len() as f64 - 1.0) * p).round() as usize]
+    sundial_tests::bench::percentile(v, p)
 }
 
 fn arg(name: &str, default: &str) -> String {
@@ -76,23 +73,9 @@ async fn raw_rates(env: &sundial_tests::TestEnv, tag: &str) -> Result<(f64, f64)
             .await?;
     }
     let put_rate = n as f64 / t.elapsed().as_secs_f64();
-    let url = env.queue_url("default").to_string();
-    let m = 100;
-    let t = Instant::now();
-    for i in 0..m {
-        env.clients.sqs.send_message().queue_url(&url).message_body(format!("{i}")).send().await?;
-        let got = env.clients.sqs.receive_message().queue_url(&url).max_number_of_messages(1).send().await?;
-        for msg in got.messages() {
-            env.clients
-                .sqs
-                .delete_message()
-                .queue_url(&url)
-                .receipt_handle(msg.receipt_handle().unwrap_or_default())
-                .send()
-                .await?;
-        }
-    }
-    Ok((put_rate, m as f64 / t.elapsed().as_secs_f64()))
+    let sqs =
+        sundial_tests::bench::sqs_cycles_per_sec(&env.clients.sqs, env.queue_url("default"), 100).await?;
+    Ok((put_rate, sqs))
 }
 
 #[tokio::main]

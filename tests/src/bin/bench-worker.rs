@@ -72,12 +72,9 @@ fn counted_clients(counter: &Counter) -> Clients {
     }
 }
 
+/// Percentile `p` (0..=100) of an ascending slice.
 fn pct(sorted: &[i64], p: f64) -> i64 {
-    if sorted.is_empty() {
-        return 0;
-    }
-    let i = ((p / 100.0) * (sorted.len() - 1) as f64).round() as usize;
-    sorted[i.min(sorted.len() - 1)]
+    sundial_tests::bench::percentile(sorted, p / 100.0)
 }
 
 /// The emulator's raw single-client rates: conditional UpdateItems per second and SQS
@@ -101,22 +98,8 @@ async fn raw_rates(env: &TestEnv, tag: &str) -> anyhow::Result<(f64, f64)> {
     }
     let ddb = n as f64 / t.elapsed().as_secs_f64();
     let url = env.queues["default"].dlq_url.clone();
-    let m = 40;
-    let t = Instant::now();
-    for i in 0..m {
-        env.clients.sqs.send_message().queue_url(&url).message_body(format!("{i}")).send().await?;
-        let got = env.clients.sqs.receive_message().queue_url(&url).max_number_of_messages(1).send().await?;
-        for msg in got.messages.unwrap_or_default() {
-            env.clients
-                .sqs
-                .delete_message()
-                .queue_url(&url)
-                .receipt_handle(msg.receipt_handle.unwrap_or_default())
-                .send()
-                .await?;
-        }
-    }
-    Ok((ddb, m as f64 / t.elapsed().as_secs_f64()))
+    let sqs = sundial_tests::bench::sqs_cycles_per_sec(&env.clients.sqs, &url, 40).await?;
+    Ok((ddb, sqs))
 }
 
 /// Start lag of 500 executions due in one minute (about 90 s; a benchmark, not a check).
