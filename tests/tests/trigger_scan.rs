@@ -131,8 +131,15 @@ async fn paused_and_deleted_jobs_produce_nothing() -> anyhow::Result<()> {
                 .await?,
         );
     }
-    jobs::set_state(&env.clients.ddb, &env.cfg, &made[1], JobState::Paused, t0).await?;
-    jobs::set_state(&env.clients.ddb, &env.cfg, &made[2], JobState::Deleted, t0).await?;
+    // (through the control plane, as the API does it)
+    let ctl = sundial_core::control::Control::new(
+        sundial_tests::trigger::ctx(&env),
+        sundial_core::control::ControlSettings::default(),
+    );
+    let caller = sundial_core::control::Caller { tenant: "acme".into(), principal: "test".into() };
+    for (job, state) in [(&made[1], JobState::Paused), (&made[2], JobState::Deleted)] {
+        sundial_core::control::jobs::set_state(&ctl, &caller, &job.job_id, state, None, t0).await?;
+    }
     // WHEN ticks run for three minutes
     for m in 0..3 {
         scan(&env, at("2026-11-30T08:01:00Z") + Duration::minutes(m), &ScanOptions::default()).await?;
