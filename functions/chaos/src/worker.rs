@@ -10,10 +10,10 @@ use crate::effect::{EffectHandler, EffectStore, Journal, JournalSink, SkewedCloc
 use std::path::PathBuf;
 use std::sync::Arc;
 use sundial_core::aws::Clients;
-use sundial_core::config::Config;
+use sundial_core::config::{Config, WorkerSettings};
 use sundial_core::execution::clock::{Clock, SystemClock};
 use sundial_core::execution::target::in_process::Handlers;
-use sundial_core::execution::worker::{Worker, WorkerSettings};
+use sundial_core::execution::worker::Worker;
 use tokio::signal::unix::{signal, SignalKind};
 use tokio_util::sync::CancellationToken;
 

@@ -100,3 +100,37 @@ async fn main() -> ExitCode {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+    use std::collections::BTreeSet;
+
+    fn env_names(cmd: &clap::Command, out: &mut BTreeSet<String>) {
+        for a in cmd.get_arguments() {
+            if let Some(name) = a.get_env() {
+                out.insert(name.to_string_lossy().into_owned());
+            }
+        }
+        for sub in cmd.get_subcommands() {
+            env_names(sub, out);
+        }
+    }
+
+    #[test]
+    fn the_arguments_read_exactly_the_variables_resources_json_gives_them() {
+        let mut read = BTreeSet::new();
+        env_names(&Cli::command(), &mut read);
+        let json: serde_json::Value =
+            serde_json::from_str(sundial_core::resources::RESOURCES_JSON).unwrap_or_else(|e| panic!("{e}"));
+        let declared: BTreeSet<String> = json["envLoaders"]["ApiArgs"]["names"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|k| json["env"][k.as_str().unwrap_or_default()].as_str().map(str::to_string))
+            .collect();
+        assert!(!declared.is_empty());
+        assert_eq!(read, declared);
+    }
+}

@@ -16,11 +16,11 @@ pub mod lambda;
 
 use std::sync::Arc;
 use sundial_core::aws::Clients;
-use sundial_core::config::Config;
+use sundial_core::config::{Config, WorkerSettings};
 use sundial_core::execution::clock::SystemClock;
 use sundial_core::execution::metrics::EmfStdout;
 use sundial_core::execution::target::in_process::Handlers;
-use sundial_core::execution::worker::{Worker, WorkerSettings};
+use sundial_core::execution::worker::Worker;
 
 /// Builds a worker from the environment (config, settings, SDK clients), with `handlers`.
 pub async fn worker_from_env(handlers: Handlers) -> anyhow::Result<Arc<Worker>> {
