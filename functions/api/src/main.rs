@@ -5,7 +5,7 @@ use sundial_core::config::Config;
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_http::Error> {
-    tracing_subscriber::fmt().json().with_target(false).without_time().init();
+    sundial_core::telemetry::init();
     let cfg = Config::from_env()?;
     let clients = Clients::from_env().await;
     let api = api_with(&clients, cfg, ApiSettings::from_env());

@@ -30,7 +30,7 @@ fn required(name: &str) -> anyhow::Result<String> {
 
 /// Runs one worker process until SIGTERM.
 pub async fn main() -> anyhow::Result<()> {
-    sundial_worker::init_tracing();
+    sundial_core::telemetry::init();
     let cfg = Config::from_env()?;
     let settings = WorkerSettings::from_env()?;
     let journal = Arc::new(Journal::open(&PathBuf::from(required(JOURNAL)?))?);

@@ -10,7 +10,7 @@ use sundial_tick::{TickEvent, TickService};
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
-    tracing_subscriber::fmt().with_env_filter("info").without_time().json().init();
+    sundial_core::telemetry::init();
     // Env set by the CDK construct (infra/lib/sundial-scheduler.ts) from resources.json.
     let cfg = Config::from_env()?;
     let clients = sundial_core::aws::Clients::from_env().await;

@@ -30,15 +30,3 @@ pub async fn worker_from_env(handlers: Handlers) -> anyhow::Result<Arc<Worker>> 
     let w = Worker::new(cfg, settings, &clients, handlers, Arc::new(SystemClock), Arc::new(EmfStdout))?;
     Ok(Arc::new(w))
 }
-
-/// Logs as JSON-less plain lines on stderr (stdout carries the EMF metric lines).
-pub fn init_tracing() {
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .try_init();
-}
