@@ -635,6 +635,27 @@ mod tests {
         }
     }
 
+    #[test]
+    fn the_readme_settings_table_has_one_row_per_variable() {
+        let readme = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md");
+        let text = std::fs::read_to_string(&readme).unwrap_or_else(|e| panic!("{}: {e}", readme.display()));
+        let section = text.split("\n## Settings\n").nth(1).unwrap_or_default();
+        let section = section.split("\n## ").next().unwrap_or_default();
+        let mut rows: Vec<String> = section
+            .lines()
+            .filter_map(|l| l.strip_prefix("| `SUNDIAL_"))
+            .filter_map(|l| l.split('`').next().map(|n| format!("SUNDIAL_{n}")))
+            .collect();
+        rows.sort();
+        let json = resources_json();
+        let mut env: Vec<String> = json["env"]
+            .as_object()
+            .map(|m| m.values().filter_map(|v| v.as_str().map(str::to_string)).collect())
+            .unwrap_or_default();
+        env.sort();
+        assert_eq!(rows, env, "README.md \"Settings\" must have exactly one row per resources.json env name");
+    }
+
     /// The product's sources (not tests, benches or the chaos tools): no `SUNDIAL_` variable
     /// name outside this loader, so nothing reads a setting behind its back.
     #[test]

@@ -3,10 +3,11 @@
 //!
 //! `lambda_runtime::tracing::init_default_subscriber_with_writer` follows Lambda's advanced
 //! logging controls: `AWS_LAMBDA_LOG_FORMAT=JSON` makes every line a JSON object (otherwise
-//! plain text); the level is `AWS_LAMBDA_LOG_LEVEL`, else `RUST_LOG`, else INFO, and `RUST_LOG`
-//! directives (`sundial_core=debug,info`) filter by target when they are set. On AWS the CDK
-//! construct turns on the JSON format and sets the level, on the Lambdas through their logging
-//! config and on the ECS worker through the same two variables (`infra/lib/sundial-scheduler.ts`).
+//! plain text). `RUST_LOG`, when set, decides what is logged (a level, or per-target directives
+//! such as `sundial_core=debug,info`); otherwise the level is `AWS_LAMBDA_LOG_LEVEL`, else INFO.
+//! On AWS the CDK construct turns on the JSON format and sets the level, on the Lambdas through
+//! their logging config and on the ECS worker through the same two variables, and leaves
+//! `RUST_LOG` unset so the level applies (`infra/lib/sundial-scheduler.ts`).
 //!
 //! Lines go to stderr: stdout carries the EMF metric lines (`crate::metrics`) and the CLI's
 //! own output.
@@ -80,6 +81,16 @@ mod tests {
     fn lambda_log_level_sets_the_level() {
         let err = child_stderr(&[("AWS_LAMBDA_LOG_FORMAT", "JSON"), ("AWS_LAMBDA_LOG_LEVEL", "DEBUG")]);
         assert_eq!(json_messages(&err), ["debug line", "info line", "warn line"], "{err}");
+    }
+
+    #[test]
+    fn rust_log_when_set_wins_over_the_lambda_level() {
+        let err = child_stderr(&[
+            ("AWS_LAMBDA_LOG_FORMAT", "JSON"),
+            ("AWS_LAMBDA_LOG_LEVEL", "DEBUG"),
+            ("RUST_LOG", "warn"),
+        ]);
+        assert_eq!(json_messages(&err), ["warn line"], "{err}");
     }
 
     #[test]
