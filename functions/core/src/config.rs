@@ -1,5 +1,7 @@
-//! Runtime settings: every environment variable a Sundial binary reads is read here, and only
-//! here.
+//! Runtime settings: every Sundial setting (`SUNDIAL_*` variable) a binary reads is read here,
+//! and only here. The exceptions are the `sundial` CLI's API arguments, which clap reads under
+//! names taken from the same file, and the standard variables: the SDK's `AWS_*` and the logging
+//! ones of [`crate::telemetry`].
 //!
 //! Names and defaults come from `resources.json` (`env`, `defaults`); its `envLoaders` section
 //! says which loader below reads which names and which binaries run it, and tests hold both
