@@ -46,6 +46,7 @@ export interface QueueDefs {
   readonly defaultPools: readonly string[];
 }
 
+/** Env variable names by logical name; README.md "Settings" documents each. */
 export interface EnvNames {
   readonly jobsTable: string;
   readonly executionsTable: string;
@@ -53,13 +54,57 @@ export interface EnvNames {
   readonly pools: string;
   readonly shards: string;
   readonly scanFunction: string;
+  readonly tickInProcessMaxShards: string;
+  readonly shardsPerScan: string;
+  readonly catchUpGlobal: string;
+  readonly catchUpPerTenant: string;
+  readonly fairQueues: string;
   readonly pool: string;
+  readonly workerId: string;
+  readonly leaseSecs: string;
+  readonly skewMarginMs: string;
+  readonly maxTotalRunSecs: string;
+  readonly tenantMaxRunning: string;
   readonly allowPrivateTargets: string;
+  readonly workerSlots: string;
+  readonly shutdownGraceSecs: string;
+  readonly tenantClaim: string;
+  readonly apiUrl: string;
+  readonly token: string;
+  readonly tenant: string;
+  readonly root: string;
+  readonly emulatorPort: string;
 }
+
+/** A logical setting name (a key of `env`). */
+export type SettingName = keyof EnvNames;
 
 export interface Defaults {
   readonly shards: number;
   readonly horizonSeconds: number;
+  readonly tickInProcessMaxShards: number;
+  readonly shardsPerScan: number;
+  readonly catchUpGlobal: number;
+  readonly catchUpPerTenant: number;
+  readonly fairQueues: boolean;
+  readonly pool: string;
+  readonly leaseSecs: number;
+  readonly skewMarginMs: number;
+  readonly allowPrivateTargets: boolean;
+  readonly workerSlots: number;
+  readonly shutdownGraceSecs: number;
+  readonly tenantClaim: string;
+  readonly apiUrl: string;
+  readonly emulatorPort: number;
+}
+
+/** A Rust binary that reads settings. */
+export type Binary = 'tick' | 'worker' | 'worker-ecs' | 'api' | 'sundial';
+
+/** One typed loader of `sundial_core::config` (or the CLI's arguments): the names it reads. */
+export interface EnvLoader {
+  readonly binaries: readonly Binary[];
+  readonly names: readonly SettingName[];
 }
 
 /** The EMF metric catalogue shared with the Rust code. */
@@ -91,6 +136,10 @@ export interface Resources {
   readonly queues: QueueDefs;
   readonly env: EnvNames;
   readonly defaults: Defaults;
+  /** Which loader reads which names, and which binaries run it (`$comment` aside). */
+  readonly envLoaders: Record<string, EnvLoader>;
+  /** Names a deployed binary reads that the construct never sets. */
+  readonly cdkLeavesUnset: { readonly names: readonly SettingName[] };
   readonly metrics: MetricDefs;
 }
 
@@ -120,6 +169,10 @@ export function loadResources(file: string = RESOURCES_JSON_PATH): Resources {
   }
   const q = r.queues;
   if (!q || !q.namePrefixEnvVar || q.dlqSuffix === undefined || !(q.maxReceiveCount > 0)) fail('queues is incomplete');
+  for (const [name, loader] of loaders(r)) {
+    if (!Array.isArray(loader.binaries) || !Array.isArray(loader.names)) fail(`envLoaders.${name} needs binaries and names`);
+    for (const k of loader.names) if (!r.env?.[k]) fail(`envLoaders.${name}: env.${k} is missing`);
+  }
   for (const k of ['jobsTable', 'executionsTable', 'queuePrefix', 'pools', 'shards', 'scanFunction', 'pool', 'allowPrivateTargets'] as const) {
     if (!r.env?.[k]) fail(`env.${k} is missing`);
   }
@@ -127,6 +180,24 @@ export function loadResources(file: string = RESOURCES_JSON_PATH): Resources {
   if (r.env.executionsTable !== r.tables.executions.envVar) fail('env.executionsTable differs from tables.executions.envVar');
   if (r.env.queuePrefix !== q.namePrefixEnvVar) fail('env.queuePrefix differs from queues.namePrefixEnvVar');
   return r;
+}
+
+/** The loaders of `envLoaders`, without its `$comment`. */
+function loaders(r: Resources): [string, EnvLoader][] {
+  return Object.entries(r.envLoaders ?? {}).filter(([k]) => !k.startsWith('$'));
+}
+
+/**
+ * The settings `binary` reads (every loader it runs), as logical names, without the ones the
+ * construct leaves unset: exactly what the construct must set on a function running it.
+ */
+export function settingsOf(binary: Binary, r: Resources = resources()): SettingName[] {
+  const unset = new Set<string>(r.cdkLeavesUnset?.names ?? []);
+  const names = loaders(r)
+    .filter(([, l]) => l.binaries.includes(binary))
+    .flatMap(([, l]) => l.names)
+    .filter((n) => !unset.has(n));
+  return [...new Set(names)];
 }
 
 /** The definition, read once per process. */

@@ -8,7 +8,9 @@
  *   HTTP API (JWT or IAM auth) -> api Lambda -> tables
  *
  * Every table, index, queue name and env variable comes from `functions/core/resources.json`
- * (read by `./resources`), the same file the Rust functions compile in. Each function's role
+ * (read by `./resources`), the same file the Rust functions compile in. Each function gets every
+ * setting its binary reads (`envLoaders` there), from the props below or their documented
+ * defaults (README.md "Settings" has the full table). Each function's role
  * lists only the actions that function uses on only the resources it uses; nothing gets
  * `dynamodb:*`, `sqs:*` or a table-level admin action.
  */
@@ -36,7 +38,7 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { METRIC_NAMESPACE, Metrics, POOL_DIMENSION } from './metrics';
-import { dlqName, queueName, resources, TableDef, validatePoolName } from './resources';
+import { Binary, dlqName, queueName, resources, SettingName, settingsOf, TableDef, validatePoolName } from './resources';
 
 /** How a pool's executions are run. */
 export type WorkerKind = 'lambda' | 'ecs';
@@ -67,6 +69,39 @@ export interface PoolProps {
   readonly memoryLimitMiB?: number;
   /** Alarm when the oldest message in the pool queue is older than this (default 5 minutes). */
   readonly queueAgeAlarmThreshold?: Duration;
+  /** ECS pools: executions one task runs at once, 1-1000 (`SUNDIAL_WORKER_SLOTS`, default 8). */
+  readonly slots?: number;
+  /**
+   * ECS pools: how long a stopping task lets running executions finish before it releases them
+   * (`SUNDIAL_SHUTDOWN_GRACE_SECS`, default 25 s; below the container's 120 s stop timeout).
+   */
+  readonly shutdownGrace?: Duration;
+}
+
+/** The tick's tunables (the tick and scan functions). Defaults: resources.json `defaults`. */
+export interface TickProps {
+  /** Scan in-process up to this many shards; above it, fan out to the scan function (`SUNDIAL_TICK_IN_PROCESS_MAX_SHARDS`, default 256). */
+  readonly inProcessMaxShards?: number;
+  /** Shards per fanned-out scan invocation (`SUNDIAL_SHARDS_PER_SCAN`, default 256). */
+  readonly shardsPerScan?: number;
+  /** Missed-fire executions per tick, all tenants, when catching up (`SUNDIAL_CATCH_UP_GLOBAL`, default 5000). */
+  readonly catchUpGlobal?: number;
+  /** Missed-fire executions per tick per tenant (`SUNDIAL_CATCH_UP_PER_TENANT`, default 500). */
+  readonly catchUpPerTenant?: number;
+  /** Send fires with `MessageGroupId` = tenant, SQS fair queues (`SUNDIAL_FAIR_QUEUES`, default true). */
+  readonly fairQueues?: boolean;
+}
+
+/** Settings of every worker, Lambda or ECS. Defaults: resources.json `defaults`. */
+export interface WorkerProps {
+  /** Lease of a running execution, 2 s-12 h, whole seconds; heartbeats every third (`SUNDIAL_LEASE_SECS`, default 30 s). */
+  readonly lease?: Duration;
+  /** Wait after a lease's end before another worker takes over, 0-60 s, in ms (`SUNDIAL_SKEW_MARGIN_MS`, default 2 s). */
+  readonly skewMargin?: Duration;
+  /** Run time budget of an execution across attempts (`SUNDIAL_MAX_TOTAL_RUN_SECS`, default: the job's maxAttempts × timeoutSecs). */
+  readonly maxTotalRun?: Duration;
+  /** Running executions per tenant: a default and per-tenant limits (`SUNDIAL_TENANT_MAX_RUNNING`, default none). */
+  readonly tenantMaxRunning?: { readonly default?: number; readonly tenants?: Record<string, number> };
 }
 
 /** How API callers authenticate. Tenant scoping is enforced in the api code (see README). */
@@ -113,8 +148,19 @@ export interface SundialSchedulerProps {
   readonly allowedTargetFunctionArns?: string[];
   /** SQS queues that workers may send to as job targets. Default: none. */
   readonly allowedTargetQueueArns?: string[];
-  /** Let webhook targets resolve to private addresses. Default false. */
+  /** Let webhook targets resolve to private addresses (`SUNDIAL_ALLOW_PRIVATE_TARGETS`). Default false. */
   readonly allowPrivateTargets?: boolean;
+  /** The tick's tunables. */
+  readonly tick?: TickProps;
+  /** Settings of every worker. */
+  readonly workers?: WorkerProps;
+  /** The JWT claim that carries the tenant, e.g. `custom:tenant` with Cognito (`SUNDIAL_TENANT_CLAIM`, default `tenant`). */
+  readonly tenantClaim?: string;
+  /**
+   * Log level of every function. Logs are JSON lines (Lambda's JSON log format; the ECS worker
+   * gets the same through `AWS_LAMBDA_LOG_FORMAT` and `AWS_LAMBDA_LOG_LEVEL`). Default INFO.
+   */
+  readonly logLevel?: lambda.ApplicationLogLevel;
 }
 
 /** What was created for one pool. */
@@ -138,6 +184,8 @@ const DEFAULT_ECS_RUN_TIMEOUT = Duration.minutes(15);
 const VISIBILITY_MARGIN_SECONDS = 30;
 const TICK_TIMEOUT = Duration.seconds(30);
 const SCAN_TIMEOUT = Duration.seconds(60);
+/** Fargate's longest wait between SIGTERM and SIGKILL. */
+const ECS_STOP_TIMEOUT = Duration.seconds(120);
 /** Marker in the committed placeholder assets. */
 export const PLACEHOLDER_MARKER = 'SUNDIAL_PLACEHOLDER_ASSET';
 
@@ -159,6 +207,7 @@ export class SundialScheduler extends Construct {
   private readonly logRetention: logs.RetentionDays;
   private readonly alarmAction?: cw.IAlarmAction;
   private readonly assetsDir: string;
+  private readonly logLevel: lambda.ApplicationLogLevel;
 
   constructor(scope: Construct, id: string, props: SundialSchedulerProps) {
     super(scope, id);
@@ -168,6 +217,7 @@ export class SundialScheduler extends Construct {
     this.retain = props.retainData ?? true;
     this.logRetention = props.logRetention ?? logs.RetentionDays.ONE_MONTH;
     this.assetsDir = props.assetsDir ?? path.resolve(__dirname, '..', 'assets');
+    this.logLevel = props.logLevel ?? lambda.ApplicationLogLevel.INFO;
     if (props.alarmTopicArn) {
       this.alarmAction = new cwActions.SnsAction(sns.Topic.fromTopicArn(this, 'AlarmTopic', props.alarmTopicArn));
     }
@@ -233,25 +283,25 @@ export class SundialScheduler extends Construct {
     });
 
     // ---- env contract ----------------------------------------------------------------------
-    const commonEnv: Record<string, string> = {
-      [r.env.jobsTable]: this.jobsTable.tableName,
-      [r.env.executionsTable]: this.executionsTable.tableName,
-      [r.env.queuePrefix]: this.queuePrefix,
-      [r.env.pools]: poolProps.map((p) => p.name).join(','),
-      [r.env.shards]: String(this.shards),
+    // Every setting a binary reads (resources.json envLoaders) gets a value here or per function.
+    const settings = this.settingValues(props, poolProps);
+    const envOf = (binary: Binary, perFunction: Partial<Record<SettingName, string>> = {}): Record<string, string> => {
+      const env: Record<string, string> = {};
+      for (const name of settingsOf(binary, r)) {
+        const value = perFunction[name] ?? settings[name];
+        if (value === undefined) throw new Error(`no value for setting ${name} (${r.env[name]}) of ${binary}`);
+        env[r.env[name]] = value;
+      }
+      return env;
     };
-    const workerEnv = (pool: string): Record<string, string> => ({
-      ...commonEnv,
-      [r.env.pool]: pool,
-      [r.env.allowPrivateTargets]: props.allowPrivateTargets ? 'true' : 'false',
-    });
 
     // ---- tick and scan ---------------------------------------------------------------------
     const tickCode = this.code('tick');
     this.scanFunction = this.rustFunction('Scan', tickCode, {
       timeout: SCAN_TIMEOUT,
       memorySize: 512,
-      environment: commonEnv,
+      // The same binary as the tick; a scan request never fans out further.
+      environment: envOf('tick', { scanFunction: '' }),
       description: 'Sundial scan: queues the due fires of a shard range',
       // A failed scan is repeated by the next tick from the shard watermark; retries would race it.
       retryAttempts: 0,
@@ -259,7 +309,7 @@ export class SundialScheduler extends Construct {
     this.tickFunction = this.rustFunction('Tick', tickCode, {
       timeout: TICK_TIMEOUT,
       memorySize: 256,
-      environment: { ...commonEnv, [r.env.scanFunction]: this.scanFunction.functionName },
+      environment: envOf('tick', { scanFunction: this.scanFunction.functionName }),
       description: 'Sundial tick: fans the minute out to scan functions by shard range',
       retryAttempts: 0,
     });
@@ -281,9 +331,11 @@ export class SundialScheduler extends Construct {
     // ---- workers ---------------------------------------------------------------------------
     const workerCode = queues.some((q) => q.kind === 'lambda') ? this.code('worker') : undefined;
     for (const q of queues) {
-      const env = workerEnv(q.p.name);
       let pool: SundialPool;
       if (q.kind === 'lambda') {
+        if (q.p.slots !== undefined || q.p.shutdownGrace !== undefined) {
+          throw new Error(`pool ${q.p.name}: slots and shutdownGrace apply to ECS pools only`);
+        }
         const maxConcurrency = q.p.maxConcurrency ?? 10;
         if (!Number.isInteger(maxConcurrency) || maxConcurrency < 2 || maxConcurrency > 1000) {
           throw new Error(`pool ${q.p.name}: maxConcurrency of a Lambda pool must be 2-1000 (SQS event source limit)`);
@@ -291,7 +343,7 @@ export class SundialScheduler extends Construct {
         const worker = this.rustFunction(`Worker-${q.p.name}`, workerCode!, {
           timeout: q.runTimeout,
           memorySize: q.p.memorySize ?? 256,
-          environment: env,
+          environment: envOf('worker', { pool: q.p.name }),
           description: `Sundial worker of pool ${q.p.name}`,
         });
         worker.addEventSource(
@@ -299,6 +351,7 @@ export class SundialScheduler extends Construct {
         );
         pool = { name: q.p.name, kind: 'lambda', queue: q.queue, dlq: q.dlq, runTimeout: q.runTimeout, worker, role: worker.role! };
       } else {
+        const env = envOf('worker-ecs', { pool: q.p.name, ...this.ecsSettings(q.p) });
         pool = this.ecsPool(q.p, q.queue, q.dlq, q.runTimeout, env, props);
       }
       this.grantWorker(pool.role, q.queue, q.dlq, props);
@@ -309,7 +362,7 @@ export class SundialScheduler extends Construct {
     this.apiFunction = this.rustFunction('Api', this.code('api'), {
       timeout: Duration.seconds(29),
       memorySize: 256,
-      environment: commonEnv,
+      environment: envOf('api'),
       description: 'Sundial HTTP API',
     });
     // Tenant scoping is enforced in the api code: every key it builds starts with T#{tenant}#,
@@ -373,6 +426,59 @@ export class SundialScheduler extends Construct {
     return this.httpApi.apiEndpoint;
   }
 
+  /** The value of every setting that is the same on all functions, validated at synth. */
+  private settingValues(props: SundialSchedulerProps, poolProps: PoolProps[]): Partial<Record<SettingName, string>> {
+    const r = resources();
+    const d = r.defaults;
+    const tick = props.tick ?? {};
+    const w = props.workers ?? {};
+    const int = (what: string, v: number, lo: number, hi: number): string => {
+      if (!Number.isInteger(v) || v < lo || v > hi) throw new Error(`${what} must be an integer between ${lo} and ${hi}, got ${v}`);
+      return String(v);
+    };
+    const limits = w.tenantMaxRunning;
+    const tenantLimits = [
+      ...(limits?.default !== undefined ? [int('workers.tenantMaxRunning.default', limits.default, 1, 1_000_000)] : []),
+      ...Object.entries(limits?.tenants ?? {}).map(([t, n]) => {
+        if (!/^[^,=\s]+$/.test(t)) throw new Error(`workers.tenantMaxRunning: tenant ${JSON.stringify(t)} is not a tenant id`);
+        return `${t}=${int(`workers.tenantMaxRunning.tenants.${t}`, n, 1, 1_000_000)}`;
+      }),
+    ].join(',');
+    const claim = props.tenantClaim ?? d.tenantClaim;
+    if (claim.length === 0) throw new Error('tenantClaim must not be empty');
+    return {
+      jobsTable: this.jobsTable.tableName,
+      executionsTable: this.executionsTable.tableName,
+      queuePrefix: this.queuePrefix,
+      pools: poolProps.map((p) => p.name).join(','),
+      shards: String(this.shards),
+      tickInProcessMaxShards: int('tick.inProcessMaxShards', tick.inProcessMaxShards ?? d.tickInProcessMaxShards, 1, 65_536),
+      shardsPerScan: int('tick.shardsPerScan', tick.shardsPerScan ?? d.shardsPerScan, 1, 65_536),
+      catchUpGlobal: int('tick.catchUpGlobal', tick.catchUpGlobal ?? d.catchUpGlobal, 1, Number.MAX_SAFE_INTEGER),
+      catchUpPerTenant: int('tick.catchUpPerTenant', tick.catchUpPerTenant ?? d.catchUpPerTenant, 1, Number.MAX_SAFE_INTEGER),
+      fairQueues: String(tick.fairQueues ?? d.fairQueues),
+      leaseSecs: int('workers.lease (seconds)', w.lease?.toSeconds() ?? d.leaseSecs, 2, 43_200),
+      skewMarginMs: int('workers.skewMargin (ms)', w.skewMargin?.toMilliseconds() ?? d.skewMarginMs, 0, 60_000),
+      // Empty = unset: the budget is the job's maxAttempts × timeoutSecs, no tenant limit.
+      maxTotalRunSecs: w.maxTotalRun !== undefined ? int('workers.maxTotalRun (seconds)', w.maxTotalRun.toSeconds(), 1, 10_000_000) : '',
+      tenantMaxRunning: tenantLimits,
+      allowPrivateTargets: String(props.allowPrivateTargets ?? d.allowPrivateTargets),
+      tenantClaim: claim,
+    };
+  }
+
+  /** The ECS poll loop's settings of one pool. */
+  private ecsSettings(p: PoolProps): Partial<Record<SettingName, string>> {
+    const d = resources().defaults;
+    const slots = p.slots ?? d.workerSlots;
+    if (!Number.isInteger(slots) || slots < 1 || slots > 1000) throw new Error(`pool ${p.name}: slots must be an integer between 1 and 1000`);
+    const grace = p.shutdownGrace?.toSeconds() ?? d.shutdownGraceSecs;
+    if (!Number.isInteger(grace) || grace < 0 || grace >= ECS_STOP_TIMEOUT.toSeconds()) {
+      throw new Error(`pool ${p.name}: shutdownGrace must be whole seconds below the ${ECS_STOP_TIMEOUT.toSeconds()} s stop timeout`);
+    }
+    return { workerSlots: String(slots), shutdownGraceSecs: String(grace) };
+  }
+
   private table(id: string, def: TableDef, namePrefix?: string): dynamodb.Table {
     const attr = (k: { name: string; type: string }): dynamodb.Attribute => ({
       name: k.name,
@@ -432,8 +538,10 @@ export class SundialScheduler extends Construct {
       runtime: lambda.Runtime.PROVIDED_AL2023,
       architecture: lambda.Architecture.ARM_64,
       logGroup,
+      // sundial_core::telemetry logs through the runtime's helper, which follows these.
+      loggingFormat: lambda.LoggingFormat.JSON,
+      applicationLogLevelV2: this.logLevel,
       ...opts,
-      environment: { RUST_LOG: 'info', ...opts.environment },
     });
   }
 
@@ -475,12 +583,13 @@ export class SundialScheduler extends Construct {
     });
     taskDef.addContainer('worker', {
       image,
-      environment: { RUST_LOG: 'info', ...env },
+      // The variables Lambda's logging controls set, read by the same telemetry setup.
+      environment: { AWS_LAMBDA_LOG_FORMAT: 'JSON', AWS_LAMBDA_LOG_LEVEL: this.logLevel, ...env },
       logging: ecs.LogDrivers.awsLogs({ streamPrefix: p.name, logGroup }),
       readonlyRootFilesystem: true,
       // Fargate allows at most 120 s between SIGTERM and SIGKILL: the worker stops claiming and
       // lets in-flight runs finish or their leases lapse (fencing tokens keep that safe).
-      stopTimeout: Duration.seconds(120),
+      stopTimeout: ECS_STOP_TIMEOUT,
     });
     const minTasks = p.minTasks ?? 1;
     const maxTasks = p.maxConcurrency ?? 1;

@@ -16,6 +16,18 @@ const ROOT = path.resolve(__dirname, '..', '..');
 const JSON_PATH = path.join(ROOT, 'functions', 'core', 'resources.json');
 const def = JSON.parse(fs.readFileSync(JSON_PATH, 'utf8'));
 
+/** SUNDIAL_ names a binary reads (resources.json envLoaders), less those the CDK leaves unset. */
+const readBy = (binary: string): string[] => {
+  const unset = new Set<string>(def.cdkLeavesUnset.names);
+  const names = Object.entries(def.envLoaders as Record<string, any>)
+    .filter(([k]) => !k.startsWith('$'))
+    .filter(([, l]) => l.binaries.includes(binary))
+    .flatMap(([, l]) => l.names as string[])
+    .filter((n) => !unset.has(n))
+    .map((n) => def.env[n] as string);
+  return [...new Set(names)].sort();
+};
+
 const keySchema = (pk: any, sk: any) => [
   { AttributeName: pk.name, KeyType: 'HASH' },
   { AttributeName: sk.name, KeyType: 'RANGE' },
@@ -82,30 +94,53 @@ describe('CDK template matches resources.json', () => {
   it('gives every function the env contract, with names from resources.json', () => {
     const env = def.env;
     const common = [env.jobsTable, env.executionsTable, env.queuePrefix, env.pools, env.shards];
-    const check = (vars: Record<string, unknown>, extra: string[], what: string) => {
+    const check = (vars: Record<string, unknown>, binary: string, extra: string[], what: string) => {
       const names = Object.keys(vars).filter((k) => k.startsWith('SUNDIAL_')).sort();
-      assert.deepEqual(names, [...common, ...extra].sort(), what);
+      for (const n of [...common, ...extra]) assert.ok(names.includes(n), `${what}: ${n}`);
+      // exactly the names the Rust loaders of its binary read, every one of them
+      assert.deepEqual(names, readBy(binary), what);
       assert.deepEqual(vars[env.jobsTable], b.stack.resolve(s.jobsTable.tableName), what);
       assert.deepEqual(vars[env.executionsTable], b.stack.resolve(s.executionsTable.tableName), what);
       assert.equal(vars[env.queuePrefix], 'acme-', what);
       assert.equal(vars[env.pools], 'default,bulk,long', what);
       assert.equal(vars[env.shards], String(def.defaults.shards), what);
     };
+    const tickSettings = (vars: Record<string, unknown>, what: string) => {
+      for (const k of ['tickInProcessMaxShards', 'shardsPerScan', 'catchUpGlobal', 'catchUpPerTenant', 'fairQueues']) {
+        assert.equal(vars[env[k]], String(def.defaults[k]), `${what}: ${k}`);
+      }
+    };
+    const workerSettings = (vars: Record<string, unknown>, what: string) => {
+      for (const k of ['leaseSecs', 'skewMarginMs', 'allowPrivateTargets']) assert.equal(vars[env[k]], String(def.defaults[k]), `${what}: ${k}`);
+      assert.equal(vars[env.maxTotalRunSecs], '', `${what}: no run-time budget unless given`);
+      assert.equal(vars[env.tenantMaxRunning], '', `${what}: no tenant limit unless given`);
+      assert.equal(vars[env.workerId], undefined, `${what}: each process has its own id`);
+    };
     const tick = envOf(b, s.tickFunction);
-    check(tick, [env.scanFunction], 'tick');
+    check(tick, 'tick', [env.scanFunction], 'tick');
     assert.deepEqual(tick[env.scanFunction], b.stack.resolve(s.scanFunction.functionName));
-    check(envOf(b, s.scanFunction), [], 'scan');
-    check(envOf(b, s.apiFunction), [], 'api');
+    tickSettings(tick, 'tick');
+    const scan = envOf(b, s.scanFunction);
+    check(scan, 'tick', [], 'scan');
+    assert.equal(scan[env.scanFunction], '', 'a scan never fans out further');
+    tickSettings(scan, 'scan');
+    const api = envOf(b, s.apiFunction);
+    check(api, 'api', [], 'api');
+    assert.equal(api[env.tenantClaim], def.defaults.tenantClaim);
     for (const pool of s.pools.filter((p) => p.kind === 'lambda')) {
       const vars = envOf(b, pool.worker!);
-      check(vars, [env.pool, env.allowPrivateTargets], `worker ${pool.name}`);
+      check(vars, 'worker', [env.pool, env.allowPrivateTargets], `worker ${pool.name}`);
       assert.equal(vars[env.pool], pool.name);
       assert.equal(vars[env.allowPrivateTargets], 'false');
+      workerSettings(vars, `worker ${pool.name}`);
     }
     const [td] = Object.values(b.template.findResources('AWS::ECS::TaskDefinition'));
     const ecsVars = Object.fromEntries(td.Properties.ContainerDefinitions[0].Environment.map((e: any) => [e.Name, e.Value]));
-    check(ecsVars, [env.pool, env.allowPrivateTargets], 'ecs worker');
+    check(ecsVars, 'worker-ecs', [env.pool, env.allowPrivateTargets], 'ecs worker');
     assert.equal(ecsVars[env.pool], 'long');
+    workerSettings(ecsVars, 'ecs worker');
+    assert.equal(ecsVars[env.workerSlots], String(def.defaults.workerSlots));
+    assert.equal(ecsVars[env.shutdownGraceSecs], String(def.defaults.shutdownGraceSecs));
   });
 
   it('sets every env variable resources.json names somewhere (no name is left unwired)', () => {
@@ -121,7 +156,16 @@ describe('CDK template matches resources.json', () => {
       ...Object.values(def.tables as Record<string, { envVar: string }>).map((t) => t.envVar),
       def.queues.namePrefixEnvVar,
     ]);
-    for (const name of declared) assert.ok(used.has(name), `${name} is in resources.json but no function gets it`);
+    // Not for functions: the CLI's own variables, and the names each process must set itself.
+    const notDeployed = new Set<string>([...readBy('sundial'), ...def.cdkLeavesUnset.names.map((n: string) => def.env[n])]);
+    const deployed = new Set(['tick', 'worker', 'worker-ecs', 'api'].flatMap(readBy));
+    for (const name of declared) {
+      if (notDeployed.has(name) && !deployed.has(name)) {
+        assert.ok(!used.has(name), `${name} is not meant for a function but the CDK sets it`);
+        continue;
+      }
+      assert.ok(used.has(name), `${name} is in resources.json but no function gets it`);
+    }
     for (const name of used) {
       if (name.startsWith('SUNDIAL_')) assert.ok(declared.has(name), `${name} is set by the CDK but not declared in resources.json`);
     }

@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { App, Duration, Stack } from 'aws-cdk-lib';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { Annotations, Match } from 'aws-cdk-lib/assertions';
 import { resources } from '../lib/resources';
 import { SundialScheduler } from '../lib/sundial-scheduler';
@@ -462,6 +463,15 @@ describe('validation', () => {
     ['a JWT without audience', { apiAuth: { kind: 'jwt', issuer: 'https://x/', audience: [] } }, /audience/],
     ['a queue prefix with a dot', { queuePrefix: 'a.b-' }, /queuePrefix/],
     ['a queue name over 80 characters', { queuePrefix: 'x'.repeat(70) }, /80 characters/],
+    ['a lease under 2 s', { workers: { lease: Duration.seconds(1) } }, /workers.lease/],
+    ['a skew margin over 60 s', { workers: { skewMargin: Duration.minutes(2) } }, /workers.skewMargin/],
+    ['a zero catch-up budget', { tick: { catchUpGlobal: 0 } }, /tick.catchUpGlobal/],
+    ['a tenant limit of 0', { workers: { tenantMaxRunning: { default: 0 } } }, /tenantMaxRunning/],
+    ['a tenant id with a comma', { workers: { tenantMaxRunning: { tenants: { 'a,b': 1 } } } }, /tenant/],
+    ['an empty tenant claim', { tenantClaim: '' }, /tenantClaim/],
+    ['slots on a Lambda pool', { pools: [{ name: 'a', slots: 4 }] }, /ECS pools only/],
+    ['ECS slots over 1000', { pools: [{ name: 'a', kind: 'ecs', slots: 1001 }] }, /slots/],
+    ['a shutdown grace past the stop timeout', { pools: [{ name: 'a', kind: 'ecs', shutdownGrace: Duration.minutes(2) }] }, /shutdownGrace/],
   ];
   for (const [what, props, msg] of bad) {
     it(`rejects ${what}`, () => {
@@ -497,5 +507,77 @@ describe('assets', () => {
     const b = build({ ...JWT_PROPS, pools: [{ name: 'long', kind: 'ecs' }] });
     const td = Object.values(b.template.findResources('AWS::ECS::TaskDefinition'))[0];
     assert.match(JSON.stringify(td.Properties.ContainerDefinitions[0].Image), /container-assets/);
+  });
+});
+
+describe('settings', () => {
+  const b = build({
+    ...JWT_PROPS,
+    pools: [{ name: 'default' }, { name: 'long', kind: 'ecs', slots: 32, shutdownGrace: Duration.seconds(60) }],
+    tick: { inProcessMaxShards: 64, shardsPerScan: 32, catchUpGlobal: 100, catchUpPerTenant: 10, fairQueues: false },
+    workers: {
+      lease: Duration.minutes(2),
+      skewMargin: Duration.seconds(5),
+      maxTotalRun: Duration.hours(1),
+      tenantMaxRunning: { default: 5, tenants: { acme: 10 } },
+    },
+    tenantClaim: 'custom:tenant',
+    allowPrivateTargets: true,
+    logLevel: lambda.ApplicationLogLevel.DEBUG,
+  });
+  const e = r.env;
+  const long = b.sundial.pools.find((p) => p.name === 'long')!;
+  const ecsEnv = (): Record<string, string> => {
+    const [td] = Object.values(b.template.findResources('AWS::ECS::TaskDefinition'));
+    return Object.fromEntries(td.Properties.ContainerDefinitions[0].Environment.map((x: any) => [x.Name, x.Value]));
+  };
+
+  it('the tick props reach the tick and the scan function', () => {
+    for (const fn of [b.sundial.tickFunction, b.sundial.scanFunction]) {
+      const v = envOf(b, fn);
+      assert.equal(v[e.tickInProcessMaxShards], '64');
+      assert.equal(v[e.shardsPerScan], '32');
+      assert.equal(v[e.catchUpGlobal], '100');
+      assert.equal(v[e.catchUpPerTenant], '10');
+      assert.equal(v[e.fairQueues], 'false');
+    }
+  });
+
+  it('the worker props reach Lambda and ECS workers alike', () => {
+    const lambdaWorker = envOf(b, b.sundial.pools.find((p) => p.name === 'default')!.worker!);
+    for (const v of [lambdaWorker, ecsEnv()]) {
+      assert.equal(v[e.leaseSecs], '120');
+      assert.equal(v[e.skewMarginMs], '5000');
+      assert.equal(v[e.maxTotalRunSecs], '3600');
+      assert.equal(v[e.tenantMaxRunning], '5,acme=10');
+      assert.equal(v[e.allowPrivateTargets], 'true');
+    }
+    assert.equal(ecsEnv()[e.workerSlots], '32');
+    assert.equal(ecsEnv()[e.shutdownGraceSecs], '60');
+    assert.equal(long.kind, 'ecs');
+  });
+
+  it('the tenant claim reaches the api', () => {
+    assert.equal(envOf(b, b.sundial.apiFunction)[e.tenantClaim], 'custom:tenant');
+  });
+
+  it('every function logs JSON at the chosen level', () => {
+    const s = b.sundial;
+    const fns = [s.tickFunction, s.scanFunction, s.apiFunction, ...s.pools.flatMap((p) => (p.worker ? [p.worker] : []))];
+    assert.equal(fns.length, 4);
+    for (const f of fns.map((fn) => b.json.Resources[logicalId(b.stack, fn)])) {
+      assert.equal(f.Properties.LoggingConfig.LogFormat, 'JSON');
+      assert.equal(f.Properties.LoggingConfig.ApplicationLogLevel, 'DEBUG');
+      assert.equal(f.Properties.Environment.Variables.RUST_LOG, undefined, 'RUST_LOG would override the level');
+    }
+    assert.equal(ecsEnv().AWS_LAMBDA_LOG_FORMAT, 'JSON');
+    assert.equal(ecsEnv().AWS_LAMBDA_LOG_LEVEL, 'DEBUG');
+  });
+
+  it('the default level is INFO', () => {
+    const d = build();
+    for (const f of Object.values(d.template.findResources('AWS::Lambda::Function'))) {
+      assert.equal(f.Properties.LoggingConfig.ApplicationLogLevel, 'INFO');
+    }
   });
 });

@@ -15,11 +15,12 @@ use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use sundial_core::config::WorkerSettings;
 use sundial_core::execution::clock::SystemClock;
 use sundial_core::execution::metrics::MemorySink;
 use sundial_core::execution::store::{ExecKey, ExecStore, Snapshot};
 use sundial_core::execution::target::in_process::Handlers;
-use sundial_core::execution::worker::{Worker, WorkerSettings};
+use sundial_core::execution::worker::Worker;
 use sundial_core::model::{
     AuditEvent, ConcurrencyPolicy, ExecMessage, ExecStatus, Execution, JobDefinition, RetryPolicy, Target,
 };

@@ -15,11 +15,6 @@ use lambda_http::http::StatusCode;
 use sundial_core::control::Caller;
 use sundial_core::keys;
 
-/// The env variable naming the JWT claim that carries the tenant.
-pub const TENANT_CLAIM_ENV: &str = "SUNDIAL_TENANT_CLAIM";
-/// The default tenant claim.
-pub const DEFAULT_TENANT_CLAIM: &str = "tenant";
-
 fn unauthorized(msg: &str) -> ApiError {
     ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", msg)
 }

@@ -23,7 +23,8 @@ pub mod local;
 pub mod router;
 pub mod routes;
 
-pub use router::{Api, ApiRequest, ApiResponse, ApiSettings};
+pub use router::{Api, ApiRequest, ApiResponse};
+pub use sundial_core::config::ApiSettings;
 
 use std::sync::Arc;
 use sundial_core::aws::Clients;
@@ -41,16 +42,4 @@ pub fn api_with(clients: &Clients, cfg: Config, settings: ApiSettings) -> Api {
         cfg,
     };
     Api::new(Control::new(trigger, ControlSettings::default()), Arc::new(SystemClock), settings)
-}
-
-/// Settings from the environment (`SUNDIAL_TENANT_CLAIM`; set by the CDK construct when the
-/// authorizer's tenant claim is not `tenant`).
-pub fn settings_from_env() -> ApiSettings {
-    let mut s = ApiSettings::default();
-    if let Ok(c) = std::env::var(auth::TENANT_CLAIM_ENV) {
-        if !c.is_empty() {
-            s.tenant_claim = c;
-        }
-    }
-    s
 }

@@ -1,14 +1,14 @@
 //! The `api` Lambda: API Gateway HTTP API (payload v2) → [`sundial_api::Api`].
-use sundial_api::{api_with, lambda, settings_from_env};
+use sundial_api::{api_with, lambda, ApiSettings};
 use sundial_core::aws::Clients;
 use sundial_core::config::Config;
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_http::Error> {
-    tracing_subscriber::fmt().json().with_target(false).without_time().init();
+    sundial_core::telemetry::init();
     let cfg = Config::from_env()?;
     let clients = Clients::from_env().await;
-    let api = api_with(&clients, cfg, settings_from_env());
+    let api = api_with(&clients, cfg, ApiSettings::from_env());
     let api = &api;
     lambda_http::run(lambda_http::service_fn(move |req| lambda::handle(api, req))).await
 }

@@ -14,6 +14,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::sync::Arc;
+use sundial_core::config::ApiSettings;
 use sundial_core::control::executions::{BackfillRequest, JobExecFilter};
 use sundial_core::control::{self, Caller, Control};
 use sundial_core::execution::clock::Clock;
@@ -21,29 +22,6 @@ use sundial_core::model::{ExecStatus, JobDefinition, JobState};
 
 /// The OpenAPI document, checked in next to the crate and served at `/openapi.json`.
 pub const OPENAPI: &str = include_str!("../openapi.json");
-
-/// Default request body limit (bytes). Job parameters above
-/// [`sundial_core::model::MAX_INLINE_PARAMS_BYTES`] go by reference (`paramsRef`), so a
-/// definition never needs more.
-pub const DEFAULT_MAX_BODY_BYTES: usize = 16 * 1024;
-
-/// API settings.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ApiSettings {
-    /// Largest accepted request body (bytes).
-    pub max_body_bytes: usize,
-    /// The JWT claim that carries the tenant.
-    pub tenant_claim: String,
-}
-
-impl Default for ApiSettings {
-    fn default() -> Self {
-        ApiSettings {
-            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
-            tenant_claim: crate::auth::DEFAULT_TENANT_CLAIM.to_string(),
-        }
-    }
-}
 
 /// A request, whatever carried it.
 #[derive(Debug)]

@@ -10,10 +10,10 @@ use crate::effect::{EffectHandler, EffectStore, Journal, JournalSink, SkewedCloc
 use std::path::PathBuf;
 use std::sync::Arc;
 use sundial_core::aws::Clients;
-use sundial_core::config::Config;
+use sundial_core::config::{Config, WorkerSettings};
 use sundial_core::execution::clock::{Clock, SystemClock};
 use sundial_core::execution::target::in_process::Handlers;
-use sundial_core::execution::worker::{Worker, WorkerSettings};
+use sundial_core::execution::worker::Worker;
 use tokio::signal::unix::{signal, SignalKind};
 use tokio_util::sync::CancellationToken;
 
@@ -30,7 +30,7 @@ fn required(name: &str) -> anyhow::Result<String> {
 
 /// Runs one worker process until SIGTERM.
 pub async fn main() -> anyhow::Result<()> {
-    sundial_worker::init_tracing();
+    sundial_core::telemetry::init();
     let cfg = Config::from_env()?;
     let settings = WorkerSettings::from_env()?;
     let journal = Arc::new(Journal::open(&PathBuf::from(required(JOURNAL)?))?);

@@ -12,18 +12,28 @@ use hyper_util::rt::TokioExecutor;
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::Duration;
+use sundial_core::resources::{Defaults, EnvNames, Resources};
 
-/// Where the API is and who the caller is.
+fn names() -> &'static EnvNames {
+    &Resources::get().env
+}
+
+fn defaults() -> &'static Defaults {
+    &Resources::get().defaults
+}
+
+/// Where the API is and who the caller is. The variable names and the default URL come from
+/// `resources.json` (`envLoaders.ApiArgs`), like every other setting.
 #[derive(clap::Args, Debug, Clone)]
 pub(crate) struct ApiArgs {
     /// Base URL of the API (the local run prints it).
-    #[arg(long, env = "SUNDIAL_API_URL", default_value = "http://127.0.0.1:8080", global = true)]
+    #[arg(long, env = names().api_url.as_str(), default_value = defaults().api_url.as_str(), global = true)]
     pub api_url: String,
     /// Bearer token for the deployed API (JWT with a `tenant` claim).
-    #[arg(long, env = "SUNDIAL_TOKEN", hide_env_values = true, global = true)]
+    #[arg(long, env = names().token.as_str(), hide_env_values = true, global = true)]
     pub token: Option<String>,
     /// Tenant for the local run's API (sent as X-Sundial-Tenant; the deployed API ignores it).
-    #[arg(long, env = "SUNDIAL_TENANT", global = true)]
+    #[arg(long, env = names().tenant.as_str(), global = true)]
     pub tenant: Option<String>,
     /// Output format.
     #[arg(long, value_enum, default_value = "text", global = true)]

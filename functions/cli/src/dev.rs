@@ -37,19 +37,18 @@ use std::sync::Arc;
 use std::time::Duration;
 use sundial_api::{Api, ApiSettings};
 use sundial_core::aws::Clients;
-use sundial_core::config::Config;
+use sundial_core::config::{Config, LocalRunSettings, TickSettings, WorkerSettings};
 use sundial_core::control::{self, Caller, Control, ControlError, ControlSettings};
 use sundial_core::execution::clock::SystemClock;
 use sundial_core::execution::metrics::{ExecMetrics, MetricsSink};
 use sundial_core::execution::target::in_process::{Handlers, Sleep};
-use sundial_core::execution::worker::{Worker, WorkerSettings};
+use sundial_core::execution::worker::Worker;
 use sundial_core::model::{ExecStatus, Execution, JobDefinition, JobState, Target};
 use sundial_core::queue::PoolQueues;
 use sundial_core::schedule::ScheduleSpec;
 use sundial_core::trigger::plan::CatchUpBudget;
 use sundial_core::trigger::scan::scan_shards;
 use sundial_core::trigger::scan::{ScanOptions, TriggerCtx};
-use sundial_core::trigger::tick::TickSettings;
 use tokio::net::TcpListener;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
@@ -95,14 +94,14 @@ impl MetricsSink for Quiet {
 }
 
 fn repo_root() -> PathBuf {
-    std::env::var_os("SUNDIAL_ROOT")
-        .map(PathBuf::from)
+    LocalRunSettings::from_env()
+        .root
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.."))
 }
 
 fn endpoint() -> anyhow::Result<String> {
     let ep = std::env::var("AWS_ENDPOINT_URL").unwrap_or_else(|_| {
-        let port = std::env::var("SUNDIAL_EMULATOR_PORT").unwrap_or_else(|_| "4566".into());
+        let port = LocalRunSettings::from_env().emulator_port;
         format!("http://127.0.0.1:{port}")
     });
     let host = ep.trim_start_matches("http://").split([':', '/']).next().unwrap_or_default();

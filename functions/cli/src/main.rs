@@ -70,18 +70,27 @@ enum Command {
     },
 }
 
-#[tokio::main]
-async fn main() -> ExitCode {
+fn main() -> ExitCode {
     let cli = Cli::parse();
     if matches!(cli.command, Command::Dev { .. }) {
-        let _ = tracing_subscriber::fmt()
-            .with_env_filter(
-                tracing_subscriber::EnvFilter::try_from_default_env()
-                    .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-            )
-            .with_writer(std::io::stderr)
-            .try_init();
+        // The local run prints one line per execution for a person to read: logs stay at WARN
+        // unless asked for. The default is set before any thread exists (the runtime is built
+        // below), then logging starts the same way as in every deployed binary.
+        if std::env::var_os("AWS_LAMBDA_LOG_LEVEL").is_none() && std::env::var_os("RUST_LOG").is_none() {
+            std::env::set_var("RUST_LOG", "warn");
+        }
+        sundial_core::telemetry::init();
     }
+    match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt.block_on(run(cli)),
+        Err(e) => {
+            eprintln!("error: starting the async runtime: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(cli: Cli) -> ExitCode {
     let result = match cli.command {
         Command::Preview(args) => preview::run(args),
         Command::Provision(args) => provision::run(args, false).await,
@@ -98,5 +107,39 @@ async fn main() -> ExitCode {
             eprintln!("error: {e:#}");
             ExitCode::FAILURE
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+    use std::collections::BTreeSet;
+
+    fn env_names(cmd: &clap::Command, out: &mut BTreeSet<String>) {
+        for a in cmd.get_arguments() {
+            if let Some(name) = a.get_env() {
+                out.insert(name.to_string_lossy().into_owned());
+            }
+        }
+        for sub in cmd.get_subcommands() {
+            env_names(sub, out);
+        }
+    }
+
+    #[test]
+    fn the_arguments_read_exactly_the_variables_resources_json_gives_them() {
+        let mut read = BTreeSet::new();
+        env_names(&Cli::command(), &mut read);
+        let json: serde_json::Value =
+            serde_json::from_str(sundial_core::resources::RESOURCES_JSON).unwrap_or_else(|e| panic!("{e}"));
+        let declared: BTreeSet<String> = json["envLoaders"]["ApiArgs"]["names"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|k| json["env"][k.as_str().unwrap_or_default()].as_str().map(str::to_string))
+            .collect();
+        assert!(!declared.is_empty());
+        assert_eq!(read, declared);
     }
 }

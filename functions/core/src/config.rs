@@ -1,11 +1,36 @@
-//! Runtime configuration, read once in each `main`.
+//! Runtime settings: every Sundial setting (`SUNDIAL_*` variable) a binary reads is read here,
+//! and only here. The exceptions are the `sundial` CLI's API arguments, which clap reads under
+//! names taken from the same file, and the standard variables: the SDK's `AWS_*` and the logging
+//! ones of [`crate::telemetry`].
 //!
-//! On AWS every variable is set by the CDK construct (`infra/lib/sundial-scheduler.ts`, from the
-//! names in `resources.json`). Locally, `sundial` and the tests use [`Config::local`], which
-//! derives every name from one prefix so parallel tests never share a table or a queue.
+//! Names and defaults come from `resources.json` (`env`, `defaults`); its `envLoaders` section
+//! says which loader below reads which names and which binaries run it, and tests hold both
+//! sides to it (the names each loader asks for, and no `SUNDIAL_` literal elsewhere in the
+//! product sources). On AWS the CDK construct sets every one of them
+//! (`infra/lib/sundial-scheduler.ts`, from the same file); README.md "Settings" has one row per
+//! variable.
+//!
+//! | loader | binaries | variables |
+//! |---|---|---|
+//! | [`Config`] | tick, worker, worker-ecs, api | tables, queue prefix, pools, shards |
+//! | [`TickSettings`] | tick (and the scan function) | fan-out, catch-up budgets, fair queues |
+//! | [`WorkerSettings`] | worker, worker-ecs | pool, worker id, lease, skew margin, budgets, targets |
+//! | [`EcsWorkerSettings`] | worker-ecs | slots, shutdown grace |
+//! | [`ApiSettings`] | api | tenant claim |
+//! | [`LocalRunSettings`] | `sundial dev` | checkout root, emulator port |
+//!
+//! Each loader has `from_env()` and `from_lookup(get)`, the same with an injected lookup so tests
+//! never touch the process environment. Locally, `sundial` and the tests use [`Config::local`],
+//! which derives every name from one prefix so parallel tests never share a table or a queue.
 
+use crate::execution::policy::TenantLimits;
 use crate::resources::Resources;
-use std::env;
+use std::path::PathBuf;
+use std::time::Duration;
+
+fn process_env(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
 
 /// Names and settings every Sundial function needs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,7 +68,7 @@ pub enum ConfigError {
 impl Config {
     /// Reads the configuration from the environment, naming the first missing variable.
     pub fn from_env() -> Result<Self, ConfigError> {
-        Self::from_lookup(|k| env::var(k).ok())
+        Self::from_lookup(process_env)
     }
 
     /// Same as [`Config::from_env`] with an injected lookup (testable without touching the
@@ -117,6 +142,285 @@ impl Config {
     }
 }
 
+/// How the tick runs (beyond [`Config`]). The scan function is the same binary and reads the
+/// same settings.
+#[derive(Debug, Clone)]
+pub struct TickSettings {
+    /// Scan in-process up to this many shards; fan out above it (if a scan function is set).
+    pub in_process_max_shards: u32,
+    /// Shards per fanned-out scan invocation.
+    pub shards_per_scan: u32,
+    /// The scan function (name or ARN); `None` = always in-process.
+    pub scan_function: Option<String>,
+    /// Missed-fire executions per tick, all tenants (seed 000 §9 global rate).
+    pub catch_up_global: u64,
+    /// Missed-fire executions per tick per tenant.
+    pub catch_up_per_tenant: u64,
+    /// Set `MessageGroupId` = tenant on the tick's sends (SQS fair queues on standard queues).
+    pub fair_queues: bool,
+}
+
+impl Default for TickSettings {
+    fn default() -> Self {
+        let d = &Resources::get().defaults;
+        TickSettings {
+            in_process_max_shards: d.tick_in_process_max_shards,
+            shards_per_scan: d.shards_per_scan,
+            scan_function: None,
+            catch_up_global: d.catch_up_global,
+            catch_up_per_tenant: d.catch_up_per_tenant,
+            fair_queues: d.fair_queues,
+        }
+    }
+}
+
+impl TickSettings {
+    /// Defaults, overridden by the environment (the CDK construct sets every variable; the
+    /// scan function name only on the tick).
+    pub fn from_env() -> Result<Self, ConfigError> {
+        Self::from_lookup(process_env)
+    }
+
+    /// [`TickSettings::from_env`] with an injected lookup.
+    pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        let n = &Resources::get().env;
+        let d = TickSettings::default();
+        let num = |name: &str, default: u64| -> Result<u64, ConfigError> {
+            match get(name) {
+                None => Ok(default),
+                Some(v) => v.parse::<u64>().ok().filter(|n| *n > 0).ok_or(ConfigError::Invalid {
+                    name: name.to_string(),
+                    reason: format!("{v:?} is not a positive integer"),
+                }),
+            }
+        };
+        Ok(TickSettings {
+            scan_function: get(&n.scan_function).filter(|s| !s.is_empty()),
+            in_process_max_shards: num(&n.tick_in_process_max_shards, u64::from(d.in_process_max_shards))?
+                as u32,
+            shards_per_scan: num(&n.shards_per_scan, u64::from(d.shards_per_scan))? as u32,
+            catch_up_global: num(&n.catch_up_global, d.catch_up_global)?,
+            catch_up_per_tenant: num(&n.catch_up_per_tenant, d.catch_up_per_tenant)?,
+            fair_queues: get(&n.fair_queues).map(|v| v != "false").unwrap_or(d.fair_queues),
+        })
+    }
+}
+
+/// How a worker behaves (beyond [`Config`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkerSettings {
+    /// Lease owner id (unique per process).
+    pub worker_id: String,
+    /// The pool this worker serves (ECS) or the default pool of messages (Lambda).
+    pub pool: String,
+    /// Lease length (ms). Heartbeats every third of it.
+    pub lease_ms: i64,
+    /// See [`crate::execution::store::LeaseTerms::skew_margin_ms`].
+    pub skew_margin_ms: i64,
+    /// Largest tolerated distance between this worker's clock and the service's (ms).
+    pub max_skew_ms: i64,
+    /// A message that arrives up to this early (SQS delays have 1 s resolution) is held until
+    /// its execution is available instead of being returned to the queue (ms).
+    pub early_hold_ms: i64,
+    /// Whether webhooks may target loopback, link-local and private addresses.
+    pub allow_private_targets: bool,
+    /// Run-time budget across attempts (ms), if set.
+    pub max_total_run_ms: Option<i64>,
+    /// Per-tenant running limits.
+    pub tenant_limits: TenantLimits,
+    /// How long a handler may take to stop after its cancellation token fires (ms).
+    pub cancel_grace_ms: i64,
+}
+
+impl WorkerSettings {
+    /// Defaults (`resources.json`): 30 s lease, 2 s skew margin; 1 s tolerated skew.
+    pub fn new(worker_id: impl Into<String>, pool: impl Into<String>) -> Self {
+        let d = &Resources::get().defaults;
+        WorkerSettings {
+            worker_id: worker_id.into(),
+            pool: pool.into(),
+            lease_ms: d.lease_secs * 1000,
+            skew_margin_ms: d.skew_margin_ms,
+            max_skew_ms: 1_000,
+            early_hold_ms: 1_500,
+            allow_private_targets: d.allow_private_targets,
+            max_total_run_ms: None,
+            tenant_limits: TenantLimits::default(),
+            cancel_grace_ms: 2_000,
+        }
+    }
+
+    /// Reads the settings from the environment (all optional).
+    pub fn from_env() -> Result<Self, ConfigError> {
+        Self::from_lookup(process_env)
+    }
+
+    /// [`WorkerSettings::from_env`] with an injected lookup.
+    pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        let r = Resources::get();
+        let n = &r.env;
+        let pool = get(&n.pool).filter(|p| !p.is_empty()).unwrap_or_else(|| r.defaults.pool.clone());
+        let id = get(&n.worker_id).filter(|v| !v.is_empty()).unwrap_or_else(default_worker_id);
+        let mut s = WorkerSettings::new(id, pool);
+        let int = |name: &str, lo: i64, hi: i64| -> Result<Option<i64>, ConfigError> {
+            match get(name).filter(|v| !v.is_empty()) {
+                None => Ok(None),
+                Some(v) => {
+                    v.parse::<i64>().ok().filter(|x| (lo..=hi).contains(x)).map(Some).ok_or_else(|| {
+                        ConfigError::Invalid {
+                            name: name.into(),
+                            reason: format!("{v:?} is not an integer in {lo}..={hi}"),
+                        }
+                    })
+                }
+            }
+        };
+        if let Some(v) = int(&n.lease_secs, 2, 43_200)? {
+            s.lease_ms = v * 1000;
+        }
+        if let Some(v) = int(&n.skew_margin_ms, 0, 60_000)? {
+            s.skew_margin_ms = v;
+            s.max_skew_ms = (v / 2).max(1_000);
+        }
+        if let Some(v) = int(&n.max_total_run_secs, 1, 10_000_000)? {
+            s.max_total_run_ms = Some(v * 1000);
+        }
+        if let Some(v) = get(&n.tenant_max_running) {
+            s.tenant_limits = TenantLimits::parse(&v)
+                .map_err(|reason| ConfigError::Invalid { name: n.tenant_max_running.clone(), reason })?;
+        }
+        if let Some(v) = get(&n.allow_private_targets) {
+            s.allow_private_targets = matches!(v.to_ascii_lowercase().as_str(), "true" | "1" | "yes");
+        }
+        Ok(s)
+    }
+}
+
+/// Host name + pid + start time: unique per process, readable in an execution's lease owner.
+fn default_worker_id() -> String {
+    // HOSTNAME is the operating system's, not a Sundial setting.
+    let host = std::env::var("HOSTNAME")
+        .ok()
+        .or_else(|| std::fs::read_to_string("/etc/hostname").ok().map(|h| h.trim().to_string()))
+        .unwrap_or_else(|| "worker".into());
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    format!("{host}-{}-{nanos:x}", std::process::id())
+}
+
+/// The ECS worker's poll loop (beyond [`WorkerSettings`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EcsWorkerSettings {
+    /// Executions run at once (1-1000).
+    pub slots: usize,
+    /// How long running work may continue after SIGTERM before it is released.
+    pub shutdown_grace: Duration,
+}
+
+impl Default for EcsWorkerSettings {
+    fn default() -> Self {
+        let d = &Resources::get().defaults;
+        EcsWorkerSettings {
+            slots: d.worker_slots.clamp(1, 1_000) as usize,
+            shutdown_grace: Duration::from_secs(d.shutdown_grace_secs),
+        }
+    }
+}
+
+impl EcsWorkerSettings {
+    /// Reads the settings from the environment (all optional).
+    pub fn from_env() -> Result<Self, ConfigError> {
+        Self::from_lookup(process_env)
+    }
+
+    /// [`EcsWorkerSettings::from_env`] with an injected lookup.
+    pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        let r = Resources::get();
+        let num = |name: &str, default: u64| -> Result<u64, ConfigError> {
+            match get(name).filter(|v| !v.is_empty()) {
+                None => Ok(default),
+                Some(v) => v.parse().map_err(|_| ConfigError::Invalid {
+                    name: name.to_string(),
+                    reason: format!("{v:?} is not a number"),
+                }),
+            }
+        };
+        Ok(EcsWorkerSettings {
+            slots: num(&r.env.worker_slots, r.defaults.worker_slots)?.clamp(1, 1_000) as usize,
+            shutdown_grace: Duration::from_secs(num(
+                &r.env.shutdown_grace_secs,
+                r.defaults.shutdown_grace_secs,
+            )?),
+        })
+    }
+}
+
+/// Default request body limit of the API (bytes). Job parameters above
+/// [`crate::model::MAX_INLINE_PARAMS_BYTES`] go by reference (`paramsRef`), so a definition
+/// never needs more.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 16 * 1024;
+
+/// How the API answers (beyond [`Config`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiSettings {
+    /// Largest accepted request body (bytes).
+    pub max_body_bytes: usize,
+    /// The JWT claim that carries the tenant.
+    pub tenant_claim: String,
+}
+
+impl Default for ApiSettings {
+    fn default() -> Self {
+        ApiSettings {
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            tenant_claim: Resources::get().defaults.tenant_claim.clone(),
+        }
+    }
+}
+
+impl ApiSettings {
+    /// Reads the settings from the environment (the tenant claim, set by the CDK construct).
+    pub fn from_env() -> Self {
+        Self::from_lookup(process_env)
+    }
+
+    /// [`ApiSettings::from_env`] with an injected lookup.
+    pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Self {
+        let mut s = ApiSettings::default();
+        if let Some(c) = get(&Resources::get().env.tenant_claim).filter(|c| !c.is_empty()) {
+            s.tenant_claim = c;
+        }
+        s
+    }
+}
+
+/// What the local run (`sundial dev`) reads from its environment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LocalRunSettings {
+    /// The source checkout holding `localstack/` (default: the one the binary was built from).
+    pub root: Option<PathBuf>,
+    /// The local emulator's port, used when `AWS_ENDPOINT_URL` is unset.
+    pub emulator_port: String,
+}
+
+impl LocalRunSettings {
+    /// Reads the settings from the environment.
+    pub fn from_env() -> Self {
+        Self::from_lookup(process_env)
+    }
+
+    /// [`LocalRunSettings::from_env`] with an injected lookup.
+    pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Self {
+        let r = Resources::get();
+        LocalRunSettings {
+            root: get(&r.env.root).map(PathBuf::from),
+            emulator_port: get(&r.env.emulator_port).unwrap_or_else(|| r.defaults.emulator_port.to_string()),
+        }
+    }
+}
+
 /// Pool names become queue names: SQS allows 80 characters of `[A-Za-z0-9_-]`.
 pub fn validate_pool_name(p: &str) -> Result<(), String> {
     if p.is_empty() || p.len() > 40 || !p.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
@@ -128,7 +432,8 @@ pub fn validate_pool_name(p: &str) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::HashMap;
+    use std::cell::RefCell;
+    use std::collections::{BTreeSet, HashMap};
 
     #[test]
     fn from_lookup_names_the_missing_variable() {
@@ -157,5 +462,234 @@ mod tests {
         env.insert("SUNDIAL_POOLS".into(), "ok,bad pool".into());
         let e = Config::from_lookup(|k| env.get(k).cloned()).unwrap_err();
         assert!(e.to_string().contains("bad pool"), "{e}");
+    }
+
+    fn lookup<'a>(env: &'a HashMap<String, String>) -> impl Fn(&str) -> Option<String> + 'a {
+        |k| env.get(k).cloned()
+    }
+
+    fn names() -> &'static crate::resources::EnvNames {
+        &Resources::get().env
+    }
+
+    #[test]
+    fn worker_settings_name_the_bad_variable() {
+        let n = names();
+        let env: HashMap<String, String> = [(n.lease_secs.clone(), "1".into())].into();
+        let e = WorkerSettings::from_lookup(lookup(&env)).err();
+        assert!(matches!(e, Some(ConfigError::Invalid { ref name, .. }) if *name == n.lease_secs), "{e:?}");
+        let env: HashMap<String, String> = [
+            (n.lease_secs.clone(), "4".into()),
+            (n.worker_id.clone(), "w1".into()),
+            (n.pool.clone(), "slow".into()),
+            (n.allow_private_targets.clone(), "true".into()),
+            (n.tenant_max_running.clone(), "3".into()),
+        ]
+        .into();
+        let s = WorkerSettings::from_lookup(lookup(&env)).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((s.lease_ms, s.worker_id.as_str(), s.pool.as_str()), (4_000, "w1", "slow"));
+        assert!(s.allow_private_targets);
+        assert_eq!(s.tenant_limits.of("any"), Some(3));
+        assert_eq!(s.visibility_secs(), 6);
+    }
+
+    #[test]
+    fn unset_variables_give_the_documented_defaults() {
+        let none = |_: &str| None;
+        let w = WorkerSettings::from_lookup(none).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            (w.pool.as_str(), w.lease_ms, w.skew_margin_ms, w.max_skew_ms),
+            ("default", 30_000, 2_000, 1_000)
+        );
+        assert!(
+            !w.allow_private_targets && w.max_total_run_ms.is_none() && w.tenant_limits.of("t").is_none()
+        );
+        assert!(!w.worker_id.is_empty());
+        let t = TickSettings::from_lookup(none).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            (t.in_process_max_shards, t.shards_per_scan, t.catch_up_global, t.catch_up_per_tenant),
+            (256, 256, 5_000, 500)
+        );
+        assert!(t.scan_function.is_none() && t.fair_queues);
+        let e = EcsWorkerSettings::from_lookup(none).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((e.slots, e.shutdown_grace), (8, Duration::from_secs(25)));
+        let a = ApiSettings::from_lookup(none);
+        assert_eq!((a.tenant_claim.as_str(), a.max_body_bytes), ("tenant", 16 * 1024));
+        let l = LocalRunSettings::from_lookup(none);
+        assert_eq!((l.root, l.emulator_port.as_str()), (None, "4566"));
+    }
+
+    #[test]
+    fn tick_ecs_and_api_settings_read_their_variables() {
+        let n = names();
+        let mut env: HashMap<String, String> = [
+            (n.scan_function.clone(), "scan-fn".into()),
+            (n.tick_in_process_max_shards.clone(), "16".into()),
+            (n.shards_per_scan.clone(), "4".into()),
+            (n.catch_up_global.clone(), "10".into()),
+            (n.catch_up_per_tenant.clone(), "2".into()),
+            (n.fair_queues.clone(), "false".into()),
+            (n.worker_slots.clone(), "3".into()),
+            (n.shutdown_grace_secs.clone(), "7".into()),
+            (n.tenant_claim.clone(), "custom:tenant".into()),
+        ]
+        .into();
+        let t = TickSettings::from_lookup(lookup(&env)).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(t.scan_function.as_deref(), Some("scan-fn"));
+        assert_eq!(
+            (t.in_process_max_shards, t.shards_per_scan, t.catch_up_global, t.catch_up_per_tenant),
+            (16, 4, 10, 2)
+        );
+        assert!(!t.fair_queues);
+        let e = EcsWorkerSettings::from_lookup(lookup(&env)).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((e.slots, e.shutdown_grace), (3, Duration::from_secs(7)));
+        assert_eq!(ApiSettings::from_lookup(lookup(&env)).tenant_claim, "custom:tenant");
+        env.insert(n.catch_up_global.clone(), "0".into());
+        env.insert(n.worker_slots.clone(), "many".into());
+        let e = TickSettings::from_lookup(lookup(&env)).unwrap_err();
+        assert!(matches!(e, ConfigError::Invalid { ref name, .. } if *name == n.catch_up_global), "{e:?}");
+        let e = EcsWorkerSettings::from_lookup(lookup(&env)).unwrap_err();
+        assert!(matches!(e, ConfigError::Invalid { ref name, .. } if *name == n.worker_slots), "{e:?}");
+    }
+
+    /// The names a loader asks for, whatever it does with them.
+    fn names_read(load: impl FnOnce(&dyn Fn(&str) -> Option<String>)) -> BTreeSet<String> {
+        // Valid values for the required names, so a loader never stops at the first one missing.
+        let valid: HashMap<String, String> =
+            Config::local("x-", &["default"], 8).to_env().into_iter().collect();
+        let asked = RefCell::new(BTreeSet::new());
+        let get = |k: &str| {
+            asked.borrow_mut().insert(k.to_string());
+            valid.get(k).cloned()
+        };
+        load(&get);
+        asked.into_inner()
+    }
+
+    fn resources_json() -> serde_json::Value {
+        serde_json::from_str(crate::resources::RESOURCES_JSON).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// `envLoaders.{loader}.names` of resources.json, as variable names.
+    fn declared(loader: &str) -> BTreeSet<String> {
+        let json = resources_json();
+        let names = json["envLoaders"][loader]["names"].as_array().cloned().unwrap_or_default();
+        assert!(!names.is_empty(), "envLoaders.{loader} lists no names");
+        names
+            .iter()
+            .map(|k| {
+                let k = k.as_str().unwrap_or_default();
+                json["env"][k]
+                    .as_str()
+                    .unwrap_or_else(|| panic!("envLoaders.{loader}: {k} is not in env"))
+                    .to_string()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn each_loader_reads_exactly_the_names_resources_json_gives_it() {
+        let cases: [(&str, BTreeSet<String>); 6] = [
+            ("Config", names_read(|g| drop(Config::from_lookup(g)))),
+            ("TickSettings", names_read(|g| drop(TickSettings::from_lookup(g)))),
+            ("WorkerSettings", names_read(|g| drop(WorkerSettings::from_lookup(g)))),
+            ("EcsWorkerSettings", names_read(|g| drop(EcsWorkerSettings::from_lookup(g)))),
+            ("ApiSettings", names_read(|g| drop(ApiSettings::from_lookup(g)))),
+            ("LocalRunSettings", names_read(|g| drop(LocalRunSettings::from_lookup(g)))),
+        ];
+        for (loader, read) in cases {
+            assert_eq!(
+                read,
+                declared(loader),
+                "{loader} reads other names than resources.json's envLoaders.{loader}"
+            );
+        }
+    }
+
+    #[test]
+    fn every_env_name_has_exactly_one_loader() {
+        let json = resources_json();
+        let loaders = json["envLoaders"].as_object().cloned().unwrap_or_default();
+        let mut seen: HashMap<String, String> = HashMap::new();
+        for loader in loaders.keys().filter(|k| !k.starts_with('$')) {
+            for name in declared(loader) {
+                if let Some(other) = seen.insert(name.clone(), loader.clone()) {
+                    panic!("{name} is listed under both {other} and {loader}");
+                }
+            }
+        }
+        let env: BTreeSet<String> = json["env"]
+            .as_object()
+            .map(|m| m.values().filter_map(|v| v.as_str().map(str::to_string)).collect())
+            .unwrap_or_default();
+        assert_eq!(
+            env,
+            seen.keys().cloned().collect::<BTreeSet<_>>(),
+            "env names without a loader, or the reverse"
+        );
+        for k in
+            json["defaults"].as_object().map(|m| m.keys().cloned().collect::<Vec<_>>()).unwrap_or_default()
+        {
+            assert!(
+                k.starts_with('$') || k == "horizonSeconds" || json["env"].get(&k).is_some(),
+                "defaults.{k} names no setting"
+            );
+        }
+    }
+
+    #[test]
+    fn the_readme_settings_table_has_one_row_per_variable() {
+        let readme = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md");
+        let text = std::fs::read_to_string(&readme).unwrap_or_else(|e| panic!("{}: {e}", readme.display()));
+        let section = text.split("\n## Settings\n").nth(1).unwrap_or_default();
+        let section = section.split("\n## ").next().unwrap_or_default();
+        let mut rows: Vec<String> = section
+            .lines()
+            .filter_map(|l| l.strip_prefix("| `SUNDIAL_"))
+            .filter_map(|l| l.split('`').next().map(|n| format!("SUNDIAL_{n}")))
+            .collect();
+        rows.sort();
+        let json = resources_json();
+        let mut env: Vec<String> = json["env"]
+            .as_object()
+            .map(|m| m.values().filter_map(|v| v.as_str().map(str::to_string)).collect())
+            .unwrap_or_default();
+        env.sort();
+        assert_eq!(rows, env, "README.md \"Settings\" must have exactly one row per resources.json env name");
+    }
+
+    /// The product's sources (not tests, benches or the chaos tools): no `SUNDIAL_` variable
+    /// name outside this loader, so nothing reads a setting behind its back.
+    #[test]
+    fn no_product_source_names_a_setting_outside_the_loader() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let mut offenders = Vec::new();
+        for krate in ["core", "tick", "worker", "api", "cli"] {
+            let mut dirs = vec![root.join(krate).join("src")];
+            while let Some(dir) = dirs.pop() {
+                for entry in
+                    std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())).flatten()
+                {
+                    let path = entry.path();
+                    if path.is_dir() {
+                        dirs.push(path);
+                    } else if path.extension().is_some_and(|e| e == "rs")
+                        && !path.ends_with("core/src/config.rs")
+                    {
+                        let text = std::fs::read_to_string(&path).unwrap_or_default();
+                        for (i, line) in text.lines().enumerate() {
+                            if line.contains("\"SUNDIAL_") {
+                                offenders.push(format!("{}:{}: {}", path.display(), i + 1, line.trim()));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert!(
+            offenders.is_empty(),
+            "settings must be read through sundial_core::config:\n{}",
+            offenders.join("\n")
+        );
     }
 }

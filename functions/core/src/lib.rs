@@ -6,7 +6,9 @@
 //! ## Layout
 //! - [`resources`]: the one definition of tables, indexes, queues and env variable names
 //!   (`resources.json`, shared with the CDK app in `infra/`).
-//! - [`config`]: `Config::from_env()`, naming the missing variable on error.
+//! - [`config`]: every setting a binary reads from its environment, in typed loaders
+//!   (`Config`, `TickSettings`, `WorkerSettings`, ...) whose errors name the variable.
+//! - [`telemetry`]: the one logging setup of every binary (Lambda's JSON format and log level).
 //! - [`aws`]: SDK client construction (endpoint from `AWS_ENDPOINT_URL`, so the same code runs
 //!   against AWS and against the local emulator).
 //! - [`provision`]: creates the tables, indexes and per-pool queues (+ DLQs) from [`resources`]
@@ -37,4 +39,5 @@ pub mod queue;
 pub mod resources;
 pub mod schedule;
 pub mod store;
+pub mod telemetry;
 pub mod trigger;

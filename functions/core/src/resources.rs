@@ -108,7 +108,8 @@ pub struct QueueDefs {
     pub default_pools: Vec<String>,
 }
 
-/// Env variable names.
+/// Env variable names, by logical name. Only [`crate::config`] reads them; `envLoaders` in the
+/// JSON says which loader reads which name, and README.md "Settings" documents each one.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EnvNames {
@@ -124,13 +125,49 @@ pub struct EnvNames {
     pub shards: String,
     /// Name of the scan function the tick fans out to.
     pub scan_function: String,
+    /// The tick scans in-process up to this many shards.
+    pub tick_in_process_max_shards: String,
+    /// Shards per fanned-out scan invocation.
+    pub shards_per_scan: String,
+    /// Missed-fire executions per tick, all tenants.
+    pub catch_up_global: String,
+    /// Missed-fire executions per tick per tenant.
+    pub catch_up_per_tenant: String,
+    /// Whether the tick sets `MessageGroupId` = tenant (SQS fair queues).
+    pub fair_queues: String,
     /// The pool a worker serves.
     pub pool: String,
+    /// Lease owner id of a worker process.
+    pub worker_id: String,
+    /// Lease length in seconds.
+    pub lease_secs: String,
+    /// Extra time after a lease's end before another worker may take it over (ms).
+    pub skew_margin_ms: String,
+    /// Run time budget across attempts (s).
+    pub max_total_run_secs: String,
+    /// Per-tenant running limits.
+    pub tenant_max_running: String,
     /// Whether webhook targets may be private addresses.
     pub allow_private_targets: String,
+    /// Concurrent executions of one ECS worker.
+    pub worker_slots: String,
+    /// Seconds an ECS worker keeps finishing work after SIGTERM.
+    pub shutdown_grace_secs: String,
+    /// The JWT claim that carries the tenant (api).
+    pub tenant_claim: String,
+    /// The API's base URL (`sundial` CLI).
+    pub api_url: String,
+    /// Bearer token for the deployed API (`sundial` CLI).
+    pub token: String,
+    /// Tenant for the local run's API (`sundial` CLI).
+    pub tenant: String,
+    /// The source checkout the local run starts the emulator from (`sundial dev`).
+    pub root: String,
+    /// Port of the local emulator (`sundial dev`, when `AWS_ENDPOINT_URL` is unset).
+    pub emulator_port: String,
 }
 
-/// Deploy-time defaults.
+/// Defaults of the settings in [`EnvNames`] (same logical names) and of deploy-time choices.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Defaults {
@@ -138,6 +175,34 @@ pub struct Defaults {
     pub shards: u32,
     /// How far ahead of now the tick queues fires.
     pub horizon_seconds: u32,
+    /// The tick scans in-process up to this many shards.
+    pub tick_in_process_max_shards: u32,
+    /// Shards per fanned-out scan invocation.
+    pub shards_per_scan: u32,
+    /// Missed-fire executions per tick, all tenants.
+    pub catch_up_global: u64,
+    /// Missed-fire executions per tick per tenant.
+    pub catch_up_per_tenant: u64,
+    /// SQS fair queues (`MessageGroupId` = tenant) on the tick's sends.
+    pub fair_queues: bool,
+    /// The pool a worker serves.
+    pub pool: String,
+    /// Lease length in seconds.
+    pub lease_secs: i64,
+    /// Takeover margin after a lease's end (ms).
+    pub skew_margin_ms: i64,
+    /// Whether webhook targets may be private addresses.
+    pub allow_private_targets: bool,
+    /// Concurrent executions of one ECS worker.
+    pub worker_slots: u64,
+    /// Seconds an ECS worker keeps finishing work after SIGTERM.
+    pub shutdown_grace_secs: u64,
+    /// The JWT claim that carries the tenant.
+    pub tenant_claim: String,
+    /// The API's base URL for the CLI (the local run's).
+    pub api_url: String,
+    /// Port of the local emulator.
+    pub emulator_port: u16,
 }
 
 impl Resources {

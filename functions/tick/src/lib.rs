@@ -10,8 +10,9 @@ use chrono::{DateTime, Utc};
 use lambda_runtime::{Diagnostic, LambdaEvent};
 use serde::Deserialize;
 use serde_json::{json, Value};
+use sundial_core::config::TickSettings;
 use sundial_core::trigger::scan::{ScanError, ScanOptions, ScanReport, SendClock, TriggerCtx};
-use sundial_core::trigger::tick::{run_scan, run_tick, ScanRequest, TickError, TickOutcome, TickSettings};
+use sundial_core::trigger::tick::{run_scan, run_tick, ScanRequest, TickError, TickOutcome};
 
 /// The events this function accepts.
 #[derive(Debug, Deserialize)]

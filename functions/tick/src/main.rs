@@ -3,25 +3,21 @@
 //! `sundial_core::trigger`.
 
 use lambda_runtime::{run, service_fn, Error, LambdaEvent};
-use sundial_core::config::Config;
+use sundial_core::config::{Config, TickSettings};
 use sundial_core::queue::PoolQueues;
 use sundial_core::trigger::scan::TriggerCtx;
-use sundial_core::trigger::tick::TickSettings;
 use sundial_tick::{TickEvent, TickService};
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
-    tracing_subscriber::fmt().with_env_filter("info").without_time().json().init();
+    sundial_core::telemetry::init();
     // Env set by the CDK construct (infra/lib/sundial-scheduler.ts) from resources.json.
     let cfg = Config::from_env()?;
     let clients = sundial_core::aws::Clients::from_env().await;
     let settings = TickSettings::from_env()?;
-    let fair = std::env::var("SUNDIAL_FAIR_QUEUES").map(|v| v != "false").unwrap_or(true);
-    let service = TickService {
-        ctx: TriggerCtx { ddb: clients.ddb, queues: PoolQueues::new(clients.sqs, cfg.clone(), fair), cfg },
-        lambda: clients.lambda,
-        settings,
-    };
+    let queues = PoolQueues::new(clients.sqs, cfg.clone(), settings.fair_queues);
+    let service =
+        TickService { ctx: TriggerCtx { ddb: clients.ddb, queues, cfg }, lambda: clients.lambda, settings };
     let service = &service;
     run(service_fn(move |event: LambdaEvent<TickEvent>| async move { service.handle_lambda(event).await }))
         .await

@@ -13,6 +13,7 @@ use aws_sdk_sqs::types::{DeleteMessageBatchRequestEntry, MessageSystemAttributeN
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
+use sundial_core::config::EcsWorkerSettings;
 use sundial_core::execution::target::in_process::BoxFuture;
 use sundial_core::execution::worker::{Disposition, MessageControl, Worker};
 use tokio::sync::{mpsc, Semaphore};
@@ -34,20 +35,10 @@ pub struct EcsOptions {
 }
 
 impl EcsOptions {
-    /// From `SUNDIAL_WORKER_SLOTS` (default 8) and `SUNDIAL_SHUTDOWN_GRACE_SECS` (default 25).
+    /// From the environment ([`EcsWorkerSettings`]), with 20 s long polls.
     pub fn from_env() -> anyhow::Result<Self> {
-        use sundial_core::execution::worker::env;
-        let get = |k: &str, d: u64| -> anyhow::Result<u64> {
-            match std::env::var(k) {
-                Ok(v) if !v.is_empty() => v.parse().map_err(|_| anyhow::anyhow!("{k}={v:?} is not a number")),
-                _ => Ok(d),
-            }
-        };
-        Ok(EcsOptions {
-            slots: get(env::SLOTS, 8)?.clamp(1, 1_000) as usize,
-            shutdown_grace: Duration::from_secs(get(env::SHUTDOWN_GRACE_SECS, 25)?),
-            wait_secs: 20,
-        })
+        let s = EcsWorkerSettings::from_env()?;
+        Ok(EcsOptions { slots: s.slots, shutdown_grace: s.shutdown_grace, wait_secs: 20 })
     }
 }
 

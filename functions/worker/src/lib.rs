@@ -16,11 +16,11 @@ pub mod lambda;
 
 use std::sync::Arc;
 use sundial_core::aws::Clients;
-use sundial_core::config::Config;
+use sundial_core::config::{Config, WorkerSettings};
 use sundial_core::execution::clock::SystemClock;
 use sundial_core::execution::metrics::EmfStdout;
 use sundial_core::execution::target::in_process::Handlers;
-use sundial_core::execution::worker::{Worker, WorkerSettings};
+use sundial_core::execution::worker::Worker;
 
 /// Builds a worker from the environment (config, settings, SDK clients), with `handlers`.
 pub async fn worker_from_env(handlers: Handlers) -> anyhow::Result<Arc<Worker>> {
@@ -29,16 +29,4 @@ pub async fn worker_from_env(handlers: Handlers) -> anyhow::Result<Arc<Worker>> 
     let clients = Clients::from_env().await;
     let w = Worker::new(cfg, settings, &clients, handlers, Arc::new(SystemClock), Arc::new(EmfStdout))?;
     Ok(Arc::new(w))
-}
-
-/// Logs as JSON-less plain lines on stderr (stdout carries the EMF metric lines).
-pub fn init_tracing() {
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .try_init();
 }

@@ -4,7 +4,7 @@ use sundial_core::execution::target::in_process::Handlers;
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
-    sundial_worker::init_tracing();
+    sundial_core::telemetry::init();
     let worker = sundial_worker::worker_from_env(Handlers::new()).await?;
     run(service_fn(move |ev| sundial_worker::lambda::function_handler(worker.clone(), ev))).await
 }

@@ -8,6 +8,7 @@
 
 use super::plan::CatchUpBudget;
 use super::scan::{scan_shards, ScanError, ScanOptions, ScanReport, TriggerCtx};
+use crate::config::TickSettings;
 use crate::metrics::Emf;
 use aws_sdk_lambda::primitives::Blob;
 use aws_sdk_lambda::types::InvocationType;
@@ -30,69 +31,6 @@ pub struct ScanRequest {
     pub catch_up_global: u64,
     /// Per-tenant catch-up budget.
     pub catch_up_per_tenant: u64,
-}
-
-/// How the tick runs.
-#[derive(Debug, Clone)]
-pub struct TickSettings {
-    /// Scan in-process up to this many shards; fan out above it (if a scan function is set).
-    pub in_process_max_shards: u32,
-    /// Shards per fanned-out scan invocation.
-    pub shards_per_scan: u32,
-    /// The scan function (name or ARN); `None` = always in-process.
-    pub scan_function: Option<String>,
-    /// Missed-fire executions per tick, all tenants (seed 000 §9 global rate).
-    pub catch_up_global: u64,
-    /// Missed-fire executions per tick per tenant.
-    pub catch_up_per_tenant: u64,
-}
-
-impl Default for TickSettings {
-    fn default() -> Self {
-        TickSettings {
-            in_process_max_shards: 256,
-            shards_per_scan: 256,
-            scan_function: None,
-            catch_up_global: 5_000,
-            catch_up_per_tenant: 500,
-        }
-    }
-}
-
-impl TickSettings {
-    /// Defaults, overridden by `SUNDIAL_SCAN_FUNCTION` (set by the CDK construct when it
-    /// deploys a scan function), `SUNDIAL_TICK_IN_PROCESS_MAX_SHARDS`, `SUNDIAL_SHARDS_PER_SCAN`,
-    /// `SUNDIAL_CATCH_UP_GLOBAL` and `SUNDIAL_CATCH_UP_PER_TENANT`.
-    pub fn from_env() -> Result<Self, crate::config::ConfigError> {
-        Self::from_lookup(|k| std::env::var(k).ok())
-    }
-
-    /// [`TickSettings::from_env`] with an injected lookup.
-    pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Self, crate::config::ConfigError> {
-        let d = TickSettings::default();
-        let num = |name: &str, default: u64| -> Result<u64, crate::config::ConfigError> {
-            match get(name) {
-                None => Ok(default),
-                Some(v) => {
-                    v.parse::<u64>().ok().filter(|n| *n > 0).ok_or(crate::config::ConfigError::Invalid {
-                        name: name.to_string(),
-                        reason: format!("{v:?} is not a positive integer"),
-                    })
-                }
-            }
-        };
-        Ok(TickSettings {
-            scan_function: get(&crate::resources::Resources::get().env.scan_function)
-                .filter(|s| !s.is_empty()),
-            in_process_max_shards: num(
-                "SUNDIAL_TICK_IN_PROCESS_MAX_SHARDS",
-                u64::from(d.in_process_max_shards),
-            )? as u32,
-            shards_per_scan: num("SUNDIAL_SHARDS_PER_SCAN", u64::from(d.shards_per_scan))? as u32,
-            catch_up_global: num("SUNDIAL_CATCH_UP_GLOBAL", d.catch_up_global)?,
-            catch_up_per_tenant: num("SUNDIAL_CATCH_UP_PER_TENANT", d.catch_up_per_tenant)?,
-        })
-    }
 }
 
 /// What the tick did.

@@ -7,7 +7,7 @@ use tokio_util::sync::CancellationToken;
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    sundial_worker::init_tracing();
+    sundial_core::telemetry::init();
     let worker = sundial_worker::worker_from_env(Handlers::new().with("sleep", Sleep)).await?;
     let opts = sundial_worker::ecs::EcsOptions::from_env()?;
     let shutdown = CancellationToken::new();
