@@ -104,6 +104,20 @@ impl LambdaWatch {
         bail!("cargo lambda watch did not listen on {port} within 30 s; see {}", log_path.display())
     }
 
+    /// Invokes `function` once and waits for its answer: the first invoke under `cargo lambda
+    /// watch` compiles the function, which on a busy machine can take longer than a job's
+    /// `timeoutSecs`. Tests that measure attempts call this first, so the compile is not
+    /// counted as a failed attempt.
+    pub async fn warm_up(&self, function: &str) -> Result<()> {
+        let payload = aws_sdk_lambda::primitives::Blob::new(r#"{"warmUp": true}"#);
+        let call = self.client().invoke().function_name(function).payload(payload).send();
+        tokio::time::timeout(Duration::from_secs(300), call)
+            .await
+            .context("the warm-up invoke did not answer within 300 s")?
+            .context("warm-up invoke")?;
+        Ok(())
+    }
+
     /// An aws-sdk-lambda client pointed at this watch (dummy credentials).
     pub fn client(&self) -> aws_sdk_lambda::Client {
         let creds = aws_credential_types::Credentials::new("test", "test", None, None, "lambda-watch");

@@ -150,6 +150,7 @@ async fn lambda_targets_succeed_retry_and_fail_by_error_type() -> anyhow::Result
     // third attempt
     let env = TestEnv::new("lambda-target").await?;
     let watch = LambdaWatch::start("sundial-testfn", &[]).await?;
+    watch.warm_up("sundial-testfn").await?;
     let def = |params: serde_json::Value| {
         let mut d =
             fixtures::definition(sundial_core::model::Target::Lambda { function: "sundial-testfn".into() });
@@ -182,7 +183,7 @@ async fn lambda_targets_succeed_retry_and_fail_by_error_type() -> anyhow::Result
     let (worker, _) =
         fixtures::worker_with_clients(&env, fixtures::settings("fn-1"), Handlers::new(), &clients)?;
     let (stop, poller) = fixtures::spawn_poller(worker, 3);
-    let within = Duration::from_secs(120); // the first invoke compiles the function
+    let within = Duration::from_secs(120);
     let ok = fixtures::wait_for(&env, &k_ok, within, |s| s.exec.status.is_terminal()).await?;
     let perm = fixtures::wait_for(&env, &k_perm, within, |s| s.exec.status.is_terminal()).await?;
     let flaky = fixtures::wait_for(&env, &k_flaky, within, |s| s.exec.status.is_terminal()).await?;

@@ -1,4 +1,4 @@
-//! SQS adapter: per-pool queue URLs and batched, delayed sends.
+//! SQS adapter: per-pool queue URLs (cached), batched delayed sends, and dead-letter copies.
 //!
 //! Batching is part of the cost budget (DESIGN §6: ≤ 0.3 SQS requests per execution): ten
 //! executions share one `SendMessageBatch`, and each entry carries its own `DelaySeconds` so
@@ -6,7 +6,7 @@
 
 use crate::config::Config;
 use crate::model::ExecMessage;
-use aws_sdk_sqs::types::SendMessageBatchRequestEntry;
+use aws_sdk_sqs::types::{MessageAttributeValue, SendMessageBatchRequestEntry};
 use std::collections::HashMap;
 use tokio::sync::Mutex;
 
@@ -14,6 +14,10 @@ use tokio::sync::Mutex;
 pub const MAX_DELAY_SECS: i64 = 900;
 /// SQS's largest batch.
 pub const MAX_BATCH: usize = 10;
+/// Message attribute of a dead letter: the error code that made it DEAD.
+pub const DLQ_ERROR_CODE_ATTR: &str = "sundial-error-code";
+/// Message attribute of a dead letter: the execution id.
+pub const DLQ_EXECUTION_ID_ATTR: &str = "sundial-execution-id";
 
 /// A queue operation failed.
 #[derive(Debug, thiserror::Error)]
@@ -105,18 +109,67 @@ impl PoolQueues {
         &self.sqs
     }
 
-    /// The URL of a pool's queue.
+    /// The URL of a pool's queue (resolved once with `GetQueueUrl`, then cached).
     pub async fn url(&self, pool: &str) -> Result<String, QueueError> {
-        if let Some(u) = self.urls.lock().await.get(pool) {
+        self.url_of(pool, self.cfg.queue_name(pool)).await
+    }
+
+    /// The URL of a pool's dead-letter queue.
+    pub async fn dlq_url(&self, pool: &str) -> Result<String, QueueError> {
+        self.url_of(pool, self.cfg.dlq_name(pool)).await
+    }
+
+    async fn url_of(&self, pool: &str, queue: String) -> Result<String, QueueError> {
+        if let Some(u) = self.urls.lock().await.get(&queue) {
             return Ok(u.clone());
         }
-        let queue = self.cfg.queue_name(pool);
         let out = self.sqs.get_queue_url().queue_name(&queue).send().await.map_err(|e| {
             QueueError::UnknownPool { pool: pool.to_string(), queue: queue.clone(), source: e.into() }
         })?;
         let url = out.queue_url().unwrap_or_default().to_string();
-        self.urls.lock().await.insert(pool.to_string(), url.clone());
+        self.urls.lock().await.insert(queue, url.clone());
         Ok(url)
+    }
+
+    /// The pool of a queue ARN or URL (its name minus the configured prefix), if it is one of
+    /// Sundial's pool queues.
+    pub fn pool_of_queue(&self, arn_or_url: &str) -> Option<String> {
+        let name = arn_or_url.rsplit([':', '/']).next().unwrap_or_default();
+        name.strip_prefix(&self.cfg.queue_prefix).map(str::to_string)
+    }
+
+    /// Copies a message to its pool's dead-letter queue, with the error code and execution id
+    /// as message attributes (what `sundial dlq list` shows). Failures are logged here; the
+    /// caller keeps the original message so a later delivery copies again.
+    pub async fn dead_letter(
+        &self,
+        pool: &str,
+        body: &str,
+        code: &str,
+        execution_id: &str,
+    ) -> Result<(), QueueError> {
+        let url = self.dlq_url(pool).await.inspect_err(|e| {
+            tracing::error!(pool, error = %e, "no DLQ for pool");
+        })?;
+        let attr =
+            |v: &str| MessageAttributeValue::builder().data_type("String").string_value(v).build().ok();
+        self.sqs
+            .send_message()
+            .queue_url(url)
+            .message_body(body)
+            .set_message_attributes(Some(
+                [(DLQ_ERROR_CODE_ATTR, attr(code)), (DLQ_EXECUTION_ID_ATTR, attr(execution_id))]
+                    .into_iter()
+                    .filter_map(|(k, v)| Some((k.to_string(), v?)))
+                    .collect(),
+            ))
+            .send()
+            .await
+            .map(|_| ())
+            .map_err(|e| {
+                tracing::error!(pool, error = %aws_sdk_sqs::error::DisplayErrorContext(&e), "DLQ send failed");
+                QueueError::Send { pool: pool.into(), source: e.into() }
+            })
     }
 
     /// Sends messages to a pool in batches of ten; a failed entry is retried once.

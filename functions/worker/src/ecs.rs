@@ -120,7 +120,7 @@ pub async fn run(
     shutdown: CancellationToken,
 ) -> anyhow::Result<Arc<Stats>> {
     let pool = worker.settings().pool.clone();
-    let url = worker.queue_url(&pool).await.map_err(anyhow::Error::msg)?;
+    let url = worker.queue_url(&pool).await?;
     let sqs = worker.sqs().clone();
     let stats = Arc::new(Stats::default());
     let slots = Arc::new(Semaphore::new(opts.slots));

@@ -1,0 +1,84 @@
+//! Before a claim: hold an early delivery briefly, then ask the job's concurrency policy and the
+//! tenant's running limit whether this execution may start now.
+//!
+//! Only an execution this worker would claim is admitted (READY/RETRY_WAIT once available, or an
+//! expired lease): asking the policy for anything else would take a slot for nothing.
+
+use super::attempt::Holds;
+use super::{secs_ceil, Delivery, Disposition, Worker};
+use crate::execution::metrics::ExecMetrics;
+use crate::execution::policy::Admission;
+use crate::execution::store::{next_step, Snapshot, Step};
+use crate::model::ExecStatus;
+use crate::store::error::StoreError;
+use chrono::{DateTime, Utc};
+use std::time::Duration;
+
+/// What admission decided.
+pub(super) enum Gate {
+    /// Try to claim `snapshot` (as read; `None` = not found, the claim reads again) at `now`.
+    Claim { snapshot: Box<Option<Snapshot>>, now: DateTime<Utc>, holds: Holds },
+    /// Nothing to claim now.
+    Done(Disposition),
+}
+
+impl Worker {
+    pub(super) async fn admit(&self, d: &Delivery<'_>, m: &mut ExecMetrics) -> Result<Gate, StoreError> {
+        let key = &d.key;
+        let snapshot = self.store.get(key, false).await?;
+        let mut now = self.clock.now();
+        let claimable =
+            |s: &Snapshot, now: DateTime<Utc>| next_step(&s.exec, &self.terms(), now.timestamp_millis());
+        // Early delivery (SQS delays are whole seconds, rounded down): hold briefly, then claim.
+        if let Some(s) = &snapshot {
+            if let Step::NotYet(at) = claimable(s, now) {
+                let wait = at - now.timestamp_millis();
+                if wait <= self.settings.early_hold_ms {
+                    tokio::select! {
+                        _ = tokio::time::sleep(Duration::from_millis(wait.max(0) as u64)) => {}
+                        _ = d.stop.cancelled() => return Ok(Gate::Done(Disposition::RetryAfter(0))),
+                    }
+                    now = self.clock.now();
+                }
+            }
+        }
+        let Some(s) = snapshot.as_ref().filter(|s| matches!(claimable(s, now), Step::Claim { .. })) else {
+            return Ok(Gate::Claim {
+                snapshot: Box::new(snapshot),
+                now,
+                holds: Holds::new(key.clone(), false),
+            });
+        };
+        let actor = self.actor();
+        match self.slots.admit(&s.exec, &actor, now).await? {
+            Admission::Admit => {}
+            Admission::Skip { reason } => {
+                if self.store.skip(key, &s.exec, &actor, &reason, now).await? {
+                    m.outcome = Some(ExecStatus::Skipped);
+                    tracing::info!(execution = %key.id(), reason, "skipped");
+                }
+                return Ok(Gate::Done(Disposition::Delete));
+            }
+            Admission::Wait { until_ms, reason } => {
+                tracing::debug!(execution = %key.id(), reason, "policy wait");
+                let secs = secs_ceil(until_ms - now.timestamp_millis()).max(1);
+                return Ok(Gate::Done(Disposition::RetryAfter(secs)));
+            }
+        }
+        let Some(limit) = self.settings.tenant_limits.of(&key.tenant) else {
+            return Ok(Gate::Claim {
+                snapshot: Box::new(snapshot),
+                now,
+                holds: Holds::new(key.clone(), false),
+            });
+        };
+        let now_ms = now.timestamp_millis();
+        let lease_until = now_ms + self.settings.lease_ms;
+        let waited =
+            self.tenants.acquire(key, limit, lease_until, self.settings.skew_margin_ms, now_ms).await?;
+        if let Some(until) = waited {
+            return Ok(Gate::Done(Disposition::RetryAfter(secs_ceil(until - now_ms).max(1))));
+        }
+        Ok(Gate::Claim { snapshot: Box::new(snapshot), now, holds: Holds::new(key.clone(), true) })
+    }
+}

@@ -1,0 +1,87 @@
+//! What an attempt holds besides its lease, owned by one value.
+//!
+//! An attempt may hold two things that others wait for: an entry in its tenant's running gate
+//! (when a per-tenant limit applies) and its job's concurrency slot (non-`ALLOW` policies, taken
+//! at admission and kept through `RETRY_WAIT` until a final status). Which of them to give back
+//! depends only on how the attempt ended, so that decision lives in one `match`
+//! ([`Holds::end`]) and every way out of an attempt goes through it instead of repeating the
+//! releases at each exit.
+
+use super::Worker;
+use crate::execution::store::ExecKey;
+use crate::model::{ConcurrencyPolicy, ExecStatus};
+use crate::store::error::StoreError;
+
+/// How an attempt ended, as far as its holds are concerned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Exit {
+    /// The claim did not happen (not yet due, held by another worker, final, missing).
+    /// `canceled`: the claimer found a requested cancel and completed it, so the execution is
+    /// final and its slot is free.
+    NotClaimed { canceled: bool },
+    /// Shutdown: the lease was given back; the execution is still live and keeps its slot.
+    Released,
+    /// This worker's finish was recorded with `status`.
+    Finished { status: ExecStatus, policy: ConcurrencyPolicy },
+    /// Another worker took the execution over: what was held is the new owner's now.
+    TakenOver,
+}
+
+/// The holds of one attempt. Create it at admission, end it exactly once with [`Holds::end`].
+#[must_use = "an attempt's holds must be ended with Holds::end"]
+#[derive(Debug)]
+pub(super) struct Holds {
+    key: ExecKey,
+    tenant: bool,
+    ended: bool,
+}
+
+impl Holds {
+    /// Holds of an attempt; `tenant`: it joined its tenant's running gate.
+    pub(super) fn new(key: ExecKey, tenant: bool) -> Self {
+        Holds { key, tenant, ended: false }
+    }
+
+    /// Renews the tenant gate entry with the lease (heartbeat).
+    pub(super) async fn extend(&self, w: &Worker, lease_until: i64) -> Result<(), StoreError> {
+        if self.tenant {
+            w.tenants.extend(&self.key, lease_until).await?;
+        }
+        Ok(())
+    }
+
+    /// Gives back what `exit` frees.
+    pub(super) async fn end(mut self, w: &Worker, exit: Exit) -> Result<(), StoreError> {
+        self.ended = true;
+        let release_tenant = self.tenant && exit != Exit::TakenOver;
+        if release_tenant {
+            w.tenants.release(&self.key).await?;
+        }
+        match exit {
+            Exit::NotClaimed { canceled: true } => {
+                if let Some(s) = w.store.get(&self.key, false).await? {
+                    w.slots.release(&self.key, s.exec.definition.concurrency).await?;
+                }
+            }
+            Exit::Finished { status, policy } if status.is_terminal() => {
+                w.slots.release(&self.key, policy).await?;
+            }
+            Exit::NotClaimed { canceled: false }
+            | Exit::Released
+            | Exit::Finished { .. }
+            | Exit::TakenOver => {}
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Holds {
+    fn drop(&mut self) {
+        // A store error on the way out (`?`) drops the holds unended: the tenant entry then
+        // lapses with its lease and the slot is healed by the next acquirer, which finds its
+        // holder final. Worth a log line, not a panic.
+        if !self.ended && self.tenant {
+            tracing::warn!(execution = %self.key.id(), "attempt ended without releasing its tenant entry; it lapses with the lease");
+        }
+    }
+}

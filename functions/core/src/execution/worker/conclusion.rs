@@ -1,0 +1,89 @@
+//! How a delivery ends: the finish write of a claimed attempt and what follows from it, or the
+//! disposition of a message whose execution could not be claimed.
+//!
+//! Only the worker whose finish was recorded deletes the message or copies it to the DLQ; a
+//! refused finish (taken over) leaves the message to the new owner.
+
+use super::attempt::{Exit, Holds};
+use super::{secs_ceil, Delivery, Disposition, Worker};
+use crate::execution::metrics::ExecMetrics;
+use crate::execution::retry::codes;
+use crate::execution::store::{ClaimOutcome, Fence, Finish, FinishResult};
+use crate::model::{ConcurrencyPolicy, ExecStatus};
+use crate::store::error::StoreError;
+use chrono::{DateTime, Utc};
+
+impl Worker {
+    /// Records the finish and turns it into a disposition (and the metrics, DLQ copy, slot and
+    /// tenant releases that go with it).
+    pub(super) async fn conclude(
+        &self,
+        d: &Delivery<'_>,
+        fence: &Fence,
+        fin: Finish,
+        policy: ConcurrencyPolicy,
+        holds: Holds,
+        m: &mut ExecMetrics,
+    ) -> Result<Disposition, StoreError> {
+        let key = &d.key;
+        let now = self.clock.now();
+        let status = fin.status();
+        match self.store.finish(key, fence, &fin, now).await? {
+            FinishResult::TakenOver { status: cur, token } => {
+                m.stale_rejections += 1;
+                tracing::warn!(execution = %key.id(), mine = fence.token, current = ?token, status = ?cur, "finish refused: taken over");
+                holds.end(self, Exit::TakenOver).await?;
+                return Ok(Disposition::Leave);
+            }
+            FinishResult::Done => {}
+        }
+        m.outcome = Some(status);
+        holds.end(self, Exit::Finished { status, policy }).await?;
+        Ok(match fin {
+            Finish::RetryWait { available_at, .. } => {
+                m.retries = 1;
+                Disposition::RetryAfter(secs_ceil(available_at - now.timestamp_millis()).max(1))
+            }
+            Finish::Dead { reason, .. } => {
+                match self.queues.dead_letter(d.pool, d.body, &reason, &key.id()).await {
+                    Ok(()) => Disposition::Delete,
+                    // The next delivery finds DEAD and retries the DLQ copy.
+                    Err(_) => Disposition::RetryAfter(5),
+                }
+            }
+            _ => Disposition::Delete,
+        })
+    }
+
+    /// The disposition of a message whose execution was not claimed.
+    pub(super) async fn unclaimed(
+        &self,
+        d: &Delivery<'_>,
+        outcome: ClaimOutcome,
+        now: DateTime<Utc>,
+    ) -> Disposition {
+        let now_ms = now.timestamp_millis();
+        match outcome {
+            ClaimOutcome::Missing => {
+                tracing::warn!(execution = %d.key.id(), "no such execution; dropping its message");
+                Disposition::Delete
+            }
+            ClaimOutcome::Finished(ExecStatus::Dead) => {
+                // DEAD but its message still here: the DLQ copy may be missing.
+                let code = codes::ATTEMPTS_EXHAUSTED;
+                match self.queues.dead_letter(d.pool, d.body, code, &d.key.id()).await {
+                    Ok(()) => Disposition::Delete,
+                    Err(_) => Disposition::Leave,
+                }
+            }
+            ClaimOutcome::Finished(_) => Disposition::Delete,
+            ClaimOutcome::NotYet { available_at } => {
+                Disposition::RetryAfter(secs_ceil(available_at - now_ms).max(1))
+            }
+            ClaimOutcome::Held { expires_at } => {
+                Disposition::RetryAfter(secs_ceil(expires_at - now_ms).max(1) + 1)
+            }
+            ClaimOutcome::Claimed(_) => Disposition::Leave,
+        }
+    }
+}

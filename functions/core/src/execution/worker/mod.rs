@@ -1,0 +1,300 @@
+//! The worker core shared by both entry points (the SQS-triggered Lambda and the ECS long-poll
+//! binary): one queue message in, one [`Disposition`] out.
+//!
+//! ```text
+//! message ─> read execution ─> policy admission ─> claim (CAS, token+1) ─> run target
+//!              (½ RU)            (non-ALLOW only)      (1 WU)               │  heartbeat every lease/3
+//!                                                                            │  (extends lease + visibility)
+//!            Delete <─ finish (CAS on token, 1 WU) <─ classify / budgets <───┘
+//!            Retry{after} = RETRY_WAIT's backoff, carried by the *same* message's visibility
+//! ```
+//!
+//! Rules that keep a repeated delivery harmless:
+//! - Only the worker whose finish succeeded deletes the message. A worker whose finish was
+//!   refused (taken over) leaves it alone: deleting with an old receipt handle could delete the
+//!   message the new owner depends on.
+//! - A message for an execution someone else holds, or that is not yet available, is made
+//!   visible again when that changes (lease end, backoff end); it is never dropped while the
+//!   execution is not final.
+//! - DEAD executions are copied to the pool's DLQ before their message is deleted; a crash in
+//!   between is repaired by the next delivery, which finds DEAD and copies again.
+
+//!
+//! ## Layout
+//! - this file: the [`Worker`] value, its construction, and [`Worker::handle`], which reads one
+//!   delivery through the steps below.
+//! - `settings`: the timings derived from [`WorkerSettings`] (heartbeat period, visibility).
+//! - `admission`: early-delivery hold, the job's concurrency policy and the tenant's running
+//!   limit, before any claim.
+//! - `attempt`: [`attempt::Holds`], the one value that owns what an attempt holds besides its
+//!   lease (tenant gate entry, job slot); every way out of an attempt ends it.
+//! - `run`: the claimed attempt: target call, heartbeats, timeout, cancellation, checkpoints.
+//! - `conclusion`: the finish write and what follows it (releases, DLQ copy, disposition).
+
+mod admission;
+mod attempt;
+mod conclusion;
+mod run;
+mod settings;
+
+use super::clock::{with_skew_probe, Clock, SkewGuard};
+use super::metrics::{ExecMetrics, MetricsSink};
+use super::policy::{JobSlots, TenantGate};
+use super::store::{ClaimOutcome, ExecKey, ExecStore, LeaseTerms};
+use super::target::http::HttpTarget;
+use super::target::in_process::{BoxFuture, Handlers};
+use super::target::lambda::LambdaTarget;
+use super::target::sqs::SqsTarget;
+use super::target::RemoteTargets;
+use crate::aws::Clients;
+use crate::config::{Config, WorkerSettings};
+use crate::model::{ExecMessage, ExecStatus, JobDefinition};
+use crate::queue::{PoolQueues, QueueError};
+use crate::store::error::StoreError;
+use admission::Gate;
+use attempt::Exit;
+use sha2::{Digest, Sha256};
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+/// Whole seconds covering `ms` (SQS visibility and delays have 1 s resolution), capped at
+/// SQS's 12-hour visibility limit.
+fn secs_ceil(ms: i64) -> i32 {
+    (ms.max(0) as f64 / 1000.0).ceil().min(43_200.0) as i32
+}
+
+/// What to do with a message after handling it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Disposition {
+    /// Done with it (final status recorded, or nothing left to do): delete it.
+    Delete,
+    /// Keep it; make it visible again after this many seconds (SQS `ChangeMessageVisibility`).
+    RetryAfter(i32),
+    /// Keep it and leave its visibility alone (another worker owns the execution now, or the
+    /// store failed transiently).
+    Leave,
+}
+
+/// Lets the core extend a message's visibility while it works (ECS); a no-op for Lambda,
+/// whose event source mapping holds messages for the function's whole timeout.
+pub trait MessageControl: Send + Sync {
+    /// Makes the message invisible for `secs` more seconds.
+    fn extend(&self, secs: i32) -> BoxFuture<'_, ()>;
+}
+
+/// A [`MessageControl`] that does nothing.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoExtend;
+
+impl MessageControl for NoExtend {
+    fn extend(&self, _secs: i32) -> BoxFuture<'_, ()> {
+        Box::pin(async {})
+    }
+}
+
+/// SHA-256 (first 16 bytes, hex) of the execution's input: parameters and their reference.
+pub fn input_digest(def: &JobDefinition) -> String {
+    let mut h = Sha256::new();
+    h.update(def.params.to_string().as_bytes());
+    h.update([0]);
+    h.update(def.params_ref.as_deref().unwrap_or_default().as_bytes());
+    h.finalize().iter().take(16).map(|b| format!("{b:02x}")).collect()
+}
+
+/// One delivery of a queue message, as the steps of [`Worker::handle`] see it.
+struct Delivery<'a> {
+    /// The pool whose queue delivered it.
+    pool: &'a str,
+    /// The raw body (copied as is to the DLQ).
+    body: &'a str,
+    /// The decoded message.
+    msg: ExecMessage,
+    /// The execution it stands for.
+    key: ExecKey,
+    /// Visibility extension while the attempt runs.
+    msgctl: &'a dyn MessageControl,
+    /// Fires on shutdown (SIGTERM, Lambda deadline).
+    stop: &'a CancellationToken,
+}
+
+/// The worker.
+#[derive(Debug)]
+pub struct Worker {
+    cfg: Config,
+    settings: WorkerSettings,
+    store: ExecStore,
+    slots: JobSlots,
+    tenants: TenantGate,
+    remote: RemoteTargets,
+    handlers: Handlers,
+    queues: PoolQueues,
+    clock: Arc<dyn Clock>,
+    skew: Arc<SkewGuard>,
+    metrics: Arc<dyn MetricsSink>,
+}
+
+impl Worker {
+    /// A worker. `clients.lambda` is the client Lambda *targets* are invoked with.
+    pub fn new(
+        cfg: Config,
+        settings: WorkerSettings,
+        clients: &Clients,
+        handlers: Handlers,
+        clock: Arc<dyn Clock>,
+        metrics: Arc<dyn MetricsSink>,
+    ) -> std::io::Result<Self> {
+        let skew = Arc::new(SkewGuard::new(settings.max_skew_ms));
+        let ddb = with_skew_probe(&clients.ddb, skew.clone(), clock.clone());
+        let store = ExecStore::new(ddb.clone(), cfg.executions_table.clone());
+        Ok(Worker {
+            slots: JobSlots::new(store.clone()),
+            tenants: TenantGate::new(ddb, cfg.executions_table.clone()),
+            store,
+            remote: RemoteTargets {
+                lambda: LambdaTarget::new(clients.lambda.clone()),
+                http: HttpTarget::new(settings.allow_private_targets)?,
+                sqs: SqsTarget::new(clients.sqs.clone()),
+            },
+            handlers,
+            // The worker only resolves URLs and copies dead letters: no fair-queue groups.
+            queues: PoolQueues::new(clients.sqs.clone(), cfg.clone(), false),
+            clock,
+            skew,
+            metrics,
+            cfg,
+            settings,
+        })
+    }
+
+    /// The settings.
+    pub fn settings(&self) -> &WorkerSettings {
+        &self.settings
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &Config {
+        &self.cfg
+    }
+
+    /// The execution store (fenced writes).
+    pub fn store(&self) -> &ExecStore {
+        &self.store
+    }
+
+    /// The SQS client.
+    pub fn sqs(&self) -> &aws_sdk_sqs::Client {
+        self.queues.client()
+    }
+
+    /// The worker's clock.
+    pub fn clock(&self) -> &Arc<dyn Clock> {
+        &self.clock
+    }
+
+    /// The latest comparison of this worker's clock with the service's (`Date` header).
+    pub fn clock_check(&self) -> Option<super::clock::OffsetBounds> {
+        self.skew.last()
+    }
+
+    /// Whether this worker's clock may judge other workers' leases.
+    pub fn clock_trusted(&self) -> bool {
+        self.skew.trusted()
+    }
+
+    /// The URL of a pool's queue (resolved once, then cached).
+    pub async fn queue_url(&self, pool: &str) -> Result<String, QueueError> {
+        self.queues.url(pool).await
+    }
+
+    /// The pool of a queue ARN or URL (its name minus the configured prefix).
+    pub fn pool_of_queue(&self, arn_or_url: &str) -> String {
+        self.queues.pool_of_queue(arn_or_url).unwrap_or_else(|| self.settings.pool.clone())
+    }
+
+    fn terms(&self) -> LeaseTerms {
+        LeaseTerms {
+            duration_ms: self.settings.lease_ms,
+            skew_margin_ms: self.settings.skew_margin_ms,
+            may_take_over: self.skew.trusted(),
+        }
+    }
+
+    fn actor(&self) -> String {
+        format!("worker:{}", self.settings.worker_id)
+    }
+
+    /// Handles one queue message of `pool`. `stop` fires on shutdown (SIGTERM, Lambda deadline):
+    /// a running execution is then released for another worker.
+    pub async fn handle(
+        &self,
+        pool: &str,
+        body: &str,
+        msgctl: &dyn MessageControl,
+        stop: &CancellationToken,
+    ) -> Disposition {
+        let msg: ExecMessage = match serde_json::from_str(body) {
+            Ok(m) => m,
+            Err(e) => {
+                tracing::error!(pool, error = %e, "message is not an execution message");
+                return match self.queues.dead_letter(pool, body, "BadMessage", "").await {
+                    Ok(()) => Disposition::Delete,
+                    Err(_) => Disposition::Leave,
+                };
+            }
+        };
+        let key = ExecKey::of_message(&msg);
+        let d = Delivery { pool, body, msg, key, msgctl, stop };
+        let mut m = ExecMetrics { pool: pool.to_string(), execution_id: d.key.id(), ..Default::default() };
+        let disposition = match self.deliver(&d, &mut m).await {
+            Ok(x) => x,
+            Err(e) => {
+                tracing::warn!(execution = %d.key.id(), error = %e, retryable = e.is_retryable(), "store error");
+                if e.is_retryable() {
+                    Disposition::RetryAfter(2)
+                } else {
+                    Disposition::Leave
+                }
+            }
+        };
+        m.clock_skew = u64::from(!self.skew.trusted());
+        self.metrics.record(&m, self.clock.now_ms());
+        disposition
+    }
+
+    /// Admission, claim, then either the run or the reason there is none.
+    async fn deliver(&self, d: &Delivery<'_>, m: &mut ExecMetrics) -> Result<Disposition, StoreError> {
+        let (snapshot, now, holds) = match self.admit(d, m).await? {
+            Gate::Claim { snapshot, now, holds } => (snapshot, now, holds),
+            Gate::Done(disposition) => return Ok(disposition),
+        };
+        let owner = &self.settings.worker_id;
+        match self.store.claim_from(&d.key, *snapshot, owner, &self.terms(), now).await? {
+            ClaimOutcome::Claimed(c) => self.run_claimed(d, *c, holds, m).await,
+            other => {
+                let canceled = matches!(other, ClaimOutcome::Finished(ExecStatus::Canceled));
+                holds.end(self, Exit::NotClaimed { canceled }).await?;
+                Ok(self.unclaimed(d, other, now).await)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_input_digest_depends_on_params_only() {
+        let mut def: JobDefinition = serde_json::from_value(serde_json::json!({
+            "schedule": {"expression": "rate(1 minute)", "timezone": "UTC"},
+            "target": {"type": "http", "url": "https://x"}, "params": {"a": 1}
+        }))
+        .unwrap_or_else(|e| panic!("{e}"));
+        let d1 = input_digest(&def);
+        assert_eq!(d1.len(), 32);
+        def.timeout_secs = 5;
+        assert_eq!(input_digest(&def), d1);
+        def.params = serde_json::json!({"a": 2});
+        assert_ne!(input_digest(&def), d1);
+    }
+}
