@@ -15,7 +15,7 @@ use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use sundial_core::execution::clock::SystemClock;
+use sundial_core::execution::clock::{Clock, SystemClock};
 use sundial_core::execution::metrics::MemorySink;
 use sundial_core::execution::store::{ExecKey, ExecStore, Snapshot};
 use sundial_core::execution::target::in_process::Handlers;
@@ -181,9 +181,45 @@ pub fn worker_with_clients(
     handlers: Handlers,
     clients: &sundial_core::aws::Clients,
 ) -> Result<(Arc<Worker>, Arc<MemorySink>)> {
+    worker_on(env, settings, handlers, clients, Arc::new(SystemClock))
+}
+
+/// A worker reading the time from `clock` (a [`crate::clock::ManualClock`], say).
+pub fn worker_with_clock(
+    env: &TestEnv,
+    settings: WorkerSettings,
+    handlers: Handlers,
+    clock: Arc<dyn Clock>,
+) -> Result<(Arc<Worker>, Arc<MemorySink>)> {
+    worker_on(env, settings, handlers, &env.clients, clock)
+}
+
+fn worker_on(
+    env: &TestEnv,
+    settings: WorkerSettings,
+    handlers: Handlers,
+    clients: &sundial_core::aws::Clients,
+    clock: Arc<dyn Clock>,
+) -> Result<(Arc<Worker>, Arc<MemorySink>)> {
     let sink = Arc::new(MemorySink::default());
-    let w = Worker::new(env.cfg.clone(), settings, clients, handlers, Arc::new(SystemClock), sink.clone())?;
+    let w = Worker::new(env.cfg.clone(), settings, clients, handlers, clock, sink.clone())?;
     Ok((Arc::new(w), sink))
+}
+
+/// Waits until a worker recording to `metrics` has handled a message of `key` (every handled
+/// message leaves one record, whatever the worker decided), polling every 50 ms; fails after
+/// `within`, a guard, not a timing assertion. Use it to show that a worker *saw* an execution and
+/// left it alone, instead of sleeping and hoping it looked.
+pub async fn wait_handled(metrics: &MemorySink, key: &ExecKey, within: Duration) -> Result<()> {
+    let end = tokio::time::Instant::now() + within;
+    let id = key.id();
+    while !metrics.records().iter().any(|m| m.execution_id == id) {
+        if tokio::time::Instant::now() > end {
+            bail!("no worker handled a message of {id} within {within:?}");
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    Ok(())
 }
 
 /// Polls `key` every 100 ms until `done` holds (fails after `within`: a guard, not a timing
