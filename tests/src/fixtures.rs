@@ -282,7 +282,8 @@ pub async fn dlq_bodies(env: &TestEnv, pool: &str) -> Result<Vec<String>> {
 pub enum Reply {
     /// Answer with this status at once.
     Status(u16),
-    /// Wait until the notify fires (forever if it never does), then answer 200.
+    /// Wait until the test calls `notify_waiters` on it (forever if it never does), then answer
+    /// 200.
     Hold(Arc<Notify>),
     /// Wait, then answer with the status.
     After(Duration, u16),
@@ -385,10 +386,17 @@ async fn answer(
     let h = |k: &str| req.headers().get(k).and_then(|v| v.to_str().ok()).unwrap_or_default().to_string();
     let (key, token, attempt) = (h("idempotency-key"), h("x-sundial-fencing-token"), h("x-sundial-attempt"));
     let body = req.into_body().collect().await.map(|b| b.to_bytes()).unwrap_or_default();
-    let reply = {
+    let (reply, released) = {
         let mut s = match st.lock() {
             Ok(s) => s,
             Err(p) => p.into_inner(),
+        };
+        let reply = s.script.pop_front().unwrap_or(Reply::Status(200));
+        // Wait for the gate from before the request counts as received: a test that opens the
+        // gate as soon as it sees the request then cannot open it before anyone waits.
+        let released = match &reply {
+            Reply::Hold(n) => Some(n.clone().notified_owned()),
+            _ => None,
         };
         s.received.push(Received {
             idempotency_key: key,
@@ -398,13 +406,15 @@ async fn answer(
         });
         s.in_flight += 1;
         s.max_in_flight = s.max_in_flight.max(s.in_flight);
-        s.script.pop_front().unwrap_or(Reply::Status(200))
+        (reply, released)
     };
     arrived.notify_waiters();
     let status = match reply {
         Reply::Status(c) => c,
-        Reply::Hold(n) => {
-            n.notified().await;
+        Reply::Hold(_) => {
+            if let Some(released) = released {
+                released.await;
+            }
             200
         }
         Reply::After(d, c) => {
