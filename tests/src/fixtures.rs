@@ -21,27 +21,20 @@ use sundial_core::execution::store::{ExecKey, ExecStore, Snapshot};
 use sundial_core::execution::target::in_process::Handlers;
 use sundial_core::execution::worker::{Worker, WorkerSettings};
 use sundial_core::model::{
-    AuditEvent, ConcurrencyPolicy, ExecMessage, ExecStatus, Execution, JobDefinition, RetryPolicy, Target,
+    AuditEvent, ExecMessage, ExecStatus, Execution, JobDefinition, RetryPolicy, Target,
 };
-use sundial_core::schedule::ScheduleSpec;
 use sundial_core::store::items;
 use tokio::net::TcpListener;
 use tokio::sync::Notify;
 
-/// A job definition with `target`, retries (3 attempts, 1 s backoff cap) and a 30 s timeout.
+/// A job definition with `target`, retries (3 attempts, 1 s backoff cap) and a 30 s timeout:
+/// the trigger tests' every-minute definition with a short backoff, so retries happen in a test's
+/// time.
 pub fn definition(target: Target) -> JobDefinition {
-    JobDefinition {
-        schedule: ScheduleSpec::new("rate(1 minute)", "UTC"),
-        pool: "default".into(),
-        target,
-        params: serde_json::json!({"report": "daily"}),
-        params_ref: None,
-        misfire: Default::default(),
-        misfire_threshold_secs: 60,
-        concurrency: ConcurrencyPolicy::Allow,
-        retry: RetryPolicy { max_attempts: 3, base_delay_secs: 1, max_delay_secs: 1, max_age_secs: 3_600 },
-        timeout_secs: 30,
-    }
+    let mut d = crate::trigger::definition("rate(1 minute)", "UTC", Default::default());
+    d.target = target;
+    d.retry = RetryPolicy { max_attempts: 3, base_delay_secs: 1, max_delay_secs: 1, max_age_secs: 3_600 };
+    d
 }
 
 /// An HTTP-target definition.
