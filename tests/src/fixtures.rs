@@ -16,33 +16,26 @@ use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use sundial_core::config::WorkerSettings;
-use sundial_core::execution::clock::SystemClock;
+use sundial_core::execution::clock::{Clock, SystemClock};
 use sundial_core::execution::metrics::MemorySink;
 use sundial_core::execution::store::{ExecKey, ExecStore, Snapshot};
 use sundial_core::execution::target::in_process::Handlers;
 use sundial_core::execution::worker::Worker;
 use sundial_core::model::{
-    AuditEvent, ConcurrencyPolicy, ExecMessage, ExecStatus, Execution, JobDefinition, RetryPolicy, Target,
+    AuditEvent, ExecMessage, ExecStatus, Execution, JobDefinition, RetryPolicy, Target,
 };
-use sundial_core::schedule::ScheduleSpec;
 use sundial_core::store::items;
 use tokio::net::TcpListener;
 use tokio::sync::Notify;
 
-/// A job definition with `target`, retries (3 attempts, 1 s backoff cap) and a 30 s timeout.
+/// A job definition with `target`, retries (3 attempts, 1 s backoff cap) and a 30 s timeout:
+/// the trigger tests' every-minute definition with a short backoff, so retries happen in a test's
+/// time.
 pub fn definition(target: Target) -> JobDefinition {
-    JobDefinition {
-        schedule: ScheduleSpec::new("rate(1 minute)", "UTC"),
-        pool: "default".into(),
-        target,
-        params: serde_json::json!({"report": "daily"}),
-        params_ref: None,
-        misfire: Default::default(),
-        misfire_threshold_secs: 60,
-        concurrency: ConcurrencyPolicy::Allow,
-        retry: RetryPolicy { max_attempts: 3, base_delay_secs: 1, max_delay_secs: 1, max_age_secs: 3_600 },
-        timeout_secs: 30,
-    }
+    let mut d = crate::trigger::definition("rate(1 minute)", "UTC", Default::default());
+    d.target = target;
+    d.retry = RetryPolicy { max_attempts: 3, base_delay_secs: 1, max_delay_secs: 1, max_age_secs: 3_600 };
+    d
 }
 
 /// An HTTP-target definition.
@@ -182,9 +175,45 @@ pub fn worker_with_clients(
     handlers: Handlers,
     clients: &sundial_core::aws::Clients,
 ) -> Result<(Arc<Worker>, Arc<MemorySink>)> {
+    worker_on(env, settings, handlers, clients, Arc::new(SystemClock))
+}
+
+/// A worker reading the time from `clock` (a [`crate::clock::ManualClock`], say).
+pub fn worker_with_clock(
+    env: &TestEnv,
+    settings: WorkerSettings,
+    handlers: Handlers,
+    clock: Arc<dyn Clock>,
+) -> Result<(Arc<Worker>, Arc<MemorySink>)> {
+    worker_on(env, settings, handlers, &env.clients, clock)
+}
+
+fn worker_on(
+    env: &TestEnv,
+    settings: WorkerSettings,
+    handlers: Handlers,
+    clients: &sundial_core::aws::Clients,
+    clock: Arc<dyn Clock>,
+) -> Result<(Arc<Worker>, Arc<MemorySink>)> {
     let sink = Arc::new(MemorySink::default());
-    let w = Worker::new(env.cfg.clone(), settings, clients, handlers, Arc::new(SystemClock), sink.clone())?;
+    let w = Worker::new(env.cfg.clone(), settings, clients, handlers, clock, sink.clone())?;
     Ok((Arc::new(w), sink))
+}
+
+/// Waits until a worker recording to `metrics` has handled a message of `key` (every handled
+/// message leaves one record, whatever the worker decided), polling every 50 ms; fails after
+/// `within`, a guard, not a timing assertion. Use it to show that a worker *saw* an execution and
+/// left it alone, instead of sleeping and hoping it looked.
+pub async fn wait_handled(metrics: &MemorySink, key: &ExecKey, within: Duration) -> Result<()> {
+    let end = tokio::time::Instant::now() + within;
+    let id = key.id();
+    while !metrics.records().iter().any(|m| m.execution_id == id) {
+        if tokio::time::Instant::now() > end {
+            bail!("no worker handled a message of {id} within {within:?}");
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    Ok(())
 }
 
 /// Polls `key` every 100 ms until `done` holds (fails after `within`: a guard, not a timing
@@ -247,7 +276,8 @@ pub async fn dlq_bodies(env: &TestEnv, pool: &str) -> Result<Vec<String>> {
 pub enum Reply {
     /// Answer with this status at once.
     Status(u16),
-    /// Wait until the notify fires (forever if it never does), then answer 200.
+    /// Wait until the test calls `notify_waiters` on it (forever if it never does), then answer
+    /// 200.
     Hold(Arc<Notify>),
     /// Wait, then answer with the status.
     After(Duration, u16),
@@ -350,10 +380,17 @@ async fn answer(
     let h = |k: &str| req.headers().get(k).and_then(|v| v.to_str().ok()).unwrap_or_default().to_string();
     let (key, token, attempt) = (h("idempotency-key"), h("x-sundial-fencing-token"), h("x-sundial-attempt"));
     let body = req.into_body().collect().await.map(|b| b.to_bytes()).unwrap_or_default();
-    let reply = {
+    let (reply, released) = {
         let mut s = match st.lock() {
             Ok(s) => s,
             Err(p) => p.into_inner(),
+        };
+        let reply = s.script.pop_front().unwrap_or(Reply::Status(200));
+        // Wait for the gate from before the request counts as received: a test that opens the
+        // gate as soon as it sees the request then cannot open it before anyone waits.
+        let released = match &reply {
+            Reply::Hold(n) => Some(n.clone().notified_owned()),
+            _ => None,
         };
         s.received.push(Received {
             idempotency_key: key,
@@ -363,13 +400,15 @@ async fn answer(
         });
         s.in_flight += 1;
         s.max_in_flight = s.max_in_flight.max(s.in_flight);
-        s.script.pop_front().unwrap_or(Reply::Status(200))
+        (reply, released)
     };
     arrived.notify_waiters();
     let status = match reply {
         Reply::Status(c) => c,
-        Reply::Hold(n) => {
-            n.notified().await;
+        Reply::Hold(_) => {
+            if let Some(released) = released {
+                released.await;
+            }
             200
         }
         Reply::After(d, c) => {

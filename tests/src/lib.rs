@@ -6,8 +6,14 @@
 //! seeing each other's items (moto's Query also scans whole tables, so small tables keep it fast).
 //!
 //! If the emulator is not running, the first call fails with a message naming the start script.
+//!
+//! Layout: [`clock`] (the [`clock::ManualClock`] every test that moves time uses), [`fixtures`]
+//! (executions, workers, a webhook server, a fenced resource), [`trigger`] (jobs and scans at a
+//! chosen instant), [`lambda_watch`] (functions under `cargo lambda watch`), [`bench`] (shared by
+//! the bench binaries).
 
 pub mod bench;
+pub mod clock;
 pub mod fixtures;
 pub mod lambda_watch;
 pub mod trigger;

@@ -2,13 +2,15 @@
 //! claim race, and the zombie worker of seed 000 §5 (pause past the lease, takeover, wake-up).
 
 use chrono::{Duration as CDuration, Utc};
-use std::time::Duration;
+use std::sync::Arc;
+use sundial_core::execution::clock::Clock;
 use sundial_core::execution::retry::RunError;
 use sundial_core::execution::store::{
     CheckpointError, ClaimOutcome, Finish, FinishResult, Heartbeat, LeaseTerms,
 };
 use sundial_core::execution::target::in_process::{BoxFuture, Handler, HandlerContext, Handlers};
 use sundial_core::model::{ExecStatus, Target};
+use sundial_tests::clock::ManualClock;
 use sundial_tests::fixtures::{self, FencedResource};
 use sundial_tests::TestEnv;
 
@@ -130,7 +132,7 @@ async fn eight_workers_racing_one_claim_make_one_owner() -> anyhow::Result<()> {
 /// An in-process handler that writes a fenced resource with its token, checkpoints, and
 /// succeeds.
 struct WriteResource {
-    res: std::sync::Arc<FencedResource>,
+    res: Arc<FencedResource>,
     value: &'static str,
 }
 
@@ -156,26 +158,29 @@ impl Handler for WriteResource {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_zombie_worker_is_fenced_out_and_the_resource_keeps_the_new_owners_write() -> anyhow::Result<()> {
-    // GIVEN a due in-process execution and a resource protected by fencing tokens
+    // GIVEN a due in-process execution and a resource protected by fencing tokens, and a clock
+    // that starts 1.5 s back: advanced past A's lease it reads about now, so B's clock agrees
+    // with the emulator's `Date` header and B may take the lease over
     let env = TestEnv::new("zombie").await?;
-    let now = Utc::now();
+    let clock = Arc::new(ManualClock::new(Utc::now() - CDuration::milliseconds(1_500)));
+    let now = clock.now();
     let def = fixtures::definition(Target::InProcess { handler: "write".into() });
     let e = fixtures::ready_execution("acme", "nightly", def, now - CDuration::seconds(1), now);
     let key = fixtures::put_execution(&env, &e).await?;
-    let resource = std::sync::Arc::new(FencedResource::new(&env, "report-output"));
+    let resource = Arc::new(FencedResource::new(&env, "report-output"));
     let store = fixtures::store(&env);
 
     // WHEN worker A claims it (1 s lease) and then pauses (a long GC, SIGSTOP) past its lease
-    let ClaimOutcome::Claimed(a) = store.claim(&key, "A", &TERMS, Utc::now()).await? else {
+    let ClaimOutcome::Claimed(a) = store.claim(&key, "A", &TERMS, clock.now()).await? else {
         anyhow::bail!("A could not claim")
     };
     assert_eq!(a.fence.token, 1);
-    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    clock.advance(CDuration::milliseconds(1_500));
 
     // AND worker B, through the full worker path, takes it over and runs the handler
     let handlers =
         Handlers::new().with("write", WriteResource { res: resource.clone(), value: "B's report" });
-    let (b, metrics) = fixtures::worker_with(&env, fixtures::settings("B"), handlers)?;
+    let (b, metrics) = fixtures::worker_with_clock(&env, fixtures::settings("B"), handlers, clock.clone())?;
     let body = serde_json::to_string(&fixtures::message_of(&e, now))?;
     let d = b
         .handle(
@@ -192,15 +197,9 @@ async fn a_zombie_worker_is_fenced_out_and_the_resource_keeps_the_new_owners_wri
 
     // AND A wakes up and tries to publish its work
     let a_resource = resource.write(a.fence.token, "A's report").await?;
-    let a_checkpoint = store
-        .checkpoint(
-            &key,
-            &a.fence,
-            &serde_json::json!({"written": "A"}),
-            Utc::now().timestamp_millis() + 1_000,
-        )
-        .await;
-    let a_finish = store.finish(&key, &a.fence, &Finish::Succeeded, Utc::now()).await?;
+    let a_checkpoint =
+        store.checkpoint(&key, &a.fence, &serde_json::json!({"written": "A"}), clock.now_ms() + 1_000).await;
+    let a_finish = store.finish(&key, &a.fence, &Finish::Succeeded, clock.now()).await?;
 
     // THEN A's resource write, checkpoint and finish are all refused
     assert!(!a_resource, "the resource accepted a stale token");
@@ -222,16 +221,6 @@ async fn a_zombie_worker_is_fenced_out_and_the_resource_keeps_the_new_owners_wri
     Ok(())
 }
 
-/// The host clock shifted by a fixed offset.
-#[derive(Debug)]
-struct Shifted(chrono::Duration);
-
-impl sundial_core::execution::clock::Clock for Shifted {
-    fn now(&self) -> chrono::DateTime<Utc> {
-        Utc::now() + self.0
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_worker_whose_clock_runs_fast_does_not_take_over_a_live_lease() -> anyhow::Result<()> {
     // GIVEN worker A holds a 2 s lease on a due execution
@@ -245,17 +234,10 @@ async fn a_worker_whose_clock_runs_fast_does_not_take_over_a_live_lease() -> any
         anyhow::bail!("A could not claim")
     };
 
-    // WHEN worker F, whose clock runs 30 s fast (so by its clock A's lease ended long ago),
+    // WHEN worker F, whose clock reads 30 s ahead (so by its clock A's lease ended long ago),
     // handles the execution's message
-    let sink = std::sync::Arc::new(sundial_core::execution::metrics::MemorySink::default());
-    let f = sundial_core::execution::worker::Worker::new(
-        env.cfg.clone(),
-        fixtures::settings("F"),
-        &env.clients,
-        Handlers::new(),
-        std::sync::Arc::new(Shifted(chrono::Duration::seconds(30))),
-        sink.clone(),
-    )?;
+    let fast = Arc::new(ManualClock::new(Utc::now() + CDuration::seconds(30)));
+    let (f, sink) = fixtures::worker_with_clock(&env, fixtures::settings("F"), Handlers::new(), fast)?;
     let body = serde_json::to_string(&fixtures::message_of(&e, now))?;
     let d = f
         .handle(

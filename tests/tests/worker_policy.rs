@@ -136,12 +136,15 @@ async fn serialize_keeps_every_fire_and_runs_them_one_at_a_time_in_order() -> an
     let keys: Vec<ExecKey> = execs.iter().map(ExecKey::of).collect();
 
     // WHEN a worker with several slots polls
-    let (w, _) = fixtures::worker_with(&env, fixtures::settings("serial"), Handlers::new())?;
+    let (w, metrics) = fixtures::worker_with(&env, fixtures::settings("serial"), Handlers::new())?;
     let (stop, poller) = fixtures::spawn_poller(w, 4);
     let first = hook.wait_requests(1, WITHIN).await?;
-    // THEN the earliest fire runs first, and the later ones wait (still READY) while it runs
+    // THEN the earliest fire runs first, and the later ones wait (still READY) while it runs,
+    // once the worker has handled their messages
     assert_eq!(first[0].idempotency_key, keys[0].id());
-    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    for k in &keys[1..] {
+        fixtures::wait_handled(&metrics, k, WITHIN).await?;
+    }
     assert_eq!(hook.received().len(), 1);
     for k in &keys[1..] {
         assert_eq!(fixtures::snapshot(&env, k).await?.exec.status, ExecStatus::Ready);
@@ -161,7 +164,8 @@ async fn serialize_keeps_every_fire_and_runs_them_one_at_a_time_in_order() -> an
     Ok(())
 }
 
-/// Works until cancelled (`params.spin = true`), or returns at once.
+/// Works until cancelled (`params.spin = true`), or returns at once. Its one safe point is
+/// waiting on its cancellation token.
 struct Spin;
 
 impl Handler for Spin {
@@ -170,12 +174,8 @@ impl Handler for Spin {
             if !ctx.invocation.params["spin"].as_bool().unwrap_or(false) {
                 return Ok(());
             }
-            loop {
-                if ctx.is_cancelled() {
-                    return Err(RunError::cancelled());
-                }
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
+            ctx.cancelled().await;
+            Err(RunError::cancelled())
         })
     }
 }
@@ -242,12 +242,12 @@ async fn a_tenant_limit_holds_further_executions_until_one_finishes() -> anyhow:
         sundial_core::execution::policy::TenantLimits::parse("acme=1").map_err(anyhow::Error::msg)?;
 
     // WHEN a worker with spare slots polls
-    let (w, _) = fixtures::worker_with(&env, settings, Handlers::new())?;
+    let (w, metrics) = fixtures::worker_with(&env, settings, Handlers::new())?;
     let (stop, poller) = fixtures::spawn_poller(w, 4);
     let first = hook.wait_requests(1, WITHIN).await?;
     let waiting = if first[0].idempotency_key == a.id() { &b } else { &a };
-    // THEN the second stays READY while the first runs
-    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    // THEN the second stays READY while the first runs, once the worker has handled its message
+    fixtures::wait_handled(&metrics, waiting, WITHIN).await?;
     assert_eq!(fixtures::snapshot(&env, waiting).await?.exec.status, ExecStatus::Ready);
     // AND runs once the first finishes
     gate.notify_waiters();

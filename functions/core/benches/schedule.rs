@@ -1,4 +1,4 @@
-//! Next-fire computation for typical expressions in two zones (issue 3).
+//! Next-fire computation for typical expressions in two zones.
 //!
 //! `cargo bench -p sundial-core --bench schedule`. Each benchmark walks a chain of
 //! `next_after` calls (the trigger plane's pattern: next fire from the previous scheduled one),

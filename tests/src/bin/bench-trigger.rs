@@ -32,9 +32,9 @@ use sundial_core::execution::retry::RunError;
 use sundial_core::execution::target::in_process::{BoxFuture, Handler, HandlerContext, Handlers};
 use sundial_core::execution::worker::Worker;
 use sundial_core::metering::Meter;
-use sundial_core::model::{ConcurrencyPolicy, DueClass, ExecStatus, JobDefinition, RetryPolicy, Target};
+use sundial_core::model::{DueClass, ExecStatus, Target};
 use sundial_core::queue::PoolQueues;
-use sundial_core::schedule::{MisfirePolicy, ScheduleSpec};
+use sundial_core::schedule::MisfirePolicy;
 use sundial_core::trigger::plan::CatchUpBudget;
 use sundial_core::trigger::scan::{scan_shards, ScanOptions, SendClock, TriggerCtx};
 
@@ -98,22 +98,14 @@ async fn main() -> Result<()> {
     let load_estimate = Duration::seconds((jobs as i64) / 60 + 5);
     let d_min = sundial_core::keys::minute_of(Utc::now() + load_estimate) + 2;
     let due: DateTime<Utc> = sundial_core::keys::minute_start(d_min);
-    let def = JobDefinition {
-        schedule: if every_minute {
-            ScheduleSpec::new("0 * * * * *", "UTC")
-        } else {
-            ScheduleSpec::new(format!("0 {} {} * * *", due.minute(), due.hour()), "UTC")
-        },
-        pool: "default".into(),
-        target: Target::InProcess { handler: "noop".into() },
-        params: serde_json::json!({}),
-        params_ref: None,
-        misfire: MisfirePolicy::FireOnce,
-        misfire_threshold_secs: 60,
-        concurrency: ConcurrencyPolicy::Allow,
-        retry: RetryPolicy::default(),
-        timeout_secs: 30,
+    let expr = if every_minute {
+        "0 * * * * *".to_string()
+    } else {
+        format!("0 {} {} * * *", due.minute(), due.hour())
     };
+    let mut def = sundial_tests::trigger::definition(&expr, "UTC", MisfirePolicy::FireOnce);
+    def.target = Target::InProcess { handler: "noop".into() };
+    def.params = serde_json::json!({});
     let loaders: Vec<_> = (0..4)
         .map(|w| {
             let (cfg, def) = (cfg.clone(), def.clone());

@@ -5,29 +5,13 @@
 
 use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use sundial_api::{lambda, Api, ApiSettings};
 use sundial_core::control::{Control, ControlSettings};
-use sundial_core::execution::clock::Clock;
 use sundial_core::queue::PoolQueues;
 use sundial_core::trigger::scan::TriggerCtx;
+use sundial_tests::clock::ManualClock;
 use sundial_tests::TestEnv;
-
-/// A clock the test moves.
-#[derive(Debug)]
-pub struct ManualClock(Mutex<DateTime<Utc>>);
-
-impl ManualClock {
-    pub fn set(&self, t: DateTime<Utc>) {
-        *self.0.lock().unwrap() = t;
-    }
-}
-
-impl Clock for ManualClock {
-    fn now(&self) -> DateTime<Utc> {
-        *self.0.lock().unwrap()
-    }
-}
 
 pub struct Harness {
     pub env: TestEnv,
@@ -59,7 +43,7 @@ impl Harness {
 
     pub async fn with_pools(label: &str, pools: &[&str], now: DateTime<Utc>) -> Harness {
         let env = TestEnv::with(label, pools, 8).await.expect("emulator environment");
-        let clock = Arc::new(ManualClock(Mutex::new(now)));
+        let clock = Arc::new(ManualClock::new(now));
         let trigger = TriggerCtx {
             ddb: env.clients.ddb.clone(),
             cfg: env.cfg.clone(),
