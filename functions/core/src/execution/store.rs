@@ -17,14 +17,13 @@ use super::retry::{codes, RunError};
 use crate::keys;
 use crate::model::{AuditEvent, ExecMessage, ExecStatus, Execution};
 use crate::store::error::{is_condition_failed, StoreError};
+use crate::store::expr::{Cmp, Expr, WithExpr};
 use crate::store::items::{self, attr, n, Item};
 use aws_sdk_dynamodb::error::SdkError;
-use aws_sdk_dynamodb::operation::update_item::builders::UpdateItemFluentBuilder;
 use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue, ReturnValuesOnConditionCheckFailure};
 use aws_smithy_runtime_api::client::orchestrator::HttpResponse;
 use chrono::{DateTime, Utc};
-use std::collections::HashMap;
 
 /// Execution attributes that only the execution plane writes (the lead's codec ignores them).
 pub mod xattr {
@@ -341,77 +340,6 @@ fn truncate(m: &str) -> String {
     }
 }
 
-/// Builds an update with `#name` placeholders for every attribute, so no attribute name can
-/// collide with a DynamoDB reserved word.
-#[derive(Debug, Default)]
-struct Expr {
-    set: Vec<String>,
-    remove: Vec<String>,
-    cond: Vec<String>,
-    names: HashMap<String, String>,
-    values: HashMap<String, AttributeValue>,
-}
-
-impl Expr {
-    fn name(&mut self, a: &str) -> String {
-        let k = format!("#{a}");
-        self.names.insert(k.clone(), a.to_string());
-        k
-    }
-    fn val(&mut self, v: AttributeValue) -> String {
-        let k = format!(":v{}", self.values.len());
-        self.values.insert(k.clone(), v);
-        k
-    }
-    fn set(&mut self, a: &str, v: AttributeValue) -> &mut Self {
-        let (n, v) = (self.name(a), self.val(v));
-        self.set.push(format!("{n} = {v}"));
-        self
-    }
-    fn append_event(&mut self, ev: &AuditEvent) -> &mut Self {
-        let (n, v) = (self.name(attr::TIMELINE), self.val(AttributeValue::L(vec![items::audit_to_av(ev)])));
-        self.set.push(format!("{n} = list_append({n}, {v})"));
-        self
-    }
-    fn remove(&mut self, a: &str) -> &mut Self {
-        let n = self.name(a);
-        self.remove.push(n);
-        self
-    }
-    fn cond_eq(&mut self, a: &str, v: AttributeValue) -> &mut Self {
-        let (n, v) = (self.name(a), self.val(v));
-        self.cond.push(format!("{n} = {v}"));
-        self
-    }
-    fn cond_cmp(&mut self, a: &str, op: &str, v: AttributeValue) -> &mut Self {
-        let (n, v) = (self.name(a), self.val(v));
-        self.cond.push(format!("{n} {op} {v}"));
-        self
-    }
-    fn cond_not_cancelled(&mut self) -> &mut Self {
-        let (n, f) = (self.name(attr::CANCEL), self.val(AttributeValue::Bool(false)));
-        self.cond.push(format!("(attribute_not_exists({n}) OR {n} = {f})"));
-        self
-    }
-    fn apply(self, mut req: UpdateItemFluentBuilder) -> UpdateItemFluentBuilder {
-        let mut update = String::new();
-        if !self.set.is_empty() {
-            update.push_str("SET ");
-            update.push_str(&self.set.join(", "));
-        }
-        if !self.remove.is_empty() {
-            update.push_str(" REMOVE ");
-            update.push_str(&self.remove.join(", "));
-        }
-        req = req.update_expression(update);
-        if !self.cond.is_empty() {
-            req = req.condition_expression(self.cond.join(" AND "));
-        }
-        req.set_expression_attribute_names(Some(self.names))
-            .set_expression_attribute_values(Some(self.values))
-    }
-}
-
 /// Either the new item, or the item as it was when the condition failed (`None` = no item).
 type CasResult = Result<Item, Option<Item>>;
 
@@ -462,7 +390,7 @@ impl ExecStore {
             .key(attr::SK, s(key.sk()))
             .return_values(ReturnValue::AllNew)
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld);
-        match e.apply(req).send().await {
+        match req.expr(e).send().await {
             Ok(out) => Ok(Ok(out.attributes.unwrap_or_default())),
             Err(err) if is_condition_failed(&err) => Ok(Err(old_item(err))),
             Err(err) => Err(StoreError::from_sdk(op, err)),
@@ -525,18 +453,18 @@ impl ExecStore {
                         .set(attr::LEASE_UNTIL, n(lease_until))
                         .set(attr::TOKEN, n(fence.token))
                         .set(attr::ATTEMPT, n(fence.attempt))
-                        .append_event(&ev)
+                        .append(attr::TIMELINE, vec![items::audit_to_av(&ev)])
                         .cond_eq(attr::STATUS, s(from.as_str()))
                         .cond_eq(attr::TOKEN, n(token))
-                        .cond_not_cancelled();
+                        .cond_absent_or(attr::CANCEL, Cmp::Eq, AttributeValue::Bool(false));
                     if from.needs_attention() {
                         e.remove(attr::ATT_PK).remove(attr::ATT_SK);
                     }
                     if takeover {
                         let exp = now_ms - terms.skew_margin_ms;
-                        e.cond_cmp(attr::LEASE_UNTIL, "<", n(exp));
+                        e.cond_cmp(attr::LEASE_UNTIL, Cmp::Lt, n(exp));
                     } else {
-                        e.cond_cmp(attr::AVAILABLE, "<=", n(now_ms));
+                        e.cond_cmp(attr::AVAILABLE, Cmp::Le, n(now_ms));
                     }
                     match self.cas(key, "UpdateItem(claim)", e).await? {
                         Ok(item) => {
@@ -599,7 +527,7 @@ impl ExecStore {
             .set(attr::ERR_CODE, s(codes::CANCELED))
             .set(attr::ATT_PK, s(keys::attention_pk(&key.tenant, ExecStatus::Canceled.as_str())))
             .set(attr::ATT_SK, s(keys::attention_sk(key.scheduled_ms, &key.job_id)))
-            .append_event(&ev)
+            .append(attr::TIMELINE, vec![items::audit_to_av(&ev)])
             .remove(attr::LEASE_UNTIL)
             .cond_eq(attr::STATUS, s(from.as_str()))
             .cond_eq(attr::TOKEN, n(token));
@@ -684,7 +612,9 @@ impl ExecStore {
             code,
         };
         let mut e = Expr::default();
-        e.set(attr::STATUS, s(to.as_str())).append_event(&ev).remove(attr::LEASE_UNTIL);
+        e.set(attr::STATUS, s(to.as_str()))
+            .append(attr::TIMELINE, vec![items::audit_to_av(&ev)])
+            .remove(attr::LEASE_UNTIL);
         if to.needs_attention() {
             e.set(attr::ATT_PK, s(keys::attention_pk(&key.tenant, to.as_str())))
                 .set(attr::ATT_SK, s(keys::attention_sk(key.scheduled_ms, &key.job_id)));
@@ -782,7 +712,7 @@ impl ExecStore {
         e.set(attr::STATUS, s(ExecStatus::Skipped.as_str()))
             .set(attr::ERR_CODE, s(codes::FORBID_OVERLAP))
             .set(attr::ERR_MSG, s(truncate(reason)))
-            .append_event(&ev)
+            .append(attr::TIMELINE, vec![items::audit_to_av(&ev)])
             .cond_eq(attr::STATUS, s(ExecStatus::Ready.as_str()))
             .cond_eq(attr::TOKEN, n(current.fencing_token));
         Ok(self.cas(key, "UpdateItem(skip)", e).await?.is_ok())
@@ -905,18 +835,5 @@ mod tests {
         let m = "é".repeat(500);
         let t = truncate(&m);
         assert_eq!(t.chars().count(), MAX_ERROR_MESSAGE_CHARS + 1);
-    }
-
-    #[test]
-    fn expressions_use_placeholders_for_every_name() {
-        let mut e = Expr::default();
-        e.set(attr::STATUS, s("RUNNING"))
-            .remove(attr::ATT_PK)
-            .cond_eq(attr::TOKEN, n(3))
-            .cond_not_cancelled();
-        assert_eq!(e.set, vec!["#st = :v0"]);
-        assert_eq!(e.remove, vec!["#att_pk"]);
-        assert_eq!(e.cond, vec!["#tok = :v1", "(attribute_not_exists(#cx) OR #cx = :v2)"]);
-        assert_eq!(e.names.get("#cx").map(String::as_str), Some("cx"));
     }
 }

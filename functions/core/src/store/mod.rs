@@ -4,6 +4,7 @@
 //! error here but a typed outcome (`Created` / `AlreadyExists`, `Advanced` / `Lost`), because
 //! under at-least-once delivery it is the normal way a duplicate is absorbed.
 pub mod error;
+pub mod expr;
 pub mod items;
 pub mod jobs;
 pub mod trigger;
