@@ -17,13 +17,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use sundial_core::execution::clock::SystemClock;
 use sundial_core::execution::metrics::MemorySink;
-use sundial_core::execution::store::{ExecKey, ExecStore, Snapshot};
 use sundial_core::execution::target::in_process::Handlers;
 use sundial_core::execution::worker::{Worker, WorkerSettings};
 use sundial_core::model::{
     AuditEvent, ConcurrencyPolicy, ExecMessage, ExecStatus, Execution, JobDefinition, RetryPolicy, Target,
 };
 use sundial_core::schedule::ScheduleSpec;
+use sundial_core::store::executions::{ExecKey, ExecStore, Snapshot};
 use sundial_core::store::items;
 use tokio::net::TcpListener;
 use tokio::sync::Notify;

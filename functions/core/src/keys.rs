@@ -120,9 +120,25 @@ pub fn shard_of(tenant: &str, job_id: &str, shards: u32) -> u32 {
     (h % u64::from(shards.max(1))) as u32
 }
 
+/// Prefix of every execution sort key under its job (a Query by job is `begins_with` it).
+pub const EXEC_SK_PREFIX: &str = "E#";
+
+/// The largest scheduled instant an execution sort key holds (15 digits of ms, year 33658).
+pub const MAX_SCHEDULED_MS: i64 = 999_999_999_999_999;
+
 /// Sort key of an execution under its job: the scheduled instant in ms, zero-padded.
 pub fn exec_sk(scheduled_ms: i64) -> String {
-    format!("E#{scheduled_ms:015}")
+    format!("{EXEC_SK_PREFIX}{scheduled_ms:015}")
+}
+
+/// The scheduled instant (ms) of an execution sort key.
+pub fn parse_exec_sk(sk: &str) -> Option<i64> {
+    sk.strip_prefix(EXEC_SK_PREFIX)?.parse().ok()
+}
+
+/// The job id of a job partition key ([`job_pk`]).
+pub fn job_of_pk(pk: &str) -> Option<&str> {
+    pk.rsplit_once("#J#").map(|(_, job)| job)
 }
 
 /// The public execution id: `{job}@{scheduled ms}`. Deterministic from (job, scheduled_at), so a

@@ -34,7 +34,7 @@ pub mod page;
 
 pub use error::ControlError;
 
-use crate::execution::store::ExecStore;
+use crate::store::executions::ExecStore;
 use crate::trigger::scan::TriggerCtx;
 
 /// Limits and retention periods of the control plane.

@@ -22,10 +22,10 @@
 //! Both live in the executions table. Their key formats belong in `keys.rs` with the others;
 //! they are defined here until the lead moves them.
 
-use super::store::{ExecKey, ExecStore};
 use crate::keys;
 use crate::model::{ConcurrencyPolicy, ExecStatus, Execution};
 use crate::store::error::{is_condition_failed, StoreError};
+use crate::store::executions::{ExecKey, ExecStore};
 use crate::store::items::{attr, n};
 use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{DateTime, Utc};
@@ -107,50 +107,6 @@ impl JobSlots {
         Ok(out.item.unwrap_or_default())
     }
 
-    /// The first execution of the job scheduled in `(after, before)` that is not final.
-    async fn first_pending_between(
-        &self,
-        key: &ExecKey,
-        after: i64,
-        before: i64,
-    ) -> Result<Option<i64>, StoreError> {
-        if after + 1 > before - 1 {
-            return Ok(None);
-        }
-        let mut start = None;
-        loop {
-            let out = self
-                .ddb()
-                .query()
-                .table_name(self.store.table())
-                .key_condition_expression("#pk = :pk AND #sk BETWEEN :lo AND :hi")
-                .filter_expression("#st IN (:r, :w, :x)")
-                .projection_expression("#sk, #st")
-                .expression_attribute_names("#pk", attr::PK)
-                .expression_attribute_names("#sk", attr::SK)
-                .expression_attribute_names("#st", attr::STATUS)
-                .expression_attribute_values(":pk", s(key.pk()))
-                .expression_attribute_values(":lo", s(keys::exec_sk(after + 1)))
-                .expression_attribute_values(":hi", s(keys::exec_sk(before - 1)))
-                .expression_attribute_values(":r", s(ExecStatus::Ready.as_str()))
-                .expression_attribute_values(":w", s(ExecStatus::RetryWait.as_str()))
-                .expression_attribute_values(":x", s(ExecStatus::Running.as_str()))
-                .consistent_read(true)
-                .set_exclusive_start_key(start)
-                .send()
-                .await
-                .map_err(|e| StoreError::from_sdk("Query(pending)", e))?;
-            if let Some(first) = out.items().first() {
-                let sk = first.get(attr::SK).and_then(|v| v.as_s().ok()).cloned().unwrap_or_default();
-                return Ok(sk.trim_start_matches("E#").parse::<i64>().ok());
-            }
-            match out.last_evaluated_key {
-                Some(k) => start = Some(k),
-                None => return Ok(None),
-            }
-        }
-    }
-
     /// Decides whether `e` (about to be claimed) may run now under its job's policy, acquiring
     /// the job's slot if so. `ALLOW` jobs return [`Admission::Admit`] without any I/O.
     pub async fn admit(
@@ -170,7 +126,7 @@ impl JobSlots {
         if policy == ConcurrencyPolicy::Serialize && num(&slot, a::HOLDER) != Some(me) {
             let floor = me - i64::from(e.definition.retry.max_age_secs) * 1000;
             let after = num(&slot, a::DONE).unwrap_or(floor).max(floor);
-            if let Some(earlier) = self.first_pending_between(&key, after, me).await? {
+            if let Some(earlier) = self.store.first_pending_between(&key, after, me).await? {
                 return Ok(Admission::Wait {
                     until_ms: now_ms + POLICY_POLL_MS,
                     reason: format!("SERIALIZE: waiting for {}", keys::execution_id(&key.job_id, earlier)),

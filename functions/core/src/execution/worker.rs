@@ -19,14 +19,11 @@
 //! - DEAD executions are copied to the pool's DLQ before their message is deleted; a crash in
 //!   between is repaired by the next delivery, which finds DEAD and copies again.
 
+use super::claim::{next_step, Fence, Finish, LeaseTerms, Step};
 use super::clock::{with_skew_probe, Clock, SkewGuard};
 use super::metrics::{ExecMetrics, MetricsSink};
 use super::policy::{Admission, JobSlots, TenantGate, TenantLimits};
 use super::retry::{after_failure, codes, jitter_unit, Budget, Progress, RunError, Verdict};
-use super::store::{
-    next_step, CheckpointError, ClaimOutcome, Claimed, ExecKey, ExecStore, Fence, Finish, FinishResult,
-    Heartbeat, LeaseTerms, Step,
-};
 use super::target::http::HttpTarget;
 use super::target::in_process::{BoxFuture, Checkpointer, HandlerContext, Handlers};
 use super::target::lambda::LambdaTarget;
@@ -36,6 +33,9 @@ use crate::aws::Clients;
 use crate::config::{Config, ConfigError};
 use crate::model::{ExecMessage, ExecStatus, Execution, JobDefinition, Target};
 use crate::resources::Resources;
+use crate::store::executions::{
+    CheckpointError, ClaimOutcome, Claimed, ExecKey, ExecStore, FinishResult, Heartbeat,
+};
 use aws_sdk_sqs::types::MessageAttributeValue;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;

@@ -4,6 +4,7 @@
 //! item (and an UpdateItem bills the larger of the before and after images), so an execution
 //! whose audit timeline and snapshot stay under 1 KiB costs one write unit per transition.
 
+use super::executions::Snapshot;
 use crate::keys;
 use crate::model::{AuditEvent, DueClass, ExecStatus, Execution, Job, JobDefinition, JobState};
 use aws_sdk_dynamodb::types::AttributeValue;
@@ -52,6 +53,59 @@ pub mod attr {
     pub const ATT_SK: &str = "att_sk";
     pub const EXPIRES: &str = "expires_at";
     pub const THROUGH: &str = "through";
+    /// The last checkpoint of an execution (JSON text).
+    pub const CHECKPOINT: &str = "ck";
+    /// Run time of an execution's finished attempts so far (ms), for the run-time budget.
+    pub const RUN_MS: &str = "rt";
+    /// SHA-256 prefix of an execution's input, stored when it goes DEAD.
+    pub const DIGEST: &str = "dg";
+
+    /// Keys of one audit event (a map in an execution's timeline `tl`).
+    pub mod event {
+        pub const AT: &str = "a";
+        pub const ACTOR: &str = "by";
+        pub const FROM: &str = "f";
+        pub const TO: &str = "t";
+        pub const ATTEMPT: &str = "n";
+        pub const TOKEN: &str = "k";
+        pub const CODE: &str = "c";
+    }
+}
+
+/// Index names, from `resources.json` through [`crate::resources`]. Each is found by its
+/// partition key attribute, which the codec names anyway, so no index name is a literal here.
+pub mod index {
+    use super::attr;
+    use crate::resources::Resources;
+    use crate::store::StoreError;
+
+    fn keyed_by(pk_attr: &str) -> Result<&'static str, StoreError> {
+        Resources::get()
+            .tables
+            .values()
+            .flat_map(|t| &t.indexes)
+            .find(|ix| ix.partition_key.name == pk_attr)
+            .map(|ix| ix.name.as_str())
+            .ok_or_else(|| StoreError::Permanent {
+                op: "Query",
+                message: format!("resources.json defines no index keyed by {pk_attr}"),
+            })
+    }
+
+    /// The jobs table's sparse index of enabled jobs by time bucket (`due_pk`, `due_sk`).
+    pub fn due() -> Result<&'static str, StoreError> {
+        keyed_by(attr::DUE_PK)
+    }
+
+    /// The jobs table's keys-only index of a tenant's jobs (`tenant_pk`, `tenant_sk`).
+    pub fn by_tenant() -> Result<&'static str, StoreError> {
+        keyed_by(attr::TENANT_PK)
+    }
+
+    /// The executions table's sparse index of off-happy-path executions (`att_pk`, `att_sk`).
+    pub fn attention() -> Result<&'static str, StoreError> {
+        keyed_by(attr::ATT_PK)
+    }
 }
 
 /// A stored item that does not decode: a bug or a hand edit, never user input.
@@ -179,18 +233,19 @@ pub fn job_from_item(item: &Item) -> Result<Job, DecodeError> {
 
 /// Encodes one audit event.
 pub fn audit_to_av(e: &AuditEvent) -> AttributeValue {
+    use attr::event;
     let mut m = HashMap::from([
-        ("a".to_string(), n(e.at)),
-        ("by".to_string(), s(&e.actor)),
-        ("t".to_string(), s(e.to.as_str())),
-        ("n".to_string(), n(e.attempt)),
-        ("k".to_string(), n(e.token)),
+        (event::AT.to_string(), n(e.at)),
+        (event::ACTOR.to_string(), s(&e.actor)),
+        (event::TO.to_string(), s(e.to.as_str())),
+        (event::ATTEMPT.to_string(), n(e.attempt)),
+        (event::TOKEN.to_string(), n(e.token)),
     ]);
     if let Some(f) = e.from {
-        m.insert("f".into(), s(f.as_str()));
+        m.insert(event::FROM.into(), s(f.as_str()));
     }
     if let Some(c) = &e.code {
-        m.insert("c".into(), s(c));
+        m.insert(event::CODE.into(), s(c));
     }
     AttributeValue::M(m)
 }
@@ -205,14 +260,15 @@ fn audit_from_av(v: &AttributeValue) -> Result<AuditEvent, DecodeError> {
         }
     };
     let num = |k: &str| m.get(k).and_then(|v| v.as_n().ok()).and_then(|x| x.parse::<i64>().ok());
+    use attr::event;
     Ok(AuditEvent {
-        at: num("a").ok_or_else(|| bad("missing a"))?,
-        actor: m.get("by").and_then(|v| v.as_s().ok()).cloned().unwrap_or_default(),
-        from: status("f")?,
-        to: status("t")?.ok_or_else(|| bad("missing t"))?,
-        attempt: num("n").unwrap_or(0) as u32,
-        token: num("k").unwrap_or(0) as u64,
-        code: m.get("c").and_then(|v| v.as_s().ok()).cloned(),
+        at: num(event::AT).ok_or_else(|| bad(&format!("missing {}", event::AT)))?,
+        actor: m.get(event::ACTOR).and_then(|v| v.as_s().ok()).cloned().unwrap_or_default(),
+        from: status(event::FROM)?,
+        to: status(event::TO)?.ok_or_else(|| bad(&format!("missing {}", event::TO)))?,
+        attempt: num(event::ATTEMPT).unwrap_or(0) as u32,
+        token: num(event::TOKEN).unwrap_or(0) as u64,
+        code: m.get(event::CODE).and_then(|v| v.as_s().ok()).cloned(),
     })
 }
 
@@ -258,6 +314,22 @@ pub fn execution_to_item(e: &Execution, retention_secs: i64) -> Item {
         item.insert(attr::ATT_SK.into(), s(keys::attention_sk(sched, &e.job_id)));
     }
     item
+}
+
+/// The status of an execution item, if it has a known one.
+pub fn status_of(item: &Item) -> Option<ExecStatus> {
+    item.get(attr::STATUS).and_then(|v| v.as_s().ok()).and_then(|s| ExecStatus::parse(s))
+}
+
+/// Decodes a whole execution item: the execution and the attributes only the execution plane
+/// writes (checkpoint, run time, input digest).
+pub fn snapshot_from_item(item: &Item) -> Result<Snapshot, DecodeError> {
+    let exec = execution_from_item(item)?;
+    let checkpoint =
+        item.get(attr::CHECKPOINT).and_then(|v| v.as_s().ok()).and_then(|s| serde_json::from_str(s).ok());
+    let total_run_ms = get_n_opt(item, attr::RUN_MS).ok().flatten().unwrap_or(0);
+    let digest = item.get(attr::DIGEST).and_then(|v| v.as_s().ok()).cloned();
+    Ok(Snapshot { exec, checkpoint, total_run_ms, digest })
 }
 
 /// Decodes an execution item.

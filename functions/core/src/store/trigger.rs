@@ -1,31 +1,17 @@
 //! The trigger plane's conditional writes (DESIGN §1: put → send → advance → watermark).
 //!
-//! - [`put_execution`]: `PutItem IF attribute_not_exists(pk)`. The key is (job, scheduled_at),
-//!   so a second put for the same fire is absorbed: [`PutOutcome::Exists`] is success.
 //! - [`advance_job`]: `UpdateItem IF next = :read AND ver = :ver AND state = ENABLED`: moves the
 //!   trigger position (and the job's `due` index bucket) only if nobody moved it since we read
 //!   it. Losing that race is [`Advance::Lost`], not an error.
 //! - [`advance_watermark`]: moves a shard's scanned-through minute forward only.
 
 use super::error::{is_condition_failed, StoreError};
-use super::items::{self, attr, n, Item};
+use super::items::{self, attr, n};
 use crate::keys;
-use crate::model::{DueClass, ExecStatus, Execution, Job};
-use aws_sdk_dynamodb::types::{AttributeValue, ReturnValuesOnConditionCheckFailure};
+use crate::model::{DueClass, Job};
+use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{DateTime, Utc};
 use std::collections::HashMap;
-
-/// Executions are kept this long after creation (the table's TTL attribute).
-pub const EXECUTION_RETENTION_SECS: i64 = 90 * 86_400;
-
-/// Result of putting an execution.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PutOutcome {
-    /// This call created it.
-    Created,
-    /// It already existed (a duplicate tick, or a retry after a crash), in this status.
-    Exists(ExecStatus),
-}
 
 /// Result of a CAS on a job's trigger position.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,84 +20,6 @@ pub enum Advance {
     Advanced,
     /// Someone else moved it, or the job was paused, deleted or edited since it was read.
     Lost,
-}
-
-/// Creates the execution unless one exists for the same (job, scheduled_at).
-pub async fn put_execution(
-    ddb: &aws_sdk_dynamodb::Client,
-    table: &str,
-    e: &Execution,
-) -> Result<PutOutcome, StoreError> {
-    let item = items::execution_to_item(e, EXECUTION_RETENTION_SECS);
-    let res = ddb
-        .put_item()
-        .table_name(table)
-        .set_item(Some(item))
-        .condition_expression("attribute_not_exists(pk)")
-        .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
-        .send()
-        .await;
-    match res {
-        Ok(_) => Ok(PutOutcome::Created),
-        Err(err) if is_condition_failed(&err) => {
-            let old = err.as_service_error().and_then(|s| match s {
-                aws_sdk_dynamodb::operation::put_item::PutItemError::ConditionalCheckFailedException(c) => {
-                    c.item().cloned()
-                }
-                _ => None,
-            });
-            let old = match old {
-                Some(i) => i,
-                // Not every server returns the old item: read it.
-                None => {
-                    get_execution_item(ddb, table, &e.tenant, &e.job_id, e.scheduled_at.timestamp_millis())
-                        .await?
-                        .unwrap_or_default()
-                }
-            };
-            let status = old
-                .get(attr::STATUS)
-                .and_then(|v| v.as_s().ok())
-                .and_then(|s| ExecStatus::parse(s))
-                .unwrap_or(ExecStatus::Ready);
-            Ok(PutOutcome::Exists(status))
-        }
-        Err(err) => Err(StoreError::from_sdk("PutItem", err)),
-    }
-}
-
-/// Reads one execution item (consistent read).
-pub async fn get_execution_item(
-    ddb: &aws_sdk_dynamodb::Client,
-    table: &str,
-    tenant: &str,
-    job_id: &str,
-    scheduled_ms: i64,
-) -> Result<Option<Item>, StoreError> {
-    let out = ddb
-        .get_item()
-        .table_name(table)
-        .key(attr::PK, AttributeValue::S(keys::job_pk(tenant, job_id)))
-        .key(attr::SK, AttributeValue::S(keys::exec_sk(scheduled_ms)))
-        .consistent_read(true)
-        .send()
-        .await
-        .map_err(|e| StoreError::from_sdk("GetItem", e))?;
-    Ok(out.item)
-}
-
-/// Reads one execution.
-pub async fn get_execution(
-    ddb: &aws_sdk_dynamodb::Client,
-    table: &str,
-    tenant: &str,
-    job_id: &str,
-    scheduled_ms: i64,
-) -> Result<Option<Execution>, StoreError> {
-    match get_execution_item(ddb, table, tenant, job_id, scheduled_ms).await? {
-        Some(i) => Ok(Some(items::execution_from_item(&i)?)),
-        None => Ok(None),
-    }
 }
 
 /// CAS-advances a job's trigger position from `read_next` (the value this scan read) to

@@ -14,8 +14,9 @@ use crate::keys;
 use crate::model::{AuditEvent, DueClass, ExecStatus, Execution, Job};
 use crate::queue::{Outgoing, PoolQueues, QueueError};
 use crate::schedule::Schedule;
+use crate::store::executions::{ExecStore, PutOutcome};
 use crate::store::jobs::fires_every_minute;
-use crate::store::trigger::{self as st, Advance, PutOutcome};
+use crate::store::trigger::{self as st, Advance};
 use crate::store::StoreError;
 use chrono::{DateTime, Duration, Utc};
 use futures_util::stream::{self, StreamExt};
@@ -323,11 +324,12 @@ async fn dispatch(
     // put → send → advance still holds: sends start after every put of the group returned.
     // (Owned data in the futures: borrowed closures here make the whole scan future fail the
     // higher-ranked `Send` bound that a boxed handler future needs.)
+    let execs = ExecStore::new(ctx.ddb.clone(), ctx.cfg.executions_table.clone());
     let puts: Vec<(Execution, Result<PutOutcome, StoreError>)> = stream::iter(planned)
         .map(|e| {
-            let (ddb, table) = (ctx.ddb.clone(), ctx.cfg.executions_table.clone());
+            let execs = execs.clone();
             async move {
-                let r = st::put_execution(&ddb, &table, &e).await;
+                let r = execs.put_new(&e).await;
                 (e, r)
             }
         })
