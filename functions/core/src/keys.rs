@@ -69,6 +69,18 @@ pub fn ops_pk(tenant: &str) -> String {
     format!("T#{tenant}#OPS")
 }
 
+/// Sort key of a job's concurrency slot item (in the executions table, under the job's
+/// partition key, next to its executions).
+pub const JOB_SLOT_SK: &str = "SLOT";
+
+/// Partition key of a tenant's running gate (in the executions table).
+pub fn tenant_running_pk(tenant: &str) -> String {
+    format!("T#{tenant}#RUN")
+}
+
+/// Sort key of a tenant's running gate.
+pub const TENANT_RUNNING_SK: &str = "RUN";
+
 /// The epoch minute of an instant (the bucket it belongs to).
 pub fn minute_of(t: DateTime<Utc>) -> i64 {
     t.timestamp().div_euclid(60)

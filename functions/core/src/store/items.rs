@@ -5,6 +5,7 @@
 //! whose audit timeline and snapshot stay under 1 KiB costs one write unit per transition.
 
 use super::executions::Snapshot;
+use super::slots::{RunningSet, Slot};
 use crate::keys;
 use crate::model::{AuditEvent, DueClass, ExecStatus, Execution, Job, JobDefinition, JobState};
 use aws_sdk_dynamodb::types::AttributeValue;
@@ -59,6 +60,14 @@ pub mod attr {
     pub const RUN_MS: &str = "rt";
     /// SHA-256 prefix of an execution's input, stored when it goes DEAD.
     pub const DIGEST: &str = "dg";
+    /// A job slot's holder (the scheduled ms of the execution holding it).
+    pub const SLOT_HOLDER: &str = "h";
+    /// A job slot's latest released execution (scheduled ms).
+    pub const SLOT_RELEASED: &str = "dn";
+    /// A tenant gate's running executions: a map of execution id to lease end (ms).
+    pub const RUNNING: &str = "hs";
+    /// A tenant gate's version, checked by every rewrite of its map.
+    pub const GATE_VERSION: &str = "v";
 
     /// Keys of one audit event (a map in an execution's timeline `tl`).
     pub mod event {
@@ -375,4 +384,24 @@ pub fn execution_from_item(item: &Item) -> Result<Execution, DecodeError> {
         cancel_requested: item.get(attr::CANCEL).and_then(|v| v.as_bool().ok()).copied().unwrap_or(false),
         timeline,
     })
+}
+
+/// Decodes a job slot item (an absent item is a free slot).
+pub fn slot_from_item(item: &Item) -> Slot {
+    Slot {
+        holder: get_n_opt(item, attr::SLOT_HOLDER).ok().flatten(),
+        released: get_n_opt(item, attr::SLOT_RELEASED).ok().flatten(),
+    }
+}
+
+/// Decodes a tenant gate item (an absent item is an empty set with no version).
+pub fn running_from_item(item: &Item) -> RunningSet {
+    let leases = item
+        .get(attr::RUNNING)
+        .and_then(|v| v.as_m().ok())
+        .map(|m| {
+            m.iter().filter_map(|(k, v)| Some((k.clone(), v.as_n().ok()?.parse::<i64>().ok()?))).collect()
+        })
+        .unwrap_or_default();
+    RunningSet { leases, version: get_n_opt(item, attr::GATE_VERSION).ok().flatten() }
 }

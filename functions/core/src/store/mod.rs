@@ -8,6 +8,7 @@ pub mod executions;
 pub mod expr;
 pub mod items;
 pub mod jobs;
+pub mod slots;
 pub mod trigger;
 
 pub use error::StoreError;
