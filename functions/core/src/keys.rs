@@ -64,9 +64,30 @@ pub fn tenant_job_sk(job_id: &str) -> String {
     format!("J#{job_id}")
 }
 
-/// Partition key of the tenant's operations audit log (in the jobs table).
+/// The job id of a `by_tenant` index sort key ([`tenant_job_sk`]).
+pub fn job_of_tenant_sk(sk: &str) -> Option<&str> {
+    sk.strip_prefix("J#")
+}
+
+/// Partition key of the tenant's operations audit log (in the jobs table): one partition per
+/// tenant, so "what happened lately" is one Query and no other tenant's entries share it.
 pub fn ops_pk(tenant: &str) -> String {
     format!("T#{tenant}#OPS")
+}
+
+/// Prefix of every operations-log sort key.
+pub const OPS_SK_PREFIX: &str = "O#";
+
+/// Sort key of an operations-log entry: its time (ms, zero-padded, so a Query reads newest
+/// first backwards), the job, the action, a subject (new version, execution id or range) and a
+/// random nonce, so two entries in the same millisecond stay distinct.
+pub fn ops_sk(at_ms: i64, job_id: &str, action: &str, subject: &str, nonce: u64) -> String {
+    format!("{OPS_SK_PREFIX}{at_ms:015}#{job_id}#{action}#{subject}#{nonce:016x}")
+}
+
+/// Whether `sk` is an operations-log sort key (a cursor must be one).
+pub fn is_ops_sk(sk: &str) -> bool {
+    sk.starts_with(OPS_SK_PREFIX)
 }
 
 /// Sort key of a job's concurrency slot item (in the executions table, under the job's
@@ -213,6 +234,13 @@ mod tests {
         assert!(due_sk(5, "t", "b") < due_sk(10, "t", "a"));
         assert_eq!(due_bucket(29_441_160, 7), "29441160#00007");
         assert_eq!(minute_of(minute_start(29_441_160)), 29_441_160);
+    }
+
+    #[test]
+    fn the_operations_log_is_one_partition_per_tenant_sorted_by_time() {
+        assert_eq!(ops_pk("acme"), "T#acme#OPS");
+        assert!(ops_sk(1, "j", "pause", "v2", 7) < ops_sk(2, "a", "create", "v1", 0));
+        assert!(is_ops_sk(&ops_sk(1, "j", "pause", "", 7)));
     }
 
     #[test]

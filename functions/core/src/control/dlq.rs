@@ -15,10 +15,10 @@
 //! re-sends it ([`ReplayOutcome::Resent`]), so a failed replay is repaired by repeating it.
 
 use super::executions::key_of;
-use super::ops::{self, OpsAction, OpsEntry};
+use super::ops;
 use super::page::Page;
 use super::{Caller, Control, ControlError};
-use crate::model::{ExecMessage, ExecStatus, Execution};
+use crate::model::{ExecMessage, ExecStatus, Execution, OpsAction, OpsEntry};
 use crate::queue::Outgoing;
 use chrono::{DateTime, Utc};
 
@@ -109,7 +109,7 @@ pub async fn replay(
         });
     }
     ctl.trigger.queues.send_all(&e.definition.pool, &[send_of(&e, now)]).await?;
-    let entry = OpsEntry::new(caller, OpsAction::Replay, &key.job_id, now)
+    let entry = OpsEntry::new(caller.actor(), OpsAction::Replay, &key.job_id, now)
         .versions(None, Some(e.def_version))
         .execution(key.id());
     ops::record(ctl, &caller.tenant, &entry).await?;

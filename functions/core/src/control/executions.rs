@@ -12,11 +12,11 @@
 //! A backfill is idempotent: a fire that already has an execution is left alone (or re-sent if
 //! it is still READY, like the scan does after a crash between put and send).
 
-use super::ops::{self, OpsAction, OpsEntry};
+use super::ops;
 use super::page::{self, Page};
 use super::{Caller, Control, ControlError};
 use crate::keys;
-use crate::model::{ExecStatus, Execution, Job, JobState};
+use crate::model::{ExecStatus, Execution, Job, JobState, OpsAction, OpsEntry};
 use crate::queue::Outgoing;
 use crate::schedule::Schedule;
 use crate::store::executions::{CancelOutcome, ExecKey, JobPage, PutOutcome};
@@ -144,7 +144,7 @@ pub async fn cancel(
         CancelOutcome::Canceled => true,
         CancelOutcome::Requested => false,
     };
-    let entry = OpsEntry::new(caller, OpsAction::Cancel, &key.job_id, now)
+    let entry = OpsEntry::new(caller.actor(), OpsAction::Cancel, &key.job_id, now)
         .execution(key.id())
         .detail(if done { "canceled" } else { "cancel requested while running" });
     ops::record(ctl, &caller.tenant, &entry).await?;
@@ -225,7 +225,7 @@ pub async fn trigger_now(
         let _ = ctl.execs.request_cancel(&ExecKey::of(&e), &caller.actor(), now).await;
         return Err(err.into());
     }
-    let entry = OpsEntry::new(caller, OpsAction::Trigger, job_id, now)
+    let entry = OpsEntry::new(caller.actor(), OpsAction::Trigger, job_id, now)
         .versions(None, Some(job.version))
         .execution(e.id());
     ops::record(ctl, &caller.tenant, &entry).await?;
@@ -326,7 +326,7 @@ pub async fn backfill(
         }
     }
     ctl.trigger.queues.send_all(&job.definition.pool, &out).await?;
-    let entry = OpsEntry::new(caller, OpsAction::Backfill, job_id, now)
+    let entry = OpsEntry::new(caller.actor(), OpsAction::Backfill, job_id, now)
         .versions(None, Some(job.version))
         .detail(format!(
             "{} to {}: {} fires, {} created, {} existing, pace {} s",

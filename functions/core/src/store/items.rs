@@ -7,7 +7,9 @@
 use super::executions::Snapshot;
 use super::slots::{RunningSet, Slot};
 use crate::keys;
-use crate::model::{AuditEvent, DueClass, ExecStatus, Execution, Job, JobDefinition, JobState};
+use crate::model::{
+    AuditEvent, DueClass, ExecStatus, Execution, Job, JobDefinition, JobState, OpsAction, OpsEntry,
+};
 use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{DateTime, TimeZone, Utc};
 use std::collections::HashMap;
@@ -68,6 +70,17 @@ pub mod attr {
     pub const RUNNING: &str = "hs";
     /// A tenant gate's version, checked by every rewrite of its map.
     pub const GATE_VERSION: &str = "v";
+
+    /// Attributes of an operations-log entry.
+    pub mod ops {
+        pub const AT: &str = "at";
+        pub const ACTOR: &str = "by";
+        pub const ACTION: &str = "op";
+        pub const FROM_VERSION: &str = "fv";
+        pub const TO_VERSION: &str = "tv";
+        pub const EXECUTION: &str = "ex";
+        pub const DETAIL: &str = "dt";
+    }
 
     /// Keys of one audit event (a map in an execution's timeline `tl`).
     pub mod event {
@@ -163,7 +176,8 @@ fn def_of(item: &Item) -> Result<JobDefinition, DecodeError> {
     serde_json::from_str(get_s(item, attr::DEF)?)
         .map_err(|e| DecodeError { attr: attr::DEF, reason: e.to_string() })
 }
-fn state_str(s: JobState) -> &'static str {
+/// The stored name of a job state.
+pub fn state_str(s: JobState) -> &'static str {
     match s {
         JobState::Enabled => "ENABLED",
         JobState::Paused => "PAUSED",
@@ -199,6 +213,17 @@ pub fn job_to_item(job: &Job) -> Item {
             item.insert(attr::DUE_PK.into(), s(pk));
             item.insert(attr::DUE_SK.into(), s(sk));
         }
+    }
+    item
+}
+
+/// The immutable snapshot item of a job's current version (`sk = V#{version}`): the definition
+/// without the trigger position and index keys, so no index holds snapshots.
+pub fn job_version_item(job: &Job) -> Item {
+    let mut item = job_to_item(job);
+    item.insert(attr::SK.into(), s(keys::job_version_sk(job.version)));
+    for a in [attr::DUE_PK, attr::DUE_SK, attr::TENANT_PK, attr::TENANT_SK, attr::NEXT] {
+        item.remove(a);
     }
     item
 }
@@ -404,4 +429,121 @@ pub fn running_from_item(item: &Item) -> RunningSet {
         })
         .unwrap_or_default();
     RunningSet { leases, version: get_n_opt(item, attr::GATE_VERSION).ok().flatten() }
+}
+
+/// The scanned-through minute of a shard watermark item.
+pub fn watermark_from_item(item: &Item) -> Option<i64> {
+    get_n_opt(item, attr::THROUGH).ok().flatten()
+}
+
+/// Sort key of an operations-log entry (see [`keys::ops_sk`]): the subject is the execution,
+/// else the new version, else the detail's first 40 alphanumerics.
+pub fn ops_sk(e: &OpsEntry) -> String {
+    let subject = match (&e.execution_id, e.to_version, &e.detail) {
+        (Some(x), _, _) => x.clone(),
+        (None, Some(v), _) => format!("v{v}"),
+        (None, None, Some(d)) => d.chars().filter(|c| c.is_ascii_alphanumeric()).take(40).collect(),
+        (None, None, None) => String::new(),
+    };
+    keys::ops_sk(e.at.timestamp_millis(), &e.job_id, e.action.as_str(), &subject, nonce())
+}
+
+/// A per-call random suffix, so two identical operations in the same millisecond (a request
+/// repeated by a client) stay two entries. `RandomState` is seeded randomly per process and
+/// advanced per instance, which is all this needs.
+fn nonce() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    std::collections::hash_map::RandomState::new().build_hasher().finish()
+}
+
+/// Encodes an operations-log entry of `tenant`, expiring `retention_secs` after it was written.
+pub fn ops_item(tenant: &str, e: &OpsEntry, retention_secs: i64) -> Item {
+    use attr::ops;
+    let mut item: Item = HashMap::from([
+        (attr::PK.into(), s(keys::ops_pk(tenant))),
+        (attr::SK.into(), s(ops_sk(e))),
+        (attr::TENANT.into(), s(tenant)),
+        (attr::JOB.into(), s(&e.job_id)),
+        (ops::AT.into(), n(e.at.timestamp_millis())),
+        (ops::ACTOR.into(), s(&e.actor)),
+        (ops::ACTION.into(), s(e.action.as_str())),
+        (attr::EXPIRES.into(), n(e.at.timestamp() + retention_secs)),
+    ]);
+    if let Some(v) = e.from_version {
+        item.insert(ops::FROM_VERSION.into(), n(v));
+    }
+    if let Some(v) = e.to_version {
+        item.insert(ops::TO_VERSION.into(), n(v));
+    }
+    if let Some(x) = &e.execution_id {
+        item.insert(ops::EXECUTION.into(), s(x));
+    }
+    if let Some(d) = &e.detail {
+        item.insert(ops::DETAIL.into(), s(d));
+    }
+    item
+}
+
+/// Decodes an operations-log entry (`None` for an item that is not one).
+pub fn ops_from_item(item: &Item) -> Option<OpsEntry> {
+    use attr::ops;
+    let str_of = |k: &str| item.get(k).and_then(|v| v.as_s().ok()).cloned();
+    let num_of = |k: &str| item.get(k).and_then(|v| v.as_n().ok()).and_then(|v| v.parse::<i64>().ok());
+    Some(OpsEntry {
+        at: ms_to_dt(num_of(ops::AT)?),
+        actor: str_of(ops::ACTOR)?,
+        action: OpsAction::parse(&str_of(ops::ACTION)?)?,
+        job_id: str_of(attr::JOB)?,
+        from_version: num_of(ops::FROM_VERSION).map(|v| v as u64),
+        to_version: num_of(ops::TO_VERSION).map(|v| v as u64),
+        execution_id: str_of(ops::EXECUTION),
+        detail: str_of(ops::DETAIL),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ops_entries_round_trip_and_sort_by_time() {
+        let t0 = ms_to_dt(1_764_469_800_000);
+        let e = OpsEntry::new("api:alice", OpsAction::Update, "nightly", t0).versions(Some(3), Some(4));
+        let item = ops_item("acme", &e, 60);
+        assert_eq!(ops_from_item(&item).unwrap(), e);
+        assert_eq!(item[attr::PK].as_s().unwrap(), &keys::ops_pk("acme"));
+        let later = OpsEntry::new("api:alice", OpsAction::Pause, "a", ms_to_dt(1_764_469_800_001));
+        assert!(ops_sk(&e) < ops_sk(&later));
+        // Two replays in the same millisecond are distinct entries.
+        let r1 = OpsEntry::new("api:alice", OpsAction::Replay, "j", t0).execution("j@1");
+        let r2 = OpsEntry::new("api:alice", OpsAction::Replay, "j", t0).execution("j@2");
+        assert_ne!(ops_sk(&r1), ops_sk(&r2));
+        // And so are two identical ones.
+        assert_ne!(ops_sk(&r1), ops_sk(&r1.clone()));
+    }
+
+    #[test]
+    fn index_names_come_from_resources_json_by_their_key_attributes() {
+        use crate::resources::Resources;
+        let indexes: Vec<_> = Resources::get().tables.values().flat_map(|t| &t.indexes).collect();
+        for (name, pk, sk) in [
+            (index::due(), attr::DUE_PK, attr::DUE_SK),
+            (index::by_tenant(), attr::TENANT_PK, attr::TENANT_SK),
+            (index::attention(), attr::ATT_PK, attr::ATT_SK),
+        ] {
+            let name = name.unwrap_or_else(|e| panic!("{e}"));
+            let ix = indexes.iter().find(|i| i.name == name).unwrap_or_else(|| panic!("{name}"));
+            assert_eq!((ix.partition_key.name.as_str(), ix.sort_key.name.as_str()), (pk, sk));
+        }
+        assert_eq!(indexes.len(), 3, "an index without an accessor in store::items::index");
+    }
+
+    #[test]
+    fn key_and_ttl_attributes_match_resources_json() {
+        use crate::resources::Resources;
+        for t in Resources::get().tables.values() {
+            assert_eq!((t.partition_key.name.as_str(), t.sort_key.name.as_str()), (attr::PK, attr::SK));
+            assert_eq!(t.ttl_attribute, attr::EXPIRES);
+        }
+    }
 }

@@ -8,8 +8,9 @@ pub mod executions;
 pub mod expr;
 pub mod items;
 pub mod jobs;
+pub mod ops;
 pub mod slots;
-pub mod trigger;
+pub mod watermarks;
 
 pub use error::StoreError;
 
