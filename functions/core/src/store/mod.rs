@@ -10,6 +10,7 @@ pub mod items;
 pub mod jobs;
 pub mod ops;
 pub mod slots;
+pub mod tables;
 pub mod watermarks;
 
 pub use error::StoreError;
