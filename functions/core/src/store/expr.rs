@@ -331,7 +331,8 @@ mod tests {
     #[test]
     fn map_entries_keyed_by_ids_get_numbered_placeholders() {
         let mut e = Expr::new();
-        e.set_entry("hs", "job-1@1700000000000", n(5)).cond_entry_exists("hs", "job-1@1700000000000");
+        e.set_entry(attr::RUNNING, "job-1@1700000000000", n(5))
+            .cond_entry_exists(attr::RUNNING, "job-1@1700000000000");
         assert_eq!(e.set, vec!["#hs.#k0 = :v0"]);
         assert_eq!(e.cond, vec!["attribute_exists(#hs.#k0)"]);
         assert_eq!(e.names.get("#k0").map(String::as_str), Some("job-1@1700000000000"));
@@ -346,7 +347,7 @@ mod tests {
         let mut e = Expr::new();
         e.key_eq(attr::PK, s("p"))
             .key_between(attr::SK, s("a"), s("b"))
-            .filter_in(attr::STATUS, [s("READY"), s("RUNNING")])
+            .filter_in(attr::STATUS, [s(ExecStatus::Ready.as_str()), s(ExecStatus::Running.as_str())])
             .project(&[attr::SK, attr::STATUS]);
         assert_eq!(Expr::and(&e.key).as_deref(), Some("#pk = :v0 AND #sk BETWEEN :v1 AND :v2"));
         assert_eq!(e.filter, vec!["#st IN (:v3, :v4)"]);
