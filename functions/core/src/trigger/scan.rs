@@ -221,9 +221,9 @@ async fn scan_shard(
     dispatch(ctx, group, now, opts, false, &mut report).await?;
 
     for minute in first..=last {
-        let jobs = jobs::query_due(&ctx.ddb, table, &keys::due_bucket(minute, shard)).await?;
+        let due = jobs::query_due(&ctx.ddb, table, &keys::due_bucket(minute, shard)).await?;
         report.buckets += 1;
-        let group = plan_group(jobs, None, window_end, now, budget, &mut report).await;
+        let group = plan_group(due, None, window_end, now, budget, &mut report).await;
         if !dispatch(ctx, group, now, opts, false, &mut report).await? {
             // Deferred jobs stay in this bucket: the watermark must not pass it.
             if opts.crash_at == Some(CrashPoint::BeforeWatermark) {
