@@ -18,12 +18,12 @@ use std::time::Duration;
 use sundial_core::config::WorkerSettings;
 use sundial_core::execution::clock::{Clock, SystemClock};
 use sundial_core::execution::metrics::MemorySink;
-use sundial_core::execution::store::{ExecKey, ExecStore, Snapshot};
 use sundial_core::execution::target::in_process::Handlers;
 use sundial_core::execution::worker::Worker;
 use sundial_core::model::{
     AuditEvent, ExecMessage, ExecStatus, Execution, JobDefinition, RetryPolicy, Target,
 };
+use sundial_core::store::executions::{ExecKey, ExecStore, Snapshot};
 use sundial_core::store::items;
 use tokio::net::TcpListener;
 use tokio::sync::Notify;

@@ -16,7 +16,7 @@ const WITHIN: Duration = Duration::from_secs(30);
 
 async fn raw_item(
     env: &TestEnv,
-    key: &sundial_core::execution::store::ExecKey,
+    key: &sundial_core::store::executions::ExecKey,
 ) -> anyhow::Result<std::collections::HashMap<String, AttributeValue>> {
     Ok(env
         .clients

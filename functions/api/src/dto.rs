@@ -7,7 +7,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use sundial_core::control::jobs::JobView;
-use sundial_core::control::ops::OpsEntry;
+use sundial_core::model::OpsEntry;
 use sundial_core::model::{ExecStatus, Execution, Job, JobState};
 use sundial_core::schedule::ScheduleSpec;
 use sundial_core::store::items::ms_to_dt;

@@ -6,7 +6,7 @@
 //! workers, every interleaving can be enumerated: this module does it with a breadth-first
 //! search over the whole state graph.
 //!
-//! ## What is modelled (the conditions are the ones `execution/store.rs` writes)
+//! ## What is modelled (the conditions are the ones `store/executions.rs` writes)
 //! - **claim** = read, then `UpdateItem` with `st = :read_st AND tok = :read_tok AND cx unset`
 //!   plus `lease_until < now - margin` (takeover) or `available_at <= now` (READY/RETRY_WAIT);
 //!   it sets `RUNNING`, the owner, a live lease, `tok + 1`, `attempt + 1`. A failed condition

@@ -46,6 +46,7 @@ use sundial_core::execution::worker::Worker;
 use sundial_core::model::{ExecStatus, Execution, JobDefinition, JobState, Target};
 use sundial_core::queue::PoolQueues;
 use sundial_core::schedule::ScheduleSpec;
+use sundial_core::store::tables;
 use sundial_core::trigger::plan::CatchUpBudget;
 use sundial_core::trigger::scan::scan_shards;
 use sundial_core::trigger::scan::{ScanOptions, TriggerCtx};
@@ -123,7 +124,7 @@ fn sdk_config(endpoint: &str) -> aws_config::SdkConfig {
 
 async fn emulator_up(clients: &Clients) -> bool {
     matches!(
-        tokio::time::timeout(Duration::from_secs(3), clients.ddb.list_tables().limit(1).send()).await,
+        tokio::time::timeout(Duration::from_secs(3), tables::table_names(&clients.ddb, Some(1))).await,
         Ok(Ok(_))
     )
 }

@@ -3,6 +3,7 @@
 use anyhow::Context;
 use sundial_core::aws::Clients;
 use sundial_core::config::Config;
+use sundial_core::store::tables;
 
 /// Where to provision.
 #[derive(clap::Args)]
@@ -27,10 +28,10 @@ pub(crate) async fn run(args: ProvisionArgs, check_only: bool) -> anyhow::Result
     let endpoint = std::env::var("AWS_ENDPOINT_URL").unwrap_or_else(|_| "(AWS default endpoint)".into());
     let clients = Clients::from_env().await;
     if check_only {
-        let tables = clients.ddb.list_tables().send().await.with_context(|| {
+        let listed = tables::table_names(&clients.ddb, None).await.map_err(anyhow::Error::from_boxed);
+        let names = listed.with_context(|| {
             format!("the emulator at {endpoint} does not answer; start it with localstack/start.sh")
         })?;
-        let names = tables.table_names();
         for t in [&cfg.jobs_table, &cfg.executions_table] {
             anyhow::ensure!(names.contains(t), "table {t} is missing; run `sundial provision`");
         }

@@ -215,7 +215,7 @@ pub struct WorkerSettings {
     pub pool: String,
     /// Lease length (ms). Heartbeats every third of it.
     pub lease_ms: i64,
-    /// See [`crate::execution::store::LeaseTerms::skew_margin_ms`].
+    /// See [`crate::execution::claim::LeaseTerms::skew_margin_ms`].
     pub skew_margin_ms: i64,
     /// Largest tolerated distance between this worker's clock and the service's (ms).
     pub max_skew_ms: i64,

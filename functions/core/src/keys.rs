@@ -1,5 +1,6 @@
-//! Every DynamoDB key format in one place (the access-pattern table in the README is built
-//! from these functions).
+//! Every DynamoDB key format in one place. [`KEY_FORMATS`] lists their shapes, and a test fails
+//! when a key function here has no shape there or a shape is missing from the README's
+//! access-pattern table ("Data model: access patterns").
 //!
 //! Why the shapes:
 //! - Every job and execution key starts with `T#{tenant}#`: the API builds keys from the
@@ -11,8 +12,37 @@
 //!   id modulo a logical shard count much larger than any number of scanners.
 //! - Executions sort under their job by scheduled instant: `(job, scheduled_at)` *is* the
 //!   primary key, so the seed's `UNIQUE(job_id, scheduled_at)` needs no extra index.
+//! - A job's concurrency slot sits in its executions' partition (`SLOT`), so its policy reads
+//!   and writes stay on the job's own partition; a tenant's running gate is one item per tenant
+//!   (`T#{tenant}#RUN`), touched only by tenants with a running limit.
+//! - The operations log is one partition per tenant (`T#{tenant}#OPS`) sorted by time, so
+//!   "what happened lately" is one Query.
 
 use chrono::{DateTime, TimeZone, Utc};
+
+/// The shape of every key format, as the README's access-pattern table writes it (`{...}` is a
+/// part filled in; parts never contain `#`).
+pub const KEY_FORMATS: &[&str] = &[
+    "T#{tenant}#J#{job}",
+    "DEF",
+    "V#{version}",
+    "T#{tenant}",
+    "J#{job}",
+    "T#{tenant}#OPS",
+    "O#{ms}#{job}#{action}#{subject}#{nonce}",
+    "SLOT",
+    "T#{tenant}#RUN",
+    "RUN",
+    "{epoch minute}#{shard}",
+    "A#{shard}",
+    "E#{shard}",
+    "{next ms}#{tenant}#{job}",
+    "W#{shard}",
+    "WM",
+    "E#{scheduled ms}",
+    "T#{tenant}#S#{status}",
+    "{scheduled ms}#{job}",
+];
 
 /// Sort key of a job's current definition item.
 pub const JOB_DEF_SK: &str = "DEF";
@@ -64,10 +94,43 @@ pub fn tenant_job_sk(job_id: &str) -> String {
     format!("J#{job_id}")
 }
 
-/// Partition key of the tenant's operations audit log (in the jobs table).
+/// The job id of a `by_tenant` index sort key ([`tenant_job_sk`]).
+pub fn job_of_tenant_sk(sk: &str) -> Option<&str> {
+    sk.strip_prefix("J#")
+}
+
+/// Partition key of the tenant's operations audit log (in the jobs table): one partition per
+/// tenant, so "what happened lately" is one Query and no other tenant's entries share it.
 pub fn ops_pk(tenant: &str) -> String {
     format!("T#{tenant}#OPS")
 }
+
+/// Prefix of every operations-log sort key.
+pub const OPS_SK_PREFIX: &str = "O#";
+
+/// Sort key of an operations-log entry: its time (ms, zero-padded, so a Query reads newest
+/// first backwards), the job, the action, a subject (new version, execution id or range) and a
+/// random nonce, so two entries in the same millisecond stay distinct.
+pub fn ops_sk(at_ms: i64, job_id: &str, action: &str, subject: &str, nonce: u64) -> String {
+    format!("{OPS_SK_PREFIX}{at_ms:015}#{job_id}#{action}#{subject}#{nonce:016x}")
+}
+
+/// Whether `sk` is an operations-log sort key (a cursor must be one).
+pub fn is_ops_sk(sk: &str) -> bool {
+    sk.starts_with(OPS_SK_PREFIX)
+}
+
+/// Sort key of a job's concurrency slot item (in the executions table, under the job's
+/// partition key, next to its executions).
+pub const JOB_SLOT_SK: &str = "SLOT";
+
+/// Partition key of a tenant's running gate (in the executions table).
+pub fn tenant_running_pk(tenant: &str) -> String {
+    format!("T#{tenant}#RUN")
+}
+
+/// Sort key of a tenant's running gate.
+pub const TENANT_RUNNING_SK: &str = "RUN";
 
 /// The epoch minute of an instant (the bucket it belongs to).
 pub fn minute_of(t: DateTime<Utc>) -> i64 {
@@ -120,9 +183,25 @@ pub fn shard_of(tenant: &str, job_id: &str, shards: u32) -> u32 {
     (h % u64::from(shards.max(1))) as u32
 }
 
+/// Prefix of every execution sort key under its job (a Query by job is `begins_with` it).
+pub const EXEC_SK_PREFIX: &str = "E#";
+
+/// The largest scheduled instant an execution sort key holds (15 digits of ms, year 33658).
+pub const MAX_SCHEDULED_MS: i64 = 999_999_999_999_999;
+
 /// Sort key of an execution under its job: the scheduled instant in ms, zero-padded.
 pub fn exec_sk(scheduled_ms: i64) -> String {
-    format!("E#{scheduled_ms:015}")
+    format!("{EXEC_SK_PREFIX}{scheduled_ms:015}")
+}
+
+/// The scheduled instant (ms) of an execution sort key.
+pub fn parse_exec_sk(sk: &str) -> Option<i64> {
+    sk.strip_prefix(EXEC_SK_PREFIX)?.parse().ok()
+}
+
+/// The job id of a job partition key ([`job_pk`]).
+pub fn job_of_pk(pk: &str) -> Option<&str> {
+    pk.rsplit_once("#J#").map(|(_, job)| job)
 }
 
 /// The public execution id: `{job}@{scheduled ms}`. Deterministic from (job, scheduled_at), so a
@@ -185,6 +264,108 @@ mod tests {
         assert!(due_sk(5, "t", "b") < due_sk(10, "t", "a"));
         assert_eq!(due_bucket(29_441_160, 7), "29441160#00007");
         assert_eq!(minute_of(minute_start(29_441_160)), 29_441_160);
+    }
+
+    #[test]
+    fn the_operations_log_is_one_partition_per_tenant_sorted_by_time() {
+        assert_eq!(ops_pk("acme"), "T#acme#OPS");
+        assert!(ops_sk(1, "j", "pause", "v2", 7) < ops_sk(2, "a", "create", "v1", 0));
+        assert!(is_ops_sk(&ops_sk(1, "j", "pause", "", 7)));
+    }
+
+    /// Every key function and constant of this module with a sample, by name.
+    fn samples() -> Vec<(&'static str, String)> {
+        let ms = 1_764_469_800_000;
+        vec![
+            ("job_pk", job_pk("acme", "nightly")),
+            ("JOB_DEF_SK", JOB_DEF_SK.into()),
+            ("job_version_sk", job_version_sk(3)),
+            ("tenant_pk", tenant_pk("acme")),
+            ("tenant_job_sk", tenant_job_sk("nightly")),
+            ("ops_pk", ops_pk("acme")),
+            ("ops_sk", ops_sk(ms, "nightly", "pause", "v4", 0xfeed)),
+            ("JOB_SLOT_SK", JOB_SLOT_SK.into()),
+            ("tenant_running_pk", tenant_running_pk("acme")),
+            ("TENANT_RUNNING_SK", TENANT_RUNNING_SK.into()),
+            ("due_bucket", due_bucket(29_441_160, 7)),
+            ("admission_bucket", admission_bucket(7)),
+            ("every_bucket", every_bucket(7)),
+            ("due_sk", due_sk(ms, "acme", "nightly")),
+            ("watermark_pk", watermark_pk(7)),
+            ("WATERMARK_SK", WATERMARK_SK.into()),
+            ("exec_sk", exec_sk(ms)),
+            ("attention_pk", attention_pk("acme", "DEAD")),
+            ("attention_sk", attention_sk(ms, "nightly")),
+        ]
+    }
+
+    /// Public `-> String` functions and `&str` constants here that are not key formats.
+    const NOT_KEY_FORMATS: &[&str] = &[
+        "execution_id",   // the public execution id, not a key
+        "OPS_SK_PREFIX",  // the start of `O#...`
+        "EXEC_SK_PREFIX", // the start of `E#{scheduled ms}`
+    ];
+
+    /// Names of this module's `pub fn ... -> String` and `pub const ...: &str` (outside tests).
+    fn key_items_in_source() -> Vec<String> {
+        let src = include_str!("keys.rs");
+        let src = &src[..src.find("#[cfg(test)]").unwrap_or(src.len())];
+        let mut names = Vec::new();
+        for (i, _) in src.match_indices("pub fn ") {
+            let sig = &src[i..i + src[i..].find('{').unwrap_or(0)];
+            if sig.contains("-> String") {
+                names.push(sig["pub fn ".len()..sig.find('(').unwrap_or(sig.len())].to_string());
+            }
+        }
+        for line in src.lines().filter(|l| l.starts_with("pub const ") && l.contains(": &str =")) {
+            names.push(line["pub const ".len()..line.find(':').unwrap_or(line.len())].to_string());
+        }
+        names
+    }
+
+    fn has_shape(key: &str, shape: &str) -> bool {
+        let (k, s): (Vec<&str>, Vec<&str>) = (key.split('#').collect(), shape.split('#').collect());
+        k.len() == s.len()
+            && k.iter().zip(&s).all(|(k, s)| if s.starts_with('{') { !k.is_empty() } else { k == s })
+    }
+
+    #[test]
+    fn every_key_format_has_a_documented_shape() {
+        let samples = samples();
+        for name in key_items_in_source() {
+            assert!(
+                NOT_KEY_FORMATS.contains(&name.as_str()) || samples.iter().any(|(n, _)| *n == name),
+                "keys::{name} is not in samples(): add it there and its shape to KEY_FORMATS and the README"
+            );
+        }
+        for (name, key) in &samples {
+            assert!(
+                KEY_FORMATS.iter().any(|f| has_shape(key, f)),
+                "{name} = {key:?} has no shape in KEY_FORMATS"
+            );
+        }
+        for f in KEY_FORMATS {
+            assert!(samples.iter().any(|(_, k)| has_shape(k, f)), "{f} is the shape of no key");
+        }
+    }
+
+    #[test]
+    fn the_readme_access_pattern_table_lists_every_key_format_and_index() {
+        let readme = include_str!("../../../README.md");
+        let start = readme.find("## Data model: access patterns").expect("the README has the section");
+        let section = &readme[start..];
+        let section = &section[..section[3..].find("\n## ").map_or(section.len(), |i| i + 3)];
+        let spans: Vec<&str> = section.split('`').skip(1).step_by(2).collect();
+        for f in KEY_FORMATS {
+            assert!(spans.contains(f), "the README's access-pattern table does not list `{f}`");
+        }
+        for ix in crate::resources::Resources::get().tables.values().flat_map(|t| &t.indexes) {
+            assert!(
+                spans.contains(&ix.name.as_str()),
+                "the README's access-pattern table does not list `{}`",
+                ix.name
+            );
+        }
     }
 
     #[test]

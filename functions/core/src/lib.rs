@@ -11,19 +11,23 @@
 //! - [`telemetry`]: the one logging setup of every binary (Lambda's JSON format and log level).
 //! - [`aws`]: SDK client construction (endpoint from `AWS_ENDPOINT_URL`, so the same code runs
 //!   against AWS and against the local emulator).
-//! - [`provision`]: creates the tables, indexes and per-pool queues (+ DLQs) from [`resources`]
-//!   on the emulator; on AWS the CDK does it from the same definition.
+//! - [`provision`]: creates the tables, indexes (through [`store::tables`]) and per-pool queues
+//!   (+ DLQs) from [`resources`] on the emulator; on AWS the CDK does it from the same definition.
 //! - [`schedule`]: pure schedule maths: cron / rate / at, zones, DST policy, misfire, jitter.
 //!   Every function takes `now` or `after`.
-//! - [`keys`]: every DynamoDB key format, in one module.
-//! - [`model`]: job definitions, jobs, executions, the one-way status machine.
-//! - [`store`]: DynamoDB item codecs and conditional writes.
+//! - [`keys`]: every DynamoDB key format, in one module (checked against the README's
+//!   access-pattern table).
+//! - [`model`]: job definitions, jobs, executions, the one-way status machine, operations-log
+//!   entries.
+//! - [`store`]: the DynamoDB adapter and the only caller of the DynamoDB client: the item codec
+//!   (every attribute name), one expression builder, and one module per item family (jobs,
+//!   executions, slots and tenant gates, operations log, watermarks, tables) with typed outcomes.
 //! - [`queue`]: per-pool SQS queues, batched delayed sends.
 //! - [`trigger`]: the per-minute tick and shard scans (put → send → advance → watermark).
 //! - [`metrics`]: CloudWatch Embedded Metric Format lines.
 //! - [`metering`]: an SDK interceptor that counts requests and DynamoDB capacity per component.
-//! - [`execution`]: the execution plane: claim/heartbeat/finish with fencing tokens, retries,
-//!   targets, concurrency policies, and the worker core shared by the Lambda and ECS entry points.
+//! - [`execution`]: the execution plane: the claim rules with fencing tokens, retries, targets,
+//!   concurrency policies, and the worker core shared by the Lambda and ECS entry points.
 //! - [`control`]: the control plane's domain (create/list/edit/pause/resume/delete jobs, cancel,
 //!   trigger now, backfill, dead-letter replay, the operations audit log), served by `functions/api`.
 pub mod aws;

@@ -264,12 +264,14 @@ impl Intercept for MeterInterceptor {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::keys;
+    use crate::store::items::attr;
 
     #[test]
     fn item_size_follows_dynamodb_rules() {
         let item = HashMap::from([
-            ("pk".to_string(), AttributeValue::S("T#a#J#b".into())), // 2 + 7
-            ("n".to_string(), AttributeValue::N("12345".into())),    // 1 + 4
+            (attr::PK.to_string(), AttributeValue::S(keys::job_pk("a", "b"))), // 2 + 7
+            ("n".to_string(), AttributeValue::N("12345".into())),              // 1 + 4
         ]);
         assert_eq!(item_size(&item), 14);
         assert_eq!(kib(1024), 1.0);

@@ -1,15 +1,14 @@
 //! Creates Sundial's tables, indexes and per-pool queues (with DLQs) from [`crate::resources`].
+//! The table calls themselves are [`crate::store::tables`]'s; this module orders them (create,
+//! wait until ACTIVE, enable TTL) and creates the queues.
 //!
 //! Used by the local run, the tests and the benches against the emulator. On AWS the CDK
 //! construct creates the same resources from the same `resources.json`. Every step is idempotent:
 //! provisioning twice changes nothing.
 
 use crate::config::Config;
-use crate::resources::{KeyAttr, Resources, TableDef};
-use aws_sdk_dynamodb::types::{
-    AttributeDefinition, BillingMode, GlobalSecondaryIndex, KeySchemaElement, KeyType, Projection,
-    ProjectionType, ScalarAttributeType, TableStatus, TimeToLiveSpecification,
-};
+use crate::resources::{Resources, TableDef};
+use crate::store::tables::{self, TableError};
 use aws_sdk_sqs::types::QueueAttributeName;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
@@ -61,96 +60,16 @@ pub async fn ensure_tables(ddb: &aws_sdk_dynamodb::Client, cfg: &Config) -> Resu
     Ok(())
 }
 
-fn attr_type(k: &KeyAttr) -> ScalarAttributeType {
-    match k.kind.as_str() {
-        "N" => ScalarAttributeType::N,
-        _ => ScalarAttributeType::S,
-    }
-}
-
-fn key_schema(pk: &KeyAttr, sk: &KeyAttr) -> Vec<KeySchemaElement> {
-    let el =
-        |k: &KeyAttr, t: KeyType| KeySchemaElement::builder().attribute_name(&k.name).key_type(t).build();
-    // The builder only fails on a missing required field, and both are set.
-    vec![el(pk, KeyType::Hash).expect("hash key"), el(sk, KeyType::Range).expect("range key")]
-}
-
 async fn ensure_table(
     ddb: &aws_sdk_dynamodb::Client,
     name: &str,
     def: &TableDef,
 ) -> Result<(), ProvisionError> {
-    let err = |e: Box<dyn std::error::Error + Send + Sync>| ProvisionError::Table {
-        table: name.to_string(),
-        source: e,
-    };
-    let mut attrs: BTreeMap<String, ScalarAttributeType> = BTreeMap::new();
-    for k in [&def.partition_key, &def.sort_key] {
-        attrs.insert(k.name.clone(), attr_type(k));
-    }
-    let mut req = ddb
-        .create_table()
-        .table_name(name)
-        .billing_mode(BillingMode::PayPerRequest)
-        .set_key_schema(Some(key_schema(&def.partition_key, &def.sort_key)));
-    for ix in &def.indexes {
-        for k in [&ix.partition_key, &ix.sort_key] {
-            attrs.insert(k.name.clone(), attr_type(k));
-        }
-        let projection = match ix.projection.as_str() {
-            "KEYS_ONLY" => ProjectionType::KeysOnly,
-            _ => ProjectionType::All,
-        };
-        req = req.global_secondary_indexes(
-            GlobalSecondaryIndex::builder()
-                .index_name(&ix.name)
-                .set_key_schema(Some(key_schema(&ix.partition_key, &ix.sort_key)))
-                .projection(Projection::builder().projection_type(projection).build())
-                .build()
-                .map_err(|e| err(e.into()))?,
-        );
-    }
-    for (n, t) in attrs {
-        req = req.attribute_definitions(
-            AttributeDefinition::builder()
-                .attribute_name(n)
-                .attribute_type(t)
-                .build()
-                .map_err(|e| err(e.into()))?,
-        );
-    }
-    match req.send().await {
-        Ok(_) => {}
-        Err(e) if e.as_service_error().is_some_and(|s| s.is_resource_in_use_exception()) => {}
-        Err(e) => return Err(err(e.into())),
-    }
+    let err = |source: TableError| ProvisionError::Table { table: name.to_string(), source };
+    tables::create_table(ddb, name, def).await.map_err(err)?;
     for _ in 0..100 {
-        let d = ddb.describe_table().table_name(name).send().await.map_err(|e| err(e.into()))?;
-        if d.table().and_then(|t| t.table_status()) == Some(&TableStatus::Active) {
-            let ttl = ddb
-                .update_time_to_live()
-                .table_name(name)
-                .time_to_live_specification(
-                    TimeToLiveSpecification::builder()
-                        .attribute_name(&def.ttl_attribute)
-                        .enabled(true)
-                        .build()
-                        .map_err(|e| err(e.into()))?,
-                )
-                .send()
-                .await;
-            // Enabling TTL twice is refused with a ValidationException ("TimeToLive is already
-            // enabled"): that is the state we want. Any other refusal is an error.
-            if let Err(e) = ttl {
-                let already = e.as_service_error().is_some_and(|s| {
-                    s.meta().code() == Some("ValidationException")
-                        && s.meta().message().is_some_and(|m| m.contains("already enabled"))
-                });
-                if !already {
-                    return Err(err(e.into()));
-                }
-            }
-            return Ok(());
+        if tables::is_active(ddb, name).await.map_err(err)? {
+            return tables::enable_ttl(ddb, name, &def.ttl_attribute).await.map_err(err);
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }

@@ -4,9 +4,10 @@
 use crate::common::{at, job_body, Harness};
 use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
+use sundial_core::execution::claim::{Finish, LeaseTerms};
 use sundial_core::execution::retry::RunError;
-use sundial_core::execution::store::{ExecKey, Finish, FinishResult, LeaseTerms};
 use sundial_core::model::{ExecStatus, Execution};
+use sundial_core::store::executions::{ExecKey, FinishResult};
 use sundial_core::trigger::scan::ScanOptions;
 use sundial_tests::trigger::{executions, scan};
 
@@ -231,7 +232,7 @@ async fn replay_is_audited_and_keeps_the_execution_id() {
     let store = &h.api.control().execs;
     let terms = LeaseTerms { duration_ms: 30_000, skew_margin_ms: 2_000, may_take_over: true };
     let claimed = match store.claim(&key, "w1", &terms, at("2026-12-01T10:00:06Z")).await.unwrap() {
-        sundial_core::execution::store::ClaimOutcome::Claimed(c) => c,
+        sundial_core::store::executions::ClaimOutcome::Claimed(c) => c,
         other => panic!("{other:?}"),
     };
     let dead = Finish::Dead {
@@ -288,7 +289,7 @@ async fn replay_is_audited_and_keeps_the_execution_id() {
     assert!(keys.contains(&(key.job_id.clone(), key.scheduled_ms)), "{keys:?}");
     // AND a worker can claim it as attempt 1 with a higher token
     match store.claim(&key, "w2", &terms, at("2026-12-01T10:05:01Z")).await.unwrap() {
-        sundial_core::execution::store::ClaimOutcome::Claimed(c) => {
+        sundial_core::store::executions::ClaimOutcome::Claimed(c) => {
             assert_eq!((c.fence.attempt, c.fence.token), (1, claimed.fence.token + 1))
         }
         other => panic!("{other:?}"),

@@ -15,16 +15,11 @@
 //! re-sends it ([`ReplayOutcome::Resent`]), so a failed replay is repaired by repeating it.
 
 use super::executions::key_of;
-use super::ops::{self, OpsAction, OpsEntry};
+use super::ops;
 use super::page::Page;
 use super::{Caller, Control, ControlError};
-use crate::execution::store::xattr;
-use crate::model::{AuditEvent, ExecMessage, ExecStatus, Execution};
+use crate::model::{ExecMessage, ExecStatus, Execution, OpsAction, OpsEntry};
 use crate::queue::Outgoing;
-use crate::store::error::is_condition_failed;
-use crate::store::items::{self, attr, n};
-use crate::store::StoreError;
-use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{DateTime, Utc};
 
 /// Audit code of a replay's DEAD → READY event.
@@ -70,10 +65,6 @@ pub async fn list(
     super::executions::list_by_status(ctl, caller, ExecStatus::Dead, limit, cursor).await
 }
 
-fn s(v: impl Into<String>) -> AttributeValue {
-    AttributeValue::S(v.into())
-}
-
 fn send_of(e: &Execution, now: DateTime<Utc>) -> Outgoing {
     Outgoing {
         message: ExecMessage {
@@ -109,60 +100,16 @@ pub async fn replay(
     if age_ms > i64::from(e.definition.retry.max_age_secs) * 1_000 {
         return Ok(ReplayOutcome::TooOld);
     }
-    let ev = AuditEvent {
-        at: now.timestamp_millis(),
-        actor: caller.actor(),
-        from: Some(ExecStatus::Dead),
-        to: ExecStatus::Ready,
-        attempt: 0,
-        token: e.fencing_token,
-        code: Some(REPLAY_CODE.into()),
-    };
-    let res = ctl
-        .ddb()
-        .update_item()
-        .table_name(&ctl.cfg().executions_table)
-        .key(attr::PK, s(key.pk()))
-        .key(attr::SK, s(key.sk()))
-        .update_expression(
-            "SET #st = :ready, #att = :zero, #avail = :now, #rt = :zero, #tl = list_append(#tl, :ev) \
-             REMOVE #apk, #ask, #ec, #em, #lu, #cx",
-        )
-        .condition_expression("#st = :dead AND #tok = :tok")
-        .expression_attribute_names("#st", attr::STATUS)
-        .expression_attribute_names("#att", attr::ATTEMPT)
-        .expression_attribute_names("#avail", attr::AVAILABLE)
-        .expression_attribute_names("#rt", xattr::RUN_MS)
-        .expression_attribute_names("#tl", attr::TIMELINE)
-        .expression_attribute_names("#apk", attr::ATT_PK)
-        .expression_attribute_names("#ask", attr::ATT_SK)
-        .expression_attribute_names("#ec", attr::ERR_CODE)
-        .expression_attribute_names("#em", attr::ERR_MSG)
-        .expression_attribute_names("#lu", attr::LEASE_UNTIL)
-        .expression_attribute_names("#cx", attr::CANCEL)
-        .expression_attribute_names("#tok", attr::TOKEN)
-        .expression_attribute_values(":ready", s(ExecStatus::Ready.as_str()))
-        .expression_attribute_values(":dead", s(ExecStatus::Dead.as_str()))
-        .expression_attribute_values(":zero", n(0))
-        .expression_attribute_values(":now", n(now.timestamp_millis()))
-        .expression_attribute_values(":tok", n(e.fencing_token))
-        .expression_attribute_values(":ev", AttributeValue::L(vec![items::audit_to_av(&ev)]))
-        .send()
-        .await;
-    match res {
-        Ok(_) => {}
-        Err(err) if is_condition_failed(&err) => {
-            // Someone replayed (or the TTL removed) it between our read and write.
-            let now_status = ctl.execs.get(&key, true).await?.map(|s| s.exec.status);
-            return Ok(match now_status {
-                None => ReplayOutcome::NotFound,
-                Some(st) => ReplayOutcome::NotDead(st),
-            });
-        }
-        Err(err) => return Err(StoreError::from_sdk("UpdateItem(replay)", err).into()),
+    if !ctl.execs.replay(&key, e.fencing_token, &caller.actor(), REPLAY_CODE, now).await? {
+        // Someone replayed (or the TTL removed) it between our read and write.
+        let now_status = ctl.execs.get(&key, true).await?.map(|s| s.exec.status);
+        return Ok(match now_status {
+            None => ReplayOutcome::NotFound,
+            Some(st) => ReplayOutcome::NotDead(st),
+        });
     }
     ctl.trigger.queues.send_all(&e.definition.pool, &[send_of(&e, now)]).await?;
-    let entry = OpsEntry::new(caller, OpsAction::Replay, &key.job_id, now)
+    let entry = OpsEntry::new(caller.actor(), OpsAction::Replay, &key.job_id, now)
         .versions(None, Some(e.def_version))
         .execution(key.id());
     ops::record(ctl, &caller.tenant, &entry).await?;

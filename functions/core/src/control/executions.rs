@@ -12,21 +12,16 @@
 //! A backfill is idempotent: a fire that already has an execution is left alone (or re-sent if
 //! it is still READY, like the scan does after a crash between put and send).
 
-use super::ops::{self, OpsAction, OpsEntry};
+use super::ops;
 use super::page::{self, Page};
 use super::{Caller, Control, ControlError};
-use crate::execution::store::{CancelOutcome, ExecKey};
 use crate::keys;
-use crate::model::{ExecStatus, Execution, Job, JobState};
+use crate::model::{ExecStatus, Execution, Job, JobState, OpsAction, OpsEntry};
 use crate::queue::Outgoing;
 use crate::schedule::Schedule;
-use crate::store::items::{self, attr};
-use crate::store::trigger::{get_execution, put_execution, PutOutcome};
-use crate::store::StoreError;
+use crate::store::executions::{CancelOutcome, ExecKey, JobPage, PutOutcome};
 use crate::trigger::scan::new_execution;
-use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{DateTime, Duration, Utc};
-use std::collections::HashMap;
 
 /// Audit code of a manual run's creation event.
 pub const MANUAL_CODE: &str = "manual";
@@ -34,10 +29,6 @@ pub const MANUAL_CODE: &str = "manual";
 pub const BACKFILL_CODE: &str = "backfill";
 /// Largest backfill pacing (seconds between two backfilled executions).
 pub const MAX_PACE_SECS: u32 = 3_600;
-
-fn s(v: impl Into<String>) -> AttributeValue {
-    AttributeValue::S(v.into())
-}
 
 /// The key of an execution id of the caller's tenant.
 pub fn key_of(caller: &Caller, execution_id: &str) -> Result<ExecKey, ControlError> {
@@ -49,9 +40,8 @@ pub fn key_of(caller: &Caller, execution_id: &str) -> Result<ExecKey, ControlErr
 /// The caller's execution, with its timeline.
 pub async fn get(ctl: &Control, caller: &Caller, execution_id: &str) -> Result<Execution, ControlError> {
     let key = key_of(caller, execution_id)?;
-    get_execution(ctl.ddb(), &ctl.cfg().executions_table, &key.tenant, &key.job_id, key.scheduled_ms)
-        .await?
-        .ok_or(ControlError::NotFound { what: "execution" })
+    let snapshot = ctl.execs.get(&key, true).await?;
+    snapshot.map(|s| s.exec).ok_or(ControlError::NotFound { what: "execution" })
 }
 
 /// Filters of a per-job list.
@@ -77,52 +67,23 @@ pub async fn list_for_job(
     // 404 for a job that is not the caller's, rather than an empty list that would confirm
     // nothing but still differ from a real job's answer.
     super::jobs::get(ctl, caller, job_id).await?;
-    let pk = keys::job_pk(&caller.tenant, job_id);
-    let start = match &f.cursor {
-        Some(c) => {
-            let ms: i64 = page::decode("execs", c)?
-                .parse()
-                .map_err(|_| ControlError::invalid("cursor", "not a cursor returned by this list"))?;
-            Some(HashMap::from([
-                (attr::PK.to_string(), s(&pk)),
-                (attr::SK.to_string(), s(keys::exec_sk(ms))),
-            ]))
-        }
+    let after_ms = match &f.cursor {
+        Some(c) => Some(
+            page::decode("execs", c)?
+                .parse::<i64>()
+                .map_err(|_| ControlError::invalid("cursor", "not a cursor returned by this list"))?,
+        ),
         None => None,
     };
-    let mut req = ctl
-        .ddb()
-        .query()
-        .table_name(&ctl.cfg().executions_table)
-        .key_condition_expression("#pk = :pk AND begins_with(#sk, :e)")
-        .expression_attribute_names("#pk", attr::PK)
-        .expression_attribute_names("#sk", attr::SK)
-        .expression_attribute_values(":pk", s(&pk))
-        .expression_attribute_values(":e", s("E#"))
-        .scan_index_forward(f.oldest_first)
-        .limit(page::limit(f.limit, ctl.settings.max_page))
-        .set_exclusive_start_key(start);
-    if let Some(st) = f.status {
-        req = req
-            .filter_expression("#st = :st")
-            .expression_attribute_names("#st", attr::STATUS)
-            .expression_attribute_values(":st", s(st.as_str()));
-    }
-    let out = req.send().await.map_err(|e| StoreError::from_sdk("Query(executions)", e))?;
-    let items = out
-        .items()
-        .iter()
-        .map(items::execution_from_item)
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(StoreError::from)?;
-    let next = out
-        .last_evaluated_key()
-        .and_then(|k| k.get(attr::SK))
-        .and_then(|v| v.as_s().ok())
-        .and_then(|sk| sk.strip_prefix("E#"))
-        .and_then(|ms| ms.parse::<i64>().ok())
-        .map(|ms| page::encode("execs", &ms.to_string()));
-    Ok(Page { items, next })
+    let job_page = JobPage {
+        status: f.status,
+        oldest_first: f.oldest_first,
+        limit: page::limit(f.limit, ctl.settings.max_page),
+        after_ms,
+    };
+    let found = ctl.execs.list_for_job(&caller.tenant, job_id, &job_page).await?;
+    let next = found.next.map(|ms| page::encode("execs", &ms.to_string()));
+    Ok(Page { items: found.items, next })
 }
 
 /// The caller's executions in an off-happy-path status (RETRY_WAIT, FAILED, DEAD, CANCELED),
@@ -144,57 +105,20 @@ pub async fn list_by_status(
             ),
         ));
     }
-    let att_pk = keys::attention_pk(&caller.tenant, status.as_str());
-    let start = match cursor {
+    let after = match cursor {
         Some(c) => {
             let id = page::decode("attention", c)?;
-            let k = key_of(caller, &id)
-                .map_err(|_| ControlError::invalid("cursor", "not a cursor returned by this list"))?;
-            Some(HashMap::from([
-                (attr::ATT_PK.to_string(), s(&att_pk)),
-                (attr::ATT_SK.to_string(), s(keys::attention_sk(k.scheduled_ms, &k.job_id))),
-                (attr::PK.to_string(), s(k.pk())),
-                (attr::SK.to_string(), s(k.sk())),
-            ]))
+            Some(
+                key_of(caller, &id)
+                    .map_err(|_| ControlError::invalid("cursor", "not a cursor returned by this list"))?,
+            )
         }
         None => None,
     };
-    let out = ctl
-        .ddb()
-        .query()
-        .table_name(&ctl.cfg().executions_table)
-        .index_name("attention")
-        .key_condition_expression("#a = :a")
-        .expression_attribute_names("#a", attr::ATT_PK)
-        .expression_attribute_values(":a", s(&att_pk))
-        .scan_index_forward(false)
-        .limit(page::limit(limit, ctl.settings.max_page))
-        .set_exclusive_start_key(start)
-        .send()
-        .await
-        .map_err(|e| StoreError::from_sdk("Query(attention)", e))?;
-    let items = out
-        .items()
-        .iter()
-        .map(items::execution_from_item)
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(StoreError::from)?;
-    let next = match out.last_evaluated_key() {
-        Some(k) => {
-            let job = k.get(attr::PK).and_then(|v| v.as_s().ok()).and_then(|pk| pk.rsplit("#J#").next());
-            let ms = k
-                .get(attr::SK)
-                .and_then(|v| v.as_s().ok())
-                .and_then(|sk| sk.strip_prefix("E#"))
-                .and_then(|m| m.parse::<i64>().ok());
-            match (job, ms) {
-                (Some(j), Some(m)) => Some(page::encode("attention", &keys::execution_id(j, m))),
-                _ => None,
-            }
-        }
-        None => None,
-    };
-    Ok(Page { items, next })
+    let limit = page::limit(limit, ctl.settings.max_page);
+    let found = ctl.execs.list_attention(&caller.tenant, status, limit, after.as_ref()).await?;
+    let next = found.next.map(|k| page::encode("attention", &k.id()));
+    Ok(Page { items: found.items, next })
 }
 
 /// Cancels one of the caller's executions: READY or RETRY_WAIT become CANCELED at once; a
@@ -220,7 +144,7 @@ pub async fn cancel(
         CancelOutcome::Canceled => true,
         CancelOutcome::Requested => false,
     };
-    let entry = OpsEntry::new(caller, OpsAction::Cancel, &key.job_id, now)
+    let entry = OpsEntry::new(caller.actor(), OpsAction::Cancel, &key.job_id, now)
         .execution(key.id())
         .detail(if done { "canceled" } else { "cancel requested while running" });
     ops::record(ctl, &caller.tenant, &entry).await?;
@@ -241,39 +165,14 @@ pub async fn cancel_future(
     job: &Job,
     now: DateTime<Utc>,
 ) -> Result<Vec<String>, ControlError> {
-    let pk = keys::job_pk(&job.tenant, &job.job_id);
-    let mut start = None;
     let mut canceled = Vec::new();
-    loop {
-        let out = ctl
-            .ddb()
-            .query()
-            .table_name(&ctl.cfg().executions_table)
-            .key_condition_expression("#pk = :pk AND #sk BETWEEN :from AND :to")
-            .expression_attribute_names("#pk", attr::PK)
-            .expression_attribute_names("#sk", attr::SK)
-            .expression_attribute_values(":pk", s(&pk))
-            .expression_attribute_values(":from", s(keys::exec_sk(now.timestamp_millis() + 1)))
-            .expression_attribute_values(":to", s(keys::exec_sk(999_999_999_999_999)))
-            .consistent_read(true)
-            .set_exclusive_start_key(start.take())
-            .send()
-            .await
-            .map_err(|e| StoreError::from_sdk("Query(future executions)", e))?;
-        for item in out.items() {
-            let e = items::execution_from_item(item).map_err(StoreError::from)?;
-            if !(e.status == ExecStatus::Ready && e.status.can_move_to(ExecStatus::Canceled)) {
-                continue;
-            }
-            if ctl.execs.request_cancel(&ExecKey::of(&e), &caller.actor(), now).await?
-                == CancelOutcome::Canceled
-            {
-                canceled.push(e.id());
-            }
+    for e in ctl.execs.scheduled_after(&job.tenant, &job.job_id, now.timestamp_millis()).await? {
+        if !(e.status == ExecStatus::Ready && e.status.can_move_to(ExecStatus::Canceled)) {
+            continue;
         }
-        match out.last_evaluated_key {
-            Some(k) if !k.is_empty() => start = Some(k),
-            _ => break,
+        if ctl.execs.request_cancel(&ExecKey::of(&e), &caller.actor(), now).await? == CancelOutcome::Canceled
+        {
+            canceled.push(e.id());
         }
     }
     Ok(canceled)
@@ -311,7 +210,7 @@ pub async fn trigger_now(
     if let Some(ev) = e.timeline.first_mut() {
         ev.code = Some(MANUAL_CODE.into());
     }
-    match put_execution(ctl.ddb(), &ctl.cfg().executions_table, &e).await? {
+    match ctl.execs.put_new(&e).await? {
         PutOutcome::Created => {}
         PutOutcome::Exists(_) => {
             return Err(ControlError::Conflict {
@@ -326,7 +225,7 @@ pub async fn trigger_now(
         let _ = ctl.execs.request_cancel(&ExecKey::of(&e), &caller.actor(), now).await;
         return Err(err.into());
     }
-    let entry = OpsEntry::new(caller, OpsAction::Trigger, job_id, now)
+    let entry = OpsEntry::new(caller.actor(), OpsAction::Trigger, job_id, now)
         .versions(None, Some(job.version))
         .execution(e.id());
     ops::record(ctl, &caller.tenant, &entry).await?;
@@ -409,7 +308,7 @@ pub async fn backfill(
         if let Some(ev) = e.timeline.first_mut() {
             ev.code = Some(BACKFILL_CODE.into());
         }
-        match put_execution(ctl.ddb(), &ctl.cfg().executions_table, &e).await? {
+        match ctl.execs.put_new(&e).await? {
             PutOutcome::Created => {
                 report.created += 1;
                 report.last_start_at = Some(e.fire_at);
@@ -419,23 +318,15 @@ pub async fn backfill(
                 report.existing += 1;
                 if st == ExecStatus::Ready {
                     // Possibly never sent (an earlier backfill failed between put and send).
-                    if let Some(cur) = get_execution(
-                        ctl.ddb(),
-                        &ctl.cfg().executions_table,
-                        &e.tenant,
-                        &e.job_id,
-                        f.timestamp_millis(),
-                    )
-                    .await?
-                    {
-                        out.push(message_of(&cur, now));
+                    if let Some(cur) = ctl.execs.get(&ExecKey::of(&e), true).await? {
+                        out.push(message_of(&cur.exec, now));
                     }
                 }
             }
         }
     }
     ctl.trigger.queues.send_all(&job.definition.pool, &out).await?;
-    let entry = OpsEntry::new(caller, OpsAction::Backfill, job_id, now)
+    let entry = OpsEntry::new(caller.actor(), OpsAction::Backfill, job_id, now)
         .versions(None, Some(job.version))
         .detail(format!(
             "{} to {}: {} fires, {} created, {} existing, pace {} s",

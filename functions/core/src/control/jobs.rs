@@ -13,19 +13,14 @@
 //! already queued ahead for later fires ([`super::executions::cancel_future`]).
 
 use super::executions::cancel_future;
-use super::ops::{ops_item, OpsAction, OpsEntry};
 use super::page::{self, Page};
 use super::{Caller, Control, ControlError};
 use crate::keys;
-use crate::model::{DueClass, Job, JobDefinition, JobState};
+use crate::model::{DueClass, Job, JobDefinition, JobState, OpsAction, OpsEntry};
 use crate::schedule::Schedule;
-use crate::store::items::{self, attr, n};
 use crate::store::jobs::{self as store, put_job_change, ChangeError, Expect};
-use crate::store::StoreError;
 use crate::trigger::scan::dispatch_one;
-use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes};
 use chrono::{DateTime, Utc};
-use std::collections::HashMap;
 
 /// How many upcoming fires a create, edit or resume returns.
 pub const NEXT_FIRES: usize = 5;
@@ -39,10 +34,6 @@ pub struct JobView {
     pub next_fires: Vec<DateTime<Utc>>,
     /// Executions cancelled by this change (pause and delete).
     pub canceled: Vec<String>,
-}
-
-fn s(v: impl Into<String>) -> AttributeValue {
-    AttributeValue::S(v.into())
 }
 
 fn valid_job_id(job_id: &str) -> Result<(), ControlError> {
@@ -86,9 +77,9 @@ pub async fn create(
     now: DateTime<Utc>,
 ) -> Result<JobView, ControlError> {
     let job = store::new_job(ctl.cfg(), &caller.tenant, job_id, def, now)?;
-    let audit = OpsEntry::new(caller, OpsAction::Create, job_id, now).versions(None, Some(1));
-    let audit = ops_item(&caller.tenant, &audit, ctl.settings.ops_retention_secs);
-    put_job_change(ctl.ddb(), ctl.cfg(), Expect::New, &job, None, audit)
+    let audit = OpsEntry::new(caller.actor(), OpsAction::Create, job_id, now).versions(None, Some(1));
+    let retention = ctl.settings.ops_retention_secs;
+    put_job_change(ctl.ddb(), ctl.cfg(), Expect::New, &job, None, &audit, retention)
         .await
         .map_err(|e| change_error(e, 0))?;
     dispatch(ctl, &job, now, caller).await;
@@ -129,97 +120,22 @@ pub async fn list(
     include_deleted: bool,
 ) -> Result<Page<Job>, ControlError> {
     let tenant = &caller.tenant;
-    let start = match cursor {
+    let after = match cursor {
         Some(c) => {
             let job_id = page::decode("jobs", c)?;
             valid_job_id(&job_id)
                 .map_err(|_| ControlError::invalid("cursor", "not a cursor returned by this list"))?;
-            Some(HashMap::from([
-                (attr::TENANT_PK.to_string(), s(keys::tenant_pk(tenant))),
-                (attr::TENANT_SK.to_string(), s(keys::tenant_job_sk(&job_id))),
-                (attr::PK.to_string(), s(keys::job_pk(tenant, &job_id))),
-                (attr::SK.to_string(), s(keys::JOB_DEF_SK)),
-            ]))
+            Some(job_id)
         }
         None => None,
     };
-    let out = ctl
-        .ddb()
-        .query()
-        .table_name(&ctl.cfg().jobs_table)
-        .index_name("by_tenant")
-        .key_condition_expression("#t = :t")
-        .expression_attribute_names("#t", attr::TENANT_PK)
-        .expression_attribute_values(":t", s(keys::tenant_pk(tenant)))
-        .limit(page::limit(limit, ctl.settings.max_page))
-        .set_exclusive_start_key(start)
-        .send()
-        .await
-        .map_err(|e| StoreError::from_sdk("Query(by_tenant)", e))?;
-    let ids: Vec<String> = out
-        .items()
-        .iter()
-        .filter_map(|i| i.get(attr::TENANT_SK).and_then(|v| v.as_s().ok()))
-        .filter_map(|sk| sk.strip_prefix("J#").map(str::to_string))
-        .collect();
-    let next = out
-        .last_evaluated_key()
-        .and_then(|k| k.get(attr::TENANT_SK))
-        .and_then(|v| v.as_s().ok())
-        .and_then(|sk| sk.strip_prefix("J#"))
-        .map(|id| page::encode("jobs", id));
-    let mut jobs = batch_get_jobs(ctl, tenant, &ids).await?;
+    let limit = page::limit(limit, ctl.settings.max_page);
+    let ids = store::list_job_ids(ctl.ddb(), ctl.cfg(), tenant, limit, after.as_deref()).await?;
+    let next = ids.next.map(|id| page::encode("jobs", &id));
+    let mut jobs = store::batch_get_jobs(ctl.ddb(), ctl.cfg(), tenant, &ids.items).await?;
     jobs.sort_by(|a, b| a.job_id.cmp(&b.job_id));
     jobs.retain(|j| include_deleted || j.state != JobState::Deleted);
     Ok(Page { items: jobs, next })
-}
-
-async fn batch_get_jobs(ctl: &Control, tenant: &str, ids: &[String]) -> Result<Vec<Job>, ControlError> {
-    let mut out = Vec::with_capacity(ids.len());
-    for chunk in ids.chunks(100) {
-        let keys: Vec<HashMap<String, AttributeValue>> = chunk
-            .iter()
-            .map(|id| {
-                HashMap::from([
-                    (attr::PK.to_string(), s(keys::job_pk(tenant, id))),
-                    (attr::SK.to_string(), s(keys::JOB_DEF_SK)),
-                ])
-            })
-            .collect();
-        let mut pending = Some(
-            KeysAndAttributes::builder()
-                .set_keys(Some(keys))
-                .consistent_read(true)
-                .build()
-                .map_err(|e| StoreError::Permanent { op: "BatchGetItem", message: e.to_string() })?,
-        );
-        for _ in 0..5 {
-            let Some(req) = pending.take() else { break };
-            let res = ctl
-                .ddb()
-                .batch_get_item()
-                .request_items(&ctl.cfg().jobs_table, req)
-                .send()
-                .await
-                .map_err(|e| StoreError::from_sdk("BatchGetItem", e))?;
-            for item in res.responses().and_then(|r| r.get(&ctl.cfg().jobs_table)).into_iter().flatten() {
-                out.push(items::job_from_item(item).map_err(StoreError::from)?);
-            }
-            pending = res
-                .unprocessed_keys()
-                .and_then(|u| u.get(&ctl.cfg().jobs_table))
-                .filter(|k| !k.keys().is_empty())
-                .cloned();
-        }
-        if pending.is_some() {
-            return Err(StoreError::Transient {
-                op: "BatchGetItem",
-                message: "unprocessed keys after 5 rounds".into(),
-            }
-            .into());
-        }
-    }
-    Ok(out)
 }
 
 /// Replaces the definition of the caller's job if it is still at `expected` (If-Match). The
@@ -251,10 +167,12 @@ pub async fn update(
         updated_at: now,
         ..cur.clone()
     };
-    let audit =
-        OpsEntry::new(caller, OpsAction::Update, job_id, now).versions(Some(cur.version), Some(job.version));
-    let audit = ops_item(&caller.tenant, &audit, ctl.settings.ops_retention_secs);
-    if let Err(e) = put_job_change(ctl.ddb(), ctl.cfg(), Expect::Version(expected), &job, None, audit).await {
+    let audit = OpsEntry::new(caller.actor(), OpsAction::Update, job_id, now)
+        .versions(Some(cur.version), Some(job.version));
+    let retention = ctl.settings.ops_retention_secs;
+    if let Err(e) =
+        put_job_change(ctl.ddb(), ctl.cfg(), Expect::Version(expected), &job, None, &audit, retention).await
+    {
         return Err(conflict_with_current(ctl, caller, job_id, e).await);
     }
     dispatch(ctl, &job, now, caller).await;
@@ -318,11 +236,11 @@ pub async fn set_state(
         JobState::Deleted => OpsAction::Delete,
     };
     let expires = (state == JobState::Deleted).then(|| now.timestamp() + ctl.settings.delete_retention_secs);
-    let audit = OpsEntry::new(caller, action, job_id, now).versions(Some(cur.version), Some(job.version));
-    let audit = ops_item(&caller.tenant, &audit, ctl.settings.ops_retention_secs);
-    if let Err(e) =
-        put_job_change(ctl.ddb(), ctl.cfg(), Expect::Version(cur.version), &job, expires, audit).await
-    {
+    let audit =
+        OpsEntry::new(caller.actor(), action, job_id, now).versions(Some(cur.version), Some(job.version));
+    let retention = ctl.settings.ops_retention_secs;
+    let expect = Expect::Version(cur.version);
+    if let Err(e) = put_job_change(ctl.ddb(), ctl.cfg(), expect, &job, expires, &audit, retention).await {
         return Err(conflict_with_current(ctl, caller, job_id, e).await);
     }
     let mut canceled = Vec::new();
@@ -332,41 +250,13 @@ pub async fn set_state(
         canceled = cancel_future(ctl, caller, &job, now).await?;
     }
     if let Some(t) = expires {
-        if let Err(e) = expire_versions(ctl, &job, t).await {
+        if let Err(e) = store::expire_versions(ctl.ddb(), ctl.cfg(), &job, t).await {
             // The definition item carries its TTL already; older snapshots are only clutter.
             tracing::warn!(job = %job.job_id, error = %e, "could not set the TTL of older versions");
         }
     }
     let next_fires = next_fires(&job, now, NEXT_FIRES);
     Ok(JobView { job, next_fires, canceled })
-}
-
-/// Gives the older `V#` snapshots of a deleted job the same TTL as its definition, so the id
-/// becomes free again once the retention period is over.
-async fn expire_versions(ctl: &Control, job: &Job, expires_at: i64) -> Result<(), StoreError> {
-    for v in 1..job.version {
-        ctl.ddb()
-            .update_item()
-            .table_name(&ctl.cfg().jobs_table)
-            .key(attr::PK, s(keys::job_pk(&job.tenant, &job.job_id)))
-            .key(attr::SK, s(keys::job_version_sk(v)))
-            .update_expression("SET #e = :e")
-            .condition_expression("attribute_exists(#pk)")
-            .expression_attribute_names("#e", attr::EXPIRES)
-            .expression_attribute_names("#pk", attr::PK)
-            .expression_attribute_values(":e", n(expires_at))
-            .send()
-            .await
-            .map(|_| ())
-            .or_else(|e| {
-                if crate::store::error::is_condition_failed(&e) {
-                    Ok(())
-                } else {
-                    Err(StoreError::from_sdk("UpdateItem(expire)", e))
-                }
-            })?;
-    }
-    Ok(())
 }
 
 /// A draft's next `count` fires after `after` (no job needed): the same parse as create.

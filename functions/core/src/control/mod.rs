@@ -21,7 +21,7 @@
 //! ## Layout
 //! - [`error`]: [`ControlError`], mapped one-to-one to HTTP statuses by the API.
 //! - [`page`]: opaque cursors that carry only the caller-independent part of a key.
-//! - [`ops`]: the operations audit log (`T#{tenant}#OPS` in the jobs table).
+//! - [`ops`]: the operations audit log: record an execution operation, list the caller's log.
 //! - [`jobs`]: create / get / list / update (optimistic concurrency) / pause / resume / delete.
 //! - [`executions`]: list by job or status, get with timeline, cancel, trigger now, backfill.
 //! - [`dlq`]: dead letters: list and replay (DEAD → READY, same execution id).
@@ -34,7 +34,7 @@ pub mod page;
 
 pub use error::ControlError;
 
-use crate::execution::store::ExecStore;
+use crate::store::executions::ExecStore;
 use crate::trigger::scan::TriggerCtx;
 
 /// Limits and retention periods of the control plane.

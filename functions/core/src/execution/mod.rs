@@ -10,8 +10,10 @@
 //! - [`retry`]: pure error classification, backoff and budgets (takes `now`).
 //! - [`clock`]: the injected clock and the service-clock skew guard (lease expiry never rests on
 //!   one worker's clock alone).
-//! - [`store`]: claim / heartbeat / checkpoint / finish / cancel as conditional writes with typed
-//!   outcomes (`Claimed`, `Held`, `TakenOver`, `Stale`).
+//! - [`claim`]: the claim protocol's pure rules: what a claimer does with an execution in its
+//!   current state, the fence a claim gives, how an attempt ends. Its conditional writes, with
+//!   typed outcomes (`Claimed`, `Held`, `TakenOver`, `Stale`), are
+//!   [`crate::store::executions::ExecStore`]'s.
 //! - [`policy`]: ALLOW / FORBID / SERIALIZE / REPLACE job slots, and per-tenant running limits.
 //! - [`target`]: Lambda, HTTPS webhook (with the address policy), SQS, and in-process handlers.
 //! - [`metrics`]: EMF lines for the dashboard.
@@ -19,10 +21,10 @@
 //!   in `functions/worker`.
 //!
 //! `docs/execution.md` describes the protocol and its decisions.
+pub mod claim;
 pub mod clock;
 pub mod metrics;
 pub mod policy;
 pub mod retry;
-pub mod store;
 pub mod target;
 pub mod worker;

@@ -1,54 +1,36 @@
 //! Concurrency policies (seed 000 §10) and the per-tenant running limit.
 //!
 //! **Per job** (`ALLOW` costs nothing): a job that is not `ALLOW` has one *slot* item next to its
-//! executions (`pk = job`, `sk = SLOT`) naming the execution that holds it (`h`) and the latest
-//! execution that released it (`dn`). An execution must hold the slot before its claim and keeps
+//! executions naming the execution that holds it and the latest execution that released it. An execution must hold the slot before its claim and keeps
 //! it through RETRY_WAIT until a final status; the finisher releases it. The slot has no lease of
 //! its own: when an acquirer finds it held, it reads the holder's execution, and a holder that is
 //! final (or gone) is stale and replaced by CAS. So a crash between a finish and its release
 //! heals itself, and a live holder stays live for exactly as long as its execution does.
 //! - `FORBID`: a READY fire that finds the slot held is SKIPPED with the holder's id as reason.
 //! - `SERIALIZE`: a fire waits (its message returns later) while the slot is held, and also while
-//!   an earlier execution scheduled after `dn` is still pending, so fires run one at a time, in
+//!   an earlier execution scheduled after the last release is still pending, so fires run one at a time, in
 //!   scheduled order, even when SQS delivers them out of order.
 //! - `REPLACE`: a fire that finds the slot held requests the holder's cancellation (a flag its
 //!   runner sees at the next heartbeat or checkpoint), then waits until the slot is free.
 //!
-//! **Per tenant**: with a limit configured, a tenant's item (`pk = T#{tenant}#RUN`, `sk = RUN`)
-//! maps each running execution to its lease end; a claim joins it only while fewer than `limit`
+//! **Per tenant**: with a limit configured, a tenant's running gate maps each running execution
+//! to its lease end; a claim joins it only while fewer than `limit`
 //! entries are live, by CAS on a version. Entries carry leases (extended by heartbeats), so a
 //! crashed worker's entry lapses instead of leaking a slot forever.
 //!
-//! Both live in the executions table. Their key formats belong in `keys.rs` with the others;
-//! they are defined here until the lead moves them.
+//! Both items live in the executions table; [`crate::store::slots`] reads and writes them, and
+//! their keys are in [`crate::keys`]. This module decides.
 
-use super::store::{ExecKey, ExecStore};
 use crate::keys;
 use crate::model::{ConcurrencyPolicy, ExecStatus, Execution};
-use crate::store::error::{is_condition_failed, StoreError};
-use crate::store::items::{attr, n};
-use aws_sdk_dynamodb::types::AttributeValue;
+use crate::store::error::StoreError;
+use crate::store::executions::{ExecKey, ExecStore};
+use crate::store::slots::{self, Take};
 use chrono::{DateTime, Utc};
 use std::collections::HashMap;
 
-/// Sort key of a job's concurrency slot item.
-pub const JOB_SLOT_SK: &str = "SLOT";
-/// Sort key of a tenant's running-executions item.
-pub const TENANT_RUNNING_SK: &str = "RUN";
 /// How long a waiting fire stays away before it looks again (ms).
 pub const POLICY_POLL_MS: i64 = 2_000;
-
-/// Partition key of a tenant's running-executions item.
-pub fn tenant_running_pk(tenant: &str) -> String {
-    format!("{}#RUN", keys::tenant_pk(tenant))
-}
-
-mod a {
-    pub(super) const HOLDER: &str = "h";
-    pub(super) const DONE: &str = "dn";
-    pub(super) const RUNNING: &str = "hs";
-    pub(super) const VERSION: &str = "v";
-}
 
 /// What the policy says about an execution about to be claimed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -69,14 +51,6 @@ pub enum Admission {
     },
 }
 
-fn s(v: impl Into<String>) -> AttributeValue {
-    AttributeValue::S(v.into())
-}
-
-fn num(item: &HashMap<String, AttributeValue>, k: &str) -> Option<i64> {
-    item.get(k).and_then(|v| v.as_n().ok()).and_then(|x| x.parse().ok())
-}
-
 /// Job slots: the per-job side of the concurrency policies.
 #[derive(Debug, Clone)]
 pub struct JobSlots {
@@ -87,68 +61,6 @@ impl JobSlots {
     /// Slots in the store's table.
     pub fn new(store: ExecStore) -> Self {
         JobSlots { store }
-    }
-
-    fn ddb(&self) -> &aws_sdk_dynamodb::Client {
-        self.store.client()
-    }
-
-    async fn get_slot(&self, key: &ExecKey) -> Result<HashMap<String, AttributeValue>, StoreError> {
-        let out = self
-            .ddb()
-            .get_item()
-            .table_name(self.store.table())
-            .key(attr::PK, s(key.pk()))
-            .key(attr::SK, s(JOB_SLOT_SK))
-            .consistent_read(true)
-            .send()
-            .await
-            .map_err(|e| StoreError::from_sdk("GetItem(slot)", e))?;
-        Ok(out.item.unwrap_or_default())
-    }
-
-    /// The first execution of the job scheduled in `(after, before)` that is not final.
-    async fn first_pending_between(
-        &self,
-        key: &ExecKey,
-        after: i64,
-        before: i64,
-    ) -> Result<Option<i64>, StoreError> {
-        if after + 1 > before - 1 {
-            return Ok(None);
-        }
-        let mut start = None;
-        loop {
-            let out = self
-                .ddb()
-                .query()
-                .table_name(self.store.table())
-                .key_condition_expression("#pk = :pk AND #sk BETWEEN :lo AND :hi")
-                .filter_expression("#st IN (:r, :w, :x)")
-                .projection_expression("#sk, #st")
-                .expression_attribute_names("#pk", attr::PK)
-                .expression_attribute_names("#sk", attr::SK)
-                .expression_attribute_names("#st", attr::STATUS)
-                .expression_attribute_values(":pk", s(key.pk()))
-                .expression_attribute_values(":lo", s(keys::exec_sk(after + 1)))
-                .expression_attribute_values(":hi", s(keys::exec_sk(before - 1)))
-                .expression_attribute_values(":r", s(ExecStatus::Ready.as_str()))
-                .expression_attribute_values(":w", s(ExecStatus::RetryWait.as_str()))
-                .expression_attribute_values(":x", s(ExecStatus::Running.as_str()))
-                .consistent_read(true)
-                .set_exclusive_start_key(start)
-                .send()
-                .await
-                .map_err(|e| StoreError::from_sdk("Query(pending)", e))?;
-            if let Some(first) = out.items().first() {
-                let sk = first.get(attr::SK).and_then(|v| v.as_s().ok()).cloned().unwrap_or_default();
-                return Ok(sk.trim_start_matches("E#").parse::<i64>().ok());
-            }
-            match out.last_evaluated_key {
-                Some(k) => start = Some(k),
-                None => return Ok(None),
-            }
-        }
     }
 
     /// Decides whether `e` (about to be claimed) may run now under its job's policy, acquiring
@@ -166,24 +78,24 @@ impl JobSlots {
         let key = ExecKey::of(e);
         let me = key.scheduled_ms;
         let now_ms = now.timestamp_millis();
-        let slot = self.get_slot(&key).await?;
-        if policy == ConcurrencyPolicy::Serialize && num(&slot, a::HOLDER) != Some(me) {
+        let slot = slots::get_slot(self.store.client(), self.store.table(), &key).await?;
+        if policy == ConcurrencyPolicy::Serialize && slot.holder != Some(me) {
             let floor = me - i64::from(e.definition.retry.max_age_secs) * 1000;
-            let after = num(&slot, a::DONE).unwrap_or(floor).max(floor);
-            if let Some(earlier) = self.first_pending_between(&key, after, me).await? {
+            let after = slot.released.unwrap_or(floor).max(floor);
+            if let Some(earlier) = self.store.first_pending_between(&key, after, me).await? {
                 return Ok(Admission::Wait {
                     until_ms: now_ms + POLICY_POLL_MS,
                     reason: format!("SERIALIZE: waiting for {}", keys::execution_id(&key.job_id, earlier)),
                 });
             }
         }
-        let mut seen_holder = num(&slot, a::HOLDER);
+        let mut seen_holder = slot.holder;
         for _ in 0..4 {
             let holder = match seen_holder {
                 Some(h) if h != me => h,
                 _ => match self.take(&key, me, None).await? {
-                    Ok(()) => return Ok(Admission::Admit),
-                    Err(h) => {
+                    Take::Taken => return Ok(Admission::Admit),
+                    Take::Held(h) => {
                         seen_holder = h;
                         continue;
                     }
@@ -194,8 +106,8 @@ impl JobSlots {
             if hs.as_ref().is_none_or(|h| h.exec.status.is_terminal()) {
                 // The holder finished without releasing (a crash in between): replace it.
                 match self.take(&key, me, Some(holder)).await? {
-                    Ok(()) => return Ok(Admission::Admit),
-                    Err(h) => seen_holder = h,
+                    Take::Taken => return Ok(Admission::Admit),
+                    Take::Held(h) => seen_holder = h,
                 }
                 continue;
             }
@@ -226,43 +138,8 @@ impl JobSlots {
         Ok(Admission::Wait { until_ms: now_ms + POLICY_POLL_MS, reason: "slot contention".into() })
     }
 
-    /// Sets the slot's holder to `me` if it is free, already `me`, or (`stale`) still that stale
-    /// holder. On failure returns the holder found.
-    async fn take(
-        &self,
-        key: &ExecKey,
-        me: i64,
-        stale: Option<i64>,
-    ) -> Result<Result<(), Option<i64>>, StoreError> {
-        let mut req = self
-            .ddb()
-            .update_item()
-            .table_name(self.store.table())
-            .key(attr::PK, s(key.pk()))
-            .key(attr::SK, s(JOB_SLOT_SK))
-            .update_expression("SET #h = :me")
-            .expression_attribute_names("#h", a::HOLDER)
-            .expression_attribute_values(":me", n(me))
-            .return_values_on_condition_check_failure(
-                aws_sdk_dynamodb::types::ReturnValuesOnConditionCheckFailure::AllOld,
-            );
-        req = match stale {
-            None => req.condition_expression("attribute_not_exists(#h) OR #h = :me"),
-            Some(old) => req.condition_expression("#h = :old").expression_attribute_values(":old", n(old)),
-        };
-        match req.send().await {
-            Ok(_) => Ok(Ok(())),
-            Err(err) if is_condition_failed(&err) => {
-                let item = match err.into_service_error() {
-                    aws_sdk_dynamodb::operation::update_item::UpdateItemError::ConditionalCheckFailedException(c) => {
-                        c.item.unwrap_or_default()
-                    }
-                    _ => HashMap::new(),
-                };
-                Ok(Err(num(&item, a::HOLDER)))
-            }
-            Err(err) => Err(StoreError::from_sdk("UpdateItem(slot)", err)),
-        }
+    async fn take(&self, key: &ExecKey, me: i64, stale: Option<i64>) -> Result<Take, StoreError> {
+        slots::take_slot(self.store.client(), self.store.table(), key, me, stale).await
     }
 
     /// Releases the job's slot if `key` holds it (after a final status), recording `key` as the
@@ -271,24 +148,7 @@ impl JobSlots {
         if policy == ConcurrencyPolicy::Allow {
             return Ok(());
         }
-        let res = self
-            .ddb()
-            .update_item()
-            .table_name(self.store.table())
-            .key(attr::PK, s(key.pk()))
-            .key(attr::SK, s(JOB_SLOT_SK))
-            .update_expression("SET #dn = :me REMOVE #h")
-            .condition_expression("#h = :me")
-            .expression_attribute_names("#h", a::HOLDER)
-            .expression_attribute_names("#dn", a::DONE)
-            .expression_attribute_values(":me", n(key.scheduled_ms))
-            .send()
-            .await;
-        match res {
-            Ok(_) => Ok(()),
-            Err(e) if is_condition_failed(&e) => Ok(()),
-            Err(e) => Err(StoreError::from_sdk("UpdateItem(slot release)", e)),
-        }
+        slots::release_slot(self.store.client(), self.store.table(), key).await
     }
 }
 
@@ -337,58 +197,6 @@ impl TenantGate {
         TenantGate { ddb, table: table.into() }
     }
 
-    async fn read(&self, tenant: &str) -> Result<(HashMap<String, i64>, Option<i64>), StoreError> {
-        let out = self
-            .ddb
-            .get_item()
-            .table_name(&self.table)
-            .key(attr::PK, s(tenant_running_pk(tenant)))
-            .key(attr::SK, s(TENANT_RUNNING_SK))
-            .consistent_read(true)
-            .send()
-            .await
-            .map_err(|e| StoreError::from_sdk("GetItem(tenant)", e))?;
-        let item = out.item.unwrap_or_default();
-        let map = item
-            .get(a::RUNNING)
-            .and_then(|v| v.as_m().ok())
-            .map(|m| {
-                m.iter().filter_map(|(k, v)| Some((k.clone(), v.as_n().ok()?.parse::<i64>().ok()?))).collect()
-            })
-            .unwrap_or_default();
-        Ok((map, num(&item, a::VERSION)))
-    }
-
-    async fn write(
-        &self,
-        tenant: &str,
-        map: &HashMap<String, i64>,
-        version: Option<i64>,
-    ) -> Result<bool, StoreError> {
-        let m: HashMap<String, AttributeValue> = map.iter().map(|(k, v)| (k.clone(), n(*v))).collect();
-        let next = version.unwrap_or(0) + 1;
-        let mut req = self
-            .ddb
-            .update_item()
-            .table_name(&self.table)
-            .key(attr::PK, s(tenant_running_pk(tenant)))
-            .key(attr::SK, s(TENANT_RUNNING_SK))
-            .update_expression("SET #hs = :m, #v = :next")
-            .expression_attribute_names("#hs", a::RUNNING)
-            .expression_attribute_names("#v", a::VERSION)
-            .expression_attribute_values(":m", AttributeValue::M(m))
-            .expression_attribute_values(":next", n(next));
-        req = match version {
-            None => req.condition_expression("attribute_not_exists(#v)"),
-            Some(v) => req.condition_expression("#v = :v").expression_attribute_values(":v", n(v)),
-        };
-        match req.send().await {
-            Ok(_) => Ok(true),
-            Err(e) if is_condition_failed(&e) => Ok(false),
-            Err(e) => Err(StoreError::from_sdk("UpdateItem(tenant)", e)),
-        }
-    }
-
     /// Joins the tenant's running set until `lease_until` if fewer than `limit` live entries
     /// are in it. `Ok(None)`: admitted; `Ok(Some(t))`: full, look again at `t` (ms). An entry
     /// counts as live until its lease end plus `skew_margin_ms`.
@@ -402,15 +210,15 @@ impl TenantGate {
     ) -> Result<Option<i64>, StoreError> {
         let me = key.id();
         for _ in 0..8 {
-            let (map, version) = self.read(&key.tenant).await?;
+            let set = slots::get_running(&self.ddb, &self.table, &key.tenant).await?;
             let mut live: HashMap<String, i64> =
-                map.into_iter().filter(|(k, lu)| *k != me && lu + skew_margin_ms >= now_ms).collect();
+                set.leases.into_iter().filter(|(k, lu)| *k != me && lu + skew_margin_ms >= now_ms).collect();
             if live.len() >= limit as usize {
                 let next = live.values().map(|lu| lu + skew_margin_ms).min().unwrap_or(now_ms);
                 return Ok(Some(next.min(now_ms + POLICY_POLL_MS).max(now_ms + 500)));
             }
             live.insert(me.clone(), lease_until);
-            if self.write(&key.tenant, &live, version).await? {
+            if slots::put_running(&self.ddb, &self.table, &key.tenant, &live, set.version).await? {
                 return Ok(None);
             }
         }
@@ -419,51 +227,19 @@ impl TenantGate {
 
     /// Extends this execution's entry (heartbeats of limited tenants).
     pub async fn extend(&self, key: &ExecKey, lease_until: i64) -> Result<(), StoreError> {
-        let res = self
-            .ddb
-            .update_item()
-            .table_name(&self.table)
-            .key(attr::PK, s(tenant_running_pk(&key.tenant)))
-            .key(attr::SK, s(TENANT_RUNNING_SK))
-            .update_expression("SET #hs.#me = :lu")
-            .condition_expression("attribute_exists(#hs.#me)")
-            .expression_attribute_names("#hs", a::RUNNING)
-            .expression_attribute_names("#me", key.id())
-            .expression_attribute_values(":lu", n(lease_until))
-            .send()
-            .await;
-        match res {
-            Ok(_) => Ok(()),
-            Err(e) if is_condition_failed(&e) => Ok(()),
-            Err(e) => Err(StoreError::from_sdk("UpdateItem(tenant extend)", e)),
-        }
+        slots::extend_running(&self.ddb, &self.table, key, lease_until).await
     }
 
     /// Leaves the tenant's running set.
     pub async fn release(&self, key: &ExecKey) -> Result<(), StoreError> {
-        let res = self
-            .ddb
-            .update_item()
-            .table_name(&self.table)
-            .key(attr::PK, s(tenant_running_pk(&key.tenant)))
-            .key(attr::SK, s(TENANT_RUNNING_SK))
-            .update_expression("REMOVE #hs.#me")
-            .condition_expression("attribute_exists(#hs.#me)")
-            .expression_attribute_names("#hs", a::RUNNING)
-            .expression_attribute_names("#me", key.id())
-            .send()
-            .await;
-        match res {
-            Ok(_) => Ok(()),
-            Err(e) if is_condition_failed(&e) => Ok(()),
-            Err(e) => Err(StoreError::from_sdk("UpdateItem(tenant release)", e)),
-        }
+        slots::remove_running(&self.ddb, &self.table, key).await
     }
 
     /// The live entries of a tenant at `now_ms` (for tests and the API).
     pub async fn running(&self, tenant: &str, now_ms: i64) -> Result<Vec<String>, StoreError> {
-        let (map, _) = self.read(tenant).await?;
-        let mut v: Vec<String> = map.into_iter().filter(|(_, lu)| *lu >= now_ms).map(|(k, _)| k).collect();
+        let set = slots::get_running(&self.ddb, &self.table, tenant).await?;
+        let mut v: Vec<String> =
+            set.leases.into_iter().filter(|(_, lu)| *lu >= now_ms).map(|(k, _)| k).collect();
         v.sort();
         Ok(v)
     }

@@ -4,8 +4,12 @@
 //! item (and an UpdateItem bills the larger of the before and after images), so an execution
 //! whose audit timeline and snapshot stay under 1 KiB costs one write unit per transition.
 
+use super::executions::Snapshot;
+use super::slots::{RunningSet, Slot};
 use crate::keys;
-use crate::model::{AuditEvent, DueClass, ExecStatus, Execution, Job, JobDefinition, JobState};
+use crate::model::{
+    AuditEvent, DueClass, ExecStatus, Execution, Job, JobDefinition, JobState, OpsAction, OpsEntry,
+};
 use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{DateTime, TimeZone, Utc};
 use std::collections::HashMap;
@@ -52,6 +56,78 @@ pub mod attr {
     pub const ATT_SK: &str = "att_sk";
     pub const EXPIRES: &str = "expires_at";
     pub const THROUGH: &str = "through";
+    /// The last checkpoint of an execution (JSON text).
+    pub const CHECKPOINT: &str = "ck";
+    /// Run time of an execution's finished attempts so far (ms), for the run-time budget.
+    pub const RUN_MS: &str = "rt";
+    /// SHA-256 prefix of an execution's input, stored when it goes DEAD.
+    pub const DIGEST: &str = "dg";
+    /// A job slot's holder (the scheduled ms of the execution holding it).
+    pub const SLOT_HOLDER: &str = "h";
+    /// A job slot's latest released execution (scheduled ms).
+    pub const SLOT_RELEASED: &str = "dn";
+    /// A tenant gate's running executions: a map of execution id to lease end (ms).
+    pub const RUNNING: &str = "hs";
+    /// A tenant gate's version, checked by every rewrite of its map.
+    pub const GATE_VERSION: &str = "v";
+
+    /// Attributes of an operations-log entry.
+    pub mod ops {
+        pub const AT: &str = "at";
+        pub const ACTOR: &str = "by";
+        pub const ACTION: &str = "op";
+        pub const FROM_VERSION: &str = "fv";
+        pub const TO_VERSION: &str = "tv";
+        pub const EXECUTION: &str = "ex";
+        pub const DETAIL: &str = "dt";
+    }
+
+    /// Keys of one audit event (a map in an execution's timeline `tl`).
+    pub mod event {
+        pub const AT: &str = "a";
+        pub const ACTOR: &str = "by";
+        pub const FROM: &str = "f";
+        pub const TO: &str = "t";
+        pub const ATTEMPT: &str = "n";
+        pub const TOKEN: &str = "k";
+        pub const CODE: &str = "c";
+    }
+}
+
+/// Index names, from `resources.json` through [`crate::resources`]. Each is found by its
+/// partition key attribute, which the codec names anyway, so no index name is a literal here.
+pub mod index {
+    use super::attr;
+    use crate::resources::Resources;
+    use crate::store::StoreError;
+
+    fn keyed_by(pk_attr: &str) -> Result<&'static str, StoreError> {
+        Resources::get()
+            .tables
+            .values()
+            .flat_map(|t| &t.indexes)
+            .find(|ix| ix.partition_key.name == pk_attr)
+            .map(|ix| ix.name.as_str())
+            .ok_or_else(|| StoreError::Permanent {
+                op: "Query",
+                message: format!("resources.json defines no index keyed by {pk_attr}"),
+            })
+    }
+
+    /// The jobs table's sparse index of enabled jobs by time bucket (`due_pk`, `due_sk`).
+    pub fn due() -> Result<&'static str, StoreError> {
+        keyed_by(attr::DUE_PK)
+    }
+
+    /// The jobs table's keys-only index of a tenant's jobs (`tenant_pk`, `tenant_sk`).
+    pub fn by_tenant() -> Result<&'static str, StoreError> {
+        keyed_by(attr::TENANT_PK)
+    }
+
+    /// The executions table's sparse index of off-happy-path executions (`att_pk`, `att_sk`).
+    pub fn attention() -> Result<&'static str, StoreError> {
+        keyed_by(attr::ATT_PK)
+    }
 }
 
 /// A stored item that does not decode: a bug or a hand edit, never user input.
@@ -100,7 +176,8 @@ fn def_of(item: &Item) -> Result<JobDefinition, DecodeError> {
     serde_json::from_str(get_s(item, attr::DEF)?)
         .map_err(|e| DecodeError { attr: attr::DEF, reason: e.to_string() })
 }
-fn state_str(s: JobState) -> &'static str {
+/// The stored name of a job state.
+pub fn state_str(s: JobState) -> &'static str {
     match s {
         JobState::Enabled => "ENABLED",
         JobState::Paused => "PAUSED",
@@ -136,6 +213,17 @@ pub fn job_to_item(job: &Job) -> Item {
             item.insert(attr::DUE_PK.into(), s(pk));
             item.insert(attr::DUE_SK.into(), s(sk));
         }
+    }
+    item
+}
+
+/// The immutable snapshot item of a job's current version (`sk = V#{version}`): the definition
+/// without the trigger position and index keys, so no index holds snapshots.
+pub fn job_version_item(job: &Job) -> Item {
+    let mut item = job_to_item(job);
+    item.insert(attr::SK.into(), s(keys::job_version_sk(job.version)));
+    for a in [attr::DUE_PK, attr::DUE_SK, attr::TENANT_PK, attr::TENANT_SK, attr::NEXT] {
+        item.remove(a);
     }
     item
 }
@@ -179,18 +267,19 @@ pub fn job_from_item(item: &Item) -> Result<Job, DecodeError> {
 
 /// Encodes one audit event.
 pub fn audit_to_av(e: &AuditEvent) -> AttributeValue {
+    use attr::event;
     let mut m = HashMap::from([
-        ("a".to_string(), n(e.at)),
-        ("by".to_string(), s(&e.actor)),
-        ("t".to_string(), s(e.to.as_str())),
-        ("n".to_string(), n(e.attempt)),
-        ("k".to_string(), n(e.token)),
+        (event::AT.to_string(), n(e.at)),
+        (event::ACTOR.to_string(), s(&e.actor)),
+        (event::TO.to_string(), s(e.to.as_str())),
+        (event::ATTEMPT.to_string(), n(e.attempt)),
+        (event::TOKEN.to_string(), n(e.token)),
     ]);
     if let Some(f) = e.from {
-        m.insert("f".into(), s(f.as_str()));
+        m.insert(event::FROM.into(), s(f.as_str()));
     }
     if let Some(c) = &e.code {
-        m.insert("c".into(), s(c));
+        m.insert(event::CODE.into(), s(c));
     }
     AttributeValue::M(m)
 }
@@ -205,14 +294,15 @@ fn audit_from_av(v: &AttributeValue) -> Result<AuditEvent, DecodeError> {
         }
     };
     let num = |k: &str| m.get(k).and_then(|v| v.as_n().ok()).and_then(|x| x.parse::<i64>().ok());
+    use attr::event;
     Ok(AuditEvent {
-        at: num("a").ok_or_else(|| bad("missing a"))?,
-        actor: m.get("by").and_then(|v| v.as_s().ok()).cloned().unwrap_or_default(),
-        from: status("f")?,
-        to: status("t")?.ok_or_else(|| bad("missing t"))?,
-        attempt: num("n").unwrap_or(0) as u32,
-        token: num("k").unwrap_or(0) as u64,
-        code: m.get("c").and_then(|v| v.as_s().ok()).cloned(),
+        at: num(event::AT).ok_or_else(|| bad(&format!("missing {}", event::AT)))?,
+        actor: m.get(event::ACTOR).and_then(|v| v.as_s().ok()).cloned().unwrap_or_default(),
+        from: status(event::FROM)?,
+        to: status(event::TO)?.ok_or_else(|| bad(&format!("missing {}", event::TO)))?,
+        attempt: num(event::ATTEMPT).unwrap_or(0) as u32,
+        token: num(event::TOKEN).unwrap_or(0) as u64,
+        code: m.get(event::CODE).and_then(|v| v.as_s().ok()).cloned(),
     })
 }
 
@@ -260,6 +350,22 @@ pub fn execution_to_item(e: &Execution, retention_secs: i64) -> Item {
     item
 }
 
+/// The status of an execution item, if it has a known one.
+pub fn status_of(item: &Item) -> Option<ExecStatus> {
+    item.get(attr::STATUS).and_then(|v| v.as_s().ok()).and_then(|s| ExecStatus::parse(s))
+}
+
+/// Decodes a whole execution item: the execution and the attributes only the execution plane
+/// writes (checkpoint, run time, input digest).
+pub fn snapshot_from_item(item: &Item) -> Result<Snapshot, DecodeError> {
+    let exec = execution_from_item(item)?;
+    let checkpoint =
+        item.get(attr::CHECKPOINT).and_then(|v| v.as_s().ok()).and_then(|s| serde_json::from_str(s).ok());
+    let total_run_ms = get_n_opt(item, attr::RUN_MS).ok().flatten().unwrap_or(0);
+    let digest = item.get(attr::DIGEST).and_then(|v| v.as_s().ok()).cloned();
+    Ok(Snapshot { exec, checkpoint, total_run_ms, digest })
+}
+
 /// Decodes an execution item.
 pub fn execution_from_item(item: &Item) -> Result<Execution, DecodeError> {
     let status = get_s(item, attr::STATUS)?;
@@ -303,4 +409,141 @@ pub fn execution_from_item(item: &Item) -> Result<Execution, DecodeError> {
         cancel_requested: item.get(attr::CANCEL).and_then(|v| v.as_bool().ok()).copied().unwrap_or(false),
         timeline,
     })
+}
+
+/// Decodes a job slot item (an absent item is a free slot).
+pub fn slot_from_item(item: &Item) -> Slot {
+    Slot {
+        holder: get_n_opt(item, attr::SLOT_HOLDER).ok().flatten(),
+        released: get_n_opt(item, attr::SLOT_RELEASED).ok().flatten(),
+    }
+}
+
+/// Decodes a tenant gate item (an absent item is an empty set with no version).
+pub fn running_from_item(item: &Item) -> RunningSet {
+    let leases = item
+        .get(attr::RUNNING)
+        .and_then(|v| v.as_m().ok())
+        .map(|m| {
+            m.iter().filter_map(|(k, v)| Some((k.clone(), v.as_n().ok()?.parse::<i64>().ok()?))).collect()
+        })
+        .unwrap_or_default();
+    RunningSet { leases, version: get_n_opt(item, attr::GATE_VERSION).ok().flatten() }
+}
+
+/// The scanned-through minute of a shard watermark item.
+pub fn watermark_from_item(item: &Item) -> Option<i64> {
+    get_n_opt(item, attr::THROUGH).ok().flatten()
+}
+
+/// Sort key of an operations-log entry (see [`keys::ops_sk`]): the subject is the execution,
+/// else the new version, else the detail's first 40 alphanumerics.
+pub fn ops_sk(e: &OpsEntry) -> String {
+    let subject = match (&e.execution_id, e.to_version, &e.detail) {
+        (Some(x), _, _) => x.clone(),
+        (None, Some(v), _) => format!("v{v}"),
+        (None, None, Some(d)) => d.chars().filter(|c| c.is_ascii_alphanumeric()).take(40).collect(),
+        (None, None, None) => String::new(),
+    };
+    keys::ops_sk(e.at.timestamp_millis(), &e.job_id, e.action.as_str(), &subject, nonce())
+}
+
+/// A per-call random suffix, so two identical operations in the same millisecond (a request
+/// repeated by a client) stay two entries. `RandomState` is seeded randomly per process and
+/// advanced per instance, which is all this needs.
+fn nonce() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    std::collections::hash_map::RandomState::new().build_hasher().finish()
+}
+
+/// Encodes an operations-log entry of `tenant`, expiring `retention_secs` after it was written.
+pub fn ops_item(tenant: &str, e: &OpsEntry, retention_secs: i64) -> Item {
+    use attr::ops;
+    let mut item: Item = HashMap::from([
+        (attr::PK.into(), s(keys::ops_pk(tenant))),
+        (attr::SK.into(), s(ops_sk(e))),
+        (attr::TENANT.into(), s(tenant)),
+        (attr::JOB.into(), s(&e.job_id)),
+        (ops::AT.into(), n(e.at.timestamp_millis())),
+        (ops::ACTOR.into(), s(&e.actor)),
+        (ops::ACTION.into(), s(e.action.as_str())),
+        (attr::EXPIRES.into(), n(e.at.timestamp() + retention_secs)),
+    ]);
+    if let Some(v) = e.from_version {
+        item.insert(ops::FROM_VERSION.into(), n(v));
+    }
+    if let Some(v) = e.to_version {
+        item.insert(ops::TO_VERSION.into(), n(v));
+    }
+    if let Some(x) = &e.execution_id {
+        item.insert(ops::EXECUTION.into(), s(x));
+    }
+    if let Some(d) = &e.detail {
+        item.insert(ops::DETAIL.into(), s(d));
+    }
+    item
+}
+
+/// Decodes an operations-log entry (`None` for an item that is not one).
+pub fn ops_from_item(item: &Item) -> Option<OpsEntry> {
+    use attr::ops;
+    let str_of = |k: &str| item.get(k).and_then(|v| v.as_s().ok()).cloned();
+    let num_of = |k: &str| item.get(k).and_then(|v| v.as_n().ok()).and_then(|v| v.parse::<i64>().ok());
+    Some(OpsEntry {
+        at: ms_to_dt(num_of(ops::AT)?),
+        actor: str_of(ops::ACTOR)?,
+        action: OpsAction::parse(&str_of(ops::ACTION)?)?,
+        job_id: str_of(attr::JOB)?,
+        from_version: num_of(ops::FROM_VERSION).map(|v| v as u64),
+        to_version: num_of(ops::TO_VERSION).map(|v| v as u64),
+        execution_id: str_of(ops::EXECUTION),
+        detail: str_of(ops::DETAIL),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ops_entries_round_trip_and_sort_by_time() {
+        let t0 = ms_to_dt(1_764_469_800_000);
+        let e = OpsEntry::new("api:alice", OpsAction::Update, "nightly", t0).versions(Some(3), Some(4));
+        let item = ops_item("acme", &e, 60);
+        assert_eq!(ops_from_item(&item).unwrap(), e);
+        assert_eq!(item[attr::PK].as_s().unwrap(), &keys::ops_pk("acme"));
+        let later = OpsEntry::new("api:alice", OpsAction::Pause, "a", ms_to_dt(1_764_469_800_001));
+        assert!(ops_sk(&e) < ops_sk(&later));
+        // Two replays in the same millisecond are distinct entries.
+        let r1 = OpsEntry::new("api:alice", OpsAction::Replay, "j", t0).execution("j@1");
+        let r2 = OpsEntry::new("api:alice", OpsAction::Replay, "j", t0).execution("j@2");
+        assert_ne!(ops_sk(&r1), ops_sk(&r2));
+        // And so are two identical ones.
+        assert_ne!(ops_sk(&r1), ops_sk(&r1.clone()));
+    }
+
+    #[test]
+    fn index_names_come_from_resources_json_by_their_key_attributes() {
+        use crate::resources::Resources;
+        let indexes: Vec<_> = Resources::get().tables.values().flat_map(|t| &t.indexes).collect();
+        for (name, pk, sk) in [
+            (index::due(), attr::DUE_PK, attr::DUE_SK),
+            (index::by_tenant(), attr::TENANT_PK, attr::TENANT_SK),
+            (index::attention(), attr::ATT_PK, attr::ATT_SK),
+        ] {
+            let name = name.unwrap_or_else(|e| panic!("{e}"));
+            let ix = indexes.iter().find(|i| i.name == name).unwrap_or_else(|| panic!("{name}"));
+            assert_eq!((ix.partition_key.name.as_str(), ix.sort_key.name.as_str()), (pk, sk));
+        }
+        assert_eq!(indexes.len(), 3, "an index without an accessor in store::items::index");
+    }
+
+    #[test]
+    fn key_and_ttl_attributes_match_resources_json() {
+        use crate::resources::Resources;
+        for t in Resources::get().tables.values() {
+            assert_eq!((t.partition_key.name.as_str(), t.sort_key.name.as_str()), (attr::PK, attr::SK));
+            assert_eq!(t.ttl_attribute, attr::EXPIRES);
+        }
+    }
 }

@@ -1,17 +1,31 @@
-//! Job definitions: validation, creation, reads and state changes.
+//! Job items: the definition item (`DEF`) with its trigger position, the immutable version
+//! snapshots (`V#{version}`), the `by_tenant` listing and batch reads, and the `due` index reads
+//! and CAS advance of the trigger plane (DESIGN §1: put → send → advance → watermark).
 //!
 //! A job's definition item carries its trigger position (`next`) and, while enabled, the `due`
 //! index keys of the bucket that position falls in. Every edit bumps `ver`, which the trigger's
-//! CAS also checks, so an advance computed from an old definition can never land.
+//! CAS also checks, so an advance computed from an old definition can never land:
+//! - [`put_job_change`]: the definition item conditional on the version the caller read, its
+//!   new snapshot and the operations-log entry, in one `TransactWriteItems`.
+//! - [`advance_job`]: `UpdateItem IF next = :read AND ver = :ver AND state = ENABLED`: moves
+//!   the trigger position (and the job's `due` bucket) only if nobody moved it since the scan
+//!   read it. Losing that race is [`Advance::Lost`], not an error.
+//!
+//! Validation and construction of new jobs ([`validate`], [`new_job`]) are here too, with the
+//! every-minute test the scan uses to pick a job's due class ([`fires_every_minute`]).
 
 use super::error::{is_condition_failed, StoreError};
-use super::items::{self, attr};
+use super::expr::{Expr, WithExpr};
+use super::items::{self, attr, index, n, Item};
+use super::QueryPage;
 use crate::config::Config;
 use crate::keys;
-use crate::model::{DueClass, Job, JobDefinition, JobState, MAX_INLINE_PARAMS_BYTES};
+use crate::model::{DueClass, Job, JobDefinition, JobState, OpsEntry, MAX_INLINE_PARAMS_BYTES};
 use crate::schedule::Schedule;
-use aws_sdk_dynamodb::types::AttributeValue;
+use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
+use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes, Put, TransactWriteItem};
 use chrono::{DateTime, Duration, Utc};
+use std::collections::HashMap;
 
 /// Why a job definition or id was refused. Always permanent; `field` is the JSON path.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -151,44 +165,29 @@ pub enum CreateError {
     Store(#[from] StoreError),
 }
 
+fn s(v: impl Into<String>) -> AttributeValue {
+    AttributeValue::S(v.into())
+}
+
+fn not_exists() -> Expr {
+    let mut e = Expr::new();
+    e.cond_not_exists(attr::PK);
+    e
+}
+
 /// Stores a new job: its immutable version-1 snapshot, then the definition item, both
 /// conditional on not existing.
 pub async fn put_new_job(ddb: &aws_sdk_dynamodb::Client, cfg: &Config, job: &Job) -> Result<(), CreateError> {
-    let snapshot = version_snapshot_item(job);
-    let res = ddb
-        .put_item()
-        .table_name(&cfg.jobs_table)
-        .set_item(Some(snapshot))
-        .condition_expression("attribute_not_exists(pk)")
-        .send()
-        .await;
-    match res {
-        Ok(_) => {}
-        Err(e) if is_condition_failed(&e) => return Err(CreateError::Exists),
-        Err(e) => return Err(StoreError::from_sdk("PutItem", e).into()),
+    for item in [items::job_version_item(job), items::job_to_item(job)] {
+        let res =
+            ddb.put_item().table_name(&cfg.jobs_table).set_item(Some(item)).expr(not_exists()).send().await;
+        match res {
+            Ok(_) => {}
+            Err(e) if is_condition_failed(&e) => return Err(CreateError::Exists),
+            Err(e) => return Err(StoreError::from_sdk("PutItem", e).into()),
+        }
     }
-    let res = ddb
-        .put_item()
-        .table_name(&cfg.jobs_table)
-        .set_item(Some(items::job_to_item(job)))
-        .condition_expression("attribute_not_exists(pk)")
-        .send()
-        .await;
-    match res {
-        Ok(_) => Ok(()),
-        Err(e) if is_condition_failed(&e) => Err(CreateError::Exists),
-        Err(e) => Err(StoreError::from_sdk("PutItem", e).into()),
-    }
-}
-
-/// The immutable snapshot item of a job's current version (`sk = V#{version}`).
-pub fn version_snapshot_item(job: &Job) -> items::Item {
-    let mut item = items::job_to_item(job);
-    item.insert(attr::SK.into(), AttributeValue::S(keys::job_version_sk(job.version)));
-    for a in [attr::DUE_PK, attr::DUE_SK, attr::TENANT_PK, attr::TENANT_SK, attr::NEXT] {
-        item.remove(a);
-    }
-    item
+    Ok(())
 }
 
 /// Reads a job's current definition item.
@@ -201,8 +200,8 @@ pub async fn get_job(
     let out = ddb
         .get_item()
         .table_name(&cfg.jobs_table)
-        .key(attr::PK, AttributeValue::S(keys::job_pk(tenant, job_id)))
-        .key(attr::SK, AttributeValue::S(keys::JOB_DEF_SK.into()))
+        .key(attr::PK, s(keys::job_pk(tenant, job_id)))
+        .key(attr::SK, s(keys::JOB_DEF_SK))
         .consistent_read(true)
         .send()
         .await
@@ -240,42 +239,43 @@ pub enum ChangeError {
 }
 
 /// Writes a definition change and its audit entry atomically: the definition item
-/// (conditional on `expect`), the immutable `V#{version}` snapshot, and `audit` (an item of the
-/// operations log) in one `TransactWriteItems`. A job that is not enabled drops out of the `due`
-/// index in the same write (its item has no `due_*` attributes), so a scan that read it before
-/// cannot advance it afterwards: the advance is conditional on `ver`, which this bumps.
-/// `expires_at` (epoch seconds) sets the TTL of a deleted job's items.
+/// (conditional on `expect`), the immutable `V#{version}` snapshot, and `audit` (an entry of
+/// the operations log, kept `ops_retention_secs`) in one `TransactWriteItems`. A job that is not
+/// enabled drops out of the `due` index in the same write (its item has no `due_*` attributes),
+/// so a scan that read it before cannot advance it afterwards: the advance is conditional on
+/// `ver`, which this bumps. `expires_at` (epoch seconds) sets the TTL of a deleted job's items.
 pub async fn put_job_change(
     ddb: &aws_sdk_dynamodb::Client,
     cfg: &Config,
     expect: Expect,
     job: &Job,
     expires_at: Option<i64>,
-    audit: items::Item,
+    audit: &OpsEntry,
+    ops_retention_secs: i64,
 ) -> Result<(), ChangeError> {
-    use aws_sdk_dynamodb::types::{Put, TransactWriteItem};
     let mut def = items::job_to_item(job);
-    let mut snapshot = version_snapshot_item(job);
+    let mut snapshot = items::job_version_item(job);
     if let Some(t) = expires_at {
-        def.insert(attr::EXPIRES.into(), items::n(t));
-        snapshot.insert(attr::EXPIRES.into(), items::n(t));
+        def.insert(attr::EXPIRES.into(), n(t));
+        snapshot.insert(attr::EXPIRES.into(), n(t));
     }
     let build = |p: aws_sdk_dynamodb::types::builders::PutBuilder| {
         p.build().map_err(|e| StoreError::Permanent { op: "TransactWriteItems", message: e.to_string() })
     };
-    let def_put = match expect {
-        Expect::New => Put::builder().condition_expression("attribute_not_exists(pk)"),
-        Expect::Version(v) => Put::builder()
-            .condition_expression("#ver = :ver")
-            .expression_attribute_names("#ver", attr::VERSION)
-            .expression_attribute_values(":ver", items::n(v)),
-    }
-    .table_name(&cfg.jobs_table)
-    .set_item(Some(def));
+    let def_cond = match expect {
+        Expect::New => not_exists(),
+        Expect::Version(v) => {
+            let mut e = Expr::new();
+            e.cond_eq(attr::VERSION, n(v));
+            e
+        }
+    };
+    let def_put = Put::builder().table_name(&cfg.jobs_table).set_item(Some(def)).expr(def_cond);
     let mut snap_put = Put::builder().table_name(&cfg.jobs_table).set_item(Some(snapshot));
     if expect == Expect::New {
-        snap_put = snap_put.condition_expression("attribute_not_exists(pk)");
+        snap_put = snap_put.expr(not_exists());
     }
+    let audit = items::ops_item(&job.tenant, audit, ops_retention_secs);
     let audit_put = Put::builder().table_name(&cfg.jobs_table).set_item(Some(audit));
     let res = ddb
         .transact_write_items()
@@ -290,7 +290,7 @@ pub async fn put_job_change(
     };
     // Why a cancelled transaction was cancelled: one reason per item, in order.
     let reasons: Option<Vec<String>> = err.as_service_error().and_then(|s| match s {
-        aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError::TransactionCanceledException(c) => {
+        TransactWriteItemsError::TransactionCanceledException(c) => {
             Some(c.cancellation_reasons().iter().map(|r| r.code().unwrap_or("None").to_string()).collect())
         }
         _ => None,
@@ -320,8 +320,8 @@ pub async fn get_job_version(
     let out = ddb
         .get_item()
         .table_name(&cfg.jobs_table)
-        .key(attr::PK, AttributeValue::S(keys::job_pk(tenant, job_id)))
-        .key(attr::SK, AttributeValue::S(keys::job_version_sk(version)))
+        .key(attr::PK, s(keys::job_pk(tenant, job_id)))
+        .key(attr::SK, s(keys::job_version_sk(version)))
         .send()
         .await
         .map_err(|e| StoreError::from_sdk("GetItem", e))?;
@@ -329,4 +329,208 @@ pub async fn get_job_version(
         Some(i) => Ok(Some(items::job_from_item(&i)?)),
         None => Ok(None),
     }
+}
+
+/// Gives the version snapshots `1..job.version` of a deleted job the TTL `expires_at` (epoch
+/// seconds), so the id becomes free again once the retention period is over. Snapshots already
+/// gone are skipped.
+pub async fn expire_versions(
+    ddb: &aws_sdk_dynamodb::Client,
+    cfg: &Config,
+    job: &Job,
+    expires_at: i64,
+) -> Result<(), StoreError> {
+    for v in 1..job.version {
+        let mut e = Expr::new();
+        e.set(attr::EXPIRES, n(expires_at)).cond_exists(attr::PK);
+        let res = ddb
+            .update_item()
+            .table_name(&cfg.jobs_table)
+            .key(attr::PK, s(keys::job_pk(&job.tenant, &job.job_id)))
+            .key(attr::SK, s(keys::job_version_sk(v)))
+            .expr(e)
+            .send()
+            .await;
+        match res {
+            Ok(_) => {}
+            Err(e) if is_condition_failed(&e) => {}
+            Err(e) => return Err(StoreError::from_sdk("UpdateItem(expire)", e)),
+        }
+    }
+    Ok(())
+}
+
+/// One page of a tenant's job ids in id order, from its partition of the keys-only `by_tenant`
+/// index (trigger advances never write to it); `next` is the job id the next page starts after.
+pub async fn list_job_ids(
+    ddb: &aws_sdk_dynamodb::Client,
+    cfg: &Config,
+    tenant: &str,
+    limit: i32,
+    after: Option<&str>,
+) -> Result<QueryPage<String, String>, StoreError> {
+    let start = after.map(|job_id| {
+        HashMap::from([
+            (attr::TENANT_PK.to_string(), s(keys::tenant_pk(tenant))),
+            (attr::TENANT_SK.to_string(), s(keys::tenant_job_sk(job_id))),
+            (attr::PK.to_string(), s(keys::job_pk(tenant, job_id))),
+            (attr::SK.to_string(), s(keys::JOB_DEF_SK)),
+        ])
+    });
+    let mut e = Expr::new();
+    e.key_eq(attr::TENANT_PK, s(keys::tenant_pk(tenant)));
+    let out = ddb
+        .query()
+        .table_name(&cfg.jobs_table)
+        .index_name(index::by_tenant()?)
+        .expr(e)
+        .limit(limit)
+        .set_exclusive_start_key(start)
+        .send()
+        .await
+        .map_err(|e| StoreError::from_sdk("Query(by_tenant)", e))?;
+    let items = out.items().iter().filter_map(job_of_index_item).collect();
+    let next = out.last_evaluated_key().and_then(job_of_index_item);
+    Ok(QueryPage { items, next })
+}
+
+fn job_of_index_item(item: &Item) -> Option<String> {
+    let sk = item.get(attr::TENANT_SK)?.as_s().ok()?;
+    keys::job_of_tenant_sk(sk).map(str::to_string)
+}
+
+/// The current definitions of a tenant's jobs `ids` (consistent reads, 100 per BatchGetItem,
+/// unprocessed keys retried up to 5 rounds), in no particular order; ids without a job are
+/// left out.
+pub async fn batch_get_jobs(
+    ddb: &aws_sdk_dynamodb::Client,
+    cfg: &Config,
+    tenant: &str,
+    ids: &[String],
+) -> Result<Vec<Job>, StoreError> {
+    let table = &cfg.jobs_table;
+    let mut out = Vec::with_capacity(ids.len());
+    for chunk in ids.chunks(100) {
+        let keys: Vec<Item> = chunk
+            .iter()
+            .map(|id| {
+                HashMap::from([
+                    (attr::PK.to_string(), s(keys::job_pk(tenant, id))),
+                    (attr::SK.to_string(), s(keys::JOB_DEF_SK)),
+                ])
+            })
+            .collect();
+        let mut pending = Some(
+            KeysAndAttributes::builder()
+                .set_keys(Some(keys))
+                .consistent_read(true)
+                .build()
+                .map_err(|e| StoreError::Permanent { op: "BatchGetItem", message: e.to_string() })?,
+        );
+        for _ in 0..5 {
+            let Some(req) = pending.take() else { break };
+            let res = ddb
+                .batch_get_item()
+                .request_items(table, req)
+                .send()
+                .await
+                .map_err(|e| StoreError::from_sdk("BatchGetItem", e))?;
+            for item in res.responses().and_then(|r| r.get(table)).into_iter().flatten() {
+                out.push(items::job_from_item(item)?);
+            }
+            pending =
+                res.unprocessed_keys().and_then(|u| u.get(table)).filter(|k| !k.keys().is_empty()).cloned();
+        }
+        if pending.is_some() {
+            return Err(StoreError::Transient {
+                op: "BatchGetItem",
+                message: "unprocessed keys after 5 rounds".into(),
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// Result of a CAS on a job's trigger position.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Advance {
+    /// Moved.
+    Advanced,
+    /// Someone else moved it, or the job was paused, deleted or edited since it was read.
+    Lost,
+}
+
+/// CAS-advances a job's trigger position from `read_next` (the value this scan read) to
+/// `new_next` in the `class` partition (or removes it from the `due` index when the schedule
+/// is exhausted).
+pub async fn advance_job(
+    ddb: &aws_sdk_dynamodb::Client,
+    table: &str,
+    job: &Job,
+    read_next: DateTime<Utc>,
+    new_next: Option<DateTime<Utc>>,
+    class: DueClass,
+) -> Result<Advance, StoreError> {
+    let mut e = Expr::new();
+    match new_next {
+        Some(next) => {
+            let moved = Job { due_class: class, ..job.clone() };
+            let (pk, sk) = items::due_keys(&moved, next);
+            e.set(attr::NEXT, n(next.timestamp_millis()))
+                .set(attr::DUE_PK, s(pk))
+                .set(attr::DUE_SK, s(sk))
+                .set(attr::EVERY, s(class.code()));
+        }
+        None => {
+            e.remove(attr::NEXT).remove(attr::DUE_PK).remove(attr::DUE_SK);
+        }
+    }
+    e.cond_eq(attr::NEXT, n(read_next.timestamp_millis()))
+        .cond_eq(attr::VERSION, n(job.version))
+        .cond_eq(attr::STATE, s(items::state_str(JobState::Enabled)));
+    let res = ddb
+        .update_item()
+        .table_name(table)
+        .key(attr::PK, s(keys::job_pk(&job.tenant, &job.job_id)))
+        .key(attr::SK, s(keys::JOB_DEF_SK))
+        .expr(e)
+        .send()
+        .await;
+    match res {
+        Ok(_) => Ok(Advance::Advanced),
+        Err(e) if is_condition_failed(&e) => Ok(Advance::Lost),
+        Err(e) => Err(StoreError::from_sdk("UpdateItem", e)),
+    }
+}
+
+/// Queries one `due` index partition (a `{minute}#{shard}` bucket, or a shard's `A#` admission
+/// or `E#` every-minute class), following pagination.
+pub async fn query_due(
+    ddb: &aws_sdk_dynamodb::Client,
+    table: &str,
+    due_pk: &str,
+) -> Result<Vec<Job>, StoreError> {
+    let mut out = Vec::new();
+    let mut start: Option<Item> = None;
+    loop {
+        let mut e = Expr::new();
+        e.key_eq(attr::DUE_PK, s(due_pk));
+        let page = ddb
+            .query()
+            .table_name(table)
+            .index_name(index::due()?)
+            .expr(e)
+            .set_exclusive_start_key(start.take())
+            .send()
+            .await
+            .map_err(|e| StoreError::from_sdk("Query", e))?;
+        for item in page.items() {
+            out.push(items::job_from_item(item)?);
+        }
+        match page.last_evaluated_key {
+            Some(k) if !k.is_empty() => start = Some(k),
+            _ => break,
+        }
+    }
+    Ok(out)
 }

@@ -1,11 +1,51 @@
-//! DynamoDB adapter: item codecs and the conditional writes of the trigger plane.
+//! # The DynamoDB adapter: the only module that calls the DynamoDB client
+//!
+//! The planes ([`crate::trigger`], [`crate::execution`], [`crate::control`]) and provisioning
+//! call typed functions here and get typed outcomes back. Key formats come from
+//! [`crate::keys`], attribute names from the codec ([`items::attr`]), index names from
+//! `resources.json` ([`items::index`]), and every expression from one builder ([`expr`]).
 //!
 //! Errors say whether to retry ([`StoreError::is_retryable`]); a failed condition is not an
-//! error here but a typed outcome (`Created` / `AlreadyExists`, `Advanced` / `Lost`), because
-//! under at-least-once delivery it is the normal way a duplicate is absorbed.
+//! error here but a typed outcome ([`executions::PutOutcome::Exists`], [`jobs::Advance::Lost`],
+//! [`executions::ClaimOutcome::Held`], [`executions::FinishResult::TakenOver`],
+//! [`slots::Take::Held`], ...), because under at-least-once delivery it is the normal way a
+//! duplicate or a lost race is absorbed.
+//!
+//! ## Layout
+//! - [`items`]: the item codec. Every attribute name ([`items::attr`]), index names, and the
+//!   encoders and decoders of jobs, version snapshots, executions (as [`executions::Snapshot`]s),
+//!   audit events, operations-log entries, slots, tenant gates and watermarks.
+//! - [`expr`]: the one expression builder (`SET` / `REMOVE` / `list_append`, conditions, key
+//!   conditions, filters, projections), always with `#name` / `:value` placeholders.
+//! - [`error`]: [`StoreError`] (transient or permanent, classified by the SDK's error code).
+//! - [`jobs`]: job definition items and their version snapshots (create, read, the audited
+//!   change transaction, TTL of old versions), the `by_tenant` listing and batch reads, and the
+//!   trigger's `due` index reads and CAS advance. Also job validation and construction.
+//! - [`executions`]: execution items: put-if-absent, the one read ([`executions::ExecStore::get`]),
+//!   claim / heartbeat / checkpoint / release / finish / cancel / skip / replay CAS, and the
+//!   Queries by job and by the `attention` index.
+//! - [`slots`]: job concurrency slots and tenant running gates (the decisions are
+//!   [`crate::execution::policy`]'s).
+//! - [`ops`]: the tenant's operations audit log.
+//! - [`watermarks`]: shard watermarks of the trigger's scan.
+//! - [`tables`]: table create / describe / TTL / list, for [`crate::provision`] and the CLI.
 pub mod error;
+pub mod executions;
+pub mod expr;
 pub mod items;
 pub mod jobs;
-pub mod trigger;
+pub mod ops;
+pub mod slots;
+pub mod tables;
+pub mod watermarks;
 
 pub use error::StoreError;
+
+/// One page of a Query: the items, and where the next page starts when more may follow.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueryPage<T, C> {
+    /// The items, in the Query's order.
+    pub items: Vec<T>,
+    /// The position to continue after (`None` on the last page).
+    pub next: Option<C>,
+}

@@ -14,8 +14,9 @@ use crate::keys;
 use crate::model::{AuditEvent, DueClass, ExecStatus, Execution, Job};
 use crate::queue::{Outgoing, PoolQueues, QueueError};
 use crate::schedule::Schedule;
-use crate::store::jobs::fires_every_minute;
-use crate::store::trigger::{self as st, Advance, PutOutcome};
+use crate::store::executions::{ExecStore, PutOutcome};
+use crate::store::jobs::{self, fires_every_minute, Advance};
+use crate::store::watermarks;
 use crate::store::StoreError;
 use chrono::{DateTime, Duration, Utc};
 use futures_util::stream::{self, StreamExt};
@@ -196,7 +197,7 @@ async fn scan_shard(
     let table = &ctx.cfg.jobs_table;
     let now_min = keys::minute_of(now);
     let target = keys::minute_of(now + Duration::seconds(i64::from(opts.horizon_secs)));
-    let wm = st::get_watermark(&ctx.ddb, table, shard).await?.unwrap_or(now_min - 1);
+    let wm = watermarks::get(&ctx.ddb, table, shard).await?.unwrap_or(now_min - 1);
     // Re-read the current minute even when the watermark is past it: a job created or resumed
     // after the previous tick may have landed in it (reads are cheap; the CAS makes it safe).
     let first = (wm + 1).min(now_min);
@@ -205,14 +206,14 @@ async fn scan_shard(
 
     // Jobs that fire every minute: never moved between buckets; their position is the
     // watermark (and their stored `next`, the first fire after creation or resume).
-    let every = st::query_due(&ctx.ddb, table, &keys::every_bucket(shard)).await?;
+    let every = jobs::query_due(&ctx.ddb, table, &keys::every_bucket(shard)).await?;
     report.buckets += 1;
     let wm_end = keys::minute_start(wm + 1) - Duration::milliseconds(1);
     let group = plan_group(every, Some(wm_end), window_end, now, budget, &mut report).await;
     let every_done = dispatch(ctx, group, now, opts, true, &mut report).await?;
 
     // Admission: jobs just created, resumed or edited, wherever their first fire falls.
-    let admitted = st::query_due(&ctx.ddb, table, &keys::admission_bucket(shard)).await?;
+    let admitted = jobs::query_due(&ctx.ddb, table, &keys::admission_bucket(shard)).await?;
     report.buckets += 1;
     let group = plan_group(admitted, None, window_end, now, budget, &mut report).await;
     // A deferred admission job stays in the admission partition, which every tick reads: it
@@ -220,16 +221,16 @@ async fn scan_shard(
     dispatch(ctx, group, now, opts, false, &mut report).await?;
 
     for minute in first..=last {
-        let jobs = st::query_due(&ctx.ddb, table, &keys::due_bucket(minute, shard)).await?;
+        let due = jobs::query_due(&ctx.ddb, table, &keys::due_bucket(minute, shard)).await?;
         report.buckets += 1;
-        let group = plan_group(jobs, None, window_end, now, budget, &mut report).await;
+        let group = plan_group(due, None, window_end, now, budget, &mut report).await;
         if !dispatch(ctx, group, now, opts, false, &mut report).await? {
             // Deferred jobs stay in this bucket: the watermark must not pass it.
             if opts.crash_at == Some(CrashPoint::BeforeWatermark) {
                 return Err(ScanError::Crash(CrashPoint::BeforeWatermark));
             }
             if every_done && minute - 1 > wm {
-                st::advance_watermark(&ctx.ddb, table, shard, minute - 1).await?;
+                watermarks::advance(&ctx.ddb, table, shard, minute - 1).await?;
             }
             return Ok(report);
         }
@@ -243,7 +244,7 @@ async fn scan_shard(
             report.shards_complete += 1;
         }
         if last > wm {
-            st::advance_watermark(&ctx.ddb, table, shard, last).await?;
+            watermarks::advance(&ctx.ddb, table, shard, last).await?;
         }
     }
     Ok(report)
@@ -323,11 +324,12 @@ async fn dispatch(
     // put → send → advance still holds: sends start after every put of the group returned.
     // (Owned data in the futures: borrowed closures here make the whole scan future fail the
     // higher-ranked `Send` bound that a boxed handler future needs.)
+    let execs = ExecStore::new(ctx.ddb.clone(), ctx.cfg.executions_table.clone());
     let puts: Vec<(Execution, Result<PutOutcome, StoreError>)> = stream::iter(planned)
         .map(|e| {
-            let (ddb, table) = (ctx.ddb.clone(), ctx.cfg.executions_table.clone());
+            let execs = execs.clone();
             async move {
-                let r = st::put_execution(&ddb, &table, &e).await;
+                let r = execs.put_new(&e).await;
                 (e, r)
             }
         })
@@ -391,7 +393,7 @@ async fn dispatch(
     let advances: Vec<Result<Advance, StoreError>> = stream::iter(moves)
         .map(|(job, read_next, new_next, class)| {
             let (ddb, table) = (ctx.ddb.clone(), ctx.cfg.jobs_table.clone());
-            async move { st::advance_job(&ddb, &table, &job, read_next, new_next, class).await }
+            async move { jobs::advance_job(&ddb, &table, &job, read_next, new_next, class).await }
         })
         .buffer_unordered(WRITE_CONCURRENCY)
         .collect()

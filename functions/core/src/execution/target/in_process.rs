@@ -11,7 +11,7 @@
 
 use super::Invocation;
 use crate::execution::retry::{codes, RunError};
-use crate::execution::store::CheckpointError;
+use crate::store::executions::CheckpointError;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::fmt;

@@ -6,11 +6,12 @@
 
 use super::attempt::Holds;
 use super::{secs_ceil, Delivery, Disposition, Worker};
+use crate::execution::claim::{next_step, Step};
 use crate::execution::metrics::ExecMetrics;
 use crate::execution::policy::Admission;
-use crate::execution::store::{next_step, Snapshot, Step};
 use crate::model::ExecStatus;
 use crate::store::error::StoreError;
+use crate::store::executions::Snapshot;
 use chrono::{DateTime, Utc};
 use std::time::Duration;
 

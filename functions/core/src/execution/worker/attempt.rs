@@ -8,9 +8,9 @@
 //! releases at each exit.
 
 use super::Worker;
-use crate::execution::store::ExecKey;
 use crate::model::{ConcurrencyPolicy, ExecStatus};
 use crate::store::error::StoreError;
+use crate::store::executions::ExecKey;
 
 /// How an attempt ended, as far as its holds are concerned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -6,11 +6,12 @@
 
 use super::attempt::{Exit, Holds};
 use super::{secs_ceil, Delivery, Disposition, Worker};
+use crate::execution::claim::{Fence, Finish};
 use crate::execution::metrics::ExecMetrics;
 use crate::execution::retry::codes;
-use crate::execution::store::{ClaimOutcome, Fence, Finish, FinishResult};
 use crate::model::{ConcurrencyPolicy, ExecStatus};
 use crate::store::error::StoreError;
+use crate::store::executions::{ClaimOutcome, FinishResult};
 use chrono::{DateTime, Utc};
 
 impl Worker {

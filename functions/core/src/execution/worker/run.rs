@@ -7,14 +7,15 @@
 
 use super::attempt::{Exit, Holds};
 use super::{Delivery, Disposition, Worker};
+use crate::execution::claim::{Fence, Finish};
 use crate::execution::clock::Clock;
 use crate::execution::metrics::ExecMetrics;
 use crate::execution::retry::{after_failure, codes, jitter_unit, Budget, Progress, RunError, Verdict};
-use crate::execution::store::{CheckpointError, Claimed, ExecKey, ExecStore, Fence, Finish, Heartbeat};
 use crate::execution::target::in_process::{BoxFuture, Checkpointer, HandlerContext};
 use crate::execution::target::Invocation;
 use crate::model::{ExecStatus, Execution, Target};
 use crate::store::error::StoreError;
+use crate::store::executions::{CheckpointError, Claimed, ExecKey, ExecStore, Heartbeat};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;

@@ -1,11 +1,20 @@
-//! Claim, heartbeat, checkpoint and finish as DynamoDB conditional writes (seed 000 §5–§6).
+//! Execution items: creation, the one read, and every conditional write of an execution's
+//! life (seed 000 §5–§6), plus the Queries over a job's executions and the `attention` index.
 //!
-//! Every write of a running execution is a compare-and-set on `(st, tok)`: the claim moves
-//! `READY`/`RETRY_WAIT` (once available) or `RUNNING`-with-an-expired-lease to `RUNNING` and
-//! sets `tok = old + 1`; heartbeat, checkpoint and finish succeed only while `st = RUNNING` and
-//! `tok` is still the caller's. A worker that paused past its lease and woke up after a takeover
-//! therefore finds every write refused ([`FinishResult::TakenOver`], [`CheckpointError::Stale`]):
-//! its result is not published. Each transition appends its [`AuditEvent`] in the same write.
+//! - [`ExecStore::put_new`]: `PutItem IF attribute_not_exists(pk)`. The key is (job,
+//!   scheduled_at), so a second put for the same fire is absorbed: [`PutOutcome::Exists`] is
+//!   success.
+//! - [`ExecStore::get`]: the one read, decoding the whole item into a [`Snapshot`] (the
+//!   execution, its checkpoint, run time so far and input digest).
+//! - Claim, heartbeat, checkpoint, release and finish are compare-and-sets on `(st, tok)`: the
+//!   claim moves `READY`/`RETRY_WAIT` (once available) or `RUNNING`-with-an-expired-lease to
+//!   `RUNNING` and sets `tok = old + 1` (the rules are [`crate::execution::claim`]'s); the
+//!   others succeed only while `st = RUNNING` and `tok` is still the caller's. A worker that
+//!   paused past its lease and woke up after a takeover therefore finds every write refused
+//!   ([`FinishResult::TakenOver`], [`CheckpointError::Stale`]): its result is not published.
+//!   Each transition appends its [`AuditEvent`] in the same write.
+//! - Cancel, skip (the FORBID policy) and replay (a dead letter, DEAD → READY) are CAS writes
+//!   of the same kind.
 //!
 //! Cost: the happy path is one eventually consistent read (½ read unit) to learn the status and
 //! token, then one write unit for the claim and one for the finish (items stay under 1 KiB).
@@ -13,28 +22,24 @@
 //! an error but a typed outcome carrying the item as it is (`ReturnValuesOnConditionCheckFailure`),
 //! so losing a race costs no extra read.
 
-use super::retry::{codes, RunError};
+use super::error::{is_condition_failed, StoreError};
+use super::expr::{Cmp, Expr, WithExpr};
+use super::items::{self, attr, index, n, Item};
+use super::QueryPage;
+use crate::execution::claim::{next_step, Fence, Finish, LeaseTerms, Step};
+use crate::execution::retry::codes;
 use crate::keys;
 use crate::model::{AuditEvent, ExecMessage, ExecStatus, Execution};
-use crate::store::error::{is_condition_failed, StoreError};
-use crate::store::items::{self, attr, n, Item};
 use aws_sdk_dynamodb::error::SdkError;
-use aws_sdk_dynamodb::operation::update_item::builders::UpdateItemFluentBuilder;
+use aws_sdk_dynamodb::operation::put_item::PutItemError;
 use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue, ReturnValuesOnConditionCheckFailure};
 use aws_smithy_runtime_api::client::orchestrator::HttpResponse;
 use chrono::{DateTime, Utc};
 use std::collections::HashMap;
 
-/// Execution attributes that only the execution plane writes (the lead's codec ignores them).
-pub mod xattr {
-    /// The last checkpoint (JSON text), written by [`super::ExecStore::checkpoint`].
-    pub const CHECKPOINT: &str = "ck";
-    /// Run time of finished attempts so far (ms), for the run-time budget.
-    pub const RUN_MS: &str = "rt";
-    /// SHA-256 prefix of the input (params), stored when an execution goes DEAD.
-    pub const DIGEST: &str = "dg";
-}
+/// Executions are kept this long after creation (the table's TTL attribute).
+pub const EXECUTION_RETENTION_SECS: i64 = 90 * 86_400;
 
 /// Longest stored error message (characters): the item must stay under 1 KiB.
 pub const MAX_ERROR_MESSAGE_CHARS: usize = 200;
@@ -83,29 +88,8 @@ impl ExecKey {
     }
 }
 
-/// What a claim gives its holder: every later write must present it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Fence {
-    /// The worker that claimed.
-    pub owner: String,
-    /// The fencing token this claim set.
-    pub token: u64,
-    /// The attempt number this claim started (1-based).
-    pub attempt: u32,
-}
-
-/// How long leases last and when another worker's lease counts as expired.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LeaseTerms {
-    /// Lease length (ms); heartbeats renew it.
-    pub duration_ms: i64,
-    /// A lease is expired only this long after its end by the taker's clock (see `clock`).
-    pub skew_margin_ms: i64,
-    /// False when this worker's clock is not trusted: it then never takes over a lease.
-    pub may_take_over: bool,
-}
-
-/// An execution as read, with the execution-plane attributes the shared codec does not know.
+/// An execution as read: the whole item decoded, including the attributes only the execution
+/// plane writes.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Snapshot {
     /// The execution.
@@ -114,19 +98,17 @@ pub struct Snapshot {
     pub checkpoint: Option<serde_json::Value>,
     /// Run time of finished attempts (ms).
     pub total_run_ms: i64,
+    /// SHA-256 prefix of the input, stored when the execution went DEAD.
+    pub digest: Option<String>,
 }
 
-impl Snapshot {
-    fn decode(item: &Item) -> Result<Self, StoreError> {
-        let exec = items::execution_from_item(item)?;
-        let checkpoint = item
-            .get(xattr::CHECKPOINT)
-            .and_then(|v| v.as_s().ok())
-            .and_then(|s| serde_json::from_str(s).ok());
-        let total_run_ms =
-            item.get(xattr::RUN_MS).and_then(|v| v.as_n().ok()).and_then(|s| s.parse().ok()).unwrap_or(0);
-        Ok(Snapshot { exec, checkpoint, total_run_ms })
-    }
+/// Result of putting a new execution.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PutOutcome {
+    /// This call created it.
+    Created,
+    /// It already existed (a duplicate tick, or a retry after a crash), in this status.
+    Exists(ExecStatus),
 }
 
 /// A successful claim.
@@ -165,63 +147,6 @@ pub enum ClaimOutcome {
     Missing,
 }
 
-/// What a claimer should do with an execution in its current state: pure, for tests and for the
-/// claim loop.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Step {
-    /// CAS it to RUNNING.
-    Claim {
-        /// Current status.
-        from: ExecStatus,
-        /// Current token.
-        token: u64,
-        /// Current attempt count.
-        attempt: u32,
-    },
-    /// A cancel was requested and nobody is running it: CAS it to CANCELED.
-    Cancel {
-        /// Current status.
-        from: ExecStatus,
-        /// Current token.
-        token: u64,
-        /// Current attempt count.
-        attempt: u32,
-    },
-    /// Wait until then (ms).
-    NotYet(i64),
-    /// Someone holds it until then (ms, margin included).
-    Held(i64),
-    /// Final.
-    Finished(ExecStatus),
-}
-
-/// Decides what a claimer does with `e` at `now_ms`.
-pub fn next_step(e: &Execution, terms: &LeaseTerms, now_ms: i64) -> Step {
-    let (token, attempt) = (e.fencing_token, e.attempt);
-    match e.status {
-        ExecStatus::Ready | ExecStatus::RetryWait => {
-            if e.cancel_requested {
-                Step::Cancel { from: e.status, token, attempt }
-            } else if e.available_at > now_ms {
-                Step::NotYet(e.available_at)
-            } else {
-                Step::Claim { from: e.status, token, attempt }
-            }
-        }
-        ExecStatus::Running => {
-            let expires = e.lease_until.unwrap_or(0).saturating_add(terms.skew_margin_ms);
-            if expires >= now_ms || !terms.may_take_over {
-                Step::Held(expires.max(now_ms))
-            } else if e.cancel_requested {
-                Step::Cancel { from: e.status, token, attempt }
-            } else {
-                Step::Claim { from: e.status, token, attempt }
-            }
-        }
-        s => Step::Finished(s),
-    }
-}
-
 /// The result of a finish.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FinishResult {
@@ -234,51 +159,6 @@ pub enum FinishResult {
         /// Its token now, if known.
         token: Option<u64>,
     },
-}
-
-/// How an attempt ends.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Finish {
-    /// Done.
-    Succeeded,
-    /// A retryable error with budget left: claimable again at `available_at`.
-    RetryWait {
-        /// When (ms).
-        available_at: i64,
-        /// The error.
-        error: RunError,
-        /// Run time of all finished attempts including this one (ms).
-        total_run_ms: i64,
-    },
-    /// A permanent error.
-    Failed {
-        /// The error.
-        error: RunError,
-    },
-    /// Out of budget: `reason` names the budget, `error` is the last error.
-    Dead {
-        /// The budget that ran out (a [`codes`] value).
-        reason: String,
-        /// The last error.
-        error: RunError,
-        /// Input digest.
-        digest: String,
-    },
-    /// Cancelled while running (the handler saw the flag).
-    Canceled,
-}
-
-impl Finish {
-    /// The status this finish writes.
-    pub fn status(&self) -> ExecStatus {
-        match self {
-            Finish::Succeeded => ExecStatus::Succeeded,
-            Finish::RetryWait { .. } => ExecStatus::RetryWait,
-            Finish::Failed { .. } => ExecStatus::Failed,
-            Finish::Dead { .. } => ExecStatus::Dead,
-            Finish::Canceled => ExecStatus::Canceled,
-        }
-    }
 }
 
 /// The result of a heartbeat.
@@ -341,77 +221,6 @@ fn truncate(m: &str) -> String {
     }
 }
 
-/// Builds an update with `#name` placeholders for every attribute, so no attribute name can
-/// collide with a DynamoDB reserved word.
-#[derive(Debug, Default)]
-struct Expr {
-    set: Vec<String>,
-    remove: Vec<String>,
-    cond: Vec<String>,
-    names: HashMap<String, String>,
-    values: HashMap<String, AttributeValue>,
-}
-
-impl Expr {
-    fn name(&mut self, a: &str) -> String {
-        let k = format!("#{a}");
-        self.names.insert(k.clone(), a.to_string());
-        k
-    }
-    fn val(&mut self, v: AttributeValue) -> String {
-        let k = format!(":v{}", self.values.len());
-        self.values.insert(k.clone(), v);
-        k
-    }
-    fn set(&mut self, a: &str, v: AttributeValue) -> &mut Self {
-        let (n, v) = (self.name(a), self.val(v));
-        self.set.push(format!("{n} = {v}"));
-        self
-    }
-    fn append_event(&mut self, ev: &AuditEvent) -> &mut Self {
-        let (n, v) = (self.name(attr::TIMELINE), self.val(AttributeValue::L(vec![items::audit_to_av(ev)])));
-        self.set.push(format!("{n} = list_append({n}, {v})"));
-        self
-    }
-    fn remove(&mut self, a: &str) -> &mut Self {
-        let n = self.name(a);
-        self.remove.push(n);
-        self
-    }
-    fn cond_eq(&mut self, a: &str, v: AttributeValue) -> &mut Self {
-        let (n, v) = (self.name(a), self.val(v));
-        self.cond.push(format!("{n} = {v}"));
-        self
-    }
-    fn cond_cmp(&mut self, a: &str, op: &str, v: AttributeValue) -> &mut Self {
-        let (n, v) = (self.name(a), self.val(v));
-        self.cond.push(format!("{n} {op} {v}"));
-        self
-    }
-    fn cond_not_cancelled(&mut self) -> &mut Self {
-        let (n, f) = (self.name(attr::CANCEL), self.val(AttributeValue::Bool(false)));
-        self.cond.push(format!("(attribute_not_exists({n}) OR {n} = {f})"));
-        self
-    }
-    fn apply(self, mut req: UpdateItemFluentBuilder) -> UpdateItemFluentBuilder {
-        let mut update = String::new();
-        if !self.set.is_empty() {
-            update.push_str("SET ");
-            update.push_str(&self.set.join(", "));
-        }
-        if !self.remove.is_empty() {
-            update.push_str(" REMOVE ");
-            update.push_str(&self.remove.join(", "));
-        }
-        req = req.update_expression(update);
-        if !self.cond.is_empty() {
-            req = req.condition_expression(self.cond.join(" AND "));
-        }
-        req.set_expression_attribute_names(Some(self.names))
-            .set_expression_attribute_values(Some(self.values))
-    }
-}
-
 /// Either the new item, or the item as it was when the condition failed (`None` = no item).
 type CasResult = Result<Item, Option<Item>>;
 
@@ -440,6 +249,10 @@ impl ExecStore {
 
     /// Reads an execution (`consistent`: strongly consistent, one read unit instead of ½).
     pub async fn get(&self, key: &ExecKey, consistent: bool) -> Result<Option<Snapshot>, StoreError> {
+        Ok(self.get_item(key, consistent).await?.as_ref().map(items::snapshot_from_item).transpose()?)
+    }
+
+    async fn get_item(&self, key: &ExecKey, consistent: bool) -> Result<Option<Item>, StoreError> {
         let out = self
             .ddb
             .get_item()
@@ -450,7 +263,38 @@ impl ExecStore {
             .send()
             .await
             .map_err(|e| StoreError::from_sdk("GetItem", e))?;
-        out.item().map(Snapshot::decode).transpose()
+        Ok(out.item)
+    }
+
+    /// Creates the execution unless one exists for the same (job, scheduled_at).
+    pub async fn put_new(&self, e: &Execution) -> Result<PutOutcome, StoreError> {
+        let mut cond = Expr::new();
+        cond.cond_not_exists(attr::PK);
+        let res = self
+            .ddb
+            .put_item()
+            .table_name(&self.table)
+            .set_item(Some(items::execution_to_item(e, EXECUTION_RETENTION_SECS)))
+            .expr(cond)
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+            .send()
+            .await;
+        match res {
+            Ok(_) => Ok(PutOutcome::Created),
+            Err(err) if is_condition_failed(&err) => {
+                let old = match err.into_service_error() {
+                    PutItemError::ConditionalCheckFailedException(c) => c.item,
+                    _ => None,
+                };
+                let old = match old {
+                    Some(i) => i,
+                    // Not every server returns the old item: read it.
+                    None => self.get_item(&ExecKey::of(e), true).await?.unwrap_or_default(),
+                };
+                Ok(PutOutcome::Exists(items::status_of(&old).unwrap_or(ExecStatus::Ready)))
+            }
+            Err(err) => Err(StoreError::from_sdk("PutItem", err)),
+        }
     }
 
     async fn cas(&self, key: &ExecKey, op: &'static str, e: Expr) -> Result<CasResult, StoreError> {
@@ -462,7 +306,7 @@ impl ExecStore {
             .key(attr::SK, s(key.sk()))
             .return_values(ReturnValue::AllNew)
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld);
-        match e.apply(req).send().await {
+        match req.expr(e).send().await {
             Ok(out) => Ok(Ok(out.attributes.unwrap_or_default())),
             Err(err) if is_condition_failed(&err) => Ok(Err(old_item(err))),
             Err(err) => Err(StoreError::from_sdk(op, err)),
@@ -525,22 +369,22 @@ impl ExecStore {
                         .set(attr::LEASE_UNTIL, n(lease_until))
                         .set(attr::TOKEN, n(fence.token))
                         .set(attr::ATTEMPT, n(fence.attempt))
-                        .append_event(&ev)
+                        .append(attr::TIMELINE, vec![items::audit_to_av(&ev)])
                         .cond_eq(attr::STATUS, s(from.as_str()))
                         .cond_eq(attr::TOKEN, n(token))
-                        .cond_not_cancelled();
+                        .cond_absent_or(attr::CANCEL, Cmp::Eq, AttributeValue::Bool(false));
                     if from.needs_attention() {
                         e.remove(attr::ATT_PK).remove(attr::ATT_SK);
                     }
                     if takeover {
                         let exp = now_ms - terms.skew_margin_ms;
-                        e.cond_cmp(attr::LEASE_UNTIL, "<", n(exp));
+                        e.cond_cmp(attr::LEASE_UNTIL, Cmp::Lt, n(exp));
                     } else {
-                        e.cond_cmp(attr::AVAILABLE, "<=", n(now_ms));
+                        e.cond_cmp(attr::AVAILABLE, Cmp::Le, n(now_ms));
                     }
                     match self.cas(key, "UpdateItem(claim)", e).await? {
                         Ok(item) => {
-                            let snapshot = Snapshot::decode(&item)?;
+                            let snapshot = items::snapshot_from_item(&item)?;
                             return Ok(ClaimOutcome::Claimed(Box::new(Claimed {
                                 snapshot,
                                 fence,
@@ -549,14 +393,14 @@ impl ExecStore {
                                 lease_until,
                             })));
                         }
-                        Err(old) => snap = old.as_ref().map(Snapshot::decode).transpose()?,
+                        Err(old) => snap = old.as_ref().map(items::snapshot_from_item).transpose()?,
                     }
                 }
                 Step::Cancel { from, token, attempt } => {
                     let actor = format!("worker:{owner}");
                     match self.cas_cancel(key, from, token, attempt, &actor, now_ms).await? {
                         Ok(_) => return Ok(ClaimOutcome::Finished(ExecStatus::Canceled)),
-                        Err(old) => snap = old.as_ref().map(Snapshot::decode).transpose()?,
+                        Err(old) => snap = old.as_ref().map(items::snapshot_from_item).transpose()?,
                     }
                 }
                 Step::NotYet(at) => return Ok(ClaimOutcome::NotYet { available_at: at }),
@@ -599,7 +443,7 @@ impl ExecStore {
             .set(attr::ERR_CODE, s(codes::CANCELED))
             .set(attr::ATT_PK, s(keys::attention_pk(&key.tenant, ExecStatus::Canceled.as_str())))
             .set(attr::ATT_SK, s(keys::attention_sk(key.scheduled_ms, &key.job_id)))
-            .append_event(&ev)
+            .append(attr::TIMELINE, vec![items::audit_to_av(&ev)])
             .remove(attr::LEASE_UNTIL)
             .cond_eq(attr::STATUS, s(from.as_str()))
             .cond_eq(attr::TOKEN, n(token));
@@ -642,7 +486,7 @@ impl ExecStore {
             return Err(CheckpointError::TooLarge { bytes: text.len(), max: MAX_CHECKPOINT_BYTES });
         }
         let mut e = Expr::default();
-        e.set(xattr::CHECKPOINT, s(text)).set(attr::LEASE_UNTIL, n(lease_until));
+        e.set(attr::CHECKPOINT, s(text)).set(attr::LEASE_UNTIL, n(lease_until));
         Self::fenced(&mut e, fence);
         match self.cas(key, "UpdateItem(checkpoint)", e).await? {
             Ok(item) => Ok(cancel_flag(&item)),
@@ -684,7 +528,9 @@ impl ExecStore {
             code,
         };
         let mut e = Expr::default();
-        e.set(attr::STATUS, s(to.as_str())).append_event(&ev).remove(attr::LEASE_UNTIL);
+        e.set(attr::STATUS, s(to.as_str()))
+            .append(attr::TIMELINE, vec![items::audit_to_av(&ev)])
+            .remove(attr::LEASE_UNTIL);
         if to.needs_attention() {
             e.set(attr::ATT_PK, s(keys::attention_pk(&key.tenant, to.as_str())))
                 .set(attr::ATT_SK, s(keys::attention_sk(key.scheduled_ms, &key.job_id)));
@@ -695,7 +541,7 @@ impl ExecStore {
                 e.set(attr::AVAILABLE, n(*available_at))
                     .set(attr::ERR_CODE, s(&error.code))
                     .set(attr::ERR_MSG, s(truncate(&error.message)))
-                    .set(xattr::RUN_MS, n(*total_run_ms));
+                    .set(attr::RUN_MS, n(*total_run_ms));
             }
             Finish::Failed { error } => {
                 e.set(attr::ERR_CODE, s(&error.code)).set(attr::ERR_MSG, s(truncate(&error.message)));
@@ -703,7 +549,7 @@ impl ExecStore {
             Finish::Dead { reason, error, digest } => {
                 e.set(attr::ERR_CODE, s(&error.code))
                     .set(attr::ERR_MSG, s(truncate(&format!("{reason}: {}", error.message))))
-                    .set(xattr::DIGEST, s(digest));
+                    .set(attr::DIGEST, s(digest));
             }
             Finish::Canceled => {
                 e.set(attr::ERR_CODE, s(codes::CANCELED));
@@ -713,7 +559,7 @@ impl ExecStore {
         Ok(match self.cas(key, "UpdateItem(finish)", e).await? {
             Ok(_) => FinishResult::Done,
             Err(old) => {
-                let cur = old.as_ref().and_then(|i| Snapshot::decode(i).ok());
+                let cur = old.as_ref().and_then(|i| items::snapshot_from_item(i).ok());
                 FinishResult::TakenOver {
                     status: cur.as_ref().map(|c| c.exec.status),
                     token: cur.as_ref().map(|c| c.exec.fencing_token),
@@ -782,11 +628,215 @@ impl ExecStore {
         e.set(attr::STATUS, s(ExecStatus::Skipped.as_str()))
             .set(attr::ERR_CODE, s(codes::FORBID_OVERLAP))
             .set(attr::ERR_MSG, s(truncate(reason)))
-            .append_event(&ev)
+            .append(attr::TIMELINE, vec![items::audit_to_av(&ev)])
             .cond_eq(attr::STATUS, s(ExecStatus::Ready.as_str()))
             .cond_eq(attr::TOKEN, n(current.fencing_token));
         Ok(self.cas(key, "UpdateItem(skip)", e).await?.is_ok())
     }
+
+    /// DEAD → READY, the audited replay of a dead letter: resets the attempt count and the
+    /// run-time budget, clears the error, lease, cancel flag and `attention` keys, and appends
+    /// the event (`actor`, `code`). The fencing token is kept: the next claim takes it one
+    /// higher. False if it was no longer DEAD at `token`.
+    pub async fn replay(
+        &self,
+        key: &ExecKey,
+        token: u64,
+        actor: &str,
+        code: &str,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        let ev = AuditEvent {
+            at: now.timestamp_millis(),
+            actor: actor.to_string(),
+            from: Some(ExecStatus::Dead),
+            to: ExecStatus::Ready,
+            attempt: 0,
+            token,
+            code: Some(code.to_string()),
+        };
+        let mut e = Expr::new();
+        e.set(attr::STATUS, s(ExecStatus::Ready.as_str()))
+            .set(attr::ATTEMPT, n(0))
+            .set(attr::AVAILABLE, n(now.timestamp_millis()))
+            .set(attr::RUN_MS, n(0))
+            .append(attr::TIMELINE, vec![items::audit_to_av(&ev)]);
+        for a in [attr::ATT_PK, attr::ATT_SK, attr::ERR_CODE, attr::ERR_MSG, attr::LEASE_UNTIL, attr::CANCEL]
+        {
+            e.remove(a);
+        }
+        e.cond_eq(attr::STATUS, s(ExecStatus::Dead.as_str())).cond_eq(attr::TOKEN, n(token));
+        Ok(self.cas(key, "UpdateItem(replay)", e).await?.is_ok())
+    }
+
+    /// One page of a job's executions in scheduled order (newest first unless
+    /// `page.oldest_first`); `next` is the scheduled instant (ms) the next page starts after.
+    pub async fn list_for_job(
+        &self,
+        tenant: &str,
+        job_id: &str,
+        page: &JobPage,
+    ) -> Result<QueryPage<Execution, i64>, StoreError> {
+        let pk = keys::job_pk(tenant, job_id);
+        let start = page.after_ms.map(|ms| {
+            HashMap::from([(attr::PK.to_string(), s(&pk)), (attr::SK.to_string(), s(keys::exec_sk(ms)))])
+        });
+        let mut e = Expr::new();
+        e.key_eq(attr::PK, s(&pk)).key_begins_with(attr::SK, keys::EXEC_SK_PREFIX);
+        if let Some(st) = page.status {
+            e.filter_eq(attr::STATUS, s(st.as_str()));
+        }
+        let out = self
+            .ddb
+            .query()
+            .table_name(&self.table)
+            .expr(e)
+            .scan_index_forward(page.oldest_first)
+            .limit(page.limit)
+            .set_exclusive_start_key(start)
+            .send()
+            .await
+            .map_err(|e| StoreError::from_sdk("Query(executions)", e))?;
+        let items = out.items().iter().map(items::execution_from_item).collect::<Result<Vec<_>, _>>()?;
+        let next = out
+            .last_evaluated_key()
+            .and_then(|k| k.get(attr::SK))
+            .and_then(|v| v.as_s().ok())
+            .and_then(|sk| keys::parse_exec_sk(sk));
+        Ok(QueryPage { items, next })
+    }
+
+    /// One page of a tenant's executions in an off-happy-path status (RETRY_WAIT, FAILED,
+    /// DEAD, CANCELED), newest first, from the sparse `attention` index; `next` is the key of
+    /// the last execution read.
+    pub async fn list_attention(
+        &self,
+        tenant: &str,
+        status: ExecStatus,
+        limit: i32,
+        after: Option<&ExecKey>,
+    ) -> Result<QueryPage<Execution, ExecKey>, StoreError> {
+        let att_pk = keys::attention_pk(tenant, status.as_str());
+        let start = after.map(|k| {
+            HashMap::from([
+                (attr::ATT_PK.to_string(), s(&att_pk)),
+                (attr::ATT_SK.to_string(), s(keys::attention_sk(k.scheduled_ms, &k.job_id))),
+                (attr::PK.to_string(), s(k.pk())),
+                (attr::SK.to_string(), s(k.sk())),
+            ])
+        });
+        let mut e = Expr::new();
+        e.key_eq(attr::ATT_PK, s(&att_pk));
+        let out = self
+            .ddb
+            .query()
+            .table_name(&self.table)
+            .index_name(index::attention()?)
+            .expr(e)
+            .scan_index_forward(false)
+            .limit(limit)
+            .set_exclusive_start_key(start)
+            .send()
+            .await
+            .map_err(|e| StoreError::from_sdk("Query(attention)", e))?;
+        let items = out.items().iter().map(items::execution_from_item).collect::<Result<Vec<_>, _>>()?;
+        let next = out.last_evaluated_key().and_then(|k| {
+            let job = k.get(attr::PK).and_then(|v| v.as_s().ok()).and_then(|pk| keys::job_of_pk(pk))?;
+            let ms = k.get(attr::SK).and_then(|v| v.as_s().ok()).and_then(|sk| keys::parse_exec_sk(sk))?;
+            Some(ExecKey { tenant: tenant.to_string(), job_id: job.to_string(), scheduled_ms: ms })
+        });
+        Ok(QueryPage { items, next })
+    }
+
+    /// Every execution of a job scheduled after `after_ms` (consistent reads, all pages).
+    pub async fn scheduled_after(
+        &self,
+        tenant: &str,
+        job_id: &str,
+        after_ms: i64,
+    ) -> Result<Vec<Execution>, StoreError> {
+        let pk = keys::job_pk(tenant, job_id);
+        let mut start = None;
+        let mut found = Vec::new();
+        loop {
+            let mut e = Expr::new();
+            e.key_eq(attr::PK, s(&pk)).key_between(
+                attr::SK,
+                s(keys::exec_sk(after_ms + 1)),
+                s(keys::exec_sk(keys::MAX_SCHEDULED_MS)),
+            );
+            let out = self
+                .ddb
+                .query()
+                .table_name(&self.table)
+                .expr(e)
+                .consistent_read(true)
+                .set_exclusive_start_key(start.take())
+                .send()
+                .await
+                .map_err(|e| StoreError::from_sdk("Query(future executions)", e))?;
+            for item in out.items() {
+                found.push(items::execution_from_item(item)?);
+            }
+            match out.last_evaluated_key {
+                Some(k) if !k.is_empty() => start = Some(k),
+                _ => return Ok(found),
+            }
+        }
+    }
+
+    /// The scheduled instant (ms) of the first execution of `key`'s job in `(after, before)`
+    /// that is not final (READY, RETRY_WAIT or RUNNING), if any.
+    pub async fn first_pending_between(
+        &self,
+        key: &ExecKey,
+        after: i64,
+        before: i64,
+    ) -> Result<Option<i64>, StoreError> {
+        if after + 1 > before - 1 {
+            return Ok(None);
+        }
+        let open = [ExecStatus::Ready, ExecStatus::RetryWait, ExecStatus::Running];
+        let mut start = None;
+        loop {
+            let mut e = Expr::new();
+            e.key_eq(attr::PK, s(key.pk()))
+                .key_between(attr::SK, s(keys::exec_sk(after + 1)), s(keys::exec_sk(before - 1)))
+                .filter_in(attr::STATUS, open.map(|st| s(st.as_str())))
+                .project(&[attr::SK, attr::STATUS]);
+            let out = self
+                .ddb
+                .query()
+                .table_name(&self.table)
+                .expr(e)
+                .consistent_read(true)
+                .set_exclusive_start_key(start)
+                .send()
+                .await
+                .map_err(|e| StoreError::from_sdk("Query(pending)", e))?;
+            if let Some(first) = out.items().first() {
+                let sk = first.get(attr::SK).and_then(|v| v.as_s().ok()).cloned().unwrap_or_default();
+                return Ok(keys::parse_exec_sk(&sk));
+            }
+            match out.last_evaluated_key {
+                Some(k) => start = Some(k),
+                None => return Ok(None),
+            }
+        }
+    }
+}
+
+/// Which page of a job's executions [`ExecStore::list_for_job`] reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JobPage {
+    /// Only this status (a filter: the items read are still billed).
+    pub status: Option<ExecStatus>,
+    /// Oldest first (default: newest first).
+    pub oldest_first: bool,
+    /// Most items to read.
+    pub limit: i32,
+    /// Start after the execution scheduled at this instant (ms).
+    pub after_ms: Option<i64>,
 }
 
 fn cancel_flag(item: &Item) -> bool {
@@ -803,120 +853,11 @@ fn old_item(err: SdkError<UpdateItemError, HttpResponse>) -> Option<Item> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{JobDefinition, Target};
-    use crate::schedule::ScheduleSpec;
-
-    fn exec(status: ExecStatus, avail: i64, lease_until: Option<i64>, cancel: bool) -> Execution {
-        let t = items::ms_to_dt(1_000_000);
-        Execution {
-            tenant: "t".into(),
-            job_id: "j".into(),
-            scheduled_at: t,
-            fire_at: t,
-            created_at: t,
-            status,
-            attempt: 1,
-            fencing_token: 7,
-            lease_owner: lease_until.map(|_| "w".into()),
-            lease_until,
-            available_at: avail,
-            def_version: 1,
-            definition: JobDefinition {
-                schedule: ScheduleSpec::new("rate(1 minute)", "UTC"),
-                pool: "default".into(),
-                target: Target::Http { url: "https://example.com".into() },
-                params: serde_json::Value::Null,
-                params_ref: None,
-                misfire: Default::default(),
-                misfire_threshold_secs: 60,
-                concurrency: Default::default(),
-                retry: Default::default(),
-                timeout_secs: 30,
-            },
-            missed_range: None,
-            last_error: None,
-            cancel_requested: cancel,
-            timeline: vec![],
-        }
-    }
-
-    const TERMS: LeaseTerms = LeaseTerms { duration_ms: 30_000, skew_margin_ms: 2_000, may_take_over: true };
-
-    #[test]
-    fn ready_and_retry_wait_are_claimable_once_available() {
-        let claim = |st| Step::Claim { from: st, token: 7, attempt: 1 };
-        assert_eq!(
-            next_step(&exec(ExecStatus::Ready, 100, None, false), &TERMS, 100),
-            claim(ExecStatus::Ready)
-        );
-        assert_eq!(next_step(&exec(ExecStatus::Ready, 101, None, false), &TERMS, 100), Step::NotYet(101));
-        assert_eq!(
-            next_step(&exec(ExecStatus::RetryWait, 50, None, false), &TERMS, 100),
-            claim(ExecStatus::RetryWait)
-        );
-        assert_eq!(next_step(&exec(ExecStatus::RetryWait, 500, None, false), &TERMS, 100), Step::NotYet(500));
-    }
-
-    #[test]
-    fn a_running_lease_expires_only_after_the_skew_margin() {
-        // GIVEN a lease that ended at 10 s and a 2 s margin
-        let e = exec(ExecStatus::Running, 0, Some(10_000), false);
-        // THEN at 11.9 s it is still held, at 12.001 s it may be taken over
-        assert_eq!(next_step(&e, &TERMS, 11_900), Step::Held(12_000));
-        assert_eq!(
-            next_step(&e, &TERMS, 12_001),
-            Step::Claim { from: ExecStatus::Running, token: 7, attempt: 1 }
-        );
-        // AND a worker with an untrusted clock never takes over
-        let distrusted = LeaseTerms { may_take_over: false, ..TERMS };
-        assert_eq!(next_step(&e, &distrusted, 99_000), Step::Held(99_000));
-    }
-
-    #[test]
-    fn a_requested_cancel_is_completed_by_whoever_finds_it_idle() {
-        let e = exec(ExecStatus::Running, 0, Some(10_000), true);
-        assert_eq!(next_step(&e, &TERMS, 11_000), Step::Held(12_000), "the holder handles its own cancel");
-        assert_eq!(
-            next_step(&e, &TERMS, 13_000),
-            Step::Cancel { from: ExecStatus::Running, token: 7, attempt: 1 }
-        );
-        let e = exec(ExecStatus::RetryWait, 99_999, None, true);
-        assert_eq!(
-            next_step(&e, &TERMS, 0),
-            Step::Cancel { from: ExecStatus::RetryWait, token: 7, attempt: 1 }
-        );
-    }
-
-    #[test]
-    fn final_statuses_are_left_alone() {
-        for st in [
-            ExecStatus::Succeeded,
-            ExecStatus::Failed,
-            ExecStatus::Dead,
-            ExecStatus::Canceled,
-            ExecStatus::Skipped,
-        ] {
-            assert_eq!(next_step(&exec(st, 0, None, false), &TERMS, 0), Step::Finished(st));
-        }
-    }
 
     #[test]
     fn long_messages_are_truncated_on_a_char_boundary() {
         let m = "é".repeat(500);
         let t = truncate(&m);
         assert_eq!(t.chars().count(), MAX_ERROR_MESSAGE_CHARS + 1);
-    }
-
-    #[test]
-    fn expressions_use_placeholders_for_every_name() {
-        let mut e = Expr::default();
-        e.set(attr::STATUS, s("RUNNING"))
-            .remove(attr::ATT_PK)
-            .cond_eq(attr::TOKEN, n(3))
-            .cond_not_cancelled();
-        assert_eq!(e.set, vec!["#st = :v0"]);
-        assert_eq!(e.remove, vec!["#att_pk"]);
-        assert_eq!(e.cond, vec!["#tok = :v1", "(attribute_not_exists(#cx) OR #cx = :v2)"]);
-        assert_eq!(e.names.get("#cx").map(String::as_str), Some("cx"));
     }
 }

@@ -1,0 +1,226 @@
+//! Job concurrency slots and tenant running gates: the items behind the concurrency policies.
+//! What they mean and when to take or wait is [`crate::execution::policy`]'s; this module only
+//! reads and writes them, by compare-and-set, in the executions table.
+//!
+//! - A job's **slot** (`pk` = the job's partition, `sk` = [`keys::JOB_SLOT_SK`]) names the
+//!   execution holding it (its scheduled ms) and the latest execution that released it.
+//! - A tenant's **running gate** (`pk` = [`keys::tenant_running_pk`], `sk` =
+//!   [`keys::TENANT_RUNNING_SK`]) maps each running execution id to its lease end, with a
+//!   version that every rewrite of the whole map checks.
+
+use super::error::{is_condition_failed, StoreError};
+use super::executions::ExecKey;
+use super::expr::{Cmp, Expr, WithExpr};
+use super::items::{self, attr, n};
+use crate::keys;
+use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
+use aws_sdk_dynamodb::types::{AttributeValue, ReturnValuesOnConditionCheckFailure};
+use std::collections::HashMap;
+
+/// A job's slot as read.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Slot {
+    /// The scheduled ms of the execution holding it.
+    pub holder: Option<i64>,
+    /// The scheduled ms of the latest execution that released it.
+    pub released: Option<i64>,
+}
+
+/// The result of taking a slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Take {
+    /// The caller holds it now.
+    Taken,
+    /// Someone else holds it (their scheduled ms, if the item said).
+    Held(Option<i64>),
+}
+
+/// A tenant's running gate as read.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunningSet {
+    /// Lease end (ms) of each running execution, by execution id.
+    pub leases: HashMap<String, i64>,
+    /// The version a rewrite must find (`None`: no item yet).
+    pub version: Option<i64>,
+}
+
+fn s(v: impl Into<String>) -> AttributeValue {
+    AttributeValue::S(v.into())
+}
+
+/// Reads the slot of `key`'s job (consistent).
+pub async fn get_slot(
+    ddb: &aws_sdk_dynamodb::Client,
+    table: &str,
+    key: &ExecKey,
+) -> Result<Slot, StoreError> {
+    let out = ddb
+        .get_item()
+        .table_name(table)
+        .key(attr::PK, s(key.pk()))
+        .key(attr::SK, s(keys::JOB_SLOT_SK))
+        .consistent_read(true)
+        .send()
+        .await
+        .map_err(|e| StoreError::from_sdk("GetItem(slot)", e))?;
+    Ok(items::slot_from_item(&out.item.unwrap_or_default()))
+}
+
+/// Makes `me` (a scheduled ms) the holder of `key`'s job slot if it is free, already `me`, or
+/// (with `stale`) still held by that stale holder.
+pub async fn take_slot(
+    ddb: &aws_sdk_dynamodb::Client,
+    table: &str,
+    key: &ExecKey,
+    me: i64,
+    stale: Option<i64>,
+) -> Result<Take, StoreError> {
+    let mut e = Expr::new();
+    e.set(attr::SLOT_HOLDER, n(me));
+    match stale {
+        None => e.cond_absent_or(attr::SLOT_HOLDER, Cmp::Eq, n(me)),
+        Some(old) => e.cond_eq(attr::SLOT_HOLDER, n(old)),
+    };
+    let res = ddb
+        .update_item()
+        .table_name(table)
+        .key(attr::PK, s(key.pk()))
+        .key(attr::SK, s(keys::JOB_SLOT_SK))
+        .expr(e)
+        .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+        .send()
+        .await;
+    match res {
+        Ok(_) => Ok(Take::Taken),
+        Err(err) if is_condition_failed(&err) => {
+            let item = match err.into_service_error() {
+                UpdateItemError::ConditionalCheckFailedException(c) => c.item.unwrap_or_default(),
+                _ => HashMap::new(),
+            };
+            Ok(Take::Held(items::slot_from_item(&item).holder))
+        }
+        Err(err) => Err(StoreError::from_sdk("UpdateItem(slot)", err)),
+    }
+}
+
+/// Frees `key`'s job slot if `key` holds it, recording `key` as the latest released execution.
+/// A no-op for anyone else.
+pub async fn release_slot(
+    ddb: &aws_sdk_dynamodb::Client,
+    table: &str,
+    key: &ExecKey,
+) -> Result<(), StoreError> {
+    let mut e = Expr::new();
+    e.set(attr::SLOT_RELEASED, n(key.scheduled_ms))
+        .remove(attr::SLOT_HOLDER)
+        .cond_eq(attr::SLOT_HOLDER, n(key.scheduled_ms));
+    let res = ddb
+        .update_item()
+        .table_name(table)
+        .key(attr::PK, s(key.pk()))
+        .key(attr::SK, s(keys::JOB_SLOT_SK))
+        .expr(e)
+        .send()
+        .await;
+    match res {
+        Ok(_) => Ok(()),
+        Err(e) if is_condition_failed(&e) => Ok(()),
+        Err(e) => Err(StoreError::from_sdk("UpdateItem(slot release)", e)),
+    }
+}
+
+/// Reads a tenant's running gate (consistent).
+pub async fn get_running(
+    ddb: &aws_sdk_dynamodb::Client,
+    table: &str,
+    tenant: &str,
+) -> Result<RunningSet, StoreError> {
+    let out = ddb
+        .get_item()
+        .table_name(table)
+        .key(attr::PK, s(keys::tenant_running_pk(tenant)))
+        .key(attr::SK, s(keys::TENANT_RUNNING_SK))
+        .consistent_read(true)
+        .send()
+        .await
+        .map_err(|e| StoreError::from_sdk("GetItem(tenant)", e))?;
+    Ok(items::running_from_item(&out.item.unwrap_or_default()))
+}
+
+/// Replaces a tenant's running set with `leases` if its version is still `version` (`None`:
+/// no item yet). False if someone else rewrote it first.
+pub async fn put_running(
+    ddb: &aws_sdk_dynamodb::Client,
+    table: &str,
+    tenant: &str,
+    leases: &HashMap<String, i64>,
+    version: Option<i64>,
+) -> Result<bool, StoreError> {
+    let m: HashMap<String, AttributeValue> = leases.iter().map(|(k, v)| (k.clone(), n(*v))).collect();
+    let mut e = Expr::new();
+    e.set(attr::RUNNING, AttributeValue::M(m)).set(attr::GATE_VERSION, n(version.unwrap_or(0) + 1));
+    match version {
+        None => e.cond_not_exists(attr::GATE_VERSION),
+        Some(v) => e.cond_eq(attr::GATE_VERSION, n(v)),
+    };
+    let res = ddb
+        .update_item()
+        .table_name(table)
+        .key(attr::PK, s(keys::tenant_running_pk(tenant)))
+        .key(attr::SK, s(keys::TENANT_RUNNING_SK))
+        .expr(e)
+        .send()
+        .await;
+    match res {
+        Ok(_) => Ok(true),
+        Err(e) if is_condition_failed(&e) => Ok(false),
+        Err(e) => Err(StoreError::from_sdk("UpdateItem(tenant)", e)),
+    }
+}
+
+/// Moves the lease end of `key`'s entry in its tenant's running set (if it is still there).
+pub async fn extend_running(
+    ddb: &aws_sdk_dynamodb::Client,
+    table: &str,
+    key: &ExecKey,
+    lease_until: i64,
+) -> Result<(), StoreError> {
+    let id = key.id();
+    let mut e = Expr::new();
+    e.set_entry(attr::RUNNING, &id, n(lease_until)).cond_entry_exists(attr::RUNNING, &id);
+    update_entry(ddb, table, key, e, "UpdateItem(tenant extend)").await
+}
+
+/// Removes `key`'s entry from its tenant's running set (if it is still there).
+pub async fn remove_running(
+    ddb: &aws_sdk_dynamodb::Client,
+    table: &str,
+    key: &ExecKey,
+) -> Result<(), StoreError> {
+    let id = key.id();
+    let mut e = Expr::new();
+    e.remove_entry(attr::RUNNING, &id).cond_entry_exists(attr::RUNNING, &id);
+    update_entry(ddb, table, key, e, "UpdateItem(tenant release)").await
+}
+
+async fn update_entry(
+    ddb: &aws_sdk_dynamodb::Client,
+    table: &str,
+    key: &ExecKey,
+    e: Expr,
+    op: &'static str,
+) -> Result<(), StoreError> {
+    let res = ddb
+        .update_item()
+        .table_name(table)
+        .key(attr::PK, s(keys::tenant_running_pk(&key.tenant)))
+        .key(attr::SK, s(keys::TENANT_RUNNING_SK))
+        .expr(e)
+        .send()
+        .await;
+    match res {
+        Ok(_) => Ok(()),
+        Err(e) if is_condition_failed(&e) => Ok(()),
+        Err(e) => Err(StoreError::from_sdk(op, e)),
+    }
+}
