@@ -5,13 +5,14 @@ use anyhow::Result;
 use aws_sdk_dynamodb::types::AttributeValue;
 use aws_sdk_sqs::types::QueueAttributeName;
 use chrono::{DateTime, Utc};
-use sundial_core::model::{ConcurrencyPolicy, Execution, Job, JobDefinition, RetryPolicy, Target};
+use sundial_core::model::{Execution, Job, JobDefinition, Target};
 use sundial_core::queue::PoolQueues;
 use sundial_core::schedule::{MisfirePolicy, ScheduleSpec};
 use sundial_core::store::items;
 use sundial_core::store::jobs;
 use sundial_core::trigger::plan::CatchUpBudget;
-use sundial_core::trigger::scan::{scan_shards, ScanError, ScanOptions, ScanReport, TriggerCtx};
+use sundial_core::trigger::scan::{scan_shards, ScanError, ScanOptions, ScanReport};
+use sundial_core::Ctx;
 use tokio::sync::Mutex;
 
 /// A parsed RFC 3339 instant.
@@ -21,18 +22,13 @@ pub fn at(s: &str) -> DateTime<Utc> {
 
 /// A job definition with an HTTPS target and the given schedule and misfire policy.
 pub fn definition(expr: &str, tz: &str, misfire: MisfirePolicy) -> JobDefinition {
-    JobDefinition {
-        schedule: ScheduleSpec::new(expr, tz),
-        pool: "default".into(),
-        target: Target::Http { url: "https://hooks.example.com/run".into() },
-        params: serde_json::json!({"report": "daily"}),
-        params_ref: None,
-        misfire,
-        misfire_threshold_secs: 60,
-        concurrency: ConcurrencyPolicy::Allow,
-        retry: RetryPolicy::default(),
-        timeout_secs: 30,
-    }
+    JobDefinition::new(
+        ScheduleSpec::new(expr, tz),
+        Target::Http { url: "https://hooks.example.com/run".into() },
+    )
+    .with_params(serde_json::json!({"report": "daily"}))
+    .with_misfire(misfire)
+    .with_timeout_secs(30)
 }
 
 /// Creates and stores an enabled job at `now`.
@@ -43,14 +39,14 @@ pub async fn create_job(
     def: JobDefinition,
     now: DateTime<Utc>,
 ) -> Result<Job> {
-    let job = jobs::new_job(&env.cfg, tenant, id, def, now)?;
+    let job = Job::new(&env.cfg, tenant, id, def, now)?;
     jobs::put_new_job(&env.clients.ddb, &env.cfg, &job).await?;
     Ok(job)
 }
 
 /// The trigger context of a test environment.
-pub fn ctx(env: &TestEnv) -> TriggerCtx {
-    TriggerCtx {
+pub fn ctx(env: &TestEnv) -> Ctx {
+    Ctx {
         ddb: env.clients.ddb.clone(),
         cfg: env.cfg.clone(),
         // MessageGroupId = tenant on every send, as on AWS (SQS fair queues); the emulator accepts it.

@@ -4,7 +4,8 @@ use sundial_core::metering::Meter;
 use sundial_core::queue::PoolQueues;
 use sundial_core::schedule::MisfirePolicy;
 use sundial_core::trigger::plan::CatchUpBudget;
-use sundial_core::trigger::scan::{scan_shards, ScanOptions, TriggerCtx};
+use sundial_core::trigger::scan::{scan_shards, ScanOptions};
+use sundial_core::Ctx;
 use sundial_tests::trigger::{at, create_job, definition};
 use sundial_tests::TestEnv;
 
@@ -24,7 +25,7 @@ async fn a_scan_is_metered_per_operation_with_index_writes() -> anyhow::Result<(
     }
     let meter = Meter::new(&env.cfg);
     let clients = meter.clients(&sundial_tests::sdk_config(), "tick");
-    let ctx = TriggerCtx {
+    let ctx = Ctx {
         ddb: clients.ddb.clone(),
         cfg: env.cfg.clone(),
         queues: PoolQueues::new(clients.sqs.clone(), env.cfg.clone(), false),

@@ -32,11 +32,11 @@ use sundial_core::config::Config;
 use sundial_core::control::{Control, ControlSettings};
 use sundial_core::execution::clock::SystemClock;
 use sundial_core::queue::PoolQueues;
-use sundial_core::trigger::scan::TriggerCtx;
+use sundial_core::Ctx;
 
 /// An API over `clients` and `cfg` with the system clock.
 pub fn api_with(clients: &Clients, cfg: Config, settings: ApiSettings) -> Api {
-    let trigger = TriggerCtx {
+    let trigger = Ctx {
         ddb: clients.ddb.clone(),
         queues: PoolQueues::new(clients.sqs.clone(), cfg.clone(), false),
         cfg,

@@ -33,12 +33,13 @@ use std::sync::Arc;
 use std::time::Duration;
 use sundial_core::aws::Clients;
 use sundial_core::config::Config;
-use sundial_core::model::{ConcurrencyPolicy, Execution, JobDefinition, RetryPolicy, Target};
+use sundial_core::model::{Execution, JobDefinition, RetryPolicy, Target};
 use sundial_core::queue::PoolQueues;
 use sundial_core::schedule::{MisfirePolicy, Schedule, ScheduleSpec};
 use sundial_core::store::{items, jobs};
 use sundial_core::trigger::plan::CatchUpBudget;
-use sundial_core::trigger::scan::{scan_shards, CrashPoint, ScanOptions, TriggerCtx};
+use sundial_core::trigger::scan::{scan_shards, CrashPoint, ScanOptions};
+use sundial_core::Ctx;
 use tokio::process::{Child, Command};
 use tokio::sync::Mutex;
 
@@ -316,18 +317,17 @@ pub fn definition(rate: u32, start: DateTime<Utc>, end: DateTime<Utc>, work_ms: 
     let mut schedule = ScheduleSpec::new(format!("rate({rate} seconds)"), "UTC");
     schedule.start = Some(start);
     schedule.end = Some(end);
-    JobDefinition {
-        schedule,
-        pool: "default".into(),
-        target: Target::InProcess { handler: HANDLER.into() },
-        params: serde_json::json!({ "workMs": work_ms }),
-        params_ref: None,
-        misfire: MisfirePolicy::FireAll { cap: 100_000 },
-        misfire_threshold_secs: 5,
-        concurrency: ConcurrencyPolicy::Allow,
-        retry: RetryPolicy { max_attempts: 6, base_delay_secs: 1, max_delay_secs: 2, max_age_secs: 3_600 },
-        timeout_secs: 20,
-    }
+    JobDefinition::new(schedule, Target::InProcess { handler: HANDLER.into() })
+        .with_params(serde_json::json!({ "workMs": work_ms }))
+        .with_misfire(MisfirePolicy::FireAll { cap: 100_000 })
+        .with_misfire_threshold_secs(5)
+        .with_retry(RetryPolicy {
+            max_attempts: 6,
+            base_delay_secs: 1,
+            max_delay_secs: 2,
+            max_age_secs: 3_600,
+        })
+        .with_timeout_secs(20)
 }
 
 /// The outage `[start, end)`. A tick queues fires up to the end of the minute containing
@@ -493,7 +493,7 @@ const CRASH_POINTS: [CrashPoint; 4] =
 
 /// The tick loop: runs until a complete scan has covered `end`, skipping the outage.
 async fn tick_loop(
-    ctx: Arc<TriggerCtx>,
+    ctx: Arc<Ctx>,
     rc: RunConfig,
     outage: (DateTime<Utc>, DateTime<Utc>),
     end: DateTime<Utc>,
@@ -633,7 +633,7 @@ pub async fn run(rc: RunConfig) -> Result<RunOutcome> {
         // Spread the jobs over the seconds of one period, so fires arrive evenly.
         let start = t0 + CDuration::seconds(i64::from(i % rc.rate_secs.max(1)));
         let def = definition(rc.rate_secs, start, end, rng.between(rc.work_ms.0, rc.work_ms.1));
-        let job = jobs::new_job(&cfg, TENANT, &format!("job-{i:03}"), def, Utc::now())?;
+        let job = sundial_core::model::Job::new(&cfg, TENANT, &format!("job-{i:03}"), def, Utc::now())?;
         jobs::put_new_job(&direct.ddb, &cfg, &job).await?;
         created.push(job);
     }
@@ -666,7 +666,7 @@ pub async fn run(rc: RunConfig) -> Result<RunOutcome> {
     }));
     fleet.lock().await.start(rc.workers)?;
 
-    let ctx = Arc::new(TriggerCtx {
+    let ctx = Arc::new(Ctx {
         ddb: via.ddb.clone(),
         cfg: cfg.clone(),
         queues: PoolQueues::new(via.sqs.clone(), cfg.clone(), false),
@@ -792,7 +792,7 @@ mod tests {
         let cfg = Config::local("x-", &["default"], 8);
         let t0 = at("2026-12-01T12:00:00Z");
         let def = definition(5, t0, t0 + CDuration::seconds(20), 100);
-        let job = jobs::new_job(&cfg, TENANT, "job-000", def, t0 - CDuration::seconds(2))
+        let job = sundial_core::model::Job::new(&cfg, TENANT, "job-000", def, t0 - CDuration::seconds(2))
             .unwrap_or_else(|e| panic!("{e}"));
         let fires = expected_fires(&[job], t0 + CDuration::seconds(20)).unwrap_or_else(|e| panic!("{e}"));
         let t = t0.timestamp_millis();

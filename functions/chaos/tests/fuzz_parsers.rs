@@ -15,7 +15,6 @@ use sundial_core::config::Config;
 use sundial_core::keys;
 use sundial_core::model::JobDefinition;
 use sundial_core::schedule::{Schedule, ScheduleSpec};
-use sundial_core::store::jobs;
 
 fn cases(default: u32) -> ProptestConfig {
     let cases = std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(default);
@@ -181,7 +180,7 @@ fn exercise(s: &Schedule, at: DateTime<Utc>) {
     }
     // The scan asks this with the tick's clock, never with a user's instant: keep to that domain.
     if (0..10_413_792_000).contains(&at.timestamp()) {
-        let _ = jobs::fires_every_minute(s, at);
+        let _ = s.fires_every_minute(at);
     }
 }
 
@@ -226,7 +225,7 @@ fn the_generators_reach_both_accepted_and_refused_inputs() {
         let body = job_body().new_tree(&mut runner).map(|t| t.current()).unwrap_or_default();
         if let Ok(def) = serde_json::from_value::<JobDefinition>(body) {
             bodies_parsed += 1;
-            if jobs::validate(&def, &cfg, at).is_ok() {
+            if def.validate(&cfg, at).is_ok() {
                 bodies_valid += 1;
             }
         }
@@ -359,11 +358,11 @@ fn mutated_body() -> impl Strategy<Value = String> {
 fn validate_body(text: &str, now: DateTime<Utc>) {
     let cfg = Config::local("fuzz-", &["default", "slow"], 16);
     if let Ok(def) = serde_json::from_str::<JobDefinition>(text) {
-        match jobs::validate(&def, &cfg, now) {
+        match def.validate(&cfg, now) {
             Ok(s) => exercise(&s, now),
             Err(e) => assert!(!e.field.is_empty() && !e.reason.is_empty(), "{e:?}"),
         }
-        let _ = jobs::new_job(&cfg, "tenant-1", "job-1", def, now);
+        let _ = sundial_core::model::Job::new(&cfg, "tenant-1", "job-1", def, now);
     }
 }
 

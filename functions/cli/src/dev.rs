@@ -49,7 +49,8 @@ use sundial_core::schedule::ScheduleSpec;
 use sundial_core::store::tables;
 use sundial_core::trigger::plan::CatchUpBudget;
 use sundial_core::trigger::scan::scan_shards;
-use sundial_core::trigger::scan::{ScanOptions, TriggerCtx};
+use sundial_core::trigger::scan::ScanOptions;
+use sundial_core::Ctx;
 use tokio::net::TcpListener;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
@@ -172,18 +173,13 @@ async fn demo_target(listener: TcpListener, calls: Arc<AtomicU64>, stop: Cancell
 }
 
 fn demo_definition(pool: &str, target_url: &str) -> JobDefinition {
-    JobDefinition {
-        schedule: ScheduleSpec::new("*/10 * * * * *", "UTC"),
-        pool: pool.to_string(),
-        target: Target::Http { url: target_url.to_string() },
-        params: json!({"hello": "sundial"}),
-        params_ref: None,
-        misfire: Default::default(),
-        misfire_threshold_secs: 60,
-        concurrency: Default::default(),
-        retry: Default::default(),
-        timeout_secs: 10,
-    }
+    JobDefinition::new(
+        ScheduleSpec::new("*/10 * * * * *", "UTC"),
+        Target::Http { url: target_url.to_string() },
+    )
+    .with_pool(pool)
+    .with_params(json!({"hello": "sundial"}))
+    .with_timeout_secs(10)
 }
 
 /// Creates the demo job, or points an existing one at this run's target and resumes it.
@@ -318,7 +314,7 @@ fn budget(s: &TickSettings) -> tokio::sync::Mutex<CatchUpBudget> {
 
 /// The tick, in-process: every shard scanned here (the Lambda's in-process path, without its
 /// EMF metric lines, which would drown the live lines).
-async fn tick_loop(ctx: Arc<TriggerCtx>, fast: bool, stop: CancellationToken) {
+async fn tick_loop(ctx: Arc<Ctx>, fast: bool, stop: CancellationToken) {
     let settings = TickSettings::default();
     let opts = ScanOptions { actor: "tick:dev".into(), ..Default::default() };
     let mut first = true;
@@ -361,7 +357,7 @@ pub(crate) async fn run(args: DevArgs, _api: &ApiArgs) -> anyhow::Result<()> {
 
     let stop = CancellationToken::new();
     let mut tasks = JoinSet::new();
-    let trigger = || TriggerCtx {
+    let trigger = || Ctx {
         ddb: clients.ddb.clone(),
         cfg: cfg.clone(),
         queues: PoolQueues::new(clients.sqs.clone(), cfg.clone(), false),

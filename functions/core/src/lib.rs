@@ -6,6 +6,7 @@
 //! ## Layout
 //! - [`resources`]: the one definition of tables, indexes, queues and env variable names
 //!   (`resources.json`, shared with the CDK app in `infra/`).
+//! - [`context`]: [`Ctx`], the clients and names the tick and the control plane share.
 //! - [`config`]: every setting a binary reads from its environment, in typed loaders
 //!   (`Config`, `TickSettings`, `WorkerSettings`, ...) whose errors name the variable.
 //! - [`telemetry`]: the one logging setup of every binary (Lambda's JSON format and log level).
@@ -32,6 +33,7 @@
 //!   trigger now, backfill, dead-letter replay, the operations audit log), served by `functions/api`.
 pub mod aws;
 pub mod config;
+pub mod context;
 pub mod control;
 pub mod execution;
 pub mod keys;
@@ -45,3 +47,5 @@ pub mod schedule;
 pub mod store;
 pub mod telemetry;
 pub mod trigger;
+
+pub use context::Ctx;

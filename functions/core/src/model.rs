@@ -5,7 +5,9 @@
 //! trigger position. An [`Execution`] snapshots the definition version and parameters it was
 //! created with, so a later edit never changes what a past or already-queued run did.
 
-use crate::schedule::{MisfirePolicy, ScheduleSpec};
+use crate::config::Config;
+use crate::keys;
+use crate::schedule::{MisfirePolicy, Schedule, ScheduleSpec};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
@@ -56,6 +58,144 @@ fn default_misfire_threshold() -> u32 {
 }
 fn default_timeout() -> u32 {
     300
+}
+
+/// Why a job definition or id was refused. Always permanent; `field` is the JSON path.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {reason}")]
+pub struct ValidationError {
+    /// The offending field (`schedule.expression`, `pool`, `retry.maxAttempts`, ...).
+    pub field: String,
+    /// Why.
+    pub reason: String,
+}
+
+fn invalid(field: impl Into<String>, reason: impl Into<String>) -> ValidationError {
+    ValidationError { field: field.into(), reason: reason.into() }
+}
+
+impl JobDefinition {
+    /// A definition with the same defaults a JSON body without the optional fields gets: pool
+    /// `default`, no parameters, `fire_once` misfires after 60 s, `ALLOW`, default retries, a
+    /// 300 s timeout. Chain the `with_*` methods to change one (tests, examples, the demo job).
+    pub fn new(schedule: ScheduleSpec, target: Target) -> Self {
+        JobDefinition {
+            schedule,
+            pool: default_pool(),
+            target,
+            params: serde_json::Value::Null,
+            params_ref: None,
+            misfire: MisfirePolicy::default(),
+            misfire_threshold_secs: default_misfire_threshold(),
+            concurrency: ConcurrencyPolicy::default(),
+            retry: RetryPolicy::default(),
+            timeout_secs: default_timeout(),
+        }
+    }
+
+    /// The worker pool.
+    pub fn with_pool(mut self, pool: impl Into<String>) -> Self {
+        self.pool = pool.into();
+        self
+    }
+
+    /// Inline parameters.
+    pub fn with_params(mut self, params: serde_json::Value) -> Self {
+        self.params = params;
+        self
+    }
+
+    /// The misfire policy.
+    pub fn with_misfire(mut self, misfire: MisfirePolicy) -> Self {
+        self.misfire = misfire;
+        self
+    }
+
+    /// How late a fire may be before the misfire policy applies (seconds).
+    pub fn with_misfire_threshold_secs(mut self, secs: u32) -> Self {
+        self.misfire_threshold_secs = secs;
+        self
+    }
+
+    /// The concurrency policy.
+    pub fn with_concurrency(mut self, concurrency: ConcurrencyPolicy) -> Self {
+        self.concurrency = concurrency;
+        self
+    }
+
+    /// The retry policy.
+    pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
+        self.retry = retry;
+        self
+    }
+
+    /// The run timeout per attempt (seconds).
+    pub fn with_timeout_secs(mut self, secs: u32) -> Self {
+        self.timeout_secs = secs;
+        self
+    }
+
+    /// Validates a definition against the deployment (pools) and parses its schedule.
+    pub fn validate(&self, cfg: &Config, anchor: DateTime<Utc>) -> Result<Schedule, ValidationError> {
+        let def = self;
+        let schedule = Schedule::parse(&def.schedule, anchor)
+            .map_err(|e| invalid(format!("schedule.{}", e.field()), e.reason()))?;
+        if !cfg.pools.iter().any(|p| p == &def.pool) {
+            return Err(invalid(
+                "pool",
+                format!("unknown pool {:?}; this deployment has {}", def.pool, cfg.pools.join(", ")),
+            ));
+        }
+        let params_len = serde_json::to_string(&def.params).map(|s| s.len()).unwrap_or(usize::MAX);
+        if params_len > MAX_INLINE_PARAMS_BYTES {
+            return Err(invalid(
+                "params",
+                format!("{params_len} bytes inline; the limit is {MAX_INLINE_PARAMS_BYTES}: store large parameters elsewhere and pass paramsRef"),
+            ));
+        }
+        if let Some(r) = &def.params_ref {
+            if r.is_empty() || r.len() > 1024 {
+                return Err(invalid("paramsRef", "must be 1-1024 characters"));
+            }
+        }
+        match &def.target {
+            crate::model::Target::Lambda { function } if function.is_empty() || function.len() > 170 => {
+                return Err(invalid("target.function", "must be a function name or ARN (1-170 characters)"))
+            }
+            crate::model::Target::Http { url }
+                if !(url.starts_with("https://") || url.starts_with("http://")) =>
+            {
+                return Err(invalid("target.url", "must be an http(s) URL"))
+            }
+            crate::model::Target::Sqs { queue_url } if !queue_url.starts_with("http") => {
+                return Err(invalid("target.queueUrl", "must be an SQS queue URL"))
+            }
+            crate::model::Target::InProcess { handler } if handler.is_empty() || handler.len() > 64 => {
+                return Err(invalid("target.handler", "must be 1-64 characters"))
+            }
+            _ => {}
+        }
+        let r = &def.retry;
+        if r.max_attempts == 0 || r.max_attempts > 100 {
+            return Err(invalid("retry.maxAttempts", "must be between 1 and 100"));
+        }
+        if r.base_delay_secs == 0 || r.base_delay_secs > r.max_delay_secs {
+            return Err(invalid("retry.baseDelaySecs", "must be at least 1 and at most retry.maxDelaySecs"));
+        }
+        if r.max_delay_secs > 43_200 {
+            return Err(invalid(
+                "retry.maxDelaySecs",
+                "must be at most 43200 (SQS visibility limit of 12 h)",
+            ));
+        }
+        if def.timeout_secs == 0 || def.timeout_secs > 43_200 {
+            return Err(invalid("timeoutSecs", "must be between 1 and 43200"));
+        }
+        if def.misfire_threshold_secs > 86_400 {
+            return Err(invalid("misfireThresholdSecs", "must be at most 86400"));
+        }
+        Ok(schedule)
+    }
 }
 
 /// What a worker calls for an execution.
@@ -179,6 +319,36 @@ pub struct Job {
     pub created_at: DateTime<Utc>,
     /// Last changed.
     pub updated_at: DateTime<Utc>,
+}
+
+impl Job {
+    /// Builds a new enabled job (version 1) whose trigger position is its first fire after `now`.
+    pub fn new(
+        cfg: &Config,
+        tenant: &str,
+        job_id: &str,
+        def: JobDefinition,
+        now: DateTime<Utc>,
+    ) -> Result<Self, ValidationError> {
+        keys::validate_id("tenant", tenant).map_err(|e| invalid(e.field, e.reason))?;
+        keys::validate_id("jobId", job_id).map_err(|e| invalid(e.field, e.reason))?;
+        let anchor = def.schedule.start.unwrap_or(now);
+        let schedule = def.validate(cfg, anchor)?;
+        let next = schedule.next_after(now);
+        Ok(Job {
+            tenant: tenant.into(),
+            job_id: job_id.into(),
+            version: 1,
+            state: JobState::Enabled,
+            due_class: DueClass::Admission,
+            definition: def,
+            anchor,
+            next_fire_at: next,
+            shard: keys::shard_of(tenant, job_id, cfg.shards),
+            created_at: now,
+            updated_at: now,
+        })
+    }
 }
 
 /// Where an enabled job waits in the `due` index (see [`crate::keys`]).
@@ -358,6 +528,52 @@ pub struct Execution {
 }
 
 impl Execution {
+    /// A new READY execution for one fire of `job` at `scheduled_at`, created at `now` by
+    /// `actor`. A missed fire (`missed_range` set: the fires it stands for) is dispatched at once;
+    /// an on-time one at its (jittered) instant.
+    pub fn ready(
+        job: &Job,
+        schedule: &Schedule,
+        scheduled_at: DateTime<Utc>,
+        missed_range: Option<(DateTime<Utc>, DateTime<Utc>)>,
+        now: DateTime<Utc>,
+        actor: &str,
+    ) -> Self {
+        // A missed fire is dispatched now; an on-time one at its (jittered) instant.
+        let fire_at = schedule.dispatch_at(&job.job_id, scheduled_at).max(if missed_range.is_some() {
+            now
+        } else {
+            scheduled_at
+        });
+        Execution {
+            tenant: job.tenant.clone(),
+            job_id: job.job_id.clone(),
+            scheduled_at,
+            fire_at,
+            created_at: now,
+            status: ExecStatus::Ready,
+            attempt: 0,
+            fencing_token: 0,
+            lease_owner: None,
+            lease_until: None,
+            available_at: fire_at.timestamp_millis(),
+            def_version: job.version,
+            definition: job.definition.clone(),
+            missed_range,
+            last_error: None,
+            cancel_requested: false,
+            timeline: vec![AuditEvent {
+                at: now.timestamp_millis(),
+                actor: actor.to_string(),
+                from: None,
+                to: ExecStatus::Ready,
+                attempt: 0,
+                token: 0,
+                code: missed_range.map(|_| "misfire_batch".to_string()),
+            }],
+        }
+    }
+
     /// The public id (`{job}@{scheduled ms}`).
     pub fn id(&self) -> String {
         crate::keys::execution_id(&self.job_id, self.scheduled_at.timestamp_millis())
@@ -487,5 +703,58 @@ impl OpsEntry {
     pub fn detail(mut self, d: impl Into<String>) -> Self {
         self.detail = Some(d.into());
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_builder_starts_from_the_same_defaults_as_a_minimal_json_body() {
+        // GIVEN the smallest body the API accepts
+        let from_json: JobDefinition = serde_json::from_value(serde_json::json!({
+            "schedule": {"expression": "rate(5 minutes)", "timezone": "Europe/Berlin"},
+            "target": {"type": "http", "url": "https://example.com/hook"}
+        }))
+        .unwrap_or_else(|e| panic!("{e}"));
+        // WHEN the builder makes the same definition THEN they are equal
+        let built = JobDefinition::new(
+            ScheduleSpec::new("rate(5 minutes)", "Europe/Berlin"),
+            Target::Http { url: "https://example.com/hook".into() },
+        );
+        assert_eq!(built, from_json);
+        // AND each `with_*` changes exactly its field
+        let tuned = built.clone().with_pool("slow").with_timeout_secs(9);
+        assert_eq!((tuned.pool.as_str(), tuned.timeout_secs), ("slow", 9));
+        assert_eq!(
+            JobDefinition { pool: built.pool.clone(), timeout_secs: built.timeout_secs, ..tuned },
+            built
+        );
+    }
+
+    #[test]
+    fn a_new_job_names_the_bad_field_and_starts_in_admission() {
+        let cfg = Config {
+            jobs_table: "j".into(),
+            executions_table: "e".into(),
+            queue_prefix: "q-".into(),
+            pools: vec!["default".into()],
+            shards: 16,
+            horizon_secs: 60,
+        };
+        let def = JobDefinition::new(
+            ScheduleSpec::new("rate(1 minute)", "UTC"),
+            Target::Http { url: "https://x".into() },
+        );
+        let now = crate::store::items::ms_to_dt(1_764_469_800_000);
+        let job = Job::new(&cfg, "acme", "nightly", def.clone(), now).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((job.version, job.state, job.due_class), (1, JobState::Enabled, DueClass::Admission));
+        assert_eq!(job.shard, keys::shard_of("acme", "nightly", 16));
+        assert!(job.next_fire_at.is_some_and(|n| n > now));
+        let err = Job::new(&cfg, "acme", "nightly", def.clone().with_pool("nope"), now).err();
+        assert_eq!(err.map(|e| e.field), Some("pool".to_string()));
+        let err = Job::new(&cfg, "acme", "bad id", def, now).err();
+        assert_eq!(err.map(|e| e.field), Some("jobId".to_string()));
     }
 }

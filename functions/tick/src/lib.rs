@@ -11,8 +11,9 @@ use lambda_runtime::{Diagnostic, LambdaEvent};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use sundial_core::config::TickSettings;
-use sundial_core::trigger::scan::{ScanError, ScanOptions, ScanReport, SendClock, TriggerCtx};
+use sundial_core::trigger::scan::{ScanError, ScanOptions, ScanReport, SendClock};
 use sundial_core::trigger::tick::{run_scan, run_tick, ScanRequest, TickError, TickOutcome};
+use sundial_core::Ctx;
 
 /// The events this function accepts.
 #[derive(Debug, Deserialize)]
@@ -31,7 +32,7 @@ pub enum TickEvent {
 #[derive(Debug)]
 pub struct TickService {
     /// Clients, names and queues.
-    pub ctx: TriggerCtx,
+    pub ctx: Ctx,
     /// Lambda client for fan-out.
     pub lambda: aws_sdk_lambda::Client,
     /// Fan-out and catch-up settings.

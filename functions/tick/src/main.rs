@@ -5,7 +5,7 @@
 use lambda_runtime::{run, service_fn, Error, LambdaEvent};
 use sundial_core::config::{Config, TickSettings};
 use sundial_core::queue::PoolQueues;
-use sundial_core::trigger::scan::TriggerCtx;
+use sundial_core::Ctx;
 use sundial_tick::{TickEvent, TickService};
 
 #[tokio::main]
@@ -17,7 +17,7 @@ async fn main() -> Result<(), Error> {
     let settings = TickSettings::from_env()?;
     let queues = PoolQueues::new(clients.sqs, cfg.clone(), settings.fair_queues);
     let service =
-        TickService { ctx: TriggerCtx { ddb: clients.ddb, queues, cfg }, lambda: clients.lambda, settings };
+        TickService { ctx: Ctx { ddb: clients.ddb, queues, cfg }, lambda: clients.lambda, settings };
     let service = &service;
     run(service_fn(move |event: LambdaEvent<TickEvent>| async move { service.handle_lambda(event).await }))
         .await

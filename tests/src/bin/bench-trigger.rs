@@ -36,7 +36,8 @@ use sundial_core::model::{DueClass, ExecStatus, Target};
 use sundial_core::queue::PoolQueues;
 use sundial_core::schedule::MisfirePolicy;
 use sundial_core::trigger::plan::CatchUpBudget;
-use sundial_core::trigger::scan::{scan_shards, ScanOptions, SendClock, TriggerCtx};
+use sundial_core::trigger::scan::{scan_shards, ScanOptions, SendClock};
+use sundial_core::Ctx;
 
 struct Noop;
 impl Handler for Noop {
@@ -112,7 +113,7 @@ async fn main() -> Result<()> {
             let ddb = sundial_tests::clients().ddb;
             tokio::spawn(async move {
                 for i in (w..jobs).step_by(4) {
-                    let job = sundial_core::store::jobs::new_job(
+                    let job = sundial_core::model::Job::new(
                         &cfg,
                         "bench",
                         &format!("job-{i:05}"),
@@ -141,7 +142,7 @@ async fn main() -> Result<()> {
     let meter = Meter::new(&cfg);
     let sdk = sundial_tests::sdk_config();
     let tick_clients = meter.clients(&sdk, "tick");
-    let ctx = TriggerCtx {
+    let ctx = Ctx {
         ddb: tick_clients.ddb.clone(),
         cfg: cfg.clone(),
         queues: PoolQueues::new(tick_clients.sqs.clone(), cfg.clone(), false),

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use sundial_api::{lambda, Api, ApiSettings};
 use sundial_core::control::{Control, ControlSettings};
 use sundial_core::queue::PoolQueues;
-use sundial_core::trigger::scan::TriggerCtx;
+use sundial_core::Ctx;
 use sundial_tests::clock::ManualClock;
 use sundial_tests::TestEnv;
 
@@ -44,7 +44,7 @@ impl Harness {
     pub async fn with_pools(label: &str, pools: &[&str], now: DateTime<Utc>) -> Harness {
         let env = TestEnv::with(label, pools, 8).await.expect("emulator environment");
         let clock = Arc::new(ManualClock::new(now));
-        let trigger = TriggerCtx {
+        let trigger = Ctx {
             ddb: env.clients.ddb.clone(),
             cfg: env.cfg.clone(),
             queues: PoolQueues::new(env.clients.sqs.clone(), env.cfg.clone(), false),

@@ -90,7 +90,7 @@ pub async fn replay(
     let e = snap.exec;
     let from_replay = e.timeline.last().and_then(|ev| ev.code.as_deref()) == Some(REPLAY_CODE);
     if e.status == ExecStatus::Ready && from_replay {
-        ctl.trigger.queues.send_all(&e.definition.pool, &[send_of(&e, now)]).await?;
+        ctl.ctx.queues.send_all(&e.definition.pool, &[send_of(&e, now)]).await?;
         return Ok(ReplayOutcome::Resent);
     }
     if !(e.status == ExecStatus::Dead && e.status.can_move_to(ExecStatus::Ready)) {
@@ -108,7 +108,7 @@ pub async fn replay(
             Some(st) => ReplayOutcome::NotDead(st),
         });
     }
-    ctl.trigger.queues.send_all(&e.definition.pool, &[send_of(&e, now)]).await?;
+    ctl.ctx.queues.send_all(&e.definition.pool, &[send_of(&e, now)]).await?;
     let entry = OpsEntry::new(caller.actor(), OpsAction::Replay, &key.job_id, now)
         .versions(None, Some(e.def_version))
         .execution(key.id());

@@ -2,8 +2,8 @@
 //! says whether retrying may help. Store and queue errors keep their typed source; the API logs
 //! them and shows the caller a generic message, never their text.
 
+use crate::model::ValidationError;
 use crate::queue::QueueError;
-use crate::store::jobs::ValidationError;
 use crate::store::StoreError;
 use crate::trigger::scan::ScanError;
 

@@ -20,7 +20,6 @@ use crate::model::{ExecStatus, Execution, Job, JobState, OpsAction, OpsEntry};
 use crate::queue::Outgoing;
 use crate::schedule::Schedule;
 use crate::store::executions::{CancelOutcome, ExecKey, JobPage, PutOutcome};
-use crate::trigger::scan::new_execution;
 use chrono::{DateTime, Duration, Utc};
 
 /// Audit code of a manual run's creation event.
@@ -66,7 +65,7 @@ pub async fn list_for_job(
 ) -> Result<Page<Execution>, ControlError> {
     // 404 for a job that is not the caller's, rather than an empty list that would confirm
     // nothing but still differ from a real job's answer.
-    super::jobs::get(ctl, caller, job_id).await?;
+    ctl.job(caller, job_id).await?;
     let after_ms = match &f.cursor {
         Some(c) => Some(
             page::decode("execs", c)?
@@ -202,9 +201,9 @@ pub async fn trigger_now(
     job_id: &str,
     now: DateTime<Utc>,
 ) -> Result<Execution, ControlError> {
-    let job = super::jobs::get(ctl, caller, job_id).await?;
+    let job = ctl.job(caller, job_id).await?;
     let schedule = runnable_job(&job)?;
-    let mut e = new_execution(&job, &schedule, now, None, now, &caller.actor());
+    let mut e = Execution::ready(&job, &schedule, now, None, now, &caller.actor());
     e.fire_at = now;
     e.available_at = now.timestamp_millis();
     if let Some(ev) = e.timeline.first_mut() {
@@ -220,7 +219,7 @@ pub async fn trigger_now(
             })
         }
     }
-    if let Err(err) = ctl.trigger.queues.send_all(&job.definition.pool, &[message_of(&e, now)]).await {
+    if let Err(err) = ctl.ctx.queues.send_all(&job.definition.pool, &[message_of(&e, now)]).await {
         // Nothing will ever receive it: cancel it rather than leave a READY execution behind.
         let _ = ctl.execs.request_cancel(&ExecKey::of(&e), &caller.actor(), now).await;
         return Err(err.into());
@@ -279,7 +278,7 @@ pub async fn backfill(
     if req.pace_secs > MAX_PACE_SECS {
         return Err(ControlError::invalid("paceSecs", format!("must be at most {MAX_PACE_SECS}")));
     }
-    let job = super::jobs::get(ctl, caller, job_id).await?;
+    let job = ctl.job(caller, job_id).await?;
     let schedule = runnable_job(&job)?;
     let max = ctl.settings.max_backfill;
     let fires = schedule.fires_between(req.from - Duration::milliseconds(1), req.to, max + 1);
@@ -302,7 +301,7 @@ pub async fn backfill(
     let mut report = BackfillReport { fires: fires.len(), created: 0, existing: 0, last_start_at: None };
     let mut out = Vec::new();
     for (i, f) in fires.iter().enumerate() {
-        let mut e = new_execution(&job, &schedule, *f, None, now, &caller.actor());
+        let mut e = Execution::ready(&job, &schedule, *f, None, now, &caller.actor());
         e.fire_at = start_of(i);
         e.available_at = e.fire_at.timestamp_millis();
         if let Some(ev) = e.timeline.first_mut() {
@@ -325,7 +324,7 @@ pub async fn backfill(
             }
         }
     }
-    ctl.trigger.queues.send_all(&job.definition.pool, &out).await?;
+    ctl.ctx.queues.send_all(&job.definition.pool, &out).await?;
     let entry = OpsEntry::new(caller.actor(), OpsAction::Backfill, job_id, now)
         .versions(None, Some(job.version))
         .detail(format!(

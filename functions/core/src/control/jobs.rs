@@ -54,7 +54,7 @@ pub fn next_fires(job: &Job, now: DateTime<Utc>, count: usize) -> Vec<DateTime<U
 /// Queues the job's fires up to the end of the next minute. A failure is not the caller's: the
 /// change is stored and the next tick finds the job in its admission partition.
 async fn dispatch(ctl: &Control, job: &Job, now: DateTime<Utc>, caller: &Caller) {
-    if let Err(e) = dispatch_one(&ctl.trigger, job, now, &caller.actor()).await {
+    if let Err(e) = dispatch_one(&ctl.ctx, job, now, &caller.actor()).await {
         tracing::warn!(tenant = %job.tenant, job = %job.job_id, error = %e, "dispatch after change failed; the next tick repeats it");
     }
 }
@@ -76,7 +76,7 @@ pub async fn create(
     def: JobDefinition,
     now: DateTime<Utc>,
 ) -> Result<JobView, ControlError> {
-    let job = store::new_job(ctl.cfg(), &caller.tenant, job_id, def, now)?;
+    let job = Job::new(ctl.cfg(), &caller.tenant, job_id, def, now)?;
     let audit = OpsEntry::new(caller.actor(), OpsAction::Create, job_id, now).versions(None, Some(1));
     let retention = ctl.settings.ops_retention_secs;
     put_job_change(ctl.ddb(), ctl.cfg(), Expect::New, &job, None, &audit, retention)
@@ -89,10 +89,7 @@ pub async fn create(
 
 /// The caller's job (also when deleted and still retained).
 pub async fn get(ctl: &Control, caller: &Caller, job_id: &str) -> Result<Job, ControlError> {
-    valid_job_id(job_id)?;
-    store::get_job(ctl.ddb(), ctl.cfg(), &caller.tenant, job_id)
-        .await?
-        .ok_or(ControlError::NotFound { what: "job" })
+    ctl.job(caller, job_id).await
 }
 
 /// One immutable definition snapshot of the caller's job.
@@ -157,7 +154,7 @@ pub async fn update(
         return Err(ControlError::VersionConflict { expected, current: cur.version });
     }
     let anchor = def.schedule.start.unwrap_or(cur.anchor);
-    let schedule = store::validate(&def, ctl.cfg(), anchor)?;
+    let schedule = def.validate(ctl.cfg(), anchor)?;
     let job = Job {
         version: cur.version + 1,
         definition: def,

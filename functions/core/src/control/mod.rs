@@ -25,6 +25,9 @@
 //! - [`jobs`]: create / get / list / update (optimistic concurrency) / pause / resume / delete.
 //! - [`executions`]: list by job or status, get with timeline, cancel, trigger now, backfill.
 //! - [`dlq`]: dead letters: list and replay (DEAD → READY, same execution id).
+//!
+//! Dependencies run one way: `jobs` → `executions` → `ops`/`page`, `dlq` → `executions`; what
+//! several need (the tenant-scoped job read [`Control::job`]) lives on [`Control`] here.
 pub mod dlq;
 pub mod error;
 pub mod executions;
@@ -34,8 +37,11 @@ pub mod page;
 
 pub use error::ControlError;
 
+use crate::keys;
+use crate::model::Job;
 use crate::store::executions::ExecStore;
-use crate::trigger::scan::TriggerCtx;
+use crate::store::jobs as jobs_store;
+use crate::Ctx;
 
 /// Limits and retention periods of the control plane.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -61,13 +67,13 @@ impl Default for ControlSettings {
     }
 }
 
-/// Everything the control plane needs: the trigger's clients and queues (it dispatches jobs
+/// Everything the control plane needs: the shared clients and queues (it dispatches jobs
 /// right after create, resume and edit, and sends manual and replayed executions), the
 /// execution store (cancel), and its settings.
 #[derive(Debug)]
 pub struct Control {
     /// DynamoDB, names and pool queues.
-    pub trigger: TriggerCtx,
+    pub ctx: Ctx,
     /// The executions table's conditional writes.
     pub execs: ExecStore,
     /// Limits and retention.
@@ -75,20 +81,30 @@ pub struct Control {
 }
 
 impl Control {
-    /// A control plane over `trigger`'s clients and names.
-    pub fn new(trigger: TriggerCtx, settings: ControlSettings) -> Self {
-        let execs = ExecStore::new(trigger.ddb.clone(), trigger.cfg.executions_table.clone());
-        Control { trigger, execs, settings }
+    /// A control plane over `ctx`'s clients and names.
+    pub fn new(ctx: Ctx, settings: ControlSettings) -> Self {
+        let execs = ExecStore::new(ctx.ddb.clone(), ctx.cfg.executions_table.clone());
+        Control { ctx, execs, settings }
+    }
+
+    /// The caller's job (also when deleted and still retained). Here rather than in [`jobs`]
+    /// because [`executions`] needs it too, and `jobs` depends on `executions` (a pause cancels
+    /// future executions): the modules of the control plane depend on each other one way only.
+    pub async fn job(&self, caller: &Caller, job_id: &str) -> Result<Job, ControlError> {
+        keys::validate_id("jobId", job_id).map_err(|e| ControlError::invalid(e.field, e.reason))?;
+        jobs_store::get_job(self.ddb(), self.cfg(), &caller.tenant, job_id)
+            .await?
+            .ok_or(ControlError::NotFound { what: "job" })
     }
 
     /// DynamoDB.
     pub fn ddb(&self) -> &aws_sdk_dynamodb::Client {
-        &self.trigger.ddb
+        &self.ctx.ddb
     }
 
     /// Table names and pools.
     pub fn cfg(&self) -> &crate::config::Config {
-        &self.trigger.cfg
+        &self.ctx.cfg
     }
 }
 

@@ -12,6 +12,7 @@
 //! - `calendar`: [`Calendar`] exclusions (local dates and weekdays).
 //! - `misfire`: [`plan_misfire`] and [`MisfirePolicy`].
 //! - `jitter`: [`jitter_offset`], deterministic per (job, scheduled_at).
+//! - `cadence`: [`Schedule::fires_every_minute`], which picks a job's due class in the scan.
 //!
 //! ## How a cron fire is found
 //! The `cron` crate enumerates *local wall-clock* times (it is run on naive local times as if
@@ -21,6 +22,7 @@
 //! time whose instant is after `after` is the answer; `both` is the merge (minimum) of the two
 //! passes. This avoids the crate's own zone handling, which yields fall-back fires out of order.
 
+mod cadence;
 mod calendar;
 pub mod error;
 mod expr;

@@ -10,9 +10,6 @@
 //! - [`advance_job`]: `UpdateItem IF next = :read AND ver = :ver AND state = ENABLED`: moves
 //!   the trigger position (and the job's `due` bucket) only if nobody moved it since the scan
 //!   read it. Losing that race is [`Advance::Lost`], not an error.
-//!
-//! Validation and construction of new jobs ([`validate`], [`new_job`]) are here too, with the
-//! every-minute test the scan uses to pick a job's due class ([`fires_every_minute`]).
 
 use super::error::{is_condition_failed, StoreError};
 use super::expr::{Expr, WithExpr};
@@ -20,139 +17,11 @@ use super::items::{self, attr, index, n, Item};
 use super::QueryPage;
 use crate::config::Config;
 use crate::keys;
-use crate::model::{DueClass, Job, JobDefinition, JobState, OpsEntry, MAX_INLINE_PARAMS_BYTES};
-use crate::schedule::Schedule;
+use crate::model::{DueClass, Job, JobState, OpsEntry};
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes, Put, TransactWriteItem};
-use chrono::{DateTime, Duration, Utc};
+use chrono::{DateTime, Utc};
 use std::collections::HashMap;
-
-/// Why a job definition or id was refused. Always permanent; `field` is the JSON path.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{field}: {reason}")]
-pub struct ValidationError {
-    /// The offending field (`schedule.expression`, `pool`, `retry.maxAttempts`, ...).
-    pub field: String,
-    /// Why.
-    pub reason: String,
-}
-
-fn invalid(field: impl Into<String>, reason: impl Into<String>) -> ValidationError {
-    ValidationError { field: field.into(), reason: reason.into() }
-}
-
-/// Validates a definition against the deployment (pools) and parses its schedule.
-pub fn validate(
-    def: &JobDefinition,
-    cfg: &Config,
-    anchor: DateTime<Utc>,
-) -> Result<Schedule, ValidationError> {
-    let schedule = Schedule::parse(&def.schedule, anchor)
-        .map_err(|e| invalid(format!("schedule.{}", e.field()), e.reason()))?;
-    if !cfg.pools.iter().any(|p| p == &def.pool) {
-        return Err(invalid(
-            "pool",
-            format!("unknown pool {:?}; this deployment has {}", def.pool, cfg.pools.join(", ")),
-        ));
-    }
-    let params_len = serde_json::to_string(&def.params).map(|s| s.len()).unwrap_or(usize::MAX);
-    if params_len > MAX_INLINE_PARAMS_BYTES {
-        return Err(invalid(
-            "params",
-            format!("{params_len} bytes inline; the limit is {MAX_INLINE_PARAMS_BYTES}: store large parameters elsewhere and pass paramsRef"),
-        ));
-    }
-    if let Some(r) = &def.params_ref {
-        if r.is_empty() || r.len() > 1024 {
-            return Err(invalid("paramsRef", "must be 1-1024 characters"));
-        }
-    }
-    match &def.target {
-        crate::model::Target::Lambda { function } if function.is_empty() || function.len() > 170 => {
-            return Err(invalid("target.function", "must be a function name or ARN (1-170 characters)"))
-        }
-        crate::model::Target::Http { url }
-            if !(url.starts_with("https://") || url.starts_with("http://")) =>
-        {
-            return Err(invalid("target.url", "must be an http(s) URL"))
-        }
-        crate::model::Target::Sqs { queue_url } if !queue_url.starts_with("http") => {
-            return Err(invalid("target.queueUrl", "must be an SQS queue URL"))
-        }
-        crate::model::Target::InProcess { handler } if handler.is_empty() || handler.len() > 64 => {
-            return Err(invalid("target.handler", "must be 1-64 characters"))
-        }
-        _ => {}
-    }
-    let r = &def.retry;
-    if r.max_attempts == 0 || r.max_attempts > 100 {
-        return Err(invalid("retry.maxAttempts", "must be between 1 and 100"));
-    }
-    if r.base_delay_secs == 0 || r.base_delay_secs > r.max_delay_secs {
-        return Err(invalid("retry.baseDelaySecs", "must be at least 1 and at most retry.maxDelaySecs"));
-    }
-    if r.max_delay_secs > 43_200 {
-        return Err(invalid("retry.maxDelaySecs", "must be at most 43200 (SQS visibility limit of 12 h)"));
-    }
-    if def.timeout_secs == 0 || def.timeout_secs > 43_200 {
-        return Err(invalid("timeoutSecs", "must be between 1 and 43200"));
-    }
-    if def.misfire_threshold_secs > 86_400 {
-        return Err(invalid("misfireThresholdSecs", "must be at most 86400"));
-    }
-    Ok(schedule)
-}
-
-/// Whether a schedule fires in every minute of the hour after `now`: the scan promotes such
-/// jobs into their shard's "every bucket" partition, where they are never moved between
-/// buckets (see [`keys::every_bucket`]), which saves the index delete + put on each fire.
-pub fn fires_every_minute(schedule: &Schedule, now: DateTime<Utc>) -> bool {
-    let start_min = keys::minute_of(now) + 1;
-    let from = keys::minute_start(start_min) - Duration::milliseconds(1);
-    let until = keys::minute_start(start_min + 60) - Duration::milliseconds(1);
-    let mut covered = [false; 60];
-    let mut cursor = from;
-    while let Some(f) = schedule.next_after(cursor) {
-        if f > until {
-            break;
-        }
-        let m = (keys::minute_of(f) - start_min) as usize;
-        if let Some(c) = covered.get_mut(m) {
-            *c = true;
-        }
-        // Skip to the next minute: one fire per minute is enough to know.
-        cursor = keys::minute_start(keys::minute_of(f) + 1) - Duration::milliseconds(1);
-    }
-    covered.iter().all(|c| *c)
-}
-
-/// Builds a new enabled job (version 1) whose trigger position is its first fire after `now`.
-pub fn new_job(
-    cfg: &Config,
-    tenant: &str,
-    job_id: &str,
-    def: JobDefinition,
-    now: DateTime<Utc>,
-) -> Result<Job, ValidationError> {
-    keys::validate_id("tenant", tenant).map_err(|e| invalid(e.field, e.reason))?;
-    keys::validate_id("jobId", job_id).map_err(|e| invalid(e.field, e.reason))?;
-    let anchor = def.schedule.start.unwrap_or(now);
-    let schedule = validate(&def, cfg, anchor)?;
-    let next = schedule.next_after(now);
-    Ok(Job {
-        tenant: tenant.into(),
-        job_id: job_id.into(),
-        version: 1,
-        state: JobState::Enabled,
-        due_class: DueClass::Admission,
-        definition: def,
-        anchor,
-        next_fire_at: next,
-        shard: keys::shard_of(tenant, job_id, cfg.shards),
-        created_at: now,
-        updated_at: now,
-    })
-}
 
 /// Creating a job failed.
 #[derive(Debug, thiserror::Error)]

@@ -9,15 +9,15 @@
 //! absorbs the repeated message.
 
 use super::plan::{plan_job, policy_name, CatchUpBudget, JobPlan};
-use crate::config::Config;
 use crate::keys;
-use crate::model::{AuditEvent, DueClass, ExecStatus, Execution, Job};
-use crate::queue::{Outgoing, PoolQueues, QueueError};
+use crate::model::{DueClass, ExecStatus, Execution, Job};
+use crate::queue::{Outgoing, QueueError};
 use crate::schedule::Schedule;
 use crate::store::executions::{ExecStore, PutOutcome};
-use crate::store::jobs::{self, fires_every_minute, Advance};
+use crate::store::jobs::{self, Advance};
 use crate::store::watermarks;
 use crate::store::StoreError;
+use crate::Ctx;
 use chrono::{DateTime, Duration, Utc};
 use futures_util::stream::{self, StreamExt};
 use std::collections::BTreeMap;
@@ -159,21 +159,10 @@ impl ScanReport {
     }
 }
 
-/// What the trigger needs: clients, names, queues.
-#[derive(Debug)]
-pub struct TriggerCtx {
-    /// DynamoDB.
-    pub ddb: aws_sdk_dynamodb::Client,
-    /// Names.
-    pub cfg: Config,
-    /// Pool queues.
-    pub queues: PoolQueues,
-}
-
 /// Scans `shards` at `now`. `clock` gives the instant each send happens (the real clock in
 /// production; tests pass the same fixed instant as `now`).
 pub async fn scan_shards(
-    ctx: &TriggerCtx,
+    ctx: &Ctx,
     shards: Range<u32>,
     now: DateTime<Utc>,
     budget: &Mutex<CatchUpBudget>,
@@ -187,7 +176,7 @@ pub async fn scan_shards(
 }
 
 async fn scan_shard(
-    ctx: &TriggerCtx,
+    ctx: &Ctx,
     shard: u32,
     now: DateTime<Utc>,
     budget: &Mutex<CatchUpBudget>,
@@ -287,7 +276,7 @@ fn parse_or_log(job: &Job, report: &mut ScanReport) -> Option<Schedule> {
 
 /// Put → send → advance for one group of jobs. Returns false if any job was deferred.
 async fn dispatch(
-    ctx: &TriggerCtx,
+    ctx: &Ctx,
     group: Vec<(Job, Schedule, DateTime<Utc>, JobPlan)>,
     now: DateTime<Utc>,
     opts: &ScanOptions,
@@ -309,7 +298,7 @@ async fn dispatch(
                 .or_default() += plan.missed;
         }
         for fire in &plan.fires {
-            planned.push(new_execution(
+            planned.push(Execution::ready(
                 job,
                 schedule,
                 fire.scheduled_at,
@@ -384,7 +373,7 @@ async fn dispatch(
         .map(|(job, schedule, read_next, plan)| {
             // Promote jobs that fire every minute: from then on they never move between buckets.
             let class = match plan.new_next {
-                Some(_) if every_class || fires_every_minute(schedule, now) => DueClass::Every,
+                Some(_) if every_class || schedule.fires_every_minute(now) => DueClass::Every,
                 _ => DueClass::Bucket,
             };
             (job.clone(), *read_next, plan.new_next, class)
@@ -413,7 +402,7 @@ async fn dispatch(
 /// puts, CAS on the read position); if this call fails or the process dies, the next tick
 /// finds the job in its admission partition and does the same work.
 pub async fn dispatch_one(
-    ctx: &TriggerCtx,
+    ctx: &Ctx,
     job: &Job,
     now: DateTime<Utc>,
     actor: &str,
@@ -430,48 +419,4 @@ pub async fn dispatch_one(
     let opts = ScanOptions { actor: actor.to_string(), ..Default::default() };
     dispatch(ctx, vec![(job.clone(), schedule, next, plan)], now, &opts, false, &mut report).await?;
     Ok(report)
-}
-
-/// A new READY execution for one fire of `job`.
-pub fn new_execution(
-    job: &Job,
-    schedule: &Schedule,
-    scheduled_at: DateTime<Utc>,
-    missed_range: Option<(DateTime<Utc>, DateTime<Utc>)>,
-    now: DateTime<Utc>,
-    actor: &str,
-) -> Execution {
-    // A missed fire is dispatched now; an on-time one at its (jittered) instant.
-    let fire_at = schedule.dispatch_at(&job.job_id, scheduled_at).max(if missed_range.is_some() {
-        now
-    } else {
-        scheduled_at
-    });
-    Execution {
-        tenant: job.tenant.clone(),
-        job_id: job.job_id.clone(),
-        scheduled_at,
-        fire_at,
-        created_at: now,
-        status: ExecStatus::Ready,
-        attempt: 0,
-        fencing_token: 0,
-        lease_owner: None,
-        lease_until: None,
-        available_at: fire_at.timestamp_millis(),
-        def_version: job.version,
-        definition: job.definition.clone(),
-        missed_range,
-        last_error: None,
-        cancel_requested: false,
-        timeline: vec![AuditEvent {
-            at: now.timestamp_millis(),
-            actor: actor.to_string(),
-            from: None,
-            to: ExecStatus::Ready,
-            attempt: 0,
-            token: 0,
-            code: missed_range.map(|_| "misfire_batch".to_string()),
-        }],
-    }
 }

@@ -7,9 +7,10 @@
 //! fixed logical shard space mean adding scanners never remaps a job (seed 000 §4).
 
 use super::plan::CatchUpBudget;
-use super::scan::{scan_shards, ScanError, ScanOptions, ScanReport, TriggerCtx};
+use super::scan::{scan_shards, ScanError, ScanOptions, ScanReport};
 use crate::config::TickSettings;
 use crate::metrics::Emf;
+use crate::Ctx;
 use aws_sdk_lambda::primitives::Blob;
 use aws_sdk_lambda::types::InvocationType;
 use chrono::{DateTime, Utc};
@@ -71,7 +72,7 @@ pub enum TickError {
 
 /// Runs one tick at `now`.
 pub async fn run_tick(
-    ctx: &TriggerCtx,
+    ctx: &Ctx,
     lambda: Option<&aws_sdk_lambda::Client>,
     settings: &TickSettings,
     now: DateTime<Utc>,
@@ -118,11 +119,7 @@ pub async fn run_tick(
 }
 
 /// Runs one fanned-out scan request.
-pub async fn run_scan(
-    ctx: &TriggerCtx,
-    req: &ScanRequest,
-    opts: &ScanOptions,
-) -> Result<ScanReport, ScanError> {
+pub async fn run_scan(ctx: &Ctx, req: &ScanRequest, opts: &ScanOptions) -> Result<ScanReport, ScanError> {
     let now = crate::store::items::ms_to_dt(req.now_ms);
     let budget = Mutex::new(CatchUpBudget::new(req.catch_up_global, req.catch_up_per_tenant));
     let report = scan_shards(ctx, req.from..req.to.min(ctx.cfg.shards), now, &budget, opts).await?;
