@@ -23,7 +23,7 @@
 //! - [`store`]: the DynamoDB adapter and the only caller of the DynamoDB client: the item codec
 //!   (every attribute name), one expression builder, and one module per item family (jobs,
 //!   executions, slots and tenant gates, operations log, watermarks, tables) with typed outcomes.
-//! - [`queue`]: per-pool SQS queues, batched delayed sends.
+//! - [`queue`]: per-pool SQS queues (URLs cached), batched delayed sends, dead-letter copies.
 //! - [`trigger`]: the per-minute tick and shard scans (put → send → advance → watermark).
 //! - [`metrics`]: CloudWatch Embedded Metric Format lines.
 //! - [`metering`]: an SDK interceptor that counts requests and DynamoDB capacity per component.

@@ -20,7 +20,8 @@
 //! - [`error`]: [`StoreError`] (transient or permanent, classified by the SDK's error code).
 //! - [`jobs`]: job definition items and their version snapshots (create, read, the audited
 //!   change transaction, TTL of old versions), the `by_tenant` listing and batch reads, and the
-//!   trigger's `due` index reads and CAS advance. Also job validation and construction.
+//!   trigger's `due` index reads and CAS advance. (Validation and construction are the model's:
+//!   [`crate::model::Job::new`].)
 //! - [`executions`]: execution items: put-if-absent, the one read ([`executions::ExecStore::get`]),
 //!   claim / heartbeat / checkpoint / release / finish / cancel / skip / replay CAS, and the
 //!   Queries by job and by the `attention` index.
