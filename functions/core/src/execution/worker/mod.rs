@@ -26,7 +26,7 @@
 //! - `settings`: the timings derived from [`WorkerSettings`] (heartbeat period, visibility).
 //! - `admission`: early-delivery hold, the job's concurrency policy and the tenant's running
 //!   limit, before any claim.
-//! - `attempt`: [`attempt::Holds`], the one value that owns what an attempt holds besides its
+//! - `attempt`: `Holds`, the one value that owns what an attempt holds besides its
 //!   lease (tenant gate entry, job slot); every way out of an attempt ends it.
 //! - `run`: the claimed attempt: target call, heartbeats, timeout, cancellation, checkpoints.
 //! - `conclusion`: the finish write and what follows it (releases, DLQ copy, disposition).
