@@ -1,0 +1,47 @@
+//! Trigger-plane liveness: one job, tenant or shard must never hold back another's on-time
+//! fires (DESIGN §5b). Each test reproduces a defect found in review, on fixed instants.
+
+use sundial_core::keys;
+use sundial_core::model::Job;
+use sundial_core::schedule::MisfirePolicy;
+use sundial_core::store::jobs;
+use sundial_core::trigger::scan::ScanOptions;
+use sundial_tests::trigger::{at, create_job, definition, executions, scan};
+use sundial_tests::TestEnv;
+
+/// The first job id `job-{n}` whose shard is `shard` (of `shards`).
+fn job_in_shard(tenant: &str, shard: u32, shards: u32) -> String {
+    (0..10_000)
+        .map(|n| format!("job-{n}"))
+        .find(|id| keys::shard_of(tenant, id, shards) == shard)
+        .unwrap_or_else(|| panic!("no job id lands in shard {shard}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_shard_does_not_stop_the_shards_after_it() -> anyhow::Result<()> {
+    // GIVEN a job in shard 2 whose pool was removed from the deployment (its queue is gone, so
+    // every send for it fails) and a healthy job in shard 9, both firing at 12:01
+    let env = TestEnv::new("liveness-shard").await?;
+    let shards = env.cfg.shards;
+    let t0 = at("2026-11-30T12:00:05Z");
+    let mut with_ghost = env.cfg.clone();
+    with_ghost.pools.push("ghost".into());
+    let broken_id = job_in_shard("acme", 2, shards);
+    let def = definition("0 1 12 * * *", "UTC", MisfirePolicy::FireOnce).with_pool("ghost");
+    let broken = Job::new(&with_ghost, "acme", &broken_id, def, t0)?;
+    jobs::put_new_job(&env.clients.ddb, &with_ghost, &broken).await?;
+    let healthy_id = job_in_shard("acme", 9, shards);
+    create_job(&env, "acme", &healthy_id, definition("0 1 12 * * *", "UTC", MisfirePolicy::FireOnce), t0)
+        .await?;
+
+    // WHEN a tick scans every shard
+    let result = scan(&env, at("2026-11-30T12:00:10Z"), &ScanOptions::default()).await;
+
+    let _ = result;
+    // THEN the healthy job in a later shard got its 12:01 execution anyway
+    let ex = executions(&env, "acme", &healthy_id).await?;
+    let times: Vec<String> = ex.iter().map(|e| e.scheduled_at.to_rfc3339()).collect();
+    assert_eq!(times, ["2026-11-30T12:01:00+00:00"]);
+    env.cleanup().await;
+    Ok(())
+}
