@@ -155,7 +155,7 @@ export function loadResources(file: string = RESOURCES_JSON_PATH): Resources {
   const fail = (what: string): never => {
     throw new Error(`${file}: ${what}`);
   };
-  for (const m of ['scheduleLag', 'startLag', 'queueWait', 'executionsSucceeded', 'executionsFailed', 'executionsDead', 'leaseTakeovers', 'misfires']) {
+  for (const m of ['scheduleLag', 'startLag', 'queueWait', 'shardsFailed', 'executionsSucceeded', 'executionsFailed', 'executionsDead', 'leaseTakeovers', 'misfires']) {
     if (!r.metrics?.names?.[m]) fail(`metrics.names.${m} is missing`);
   }
   for (const t of ['jobs', 'executions']) {

@@ -691,6 +691,19 @@ export class SundialScheduler extends Construct {
       comparisonOperator: cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
     });
 
+    this.alarm('ShardsFailed', {
+      alarmDescription: 'Sundial: some shard scans failed (their fires wait; other shards go on). See the scan logs for the shard and error',
+      metric: new cw.Metric({
+        namespace: METRIC_NAMESPACE,
+        metricName: Metrics.shardsFailed,
+        statistic: 'Sum',
+        period: Duration.minutes(5),
+      }),
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+    });
+
     const dashboard = new cw.Dashboard(this, 'Dashboard', { defaultInterval: Duration.hours(3) });
     dashboard.addWidgets(
       new cw.GraphWidget({

@@ -345,6 +345,17 @@ describe('observability', () => {
         `${pool.name} start-lag (precision SLO) alarm`,
       );
     }
+    assert.ok(
+      alarms.some(
+        (a) =>
+          a.Properties.MetricName === 'ShardsFailed' &&
+          a.Properties.Namespace === 'Sundial' &&
+          a.Properties.Statistic === 'Sum' &&
+          a.Properties.Threshold === 1 &&
+          a.Properties.Dimensions === undefined,
+      ),
+      'failed shard scans alarm',
+    );
   });
 
   it('sends every alarm and recovery to the alarm topic', () => {

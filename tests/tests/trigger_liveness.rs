@@ -5,7 +5,7 @@ use sundial_core::keys;
 use sundial_core::model::Job;
 use sundial_core::schedule::MisfirePolicy;
 use sundial_core::store::jobs;
-use sundial_core::trigger::scan::ScanOptions;
+use sundial_core::trigger::scan::{ScanError, ScanOptions};
 use sundial_tests::trigger::{at, create_job, definition, executions, scan};
 use sundial_tests::TestEnv;
 
@@ -37,8 +37,16 @@ async fn a_failing_shard_does_not_stop_the_shards_after_it() -> anyhow::Result<(
     // WHEN a tick scans every shard
     let result = scan(&env, at("2026-11-30T12:00:10Z"), &ScanOptions::default()).await;
 
-    let _ = result;
-    // THEN the healthy job in a later shard got its 12:01 execution anyway
+    // THEN the scan reports the failed shard (so the tick's metric and alarm see it) ...
+    match &result {
+        Err(ScanError::Shards { failed, report, .. }) => {
+            assert_eq!(*failed, 1, "{result:?}");
+            assert_eq!(report.shards_failed, 1);
+            assert_eq!(report.shards, shards, "every shard was scanned");
+        }
+        other => panic!("expected the failed shard to be reported, got {other:?}"),
+    }
+    // ... AND the healthy job in a later shard got its 12:01 execution anyway
     let ex = executions(&env, "acme", &healthy_id).await?;
     let times: Vec<String> = ex.iter().map(|e| e.scheduled_at.to_rfc3339()).collect();
     assert_eq!(times, ["2026-11-30T12:01:00+00:00"]);

@@ -73,6 +73,7 @@ impl From<ScanError> for ControlError {
                 op: "dispatch",
                 message: format!("injected crash at {p:?}"),
             }),
+            ScanError::Shards { first, .. } => ControlError::from(*first),
         }
     }
 }

@@ -93,6 +93,18 @@ pub enum ScanError {
     /// An injected crash (tests only).
     #[error("injected crash at {0:?}")]
     Crash(CrashPoint),
+    /// Some shards of a range failed; every other shard was scanned (`report`). A failed shard
+    /// keeps its watermark and job positions, so its fires are late, never lost: the next tick
+    /// retries it, and the misfire policies apply if it stays broken past their thresholds.
+    #[error("{failed} shard(s) failed; first: {first}")]
+    Shards {
+        /// How many shards failed.
+        failed: u32,
+        /// The first failure (the others are logged with their shard).
+        first: Box<ScanError>,
+        /// What the scan did in the shards that worked (and `shards_failed`).
+        report: Box<ScanReport>,
+    },
 }
 
 impl ScanError {
@@ -103,6 +115,7 @@ impl ScanError {
             ScanError::Store(e) => e.is_retryable(),
             ScanError::Queue(e) => e.is_retryable(),
             ScanError::Crash(_) => true,
+            ScanError::Shards { first, .. } => first.is_retryable(),
         }
     }
 }
@@ -114,6 +127,8 @@ pub struct ScanReport {
     pub shards: u32,
     /// Shards whose watermark reached the horizon.
     pub shards_complete: u32,
+    /// Shards whose scan failed (each logged with its error; retried by the next tick).
+    pub shards_failed: u32,
     /// Buckets queried.
     pub buckets: u64,
     /// Executions this scan created.
@@ -142,6 +157,7 @@ impl ScanReport {
     pub fn merge(&mut self, o: ScanReport) {
         self.shards += o.shards;
         self.shards_complete += o.shards_complete;
+        self.shards_failed += o.shards_failed;
         self.buckets += o.buckets;
         self.created += o.created;
         self.duplicates += o.duplicates;
@@ -159,8 +175,10 @@ impl ScanReport {
     }
 }
 
-/// Scans `shards` at `now`. `clock` gives the instant each send happens (the real clock in
-/// production; tests pass the same fixed instant as `now`).
+/// Scans `shards` at `now`. Each shard is scanned on its own: one that fails (a store or queue
+/// error, a job in a removed pool, an injected crash) is logged and counted, and the scan goes
+/// on with the next, so one shard never holds back another's on-time fires. If any failed, the
+/// result is [`ScanError::Shards`], which carries the report of the rest.
 pub async fn scan_shards(
     ctx: &Ctx,
     shards: Range<u32>,
@@ -169,10 +187,26 @@ pub async fn scan_shards(
     opts: &ScanOptions,
 ) -> Result<ScanReport, ScanError> {
     let mut report = ScanReport::default();
+    let mut first: Option<ScanError> = None;
     for shard in shards {
-        report.merge(scan_shard(ctx, shard, now, budget, opts).await?);
+        match scan_shard(ctx, shard, now, budget, opts).await {
+            Ok(r) => report.merge(r),
+            Err(e) => {
+                tracing::error!(shard, error = %e, retryable = e.is_retryable(), "shard scan failed; its position is kept for the next tick");
+                report.shards += 1;
+                report.shards_failed += 1;
+                first.get_or_insert(e);
+            }
+        }
     }
-    Ok(report)
+    match first {
+        None => Ok(report),
+        Some(first) => Err(ScanError::Shards {
+            failed: report.shards_failed,
+            first: Box::new(first),
+            report: Box::new(report),
+        }),
+    }
 }
 
 async fn scan_shard(

@@ -111,7 +111,9 @@ pub async fn run_tick(
         _ => {
             let budget =
                 Mutex::new(CatchUpBudget::new(settings.catch_up_global, settings.catch_up_per_tenant));
-            let report = scan_shards(ctx, 0..shards, now, &budget, opts).await?;
+            let report = scan_shards(ctx, 0..shards, now, &budget, opts)
+                .await
+                .inspect_err(|e| emit_partial(e, now))?;
             emit_metrics(&report, now);
             Ok(TickOutcome::Scanned(report))
         }
@@ -122,9 +124,19 @@ pub async fn run_tick(
 pub async fn run_scan(ctx: &Ctx, req: &ScanRequest, opts: &ScanOptions) -> Result<ScanReport, ScanError> {
     let now = crate::store::items::ms_to_dt(req.now_ms);
     let budget = Mutex::new(CatchUpBudget::new(req.catch_up_global, req.catch_up_per_tenant));
-    let report = scan_shards(ctx, req.from..req.to.min(ctx.cfg.shards), now, &budget, opts).await?;
+    let report = scan_shards(ctx, req.from..req.to.min(ctx.cfg.shards), now, &budget, opts)
+        .await
+        .inspect_err(|e| emit_partial(e, now))?;
     emit_metrics(&report, now);
     Ok(report)
+}
+
+/// The metrics of the shards that worked, and the count of those that failed, when a scan
+/// returns [`ScanError::Shards`].
+fn emit_partial(e: &ScanError, now: DateTime<Utc>) {
+    if let ScanError::Shards { report, .. } = e {
+        emit_metrics(report, now);
+    }
 }
 
 /// EMF lines of a scan: per pool fires and lag; misfires per policy; backlog and buckets.
@@ -154,7 +166,8 @@ pub fn metric_lines(report: &ScanReport) -> Vec<Emf> {
             .count("CatchUpBacklog", report.deferred)
             .count("BucketsScanned", report.buckets)
             .count("DuplicatePutsAbsorbed", report.duplicates)
-            .count("ShardsBehind", u64::from(report.shards - report.shards_complete)),
+            .count("ShardsBehind", u64::from(report.shards - report.shards_complete))
+            .count("ShardsFailed", u64::from(report.shards_failed)),
     );
     out
 }
