@@ -5,8 +5,9 @@ use sundial_core::keys;
 use sundial_core::model::Job;
 use sundial_core::schedule::MisfirePolicy;
 use sundial_core::store::jobs;
+use sundial_core::trigger::plan::CatchUpBudget;
 use sundial_core::trigger::scan::{ScanError, ScanOptions};
-use sundial_tests::trigger::{at, create_job, definition, executions, scan};
+use sundial_tests::trigger::{at, create_job, definition, executions, scan, scan_with_budget};
 use sundial_tests::TestEnv;
 
 /// The first job id `job-{n}` whose shard is `shard` (of `shards`).
@@ -50,6 +51,52 @@ async fn a_failing_shard_does_not_stop_the_shards_after_it() -> anyhow::Result<(
     let ex = executions(&env, "acme", &healthy_id).await?;
     let times: Vec<String> = ex.iter().map(|e| e.scheduled_at.to_rfc3339()).collect();
     assert_eq!(times, ["2026-11-30T12:01:00+00:00"]);
+    env.cleanup().await;
+    Ok(())
+}
+
+/// Three job ids, two of tenant `a` and one of tenant `b`, all in the same shard.
+fn same_shard_ids(a: &str, b: &str, shards: u32) -> (String, String, String) {
+    for n in 0..10_000 {
+        let b_id = format!("b-{n}");
+        let shard = keys::shard_of(b, &b_id, shards);
+        let mut of_a =
+            (0..10_000).map(|m| format!("a-{m}")).filter(|id| keys::shard_of(a, id, shards) == shard);
+        if let (Some(a1), Some(a2)) = (of_a.next(), of_a.next()) {
+            return (a1, a2, b_id);
+        }
+    }
+    panic!("no three ids share a shard")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_tenants_catch_up_does_not_hold_back_anothers_on_time_fire() -> anyhow::Result<()> {
+    // GIVEN, in one shard, two jobs of tenant `acme` firing every two minutes with fire_all
+    // misfires, and a `skip` job of tenant `beta` due once at 12:30:30
+    let env = TestEnv::new("liveness-catchup").await?;
+    let (a1, a2, b) = same_shard_ids("acme", "beta", env.cfg.shards);
+    let t0 = at("2026-11-30T12:00:05Z");
+    let every2 = || definition("0 */2 * * * *", "UTC", MisfirePolicy::FireAll { cap: 100 });
+    create_job(&env, "acme", &a1, every2(), t0).await?;
+    create_job(&env, "acme", &a2, every2(), t0).await?;
+    create_job(&env, "beta", &b, definition("30 30 12 * * *", "UTC", MisfirePolicy::Skip), t0).await?;
+    let budget = || CatchUpBudget::new(100, 2);
+    scan_with_budget(&env, at("2026-11-30T12:00:10Z"), &ScanOptions::default(), budget()).await?;
+
+    // WHEN the next tick comes after a 30-minute outage, with a per-tenant catch-up budget of 2
+    // (acme's first job goes alone, its second must wait for a later tick)
+    let report =
+        scan_with_budget(&env, at("2026-11-30T12:30:05Z"), &ScanOptions::default(), budget()).await?;
+
+    // THEN one of acme's jobs is caught up and the other deferred ...
+    assert_eq!(report.deferred, 1, "{report:?}");
+    let caught_up = [executions(&env, "acme", &a1).await?.len(), executions(&env, "acme", &a2).await?.len()];
+    assert!(caught_up.contains(&0) && caught_up.iter().any(|n| *n > 0), "{caught_up:?}");
+    // ... AND beta's on-time 12:30:30 fire was created by this tick, not left to pass its
+    // misfire threshold behind acme's backlog (where `skip` would drop it)
+    let ex = executions(&env, "beta", &b).await?;
+    let times: Vec<String> = ex.iter().map(|e| e.scheduled_at.to_rfc3339()).collect();
+    assert_eq!(times, ["2026-11-30T12:30:30+00:00"]);
     env.cleanup().await;
     Ok(())
 }
