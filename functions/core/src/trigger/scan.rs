@@ -243,31 +243,31 @@ async fn scan_shard(
     // does not hold the watermark back.
     dispatch(ctx, group, now, opts, false, &mut report).await?;
 
+    // Every bucket of the walk is read even after one keeps a deferred job: on-time fires in
+    // later minutes (of other jobs and tenants) must not wait behind a catch-up backlog, where
+    // a `skip` job would pass its misfire threshold and lose its fire. Only the watermark
+    // stops before the first bucket that still holds a deferred job.
+    let mut held_at: Option<i64> = None;
     for minute in first..=last {
         let due = jobs::query_due(&ctx.ddb, table, &keys::due_bucket(minute, shard)).await?;
         report.buckets += 1;
         let group = plan_group(due, None, window_end, now, budget, &mut report).await;
-        if !dispatch(ctx, group, now, opts, false, &mut report).await? {
-            // Deferred jobs stay in this bucket: the watermark must not pass it.
-            if opts.crash_at == Some(CrashPoint::BeforeWatermark) {
-                return Err(ScanError::Crash(CrashPoint::BeforeWatermark));
-            }
-            if every_done && minute - 1 > wm {
-                watermarks::advance(&ctx.ddb, table, shard, minute - 1).await?;
-            }
-            return Ok(report);
+        if !dispatch(ctx, group, now, opts, false, &mut report).await? && held_at.is_none() {
+            held_at = Some(minute);
         }
     }
     if opts.crash_at == Some(CrashPoint::BeforeWatermark) {
         return Err(ScanError::Crash(CrashPoint::BeforeWatermark));
     }
-    // Deferred every-minute jobs keep the watermark, so their window is recomputed next tick.
+    // Deferred every-minute jobs keep the watermark, so their window is recomputed next tick;
+    // deferred bucket jobs keep it before their bucket.
+    let through = held_at.map_or(last, |m| m - 1);
     if every_done {
-        if last >= target {
+        if held_at.is_none() && last >= target {
             report.shards_complete += 1;
         }
-        if last > wm {
-            watermarks::advance(&ctx.ddb, table, shard, last).await?;
+        if through > wm {
+            watermarks::advance(&ctx.ddb, table, shard, through).await?;
         }
     }
     Ok(report)
