@@ -268,3 +268,70 @@ async fn a_worker_whose_clock_runs_fast_does_not_take_over_a_live_lease() -> any
     env.cleanup().await;
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_whose_clock_runs_slow_writes_leases_that_hold_by_the_services_clock() -> anyhow::Result<()>
+{
+    // GIVEN two due executions of a tenant limited to one running execution, a webhook that
+    // holds the first request it gets, and worker S whose clock reads 30 s behind the service's
+    // (the emulator's `Date` header) while worker G's is right
+    let env = TestEnv::new("clock-slow").await?;
+    let release = Arc::new(tokio::sync::Notify::new());
+    let hook = fixtures::WebhookServer::start(vec![fixtures::Reply::Hold(release.clone())]).await?;
+    let now = Utc::now();
+    // Due 40 s ago, so due by S's clock too: a slow clock would otherwise just wait for the fire.
+    let due = now - CDuration::seconds(40);
+    let e1 = fixtures::ready_execution("acme", "first", fixtures::http_definition(&hook.url("/1")), due, now);
+    let e2 =
+        fixtures::ready_execution("acme", "second", fixtures::http_definition(&hook.url("/2")), due, now);
+    let (k1, k2) = (fixtures::put_execution(&env, &e1).await?, fixtures::put_execution(&env, &e2).await?);
+    let limited = |id: &str| -> anyhow::Result<_> {
+        let mut s = fixtures::settings(id);
+        // A 10 s lease: far shorter than S's 30 s error, far longer than the test's steps.
+        s.lease_ms = 10_000;
+        s.tenant_limits =
+            sundial_core::execution::policy::TenantLimits::parse("acme=1").map_err(anyhow::Error::msg)?;
+        Ok(s)
+    };
+    let slow = Arc::new(ManualClock::new(Utc::now() - CDuration::seconds(30)));
+    let (s, _) = fixtures::worker_with_clock(&env, limited("S")?, Handlers::new(), slow)?;
+    let (g, _) = fixtures::worker_with(&env, limited("G")?, Handlers::new())?;
+    let body = |e| serde_json::to_string(&fixtures::message_of(e, now));
+    let (b1, b2) = (body(&e1)?, body(&e2)?);
+    let no_stop = tokio_util::sync::CancellationToken::new();
+
+    // WHEN S claims the first and is running it (the webhook holds the call)
+    let s_run = {
+        let (s, b1, stop) = (s.clone(), b1.clone(), no_stop.clone());
+        tokio::spawn(async move {
+            s.handle("default", &b1, &sundial_core::execution::worker::NoExtend, &stop).await
+        })
+    };
+    hook.wait_requests(1, std::time::Duration::from_secs(30)).await?;
+    let lease_end = fixtures::snapshot(&env, &k1).await?.exec.lease_until;
+    // AND G gets a duplicate delivery of the first, and the second's message
+    let dup = g.handle("default", &b1, &sundial_core::execution::worker::NoExtend, &no_stop).await;
+    let other = g.handle("default", &b2, &sundial_core::execution::worker::NoExtend, &no_stop).await;
+
+    // THEN S's lease and tenant gate entry are live by the service's clock: G neither took the
+    // first over (the effect would run twice) nor started the second (the tenant limit is one)
+    assert!(
+        matches!(dup, sundial_core::execution::worker::Disposition::RetryAfter(_)),
+        "{dup:?}: S's lease ended at {lease_end:?}, the service's clock says about {}",
+        Utc::now().timestamp_millis()
+    );
+    assert!(matches!(other, sundial_core::execution::worker::Disposition::RetryAfter(_)), "{other:?}");
+    assert_eq!(hook.received().len(), 1, "the webhook was called again while S ran");
+    let s1 = fixtures::snapshot(&env, &k1).await?;
+    assert_eq!(
+        (s1.exec.status, s1.exec.fencing_token, s1.exec.lease_owner.as_deref()),
+        (ExecStatus::Running, 1, Some("S"))
+    );
+    assert_eq!(fixtures::snapshot(&env, &k2).await?.exec.status, ExecStatus::Ready);
+    // AND S, released, finishes its run
+    release.notify_waiters();
+    assert_eq!(s_run.await?, sundial_core::execution::worker::Disposition::Delete);
+    assert_eq!(fixtures::snapshot(&env, &k1).await?.exec.status, ExecStatus::Succeeded);
+    env.cleanup().await;
+    Ok(())
+}

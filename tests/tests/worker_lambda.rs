@@ -5,8 +5,9 @@ use aws_sdk_lambda::primitives::Blob;
 use chrono::{Duration as CDuration, Utc};
 use std::collections::BTreeSet;
 use std::time::Duration;
-use sundial_core::execution::target::in_process::Handlers;
-use sundial_core::model::ExecStatus;
+use sundial_core::execution::retry::RunError;
+use sundial_core::execution::target::in_process::{BoxFuture, Handler, HandlerContext, Handlers};
+use sundial_core::model::{ExecStatus, Target};
 use sundial_tests::fixtures::{self, Reply, WebhookServer};
 use sundial_tests::lambda_watch::LambdaWatch;
 use sundial_tests::TestEnv;
@@ -204,6 +205,51 @@ async fn lambda_targets_succeed_retry_and_fail_by_error_type() -> anyhow::Result
         .map(|a| a.code.clone())
         .collect();
     assert_eq!(retry_codes, vec![Some("Transient".to_string()), Some("Transient".to_string())]);
+    env.cleanup().await;
+    Ok(())
+}
+
+/// An in-process handler that panics (a bug in job code, an `unwrap` on bad input).
+struct Panics;
+
+impl Handler for Panics {
+    fn run(&self, _ctx: HandlerContext) -> BoxFuture<'_, Result<(), RunError>> {
+        Box::pin(async { panic!("a bug in the job's handler") })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_record_whose_handling_panics_is_kept_not_deleted() -> anyhow::Result<()> {
+    // GIVEN two due executions in one batch: one whose in-process handler panics, one whose
+    // webhook succeeds
+    let env = TestEnv::new("lambda-panic").await?;
+    let ok = WebhookServer::start(vec![]).await?;
+    let now = Utc::now();
+    let boom = fixtures::definition(Target::InProcess { handler: "boom".into() });
+    let k_boom = fixtures::create_ready(&env, "acme", "boom", boom, now).await?;
+    let k_ok =
+        fixtures::create_ready(&env, "acme", "fine", fixtures::http_definition(&ok.url("/run")), now).await?;
+    let msgs = fixtures::receive_n(&env, "default", 2, 30, Duration::from_secs(10)).await?;
+    let event = fixtures::sqs_event(&env, "default", &msgs)?;
+    let id_of = |job: &str| {
+        msgs.iter()
+            .find(|m| m.body.as_deref().unwrap_or_default().contains(&format!("\"j\":\"{job}\"")))
+            .and_then(|m| m.message_id.clone())
+            .unwrap_or_default()
+    };
+
+    // WHEN the Lambda handler runs the batch
+    let handlers = Handlers::new().with("boom", Panics);
+    let (worker, _) = fixtures::worker_with(&env, fixtures::settings("lambda-panic"), handlers)?;
+    let resp = sundial_worker::lambda::handle_event(&worker, event, &CancellationToken::new()).await;
+
+    // THEN the panicking record is reported as a failure, so the event source mapping keeps its
+    // message and the execution (left RUNNING under a lease) is taken over once the lease ends;
+    // the other record still succeeds and is deleted
+    let kept: BTreeSet<String> = resp.batch_item_failures.iter().map(|f| f.item_identifier.clone()).collect();
+    assert_eq!(kept, BTreeSet::from([id_of("boom")]));
+    assert_eq!(fixtures::snapshot(&env, &k_boom).await?.exec.status, ExecStatus::Running);
+    assert_eq!(fixtures::snapshot(&env, &k_ok).await?.exec.status, ExecStatus::Succeeded);
     env.cleanup().await;
     Ok(())
 }

@@ -4,10 +4,12 @@
 use chrono::{Duration as CDuration, Utc};
 use std::sync::Arc;
 use std::time::Duration;
+use sundial_core::execution::policy::TenantGate;
 use sundial_core::execution::retry::RunError;
 use sundial_core::execution::target::in_process::{BoxFuture, Handler, HandlerContext, Handlers};
 use sundial_core::model::{ConcurrencyPolicy, ExecStatus, JobDefinition, Target};
 use sundial_core::store::executions::{CancelOutcome, ExecKey};
+use sundial_core::store::slots;
 use sundial_tests::fixtures::{self, Reply, WebhookServer};
 use sundial_tests::TestEnv;
 use tokio::sync::Notify;
@@ -327,6 +329,70 @@ async fn cancelling_a_running_execution_is_seen_at_the_next_safe_point() -> anyh
         Some((Some(ExecStatus::Running), "worker:cancel-run"))
     );
     assert_eq!(metrics.records().iter().filter(|m| m.outcome == Some(ExecStatus::Canceled)).count(), 1);
+    env.cleanup().await;
+    Ok(())
+}
+
+/// Two instants far from now: the tenant gate judges liveness only by the `now_ms` it is given.
+const T0: i64 = 1_800_000_000_000;
+const MARGIN: i64 = 200;
+
+fn gate_key(tenant: &str, job: &str) -> ExecKey {
+    ExecKey { tenant: tenant.into(), job_id: job.into(), scheduled_ms: T0 }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_acquire_racing_a_heartbeat_cannot_undo_its_extension() -> anyhow::Result<()> {
+    // GIVEN a tenant limited to two running executions, and X running with a lease to T0 + 1 s
+    let env = TestEnv::new("gate-extend").await?;
+    let gate = TenantGate::new(env.clients.ddb.clone(), env.cfg.executions_table.clone());
+    let (ddb, table) = (&env.clients.ddb, env.cfg.executions_table.as_str());
+    let (x, y, z) = (gate_key("acme", "x"), gate_key("acme", "y"), gate_key("acme", "z"));
+    assert_eq!(gate.acquire(&x, 2, T0 + 1_000, MARGIN, T0).await?, None);
+
+    // WHEN Y's acquire reads the gate, X's heartbeat then extends X's entry to T0 + 10 s, and
+    // Y's acquire writes back what it read plus itself (retrying on a conflict, as acquire does)
+    let read = slots::get_running(ddb, table, "acme").await?;
+    gate.extend(&x, T0 + 10_000).await?;
+    let mut with_y = read.leases.clone();
+    with_y.insert(y.id(), T0 + 10_000);
+    if !slots::put_running(ddb, table, "acme", &with_y, read.version).await? {
+        assert_eq!(gate.acquire(&y, 2, T0 + 10_000, MARGIN, T0).await?, None);
+    }
+
+    // THEN X's entry keeps its extension
+    let after = slots::get_running(ddb, table, "acme").await?;
+    assert_eq!(after.leases.get(&x.id()), Some(&(T0 + 10_000)), "{after:?}");
+    // AND at T0 + 1.5 s, with X and Y both running, Z is refused: the limit is two
+    let z_at = T0 + 1_500;
+    assert!(gate.acquire(&z, 2, z_at + 1_000, MARGIN, z_at).await?.is_some(), "Z joined a full gate");
+    env.cleanup().await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_acquire_racing_a_release_cannot_bring_the_released_entry_back() -> anyhow::Result<()> {
+    // GIVEN a tenant limited to two running executions, and X running
+    let env = TestEnv::new("gate-release").await?;
+    let gate = TenantGate::new(env.clients.ddb.clone(), env.cfg.executions_table.clone());
+    let (ddb, table) = (&env.clients.ddb, env.cfg.executions_table.as_str());
+    let (x, y, z) = (gate_key("acme", "x"), gate_key("acme", "y"), gate_key("acme", "z"));
+    assert_eq!(gate.acquire(&x, 2, T0 + 10_000, MARGIN, T0).await?, None);
+
+    // WHEN Y's acquire reads the gate, X finishes and releases its entry, and Y's acquire writes
+    // back what it read plus itself (retrying on a conflict, as acquire does)
+    let read = slots::get_running(ddb, table, "acme").await?;
+    gate.release(&x).await?;
+    let mut with_y = read.leases.clone();
+    with_y.insert(y.id(), T0 + 10_000);
+    if !slots::put_running(ddb, table, "acme", &with_y, read.version).await? {
+        assert_eq!(gate.acquire(&y, 2, T0 + 10_000, MARGIN, T0).await?, None);
+    }
+
+    // THEN X's entry stays released, and Z may join Y
+    let after = slots::get_running(ddb, table, "acme").await?;
+    assert!(!after.leases.contains_key(&x.id()), "X's released entry came back: {after:?}");
+    assert_eq!(gate.acquire(&z, 2, T0 + 10_000, MARGIN, T0).await?, None, "Z was kept out by X's ghost");
     env.cleanup().await;
     Ok(())
 }

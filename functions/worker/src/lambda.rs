@@ -11,25 +11,34 @@
 //! released (lease end set to zero) and their messages made visible again at once.
 
 use aws_lambda_events::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 use sundial_core::execution::worker::{Disposition, NoExtend, Worker};
-use tokio::task::JoinSet;
+use tokio::task::{self, JoinSet};
 use tokio_util::sync::CancellationToken;
 
 /// How long before the invocation deadline running work is released.
 pub const DEADLINE_MARGIN: Duration = Duration::from_secs(3);
 
 /// Handles one SQS event. `stop` fires when the batch must wind down (deadline).
+///
+/// A record whose task panics (a bug in an in-process handler, say) is reported as a failure:
+/// its message id is kept outside the task, keyed by the task's id, because a panicking task
+/// returns nothing. Reported as a success, its message would be deleted and its execution,
+/// RUNNING under a lease nobody renews, would never be delivered again; kept, the message comes
+/// back after its visibility timeout and the next worker takes the expired lease over.
 pub async fn handle_event(
     worker: &Arc<Worker>,
     event: SqsEvent,
     stop: &CancellationToken,
 ) -> SqsBatchResponse {
     let mut set = JoinSet::new();
+    let mut message_ids: HashMap<task::Id, String> = HashMap::new();
     for rec in event.records {
         let (w, stop) = (worker.clone(), stop.clone());
-        set.spawn(async move {
+        let message_id = rec.message_id.clone().unwrap_or_default();
+        let task = set.spawn(async move {
             let pool = rec
                 .event_source_arn
                 .as_deref()
@@ -37,7 +46,7 @@ pub async fn handle_event(
                 .unwrap_or_else(|| w.settings().pool.clone());
             let body = rec.body.unwrap_or_default();
             let d = w.handle(&pool, &body, &NoExtend, &stop).await;
-            let kept = match d {
+            match d {
                 Disposition::Delete => false,
                 Disposition::Leave => true,
                 Disposition::RetryAfter(secs) => {
@@ -46,20 +55,27 @@ pub async fn handle_event(
                     }
                     true
                 }
-            };
-            (rec.message_id.unwrap_or_default(), kept)
+            }
         });
+        message_ids.insert(task.id(), message_id);
     }
     let mut resp = SqsBatchResponse::default();
-    while let Some(r) = set.join_next().await {
-        match r {
-            Ok((id, true)) => {
-                let mut f = BatchItemFailure::default();
-                f.item_identifier = id;
-                resp.batch_item_failures.push(f);
+    while let Some(r) = set.join_next_with_id().await {
+        let (id, kept) = match r {
+            Ok((id, kept)) => (id, kept),
+            Err(e) => {
+                tracing::error!(
+                    message_id = message_ids.get(&e.id()).map(String::as_str).unwrap_or_default(),
+                    error = %e,
+                    "record task failed; its message is kept and returns after its visibility timeout"
+                );
+                (e.id(), true)
             }
-            Ok((_, false)) => {}
-            Err(e) => tracing::error!(error = %e, "record task failed"),
+        };
+        if kept {
+            let mut f = BatchItemFailure::default();
+            f.item_identifier = message_ids.remove(&id).unwrap_or_default();
+            resp.batch_item_failures.push(f);
         }
     }
     resp

@@ -13,6 +13,12 @@
 //!    service's clock, 1 s resolution). A worker whose clock is provably off by more than the
 //!    allowed skew stops taking over leases ([`SkewGuard::trusted`]) and reports it, rather than
 //!    let its clock decide another worker's lease.
+//! 4. Every instant the worker writes or judges (lease ends, tenant gate entries, availability)
+//!    is read from a [`ServiceClock`]: the local clock moved into the offset bounds of the latest
+//!    `Date` header when it is provably outside them. Without it a worker 30 s slow writes leases
+//!    that ended 28 s ago, and the first duplicate delivery takes its execution over at once
+//!    while it still runs. What remains after the correction (under a second, the header's
+//!    resolution) is what `skew_margin` covers.
 
 use aws_smithy_runtime_api::box_error::BoxError;
 use aws_smithy_runtime_api::client::interceptors::context::{
@@ -70,6 +76,17 @@ impl OffsetBounds {
     pub fn exceeds(&self, max_skew_ms: i64) -> bool {
         self.low > max_skew_ms || self.high < -max_skew_ms
     }
+
+    /// What to add to the local clock to read the service's: nothing when the local clock is
+    /// consistent with the exchange (a correct clock is left alone, not moved by the header's
+    /// rounding), else the middle of the bounds (off by at most half their width, about 0.5 s).
+    pub fn correction_ms(&self) -> i64 {
+        if self.low <= 0 && 0 <= self.high {
+            0
+        } else {
+            self.low + (self.high - self.low) / 2
+        }
+    }
 }
 
 /// Tracks the latest clock comparison with the service.
@@ -101,6 +118,34 @@ impl SkewGuard {
     /// counts as trusted: the first claim's own response is the first observation.
     pub fn trusted(&self) -> bool {
         !self.last().is_some_and(|b| b.exceeds(self.max_skew_ms))
+    }
+
+    /// What to add to the local clock to read the service's, from the latest comparison (0 while
+    /// there is none).
+    pub fn correction_ms(&self) -> i64 {
+        self.last().map_or(0, |b| b.correction_ms())
+    }
+}
+
+/// The service's time as this worker knows it: a local clock plus the correction its
+/// [`SkewGuard`] measured. The worker reads every instant it writes or compares from it; the
+/// probe that feeds the guard reads the local clock, so the correction never feeds on itself.
+#[derive(Debug, Clone)]
+pub struct ServiceClock {
+    local: Arc<dyn Clock>,
+    guard: Arc<SkewGuard>,
+}
+
+impl ServiceClock {
+    /// `local`, corrected by what `guard` observes.
+    pub fn new(local: Arc<dyn Clock>, guard: Arc<SkewGuard>) -> Self {
+        ServiceClock { local, guard }
+    }
+}
+
+impl Clock for ServiceClock {
+    fn now(&self) -> DateTime<Utc> {
+        self.local.now() + chrono::Duration::milliseconds(self.guard.correction_ms())
     }
 }
 
@@ -192,6 +237,30 @@ mod tests {
         assert!(!g.trusted());
         g.observe(b);
         assert!(g.trusted());
+    }
+
+    #[test]
+    fn a_skewed_clock_is_corrected_into_the_bounds_and_a_right_one_is_left_alone() {
+        // GIVEN a local clock reading 10.000 s at the exchange
+        #[derive(Debug)]
+        struct At(i64);
+        impl Clock for At {
+            fn now(&self) -> DateTime<Utc> {
+                DateTime::from_timestamp_millis(self.0).unwrap_or_default()
+            }
+        }
+        let guard = Arc::new(SkewGuard::new(1_000));
+        let clock = ServiceClock::new(Arc::new(At(10_000)), guard.clone());
+        assert_eq!(clock.now_ms(), 10_000, "nothing observed: the local clock");
+        // WHEN the service's Date says 10 s (consistent): no correction
+        guard.observe(OffsetBounds::from_exchange(10_000, 10_050, 10));
+        assert_eq!(clock.now_ms(), 10_000);
+        // WHEN it says 40 s (the local clock runs 30 s slow): read as ~40.5 s, inside [39.95, 40.999]
+        guard.observe(OffsetBounds::from_exchange(10_000, 10_050, 40));
+        assert_eq!(clock.now_ms(), 40_474);
+        // WHEN it says 5 s (5 s fast): read inside [4.95, 5.999]
+        guard.observe(OffsetBounds::from_exchange(10_000, 10_050, 5));
+        assert_eq!(clock.now_ms(), 5_474);
     }
 
     #[test]

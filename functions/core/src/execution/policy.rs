@@ -15,8 +15,9 @@
 //!
 //! **Per tenant**: with a limit configured, a tenant's running gate maps each running execution
 //! to its lease end; a claim joins it only while fewer than `limit`
-//! entries are live, by CAS on a version. Entries carry leases (extended by heartbeats), so a
-//! crashed worker's entry lapses instead of leaking a slot forever.
+//! entries are live, by CAS on a version; heartbeats and finishes change their own entry and bump
+//! that version, so a racing join cannot undo them. Entries carry leases (extended by
+//! heartbeats), so a crashed worker's entry lapses instead of leaking a slot forever.
 //!
 //! Both items live in the executions table; [`crate::store::slots`] reads and writes them, and
 //! their keys are in [`crate::keys`]. This module decides.

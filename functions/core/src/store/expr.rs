@@ -113,6 +113,13 @@ impl Expr {
         self
     }
 
+    /// `SET a = a + by` (the attribute must exist).
+    pub fn increment(&mut self, a: &str, by: i64) -> &mut Self {
+        let (n, v) = (self.name(a), self.val(AttributeValue::N(by.to_string())));
+        self.set.push(format!("{n} = {n} + {v}"));
+        self
+    }
+
     /// `REMOVE a`.
     pub fn remove(&mut self, a: &str) -> &mut Self {
         let n = self.name(a);
@@ -326,6 +333,16 @@ mod tests {
         let mut only_remove = Expr::new();
         only_remove.remove(attr::NEXT);
         assert_eq!(only_remove.update_text().as_deref(), Some("REMOVE #next"));
+    }
+
+    #[test]
+    fn a_gate_entry_write_bumps_the_version_in_the_same_update() {
+        let mut e = Expr::new();
+        e.remove_entry(attr::RUNNING, "job-1@1700000000000")
+            .increment(attr::GATE_VERSION, 1)
+            .cond_entry_exists(attr::RUNNING, "job-1@1700000000000");
+        let ver = format!("#{}", attr::GATE_VERSION);
+        assert_eq!(e.update_text(), Some(format!("SET {ver} = {ver} + :v0 REMOVE #hs.#k0")));
     }
 
     #[test]

@@ -6,7 +6,9 @@
 //!   execution holding it (its scheduled ms) and the latest execution that released it.
 //! - A tenant's **running gate** (`pk` = [`keys::tenant_running_pk`], `sk` =
 //!   [`keys::TENANT_RUNNING_SK`]) maps each running execution id to its lease end, with a
-//!   version that every rewrite of the whole map checks.
+//!   version that every rewrite of the whole map checks and every write (rewrite, extend,
+//!   release) bumps. Extend and release change one entry and bump the version in one update, so
+//!   they need no condition on it: an acquire that read before them fails its check instead.
 
 use super::error::{is_condition_failed, StoreError};
 use super::executions::ExecKey;
@@ -178,7 +180,10 @@ pub async fn put_running(
     }
 }
 
-/// Moves the lease end of `key`'s entry in its tenant's running set (if it is still there).
+/// Moves the lease end of `key`'s entry in its tenant's running set (if it is still there), and
+/// bumps the version in the same update: an acquire that read the set before this write then
+/// fails its compare-and-set and reads again, instead of writing back the old lease end (which
+/// would make a running execution look gone and let the tenant exceed its limit).
 pub async fn extend_running(
     ddb: &aws_sdk_dynamodb::Client,
     table: &str,
@@ -187,11 +192,14 @@ pub async fn extend_running(
 ) -> Result<(), StoreError> {
     let id = key.id();
     let mut e = Expr::new();
-    e.set_entry(attr::RUNNING, &id, n(lease_until)).cond_entry_exists(attr::RUNNING, &id);
+    e.set_entry(attr::RUNNING, &id, n(lease_until))
+        .increment(attr::GATE_VERSION, 1)
+        .cond_entry_exists(attr::RUNNING, &id);
     update_entry(ddb, table, key, e, "UpdateItem(tenant extend)").await
 }
 
-/// Removes `key`'s entry from its tenant's running set (if it is still there).
+/// Removes `key`'s entry from its tenant's running set (if it is still there), bumping the
+/// version for the same reason as [`extend_running`]: a racing acquire must not bring it back.
 pub async fn remove_running(
     ddb: &aws_sdk_dynamodb::Client,
     table: &str,
@@ -199,7 +207,7 @@ pub async fn remove_running(
 ) -> Result<(), StoreError> {
     let id = key.id();
     let mut e = Expr::new();
-    e.remove_entry(attr::RUNNING, &id).cond_entry_exists(attr::RUNNING, &id);
+    e.remove_entry(attr::RUNNING, &id).increment(attr::GATE_VERSION, 1).cond_entry_exists(attr::RUNNING, &id);
     update_entry(ddb, table, key, e, "UpdateItem(tenant release)").await
 }
 

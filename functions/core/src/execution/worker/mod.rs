@@ -38,7 +38,7 @@ mod run;
 mod settings;
 
 use super::claim::LeaseTerms;
-use super::clock::{with_skew_probe, Clock, SkewGuard};
+use super::clock::{with_skew_probe, Clock, ServiceClock, SkewGuard};
 use super::metrics::{ExecMetrics, MetricsSink};
 use super::policy::{JobSlots, TenantGate};
 use super::target::http::HttpTarget;
@@ -145,7 +145,11 @@ impl Worker {
         metrics: Arc<dyn MetricsSink>,
     ) -> std::io::Result<Self> {
         let skew = Arc::new(SkewGuard::new(settings.max_skew_ms));
+        // The probe compares the local clock with the service's; everything else reads the
+        // service's time (leases, gate entries, availability), so a skewed host neither writes
+        // leases that are already over nor judges others' by its own error.
         let ddb = with_skew_probe(&clients.ddb, skew.clone(), clock.clone());
+        let clock: Arc<dyn Clock> = Arc::new(ServiceClock::new(clock, skew.clone()));
         let store = ExecStore::new(ddb.clone(), cfg.executions_table.clone());
         Ok(Worker {
             slots: JobSlots::new(store.clone()),
@@ -187,7 +191,8 @@ impl Worker {
         self.queues.client()
     }
 
-    /// The worker's clock.
+    /// The worker's clock: the local clock it was built with, corrected to the service's time
+    /// (see [`ServiceClock`]).
     pub fn clock(&self) -> &Arc<dyn Clock> {
         &self.clock
     }
