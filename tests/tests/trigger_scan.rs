@@ -92,6 +92,11 @@ async fn a_ten_second_job_gets_six_executions_a_minute_each_delayed_to_its_secon
     // GIVEN a job firing every 10 seconds, created at 10:00:00.5 (real wall clock: SQS delays
     // are real), anchored at the previous minute
     let env = TestEnv::new("every10").await?;
+    // Start half a second past a 10-second boundary, so the nearest future fire is 9.5 s away:
+    // SQS delays run on the real clock, and a message whose delay ended while the test was
+    // still scanning (a busy machine) would be counted visible instead of delayed.
+    let phase = chrono::Utc::now().timestamp_millis().rem_euclid(10_000);
+    tokio::time::sleep(std::time::Duration::from_millis((10_500 - phase).rem_euclid(10_000) as u64)).await;
     let now = chrono::Utc::now();
     let minute = sundial_core::keys::minute_start(sundial_core::keys::minute_of(now));
     let mut def = definition("rate(10 seconds)", "UTC", MisfirePolicy::Skip);

@@ -42,6 +42,54 @@ pub mod watermarks;
 
 pub use error::StoreError;
 
+use error::is_condition_failed;
+use expr::{Expr, WithExpr};
+use items::{attr, Item};
+
+/// Reads one item by its key, strongly consistent (`None`: no such item). The small items the
+/// compare-and-set protocols read before they write (slots, tenant gates, watermarks) use this.
+async fn get_consistent(
+    ddb: &aws_sdk_dynamodb::Client,
+    table: &str,
+    (pk, sk): (String, &str),
+    op: &'static str,
+) -> Result<Option<Item>, StoreError> {
+    let out = ddb
+        .get_item()
+        .table_name(table)
+        .key(attr::PK, aws_sdk_dynamodb::types::AttributeValue::S(pk))
+        .key(attr::SK, aws_sdk_dynamodb::types::AttributeValue::S(sk.to_string()))
+        .consistent_read(true)
+        .send()
+        .await
+        .map_err(|e| StoreError::from_sdk(op, e))?;
+    Ok(out.item)
+}
+
+/// A conditional `UpdateItem` of one item: `Ok(true)` when written, `Ok(false)` when its
+/// condition failed (someone else got there first: an outcome, not an error).
+async fn update_if(
+    ddb: &aws_sdk_dynamodb::Client,
+    table: &str,
+    (pk, sk): (String, &str),
+    e: Expr,
+    op: &'static str,
+) -> Result<bool, StoreError> {
+    let res = ddb
+        .update_item()
+        .table_name(table)
+        .key(attr::PK, aws_sdk_dynamodb::types::AttributeValue::S(pk))
+        .key(attr::SK, aws_sdk_dynamodb::types::AttributeValue::S(sk.to_string()))
+        .expr(e)
+        .send()
+        .await;
+    match res {
+        Ok(_) => Ok(true),
+        Err(e) if is_condition_failed(&e) => Ok(false),
+        Err(e) => Err(StoreError::from_sdk(op, e)),
+    }
+}
+
 /// One page of a Query: the items, and where the next page starts when more may follow.
 #[derive(Debug, Clone, PartialEq)]
 pub struct QueryPage<T, C> {

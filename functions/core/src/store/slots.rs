@@ -14,6 +14,7 @@ use super::error::{is_condition_failed, StoreError};
 use super::executions::ExecKey;
 use super::expr::{Cmp, Expr, WithExpr};
 use super::items::{self, attr, n};
+use super::{get_consistent, update_if};
 use crate::keys;
 use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnValuesOnConditionCheckFailure};
@@ -56,16 +57,8 @@ pub async fn get_slot(
     table: &str,
     key: &ExecKey,
 ) -> Result<Slot, StoreError> {
-    let out = ddb
-        .get_item()
-        .table_name(table)
-        .key(attr::PK, s(key.pk()))
-        .key(attr::SK, s(keys::JOB_SLOT_SK))
-        .consistent_read(true)
-        .send()
-        .await
-        .map_err(|e| StoreError::from_sdk("GetItem(slot)", e))?;
-    Ok(items::slot_from_item(&out.item.unwrap_or_default()))
+    let item = get_consistent(ddb, table, (key.pk(), keys::JOB_SLOT_SK), "GetItem(slot)").await?;
+    Ok(items::slot_from_item(&item.unwrap_or_default()))
 }
 
 /// Makes `me` (a scheduled ms) the holder of `key`'s job slot if it is free, already `me`, or
@@ -116,19 +109,9 @@ pub async fn release_slot(
     e.set(attr::SLOT_RELEASED, n(key.scheduled_ms))
         .remove(attr::SLOT_HOLDER)
         .cond_eq(attr::SLOT_HOLDER, n(key.scheduled_ms));
-    let res = ddb
-        .update_item()
-        .table_name(table)
-        .key(attr::PK, s(key.pk()))
-        .key(attr::SK, s(keys::JOB_SLOT_SK))
-        .expr(e)
-        .send()
-        .await;
-    match res {
-        Ok(_) => Ok(()),
-        Err(e) if is_condition_failed(&e) => Ok(()),
-        Err(e) => Err(StoreError::from_sdk("UpdateItem(slot release)", e)),
-    }
+    // Not the holder (any more): nothing to release.
+    update_if(ddb, table, (key.pk(), keys::JOB_SLOT_SK), e, "UpdateItem(slot release)").await?;
+    Ok(())
 }
 
 /// Reads a tenant's running gate (consistent).
@@ -137,16 +120,9 @@ pub async fn get_running(
     table: &str,
     tenant: &str,
 ) -> Result<RunningSet, StoreError> {
-    let out = ddb
-        .get_item()
-        .table_name(table)
-        .key(attr::PK, s(keys::tenant_running_pk(tenant)))
-        .key(attr::SK, s(keys::TENANT_RUNNING_SK))
-        .consistent_read(true)
-        .send()
-        .await
-        .map_err(|e| StoreError::from_sdk("GetItem(tenant)", e))?;
-    Ok(items::running_from_item(&out.item.unwrap_or_default()))
+    let gate = (keys::tenant_running_pk(tenant), keys::TENANT_RUNNING_SK);
+    let item = get_consistent(ddb, table, gate, "GetItem(tenant)").await?;
+    Ok(items::running_from_item(&item.unwrap_or_default()))
 }
 
 /// Replaces a tenant's running set with `leases` if its version is still `version` (`None`:
@@ -165,19 +141,8 @@ pub async fn put_running(
         None => e.cond_not_exists(attr::GATE_VERSION),
         Some(v) => e.cond_eq(attr::GATE_VERSION, n(v)),
     };
-    let res = ddb
-        .update_item()
-        .table_name(table)
-        .key(attr::PK, s(keys::tenant_running_pk(tenant)))
-        .key(attr::SK, s(keys::TENANT_RUNNING_SK))
-        .expr(e)
-        .send()
-        .await;
-    match res {
-        Ok(_) => Ok(true),
-        Err(e) if is_condition_failed(&e) => Ok(false),
-        Err(e) => Err(StoreError::from_sdk("UpdateItem(tenant)", e)),
-    }
+    update_if(ddb, table, (keys::tenant_running_pk(tenant), keys::TENANT_RUNNING_SK), e, "UpdateItem(tenant)")
+        .await
 }
 
 /// Moves the lease end of `key`'s entry in its tenant's running set (if it is still there), and
@@ -218,17 +183,7 @@ async fn update_entry(
     e: Expr,
     op: &'static str,
 ) -> Result<(), StoreError> {
-    let res = ddb
-        .update_item()
-        .table_name(table)
-        .key(attr::PK, s(keys::tenant_running_pk(&key.tenant)))
-        .key(attr::SK, s(keys::TENANT_RUNNING_SK))
-        .expr(e)
-        .send()
-        .await;
-    match res {
-        Ok(_) => Ok(()),
-        Err(e) if is_condition_failed(&e) => Ok(()),
-        Err(e) => Err(StoreError::from_sdk(op, e)),
-    }
+    // No entry (released already, or lapsed and dropped by an acquire): nothing to change.
+    update_if(ddb, table, (keys::tenant_running_pk(&key.tenant), keys::TENANT_RUNNING_SK), e, op).await?;
+    Ok(())
 }
