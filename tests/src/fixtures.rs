@@ -619,3 +619,11 @@ pub async fn spawn_worker_ecs(env: &TestEnv, extra: &[(&str, &str)]) -> Result<t
         .context("starting worker-ecs")?;
     Ok(child)
 }
+
+/// The SQS message id of the message (among `msgs`) for job `job_id`, or "" if none is there.
+pub fn message_id_of(msgs: &[aws_sdk_sqs::types::Message], job_id: &str) -> String {
+    msgs.iter()
+        .find(|m| m.body.as_deref().unwrap_or_default().contains(&format!("\"j\":\"{job_id}\"")))
+        .and_then(|m| m.message_id.clone())
+        .unwrap_or_default()
+}

@@ -37,12 +37,7 @@ async fn a_batch_keeps_only_the_messages_that_must_come_back() -> anyhow::Result
     fixtures::enqueue(&env, &later, 0).await?; // delivered early on purpose
     let msgs = fixtures::receive_n(&env, "default", 3, 30, Duration::from_secs(10)).await?;
     let event = fixtures::sqs_event(&env, "default", &msgs)?;
-    let id_of = |job: &str| {
-        msgs.iter()
-            .find(|m| m.body.as_deref().unwrap_or_default().contains(&format!("\"j\":\"{job}\"")))
-            .and_then(|m| m.message_id.clone())
-            .unwrap_or_default()
-    };
+    let id_of = |job: &str| fixtures::message_id_of(&msgs, job);
 
     // WHEN the Lambda handler runs the batch
     let (worker, metrics) = fixtures::worker_with(&env, fixtures::settings("lambda-1"), Handlers::new())?;
@@ -231,12 +226,7 @@ async fn a_record_whose_handling_panics_is_kept_not_deleted() -> anyhow::Result<
         fixtures::create_ready(&env, "acme", "fine", fixtures::http_definition(&ok.url("/run")), now).await?;
     let msgs = fixtures::receive_n(&env, "default", 2, 30, Duration::from_secs(10)).await?;
     let event = fixtures::sqs_event(&env, "default", &msgs)?;
-    let id_of = |job: &str| {
-        msgs.iter()
-            .find(|m| m.body.as_deref().unwrap_or_default().contains(&format!("\"j\":\"{job}\"")))
-            .and_then(|m| m.message_id.clone())
-            .unwrap_or_default()
-    };
+    let id_of = |job: &str| fixtures::message_id_of(&msgs, job);
 
     // WHEN the Lambda handler runs the batch
     let handlers = Handlers::new().with("boom", Panics);

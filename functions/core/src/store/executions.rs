@@ -369,7 +369,7 @@ impl ExecStore {
                         .set(attr::LEASE_UNTIL, n(lease_until))
                         .set(attr::TOKEN, n(fence.token))
                         .set(attr::ATTEMPT, n(fence.attempt))
-                        .append(attr::TIMELINE, vec![items::audit_to_av(&ev)])
+                        .append_event(&ev)
                         .cond_eq(attr::STATUS, s(from.as_str()))
                         .cond_eq(attr::TOKEN, n(token))
                         .cond_absent_or(attr::CANCEL, Cmp::Eq, AttributeValue::Bool(false));
@@ -443,7 +443,7 @@ impl ExecStore {
             .set(attr::ERR_CODE, s(codes::CANCELED))
             .set(attr::ATT_PK, s(keys::attention_pk(&key.tenant, ExecStatus::Canceled.as_str())))
             .set(attr::ATT_SK, s(keys::attention_sk(key.scheduled_ms, &key.job_id)))
-            .append(attr::TIMELINE, vec![items::audit_to_av(&ev)])
+            .append_event(&ev)
             .remove(attr::LEASE_UNTIL)
             .cond_eq(attr::STATUS, s(from.as_str()))
             .cond_eq(attr::TOKEN, n(token));
@@ -528,9 +528,7 @@ impl ExecStore {
             code,
         };
         let mut e = Expr::default();
-        e.set(attr::STATUS, s(to.as_str()))
-            .append(attr::TIMELINE, vec![items::audit_to_av(&ev)])
-            .remove(attr::LEASE_UNTIL);
+        e.set(attr::STATUS, s(to.as_str())).append_event(&ev).remove(attr::LEASE_UNTIL);
         if to.needs_attention() {
             e.set(attr::ATT_PK, s(keys::attention_pk(&key.tenant, to.as_str())))
                 .set(attr::ATT_SK, s(keys::attention_sk(key.scheduled_ms, &key.job_id)));
@@ -628,7 +626,7 @@ impl ExecStore {
         e.set(attr::STATUS, s(ExecStatus::Skipped.as_str()))
             .set(attr::ERR_CODE, s(codes::FORBID_OVERLAP))
             .set(attr::ERR_MSG, s(truncate(reason)))
-            .append(attr::TIMELINE, vec![items::audit_to_av(&ev)])
+            .append_event(&ev)
             .cond_eq(attr::STATUS, s(ExecStatus::Ready.as_str()))
             .cond_eq(attr::TOKEN, n(current.fencing_token));
         Ok(self.cas(key, "UpdateItem(skip)", e).await?.is_ok())
@@ -660,7 +658,7 @@ impl ExecStore {
             .set(attr::ATTEMPT, n(0))
             .set(attr::AVAILABLE, n(now.timestamp_millis()))
             .set(attr::RUN_MS, n(0))
-            .append(attr::TIMELINE, vec![items::audit_to_av(&ev)]);
+            .append_event(&ev);
         for a in [attr::ATT_PK, attr::ATT_SK, attr::ERR_CODE, attr::ERR_MSG, attr::LEASE_UNTIL, attr::CANCEL]
         {
             e.remove(a);

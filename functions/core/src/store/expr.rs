@@ -113,6 +113,12 @@ impl Expr {
         self
     }
 
+    /// Appends one event to an execution's audit timeline, in the same write as the transition
+    /// it records.
+    pub fn append_event(&mut self, ev: &crate::model::AuditEvent) -> &mut Self {
+        self.append(super::items::attr::TIMELINE, vec![super::items::audit_to_av(ev)])
+    }
+
     /// `SET a = a + by` (the attribute must exist).
     pub fn increment(&mut self, a: &str, by: i64) -> &mut Self {
         let (n, v) = (self.name(a), self.val(AttributeValue::N(by.to_string())));
