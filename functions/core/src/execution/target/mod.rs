@@ -125,4 +125,25 @@ mod tests {
         assert_eq!(v["scheduledAt"], "1970-01-01T00:00:01Z");
         assert!(v.get("missedRange").is_none() && v.get("paramsRef").is_none());
     }
+
+    #[test]
+    fn jobs_of_two_tenants_with_one_name_and_instant_get_distinct_idempotency_keys() {
+        // Issue 13 scenario 11: the id leaves the system as the inbox key, the `Idempotency-Key`
+        // header and the FIFO deduplication id, so it must name the tenant.
+        let def = crate::model::JobDefinition::new(
+            crate::schedule::ScheduleSpec::new("rate(1 minute)", "UTC"),
+            Target::Http { url: "https://x".into() },
+        );
+        let cfg = crate::config::Config::local("t-", &["default"], 8);
+        let at = crate::store::items::ms_to_dt(1_764_469_800_000);
+        let exec = |tenant: &str| {
+            let job = crate::model::Job::new(&cfg, tenant, "nightly", def.clone(), at)
+                .unwrap_or_else(|e| panic!("{e}"));
+            let schedule =
+                crate::schedule::Schedule::parse(&def.schedule, at).unwrap_or_else(|e| panic!("{e}"));
+            Execution::ready(&job, &schedule, at, None, at, "test")
+        };
+        let (a, b) = (Invocation::of(&exec("acme"), 1, 1), Invocation::of(&exec("globex"), 1, 1));
+        assert_ne!(a.execution_id, b.execution_id, "same id for two tenants");
+    }
 }
