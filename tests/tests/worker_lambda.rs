@@ -56,9 +56,9 @@ async fn a_batch_keeps_only_the_messages_that_must_come_back() -> anyhow::Result
     let r = ok.received();
     assert_eq!(
         (r.len(), r[0].idempotency_key.as_str(), r[0].token, r[0].attempt),
-        (1, k_ok.id().as_str(), 1, 1)
+        (1, k_ok.global_id().as_str(), 1, 1)
     );
-    assert_eq!(r[0].body["executionId"], k_ok.id());
+    assert_eq!(r[0].body["executionId"], k_ok.global_id());
     // AND the retry comes back on the same message once its backoff is over
     let back = fixtures::receive_n(&env, "default", 1, 30, Duration::from_secs(10)).await?;
     assert_eq!(back[0].message_id.clone().unwrap_or_default(), id_of("busy"));

@@ -82,7 +82,7 @@ async fn forbid_skips_fires_that_come_while_a_run_is_going_and_says_why() -> any
     let (stop, poller) = fixtures::spawn_poller(w, 4);
     let first = hook.wait_requests(1, WITHIN).await?;
     let runner = first[0].idempotency_key.clone();
-    for k in keys.iter().filter(|k| k.id() != runner) {
+    for k in keys.iter().filter(|k| k.global_id() != runner) {
         fixtures::wait_for(&env, k, WITHIN, |s| s.exec.status == ExecStatus::Skipped).await?;
     }
     gate.notify_waiters();
@@ -93,13 +93,14 @@ async fn forbid_skips_fires_that_come_while_a_run_is_going_and_says_why() -> any
     // THEN one run succeeded and the other two were SKIPPED, naming the running execution
     for k in &keys {
         let s = fixtures::snapshot(&env, k).await?;
-        if k.id() == runner {
+        if k.global_id() == runner {
             assert_eq!(s.exec.status, ExecStatus::Succeeded);
         } else {
             assert_eq!(s.exec.status, ExecStatus::Skipped);
             let (code, why) = s.exec.last_error.clone().unwrap_or_default();
             assert_eq!(code, "ForbidOverlap");
-            assert!(why.contains(&runner), "{why}");
+            let local = runner.split_once(':').map_or(runner.as_str(), |(_, id)| id);
+            assert!(why.contains(local), "{why}");
             assert_eq!(
                 s.exec.timeline.last().map(|a| (a.from, a.to)),
                 Some((Some(ExecStatus::Ready), ExecStatus::Skipped))
@@ -143,7 +144,7 @@ async fn serialize_keeps_every_fire_and_runs_them_one_at_a_time_in_order() -> an
     let first = hook.wait_requests(1, WITHIN).await?;
     // THEN the earliest fire runs first, and the later ones wait (still READY) while it runs,
     // once the worker has handled their messages
-    assert_eq!(first[0].idempotency_key, keys[0].id());
+    assert_eq!(first[0].idempotency_key, keys[0].global_id());
     for k in &keys[1..] {
         fixtures::wait_handled(&metrics, k, WITHIN).await?;
     }
@@ -160,7 +161,7 @@ async fn serialize_keeps_every_fire_and_runs_them_one_at_a_time_in_order() -> an
     // THEN every fire ran, one at a time, in scheduled order
     assert_eq!(statuses, vec![ExecStatus::Succeeded; 3]);
     let order: Vec<String> = hook.received().into_iter().map(|r| r.idempotency_key).collect();
-    assert_eq!(order, keys.iter().map(ExecKey::id).collect::<Vec<_>>());
+    assert_eq!(order, keys.iter().map(ExecKey::global_id).collect::<Vec<_>>());
     assert_eq!(hook.max_in_flight(), 1);
     env.cleanup().await;
     Ok(())

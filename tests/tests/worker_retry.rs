@@ -57,7 +57,7 @@ async fn a_retryable_error_twice_then_success_runs_three_attempts_on_one_message
     assert_eq!((s.exec.status, s.exec.attempt, s.exec.fencing_token), (ExecStatus::Succeeded, 3, 3));
     let got: Vec<(String, u64, u32)> =
         hook.received().into_iter().map(|r| (r.idempotency_key, r.token, r.attempt)).collect();
-    let id = key.id();
+    let id = key.global_id();
     assert_eq!(got, vec![(id.clone(), 1, 1), (id.clone(), 2, 2), (id, 3, 3)]);
     // AND the timeline is READY → (RUNNING → RETRY_WAIT) ×2 → RUNNING → SUCCEEDED, codes recorded
     let path: Vec<(ExecStatus, Option<String>)> =
@@ -317,7 +317,7 @@ async fn an_sqs_target_gets_the_invocation_and_its_token() -> anyhow::Result<()>
     let body: serde_json::Value = serde_json::from_str(msgs[0].body.as_deref().unwrap_or("{}"))?;
     assert_eq!(
         (body["executionId"].as_str(), body["fencingToken"].as_u64()),
-        (Some(key.id().as_str()), Some(1))
+        (Some(key.global_id().as_str()), Some(1))
     );
     assert_eq!(body["params"], serde_json::json!({"report": "daily"}));
     let attrs = msgs[0].message_attributes.clone().unwrap_or_default();

@@ -231,8 +231,10 @@ pub fn check(ev: &Evidence<'_>) -> Report {
         r.bad_edges.extend(edges);
         r.timeline_errors.extend(errs);
         r.takeovers += takeovers;
-        claim_tokens
-            .insert(id, e.timeline.iter().filter(|x| x.to == ExecStatus::Running).map(|x| x.token).collect());
+        claim_tokens.insert(
+            e.global_id(),
+            e.timeline.iter().filter(|x| x.to == ExecStatus::Running).map(|x| x.token).collect(),
+        );
     }
 
     let resources: HashMap<&str, &ResourceRecord> =
@@ -260,7 +262,8 @@ pub fn check(ev: &Evidence<'_>) -> Report {
         }
     }
     for e in ev.executions {
-        if e.status == ExecStatus::Succeeded && resources.get(e.id().as_str()).is_none_or(|x| x.effects != 1)
+        if e.status == ExecStatus::Succeeded
+            && resources.get(e.global_id().as_str()).is_none_or(|x| x.effects != 1)
         {
             r.succeeded_without_effect.push(e.id());
         }
@@ -404,7 +407,7 @@ mod tests {
         let expected = BTreeMap::from([("j".to_string(), vec![10_000, 15_000])]);
         let execs = vec![taken_over_then_succeeded("j", 10_000), taken_over_then_succeeded("j", 15_000)];
         let resources =
-            vec![resource("j@10000", vec![1, 2], 1, Some(2)), resource("j@15000", vec![2], 1, Some(2))];
+            vec![resource("t:j@10000", vec![1, 2], 1, Some(2)), resource("t:j@15000", vec![2], 1, Some(2))];
         let journal = vec![
             start("j@10000", 1, 10_050),
             start("j@10000", 2, 15_020),
@@ -445,7 +448,7 @@ mod tests {
         let expected = BTreeMap::from([("j".to_string(), vec![10_000, 15_000])]);
         let execs = vec![taken_over_then_succeeded("j", 10_000), taken_over_then_succeeded("j", 12_345)];
         let resources =
-            vec![resource("j@10000", vec![2], 1, Some(2)), resource("j@12345", vec![2], 1, Some(2))];
+            vec![resource("t:j@10000", vec![2], 1, Some(2)), resource("t:j@12345", vec![2], 1, Some(2))];
         let r = check(&Evidence {
             expected: &expected,
             executions: &execs,
@@ -497,7 +500,7 @@ mod tests {
         let expected = BTreeMap::from([("j".to_string(), vec![10_000])]);
         let execs = vec![taken_over_then_succeeded("j", 10_000)];
         // GIVEN a resource that applied twice, accepted 2 then 1, and token 7 nobody issued
-        let resources = vec![resource("j@10000", vec![2, 1, 7], 2, Some(2))];
+        let resources = vec![resource("t:j@10000", vec![2, 1, 7], 2, Some(2))];
         let journal = vec![
             Entry::Effect {
                 execution: "j@10000".into(),

@@ -210,6 +210,14 @@ pub fn execution_id(job_id: &str, scheduled_ms: i64) -> String {
     format!("{job_id}@{scheduled_ms}")
 }
 
+/// The id an execution carries outside the system (`{tenant}:{job}@{scheduled ms}`): the
+/// invocation's `executionId`, hence the `Idempotency-Key` header, the inbox key of the
+/// idempotency crate and the FIFO deduplication id. It names the tenant, so two tenants' jobs
+/// with one name firing at one instant never share an idempotency key.
+pub fn global_execution_id(tenant: &str, job_id: &str, scheduled_ms: i64) -> String {
+    format!("{tenant}:{job_id}@{scheduled_ms}")
+}
+
 /// Splits an execution id into (job, scheduled ms).
 pub fn parse_execution_id(id: &str) -> Result<(String, i64), KeyError> {
     let bad =
@@ -301,9 +309,10 @@ mod tests {
 
     /// Public `-> String` functions and `&str` constants here that are not key formats.
     const NOT_KEY_FORMATS: &[&str] = &[
-        "execution_id",   // the public execution id, not a key
-        "OPS_SK_PREFIX",  // the start of `O#...`
-        "EXEC_SK_PREFIX", // the start of `E#{scheduled ms}`
+        "execution_id",        // the public execution id, not a key
+        "global_execution_id", // the id targets receive, not a key
+        "OPS_SK_PREFIX",       // the start of `O#...`
+        "EXEC_SK_PREFIX",      // the start of `E#{scheduled ms}`
     ];
 
     /// Names of this module's `pub fn ... -> String` and `pub const ...: &str` (outside tests).

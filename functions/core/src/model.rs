@@ -574,9 +574,15 @@ impl Execution {
         }
     }
 
-    /// The public id (`{job}@{scheduled ms}`).
+    /// The public id (`{job}@{scheduled ms}`), relative to the caller's tenant (the API's).
     pub fn id(&self) -> String {
         crate::keys::execution_id(&self.job_id, self.scheduled_at.timestamp_millis())
+    }
+
+    /// The id outside the system (`{tenant}:{job}@{scheduled ms}`, see
+    /// [`crate::keys::global_execution_id`]).
+    pub fn global_id(&self) -> String {
+        crate::keys::global_execution_id(&self.tenant, &self.job_id, self.scheduled_at.timestamp_millis())
     }
 }
 

@@ -29,10 +29,17 @@ pub const BACKFILL_CODE: &str = "backfill";
 /// Largest backfill pacing (seconds between two backfilled executions).
 pub const MAX_PACE_SECS: u32 = 3_600;
 
-/// The key of an execution id of the caller's tenant.
+/// The key of an execution id of the caller's tenant: the API's `{job}@{ms}`, or the id a
+/// target received (`{tenant}:{job}@{ms}`), whose tenant must be the caller's (another
+/// tenant's execution is simply not found).
 pub fn key_of(caller: &Caller, execution_id: &str) -> Result<ExecKey, ControlError> {
+    let local = match execution_id.split_once(':') {
+        Some((tenant, rest)) if tenant == caller.tenant => rest,
+        Some(_) => return Err(ControlError::NotFound { what: "execution" }),
+        None => execution_id,
+    };
     let (job_id, ms) =
-        keys::parse_execution_id(execution_id).map_err(|e| ControlError::invalid(e.field, e.reason))?;
+        keys::parse_execution_id(local).map_err(|e| ControlError::invalid(e.field, e.reason))?;
     Ok(ExecKey { tenant: caller.tenant.clone(), job_id, scheduled_ms: ms })
 }
 
@@ -338,4 +345,20 @@ pub async fn backfill(
         ));
     ops::record(ctl, &caller.tenant, &entry).await?;
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_api_takes_the_tenant_relative_id_and_the_id_a_target_received() {
+        let caller = Caller { tenant: "acme".into(), principal: "p".into() };
+        let want = ExecKey { tenant: "acme".into(), job_id: "nightly".into(), scheduled_ms: 5 };
+        assert_eq!(key_of(&caller, "nightly@5").ok(), Some(want.clone()));
+        assert_eq!(key_of(&caller, &want.global_id()).ok(), Some(want));
+        // Another tenant's id is not found (never "forbidden": that would confirm it exists).
+        assert!(matches!(key_of(&caller, "globex:nightly@5"), Err(ControlError::NotFound { .. })));
+        assert!(matches!(key_of(&caller, "acme:nightly@x"), Err(ControlError::Invalid { .. })));
+    }
 }

@@ -82,9 +82,14 @@ impl ExecKey {
         keys::exec_sk(self.scheduled_ms)
     }
 
-    /// The public execution id (`{job}@{ms}`).
+    /// The public execution id (`{job}@{ms}`), relative to the caller's tenant.
     pub fn id(&self) -> String {
         keys::execution_id(&self.job_id, self.scheduled_ms)
+    }
+
+    /// The id outside the system (`{tenant}:{job}@{ms}`).
+    pub fn global_id(&self) -> String {
+        keys::global_execution_id(&self.tenant, &self.job_id, self.scheduled_ms)
     }
 }
 

@@ -21,7 +21,8 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Invocation {
-    /// `{job}@{scheduled ms}`: use it as the idempotency key of side effects.
+    /// `{tenant}:{job}@{scheduled ms}`: use it as the idempotency key of side effects (it is the
+    /// same for every attempt and unique across tenants).
     pub execution_id: String,
     /// The claim's fencing token: a protected resource refuses writes with an older one.
     pub fencing_token: u64,
@@ -56,7 +57,7 @@ impl Invocation {
     /// The invocation of a claimed execution.
     pub fn of(e: &Execution, token: u64, attempt: u32) -> Self {
         Invocation {
-            execution_id: e.id(),
+            execution_id: e.global_id(),
             fencing_token: token,
             scheduled_at: e.scheduled_at,
             attempt,

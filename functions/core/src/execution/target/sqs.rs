@@ -40,7 +40,7 @@ impl SqsTarget {
             .message_attributes("sundial-fencing-token", attr(inv.fencing_token.to_string(), "Number")?);
         if queue_url.ends_with(".fifo") {
             req = req
-                .message_group_id(&inv.job_id)
+                .message_group_id(format!("{}:{}", inv.tenant, inv.job_id))
                 .message_deduplication_id(inv.execution_id.replace('@', "-"));
         }
         match req.send().await {
