@@ -195,6 +195,8 @@ export class SundialScheduler extends Construct {
   public readonly pools: SundialPool[] = [];
   public readonly tickFunction: lambda.Function;
   public readonly scanFunction: lambda.Function;
+  /** The reconciler: re-sends executions whose delivery is gone (its own schedule). */
+  public readonly reconcileFunction: lambda.Function;
   public readonly apiFunction: lambda.Function;
   public readonly httpApi: apigwv2.HttpApi;
   public readonly queuePrefix: string;
@@ -327,6 +329,34 @@ export class SundialScheduler extends Construct {
       allow(fn, ['sqs:SendMessage', 'sqs:GetQueueUrl'], poolQueueArns);
     }
     allow(this.tickFunction, ['lambda:InvokeFunction'], [this.scanFunction.functionArn]);
+
+    // ---- reconciler ------------------------------------------------------------------------
+    // The same binary; `{"reconcile": {}}` runs one pass over the sparse `open` index (executions
+    // not yet final, due for a look) and re-sends the ones nothing is acting on.
+    this.reconcileFunction = this.rustFunction('Reconcile', tickCode, {
+      timeout: SCAN_TIMEOUT,
+      memorySize: 256,
+      environment: envOf('tick', { scanFunction: '' }),
+      description: 'Sundial reconciler: re-sends executions whose delivery was lost',
+      // The next run repeats a failed one; retries would only race it. Two overlapping runs are
+      // safe (each write is a CAS on the execution as read), so no reserved concurrency: on a new
+      // account it would eat into the minimum of 10 unreserved executions and fail the deploy.
+      retryAttempts: 0,
+    });
+    new events.Rule(this, 'ReconcileRule', {
+      description: 'Sundial reconciler, once a minute',
+      schedule: events.Schedule.rate(Duration.minutes(1)),
+      targets: [
+        new targets.LambdaFunction(this.reconcileFunction, {
+          event: events.RuleTargetInput.fromObject({ reconcile: {} }),
+          retryAttempts: 0,
+          maxEventAge: Duration.minutes(1),
+        }),
+      ],
+    });
+    allow(this.reconcileFunction, ['dynamodb:Query'], [indexArn(this.executionsTable, 'open')]);
+    allow(this.reconcileFunction, ['dynamodb:GetItem', 'dynamodb:UpdateItem'], [this.executionsTable.tableArn]);
+    allow(this.reconcileFunction, ['sqs:SendMessage', 'sqs:GetQueueUrl'], poolQueueArns);
 
     // ---- workers ---------------------------------------------------------------------------
     const workerCode = queues.some((q) => q.kind === 'lambda') ? this.code('worker') : undefined;
@@ -699,6 +729,27 @@ export class SundialScheduler extends Construct {
         statistic: 'Sum',
         period: Duration.minutes(5),
       }),
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+    });
+
+    this.alarm('ExecutionsResent', {
+      alarmDescription:
+        'Sundial reconciler re-sent executions whose delivery was lost (a message dropped, never sent, or dead-lettered while open). Each is in the execution timeline with code Resent; see the reconciler logs',
+      metric: new cw.MathExpression({
+        expression: `SUM(SEARCH('{${METRIC_NAMESPACE},${POOL_DIMENSION}} MetricName="${Metrics.executionsResent}"', 'Sum', 300))`,
+        label: 'Executions re-sent (all pools)',
+        period: Duration.minutes(5),
+      }),
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: cw.TreatMissingData.NOT_BREACHING,
+    });
+    this.alarm('ReconcileErrors', {
+      alarmDescription: 'Sundial reconciler failed: stranded executions are not being repaired',
+      metric: this.reconcileFunction.metricErrors({ period: Duration.minutes(5), statistic: 'Sum' }),
       threshold: 1,
       evaluationPeriods: 1,
       comparisonOperator: cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,

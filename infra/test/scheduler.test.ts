@@ -57,7 +57,10 @@ describe('tables', () => {
       ]),
     });
     b.template.hasResourceProperties('AWS::DynamoDB::Table', {
-      GlobalSecondaryIndexes: [Match.objectLike({ IndexName: 'attention', Projection: { ProjectionType: 'ALL' } })],
+      GlobalSecondaryIndexes: [
+        Match.objectLike({ IndexName: 'attention', Projection: { ProjectionType: 'ALL' } }),
+        Match.objectLike({ IndexName: 'open', Projection: { ProjectionType: 'KEYS_ONLY' } }),
+      ],
     });
   });
 
@@ -131,8 +134,8 @@ describe('functions', () => {
 
   it('are Rust on provided.al2023 arm64 from assets, one log group with retention each', () => {
     const fns = b.template.findResources('AWS::Lambda::Function');
-    // tick, scan, api, 2 workers
-    assert.equal(Object.keys(fns).length, 5);
+    // tick, scan, reconcile, api, 2 workers
+    assert.equal(Object.keys(fns).length, 6);
     for (const f of Object.values(fns)) {
       assert.equal(f.Properties.Runtime, 'provided.al2023');
       assert.deepEqual(f.Properties.Architectures, ['arm64']);
@@ -162,6 +165,36 @@ describe('functions', () => {
       Principal: 'events.amazonaws.com',
       FunctionName: { 'Fn::GetAtt': [logicalId(b.stack, b.sundial.tickFunction), 'Arn'] },
     });
+  });
+
+  it('the reconciler runs on its own schedule and alarms when it re-sends', () => {
+    const fn = logicalId(b.stack, b.sundial.reconcileFunction);
+    b.template.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: 'rate(1 minute)',
+      State: 'ENABLED',
+      Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [fn, 'Arn'] }, Input: '{"reconcile":{}}' })],
+    });
+    const props = b.json.Resources[fn].Properties;
+    assert.equal(props.ReservedConcurrentExecutions, undefined, 'no reserved concurrency (new accounts have 10)');
+    assert.deepEqual(props.Code, b.json.Resources[logicalId(b.stack, b.sundial.tickFunction)].Properties.Code);
+    const alarms = Object.values(b.template.findResources('AWS::CloudWatch::Alarm')) as any[];
+    const resent = alarms.find((a) => String(a.Properties.AlarmDescription).includes('re-sent executions'));
+    assert.ok(resent, 'an alarm on re-sent executions');
+    assert.match(JSON.stringify(resent.Properties.Metrics), /ExecutionsResent/);
+    assert.ok(alarms.some((a) => String(a.Properties.AlarmDescription).includes('reconciler failed')));
+  });
+
+  it('the executions table has the sparse open index, keys only', () => {
+    const [t] = Object.values(b.template.findResources('AWS::DynamoDB::Table')).filter((x: any) =>
+      (x.Properties.GlobalSecondaryIndexes ?? []).some((i: any) => i.IndexName === 'attention'),
+    ) as any[];
+    const open = t.Properties.GlobalSecondaryIndexes.find((i: any) => i.IndexName === 'open');
+    assert.deepEqual(open.KeySchema, [
+      { AttributeName: 'open_pk', KeyType: 'HASH' },
+      { AttributeName: 'open_due', KeyType: 'RANGE' },
+    ]);
+    assert.equal(open.Projection.ProjectionType, 'KEYS_ONLY');
+    assert.ok(t.Properties.AttributeDefinitions.some((a: any) => a.AttributeName === 'open_due' && a.AttributeType === 'N'));
   });
 
   it('workers consume their pool queue with partial batch responses and maximum concurrency', () => {
@@ -213,6 +246,24 @@ describe('least privilege', () => {
       'dynamodb:Query',
       'dynamodb:UpdateItem',
       'lambda:InvokeFunction',
+      'sqs:GetQueueUrl',
+      'sqs:SendMessage',
+    ]);
+  });
+
+  it('reconciler: queries the open index, reads and updates executions, sends to pool queues, nothing else', () => {
+    const st = roleStatements(b, s.reconcileFunction.role!);
+    assert.deepEqual(actionsOn(st, b.stack.resolve(`${s.executionsTable.tableArn}/index/open`)), ['dynamodb:Query']);
+    assert.deepEqual(actionsOn(st, execs), ['dynamodb:GetItem', 'dynamodb:UpdateItem']);
+    assert.deepEqual(actionsOn(st, jobs), [], 'the reconciler never touches job definitions');
+    for (const pool of s.pools) {
+      assert.deepEqual(actionsOn(st, res(pool.queue.queueArn)), ['sqs:GetQueueUrl', 'sqs:SendMessage']);
+      assert.deepEqual(actionsOn(st, res(pool.dlq.queueArn)), []);
+    }
+    assert.deepEqual(allActions(st), [
+      'dynamodb:GetItem',
+      'dynamodb:Query',
+      'dynamodb:UpdateItem',
       'sqs:GetQueueUrl',
       'sqs:SendMessage',
     ]);

@@ -47,7 +47,8 @@ describe('cdk synth (the CLI, offline, no Rust build)', () => {
       const types = Object.values(template.Resources).map((r: any) => r.Type);
       assert.equal(types.filter((x) => x === 'AWS::DynamoDB::Table').length, 2);
       assert.equal(types.filter((x) => x === 'AWS::SQS::Queue').length, 2);
-      assert.equal(types.filter((x) => x === 'AWS::Lambda::Function').length, 4);
+      // tick, scan, reconcile, api, the default pool's worker
+      assert.equal(types.filter((x) => x === 'AWS::Lambda::Function').length, 5);
       const routes = Object.values(template.Resources).filter((r: any) => r.Type === 'AWS::ApiGatewayV2::Route') as any[];
       assert.ok(routes.some((r) => r.Properties.RouteKey === 'ANY /{proxy+}' && r.Properties.AuthorizationType === 'AWS_IAM'));
       // the placeholder bootstraps were staged as Lambda assets

@@ -48,10 +48,11 @@ async fn a_scan_is_metered_per_operation_with_index_writes() -> anyhow::Result<(
     let batches = *u.requests.get("sqs:SendMessageBatch").unwrap_or(&0);
     assert!((1..=4).contains(&batches), "{batches} batches for 10 messages over 4 shards");
     assert_eq!(u.service_requests("sqs"), 1 + batches, "GetQueueUrl once + the batches");
-    // AND write units price the execution puts (1 each), each advance that moves the job's due
-    // index entry (1 + 2 index), and the watermarks (1 each)
-    assert_eq!(u.write_units, 10.0 + 10.0 * 3.0 + 4.0);
-    assert_eq!(u.index_write_units, 20.0);
+    // AND write units price the execution puts (1 each + 1 for the keys-only `open` index entry
+    // the reconciler reads), each advance that moves the job's due index entry (1 + 2 index),
+    // and the watermarks (1 each)
+    assert_eq!(u.write_units, 10.0 * 2.0 + 10.0 * 3.0 + 4.0);
+    assert_eq!(u.index_write_units, 10.0 + 20.0);
     assert!(u.read_units > 0.0);
     env.cleanup().await;
     Ok(())

@@ -6,6 +6,7 @@ use chrono::{DateTime, Duration, Utc};
 use std::collections::BTreeSet;
 use sundial_core::model::{ExecMessage, ExecStatus};
 use sundial_core::queue::PoolQueues;
+use sundial_core::reconcile::{reconcile, ReconcileOptions};
 use sundial_core::schedule::MisfirePolicy;
 use sundial_core::trigger::plan::CatchUpBudget;
 use sundial_core::trigger::scan::{scan_shards, ScanOptions};
@@ -26,12 +27,16 @@ fn ctx_without_sqs(env: &TestEnv) -> Ctx {
     }
 }
 
-/// What the deployed system runs in one minute at `now`: the tick's scan of every shard.
+/// What the deployed system runs in one minute at `now`: the tick's scan of every shard, and
+/// the reconciler (its own schedule in the CDK app and in `sundial dev`).
 async fn one_minute(env: &TestEnv, ctx: &Ctx, now: DateTime<Utc>) {
     let budget = Mutex::new(CatchUpBudget::new(100_000, 100_000));
     let opts = ScanOptions::default();
     if let Err(e) = scan_shards(ctx, 0..env.cfg.shards, now, &budget, &opts).await {
         eprintln!("{now}: scan failed (as SQS is down): {e}");
+    }
+    if let Err(e) = reconcile(ctx, now, &ReconcileOptions::default()).await {
+        eprintln!("{now}: reconcile failed (as SQS is down): {e}");
     }
 }
 
@@ -82,6 +87,160 @@ async fn executions_written_while_sqs_was_down_are_sent_once_it_is_back() -> any
     let unsent: Vec<i64> =
         written.iter().copied().filter(|ms| !queued.contains(&("minutely".to_string(), *ms))).collect();
     assert!(unsent.is_empty(), "READY executions never sent: {unsent:?} (queued: {queued:?})");
+    env.cleanup().await;
+    Ok(())
+}
+
+/// Stores `n` READY executions of job `job` firing at `fire` whose message was lost (never
+/// enqueued), and returns their keys.
+async fn stranded(
+    env: &TestEnv,
+    job: &str,
+    fire: DateTime<Utc>,
+    n: i64,
+) -> anyhow::Result<Vec<sundial_core::store::executions::ExecKey>> {
+    let mut keys = Vec::new();
+    for i in 0..n {
+        let at = fire + Duration::milliseconds(i);
+        let def = fixtures::http_definition("https://hooks.example.com/run");
+        keys.push(fixtures::put_execution(env, &fixtures::ready_execution("acme", job, def, at, at)).await?);
+    }
+    Ok(keys)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lost_message_is_sent_again_after_its_grace_with_an_audit_note_and_backs_off() -> anyhow::Result<()>
+{
+    // GIVEN a READY execution due at 12:00 whose message was lost
+    let env = TestEnv::new("reconcile-lost").await?;
+    let fire = at("2026-11-30T12:00:00Z");
+    let key = stranded(&env, "lost", fire, 1).await?.remove(0);
+    let ctx = ctx(&env);
+    let opts = ReconcileOptions { actor: "reconciler:test".into(), ..Default::default() };
+    let grace = Duration::milliseconds(sundial_core::reconcile::GRACE_MS);
+
+    // WHEN the reconciler runs within the grace: nothing is due for a look
+    let r = reconcile(&ctx, fire + grace - Duration::seconds(1), &opts).await?;
+    assert_eq!((r.examined, r.resent_total()), (0, 0));
+    assert!(messages(&env).await?.is_empty());
+
+    // WHEN it runs after the grace: the message is sent again, once, with a note
+    let r = reconcile(&ctx, fire + grace + Duration::seconds(1), &opts).await?;
+    assert_eq!((r.examined, r.resent_total()), (1, 1), "{r:?}");
+    assert_eq!(messages(&env).await?, BTreeSet::from([("lost".to_string(), fire.timestamp_millis())]));
+    let s = fixtures::snapshot(&env, &key).await?;
+    let note = s.exec.timeline.last().cloned().unwrap_or_else(|| panic!("no timeline"));
+    assert_eq!(
+        (note.from, note.to, note.code.as_deref(), note.actor.as_str()),
+        (Some(ExecStatus::Ready), ExecStatus::Ready, Some("Resent"), "reconciler:test")
+    );
+    assert_eq!((s.exec.status, s.exec.fencing_token, s.resends), (ExecStatus::Ready, 0, 1));
+
+    // AND a run right after does not send it again (it backs off), one after the backoff does
+    let r = reconcile(&ctx, fire + grace + Duration::seconds(2), &opts).await?;
+    assert_eq!(r.resent_total(), 0);
+    let r = reconcile(&ctx, fire + grace * 2 + Duration::seconds(2), &opts).await?;
+    assert_eq!(r.resent_total(), 1);
+    assert_eq!(fixtures::snapshot(&env, &key).await?.resends, 2);
+    env.cleanup().await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_execution_leaves_the_open_index_when_final_and_a_live_lease_is_left_alone() -> anyhow::Result<()>
+{
+    // GIVEN two stranded executions; a worker claims both, one finishes, one keeps running
+    let env = TestEnv::new("reconcile-final").await?;
+    let fire = at("2026-11-30T12:00:00Z");
+    let keys = stranded(&env, "two", fire, 2).await?;
+    let store = fixtures::store(&env);
+    let terms = sundial_core::execution::claim::LeaseTerms {
+        duration_ms: 600_000,
+        skew_margin_ms: 2_000,
+        may_take_over: true,
+    };
+    let mut fences = Vec::new();
+    for k in &keys {
+        match store.claim(k, "w1", &terms, fire + Duration::seconds(1)).await? {
+            sundial_core::store::executions::ClaimOutcome::Claimed(c) => fences.push(c.fence),
+            other => panic!("{other:?}"),
+        }
+    }
+    let finish = sundial_core::execution::claim::Finish::Succeeded;
+    store.finish(&keys[0], &fences[0], &finish, fire + Duration::seconds(1)).await?;
+    let raw = store.raw(&keys[0]).await?.unwrap_or_default();
+    assert!(!raw.contains_key("open_pk") && !raw.contains_key("open_due"), "a final execution is not open");
+
+    // WHEN the reconciler runs after the grace, while the other's 10-minute lease is live
+    let grace = Duration::milliseconds(sundial_core::reconcile::GRACE_MS);
+    let r = reconcile(&ctx(&env), fire + grace + Duration::seconds(1), &ReconcileOptions::default()).await?;
+
+    // THEN the running one is only looked at again after its lease (no message), and the
+    // finished one was never examined
+    assert_eq!((r.examined, r.looked_again, r.resent_total()), (1, 1, 0), "{r:?}");
+    let s = fixtures::snapshot(&env, &keys[1]).await?;
+    let lease_end = s.exec.lease_until.unwrap_or_default();
+    assert_eq!(s.open_due, Some(lease_end + 2_000 + sundial_core::reconcile::GRACE_MS));
+    assert!(messages(&env).await?.is_empty());
+
+    // WHEN its worker is gone and the lease is long over
+    let later = sundial_core::store::items::ms_to_dt(s.open_due.unwrap_or_default() + 1);
+    let r = reconcile(&ctx(&env), later, &ReconcileOptions::default()).await?;
+    // THEN it is sent again, so a worker can take it over with the next fencing token
+    assert_eq!(r.resent_total(), 1, "{r:?}");
+    assert_eq!(messages(&env).await?, BTreeSet::from([("two".to_string(), keys[1].scheduled_ms)]));
+    env.cleanup().await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_reconciler_costs_o_of_the_open_executions_not_of_the_table() -> anyhow::Result<()> {
+    // GIVEN 200 finished executions and 20 stranded ones
+    let env = TestEnv::new("reconcile-cost").await?;
+    let fire = at("2026-11-30T12:00:00Z");
+    let done = stranded(&env, "done", fire, 200).await?;
+    let store = fixtures::store(&env);
+    let terms = sundial_core::execution::claim::LeaseTerms {
+        duration_ms: 60_000,
+        skew_margin_ms: 2_000,
+        may_take_over: true,
+    };
+    for k in &done {
+        if let sundial_core::store::executions::ClaimOutcome::Claimed(c) =
+            store.claim(k, "w", &terms, fire + Duration::seconds(1)).await?
+        {
+            let finish = sundial_core::execution::claim::Finish::Succeeded;
+            store.finish(k, &c.fence, &finish, fire).await?;
+        }
+    }
+    stranded(&env, "lost", fire, 20).await?;
+
+    // WHEN a metered reconciler runs after the grace
+    let meter = sundial_core::metering::Meter::new(&env.cfg);
+    let clients = meter.clients(&sundial_tests::sdk_config(), "reconciler");
+    let metered = Ctx {
+        ddb: clients.ddb.clone(),
+        cfg: env.cfg.clone(),
+        queues: PoolQueues::new(clients.sqs.clone(), env.cfg.clone(), true),
+    };
+    let now = fire + Duration::minutes(3);
+    let r = reconcile(&metered, now, &ReconcileOptions::default()).await?;
+    assert_eq!((r.examined, r.resent_total()), (20, 20), "{r:?}");
+
+    // THEN it read only the 20 open ones: one Query per open partition, one read and one
+    // conditional write per open execution, and the sends
+    let u = meter.snapshot().remove("reconciler").unwrap_or_default();
+    let partitions = u64::from(sundial_core::keys::OPEN_PARTITIONS);
+    assert_eq!(u.requests.get("dynamodb:Query"), Some(&partitions));
+    assert_eq!(u.requests.get("dynamodb:GetItem"), Some(&20));
+    assert_eq!(u.requests.get("dynamodb:UpdateItem"), Some(&20));
+    let per_open_read = (u.read_units - partitions as f64 * 0.5) / 20.0;
+    let per_open_write = u.write_units / 20.0;
+    println!(
+        "reconciler cost per open execution: {per_open_read:.2} read units, {per_open_write:.2} write units, {:.2} SQS requests (+ {partitions} Queries of ½ unit per run)",
+        (u.service_requests("sqs") as f64) / 20.0
+    );
+    assert!(per_open_read <= 1.0 && per_open_write <= 3.0, "{u:?}");
     env.cleanup().await;
     Ok(())
 }

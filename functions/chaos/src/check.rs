@@ -153,6 +153,17 @@ pub fn check_timeline(e: &Execution, tolerance_ms: i64) -> (Vec<String>, Vec<Str
     }
     for w in e.timeline.windows(2) {
         let (prev, ev) = (&w[0], &w[1]);
+        if ev.is_note_after(prev) {
+            // A note (re-sent, held, amended): no transition, token and attempt kept.
+            if ev.at < prev.at - tolerance_ms {
+                errs.push(format!(
+                    "{id}: note at {} is {} ms before the previous event",
+                    ev.at,
+                    prev.at - ev.at
+                ));
+            }
+            continue;
+        }
         if ev.from != Some(prev.to) {
             edges.push(format!("{id}: event from {:?} follows an event into {:?}", ev.from, prev.to));
         }

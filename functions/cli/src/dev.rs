@@ -3,6 +3,7 @@
 //! ```text
 //! emulator (localstack/start.sh) ── tables + queues (provision)
 //! tick loop (in-process, on the real minute; --fast: every 10 s) ── put → send → advance
+//! reconciler (in-process, its own schedule: 30 s after each tick) ── re-send stranded executions
 //! one worker per pool (the ECS long-poll loop, in-process) ── claim → run → finish
 //! API on http://127.0.0.1:<port> (the same router as the Lambda)
 //! demo target on 127.0.0.1 + demo job every 10 s ── one live line per execution
@@ -45,6 +46,7 @@ use sundial_core::execution::target::in_process::{Handlers, Sleep};
 use sundial_core::execution::worker::Worker;
 use sundial_core::model::{ExecStatus, Execution, JobDefinition, JobState, Target};
 use sundial_core::queue::PoolQueues;
+use sundial_core::reconcile::{reconcile, ReconcileOptions};
 use sundial_core::schedule::ScheduleSpec;
 use sundial_core::store::tables;
 use sundial_core::trigger::plan::CatchUpBudget;
@@ -343,6 +345,36 @@ async fn tick_loop(ctx: Arc<Ctx>, fast: bool, stop: CancellationToken) {
     }
 }
 
+/// The reconciler, in-process, on its own schedule (every minute, half a minute after the
+/// tick; every 10 s in fast mode): re-sends executions whose delivery is gone.
+async fn reconcile_loop(ctx: Arc<Ctx>, fast: bool, stop: CancellationToken) {
+    let opts = ReconcileOptions { actor: "reconciler:dev".into(), ..Default::default() };
+    let offset = if fast { std::time::Duration::from_secs(5) } else { std::time::Duration::from_secs(30) };
+    loop {
+        let now = Utc::now();
+        let wait = (next_tick(now, fast) - now).to_std().unwrap_or_default() + offset;
+        tokio::select! {
+            _ = tokio::time::sleep(wait) => {}
+            _ = stop.cancelled() => return,
+        }
+        let outcome = tokio::select! {
+            r = reconcile(&ctx, Utc::now(), &opts) => r,
+            _ = stop.cancelled() => return,
+        };
+        match outcome {
+            Ok(r) if r.resent_total() > 0 => {
+                tracing::warn!(
+                    resent = r.resent_total(),
+                    examined = r.examined,
+                    "reconciler re-sent stranded executions"
+                )
+            }
+            Ok(r) => tracing::debug!(examined = r.examined, "reconciler"),
+            Err(e) => eprintln!("reconciler failed (the next run repeats it): {e}"),
+        }
+    }
+}
+
 /// Runs `sundial dev` until Ctrl-C or SIGTERM.
 pub(crate) async fn run(args: DevArgs, _api: &ApiArgs) -> anyhow::Result<()> {
     for p in &args.pools {
@@ -408,6 +440,8 @@ pub(crate) async fn run(args: DevArgs, _api: &ApiArgs) -> anyhow::Result<()> {
 
     // The tick.
     tasks.spawn(tick_loop(Arc::new(trigger()), args.fast, stop.clone()));
+    // The reconciler (its own schedule, as in the CDK app).
+    tasks.spawn(reconcile_loop(Arc::new(trigger()), args.fast, stop.clone()));
 
     // The demo: a local target and a job that calls it every 10 s.
     let since = Utc::now();
@@ -429,6 +463,10 @@ pub(crate) async fn run(args: DevArgs, _api: &ApiArgs) -> anyhow::Result<()> {
     println!(
         "  tick       {}",
         if args.fast { "every 10 s (--fast)" } else { "every minute, on the minute" }
+    );
+    println!(
+        "  reconciler {}",
+        if args.fast { "every 10 s, 5 s after the tick" } else { "every minute, 30 s after the tick" }
     );
     println!("  workers    {} ({} slots each)", args.pools.join(", "), args.slots.max(1));
     println!("{demo_line}");

@@ -42,7 +42,13 @@ pub const KEY_FORMATS: &[&str] = &[
     "E#{scheduled ms}",
     "T#{tenant}#S#{status}",
     "{scheduled ms}#{job}",
+    "OPEN#{part}",
 ];
+
+/// Partitions of the `open` index (executions not yet final): the reconciler reads each with
+/// one Query per run, so a run costs these Queries plus one read per execution that is due
+/// for a look. A fixed, small count: the index holds only open executions.
+pub const OPEN_PARTITIONS: u32 = 16;
 
 /// Sort key of a job's current definition item.
 pub const JOB_DEF_SK: &str = "DEF";
@@ -231,6 +237,22 @@ pub fn parse_execution_id(id: &str) -> Result<(String, i64), KeyError> {
     Ok((job.to_string(), ms))
 }
 
+/// `open` index partition key: partition `part` of [`OPEN_PARTITIONS`] (an execution's is
+/// [`open_part`] of its job).
+pub fn open_partition(part: u32) -> String {
+    format!("OPEN#{part}")
+}
+
+/// The `open` partition of a job's executions (FNV-1a of `(tenant, job)`, like the shard).
+pub fn open_part(tenant: &str, job_id: &str) -> u32 {
+    shard_of(tenant, job_id, OPEN_PARTITIONS)
+}
+
+/// (tenant, job) of a job partition key ([`job_pk`]).
+pub fn parse_job_pk(pk: &str) -> Option<(&str, &str)> {
+    pk.strip_prefix("T#")?.split_once("#J#")
+}
+
 /// `attention` index partition key: a tenant's executions in one off-happy-path status.
 pub fn attention_pk(tenant: &str, status: &str) -> String {
     format!("T#{tenant}#S#{status}")
@@ -304,6 +326,7 @@ mod tests {
             ("exec_sk", exec_sk(ms)),
             ("attention_pk", attention_pk("acme", "DEAD")),
             ("attention_sk", attention_sk(ms, "nightly")),
+            ("open_partition", open_partition(7)),
         ]
     }
 

@@ -25,6 +25,8 @@
 //!   executions, slots and tenant gates, operations log, watermarks, tables) with typed outcomes.
 //! - [`queue`]: per-pool SQS queues (URLs cached), batched delayed sends, dead-letter copies.
 //! - [`trigger`]: the per-minute tick and shard scans (put → send → advance → watermark).
+//! - [`reconcile`]: the reconciler: re-sends executions whose delivery is gone, found through the
+//!   sparse `open` index (O(open executions)).
 //! - [`metrics`]: CloudWatch Embedded Metric Format lines.
 //! - [`metering`]: an SDK interceptor that counts requests and DynamoDB capacity per component.
 //! - [`execution`]: the execution plane: the claim rules with fencing tokens, retries, targets,
@@ -42,6 +44,7 @@ pub mod metrics;
 pub mod model;
 pub mod provision;
 pub mod queue;
+pub mod reconcile;
 pub mod resources;
 pub mod schedule;
 pub mod store;

@@ -488,6 +488,31 @@ pub struct AuditEvent {
     pub code: Option<String>,
 }
 
+impl AuditEvent {
+    /// A note on an execution's timeline that changes no status (`from` = `to`, attempt and
+    /// token kept): a re-send, a hold by a pause, an amendment by an edit. The state machine
+    /// stays one-way: a note is not an edge of [`ExecStatus::can_move_to`].
+    pub fn note(e: &Execution, at: i64, actor: &str, code: &str) -> Self {
+        AuditEvent {
+            at,
+            actor: actor.to_string(),
+            from: Some(e.status),
+            to: e.status,
+            attempt: e.attempt,
+            token: e.fencing_token,
+            code: Some(code.to_string()),
+        }
+    }
+
+    /// Whether this event is a note (see [`AuditEvent::note`]) after `prev`.
+    pub fn is_note_after(&self, prev: &AuditEvent) -> bool {
+        self.from == Some(prev.to)
+            && self.to == prev.to
+            && self.token == prev.token
+            && self.attempt == prev.attempt
+    }
+}
+
 /// An execution: one scheduled instant of one job.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Execution {

@@ -1,9 +1,10 @@
 //! # sundial-tick
 //!
-//! One binary, two events: the EventBridge `rate(1 minute)` scheduled event (the tick), and a
+//! One binary, three events: the EventBridge `rate(1 minute)` scheduled event (the tick), a
 //! `{"scan": {...}}` request for one shard range (what the tick fans out to, asynchronously,
-//! when the shard count calls for it). The handler only maps events to
-//! [`sundial_core::trigger`] calls; all logic lives there.
+//! when the shard count calls for it), and `{"reconcile": {}}` (the reconciler's own
+//! schedule, on its own function in the CDK app). The handler only maps events to
+//! [`sundial_core::trigger`] and [`sundial_core::reconcile`] calls; all logic lives there.
 
 use aws_lambda_events::eventbridge::EventBridgeEvent;
 use chrono::{DateTime, Utc};
@@ -11,6 +12,7 @@ use lambda_runtime::{Diagnostic, LambdaEvent};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use sundial_core::config::TickSettings;
+use sundial_core::reconcile::{self, ReconcileError, ReconcileOptions, ReconcileReport};
 use sundial_core::trigger::scan::{ScanError, ScanOptions, ScanReport, SendClock};
 use sundial_core::trigger::tick::{run_scan, run_tick, ScanRequest, TickError, TickOutcome};
 use sundial_core::Ctx;
@@ -24,8 +26,22 @@ pub enum TickEvent {
         /// The range and instant.
         scan: ScanRequest,
     },
+    /// One reconciler run (its EventBridge rule sends `{"reconcile": {}}`).
+    Reconcile {
+        /// Options (none yet; an object so the payload can grow).
+        reconcile: ReconcileRequest,
+    },
     /// The per-minute EventBridge scheduled event.
     Scheduled(EventBridgeEvent<Value>),
+}
+
+/// The reconciler's payload.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ReconcileRequest {
+    /// Most executions to examine in this run (default: [`ReconcileOptions::default`]).
+    #[serde(default)]
+    pub max_per_run: Option<usize>,
 }
 
 /// Everything the handler needs, built once per cold start.
@@ -48,6 +64,9 @@ pub enum HandlerError {
     /// A scan failed.
     #[error(transparent)]
     Scan(#[from] ScanError),
+    /// A reconciler run failed (the next run repeats it; every step is idempotent).
+    #[error(transparent)]
+    Reconcile(#[from] ReconcileError),
 }
 
 impl From<HandlerError> for Diagnostic {
@@ -55,6 +74,7 @@ impl From<HandlerError> for Diagnostic {
         let retryable = match &e {
             HandlerError::Tick(TickError::Scan(s)) | HandlerError::Scan(s) => s.is_retryable(),
             HandlerError::Tick(TickError::Invoke { .. }) => true,
+            HandlerError::Reconcile(r) => r.is_retryable(),
         };
         Diagnostic {
             error_type: if retryable { "Retryable".into() } else { "NonRetryable".into() },
@@ -69,6 +89,14 @@ fn summary(r: &ScanReport) -> Value {
         "created": r.created, "duplicates": r.duplicates, "sent": r.sent,
         "advanced": r.advanced, "advanceLost": r.advance_lost, "deferred": r.deferred,
         "missed": r.missed.iter().map(|((pool, policy), n)| json!({"pool": pool, "policy": policy, "fires": n})).collect::<Vec<_>>(),
+    })
+}
+
+fn reconcile_summary(r: &ReconcileReport) -> Value {
+    json!({
+        "examined": r.examined, "resent": r.resent_total(), "lookedAgain": r.looked_again,
+        "closed": r.closed, "raced": r.raced, "missing": r.missing, "failed": r.failed,
+        "maxOverdueMs": r.max_overdue_ms, "truncated": r.truncated,
     })
 }
 
@@ -92,6 +120,25 @@ impl TickService {
                 let scan = ScanRequest { now_ms: scan.now_ms.max(now.timestamp_millis()), ..scan };
                 let r = run_scan(&self.ctx, &scan, &opts).await?;
                 Ok(json!({"scan": summary(&r)}))
+            }
+            TickEvent::Reconcile { reconcile: req } => {
+                let defaults = ReconcileOptions::default();
+                let opts = ReconcileOptions {
+                    actor: format!("reconciler:{request_id}"),
+                    max_per_run: req.max_per_run.unwrap_or(defaults.max_per_run),
+                    ..defaults
+                };
+                let r = match reconcile::reconcile(&self.ctx, now, &opts).await {
+                    Ok(r) => r,
+                    Err(e) => {
+                        if let ReconcileError::Partial { report, .. } = &e {
+                            reconcile::emit_metrics(report, now);
+                        }
+                        return Err(e.into());
+                    }
+                };
+                reconcile::emit_metrics(&r, now);
+                Ok(json!({"reconcile": reconcile_summary(&r)}))
             }
             TickEvent::Scheduled(_) => {
                 match run_tick(&self.ctx, Some(&self.lambda), &self.settings, now, &opts).await? {
@@ -124,5 +171,9 @@ mod tests {
             TickEvent::Scan { scan } => assert_eq!((scan.from, scan.to), (0, 256)),
             other => panic!("{other:?}"),
         }
+        let rec = serde_json::from_slice::<TickEvent>(br#"{"reconcile":{}}"#).unwrap();
+        assert!(matches!(rec, TickEvent::Reconcile { reconcile: ReconcileRequest { max_per_run: None } }));
+        let rec = serde_json::from_slice::<TickEvent>(br#"{"reconcile":{"maxPerRun":5}}"#).unwrap();
+        assert!(matches!(rec, TickEvent::Reconcile { reconcile: ReconcileRequest { max_per_run: Some(5) } }));
     }
 }

@@ -35,6 +35,20 @@ pub mod codes {
     pub const UNKNOWN_HANDLER: &str = "UnknownHandler";
     /// The target's configuration cannot work (bad URL, missing function, wrong pool type).
     pub const BAD_TARGET: &str = "BadTarget";
+    /// A note (no transition): the reconciler sent the message of an execution nothing was
+    /// acting on (its message was lost, never sent, or dead-lettered).
+    pub const RESENT: &str = "Resent";
+    /// A note: a pause holds a queued-ahead execution (it runs only if the job is resumed before
+    /// its instant).
+    pub const HELD: &str = "HeldByPause";
+    /// A note: a resume before its instant released a held execution.
+    pub const UNHELD: &str = "ReleasedByResume";
+    /// A note: an edit moved a queued-ahead execution to the new definition version.
+    pub const AMENDED: &str = "Amended";
+    /// Canceled because an edit removed its instant from the schedule.
+    pub const SUPERSEDED: &str = "Superseded";
+    /// Canceled because the job was paused at its instant.
+    pub const PAUSED: &str = "Paused";
 }
 
 /// Whether an error is worth another attempt.

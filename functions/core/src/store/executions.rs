@@ -105,6 +105,12 @@ pub struct Snapshot {
     pub total_run_ms: i64,
     /// SHA-256 prefix of the input, stored when the execution went DEAD.
     pub digest: Option<String>,
+    /// When the reconciler looks at it next (ms; `None` once final).
+    pub open_due: Option<i64>,
+    /// How many times the reconciler re-sent its message.
+    pub resends: u32,
+    /// Held by a pause of this job version: it runs only if a resume releases it first.
+    pub held: Option<u64>,
 }
 
 /// Result of putting a new execution.
@@ -227,7 +233,7 @@ fn truncate(m: &str) -> String {
 }
 
 /// Either the new item, or the item as it was when the condition failed (`None` = no item).
-type CasResult = Result<Item, Option<Item>>;
+pub(super) type CasResult = Result<Item, Option<Item>>;
 
 /// The execution table's conditional writes for the execution plane.
 #[derive(Debug, Clone)]
@@ -257,7 +263,7 @@ impl ExecStore {
         Ok(self.get_item(key, consistent).await?.as_ref().map(items::snapshot_from_item).transpose()?)
     }
 
-    async fn get_item(&self, key: &ExecKey, consistent: bool) -> Result<Option<Item>, StoreError> {
+    pub(super) async fn get_item(&self, key: &ExecKey, consistent: bool) -> Result<Option<Item>, StoreError> {
         let out = self
             .ddb
             .get_item()
@@ -302,7 +308,12 @@ impl ExecStore {
         }
     }
 
-    async fn cas(&self, key: &ExecKey, op: &'static str, e: Expr) -> Result<CasResult, StoreError> {
+    pub(super) async fn cas(
+        &self,
+        key: &ExecKey,
+        op: &'static str,
+        e: Expr,
+    ) -> Result<CasResult, StoreError> {
         let req = self
             .ddb
             .update_item()
@@ -450,6 +461,8 @@ impl ExecStore {
             .set(attr::ATT_SK, s(keys::attention_sk(key.scheduled_ms, &key.job_id)))
             .append_event(&ev)
             .remove(attr::LEASE_UNTIL)
+            .remove(attr::OPEN_PK)
+            .remove(attr::OPEN_DUE)
             .cond_eq(attr::STATUS, s(from.as_str()))
             .cond_eq(attr::TOKEN, n(token));
         self.cas(key, "UpdateItem(cancel)", e).await
@@ -534,6 +547,9 @@ impl ExecStore {
         };
         let mut e = Expr::default();
         e.set(attr::STATUS, s(to.as_str())).append_event(&ev).remove(attr::LEASE_UNTIL);
+        if to.is_terminal() {
+            e.remove(attr::OPEN_PK).remove(attr::OPEN_DUE);
+        }
         if to.needs_attention() {
             e.set(attr::ATT_PK, s(keys::attention_pk(&key.tenant, to.as_str())))
                 .set(attr::ATT_SK, s(keys::attention_sk(key.scheduled_ms, &key.job_id)));
@@ -542,6 +558,7 @@ impl ExecStore {
             Finish::Succeeded => {}
             Finish::RetryWait { available_at, error, total_run_ms } => {
                 e.set(attr::AVAILABLE, n(*available_at))
+                    .set(attr::OPEN_DUE, n(available_at + crate::reconcile::GRACE_MS))
                     .set(attr::ERR_CODE, s(&error.code))
                     .set(attr::ERR_MSG, s(truncate(&error.message)))
                     .set(attr::RUN_MS, n(*total_run_ms));
@@ -632,6 +649,8 @@ impl ExecStore {
             .set(attr::ERR_CODE, s(codes::FORBID_OVERLAP))
             .set(attr::ERR_MSG, s(truncate(reason)))
             .append_event(&ev)
+            .remove(attr::OPEN_PK)
+            .remove(attr::OPEN_DUE)
             .cond_eq(attr::STATUS, s(ExecStatus::Ready.as_str()))
             .cond_eq(attr::TOKEN, n(current.fencing_token));
         Ok(self.cas(key, "UpdateItem(skip)", e).await?.is_ok())
@@ -663,6 +682,8 @@ impl ExecStore {
             .set(attr::ATTEMPT, n(0))
             .set(attr::AVAILABLE, n(now.timestamp_millis()))
             .set(attr::RUN_MS, n(0))
+            .set(attr::OPEN_PK, s(keys::open_partition(keys::open_part(&key.tenant, &key.job_id))))
+            .set(attr::OPEN_DUE, n(now.timestamp_millis() + crate::reconcile::GRACE_MS))
             .append_event(&ev);
         for a in [attr::ATT_PK, attr::ATT_SK, attr::ERR_CODE, attr::ERR_MSG, attr::LEASE_UNTIL, attr::CANCEL]
         {

@@ -188,6 +188,13 @@ impl Expr {
         self
     }
 
+    /// Key condition `a <op> v` (a sort key bound).
+    pub fn key_cmp(&mut self, a: &str, op: Cmp, v: AttributeValue) -> &mut Self {
+        let c = self.compare(a, op, v);
+        self.key.push(c);
+        self
+    }
+
     /// Key condition `a BETWEEN lo AND hi` (a sort key range, both ends included).
     pub fn key_between(&mut self, a: &str, lo: AttributeValue, hi: AttributeValue) -> &mut Self {
         let (n, lo, hi) = (self.name(a), self.val(lo), self.val(hi));

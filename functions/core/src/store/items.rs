@@ -70,6 +70,14 @@ pub mod attr {
     pub const RUNNING: &str = "hs";
     /// A tenant gate's version, checked by every rewrite of its map.
     pub const GATE_VERSION: &str = "v";
+    /// `open` index partition key (`OPEN#{part}`), present while an execution is not final.
+    pub const OPEN_PK: &str = "open_pk";
+    /// `open` index sort key: when the reconciler should look at the execution (ms).
+    pub const OPEN_DUE: &str = "open_due";
+    /// How many times the reconciler re-sent the execution's message.
+    pub const RESENDS: &str = "rs";
+    /// Set while a pause holds a queued-ahead execution (the pausing job version).
+    pub const HELD: &str = "hd";
 
     /// Attributes of an operations-log entry.
     pub mod ops {
@@ -128,6 +136,11 @@ pub mod index {
     pub fn attention() -> Result<&'static str, StoreError> {
         keyed_by(attr::ATT_PK)
     }
+
+    /// Open executions by the instant the reconciler should look at them.
+    pub fn open() -> Result<&'static str, StoreError> {
+        keyed_by(attr::OPEN_PK)
+    }
 }
 
 /// A stored item that does not decode: a bug or a hand edit, never user input.
@@ -154,7 +167,7 @@ fn get_s<'a>(item: &'a Item, a: &'static str) -> Result<&'a str, DecodeError> {
         .map(String::as_str)
         .ok_or(DecodeError { attr: a, reason: "missing or not a string".into() })
 }
-fn get_n_opt(item: &Item, a: &'static str) -> Result<Option<i64>, DecodeError> {
+pub(super) fn get_n_opt(item: &Item, a: &'static str) -> Result<Option<i64>, DecodeError> {
     match item.get(a) {
         None | Some(AttributeValue::Null(_)) => Ok(None),
         Some(v) => v
@@ -347,6 +360,10 @@ pub fn execution_to_item(e: &Execution, retention_secs: i64) -> Item {
         item.insert(attr::ATT_PK.into(), s(keys::attention_pk(&e.tenant, e.status.as_str())));
         item.insert(attr::ATT_SK.into(), s(keys::attention_sk(sched, &e.job_id)));
     }
+    if let Some(at) = crate::reconcile::first_look(e) {
+        item.insert(attr::OPEN_PK.into(), s(keys::open_partition(keys::open_part(&e.tenant, &e.job_id))));
+        item.insert(attr::OPEN_DUE.into(), n(at));
+    }
     item
 }
 
@@ -363,7 +380,11 @@ pub fn snapshot_from_item(item: &Item) -> Result<Snapshot, DecodeError> {
         item.get(attr::CHECKPOINT).and_then(|v| v.as_s().ok()).and_then(|s| serde_json::from_str(s).ok());
     let total_run_ms = get_n_opt(item, attr::RUN_MS).ok().flatten().unwrap_or(0);
     let digest = item.get(attr::DIGEST).and_then(|v| v.as_s().ok()).cloned();
-    Ok(Snapshot { exec, checkpoint, total_run_ms, digest })
+    let open_due = get_n_opt(item, attr::OPEN_DUE).ok().flatten();
+    let resends =
+        get_n_opt(item, attr::RESENDS).ok().flatten().unwrap_or(0).clamp(0, i64::from(u32::MAX)) as u32;
+    let held = get_n_opt(item, attr::HELD).ok().flatten().map(|v| v.max(0) as u64);
+    Ok(Snapshot { exec, checkpoint, total_run_ms, digest, open_due, resends, held })
 }
 
 /// Decodes an execution item.
@@ -530,12 +551,13 @@ mod tests {
             (index::due(), attr::DUE_PK, attr::DUE_SK),
             (index::by_tenant(), attr::TENANT_PK, attr::TENANT_SK),
             (index::attention(), attr::ATT_PK, attr::ATT_SK),
+            (index::open(), attr::OPEN_PK, attr::OPEN_DUE),
         ] {
             let name = name.unwrap_or_else(|e| panic!("{e}"));
             let ix = indexes.iter().find(|i| i.name == name).unwrap_or_else(|| panic!("{name}"));
             assert_eq!((ix.partition_key.name.as_str(), ix.sort_key.name.as_str()), (pk, sk));
         }
-        assert_eq!(indexes.len(), 3, "an index without an accessor in store::items::index");
+        assert_eq!(indexes.len(), 4, "an index without an accessor in store::items::index");
     }
 
     #[test]

@@ -25,6 +25,8 @@
 //! - [`executions`]: execution items: put-if-absent, the one read ([`executions::ExecStore::get`]),
 //!   claim / heartbeat / checkpoint / release / finish / cancel / skip / replay CAS, and the
 //!   Queries by job and by the `attention` index.
+//! - [`open`]: the `open` index of executions not yet final, and the reconciler's writes
+//!   (look again later, re-sent, close).
 //! - [`slots`]: job concurrency slots and tenant running gates (the decisions are
 //!   [`crate::execution::policy`]'s).
 //! - [`ops`]: the tenant's operations audit log.
@@ -35,6 +37,7 @@ pub mod executions;
 pub mod expr;
 pub mod items;
 pub mod jobs;
+pub mod open;
 pub mod ops;
 pub mod slots;
 pub mod tables;

@@ -1,0 +1,266 @@
+//! # The reconciler: every due execution is eventually delivered (seed 000 §1, §16)
+//!
+//! The trigger persists an execution, then sends its message; a worker acts on the message. The
+//! execution item is the intent, the message only a delivery of it. Deliveries get lost: a send
+//! fails after the put, a message is dropped, a worker panics after taking it, a message is
+//! dead-lettered while its execution is still open. The reconciler repairs all of these from the
+//! execution records alone:
+//!
+//! ```text
+//! every run:  for each partition OPEN#0..15 of the `open` index
+//!               Query open_due <= now                      (only executions due for a look)
+//!               read the execution                          (½ read unit)
+//!               judge (rules::judge, pure):
+//!                 final            → close   (REMOVE open_pk, open_due)
+//!                 someone acts     → look again at the backoff end / lease end + grace
+//!                 nothing acts     → note "Resent" + open_due = now + backoff (one CAS),
+//!                                    then send the message again (SQS)
+//! ```
+//!
+//! - **Idempotent.** The CAS on (status, token, open_due) as read means two reconcilers never
+//!   both re-send one execution; a re-sent message that meets a live one is absorbed by the
+//!   worker's claim (fencing token), as any duplicate delivery is.
+//! - **Bounded.** At most [`ReconcileOptions::max_per_run`] executions per run, re-sends of one
+//!   execution back off from 2 to 60 minutes ([`rules::backoff_ms`]).
+//! - **O(open executions).** The sparse `open` index holds only executions that are not final;
+//!   a run reads the entries that are due, never the table.
+//! - **Audited and measured.** Each re-send is a note on the execution's timeline (code
+//!   `Resent`, actor `reconciler:<id>`); `ExecutionsResent` (per pool), `ReconcileExamined` and
+//!   `ReconcileOverdueMs` are emitted, and the CDK app alarms on re-sends.
+
+pub mod rules;
+
+pub use rules::{backoff_ms, first_look, judge, Verdict, GRACE_MS};
+
+use crate::metrics::Emf;
+use crate::queue::{Outgoing, QueueError};
+use crate::store::executions::ExecStore;
+use crate::store::open::OpenEntry;
+use crate::store::StoreError;
+use crate::Ctx;
+use chrono::{DateTime, Utc};
+use futures_util::stream::{self, StreamExt};
+use std::collections::BTreeMap;
+
+/// Reconciler settings.
+#[derive(Debug, Clone)]
+pub struct ReconcileOptions {
+    /// Who writes the notes (`reconciler:<request id>`).
+    pub actor: String,
+    /// Most executions examined in one run (the rest wait for the next run).
+    pub max_per_run: usize,
+    /// Executions examined at once.
+    pub concurrency: usize,
+}
+
+impl Default for ReconcileOptions {
+    fn default() -> Self {
+        ReconcileOptions { actor: "reconciler".into(), max_per_run: 2_000, concurrency: 16 }
+    }
+}
+
+/// What one run did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReconcileReport {
+    /// Index entries examined.
+    pub examined: u64,
+    /// Messages re-sent, by pool.
+    pub resent: BTreeMap<String, u64>,
+    /// Executions someone is acting on: looked at again later.
+    pub looked_again: u64,
+    /// Final executions taken out of the index.
+    pub closed: u64,
+    /// Executions that changed between the read and the write (a worker acted: nothing to do).
+    pub raced: u64,
+    /// Index entries whose execution is gone (expired).
+    pub missing: u64,
+    /// Executions whose handling failed (store or queue error; retried by the next run).
+    pub failed: u64,
+    /// How long past its due look the most overdue execution was (ms).
+    pub max_overdue_ms: i64,
+    /// Whether the run stopped at `max_per_run` with more due.
+    pub truncated: bool,
+}
+
+impl ReconcileReport {
+    /// Re-sends in all pools.
+    pub fn resent_total(&self) -> u64 {
+        self.resent.values().sum()
+    }
+
+    /// The EMF records of a run (names from `resources.json` `metrics.names`).
+    pub fn metric_lines(&self) -> Vec<Emf> {
+        let mut out: Vec<Emf> = self
+            .resent
+            .iter()
+            .map(|(pool, n)| Emf::new(&[("Pool", pool)]).count("ExecutionsResent", *n))
+            .collect();
+        out.push(
+            Emf::new(&[])
+                .count("ReconcileExamined", self.examined)
+                .count("ReconcileFailed", self.failed)
+                .millis("ReconcileOverdueMs", &[self.max_overdue_ms.max(0)]),
+        );
+        out
+    }
+}
+
+/// A run failed somewhere; every other execution was handled (`report`).
+#[derive(Debug, thiserror::Error)]
+pub enum ReconcileError {
+    /// DynamoDB failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// SQS failed.
+    #[error(transparent)]
+    Queue(#[from] QueueError),
+    /// Some executions failed (logged each); the next run retries them.
+    #[error("{failed} execution(s) could not be reconciled; first: {first}")]
+    Partial {
+        /// How many.
+        failed: u64,
+        /// The first error.
+        first: Box<ReconcileError>,
+        /// What the run did.
+        report: Box<ReconcileReport>,
+    },
+}
+
+impl ReconcileError {
+    /// Whether retrying now may help (every failure is retried by the next run anyway).
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            ReconcileError::Store(e) => e.is_retryable(),
+            ReconcileError::Queue(e) => e.is_retryable(),
+            ReconcileError::Partial { first, .. } => first.is_retryable(),
+        }
+    }
+}
+
+/// What happened to one execution.
+enum Done {
+    Resent(String, Box<Outgoing>),
+    LookedAgain,
+    Closed,
+    Raced,
+    Missing,
+}
+
+/// One reconciler run at `now`.
+pub async fn reconcile(
+    ctx: &Ctx,
+    now: DateTime<Utc>,
+    opts: &ReconcileOptions,
+) -> Result<ReconcileReport, ReconcileError> {
+    let execs = ExecStore::new(ctx.ddb.clone(), ctx.cfg.executions_table.clone());
+    let now_ms = now.timestamp_millis();
+    let mut due: Vec<OpenEntry> = Vec::new();
+    let mut report = ReconcileReport::default();
+    'parts: for part in 0..crate::keys::OPEN_PARTITIONS {
+        let mut start = None;
+        loop {
+            let left = opts.max_per_run.saturating_sub(due.len());
+            if left == 0 {
+                report.truncated = true;
+                break 'parts;
+            }
+            let page = execs.open_due(part, now_ms, left.min(500) as i32, start).await?;
+            due.extend(page.items);
+            match page.next {
+                Some(n) => start = Some(n),
+                None => break,
+            }
+        }
+    }
+    report.max_overdue_ms = due.iter().map(|e| now_ms - e.due).max().unwrap_or(0);
+    let results: Vec<(OpenEntry, Result<Done, ReconcileError>)> = stream::iter(due)
+        .map(|entry| {
+            let execs = execs.clone();
+            async move {
+                let r = one(&execs, &entry, now, opts).await;
+                (entry, r)
+            }
+        })
+        .buffer_unordered(opts.concurrency.max(1))
+        .collect()
+        .await;
+    let mut first = None;
+    let mut outgoing: BTreeMap<String, Vec<Outgoing>> = BTreeMap::new();
+    for (entry, r) in results {
+        report.examined += 1;
+        match r {
+            Ok(Done::Resent(pool, msg)) => outgoing.entry(pool).or_default().push(*msg),
+            Ok(Done::LookedAgain) => report.looked_again += 1,
+            Ok(Done::Closed) => report.closed += 1,
+            Ok(Done::Raced) => report.raced += 1,
+            Ok(Done::Missing) => report.missing += 1,
+            Err(e) => {
+                tracing::error!(execution = %entry.key.global_id(), error = %e, "reconcile failed; the next run retries it");
+                report.failed += 1;
+                first.get_or_insert(e);
+            }
+        }
+    }
+    // Marked first, sent second (batched per pool): a crash in between delays the send to the
+    // next look, it never loses it; a failed send is retried the same way.
+    for (pool, msgs) in outgoing {
+        match ctx.queues.send_all(&pool, &msgs).await {
+            Ok(()) => *report.resent.entry(pool).or_default() += msgs.len() as u64,
+            Err(e) => {
+                tracing::error!(pool, error = %e, count = msgs.len(), "re-send failed; the next look after the backoff retries it");
+                report.failed += msgs.len() as u64;
+                first.get_or_insert(e.into());
+            }
+        }
+    }
+    match first {
+        None => Ok(report),
+        Some(first) => Err(ReconcileError::Partial {
+            failed: report.failed,
+            first: Box::new(first),
+            report: Box::new(report),
+        }),
+    }
+}
+
+async fn one(
+    execs: &ExecStore,
+    entry: &OpenEntry,
+    now: DateTime<Utc>,
+    opts: &ReconcileOptions,
+) -> Result<Done, ReconcileError> {
+    let now_ms = now.timestamp_millis();
+    let Some(seen) = execs.get(&entry.key, false).await? else { return Ok(Done::Missing) };
+    Ok(match judge(&seen.exec, seen.resends, now_ms) {
+        Verdict::Close => {
+            if execs.close_open(&entry.key, &seen).await? {
+                Done::Closed
+            } else {
+                Done::Raced
+            }
+        }
+        Verdict::LookAgain(at) => {
+            if execs.look_again(&entry.key, &seen, at).await? {
+                Done::LookedAgain
+            } else {
+                Done::Raced
+            }
+        }
+        Verdict::Resend(next) => match execs.mark_resent(&entry.key, &seen, next, &opts.actor, now_ms).await?
+        {
+            None => Done::Raced,
+            Some(n) => {
+                let pool = seen.exec.definition.pool.clone();
+                tracing::warn!(execution = %entry.key.global_id(), status = seen.exec.status.as_str(), resends = n, pool, "re-sending a stranded execution");
+                Done::Resent(pool, Box::new(Outgoing::for_execution(&seen.exec, now)))
+            }
+        },
+    })
+}
+
+/// Emits a run's EMF lines.
+pub fn emit_metrics(report: &ReconcileReport, now: DateTime<Utc>) {
+    for line in report.metric_lines() {
+        line.emit(now.timestamp_millis());
+    }
+}

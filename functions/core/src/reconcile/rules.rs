@@ -1,0 +1,127 @@
+//! The reconciler's rules: pure functions of an execution, its re-send count and `now`.
+//!
+//! An open execution carries in the `open` index the instant by which something should have
+//! acted on it (`open_due`): its message's arrival plus [`GRACE_MS`] for READY and RETRY_WAIT,
+//! its lease end plus the skew margin and [`GRACE_MS`] for RUNNING. Every normal path acts
+//! before that instant (a worker claims at `available_at`, finishes or heartbeats within the
+//! lease), so an execution the reconciler finds due is one whose delivery is gone: a message
+//! lost, never sent, dropped by a panicking worker, or moved to the DLQ.
+
+use crate::model::{ExecStatus, Execution};
+
+/// How long after an execution should have been acted on the reconciler waits before it
+/// re-sends its message (ms). Longer than the queue's visibility timeout (60 s), so a message
+/// that is merely in flight, or returning after a worker died, is not duplicated.
+pub const GRACE_MS: i64 = 120_000;
+
+/// The longest pause between two re-sends of one execution (ms).
+pub const MAX_BACKOFF_MS: i64 = 3_600_000;
+
+/// The skew margin a takeover waits past a lease's end (the worker's default, ms).
+pub const LEASE_MARGIN_MS: i64 = 2_000;
+
+/// When the reconciler should first look at a newly written execution (ms), or `None` for a
+/// final one (not in the `open` index).
+pub fn first_look(e: &Execution) -> Option<i64> {
+    match e.status {
+        ExecStatus::Ready | ExecStatus::RetryWait => Some(e.available_at + GRACE_MS),
+        ExecStatus::Running => Some(e.lease_until.unwrap_or(0) + LEASE_MARGIN_MS + GRACE_MS),
+        _ => None,
+    }
+}
+
+/// What the reconciler does with one execution it found due in the `open` index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// It is final: take it out of the index (a write that forgot to, or a stale index read).
+    Close,
+    /// Someone is acting on it (a backoff not over, a live lease): look again at this instant.
+    LookAgain(i64),
+    /// Nothing will act on it: send its message again, and look again at this instant if it is
+    /// still open then.
+    Resend(i64),
+}
+
+/// The pause after the `resends`-th re-send: [`GRACE_MS`] doubled each time, at most
+/// [`MAX_BACKOFF_MS`]. Bounded work for an execution no worker can take (a pool whose workers
+/// are all down): one message per backoff, never a stampede.
+pub fn backoff_ms(resends: u32) -> i64 {
+    GRACE_MS.saturating_mul(1_i64 << resends.min(20)).min(MAX_BACKOFF_MS)
+}
+
+/// Judges one open execution at `now_ms`, given how many times it was re-sent already.
+pub fn judge(e: &Execution, resends: u32, now_ms: i64) -> Verdict {
+    if e.status.is_terminal() {
+        return Verdict::Close;
+    }
+    match first_look(e) {
+        Some(at) if at > now_ms => Verdict::LookAgain(at),
+        Some(_) => Verdict::Resend(now_ms + backoff_ms(resends)),
+        None => Verdict::Close,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::items::ms_to_dt;
+
+    fn exec(status: ExecStatus, available_at: i64, lease_until: Option<i64>) -> Execution {
+        let at = ms_to_dt(0);
+        Execution {
+            tenant: "t".into(),
+            job_id: "j".into(),
+            scheduled_at: at,
+            fire_at: at,
+            created_at: at,
+            status,
+            attempt: 0,
+            fencing_token: 0,
+            lease_owner: None,
+            lease_until,
+            available_at,
+            missed_range: None,
+            def_version: 1,
+            definition: serde_json::from_value(serde_json::json!({
+                "schedule": {"expression": "rate(1 minute)", "timezone": "UTC"},
+                "target": {"type": "http", "url": "https://x"}
+            }))
+            .unwrap_or_else(|e| panic!("{e}")),
+            last_error: None,
+            cancel_requested: false,
+            timeline: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_ready_execution_is_resent_only_after_its_grace() {
+        let e = exec(ExecStatus::Ready, 10_000, None);
+        assert_eq!(judge(&e, 0, 10_000 + GRACE_MS - 1), Verdict::LookAgain(10_000 + GRACE_MS));
+        assert_eq!(judge(&e, 0, 10_000 + GRACE_MS), Verdict::Resend(10_000 + 2 * GRACE_MS));
+    }
+
+    #[test]
+    fn a_running_execution_is_resent_only_once_its_lease_is_over_for_good() {
+        let e = exec(ExecStatus::Running, 0, Some(50_000));
+        let due = 50_000 + LEASE_MARGIN_MS + GRACE_MS;
+        assert_eq!(judge(&e, 0, due - 1), Verdict::LookAgain(due));
+        assert!(matches!(judge(&e, 0, due), Verdict::Resend(_)));
+    }
+
+    #[test]
+    fn a_retry_waits_for_its_backoff_and_final_ones_leave_the_index() {
+        let e = exec(ExecStatus::RetryWait, 900_000, None);
+        assert_eq!(judge(&e, 0, 200_000), Verdict::LookAgain(900_000 + GRACE_MS));
+        for st in [ExecStatus::Succeeded, ExecStatus::Dead, ExecStatus::Canceled, ExecStatus::Skipped] {
+            assert_eq!(judge(&exec(st, 0, None), 0, 1), Verdict::Close);
+        }
+    }
+
+    #[test]
+    fn resends_back_off_to_a_bounded_rate() {
+        assert_eq!(backoff_ms(0), GRACE_MS);
+        assert_eq!(backoff_ms(1), 2 * GRACE_MS);
+        assert_eq!(backoff_ms(5), MAX_BACKOFF_MS.min(32 * GRACE_MS));
+        assert_eq!(backoff_ms(60), MAX_BACKOFF_MS);
+    }
+}

@@ -1,0 +1,127 @@
+//! The `open` index: executions not yet final, by the instant the reconciler should look at
+//! them; and the reconciler's three writes.
+//!
+//! Every write that creates an open execution sets `open_pk` (`OPEN#{part}`) and `open_due`
+//! ([`crate::reconcile::first_look`]); every write into a final status removes both, so the
+//! index holds open executions only and a Query of `open_due <= now` per partition reads just
+//! the ones that are due for a look. The projection is keys only: moving `open_due` is the only
+//! index write besides entering and leaving.
+
+use super::error::StoreError;
+use super::executions::{CasResult, ExecKey, ExecStore, Snapshot};
+use super::expr::{Cmp, Expr, WithExpr};
+use super::items::{self, attr, index, n, Item};
+use super::QueryPage;
+use crate::execution::retry::codes;
+use crate::keys;
+use crate::model::AuditEvent;
+use aws_sdk_dynamodb::types::AttributeValue;
+
+fn s(v: impl Into<String>) -> AttributeValue {
+    AttributeValue::S(v.into())
+}
+
+/// One entry of the `open` index.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpenEntry {
+    /// The execution.
+    pub key: ExecKey,
+    /// When the reconciler should look at it (ms).
+    pub due: i64,
+}
+
+/// Where the next page of an `open` partition starts.
+pub type OpenCursor = std::collections::HashMap<String, AttributeValue>;
+
+impl ExecStore {
+    /// One page (at most `limit`) of partition `part` of the `open` index with `open_due <=
+    /// due_by`, earliest first.
+    pub async fn open_due(
+        &self,
+        part: u32,
+        due_by: i64,
+        limit: i32,
+        start: Option<OpenCursor>,
+    ) -> Result<QueryPage<OpenEntry, OpenCursor>, StoreError> {
+        let mut e = Expr::new();
+        e.key_eq(attr::OPEN_PK, s(keys::open_partition(part))).key_cmp(attr::OPEN_DUE, Cmp::Le, n(due_by));
+        let out = self
+            .client()
+            .query()
+            .table_name(self.table())
+            .index_name(index::open()?)
+            .expr(e)
+            .limit(limit)
+            .set_exclusive_start_key(start)
+            .send()
+            .await
+            .map_err(|e| StoreError::from_sdk("Query(open)", e))?;
+        let items = out.items().iter().filter_map(entry_of).collect();
+        Ok(QueryPage { items, next: out.last_evaluated_key.filter(|k| !k.is_empty()) })
+    }
+
+    /// Moves the reconciler's next look at `key` to `at` (ms), if it is still as `seen`.
+    /// False if it changed meanwhile (a worker acted on it: nothing to do).
+    pub async fn look_again(&self, key: &ExecKey, seen: &Snapshot, at: i64) -> Result<bool, StoreError> {
+        let mut e = Expr::default();
+        e.set(attr::OPEN_DUE, n(at));
+        as_seen(&mut e, seen);
+        Ok(self.cas(key, "UpdateItem(open look again)", e).await?.is_ok())
+    }
+
+    /// Records a re-send by the reconciler (`actor`) at `now_ms`: a note on the timeline, one
+    /// more re-send, and the next look at `next_look` (ms); only if the execution is still as
+    /// `seen`, so two reconcilers never both re-send it. Returns the re-send count, or `None`
+    /// if it changed meanwhile.
+    pub async fn mark_resent(
+        &self,
+        key: &ExecKey,
+        seen: &Snapshot,
+        next_look: i64,
+        actor: &str,
+        now_ms: i64,
+    ) -> Result<Option<u32>, StoreError> {
+        let ev = AuditEvent::note(&seen.exec, now_ms, actor, codes::RESENT);
+        let mut e = Expr::default();
+        e.set(attr::OPEN_DUE, n(next_look)).set(attr::RESENDS, n(seen.resends + 1)).append_event(&ev);
+        as_seen(&mut e, seen);
+        Ok(match self.cas(key, "UpdateItem(open resent)", e).await? {
+            Ok(_) => Some(seen.resends + 1),
+            Err(_) => None,
+        })
+    }
+
+    /// Takes a final execution out of the `open` index (a write that left it there, or an
+    /// index entry read before the final write landed). False if it is not final.
+    pub async fn close_open(&self, key: &ExecKey, seen: &Snapshot) -> Result<bool, StoreError> {
+        let mut e = Expr::default();
+        e.remove(attr::OPEN_PK).remove(attr::OPEN_DUE).cond_eq(attr::STATUS, s(seen.exec.status.as_str()));
+        let r: CasResult = self.cas(key, "UpdateItem(open close)", e).await?;
+        Ok(r.is_ok())
+    }
+
+    /// The raw item of an execution (for the reconciler's tests and tools).
+    pub async fn raw(&self, key: &ExecKey) -> Result<Option<Item>, StoreError> {
+        self.get_item(key, true).await
+    }
+}
+
+/// Condition: status, token and `open_due` as read (the last catches a concurrent reconciler).
+fn as_seen(e: &mut Expr, seen: &Snapshot) {
+    e.cond_eq(attr::STATUS, s(seen.exec.status.as_str())).cond_eq(attr::TOKEN, n(seen.exec.fencing_token));
+    match seen.open_due {
+        Some(d) => e.cond_eq(attr::OPEN_DUE, n(d)),
+        None => e.cond_not_exists(attr::OPEN_DUE),
+    };
+}
+
+fn entry_of(item: &Item) -> Option<OpenEntry> {
+    let pk = item.get(attr::PK)?.as_s().ok()?;
+    let sk = item.get(attr::SK)?.as_s().ok()?;
+    let (tenant, job) = keys::parse_job_pk(pk)?;
+    let due = items::get_n_opt(item, attr::OPEN_DUE).ok().flatten()?;
+    Some(OpenEntry {
+        key: ExecKey { tenant: tenant.into(), job_id: job.into(), scheduled_ms: keys::parse_exec_sk(sk)? },
+        due,
+    })
+}
