@@ -248,7 +248,7 @@ async fn a_tenant_limit_holds_further_executions_until_one_finishes() -> anyhow:
     let (w, metrics) = fixtures::worker_with(&env, settings, Handlers::new())?;
     let (stop, poller) = fixtures::spawn_poller(w, 4);
     let first = hook.wait_requests(1, WITHIN).await?;
-    let waiting = if first[0].idempotency_key == a.id() { &b } else { &a };
+    let waiting = if first[0].idempotency_key == a.global_id() { &b } else { &a };
     // THEN the second stays READY while the first runs, once the worker has handled its message
     fixtures::wait_handled(&metrics, waiting, WITHIN).await?;
     assert_eq!(fixtures::snapshot(&env, waiting).await?.exec.status, ExecStatus::Ready);
@@ -394,6 +394,42 @@ async fn an_acquire_racing_a_release_cannot_bring_the_released_entry_back() -> a
     let after = slots::get_running(ddb, table, "acme").await?;
     assert!(!after.leases.contains_key(&x.id()), "X's released entry came back: {after:?}");
     assert_eq!(gate.acquire(&z, 2, T0 + 10_000, MARGIN, T0).await?, None, "Z was kept out by X's ghost");
+    env.cleanup().await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wait_leaves_a_fresh_message_instead_of_burning_a_receive_toward_the_dlq() -> anyhow::Result<()> {
+    // Issue 13 scenario 2: each policy or tenant-limit wait used to return the same message with
+    // a visibility change, and every receive counts toward `maxReceiveCount` (50): a long wait
+    // moved a live execution's only message to the DLQ.
+    // GIVEN a tenant limited to one running execution, whose slot another execution holds for
+    // ten minutes, and a due execution of that tenant
+    let env = TestEnv::new("wait-fresh").await?;
+    let now = Utc::now();
+    let holder = ExecKey { tenant: "acme".into(), job_id: "long".into(), scheduled_ms: 1 };
+    let gate = TenantGate::new(env.clients.ddb.clone(), env.cfg.executions_table.clone());
+    let lease_end = now.timestamp_millis() + 600_000;
+    assert_eq!(gate.acquire(&holder, 1, lease_end, 2_000, now.timestamp_millis()).await?, None);
+    let def = fixtures::http_definition("https://hooks.example.com/run");
+    let e = fixtures::ready_execution("acme", "waits", def, now, now);
+    let key = fixtures::put_execution(&env, &e).await?;
+    let mut settings = fixtures::settings("waiter");
+    settings.tenant_limits =
+        sundial_core::execution::policy::TenantLimits::parse("acme=1").map_err(anyhow::Error::msg)?;
+    let (w, _) = fixtures::worker_with(&env, settings, Handlers::new())?;
+
+    // WHEN the worker handles a delivery of its message
+    let body = serde_json::to_string(&fixtures::message_of(&e, now))?;
+    let stop = tokio_util::sync::CancellationToken::new();
+    let d = w.handle("default", &body, &sundial_core::execution::worker::NoExtend, &stop).await;
+
+    // THEN the delivered message is done with, and a fresh one (receive count 0) waits, delayed,
+    // in the pool queue: waiting never counts toward the DLQ
+    assert_eq!(d, sundial_core::execution::worker::Disposition::Delete);
+    let (visible, delayed, in_flight) = sundial_tests::trigger::queue_counts(&env, "default").await?;
+    assert_eq!((visible + delayed + in_flight, delayed), (1, 1), "one fresh, delayed message");
+    assert_eq!(fixtures::snapshot(&env, &key).await?.exec.status, ExecStatus::Ready);
     env.cleanup().await;
     Ok(())
 }
