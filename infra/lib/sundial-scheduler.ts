@@ -662,7 +662,9 @@ export class SundialScheduler extends Construct {
     allow(role, ['dynamodb:GetItem', 'dynamodb:UpdateItem'], [this.jobsTable.tableArn]);
     allow(
       role,
-      ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:ChangeMessageVisibility', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'],
+      // SendMessage: a wait (policy, tenant limit, retry backoff) re-queues a fresh, delayed copy
+      // instead of returning the delivered one, so waiting never counts toward the DLQ.
+      ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:ChangeMessageVisibility', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'],
       [queue.queueArn],
     );
     allow(role, ['sqs:SendMessage', 'sqs:GetQueueUrl'], [dlq.queueArn]);

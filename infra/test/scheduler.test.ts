@@ -286,6 +286,7 @@ describe('least privilege', () => {
       'sqs:GetQueueAttributes',
       'sqs:GetQueueUrl',
       'sqs:ReceiveMessage',
+      'sqs:SendMessage',
     ]);
     assert.deepEqual(actionsOn(st, res(defaultPool.dlq.queueArn)), ['sqs:GetQueueUrl', 'sqs:SendMessage']);
     // nothing on another pool's queues
@@ -506,6 +507,7 @@ describe('ECS pools', () => {
       'sqs:GetQueueAttributes',
       'sqs:GetQueueUrl',
       'sqs:ReceiveMessage',
+      'sqs:SendMessage',
     ]);
     const other = b.sundial.pools.find((p) => p.name === 'default')!;
     assert.deepEqual(actionsOn(st, b.stack.resolve(other.queue.queueArn)), []);

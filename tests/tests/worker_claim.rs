@@ -248,7 +248,9 @@ async fn a_worker_whose_clock_runs_fast_does_not_take_over_a_live_lease() -> any
         .await;
 
     // THEN the service's Date header exposed the skew, F left the lease alone, and reported it
-    assert!(matches!(d, sundial_core::execution::worker::Disposition::RetryAfter(_)), "{d:?}");
+    // (the delivered message is replaced by a fresh copy delayed to the lease's end)
+    assert_eq!(d, sundial_core::execution::worker::Disposition::Delete);
+    assert_eq!(sundial_tests::trigger::queue_counts(&env, "default").await?.1, 1, "a delayed fresh copy");
     let s = fixtures::snapshot(&env, &key).await?;
     assert_eq!(
         (s.exec.status, s.exec.fencing_token, s.exec.lease_owner.as_deref()),
@@ -315,12 +317,15 @@ async fn a_worker_whose_clock_runs_slow_writes_leases_that_hold_by_the_services_
 
     // THEN S's lease and tenant gate entry are live by the service's clock: G neither took the
     // first over (the effect would run twice) nor started the second (the tenant limit is one)
-    assert!(
-        matches!(dup, sundial_core::execution::worker::Disposition::RetryAfter(_)),
-        "{dup:?}: S's lease ended at {lease_end:?}, the service's clock says about {}",
+    // (each delivered message is replaced by a fresh copy, delayed until it can run)
+    assert_eq!(
+        dup,
+        sundial_core::execution::worker::Disposition::Delete,
+        "S's lease ended at {lease_end:?}, the service's clock says about {}",
         Utc::now().timestamp_millis()
     );
-    assert!(matches!(other, sundial_core::execution::worker::Disposition::RetryAfter(_)), "{other:?}");
+    assert_eq!(other, sundial_core::execution::worker::Disposition::Delete);
+    assert_eq!(sundial_tests::trigger::queue_counts(&env, "default").await?.1, 2, "two delayed fresh copies");
     assert_eq!(hook.received().len(), 1, "the webhook was called again while S ran");
     let s1 = fixtures::snapshot(&env, &k1).await?;
     assert_eq!(

@@ -63,7 +63,7 @@ impl Worker {
             Admission::Wait { until_ms, reason } => {
                 tracing::debug!(execution = %key.id(), reason, "policy wait");
                 let secs = secs_ceil(until_ms - now.timestamp_millis()).max(1);
-                return Ok(Gate::Done(Disposition::RetryAfter(secs)));
+                return Ok(Gate::Done(self.wait(d, secs).await));
             }
         }
         let Some(limit) = self.settings.tenant_limits.of(&key.tenant) else {
@@ -78,7 +78,7 @@ impl Worker {
         let waited =
             self.tenants.acquire(key, limit, lease_until, self.settings.skew_margin_ms, now_ms).await?;
         if let Some(until) = waited {
-            return Ok(Gate::Done(Disposition::RetryAfter(secs_ceil(until - now_ms).max(1))));
+            return Ok(Gate::Done(self.wait(d, secs_ceil(until - now_ms).max(1)).await));
         }
         Ok(Gate::Claim { snapshot: Box::new(snapshot), now, holds: Holds::new(key.clone(), true) })
     }

@@ -43,7 +43,7 @@ impl Worker {
         Ok(match fin {
             Finish::RetryWait { available_at, .. } => {
                 m.retries = 1;
-                Disposition::RetryAfter(secs_ceil(available_at - now.timestamp_millis()).max(1))
+                self.wait(d, secs_ceil(available_at - now.timestamp_millis()).max(1)).await
             }
             Finish::Dead { reason, .. } => {
                 match self.queues.dead_letter(d.pool, d.body, &reason, &key.id()).await {
@@ -79,10 +79,10 @@ impl Worker {
             }
             ClaimOutcome::Finished(_) => Disposition::Delete,
             ClaimOutcome::NotYet { available_at } => {
-                Disposition::RetryAfter(secs_ceil(available_at - now_ms).max(1))
+                self.wait(d, secs_ceil(available_at - now_ms).max(1)).await
             }
             ClaimOutcome::Held { expires_at } => {
-                Disposition::RetryAfter(secs_ceil(expires_at - now_ms).max(1) + 1)
+                self.wait(d, secs_ceil(expires_at - now_ms).max(1) + 1).await
             }
             ClaimOutcome::Claimed(_) => Disposition::Leave,
         }

@@ -6,16 +6,17 @@
 //!              (½ RU)            (non-ALLOW only)      (1 WU)               │  heartbeat every lease/3
 //!                                                                            │  (extends lease + visibility)
 //!            Delete <─ finish (CAS on token, 1 WU) <─ classify / budgets <───┘
-//!            Retry{after} = RETRY_WAIT's backoff, carried by the *same* message's visibility
+//!            waits (policy, tenant limit, retry backoff, early or duplicate delivery): a fresh copy
+//!            of the message, delayed, and the delivered one deleted (no receive toward the DLQ)
 //! ```
 //!
 //! Rules that keep a repeated delivery harmless:
 //! - Only the worker whose finish succeeded deletes the message. A worker whose finish was
 //!   refused (taken over) leaves it alone: deleting with an old receipt handle could delete the
 //!   message the new owner depends on.
-//! - A message for an execution someone else holds, or that is not yet available, is made
-//!   visible again when that changes (lease end, backoff end); it is never dropped while the
-//!   execution is not final.
+//! - A message for an execution someone else holds, or that is not yet available, is replaced
+//!   by a fresh copy delayed until that changes (lease end, backoff end); it is never dropped
+//!   while the execution is not final, and a wait never counts toward the DLQ.
 //! - DEAD executions are copied to the pool's DLQ before their message is deleted; a crash in
 //!   between is repaired by the next delivery, which finds DEAD and copies again.
 
@@ -49,7 +50,7 @@ use super::target::RemoteTargets;
 use crate::aws::Clients;
 use crate::config::{Config, WorkerSettings};
 use crate::model::{ExecMessage, ExecStatus, JobDefinition};
-use crate::queue::{PoolQueues, QueueError};
+use crate::queue::{Outgoing, PoolQueues, QueueError, MAX_DELAY_SECS};
 use crate::store::error::StoreError;
 use crate::store::executions::{ClaimOutcome, ExecKey, ExecStore};
 use admission::Gate;
@@ -222,6 +223,23 @@ impl Worker {
             duration_ms: self.settings.lease_ms,
             skew_margin_ms: self.settings.skew_margin_ms,
             may_take_over: self.skew.trusted(),
+        }
+    }
+
+    /// A wait (a concurrency policy, the tenant limit, a retry backoff, an early delivery, a
+    /// live lease elsewhere): instead of returning the delivered message with a visibility
+    /// change, whose every receive counts toward the DLQ's `maxReceiveCount`, send a fresh copy
+    /// delayed by `secs` (at most SQS's 15 minutes: an early copy simply waits again) and let
+    /// the delivered one be deleted. Waiting never moves a live execution's message to the DLQ.
+    /// If the send fails, fall back to the visibility change (the reconciler covers the rest).
+    async fn wait(&self, d: &Delivery<'_>, secs: i32) -> Disposition {
+        let fresh = Outgoing { message: d.msg.clone(), delay_secs: secs.clamp(0, MAX_DELAY_SECS as i32) };
+        match self.queues.send_all(d.pool, &[fresh]).await {
+            Ok(()) => Disposition::Delete,
+            Err(e) => {
+                tracing::warn!(execution = %d.key.id(), error = %e, "could not re-queue a waiting execution; returning its message instead");
+                Disposition::RetryAfter(secs)
+            }
         }
     }
 
