@@ -6,7 +6,7 @@ use sundial_core::model::Job;
 use sundial_core::schedule::MisfirePolicy;
 use sundial_core::store::jobs;
 use sundial_core::trigger::plan::CatchUpBudget;
-use sundial_core::trigger::scan::{ScanError, ScanOptions};
+use sundial_core::trigger::scan::{PartitionHook, ScanError, ScanOptions};
 use sundial_tests::trigger::{at, create_job, definition, executions, scan, scan_with_budget};
 use sundial_tests::TestEnv;
 
@@ -97,6 +97,105 @@ async fn one_tenants_catch_up_does_not_hold_back_anothers_on_time_fire() -> anyh
     let ex = executions(&env, "beta", &b).await?;
     let times: Vec<String> = ex.iter().map(|e| e.scheduled_at.to_rfc3339()).collect();
     assert_eq!(times, ["2026-11-30T12:30:30+00:00"]);
+    env.cleanup().await;
+    Ok(())
+}
+
+/// `n` job ids of `tenant` that all land in one shard.
+fn ids_in_one_shard(tenant: &str, n: usize, shards: u32) -> Vec<String> {
+    let shard = keys::shard_of(tenant, "e-0", shards);
+    (0..100_000)
+        .map(|m| format!("e-{m}"))
+        .filter(|id| keys::shard_of(tenant, id, shards) == shard)
+        .take(n)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deferred_every_minute_job_does_not_hold_its_shard_forever() -> anyhow::Result<()> {
+    // Issue 13 scenario 1. GIVEN six every-minute `fire_all` jobs of one tenant in one shard,
+    // promoted to the every-minute class by a first tick
+    let env = TestEnv::new("liveness-every").await?;
+    let ids = ids_in_one_shard("acme", 6, env.cfg.shards);
+    let t0 = at("2026-11-30T12:00:05Z");
+    for id in &ids {
+        create_job(
+            &env,
+            "acme",
+            id,
+            definition("0 * * * * *", "UTC", MisfirePolicy::FireAll { cap: 1000 }),
+            t0,
+        )
+        .await?;
+    }
+    scan_with_budget(
+        &env,
+        at("2026-11-30T12:00:10Z"),
+        &ScanOptions::default(),
+        CatchUpBudget::new(1000, 1000),
+    )
+    .await?;
+    let stored = jobs::get_job(&env.clients.ddb, &env.cfg, "acme", &ids[0]).await?;
+    assert_eq!(stored.map(|j| j.due_class), Some(sundial_core::model::DueClass::Every));
+
+    // WHEN the ticks come back after a 30-minute outage with a per-tenant catch-up budget of 40
+    // missed fires (one job's 30 fit, a second's do not) and a walk of at most 10 minutes
+    let opts = ScanOptions { max_buckets: 10, ..Default::default() };
+    let back = at("2026-11-30T12:31:10Z");
+    for m in 0..12 {
+        let now = back + chrono::Duration::minutes(m);
+        scan_with_budget(&env, now, &opts, CatchUpBudget::new(1000, 40)).await?;
+    }
+
+    // THEN every job has caught up: each has an execution for every minute up to the present
+    let present = at("2026-11-30T12:42:00Z");
+    for id in &ids {
+        let ex = executions(&env, "acme", id).await?;
+        let latest = ex.iter().map(|e| e.scheduled_at).max();
+        assert!(
+            latest.is_some_and(|l| l >= present),
+            "{id}: latest execution {latest:?} after 12 ticks ({} executions)",
+            ex.len()
+        );
+    }
+    env.cleanup().await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_promoted_to_every_minute_between_a_scans_reads_keeps_its_fires() -> anyhow::Result<()> {
+    // Issue 13 scenario 4. GIVEN an every-second job created at 12:00:59 (so it waits in its
+    // shard's admission partition)
+    let env = TestEnv::new("liveness-promote").await?;
+    let t0 = at("2026-11-30T12:00:59Z");
+    let def = definition("* * * * * *", "UTC", MisfirePolicy::FireOnce);
+    let job = create_job(&env, "acme", "secondly", def, t0).await?;
+    let shard = keys::shard_of("acme", "secondly", env.cfg.shards);
+
+    // WHEN the API's dispatch of the new job (it promotes the job to the every-minute class)
+    // lands between a tick's reads of the shard's two class partitions, at 12:01:01 ...
+    let api = std::sync::Arc::new(sundial_tests::trigger::ctx(&env));
+    let hook = PartitionHook(std::sync::Arc::new(move |s: u32| {
+        let (api, job) = (api.clone(), job.clone());
+        Box::pin(async move {
+            if s == shard {
+                if let Err(e) = sundial_core::trigger::scan::dispatch_one(&api, &job, t0, "api:test").await {
+                    panic!("dispatch_one: {e}");
+                }
+            }
+        })
+    }));
+    let opts = ScanOptions { between_class_reads: Some(hook), ..Default::default() };
+    scan(&env, at("2026-11-30T12:01:01Z"), &opts).await?;
+    // ... AND the next tick comes at 12:02:01
+    scan(&env, at("2026-11-30T12:02:01Z"), &ScanOptions::default()).await?;
+
+    // THEN every second from 12:01:00 to 12:03:59 has its execution
+    let ex = executions(&env, "acme", "secondly").await?;
+    let have: std::collections::BTreeSet<i64> = ex.iter().map(|e| e.scheduled_at.timestamp()).collect();
+    let from = at("2026-11-30T12:01:00Z").timestamp();
+    let missing: Vec<i64> = (from..from + 180).filter(|s| !have.contains(s)).collect();
+    assert!(missing.is_empty(), "{} fires never created, from {:?}", missing.len(), missing.first());
     env.cleanup().await;
     Ok(())
 }

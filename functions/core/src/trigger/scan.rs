@@ -57,6 +57,24 @@ pub struct ScanOptions {
     /// Where the instant of each send comes from, for the lag metric (the scan's `now` when
     /// `None`). Benches pass the wall clock to measure real enqueue times.
     pub send_clock: Option<SendClock>,
+    /// Fault injection for tests: runs between the reads of a shard's two class partitions
+    /// (admission and every-minute), with the shard; `None` in production.
+    pub between_class_reads: Option<PartitionHook>,
+}
+
+/// A test hook run with the shard number between a scan's two class-partition reads.
+#[derive(Clone)]
+#[allow(clippy::type_complexity)]
+pub struct PartitionHook(
+    pub  std::sync::Arc<
+        dyn Fn(u32) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> + Send + Sync,
+    >,
+);
+
+impl std::fmt::Debug for PartitionHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PartitionHook")
+    }
 }
 
 /// A clock read after each send.
@@ -77,6 +95,7 @@ impl Default for ScanOptions {
             max_buckets: 240,
             crash_at: None,
             send_clock: None,
+            between_class_reads: None,
         }
     }
 }
@@ -231,6 +250,9 @@ async fn scan_shard(
     // watermark (and their stored `next`, the first fire after creation or resume).
     let every = jobs::query_due(&ctx.ddb, table, &keys::every_bucket(shard)).await?;
     report.buckets += 1;
+    if let Some(hook) = &opts.between_class_reads {
+        (hook.0)(shard).await;
+    }
     let wm_end = keys::minute_start(wm + 1) - Duration::milliseconds(1);
     let group = plan_group(every, Some(wm_end), window_end, now, budget, &mut report).await;
     let every_done = dispatch(ctx, group, now, opts, true, &mut report).await?;
