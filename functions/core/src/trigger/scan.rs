@@ -246,24 +246,30 @@ async fn scan_shard(
     let last = target.min(first + opts.max_buckets - 1);
     let window_end = keys::minute_start(last + 1) - Duration::milliseconds(1);
 
-    // Jobs that fire every minute: never moved between buckets; their position is the
-    // watermark (and their stored `next`, the first fire after creation or resume).
-    let every = jobs::query_due(&ctx.ddb, table, &keys::every_bucket(shard)).await?;
+    // Admission first, then every-minute: a job that moves from the one to the other between
+    // the two reads (the API's `dispatch_one` promoting it) is then seen in the second read.
+    // In the other order it would be in neither, and the watermark would move past its fires.
+    // Admission: jobs just created, resumed or edited, wherever their first fire falls.
+    let admitted = jobs::query_due(&ctx.ddb, table, &keys::admission_bucket(shard)).await?;
     report.buckets += 1;
     if let Some(hook) = &opts.between_class_reads {
         (hook.0)(shard).await;
     }
-    let wm_end = keys::minute_start(wm + 1) - Duration::milliseconds(1);
-    let group = plan_group(every, Some(wm_end), window_end, now, budget, &mut report).await;
-    let every_done = dispatch(ctx, group, now, opts, true, &mut report).await?;
-
-    // Admission: jobs just created, resumed or edited, wherever their first fire falls.
-    let admitted = jobs::query_due(&ctx.ddb, table, &keys::admission_bucket(shard)).await?;
+    // Jobs that fire every minute: never moved between buckets; their position is the
+    // watermark (and their stored `next`, the first fire after creation or resume).
+    let every = jobs::query_due(&ctx.ddb, table, &keys::every_bucket(shard)).await?;
     report.buckets += 1;
     let group = plan_group(admitted, None, window_end, now, budget, &mut report).await;
     // A deferred admission job stays in the admission partition, which every tick reads: it
     // does not hold the watermark back.
     dispatch(ctx, group, now, opts, false, &mut report).await?;
+    let wm_end = keys::minute_start(wm + 1) - Duration::milliseconds(1);
+    let group = plan_group(every, Some(wm_end), window_end, now, budget, &mut report).await;
+    // A deferred every-minute job moves to the admission partition at its first unplanned
+    // fire (its own position from then on), so it never holds the shard's watermark: with a
+    // fixed query order the same job would be deferred every tick and, past `max_buckets`, the
+    // walk would never reach the present for any job of the shard.
+    dispatch(ctx, group, now, opts, true, &mut report).await?;
 
     // Every bucket of the walk is read even after one keeps a deferred job: on-time fires in
     // later minutes (of other jobs and tenants) must not wait behind a catch-up backlog, where
@@ -281,16 +287,14 @@ async fn scan_shard(
     if opts.crash_at == Some(CrashPoint::BeforeWatermark) {
         return Err(ScanError::Crash(CrashPoint::BeforeWatermark));
     }
-    // Deferred every-minute jobs keep the watermark, so their window is recomputed next tick;
-    // deferred bucket jobs keep it before their bucket.
+    // Deferred bucket jobs keep the watermark before their bucket (deferred every-minute jobs
+    // moved to the admission partition above).
     let through = held_at.map_or(last, |m| m - 1);
-    if every_done {
-        if held_at.is_none() && last >= target {
-            report.shards_complete += 1;
-        }
-        if through > wm {
-            watermarks::advance(&ctx.ddb, table, shard, through).await?;
-        }
+    if held_at.is_none() && last >= target {
+        report.shards_complete += 1;
+    }
+    if through > wm {
+        watermarks::advance(&ctx.ddb, table, shard, through).await?;
     }
     Ok(report)
 }
@@ -311,7 +315,11 @@ async fn plan_group(
         let Some(schedule) = parse_or_log(&job, report) else { continue };
         let from = next - Duration::milliseconds(1);
         let last_scheduled = floor.map_or(from, |f| f.max(from));
-        let plan = plan_job(&job, &schedule, last_scheduled, window_end, now, &mut *budget.lock().await);
+        let mut plan = plan_job(&job, &schedule, last_scheduled, window_end, now, &mut *budget.lock().await);
+        if plan.deferred && floor.is_some() {
+            // Where a deferred every-minute job resumes from the admission partition.
+            plan.new_next = schedule.next_after(last_scheduled);
+        }
         group.push((job, schedule, next, plan));
     }
     group
@@ -425,10 +433,18 @@ async fn dispatch(
     }
     let moves: Vec<Move> = group
         .iter()
-        .filter(|(_, _, _, plan)| !(plan.deferred || (every_class && plan.new_next.is_some())))
+        .filter(|(_, _, _, plan)| match (every_class, plan.deferred) {
+            // A deferred every-minute job moves to admission; other deferred jobs stay put.
+            (true, true) => plan.new_next.is_some(),
+            (false, true) => false,
+            // Every-minute jobs are not advanced (their position is the watermark) unless done.
+            (true, false) => plan.new_next.is_none(),
+            (false, false) => true,
+        })
         .map(|(job, schedule, read_next, plan)| {
             // Promote jobs that fire every minute: from then on they never move between buckets.
             let class = match plan.new_next {
+                Some(_) if plan.deferred => DueClass::Admission,
                 Some(_) if every_class || schedule.fires_every_minute(now) => DueClass::Every,
                 _ => DueClass::Bucket,
             };
