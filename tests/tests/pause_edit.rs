@@ -1,0 +1,83 @@
+//! Queued-ahead executions follow the job's pause, resume and edit (issue 13 scenarios 5 and 9):
+//! the tick and the API queue fires up to a minute ahead, so a change made now must decide the
+//! fate of executions that already exist for later instants. Fixed instants, the control plane's
+//! own functions, the real SDK against the emulator.
+
+use chrono::{DateTime, Utc};
+use sundial_core::control::{self, Caller, Control, ControlSettings};
+use sundial_core::model::{ExecStatus, Execution, JobState};
+use sundial_core::schedule::MisfirePolicy;
+use sundial_tests::trigger::{at, ctx, definition, executions};
+use sundial_tests::TestEnv;
+
+fn caller() -> Caller {
+    Caller { tenant: "acme".into(), principal: "ops".into() }
+}
+
+fn at_instant<'a>(es: &'a [Execution], t: &str) -> &'a Execution {
+    let t = at(t);
+    es.iter().find(|e| e.scheduled_at == t).unwrap_or_else(|| panic!("no execution at {t}"))
+}
+
+async fn set_state(ctl: &Control, job: &str, state: JobState, now: DateTime<Utc>) -> anyhow::Result<()> {
+    control::jobs::set_state(ctl, &caller(), job, state, None, now).await?;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resume_inside_the_queued_ahead_window_runs_the_fire_it_reenabled() -> anyhow::Result<()> {
+    // GIVEN an every-minute job created at 12:00:05: its 12:01 fire is queued ahead
+    let env = TestEnv::new("pause-resume").await?;
+    let ctl = Control::new(ctx(&env), ControlSettings::default());
+    let def = definition("0 * * * * *", "UTC", MisfirePolicy::FireOnce);
+    control::jobs::create(&ctl, &caller(), "minutely", def, at("2026-11-30T12:00:05Z")).await?;
+    assert_eq!(
+        at_instant(&executions(&env, "acme", "minutely").await?, "2026-11-30T12:01:00Z").status,
+        ExecStatus::Ready
+    );
+
+    // WHEN it is paused at 12:00:20 and resumed at 12:00:40, both before 12:01
+    set_state(&ctl, "minutely", JobState::Paused, at("2026-11-30T12:00:20Z")).await?;
+    set_state(&ctl, "minutely", JobState::Enabled, at("2026-11-30T12:00:40Z")).await?;
+
+    // THEN the 12:01 fire will run: the job was enabled at that instant
+    let es = executions(&env, "acme", "minutely").await?;
+    let e = at_instant(&es, "2026-11-30T12:01:00Z");
+    assert_eq!(e.status, ExecStatus::Ready, "timeline {:?}", e.timeline);
+    env.cleanup().await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edit_moves_queued_ahead_fires_to_the_new_version_and_cancels_the_ones_it_removed(
+) -> anyhow::Result<()> {
+    // GIVEN a job firing every 30 s created at 12:00:05 (v1): 12:00:30, 12:01:00 and 12:01:30
+    // are queued ahead
+    let env = TestEnv::new("edit-queued").await?;
+    let ctl = Control::new(ctx(&env), ControlSettings::default());
+    let v1 =
+        definition("0,30 * * * * *", "UTC", MisfirePolicy::FireOnce).with_params(serde_json::json!({"v": 1}));
+    control::jobs::create(&ctl, &caller(), "halfminutely", v1, at("2026-11-30T12:00:05Z")).await?;
+    assert_eq!(executions(&env, "acme", "halfminutely").await?.len(), 3);
+
+    // WHEN at 12:00:20 it is edited to fire on the minute only, with new parameters (v2)
+    let v2 =
+        definition("0 * * * * *", "UTC", MisfirePolicy::FireOnce).with_params(serde_json::json!({"v": 2}));
+    control::jobs::update(&ctl, &caller(), "halfminutely", 1, v2, at("2026-11-30T12:00:20Z")).await?;
+
+    // THEN the instant both versions share runs v2, and the instants only v1 had do not run
+    let es = executions(&env, "acme", "halfminutely").await?;
+    let shared = at_instant(&es, "2026-11-30T12:01:00Z");
+    assert_eq!(
+        (shared.status, shared.def_version, shared.definition.params.clone()),
+        (ExecStatus::Ready, 2, serde_json::json!({"v": 2})),
+        "timeline {:?}",
+        shared.timeline
+    );
+    for t in ["2026-11-30T12:00:30Z", "2026-11-30T12:01:30Z"] {
+        let e = at_instant(&es, t);
+        assert_eq!(e.status, ExecStatus::Canceled, "{t}: only v1 fires then; timeline {:?}", e.timeline);
+    }
+    env.cleanup().await;
+    Ok(())
+}
