@@ -4,10 +4,15 @@
 //! own functions, the real SDK against the emulator.
 
 use chrono::{DateTime, Utc};
+use std::sync::Arc;
 use sundial_core::control::{self, Caller, Control, ControlSettings};
+use sundial_core::execution::target::in_process::Handlers;
 use sundial_core::model::{ExecStatus, Execution, JobState};
-use sundial_core::schedule::MisfirePolicy;
-use sundial_tests::trigger::{at, ctx, definition, executions};
+use sundial_core::schedule::{MisfirePolicy, ScheduleSpec};
+use sundial_core::store::executions::ExecKey;
+use sundial_core::trigger::scan::{PartitionHook, ScanOptions};
+use sundial_tests::fixtures;
+use sundial_tests::trigger::{at, create_job, ctx, definition, executions, scan};
 use sundial_tests::TestEnv;
 
 fn caller() -> Caller {
@@ -78,6 +83,54 @@ async fn an_edit_moves_queued_ahead_fires_to_the_new_version_and_cancels_the_one
         let e = at_instant(&es, t);
         assert_eq!(e.status, ExecStatus::Canceled, "{t}: only v1 fires then; timeline {:?}", e.timeline);
     }
+    env.cleanup().await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fire_held_by_a_pause_is_canceled_at_its_instant_and_a_later_resume_does_not_revive_it(
+) -> anyhow::Result<()> {
+    // GIVEN an every-minute job created at 12:00:05 (12:01 queued ahead), paused at 12:00:20
+    let env = TestEnv::new("pause-held").await?;
+    let hook = fixtures::WebhookServer::start(vec![]).await?;
+    let mut def = fixtures::http_definition(&hook.url("/run"));
+    def.schedule = ScheduleSpec::new("0 * * * * *", "UTC");
+    def.retry.max_age_secs = 7 * 86_400;
+    let ctl = Control::new(ctx(&env), ControlSettings::default());
+    control::jobs::create(&ctl, &caller(), "minutely", def, at("2026-11-30T12:00:05Z")).await?;
+    let v = control::jobs::set_state(
+        &ctl,
+        &caller(),
+        "minutely",
+        JobState::Paused,
+        None,
+        at("2026-11-30T12:00:20Z"),
+    )
+    .await?;
+    let e = at_instant(&executions(&env, "acme", "minutely").await?, "2026-11-30T12:01:00Z").clone();
+    assert_eq!(v.held, vec![e.id()]);
+
+    // WHEN a worker receives its message after 12:01, and the job is resumed after that
+    let (w, _) = fixtures::worker_with(&env, fixtures::settings("w"), Handlers::new())?;
+    let body = serde_json::to_string(&fixtures::message_of(&e, at("2026-11-30T12:00:05Z")))?;
+    let stop = tokio_util::sync::CancellationToken::new();
+    w.handle("default", &body, &sundial_core::execution::worker::NoExtend, &stop).await;
+    control::jobs::set_state(
+        &ctl,
+        &caller(),
+        "minutely",
+        JobState::Enabled,
+        None,
+        at("2026-11-30T12:01:30Z"),
+    )
+    .await?;
+
+    // THEN it was canceled (paused at its instant), audited, and the target never called
+    let s = fixtures::snapshot(&env, &ExecKey::of(&e)).await?;
+    assert_eq!(s.exec.status, ExecStatus::Canceled, "timeline {:?}", s.exec.timeline);
+    let codes: Vec<Option<String>> = s.exec.timeline.iter().map(|ev| ev.code.clone()).collect();
+    assert_eq!(codes, vec![None, Some("HeldByPause".into()), Some("Paused".into())]);
+    assert!(hook.received().is_empty());
     env.cleanup().await;
     Ok(())
 }

@@ -55,6 +55,9 @@ pub fn job_view(v: &JobView) -> Value {
         "job": job(&v.job),
         "nextFires": v.next_fires.iter().map(|t| time(*t)).collect::<Vec<_>>(),
         "canceledExecutions": v.canceled,
+        "heldExecutions": v.held,
+        "amendedExecutions": v.amended,
+        "releasedExecutions": v.released,
     })
 }
 

@@ -513,6 +513,11 @@ impl AuditEvent {
     }
 }
 
+/// Audit code of a manual run's creation event.
+pub const MANUAL_CODE: &str = "manual";
+/// Audit code of a backfilled execution's creation event.
+pub const BACKFILL_CODE: &str = "backfill";
+
 /// An execution: one scheduled instant of one job.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Execution {

@@ -88,7 +88,7 @@ async fn if_match_guards_edits_and_a_stale_version_changes_nothing() {
 }
 
 #[tokio::test]
-async fn an_edit_does_not_change_executions_already_created() {
+async fn an_edit_moves_queued_ahead_executions_to_the_new_version_and_never_rewrites_history() {
     // GIVEN a job every 20 s whose next fires the create already queued (version 1)
     let t0 = at("2026-12-01T10:00:05Z");
     let h = Harness::new("edit", t0).await;
@@ -104,16 +104,20 @@ async fn an_edit_does_not_change_executions_already_created() {
     assert_eq!(a.status, 200, "{}", a.body);
     // AND the tick later creates the fires after those
     scan(&h.env, at("2026-12-01T10:02:00Z"), &ScanOptions::default()).await.unwrap();
-    // THEN the executions created before the edit kept version 1 and the old params
+    // THEN every fire after the edit runs version 2: the ones queued before it were amended
+    // (audited on their timeline), the later ones created with it (issue 13 scenario 9)
+    let edit = at("2026-12-01T10:00:15Z");
     let after = executions(&h.env, "acme", "sync").await.unwrap();
-    for e in &after {
+    for e in after.iter().filter(|e| e.scheduled_at > edit) {
+        assert_eq!((e.def_version, &e.definition.params), (2, &json!({"v": 2})), "{}", e.id());
         if before.iter().any(|b| b.scheduled_at == e.scheduled_at) {
-            assert_eq!((e.def_version, &e.definition.params), (1, &json!({"v": 1})), "{}", e.id());
-        } else {
-            assert_eq!((e.def_version, &e.definition.params), (2, &json!({"v": 2})), "{}", e.id());
+            let note = e.timeline.last().map(|ev| (ev.code.clone(), ev.actor.clone()));
+            assert_eq!(note, Some((Some("Amended".into()), "api:acme-user".into())), "{}", e.id());
         }
     }
-    assert!(after.iter().any(|e| e.def_version == 2), "fires after the switch use version 2");
+    assert_eq!(a.body["amendedExecutions"].as_array().map(Vec::len), Some(before.len()));
+    // AND history is never rewritten: an execution whose instant passed keeps its version
+    assert!(after.iter().filter(|e| e.scheduled_at <= edit).all(|e| e.def_version == 1));
     h.env.cleanup().await;
 }
 
@@ -128,19 +132,22 @@ async fn pause_stops_new_executions_and_resume_restarts_without_a_misfire_storm(
     h.clock.set(at("2026-12-01T10:00:30Z"));
     let a = h.post("acme", "/v1/jobs/beat/pause", &json!({})).await;
     assert_eq!((a.status, &a.body["job"]["state"]), (200, &json!("PAUSED")), "{}", a.body);
-    // THEN every execution queued for a later fire is CANCELED (by the API, audited), earlier ones are not
+    // THEN every execution queued for a later fire is held (by the API, audited: it runs only if
+    // the job is resumed before its instant), earlier ones are not
     let es = executions(&h.env, "acme", "beat").await.unwrap();
     let pause = at("2026-12-01T10:00:30Z");
+    let held_note = |e: &Execution| e.timeline.last().and_then(|ev| ev.code.clone());
     for e in &es {
+        assert_eq!(e.status, ExecStatus::Ready, "{}", e.id());
         if e.scheduled_at > pause {
-            assert_eq!(e.status, ExecStatus::Canceled, "{}", e.id());
+            assert_eq!(held_note(e).as_deref(), Some("HeldByPause"), "{}", e.id());
             assert_eq!(e.timeline.last().map(|ev| ev.actor.as_str()), Some("api:acme-user"));
         } else {
-            assert_eq!(e.status, ExecStatus::Ready, "{}", e.id());
+            assert_eq!(held_note(e), None, "{}", e.id());
         }
     }
     assert_eq!(
-        a.body["canceledExecutions"].as_array().map(Vec::len),
+        a.body["heldExecutions"].as_array().map(Vec::len),
         Some(es.iter().filter(|e| e.scheduled_at > pause).count())
     );
     // AND ticks while paused create nothing
@@ -164,9 +171,14 @@ async fn pause_stops_new_executions_and_resume_restarts_without_a_misfire_storm(
     assert!(!new.is_empty(), "resume restarts the job");
     assert!(new.iter().all(|e| e.scheduled_at > resume), "{:?}", scheduled(&es));
     assert!(new.iter().all(|e| e.missed_range.is_none()), "no misfire batch for the pause");
+    // (the paused period's executions stay held: a worker cancels each at its instant)
     let paused_gap = es
         .iter()
-        .filter(|e| e.scheduled_at > pause && e.scheduled_at <= resume && e.status != ExecStatus::Canceled)
+        .filter(|e| {
+            e.scheduled_at > pause
+                && e.scheduled_at <= resume
+                && held_note(e).as_deref() != Some("HeldByPause")
+        })
         .count();
     assert_eq!(paused_gap, 0, "no execution runs for the paused period");
     assert_eq!(r.body["nextFires"][0], "2026-12-01T10:10:05.000Z");

@@ -22,10 +22,7 @@ use crate::schedule::Schedule;
 use crate::store::executions::{CancelOutcome, ExecKey, JobPage, PutOutcome};
 use chrono::{DateTime, Duration, Utc};
 
-/// Audit code of a manual run's creation event.
-pub const MANUAL_CODE: &str = "manual";
-/// Audit code of a backfilled execution's creation event.
-pub const BACKFILL_CODE: &str = "backfill";
+pub use crate::model::{BACKFILL_CODE, MANUAL_CODE};
 /// Largest backfill pacing (seconds between two backfilled executions).
 pub const MAX_PACE_SECS: u32 = 3_600;
 
@@ -155,33 +152,6 @@ pub async fn cancel(
         .detail(if done { "canceled" } else { "cancel requested while running" });
     ops::record(ctl, &caller.tenant, &entry).await?;
     Ok((get(ctl, caller, execution_id).await?, done))
-}
-
-/// Cancels the READY executions of `job` scheduled after `now`: the tick queues ahead, so a
-/// paused or deleted job may already have executions (and delayed messages) for later fires.
-/// A worker that receives such a message finds CANCELED and drops it. Executions that already
-/// started are left to finish (cancel them explicitly). Returns the cancelled ids.
-///
-/// Known window: a scan that read the job *before* the pause and puts an execution *after*
-/// this sweep still creates it (its advance then fails on the bumped version). That window is
-/// one scan's put → send step, well under a second.
-pub async fn cancel_future(
-    ctl: &Control,
-    caller: &Caller,
-    job: &Job,
-    now: DateTime<Utc>,
-) -> Result<Vec<String>, ControlError> {
-    let mut canceled = Vec::new();
-    for e in ctl.execs.scheduled_after(&job.tenant, &job.job_id, now.timestamp_millis()).await? {
-        if !(e.status == ExecStatus::Ready && e.status.can_move_to(ExecStatus::Canceled)) {
-            continue;
-        }
-        if ctl.execs.request_cancel(&ExecKey::of(&e), &caller.actor(), now).await? == CancelOutcome::Canceled
-        {
-            canceled.push(e.id());
-        }
-    }
-    Ok(canceled)
 }
 
 fn message_of(e: &Execution, now: DateTime<Utc>) -> Outgoing {

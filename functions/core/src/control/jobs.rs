@@ -9,16 +9,18 @@
 //! After a create, resume or edit the job is re-admitted (`DueClass::Admission`, next fire =
 //! the first after `now`) and dispatched at once ([`dispatch_one`]), so a fire in the current
 //! minute is queued now rather than at the next tick. Resuming therefore never replays the
-//! paused period: no misfire storm. Pausing and deleting also cancel the executions the tick
-//! already queued ahead for later fires ([`super::executions::cancel_future`]).
+//! paused period: no misfire storm. Executions already queued ahead for later fires follow
+//! every change ([`crate::trigger::follow`]): a pause holds them (they run only if a resume
+//! comes before their instant), a resume releases them, an edit amends those whose instant the
+//! new schedule keeps and cancels the others, a delete cancels them.
 
-use super::executions::cancel_future;
 use super::page::{self, Page};
 use super::{Caller, Control, ControlError};
 use crate::keys;
 use crate::model::{DueClass, Job, JobDefinition, JobState, OpsAction, OpsEntry};
 use crate::schedule::Schedule;
 use crate::store::jobs::{self as store, put_job_change, ChangeError, Expect};
+use crate::trigger::follow::{follow_change, Followed};
 use crate::trigger::scan::dispatch_one;
 use chrono::{DateTime, Utc};
 
@@ -32,8 +34,27 @@ pub struct JobView {
     pub job: Job,
     /// Its next [`NEXT_FIRES`] fires after `now` (empty unless enabled).
     pub next_fires: Vec<DateTime<Utc>>,
-    /// Executions cancelled by this change (pause and delete).
+    /// Queued-ahead executions this change canceled (an edit removed their instant; delete).
     pub canceled: Vec<String>,
+    /// Queued-ahead executions a pause held (they run only if resumed before their instant).
+    pub held: Vec<String>,
+    /// Queued-ahead executions an edit moved to the new definition.
+    pub amended: Vec<String>,
+    /// Held executions a resume released.
+    pub released: Vec<String>,
+}
+
+impl JobView {
+    fn new(job: Job, next_fires: Vec<DateTime<Utc>>, f: Followed) -> Self {
+        JobView {
+            job,
+            next_fires,
+            canceled: f.canceled,
+            held: f.held,
+            amended: f.amended,
+            released: f.released,
+        }
+    }
 }
 
 fn valid_job_id(job_id: &str) -> Result<(), ControlError> {
@@ -84,7 +105,7 @@ pub async fn create(
         .map_err(|e| change_error(e, 0))?;
     dispatch(ctl, &job, now, caller).await;
     let next_fires = next_fires(&job, now, NEXT_FIRES);
-    Ok(JobView { job, next_fires, canceled: Vec::new() })
+    Ok(JobView::new(job, next_fires, Followed::default()))
 }
 
 /// The caller's job (also when deleted and still retained).
@@ -172,9 +193,10 @@ pub async fn update(
     {
         return Err(conflict_with_current(ctl, caller, job_id, e).await);
     }
+    let followed = follow_change(&ctl.execs, &job, now, &caller.actor()).await?;
     dispatch(ctl, &job, now, caller).await;
     let next_fires = next_fires(&job, now, NEXT_FIRES);
-    Ok(JobView { job, next_fires, canceled: Vec::new() })
+    Ok(JobView::new(job, next_fires, followed))
 }
 
 async fn conflict_with_current(ctl: &Control, caller: &Caller, job_id: &str, e: ChangeError) -> ControlError {
@@ -218,7 +240,7 @@ pub async fn set_state(
     }
     if cur.state == state {
         let next_fires = next_fires(&cur, now, NEXT_FIRES);
-        return Ok(JobView { job: cur, next_fires, canceled: Vec::new() });
+        return Ok(JobView::new(cur, next_fires, Followed::default()));
     }
     let mut job = Job { state, version: cur.version + 1, updated_at: now, ..cur.clone() };
     if state == JobState::Enabled {
@@ -240,11 +262,9 @@ pub async fn set_state(
     if let Err(e) = put_job_change(ctl.ddb(), ctl.cfg(), expect, &job, expires, &audit, retention).await {
         return Err(conflict_with_current(ctl, caller, job_id, e).await);
     }
-    let mut canceled = Vec::new();
+    let followed = follow_change(&ctl.execs, &job, now, &caller.actor()).await?;
     if state == JobState::Enabled {
         dispatch(ctl, &job, now, caller).await;
-    } else {
-        canceled = cancel_future(ctl, caller, &job, now).await?;
     }
     if let Some(t) = expires {
         if let Err(e) = store::expire_versions(ctl.ddb(), ctl.cfg(), &job, t).await {
@@ -253,7 +273,7 @@ pub async fn set_state(
         }
     }
     let next_fires = next_fires(&job, now, NEXT_FIRES);
-    Ok(JobView { job, next_fires, canceled })
+    Ok(JobView::new(job, next_fires, followed))
 }
 
 /// A draft's next `count` fires after `after` (no job needed): the same parse as create.

@@ -772,13 +772,14 @@ impl ExecStore {
         Ok(QueryPage { items, next })
     }
 
-    /// Every execution of a job scheduled after `after_ms` (consistent reads, all pages).
+    /// Every execution of a job scheduled after `after_ms`, as snapshots (consistent reads, all
+    /// pages).
     pub async fn scheduled_after(
         &self,
         tenant: &str,
         job_id: &str,
         after_ms: i64,
-    ) -> Result<Vec<Execution>, StoreError> {
+    ) -> Result<Vec<Snapshot>, StoreError> {
         let pk = keys::job_pk(tenant, job_id);
         let mut start = None;
         let mut found = Vec::new();
@@ -800,7 +801,7 @@ impl ExecStore {
                 .await
                 .map_err(|e| StoreError::from_sdk("Query(future executions)", e))?;
             for item in out.items() {
-                found.push(items::execution_from_item(item)?);
+                found.push(items::snapshot_from_item(item)?);
             }
             match out.last_evaluated_key {
                 Some(k) if !k.is_empty() => start = Some(k),

@@ -27,6 +27,8 @@
 //!   Queries by job and by the `attention` index.
 //! - [`open`]: the `open` index of executions not yet final, and the reconciler's writes
 //!   (look again later, re-sent, close).
+//! - [`queued`]: hold / release / amend / cancel of queued-ahead executions when their job
+//!   changes.
 //! - [`slots`]: job concurrency slots and tenant running gates (the decisions are
 //!   [`crate::execution::policy`]'s).
 //! - [`ops`]: the tenant's operations audit log.
@@ -39,6 +41,7 @@ pub mod items;
 pub mod jobs;
 pub mod open;
 pub mod ops;
+pub mod queued;
 pub mod slots;
 pub mod tables;
 pub mod watermarks;

@@ -4,6 +4,7 @@
 //! - [`scan`]: the I/O loop over a shard range: put → send → advance → watermark.
 //! - [`tick`]: the per-minute entry: scan in-process, or fan shard ranges out to scan
 //!   functions with asynchronous Lambda invokes when the shard count calls for it.
+pub mod follow;
 pub mod plan;
 pub mod scan;
 pub mod tick;

@@ -9,6 +9,7 @@ use super::{secs_ceil, Delivery, Disposition, Worker};
 use crate::execution::claim::{next_step, Step};
 use crate::execution::metrics::ExecMetrics;
 use crate::execution::policy::Admission;
+use crate::execution::retry::codes;
 use crate::model::ExecStatus;
 use crate::store::error::StoreError;
 use crate::store::executions::Snapshot;
@@ -41,6 +42,18 @@ impl Worker {
                     }
                     now = self.clock.now();
                 }
+            }
+        }
+        // Held by a pause and not released before its instant: the job was paused then.
+        if let Some(s) = snapshot.as_ref().filter(|s| s.held.is_some() && s.exec.status == ExecStatus::Ready)
+        {
+            if matches!(claimable(s, now), Step::Claim { .. }) {
+                let actor = self.actor();
+                if self.store.cancel_ready(&s.exec, codes::PAUSED, &actor, now.timestamp_millis()).await? {
+                    m.outcome = Some(ExecStatus::Canceled);
+                    tracing::info!(execution = %key.id(), "canceled: the job was paused at its instant");
+                }
+                return Ok(Gate::Done(Disposition::Delete));
             }
         }
         let Some(s) = snapshot.as_ref().filter(|s| matches!(claimable(s, now), Step::Claim { .. })) else {

@@ -1,0 +1,110 @@
+//! Writes on queued-ahead executions when their job changes (pause, resume, edit, delete): hold,
+//! release, amend to the new definition, cancel with a reason. Each is a CAS on the execution as
+//! read (READY, never claimed: token as read) and appends its note or transition to the
+//! timeline, so a worker that claims in between wins and the change does not touch a run.
+
+use super::error::StoreError;
+use super::executions::{ExecKey, ExecStore};
+use super::expr::Expr;
+use super::items::{attr, n};
+use crate::keys;
+use crate::model::{AuditEvent, ExecStatus, Execution, JobDefinition};
+use aws_sdk_dynamodb::types::AttributeValue;
+
+fn s(v: impl Into<String>) -> AttributeValue {
+    AttributeValue::S(v.into())
+}
+
+/// Condition: READY and never claimed since it was read.
+fn untouched(e: &mut Expr, seen: &Execution) {
+    e.cond_eq(attr::STATUS, s(ExecStatus::Ready.as_str())).cond_eq(attr::TOKEN, n(seen.fencing_token));
+}
+
+impl ExecStore {
+    /// Holds a queued-ahead execution for a pause of job version `version`: it runs only if a
+    /// resume releases it before its instant (a worker that receives it held cancels it).
+    /// False if it changed meanwhile or was held already.
+    pub async fn hold(
+        &self,
+        seen: &Execution,
+        version: u64,
+        actor: &str,
+        now_ms: i64,
+    ) -> Result<bool, StoreError> {
+        let mut e = Expr::default();
+        e.set(attr::HELD, n(version)).append_event(&AuditEvent::note(
+            seen,
+            now_ms,
+            actor,
+            crate::execution::retry::codes::HELD,
+        ));
+        untouched(&mut e, seen);
+        e.cond_not_exists(attr::HELD);
+        Ok(self.cas(&ExecKey::of(seen), "UpdateItem(hold)", e).await?.is_ok())
+    }
+
+    /// Releases a held execution (a resume before its instant). False if it was not held or
+    /// changed meanwhile.
+    pub async fn release_hold(&self, seen: &Execution, actor: &str, now_ms: i64) -> Result<bool, StoreError> {
+        let mut e = Expr::default();
+        e.remove(attr::HELD).append_event(&AuditEvent::note(
+            seen,
+            now_ms,
+            actor,
+            crate::execution::retry::codes::UNHELD,
+        ));
+        untouched(&mut e, seen);
+        e.cond_exists(attr::HELD);
+        Ok(self.cas(&ExecKey::of(seen), "UpdateItem(release hold)", e).await?.is_ok())
+    }
+
+    /// Moves a queued-ahead execution to definition `def` of job version `version` (an edit
+    /// whose new schedule keeps its instant). False if it changed meanwhile.
+    pub async fn amend(
+        &self,
+        seen: &Execution,
+        def: &JobDefinition,
+        version: u64,
+        actor: &str,
+        now_ms: i64,
+    ) -> Result<bool, StoreError> {
+        let mut e = Expr::default();
+        e.set(attr::DEF, s(serde_json::to_string(def).unwrap_or_default()))
+            .set(attr::VERSION, n(version))
+            .append_event(&AuditEvent::note(seen, now_ms, actor, crate::execution::retry::codes::AMENDED));
+        untouched(&mut e, seen);
+        e.cond_eq(attr::VERSION, n(seen.def_version));
+        Ok(self.cas(&ExecKey::of(seen), "UpdateItem(amend)", e).await?.is_ok())
+    }
+
+    /// READY → CANCELED with `code` (an edit removed its instant, a pause held it through its
+    /// instant, a delete). False if it changed meanwhile.
+    pub async fn cancel_ready(
+        &self,
+        seen: &Execution,
+        code: &str,
+        actor: &str,
+        now_ms: i64,
+    ) -> Result<bool, StoreError> {
+        let key = ExecKey::of(seen);
+        let ev = AuditEvent {
+            at: now_ms,
+            actor: actor.to_string(),
+            from: Some(ExecStatus::Ready),
+            to: ExecStatus::Canceled,
+            attempt: seen.attempt,
+            token: seen.fencing_token,
+            code: Some(code.to_string()),
+        };
+        let mut e = Expr::default();
+        e.set(attr::STATUS, s(ExecStatus::Canceled.as_str()))
+            .set(attr::ERR_CODE, s(code))
+            .set(attr::ATT_PK, s(keys::attention_pk(&key.tenant, ExecStatus::Canceled.as_str())))
+            .set(attr::ATT_SK, s(keys::attention_sk(key.scheduled_ms, &key.job_id)))
+            .append_event(&ev)
+            .remove(attr::OPEN_PK)
+            .remove(attr::OPEN_DUE);
+        untouched(&mut e, seen);
+        Ok(self.cas(&key, "UpdateItem(cancel ready)", e).await?.is_ok())
+    }
+}
