@@ -134,3 +134,51 @@ async fn a_fire_held_by_a_pause_is_canceled_at_its_instant_and_a_later_resume_do
     env.cleanup().await;
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fire_put_by_a_scan_that_raced_a_pause_does_not_run() -> anyhow::Result<()> {
+    // Found by the trigger-plane model check (`Flaw::UnfencedPut`). GIVEN an every-minute job
+    // stored at 12:00:05 (not dispatched yet: it waits in its admission partition)
+    let env = TestEnv::new("pause-race").await?;
+    let hook = fixtures::WebhookServer::start(vec![]).await?;
+    let mut def = fixtures::http_definition(&hook.url("/run"));
+    def.schedule = ScheduleSpec::new("0 * * * * *", "UTC");
+    def.retry.max_age_secs = 7 * 86_400; // the fixed instants are hours before the wall clock
+    create_job(&env, "acme", "minutely", def, at("2026-11-30T12:00:05Z")).await?;
+    let shard = sundial_core::keys::shard_of("acme", "minutely", env.cfg.shards);
+
+    // WHEN a tick at 12:00:10 reads the job, the job is paused (12:00:10) before the tick's
+    // put, and the tick puts and sends the 12:01 fire (its advance then loses to the pause)
+    let api = Arc::new(Control::new(ctx(&env), ControlSettings::default()));
+    let pause = PartitionHook(Arc::new(move |s: u32| {
+        let api = api.clone();
+        Box::pin(async move {
+            if s == shard {
+                let now = at("2026-11-30T12:00:10Z");
+                if let Err(e) =
+                    control::jobs::set_state(&api, &caller(), "minutely", JobState::Paused, None, now).await
+                {
+                    panic!("pause: {e}");
+                }
+            }
+        })
+    }));
+    let opts = ScanOptions { between_class_reads: Some(pause), ..Default::default() };
+    scan(&env, at("2026-11-30T12:00:10Z"), &opts).await?;
+    let es = executions(&env, "acme", "minutely").await?;
+    let e = at_instant(&es, "2026-11-30T12:01:00Z").clone();
+
+    // AND a worker receives its message after 12:01
+    let (w, _) = fixtures::worker_with(&env, fixtures::settings("w"), Handlers::new())?;
+    let body = serde_json::to_string(&fixtures::message_of(&e, at("2026-11-30T12:00:10Z")))?;
+    let stop = tokio_util::sync::CancellationToken::new();
+    w.handle("default", &body, &sundial_core::execution::worker::NoExtend, &stop).await;
+
+    // THEN the fire does not run: the job was paused at its instant
+    let s = fixtures::snapshot(&env, &ExecKey::of(&e)).await?;
+    assert_eq!(s.exec.status, ExecStatus::Canceled, "timeline {:?}", s.exec.timeline);
+    assert_eq!(s.exec.last_error.map(|x| x.0).as_deref(), Some("Paused"));
+    assert!(hook.received().is_empty(), "the target was called for a paused fire");
+    env.cleanup().await;
+    Ok(())
+}
