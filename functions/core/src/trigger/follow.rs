@@ -66,6 +66,33 @@ pub fn decide(job: &Job, schedule: Option<&Schedule>, s: &Snapshot, changed_at: 
     }
 }
 
+/// What the job as it is when a worker first claims `s` says about it (the check that catches an
+/// execution put by a scan that raced a pause or an edit, after the API's sweep). Decided only
+/// for a scheduled execution never claimed whose instant is not before the job's last change
+/// (`updated_at`): the job was then already as it is now. Pure.
+pub fn at_claim(job: Option<&Job>, schedule: Option<&Schedule>, s: &Snapshot) -> Follow {
+    let e = &s.exec;
+    let first_code = e.timeline.first().and_then(|ev| ev.code.as_deref());
+    let Some(job) = job else { return Follow::Keep };
+    if e.status != ExecStatus::Ready
+        || e.attempt != 0
+        || s.held.is_some()
+        || e.fire_at < job.updated_at
+        || matches!(first_code, Some(MANUAL_CODE) | Some(BACKFILL_CODE))
+    {
+        return Follow::Keep;
+    }
+    match job.state {
+        JobState::Deleted => Follow::Cancel(crate::execution::retry::codes::CANCELED),
+        JobState::Paused => Follow::Cancel(crate::execution::retry::codes::PAUSED),
+        JobState::Enabled if e.definition != job.definition => match schedule {
+            Some(sch) if fires_at(sch, e.scheduled_at) => Follow::Amend,
+            _ => Follow::Cancel(crate::execution::retry::codes::SUPERSEDED),
+        },
+        JobState::Enabled => Follow::Keep,
+    }
+}
+
 /// What [`follow_change`] did (public execution ids).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Followed {
@@ -126,4 +153,81 @@ pub async fn follow_change(
         }
     }
     Ok(done)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Execution, JobDefinition, Target};
+    use crate::schedule::ScheduleSpec;
+    use crate::store::items::ms_to_dt;
+
+    const T0: i64 = 1_796_040_005_000; // 2026-11-30T12:00:05Z
+
+    fn job(expr: &str) -> Job {
+        let def =
+            JobDefinition::new(ScheduleSpec::new(expr, "UTC"), Target::Http { url: "https://x".into() });
+        Job::new(&crate::config::Config::local("t-", &["default"], 8), "acme", "j", def, ms_to_dt(T0))
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn queued(job: &Job, at_ms: i64) -> Snapshot {
+        let s = Schedule::parse(&job.definition.schedule, job.anchor).unwrap_or_else(|e| panic!("{e}"));
+        let exec = Execution::ready(job, &s, ms_to_dt(at_ms), None, ms_to_dt(T0), "tick");
+        Snapshot {
+            exec,
+            checkpoint: None,
+            total_run_ms: 0,
+            digest: None,
+            open_due: None,
+            resends: 0,
+            held: None,
+        }
+    }
+
+    #[test]
+    fn a_pause_holds_a_resume_releases_and_past_or_manual_fires_are_kept() {
+        let mut j = job("0 * * * * *");
+        let fire = queued(&j, T0 + 55_000); // 12:01:00
+        let change = ms_to_dt(T0 + 15_000);
+        j.state = JobState::Paused;
+        assert_eq!(decide(&j, None, &fire, change), Follow::Hold);
+        let held = Snapshot { held: Some(2), ..fire.clone() };
+        assert_eq!(decide(&j, None, &held, change), Follow::Keep);
+        j.state = JobState::Enabled;
+        assert_eq!(decide(&j, None, &held, change), Follow::Release);
+        assert_eq!(decide(&j, None, &fire, ms_to_dt(T0 + 60_000)), Follow::Keep, "its instant passed");
+        let mut manual = fire.clone();
+        manual.exec.timeline[0].code = Some(MANUAL_CODE.into());
+        j.state = JobState::Paused;
+        assert_eq!(decide(&j, None, &manual, change), Follow::Keep);
+    }
+
+    #[test]
+    fn an_edit_amends_kept_instants_and_cancels_removed_ones() {
+        let v1 = job("0,30 * * * * *");
+        let (on_minute, half) = (queued(&v1, T0 + 55_000), queued(&v1, T0 + 85_000));
+        let mut v2 = v1.clone();
+        v2.definition.schedule = ScheduleSpec::new("0 * * * * *", "UTC");
+        v2.version = 2;
+        let s2 = Schedule::parse(&v2.definition.schedule, v2.anchor).ok();
+        let change = ms_to_dt(T0 + 15_000);
+        assert_eq!(decide(&v2, s2.as_ref(), &on_minute, change), Follow::Amend);
+        assert_eq!(
+            decide(&v2, s2.as_ref(), &half, change),
+            Follow::Cancel(crate::execution::retry::codes::SUPERSEDED)
+        );
+    }
+
+    #[test]
+    fn at_claim_cancels_a_fire_of_a_job_paused_before_its_instant_only() {
+        let mut j = job("0 * * * * *");
+        let fire = queued(&j, T0 + 55_000);
+        j.state = JobState::Paused;
+        j.updated_at = ms_to_dt(T0 + 5_000);
+        assert_eq!(at_claim(Some(&j), None, &fire), Follow::Cancel(crate::execution::retry::codes::PAUSED));
+        j.updated_at = ms_to_dt(T0 + 60_000); // paused after its instant: it was enabled then
+        assert_eq!(at_claim(Some(&j), None, &fire), Follow::Keep);
+        assert_eq!(at_claim(None, None, &fire), Follow::Keep, "no job item: nothing to say");
+    }
 }

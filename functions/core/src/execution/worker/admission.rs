@@ -11,8 +11,11 @@ use crate::execution::metrics::ExecMetrics;
 use crate::execution::policy::Admission;
 use crate::execution::retry::codes;
 use crate::model::ExecStatus;
+use crate::schedule::Schedule;
 use crate::store::error::StoreError;
 use crate::store::executions::Snapshot;
+use crate::store::jobs;
+use crate::trigger::follow::{at_claim, Follow};
 use chrono::{DateTime, Utc};
 use std::time::Duration;
 
@@ -54,6 +57,35 @@ impl Worker {
                     tracing::info!(execution = %key.id(), "canceled: the job was paused at its instant");
                 }
                 return Ok(Gate::Done(Disposition::Delete));
+            }
+        }
+        // The job as it is now, before the first claim of a scheduled execution: one put by a
+        // scan that read the job before a pause or an edit escaped the API's sweep.
+        let mut snapshot = snapshot;
+        if let Some(s) = snapshot.as_ref().filter(|s| {
+            s.exec.attempt == 0
+                && s.exec.status == ExecStatus::Ready
+                && matches!(claimable(s, now), Step::Claim { .. })
+        }) {
+            let job = jobs::get_job(self.store.client(), &self.cfg, &key.tenant, &key.job_id).await?;
+            let schedule = job.as_ref().and_then(|j| Schedule::parse(&j.definition.schedule, j.anchor).ok());
+            let actor = self.actor();
+            let now_ms = now.timestamp_millis();
+            match at_claim(job.as_ref(), schedule.as_ref(), s) {
+                Follow::Cancel(code) => {
+                    if self.store.cancel_ready(&s.exec, code, &actor, now_ms).await? {
+                        m.outcome = Some(ExecStatus::Canceled);
+                        tracing::info!(execution = %key.id(), code, "canceled at claim: the job changed before its instant");
+                    }
+                    return Ok(Gate::Done(Disposition::Delete));
+                }
+                Follow::Amend => {
+                    if let Some(j) = &job {
+                        self.store.amend(&s.exec, &j.definition, j.version, &actor, now_ms).await?;
+                        snapshot = self.store.get(key, true).await?;
+                    }
+                }
+                Follow::Keep | Follow::Hold | Follow::Release => {}
             }
         }
         let Some(s) = snapshot.as_ref().filter(|s| matches!(claimable(s, now), Step::Claim { .. })) else {
