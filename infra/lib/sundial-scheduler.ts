@@ -736,6 +736,14 @@ export class SundialScheduler extends Construct {
       comparisonOperator: cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
     });
 
+    this.alarm('InvalidJobs', {
+      alarmDescription:
+        'Sundial: job items in the due index that this version cannot read were skipped (a newer writer, a hand edit). Their jobs do not fire; see the scan logs for the keys',
+      metric: new cw.Metric({ namespace: METRIC_NAMESPACE, metricName: Metrics.invalidJobs, statistic: 'Sum', period: Duration.minutes(5) }),
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+    });
     this.alarm('ExecutionsResent', {
       alarmDescription:
         'Sundial reconciler re-sent executions whose delivery was lost (a message dropped, never sent, or dead-lettered while open). Each is in the execution timeline with code Resent; see the reconciler logs',

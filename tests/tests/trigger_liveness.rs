@@ -199,3 +199,34 @@ async fn a_job_promoted_to_every_minute_between_a_scans_reads_keeps_its_fires() 
     env.cleanup().await;
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_undecodable_job_item_is_skipped_and_its_partition_still_fires() -> anyhow::Result<()> {
+    // GIVEN a healthy job and, in the same admission partition, an item this version cannot
+    // read (a newer writer's definition field, refused by `deny_unknown_fields`)
+    let env = TestEnv::new("liveness-poison").await?;
+    let t0 = at("2026-11-30T12:00:05Z");
+    let job =
+        create_job(&env, "acme", "healthy", definition("0 1 12 * * *", "UTC", MisfirePolicy::FireOnce), t0)
+            .await?;
+    let shard = keys::shard_of("acme", "healthy", env.cfg.shards);
+    let mut item = sundial_core::store::items::job_to_item(&job);
+    let mut def: serde_json::Value = serde_json::to_value(&job.definition)?;
+    def["aFieldFromTheFuture"] = serde_json::json!(true);
+    let s = |v: String| aws_sdk_dynamodb::types::AttributeValue::S(v);
+    item.insert("pk".into(), s(keys::job_pk("acme", "poison")));
+    item.insert("job".into(), s("poison".into()));
+    item.insert("def".into(), s(def.to_string()));
+    item.insert("due_pk".into(), s(keys::admission_bucket(shard)));
+    env.clients.ddb.put_item().table_name(&env.cfg.jobs_table).set_item(Some(item)).send().await?;
+
+    // WHEN a tick scans
+    let report = scan(&env, at("2026-11-30T12:00:10Z"), &ScanOptions::default()).await?;
+
+    // THEN the poison item is counted (InvalidJobs) and skipped, and the healthy job fires
+    assert_eq!(report.invalid, 1, "{report:?}");
+    let ex = executions(&env, "acme", "healthy").await?;
+    assert_eq!(ex.len(), 1);
+    env.cleanup().await;
+    Ok(())
+}

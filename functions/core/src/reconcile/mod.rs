@@ -51,11 +51,19 @@ pub struct ReconcileOptions {
     pub max_per_run: usize,
     /// Executions examined at once.
     pub concurrency: usize,
+    /// How long past its due instant an execution nothing acts on waits before a re-send (ms;
+    /// default [`GRACE_MS`]; the compressed chaos run uses seconds).
+    pub grace_ms: i64,
 }
 
 impl Default for ReconcileOptions {
     fn default() -> Self {
-        ReconcileOptions { actor: "reconciler".into(), max_per_run: 2_000, concurrency: 16 }
+        ReconcileOptions {
+            actor: "reconciler".into(),
+            max_per_run: 2_000,
+            concurrency: 16,
+            grace_ms: GRACE_MS,
+        }
     }
 }
 
@@ -164,7 +172,8 @@ pub async fn reconcile(
                 report.truncated = true;
                 break 'parts;
             }
-            let page = execs.open_due(part, now_ms, left.min(500) as i32, start).await?;
+            let cutoff = now_ms + (GRACE_MS - opts.grace_ms).max(0);
+            let page = execs.open_due(part, cutoff, left.min(500) as i32, start).await?;
             due.extend(page.items);
             match page.next {
                 Some(n) => start = Some(n),
@@ -172,7 +181,8 @@ pub async fn reconcile(
             }
         }
     }
-    report.max_overdue_ms = due.iter().map(|e| now_ms - e.due).max().unwrap_or(0);
+    let shift = (GRACE_MS - opts.grace_ms).max(0);
+    report.max_overdue_ms = due.iter().map(|e| now_ms + shift - e.due).max().unwrap_or(0);
     let results: Vec<(OpenEntry, Result<Done, ReconcileError>)> = stream::iter(due)
         .map(|entry| {
             let execs = execs.clone();
@@ -231,7 +241,7 @@ async fn one(
 ) -> Result<Done, ReconcileError> {
     let now_ms = now.timestamp_millis();
     let Some(seen) = execs.get(&entry.key, false).await? else { return Ok(Done::Missing) };
-    Ok(match judge(&seen.exec, seen.resends, now_ms) {
+    Ok(match judge(&seen.exec, seen.resends, now_ms, opts.grace_ms.clamp(1, GRACE_MS)) {
         Verdict::Close => {
             if execs.close_open(&entry.key, &seen).await? {
                 Done::Closed

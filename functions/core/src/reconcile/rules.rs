@@ -42,21 +42,25 @@ pub enum Verdict {
     Resend(i64),
 }
 
-/// The pause after the `resends`-th re-send: [`GRACE_MS`] doubled each time, at most
+/// The pause after the `resends`-th re-send: `grace_ms` doubled each time, at most
 /// [`MAX_BACKOFF_MS`]. Bounded work for an execution no worker can take (a pool whose workers
 /// are all down): one message per backoff, never a stampede.
-pub fn backoff_ms(resends: u32) -> i64 {
-    GRACE_MS.saturating_mul(1_i64 << resends.min(20)).min(MAX_BACKOFF_MS)
+pub fn backoff_ms(resends: u32, grace_ms: i64) -> i64 {
+    grace_ms.max(1).saturating_mul(1_i64 << resends.min(20)).min(MAX_BACKOFF_MS)
 }
 
-/// Judges one open execution at `now_ms`, given how many times it was re-sent already.
-pub fn judge(e: &Execution, resends: u32, now_ms: i64) -> Verdict {
+/// Judges one open execution at `now_ms`, given how many times it was re-sent already, with a
+/// grace of `grace_ms` (default [`GRACE_MS`]; the chaos run uses less). Instants are returned
+/// in the index's terms (as if the grace were [`GRACE_MS`]), so the `open_due` stored by every
+/// writer and by reconcilers with different graces stay comparable.
+pub fn judge(e: &Execution, resends: u32, now_ms: i64, grace_ms: i64) -> Verdict {
     if e.status.is_terminal() {
         return Verdict::Close;
     }
+    let shift = GRACE_MS - grace_ms;
     match first_look(e) {
-        Some(at) if at > now_ms => Verdict::LookAgain(at),
-        Some(_) => Verdict::Resend(now_ms + backoff_ms(resends)),
+        Some(at) if at - shift > now_ms => Verdict::LookAgain(at),
+        Some(_) => Verdict::Resend(now_ms + backoff_ms(resends, grace_ms) + shift),
         None => Verdict::Close,
     }
 }
@@ -96,32 +100,41 @@ mod tests {
     #[test]
     fn a_ready_execution_is_resent_only_after_its_grace() {
         let e = exec(ExecStatus::Ready, 10_000, None);
-        assert_eq!(judge(&e, 0, 10_000 + GRACE_MS - 1), Verdict::LookAgain(10_000 + GRACE_MS));
-        assert_eq!(judge(&e, 0, 10_000 + GRACE_MS), Verdict::Resend(10_000 + 2 * GRACE_MS));
+        assert_eq!(judge(&e, 0, 10_000 + GRACE_MS - 1, GRACE_MS), Verdict::LookAgain(10_000 + GRACE_MS));
+        assert_eq!(judge(&e, 0, 10_000 + GRACE_MS, GRACE_MS), Verdict::Resend(10_000 + 2 * GRACE_MS));
     }
 
     #[test]
     fn a_running_execution_is_resent_only_once_its_lease_is_over_for_good() {
         let e = exec(ExecStatus::Running, 0, Some(50_000));
         let due = 50_000 + LEASE_MARGIN_MS + GRACE_MS;
-        assert_eq!(judge(&e, 0, due - 1), Verdict::LookAgain(due));
-        assert!(matches!(judge(&e, 0, due), Verdict::Resend(_)));
+        assert_eq!(judge(&e, 0, due - 1, GRACE_MS), Verdict::LookAgain(due));
+        assert!(matches!(judge(&e, 0, due, GRACE_MS), Verdict::Resend(_)));
     }
 
     #[test]
     fn a_retry_waits_for_its_backoff_and_final_ones_leave_the_index() {
         let e = exec(ExecStatus::RetryWait, 900_000, None);
-        assert_eq!(judge(&e, 0, 200_000), Verdict::LookAgain(900_000 + GRACE_MS));
+        assert_eq!(judge(&e, 0, 200_000, GRACE_MS), Verdict::LookAgain(900_000 + GRACE_MS));
         for st in [ExecStatus::Succeeded, ExecStatus::Dead, ExecStatus::Canceled, ExecStatus::Skipped] {
-            assert_eq!(judge(&exec(st, 0, None), 0, 1), Verdict::Close);
+            assert_eq!(judge(&exec(st, 0, None), 0, 1, GRACE_MS), Verdict::Close);
         }
     }
 
     #[test]
     fn resends_back_off_to_a_bounded_rate() {
-        assert_eq!(backoff_ms(0), GRACE_MS);
-        assert_eq!(backoff_ms(1), 2 * GRACE_MS);
-        assert_eq!(backoff_ms(5), MAX_BACKOFF_MS.min(32 * GRACE_MS));
-        assert_eq!(backoff_ms(60), MAX_BACKOFF_MS);
+        assert_eq!(backoff_ms(0, GRACE_MS), GRACE_MS);
+        assert_eq!(backoff_ms(1, GRACE_MS), 2 * GRACE_MS);
+        assert_eq!(backoff_ms(5, GRACE_MS), MAX_BACKOFF_MS.min(32 * GRACE_MS));
+        assert_eq!(backoff_ms(60, GRACE_MS), MAX_BACKOFF_MS);
+        assert_eq!(backoff_ms(1, 10_000), 20_000);
+    }
+
+    #[test]
+    fn a_shorter_grace_looks_earlier_in_the_same_index_terms() {
+        let e = exec(ExecStatus::Ready, 10_000, None);
+        // 10 s grace: due at 20 s; the next look is stored as if the grace were the default
+        assert_eq!(judge(&e, 0, 19_999, 10_000), Verdict::LookAgain(10_000 + GRACE_MS));
+        assert_eq!(judge(&e, 0, 20_000, 10_000), Verdict::Resend(20_000 + 10_000 + GRACE_MS - 10_000));
     }
 }

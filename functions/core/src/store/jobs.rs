@@ -372,14 +372,24 @@ pub async fn advance_job(
     }
 }
 
+/// The jobs of one `due` partition, and the items in it that did not decode.
+#[derive(Debug, Default)]
+pub struct DueJobs {
+    /// The jobs.
+    pub jobs: Vec<Job>,
+    /// Items that are not a job this version can read (a newer writer's field, a hand edit):
+    /// logged with their key and skipped, so one poison item never stops its partition.
+    pub undecodable: u64,
+}
+
 /// Queries one `due` index partition (a `{minute}#{shard}` bucket, or a shard's `A#` admission
 /// or `E#` every-minute class), following pagination.
 pub async fn query_due(
     ddb: &aws_sdk_dynamodb::Client,
     table: &str,
     due_pk: &str,
-) -> Result<Vec<Job>, StoreError> {
-    let mut out = Vec::new();
+) -> Result<DueJobs, StoreError> {
+    let mut out = DueJobs::default();
     let mut start: Option<Item> = None;
     loop {
         let mut e = Expr::new();
@@ -394,7 +404,14 @@ pub async fn query_due(
             .await
             .map_err(|e| StoreError::from_sdk("Query", e))?;
         for item in page.items() {
-            out.push(items::job_from_item(item)?);
+            match items::job_from_item(item) {
+                Ok(j) => out.jobs.push(j),
+                Err(e) => {
+                    let key = item.get(attr::PK).and_then(|v| v.as_s().ok()).cloned().unwrap_or_default();
+                    tracing::error!(due_pk, item = %key, error = %e, "a job item in the due index does not decode; skipped (the rest of its partition is scanned)");
+                    out.undecodable += 1;
+                }
+            }
         }
         match page.last_evaluated_key {
             Some(k) if !k.is_empty() => start = Some(k),

@@ -164,7 +164,8 @@ pub struct ScanReport {
     pub missed: BTreeMap<(String, &'static str), u64>,
     /// Jobs left for a later tick by the catch-up budget.
     pub deferred: u64,
-    /// Jobs skipped because their stored definition no longer parses (logged).
+    /// Jobs skipped because their stored item does not decode or their definition no longer
+    /// parses (logged with the key; alarmed through `InvalidJobs`).
     pub invalid: u64,
     /// Enqueue time minus dispatch time (ms; negative = queued ahead) of each created
     /// execution, by pool.
@@ -250,14 +251,14 @@ async fn scan_shard(
     // the two reads (the API's `dispatch_one` promoting it) is then seen in the second read.
     // In the other order it would be in neither, and the watermark would move past its fires.
     // Admission: jobs just created, resumed or edited, wherever their first fire falls.
-    let admitted = jobs::query_due(&ctx.ddb, table, &keys::admission_bucket(shard)).await?;
+    let admitted = due_jobs(ctx, &keys::admission_bucket(shard), &mut report).await?;
     report.buckets += 1;
     if let Some(hook) = &opts.between_class_reads {
         (hook.0)(shard).await;
     }
     // Jobs that fire every minute: never moved between buckets; their position is the
     // watermark (and their stored `next`, the first fire after creation or resume).
-    let every = jobs::query_due(&ctx.ddb, table, &keys::every_bucket(shard)).await?;
+    let every = due_jobs(ctx, &keys::every_bucket(shard), &mut report).await?;
     report.buckets += 1;
     let group = plan_group(admitted, None, window_end, now, budget, &mut report).await;
     // A deferred admission job stays in the admission partition, which every tick reads: it
@@ -277,7 +278,7 @@ async fn scan_shard(
     // stops before the first bucket that still holds a deferred job.
     let mut held_at: Option<i64> = None;
     for minute in first..=last {
-        let due = jobs::query_due(&ctx.ddb, table, &keys::due_bucket(minute, shard)).await?;
+        let due = due_jobs(ctx, &keys::due_bucket(minute, shard), &mut report).await?;
         report.buckets += 1;
         let group = plan_group(due, None, window_end, now, budget, &mut report).await;
         if !dispatch(ctx, group, now, opts, false, &mut report).await? && held_at.is_none() {
@@ -297,6 +298,14 @@ async fn scan_shard(
         watermarks::advance(&ctx.ddb, table, shard, through).await?;
     }
     Ok(report)
+}
+
+/// The jobs of one `due` partition; undecodable items (poison) are counted as invalid and
+/// skipped, so they never stop the rest of the shard.
+async fn due_jobs(ctx: &Ctx, due_pk: &str, report: &mut ScanReport) -> Result<Vec<Job>, ScanError> {
+    let due = jobs::query_due(&ctx.ddb, &ctx.cfg.jobs_table, due_pk).await?;
+    report.invalid += due.undecodable;
+    Ok(due.jobs)
 }
 
 /// Plans each job's fires up to `window_end`, from its stored position (or from `floor`, for

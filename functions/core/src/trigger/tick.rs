@@ -167,7 +167,8 @@ pub fn metric_lines(report: &ScanReport) -> Vec<Emf> {
             .count("BucketsScanned", report.buckets)
             .count("DuplicatePutsAbsorbed", report.duplicates)
             .count("ShardsBehind", u64::from(report.shards - report.shards_complete))
-            .count("ShardsFailed", u64::from(report.shards_failed)),
+            .count("ShardsFailed", u64::from(report.shards_failed))
+            .count("InvalidJobs", report.invalid),
     );
     out
 }
