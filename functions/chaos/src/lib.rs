@@ -7,6 +7,9 @@
 //! ## Layout
 //! - [`model`]: the claim / heartbeat / finish / takeover protocol as a finite state machine,
 //!   explored breadth-first: safety in every state, liveness under fairness.
+//! - [`trigger_model`]: the trigger plane (tick, scan, due classes, catch-up budget, pause /
+//!   resume / edit, lost and duplicated messages, the reconciler) as a finite state machine,
+//!   with one broken variant per historical bug that the checker must catch with a trace.
 //! - [`prng`]: SplitMix64, so every decision is a function of the seed.
 //! - [`proxy`]: the fault-injecting HTTP proxy between Sundial and the emulator.
 //! - [`effect`]: the chaos handler, its fenced resource and idempotent effect, the journal.
@@ -24,4 +27,5 @@ pub mod model;
 pub mod prng;
 pub mod proxy;
 pub mod run;
+pub mod trigger_model;
 pub mod worker;

@@ -35,6 +35,7 @@ use sundial_core::aws::Clients;
 use sundial_core::config::Config;
 use sundial_core::model::{Execution, JobDefinition, RetryPolicy, Target};
 use sundial_core::queue::PoolQueues;
+use sundial_core::reconcile::{reconcile, ReconcileError, ReconcileOptions};
 use sundial_core::schedule::{MisfirePolicy, Schedule, ScheduleSpec};
 use sundial_core::store::{items, jobs};
 use sundial_core::trigger::plan::CatchUpBudget;
@@ -95,6 +96,21 @@ pub struct RunConfig {
     pub worker_exe: PathBuf,
     /// Keep the tables, queues and run directory afterwards.
     pub keep: bool,
+    /// Chance (per mille) that a message the thief takes is silently dropped (deleted unread).
+    pub loss_permille: u32,
+    /// Chance (per mille) that a message the thief takes is moved to the DLQ (an overflowing
+    /// DLQ: the execution is still open, only the reconciler brings it back).
+    pub dlq_permille: u32,
+    /// How often the thief takes a batch of up to 10 messages.
+    pub thief_every: Duration,
+    /// Undecodable job items planted in the due index (one per shard, round robin).
+    pub poison_items: u32,
+    /// Chance (per mille) that a tick dies mid-range: it scans only the first shards.
+    pub tick_dies_permille: u32,
+    /// How often the reconciler runs.
+    pub reconcile_every: Duration,
+    /// The reconciler's grace (compressed like everything else).
+    pub reconcile_grace: Duration,
 }
 
 impl RunConfig {
@@ -123,8 +139,32 @@ impl RunConfig {
             work_ms: (100, 900),
             worker_exe,
             keep: false,
+            loss_permille: 100,
+            dlq_permille: 50,
+            thief_every: Duration::from_secs(2),
+            poison_items: 2,
+            tick_dies_permille: 100,
+            reconcile_every: Duration::from_secs(3),
+            reconcile_grace: Duration::from_secs(10),
         }
     }
+}
+
+/// What the message thief and the reconciler did.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct DeliveryStats {
+    /// Messages silently dropped (received and deleted unread).
+    pub lost: u64,
+    /// Messages moved to the pool's DLQ while their execution was open.
+    pub dead_lettered: u64,
+    /// Undecodable job items planted in the due index.
+    pub poison_items: u64,
+    /// Reconciler runs.
+    pub reconcile_runs: u64,
+    /// Messages the reconciler re-sent.
+    pub resent: u64,
+    /// Reconciler runs that failed (injected faults; the next run repeats).
+    pub reconcile_failed: u64,
 }
 
 /// What the trigger side did.
@@ -140,6 +180,8 @@ pub struct TickStats {
     pub failed_scans: u64,
     /// Ticks not run because of the outage.
     pub skipped_in_outage: u64,
+    /// Ticks that died mid-range: they scanned only the first shards.
+    pub died_mid_range: u64,
     /// Executions created by the scans.
     pub created: u64,
     /// Puts absorbed by an existing execution (doubled ticks, repeated work after crashes).
@@ -178,6 +220,8 @@ pub struct RunOutcome {
     pub ticks: TickStats,
     /// Worker side.
     pub fleet: FleetStats,
+    /// Message loss, DLQ overflow, poison items, and the reconciler.
+    pub delivery: DeliveryStats,
     /// Lease takeovers the workers reported.
     pub worker_takeovers: u64,
     /// Times a worker found its clock too far off to judge leases.
@@ -282,6 +326,11 @@ impl RunOutcome {
             self.ticks.created,
             self.ticks.duplicate_puts,
             self.ticks.missed
+        );
+        let d = &self.delivery;
+        s += &format!(
+            "delivery faults: messages lost {}  moved to the DLQ {}  poison job items {}  ticks died mid-range {}   reconciler: runs {} re-sent {} failed runs {}\n",
+            d.lost, d.dead_lettered, d.poison_items, self.ticks.died_mid_range, d.reconcile_runs, d.resent, d.reconcile_failed
         );
         s += &format!(
             "workers: kills {}  pauses past lease {}  processes started {}\n",
@@ -528,10 +577,17 @@ async fn tick_loop(
                     ..Default::default()
                 };
                 let ctx = ctx.clone();
+                // A tick that dies mid-range: only the first shards get scanned.
+                let upto = if shards > 1 && rng.chance(rc.tick_dies_permille) {
+                    st.died_mid_range += 1;
+                    rng.below(u64::from(shards)) as u32
+                } else {
+                    shards
+                };
                 runs.push(tokio::spawn(async move {
                     let budget = Mutex::new(CatchUpBudget::new(5_000, 5_000));
                     let t = std::time::Instant::now();
-                    let r = scan_shards(&ctx, 0..shards, now, &budget, &opts).await;
+                    let r = scan_shards(&ctx, 0..upto, now, &budget, &opts).await;
                     (crash.is_some(), r, t.elapsed().as_millis() as i64)
                 }));
             }
@@ -595,6 +651,134 @@ async fn controller(fleet: Arc<Mutex<Fleet>>, rc: RunConfig, until: DateTime<Utc
         }
         k += 1;
     }
+}
+
+/// The reconciler, on its own schedule, through the fault proxy: (runs, re-sent, failed runs).
+async fn reconcile_loop(
+    ctx: Arc<Ctx>,
+    rc: RunConfig,
+    stop: tokio_util::sync::CancellationToken,
+) -> (u64, u64, u64) {
+    let opts = ReconcileOptions {
+        actor: "reconciler:chaos".into(),
+        grace_ms: rc.reconcile_grace.as_millis() as i64,
+        ..Default::default()
+    };
+    let (mut runs, mut resent, mut failed) = (0, 0, 0);
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep(rc.reconcile_every) => {}
+            _ = stop.cancelled() => return (runs, resent, failed),
+        }
+        runs += 1;
+        match reconcile(&ctx, Utc::now(), &opts).await {
+            Ok(r) => resent += r.resent_total(),
+            Err(e) => {
+                failed += 1;
+                if let ReconcileError::Partial { report, .. } = &e {
+                    resent += report.resent_total();
+                }
+                tracing::info!(error = %e, "reconcile failed; the next run repeats it");
+            }
+        }
+    }
+}
+
+/// Message loss and DLQ overflow: every `thief_every` until firing ends, takes up to 10
+/// messages from the pool queue (directly, not through the proxy) and drops some silently,
+/// moves some to the DLQ, and puts the rest back. Returns (lost, dead-lettered).
+async fn thief(
+    direct: Clients,
+    cfg: Config,
+    rc: RunConfig,
+    end: DateTime<Utc>,
+    stop: tokio_util::sync::CancellationToken,
+) -> Result<(u64, u64)> {
+    let mut rng = SplitMix::new(rc.seed ^ 0x0007_41EF);
+    let url = direct
+        .sqs
+        .get_queue_url()
+        .queue_name(cfg.queue_name("default"))
+        .send()
+        .await?
+        .queue_url
+        .unwrap_or_default();
+    let dlq = direct
+        .sqs
+        .get_queue_url()
+        .queue_name(cfg.dlq_name("default"))
+        .send()
+        .await?
+        .queue_url
+        .unwrap_or_default();
+    let (mut lost, mut dead) = (0, 0);
+    while Utc::now() < end {
+        tokio::select! {
+            _ = tokio::time::sleep(rc.thief_every) => {}
+            _ = stop.cancelled() => break,
+        }
+        let Ok(got) = direct
+            .sqs
+            .receive_message()
+            .queue_url(&url)
+            .max_number_of_messages(10)
+            .visibility_timeout(30)
+            .send()
+            .await
+        else {
+            continue;
+        };
+        for m in got.messages.unwrap_or_default() {
+            let handle = m.receipt_handle.clone().unwrap_or_default();
+            if rng.chance(rc.loss_permille) {
+                if direct.sqs.delete_message().queue_url(&url).receipt_handle(&handle).send().await.is_ok() {
+                    lost += 1;
+                }
+            } else if rng.chance(rc.dlq_permille) {
+                let body = m.body.clone().unwrap_or_default();
+                if direct.sqs.send_message().queue_url(&dlq).message_body(body).send().await.is_ok()
+                    && direct
+                        .sqs
+                        .delete_message()
+                        .queue_url(&url)
+                        .receipt_handle(&handle)
+                        .send()
+                        .await
+                        .is_ok()
+                {
+                    dead += 1;
+                }
+            } else {
+                let _ = direct
+                    .sqs
+                    .change_message_visibility()
+                    .queue_url(&url)
+                    .receipt_handle(&handle)
+                    .visibility_timeout(0)
+                    .send()
+                    .await;
+            }
+        }
+    }
+    Ok((lost, dead))
+}
+
+/// Plants `n` job items this version cannot decode (a definition field from a newer writer)
+/// in the admission partitions of the shards, round robin. Returns how many.
+async fn plant_poison(ddb: &aws_sdk_dynamodb::Client, cfg: &Config, n: u32) -> Result<u64> {
+    for i in 0..n {
+        let shard = i % cfg.shards.max(1);
+        let s = |v: String| AttributeValue::S(v);
+        let item = std::collections::HashMap::from([
+            ("pk".to_string(), s(sundial_core::keys::job_pk(TENANT, &format!("poison-{i}")))),
+            ("sk".to_string(), s(sundial_core::keys::JOB_DEF_SK.to_string())),
+            ("due_pk".to_string(), s(sundial_core::keys::admission_bucket(shard))),
+            ("due_sk".to_string(), s(format!("0#{TENANT}#poison-{i}"))),
+            ("def".to_string(), s(r#"{"aFieldFromTheFuture":true}"#.to_string())),
+        ]);
+        ddb.put_item().table_name(&cfg.jobs_table).set_item(Some(item)).send().await?;
+    }
+    Ok(u64::from(n))
 }
 
 /// Runs the whole scenario and checks it.
@@ -672,6 +856,13 @@ pub async fn run(rc: RunConfig) -> Result<RunOutcome> {
         queues: PoolQueues::new(via.sqs.clone(), cfg.clone(), false),
     });
     let give_up = end + CDuration::minutes(10);
+    let mut delivery = DeliveryStats {
+        poison_items: plant_poison(&direct.ddb, &cfg, rc.poison_items).await?,
+        ..Default::default()
+    };
+    let stop_bg = tokio_util::sync::CancellationToken::new();
+    let reconciler = tokio::spawn(reconcile_loop(ctx.clone(), rc.clone(), stop_bg.clone()));
+    let thief = tokio::spawn(thief(direct.clone(), cfg.clone(), rc.clone(), end, stop_bg.clone()));
     let ticks = tokio::spawn(tick_loop(ctx, rc.clone(), outage, end, give_up));
     let ctl = tokio::spawn(controller(fleet.clone(), rc.clone(), end));
     let ctl_result = ctl.await.map_err(|e| anyhow::anyhow!("controller panicked: {e}"))?;
@@ -696,6 +887,11 @@ pub async fn run(rc: RunConfig) -> Result<RunOutcome> {
         }
         tokio::time::sleep(Duration::from_secs(2)).await;
     }
+    stop_bg.cancel();
+    let (runs, resent, failed) = reconciler.await.map_err(|e| anyhow::anyhow!("reconciler panicked: {e}"))?;
+    (delivery.reconcile_runs, delivery.resent, delivery.reconcile_failed) = (runs, resent, failed);
+    (delivery.lost, delivery.dead_lettered) =
+        thief.await.map_err(|e| anyhow::anyhow!("thief panicked: {e}"))??;
     let fleet_stats = {
         let mut f = fleet.lock().await;
         f.stop_all().await;
@@ -731,6 +927,7 @@ pub async fn run(rc: RunConfig) -> Result<RunOutcome> {
         faults,
         ticks: tick_stats,
         fleet: fleet_stats,
+        delivery,
         worker_takeovers: takeovers,
         clock_skew_reports: skew_reports,
         violations: report.violations(),

@@ -45,6 +45,21 @@ struct Args {
     /// Also write the outcome as JSON here.
     #[arg(long)]
     json: Option<PathBuf>,
+    /// Per mille of the messages the thief takes (10 every 2 s) that are silently dropped.
+    #[arg(long, default_value_t = 100)]
+    loss_permille: u32,
+    /// Per mille of the messages the thief takes that are moved to the DLQ (execution open).
+    #[arg(long, default_value_t = 50)]
+    dlq_permille: u32,
+    /// Undecodable job items planted in the due index.
+    #[arg(long, default_value_t = 2)]
+    poison_items: u32,
+    /// Per mille of ticks that die mid-range (scan only the first shards).
+    #[arg(long, default_value_t = 100)]
+    tick_dies_permille: u32,
+    /// Handler work per execution, min and max (ms).
+    #[arg(long, num_args = 2, default_values_t = [100, 900])]
+    work_ms: Vec<u64>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -75,6 +90,13 @@ async fn main() -> anyhow::Result<()> {
     rc.outage_after = Duration::from_secs(a.outage_after_secs);
     rc.skew_ms = a.skew_ms;
     rc.keep = a.keep;
+    rc.loss_permille = a.loss_permille;
+    rc.dlq_permille = a.dlq_permille;
+    rc.poison_items = a.poison_items;
+    rc.tick_dies_permille = a.tick_dies_permille;
+    if let [lo, hi] = a.work_ms[..] {
+        rc.work_ms = (lo.min(hi), hi.max(lo));
+    }
     if a.calm {
         rc.plan = FaultPlan::CALM;
     }
