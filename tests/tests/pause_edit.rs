@@ -182,3 +182,59 @@ async fn a_fire_put_by_a_scan_that_raced_a_pause_does_not_run() -> anyhow::Resul
     env.cleanup().await;
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_racing_put_of_a_fire_paused_at_its_instant_stays_canceled_after_a_later_resume(
+) -> anyhow::Result<()> {
+    // Found by the trigger-plane model check (its first documented limit). GIVEN a scan that
+    // read an every-minute job before a pause at 12:00:10 and put its 12:01 fire after the API's
+    // sweep (unheld)
+    let env = TestEnv::new("pause-race-resume").await?;
+    let hook = fixtures::WebhookServer::start(vec![]).await?;
+    let mut def = fixtures::http_definition(&hook.url("/run"));
+    def.schedule = ScheduleSpec::new("0 * * * * *", "UTC");
+    def.retry.max_age_secs = 7 * 86_400;
+    create_job(&env, "acme", "minutely", def, at("2026-11-30T12:00:05Z")).await?;
+    let shard = sundial_core::keys::shard_of("acme", "minutely", env.cfg.shards);
+    let api = Arc::new(Control::new(ctx(&env), ControlSettings::default()));
+    let pauser = api.clone();
+    let pause = PartitionHook(Arc::new(move |s: u32| {
+        let api = pauser.clone();
+        Box::pin(async move {
+            if s == shard {
+                let now = at("2026-11-30T12:00:10Z");
+                if let Err(e) =
+                    control::jobs::set_state(&api, &caller(), "minutely", JobState::Paused, None, now).await
+                {
+                    panic!("pause: {e}");
+                }
+            }
+        })
+    }));
+    let opts = ScanOptions { between_class_reads: Some(pause), ..Default::default() };
+    scan(&env, at("2026-11-30T12:00:10Z"), &opts).await?;
+    let e = at_instant(&executions(&env, "acme", "minutely").await?, "2026-11-30T12:01:00Z").clone();
+
+    // WHEN the job is resumed at 12:01:30, after that instant, and only then a worker receives
+    // the fire's message
+    control::jobs::set_state(
+        &api,
+        &caller(),
+        "minutely",
+        JobState::Enabled,
+        None,
+        at("2026-11-30T12:01:30Z"),
+    )
+    .await?;
+    let (w, _) = fixtures::worker_with(&env, fixtures::settings("w"), Handlers::new())?;
+    let body = serde_json::to_string(&fixtures::message_of(&e, at("2026-11-30T12:00:10Z")))?;
+    let stop = tokio_util::sync::CancellationToken::new();
+    w.handle("default", &body, &sundial_core::execution::worker::NoExtend, &stop).await;
+
+    // THEN the fire does not run: the job was paused at its instant
+    let s = fixtures::snapshot(&env, &ExecKey::of(&e)).await?;
+    assert_eq!(s.exec.status, ExecStatus::Canceled, "timeline {:?}", s.exec.timeline);
+    assert!(hook.received().is_empty(), "the target was called for a paused fire");
+    env.cleanup().await;
+    Ok(())
+}
