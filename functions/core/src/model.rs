@@ -319,9 +319,23 @@ pub struct Job {
     pub created_at: DateTime<Utc>,
     /// Last changed.
     pub updated_at: DateTime<Utc>,
+    /// When the current definition took effect (creation, or the last edit).
+    pub edited_at: DateTime<Utc>,
+    /// The last pause: when it started and, once resumed, when it ended. A worker checks a
+    /// scheduled execution's instant against it before the first claim.
+    pub paused: Option<(DateTime<Utc>, Option<DateTime<Utc>>)>,
 }
 
 impl Job {
+    /// Whether the job was paused at `at`, as far as its last pause window tells.
+    pub fn paused_at(&self, at: DateTime<Utc>) -> bool {
+        match self.paused {
+            Some((from, None)) => self.state == JobState::Paused && from <= at,
+            Some((from, Some(until))) => from <= at && at < until,
+            None => false,
+        }
+    }
+
     /// Builds a new enabled job (version 1) whose trigger position is its first fire after `now`.
     pub fn new(
         cfg: &Config,
@@ -347,6 +361,8 @@ impl Job {
             shard: keys::shard_of(tenant, job_id, cfg.shards),
             created_at: now,
             updated_at: now,
+            edited_at: now,
+            paused: None,
         })
     }
 }

@@ -183,6 +183,7 @@ pub async fn update(
         next_fire_at: schedule.next_after(now),
         due_class: DueClass::Admission,
         updated_at: now,
+        edited_at: now,
         ..cur.clone()
     };
     let audit = OpsEntry::new(caller.actor(), OpsAction::Update, job_id, now)
@@ -243,6 +244,11 @@ pub async fn set_state(
         return Ok(JobView::new(cur, next_fires, Followed::default()));
     }
     let mut job = Job { state, version: cur.version + 1, updated_at: now, ..cur.clone() };
+    match (cur.state, state) {
+        (JobState::Enabled, JobState::Paused) => job.paused = Some((now, None)),
+        (JobState::Paused, JobState::Enabled) => job.paused = cur.paused.map(|(from, _)| (from, Some(now))),
+        _ => {}
+    }
     if state == JobState::Enabled {
         let schedule = Schedule::parse(&job.definition.schedule, job.anchor)
             .map_err(|e| ControlError::invalid(format!("schedule.{}", e.field()), e.reason()))?;

@@ -70,6 +70,12 @@ pub mod attr {
     pub const RUNNING: &str = "hs";
     /// A tenant gate's version, checked by every rewrite of its map.
     pub const GATE_VERSION: &str = "v";
+    /// When a job's current definition took effect (ms).
+    pub const EDITED: &str = "edited";
+    /// A job's last pause: its start (ms).
+    pub const PAUSED_FROM: &str = "pf";
+    /// A job's last pause: its end, once resumed (ms).
+    pub const PAUSED_UNTIL: &str = "pu";
     /// `open` index partition key (`OPEN#{part}`), present while an execution is not final.
     pub const OPEN_PK: &str = "open_pk";
     /// `open` index sort key: when the reconciler should look at the execution (ms).
@@ -218,7 +224,14 @@ pub fn job_to_item(job: &Job) -> Item {
         (attr::CREATED.into(), n(job.created_at.timestamp_millis())),
         (attr::UPDATED.into(), n(job.updated_at.timestamp_millis())),
         (attr::TZDB.into(), s(crate::schedule::tzdb_version())),
+        (attr::EDITED.into(), n(job.edited_at.timestamp_millis())),
     ]);
+    if let Some((from, until)) = job.paused {
+        item.insert(attr::PAUSED_FROM.into(), n(from.timestamp_millis()));
+        if let Some(u) = until {
+            item.insert(attr::PAUSED_UNTIL.into(), n(u.timestamp_millis()));
+        }
+    }
     if let Some(next) = job.next_fire_at {
         item.insert(attr::NEXT.into(), n(next.timestamp_millis()));
         if job.state == JobState::Enabled {
@@ -275,6 +288,11 @@ pub fn job_from_item(item: &Item) -> Result<Job, DecodeError> {
         },
         created_at: ms_to_dt(get_n(item, attr::CREATED)?),
         updated_at: ms_to_dt(get_n(item, attr::UPDATED)?),
+        // Items written before these attributes existed: the definition dates from creation.
+        edited_at: ms_to_dt(get_n_opt(item, attr::EDITED)?.unwrap_or(get_n(item, attr::CREATED)?)),
+        paused: get_n_opt(item, attr::PAUSED_FROM)?
+            .map(|f| Ok::<_, DecodeError>((ms_to_dt(f), get_n_opt(item, attr::PAUSED_UNTIL)?.map(ms_to_dt))))
+            .transpose()?,
     })
 }
 

@@ -68,8 +68,10 @@ pub fn decide(job: &Job, schedule: Option<&Schedule>, s: &Snapshot, changed_at: 
 
 /// What the job as it is when a worker first claims `s` says about it (the check that catches an
 /// execution put by a scan that raced a pause or an edit, after the API's sweep). Decided only
-/// for a scheduled execution never claimed whose instant is not before the job's last change
-/// (`updated_at`): the job was then already as it is now. Pure.
+/// for a scheduled execution never claimed, from the job's marks: its last pause window
+/// (paused at the execution's instant → cancel, even if resumed since) and when its current
+/// definition took effect (before the instant and different → amend, or cancel if the new
+/// schedule does not fire then). Pure.
 pub fn at_claim(job: Option<&Job>, schedule: Option<&Schedule>, s: &Snapshot) -> Follow {
     let e = &s.exec;
     let first_code = e.timeline.first().and_then(|ev| ev.code.as_deref());
@@ -77,20 +79,23 @@ pub fn at_claim(job: Option<&Job>, schedule: Option<&Schedule>, s: &Snapshot) ->
     if e.status != ExecStatus::Ready
         || e.attempt != 0
         || s.held.is_some()
-        || e.fire_at < job.updated_at
         || matches!(first_code, Some(MANUAL_CODE) | Some(BACKFILL_CODE))
     {
         return Follow::Keep;
     }
-    match job.state {
-        JobState::Deleted => Follow::Cancel(crate::execution::retry::codes::CANCELED),
-        JobState::Paused => Follow::Cancel(crate::execution::retry::codes::PAUSED),
-        JobState::Enabled if e.definition != job.definition => match schedule {
+    if job.state == JobState::Deleted && job.updated_at <= e.fire_at {
+        return Follow::Cancel(crate::execution::retry::codes::CANCELED);
+    }
+    if job.paused_at(e.fire_at) {
+        return Follow::Cancel(crate::execution::retry::codes::PAUSED);
+    }
+    if e.definition != job.definition && job.edited_at <= e.fire_at {
+        return match schedule {
             Some(sch) if fires_at(sch, e.scheduled_at) => Follow::Amend,
             _ => Follow::Cancel(crate::execution::retry::codes::SUPERSEDED),
-        },
-        JobState::Enabled => Follow::Keep,
+        };
     }
+    Follow::Keep
 }
 
 /// What [`follow_change`] did (public execution ids).
@@ -224,10 +229,32 @@ mod tests {
         let mut j = job("0 * * * * *");
         let fire = queued(&j, T0 + 55_000);
         j.state = JobState::Paused;
-        j.updated_at = ms_to_dt(T0 + 5_000);
+        j.paused = Some((ms_to_dt(T0 + 5_000), None));
         assert_eq!(at_claim(Some(&j), None, &fire), Follow::Cancel(crate::execution::retry::codes::PAUSED));
-        j.updated_at = ms_to_dt(T0 + 60_000); // paused after its instant: it was enabled then
+        // resumed after its instant: it was paused then, still canceled
+        j.state = JobState::Enabled;
+        j.paused = Some((ms_to_dt(T0 + 5_000), Some(ms_to_dt(T0 + 70_000))));
+        assert_eq!(at_claim(Some(&j), None, &fire), Follow::Cancel(crate::execution::retry::codes::PAUSED));
+        // resumed before its instant: enabled then
+        j.paused = Some((ms_to_dt(T0 + 5_000), Some(ms_to_dt(T0 + 30_000))));
+        assert_eq!(at_claim(Some(&j), None, &fire), Follow::Keep);
+        // paused after its instant: it was enabled then
+        j.state = JobState::Paused;
+        j.paused = Some((ms_to_dt(T0 + 60_000), None));
         assert_eq!(at_claim(Some(&j), None, &fire), Follow::Keep);
         assert_eq!(at_claim(None, None, &fire), Follow::Keep, "no job item: nothing to say");
+    }
+
+    #[test]
+    fn at_claim_sees_an_edit_before_the_instant_even_behind_a_later_pause() {
+        let v1 = job("0,30 * * * * *");
+        let fire = queued(&v1, T0 + 55_000);
+        let mut v2 = v1.clone();
+        v2.definition = v2.definition.clone().with_params(serde_json::json!({"v": 2}));
+        v2.edited_at = ms_to_dt(T0 + 10_000);
+        v2.state = JobState::Paused;
+        v2.paused = Some((ms_to_dt(T0 + 58_000), None)); // paused after the instant
+        let s2 = Schedule::parse(&v2.definition.schedule, v2.anchor).ok();
+        assert_eq!(at_claim(Some(&v2), s2.as_ref(), &fire), Follow::Amend);
     }
 }
