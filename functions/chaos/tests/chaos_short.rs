@@ -1,7 +1,8 @@
 //! A short chaos run with a fixed seed, against the emulator: three worker processes behind the
 //! fault proxy, SIGKILLs and a SIGSTOP past the lease, doubled and crashing ticks, a skewed
-//! worker clock and a tick outage across a minute boundary. The longer run is the `chaos`
-//! binary (`docs/reliability.md`).
+//! worker clock, a tick outage across a minute boundary, messages silently dropped or moved to
+//! the DLQ, poison job items, ticks that die mid-range, and the reconciler repairing the lost
+//! deliveries. The longer run is the `chaos` binary (`docs/reliability.md`).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -37,4 +38,8 @@ async fn a_short_seeded_chaos_run_loses_no_fire_and_accepts_no_stale_write() {
     assert!(injected > 0, "{:?}", out.faults);
     // AND fires scheduled in the outage started after it
     assert!(r.lag_after_outage.count > 0);
+    // AND the delivery faults were on: poison items planted, the reconciler running (how many
+    // messages the thief took depends on timing; the summary prints them)
+    assert_eq!(out.delivery.poison_items, 2);
+    assert!(out.delivery.reconcile_runs > 0, "{:?}", out.delivery);
 }
