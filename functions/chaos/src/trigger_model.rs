@@ -35,23 +35,36 @@
 //! - **API**: `Pause` (disable, leave the partitions, hold queued-ahead Ready executions: fire
 //!   minute `> now`), `Resume` (enable at the first fire after `now`, Admission, release the
 //!   held ones whose minute is `> now`), `Edit` (definition v2, Admission, amend queued-ahead
-//!   Ready executions on a v2 minute to v2, cancel the v1-only ones). Pause and edit store their
-//!   minute on the job (`changed`: the job item's `updated_at`, the latest pause or edit). Resume
-//!   and edit are followed by a separate [`Action::DispatchOne`] step (the API dispatching the
-//!   job at once), which may run after the clock moved on and race a scan.
+//!   Ready executions on a v2 minute to v2, cancel the v1-only ones). The job keeps the marks
+//!   the worker's check reads (the job item's `edited_at` and `paused`): `edited`, the minute its
+//!   definition took effect (creation, before minute 0, or the edit; pause and resume leave it),
+//!   and its *last* pause window `(from, until)`: a pause sets `(now, open)`, a resume closes
+//!   the window at `now`, a new pause replaces it (a job paused at the start was paused before
+//!   minute 0). Resume and edit are followed by a separate [`Action::DispatchOne`] step (the API
+//!   dispatching the job at once), which may run after the clock moved on and race a scan.
 //! - **Worker**: a delivery of a due message claims and completes a Ready execution in one step.
 //!   Held: Canceled. Otherwise the worker reads the job (strongly consistent, in the same step)
-//!   and decides from the job as it is now: paused with `changed < m` (the pause is before the
-//!   fire, see below): Canceled (code `Paused`), not run; else, the job's definition not the
-//!   execution's and `changed < m` (the fire is after the edit): run with the job's definition
-//!   if m is one of its fires (amend, then run), else Canceled (`Superseded`); else run as is.
-//!   This closes the racing put ([`Flaw::UnfencedPut`] is the protocol without the check). A pause "at minute t" comes after
-//!   the fire at t (the clock reached t first), as for the API's hold (`> now`): with `changed
-//!   <= m` the check cancels a fire queued before a pause in its own minute, which is owed (the
-//!   job was enabled at its minute; liveness fails on `api_and_loss`, `pause_resume` and
-//!   `unfenced_put`). With `two_workers` the claim (with the same check) and the finish are
-//!   separate steps of two workers, with leases (scenario 10). Effects go through an inbox keyed
-//!   by execution id.
+//!   and decides as `follow::at_claim` does before the first claim of a scheduled execution of
+//!   instant m: the job paused at m by its last window (`Job::paused_at`): Canceled (code
+//!   `Paused`), not run; else, the job's definition not the execution's and in effect since
+//!   before m: run with the job's definition if m is one of its fires (amend, then run), else
+//!   Canceled (`Superseded`); else run as is. This closes the racing put ([`Flaw::UnfencedPut`]
+//!   is the protocol without the check; [`Flaw::EditKeepsOldQueued`] drops the definition
+//!   check with the edit's amendment, as scenario 9's protocol had neither: with the check, the
+//!   amendment alone left out breaks nothing on its instance). Job deletion is not modelled.
+//!   With `two_workers` the claim (with the same check) and the finish are separate steps of
+//!   two workers, with leases (scenario 10). Effects go through an inbox keyed by execution id.
+//! - **Minutes and instants**: the fire of minute m is at the instant m:00, and an API call "at
+//!   minute t" comes after t:00 (the clock reached t first; as for the API's hold, `> now`). So
+//!   the real comparisons on timestamps become, in model minutes: a pause at p is before the fire
+//!   (`from <= m:00`) when `p < m`; a resume at q ends the window after the fire (`m:00 <
+//!   until`) when `m <= q`; an edit at e is in effect at the fire (`edited_at <= m:00`) when `e <
+//!   m`. Each is tight: `p <= m` cancels a fire queued before a pause in its own minute, which is
+//!   owed (liveness fails on every instance with a pause action); `m < q`
+//!   lets a racing put run when the resume came in the fire's own minute (`api_race` reaches
+//!   it); `e <= m` amends to v2 a fire that ran while v1 was in force (safety fails on
+//!   `api_and_loss`, `api_race` and `edit`). A call at exactly m:00.000 (a tie) is not
+//!   modelled; the real code counts a pause, a resume or an edit at the instant as before it.
 //! - **Faults** (bounded): a lost or duplicated message, a failed send after the put, a tick
 //!   crash between any two scan steps, waits (concurrency or tenant limit), worker panics, a
 //!   poison job that fails its shard's scan on every tick.
@@ -63,25 +76,28 @@
 //! not a fire of the definition in force at its minute, or with another definition; no fire's
 //! handler runs twice; no execution succeeds without its effect.
 //!
-//! **Documented limits.** The worker's check sees the job as it is at the delivery, with one
-//! change minute, not its history. Two runs of a racing put escape it, and the safety property
-//! excludes exactly these (an execution flagged as a racing put when it was put, and the run's
-//! circumstances checked at the run); [`explore`] reports each one reached, with its shortest
-//! trace, in [`Exploration::limits`]. Both need a racing put and a second API call before the
-//! delivery; the flaws' own instances and the first two combined instances reach neither, the
-//! `api_race` instance reaches both:
-//! 1. *Resumed before the delivery*: a scan reads the job, a pause at minute p puts nothing on
-//!    hold yet, the scan puts fire m > p (unheld), and a resume at a minute `>= m` comes before
-//!    the delivery: the job is enabled and on the same definition, so fire m runs although the
-//!    job was paused at m. Trace (12 steps): `StartTick, Read A, Read E, Pause, Dispatch A,
-//!    Dispatch E, Walk 0, Walk 1, MoveWatermark, TickClock, Resume, Deliver(0, 1)`.
-//! 2. *Edit hidden by a later pause*: a scan reads the job, an edit at e, the scan puts a v1
-//!    fire m > e, then a pause at a minute `>= m` (before the delivery) overwrites the change
-//!    minute: the check sees the pause after the fire and `changed >= m`, so fire m runs v1
-//!    although v2 was in force at m. Trace (13 steps): `StartTick, Read A, Read E, Edit,
-//!    Dispatch A, Dispatch E, Walk 0, Walk 1, MoveWatermark, TickClock, DispatchOne, Pause,
-//!    Deliver(0, 1)`. The job keeping the minute of its definition's edit apart from the latest
-//!    change would close this one (a resume that moves `updated_at` too would widen it).
+//! **Documented limit.** The worker's check sees the job's *last* pause window and *last* edit,
+//! not its whole history. With one pause, one resume and one edit per behaviour (`api_race`)
+//! that is enough: every racing put is canceled or amended as its minute requires (the two
+//! runs the previous check, with a single change minute, let through, a resume after the fire's
+//! minute and a pause hiding an edit, are gone). A second pause reaches one run it lets
+//! through, which the safety property excludes (an execution flagged as a racing put when it
+//! was put, the check having let it through, and the run's circumstances checked at the run);
+//! [`explore`] reports it, with its shortest trace, in [`Exploration::limits`]. Only the
+//! `api_race_twice` instance (two pauses, one resume) reaches it:
+//! 1. *An older pause window*: a scan reads the job, a pause at minute p puts nothing on hold
+//!    yet, the scan puts fire m > p (unheld); before the delivery a resume at `q >= m` and a
+//!    second pause at `p2 >= q` replace the window `(p, q)`, which covered m, by `(p2, open)`,
+//!    which starts after it: fire m runs although the job was paused at m. Trace (14 steps):
+//!    `StartTick, Read A, Read E, Pause, Dispatch A, Dispatch E, Walk 0, Walk 1,
+//!    MoveWatermark, TickClock, Resume, DispatchOne, Pause, Deliver(0, 1)`. In the real system
+//!    the message is due at m:00, so the resume and the second pause must both come between
+//!    the fire's instant and a late first claim (after waits, or a lost message and the
+//!    reconciler's re-send).
+//! 2. *An older edit* (the same with two edits: v1 put racing an edit to v2 before m, a second
+//!    edit after m back to v1 or to v3: the check sees `edited_at >= m` and runs v1) is not
+//!    reachable here, as the model edits a job once (v1 to v2); a run of a definition not in
+//!    force at its minute that the check let through would be reported as limit 2.
 //!
 //! Liveness, as `AG EF done` (as in [`model`](super::model)): from every reachable state a good
 //! end state is reachable: the clock at the horizon, no scan or API dispatch in flight, every
@@ -118,12 +134,14 @@ use std::fmt;
 
 /// Executions' messages beyond this count coalesce: more copies are only more duplicates.
 const MSG_CAP: u8 = 2;
-/// Documented limit 1: a racing put (unheld) of a fire whose job was paused before its minute
-/// runs when a resume at or after its minute comes before its delivery.
-const LIMIT_RESUMED: u8 = 1;
-/// Documented limit 2: a racing put of the old definition runs on it when a pause at or after
-/// its minute comes (after the edit) before its delivery: the job keeps one change minute.
-const LIMIT_MASKED: u8 = 2;
+/// Documented limit 1: a racing put (unheld) of a fire whose job was paused at its minute runs
+/// because that pause is no longer the job's last window (a resume and a second pause came
+/// before the delivery).
+const LIMIT_OLDER_PAUSE: u8 = 1;
+/// Documented limit 2: a racing put runs a definition that was not in force at its minute (a
+/// second edit came before the delivery: the job keeps only its last edit's minute). Not
+/// reachable in the model, whose jobs are edited once; kept as a check of the check.
+const LIMIT_OLDER_EDIT: u8 = 2;
 /// `next` of a job whose schedule is exhausted.
 const NONE: u8 = u8::MAX;
 
@@ -340,6 +358,12 @@ impl Flaw {
     fn checks_job(self) -> bool {
         self != Flaw::UnfencedPut
     }
+
+    /// The worker's check compares the execution's definition with the job's (it came with
+    /// the edit's amendment: scenario 9's protocol had neither).
+    fn checks_definition(self) -> bool {
+        self != Flaw::EditKeepsOldQueued
+    }
 }
 
 /// The smallest instance that exposes `flaw` (for [`Flaw::None`], a combined instance with
@@ -413,8 +437,8 @@ pub fn default_bounds(flaw: Flaw) -> Bounds {
         Flaw::PanicDeletesMessage => {
             Bounds { panics: 1, ..Bounds::quiet("panic", 2, vec![JobSpec::new('a', 0b01)]) }
         }
-        // v1 fires at 1 and 2, v2 only at 1: the shared minute 1 is queued ahead at minute 0. The
-        // worker's check amends it at delivery unless a pause at minute 1 hid the edit.
+        // v1 fires at 1 and 2, v2 only at 1: the shared minute 1 is queued ahead at minute 0 (the
+        // flaw also drops the worker's definition check, which would amend it at delivery).
         Flaw::EditKeepsOldQueued => Bounds {
             edits: 1,
             pauses: 1,
@@ -444,7 +468,8 @@ pub fn default_bounds(flaw: Flaw) -> Bounds {
 
 /// The instances for [`Flaw::None`] beyond the flaws' own: API actions with a lost message on
 /// one job; two shards (an edited job, a `Skip` job) with a failed send and a tick crash; API
-/// actions racing the scan's Admission read (`api_race`: it reaches the documented limits).
+/// actions racing the scan's Admission read (`api_race`); the same with two pauses and a resume
+/// (`api_race_twice`: it reaches the documented limit of the last pause window).
 pub fn combined_bounds() -> Vec<Bounds> {
     let a = JobSpec { v2: 0b010, ..JobSpec::new('a', 0b110) };
     let b = JobSpec { shard: 1, tenant: 1, policy: Policy::Skip, ..JobSpec::new('b', 0b011) };
@@ -461,6 +486,11 @@ pub fn combined_bounds() -> Vec<Bounds> {
             resumes: 1,
             edits: 1,
             ..Bounds::quiet("api_race", 3, vec![JobSpec { start: Class::Admission, ..a }])
+        },
+        Bounds {
+            pauses: 2,
+            resumes: 1,
+            ..Bounds::quiet("api_race_twice", 3, vec![JobSpec { start: Class::Admission, ..a }])
         },
     ]
 }
@@ -497,8 +527,31 @@ struct JobDyn {
     def: u8,
     next: u8,
     class: Class,
-    /// The minute of the latest pause or edit (the job item's `updated_at`).
-    changed: u8,
+    /// The minute the current definition took effect (the job item's `edited_at`: its creation
+    /// or its last edit; a pause or resume does not move it). -1: before minute 0.
+    edited: i8,
+    /// The job's last pause window (`paused`): the minute of the pause (-1: before minute 0)
+    /// and, once resumed, the minute of the resume. A new pause replaces it.
+    paused: Option<(i8, Option<u8>)>,
+}
+
+impl JobDyn {
+    /// `Job::paused_at(m:00)` in model minutes. A pause or resume at minute t happens after t:00
+    /// (the clock reached t first), so `from <= m:00` is `from < m` and `m:00 < until` is
+    /// `m <= until`.
+    fn paused_at(&self, m: u8) -> bool {
+        let m = i16::from(m);
+        match self.paused {
+            Some((from, None)) => !self.enabled && i16::from(from) < m,
+            Some((from, Some(until))) => i16::from(from) < m && m <= i16::from(until),
+            None => false,
+        }
+    }
+
+    /// An edit at minute e happens after e:00: `edited_at <= m:00` is `e < m`.
+    fn edited_before(&self, m: u8) -> bool {
+        i16::from(self.edited) < i16::from(m)
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -522,7 +575,7 @@ struct Exec {
     runs: u8,
     /// Put by a scan that read the job before a pause, resume or edit (a racing put).
     raced: bool,
-    /// The documented limits it ran in (`LIMIT_RESUMED`, `LIMIT_MASKED`).
+    /// The documented limits it ran in (`LIMIT_OLDER_PAUSE`, `LIMIT_OLDER_EDIT`).
     limit: u8,
     token: u8,
 }
@@ -773,7 +826,9 @@ impl State {
                     Class::Bucket(_) => Class::Bucket(next),
                     c => c,
                 };
-                JobDyn { enabled: j.enabled, version: 1, def: 1, next, class, changed: 0 }
+                // A job paused at the start was paused before minute 0 (jobs are created enabled).
+                let paused = (!j.enabled).then_some((-1, None));
+                JobDyn { enabled: j.enabled, version: 1, def: 1, next, class, edited: -1, paused }
             })
             .collect();
         let mut slots = vec![Slot::default(); b.jobs.len() * h];
@@ -1104,7 +1159,7 @@ impl State {
                     enabled: false,
                     version: cur.version + 1,
                     class: Class::Off,
-                    changed: self.now,
+                    paused: Some((self.now as i8, None)),
                     ..cur
                 };
                 drop_unplanned(&mut n);
@@ -1127,7 +1182,8 @@ impl State {
                 n.resumes -= 1;
                 let next = first_from(spec.mask(cur.def), i16::from(self.now) + 1);
                 let class = if next == NONE { Class::Off } else { Class::Admission };
-                let w = JobDyn { enabled: true, version: cur.version + 1, next, class, ..cur };
+                let paused = cur.paused.map(|(from, _)| (from, Some(self.now)));
+                let w = JobDyn { enabled: true, version: cur.version + 1, next, class, paused, ..cur };
                 n.jobs[j] = w;
                 for m in self.now + 1..h {
                     let s = n.slot(b, j, m);
@@ -1151,7 +1207,8 @@ impl State {
                     def: 2,
                     next,
                     class,
-                    changed: self.now,
+                    edited: self.now as i8,
+                    ..cur
                 };
                 n.jobs[j] = w;
                 drop_unplanned(&mut n);
@@ -1189,32 +1246,34 @@ impl State {
     }
 
     /// The worker's check of the job at the delivery of a due, Ready, unheld execution `x` of
-    /// job `j` at minute `m` (one strongly consistent read, in the delivery's step): `false` to
-    /// cancel it; otherwise it runs, amended to the job's definition if an edit asked for that.
-    /// A racing put's run that the check lets through against the job's history is marked with
-    /// the documented limit it falls in.
+    /// job `j` at minute `m` (one strongly consistent read, in the delivery's step; the real
+    /// `follow::at_claim` before the first claim): `false` to cancel it; otherwise it runs,
+    /// amended to the job's definition if the check asked for that. A racing put's run that
+    /// the check lets through against the job's history is marked with the documented limit it
+    /// falls in.
     fn check_job(&self, b: &Bounds, flaw: Flaw, j: usize, m: u8, x: &mut Exec) -> bool {
         let cur = self.jobs[j];
         let slot = &self.slots[self.slot(b, j, m)];
         if flaw.checks_job() {
-            if !cur.enabled && cur.changed < m {
+            if cur.paused_at(m) {
                 return false; // Canceled, code `Paused`.
             }
-            if cur.def != x.def && cur.changed < m {
+            if flaw.checks_definition() && cur.def != x.def && cur.edited_before(m) {
                 if b.jobs[j].mask(cur.def) & (1 << m) == 0 {
                     return false; // Canceled, code `Superseded`.
                 }
-                x.def = cur.def;
+                x.def = cur.def; // Amended.
             }
         }
+        // A racing put the check let through (a broken variant without it is not excused).
         if x.raced {
-            // Paused when the clock reached m, enabled now: resumed at or after m.
-            if slot.snap & 1 == 0 && cur.enabled {
-                x.limit |= LIMIT_RESUMED;
+            // Paused when the clock reached m.
+            if flaw.checks_job() && slot.snap & 1 == 0 {
+                x.limit |= LIMIT_OLDER_PAUSE;
             }
-            // Another definition was in force at m: a pause or edit at or after m hid the edit.
-            if slot.snap >> 1 != x.def {
-                x.limit |= LIMIT_MASKED;
+            // Another definition was in force at m.
+            if flaw.checks_job() && flaw.checks_definition() && slot.snap >> 1 != x.def {
+                x.limit |= LIMIT_OLDER_EDIT;
             }
         }
         true
@@ -1423,8 +1482,8 @@ impl State {
             for m in 0..b.horizon {
                 let Some(e) = self.slots[self.slot(b, j, m)].exec else { continue };
                 for (bit, what) in [
-                    (LIMIT_RESUMED, "ran inside a paused window: resumed before its delivery"),
-                    (LIMIT_MASKED, "ran the old definition: a later pause hid the edit"),
+                    (LIMIT_OLDER_PAUSE, "ran inside a paused window that is no longer the job's last"),
+                    (LIMIT_OLDER_EDIT, "ran a definition an older edit replaced before its minute"),
                 ] {
                     if e.runs > 0 && e.limit & bit != 0 && !out.iter().any(|x| x.0 == bit) {
                         let text = format!("{} {what} (documented limit)", self.label(b, j, m));
@@ -1448,10 +1507,10 @@ impl State {
                 let (enabled, def) = (slot.snap & 1 != 0, slot.snap >> 1);
                 let what = self.label(b, j, m);
                 // The documented limits (see the module docs) are excluded here, reported apart.
-                if !enabled && e.limit & LIMIT_RESUMED == 0 {
+                if !enabled && e.limit & LIMIT_OLDER_PAUSE == 0 {
                     return Some(format!("{what} ran inside a paused window"));
                 }
-                if e.limit & LIMIT_MASKED != 0 {
+                if e.limit & LIMIT_OLDER_EDIT != 0 {
                     continue;
                 }
                 if spec.mask(def) & (1 << m) == 0 {

@@ -14,20 +14,20 @@ fn fixed_is_safe_and_live(b: &Bounds, min_states: usize) {
     assert_eq!(e.liveness, None, "{}", show(&e.liveness));
     assert!(e.done_states > 0, "no good end state at all in {}", b.name);
     assert!(e.states > min_states, "{}: only {} states", b.name, e.states);
-    // The documented limits are reached only where expected (see the module docs).
+    // The documented limit is reached only where expected (see the module docs).
     for v in &e.limits {
         println!("  {v}");
     }
-    assert!(e.limits.is_empty() || b.name == "api_race", "{}: {:?}", b.name, e.limits);
+    assert!(e.limits.is_empty() || b.name == "api_race_twice", "{}: {:?}", b.name, e.limits);
 }
 
 #[test]
 fn the_fixed_protocol_is_safe_and_live_on_the_combined_instances() {
     // GIVEN API pauses, resumes and edits with a lost message; two shards with a failed send and
-    // a tick crash; API calls racing a scan. WHEN every interleaving is explored THEN nothing
-    // breaks beyond the documented limits.
+    // a tick crash; API calls racing a scan (once, and with two pauses). WHEN every interleaving
+    // is explored THEN nothing breaks beyond the documented limit.
     for b in combined_bounds() {
-        fixed_is_safe_and_live(&b, 50_000);
+        fixed_is_safe_and_live(&b, 40_000);
     }
 }
 
@@ -182,28 +182,61 @@ fn a_pause_in_the_fires_own_minute_does_not_cancel_it() {
 }
 
 #[test]
-fn the_documented_limits_are_reached_and_reported() {
-    // GIVEN API calls racing a scan WHEN explored THEN both documented limits are reached (and
-    // only they: the fixed protocol is otherwise safe and live)
+fn the_last_pause_window_and_edit_minute_close_the_racing_puts() {
+    // GIVEN API calls racing a scan (one pause, one resume, one edit) WHEN explored THEN the
+    // fixed protocol is safe and live with no documented limit reached
     let b = combined_bounds().swap_remove(2);
     let e = explore(&b, Flaw::None);
     println!("{}", report_line(&b, Flaw::None, &e));
-    assert_eq!((&e.safety, &e.liveness), (&None, &None));
-    assert_eq!(e.limits.len(), 2, "{:?}", e.limits);
-    // 1: paused before fire 1, resumed at minute 1 before its delivery: it runs
-    let resumed = &e.limits[0];
-    println!("  {resumed}");
-    assert!(resumed.property.contains("resumed before its delivery"), "{resumed}");
+    assert_eq!((&e.safety, &e.liveness, e.limits.len()), (&None, &None, 0), "{:?}", e.limits);
+    // AND a racing put paused before fire 1, resumed at minute 1 before its delivery, is
+    // canceled: the pause window (0, 1) covers it
     let t =
         [&racing_tick(Action::Pause(0))[..], &[Action::TickClock, Action::Resume(0), Action::Deliver(0, 1)]]
             .concat();
-    assert_eq!(resumed.trace, t);
-    // 2: an edit at minute 0, a pause at minute 1 hides it: fire 1 runs v1
-    let masked = &e.limits[1];
-    println!("  {masked}");
-    assert!(masked.property.contains("a later pause hid the edit"), "{masked}");
-    let out = replay(&b, Flaw::None, &masked.trace).unwrap_or_else(|i| panic!("step {i}"));
-    assert_eq!(fire(&out, 0, 1).map(|f| (f.state, f.definition)), Some((ExecState::Succeeded, 1)));
+    let out = replay(&b, Flaw::None, &t).unwrap_or_else(|i| panic!("step {i}"));
+    assert_eq!(fire(&out, 0, 1).map(|f| (f.state, f.effects)), Some((ExecState::Canceled, 0)));
+    // AND a racing v1 put after an edit at minute 0, with a pause at minute 1 before its
+    // delivery, runs v2: the pause does not move the edit's minute
+    let mut t = racing_tick(Action::Edit(0));
+    t.extend([
+        Action::TickClock,
+        Action::DispatchOne { job: 0, send_fails: false },
+        Action::Pause(0),
+        Action::Deliver(0, 1),
+    ]);
+    let out = replay(&b, Flaw::None, &t).unwrap_or_else(|i| panic!("step {i}"));
+    assert_eq!(fire(&out, 0, 1).map(|f| (f.state, f.definition)), Some((ExecState::Succeeded, 2)));
+}
+
+#[test]
+fn the_documented_limit_of_the_last_pause_window_is_reached_and_reported() {
+    // GIVEN API calls racing a scan, with two pauses and a resume WHEN explored THEN the one
+    // documented limit is reached (and only it: the protocol is otherwise safe and live)
+    let b = combined_bounds().swap_remove(3);
+    let e = explore(&b, Flaw::None);
+    println!("{}", report_line(&b, Flaw::None, &e));
+    assert_eq!((&e.safety, &e.liveness), (&None, &None));
+    assert_eq!(e.limits.len(), 1, "{:?}", e.limits);
+    // paused at minute 0 (racing the put of fire 1), resumed and paused again at minute 1
+    // before its delivery: the last window (1, open) starts after fire 1, so it runs
+    let v = &e.limits[0];
+    println!("  {v}");
+    assert!(v.property.contains("paused window that is no longer the job's last"), "{v}");
+    let t = [
+        &racing_tick(Action::Pause(0))[..],
+        &[
+            Action::TickClock,
+            Action::Resume(0),
+            Action::DispatchOne { job: 0, send_fails: false },
+            Action::Pause(0),
+            Action::Deliver(0, 1),
+        ],
+    ]
+    .concat();
+    assert_eq!(v.trace, t);
+    let out = replay(&b, Flaw::None, &t).unwrap_or_else(|i| panic!("step {i}"));
+    assert_eq!(fire(&out, 0, 1).map(|f| (f.state, f.effects)), Some((ExecState::Succeeded, 1)));
 }
 
 /// A tick at minute 0 that queues fire 1 ahead, to its end.
@@ -254,10 +287,10 @@ fn an_edit_amends_a_queued_shared_instant_to_v2() {
     let out = replay(&b, Flaw::None, &t).unwrap_or_else(|i| panic!("step {i}"));
     // THEN it ran v2
     assert_eq!(fire(&out, 0, 1).map(|f| (f.state, f.definition)), Some((ExecState::Succeeded, 2)));
-    // AND without the amendment the worker's check still moves it to v2
+    // AND without the amendment (nor the worker's definition check) it runs v1
     let out = replay(&b, Flaw::EditKeepsOldQueued, &t).unwrap_or_else(|i| panic!("step {i}"));
-    assert_eq!(fire(&out, 0, 1).map(|f| (f.state, f.definition)), Some((ExecState::Succeeded, 2)));
-    // BUT not after a pause in minute 1 (the job's change minute is then 1): it runs v1
+    assert_eq!(fire(&out, 0, 1).map(|f| (f.state, f.definition)), Some((ExecState::Succeeded, 1)));
+    // AND a pause at minute 1 before the delivery does not take it back to v1
     let mut t = tick_at_zero();
     t.extend([
         Action::Edit(0),
@@ -266,8 +299,6 @@ fn an_edit_amends_a_queued_shared_instant_to_v2() {
         Action::Pause(0),
         Action::Deliver(0, 1),
     ]);
-    let out = replay(&b, Flaw::EditKeepsOldQueued, &t).unwrap_or_else(|i| panic!("step {i}"));
-    assert_eq!(fire(&out, 0, 1).map(|f| (f.state, f.definition)), Some((ExecState::Succeeded, 1)));
     let out = replay(&b, Flaw::None, &t).unwrap_or_else(|i| panic!("step {i}"));
     assert_eq!(fire(&out, 0, 1).map(|f| (f.state, f.definition)), Some((ExecState::Succeeded, 2)));
 }
