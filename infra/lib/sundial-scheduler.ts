@@ -356,7 +356,8 @@ export class SundialScheduler extends Construct {
     });
     allow(this.reconcileFunction, ['dynamodb:Query'], [indexArn(this.executionsTable, 'open')]);
     allow(this.reconcileFunction, ['dynamodb:GetItem', 'dynamodb:UpdateItem'], [this.executionsTable.tableArn]);
-    allow(this.reconcileFunction, ['sqs:SendMessage', 'sqs:GetQueueUrl'], poolQueueArns);
+    // GetQueueAttributes: a pool with a visible backlog gets more time before a re-send.
+    allow(this.reconcileFunction, ['sqs:SendMessage', 'sqs:GetQueueUrl', 'sqs:GetQueueAttributes'], poolQueueArns);
 
     // ---- workers ---------------------------------------------------------------------------
     const workerCode = queues.some((q) => q.kind === 'lambda') ? this.code('worker') : undefined;

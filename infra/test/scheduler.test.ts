@@ -257,13 +257,14 @@ describe('least privilege', () => {
     assert.deepEqual(actionsOn(st, execs), ['dynamodb:GetItem', 'dynamodb:UpdateItem']);
     assert.deepEqual(actionsOn(st, jobs), [], 'the reconciler never touches job definitions');
     for (const pool of s.pools) {
-      assert.deepEqual(actionsOn(st, res(pool.queue.queueArn)), ['sqs:GetQueueUrl', 'sqs:SendMessage']);
+      assert.deepEqual(actionsOn(st, res(pool.queue.queueArn)), ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage']);
       assert.deepEqual(actionsOn(st, res(pool.dlq.queueArn)), []);
     }
     assert.deepEqual(allActions(st), [
       'dynamodb:GetItem',
       'dynamodb:Query',
       'dynamodb:UpdateItem',
+      'sqs:GetQueueAttributes',
       'sqs:GetQueueUrl',
       'sqs:SendMessage',
     ]);

@@ -244,3 +244,33 @@ async fn the_reconciler_costs_o_of_the_open_executions_not_of_the_table() -> any
     env.cleanup().await;
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pool_with_a_backlog_is_not_flooded_with_duplicates() -> anyhow::Result<()> {
+    // GIVEN a READY execution due at 12:00 with no message, in a pool whose queue holds a
+    // visible backlog of 100 messages (workers are behind: this one may be among them)
+    let env = TestEnv::new("reconcile-backlog").await?;
+    let fire = at("2026-11-30T12:00:00Z");
+    stranded(&env, "late", fire, 1).await?;
+    let other =
+        fixtures::ready_execution("acme", "other", fixtures::http_definition("https://x"), fire, fire);
+    let backlog = sundial_core::reconcile::rules::BACKLOG_MIN_VISIBLE;
+    let msgs: Vec<sundial_core::queue::Outgoing> =
+        (0..backlog).map(|_| sundial_core::queue::Outgoing::for_execution(&other, fire)).collect();
+    let ctx = ctx(&env);
+    ctx.queues.send_all("default", &msgs).await?;
+    let grace = Duration::milliseconds(sundial_core::reconcile::GRACE_MS);
+
+    // WHEN the reconciler runs just after the grace
+    let r = reconcile(&ctx, fire + grace + Duration::seconds(1), &ReconcileOptions::default()).await?;
+    // THEN it puts the re-send off (looks again a grace later) instead of adding a duplicate
+    assert_eq!((r.examined, r.resent_total(), r.deferred_backlog), (1, 0, 1), "{r:?}");
+
+    // WHEN it is still due long after, backlog or not
+    let later = fire + grace * (sundial_core::reconcile::rules::BACKLOG_GRACES as i32) + Duration::seconds(1);
+    let r = reconcile(&ctx, later, &ReconcileOptions::default()).await?;
+    // THEN it is sent again
+    assert_eq!(r.resent_total(), 1, "{r:?}");
+    env.cleanup().await;
+    Ok(())
+}

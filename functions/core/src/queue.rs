@@ -173,6 +173,25 @@ impl PoolQueues {
     }
 
     /// Sends messages to a pool in batches of ten; a failed entry is retried once.
+    /// Messages visible in a pool's queue right now (`ApproximateNumberOfMessages`): a backlog
+    /// waiting for workers. Delayed (queued-ahead) and in-flight messages are not counted.
+    pub async fn visible_backlog(&self, pool: &str) -> Result<u64, QueueError> {
+        let url = self.url(pool).await?;
+        let out = self
+            .sqs
+            .get_queue_attributes()
+            .queue_url(url)
+            .attribute_names(aws_sdk_sqs::types::QueueAttributeName::ApproximateNumberOfMessages)
+            .send()
+            .await
+            .map_err(|e| QueueError::Send { pool: pool.into(), source: e.into() })?;
+        Ok(out
+            .attributes()
+            .and_then(|a| a.get(&aws_sdk_sqs::types::QueueAttributeName::ApproximateNumberOfMessages))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0))
+    }
+
     pub async fn send_all(&self, pool: &str, msgs: &[Outgoing]) -> Result<(), QueueError> {
         let url = self.url(pool).await?;
         for chunk in msgs.chunks(MAX_BATCH) {

@@ -88,6 +88,9 @@ pub struct ReconcileReport {
     pub max_overdue_ms: i64,
     /// Whether the run stopped at `max_per_run` with more due.
     pub truncated: bool,
+    /// Re-sends put off because the execution's pool has a visible backlog (it may just be
+    /// waiting its turn; see [`rules::BACKLOG_GRACES`]).
+    pub deferred_backlog: u64,
 }
 
 impl ReconcileReport {
@@ -148,6 +151,7 @@ impl ReconcileError {
 /// What happened to one execution.
 enum Done {
     Resent(String, Box<Outgoing>),
+    Backlogged,
     LookedAgain,
     Closed,
     Raced,
@@ -183,11 +187,28 @@ pub async fn reconcile(
     }
     let shift = (GRACE_MS - opts.grace_ms).max(0);
     report.max_overdue_ms = due.iter().map(|e| now_ms + shift - e.due).max().unwrap_or(0);
+    // Pools whose queue has a visible backlog (one GetQueueAttributes per pool and run, only
+    // when something is due).
+    let mut backlogged = std::collections::BTreeSet::new();
+    if !due.is_empty() {
+        for pool in &ctx.cfg.pools {
+            match ctx.queues.visible_backlog(pool).await {
+                Ok(n) if n >= rules::BACKLOG_MIN_VISIBLE => {
+                    backlogged.insert(pool.clone());
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    tracing::warn!(pool, error = %e, "queue depth unknown; treating the pool as not backlogged")
+                }
+            }
+        }
+    }
+    let backlogged = &backlogged;
     let results: Vec<(OpenEntry, Result<Done, ReconcileError>)> = stream::iter(due)
         .map(|entry| {
             let execs = execs.clone();
             async move {
-                let r = one(&execs, &entry, now, opts).await;
+                let r = one(&execs, &entry, now, opts, backlogged).await;
                 (entry, r)
             }
         })
@@ -201,6 +222,7 @@ pub async fn reconcile(
         match r {
             Ok(Done::Resent(pool, msg)) => outgoing.entry(pool).or_default().push(*msg),
             Ok(Done::LookedAgain) => report.looked_again += 1,
+            Ok(Done::Backlogged) => report.deferred_backlog += 1,
             Ok(Done::Closed) => report.closed += 1,
             Ok(Done::Raced) => report.raced += 1,
             Ok(Done::Missing) => report.missing += 1,
@@ -238,10 +260,25 @@ async fn one(
     entry: &OpenEntry,
     now: DateTime<Utc>,
     opts: &ReconcileOptions,
+    backlogged: &std::collections::BTreeSet<String>,
 ) -> Result<Done, ReconcileError> {
     let now_ms = now.timestamp_millis();
     let Some(seen) = execs.get(&entry.key, false).await? else { return Ok(Done::Missing) };
-    Ok(match judge(&seen.exec, seen.resends, now_ms, opts.grace_ms.clamp(1, GRACE_MS)) {
+    let grace = opts.grace_ms.clamp(1, GRACE_MS);
+    let verdict = match judge(&seen.exec, seen.resends, now_ms, grace) {
+        // Its pool has a backlog and it is not that late: it may be waiting its turn.
+        Verdict::Resend(_)
+            if backlogged.contains(&seen.exec.definition.pool)
+                && rules::overdue_ms(&seen.exec, now_ms) < grace * rules::BACKLOG_GRACES =>
+        {
+            if execs.look_again(&entry.key, &seen, now_ms + grace + (GRACE_MS - grace)).await? {
+                return Ok(Done::Backlogged);
+            }
+            return Ok(Done::Raced);
+        }
+        v => v,
+    };
+    Ok(match verdict {
         Verdict::Close => {
             if execs.close_open(&entry.key, &seen).await? {
                 Done::Closed

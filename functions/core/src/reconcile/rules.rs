@@ -17,6 +17,20 @@ pub const GRACE_MS: i64 = 120_000;
 /// The longest pause between two re-sends of one execution (ms).
 pub const MAX_BACKOFF_MS: i64 = 3_600_000;
 
+/// While a pool's queue has a visible backlog, an execution of that pool may simply be waiting
+/// its turn in the queue: the reconciler then waits this many graces before re-sending, so an
+/// overloaded pool is not flooded with duplicates of what it already holds.
+pub const BACKLOG_GRACES: i64 = 8;
+
+/// Visible messages from which a pool's queue counts as backlogged (a few visible messages are
+/// normal between two polls; hundreds mean the workers are behind).
+pub const BACKLOG_MIN_VISIBLE: u64 = 100;
+
+/// How long past its due instant (`available_at`, or lease end + margin) an open execution is.
+pub fn overdue_ms(e: &Execution, now_ms: i64) -> i64 {
+    first_look(e).map_or(0, |at| now_ms - (at - GRACE_MS))
+}
+
 /// The skew margin a takeover waits past a lease's end (the worker's default, ms).
 pub const LEASE_MARGIN_MS: i64 = 2_000;
 
