@@ -111,10 +111,7 @@ async fn a_fire_held_by_a_pause_is_canceled_at_its_instant_and_a_later_resume_do
     assert_eq!(v.held, vec![e.id()]);
 
     // WHEN a worker receives its message after 12:01, and the job is resumed after that
-    let (w, _) = fixtures::worker_with(&env, fixtures::settings("w"), Handlers::new())?;
-    let body = serde_json::to_string(&fixtures::message_of(&e, at("2026-11-30T12:00:05Z")))?;
-    let stop = tokio_util::sync::CancellationToken::new();
-    w.handle("default", &body, &sundial_core::execution::worker::NoExtend, &stop).await;
+    deliver(&env, &e).await?;
     control::jobs::set_state(
         &ctl,
         &caller(),
@@ -135,68 +132,19 @@ async fn a_fire_held_by_a_pause_is_canceled_at_its_instant_and_a_later_resume_do
     Ok(())
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_fire_put_by_a_scan_that_raced_a_pause_does_not_run() -> anyhow::Result<()> {
-    // Found by the trigger-plane model check (`Flaw::UnfencedPut`). GIVEN an every-minute job
-    // stored at 12:00:05 (not dispatched yet: it waits in its admission partition)
-    let env = TestEnv::new("pause-race").await?;
+/// A scan that read an every-minute job (stored at 12:00:05, not dispatched yet) before a pause
+/// at 12:00:10 and put its 12:01 fire after the API's sweep: unheld, its advance lost. Returns
+/// the control plane, the job's webhook and the 12:01 execution.
+async fn scan_racing_a_pause(
+    env: &TestEnv,
+) -> anyhow::Result<(Arc<Control>, fixtures::WebhookServer, Execution)> {
     let hook = fixtures::WebhookServer::start(vec![]).await?;
     let mut def = fixtures::http_definition(&hook.url("/run"));
     def.schedule = ScheduleSpec::new("0 * * * * *", "UTC");
     def.retry.max_age_secs = 7 * 86_400; // the fixed instants are hours before the wall clock
-    create_job(&env, "acme", "minutely", def, at("2026-11-30T12:00:05Z")).await?;
+    create_job(env, "acme", "minutely", def, at("2026-11-30T12:00:05Z")).await?;
     let shard = sundial_core::keys::shard_of("acme", "minutely", env.cfg.shards);
-
-    // WHEN a tick at 12:00:10 reads the job, the job is paused (12:00:10) before the tick's
-    // put, and the tick puts and sends the 12:01 fire (its advance then loses to the pause)
-    let api = Arc::new(Control::new(ctx(&env), ControlSettings::default()));
-    let pause = PartitionHook(Arc::new(move |s: u32| {
-        let api = api.clone();
-        Box::pin(async move {
-            if s == shard {
-                let now = at("2026-11-30T12:00:10Z");
-                if let Err(e) =
-                    control::jobs::set_state(&api, &caller(), "minutely", JobState::Paused, None, now).await
-                {
-                    panic!("pause: {e}");
-                }
-            }
-        })
-    }));
-    let opts = ScanOptions { between_class_reads: Some(pause), ..Default::default() };
-    scan(&env, at("2026-11-30T12:00:10Z"), &opts).await?;
-    let es = executions(&env, "acme", "minutely").await?;
-    let e = at_instant(&es, "2026-11-30T12:01:00Z").clone();
-
-    // AND a worker receives its message after 12:01
-    let (w, _) = fixtures::worker_with(&env, fixtures::settings("w"), Handlers::new())?;
-    let body = serde_json::to_string(&fixtures::message_of(&e, at("2026-11-30T12:00:10Z")))?;
-    let stop = tokio_util::sync::CancellationToken::new();
-    w.handle("default", &body, &sundial_core::execution::worker::NoExtend, &stop).await;
-
-    // THEN the fire does not run: the job was paused at its instant
-    let s = fixtures::snapshot(&env, &ExecKey::of(&e)).await?;
-    assert_eq!(s.exec.status, ExecStatus::Canceled, "timeline {:?}", s.exec.timeline);
-    assert_eq!(s.exec.last_error.map(|x| x.0).as_deref(), Some("Paused"));
-    assert!(hook.received().is_empty(), "the target was called for a paused fire");
-    env.cleanup().await;
-    Ok(())
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_racing_put_of_a_fire_paused_at_its_instant_stays_canceled_after_a_later_resume(
-) -> anyhow::Result<()> {
-    // Found by the trigger-plane model check (its first documented limit). GIVEN a scan that
-    // read an every-minute job before a pause at 12:00:10 and put its 12:01 fire after the API's
-    // sweep (unheld)
-    let env = TestEnv::new("pause-race-resume").await?;
-    let hook = fixtures::WebhookServer::start(vec![]).await?;
-    let mut def = fixtures::http_definition(&hook.url("/run"));
-    def.schedule = ScheduleSpec::new("0 * * * * *", "UTC");
-    def.retry.max_age_secs = 7 * 86_400;
-    create_job(&env, "acme", "minutely", def, at("2026-11-30T12:00:05Z")).await?;
-    let shard = sundial_core::keys::shard_of("acme", "minutely", env.cfg.shards);
-    let api = Arc::new(Control::new(ctx(&env), ControlSettings::default()));
+    let api = Arc::new(Control::new(ctx(env), ControlSettings::default()));
     let pauser = api.clone();
     let pause = PartitionHook(Arc::new(move |s: u32| {
         let api = pauser.clone();
@@ -212,24 +160,53 @@ async fn a_racing_put_of_a_fire_paused_at_its_instant_stays_canceled_after_a_lat
         })
     }));
     let opts = ScanOptions { between_class_reads: Some(pause), ..Default::default() };
-    scan(&env, at("2026-11-30T12:00:10Z"), &opts).await?;
-    let e = at_instant(&executions(&env, "acme", "minutely").await?, "2026-11-30T12:01:00Z").clone();
+    scan(env, at("2026-11-30T12:00:10Z"), &opts).await?;
+    let e = at_instant(&executions(env, "acme", "minutely").await?, "2026-11-30T12:01:00Z").clone();
+    Ok((api, hook, e))
+}
+
+/// A worker handles one delivery of `e`'s message (after its instant, by the wall clock).
+async fn deliver(env: &TestEnv, e: &Execution) -> anyhow::Result<()> {
+    let (w, _) = fixtures::worker_with(env, fixtures::settings("w"), Handlers::new())?;
+    let body = serde_json::to_string(&fixtures::message_of(e, at("2026-11-30T12:00:10Z")))?;
+    let stop = tokio_util::sync::CancellationToken::new();
+    w.handle("default", &body, &sundial_core::execution::worker::NoExtend, &stop).await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fire_put_by_a_scan_that_raced_a_pause_does_not_run() -> anyhow::Result<()> {
+    // Found by the trigger-plane model check (`Flaw::UnfencedPut`). GIVEN a tick at 12:00:10
+    // that read an every-minute job before it was paused (12:00:10) and put its 12:01 fire after
+    // the API's sweep
+    let env = TestEnv::new("pause-race").await?;
+    let (_, hook, e) = scan_racing_a_pause(&env).await?;
+
+    // WHEN a worker receives its message after 12:01
+    deliver(&env, &e).await?;
+
+    // THEN the fire does not run: the job was paused at its instant
+    let s = fixtures::snapshot(&env, &ExecKey::of(&e)).await?;
+    assert_eq!(s.exec.status, ExecStatus::Canceled, "timeline {:?}", s.exec.timeline);
+    assert_eq!(s.exec.last_error.map(|x| x.0).as_deref(), Some("Paused"));
+    assert!(hook.received().is_empty(), "the target was called for a paused fire");
+    env.cleanup().await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_racing_put_of_a_fire_paused_at_its_instant_stays_canceled_after_a_later_resume(
+) -> anyhow::Result<()> {
+    // Found by the trigger-plane model check (its first documented limit). GIVEN the same racing
+    // put of the 12:01 fire of a job paused at 12:00:10
+    let env = TestEnv::new("pause-race-resume").await?;
+    let (api, hook, e) = scan_racing_a_pause(&env).await?;
 
     // WHEN the job is resumed at 12:01:30, after that instant, and only then a worker receives
     // the fire's message
-    control::jobs::set_state(
-        &api,
-        &caller(),
-        "minutely",
-        JobState::Enabled,
-        None,
-        at("2026-11-30T12:01:30Z"),
-    )
-    .await?;
-    let (w, _) = fixtures::worker_with(&env, fixtures::settings("w"), Handlers::new())?;
-    let body = serde_json::to_string(&fixtures::message_of(&e, at("2026-11-30T12:00:10Z")))?;
-    let stop = tokio_util::sync::CancellationToken::new();
-    w.handle("default", &body, &sundial_core::execution::worker::NoExtend, &stop).await;
+    let resume = at("2026-11-30T12:01:30Z");
+    control::jobs::set_state(&api, &caller(), "minutely", JobState::Enabled, None, resume).await?;
+    deliver(&env, &e).await?;
 
     // THEN the fire does not run: the job was paused at its instant
     let s = fixtures::snapshot(&env, &ExecKey::of(&e)).await?;
