@@ -324,9 +324,3 @@ fn an_edit_cancels_a_queued_instant_only_the_old_schedule_has() {
     // THEN the v1-only fire is canceled (superseded)
     assert_eq!(fire(&out, 0, 2).map(|f| f.state), Some(ExecState::Canceled));
 }
-
-#[test]
-#[ignore = "about 5.9 million states: run in release (`cargo test --release -- --ignored`)"]
-fn the_fixed_protocol_survives_every_fault_at_once() {
-    fixed_is_safe_and_live(&extended_bounds(), 1_000_000);
-}
