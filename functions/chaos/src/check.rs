@@ -408,6 +408,8 @@ mod tests {
         ResourceRecord { execution: id.into(), tokens, effects, applied_token: applied }
     }
 
+    /// A journal start entry; `id` is the invocation's execution id (`{tenant}:{job}@{ms}`), as
+    /// the chaos handler writes it.
     fn start(id: &str, token: u64, at: i64) -> Entry {
         Entry::Start { execution: id.into(), token, attempt: token as u32, worker: "w".into(), at_ms: at }
     }
@@ -420,8 +422,8 @@ mod tests {
         let resources =
             vec![resource("t:j@10000", vec![1, 2], 1, Some(2)), resource("t:j@15000", vec![2], 1, Some(2))];
         let journal = vec![
-            start("j@10000", 1, 10_050),
-            start("j@10000", 2, 15_020),
+            start("t:j@10000", 1, 10_050),
+            start("t:j@10000", 2, 15_020),
             Entry::Fence {
                 execution: "j@15000".into(),
                 token: 1,
@@ -566,10 +568,10 @@ mod tests {
         let execs: Vec<Execution> =
             [10_000, 25_000, 30_000, 60_000].iter().map(|s| taken_over_then_succeeded("j", *s)).collect();
         let journal = vec![
-            start("j@10000", 1, 10_200),
-            start("j@25000", 1, 25_100),
-            start("j@30000", 1, 52_000),
-            start("j@60000", 1, 60_300),
+            start("t:j@10000", 1, 10_200),
+            start("t:j@25000", 1, 25_100),
+            start("t:j@30000", 1, 52_000),
+            start("t:j@60000", 1, 60_300),
         ];
         let r = check(&Evidence {
             expected: &expected,
