@@ -316,7 +316,7 @@ pub fn check(ev: &Evidence<'_>) -> Report {
         if outage.is_none() {
             created.push(e.created_at.timestamp_millis() - sched);
         }
-        let Some(&start) = first_start.get(e.id().as_str()) else { continue };
+        let Some(&start) = first_start.get(e.global_id().as_str()) else { continue };
         match outage {
             Some((_, until)) if start < until => r.ran_during_outage += 1,
             Some((_, until)) => {
