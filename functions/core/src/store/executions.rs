@@ -445,6 +445,19 @@ impl ExecStore {
         actor: &str,
         now_ms: i64,
     ) -> Result<CasResult, StoreError> {
+        self.cas_cancel_with(key, (from, token, attempt), codes::CANCELED, actor, now_ms).await
+    }
+
+    /// `from` → CANCELED with `code` if the execution is still at `(from, token)`: the audit
+    /// event, the `attention` keys, and out of the lease and the `open` index, in one write.
+    pub(super) async fn cas_cancel_with(
+        &self,
+        key: &ExecKey,
+        (from, token, attempt): (ExecStatus, u64, u32),
+        code: &str,
+        actor: &str,
+        now_ms: i64,
+    ) -> Result<CasResult, StoreError> {
         let ev = AuditEvent {
             at: now_ms,
             actor: actor.to_string(),
@@ -452,11 +465,11 @@ impl ExecStore {
             to: ExecStatus::Canceled,
             attempt,
             token,
-            code: Some(codes::CANCELED.into()),
+            code: Some(code.into()),
         };
         let mut e = Expr::default();
         e.set(attr::STATUS, s(ExecStatus::Canceled.as_str()))
-            .set(attr::ERR_CODE, s(codes::CANCELED))
+            .set(attr::ERR_CODE, s(code))
             .set(attr::ATT_PK, s(keys::attention_pk(&key.tenant, ExecStatus::Canceled.as_str())))
             .set(attr::ATT_SK, s(keys::attention_sk(key.scheduled_ms, &key.job_id)))
             .append_event(&ev)

@@ -7,7 +7,6 @@ use super::error::StoreError;
 use super::executions::{ExecKey, ExecStore};
 use super::expr::Expr;
 use super::items::{attr, n};
-use crate::keys;
 use crate::model::{AuditEvent, ExecStatus, Execution, JobDefinition};
 use aws_sdk_dynamodb::types::AttributeValue;
 
@@ -86,25 +85,7 @@ impl ExecStore {
         actor: &str,
         now_ms: i64,
     ) -> Result<bool, StoreError> {
-        let key = ExecKey::of(seen);
-        let ev = AuditEvent {
-            at: now_ms,
-            actor: actor.to_string(),
-            from: Some(ExecStatus::Ready),
-            to: ExecStatus::Canceled,
-            attempt: seen.attempt,
-            token: seen.fencing_token,
-            code: Some(code.to_string()),
-        };
-        let mut e = Expr::default();
-        e.set(attr::STATUS, s(ExecStatus::Canceled.as_str()))
-            .set(attr::ERR_CODE, s(code))
-            .set(attr::ATT_PK, s(keys::attention_pk(&key.tenant, ExecStatus::Canceled.as_str())))
-            .set(attr::ATT_SK, s(keys::attention_sk(key.scheduled_ms, &key.job_id)))
-            .append_event(&ev)
-            .remove(attr::OPEN_PK)
-            .remove(attr::OPEN_DUE);
-        untouched(&mut e, seen);
-        Ok(self.cas(&key, "UpdateItem(cancel ready)", e).await?.is_ok())
+        let at = (ExecStatus::Ready, seen.fencing_token, seen.attempt);
+        Ok(self.cas_cancel_with(&ExecKey::of(seen), at, code, actor, now_ms).await?.is_ok())
     }
 }
