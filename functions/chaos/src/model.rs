@@ -178,16 +178,17 @@ pub struct Exploration {
     pub liveness: Option<Violation>,
 }
 
-/// A property that failed, and how to get there from the initial state.
+/// A property that failed, and how to get there from the initial state (`A`: the model's
+/// actions; the trigger-plane model uses its own).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Violation {
+pub struct Violation<A = Action> {
     /// Which property.
     pub property: String,
     /// The actions from the initial state.
-    pub trace: Vec<Action>,
+    pub trace: Vec<A>,
 }
 
-impl fmt::Display for Violation {
+impl<A: fmt::Display> fmt::Display for Violation<A> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} after [", self.property)?;
         for (i, a) in self.trace.iter().enumerate() {

@@ -753,27 +753,9 @@ pub struct Exploration {
     pub liveness: Option<Violation>,
 }
 
-/// A property that failed, and how to get there from the initial state.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Violation {
-    /// Which property.
-    pub property: String,
-    /// The actions from the initial state.
-    pub trace: Vec<Action>,
-}
-
-impl fmt::Display for Violation {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} after [", self.property)?;
-        for (i, a) in self.trace.iter().enumerate() {
-            if i > 0 {
-                f.write_str(", ")?;
-            }
-            write!(f, "{a}")?;
-        }
-        f.write_str("]")
-    }
-}
+/// A property that failed, and how to get there from the initial state (the execution-plane
+/// model's type, over this model's actions).
+pub type Violation = super::model::Violation<Action>;
 
 /// Takes `n` catch-up tokens from a tenant's `used`, or none (`CatchUpBudget::try_take`).
 fn try_take(used: &mut u8, n: u8, per_tenant: u8) -> bool {
