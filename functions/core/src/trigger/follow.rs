@@ -16,7 +16,7 @@
 //! lost to a change (it read the job before it) applies it again to what it just wrote, so a
 //! put that raced the change does not escape it.
 
-use crate::model::{ExecStatus, Job, JobState, BACKFILL_CODE, MANUAL_CODE};
+use crate::model::{ExecStatus, Execution, Job, JobState, BACKFILL_CODE, MANUAL_CODE};
 use crate::schedule::Schedule;
 use crate::store::executions::{ExecStore, Snapshot};
 use crate::store::StoreError;
@@ -42,15 +42,27 @@ fn fires_at(schedule: &Schedule, at: DateTime<Utc>) -> bool {
     schedule.next_after(at - Duration::milliseconds(1)) == Some(at)
 }
 
+/// A READY execution the trigger queued (not a manual run or a backfill, which run whatever the
+/// job's state).
+fn queued_ready(e: &Execution) -> bool {
+    let first_code = e.timeline.first().and_then(|ev| ev.code.as_deref());
+    e.status == ExecStatus::Ready && !matches!(first_code, Some(MANUAL_CODE) | Some(BACKFILL_CODE))
+}
+
+/// An execution on another definition than the job's: amended if `schedule` (the job's) still
+/// fires at its instant, canceled as superseded otherwise.
+fn amend_or_supersede(schedule: Option<&Schedule>, e: &Execution) -> Follow {
+    match schedule {
+        Some(sch) if fires_at(sch, e.scheduled_at) => Follow::Amend,
+        _ => Follow::Cancel(crate::execution::retry::codes::SUPERSEDED),
+    }
+}
+
 /// Decides what the job as it is now (`schedule`: its parsed schedule) does to `s`, for a change
 /// at `changed_at`. Pure.
 pub fn decide(job: &Job, schedule: Option<&Schedule>, s: &Snapshot, changed_at: DateTime<Utc>) -> Follow {
     let e = &s.exec;
-    let first_code = e.timeline.first().and_then(|ev| ev.code.as_deref());
-    if e.status != ExecStatus::Ready
-        || e.fire_at <= changed_at
-        || matches!(first_code, Some(MANUAL_CODE) | Some(BACKFILL_CODE))
-    {
+    if !queued_ready(e) || e.fire_at <= changed_at {
         return Follow::Keep;
     }
     match job.state {
@@ -58,29 +70,25 @@ pub fn decide(job: &Job, schedule: Option<&Schedule>, s: &Snapshot, changed_at: 
         JobState::Paused if s.held.is_some() => Follow::Keep,
         JobState::Paused => Follow::Hold,
         JobState::Enabled if s.held.is_some() => Follow::Release,
-        JobState::Enabled if e.definition != job.definition => match schedule {
-            Some(sch) if fires_at(sch, e.scheduled_at) => Follow::Amend,
-            _ => Follow::Cancel(crate::execution::retry::codes::SUPERSEDED),
-        },
+        JobState::Enabled if e.definition != job.definition => amend_or_supersede(schedule, e),
         JobState::Enabled => Follow::Keep,
     }
 }
 
-/// What the job as it is when a worker first claims `s` says about it (the check that catches an
-/// execution put by a scan that raced a pause or an edit, after the API's sweep). Decided only
-/// for a scheduled execution never claimed, from the job's marks: its last pause window
-/// (paused at the execution's instant → cancel, even if resumed since) and when its current
-/// definition took effect (before the instant and different → amend, or cancel if the new
-/// schedule does not fire then). Pure.
+/// What a worker does with READY `s` when it is due, before claiming it. Held by a pause (and
+/// not released before its instant) → cancel (`Paused`), no job needed. Otherwise, for a
+/// scheduled execution never claimed, the job as it is now (`job`, `None` if unknown) catches
+/// one put by a scan that raced a pause or an edit after the API's sweep, from the job's marks:
+/// its last pause window (paused at the execution's instant → cancel, even if resumed since)
+/// and when its current definition took effect (before the instant and different → amend, or
+/// cancel if the new schedule does not fire then). Pure.
 pub fn at_claim(job: Option<&Job>, schedule: Option<&Schedule>, s: &Snapshot) -> Follow {
     let e = &s.exec;
-    let first_code = e.timeline.first().and_then(|ev| ev.code.as_deref());
+    if s.held.is_some() && e.status == ExecStatus::Ready {
+        return Follow::Cancel(crate::execution::retry::codes::PAUSED);
+    }
     let Some(job) = job else { return Follow::Keep };
-    if e.status != ExecStatus::Ready
-        || e.attempt != 0
-        || s.held.is_some()
-        || matches!(first_code, Some(MANUAL_CODE) | Some(BACKFILL_CODE))
-    {
+    if !queued_ready(e) || e.attempt != 0 {
         return Follow::Keep;
     }
     if job.state == JobState::Deleted && job.updated_at <= e.fire_at {
@@ -90,10 +98,7 @@ pub fn at_claim(job: Option<&Job>, schedule: Option<&Schedule>, s: &Snapshot) ->
         return Follow::Cancel(crate::execution::retry::codes::PAUSED);
     }
     if e.definition != job.definition && job.edited_at <= e.fire_at {
-        return match schedule {
-            Some(sch) if fires_at(sch, e.scheduled_at) => Follow::Amend,
-            _ => Follow::Cancel(crate::execution::retry::codes::SUPERSEDED),
-        };
+        return amend_or_supersede(schedule, e);
     }
     Follow::Keep
 }

@@ -9,7 +9,6 @@ use super::{secs_ceil, Delivery, Disposition, Worker};
 use crate::execution::claim::{next_step, Step};
 use crate::execution::metrics::ExecMetrics;
 use crate::execution::policy::Admission;
-use crate::execution::retry::codes;
 use crate::model::ExecStatus;
 use crate::schedule::Schedule;
 use crate::store::error::StoreError;
@@ -47,27 +46,19 @@ impl Worker {
                 }
             }
         }
-        // Held by a pause and not released before its instant: the job was paused then.
-        if let Some(s) = snapshot.as_ref().filter(|s| s.held.is_some() && s.exec.status == ExecStatus::Ready)
-        {
-            if matches!(claimable(s, now), Step::Claim { .. }) {
-                let actor = self.actor();
-                if self.store.cancel_ready(&s.exec, codes::PAUSED, &actor, now.timestamp_millis()).await? {
-                    m.outcome = Some(ExecStatus::Canceled);
-                    tracing::info!(execution = %key.id(), "canceled: the job was paused at its instant");
-                }
-                return Ok(Gate::Done(Disposition::Delete));
-            }
-        }
-        // The job as it is now, before the first claim of a scheduled execution: one put by a
-        // scan that read the job before a pause or an edit escaped the API's sweep.
+        // Due and READY: held by a pause, or (first claim of a scheduled execution) put by a scan
+        // that read the job before a pause or an edit and escaped the API's sweep (`at_claim`).
         let mut snapshot = snapshot;
         if let Some(s) = snapshot.as_ref().filter(|s| {
-            s.exec.attempt == 0
-                && s.exec.status == ExecStatus::Ready
+            s.exec.status == ExecStatus::Ready
+                && (s.held.is_some() || s.exec.attempt == 0)
                 && matches!(claimable(s, now), Step::Claim { .. })
         }) {
-            let job = jobs::get_job(self.store.client(), &self.cfg, &key.tenant, &key.job_id).await?;
+            // A hold says all there is to say: no job read.
+            let job = match s.held {
+                Some(_) => None,
+                None => jobs::get_job(self.store.client(), &self.cfg, &key.tenant, &key.job_id).await?,
+            };
             let schedule = job.as_ref().and_then(|j| Schedule::parse(&j.definition.schedule, j.anchor).ok());
             let actor = self.actor();
             let now_ms = now.timestamp_millis();
@@ -75,7 +66,7 @@ impl Worker {
                 Follow::Cancel(code) => {
                     if self.store.cancel_ready(&s.exec, code, &actor, now_ms).await? {
                         m.outcome = Some(ExecStatus::Canceled);
-                        tracing::info!(execution = %key.id(), code, "canceled at claim: the job changed before its instant");
+                        tracing::info!(execution = %key.id(), code, "canceled before its claim: the job was paused or changed at its instant");
                     }
                     return Ok(Gate::Done(Disposition::Delete));
                 }
