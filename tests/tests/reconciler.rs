@@ -91,6 +91,11 @@ async fn executions_written_while_sqs_was_down_are_sent_once_it_is_back() -> any
     Ok(())
 }
 
+/// Lease terms of a test worker holding leases of `duration_ms`.
+fn lease(duration_ms: i64) -> sundial_core::execution::claim::LeaseTerms {
+    sundial_core::execution::claim::LeaseTerms { duration_ms, skew_margin_ms: 2_000, may_take_over: true }
+}
+
 /// Stores `n` READY executions of job `job` firing at `fire` whose message was lost (never
 /// enqueued), and returns their keys.
 async fn stranded(
@@ -154,11 +159,7 @@ async fn an_execution_leaves_the_open_index_when_final_and_a_live_lease_is_left_
     let fire = at("2026-11-30T12:00:00Z");
     let keys = stranded(&env, "two", fire, 2).await?;
     let store = fixtures::store(&env);
-    let terms = sundial_core::execution::claim::LeaseTerms {
-        duration_ms: 600_000,
-        skew_margin_ms: 2_000,
-        may_take_over: true,
-    };
+    let terms = lease(600_000);
     let mut fences = Vec::new();
     for k in &keys {
         match store.claim(k, "w1", &terms, fire + Duration::seconds(1)).await? {
@@ -200,11 +201,7 @@ async fn the_reconciler_costs_o_of_the_open_executions_not_of_the_table() -> any
     let fire = at("2026-11-30T12:00:00Z");
     let done = stranded(&env, "done", fire, 200).await?;
     let store = fixtures::store(&env);
-    let terms = sundial_core::execution::claim::LeaseTerms {
-        duration_ms: 60_000,
-        skew_margin_ms: 2_000,
-        may_take_over: true,
-    };
+    let terms = lease(60_000);
     for k in &done {
         if let sundial_core::store::executions::ClaimOutcome::Claimed(c) =
             store.claim(k, "w", &terms, fire + Duration::seconds(1)).await?

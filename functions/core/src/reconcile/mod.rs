@@ -271,7 +271,8 @@ async fn one(
             if backlogged.contains(&seen.exec.definition.pool)
                 && rules::overdue_ms(&seen.exec, now_ms) < grace * rules::BACKLOG_GRACES =>
         {
-            if execs.look_again(&entry.key, &seen, now_ms + grace + (GRACE_MS - grace)).await? {
+            // A grace from now, in the index's terms (which count in default graces).
+            if execs.look_again(&entry.key, &seen, now_ms + GRACE_MS).await? {
                 return Ok(Done::Backlogged);
             }
             return Ok(Done::Raced);
