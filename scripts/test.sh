@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
-# Runs every Sundial test on a fresh machine: installs what it needs (moto and cargo-lambda from
-# PyPI into cached venvs, the CDK's npm packages), starts the local emulator, then runs
-# rustfmt, clippy, the Rust tests (unit, property, integration against the emulator, and the
-# `cargo lambda watch` tests) and the CDK tests. Stops the emulator it started.
+# Runs every Sundial test on a fresh machine: installs what it needs (MiniStack, moto and
+# cargo-lambda from PyPI into cached venvs, the CDK's npm packages), then runs rustfmt, clippy,
+# and the Rust tests (unit, property, integration against the emulator, the `cargo lambda watch`
+# tests) twice: once against MiniStack, once against moto (docs/emulators.md: a test that
+# passes on only one of them is a finding). The CDK tests run during the moto pass (their
+# CloudFormation deployment test needs moto). Stops every emulator it started.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
-export SUNDIAL_EMULATOR=moto   # the tests never use LocalStack's DynamoDB (Amazon's jar)
+# The tests never use LocalStack's DynamoDB (Amazon's jar): MiniStack first, then moto, each on
+# its own loopback port.
+ministack_port="${SUNDIAL_TEST_MINISTACK_PORT:-4566}"
+moto_port="${SUNDIAL_TEST_MOTO_PORT:-4567}"
+unset AWS_ENDPOINT_URL SUNDIAL_EMULATOR_PORT SUNDIAL_EMULATOR
 . localstack/env.sh
 start=$(date +%s)
 step() { echo; echo "==> [$(( $(date +%s) - start ))s] $*"; }
@@ -15,11 +21,18 @@ step "tools: rustfmt, clippy, cargo-lambda"
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
 . scripts/tools.sh
 
-step "emulator"
-started_here=0
-if ! curl -fsS "$AWS_ENDPOINT_URL/_sundial/health" >/dev/null 2>&1; then started_here=1; fi
-localstack/start.sh
-if [ "$started_here" = 1 ]; then trap 'localstack/stop.sh' EXIT; fi
+# use_emulator <kind> <port>: points this shell at it, starting it if it does not answer.
+stops=()
+use_emulator() {
+  export SUNDIAL_EMULATOR="$1" SUNDIAL_EMULATOR_PORT="$2" AWS_ENDPOINT_URL="http://127.0.0.1:$2"
+  local before; before="$(curl -fsS -o /dev/null -w '%{http_code}' "$AWS_ENDPOINT_URL" 2>/dev/null || true)"
+  localstack/start.sh
+  if [ -z "$before" ] || [ "$before" = "000" ]; then stops+=("$1:$2"); fi
+}
+stop_started() {
+  for s in "${stops[@]}"; do SUNDIAL_EMULATOR="${s%%:*}" SUNDIAL_EMULATOR_PORT="${s##*:}" localstack/stop.sh || true; done
+}
+trap stop_started EXIT
 
 step "cargo fmt --check"
 cargo fmt --all -- --check
@@ -27,10 +40,19 @@ cargo fmt --all -- --check
 step "cargo clippy --all-targets -- -D warnings"
 cargo clippy --workspace --all-targets -- -D warnings
 
-step "cargo test (unit, property, integration against the emulator)"
+step "emulator 1 of 2: MiniStack on $ministack_port"
+use_emulator ministack "$ministack_port"
+
+step "cargo test on MiniStack (unit, property, integration, cargo lambda watch)"
 cargo test --workspace --no-fail-fast
 
-step "CDK tests (infra/)"
+step "emulator 2 of 2: moto on $moto_port"
+use_emulator moto "$moto_port"
+
+step "cargo test on moto (the same suite)"
+cargo test --workspace --no-fail-fast
+
+step "CDK tests (infra/, with the CloudFormation deployment on moto)"
 if [ -f infra/package.json ]; then
   (cd infra && npm ci --no-audit --no-fund --loglevel=error && npm test)
 fi

@@ -2,7 +2,9 @@
 //! depends on it. Plain moto fails both checks below (lost conditional updates, duplicate SQS
 //! deliveries under concurrent consumers); `localstack/sundial_emulator.py` serialises requests
 //! to fix that. `localstack/check-lock.sh` runs this test against an emulator with the lock
-//! turned off and expects it to FAIL, proving the test can catch the problem.
+//! turned off and expects it to FAIL, proving the test can catch the problem. MiniStack passes
+//! as shipped (one asyncio loop runs each request to the end, docs/emulators.md); `scripts/test.sh`
+//! runs this test against both emulators.
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use std::collections::HashSet;
