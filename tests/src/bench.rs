@@ -29,3 +29,15 @@ pub fn percentile(sorted: &[i64], fraction: f64) -> i64 {
     let i = (fraction.clamp(0.0, 1.0) * (sorted.len() - 1) as f64).round() as usize;
     sorted[i.min(sorted.len() - 1)]
 }
+
+/// This process's CPU time so far (user + system), in ms, from `/proc/self/stat`; `None` where
+/// that file does not exist (not Linux).
+pub fn process_cpu_ms() -> Option<i64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command name (which may contain spaces) are space-separated; utime and
+    // stime are the 14th and 15th fields, in clock ticks (100 per second on Linux).
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let f: Vec<&str> = rest.split(' ').collect();
+    let ticks: i64 = f.get(11)?.parse::<i64>().ok()? + f.get(12)?.parse::<i64>().ok()?;
+    Some(ticks * 10)
+}

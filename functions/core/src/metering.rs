@@ -17,7 +17,9 @@
 //!   summed size of the returned items, at least ½.
 
 use crate::config::Config;
+use crate::keys;
 use crate::resources::{Resources, TableDef};
+use crate::store::items::attr;
 use aws_sdk_dynamodb::types::AttributeValue;
 use aws_smithy_runtime_api::box_error::BoxError;
 use aws_smithy_runtime_api::client::interceptors::context::{
@@ -41,6 +43,12 @@ pub struct Usage {
     pub index_write_units: f64,
     /// DynamoDB read units.
     pub read_units: f64,
+    /// Write units by what they wrote ([`item_kind`]: `execution`, `job`, `watermark`, `slot`,
+    /// `tenantGate`, `other`, and `index:{name}` for each index): where each unit goes, and what
+    /// the capacity model (`sundial capacity`) scales up to its hot partitions.
+    pub writes_by_kind: BTreeMap<String, f64>,
+    /// Read units by what they read (same kinds; a Query is booked under its index or table).
+    pub reads_by_kind: BTreeMap<String, f64>,
 }
 
 impl Usage {
@@ -134,6 +142,36 @@ fn value_size(v: &AttributeValue) -> usize {
     }
 }
 
+/// The units of one write: the item's, booked under its kind, and each index's.
+struct Units {
+    base: f64,
+    kind: &'static str,
+    index: Vec<(String, f64)>,
+}
+
+/// What an item (or a key) is, from its key: `execution`, `slot`, `tenantGate`, `job`,
+/// `watermark`, or `other` (job versions, operations log, test items).
+pub fn item_kind(pk: &str, sk: &str) -> &'static str {
+    if pk.starts_with("W#") && sk == keys::WATERMARK_SK {
+        "watermark"
+    } else if sk.starts_with(keys::EXEC_SK_PREFIX) {
+        "execution"
+    } else if sk == keys::JOB_SLOT_SK {
+        "slot"
+    } else if sk == keys::TENANT_RUNNING_SK && pk.ends_with("#RUN") {
+        "tenantGate"
+    } else if sk == keys::JOB_DEF_SK {
+        "job"
+    } else {
+        "other"
+    }
+}
+
+fn kind_of_item(item: &HashMap<String, AttributeValue>) -> &'static str {
+    let text = |k: &str| item.get(k).and_then(|v| v.as_s().ok()).map(String::as_str).unwrap_or("");
+    item_kind(text(attr::PK), text(attr::SK))
+}
+
 fn kib(bytes: usize) -> f64 {
     bytes.max(1).div_ceil(1024) as f64
 }
@@ -143,21 +181,21 @@ impl MeterInterceptor {
         name.and_then(|n| self.meter.tables.get(n))
     }
 
-    /// Write units of a PutItem of `item` into `table`: (total, of which indexes).
-    fn put_units(&self, table: Option<&str>, item: &HashMap<String, AttributeValue>) -> (f64, f64) {
+    /// Write units of a PutItem of `item` into `table`: the item's and each index's.
+    fn put_units(&self, table: Option<&str>, item: &HashMap<String, AttributeValue>) -> Units {
         let size = item_size(item);
-        let mut index = 0.0;
+        let mut units = Units { base: kib(size), kind: kind_of_item(item), index: Vec::new() };
         if let Some(def) = self.table(table) {
             for ix in &def.indexes {
                 if item.contains_key(&ix.partition_key.name) && item.contains_key(&ix.sort_key.name) {
-                    index += if ix.projection == "ALL" { kib(size) } else { 1.0 };
+                    units.index.push((ix.name.clone(), if ix.projection == "ALL" { kib(size) } else { 1.0 }));
                 }
             }
         }
-        (kib(size) + index, index)
+        units
     }
 
-    fn update_units(&self, u: &aws_sdk_dynamodb::operation::update_item::UpdateItemInput) -> (f64, f64) {
+    fn update_units(&self, u: &aws_sdk_dynamodb::operation::update_item::UpdateItemInput) -> Units {
         let names = u.expression_attribute_names().cloned().unwrap_or_default();
         let expr = u.update_expression().unwrap_or_default();
         let resolve = |tok: &str| names.get(tok).cloned().unwrap_or_else(|| tok.to_string());
@@ -177,19 +215,20 @@ impl MeterInterceptor {
                 _ => {}
             }
         }
-        let mut index = 0.0;
+        let mut units =
+            Units { base: 1.0, kind: u.key().map(kind_of_item).unwrap_or("other"), index: Vec::new() };
         if let Some(def) = self.table(u.table_name()) {
             for ix in &def.indexes {
                 let key_set = set.iter().any(|a| *a == ix.partition_key.name || *a == ix.sort_key.name);
                 let key_removed = removed.contains(&ix.partition_key.name);
                 if key_set {
-                    index += 2.0;
+                    units.index.push((ix.name.clone(), 2.0));
                 } else if key_removed {
-                    index += 1.0;
+                    units.index.push((ix.name.clone(), 1.0));
                 }
             }
         }
-        (1.0 + index, index)
+        units
     }
 }
 
@@ -209,30 +248,44 @@ impl Intercept for MeterInterceptor {
         let Some(meta) = cfg.load::<Metadata>() else { return Ok(()) };
         let key = format!("{}:{}", meta.service().to_ascii_lowercase(), meta.name());
         let input = context.input();
-        let (mut w, mut wi) = (0.0, 0.0);
+        let mut writes: Vec<Units> = Vec::new();
         use aws_sdk_dynamodb::operation as op;
         if let Some(p) = input.downcast_ref::<op::put_item::PutItemInput>() {
-            (w, wi) = self.put_units(p.table_name(), p.item().unwrap_or(&HashMap::new()));
+            writes.push(self.put_units(p.table_name(), p.item().unwrap_or(&HashMap::new())));
         } else if let Some(u) = input.downcast_ref::<op::update_item::UpdateItemInput>() {
-            (w, wi) = self.update_units(u);
-        } else if input.downcast_ref::<op::delete_item::DeleteItemInput>().is_some() {
-            w = 1.0;
+            writes.push(self.update_units(u));
+        } else if let Some(d) = input.downcast_ref::<op::delete_item::DeleteItemInput>() {
+            writes.push(Units {
+                base: 1.0,
+                kind: d.key().map(kind_of_item).unwrap_or("other"),
+                index: vec![],
+            });
         } else if let Some(t) = input.downcast_ref::<op::transact_write_items::TransactWriteItemsInput>() {
             // Transactions cost twice the units of their items.
             for item in t.transact_items() {
-                let (a, b) = if let Some(p) = item.put() {
+                let mut w = if let Some(p) = item.put() {
                     self.put_units(Some(p.table_name()), p.item())
                 } else {
-                    (1.0, 0.0)
+                    let key =
+                        item.update().map(|u| u.key()).or_else(|| item.condition_check().map(|c| c.key()));
+                    Units { base: 1.0, kind: key.map(kind_of_item).unwrap_or("other"), index: vec![] }
                 };
-                w += 2.0 * a;
-                wi += 2.0 * b;
+                w.base *= 2.0;
+                w.index.iter_mut().for_each(|(_, u)| *u *= 2.0);
+                writes.push(w);
             }
         }
         self.meter.book(&self.component, |u| {
             *u.requests.entry(key).or_default() += 1;
-            u.write_units += w;
-            u.index_write_units += wi;
+            for w in writes {
+                u.write_units += w.base;
+                *u.writes_by_kind.entry(w.kind.to_string()).or_default() += w.base;
+                for (ix, units) in w.index {
+                    u.write_units += units;
+                    u.index_write_units += units;
+                    *u.writes_by_kind.entry(format!("index:{ix}")).or_default() += units;
+                }
+            }
         });
         Ok(())
     }
@@ -245,17 +298,32 @@ impl Intercept for MeterInterceptor {
     ) -> Result<(), BoxError> {
         let Some(Ok(out)) = context.output_or_error() else { return Ok(()) };
         use aws_sdk_dynamodb::operation as op;
-        let r = if let Some(g) = out.downcast_ref::<op::get_item::GetItemOutput>() {
+        let (r, kind) = if let Some(g) = out.downcast_ref::<op::get_item::GetItemOutput>() {
             // Consistency is not visible here; price as strongly consistent (the worst case).
-            g.item().map(|i| item_size(i).max(1).div_ceil(4096) as f64).unwrap_or(1.0)
+            let kind = g.item().map(kind_of_item).unwrap_or("other");
+            (g.item().map(|i| item_size(i).max(1).div_ceil(4096) as f64).unwrap_or(1.0), kind.to_string())
         } else if let Some(q) = out.downcast_ref::<op::query::QueryOutput>() {
             let bytes: usize = q.items().iter().map(item_size).sum();
-            (bytes.max(1).div_ceil(4096) as f64 * 0.5).max(0.5)
+            let kind = context
+                .input()
+                .and_then(|i| i.downcast_ref::<op::query::QueryInput>())
+                .and_then(|q| q.index_name())
+                .map_or_else(|| "query".to_string(), |ix| format!("index:{ix}"));
+            ((bytes.max(1).div_ceil(4096) as f64 * 0.5).max(0.5), kind)
+        } else if let Some(b) = out.downcast_ref::<op::batch_get_item::BatchGetItemOutput>() {
+            // Per item, priced as strongly consistent (the worst case).
+            let items = b.responses().map(|r| r.values().flatten().collect::<Vec<_>>()).unwrap_or_default();
+            let units = items.iter().map(|i| item_size(i).max(1).div_ceil(4096) as f64).sum::<f64>();
+            let kind = items.first().map(|i| kind_of_item(i)).unwrap_or("other");
+            (units, kind.to_string())
         } else {
-            0.0
+            (0.0, String::new())
         };
         if r > 0.0 {
-            self.meter.book(&self.component, |u| u.read_units += r);
+            self.meter.book(&self.component, |u| {
+                u.read_units += r;
+                *u.reads_by_kind.entry(kind).or_default() += r;
+            });
         }
         Ok(())
     }
@@ -264,8 +332,6 @@ impl Intercept for MeterInterceptor {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::keys;
-    use crate::store::items::attr;
 
     #[test]
     fn item_size_follows_dynamodb_rules() {
@@ -276,5 +342,15 @@ mod tests {
         assert_eq!(item_size(&item), 14);
         assert_eq!(kib(1024), 1.0);
         assert_eq!(kib(1025), 2.0);
+    }
+
+    #[test]
+    fn items_are_told_apart_by_their_keys() {
+        assert_eq!(item_kind(&keys::watermark_pk(3), keys::WATERMARK_SK), "watermark");
+        assert_eq!(item_kind(&keys::job_pk("t", "j"), &keys::exec_sk(1)), "execution");
+        assert_eq!(item_kind(&keys::job_pk("t", "j"), keys::JOB_SLOT_SK), "slot");
+        assert_eq!(item_kind(&keys::tenant_running_pk("t"), keys::TENANT_RUNNING_SK), "tenantGate");
+        assert_eq!(item_kind(&keys::job_pk("t", "j"), keys::JOB_DEF_SK), "job");
+        assert_eq!(item_kind(&keys::job_pk("t", "j"), &keys::job_version_sk(2)), "other");
     }
 }

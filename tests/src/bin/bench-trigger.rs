@@ -18,7 +18,14 @@
 //!
 //! By default every job is a once-a-day cron, so each advance moves the job between buckets:
 //! the cost of the general case. `--every-minute` makes them `0 * * * * *` jobs in the
-//! every-minute class, which skips the advance: the budget case of DESIGN §6.
+//! every-minute class, which skips the advance: the budget case of DESIGN §6. By default every
+//! job is due at second 0 (the top-of-the-minute spike real users write: most daily jobs at
+//! :00); `--spread` spreads them over the minute's 60 seconds.
+//!
+//! Also reported: the tick's CPU time per fire (this process's user + system time over the
+//! scan, from `/proc/self/stat`), and the emulator's floor for the start lag: N × requests per
+//! execution ÷ the emulator's raw request rate (it serves one request at a time), so a start
+//! lag near the floor is the emulator's, not Sundial's.
 
 use anyhow::{Context, Result};
 use aws_sdk_dynamodb::types::AttributeValue;
@@ -87,6 +94,7 @@ async fn main() -> Result<()> {
     // whole table (every bucket query costs O(table) there, O(result) on DynamoDB).
     let shards: u32 = arg("--shards", "16").parse().context("--shards")?;
     let every_minute = std::env::args().any(|a| a == "--every-minute");
+    let spread = std::env::args().any(|a| a == "--spread");
     let env = sundial_tests::TestEnv::with("bench", &["default"], shards).await?;
     let cfg: Config = env.cfg.clone();
 
@@ -99,31 +107,38 @@ async fn main() -> Result<()> {
     let load_estimate = Duration::seconds((jobs as i64) / 60 + 5);
     let d_min = sundial_core::keys::minute_of(Utc::now() + load_estimate) + 2;
     let due: DateTime<Utc> = sundial_core::keys::minute_start(d_min);
-    let expr = if every_minute {
-        "0 * * * * *".to_string()
-    } else {
-        format!("0 {} {} * * *", due.minute(), due.hour())
+    let expr_of = |i: usize| {
+        let sec = if spread { i % 60 } else { 0 };
+        if every_minute {
+            format!("{sec} * * * * *")
+        } else {
+            format!("{sec} {} {} * * *", due.minute(), due.hour())
+        }
     };
-    let mut def = sundial_tests::trigger::definition(&expr, "UTC", MisfirePolicy::FireOnce);
+    let mut def = sundial_tests::trigger::definition(&expr_of(0), "UTC", MisfirePolicy::FireOnce);
     def.target = Target::InProcess { handler: "noop".into() };
     def.params = serde_json::json!({});
     let loaders: Vec<_> = (0..4)
         .map(|w| {
             let (cfg, def) = (cfg.clone(), def.clone());
             let ddb = sundial_tests::clients().ddb;
+            let exprs: Vec<String> = (0..jobs).map(expr_of).collect();
             tokio::spawn(async move {
                 for i in (w..jobs).step_by(4) {
+                    let mut def = def.clone();
+                    def.schedule.expression = exprs[i].clone();
+                    let first = due + Duration::seconds(if spread { (i % 60) as i64 } else { 0 });
                     let job = sundial_core::model::Job::new(
                         &cfg,
                         "bench",
                         &format!("job-{i:05}"),
-                        def.clone(),
+                        def,
                         Utc::now(),
                     )?;
                     // Where a scan would have left it: a daily job in the bucket of its fire, an
                     // every-minute job in the every class at its next fire D.
                     let class = if every_minute { DueClass::Every } else { DueClass::Bucket };
-                    let job = sundial_core::model::Job { due_class: class, next_fire_at: Some(due), ..job };
+                    let job = sundial_core::model::Job { due_class: class, next_fire_at: Some(first), ..job };
                     sundial_core::store::jobs::put_new_job(&ddb, &cfg, &job).await?;
                 }
                 anyhow::Ok(())
@@ -149,6 +164,7 @@ async fn main() -> Result<()> {
     };
     let opts = ScanOptions { send_clock: Some(SendClock(Arc::new(Utc::now))), ..Default::default() };
     let t = Instant::now();
+    let cpu_before = sundial_tests::bench::process_cpu_ms();
     let now = Utc::now();
     let report = scan_shards(
         &ctx,
@@ -159,6 +175,10 @@ async fn main() -> Result<()> {
     )
     .await?;
     let tick_secs = t.elapsed().as_secs_f64();
+    let tick_cpu_ms_per_fire = match (cpu_before, sundial_tests::bench::process_cpu_ms()) {
+        (Some(a), Some(b)) => Some((b - a) as f64 / report.created.max(1) as f64),
+        _ => None,
+    };
     let fires_per_sec = report.created as f64 / tick_secs;
     // The emulator is shared and its rate drifts: measure it again right after the tick and
     // compare with the mean of both.
@@ -227,27 +247,39 @@ async fn main() -> Result<()> {
     let mut start_lag: Vec<i64> = records.iter().filter_map(|m| m.start_lag_ms).collect();
     let (sl50, sl99) = (pct(&mut start_lag, 0.5), pct(&mut start_lag, 0.99));
     eprintln!("worker: {succeeded} succeeded; start lag p50 {sl50} ms, p99 {sl99} ms");
+    let emulator = std::env::var("SUNDIAL_EMULATOR").unwrap_or_else(|_| "ministack".into());
 
     // 5. cost per execution
     let usage = meter.snapshot();
     let n = succeeded.max(1) as f64;
+    let per_kind = |m: &std::collections::BTreeMap<String, f64>| {
+        m.iter().map(|(k, v)| (k.clone(), serde_json::json!(v / n))).collect::<serde_json::Map<_, _>>()
+    };
     let per = |c: &str| {
         let u = usage.get(c).cloned().unwrap_or_default();
         serde_json::json!({
             "writeUnits": u.write_units / n, "indexWriteUnits": u.index_write_units / n,
             "readUnits": u.read_units / n,
+            "writesByKind": per_kind(&u.writes_by_kind), "readsByKind": per_kind(&u.reads_by_kind),
             "sqsRequests": u.service_requests("sqs") as f64 / n,
             "lambdaInvokes": u.service_requests("lambda") as f64 / n,
             "requests": u.requests,
         })
     };
+    // The emulator's floor for the start lag: every request of every execution, served one at a
+    // time at the raw rate measured in this run.
+    let requests_per_exec: f64 =
+        usage.values().map(|u| u.requests.values().sum::<u64>() as f64).sum::<f64>() / n;
+    let floor_ms = (succeeded as f64 * requests_per_exec / raw_put * 1000.0) as i64;
     let result = serde_json::json!({
-        "jobs": jobs, "shards": cfg.shards, "schedule": def.schedule.expression,
+        "jobs": jobs, "shards": cfg.shards, "schedule": def.schedule.expression, "emulator": emulator,
         "emulatorRaw": {"conditionalPutPerSec": raw_put, "conditionalPutPerSecAfterTick": raw_put_after, "sqsCyclesPerSec": raw_sqs},
         "tick": {"fires": report.created, "seconds": tick_secs, "firesPerSec": fires_per_sec,
                   "ratioToRawPut": fires_per_sec / raw_put, "buckets": report.buckets,
                   "enqueueMinusScheduledMs": {"p50": lag50, "p99": lag99, "max": lagmax}},
-        "worker": {"succeeded": succeeded, "startLagMs": {"p50": sl50, "p99": sl99}},
+        "tickCpuMsPerFire": tick_cpu_ms_per_fire, "spread": spread,
+        "worker": {"succeeded": succeeded, "startLagMs": {"p50": sl50, "p99": sl99},
+                   "emulatorFloorMs": floor_ms, "requestsPerExecution": requests_per_exec},
         "perExecution": {"tick": per("tick"), "worker": per("worker")},
     });
     let text = serde_json::to_string_pretty(&result)?;

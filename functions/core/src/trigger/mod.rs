@@ -1,9 +1,11 @@
 //! The trigger plane: turns "should run at T" into immutable executions (seed 000 §2, §4).
 //!
 //! - [`plan`]: pure — which fires a job gets in a window, misfire policy, catch-up budget.
+//! - [`cache`]: parsed schedules by job definition, kept across ticks of a warm process.
 //! - [`scan`]: the I/O loop over a shard range: put → send → advance → watermark.
 //! - [`tick`]: the per-minute entry: scan in-process, or fan shard ranges out to scan
 //!   functions with asynchronous Lambda invokes when the shard count calls for it.
+pub mod cache;
 pub mod follow;
 pub mod plan;
 pub mod scan;

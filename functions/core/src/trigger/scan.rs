@@ -22,6 +22,7 @@ use chrono::{DateTime, Duration, Utc};
 use futures_util::stream::{self, StreamExt};
 use std::collections::BTreeMap;
 use std::ops::Range;
+use std::sync::Arc;
 use tokio::sync::Mutex;
 
 /// One job's advance: (job, position read, new position, class).
@@ -317,7 +318,7 @@ async fn plan_group(
     now: DateTime<Utc>,
     budget: &Mutex<CatchUpBudget>,
     report: &mut ScanReport,
-) -> Vec<(Job, Schedule, DateTime<Utc>, JobPlan)> {
+) -> Vec<(Job, Arc<Schedule>, DateTime<Utc>, JobPlan)> {
     let mut group = Vec::new();
     for job in jobs {
         let Some(next) = job.next_fire_at else { continue };
@@ -334,8 +335,8 @@ async fn plan_group(
     group
 }
 
-fn parse_or_log(job: &Job, report: &mut ScanReport) -> Option<Schedule> {
-    match Schedule::parse(&job.definition.schedule, job.anchor) {
+fn parse_or_log(job: &Job, report: &mut ScanReport) -> Option<Arc<Schedule>> {
+    match super::cache::schedule_of(job) {
         Ok(s) => Some(s),
         Err(e) => {
             // Validated at creation; only a tzdb or parser change can get here. Leave the job
@@ -350,7 +351,7 @@ fn parse_or_log(job: &Job, report: &mut ScanReport) -> Option<Schedule> {
 /// Put → send → advance for one group of jobs. Returns false if any job was deferred.
 async fn dispatch(
     ctx: &Ctx,
-    group: Vec<(Job, Schedule, DateTime<Utc>, JobPlan)>,
+    group: Vec<(Job, Arc<Schedule>, DateTime<Utc>, JobPlan)>,
     now: DateTime<Utc>,
     opts: &ScanOptions,
     every_class: bool,

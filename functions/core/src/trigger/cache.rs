@@ -1,0 +1,98 @@
+//! Parsed schedules kept across ticks: a warm scan Lambda (or the ECS/dev tick loop) parses
+//! each job's schedule once per definition, not once per tick.
+//!
+//! Parsing a cron expression and its zone costs microseconds per job; at 50,000 jobs a minute it
+//! was the largest CPU item of the scan after the SDK's own serialisation (`docs/performance.md`).
+//! The key is everything the parse depends on: the job, its definition version, its anchor, and
+//! the schedule spec itself (so a job deleted and created again with the same id and version 1
+//! cannot be served the old schedule). The cache is bounded: past [`CAPACITY`] entries it is
+//! cleared and refills from the jobs the next ticks read.
+
+use crate::model::Job;
+use crate::schedule::{Schedule, ScheduleError, ScheduleSpec};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// Entries kept before the cache is cleared (about 1 KiB each).
+pub const CAPACITY: usize = 200_000;
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct Key {
+    tenant: String,
+    job: String,
+    version: u64,
+    anchor_ms: i64,
+    spec: String,
+}
+
+fn key_of(job: &Job) -> Key {
+    // The spec's JSON: every field the parse reads, in a stable order.
+    let spec = serde_json::to_string::<ScheduleSpec>(&job.definition.schedule).unwrap_or_default();
+    Key {
+        tenant: job.tenant.clone(),
+        job: job.job_id.clone(),
+        version: job.version,
+        anchor_ms: job.anchor.timestamp_millis(),
+        spec,
+    }
+}
+
+fn cache() -> &'static Mutex<HashMap<Key, Arc<Schedule>>> {
+    static CACHE: OnceLock<Mutex<HashMap<Key, Arc<Schedule>>>> = OnceLock::new();
+    CACHE.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+/// The job's parsed schedule, from the cache when this definition was parsed before. Errors are
+/// not cached (a job that no longer parses is rare and logged each time).
+pub fn schedule_of(job: &Job) -> Result<Arc<Schedule>, ScheduleError> {
+    let key = key_of(job);
+    if let Some(s) = cache().lock().ok().and_then(|c| c.get(&key).cloned()) {
+        return Ok(s);
+    }
+    let parsed = Arc::new(Schedule::parse(&job.definition.schedule, job.anchor)?);
+    if let Ok(mut c) = cache().lock() {
+        if c.len() >= CAPACITY {
+            c.clear();
+        }
+        c.insert(key, parsed.clone());
+    }
+    Ok(parsed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+    use crate::model::{JobDefinition, Target};
+    use chrono::{TimeZone, Utc};
+
+    fn job(id: &str, expr: &str, at_secs: i64) -> Job {
+        let cfg = Config::local("t-", &["default"], 4);
+        let def =
+            JobDefinition::new(ScheduleSpec::new(expr, "UTC"), Target::Http { url: "https://x".into() });
+        let at = Utc.timestamp_opt(1_800_000_000 + at_secs, 0).single().unwrap_or_default();
+        Job::new(&cfg, "t", id, def, at).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn the_same_definition_is_parsed_once_and_a_changed_one_again() {
+        let a = job("cache-a", "0 0 9 * * *", 0);
+        let first = schedule_of(&a).unwrap_or_else(|e| panic!("{e}"));
+        let again = schedule_of(&a).unwrap_or_else(|e| panic!("{e}"));
+        assert!(Arc::ptr_eq(&first, &again), "a second read of the same definition is served from the cache");
+
+        // An edit (new version, new spec) is parsed anew.
+        let mut edited = a.clone();
+        edited.version += 1;
+        edited.definition.schedule = ScheduleSpec::new("0 30 9 * * *", "UTC");
+        let e = schedule_of(&edited).unwrap_or_else(|e| panic!("{e}"));
+        assert!(!Arc::ptr_eq(&first, &e));
+        assert_ne!(e.next_after(a.anchor), first.next_after(a.anchor));
+
+        // Deleted and created again with the same id and version, another schedule: not the old one.
+        let recreated = job("cache-a", "0 15 * * * *", 0);
+        assert_eq!(recreated.version, a.version);
+        let r = schedule_of(&recreated).unwrap_or_else(|e| panic!("{e}"));
+        assert_ne!(r.next_after(a.anchor), first.next_after(a.anchor));
+    }
+}
