@@ -36,6 +36,7 @@ pub const KEY_FORMATS: &[&str] = &[
     "{epoch minute}#{shard}",
     "A#{shard}",
     "E#{shard}",
+    "D#{minute of day}#{shard}",
     "{next ms}#{tenant}#{job}",
     "W#{shard}",
     "WM",
@@ -166,6 +167,19 @@ pub fn admission_bucket(shard: u32) -> String {
 /// watermark), which saves the index delete + put of an advance on every fire.
 pub fn every_bucket(shard: u32) -> String {
     format!("E#{shard:05}")
+}
+
+/// `due` index partition key of the daily class: jobs that fire at most once a day and always
+/// in the same UTC minute of the day (`minute_of_day`, 0..1440), like most business jobs
+/// (`0 0 9 * * MON-FRI` in one zone). They stay here from fire to fire (position: the shard
+/// watermark), so a fire costs no advance; the tick reads the partition of each minute it walks.
+pub fn daily_bucket(minute_of_day: u32, shard: u32) -> String {
+    format!("D#{minute_of_day:04}#{shard:05}")
+}
+
+/// The UTC minute of the day (0..1440) of an epoch minute.
+pub fn minute_of_day(minute: i64) -> u32 {
+    minute.rem_euclid(1440) as u32
 }
 
 /// `due` index sort key: next fire (ms, zero-padded so it sorts) then the job's partition key.
@@ -316,6 +330,7 @@ mod tests {
             ("ops_sk", ops_sk(ms, "nightly", "pause", "v4", 0xfeed)),
             ("JOB_SLOT_SK", JOB_SLOT_SK.into()),
             ("tenant_running_pk", tenant_running_pk("acme")),
+            ("daily_bucket", daily_bucket(540, 7)),
             ("TENANT_RUNNING_SK", TENANT_RUNNING_SK.into()),
             ("due_bucket", due_bucket(29_441_160, 7)),
             ("admission_bucket", admission_bucket(7)),

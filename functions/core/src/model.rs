@@ -376,6 +376,9 @@ pub enum DueClass {
     Bucket,
     /// Fires at least once a minute: never moved; its position is the shard watermark.
     Every,
+    /// Fires at most once a day, always in this UTC minute of the day (0..1440): never moved
+    /// while that holds; its position is the shard watermark.
+    Daily(u32),
 }
 
 impl DueClass {
@@ -385,6 +388,7 @@ impl DueClass {
             DueClass::Admission => "A",
             DueClass::Bucket => "B",
             DueClass::Every => "E",
+            DueClass::Daily(_) => "D",
         }
     }
 }

@@ -189,6 +189,7 @@ pub async fn update(
     let audit = OpsEntry::new(caller.actor(), OpsAction::Update, job_id, now)
         .versions(Some(cur.version), Some(job.version));
     let retention = ctl.settings.ops_retention_secs;
+    crate::trigger::verify::before_leaving(&ctl.ctx, &cur, now).await?;
     if let Err(e) =
         put_job_change(ctl.ddb(), ctl.cfg(), Expect::Version(expected), &job, None, &audit, retention).await
     {
@@ -265,6 +266,7 @@ pub async fn set_state(
         OpsEntry::new(caller.actor(), action, job_id, now).versions(Some(cur.version), Some(job.version));
     let retention = ctl.settings.ops_retention_secs;
     let expect = Expect::Version(cur.version);
+    crate::trigger::verify::before_leaving(&ctl.ctx, &cur, now).await?;
     if let Err(e) = put_job_change(ctl.ddb(), ctl.cfg(), expect, &job, expires, &audit, retention).await {
         return Err(conflict_with_current(ctl, caller, job_id, e).await);
     }

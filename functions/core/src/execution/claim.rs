@@ -21,6 +21,10 @@ pub struct Fence {
     pub token: u64,
     /// The attempt number this claim started (1-based).
     pub attempt: u32,
+    /// Whether the execution was in the reconciler's `open` index when claimed. Fires of
+    /// every-minute and daily jobs are not (`trigger::verify`); their final write then has no
+    /// index entry to remove, and a retry puts them in.
+    pub indexed: bool,
 }
 
 /// How long leases last and when another worker's lease counts as expired.

@@ -279,13 +279,27 @@ impl ExecStore {
 
     /// Creates the execution unless one exists for the same (job, scheduled_at).
     pub async fn put_new(&self, e: &Execution) -> Result<PutOutcome, StoreError> {
+        self.put(e, items::execution_to_item(e, EXECUTION_RETENTION_SECS)).await
+    }
+
+    /// [`ExecStore::put_new`] without the `open` index entry: for fires of every-minute and
+    /// daily jobs, which the trigger's verification pass finds again (`trigger::verify`). Saves
+    /// the index write at the put and the one at the final write.
+    pub async fn put_new_unindexed(&self, e: &Execution) -> Result<PutOutcome, StoreError> {
+        let mut item = items::execution_to_item(e, EXECUTION_RETENTION_SECS);
+        item.remove(attr::OPEN_PK);
+        item.remove(attr::OPEN_DUE);
+        self.put(e, item).await
+    }
+
+    async fn put(&self, e: &Execution, item: Item) -> Result<PutOutcome, StoreError> {
         let mut cond = Expr::new();
         cond.cond_not_exists(attr::PK);
         let res = self
             .ddb
             .put_item()
             .table_name(&self.table)
-            .set_item(Some(items::execution_to_item(e, EXECUTION_RETENTION_SECS)))
+            .set_item(Some(item))
             .expr(cond)
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
             .send()
@@ -368,7 +382,12 @@ impl ExecStore {
             match next_step(&cur.exec, terms, now_ms) {
                 Step::Claim { from, token, attempt } => {
                     let lease_until = now_ms + terms.duration_ms;
-                    let fence = Fence { owner: owner.to_string(), token: token + 1, attempt: attempt + 1 };
+                    let fence = Fence {
+                        owner: owner.to_string(),
+                        token: token + 1,
+                        attempt: attempt + 1,
+                        indexed: cur.open_due.is_some(),
+                    };
                     let takeover = from == ExecStatus::Running;
                     let ev = AuditEvent {
                         at: now_ms,
@@ -560,7 +579,7 @@ impl ExecStore {
         };
         let mut e = Expr::default();
         e.set(attr::STATUS, s(to.as_str())).append_event(&ev).remove(attr::LEASE_UNTIL);
-        if to.is_terminal() {
+        if to.is_terminal() && fence.indexed {
             e.remove(attr::OPEN_PK).remove(attr::OPEN_DUE);
         }
         if to.needs_attention() {
@@ -570,6 +589,10 @@ impl ExecStore {
         match finish {
             Finish::Succeeded => {}
             Finish::RetryWait { available_at, error, total_run_ms } => {
+                // A retry waits on a delayed message only: the reconciler must know about it.
+                if !fence.indexed {
+                    e.set(attr::OPEN_PK, s(keys::open_partition(keys::open_part(&key.tenant, &key.job_id))));
+                }
                 e.set(attr::AVAILABLE, n(*available_at))
                     .set(attr::OPEN_DUE, n(available_at + crate::reconcile::GRACE_MS))
                     .set(attr::ERR_CODE, s(&error.code))

@@ -80,6 +80,8 @@ pub mod attr {
     pub const OPEN_PK: &str = "open_pk";
     /// `open` index sort key: when the reconciler should look at the execution (ms).
     pub const OPEN_DUE: &str = "open_due";
+    /// Shard watermark item: the last minute the verification pass checked.
+    pub const VERIFIED: &str = "vf";
     /// How many times the reconciler re-sent the execution's message.
     pub const RESENDS: &str = "rs";
     /// Set while a pause holds a queued-ahead execution (the pausing job version).
@@ -260,6 +262,7 @@ pub fn due_keys(job: &Job, next: DateTime<Utc>) -> (String, String) {
         DueClass::Admission => keys::admission_bucket(job.shard),
         DueClass::Every => keys::every_bucket(job.shard),
         DueClass::Bucket => keys::due_bucket(keys::minute_of(next), job.shard),
+        DueClass::Daily(minute_of_day) => keys::daily_bucket(minute_of_day, job.shard),
     };
     (pk, keys::due_sk(next.timestamp_millis(), &job.tenant, &job.job_id))
 }
@@ -284,6 +287,11 @@ pub fn job_from_item(item: &Item) -> Result<Job, DecodeError> {
         due_class: match item.get(attr::EVERY).and_then(|v| v.as_s().ok()).map(String::as_str) {
             Some("E") => DueClass::Every,
             Some("B") => DueClass::Bucket,
+            // The slot is the UTC minute of day of the stored next fire (set together).
+            Some("D") => match get_n_opt(item, attr::NEXT)? {
+                Some(next) => DueClass::Daily(keys::minute_of_day(next.div_euclid(60_000))),
+                None => DueClass::Admission,
+            },
             _ => DueClass::Admission,
         },
         created_at: ms_to_dt(get_n(item, attr::CREATED)?),

@@ -14,7 +14,7 @@ use super::items::{self, attr, index, n, Item};
 use super::QueryPage;
 use crate::execution::retry::codes;
 use crate::keys;
-use crate::model::AuditEvent;
+use crate::model::{AuditEvent, ExecStatus};
 use aws_sdk_dynamodb::types::AttributeValue;
 
 fn s(v: impl Into<String>) -> AttributeValue {
@@ -98,6 +98,113 @@ impl ExecStore {
         e.remove(attr::OPEN_PK).remove(attr::OPEN_DUE).cond_eq(attr::STATUS, s(seen.exec.status.as_str()));
         let r: CasResult = self.cas(key, "UpdateItem(open close)", e).await?;
         Ok(r.is_ok())
+    }
+
+    /// Puts an open execution that is outside the `open` index into it, due for a look at `at`
+    /// (ms), if it is still as `seen` and still outside (so two verifiers never both write it).
+    /// The trigger's verification pass calls it for every-minute and daily fires that are not
+    /// final a grace after their minute (`docs/reconciler.md`, "Fires the index never held").
+    pub async fn track(&self, key: &ExecKey, seen: &Snapshot, at: i64) -> Result<bool, StoreError> {
+        let mut e = Expr::default();
+        e.set(attr::OPEN_PK, s(keys::open_partition(keys::open_part(&key.tenant, &key.job_id))))
+            .set(attr::OPEN_DUE, n(at));
+        as_seen(&mut e, seen);
+        Ok(self.cas(key, "UpdateItem(open track)", e).await?.is_ok())
+    }
+
+    /// Puts every open execution of a job scheduled at or after `since_ms` that is outside the
+    /// `open` index into it, due at `at`: called when a job leaves the every-minute or daily
+    /// class (paused, edited, deleted, deferred, moved), whose fires the trigger's verification
+    /// pass would otherwise no longer find. Returns how many it put in.
+    pub async fn track_job_since(
+        &self,
+        tenant: &str,
+        job_id: &str,
+        since_ms: i64,
+        at: i64,
+    ) -> Result<u32, StoreError> {
+        let open = [ExecStatus::Ready, ExecStatus::RetryWait, ExecStatus::Running];
+        let mut start = None;
+        let mut tracked = 0;
+        loop {
+            let mut e = Expr::new();
+            e.key_eq(attr::PK, s(keys::job_pk(tenant, job_id)))
+                .key_between(
+                    attr::SK,
+                    s(keys::exec_sk(since_ms.max(0))),
+                    s(keys::exec_sk(keys::MAX_SCHEDULED_MS)),
+                )
+                .filter_in(attr::STATUS, open.map(|st| s(st.as_str())));
+            let out = self
+                .client()
+                .query()
+                .table_name(self.table())
+                .expr(e)
+                .consistent_read(true)
+                .set_exclusive_start_key(start)
+                .send()
+                .await
+                .map_err(|e| StoreError::from_sdk("Query(open since)", e))?;
+            for item in out.items() {
+                let snap = items::snapshot_from_item(item)?;
+                if snap.open_due.is_none() && self.track(&ExecKey::of(&snap.exec), &snap, at).await? {
+                    tracked += 1;
+                }
+            }
+            match out.last_evaluated_key.filter(|k| !k.is_empty()) {
+                Some(k) => start = Some(k),
+                None => return Ok(tracked),
+            }
+        }
+    }
+
+    /// The executions of `keys` that exist (eventually consistent BatchGetItem, 100 keys a
+    /// call, unprocessed keys retried), in no particular order.
+    pub async fn snapshots(&self, keys: &[ExecKey]) -> Result<Vec<Snapshot>, StoreError> {
+        let mut found = Vec::with_capacity(keys.len());
+        for chunk in keys.chunks(100) {
+            let mut request: Vec<Item> = chunk
+                .iter()
+                .map(|k| Item::from([(attr::PK.to_string(), s(k.pk())), (attr::SK.to_string(), s(k.sk()))]))
+                .collect();
+            for attempt in 0..8u32 {
+                if request.is_empty() {
+                    break;
+                }
+                let ka = aws_sdk_dynamodb::types::KeysAndAttributes::builder()
+                    .set_keys(Some(std::mem::take(&mut request)))
+                    .build()
+                    .map_err(|e| StoreError::Permanent {
+                        op: "BatchGetItem(executions)",
+                        message: e.to_string(),
+                    })?;
+                let out = self
+                    .client()
+                    .batch_get_item()
+                    .request_items(self.table(), ka)
+                    .send()
+                    .await
+                    .map_err(|e| StoreError::from_sdk("BatchGetItem(executions)", e))?;
+                for item in out.responses().and_then(|r| r.get(self.table())).into_iter().flatten() {
+                    found.push(items::snapshot_from_item(item)?);
+                }
+                request = out
+                    .unprocessed_keys()
+                    .and_then(|u| u.get(self.table()))
+                    .map(|ka| ka.keys().to_vec())
+                    .unwrap_or_default();
+                if !request.is_empty() {
+                    tokio::time::sleep(std::time::Duration::from_millis(20 << attempt.min(5))).await;
+                }
+            }
+            if !request.is_empty() {
+                return Err(StoreError::Transient {
+                    op: "BatchGetItem(executions)",
+                    message: format!("{} keys still unprocessed after 8 attempts", request.len()),
+                });
+            }
+        }
+        Ok(found)
     }
 
     /// The raw item of an execution (for the reconciler's tests and tools).

@@ -16,15 +16,55 @@ pub async fn get(ddb: &aws_sdk_dynamodb::Client, table: &str, shard: u32) -> Res
     Ok(item.as_ref().and_then(items::watermark_from_item))
 }
 
-/// Moves a shard's watermark forward to `through` (never back). Returns false if it was
-/// already at or past it (a concurrent scanner got there first).
+/// A shard's position: the watermark, and the last minute whose every-minute and daily fires
+/// the verification pass has checked (`None`: never; see `trigger::verify`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Position {
+    /// Last epoch minute fully scanned.
+    pub through: i64,
+    /// Last epoch minute verified.
+    pub verified: Option<i64>,
+}
+
+/// A shard's position (`None`: never scanned).
+pub async fn position(
+    ddb: &aws_sdk_dynamodb::Client,
+    table: &str,
+    shard: u32,
+) -> Result<Option<Position>, StoreError> {
+    let item = get_consistent(ddb, table, (keys::watermark_pk(shard), keys::WATERMARK_SK), "GetItem").await?;
+    Ok(item.as_ref().and_then(|i| {
+        let through = items::watermark_from_item(i)?;
+        Some(Position { through, verified: items::get_n_opt(i, attr::VERIFIED).ok().flatten() })
+    }))
+}
+
+/// Moves a shard's watermark forward to `through` (never back), and its verified minute to
+/// `verified` in the same write. Returns false if the watermark was already at or past
+/// `through` (a concurrent scanner got there first).
 pub async fn advance(
     ddb: &aws_sdk_dynamodb::Client,
     table: &str,
     shard: u32,
     through: i64,
+    verified: Option<i64>,
 ) -> Result<bool, StoreError> {
     let mut e = Expr::new();
     e.set(attr::THROUGH, n(through)).cond_absent_or(attr::THROUGH, Cmp::Lt, n(through));
+    if let Some(v) = verified {
+        e.set(attr::VERIFIED, n(v));
+    }
+    update_if(ddb, table, (keys::watermark_pk(shard), keys::WATERMARK_SK), e, "UpdateItem").await
+}
+
+/// Moves only the verified minute forward (a tick whose watermark did not move).
+pub async fn advance_verified(
+    ddb: &aws_sdk_dynamodb::Client,
+    table: &str,
+    shard: u32,
+    verified: i64,
+) -> Result<bool, StoreError> {
+    let mut e = Expr::new();
+    e.set(attr::VERIFIED, n(verified)).cond_absent_or(attr::VERIFIED, Cmp::Lt, n(verified));
     update_if(ddb, table, (keys::watermark_pk(shard), keys::WATERMARK_SK), e, "UpdateItem").await
 }

@@ -3,6 +3,8 @@
 //! - [`plan`]: pure — which fires a job gets in a window, misfire policy, catch-up budget.
 //! - [`cache`]: parsed schedules by job definition, kept across ticks of a warm process.
 //! - [`scan`]: the I/O loop over a shard range: put → send → advance → watermark.
+//! - [`verify`]: every-minute and daily fires are put without an `open` index entry; a grace
+//!   after their minute this pass looks them up and indexes the ones not final yet.
 //! - [`tick`]: the per-minute entry: scan in-process, or fan shard ranges out to scan
 //!   functions with asynchronous Lambda invokes when the shard count calls for it.
 pub mod cache;
@@ -10,3 +12,4 @@ pub mod follow;
 pub mod plan;
 pub mod scan;
 pub mod tick;
+pub mod verify;

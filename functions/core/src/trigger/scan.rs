@@ -61,6 +61,9 @@ pub struct ScanOptions {
     /// Fault injection for tests: runs between the reads of a shard's two class partitions
     /// (admission and every-minute), with the shard; `None` in production.
     pub between_class_reads: Option<PartitionHook>,
+    /// How long after the end of its minute an every-minute or daily fire must be final before
+    /// the verification pass puts it into the reconciler's `open` index (ms).
+    pub verify_grace_ms: i64,
 }
 
 /// A test hook run with the shard number between a scan's two class-partition reads.
@@ -97,6 +100,7 @@ impl Default for ScanOptions {
             crash_at: None,
             send_clock: None,
             between_class_reads: None,
+            verify_grace_ms: crate::reconcile::GRACE_MS,
         }
     }
 }
@@ -171,6 +175,11 @@ pub struct ScanReport {
     /// Enqueue time minus dispatch time (ms; negative = queued ahead) of each created
     /// execution, by pool.
     pub lag_ms: BTreeMap<String, Vec<i64>>,
+    /// Every-minute and daily fires the verification pass looked up.
+    pub verified: u64,
+    /// Of those, open ones it put into the `open` index (not final a grace after their minute),
+    /// plus open fires of jobs that left those classes.
+    pub verify_tracked: u64,
 }
 
 impl ScanReport {
@@ -187,6 +196,8 @@ impl ScanReport {
         self.advance_lost += o.advance_lost;
         self.deferred += o.deferred;
         self.invalid += o.invalid;
+        self.verified += o.verified;
+        self.verify_tracked += o.verify_tracked;
         for (k, v) in o.missed {
             *self.missed.entry(k).or_default() += v;
         }
@@ -241,7 +252,13 @@ async fn scan_shard(
     let table = &ctx.cfg.jobs_table;
     let now_min = keys::minute_of(now);
     let target = keys::minute_of(now + Duration::seconds(i64::from(opts.horizon_secs)));
-    let wm = watermarks::get(&ctx.ddb, table, shard).await?.unwrap_or(now_min - 1);
+    let pos = watermarks::position(&ctx.ddb, table, shard).await?;
+    let wm = pos.map_or(now_min - 1, |p| p.through);
+    // Verification resumes from its own position; the first time (a new shard, or a shard
+    // scanned by a version without it), from the watermark: earlier fires were put with their
+    // `open` index entry.
+    let verified = pos.and_then(|p| p.verified).unwrap_or(wm);
+    let since_ms = keys::minute_start(verified + 1).timestamp_millis();
     // Re-read the current minute even when the watermark is past it: a job created or resumed
     // after the previous tick may have landed in it (reads are cheap; the CAS makes it safe).
     let first = (wm + 1).min(now_min);
@@ -261,17 +278,18 @@ async fn scan_shard(
     // watermark (and their stored `next`, the first fire after creation or resume).
     let every = due_jobs(ctx, &keys::every_bucket(shard), &mut report).await?;
     report.buckets += 1;
+    let every_jobs = every.clone();
     let group = plan_group(admitted, None, window_end, now, budget, &mut report).await;
     // A deferred admission job stays in the admission partition, which every tick reads: it
     // does not hold the watermark back.
-    dispatch(ctx, group, now, opts, false, &mut report).await?;
+    dispatch(ctx, group, now, opts, Group::Admission, since_ms, &mut report).await?;
     let wm_end = keys::minute_start(wm + 1) - Duration::milliseconds(1);
     let group = plan_group(every, Some(wm_end), window_end, now, budget, &mut report).await;
     // A deferred every-minute job moves to the admission partition at its first unplanned
     // fire (its own position from then on), so it never holds the shard's watermark: with a
     // fixed query order the same job would be deferred every tick and, past `max_buckets`, the
     // walk would never reach the present for any job of the shard.
-    dispatch(ctx, group, now, opts, true, &mut report).await?;
+    dispatch(ctx, group, now, opts, Group::Every, since_ms, &mut report).await?;
 
     // Every bucket of the walk is read even after one keeps a deferred job: on-time fires in
     // later minutes (of other jobs and tenants) must not wait behind a catch-up backlog, where
@@ -282,8 +300,20 @@ async fn scan_shard(
         let due = due_jobs(ctx, &keys::due_bucket(minute, shard), &mut report).await?;
         report.buckets += 1;
         let group = plan_group(due, None, window_end, now, budget, &mut report).await;
-        if !dispatch(ctx, group, now, opts, false, &mut report).await? && held_at.is_none() {
+        if !dispatch(ctx, group, now, opts, Group::Bucket, since_ms, &mut report).await? && held_at.is_none()
+        {
             held_at = Some(minute);
+        }
+        // Daily jobs of this minute of the day: like every-minute jobs their position is the
+        // watermark (a minute at or before it was dispatched already), and a deferred one
+        // moves to admission instead of holding the watermark.
+        if minute > wm {
+            let slot = keys::minute_of_day(minute);
+            let daily = due_jobs(ctx, &keys::daily_bucket(slot, shard), &mut report).await?;
+            report.buckets += 1;
+            let minute_end = keys::minute_start(minute + 1) - Duration::milliseconds(1);
+            let group = plan_group(daily, Some(wm_end), minute_end, now, budget, &mut report).await;
+            dispatch(ctx, group, now, opts, Group::Daily(slot), since_ms, &mut report).await?;
         }
     }
     if opts.crash_at == Some(CrashPoint::BeforeWatermark) {
@@ -295,8 +325,18 @@ async fn scan_shard(
     if held_at.is_none() && last >= target {
         report.shards_complete += 1;
     }
+    let grace = Duration::milliseconds(opts.verify_grace_ms);
+    let verify_to = through.max(wm).min(keys::minute_of(now - grace) - 1);
+    let new_verified =
+        super::verify::verify_minutes(ctx, shard, &every_jobs, verified, verify_to, now, &mut report).await?;
+    // Written the first time too: a verified minute derived from a moving watermark would move
+    // past fires it never checked.
+    let moved_verified =
+        (new_verified > verified || pos.is_none_or(|p| p.verified.is_none())).then_some(new_verified);
     if through > wm {
-        watermarks::advance(&ctx.ddb, table, shard, through).await?;
+        watermarks::advance(&ctx.ddb, table, shard, through, moved_verified).await?;
+    } else if let Some(v) = moved_verified {
+        watermarks::advance_verified(&ctx.ddb, table, shard, v).await?;
     }
     Ok(report)
 }
@@ -335,6 +375,55 @@ async fn plan_group(
     group
 }
 
+/// Which `due` partition a group of jobs was read from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Group {
+    /// `A#{shard}`.
+    Admission,
+    /// `E#{shard}`.
+    Every,
+    /// `D#{minute of day}#{shard}`.
+    Daily(u32),
+    /// `{minute}#{shard}`.
+    Bucket,
+}
+
+impl Group {
+    /// Whether the group's position is the watermark, so the verification pass finds its fires
+    /// again and they need no `open` index entry while the job stays in it.
+    fn verified(self) -> bool {
+        matches!(self, Group::Every | Group::Daily(_))
+    }
+}
+
+/// Where a job goes after its fires of this dispatch: `None` = it stays where it is (no
+/// write); `Some(class)` = advance it into `class` (or out of the index when its plan has no
+/// next fire).
+fn decide(group: Group, schedule: &Schedule, plan: &JobPlan, now: DateTime<Utc>) -> Option<DueClass> {
+    let class_for = |next: DateTime<Utc>| {
+        if group == Group::Every || schedule.fires_every_minute(now) {
+            DueClass::Every
+        } else if let Some(slot) = schedule.daily_slot(next) {
+            DueClass::Daily(slot)
+        } else {
+            DueClass::Bucket
+        }
+    };
+    match (group, plan.deferred, plan.new_next) {
+        // A deferred every-minute or daily job moves to admission (its own position from then
+        // on); other deferred jobs stay put.
+        (Group::Every | Group::Daily(_), true, Some(_)) => Some(DueClass::Admission),
+        (_, true, _) => None,
+        // Every-minute jobs are not advanced (their position is the watermark) unless done.
+        (Group::Every, false, Some(_)) => None,
+        // Daily jobs stay while their next fire is in the same minute of the day.
+        (Group::Daily(slot), false, Some(n)) if keys::minute_of_day(keys::minute_of(n)) == slot => None,
+        (_, false, Some(n)) => Some(class_for(n)),
+        // Done: out of the index (the class is not written).
+        (_, false, None) => Some(DueClass::Bucket),
+    }
+}
+
 fn parse_or_log(job: &Job, report: &mut ScanReport) -> Option<Arc<Schedule>> {
     match super::cache::schedule_of(job) {
         Ok(s) => Some(s),
@@ -354,12 +443,18 @@ async fn dispatch(
     group: Vec<(Job, Arc<Schedule>, DateTime<Utc>, JobPlan)>,
     now: DateTime<Utc>,
     opts: &ScanOptions,
-    every_class: bool,
+    class: Group,
+    since_ms: i64,
     report: &mut ScanReport,
 ) -> Result<bool, ScanError> {
     let mut all_done = true;
     let mut planned = Vec::new();
-    for (job, schedule, _, plan) in &group {
+    // Each job's destination, decided before the puts: a fire of a job that stays in a
+    // verified class (every-minute, daily) is put without an `open` index entry (the
+    // verification pass finds it again); every other fire is put with one.
+    let decisions: Vec<Option<DueClass>> =
+        group.iter().map(|(_, schedule, _, plan)| decide(class, schedule, plan, now)).collect();
+    for ((job, schedule, _, plan), decision) in group.iter().zip(&decisions) {
         if plan.deferred {
             all_done = false;
             report.deferred += 1;
@@ -371,15 +466,10 @@ async fn dispatch(
                 .entry((job.definition.pool.clone(), policy_name(&job.definition.misfire)))
                 .or_default() += plan.missed;
         }
+        let indexed = !(class.verified() && decision.is_none());
         for fire in &plan.fires {
-            planned.push(Execution::ready(
-                job,
-                schedule,
-                fire.scheduled_at,
-                fire.missed_range,
-                now,
-                &opts.actor,
-            ));
+            let e = Execution::ready(job, schedule, fire.scheduled_at, fire.missed_range, now, &opts.actor);
+            planned.push((e, indexed));
         }
     }
     // Puts run concurrently (bounded): one scanner must keep up with thousands of fires a
@@ -389,10 +479,10 @@ async fn dispatch(
     // higher-ranked `Send` bound that a boxed handler future needs.)
     let execs = ExecStore::new(ctx.ddb.clone(), ctx.cfg.executions_table.clone());
     let puts: Vec<(Execution, Result<PutOutcome, StoreError>)> = stream::iter(planned)
-        .map(|e| {
+        .map(|(e, indexed)| {
             let execs = execs.clone();
             async move {
-                let r = execs.put_new(&e).await;
+                let r = if indexed { execs.put_new(&e).await } else { execs.put_new_unindexed(&e).await };
                 (e, r)
             }
         })
@@ -443,24 +533,19 @@ async fn dispatch(
     }
     let moves: Vec<Move> = group
         .iter()
-        .filter(|(_, _, _, plan)| match (every_class, plan.deferred) {
-            // A deferred every-minute job moves to admission; other deferred jobs stay put.
-            (true, true) => plan.new_next.is_some(),
-            (false, true) => false,
-            // Every-minute jobs are not advanced (their position is the watermark) unless done.
-            (true, false) => plan.new_next.is_none(),
-            (false, false) => true,
-        })
-        .map(|(job, schedule, read_next, plan)| {
-            // Promote jobs that fire every minute: from then on they never move between buckets.
-            let class = match plan.new_next {
-                Some(_) if plan.deferred => DueClass::Admission,
-                Some(_) if every_class || schedule.fires_every_minute(now) => DueClass::Every,
-                _ => DueClass::Bucket,
-            };
-            (job.clone(), *read_next, plan.new_next, class)
-        })
+        .zip(&decisions)
+        .filter_map(|((job, _, read_next, plan), d)| d.map(|to| (job.clone(), *read_next, plan.new_next, to)))
         .collect();
+    // A job leaving a verified class takes its fires out of the verification pass's reach:
+    // put its open ones (since the shard's verified minute) into the `open` index first, so a
+    // crash between the two leaves them covered twice, never zero times.
+    if class.verified() {
+        let now_ms = now.timestamp_millis();
+        for (job, ..) in &moves {
+            report.verify_tracked +=
+                u64::from(execs.track_job_since(&job.tenant, &job.job_id, since_ms, now_ms).await?);
+        }
+    }
     let advances: Vec<Result<Advance, StoreError>> = stream::iter(moves)
         .map(|(job, read_next, new_next, class)| {
             let (ddb, table) = (ctx.ddb.clone(), ctx.cfg.jobs_table.clone());
@@ -499,6 +584,7 @@ pub async fn dispatch_one(
     let mut budget = CatchUpBudget::new(0, 0);
     let plan = plan_job(job, &schedule, next - Duration::milliseconds(1), window_end, now, &mut budget);
     let opts = ScanOptions { actor: actor.to_string(), ..Default::default() };
-    dispatch(ctx, vec![(job.clone(), schedule, next, plan)], now, &opts, false, &mut report).await?;
+    let group = vec![(job.clone(), schedule, next, plan)];
+    dispatch(ctx, group, now, &opts, Group::Admission, now.timestamp_millis(), &mut report).await?;
     Ok(report)
 }

@@ -1,0 +1,111 @@
+//! The verification pass: how every-minute and daily fires reach the reconciler without an
+//! `open` index entry each.
+//!
+//! The reconciler (`crate::reconcile`) finds stranded executions through the sparse `open`
+//! index; entering and leaving it costs two index writes per execution, which would take an
+//! every-minute job from 3 to 5 write units a run (DESIGN §6 budgets 3). But the fires of jobs
+//! whose position is the shard watermark (the every-minute class `E#{shard}` and the daily
+//! class `D#{minute of day}#{shard}`) can be found again from the job items themselves: the
+//! fires of minute `v` are the schedule's fires in `v` of the jobs in those partitions. So the
+//! scan puts them without the index entry, and once their minute is a grace in the past
+//! (`ScanOptions::verify_grace_ms`, the reconciler's grace), this pass looks them up (one
+//! eventually consistent BatchGetItem read per fire, no write) and puts each one that is not
+//! final into the `open` index, due now: from there the reconciler judges it as any other
+//! (re-send, back off, close). Its position, the last minute verified, sits on the shard's
+//! watermark item and moves in the watermark's own write.
+//!
+//! What keeps the set complete: a job that leaves those classes (pause, edit, delete via the
+//! API; deferral, a DST move or its end in the scan) has its open executions since the
+//! verified minute indexed before it leaves (`ExecStore::track_job_since`). A fire that does
+//! not exist (a `skip` misfire, a job created later) is simply not found.
+
+use super::cache;
+use super::scan::{ScanError, ScanReport};
+use crate::context::Ctx;
+use crate::keys;
+use crate::model::{DueClass, Job, JobState};
+use crate::store::error::StoreError;
+use crate::store::executions::{ExecKey, ExecStore};
+use crate::store::{jobs, watermarks};
+use chrono::{DateTime, Duration, Utc};
+
+/// Minutes one tick verifies per shard at most (a backlog after an outage is worked off over
+/// several ticks, like the watermark's walk).
+pub const MAX_MINUTES_PER_TICK: i64 = 30;
+
+/// The executions the every-minute jobs `every` and the daily jobs `daily` should have in
+/// `minute`: each job's schedule fires in it, from its stored position on. Pure.
+pub fn expected_fires(every: &[Job], daily: &[Job], minute: i64) -> Vec<ExecKey> {
+    let start = keys::minute_start(minute) - Duration::milliseconds(1);
+    let end = keys::minute_start(minute + 1) - Duration::milliseconds(1);
+    let mut out = Vec::new();
+    for job in every.iter().chain(daily) {
+        let (Some(next), Ok(schedule)) = (job.next_fire_at, cache::schedule_of(job)) else { continue };
+        let mut cursor = start.max(next - Duration::milliseconds(1));
+        while let Some(f) = schedule.next_after(cursor) {
+            if f > end {
+                break;
+            }
+            out.push(ExecKey {
+                tenant: job.tenant.clone(),
+                job_id: job.job_id.clone(),
+                scheduled_ms: f.timestamp_millis(),
+            });
+            cursor = f;
+        }
+    }
+    out
+}
+
+/// Verifies the minutes after `verified` up to `to` (at most [`MAX_MINUTES_PER_TICK`]) of
+/// `shard`, given the every-minute jobs this tick read; returns the new verified minute.
+pub async fn verify_minutes(
+    ctx: &Ctx,
+    shard: u32,
+    every: &[Job],
+    verified: i64,
+    to: i64,
+    now: DateTime<Utc>,
+    report: &mut ScanReport,
+) -> Result<i64, ScanError> {
+    let execs = ExecStore::new(ctx.ddb.clone(), ctx.cfg.executions_table.clone());
+    let now_ms = now.timestamp_millis();
+    let mut v = verified;
+    while v < to && v - verified < MAX_MINUTES_PER_TICK {
+        let minute = v + 1;
+        let daily = jobs::query_due(
+            &ctx.ddb,
+            &ctx.cfg.jobs_table,
+            &keys::daily_bucket(keys::minute_of_day(minute), shard),
+        )
+        .await?;
+        report.buckets += 1;
+        let expected = expected_fires(every, &daily.jobs, minute);
+        report.verified += expected.len() as u64;
+        for snap in execs.snapshots(&expected).await? {
+            if !snap.exec.status.is_terminal()
+                && snap.open_due.is_none()
+                && execs.track(&ExecKey::of(&snap.exec), &snap, now_ms).await?
+            {
+                report.verify_tracked += 1;
+            }
+        }
+        v = minute;
+    }
+    Ok(v)
+}
+
+/// Called by the control plane before a change takes an enabled every-minute or daily job out
+/// of its class (pause, edit, delete): indexes its open executions since its shard's verified
+/// minute, which the verification pass would no longer find. Before the change, so a crash in
+/// between leaves them indexed (harmless: the reconciler closes final ones), never unindexed.
+pub async fn before_leaving(ctx: &Ctx, job: &Job, now: DateTime<Utc>) -> Result<u32, StoreError> {
+    if job.state != JobState::Enabled || !matches!(job.due_class, DueClass::Every | DueClass::Daily(_)) {
+        return Ok(0);
+    }
+    let pos = watermarks::position(&ctx.ddb, &ctx.cfg.jobs_table, job.shard).await?;
+    let since_ms =
+        pos.map_or(0, |p| keys::minute_start(p.verified.unwrap_or(p.through) + 1).timestamp_millis());
+    let execs = ExecStore::new(ctx.ddb.clone(), ctx.cfg.executions_table.clone());
+    execs.track_job_since(&job.tenant, &job.job_id, since_ms, now.timestamp_millis()).await
+}

@@ -1,0 +1,240 @@
+//! Every-minute and daily fires cost three write units a run (DESIGN §6) and are still never
+//! lost: they are put without an `open` index entry, and the scan's verification pass indexes
+//! any that is not final a grace after its minute (`functions/core/src/trigger/verify.rs`).
+//! Fixed instants, the real SDK against the emulator.
+
+use chrono::{DateTime, Duration, Utc};
+use sundial_core::control::{self, Caller, Control, ControlSettings};
+use sundial_core::execution::claim::{Finish, LeaseTerms};
+use sundial_core::metering::Meter;
+use sundial_core::model::{DueClass, ExecStatus, JobState};
+use sundial_core::queue::PoolQueues;
+use sundial_core::reconcile::{reconcile, ReconcileOptions};
+use sundial_core::schedule::MisfirePolicy;
+use sundial_core::store::executions::{ClaimOutcome, ExecKey, ExecStore};
+use sundial_core::store::{jobs, watermarks};
+use sundial_core::trigger::plan::CatchUpBudget;
+use sundial_core::trigger::scan::{scan_shards, ScanOptions};
+use sundial_core::Ctx;
+use sundial_tests::trigger::{at, create_job, ctx, definition, executions, scan};
+use sundial_tests::TestEnv;
+
+fn key(job: &str, t: &str) -> ExecKey {
+    ExecKey { tenant: "acme".into(), job_id: job.into(), scheduled_ms: at(t).timestamp_millis() }
+}
+
+fn execs(env: &TestEnv) -> ExecStore {
+    ExecStore::new(env.clients.ddb.clone(), env.cfg.executions_table.clone())
+}
+
+async fn open_due(env: &TestEnv, k: &ExecKey) -> anyhow::Result<Option<i64>> {
+    Ok(execs(env).get(k, true).await?.and_then(|s| s.open_due))
+}
+
+/// Drops every message of the pool's queue: the deliveries of everything queued so far are lost.
+async fn lose_messages(env: &TestEnv) -> anyhow::Result<()> {
+    env.clients.sqs.purge_queue().queue_url(env.queue_url("default")).send().await?;
+    Ok(())
+}
+
+/// Moves every shard's watermark to the minute before `t`, as ticks every minute would have.
+async fn ticks_ran_until(env: &TestEnv, t: DateTime<Utc>) -> anyhow::Result<()> {
+    let minute = sundial_core::keys::minute_of(t) - 1;
+    for shard in 0..env.cfg.shards {
+        watermarks::advance(&env.clients.ddb, &env.cfg.jobs_table, shard, minute, None).await?;
+    }
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_minute_and_daily_fires_cost_three_write_units_a_run() -> anyhow::Result<()> {
+    // GIVEN an every-minute job and a daily 09:00 job, past their first (admission) dispatch
+    let env = TestEnv::with("verify-cost", &["default"], 1).await?;
+    create_job(
+        &env,
+        "acme",
+        "minutely",
+        definition("0 * * * * *", "UTC", MisfirePolicy::FireOnce),
+        at("2026-11-30T08:58:10Z"),
+    )
+    .await?;
+    create_job(
+        &env,
+        "acme",
+        "daily",
+        definition("0 0 9 * * *", "UTC", MisfirePolicy::FireOnce),
+        at("2026-11-30T08:58:10Z"),
+    )
+    .await?;
+    scan(&env, at("2026-11-30T08:58:30Z"), &ScanOptions::default()).await?;
+    let daily = jobs::get_job(&env.clients.ddb, &env.cfg, "acme", "daily").await?.expect("daily job");
+    assert_eq!(daily.due_class, DueClass::Daily(9 * 60), "promoted to the daily class of 09:00 UTC");
+
+    // WHEN the next tick, through metered clients, queues the 09:00 fires of both
+    let meter = Meter::new(&env.cfg);
+    let tick = meter.clients(&sundial_tests::sdk_config(), "tick");
+    let tick_ctx = Ctx {
+        ddb: tick.ddb.clone(),
+        cfg: env.cfg.clone(),
+        queues: PoolQueues::new(tick.sqs.clone(), env.cfg.clone(), true),
+    };
+    let budget = tokio::sync::Mutex::new(CatchUpBudget::new(100, 100));
+    let r =
+        scan_shards(&tick_ctx, 0..1, at("2026-11-30T08:59:30Z"), &budget, &ScanOptions::default()).await?;
+    assert_eq!(r.created, 2, "{r:?}");
+    // AND a worker claims and finishes each
+    let worker = meter.clients(&sundial_tests::sdk_config(), "worker");
+    let store = ExecStore::new(worker.ddb.clone(), env.cfg.executions_table.clone());
+    let terms = LeaseTerms { duration_ms: 60_000, skew_margin_ms: 2_000, may_take_over: true };
+    for job in ["minutely", "daily"] {
+        let k = key(job, "2026-11-30T09:00:00Z");
+        let ClaimOutcome::Claimed(c) = store.claim(&k, "w1", &terms, at("2026-11-30T09:00:00.010Z")).await?
+        else {
+            panic!("{job}: not claimable")
+        };
+        store.finish(&k, &c.fence, &Finish::Succeeded, at("2026-11-30T09:00:00.050Z")).await?;
+    }
+
+    // THEN the tick wrote one unit per fire plus the shard's watermark, no index entry and no
+    // job item (neither job moved)
+    let usage = meter.snapshot();
+    let t = &usage["tick"];
+    assert_eq!(t.writes_by_kind.get("execution"), Some(&2.0), "{:?}", t.writes_by_kind);
+    assert_eq!(t.writes_by_kind.get("watermark"), Some(&1.0), "{:?}", t.writes_by_kind);
+    assert_eq!(t.write_units, 3.0, "{:?}", t.writes_by_kind);
+    // AND the worker one unit for each claim and each finish: 3 units a run in all
+    let w = &usage["worker"];
+    assert_eq!(w.write_units, 4.0, "{:?}", w.writes_by_kind);
+    assert_eq!(w.index_write_units, 0.0, "{:?}", w.writes_by_kind);
+    let daily_after = jobs::get_job(&env.clients.ddb, &env.cfg, "acme", "daily").await?.expect("daily job");
+    assert_eq!(daily_after.version, daily.version);
+    assert_eq!(daily_after.next_fire_at, daily.next_fire_at, "a daily-class job is not advanced per fire");
+    env.cleanup().await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_every_minute_fire_whose_message_is_lost_is_found_by_verification_and_sent_again(
+) -> anyhow::Result<()> {
+    // GIVEN an every-minute job in its class: its 12:02 fire is put without an index entry
+    let env = TestEnv::with("verify-lost", &["default"], 2).await?;
+    create_job(
+        &env,
+        "acme",
+        "minutely",
+        definition("0 * * * * *", "UTC", MisfirePolicy::FireOnce),
+        at("2026-11-30T12:00:05Z"),
+    )
+    .await?;
+    scan(&env, at("2026-11-30T12:00:05Z"), &ScanOptions::default()).await?;
+    scan(&env, at("2026-11-30T12:01:05Z"), &ScanOptions::default()).await?;
+    let lost = key("minutely", "2026-11-30T12:02:00Z");
+    assert_eq!(open_due(&env, &lost).await?, None, "every-minute fires carry no index entry");
+    // AND its message is lost before any worker saw it
+    lose_messages(&env).await?;
+
+    // WHEN the system runs on: a tick a minute, the reconciler after each
+    let mut resent_at = None;
+    for m in 2..7 {
+        let now = at("2026-11-30T12:00:05Z") + Duration::minutes(m);
+        scan(&env, now, &ScanOptions::default()).await?;
+        reconcile(&ctx(&env), now, &ReconcileOptions::default()).await?;
+        if resent_at.is_none() && execs(&env).get(&lost, true).await?.is_some_and(|s| s.resends > 0) {
+            resent_at = Some(now);
+        }
+    }
+
+    // THEN once its minute is a grace (2 min) past, verification indexes it and the reconciler
+    // sends it again, with a note on its timeline
+    let resent_at = resent_at.expect("the lost every-minute fire was never sent again");
+    assert!(resent_at <= at("2026-11-30T12:05:05Z"), "re-sent at {resent_at}");
+    let snap = execs(&env).get(&lost, true).await?.expect("execution");
+    assert_eq!(snap.exec.status, ExecStatus::Ready);
+    assert!(
+        snap.exec.timeline.iter().any(|e| e.code.as_deref() == Some("Resent")),
+        "{:?}",
+        snap.exec.timeline
+    );
+    env.cleanup().await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_paused_before_verification_keeps_its_open_fires_indexed() -> anyhow::Result<()> {
+    // GIVEN an every-minute job whose 12:02 fire is queued without an index entry
+    let env = TestEnv::with("verify-pause", &["default"], 2).await?;
+    let ctl = Control::new(ctx(&env), ControlSettings::default());
+    let caller = Caller { tenant: "acme".into(), principal: "ops".into() };
+    let def = definition("0 * * * * *", "UTC", MisfirePolicy::FireOnce);
+    control::jobs::create(&ctl, &caller, "minutely", def, at("2026-11-30T12:00:05Z")).await?;
+    scan(&env, at("2026-11-30T12:00:05Z"), &ScanOptions::default()).await?;
+    scan(&env, at("2026-11-30T12:01:05Z"), &ScanOptions::default()).await?;
+    let k = key("minutely", "2026-11-30T12:02:00Z");
+    assert_eq!(open_due(&env, &k).await?, None);
+
+    // WHEN the job is paused at 12:02:10, before verification reached 12:02: it leaves the
+    // every-minute partition the verification pass reads
+    control::jobs::set_state(&ctl, &caller, "minutely", JobState::Paused, None, at("2026-11-30T12:02:10Z"))
+        .await?;
+
+    // THEN its open 12:02 execution went into the `open` index first
+    assert!(open_due(&env, &k).await?.is_some(), "the paused job's 12:02 fire is no longer covered");
+    env.cleanup().await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_daily_job_stays_in_its_class_and_leaves_it_before_its_zone_changes_utc_minute(
+) -> anyhow::Result<()> {
+    // GIVEN 09:00 New York every day: 14:00 UTC in winter, 13:00 UTC from 2027-03-14 (DST).
+    // (Instants in the future: MiniStack's TTL reaper deletes executions whose retention ended
+    // by the wall clock, docs/emulators.md.)
+    let env = TestEnv::with("verify-daily", &["default"], 1).await?;
+    create_job(
+        &env,
+        "acme",
+        "ny",
+        definition("0 0 9 * * *", "America/New_York", MisfirePolicy::FireOnce),
+        at("2027-03-11T13:00:00Z"),
+    )
+    .await?;
+    let class = |env: &TestEnv| {
+        let (ddb, cfg) = (env.clients.ddb.clone(), env.cfg.clone());
+        async move { jobs::get_job(&ddb, &cfg, "acme", "ny").await.map(|j| j.expect("job")) }
+    };
+
+    // WHEN ticks run just before each fire (the watermark kept current in between)
+    scan(&env, at("2027-03-11T13:59:30Z"), &ScanOptions::default()).await?;
+    assert_eq!(class(&env).await?.due_class, DueClass::Daily(14 * 60), "promoted at its first fire");
+    let before = class(&env).await?;
+    ticks_ran_until(&env, at("2027-03-12T13:59:00Z")).await?;
+    scan(&env, at("2027-03-12T13:59:30Z"), &ScanOptions::default()).await?;
+    let after = class(&env).await?;
+    assert_eq!((after.version, after.next_fire_at), (before.version, before.next_fire_at), "not moved");
+    assert_eq!(open_due(&env, &key("ny", "2027-03-12T14:00:00Z")).await?, None, "put without an index entry");
+    ticks_ran_until(&env, at("2027-03-13T13:59:00Z")).await?;
+    scan(&env, at("2027-03-13T13:59:30Z"), &ScanOptions::default()).await?;
+    // (its next fire, 2027-03-14, is at 13:00 UTC: it left the 14:00 class at this fire)
+    assert_eq!(class(&env).await?.due_class, DueClass::Daily(13 * 60));
+    ticks_ran_until(&env, at("2027-03-14T12:59:00Z")).await?;
+    scan(&env, at("2027-03-14T12:59:30Z"), &ScanOptions::default()).await?;
+
+    // THEN every 09:00 New York fire was put, the one after the change at its new UTC hour
+    let fired: Vec<DateTime<Utc>> =
+        executions(&env, "acme", "ny").await?.iter().map(|e| e.scheduled_at).collect();
+    assert_eq!(
+        fired,
+        vec![
+            at("2027-03-11T14:00:00Z"),
+            at("2027-03-12T14:00:00Z"),
+            at("2027-03-13T14:00:00Z"),
+            at("2027-03-14T13:00:00Z")
+        ]
+    );
+    // AND the fire put as the job left its class went in with its index entry, and so did its
+    // earlier open fire that verification had not reached yet
+    assert!(open_due(&env, &key("ny", "2027-03-13T14:00:00Z")).await?.is_some());
+    assert!(open_due(&env, &key("ny", "2027-03-12T14:00:00Z")).await?.is_some());
+    env.cleanup().await;
+    Ok(())
+}
