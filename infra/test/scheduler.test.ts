@@ -214,6 +214,16 @@ describe('functions', () => {
         ScalingConfig: { MaximumConcurrency: max },
       });
     }
+    // No batching window by default: a message is handed over as soon as it is visible.
+    for (const m of maps as any[]) assert.equal(m.Properties.MaximumBatchingWindowInSeconds, undefined);
+  });
+
+  it('a Lambda pool can trade start lag for fuller batches with a batching window', () => {
+    const props = { ...JWT_PROPS, pools: [{ name: 'default', batchingWindow: Duration.seconds(3) }] };
+    const t = build(props, 'SundialBatching').template;
+    t.hasResourceProperties('AWS::Lambda::EventSourceMapping', { BatchSize: 10, MaximumBatchingWindowInSeconds: 3 });
+    const bad = { ...JWT_PROPS, pools: [{ name: 'default', batchingWindow: Duration.seconds(301) }] };
+    assert.throws(() => build(bad, 'SundialBadBatching'), /batchingWindow must be 0-300 seconds/);
   });
 });
 

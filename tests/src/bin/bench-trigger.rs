@@ -16,9 +16,14 @@
 //! 5. Reports requests per execution from the metering interceptor: DynamoDB write/read units,
 //!    SQS requests, Lambda invokes, split tick / worker, for the whole run of each execution.
 //!
-//! By default every job is a once-a-day cron, so each advance moves the job between buckets:
-//! the cost of the general case. `--every-minute` makes them `0 * * * * *` jobs in the
-//! every-minute class, which skips the advance: the budget case of DESIGN §6. By default every
+//! `--class` chooses the jobs and the `due` class a scan would have left them in:
+//! - `daily` (default): `0 M H * * *` once-a-day crons in the daily class `D#{minute of day}`,
+//!   never advanced (DESIGN §6's daily budget: ≤ 4 write units a run);
+//! - `every-minute` (or `--every-minute`): `0 * * * * *` in the every-minute class `E#`, never
+//!   advanced (the budget case: ≤ 3 write units a run);
+//! - `bucket`: monthly crons in their minute bucket, advanced to next month's bucket on every
+//!   fire (the general case: the `due` index entry moves, 1 + 2 index write units).
+//! By default every
 //! job is due at second 0 (the top-of-the-minute spike real users write: most daily jobs at
 //! :00); `--spread` spreads them over the minute's 60 seconds.
 //!
@@ -29,7 +34,7 @@
 
 use anyhow::{Context, Result};
 use aws_sdk_dynamodb::types::AttributeValue;
-use chrono::{DateTime, Duration, Timelike, Utc};
+use chrono::{DateTime, Datelike, Duration, Timelike, Utc};
 use std::sync::Arc;
 use std::time::Instant;
 use sundial_core::config::{Config, WorkerSettings};
@@ -93,7 +98,11 @@ async fn main() -> Result<()> {
     // Logical shards: 4,096 in production; locally fewer, because the emulator's Query scans the
     // whole table (every bucket query costs O(table) there, O(result) on DynamoDB).
     let shards: u32 = arg("--shards", "16").parse().context("--shards")?;
-    let every_minute = std::env::args().any(|a| a == "--every-minute");
+    let class_arg = if std::env::args().any(|a| a == "--every-minute") { "every-minute".into() } else { arg("--class", "daily") };
+    anyhow::ensure!(
+        ["daily", "every-minute", "bucket"].contains(&class_arg.as_str()),
+        "--class: expected daily, every-minute or bucket, got {class_arg:?}"
+    );
     let spread = std::env::args().any(|a| a == "--spread");
     let env = sundial_tests::TestEnv::with("bench", &["default"], shards).await?;
     let cfg: Config = env.cfg.clone();
@@ -104,15 +113,16 @@ async fn main() -> Result<()> {
 
     // 2. N jobs due at second 0 of minute D
     let load_t = Instant::now();
-    let load_estimate = Duration::seconds((jobs as i64) / 60 + 5);
+    // MiniStack loads ~500 jobs/s with 4 loaders, moto ~150.
+    let load_estimate = Duration::seconds((jobs as i64) / 120 + 10);
     let d_min = sundial_core::keys::minute_of(Utc::now() + load_estimate) + 2;
     let due: DateTime<Utc> = sundial_core::keys::minute_start(d_min);
     let expr_of = |i: usize| {
         let sec = if spread { i % 60 } else { 0 };
-        if every_minute {
-            format!("{sec} * * * * *")
-        } else {
-            format!("{sec} {} {} * * *", due.minute(), due.hour())
+        match class_arg.as_str() {
+            "every-minute" => format!("{sec} * * * * *"),
+            "bucket" => format!("{sec} {} {} {} * *", due.minute(), due.hour(), due.day()),
+            _ => format!("{sec} {} {} * * *", due.minute(), due.hour()),
         }
     };
     let mut def = sundial_tests::trigger::definition(&expr_of(0), "UTC", MisfirePolicy::FireOnce);
@@ -120,7 +130,7 @@ async fn main() -> Result<()> {
     def.params = serde_json::json!({});
     let loaders: Vec<_> = (0..4)
         .map(|w| {
-            let (cfg, def) = (cfg.clone(), def.clone());
+            let (cfg, def, class_arg) = (cfg.clone(), def.clone(), class_arg.clone());
             let ddb = sundial_tests::clients().ddb;
             let exprs: Vec<String> = (0..jobs).map(expr_of).collect();
             tokio::spawn(async move {
@@ -137,7 +147,11 @@ async fn main() -> Result<()> {
                     )?;
                     // Where a scan would have left it: a daily job in the bucket of its fire, an
                     // every-minute job in the every class at its next fire D.
-                    let class = if every_minute { DueClass::Every } else { DueClass::Bucket };
+                    let class = match class_arg.as_str() {
+                        "every-minute" => DueClass::Every,
+                        "bucket" => DueClass::Bucket,
+                        _ => DueClass::Daily(sundial_core::keys::minute_of_day(sundial_core::keys::minute_of(due))),
+                    };
                     let job = sundial_core::model::Job { due_class: class, next_fire_at: Some(first), ..job };
                     sundial_core::store::jobs::put_new_job(&ddb, &cfg, &job).await?;
                 }

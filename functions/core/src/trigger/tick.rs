@@ -168,7 +168,9 @@ pub fn metric_lines(report: &ScanReport) -> Vec<Emf> {
             .count("DuplicatePutsAbsorbed", report.duplicates)
             .count("ShardsBehind", u64::from(report.shards - report.shards_complete))
             .count("ShardsFailed", u64::from(report.shards_failed))
-            .count("InvalidJobs", report.invalid),
+            .count("InvalidJobs", report.invalid)
+            .count("FiresVerified", report.verified)
+            .count("VerifyIndexed", report.verify_tracked),
     );
     out
 }
