@@ -2,6 +2,7 @@
 //!
 //! Subcommands:
 //! - `preview`: print the next fires of a schedule expression (pure, no AWS).
+//! - `capacity`: the capacity model for a load, fed by the benches' measured costs (pure).
 //! - `provision`: create Sundial's tables and queues on the endpoint in `AWS_ENDPOINT_URL`.
 //! - `health`: check that the emulator answers and the tables and queues exist.
 //! - `dev`: the local run: emulator, tables, tick, workers, API and a demo job ([`dev`]).
@@ -10,6 +11,7 @@
 //!   scripts.
 
 mod api_cmds;
+mod capacity;
 mod client;
 mod dev;
 mod preview;
@@ -29,6 +31,9 @@ struct Cli {
 enum Command {
     /// Print the next fires of a schedule as RFC 3339 UTC instants, one per line.
     Preview(preview::PreviewArgs),
+    /// The capacity model: tables, hot partitions, Lambda, SQS and monthly cost for a load,
+    /// from the costs the benches measured.
+    Capacity(capacity::CapacityArgs),
     /// Create tables, indexes and per-pool queues (with DLQs) on the configured endpoint.
     Provision(provision::ProvisionArgs),
     /// Check the emulator answers and that the tables and queues exist; prints one health line.
@@ -93,6 +98,7 @@ fn main() -> ExitCode {
 async fn run(cli: Cli) -> ExitCode {
     let result = match cli.command {
         Command::Preview(args) => preview::run(args),
+        Command::Capacity(args) => capacity::run(args),
         Command::Provision(args) => provision::run(args, false).await,
         Command::Health(args) => provision::run(args, true).await,
         Command::Dev { args, api } => dev::run(args, &api).await,

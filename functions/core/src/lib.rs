@@ -28,12 +28,15 @@
 //! - [`reconcile`]: the reconciler: re-sends executions whose delivery is gone, found through the
 //!   sparse `open` index (O(open executions)).
 //! - [`metrics`]: CloudWatch Embedded Metric Format lines.
+//! - [`capacity`]: the capacity model (pure): tables, hot partitions, Lambda, SQS and cost for a
+//!   load, from the per-fire costs the metering interceptor measured.
 //! - [`metering`]: an SDK interceptor that counts requests and DynamoDB capacity per component.
 //! - [`execution`]: the execution plane: the claim rules with fencing tokens, retries, targets,
 //!   concurrency policies, and the worker core shared by the Lambda and ECS entry points.
 //! - [`control`]: the control plane's domain (create/list/edit/pause/resume/delete jobs, cancel,
 //!   trigger now, backfill, dead-letter replay, the operations audit log), served by `functions/api`.
 pub mod aws;
+pub mod capacity;
 pub mod config;
 pub mod context;
 pub mod control;
