@@ -4,7 +4,7 @@
 use chrono::{Duration as CDuration, Utc};
 use std::sync::Arc;
 use std::time::Duration;
-use sundial_core::execution::policy::TenantGate;
+use sundial_core::execution::policy::{Seat, TenantGate};
 use sundial_core::execution::retry::RunError;
 use sundial_core::execution::target::in_process::{BoxFuture, Handler, HandlerContext, Handlers};
 use sundial_core::model::{ConcurrencyPolicy, ExecStatus, JobDefinition, Target};
@@ -263,7 +263,7 @@ async fn a_tenant_limit_holds_further_executions_until_one_finishes() -> anyhow:
         env.clients.ddb.clone(),
         env.cfg.executions_table.clone(),
     );
-    assert!(gate_table.running("acme", 0).await?.is_empty(), "entries are released");
+    assert!(gate_table.running("acme", 1, 0).await?.is_empty(), "entries are released");
     env.cleanup().await;
     Ok(())
 }
@@ -349,16 +349,16 @@ async fn an_acquire_racing_a_heartbeat_cannot_undo_its_extension() -> anyhow::Re
     let gate = TenantGate::new(env.clients.ddb.clone(), env.cfg.executions_table.clone());
     let (ddb, table) = (&env.clients.ddb, env.cfg.executions_table.as_str());
     let (x, y, z) = (gate_key("acme", "x"), gate_key("acme", "y"), gate_key("acme", "z"));
-    assert_eq!(gate.acquire(&x, 2, T0 + 1_000, MARGIN, T0).await?, None);
+    assert_eq!(gate.acquire(&x, 2, T0 + 1_000, MARGIN, T0).await?, Seat::Admitted { shard: 0 });
 
     // WHEN Y's acquire reads the gate, X's heartbeat then extends X's entry to T0 + 10 s, and
     // Y's acquire writes back what it read plus itself (retrying on a conflict, as acquire does)
     let read = slots::get_running(ddb, table, "acme").await?;
-    gate.extend(&x, T0 + 10_000).await?;
+    gate.extend(&x, 0, T0 + 10_000).await?;
     let mut with_y = read.leases.clone();
     with_y.insert(y.id(), T0 + 10_000);
     if !slots::put_running(ddb, table, "acme", &with_y, read.version).await? {
-        assert_eq!(gate.acquire(&y, 2, T0 + 10_000, MARGIN, T0).await?, None);
+        assert_eq!(gate.acquire(&y, 2, T0 + 10_000, MARGIN, T0).await?, Seat::Admitted { shard: 0 });
     }
 
     // THEN X's entry keeps its extension
@@ -366,7 +366,10 @@ async fn an_acquire_racing_a_heartbeat_cannot_undo_its_extension() -> anyhow::Re
     assert_eq!(after.leases.get(&x.id()), Some(&(T0 + 10_000)), "{after:?}");
     // AND at T0 + 1.5 s, with X and Y both running, Z is refused: the limit is two
     let z_at = T0 + 1_500;
-    assert!(gate.acquire(&z, 2, z_at + 1_000, MARGIN, z_at).await?.is_some(), "Z joined a full gate");
+    assert!(
+        matches!(gate.acquire(&z, 2, z_at + 1_000, MARGIN, z_at).await?, Seat::Full { .. }),
+        "Z joined a full gate"
+    );
     env.cleanup().await;
     Ok(())
 }
@@ -378,22 +381,26 @@ async fn an_acquire_racing_a_release_cannot_bring_the_released_entry_back() -> a
     let gate = TenantGate::new(env.clients.ddb.clone(), env.cfg.executions_table.clone());
     let (ddb, table) = (&env.clients.ddb, env.cfg.executions_table.as_str());
     let (x, y, z) = (gate_key("acme", "x"), gate_key("acme", "y"), gate_key("acme", "z"));
-    assert_eq!(gate.acquire(&x, 2, T0 + 10_000, MARGIN, T0).await?, None);
+    assert_eq!(gate.acquire(&x, 2, T0 + 10_000, MARGIN, T0).await?, Seat::Admitted { shard: 0 });
 
     // WHEN Y's acquire reads the gate, X finishes and releases its entry, and Y's acquire writes
     // back what it read plus itself (retrying on a conflict, as acquire does)
     let read = slots::get_running(ddb, table, "acme").await?;
-    gate.release(&x).await?;
+    gate.release(&x, 0).await?;
     let mut with_y = read.leases.clone();
     with_y.insert(y.id(), T0 + 10_000);
     if !slots::put_running(ddb, table, "acme", &with_y, read.version).await? {
-        assert_eq!(gate.acquire(&y, 2, T0 + 10_000, MARGIN, T0).await?, None);
+        assert_eq!(gate.acquire(&y, 2, T0 + 10_000, MARGIN, T0).await?, Seat::Admitted { shard: 0 });
     }
 
     // THEN X's entry stays released, and Z may join Y
     let after = slots::get_running(ddb, table, "acme").await?;
     assert!(!after.leases.contains_key(&x.id()), "X's released entry came back: {after:?}");
-    assert_eq!(gate.acquire(&z, 2, T0 + 10_000, MARGIN, T0).await?, None, "Z was kept out by X's ghost");
+    assert_eq!(
+        gate.acquire(&z, 2, T0 + 10_000, MARGIN, T0).await?,
+        Seat::Admitted { shard: 0 },
+        "Z was kept out by X's ghost"
+    );
     env.cleanup().await;
     Ok(())
 }
@@ -410,7 +417,10 @@ async fn a_wait_leaves_a_fresh_message_instead_of_burning_a_receive_toward_the_d
     let holder = ExecKey { tenant: "acme".into(), job_id: "long".into(), scheduled_ms: 1 };
     let gate = TenantGate::new(env.clients.ddb.clone(), env.cfg.executions_table.clone());
     let lease_end = now.timestamp_millis() + 600_000;
-    assert_eq!(gate.acquire(&holder, 1, lease_end, 2_000, now.timestamp_millis()).await?, None);
+    assert_eq!(
+        gate.acquire(&holder, 1, lease_end, 2_000, now.timestamp_millis()).await?,
+        Seat::Admitted { shard: 0 }
+    );
     let def = fixtures::http_definition("https://hooks.example.com/run");
     let e = fixtures::ready_execution("acme", "waits", def, now, now);
     let key = fixtures::put_execution(&env, &e).await?;
@@ -432,4 +442,53 @@ async fn a_wait_leaves_a_fresh_message_instead_of_burning_a_receive_toward_the_d
     assert_eq!(fixtures::snapshot(&env, &key).await?.exec.status, ExecStatus::Ready);
     env.cleanup().await;
     Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_large_tenant_limit_spreads_its_gate_over_shards_and_admits_exactly_the_limit() -> anyhow::Result<()>
+{
+    // GIVEN a tenant limited to 45 running executions: its gate is three items (≤ 20 entries
+    // each, quotas 15 + 15 + 15), each its own partition
+    let env = TestEnv::new("gate-shards").await?;
+    let gate = TenantGate::new(env.clients.ddb.clone(), env.cfg.executions_table.clone());
+    let limit = 45;
+    assert_eq!(sundial_core::execution::policy::gate_shards(limit), 3);
+
+    // WHEN 46 executions try to join
+    let mut shards_used = std::collections::BTreeMap::<u32, u32>::new();
+    for i in 0..45 {
+        match gate.acquire(&gate_key("acme", &format!("j{i}")), limit, T0 + 60_000, MARGIN, T0).await? {
+            Seat::Admitted { shard } => *shards_used.entry(shard).or_default() += 1,
+            Seat::Full { .. } => panic!("execution {i} refused below the limit"),
+        }
+    }
+    let last = gate_key("acme", "j45");
+    let refused = gate.acquire(&last, limit, T0 + 60_000, MARGIN, T0).await?;
+
+    // THEN exactly 45 got in, spread over the three shards, and the 46th waits
+    assert_eq!(shards_used, std::collections::BTreeMap::from([(0, 15), (1, 15), (2, 15)]));
+    assert!(matches!(refused, Seat::Full { .. }), "{refused:?}");
+    assert_eq!(gate.running("acme", limit, T0).await?.len(), 45);
+    // AND once one leaves (from its shard), the 46th is admitted
+    let first = gate_key("acme", "j0");
+    let shard_of_first = (0..3).find(|s| shard_holds(&env, *s, &first.id())).expect("j0 is in some shard");
+    gate.release(&first, shard_of_first).await?;
+    assert!(matches!(gate.acquire(&last, limit, T0 + 60_000, MARGIN, T0).await?, Seat::Admitted { .. }));
+    assert_eq!(gate.running("acme", limit, T0).await?.len(), 45);
+    env.cleanup().await;
+    Ok(())
+}
+
+/// Whether shard `shard` of acme's gate holds `id` (a blocking read for a `find` closure).
+fn shard_holds(env: &TestEnv, shard: u32, id: &str) -> bool {
+    let (ddb, table) = (env.clients.ddb.clone(), env.cfg.executions_table.clone());
+    let id = id.to_string();
+    tokio::task::block_in_place(|| {
+        tokio::runtime::Handle::current().block_on(async move {
+            slots::get_running_shard(&ddb, &table, "acme", shard)
+                .await
+                .map(|s| s.leases.contains_key(&id))
+                .unwrap_or(false)
+        })
+    })
 }

@@ -34,8 +34,8 @@ pub(crate) struct CapacityArgs {
 }
 
 fn repo_root() -> PathBuf {
-    std::env::var_os("SUNDIAL_ROOT")
-        .map(PathBuf::from)
+    sundial_core::config::LocalRunSettings::from_env()
+        .root
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.."))
 }
 

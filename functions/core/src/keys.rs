@@ -32,6 +32,7 @@ pub const KEY_FORMATS: &[&str] = &[
     "O#{ms}#{job}#{action}#{subject}#{nonce}",
     "SLOT",
     "T#{tenant}#RUN",
+    "T#{tenant}#RUN#{gate shard}",
     "RUN",
     "{epoch minute}#{shard}",
     "A#{shard}",
@@ -131,9 +132,21 @@ pub fn is_ops_sk(sk: &str) -> bool {
 /// partition key, next to its executions).
 pub const JOB_SLOT_SK: &str = "SLOT";
 
-/// Partition key of a tenant's running gate (in the executions table).
+/// Partition key of a tenant's running gate (in the executions table): shard 0 of it. A tenant
+/// with a large limit has its gate split over several items ([`tenant_running_shard_pk`]).
 pub fn tenant_running_pk(tenant: &str) -> String {
     format!("T#{tenant}#RUN")
+}
+
+/// Partition key of shard `shard` of a tenant's running gate: shard 0 is
+/// [`tenant_running_pk`] (the single gate of small limits), the others `T#{tenant}#RUN#{shard}`,
+/// each its own partition, so one busy tenant's claims and finishes spread over several.
+pub fn tenant_running_shard_pk(tenant: &str, shard: u32) -> String {
+    if shard == 0 {
+        tenant_running_pk(tenant)
+    } else {
+        format!("T#{tenant}#RUN#{shard}")
+    }
 }
 
 /// Sort key of a tenant's running gate.
@@ -330,6 +343,7 @@ mod tests {
             ("ops_sk", ops_sk(ms, "nightly", "pause", "v4", 0xfeed)),
             ("JOB_SLOT_SK", JOB_SLOT_SK.into()),
             ("tenant_running_pk", tenant_running_pk("acme")),
+            ("tenant_running_shard_pk", tenant_running_shard_pk("acme", 3)),
             ("daily_bucket", daily_bucket(540, 7)),
             ("TENANT_RUNNING_SK", TENANT_RUNNING_SK.into()),
             ("due_bucket", due_bucket(29_441_160, 7)),

@@ -23,8 +23,8 @@
 //!   advanced (the budget case: ≤ 3 write units a run);
 //! - `bucket`: monthly crons in their minute bucket, advanced to next month's bucket on every
 //!   fire (the general case: the `due` index entry moves, 1 + 2 index write units).
-//! By default every
-//! job is due at second 0 (the top-of-the-minute spike real users write: most daily jobs at
+//!
+//! By default every job is due at second 0 (the top-of-the-minute spike real users write: most daily jobs at
 //! :00); `--spread` spreads them over the minute's 60 seconds.
 //!
 //! Also reported: the tick's CPU time per fire (this process's user + system time over the
@@ -98,7 +98,11 @@ async fn main() -> Result<()> {
     // Logical shards: 4,096 in production; locally fewer, because the emulator's Query scans the
     // whole table (every bucket query costs O(table) there, O(result) on DynamoDB).
     let shards: u32 = arg("--shards", "16").parse().context("--shards")?;
-    let class_arg = if std::env::args().any(|a| a == "--every-minute") { "every-minute".into() } else { arg("--class", "daily") };
+    let class_arg = if std::env::args().any(|a| a == "--every-minute") {
+        "every-minute".into()
+    } else {
+        arg("--class", "daily")
+    };
     anyhow::ensure!(
         ["daily", "every-minute", "bucket"].contains(&class_arg.as_str()),
         "--class: expected daily, every-minute or bucket, got {class_arg:?}"
@@ -150,7 +154,9 @@ async fn main() -> Result<()> {
                     let class = match class_arg.as_str() {
                         "every-minute" => DueClass::Every,
                         "bucket" => DueClass::Bucket,
-                        _ => DueClass::Daily(sundial_core::keys::minute_of_day(sundial_core::keys::minute_of(due))),
+                        _ => DueClass::Daily(sundial_core::keys::minute_of_day(
+                            sundial_core::keys::minute_of(due),
+                        )),
                     };
                     let job = sundial_core::model::Job { due_class: class, next_fire_at: Some(first), ..job };
                     sundial_core::store::jobs::put_new_job(&ddb, &cfg, &job).await?;

@@ -185,7 +185,42 @@ impl TenantLimits {
     }
 }
 
-/// The tenant side: a leased set of running executions per tenant.
+/// Most entries one shard of a tenant's running gate holds: a tenant's gate is split into
+/// ⌈limit ÷ this⌉ items, each its own partition, so a gate item stays near 1 KiB (one write
+/// unit per rewrite) and a busy tenant's claims and finishes spread over several partitions
+/// (a single gate item rewritten on every claim and finish is a hot key at scale: the capacity
+/// model, `docs/performance.md`).
+pub const GATE_ENTRIES_PER_SHARD: u32 = 20;
+
+/// How many items the running gate of a tenant limited to `limit` is split into.
+pub fn gate_shards(limit: u32) -> u32 {
+    limit.div_ceil(GATE_ENTRIES_PER_SHARD).max(1)
+}
+
+/// How many entries shard `shard` of a gate of `limit` admits: the limit spread evenly, the
+/// first `limit mod shards` shards one more, so the shards together admit exactly `limit`.
+pub fn gate_quota(limit: u32, shard: u32) -> u32 {
+    let n = gate_shards(limit);
+    limit / n + u32::from(shard < limit % n)
+}
+
+/// What an acquire got.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Seat {
+    /// Joined the gate in this shard (extend and release it there).
+    Admitted {
+        /// The gate shard holding the entry.
+        shard: u32,
+    },
+    /// Every shard is full: look again at this instant (ms).
+    Full {
+        /// When to look again (ms).
+        retry_at: i64,
+    },
+}
+
+/// The tenant side: a leased set of running executions per tenant, split into
+/// [`gate_shards`] items.
 #[derive(Debug, Clone)]
 pub struct TenantGate {
     ddb: aws_sdk_dynamodb::Client,
@@ -199,8 +234,9 @@ impl TenantGate {
     }
 
     /// Joins the tenant's running set until `lease_until` if fewer than `limit` live entries
-    /// are in it. `Ok(None)`: admitted; `Ok(Some(t))`: full, look again at `t` (ms). An entry
-    /// counts as live until its lease end plus `skew_margin_ms`.
+    /// are in it: tries the execution's home shard (a hash of its id), then the others in
+    /// turn, each admitting its [`gate_quota`]. An entry counts as live until its lease end plus
+    /// `skew_margin_ms`.
     pub async fn acquire(
         &self,
         key: &ExecKey,
@@ -208,39 +244,55 @@ impl TenantGate {
         lease_until: i64,
         skew_margin_ms: i64,
         now_ms: i64,
-    ) -> Result<Option<i64>, StoreError> {
+    ) -> Result<Seat, StoreError> {
         let me = key.id();
-        for _ in 0..8 {
-            let set = slots::get_running(&self.ddb, &self.table, &key.tenant).await?;
-            let mut live: HashMap<String, i64> =
-                set.leases.into_iter().filter(|(k, lu)| *k != me && lu + skew_margin_ms >= now_ms).collect();
-            if live.len() >= limit as usize {
-                let next = live.values().map(|lu| lu + skew_margin_ms).min().unwrap_or(now_ms);
-                return Ok(Some(next.min(now_ms + POLICY_POLL_MS).max(now_ms + 500)));
-            }
-            live.insert(me.clone(), lease_until);
-            if slots::put_running(&self.ddb, &self.table, &key.tenant, &live, set.version).await? {
-                return Ok(None);
+        let shards = gate_shards(limit);
+        let home = crate::keys::shard_of(&key.tenant, &me, shards);
+        let mut retry_at = now_ms + POLICY_POLL_MS;
+        for i in 0..shards {
+            let shard = (home + i) % shards;
+            let quota = gate_quota(limit, shard) as usize;
+            for _ in 0..8 {
+                let set = slots::get_running_shard(&self.ddb, &self.table, &key.tenant, shard).await?;
+                let mut live: HashMap<String, i64> = set
+                    .leases
+                    .into_iter()
+                    .filter(|(k, lu)| *k != me && lu + skew_margin_ms >= now_ms)
+                    .collect();
+                if live.len() >= quota {
+                    let next = live.values().map(|lu| lu + skew_margin_ms).min().unwrap_or(now_ms);
+                    retry_at = retry_at.min(next.max(now_ms + 500));
+                    break;
+                }
+                live.insert(me.clone(), lease_until);
+                if slots::put_running_shard(&self.ddb, &self.table, &key.tenant, shard, &live, set.version)
+                    .await?
+                {
+                    return Ok(Seat::Admitted { shard });
+                }
             }
         }
-        Ok(Some(now_ms + POLICY_POLL_MS))
+        Ok(Seat::Full { retry_at })
     }
 
-    /// Extends this execution's entry (heartbeats of limited tenants).
-    pub async fn extend(&self, key: &ExecKey, lease_until: i64) -> Result<(), StoreError> {
-        slots::extend_running(&self.ddb, &self.table, key, lease_until).await
+    /// Extends this execution's entry in gate shard `shard` (heartbeats of limited tenants).
+    pub async fn extend(&self, key: &ExecKey, shard: u32, lease_until: i64) -> Result<(), StoreError> {
+        slots::extend_running(&self.ddb, &self.table, key, shard, lease_until).await
     }
 
-    /// Leaves the tenant's running set.
-    pub async fn release(&self, key: &ExecKey) -> Result<(), StoreError> {
-        slots::remove_running(&self.ddb, &self.table, key).await
+    /// Leaves the tenant's running set (the entry in gate shard `shard`).
+    pub async fn release(&self, key: &ExecKey, shard: u32) -> Result<(), StoreError> {
+        slots::remove_running(&self.ddb, &self.table, key, shard).await
     }
 
-    /// The live entries of a tenant at `now_ms` (for tests and the API).
-    pub async fn running(&self, tenant: &str, now_ms: i64) -> Result<Vec<String>, StoreError> {
-        let set = slots::get_running(&self.ddb, &self.table, tenant).await?;
-        let mut v: Vec<String> =
-            set.leases.into_iter().filter(|(_, lu)| *lu >= now_ms).map(|(k, _)| k).collect();
+    /// The live entries of a tenant limited to `limit` at `now_ms`, over every gate shard (for
+    /// tests and the API).
+    pub async fn running(&self, tenant: &str, limit: u32, now_ms: i64) -> Result<Vec<String>, StoreError> {
+        let mut v = Vec::new();
+        for shard in 0..gate_shards(limit) {
+            let set = slots::get_running_shard(&self.ddb, &self.table, tenant, shard).await?;
+            v.extend(set.leases.into_iter().filter(|(_, lu)| *lu >= now_ms).map(|(k, _)| k));
+        }
         v.sort();
         Ok(v)
     }
@@ -249,6 +301,17 @@ impl TenantGate {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn gate_shards_together_admit_exactly_the_limit() {
+        assert_eq!((gate_shards(1), gate_shards(20), gate_shards(21), gate_shards(10_000)), (1, 1, 2, 500));
+        for limit in [1, 2, 19, 20, 21, 39, 41, 1_000, 10_007] {
+            let total: u32 = (0..gate_shards(limit)).map(|s| gate_quota(limit, s)).sum();
+            assert_eq!(total, limit, "limit {limit}");
+            assert!((0..gate_shards(limit)).all(|s| gate_quota(limit, s) <= GATE_ENTRIES_PER_SHARD));
+            assert!((0..gate_shards(limit)).all(|s| gate_quota(limit, s) >= 1));
+        }
+    }
 
     #[test]
     fn tenant_limits_parse_and_name_the_bad_part() {

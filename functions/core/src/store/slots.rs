@@ -114,23 +114,45 @@ pub async fn release_slot(
     Ok(())
 }
 
-/// Reads a tenant's running gate (consistent).
+/// Reads shard 0 of a tenant's running gate (consistent): the whole gate of a small limit.
 pub async fn get_running(
     ddb: &aws_sdk_dynamodb::Client,
     table: &str,
     tenant: &str,
 ) -> Result<RunningSet, StoreError> {
-    let gate = (keys::tenant_running_pk(tenant), keys::TENANT_RUNNING_SK);
+    get_running_shard(ddb, table, tenant, 0).await
+}
+
+/// Reads one shard of a tenant's running gate (consistent).
+pub async fn get_running_shard(
+    ddb: &aws_sdk_dynamodb::Client,
+    table: &str,
+    tenant: &str,
+    shard: u32,
+) -> Result<RunningSet, StoreError> {
+    let gate = (keys::tenant_running_shard_pk(tenant, shard), keys::TENANT_RUNNING_SK);
     let item = get_consistent(ddb, table, gate, "GetItem(tenant)").await?;
     Ok(items::running_from_item(&item.unwrap_or_default()))
 }
 
-/// Replaces a tenant's running set with `leases` if its version is still `version` (`None`:
-/// no item yet). False if someone else rewrote it first.
+/// Replaces shard 0 of a tenant's running set with `leases` if its version is still `version`
+/// (`None`: no item yet). False if someone else rewrote it first.
 pub async fn put_running(
     ddb: &aws_sdk_dynamodb::Client,
     table: &str,
     tenant: &str,
+    leases: &HashMap<String, i64>,
+    version: Option<i64>,
+) -> Result<bool, StoreError> {
+    put_running_shard(ddb, table, tenant, 0, leases, version).await
+}
+
+/// [`put_running`] for one shard of the gate.
+pub async fn put_running_shard(
+    ddb: &aws_sdk_dynamodb::Client,
+    table: &str,
+    tenant: &str,
+    shard: u32,
     leases: &HashMap<String, i64>,
     version: Option<i64>,
 ) -> Result<bool, StoreError> {
@@ -141,8 +163,8 @@ pub async fn put_running(
         None => e.cond_not_exists(attr::GATE_VERSION),
         Some(v) => e.cond_eq(attr::GATE_VERSION, n(v)),
     };
-    update_if(ddb, table, (keys::tenant_running_pk(tenant), keys::TENANT_RUNNING_SK), e, "UpdateItem(tenant)")
-        .await
+    let gate = (keys::tenant_running_shard_pk(tenant, shard), keys::TENANT_RUNNING_SK);
+    update_if(ddb, table, gate, e, "UpdateItem(tenant)").await
 }
 
 /// Moves the lease end of `key`'s entry in its tenant's running set (if it is still there), and
@@ -153,6 +175,7 @@ pub async fn extend_running(
     ddb: &aws_sdk_dynamodb::Client,
     table: &str,
     key: &ExecKey,
+    shard: u32,
     lease_until: i64,
 ) -> Result<(), StoreError> {
     let id = key.id();
@@ -160,7 +183,7 @@ pub async fn extend_running(
     e.set_entry(attr::RUNNING, &id, n(lease_until))
         .increment(attr::GATE_VERSION, 1)
         .cond_entry_exists(attr::RUNNING, &id);
-    update_entry(ddb, table, key, e, "UpdateItem(tenant extend)").await
+    update_entry(ddb, table, key, shard, e, "UpdateItem(tenant extend)").await
 }
 
 /// Removes `key`'s entry from its tenant's running set (if it is still there), bumping the
@@ -169,21 +192,24 @@ pub async fn remove_running(
     ddb: &aws_sdk_dynamodb::Client,
     table: &str,
     key: &ExecKey,
+    shard: u32,
 ) -> Result<(), StoreError> {
     let id = key.id();
     let mut e = Expr::new();
     e.remove_entry(attr::RUNNING, &id).increment(attr::GATE_VERSION, 1).cond_entry_exists(attr::RUNNING, &id);
-    update_entry(ddb, table, key, e, "UpdateItem(tenant release)").await
+    update_entry(ddb, table, key, shard, e, "UpdateItem(tenant release)").await
 }
 
 async fn update_entry(
     ddb: &aws_sdk_dynamodb::Client,
     table: &str,
     key: &ExecKey,
+    shard: u32,
     e: Expr,
     op: &'static str,
 ) -> Result<(), StoreError> {
     // No entry (released already, or lapsed and dropped by an acquire): nothing to change.
-    update_if(ddb, table, (keys::tenant_running_pk(&key.tenant), keys::TENANT_RUNNING_SK), e, op).await?;
+    let gate = (keys::tenant_running_shard_pk(&key.tenant, shard), keys::TENANT_RUNNING_SK);
+    update_if(ddb, table, gate, e, op).await?;
     Ok(())
 }

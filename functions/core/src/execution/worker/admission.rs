@@ -8,7 +8,7 @@ use super::attempt::Holds;
 use super::{secs_ceil, Delivery, Disposition, Worker};
 use crate::execution::claim::{next_step, Step};
 use crate::execution::metrics::ExecMetrics;
-use crate::execution::policy::Admission;
+use crate::execution::policy::{Admission, Seat};
 use crate::model::ExecStatus;
 use crate::schedule::Schedule;
 use crate::store::error::StoreError;
@@ -83,7 +83,7 @@ impl Worker {
             return Ok(Gate::Claim {
                 snapshot: Box::new(snapshot),
                 now,
-                holds: Holds::new(key.clone(), false),
+                holds: Holds::new(key.clone(), None),
             });
         };
         let actor = self.actor();
@@ -106,16 +106,21 @@ impl Worker {
             return Ok(Gate::Claim {
                 snapshot: Box::new(snapshot),
                 now,
-                holds: Holds::new(key.clone(), false),
+                holds: Holds::new(key.clone(), None),
             });
         };
         let now_ms = now.timestamp_millis();
         let lease_until = now_ms + self.settings.lease_ms;
-        let waited =
-            self.tenants.acquire(key, limit, lease_until, self.settings.skew_margin_ms, now_ms).await?;
-        if let Some(until) = waited {
-            return Ok(Gate::Done(self.wait(d, secs_ceil(until - now_ms).max(1)).await));
-        }
-        Ok(Gate::Claim { snapshot: Box::new(snapshot), now, holds: Holds::new(key.clone(), true) })
+        let shard = match self
+            .tenants
+            .acquire(key, limit, lease_until, self.settings.skew_margin_ms, now_ms)
+            .await?
+        {
+            Seat::Admitted { shard } => shard,
+            Seat::Full { retry_at } => {
+                return Ok(Gate::Done(self.wait(d, secs_ceil(retry_at - now_ms).max(1)).await));
+            }
+        };
+        Ok(Gate::Claim { snapshot: Box::new(snapshot), now, holds: Holds::new(key.clone(), Some(shard)) })
     }
 }

@@ -32,20 +32,21 @@ pub(super) enum Exit {
 #[derive(Debug)]
 pub(super) struct Holds {
     key: ExecKey,
-    tenant: bool,
+    /// The tenant gate shard holding this attempt's entry, if it joined its tenant's gate.
+    tenant: Option<u32>,
     ended: bool,
 }
 
 impl Holds {
-    /// Holds of an attempt; `tenant`: it joined its tenant's running gate.
-    pub(super) fn new(key: ExecKey, tenant: bool) -> Self {
+    /// Holds of an attempt; `tenant`: the gate shard it joined in its tenant's running gate.
+    pub(super) fn new(key: ExecKey, tenant: Option<u32>) -> Self {
         Holds { key, tenant, ended: false }
     }
 
     /// Renews the tenant gate entry with the lease (heartbeat).
     pub(super) async fn extend(&self, w: &Worker, lease_until: i64) -> Result<(), StoreError> {
-        if self.tenant {
-            w.tenants.extend(&self.key, lease_until).await?;
+        if let Some(shard) = self.tenant {
+            w.tenants.extend(&self.key, shard, lease_until).await?;
         }
         Ok(())
     }
@@ -53,9 +54,8 @@ impl Holds {
     /// Gives back what `exit` frees.
     pub(super) async fn end(mut self, w: &Worker, exit: Exit) -> Result<(), StoreError> {
         self.ended = true;
-        let release_tenant = self.tenant && exit != Exit::TakenOver;
-        if release_tenant {
-            w.tenants.release(&self.key).await?;
+        if let (Some(shard), true) = (self.tenant, exit != Exit::TakenOver) {
+            w.tenants.release(&self.key, shard).await?;
         }
         match exit {
             Exit::NotClaimed { canceled: true } => {
@@ -80,7 +80,7 @@ impl Drop for Holds {
         // A store error on the way out (`?`) drops the holds unended: the tenant entry then
         // lapses with its lease and the slot is healed by the next acquirer, which finds its
         // holder final. Worth a log line, not a panic.
-        if !self.ended && self.tenant {
+        if !self.ended && self.tenant.is_some() {
             tracing::warn!(execution = %self.key.id(), "attempt ended without releasing its tenant entry; it lapses with the lease");
         }
     }
