@@ -76,7 +76,7 @@ export interface PoolProps {
   readonly memoryLimitMiB?: number;
   /** Alarm when the oldest message in the pool queue is older than this (default 5 minutes). */
   readonly queueAgeAlarmThreshold?: Duration;
-  /** ECS pools: executions one task runs at once, 1-1000 (`SUNDIAL_WORKER_SLOTS`, default 8). */
+  /** ECS pools: executions one task runs at once, 1-1000 (`SUNDIAL_WORKER_SLOTS`, default 10: one full receive of 10 messages per round). */
   readonly slots?: number;
   /**
    * ECS pools: how long a stopping task lets running executions finish before it releases them

@@ -293,6 +293,10 @@ struct BenchDocument {
 struct BenchPhases {
     tick: BenchPhase,
     worker: BenchPhase,
+    /// The verification pass's re-read of every-minute and daily fires (absent in older
+    /// documents: counted as nothing).
+    #[serde(default)]
+    verify: Option<BenchPhase>,
 }
 
 /// Units per execution of one phase; every key is optional (present only when nonzero).
@@ -309,10 +313,14 @@ struct BenchPhase {
     lambda_invokes: f64,
 }
 
-/// One class's costs from its bench document: tick + worker, kinds mapped, then validated.
+/// One class's costs from its bench document: tick + worker (+ verify), kinds mapped, then
+/// validated.
 fn class_from_bench(class: &str, json: &str) -> Result<ClassCost, String> {
     let doc: BenchDocument = serde_json::from_str(json).map_err(|e| format!("{class} bench JSON: {e}"))?;
-    let phases = [("tick", &doc.per_execution.tick), ("worker", &doc.per_execution.worker)];
+    let mut phases = vec![("tick", &doc.per_execution.tick), ("worker", &doc.per_execution.worker)];
+    if let Some(v) = &doc.per_execution.verify {
+        phases.push(("verify", v));
+    }
     let (mut writes, mut reads) = (BTreeMap::new(), BTreeMap::new());
     let (mut sqs_requests, mut lambda_invokes) = (0.0, 0.0);
     for (name, phase) in phases {
@@ -2339,6 +2347,15 @@ mod tests {
 
     fn bench_costs() -> Costs {
         Costs::from_bench(BENCH_EVERY_MINUTE, BENCH_DAILY, BENCH_BUCKET).expect("bench costs")
+    }
+
+    #[test]
+    fn from_bench_adds_the_verification_pass_when_measured() {
+        let with_verify = r#"{"perExecution": {"tick": {}, "worker": {"readsByKind": {"execution": 1.0}},
+            "verify": {"readsByKind": {"execution": 0.5, "index:due": 0.01}}}}"#;
+        let c = Costs::from_bench(with_verify, BENCH_DAILY, BENCH_BUCKET).unwrap_or_else(|e| panic!("{e}"));
+        close(c.every_minute.read(ItemKind::Execution), 1.5);
+        close(c.every_minute.read(ItemKind::DueIndex), 0.01);
     }
 
     #[test]

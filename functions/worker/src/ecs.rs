@@ -1,7 +1,9 @@
 //! The ECS entry point: a long-poll loop over one pool's queue.
 //!
 //! - Backpressure: a receive asks for at most as many messages as there are free slots (and at
-//!   most 10), so nothing waits in local memory while its lease and visibility run out.
+//!   most 10), so nothing waits in local memory while its lease and visibility run out. A busy
+//!   task waits up to [`FILL_WAIT`] for more slots to free before it receives: full batches, so
+//!   about 0.1 receives per run under load.
 //! - Visibility: messages are received with a visibility of one lease plus the skew margin, and
 //!   every heartbeat extends it; a killed worker's messages reappear when its leases expire.
 //! - Deletes are batched (`DeleteMessageBatch`, up to 10, flushed within a second: a finished
@@ -22,6 +24,9 @@ use tokio_util::sync::CancellationToken;
 
 /// How long a finished message may wait for a fuller `DeleteMessageBatch`.
 pub const DELETE_FLUSH: Duration = Duration::from_secs(1);
+
+/// How long a receive waits for more free slots to ask for a fuller batch.
+pub const FILL_WAIT: Duration = Duration::from_millis(50);
 
 /// Options of the poll loop.
 #[derive(Debug, Clone)]
@@ -134,7 +139,23 @@ pub async fn run(
             p = slots.clone().acquire_owned() => p?,
             _ = shutdown.cancelled() => break 'poll,
         };
-        let want = (1 + slots.available_permits()).min(10) as i32;
+        // Fill the batch: when fewer than 10 slots (or the task's slots) are free, wait up to
+        // FILL_WAIT for more to free up before receiving, so a busy task asks for full batches
+        // (receives asking for 1-3 messages made 0.18 receives per run instead of 0.1,
+        // docs/performance.md) and still never holds a message without a slot for it.
+        let mut permits = vec![first];
+        let target = opts.slots.clamp(1, 10);
+        let fill_until = tokio::time::Instant::now() + FILL_WAIT;
+        while permits.len() < target {
+            match slots.clone().try_acquire_owned() {
+                Ok(p) => permits.push(p),
+                Err(_) => match tokio::time::timeout_at(fill_until, slots.clone().acquire_owned()).await {
+                    Ok(p) => permits.push(p?),
+                    Err(_) => break,
+                },
+            }
+        }
+        let want = permits.len() as i32;
         let recv = sqs
             .receive_message()
             .queue_url(&url)
@@ -156,14 +177,11 @@ pub async fn run(
                 continue;
             }
         };
-        let mut first = Some(first);
         for msg in msgs {
-            let permit = match first.take() {
+            // At most `want` messages come back: one held permit each (the rest are dropped).
+            let permit = match permits.pop() {
                 Some(p) => p,
-                None => match slots.clone().try_acquire_owned() {
-                    Ok(p) => p,
-                    Err(_) => slots.clone().acquire_owned().await?,
-                },
+                None => slots.clone().acquire_owned().await?,
             };
             stats.received.fetch_add(1, Ordering::Relaxed);
             let (w, stop, del_tx, sqs, url, pool, stats) = (

@@ -269,6 +269,41 @@ async fn main() -> Result<()> {
     eprintln!("worker: {succeeded} succeeded; start lag p50 {sl50} ms, p99 {sl99} ms");
     let emulator = std::env::var("SUNDIAL_EMULATOR").unwrap_or_else(|_| "ministack".into());
 
+    // 4b. the verification pass over minute D (every-minute and daily fires are put without an
+    // `open` index entry; a tick two minutes later reads them again): metered on its own, as a
+    // later tick would run it, with the E# jobs it would have read.
+    let verify_clients = meter.clients(&sdk, "verify");
+    let verify_ctx = Ctx {
+        ddb: verify_clients.ddb.clone(),
+        cfg: cfg.clone(),
+        queues: PoolQueues::new(verify_clients.sqs.clone(), cfg.clone(), false),
+    };
+    let mut verify_report = sundial_core::trigger::scan::ScanReport::default();
+    let verify_now = due + Duration::minutes(3);
+    for shard in 0..cfg.shards {
+        let every = sundial_core::store::jobs::query_due(
+            &verify_ctx.ddb,
+            &cfg.jobs_table,
+            &sundial_core::keys::every_bucket(shard),
+        )
+        .await?
+        .jobs;
+        sundial_core::trigger::verify::verify_minutes(
+            &verify_ctx,
+            shard,
+            &every,
+            d_min - 1,
+            d_min,
+            verify_now,
+            &mut verify_report,
+        )
+        .await?;
+    }
+    eprintln!(
+        "verify: {} fires read again, {} indexed",
+        verify_report.verified, verify_report.verify_tracked
+    );
+
     // 5. cost per execution
     let usage = meter.snapshot();
     let n = succeeded.max(1) as f64;
@@ -300,7 +335,8 @@ async fn main() -> Result<()> {
         "tickCpuMsPerFire": tick_cpu_ms_per_fire, "spread": spread,
         "worker": {"succeeded": succeeded, "startLagMs": {"p50": sl50, "p99": sl99},
                    "emulatorFloorMs": floor_ms, "requestsPerExecution": requests_per_exec},
-        "perExecution": {"tick": per("tick"), "worker": per("worker")},
+        "verify": {"firesRead": verify_report.verified, "indexed": verify_report.verify_tracked},
+        "perExecution": {"tick": per("tick"), "worker": per("worker"), "verify": per("verify")},
     });
     let text = serde_json::to_string_pretty(&result)?;
     println!("{text}");
