@@ -574,6 +574,8 @@ async fn tick_loop(
                     actor: format!("tick:chaos-{n}-{c}"),
                     horizon_secs: rc.horizon_secs,
                     crash_at: crash,
+                    // The verification pass on the run's compressed clock, like the reconciler.
+                    verify_grace_ms: rc.reconcile_grace.as_millis() as i64,
                     ..Default::default()
                 };
                 let ctx = ctx.clone();

@@ -57,6 +57,25 @@ fn bench_next(c: &mut Criterion) {
     g.finish();
 }
 
+/// What the scan pays per job per tick for its schedule: a parse (before the cache) or a cache
+/// hit (`trigger::cache::schedule_of`, keyed by the job's definition), plus the every-minute
+/// check the advance makes.
+fn bench_parse_vs_cache(c: &mut Criterion) {
+    let cfg = sundial_core::config::Config::local("bench-", &["default"], 16);
+    let def = sundial_core::model::JobDefinition::new(
+        ScheduleSpec::new("0 0 9 * * 1-5", "Europe/London"),
+        sundial_core::model::Target::Http { url: "https://x".into() },
+    );
+    let job = sundial_core::model::Job::new(&cfg, "t", "j", def, t0()).unwrap();
+    let mut g = c.benchmark_group("scan_schedule");
+    g.bench_function("parse", |b| b.iter(|| Schedule::parse(black_box(&job.definition.schedule), job.anchor)));
+    g.bench_function("cache_hit", |b| b.iter(|| sundial_core::trigger::cache::schedule_of(black_box(&job))));
+    let s = Schedule::parse(&job.definition.schedule, job.anchor).unwrap();
+    g.bench_function("fires_every_minute", |b| b.iter(|| s.fires_every_minute(black_box(t0()))));
+    g.bench_function("daily_slot", |b| b.iter(|| s.daily_slot(black_box(t0()))));
+    g.finish();
+}
+
 fn bench_cron_crate(c: &mut Criterion) {
     let mut g = c.benchmark_group("cron_crate");
     for (name, expr) in [("every_15_min", "0 */15 * * * *"), ("daily_0230", "0 30 2 * * *")] {
@@ -105,5 +124,5 @@ fn bench_parse(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench_next, bench_cron_crate, bench_window, bench_parse);
+criterion_group!(benches, bench_next, bench_cron_crate, bench_window, bench_parse, bench_parse_vs_cache);
 criterion_main!(benches);

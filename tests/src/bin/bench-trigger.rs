@@ -117,8 +117,8 @@ async fn main() -> Result<()> {
 
     // 2. N jobs due at second 0 of minute D
     let load_t = Instant::now();
-    // MiniStack loads ~500 jobs/s with 4 loaders, moto ~150.
-    let load_estimate = Duration::seconds((jobs as i64) / 120 + 10);
+    // MiniStack loads ~540 jobs/s with 4 loaders (moto ~150: pass a smaller --jobs there).
+    let load_estimate = Duration::seconds((jobs as i64) / 400 + 20);
     let d_min = sundial_core::keys::minute_of(Utc::now() + load_estimate) + 2;
     let due: DateTime<Utc> = sundial_core::keys::minute_start(d_min);
     let expr_of = |i: usize| {
