@@ -11,7 +11,7 @@
 
 use anyhow::{bail, Context};
 use std::path::{Path, PathBuf};
-use sundial_core::capacity::{self, Costs, Limits, Prices, Scenario};
+use sundial_core::capacity::{self, Costs, ItemKind, Limits, Prices, Scenario};
 
 /// Arguments of `sundial capacity`.
 #[derive(clap::Args)]
@@ -54,14 +54,41 @@ fn scenario(name: &str) -> anyhow::Result<Scenario> {
     Scenario::from_json(&text).map_err(|e| anyhow::anyhow!("--scenario {name}: {e}"))
 }
 
+/// The benches run jobs without a concurrency policy and tenants without a limit, so they
+/// measure no slot or gate traffic. Those costs are the code's fixed operations, per fire that
+/// uses them (`execution/policy.rs`, `store/slots.rs`): a FORBID job's slot is one conditional
+/// write to take it and one to release it, after one strongly consistent read; a limited
+/// tenant's gate shard is one read and one conditional rewrite to join, one conditional update to
+/// leave. The model scales them by `forbidShare` and `tenantLimits`.
+fn with_conditional_costs(costs: &mut Costs) {
+    for class in [&mut costs.every_minute, &mut costs.daily, &mut costs.bucket] {
+        for (kind, w, r) in [(ItemKind::Slot, 2.0, 1.0), (ItemKind::TenantGate, 2.0, 1.0)] {
+            class.writes.entry(kind.key().to_string()).or_insert(w);
+            class.reads.entry(kind.key().to_string()).or_insert(r);
+        }
+    }
+}
+
+/// The code splits a limited tenant's gate into ⌈limit ÷ 20⌉ items
+/// (`execution::policy::gate_shards`), and a tenant's limit is at least what it runs at once:
+/// its peak fire rate × the mean run time. The scenario gets at least that many gate shards.
+fn with_code_gate_shards(mut s: Scenario) -> Scenario {
+    let running = s.peak_fires_per_sec * s.top_tenant_share * s.worker_mean_duration_ms / 1000.0;
+    let code =
+        sundial_core::execution::policy::gate_shards(running.ceil().clamp(1.0, f64::from(u32::MAX)) as u32);
+    s.tenant_gate_shards = s.tenant_gate_shards.max(code);
+    s
+}
+
 pub(crate) fn run(args: CapacityArgs) -> anyhow::Result<()> {
     if !["markdown", "json"].contains(&args.format.as_str()) {
         bail!("--format: expected markdown or json, got {:?}", args.format);
     }
     let dir = args.costs_dir.clone().unwrap_or_else(|| repo_root().join("docs/bench"));
-    let costs =
+    let mut costs =
         Costs::from_bench(&read(&dir, "every-minute")?, &read(&dir, "daily")?, &read(&dir, "bucket")?)
             .map_err(|e| anyhow::anyhow!("--costs-dir {}: {e}", dir.display()))?;
+    with_conditional_costs(&mut costs);
     let names: Vec<String> = if args.scenario.is_empty() {
         capacity::scenario_names().iter().map(|s| s.to_string()).collect()
     } else {
@@ -71,7 +98,7 @@ pub(crate) fn run(args: CapacityArgs) -> anyhow::Result<()> {
     let mut reports = Vec::new();
     let mut before = Vec::new();
     for name in &names {
-        let s = scenario(name)?;
+        let s = with_code_gate_shards(scenario(name)?);
         let given = capacity::model(&s, &costs, &limits, &prices);
         if args.no_fit {
             reports.push(given);

@@ -1,0 +1,58 @@
+//! `sundial capacity` as a user runs it, on the costs the benches measured (`docs/bench/`).
+
+use serde_json::Value;
+use std::process::{Command, Output};
+
+fn sundial(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_sundial"))
+        .arg("capacity")
+        .args(args)
+        .env("SUNDIAL_ROOT", concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+        .output()
+        .expect("run sundial")
+}
+
+fn json(o: &Output) -> Value {
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).expect("--format json prints JSON")
+}
+
+#[test]
+fn both_scales_fitted_leave_no_partition_over_its_limit() {
+    // GIVEN the two canned scales (EventBridge Scheduler's default quota; a billion schedules at
+    // 100,000 fires a second) and the measured costs, WHEN fitted
+    let v = json(&sundial(&["--format", "json"]));
+    let reports = v["reports"].as_array().expect("reports");
+    assert_eq!(reports.len(), 2);
+    for r in reports {
+        let name = r["scenario"]["name"].as_str().unwrap_or_default().to_string();
+        // THEN no hot partition of any kind passes its per-partition limit
+        for p in r["partitions"].as_array().expect("partitions") {
+            let (peak, limit) =
+                (p["peakPerSec"].as_f64().unwrap_or(f64::MAX), p["limit"].as_f64().unwrap_or(0.0));
+            assert!(peak <= limit, "{name}: {} at {peak} > {limit}", p["kind"]);
+        }
+        // AND a fire costs what the benches measured: 3 write units for the budget classes
+        let costs = &v["costs"];
+        for class in ["everyMinute", "daily"] {
+            let w = &costs[class]["writes"];
+            assert!((w["execution"].as_f64().unwrap_or(0.0) - 3.0).abs() < 0.01, "{class}: {w}");
+            assert!(w.get("openIndex").is_none(), "{class} fires carry no open-index entry: {w}");
+        }
+    }
+}
+
+#[test]
+fn the_markdown_names_both_scales_and_a_bad_scenario_names_the_flag() {
+    let o = sundial(&[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("EventBridge default") && text.contains("1 billion"), "{text}");
+    let bad = sundial(&["--scenario", "/nonexistent.json"]);
+    assert!(!bad.status.success());
+    assert!(
+        String::from_utf8_lossy(&bad.stderr).contains("--scenario"),
+        "{}",
+        String::from_utf8_lossy(&bad.stderr)
+    );
+}
