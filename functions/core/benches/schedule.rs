@@ -68,7 +68,9 @@ fn bench_parse_vs_cache(c: &mut Criterion) {
     );
     let job = sundial_core::model::Job::new(&cfg, "t", "j", def, t0()).unwrap();
     let mut g = c.benchmark_group("scan_schedule");
-    g.bench_function("parse", |b| b.iter(|| Schedule::parse(black_box(&job.definition.schedule), job.anchor)));
+    g.bench_function("parse", |b| {
+        b.iter(|| Schedule::parse(black_box(&job.definition.schedule), job.anchor))
+    });
     g.bench_function("cache_hit", |b| b.iter(|| sundial_core::trigger::cache::schedule_of(black_box(&job))));
     let s = Schedule::parse(&job.definition.schedule, job.anchor).unwrap();
     g.bench_function("fires_every_minute", |b| b.iter(|| s.fires_every_minute(black_box(t0()))));
