@@ -512,7 +512,7 @@ mod tests {
         );
         assert!(t.scan_function.is_none() && t.fair_queues);
         let e = EcsWorkerSettings::from_lookup(none).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!((e.slots, e.shutdown_grace), (8, Duration::from_secs(25)));
+        assert_eq!((e.slots, e.shutdown_grace), (10, Duration::from_secs(25)));
         let a = ApiSettings::from_lookup(none);
         assert_eq!((a.tenant_claim.as_str(), a.max_body_bytes), ("tenant", 16 * 1024));
         let l = LocalRunSettings::from_lookup(none);
