@@ -353,16 +353,16 @@ async fn an_acquire_racing_a_heartbeat_cannot_undo_its_extension() -> anyhow::Re
 
     // WHEN Y's acquire reads the gate, X's heartbeat then extends X's entry to T0 + 10 s, and
     // Y's acquire writes back what it read plus itself (retrying on a conflict, as acquire does)
-    let read = slots::get_running(ddb, table, "acme").await?;
+    let read = slots::get_running(ddb, table, "acme", 0).await?;
     gate.extend(&x, 0, T0 + 10_000).await?;
     let mut with_y = read.leases.clone();
     with_y.insert(y.id(), T0 + 10_000);
-    if !slots::put_running(ddb, table, "acme", &with_y, read.version).await? {
+    if !slots::put_running(ddb, table, "acme", 0, &with_y, read.version).await? {
         assert_eq!(gate.acquire(&y, 2, T0 + 10_000, MARGIN, T0).await?, Seat::Admitted { shard: 0 });
     }
 
     // THEN X's entry keeps its extension
-    let after = slots::get_running(ddb, table, "acme").await?;
+    let after = slots::get_running(ddb, table, "acme", 0).await?;
     assert_eq!(after.leases.get(&x.id()), Some(&(T0 + 10_000)), "{after:?}");
     // AND at T0 + 1.5 s, with X and Y both running, Z is refused: the limit is two
     let z_at = T0 + 1_500;
@@ -385,16 +385,16 @@ async fn an_acquire_racing_a_release_cannot_bring_the_released_entry_back() -> a
 
     // WHEN Y's acquire reads the gate, X finishes and releases its entry, and Y's acquire writes
     // back what it read plus itself (retrying on a conflict, as acquire does)
-    let read = slots::get_running(ddb, table, "acme").await?;
+    let read = slots::get_running(ddb, table, "acme", 0).await?;
     gate.release(&x, 0).await?;
     let mut with_y = read.leases.clone();
     with_y.insert(y.id(), T0 + 10_000);
-    if !slots::put_running(ddb, table, "acme", &with_y, read.version).await? {
+    if !slots::put_running(ddb, table, "acme", 0, &with_y, read.version).await? {
         assert_eq!(gate.acquire(&y, 2, T0 + 10_000, MARGIN, T0).await?, Seat::Admitted { shard: 0 });
     }
 
     // THEN X's entry stays released, and Z may join Y
-    let after = slots::get_running(ddb, table, "acme").await?;
+    let after = slots::get_running(ddb, table, "acme", 0).await?;
     assert!(!after.leases.contains_key(&x.id()), "X's released entry came back: {after:?}");
     assert_eq!(
         gate.acquire(&z, 2, T0 + 10_000, MARGIN, T0).await?,
@@ -485,7 +485,7 @@ fn shard_holds(env: &TestEnv, shard: u32, id: &str) -> bool {
     let id = id.to_string();
     tokio::task::block_in_place(|| {
         tokio::runtime::Handle::current().block_on(async move {
-            slots::get_running_shard(&ddb, &table, "acme", shard)
+            slots::get_running(&ddb, &table, "acme", shard)
                 .await
                 .map(|s| s.leases.contains_key(&id))
                 .unwrap_or(false)

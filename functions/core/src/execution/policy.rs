@@ -253,7 +253,7 @@ impl TenantGate {
             let shard = (home + i) % shards;
             let quota = gate_quota(limit, shard) as usize;
             for _ in 0..8 {
-                let set = slots::get_running_shard(&self.ddb, &self.table, &key.tenant, shard).await?;
+                let set = slots::get_running(&self.ddb, &self.table, &key.tenant, shard).await?;
                 let mut live: HashMap<String, i64> = set
                     .leases
                     .into_iter()
@@ -265,9 +265,7 @@ impl TenantGate {
                     break;
                 }
                 live.insert(me.clone(), lease_until);
-                if slots::put_running_shard(&self.ddb, &self.table, &key.tenant, shard, &live, set.version)
-                    .await?
-                {
+                if slots::put_running(&self.ddb, &self.table, &key.tenant, shard, &live, set.version).await? {
                     return Ok(Seat::Admitted { shard });
                 }
             }
@@ -290,7 +288,7 @@ impl TenantGate {
     pub async fn running(&self, tenant: &str, limit: u32, now_ms: i64) -> Result<Vec<String>, StoreError> {
         let mut v = Vec::new();
         for shard in 0..gate_shards(limit) {
-            let set = slots::get_running_shard(&self.ddb, &self.table, tenant, shard).await?;
+            let set = slots::get_running(&self.ddb, &self.table, tenant, shard).await?;
             v.extend(set.leases.into_iter().filter(|(_, lu)| *lu >= now_ms).map(|(k, _)| k));
         }
         v.sort();

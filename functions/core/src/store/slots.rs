@@ -114,17 +114,8 @@ pub async fn release_slot(
     Ok(())
 }
 
-/// Reads shard 0 of a tenant's running gate (consistent): the whole gate of a small limit.
-pub async fn get_running(
-    ddb: &aws_sdk_dynamodb::Client,
-    table: &str,
-    tenant: &str,
-) -> Result<RunningSet, StoreError> {
-    get_running_shard(ddb, table, tenant, 0).await
-}
-
 /// Reads one shard of a tenant's running gate (consistent).
-pub async fn get_running_shard(
+pub async fn get_running(
     ddb: &aws_sdk_dynamodb::Client,
     table: &str,
     tenant: &str,
@@ -135,20 +126,9 @@ pub async fn get_running_shard(
     Ok(items::running_from_item(&item.unwrap_or_default()))
 }
 
-/// Replaces shard 0 of a tenant's running set with `leases` if its version is still `version`
+/// Replaces one shard of a tenant's running set with `leases` if its version is still `version`
 /// (`None`: no item yet). False if someone else rewrote it first.
 pub async fn put_running(
-    ddb: &aws_sdk_dynamodb::Client,
-    table: &str,
-    tenant: &str,
-    leases: &HashMap<String, i64>,
-    version: Option<i64>,
-) -> Result<bool, StoreError> {
-    put_running_shard(ddb, table, tenant, 0, leases, version).await
-}
-
-/// [`put_running`] for one shard of the gate.
-pub async fn put_running_shard(
     ddb: &aws_sdk_dynamodb::Client,
     table: &str,
     tenant: &str,

@@ -10,12 +10,6 @@ use super::items::{self, attr, n};
 use super::{get_consistent, update_if};
 use crate::keys;
 
-/// A shard's watermark: the last epoch minute fully scanned (`None`: never scanned).
-pub async fn get(ddb: &aws_sdk_dynamodb::Client, table: &str, shard: u32) -> Result<Option<i64>, StoreError> {
-    let item = get_consistent(ddb, table, (keys::watermark_pk(shard), keys::WATERMARK_SK), "GetItem").await?;
-    Ok(item.as_ref().and_then(items::watermark_from_item))
-}
-
 /// A shard's position: the watermark, and the last minute whose every-minute and daily fires
 /// the verification pass has checked (`None`: never; see `trigger::verify`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
