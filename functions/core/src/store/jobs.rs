@@ -19,7 +19,7 @@ use crate::config::Config;
 use crate::keys;
 use crate::model::{DueClass, Job, JobState, OpsEntry};
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
-use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes, Put, TransactWriteItem};
+use aws_sdk_dynamodb::types::{AttributeValue, Put, TransactWriteItem};
 use chrono::{DateTime, Utc};
 use std::collections::HashMap;
 
@@ -268,56 +268,25 @@ fn job_of_index_item(item: &Item) -> Option<String> {
     keys::job_of_tenant_sk(sk).map(str::to_string)
 }
 
-/// The current definitions of a tenant's jobs `ids` (consistent reads, 100 per BatchGetItem,
-/// unprocessed keys retried up to 5 rounds), in no particular order; ids without a job are
-/// left out.
+/// The current definitions of a tenant's jobs `ids` (consistent reads, [`super::batch_get`]), in
+/// no particular order; ids without a job are left out.
 pub async fn batch_get_jobs(
     ddb: &aws_sdk_dynamodb::Client,
     cfg: &Config,
     tenant: &str,
     ids: &[String],
 ) -> Result<Vec<Job>, StoreError> {
-    let table = &cfg.jobs_table;
-    let mut out = Vec::with_capacity(ids.len());
-    for chunk in ids.chunks(100) {
-        let keys: Vec<Item> = chunk
-            .iter()
-            .map(|id| {
-                HashMap::from([
-                    (attr::PK.to_string(), s(keys::job_pk(tenant, id))),
-                    (attr::SK.to_string(), s(keys::JOB_DEF_SK)),
-                ])
-            })
-            .collect();
-        let mut pending = Some(
-            KeysAndAttributes::builder()
-                .set_keys(Some(keys))
-                .consistent_read(true)
-                .build()
-                .map_err(|e| StoreError::Permanent { op: "BatchGetItem", message: e.to_string() })?,
-        );
-        for _ in 0..5 {
-            let Some(req) = pending.take() else { break };
-            let res = ddb
-                .batch_get_item()
-                .request_items(table, req)
-                .send()
-                .await
-                .map_err(|e| StoreError::from_sdk("BatchGetItem", e))?;
-            for item in res.responses().and_then(|r| r.get(table)).into_iter().flatten() {
-                out.push(items::job_from_item(item)?);
-            }
-            pending =
-                res.unprocessed_keys().and_then(|u| u.get(table)).filter(|k| !k.keys().is_empty()).cloned();
-        }
-        if pending.is_some() {
-            return Err(StoreError::Transient {
-                op: "BatchGetItem",
-                message: "unprocessed keys after 5 rounds".into(),
-            });
-        }
-    }
-    Ok(out)
+    let keys: Vec<Item> = ids
+        .iter()
+        .map(|id| {
+            HashMap::from([
+                (attr::PK.to_string(), s(keys::job_pk(tenant, id))),
+                (attr::SK.to_string(), s(keys::JOB_DEF_SK)),
+            ])
+        })
+        .collect();
+    let items = super::batch_get(ddb, &cfg.jobs_table, keys, true, "BatchGetItem").await?;
+    Ok(items.iter().map(items::job_from_item).collect::<Result<_, _>>()?)
 }
 
 /// Result of a CAS on a job's trigger position.

@@ -104,3 +104,48 @@ pub struct QueryPage<T, C> {
     /// The position to continue after (`None` on the last page).
     pub next: Option<C>,
 }
+
+/// Every item of `keys` that exists in `table`: BatchGetItem, 100 keys a call, unprocessed keys
+/// retried with a short backoff up to 8 rounds, then a transient error; in no particular order.
+async fn batch_get(
+    ddb: &aws_sdk_dynamodb::Client,
+    table: &str,
+    keys: Vec<Item>,
+    consistent: bool,
+    op: &'static str,
+) -> Result<Vec<Item>, StoreError> {
+    let mut found = Vec::with_capacity(keys.len());
+    for chunk in keys.chunks(100) {
+        let mut request: Vec<Item> = chunk.to_vec();
+        for round in 0..8u32 {
+            if request.is_empty() {
+                break;
+            }
+            let ka = aws_sdk_dynamodb::types::KeysAndAttributes::builder()
+                .set_keys(Some(std::mem::take(&mut request)))
+                .consistent_read(consistent)
+                .build()
+                .map_err(|e| StoreError::Permanent { op, message: e.to_string() })?;
+            let out = ddb
+                .batch_get_item()
+                .request_items(table, ka)
+                .send()
+                .await
+                .map_err(|e| StoreError::from_sdk(op, e))?;
+            found.extend(out.responses().and_then(|r| r.get(table)).into_iter().flatten().cloned());
+            request = out
+                .unprocessed_keys()
+                .and_then(|u| u.get(table))
+                .map(|ka| ka.keys().to_vec())
+                .unwrap_or_default();
+            if !request.is_empty() {
+                tokio::time::sleep(std::time::Duration::from_millis(20 << round.min(5))).await;
+            }
+        }
+        if !request.is_empty() {
+            let message = format!("{} keys still unprocessed after 8 rounds", request.len());
+            return Err(StoreError::Transient { op, message });
+        }
+    }
+    Ok(found)
+}

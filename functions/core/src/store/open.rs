@@ -161,50 +161,13 @@ impl ExecStore {
     /// The executions of `keys` that exist (eventually consistent BatchGetItem, 100 keys a
     /// call, unprocessed keys retried), in no particular order.
     pub async fn snapshots(&self, keys: &[ExecKey]) -> Result<Vec<Snapshot>, StoreError> {
-        let mut found = Vec::with_capacity(keys.len());
-        for chunk in keys.chunks(100) {
-            let mut request: Vec<Item> = chunk
-                .iter()
-                .map(|k| Item::from([(attr::PK.to_string(), s(k.pk())), (attr::SK.to_string(), s(k.sk()))]))
-                .collect();
-            for attempt in 0..8u32 {
-                if request.is_empty() {
-                    break;
-                }
-                let ka = aws_sdk_dynamodb::types::KeysAndAttributes::builder()
-                    .set_keys(Some(std::mem::take(&mut request)))
-                    .build()
-                    .map_err(|e| StoreError::Permanent {
-                        op: "BatchGetItem(executions)",
-                        message: e.to_string(),
-                    })?;
-                let out = self
-                    .client()
-                    .batch_get_item()
-                    .request_items(self.table(), ka)
-                    .send()
-                    .await
-                    .map_err(|e| StoreError::from_sdk("BatchGetItem(executions)", e))?;
-                for item in out.responses().and_then(|r| r.get(self.table())).into_iter().flatten() {
-                    found.push(items::snapshot_from_item(item)?);
-                }
-                request = out
-                    .unprocessed_keys()
-                    .and_then(|u| u.get(self.table()))
-                    .map(|ka| ka.keys().to_vec())
-                    .unwrap_or_default();
-                if !request.is_empty() {
-                    tokio::time::sleep(std::time::Duration::from_millis(20 << attempt.min(5))).await;
-                }
-            }
-            if !request.is_empty() {
-                return Err(StoreError::Transient {
-                    op: "BatchGetItem(executions)",
-                    message: format!("{} keys still unprocessed after 8 attempts", request.len()),
-                });
-            }
-        }
-        Ok(found)
+        let keys: Vec<Item> = keys
+            .iter()
+            .map(|k| Item::from([(attr::PK.to_string(), s(k.pk())), (attr::SK.to_string(), s(k.sk()))]))
+            .collect();
+        let items =
+            super::batch_get(self.client(), self.table(), keys, false, "BatchGetItem(executions)").await?;
+        Ok(items.iter().map(items::snapshot_from_item).collect::<Result<_, _>>()?)
     }
 
     /// The raw item of an execution (for the reconciler's tests and tools).
