@@ -54,6 +54,17 @@ pub fn ctx(env: &TestEnv) -> Ctx {
     }
 }
 
+/// The trigger context of a test environment whose every request the meter books under
+/// `component`.
+pub fn metered_ctx(env: &TestEnv, meter: &sundial_core::metering::Meter, component: &str) -> Ctx {
+    let clients = meter.clients(&crate::sdk_config(), component);
+    Ctx {
+        ddb: clients.ddb,
+        cfg: env.cfg.clone(),
+        queues: PoolQueues::new(clients.sqs, env.cfg.clone(), true),
+    }
+}
+
 /// Scans every shard at `now` with a roomy catch-up budget.
 pub async fn scan(env: &TestEnv, now: DateTime<Utc>, opts: &ScanOptions) -> Result<ScanReport, ScanError> {
     scan_with_budget(env, now, opts, CatchUpBudget::new(100_000, 100_000)).await

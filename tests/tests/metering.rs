@@ -1,12 +1,10 @@
 //! The metering interceptor counts what the trigger plane spends, against the emulator.
 
 use sundial_core::metering::Meter;
-use sundial_core::queue::PoolQueues;
 use sundial_core::schedule::MisfirePolicy;
 use sundial_core::trigger::plan::CatchUpBudget;
 use sundial_core::trigger::scan::{scan_shards, ScanOptions};
-use sundial_core::Ctx;
-use sundial_tests::trigger::{at, create_job, definition};
+use sundial_tests::trigger::{at, create_job, definition, metered_ctx};
 use sundial_tests::TestEnv;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -24,12 +22,7 @@ async fn a_scan_is_metered_per_operation_with_index_writes() -> anyhow::Result<(
         .await?;
     }
     let meter = Meter::new(&env.cfg);
-    let clients = meter.clients(&sundial_tests::sdk_config(), "tick");
-    let ctx = Ctx {
-        ddb: clients.ddb.clone(),
-        cfg: env.cfg.clone(),
-        queues: PoolQueues::new(clients.sqs.clone(), env.cfg.clone(), false),
-    };
+    let ctx = metered_ctx(&env, &meter, "tick");
     // WHEN one tick scans the four shards
     let r = scan_shards(
         &ctx,

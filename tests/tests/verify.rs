@@ -8,15 +8,13 @@ use sundial_core::control::{self, Caller, Control, ControlSettings};
 use sundial_core::execution::claim::{Finish, LeaseTerms};
 use sundial_core::metering::Meter;
 use sundial_core::model::{DueClass, ExecStatus, JobState};
-use sundial_core::queue::PoolQueues;
 use sundial_core::reconcile::{reconcile, ReconcileOptions};
 use sundial_core::schedule::MisfirePolicy;
 use sundial_core::store::executions::{ClaimOutcome, ExecKey, ExecStore};
 use sundial_core::store::{jobs, watermarks};
 use sundial_core::trigger::plan::CatchUpBudget;
 use sundial_core::trigger::scan::{scan_shards, ScanOptions};
-use sundial_core::Ctx;
-use sundial_tests::trigger::{at, create_job, ctx, definition, executions, scan};
+use sundial_tests::trigger::{at, create_job, ctx, definition, executions, metered_ctx, scan};
 use sundial_tests::TestEnv;
 
 fn key(job: &str, t: &str) -> ExecKey {
@@ -72,12 +70,7 @@ async fn every_minute_and_daily_fires_cost_three_write_units_a_run() -> anyhow::
 
     // WHEN the next tick, through metered clients, queues the 09:00 fires of both
     let meter = Meter::new(&env.cfg);
-    let tick = meter.clients(&sundial_tests::sdk_config(), "tick");
-    let tick_ctx = Ctx {
-        ddb: tick.ddb.clone(),
-        cfg: env.cfg.clone(),
-        queues: PoolQueues::new(tick.sqs.clone(), env.cfg.clone(), true),
-    };
+    let tick_ctx = metered_ctx(&env, &meter, "tick");
     let budget = tokio::sync::Mutex::new(CatchUpBudget::new(100, 100));
     let r =
         scan_shards(&tick_ctx, 0..1, at("2026-11-30T08:59:30Z"), &budget, &ScanOptions::default()).await?;
