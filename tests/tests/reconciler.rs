@@ -57,7 +57,7 @@ async fn messages(env: &TestEnv) -> anyhow::Result<BTreeSet<(String, i64)>> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn executions_written_while_sqs_was_down_are_sent_once_it_is_back() -> anyhow::Result<()> {
-    // GIVEN an every-minute `fire_once` job, and SQS down from 12:00 to 12:05: each tick writes
+    // GIVEN an every-minute `fireOnce` job, and SQS down from 12:00 to 12:05: each tick writes
     // the executions, and every send fails
     let env = TestEnv::new("reconcile-sqs-down").await?;
     let t0 = at("2026-11-30T12:00:05Z");
@@ -82,7 +82,7 @@ async fn executions_written_while_sqs_was_down_are_sent_once_it_is_back() -> any
     }
 
     // THEN every execution written while SQS was down has a message (the later misfire plan,
-    // `fire_once`, does not include them, so only the execution records know they exist)
+    // `fireOnce`, does not include them, so only the execution records know they exist)
     let queued = messages(&env).await?;
     let unsent: Vec<i64> =
         written.iter().copied().filter(|ms| !queued.contains(&("minutely".to_string(), *ms))).collect();

@@ -113,7 +113,7 @@ fn ids_in_one_shard(tenant: &str, n: usize, shards: u32) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_deferred_every_minute_job_does_not_hold_its_shard_forever() -> anyhow::Result<()> {
-    // Issue 13 scenario 1. GIVEN six every-minute `fire_all` jobs of one tenant in one shard,
+    // Issue 13 scenario 1. GIVEN six every-minute `fireAll` jobs of one tenant in one shard,
     // promoted to the every-minute class by a first tick
     let env = TestEnv::new("liveness-every").await?;
     let ids = ids_in_one_shard("acme", 6, env.cfg.shards);

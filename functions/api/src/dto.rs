@@ -142,7 +142,7 @@ pub struct PreviewBody {
     #[serde(default)]
     pub count: Option<u32>,
     /// Fires strictly after this instant (default: now).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "sundial_core::instant::bounded_opt")]
     pub after: Option<DateTime<Utc>>,
 }
 
@@ -151,8 +151,10 @@ pub struct PreviewBody {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct BackfillBody {
     /// First instant (inclusive).
+    #[serde(deserialize_with = "sundial_core::instant::bounded")]
     pub from: DateTime<Utc>,
     /// Last instant (inclusive).
+    #[serde(deserialize_with = "sundial_core::instant::bounded")]
     pub to: DateTime<Utc>,
     /// Seconds between two backfilled executions (default 1).
     #[serde(default)]

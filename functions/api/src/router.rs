@@ -148,7 +148,11 @@ pub fn parse_body<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
         // The path already ends with an unknown field; a missing field is named only in the
         // message, under the path of its parent.
         let missing = msg.strip_prefix("missing field `").and_then(|r| r.split_once('`')).map(|(n, _)| n);
-        let field = match (missing, path.as_str()) {
+        // Inside internally tagged enums (`target`, `misfire`) serde buffers the object, so the
+        // path stops at the enum and an unknown field is named only in the message too.
+        let unknown = msg.strip_prefix("unknown field `").and_then(|r| r.split_once('`')).map(|(n, _)| n);
+        let unknown = unknown.filter(|n| path != *n && !path.ends_with(&format!(".{n}")));
+        let field = match (missing.or(unknown), path.as_str()) {
             (Some(name), ".") => name.to_string(),
             (Some(name), parent) => format!("{parent}.{name}"),
             (None, ".") => "body".to_string(),

@@ -30,7 +30,7 @@ use sundial_core::execution::metrics::{ExecMetrics, MetricsSink};
 use sundial_core::execution::retry::RunError;
 use sundial_core::execution::target::in_process::{BoxFuture, Handler, HandlerContext};
 
-/// The handler name jobs use (`{"type": "in_process", "handler": "chaos-effect"}`).
+/// The handler name jobs use (`{"type": "inProcess", "handler": "chaos-effect"}`).
 pub const HANDLER: &str = "chaos-effect";
 
 /// How a fence write ended.

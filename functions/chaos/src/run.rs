@@ -12,7 +12,7 @@
 //! ```
 //! The outage must span a minute boundary to matter: a tick queues every fire up to the end of
 //! its minute (`horizon_secs = 0` here), so only fires of the *next* minute wait for the first
-//! tick after the outage, and come out of the misfire path (`fire_all`).
+//! tick after the outage, and come out of the misfire path (`fireAll`).
 //!
 //! Everything random (fault decisions, which worker dies when, doubled and crashing ticks,
 //! handler work times) comes from the seed; the interleaving itself comes from the OS.
@@ -361,7 +361,7 @@ impl RunOutcome {
 }
 
 /// The chaos job definition: every `rate` seconds from `start` to `end`, the chaos handler,
-/// `fire_all` misfires late past 5 s, generous retries.
+/// `fireAll` misfires late past 5 s, generous retries.
 pub fn definition(rate: u32, start: DateTime<Utc>, end: DateTime<Utc>, work_ms: u64) -> JobDefinition {
     let mut schedule = ScheduleSpec::new(format!("rate({rate} seconds)"), "UTC");
     schedule.start = Some(start);

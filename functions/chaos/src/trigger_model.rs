@@ -116,7 +116,7 @@
 //! - A bucket is read and dispatched in one step (the `A#` and `E#` reads are separate steps,
 //!   as the promotion race needs). Put, send and advance of one group are one step; a crash
 //!   between the put and the send is the failed-send fault.
-//! - Misfire policies `FireAll` and `Skip` only (no `fire_once`, no `fire_all` cap); the
+//! - Misfire policies `FireAll` and `Skip` only (no `fireOnce`, no `fireAll` cap); the
 //!   catch-up budget is per tenant only (no global budget).
 //! - At most two (`MSG_CAP`) copies of an execution's message are kept; more would only be more
 //!   duplicates, which the claim absorbs.

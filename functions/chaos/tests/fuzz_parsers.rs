@@ -283,7 +283,7 @@ fn job_body() -> impl Strategy<Value = Value> {
         "\\PC{0,20}".prop_map(|u| json!({"type": "http", "url": u})),
         "\\PC{0,20}".prop_map(|f| json!({"type": "lambda", "function": f})),
         "\\PC{0,20}".prop_map(|q| json!({"type": "sqs", "queueUrl": q})),
-        "\\PC{0,70}".prop_map(|h| json!({"type": "in_process", "handler": h})),
+        "\\PC{0,70}".prop_map(|h| json!({"type": "inProcess", "handler": h})),
         json_any(),
     ];
     let retry = (prop_oneof![4 => 1i64..10, 1 => any::<i64>()], small(10), small(600), small(100_000))
@@ -291,8 +291,8 @@ fn job_body() -> impl Strategy<Value = Value> {
             |(a, b, c, d)| json!({"maxAttempts": a, "baseDelaySecs": b, "maxDelaySecs": c, "maxAgeSecs": d}),
         );
     let misfire = prop_oneof![
-        2 => Just(json!({"policy": "fire_once"})),
-        2 => prop_oneof![4 => 1i64..1_000, 1 => any::<i64>()].prop_map(|c| json!({"policy": "fire_all", "cap": c})),
+        2 => Just(json!({"policy": "fireOnce"})),
+        2 => prop_oneof![4 => 1i64..1_000, 1 => any::<i64>()].prop_map(|c| json!({"policy": "fireAll", "cap": c})),
         2 => Just(json!({"policy": "skip"})),
         1 => json_any(),
     ];

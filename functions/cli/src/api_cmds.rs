@@ -137,8 +137,8 @@ impl JobSpec {
         let target = match (&self.url, &self.lambda, &self.sqs, &self.handler) {
             (Some(u), ..) => Some(json!({"type": "http", "url": u})),
             (_, Some(f), ..) => Some(json!({"type": "lambda", "function": f})),
-            (_, _, Some(q), _) => Some(json!({"type": "sqs", "queue_url": q})),
-            (_, _, _, Some(h)) => Some(json!({"type": "in_process", "handler": h})),
+            (_, _, Some(q), _) => Some(json!({"type": "sqs", "queueUrl": q})),
+            (_, _, _, Some(h)) => Some(json!({"type": "inProcess", "handler": h})),
             _ => None,
         };
         if let Some(t) = target {

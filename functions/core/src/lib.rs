@@ -41,6 +41,7 @@ pub mod config;
 pub mod context;
 pub mod control;
 pub mod execution;
+pub mod instant;
 pub mod keys;
 pub mod metering;
 pub mod metrics;

@@ -76,7 +76,7 @@ fn invalid(field: impl Into<String>, reason: impl Into<String>) -> ValidationErr
 
 impl JobDefinition {
     /// A definition with the same defaults a JSON body without the optional fields gets: pool
-    /// `default`, no parameters, `fire_once` misfires after 60 s, `ALLOW`, default retries, a
+    /// `default`, no parameters, `fireOnce` misfires after 60 s, `ALLOW`, default retries, a
     /// 300 s timeout. Chain the `with_*` methods to change one (tests, examples, the demo job).
     pub fn new(schedule: ScheduleSpec, target: Target) -> Self {
         JobDefinition {
@@ -200,7 +200,7 @@ impl JobDefinition {
 
 /// What a worker calls for an execution.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+#[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase", deny_unknown_fields)]
 pub enum Target {
     /// Invoke a Lambda function (RequestResponse).
     Lambda {
@@ -214,10 +214,13 @@ pub enum Target {
     },
     /// Send a message to a user's SQS queue.
     Sqs {
-        /// Queue URL.
+        /// Queue URL (`queueUrl`; `queue_url` is read from definitions stored before 0.2).
+        #[serde(alias = "queue_url")]
         queue_url: String,
     },
-    /// A Rust handler registered in the worker process (ECS pools).
+    /// A Rust handler registered in the worker process (ECS pools). `inProcess`
+    /// (`in_process` is read from definitions stored before 0.2).
+    #[serde(alias = "in_process")]
     InProcess {
         /// Handler name.
         handler: String,
@@ -567,7 +570,7 @@ pub struct Execution {
     pub def_version: u64,
     /// Snapshot of the definition used (pool, target, params, policies).
     pub definition: JobDefinition,
-    /// For `fire_once` misfires: the missed range this execution stands for.
+    /// For `fireOnce` misfires: the missed range this execution stands for.
     pub missed_range: Option<(DateTime<Utc>, DateTime<Utc>)>,
     /// Last error code and message.
     pub last_error: Option<(String, String)>,
@@ -765,6 +768,29 @@ impl OpsEntry {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn definitions_are_camel_case_and_old_stored_spellings_still_read() {
+        let def = JobDefinition::new(
+            ScheduleSpec::new("* * * * *", "UTC"),
+            Target::Sqs { queue_url: "https://sqs.example/q".into() },
+        )
+        .with_misfire(MisfirePolicy::FireAll { cap: 5 });
+        let v = serde_json::to_value(&def).unwrap();
+        assert_eq!(v["target"], serde_json::json!({"type": "sqs", "queueUrl": "https://sqs.example/q"}));
+        assert_eq!(v["misfire"], serde_json::json!({"policy": "fireAll", "cap": 5}));
+        let t: Target = serde_json::from_str(r#"{"type":"inProcess","handler":"h"}"#).unwrap();
+        assert_eq!(t, Target::InProcess { handler: "h".into() });
+        // Stored before 0.2: snake_case names still read back.
+        let old: Target = serde_json::from_str(r#"{"type":"in_process","handler":"h"}"#).unwrap();
+        assert_eq!(old, t);
+        let old: Target = serde_json::from_str(r#"{"type":"sqs","queue_url":"https://q"}"#).unwrap();
+        assert_eq!(old, Target::Sqs { queue_url: "https://q".into() });
+        let old: MisfirePolicy = serde_json::from_str(r#"{"policy":"fire_all","cap":2}"#).unwrap();
+        assert_eq!(old, MisfirePolicy::FireAll { cap: 2 });
+        let back: MisfirePolicy = serde_json::from_value(v["misfire"].clone()).unwrap();
+        assert_eq!(back, MisfirePolicy::FireAll { cap: 5 });
+    }
 
     #[test]
     fn the_builder_starts_from_the_same_defaults_as_a_minimal_json_body() {

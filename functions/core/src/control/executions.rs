@@ -243,6 +243,11 @@ pub async fn backfill(
     req: &BackfillRequest,
     now: DateTime<Utc>,
 ) -> Result<BackfillReport, ControlError> {
+    for (field, t) in [("from", req.from), ("to", req.to)] {
+        if !crate::instant::in_range(t) {
+            return Err(ControlError::invalid(field, crate::instant::RANGE_MESSAGE));
+        }
+    }
     if req.from > req.to {
         return Err(ControlError::invalid("to", "must not be before from"));
     }

@@ -290,6 +290,14 @@ pub fn preview(
     after: DateTime<Utc>,
     count: usize,
 ) -> Result<Vec<DateTime<Utc>>, ControlError> {
+    if !crate::instant::in_range(after) {
+        return Err(ControlError::invalid("after", crate::instant::RANGE_MESSAGE));
+    }
+    for (field, t) in [("schedule.start", spec.start), ("schedule.end", spec.end)] {
+        if t.is_some_and(|t| !crate::instant::in_range(t)) {
+            return Err(ControlError::invalid(field, crate::instant::RANGE_MESSAGE));
+        }
+    }
     let schedule = Schedule::parse(spec, spec.start.unwrap_or(after))
         .map_err(|e| ControlError::invalid(format!("schedule.{}", e.field()), e.reason()))?;
     Ok(schedule.preview(after, count))

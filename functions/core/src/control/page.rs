@@ -19,6 +19,9 @@ pub struct Page<T> {
     pub next: Option<String>,
 }
 
+/// The longest cursor accepted (characters; cursors are lowercase hex).
+pub const MAX_CURSOR_LEN: usize = 1_024;
+
 /// Encodes a cursor of `kind` holding `value`.
 pub fn encode(kind: &str, value: &str) -> String {
     format!("v1|{kind}|{value}").bytes().map(|b| format!("{b:02x}")).collect()
@@ -27,12 +30,14 @@ pub fn encode(kind: &str, value: &str) -> String {
 /// Decodes a cursor of `kind`; any other input is a validation error on `cursor`.
 pub fn decode(kind: &str, cursor: &str) -> Result<String, ControlError> {
     let bad = || ControlError::invalid("cursor", "not a cursor returned by this list");
-    if !cursor.len().is_multiple_of(2) || cursor.len() > 1_024 {
+    // Bytes, not `&str` slices: a multi-byte character must be refused, not sliced through.
+    let raw = cursor.as_bytes();
+    if !raw.len().is_multiple_of(2) || raw.len() > MAX_CURSOR_LEN {
         return Err(bad());
     }
-    let bytes: Result<Vec<u8>, _> =
-        (0..cursor.len()).step_by(2).map(|i| u8::from_str_radix(&cursor[i..i + 2], 16)).collect();
-    let text = String::from_utf8(bytes.map_err(|_| bad())?).map_err(|_| bad())?;
+    let hex = |b: u8| (b as char).to_digit(16).map(|d| d as u8);
+    let bytes: Option<Vec<u8>> = raw.chunks_exact(2).map(|p| Some(hex(p[0])? << 4 | hex(p[1])?)).collect();
+    let text = String::from_utf8(bytes.ok_or_else(bad)?).map_err(|_| bad())?;
     let rest = text.strip_prefix("v1|").ok_or_else(bad)?;
     let (k, v) = rest.split_once('|').ok_or_else(bad)?;
     if k != kind || v.is_empty() {
@@ -55,7 +60,7 @@ mod tests {
         let c = encode("jobs", "nightly-1");
         assert_eq!(decode("jobs", &c).unwrap(), "nightly-1");
         assert!(decode("execs", &c).is_err(), "a jobs cursor is not an executions cursor");
-        for junk in ["", "zz", "abc", &encode("jobs", "")] {
+        for junk in ["", "zz", "abc", "é", "aéb", "0é0", "+1", &encode("jobs", "")] {
             match decode("jobs", junk) {
                 Err(ControlError::Invalid(v)) => assert_eq!(v.field, "cursor"),
                 other => panic!("{junk:?}: {other:?}"),

@@ -15,7 +15,7 @@ use super::error::ScheduleError;
 /// Kept as strings so a malformed entry becomes a [`ScheduleError::Exclusions`] naming it,
 /// rather than an opaque deserialisation failure.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Calendar {
     /// Excluded local dates, `YYYY-MM-DD`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

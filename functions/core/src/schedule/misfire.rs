@@ -5,10 +5,10 @@
 //! `(L, now]`. A due fire is *missed* when it is late by more than the threshold,
 //! `now - fire > threshold`; the others are ordinary fires and are always planned one by one.
 //! The policy decides what happens to the missed ones:
-//! - `fire_once`: one execution, scheduled at the *last* missed fire (a real fire instant, so
+//! - `fireOnce`: one execution, scheduled at the *last* missed fire (a real fire instant, so
 //!   the execution key `(job, scheduled_at)` stays unique and a repeated plan is idempotent),
 //!   carrying `[first_missed, last_missed]` so its handler can process the range as one batch;
-//! - `fire_all`: every missed fire, each its own execution, oldest first; when there are more
+//! - `fireAll`: every missed fire, each its own execution, oldest first; when there are more
 //!   than `cap`, only the latest `cap` are kept and the older ones are counted as skipped;
 //! - `skip`: none of them; the job carries on with its next future fire.
 
@@ -29,10 +29,10 @@ fn default_cap() -> u32 {
     DEFAULT_FIRE_ALL_CAP
 }
 
-/// What to do with missed fires. JSON: `{"policy": "fire_once"}`,
-/// `{"policy": "fire_all", "cap": 50}`, `{"policy": "skip"}`.
+/// What to do with missed fires. JSON: `{"policy": "fireOnce"}`,
+/// `{"policy": "fireAll", "cap": 50}`, `{"policy": "skip"}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(tag = "policy", rename_all = "snake_case")]
+#[serde(tag = "policy", rename_all = "camelCase", from = "MisfireBody")]
 pub enum MisfirePolicy {
     /// One execution for the whole missed range (the default).
     #[default]
@@ -47,13 +47,40 @@ pub enum MisfirePolicy {
     Skip,
 }
 
+/// The wire form of [`MisfirePolicy`]. Struct variants, because serde ignores extra keys next to
+/// the tag of a unit variant: `{"policy": "skip", "cap": 3}` must be refused on `cap`, not
+/// accepted with the cap silently dropped. `fire_once`/`fire_all` are read from definitions
+/// stored before the API became camelCase throughout.
+#[derive(Deserialize)]
+#[serde(tag = "policy", rename_all = "camelCase", deny_unknown_fields)]
+enum MisfireBody {
+    #[serde(alias = "fire_once")]
+    FireOnce {},
+    #[serde(alias = "fire_all")]
+    FireAll {
+        #[serde(default = "default_cap")]
+        cap: u32,
+    },
+    Skip {},
+}
+
+impl From<MisfireBody> for MisfirePolicy {
+    fn from(b: MisfireBody) -> Self {
+        match b {
+            MisfireBody::FireOnce {} => MisfirePolicy::FireOnce,
+            MisfireBody::FireAll { cap } => MisfirePolicy::FireAll { cap },
+            MisfireBody::Skip {} => MisfirePolicy::Skip,
+        }
+    }
+}
+
 /// One execution to create.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PlannedFire {
     /// The fire instant, which is also the execution's identity with the job id.
     pub scheduled_at: DateTime<Utc>,
-    /// For a `fire_once` batch: the first and last missed fires it stands for (inclusive).
+    /// For a `fireOnce` batch: the first and last missed fires it stands for (inclusive).
     pub missed_range: Option<(DateTime<Utc>, DateTime<Utc>)>,
 }
 

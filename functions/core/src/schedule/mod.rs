@@ -57,7 +57,7 @@ const MAX_SEARCH_STEPS: u32 = 100_000;
 
 /// What a user submits in a job definition (JSON, camelCase).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ScheduleSpec {
     /// `"0 30 2 * * *"`, `"*/5 * * * *"`, `"rate(10 seconds)"`, `"at(2026-12-01T09:00:00)"`.
     pub expression: String,
@@ -69,11 +69,11 @@ pub struct ScheduleSpec {
     /// A local time that occurs twice (fall back). Default `first`.
     #[serde(default)]
     pub on_overlap: OverlapPolicy,
-    /// No fire before this instant; also the anchor of `rate()`.
-    #[serde(default)]
+    /// No fire before this instant; also the anchor of `rate()` (1970..=2100).
+    #[serde(default, deserialize_with = "crate::instant::bounded_opt")]
     pub start: Option<DateTime<Utc>>,
-    /// No fire after this instant (inclusive bound).
-    #[serde(default)]
+    /// No fire after this instant (inclusive bound; 1970..=2100).
+    #[serde(default, deserialize_with = "crate::instant::bounded_opt")]
     pub end: Option<DateTime<Utc>>,
     /// Excluded local dates and weekdays.
     #[serde(default)]
@@ -155,6 +155,13 @@ impl Schedule {
     pub fn parse(spec: &ScheduleSpec, anchor: DateTime<Utc>) -> Result<Schedule, ScheduleError> {
         let expr = expr::parse_expression(&spec.expression)?;
         let tz = zone::parse_zone(&spec.timezone)?;
+        let out_of_range = |t: Option<DateTime<Utc>>| t.is_some_and(|t| !crate::instant::in_range(t));
+        if out_of_range(spec.start) {
+            return Err(ScheduleError::Start(crate::instant::RANGE_MESSAGE.into()));
+        }
+        if out_of_range(spec.end) {
+            return Err(ScheduleError::End(crate::instant::RANGE_MESSAGE.into()));
+        }
         if let (Some(s), Some(e)) = (spec.start, spec.end) {
             if e < s {
                 return Err(ScheduleError::End(format!(

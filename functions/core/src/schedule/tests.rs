@@ -639,11 +639,11 @@ fn misfire_across_dst_with_both() {
 
 #[test]
 fn misfire_policy_json() {
-    let p: MisfirePolicy = serde_json::from_str(r#"{"policy":"fire_all"}"#).unwrap();
+    let p: MisfirePolicy = serde_json::from_str(r#"{"policy":"fireAll"}"#).unwrap();
     assert_eq!(p, MisfirePolicy::FireAll { cap: DEFAULT_FIRE_ALL_CAP });
-    let p: MisfirePolicy = serde_json::from_str(r#"{"policy":"fire_all","cap":7}"#).unwrap();
+    let p: MisfirePolicy = serde_json::from_str(r#"{"policy":"fireAll","cap":7}"#).unwrap();
     assert_eq!(p, MisfirePolicy::FireAll { cap: 7 });
-    assert_eq!(serde_json::to_string(&MisfirePolicy::default()).unwrap(), r#"{"policy":"fire_once"}"#);
+    assert_eq!(serde_json::to_string(&MisfirePolicy::default()).unwrap(), r#"{"policy":"fireOnce"}"#);
     assert_eq!(serde_json::to_string(&MisfirePolicy::Skip).unwrap(), r#"{"policy":"skip"}"#);
 }
 
