@@ -4,7 +4,11 @@
 //! There is no API Gateway locally, so the caller comes from two headers:
 //! `X-Sundial-Tenant` (default `local`) and `X-Sundial-Principal` (default `local-user`). That is
 //! only acceptable because this server binds to 127.0.0.1 for one developer; the Lambda never
-//! reads these headers.
+//! reads these headers. Because any web page open in the developer's browser can reach
+//! 127.0.0.1 too, the server refuses a non-loopback `Host` (DNS rebinding) and any `Origin`
+//! other than a loopback one (cross-site requests), and the router refuses bodies that are not
+//! `Content-Type: application/json` (which a page cannot send cross-site without a CORS
+//! preflight, and this server answers no preflight).
 
 use crate::error::ApiError;
 use crate::router::{Api, ApiRequest};
@@ -42,7 +46,52 @@ fn caller_of(req: &Request<Incoming>) -> Result<Caller, ApiError> {
     Ok(Caller { tenant, principal: h(PRINCIPAL_HEADER, "local-user") })
 }
 
+/// Whether `host` (a `Host` header or an origin's authority, with or without port) names this
+/// machine's loopback interface.
+fn is_loopback_authority(host: &str) -> bool {
+    let name = match host.strip_prefix('[') {
+        Some(v6) => v6.split_once(']').map(|(h, _)| h).unwrap_or(v6),
+        None => host
+            .rsplit_once(':')
+            .filter(|(_, p)| p.chars().all(|c| c.is_ascii_digit()))
+            .map_or(host, |(h, _)| h),
+    };
+    name.eq_ignore_ascii_case("localhost")
+        || name.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+/// Refuses requests a web page could make: a `Host` that is not loopback (DNS rebinding: a
+/// page on `evil.example` whose name resolves to 127.0.0.1) and an `Origin` that is not a
+/// loopback origin (a cross-site `fetch` or form post). Clients that are not browsers send no
+/// `Origin`.
+fn same_machine(req: &Request<Incoming>) -> Result<(), ApiError> {
+    let forbidden = |field: &str, msg: &str| {
+        ApiError::new(StatusCode::FORBIDDEN, "forbidden", msg.to_string()).field(field.to_string())
+    };
+    let host = req.headers().get(hyper::header::HOST).and_then(|v| v.to_str().ok()).unwrap_or_default();
+    if !is_loopback_authority(host) {
+        return Err(forbidden(
+            "Host",
+            "the local API answers only requests addressed to localhost or a loopback address",
+        ));
+    }
+    if let Some(origin) = req.headers().get(hyper::header::ORIGIN) {
+        let o = origin.to_str().unwrap_or_default();
+        let authority = o.strip_prefix("http://").or_else(|| o.strip_prefix("https://"));
+        if !authority.is_some_and(is_loopback_authority) {
+            return Err(forbidden(
+                "Origin",
+                "the local API refuses requests from web pages of other origins",
+            ));
+        }
+    }
+    Ok(())
+}
+
 async fn serve_one(api: Arc<Api>, req: Request<Incoming>) -> Result<Response<Full<Bytes>>, Infallible> {
+    if let Err(e) = same_machine(&req) {
+        return Ok(respond(e.into()));
+    }
     let caller = caller_of(&req);
     let (parts, body) = req.into_parts();
     let limit = api.settings().max_body_bytes;
@@ -68,11 +117,15 @@ async fn serve_one(api: Arc<Api>, req: Request<Incoming>) -> Result<Response<Ful
         .field("body")
         .into(),
     };
+    Ok(respond(resp))
+}
+
+fn respond(resp: crate::router::ApiResponse) -> Response<Full<Bytes>> {
     let mut b = Response::builder().status(resp.status).header(CONTENT_TYPE, "application/json");
     for (k, v) in &resp.headers {
         b = b.header(k, v);
     }
-    Ok(b.body(Full::new(Bytes::from(resp.body_bytes()))).unwrap_or_else(|_| Response::new(Full::default())))
+    b.body(Full::new(Bytes::from(resp.body_bytes()))).unwrap_or_else(|_| Response::new(Full::default()))
 }
 
 /// Serves `api` on `listener` until `shutdown` completes.

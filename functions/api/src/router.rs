@@ -242,16 +242,17 @@ impl Api {
             .field("body"));
         }
         if !req.body.is_empty() {
-            if let Some(ct) = req.headers.get(CONTENT_TYPE) {
-                let ct = ct.to_str().unwrap_or_default().to_ascii_lowercase();
-                if !ct.starts_with("application/json") {
-                    return Err(ApiError::new(
-                        StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                        "unsupported_media_type",
-                        "the body must be application/json",
-                    )
-                    .field("Content-Type"));
-                }
+            // Required, not merely checked when present: a web page can post `text/plain` or no
+            // type cross-site without a CORS preflight, never `application/json`.
+            let ct = req.headers.get(CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or_default();
+            let media = ct.split(';').next().unwrap_or_default().trim();
+            if !media.eq_ignore_ascii_case("application/json") {
+                return Err(ApiError::new(
+                    StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                    "unsupported_media_type",
+                    "a request body must be sent with Content-Type: application/json",
+                )
+                .field("Content-Type"));
             }
         }
         let now = self.clock.now();

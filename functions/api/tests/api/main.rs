@@ -6,5 +6,6 @@ mod common;
 mod hostile;
 mod lambda_watch;
 mod lifecycle;
+mod local_server;
 mod tenancy;
 mod validation;
