@@ -94,8 +94,19 @@ impl Query {
     fn parse(raw: &str) -> Self {
         Query(form_urlencoded::parse(raw.as_bytes()).into_owned().collect())
     }
+    /// The value of `k` when sent. An empty value (`?limit=`) is sent, and refused by whichever
+    /// parser reads it: the document allows no empty parameter.
     fn str(&self, k: &str) -> Option<&str> {
-        self.0.get(k).map(String::as_str).filter(|v| !v.is_empty())
+        self.0.get(k).map(String::as_str)
+    }
+    /// An id parameter (`jobId`), validated.
+    fn id(&self, k: &'static str) -> Result<Option<&str>, ApiError> {
+        match self.str(k) {
+            None => Ok(None),
+            Some(v) => sundial_core::keys::validate_id(k, v)
+                .map(|_| Some(v))
+                .map_err(|e| ApiError::invalid(k, e.reason)),
+        }
     }
     fn limit(&self) -> Result<Option<u32>, ApiError> {
         match self.str("limit") {
@@ -396,7 +407,7 @@ impl Api {
             }
             Op::ListOperations => {
                 let page =
-                    control::ops::list(ctl, &caller, q.str("jobId"), q.limit()?, q.str("cursor")).await?;
+                    control::ops::list(ctl, &caller, q.id("jobId")?, q.limit()?, q.str("cursor")).await?;
                 ok(dto::page(page.items.iter().map(dto::ops).collect(), page.next))
             }
         }

@@ -3,6 +3,7 @@
 #![allow(dead_code, unreachable_pub)]
 
 mod common;
+mod fuzz;
 mod hostile;
 mod lambda_watch;
 mod lifecycle;
