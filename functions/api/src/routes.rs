@@ -235,6 +235,12 @@ mod openapi_sync {
                     .into_iter()
                     .chain(op["parameters"].as_array())
                     .flatten()
+                    .map(|p| {
+                        match p["$ref"].as_str().and_then(|r| r.strip_prefix("#/components/parameters/")) {
+                            Some(name) => &doc["components"]["parameters"][name],
+                            None => p,
+                        }
+                    })
                     .filter(|p| p["in"] == "path")
                     .filter_map(|p| p["name"].as_str().map(str::to_string))
                     .collect();
