@@ -19,17 +19,25 @@ pub struct ApiError {
     pub message: String,
     /// The offending field or parameter, if any.
     pub field: Option<String>,
+    /// `Retry-After` seconds (429, 503).
+    pub retry_after: Option<u32>,
 }
 
 impl ApiError {
     /// An error without a field.
     pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
-        ApiError { status, code, message: message.into(), field: None }
+        ApiError { status, code, message: message.into(), field: None, retry_after: None }
     }
 
     /// Names the field.
     pub fn field(mut self, f: impl Into<String>) -> Self {
         self.field = Some(f.into());
+        self
+    }
+
+    /// Sets `Retry-After`.
+    pub fn retry_after(mut self, secs: u32) -> Self {
+        self.retry_after = Some(secs);
         self
     }
 
@@ -66,6 +74,11 @@ impl From<ControlError> for ApiError {
                 format!("the job is at version {current}, not {expected}: read it again and retry"),
             )
             .field("If-Match"),
+            ControlError::Limited { code, field, message, retry_after_secs } => {
+                ApiError::new(StatusCode::TOO_MANY_REQUESTS, code, message)
+                    .field(field)
+                    .retry_after(retry_after_secs)
+            }
             ControlError::Conflict { code, field, message } => {
                 ApiError::new(StatusCode::CONFLICT, code, message).field(field)
             }

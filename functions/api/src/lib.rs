@@ -29,17 +29,24 @@ pub use sundial_core::config::ApiSettings;
 use std::sync::Arc;
 use sundial_core::aws::Clients;
 use sundial_core::config::Config;
-use sundial_core::control::{Control, ControlSettings};
+use sundial_core::control::{Control, ControlSettings, Quotas};
 use sundial_core::execution::clock::SystemClock;
 use sundial_core::queue::PoolQueues;
 use sundial_core::Ctx;
 
-/// An API over `clients` and `cfg` with the system clock.
-pub fn api_with(clients: &Clients, cfg: Config, settings: ApiSettings) -> Api {
+/// An API over `clients` and `cfg` with the system clock and the quotas of the environment
+/// (`SUNDIAL_QUOTA_*`, [`sundial_core::control::Quotas`]).
+pub fn api_with(
+    clients: &Clients,
+    cfg: Config,
+    settings: ApiSettings,
+) -> Result<Api, sundial_core::model::ValidationError> {
     let trigger = Ctx {
         ddb: clients.ddb.clone(),
         queues: PoolQueues::new(clients.sqs.clone(), cfg.clone(), false),
         cfg,
     };
-    Api::new(Control::new(trigger, ControlSettings::default()), Arc::new(SystemClock), settings)
+    let quotas = Quotas::from_lookup(|k| std::env::var(k).ok())?;
+    let control = ControlSettings { quotas, ..ControlSettings::default() };
+    Ok(Api::new(Control::new(trigger, control), Arc::new(SystemClock), settings))
 }

@@ -71,8 +71,9 @@ impl ApiResponse {
 impl From<ApiError> for ApiResponse {
     fn from(e: ApiError) -> Self {
         let mut r = ApiResponse::json(e.status, e.body());
-        if e.status == StatusCode::SERVICE_UNAVAILABLE {
-            r = r.header(lambda_http::http::header::RETRY_AFTER, "1");
+        let retry_after = e.retry_after.or((e.status == StatusCode::SERVICE_UNAVAILABLE).then_some(1));
+        if let Some(secs) = retry_after {
+            r = r.header(lambda_http::http::header::RETRY_AFTER, secs.to_string());
         }
         r
     }

@@ -429,6 +429,15 @@ pub fn validate_pool_name(p: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// The per-tenant quota variables ([`crate::control::Quotas`], read by the API): live jobs,
+/// minimum interval (s), API-created executions per minute, trigger-now calls per minute.
+pub const QUOTA_ENV: [&str; 4] = [
+    "SUNDIAL_QUOTA_MAX_JOBS",
+    "SUNDIAL_QUOTA_MIN_INTERVAL_SECS",
+    "SUNDIAL_QUOTA_API_EXECUTIONS_PER_MINUTE",
+    "SUNDIAL_QUOTA_TRIGGERS_PER_MINUTE",
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;

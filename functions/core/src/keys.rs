@@ -33,6 +33,7 @@ pub const KEY_FORMATS: &[&str] = &[
     "SLOT",
     "T#{tenant}#RUN",
     "T#{tenant}#RUN#{gate shard}",
+    "T#{tenant}#QUOTA",
     "RUN",
     "{epoch minute}#{shard}",
     "A#{shard}",
@@ -131,6 +132,11 @@ pub fn is_ops_sk(sk: &str) -> bool {
 /// Sort key of a job's concurrency slot item (in the executions table, under the job's
 /// partition key, next to its executions).
 pub const JOB_SLOT_SK: &str = "SLOT";
+
+/// Partition key of a tenant's quota counters (in the jobs table; [`crate::store::quota`]).
+pub fn tenant_quota_pk(tenant: &str) -> String {
+    format!("T#{tenant}#QUOTA")
+}
 
 /// Partition key of a tenant's running gate (in the executions table): shard 0 of it. A tenant
 /// with a large limit has its gate split over several items ([`tenant_running_shard_pk`]).
@@ -343,6 +349,7 @@ mod tests {
             ("ops_sk", ops_sk(ms, "nightly", "pause", "v4", 0xfeed)),
             ("JOB_SLOT_SK", JOB_SLOT_SK.into()),
             ("tenant_running_pk", tenant_running_pk("acme")),
+            ("tenant_quota_pk", tenant_quota_pk("acme")),
             ("tenant_running_shard_pk", tenant_running_shard_pk("acme", 3)),
             ("daily_bucket", daily_bucket(540, 7)),
             ("TENANT_RUNNING_SK", TENANT_RUNNING_SK.into()),

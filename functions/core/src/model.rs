@@ -16,6 +16,10 @@ use serde::{Deserialize, Serialize};
 /// writes per started KiB, and every execution copies its parameters.
 pub const MAX_INLINE_PARAMS_BYTES: usize = 4 * 1024;
 
+/// Most missed fires a `fireAll` misfire policy may replay (its `cap`): an every-second job
+/// after a long outage must not plan a million executions.
+pub const MAX_FIRE_ALL_CAP: u32 = 1_000;
+
 /// What a user submits to create or update a job.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -190,6 +194,11 @@ impl JobDefinition {
         }
         if def.timeout_secs == 0 || def.timeout_secs > 43_200 {
             return Err(invalid("timeoutSecs", "must be between 1 and 43200"));
+        }
+        if let crate::schedule::MisfirePolicy::FireAll { cap } = def.misfire {
+            if cap == 0 || cap > MAX_FIRE_ALL_CAP {
+                return Err(invalid("misfire.cap", format!("must be between 1 and {MAX_FIRE_ALL_CAP}")));
+            }
         }
         if def.misfire_threshold_secs > 86_400 {
             return Err(invalid("misfireThresholdSecs", "must be at most 86400"));

@@ -42,6 +42,15 @@ impl Harness {
     }
 
     pub async fn with_pools(label: &str, pools: &[&str], now: DateTime<Utc>) -> Harness {
+        Self::with_settings(label, pools, now, ControlSettings::default()).await
+    }
+
+    pub async fn with_settings(
+        label: &str,
+        pools: &[&str],
+        now: DateTime<Utc>,
+        settings: ControlSettings,
+    ) -> Harness {
         let env = TestEnv::with(label, pools, 8).await.expect("emulator environment");
         let clock = Arc::new(ManualClock::new(now));
         let trigger = Ctx {
@@ -49,11 +58,7 @@ impl Harness {
             cfg: env.cfg.clone(),
             queues: PoolQueues::new(env.clients.sqs.clone(), env.cfg.clone(), false),
         };
-        let api = Api::new(
-            Control::new(trigger, ControlSettings::default()),
-            clock.clone(),
-            ApiSettings::default(),
-        );
+        let api = Api::new(Control::new(trigger, settings), clock.clone(), ApiSettings::default());
         Harness { env, api, clock }
     }
 

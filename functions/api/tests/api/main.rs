@@ -8,5 +8,6 @@ mod hostile;
 mod lambda_watch;
 mod lifecycle;
 mod local_server;
+mod quotas;
 mod tenancy;
 mod validation;

@@ -40,6 +40,18 @@ pub enum ControlError {
         /// Why.
         message: String,
     },
+    /// A per-tenant quota or rate has no room (HTTP 429).
+    #[error("{field}: {message}")]
+    Limited {
+        /// `quota_exceeded` (a standing quota) or `rate_limited` (a per-minute rate).
+        code: &'static str,
+        /// The field or operation it is about.
+        field: &'static str,
+        /// Which limit, and its value.
+        message: String,
+        /// When to try again (seconds).
+        retry_after_secs: u32,
+    },
     /// DynamoDB failed.
     #[error(transparent)]
     Store(#[from] StoreError),

@@ -180,6 +180,8 @@ pub async fn trigger_now(
 ) -> Result<Execution, ControlError> {
     let job = ctl.job(caller, job_id).await?;
     let schedule = runnable_job(&job)?;
+    super::quota::take_rate(ctl, &caller.tenant, "trigger", 1, now).await?;
+    super::quota::take_rate(ctl, &caller.tenant, "exec", 1, now).await?;
     let mut e = Execution::ready(&job, &schedule, now, None, now, &caller.actor());
     e.fire_at = now;
     e.available_at = now.timestamp_millis();
@@ -189,11 +191,14 @@ pub async fn trigger_now(
     match ctl.execs.put_new(&e).await? {
         PutOutcome::Created => {}
         PutOutcome::Exists(_) => {
+            // Refused: nothing may stay written, the rate tokens included.
+            super::quota::give_back_rate(ctl, &caller.tenant, "trigger", 1, now).await;
+            super::quota::give_back_rate(ctl, &caller.tenant, "exec", 1, now).await;
             return Err(ControlError::Conflict {
                 code: "already_exists",
                 field: "jobId",
                 message: "an execution for this instant already exists; retry".into(),
-            })
+            });
         }
     }
     if let Err(err) = ctl.ctx.queues.send_all(&job.definition.pool, &[message_of(&e, now)]).await {
@@ -280,6 +285,7 @@ pub async fn backfill(
             ),
         ));
     }
+    super::quota::take_rate(ctl, &caller.tenant, "exec", fires.len() as u32, now).await?;
     let mut report = BackfillReport { fires: fires.len(), created: 0, existing: 0, last_start_at: None };
     let mut out = Vec::new();
     for (i, f) in fires.iter().enumerate() {

@@ -98,11 +98,16 @@ pub async fn create(
     now: DateTime<Utc>,
 ) -> Result<JobView, ControlError> {
     let job = Job::new(ctl.cfg(), &caller.tenant, job_id, def, now)?;
+    let schedule = Schedule::parse(&job.definition.schedule, job.anchor)
+        .map_err(|e| ControlError::invalid(format!("schedule.{}", e.field()), e.reason()))?;
+    super::quota::check_interval(ctl, &schedule, now)?;
+    super::quota::take_job(ctl, &caller.tenant).await?;
     let audit = OpsEntry::new(caller.actor(), OpsAction::Create, job_id, now).versions(None, Some(1));
     let retention = ctl.settings.ops_retention_secs;
-    put_job_change(ctl.ddb(), ctl.cfg(), Expect::New, &job, None, &audit, retention)
-        .await
-        .map_err(|e| change_error(e, 0))?;
+    if let Err(e) = put_job_change(ctl.ddb(), ctl.cfg(), Expect::New, &job, None, &audit, retention).await {
+        super::quota::give_back_job(ctl, &caller.tenant).await;
+        return Err(change_error(e, 0));
+    }
     dispatch(ctl, &job, now, caller).await;
     let next_fires = next_fires(&job, now, NEXT_FIRES);
     Ok(JobView::new(job, next_fires, Followed::default()))
@@ -176,6 +181,7 @@ pub async fn update(
     }
     let anchor = def.schedule.start.unwrap_or(cur.anchor);
     let schedule = def.validate(ctl.cfg(), anchor)?;
+    super::quota::check_interval(ctl, &schedule, now)?;
     let job = Job {
         version: cur.version + 1,
         definition: def,
@@ -269,6 +275,9 @@ pub async fn set_state(
     crate::trigger::verify::before_leaving(&ctl.ctx, &cur, now).await?;
     if let Err(e) = put_job_change(ctl.ddb(), ctl.cfg(), expect, &job, expires, &audit, retention).await {
         return Err(conflict_with_current(ctl, caller, job_id, e).await);
+    }
+    if state == JobState::Deleted {
+        super::quota::give_back_job(ctl, &caller.tenant).await;
     }
     let followed = follow_change(&ctl.execs, &job, now, &caller.actor()).await?;
     if state == JobState::Enabled {

@@ -126,6 +126,14 @@ impl Expr {
         self
     }
 
+    /// `SET a = if_not_exists(a, 0) + by` (a counter that may not exist yet).
+    pub fn add(&mut self, a: &str, by: i64) -> &mut Self {
+        let (n, v) = (self.name(a), self.val(AttributeValue::N(by.to_string())));
+        let zero = self.val(AttributeValue::N("0".into()));
+        self.set.push(format!("{n} = if_not_exists({n}, {zero}) + {v}"));
+        self
+    }
+
     /// `REMOVE a`.
     pub fn remove(&mut self, a: &str) -> &mut Self {
         let n = self.name(a);

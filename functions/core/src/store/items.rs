@@ -55,6 +55,8 @@ pub mod attr {
     pub const ATT_PK: &str = "att_pk";
     pub const ATT_SK: &str = "att_sk";
     pub const EXPIRES: &str = "expires_at";
+    /// A quota counter's count.
+    pub const QUOTA_USED: &str = "used";
     pub const THROUGH: &str = "through";
     /// The last checkpoint of an execution (JSON text).
     pub const CHECKPOINT: &str = "ck";

@@ -42,6 +42,7 @@ pub mod jobs;
 pub mod open;
 pub mod ops;
 pub mod queued;
+pub mod quota;
 pub mod slots;
 pub mod tables;
 pub mod watermarks;

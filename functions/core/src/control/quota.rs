@@ -1,0 +1,109 @@
+//! Enforcing [`super::Quotas`]: the live-job count, the shortest interval, and the per-minute
+//! rates of trigger-now and of executions created through the API. Counters live in the jobs
+//! table ([`crate::store::quota`]); windows are whole UTC minutes, so `Retry-After` is the
+//! time to the next one.
+
+use super::{Control, ControlError};
+use crate::schedule::Schedule;
+use crate::store::quota;
+use chrono::{DateTime, Duration, Utc};
+
+/// The counter of live jobs.
+const JOBS: &str = "jobs";
+/// How many upcoming fires the interval check looks at.
+const INTERVAL_SAMPLE: usize = 100;
+
+fn to_next_minute(now: DateTime<Utc>) -> u32 {
+    (60 - now.timestamp().rem_euclid(60)) as u32
+}
+
+/// Refuses a schedule whose fires come closer than the minimum interval (over its next
+/// [`INTERVAL_SAMPLE`] fires).
+pub(crate) fn check_interval(
+    ctl: &Control,
+    schedule: &Schedule,
+    now: DateTime<Utc>,
+) -> Result<(), ControlError> {
+    let min = i64::from(ctl.settings.quotas.min_interval_secs);
+    if min <= 1 {
+        return Ok(());
+    }
+    let fires = schedule.preview(now, INTERVAL_SAMPLE);
+    if let Some(w) = fires.windows(2).find(|w| w[1] - w[0] < Duration::seconds(min)) {
+        return Err(ControlError::invalid(
+            "schedule.expression",
+            format!(
+                "fires {} s apart (at {}); this deployment allows at least {min} s between two fires of a job",
+                (w[1] - w[0]).num_seconds(),
+                w[0].to_rfc3339()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Takes one live-job slot for `tenant`.
+pub(crate) async fn take_job(ctl: &Control, tenant: &str) -> Result<(), ControlError> {
+    let max = ctl.settings.quotas.max_jobs;
+    if quota::take(ctl.ddb(), &ctl.cfg().jobs_table, tenant, JOBS, 1, max, None).await? {
+        return Ok(());
+    }
+    Err(ControlError::Limited {
+        code: "quota_exceeded",
+        field: "jobId",
+        message: format!("the tenant has {max} jobs, its quota; delete jobs or ask for a larger quota"),
+        retry_after_secs: 60,
+    })
+}
+
+/// Gives a live-job slot back (a delete, or a create that did not happen).
+pub(crate) async fn give_back_job(ctl: &Control, tenant: &str) {
+    if let Err(e) = quota::give_back(ctl.ddb(), &ctl.cfg().jobs_table, tenant, JOBS, 1).await {
+        tracing::warn!(tenant, error = %e, "could not give back a job quota slot (the count stays one high)");
+    }
+}
+
+/// Takes `amount` from the tenant's per-minute `kind` rate.
+pub(crate) async fn take_rate(
+    ctl: &Control,
+    tenant: &str,
+    kind: &'static str,
+    amount: u32,
+    now: DateTime<Utc>,
+) -> Result<(), ControlError> {
+    let q = ctl.settings.quotas;
+    let (limit, what) = match kind {
+        "trigger" => (q.triggers_per_minute, "trigger-now calls"),
+        _ => (q.api_executions_per_minute, "executions created through the API"),
+    };
+    let minute = now.timestamp().div_euclid(60);
+    let counter = format!("{kind}#{minute}");
+    let expires = (minute + 2) * 60;
+    if quota::take(ctl.ddb(), &ctl.cfg().jobs_table, tenant, &counter, amount, limit, Some(expires)).await? {
+        return Ok(());
+    }
+    Err(ControlError::Limited {
+        code: "rate_limited",
+        field: if amount > limit { "to" } else { "jobId" },
+        message: if amount > limit {
+            format!("{amount} {what} in one request; at most {limit} a minute: split the range")
+        } else {
+            format!("at most {limit} {what} a minute per tenant; retry after the Retry-After seconds")
+        },
+        retry_after_secs: to_next_minute(now),
+    })
+}
+
+/// Gives back what [`take_rate`] took for a request that was then refused.
+pub(crate) async fn give_back_rate(
+    ctl: &Control,
+    tenant: &str,
+    kind: &'static str,
+    amount: u32,
+    now: DateTime<Utc>,
+) {
+    let counter = format!("{kind}#{}", now.timestamp().div_euclid(60));
+    if let Err(e) = quota::give_back(ctl.ddb(), &ctl.cfg().jobs_table, tenant, &counter, amount).await {
+        tracing::warn!(tenant, error = %e, "could not give back rate tokens");
+    }
+}
