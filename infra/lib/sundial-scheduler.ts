@@ -97,6 +97,33 @@ export interface TickProps {
   readonly catchUpPerTenant?: number;
   /** Send fires with `MessageGroupId` = tenant, SQS fair queues (`SUNDIAL_FAIR_QUEUES`, default true). */
   readonly fairQueues?: boolean;
+  /**
+   * Reserved concurrency of the tick and the scan function: the scheduler's own heartbeat keeps
+   * its capacity when workers or other functions use up the account's concurrency, and cannot
+   * itself use more. `false` reserves nothing (accounts at the new-account limit of 10, where
+   * any reservation fails the deployment). Default `{ tick: 2, scan: 10 }`.
+   */
+  readonly reservedConcurrency?: false | { readonly tick?: number; readonly scan?: number };
+}
+
+/** Per-tenant quotas the API enforces (429 with Retry-After; docs/api.md). Defaults in brackets. */
+export interface QuotaProps {
+  /** Live (not deleted) jobs per tenant (`SUNDIAL_QUOTA_MAX_JOBS`) [10000]. */
+  readonly maxJobs?: number;
+  /** Shortest interval between two fires of a job, seconds (`SUNDIAL_QUOTA_MIN_INTERVAL_SECS`) [1]. */
+  readonly minIntervalSecs?: number;
+  /** Executions created through the API (trigger-now, backfill) per tenant per minute (`SUNDIAL_QUOTA_API_EXECUTIONS_PER_MINUTE`) [1000]. */
+  readonly apiExecutionsPerMinute?: number;
+  /** Trigger-now calls per tenant per minute (`SUNDIAL_QUOTA_TRIGGERS_PER_MINUTE`) [60]. */
+  readonly triggersPerMinute?: number;
+}
+
+/** The API stage's throttle, all callers together (API Gateway answers 429 above it). */
+export interface ApiThrottleProps {
+  /** Steady requests per second [100]. */
+  readonly rateLimit?: number;
+  /** Burst [200]. */
+  readonly burstLimit?: number;
 }
 
 /** Settings of every worker, Lambda or ECS. Defaults: resources.json `defaults`. */
@@ -163,6 +190,10 @@ export interface SundialSchedulerProps {
   readonly workers?: WorkerProps;
   /** The JWT claim that carries the tenant, e.g. `custom:tenant` with Cognito (`SUNDIAL_TENANT_CLAIM`, default `tenant`). */
   readonly tenantClaim?: string;
+  /** Per-tenant quotas of the API. */
+  readonly quotas?: QuotaProps;
+  /** The API stage's throttle. */
+  readonly apiThrottle?: ApiThrottleProps;
   /**
    * Log level of every function. Logs are JSON lines (Lambda's JSON log format; the ECS worker
    * gets the same through `AWS_LAMBDA_LOG_FORMAT` and `AWS_LAMBDA_LOG_LEVEL`). Default INFO.
@@ -306,6 +337,7 @@ export class SundialScheduler extends Construct {
 
     // ---- tick and scan ---------------------------------------------------------------------
     const tickCode = this.code('tick');
+    const reserved = props.tick?.reservedConcurrency ?? {};
     this.scanFunction = this.rustFunction('Scan', tickCode, {
       timeout: SCAN_TIMEOUT,
       memorySize: 512,
@@ -314,6 +346,7 @@ export class SundialScheduler extends Construct {
       description: 'Sundial scan: queues the due fires of a shard range',
       // A failed scan is repeated by the next tick from the shard watermark; retries would race it.
       retryAttempts: 0,
+      reservedConcurrentExecutions: reserved === false ? undefined : reserved.scan ?? 10,
     });
     this.tickFunction = this.rustFunction('Tick', tickCode, {
       timeout: TICK_TIMEOUT,
@@ -321,6 +354,7 @@ export class SundialScheduler extends Construct {
       environment: envOf('tick', { scanFunction: this.scanFunction.functionName }),
       description: 'Sundial tick: fans the minute out to scan functions by shard range',
       retryAttempts: 0,
+      reservedConcurrentExecutions: reserved === false ? undefined : reserved.tick ?? 2,
     });
     new events.Rule(this, 'TickRule', {
       description: 'Sundial tick, once a minute',
@@ -409,7 +443,7 @@ export class SundialScheduler extends Construct {
     this.apiFunction = this.rustFunction('Api', this.code('api'), {
       timeout: Duration.seconds(29),
       memorySize: 256,
-      environment: envOf('api'),
+      environment: { ...envOf('api'), ...quotaEnv(props.quotas) },
       description: 'Sundial HTTP API',
     });
     // Tenant scoping is enforced in the api code: every key it builds starts with T#{tenant}#,
@@ -423,6 +457,15 @@ export class SundialScheduler extends Construct {
       tables.map((t) => t.tableArn),
     );
     allow(this.apiFunction, ['dynamodb:Query'], tables.map((t) => `${t.tableArn}/index/*`));
+    // Quota counters (T#{tenant}#QUOTA) go back to nothing when a refused request returns its
+    // tokens: DeleteItem, but only of those items.
+    this.apiFunction.addToRolePolicy(
+      new iam.PolicyStatement({
+        actions: ['dynamodb:DeleteItem'],
+        resources: [this.jobsTable.tableArn],
+        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['T#*#QUOTA'] } },
+      }),
+    );
     this.httpApi = new apigwv2.HttpApi(this, 'HttpApi', { description: 'Sundial API', createDefaultStage: false });
     const accessLogs = new logs.LogGroup(this, 'ApiAccessLogs', {
       retention: this.logRetention,
@@ -432,6 +475,7 @@ export class SundialScheduler extends Construct {
       httpApi: this.httpApi,
       stageName: '$default',
       autoDeploy: true,
+      throttle: { rateLimit: props.apiThrottle?.rateLimit ?? 100, burstLimit: props.apiThrottle?.burstLimit ?? 200 },
       accessLogSettings: {
         destination: new apigwv2.LogGroupLogDestination(accessLogs),
         // One JSON line per request; `sub` is the caller's JWT subject (empty with IAM auth).
@@ -573,7 +617,7 @@ export class SundialScheduler extends Construct {
   private rustFunction(
     id: string,
     code: lambda.Code,
-    opts: Pick<lambda.FunctionProps, 'timeout' | 'memorySize' | 'environment' | 'description' | 'retryAttempts'>,
+    opts: Pick<lambda.FunctionProps, 'timeout' | 'memorySize' | 'environment' | 'description' | 'retryAttempts' | 'reservedConcurrentExecutions'>,
   ): lambda.Function {
     const logGroup = new logs.LogGroup(this, `${id}Logs`, {
       retention: this.logRetention,
@@ -897,4 +941,19 @@ function isPlaceholder(file: string): boolean {
   } finally {
     fs.closeSync(fd);
   }
+}
+
+/** The API's quota variables (unset ones keep the Rust defaults). */
+function quotaEnv(q: QuotaProps | undefined): Record<string, string> {
+  const env: Record<string, string> = {};
+  const set = (name: string, v: number | undefined) => {
+    if (v === undefined) return;
+    if (!Number.isInteger(v) || v < 1) throw new Error(`quotas: ${name} must be a positive integer, not ${v}`);
+    env[name] = String(v);
+  };
+  set('SUNDIAL_QUOTA_MAX_JOBS', q?.maxJobs);
+  set('SUNDIAL_QUOTA_MIN_INTERVAL_SECS', q?.minIntervalSecs);
+  set('SUNDIAL_QUOTA_API_EXECUTIONS_PER_MINUTE', q?.apiExecutionsPerMinute);
+  set('SUNDIAL_QUOTA_TRIGGERS_PER_MINUTE', q?.triggersPerMinute);
+  return env;
 }

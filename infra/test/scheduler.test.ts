@@ -318,7 +318,9 @@ describe('least privilege', () => {
   });
 
   it('api: item access on both tables and their indexes, and no queue access', () => {
-    const st = roleStatements(b, s.apiFunction.role!);
+    const all = roleStatements(b, s.apiFunction.role!);
+    // DeleteItem only of quota counters, under a LeadingKeys condition (next test).
+    const st = all.filter((x) => !x.condition);
     const expected = ['dynamodb:ConditionCheckItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'];
     assert.deepEqual(actionsOn(st, jobs), expected);
     assert.deepEqual(actionsOn(st, execs), expected);
@@ -472,6 +474,42 @@ describe('api', () => {
       IntegrationUri: { 'Fn::GetAtt': [logicalId(b.stack, b.sundial.apiFunction), 'Arn'] },
       PayloadFormatVersion: '2.0',
     });
+  });
+
+  it('throttles the stage, reserves the tick and scan capacity, and passes the quotas', () => {
+    const b = build();
+    const [stage] = Object.values(b.template.findResources('AWS::ApiGatewayV2::Stage'));
+    assert.deepEqual(stage.Properties.DefaultRouteSettings, { ThrottlingRateLimit: 100, ThrottlingBurstLimit: 200 });
+    const fns = b.template.findResources('AWS::Lambda::Function');
+    assert.equal(fns[logicalId(b.stack, b.sundial.tickFunction)].Properties.ReservedConcurrentExecutions, 2);
+    assert.equal(fns[logicalId(b.stack, b.sundial.scanFunction)].Properties.ReservedConcurrentExecutions, 10);
+    const api = fns[logicalId(b.stack, b.sundial.apiFunction)].Properties.Environment.Variables;
+    assert.equal(api.SUNDIAL_QUOTA_MAX_JOBS, undefined, 'unset quotas keep the Rust defaults');
+
+    const c = build({
+      ...JWT_PROPS,
+      quotas: { maxJobs: 50, minIntervalSecs: 60, apiExecutionsPerMinute: 100, triggersPerMinute: 5 },
+      apiThrottle: { rateLimit: 10, burstLimit: 20 },
+      tick: { reservedConcurrency: false },
+    });
+    const cf = c.template.findResources('AWS::Lambda::Function');
+    const env = cf[logicalId(c.stack, c.sundial.apiFunction)].Properties.Environment.Variables;
+    assert.deepEqual(
+      [env.SUNDIAL_QUOTA_MAX_JOBS, env.SUNDIAL_QUOTA_MIN_INTERVAL_SECS, env.SUNDIAL_QUOTA_API_EXECUTIONS_PER_MINUTE, env.SUNDIAL_QUOTA_TRIGGERS_PER_MINUTE],
+      ['50', '60', '100', '5'],
+    );
+    assert.equal(cf[logicalId(c.stack, c.sundial.tickFunction)].Properties.ReservedConcurrentExecutions, undefined);
+    const [cs] = Object.values(c.template.findResources('AWS::ApiGatewayV2::Stage'));
+    assert.deepEqual(cs.Properties.DefaultRouteSettings, { ThrottlingRateLimit: 10, ThrottlingBurstLimit: 20 });
+    assert.throws(() => build({ ...JWT_PROPS, quotas: { maxJobs: 0 } }), /maxJobs|SUNDIAL_QUOTA_MAX_JOBS/);
+  });
+
+  it('may delete only quota counters', () => {
+    const b = build();
+    const stmts = roleStatements(b, b.sundial.apiFunction.role!).filter((st) => st.actions.includes('dynamodb:DeleteItem'));
+    assert.equal(stmts.length, 1, JSON.stringify(stmts));
+    assert.deepEqual(stmts[0].actions, ['dynamodb:DeleteItem']);
+    assert.deepEqual(stmts[0].condition, { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['T#*#QUOTA'] } });
   });
 
   it('can require IAM instead', () => {
