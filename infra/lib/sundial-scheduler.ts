@@ -457,13 +457,13 @@ export class SundialScheduler extends Construct {
       tables.map((t) => t.tableArn),
     );
     allow(this.apiFunction, ['dynamodb:Query'], tables.map((t) => `${t.tableArn}/index/*`));
-    // Quota counters (T#{tenant}#QUOTA) go back to nothing when a refused request returns its
-    // tokens: DeleteItem, but only of those items.
+    // Quota counters (T#{tenant}#QUOTA) and Idempotency-Key records (T#{tenant}#IDEM#{key}) go
+    // back to nothing when a request is refused: DeleteItem, but only of those items.
     this.apiFunction.addToRolePolicy(
       new iam.PolicyStatement({
         actions: ['dynamodb:DeleteItem'],
         resources: [this.jobsTable.tableArn],
-        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['T#*#QUOTA'] } },
+        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['T#*#QUOTA', 'T#*#IDEM#*'] } },
       }),
     );
     this.httpApi = new apigwv2.HttpApi(this, 'HttpApi', { description: 'Sundial API', createDefaultStage: false });

@@ -319,7 +319,7 @@ describe('least privilege', () => {
 
   it('api: item access on both tables and their indexes, and no queue access', () => {
     const all = roleStatements(b, s.apiFunction.role!);
-    // DeleteItem only of quota counters, under a LeadingKeys condition (next test).
+    // DeleteItem only of quota counters and idempotency records, under a LeadingKeys condition.
     const st = all.filter((x) => !x.condition);
     const expected = ['dynamodb:ConditionCheckItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'];
     assert.deepEqual(actionsOn(st, jobs), expected);
@@ -504,12 +504,12 @@ describe('api', () => {
     assert.throws(() => build({ ...JWT_PROPS, quotas: { maxJobs: 0 } }), /maxJobs|SUNDIAL_QUOTA_MAX_JOBS/);
   });
 
-  it('may delete only quota counters', () => {
+  it('may delete only quota counters and idempotency records', () => {
     const b = build();
     const stmts = roleStatements(b, b.sundial.apiFunction.role!).filter((st) => st.actions.includes('dynamodb:DeleteItem'));
     assert.equal(stmts.length, 1, JSON.stringify(stmts));
     assert.deepEqual(stmts[0].actions, ['dynamodb:DeleteItem']);
-    assert.deepEqual(stmts[0].condition, { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['T#*#QUOTA'] } });
+    assert.deepEqual(stmts[0].condition, { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['T#*#QUOTA', 'T#*#IDEM#*'] } });
   });
 
   it('can require IAM instead', () => {

@@ -9,6 +9,7 @@
 //! - [`routes`]: the route table (also checked against `openapi.json` by a test).
 //! - [`router`]: [`Api`]: request → control-plane call → JSON response.
 //! - [`auth`]: tenant and principal from the authorizer context (JWT claims or IAM).
+//! - [`idempotency`]: `Idempotency-Key` on create, trigger-now and backfill.
 //! - [`error`]: the `{"error": {code, message, field}}` shape and status mapping.
 //! - [`dto`]: JSON views of jobs, executions and operations; request bodies.
 //! - [`lambda`]: `lambda_http` ⇄ router.
@@ -18,6 +19,7 @@
 pub mod auth;
 pub mod dto;
 pub mod error;
+pub mod idempotency;
 pub mod lambda;
 pub mod local;
 pub mod router;

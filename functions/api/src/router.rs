@@ -5,6 +5,7 @@
 
 use crate::dto;
 use crate::error::ApiError;
+use crate::idempotency;
 use crate::routes::{matches, Matched, Op};
 use bytes::Bytes;
 use chrono::{DateTime, Utc};
@@ -52,11 +53,11 @@ pub struct ApiResponse {
 }
 
 impl ApiResponse {
-    fn json(status: StatusCode, body: Value) -> Self {
+    pub(crate) fn json(status: StatusCode, body: Value) -> Self {
         ApiResponse { status, headers: Vec::new(), body }
     }
 
-    fn header(mut self, name: HeaderName, value: impl Into<String>) -> Self {
+    pub(crate) fn header(mut self, name: HeaderName, value: impl Into<String>) -> Self {
         self.headers.push((name, value.into()));
         self
     }
@@ -87,7 +88,7 @@ pub struct Api {
     settings: ApiSettings,
 }
 
-type Res = Result<ApiResponse, ApiError>;
+pub(crate) type Res = Result<ApiResponse, ApiError>;
 
 struct Query(HashMap<String, String>);
 
@@ -268,6 +269,24 @@ impl Api {
             }
         }
         let now = self.clock.now();
+        if matches!(op, Op::CreateJob | Op::TriggerJob | Op::BackfillJob) {
+            if let Some(key) = idempotency::key_of(&req.headers)? {
+                return idempotency::run(self, op, &params, &req, &caller, &key, now).await;
+            }
+        }
+        self.exec(op, &params, &req, &caller, now).await
+    }
+
+    /// Runs one matched, authorized, size- and type-checked request at `now`.
+    pub(crate) async fn exec(
+        &self,
+        op: Op,
+        params: &[String],
+        req: &ApiRequest,
+        caller: &Caller,
+        now: DateTime<Utc>,
+    ) -> Res {
+        let caller = caller.clone();
         let q = Query::parse(&req.query);
         let p = |i: usize| params.get(i).map(String::as_str).unwrap_or_default();
         let ctl = &*self.control;

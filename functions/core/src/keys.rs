@@ -34,6 +34,8 @@ pub const KEY_FORMATS: &[&str] = &[
     "T#{tenant}#RUN",
     "T#{tenant}#RUN#{gate shard}",
     "T#{tenant}#QUOTA",
+    "T#{tenant}#IDEM#{key}",
+    "IDEM",
     "RUN",
     "{epoch minute}#{shard}",
     "A#{shard}",
@@ -132,6 +134,15 @@ pub fn is_ops_sk(sk: &str) -> bool {
 /// Sort key of a job's concurrency slot item (in the executions table, under the job's
 /// partition key, next to its executions).
 pub const JOB_SLOT_SK: &str = "SLOT";
+
+/// Partition key of an Idempotency-Key record ([`crate::store::idem`]; the key is any visible
+/// ASCII, up to 255 characters).
+pub fn idempotency_pk(tenant: &str, key: &str) -> String {
+    format!("T#{tenant}#IDEM#{key}")
+}
+
+/// Sort key of an Idempotency-Key record.
+pub const IDEMPOTENCY_SK: &str = "IDEM";
 
 /// Partition key of a tenant's quota counters (in the jobs table; [`crate::store::quota`]).
 pub fn tenant_quota_pk(tenant: &str) -> String {
@@ -350,6 +361,8 @@ mod tests {
             ("JOB_SLOT_SK", JOB_SLOT_SK.into()),
             ("tenant_running_pk", tenant_running_pk("acme")),
             ("tenant_quota_pk", tenant_quota_pk("acme")),
+            ("idempotency_pk", idempotency_pk("acme", "k-1")),
+            ("IDEMPOTENCY_SK", IDEMPOTENCY_SK.to_string()),
             ("tenant_running_shard_pk", tenant_running_shard_pk("acme", 3)),
             ("daily_bucket", daily_bucket(540, 7)),
             ("TENANT_RUNNING_SK", TENANT_RUNNING_SK.into()),

@@ -5,6 +5,7 @@
 mod common;
 mod fuzz;
 mod hostile;
+mod idempotency;
 mod lambda_watch;
 mod lifecycle;
 mod local_server;

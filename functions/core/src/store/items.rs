@@ -57,6 +57,20 @@ pub mod attr {
     pub const EXPIRES: &str = "expires_at";
     /// A quota counter's count.
     pub const QUOTA_USED: &str = "used";
+    /// Idempotency record: request fingerprint.
+    pub const IDEM_FP: &str = "idem_fp";
+    /// Idempotency record: 0 running, -1 released, else the stored answer's status.
+    pub const IDEM_STATE: &str = "idem_state";
+    /// Idempotency record: the instant (ms) the request ran at.
+    pub const IDEM_AT: &str = "idem_at";
+    /// Idempotency record: lease end (ms).
+    pub const IDEM_LEASE: &str = "idem_lease";
+    /// Idempotency record: the lease holder's nonce.
+    pub const IDEM_OWNER: &str = "idem_owner";
+    /// Idempotency record: the stored answer's headers (JSON).
+    pub const IDEM_HEADERS: &str = "idem_headers";
+    /// Idempotency record: the stored answer's body (JSON).
+    pub const IDEM_BODY: &str = "idem_body";
     pub const THROUGH: &str = "through";
     /// The last checkpoint of an execution (JSON text).
     pub const CHECKPOINT: &str = "ck";

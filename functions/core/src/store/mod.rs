@@ -37,6 +37,7 @@
 pub mod error;
 pub mod executions;
 pub mod expr;
+pub mod idem;
 pub mod items;
 pub mod jobs;
 pub mod open;
