@@ -28,6 +28,7 @@ pub struct JobPlan {
 /// Only executions for *missed* fires count; on-time fires are never held back.
 #[derive(Debug, Clone)]
 pub struct CatchUpBudget {
+    global: u64,
     global_left: u64,
     per_tenant: u64,
     used: HashMap<String, u64>,
@@ -36,20 +37,26 @@ pub struct CatchUpBudget {
 impl CatchUpBudget {
     /// At most `global` missed-fire executions per tick in all, `per_tenant` per tenant.
     pub fn new(global: u64, per_tenant: u64) -> Self {
-        CatchUpBudget { global_left: global, per_tenant, used: HashMap::new() }
+        CatchUpBudget { global, global_left: global, per_tenant, used: HashMap::new() }
     }
 
     /// Takes `n` tokens for `tenant`, or none. A job whose need exceeds the whole per-tenant
-    /// budget is let through alone (first for its tenant in this tick), so it cannot starve.
+    /// budget is let through alone (first for its tenant in this tick), so it cannot starve; it
+    /// still has to fit in what is left of the global budget. Only a job needing more than the
+    /// whole global budget (a deployment whose budget is below one job's `fireAll` cap) goes
+    /// past it, and then as the tick's only catch-up work.
     pub fn try_take(&mut self, tenant: &str, n: u64) -> bool {
         if n == 0 {
             return true;
         }
         let used = self.used.get(tenant).copied().unwrap_or(0);
         let alone = used == 0 && n > self.per_tenant;
-        if (used + n > self.per_tenant && !alone) || self.global_left == 0 || (n > self.global_left && !alone)
-        {
+        let whole_tick = n > self.global && self.global_left == self.global;
+        if (used + n > self.per_tenant && !alone) || (n > self.global_left && !whole_tick) {
             return false;
+        }
+        if whole_tick {
+            self.global_left = 0;
         }
         self.global_left = self.global_left.saturating_sub(n);
         self.used.insert(tenant.to_string(), used + n);
@@ -127,6 +134,24 @@ mod tests {
         assert!(!b.try_take("d", 1));
         // AND on-time work (0 tokens) is never held back
         assert!(b.try_take("d", 0));
+    }
+
+    #[test]
+    fn a_job_going_alone_still_fits_in_the_global_budget() {
+        // Issue 15: "alone" used to let a job through past the global budget.
+        let mut b = CatchUpBudget::new(100, 30);
+        assert!(b.try_take("a", 30));
+        assert!(!b.try_take("b", 90), "90 > the 70 left globally, alone or not");
+        assert!(b.try_take("b", 70), "70 fits");
+        assert!(!b.try_take("c", 1), "the global budget is spent");
+        // A job larger than the whole global budget goes only as the tick's first and only
+        // catch-up work, so it never starves and nothing else goes past the budget with it.
+        let mut b = CatchUpBudget::new(50, 30);
+        assert!(b.try_take("a", 118));
+        assert!(!b.try_take("b", 1));
+        let mut b = CatchUpBudget::new(50, 30);
+        assert!(b.try_take("x", 1));
+        assert!(!b.try_take("a", 118), "not first: waits for a tick of its own");
     }
 
     #[test]
