@@ -382,7 +382,7 @@ pub(crate) async fn jobs(args: &ApiArgs, cmd: JobsCmd) -> anyhow::Result<()> {
         JobsCmd::Create(spec) => {
             let mut def = spec.apply(Map::new())?;
             def.insert("jobId".into(), json!(spec.job_id));
-            let v = c.post("/v1/jobs", Some(&Value::Object(def))).await?;
+            let v = c.post_once("/v1/jobs", Some(&Value::Object(def))).await?;
             show_change(&v);
         }
         JobsCmd::List { include_deleted, limit, cursor } => {
@@ -449,7 +449,7 @@ pub(crate) async fn jobs(args: &ApiArgs, cmd: JobsCmd) -> anyhow::Result<()> {
             show_change(&v);
         }
         JobsCmd::Trigger { job_id } => {
-            let v = c.post(&format!("/v1/jobs/{}/trigger", enc(&job_id)), None).await?;
+            let v = c.post_once(&format!("/v1/jobs/{}/trigger", enc(&job_id)), None).await?;
             if out == Output::Json {
                 print_json(&v)
             } else {
@@ -458,7 +458,7 @@ pub(crate) async fn jobs(args: &ApiArgs, cmd: JobsCmd) -> anyhow::Result<()> {
         }
         JobsCmd::Backfill { job_id, from, to, pace_secs } => {
             let body = json!({"from": from, "to": to, "paceSecs": pace_secs});
-            let v = c.post(&format!("/v1/jobs/{}/backfill", enc(&job_id)), Some(&body)).await?;
+            let v = c.post_once(&format!("/v1/jobs/{}/backfill", enc(&job_id)), Some(&body)).await?;
             if out == Output::Json {
                 print_json(&v)
             } else {

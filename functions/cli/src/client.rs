@@ -14,6 +14,18 @@ use std::sync::Arc;
 use std::time::Duration;
 use sundial_core::resources::{Defaults, EnvNames, Resources};
 
+/// Retries of [`ApiClient::post_once`] after the first attempt.
+pub(crate) const RETRIES: u32 = 3;
+
+/// A fresh Idempotency-Key: the process, the clock in nanoseconds and a counter.
+fn idempotency_key() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    let nanos =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+    format!("cli-{}-{nanos}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed))
+}
+
 fn names() -> &'static EnvNames {
     &Resources::get().env
 }
@@ -114,6 +126,62 @@ impl ApiClient {
         body: Option<&Value>,
         if_match: Option<u64>,
     ) -> Result<(StatusCode, Value), ApiCallError> {
+        self.send(method, path, body, if_match, None).await.map_err(|(e, _)| e)
+    }
+
+    /// POSTs a request that creates something (a job, a run, a backfill) under a fresh
+    /// `Idempotency-Key`, retrying what may be retried — no answer, 429, 500, 502, 503, 504, or
+    /// 409 `idempotency_in_progress` — up to [`RETRIES`] times with the same key: the server
+    /// then answers a retry of a request that already took effect with its first answer, so a
+    /// timeout never runs the job twice.
+    pub(crate) async fn post_once(&self, path: &str, body: Option<&Value>) -> Result<Value, ApiCallError> {
+        let key = idempotency_key();
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let (wait, err) = match self.send(Method::POST, path, body, None, Some(&key)).await {
+                Ok((_, v)) => return Ok(v),
+                Err((e, retry_after)) => {
+                    let retryable = match &e {
+                        ApiCallError::Transport { .. } => true,
+                        ApiCallError::Api { status, code, .. } => {
+                            matches!(status, 429 | 500 | 502 | 503 | 504) || code == "idempotency_in_progress"
+                        }
+                    };
+                    if !retryable || attempt > RETRIES {
+                        return Err(e);
+                    }
+                    let backoff = Duration::from_millis(500 << attempt.min(4));
+                    (retry_after.map(|s| Duration::from_secs(s.min(30))).unwrap_or(backoff), e)
+                }
+            };
+            eprintln!("retrying in {} ms with the same Idempotency-Key after: {err}", wait.as_millis());
+            tokio::time::sleep(wait).await;
+        }
+    }
+
+    async fn send(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&Value>,
+        if_match: Option<u64>,
+        idempotency_key: Option<&str>,
+    ) -> Result<(StatusCode, Value), (ApiCallError, Option<u64>)> {
+        let mut retry_after = None;
+        let r = self.send_inner(method, path, body, if_match, idempotency_key, &mut retry_after).await;
+        r.map_err(|e| (e, retry_after))
+    }
+
+    async fn send_inner(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&Value>,
+        if_match: Option<u64>,
+        idempotency_key: Option<&str>,
+        retry_after: &mut Option<u64>,
+    ) -> Result<(StatusCode, Value), ApiCallError> {
         let url = format!("{}{path}", self.base);
         let transport = |e: anyhow::Error| ApiCallError::Transport { url: url.clone(), source: e };
         let mut req = Request::builder().method(method).uri(&url);
@@ -125,6 +193,9 @@ impl ApiClient {
         }
         if let Some(v) = if_match {
             req = req.header(IF_MATCH, HeaderValue::from(v));
+        }
+        if let Some(k) = idempotency_key {
+            req = req.header("idempotency-key", k);
         }
         let bytes = match body {
             Some(b) => {
@@ -139,6 +210,11 @@ impl ApiClient {
             .map_err(|_| transport(anyhow!("timed out after 60 s")))?
             .map_err(|e| transport(e.into()))?;
         let status = resp.status();
+        *retry_after = resp
+            .headers()
+            .get(hyper::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse().ok());
         let body = resp.into_body().collect().await.map_err(|e| transport(e.into()))?.to_bytes();
         let json: Value = if body.is_empty() {
             Value::Null
@@ -176,4 +252,55 @@ pub(crate) fn enc(s: &str) -> String {
             _ => format!("%{b:02X}"),
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    /// A server that answers 503 (Retry-After: 0), then a dropped connection, then 202, and
+    /// records each request's Idempotency-Key.
+    async fn flaky(keys: Arc<Mutex<Vec<String>>>) -> String {
+        let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", l.local_addr().unwrap());
+        tokio::spawn(async move {
+            for i in 0.. {
+                let Ok((mut s, _)) = l.accept().await else { return };
+                let mut buf = vec![0u8; 8192];
+                let n = s.read(&mut buf).await.unwrap_or(0);
+                let head = String::from_utf8_lossy(&buf[..n]).to_ascii_lowercase();
+                let key = head
+                    .lines()
+                    .find_map(|l| l.strip_prefix("idempotency-key: "))
+                    .unwrap_or("")
+                    .trim()
+                    .to_string();
+                keys.lock().unwrap().push(key);
+                let resp = match i {
+                    0 => "HTTP/1.1 503 Service Unavailable\r\nretry-after: 0\r\ncontent-type: application/json\r\ncontent-length: 58\r\nconnection: close\r\n\r\n{\"error\":{\"code\":\"unavailable\",\"message\":\"x\",\"field\":null}}",
+                    1 => "",
+                    _ => "HTTP/1.1 202 Accepted\r\ncontent-type: application/json\r\ncontent-length: 19\r\nconnection: close\r\n\r\n{\"executionId\":\"j\"}",
+                };
+                let _ = s.write_all(resp.as_bytes()).await;
+            }
+        });
+        url
+    }
+
+    #[tokio::test]
+    async fn creating_requests_retry_with_one_idempotency_key() {
+        let keys = Arc::new(Mutex::new(Vec::new()));
+        let url = flaky(keys.clone()).await;
+        let args = ApiArgs { api_url: url, token: None, tenant: None, output: Output::Json };
+        let c = ApiClient::new(&args).unwrap();
+        let v = c.post_once("/v1/jobs/j/trigger", None).await.expect("the third attempt succeeds");
+        assert_eq!(v["executionId"], "j");
+        let keys = keys.lock().unwrap().clone();
+        assert_eq!(keys.len(), 3, "{keys:?}");
+        assert!(!keys[0].is_empty() && keys.iter().all(|k| k == &keys[0]), "{keys:?}");
+        // A second command gets a key of its own.
+        assert_ne!(idempotency_key(), idempotency_key());
+    }
 }
