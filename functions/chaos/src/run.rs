@@ -368,7 +368,7 @@ pub fn definition(rate: u32, start: DateTime<Utc>, end: DateTime<Utc>, work_ms: 
     schedule.end = Some(end);
     JobDefinition::new(schedule, Target::InProcess { handler: HANDLER.into() })
         .with_params(serde_json::json!({ "workMs": work_ms }))
-        .with_misfire(MisfirePolicy::FireAll { cap: 100_000 })
+        .with_misfire(MisfirePolicy::FireAll { cap: sundial_core::model::MAX_FIRE_ALL_CAP })
         .with_misfire_threshold_secs(5)
         .with_retry(RetryPolicy {
             max_attempts: 6,
