@@ -328,4 +328,55 @@ mod tests {
         let e = strict.post("https://localhost:1/hook", &inv).await.err();
         assert_eq!(e.map(|e| e.code), Some(codes::ADDRESS_REFUSED.to_string()));
     }
+
+    fn invocation() -> Invocation {
+        serde_json::from_value(serde_json::json!({
+            "executionId": "t:j@1", "fencingToken": 1, "scheduledAt": "2026-01-01T00:00:00Z", "attempt": 1,
+            "tenant": "t", "jobId": "j", "params": null
+        }))
+        .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// A loopback server that answers every request with a chunked `500` whose body would never
+    /// end: it writes 16 KiB chunks until the client hangs up, or until `cap` bytes (a bound so a
+    /// client that reads everything does not fill the machine's memory). Reports the bytes it
+    /// wrote and whether the client cut it off.
+    async fn endless_500(cap: usize) -> (String, tokio::sync::oneshot::Receiver<(usize, bool)>) {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener =
+            tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap_or_else(|e| panic!("bind: {e}"));
+        let url = format!("http://{}/hook", listener.local_addr().unwrap_or_else(|e| panic!("{e}")));
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        tokio::spawn(async move {
+            let Ok((mut sock, _)) = listener.accept().await else { return };
+            let mut req = vec![0u8; 64 * 1024];
+            let _ = sock.read(&mut req).await;
+            let head = b"HTTP/1.1 500 Internal Server Error\r\ntransfer-encoding: chunked\r\n\r\n";
+            let chunk = [b"4000\r\n".as_slice(), &[b'x'; 0x4000], b"\r\n"].concat();
+            let mut sent = 0usize;
+            let mut cut_off = sock.write_all(head).await.is_err();
+            while !cut_off && sent < cap {
+                cut_off = sock.write_all(&chunk).await.is_err();
+                sent += 0x4000;
+            }
+            let _ = tx.send((sent, cut_off));
+        });
+        (url, rx)
+    }
+
+    #[tokio::test]
+    async fn an_endless_error_body_is_cut_off_and_classified_by_its_status() {
+        // GIVEN a webhook that answers 500 with a body that never ends
+        let cap = 64 * 1024 * 1024;
+        let (url, report) = endless_500(cap).await;
+        let client = HttpTarget::new(true).unwrap_or_else(|e| panic!("client: {e}"));
+        // WHEN the worker posts to it
+        let e = client.post(&url, &invocation()).await.err().unwrap_or_else(|| panic!("500 succeeded"));
+        // THEN the attempt fails as a retryable 500 ...
+        assert_eq!((e.code.as_str(), e.is_retryable()), ("Http500", true), "{e}");
+        // ... and the client stopped reading: the server was cut off long before its bound (the
+        // bytes it got out are the cap plus what the sockets' buffers held).
+        let (sent, cut_off) = report.await.unwrap_or_else(|e| panic!("server: {e}"));
+        assert!(cut_off, "the client read all {sent} bytes of the error body");
+    }
 }
