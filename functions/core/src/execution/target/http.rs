@@ -2,7 +2,8 @@
 //! fencing token in `X-Sundial-Fencing-Token`.
 //!
 //! Classification: 2xx succeeds; 408, 429, 5xx, connection errors and timeouts retry; any other
-//! status (other 4xx, and 3xx since redirects are not followed) is permanent.
+//! status (other 4xx, and 3xx since redirects are not followed) is permanent. The status alone
+//! decides: at most [`MAX_RESPONSE_BYTES`] of a body are ever read.
 //!
 //! Address policy: a scheduler that POSTs to user-supplied URLs from inside a VPC is a
 //! server-side request forgery engine unless it refuses internal addresses. Loopback, link-local
@@ -35,6 +36,32 @@ pub const FENCING_TOKEN_HEADER: &str = "x-sundial-fencing-token";
 pub const ATTEMPT_HEADER: &str = "x-sundial-attempt";
 /// Header carrying the idempotency key (the execution id).
 pub const IDEMPOTENCY_KEY_HEADER: &str = "idempotency-key";
+
+/// Most bytes of a response body the worker reads. The outcome is decided by the status; the
+/// body only adds a snippet to an error. Reading a body whole would let a receiver (or anything
+/// it forwards) stream an endless error page into the worker's memory and take down every
+/// execution the process runs. Past the cap the body is dropped, which closes the connection.
+pub const MAX_RESPONSE_BYTES: usize = 64 * 1024;
+
+/// Reads at most `cap` bytes of `body`; a body that errors part-way gives what arrived.
+async fn read_capped<B>(mut body: B, cap: usize) -> Vec<u8>
+where
+    B: hyper::body::Body<Data = Bytes> + Unpin,
+{
+    let mut buf = Vec::new();
+    while buf.len() < cap {
+        match body.frame().await {
+            Some(Ok(frame)) => {
+                if let Ok(data) = frame.into_data() {
+                    let take = data.len().min(cap - buf.len());
+                    buf.extend_from_slice(&data[..take]);
+                }
+            }
+            Some(Err(_)) | None => break,
+        }
+    }
+    buf
+}
 
 /// Whether `ip` is a public unicast address a webhook may reach.
 pub fn is_public(ip: IpAddr) -> bool {
@@ -215,7 +242,7 @@ impl HttpTarget {
         if (200..300).contains(&status) {
             return Ok(());
         }
-        let body = resp.into_body().collect().await.map(|b| b.to_bytes()).unwrap_or_default();
+        let body = read_capped(resp.into_body(), MAX_RESPONSE_BYTES).await;
         let snippet: String = String::from_utf8_lossy(&body[..body.len().min(256)]).into_owned();
         let code = format!("Http{status}");
         let message = format!("webhook answered {status}: {snippet}");
