@@ -40,7 +40,7 @@ pub fn definition(target: Target) -> JobDefinition {
 
 /// An HTTP-target definition.
 pub fn http_definition(url: &str) -> JobDefinition {
-    definition(Target::Http { url: url.into() })
+    definition(Target::http(url))
 }
 
 /// A READY execution exactly as the trigger creates it: attempt 0, token 0, available at its
@@ -294,6 +294,17 @@ pub struct Received {
     pub attempt: u32,
     /// The JSON body.
     pub body: serde_json::Value,
+    /// The body as sent (what a signature covers).
+    pub raw_body: Bytes,
+    /// Every header, names lowercase.
+    pub headers: Vec<(String, String)>,
+}
+
+impl Received {
+    /// The value of header `name` (lowercase), or "".
+    pub fn header(&self, name: &str) -> &str {
+        self.headers.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str()).unwrap_or_default()
+    }
 }
 
 #[derive(Default)]
@@ -379,6 +390,11 @@ async fn answer(
 ) -> hyper::Response<Full<Bytes>> {
     let h = |k: &str| req.headers().get(k).and_then(|v| v.to_str().ok()).unwrap_or_default().to_string();
     let (key, token, attempt) = (h("idempotency-key"), h("x-sundial-fencing-token"), h("x-sundial-attempt"));
+    let headers: Vec<(String, String)> = req
+        .headers()
+        .iter()
+        .map(|(k, v)| (k.as_str().to_string(), v.to_str().unwrap_or_default().to_string()))
+        .collect();
     let body = req.into_body().collect().await.map(|b| b.to_bytes()).unwrap_or_default();
     let (reply, released) = {
         let mut s = match st.lock() {
@@ -397,6 +413,8 @@ async fn answer(
             token: token.parse().unwrap_or(0),
             attempt: attempt.parse().unwrap_or(0),
             body: serde_json::from_slice(&body).unwrap_or_default(),
+            raw_body: body.clone(),
+            headers,
         });
         s.in_flight += 1;
         s.max_in_flight = s.max_in_flight.max(s.in_flight);

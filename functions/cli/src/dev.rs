@@ -175,13 +175,10 @@ async fn demo_target(listener: TcpListener, calls: Arc<AtomicU64>, stop: Cancell
 }
 
 fn demo_definition(pool: &str, target_url: &str) -> JobDefinition {
-    JobDefinition::new(
-        ScheduleSpec::new("*/10 * * * * *", "UTC"),
-        Target::Http { url: target_url.to_string() },
-    )
-    .with_pool(pool)
-    .with_params(json!({"hello": "sundial"}))
-    .with_timeout_secs(10)
+    JobDefinition::new(ScheduleSpec::new("*/10 * * * * *", "UTC"), Target::http(target_url.to_string()))
+        .with_pool(pool)
+        .with_params(json!({"hello": "sundial"}))
+        .with_timeout_secs(10)
 }
 
 /// Creates the demo job, or points an existing one at this run's target and resumes it.

@@ -162,10 +162,16 @@ impl JobDefinition {
             crate::model::Target::Lambda { function } if function.is_empty() || function.len() > 170 => {
                 return Err(invalid("target.function", "must be a function name or ARN (1-170 characters)"))
             }
-            crate::model::Target::Http { url }
+            crate::model::Target::Http { url, .. }
                 if !(url.starts_with("https://") || url.starts_with("http://")) =>
             {
                 return Err(invalid("target.url", "must be an http(s) URL"))
+            }
+            crate::model::Target::Http { signing_secret_arn: Some(arn), .. } if !is_secret_arn(arn) => {
+                return Err(invalid(
+                    "target.signingSecretArn",
+                    "must be a Secrets Manager secret ARN (arn:aws:secretsmanager:<region>:<account>:secret:<name>)",
+                ))
             }
             crate::model::Target::Sqs { queue_url } if !queue_url.starts_with("http") => {
                 return Err(invalid("target.queueUrl", "must be an SQS queue URL"))
@@ -207,10 +213,16 @@ pub enum Target {
         /// Function name or ARN.
         function: String,
     },
-    /// POST to an HTTPS webhook with `Idempotency-Key: <executionId>`.
+    /// POST to an HTTPS webhook with `Idempotency-Key: <executionId>`, signed per Standard
+    /// Webhooks when it names a signing secret (docs/webhooks.md).
     Http {
         /// The URL.
         url: String,
+        /// ARN of the Secrets Manager secret holding the signing key(s): `whsec_<base64>`, or
+        /// two of them (whitespace-separated) during a rotation. The value never enters Sundial's
+        /// tables; the worker reads it when it calls.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        signing_secret_arn: Option<String>,
     },
     /// Send a message to a user's SQS queue.
     Sqs {
@@ -225,6 +237,28 @@ pub enum Target {
         /// Handler name.
         handler: String,
     },
+}
+
+/// Whether `s` has the shape of a Secrets Manager secret ARN (any partition).
+pub fn is_secret_arn(s: &str) -> bool {
+    let parts: Vec<&str> = s.splitn(7, ':').collect();
+    s.len() <= 2048
+        && parts.len() == 7
+        && parts[0] == "arn"
+        && !parts[1].is_empty()
+        && parts[2] == "secretsmanager"
+        && !parts[3].is_empty()
+        && parts[4].len() == 12
+        && parts[4].bytes().all(|b| b.is_ascii_digit())
+        && parts[5] == "secret"
+        && !parts[6].is_empty()
+}
+
+impl Target {
+    /// An unsigned webhook target.
+    pub fn http(url: impl Into<String>) -> Self {
+        Target::Http { url: url.into(), signing_secret_arn: None }
+    }
 }
 
 /// Seed 000 §10: what happens when a fire comes while the previous run is still going.
@@ -803,7 +837,7 @@ mod tests {
         // WHEN the builder makes the same definition THEN they are equal
         let built = JobDefinition::new(
             ScheduleSpec::new("rate(5 minutes)", "Europe/Berlin"),
-            Target::Http { url: "https://example.com/hook".into() },
+            Target::http("https://example.com/hook"),
         );
         assert_eq!(built, from_json);
         // AND each `with_*` changes exactly its field
@@ -825,10 +859,7 @@ mod tests {
             shards: 16,
             horizon_secs: 60,
         };
-        let def = JobDefinition::new(
-            ScheduleSpec::new("rate(1 minute)", "UTC"),
-            Target::Http { url: "https://x".into() },
-        );
+        let def = JobDefinition::new(ScheduleSpec::new("rate(1 minute)", "UTC"), Target::http("https://x"));
         let now = crate::store::items::ms_to_dt(1_764_469_800_000);
         let job = Job::new(&cfg, "acme", "nightly", def.clone(), now).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!((job.version, job.state, job.due_class), (1, JobState::Enabled, DueClass::Admission));

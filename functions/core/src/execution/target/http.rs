@@ -1,5 +1,8 @@
 //! HTTPS webhook target: `POST` the [`Invocation`] with `Idempotency-Key: <executionId>` and the
-//! fencing token in `X-Sundial-Fencing-Token`.
+//! fencing token in `X-Sundial-Fencing-Token`, signed per Standard Webhooks (`webhook-id`,
+//! `webhook-timestamp`, and `webhook-signature` when the job names a signing secret; see
+//! [`super::signing`]). A receiver must verify the signature before it trusts the fencing token:
+//! a header anyone can send fences nothing.
 //!
 //! Classification: 2xx succeeds; 408, 429, 5xx, connection errors and timeouts retry; any other
 //! status (other 4xx, and 3xx since redirects are not followed) is permanent. The status alone
@@ -14,6 +17,8 @@
 //! it; IP-literal URLs are checked before the request. Plain `http://` is accepted only when
 //! private targets are allowed (local development).
 
+use super::secrets::{SecretCache, SECRET_UNAVAILABLE};
+use super::signing::{self, SigningKey};
 use super::Invocation;
 use crate::execution::retry::{codes, RunError};
 use bytes::Bytes;
@@ -164,11 +169,21 @@ impl tower_service::Service<Name> for GuardedResolver {
 
 type Connector = hyper_rustls::HttpsConnector<HttpConnector<GuardedResolver>>;
 
+/// What a job's webhook target asks for.
+#[derive(Debug, Clone, Copy)]
+pub struct Webhook<'a> {
+    /// The URL.
+    pub url: &'a str,
+    /// ARN of the secret holding the signing key(s), if the job signs.
+    pub signing_secret_arn: Option<&'a str>,
+}
+
 /// The webhook client.
 #[derive(Debug, Clone)]
 pub struct HttpTarget {
     client: Client<Connector, Full<Bytes>>,
     allow_private: bool,
+    secrets: Option<SecretCache>,
 }
 
 impl HttpTarget {
@@ -185,7 +200,28 @@ impl HttpTarget {
             .wrap_connector(http);
         let client =
             Client::builder(TokioExecutor::new()).pool_idle_timeout(Duration::from_secs(30)).build(https);
-        Ok(HttpTarget { client, allow_private })
+        Ok(HttpTarget { client, allow_private, secrets: None })
+    }
+
+    /// Reads signing secrets (and header values) through `secrets`. Without it a job that names
+    /// a secret fails (permanently, as a configuration error).
+    pub fn with_secrets(mut self, secrets: SecretCache) -> Self {
+        self.secrets = Some(secrets);
+        self
+    }
+
+    /// A secret's value, with a generic error for the tenant and the detail in the log.
+    async fn secret(&self, arn: &str, what: &str, inv: &Invocation) -> Result<std::sync::Arc<str>, RunError> {
+        let Some(cache) = &self.secrets else {
+            return Err(RunError::permanent(
+                SECRET_UNAVAILABLE,
+                format!("this worker cannot read the {what}"),
+            ));
+        };
+        cache.get(arn, what).await.map_err(|e| {
+            tracing::warn!(execution = %inv.execution_id, secret = arn, detail = %e.detail, code = %e.error.code, "webhook secret unavailable");
+            e.error
+        })
     }
 
     /// Checks a URL against the scheme and (for IP literals) address policy before any I/O.
@@ -218,16 +254,33 @@ impl HttpTarget {
         Ok(uri)
     }
 
-    /// POSTs the invocation and classifies the outcome.
-    pub async fn post(&self, url: &str, inv: &Invocation) -> Result<(), RunError> {
-        let uri = self.check_url(url)?;
-        let req = hyper::Request::post(uri)
+    /// POSTs the invocation at `now_secs` (unix seconds: the signature's timestamp) and
+    /// classifies the outcome.
+    pub async fn post(&self, hook: &Webhook<'_>, inv: &Invocation, now_secs: i64) -> Result<(), RunError> {
+        let uri = self.check_url(hook.url)?;
+        let body = inv.to_json();
+        let mut req = hyper::Request::post(uri)
             .header(hyper::header::CONTENT_TYPE, "application/json")
             .header(hyper::header::USER_AGENT, "sundial-worker")
             .header(IDEMPOTENCY_KEY_HEADER, &inv.execution_id)
             .header(FENCING_TOKEN_HEADER, inv.fencing_token.to_string())
             .header(ATTEMPT_HEADER, inv.attempt.to_string())
-            .body(Full::new(Bytes::from(inv.to_json())))
+            // The same id on every retry of one execution: receivers deduplicate by it.
+            .header(signing::ID_HEADER, &inv.execution_id)
+            .header(signing::TIMESTAMP_HEADER, now_secs.to_string());
+        if let Some(arn) = hook.signing_secret_arn {
+            let value = self.secret(arn, "signing secret", inv).await?;
+            let keys = SigningKey::parse_all(&value).map_err(|e| {
+                tracing::warn!(execution = %inv.execution_id, secret = arn, "signing secret is malformed");
+                RunError::permanent(SECRET_UNAVAILABLE, e.to_string())
+            })?;
+            req = req.header(
+                signing::SIGNATURE_HEADER,
+                signing::sign(&keys, &inv.execution_id, now_secs, body.as_bytes()),
+            );
+        }
+        let req = req
+            .body(Full::new(Bytes::from(body)))
             .map_err(|e| RunError::permanent(codes::BAD_TARGET, format!("webhook request: {e}")))?;
         let resp = match self.client.request(req).await {
             Ok(r) => r,
@@ -352,7 +405,8 @@ mod tests {
         }))
         .unwrap_or_else(|e| panic!("{e}"));
         // WHEN posting to it THEN the resolver refuses it as a permanent error
-        let e = strict.post("https://localhost:1/hook", &inv).await.err();
+        let hook = Webhook { url: "https://localhost:1/hook", signing_secret_arn: None };
+        let e = strict.post(&hook, &inv, 0).await.err();
         assert_eq!(e.map(|e| e.code), Some(codes::ADDRESS_REFUSED.to_string()));
     }
 
@@ -398,7 +452,11 @@ mod tests {
         let (url, report) = endless_500(cap).await;
         let client = HttpTarget::new(true).unwrap_or_else(|e| panic!("client: {e}"));
         // WHEN the worker posts to it
-        let e = client.post(&url, &invocation()).await.err().unwrap_or_else(|| panic!("500 succeeded"));
+        let e = client
+            .post(&Webhook { url: &url, signing_secret_arn: None }, &invocation(), 0)
+            .await
+            .err()
+            .unwrap_or_else(|| panic!("500 succeeded"));
         // THEN the attempt fails as a retryable 500 ...
         assert_eq!((e.code.as_str(), e.is_retryable()), ("Http500", true), "{e}");
         // ... and the client stopped reading: the server was cut off long before its bound (the

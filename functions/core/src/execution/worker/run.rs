@@ -252,7 +252,7 @@ impl Worker {
                 let cp = Arc::new(checkpointer);
                 h.run(HandlerContext::new(inv, resumed_from, cancel.clone(), cp)).await
             }
-            t => self.remote.call(t, &inv).await,
+            t => self.remote.call(t, &inv, self.clock.now()).await,
         }
     }
 }
