@@ -870,4 +870,30 @@ mod tests {
         let err = Job::new(&cfg, "acme", "bad id", def, now).err();
         assert_eq!(err.map(|e| e.field), Some("jobId".to_string()));
     }
+
+    #[test]
+    fn a_target_every_fire_would_refuse_is_refused_at_create() {
+        // Issue 15 (outbound 6): create-time checks must be the worker's checks, or a job is
+        // accepted and then fails on every fire.
+        let cfg = Config::local("t-", &["default"], 16);
+        let now = crate::store::items::ms_to_dt(1_764_469_800_000);
+        let field = |target: Target| {
+            let def = JobDefinition::new(ScheduleSpec::new("rate(1 minute)", "UTC"), target);
+            Job::new(&cfg, "acme", "nightly", def, now).err().map(|e| e.field)
+        };
+        for url in [
+            "http://example.com/hook",
+            "https://169.254.169.254/latest",
+            "https://[::1]/x",
+            "https://10.0.0.1/",
+        ] {
+            assert_eq!(field(Target::http(url)), Some("target.url".to_string()), "{url}");
+        }
+        assert_eq!(field(Target::http("https://example.com/hook")), None);
+        // Sundial's own pool queue and DLQ are not targets
+        for q in [cfg.queue_name("default"), cfg.dlq_name("default")] {
+            let url = format!("https://sqs.us-east-1.amazonaws.com/123456789012/{q}");
+            assert_eq!(field(Target::Sqs { queue_url: url }), Some("target.queueUrl".to_string()), "{q}");
+        }
+    }
 }

@@ -363,6 +363,11 @@ mod tests {
             "::ffff:169.254.169.254",
             "64:ff9b::a9fe:a9fe",
             "2002:7f00:1::",
+            // issue 15 (outbound 5): missing before
+            "64:ff9b:1::a9fe:a9fe", // local-use NAT64
+            "fec0::1",              // site-local
+            "::ffff:0:a9fe:a9fe",   // IPv4-translated 169.254.169.254
+            "192.88.99.1",          // 6to4 relay anycast
         ] {
             assert!(
                 !is_public(a.parse().unwrap_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED))),
