@@ -36,7 +36,7 @@ interface RawConfig {
   alarmTopicArn?: string;
   assetsDir?: string;
   allowedTargetFunctionArns?: string[];
-  allowPrivateTargets?: boolean;
+  privateTargetCidrs?: string[];
 }
 
 /** Builds the app's configuration from a context lookup (`app.node.tryGetContext`). */
@@ -76,7 +76,7 @@ export function appConfig(ctx: (key: string) => unknown, baseDir: string): AppCo
       alarmTopicArn: flat('alarmTopicArn') as string | undefined,
       assetsDir: assetsDir ? path.resolve(baseDir, assetsDir) : undefined,
       allowedTargetFunctionArns: raw.allowedTargetFunctionArns,
-      allowPrivateTargets: raw.allowPrivateTargets,
+      privateTargetCidrs: raw.privateTargetCidrs,
     },
   };
 }

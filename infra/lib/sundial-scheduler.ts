@@ -155,8 +155,13 @@ export interface SundialSchedulerProps {
   readonly allowedTargetFunctionArns?: string[];
   /** SQS queues that workers may send to as job targets. Default: none. */
   readonly allowedTargetQueueArns?: string[];
-  /** Let webhook targets resolve to private addresses (`SUNDIAL_ALLOW_PRIVATE_TARGETS`). Default false. */
-  readonly allowPrivateTargets?: boolean;
+  /**
+   * Private networks webhook targets may reach besides public addresses, e.g. `['10.1.0.0/16',
+   * 'fd12::/16']` (`SUNDIAL_PRIVATE_TARGET_CIDRS`). Loopback, link-local and the metadata
+   * addresses stay refused even if listed. Default: none (public addresses only). There is no
+   * prop for loopback: `SUNDIAL_DEV_LOOPBACK_TARGETS` is for the local run and tests only.
+   */
+  readonly privateTargetCidrs?: string[];
   /** The tick's tunables. */
   readonly tick?: TickProps;
   /** Settings of every worker. */
@@ -509,7 +514,11 @@ export class SundialScheduler extends Construct {
       // Empty = unset: the budget is the job's maxAttempts × timeoutSecs, no tenant limit.
       maxTotalRunSecs: w.maxTotalRun !== undefined ? int('workers.maxTotalRun (seconds)', w.maxTotalRun.toSeconds(), 1, 10_000_000) : '',
       tenantMaxRunning: tenantLimits,
-      allowPrivateTargets: String(props.allowPrivateTargets ?? d.allowPrivateTargets),
+      privateTargetCidrs: (props.privateTargetCidrs ?? []).map((c) => {
+        // The syntax only (the workers parse it again and fail to start on a bad one).
+        if (!/^[0-9A-Fa-f:.]+(\/\d{1,3})?$/.test(c)) throw new Error(`privateTargetCidrs: ${JSON.stringify(c)} is not an IP network`);
+        return c;
+      }).join(','),
       tenantClaim: claim,
     };
   }

@@ -498,7 +498,7 @@ describe('ECS pools', () => {
     assert.deepEqual(td.Properties.RuntimePlatform, { CpuArchitecture: 'ARM64', OperatingSystemFamily: 'LINUX' });
     const env = Object.fromEntries(td.Properties.ContainerDefinitions[0].Environment.map((e: any) => [e.Name, e.Value]));
     assert.equal(env.SUNDIAL_POOL, 'long');
-    assert.equal(env.SUNDIAL_ALLOW_PRIVATE_TARGETS, 'false');
+    assert.equal(env.SUNDIAL_PRIVATE_TARGET_CIDRS, '');
     assert.equal(env.SUNDIAL_POOLS, 'default,long');
     // only the Lambda pool has an event source
     b.template.resourceCountIs('AWS::Lambda::EventSourceMapping', 1);
@@ -597,7 +597,7 @@ describe('settings', () => {
       tenantMaxRunning: { default: 5, tenants: { acme: 10 } },
     },
     tenantClaim: 'custom:tenant',
-    allowPrivateTargets: true,
+    privateTargetCidrs: ['10.1.0.0/16', 'fd12::/16'],
     logLevel: lambda.ApplicationLogLevel.DEBUG,
   });
   const e = r.env;
@@ -625,7 +625,7 @@ describe('settings', () => {
       assert.equal(v[e.skewMarginMs], '5000');
       assert.equal(v[e.maxTotalRunSecs], '3600');
       assert.equal(v[e.tenantMaxRunning], '5,acme=10');
-      assert.equal(v[e.allowPrivateTargets], 'true');
+      assert.equal(v[e.privateTargetCidrs], '10.1.0.0/16,fd12::/16');
     }
     assert.equal(ecsEnv()[e.workerSlots], '32');
     assert.equal(ecsEnv()[e.shutdownGraceSecs], '60');

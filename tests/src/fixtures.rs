@@ -148,13 +148,13 @@ pub async fn snapshot(env: &TestEnv, key: &ExecKey) -> Result<Snapshot> {
     store(env).get(key, true).await?.context("execution not found")
 }
 
-/// Test worker settings: 2 s leases, 200 ms skew margin, private webhook targets allowed.
+/// Test worker settings: 2 s leases, 200 ms skew margin. (Loopback webhooks are allowed by the
+/// test environment's target policy, `TestEnv::cfg.targets`.)
 pub fn settings(id: &str) -> WorkerSettings {
     let mut s = WorkerSettings::new(id, "default");
     s.lease_ms = 2_000;
     s.skew_margin_ms = 200;
     s.early_hold_ms = 1_500;
-    s.allow_private_targets = true;
     s.cancel_grace_ms = 1_000;
     s
 }
@@ -186,6 +186,19 @@ pub fn worker_with_clock(
     clock: Arc<dyn Clock>,
 ) -> Result<(Arc<Worker>, Arc<MemorySink>)> {
     worker_on(env, settings, handlers, &env.clients, clock)
+}
+
+/// A worker on `env`'s tables and queues under another configuration (e.g. a stricter target
+/// policy than the test environment's).
+pub fn worker_with_config(
+    env: &TestEnv,
+    cfg: sundial_core::config::Config,
+    settings: WorkerSettings,
+    handlers: Handlers,
+) -> Result<(Arc<Worker>, Arc<MemorySink>)> {
+    let sink = Arc::new(MemorySink::default());
+    let w = Worker::new(cfg, settings, &env.clients, handlers, Arc::new(SystemClock), sink.clone())?;
+    Ok((Arc::new(w), sink))
 }
 
 fn worker_on(
@@ -613,7 +626,7 @@ pub async fn worker_ecs_binary() -> Result<std::path::PathBuf> {
 }
 
 /// Starts the `worker-ecs` binary against `env` with `extra` variables (2 s leases, 200 ms skew
-/// margin and private webhook targets unless overridden). Killed when dropped.
+/// margin and loopback webhook targets unless overridden). Killed when dropped.
 pub async fn spawn_worker_ecs(env: &TestEnv, extra: &[(&str, &str)]) -> Result<tokio::process::Child> {
     let bin = worker_ecs_binary().await?;
     let mut vars = function_env(
@@ -621,7 +634,7 @@ pub async fn spawn_worker_ecs(env: &TestEnv, extra: &[(&str, &str)]) -> Result<t
         &[
             ("SUNDIAL_LEASE_SECS", "2"),
             ("SUNDIAL_SKEW_MARGIN_MS", "200"),
-            ("SUNDIAL_ALLOW_PRIVATE_TARGETS", "true"),
+            ("SUNDIAL_DEV_LOOPBACK_TARGETS", "true"),
             ("SUNDIAL_POOL", "default"),
             ("RUST_LOG", "info"),
         ],

@@ -12,7 +12,7 @@
 //!
 //! | loader | binaries | variables |
 //! |---|---|---|
-//! | [`Config`] | tick, worker, worker-ecs, api | tables, queue prefix, pools, shards |
+//! | [`Config`] | tick, worker, worker-ecs, api | tables, queue prefix, pools, shards, target policy |
 //! | [`TickSettings`] | tick (and the scan function) | fan-out, catch-up budgets, fair queues |
 //! | [`WorkerSettings`] | worker, worker-ecs | pool, worker id, lease, skew margin, budgets, targets |
 //! | [`EcsWorkerSettings`] | worker-ecs | slots, shutdown grace |
@@ -24,6 +24,7 @@
 //! which derives every name from one prefix so parallel tests never share a table or a queue.
 
 use crate::execution::policy::TenantLimits;
+use crate::outbound::{AddressPolicy, Cidr, TargetPolicy};
 use crate::resources::Resources;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -47,6 +48,9 @@ pub struct Config {
     pub shards: u32,
     /// How far past now the tick queues fires (SQS DelaySeconds carries them to their second).
     pub horizon_secs: u32,
+    /// What jobs may call: judged by the control plane at create and edit, and by the worker
+    /// before every call (see [`crate::outbound`]).
+    pub targets: TargetPolicy,
 }
 
 /// A missing or malformed configuration variable.
@@ -103,6 +107,7 @@ impl Config {
             pools,
             shards,
             horizon_secs: r.defaults.horizon_seconds,
+            targets: target_policy(&get)?,
         })
     }
 
@@ -116,6 +121,7 @@ impl Config {
             pools: pools.iter().map(|p| p.to_string()).collect(),
             shards,
             horizon_secs: r.defaults.horizon_seconds,
+            targets: TargetPolicy::default(),
         }
     }
 
@@ -128,6 +134,17 @@ impl Config {
             (r.env.queue_prefix.clone(), self.queue_prefix.clone()),
             (r.env.pools.clone(), self.pools.join(",")),
             (r.env.shards.clone(), self.shards.to_string()),
+            (r.env.dev_loopback_targets.clone(), self.targets.addresses.dev_loopback.to_string()),
+            (
+                r.env.private_target_cidrs.clone(),
+                self.targets
+                    .addresses
+                    .private_cidrs
+                    .iter()
+                    .map(|c| c.to_string())
+                    .collect::<Vec<_>>()
+                    .join(","),
+            ),
         ]
     }
 
@@ -206,6 +223,26 @@ impl TickSettings {
     }
 }
 
+/// The target policy's settings (part of [`Config`]: the control plane judges targets at create
+/// with the same policy the worker applies at every call). The CDK construct sets
+/// `SUNDIAL_PRIVATE_TARGET_CIDRS` from its `privateTargetCidrs` prop and never sets
+/// `SUNDIAL_DEV_LOOPBACK_TARGETS` (the local run and the tests do).
+fn target_policy(get: &impl Fn(&str) -> Option<String>) -> Result<TargetPolicy, ConfigError> {
+    let n = &Resources::get().env;
+    let dev_loopback = get(&n.dev_loopback_targets)
+        .map(|v| matches!(v.to_ascii_lowercase().as_str(), "true" | "1" | "yes"))
+        .unwrap_or(Resources::get().defaults.dev_loopback_targets);
+    let private_cidrs = get(&n.private_target_cidrs)
+        .unwrap_or_default()
+        .split(',')
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .map(Cidr::parse)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|reason| ConfigError::Invalid { name: n.private_target_cidrs.clone(), reason })?;
+    Ok(TargetPolicy { addresses: AddressPolicy { private_cidrs, dev_loopback }, tenants: None })
+}
+
 /// How a worker behaves (beyond [`Config`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WorkerSettings {
@@ -222,8 +259,6 @@ pub struct WorkerSettings {
     /// A message that arrives up to this early (SQS delays have 1 s resolution) is held until
     /// its execution is available instead of being returned to the queue (ms).
     pub early_hold_ms: i64,
-    /// Whether webhooks may target loopback, link-local and private addresses.
-    pub allow_private_targets: bool,
     /// Run-time budget across attempts (ms), if set.
     pub max_total_run_ms: Option<i64>,
     /// Per-tenant running limits.
@@ -243,7 +278,6 @@ impl WorkerSettings {
             skew_margin_ms: d.skew_margin_ms,
             max_skew_ms: 1_000,
             early_hold_ms: 1_500,
-            allow_private_targets: d.allow_private_targets,
             max_total_run_ms: None,
             tenant_limits: TenantLimits::default(),
             cancel_grace_ms: 2_000,
@@ -288,9 +322,6 @@ impl WorkerSettings {
         if let Some(v) = get(&n.tenant_max_running) {
             s.tenant_limits = TenantLimits::parse(&v)
                 .map_err(|reason| ConfigError::Invalid { name: n.tenant_max_running.clone(), reason })?;
-        }
-        if let Some(v) = get(&n.allow_private_targets) {
-            s.allow_private_targets = matches!(v.to_ascii_lowercase().as_str(), "true" | "1" | "yes");
         }
         Ok(s)
     }
@@ -453,6 +484,27 @@ mod tests {
     }
 
     #[test]
+    fn the_target_policy_reads_cidrs_and_the_dev_setting_and_names_a_bad_cidr() {
+        let n = &Resources::get().env;
+        let mut env: HashMap<String, String> = Config::local("x-", &["a"], 8).to_env().into_iter().collect();
+        let strict = Config::from_lookup(|k| env.get(k).cloned()).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(strict.targets, TargetPolicy::default());
+        env.insert(n.private_target_cidrs.clone(), " 10.1.0.0/16, fd12::/16 ".into());
+        env.insert(n.dev_loopback_targets.clone(), "true".into());
+        let c = Config::from_lookup(|k| env.get(k).cloned()).unwrap_or_else(|e| panic!("{e}"));
+        assert!(c.targets.addresses.dev_loopback);
+        assert_eq!(c.targets.addresses.private_cidrs.len(), 2);
+        let back: HashMap<String, String> = c.to_env().into_iter().collect();
+        assert_eq!(Config::from_lookup(|k| back.get(k).cloned()).ok(), Some(c));
+        env.insert(n.private_target_cidrs.clone(), "10.1.0.0/16,10.2.0.0/99".into());
+        let e = Config::from_lookup(|k| env.get(k).cloned()).err();
+        assert!(
+            matches!(e, Some(ConfigError::Invalid { ref name, .. }) if *name == n.private_target_cidrs),
+            "{e:?}"
+        );
+    }
+
+    #[test]
     fn bad_shard_count_and_pool_are_named() {
         let mut env: HashMap<String, String> = Config::local("x-", &["a"], 8).to_env().into_iter().collect();
         env.insert("SUNDIAL_SHARDS".into(), "zero".into());
@@ -482,13 +534,11 @@ mod tests {
             (n.lease_secs.clone(), "4".into()),
             (n.worker_id.clone(), "w1".into()),
             (n.pool.clone(), "slow".into()),
-            (n.allow_private_targets.clone(), "true".into()),
             (n.tenant_max_running.clone(), "3".into()),
         ]
         .into();
         let s = WorkerSettings::from_lookup(lookup(&env)).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!((s.lease_ms, s.worker_id.as_str(), s.pool.as_str()), (4_000, "w1", "slow"));
-        assert!(s.allow_private_targets);
         assert_eq!(s.tenant_limits.of("any"), Some(3));
         assert_eq!(s.visibility_secs(), 6);
     }
@@ -501,9 +551,7 @@ mod tests {
             (w.pool.as_str(), w.lease_ms, w.skew_margin_ms, w.max_skew_ms),
             ("default", 30_000, 2_000, 1_000)
         );
-        assert!(
-            !w.allow_private_targets && w.max_total_run_ms.is_none() && w.tenant_limits.of("t").is_none()
-        );
+        assert!(w.max_total_run_ms.is_none() && w.tenant_limits.of("t").is_none());
         assert!(!w.worker_id.is_empty());
         let t = TickSettings::from_lookup(none).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(

@@ -135,8 +135,14 @@ impl JobDefinition {
         self
     }
 
-    /// Validates a definition against the deployment (pools) and parses its schedule.
-    pub fn validate(&self, cfg: &Config, anchor: DateTime<Utc>) -> Result<Schedule, ValidationError> {
+    /// Validates `tenant`'s definition against the deployment (pools, target policy) and parses
+    /// its schedule.
+    pub fn validate(
+        &self,
+        cfg: &Config,
+        tenant: &str,
+        anchor: DateTime<Utc>,
+    ) -> Result<Schedule, ValidationError> {
         let def = self;
         let schedule = Schedule::parse(&def.schedule, anchor)
             .map_err(|e| invalid(format!("schedule.{}", e.field()), e.reason()))?;
@@ -158,29 +164,8 @@ impl JobDefinition {
                 return Err(invalid("paramsRef", "must be 1-1024 characters"));
             }
         }
-        match &def.target {
-            crate::model::Target::Lambda { function } if function.is_empty() || function.len() > 170 => {
-                return Err(invalid("target.function", "must be a function name or ARN (1-170 characters)"))
-            }
-            crate::model::Target::Http { url, .. }
-                if !(url.starts_with("https://") || url.starts_with("http://")) =>
-            {
-                return Err(invalid("target.url", "must be an http(s) URL"))
-            }
-            crate::model::Target::Http { signing_secret_arn: Some(arn), .. } if !is_secret_arn(arn) => {
-                return Err(invalid(
-                    "target.signingSecretArn",
-                    "must be a Secrets Manager secret ARN (arn:aws:secretsmanager:<region>:<account>:secret:<name>)",
-                ))
-            }
-            crate::model::Target::Sqs { queue_url } if !queue_url.starts_with("http") => {
-                return Err(invalid("target.queueUrl", "must be an SQS queue URL"))
-            }
-            crate::model::Target::InProcess { handler } if handler.is_empty() || handler.len() > 64 => {
-                return Err(invalid("target.handler", "must be 1-64 characters"))
-            }
-            _ => {}
-        }
+        // The one target policy, the same the worker applies before every call.
+        cfg.targets.check(cfg, tenant, &def.target)?;
         let r = &def.retry;
         if r.max_attempts == 0 || r.max_attempts > 100 {
             return Err(invalid("retry.maxAttempts", "must be between 1 and 100"));
@@ -237,21 +222,6 @@ pub enum Target {
         /// Handler name.
         handler: String,
     },
-}
-
-/// Whether `s` has the shape of a Secrets Manager secret ARN (any partition).
-pub fn is_secret_arn(s: &str) -> bool {
-    let parts: Vec<&str> = s.splitn(7, ':').collect();
-    s.len() <= 2048
-        && parts.len() == 7
-        && parts[0] == "arn"
-        && !parts[1].is_empty()
-        && parts[2] == "secretsmanager"
-        && !parts[3].is_empty()
-        && parts[4].len() == 12
-        && parts[4].bytes().all(|b| b.is_ascii_digit())
-        && parts[5] == "secret"
-        && !parts[6].is_empty()
 }
 
 impl Target {
@@ -384,7 +354,7 @@ impl Job {
         keys::validate_id("tenant", tenant).map_err(|e| invalid(e.field, e.reason))?;
         keys::validate_id("jobId", job_id).map_err(|e| invalid(e.field, e.reason))?;
         let anchor = def.schedule.start.unwrap_or(now);
-        let schedule = def.validate(cfg, anchor)?;
+        let schedule = def.validate(cfg, tenant, anchor)?;
         let next = schedule.next_after(now);
         Ok(Job {
             tenant: tenant.into(),
@@ -858,6 +828,7 @@ mod tests {
             pools: vec!["default".into()],
             shards: 16,
             horizon_secs: 60,
+            targets: crate::outbound::TargetPolicy::default(),
         };
         let def = JobDefinition::new(ScheduleSpec::new("rate(1 minute)", "UTC"), Target::http("https://x"));
         let now = crate::store::items::ms_to_dt(1_764_469_800_000);

@@ -175,7 +175,7 @@ pub async fn update(
         return Err(ControlError::VersionConflict { expected, current: cur.version });
     }
     let anchor = def.schedule.start.unwrap_or(cur.anchor);
-    let schedule = def.validate(ctl.cfg(), anchor)?;
+    let schedule = def.validate(ctl.cfg(), &caller.tenant, anchor)?;
     let job = Job {
         version: cur.version + 1,
         definition: def,

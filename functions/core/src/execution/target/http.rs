@@ -8,19 +8,20 @@
 //! status (other 4xx, and 3xx since redirects are not followed) is permanent. The status alone
 //! decides: at most [`MAX_RESPONSE_BYTES`] of a body are ever read.
 //!
-//! Address policy: a scheduler that POSTs to user-supplied URLs from inside a VPC is a
-//! server-side request forgery engine unless it refuses internal addresses. Loopback, link-local
-//! (169.254.169.254 is the instance metadata service), private, shared (CGNAT), multicast,
-//! documentation and reserved ranges are refused unless the deployment allows private targets
-//! (`SUNDIAL_ALLOW_PRIVATE_TARGETS`). The check runs in the connector's resolver, on the very
-//! addresses it connects to, so DNS rebinding between a check and the connect cannot slip past
-//! it; IP-literal URLs are checked before the request. Plain `http://` is accepted only when
-//! private targets are allowed (local development).
+//! Address policy ([`crate::outbound::AddressPolicy`]): a scheduler that POSTs to user-supplied
+//! URLs from inside a VPC is a server-side request forgery engine unless it refuses internal
+//! addresses. Public addresses are allowed, private ones only inside the deployment's listed
+//! networks, and loopback, link-local (the metadata service) and the EC2 service addresses
+//! never (loopback only with the dev-only setting). The check runs in the connector's
+//! resolver, on the very addresses it connects to, so DNS rebinding between a check and the
+//! connect cannot slip past it; IP-literal URLs are checked before the request. Plain `http://`
+//! is accepted only with the dev-only loopback setting.
 
 use super::secrets::{SecretCache, SECRET_UNAVAILABLE};
 use super::signing::{self, SigningKey};
 use super::Invocation;
 use crate::execution::retry::{codes, RunError};
+use crate::outbound::AddressPolicy;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::Uri;
@@ -29,7 +30,7 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use std::future::Future;
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -68,64 +69,11 @@ where
     buf
 }
 
-/// Whether `ip` is a public unicast address a webhook may reach.
-pub fn is_public(ip: IpAddr) -> bool {
-    match ip {
-        IpAddr::V4(v4) => is_public_v4(v4),
-        IpAddr::V6(v6) => is_public_v6(v6),
-    }
-}
-
-fn is_public_v4(ip: Ipv4Addr) -> bool {
-    let [a, b, c, _] = ip.octets();
-    !(a == 0                                   // "this network", 0.0.0.0
-        || ip.is_loopback()                    // 127/8
-        || ip.is_private()                     // 10/8, 172.16/12, 192.168/16
-        || ip.is_link_local()                  // 169.254/16 (instance metadata)
-        || (a == 100 && (64..128).contains(&b)) // 100.64/10 shared address space
-        || (a == 192 && b == 0 && c == 0)      // 192.0.0/24 protocol assignments
-        || (a == 192 && b == 0 && c == 2)      // documentation
-        || (a == 198 && (b == 18 || b == 19))  // benchmarking
-        || (a == 198 && b == 51 && c == 100)   // documentation
-        || (a == 203 && b == 0 && c == 113)    // documentation
-        || ip.is_multicast()                   // 224/4
-        || a >= 240) // reserved, broadcast
-}
-
-fn is_public_v6(ip: Ipv6Addr) -> bool {
-    if let Some(v4) = ip.to_ipv4_mapped() {
-        return is_public_v4(v4);
-    }
-    let seg = ip.segments();
-    // NAT64 (64:ff9b::/96) and 6to4 (2002::/16) embed an IPv4 address: judge that one.
-    if seg[0] == 0x64 && seg[1] == 0xff9b && seg[2..6] == [0, 0, 0, 0] {
-        return is_public_v4(Ipv4Addr::new(
-            (seg[6] >> 8) as u8,
-            seg[6] as u8,
-            (seg[7] >> 8) as u8,
-            seg[7] as u8,
-        ));
-    }
-    if seg[0] == 0x2002 {
-        return is_public_v4(Ipv4Addr::new(
-            (seg[1] >> 8) as u8,
-            seg[1] as u8,
-            (seg[2] >> 8) as u8,
-            seg[2] as u8,
-        ));
-    }
-    !(ip.is_unspecified()
-        || ip.is_loopback()
-        || ip.is_multicast()
-        || (seg[0] & 0xfe00) == 0xfc00   // unique local fc00::/7
-        || (seg[0] & 0xffc0) == 0xfe80   // link-local fe80::/10
-        || (seg[0] == 0x2001 && seg[1] == 0x0db8) // documentation
-        || seg[0..6] == [0, 0, 0, 0, 0, 0]) // IPv4-compatible (deprecated), ::/96
-}
+pub use crate::outbound::is_public;
 
 /// An address the deployment does not allow webhooks to reach.
 #[derive(Debug, Clone, thiserror::Error)]
-#[error("webhook address {addr} of host {host:?} is not public (loopback, link-local, private or reserved); set SUNDIAL_ALLOW_PRIVATE_TARGETS=true to allow it")]
+#[error("webhook address {addr} of host {host:?} is not public (loopback, link-local, private or reserved) and not in the deployment's private target networks (SUNDIAL_PRIVATE_TARGET_CIDRS)")]
 pub struct AddressRefused {
     /// The host as written in the URL.
     pub host: String,
@@ -133,11 +81,11 @@ pub struct AddressRefused {
     pub addr: IpAddr,
 }
 
-/// A resolver that refuses non-public addresses (unless allowed), used by the connector so the
-/// check applies to the addresses actually connected to.
+/// A resolver that refuses the addresses the policy does not allow, used by the connector so
+/// the check applies to the addresses actually connected to.
 #[derive(Debug, Clone)]
 struct GuardedResolver {
-    allow_private: bool,
+    policy: Arc<AddressPolicy>,
 }
 
 impl tower_service::Service<Name> for GuardedResolver {
@@ -150,17 +98,16 @@ impl tower_service::Service<Name> for GuardedResolver {
     }
 
     fn call(&mut self, name: Name) -> Self::Future {
-        let allow = self.allow_private;
+        let policy = self.policy.clone();
         Box::pin(async move {
             let host = name.as_str().to_string();
             let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
-            if !allow {
-                if let Some(bad) = addrs.iter().find(|a| !is_public(a.ip())) {
-                    return Err(std::io::Error::new(
-                        std::io::ErrorKind::PermissionDenied,
-                        AddressRefused { host, addr: bad.ip() },
-                    ));
-                }
+            // One refused address refuses the host: the connector may try any of them.
+            if let Some(bad) = addrs.iter().find(|a| !policy.allows(a.ip())) {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::PermissionDenied,
+                    AddressRefused { host, addr: bad.ip() },
+                ));
             }
             Ok(addrs.into_iter())
         })
@@ -182,15 +129,15 @@ pub struct Webhook<'a> {
 #[derive(Debug, Clone)]
 pub struct HttpTarget {
     client: Client<Connector, Full<Bytes>>,
-    allow_private: bool,
+    policy: Arc<AddressPolicy>,
     secrets: Option<SecretCache>,
 }
 
 impl HttpTarget {
-    /// A client using the system's root certificates. `allow_private` lifts the address policy
-    /// (and allows plain `http://`), for local development and tests only.
-    pub fn new(allow_private: bool) -> std::io::Result<Self> {
-        let mut http = HttpConnector::new_with_resolver(GuardedResolver { allow_private });
+    /// A client using the system's root certificates that connects only where `policy` allows.
+    pub fn new(policy: AddressPolicy) -> std::io::Result<Self> {
+        let policy = Arc::new(policy);
+        let mut http = HttpConnector::new_with_resolver(GuardedResolver { policy: policy.clone() });
         http.enforce_http(false);
         http.set_connect_timeout(Some(Duration::from_secs(10)));
         let https = hyper_rustls::HttpsConnectorBuilder::new()
@@ -200,7 +147,7 @@ impl HttpTarget {
             .wrap_connector(http);
         let client =
             Client::builder(TokioExecutor::new()).pool_idle_timeout(Duration::from_secs(30)).build(https);
-        Ok(HttpTarget { client, allow_private, secrets: None })
+        Ok(HttpTarget { client, policy, secrets: None })
     }
 
     /// Reads signing secrets (and header values) through `secrets`. Without it a job that names
@@ -226,32 +173,8 @@ impl HttpTarget {
 
     /// Checks a URL against the scheme and (for IP literals) address policy before any I/O.
     pub fn check_url(&self, url: &str) -> Result<Uri, RunError> {
-        let uri: Uri = url
-            .parse()
-            .map_err(|e| RunError::permanent(codes::BAD_TARGET, format!("webhook url {url:?}: {e}")))?;
-        match uri.scheme_str() {
-            Some("https") => {}
-            Some("http") if self.allow_private => {}
-            _ => {
-                return Err(RunError::permanent(
-                    codes::BAD_TARGET,
-                    format!(
-                    "webhook url {url:?} must be https:// (http:// only when private targets are allowed)"
-                ),
-                ))
-            }
-        }
-        let host = uri.host().unwrap_or_default();
-        let literal = host.trim_start_matches('[').trim_end_matches(']');
-        if let Ok(ip) = literal.parse::<IpAddr>() {
-            if !self.allow_private && !is_public(ip) {
-                return Err(refused(&AddressRefused { host: host.to_string(), addr: ip }));
-            }
-        }
-        if host.is_empty() {
-            return Err(RunError::permanent(codes::BAD_TARGET, format!("webhook url {url:?} has no host")));
-        }
-        Ok(uri)
+        crate::outbound::check_url(&self.policy, url)?;
+        url.parse().map_err(|_| RunError::permanent(codes::BAD_TARGET, "target.url: is not a valid URL"))
     }
 
     /// POSTs the invocation at `now_secs` (unix seconds: the signature's timestamp) and
@@ -342,6 +265,7 @@ fn chain(e: &(dyn std::error::Error + 'static)) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::net::Ipv4Addr;
 
     #[test]
     fn internal_addresses_are_not_public() {
@@ -384,7 +308,7 @@ mod tests {
 
     #[tokio::test]
     async fn ip_literal_urls_are_refused_before_any_io_unless_allowed() {
-        let strict = HttpTarget::new(false).unwrap_or_else(|e| panic!("client: {e}"));
+        let strict = HttpTarget::new(AddressPolicy::default()).unwrap_or_else(|e| panic!("client: {e}"));
         for url in ["https://127.0.0.1/x", "https://169.254.169.254/latest/meta-data", "https://[::1]:8443/"]
         {
             let e = strict.check_url(url).err().unwrap_or_else(|| panic!("{url} accepted"));
@@ -396,14 +320,14 @@ mod tests {
             Some(codes::BAD_TARGET.into())
         );
         assert!(strict.check_url("https://example.com/hook").is_ok());
-        let lax = HttpTarget::new(true).unwrap_or_else(|e| panic!("client: {e}"));
+        let lax = HttpTarget::new(AddressPolicy::dev_loopback()).unwrap_or_else(|e| panic!("client: {e}"));
         assert!(lax.check_url("http://127.0.0.1:8080/x").is_ok());
     }
 
     #[tokio::test]
     async fn a_hostname_resolving_to_loopback_is_refused_at_connect() {
         // GIVEN `localhost`, which resolves to a loopback address
-        let strict = HttpTarget::new(false).unwrap_or_else(|e| panic!("client: {e}"));
+        let strict = HttpTarget::new(AddressPolicy::default()).unwrap_or_else(|e| panic!("client: {e}"));
         let inv: Invocation = serde_json::from_value(serde_json::json!({
             "executionId": "j@1", "fencingToken": 1, "scheduledAt": "2026-01-01T00:00:00Z", "attempt": 1,
             "tenant": "t", "jobId": "j", "params": null
@@ -455,7 +379,7 @@ mod tests {
         // GIVEN a webhook that answers 500 with a body that never ends
         let cap = 64 * 1024 * 1024;
         let (url, report) = endless_500(cap).await;
-        let client = HttpTarget::new(true).unwrap_or_else(|e| panic!("client: {e}"));
+        let client = HttpTarget::new(AddressPolicy::dev_loopback()).unwrap_or_else(|e| panic!("client: {e}"));
         // WHEN the worker posts to it
         let e = client
             .post(&Webhook { url: &url, signing_secret_arn: None }, &invocation(), 0)

@@ -159,7 +159,7 @@ impl Worker {
             store,
             remote: RemoteTargets {
                 lambda: LambdaTarget::new(clients.lambda.clone()),
-                http: HttpTarget::new(settings.allow_private_targets)?
+                http: HttpTarget::new(cfg.targets.addresses.clone())?
                     .with_secrets(SecretCache::new(clients.secrets.clone(), secrets::DEFAULT_TTL)),
                 sqs: SqsTarget::new(clients.sqs.clone()),
             },
