@@ -393,4 +393,39 @@ mod tests {
         let (sent, cut_off) = report.await.unwrap_or_else(|e| panic!("server: {e}"));
         assert!(cut_off, "the client read all {sent} bytes of the error body");
     }
+
+    #[tokio::test]
+    async fn refused_and_unreachable_webhooks_are_stored_without_addresses_or_ports() {
+        // Issue 15 (outbound 8): lastError is shown to tenants; the addresses a host name
+        // resolves to inside the deployment's network are not theirs to learn.
+        let strict = HttpTarget::new(AddressPolicy::default()).unwrap_or_else(|e| panic!("client: {e}"));
+        let hook = Webhook { url: "https://localhost:8443/hook", signing_secret_arn: None };
+        let e = strict.post(&hook, &invocation(), 0).await.err().unwrap_or_else(|| panic!("posted"));
+        assert_eq!(e.code, codes::ADDRESS_REFUSED);
+        assert!(!e.message.contains("127.0.0.1") && !e.message.contains("::1"), "{}", e.message);
+        // AND a refused connection names no address or port either
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
+        let port = listener.local_addr().map(|a| a.port()).unwrap_or_else(|e| panic!("{e}"));
+        drop(listener);
+        let dev = HttpTarget::new(AddressPolicy::dev_loopback()).unwrap_or_else(|e| panic!("client: {e}"));
+        let url = format!("http://127.0.0.1:{port}/hook");
+        let e = dev
+            .post(&Webhook { url: &url, signing_secret_arn: None }, &invocation(), 0)
+            .await
+            .err()
+            .unwrap_or_else(|| panic!("posted"));
+        assert!(e.is_retryable(), "{e}");
+        assert!(!e.message.contains("127.0.0.1") && !e.message.contains(&port.to_string()), "{}", e.message);
+    }
+
+    #[tokio::test]
+    async fn an_error_body_is_not_stored() {
+        // A webhook inside an allowed private network answers with its own internals: the
+        // status is the tenant's to see, the body is logged only.
+        let (url, _report) = endless_500(1024 * 1024).await;
+        let client = HttpTarget::new(AddressPolicy::dev_loopback()).unwrap_or_else(|e| panic!("client: {e}"));
+        let e = client.post(&Webhook { url: &url, signing_secret_arn: None }, &invocation(), 0).await.err();
+        let e = e.unwrap_or_else(|| panic!("500 succeeded"));
+        assert!(!e.message.contains("xxxx"), "{}", e.message);
+    }
 }

@@ -118,4 +118,31 @@ mod tests {
         assert!(e.is_retryable());
         assert_eq!(e.code, "Lambda.Unhandled");
     }
+
+    /// An error as the SDK returns it for a refused call: AWS's message names the worker's role.
+    fn service_error(code: &str, message: &str, status: u16) -> SdkError<InvokeError, HttpResponse> {
+        let meta = aws_smithy_types::error::ErrorMetadata::builder().code(code).message(message).build();
+        let raw = HttpResponse::new(
+            status.try_into().unwrap_or_else(|e| panic!("{e:?}")),
+            aws_smithy_types::body::SdkBody::empty(),
+        );
+        SdkError::service_error(InvokeError::generic(meta), raw)
+    }
+
+    #[test]
+    fn a_refused_invoke_is_stored_without_role_arns_or_accounts() {
+        // Issue 15 (outbound 8): lastError is shown to tenants.
+        let e = classify_sdk_error(
+            "arn:aws:lambda:eu-west-1:123456789012:function:acme-run",
+            service_error(
+                "AccessDeniedException",
+                "User: arn:aws:sts::123456789012:assumed-role/sundial-worker-role/sundial-worker is not authorized to perform: lambda:InvokeFunction on resource: arn:aws:lambda:eu-west-1:123456789012:function:acme-run",
+                403,
+            ),
+        );
+        assert!(!e.is_retryable());
+        assert!(!e.message.contains("arn:") && !e.message.contains("123456789012"), "{}", e.message);
+        assert!(!e.message.contains("sundial-worker-role"), "{}", e.message);
+        assert!(e.message.contains("AccessDenied"), "{}", e.message);
+    }
 }

@@ -74,3 +74,30 @@ where
         _ => RunError::retryable("SqsSend", message),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use aws_sdk_sqs::operation::send_message::SendMessageError;
+    use aws_smithy_runtime_api::client::orchestrator::HttpResponse;
+
+    #[test]
+    fn a_refused_send_is_stored_without_role_arns_accounts_or_the_queue_url() {
+        // Issue 15 (outbound 8): lastError is shown to tenants.
+        let meta = aws_smithy_types::error::ErrorMetadata::builder()
+            .code("AccessDenied")
+            .message("User: arn:aws:sts::123456789012:assumed-role/sundial-worker-role/w is not authorized to perform: sqs:sendmessage on resource: arn:aws:sqs:eu-west-1:123456789012:acme-inbox")
+            .build();
+        let raw = HttpResponse::new(
+            403u16.try_into().unwrap_or_else(|e| panic!("{e:?}")),
+            aws_smithy_types::body::SdkBody::empty(),
+        );
+        let e = classify(
+            "https://sqs.eu-west-1.amazonaws.com/123456789012/acme-inbox",
+            SdkError::service_error(SendMessageError::generic(meta), raw),
+        );
+        assert!(!e.is_retryable());
+        assert!(!e.message.contains("arn:") && !e.message.contains("123456789012"), "{}", e.message);
+        assert!(e.message.contains("AccessDenied"), "{}", e.message);
+    }
+}
