@@ -8,6 +8,12 @@
 //! status (other 4xx, and 3xx since redirects are not followed) is permanent. The status alone
 //! decides: at most [`MAX_RESPONSE_BYTES`] of a body are ever read.
 //!
+//! What is stored (and shown to the tenant as `lastError`) is the code and a generic sentence:
+//! the status, the kind of connection failure. The addresses a host resolved to, the
+//! connector's own messages and the response body can describe the deployment's network (a
+//! webhook inside an allowed private network answers with its internals), so they go to the
+//! worker's log with the execution id, never to the execution.
+//!
 //! Address policy ([`crate::outbound::AddressPolicy`]): a scheduler that POSTs to user-supplied
 //! URLs from inside a VPC is a server-side request forgery engine unless it refuses internal
 //! addresses. Public addresses are allowed, private ones only inside the deployment's listed
@@ -209,9 +215,14 @@ impl HttpTarget {
             Ok(r) => r,
             Err(e) => {
                 if let Some(r) = find_refused(&e) {
-                    return Err(refused(&r));
+                    tracing::warn!(execution = %inv.execution_id, host = %r.host, addr = %r.addr, "webhook address refused");
+                    return Err(refused());
                 }
-                return Err(RunError::retryable("HttpConnect", format!("{e}: {}", chain(&e))));
+                tracing::warn!(execution = %inv.execution_id, detail = %format!("{e}: {}", chain(&e)), "webhook unreachable");
+                return Err(RunError::retryable(
+                    "HttpConnect",
+                    format!("the webhook could not be reached ({})", connect_failure(&e)),
+                ));
             }
         };
         let status = resp.status().as_u16();
@@ -220,8 +231,9 @@ impl HttpTarget {
         }
         let body = read_capped(resp.into_body(), MAX_RESPONSE_BYTES).await;
         let snippet: String = String::from_utf8_lossy(&body[..body.len().min(256)]).into_owned();
+        tracing::warn!(execution = %inv.execution_id, status, body = %snippet, "webhook answered an error");
         let code = format!("Http{status}");
-        let message = format!("webhook answered {status}: {snippet}");
+        let message = format!("the webhook answered {status}");
         Err(if matches!(status, 408 | 429) || status >= 500 {
             RunError::retryable(code, message)
         } else {
@@ -230,8 +242,32 @@ impl HttpTarget {
     }
 }
 
-fn refused(r: &AddressRefused) -> RunError {
-    RunError::permanent(codes::ADDRESS_REFUSED, r.to_string())
+fn refused() -> RunError {
+    RunError::permanent(
+        codes::ADDRESS_REFUSED,
+        "the webhook host resolves to an address this deployment does not allow (loopback, link-local, private or reserved)",
+    )
+}
+
+/// The kind of a connection failure, in words that name no address: the first I/O error kind
+/// in the chain.
+fn connect_failure(e: &(dyn std::error::Error + 'static)) -> &'static str {
+    use std::io::ErrorKind::*;
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = cur {
+        if let Some(io) = err.downcast_ref::<std::io::Error>() {
+            return match io.kind() {
+                ConnectionRefused => "connection refused",
+                ConnectionReset | ConnectionAborted | BrokenPipe | UnexpectedEof => "connection closed",
+                TimedOut => "timed out",
+                HostUnreachable | NetworkUnreachable => "unreachable",
+                InvalidData => "TLS or protocol error",
+                _ => "connection failed",
+            };
+        }
+        cur = err.source();
+    }
+    "connection failed"
 }
 
 /// Finds an [`AddressRefused`] anywhere in an error's source chain (it travels inside an

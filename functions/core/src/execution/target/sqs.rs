@@ -3,6 +3,9 @@
 //! The execution id and fencing token also travel as message attributes, so a consumer can
 //! deduplicate without parsing the body. For FIFO queues the execution id is the deduplication
 //! id (a retried send within SQS's five-minute window is absorbed) and the job id the group.
+//!
+//! A failed send is stored (and shown to the tenant) as its code and a generic sentence; AWS's
+//! message, which names the worker's role and the account, is logged with the execution id.
 
 use super::Invocation;
 use crate::execution::retry::{codes, RunError};
@@ -45,20 +48,24 @@ impl SqsTarget {
         }
         match req.send().await {
             Ok(_) => Ok(()),
-            Err(e) => Err(classify(queue_url, e)),
+            Err(e) => {
+                tracing::warn!(execution = %inv.execution_id, queue_url, detail = %DisplayErrorContext(&e), "the SQS target failed");
+                Err(classify(e))
+            }
         }
     }
 }
 
-fn classify<E, R>(queue_url: &str, e: SdkError<E, R>) -> RunError
+fn classify<E, R>(e: SdkError<E, R>) -> RunError
 where
     E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
     R: std::fmt::Debug + Send + Sync + 'static,
 {
-    let message = format!("sending to {queue_url}: {}", DisplayErrorContext(&e));
     match &e {
         SdkError::ServiceError(s) => {
             let code = s.err().code().unwrap_or("Unknown").to_string();
+            let short = code.rsplit('.').next().unwrap_or_default().trim_end_matches("Exception");
+            let message = format!("the SQS target failed ({short})");
             let retry = code.contains("Throttl")
                 || code.contains("RequestThrottled")
                 || code.contains("InternalError")
@@ -71,7 +78,7 @@ where
                 RunError::permanent(code, message)
             }
         }
-        _ => RunError::retryable("SqsSend", message),
+        _ => RunError::retryable("SqsSend", "the SQS target could not be reached"),
     }
 }
 
@@ -92,10 +99,7 @@ mod tests {
             403u16.try_into().unwrap_or_else(|e| panic!("{e:?}")),
             aws_smithy_types::body::SdkBody::empty(),
         );
-        let e = classify(
-            "https://sqs.eu-west-1.amazonaws.com/123456789012/acme-inbox",
-            SdkError::service_error(SendMessageError::generic(meta), raw),
-        );
+        let e = classify(SdkError::service_error(SendMessageError::generic(meta), raw));
         assert!(!e.is_retryable());
         assert!(!e.message.contains("arn:") && !e.message.contains("123456789012"), "{}", e.message);
         assert!(e.message.contains("AccessDenied"), "{}", e.message);
