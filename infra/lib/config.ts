@@ -8,7 +8,7 @@
 import * as path from 'node:path';
 import { Duration } from 'aws-cdk-lib';
 import * as logs from 'aws-cdk-lib/aws-logs';
-import { ApiAuth, PoolProps, SundialSchedulerProps } from './sundial-scheduler';
+import { ApiAuth, PoolProps, SundialSchedulerProps, TargetAllow } from './sundial-scheduler';
 
 export interface AppConfig {
   readonly stackName: string;
@@ -37,6 +37,7 @@ interface RawConfig {
   assetsDir?: string;
   allowedTargetFunctionArns?: string[];
   privateTargetCidrs?: string[];
+  tenantTargets?: Record<string, TargetAllow>;
 }
 
 /** Builds the app's configuration from a context lookup (`app.node.tryGetContext`). */
@@ -77,6 +78,7 @@ export function appConfig(ctx: (key: string) => unknown, baseDir: string): AppCo
       assetsDir: assetsDir ? path.resolve(baseDir, assetsDir) : undefined,
       allowedTargetFunctionArns: raw.allowedTargetFunctionArns,
       privateTargetCidrs: raw.privateTargetCidrs,
+      tenantTargets: raw.tenantTargets,
     },
   };
 }

@@ -67,6 +67,7 @@ export interface EnvNames {
   readonly tenantMaxRunning: string;
   readonly devLoopbackTargets: string;
   readonly privateTargetCidrs: string;
+  readonly tenantTargets: string;
   readonly workerSlots: string;
   readonly shutdownGraceSecs: string;
   readonly tenantClaim: string;

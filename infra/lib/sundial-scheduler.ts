@@ -116,6 +116,16 @@ export type ApiAuth =
   | { readonly kind: 'jwt'; readonly issuer: string; readonly audience: string[] }
   | { readonly kind: 'iam' };
 
+/** What one tenant may call (see `SundialSchedulerProps.tenantTargets`). */
+export interface TargetAllow {
+  /** Globs of Lambda functions, matched as the job names them. */
+  readonly lambda?: string[];
+  /** Globs of SQS queue URLs. */
+  readonly sqs?: string[];
+  /** Globs of webhook host names (lowercase). */
+  readonly http?: string[];
+}
+
 export interface SundialSchedulerProps {
   /** Worker pools. Default: the pools named in resources.json (`defaultPools`), as Lambda pools. */
   readonly pools?: PoolProps[];
@@ -162,6 +172,15 @@ export interface SundialSchedulerProps {
    * prop for loopback: `SUNDIAL_DEV_LOOPBACK_TARGETS` is for the local run and tests only.
    */
   readonly privateTargetCidrs?: string[];
+  /**
+   * Per-tenant target allowlists (`SUNDIAL_TENANT_TARGETS`), checked when a job is created or
+   * edited and before every call: tenant → `*` globs of the Lambda functions (as written in the
+   * job, e.g. `arn:aws:lambda:*:*:function:acme-*`), SQS queue URLs and webhook host names it may
+   * call; `'*'` applies to every tenant without an entry, and a kind left out allows nothing.
+   * Default: none (any target the other checks accept; `allowedTargetFunctionArns` and
+   * `allowedTargetQueueArns` still bound what the workers' role can reach at all).
+   */
+  readonly tenantTargets?: Record<string, TargetAllow>;
   /** The tick's tunables. */
   readonly tick?: TickProps;
   /** Settings of every worker. */
@@ -519,8 +538,23 @@ export class SundialScheduler extends Construct {
         if (!/^[0-9A-Fa-f:.]+(\/\d{1,3})?$/.test(c)) throw new Error(`privateTargetCidrs: ${JSON.stringify(c)} is not an IP network`);
         return c;
       }).join(','),
+      tenantTargets: this.tenantTargets(props.tenantTargets),
       tenantClaim: claim,
     };
+  }
+
+  /** `SUNDIAL_TENANT_TARGETS`: the allowlists as JSON, validated at synth (empty = unset). */
+  private tenantTargets(t: Record<string, TargetAllow> | undefined): string {
+    if (t === undefined) return '';
+    for (const [tenant, allow] of Object.entries(t)) {
+      for (const [kind, globs] of Object.entries(allow)) {
+        if (!['lambda', 'sqs', 'http'].includes(kind)) throw new Error(`tenantTargets.${tenant}: unknown kind ${kind} (lambda, sqs, http)`);
+        if (!Array.isArray(globs) || globs.some((g) => typeof g !== 'string' || g.length === 0)) {
+          throw new Error(`tenantTargets.${tenant}.${kind} must be a list of non-empty globs`);
+        }
+      }
+    }
+    return JSON.stringify(t);
   }
 
   /** The ECS poll loop's settings of one pool. */

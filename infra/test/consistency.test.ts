@@ -132,6 +132,7 @@ describe('CDK template matches resources.json', () => {
       check(vars, 'worker', [env.pool], `worker ${pool.name}`);
       assert.equal(vars[env.pool], pool.name);
       assert.equal(vars[env.privateTargetCidrs], '', 'public webhook addresses only unless given');
+      assert.equal(vars[env.tenantTargets], '', 'no tenant allowlists unless given');
       workerSettings(vars, `worker ${pool.name}`);
     }
     const [td] = Object.values(b.template.findResources('AWS::ECS::TaskDefinition'));

@@ -598,6 +598,7 @@ describe('settings', () => {
     },
     tenantClaim: 'custom:tenant',
     privateTargetCidrs: ['10.1.0.0/16', 'fd12::/16'],
+    tenantTargets: { acme: { lambda: ['arn:aws:lambda:*:*:function:acme-*'], http: ['*.acme.com'] }, '*': { http: ['*'] } },
     logLevel: lambda.ApplicationLogLevel.DEBUG,
   });
   const e = r.env;
@@ -626,6 +627,14 @@ describe('settings', () => {
       assert.equal(v[e.maxTotalRunSecs], '3600');
       assert.equal(v[e.tenantMaxRunning], '5,acme=10');
       assert.equal(v[e.privateTargetCidrs], '10.1.0.0/16,fd12::/16');
+    }
+    // The target policy is judged at create (api) and at run (workers) alike.
+    for (const v of [lambdaWorker, ecsEnv(), envOf(b, b.sundial.apiFunction)]) {
+      assert.equal(v[e.privateTargetCidrs], '10.1.0.0/16,fd12::/16');
+      assert.deepEqual(JSON.parse(String(v[e.tenantTargets])), {
+        acme: { lambda: ['arn:aws:lambda:*:*:function:acme-*'], http: ['*.acme.com'] },
+        '*': { http: ['*'] },
+      });
     }
     assert.equal(ecsEnv()[e.workerSlots], '32');
     assert.equal(ecsEnv()[e.shutdownGraceSecs], '60');

@@ -24,7 +24,7 @@
 //! which derives every name from one prefix so parallel tests never share a table or a queue.
 
 use crate::execution::policy::TenantLimits;
-use crate::outbound::{AddressPolicy, Cidr, TargetPolicy};
+use crate::outbound::{AddressPolicy, Cidr, TargetPolicy, TenantTargets};
 use crate::resources::Resources;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -128,6 +128,7 @@ impl Config {
     /// The environment that makes [`Config::from_env`] return this configuration.
     pub fn to_env(&self) -> Vec<(String, String)> {
         let r = Resources::get();
+        let cidrs: Vec<String> = self.targets.addresses.private_cidrs.iter().map(|c| c.to_string()).collect();
         vec![
             (r.env.jobs_table.clone(), self.jobs_table.clone()),
             (r.env.executions_table.clone(), self.executions_table.clone()),
@@ -135,15 +136,10 @@ impl Config {
             (r.env.pools.clone(), self.pools.join(",")),
             (r.env.shards.clone(), self.shards.to_string()),
             (r.env.dev_loopback_targets.clone(), self.targets.addresses.dev_loopback.to_string()),
+            (r.env.private_target_cidrs.clone(), cidrs.join(",")),
             (
-                r.env.private_target_cidrs.clone(),
-                self.targets
-                    .addresses
-                    .private_cidrs
-                    .iter()
-                    .map(|c| c.to_string())
-                    .collect::<Vec<_>>()
-                    .join(","),
+                r.env.tenant_targets.clone(),
+                self.targets.tenants.as_ref().map(|t| t.to_json()).unwrap_or_default(),
             ),
         ]
     }
@@ -225,8 +221,9 @@ impl TickSettings {
 
 /// The target policy's settings (part of [`Config`]: the control plane judges targets at create
 /// with the same policy the worker applies at every call). The CDK construct sets
-/// `SUNDIAL_PRIVATE_TARGET_CIDRS` from its `privateTargetCidrs` prop and never sets
-/// `SUNDIAL_DEV_LOOPBACK_TARGETS` (the local run and the tests do).
+/// `SUNDIAL_PRIVATE_TARGET_CIDRS` and `SUNDIAL_TENANT_TARGETS` from its `privateTargetCidrs` and
+/// `tenantTargets` props and never sets `SUNDIAL_DEV_LOOPBACK_TARGETS` (the local run and the
+/// tests do).
 fn target_policy(get: &impl Fn(&str) -> Option<String>) -> Result<TargetPolicy, ConfigError> {
     let n = &Resources::get().env;
     let dev_loopback = get(&n.dev_loopback_targets)
@@ -240,7 +237,13 @@ fn target_policy(get: &impl Fn(&str) -> Option<String>) -> Result<TargetPolicy, 
         .map(Cidr::parse)
         .collect::<Result<Vec<_>, _>>()
         .map_err(|reason| ConfigError::Invalid { name: n.private_target_cidrs.clone(), reason })?;
-    Ok(TargetPolicy { addresses: AddressPolicy { private_cidrs, dev_loopback }, tenants: None })
+    // Empty is unset (the CDK sets every name, empty when its prop is not given).
+    let tenants = get(&n.tenant_targets)
+        .filter(|v| !v.trim().is_empty())
+        .map(|v| TenantTargets::parse(&v))
+        .transpose()
+        .map_err(|reason| ConfigError::Invalid { name: n.tenant_targets.clone(), reason })?;
+    Ok(TargetPolicy { addresses: AddressPolicy { private_cidrs, dev_loopback }, tenants })
 }
 
 /// How a worker behaves (beyond [`Config`]).
@@ -502,6 +505,29 @@ mod tests {
             matches!(e, Some(ConfigError::Invalid { ref name, .. }) if *name == n.private_target_cidrs),
             "{e:?}"
         );
+    }
+
+    #[test]
+    fn tenant_target_allowlists_are_read_and_a_bad_one_is_named() {
+        // Issue 15 (outbound 7): SUNDIAL_TENANT_TARGETS, per-tenant allowlists with `*` globs.
+        let name = "SUNDIAL_TENANT_TARGETS";
+        let mut env: HashMap<String, String> = Config::local("x-", &["a"], 8).to_env().into_iter().collect();
+        env.insert(
+            name.into(),
+            r#"{"acme": {"lambda": ["arn:aws:lambda:*:*:function:acme-*"], "http": ["*.acme.com"]}, "*": {"http": ["*"]}}"#
+                .into(),
+        );
+        let c = Config::from_lookup(|k| env.get(k).cloned()).unwrap_or_else(|e| panic!("{e}"));
+        let tenants = c.targets.tenants.clone().unwrap_or_else(|| panic!("{name} not read"));
+        assert_eq!(tenants.0.len(), 2);
+        let back: HashMap<String, String> = c.to_env().into_iter().collect();
+        assert_eq!(Config::from_lookup(|k| back.get(k).cloned()).ok(), Some(c));
+        env.insert(name.into(), r#"{"acme": {"lamda": []}}"#.into());
+        let e = Config::from_lookup(|k| env.get(k).cloned()).err();
+        assert!(matches!(e, Some(ConfigError::Invalid { name: ref n, .. }) if n == name), "{e:?}");
+        env.insert(name.into(), String::new());
+        let c = Config::from_lookup(|k| env.get(k).cloned()).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(c.targets.tenants, None, "empty is unset: any target the other checks accept");
     }
 
     #[test]

@@ -867,4 +867,49 @@ mod tests {
             assert_eq!(field(Target::Sqs { queue_url: url }), Some("target.queueUrl".to_string()), "{q}");
         }
     }
+
+    #[test]
+    fn a_tenant_allowlist_is_checked_at_create_with_the_field_named() {
+        // GIVEN a deployment whose acme may call acme-* functions and queues and *.acme.com, and
+        // every other tenant only webhooks
+        let mut cfg = Config::local("t-", &["default"], 16);
+        cfg.targets.tenants = Some(
+            crate::outbound::TenantTargets::parse(
+                r#"{"acme": {"lambda": ["arn:aws:lambda:*:*:function:acme-*"],
+                             "sqs": ["https://sqs.*.amazonaws.com/123456789012/acme-*"],
+                             "http": ["*.acme.com"]},
+                    "*": {"http": ["*"]}}"#,
+            )
+            .unwrap_or_else(|e| panic!("{e}")),
+        );
+        let now = crate::store::items::ms_to_dt(1_764_469_800_000);
+        let field = |tenant: &str, target: Target| {
+            let def = JobDefinition::new(ScheduleSpec::new("rate(1 minute)", "UTC"), target);
+            Job::new(&cfg, tenant, "nightly", def, now).err().map(|e| e.field)
+        };
+        let lambda = |f: &str| Target::Lambda { function: f.into() };
+        let sqs = |q: &str| Target::Sqs {
+            queue_url: format!("https://sqs.eu-west-1.amazonaws.com/123456789012/{q}"),
+        };
+        // THEN what is listed is accepted and everything else refused, naming the field
+        assert_eq!(field("acme", lambda("arn:aws:lambda:eu-west-1:123456789012:function:acme-run")), None);
+        assert_eq!(
+            field("acme", lambda("arn:aws:lambda:eu-west-1:123456789012:function:globex-run")),
+            Some("target.function".into())
+        );
+        assert_eq!(
+            field("acme", lambda("acme-run")),
+            Some("target.function".into()),
+            "a bare name does not match an ARN glob"
+        );
+        assert_eq!(field("acme", sqs("acme-inbox")), None);
+        assert_eq!(field("acme", sqs("globex-inbox")), Some("target.queueUrl".into()));
+        assert_eq!(field("acme", Target::http("https://hooks.acme.com/run")), None);
+        assert_eq!(field("acme", Target::http("https://hooks.globex.com/run")), Some("target.url".into()));
+        assert_eq!(field("globex", Target::http("https://hooks.globex.com/run")), None);
+        assert_eq!(
+            field("globex", lambda("arn:aws:lambda:eu-west-1:123456789012:function:acme-run")),
+            Some("target.function".into())
+        );
+    }
 }

@@ -222,7 +222,7 @@ pub fn is_reserved_header(name: &str) -> bool {
 }
 
 /// What one tenant may call (`*` globs; an absent kind allows nothing of that kind).
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct TargetAllow {
     /// Lambda functions, matched against `target.function` as written (use ARN globs together
@@ -240,7 +240,7 @@ pub struct TargetAllow {
 /// Per-tenant target allowlists (`SUNDIAL_TENANT_TARGETS`): a JSON object from tenant to
 /// [`TargetAllow`]; `"*"` applies to every tenant without an entry of its own. A tenant with
 /// neither may call no remote target.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 #[serde(transparent)]
 pub struct TenantTargets(pub BTreeMap<String, TargetAllow>);
 
@@ -248,6 +248,11 @@ impl TenantTargets {
     /// Parses the JSON setting.
     pub fn parse(json: &str) -> Result<Self, String> {
         serde_json::from_str(json).map_err(|e| format!("not a tenant → {{lambda, sqs, http}} map: {e}"))
+    }
+
+    /// The JSON setting.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
     }
 
     fn of(&self, tenant: &str) -> Option<&TargetAllow> {

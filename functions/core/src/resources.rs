@@ -151,6 +151,8 @@ pub struct EnvNames {
     pub dev_loopback_targets: String,
     /// Private networks webhooks may reach (comma-separated CIDRs).
     pub private_target_cidrs: String,
+    /// Per-tenant target allowlists (JSON).
+    pub tenant_targets: String,
     /// Concurrent executions of one ECS worker.
     pub worker_slots: String,
     /// Seconds an ECS worker keeps finishing work after SIGTERM.
