@@ -2,12 +2,12 @@
 //! Secrets Manager gets every webhook signed per Standard Webhooks, with the execution id as
 //! `webhook-id` on every attempt; the receivers' toolkit (`sundial_idempotency::webhook`)
 //! verifies them with either key of a rotation; a secret that cannot be read fails the
-//! execution with a generic message.
+//! execution with a generic message. Auth headers come from secrets too (outbound 3).
 
 use chrono::Utc;
 use std::time::Duration;
 use sundial_core::execution::target::in_process::Handlers;
-use sundial_core::model::{ExecStatus, Target};
+use sundial_core::model::{ExecStatus, SecretRef, Target};
 use sundial_idempotency::webhook::{self, Headers};
 use sundial_tests::fixtures::{self, Reply, WebhookServer};
 use sundial_tests::TestEnv;
@@ -23,7 +23,7 @@ async fn secret(env: &TestEnv, name: &str, value: &str) -> anyhow::Result<String
 }
 
 fn signed(url: &str, arn: &str) -> Target {
-    Target::Http { url: url.into(), signing_secret_arn: Some(arn.into()) }
+    Target::Http { url: url.into(), signing_secret_arn: Some(arn.into()), headers: Default::default() }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -111,6 +111,41 @@ async fn a_missing_signing_secret_fails_the_execution_with_a_generic_message() -
         "{message}"
     );
     assert!(hook.received().is_empty());
+    env.cleanup().await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_auth_header_is_sent_with_its_secret_value_and_never_stored() -> anyhow::Result<()> {
+    // GIVEN a job whose Authorization header is a secret, and a signing secret
+    let env = TestEnv::new("sign-headers").await?;
+    let token = format!("Bearer t-{}", Utc::now().timestamp_millis());
+    let token_arn = secret(&env, "token", &token).await?;
+    let signing_arn = secret(&env, "signing2", OLD_KEY).await?;
+    let hook = WebhookServer::start(vec![]).await?;
+    let target = Target::Http {
+        url: hook.url("/run"),
+        signing_secret_arn: Some(signing_arn),
+        headers: [("Authorization".to_string(), SecretRef { secret_arn: token_arn })].into(),
+    };
+    let key = fixtures::create_ready(&env, "acme", "auth", fixtures::definition(target), Utc::now()).await?;
+
+    // WHEN a worker runs it
+    let (worker, _) = fixtures::worker_with(&env, fixtures::settings("sign-3"), Handlers::new())?;
+    let (stop, poller) = fixtures::spawn_poller(worker, 2);
+    let s = fixtures::wait_for(&env, &key, WITHIN, |s| s.exec.status.is_terminal()).await?;
+    stop.cancel();
+    poller.await??;
+
+    // THEN the request carried the secret's value, still signed
+    assert_eq!(s.exec.status, ExecStatus::Succeeded);
+    let got = hook.received();
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].header("authorization"), token);
+    assert!(got[0].header("webhook-signature").starts_with("v1,"));
+    // AND the stored execution holds the reference only
+    let stored = serde_json::to_string(&s.exec.definition)?;
+    assert!(!stored.contains(&token), "{stored}");
     env.cleanup().await;
     Ok(())
 }

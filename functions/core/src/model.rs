@@ -208,6 +208,11 @@ pub enum Target {
         /// tables; the worker reads it when it calls.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         signing_secret_arn: Option<String>,
+        /// Extra request headers (e.g. `Authorization`) whose values are Secrets Manager secrets,
+        /// by reference: `{"Authorization": {"secretArn": "arn:..."}}`. Names Sundial sets itself
+        /// (`webhook-*`, `Idempotency-Key`, `Content-Type`, `Host`, `X-Sundial-*`, ...) are refused.
+        #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+        headers: std::collections::BTreeMap<String, SecretRef>,
     },
     /// Send a message to a user's SQS queue.
     Sqs {
@@ -227,8 +232,16 @@ pub enum Target {
 impl Target {
     /// An unsigned webhook target.
     pub fn http(url: impl Into<String>) -> Self {
-        Target::Http { url: url.into(), signing_secret_arn: None }
+        Target::Http { url: url.into(), signing_secret_arn: None, headers: Default::default() }
     }
+}
+
+/// A value held in AWS Secrets Manager, by reference (the secret's string is the value).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SecretRef {
+    /// The secret's ARN.
+    pub secret_arn: String,
 }
 
 /// Seed 000 §10: what happens when a fire comes while the previous run is still going.
@@ -911,5 +924,44 @@ mod tests {
             field("globex", lambda("arn:aws:lambda:eu-west-1:123456789012:function:acme-run")),
             Some("target.function".into())
         );
+    }
+
+    #[test]
+    fn auth_headers_come_from_secret_references_and_reserved_names_are_refused() {
+        // Issue 15 (outbound 3): a webhook may send auth headers, by Secrets Manager reference.
+        let cfg = Config::local("t-", &["default"], 16);
+        let now = crate::store::items::ms_to_dt(1_764_469_800_000);
+        let arn = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:acme-token-AbCdEf";
+        let def = |name: &str| -> Result<JobDefinition, String> {
+            serde_json::from_value(serde_json::json!({
+                "schedule": {"expression": "rate(5 minutes)", "timezone": "UTC"},
+                "target": {"type": "http", "url": "https://hooks.acme.com/run",
+                           "headers": {name: {"secretArn": arn}}}
+            }))
+            .map_err(|e| e.to_string())
+        };
+        let ok = def("Authorization").unwrap_or_else(|e| panic!("{e}"));
+        assert!(Job::new(&cfg, "acme", "nightly", ok.clone(), now).is_ok());
+        // the definition round-trips with the reference, never a value
+        let v = serde_json::to_value(&ok).unwrap_or_default();
+        assert_eq!(v["target"]["headers"]["Authorization"]["secretArn"], arn);
+        for name in [
+            "webhook-signature",
+            "Webhook-Id",
+            "Idempotency-Key",
+            "content-type",
+            "Host",
+            "X-Sundial-Fencing-Token",
+        ] {
+            let d = def(name).unwrap_or_else(|e| panic!("{e}"));
+            let err = Job::new(&cfg, "acme", "nightly", d, now).err().map(|e| e.field);
+            assert_eq!(err, Some(format!("target.headers.{name}")), "{name}");
+        }
+        // a value that is not a reference is refused
+        let inline: Result<JobDefinition, _> = serde_json::from_value(serde_json::json!({
+            "schedule": {"expression": "rate(5 minutes)", "timezone": "UTC"},
+            "target": {"type": "http", "url": "https://hooks.acme.com/run", "headers": {"Authorization": "Bearer x"}}
+        }));
+        assert!(inline.is_err());
     }
 }

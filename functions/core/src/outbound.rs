@@ -202,6 +202,9 @@ fn is_public_v6(ip: Ipv6Addr) -> bool {
         || seg[0..6] == [0, 0, 0, 0, 0, 0]) // ::/96 not unwrapped above
 }
 
+/// Most extra headers a webhook target may name.
+pub const MAX_HEADERS: usize = 10;
+
 /// Headers Sundial sets itself, which a job's `headers` may not name (compared lowercase):
 /// a job that could set them could forge a signature's inputs or another execution's identity.
 pub fn is_reserved_header(name: &str) -> bool {
@@ -344,10 +347,17 @@ impl TargetPolicy {
                 )),
             };
         match target {
-            Target::Http { url, signing_secret_arn } => {
+            Target::Http { url, signing_secret_arn, headers } => {
                 let host = check_url(&self.addresses, url)?;
                 if let Some(arn) = signing_secret_arn {
                     check_secret_arn("target.signingSecretArn", arn)?;
+                }
+                if headers.len() > MAX_HEADERS {
+                    return Err(invalid("target.headers", format!("at most {MAX_HEADERS} headers")));
+                }
+                for (name, value) in headers {
+                    check_header_name(name)?;
+                    check_secret_arn(&format!("target.headers.{name}.secretArn"), &value.secret_arn)?;
                 }
                 listed("webhook host", "target.url", &host, |a| &a.http)
             }

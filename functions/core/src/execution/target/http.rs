@@ -27,6 +27,7 @@ use super::secrets::{SecretCache, SECRET_UNAVAILABLE};
 use super::signing::{self, SigningKey};
 use super::Invocation;
 use crate::execution::retry::{codes, RunError};
+use crate::model::SecretRef;
 use crate::outbound::AddressPolicy;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
@@ -35,6 +36,7 @@ use hyper_util::client::legacy::connect::dns::Name;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
@@ -129,6 +131,8 @@ pub struct Webhook<'a> {
     pub url: &'a str,
     /// ARN of the secret holding the signing key(s), if the job signs.
     pub signing_secret_arn: Option<&'a str>,
+    /// Extra headers, each value a secret by reference (names checked by the target policy).
+    pub headers: &'a BTreeMap<String, SecretRef>,
 }
 
 /// The webhook client.
@@ -197,6 +201,25 @@ impl HttpTarget {
             // The same id on every retry of one execution: receivers deduplicate by it.
             .header(signing::ID_HEADER, &inv.execution_id)
             .header(signing::TIMESTAMP_HEADER, now_secs.to_string());
+        for (name, value) in hook.headers {
+            // The policy refused reserved names already; this is the last line before the wire.
+            if crate::outbound::check_header_name(name).is_err() {
+                return Err(RunError::permanent(
+                    codes::BAD_TARGET,
+                    format!("target.headers.{name}: not allowed"),
+                ));
+            }
+            let secret = self.secret(&value.secret_arn, "header secret", inv).await?;
+            let v = hyper::header::HeaderValue::from_str(secret.trim_end_matches(['\r', '\n'])).map_err(
+                |_| {
+                    RunError::permanent(
+                        SECRET_UNAVAILABLE,
+                        format!("the secret of header {name} is not a valid header value"),
+                    )
+                },
+            )?;
+            req = req.header(name.as_str(), v);
+        }
         if let Some(arn) = hook.signing_secret_arn {
             let value = self.secret(arn, "signing secret", inv).await?;
             let keys = SigningKey::parse_all(&value).map_err(|e| {
@@ -370,7 +393,8 @@ mod tests {
         }))
         .unwrap_or_else(|e| panic!("{e}"));
         // WHEN posting to it THEN the resolver refuses it as a permanent error
-        let hook = Webhook { url: "https://localhost:1/hook", signing_secret_arn: None };
+        let hook =
+            Webhook { url: "https://localhost:1/hook", signing_secret_arn: None, headers: &BTreeMap::new() };
         let e = strict.post(&hook, &inv, 0).await.err();
         assert_eq!(e.map(|e| e.code), Some(codes::ADDRESS_REFUSED.to_string()));
     }
@@ -418,7 +442,11 @@ mod tests {
         let client = HttpTarget::new(AddressPolicy::dev_loopback()).unwrap_or_else(|e| panic!("client: {e}"));
         // WHEN the worker posts to it
         let e = client
-            .post(&Webhook { url: &url, signing_secret_arn: None }, &invocation(), 0)
+            .post(
+                &Webhook { url: &url, signing_secret_arn: None, headers: &BTreeMap::new() },
+                &invocation(),
+                0,
+            )
             .await
             .err()
             .unwrap_or_else(|| panic!("500 succeeded"));
@@ -435,7 +463,11 @@ mod tests {
         // Issue 15 (outbound 8): lastError is shown to tenants; the addresses a host name
         // resolves to inside the deployment's network are not theirs to learn.
         let strict = HttpTarget::new(AddressPolicy::default()).unwrap_or_else(|e| panic!("client: {e}"));
-        let hook = Webhook { url: "https://localhost:8443/hook", signing_secret_arn: None };
+        let hook = Webhook {
+            url: "https://localhost:8443/hook",
+            signing_secret_arn: None,
+            headers: &BTreeMap::new(),
+        };
         let e = strict.post(&hook, &invocation(), 0).await.err().unwrap_or_else(|| panic!("posted"));
         assert_eq!(e.code, codes::ADDRESS_REFUSED);
         assert!(!e.message.contains("127.0.0.1") && !e.message.contains("::1"), "{}", e.message);
@@ -446,7 +478,11 @@ mod tests {
         let dev = HttpTarget::new(AddressPolicy::dev_loopback()).unwrap_or_else(|e| panic!("client: {e}"));
         let url = format!("http://127.0.0.1:{port}/hook");
         let e = dev
-            .post(&Webhook { url: &url, signing_secret_arn: None }, &invocation(), 0)
+            .post(
+                &Webhook { url: &url, signing_secret_arn: None, headers: &BTreeMap::new() },
+                &invocation(),
+                0,
+            )
             .await
             .err()
             .unwrap_or_else(|| panic!("posted"));
@@ -460,7 +496,14 @@ mod tests {
         // status is the tenant's to see, the body is logged only.
         let (url, _report) = endless_500(1024 * 1024).await;
         let client = HttpTarget::new(AddressPolicy::dev_loopback()).unwrap_or_else(|e| panic!("client: {e}"));
-        let e = client.post(&Webhook { url: &url, signing_secret_arn: None }, &invocation(), 0).await.err();
+        let e = client
+            .post(
+                &Webhook { url: &url, signing_secret_arn: None, headers: &BTreeMap::new() },
+                &invocation(),
+                0,
+            )
+            .await
+            .err();
         let e = e.unwrap_or_else(|| panic!("500 succeeded"));
         assert!(!e.message.contains("xxxx"), "{}", e.message);
     }

@@ -96,8 +96,8 @@ impl RemoteTargets {
     pub async fn call(&self, target: &Target, inv: &Invocation, now: DateTime<Utc>) -> Result<(), RunError> {
         match target {
             Target::Lambda { function } => self.lambda.invoke(function, inv).await,
-            Target::Http { url, signing_secret_arn } => {
-                let hook = http::Webhook { url, signing_secret_arn: signing_secret_arn.as_deref() };
+            Target::Http { url, signing_secret_arn, headers } => {
+                let hook = http::Webhook { url, signing_secret_arn: signing_secret_arn.as_deref(), headers };
                 self.http.post(&hook, inv, now.timestamp()).await
             }
             Target::Sqs { queue_url } => self.sqs.send(queue_url, inv).await,
