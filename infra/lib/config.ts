@@ -36,6 +36,7 @@ interface RawConfig {
   alarmTopicArn?: string;
   assetsDir?: string;
   allowedTargetFunctionArns?: string[];
+  allowedTargetSecretArns?: string[];
   privateTargetCidrs?: string[];
   tenantTargets?: Record<string, TargetAllow>;
 }
@@ -77,6 +78,7 @@ export function appConfig(ctx: (key: string) => unknown, baseDir: string): AppCo
       alarmTopicArn: flat('alarmTopicArn') as string | undefined,
       assetsDir: assetsDir ? path.resolve(baseDir, assetsDir) : undefined,
       allowedTargetFunctionArns: raw.allowedTargetFunctionArns,
+      allowedTargetSecretArns: raw.allowedTargetSecretArns,
       privateTargetCidrs: raw.privateTargetCidrs,
       tenantTargets: raw.tenantTargets,
     },

@@ -166,6 +166,14 @@ export interface SundialSchedulerProps {
   /** SQS queues that workers may send to as job targets. Default: none. */
   readonly allowedTargetQueueArns?: string[];
   /**
+   * Secrets Manager secrets workers may read for webhook targets (`signingSecretArn`, and the
+   * `secretArn` of `headers`): ARNs or ARN globs such as
+   * `arn:aws:secretsmanager:eu-west-1:123456789012:secret:sundial-webhooks/*`. A secret encrypted
+   * with a customer-managed KMS key also needs `kms:Decrypt` for the workers' roles (grant it on
+   * the key). Default: none (a job that names a secret fails with TargetSecretUnavailable).
+   */
+  readonly allowedTargetSecretArns?: string[];
+  /**
    * Private networks webhook targets may reach besides public addresses, e.g. `['10.1.0.0/16',
    * 'fd12::/16']` (`SUNDIAL_PRIVATE_TARGET_CIDRS`). Loopback, link-local and the metadata
    * addresses stay refused even if listed. Default: none (public addresses only). There is no
@@ -735,6 +743,10 @@ export class SundialScheduler extends Construct {
     const qs = props.allowedTargetQueueArns ?? [];
     if (qs.length > 0) {
       allow(role, ['sqs:SendMessage', 'sqs:GetQueueUrl'], qs);
+    }
+    const secrets = props.allowedTargetSecretArns ?? [];
+    if (secrets.length > 0) {
+      allow(role, ['secretsmanager:GetSecretValue'], secrets);
     }
   }
 

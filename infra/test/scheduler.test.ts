@@ -314,7 +314,18 @@ describe('least privilege', () => {
     const p = build({ ...JWT_PROPS, allowedTargetFunctionArns: undefined });
     for (const pool of p.sundial.pools) {
       assert.ok(!allActions(roleStatements(p, pool.role)).includes('lambda:InvokeFunction'));
+      assert.ok(!allActions(roleStatements(p, pool.role)).includes('secretsmanager:GetSecretValue'));
     }
+  });
+
+  it('workers read only the allowed webhook secrets, and the api none', () => {
+    const arn = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:sundial-webhooks/*';
+    const p = build({ ...JWT_PROPS, allowedTargetSecretArns: [arn] });
+    for (const pool of p.sundial.pools) {
+      const reads = roleStatements(p, pool.role).filter((x) => x.actions.includes('secretsmanager:GetSecretValue'));
+      assert.deepEqual(reads.flatMap((x) => x.resources), [arn]);
+    }
+    assert.ok(!allActions(roleStatements(p, p.sundial.apiFunction.role!)).includes('secretsmanager:GetSecretValue'));
   });
 
   it('api: item access on both tables and their indexes, and no queue access', () => {
