@@ -149,3 +149,34 @@ async fn an_auth_header_is_sent_with_its_secret_value_and_never_stored() -> anyh
     env.cleanup().await;
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_worker_caches_a_secret_for_its_ttl_and_then_reads_the_rotated_value() -> anyhow::Result<()> {
+    use sundial_core::execution::target::secrets::SecretCache;
+    // GIVEN a secret read once through a cache with a long TTL and one with none
+    let env = TestEnv::new("sign-cache").await?;
+    let arn = secret(&env, "cached", OLD_KEY).await?;
+    let long = SecretCache::new(env.clients.secrets.clone(), Duration::from_secs(3_600));
+    let none = SecretCache::new(env.clients.secrets.clone(), Duration::ZERO);
+    for c in [&long, &none] {
+        assert_eq!(
+            &*c.get(&arn, "signing secret").await.map_err(|e| anyhow::anyhow!("{:?}", e.error))?,
+            OLD_KEY
+        );
+    }
+    // WHEN the secret is rotated to two keys
+    let rotated = format!("{OLD_KEY} {NEW_KEY}");
+    env.clients.secrets.put_secret_value().secret_id(&arn).secret_string(&rotated).send().await?;
+    // THEN the long-lived cache still serves the old value (no call per fire), and a read past
+    // the TTL sees the rotation
+    assert_eq!(
+        &*long.get(&arn, "signing secret").await.map_err(|e| anyhow::anyhow!("{:?}", e.error))?,
+        OLD_KEY
+    );
+    assert_eq!(
+        &*none.get(&arn, "signing secret").await.map_err(|e| anyhow::anyhow!("{:?}", e.error))?,
+        rotated
+    );
+    env.cleanup().await;
+    Ok(())
+}
