@@ -128,20 +128,27 @@ impl Config {
     /// The environment that makes [`Config::from_env`] return this configuration.
     pub fn to_env(&self) -> Vec<(String, String)> {
         let r = Resources::get();
-        let cidrs: Vec<String> = self.targets.addresses.private_cidrs.iter().map(|c| c.to_string()).collect();
-        vec![
+        let mut env = vec![
             (r.env.jobs_table.clone(), self.jobs_table.clone()),
             (r.env.executions_table.clone(), self.executions_table.clone()),
             (r.env.queue_prefix.clone(), self.queue_prefix.clone()),
             (r.env.pools.clone(), self.pools.join(",")),
             (r.env.shards.clone(), self.shards.to_string()),
-            (r.env.dev_loopback_targets.clone(), self.targets.addresses.dev_loopback.to_string()),
-            (r.env.private_target_cidrs.clone(), cidrs.join(",")),
-            (
-                r.env.tenant_targets.clone(),
-                self.targets.tenants.as_ref().map(|t| t.to_json()).unwrap_or_default(),
-            ),
-        ]
+        ];
+        // The target policy only where it differs from the default (unset): `cargo lambda
+        // watch` refuses a variable with an empty value.
+        let t = &self.targets;
+        if t.addresses.dev_loopback {
+            env.push((r.env.dev_loopback_targets.clone(), "true".into()));
+        }
+        if !t.addresses.private_cidrs.is_empty() {
+            let cidrs: Vec<String> = t.addresses.private_cidrs.iter().map(|c| c.to_string()).collect();
+            env.push((r.env.private_target_cidrs.clone(), cidrs.join(",")));
+        }
+        if let Some(tenants) = &t.tenants {
+            env.push((r.env.tenant_targets.clone(), tenants.to_json()));
+        }
+        env
     }
 
     /// Queue name of a pool.

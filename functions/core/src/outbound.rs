@@ -468,7 +468,7 @@ fn check_queue_url(cfg: &Config, queue_url: &str) -> Result<(), Refusal> {
         return Err(invalid(field, "must end in a queue name (1-80 of A-Z a-z 0-9 - _, optionally .fifo)"));
     }
     let base = name.trim_end_matches(".fifo");
-    let own = base.starts_with(&cfg.queue_prefix)
+    let own = (!cfg.queue_prefix.is_empty() && base.starts_with(&cfg.queue_prefix))
         || cfg.pools.iter().any(|p| base == cfg.queue_name(p) || base == cfg.dlq_name(p));
     if own {
         return Err(refuse(codes::TARGET_NOT_ALLOWED, field, "is one of Sundial's own queues"));
