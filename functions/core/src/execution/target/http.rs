@@ -218,6 +218,9 @@ impl HttpTarget {
                     )
                 },
             )?;
+            let mut v = v;
+            // Kept out of hyper's and the SDK's debug output.
+            v.set_sensitive(true);
             req = req.header(name.as_str(), v);
         }
         if let Some(arn) = hook.signing_secret_arn {
