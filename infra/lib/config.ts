@@ -8,7 +8,7 @@
 import * as path from 'node:path';
 import { Duration } from 'aws-cdk-lib';
 import * as logs from 'aws-cdk-lib/aws-logs';
-import { ApiAuth, PoolProps, SundialSchedulerProps } from './sundial-scheduler';
+import { ApiAuth, PoolProps, SundialSchedulerProps, TargetAllow } from './sundial-scheduler';
 
 export interface AppConfig {
   readonly stackName: string;
@@ -36,7 +36,9 @@ interface RawConfig {
   alarmTopicArn?: string;
   assetsDir?: string;
   allowedTargetFunctionArns?: string[];
-  allowPrivateTargets?: boolean;
+  allowedTargetSecretArns?: string[];
+  privateTargetCidrs?: string[];
+  tenantTargets?: Record<string, TargetAllow>;
 }
 
 /** Builds the app's configuration from a context lookup (`app.node.tryGetContext`). */
@@ -76,7 +78,9 @@ export function appConfig(ctx: (key: string) => unknown, baseDir: string): AppCo
       alarmTopicArn: flat('alarmTopicArn') as string | undefined,
       assetsDir: assetsDir ? path.resolve(baseDir, assetsDir) : undefined,
       allowedTargetFunctionArns: raw.allowedTargetFunctionArns,
-      allowPrivateTargets: raw.allowPrivateTargets,
+      allowedTargetSecretArns: raw.allowedTargetSecretArns,
+      privateTargetCidrs: raw.privateTargetCidrs,
+      tenantTargets: raw.tenantTargets,
     },
   };
 }

@@ -65,7 +65,9 @@ export interface EnvNames {
   readonly skewMarginMs: string;
   readonly maxTotalRunSecs: string;
   readonly tenantMaxRunning: string;
-  readonly allowPrivateTargets: string;
+  readonly devLoopbackTargets: string;
+  readonly privateTargetCidrs: string;
+  readonly tenantTargets: string;
   readonly workerSlots: string;
   readonly shutdownGraceSecs: string;
   readonly tenantClaim: string;
@@ -90,7 +92,7 @@ export interface Defaults {
   readonly pool: string;
   readonly leaseSecs: number;
   readonly skewMarginMs: number;
-  readonly allowPrivateTargets: boolean;
+  readonly devLoopbackTargets: boolean;
   readonly workerSlots: number;
   readonly shutdownGraceSecs: number;
   readonly tenantClaim: string;
@@ -173,7 +175,7 @@ export function loadResources(file: string = RESOURCES_JSON_PATH): Resources {
     if (!Array.isArray(loader.binaries) || !Array.isArray(loader.names)) fail(`envLoaders.${name} needs binaries and names`);
     for (const k of loader.names) if (!r.env?.[k]) fail(`envLoaders.${name}: env.${k} is missing`);
   }
-  for (const k of ['jobsTable', 'executionsTable', 'queuePrefix', 'pools', 'shards', 'scanFunction', 'pool', 'allowPrivateTargets'] as const) {
+  for (const k of ['jobsTable', 'executionsTable', 'queuePrefix', 'pools', 'shards', 'scanFunction', 'pool', 'privateTargetCidrs'] as const) {
     if (!r.env?.[k]) fail(`env.${k} is missing`);
   }
   if (r.env.jobsTable !== r.tables.jobs.envVar) fail('env.jobsTable differs from tables.jobs.envVar');

@@ -143,6 +143,16 @@ export type ApiAuth =
   | { readonly kind: 'jwt'; readonly issuer: string; readonly audience: string[] }
   | { readonly kind: 'iam' };
 
+/** What one tenant may call (see `SundialSchedulerProps.tenantTargets`). */
+export interface TargetAllow {
+  /** Globs of Lambda functions, matched as the job names them. */
+  readonly lambda?: string[];
+  /** Globs of SQS queue URLs. */
+  readonly sqs?: string[];
+  /** Globs of webhook host names (lowercase). */
+  readonly http?: string[];
+}
+
 export interface SundialSchedulerProps {
   /** Worker pools. Default: the pools named in resources.json (`defaultPools`), as Lambda pools. */
   readonly pools?: PoolProps[];
@@ -182,8 +192,30 @@ export interface SundialSchedulerProps {
   readonly allowedTargetFunctionArns?: string[];
   /** SQS queues that workers may send to as job targets. Default: none. */
   readonly allowedTargetQueueArns?: string[];
-  /** Let webhook targets resolve to private addresses (`SUNDIAL_ALLOW_PRIVATE_TARGETS`). Default false. */
-  readonly allowPrivateTargets?: boolean;
+  /**
+   * Secrets Manager secrets workers may read for webhook targets (`signingSecretArn`, and the
+   * `secretArn` of `headers`): ARNs or ARN globs such as
+   * `arn:aws:secretsmanager:eu-west-1:123456789012:secret:sundial-webhooks/*`. A secret encrypted
+   * with a customer-managed KMS key also needs `kms:Decrypt` for the workers' roles (grant it on
+   * the key). Default: none (a job that names a secret fails with TargetSecretUnavailable).
+   */
+  readonly allowedTargetSecretArns?: string[];
+  /**
+   * Private networks webhook targets may reach besides public addresses, e.g. `['10.1.0.0/16',
+   * 'fd12::/16']` (`SUNDIAL_PRIVATE_TARGET_CIDRS`). Loopback, link-local and the metadata
+   * addresses stay refused even if listed. Default: none (public addresses only). There is no
+   * prop for loopback: `SUNDIAL_DEV_LOOPBACK_TARGETS` is for the local run and tests only.
+   */
+  readonly privateTargetCidrs?: string[];
+  /**
+   * Per-tenant target allowlists (`SUNDIAL_TENANT_TARGETS`), checked when a job is created or
+   * edited and before every call: tenant → `*` globs of the Lambda functions (as written in the
+   * job, e.g. `arn:aws:lambda:*:*:function:acme-*`), SQS queue URLs and webhook host names it may
+   * call; `'*'` applies to every tenant without an entry, and a kind left out allows nothing.
+   * Default: none (any target the other checks accept; `allowedTargetFunctionArns` and
+   * `allowedTargetQueueArns` still bound what the workers' role can reach at all).
+   */
+  readonly tenantTargets?: Record<string, TargetAllow>;
   /** The tick's tunables. */
   readonly tick?: TickProps;
   /** Settings of every worker. */
@@ -553,9 +585,28 @@ export class SundialScheduler extends Construct {
       // Empty = unset: the budget is the job's maxAttempts × timeoutSecs, no tenant limit.
       maxTotalRunSecs: w.maxTotalRun !== undefined ? int('workers.maxTotalRun (seconds)', w.maxTotalRun.toSeconds(), 1, 10_000_000) : '',
       tenantMaxRunning: tenantLimits,
-      allowPrivateTargets: String(props.allowPrivateTargets ?? d.allowPrivateTargets),
+      privateTargetCidrs: (props.privateTargetCidrs ?? []).map((c) => {
+        // The syntax only (the workers parse it again and fail to start on a bad one).
+        if (!/^[0-9A-Fa-f:.]+(\/\d{1,3})?$/.test(c)) throw new Error(`privateTargetCidrs: ${JSON.stringify(c)} is not an IP network`);
+        return c;
+      }).join(','),
+      tenantTargets: this.tenantTargets(props.tenantTargets),
       tenantClaim: claim,
     };
+  }
+
+  /** `SUNDIAL_TENANT_TARGETS`: the allowlists as JSON, validated at synth (empty = unset). */
+  private tenantTargets(t: Record<string, TargetAllow> | undefined): string {
+    if (t === undefined) return '';
+    for (const [tenant, allow] of Object.entries(t)) {
+      for (const [kind, globs] of Object.entries(allow)) {
+        if (!['lambda', 'sqs', 'http'].includes(kind)) throw new Error(`tenantTargets.${tenant}: unknown kind ${kind} (lambda, sqs, http)`);
+        if (!Array.isArray(globs) || globs.some((g) => typeof g !== 'string' || g.length === 0)) {
+          throw new Error(`tenantTargets.${tenant}.${kind} must be a list of non-empty globs`);
+        }
+      }
+    }
+    return JSON.stringify(t);
   }
 
   /** The ECS poll loop's settings of one pool. */
@@ -736,6 +787,10 @@ export class SundialScheduler extends Construct {
     const qs = props.allowedTargetQueueArns ?? [];
     if (qs.length > 0) {
       allow(role, ['sqs:SendMessage', 'sqs:GetQueueUrl'], qs);
+    }
+    const secrets = props.allowedTargetSecretArns ?? [];
+    if (secrets.length > 0) {
+      allow(role, ['secretsmanager:GetSecretValue'], secrets);
     }
   }
 

@@ -111,7 +111,7 @@ describe('CDK template matches resources.json', () => {
       }
     };
     const workerSettings = (vars: Record<string, unknown>, what: string) => {
-      for (const k of ['leaseSecs', 'skewMarginMs', 'allowPrivateTargets']) assert.equal(vars[env[k]], String(def.defaults[k]), `${what}: ${k}`);
+      for (const k of ['leaseSecs', 'skewMarginMs']) assert.equal(vars[env[k]], String(def.defaults[k]), `${what}: ${k}`);
       assert.equal(vars[env.maxTotalRunSecs], '', `${what}: no run-time budget unless given`);
       assert.equal(vars[env.tenantMaxRunning], '', `${what}: no tenant limit unless given`);
       assert.equal(vars[env.workerId], undefined, `${what}: each process has its own id`);
@@ -129,14 +129,15 @@ describe('CDK template matches resources.json', () => {
     assert.equal(api[env.tenantClaim], def.defaults.tenantClaim);
     for (const pool of s.pools.filter((p) => p.kind === 'lambda')) {
       const vars = envOf(b, pool.worker!);
-      check(vars, 'worker', [env.pool, env.allowPrivateTargets], `worker ${pool.name}`);
+      check(vars, 'worker', [env.pool], `worker ${pool.name}`);
       assert.equal(vars[env.pool], pool.name);
-      assert.equal(vars[env.allowPrivateTargets], 'false');
+      assert.equal(vars[env.privateTargetCidrs], '', 'public webhook addresses only unless given');
+      assert.equal(vars[env.tenantTargets], '', 'no tenant allowlists unless given');
       workerSettings(vars, `worker ${pool.name}`);
     }
     const [td] = Object.values(b.template.findResources('AWS::ECS::TaskDefinition'));
     const ecsVars = Object.fromEntries(td.Properties.ContainerDefinitions[0].Environment.map((e: any) => [e.Name, e.Value]));
-    check(ecsVars, 'worker-ecs', [env.pool, env.allowPrivateTargets], 'ecs worker');
+    check(ecsVars, 'worker-ecs', [env.pool], 'ecs worker');
     assert.equal(ecsVars[env.pool], 'long');
     workerSettings(ecsVars, 'ecs worker');
     assert.equal(ecsVars[env.workerSlots], String(def.defaults.workerSlots));
@@ -168,6 +169,20 @@ describe('CDK template matches resources.json', () => {
     }
     for (const name of used) {
       if (name.startsWith('SUNDIAL_')) assert.ok(declared.has(name), `${name} is set by the CDK but not declared in resources.json`);
+    }
+  });
+
+  it('never lets a deployed function reach loopback webhooks (the dev-only setting is never set)', () => {
+    const dev = def.env.devLoopbackTargets;
+    assert.ok(def.cdkLeavesUnset.names.includes('devLoopbackTargets'));
+    for (const [id, r] of Object.entries(b.json.Resources as Record<string, any>)) {
+      const vars: string[] =
+        r.Type === 'AWS::Lambda::Function'
+          ? Object.keys(r.Properties.Environment?.Variables ?? {})
+          : r.Type === 'AWS::ECS::TaskDefinition'
+            ? r.Properties.ContainerDefinitions.flatMap((c: any) => (c.Environment ?? []).map((e: any) => e.Name))
+            : [];
+      assert.ok(!vars.includes(dev), `${id} sets ${dev}`);
     }
   });
 });

@@ -158,7 +158,8 @@ describe('deploy to the emulator CloudFormation', async () => {
         const workerEnv = (await lambda.send(new GetFunctionConfigurationCommand({ FunctionName: mapping!.FunctionArn })))
           .Environment!.Variables!;
         assert.equal(workerEnv[r.env.pool], pool);
-        assert.equal(workerEnv[r.env.allowPrivateTargets], 'false');
+        assert.equal(workerEnv[r.env.privateTargetCidrs], '');
+        assert.equal(workerEnv[r.env.devLoopbackTargets], undefined);
         assert.equal(workerEnv[r.env.queuePrefix], prefix);
       }
 

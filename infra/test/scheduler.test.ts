@@ -314,7 +314,18 @@ describe('least privilege', () => {
     const p = build({ ...JWT_PROPS, allowedTargetFunctionArns: undefined });
     for (const pool of p.sundial.pools) {
       assert.ok(!allActions(roleStatements(p, pool.role)).includes('lambda:InvokeFunction'));
+      assert.ok(!allActions(roleStatements(p, pool.role)).includes('secretsmanager:GetSecretValue'));
     }
+  });
+
+  it('workers read only the allowed webhook secrets, and the api none', () => {
+    const arn = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:sundial-webhooks/*';
+    const p = build({ ...JWT_PROPS, allowedTargetSecretArns: [arn] });
+    for (const pool of p.sundial.pools) {
+      const reads = roleStatements(p, pool.role).filter((x) => x.actions.includes('secretsmanager:GetSecretValue'));
+      assert.deepEqual(reads.flatMap((x) => x.resources), [arn]);
+    }
+    assert.ok(!allActions(roleStatements(p, p.sundial.apiFunction.role!)).includes('secretsmanager:GetSecretValue'));
   });
 
   it('api: item access on both tables and their indexes, and no queue access', () => {
@@ -536,7 +547,7 @@ describe('ECS pools', () => {
     assert.deepEqual(td.Properties.RuntimePlatform, { CpuArchitecture: 'ARM64', OperatingSystemFamily: 'LINUX' });
     const env = Object.fromEntries(td.Properties.ContainerDefinitions[0].Environment.map((e: any) => [e.Name, e.Value]));
     assert.equal(env.SUNDIAL_POOL, 'long');
-    assert.equal(env.SUNDIAL_ALLOW_PRIVATE_TARGETS, 'false');
+    assert.equal(env.SUNDIAL_PRIVATE_TARGET_CIDRS, '');
     assert.equal(env.SUNDIAL_POOLS, 'default,long');
     // only the Lambda pool has an event source
     b.template.resourceCountIs('AWS::Lambda::EventSourceMapping', 1);
@@ -635,7 +646,8 @@ describe('settings', () => {
       tenantMaxRunning: { default: 5, tenants: { acme: 10 } },
     },
     tenantClaim: 'custom:tenant',
-    allowPrivateTargets: true,
+    privateTargetCidrs: ['10.1.0.0/16', 'fd12::/16'],
+    tenantTargets: { acme: { lambda: ['arn:aws:lambda:*:*:function:acme-*'], http: ['*.acme.com'] }, '*': { http: ['*'] } },
     logLevel: lambda.ApplicationLogLevel.DEBUG,
   });
   const e = r.env;
@@ -663,7 +675,15 @@ describe('settings', () => {
       assert.equal(v[e.skewMarginMs], '5000');
       assert.equal(v[e.maxTotalRunSecs], '3600');
       assert.equal(v[e.tenantMaxRunning], '5,acme=10');
-      assert.equal(v[e.allowPrivateTargets], 'true');
+      assert.equal(v[e.privateTargetCidrs], '10.1.0.0/16,fd12::/16');
+    }
+    // The target policy is judged at create (api) and at run (workers) alike.
+    for (const v of [lambdaWorker, ecsEnv(), envOf(b, b.sundial.apiFunction)]) {
+      assert.equal(v[e.privateTargetCidrs], '10.1.0.0/16,fd12::/16');
+      assert.deepEqual(JSON.parse(String(v[e.tenantTargets])), {
+        acme: { lambda: ['arn:aws:lambda:*:*:function:acme-*'], http: ['*.acme.com'] },
+        '*': { http: ['*'] },
+      });
     }
     assert.equal(ecsEnv()[e.workerSlots], '32');
     assert.equal(ecsEnv()[e.shutdownGraceSecs], '60');

@@ -40,7 +40,7 @@ pub fn definition(target: Target) -> JobDefinition {
 
 /// An HTTP-target definition.
 pub fn http_definition(url: &str) -> JobDefinition {
-    definition(Target::Http { url: url.into() })
+    definition(Target::http(url))
 }
 
 /// A READY execution exactly as the trigger creates it: attempt 0, token 0, available at its
@@ -148,13 +148,13 @@ pub async fn snapshot(env: &TestEnv, key: &ExecKey) -> Result<Snapshot> {
     store(env).get(key, true).await?.context("execution not found")
 }
 
-/// Test worker settings: 2 s leases, 200 ms skew margin, private webhook targets allowed.
+/// Test worker settings: 2 s leases, 200 ms skew margin. (Loopback webhooks are allowed by the
+/// test environment's target policy, `TestEnv::cfg.targets`.)
 pub fn settings(id: &str) -> WorkerSettings {
     let mut s = WorkerSettings::new(id, "default");
     s.lease_ms = 2_000;
     s.skew_margin_ms = 200;
     s.early_hold_ms = 1_500;
-    s.allow_private_targets = true;
     s.cancel_grace_ms = 1_000;
     s
 }
@@ -186,6 +186,19 @@ pub fn worker_with_clock(
     clock: Arc<dyn Clock>,
 ) -> Result<(Arc<Worker>, Arc<MemorySink>)> {
     worker_on(env, settings, handlers, &env.clients, clock)
+}
+
+/// A worker on `env`'s tables and queues under another configuration (e.g. a stricter target
+/// policy than the test environment's).
+pub fn worker_with_config(
+    env: &TestEnv,
+    cfg: sundial_core::config::Config,
+    settings: WorkerSettings,
+    handlers: Handlers,
+) -> Result<(Arc<Worker>, Arc<MemorySink>)> {
+    let sink = Arc::new(MemorySink::default());
+    let w = Worker::new(cfg, settings, &env.clients, handlers, Arc::new(SystemClock), sink.clone())?;
+    Ok((Arc::new(w), sink))
 }
 
 fn worker_on(
@@ -294,6 +307,17 @@ pub struct Received {
     pub attempt: u32,
     /// The JSON body.
     pub body: serde_json::Value,
+    /// The body as sent (what a signature covers).
+    pub raw_body: Bytes,
+    /// Every header, names lowercase.
+    pub headers: Vec<(String, String)>,
+}
+
+impl Received {
+    /// The value of header `name` (lowercase), or "".
+    pub fn header(&self, name: &str) -> &str {
+        self.headers.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str()).unwrap_or_default()
+    }
 }
 
 #[derive(Default)]
@@ -379,6 +403,11 @@ async fn answer(
 ) -> hyper::Response<Full<Bytes>> {
     let h = |k: &str| req.headers().get(k).and_then(|v| v.to_str().ok()).unwrap_or_default().to_string();
     let (key, token, attempt) = (h("idempotency-key"), h("x-sundial-fencing-token"), h("x-sundial-attempt"));
+    let headers: Vec<(String, String)> = req
+        .headers()
+        .iter()
+        .map(|(k, v)| (k.as_str().to_string(), v.to_str().unwrap_or_default().to_string()))
+        .collect();
     let body = req.into_body().collect().await.map(|b| b.to_bytes()).unwrap_or_default();
     let (reply, released) = {
         let mut s = match st.lock() {
@@ -397,6 +426,8 @@ async fn answer(
             token: token.parse().unwrap_or(0),
             attempt: attempt.parse().unwrap_or(0),
             body: serde_json::from_slice(&body).unwrap_or_default(),
+            raw_body: body.clone(),
+            headers,
         });
         s.in_flight += 1;
         s.max_in_flight = s.max_in_flight.max(s.in_flight);
@@ -595,7 +626,7 @@ pub async fn worker_ecs_binary() -> Result<std::path::PathBuf> {
 }
 
 /// Starts the `worker-ecs` binary against `env` with `extra` variables (2 s leases, 200 ms skew
-/// margin and private webhook targets unless overridden). Killed when dropped.
+/// margin and loopback webhook targets unless overridden). Killed when dropped.
 pub async fn spawn_worker_ecs(env: &TestEnv, extra: &[(&str, &str)]) -> Result<tokio::process::Child> {
     let bin = worker_ecs_binary().await?;
     let mut vars = function_env(
@@ -603,7 +634,7 @@ pub async fn spawn_worker_ecs(env: &TestEnv, extra: &[(&str, &str)]) -> Result<t
         &[
             ("SUNDIAL_LEASE_SECS", "2"),
             ("SUNDIAL_SKEW_MARGIN_MS", "200"),
-            ("SUNDIAL_ALLOW_PRIVATE_TARGETS", "true"),
+            ("SUNDIAL_DEV_LOOPBACK_TARGETS", "true"),
             ("SUNDIAL_POOL", "default"),
             ("RUST_LOG", "info"),
         ],

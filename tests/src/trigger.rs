@@ -22,13 +22,10 @@ pub fn at(s: &str) -> DateTime<Utc> {
 
 /// A job definition with an HTTPS target and the given schedule and misfire policy.
 pub fn definition(expr: &str, tz: &str, misfire: MisfirePolicy) -> JobDefinition {
-    JobDefinition::new(
-        ScheduleSpec::new(expr, tz),
-        Target::Http { url: "https://hooks.example.com/run".into() },
-    )
-    .with_params(serde_json::json!({"report": "daily"}))
-    .with_misfire(misfire)
-    .with_timeout_secs(30)
+    JobDefinition::new(ScheduleSpec::new(expr, tz), Target::http("https://hooks.example.com/run"))
+        .with_params(serde_json::json!({"report": "daily"}))
+        .with_misfire(misfire)
+        .with_timeout_secs(30)
 }
 
 /// Creates and stores an enabled job at `now`.

@@ -114,7 +114,7 @@ async fn the_worker_binary_answers_an_sqs_event_under_cargo_lambda_watch() -> an
     let msgs = fixtures::receive_n(&env, "default", 1, 60, Duration::from_secs(10)).await?;
     let fn_env = fixtures::function_env(
         &env,
-        &[("SUNDIAL_ALLOW_PRIVATE_TARGETS", "true"), ("SUNDIAL_WORKER_ID", "watch-1")],
+        &[("SUNDIAL_DEV_LOOPBACK_TARGETS", "true"), ("SUNDIAL_WORKER_ID", "watch-1")],
     );
     let watch = LambdaWatch::start("sundial-worker", &fn_env).await?;
 

@@ -233,10 +233,11 @@ async fn webhooks_to_loopback_or_metadata_addresses_are_refused_unless_allowed()
     )
     .await?;
 
-    // WHEN a worker whose deployment does not allow private targets runs them
-    let mut strict = fixtures::settings("strict");
-    strict.allow_private_targets = false;
-    let (worker, _) = fixtures::worker_with(&env, strict, Handlers::new())?;
+    // WHEN a worker whose deployment does not allow loopback targets runs them
+    let mut strict = env.cfg.clone();
+    strict.targets = sundial_core::outbound::TargetPolicy::default();
+    let (worker, _) =
+        fixtures::worker_with_config(&env, strict, fixtures::settings("strict"), Handlers::new())?;
     let (stop, poller) = fixtures::spawn_poller(worker, 4);
     let mut done = Vec::new();
     for k in [&k_loop, &k_meta, &k_name] {
@@ -257,7 +258,7 @@ async fn webhooks_to_loopback_or_metadata_addresses_are_refused_unless_allowed()
     }
     assert!(hook.received().is_empty());
 
-    // WHEN the deployment allows private targets
+    // WHEN the deployment allows loopback targets (the dev-only setting)
     let k_ok = fixtures::create_ready(
         &env,
         "acme",
@@ -283,7 +284,8 @@ async fn webhooks_to_loopback_or_metadata_addresses_are_refused_unless_allowed()
 async fn an_sqs_target_gets_the_invocation_and_its_token() -> anyhow::Result<()> {
     // GIVEN a user's queue and a job targeting it
     let env = TestEnv::new("sqs-target").await?;
-    let name = format!("{}user-inbox", env.cfg.queue_prefix);
+    // Not under the pool queues' prefix: the target policy refuses Sundial's own queues.
+    let name = format!("user-inbox-{}", env.cfg.queue_prefix.trim_end_matches('-'));
     let url = env.clients.sqs.create_queue().queue_name(&name).send().await?.queue_url.unwrap_or_default();
     let key = fixtures::create_ready(
         &env,

@@ -225,7 +225,7 @@ fn the_generators_reach_both_accepted_and_refused_inputs() {
         let body = job_body().new_tree(&mut runner).map(|t| t.current()).unwrap_or_default();
         if let Ok(def) = serde_json::from_value::<JobDefinition>(body) {
             bodies_parsed += 1;
-            if def.validate(&cfg, at).is_ok() {
+            if def.validate(&cfg, "t", at).is_ok() {
                 bodies_valid += 1;
             }
         }
@@ -358,7 +358,7 @@ fn mutated_body() -> impl Strategy<Value = String> {
 fn validate_body(text: &str, now: DateTime<Utc>) {
     let cfg = Config::local("fuzz-", &["default", "slow"], 16);
     if let Ok(def) = serde_json::from_str::<JobDefinition>(text) {
-        match def.validate(&cfg, now) {
+        match def.validate(&cfg, "t", now) {
             Ok(s) => exercise(&s, now),
             Err(e) => assert!(!e.field.is_empty() && !e.reason.is_empty(), "{e:?}"),
         }

@@ -175,13 +175,10 @@ async fn demo_target(listener: TcpListener, calls: Arc<AtomicU64>, stop: Cancell
 }
 
 fn demo_definition(pool: &str, target_url: &str) -> JobDefinition {
-    JobDefinition::new(
-        ScheduleSpec::new("*/10 * * * * *", "UTC"),
-        Target::Http { url: target_url.to_string() },
-    )
-    .with_pool(pool)
-    .with_params(json!({"hello": "sundial"}))
-    .with_timeout_secs(10)
+    JobDefinition::new(ScheduleSpec::new("*/10 * * * * *", "UTC"), Target::http(target_url.to_string()))
+        .with_pool(pool)
+        .with_params(json!({"hello": "sundial"}))
+        .with_timeout_secs(10)
 }
 
 /// Creates the demo job, or points an existing one at this run's target and resumes it.
@@ -384,7 +381,10 @@ pub(crate) async fn run(args: DevArgs, _api: &ApiArgs) -> anyhow::Result<()> {
     let clients = Clients::new(&sdk_config(&endpoint));
     let started_emulator = ensure_emulator(&clients, &endpoint).await?;
     let pools: Vec<&str> = args.pools.iter().map(String::as_str).collect();
-    let cfg = Config::local(&args.prefix, &pools, args.shards);
+    let mut cfg = Config::local(&args.prefix, &pools, args.shards);
+    // The local run's webhooks (the demo job, a developer's own server) are on loopback: the
+    // dev-only policy, for the API's create-time checks and the workers alike.
+    cfg.targets = sundial_core::outbound::TargetPolicy::dev_loopback();
     sundial_core::provision::ensure_all(&clients, &cfg).await.context("creating tables and queues")?;
 
     let stop = CancellationToken::new();
@@ -412,10 +412,9 @@ pub(crate) async fn run(args: DevArgs, _api: &ApiArgs) -> anyhow::Result<()> {
         }
     });
 
-    // Workers, one per pool, allowed to call loopback targets.
+    // Workers, one per pool (loopback targets allowed by `cfg.targets`).
     for pool in &args.pools {
-        let mut settings = WorkerSettings::new(format!("dev-{pool}-{}", std::process::id()), pool.clone());
-        settings.allow_private_targets = true;
+        let settings = WorkerSettings::new(format!("dev-{pool}-{}", std::process::id()), pool.clone());
         let worker = Arc::new(Worker::new(
             cfg.clone(),
             settings,

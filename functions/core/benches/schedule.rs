@@ -64,7 +64,7 @@ fn bench_parse_vs_cache(c: &mut Criterion) {
     let cfg = sundial_core::config::Config::local("bench-", &["default"], 16);
     let def = sundial_core::model::JobDefinition::new(
         ScheduleSpec::new("0 0 9 * * 1-5", "Europe/London"),
-        sundial_core::model::Target::Http { url: "https://x".into() },
+        sundial_core::model::Target::http("https://x"),
     );
     let job = sundial_core::model::Job::new(&cfg, "t", "j", def, t0()).unwrap();
     let mut g = c.benchmark_group("scan_schedule");

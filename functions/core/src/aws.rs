@@ -6,7 +6,7 @@
 
 use aws_config::{BehaviorVersion, SdkConfig};
 
-/// The three clients Sundial uses.
+/// The clients Sundial uses.
 #[derive(Debug, Clone)]
 pub struct Clients {
     /// DynamoDB.
@@ -15,6 +15,8 @@ pub struct Clients {
     pub sqs: aws_sdk_sqs::Client,
     /// Lambda (tick fan-out, Lambda targets).
     pub lambda: aws_sdk_lambda::Client,
+    /// Secrets Manager (webhook signing secrets and header values).
+    pub secrets: aws_sdk_secretsmanager::Client,
 }
 
 /// Loads the shared SDK configuration from the environment.
@@ -29,6 +31,7 @@ impl Clients {
             ddb: aws_sdk_dynamodb::Client::new(sdk),
             sqs: aws_sdk_sqs::Client::new(sdk),
             lambda: aws_sdk_lambda::Client::new(sdk),
+            secrets: aws_sdk_secretsmanager::Client::new(sdk),
         }
     }
 

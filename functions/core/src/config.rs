@@ -12,7 +12,7 @@
 //!
 //! | loader | binaries | variables |
 //! |---|---|---|
-//! | [`Config`] | tick, worker, worker-ecs, api | tables, queue prefix, pools, shards |
+//! | [`Config`] | tick, worker, worker-ecs, api | tables, queue prefix, pools, shards, target policy |
 //! | [`TickSettings`] | tick (and the scan function) | fan-out, catch-up budgets, fair queues |
 //! | [`WorkerSettings`] | worker, worker-ecs | pool, worker id, lease, skew margin, budgets, targets |
 //! | [`EcsWorkerSettings`] | worker-ecs | slots, shutdown grace |
@@ -24,6 +24,7 @@
 //! which derives every name from one prefix so parallel tests never share a table or a queue.
 
 use crate::execution::policy::TenantLimits;
+use crate::outbound::{AddressPolicy, Cidr, TargetPolicy, TenantTargets};
 use crate::resources::Resources;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -47,6 +48,9 @@ pub struct Config {
     pub shards: u32,
     /// How far past now the tick queues fires (SQS DelaySeconds carries them to their second).
     pub horizon_secs: u32,
+    /// What jobs may call: judged by the control plane at create and edit, and by the worker
+    /// before every call (see [`crate::outbound`]).
+    pub targets: TargetPolicy,
 }
 
 /// A missing or malformed configuration variable.
@@ -103,6 +107,7 @@ impl Config {
             pools,
             shards,
             horizon_secs: r.defaults.horizon_seconds,
+            targets: target_policy(&get)?,
         })
     }
 
@@ -116,19 +121,34 @@ impl Config {
             pools: pools.iter().map(|p| p.to_string()).collect(),
             shards,
             horizon_secs: r.defaults.horizon_seconds,
+            targets: TargetPolicy::default(),
         }
     }
 
     /// The environment that makes [`Config::from_env`] return this configuration.
     pub fn to_env(&self) -> Vec<(String, String)> {
         let r = Resources::get();
-        vec![
+        let mut env = vec![
             (r.env.jobs_table.clone(), self.jobs_table.clone()),
             (r.env.executions_table.clone(), self.executions_table.clone()),
             (r.env.queue_prefix.clone(), self.queue_prefix.clone()),
             (r.env.pools.clone(), self.pools.join(",")),
             (r.env.shards.clone(), self.shards.to_string()),
-        ]
+        ];
+        // The target policy only where it differs from the default (unset): `cargo lambda
+        // watch` refuses a variable with an empty value.
+        let t = &self.targets;
+        if t.addresses.dev_loopback {
+            env.push((r.env.dev_loopback_targets.clone(), "true".into()));
+        }
+        if !t.addresses.private_cidrs.is_empty() {
+            let cidrs: Vec<String> = t.addresses.private_cidrs.iter().map(|c| c.to_string()).collect();
+            env.push((r.env.private_target_cidrs.clone(), cidrs.join(",")));
+        }
+        if let Some(tenants) = &t.tenants {
+            env.push((r.env.tenant_targets.clone(), tenants.to_json()));
+        }
+        env
     }
 
     /// Queue name of a pool.
@@ -206,6 +226,33 @@ impl TickSettings {
     }
 }
 
+/// The target policy's settings (part of [`Config`]: the control plane judges targets at create
+/// with the same policy the worker applies at every call). The CDK construct sets
+/// `SUNDIAL_PRIVATE_TARGET_CIDRS` and `SUNDIAL_TENANT_TARGETS` from its `privateTargetCidrs` and
+/// `tenantTargets` props and never sets `SUNDIAL_DEV_LOOPBACK_TARGETS` (the local run and the
+/// tests do).
+fn target_policy(get: &impl Fn(&str) -> Option<String>) -> Result<TargetPolicy, ConfigError> {
+    let n = &Resources::get().env;
+    let dev_loopback = get(&n.dev_loopback_targets)
+        .map(|v| matches!(v.to_ascii_lowercase().as_str(), "true" | "1" | "yes"))
+        .unwrap_or(Resources::get().defaults.dev_loopback_targets);
+    let private_cidrs = get(&n.private_target_cidrs)
+        .unwrap_or_default()
+        .split(',')
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .map(Cidr::parse)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|reason| ConfigError::Invalid { name: n.private_target_cidrs.clone(), reason })?;
+    // Empty is unset (the CDK sets every name, empty when its prop is not given).
+    let tenants = get(&n.tenant_targets)
+        .filter(|v| !v.trim().is_empty())
+        .map(|v| TenantTargets::parse(&v))
+        .transpose()
+        .map_err(|reason| ConfigError::Invalid { name: n.tenant_targets.clone(), reason })?;
+    Ok(TargetPolicy { addresses: AddressPolicy { private_cidrs, dev_loopback }, tenants })
+}
+
 /// How a worker behaves (beyond [`Config`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WorkerSettings {
@@ -222,8 +269,6 @@ pub struct WorkerSettings {
     /// A message that arrives up to this early (SQS delays have 1 s resolution) is held until
     /// its execution is available instead of being returned to the queue (ms).
     pub early_hold_ms: i64,
-    /// Whether webhooks may target loopback, link-local and private addresses.
-    pub allow_private_targets: bool,
     /// Run-time budget across attempts (ms), if set.
     pub max_total_run_ms: Option<i64>,
     /// Per-tenant running limits.
@@ -243,7 +288,6 @@ impl WorkerSettings {
             skew_margin_ms: d.skew_margin_ms,
             max_skew_ms: 1_000,
             early_hold_ms: 1_500,
-            allow_private_targets: d.allow_private_targets,
             max_total_run_ms: None,
             tenant_limits: TenantLimits::default(),
             cancel_grace_ms: 2_000,
@@ -288,9 +332,6 @@ impl WorkerSettings {
         if let Some(v) = get(&n.tenant_max_running) {
             s.tenant_limits = TenantLimits::parse(&v)
                 .map_err(|reason| ConfigError::Invalid { name: n.tenant_max_running.clone(), reason })?;
-        }
-        if let Some(v) = get(&n.allow_private_targets) {
-            s.allow_private_targets = matches!(v.to_ascii_lowercase().as_str(), "true" | "1" | "yes");
         }
         Ok(s)
     }
@@ -462,6 +503,50 @@ mod tests {
     }
 
     #[test]
+    fn the_target_policy_reads_cidrs_and_the_dev_setting_and_names_a_bad_cidr() {
+        let n = &Resources::get().env;
+        let mut env: HashMap<String, String> = Config::local("x-", &["a"], 8).to_env().into_iter().collect();
+        let strict = Config::from_lookup(|k| env.get(k).cloned()).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(strict.targets, TargetPolicy::default());
+        env.insert(n.private_target_cidrs.clone(), " 10.1.0.0/16, fd12::/16 ".into());
+        env.insert(n.dev_loopback_targets.clone(), "true".into());
+        let c = Config::from_lookup(|k| env.get(k).cloned()).unwrap_or_else(|e| panic!("{e}"));
+        assert!(c.targets.addresses.dev_loopback);
+        assert_eq!(c.targets.addresses.private_cidrs.len(), 2);
+        let back: HashMap<String, String> = c.to_env().into_iter().collect();
+        assert_eq!(Config::from_lookup(|k| back.get(k).cloned()).ok(), Some(c));
+        env.insert(n.private_target_cidrs.clone(), "10.1.0.0/16,10.2.0.0/99".into());
+        let e = Config::from_lookup(|k| env.get(k).cloned()).err();
+        assert!(
+            matches!(e, Some(ConfigError::Invalid { ref name, .. }) if *name == n.private_target_cidrs),
+            "{e:?}"
+        );
+    }
+
+    #[test]
+    fn tenant_target_allowlists_are_read_and_a_bad_one_is_named() {
+        // Issue 15 (outbound 7): SUNDIAL_TENANT_TARGETS, per-tenant allowlists with `*` globs.
+        let name = "SUNDIAL_TENANT_TARGETS";
+        let mut env: HashMap<String, String> = Config::local("x-", &["a"], 8).to_env().into_iter().collect();
+        env.insert(
+            name.into(),
+            r#"{"acme": {"lambda": ["arn:aws:lambda:*:*:function:acme-*"], "http": ["*.acme.com"]}, "*": {"http": ["*"]}}"#
+                .into(),
+        );
+        let c = Config::from_lookup(|k| env.get(k).cloned()).unwrap_or_else(|e| panic!("{e}"));
+        let tenants = c.targets.tenants.clone().unwrap_or_else(|| panic!("{name} not read"));
+        assert_eq!(tenants.0.len(), 2);
+        let back: HashMap<String, String> = c.to_env().into_iter().collect();
+        assert_eq!(Config::from_lookup(|k| back.get(k).cloned()).ok(), Some(c));
+        env.insert(name.into(), r#"{"acme": {"lamda": []}}"#.into());
+        let e = Config::from_lookup(|k| env.get(k).cloned()).err();
+        assert!(matches!(e, Some(ConfigError::Invalid { name: ref n, .. }) if n == name), "{e:?}");
+        env.insert(name.into(), String::new());
+        let c = Config::from_lookup(|k| env.get(k).cloned()).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(c.targets.tenants, None, "empty is unset: any target the other checks accept");
+    }
+
+    #[test]
     fn bad_shard_count_and_pool_are_named() {
         let mut env: HashMap<String, String> = Config::local("x-", &["a"], 8).to_env().into_iter().collect();
         env.insert("SUNDIAL_SHARDS".into(), "zero".into());
@@ -491,13 +576,11 @@ mod tests {
             (n.lease_secs.clone(), "4".into()),
             (n.worker_id.clone(), "w1".into()),
             (n.pool.clone(), "slow".into()),
-            (n.allow_private_targets.clone(), "true".into()),
             (n.tenant_max_running.clone(), "3".into()),
         ]
         .into();
         let s = WorkerSettings::from_lookup(lookup(&env)).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!((s.lease_ms, s.worker_id.as_str(), s.pool.as_str()), (4_000, "w1", "slow"));
-        assert!(s.allow_private_targets);
         assert_eq!(s.tenant_limits.of("any"), Some(3));
         assert_eq!(s.visibility_secs(), 6);
     }
@@ -510,9 +593,7 @@ mod tests {
             (w.pool.as_str(), w.lease_ms, w.skew_margin_ms, w.max_skew_ms),
             ("default", 30_000, 2_000, 1_000)
         );
-        assert!(
-            !w.allow_private_targets && w.max_total_run_ms.is_none() && w.tenant_limits.of("t").is_none()
-        );
+        assert!(w.max_total_run_ms.is_none() && w.tenant_limits.of("t").is_none());
         assert!(!w.worker_id.is_empty());
         let t = TickSettings::from_lookup(none).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(

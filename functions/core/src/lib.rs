@@ -18,6 +18,8 @@
 //!   Every function takes `now` or `after`.
 //! - [`keys`]: every DynamoDB key format, in one module (checked against the README's
 //!   access-pattern table).
+//! - [`outbound`]: the one target policy (webhook addresses and schemes, Sundial's own queues,
+//!   per-tenant allowlists), judged at create and edit and again before every call.
 //! - [`model`]: job definitions, jobs, executions, the one-way status machine, operations-log
 //!   entries.
 //! - [`store`]: the DynamoDB adapter and the only caller of the DynamoDB client: the item codec
@@ -46,6 +48,7 @@ pub mod keys;
 pub mod metering;
 pub mod metrics;
 pub mod model;
+pub mod outbound;
 pub mod provision;
 pub mod queue;
 pub mod reconcile;

@@ -106,7 +106,11 @@ impl Meter {
         let sqs = aws_sdk_sqs::config::Builder::from(sdk).interceptor(self.interceptor(component)).build();
         let lambda =
             aws_sdk_lambda::config::Builder::from(sdk).interceptor(self.interceptor(component)).build();
+        let secrets = aws_sdk_secretsmanager::config::Builder::from(sdk)
+            .interceptor(self.interceptor(component))
+            .build();
         crate::aws::Clients {
+            secrets: aws_sdk_secretsmanager::Client::from_conf(secrets),
             ddb: aws_sdk_dynamodb::Client::from_conf(ddb),
             sqs: aws_sdk_sqs::Client::from_conf(sqs),
             lambda: aws_sdk_lambda::Client::from_conf(lambda),

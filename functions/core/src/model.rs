@@ -139,8 +139,14 @@ impl JobDefinition {
         self
     }
 
-    /// Validates a definition against the deployment (pools) and parses its schedule.
-    pub fn validate(&self, cfg: &Config, anchor: DateTime<Utc>) -> Result<Schedule, ValidationError> {
+    /// Validates `tenant`'s definition against the deployment (pools, target policy) and parses
+    /// its schedule.
+    pub fn validate(
+        &self,
+        cfg: &Config,
+        tenant: &str,
+        anchor: DateTime<Utc>,
+    ) -> Result<Schedule, ValidationError> {
         let def = self;
         let schedule = Schedule::parse(&def.schedule, anchor)
             .map_err(|e| invalid(format!("schedule.{}", e.field()), e.reason()))?;
@@ -162,23 +168,8 @@ impl JobDefinition {
                 return Err(invalid("paramsRef", "must be 1-1024 characters"));
             }
         }
-        match &def.target {
-            crate::model::Target::Lambda { function } if function.is_empty() || function.len() > 170 => {
-                return Err(invalid("target.function", "must be a function name or ARN (1-170 characters)"))
-            }
-            crate::model::Target::Http { url }
-                if !(url.starts_with("https://") || url.starts_with("http://")) =>
-            {
-                return Err(invalid("target.url", "must be an http(s) URL"))
-            }
-            crate::model::Target::Sqs { queue_url } if !queue_url.starts_with("http") => {
-                return Err(invalid("target.queueUrl", "must be an SQS queue URL"))
-            }
-            crate::model::Target::InProcess { handler } if handler.is_empty() || handler.len() > 64 => {
-                return Err(invalid("target.handler", "must be 1-64 characters"))
-            }
-            _ => {}
-        }
+        // The one target policy, the same the worker applies before every call.
+        cfg.targets.check(cfg, tenant, &def.target)?;
         let r = &def.retry;
         if r.max_attempts == 0 || r.max_attempts > 100 {
             return Err(invalid("retry.maxAttempts", "must be between 1 and 100"));
@@ -216,10 +207,21 @@ pub enum Target {
         /// Function name or ARN.
         function: String,
     },
-    /// POST to an HTTPS webhook with `Idempotency-Key: <executionId>`.
+    /// POST to an HTTPS webhook with `Idempotency-Key: <executionId>`, signed per Standard
+    /// Webhooks when it names a signing secret (docs/webhooks.md).
     Http {
         /// The URL.
         url: String,
+        /// ARN of the Secrets Manager secret holding the signing key(s): `whsec_<base64>`, or
+        /// two of them (whitespace-separated) during a rotation. The value never enters Sundial's
+        /// tables; the worker reads it when it calls.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        signing_secret_arn: Option<String>,
+        /// Extra request headers (e.g. `Authorization`) whose values are Secrets Manager secrets,
+        /// by reference: `{"Authorization": {"secretArn": "arn:..."}}`. Names Sundial sets itself
+        /// (`webhook-*`, `Idempotency-Key`, `Content-Type`, `Host`, `X-Sundial-*`, ...) are refused.
+        #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+        headers: std::collections::BTreeMap<String, SecretRef>,
     },
     /// Send a message to a user's SQS queue.
     Sqs {
@@ -234,6 +236,21 @@ pub enum Target {
         /// Handler name.
         handler: String,
     },
+}
+
+impl Target {
+    /// An unsigned webhook target.
+    pub fn http(url: impl Into<String>) -> Self {
+        Target::Http { url: url.into(), signing_secret_arn: None, headers: Default::default() }
+    }
+}
+
+/// A value held in AWS Secrets Manager, by reference (the secret's string is the value).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SecretRef {
+    /// The secret's ARN.
+    pub secret_arn: String,
 }
 
 /// Seed 000 §10: what happens when a fire comes while the previous run is still going.
@@ -359,7 +376,7 @@ impl Job {
         keys::validate_id("tenant", tenant).map_err(|e| invalid(e.field, e.reason))?;
         keys::validate_id("jobId", job_id).map_err(|e| invalid(e.field, e.reason))?;
         let anchor = def.schedule.start.unwrap_or(now);
-        let schedule = def.validate(cfg, anchor)?;
+        let schedule = def.validate(cfg, tenant, anchor)?;
         let next = schedule.next_after(now);
         Ok(Job {
             tenant: tenant.into(),
@@ -812,7 +829,7 @@ mod tests {
         // WHEN the builder makes the same definition THEN they are equal
         let built = JobDefinition::new(
             ScheduleSpec::new("rate(5 minutes)", "Europe/Berlin"),
-            Target::Http { url: "https://example.com/hook".into() },
+            Target::http("https://example.com/hook"),
         );
         assert_eq!(built, from_json);
         // AND each `with_*` changes exactly its field
@@ -833,11 +850,9 @@ mod tests {
             pools: vec!["default".into()],
             shards: 16,
             horizon_secs: 60,
+            targets: crate::outbound::TargetPolicy::default(),
         };
-        let def = JobDefinition::new(
-            ScheduleSpec::new("rate(1 minute)", "UTC"),
-            Target::Http { url: "https://x".into() },
-        );
+        let def = JobDefinition::new(ScheduleSpec::new("rate(1 minute)", "UTC"), Target::http("https://x"));
         let now = crate::store::items::ms_to_dt(1_764_469_800_000);
         let job = Job::new(&cfg, "acme", "nightly", def.clone(), now).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!((job.version, job.state, job.due_class), (1, JobState::Enabled, DueClass::Admission));
@@ -847,5 +862,115 @@ mod tests {
         assert_eq!(err.map(|e| e.field), Some("pool".to_string()));
         let err = Job::new(&cfg, "acme", "bad id", def, now).err();
         assert_eq!(err.map(|e| e.field), Some("jobId".to_string()));
+    }
+
+    #[test]
+    fn a_target_every_fire_would_refuse_is_refused_at_create() {
+        // Issue 15 (outbound 6): create-time checks must be the worker's checks, or a job is
+        // accepted and then fails on every fire.
+        let cfg = Config::local("t-", &["default"], 16);
+        let now = crate::store::items::ms_to_dt(1_764_469_800_000);
+        let field = |target: Target| {
+            let def = JobDefinition::new(ScheduleSpec::new("rate(1 minute)", "UTC"), target);
+            Job::new(&cfg, "acme", "nightly", def, now).err().map(|e| e.field)
+        };
+        for url in [
+            "http://example.com/hook",
+            "https://169.254.169.254/latest",
+            "https://[::1]/x",
+            "https://10.0.0.1/",
+        ] {
+            assert_eq!(field(Target::http(url)), Some("target.url".to_string()), "{url}");
+        }
+        assert_eq!(field(Target::http("https://example.com/hook")), None);
+        // Sundial's own pool queue and DLQ are not targets
+        for q in [cfg.queue_name("default"), cfg.dlq_name("default")] {
+            let url = format!("https://sqs.us-east-1.amazonaws.com/123456789012/{q}");
+            assert_eq!(field(Target::Sqs { queue_url: url }), Some("target.queueUrl".to_string()), "{q}");
+        }
+    }
+
+    #[test]
+    fn a_tenant_allowlist_is_checked_at_create_with_the_field_named() {
+        // GIVEN a deployment whose acme may call acme-* functions and queues and *.acme.com, and
+        // every other tenant only webhooks
+        let mut cfg = Config::local("t-", &["default"], 16);
+        cfg.targets.tenants = Some(
+            crate::outbound::TenantTargets::parse(
+                r#"{"acme": {"lambda": ["arn:aws:lambda:*:*:function:acme-*"],
+                             "sqs": ["https://sqs.*.amazonaws.com/123456789012/acme-*"],
+                             "http": ["*.acme.com"]},
+                    "*": {"http": ["*"]}}"#,
+            )
+            .unwrap_or_else(|e| panic!("{e}")),
+        );
+        let now = crate::store::items::ms_to_dt(1_764_469_800_000);
+        let field = |tenant: &str, target: Target| {
+            let def = JobDefinition::new(ScheduleSpec::new("rate(1 minute)", "UTC"), target);
+            Job::new(&cfg, tenant, "nightly", def, now).err().map(|e| e.field)
+        };
+        let lambda = |f: &str| Target::Lambda { function: f.into() };
+        let sqs = |q: &str| Target::Sqs {
+            queue_url: format!("https://sqs.eu-west-1.amazonaws.com/123456789012/{q}"),
+        };
+        // THEN what is listed is accepted and everything else refused, naming the field
+        assert_eq!(field("acme", lambda("arn:aws:lambda:eu-west-1:123456789012:function:acme-run")), None);
+        assert_eq!(
+            field("acme", lambda("arn:aws:lambda:eu-west-1:123456789012:function:globex-run")),
+            Some("target.function".into())
+        );
+        assert_eq!(
+            field("acme", lambda("acme-run")),
+            Some("target.function".into()),
+            "a bare name does not match an ARN glob"
+        );
+        assert_eq!(field("acme", sqs("acme-inbox")), None);
+        assert_eq!(field("acme", sqs("globex-inbox")), Some("target.queueUrl".into()));
+        assert_eq!(field("acme", Target::http("https://hooks.acme.com/run")), None);
+        assert_eq!(field("acme", Target::http("https://hooks.globex.com/run")), Some("target.url".into()));
+        assert_eq!(field("globex", Target::http("https://hooks.globex.com/run")), None);
+        assert_eq!(
+            field("globex", lambda("arn:aws:lambda:eu-west-1:123456789012:function:acme-run")),
+            Some("target.function".into())
+        );
+    }
+
+    #[test]
+    fn auth_headers_come_from_secret_references_and_reserved_names_are_refused() {
+        // Issue 15 (outbound 3): a webhook may send auth headers, by Secrets Manager reference.
+        let cfg = Config::local("t-", &["default"], 16);
+        let now = crate::store::items::ms_to_dt(1_764_469_800_000);
+        let arn = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:acme-token-AbCdEf";
+        let def = |name: &str| -> Result<JobDefinition, String> {
+            serde_json::from_value(serde_json::json!({
+                "schedule": {"expression": "rate(5 minutes)", "timezone": "UTC"},
+                "target": {"type": "http", "url": "https://hooks.acme.com/run",
+                           "headers": {name: {"secretArn": arn}}}
+            }))
+            .map_err(|e| e.to_string())
+        };
+        let ok = def("Authorization").unwrap_or_else(|e| panic!("{e}"));
+        assert!(Job::new(&cfg, "acme", "nightly", ok.clone(), now).is_ok());
+        // the definition round-trips with the reference, never a value
+        let v = serde_json::to_value(&ok).unwrap_or_default();
+        assert_eq!(v["target"]["headers"]["Authorization"]["secretArn"], arn);
+        for name in [
+            "webhook-signature",
+            "Webhook-Id",
+            "Idempotency-Key",
+            "content-type",
+            "Host",
+            "X-Sundial-Fencing-Token",
+        ] {
+            let d = def(name).unwrap_or_else(|e| panic!("{e}"));
+            let err = Job::new(&cfg, "acme", "nightly", d, now).err().map(|e| e.field);
+            assert_eq!(err, Some(format!("target.headers.{name}")), "{name}");
+        }
+        // a value that is not a reference is refused
+        let inline: Result<JobDefinition, _> = serde_json::from_value(serde_json::json!({
+            "schedule": {"expression": "rate(5 minutes)", "timezone": "UTC"},
+            "target": {"type": "http", "url": "https://hooks.acme.com/run", "headers": {"Authorization": "Bearer x"}}
+        }));
+        assert!(inline.is_err());
     }
 }

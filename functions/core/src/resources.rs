@@ -147,8 +147,12 @@ pub struct EnvNames {
     pub max_total_run_secs: String,
     /// Per-tenant running limits.
     pub tenant_max_running: String,
-    /// Whether webhook targets may be private addresses.
-    pub allow_private_targets: String,
+    /// Dev only: webhooks may reach loopback over plain `http://` (never set by the CDK).
+    pub dev_loopback_targets: String,
+    /// Private networks webhooks may reach (comma-separated CIDRs).
+    pub private_target_cidrs: String,
+    /// Per-tenant target allowlists (JSON).
+    pub tenant_targets: String,
     /// Concurrent executions of one ECS worker.
     pub worker_slots: String,
     /// Seconds an ECS worker keeps finishing work after SIGTERM.
@@ -191,8 +195,8 @@ pub struct Defaults {
     pub lease_secs: i64,
     /// Takeover margin after a lease's end (ms).
     pub skew_margin_ms: i64,
-    /// Whether webhook targets may be private addresses.
-    pub allow_private_targets: bool,
+    /// Dev only: webhooks may reach loopback over plain `http://`.
+    pub dev_loopback_targets: bool,
     /// Concurrent executions of one ECS worker.
     pub worker_slots: u64,
     /// Seconds an ECS worker keeps finishing work after SIGTERM.

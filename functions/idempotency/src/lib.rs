@@ -28,6 +28,8 @@
 //!   retry" after a timeout, and a durable record of the outcome when the far side cannot say.
 //! - [`reconcile`]: compare the local ledger with the far side's and list every difference: the
 //!   only final defence for effects outside our database.
+//! - [`webhook`]: verify a webhook's Standard Webhooks signature before trusting its fencing
+//!   token or execution id.
 //! - [`tables`]: table creation for tests and local runs (on AWS the CDK app creates them).
 //! - [`update`]: the small expression builder the modules share.
 //! - [`error`]: one error type that says retryable vs permanent.
@@ -43,6 +45,7 @@ pub mod state;
 pub mod tables;
 pub mod unique;
 pub mod update;
+pub mod webhook;
 
 mod attr;
 

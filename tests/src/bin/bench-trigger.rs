@@ -239,8 +239,7 @@ async fn main() -> Result<()> {
 
     // 4. a worker until every execution succeeded
     let worker_clients = meter.clients(&sdk, "worker");
-    let mut settings = WorkerSettings::new("bench-worker", "default");
-    settings.allow_private_targets = true;
+    let settings = WorkerSettings::new("bench-worker", "default");
     let sink = Arc::new(MemorySink::default());
     let worker = Arc::new(Worker::new(
         cfg.clone(),

@@ -69,6 +69,7 @@ fn counted_clients(counter: &Counter) -> Clients {
             base.sqs.config().to_builder().interceptor(counter.clone()).build(),
         ),
         lambda: base.lambda,
+        secrets: base.secrets,
     }
 }
 

@@ -180,7 +180,7 @@ pub async fn update(
         return Err(ControlError::VersionConflict { expected, current: cur.version });
     }
     let anchor = def.schedule.start.unwrap_or(cur.anchor);
-    let schedule = def.validate(ctl.cfg(), anchor)?;
+    let schedule = def.validate(ctl.cfg(), &caller.tenant, anchor)?;
     super::quota::check_interval(ctl, &schedule, now)?;
     let job = Job {
         version: cur.version + 1,

@@ -164,7 +164,7 @@ mod tests {
             definition: JobDefinition {
                 schedule: ScheduleSpec::new("rate(1 minute)", "UTC"),
                 pool: "default".into(),
-                target: Target::Http { url: "https://example.com".into() },
+                target: Target::http("https://example.com"),
                 params: serde_json::Value::Null,
                 params_ref: None,
                 misfire: Default::default(),

@@ -29,8 +29,12 @@ pub mod codes {
     pub const CANCELED: &str = "Canceled";
     /// Skipped by the FORBID policy because another run of the job was in progress.
     pub const FORBID_OVERLAP: &str = "ForbidOverlap";
-    /// A webhook address that the deployment does not allow (loopback, link-local, private).
+    /// A webhook address that the deployment does not allow (loopback, link-local, private
+    /// outside its listed networks).
     pub const ADDRESS_REFUSED: &str = "TargetAddressRefused";
+    /// A target the deployment's policy refuses for this tenant: outside the tenant's
+    /// allowlist, or one of Sundial's own queues.
+    pub const TARGET_NOT_ALLOWED: &str = "TargetNotAllowed";
     /// An in-process handler name that this worker does not have.
     pub const UNKNOWN_HANDLER: &str = "UnknownHandler";
     /// The target's configuration cannot work (bad URL, missing function, wrong pool type).

@@ -68,8 +68,7 @@ mod tests {
 
     fn job(id: &str, expr: &str, at_secs: i64) -> Job {
         let cfg = Config::local("t-", &["default"], 4);
-        let def =
-            JobDefinition::new(ScheduleSpec::new(expr, "UTC"), Target::Http { url: "https://x".into() });
+        let def = JobDefinition::new(ScheduleSpec::new(expr, "UTC"), Target::http("https://x"));
         let at = Utc.timestamp_opt(1_800_000_000 + at_secs, 0).single().unwrap_or_default();
         Job::new(&cfg, "t", id, def, at).unwrap_or_else(|e| panic!("{e}"))
     }

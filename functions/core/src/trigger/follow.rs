@@ -175,8 +175,7 @@ mod tests {
     const T0: i64 = 1_796_040_005_000; // 2026-11-30T12:00:05Z
 
     fn job(expr: &str) -> Job {
-        let def =
-            JobDefinition::new(ScheduleSpec::new(expr, "UTC"), Target::Http { url: "https://x".into() });
+        let def = JobDefinition::new(ScheduleSpec::new(expr, "UTC"), Target::http("https://x"));
         Job::new(&crate::config::Config::local("t-", &["default"], 8), "acme", "j", def, ms_to_dt(T0))
             .unwrap_or_else(|e| panic!("{e}"))
     }

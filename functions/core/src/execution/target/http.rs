@@ -1,20 +1,34 @@
 //! HTTPS webhook target: `POST` the [`Invocation`] with `Idempotency-Key: <executionId>` and the
-//! fencing token in `X-Sundial-Fencing-Token`.
+//! fencing token in `X-Sundial-Fencing-Token`, signed per Standard Webhooks (`webhook-id`,
+//! `webhook-timestamp`, and `webhook-signature` when the job names a signing secret; see
+//! [`super::signing`]). A receiver must verify the signature before it trusts the fencing token:
+//! a header anyone can send fences nothing.
 //!
 //! Classification: 2xx succeeds; 408, 429, 5xx, connection errors and timeouts retry; any other
-//! status (other 4xx, and 3xx since redirects are not followed) is permanent.
+//! status (other 4xx, and 3xx since redirects are not followed) is permanent. The status alone
+//! decides: at most [`MAX_RESPONSE_BYTES`] of a body are ever read.
 //!
-//! Address policy: a scheduler that POSTs to user-supplied URLs from inside a VPC is a
-//! server-side request forgery engine unless it refuses internal addresses. Loopback, link-local
-//! (169.254.169.254 is the instance metadata service), private, shared (CGNAT), multicast,
-//! documentation and reserved ranges are refused unless the deployment allows private targets
-//! (`SUNDIAL_ALLOW_PRIVATE_TARGETS`). The check runs in the connector's resolver, on the very
-//! addresses it connects to, so DNS rebinding between a check and the connect cannot slip past
-//! it; IP-literal URLs are checked before the request. Plain `http://` is accepted only when
-//! private targets are allowed (local development).
+//! What is stored (and shown to the tenant as `lastError`) is the code and a generic sentence:
+//! the status, the kind of connection failure. The addresses a host resolved to, the
+//! connector's own messages and the response body can describe the deployment's network (a
+//! webhook inside an allowed private network answers with its internals), so they go to the
+//! worker's log with the execution id, never to the execution.
+//!
+//! Address policy ([`crate::outbound::AddressPolicy`]): a scheduler that POSTs to user-supplied
+//! URLs from inside a VPC is a server-side request forgery engine unless it refuses internal
+//! addresses. Public addresses are allowed, private ones only inside the deployment's listed
+//! networks, and loopback, link-local (the metadata service) and the EC2 service addresses
+//! never (loopback only with the dev-only setting). The check runs in the connector's
+//! resolver, on the very addresses it connects to, so DNS rebinding between a check and the
+//! connect cannot slip past it; IP-literal URLs are checked before the request. Plain `http://`
+//! is accepted only with the dev-only loopback setting.
 
+use super::secrets::{SecretCache, SECRET_UNAVAILABLE};
+use super::signing::{self, SigningKey};
 use super::Invocation;
 use crate::execution::retry::{codes, RunError};
+use crate::model::SecretRef;
+use crate::outbound::AddressPolicy;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::Uri;
@@ -22,8 +36,9 @@ use hyper_util::client::legacy::connect::dns::Name;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
+use std::collections::BTreeMap;
 use std::future::Future;
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -36,64 +51,37 @@ pub const ATTEMPT_HEADER: &str = "x-sundial-attempt";
 /// Header carrying the idempotency key (the execution id).
 pub const IDEMPOTENCY_KEY_HEADER: &str = "idempotency-key";
 
-/// Whether `ip` is a public unicast address a webhook may reach.
-pub fn is_public(ip: IpAddr) -> bool {
-    match ip {
-        IpAddr::V4(v4) => is_public_v4(v4),
-        IpAddr::V6(v6) => is_public_v6(v6),
+/// Most bytes of a response body the worker reads. The outcome is decided by the status; the
+/// body only adds a snippet to an error. Reading a body whole would let a receiver (or anything
+/// it forwards) stream an endless error page into the worker's memory and take down every
+/// execution the process runs. Past the cap the body is dropped, which closes the connection.
+pub const MAX_RESPONSE_BYTES: usize = 64 * 1024;
+
+/// Reads at most `cap` bytes of `body`; a body that errors part-way gives what arrived.
+async fn read_capped<B>(mut body: B, cap: usize) -> Vec<u8>
+where
+    B: hyper::body::Body<Data = Bytes> + Unpin,
+{
+    let mut buf = Vec::new();
+    while buf.len() < cap {
+        match body.frame().await {
+            Some(Ok(frame)) => {
+                if let Ok(data) = frame.into_data() {
+                    let take = data.len().min(cap - buf.len());
+                    buf.extend_from_slice(&data[..take]);
+                }
+            }
+            Some(Err(_)) | None => break,
+        }
     }
+    buf
 }
 
-fn is_public_v4(ip: Ipv4Addr) -> bool {
-    let [a, b, c, _] = ip.octets();
-    !(a == 0                                   // "this network", 0.0.0.0
-        || ip.is_loopback()                    // 127/8
-        || ip.is_private()                     // 10/8, 172.16/12, 192.168/16
-        || ip.is_link_local()                  // 169.254/16 (instance metadata)
-        || (a == 100 && (64..128).contains(&b)) // 100.64/10 shared address space
-        || (a == 192 && b == 0 && c == 0)      // 192.0.0/24 protocol assignments
-        || (a == 192 && b == 0 && c == 2)      // documentation
-        || (a == 198 && (b == 18 || b == 19))  // benchmarking
-        || (a == 198 && b == 51 && c == 100)   // documentation
-        || (a == 203 && b == 0 && c == 113)    // documentation
-        || ip.is_multicast()                   // 224/4
-        || a >= 240) // reserved, broadcast
-}
-
-fn is_public_v6(ip: Ipv6Addr) -> bool {
-    if let Some(v4) = ip.to_ipv4_mapped() {
-        return is_public_v4(v4);
-    }
-    let seg = ip.segments();
-    // NAT64 (64:ff9b::/96) and 6to4 (2002::/16) embed an IPv4 address: judge that one.
-    if seg[0] == 0x64 && seg[1] == 0xff9b && seg[2..6] == [0, 0, 0, 0] {
-        return is_public_v4(Ipv4Addr::new(
-            (seg[6] >> 8) as u8,
-            seg[6] as u8,
-            (seg[7] >> 8) as u8,
-            seg[7] as u8,
-        ));
-    }
-    if seg[0] == 0x2002 {
-        return is_public_v4(Ipv4Addr::new(
-            (seg[1] >> 8) as u8,
-            seg[1] as u8,
-            (seg[2] >> 8) as u8,
-            seg[2] as u8,
-        ));
-    }
-    !(ip.is_unspecified()
-        || ip.is_loopback()
-        || ip.is_multicast()
-        || (seg[0] & 0xfe00) == 0xfc00   // unique local fc00::/7
-        || (seg[0] & 0xffc0) == 0xfe80   // link-local fe80::/10
-        || (seg[0] == 0x2001 && seg[1] == 0x0db8) // documentation
-        || seg[0..6] == [0, 0, 0, 0, 0, 0]) // IPv4-compatible (deprecated), ::/96
-}
+pub use crate::outbound::is_public;
 
 /// An address the deployment does not allow webhooks to reach.
 #[derive(Debug, Clone, thiserror::Error)]
-#[error("webhook address {addr} of host {host:?} is not public (loopback, link-local, private or reserved); set SUNDIAL_ALLOW_PRIVATE_TARGETS=true to allow it")]
+#[error("webhook address {addr} of host {host:?} is not public (loopback, link-local, private or reserved) and not in the deployment's private target networks (SUNDIAL_PRIVATE_TARGET_CIDRS)")]
 pub struct AddressRefused {
     /// The host as written in the URL.
     pub host: String,
@@ -101,11 +89,11 @@ pub struct AddressRefused {
     pub addr: IpAddr,
 }
 
-/// A resolver that refuses non-public addresses (unless allowed), used by the connector so the
-/// check applies to the addresses actually connected to.
+/// A resolver that refuses the addresses the policy does not allow, used by the connector so
+/// the check applies to the addresses actually connected to.
 #[derive(Debug, Clone)]
 struct GuardedResolver {
-    allow_private: bool,
+    policy: Arc<AddressPolicy>,
 }
 
 impl tower_service::Service<Name> for GuardedResolver {
@@ -118,17 +106,16 @@ impl tower_service::Service<Name> for GuardedResolver {
     }
 
     fn call(&mut self, name: Name) -> Self::Future {
-        let allow = self.allow_private;
+        let policy = self.policy.clone();
         Box::pin(async move {
             let host = name.as_str().to_string();
             let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
-            if !allow {
-                if let Some(bad) = addrs.iter().find(|a| !is_public(a.ip())) {
-                    return Err(std::io::Error::new(
-                        std::io::ErrorKind::PermissionDenied,
-                        AddressRefused { host, addr: bad.ip() },
-                    ));
-                }
+            // One refused address refuses the host: the connector may try any of them.
+            if let Some(bad) = addrs.iter().find(|a| !policy.allows(a.ip())) {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::PermissionDenied,
+                    AddressRefused { host, addr: bad.ip() },
+                ));
             }
             Ok(addrs.into_iter())
         })
@@ -137,18 +124,30 @@ impl tower_service::Service<Name> for GuardedResolver {
 
 type Connector = hyper_rustls::HttpsConnector<HttpConnector<GuardedResolver>>;
 
+/// What a job's webhook target asks for.
+#[derive(Debug, Clone, Copy)]
+pub struct Webhook<'a> {
+    /// The URL.
+    pub url: &'a str,
+    /// ARN of the secret holding the signing key(s), if the job signs.
+    pub signing_secret_arn: Option<&'a str>,
+    /// Extra headers, each value a secret by reference (names checked by the target policy).
+    pub headers: &'a BTreeMap<String, SecretRef>,
+}
+
 /// The webhook client.
 #[derive(Debug, Clone)]
 pub struct HttpTarget {
     client: Client<Connector, Full<Bytes>>,
-    allow_private: bool,
+    policy: Arc<AddressPolicy>,
+    secrets: Option<SecretCache>,
 }
 
 impl HttpTarget {
-    /// A client using the system's root certificates. `allow_private` lifts the address policy
-    /// (and allows plain `http://`), for local development and tests only.
-    pub fn new(allow_private: bool) -> std::io::Result<Self> {
-        let mut http = HttpConnector::new_with_resolver(GuardedResolver { allow_private });
+    /// A client using the system's root certificates that connects only where `policy` allows.
+    pub fn new(policy: AddressPolicy) -> std::io::Result<Self> {
+        let policy = Arc::new(policy);
+        let mut http = HttpConnector::new_with_resolver(GuardedResolver { policy: policy.clone() });
         http.enforce_http(false);
         http.set_connect_timeout(Some(Duration::from_secs(10)));
         let https = hyper_rustls::HttpsConnectorBuilder::new()
@@ -158,67 +157,109 @@ impl HttpTarget {
             .wrap_connector(http);
         let client =
             Client::builder(TokioExecutor::new()).pool_idle_timeout(Duration::from_secs(30)).build(https);
-        Ok(HttpTarget { client, allow_private })
+        Ok(HttpTarget { client, policy, secrets: None })
+    }
+
+    /// Reads signing secrets (and header values) through `secrets`. Without it a job that names
+    /// a secret fails (permanently, as a configuration error).
+    pub fn with_secrets(mut self, secrets: SecretCache) -> Self {
+        self.secrets = Some(secrets);
+        self
+    }
+
+    /// A secret's value, with a generic error for the tenant and the detail in the log.
+    async fn secret(&self, arn: &str, what: &str, inv: &Invocation) -> Result<std::sync::Arc<str>, RunError> {
+        let Some(cache) = &self.secrets else {
+            return Err(RunError::permanent(
+                SECRET_UNAVAILABLE,
+                format!("this worker cannot read the {what}"),
+            ));
+        };
+        cache.get(arn, what).await.map_err(|e| {
+            tracing::warn!(execution = %inv.execution_id, secret = arn, detail = %e.detail, code = %e.error.code, "webhook secret unavailable");
+            e.error
+        })
     }
 
     /// Checks a URL against the scheme and (for IP literals) address policy before any I/O.
     pub fn check_url(&self, url: &str) -> Result<Uri, RunError> {
-        let uri: Uri = url
-            .parse()
-            .map_err(|e| RunError::permanent(codes::BAD_TARGET, format!("webhook url {url:?}: {e}")))?;
-        match uri.scheme_str() {
-            Some("https") => {}
-            Some("http") if self.allow_private => {}
-            _ => {
-                return Err(RunError::permanent(
-                    codes::BAD_TARGET,
-                    format!(
-                    "webhook url {url:?} must be https:// (http:// only when private targets are allowed)"
-                ),
-                ))
-            }
-        }
-        let host = uri.host().unwrap_or_default();
-        let literal = host.trim_start_matches('[').trim_end_matches(']');
-        if let Ok(ip) = literal.parse::<IpAddr>() {
-            if !self.allow_private && !is_public(ip) {
-                return Err(refused(&AddressRefused { host: host.to_string(), addr: ip }));
-            }
-        }
-        if host.is_empty() {
-            return Err(RunError::permanent(codes::BAD_TARGET, format!("webhook url {url:?} has no host")));
-        }
-        Ok(uri)
+        crate::outbound::check_url(&self.policy, url)?;
+        url.parse().map_err(|_| RunError::permanent(codes::BAD_TARGET, "target.url: is not a valid URL"))
     }
 
-    /// POSTs the invocation and classifies the outcome.
-    pub async fn post(&self, url: &str, inv: &Invocation) -> Result<(), RunError> {
-        let uri = self.check_url(url)?;
-        let req = hyper::Request::post(uri)
+    /// POSTs the invocation at `now_secs` (unix seconds: the signature's timestamp) and
+    /// classifies the outcome.
+    pub async fn post(&self, hook: &Webhook<'_>, inv: &Invocation, now_secs: i64) -> Result<(), RunError> {
+        let uri = self.check_url(hook.url)?;
+        let body = inv.to_json();
+        let mut req = hyper::Request::post(uri)
             .header(hyper::header::CONTENT_TYPE, "application/json")
             .header(hyper::header::USER_AGENT, "sundial-worker")
             .header(IDEMPOTENCY_KEY_HEADER, &inv.execution_id)
             .header(FENCING_TOKEN_HEADER, inv.fencing_token.to_string())
             .header(ATTEMPT_HEADER, inv.attempt.to_string())
-            .body(Full::new(Bytes::from(inv.to_json())))
+            // The same id on every retry of one execution: receivers deduplicate by it.
+            .header(signing::ID_HEADER, &inv.execution_id)
+            .header(signing::TIMESTAMP_HEADER, now_secs.to_string());
+        for (name, value) in hook.headers {
+            // The policy refused reserved names already; this is the last line before the wire.
+            if crate::outbound::check_header_name(name).is_err() {
+                return Err(RunError::permanent(
+                    codes::BAD_TARGET,
+                    format!("target.headers.{name}: not allowed"),
+                ));
+            }
+            let secret = self.secret(&value.secret_arn, "header secret", inv).await?;
+            let v = hyper::header::HeaderValue::from_str(secret.trim_end_matches(['\r', '\n'])).map_err(
+                |_| {
+                    RunError::permanent(
+                        SECRET_UNAVAILABLE,
+                        format!("the secret of header {name} is not a valid header value"),
+                    )
+                },
+            )?;
+            let mut v = v;
+            // Kept out of hyper's and the SDK's debug output.
+            v.set_sensitive(true);
+            req = req.header(name.as_str(), v);
+        }
+        if let Some(arn) = hook.signing_secret_arn {
+            let value = self.secret(arn, "signing secret", inv).await?;
+            let keys = SigningKey::parse_all(&value).map_err(|e| {
+                tracing::warn!(execution = %inv.execution_id, secret = arn, "signing secret is malformed");
+                RunError::permanent(SECRET_UNAVAILABLE, e.to_string())
+            })?;
+            req = req.header(
+                signing::SIGNATURE_HEADER,
+                signing::sign(&keys, &inv.execution_id, now_secs, body.as_bytes()),
+            );
+        }
+        let req = req
+            .body(Full::new(Bytes::from(body)))
             .map_err(|e| RunError::permanent(codes::BAD_TARGET, format!("webhook request: {e}")))?;
         let resp = match self.client.request(req).await {
             Ok(r) => r,
             Err(e) => {
                 if let Some(r) = find_refused(&e) {
-                    return Err(refused(&r));
+                    tracing::warn!(execution = %inv.execution_id, host = %r.host, addr = %r.addr, "webhook address refused");
+                    return Err(refused());
                 }
-                return Err(RunError::retryable("HttpConnect", format!("{e}: {}", chain(&e))));
+                tracing::warn!(execution = %inv.execution_id, detail = %format!("{e}: {}", chain(&e)), "webhook unreachable");
+                return Err(RunError::retryable(
+                    "HttpConnect",
+                    format!("the webhook could not be reached ({})", connect_failure(&e)),
+                ));
             }
         };
         let status = resp.status().as_u16();
         if (200..300).contains(&status) {
             return Ok(());
         }
-        let body = resp.into_body().collect().await.map(|b| b.to_bytes()).unwrap_or_default();
+        let body = read_capped(resp.into_body(), MAX_RESPONSE_BYTES).await;
         let snippet: String = String::from_utf8_lossy(&body[..body.len().min(256)]).into_owned();
+        tracing::warn!(execution = %inv.execution_id, status, body = %snippet, "webhook answered an error");
         let code = format!("Http{status}");
-        let message = format!("webhook answered {status}: {snippet}");
+        let message = format!("the webhook answered {status}");
         Err(if matches!(status, 408 | 429) || status >= 500 {
             RunError::retryable(code, message)
         } else {
@@ -227,8 +268,32 @@ impl HttpTarget {
     }
 }
 
-fn refused(r: &AddressRefused) -> RunError {
-    RunError::permanent(codes::ADDRESS_REFUSED, r.to_string())
+fn refused() -> RunError {
+    RunError::permanent(
+        codes::ADDRESS_REFUSED,
+        "the webhook host resolves to an address this deployment does not allow (loopback, link-local, private or reserved)",
+    )
+}
+
+/// The kind of a connection failure, in words that name no address: the first I/O error kind
+/// in the chain.
+fn connect_failure(e: &(dyn std::error::Error + 'static)) -> &'static str {
+    use std::io::ErrorKind::*;
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = cur {
+        if let Some(io) = err.downcast_ref::<std::io::Error>() {
+            return match io.kind() {
+                ConnectionRefused => "connection refused",
+                ConnectionReset | ConnectionAborted | BrokenPipe | UnexpectedEof => "connection closed",
+                TimedOut => "timed out",
+                HostUnreachable | NetworkUnreachable => "unreachable",
+                InvalidData => "TLS or protocol error",
+                _ => "connection failed",
+            };
+        }
+        cur = err.source();
+    }
+    "connection failed"
 }
 
 /// Finds an [`AddressRefused`] anywhere in an error's source chain (it travels inside an
@@ -262,6 +327,7 @@ fn chain(e: &(dyn std::error::Error + 'static)) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::net::Ipv4Addr;
 
     #[test]
     fn internal_addresses_are_not_public() {
@@ -283,6 +349,11 @@ mod tests {
             "::ffff:169.254.169.254",
             "64:ff9b::a9fe:a9fe",
             "2002:7f00:1::",
+            // issue 15 (outbound 5): missing before
+            "64:ff9b:1::a9fe:a9fe", // local-use NAT64
+            "fec0::1",              // site-local
+            "::ffff:0:a9fe:a9fe",   // IPv4-translated 169.254.169.254
+            "192.88.99.1",          // 6to4 relay anycast
         ] {
             assert!(
                 !is_public(a.parse().unwrap_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED))),
@@ -299,7 +370,7 @@ mod tests {
 
     #[tokio::test]
     async fn ip_literal_urls_are_refused_before_any_io_unless_allowed() {
-        let strict = HttpTarget::new(false).unwrap_or_else(|e| panic!("client: {e}"));
+        let strict = HttpTarget::new(AddressPolicy::default()).unwrap_or_else(|e| panic!("client: {e}"));
         for url in ["https://127.0.0.1/x", "https://169.254.169.254/latest/meta-data", "https://[::1]:8443/"]
         {
             let e = strict.check_url(url).err().unwrap_or_else(|| panic!("{url} accepted"));
@@ -311,21 +382,132 @@ mod tests {
             Some(codes::BAD_TARGET.into())
         );
         assert!(strict.check_url("https://example.com/hook").is_ok());
-        let lax = HttpTarget::new(true).unwrap_or_else(|e| panic!("client: {e}"));
+        let lax = HttpTarget::new(AddressPolicy::dev_loopback()).unwrap_or_else(|e| panic!("client: {e}"));
         assert!(lax.check_url("http://127.0.0.1:8080/x").is_ok());
     }
 
     #[tokio::test]
     async fn a_hostname_resolving_to_loopback_is_refused_at_connect() {
         // GIVEN `localhost`, which resolves to a loopback address
-        let strict = HttpTarget::new(false).unwrap_or_else(|e| panic!("client: {e}"));
+        let strict = HttpTarget::new(AddressPolicy::default()).unwrap_or_else(|e| panic!("client: {e}"));
         let inv: Invocation = serde_json::from_value(serde_json::json!({
             "executionId": "j@1", "fencingToken": 1, "scheduledAt": "2026-01-01T00:00:00Z", "attempt": 1,
             "tenant": "t", "jobId": "j", "params": null
         }))
         .unwrap_or_else(|e| panic!("{e}"));
         // WHEN posting to it THEN the resolver refuses it as a permanent error
-        let e = strict.post("https://localhost:1/hook", &inv).await.err();
+        let hook =
+            Webhook { url: "https://localhost:1/hook", signing_secret_arn: None, headers: &BTreeMap::new() };
+        let e = strict.post(&hook, &inv, 0).await.err();
         assert_eq!(e.map(|e| e.code), Some(codes::ADDRESS_REFUSED.to_string()));
+    }
+
+    fn invocation() -> Invocation {
+        serde_json::from_value(serde_json::json!({
+            "executionId": "t:j@1", "fencingToken": 1, "scheduledAt": "2026-01-01T00:00:00Z", "attempt": 1,
+            "tenant": "t", "jobId": "j", "params": null
+        }))
+        .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// A loopback server that answers every request with a chunked `500` whose body would never
+    /// end: it writes 16 KiB chunks until the client hangs up, or until `cap` bytes (a bound so a
+    /// client that reads everything does not fill the machine's memory). Reports the bytes it
+    /// wrote and whether the client cut it off.
+    async fn endless_500(cap: usize) -> (String, tokio::sync::oneshot::Receiver<(usize, bool)>) {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener =
+            tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap_or_else(|e| panic!("bind: {e}"));
+        let url = format!("http://{}/hook", listener.local_addr().unwrap_or_else(|e| panic!("{e}")));
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        tokio::spawn(async move {
+            let Ok((mut sock, _)) = listener.accept().await else { return };
+            let mut req = vec![0u8; 64 * 1024];
+            let _ = sock.read(&mut req).await;
+            let head = b"HTTP/1.1 500 Internal Server Error\r\ntransfer-encoding: chunked\r\n\r\n";
+            let chunk = [b"4000\r\n".as_slice(), &[b'x'; 0x4000], b"\r\n"].concat();
+            let mut sent = 0usize;
+            let mut cut_off = sock.write_all(head).await.is_err();
+            while !cut_off && sent < cap {
+                cut_off = sock.write_all(&chunk).await.is_err();
+                sent += 0x4000;
+            }
+            let _ = tx.send((sent, cut_off));
+        });
+        (url, rx)
+    }
+
+    #[tokio::test]
+    async fn an_endless_error_body_is_cut_off_and_classified_by_its_status() {
+        // GIVEN a webhook that answers 500 with a body that never ends
+        let cap = 64 * 1024 * 1024;
+        let (url, report) = endless_500(cap).await;
+        let client = HttpTarget::new(AddressPolicy::dev_loopback()).unwrap_or_else(|e| panic!("client: {e}"));
+        // WHEN the worker posts to it
+        let e = client
+            .post(
+                &Webhook { url: &url, signing_secret_arn: None, headers: &BTreeMap::new() },
+                &invocation(),
+                0,
+            )
+            .await
+            .err()
+            .unwrap_or_else(|| panic!("500 succeeded"));
+        // THEN the attempt fails as a retryable 500 ...
+        assert_eq!((e.code.as_str(), e.is_retryable()), ("Http500", true), "{e}");
+        // ... and the client stopped reading: the server was cut off long before its bound (the
+        // bytes it got out are the cap plus what the sockets' buffers held).
+        let (sent, cut_off) = report.await.unwrap_or_else(|e| panic!("server: {e}"));
+        assert!(cut_off, "the client read all {sent} bytes of the error body");
+    }
+
+    #[tokio::test]
+    async fn refused_and_unreachable_webhooks_are_stored_without_addresses_or_ports() {
+        // Issue 15 (outbound 8): lastError is shown to tenants; the addresses a host name
+        // resolves to inside the deployment's network are not theirs to learn.
+        let strict = HttpTarget::new(AddressPolicy::default()).unwrap_or_else(|e| panic!("client: {e}"));
+        let hook = Webhook {
+            url: "https://localhost:8443/hook",
+            signing_secret_arn: None,
+            headers: &BTreeMap::new(),
+        };
+        let e = strict.post(&hook, &invocation(), 0).await.err().unwrap_or_else(|| panic!("posted"));
+        assert_eq!(e.code, codes::ADDRESS_REFUSED);
+        assert!(!e.message.contains("127.0.0.1") && !e.message.contains("::1"), "{}", e.message);
+        // AND a refused connection names no address or port either
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
+        let port = listener.local_addr().map(|a| a.port()).unwrap_or_else(|e| panic!("{e}"));
+        drop(listener);
+        let dev = HttpTarget::new(AddressPolicy::dev_loopback()).unwrap_or_else(|e| panic!("client: {e}"));
+        let url = format!("http://127.0.0.1:{port}/hook");
+        let e = dev
+            .post(
+                &Webhook { url: &url, signing_secret_arn: None, headers: &BTreeMap::new() },
+                &invocation(),
+                0,
+            )
+            .await
+            .err()
+            .unwrap_or_else(|| panic!("posted"));
+        assert!(e.is_retryable(), "{e}");
+        assert!(!e.message.contains("127.0.0.1") && !e.message.contains(&port.to_string()), "{}", e.message);
+    }
+
+    #[tokio::test]
+    async fn an_error_body_is_not_stored() {
+        // A webhook inside an allowed private network answers with its own internals: the
+        // status is the tenant's to see, the body is logged only.
+        let (url, _report) = endless_500(1024 * 1024).await;
+        let client = HttpTarget::new(AddressPolicy::dev_loopback()).unwrap_or_else(|e| panic!("client: {e}"));
+        let e = client
+            .post(
+                &Webhook { url: &url, signing_secret_arn: None, headers: &BTreeMap::new() },
+                &invocation(),
+                0,
+            )
+            .await
+            .err();
+        let e = e.unwrap_or_else(|| panic!("500 succeeded"));
+        assert!(!e.message.contains("xxxx"), "{}", e.message);
     }
 }

@@ -5,6 +5,11 @@
 //! `Diagnostic { error_type: "NonRetryable…" }`) is a business error: permanent. Any other
 //! function error (unhandled panics, timeouts inside the function, out of memory) retries, as do
 //! throttling and service errors. A missing function or a refused payload is permanent.
+//!
+//! What is stored (and shown to the tenant as `lastError`) is the error code and a generic
+//! sentence: AWS's own message names the worker's role, the account and the function ARN, so it
+//! goes to the worker's log, with the execution id, and nowhere else. A function error's
+//! `errorMessage` is the tenant's own function speaking and is kept.
 
 use super::Invocation;
 use crate::execution::retry::{codes, RunError};
@@ -59,12 +64,15 @@ impl LambdaTarget {
                 Err(classify_function_error(out.payload().map(|b| b.as_ref()).unwrap_or_default()))
             }
             Ok(_) => Ok(()),
-            Err(e) => Err(classify_sdk_error(function, e)),
+            Err(e) => {
+                tracing::warn!(execution = %inv.execution_id, function, detail = %DisplayErrorContext(&e), "the Lambda target failed");
+                Err(classify_sdk_error(e))
+            }
         }
     }
 }
 
-fn classify_sdk_error(function: &str, e: SdkError<InvokeError, HttpResponse>) -> RunError {
+fn classify_sdk_error(e: SdkError<InvokeError, HttpResponse>) -> RunError {
     if let SdkError::ServiceError(s) = &e {
         // Lambda reports function errors as 200 + `X-Amz-Function-Error`; `cargo lambda watch`
         // answers them with an error status and the same `{errorType, errorMessage}` body.
@@ -76,10 +84,10 @@ fn classify_sdk_error(function: &str, e: SdkError<InvokeError, HttpResponse>) ->
             }
         }
     }
-    let message = format!("invoking {function:?}: {}", DisplayErrorContext(&e));
     match &e {
         SdkError::ServiceError(s) => {
             let code = s.err().code().unwrap_or("Unknown").to_string();
+            let message = format!("the Lambda target failed ({})", code.trim_end_matches("Exception"));
             let permanent = matches!(
                 code.as_str(),
                 "ResourceNotFoundException"
@@ -96,7 +104,7 @@ fn classify_sdk_error(function: &str, e: SdkError<InvokeError, HttpResponse>) ->
                 RunError::retryable(code, message)
             }
         }
-        _ => RunError::retryable("LambdaInvoke", message),
+        _ => RunError::retryable("LambdaInvoke", "the Lambda target could not be reached"),
     }
 }
 
@@ -117,5 +125,30 @@ mod tests {
         let e = classify_function_error(b"not json");
         assert!(e.is_retryable());
         assert_eq!(e.code, "Lambda.Unhandled");
+    }
+
+    /// An error as the SDK returns it for a refused call: AWS's message names the worker's role.
+    fn service_error(code: &str, message: &str, status: u16) -> SdkError<InvokeError, HttpResponse> {
+        let meta = aws_smithy_types::error::ErrorMetadata::builder().code(code).message(message).build();
+        let raw = HttpResponse::new(
+            status.try_into().unwrap_or_else(|e| panic!("{e:?}")),
+            aws_smithy_types::body::SdkBody::empty(),
+        );
+        SdkError::service_error(InvokeError::generic(meta), raw)
+    }
+
+    #[test]
+    fn a_refused_invoke_is_stored_without_role_arns_or_accounts() {
+        // Issue 15 (outbound 8): lastError is shown to tenants.
+        let e = classify_sdk_error(service_error(
+                "AccessDeniedException",
+                "User: arn:aws:sts::123456789012:assumed-role/sundial-worker-role/sundial-worker is not authorized to perform: lambda:InvokeFunction on resource: arn:aws:lambda:eu-west-1:123456789012:function:acme-run",
+                403,
+            ),
+        );
+        assert!(!e.is_retryable());
+        assert!(!e.message.contains("arn:") && !e.message.contains("123456789012"), "{}", e.message);
+        assert!(!e.message.contains("sundial-worker-role"), "{}", e.message);
+        assert!(e.message.contains("AccessDenied"), "{}", e.message);
     }
 }

@@ -10,6 +10,8 @@
 pub mod http;
 pub mod in_process;
 pub mod lambda;
+pub mod secrets;
+pub mod signing;
 pub mod sqs;
 
 use super::retry::{codes, RunError};
@@ -88,12 +90,16 @@ pub struct RemoteTargets {
 }
 
 impl RemoteTargets {
-    /// Calls a remote target. `Target::InProcess` is a configuration error here: only the
-    /// worker's handler registry runs those.
-    pub async fn call(&self, target: &Target, inv: &Invocation) -> Result<(), RunError> {
+    /// Calls a remote target at `now` (the worker's clock; it dates webhook signatures).
+    /// `Target::InProcess` is a configuration error here: only the worker's handler registry
+    /// runs those.
+    pub async fn call(&self, target: &Target, inv: &Invocation, now: DateTime<Utc>) -> Result<(), RunError> {
         match target {
             Target::Lambda { function } => self.lambda.invoke(function, inv).await,
-            Target::Http { url } => self.http.post(url, inv).await,
+            Target::Http { url, signing_secret_arn, headers } => {
+                let hook = http::Webhook { url, signing_secret_arn: signing_secret_arn.as_deref(), headers };
+                self.http.post(&hook, inv, now.timestamp()).await
+            }
             Target::Sqs { queue_url } => self.sqs.send(queue_url, inv).await,
             Target::InProcess { handler } => Err(RunError::permanent(
                 codes::BAD_TARGET,
@@ -133,7 +139,7 @@ mod tests {
         // header and the FIFO deduplication id, so it must name the tenant.
         let def = crate::model::JobDefinition::new(
             crate::schedule::ScheduleSpec::new("rate(1 minute)", "UTC"),
-            Target::Http { url: "https://x".into() },
+            Target::http("https://x"),
         );
         let cfg = crate::config::Config::local("t-", &["default"], 8);
         let at = crate::store::items::ms_to_dt(1_764_469_800_000);

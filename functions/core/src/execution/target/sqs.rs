@@ -3,6 +3,9 @@
 //! The execution id and fencing token also travel as message attributes, so a consumer can
 //! deduplicate without parsing the body. For FIFO queues the execution id is the deduplication
 //! id (a retried send within SQS's five-minute window is absorbed) and the job id the group.
+//!
+//! A failed send is stored (and shown to the tenant) as its code and a generic sentence; AWS's
+//! message, which names the worker's role and the account, is logged with the execution id.
 
 use super::Invocation;
 use crate::execution::retry::{codes, RunError};
@@ -45,20 +48,24 @@ impl SqsTarget {
         }
         match req.send().await {
             Ok(_) => Ok(()),
-            Err(e) => Err(classify(queue_url, e)),
+            Err(e) => {
+                tracing::warn!(execution = %inv.execution_id, queue_url, detail = %DisplayErrorContext(&e), "the SQS target failed");
+                Err(classify(e))
+            }
         }
     }
 }
 
-fn classify<E, R>(queue_url: &str, e: SdkError<E, R>) -> RunError
+fn classify<E, R>(e: SdkError<E, R>) -> RunError
 where
     E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
     R: std::fmt::Debug + Send + Sync + 'static,
 {
-    let message = format!("sending to {queue_url}: {}", DisplayErrorContext(&e));
     match &e {
         SdkError::ServiceError(s) => {
             let code = s.err().code().unwrap_or("Unknown").to_string();
+            let short = code.rsplit('.').next().unwrap_or_default().trim_end_matches("Exception");
+            let message = format!("the SQS target failed ({short})");
             let retry = code.contains("Throttl")
                 || code.contains("RequestThrottled")
                 || code.contains("InternalError")
@@ -71,6 +78,30 @@ where
                 RunError::permanent(code, message)
             }
         }
-        _ => RunError::retryable("SqsSend", message),
+        _ => RunError::retryable("SqsSend", "the SQS target could not be reached"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use aws_sdk_sqs::operation::send_message::SendMessageError;
+    use aws_smithy_runtime_api::client::orchestrator::HttpResponse;
+
+    #[test]
+    fn a_refused_send_is_stored_without_role_arns_accounts_or_the_queue_url() {
+        // Issue 15 (outbound 8): lastError is shown to tenants.
+        let meta = aws_smithy_types::error::ErrorMetadata::builder()
+            .code("AccessDenied")
+            .message("User: arn:aws:sts::123456789012:assumed-role/sundial-worker-role/w is not authorized to perform: sqs:sendmessage on resource: arn:aws:sqs:eu-west-1:123456789012:acme-inbox")
+            .build();
+        let raw = HttpResponse::new(
+            403u16.try_into().unwrap_or_else(|e| panic!("{e:?}")),
+            aws_smithy_types::body::SdkBody::empty(),
+        );
+        let e = classify(SdkError::service_error(SendMessageError::generic(meta), raw));
+        assert!(!e.is_retryable());
+        assert!(!e.message.contains("arn:") && !e.message.contains("123456789012"), "{}", e.message);
+        assert!(e.message.contains("AccessDenied"), "{}", e.message);
     }
 }

@@ -45,6 +45,7 @@ use super::policy::{JobSlots, TenantGate};
 use super::target::http::HttpTarget;
 use super::target::in_process::{BoxFuture, Handlers};
 use super::target::lambda::LambdaTarget;
+use super::target::secrets::{self, SecretCache};
 use super::target::sqs::SqsTarget;
 use super::target::RemoteTargets;
 use crate::aws::Clients;
@@ -158,7 +159,8 @@ impl Worker {
             store,
             remote: RemoteTargets {
                 lambda: LambdaTarget::new(clients.lambda.clone()),
-                http: HttpTarget::new(settings.allow_private_targets)?,
+                http: HttpTarget::new(cfg.targets.addresses.clone())?
+                    .with_secrets(SecretCache::new(clients.secrets.clone(), secrets::DEFAULT_TTL)),
                 sqs: SqsTarget::new(clients.sqs.clone()),
             },
             handlers,

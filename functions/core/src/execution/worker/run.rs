@@ -252,7 +252,12 @@ impl Worker {
                 let cp = Arc::new(checkpointer);
                 h.run(HandlerContext::new(inv, resumed_from, cancel.clone(), cp)).await
             }
-            t => self.remote.call(t, &inv).await,
+            t => {
+                // The create-time policy, again: it may have been tightened since, and
+                // definitions stored before it existed are judged too.
+                self.cfg.targets.check(&self.cfg, &e.tenant, t)?;
+                self.remote.call(t, &inv, self.clock.now()).await
+            }
         }
     }
 }

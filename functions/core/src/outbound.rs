@@ -1,0 +1,598 @@
+//! Outbound policy: which targets a job may name, and which addresses a webhook may reach.
+//!
+//! A scheduler that calls user-supplied URLs, functions and queues from inside a VPC, with its
+//! own IAM role, is a confused deputy unless every call is judged first. [`TargetPolicy::check`]
+//! is that judgement, and it is the *only* one: the control plane runs it when a job is created
+//! or edited (so a target that can never work is refused with the field it is about), and the
+//! worker runs it again before every call (so a policy tightened after the job was created
+//! still applies, and a definition stored before the policy existed is judged too).
+//!
+//! What it checks:
+//! - **webhooks** (`target.url`): `https://` only (plain `http://` only with the dev-only loopback
+//!   setting); an IP-literal host is judged by the [`AddressPolicy`]; a host name is judged
+//!   again, on the very addresses connected to, by the webhook client's resolver
+//!   (`execution::target::http`), so DNS rebinding between a check and the connect cannot slip
+//!   past it. Header names (`target.headers.X`) that Sundial sets itself are refused.
+//! - **queues** (`target.queueUrl`): never one of Sundial's own pool queues or dead-letter queues
+//!   (a job that sends to them would forge executions).
+//! - **per-tenant allowlists** ([`TenantTargets`], `SUNDIAL_TENANT_TARGETS`): when set, a tenant's
+//!   Lambda functions, queue URLs and webhook hosts must match one of its `*` globs.
+//!
+//! The address policy: public unicast addresses are allowed; everything else is refused unless
+//! it lies in one of the deployment's private CIDRs (`SUNDIAL_PRIVATE_TARGET_CIDRS`). Loopback,
+//! link-local (169.254.0.0/16 holds the instance metadata service), the EC2 IPv6 service
+//! addresses (fd00:ec2::/32: metadata, DNS, time), unspecified, multicast and broadcast are
+//! refused *even when listed*: no deployment needs a job to reach them, and a CIDR like
+//! `169.254.0.0/16` or `fd00::/8` typed in good faith would otherwise open the metadata service.
+//! Loopback alone is allowed by `SUNDIAL_DEV_LOOPBACK_TARGETS`, which exists for the local run and
+//! the test suite; the CDK construct never sets it (infra/test checks).
+
+use crate::config::Config;
+use crate::execution::retry::{codes, RunError};
+use crate::model::{Target, ValidationError};
+use std::collections::BTreeMap;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+/// An IPv4 or IPv6 network (`10.1.0.0/16`, `fd12::/16`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cidr {
+    net: IpAddr,
+    prefix: u8,
+}
+
+impl Cidr {
+    /// Parses `addr/prefix` (a bare address is a /32 or /128).
+    pub fn parse(s: &str) -> Result<Self, String> {
+        let (addr, prefix) = match s.split_once('/') {
+            Some((a, p)) => (a, Some(p)),
+            None => (s, None),
+        };
+        let net: IpAddr = addr.trim().parse().map_err(|_| format!("{s:?} is not an IP network"))?;
+        let max = if net.is_ipv4() { 32 } else { 128 };
+        let prefix = match prefix {
+            None => max,
+            Some(p) => p
+                .trim()
+                .parse::<u8>()
+                .ok()
+                .filter(|p| *p <= max)
+                .ok_or_else(|| format!("{s:?}: the prefix must be 0-{max}"))?,
+        };
+        Ok(Cidr { net, prefix })
+    }
+
+    /// Whether `ip` lies in the network (an IPv4 network never holds an IPv6 address: mapped
+    /// forms are unwrapped by the caller).
+    pub fn contains(&self, ip: IpAddr) -> bool {
+        match (self.net, ip) {
+            (IpAddr::V4(n), IpAddr::V4(a)) => {
+                let mask = u32::MAX.checked_shl(32 - u32::from(self.prefix)).unwrap_or(0);
+                u32::from(n) & mask == u32::from(a) & mask
+            }
+            (IpAddr::V6(n), IpAddr::V6(a)) => {
+                let mask = u128::MAX.checked_shl(128 - u32::from(self.prefix)).unwrap_or(0);
+                u128::from(n) & mask == u128::from(a) & mask
+            }
+            _ => false,
+        }
+    }
+}
+
+impl std::fmt::Display for Cidr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.net, self.prefix)
+    }
+}
+
+/// Which addresses a webhook may connect to.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AddressPolicy {
+    /// Private networks the deployment allows (`SUNDIAL_PRIVATE_TARGET_CIDRS`).
+    pub private_cidrs: Vec<Cidr>,
+    /// Loopback and plain `http://` allowed: the local run and tests only
+    /// (`SUNDIAL_DEV_LOOPBACK_TARGETS`; never set by the CDK).
+    pub dev_loopback: bool,
+}
+
+impl AddressPolicy {
+    /// The policy of the local run and the test suite: loopback and plain `http://` allowed.
+    pub fn dev_loopback() -> Self {
+        AddressPolicy { private_cidrs: Vec::new(), dev_loopback: true }
+    }
+
+    /// Whether a webhook may connect to `ip`.
+    pub fn allows(&self, ip: IpAddr) -> bool {
+        let ip = unwrap_v4(ip);
+        if ip.is_loopback() {
+            return self.dev_loopback;
+        }
+        if always_refused(ip) {
+            return false;
+        }
+        is_public(ip) || self.private_cidrs.iter().any(|c| c.contains(ip))
+    }
+
+    /// Whether plain `http://` is allowed (the dev setting only: on a real network a webhook
+    /// without TLS can be read and rewritten on the way).
+    pub fn allows_plain_http(&self) -> bool {
+        self.dev_loopback
+    }
+}
+
+/// An IPv6 address that embeds an IPv4 one the packets end up at (mapped `::ffff:a.b.c.d`,
+/// translated `::ffff:0:a.b.c.d`, NAT64 `64:ff9b::a.b.c.d`, 6to4 `2002:AABB:CCDD::`,
+/// IPv4-compatible `::a.b.c.d`) is judged as that IPv4 address.
+fn unwrap_v4(ip: IpAddr) -> IpAddr {
+    let IpAddr::V6(v6) = ip else { return ip };
+    let seg = v6.segments();
+    let v4 =
+        |hi: u16, lo: u16| IpAddr::V4(Ipv4Addr::new((hi >> 8) as u8, hi as u8, (lo >> 8) as u8, lo as u8));
+    if let Some(v4) = v6.to_ipv4_mapped() {
+        return IpAddr::V4(v4);
+    }
+    if seg[..4] == [0, 0, 0, 0] && seg[4] == 0xffff && seg[5] == 0 {
+        return v4(seg[6], seg[7]); // IPv4-translated ::ffff:0:0:0/96 (RFC 2765)
+    }
+    if seg[0] == 0x64 && seg[1] == 0xff9b && seg[2..6] == [0, 0, 0, 0] {
+        return v4(seg[6], seg[7]); // NAT64 well-known prefix 64:ff9b::/96
+    }
+    if seg[0] == 0x2002 {
+        return v4(seg[1], seg[2]); // 6to4 2002::/16
+    }
+    if seg[..6] == [0, 0, 0, 0, 0, 0] && !v6.is_unspecified() && !v6.is_loopback() {
+        return v4(seg[6], seg[7]); // IPv4-compatible ::/96 (deprecated)
+    }
+    ip
+}
+
+/// Refused whatever the deployment lists: link-local (the metadata service), the EC2 IPv6
+/// service addresses, unspecified, multicast, broadcast. (Loopback is handled by the caller.)
+fn always_refused(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => {
+            let [a, ..] = v4.octets();
+            a == 0 || v4.is_link_local() || v4.is_multicast() || v4.is_broadcast()
+        }
+        IpAddr::V6(v6) => {
+            let seg = v6.segments();
+            v6.is_unspecified()
+                || v6.is_multicast()
+                || (seg[0] & 0xffc0) == 0xfe80 // link-local fe80::/10
+                || (seg[0] == 0xfd00 && seg[1] == 0x0ec2) // fd00:ec2::/32 (metadata ::254, DNS ::253, NTP ::123)
+        }
+    }
+}
+
+/// Whether `ip` is a public unicast address a webhook may reach without any allowlist.
+pub fn is_public(ip: IpAddr) -> bool {
+    match unwrap_v4(ip) {
+        IpAddr::V4(v4) => is_public_v4(v4),
+        IpAddr::V6(v6) => is_public_v6(v6),
+    }
+}
+
+fn is_public_v4(ip: Ipv4Addr) -> bool {
+    let [a, b, c, _] = ip.octets();
+    !(a == 0                                   // "this network", 0.0.0.0
+        || ip.is_loopback()                    // 127/8
+        || ip.is_private()                     // 10/8, 172.16/12, 192.168/16
+        || ip.is_link_local()                  // 169.254/16 (instance metadata)
+        || (a == 100 && (64..128).contains(&b)) // 100.64/10 shared address space
+        || (a == 192 && b == 0 && c == 0)      // 192.0.0/24 protocol assignments
+        || (a == 192 && b == 0 && c == 2)      // documentation
+        || (a == 192 && b == 88 && c == 99)    // 6to4 relay anycast (deprecated, RFC 7526)
+        || (a == 198 && (b == 18 || b == 19))  // benchmarking
+        || (a == 198 && b == 51 && c == 100)   // documentation
+        || (a == 203 && b == 0 && c == 113)    // documentation
+        || ip.is_multicast()                   // 224/4
+        || a >= 240) // reserved, broadcast
+}
+
+fn is_public_v6(ip: Ipv6Addr) -> bool {
+    let seg = ip.segments();
+    !(ip.is_unspecified()
+        || ip.is_loopback()
+        || ip.is_multicast()
+        || (seg[0] & 0xfe00) == 0xfc00   // unique local fc00::/7
+        || (seg[0] & 0xffc0) == 0xfe80   // link-local fe80::/10
+        || (seg[0] & 0xffc0) == 0xfec0   // site-local fec0::/10 (deprecated, still routed inside some networks)
+        || (seg[0] == 0x64 && seg[1] == 0xff9b && seg[2] == 1) // local-use NAT64 64:ff9b:1::/48 (RFC 8215)
+        || (seg[0] == 0x2001 && seg[1] == 0x0db8) // documentation
+        || (seg[0] == 0x0100 && seg[1..4] == [0, 0, 0]) // discard-only 100::/64
+        || seg[0..6] == [0, 0, 0, 0, 0, 0]) // ::/96 not unwrapped above
+}
+
+/// Most extra headers a webhook target may name.
+pub const MAX_HEADERS: usize = 10;
+
+/// Headers Sundial sets itself, which a job's `headers` may not name (compared lowercase):
+/// a job that could set them could forge a signature's inputs or another execution's identity.
+pub fn is_reserved_header(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    n.starts_with("webhook-")
+        || n.starts_with("x-sundial-")
+        || matches!(
+            n.as_str(),
+            "idempotency-key"
+                | "content-type"
+                | "content-length"
+                | "content-encoding"
+                | "transfer-encoding"
+                | "host"
+                | "connection"
+                | "user-agent"
+        )
+}
+
+/// What one tenant may call (`*` globs; an absent kind allows nothing of that kind).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct TargetAllow {
+    /// Lambda functions, matched against `target.function` as written (use ARN globs together
+    /// with ARN targets, e.g. `arn:aws:lambda:*:*:function:acme-*`).
+    #[serde(default)]
+    pub lambda: Vec<String>,
+    /// SQS queue URLs (`https://sqs.*.amazonaws.com/123456789012/acme-*`).
+    #[serde(default)]
+    pub sqs: Vec<String>,
+    /// Webhook host names (`*.acme.com`, `hooks.example.org`), matched lowercase.
+    #[serde(default)]
+    pub http: Vec<String>,
+}
+
+/// Per-tenant target allowlists (`SUNDIAL_TENANT_TARGETS`): a JSON object from tenant to
+/// [`TargetAllow`]; `"*"` applies to every tenant without an entry of its own. A tenant with
+/// neither may call no remote target.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[serde(transparent)]
+pub struct TenantTargets(pub BTreeMap<String, TargetAllow>);
+
+impl TenantTargets {
+    /// Parses the JSON setting.
+    pub fn parse(json: &str) -> Result<Self, String> {
+        serde_json::from_str(json).map_err(|e| format!("not a tenant → {{lambda, sqs, http}} map: {e}"))
+    }
+
+    /// The JSON setting.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    fn of(&self, tenant: &str) -> Option<&TargetAllow> {
+        self.0.get(tenant).or_else(|| self.0.get("*"))
+    }
+}
+
+/// `*` matches any run of characters (also none); everything else matches itself.
+pub fn glob_match(pattern: &str, s: &str) -> bool {
+    let (p, s) = (pattern.as_bytes(), s.as_bytes());
+    let (mut pi, mut si) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while si < s.len() {
+        if pi < p.len() && p[pi] == b'*' {
+            star = Some((pi, si));
+            pi += 1;
+        } else if pi < p.len() && p[pi] == s[si] {
+            pi += 1;
+            si += 1;
+        } else if let Some((sp, ss)) = star {
+            pi = sp + 1;
+            si = ss + 1;
+            star = Some((sp, ss + 1));
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|c| *c == b'*')
+}
+
+/// The deployment's outbound policy: addresses and per-tenant allowlists.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TargetPolicy {
+    /// Which addresses webhooks may reach.
+    pub addresses: AddressPolicy,
+    /// Per-tenant allowlists; `None` (unset) allows any target the other checks accept.
+    pub tenants: Option<TenantTargets>,
+}
+
+/// A refused target: the field and reason (what the API answers at create), and the stable
+/// code a run that meets it fails with.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{error}")]
+pub struct Refusal {
+    /// [`codes::ADDRESS_REFUSED`], [`codes::TARGET_NOT_ALLOWED`] or [`codes::BAD_TARGET`].
+    pub code: &'static str,
+    /// The field (`target.url`, `target.headers.X`, ...) and why.
+    pub error: ValidationError,
+}
+
+impl From<Refusal> for ValidationError {
+    fn from(r: Refusal) -> Self {
+        r.error
+    }
+}
+
+impl From<Refusal> for RunError {
+    /// Always permanent: the same definition is refused on every attempt.
+    fn from(r: Refusal) -> Self {
+        RunError::permanent(r.code, r.error.to_string())
+    }
+}
+
+fn refuse(code: &'static str, field: impl Into<String>, reason: impl Into<String>) -> Refusal {
+    Refusal { code, error: ValidationError { field: field.into(), reason: reason.into() } }
+}
+
+fn invalid(field: impl Into<String>, reason: impl Into<String>) -> Refusal {
+    refuse(codes::BAD_TARGET, field, reason)
+}
+
+impl TargetPolicy {
+    /// The local run's and the tests' policy: loopback and plain `http://` webhooks allowed.
+    pub fn dev_loopback() -> Self {
+        TargetPolicy { addresses: AddressPolicy::dev_loopback(), tenants: None }
+    }
+
+    /// Judges `tenant`'s `target` (see the module header). `cfg` names Sundial's own queues.
+    pub fn check(&self, cfg: &Config, tenant: &str, target: &Target) -> Result<(), Refusal> {
+        let allow = self.tenants.as_ref().map(|t| t.of(tenant));
+        let listed =
+            |kind: &str, field: &str, value: &str, globs: fn(&TargetAllow) -> &Vec<String>| match allow {
+                None => Ok(()),
+                Some(a) if a.is_some_and(|a| globs(a).iter().any(|g| glob_match(g, value))) => Ok(()),
+                Some(_) => Err(refuse(
+                    codes::TARGET_NOT_ALLOWED,
+                    field,
+                    format!("this deployment does not allow tenant {tenant:?} to call this {kind}"),
+                )),
+            };
+        match target {
+            Target::Http { url, signing_secret_arn, headers } => {
+                let host = check_url(&self.addresses, url)?;
+                if let Some(arn) = signing_secret_arn {
+                    check_secret_arn("target.signingSecretArn", arn)?;
+                }
+                if headers.len() > MAX_HEADERS {
+                    return Err(invalid("target.headers", format!("at most {MAX_HEADERS} headers")));
+                }
+                for (name, value) in headers {
+                    check_header_name(name)?;
+                    check_secret_arn(&format!("target.headers.{name}.secretArn"), &value.secret_arn)?;
+                }
+                listed("webhook host", "target.url", &host, |a| &a.http)
+            }
+            Target::Lambda { function } => {
+                if function.is_empty() || function.len() > 170 {
+                    return Err(invalid(
+                        "target.function",
+                        "must be a function name or ARN (1-170 characters)",
+                    ));
+                }
+                listed("Lambda function", "target.function", function, |a| &a.lambda)
+            }
+            Target::Sqs { queue_url } => {
+                check_queue_url(cfg, queue_url)?;
+                listed("queue", "target.queueUrl", queue_url, |a| &a.sqs)
+            }
+            Target::InProcess { handler } => {
+                if handler.is_empty() || handler.len() > 64 {
+                    return Err(invalid("target.handler", "must be 1-64 characters"));
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Checks a webhook URL's scheme and (for an IP literal) address; returns its host, lowercase
+/// and without brackets.
+pub fn check_url(addresses: &AddressPolicy, url: &str) -> Result<String, Refusal> {
+    let field = "target.url";
+    let uri: hyper::Uri = url.parse().map_err(|_| invalid(field, "is not a valid URL"))?;
+    match uri.scheme_str() {
+        Some("https") => {}
+        Some("http") if addresses.allows_plain_http() => {}
+        _ => return Err(invalid(field, "must be an https:// URL")),
+    }
+    let host = uri.host().unwrap_or_default().trim_start_matches('[').trim_end_matches(']');
+    if host.is_empty() {
+        return Err(invalid(field, "has no host"));
+    }
+    if uri.authority().is_some_and(|a| a.as_str().contains('@')) {
+        return Err(invalid(field, "must not carry credentials (use target.headers)"));
+    }
+    if let Ok(ip) = host.parse::<IpAddr>() {
+        if !addresses.allows(ip) {
+            return Err(refuse(
+                codes::ADDRESS_REFUSED,
+                field,
+                "the address is not public (loopback, link-local, private or reserved) and not in the deployment's private target networks",
+            ));
+        }
+    }
+    Ok(host.to_ascii_lowercase())
+}
+
+/// A Secrets Manager secret ARN (any partition): `arn:<partition>:secretsmanager:<region>:<account>:secret:<name>`.
+fn check_secret_arn(field: &str, arn: &str) -> Result<(), Refusal> {
+    let parts: Vec<&str> = arn.splitn(7, ':').collect();
+    let ok = arn.len() <= 2048
+        && parts.len() == 7
+        && parts[0] == "arn"
+        && !parts[1].is_empty()
+        && parts[2] == "secretsmanager"
+        && !parts[3].is_empty()
+        && parts[4].len() == 12
+        && parts[4].bytes().all(|b| b.is_ascii_digit())
+        && parts[5] == "secret"
+        && !parts[6].is_empty();
+    if ok {
+        Ok(())
+    } else {
+        Err(invalid(
+            field,
+            "must be a Secrets Manager secret ARN (arn:aws:secretsmanager:<region>:<account>:secret:<name>)",
+        ))
+    }
+}
+
+/// Refuses a header name Sundial sets itself, or one that is not a valid token.
+pub fn check_header_name(name: &str) -> Result<(), Refusal> {
+    let field = format!("target.headers.{name}");
+    if hyper::header::HeaderName::from_bytes(name.as_bytes()).is_err() {
+        return Err(invalid(field, "is not a valid header name"));
+    }
+    if is_reserved_header(name) {
+        return Err(invalid(field, "is set by Sundial and cannot be overridden"));
+    }
+    Ok(())
+}
+
+/// A queue URL's name must be a valid SQS name (no escapes that could spell another one) and
+/// none of Sundial's own pool queues or dead-letter queues: neither a current pool's nor any
+/// other under the pool queues' prefix (a pool added or renamed later).
+fn check_queue_url(cfg: &Config, queue_url: &str) -> Result<(), Refusal> {
+    let field = "target.queueUrl";
+    let uri: hyper::Uri = queue_url.parse().map_err(|_| invalid(field, "is not a valid URL"))?;
+    if !matches!(uri.scheme_str(), Some("https") | Some("http")) || uri.host().is_none() {
+        return Err(invalid(field, "must be an SQS queue URL"));
+    }
+    let name = uri.path().rsplit('/').next().unwrap_or_default();
+    let valid = !name.is_empty()
+        && name.len() <= 80
+        && name
+            .trim_end_matches(".fifo")
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+    if !valid {
+        return Err(invalid(field, "must end in a queue name (1-80 of A-Z a-z 0-9 - _, optionally .fifo)"));
+    }
+    let base = name.trim_end_matches(".fifo");
+    let own = (!cfg.queue_prefix.is_empty() && base.starts_with(&cfg.queue_prefix))
+        || cfg.pools.iter().any(|p| base == cfg.queue_name(p) || base == cfg.dlq_name(p));
+    if own {
+        return Err(refuse(codes::TARGET_NOT_ALLOWED, field, "is one of Sundial's own queues"));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ip(s: &str) -> IpAddr {
+        s.parse().unwrap_or_else(|e| panic!("{s}: {e}"))
+    }
+
+    #[test]
+    fn internal_addresses_are_not_public() {
+        for a in [
+            "127.0.0.1",
+            "169.254.169.254",
+            "10.1.2.3",
+            "172.16.0.1",
+            "192.168.1.1",
+            "100.64.0.1",
+            "0.0.0.0",
+            "255.255.255.255",
+            "224.0.0.1",
+            "192.88.99.1",
+            "::1",
+            "::",
+            "fe80::1",
+            "fd00::1",
+            "fec0::1",
+            "::ffff:127.0.0.1",
+            "::ffff:169.254.169.254",
+            "::ffff:0:a9fe:a9fe",
+            "::ffff:0:7f00:1",
+            "64:ff9b::a9fe:a9fe",
+            "64:ff9b:1::a9fe:a9fe",
+            "64:ff9b:1::808:808",
+            "2002:7f00:1::",
+            "fd00:ec2::254",
+        ] {
+            assert!(!is_public(ip(a)), "{a} should be refused");
+            assert!(!AddressPolicy::default().allows(ip(a)), "{a} should be refused");
+        }
+        for a in ["93.184.216.34", "8.8.8.8", "2606:4700::1111", "::ffff:8.8.8.8", "64:ff9b::808:808"] {
+            assert!(is_public(ip(a)), "{a} should be allowed");
+            assert!(AddressPolicy::default().allows(ip(a)), "{a} should be allowed");
+        }
+    }
+
+    #[test]
+    fn listed_private_networks_are_allowed_but_never_loopback_link_local_or_metadata() {
+        // GIVEN a deployment that lists its VPC, a ULA range, and (by mistake) the metadata
+        // service's networks and loopback
+        let cidrs =
+            ["10.1.0.0/16", "fd12::/16", "169.254.0.0/16", "fd00::/8", "127.0.0.0/8", "::1/128", "fe80::/10"];
+        let policy = AddressPolicy {
+            private_cidrs: cidrs.iter().map(|c| Cidr::parse(c).unwrap_or_else(|e| panic!("{e}"))).collect(),
+            dev_loopback: false,
+        };
+        // THEN the listed private networks are reachable, also through an IPv4-mapped address
+        for a in ["10.1.2.3", "fd12::5", "::ffff:10.1.9.9", "fd00::1"] {
+            assert!(policy.allows(ip(a)), "{a}");
+        }
+        // AND nothing else private, nor loopback, link-local or the metadata addresses
+        for a in [
+            "10.2.0.1",
+            "192.168.0.1",
+            "127.0.0.1",
+            "::1",
+            "169.254.169.254",
+            "::ffff:169.254.169.254",
+            "fd00:ec2::254",
+            "fe80::1",
+        ] {
+            assert!(!policy.allows(ip(a)), "{a}");
+        }
+        assert!(!policy.allows_plain_http());
+        // AND the dev setting allows loopback (and plain http) but still not the metadata service
+        let dev = AddressPolicy::dev_loopback();
+        assert!(dev.allows(ip("127.0.0.1")) && dev.allows(ip("::1")) && dev.allows_plain_http());
+        assert!(!dev.allows(ip("169.254.169.254")) && !dev.allows(ip("10.0.0.1")));
+    }
+
+    #[test]
+    fn cidrs_parse_and_refuse_nonsense() {
+        assert_eq!(Cidr::parse("10.1.0.0/16").map(|c| c.to_string()), Ok("10.1.0.0/16".into()));
+        assert!(Cidr::parse("10.1.0.0/33").is_err() && Cidr::parse("nope/8").is_err());
+        assert!(Cidr::parse("0.0.0.0/0").is_ok_and(|c| c.contains(ip("8.8.8.8"))));
+        assert!(
+            Cidr::parse("10.0.0.1").is_ok_and(|c| c.contains(ip("10.0.0.1")) && !c.contains(ip("10.0.0.2")))
+        );
+    }
+
+    #[test]
+    fn globs_match_with_stars_only() {
+        assert!(glob_match("*.acme.com", "hooks.acme.com"));
+        assert!(!glob_match("*.acme.com", "acme.com.evil.net"));
+        assert!(glob_match(
+            "arn:aws:lambda:*:*:function:acme-*",
+            "arn:aws:lambda:eu-west-1:123:function:acme-run"
+        ));
+        assert!(!glob_match(
+            "arn:aws:lambda:*:*:function:acme-*",
+            "arn:aws:lambda:eu-west-1:123:function:globex"
+        ));
+        assert!(glob_match("a*b*c", "aXXbYYc") && !glob_match("a*b*c", "aXXbYY") && glob_match("*", ""));
+    }
+
+    #[test]
+    fn reserved_header_names_are_refused() {
+        for h in [
+            "Webhook-Signature",
+            "webhook-id",
+            "Idempotency-Key",
+            "Content-Type",
+            "HOST",
+            "X-Sundial-Fencing-Token",
+        ] {
+            assert!(check_header_name(h).is_err(), "{h}");
+        }
+        assert!(check_header_name("Authorization").is_ok() && check_header_name("X-Api-Key").is_ok());
+        assert!(check_header_name("bad header").is_err());
+    }
+}
