@@ -126,7 +126,7 @@ impl ApiClient {
         body: Option<&Value>,
         if_match: Option<u64>,
     ) -> Result<(StatusCode, Value), ApiCallError> {
-        self.send(method, path, body, if_match, None).await.map_err(|(e, _)| e)
+        self.send(method, path, body, if_match, None, &mut None).await
     }
 
     /// POSTs a request that creates something (a job, a run, a backfill) under a fresh
@@ -139,41 +139,32 @@ impl ApiClient {
         let mut attempt = 0;
         loop {
             attempt += 1;
-            let (wait, err) = match self.send(Method::POST, path, body, None, Some(&key)).await {
-                Ok((_, v)) => return Ok(v),
-                Err((e, retry_after)) => {
-                    let retryable = match &e {
-                        ApiCallError::Transport { .. } => true,
-                        ApiCallError::Api { status, code, .. } => {
-                            matches!(status, 429 | 500 | 502 | 503 | 504) || code == "idempotency_in_progress"
+            let mut retry_after = None;
+            let (wait, err) =
+                match self.send(Method::POST, path, body, None, Some(&key), &mut retry_after).await {
+                    Ok((_, v)) => return Ok(v),
+                    Err(e) => {
+                        let retryable = match &e {
+                            ApiCallError::Transport { .. } => true,
+                            ApiCallError::Api { status, code, .. } => {
+                                matches!(status, 429 | 500 | 502 | 503 | 504)
+                                    || code == "idempotency_in_progress"
+                            }
+                        };
+                        if !retryable || attempt > RETRIES {
+                            return Err(e);
                         }
-                    };
-                    if !retryable || attempt > RETRIES {
-                        return Err(e);
+                        let backoff = Duration::from_millis(500 << attempt.min(4));
+                        (retry_after.map(|s| Duration::from_secs(s.min(30))).unwrap_or(backoff), e)
                     }
-                    let backoff = Duration::from_millis(500 << attempt.min(4));
-                    (retry_after.map(|s| Duration::from_secs(s.min(30))).unwrap_or(backoff), e)
-                }
-            };
+                };
             eprintln!("retrying in {} ms with the same Idempotency-Key after: {err}", wait.as_millis());
             tokio::time::sleep(wait).await;
         }
     }
 
+    /// Sends one request; `retry_after` gets the answer's `Retry-After` seconds, if any.
     async fn send(
-        &self,
-        method: Method,
-        path: &str,
-        body: Option<&Value>,
-        if_match: Option<u64>,
-        idempotency_key: Option<&str>,
-    ) -> Result<(StatusCode, Value), (ApiCallError, Option<u64>)> {
-        let mut retry_after = None;
-        let r = self.send_inner(method, path, body, if_match, idempotency_key, &mut retry_after).await;
-        r.map_err(|e| (e, retry_after))
-    }
-
-    async fn send_inner(
         &self,
         method: Method,
         path: &str,
