@@ -71,6 +71,10 @@ export interface EnvNames {
   readonly workerSlots: string;
   readonly shutdownGraceSecs: string;
   readonly tenantClaim: string;
+  readonly quotaMaxJobs: string;
+  readonly quotaMinIntervalSecs: string;
+  readonly quotaApiExecutionsPerMinute: string;
+  readonly quotaTriggersPerMinute: string;
   readonly apiUrl: string;
   readonly token: string;
   readonly tenant: string;
@@ -96,6 +100,10 @@ export interface Defaults {
   readonly workerSlots: number;
   readonly shutdownGraceSecs: number;
   readonly tenantClaim: string;
+  readonly quotaMaxJobs: number;
+  readonly quotaMinIntervalSecs: number;
+  readonly quotaApiExecutionsPerMinute: number;
+  readonly quotaTriggersPerMinute: number;
   readonly apiUrl: string;
   readonly emulatorPort: number;
 }

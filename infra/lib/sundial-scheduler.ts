@@ -475,7 +475,7 @@ export class SundialScheduler extends Construct {
     this.apiFunction = this.rustFunction('Api', this.code('api'), {
       timeout: Duration.seconds(29),
       memorySize: 256,
-      environment: { ...envOf('api'), ...quotaEnv(props.quotas) },
+      environment: envOf('api'),
       description: 'Sundial HTTP API',
     });
     // Tenant scoping is enforced in the api code: every key it builds starts with T#{tenant}#,
@@ -567,6 +567,7 @@ export class SundialScheduler extends Construct {
         return `${t}=${int(`workers.tenantMaxRunning.tenants.${t}`, n, 1, 1_000_000)}`;
       }),
     ].join(',');
+    const q = props.quotas ?? {};
     const claim = props.tenantClaim ?? d.tenantClaim;
     if (claim.length === 0) throw new Error('tenantClaim must not be empty');
     return {
@@ -592,6 +593,10 @@ export class SundialScheduler extends Construct {
       }).join(','),
       tenantTargets: this.tenantTargets(props.tenantTargets),
       tenantClaim: claim,
+      quotaMaxJobs: int('quotas.maxJobs', q.maxJobs ?? d.quotaMaxJobs, 1, 4_294_967_295),
+      quotaMinIntervalSecs: int('quotas.minIntervalSecs', q.minIntervalSecs ?? d.quotaMinIntervalSecs, 1, 86_400),
+      quotaApiExecutionsPerMinute: int('quotas.apiExecutionsPerMinute', q.apiExecutionsPerMinute ?? d.quotaApiExecutionsPerMinute, 1, 4_294_967_295),
+      quotaTriggersPerMinute: int('quotas.triggersPerMinute', q.triggersPerMinute ?? d.quotaTriggersPerMinute, 1, 4_294_967_295),
     };
   }
 
@@ -998,17 +1003,3 @@ function isPlaceholder(file: string): boolean {
   }
 }
 
-/** The API's quota variables (unset ones keep the Rust defaults). */
-function quotaEnv(q: QuotaProps | undefined): Record<string, string> {
-  const env: Record<string, string> = {};
-  const set = (name: string, v: number | undefined) => {
-    if (v === undefined) return;
-    if (!Number.isInteger(v) || v < 1) throw new Error(`quotas: ${name} must be a positive integer, not ${v}`);
-    env[name] = String(v);
-  };
-  set('SUNDIAL_QUOTA_MAX_JOBS', q?.maxJobs);
-  set('SUNDIAL_QUOTA_MIN_INTERVAL_SECS', q?.minIntervalSecs);
-  set('SUNDIAL_QUOTA_API_EXECUTIONS_PER_MINUTE', q?.apiExecutionsPerMinute);
-  set('SUNDIAL_QUOTA_TRIGGERS_PER_MINUTE', q?.triggersPerMinute);
-  return env;
-}

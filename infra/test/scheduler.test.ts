@@ -495,7 +495,11 @@ describe('api', () => {
     assert.equal(fns[logicalId(b.stack, b.sundial.tickFunction)].Properties.ReservedConcurrentExecutions, 2);
     assert.equal(fns[logicalId(b.stack, b.sundial.scanFunction)].Properties.ReservedConcurrentExecutions, 10);
     const api = fns[logicalId(b.stack, b.sundial.apiFunction)].Properties.Environment.Variables;
-    assert.equal(api.SUNDIAL_QUOTA_MAX_JOBS, undefined, 'unset quotas keep the Rust defaults');
+    assert.deepEqual(
+      [api.SUNDIAL_QUOTA_MAX_JOBS, api.SUNDIAL_QUOTA_MIN_INTERVAL_SECS, api.SUNDIAL_QUOTA_API_EXECUTIONS_PER_MINUTE, api.SUNDIAL_QUOTA_TRIGGERS_PER_MINUTE],
+      ['10000', '1', '1000', '60'],
+      'the defaults of resources.json',
+    );
 
     const c = build({
       ...JWT_PROPS,
@@ -512,7 +516,7 @@ describe('api', () => {
     assert.equal(cf[logicalId(c.stack, c.sundial.tickFunction)].Properties.ReservedConcurrentExecutions, undefined);
     const [cs] = Object.values(c.template.findResources('AWS::ApiGatewayV2::Stage'));
     assert.deepEqual(cs.Properties.DefaultRouteSettings, { ThrottlingRateLimit: 10, ThrottlingBurstLimit: 20 });
-    assert.throws(() => build({ ...JWT_PROPS, quotas: { maxJobs: 0 } }), /maxJobs|SUNDIAL_QUOTA_MAX_JOBS/);
+    assert.throws(() => build({ ...JWT_PROPS, quotas: { maxJobs: 0 } }), /quotas\.maxJobs/);
   });
 
   it('may delete only quota counters and idempotency records', () => {

@@ -31,24 +31,19 @@ pub use sundial_core::config::ApiSettings;
 use std::sync::Arc;
 use sundial_core::aws::Clients;
 use sundial_core::config::Config;
-use sundial_core::control::{Control, ControlSettings, Quotas};
+use sundial_core::control::{Control, ControlSettings};
 use sundial_core::execution::clock::SystemClock;
 use sundial_core::queue::PoolQueues;
 use sundial_core::Ctx;
 
-/// An API over `clients` and `cfg` with the system clock and the quotas of the environment
-/// (`SUNDIAL_QUOTA_*`, [`sundial_core::control::Quotas`]).
-pub fn api_with(
-    clients: &Clients,
-    cfg: Config,
-    settings: ApiSettings,
-) -> Result<Api, sundial_core::model::ValidationError> {
+/// An API over `clients` and `cfg` with the system clock; the control plane enforces the
+/// quotas of `settings`.
+pub fn api_with(clients: &Clients, cfg: Config, settings: ApiSettings) -> Api {
     let trigger = Ctx {
         ddb: clients.ddb.clone(),
         queues: PoolQueues::new(clients.sqs.clone(), cfg.clone(), false),
         cfg,
     };
-    let quotas = Quotas::from_lookup(|k| std::env::var(k).ok())?;
-    let control = ControlSettings { quotas, ..ControlSettings::default() };
-    Ok(Api::new(Control::new(trigger, control), Arc::new(SystemClock), settings))
+    let control = ControlSettings { quotas: settings.quotas, ..ControlSettings::default() };
+    Api::new(Control::new(trigger, control), Arc::new(SystemClock), settings)
 }

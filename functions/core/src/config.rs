@@ -410,6 +410,37 @@ pub struct ApiSettings {
     pub max_body_bytes: usize,
     /// The JWT claim that carries the tenant.
     pub tenant_claim: String,
+    /// Per-tenant quotas.
+    pub quotas: Quotas,
+}
+
+/// Per-tenant quotas (issue 15): one tenant cannot crowd out the tick, the queues or the
+/// account's Lambda concurrency for the others. Counted in the jobs table
+/// ([`crate::store::quota`]); exceeded is HTTP 429 with `Retry-After`. Defaults and variable
+/// names: `resources.json` (`quota*`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Quotas {
+    /// Most live (not deleted) jobs per tenant.
+    pub max_jobs: u32,
+    /// Shortest gap between two fires of one job (seconds); a schedule firing more often is
+    /// refused (400 on `schedule.expression`).
+    pub min_interval_secs: u32,
+    /// Most executions a tenant creates through the API (trigger-now and backfill) per minute.
+    pub api_executions_per_minute: u32,
+    /// Most trigger-now calls per tenant per minute.
+    pub triggers_per_minute: u32,
+}
+
+impl Default for Quotas {
+    fn default() -> Self {
+        let d = &Resources::get().defaults;
+        Quotas {
+            max_jobs: d.quota_max_jobs,
+            min_interval_secs: d.quota_min_interval_secs,
+            api_executions_per_minute: d.quota_api_executions_per_minute,
+            triggers_per_minute: d.quota_triggers_per_minute,
+        }
+    }
 }
 
 impl Default for ApiSettings {
@@ -417,23 +448,40 @@ impl Default for ApiSettings {
         ApiSettings {
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             tenant_claim: Resources::get().defaults.tenant_claim.clone(),
+            quotas: Quotas::default(),
         }
     }
 }
 
 impl ApiSettings {
-    /// Reads the settings from the environment (the tenant claim, set by the CDK construct).
-    pub fn from_env() -> Self {
+    /// Reads the settings from the environment (the tenant claim and the quotas, set by the
+    /// CDK construct).
+    pub fn from_env() -> Result<Self, ConfigError> {
         Self::from_lookup(process_env)
     }
 
     /// [`ApiSettings::from_env`] with an injected lookup.
-    pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Self {
+    pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        let n = &Resources::get().env;
         let mut s = ApiSettings::default();
-        if let Some(c) = get(&Resources::get().env.tenant_claim).filter(|c| !c.is_empty()) {
+        if let Some(c) = get(&n.tenant_claim).filter(|c| !c.is_empty()) {
             s.tenant_claim = c;
         }
-        s
+        let q = &mut s.quotas;
+        for (name, field) in [
+            (&n.quota_max_jobs, &mut q.max_jobs),
+            (&n.quota_min_interval_secs, &mut q.min_interval_secs),
+            (&n.quota_api_executions_per_minute, &mut q.api_executions_per_minute),
+            (&n.quota_triggers_per_minute, &mut q.triggers_per_minute),
+        ] {
+            if let Some(v) = get(name) {
+                *field = v.trim().parse::<u32>().ok().filter(|n| *n > 0).ok_or(ConfigError::Invalid {
+                    name: name.clone(),
+                    reason: format!("{v:?} is not a positive integer"),
+                })?;
+            }
+        }
+        Ok(s)
     }
 }
 
@@ -469,15 +517,6 @@ pub fn validate_pool_name(p: &str) -> Result<(), String> {
     }
     Ok(())
 }
-
-/// The per-tenant quota variables ([`crate::control::Quotas`], read by the API): live jobs,
-/// minimum interval (s), API-created executions per minute, trigger-now calls per minute.
-pub const QUOTA_ENV: [&str; 4] = [
-    "SUNDIAL_QUOTA_MAX_JOBS",
-    "SUNDIAL_QUOTA_MIN_INTERVAL_SECS",
-    "SUNDIAL_QUOTA_API_EXECUTIONS_PER_MINUTE",
-    "SUNDIAL_QUOTA_TRIGGERS_PER_MINUTE",
-];
 
 #[cfg(test)]
 mod tests {
@@ -562,6 +601,48 @@ mod tests {
         |k| env.get(k).cloned()
     }
 
+    #[test]
+    fn quotas_come_from_the_environment_and_a_bad_one_names_its_variable() {
+        let n = names();
+        let d = ApiSettings::from_lookup(|_| None).unwrap_or_else(|e| panic!("{e}")).quotas;
+        assert_eq!(
+            d,
+            Quotas {
+                max_jobs: 10_000,
+                min_interval_secs: 1,
+                api_executions_per_minute: 1_000,
+                triggers_per_minute: 60
+            }
+        );
+        let env: HashMap<String, String> = [
+            (n.quota_max_jobs.clone(), "50".to_string()),
+            (n.quota_min_interval_secs.clone(), "60".into()),
+            (n.quota_api_executions_per_minute.clone(), "100".into()),
+            (n.quota_triggers_per_minute.clone(), "5".into()),
+        ]
+        .into();
+        let q = ApiSettings::from_lookup(lookup(&env)).unwrap_or_else(|e| panic!("{e}")).quotas;
+        assert_eq!(
+            q,
+            Quotas {
+                max_jobs: 50,
+                min_interval_secs: 60,
+                api_executions_per_minute: 100,
+                triggers_per_minute: 5
+            }
+        );
+        for bad in ["0", "-1", "many", "4294967296"] {
+            let env: HashMap<String, String> =
+                [(n.quota_triggers_per_minute.clone(), bad.to_string())].into();
+            match ApiSettings::from_lookup(lookup(&env)) {
+                Err(ConfigError::Invalid { name, .. }) => {
+                    assert_eq!(name, "SUNDIAL_QUOTA_TRIGGERS_PER_MINUTE")
+                }
+                other => panic!("{bad}: {other:?}"),
+            }
+        }
+    }
+
     fn names() -> &'static crate::resources::EnvNames {
         &Resources::get().env
     }
@@ -603,7 +684,7 @@ mod tests {
         assert!(t.scan_function.is_none() && t.fair_queues);
         let e = EcsWorkerSettings::from_lookup(none).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!((e.slots, e.shutdown_grace), (10, Duration::from_secs(25)));
-        let a = ApiSettings::from_lookup(none);
+        let a = ApiSettings::from_lookup(none).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!((a.tenant_claim.as_str(), a.max_body_bytes), ("tenant", 16 * 1024));
         let l = LocalRunSettings::from_lookup(none);
         assert_eq!((l.root, l.emulator_port.as_str()), (None, "4566"));
@@ -633,7 +714,10 @@ mod tests {
         assert!(!t.fair_queues);
         let e = EcsWorkerSettings::from_lookup(lookup(&env)).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!((e.slots, e.shutdown_grace), (3, Duration::from_secs(7)));
-        assert_eq!(ApiSettings::from_lookup(lookup(&env)).tenant_claim, "custom:tenant");
+        assert_eq!(
+            ApiSettings::from_lookup(lookup(&env)).map(|a| a.tenant_claim).ok().as_deref(),
+            Some("custom:tenant")
+        );
         env.insert(n.catch_up_global.clone(), "0".into());
         env.insert(n.worker_slots.clone(), "many".into());
         let e = TickSettings::from_lookup(lookup(&env)).unwrap_err();

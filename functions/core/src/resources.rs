@@ -159,6 +159,14 @@ pub struct EnvNames {
     pub shutdown_grace_secs: String,
     /// The JWT claim that carries the tenant (api).
     pub tenant_claim: String,
+    /// Live jobs per tenant (api).
+    pub quota_max_jobs: String,
+    /// Shortest interval between two fires of a job, seconds (api).
+    pub quota_min_interval_secs: String,
+    /// Executions created through the API per tenant per minute (api).
+    pub quota_api_executions_per_minute: String,
+    /// Trigger-now calls per tenant per minute (api).
+    pub quota_triggers_per_minute: String,
     /// The API's base URL (`sundial` CLI).
     pub api_url: String,
     /// Bearer token for the deployed API (`sundial` CLI).
@@ -203,6 +211,14 @@ pub struct Defaults {
     pub shutdown_grace_secs: u64,
     /// The JWT claim that carries the tenant.
     pub tenant_claim: String,
+    /// Live jobs per tenant.
+    pub quota_max_jobs: u32,
+    /// Shortest interval between two fires of a job (seconds).
+    pub quota_min_interval_secs: u32,
+    /// Executions created through the API per tenant per minute.
+    pub quota_api_executions_per_minute: u32,
+    /// Trigger-now calls per tenant per minute.
+    pub quota_triggers_per_minute: u32,
     /// The API's base URL for the CLI (the local run's).
     pub api_url: String,
     /// Port of the local emulator.

@@ -59,60 +59,7 @@ pub struct ControlSettings {
     pub quotas: Quotas,
 }
 
-/// Per-tenant quotas (issue 15): one tenant cannot crowd out the tick, the queues or the
-/// account's Lambda concurrency for the others. Counted in the jobs table
-/// ([`crate::store::quota`]); exceeded is HTTP 429 with `Retry-After`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Quotas {
-    /// Most live (not deleted) jobs per tenant.
-    pub max_jobs: u32,
-    /// Shortest gap between two fires of one job (seconds); a schedule firing more often is
-    /// refused (400 on `schedule.expression`).
-    pub min_interval_secs: u32,
-    /// Most executions a tenant creates through the API (trigger-now and backfill) per minute.
-    pub api_executions_per_minute: u32,
-    /// Most trigger-now calls per tenant per minute.
-    pub triggers_per_minute: u32,
-}
-
-impl Quotas {
-    /// The environment variables, in field order ([`crate::config::QUOTA_ENV`]).
-    pub const ENV: [&'static str; 4] = crate::config::QUOTA_ENV;
-
-    /// The defaults overridden by whichever of [`Quotas::ENV`] `get` returns; a value that is
-    /// not a positive integer is an error naming the variable.
-    pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Self, crate::model::ValidationError> {
-        let mut q = Quotas::default();
-        let fields = [
-            &mut q.max_jobs,
-            &mut q.min_interval_secs,
-            &mut q.api_executions_per_minute,
-            &mut q.triggers_per_minute,
-        ];
-        for (name, field) in Self::ENV.iter().zip(fields) {
-            if let Some(v) = get(name) {
-                *field = v.trim().parse::<u32>().ok().filter(|n| *n > 0).ok_or_else(|| {
-                    crate::model::ValidationError {
-                        field: (*name).to_string(),
-                        reason: format!("{v:?} is not a positive integer"),
-                    }
-                })?;
-            }
-        }
-        Ok(q)
-    }
-}
-
-impl Default for Quotas {
-    fn default() -> Self {
-        Quotas {
-            max_jobs: 10_000,
-            min_interval_secs: 1,
-            api_executions_per_minute: 1_000,
-            triggers_per_minute: 60,
-        }
-    }
-}
+pub use crate::config::Quotas;
 
 impl Default for ControlSettings {
     fn default() -> Self {
