@@ -205,15 +205,7 @@ impl TickSettings {
     pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
         let n = &Resources::get().env;
         let d = TickSettings::default();
-        let num = |name: &str, default: u64| -> Result<u64, ConfigError> {
-            match get(name) {
-                None => Ok(default),
-                Some(v) => v.parse::<u64>().ok().filter(|n| *n > 0).ok_or(ConfigError::Invalid {
-                    name: name.to_string(),
-                    reason: format!("{v:?} is not a positive integer"),
-                }),
-            }
-        };
+        let num = |name: &str, default: u64| get(name).map_or(Ok(default), |v| positive(name, &v));
         Ok(TickSettings {
             scan_function: get(&n.scan_function).filter(|s| !s.is_empty()),
             in_process_max_shards: num(&n.tick_in_process_max_shards, u64::from(d.in_process_max_shards))?
@@ -475,10 +467,7 @@ impl ApiSettings {
             (&n.quota_triggers_per_minute, &mut q.triggers_per_minute),
         ] {
             if let Some(v) = get(name) {
-                *field = v.trim().parse::<u32>().ok().filter(|n| *n > 0).ok_or(ConfigError::Invalid {
-                    name: name.clone(),
-                    reason: format!("{v:?} is not a positive integer"),
-                })?;
+                *field = positive(name, &v)?;
             }
         }
         Ok(s)
@@ -516,6 +505,14 @@ pub fn validate_pool_name(p: &str) -> Result<(), String> {
         return Err(format!("pool name {p:?} must be 1-40 characters of A-Z, a-z, 0-9, '-' or '_'"));
     }
     Ok(())
+}
+
+/// `v` as a positive integer of type `T`, or [`ConfigError::Invalid`] naming the variable.
+fn positive<T: std::str::FromStr + Default + PartialEq>(name: &str, v: &str) -> Result<T, ConfigError> {
+    v.trim().parse::<T>().ok().filter(|n| *n != T::default()).ok_or_else(|| ConfigError::Invalid {
+        name: name.to_string(),
+        reason: format!("{v:?} is not a positive integer"),
+    })
 }
 
 #[cfg(test)]
