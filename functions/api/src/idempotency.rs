@@ -112,9 +112,23 @@ pub async fn run(
     let tenant = &caller.tenant;
     let fp = fingerprint(op, req);
     let now_ms = now.timestamp_millis();
-    let prev = idem::get(ddb, &table, tenant, key).await.map_err(store_error)?;
+    let owner = nonce(now);
+    let mut claim = Claim {
+        fingerprint: &fp,
+        at_ms: now_ms,
+        lease_ms: now_ms + LEASE_MS,
+        owner: &owner,
+        expires_at: now.timestamp() + RETENTION_SECS,
+    };
     let mut at = now;
-    if let Some(p) = &prev {
+    // A key seen for the first time: one write. Otherwise the record decides.
+    if let Err(held) = idem::claim_new(ddb, &table, tenant, key, &claim).await.map_err(store_error)? {
+        let prev = match held {
+            Some(p) => Some(p),
+            None => idem::get(ddb, &table, tenant, key).await.map_err(store_error)?,
+        };
+        // Gone between the write and the read (its request was refused): someone is at it.
+        let Some(p) = prev else { return Err(in_progress()) };
         if p.fingerprint != fp {
             return Err(ApiError::new(
                 StatusCode::UNPROCESSABLE_ENTITY,
@@ -124,22 +138,15 @@ pub async fn run(
             .field("Idempotency-Key"));
         }
         match p.state {
-            IdemState::Done(status) => return replay(p, status),
+            IdemState::Done(status) => return replay(&p, status),
             IdemState::Running if p.lease_ms > now_ms => return Err(in_progress()),
             // Died mid-way: run again at its instant, so the effect cannot double.
             IdemState::Running => at = ms_to_dt(p.at_ms),
         }
-    }
-    let owner = nonce(now);
-    let claim = Claim {
-        fingerprint: &fp,
-        at_ms: at.timestamp_millis(),
-        lease_ms: now_ms + LEASE_MS,
-        owner: &owner,
-        expires_at: now.timestamp() + RETENTION_SECS,
-    };
-    if !idem::claim(ddb, &table, tenant, key, &claim, prev.as_ref()).await.map_err(store_error)? {
-        return Err(in_progress());
+        claim.at_ms = p.at_ms;
+        if !idem::claim(ddb, &table, tenant, key, &claim, Some(&p)).await.map_err(store_error)? {
+            return Err(in_progress());
+        }
     }
     let result = api.exec(op, params, req, caller, at).await;
     let answer = result.as_ref().ok().filter(|r| r.status.is_success()).cloned();

@@ -9,10 +9,12 @@
 
 use super::error::{is_condition_failed, StoreError};
 use super::expr::Expr;
+use super::expr::WithExpr;
 use super::items::{attr, n, Item};
 use super::{get_consistent, update_if};
 use crate::keys;
-use aws_sdk_dynamodb::types::AttributeValue;
+use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
+use aws_sdk_dynamodb::types::{AttributeValue, ReturnValuesOnConditionCheckFailure};
 
 /// How a record stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -121,6 +123,43 @@ pub async fn claim(
         "UpdateItem(idempotency)",
     )
     .await
+}
+
+/// Takes a key nobody holds, in one write: `Ok(Err(record))` when a record exists, with that
+/// record as the failed condition returned it (`None` if the store did not say), so the
+/// common case — a key seen for the first time — costs no read.
+pub async fn claim_new(
+    ddb: &aws_sdk_dynamodb::Client,
+    table: &str,
+    tenant: &str,
+    key: &str,
+    c: &Claim<'_>,
+) -> Result<Result<(), Option<IdemRecord>>, StoreError> {
+    let mut e = Expr::new();
+    e.set(attr::IDEM_FP, s(c.fingerprint))
+        .set(attr::IDEM_STATE, n(0))
+        .set(attr::IDEM_AT, n(c.at_ms))
+        .set(attr::IDEM_LEASE, n(c.lease_ms))
+        .set(attr::IDEM_OWNER, s(c.owner))
+        .set(attr::EXPIRES, n(c.expires_at))
+        .cond_not_exists(attr::IDEM_STATE);
+    let res = ddb
+        .update_item()
+        .table_name(table)
+        .key(attr::PK, s(keys::idempotency_pk(tenant, key)))
+        .key(attr::SK, s(keys::IDEMPOTENCY_SK))
+        .expr(e)
+        .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+        .send()
+        .await;
+    match res {
+        Ok(_) => Ok(Ok(())),
+        Err(err) if is_condition_failed(&err) => Ok(Err(match err.into_service_error() {
+            UpdateItemError::ConditionalCheckFailedException(c) => c.item.as_ref().and_then(record_of),
+            _ => None,
+        })),
+        Err(err) => Err(StoreError::from_sdk("UpdateItem(idempotency)", err)),
+    }
 }
 
 /// Ends the owner's request: with `answer` (status, headers JSON, body JSON) stored for
