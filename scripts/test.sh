@@ -34,6 +34,12 @@ stop_started() {
 }
 trap stop_started EXIT
 
+# Every AWS call the functions make in the Rust tests is recorded (sundial_core::access) and
+# checked against their CDK roles by infra/test/iam.test.ts in the CDK step.
+export SUNDIAL_IAM_RECORD="$CARGO_TARGET_DIR/sundial-iam-calls.jsonl"
+mkdir -p "$CARGO_TARGET_DIR"
+: > "$SUNDIAL_IAM_RECORD"
+
 step "cargo fmt --check"
 cargo fmt --all -- --check
 

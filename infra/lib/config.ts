@@ -29,6 +29,12 @@ interface RawConfig {
   shards?: number;
   jwtIssuer?: string;
   jwtAudience?: string | string[];
+  /** JWT auth: the claim that carries the tenant (must be one users cannot set themselves). */
+  tenantClaim?: string;
+  /** IAM auth: `principalTag` (default: the caller's `tenantTag` tag) or `account`. */
+  iamTenancy?: 'principalTag' | 'account';
+  /** IAM auth: the tag naming a principal's tenant (default `sundial-tenant`). */
+  tenantTag?: string;
   tableNamePrefix?: string;
   queuePrefix?: string;
   logRetentionDays?: number;
@@ -53,7 +59,12 @@ export function appConfig(ctx: (key: string) => unknown, baseDir: string): AppCo
   const audienceRaw = flat('jwtAudience') as string | string[] | undefined;
   const audience = Array.isArray(audienceRaw) ? audienceRaw : (audienceRaw ?? '').split(',').map((s) => s.trim()).filter(Boolean);
   // Without a JWT issuer the API requires IAM (SigV4): never an open API by default.
-  const apiAuth: ApiAuth = issuer ? { kind: 'jwt', issuer, audience } : { kind: 'iam' };
+  const iamTenancy = flat('iamTenancy') as 'principalTag' | 'account' | undefined;
+  if (iamTenancy !== undefined && iamTenancy !== 'principalTag' && iamTenancy !== 'account') {
+    throw new Error(`sundial:iamTenancy must be principalTag or account, got ${JSON.stringify(iamTenancy)}`);
+  }
+  const tenantTag = flat('tenantTag') as string | undefined;
+  const apiAuth: ApiAuth = issuer ? { kind: 'jwt', issuer, audience } : { kind: 'iam', tenancy: iamTenancy, tenantTag };
 
   const pools: PoolProps[] | undefined = raw.pools?.map((p) => ({
     name: p.name,
@@ -69,6 +80,7 @@ export function appConfig(ctx: (key: string) => unknown, baseDir: string): AppCo
     stackName: (flat('stackName') as string | undefined) ?? 'Sundial',
     scheduler: {
       apiAuth,
+      tenantClaim: flat('tenantClaim') as string | undefined,
       pools,
       shards: flat('shards') !== undefined ? Number(flat('shards')) : undefined,
       tableNamePrefix: flat('tableNamePrefix') as string | undefined,

@@ -71,6 +71,8 @@ export interface EnvNames {
   readonly workerSlots: string;
   readonly shutdownGraceSecs: string;
   readonly tenantClaim: string;
+  readonly tenancy: string;
+  readonly tenantTag: string;
   readonly quotaMaxJobs: string;
   readonly quotaMinIntervalSecs: string;
   readonly quotaApiExecutionsPerMinute: string;
@@ -100,6 +102,8 @@ export interface Defaults {
   readonly workerSlots: number;
   readonly shutdownGraceSecs: number;
   readonly tenantClaim: string;
+  readonly tenancy: string;
+  readonly tenantTag: string;
   readonly quotaMaxJobs: number;
   readonly quotaMinIntervalSecs: number;
   readonly quotaApiExecutionsPerMinute: number;

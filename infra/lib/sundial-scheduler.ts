@@ -138,10 +138,21 @@ export interface WorkerProps {
   readonly tenantMaxRunning?: { readonly default?: number; readonly tenants?: Record<string, number> };
 }
 
-/** How API callers authenticate. Tenant scoping is enforced in the api code (see README). */
+/**
+ * How API callers authenticate, and where their tenant comes from (`SUNDIAL_TENANCY`; tenant
+ * scoping is enforced in the api code, docs/api.md "Tenancy").
+ * - `jwt`: the tenant is the claim `tenantClaim` of the verified token. Use a claim only the
+ *   issuer sets (a Cognito group mapped by a pre-token-generation trigger, an IdP attribute users
+ *   cannot edit), never a user-writable Cognito `custom:` attribute.
+ * - `iam`: SigV4-signed requests. By default (`tenancy: 'principalTag'`) the tenant is the
+ *   `tenantTag` tag (default `sundial-tenant`) on the calling IAM role or user, which only IAM
+ *   administrators can set; untagged principals and other accounts get 403. `tenancy: 'account'`
+ *   makes the caller's account the tenant, so every principal of an account shares its jobs:
+ *   only for single-team accounts.
+ */
 export type ApiAuth =
   | { readonly kind: 'jwt'; readonly issuer: string; readonly audience: string[] }
-  | { readonly kind: 'iam' };
+  | { readonly kind: 'iam'; readonly tenancy?: 'principalTag' | 'account'; readonly tenantTag?: string };
 
 /** What one tenant may call (see `SundialSchedulerProps.tenantTargets`). */
 export interface TargetAllow {
@@ -482,12 +493,22 @@ export class SundialScheduler extends Construct {
     // and the tenant comes from the verified JWT claims or IAM principal. IAM's
     // dynamodb:LeadingKeys cannot express that (the role is shared by all tenants), so the
     // grant is table-level but limited to item reads/writes: no Scan, no DeleteItem, no admin.
+    // The list of every call it makes is proven by infra/test/iam.test.ts from the test suite's
+    // recording (sundial_core::access): BatchGetItem reads the definitions of a jobs page.
     const tables = [this.jobsTable, this.executionsTable];
     allow(
       this.apiFunction,
-      ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem', 'dynamodb:Query'],
+      ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem', 'dynamodb:Query'],
       tables.map((t) => t.tableArn),
     );
+    // Trigger-now, backfill and dead-letter replay create READY executions and send them to their
+    // pool's queue; without this they would answer 500 and leave the executions to the reconciler.
+    allow(this.apiFunction, ['sqs:SendMessage', 'sqs:GetQueueUrl'], poolQueueArns);
+    if (tenancyOf(props.apiAuth) === 'iam-principal-tag') {
+      // The caller's tenant is the tag on its role or user (functions/api/src/auth.rs).
+      allow(this.apiFunction, ['iam:ListRoleTags'], [stack.formatArn({ service: 'iam', region: '', resource: 'role', resourceName: '*' })]);
+      allow(this.apiFunction, ['iam:ListUserTags'], [stack.formatArn({ service: 'iam', region: '', resource: 'user', resourceName: '*' })]);
+    }
     allow(this.apiFunction, ['dynamodb:Query'], tables.map((t) => `${t.tableArn}/index/*`));
     // Quota counters (T#{tenant}#QUOTA) and Idempotency-Key records (T#{tenant}#IDEM#{key}) go
     // back to nothing when a request is refused: DeleteItem, but only of those items.
@@ -593,6 +614,8 @@ export class SundialScheduler extends Construct {
       }).join(','),
       tenantTargets: this.tenantTargets(props.tenantTargets),
       tenantClaim: claim,
+      tenancy: tenancyOf(props.apiAuth),
+      tenantTag: tenantTagOf(props.apiAuth, d.tenantTag),
       quotaMaxJobs: int('quotas.maxJobs', q.maxJobs ?? d.quotaMaxJobs, 1, 4_294_967_295),
       quotaMinIntervalSecs: int('quotas.minIntervalSecs', q.minIntervalSecs ?? d.quotaMinIntervalSecs, 1, 86_400),
       quotaApiExecutionsPerMinute: int('quotas.apiExecutionsPerMinute', q.apiExecutionsPerMinute ?? d.quotaApiExecutionsPerMinute, 1, 4_294_967_295),
@@ -982,6 +1005,19 @@ export class SundialScheduler extends Construct {
     }
     return dashboard;
   }
+}
+
+/** `SUNDIAL_TENANCY` for an `ApiAuth`. */
+export function tenancyOf(auth: ApiAuth): 'jwt' | 'iam-principal-tag' | 'iam-account' {
+  if (auth.kind === 'jwt') return 'jwt';
+  return auth.tenancy === 'account' ? 'iam-account' : 'iam-principal-tag';
+}
+
+function tenantTagOf(auth: ApiAuth, fallback: string): string {
+  const tag = auth.kind === 'iam' ? auth.tenantTag ?? fallback : fallback;
+  // IAM tag keys: 1-128 characters of letters, digits, spaces and _.:/=+-@
+  if (!/^[\p{L}\p{Z}\p{N}_.:/=+\-@]{1,128}$/u.test(tag)) throw new Error(`apiAuth.tenantTag ${JSON.stringify(tag)} is not a valid IAM tag key`);
+  return tag;
 }
 
 function allow(principal: iam.IGrantable, actions: string[], resourceArns: string[]): void {

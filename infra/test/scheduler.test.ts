@@ -9,7 +9,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { Annotations, Match } from 'aws-cdk-lib/assertions';
 import { resources } from '../lib/resources';
 import { SundialScheduler } from '../lib/sundial-scheduler';
-import { actionsOn, allActions, build, CDK_JSON_CONTEXT, envOf, JWT_PROPS, logicalId, roleStatements } from './helpers';
+import { actionsOn, allActions, build, Built, CDK_JSON_CONTEXT, envOf, JWT_PROPS, logicalId, roleStatements } from './helpers';
 
 const r = resources();
 
@@ -328,20 +328,49 @@ describe('least privilege', () => {
     assert.ok(!allActions(roleStatements(p, p.sundial.apiFunction.role!)).includes('secretsmanager:GetSecretValue'));
   });
 
-  it('api: item access on both tables and their indexes, and no queue access', () => {
+  it('api: item access on both tables and their indexes, sends to the pool queues, nothing else', () => {
     const all = roleStatements(b, s.apiFunction.role!);
     // DeleteItem only of quota counters and idempotency records, under a LeadingKeys condition.
     const st = all.filter((x) => !x.condition);
-    const expected = ['dynamodb:ConditionCheckItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'];
+    const expected = ['dynamodb:BatchGetItem', 'dynamodb:ConditionCheckItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'];
     assert.deepEqual(actionsOn(st, jobs), expected);
     assert.deepEqual(actionsOn(st, execs), expected);
     assert.deepEqual(actionsOn(st, b.stack.resolve(`${s.jobsTable.tableArn}/index/*`)), ['dynamodb:Query']);
+    // trigger-now, backfill and replay send to every pool's queue, and to no DLQ
+    for (const pool of s.pools) {
+      assert.deepEqual(actionsOn(st, b.stack.resolve(pool.queue.queueArn)), ['sqs:GetQueueUrl', 'sqs:SendMessage']);
+      assert.deepEqual(actionsOn(st, b.stack.resolve(pool.dlq.queueArn)), []);
+    }
     const actions = allActions(st);
-    assert.ok(!actions.some((a) => a.startsWith('sqs:')), `api has ${actions}`);
-    assert.ok(!actions.includes('sqs:SendMessage'));
+    assert.deepEqual(actions.filter((a) => a.startsWith('sqs:')).sort(), ['sqs:GetQueueUrl', 'sqs:SendMessage']);
     assert.ok(!actions.includes('lambda:InvokeFunction'));
     assert.ok(!actions.includes('dynamodb:Scan'));
     assert.ok(!actions.includes('dynamodb:DeleteItem'));
+    // JWT tenancy reads no IAM tags
+    assert.ok(!actions.some((a) => a.startsWith('iam:')), `api has ${actions}`);
+  });
+
+  it('tenancy: jwt sets the claim; iam reads the principal tag unless account tenancy is asked for', () => {
+    const env = (p: Built) => envOf(p, p.sundial.apiFunction) as Record<string, string>;
+    const jwt = build({ ...JWT_PROPS, tenantClaim: 'tenant_id' });
+    assert.equal(env(jwt).SUNDIAL_TENANCY, 'jwt');
+    assert.equal(env(jwt).SUNDIAL_TENANT_CLAIM, 'tenant_id');
+    const tagged = build({ ...JWT_PROPS, apiAuth: { kind: 'iam', tenantTag: 'team' } });
+    assert.equal(env(tagged).SUNDIAL_TENANCY, 'iam-principal-tag');
+    assert.equal(env(tagged).SUNDIAL_TENANT_TAG, 'team');
+    const reads = roleStatements(tagged, tagged.sundial.apiFunction.role!).filter((x) => x.actions.some((a) => a.startsWith('iam:')));
+    assert.deepEqual(reads.map((x) => x.actions).flat().sort(), ['iam:ListRoleTags', 'iam:ListUserTags']);
+    assert.deepEqual(
+      reads.flatMap((x) => x.resources).map((r) => JSON.stringify(r)).sort(),
+      [
+        JSON.stringify({ 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':iam::', { Ref: 'AWS::AccountId' }, ':role/*']] }),
+        JSON.stringify({ 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':iam::', { Ref: 'AWS::AccountId' }, ':user/*']] }),
+      ],
+    );
+    const account = build({ ...JWT_PROPS, apiAuth: { kind: 'iam', tenancy: 'account' } });
+    assert.equal(env(account).SUNDIAL_TENANCY, 'iam-account');
+    assert.ok(!allActions(roleStatements(account, account.sundial.apiFunction.role!)).some((a) => a.startsWith('iam:')));
+    assert.throws(() => build({ ...JWT_PROPS, apiAuth: { kind: 'iam', tenantTag: 'bad,key' } }), /not a valid IAM tag key/);
   });
 
   it('nothing gets a wildcard action, DeleteTable or any table/queue admin action', () => {

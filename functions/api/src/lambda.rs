@@ -6,12 +6,18 @@ use crate::auth::caller_of;
 use crate::router::{Api, ApiRequest, ApiResponse};
 use bytes::Bytes;
 use lambda_http::http::header::CONTENT_TYPE;
+use lambda_http::request::RequestContext;
 use lambda_http::{Body, Request, RequestExt, Response};
 use std::convert::Infallible;
 
-/// Translates a `lambda_http` request.
-pub fn api_request(req: Request, tenant_claim: &str) -> ApiRequest {
-    let caller = caller_of(req.request_context_ref().and_then(|c| c.authorizer()), tenant_claim);
+/// Translates a `lambda_http` request, resolving its caller as `api` is configured to.
+pub async fn api_request(req: Request, api: &Api) -> ApiRequest {
+    let (auth, account) = match req.request_context_ref() {
+        Some(RequestContext::ApiGatewayV2(c)) => (c.authorizer.as_ref(), c.account_id.as_deref()),
+        Some(c) => (c.authorizer(), None),
+        None => (None, None),
+    };
+    let caller = caller_of(auth, account, api.settings(), api.principal_tags()).await;
     let path = match req.raw_http_path() {
         "" => req.uri().path().to_string(),
         raw => raw.to_string(),
@@ -39,6 +45,6 @@ pub fn lambda_response(r: ApiResponse) -> Response<Body> {
 
 /// The `lambda_http::run` handler.
 pub async fn handle(api: &Api, req: Request) -> Result<Response<Body>, Infallible> {
-    let req = api_request(req, &api.settings().tenant_claim);
+    let req = api_request(req, api).await;
     Ok(lambda_response(api.handle(req).await))
 }

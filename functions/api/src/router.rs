@@ -3,6 +3,7 @@
 //! requests into this shape and call [`Api::handle`], so the local run serves exactly the routes,
 //! validation and errors of the deployed API.
 
+use crate::auth::PrincipalTags;
 use crate::dto;
 use crate::error::ApiError;
 use crate::idempotency;
@@ -86,6 +87,8 @@ pub struct Api {
     control: Arc<Control>,
     clock: Arc<dyn Clock>,
     settings: ApiSettings,
+    /// Reads principals' tenant tags (`iam-principal-tag` tenancy, [`crate::auth`]).
+    tags: Option<Arc<PrincipalTags>>,
 }
 
 pub(crate) type Res = Result<ApiResponse, ApiError>;
@@ -195,7 +198,18 @@ fn ok(body: Value) -> Res {
 impl Api {
     /// An API over `control`, reading time from `clock`.
     pub fn new(control: Control, clock: Arc<dyn Clock>, settings: ApiSettings) -> Self {
-        Api { control: Arc::new(control), clock, settings }
+        Api { control: Arc::new(control), clock, settings, tags: None }
+    }
+
+    /// The same API reading principals' tenant tags from IAM (`iam-principal-tag` tenancy).
+    pub fn with_iam(mut self, iam: aws_sdk_iam::Client) -> Self {
+        self.tags = Some(Arc::new(PrincipalTags::new(iam)));
+        self
+    }
+
+    /// The principal tag reader, if any.
+    pub fn principal_tags(&self) -> Option<&PrincipalTags> {
+        self.tags.as_deref()
     }
 
     /// The settings.
@@ -210,6 +224,11 @@ impl Api {
 
     /// Handles one request. Never fails: every error is a JSON error response.
     pub async fn handle(&self, req: ApiRequest) -> ApiResponse {
+        let scope = sundial_core::access::Scope::new(sundial_core::access::Role::Api, self.control.cfg());
+        sundial_core::access::scope(scope, self.respond(req)).await
+    }
+
+    async fn respond(&self, req: ApiRequest) -> ApiResponse {
         let method = req.method.clone();
         let path = req.path.clone();
         match self.route(req).await {

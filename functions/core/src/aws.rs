@@ -27,12 +27,12 @@ pub async fn load_sdk_config() -> SdkConfig {
 impl Clients {
     /// Clients from an SDK configuration.
     pub fn new(sdk: &SdkConfig) -> Self {
-        Clients {
+        crate::access::record(Clients {
             ddb: aws_sdk_dynamodb::Client::new(sdk),
             sqs: aws_sdk_sqs::Client::new(sdk),
             lambda: aws_sdk_lambda::Client::new(sdk),
             secrets: aws_sdk_secretsmanager::Client::new(sdk),
-        }
+        })
     }
 
     /// Clients from the environment.

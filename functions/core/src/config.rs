@@ -395,6 +395,13 @@ impl EcsWorkerSettings {
 /// never needs more.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 16 * 1024;
 
+/// The test suite's IAM recording file (`SUNDIAL_IAM_RECORD`, set by `scripts/test.sh`; never
+/// by the CDK, so not a deployed setting in `resources.json`): where [`crate::access`] appends
+/// every AWS call a function makes. `None` when unset or empty.
+pub fn iam_record_path() -> Option<std::path::PathBuf> {
+    std::env::var_os("SUNDIAL_IAM_RECORD").filter(|p| !p.is_empty()).map(std::path::PathBuf::from)
+}
+
 /// How the API answers (beyond [`Config`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ApiSettings {
@@ -402,8 +409,49 @@ pub struct ApiSettings {
     pub max_body_bytes: usize,
     /// The JWT claim that carries the tenant.
     pub tenant_claim: String,
+    /// Where the caller's tenant comes from.
+    pub tenancy: Tenancy,
+    /// The IAM tag naming a principal's tenant ([`Tenancy::IamPrincipalTag`]).
+    pub tenant_tag: String,
     /// Per-tenant quotas.
     pub quotas: Quotas,
+}
+
+/// Where the API takes the caller's tenant from (README "Tenancy"). Only the authorizer's
+/// verified context counts, never the request itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tenancy {
+    /// JWT authorizer: the claim [`ApiSettings::tenant_claim`], which the issuer must set and
+    /// users must not be able to change (a Cognito group or a pre-token-generation claim, not a
+    /// user-writable `custom:` attribute).
+    Jwt,
+    /// IAM authorizer: the tag [`ApiSettings::tenant_tag`] on the calling IAM role or user, set
+    /// by whoever administers IAM. A principal without it, or from another account, is refused.
+    IamPrincipalTag,
+    /// IAM authorizer: the caller's account is the tenant, so every principal of an account
+    /// shares (and can change) every job of that account. Only when asked for explicitly.
+    IamAccount,
+}
+
+impl Tenancy {
+    /// The setting's value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tenancy::Jwt => "jwt",
+            Tenancy::IamPrincipalTag => "iam-principal-tag",
+            Tenancy::IamAccount => "iam-account",
+        }
+    }
+
+    fn parse(name: &str, v: &str) -> Result<Self, ConfigError> {
+        [Tenancy::Jwt, Tenancy::IamPrincipalTag, Tenancy::IamAccount]
+            .into_iter()
+            .find(|t| t.as_str() == v)
+            .ok_or_else(|| ConfigError::Invalid {
+                name: name.to_string(),
+                reason: format!("{v:?} is not one of jwt, iam-principal-tag, iam-account"),
+            })
+    }
 }
 
 /// Per-tenant quotas (issue 15): one tenant cannot crowd out the tick, the queues or the
@@ -440,6 +488,8 @@ impl Default for ApiSettings {
         ApiSettings {
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             tenant_claim: Resources::get().defaults.tenant_claim.clone(),
+            tenancy: Tenancy::parse("tenancy", &Resources::get().defaults.tenancy).unwrap_or(Tenancy::Jwt),
+            tenant_tag: Resources::get().defaults.tenant_tag.clone(),
             quotas: Quotas::default(),
         }
     }
@@ -458,6 +508,12 @@ impl ApiSettings {
         let mut s = ApiSettings::default();
         if let Some(c) = get(&n.tenant_claim).filter(|c| !c.is_empty()) {
             s.tenant_claim = c;
+        }
+        if let Some(t) = get(&n.tenancy).filter(|t| !t.is_empty()) {
+            s.tenancy = Tenancy::parse(&n.tenancy, &t)?;
+        }
+        if let Some(t) = get(&n.tenant_tag).filter(|t| !t.is_empty()) {
+            s.tenant_tag = t;
         }
         let q = &mut s.quotas;
         for (name, field) in [
@@ -700,6 +756,8 @@ mod tests {
             (n.worker_slots.clone(), "3".into()),
             (n.shutdown_grace_secs.clone(), "7".into()),
             (n.tenant_claim.clone(), "custom:tenant".into()),
+            (n.tenancy.clone(), "iam-principal-tag".into()),
+            (n.tenant_tag.clone(), "team".into()),
         ]
         .into();
         let t = TickSettings::from_lookup(lookup(&env)).unwrap_or_else(|e| panic!("{e}"));
@@ -711,10 +769,15 @@ mod tests {
         assert!(!t.fair_queues);
         let e = EcsWorkerSettings::from_lookup(lookup(&env)).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!((e.slots, e.shutdown_grace), (3, Duration::from_secs(7)));
+        let a = ApiSettings::from_lookup(lookup(&env)).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(
-            ApiSettings::from_lookup(lookup(&env)).map(|a| a.tenant_claim).ok().as_deref(),
-            Some("custom:tenant")
+            (a.tenant_claim.as_str(), a.tenancy, a.tenant_tag.as_str()),
+            ("custom:tenant", Tenancy::IamPrincipalTag, "team")
         );
+        assert_eq!(ApiSettings::default().tenancy, Tenancy::Jwt);
+        env.insert(n.tenancy.clone(), "account".into());
+        let e = ApiSettings::from_lookup(lookup(&env)).unwrap_err();
+        assert!(matches!(e, ConfigError::Invalid { ref name, .. } if *name == n.tenancy), "{e:?}");
         env.insert(n.catch_up_global.clone(), "0".into());
         env.insert(n.worker_slots.clone(), "many".into());
         let e = TickSettings::from_lookup(lookup(&env)).unwrap_err();

@@ -33,10 +33,13 @@
 //! - [`capacity`]: the capacity model (pure): tables, hot partitions, Lambda, SQS and cost for a
 //!   load, from the per-fire costs the metering interceptor measured.
 //! - [`metering`]: an SDK interceptor that counts requests and DynamoDB capacity per component.
+//! - [`access`]: records which AWS action each function performs on which resource (tests
+//!   only, `SUNDIAL_IAM_RECORD`), checked against the CDK roles by `infra/test/iam.test.ts`.
 //! - [`execution`]: the execution plane: the claim rules with fencing tokens, retries, targets,
 //!   concurrency policies, and the worker core shared by the Lambda and ECS entry points.
 //! - [`control`]: the control plane's domain (create/list/edit/pause/resume/delete jobs, cancel,
 //!   trigger now, backfill, dead-letter replay, the operations audit log), served by `functions/api`.
+pub mod access;
 pub mod aws;
 pub mod capacity;
 pub mod config;

@@ -109,12 +109,12 @@ impl Meter {
         let secrets = aws_sdk_secretsmanager::config::Builder::from(sdk)
             .interceptor(self.interceptor(component))
             .build();
-        crate::aws::Clients {
+        crate::access::record(crate::aws::Clients {
             secrets: aws_sdk_secretsmanager::Client::from_conf(secrets),
             ddb: aws_sdk_dynamodb::Client::from_conf(ddb),
             sqs: aws_sdk_sqs::Client::from_conf(sqs),
             lambda: aws_sdk_lambda::Client::from_conf(lambda),
-        }
+        })
     }
 }
 

@@ -159,6 +159,10 @@ pub struct EnvNames {
     pub shutdown_grace_secs: String,
     /// The JWT claim that carries the tenant (api).
     pub tenant_claim: String,
+    /// Where the tenant comes from: `jwt`, `iam-principal-tag` or `iam-account` (api).
+    pub tenancy: String,
+    /// The IAM tag that names a principal's tenant in `iam-principal-tag` tenancy (api).
+    pub tenant_tag: String,
     /// Live jobs per tenant (api).
     pub quota_max_jobs: String,
     /// Shortest interval between two fires of a job, seconds (api).
@@ -211,6 +215,10 @@ pub struct Defaults {
     pub shutdown_grace_secs: u64,
     /// The JWT claim that carries the tenant.
     pub tenant_claim: String,
+    /// Where the tenant comes from.
+    pub tenancy: String,
+    /// The IAM tag that names a principal's tenant.
+    pub tenant_tag: String,
     /// Live jobs per tenant.
     pub quota_max_jobs: u32,
     /// Shortest interval between two fires of a job (seconds).

@@ -15,6 +15,7 @@ use aws_sdk_sqs::types::{DeleteMessageBatchRequestEntry, MessageSystemAttributeN
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
+use sundial_core::access;
 use sundial_core::config::EcsWorkerSettings;
 use sundial_core::execution::target::in_process::BoxFuture;
 use sundial_core::execution::worker::{Disposition, MessageControl, Worker};
@@ -124,6 +125,15 @@ pub async fn run(
     opts: EcsOptions,
     shutdown: CancellationToken,
 ) -> anyhow::Result<Arc<Stats>> {
+    let scope = worker.access_scope(&worker.settings().pool);
+    access::scope(scope, poll(worker, opts, shutdown)).await
+}
+
+async fn poll(
+    worker: Arc<Worker>,
+    opts: EcsOptions,
+    shutdown: CancellationToken,
+) -> anyhow::Result<Arc<Stats>> {
     let pool = worker.settings().pool.clone();
     let url = worker.queue_url(&pool).await?;
     let sqs = worker.sqs().clone();
@@ -131,7 +141,11 @@ pub async fn run(
     let slots = Arc::new(Semaphore::new(opts.slots));
     let stop = CancellationToken::new();
     let (del_tx, del_rx) = mpsc::channel::<String>(1024);
-    let deleter = tokio::spawn(delete_batcher(sqs.clone(), url.clone(), del_rx, stats.clone()));
+    // Spawned tasks carry the worker's scope (IAM recording, `sundial_core::access`).
+    let deleter = tokio::spawn(access::within(
+        access::current(),
+        delete_batcher(sqs.clone(), url.clone(), del_rx, stats.clone()),
+    ));
     let mut tasks = JoinSet::new();
     tracing::info!(pool, slots = opts.slots, worker = %worker.settings().worker_id, "polling");
     'poll: while !shutdown.is_cancelled() {
@@ -193,7 +207,7 @@ pub async fn run(
                 pool.clone(),
                 stats.clone(),
             );
-            tasks.spawn(async move {
+            tasks.spawn(access::within(access::current(), async move {
                 let _permit = permit;
                 let receipt = msg.receipt_handle.clone().unwrap_or_default();
                 let body = msg.body.clone().unwrap_or_default();
@@ -210,7 +224,7 @@ pub async fn run(
                     Disposition::RetryAfter(secs) => vis.extend(secs).await,
                     Disposition::Leave => {}
                 }
-            });
+            }));
         }
         while tasks.try_join_next().is_some() {}
     }

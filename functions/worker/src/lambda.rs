@@ -82,6 +82,10 @@ pub async fn handle_event(
 }
 
 async fn set_visibility(w: &Worker, pool: &str, receipt: &str, secs: i32) {
+    sundial_core::access::scope(w.access_scope(pool), change_visibility(w, pool, receipt, secs)).await
+}
+
+async fn change_visibility(w: &Worker, pool: &str, receipt: &str, secs: i32) {
     let url = match w.queue_url(pool).await {
         Ok(u) => u,
         Err(e) => {

@@ -51,6 +51,17 @@ impl Harness {
         now: DateTime<Utc>,
         settings: ControlSettings,
     ) -> Harness {
+        Self::with_api_settings(label, pools, now, settings, ApiSettings::default()).await
+    }
+
+    /// A harness whose API has `api` settings (tenancy) and reads IAM tags from the emulator.
+    pub async fn with_api_settings(
+        label: &str,
+        pools: &[&str],
+        now: DateTime<Utc>,
+        settings: ControlSettings,
+        api: ApiSettings,
+    ) -> Harness {
         let env = TestEnv::with(label, pools, 8).await.expect("emulator environment");
         let clock = Arc::new(ManualClock::new(now));
         let trigger = Ctx {
@@ -58,7 +69,8 @@ impl Harness {
             cfg: env.cfg.clone(),
             queues: PoolQueues::new(env.clients.sqs.clone(), env.cfg.clone(), false),
         };
-        let api = Api::new(Control::new(trigger, settings), clock.clone(), ApiSettings::default());
+        let api = Api::new(Control::new(trigger, settings), clock.clone(), api)
+            .with_iam(aws_sdk_iam::Client::new(&sundial_tests::sdk_config()));
         Harness { env, api, clock }
     }
 

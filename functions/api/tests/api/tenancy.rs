@@ -2,7 +2,10 @@
 //! 403, so ids cannot be probed), lists never show them, and the owner's data is unchanged.
 
 use crate::common::{at, event, job_body, Harness};
-use serde_json::json;
+use serde_json::{json, Value};
+use sundial_api::auth::{Principal, TAG_TTL};
+use sundial_api::ApiSettings;
+use sundial_core::config::Tenancy;
 
 /// (method, path, body, headers)
 type Case<'a> = (&'a str, String, Option<String>, Vec<(&'a str, &'a str)>);
@@ -117,12 +120,149 @@ async fn requests_without_a_tenant_are_unauthorized() {
         // THEN 401, whatever the headers claim
         assert_eq!((a.status, &a.body["error"]["code"]), (401, &json!("unauthorized")), "{auth:?}");
     }
-    // AND an IAM principal is a tenant by its account
-    let iam = json!({"iam": {"accountId": "210987654321", "userArn": "arn:aws:iam::210987654321:user/ops", "callerId": "AIDA"}});
-    let a = h.send(event("GET", "/v1/jobs", None, &[], Some(iam))).await;
-    assert_eq!(a.status, 200, "{}", a.body);
+    // AND an IAM principal is no tenant in jwt tenancy (account_tenancy_only_when_asked_for)
     // AND the OpenAPI document is served without a tenant
     let a = h.send(event("GET", "/openapi.json", None, &[], None)).await;
     assert_eq!((a.status, a.body["openapi"].as_str().map(|v| v.starts_with('3'))), (200, Some(true)));
+    h.env.cleanup().await;
+}
+
+/// An authorizer context of an IAM-signed request by `arn` of `account`.
+fn iam_caller(arn: &str, account: &str) -> Value {
+    json!({"iam": {"accountId": account, "userArn": arn, "callerId": "AROAEXAMPLE"}})
+}
+
+const ACCOUNT: &str = "123456789012";
+
+async fn create_role(iam: &aws_sdk_iam::Client, name: &str, tenant: Option<&str>) {
+    let trust = r#"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"lambda.amazonaws.com"},"Action":"sts:AssumeRole"}]}"#;
+    let mut req = iam.create_role().role_name(name).assume_role_policy_document(trust);
+    if let Some(t) = tenant {
+        req = req.tags(aws_sdk_iam::types::Tag::builder().key("sundial-tenant").value(t).build().unwrap());
+    }
+    req.send()
+        .await
+        .unwrap_or_else(|e| panic!("create role {name}: {}", aws_sdk_iam::error::DisplayErrorContext(e)));
+}
+
+#[tokio::test]
+async fn iam_callers_get_the_tenant_tagged_on_their_role_or_user_and_nothing_else() {
+    // GIVEN an API in iam-principal-tag tenancy, and on the (emulated) IAM: a role tagged acme,
+    // an untagged role, and a user tagged globex
+    let settings = ApiSettings { tenancy: Tenancy::IamPrincipalTag, ..ApiSettings::default() };
+    let h = Harness::with_api_settings(
+        "iamtag",
+        &["default"],
+        at("2026-12-01T10:00:00Z"),
+        Default::default(),
+        settings,
+    )
+    .await;
+    let iam = aws_sdk_iam::Client::new(&sundial_tests::sdk_config());
+    let p = h.env.cfg.queue_prefix.trim_end_matches('-').to_string();
+    let (acme_role, untagged_role, globex_user) =
+        (format!("{p}-acme"), format!("{p}-untagged"), format!("{p}-globex"));
+    create_role(&iam, &acme_role, Some("acme")).await;
+    create_role(&iam, &untagged_role, None).await;
+    iam.create_user()
+        .user_name(&globex_user)
+        .path("/teams/")
+        .tags(aws_sdk_iam::types::Tag::builder().key("sundial-tenant").value("globex").build().unwrap())
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("create user: {}", aws_sdk_iam::error::DisplayErrorContext(e)));
+    let acme = iam_caller(&format!("arn:aws:sts::{ACCOUNT}:assumed-role/{acme_role}/ci-build-7"), ACCOUNT);
+    let globex = iam_caller(&format!("arn:aws:iam::{ACCOUNT}:user/teams/{globex_user}"), ACCOUNT);
+    let json_ct = [("content-type", "application/json")];
+
+    // WHEN the acme role's session creates a job
+    let body = job_body("payroll", "0 0 * * * *").to_string();
+    let a = h.send(event("POST", "/v1/jobs", Some(&body), &json_ct, Some(acme.clone()))).await;
+    // THEN it is acme's: stored under acme, audited with the session ARN as principal
+    assert_eq!(a.status, 201, "{}", a.body);
+    let mine = h.send(event("GET", "/v1/jobs", None, &[], Some(acme.clone()))).await;
+    assert_eq!(mine.body["items"][0]["jobId"], "payroll", "{}", mine.body);
+    let acme_jwt = h.get("acme", "/v1/operations").await;
+    assert_eq!(acme_jwt.status, 401, "a JWT is refused in IAM tenancy: {}", acme_jwt.body);
+    // AND the globex user sees none of it
+    let theirs = h.send(event("GET", "/v1/jobs", None, &[], Some(globex.clone()))).await;
+    assert_eq!((theirs.status, &theirs.body["items"]), (200, &json!([])), "{}", theirs.body);
+    let probe = h.send(event("GET", "/v1/jobs/payroll", None, &[], Some(globex))).await;
+    assert_eq!(probe.status, 404, "{}", probe.body);
+
+    // WHEN callers without a tenant tag try: an untagged role, another account's tagged role,
+    // the account root, a federated user
+    let refused = [
+        iam_caller(&format!("arn:aws:sts::{ACCOUNT}:assumed-role/{untagged_role}/s"), ACCOUNT),
+        iam_caller(&format!("arn:aws:sts::210987654321:assumed-role/{acme_role}/s"), "210987654321"),
+        iam_caller(&format!("arn:aws:iam::{ACCOUNT}:root"), ACCOUNT),
+        iam_caller(&format!("arn:aws:sts::{ACCOUNT}:federated-user/bob"), ACCOUNT),
+    ];
+    for who in refused {
+        let a =
+            h.send(event("GET", "/v1/jobs", None, &[("x-sundial-tenant", "acme")], Some(who.clone()))).await;
+        // THEN 403, saying why, whatever the headers claim
+        assert_eq!((a.status, &a.body["error"]["code"]), (403, &json!("forbidden")), "{who}: {}", a.body);
+    }
+    let a = h
+        .send(event(
+            "GET",
+            "/v1/jobs",
+            None,
+            &[],
+            Some(iam_caller(&format!("arn:aws:sts::{ACCOUNT}:assumed-role/{untagged_role}/s"), ACCOUNT)),
+        ))
+        .await;
+    assert!(a.body["error"]["message"].as_str().unwrap().contains("has no sundial-tenant tag"), "{}", a.body);
+
+    // AND a tag change is read again only after the cache's TTL
+    let tags = h.api.principal_tags().expect("an IAM reader");
+    let role = Principal::Role(untagged_role.clone());
+    let t0 = std::time::Instant::now();
+    assert_eq!(tags.tag(&role, "sundial-tenant", t0).await.unwrap(), None);
+    iam.tag_role()
+        .role_name(&untagged_role)
+        .tags(aws_sdk_iam::types::Tag::builder().key("sundial-tenant").value("initech").build().unwrap())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        tags.tag(&role, "sundial-tenant", t0 + std::time::Duration::from_secs(1)).await.unwrap(),
+        None
+    );
+    assert_eq!(tags.tag(&role, "sundial-tenant", t0 + TAG_TTL).await.unwrap().as_deref(), Some("initech"));
+    for name in [&acme_role, &untagged_role] {
+        let _ = iam.delete_role().role_name(name).send().await;
+    }
+    let _ = iam.delete_user().user_name(&globex_user).send().await;
+    h.env.cleanup().await;
+}
+
+#[tokio::test]
+async fn account_tenancy_only_when_asked_for() {
+    // GIVEN an IAM-signed request
+    let iam = iam_caller("arn:aws:iam::210987654321:user/ops", "210987654321");
+    // WHEN the API runs in the default (jwt) tenancy, THEN it is refused
+    let h = Harness::new("acctdefault", at("2026-12-01T10:00:00Z")).await;
+    let a = h.send(event("GET", "/v1/jobs", None, &[], Some(iam.clone()))).await;
+    assert_eq!((a.status, &a.body["error"]["code"]), (401, &json!("unauthorized")), "{}", a.body);
+    h.env.cleanup().await;
+    // WHEN it runs in iam-account tenancy, THEN the account is the tenant
+    let settings = ApiSettings { tenancy: Tenancy::IamAccount, ..ApiSettings::default() };
+    let h = Harness::with_api_settings(
+        "acct",
+        &["default"],
+        at("2026-12-01T10:00:00Z"),
+        Default::default(),
+        settings,
+    )
+    .await;
+    let body = job_body("nightly", "0 0 * * * *").to_string();
+    let a = h
+        .send(event("POST", "/v1/jobs", Some(&body), &[("content-type", "application/json")], Some(iam)))
+        .await;
+    assert_eq!(a.status, 201, "{}", a.body);
+    let jobs = h.get("210987654321", "/v1/jobs").await;
+    assert_eq!(jobs.status, 401, "JWTs are refused in IAM tenancy");
     h.env.cleanup().await;
 }

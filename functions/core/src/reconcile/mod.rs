@@ -164,6 +164,15 @@ pub async fn reconcile(
     now: DateTime<Utc>,
     opts: &ReconcileOptions,
 ) -> Result<ReconcileReport, ReconcileError> {
+    let scope = crate::access::Scope::new(crate::access::Role::Reconcile, &ctx.cfg);
+    crate::access::scope(scope, run(ctx, now, opts)).await
+}
+
+async fn run(
+    ctx: &Ctx,
+    now: DateTime<Utc>,
+    opts: &ReconcileOptions,
+) -> Result<ReconcileReport, ReconcileError> {
     let execs = ExecStore::new(ctx.ddb.clone(), ctx.cfg.executions_table.clone());
     let now_ms = now.timestamp_millis();
     let mut due: Vec<OpenEntry> = Vec::new();

@@ -8,6 +8,7 @@
 
 use super::plan::CatchUpBudget;
 use super::scan::{scan_shards, ScanError, ScanOptions, ScanReport};
+use crate::access::{self, Role, Scope};
 use crate::config::TickSettings;
 use crate::metrics::Emf;
 use crate::Ctx;
@@ -78,6 +79,17 @@ pub async fn run_tick(
     now: DateTime<Utc>,
     opts: &ScanOptions,
 ) -> Result<TickOutcome, TickError> {
+    let scope = Scope::new(Role::Tick, &ctx.cfg).scan_function(settings.scan_function.as_deref());
+    access::scope(scope, tick(ctx, lambda, settings, now, opts)).await
+}
+
+async fn tick(
+    ctx: &Ctx,
+    lambda: Option<&aws_sdk_lambda::Client>,
+    settings: &TickSettings,
+    now: DateTime<Utc>,
+    opts: &ScanOptions,
+) -> Result<TickOutcome, TickError> {
     let shards = ctx.cfg.shards;
     match (&settings.scan_function, lambda) {
         (Some(function), Some(lambda)) if shards > settings.in_process_max_shards => {
@@ -122,6 +134,10 @@ pub async fn run_tick(
 
 /// Runs one fanned-out scan request.
 pub async fn run_scan(ctx: &Ctx, req: &ScanRequest, opts: &ScanOptions) -> Result<ScanReport, ScanError> {
+    access::scope(Scope::new(Role::Scan, &ctx.cfg), scan(ctx, req, opts)).await
+}
+
+async fn scan(ctx: &Ctx, req: &ScanRequest, opts: &ScanOptions) -> Result<ScanReport, ScanError> {
     let now = crate::store::items::ms_to_dt(req.now_ms);
     let budget = Mutex::new(CatchUpBudget::new(req.catch_up_global, req.catch_up_per_tenant));
     let report = scan_shards(ctx, req.from..req.to.min(ctx.cfg.shards), now, &budget, opts)

@@ -258,6 +258,21 @@ impl Worker {
         msgctl: &dyn MessageControl,
         stop: &CancellationToken,
     ) -> Disposition {
+        crate::access::scope(self.access_scope(pool), self.handle_message(pool, body, msgctl, stop)).await
+    }
+
+    /// Whose calls these are, for the IAM recording ([`crate::access`]): the worker of `pool`.
+    pub fn access_scope(&self, pool: &str) -> crate::access::Scope {
+        crate::access::Scope::new(crate::access::Role::Worker, &self.cfg).pool(pool)
+    }
+
+    async fn handle_message(
+        &self,
+        pool: &str,
+        body: &str,
+        msgctl: &dyn MessageControl,
+        stop: &CancellationToken,
+    ) -> Disposition {
         let msg: ExecMessage = match serde_json::from_str(body) {
             Ok(m) => m,
             Err(e) => {
