@@ -2,61 +2,117 @@
 //!
 //! A Lambda's stdout goes to CloudWatch Logs, which turns EMF JSON lines into metrics with no
 //! API call and no extra latency. Dimensions are low-cardinality only (`Pool`, `Policy`): job and
-//! execution ids belong in logs, never in metric dimensions (seed 000 §15).
+//! execution ids belong in logs, never in metric dimensions (seed 000 §15): they ride along as
+//! EMF *properties* (fields of the same log line that are not metrics), so a Logs Insights query
+//! finds the execution behind a lag spike.
+//!
+//! EMF takes at most [`MAX_VALUES`] values per metric in one record; a distribution with more
+//! (the schedule lag of a minute in which many jobs fire) is split over several lines, so no
+//! value is dropped exactly when load is highest.
 
 use serde_json::{json, Map, Value};
 
 /// The CloudWatch namespace of every Sundial metric (the CDK dashboard reads it).
 pub const NAMESPACE: &str = "Sundial";
 
-/// One EMF record: a set of dimensions and metric values.
+/// Most values of one metric in one EMF record (CloudWatch drops a record with more).
+pub const MAX_VALUES: usize = 100;
+
+/// A metric's values: one count, or a distribution of milliseconds.
+#[derive(Debug, Clone)]
+enum Values {
+    Count(u64),
+    Millis(Vec<i64>),
+}
+
+/// One EMF record: a set of dimensions, metric values and properties.
 #[derive(Debug, Default, Clone)]
 pub struct Emf {
     dims: Vec<(String, String)>,
-    metrics: Vec<(String, String, Value)>,
+    metrics: Vec<(String, Values)>,
+    props: Vec<(String, Value)>,
 }
 
 impl Emf {
     /// A record with the given dimensions.
     pub fn new(dims: &[(&str, &str)]) -> Self {
-        Emf { dims: dims.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(), metrics: Vec::new() }
+        Emf {
+            dims: dims.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            metrics: Vec::new(),
+            props: Vec::new(),
+        }
     }
 
     /// Adds a count.
     pub fn count(mut self, name: &str, v: u64) -> Self {
-        self.metrics.push((name.into(), "Count".into(), json!(v)));
+        self.metrics.push((name.into(), Values::Count(v)));
         self
     }
 
-    /// Adds milliseconds; several values make a distribution (percentiles in CloudWatch).
+    /// Adds milliseconds; several values make a distribution (percentiles in CloudWatch). No
+    /// values, no metric.
     pub fn millis(mut self, name: &str, values: &[i64]) -> Self {
-        self.metrics.push((name.into(), "Milliseconds".into(), json!(values)));
+        if !values.is_empty() {
+            self.metrics.push((name.into(), Values::Millis(values.to_vec())));
+        }
         self
     }
 
-    /// The EMF JSON line for `timestamp_ms`.
-    pub fn render(&self, timestamp_ms: i64) -> String {
-        let mut root = Map::new();
-        let defs: Vec<Value> = self.metrics.iter().map(|(n, u, _)| json!({"Name": n, "Unit": u})).collect();
-        let dim_names: Vec<&str> = self.dims.iter().map(|(k, _)| k.as_str()).collect();
-        root.insert(
-            "_aws".into(),
-            json!({"Timestamp": timestamp_ms, "CloudWatchMetrics": [{
-                "Namespace": NAMESPACE, "Dimensions": [dim_names], "Metrics": defs}]}),
-        );
-        for (k, v) in &self.dims {
-            root.insert(k.clone(), json!(v));
-        }
-        for (n, _, v) in &self.metrics {
-            root.insert(n.clone(), v.clone());
-        }
-        Value::Object(root).to_string()
+    /// Adds a property: a field of the log line that is not a metric (an execution id).
+    pub fn property(mut self, name: &str, v: impl Into<Value>) -> Self {
+        self.props.push((name.into(), v.into()));
+        self
     }
 
-    /// Prints the line to stdout (where Lambda's log capture picks it up).
+    /// The EMF JSON lines for `timestamp_ms`: one, or more when a distribution holds more than
+    /// [`MAX_VALUES`] values (the counts go in the first line only, the properties in each).
+    pub fn lines(&self, timestamp_ms: i64) -> Vec<String> {
+        let chunks = self
+            .metrics
+            .iter()
+            .map(|(_, v)| match v {
+                Values::Count(_) => 1,
+                Values::Millis(m) => m.len().div_ceil(MAX_VALUES),
+            })
+            .max()
+            .unwrap_or(0);
+        let dim_names: Vec<&str> = self.dims.iter().map(|(k, _)| k.as_str()).collect();
+        let mut out = Vec::with_capacity(chunks);
+        for chunk in 0..chunks {
+            let mut root = Map::new();
+            let mut defs = Vec::new();
+            for (name, v) in &self.metrics {
+                let (unit, value) = match v {
+                    Values::Count(n) if chunk == 0 => ("Count", json!(n)),
+                    Values::Millis(m) if chunk * MAX_VALUES < m.len() => {
+                        let end = (chunk * MAX_VALUES + MAX_VALUES).min(m.len());
+                        ("Milliseconds", json!(m[chunk * MAX_VALUES..end]))
+                    }
+                    _ => continue,
+                };
+                defs.push(json!({"Name": name, "Unit": unit}));
+                root.insert(name.clone(), value);
+            }
+            root.insert(
+                "_aws".into(),
+                json!({"Timestamp": timestamp_ms, "CloudWatchMetrics": [{
+                    "Namespace": NAMESPACE, "Dimensions": [dim_names], "Metrics": defs}]}),
+            );
+            for (k, v) in &self.dims {
+                root.insert(k.clone(), json!(v));
+            }
+            for (k, v) in &self.props {
+                root.insert(k.clone(), v.clone());
+            }
+            out.push(Value::Object(root).to_string());
+        }
+        out
+    }
+
+    /// Prints the lines to stdout (where Lambda's log capture picks them up).
     pub fn emit(&self, timestamp_ms: i64) {
-        if !self.metrics.is_empty() {
-            println!("{}", self.render(timestamp_ms));
+        for line in self.lines(timestamp_ms) {
+            println!("{line}");
         }
     }
 }
@@ -115,7 +171,7 @@ mod tests {
         assert_eq!(NAMESPACE, cat.namespace);
         let mut seen = 0;
         for e in lines {
-            let (ns, names, dims) = names_of(&e.render(0));
+            let (ns, names, dims) = names_of(&e.lines(0)[0]);
             assert_eq!(ns, cat.namespace);
             for d in &dims {
                 assert!(d == &cat.pool_dimension || d == "Policy", "dimension {d} is not in the catalogue");
@@ -129,11 +185,48 @@ mod tests {
     }
 
     #[test]
+    fn distributions_over_a_hundred_values_are_split_and_nothing_is_lost() {
+        // GIVEN a minute in which 250 fires were dispatched
+        let lags: Vec<i64> = (0..250).collect();
+        let e = Emf::new(&[("Pool", "default")])
+            .count("FiresDispatched", 250)
+            .millis("ScheduleLagMs", &lags)
+            .millis("QueueWaitMs", &[1, 2])
+            .property("tick", "req-1");
+        // WHEN it is rendered
+        let lines: Vec<Value> = e.lines(7).iter().map(|l| serde_json::from_str(l).unwrap()).collect();
+        // THEN three records, none with more than 100 values of a metric, every value once,
+        // the count once, and each line a valid EMF record with its metrics declared
+        assert_eq!(lines.len(), 3);
+        let mut all = Vec::new();
+        for v in &lines {
+            let declared: Vec<&str> = v["_aws"]["CloudWatchMetrics"][0]["Metrics"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|m| m["Name"].as_str().unwrap())
+                .collect();
+            let vals = v["ScheduleLagMs"].as_array().unwrap();
+            assert!(vals.len() <= MAX_VALUES);
+            assert!(declared.contains(&"ScheduleLagMs"));
+            assert_eq!(declared.contains(&"FiresDispatched"), v.get("FiresDispatched").is_some());
+            all.extend(vals.iter().map(|x| x.as_i64().unwrap()));
+            assert_eq!((v["Pool"].as_str(), v["tick"].as_str()), (Some("default"), Some("req-1")));
+        }
+        assert_eq!(all, lags);
+        assert_eq!(lines.iter().filter(|v| v.get("FiresDispatched").is_some()).count(), 1);
+        assert_eq!(lines.iter().filter(|v| v.get("QueueWaitMs").is_some()).count(), 1);
+        // AND an empty distribution is no metric, and a record without metrics no line
+        assert!(Emf::new(&[]).millis("ScheduleLagMs", &[]).lines(1).is_empty());
+    }
+
+    #[test]
     fn renders_valid_emf() {
         let line = Emf::new(&[("Pool", "default")])
             .count("FiresDispatched", 3)
             .millis("ScheduleLagMs", &[5, 7])
-            .render(1);
+            .lines(1)
+            .remove(0);
         let v: Value = serde_json::from_str(&line).unwrap();
         assert_eq!(v["_aws"]["CloudWatchMetrics"][0]["Namespace"], "Sundial");
         assert_eq!(v["_aws"]["CloudWatchMetrics"][0]["Dimensions"][0][0], "Pool");

@@ -67,7 +67,10 @@ impl ExecMetrics {
 
     /// The EMF record.
     pub fn to_emf(&self) -> Emf {
-        let mut e = Emf::new(&[("Pool", self.pool.as_str())]);
+        // The execution id is a property, not a dimension: searchable in the logs, no metric per
+        // execution.
+        let mut e =
+            Emf::new(&[("Pool", self.pool.as_str())]).property("executionId", self.execution_id.as_str());
         for (name, v) in [
             (names::QUEUE_WAIT_MS, self.queue_wait_ms),
             (names::START_LAG_MS, self.start_lag_ms),
@@ -156,7 +159,7 @@ mod tests {
             outcome: Some(ExecStatus::Succeeded),
             ..Default::default()
         };
-        let v: serde_json::Value = serde_json::from_str(&m.to_emf().render(1)).unwrap_or_default();
+        let v: serde_json::Value = serde_json::from_str(&m.to_emf().lines(1)[0]).unwrap_or_default();
         assert_eq!(v["_aws"]["CloudWatchMetrics"][0]["Namespace"], "Sundial");
         assert_eq!(v["Pool"], "default");
         assert_eq!(v["StartLagMs"][0], 340);
@@ -164,12 +167,15 @@ mod tests {
         assert_eq!(v["DurationMs"][0], 80);
         assert_eq!(v["ExecutionsSucceeded"], 1);
         assert!(v.get("Retries").is_none());
+        // the execution id is on the line as a property, never a dimension
+        assert_eq!(v["executionId"], "j@1");
+        assert_eq!(v["_aws"]["CloudWatchMetrics"][0]["Dimensions"], serde_json::json!([["Pool"]]));
     }
 
     #[test]
     fn a_rejected_zombie_reports_only_the_rejection() {
         let m = ExecMetrics { pool: "p".into(), stale_rejections: 2, ..Default::default() };
-        let v: serde_json::Value = serde_json::from_str(&m.to_emf().render(1)).unwrap_or_default();
+        let v: serde_json::Value = serde_json::from_str(&m.to_emf().lines(1)[0]).unwrap_or_default();
         assert_eq!(v["StaleTokenRejections"], 2);
         assert!(v.get("ExecutionsSucceeded").is_none());
     }
