@@ -6,6 +6,7 @@ next to this file), whose parsers fail on a response that does not match the doc
 
 import os
 import sys
+from typing import NoReturn
 
 from sundial_client import Client
 from sundial_client.api.jobs import create_job, get_job, list_jobs
@@ -17,14 +18,19 @@ from sundial_client.models import (
     Job,
     JobChange,
     JobState,
+    ListJobsResponse200,
     Schedule,
 )
-from sundial_client.types import UNSET
+from sundial_client.types import UNSET, Unset
+
+
+def fail(what: str, detail: object = None) -> NoReturn:
+    sys.exit(f"{what}: {detail!r}" if detail is not None else what)
 
 
 def check(ok: bool, what: str, detail: object = None) -> None:
     if not ok:
-        sys.exit(f"{what}: {detail!r}" if detail is not None else what)
+        fail(what, detail)
 
 
 job_id = os.environ["SUNDIAL_SMOKE_JOB_ID"]
@@ -48,23 +54,29 @@ created = create_job.sync_detailed(
         params={"client": "python"},
     ),
 )
-check(created.status_code == 201 and isinstance(created.parsed, JobChange), "create is 201", created.content)
+if created.status_code != 201 or not isinstance(created.parsed, JobChange):
+    fail("create is 201", created.content)
 check(created.parsed.job.job_id == job_id and created.parsed.job.state == JobState.ENABLED, "the created job", created.parsed)
 check(len(created.parsed.next_fires) == 5, "create returns the next 5 fires", created.parsed.next_fires)
 check(created.headers.get("etag") == created.parsed.job.etag, "ETag is the job's etag", created.headers)
 
 # Get: the target comes back as the discriminated union, parsed into its class.
 got = get_job.sync(job_id, client=client)
-check(isinstance(got, Job), "get is 200", got)
-check(isinstance(got.definition.target, HttpTarget), "the target is a webhook", got.definition.target)
-check(got.definition.target.url == webhook, "the webhook URL", got.definition.target)
+if not isinstance(got, Job):
+    fail("get is 200", got)
+target = got.definition.target
+if not isinstance(target, HttpTarget):
+    fail("the target is a webhook", target)
+check(target.url == webhook, "the webhook URL", target)
 check(got.definition.schedule.expression == "0 30 2 * * *", "the schedule", got.definition.schedule)
 
 # List: page through the tenant's jobs until ours appears.
-found, cursor = None, UNSET
+found: Job | None = None
+cursor: str | Unset = UNSET
 while True:
     page = list_jobs.sync(client=client, limit=100, cursor=cursor)
-    check(not isinstance(page, Error) and page is not None, "list is 200", page)
+    if not isinstance(page, ListJobsResponse200):
+        fail("list is 200", page)
     found = next((j for j in page.items if j.job_id == job_id), None)
     if found is not None or page.next_cursor is None:
         break
@@ -80,11 +92,13 @@ bad = create_job.sync_detailed(
         target=HttpTarget(type_=HttpTargetType.HTTP, url=webhook),
     ),
 )
-check(bad.status_code == 400 and isinstance(bad.parsed, Error), "a bad cron is 400", bad.content)
+if bad.status_code != 400 or not isinstance(bad.parsed, Error):
+    fail("a bad cron is 400", bad.content)
 check(bad.parsed.error.field == "schedule.expression", "the 400 names schedule.expression", bad.parsed)
 
 missing = get_job.sync_detailed("no-such-job", client=client)
-check(missing.status_code == 404 and isinstance(missing.parsed, Error), "an unknown job is 404", missing.content)
+if missing.status_code != 404 or not isinstance(missing.parsed, Error):
+    fail("an unknown job is 404", missing.content)
 check(missing.parsed.error.code == "not_found", "the 404 is not_found", missing.parsed)
 
 print(f"python client: created, got and listed {job_id}; 400 on schedule.expression and 404 are typed")
