@@ -3,8 +3,8 @@
 //!
 //! Each test serves the local run's loopback server (`sundial_api::local::serve`, as in
 //! `fuzz.rs`) over a private environment, generates its client from the document as a user
-//! would (`functions/api/clients/README.md`), and runs a small program that uses only the typed
-//! client: it creates a cron job with a webhook target, reads it back, finds it in the list and
+//! would (`functions/api/clients/README.md`), type-checks a small program against it (`tsc`,
+//! `mypy`, both strict) and runs it. The program uses only the typed client: it creates a cron job with a webhook target, reads it back, finds it in the list and
 //! checks two typed errors (a bad cron expression is 400 on `schedule.expression`, an unknown job
 //! is 404 `not_found`). The test then reads the job from the store, so a client that only
 //! *seems* to work (a request the server never stored, a field it dropped) fails here.
@@ -12,7 +12,7 @@
 //! The generated code is not committed: it is generated in every run, so a change to
 //! `openapi.json` that a generator cannot handle fails this test at once (the README says why).
 //! Installing is cached: `npm ci` runs only when `package-lock.json` changed since the last
-//! install, and openapi-python-client is a pinned venv from `scripts/tools.sh`.
+//! install; openapi-python-client and mypy are pinned venvs from `scripts/tools.sh`.
 
 use crate::common::{at, Harness};
 use std::path::{Path, PathBuf};
