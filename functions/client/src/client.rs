@@ -602,7 +602,11 @@ mod tests {
         let url =
             scripted(vec![page("[]", r#""0a""#), page("[]", r#""0b""#), page("[]", "null")], heads.clone())
                 .await;
-        let c = Client::builder(url).tenant(Some("acme".into())).build().unwrap_or_else(|e| panic!("{e}"));
+        let c = Client::builder(url)
+            .tenant(Some("acme".into()))
+            .auth(Auth::Jwt("tok".into()))
+            .build()
+            .unwrap_or_else(|e| panic!("{e}"));
         // WHEN read to the end
         let all = c
             .all(ListJobs { include_deleted: true, limit: Some(2), cursor: None })
@@ -626,5 +630,7 @@ mod tests {
         );
         let first = heads.lock().unwrap_or_else(|e| e.into_inner())[0].clone();
         assert_eq!(header(&first, TENANT_HEADER), Some("acme"));
+        // AND the JWT mode sends the token as a bearer
+        assert_eq!(header(&first, "authorization"), Some("bearer tok"));
     }
 }
