@@ -1,14 +1,35 @@
 //! `sundial jobs|executions|dlq|ops ...`: the API from the command line.
 //!
-//! Every command is one or two API calls; `--output json` prints the API's JSON unchanged for
-//! scripts, the default prints tables. `jobs update` reads the job, applies the flags to its
-//! definition and saves it with `If-Match: <the version read>`, so a concurrent edit makes it
-//! fail (412) rather than be overwritten.
+//! Every command is one or two calls of the typed client (`sundial-client`); `--output json`
+//! prints the API's JSON for scripts, the default prints tables. `jobs update` reads the job,
+//! applies the flags to its definition and saves it with `If-Match: <the version read>`, so a
+//! concurrent edit makes it fail (412) rather than be overwritten. Every list takes `--limit`,
+//! `--cursor` and `--all` (every page, following the cursor); `--all` prints the items of every
+//! page as one page without a cursor.
 
-use crate::client::{enc, ApiArgs, ApiClient, Output};
+use crate::client::{ApiArgs, Output};
 use anyhow::Context;
-use hyper::Method;
+use chrono::{DateTime, Utc};
+use serde::Serialize;
 use serde_json::{json, Map, Value};
+use sundial_client::{
+    BackfillRequest, Client, CreateJob, ExecStatus, JobDefinition, ListDeadLetters, ListExecutions,
+    ListJobExecutions, ListJobs, ListOperations, ListRequest,
+};
+
+/// `--limit`, `--cursor`, `--all` of every list.
+#[derive(clap::Args, Debug, Clone)]
+pub(crate) struct Paging {
+    /// Page size (1-100; the API's default is 50).
+    #[arg(long)]
+    limit: Option<u32>,
+    /// Continue from this cursor (the `nextCursor` of the previous page).
+    #[arg(long)]
+    cursor: Option<String>,
+    /// Every page from the cursor on, following `nextCursor` to the end.
+    #[arg(long)]
+    all: bool,
+}
 
 /// `sundial jobs ...`
 #[derive(clap::Subcommand, Debug)]
@@ -20,17 +41,31 @@ pub(crate) enum JobsCmd {
         /// Include deleted jobs (kept for the retention period).
         #[arg(long)]
         include_deleted: bool,
-        /// Page size.
-        #[arg(long)]
-        limit: Option<u32>,
-        /// Continue from this cursor.
-        #[arg(long)]
-        cursor: Option<String>,
+        #[command(flatten)]
+        paging: Paging,
     },
     /// Show a job.
     Get {
         /// Job id.
         job_id: String,
+    },
+    /// List a job's definition versions, newest first (one read per version).
+    Versions {
+        /// Job id.
+        job_id: String,
+        /// Most versions to show.
+        #[arg(long, default_value_t = 20)]
+        limit: u64,
+        /// Every version.
+        #[arg(long)]
+        all: bool,
+    },
+    /// Show one definition version of a job.
+    Version {
+        /// Job id.
+        job_id: String,
+        /// Version number.
+        version: u64,
     },
     /// Change a job's definition (only the given flags change).
     Update(Box<JobSpec>),
@@ -169,18 +204,14 @@ pub(crate) enum ExecCmd {
         /// The job.
         #[arg(long)]
         job: Option<String>,
-        /// Only this status.
+        /// Only this status (required without --job: RETRY_WAIT, FAILED, DEAD or CANCELED).
         #[arg(long)]
         status: Option<String>,
-        /// Page size.
-        #[arg(long)]
-        limit: Option<u32>,
-        /// Continue from this cursor.
-        #[arg(long)]
-        cursor: Option<String>,
-        /// Oldest first.
-        #[arg(long)]
+        /// Oldest first (with --job).
+        #[arg(long, requires = "job")]
         oldest_first: bool,
+        #[command(flatten)]
+        paging: Paging,
     },
     /// Show one execution with its timeline.
     Get {
@@ -199,12 +230,8 @@ pub(crate) enum ExecCmd {
 pub(crate) enum DlqCmd {
     /// List dead executions.
     List {
-        /// Page size.
-        #[arg(long)]
-        limit: Option<u32>,
-        /// Continue from this cursor.
-        #[arg(long)]
-        cursor: Option<String>,
+        #[command(flatten)]
+        paging: Paging,
     },
     /// Replay dead executions (same execution ids; audited).
     Replay {
@@ -222,20 +249,45 @@ pub(crate) enum OpsCmd {
         /// Only this job.
         #[arg(long)]
         job: Option<String>,
-        /// Page size.
-        #[arg(long)]
-        limit: Option<u32>,
+        #[command(flatten)]
+        paging: Paging,
     },
 }
 
-fn query(pairs: &[(&str, Option<String>)]) -> String {
-    let q: Vec<String> =
-        pairs.iter().filter_map(|(k, v)| v.as_ref().map(|v| format!("{k}={}", enc(v)))).collect();
-    if q.is_empty() {
-        String::new()
+/// One page of `req`, or with `--all` every page as one; as the API's JSON.
+async fn list<R: ListRequest>(c: &Client, req: R, all: bool) -> anyhow::Result<Value>
+where
+    R::Item: Serialize,
+{
+    if all {
+        let items = c.all(req).await?;
+        Ok(json!({"items": items, "nextCursor": null}))
     } else {
-        format!("?{}", q.join("&"))
+        Ok(serde_json::to_value(c.page(&req).await?)?)
     }
+}
+
+fn to_json(v: &impl Serialize) -> anyhow::Result<Value> {
+    Ok(serde_json::to_value(v)?)
+}
+
+/// A definition object as the API's typed definition; the error names the JSON path.
+fn definition(def: Map<String, Value>) -> anyhow::Result<JobDefinition> {
+    serde_path_to_error::deserialize(Value::Object(def))
+        .map_err(|e| anyhow::anyhow!("the job definition is not valid at {}: {}", e.path(), e.inner()))
+}
+
+fn status(s: &str) -> anyhow::Result<ExecStatus> {
+    ExecStatus::parse(&s.to_uppercase()).with_context(|| {
+        let all: Vec<&str> = ExecStatus::ALL.iter().map(|s| s.as_str()).collect();
+        format!("--status {s}: not one of {}", all.join(", "))
+    })
+}
+
+fn instant(flag: &str, s: &str) -> anyhow::Result<DateTime<Utc>> {
+    DateTime::parse_from_rfc3339(s)
+        .map(|t| t.with_timezone(&Utc))
+        .with_context(|| format!("{flag} {s}: not an RFC 3339 instant"))
 }
 
 fn s(v: &Value) -> String {
@@ -373,83 +425,94 @@ fn next_hint(v: &Value) {
     }
 }
 
+fn job_rows(items: &[Value]) -> Vec<Vec<String>> {
+    items
+        .iter()
+        .map(|j| {
+            vec![
+                s(&j["jobId"]),
+                s(&j["state"]),
+                s(&j["version"]),
+                s(&j["definition"]["schedule"]["expression"]),
+                s(&j["definition"]["schedule"]["timezone"]),
+                s(&j["definition"]["pool"]),
+                s(&j["nextFireAt"]),
+            ]
+        })
+        .collect()
+}
+
+fn items(v: &Value) -> &[Value] {
+    v["items"].as_array().map(Vec::as_slice).unwrap_or(&[])
+}
+
 /// Runs `sundial jobs ...`.
 pub(crate) async fn jobs(args: &ApiArgs, cmd: JobsCmd) -> anyhow::Result<()> {
-    let c = ApiClient::new(args)?;
+    let c = args.client().await?;
     let out = args.output;
     let show_change = |v: &Value| if out == Output::Json { print_json(v) } else { print_change(v) };
+    let show_job = |v: &Value| if out == Output::Json { print_json(v) } else { print_job(v) };
     match cmd {
         JobsCmd::Create(spec) => {
-            let mut def = spec.apply(Map::new())?;
-            def.insert("jobId".into(), json!(spec.job_id));
-            let v = c.post_once("/v1/jobs", Some(&Value::Object(def))).await?;
-            show_change(&v);
+            let definition = definition(spec.apply(Map::new())?)?;
+            let v = c.create_job(&CreateJob { job_id: spec.job_id.clone(), definition }).await?;
+            show_change(&to_json(&v)?);
         }
-        JobsCmd::List { include_deleted, limit, cursor } => {
-            let q = query(&[
-                ("includeDeleted", include_deleted.then(|| "true".to_string())),
-                ("limit", limit.map(|l| l.to_string())),
-                ("cursor", cursor),
-            ]);
-            let v = c.get(&format!("/v1/jobs{q}")).await?;
+        JobsCmd::List { include_deleted, paging } => {
+            let req = ListJobs { include_deleted, limit: paging.limit, cursor: paging.cursor };
+            let v = list(&c, req, paging.all).await?;
             if out == Output::Json {
                 print_json(&v);
             } else {
-                let rows: Vec<Vec<String>> = v["items"]
-                    .as_array()
-                    .map(|items| {
-                        items
-                            .iter()
-                            .map(|j| {
-                                vec![
-                                    s(&j["jobId"]),
-                                    s(&j["state"]),
-                                    s(&j["version"]),
-                                    s(&j["definition"]["schedule"]["expression"]),
-                                    s(&j["definition"]["schedule"]["timezone"]),
-                                    s(&j["definition"]["pool"]),
-                                    s(&j["nextFireAt"]),
-                                ]
-                            })
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                println!(
-                    "{}",
-                    table(&["JOB", "STATE", "VERSION", "SCHEDULE", "ZONE", "POOL", "NEXT FIRE"], &rows)
-                );
+                let headers = ["JOB", "STATE", "VERSION", "SCHEDULE", "ZONE", "POOL", "NEXT FIRE"];
+                println!("{}", table(&headers, &job_rows(items(&v))));
                 next_hint(&v);
             }
         }
-        JobsCmd::Get { job_id } => {
-            let v = c.get(&format!("/v1/jobs/{}", enc(&job_id))).await?;
+        JobsCmd::Get { job_id } => show_job(&to_json(&c.get_job(&job_id).await?)?),
+        JobsCmd::Versions { job_id, limit, all } => {
+            let versions = c.job_versions(&job_id, (!all).then_some(limit)).await?;
+            let v = json!({ "items": versions });
             if out == Output::Json {
-                print_json(&v)
+                print_json(&v);
             } else {
-                print_job(&v)
+                let rows: Vec<Vec<String>> = items(&v)
+                    .iter()
+                    .map(|j| {
+                        let d = &j["definition"];
+                        vec![
+                            s(&j["version"]),
+                            s(&j["state"]),
+                            s(&d["schedule"]["expression"]),
+                            s(&d["schedule"]["timezone"]),
+                            s(&d["pool"]),
+                            d["target"].to_string(),
+                            d["params"].to_string(),
+                            s(&j["updatedAt"]),
+                        ]
+                    })
+                    .collect();
+                let headers = ["VERSION", "STATE", "SCHEDULE", "ZONE", "POOL", "TARGET", "PARAMS", "WRITTEN"];
+                println!("{}", table(&headers, &rows));
+                if !all && versions.last().is_some_and(|j| j.version > 1) && versions.len() as u64 == limit {
+                    println!("(older versions: --limit or --all)");
+                }
             }
         }
+        JobsCmd::Version { job_id, version } => {
+            show_job(&to_json(&c.get_job_version(&job_id, version).await?)?)
+        }
         JobsCmd::Update(spec) => {
-            let path = format!("/v1/jobs/{}", enc(&spec.job_id));
-            let cur = c.get(&path).await?;
-            let version = cur["version"].as_u64().context("the job has no version")?;
-            let base = cur["definition"].as_object().cloned().unwrap_or_default();
-            let def = spec.apply(base)?;
-            let (_, v) = c.call(Method::PUT, &path, Some(&Value::Object(def)), Some(version)).await?;
-            show_change(&v);
+            let cur = c.get_job(&spec.job_id).await?;
+            let base = to_json(&cur.definition)?.as_object().cloned().unwrap_or_default();
+            let def = definition(spec.apply(base)?)?;
+            show_change(&to_json(&c.update_job(&spec.job_id, &def, cur.version).await?)?);
         }
-        JobsCmd::Pause { job_id } => {
-            show_change(&c.post(&format!("/v1/jobs/{}/pause", enc(&job_id)), None).await?);
-        }
-        JobsCmd::Resume { job_id } => {
-            show_change(&c.post(&format!("/v1/jobs/{}/resume", enc(&job_id)), None).await?);
-        }
-        JobsCmd::Delete { job_id } => {
-            let (_, v) = c.call(Method::DELETE, &format!("/v1/jobs/{}", enc(&job_id)), None, None).await?;
-            show_change(&v);
-        }
+        JobsCmd::Pause { job_id } => show_change(&to_json(&c.pause_job(&job_id, None).await?)?),
+        JobsCmd::Resume { job_id } => show_change(&to_json(&c.resume_job(&job_id, None).await?)?),
+        JobsCmd::Delete { job_id } => show_change(&to_json(&c.delete_job(&job_id, None).await?)?),
         JobsCmd::Trigger { job_id } => {
-            let v = c.post_once(&format!("/v1/jobs/{}/trigger", enc(&job_id)), None).await?;
+            let v = to_json(&c.trigger_job(&job_id).await?)?;
             if out == Output::Json {
                 print_json(&v)
             } else {
@@ -457,8 +520,12 @@ pub(crate) async fn jobs(args: &ApiArgs, cmd: JobsCmd) -> anyhow::Result<()> {
             }
         }
         JobsCmd::Backfill { job_id, from, to, pace_secs } => {
-            let body = json!({"from": from, "to": to, "paceSecs": pace_secs});
-            let v = c.post_once(&format!("/v1/jobs/{}/backfill", enc(&job_id)), Some(&body)).await?;
+            let req = BackfillRequest {
+                from: instant("--from", &from)?,
+                to: instant("--to", &to)?,
+                pace_secs: Some(pace_secs),
+            };
+            let v = to_json(&c.backfill_job(&job_id, &req).await?)?;
             if out == Output::Json {
                 print_json(&v)
             } else {
@@ -477,33 +544,38 @@ pub(crate) async fn jobs(args: &ApiArgs, cmd: JobsCmd) -> anyhow::Result<()> {
 
 /// Runs `sundial executions ...`.
 pub(crate) async fn executions(args: &ApiArgs, cmd: ExecCmd) -> anyhow::Result<()> {
-    let c = ApiClient::new(args)?;
+    let c = args.client().await?;
     let out = args.output;
     match cmd {
-        ExecCmd::List { job, status, limit, cursor, oldest_first } => {
-            let q = query(&[
-                ("status", status.map(|s| s.to_uppercase())),
-                ("limit", limit.map(|l| l.to_string())),
-                ("cursor", cursor),
-                ("order", oldest_first.then(|| "asc".to_string())),
-            ]);
-            let path = match &job {
-                Some(j) => format!("/v1/jobs/{}/executions{q}", enc(j)),
-                None => format!("/v1/executions{q}"),
+        ExecCmd::List { job, status: st, oldest_first, paging } => {
+            let st = st.as_deref().map(status).transpose()?;
+            let v = match job {
+                Some(job_id) => {
+                    let req = ListJobExecutions {
+                        job_id,
+                        status: st,
+                        oldest_first,
+                        limit: paging.limit,
+                        cursor: paging.cursor,
+                    };
+                    list(&c, req, paging.all).await?
+                }
+                None => {
+                    let st = st
+                        .context("--status is required without --job (RETRY_WAIT, FAILED, DEAD, CANCELED)")?;
+                    let req = ListExecutions { status: st, limit: paging.limit, cursor: paging.cursor };
+                    list(&c, req, paging.all).await?
+                }
             };
-            let v = c.get(&path).await?;
             if out == Output::Json {
                 print_json(&v);
             } else {
-                println!(
-                    "{}",
-                    table(&EXEC_HEADERS, &exec_rows(v["items"].as_array().map(Vec::as_slice).unwrap_or(&[])))
-                );
+                println!("{}", table(&EXEC_HEADERS, &exec_rows(items(&v))));
                 next_hint(&v);
             }
         }
         ExecCmd::Get { execution_id } => {
-            let v = c.get(&format!("/v1/executions/{}", enc(&execution_id))).await?;
+            let v = to_json(&c.get_execution(&execution_id).await?)?;
             if out == Output::Json {
                 print_json(&v)
             } else {
@@ -511,7 +583,7 @@ pub(crate) async fn executions(args: &ApiArgs, cmd: ExecCmd) -> anyhow::Result<(
             }
         }
         ExecCmd::Cancel { execution_id } => {
-            let v = c.post(&format!("/v1/executions/{}/cancel", enc(&execution_id)), None).await?;
+            let v = to_json(&c.cancel_execution(&execution_id).await?)?;
             if out == Output::Json {
                 print_json(&v)
             } else {
@@ -528,23 +600,20 @@ pub(crate) async fn executions(args: &ApiArgs, cmd: ExecCmd) -> anyhow::Result<(
 
 /// Runs `sundial dlq ...`.
 pub(crate) async fn dlq(args: &ApiArgs, cmd: DlqCmd) -> anyhow::Result<()> {
-    let c = ApiClient::new(args)?;
+    let c = args.client().await?;
     match cmd {
-        DlqCmd::List { limit, cursor } => {
-            let q = query(&[("limit", limit.map(|l| l.to_string())), ("cursor", cursor)]);
-            let v = c.get(&format!("/v1/dlq{q}")).await?;
+        DlqCmd::List { paging } => {
+            let req = ListDeadLetters { limit: paging.limit, cursor: paging.cursor };
+            let v = list(&c, req, paging.all).await?;
             if args.output == Output::Json {
                 print_json(&v);
             } else {
-                println!(
-                    "{}",
-                    table(&EXEC_HEADERS, &exec_rows(v["items"].as_array().map(Vec::as_slice).unwrap_or(&[])))
-                );
+                println!("{}", table(&EXEC_HEADERS, &exec_rows(items(&v))));
                 next_hint(&v);
             }
         }
         DlqCmd::Replay { execution_ids } => {
-            let v = c.post("/v1/dlq/replay", Some(&json!({"executionIds": execution_ids}))).await?;
+            let v = to_json(&c.replay_dead_letters(&execution_ids).await?)?;
             if args.output == Output::Json {
                 print_json(&v);
             } else {
@@ -561,33 +630,29 @@ pub(crate) async fn dlq(args: &ApiArgs, cmd: DlqCmd) -> anyhow::Result<()> {
 
 /// Runs `sundial ops ...`.
 pub(crate) async fn ops(args: &ApiArgs, cmd: OpsCmd) -> anyhow::Result<()> {
-    let c = ApiClient::new(args)?;
-    let OpsCmd::List { job, limit } = cmd;
-    let q = query(&[("jobId", job), ("limit", limit.map(|l| l.to_string()))]);
-    let v = c.get(&format!("/v1/operations{q}")).await?;
+    let c = args.client().await?;
+    let OpsCmd::List { job, paging } = cmd;
+    let req = ListOperations { job_id: job, limit: paging.limit, cursor: paging.cursor };
+    let v = list(&c, req, paging.all).await?;
     if args.output == Output::Json {
         print_json(&v);
     } else {
-        let rows: Vec<Vec<String>> = v["items"]
-            .as_array()
-            .map(|items| {
-                items
-                    .iter()
-                    .map(|o| {
-                        vec![
-                            s(&o["at"]),
-                            s(&o["actor"]),
-                            s(&o["action"]),
-                            s(&o["jobId"]),
-                            format!("{} → {}", s(&o["fromVersion"]), s(&o["toVersion"])),
-                            s(&o["executionId"]),
-                            s(&o["detail"]),
-                        ]
-                    })
-                    .collect()
+        let rows: Vec<Vec<String>> = items(&v)
+            .iter()
+            .map(|o| {
+                vec![
+                    s(&o["at"]),
+                    s(&o["actor"]),
+                    s(&o["action"]),
+                    s(&o["jobId"]),
+                    format!("{} → {}", s(&o["fromVersion"]), s(&o["toVersion"])),
+                    s(&o["executionId"]),
+                    s(&o["detail"]),
+                ]
             })
-            .unwrap_or_default();
+            .collect();
         println!("{}", table(&["AT", "ACTOR", "ACTION", "JOB", "VERSION", "EXECUTION", "DETAIL"], &rows));
+        next_hint(&v);
     }
     Ok(())
 }

@@ -7,8 +7,9 @@
 //! - `health`: check that the emulator answers and the tables and queues exist.
 //! - `dev`: the local run: emulator, tables, tick, workers, API and a demo job ([`dev`]).
 //! - `jobs`, `executions`, `dlq`, `ops`: the API from the command line ([`api_cmds`]), against
-//!   `--api-url` (the local run's, or the deployed one with `--token`); `--output json` for
-//!   scripts.
+//!   `--api-url` (the local run's, or the deployed one with `--auth jwt --token` or
+//!   `--auth iam`) through the `sundial-client` crate; `--output json` for scripts.
+//! - `completions`: a shell completion script (bash, zsh, fish, elvish, powershell).
 
 mod api_cmds;
 mod capacity;
@@ -73,6 +74,11 @@ enum Command {
         #[command(flatten)]
         api: client::ApiArgs,
     },
+    /// Print a shell completion script: `sundial completions bash > ~/.local/share/bash-completion/completions/sundial`.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
 }
 
 fn main() -> ExitCode {
@@ -106,6 +112,14 @@ async fn run(cli: Cli) -> ExitCode {
         Command::Executions { cmd, api } => api_cmds::executions(&api, cmd).await,
         Command::Dlq { cmd, api } => api_cmds::dlq(&api, cmd).await,
         Command::Ops { cmd, api } => api_cmds::ops(&api, cmd).await,
+        Command::Completions { shell } => {
+            use clap::CommandFactory;
+            use std::io::Write;
+            // Into a buffer first: `generate` panics when stdout is closed early (`| head`).
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "sundial", &mut script);
+            std::io::stdout().write_all(&script).map_err(anyhow::Error::from)
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -147,5 +161,16 @@ mod tests {
             .collect();
         assert!(!declared.is_empty());
         assert_eq!(read, declared);
+    }
+
+    #[test]
+    fn completions_cover_the_new_commands_and_flags() {
+        let mut out = Vec::new();
+        clap_complete::generate(clap_complete::Shell::Bash, &mut Cli::command(), "sundial", &mut out);
+        let script = String::from_utf8_lossy(&out);
+        for word in ["completions", "versions", "--auth", "--region", "--all", "--cursor"] {
+            assert!(script.contains(word), "{word} missing from the bash completions");
+        }
+        Cli::command().debug_assert();
     }
 }

@@ -164,6 +164,31 @@ fn the_local_run_creates_runs_and_stops() {
         (edited["job"]["version"].as_u64(), &edited["job"]["definition"]["params"]),
         (Some(2), &serde_json::json!({"v": 2}))
     );
+    // AND both versions are listed, newest first, and each can be read
+    let versions = json_of(&cli(&api_url, &["jobs", "versions", "e2e", "--output", "json"]));
+    let listed: Vec<(Option<u64>, Value)> = versions["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|j| (j["version"].as_u64(), j["definition"]["params"].clone()))
+        .collect();
+    assert_eq!(listed, [(Some(2), serde_json::json!({"v": 2})), (Some(1), Value::Null)], "{versions}");
+    let v1 = json_of(&cli(&api_url, &["jobs", "version", "e2e", "1", "--output", "json"]));
+    assert_eq!(v1["version"], 1, "{v1}");
+    // AND every list pages: one item a page with a cursor, or every page with --all
+    let first = json_of(&cli(&api_url, &["jobs", "list", "--limit", "1", "--output", "json"]));
+    let cursor = first["nextCursor"].as_str().unwrap_or_else(|| panic!("a cursor: {first}")).to_string();
+    let second =
+        json_of(&cli(&api_url, &["jobs", "list", "--limit", "1", "--cursor", &cursor, "--output", "json"]));
+    assert_eq!((&first["items"][0]["jobId"], &second["items"][0]["jobId"]), (&"demo".into(), &"e2e".into()));
+    let ops = json_of(&cli(
+        &api_url,
+        &["ops", "list", "--job", "e2e", "--limit", "1", "--all", "--output", "json"],
+    ));
+    let actions: Vec<&str> =
+        ops["items"].as_array().into_iter().flatten().filter_map(|o| o["action"].as_str()).collect();
+    assert_eq!((actions, &ops["nextCursor"]), (vec!["update", "create"], &Value::Null), "{ops}");
+
     let paused = json_of(&cli(&api_url, &["jobs", "pause", "e2e", "--output", "json"]));
     assert_eq!(paused["job"]["state"], "PAUSED", "{paused}");
     let jobs = json_of(&cli(&api_url, &["jobs", "list", "--output", "json"]));

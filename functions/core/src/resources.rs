@@ -177,6 +177,8 @@ pub struct EnvNames {
     pub token: String,
     /// Tenant for the local run's API (`sundial` CLI).
     pub tenant: String,
+    /// How the CLI authenticates: `none`, `jwt` or `iam` (`sundial` CLI).
+    pub auth: String,
     /// The source checkout the local run starts the emulator from (`sundial dev`).
     pub root: String,
     /// Port of the local emulator (`sundial dev`, when `AWS_ENDPOINT_URL` is unset).

@@ -1,0 +1,347 @@
+//! The API's request and response bodies (functions/api/openapi.json), as Rust types.
+//!
+//! Definitions are `sundial_core`'s own [`JobDefinition`] (the type the API validates and
+//! stores), so a definition read from the API can be edited and written back without a second
+//! copy of the schema drifting from the first. Responses are read leniently (unknown fields are
+//! ignored, so a newer server does not break an older client) and written back with the API's
+//! own instant format (RFC 3339 UTC with milliseconds), so `--output json` prints what the API
+//! sent.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+pub use sundial_core::model::{ConcurrencyPolicy, ExecStatus, JobDefinition, JobState, RetryPolicy, Target};
+pub use sundial_core::schedule::{MisfirePolicy, ScheduleSpec};
+
+/// Instants as the API writes them.
+mod ts {
+    use chrono::{DateTime, SecondsFormat, Utc};
+    use serde::Serializer;
+
+    fn text(t: &DateTime<Utc>) -> String {
+        t.to_rfc3339_opts(SecondsFormat::Millis, true)
+    }
+    pub(super) fn one<S: Serializer>(t: &DateTime<Utc>, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&text(t))
+    }
+    pub(super) fn opt<S: Serializer>(t: &Option<DateTime<Utc>>, s: S) -> Result<S::Ok, S::Error> {
+        match t {
+            Some(t) => s.serialize_some(&text(t)),
+            None => s.serialize_none(),
+        }
+    }
+    pub(super) fn many<S: Serializer>(ts: &[DateTime<Utc>], s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(ts.iter().map(text))
+    }
+}
+
+/// `POST /v1/jobs`: a job id and its definition.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CreateJob {
+    /// `^[A-Za-z0-9_-]{1,64}$`.
+    pub job_id: String,
+    /// The definition.
+    #[serde(flatten)]
+    pub definition: JobDefinition,
+}
+
+/// A job (`Job` in openapi.json): its current definition, or a version snapshot.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct Job {
+    /// Id.
+    pub job_id: String,
+    /// Version (1 on create, +1 on each change).
+    pub version: u64,
+    /// `"{version}"`, for `If-Match`.
+    pub etag: String,
+    /// ENABLED, PAUSED, DELETED.
+    pub state: JobState,
+    /// The definition with every default filled in.
+    pub definition: JobDefinition,
+    /// The next fire (enabled jobs).
+    #[serde(serialize_with = "ts::opt")]
+    pub next_fire_at: Option<DateTime<Utc>>,
+    /// Created.
+    #[serde(serialize_with = "ts::one")]
+    pub created_at: DateTime<Utc>,
+    /// Last changed (for a version: when that version was written).
+    #[serde(serialize_with = "ts::one")]
+    pub updated_at: DateTime<Utc>,
+}
+
+/// A job after a change (`JobChange`): create, update, delete, pause, resume.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct JobChange {
+    /// The job as changed.
+    pub job: Job,
+    /// Its next fires.
+    #[serde(serialize_with = "ts::many")]
+    pub next_fires: Vec<DateTime<Utc>>,
+    /// Queued-ahead executions the change canceled.
+    #[serde(default)]
+    pub canceled_executions: Vec<String>,
+    /// Queued-ahead executions a pause held.
+    #[serde(default)]
+    pub held_executions: Vec<String>,
+    /// Queued-ahead executions an edit moved to the new definition.
+    #[serde(default)]
+    pub amended_executions: Vec<String>,
+    /// Held executions a resume released.
+    #[serde(default)]
+    pub released_executions: Vec<String>,
+}
+
+/// The instants of a `fireOnce` execution's missed range.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct MissedRange {
+    /// First missed fire.
+    #[serde(serialize_with = "ts::one")]
+    pub from: DateTime<Utc>,
+    /// Last missed fire.
+    #[serde(serialize_with = "ts::one")]
+    pub to: DateTime<Utc>,
+}
+
+/// An execution's last error (generic; details are in the worker's logs).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct LastError {
+    /// `Timeout`, `HttpStatus`, `TargetNotAllowed`, ...
+    pub code: String,
+    /// Message.
+    pub message: String,
+}
+
+/// An execution (`Execution`), as lists return it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct Execution {
+    /// `{jobId}@{scheduled epoch ms}`.
+    pub execution_id: String,
+    /// The job.
+    pub job_id: String,
+    /// Status.
+    pub status: ExecStatus,
+    /// The schedule's instant.
+    #[serde(serialize_with = "ts::one")]
+    pub scheduled_at: DateTime<Utc>,
+    /// When it is dispatched (scheduled plus jitter).
+    #[serde(serialize_with = "ts::one")]
+    pub fire_at: DateTime<Utc>,
+    /// Created.
+    #[serde(serialize_with = "ts::one")]
+    pub created_at: DateTime<Utc>,
+    /// First start.
+    #[serde(serialize_with = "ts::opt")]
+    pub started_at: Option<DateTime<Utc>>,
+    /// End of the last attempt (final statuses).
+    #[serde(serialize_with = "ts::opt")]
+    pub finished_at: Option<DateTime<Utc>>,
+    /// First start minus `fireAt`.
+    pub start_lag_ms: Option<i64>,
+    /// Attempt number.
+    pub attempt: u32,
+    /// Fencing token of the latest claim.
+    pub fencing_token: u64,
+    /// The definition version it runs.
+    pub definition_version: u64,
+    /// The worker holding its lease.
+    pub lease_owner: Option<String>,
+    /// End of that lease.
+    #[serde(serialize_with = "ts::opt")]
+    pub lease_until: Option<DateTime<Utc>>,
+    /// Claimable from.
+    #[serde(serialize_with = "ts::one")]
+    pub available_at: DateTime<Utc>,
+    /// A cancel was asked for while it ran.
+    pub cancel_requested: bool,
+    /// The missed fires a `fireOnce` execution stands for.
+    pub missed_range: Option<MissedRange>,
+    /// The last attempt's error.
+    pub last_error: Option<LastError>,
+}
+
+/// One transition of an execution's timeline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct TimelineEvent {
+    /// When.
+    #[serde(serialize_with = "ts::one")]
+    pub at: DateTime<Utc>,
+    /// `tick:<id>`, `worker:<id>` or `api:<principal>`.
+    pub actor: String,
+    /// From (none for the creation).
+    pub from: Option<ExecStatus>,
+    /// To.
+    pub to: ExecStatus,
+    /// Attempt.
+    pub attempt: u32,
+    /// Fencing token.
+    pub token: u64,
+    /// Reason code.
+    pub code: Option<String>,
+}
+
+/// One execution with its definition and timeline (`ExecutionDetail`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ExecutionDetail {
+    /// The execution.
+    #[serde(flatten)]
+    pub execution: Execution,
+    /// The definition it runs (a snapshot).
+    pub definition: JobDefinition,
+    /// Every transition, oldest first.
+    pub timeline: Vec<TimelineEvent>,
+}
+
+/// An entry of the operations audit log (`Operation`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct Operation {
+    /// When.
+    #[serde(serialize_with = "ts::one")]
+    pub at: DateTime<Utc>,
+    /// Who (`api:<principal>`).
+    pub actor: String,
+    /// `create`, `update`, `pause`, `resume`, `delete`, `trigger`, `backfill`, `cancel`, `replay`.
+    pub action: String,
+    /// The job.
+    pub job_id: String,
+    /// Version before.
+    pub from_version: Option<u64>,
+    /// Version after.
+    pub to_version: Option<u64>,
+    /// The execution (cancel, replay, trigger).
+    pub execution_id: Option<String>,
+    /// More.
+    pub detail: Option<String>,
+}
+
+/// One page of a list.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct Page<T> {
+    /// The items.
+    pub items: Vec<T>,
+    /// The cursor of the next page; none on the last.
+    pub next_cursor: Option<String>,
+}
+
+/// `POST /v1/jobs/{jobId}/backfill`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BackfillRequest {
+    /// First instant.
+    #[serde(serialize_with = "ts::one")]
+    pub from: DateTime<Utc>,
+    /// Last instant (not in the future).
+    #[serde(serialize_with = "ts::one")]
+    pub to: DateTime<Utc>,
+    /// Seconds between two created executions (default 1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pace_secs: Option<u32>,
+}
+
+/// What a backfill did (`BackfillReport`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct BackfillReport {
+    /// Fires in the range.
+    pub fires: u64,
+    /// Executions created.
+    pub created: u64,
+    /// Fires that already had one.
+    pub existing: u64,
+    /// When the last one starts.
+    #[serde(serialize_with = "ts::opt")]
+    pub last_start_at: Option<DateTime<Utc>>,
+}
+
+/// The outcome of one replayed dead letter.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct ReplayResult {
+    /// The execution.
+    pub execution_id: String,
+    /// `replayed`, `resent`, `not_found`, `not_dead`, `too_old`.
+    pub outcome: String,
+}
+
+/// `POST /v1/dlq/replay`'s answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ReplayResults {
+    /// One per requested id, in order.
+    pub results: Vec<ReplayResult>,
+}
+
+/// `POST /v1/preview`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PreviewRequest {
+    /// The draft schedule.
+    pub schedule: ScheduleSpec,
+    /// How many fires (1-1000, default 10).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub count: Option<u32>,
+    /// Fires strictly after this instant (default: now).
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "ts::opt")]
+    pub after: Option<DateTime<Utc>>,
+}
+
+/// `POST /v1/preview`'s answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Preview {
+    /// The next fires.
+    #[serde(serialize_with = "ts::many")]
+    pub fires: Vec<DateTime<Utc>>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn answers_read_back_and_write_out_as_the_api_sent_them() {
+        // GIVEN a JobChange as the API writes it (functions/api/src/dto.rs)
+        let sent = json!({
+            "job": {
+                "jobId": "a", "version": 2, "etag": "\"2\"", "state": "ENABLED",
+                "definition": {
+                    "schedule": {"expression": "0 30 2 * * *", "timezone": "UTC", "onGap": "shift",
+                        "onOverlap": "first", "start": null, "end": null,
+                        "exclusions": {"dates": [], "weekdays": []}, "jitterWindowSecs": 0},
+                    "pool": "default", "target": {"type": "http", "url": "https://h.example/run"},
+                    "params": {"v": 1}, "misfire": {"policy": "fireOnce"}, "misfireThresholdSecs": 60,
+                    "concurrency": "ALLOW",
+                    "retry": {"maxAttempts": 3, "baseDelaySecs": 2, "maxDelaySecs": 300, "maxAgeSecs": 86400},
+                    "timeoutSecs": 300
+                },
+                "nextFireAt": "2026-12-02T02:30:00.000Z",
+                "createdAt": "2026-12-01T10:00:00.000Z", "updatedAt": "2026-12-01T10:00:00.123Z"
+            },
+            "nextFires": ["2026-12-02T02:30:00.000Z"],
+            "canceledExecutions": [], "heldExecutions": [], "amendedExecutions": [], "releasedExecutions": []
+        });
+        // WHEN read and written again
+        let change: JobChange = serde_json::from_value(sent.clone()).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(change.job.state, JobState::Enabled);
+        let back = serde_json::to_value(&change).unwrap_or_else(|e| panic!("{e}"));
+        // THEN the instants keep the API's format
+        assert_eq!(back["job"]["updatedAt"], "2026-12-01T10:00:00.123Z");
+        assert_eq!(back["nextFires"][0], "2026-12-02T02:30:00.000Z");
+        assert_eq!(back["job"]["definition"]["target"], sent["job"]["definition"]["target"]);
+    }
+}
