@@ -281,3 +281,14 @@ describe('code from source (cargo-lambda-cdk)', () => {
     assert.throws(() => build({ ...JWT_PROPS, code: SundialCode.fromAssets('/tmp') }), /assetsDir or code/);
   });
 });
+
+describe('the app’s context', () => {
+  it('sundial:manifestPath builds from source, sundial:assetsDir from prebuilt assets, not both', async () => {
+    const { appConfig } = await import('../lib/config');
+    const ctx = (m: Record<string, string>) => (k: string) => m[k];
+    const src = appConfig(ctx({ 'sundial:manifestPath': '../Cargo.toml' }), __dirname).scheduler.code!.resolve();
+    assert.deepEqual(src, { kind: 'source', manifestPath: path.resolve(__dirname, '../Cargo.toml'), bundling: undefined });
+    assert.equal(appConfig(ctx({ 'sundial:assetsDir': 'x' }), '/base').scheduler.assetsDir, '/base/x');
+    assert.throws(() => appConfig(ctx({ 'sundial:assetsDir': 'x', 'sundial:manifestPath': 'y' }), '/'), /not both/);
+  });
+});
