@@ -1107,7 +1107,7 @@ export class SundialScheduler extends Construct {
   }
 
   /** The worker's grants, the same for a Lambda or an ECS worker. */
-  private grantWorker(role: iam.IGrantable, queue: sqs.IQueue, dlq: sqs.IQueue, props: SundialSchedulerProps): void {
+  private grantWorker(role: iam.IRole, queue: sqs.IQueue, dlq: sqs.IQueue, props: SundialSchedulerProps): void {
     allow(
       role,
       ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:Query'],
@@ -1128,7 +1128,7 @@ export class SundialScheduler extends Construct {
       allow(role, ['lambda:InvokeFunction'], fns.flatMap((a) => [a, `${a}:*`]));
       for (const a of fns) {
         acknowledge(
-          role.grantPrincipal as unknown as IConstruct,
+          role,
           `AwsSolutions-IAM5[Resource::${a}:*]`,
           'Versions and aliases of an allowed target function (allowedTargetFunctionArns): a job may name a qualified ARN of exactly that function.',
         );
