@@ -2,12 +2,14 @@
  * The app's settings, from the `sundial` context key (cdk.json, or `-c sundial='{...}'`) plus a
  * few flat keys for the common cases:
  *   -c sundial:assetsDir=build/assets      built Rust functions (default: committed placeholders)
+ *   -c sundial:manifestPath=../Cargo.toml  build them at synth with cargo-lambda-cdk (needs cargo lambda or Docker)
  *   -c sundial:jwtIssuer=https://issuer/ -c sundial:jwtAudience=aud1,aud2   JWT auth (default IAM)
  *   -c sundial:stackName=Sundial-prod
  */
 import * as path from 'node:path';
 import { Duration } from 'aws-cdk-lib';
 import * as logs from 'aws-cdk-lib/aws-logs';
+import { SundialCode } from './code';
 import { ApiAuth, PoolProps, SundialSchedulerProps, TargetAllow } from './sundial-scheduler';
 
 export interface AppConfig {
@@ -41,6 +43,7 @@ interface RawConfig {
   retainData?: boolean;
   alarmTopicArn?: string;
   assetsDir?: string;
+  manifestPath?: string;
   allowedTargetFunctionArns?: string[];
   allowedTargetSecretArns?: string[];
   privateTargetCidrs?: string[];
@@ -74,6 +77,8 @@ export function appConfig(ctx: (key: string) => unknown, baseDir: string): AppCo
     memorySize: p.memorySize,
   }));
   const assetsDir = flat('assetsDir') as string | undefined;
+  const manifestPath = flat('manifestPath') as string | undefined;
+  if (assetsDir && manifestPath) throw new Error('give sundial:assetsDir or sundial:manifestPath, not both');
   const days = raw.logRetentionDays;
   const retain = flat('retainData');
   return {
@@ -89,6 +94,7 @@ export function appConfig(ctx: (key: string) => unknown, baseDir: string): AppCo
       retainData: retain === undefined ? undefined : retain === true || retain === 'true',
       alarmTopicArn: flat('alarmTopicArn') as string | undefined,
       assetsDir: assetsDir ? path.resolve(baseDir, assetsDir) : undefined,
+      code: manifestPath ? SundialCode.fromSource({ manifestPath: path.resolve(baseDir, manifestPath) }) : undefined,
       allowedTargetFunctionArns: raw.allowedTargetFunctionArns,
       allowedTargetSecretArns: raw.allowedTargetSecretArns,
       privateTargetCidrs: raw.privateTargetCidrs,

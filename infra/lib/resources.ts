@@ -9,8 +9,36 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
-/** Where the shared definition lives, relative to this file (infra/lib/ -> functions/core/). */
-export const RESOURCES_JSON_PATH = path.resolve(__dirname, '..', '..', 'functions', 'core', 'resources.json');
+/** The source of truth in the repository, relative to this file (infra/lib/ -> functions/core/). */
+export const REPO_RESOURCES_JSON_PATH = path.resolve(__dirname, '..', '..', 'functions', 'core', 'resources.json');
+
+/**
+ * The copy shipped inside the npm package: `npm run build` (and so `npm pack`) copies the file
+ * above to `dist/lib/resources.json`, next to the compiled `resources.js`
+ * (`scripts/package-resources.js`). Running from source (`lib/*.ts` through tsx), no copy
+ * exists beside this file and the repository's file is read, so a stale copy can never shadow
+ * an edit; `test/package.test.ts` checks the packaged copy equals the source of truth.
+ */
+export const PACKAGED_RESOURCES_JSON_PATH = path.join(__dirname, 'resources.json');
+
+/** The file the construct reads: the packaged copy when there is one, else the repository's. */
+export const RESOURCES_JSON_PATH = fs.existsSync(PACKAGED_RESOURCES_JSON_PATH) ? PACKAGED_RESOURCES_JSON_PATH : REPO_RESOURCES_JSON_PATH;
+
+/**
+ * The package's root directory (where its package.json is): `infra/` when run from source,
+ * the installed package's directory when run from `dist/lib/`. The placeholder assets live there.
+ */
+export const PACKAGE_ROOT = findPackageRoot(__dirname);
+
+function findPackageRoot(from: string): string {
+  let dir = from;
+  for (;;) {
+    if (fs.existsSync(path.join(dir, 'package.json'))) return dir;
+    const up = path.dirname(dir);
+    if (up === dir) throw new Error(`no package.json above ${from}`);
+    dir = up;
+  }
+}
 
 export type AttributeType = 'S' | 'N' | 'B';
 
@@ -79,6 +107,7 @@ export interface EnvNames {
   readonly quotaTriggersPerMinute: string;
   readonly apiUrl: string;
   readonly token: string;
+  readonly auth: string;
   readonly tenant: string;
   readonly root: string;
   readonly emulatorPort: string;

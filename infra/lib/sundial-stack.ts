@@ -19,5 +19,13 @@ export class SundialStack extends Stack {
     new CfnOutput(this, 'ExecutionsTableName', { value: s.executionsTable.tableName });
     new CfnOutput(this, 'QueuePrefix', { value: s.queuePrefix });
     new CfnOutput(this, 'TickFunctionName', { value: s.tickFunction.functionName });
+    new CfnOutput(this, 'DashboardUrl', {
+      description: 'The CloudWatch dashboard: tick and scan, and per pool lag, queue wait, outcomes, takeovers, DLQ depth',
+      value: `https://${this.region}.console.aws.amazon.com/cloudwatch/home?region=${this.region}#dashboards:name=${s.dashboard.dashboardName}`,
+    });
+    new CfnOutput(this, 'AlarmsUrl', {
+      description: 'Sundial alarms (names start with the stack name)',
+      value: `https://${this.region}.console.aws.amazon.com/cloudwatch/home?region=${this.region}#alarmsV2:?search=${this.stackName}`,
+    });
   }
 }

@@ -6,6 +6,11 @@
 #   cd infra && npx cdk deploy -c sundial:assetsDir=build/assets
 #
 # Needs cargo-lambda (PyPI `cargo-lambda`, which brings zig: glibc stays at AL2023's level).
+#
+# This is the prebuilt-assets path (SundialCode.fromAssets / assetsDir), used by CI and by ECS
+# pools (the worker-ecs image context). For Lambda-only deployments the construct can build the
+# same binaries itself at synth with cargo-lambda-cdk's RustFunction:
+#   cd infra && npx cdk deploy -c sundial:manifestPath=../Cargo.toml   (SundialCode.fromSource)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 infra="$(dirname "$here")"

@@ -256,9 +256,24 @@ describe('least privilege', () => {
       'dynamodb:Query',
       'dynamodb:UpdateItem',
       'lambda:InvokeFunction',
+      'logs:CreateLogStream',
+      'logs:PutLogEvents',
       'sqs:GetQueueUrl',
       'sqs:SendMessage',
     ]);
+  });
+
+  it('every function writes logs to its own log group only, with no managed policy', () => {
+    const fns = [s.tickFunction, s.scanFunction, s.reconcileFunction, s.apiFunction, ...s.pools.map((p) => p.worker!)];
+    for (const fn of fns) {
+      const st = roleStatements(b, fn.role!);
+      const logGroupArn = res((fn as any).logGroup.logGroupArn);
+      assert.deepEqual(actionsOn(st, logGroupArn), ['logs:CreateLogStream', 'logs:PutLogEvents'], fn.node.id);
+      const logs = st.filter((x) => x.actions.some((a) => a.startsWith('logs:')));
+      assert.ok(logs.every((x) => x.resources.every((r) => JSON.stringify(r) === JSON.stringify(logGroupArn))), fn.node.id);
+      const role = b.json.Resources[logicalId(b.stack, fn.role!)];
+      assert.equal(role.Properties.ManagedPolicyArns, undefined, `${fn.node.id}: no AWSLambdaBasicExecutionRole`);
+    }
   });
 
   it('reconciler: queries the open index, reads and updates executions, sends to pool queues, nothing else', () => {
@@ -274,6 +289,8 @@ describe('least privilege', () => {
       'dynamodb:GetItem',
       'dynamodb:Query',
       'dynamodb:UpdateItem',
+      'logs:CreateLogStream',
+      'logs:PutLogEvents',
       'sqs:GetQueueAttributes',
       'sqs:GetQueueUrl',
       'sqs:SendMessage',
