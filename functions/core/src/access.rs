@@ -53,6 +53,9 @@ pub enum Role {
     Worker,
     /// The HTTP API.
     Api,
+    /// An in-process handler's own code, run by a worker: its calls need grants the deployer
+    /// gives the worker role for the handler (its tables, its downstreams), not Sundial's.
+    Handler,
 }
 
 impl Role {
@@ -64,6 +67,7 @@ impl Role {
             Role::Reconcile => "reconcile",
             Role::Worker => "worker",
             Role::Api => "api",
+            Role::Handler => "handler",
         }
     }
 }
@@ -181,6 +185,13 @@ pub async fn within<F: Future>(scope: Option<Arc<Scope>>, fut: F) -> F::Output {
         Some(s) => SCOPE.scope(s, Box::pin(fut)).await,
         None => fut.await,
     }
+}
+
+/// Runs user code (an in-process handler) inside the current scope as [`Role::Handler`]: its
+/// calls are recorded apart, since the construct cannot know the handler's resources.
+pub async fn user_code<F: Future>(fut: F) -> F::Output {
+    let scope = current().map(|s| Arc::new(Scope { role: Role::Handler, ..(*s).clone() }));
+    within(scope, fut).await
 }
 
 /// One recorded call.
@@ -496,5 +507,15 @@ mod tests {
         })
         .await;
         assert_eq!(carried, Some(Role::Worker));
+        // a handler's own code is recorded apart, and the worker's scope can be carried back in
+        let (inner, back) = scope(Scope::new(Role::Worker, &cfg()), async {
+            let worker = current();
+            user_code(async {
+                (current().map(|s| s.role), within(worker, async { current().map(|s| s.role) }).await)
+            })
+            .await
+        })
+        .await;
+        assert_eq!((inner, back), (Some(Role::Handler), Some(Role::Worker)));
     }
 }

@@ -41,13 +41,17 @@ struct FencedCheckpointer {
     lease_ms: i64,
     clock: Arc<dyn Clock>,
     rejected: Arc<Mutex<u64>>,
+    /// The worker's scope: a checkpoint is the worker's write even when the handler's code
+    /// (recorded as `handler`, [`crate::access::user_code`]) asks for it.
+    scope: Option<Arc<crate::access::Scope>>,
 }
 
 impl Checkpointer for FencedCheckpointer {
     fn save(&self, state: serde_json::Value) -> BoxFuture<'_, Result<bool, CheckpointError>> {
         Box::pin(async move {
             let lu = self.clock.now_ms() + self.lease_ms;
-            let r = self.store.checkpoint(&self.key, &self.fence, &state, lu).await;
+            let write = self.store.checkpoint(&self.key, &self.fence, &state, lu);
+            let r = crate::access::within(self.scope.clone(), write).await;
             if matches!(r, Err(CheckpointError::Stale { .. })) {
                 if let Ok(mut n) = self.rejected.lock() {
                     *n += 1;
@@ -116,6 +120,7 @@ impl Worker {
             lease_ms: self.settings.lease_ms,
             clock: self.clock.clone(),
             rejected: rejected.clone(),
+            scope: crate::access::current(),
         };
         // The run, its heartbeats and its timeout live in this block: they borrow the holds,
         // which the exits below consume.
@@ -250,7 +255,10 @@ impl Worker {
                     ));
                 };
                 let cp = Arc::new(checkpointer);
-                h.run(HandlerContext::new(inv, resumed_from, cancel.clone(), cp)).await
+                // The handler's own calls (its tables, its downstreams) need grants the deployer
+                // gives the worker role; they are recorded apart from Sundial's.
+                crate::access::user_code(h.run(HandlerContext::new(inv, resumed_from, cancel.clone(), cp)))
+                    .await
             }
             t => {
                 // The create-time policy, again: it may have been tightened since, and
