@@ -24,6 +24,7 @@
 
 mod cadence;
 mod calendar;
+mod days;
 pub mod error;
 mod expr;
 mod jitter;
@@ -588,6 +589,8 @@ fn resolve_at(
 
 #[cfg(test)]
 mod bad_input;
+#[cfg(test)]
+mod day_rules;
 #[cfg(test)]
 mod proptests;
 #[cfg(test)]
