@@ -6,6 +6,10 @@
 //!   (`min hour dom month dow`, 0 or 7 = Sunday), normalised to the 6-field form with
 //!   seconds = 0, its day-of-week numbers translated, and Vixie cron's OR rule for day-of-month
 //!   and day-of-week; `@yearly`, `@monthly`, `@weekly`, `@daily`, `@hourly` too.
+//!   Both forms take the Quartz day rules `L`, `L-n`, `LW`, `nW` (day-of-month) and `dL`, `d#k`
+//!   (day-of-week, `d` in the form's own numbering: `6L` is the last Friday in the 6/7-field
+//!   form, `5L` in the 5-field form, `FRIL` in both); those expressions are computed by
+//!   `days::DayCron`, not by the crate.
 //! - `rate(N seconds|minutes|hours|days)`.
 //! - `at(YYYY-MM-DDTHH:MM:SS)`, a local time in the job's zone.
 //!
