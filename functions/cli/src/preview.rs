@@ -19,7 +19,8 @@ const MAX_COUNT: usize = 100_000;
 #[derive(clap::Args)]
 pub(crate) struct PreviewArgs {
     /// The schedule expression: 6/7-field cron with seconds ('0 30 2 * * *'), 5-field Unix
-    /// cron ('30 2 * * *'), 'rate(10 minutes)' or 'at(2026-12-01T09:00:00)'.
+    /// cron ('30 2 * * *'), either with Quartz day rules (L, L-n, LW, nW, FRIL, MON#2),
+    /// 'rate(10 minutes)' or 'at(2026-12-01T09:00:00)'.
     expression: String,
     /// IANA time zone of the schedule.
     #[arg(long, default_value = "UTC")]

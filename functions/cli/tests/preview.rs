@@ -131,3 +131,36 @@ fn bad_input_is_one_line_and_non_zero() {
         assert!(stdout(&o).is_empty());
     }
 }
+
+#[test]
+fn quartz_day_rules_on_berlin_dst_days_as_documented() {
+    // GIVEN 02:30 on the last Sunday of March in Berlin (in the spring-forward gap every year)
+    // WHEN previewed with the default policies THEN each fire is 03:00 CEST (01:00Z); this is
+    // the output docs/schedule.md shows.
+    let args = ["--tz", "Europe/Berlin", "--after", "2026-01-01T00:00:00Z", "--count", "3"];
+    let o = sundial(&[&args[..], &["0 30 2 ? 3 SUNL"]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "2026-03-29T01:00:00Z\n2027-03-28T01:00:00Z\n2028-03-26T01:00:00Z\n");
+    // AND the last Sunday of October at 02:30 under `both` fires in CEST and again in CET
+    let o = sundial(&[
+        "--tz",
+        "Europe/Berlin",
+        "--after",
+        "2026-10-01T00:00:00Z",
+        "--count",
+        "3",
+        "--on-overlap",
+        "both",
+        "0 30 2 ? 10 SUNL",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "2026-10-25T00:30:00Z\n2026-10-25T01:30:00Z\n2027-10-31T00:30:00Z\n");
+    // AND an unsupported rule ends with one line naming the field
+    let o = sundial(&["0 0 9 ? * MON#6"]);
+    assert!(!o.status.success());
+    assert_eq!(
+        stderr(&o),
+        "error: expression: field 6 (day-of-week) 'MON#6': the week number '6' after '#' must be 1 to 5 \
+         (MON#2 is the second Monday of the month)\n"
+    );
+}

@@ -3,7 +3,9 @@
 //! `cargo bench -p sundial-core --bench schedule`. Each benchmark walks a chain of
 //! `next_after` calls (the trigger plane's pattern: next fire from the previous scheduled one),
 //! so one iteration is one next fire. `cron_crate_*` measures the `cron` crate's own iterator
-//! over naive wall-clock times, the floor under our cron path.
+//! over naive wall-clock times, the floor under our cron path. `next_after/Europe/Berlin/*` puts
+//! the Quartz day rules (`L`, `LW`, `#`, `dL`) beside a plain daily job (docs/schedule.md,
+//! "Speed").
 
 use std::hint::black_box;
 use std::str::FromStr;
@@ -42,6 +44,29 @@ fn bench_next(c: &mut Criterion) {
                 })
             });
         }
+    }
+    // Day rules next to a plain job at the same time of day (issue 17's closing figures).
+    // `plain_daily_0900` goes through the `cron` crate; `L`, `LW`, `#` and `dL` through the
+    // day-rule engine (schedule/days.rs). A business-calendar job (issue 17, item 2) belongs in
+    // this group too, as `calendar_following_0900`, once its spec field exists.
+    for (name, expr) in [
+        ("plain_daily_0900", "0 0 9 * * *"),
+        ("last_day_0900", "0 0 9 L * ?"),
+        ("last_weekday_0900", "0 0 9 LW * ?"),
+        ("second_monday_0900", "0 0 9 ? * MON#2"),
+        ("last_friday_0900_unix", "0 9 * * 5L"),
+    ] {
+        let s = Schedule::parse(&ScheduleSpec::new(expr, "Europe/Berlin"), t0()).unwrap();
+        let mut cursor = t0();
+        g.bench_function(format!("Europe/Berlin/{name}"), |b| {
+            b.iter(|| {
+                cursor = match s.next_after(black_box(cursor)) {
+                    Some(f) if f.timestamp() < 4_000_000_000 => f,
+                    _ => t0(),
+                };
+                cursor
+            })
+        });
     }
     // `both` runs two passes.
     let mut spec = ScheduleSpec::new("0 */15 * * * *", "America/New_York");

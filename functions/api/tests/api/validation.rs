@@ -223,6 +223,15 @@ async fn bad_requests_name_the_field_and_change_nothing() {
             "count",
         ),
         (
+            "preview nth weekday out of range",
+            "POST",
+            "/v1/preview",
+            Some(r#"{"schedule":{"expression":"0 0 9 ? * MON#6","timezone":"UTC"}}"#.into()),
+            vec![("content-type", "application/json")],
+            400,
+            "schedule.expression",
+        ),
+        (
             "preview bad cron",
             "POST",
             "/v1/preview",
@@ -315,5 +324,34 @@ async fn backfill_and_update_bodies_are_validated_too() {
         .await;
     assert_eq!((a.status, a.error_field()), (400, Some("jobId")), "{}", a.body);
     assert_eq!(h.get("acme", "/v1/jobs/hourly").await.body["version"], 1);
+    h.env.cleanup().await;
+}
+
+#[tokio::test]
+async fn quartz_day_rules_pass_create_and_preview() {
+    // GIVEN an API on 1 Dec 2026 (a Tuesday)
+    let h = Harness::new("validation-quartz", at("2026-12-01T10:00:00Z")).await;
+    // WHEN a job on the second Monday of the month is created
+    let created = h.create("acme", "second-monday", "0 0 9 ? * MON#2").await;
+    // THEN its next fires are the second Mondays
+    assert_eq!(created["job"]["nextFireAt"], "2026-12-14T09:00:00.000Z", "{created}");
+    assert_eq!(created["nextFires"][1], "2027-01-11T09:00:00.000Z", "{created}");
+    // WHEN a 5-field last-day-of-month job is created and a DST day previewed
+    h.create("acme", "month-end", "30 23 L * *").await;
+    let body = json!({
+        "schedule": {"expression": "0 30 2 ? 3 SUNL", "timezone": "Europe/Berlin"},
+        "count": 2,
+        "after": "2026-01-01T00:00:00Z",
+    });
+    let a = h.post("acme", "/v1/preview", &body).await;
+    // THEN 02:30 on the last Sunday of March, in the gap, shifts to 03:00 CEST
+    assert_eq!(a.status, 200, "{}", a.body);
+    assert_eq!(a.body["fires"], json!(["2026-03-29T01:00:00.000Z", "2027-03-28T01:00:00.000Z"]));
+    // AND an unsupported combination is refused on the field with its exact reason
+    let mut bad = job_body("bad", "0 0 9 L,15 * ?");
+    bad["schedule"]["timezone"] = json!("UTC");
+    let a = h.post("acme", "/v1/jobs", &bad).await;
+    assert_eq!((a.status, a.error_field()), (400, Some("schedule.expression")), "{}", a.body);
+    assert!(a.body.to_string().contains("'L' cannot be part of a list"), "{}", a.body);
     h.env.cleanup().await;
 }

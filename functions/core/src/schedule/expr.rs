@@ -6,6 +6,10 @@
 //!   (`min hour dom month dow`, 0 or 7 = Sunday), normalised to the 6-field form with
 //!   seconds = 0, its day-of-week numbers translated, and Vixie cron's OR rule for day-of-month
 //!   and day-of-week; `@yearly`, `@monthly`, `@weekly`, `@daily`, `@hourly` too.
+//!   Both forms take the Quartz day rules `L`, `L-n`, `LW`, `nW` (day-of-month) and `dL`, `d#k`
+//!   (day-of-week, `d` in the form's own numbering: `6L` is the last Friday in the 6/7-field
+//!   form, `5L` in the 5-field form, `FRIL` in both); those expressions are computed by
+//!   `days::DayCron`, not by the crate.
 //! - `rate(N seconds|minutes|hours|days)`.
 //! - `at(YYYY-MM-DDTHH:MM:SS)`, a local time in the job's zone.
 //!
@@ -17,6 +21,7 @@ use std::str::FromStr;
 
 use chrono::{NaiveDateTime, TimeZone, Utc};
 
+use super::days::{self, DayCron, DomSel, DowSel};
 use super::error::ScheduleError;
 
 /// Longest expression accepted.
@@ -36,23 +41,36 @@ pub(crate) enum Expr {
     At(NaiveDateTime),
 }
 
-/// A cron expression as one or two `cron` crate schedules over *local wall-clock* time; two
-/// when the 5-field form restricts both day-of-month and day-of-week (Vixie OR: a day matches
-/// if either matches).
+/// A cron expression over *local wall-clock* time.
 #[derive(Debug, Clone)]
 pub(crate) struct CronExpr {
-    pub(crate) branches: Vec<cron::Schedule>,
-    /// The normalised 6/7-field text handed to the `cron` crate (branches joined by ` | `).
+    engine: Engine,
+    /// The normalised 6/7-field text (branches joined by ` | ` under the 5-field OR rule).
     pub(crate) normalized: String,
+}
+
+/// Who computes the wall times of a cron expression.
+#[derive(Debug, Clone)]
+enum Engine {
+    /// One or two `cron` crate schedules; two when the 5-field form restricts both
+    /// day-of-month and day-of-week (Vixie OR: a day matches if either matches).
+    Crate(Vec<cron::Schedule>),
+    /// An expression with a Quartz day rule (`L`, `L-n`, `LW`, `nW`, `dL`, `d#k`), which the
+    /// crate does not know.
+    Days(Box<DayCron>),
 }
 
 impl CronExpr {
     /// The first matching wall time strictly after `wall` (second granularity).
     #[inline]
     pub(crate) fn next_wall(&self, wall: NaiveDateTime) -> Option<NaiveDateTime> {
+        let branches = match &self.engine {
+            Engine::Days(d) => return d.next_wall(wall),
+            Engine::Crate(b) => b,
+        };
         let at = Utc.from_utc_datetime(&wall);
         let mut best: Option<NaiveDateTime> = None;
-        for b in &self.branches {
+        for b in branches {
             if let Some(n) = b.after(&at).next() {
                 let n = n.naive_utc();
                 best = Some(best.map_or(n, |x| x.min(n)));
@@ -64,16 +82,25 @@ impl CronExpr {
     /// Whether `wall` is one of the expression's times (tests use it as an oracle).
     #[cfg(test)]
     pub(crate) fn matches(&self, wall: NaiveDateTime) -> bool {
-        let at = Utc.from_utc_datetime(&wall);
-        self.branches.iter().any(|b| b.includes(at))
+        match &self.engine {
+            Engine::Days(d) => d.matches(wall),
+            Engine::Crate(branches) => {
+                let at = Utc.from_utc_datetime(&wall);
+                branches.iter().any(|b| b.includes(at))
+            }
+        }
     }
 
     /// The last matching wall time strictly before `wall` (second granularity).
     #[inline]
     pub(crate) fn prev_wall(&self, wall: NaiveDateTime) -> Option<NaiveDateTime> {
+        let branches = match &self.engine {
+            Engine::Days(d) => return d.prev_wall(wall),
+            Engine::Crate(b) => b,
+        };
         let at = Utc.from_utc_datetime(&wall);
         let mut best: Option<NaiveDateTime> = None;
-        for b in &self.branches {
+        for b in branches {
             if let Some(n) = b.after(&at).next_back() {
                 let n = n.naive_utc();
                 best = Some(best.map_or(n, |x| x.max(n)));
@@ -243,12 +270,17 @@ fn parse_field(pos: usize, text: &str, spec: &FieldSpec) -> Result<Vec<u32>, Sch
         }
         if let Some(c) = item.chars().find(|c| matches!(c, 'L' | 'W' | '#' | 'l' | 'w')) {
             if !item.chars().all(|c| c.is_ascii_alphabetic()) || item.len() <= 2 {
-                let what = match c {
-                    '#' => "'#' (nth weekday of the month)",
-                    'W' | 'w' => "'W' (nearest weekday)",
-                    _ => "'L' (last day)",
+                let m = match (c.to_ascii_uppercase(), spec.name) {
+                    // A day field reaches here only with what is not a rule (`L/2`, `1-L`).
+                    (_, "day-of-month" | "day-of-week") => format!(
+                        "'{item}' is not a day rule; L, L-n, LW, nW (day-of-month), dL and d#k \
+                         (day-of-week) stand alone, without ranges or steps"
+                    ),
+                    ('#', _) => "'#' (nth weekday of the month) is only allowed in day-of-week".into(),
+                    ('W', _) => "'W' (nearest weekday) is only allowed in day-of-month".into(),
+                    _ => "'L' (last) is only allowed in day-of-month and day-of-week".into(),
                 };
-                return Err(err(format!("{what} is not supported")));
+                return Err(err(m));
             }
         }
         let (base, step) = match item.split_once('/') {
@@ -261,27 +293,7 @@ fn parse_field(pos: usize, text: &str, spec: &FieldSpec) -> Result<Vec<u32>, Sch
             }
             None => (item, None),
         };
-        let value = |t: &str| -> Result<u32, ScheduleError> {
-            let v = if let Some(v) = number(t) {
-                v
-            } else if !t.is_empty() && t.chars().all(|c| c.is_ascii_alphabetic()) {
-                if spec.names.is_empty() {
-                    return Err(err(format!("'{t}' is not a number (this field takes no names)")));
-                }
-                let lower = t.to_ascii_lowercase();
-                let key = lower.get(..3).unwrap_or(&lower);
-                match spec.names.iter().find(|(n, _)| *n == key) {
-                    Some((_, v)) if lower.len() == 3 || full_name_ok(&lower) => *v,
-                    _ => return Err(err(format!("'{t}' is not a {} name", spec.name))),
-                }
-            } else {
-                return Err(err(format!("'{t}' is not a number")));
-            };
-            if v < spec.min || v > spec.max {
-                return Err(err(format!("{v} is out of range {}-{}{}", spec.min, spec.max, spec.hint)));
-            }
-            Ok(v)
-        };
+        let value = |t: &str| field_value(t, spec).map_err(err);
         let (lo, hi) = match base {
             "*" => (spec.min, spec.max),
             "?" if spec.any => {
@@ -316,6 +328,30 @@ fn parse_field(pos: usize, text: &str, spec: &FieldSpec) -> Result<Vec<u32>, Sch
         }
     }
     Ok(selected.iter().enumerate().filter(|(_, s)| **s).map(|(i, _)| i as u32 + spec.min).collect())
+}
+
+/// One value of a field (a number or a name), checked against the field's range; the error is
+/// the reason, without the field prefix.
+fn field_value(t: &str, spec: &FieldSpec) -> Result<u32, String> {
+    let v = if let Some(v) = number(t) {
+        v
+    } else if !t.is_empty() && t.chars().all(|c| c.is_ascii_alphabetic()) {
+        if spec.names.is_empty() {
+            return Err(format!("'{t}' is not a number (this field takes no names)"));
+        }
+        let lower = t.to_ascii_lowercase();
+        let key = lower.get(..3).unwrap_or(&lower);
+        match spec.names.iter().find(|(n, _)| *n == key) {
+            Some((_, v)) if lower.len() == 3 || full_name_ok(&lower) => *v,
+            _ => return Err(format!("'{t}' is not a {} name", spec.name)),
+        }
+    } else {
+        return Err(format!("'{t}' is not a number"));
+    };
+    if v < spec.min || v > spec.max {
+        return Err(format!("{v} is out of range {}-{}{}", spec.min, spec.max, spec.hint));
+    }
+    Ok(v)
 }
 
 fn full_name_ok(lower: &str) -> bool {
@@ -376,6 +412,222 @@ fn list(values: &[u32], spec: &FieldSpec) -> String {
     out
 }
 
+/// A day field: a set of plain values, or one Quartz rule.
+enum DayField<R> {
+    Values(Vec<u32>),
+    Rule(R),
+}
+
+impl<R> DayField<R> {
+    fn is_rule(&self) -> bool {
+        matches!(self, DayField::Rule(_))
+    }
+}
+
+/// Whether a list item of a day field is (or is meant as) a Quartz day rule: `L`, `LW`,
+/// `L-n`, `nW`, `dL`, `d#k`, or a range or step glued to `L`/`W` (refused with a reason).
+/// Names are not rules, even where they contain L or W (`WED`, `JUL`).
+fn is_day_rule(item: &str) -> bool {
+    let u = item.to_ascii_uppercase();
+    if u.contains('#') || u == "L" || u == "LW" || u.starts_with("L-") {
+        return true;
+    }
+    let Some(head) = u.strip_suffix('L').or_else(|| u.strip_suffix('W')) else {
+        return false;
+    };
+    let lower = head.to_ascii_lowercase();
+    let day_name = DAYS_UNIX.iter().any(|(n, _)| *n == lower)
+        || (lower.len() > 3 && DAYS_UNIX.iter().any(|(n, _)| lower.starts_with(n)) && full_name_ok(&lower));
+    !head.is_empty() && (number(head).is_some() || day_name || head.contains(['-', '/', '*']))
+}
+
+/// The one rule item of a day field, if it has one; a rule inside a list is refused.
+fn rule_item<'a>(pos: usize, text: &'a str, spec: &FieldSpec) -> Result<Option<&'a str>, ScheduleError> {
+    let Some(rule) = text.split(',').find(|i| is_day_rule(i)) else {
+        return Ok(None);
+    };
+    if text.contains(',') {
+        return Err(ScheduleError::Expression(format!(
+            "field {pos} ({}) '{text}': '{rule}' cannot be part of a list; L, L-n, LW, nW, dL and d#k \
+             stand alone in their field",
+            spec.name
+        )));
+    }
+    Ok(Some(rule))
+}
+
+/// Parses the day-of-month field: values, or `L`, `L-n`, `LW`, `nW`.
+fn parse_dom(pos: usize, text: &str) -> Result<DayField<DomSel>, ScheduleError> {
+    let Some(item) = rule_item(pos, text, &DOM)? else {
+        return parse_field(pos, text, &DOM).map(DayField::Values);
+    };
+    let err = |m: String| ScheduleError::Expression(format!("field {pos} (day-of-month) '{text}': {m}"));
+    let u = item.to_ascii_uppercase();
+    let rule = if u == "L" {
+        DomSel::Last(0)
+    } else if u == "LW" {
+        DomSel::LastWeekday
+    } else if let Some(n) = u.strip_prefix("L-") {
+        match number(n) {
+            Some(n) if n <= 30 => DomSel::Last(n),
+            _ => {
+                return Err(err(format!(
+                    "the offset '{n}' after 'L-' must be a number of days from 0 to 30 (L-n is n days \
+                     before the last day of the month)"
+                )))
+            }
+        }
+    } else if u.contains('#') {
+        return Err(err("'#' (nth weekday of the month) belongs in day-of-week, e.g. MON#2".into()));
+    } else if let Some(n) = u.strip_suffix('W') {
+        if n.contains(['-', '/', '*']) {
+            return Err(err("'W' (nearest weekday) takes one day, e.g. 15W, not a range or step".into()));
+        }
+        DomSel::Nearest(field_value(n, &DOM).map_err(err)?)
+    } else {
+        return Err(err(
+            "a weekday before 'L' (dL, the last such weekday) belongs in day-of-week; day-of-month \
+             takes L, L-n or LW"
+                .into(),
+        ));
+    };
+    Ok(DayField::Rule(rule))
+}
+
+/// Parses the day-of-week field in `spec`'s numbering: values, or `dL`, `d#k`. Values and rules
+/// come back as weekdays from Sunday (0 = Sunday .. 6 = Saturday).
+fn parse_dow(pos: usize, text: &str, spec: &FieldSpec) -> Result<DayField<DowSel>, ScheduleError> {
+    // Unix: 0 or 7 = Sunday; Quartz: 1 = Sunday.
+    let weekday = |v: u32| (if spec.min == 0 { v % 7 } else { v - 1 }) as u8;
+    let Some(item) = rule_item(pos, text, spec)? else {
+        let values = parse_field(pos, text, spec)?;
+        let mut days: Vec<u32> = values.into_iter().map(|v| u32::from(weekday(v))).collect();
+        days.sort_unstable();
+        days.dedup();
+        return Ok(DayField::Values(days));
+    };
+    let err = |m: String| ScheduleError::Expression(format!("field {pos} (day-of-week) '{text}': {m}"));
+    let last_friday = if spec.min == 0 { "5L or FRIL" } else { "6L or FRIL" };
+    let u = item.to_ascii_uppercase();
+    let one_day = |d: &str, example: &str| -> Result<u8, ScheduleError> {
+        if d.is_empty() || d.contains(['-', '/', '*']) {
+            return Err(err(format!("'{item}' takes one weekday, e.g. {example}, not a range or step")));
+        }
+        field_value(d, spec).map(weekday).map_err(err)
+    };
+    let rule = if let Some((d, k)) = u.split_once('#') {
+        let w = one_day(d, "MON#2")?;
+        match number(k) {
+            Some(k @ 1..=5) => DowSel::Nth(w, k as u8),
+            _ => {
+                return Err(err(format!(
+                    "the week number '{k}' after '#' must be 1 to 5 (MON#2 is the second Monday of the \
+                     month)"
+                )))
+            }
+        }
+    } else if u == "L" {
+        return Err(err(format!(
+            "'L' alone in day-of-week is ambiguous (Quartz reads it as Saturday); write SAT, or dL for \
+             the last such weekday of the month ({last_friday} is the last Friday)"
+        )));
+    } else if u.ends_with('W') {
+        return Err(err("'W' (nearest weekday) belongs in day-of-month, e.g. 15W".into()));
+    } else if u.starts_with("L-") {
+        return Err(err("'L-n' (n days before the last day) belongs in day-of-month".into()));
+    } else if let Some(d) = u.strip_suffix('L') {
+        DowSel::Last(one_day(d, last_friday)?)
+    } else {
+        return Err(err("not a day rule; day-of-week takes dL or d#k".into()));
+    };
+    Ok(DayField::Rule(rule))
+}
+
+fn dom_text(f: &DayField<DomSel>) -> String {
+    match f {
+        DayField::Values(v) => list(v, &DOM),
+        DayField::Rule(DomSel::Last(0)) => "L".into(),
+        DayField::Rule(DomSel::Last(n)) => format!("L-{n}"),
+        DayField::Rule(DomSel::LastWeekday) => "LW".into(),
+        DayField::Rule(DomSel::Nearest(n)) => format!("{n}W"),
+        DayField::Rule(DomSel::Days(_)) => "*".into(),
+    }
+}
+
+/// The day-of-week field in the `cron` crate's (Quartz) numbering, 1 = Sunday.
+fn dow_text(f: &DayField<DowSel>) -> String {
+    match f {
+        DayField::Values(v) => list(&v.iter().map(|w| w + 1).collect::<Vec<_>>(), &DOW_QUARTZ),
+        DayField::Rule(DowSel::Last(w)) => format!("{}L", w + 1),
+        DayField::Rule(DowSel::Nth(w, k)) => format!("{}#{k}", w + 1),
+        DayField::Rule(DowSel::Days(_)) => "*".into(),
+    }
+}
+
+/// The parsed fields of a cron expression, whatever its form.
+struct Fields {
+    secs: Vec<u32>,
+    mins: Vec<u32>,
+    hours: Vec<u32>,
+    dom: DayField<DomSel>,
+    months: Vec<u32>,
+    dow: DayField<DowSel>,
+    years: Option<Vec<u32>>,
+    /// Vixie OR of the two day fields (5-field form, both restricted).
+    or: bool,
+}
+
+impl Fields {
+    /// The normalised 6/7-field text: one branch, or two joined by ` | ` under OR.
+    fn branches(&self) -> Vec<String> {
+        let time = format!(
+            "{} {} {}",
+            list(&self.secs, &SECONDS),
+            list(&self.mins, &MINUTES),
+            list(&self.hours, &HOURS)
+        );
+        let month = list(&self.months, &MONTH);
+        let year = self.years.as_ref().map(|y| format!(" {}", list(y, &YEAR))).unwrap_or_default();
+        let (dom, dow) = (dom_text(&self.dom), dow_text(&self.dow));
+        if self.or {
+            vec![format!("{time} {dom} {month} *{year}"), format!("{time} * {month} {dow}{year}")]
+        } else {
+            vec![format!("{time} {dom} {month} {dow}{year}")]
+        }
+    }
+
+    fn engine(&self, s: &str) -> Result<Engine, ScheduleError> {
+        if self.dom.is_rule() || self.dow.is_rule() {
+            let dom = match &self.dom {
+                DayField::Values(v) => DomSel::Days(days::mask(v) as u32),
+                DayField::Rule(r) => *r,
+            };
+            let dow = match &self.dow {
+                DayField::Values(v) => DowSel::Days(days::mask(v) as u8),
+                DayField::Rule(r) => *r,
+            };
+            let all_years: Vec<u32> = (YEAR.min..=YEAR.max).collect();
+            return Ok(Engine::Days(Box::new(DayCron {
+                secs: days::mask(&self.secs),
+                mins: days::mask(&self.mins),
+                hours: days::mask(&self.hours) as u32,
+                months: days::mask(&self.months) as u16,
+                years: days::year_mask(self.years.as_deref().unwrap_or(&all_years)),
+                dom,
+                dow,
+                or: self.or,
+            })));
+        }
+        let mut branches = Vec::with_capacity(2);
+        for t in &self.branches() {
+            let sched =
+                cron::Schedule::from_str(t).map_err(|e| ScheduleError::Expression(format!("'{s}': {e}")))?;
+            branches.push(sched);
+        }
+        Ok(Engine::Crate(branches))
+    }
+}
+
 fn parse_cron(s: &str) -> Result<CronExpr, ScheduleError> {
     let shorthand = match s.to_ascii_lowercase().as_str() {
         "@yearly" | "@annually" => Some("0 0 0 1 1 *"),
@@ -391,43 +643,30 @@ fn parse_cron(s: &str) -> Result<CronExpr, ScheduleError> {
         _ => None,
     };
     let fields: Vec<&str> = shorthand.unwrap_or(s).split_whitespace().collect();
-    let branches_text: Vec<String> = match fields.len() {
+    let parsed = match fields.len() {
         5 => {
             // Unix form: min hour dom month dow -> seconds = 0, dow translated, Vixie OR.
-            let min = list(&parse_field(1, fields[0], &MINUTES)?, &MINUTES);
-            let hour = list(&parse_field(2, fields[1], &HOURS)?, &HOURS);
-            let dom = list(&parse_field(3, fields[2], &DOM)?, &DOM);
-            let month = list(&parse_field(4, fields[3], &MONTH)?, &MONTH);
-            let unix_days = parse_field(5, fields[4], &DOW_UNIX)?;
-            // Unix 0..=7 (0 and 7 Sunday) -> crate 1..=7 (1 Sunday): n % 7 + 1.
-            let mut crate_days: Vec<u32> = unix_days.iter().map(|d| d % 7 + 1).collect();
-            crate_days.sort_unstable();
-            crate_days.dedup();
-            let dow = list(&crate_days, &DOW_QUARTZ);
+            let mins = parse_field(1, fields[0], &MINUTES)?;
+            let hours = parse_field(2, fields[1], &HOURS)?;
+            let dom = parse_dom(3, fields[2])?;
+            let months = parse_field(4, fields[3], &MONTH)?;
+            let dow = parse_dow(5, fields[4], &DOW_UNIX)?;
             // Vixie cron: a field that starts with '*' counts as unrestricted; when both are
             // restricted, a day matches if either matches (OR), otherwise both must (AND).
             let dom_star = fields[2].starts_with('*') || fields[2] == "?";
             let dow_star = fields[4].starts_with('*') || fields[4] == "?";
-            if dom_star || dow_star {
-                vec![format!("0 {min} {hour} {dom} {month} {dow}")]
-            } else {
-                vec![format!("0 {min} {hour} {dom} {month} *"), format!("0 {min} {hour} * {month} {dow}")]
-            }
+            Fields { secs: vec![0], mins, hours, dom, months, dow, years: None, or: !(dom_star || dow_star) }
         }
-        6 | 7 => {
-            let mut parts = vec![
-                list(&parse_field(1, fields[0], &SECONDS)?, &SECONDS),
-                list(&parse_field(2, fields[1], &MINUTES)?, &MINUTES),
-                list(&parse_field(3, fields[2], &HOURS)?, &HOURS),
-                list(&parse_field(4, fields[3], &DOM)?, &DOM),
-                list(&parse_field(5, fields[4], &MONTH)?, &MONTH),
-                list(&parse_field(6, fields[5], &DOW_QUARTZ)?, &DOW_QUARTZ),
-            ];
-            if let Some(y) = fields.get(6) {
-                parts.push(list(&parse_field(7, y, &YEAR)?, &YEAR));
-            }
-            vec![parts.join(" ")]
-        }
+        6 | 7 => Fields {
+            secs: parse_field(1, fields[0], &SECONDS)?,
+            mins: parse_field(2, fields[1], &MINUTES)?,
+            hours: parse_field(3, fields[2], &HOURS)?,
+            dom: parse_dom(4, fields[3])?,
+            months: parse_field(5, fields[4], &MONTH)?,
+            dow: parse_dow(6, fields[5], &DOW_QUARTZ)?,
+            years: fields.get(6).map(|y| parse_field(7, y, &YEAR)).transpose()?,
+            or: false,
+        },
         n => {
             return Err(ScheduleError::Expression(format!(
                 "'{s}' has {n} field{}; expected 5 (Unix: min hour dom month dow), 6 or 7 (with \
@@ -436,13 +675,7 @@ fn parse_cron(s: &str) -> Result<CronExpr, ScheduleError> {
             )))
         }
     };
-    let mut branches = Vec::with_capacity(branches_text.len());
-    for t in &branches_text {
-        let sched =
-            cron::Schedule::from_str(t).map_err(|e| ScheduleError::Expression(format!("'{s}': {e}")))?;
-        branches.push(sched);
-    }
-    let cron = CronExpr { branches, normalized: branches_text.join(" | ") };
+    let cron = CronExpr { engine: parsed.engine(s)?, normalized: parsed.branches().join(" | ") };
     let epoch = chrono::NaiveDate::from_ymd_opt(1969, 12, 31).and_then(|d| d.and_hms_opt(23, 59, 59));
     if epoch.and_then(|e| cron.next_wall(e)).is_none() {
         return Err(ScheduleError::Expression(format!("'{s}' never matches a real date (e.g. 30 February)")));

@@ -8,6 +8,8 @@
 //! ## Layout
 //! - [`error`]: [`ScheduleError`], one variant per spec field.
 //! - `expr`: parsing of cron (5/6/7 fields), `rate(..)` and `at(..)`.
+//! - `days`: Quartz day rules (`L`, `L-n`, `LW`, `nW`, `dL`, `d#k`) and the engine that computes
+//!   the wall times of an expression that uses one (the `cron` crate knows none of them).
 //! - `zone`: IANA zone parsing, [`GapPolicy`] / [`OverlapPolicy`], wall time -> instant.
 //! - `calendar`: [`Calendar`] exclusions (local dates and weekdays).
 //! - `misfire`: [`plan_misfire`] and [`MisfirePolicy`].
@@ -21,9 +23,12 @@
 //! (`first` or `last`). For a fixed pass, wall time -> instant is monotone, so the first wall
 //! time whose instant is after `after` is the answer; `both` is the merge (minimum) of the two
 //! passes. This avoids the crate's own zone handling, which yields fall-back fires out of order.
+//! An expression with a Quartz day rule gets its wall times from `days` instead of the crate;
+//! everything after that (zone, policies, exclusions) is the same code.
 
 mod cadence;
 mod calendar;
+mod days;
 pub mod error;
 mod expr;
 mod jitter;
@@ -588,6 +593,8 @@ fn resolve_at(
 
 #[cfg(test)]
 mod bad_input;
+#[cfg(test)]
+mod day_rules;
 #[cfg(test)]
 mod proptests;
 #[cfg(test)]

@@ -29,8 +29,10 @@ const ZONES: &[&str] = &[
 const SECONDS: &[&str] = &["0", "*", "*/15", "30", "0,45", "*/7"];
 const MINUTES: &[&str] = &["0", "*", "*/15", "30", "0,30", "*/7", "45", "10-20"];
 const HOURS: &[&str] = &["*", "0", "1", "2", "1-3", "*/2", "0-4", "23"];
-const DOMS: &[&str] = &["*", "*", "1-15", "?"];
-const DOWS: &[&str] = &["*", "*", "2-6", "1,7"];
+// Quartz day rules ride along: the transitions of London, Sydney and New York fall on the
+// last, first or second Sunday of a month.
+const DOMS: &[&str] = &["*", "*", "1-15", "?", "L", "LW", "L-2", "1W"];
+const DOWS: &[&str] = &["*", "*", "2-6", "1,7", "SUNL", "SUN#1", "SUN#2"];
 
 fn offset_at(tz: Tz, t: i64) -> i64 {
     let t = DateTime::from_timestamp(t, 0).unwrap();
@@ -130,6 +132,10 @@ fn cron_text() -> impl Strategy<Value = String> {
                 // The 5-field form; its dow numbers mean something else, which is fine here.
                 format!("{m} {h} {dom} * {}", if dow == "1,7" { "0,6" } else { dow })
             } else {
+                // AND of two day fields with a rule may never match (LW and a weekend day):
+                // a rule keeps the other day field unrestricted in this form.
+                let rule = |f: &str| f.contains(['L', 'W', '#']);
+                let dow = if rule(dom) || rule(dow) && dom != "?" && dom != "*" { "*" } else { dow };
                 format!("{s} {m} {h} {dom} * {dow}")
             }
         })
