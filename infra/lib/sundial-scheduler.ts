@@ -355,8 +355,8 @@ export interface SundialSchedulerProps {
   readonly apiThrottle?: ApiThrottleProps;
   /**
    * Name of the EventBridge bus the construct creates for Sundial's events (`FireMissed`: a fire
-   * not started by its job's `startDeadlineSecs`; docs/reconciler.md). Default: a name
-   * CloudFormation derives. Add rules to `eventBus` to route events (e.g. one job's misses).
+   * not started by its job's `startDeadlineSecs`; docs/reconciler.md). Default:
+   * `{stack name}-sundial-events`. Add rules to `eventBus` to route events (e.g. one job's misses).
    */
   readonly eventBusName?: string;
   /**
@@ -413,6 +413,8 @@ export class SundialScheduler extends Construct {
    * Add rules to it, e.g. one that matches `detail.jobId` to alert on one job.
    */
   public readonly eventBus: events.EventBus;
+  /** The bus's name (`SUNDIAL_EVENT_BUS`). */
+  public readonly eventBusName: string;
   /** The handler toolkit's tables, when `toolkitTables` asked for them. */
   public readonly toolkitTables?: Readonly<Record<ToolkitTableName, dynamodb.Table>>;
   /** The customer-managed key, when one was given. */
@@ -492,7 +494,13 @@ export class SundialScheduler extends Construct {
     // ---- event bus -------------------------------------------------------------------------
     // Sundial's own bus: start-deadline misses (FireMissed) go here, one event per job and fire,
     // so users alert on one job with a rule instead of a metric per job.
-    this.eventBus = new events.EventBus(this, 'EventBus', props.eventBusName ? { eventBusName: props.eventBusName } : {});
+    // Named here, like the queues (`{stack}-...`), so the functions' env carries the name itself
+    // rather than a Ref (moto's CloudFormation cannot resolve a bus Ref into an env value).
+    this.eventBusName = props.eventBusName ?? `${stack.stackName}-sundial-events`;
+    if (!Token.isUnresolved(this.eventBusName) && !/^[A-Za-z0-9._-]{1,256}$/.test(this.eventBusName)) {
+      throw new Error(`eventBusName ${JSON.stringify(this.eventBusName)} may only contain A-Z, a-z, 0-9, '.', '-' and '_' (at most 256)`);
+    }
+    this.eventBus = new events.EventBus(this, 'EventBus', { eventBusName: this.eventBusName });
 
     // ---- queues ----------------------------------------------------------------------------
     const queues = poolProps.map((p) => {
@@ -853,7 +861,7 @@ export class SundialScheduler extends Construct {
         return c;
       }).join(','),
       tenantTargets: this.tenantTargets(props.tenantTargets),
-      eventBus: this.eventBus.eventBusName,
+      eventBus: this.eventBusName,
       tenantClaim: claim,
       tenancy: tenancyOf(props.apiAuth),
       tenantTag: tenantTagOf(props.apiAuth, d.tenantTag),

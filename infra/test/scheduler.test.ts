@@ -187,7 +187,8 @@ describe('functions', () => {
   it('the stack owns an event bus for FireMissed, named to every function, put to by the reconciler and workers only', () => {
     const buses = b.template.findResources('AWS::Events::EventBus');
     assert.equal(Object.keys(buses).length, 1, 'one bus');
-    const busName = b.stack.resolve(b.sundial.eventBus.eventBusName);
+    const busName = b.sundial.eventBusName;
+    b.template.hasResourceProperties('AWS::Events::EventBus', { Name: busName });
     const env = (fn: lambda.IFunction) => b.json.Resources[logicalId(b.stack, fn)].Properties.Environment.Variables;
     for (const fn of [b.sundial.reconcileFunction, b.sundial.tickFunction, b.sundial.apiFunction]) {
       assert.deepEqual(env(fn).SUNDIAL_EVENT_BUS, busName, fn.node.id);
@@ -202,6 +203,7 @@ describe('functions', () => {
     assert.match(JSON.stringify(missed.Properties.Metrics), /FiresMissed/);
     const named = build({ ...JWT_PROPS, eventBusName: 'acme-sundial-events' });
     named.template.hasResourceProperties('AWS::Events::EventBus', { Name: 'acme-sundial-events' });
+    assert.throws(() => build({ ...JWT_PROPS, eventBusName: 'bad name' }), /eventBusName/);
   });
 
   it('the executions table has the sparse open index, keys only', () => {
