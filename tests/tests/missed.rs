@@ -298,3 +298,40 @@ async fn a_late_worker_claim_racing_two_reconcilers_reports_the_miss_exactly_onc
     env.cleanup().await;
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_miss_whose_event_cannot_be_sent_is_still_counted_logged_and_fails_the_run() -> Result<()> {
+    // GIVEN a deployment whose EventBridge endpoint does not answer (a closed port: every
+    // PutEvents fails to dispatch; a bus that does not exist is no use here, since MiniStack
+    // accepts events for any bus name, docs/emulators.md)
+    let mut env = TestEnv::new("missed-nobus").await?;
+    let observed = bus_with_rule_for(&env, "nightly").await?;
+    env.cfg = with_bus(&env, &observed.bus);
+    let unreachable = aws_sdk_eventbridge::Client::from_conf(
+        aws_sdk_eventbridge::config::Builder::from(&sundial_tests::sdk_config())
+            .endpoint_url("http://127.0.0.1:9")
+            .build(),
+    );
+    let def = definition("0 0 9 * * *", "UTC", MisfirePolicy::FireOnce).with_start_deadline_secs(60);
+    create_job(&env, "acme", "nightly", def, at("2026-12-01T08:50:00Z")).await?;
+    scan(&env, at("2026-12-01T08:59:30Z"), &ScanOptions::default()).await?;
+    // WHEN the reconciler finds the fire missed
+    let opts = ReconcileOptions { events: Some(unreachable), ..reconciler(&env, "r1") };
+    let r = reconcile(&ctx(&env), at("2026-12-01T09:01:30Z"), &opts).await;
+    // THEN the run fails (the reconciler's error alarm), the miss is still counted and logged
+    let Err(sundial_core::reconcile::ReconcileError::Partial { report, first, .. }) = r else {
+        anyhow::bail!("expected a failed run, got {r:?}")
+    };
+    assert!(matches!(*first, sundial_core::reconcile::ReconcileError::Report(_)), "{first}");
+    assert_eq!(fires_missed(&report.metric_lines()), 1);
+    assert_eq!(missed_entries(&env, "acme", "nightly").await?.len(), 1);
+    // AND a later run does not report it again (the miss is recorded once)
+    let again = reconcile(&ctx(&env), at("2026-12-01T09:02:30Z"), &reconciler(&env, "r2")).await;
+    assert_eq!(report_count(&again), 0);
+    // AND no event reached the bus: this report is lost, as documented (marked first)
+    let none =
+        env.clients.sqs.receive_message().queue_url(&observed.queue_url).wait_time_seconds(1).send().await?;
+    assert!(none.messages().is_empty());
+    env.cleanup().await;
+    Ok(())
+}

@@ -171,7 +171,9 @@ impl ReconcileError {
 /// What happened to one execution.
 enum Done {
     Resent(String, Box<Outgoing>),
-    Missed(String),
+    /// A missed start recorded (counted whatever happens to its report), and the report's
+    /// failure if it failed.
+    Missed(String, Option<missed::ReportError>),
     Backlogged,
     LookedAgain,
     Closed,
@@ -252,7 +254,14 @@ async fn run(
         report.examined += 1;
         match r {
             Ok(Done::Resent(pool, msg)) => outgoing.entry(pool).or_default().push(*msg),
-            Ok(Done::Missed(pool)) => *report.missed.entry(pool).or_default() += 1,
+            Ok(Done::Missed(pool, failed)) => {
+                *report.missed.entry(pool).or_default() += 1;
+                if let Some(e) = failed {
+                    tracing::error!(execution = %entry.key.global_id(), error = %e, "start deadline miss recorded but not reported");
+                    report.failed += 1;
+                    first.get_or_insert(e.into());
+                }
+            }
             Ok(Done::LookedAgain) => report.looked_again += 1,
             Ok(Done::Backlogged) => report.deferred_backlog += 1,
             Ok(Done::Closed) => report.closed += 1,
@@ -338,13 +347,7 @@ async fn one(
             }
             let m = missed::FireMissed::of(&seen.exec, deadline, now, missed::MissReason::NotStarted);
             let pool = seen.exec.definition.pool.clone();
-            match reporter.report(&m, &opts.actor, now).await {
-                Ok(()) => Done::Missed(pool),
-                Err(e) => {
-                    tracing::error!(execution = %entry.key.global_id(), error = %e, "start deadline miss recorded but not reported");
-                    return Err(e.into());
-                }
-            }
+            Done::Missed(pool, reporter.report(&m, &opts.actor, now).await.err())
         }
         Verdict::Resend(next) => match execs.mark_resent(&entry.key, &seen, next, &opts.actor, now_ms).await?
         {
