@@ -452,3 +452,27 @@ async fn a_start_deadline_is_stored_and_watched_on_manual_and_backfilled_fires()
     assert!(missed.iter().all(|o| o["actor"] == "reconciler" && o["executionId"].is_string()));
     h.env.cleanup().await;
 }
+
+#[tokio::test]
+async fn an_edit_that_adds_a_start_deadline_watches_the_fires_already_queued() {
+    // GIVEN a daily 09:00 job without a deadline whose 09:00 fire the scan has queued (a daily
+    // job's fires are put outside the `open` index)
+    let h = Harness::new("deadline-edit", at("2026-12-01T08:50:00Z")).await;
+    h.create("acme", "daily", "0 0 9 * * *").await;
+    scan(&h.env, at("2026-12-01T08:59:30Z"), &ScanOptions::default()).await.unwrap();
+    let es = executions(&h.env, "acme", "daily").await.unwrap();
+    assert_eq!(es.len(), 1);
+    let key = ExecKey::of(&es[0]);
+    assert_eq!(sundial_tests::fixtures::snapshot(&h.env, &key).await.unwrap().open_due, None);
+    // WHEN the job is edited at 08:59:40 to want its fires started within 60 s
+    h.clock.set(at("2026-12-01T08:59:40Z"));
+    let mut body = crate::common::job_body("daily", "0 0 9 * * *");
+    body["startDeadlineSecs"] = json!(60);
+    let a = put(&h, "acme", "daily", &body, Some("1")).await;
+    assert_eq!(a.status, 200, "{}", a.body);
+    // THEN the queued fire carries the new definition and is watched from its deadline
+    let snap = sundial_tests::fixtures::snapshot(&h.env, &key).await.unwrap();
+    assert_eq!(snap.exec.definition.start_deadline_secs, Some(60));
+    assert_eq!(snap.open_due, Some(at("2026-12-01T09:01:00Z").timestamp_millis()));
+    h.env.cleanup().await;
+}
