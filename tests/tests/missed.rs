@@ -7,7 +7,7 @@
 //! (`detail.jobId`) and targets an SQS queue, read back through the real SDK.
 
 use anyhow::{Context, Result};
-use chrono::{DateTime, Duration, DurationRound, Utc};
+use chrono::{Duration, DurationRound, Utc};
 use std::time::Instant;
 use sundial_core::config::Config;
 use sundial_core::execution::retry::RunError;
@@ -236,66 +236,44 @@ impl Handler for Noop {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_late_worker_claim_racing_two_reconcilers_reports_the_miss_exactly_once() -> Result<()> {
-    // GIVEN an every-minute job that must start within 30 s, whose fire four minutes ago the
-    // scan queued (the worker reads the real time, so the instants are relative to it)
-    let mut env = TestEnv::new("missed-race").await?;
-    let observed = bus_with_rule_for(&env, "minutely").await?;
-    env.cfg = with_bus(&env, &observed.bus);
-    let now: DateTime<Utc> = Utc::now();
-    let minute = now.duration_trunc(Duration::minutes(1))? - Duration::minutes(5);
-    let mut def = definition("0 * * * * *", "UTC", MisfirePolicy::FireOnce).with_start_deadline_secs(30);
-    def.target = Target::InProcess { handler: "noop".into() };
-    create_job(&env, "acme", "minutely", def, minute + Duration::seconds(20)).await?;
-    scan(&env, minute + Duration::seconds(30), &ScanOptions::default()).await?;
-    let fires = executions(&env, "acme", "minutely").await?;
-    assert_eq!(fires.len(), 1, "{fires:?}");
-    let key = ExecKey::of(&fires[0]);
-    assert!(fires[0].scheduled_at + Duration::seconds(30) < now, "the deadline has passed");
+    // GIVEN a fire past its start deadline, queued by the scan, that nobody started
+    let f = late_fire("missed-race").await?;
+    let key = ExecKey::of(&f.fire);
+    assert!(f.fire.scheduled_at + Duration::seconds(30) < Utc::now(), "the deadline has passed");
 
     // WHEN a worker finally receives its message while two reconcilers run
-    let (worker, sink) = fixtures::worker_with_config(
-        &env,
-        env.cfg.clone(),
-        fixtures::settings("late"),
-        Handlers::new().with("noop", Noop),
-    )?;
-    let body = serde_json::to_string(&fixtures::message_of(&fires[0], minute + Duration::seconds(30)))?;
-    let stop = tokio_util::sync::CancellationToken::new();
-    let (c1, c2) = (ctx(&env), ctx(&env));
-    let (o1, o2) = (reconciler(&env, "r1"), reconciler(&env, "r2"));
-    let (disposition, a, b) = tokio::join!(
-        worker.handle("default", &body, &sundial_core::execution::worker::NoExtend, &stop),
-        reconcile(&c1, Utc::now(), &o1),
-        reconcile(&c2, Utc::now(), &o2),
-    );
+    let (c1, c2) = (ctx(&f.env), ctx(&f.env));
+    let (o1, o2) = (reconciler(&f.env, "r1"), reconciler(&f.env, "r2"));
+    let (disposition, a, b) =
+        tokio::join!(f.deliver(), reconcile(&c1, Utc::now(), &o1), reconcile(&c2, Utc::now(), &o2));
 
     // THEN the fire ran anyway (the deadline is an alert, not a budget)...
     assert_eq!(disposition, sundial_core::execution::worker::Disposition::Delete);
-    let snap = fixtures::snapshot(&env, &key).await?;
+    let snap = fixtures::snapshot(&f.env, &key).await?;
     assert_eq!(snap.exec.status, ExecStatus::Succeeded);
     // ...and whoever won the conditional write reported it, once: one count in all...
-    let worker_count: u64 = sink.records().iter().map(|m| m.fires_missed).sum();
+    let worker_count: u64 = f.sink.records().iter().map(|m| m.fires_missed).sum();
     assert_eq!(worker_count + report_count(&a) + report_count(&b), 1, "one FiresMissed count in all");
     // ...one log entry, by the winner...
-    let ops = missed_entries(&env, "acme", "minutely").await?;
+    let ops = missed_entries(&f.env, "acme", "minutely").await?;
     assert_eq!(ops.len(), 1, "{ops:?}");
     let by_worker = ops[0].actor == "worker:late";
     assert_eq!(by_worker, worker_count == 1, "the log entry is the counter's: {:?}", ops[0].actor);
     // ...one event, whose reason says who noticed
-    let events = delivered(&env, &observed, 1).await?;
+    let events = delivered(&f.env, &f.observed, 1).await?;
     assert_eq!(events.len(), 1, "{events:?}");
     let reason = if by_worker { "startedLate" } else { "notStarted" };
     assert_eq!(events[0]["detail"]["reason"], reason);
-    assert_eq!(events[0]["detail"]["executionId"], fires[0].id());
+    assert_eq!(events[0]["detail"]["executionId"], f.fire.id());
     let notes =
         snap.exec.timeline.iter().filter(|e| e.code.as_deref() == Some("StartDeadlineMissed")).count();
     assert_eq!(notes, 1, "{:?}", snap.exec.timeline);
 
     // AND a reconciler after the run finds nothing more to report
-    let after = reconcile(&ctx(&env), Utc::now(), &reconciler(&env, "r3")).await;
+    let after = reconcile(&ctx(&f.env), Utc::now(), &reconciler(&f.env, "r3")).await;
     assert_eq!(report_count(&after), 0);
-    assert_eq!(missed_entries(&env, "acme", "minutely").await?.len(), 1);
-    env.cleanup().await;
+    assert_eq!(missed_entries(&f.env, "acme", "minutely").await?.len(), 1);
+    f.env.cleanup().await;
     Ok(())
 }
 
@@ -333,5 +311,82 @@ async fn a_miss_whose_event_cannot_be_sent_is_still_counted_logged_and_fails_the
         env.clients.sqs.receive_message().queue_url(&observed.queue_url).wait_time_seconds(1).send().await?;
     assert!(none.messages().is_empty());
     env.cleanup().await;
+    Ok(())
+}
+
+/// A job that wants its fires started within 30 s, whose fire about four minutes ago the scan
+/// queued and nobody started (instants relative to the real time, which the worker reads); a
+/// worker that would run it, and the message it would receive.
+struct LateFire {
+    env: TestEnv,
+    observed: Observed,
+    fire: sundial_core::model::Execution,
+    worker: std::sync::Arc<sundial_core::execution::worker::Worker>,
+    sink: std::sync::Arc<sundial_core::execution::metrics::MemorySink>,
+    body: String,
+}
+
+async fn late_fire(label: &str) -> Result<LateFire> {
+    let mut env = TestEnv::new(label).await?;
+    let observed = bus_with_rule_for(&env, "minutely").await?;
+    env.cfg = with_bus(&env, &observed.bus);
+    let minute = Utc::now().duration_trunc(Duration::minutes(1))? - Duration::minutes(5);
+    let mut def = definition("0 * * * * *", "UTC", MisfirePolicy::FireOnce).with_start_deadline_secs(30);
+    def.target = Target::InProcess { handler: "noop".into() };
+    create_job(&env, "acme", "minutely", def, minute + Duration::seconds(20)).await?;
+    scan(&env, minute + Duration::seconds(30), &ScanOptions::default()).await?;
+    let fire = executions(&env, "acme", "minutely").await?.pop().context("a queued fire")?;
+    let handlers = Handlers::new().with("noop", Noop);
+    let (worker, sink) =
+        fixtures::worker_with_config(&env, env.cfg.clone(), fixtures::settings("late"), handlers)?;
+    let body = serde_json::to_string(&fixtures::message_of(&fire, minute + Duration::seconds(30)))?;
+    Ok(LateFire { env, observed, fire, worker, sink, body })
+}
+
+impl LateFire {
+    async fn deliver(&self) -> sundial_core::execution::worker::Disposition {
+        let stop = tokio_util::sync::CancellationToken::new();
+        self.worker.handle("default", &self.body, &sundial_core::execution::worker::NoExtend, &stop).await
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_that_starts_a_fire_late_reports_it_when_no_reconciler_did() -> Result<()> {
+    // GIVEN a fire past its start deadline that no reconciler has looked at
+    let f = late_fire("missed-worker").await?;
+    // WHEN a worker finally takes it
+    assert_eq!(f.deliver().await, sundial_core::execution::worker::Disposition::Delete);
+    // THEN the worker reports the late start once, and the fire ran
+    assert_eq!(f.sink.records().iter().map(|m| m.fires_missed).sum::<u64>(), 1);
+    let ops = missed_entries(&f.env, "acme", "minutely").await?;
+    assert_eq!(ops.iter().map(|o| o.actor.as_str()).collect::<Vec<_>>(), vec!["worker:late"]);
+    let events = delivered(&f.env, &f.observed, 1).await?;
+    assert_eq!(events.len(), 1);
+    assert_eq!(
+        (&events[0]["detail"]["reason"], &events[0]["detail"]["status"]),
+        (&serde_json::json!("startedLate"), &serde_json::json!("RUNNING"))
+    );
+    assert_eq!(fixtures::snapshot(&f.env, &ExecKey::of(&f.fire)).await?.exec.status, ExecStatus::Succeeded);
+    // AND a reconciler afterwards finds nothing to report
+    assert_eq!(report_count(&reconcile(&ctx(&f.env), Utc::now(), &reconciler(&f.env, "r1")).await), 0);
+    f.env.cleanup().await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_that_starts_a_fire_the_reconciler_reported_reports_nothing() -> Result<()> {
+    // GIVEN a fire past its start deadline that the reconciler has reported
+    let f = late_fire("missed-after").await?;
+    let r = reconcile(&ctx(&f.env), Utc::now(), &reconciler(&f.env, "r1")).await;
+    assert_eq!(report_count(&r), 1);
+    // WHEN a worker finally takes it
+    assert_eq!(f.deliver().await, sundial_core::execution::worker::Disposition::Delete);
+    // THEN it runs, and nothing more is reported
+    assert_eq!(f.sink.records().iter().map(|m| m.fires_missed).sum::<u64>(), 0);
+    let ops = missed_entries(&f.env, "acme", "minutely").await?;
+    assert_eq!(ops.iter().map(|o| o.actor.as_str()).collect::<Vec<_>>(), vec!["reconciler:r1"]);
+    assert_eq!(delivered(&f.env, &f.observed, 1).await?.len(), 1);
+    assert_eq!(fixtures::snapshot(&f.env, &ExecKey::of(&f.fire)).await?.exec.status, ExecStatus::Succeeded);
+    f.env.cleanup().await;
     Ok(())
 }
