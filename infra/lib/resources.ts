@@ -96,6 +96,7 @@ export interface EnvNames {
   readonly devLoopbackTargets: string;
   readonly privateTargetCidrs: string;
   readonly tenantTargets: string;
+  readonly eventBus: string;
   readonly workerSlots: string;
   readonly shutdownGraceSecs: string;
   readonly tenantClaim: string;

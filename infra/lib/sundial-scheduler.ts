@@ -354,6 +354,12 @@ export interface SundialSchedulerProps {
   /** The API stage's throttle. */
   readonly apiThrottle?: ApiThrottleProps;
   /**
+   * Name of the EventBridge bus the construct creates for Sundial's events (`FireMissed`: a fire
+   * not started by its job's `startDeadlineSecs`; docs/reconciler.md). Default:
+   * `{stack name}-sundial-events`. Add rules to `eventBus` to route events (e.g. one job's misses).
+   */
+  readonly eventBusName?: string;
+  /**
    * Log level of every function. Logs are JSON lines (Lambda's JSON log format; the ECS worker
    * gets the same through `AWS_LAMBDA_LOG_FORMAT` and `AWS_LAMBDA_LOG_LEVEL`). Default INFO.
    */
@@ -400,6 +406,15 @@ export class SundialScheduler extends Construct {
   public readonly shards: number;
   public readonly alarms: cw.Alarm[] = [];
   public readonly dashboard: cw.Dashboard;
+  /**
+   * The stack's own EventBridge bus: the reconciler and the workers put `FireMissed` events on
+   * it (source `sundial`, detail-type `FireMissed`, detail: tenant, jobId, executionId,
+   * scheduledAt, deadline, observedAt, startDeadlineSecs, reason, status, pool, defVersion).
+   * Add rules to it, e.g. one that matches `detail.jobId` to alert on one job.
+   */
+  public readonly eventBus: events.EventBus;
+  /** The bus's name (`SUNDIAL_EVENT_BUS`). */
+  public readonly eventBusName: string;
   /** The handler toolkit's tables, when `toolkitTables` asked for them. */
   public readonly toolkitTables?: Readonly<Record<ToolkitTableName, dynamodb.Table>>;
   /** The customer-managed key, when one was given. */
@@ -475,6 +490,17 @@ export class SundialScheduler extends Construct {
       const prefix = props.toolkitTables === true ? undefined : props.toolkitTables.namePrefix;
       this.toolkitTables = this.toolkit(prefix, { ...to.all, ...to.toolkit });
     }
+
+    // ---- event bus -------------------------------------------------------------------------
+    // Sundial's own bus: start-deadline misses (FireMissed) go here, one event per job and fire,
+    // so users alert on one job with a rule instead of a metric per job.
+    // Named here, like the queues (`{stack}-...`), so the functions' env carries the name itself
+    // rather than a Ref (moto's CloudFormation cannot resolve a bus Ref into an env value).
+    this.eventBusName = props.eventBusName ?? `${stack.stackName}-sundial-events`;
+    if (!Token.isUnresolved(this.eventBusName) && !/^[A-Za-z0-9._-]{1,256}$/.test(this.eventBusName)) {
+      throw new Error(`eventBusName ${JSON.stringify(this.eventBusName)} may only contain A-Z, a-z, 0-9, '.', '-' and '_' (at most 256)`);
+    }
+    this.eventBus = new events.EventBus(this, 'EventBus', { eventBusName: this.eventBusName });
 
     // ---- queues ----------------------------------------------------------------------------
     const queues = poolProps.map((p) => {
@@ -586,6 +612,10 @@ export class SundialScheduler extends Construct {
     allow(this.reconcileFunction, ['dynamodb:GetItem', 'dynamodb:UpdateItem'], [this.executionsTable.tableArn]);
     // GetQueueAttributes: a pool with a visible backlog gets more time before a re-send.
     allow(this.reconcileFunction, ['sqs:SendMessage', 'sqs:GetQueueUrl', 'sqs:GetQueueAttributes'], poolQueueArns);
+    // A fire not started by its start deadline: an operations-log entry (jobs table) and a
+    // FireMissed event on the stack's bus.
+    allow(this.reconcileFunction, ['dynamodb:PutItem'], [this.jobsTable.tableArn]);
+    allow(this.reconcileFunction, ['events:PutEvents'], [this.eventBus.eventBusArn]);
 
     // ---- workers ---------------------------------------------------------------------------
     for (const q of queues) {
@@ -831,6 +861,7 @@ export class SundialScheduler extends Construct {
         return c;
       }).join(','),
       tenantTargets: this.tenantTargets(props.tenantTargets),
+      eventBus: this.eventBusName,
       tenantClaim: claim,
       tenancy: tenancyOf(props.apiAuth),
       tenantTag: tenantTagOf(props.apiAuth, d.tenantTag),
@@ -1145,8 +1176,10 @@ export class SundialScheduler extends Construct {
       ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:Query'],
       [this.executionsTable.tableArn],
     );
-    // Per-job concurrency counters live on the job item.
-    allow(role, ['dynamodb:GetItem', 'dynamodb:UpdateItem'], [this.jobsTable.tableArn]);
+    // Per-job concurrency counters live on the job item; PutItem: the operations-log entry of a
+    // fire the worker starts past its start deadline (with a FireMissed event on the bus).
+    allow(role, ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'], [this.jobsTable.tableArn]);
+    allow(role, ['events:PutEvents'], [this.eventBus.eventBusArn]);
     allow(
       role,
       // SendMessage: a wait (policy, tenant limit, retry backoff) re-queues a fresh, delayed copy
@@ -1255,6 +1288,19 @@ export class SundialScheduler extends Construct {
       comparisonOperator: cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       treatMissingData: cw.TreatMissingData.NOT_BREACHING,
     });
+    this.alarm('FiresMissed', {
+      alarmDescription:
+        'Sundial: fires did not start by their job\'s startDeadlineSecs (workers stopped or behind, messages stranded, a late tick). Each is a FireMissed event on the stack\'s bus (rules on detail.jobId alert on one job) and a fire_missed entry in the operations log',
+      metric: new cw.MathExpression({
+        expression: `SUM(SEARCH('{${METRIC_NAMESPACE},${POOL_DIMENSION}} MetricName="${Metrics.firesMissed}"', 'Sum', 300))`,
+        label: 'Fires missed (all pools)',
+        period: Duration.minutes(5),
+      }),
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: cw.TreatMissingData.NOT_BREACHING,
+    });
     this.alarm('ReconcileErrors', {
       alarmDescription: 'Sundial reconciler failed: stranded executions are not being repaired',
       metric: this.reconcileFunction.metricErrors({ period: Duration.minutes(5), statistic: 'Sum' }),
@@ -1345,12 +1391,13 @@ export class SundialScheduler extends Construct {
           width: 6,
         }),
         new cw.GraphWidget({
-          title: `${name}: takeovers, misfires, DLQ`,
+          title: `${name}: takeovers, misfires, missed starts, DLQ`,
           left: [
             emf(Metrics.leaseTakeovers, name, 'Sum', 'lease takeovers'),
             emf(Metrics.staleTokenRejections, name, 'Sum', 'stale-token rejections'),
             emf(Metrics.retries, name, 'Sum', 'retries'),
             emf(Metrics.misfires, name, 'Sum', 'misfires'),
+            emf(Metrics.firesMissed, name, 'Sum', 'start deadlines missed'),
           ],
           right: [pool.dlq.metricApproximateNumberOfMessagesVisible({ period: minute, statistic: 'Maximum', label: 'DLQ depth' })],
           width: 6,

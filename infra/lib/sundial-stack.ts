@@ -18,6 +18,7 @@ export class SundialStack extends Stack {
     new CfnOutput(this, 'JobsTableName', { value: s.jobsTable.tableName });
     new CfnOutput(this, 'ExecutionsTableName', { value: s.executionsTable.tableName });
     new CfnOutput(this, 'QueuePrefix', { value: s.queuePrefix });
+    new CfnOutput(this, 'EventBusName', { value: s.eventBusName });
     new CfnOutput(this, 'TickFunctionName', { value: s.tickFunction.functionName });
     new CfnOutput(this, 'DashboardUrl', {
       description: 'The CloudWatch dashboard: tick and scan, and per pool lag, queue wait, outcomes, takeovers, DLQ depth',

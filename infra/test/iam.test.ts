@@ -229,6 +229,8 @@ export function arnsOf(s: Synth, resource: string, pool?: string): string[] {
       return [TARGET_FUNCTION];
     case 'secret:target':
       return [A_TARGET_SECRET];
+    case 'bus:events':
+      return [s.resolver.arnOf(id(s.sundial.eventBus))];
   }
   if ((m = resource.match(/^(role|user):(.+)$/))) return [`arn:aws:iam::${ACCOUNT}:${m[1]}/${m[2]}`];
   return [resource]; // `unknown`: only a `*` resource allows it

@@ -184,6 +184,28 @@ describe('functions', () => {
     assert.ok(alarms.some((a) => String(a.Properties.AlarmDescription).includes('reconciler failed')));
   });
 
+  it('the stack owns an event bus for FireMissed, named to every function, put to by the reconciler and workers only', () => {
+    const buses = b.template.findResources('AWS::Events::EventBus');
+    assert.equal(Object.keys(buses).length, 1, 'one bus');
+    const busName = b.sundial.eventBusName;
+    b.template.hasResourceProperties('AWS::Events::EventBus', { Name: busName });
+    const env = (fn: lambda.IFunction) => b.json.Resources[logicalId(b.stack, fn)].Properties.Environment.Variables;
+    for (const fn of [b.sundial.reconcileFunction, b.sundial.tickFunction, b.sundial.apiFunction]) {
+      assert.deepEqual(env(fn).SUNDIAL_EVENT_BUS, busName, fn.node.id);
+    }
+    const busArn = b.stack.resolve(b.sundial.eventBus.eventBusArn);
+    for (const fn of [b.sundial.tickFunction, b.sundial.scanFunction, b.sundial.apiFunction]) {
+      assert.deepEqual(actionsOn(roleStatements(b, fn.role!), busArn), [], `${fn.node.id} puts no events`);
+    }
+    const alarms = Object.values(b.template.findResources('AWS::CloudWatch::Alarm')) as any[];
+    const missed = alarms.find((a) => String(a.Properties.AlarmDescription).includes('startDeadlineSecs'));
+    assert.ok(missed, 'an alarm on missed starts');
+    assert.match(JSON.stringify(missed.Properties.Metrics), /FiresMissed/);
+    const named = build({ ...JWT_PROPS, eventBusName: 'acme-sundial-events' });
+    named.template.hasResourceProperties('AWS::Events::EventBus', { Name: 'acme-sundial-events' });
+    assert.throws(() => build({ ...JWT_PROPS, eventBusName: 'bad name' }), /eventBusName/);
+  });
+
   it('the executions table has the sparse open index, keys only', () => {
     const [t] = Object.values(b.template.findResources('AWS::DynamoDB::Table')).filter((x: any) =>
       (x.Properties.GlobalSecondaryIndexes ?? []).some((i: any) => i.IndexName === 'attention'),
@@ -276,19 +298,23 @@ describe('least privilege', () => {
     }
   });
 
-  it('reconciler: queries the open index, reads and updates executions, sends to pool queues, nothing else', () => {
+  it('reconciler: queries the open index, reads and updates executions, sends to pool queues, reports missed starts, nothing else', () => {
     const st = roleStatements(b, s.reconcileFunction.role!);
     assert.deepEqual(actionsOn(st, b.stack.resolve(`${s.executionsTable.tableArn}/index/open`)), ['dynamodb:Query']);
     assert.deepEqual(actionsOn(st, execs), ['dynamodb:GetItem', 'dynamodb:UpdateItem']);
-    assert.deepEqual(actionsOn(st, jobs), [], 'the reconciler never touches job definitions');
+    // PutItem only: the operations-log entry of a missed start; job definitions are not read
+    assert.deepEqual(actionsOn(st, jobs), ['dynamodb:PutItem']);
+    assert.deepEqual(actionsOn(st, res(s.eventBus.eventBusArn)), ['events:PutEvents']);
     for (const pool of s.pools) {
       assert.deepEqual(actionsOn(st, res(pool.queue.queueArn)), ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage']);
       assert.deepEqual(actionsOn(st, res(pool.dlq.queueArn)), []);
     }
     assert.deepEqual(allActions(st), [
       'dynamodb:GetItem',
+      'dynamodb:PutItem',
       'dynamodb:Query',
       'dynamodb:UpdateItem',
+      'events:PutEvents',
       'logs:CreateLogStream',
       'logs:PutLogEvents',
       'sqs:GetQueueAttributes',
@@ -307,7 +333,8 @@ describe('least privilege', () => {
   it('worker: its executions and job counters, its own queue and DLQ, allowed targets only', () => {
     const st = roleStatements(b, defaultPool.role);
     assert.deepEqual(actionsOn(st, execs), ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem']);
-    assert.deepEqual(actionsOn(st, jobs), ['dynamodb:GetItem', 'dynamodb:UpdateItem']);
+    assert.deepEqual(actionsOn(st, jobs), ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem']);
+    assert.deepEqual(actionsOn(st, res(s.eventBus.eventBusArn)), ['events:PutEvents'], 'a late start is reported on the bus');
     assert.deepEqual(actionsOn(st, res(defaultPool.queue.queueArn)), [
       'sqs:ChangeMessageVisibility',
       'sqs:DeleteMessage',

@@ -143,6 +143,10 @@ pub(crate) struct JobSpec {
     /// Run timeout per attempt (seconds).
     #[arg(long)]
     timeout_secs: Option<u32>,
+    /// Report a fire not started this many seconds after its scheduled instant (a FireMissed
+    /// event, once per fire).
+    #[arg(long)]
+    start_deadline_secs: Option<u32>,
     /// Concurrency policy: ALLOW, FORBID, SERIALIZE, REPLACE.
     #[arg(long)]
     concurrency: Option<String>,
@@ -188,6 +192,9 @@ impl JobSpec {
         }
         if let Some(t) = self.timeout_secs {
             def.insert("timeoutSecs".into(), json!(t));
+        }
+        if let Some(d) = self.start_deadline_secs {
+            def.insert("startDeadlineSecs".into(), json!(d));
         }
         if let Some(c) = &self.concurrency {
             def.insert("concurrency".into(), json!(c.to_uppercase()));

@@ -20,7 +20,7 @@
 //! - Resources are recorded by what they are to Sundial, not by name, because every test uses
 //!   its own table and queue names: `table:jobs`, `index:executions/open`, `queue:pool` (a pool
 //!   queue; for a worker its own pool's), `queue:other-pool`, `queue:dlq`, `queue:other-dlq`,
-//!   `queue:target`, `function:scan`, `function:target`, `secret:target`, `role:{name}`,
+//!   `queue:target`, `function:scan`, `function:target`, `secret:target`, `bus:events`, `role:{name}`,
 //!   `user:{name}`. DynamoDB deletes also record the item's partition key (`leadingKey`), so the
 //!   construct's condition on `dynamodb:LeadingKeys` is evaluated too.
 //!
@@ -262,7 +262,7 @@ pub struct AccessRecorder {
 }
 
 impl AccessRecorder {
-    /// A recorder for the client of `service` (`dynamodb`, `sqs`, `lambda`, `secretsmanager`,
+    /// A recorder for the client of `service` (`dynamodb`, `sqs`, `lambda`, `secretsmanager`, `events`,
     /// `iam`: the IAM action prefix).
     pub fn new(service: &'static str) -> Self {
         AccessRecorder { service }
@@ -401,6 +401,11 @@ impl AccessRecorder {
                 let r = if op == "GetSecretValue" { "secret:target" } else { "unknown" };
                 out.push((act(op), r.into(), None));
             }
+            "events" => {
+                // The only bus Sundial writes to is its own (`SUNDIAL_EVENT_BUS`).
+                let r = if op == "PutEvents" { "bus:events" } else { "unknown" };
+                out.push((act(op), r.into(), None));
+            }
             _ => out.push((act(op), "unknown".into(), None)),
         }
         out
@@ -449,6 +454,9 @@ pub(crate) fn record(clients: crate::aws::Clients) -> crate::aws::Clients {
         secrets: aws_sdk_secretsmanager::Client::from_conf(
             clients.secrets.config().to_builder().interceptor(AccessRecorder::new("secretsmanager")).build(),
         ),
+        events: aws_sdk_eventbridge::Client::from_conf(
+            clients.events.config().to_builder().interceptor(AccessRecorder::new("events")).build(),
+        ),
     }
 }
 
@@ -465,6 +473,7 @@ mod tests {
             shards: 16,
             horizon_secs: 60,
             targets: Default::default(),
+            event_bus: None,
         }
     }
 

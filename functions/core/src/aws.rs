@@ -17,6 +17,8 @@ pub struct Clients {
     pub lambda: aws_sdk_lambda::Client,
     /// Secrets Manager (webhook signing secrets and header values).
     pub secrets: aws_sdk_secretsmanager::Client,
+    /// EventBridge (`FireMissed` events on the stack's bus).
+    pub events: aws_sdk_eventbridge::Client,
 }
 
 /// Loads the shared SDK configuration from the environment.
@@ -32,6 +34,7 @@ impl Clients {
             sqs: aws_sdk_sqs::Client::new(sdk),
             lambda: aws_sdk_lambda::Client::new(sdk),
             secrets: aws_sdk_secretsmanager::Client::new(sdk),
+            events: aws_sdk_eventbridge::Client::new(sdk),
         })
     }
 

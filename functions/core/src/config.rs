@@ -12,7 +12,7 @@
 //!
 //! | loader | binaries | variables |
 //! |---|---|---|
-//! | [`Config`] | tick, worker, worker-ecs, api | tables, queue prefix, pools, shards, target policy |
+//! | [`Config`] | tick, worker, worker-ecs, api | tables, queue prefix, pools, shards, target policy, event bus |
 //! | [`TickSettings`] | tick (and the scan function) | fan-out, catch-up budgets, fair queues |
 //! | [`WorkerSettings`] | worker, worker-ecs | pool, worker id, lease, skew margin, budgets, targets |
 //! | [`EcsWorkerSettings`] | worker-ecs | slots, shutdown grace |
@@ -51,6 +51,9 @@ pub struct Config {
     /// What jobs may call: judged by the control plane at create and edit, and by the worker
     /// before every call (see [`crate::outbound`]).
     pub targets: TargetPolicy,
+    /// The EventBridge bus that receives `FireMissed` events (the stack's own bus, created by
+    /// the CDK construct); `None`: misses are still logged and counted, but no event is sent.
+    pub event_bus: Option<String>,
 }
 
 /// A missing or malformed configuration variable.
@@ -108,6 +111,7 @@ impl Config {
             shards,
             horizon_secs: r.defaults.horizon_seconds,
             targets: target_policy(&get)?,
+            event_bus: get(&r.env.event_bus).filter(|v| !v.is_empty()),
         })
     }
 
@@ -122,6 +126,7 @@ impl Config {
             shards,
             horizon_secs: r.defaults.horizon_seconds,
             targets: TargetPolicy::default(),
+            event_bus: None,
         }
     }
 
@@ -147,6 +152,9 @@ impl Config {
         }
         if let Some(tenants) = &t.tenants {
             env.push((r.env.tenant_targets.clone(), tenants.to_json()));
+        }
+        if let Some(bus) = &self.event_bus {
+            env.push((r.env.event_bus.clone(), bus.clone()));
         }
         env
     }

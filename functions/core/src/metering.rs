@@ -109,8 +109,11 @@ impl Meter {
         let secrets = aws_sdk_secretsmanager::config::Builder::from(sdk)
             .interceptor(self.interceptor(component))
             .build();
+        let events =
+            aws_sdk_eventbridge::config::Builder::from(sdk).interceptor(self.interceptor(component)).build();
         crate::access::record(crate::aws::Clients {
             secrets: aws_sdk_secretsmanager::Client::from_conf(secrets),
+            events: aws_sdk_eventbridge::Client::from_conf(events),
             ddb: aws_sdk_dynamodb::Client::from_conf(ddb),
             sqs: aws_sdk_sqs::Client::from_conf(sqs),
             lambda: aws_sdk_lambda::Client::from_conf(lambda),

@@ -162,9 +162,15 @@ mod tests {
                 takeovers: 1,
                 stale_rejections: 1,
                 clock_skew: 1,
+                fires_missed: 1,
             };
             lines.push(m.to_emf());
         }
+        // AND a reconciler run that re-sent and found a missed start
+        let mut run = crate::reconcile::ReconcileReport::default();
+        run.resent.insert("default".into(), 1);
+        run.missed.insert("default".into(), 1);
+        lines.extend(run.metric_lines());
         // THEN every name, the namespace and the pool dimension come from resources.json, which
         // the CDK alarms and dashboard read too
         let cat = &Resources::get().metrics;

@@ -52,7 +52,15 @@ pub struct JobDefinition {
     /// Run timeout per attempt (seconds).
     #[serde(default = "default_timeout")]
     pub timeout_secs: u32,
+    /// A fire that no worker has started this long after its scheduled instant is reported
+    /// missed, once: an operations-log entry, a `FireMissed` event on the stack's bus and a
+    /// `FiresMissed` count (docs/reconciler.md, "Start deadlines"). None: never reported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_deadline_secs: Option<u32>,
 }
+
+/// Longest `startDeadlineSecs` (7 days): a fire not started a week late is long past any alert.
+pub const MAX_START_DEADLINE_SECS: u32 = 7 * 86_400;
 
 fn default_pool() -> String {
     "default".into()
@@ -94,6 +102,7 @@ impl JobDefinition {
             concurrency: ConcurrencyPolicy::default(),
             retry: RetryPolicy::default(),
             timeout_secs: default_timeout(),
+            start_deadline_secs: None,
         }
     }
 
@@ -136,6 +145,12 @@ impl JobDefinition {
     /// The run timeout per attempt (seconds).
     pub fn with_timeout_secs(mut self, secs: u32) -> Self {
         self.timeout_secs = secs;
+        self
+    }
+
+    /// The start deadline (seconds after the scheduled instant).
+    pub fn with_start_deadline_secs(mut self, secs: u32) -> Self {
+        self.start_deadline_secs = Some(secs);
         self
     }
 
@@ -193,6 +208,14 @@ impl JobDefinition {
         }
         if def.misfire_threshold_secs > 86_400 {
             return Err(invalid("misfireThresholdSecs", "must be at most 86400"));
+        }
+        if let Some(d) = def.start_deadline_secs {
+            if d == 0 || d > MAX_START_DEADLINE_SECS {
+                return Err(invalid(
+                    "startDeadlineSecs",
+                    format!("must be between 1 and {MAX_START_DEADLINE_SECS} (7 days)"),
+                ));
+            }
         }
         Ok(schedule)
     }
@@ -707,6 +730,8 @@ pub enum OpsAction {
     Cancel,
     /// Dead execution replayed.
     Replay,
+    /// A fire not started by its job's start deadline (`startDeadlineSecs`), reported once.
+    FireMissed,
 }
 
 impl OpsAction {
@@ -722,13 +747,14 @@ impl OpsAction {
             OpsAction::Backfill => "backfill",
             OpsAction::Cancel => "cancel",
             OpsAction::Replay => "replay",
+            OpsAction::FireMissed => "fire_missed",
         }
     }
 
     /// The action of a stored name.
     pub fn parse(s: &str) -> Option<Self> {
         use OpsAction::*;
-        [Create, Update, Pause, Resume, Delete, Trigger, Backfill, Cancel, Replay]
+        [Create, Update, Pause, Resume, Delete, Trigger, Backfill, Cancel, Replay, FireMissed]
             .into_iter()
             .find(|a| a.as_str() == s)
     }
@@ -851,6 +877,7 @@ mod tests {
             shards: 16,
             horizon_secs: 60,
             targets: crate::outbound::TargetPolicy::default(),
+            event_bus: None,
         };
         let def = JobDefinition::new(ScheduleSpec::new("rate(1 minute)", "UTC"), Target::http("https://x"));
         let now = crate::store::items::ms_to_dt(1_764_469_800_000);
@@ -862,6 +889,16 @@ mod tests {
         assert_eq!(err.map(|e| e.field), Some("pool".to_string()));
         let err = Job::new(&cfg, "acme", "bad id", def, now).err();
         assert_eq!(err.map(|e| e.field), Some("jobId".to_string()));
+        for secs in [0, MAX_START_DEADLINE_SECS + 1] {
+            let bad =
+                JobDefinition::new(ScheduleSpec::new("rate(1 minute)", "UTC"), Target::http("https://x"))
+                    .with_start_deadline_secs(secs);
+            let err = Job::new(&cfg, "acme", "nightly", bad, now).err();
+            assert_eq!(err.map(|e| e.field), Some("startDeadlineSecs".to_string()), "{secs}");
+        }
+        let ok = JobDefinition::new(ScheduleSpec::new("rate(1 minute)", "UTC"), Target::http("https://x"))
+            .with_start_deadline_secs(MAX_START_DEADLINE_SECS);
+        assert!(Job::new(&cfg, "acme", "nightly", ok, now).is_ok());
     }
 
     #[test]

@@ -153,6 +153,8 @@ pub struct EnvNames {
     pub private_target_cidrs: String,
     /// Per-tenant target allowlists (JSON).
     pub tenant_targets: String,
+    /// The EventBridge bus `FireMissed` events go to (unset: no events).
+    pub event_bus: String,
     /// Concurrent executions of one ECS worker.
     pub worker_slots: String,
     /// Seconds an ECS worker keeps finishing work after SIGTERM.

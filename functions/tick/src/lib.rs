@@ -53,6 +53,8 @@ pub struct TickService {
     pub lambda: aws_sdk_lambda::Client,
     /// Fan-out and catch-up settings.
     pub settings: TickSettings,
+    /// EventBridge client for the reconciler's `FireMissed` events (to `Config::event_bus`).
+    pub events: Option<aws_sdk_eventbridge::Client>,
 }
 
 /// A failed tick, typed for Lambda's error report.
@@ -96,7 +98,7 @@ fn reconcile_summary(r: &ReconcileReport) -> Value {
     json!({
         "examined": r.examined, "resent": r.resent_total(), "lookedAgain": r.looked_again,
         "closed": r.closed, "raced": r.raced, "missing": r.missing, "failed": r.failed,
-        "maxOverdueMs": r.max_overdue_ms, "truncated": r.truncated,
+        "maxOverdueMs": r.max_overdue_ms, "truncated": r.truncated, "missed": r.missed_total(),
     })
 }
 
@@ -126,6 +128,7 @@ impl TickService {
                 let opts = ReconcileOptions {
                     actor: format!("reconciler:{request_id}"),
                     max_per_run: req.max_per_run.unwrap_or(defaults.max_per_run),
+                    events: self.events.clone(),
                     ..defaults
                 };
                 let r = match reconcile::reconcile(&self.ctx, now, &opts).await {

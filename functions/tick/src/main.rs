@@ -16,8 +16,12 @@ async fn main() -> Result<(), Error> {
     let clients = sundial_core::aws::Clients::from_env().await;
     let settings = TickSettings::from_env()?;
     let queues = PoolQueues::new(clients.sqs, cfg.clone(), settings.fair_queues);
-    let service =
-        TickService { ctx: Ctx { ddb: clients.ddb, queues, cfg }, lambda: clients.lambda, settings };
+    let service = TickService {
+        ctx: Ctx { ddb: clients.ddb, queues, cfg },
+        lambda: clients.lambda,
+        settings,
+        events: Some(clients.events),
+    };
     let service = &service;
     run(service_fn(move |event: LambdaEvent<TickEvent>| async move { service.handle_lambda(event).await }))
         .await

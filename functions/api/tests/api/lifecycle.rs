@@ -412,3 +412,67 @@ async fn trigger_now_and_backfill_create_audited_executions_once() {
     assert_eq!((d.status, &d.body["error"]["code"]), (409, &json!("job_deleted")));
     h.env.cleanup().await;
 }
+
+#[tokio::test]
+async fn a_start_deadline_is_stored_and_watched_on_manual_and_backfilled_fires() {
+    // GIVEN an hourly job created through the API with a 45 s start deadline
+    let h = Harness::new("deadline", at("2026-12-01T10:00:05Z")).await;
+    let mut body = crate::common::job_body("hourly", "0 0 * * * *");
+    body["startDeadlineSecs"] = json!(45);
+    let a = h.post("acme", "/v1/jobs", &body).await;
+    assert_eq!(a.status, 201, "{}", a.body);
+    // THEN it is part of the stored definition
+    let read = h.get("acme", "/v1/jobs/hourly").await;
+    assert_eq!(read.body["definition"]["startDeadlineSecs"], 45, "{}", read.body);
+    // WHEN two past fires are backfilled (paced from 10:00:10) and the job is run by hand at 10:20
+    h.clock.set(at("2026-12-01T10:00:10Z"));
+    let backfill = json!({"from": "2026-12-01T05:00:00Z", "to": "2026-12-01T06:00:00Z", "paceSecs": 2});
+    assert_eq!(h.post("acme", "/v1/jobs/hourly/backfill", &backfill).await.status, 202);
+    h.clock.set(at("2026-12-01T10:20:00Z"));
+    assert_eq!(h.post("acme", "/v1/jobs/hourly/trigger", &json!({})).await.status, 202);
+    // THEN each is watched from its planned start: the reconciler looks at it 45 s later, not a
+    // delivery grace later (a backfilled fire is not "missed" for being in the past)
+    let es = executions(&h.env, "acme", "hourly").await.unwrap();
+    assert_eq!(es.len(), 3);
+    for e in &es {
+        let snap = sundial_tests::fixtures::snapshot(&h.env, &ExecKey::of(e)).await.unwrap();
+        assert_eq!(snap.open_due, Some(e.fire_at.timestamp_millis() + 45_000), "{}", e.id());
+    }
+    // WHEN no worker runs and the reconciler looks at 10:21 (no event bus configured here)
+    let ctx = sundial_tests::trigger::ctx(&h.env);
+    let opts = sundial_core::reconcile::ReconcileOptions::default();
+    let r = sundial_core::reconcile::reconcile(&ctx, at("2026-12-01T10:21:00Z"), &opts).await.unwrap();
+    // THEN all three are reported missed, in the operations log the API lists
+    assert_eq!(r.missed_total(), 3, "{r:?}");
+    let ops = h.get("acme", "/v1/operations?jobId=hourly").await;
+    assert_eq!(ops.status, 200, "{}", ops.body);
+    let missed: Vec<&Value> =
+        ops.body["items"].as_array().unwrap().iter().filter(|o| o["action"] == "fire_missed").collect();
+    assert_eq!(missed.len(), 3, "{}", ops.body);
+    assert!(missed.iter().all(|o| o["actor"] == "reconciler" && o["executionId"].is_string()));
+    h.env.cleanup().await;
+}
+
+#[tokio::test]
+async fn an_edit_that_adds_a_start_deadline_watches_the_fires_already_queued() {
+    // GIVEN a daily 09:00 job without a deadline whose 09:00 fire the scan has queued (a daily
+    // job's fires are put outside the `open` index)
+    let h = Harness::new("deadline-edit", at("2026-12-01T08:50:00Z")).await;
+    h.create("acme", "daily", "0 0 9 * * *").await;
+    scan(&h.env, at("2026-12-01T08:59:30Z"), &ScanOptions::default()).await.unwrap();
+    let es = executions(&h.env, "acme", "daily").await.unwrap();
+    assert_eq!(es.len(), 1);
+    let key = ExecKey::of(&es[0]);
+    assert_eq!(sundial_tests::fixtures::snapshot(&h.env, &key).await.unwrap().open_due, None);
+    // WHEN the job is edited at 08:59:40 to want its fires started within 60 s
+    h.clock.set(at("2026-12-01T08:59:40Z"));
+    let mut body = crate::common::job_body("daily", "0 0 9 * * *");
+    body["startDeadlineSecs"] = json!(60);
+    let a = put(&h, "acme", "daily", &body, Some("1")).await;
+    assert_eq!(a.status, 200, "{}", a.body);
+    // THEN the queued fire carries the new definition and is watched from its deadline
+    let snap = sundial_tests::fixtures::snapshot(&h.env, &key).await.unwrap();
+    assert_eq!(snap.exec.definition.start_deadline_secs, Some(60));
+    assert_eq!(snap.open_due, Some(at("2026-12-01T09:01:00Z").timestamp_millis()));
+    h.env.cleanup().await;
+}

@@ -109,6 +109,30 @@ async fn bad_requests_name_the_field_and_change_nothing() {
         ("timeout as text", with(base.clone(), &["timeoutSecs"], json!("ten")), 400, "timeoutSecs"),
         ("zero timeout", with(base.clone(), &["timeoutSecs"], json!(0)), 400, "timeoutSecs"),
         (
+            "zero start deadline",
+            with(base.clone(), &["startDeadlineSecs"], json!(0)),
+            400,
+            "startDeadlineSecs",
+        ),
+        (
+            "start deadline over a week",
+            with(base.clone(), &["startDeadlineSecs"], json!(604_801)),
+            400,
+            "startDeadlineSecs",
+        ),
+        (
+            "negative start deadline",
+            with(base.clone(), &["startDeadlineSecs"], json!(-5)),
+            400,
+            "startDeadlineSecs",
+        ),
+        (
+            "start deadline as text",
+            with(base.clone(), &["startDeadlineSecs"], json!("1m")),
+            400,
+            "startDeadlineSecs",
+        ),
+        (
             "misfire threshold too long",
             with(base.clone(), &["misfireThresholdSecs"], json!(100_000)),
             400,

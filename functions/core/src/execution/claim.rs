@@ -172,6 +172,7 @@ mod tests {
                 concurrency: Default::default(),
                 retry: Default::default(),
                 timeout_secs: 30,
+                start_deadline_secs: None,
             },
             missed_range: None,
             last_error: None,

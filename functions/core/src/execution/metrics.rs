@@ -25,6 +25,7 @@ pub mod names {
     pub const LEASE_TAKEOVERS: &str = "LeaseTakeovers";
     pub const STALE_TOKEN_REJECTIONS: &str = "StaleTokenRejections";
     pub const CLOCK_SKEW_EXCEEDED: &str = "ClockSkewExceeded";
+    pub const FIRES_MISSED: &str = "FiresMissed";
 }
 
 /// What one handled message contributes.
@@ -50,6 +51,9 @@ pub struct ExecMetrics {
     pub stale_rejections: u64,
     /// 1 if this worker's clock was too far from the service's to judge leases.
     pub clock_skew: u64,
+    /// 1 if this worker started the execution past its start deadline and reported the miss
+    /// (no reconciler had).
+    pub fires_missed: u64,
 }
 
 impl ExecMetrics {
@@ -63,6 +67,7 @@ impl ExecMetrics {
             && self.takeovers == 0
             && self.stale_rejections == 0
             && self.clock_skew == 0
+            && self.fires_missed == 0
     }
 
     /// The EMF record.
@@ -96,6 +101,7 @@ impl ExecMetrics {
             (names::LEASE_TAKEOVERS, self.takeovers),
             (names::STALE_TOKEN_REJECTIONS, self.stale_rejections),
             (names::CLOCK_SKEW_EXCEEDED, self.clock_skew),
+            (names::FIRES_MISSED, self.fires_missed),
         ] {
             if v > 0 {
                 e = e.count(name, v);

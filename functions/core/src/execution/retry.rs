@@ -53,6 +53,9 @@ pub mod codes {
     pub const SUPERSEDED: &str = "Superseded";
     /// Canceled because the job was paused at its instant.
     pub const PAUSED: &str = "Paused";
+    /// A note: the execution had not started by its job's start deadline (`startDeadlineSecs`);
+    /// the miss was reported (operations log, `FireMissed` event). It still runs.
+    pub const START_DEADLINE_MISSED: &str = "StartDeadlineMissed";
 }
 
 /// Whether an error is worth another attempt.

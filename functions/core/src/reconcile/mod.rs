@@ -28,6 +28,7 @@
 //!   `Resent`, actor `reconciler:<id>`); `ExecutionsResent` (per pool), `ReconcileExamined` and
 //!   `ReconcileOverdueMs` are emitted, and the CDK app alarms on re-sends.
 
+pub mod missed;
 pub mod rules;
 
 pub use rules::{backoff_ms, first_look, judge, Verdict, GRACE_MS};
@@ -54,6 +55,9 @@ pub struct ReconcileOptions {
     /// How long past its due instant an execution nothing acts on waits before a re-send (ms;
     /// default [`GRACE_MS`]; the compressed chaos run uses seconds).
     pub grace_ms: i64,
+    /// The EventBridge client `FireMissed` events go out with (to `Config::event_bus`); none:
+    /// start-deadline misses are still recorded, logged and counted, but send no event.
+    pub events: Option<aws_sdk_eventbridge::Client>,
 }
 
 impl Default for ReconcileOptions {
@@ -63,6 +67,7 @@ impl Default for ReconcileOptions {
             max_per_run: 2_000,
             concurrency: 16,
             grace_ms: GRACE_MS,
+            events: None,
         }
     }
 }
@@ -91,12 +96,19 @@ pub struct ReconcileReport {
     /// Re-sends put off because the execution's pool has a visible backlog (it may just be
     /// waiting its turn; see [`rules::BACKLOG_GRACES`]).
     pub deferred_backlog: u64,
+    /// Fires found not started past their start deadline and reported by this run, by pool.
+    pub missed: BTreeMap<String, u64>,
 }
 
 impl ReconcileReport {
     /// Re-sends in all pools.
     pub fn resent_total(&self) -> u64 {
         self.resent.values().sum()
+    }
+
+    /// Missed starts in all pools.
+    pub fn missed_total(&self) -> u64 {
+        self.missed.values().sum()
     }
 
     /// The EMF records of a run (names from `resources.json` `metrics.names`).
@@ -106,6 +118,9 @@ impl ReconcileReport {
             .iter()
             .map(|(pool, n)| Emf::new(&[("Pool", pool)]).count("ExecutionsResent", *n))
             .collect();
+        // Per pool, never per job: one job's misses are alerted on through its FireMissed
+        // events (an EventBridge rule on `detail.jobId`).
+        out.extend(self.missed.iter().map(|(pool, n)| Emf::new(&[("Pool", pool)]).count("FiresMissed", *n)));
         out.push(
             Emf::new(&[])
                 .count("ReconcileExamined", self.examined)
@@ -125,6 +140,10 @@ pub enum ReconcileError {
     /// SQS failed.
     #[error(transparent)]
     Queue(#[from] QueueError),
+    /// A missed start was recorded but its report (log entry or event) failed: that report is
+    /// lost (the timeline note stays), and the run fails so the reconciler's error alarm fires.
+    #[error("start deadline miss recorded, report failed: {0}")]
+    Report(#[from] missed::ReportError),
     /// Some executions failed (logged each); the next run retries them.
     #[error("{failed} execution(s) could not be reconciled; first: {first}")]
     Partial {
@@ -143,6 +162,7 @@ impl ReconcileError {
         match self {
             ReconcileError::Store(e) => e.is_retryable(),
             ReconcileError::Queue(e) => e.is_retryable(),
+            ReconcileError::Report(e) => e.is_retryable(),
             ReconcileError::Partial { first, .. } => first.is_retryable(),
         }
     }
@@ -151,6 +171,9 @@ impl ReconcileError {
 /// What happened to one execution.
 enum Done {
     Resent(String, Box<Outgoing>),
+    /// A missed start recorded (counted whatever happens to its report), and the report's
+    /// failure if it failed.
+    Missed(String, Option<missed::ReportError>),
     Backlogged,
     LookedAgain,
     Closed,
@@ -213,11 +236,12 @@ async fn run(
         }
     }
     let backlogged = &backlogged;
+    let reporter = &missed::MissReporter::new(ctx.ddb.clone(), opts.events.clone(), &ctx.cfg);
     let results: Vec<(OpenEntry, Result<Done, ReconcileError>)> = stream::iter(due)
         .map(|entry| {
             let execs = execs.clone();
             async move {
-                let r = one(&execs, &entry, now, opts, backlogged).await;
+                let r = one(&execs, reporter, &entry, now, opts, backlogged).await;
                 (entry, r)
             }
         })
@@ -230,6 +254,14 @@ async fn run(
         report.examined += 1;
         match r {
             Ok(Done::Resent(pool, msg)) => outgoing.entry(pool).or_default().push(*msg),
+            Ok(Done::Missed(pool, failed)) => {
+                *report.missed.entry(pool).or_default() += 1;
+                if let Some(e) = failed {
+                    tracing::error!(execution = %entry.key.global_id(), error = %e, "start deadline miss recorded but not reported");
+                    report.failed += 1;
+                    first.get_or_insert(e.into());
+                }
+            }
             Ok(Done::LookedAgain) => report.looked_again += 1,
             Ok(Done::Backlogged) => report.deferred_backlog += 1,
             Ok(Done::Closed) => report.closed += 1,
@@ -266,6 +298,7 @@ async fn run(
 
 async fn one(
     execs: &ExecStore,
+    reporter: &missed::MissReporter,
     entry: &OpenEntry,
     now: DateTime<Utc>,
     opts: &ReconcileOptions,
@@ -274,7 +307,9 @@ async fn one(
     let now_ms = now.timestamp_millis();
     let Some(seen) = execs.get(&entry.key, false).await? else { return Ok(Done::Missing) };
     let grace = opts.grace_ms.clamp(1, GRACE_MS);
-    let verdict = match judge(&seen.exec, seen.resends, now_ms, grace) {
+    // A held execution (its job was paused) is not a missed start; a reported one is done.
+    let reported = seen.missed_at.is_some() || seen.held.is_some();
+    let verdict = match judge(&seen.exec, seen.resends, reported, now_ms, grace) {
         // Its pool has a backlog and it is not that late: it may be waiting its turn.
         Verdict::Resend(_)
             if backlogged.contains(&seen.exec.definition.pool)
@@ -296,12 +331,23 @@ async fn one(
                 Done::Raced
             }
         }
+        // Already where it should be (a reconciler with a shorter grace reads ahead): no write.
+        Verdict::LookAgain(at) if seen.open_due == Some(at) => Done::LookedAgain,
         Verdict::LookAgain(at) => {
             if execs.look_again(&entry.key, &seen, at).await? {
                 Done::LookedAgain
             } else {
                 Done::Raced
             }
+        }
+        Verdict::Missed { deadline, next } => {
+            if !execs.mark_missed(&entry.key, &seen, next, &opts.actor, now_ms).await? {
+                // Claimed, cancelled or reported by someone else meanwhile: theirs to report.
+                return Ok(Done::Raced);
+            }
+            let m = missed::FireMissed::of(&seen.exec, deadline, now, missed::MissReason::NotStarted);
+            let pool = seen.exec.definition.pool.clone();
+            Done::Missed(pool, reporter.report(&m, &opts.actor, now).await.err())
         }
         Verdict::Resend(next) => match execs.mark_resent(&entry.key, &seen, next, &opts.actor, now_ms).await?
         {

@@ -28,20 +28,51 @@ pub const BACKLOG_MIN_VISIBLE: u64 = 100;
 
 /// How long past its due instant (`available_at`, or lease end + margin) an open execution is.
 pub fn overdue_ms(e: &Execution, now_ms: i64) -> i64 {
-    first_look(e).map_or(0, |at| now_ms - (at - GRACE_MS))
+    delivery_look(e).map_or(0, |at| now_ms - (at - GRACE_MS))
 }
 
 /// The skew margin a takeover waits past a lease's end (the worker's default, ms).
 pub const LEASE_MARGIN_MS: i64 = 2_000;
 
 /// When the reconciler should first look at a newly written execution (ms), or `None` for a
-/// final one (not in the `open` index).
+/// final one (not in the `open` index): when its delivery is overdue, or its start deadline if
+/// that comes first (so a missed start is reported at its deadline, not a grace later).
 pub fn first_look(e: &Execution) -> Option<i64> {
+    let at = delivery_look(e)?;
+    Some(match pending_deadline(e, false) {
+        Some(d) => at.min(d),
+        None => at,
+    })
+}
+
+/// When the execution's delivery is overdue (ms): its message's arrival plus [`GRACE_MS`], or
+/// its lease end plus the margin and [`GRACE_MS`]; `None` once final.
+pub fn delivery_look(e: &Execution) -> Option<i64> {
     match e.status {
         ExecStatus::Ready | ExecStatus::RetryWait => Some(e.available_at + GRACE_MS),
         ExecStatus::Running => Some(e.lease_until.unwrap_or(0) + LEASE_MARGIN_MS + GRACE_MS),
         _ => None,
     }
+}
+
+/// The instant (ms) by which a worker must have started `e`, if its job sets
+/// `startDeadlineSecs`: counted from its scheduled instant plus the job's jitter (`fire_at`),
+/// or from the scheduled instant alone for a misfire catch-up (created late because the
+/// trigger was late: that lateness is what the deadline watches). A backfilled fire is paced
+/// by the operator: its `fire_at` is its planned start, and the deadline counts from there.
+pub fn start_deadline(e: &Execution) -> Option<i64> {
+    let secs = e.definition.start_deadline_secs?;
+    let base = if e.missed_range.is_some() { e.scheduled_at } else { e.scheduled_at.max(e.fire_at) };
+    Some(base.timestamp_millis() + i64::from(secs) * 1_000)
+}
+
+/// The start deadline still to watch: the execution has not started (READY, no attempt yet,
+/// no cancel asked) and its miss is not `reported` yet.
+pub fn pending_deadline(e: &Execution, reported: bool) -> Option<i64> {
+    if reported || e.status != ExecStatus::Ready || e.attempt > 0 || e.cancel_requested {
+        return None;
+    }
+    start_deadline(e)
 }
 
 /// What the reconciler does with one execution it found due in the `open` index.
@@ -54,6 +85,15 @@ pub enum Verdict {
     /// Nothing will act on it: send its message again, and look again at this instant if it is
     /// still open then.
     Resend(i64),
+    /// It has not started by its start deadline (this instant, ms): report the miss once, and
+    /// look again at `next` (when its delivery is due for a look; possibly already past, then
+    /// the next run judges the delivery).
+    Missed {
+        /// The start deadline that passed (ms).
+        deadline: i64,
+        /// The next look (ms, index terms).
+        next: i64,
+    },
 }
 
 /// The pause after the `resends`-th re-send: `grace_ms` doubled each time, at most
@@ -67,14 +107,26 @@ pub fn backoff_ms(resends: u32, grace_ms: i64) -> i64 {
 /// grace of `grace_ms` (default [`GRACE_MS`]; the chaos run uses less). Instants are returned
 /// in the index's terms (as if the grace were [`GRACE_MS`]), so the `open_due` stored by every
 /// writer and by reconcilers with different graces stay comparable.
-pub fn judge(e: &Execution, resends: u32, now_ms: i64, grace_ms: i64) -> Verdict {
+///
+/// `reported`: its start-deadline miss was already reported (`missed_at` set), or it is held
+/// by a pause (a paused job's fire is not a missed start). A start deadline is an instant, not
+/// a grace: it is compared with `now_ms` as is.
+pub fn judge(e: &Execution, resends: u32, reported: bool, now_ms: i64, grace_ms: i64) -> Verdict {
     if e.status.is_terminal() {
         return Verdict::Close;
     }
     let shift = GRACE_MS - grace_ms;
-    match first_look(e) {
-        Some(at) if at - shift > now_ms => Verdict::LookAgain(at),
-        Some(_) => Verdict::Resend(now_ms + backoff_ms(resends, grace_ms) + shift),
+    let deadline = pending_deadline(e, reported);
+    if let (Some(d), Some(at)) = (deadline, delivery_look(e)) {
+        if d <= now_ms {
+            return Verdict::Missed { deadline: d, next: at };
+        }
+    }
+    // The next look never passes a start deadline still ahead.
+    let cap = |at: i64| deadline.map_or(at, |d| at.min(d));
+    match delivery_look(e) {
+        Some(at) if at - shift > now_ms => Verdict::LookAgain(cap(at)),
+        Some(_) => Verdict::Resend(cap(now_ms + backoff_ms(resends, grace_ms) + shift)),
         None => Verdict::Close,
     }
 }
@@ -114,25 +166,89 @@ mod tests {
     #[test]
     fn a_ready_execution_is_resent_only_after_its_grace() {
         let e = exec(ExecStatus::Ready, 10_000, None);
-        assert_eq!(judge(&e, 0, 10_000 + GRACE_MS - 1, GRACE_MS), Verdict::LookAgain(10_000 + GRACE_MS));
-        assert_eq!(judge(&e, 0, 10_000 + GRACE_MS, GRACE_MS), Verdict::Resend(10_000 + 2 * GRACE_MS));
+        assert_eq!(
+            judge(&e, 0, false, 10_000 + GRACE_MS - 1, GRACE_MS),
+            Verdict::LookAgain(10_000 + GRACE_MS)
+        );
+        assert_eq!(judge(&e, 0, false, 10_000 + GRACE_MS, GRACE_MS), Verdict::Resend(10_000 + 2 * GRACE_MS));
     }
 
     #[test]
     fn a_running_execution_is_resent_only_once_its_lease_is_over_for_good() {
         let e = exec(ExecStatus::Running, 0, Some(50_000));
         let due = 50_000 + LEASE_MARGIN_MS + GRACE_MS;
-        assert_eq!(judge(&e, 0, due - 1, GRACE_MS), Verdict::LookAgain(due));
-        assert!(matches!(judge(&e, 0, due, GRACE_MS), Verdict::Resend(_)));
+        assert_eq!(judge(&e, 0, false, due - 1, GRACE_MS), Verdict::LookAgain(due));
+        assert!(matches!(judge(&e, 0, false, due, GRACE_MS), Verdict::Resend(_)));
     }
 
     #[test]
     fn a_retry_waits_for_its_backoff_and_final_ones_leave_the_index() {
         let e = exec(ExecStatus::RetryWait, 900_000, None);
-        assert_eq!(judge(&e, 0, 200_000, GRACE_MS), Verdict::LookAgain(900_000 + GRACE_MS));
+        assert_eq!(judge(&e, 0, false, 200_000, GRACE_MS), Verdict::LookAgain(900_000 + GRACE_MS));
         for st in [ExecStatus::Succeeded, ExecStatus::Dead, ExecStatus::Canceled, ExecStatus::Skipped] {
-            assert_eq!(judge(&exec(st, 0, None), 0, 1, GRACE_MS), Verdict::Close);
+            assert_eq!(judge(&exec(st, 0, None), 0, false, 1, GRACE_MS), Verdict::Close);
         }
+    }
+
+    fn with_deadline(mut e: Execution, secs: u32) -> Execution {
+        e.definition.start_deadline_secs = Some(secs);
+        e
+    }
+
+    #[test]
+    fn a_start_deadline_brings_the_first_look_forward_and_is_judged_missed_once_past() {
+        // GIVEN a READY fire scheduled at 0 whose job wants it started within 30 s
+        let e = with_deadline(exec(ExecStatus::Ready, 0, None), 30);
+        // THEN the reconciler first looks at the deadline, before the delivery grace
+        assert_eq!(first_look(&e), Some(30_000));
+        assert_eq!(start_deadline(&e), Some(30_000));
+        // WHEN judged before the deadline THEN it is looked at again at the deadline
+        assert_eq!(judge(&e, 0, false, 29_999, GRACE_MS), Verdict::LookAgain(30_000));
+        // WHEN judged at the deadline THEN it is missed, and the delivery is looked at next
+        assert_eq!(
+            judge(&e, 0, false, 30_000, GRACE_MS),
+            Verdict::Missed { deadline: 30_000, next: GRACE_MS }
+        );
+        // WHEN the miss is already reported THEN only the delivery rules apply
+        assert_eq!(judge(&e, 0, true, 30_000, GRACE_MS), Verdict::LookAgain(GRACE_MS));
+    }
+
+    #[test]
+    fn a_started_or_cancelled_or_final_execution_has_no_pending_deadline() {
+        let mut running = with_deadline(exec(ExecStatus::Running, 0, Some(10_000)), 1);
+        running.attempt = 1;
+        assert_eq!(pending_deadline(&running, false), None);
+        assert!(!matches!(judge(&running, 0, false, 50_000, GRACE_MS), Verdict::Missed { .. }));
+        let mut retry = with_deadline(exec(ExecStatus::RetryWait, 900_000, None), 1);
+        retry.attempt = 1;
+        assert_eq!(pending_deadline(&retry, false), None);
+        let mut cancel = with_deadline(exec(ExecStatus::Ready, 0, None), 1);
+        cancel.cancel_requested = true;
+        assert_eq!(pending_deadline(&cancel, false), None);
+        assert_eq!(
+            judge(&with_deadline(exec(ExecStatus::Succeeded, 0, None), 1), 0, false, 9_999_999, GRACE_MS),
+            Verdict::Close
+        );
+    }
+
+    #[test]
+    fn a_deadline_counts_from_the_jittered_or_backfilled_start_but_not_from_a_late_catch_up() {
+        let mut e = with_deadline(exec(ExecStatus::Ready, 0, None), 10);
+        // jitter (or a backfill's paced start): fire_at after scheduled_at
+        e.fire_at = ms_to_dt(5_000);
+        assert_eq!(start_deadline(&e), Some(15_000));
+        // a fireOnce catch-up created late: the scheduled instant counts
+        e.missed_range = Some((ms_to_dt(0), ms_to_dt(0)));
+        e.fire_at = ms_to_dt(600_000);
+        assert_eq!(start_deadline(&e), Some(10_000));
+    }
+
+    #[test]
+    fn a_resend_never_moves_the_next_look_past_a_deadline_still_ahead() {
+        // GIVEN a READY fire whose delivery is overdue, with a deadline an hour after it
+        let e = with_deadline(exec(ExecStatus::Ready, 0, None), 3_600);
+        // WHEN re-sent after many re-sends THEN the next look is the deadline at the latest
+        assert_eq!(judge(&e, 10, false, GRACE_MS, GRACE_MS), Verdict::Resend(3_600_000));
     }
 
     #[test]
@@ -148,7 +264,7 @@ mod tests {
     fn a_shorter_grace_looks_earlier_in_the_same_index_terms() {
         let e = exec(ExecStatus::Ready, 10_000, None);
         // 10 s grace: due at 20 s; the next look is stored as if the grace were the default
-        assert_eq!(judge(&e, 0, 19_999, 10_000), Verdict::LookAgain(10_000 + GRACE_MS));
-        assert_eq!(judge(&e, 0, 20_000, 10_000), Verdict::Resend(20_000 + 10_000 + GRACE_MS - 10_000));
+        assert_eq!(judge(&e, 0, false, 19_999, 10_000), Verdict::LookAgain(10_000 + GRACE_MS));
+        assert_eq!(judge(&e, 0, false, 20_000, 10_000), Verdict::Resend(20_000 + 10_000 + GRACE_MS - 10_000));
     }
 }

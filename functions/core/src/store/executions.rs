@@ -111,6 +111,8 @@ pub struct Snapshot {
     pub resends: u32,
     /// Held by a pause of this job version: it runs only if a resume releases it first.
     pub held: Option<u64>,
+    /// When it was found not started past its start deadline (ms; reported once).
+    pub missed_at: Option<i64>,
 }
 
 /// Result of putting a new execution.

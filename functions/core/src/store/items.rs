@@ -102,6 +102,9 @@ pub mod attr {
     pub const RESENDS: &str = "rs";
     /// Set while a pause holds a queued-ahead execution (the pausing job version).
     pub const HELD: &str = "hd";
+    /// When the execution was found not started past its start deadline (ms). Set once, by a
+    /// conditional write: whoever sets it (the reconciler or a late worker) reports the miss.
+    pub const MISSED: &str = "ms";
 
     /// Attributes of an operations-log entry.
     pub mod ops {
@@ -426,7 +429,8 @@ pub fn snapshot_from_item(item: &Item) -> Result<Snapshot, DecodeError> {
     let resends =
         get_n_opt(item, attr::RESENDS).ok().flatten().unwrap_or(0).clamp(0, i64::from(u32::MAX)) as u32;
     let held = get_n_opt(item, attr::HELD).ok().flatten().map(|v| v.max(0) as u64);
-    Ok(Snapshot { exec, checkpoint, total_run_ms, digest, open_due, resends, held })
+    let missed_at = get_n_opt(item, attr::MISSED).ok().flatten();
+    Ok(Snapshot { exec, checkpoint, total_run_ms, digest, open_due, resends, held, missed_at })
 }
 
 /// Decodes an execution item.

@@ -91,6 +91,44 @@ impl ExecStore {
         })
     }
 
+    /// Records, once, that `key` had not started by its start deadline: sets `ms` (missed at)
+    /// to `now_ms` if it is absent, notes `StartDeadlineMissed` on the timeline and moves the
+    /// next look to `next_look` (ms); only if the execution is still as `seen` (not claimed
+    /// since). True: this call recorded it, and its caller reports the miss (one report per
+    /// fire, [`crate::reconcile::missed`]).
+    pub async fn mark_missed(
+        &self,
+        key: &ExecKey,
+        seen: &Snapshot,
+        next_look: i64,
+        actor: &str,
+        now_ms: i64,
+    ) -> Result<bool, StoreError> {
+        let ev = AuditEvent::note(&seen.exec, now_ms, actor, codes::START_DEADLINE_MISSED);
+        let mut e = Expr::default();
+        e.set(attr::MISSED, n(now_ms)).set(attr::OPEN_DUE, n(next_look)).append_event(&ev);
+        e.cond_not_exists(attr::MISSED);
+        as_seen(&mut e, seen);
+        Ok(self.cas(key, "UpdateItem(open missed)", e).await?.is_ok())
+    }
+
+    /// A worker's [`ExecStore::mark_missed`]: it has just claimed `claimed` (RUNNING, its
+    /// first attempt) after the start deadline. Sets `ms` only if no reconciler did first; true:
+    /// this worker reports the miss.
+    pub async fn mark_started_late(
+        &self,
+        key: &ExecKey,
+        claimed: &crate::model::Execution,
+        actor: &str,
+        now_ms: i64,
+    ) -> Result<bool, StoreError> {
+        let ev = AuditEvent::note(claimed, now_ms, actor, codes::START_DEADLINE_MISSED);
+        let mut e = Expr::default();
+        e.set(attr::MISSED, n(now_ms)).append_event(&ev);
+        e.cond_exists(attr::PK).cond_not_exists(attr::MISSED);
+        Ok(self.cas(key, "UpdateItem(started late)", e).await?.is_ok())
+    }
+
     /// Takes a final execution out of the `open` index (a write that left it there, or an
     /// index entry read before the final write landed). False if it is not final.
     pub async fn close_open(&self, key: &ExecKey, seen: &Snapshot) -> Result<bool, StoreError> {

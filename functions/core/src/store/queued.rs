@@ -58,7 +58,9 @@ impl ExecStore {
     }
 
     /// Moves a queued-ahead execution to definition `def` of job version `version` (an edit
-    /// whose new schedule keeps its instant). False if it changed meanwhile.
+    /// whose new schedule keeps its instant). If the new definition sets a start deadline, the
+    /// execution enters the `open` index due at it (it may have been put outside it, or due a
+    /// grace after its delivery). False if it changed meanwhile.
     pub async fn amend(
         &self,
         seen: &Execution,
@@ -71,6 +73,13 @@ impl ExecStore {
         e.set(attr::DEF, s(serde_json::to_string(def).unwrap_or_default()))
             .set(attr::VERSION, n(version))
             .append_event(&AuditEvent::note(seen, now_ms, actor, crate::execution::retry::codes::AMENDED));
+        let amended = Execution { definition: def.clone(), def_version: version, ..seen.clone() };
+        if crate::reconcile::rules::pending_deadline(&amended, false).is_some() {
+            if let Some(at) = crate::reconcile::first_look(&amended) {
+                let part = crate::keys::open_partition(crate::keys::open_part(&seen.tenant, &seen.job_id));
+                e.set(attr::OPEN_PK, s(part)).set(attr::OPEN_DUE, n(at));
+            }
+        }
         untouched(&mut e, seen);
         e.cond_eq(attr::VERSION, n(seen.def_version));
         Ok(self.cas(&ExecKey::of(seen), "UpdateItem(amend)", e).await?.is_ok())

@@ -191,6 +191,7 @@ mod tests {
             open_due: None,
             resends: 0,
             held: None,
+            missed_at: None,
         }
     }
 

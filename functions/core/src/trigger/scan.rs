@@ -466,7 +466,11 @@ async fn dispatch(
                 .entry((job.definition.pool.clone(), policy_name(&job.definition.misfire)))
                 .or_default() += plan.missed;
         }
-        let indexed = !(class.verified() && decision.is_none());
+        // A job with a start deadline is indexed at the put whatever its class: the
+        // verification pass would index its open fires only a grace after their minute, past a
+        // short deadline; the index entry makes the reconciler look at the deadline itself.
+        let indexed =
+            !(class.verified() && decision.is_none()) || job.definition.start_deadline_secs.is_some();
         for fire in &plan.fires {
             let e = Execution::ready(job, schedule, fire.scheduled_at, fire.missed_range, now, &opts.actor);
             planned.push((e, indexed));

@@ -52,8 +52,9 @@ use crate::aws::Clients;
 use crate::config::{Config, WorkerSettings};
 use crate::model::{ExecMessage, ExecStatus, JobDefinition};
 use crate::queue::{Outgoing, PoolQueues, QueueError, MAX_DELAY_SECS};
+use crate::reconcile::missed::{FireMissed, MissReason, MissReporter};
 use crate::store::error::StoreError;
-use crate::store::executions::{ClaimOutcome, ExecKey, ExecStore};
+use crate::store::executions::{ClaimOutcome, Claimed, ExecKey, ExecStore};
 use admission::Gate;
 use attempt::Exit;
 use sha2::{Digest, Sha256};
@@ -134,6 +135,7 @@ pub struct Worker {
     clock: Arc<dyn Clock>,
     skew: Arc<SkewGuard>,
     metrics: Arc<dyn MetricsSink>,
+    missed: MissReporter,
 }
 
 impl Worker {
@@ -154,6 +156,7 @@ impl Worker {
         let clock: Arc<dyn Clock> = Arc::new(ServiceClock::new(clock, skew.clone()));
         let store = ExecStore::new(ddb.clone(), cfg.executions_table.clone());
         Ok(Worker {
+            missed: MissReporter::new(ddb.clone(), Some(clients.events.clone()), &cfg),
             slots: JobSlots::new(store.clone()),
             tenants: TenantGate::new(ddb, cfg.executions_table.clone()),
             store,
@@ -310,11 +313,55 @@ impl Worker {
         };
         let owner = &self.settings.worker_id;
         match self.store.claim_from(&d.key, *snapshot, owner, &self.terms(), now).await? {
-            ClaimOutcome::Claimed(c) => self.run_claimed(d, *c, holds, m).await,
+            ClaimOutcome::Claimed(c) => {
+                self.report_late_start(&d.key, &c, now, m).await;
+                self.run_claimed(d, *c, holds, m).await
+            }
             other => {
                 let canceled = matches!(other, ClaimOutcome::Finished(ExecStatus::Canceled));
                 holds.end(self, Exit::NotClaimed { canceled }).await?;
                 Ok(self.unclaimed(d, other, now).await)
+            }
+        }
+    }
+}
+
+impl Worker {
+    /// A first attempt that starts past its job's start deadline, unreported so far (the
+    /// reconciler had not looked yet, or lost to this claim): record the miss once (the
+    /// conditional write decides between this worker and any reconciler) and report it. The
+    /// run goes on either way: the deadline is an alert, not a budget.
+    async fn report_late_start(
+        &self,
+        key: &ExecKey,
+        c: &Claimed,
+        now: chrono::DateTime<chrono::Utc>,
+        m: &mut ExecMetrics,
+    ) {
+        let snap = &c.snapshot;
+        if c.from != ExecStatus::Ready
+            || c.fence.attempt != 1
+            || snap.missed_at.is_some()
+            || snap.held.is_some()
+        {
+            return;
+        }
+        let Some(deadline) = crate::reconcile::rules::start_deadline(&snap.exec) else { return };
+        let now_ms = now.timestamp_millis();
+        if now_ms <= deadline {
+            return;
+        }
+        match self.store.mark_started_late(key, &snap.exec, &self.actor(), now_ms).await {
+            Ok(true) => {
+                m.fires_missed = 1;
+                let report = FireMissed::of(&snap.exec, deadline, now, MissReason::StartedLate);
+                if let Err(e) = self.missed.report(&report, &self.actor(), now).await {
+                    tracing::error!(execution = %key.id(), error = %e, "start deadline miss recorded but not reported");
+                }
+            }
+            Ok(false) => {}
+            Err(e) => {
+                tracing::warn!(execution = %key.id(), error = %e, "could not record a late start; this miss goes unreported")
             }
         }
     }
