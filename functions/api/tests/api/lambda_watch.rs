@@ -8,14 +8,19 @@ use serde_json::{json, Value};
 use sundial_tests::lambda_watch::LambdaWatch;
 use sundial_tests::TestEnv;
 
+/// One invoke, bounded: the first one compiles the function, and a function that does not
+/// compile leaves cargo-lambda waiting for it forever (seen: a 10-minute hang instead of a
+/// failure), so give up after five minutes and point at cargo-lambda's log.
 async fn invoke(watch: &LambdaWatch, ev: &Value) -> Value {
-    let out = watch
+    let call = watch
         .client()
         .invoke()
         .function_name("api")
         .payload(Blob::new(serde_json::to_vec(ev).expect("event JSON")))
-        .send()
+        .send();
+    let out = tokio::time::timeout(std::time::Duration::from_secs(300), call)
         .await
+        .expect("the api function did not answer within 300 s: does it compile? see the cargo-lambda log in the temp dir")
         .expect("invoke the api function");
     assert!(out.function_error().is_none(), "function error: {:?}", out.payload());
     serde_json::from_slice(out.payload().map(|p| p.as_ref()).unwrap_or(b"{}")).expect("a JSON response")
