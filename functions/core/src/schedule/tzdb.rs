@@ -31,6 +31,20 @@ pub struct Tzdb {
     zones: Option<Arc<HashMap<String, jiff::tz::TimeZone>>>,
 }
 
+/// Two releases are the same when their versions and sources are (the compiled rules, or
+/// the same loaded TZif data).
+impl PartialEq for Tzdb {
+    fn eq(&self, other: &Tzdb) -> bool {
+        self.version == other.version
+            && match (&self.zones, &other.zones) {
+                (None, None) => true,
+                (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+                _ => false,
+            }
+    }
+}
+impl Eq for Tzdb {}
+
 /// TZif data that cannot be used. Permanent: the data must be fixed.
 #[derive(Debug, thiserror::Error)]
 pub enum TzdbError {

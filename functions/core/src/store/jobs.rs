@@ -314,7 +314,9 @@ pub async fn advance_job(
         Some(next) => {
             let moved = Job { due_class: class, ..job.clone() };
             let (pk, sk) = items::due_keys(&moved, next);
+            // The position is computed by this build: it records this build's tz database.
             e.set(attr::NEXT, n(next.timestamp_millis()))
+                .set(attr::TZDB, s(crate::schedule::tzdb_version()))
                 .set(attr::DUE_PK, s(pk))
                 .set(attr::DUE_SK, s(sk))
                 .set(attr::EVERY, s(class.code()));
