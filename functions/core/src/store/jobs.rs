@@ -314,12 +314,15 @@ pub async fn advance_job(
         Some(next) => {
             let moved = Job { due_class: class, ..job.clone() };
             let (pk, sk) = items::due_keys(&moved, next);
-            // The position is computed by this build: it records this build's tz database.
             e.set(attr::NEXT, n(next.timestamp_millis()))
-                .set(attr::TZDB, s(crate::schedule::tzdb_version()))
                 .set(attr::DUE_PK, s(pk))
                 .set(attr::DUE_SK, s(sk))
                 .set(attr::EVERY, s(class.code()));
+            // A new position is computed by this build: it records this build's tz database.
+            // A class move that keeps the position (admission -> bucket) keeps its record.
+            if next != read_next {
+                e.set(attr::TZDB, s(crate::schedule::tzdb_version()));
+            }
         }
         None => {
             e.remove(attr::NEXT).remove(attr::DUE_PK).remove(attr::DUE_SK);
