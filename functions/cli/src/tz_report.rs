@@ -35,8 +35,7 @@ pub(crate) async fn run(api: &ApiArgs, args: TzReportArgs) -> anyhow::Result<boo
     let c = api.client().await?;
     let mut req = TzReportRequest { fires: args.fires, limit: args.limit, cursor: args.cursor.clone() };
     let mut report = c.tz_report(&req).await?;
-    while args.all {
-        let Some(next) = report.next_cursor.clone() else { break };
+    while let (true, Some(next)) = (args.all, report.next_cursor.clone()) {
         req.cursor = Some(next.clone());
         let page = c.tz_report(&req).await?;
         report.examined += page.examined;

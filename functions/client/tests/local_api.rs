@@ -219,7 +219,8 @@ async fn the_client_reads_the_tz_report_of_jobs_computed_under_an_older_release(
         (sundial_core::schedule::tzdb_version(), 5, 1)
     );
     assert_eq!(page.items, all);
-    let moved: Vec<(String, Option<DateTime<Utc>>, Option<DateTime<Utc>>, Option<i64>)> = page.items[0]
+    type Row = (String, Option<DateTime<Utc>>, Option<DateTime<Utc>>, Option<i64>);
+    let moved: Vec<Row> = page.items[0]
         .changes
         .iter()
         .map(|c| (c.local_time.clone(), c.old_at, c.new_at, c.shift_secs))
