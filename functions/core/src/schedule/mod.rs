@@ -8,7 +8,10 @@
 //! ## Layout
 //! - [`error`]: [`ScheduleError`], one variant per spec field.
 //! - `expr`: parsing of cron (5/6/7 fields), `rate(..)` and `at(..)`.
-//! - `zone`: IANA zone parsing, [`GapPolicy`] / [`OverlapPolicy`], wall time -> instant.
+//! - `zone`: IANA zone parsing, [`GapPolicy`] / [`OverlapPolicy`], wall time -> instant, over
+//!   one release's rules (`Zone`: compiled, or TZif data of another release).
+//! - [`tzdb`]: tz database releases ([`tzdb::Tzdb`]) and [`tzdb::compare`], the fires of a
+//!   spec that differ between two releases (the tzdb upgrade report).
 //! - `calendar`: [`Calendar`] exclusions (local dates and weekdays).
 //! - `misfire`: [`plan_misfire`] and [`MisfirePolicy`].
 //! - `jitter`: [`jitter_offset`], deterministic per (job, scheduled_at).
