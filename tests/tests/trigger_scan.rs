@@ -319,3 +319,34 @@ async fn jobs_firing_every_minute_stop_moving_between_buckets() -> anyhow::Resul
     env.cleanup().await;
     Ok(())
 }
+
+#[tokio::test]
+async fn an_advance_records_this_builds_tz_database_and_a_class_move_keeps_the_record() -> anyhow::Result<()>
+{
+    // GIVEN an hourly job whose position (13:00) was computed under tz database 2022a
+    let env = TestEnv::new("tick-tzdb").await?;
+    let t0 = at("2026-11-30T12:00:05Z");
+    let mut job = sundial_core::model::Job::new(
+        &env.cfg,
+        "acme",
+        "hourly",
+        definition("0 0 * * * *", "UTC", MisfirePolicy::FireOnce),
+        t0,
+    )?;
+    job.tzdb_version = "2022a".into();
+    jobs::put_new_job(&env.clients.ddb, &env.cfg, &job).await?;
+    let stored = || async { jobs::get_job(&env.clients.ddb, &env.cfg, "acme", "hourly").await };
+    // WHEN a tick admits it without a fire due (it moves to its minute bucket, same position)
+    scan(&env, at("2026-11-30T12:00:10Z"), &ScanOptions::default()).await?;
+    // THEN the position and its record are kept
+    let j = stored().await?.expect("the job");
+    assert_eq!((j.next_fire_at, j.tzdb_version.as_str()), (Some(at("2026-11-30T13:00:00Z")), "2022a"));
+    // WHEN the tick that dispatches 13:00 moves the position to 14:00
+    scan(&env, at("2026-11-30T12:59:30Z"), &ScanOptions::default()).await?;
+    // THEN the new position records the release this build computed it with
+    let j = stored().await?.expect("the job");
+    assert_eq!(j.next_fire_at, Some(at("2026-11-30T14:00:00Z")));
+    assert_eq!(j.tzdb_version, sundial_core::schedule::tzdb_version());
+    env.cleanup().await;
+    Ok(())
+}

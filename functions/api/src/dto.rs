@@ -46,6 +46,38 @@ pub fn job(j: &Job) -> Value {
         "nextFireAt": if j.state == JobState::Enabled { j.next_fire_at.map(time) } else { None },
         "createdAt": time(j.created_at),
         "updatedAt": time(j.updated_at),
+        "tzdbVersion": j.tzdb_version,
+    })
+}
+
+/// One page of the tzdb upgrade report.
+pub fn tz_report(r: &sundial_core::control::tzreport::TzReport) -> Value {
+    let items: Vec<Value> = r
+        .page
+        .items
+        .iter()
+        .map(|j| {
+            json!({
+                "jobId": j.job_id,
+                "timezone": j.timezone,
+                "recordedTzdbVersion": j.recorded,
+                "status": j.status.as_str(),
+                "reason": j.reason,
+                "changes": j.changes.iter().map(|c| json!({
+                    "localTime": c.local_time.format("%Y-%m-%dT%H:%M:%S").to_string(),
+                    "oldAt": c.old_at.map(time),
+                    "newAt": c.new_at.map(time),
+                    "shiftSecs": c.shift_secs(),
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    json!({
+        "compiledTzdbVersion": r.compiled,
+        "fires": r.fires,
+        "examined": r.examined,
+        "items": items,
+        "nextCursor": r.page.next,
     })
 }
 

@@ -81,6 +81,9 @@ impl From<ApiError> for ApiResponse {
     }
 }
 
+/// Fires per job the tz report compares when `fires` is not sent.
+const DEFAULT_REPORT_FIRES: usize = 50;
+
 /// The API: the control plane, a clock and settings.
 #[derive(Debug, Clone)]
 pub struct Api {
@@ -410,6 +413,25 @@ impl Api {
                 let (e, done) = control::executions::cancel(ctl, &caller, p(0), now).await?;
                 let status = if done { StatusCode::OK } else { StatusCode::ACCEPTED };
                 Ok(ApiResponse::json(status, dto::execution(&e, true)))
+            }
+            Op::TzReport => {
+                let fires = match q.str("fires") {
+                    None => DEFAULT_REPORT_FIRES,
+                    Some(v) => match v.parse::<usize>() {
+                        Ok(n) if (1..=control::tzreport::MAX_REPORT_FIRES).contains(&n) => n,
+                        _ => {
+                            return Err(ApiError::invalid(
+                                "fires",
+                                format!(
+                                    "must be an integer between 1 and {}",
+                                    control::tzreport::MAX_REPORT_FIRES
+                                ),
+                            ))
+                        }
+                    },
+                };
+                let r = control::tzreport::report(ctl, &caller, fires, q.limit()?, q.str("cursor")).await?;
+                ok(dto::tz_report(&r))
             }
             Op::ListDlq => {
                 let page = control::dlq::list(ctl, &caller, q.limit()?, q.str("cursor")).await?;

@@ -46,6 +46,8 @@ pub enum Op {
     ReplayOne,
     /// The operations audit log.
     ListOperations,
+    /// The tzdb upgrade report.
+    TzReport,
 }
 
 /// One route.
@@ -81,6 +83,7 @@ pub const ROUTES: &[Route] = &[
     Route { method: "POST", path: "/v1/dlq/replay", op: Op::ReplayDlq },
     Route { method: "POST", path: "/v1/dlq/{executionId}/replay", op: Op::ReplayOne },
     Route { method: "GET", path: "/v1/operations", op: Op::ListOperations },
+    Route { method: "GET", path: "/v1/tz-report", op: Op::TzReport },
 ];
 
 /// The result of matching a request path.

@@ -9,6 +9,8 @@
 //! - `jobs`, `executions`, `dlq`, `ops`: the API from the command line ([`api_cmds`]), against
 //!   `--api-url` (the local run's, or the deployed one with `--auth jwt --token` or
 //!   `--auth iam`) through the `sundial-client` crate; `--output json` for scripts.
+//! - `tz-report`: jobs whose next fires move under the API's compiled tz database release
+//!   ([`tz_report`]).
 //! - `completions`: a shell completion script (bash, zsh, fish, elvish, powershell).
 
 mod api_cmds;
@@ -17,6 +19,7 @@ mod client;
 mod dev;
 mod preview;
 mod provision;
+mod tz_report;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -74,6 +77,15 @@ enum Command {
         #[command(flatten)]
         api: client::ApiArgs,
     },
+    /// The tzdb upgrade report: jobs whose next fires would change under the API's compiled tz
+    /// database release, fire by fire (old and new instant, local time). Run it after
+    /// upgrading chrono-tz; see docs/schedule.md, "tz database upgrades".
+    TzReport {
+        #[command(flatten)]
+        args: tz_report::TzReportArgs,
+        #[command(flatten)]
+        api: client::ApiArgs,
+    },
     /// Print a shell completion script: `sundial completions bash > ~/.local/share/bash-completion/completions/sundial`.
     Completions {
         /// The shell.
@@ -112,6 +124,11 @@ async fn run(cli: Cli) -> ExitCode {
         Command::Executions { cmd, api } => api_cmds::executions(&api, cmd).await,
         Command::Dlq { cmd, api } => api_cmds::dlq(&api, cmd).await,
         Command::Ops { cmd, api } => api_cmds::ops(&api, cmd).await,
+        Command::TzReport { args, api } => match tz_report::run(&api, args).await {
+            Ok(true) => return ExitCode::from(tz_report::CHANGED_EXIT),
+            Ok(false) => Ok(()),
+            Err(e) => Err(e),
+        },
         Command::Completions { shell } => {
             use clap::CommandFactory;
             use std::io::Write;

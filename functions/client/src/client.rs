@@ -3,11 +3,11 @@
 
 use crate::auth::{self, Auth};
 use crate::error::{api_error, Error};
-use crate::page::{ListRequest, Pager};
+use crate::page::{ListRequest, Pager, TzReportRequest};
 use crate::retry::{next_wait, parse_retry_after, Clock, RetryPolicy, Safety, SystemClock};
 use crate::types::{
     BackfillReport, BackfillRequest, CreateJob, ExecutionDetail, Job, JobChange, JobDefinition, Page,
-    Preview, PreviewRequest, ReplayResults,
+    Preview, PreviewRequest, ReplayResults, TzReport,
 };
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
@@ -422,6 +422,13 @@ impl Client {
             }
         }
         Ok(out)
+    }
+
+    /// `GET /v1/tz-report`: one page of the tzdb upgrade report, with the compiled release
+    /// and the number of jobs examined ([`Client::all`] with the same request reads every
+    /// listed job instead).
+    pub async fn tz_report(&self, req: &TzReportRequest) -> Result<TzReport, Error> {
+        self.execute(Call::new(Method::GET, req.path_and_query())).await
     }
 
     /// `POST /v1/preview`: the next fires of a draft schedule; nothing is stored.

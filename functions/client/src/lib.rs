@@ -52,6 +52,7 @@ pub use client::{Client, ClientBuilder, RetryNotice};
 pub use error::{ApiError, Error};
 pub use page::{
     ListDeadLetters, ListExecutions, ListJobExecutions, ListJobs, ListOperations, ListRequest, Pager,
+    TzReportRequest,
 };
 pub use retry::{Clock, RetryPolicy, SystemClock};
 pub use types::*;

@@ -7,7 +7,7 @@
 
 use crate::client::{enc, Client};
 use crate::error::Error;
-use crate::types::{ExecStatus, Execution, Job, Operation, Page};
+use crate::types::{ExecStatus, Execution, Job, Operation, Page, TzReportJob};
 use serde::de::DeserializeOwned;
 
 /// A list operation's parameters.
@@ -191,6 +191,30 @@ impl ListRequest for ListOperations {
     }
     fn params(&self) -> Vec<(&'static str, String)> {
         self.job_id.iter().map(|j| ("jobId", j.clone())).collect()
+    }
+    paging!();
+}
+
+/// `GET /v1/tz-report`: the jobs whose next `fires` fires differ under the server's compiled
+/// tz database release. As a list it yields the listed jobs of every page; for the report's
+/// own fields (compiled release, jobs examined) read a page with [`Client::tz_report`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TzReportRequest {
+    /// Fires compared per job (1-1000; the server's default is 50).
+    pub fires: Option<u32>,
+    /// Jobs examined per page.
+    pub limit: Option<u32>,
+    /// Start from this cursor.
+    pub cursor: Option<String>,
+}
+
+impl ListRequest for TzReportRequest {
+    type Item = TzReportJob;
+    fn path(&self) -> String {
+        "/v1/tz-report".into()
+    }
+    fn params(&self) -> Vec<(&'static str, String)> {
+        self.fires.iter().map(|f| ("fires", f.to_string())).collect()
     }
     paging!();
 }

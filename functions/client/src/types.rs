@@ -69,6 +69,10 @@ pub struct Job {
     /// Last changed (for a version: when that version was written).
     #[serde(serialize_with = "ts::one")]
     pub updated_at: DateTime<Utc>,
+    /// The tz database release `next_fire_at` was computed with (`"2025b"`); empty from a
+    /// server older than the field.
+    #[serde(default)]
+    pub tzdb_version: String,
 }
 
 /// A job after a change (`JobChange`): create, update, delete, pause, resume.
@@ -297,6 +301,59 @@ pub struct PreviewRequest {
     /// Fires strictly after this instant (default: now).
     #[serde(skip_serializing_if = "Option::is_none", serialize_with = "ts::opt")]
     pub after: Option<DateTime<Utc>>,
+}
+
+/// `GET /v1/tz-report`: one page of the tzdb upgrade report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct TzReport {
+    /// The release compiled into the server, compared with each job's recorded one.
+    pub compiled_tzdb_version: String,
+    /// Fires compared per job.
+    pub fires: u32,
+    /// Jobs of this page looked at (the listed ones are among them).
+    pub examined: u64,
+    /// Jobs whose fires change, or whose recorded release the server cannot read.
+    pub items: Vec<TzReportJob>,
+    /// The next page's cursor; none on the last.
+    pub next_cursor: Option<String>,
+}
+
+/// One job of the tz report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct TzReportJob {
+    /// The job.
+    pub job_id: String,
+    /// Its zone.
+    pub timezone: String,
+    /// The release its position was computed with.
+    pub recorded_tzdb_version: String,
+    /// `changed` or `rulesUnavailable`.
+    pub status: String,
+    /// Why `rulesUnavailable`.
+    pub reason: Option<String>,
+    /// The fires that differ, in time order.
+    pub changes: Vec<TzFireChange>,
+}
+
+/// One fire that differs between the recorded and the compiled release.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct TzFireChange {
+    /// Wall-clock time in the job's zone, `YYYY-MM-DDTHH:MM:SS`.
+    pub local_time: String,
+    /// Under the recorded release; none: a fire the compiled rules add.
+    #[serde(serialize_with = "ts::opt")]
+    pub old_at: Option<DateTime<Utc>>,
+    /// Under the compiled release; none: a fire they remove.
+    #[serde(serialize_with = "ts::opt")]
+    pub new_at: Option<DateTime<Utc>>,
+    /// `new_at - old_at` in seconds.
+    pub shift_secs: Option<i64>,
 }
 
 /// `POST /v1/preview`'s answer.

@@ -166,3 +166,75 @@ async fn the_client_creates_pages_reads_versions_and_waits_out_a_rate_limit() {
     assert_eq!(other.all(ListJobs::default()).await.map(|j| j.len()).ok(), Some(0));
     server.abort();
 }
+
+/// A local API server over `env`'s tables with `settings`, on `clock`; its base URL.
+async fn serve_with(env: &TestEnv, settings: ControlSettings, clock: Arc<ManualClock>) -> String {
+    let ctx = Ctx {
+        ddb: env.clients.ddb.clone(),
+        cfg: env.cfg.clone(),
+        queues: PoolQueues::new(env.clients.sqs.clone(), env.cfg.clone(), false),
+    };
+    let api = Arc::new(Api::new(Control::new(ctx, settings), clock, ApiSettings::default()));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap_or_else(|e| panic!("{e}"));
+    let url = format!("http://{}", listener.local_addr().unwrap_or_else(|e| panic!("{e}")));
+    tokio::spawn(sundial_api::local::serve(api, listener, std::future::pending()));
+    url
+}
+
+#[tokio::test]
+async fn the_client_reads_the_tz_report_of_jobs_computed_under_an_older_release() {
+    // GIVEN a Mexico City job created through the client on 2023-03-30 by an API computing
+    // under tz database 2022a (a TZif fixture in which Mexico still has DST)
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../core/tests/fixtures/tzdb-2022a");
+    let old =
+        sundial_core::schedule::tzdb::Tzdb::from_zoneinfo("2022a", &dir).unwrap_or_else(|e| panic!("{e}"));
+    let env = TestEnv::with("client-tz", &["default"], 8).await.unwrap_or_else(|e| panic!("emulator: {e}"));
+    let clock = Arc::new(ManualClock::new(at("2023-03-30T12:00:00Z")));
+    let before =
+        serve_with(&env, ControlSettings { tzdb: old.clone(), ..ControlSettings::default() }, clock.clone())
+            .await;
+    let client = |url: &str| {
+        Client::builder(url).tenant(Some("acme".into())).build().unwrap_or_else(|e| panic!("{e}"))
+    };
+    let def: JobDefinition = serde_json::from_value(json!({
+        "schedule": {"expression": "0 9 * * *", "timezone": "America/Mexico_City"},
+        "target": {"type": "http", "url": "https://hooks.example.com/run"},
+    }))
+    .unwrap_or_else(|e| panic!("{e}"));
+    let made = client(&before)
+        .create_job(&CreateJob { job_id: "mx".into(), definition: def })
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(made.job.tzdb_version, "2022a");
+    // WHEN an API on the compiled release that can read 2022a is asked for 5 fires per job
+    let after =
+        serve_with(&env, ControlSettings { tzdb_releases: vec![old], ..ControlSettings::default() }, clock)
+            .await;
+    let req = sundial_client::TzReportRequest { fires: Some(5), ..Default::default() };
+    let page = client(&after).tz_report(&req).await.unwrap_or_else(|e| panic!("{e}"));
+    let all = client(&after).all(req).await.unwrap_or_else(|e| panic!("{e}"));
+    // THEN the job's 04-02 and 04-03 fires move from 14:00Z to 15:00Z, read back as typed values
+    assert_eq!(
+        (page.compiled_tzdb_version.as_str(), page.fires, page.examined),
+        (sundial_core::schedule::tzdb_version(), 5, 1)
+    );
+    assert_eq!(page.items, all);
+    type Row = (String, Option<DateTime<Utc>>, Option<DateTime<Utc>>, Option<i64>);
+    let moved: Vec<Row> = page.items[0]
+        .changes
+        .iter()
+        .map(|c| (c.local_time.clone(), c.old_at, c.new_at, c.shift_secs))
+        .collect();
+    assert_eq!(
+        moved,
+        ["02", "03"]
+            .iter()
+            .map(|d| (
+                format!("2023-04-{d}T09:00:00"),
+                Some(at(&format!("2023-04-{d}T14:00:00Z"))),
+                Some(at(&format!("2023-04-{d}T15:00:00Z"))),
+                Some(3600)
+            ))
+            .collect::<Vec<_>>()
+    );
+}

@@ -376,6 +376,10 @@ pub struct Job {
     /// The last pause: when it started and, once resumed, when it ended. A worker checks a
     /// scheduled execution's instant against it before the first claim.
     pub paused: Option<(DateTime<Utc>, Option<DateTime<Utc>>)>,
+    /// The tz database release (`"2025b"`) the stored trigger position was computed with:
+    /// set whenever `next_fire_at` is stored (create, edit, resume, each advance of the scan).
+    /// The tzdb upgrade report compares the job's fires under it with the compiled release.
+    pub tzdb_version: String,
 }
 
 impl Job {
@@ -415,6 +419,7 @@ impl Job {
             updated_at: now,
             edited_at: now,
             paused: None,
+            tzdb_version: crate::schedule::tzdb_version().to_string(),
         })
     }
 }

@@ -20,6 +20,7 @@ async fn non_ascii_cursors_are_a_400_on_every_list() {
             "/v1/dlq",
             "/v1/jobs/nightly/executions",
             "/v1/operations",
+            "/v1/tz-report",
         ] {
             let sep = if list.contains('?') { '&' } else { '?' };
             let a = h.get("acme", &format!("{list}{sep}cursor={cursor}")).await;

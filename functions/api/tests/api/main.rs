@@ -12,4 +12,5 @@ mod lifecycle;
 mod local_server;
 mod quotas;
 mod tenancy;
+mod tz_report;
 mod validation;

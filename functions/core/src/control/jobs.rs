@@ -72,6 +72,18 @@ pub fn next_fires(job: &Job, now: DateTime<Utc>, count: usize) -> Vec<DateTime<U
     }
 }
 
+/// Sets the job's trigger position to its first fire after `now` under the control plane's
+/// tz database release ([`super::ControlSettings::tzdb`], the compiled one outside tests),
+/// and records that release's version with it.
+fn place(ctl: &Control, job: &mut Job, now: DateTime<Utc>) -> Result<(), ControlError> {
+    let db = &ctl.settings.tzdb;
+    let schedule = Schedule::parse_with(&job.definition.schedule, job.anchor, db)
+        .map_err(|e| ControlError::invalid(format!("schedule.{}", e.field()), e.reason()))?;
+    job.next_fire_at = schedule.next_after(now);
+    job.tzdb_version = db.version().to_string();
+    Ok(())
+}
+
 /// Queues the job's fires up to the end of the next minute. A failure is not the caller's: the
 /// change is stored and the next tick finds the job in its admission partition.
 async fn dispatch(ctl: &Control, job: &Job, now: DateTime<Utc>, caller: &Caller) {
@@ -97,7 +109,8 @@ pub async fn create(
     def: JobDefinition,
     now: DateTime<Utc>,
 ) -> Result<JobView, ControlError> {
-    let job = Job::new(ctl.cfg(), &caller.tenant, job_id, def, now)?;
+    let mut job = Job::new(ctl.cfg(), &caller.tenant, job_id, def, now)?;
+    place(ctl, &mut job, now)?;
     let schedule = Schedule::parse(&job.definition.schedule, job.anchor)
         .map_err(|e| ControlError::invalid(format!("schedule.{}", e.field()), e.reason()))?;
     super::quota::check_interval(ctl, &schedule, now)?;
@@ -182,7 +195,7 @@ pub async fn update(
     let anchor = def.schedule.start.unwrap_or(cur.anchor);
     let schedule = def.validate(ctl.cfg(), &caller.tenant, anchor)?;
     super::quota::check_interval(ctl, &schedule, now)?;
-    let job = Job {
+    let mut job = Job {
         version: cur.version + 1,
         definition: def,
         anchor,
@@ -192,6 +205,7 @@ pub async fn update(
         edited_at: now,
         ..cur.clone()
     };
+    place(ctl, &mut job, now)?;
     let audit = OpsEntry::new(caller.actor(), OpsAction::Update, job_id, now)
         .versions(Some(cur.version), Some(job.version));
     let retention = ctl.settings.ops_retention_secs;
@@ -257,9 +271,7 @@ pub async fn set_state(
         _ => {}
     }
     if state == JobState::Enabled {
-        let schedule = Schedule::parse(&job.definition.schedule, job.anchor)
-            .map_err(|e| ControlError::invalid(format!("schedule.{}", e.field()), e.reason()))?;
-        job.next_fire_at = schedule.next_after(now);
+        place(ctl, &mut job, now)?;
         job.due_class = DueClass::Admission;
     }
     let action = match state {

@@ -25,6 +25,8 @@
 //! - [`jobs`]: create / get / list / update (optimistic concurrency) / pause / resume / delete.
 //! - [`executions`]: list by job or status, get with timeline, cancel, trigger now, backfill.
 //! - [`dlq`]: dead letters: list and replay (DEAD → READY, same execution id).
+//! - [`tzreport`]: the tzdb upgrade report: jobs whose next fires differ between the release
+//!   they were computed with and the compiled one.
 //!
 //! Dependencies run one way: `jobs` → `executions` → `ops`/`page`, `dlq` → `executions`; what
 //! several need (the tenant-scoped job read [`Control::job`]) lives on [`Control`] here.
@@ -35,6 +37,7 @@ pub mod jobs;
 pub mod ops;
 pub mod page;
 pub(crate) mod quota;
+pub mod tzreport;
 
 pub use error::ControlError;
 
@@ -57,7 +60,17 @@ pub struct ControlSettings {
     pub max_page: u32,
     /// Per-tenant quotas.
     pub quotas: Quotas,
+    /// The tz database release the control plane computes trigger positions with (create,
+    /// edit, resume) and records on the job: the compiled one. A test sets an older release
+    /// read from TZif data to create jobs "computed under" it.
+    pub tzdb: Tzdb,
+    /// Releases other than the compiled one whose rules the tz report can read (TZif data),
+    /// to compare jobs recorded under them. Without the recorded release the report lists the
+    /// job as `rulesUnavailable`.
+    pub tzdb_releases: Vec<Tzdb>,
 }
+
+use crate::schedule::tzdb::Tzdb;
 
 pub use crate::config::Quotas;
 
@@ -69,6 +82,8 @@ impl Default for ControlSettings {
             max_backfill: 1_000,
             max_page: 100,
             quotas: Quotas::default(),
+            tzdb: Tzdb::compiled(),
+            tzdb_releases: Vec::new(),
         }
     }
 }

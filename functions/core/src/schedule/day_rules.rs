@@ -100,7 +100,7 @@ fn parse(expr: &str, zone: &str) -> Schedule {
 /// The local dates of the fires in `[from, to]` (dates), walking `next_after`.
 fn fire_dates(s: &Schedule, from: NaiveDate, to: NaiveDate) -> Vec<NaiveDate> {
     let tz = s.timezone();
-    let start = zone::day_start(tz, from).unwrap() - Duration::seconds(1);
+    let start = zone::day_start(&zone::Zone::Compiled(tz), from).unwrap() - Duration::seconds(1);
     let mut out = Vec::new();
     let mut cursor = start;
     while let Some(f) = s.next_after(cursor) {

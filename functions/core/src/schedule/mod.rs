@@ -10,7 +10,10 @@
 //! - `expr`: parsing of cron (5/6/7 fields), `rate(..)` and `at(..)`.
 //! - `days`: Quartz day rules (`L`, `L-n`, `LW`, `nW`, `dL`, `d#k`) and the engine that computes
 //!   the wall times of an expression that uses one (the `cron` crate knows none of them).
-//! - `zone`: IANA zone parsing, [`GapPolicy`] / [`OverlapPolicy`], wall time -> instant.
+//! - `zone`: IANA zone parsing, [`GapPolicy`] / [`OverlapPolicy`], wall time -> instant, over
+//!   one release's rules (`Zone`: compiled, or TZif data of another release).
+//! - [`tzdb`]: tz database releases ([`tzdb::Tzdb`]) and [`tzdb::compare`], the fires of a
+//!   spec that differ between two releases (the tzdb upgrade report).
 //! - `calendar`: [`Calendar`] exclusions (local dates and weekdays).
 //! - `misfire`: [`plan_misfire`] and [`MisfirePolicy`].
 //! - `jitter`: [`jitter_offset`], deterministic per (job, scheduled_at).
@@ -33,6 +36,7 @@ pub mod error;
 mod expr;
 mod jitter;
 mod misfire;
+pub mod tzdb;
 mod zone;
 
 use chrono::{DateTime, Duration, NaiveDate, NaiveDateTime, TimeZone, Utc};
@@ -50,7 +54,7 @@ pub use zone::{GapPolicy, OverlapPolicy};
 
 use calendar::Exclusions;
 use expr::{CronExpr, Expr};
-use zone::{local_of, resolve_wall, Pass, Wall};
+use zone::{local_of, resolve_wall, Lookup, Pass, Wall, Zone};
 
 /// Longest jitter window: one day.
 pub const MAX_JITTER_WINDOW_SECS: u32 = 86_400;
@@ -120,7 +124,7 @@ enum Kind {
 #[derive(Debug, Clone)]
 pub struct Schedule {
     kind: Kind,
-    tz: Tz,
+    zone: Zone,
     on_gap: GapPolicy,
     on_overlap: OverlapPolicy,
     start: Option<DateTime<Utc>>,
@@ -159,7 +163,29 @@ impl Schedule {
     /// creation instant); it is rounded up to a whole second.
     pub fn parse(spec: &ScheduleSpec, anchor: DateTime<Utc>) -> Result<Schedule, ScheduleError> {
         let expr = expr::parse_expression(&spec.expression)?;
-        let tz = zone::parse_zone(&spec.timezone)?;
+        let tz = Zone::Compiled(zone::parse_zone(&spec.timezone)?);
+        Schedule::build(spec, anchor, expr, tz)
+    }
+
+    /// [`Schedule::parse`] under the zone rules of `db` (another tz database release, for the
+    /// tzdb upgrade report). The zone name is validated against the compiled release; a zone
+    /// that `db` does not have is [`ScheduleError::Timezone`].
+    pub fn parse_with(
+        spec: &ScheduleSpec,
+        anchor: DateTime<Utc>,
+        db: &tzdb::Tzdb,
+    ) -> Result<Schedule, ScheduleError> {
+        let expr = expr::parse_expression(&spec.expression)?;
+        let tz = db.zone(zone::parse_zone(&spec.timezone)?)?;
+        Schedule::build(spec, anchor, expr, tz)
+    }
+
+    fn build(
+        spec: &ScheduleSpec,
+        anchor: DateTime<Utc>,
+        expr: Expr,
+        tz: Zone,
+    ) -> Result<Schedule, ScheduleError> {
         let out_of_range = |t: Option<DateTime<Utc>>| t.is_some_and(|t| !crate::instant::in_range(t));
         if out_of_range(spec.start) {
             return Err(ScheduleError::Start(crate::instant::RANGE_MESSAGE.into()));
@@ -193,13 +219,13 @@ impl Schedule {
                 (Kind::Rate { anchor, period: period_secs }, format!("rate({period_secs} seconds)"))
             }
             Expr::At(wall) => {
-                let fires = resolve_at(tz, wall, spec, &exclusions)?;
+                let fires = resolve_at(&tz, wall, spec, &exclusions)?;
                 (Kind::At(fires), format!("at({})", wall.format("%Y-%m-%dT%H:%M:%S")))
             }
         };
         Ok(Schedule {
             kind,
-            tz,
+            zone: tz,
             on_gap: spec.on_gap,
             on_overlap: spec.on_overlap,
             start: spec.start,
@@ -212,7 +238,7 @@ impl Schedule {
 
     /// The job's zone.
     pub fn timezone(&self) -> Tz {
-        self.tz
+        self.zone.tz()
     }
 
     /// The expression as computed: 6/7-field cron text handed to the `cron` crate (two
@@ -337,7 +363,7 @@ impl Schedule {
 
     /// The first fire strictly after `after` for one monotone pass of the overlap policy.
     fn cron_next(&self, c: &CronExpr, after: DateTime<Utc>, pass: Pass) -> Option<DateTime<Utc>> {
-        let tz = self.tz;
+        let tz = &self.zone;
         let w_after = local_of(tz, after);
         // Wall times after which to look (exclusive).
         let mut cursor = w_after;
@@ -388,7 +414,7 @@ impl Schedule {
 
     /// The last fire at or before `x` for one monotone pass of the overlap policy.
     fn cron_prev(&self, c: &CronExpr, x: DateTime<Utc>, pass: Pass) -> Option<DateTime<Utc>> {
-        let tz = self.tz;
+        let tz = &self.zone;
         let w_x = local_of(tz, x);
         // Wall times before which to look (exclusive): one second past the floor of w_x.
         let mut cursor = floor_secs(w_x) + Duration::seconds(1);
@@ -450,7 +476,7 @@ impl Schedule {
             if self.exclusions.is_empty() {
                 return Some(fire);
             }
-            let date = local_of(self.tz, fire).date();
+            let date = local_of(&self.zone, fire).date();
             if !self.exclusions.excludes(date) {
                 return Some(fire);
             }
@@ -458,7 +484,7 @@ impl Schedule {
             if steps > MAX_SEARCH_STEPS {
                 return None;
             }
-            let next_day = zone::day_start(self.tz, date.succ_opt()?)?.timestamp();
+            let next_day = zone::day_start(&self.zone, date.succ_opt()?)?.timestamp();
             k = div_ceil(next_day - anchor, period).max(k + 1);
         }
     }
@@ -478,7 +504,7 @@ impl Schedule {
             if self.exclusions.is_empty() {
                 return Some(fire);
             }
-            let date = local_of(self.tz, fire).date();
+            let date = local_of(&self.zone, fire).date();
             if !self.exclusions.excludes(date) {
                 return Some(fire);
             }
@@ -486,7 +512,7 @@ impl Schedule {
             if steps > MAX_SEARCH_STEPS {
                 return None;
             }
-            let day_start = zone::day_start(self.tz, date)?.timestamp();
+            let day_start = zone::day_start(&self.zone, date)?.timestamp();
             k = (day_start - 1 - anchor).div_euclid(period).min(k - 1);
         }
     }
@@ -507,7 +533,7 @@ fn floor_secs(w: NaiveDateTime) -> NaiveDateTime {
 
 /// The first wall time of the repeated interval that contains `wall` (which is ambiguous), by
 /// bisection over at most `len` seconds before it.
-fn overlap_start(tz: Tz, wall: NaiveDateTime, len: Duration) -> NaiveDateTime {
+fn overlap_start(tz: &Zone, wall: NaiveDateTime, len: Duration) -> NaiveDateTime {
     let wall = floor_secs(wall);
     // lo: not ambiguous (or the earliest candidate), hi: ambiguous.
     let (mut lo, mut hi) = (wall - len, wall);
@@ -526,7 +552,7 @@ fn overlap_start(tz: Tz, wall: NaiveDateTime, len: Duration) -> NaiveDateTime {
 }
 
 /// One second past the last wall time of the repeated interval that contains `wall`.
-fn overlap_end(tz: Tz, wall: NaiveDateTime, len: Duration) -> NaiveDateTime {
+fn overlap_end(tz: &Zone, wall: NaiveDateTime, len: Duration) -> NaiveDateTime {
     let wall = floor_secs(wall);
     let (mut lo, mut hi) = (wall, wall + len);
     if is_ambiguous(tz, hi) {
@@ -543,14 +569,14 @@ fn overlap_end(tz: Tz, wall: NaiveDateTime, len: Duration) -> NaiveDateTime {
     hi
 }
 
-fn is_ambiguous(tz: Tz, wall: NaiveDateTime) -> bool {
-    matches!(tz.from_local_datetime(&wall), chrono::LocalResult::Ambiguous(..))
+fn is_ambiguous(tz: &Zone, wall: NaiveDateTime) -> bool {
+    matches!(tz.lookup(wall), Lookup::Ambiguous(..))
 }
 
 /// The instants of an `at(..)` under the spec's policies, bounds and exclusions. An `at` that
 /// would never fire is refused, naming the field that removed it.
 fn resolve_at(
-    tz: Tz,
+    tz: &Zone,
     wall: NaiveDateTime,
     spec: &ScheduleSpec,
     exclusions: &Exclusions,
@@ -560,25 +586,23 @@ fn resolve_at(
     if exclusions.excludes(date) {
         return Err(ScheduleError::Exclusions(format!("exclude {date}, the only date of at({shown})")));
     }
-    let mut fires = match tz.from_local_datetime(&wall) {
-        chrono::LocalResult::Single(t) => vec![t.with_timezone(&Utc)],
-        chrono::LocalResult::Ambiguous(a, b) => match spec.on_overlap {
-            OverlapPolicy::First => vec![a.with_timezone(&Utc)],
-            OverlapPolicy::Last => vec![b.with_timezone(&Utc)],
-            OverlapPolicy::Both => vec![a.with_timezone(&Utc), b.with_timezone(&Utc)],
+    let mut fires = match tz.lookup(wall) {
+        Lookup::Single(t) => vec![t],
+        Lookup::Ambiguous(a, b) => match spec.on_overlap {
+            OverlapPolicy::First => vec![a],
+            OverlapPolicy::Last => vec![b],
+            OverlapPolicy::Both => vec![a, b],
         },
-        chrono::LocalResult::None => {
-            match (spec.on_gap, zone::resolve(tz, wall, GapPolicy::Shift, Pass::First)) {
-                (GapPolicy::Shift, Some(t)) => vec![t],
-                _ => {
-                    return Err(ScheduleError::OnGap(format!(
-                        "at({shown}) does not exist in {} (the clocks skip it) and onGap is 'skip', \
+        Lookup::Gap { .. } => match (spec.on_gap, zone::resolve(tz, wall, GapPolicy::Shift, Pass::First)) {
+            (GapPolicy::Shift, Some(t)) => vec![t],
+            _ => {
+                return Err(ScheduleError::OnGap(format!(
+                    "at({shown}) does not exist in {} (the clocks skip it) and onGap is 'skip', \
                      so it would never fire; use 'shift' or another time",
-                        tz.name()
-                    )))
-                }
+                    tz.tz().name()
+                )))
             }
-        }
+        },
     };
     fires.retain(|f| spec.start.is_none_or(|s| *f >= s));
     if fires.is_empty() {

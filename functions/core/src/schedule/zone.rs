@@ -157,10 +157,116 @@ fn looks_like_offset(s: &str) -> bool {
     }
 }
 
+/// The rules of one zone in one tz database release: the release compiled into this build
+/// (`chrono-tz`), or another release read from TZif data (the tzdb upgrade report compares
+/// the two; see [`super::tzdb`]). Every wall-time question of the schedule maths goes through
+/// here, so a schedule computes its fires identically under either source.
+#[derive(Debug, Clone)]
+pub(crate) enum Zone {
+    /// The compiled rules.
+    Compiled(Tz),
+    /// The rules of a TZif file; the compiled [`Tz`] of the same name carries the name.
+    Tzif(Tz, jiff::tz::TimeZone),
+}
+
+/// A local wall-clock time looked up in a zone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Lookup {
+    /// It exists once.
+    Single(DateTime<Utc>),
+    /// It occurs twice (fall back): the first and the second occurrence.
+    Ambiguous(DateTime<Utc>, DateTime<Utc>),
+    /// It does not exist: see [`Wall::Gap`].
+    Gap { begin: Option<NaiveDateTime>, end: Option<DateTime<Utc>> },
+}
+
+impl Zone {
+    /// The zone's compiled identity (its name).
+    #[inline]
+    pub(crate) fn tz(&self) -> Tz {
+        match self {
+            Zone::Compiled(tz) | Zone::Tzif(tz, _) => *tz,
+        }
+    }
+
+    /// The local wall-clock time of `instant`.
+    #[inline]
+    pub(crate) fn local(&self, instant: DateTime<Utc>) -> NaiveDateTime {
+        match self {
+            Zone::Compiled(tz) => instant.with_timezone(tz).naive_local(),
+            Zone::Tzif(_, z) => {
+                // Offsets change on whole seconds: the floor second's offset is the instant's.
+                let offset = jiff::Timestamp::from_second(instant.timestamp())
+                    .map(|ts| z.to_offset(ts).seconds())
+                    .unwrap_or(0);
+                instant.naive_utc() + chrono::Duration::seconds(i64::from(offset))
+            }
+        }
+    }
+
+    /// Looks `wall` up: the instant(s) it names, or the gap it falls in.
+    #[inline]
+    pub(crate) fn lookup(&self, wall: NaiveDateTime) -> Lookup {
+        match self {
+            Zone::Compiled(tz) => match tz.from_local_datetime(&wall) {
+                LocalResult::Single(t) => Lookup::Single(t.with_timezone(&Utc)),
+                LocalResult::Ambiguous(a, b) => {
+                    Lookup::Ambiguous(a.with_timezone(&Utc), b.with_timezone(&Utc))
+                }
+                LocalResult::None => match GapInfo::new(&wall, tz) {
+                    Some(g) => {
+                        Lookup::Gap { begin: g.begin.map(|b| b.0), end: g.end.map(|t| t.with_timezone(&Utc)) }
+                    }
+                    None => Lookup::Gap { begin: None, end: None },
+                },
+            },
+            Zone::Tzif(_, z) => tzif_lookup(z, wall),
+        }
+    }
+}
+
+/// [`Zone::lookup`] on TZif rules (jiff answers with the offsets around the wall time).
+fn tzif_lookup(z: &jiff::tz::TimeZone, wall: NaiveDateTime) -> Lookup {
+    use chrono::{Datelike, Timelike};
+    use jiff::tz::AmbiguousOffset;
+    let at =
+        |offset: jiff::tz::Offset| (wall - chrono::Duration::seconds(i64::from(offset.seconds()))).and_utc();
+    let civil = jiff::civil::DateTime::new(
+        wall.year() as i16,
+        wall.month() as i8,
+        wall.day() as i8,
+        wall.hour() as i8,
+        wall.minute() as i8,
+        wall.second() as i8,
+        wall.nanosecond().min(999_999_999) as i32,
+    );
+    let Ok(civil) = civil else {
+        return Lookup::Gap { begin: None, end: None };
+    };
+    match z.to_ambiguous_timestamp(civil).offset() {
+        AmbiguousOffset::Unambiguous { offset } => Lookup::Single(at(offset)),
+        AmbiguousOffset::Fold { before, after } => Lookup::Ambiguous(at(before), at(after)),
+        AmbiguousOffset::Gap { before, after } => {
+            // The transition t satisfies wall - after < t <= wall - before: the first one after
+            // (wall - after) is it. The gap's first local time is t seen with the old offset.
+            let probe = at(after).timestamp();
+            let t = jiff::Timestamp::from_second(probe)
+                .ok()
+                .and_then(|p| z.following(p).next())
+                .map(|tr| tr.timestamp().as_second())
+                .and_then(|s| DateTime::from_timestamp(s, 0));
+            Lookup::Gap {
+                begin: t.map(|t| t.naive_utc() + chrono::Duration::seconds(i64::from(before.seconds()))),
+                end: t,
+            }
+        }
+    }
+}
+
 /// The local wall-clock time of `instant` in `tz`.
 #[inline]
-pub(crate) fn local_of(tz: Tz, instant: DateTime<Utc>) -> NaiveDateTime {
-    instant.with_timezone(&tz).naive_local()
+pub(crate) fn local_of(tz: &Zone, instant: DateTime<Utc>) -> NaiveDateTime {
+    tz.local(instant)
 }
 
 /// A local wall-clock time seen through one monotone pass of the overlap policy.
@@ -179,24 +285,21 @@ pub(crate) enum Wall {
 /// times of a gap map to the gap's end under `Shift`), which is what lets the enumerators
 /// search in wall-clock order.
 #[inline]
-pub(crate) fn resolve_wall(tz: Tz, wall: NaiveDateTime, pass: Pass) -> Wall {
-    match tz.from_local_datetime(&wall) {
-        LocalResult::Single(t) => Wall::At(t.with_timezone(&Utc)),
-        LocalResult::Ambiguous(first, last) => Wall::At(match pass {
-            Pass::First => first.with_timezone(&Utc),
-            Pass::Last => last.with_timezone(&Utc),
+pub(crate) fn resolve_wall(tz: &Zone, wall: NaiveDateTime, pass: Pass) -> Wall {
+    match tz.lookup(wall) {
+        Lookup::Single(t) => Wall::At(t),
+        Lookup::Ambiguous(first, last) => Wall::At(match pass {
+            Pass::First => first,
+            Pass::Last => last,
         }),
-        LocalResult::None => match GapInfo::new(&wall, &tz) {
-            Some(g) => Wall::Gap { begin: g.begin.map(|b| b.0), end: g.end.map(|t| t.with_timezone(&Utc)) },
-            None => Wall::Gap { begin: None, end: None },
-        },
+        Lookup::Gap { begin, end } => Wall::Gap { begin, end },
     }
 }
 
 /// The instant of local time `wall` under the gap policy and one pass of the overlap policy;
 /// `None` when it falls in a gap and the policy is `Skip`.
 #[inline]
-pub(crate) fn resolve(tz: Tz, wall: NaiveDateTime, gap: GapPolicy, pass: Pass) -> Option<DateTime<Utc>> {
+pub(crate) fn resolve(tz: &Zone, wall: NaiveDateTime, gap: GapPolicy, pass: Pass) -> Option<DateTime<Utc>> {
     match resolve_wall(tz, wall, pass) {
         Wall::At(t) => Some(t),
         Wall::Gap { end, .. } => match gap {
@@ -210,14 +313,12 @@ pub(crate) fn resolve(tz: Tz, wall: NaiveDateTime, gap: GapPolicy, pass: Pass) -
 /// (second occurrence minus first); otherwise `None`.
 #[inline]
 pub(crate) fn first_pass_overlap(
-    tz: Tz,
+    tz: &Zone,
     instant: DateTime<Utc>,
     wall: NaiveDateTime,
 ) -> Option<chrono::Duration> {
-    match tz.from_local_datetime(&wall) {
-        LocalResult::Ambiguous(first, last) if instant < last.with_timezone(&Utc) => {
-            Some(last.with_timezone(&Utc) - first.with_timezone(&Utc))
-        }
+    match tz.lookup(wall) {
+        Lookup::Ambiguous(first, last) if instant < last => Some(last - first),
         _ => None,
     }
 }
@@ -225,20 +326,18 @@ pub(crate) fn first_pass_overlap(
 /// If `instant` is the *second* occurrence of a repeated local time, the length of the overlap.
 #[inline]
 pub(crate) fn second_pass_overlap(
-    tz: Tz,
+    tz: &Zone,
     instant: DateTime<Utc>,
     wall: NaiveDateTime,
 ) -> Option<chrono::Duration> {
-    match tz.from_local_datetime(&wall) {
-        LocalResult::Ambiguous(first, last) if instant > first.with_timezone(&Utc) => {
-            Some(last.with_timezone(&Utc) - first.with_timezone(&Utc))
-        }
+    match tz.lookup(wall) {
+        Lookup::Ambiguous(first, last) if instant > first => Some(last - first),
         _ => None,
     }
 }
 
 /// The first instant of local date `date` (its midnight, or the end of a gap that swallows it).
-pub(crate) fn day_start(tz: Tz, date: chrono::NaiveDate) -> Option<DateTime<Utc>> {
+pub(crate) fn day_start(tz: &Zone, date: chrono::NaiveDate) -> Option<DateTime<Utc>> {
     resolve(tz, date.and_hms_opt(0, 0, 0)?, GapPolicy::Shift, Pass::First)
 }
 

@@ -244,7 +244,7 @@ pub fn job_to_item(job: &Job) -> Item {
         (attr::TENANT_SK.into(), s(keys::tenant_job_sk(&job.job_id))),
         (attr::CREATED.into(), n(job.created_at.timestamp_millis())),
         (attr::UPDATED.into(), n(job.updated_at.timestamp_millis())),
-        (attr::TZDB.into(), s(crate::schedule::tzdb_version())),
+        (attr::TZDB.into(), s(&job.tzdb_version)),
         (attr::EDITED.into(), n(job.edited_at.timestamp_millis())),
     ]);
     if let Some((from, until)) = job.paused {
@@ -317,6 +317,14 @@ pub fn job_from_item(item: &Item) -> Result<Job, DecodeError> {
         updated_at: ms_to_dt(get_n(item, attr::UPDATED)?),
         // Items written before these attributes existed: the definition dates from creation.
         edited_at: ms_to_dt(get_n_opt(item, attr::EDITED)?.unwrap_or(get_n(item, attr::CREATED)?)),
+        // Every job item has carried the release since the first one; "unknown" keeps an item
+        // readable (the report lists it as a release it has no rules for) should one lack it.
+        tzdb_version: match item.get(attr::TZDB) {
+            Some(v) => {
+                v.as_s().map_err(|_| DecodeError { attr: attr::TZDB, reason: "not a string".into() })?.clone()
+            }
+            None => "unknown".into(),
+        },
         paused: get_n_opt(item, attr::PAUSED_FROM)?
             .map(|f| Ok::<_, DecodeError>((ms_to_dt(f), get_n_opt(item, attr::PAUSED_UNTIL)?.map(ms_to_dt))))
             .transpose()?,

@@ -318,6 +318,11 @@ pub async fn advance_job(
                 .set(attr::DUE_PK, s(pk))
                 .set(attr::DUE_SK, s(sk))
                 .set(attr::EVERY, s(class.code()));
+            // A new position is computed by this build: it records this build's tz database.
+            // A class move that keeps the position (admission -> bucket) keeps its record.
+            if next != read_next {
+                e.set(attr::TZDB, s(crate::schedule::tzdb_version()));
+            }
         }
         None => {
             e.remove(attr::NEXT).remove(attr::DUE_PK).remove(attr::DUE_SK);
