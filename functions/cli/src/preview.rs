@@ -98,6 +98,7 @@ pub(crate) fn run(args: PreviewArgs) -> anyhow::Result<()> {
             weekdays: args.more.exclude_weekdays.clone(),
         },
         jitter_window_secs,
+        business_calendar: None,
     };
     // Without --start, rate() is anchored at --after, as if the job were created then.
     let schedule = Schedule::parse(&spec, after).map_err(anyhow::Error::new)?;
