@@ -7,9 +7,10 @@
 
 use crate::config::Config;
 use crate::keys;
-use crate::schedule::{MisfirePolicy, Schedule, ScheduleSpec};
+use crate::schedule::{BusinessDays, MisfirePolicy, Schedule, ScheduleSpec};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 /// Largest inline `params` document (bytes of JSON). Larger parameters are stored by reference
 /// (`paramsRef`, e.g. an S3 URI the handler reads) so executions stay small: DynamoDB bills
@@ -147,8 +148,20 @@ impl JobDefinition {
         tenant: &str,
         anchor: DateTime<Utc>,
     ) -> Result<Schedule, ValidationError> {
+        self.validate_with(cfg, tenant, anchor, None)
+    }
+
+    /// [`JobDefinition::validate`] with the business calendar `schedule.businessCalendar`
+    /// names, resolved (the version in force).
+    pub fn validate_with(
+        &self,
+        cfg: &Config,
+        tenant: &str,
+        anchor: DateTime<Utc>,
+        business: Option<Arc<BusinessDays>>,
+    ) -> Result<Schedule, ValidationError> {
         let def = self;
-        let schedule = Schedule::parse(&def.schedule, anchor)
+        let schedule = Schedule::parse_with(&def.schedule, anchor, business)
             .map_err(|e| invalid(format!("schedule.{}", e.field()), e.reason()))?;
         if !cfg.pools.iter().any(|p| p == &def.pool) {
             return Err(invalid(
@@ -353,6 +366,10 @@ pub struct Job {
     /// The last pause: when it started and, once resumed, when it ended. A worker checks a
     /// scheduled execution's instant against it before the first claim.
     pub paused: Option<(DateTime<Utc>, Option<DateTime<Utc>>)>,
+    /// The business calendar chain (`(id, version)`, root first) the trigger position was
+    /// computed with; empty without `schedule.businessCalendar`. The scan loads exactly these
+    /// immutable versions; a calendar edit re-plans the job and records the new chain.
+    pub calendar_versions: Vec<(String, u64)>,
 }
 
 impl Job {
@@ -373,10 +390,24 @@ impl Job {
         def: JobDefinition,
         now: DateTime<Utc>,
     ) -> Result<Self, ValidationError> {
+        Job::new_with(cfg, tenant, job_id, def, now, None)
+    }
+
+    /// [`Job::new`] for a definition naming a business calendar: `business` is its resolved
+    /// chain in force at `now`, recorded on the job.
+    pub fn new_with(
+        cfg: &Config,
+        tenant: &str,
+        job_id: &str,
+        def: JobDefinition,
+        now: DateTime<Utc>,
+        business: Option<Arc<BusinessDays>>,
+    ) -> Result<Self, ValidationError> {
         keys::validate_id("tenant", tenant).map_err(|e| invalid(e.field, e.reason))?;
         keys::validate_id("jobId", job_id).map_err(|e| invalid(e.field, e.reason))?;
         let anchor = def.schedule.start.unwrap_or(now);
-        let schedule = def.validate(cfg, tenant, anchor)?;
+        let calendar_versions = business.as_ref().map(|b| b.chain().to_vec()).unwrap_or_default();
+        let schedule = def.validate_with(cfg, tenant, anchor, business)?;
         let next = schedule.next_after(now);
         Ok(Job {
             tenant: tenant.into(),
@@ -392,6 +423,7 @@ impl Job {
             updated_at: now,
             edited_at: now,
             paused: None,
+            calendar_versions,
         })
     }
 }
@@ -707,6 +739,13 @@ pub enum OpsAction {
     Cancel,
     /// Dead execution replayed.
     Replay,
+    /// Business calendar created (`jobId` holds the calendar id).
+    CalendarCreate,
+    /// Business calendar edited: a new version (the jobs using it are re-planned, each with
+    /// an `update` entry).
+    CalendarUpdate,
+    /// Business calendar deleted.
+    CalendarDelete,
 }
 
 impl OpsAction {
@@ -722,15 +761,31 @@ impl OpsAction {
             OpsAction::Backfill => "backfill",
             OpsAction::Cancel => "cancel",
             OpsAction::Replay => "replay",
+            OpsAction::CalendarCreate => "calendarCreate",
+            OpsAction::CalendarUpdate => "calendarUpdate",
+            OpsAction::CalendarDelete => "calendarDelete",
         }
     }
 
     /// The action of a stored name.
     pub fn parse(s: &str) -> Option<Self> {
         use OpsAction::*;
-        [Create, Update, Pause, Resume, Delete, Trigger, Backfill, Cancel, Replay]
-            .into_iter()
-            .find(|a| a.as_str() == s)
+        [
+            Create,
+            Update,
+            Pause,
+            Resume,
+            Delete,
+            Trigger,
+            Backfill,
+            Cancel,
+            Replay,
+            CalendarCreate,
+            CalendarUpdate,
+            CalendarDelete,
+        ]
+        .into_iter()
+        .find(|a| a.as_str() == s)
     }
 }
 

@@ -66,7 +66,7 @@ pub fn next_fires(job: &Job, now: DateTime<Utc>, count: usize) -> Vec<DateTime<U
     if job.state != JobState::Enabled {
         return Vec::new();
     }
-    match Schedule::parse(&job.definition.schedule, job.anchor) {
+    match crate::trigger::cache::schedule_of(job) {
         Ok(s) => s.preview(now, count),
         Err(_) => Vec::new(),
     }
@@ -97,8 +97,9 @@ pub async fn create(
     def: JobDefinition,
     now: DateTime<Utc>,
 ) -> Result<JobView, ControlError> {
-    let job = Job::new(ctl.cfg(), &caller.tenant, job_id, def, now)?;
-    let schedule = Schedule::parse(&job.definition.schedule, job.anchor)
+    let business = super::calendars::for_definition(ctl, &caller.tenant, &def).await?;
+    let job = Job::new_with(ctl.cfg(), &caller.tenant, job_id, def, now, business)?;
+    let schedule = crate::trigger::cache::schedule_of(&job)
         .map_err(|e| ControlError::invalid(format!("schedule.{}", e.field()), e.reason()))?;
     super::quota::check_interval(ctl, &schedule, now)?;
     super::quota::take_job(ctl, &caller.tenant).await?;
@@ -180,9 +181,12 @@ pub async fn update(
         return Err(ControlError::VersionConflict { expected, current: cur.version });
     }
     let anchor = def.schedule.start.unwrap_or(cur.anchor);
-    let schedule = def.validate(ctl.cfg(), &caller.tenant, anchor)?;
+    let business = super::calendars::for_definition(ctl, &caller.tenant, &def).await?;
+    let calendar_versions = business.as_ref().map(|b| b.chain().to_vec()).unwrap_or_default();
+    let schedule = def.validate_with(ctl.cfg(), &caller.tenant, anchor, business)?;
     super::quota::check_interval(ctl, &schedule, now)?;
     let job = Job {
+        calendar_versions,
         version: cur.version + 1,
         definition: def,
         anchor,
@@ -257,7 +261,11 @@ pub async fn set_state(
         _ => {}
     }
     if state == JobState::Enabled {
-        let schedule = Schedule::parse(&job.definition.schedule, job.anchor)
+        // A resumed job takes the calendar in force now (a paused job is re-planned by calendar
+        // edits too, but a calendar deleted meanwhile is refused here).
+        let business = super::calendars::for_definition(ctl, &caller.tenant, &job.definition).await?;
+        job.calendar_versions = business.as_ref().map(|b| b.chain().to_vec()).unwrap_or_default();
+        let schedule = Schedule::parse_with(&job.definition.schedule, job.anchor, business)
             .map_err(|e| ControlError::invalid(format!("schedule.{}", e.field()), e.reason()))?;
         job.next_fire_at = schedule.next_after(now);
         job.due_class = DueClass::Admission;
@@ -293,12 +301,16 @@ pub async fn set_state(
     Ok(JobView::new(job, next_fires, followed))
 }
 
-/// A draft's next `count` fires after `after` (no job needed): the same parse as create.
-pub fn preview(
+/// A draft's next `count` fires after `after` (no job needed): the same parse as create, with
+/// the business calendar in force when the draft names one; rolled and skipped fires are
+/// explained.
+pub async fn preview(
+    ctl: &Control,
+    caller: &Caller,
     spec: &crate::schedule::ScheduleSpec,
     after: DateTime<Utc>,
     count: usize,
-) -> Result<Vec<DateTime<Utc>>, ControlError> {
+) -> Result<Vec<crate::schedule::PreviewFire>, ControlError> {
     if !crate::instant::in_range(after) {
         return Err(ControlError::invalid("after", crate::instant::RANGE_MESSAGE));
     }
@@ -307,7 +319,19 @@ pub fn preview(
             return Err(ControlError::invalid(field, crate::instant::RANGE_MESSAGE));
         }
     }
-    let schedule = Schedule::parse(spec, spec.start.unwrap_or(after))
+    let business = match &spec.business_calendar {
+        None => None,
+        Some(r) => Some(
+            super::calendars::resolve_latest(
+                ctl,
+                &caller.tenant,
+                &r.calendar,
+                "schedule.businessCalendar.calendar",
+            )
+            .await?,
+        ),
+    };
+    let schedule = Schedule::parse_with(spec, spec.start.unwrap_or(after), business)
         .map_err(|e| ControlError::invalid(format!("schedule.{}", e.field()), e.reason()))?;
-    Ok(schedule.preview(after, count))
+    Ok(schedule.preview_explained(after, count))
 }
