@@ -51,7 +51,8 @@ pub use auth::{Auth, Iam};
 pub use client::{Client, ClientBuilder, RetryNotice};
 pub use error::{ApiError, Error};
 pub use page::{
-    ListDeadLetters, ListExecutions, ListJobExecutions, ListJobs, ListOperations, ListRequest, Pager,
+    ListCalendars, ListDeadLetters, ListExecutions, ListJobExecutions, ListJobs, ListOperations, ListRequest,
+    Pager,
 };
 pub use retry::{Clock, RetryPolicy, SystemClock};
 pub use types::*;
