@@ -370,33 +370,56 @@ impl BusinessDays {
         }
     }
 
-    /// Calls `f` with every local date whose fires land on business day `b` under `roll`:
-    /// `b` itself first, then the rolled-in dates, nearest first (they form the runs of
-    /// non-business days next to `b`, at most [`MAX_ROLL_DAYS`] each side). Nothing when `b` is
-    /// not a business day.
+    /// Calls `f` with every local date whose fires land on business day `b` under `roll`, in
+    /// ascending order: the rolled-in dates before `b`, `b` itself, the rolled-in dates after it
+    /// (they form the runs of non-business days next to `b`, at most [`MAX_ROLL_DAYS`] each
+    /// side). Nothing when `b` is not a business day.
     #[inline]
     pub(crate) fn for_each_source(&self, b: NaiveDate, roll: Roll, mut f: impl FnMut(NaiveDate)) {
         if !self.is_business(b) {
             return;
         }
-        f(b);
         if roll == Roll::Skip {
+            f(b);
             return;
         }
-        for forward in [false, true] {
-            let mut d = b;
-            for _ in 0..MAX_ROLL_DAYS {
-                let next =
-                    if forward { d.checked_add_days(Days::new(1)) } else { d.checked_sub_days(Days::new(1)) };
-                match next {
-                    Some(n) if !self.is_business(n) => d = n,
-                    _ => break,
-                }
-                if self.roll(d, roll) == Some(b) {
-                    f(d);
-                }
+        // The start of the run of non-business days before `b`.
+        let mut start = b;
+        for _ in 0..MAX_ROLL_DAYS {
+            match start.checked_sub_days(Days::new(1)) {
+                Some(p) if !self.is_business(p) => start = p,
+                _ => break,
             }
         }
+        let mut d = start;
+        while d < b {
+            if self.roll(d, roll) == Some(b) {
+                f(d);
+            }
+            d = match d.checked_add_days(Days::new(1)) {
+                Some(n) => n,
+                None => return,
+            };
+        }
+        f(b);
+        let mut d = b;
+        for _ in 0..MAX_ROLL_DAYS {
+            match d.checked_add_days(Days::new(1)) {
+                Some(n) if !self.is_business(n) => d = n,
+                _ => break,
+            }
+            if self.roll(d, roll) == Some(b) {
+                f(d);
+            }
+        }
+    }
+
+    /// The nearest business day at or before `d`, at most [`MAX_ROLL_DAYS`] back.
+    pub(crate) fn business_at_or_before(&self, d: NaiveDate) -> Option<NaiveDate> {
+        if self.is_business(d) {
+            return Some(d);
+        }
+        self.step(d, false)
     }
 
     /// How many days before or after a business day its rolled-in sources may lie under `roll`.
@@ -529,13 +552,13 @@ mod tests {
         );
         // Saturday 2026-08-01: following stays in August.
         assert_eq!(cal.roll(d("2026-08-01"), Roll::ModifiedFollowing), Some(d("2026-08-03")));
-        // The sources of Monday 2026-08-03 under following: itself, Sun, Sat, the holiday Friday.
+        // The sources of Monday 2026-08-03 under following, ascending: the holiday Friday, Sat, Sun, itself.
         let mut src = vec![];
         cal.for_each_source(d("2026-08-03"), Roll::Following, |x| src.push(x.to_string()));
-        assert_eq!(src, ["2026-08-03", "2026-08-02", "2026-08-01", "2026-07-31"]);
+        assert_eq!(src, ["2026-07-31", "2026-08-01", "2026-08-02", "2026-08-03"]);
         let mut src = vec![];
         cal.for_each_source(d("2026-08-03"), Roll::ModifiedFollowing, |x| src.push(x.to_string()));
-        assert_eq!(src, ["2026-08-03", "2026-08-02", "2026-08-01"]);
+        assert_eq!(src, ["2026-08-01", "2026-08-02", "2026-08-03"]);
         let mut src = vec![];
         cal.for_each_source(d("2026-07-30"), Roll::ModifiedFollowing, |x| src.push(x.to_string()));
         assert_eq!(src, ["2026-07-30", "2026-07-31"]);

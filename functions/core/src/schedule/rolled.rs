@@ -72,6 +72,33 @@ fn sub_days(d: NaiveDate, n: u64) -> Option<NaiveDate> {
     d.checked_sub_days(Days::new(n))
 }
 
+/// The `cron` enumerator with a one-entry memo: "no wall time in `(from, to)`, and `to` is the
+/// first after `from`". The search asks for the first wall after a cursor many times in a row
+/// with cursors inside that gap (each day's sources, the jump to the next raw fire), so most
+/// asks cost a comparison instead of a `cron` step.
+struct Walls<'a> {
+    cron: &'a CronExpr,
+    memo: Option<(NaiveDateTime, Option<NaiveDateTime>)>,
+}
+
+impl<'a> Walls<'a> {
+    fn new(cron: &'a CronExpr) -> Self {
+        Walls { cron, memo: None }
+    }
+
+    #[inline]
+    fn next(&mut self, cursor: NaiveDateTime) -> Option<NaiveDateTime> {
+        if let Some((from, to)) = self.memo {
+            if from <= cursor && to.is_none_or(|t| cursor < t) {
+                return to;
+            }
+        }
+        let to = self.cron.next_wall(cursor);
+        self.memo = Some((cursor, to));
+        to
+    }
+}
+
 impl Schedule {
     /// Whether fires on local date `date` are removed by the exclusions, or (for `rate()`, whose
     /// only business roll is `skip`) by the business calendar.
@@ -94,6 +121,7 @@ impl Schedule {
     ) -> Option<(DateTime<Utc>, NaiveDate, NaiveTime)> {
         let cursor = next_cursor(self.tz, after, pass);
         let reach = BusinessDays::reach(b.roll);
+        let mut walls = Walls::new(c);
         let mut day = cursor.date();
         let mut steps = 0u32;
         loop {
@@ -108,9 +136,9 @@ impl Schedule {
                 if !self.exclusions.is_empty() && self.exclusions.excludes(src) {
                     return;
                 }
-                if let Some((t, tod)) = self.first_on(c, src, day, from, after, pass) {
-                    // Ties: the date's own fire first (sources come own date first).
-                    if best.is_none_or(|(bt, _, _)| t < bt) {
+                if let Some((t, tod)) = self.first_on(&mut walls, src, day, from, after, pass) {
+                    // Ties: the date's own fire first, else the earliest source.
+                    if best.is_none_or(|(bt, bs, _)| t < bt || (t == bt && src == day && bs != day)) {
                         best = Some((t, src, tod));
                     }
                 }
@@ -122,15 +150,14 @@ impl Schedule {
             if steps > MAX_SEARCH_STEPS {
                 return None;
             }
-            day = add_days(day, 1)?;
-            if steps > 2 {
-                // Jump over a stretch without raw fires: a fire on a later business day comes
-                // from a raw date at most `reach` days after it.
-                let raw = c.next_wall(sub_days(day, reach)?.and_hms_opt(0, 0, 0)? - Duration::seconds(1))?;
-                if let Some(earliest) = sub_days(raw.date(), reach) {
-                    day = day.max(earliest);
-                }
-            }
+            // Jump over a stretch without raw fires. The sources of a business day after `base`
+            // (the last business day up to `day`) are all after `base` (sources never cross a
+            // business day), and a raw fire on date `r` lands on or after the business day at
+            // or before `r` whatever the roll.
+            let base = b.days.business_at_or_before(day).unwrap_or(day).max(sub_days(day, reach)?);
+            let raw = walls.next(add_days(base, 1)?.and_hms_opt(0, 0, 0)? - Duration::seconds(1))?;
+            let landing = b.days.business_at_or_before(raw.date()).or_else(|| sub_days(raw.date(), reach));
+            day = add_days(day, 1)?.max(landing.unwrap_or(day));
         }
     }
 
@@ -139,7 +166,7 @@ impl Schedule {
     /// the time of day of the raw fire.
     fn first_on(
         &self,
-        c: &CronExpr,
+        walls: &mut Walls<'_>,
         src: NaiveDate,
         day: NaiveDate,
         from: Option<NaiveTime>,
@@ -151,7 +178,7 @@ impl Schedule {
             None => src.and_hms_opt(0, 0, 0)? - Duration::seconds(1),
         };
         loop {
-            let wall = c.next_wall(cursor)?;
+            let wall = walls.next(cursor)?;
             if wall.date() != src {
                 return None;
             }
