@@ -122,6 +122,23 @@ impl Schedule {
         let cursor = next_cursor(self.tz, after, pass);
         let reach = BusinessDays::reach(b.roll);
         let mut walls = Walls::new(c);
+        // Fast path (most calls: an ordinary week): the first raw wall after the cursor is on
+        // date `d`, and every date from the day before the cursor's to the day after `d` is a
+        // business day. Sources never cross a business day, so no rolled fire can land in that
+        // stretch, and the raw fire is not rolled itself: it is the answer when it resolves
+        // after `after` (otherwise the general search below decides).
+        if let Some(w) = walls.next(cursor) {
+            let (first, last) = (sub_days(cursor.date(), 1)?, add_days(w.date(), 1)?);
+            if (last - first).num_days() <= 8
+                && first.iter_days().take_while(|d| *d <= last).all(|d| b.days.is_business(d))
+            {
+                if let Wall::At(t) = resolve_wall(self.tz, w, pass) {
+                    if t > after && (self.exclusions.is_empty() || !self.exclusions.excludes(w.date())) {
+                        return Some((t, w.date(), w.time()));
+                    }
+                }
+            }
+        }
         let mut day = cursor.date();
         let mut steps = 0u32;
         loop {
