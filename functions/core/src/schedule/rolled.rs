@@ -123,12 +123,18 @@ impl Schedule {
         let reach = BusinessDays::reach(b.roll);
         let mut walls = Walls::new(c);
         // Fast path (most calls: an ordinary week): the first raw wall after the cursor is on
-        // date `d`, and every date from the day before the cursor's to the day after `d` is a
-        // business day. Sources never cross a business day, so no rolled fire can land in that
-        // stretch, and the raw fire is not rolled itself: it is the answer when it resolves
-        // after `after` (otherwise the general search below decides).
+        // date `d`, and every date from the cursor's to `d` is a business day, with the day
+        // before (rolls that move forward) and the day after `d` (rolls that move back). Sources
+        // never cross a business day, so no rolled fire can land in that stretch, and the raw
+        // fire is not rolled itself: it is the answer when it resolves after `after`
+        // (otherwise the general search below decides). `skip` needs only `d` itself.
         if let Some(w) = walls.next(cursor) {
-            let (first, last) = (sub_days(cursor.date(), 1)?, add_days(w.date(), 1)?);
+            // Which neighbours matter: fires roll forward onto the cursor's date only from
+            // the day before it, backward onto `d` only from the day after it.
+            let back = u64::from(matches!(b.roll, Roll::Following | Roll::ModifiedFollowing));
+            let ahead = u64::from(matches!(b.roll, Roll::Preceding | Roll::ModifiedFollowing));
+            let first = if b.roll == Roll::Skip { w.date() } else { sub_days(cursor.date(), back)? };
+            let last = add_days(w.date(), ahead)?;
             if (last - first).num_days() <= 8
                 && first.iter_days().take_while(|d| *d <= last).all(|d| b.days.is_business(d))
             {
