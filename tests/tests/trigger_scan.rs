@@ -350,3 +350,57 @@ async fn an_advance_records_this_builds_tz_database_and_a_class_move_keeps_the_r
     env.cleanup().await;
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_business_calendar_job_fires_on_the_rolled_instant_with_the_stored_calendar_version(
+) -> anyhow::Result<()> {
+    use std::sync::Arc;
+    use sundial_core::model::{Job, OpsAction, OpsEntry};
+    use sundial_core::schedule::{BusinessCalendarRef, BusinessCalendarSpec, BusinessDays, Roll};
+    use sundial_core::store::calendars::{put_calendar, StoredCalendar};
+    // GIVEN cn-holidays v1 (National Day 10-01 and 10-02, a Thursday and a Friday) stored, and a
+    // job on the 1st of each month at 09:00 Shanghai rolling 'following', created 09-30
+    let env = TestEnv::new("bizcal-scan").await?;
+    let created = at("2026-09-30T00:00:00Z");
+    let spec = BusinessCalendarSpec {
+        holidays: vec!["2026-10-01".into(), "2026-10-02".into()],
+        ..Default::default()
+    };
+    let cal = StoredCalendar {
+        tenant: "acme".into(),
+        id: "cn-holidays".into(),
+        version: 1,
+        deleted: false,
+        spec: spec.clone(),
+        created_at: created,
+        updated_at: created,
+    };
+    let audit =
+        OpsEntry::new("test", OpsAction::CalendarCreate, "cn-holidays", created).versions(None, Some(1));
+    put_calendar(&env.clients.ddb, &env.cfg.jobs_table, None, &cal, &audit, 86_400).await?;
+    let days = Arc::new(BusinessDays::single("cn-holidays", 1, &spec)?);
+    let mut def = definition("0 0 9 1 * *", "Asia/Shanghai", MisfirePolicy::FireOnce);
+    def.schedule.business_calendar =
+        Some(BusinessCalendarRef { calendar: "cn-holidays".into(), roll: Roll::Following });
+    let job = Job::new_with(&env.cfg, "acme", "monthly", def, created, Some(days))?;
+    assert_eq!(
+        job.next_fire_at,
+        Some(at("2026-10-05T01:00:00Z")),
+        "10-01 rolls past the holidays and the weekend"
+    );
+    jobs::put_new_job(&env.clients.ddb, &env.cfg, &job).await?;
+    // WHEN the scan runs in the minute before Monday 10-05 09:00 Shanghai (the scan loads the
+    // calendar version the job names from the store)
+    let report = scan(&env, at("2026-10-05T00:59:30Z"), &ScanOptions::default()).await?;
+    // THEN the one execution is at the rolled instant, and the job moves to November's fire:
+    // 11-01 is a Sunday, so Monday 11-02 09:00
+    let ex = executions(&env, "acme", "monthly").await?;
+    let times: Vec<String> = ex.iter().map(|e| e.scheduled_at.to_rfc3339()).collect();
+    assert_eq!(times, ["2026-10-05T01:00:00+00:00"], "{report:?}");
+    assert_eq!(report.invalid, 0);
+    let stored = jobs::get_job(&env.clients.ddb, &env.cfg, "acme", "monthly").await?.expect("job");
+    assert_eq!(stored.next_fire_at, Some(at("2026-11-02T01:00:00Z")));
+    assert_eq!(stored.calendar_versions, vec![("cn-holidays".to_string(), 1)]);
+    env.cleanup().await;
+    Ok(())
+}

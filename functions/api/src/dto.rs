@@ -6,10 +6,12 @@
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Deserialize;
 use serde_json::{json, Value};
+use sundial_core::control::calendars::CalendarView;
 use sundial_core::control::jobs::JobView;
 use sundial_core::model::OpsEntry;
 use sundial_core::model::{ExecStatus, Execution, Job, JobState};
-use sundial_core::schedule::ScheduleSpec;
+use sundial_core::schedule::{PreviewFire, ScheduleSpec};
+use sundial_core::store::calendars::StoredCalendar;
 use sundial_core::store::items::ms_to_dt;
 
 /// An instant as RFC 3339 UTC with milliseconds.
@@ -37,7 +39,7 @@ pub fn etag(version: u64) -> String {
 
 /// A job.
 pub fn job(j: &Job) -> Value {
-    json!({
+    let mut v = json!({
         "jobId": j.job_id,
         "version": j.version,
         "etag": etag(j.version),
@@ -47,6 +49,27 @@ pub fn job(j: &Job) -> Value {
         "createdAt": time(j.created_at),
         "updatedAt": time(j.updated_at),
         "tzdbVersion": j.tzdb_version,
+    });
+    if !j.calendar_versions.is_empty() {
+        v["calendarVersions"] = j
+            .calendar_versions
+            .iter()
+            .map(|(c, n)| json!({"calendar": c, "version": n}))
+            .collect::<Vec<_>>()
+            .into();
+    }
+    v
+}
+
+/// A business calendar version.
+pub fn calendar(c: &StoredCalendar) -> Value {
+    json!({
+        "calendarId": c.id,
+        "version": c.version,
+        "etag": etag(c.version),
+        "definition": c.spec,
+        "createdAt": time(c.created_at),
+        "updatedAt": time(c.updated_at),
     })
 }
 
@@ -79,6 +102,35 @@ pub fn tz_report(r: &sundial_core::control::tzreport::TzReport) -> Value {
         "items": items,
         "nextCursor": r.page.next,
     })
+}
+
+/// A calendar after a put, with the jobs it re-planned.
+pub fn calendar_view(v: &CalendarView) -> Value {
+    json!({"calendar": calendar(&v.calendar), "replannedJobs": v.replanned})
+}
+
+/// The answer of a preview: the fires, and (for a draft with a business calendar) the rolled
+/// and the skipped ones with their reasons.
+pub fn preview(fires: &[PreviewFire], explained: bool) -> Value {
+    let mut at = Vec::new();
+    let mut rolled = Vec::new();
+    let mut skipped = Vec::new();
+    for f in fires {
+        match f {
+            PreviewFire::Fire { at: t, rolled_from, reason } => {
+                at.push(time(*t));
+                if let (Some(from), Some(r)) = (rolled_from, reason) {
+                    rolled.push(json!({"at": time(*t), "rolledFrom": time(*from), "reason": r}));
+                }
+            }
+            PreviewFire::Skipped { at: t, reason } => skipped.push(json!({"at": time(*t), "reason": reason})),
+        }
+    }
+    if explained {
+        json!({"fires": at, "rolled": rolled, "skipped": skipped})
+    } else {
+        json!({"fires": at})
+    }
 }
 
 /// A job after a change, with its next fires (and what the change cancelled).

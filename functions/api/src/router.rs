@@ -328,8 +328,8 @@ impl Api {
                     return Err(ApiError::invalid("count", "must be between 1 and 1000"));
                 }
                 let after = b.after.unwrap_or(now);
-                let fires = control::jobs::preview(&b.schedule, after, count as usize)?;
-                ok(json!({"fires": fires.into_iter().map(dto::time).collect::<Vec<_>>()}))
+                let fires = control::jobs::preview(ctl, &caller, &b.schedule, after, count as usize).await?;
+                ok(dto::preview(&fires, b.schedule.business_calendar.is_some()))
             }
             Op::GetJob => {
                 let j = control::jobs::get(ctl, &caller, p(0)).await?;
@@ -376,6 +376,35 @@ impl Api {
                         "lastStartAt": rep.last_start_at.map(dto::time),
                     }),
                 ))
+            }
+            Op::PutCalendar => {
+                let spec: sundial_core::schedule::BusinessCalendarSpec = parse_body(&req.body)?;
+                let v =
+                    control::calendars::put(ctl, &caller, p(0), if_match(&req.headers)?, spec, now).await?;
+                let status = if v.created { StatusCode::CREATED } else { StatusCode::OK };
+                Ok(ApiResponse::json(status, dto::calendar_view(&v))
+                    .header(ETAG, dto::etag(v.calendar.version)))
+            }
+            Op::GetCalendar => {
+                let c = control::calendars::get(ctl, &caller, p(0)).await?;
+                Ok(ApiResponse::json(StatusCode::OK, dto::calendar(&c)).header(ETAG, dto::etag(c.version)))
+            }
+            Op::DeleteCalendar => {
+                let c = control::calendars::delete(ctl, &caller, p(0), if_match(&req.headers)?, now).await?;
+                ok(json!({"calendarId": c.id, "version": c.version, "deleted": true}))
+            }
+            Op::ListCalendars => {
+                let page = control::calendars::list(ctl, &caller, q.limit()?, q.str("cursor")).await?;
+                ok(dto::page(page.items.iter().map(dto::calendar).collect(), page.next))
+            }
+            Op::GetCalendarVersion => {
+                let v: u64 = p(1)
+                    .parse()
+                    .ok()
+                    .filter(|v| *v > 0)
+                    .ok_or_else(|| ApiError::invalid("version", "must be a positive integer"))?;
+                let c = control::calendars::get_version(ctl, &caller, p(0), v).await?;
+                ok(dto::calendar(&c))
             }
             Op::GetJobVersion => {
                 let v: u64 =

@@ -48,6 +48,16 @@ pub enum Op {
     ListOperations,
     /// The tzdb upgrade report.
     TzReport,
+    /// Create or edit a business calendar (If-Match to edit).
+    PutCalendar,
+    /// Read a business calendar.
+    GetCalendar,
+    /// Delete a business calendar (refused while in use).
+    DeleteCalendar,
+    /// List business calendars.
+    ListCalendars,
+    /// Read one calendar version.
+    GetCalendarVersion,
 }
 
 /// One route.
@@ -84,6 +94,15 @@ pub const ROUTES: &[Route] = &[
     Route { method: "POST", path: "/v1/dlq/{executionId}/replay", op: Op::ReplayOne },
     Route { method: "GET", path: "/v1/operations", op: Op::ListOperations },
     Route { method: "GET", path: "/v1/tz-report", op: Op::TzReport },
+    Route { method: "GET", path: "/v1/calendars", op: Op::ListCalendars },
+    Route { method: "PUT", path: "/v1/calendars/{calendarId}", op: Op::PutCalendar },
+    Route { method: "GET", path: "/v1/calendars/{calendarId}", op: Op::GetCalendar },
+    Route { method: "DELETE", path: "/v1/calendars/{calendarId}", op: Op::DeleteCalendar },
+    Route {
+        method: "GET",
+        path: "/v1/calendars/{calendarId}/versions/{version}",
+        op: Op::GetCalendarVersion,
+    },
 ];
 
 /// The result of matching a request path.

@@ -22,13 +22,13 @@ use sundial_client::{
 pub(crate) struct Paging {
     /// Page size (1-100; the API's default is 50).
     #[arg(long)]
-    limit: Option<u32>,
+    pub(crate) limit: Option<u32>,
     /// Continue from this cursor (the `nextCursor` of the previous page).
     #[arg(long)]
-    cursor: Option<String>,
+    pub(crate) cursor: Option<String>,
     /// Every page from the cursor on, following `nextCursor` to the end.
     #[arg(long)]
-    all: bool,
+    pub(crate) all: bool,
 }
 
 /// `sundial jobs ...`
@@ -262,7 +262,7 @@ pub(crate) enum OpsCmd {
 }
 
 /// One page of `req`, or with `--all` every page as one; as the API's JSON.
-async fn list<R: ListRequest>(c: &Client, req: R, all: bool) -> anyhow::Result<Value>
+pub(crate) async fn list<R: ListRequest>(c: &Client, req: R, all: bool) -> anyhow::Result<Value>
 where
     R::Item: Serialize,
 {
@@ -274,7 +274,7 @@ where
     }
 }
 
-fn to_json(v: &impl Serialize) -> anyhow::Result<Value> {
+pub(crate) fn to_json(v: &impl Serialize) -> anyhow::Result<Value> {
     Ok(serde_json::to_value(v)?)
 }
 
@@ -297,7 +297,7 @@ fn instant(flag: &str, s: &str) -> anyhow::Result<DateTime<Utc>> {
         .with_context(|| format!("{flag} {s}: not an RFC 3339 instant"))
 }
 
-fn s(v: &Value) -> String {
+pub(crate) fn s(v: &Value) -> String {
     match v {
         Value::Null => "-".into(),
         Value::String(s) => s.clone(),
@@ -330,7 +330,7 @@ pub(crate) fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
     out.join("\n")
 }
 
-fn print_json(v: &Value) {
+pub(crate) fn print_json(v: &Value) {
     println!("{}", serde_json::to_string_pretty(v).unwrap_or_default());
 }
 
@@ -426,7 +426,7 @@ pub(crate) fn render_execution(e: &Value) -> String {
     out.join("\n")
 }
 
-fn next_hint(v: &Value) {
+pub(crate) fn next_hint(v: &Value) {
     if let Some(c) = v["nextCursor"].as_str() {
         println!("(more: --cursor {c})");
     }
@@ -449,7 +449,7 @@ fn job_rows(items: &[Value]) -> Vec<Vec<String>> {
         .collect()
 }
 
-fn items(v: &Value) -> &[Value] {
+pub(crate) fn items(v: &Value) -> &[Value] {
     v["items"].as_array().map(Vec::as_slice).unwrap_or(&[])
 }
 

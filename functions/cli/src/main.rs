@@ -6,6 +6,8 @@
 //! - `provision`: create Sundial's tables and queues on the endpoint in `AWS_ENDPOINT_URL`.
 //! - `health`: check that the emulator answers and the tables and queues exist.
 //! - `dev`: the local run: emulator, tables, tick, workers, API and a demo job ([`dev`]).
+//! - `calendars`: business calendars (put, get, list, delete, versions) through the API
+//!   ([`calendars`]).
 //! - `jobs`, `executions`, `dlq`, `ops`: the API from the command line ([`api_cmds`]), against
 //!   `--api-url` (the local run's, or the deployed one with `--auth jwt --token` or
 //!   `--auth iam`) through the `sundial-client` crate; `--output json` for scripts.
@@ -14,6 +16,7 @@
 //! - `completions`: a shell completion script (bash, zsh, fish, elvish, powershell).
 
 mod api_cmds;
+mod calendars;
 mod capacity;
 mod client;
 mod dev;
@@ -53,6 +56,13 @@ enum Command {
     Jobs {
         #[command(subcommand)]
         cmd: api_cmds::JobsCmd,
+        #[command(flatten)]
+        api: client::ApiArgs,
+    },
+    /// Create, show, list, delete business calendars and read their versions.
+    Calendars {
+        #[command(subcommand)]
+        cmd: calendars::CalendarsCmd,
         #[command(flatten)]
         api: client::ApiArgs,
     },
@@ -121,6 +131,7 @@ async fn run(cli: Cli) -> ExitCode {
         Command::Health(args) => provision::run(args, true).await,
         Command::Dev { args, api } => dev::run(args, &api).await,
         Command::Jobs { cmd, api } => api_cmds::jobs(&api, cmd).await,
+        Command::Calendars { cmd, api } => calendars::calendars(&api, cmd).await,
         Command::Executions { cmd, api } => api_cmds::executions(&api, cmd).await,
         Command::Dlq { cmd, api } => api_cmds::dlq(&api, cmd).await,
         Command::Ops { cmd, api } => api_cmds::ops(&api, cmd).await,

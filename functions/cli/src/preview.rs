@@ -10,7 +10,11 @@
 
 use anyhow::{anyhow, Context};
 use chrono::{DateTime, SecondsFormat, Utc};
-use sundial_core::schedule::{Calendar, Schedule, ScheduleSpec};
+use std::sync::Arc;
+use sundial_core::schedule::{
+    BusinessCalendarRef, BusinessCalendarSpec, BusinessDays, Calendar, PreviewFire, Roll, Schedule,
+    ScheduleSpec,
+};
 
 /// Most fires one preview prints.
 const MAX_COUNT: usize = 100_000;
@@ -63,6 +67,15 @@ pub(crate) struct MoreArgs {
     /// Job id whose deterministic jitter to show (needs --jitter-window-secs).
     #[arg(long)]
     job_id: Option<String>,
+    /// A business calendar definition (JSON file, as `sundial calendars put` takes; no parent
+    /// offline): fires on its non-business days are rolled per --roll, and each rolled or
+    /// skipped fire is printed with its reason.
+    #[arg(long)]
+    calendar_file: Option<String>,
+    /// What happens to a fire on a non-business day: skip | following | preceding |
+    /// modifiedFollowing.
+    #[arg(long, default_value = "following")]
+    roll: String,
 }
 
 fn instant(flag: &str, s: &str) -> anyhow::Result<DateTime<Utc>> {
@@ -73,6 +86,43 @@ fn instant(flag: &str, s: &str) -> anyhow::Result<DateTime<Utc>> {
 
 fn fmt(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::AutoSi, true)
+}
+
+/// The preview of a schedule rolled by a business calendar read from `file`: one line per fire,
+/// `<instant>` or `<instant> rolled from <instant>: <reason>`, and `skipped <instant>: <reason>`
+/// for the fires the calendar removed.
+fn run_business(
+    mut spec: ScheduleSpec,
+    file: &str,
+    roll: &str,
+    after: DateTime<Utc>,
+    count: usize,
+) -> anyhow::Result<()> {
+    let text = std::fs::read_to_string(file).with_context(|| format!("--calendar-file: reading {file}"))?;
+    let cal: BusinessCalendarSpec = serde_json::from_str(&text)
+        .with_context(|| format!("--calendar-file: {file} is not a calendar definition"))?;
+    let roll: Roll = serde_json::from_value(serde_json::Value::String(roll.trim().to_string()))
+        .map_err(|_| anyhow!("--roll: '{roll}' is not skip, following, preceding or modifiedFollowing"))?;
+    let id =
+        std::path::Path::new(file).file_stem().and_then(|s| s.to_str()).unwrap_or("calendar").to_string();
+    let id: String =
+        id.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '-' }).collect();
+    let days = BusinessDays::single(&id, 1, &cal).map_err(|e| anyhow!("--calendar-file: {e}"))?;
+    spec.business_calendar = Some(BusinessCalendarRef { calendar: id, roll });
+    let schedule = Schedule::parse_with(&spec, after, Some(Arc::new(days))).map_err(anyhow::Error::new)?;
+    let mut out = String::new();
+    for line in schedule.preview_explained(after, count) {
+        match line {
+            PreviewFire::Fire { at, rolled_from: Some(from), reason: Some(r) } => {
+                out.push_str(&format!("{} rolled from {}: {r}\n", fmt(at), fmt(from)))
+            }
+            PreviewFire::Fire { at, .. } => out.push_str(&format!("{}\n", fmt(at))),
+            PreviewFire::Skipped { at, reason } => out.push_str(&format!("skipped {}: {reason}\n", fmt(at))),
+        }
+    }
+    use std::io::Write;
+    std::io::stdout().lock().write_all(out.as_bytes()).context("writing to stdout")?;
+    Ok(())
 }
 
 pub(crate) fn run(args: PreviewArgs) -> anyhow::Result<()> {
@@ -99,7 +149,11 @@ pub(crate) fn run(args: PreviewArgs) -> anyhow::Result<()> {
             weekdays: args.more.exclude_weekdays.clone(),
         },
         jitter_window_secs,
+        business_calendar: None,
     };
+    if let Some(file) = &args.more.calendar_file {
+        return run_business(spec, file, &args.more.roll, after, count);
+    }
     // Without --start, rate() is anchored at --after, as if the job were created then.
     let schedule = Schedule::parse(&spec, after).map_err(anyhow::Error::new)?;
     let mut out = String::new();

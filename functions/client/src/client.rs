@@ -6,8 +6,9 @@ use crate::error::{api_error, Error};
 use crate::page::{ListRequest, Pager, TzReportRequest};
 use crate::retry::{next_wait, parse_retry_after, Clock, RetryPolicy, Safety, SystemClock};
 use crate::types::{
-    BackfillReport, BackfillRequest, CreateJob, ExecutionDetail, Job, JobChange, JobDefinition, Page,
-    Preview, PreviewRequest, ReplayResults, TzReport,
+    BackfillReport, BackfillRequest, BusinessCalendar, BusinessCalendarChange, BusinessCalendarSpec,
+    CreateJob, DeletedCalendar, ExecutionDetail, Job, JobChange, JobDefinition, Page, Preview,
+    PreviewRequest, ReplayResults, TzReport,
 };
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
@@ -434,6 +435,47 @@ impl Client {
     /// `POST /v1/preview`: the next fires of a draft schedule; nothing is stored.
     pub async fn preview(&self, req: &PreviewRequest) -> Result<Preview, Error> {
         self.execute(Call::new(Method::POST, "/v1/preview".into()).json(req)?).await
+    }
+
+    // ---- business calendars ----
+
+    /// `PUT /v1/calendars/{calendarId}`: creates it (`version` `None`), or writes a new version
+    /// if it is still at `version` (412 otherwise).
+    pub async fn put_calendar(
+        &self,
+        calendar_id: &str,
+        definition: &BusinessCalendarSpec,
+        version: Option<u64>,
+    ) -> Result<BusinessCalendarChange, Error> {
+        let call = Call::new(Method::PUT, format!("/v1/calendars/{}", enc(calendar_id))).json(definition)?;
+        self.execute(call.if_match(version)).await
+    }
+
+    /// `GET /v1/calendars/{calendarId}`.
+    pub async fn get_calendar(&self, calendar_id: &str) -> Result<BusinessCalendar, Error> {
+        self.execute(Call::new(Method::GET, format!("/v1/calendars/{}", enc(calendar_id)))).await
+    }
+
+    /// `GET /v1/calendars/{calendarId}/versions/{version}`.
+    pub async fn get_calendar_version(
+        &self,
+        calendar_id: &str,
+        version: u64,
+    ) -> Result<BusinessCalendar, Error> {
+        self.execute(Call::new(Method::GET, format!("/v1/calendars/{}/versions/{version}", enc(calendar_id))))
+            .await
+    }
+
+    /// `DELETE /v1/calendars/{calendarId}` (409 while a job or calendar uses it).
+    pub async fn delete_calendar(
+        &self,
+        calendar_id: &str,
+        version: Option<u64>,
+    ) -> Result<DeletedCalendar, Error> {
+        self.execute(
+            Call::new(Method::DELETE, format!("/v1/calendars/{}", enc(calendar_id))).if_match(version),
+        )
+        .await
     }
 
     // ---- executions and dead letters ----

@@ -51,8 +51,8 @@ pub use auth::{Auth, Iam};
 pub use client::{Client, ClientBuilder, RetryNotice};
 pub use error::{ApiError, Error};
 pub use page::{
-    ListDeadLetters, ListExecutions, ListJobExecutions, ListJobs, ListOperations, ListRequest, Pager,
-    TzReportRequest,
+    ListCalendars, ListDeadLetters, ListExecutions, ListJobExecutions, ListJobs, ListOperations, ListRequest,
+    Pager, TzReportRequest,
 };
 pub use retry::{Clock, RetryPolicy, SystemClock};
 pub use types::*;

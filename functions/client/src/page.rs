@@ -83,6 +83,26 @@ impl ListRequest for ListJobs {
     paging!();
 }
 
+/// `GET /v1/calendars`: the caller's business calendars, by id.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ListCalendars {
+    /// Page size.
+    pub limit: Option<u32>,
+    /// Start from this cursor.
+    pub cursor: Option<String>,
+}
+
+impl ListRequest for ListCalendars {
+    type Item = crate::types::BusinessCalendar;
+    fn path(&self) -> String {
+        "/v1/calendars".into()
+    }
+    fn params(&self) -> Vec<(&'static str, String)> {
+        Vec::new()
+    }
+    paging!();
+}
+
 /// `GET /v1/jobs/{jobId}/executions`: one job's executions, newest first unless `oldest_first`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ListJobExecutions {

@@ -10,7 +10,9 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 pub use sundial_core::model::{ConcurrencyPolicy, ExecStatus, JobDefinition, JobState, RetryPolicy, Target};
-pub use sundial_core::schedule::{MisfirePolicy, ScheduleSpec};
+pub use sundial_core::schedule::{
+    BusinessCalendarRef, BusinessCalendarSpec, MisfirePolicy, Roll, ScheduleSpec,
+};
 
 /// Instants as the API writes them.
 mod ts {
@@ -358,11 +360,91 @@ pub struct TzFireChange {
 
 /// `POST /v1/preview`'s answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct Preview {
     /// The next fires.
     #[serde(serialize_with = "ts::many")]
     pub fires: Vec<DateTime<Utc>>,
+    /// With a business calendar: the fires it moved, with the reason.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rolled: Option<Vec<RolledFire>>,
+    /// With a business calendar: the fires it removed, with the reason.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<Vec<SkippedFire>>,
+}
+
+/// A fire a business calendar moved.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct RolledFire {
+    /// Where it fires.
+    #[serde(serialize_with = "ts::one")]
+    pub at: DateTime<Utc>,
+    /// Where it would have fired without the calendar.
+    #[serde(serialize_with = "ts::one")]
+    pub rolled_from: DateTime<Utc>,
+    /// `holiday 2026-10-01 in cn-holidays v3; following`.
+    pub reason: String,
+}
+
+/// A fire a business calendar removed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct SkippedFire {
+    /// Where it would have fired.
+    #[serde(serialize_with = "ts::one")]
+    pub at: DateTime<Utc>,
+    /// Why not.
+    pub reason: String,
+}
+
+/// A business calendar version (`BusinessCalendar` in openapi.json).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct BusinessCalendar {
+    /// Id.
+    pub calendar_id: String,
+    /// Version.
+    pub version: u64,
+    /// `"{version}"`, for `If-Match`.
+    pub etag: String,
+    /// The definition.
+    pub definition: BusinessCalendarSpec,
+    /// Created.
+    #[serde(serialize_with = "ts::one")]
+    pub created_at: DateTime<Utc>,
+    /// This version written.
+    #[serde(serialize_with = "ts::one")]
+    pub updated_at: DateTime<Utc>,
+}
+
+/// A calendar after a put (`BusinessCalendarChange`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct BusinessCalendarChange {
+    /// The calendar as stored.
+    pub calendar: BusinessCalendar,
+    /// Jobs re-planned with the new version.
+    #[serde(default)]
+    pub replanned_jobs: Vec<String>,
+}
+
+/// A deleted calendar.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct DeletedCalendar {
+    /// Id.
+    pub calendar_id: String,
+    /// The tombstone's version.
+    pub version: u64,
+    /// Always true.
+    pub deleted: bool,
 }
 
 #[cfg(test)]

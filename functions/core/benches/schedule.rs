@@ -151,5 +151,63 @@ fn bench_parse(c: &mut Criterion) {
     g.finish();
 }
 
+/// A business-calendar job beside the plain cron ones: weekdays at 09:00 in Shanghai against a
+/// calendar of ten years of 15 holidays a year plus make-up Saturdays, rolled
+/// `modifiedFollowing` (the most work per fire: sources on both sides of each business day).
+fn bench_business(c: &mut Criterion) {
+    use std::sync::Arc;
+    use sundial_core::schedule::{BusinessCalendarRef, BusinessCalendarSpec, BusinessDays, Roll};
+    let mut holidays = Vec::new();
+    let mut working = Vec::new();
+    for year in 2026..2036 {
+        for (m, d) in [(1, 1), (1, 28), (1, 29), (1, 30), (2, 2), (4, 6), (5, 1), (5, 4), (5, 5), (6, 19)] {
+            holidays.push(format!("{year}-{m:02}-{d:02}"));
+        }
+        for d in 1..=5 {
+            holidays.push(format!("{year}-10-{d:02}"));
+        }
+        working.push(format!("{year}-09-26"));
+    }
+    // Keep only make-up days that are not holidays (the validator refuses a date in both).
+    working.retain(|w| !holidays.contains(w));
+    let spec = BusinessCalendarSpec { holidays, working_days: working, ..Default::default() };
+    let days = Arc::new(BusinessDays::single("cn-holidays", 1, &spec).unwrap());
+    let mut g = c.benchmark_group("next_after_business");
+    // The same job without a calendar, measured in the same run (the machine is shared and noisy).
+    let plain = Schedule::parse(&ScheduleSpec::new("0 0 9 * * *", "Asia/Shanghai"), t0()).unwrap();
+    let mut cursor = t0();
+    g.bench_function("Asia/Shanghai/daily_0900_no_calendar", |b| {
+        b.iter(|| {
+            cursor = match plain.next_after(black_box(cursor)) {
+                Some(f) if f.timestamp() < 2_082_758_400 => f,
+                _ => t0(),
+            };
+            cursor
+        })
+    });
+    for (name, expr, roll) in [
+        ("Asia/Shanghai/daily_0900_following", "0 0 9 * * *", Roll::Following),
+        ("Asia/Shanghai/daily_0900_modified_following", "0 0 9 * * *", Roll::ModifiedFollowing),
+        ("Asia/Shanghai/monthly_1st_0900_modified_following", "0 0 9 1 * *", Roll::ModifiedFollowing),
+        ("Asia/Shanghai/daily_0900_skip", "0 0 9 * * *", Roll::Skip),
+    ] {
+        let mut js = ScheduleSpec::new(expr, "Asia/Shanghai");
+        js.business_calendar = Some(BusinessCalendarRef { calendar: "cn-holidays".into(), roll });
+        let s = Schedule::parse_with(&js, t0(), Some(days.clone())).unwrap();
+        let mut cursor = t0();
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                cursor = match s.next_after(black_box(cursor)) {
+                    Some(f) if f.timestamp() < 2_082_758_400 => f, // before 2036
+                    _ => t0(),
+                };
+                cursor
+            })
+        });
+    }
+    g.finish();
+}
+
 criterion_group!(benches, bench_next, bench_cron_crate, bench_window, bench_parse, bench_parse_vs_cache);
-criterion_main!(benches);
+criterion_group!(business, bench_business);
+criterion_main!(benches, business);

@@ -15,6 +15,10 @@
 //! - A job's concurrency slot sits in its executions' partition (`SLOT`), so its policy reads
 //!   and writes stay on the job's own partition; a tenant's running gate is one item per tenant
 //!   (`T#{tenant}#RUN`), touched only by tenants with a running limit.
+//! - Business calendars live in one partition per tenant (`T#{tenant}#CAL`): a tenant has a
+//!   few dozen, edited a few times a year, and "list my calendars" is then one Query. The
+//!   current definition (`C#{calendar}`) and the immutable version snapshots
+//!   (`CV#{calendar}#{version}`) have distinct prefixes so the listing never reads snapshots.
 //! - The operations log is one partition per tenant (`T#{tenant}#OPS`) sorted by time, so
 //!   "what happened lately" is one Query.
 
@@ -48,6 +52,9 @@ pub const KEY_FORMATS: &[&str] = &[
     "T#{tenant}#S#{status}",
     "{scheduled ms}#{job}",
     "OPEN#{part}",
+    "T#{tenant}#CAL",
+    "C#{calendar}",
+    "CV#{calendar}#{version}",
 ];
 
 /// Partitions of the `open` index (executions not yet final): the reconciler reads each with
@@ -297,6 +304,24 @@ pub fn parse_job_pk(pk: &str) -> Option<(&str, &str)> {
     pk.strip_prefix("T#")?.split_once("#J#")
 }
 
+/// Partition key of a tenant's business calendars (current definitions and version snapshots).
+pub fn calendar_pk(tenant: &str) -> String {
+    format!("T#{tenant}#CAL")
+}
+
+/// Sort key of a calendar's current definition.
+pub fn calendar_sk(calendar: &str) -> String {
+    format!("C#{calendar}")
+}
+
+/// Prefix of every current-definition sort key of [`calendar_pk`] (the listing's `begins_with`).
+pub const CALENDAR_SK_PREFIX: &str = "C#";
+
+/// Sort key of an immutable calendar version snapshot (zero-padded: versions sort in order).
+pub fn calendar_version_sk(calendar: &str, version: u64) -> String {
+    format!("CV#{calendar}#{version:010}")
+}
+
 /// `attention` index partition key: a tenant's executions in one off-happy-path status.
 pub fn attention_pk(tenant: &str, status: &str) -> String {
     format!("T#{tenant}#S#{status}")
@@ -376,6 +401,9 @@ mod tests {
             ("attention_pk", attention_pk("acme", "DEAD")),
             ("attention_sk", attention_sk(ms, "nightly")),
             ("open_partition", open_partition(7)),
+            ("calendar_pk", calendar_pk("acme")),
+            ("calendar_sk", calendar_sk("cn-holidays")),
+            ("calendar_version_sk", calendar_version_sk("cn-holidays", 3)),
         ]
     }
 
@@ -385,6 +413,7 @@ mod tests {
         "global_execution_id", // the id targets receive, not a key
         "OPS_SK_PREFIX",       // the start of `O#...`
         "EXEC_SK_PREFIX",      // the start of `E#{scheduled ms}`
+        "CALENDAR_SK_PREFIX",  // the start of `C#{calendar}`
     ];
 
     /// Names of this module's `pub fn ... -> String` and `pub const ...: &str` (outside tests).

@@ -7,9 +7,10 @@
 
 use crate::config::Config;
 use crate::keys;
-use crate::schedule::{MisfirePolicy, Schedule, ScheduleSpec};
+use crate::schedule::{BusinessDays, MisfirePolicy, Schedule, ScheduleSpec};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 /// Largest inline `params` document (bytes of JSON). Larger parameters are stored by reference
 /// (`paramsRef`, e.g. an S3 URI the handler reads) so executions stay small: DynamoDB bills
@@ -162,8 +163,20 @@ impl JobDefinition {
         tenant: &str,
         anchor: DateTime<Utc>,
     ) -> Result<Schedule, ValidationError> {
+        self.validate_with(cfg, tenant, anchor, None)
+    }
+
+    /// [`JobDefinition::validate`] with the business calendar `schedule.businessCalendar`
+    /// names, resolved (the version in force).
+    pub fn validate_with(
+        &self,
+        cfg: &Config,
+        tenant: &str,
+        anchor: DateTime<Utc>,
+        business: Option<Arc<BusinessDays>>,
+    ) -> Result<Schedule, ValidationError> {
         let def = self;
-        let schedule = Schedule::parse(&def.schedule, anchor)
+        let schedule = Schedule::parse_with(&def.schedule, anchor, business)
             .map_err(|e| invalid(format!("schedule.{}", e.field()), e.reason()))?;
         if !cfg.pools.iter().any(|p| p == &def.pool) {
             return Err(invalid(
@@ -380,6 +393,10 @@ pub struct Job {
     /// set whenever `next_fire_at` is stored (create, edit, resume, each advance of the scan).
     /// The tzdb upgrade report compares the job's fires under it with the compiled release.
     pub tzdb_version: String,
+    /// The business calendar chain (`(id, version)`, root first) the trigger position was
+    /// computed with; empty without `schedule.businessCalendar`. The scan loads exactly these
+    /// immutable versions; a calendar edit re-plans the job and records the new chain.
+    pub calendar_versions: Vec<(String, u64)>,
 }
 
 impl Job {
@@ -400,10 +417,24 @@ impl Job {
         def: JobDefinition,
         now: DateTime<Utc>,
     ) -> Result<Self, ValidationError> {
+        Job::new_with(cfg, tenant, job_id, def, now, None)
+    }
+
+    /// [`Job::new`] for a definition naming a business calendar: `business` is its resolved
+    /// chain in force at `now`, recorded on the job.
+    pub fn new_with(
+        cfg: &Config,
+        tenant: &str,
+        job_id: &str,
+        def: JobDefinition,
+        now: DateTime<Utc>,
+        business: Option<Arc<BusinessDays>>,
+    ) -> Result<Self, ValidationError> {
         keys::validate_id("tenant", tenant).map_err(|e| invalid(e.field, e.reason))?;
         keys::validate_id("jobId", job_id).map_err(|e| invalid(e.field, e.reason))?;
         let anchor = def.schedule.start.unwrap_or(now);
-        let schedule = def.validate(cfg, tenant, anchor)?;
+        let calendar_versions = business.as_ref().map(|b| b.chain().to_vec()).unwrap_or_default();
+        let schedule = def.validate_with(cfg, tenant, anchor, business)?;
         let next = schedule.next_after(now);
         Ok(Job {
             tenant: tenant.into(),
@@ -420,6 +451,7 @@ impl Job {
             edited_at: now,
             paused: None,
             tzdb_version: crate::schedule::tzdb_version().to_string(),
+            calendar_versions,
         })
     }
 }
@@ -737,6 +769,13 @@ pub enum OpsAction {
     Replay,
     /// A fire not started by its job's start deadline (`startDeadlineSecs`), reported once.
     FireMissed,
+    /// Business calendar created (`jobId` holds the calendar id).
+    CalendarCreate,
+    /// Business calendar edited: a new version (the jobs using it are re-planned, each with
+    /// an `update` entry).
+    CalendarUpdate,
+    /// Business calendar deleted.
+    CalendarDelete,
 }
 
 impl OpsAction {
@@ -753,15 +792,32 @@ impl OpsAction {
             OpsAction::Cancel => "cancel",
             OpsAction::Replay => "replay",
             OpsAction::FireMissed => "fire_missed",
+            OpsAction::CalendarCreate => "calendar_create",
+            OpsAction::CalendarUpdate => "calendar_update",
+            OpsAction::CalendarDelete => "calendar_delete",
         }
     }
 
     /// The action of a stored name.
     pub fn parse(s: &str) -> Option<Self> {
         use OpsAction::*;
-        [Create, Update, Pause, Resume, Delete, Trigger, Backfill, Cancel, Replay, FireMissed]
-            .into_iter()
-            .find(|a| a.as_str() == s)
+        [
+            Create,
+            Update,
+            Pause,
+            Resume,
+            Delete,
+            Trigger,
+            Backfill,
+            Cancel,
+            Replay,
+            FireMissed,
+            CalendarCreate,
+            CalendarUpdate,
+            CalendarDelete,
+        ]
+        .into_iter()
+        .find(|a| a.as_str() == s)
     }
 }
 

@@ -166,7 +166,8 @@ fn runnable_job(job: &Job) -> Result<Schedule, ControlError> {
             message: "the job is deleted".into(),
         });
     }
-    Schedule::parse(&job.definition.schedule, job.anchor)
+    crate::trigger::cache::schedule_of(job)
+        .map(|s| (*s).clone())
         .map_err(|e| ControlError::invalid(format!("schedule.{}", e.field()), e.reason()))
 }
 

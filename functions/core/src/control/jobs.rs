@@ -66,7 +66,7 @@ pub fn next_fires(job: &Job, now: DateTime<Utc>, count: usize) -> Vec<DateTime<U
     if job.state != JobState::Enabled {
         return Vec::new();
     }
-    match Schedule::parse(&job.definition.schedule, job.anchor) {
+    match crate::trigger::cache::schedule_of(job) {
         Ok(s) => s.preview(now, count),
         Err(_) => Vec::new(),
     }
@@ -75,9 +75,14 @@ pub fn next_fires(job: &Job, now: DateTime<Utc>, count: usize) -> Vec<DateTime<U
 /// Sets the job's trigger position to its first fire after `now` under the control plane's
 /// tz database release ([`super::ControlSettings::tzdb`], the compiled one outside tests),
 /// and records that release's version with it.
-fn place(ctl: &Control, job: &mut Job, now: DateTime<Utc>) -> Result<(), ControlError> {
+fn place(
+    ctl: &Control,
+    job: &mut Job,
+    now: DateTime<Utc>,
+    business: Option<std::sync::Arc<crate::schedule::BusinessDays>>,
+) -> Result<(), ControlError> {
     let db = &ctl.settings.tzdb;
-    let schedule = Schedule::parse_with(&job.definition.schedule, job.anchor, db)
+    let schedule = Schedule::parse_in(&job.definition.schedule, job.anchor, db, business)
         .map_err(|e| ControlError::invalid(format!("schedule.{}", e.field()), e.reason()))?;
     job.next_fire_at = schedule.next_after(now);
     job.tzdb_version = db.version().to_string();
@@ -109,9 +114,10 @@ pub async fn create(
     def: JobDefinition,
     now: DateTime<Utc>,
 ) -> Result<JobView, ControlError> {
-    let mut job = Job::new(ctl.cfg(), &caller.tenant, job_id, def, now)?;
-    place(ctl, &mut job, now)?;
-    let schedule = Schedule::parse(&job.definition.schedule, job.anchor)
+    let business = super::calendars::for_definition(ctl, &caller.tenant, &def).await?;
+    let mut job = Job::new_with(ctl.cfg(), &caller.tenant, job_id, def, now, business.clone())?;
+    place(ctl, &mut job, now, business)?;
+    let schedule = crate::trigger::cache::schedule_of(&job)
         .map_err(|e| ControlError::invalid(format!("schedule.{}", e.field()), e.reason()))?;
     super::quota::check_interval(ctl, &schedule, now)?;
     super::quota::take_job(ctl, &caller.tenant).await?;
@@ -193,9 +199,12 @@ pub async fn update(
         return Err(ControlError::VersionConflict { expected, current: cur.version });
     }
     let anchor = def.schedule.start.unwrap_or(cur.anchor);
-    let schedule = def.validate(ctl.cfg(), &caller.tenant, anchor)?;
+    let business = super::calendars::for_definition(ctl, &caller.tenant, &def).await?;
+    let calendar_versions = business.as_ref().map(|b| b.chain().to_vec()).unwrap_or_default();
+    let schedule = def.validate_with(ctl.cfg(), &caller.tenant, anchor, business.clone())?;
     super::quota::check_interval(ctl, &schedule, now)?;
     let mut job = Job {
+        calendar_versions,
         version: cur.version + 1,
         definition: def,
         anchor,
@@ -205,7 +214,7 @@ pub async fn update(
         edited_at: now,
         ..cur.clone()
     };
-    place(ctl, &mut job, now)?;
+    place(ctl, &mut job, now, business)?;
     let audit = OpsEntry::new(caller.actor(), OpsAction::Update, job_id, now)
         .versions(Some(cur.version), Some(job.version));
     let retention = ctl.settings.ops_retention_secs;
@@ -271,7 +280,11 @@ pub async fn set_state(
         _ => {}
     }
     if state == JobState::Enabled {
-        place(ctl, &mut job, now)?;
+        // A resumed job takes the calendar in force now (a paused job is re-planned by calendar
+        // edits too, but a calendar deleted meanwhile is refused here).
+        let business = super::calendars::for_definition(ctl, &caller.tenant, &job.definition).await?;
+        job.calendar_versions = business.as_ref().map(|b| b.chain().to_vec()).unwrap_or_default();
+        place(ctl, &mut job, now, business)?;
         job.due_class = DueClass::Admission;
     }
     let action = match state {
@@ -305,12 +318,16 @@ pub async fn set_state(
     Ok(JobView::new(job, next_fires, followed))
 }
 
-/// A draft's next `count` fires after `after` (no job needed): the same parse as create.
-pub fn preview(
+/// A draft's next `count` fires after `after` (no job needed): the same parse as create, with
+/// the business calendar in force when the draft names one; rolled and skipped fires are
+/// explained.
+pub async fn preview(
+    ctl: &Control,
+    caller: &Caller,
     spec: &crate::schedule::ScheduleSpec,
     after: DateTime<Utc>,
     count: usize,
-) -> Result<Vec<DateTime<Utc>>, ControlError> {
+) -> Result<Vec<crate::schedule::PreviewFire>, ControlError> {
     if !crate::instant::in_range(after) {
         return Err(ControlError::invalid("after", crate::instant::RANGE_MESSAGE));
     }
@@ -319,7 +336,19 @@ pub fn preview(
             return Err(ControlError::invalid(field, crate::instant::RANGE_MESSAGE));
         }
     }
-    let schedule = Schedule::parse(spec, spec.start.unwrap_or(after))
+    let business = match &spec.business_calendar {
+        None => None,
+        Some(r) => Some(
+            super::calendars::resolve_latest(
+                ctl,
+                &caller.tenant,
+                &r.calendar,
+                "schedule.businessCalendar.calendar",
+            )
+            .await?,
+        ),
+    };
+    let schedule = Schedule::parse_with(spec, spec.start.unwrap_or(after), business)
         .map_err(|e| ControlError::invalid(format!("schedule.{}", e.field()), e.reason()))?;
-    Ok(schedule.preview(after, count))
+    Ok(schedule.preview_explained(after, count))
 }

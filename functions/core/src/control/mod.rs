@@ -24,12 +24,15 @@
 //! - [`ops`]: the operations audit log: record an execution operation, list the caller's log.
 //! - [`jobs`]: create / get / list / update (optimistic concurrency) / pause / resume / delete.
 //! - [`executions`]: list by job or status, get with timeline, cancel, trigger now, backfill.
+//! - [`calendars`]: business calendars: put (If-Match) / get / list / versions / delete (refused
+//!   while in use), the chain in force for a job, re-planning the jobs after an edit.
 //! - [`dlq`]: dead letters: list and replay (DEAD → READY, same execution id).
 //! - [`tzreport`]: the tzdb upgrade report: jobs whose next fires differ between the release
 //!   they were computed with and the compiled one.
 //!
 //! Dependencies run one way: `jobs` → `executions` → `ops`/`page`, `dlq` → `executions`; what
 //! several need (the tenant-scoped job read [`Control::job`]) lives on [`Control`] here.
+pub mod calendars;
 pub mod dlq;
 pub mod error;
 pub mod executions;
@@ -113,9 +116,18 @@ impl Control {
     /// future executions): the modules of the control plane depend on each other one way only.
     pub async fn job(&self, caller: &Caller, job_id: &str) -> Result<Job, ControlError> {
         keys::validate_id("jobId", job_id).map_err(|e| ControlError::invalid(e.field, e.reason))?;
-        jobs_store::get_job(self.ddb(), self.cfg(), &caller.tenant, job_id)
+        let job = jobs_store::get_job(self.ddb(), self.cfg(), &caller.tenant, job_id)
             .await?
-            .ok_or(ControlError::NotFound { what: "job" })
+            .ok_or(ControlError::NotFound { what: "job" })?;
+        // Its business calendar versions, so the schedule parses on every path after this read
+        // (one cached lookup, or a GetItem per level the first time).
+        if let Err(e) = crate::trigger::calendars::ensure(self.ddb(), &self.cfg().jobs_table, &job).await {
+            match e {
+                crate::trigger::calendars::LoadError::Store(s) => return Err(s.into()),
+                other => tracing::warn!(job = %job.job_id, error = %other, "business calendar not loadable"),
+            }
+        }
+        Ok(job)
     }
 
     /// DynamoDB.

@@ -152,7 +152,7 @@ mod tests {
         let cfg = Config::local("t-", &["default"], 4);
         let def = JobDefinition::new(ScheduleSpec::new(expr, zone), Target::http("https://x"));
         let mut j = Job::new(&cfg, "t", id, def, now).unwrap();
-        let s = Schedule::parse_with(&j.definition.schedule, j.anchor, db).unwrap();
+        let s = Schedule::parse_in(&j.definition.schedule, j.anchor, db, None).unwrap();
         j.next_fire_at = s.next_after(now);
         j.tzdb_version = db.version().to_string();
         j

@@ -33,6 +33,9 @@ pub enum ScheduleError {
     /// The `jitterWindowSecs` field.
     #[error("jitterWindowSecs: {0}")]
     JitterWindowSecs(String),
+    /// The `businessCalendar` reference (its roll policy, or the calendar it names).
+    #[error("businessCalendar: {0}")]
+    BusinessCalendar(String),
 }
 
 impl ScheduleError {
@@ -47,6 +50,7 @@ impl ScheduleError {
             ScheduleError::End(_) => "end",
             ScheduleError::Exclusions(_) => "exclusions",
             ScheduleError::JitterWindowSecs(_) => "jitterWindowSecs",
+            ScheduleError::BusinessCalendar(_) => "businessCalendar",
         }
     }
 
@@ -60,7 +64,8 @@ impl ScheduleError {
             | ScheduleError::Start(r)
             | ScheduleError::End(r)
             | ScheduleError::Exclusions(r)
-            | ScheduleError::JitterWindowSecs(r) => r,
+            | ScheduleError::JitterWindowSecs(r)
+            | ScheduleError::BusinessCalendar(r) => r,
         }
     }
 

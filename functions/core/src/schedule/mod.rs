@@ -15,6 +15,7 @@
 //! - [`tzdb`]: tz database releases ([`tzdb::Tzdb`]) and [`tzdb::compare`], the fires of a
 //!   spec that differ between two releases (the tzdb upgrade report).
 //! - `calendar`: [`Calendar`] exclusions (local dates and weekdays).
+//! - `business`: shared business calendars ([`BusinessDays`]) and [`Roll`] policies.
 //! - `misfire`: [`plan_misfire`] and [`MisfirePolicy`].
 //! - `jitter`: [`jitter_offset`], deterministic per (job, scheduled_at).
 //! - `cadence`: [`Schedule::fires_every_minute`], which picks a job's due class in the scan.
@@ -29,6 +30,7 @@
 //! An expression with a Quartz day rule gets its wall times from `days` instead of the crate;
 //! everything after that (zone, policies, exclusions) is the same code.
 
+mod business;
 mod cadence;
 mod calendar;
 mod days;
@@ -36,13 +38,20 @@ pub mod error;
 mod expr;
 mod jitter;
 mod misfire;
+mod rolled;
 pub mod tzdb;
 mod zone;
+
+use std::sync::Arc;
 
 use chrono::{DateTime, Duration, NaiveDate, NaiveDateTime, TimeZone, Utc};
 use chrono_tz::Tz;
 use serde::{Deserialize, Serialize};
 
+pub use business::{
+    BusinessCalendarRef, BusinessCalendarSpec, BusinessDays, CalendarError, CalendarLevel, Roll,
+    MAX_CALENDAR_DATES, MAX_CALENDAR_DEPTH, MAX_ROLL_DAYS,
+};
 pub use calendar::{Calendar, MAX_EXCLUDED_DATES};
 pub use error::ScheduleError;
 pub use expr::{MAX_EXPRESSION_LEN, MAX_RATE_SECS};
@@ -50,6 +59,7 @@ pub use jitter::jitter_offset;
 pub use misfire::{
     plan_misfire, MisfirePlan, MisfirePolicy, PlannedFire, DEFAULT_FIRE_ALL_CAP, MISFIRE_SCAN_LIMIT,
 };
+pub use rolled::PreviewFire;
 pub use zone::{GapPolicy, OverlapPolicy};
 
 use calendar::Exclusions;
@@ -90,6 +100,9 @@ pub struct ScheduleSpec {
     /// Spread each dispatch over `[scheduled_at, scheduled_at + window)`; 0 = off.
     #[serde(default)]
     pub jitter_window_secs: u32,
+    /// A shared business calendar and what happens to a fire on one of its non-business days.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub business_calendar: Option<BusinessCalendarRef>,
 }
 
 impl ScheduleSpec {
@@ -104,6 +117,7 @@ impl ScheduleSpec {
             end: None,
             exclusions: Calendar::default(),
             jitter_window_secs: 0,
+            business_calendar: None,
         }
     }
 }
@@ -132,6 +146,14 @@ pub struct Schedule {
     exclusions: Exclusions,
     jitter_window_secs: u32,
     normalized: String,
+    /// The business calendar in force and the roll policy (`None`: every day is a business day).
+    business: Option<Business>,
+}
+
+#[derive(Debug, Clone)]
+struct Business {
+    days: Arc<BusinessDays>,
+    roll: Roll,
 }
 
 /// The version of the IANA tz database compiled into this build (e.g. `"2025b"`). Store it
@@ -160,24 +182,66 @@ fn div_ceil(a: i64, b: i64) -> i64 {
 
 impl Schedule {
     /// Validates `spec`. `anchor` anchors `rate()` when `spec.start` is `None` (pass the job's
-    /// creation instant); it is rounded up to a whole second.
+    /// creation instant); it is rounded up to a whole second. A spec that names a business
+    /// calendar needs [`Schedule::parse_with`].
     pub fn parse(spec: &ScheduleSpec, anchor: DateTime<Utc>) -> Result<Schedule, ScheduleError> {
-        let expr = expr::parse_expression(&spec.expression)?;
-        let tz = Zone::Compiled(zone::parse_zone(&spec.timezone)?);
-        Schedule::build(spec, anchor, expr, tz)
+        Schedule::parse_with(spec, anchor, None)
     }
 
-    /// [`Schedule::parse`] under the zone rules of `db` (another tz database release, for the
-    /// tzdb upgrade report). The zone name is validated against the compiled release; a zone
-    /// that `db` does not have is [`ScheduleError::Timezone`].
+    /// [`Schedule::parse`] with the resolved business calendar that `spec.businessCalendar`
+    /// names (the version in force). Refused when the spec names a calendar and `business` is
+    /// not that calendar, or when it passes a calendar the spec does not name.
     pub fn parse_with(
         spec: &ScheduleSpec,
         anchor: DateTime<Utc>,
+        business: Option<Arc<BusinessDays>>,
+    ) -> Result<Schedule, ScheduleError> {
+        let expr = expr::parse_expression(&spec.expression)?;
+        let tz = Zone::Compiled(zone::parse_zone(&spec.timezone)?);
+        Schedule::build(spec, anchor, expr, tz, Schedule::business(spec, business)?)
+    }
+
+    /// [`Schedule::parse_with`] under the zone rules of `db` (another tz database release, for
+    /// the tzdb upgrade report and its tests). The zone name is validated against the compiled
+    /// release; a zone that `db` does not have is [`ScheduleError::Timezone`]. `business: None`
+    /// for a spec that names a calendar computes its fires before any business-day roll (which
+    /// moves a fire by whole local days under either release): what the report compares.
+    pub fn parse_in(
+        spec: &ScheduleSpec,
+        anchor: DateTime<Utc>,
         db: &tzdb::Tzdb,
+        business: Option<Arc<BusinessDays>>,
     ) -> Result<Schedule, ScheduleError> {
         let expr = expr::parse_expression(&spec.expression)?;
         let tz = db.zone(zone::parse_zone(&spec.timezone)?)?;
-        Schedule::build(spec, anchor, expr, tz)
+        let business = match business {
+            None => None,
+            some => Schedule::business(spec, some)?,
+        };
+        Schedule::build(spec, anchor, expr, tz, business)
+    }
+
+    /// The business calendar of `spec`, checked against the one loaded for it.
+    fn business(
+        spec: &ScheduleSpec,
+        business: Option<Arc<BusinessDays>>,
+    ) -> Result<Option<Business>, ScheduleError> {
+        match (&spec.business_calendar, business) {
+            (None, None) => Ok(None),
+            (Some(r), Some(days)) if days.id() == r.calendar => Ok(Some(Business { days, roll: r.roll })),
+            (Some(r), Some(days)) => Err(ScheduleError::BusinessCalendar(format!(
+                "calendar {:?} was loaded for a spec naming {:?}",
+                days.id(),
+                r.calendar
+            ))),
+            (Some(r), None) => {
+                Err(ScheduleError::BusinessCalendar(format!("calendar {:?} is not loaded", r.calendar)))
+            }
+            (None, Some(days)) => Err(ScheduleError::BusinessCalendar(format!(
+                "calendar {:?} was given for a spec without businessCalendar",
+                days.id()
+            ))),
+        }
     }
 
     fn build(
@@ -185,6 +249,7 @@ impl Schedule {
         anchor: DateTime<Utc>,
         expr: Expr,
         tz: Zone,
+        business: Option<Business>,
     ) -> Result<Schedule, ScheduleError> {
         let out_of_range = |t: Option<DateTime<Utc>>| t.is_some_and(|t| !crate::instant::in_range(t));
         if out_of_range(spec.start) {
@@ -215,11 +280,37 @@ impl Schedule {
                 (Kind::Cron(c), n)
             }
             Expr::Rate { period_secs } => {
+                if let Some(b) = business.as_ref().filter(|b| b.roll != Roll::Skip) {
+                    return Err(ScheduleError::BusinessCalendar(format!(
+                        "roll '{}' needs a cron or at() expression: rate() fires are not tied to a \
+                         time of day to keep; use 'skip'",
+                        b.roll
+                    )));
+                }
                 let anchor = ceil_secs(spec.start.unwrap_or(anchor));
                 (Kind::Rate { anchor, period: period_secs }, format!("rate({period_secs} seconds)"))
             }
             Expr::At(wall) => {
-                let fires = resolve_at(&tz, wall, spec, &exclusions)?;
+                let fires = match &business {
+                    None => resolve_at(&tz, wall, spec, &exclusions)?,
+                    Some(b) => {
+                        if exclusions.excludes(wall.date()) {
+                            return Err(ScheduleError::Exclusions(format!(
+                                "exclude {}, the only date of at({})",
+                                wall.date(),
+                                wall.format("%Y-%m-%dT%H:%M:%S")
+                            )));
+                        }
+                        // The calendar may change after the job is created: an at() rolled
+                        // out of existence fires never, it is not an error here.
+                        match b.days.roll(wall.date(), b.roll) {
+                            Some(day) => {
+                                resolve_at(&tz, day.and_time(wall.time()), spec, &Exclusions::default())?
+                            }
+                            None => Vec::new(),
+                        }
+                    }
+                };
                 (Kind::At(fires), format!("at({})", wall.format("%Y-%m-%dT%H:%M:%S")))
             }
         };
@@ -233,6 +324,7 @@ impl Schedule {
             exclusions,
             jitter_window_secs: spec.jitter_window_secs,
             normalized,
+            business,
         })
     }
 
@@ -273,7 +365,12 @@ impl Schedule {
             _ => after,
         };
         let fire = match &self.kind {
-            Kind::Cron(c) => self.by_overlap(|pass| self.cron_next(c, after, pass), std::cmp::min),
+            Kind::Cron(c) => match &self.business {
+                None => self.by_overlap(|pass| self.cron_next(c, after, pass), std::cmp::min),
+                Some(b) => {
+                    self.by_overlap(|pass| self.business_next(c, b, after, pass).map(|x| x.0), std::cmp::min)
+                }
+            },
             Kind::Rate { anchor, period } => self.rate_next(*anchor, *period, after),
             Kind::At(fires) => fires.iter().copied().find(|f| *f > after),
         }?;
@@ -312,7 +409,10 @@ impl Schedule {
             _ => at_or_before,
         };
         let fire = match &self.kind {
-            Kind::Cron(c) => self.by_overlap(|pass| self.cron_prev(c, x, pass), std::cmp::max),
+            Kind::Cron(c) => match &self.business {
+                None => self.by_overlap(|pass| self.cron_prev(c, x, pass), std::cmp::max),
+                Some(b) => self.by_overlap(|pass| self.business_prev(c, b, x, pass), std::cmp::max),
+            },
             Kind::Rate { anchor, period } => self.rate_prev(*anchor, *period, x),
             Kind::At(fires) => fires.iter().rev().copied().find(|f| *f <= x),
         }?;
@@ -364,20 +464,7 @@ impl Schedule {
     /// The first fire strictly after `after` for one monotone pass of the overlap policy.
     fn cron_next(&self, c: &CronExpr, after: DateTime<Utc>, pass: Pass) -> Option<DateTime<Utc>> {
         let tz = &self.zone;
-        let w_after = local_of(tz, after);
-        // Wall times after which to look (exclusive).
-        let mut cursor = w_after;
-        if pass == Pass::Last {
-            // `after` in the first occurrence of a repeated hour: the second occurrences of the
-            // earlier wall times of that hour are still ahead of `after`.
-            if let Some(len) = zone::first_pass_overlap(tz, after, w_after) {
-                cursor = overlap_start(tz, w_after, len) - Duration::seconds(1);
-            }
-        } else if let Some(len) = zone::second_pass_overlap(tz, after, w_after) {
-            // `after` in the second occurrence: first occurrences of the rest of that hour are
-            // already behind it.
-            cursor = overlap_end(tz, w_after, len) - Duration::seconds(1);
-        }
+        let mut cursor = next_cursor(tz, after, pass);
         let mut steps = 0u32;
         loop {
             let wall = c.next_wall(cursor)?;
@@ -415,19 +502,7 @@ impl Schedule {
     /// The last fire at or before `x` for one monotone pass of the overlap policy.
     fn cron_prev(&self, c: &CronExpr, x: DateTime<Utc>, pass: Pass) -> Option<DateTime<Utc>> {
         let tz = &self.zone;
-        let w_x = local_of(tz, x);
-        // Wall times before which to look (exclusive): one second past the floor of w_x.
-        let mut cursor = floor_secs(w_x) + Duration::seconds(1);
-        if pass == Pass::First {
-            // `x` in the second occurrence of a repeated hour: first occurrences of the later
-            // wall times of that hour are still before `x`.
-            if let Some(len) = zone::second_pass_overlap(tz, x, w_x) {
-                cursor = overlap_end(tz, w_x, len);
-            }
-        } else if let Some(len) = zone::first_pass_overlap(tz, x, w_x) {
-            // `x` in the first occurrence: second occurrences of that hour are all after it.
-            cursor = overlap_start(tz, w_x, len);
-        }
+        let mut cursor = prev_cursor(tz, x, pass);
         let mut steps = 0u32;
         loop {
             let wall = c.prev_wall(cursor)?;
@@ -473,11 +548,11 @@ impl Schedule {
                 return None;
             }
             let fire = from_secs(t)?;
-            if self.exclusions.is_empty() {
+            if self.exclusions.is_empty() && self.business.is_none() {
                 return Some(fire);
             }
             let date = local_of(&self.zone, fire).date();
-            if !self.exclusions.excludes(date) {
+            if !self.day_off(date) {
                 return Some(fire);
             }
             steps += 1;
@@ -501,11 +576,11 @@ impl Schedule {
                 return None;
             }
             let fire = from_secs(anchor.checked_add(k.checked_mul(period)?)?)?;
-            if self.exclusions.is_empty() {
+            if self.exclusions.is_empty() && self.business.is_none() {
                 return Some(fire);
             }
             let date = local_of(&self.zone, fire).date();
-            if !self.exclusions.excludes(date) {
+            if !self.day_off(date) {
                 return Some(fire);
             }
             steps += 1;
@@ -516,6 +591,42 @@ impl Schedule {
             k = (day_start - 1 - anchor).div_euclid(period).min(k - 1);
         }
     }
+}
+
+/// The wall time after which (exclusive) a forward search for one pass looks for fires after
+/// `after`.
+fn next_cursor(tz: &Zone, after: DateTime<Utc>, pass: Pass) -> NaiveDateTime {
+    let w_after = local_of(tz, after);
+    if pass == Pass::Last {
+        // `after` in the first occurrence of a repeated hour: the second occurrences of the
+        // earlier wall times of that hour are still ahead of `after`.
+        if let Some(len) = zone::first_pass_overlap(tz, after, w_after) {
+            return overlap_start(tz, w_after, len) - Duration::seconds(1);
+        }
+    } else if let Some(len) = zone::second_pass_overlap(tz, after, w_after) {
+        // `after` in the second occurrence: first occurrences of the rest of that hour are
+        // already behind it.
+        return overlap_end(tz, w_after, len) - Duration::seconds(1);
+    }
+    w_after
+}
+
+/// The wall time before which (exclusive) a backward search for one pass looks for fires at or
+/// before `x`.
+fn prev_cursor(tz: &Zone, x: DateTime<Utc>, pass: Pass) -> NaiveDateTime {
+    let w_x = local_of(tz, x);
+    if pass == Pass::First {
+        // `x` in the second occurrence of a repeated hour: first occurrences of the later
+        // wall times of that hour are still before `x`.
+        if let Some(len) = zone::second_pass_overlap(tz, x, w_x) {
+            return overlap_end(tz, w_x, len);
+        }
+    } else if let Some(len) = zone::first_pass_overlap(tz, x, w_x) {
+        // `x` in the first occurrence: second occurrences of that hour are all after it.
+        return overlap_start(tz, w_x, len);
+    }
+    // One second past the floor of w_x.
+    floor_secs(w_x) + Duration::seconds(1)
 }
 
 /// No `rate()` fire after 2100-12-31T23:59:59Z, matching the `cron` crate's last year.
@@ -617,6 +728,8 @@ fn resolve_at(
 
 #[cfg(test)]
 mod bad_input;
+#[cfg(test)]
+mod business_tests;
 #[cfg(test)]
 mod day_rules;
 #[cfg(test)]

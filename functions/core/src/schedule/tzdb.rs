@@ -182,8 +182,8 @@ pub fn compare(
     old: &Tzdb,
     new: &Tzdb,
 ) -> Result<Vec<FireChange>, ScheduleError> {
-    let old_s = Schedule::parse_with(spec, anchor, old)?;
-    let new_s = Schedule::parse_with(spec, anchor, new)?;
+    let old_s = Schedule::parse_in(spec, anchor, old, None)?;
+    let new_s = Schedule::parse_in(spec, anchor, new, None)?;
     let by_wall = !matches!(old_s.kind, Kind::Rate { .. });
     // Fires grouped by key (two under `onOverlap: both` share a wall time), and the last key a
     // list cut at `count` covers: past it nothing is known.

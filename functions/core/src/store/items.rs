@@ -38,6 +38,8 @@ pub mod attr {
     pub const CREATED: &str = "created";
     pub const UPDATED: &str = "updated";
     pub const TZDB: &str = "tzdb";
+    /// The business calendar chain a job's trigger position was computed with.
+    pub const CALENDARS: &str = "calv";
     pub const SCHED: &str = "sched";
     pub const FIRE: &str = "fire";
     pub const STATUS: &str = "st";
@@ -247,6 +249,9 @@ pub fn job_to_item(job: &Job) -> Item {
         (attr::TZDB.into(), s(&job.tzdb_version)),
         (attr::EDITED.into(), n(job.edited_at.timestamp_millis())),
     ]);
+    if !job.calendar_versions.is_empty() {
+        item.insert(attr::CALENDARS.into(), s(encode_calendar_versions(&job.calendar_versions)));
+    }
     if let Some((from, until)) = job.paused {
         item.insert(attr::PAUSED_FROM.into(), n(from.timestamp_millis()));
         if let Some(u) = until {
@@ -262,6 +267,22 @@ pub fn job_to_item(job: &Job) -> Item {
         }
     }
     item
+}
+
+/// `cn-holidays@3,acme@1`: a job's business calendar chain, root first (ids never hold `@`
+/// or `,`).
+pub fn encode_calendar_versions(chain: &[(String, u64)]) -> String {
+    chain.iter().map(|(id, v)| format!("{id}@{v}")).collect::<Vec<_>>().join(",")
+}
+
+/// The chain of [`encode_calendar_versions`].
+pub fn decode_calendar_versions(text: &str) -> Option<Vec<(String, u64)>> {
+    text.split(',')
+        .map(|p| {
+            let (id, v) = p.split_once('@')?;
+            Some((id.to_string(), v.parse().ok()?))
+        })
+        .collect()
 }
 
 /// The immutable snapshot item of a job's current version (`sk = V#{version}`): the definition
@@ -328,6 +349,13 @@ pub fn job_from_item(item: &Item) -> Result<Job, DecodeError> {
         paused: get_n_opt(item, attr::PAUSED_FROM)?
             .map(|f| Ok::<_, DecodeError>((ms_to_dt(f), get_n_opt(item, attr::PAUSED_UNTIL)?.map(ms_to_dt))))
             .transpose()?,
+        calendar_versions: match item.get(attr::CALENDARS).and_then(|v| v.as_s().ok()) {
+            Some(text) => decode_calendar_versions(text).ok_or(DecodeError {
+                attr: attr::CALENDARS,
+                reason: format!("not id@version,...: {text:?}"),
+            })?,
+            None => Vec::new(),
+        },
     })
 }
 

@@ -31,9 +31,11 @@
 //!   changes.
 //! - [`slots`]: job concurrency slots and tenant running gates (the decisions are
 //!   [`crate::execution::policy`]'s).
+//! - [`calendars`]: business calendars: current item, version snapshots, the audited change.
 //! - [`ops`]: the tenant's operations audit log.
 //! - [`watermarks`]: shard watermarks of the trigger's scan.
 //! - [`tables`]: table create / describe / TTL / list, for [`crate::provision`] and the CLI.
+pub mod calendars;
 pub mod error;
 pub mod executions;
 pub mod expr;

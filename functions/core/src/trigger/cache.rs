@@ -23,6 +23,8 @@ struct Key {
     version: u64,
     anchor_ms: i64,
     spec: String,
+    /// The business calendar chain (`id@version,...`), empty without one.
+    calendars: String,
 }
 
 fn key_of(job: &Job) -> Key {
@@ -34,6 +36,7 @@ fn key_of(job: &Job) -> Key {
         version: job.version,
         anchor_ms: job.anchor.timestamp_millis(),
         spec,
+        calendars: crate::store::items::encode_calendar_versions(&job.calendar_versions),
     }
 }
 
@@ -43,13 +46,25 @@ fn cache() -> &'static Mutex<HashMap<Key, Arc<Schedule>>> {
 }
 
 /// The job's parsed schedule, from the cache when this definition was parsed before. Errors are
-/// not cached (a job that no longer parses is rare and logged each time).
+/// not cached (a job that no longer parses is rare and logged each time). A job with a business
+/// calendar needs its chain loaded first ([`super::calendars::ensure`]); without it this is a
+/// [`ScheduleError::BusinessCalendar`].
 pub fn schedule_of(job: &Job) -> Result<Arc<Schedule>, ScheduleError> {
     let key = key_of(job);
     if let Some(s) = cache().lock().ok().and_then(|c| c.get(&key).cloned()) {
         return Ok(s);
     }
-    let parsed = Arc::new(Schedule::parse(&job.definition.schedule, job.anchor)?);
+    let business = if job.calendar_versions.is_empty() {
+        None
+    } else {
+        Some(super::calendars::cached(&job.tenant, &job.calendar_versions).ok_or_else(|| {
+            ScheduleError::BusinessCalendar(format!(
+                "calendar versions {} are not loaded",
+                crate::store::items::encode_calendar_versions(&job.calendar_versions)
+            ))
+        })?)
+    };
+    let parsed = Arc::new(Schedule::parse_with(&job.definition.schedule, job.anchor, business)?);
     if let Ok(mut c) = cache().lock() {
         if c.len() >= CAPACITY {
             c.clear();

@@ -2,12 +2,14 @@
 //!
 //! - [`plan`]: pure — which fires a job gets in a window, misfire policy, catch-up budget.
 //! - [`cache`]: parsed schedules by job definition, kept across ticks of a warm process.
+//! - [`calendars`]: resolved business calendar chains by (tenant, versions), likewise.
 //! - [`scan`]: the I/O loop over a shard range: put → send → advance → watermark.
 //! - [`verify`]: every-minute and daily fires are put without an `open` index entry; a grace
 //!   after their minute this pass looks them up and indexes the ones not final yet.
 //! - [`tick`]: the per-minute entry: scan in-process, or fan shard ranges out to scan
 //!   functions with asynchronous Lambda invokes when the shard count calls for it.
 pub mod cache;
+pub mod calendars;
 pub mod follow;
 pub mod plan;
 pub mod scan;

@@ -279,12 +279,12 @@ async fn scan_shard(
     let every = due_jobs(ctx, &keys::every_bucket(shard), &mut report).await?;
     report.buckets += 1;
     let every_jobs = every.clone();
-    let group = plan_group(admitted, None, window_end, now, budget, &mut report).await;
+    let group = plan_group(ctx, admitted, None, window_end, now, budget, &mut report).await;
     // A deferred admission job stays in the admission partition, which every tick reads: it
     // does not hold the watermark back.
     dispatch(ctx, group, now, opts, Group::Admission, since_ms, &mut report).await?;
     let wm_end = keys::minute_start(wm + 1) - Duration::milliseconds(1);
-    let group = plan_group(every, Some(wm_end), window_end, now, budget, &mut report).await;
+    let group = plan_group(ctx, every, Some(wm_end), window_end, now, budget, &mut report).await;
     // A deferred every-minute job moves to the admission partition at its first unplanned
     // fire (its own position from then on), so it never holds the shard's watermark: with a
     // fixed query order the same job would be deferred every tick and, past `max_buckets`, the
@@ -299,7 +299,7 @@ async fn scan_shard(
     for minute in first..=last {
         let due = due_jobs(ctx, &keys::due_bucket(minute, shard), &mut report).await?;
         report.buckets += 1;
-        let group = plan_group(due, None, window_end, now, budget, &mut report).await;
+        let group = plan_group(ctx, due, None, window_end, now, budget, &mut report).await;
         if !dispatch(ctx, group, now, opts, Group::Bucket, since_ms, &mut report).await? && held_at.is_none()
         {
             held_at = Some(minute);
@@ -312,7 +312,7 @@ async fn scan_shard(
             let daily = due_jobs(ctx, &keys::daily_bucket(slot, shard), &mut report).await?;
             report.buckets += 1;
             let minute_end = keys::minute_start(minute + 1) - Duration::milliseconds(1);
-            let group = plan_group(daily, Some(wm_end), minute_end, now, budget, &mut report).await;
+            let group = plan_group(ctx, daily, Some(wm_end), minute_end, now, budget, &mut report).await;
             dispatch(ctx, group, now, opts, Group::Daily(slot), since_ms, &mut report).await?;
         }
     }
@@ -352,6 +352,7 @@ async fn due_jobs(ctx: &Ctx, due_pk: &str, report: &mut ScanReport) -> Result<Ve
 /// Plans each job's fires up to `window_end`, from its stored position (or from `floor`, for
 /// every-minute jobs whose position is the watermark, when that is later).
 async fn plan_group(
+    ctx: &Ctx,
     jobs: Vec<Job>,
     floor: Option<DateTime<Utc>>,
     window_end: DateTime<Utc>,
@@ -362,6 +363,11 @@ async fn plan_group(
     let mut group = Vec::new();
     for job in jobs {
         let Some(next) = job.next_fire_at else { continue };
+        // A business calendar job: its chain's versions, one GetItem per level the first time
+        // this process sees them, nothing afterwards (see `calendars`).
+        if !load_calendars_or_log(ctx, &job, report).await {
+            continue;
+        }
         let Some(schedule) = parse_or_log(&job, report) else { continue };
         let from = next - Duration::milliseconds(1);
         let last_scheduled = floor.map_or(from, |f| f.max(from));
@@ -421,6 +427,19 @@ fn decide(group: Group, schedule: &Schedule, plan: &JobPlan, now: DateTime<Utc>)
         (_, false, Some(n)) => Some(class_for(n)),
         // Done: out of the index (the class is not written).
         (_, false, None) => Some(DueClass::Bucket),
+    }
+}
+
+/// Loads the business calendar versions `job` names; false (logged, counted invalid, the job
+/// left where it is for the next tick) when they cannot be.
+async fn load_calendars_or_log(ctx: &Ctx, job: &Job, report: &mut ScanReport) -> bool {
+    match super::calendars::ensure(&ctx.ddb, &ctx.cfg.jobs_table, job).await {
+        Ok(()) => true,
+        Err(e) => {
+            tracing::error!(tenant = %job.tenant, job = %job.job_id, error = %e, "business calendar not loaded");
+            report.invalid += 1;
+            false
+        }
     }
 }
 
@@ -582,6 +601,9 @@ pub async fn dispatch_one(
     let (Some(next), true) = (job.next_fire_at, job.state == crate::model::JobState::Enabled) else {
         return Ok(report);
     };
+    if !load_calendars_or_log(ctx, job, &mut report).await {
+        return Ok(report);
+    }
     let Some(schedule) = parse_or_log(job, &mut report) else { return Ok(report) };
     let window_end = keys::minute_start(keys::minute_of(now) + 2) - Duration::milliseconds(1);
     // Only on-time fires here: a job admitted now has no missed fires to pace.

@@ -129,7 +129,7 @@ fn before_2023_the_fixture_agrees_with_the_compiled_rules() {
             let mut s = spec(expr, zone);
             s.on_gap = gap;
             s.on_overlap = overlap;
-            let a = Schedule::parse_with(&s, anchor, &old).unwrap();
+            let a = Schedule::parse_in(&s, anchor, &old, None).unwrap();
             let b = Schedule::parse(&s, anchor).unwrap();
             // WHEN both enumerate forward and backward THEN every instant is the same
             let fa = a.fires_between(at("2002-01-01T00:00:00Z"), at("2022-12-31T00:00:00Z"), 100_000);
@@ -148,8 +148,9 @@ fn before_2023_the_fixture_agrees_with_the_compiled_rules() {
 
 #[test]
 fn a_zone_missing_from_the_old_release_is_named() {
-    let e = Schedule::parse_with(&spec("0 9 * * *", "Europe/Kyiv"), at("2023-01-01T00:00:00Z"), &fixture())
-        .unwrap_err();
+    let e =
+        Schedule::parse_in(&spec("0 9 * * *", "Europe/Kyiv"), at("2023-01-01T00:00:00Z"), &fixture(), None)
+            .unwrap_err();
     assert_eq!(e.to_string(), "timezone: 'Europe/Kyiv' is not a zone of tz database 2022a");
 }
 

@@ -1,0 +1,399 @@
+//! Business calendars through the control plane: put (create or edit, If-Match), get, list,
+//! versions, delete; resolving the chain in force for a job; re-planning the jobs that use a
+//! calendar after an edit.
+//!
+//! ## Edit semantics
+//! A put writes a new immutable version (and the operations-log entry, `calendar_update`) in one
+//! transaction, then *re-plans* every job whose chain includes the calendar: the job gets a new
+//! version recording the new chain (`calendarVersions`), its next fire recomputed from `now`
+//! with it, an operations-log entry (`update`, detail `calendar {id} v{n}`), and its
+//! queued-ahead executions follow the change like after a job edit. Fires before `now` keep
+//! the calendar they were computed with. Finding the jobs reads the tenant's job list (one
+//! keys-only Query page and one BatchGetItem per 100 jobs): calendar edits are rare, and this
+//! keeps job writes free of a reference index. A re-plan that loses a race with a job edit is
+//! skipped: the edit resolved the calendar in force itself.
+//!
+//! ## Delete
+//! Refused (409 `calendar_in_use`) while a job that is not deleted names the calendar, or
+//! another calendar names it as parent. The current item becomes a tombstone; versions stay, so
+//! a job's recorded versions stay loadable.
+
+use std::sync::Arc;
+
+use super::page::{self, Page};
+use super::{Caller, Control, ControlError};
+use crate::keys;
+use crate::model::{DueClass, Job, JobState, OpsAction, OpsEntry};
+use crate::schedule::{BusinessCalendarSpec, BusinessDays, MAX_CALENDAR_DEPTH};
+use crate::store::calendars::{self as store, CalendarChangeError, StoredCalendar};
+use crate::store::jobs::{self as job_store, put_job_change, Expect};
+use crate::trigger::calendars::remember;
+use chrono::{DateTime, Utc};
+
+/// A calendar change and the jobs it re-planned.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CalendarView {
+    /// The calendar as stored.
+    pub calendar: StoredCalendar,
+    /// Jobs re-planned with the new version (ids).
+    pub replanned: Vec<String>,
+    /// Whether the put created the calendar (201) rather than editing it (200).
+    pub created: bool,
+}
+
+fn valid_id(id: &str) -> Result<(), ControlError> {
+    keys::validate_id("calendarId", id).map_err(|e| ControlError::invalid(e.field, e.reason))
+}
+
+fn not_found() -> ControlError {
+    ControlError::NotFound { what: "calendar" }
+}
+
+/// Resolves the chain in force of calendar `id` (current versions, root first). `field` names
+/// the request field the id came from, for the 400 when it is missing, deleted, cyclic or too
+/// deep.
+pub async fn resolve_latest(
+    ctl: &Control,
+    tenant: &str,
+    id: &str,
+    field: &str,
+) -> Result<Arc<BusinessDays>, ControlError> {
+    let mut levels = Vec::new();
+    let mut next = Some(id.to_string());
+    while let Some(cur) = next.take() {
+        if levels.iter().any(|(l, _, _): &(String, u64, _)| *l == cur) {
+            return Err(ControlError::invalid(field, format!("calendar {cur:?} is its own ancestor")));
+        }
+        if levels.len() == MAX_CALENDAR_DEPTH {
+            return Err(ControlError::invalid(
+                field,
+                format!("calendar {id:?} has more than {MAX_CALENDAR_DEPTH} levels of parents"),
+            ));
+        }
+        let cal = store::get_calendar(ctl.ddb(), &ctl.cfg().jobs_table, tenant, &cur)
+            .await?
+            .filter(|c| !c.deleted)
+            .ok_or_else(|| ControlError::invalid(field, format!("no calendar {cur:?}")))?;
+        let level = cal.spec.validate().map_err(|e| ControlError::invalid(field, e.to_string()))?;
+        next = cal.spec.parent.clone();
+        levels.push((cur, cal.version, level));
+    }
+    levels.reverse();
+    let days = BusinessDays::resolve(&levels).map_err(|e| ControlError::invalid(field, e.reason))?;
+    let days = Arc::new(days);
+    remember(tenant, days.clone());
+    Ok(days)
+}
+
+/// The business calendar in force for a job definition, if it names one (a 400 on
+/// `schedule.businessCalendar.calendar` when that calendar cannot be used).
+pub async fn for_definition(
+    ctl: &Control,
+    tenant: &str,
+    def: &crate::model::JobDefinition,
+) -> Result<Option<Arc<BusinessDays>>, ControlError> {
+    match &def.schedule.business_calendar {
+        None => Ok(None),
+        Some(r) => {
+            valid_id(&r.calendar).map_err(|_| {
+                ControlError::invalid("schedule.businessCalendar.calendar", "not a calendar id")
+            })?;
+            resolve_latest(ctl, tenant, &r.calendar, "schedule.businessCalendar.calendar").await.map(Some)
+        }
+    }
+}
+
+/// Creates (`expected = None`, or the id was deleted) or edits (`expected` = the version read)
+/// the caller's calendar, then re-plans the jobs using it.
+pub async fn put(
+    ctl: &Control,
+    caller: &Caller,
+    id: &str,
+    expected: Option<u64>,
+    spec: BusinessCalendarSpec,
+    now: DateTime<Utc>,
+) -> Result<CalendarView, ControlError> {
+    valid_id(id)?;
+    spec.validate().map_err(|e| ControlError::invalid(e.field, e.reason))?;
+    let table = &ctl.cfg().jobs_table;
+    let cur = store::get_calendar(ctl.ddb(), table, &caller.tenant, id).await?;
+    let live = cur.as_ref().filter(|c| !c.deleted);
+    match (live, expected) {
+        (Some(c), Some(v)) if c.version != v => {
+            return Err(ControlError::VersionConflict { expected: v, current: c.version })
+        }
+        (None, Some(_)) => return Err(not_found()),
+        (Some(c), None) => {
+            return Err(ControlError::Conflict {
+                code: "calendar_exists",
+                field: "If-Match",
+                message: format!(
+                    "the calendar exists at version {}: send If-Match with its ETag to edit it",
+                    c.version
+                ),
+            })
+        }
+        _ => {}
+    }
+    // The parent must exist, and the new chain must be acyclic and short enough.
+    if let Some(p) = &spec.parent {
+        if p == id {
+            return Err(ControlError::invalid("parent", "a calendar cannot extend itself"));
+        }
+        let chain = resolve_latest(ctl, &caller.tenant, p, "parent").await?;
+        if chain.chain().iter().any(|(l, _)| l == id) {
+            return Err(ControlError::invalid("parent", format!("{p:?} extends {id:?}: a cycle")));
+        }
+        if chain.chain().len() + 1 > MAX_CALENDAR_DEPTH {
+            return Err(ControlError::invalid(
+                "parent",
+                format!("the chain would have more than {MAX_CALENDAR_DEPTH} levels"),
+            ));
+        }
+    }
+    let version = cur.as_ref().map_or(1, |c| c.version + 1);
+    let cal = StoredCalendar {
+        tenant: caller.tenant.clone(),
+        id: id.to_string(),
+        version,
+        deleted: false,
+        spec,
+        created_at: live.map_or(now, |c| c.created_at),
+        updated_at: now,
+    };
+    let action = if live.is_some() { OpsAction::CalendarUpdate } else { OpsAction::CalendarCreate };
+    let audit =
+        OpsEntry::new(caller.actor(), action, id, now).versions(live.map(|c| c.version), Some(version));
+    // Absent: create; a tombstone: conditional on its version, like an edit.
+    let condition = cur.as_ref().map(|c| c.version);
+    match store::put_calendar(ctl.ddb(), table, condition, &cal, &audit, ctl.settings.ops_retention_secs)
+        .await
+    {
+        Ok(()) => {}
+        Err(CalendarChangeError::Conflict) => {
+            let now_at = store::get_calendar(ctl.ddb(), table, &caller.tenant, id).await?;
+            return Err(ControlError::VersionConflict {
+                expected: expected.unwrap_or(0),
+                current: now_at.map_or(0, |c| c.version),
+            });
+        }
+        Err(CalendarChangeError::Store(e)) => return Err(e.into()),
+    }
+    let replanned = if live.is_some() { replan(ctl, caller, id, now).await? } else { Vec::new() };
+    Ok(CalendarView { calendar: cal, replanned, created: live.is_none() })
+}
+
+/// Every job of the tenant (not deleted), page by page.
+async fn all_jobs(ctl: &Control, tenant: &str) -> Result<Vec<Job>, ControlError> {
+    let mut out = Vec::new();
+    let mut after: Option<String> = None;
+    loop {
+        let ids = job_store::list_job_ids(ctl.ddb(), ctl.cfg(), tenant, 100, after.as_deref()).await?;
+        let mut jobs = job_store::batch_get_jobs(ctl.ddb(), ctl.cfg(), tenant, &ids.items).await?;
+        jobs.retain(|j| j.state != JobState::Deleted);
+        out.extend(jobs);
+        match ids.next {
+            Some(n) => after = Some(n),
+            None => return Ok(out),
+        }
+    }
+}
+
+/// Re-plans the jobs whose calendar chain includes `id` (see the module doc).
+async fn replan(
+    ctl: &Control,
+    caller: &Caller,
+    id: &str,
+    now: DateTime<Utc>,
+) -> Result<Vec<String>, ControlError> {
+    let mut done = Vec::new();
+    for cur in all_jobs(ctl, &caller.tenant).await? {
+        let Some(r) = &cur.definition.schedule.business_calendar else { continue };
+        if r.calendar != id && !cur.calendar_versions.iter().any(|(l, _)| l == id) {
+            continue;
+        }
+        let days = match resolve_latest(
+            ctl,
+            &caller.tenant,
+            &r.calendar,
+            "schedule.businessCalendar.calendar",
+        )
+        .await
+        {
+            Ok(d) => d,
+            Err(e) => {
+                tracing::warn!(job = %cur.job_id, error = %e, "calendar re-plan: chain not resolvable; job keeps its versions");
+                continue;
+            }
+        };
+        if days.chain() == cur.calendar_versions.as_slice() {
+            continue;
+        }
+        let schedule = match crate::schedule::Schedule::parse_with(
+            &cur.definition.schedule,
+            cur.anchor,
+            Some(days.clone()),
+        ) {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::warn!(job = %cur.job_id, error = %e, "calendar re-plan: schedule refused; job keeps its versions");
+                continue;
+            }
+        };
+        let mut job = Job {
+            version: cur.version + 1,
+            calendar_versions: days.chain().to_vec(),
+            updated_at: now,
+            ..cur.clone()
+        };
+        if job.state == JobState::Enabled {
+            job.next_fire_at = schedule.next_after(now);
+            job.due_class = DueClass::Admission;
+        }
+        let mut audit = OpsEntry::new(caller.actor(), OpsAction::Update, &cur.job_id, now)
+            .versions(Some(cur.version), Some(job.version));
+        audit.detail =
+            Some(format!("calendar {id} v{}", days.chain().iter().find(|(l, _)| l == id).map_or(0, |c| c.1)));
+        crate::trigger::verify::before_leaving(&ctl.ctx, &cur, now).await?;
+        let retention = ctl.settings.ops_retention_secs;
+        match put_job_change(
+            ctl.ddb(),
+            ctl.cfg(),
+            Expect::Version(cur.version),
+            &job,
+            None,
+            &audit,
+            retention,
+        )
+        .await
+        {
+            Ok(()) => {}
+            Err(crate::store::jobs::ChangeError::VersionConflict { .. }) => continue,
+            Err(crate::store::jobs::ChangeError::Exists) => continue,
+            Err(crate::store::jobs::ChangeError::Store(e)) => return Err(e.into()),
+        }
+        crate::trigger::follow::follow_change(&ctl.execs, &job, now, &caller.actor()).await?;
+        if job.state == JobState::Enabled {
+            if let Err(e) = crate::trigger::scan::dispatch_one(&ctl.ctx, &job, now, &caller.actor()).await {
+                tracing::warn!(job = %job.job_id, error = %e, "dispatch after calendar re-plan failed; the next tick repeats it");
+            }
+        }
+        done.push(job.job_id);
+    }
+    Ok(done)
+}
+
+/// The caller's calendar (not a deleted one).
+pub async fn get(ctl: &Control, caller: &Caller, id: &str) -> Result<StoredCalendar, ControlError> {
+    valid_id(id)?;
+    store::get_calendar(ctl.ddb(), &ctl.cfg().jobs_table, &caller.tenant, id)
+        .await?
+        .filter(|c| !c.deleted)
+        .ok_or_else(not_found)
+}
+
+/// One immutable version of the caller's calendar (also of a deleted one: jobs' history names
+/// them).
+pub async fn get_version(
+    ctl: &Control,
+    caller: &Caller,
+    id: &str,
+    version: u64,
+) -> Result<StoredCalendar, ControlError> {
+    valid_id(id)?;
+    store::get_calendar_version(ctl.ddb(), &ctl.cfg().jobs_table, &caller.tenant, id, version)
+        .await?
+        .filter(|c| !c.deleted)
+        .ok_or(ControlError::NotFound { what: "version" })
+}
+
+/// The caller's calendars in id order, one page at a time (deleted ones left out: a page may
+/// then hold fewer than `limit` while `next` is set).
+pub async fn list(
+    ctl: &Control,
+    caller: &Caller,
+    limit: Option<u32>,
+    cursor: Option<&str>,
+) -> Result<Page<StoredCalendar>, ControlError> {
+    let after = match cursor {
+        Some(c) => {
+            let id = page::decode("calendars", c)?;
+            valid_id(&id)
+                .map_err(|_| ControlError::invalid("cursor", "not a cursor returned by this list"))?;
+            Some(id)
+        }
+        None => None,
+    };
+    let limit = page::limit(limit, ctl.settings.max_page);
+    let p = store::list_calendars(ctl.ddb(), &ctl.cfg().jobs_table, &caller.tenant, limit, after.as_deref())
+        .await?;
+    let next = p.next.map(|id| page::encode("calendars", &id));
+    Ok(Page { items: p.items.into_iter().filter(|c| !c.deleted).collect(), next })
+}
+
+/// Deletes the caller's calendar unless a job or another calendar uses it.
+pub async fn delete(
+    ctl: &Control,
+    caller: &Caller,
+    id: &str,
+    expected: Option<u64>,
+    now: DateTime<Utc>,
+) -> Result<StoredCalendar, ControlError> {
+    let cur = get(ctl, caller, id).await?;
+    if let Some(v) = expected.filter(|v| *v != cur.version) {
+        return Err(ControlError::VersionConflict { expected: v, current: cur.version });
+    }
+    let users: Vec<String> = all_jobs(ctl, &caller.tenant)
+        .await?
+        .into_iter()
+        .filter(|j| {
+            j.definition.schedule.business_calendar.as_ref().is_some_and(|r| r.calendar == id)
+                || j.calendar_versions.iter().any(|(l, _)| l == id)
+        })
+        .map(|j| j.job_id)
+        .collect();
+    let mut children = Vec::new();
+    let mut after: Option<String> = None;
+    loop {
+        let p =
+            store::list_calendars(ctl.ddb(), &ctl.cfg().jobs_table, &caller.tenant, 100, after.as_deref())
+                .await?;
+        children.extend(
+            p.items.into_iter().filter(|c| !c.deleted && c.spec.parent.as_deref() == Some(id)).map(|c| c.id),
+        );
+        match p.next {
+            Some(n) => after = Some(n),
+            None => break,
+        }
+    }
+    if !users.is_empty() || !children.is_empty() {
+        let shown = |v: &[String]| v.iter().take(10).cloned().collect::<Vec<_>>().join(", ");
+        let mut message = String::from("the calendar is in use:");
+        if !users.is_empty() {
+            message.push_str(&format!(" {} job(s) ({})", users.len(), shown(&users)));
+        }
+        if !children.is_empty() {
+            message.push_str(&format!(" {} calendar(s) extend it ({})", children.len(), shown(&children)));
+        }
+        return Err(ControlError::Conflict { code: "calendar_in_use", field: "calendarId", message });
+    }
+    let tomb = StoredCalendar { version: cur.version + 1, deleted: true, updated_at: now, ..cur.clone() };
+    let audit = OpsEntry::new(caller.actor(), OpsAction::CalendarDelete, id, now)
+        .versions(Some(cur.version), Some(tomb.version));
+    match store::put_calendar(
+        ctl.ddb(),
+        &ctl.cfg().jobs_table,
+        Some(cur.version),
+        &tomb,
+        &audit,
+        ctl.settings.ops_retention_secs,
+    )
+    .await
+    {
+        Ok(()) => Ok(tomb),
+        Err(CalendarChangeError::Conflict) => {
+            Err(ControlError::VersionConflict { expected: cur.version, current: cur.version + 1 })
+        }
+        Err(CalendarChangeError::Store(e)) => Err(e.into()),
+    }
+}
