@@ -71,7 +71,7 @@ impl From<ControlError> for ApiError {
             ControlError::VersionConflict { expected, current } => ApiError::new(
                 StatusCode::PRECONDITION_FAILED,
                 "version_mismatch",
-                format!("the job is at version {current}, not {expected}: read it again and retry"),
+                format!("it is at version {current}, not {expected}: read it again and retry"),
             )
             .field("If-Match"),
             ControlError::Limited { code, field, message, retry_after_secs } => {

@@ -150,6 +150,11 @@ pub fn parse_body<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
     if body.is_empty() {
         return Err(ApiError::invalid("body", "a JSON body is required"));
     }
+    // Every request body is a JSON object. serde would also read a struct from an array, by
+    // position (the fuzzer's `[null, null]` was a valid calendar), so refuse anything else here.
+    if body.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        return Err(ApiError::invalid("body", "must be a JSON object"));
+    }
     let de = &mut serde_json::Deserializer::from_slice(body);
     serde_path_to_error::deserialize(de).map_err(|e| {
         let path = e.path().to_string();

@@ -56,8 +56,17 @@ pub struct JobDefinition {
     /// A fire that no worker has started this long after its scheduled instant is reported
     /// missed, once: an operations-log entry, a `FireMissed` event on the stack's bus and a
     /// `FiresMissed` count (docs/reconciler.md, "Start deadlines"). None: never reported.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "not_null")]
     pub start_deadline_secs: Option<u32>,
+}
+
+/// `#[serde(default, deserialize_with = "not_null")]`: an optional field that may be absent but
+/// not `null` (the OpenAPI document does not allow null there, so neither does the parser; the
+/// fuzzer found `businessCalendar: null` accepted).
+pub(crate) fn not_null<'de, D: serde::Deserializer<'de>, T: serde::Deserialize<'de>>(
+    d: D,
+) -> Result<Option<T>, D::Error> {
+    T::deserialize(d).map(Some)
 }
 
 /// Longest `startDeadlineSecs` (7 days): a fire not started a week late is long past any alert.

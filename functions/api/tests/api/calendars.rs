@@ -127,6 +127,15 @@ async fn a_calendar_edit_replans_only_later_fires_and_is_audited() {
     assert_eq!(d.status, 200, "{}", d.body);
     assert_eq!(h.get("acme", "/v1/calendars/cn-holidays").await.status, 404);
     assert_eq!(h.get("acme", "/v1/calendars").await.body["items"], json!([]));
+    // AND its versions are gone with it, and its id is not reused
+    assert_eq!(h.get("acme", "/v1/calendars/cn-holidays/versions/1").await.status, 404);
+    let again = put(&h, "acme", "cn-holidays", &json!({"holidays": ["2026-10-01"]}), None).await;
+    assert_eq!(
+        (again.status, again.body["error"]["code"].as_str()),
+        (409, Some("calendar_deleted")),
+        "{}",
+        again.body
+    );
 }
 
 #[tokio::test]

@@ -117,6 +117,15 @@ pub async fn put(
     spec.validate().map_err(|e| ControlError::invalid(e.field, e.reason))?;
     let table = &ctl.cfg().jobs_table;
     let cur = store::get_calendar(ctl.ddb(), table, &caller.tenant, id).await?;
+    if cur.as_ref().is_some_and(|c| c.deleted) {
+        // Like a job id, a deleted calendar's id is not reused: its versions stay in the jobs'
+        // history under that name (the fuzzer's use-after-free check found it re-created).
+        return Err(ControlError::Conflict {
+            code: "calendar_deleted",
+            field: "calendarId",
+            message: "the calendar is deleted; its id is not reused: choose another".into(),
+        });
+    }
     let live = cur.as_ref().filter(|c| !c.deleted);
     match (live, expected) {
         (Some(c), Some(v)) if c.version != v => {
@@ -292,15 +301,16 @@ pub async fn get(ctl: &Control, caller: &Caller, id: &str) -> Result<StoredCalen
         .ok_or_else(not_found)
 }
 
-/// One immutable version of the caller's calendar (also of a deleted one: jobs' history names
-/// them).
+/// One immutable version of the caller's live calendar. A deleted calendar is gone with its
+/// versions (404, like the calendar itself; the fuzzer's use-after-free check): no live job can
+/// name it, since a calendar in use cannot be deleted.
 pub async fn get_version(
     ctl: &Control,
     caller: &Caller,
     id: &str,
     version: u64,
 ) -> Result<StoredCalendar, ControlError> {
-    valid_id(id)?;
+    get(ctl, caller, id).await?;
     store::get_calendar_version(ctl.ddb(), &ctl.cfg().jobs_table, &caller.tenant, id, version)
         .await?
         .filter(|c| !c.deleted)

@@ -23,7 +23,7 @@ pub enum ControlError {
     #[error("jobId: a job with this id already exists")]
     Exists,
     /// Optimistic concurrency: the job is not at the version the caller read. Nothing changed.
-    #[error("version: the job is at version {current}, not {expected}")]
+    #[error("version: it is at version {current}, not {expected}")]
     VersionConflict {
         /// The version the caller sent (If-Match).
         expected: u64,

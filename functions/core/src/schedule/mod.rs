@@ -101,7 +101,7 @@ pub struct ScheduleSpec {
     #[serde(default)]
     pub jitter_window_secs: u32,
     /// A shared business calendar and what happens to a fire on one of its non-business days.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "crate::model::not_null")]
     pub business_calendar: Option<BusinessCalendarRef>,
 }
 
