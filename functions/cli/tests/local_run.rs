@@ -228,6 +228,36 @@ fn the_local_run_creates_runs_and_stops() {
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("schedule.expression"), "{bad:?}");
 
+    // AND business calendars go through the same CLI: create, edit with the version read, a
+    // stale edit refused, get, one version, list, delete, then gone
+    let dir = std::env::temp_dir().join(format!("sundial-cli-cal-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let (f1, f2) = (dir.join("v1.json"), dir.join("v2.json"));
+    std::fs::write(&f1, r#"{"holidays": ["2026-10-01"]}"#).expect("write");
+    std::fs::write(&f2, r#"{"holidays": ["2026-10-01", "2026-10-02"], "restDays": ["sun"]}"#).expect("write");
+    let (f1, f2) = (f1.to_str().expect("utf-8 path"), f2.to_str().expect("utf-8 path"));
+    let put = json_of(&cli(&api_url, &["calendars", "put", "cn", "--file", f1, "--output", "json"]));
+    assert_eq!(put["calendar"]["version"], 1, "{put}");
+    let put = json_of(&cli(
+        &api_url,
+        &["calendars", "put", "cn", "--file", f2, "--version", "1", "--output", "json"],
+    ));
+    assert_eq!(put["calendar"]["version"], 2, "{put}");
+    let stale = cli(&api_url, &["calendars", "put", "cn", "--file", f1, "--version", "1"]);
+    assert!(!stale.status.success(), "{stale:?}");
+    assert!(String::from_utf8_lossy(&stale.stderr).contains("412"), "{stale:?}");
+    let got = json_of(&cli(&api_url, &["calendars", "get", "cn", "--output", "json"]));
+    assert_eq!(got["definition"]["holidays"], serde_json::json!(["2026-10-01", "2026-10-02"]), "{got}");
+    let v1 = cli(&api_url, &["calendars", "versions", "cn", "--version", "1", "--output", "json"]);
+    let v1 = String::from_utf8_lossy(&v1.stdout).to_string();
+    assert!(v1.contains("2026-10-01") && !v1.contains("2026-10-02"), "{v1}");
+    let listed = cli(&api_url, &["calendars", "list", "--output", "json"]);
+    assert!(String::from_utf8_lossy(&listed.stdout).contains("\"cn\""), "{listed:?}");
+    assert!(cli(&api_url, &["calendars", "delete", "cn", "--output", "json"]).status.success());
+    let gone = cli(&api_url, &["calendars", "get", "cn"]);
+    assert!(!gone.status.success() && String::from_utf8_lossy(&gone.stderr).contains("404"), "{gone:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+
     // WHEN it gets Ctrl-C
     let pid = dev.child.id().to_string();
     assert!(Command::new("kill").args(["-INT", &pid]).status().map(|s| s.success()).unwrap_or(false));
