@@ -130,35 +130,29 @@ impl PrincipalTags {
         let tags = match p {
             Principal::Role(name) => {
                 access::note("iam:ListRoleTags", format!("role:{name}"));
-                match self.iam.list_role_tags().role_name(name).max_items(100).send().await {
-                    Ok(o) => o.tags,
-                    Err(e) if e.as_service_error().is_some_and(|s| s.is_no_such_entity_exception()) => {
-                        return Err(TagError::NoSuchPrincipal)
-                    }
-                    Err(e) => {
-                        return Err(TagError::Unavailable(
-                            aws_sdk_iam::error::DisplayErrorContext(e).to_string(),
-                        ))
-                    }
-                }
+                let r = self.iam.list_role_tags().role_name(name).max_items(100).send().await;
+                r.map(|o| o.tags).map_err(|e| tag_error(e, |s| s.is_no_such_entity_exception()))?
             }
             Principal::User(name) => {
                 access::note("iam:ListUserTags", format!("user:{name}"));
-                match self.iam.list_user_tags().user_name(name).max_items(100).send().await {
-                    Ok(o) => o.tags,
-                    Err(e) if e.as_service_error().is_some_and(|s| s.is_no_such_entity_exception()) => {
-                        return Err(TagError::NoSuchPrincipal)
-                    }
-                    Err(e) => {
-                        return Err(TagError::Unavailable(
-                            aws_sdk_iam::error::DisplayErrorContext(e).to_string(),
-                        ))
-                    }
-                }
+                let r = self.iam.list_user_tags().user_name(name).max_items(100).send().await;
+                r.map(|o| o.tags).map_err(|e| tag_error(e, |s| s.is_no_such_entity_exception()))?
             }
         };
         Ok(tags.into_iter().find(|t| t.key == tag).map(|t| t.value))
     }
+}
+
+/// A tag read's SDK error: the principal is gone (`no_such`), or IAM is unavailable.
+fn tag_error<E, R>(e: aws_sdk_iam::error::SdkError<E, R>, no_such: impl Fn(&E) -> bool) -> TagError
+where
+    E: std::error::Error + Send + Sync + 'static,
+    R: std::fmt::Debug,
+{
+    if e.as_service_error().is_some_and(no_such) {
+        return TagError::NoSuchPrincipal;
+    }
+    TagError::Unavailable(aws_sdk_iam::error::DisplayErrorContext(e).to_string())
 }
 
 /// The caller of a request with this authorizer context. `api_account` is the account the API
