@@ -69,7 +69,8 @@ async fn the_report_lists_the_fires_that_move_when_mexico_city_drops_dst() {
         })
     );
     // AND the report pages like the job list: one job per page, the changed one on page 2
-    // (a full last page still has a cursor; the page after it examines nothing)
+    // (DynamoDB gives a full last page a cursor, and the page after it examines nothing;
+    // moto gives it none: both end the report)
     let mut cursor: Option<String> = None;
     let mut pages = Vec::new();
     for _ in 0..5 {
@@ -83,7 +84,10 @@ async fn the_report_lists_the_fires_that_move_when_mexico_city_drops_dst() {
             break;
         }
     }
-    assert_eq!(pages, vec![(1, 0), (1, 1), (1, 0), (0, 0)]);
+    if pages.last() == Some(&(0, 0)) {
+        pages.pop();
+    }
+    assert_eq!(pages, vec![(1, 0), (1, 1), (1, 0)]);
     // AND another tenant sees none of it
     let a = h.get("other", "/v1/tz-report").await;
     assert_eq!((a.status, a.body["examined"].as_u64(), a.body["fires"].as_u64()), (200, Some(0), Some(50)));
