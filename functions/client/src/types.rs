@@ -217,7 +217,9 @@ pub struct Operation {
     pub at: DateTime<Utc>,
     /// Who (`api:<principal>`).
     pub actor: String,
-    /// `create`, `update`, `pause`, `resume`, `delete`, `trigger`, `backfill`, `cancel`, `replay`.
+    /// `create`, `update`, `pause`, `resume`, `delete`, `trigger`, `backfill`, `cancel`, `replay`,
+    /// `fire_missed`, `calendar_create`, `calendar_update`, `calendar_delete` (a string, not an
+    /// enum: a client keeps reading the log when a newer server adds an action).
     pub action: String,
     /// The job.
     pub job_id: String,
