@@ -382,11 +382,15 @@ mod tests {
                 retry: Default::default(),
                 timeout_secs: 30,
                 start_deadline_secs: None,
+                shards: None,
+                broadcast: None,
             },
             missed_range: None,
             last_error: None,
             cancel_requested: false,
             timeline,
+            child: None,
+            children: None,
         }
     }
 

@@ -58,6 +58,14 @@ pub struct JobDefinition {
     /// `FiresMissed` count (docs/reconciler.md, "Start deadlines"). None: never reported.
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "not_null")]
     pub start_deadline_secs: Option<u32>,
+    /// Sharded job (issue 18): each fire runs as this many child executions, child `i` given
+    /// `shardIndex = i` and `shardTotal` (docs/children.md). None: one run per fire.
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "not_null")]
+    pub shards: Option<u32>,
+    /// Broadcast job (issue 18): each fire runs as one child execution per member of this set,
+    /// each given its `member` (docs/children.md). Never for work that moves money.
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "not_null")]
+    pub broadcast: Option<crate::execution::children::Broadcast>,
 }
 
 /// `#[serde(default, deserialize_with = "not_null")]`: an optional field that may be absent but
@@ -113,6 +121,8 @@ impl JobDefinition {
             retry: RetryPolicy::default(),
             timeout_secs: default_timeout(),
             start_deadline_secs: None,
+            shards: None,
+            broadcast: None,
         }
     }
 
@@ -239,6 +249,7 @@ impl JobDefinition {
                 ));
             }
         }
+        crate::execution::children::validate(def)?;
         Ok(schedule)
     }
 }
@@ -512,6 +523,9 @@ pub enum ExecStatus {
     Canceled,
     /// Not run by policy (FORBID while another run was going).
     Skipped,
+    /// A sharded or broadcast parent whose children are running: final when every child is
+    /// (`docs/children.md`). Nobody holds a lease on it.
+    Waiting,
 }
 
 impl ExecStatus {
@@ -526,6 +540,7 @@ impl ExecStatus {
             ExecStatus::Dead => "DEAD",
             ExecStatus::Canceled => "CANCELED",
             ExecStatus::Skipped => "SKIPPED",
+            ExecStatus::Waiting => "WAITING",
         }
     }
 
@@ -535,7 +550,7 @@ impl ExecStatus {
     }
 
     /// Every status.
-    pub const ALL: [ExecStatus; 8] = [
+    pub const ALL: [ExecStatus; 9] = [
         ExecStatus::Ready,
         ExecStatus::Running,
         ExecStatus::RetryWait,
@@ -544,6 +559,7 @@ impl ExecStatus {
         ExecStatus::Dead,
         ExecStatus::Canceled,
         ExecStatus::Skipped,
+        ExecStatus::Waiting,
     ];
 
     /// No transition leaves a terminal status.
@@ -577,6 +593,10 @@ impl ExecStatus {
                 | (Running, Dead)
                 | (Running, Canceled)
                 | (Dead, Ready)
+                | (Running, Waiting)
+                | (Waiting, Succeeded)
+                | (Waiting, Failed)
+                | (Waiting, Canceled)
         )
     }
 
@@ -673,6 +693,11 @@ pub struct Execution {
     pub cancel_requested: bool,
     /// The audit trail.
     pub timeline: Vec<AuditEvent>,
+    /// A child execution of a sharded or broadcast parent (the parent is the execution with
+    /// the same job and instant and no child key): which child.
+    pub child: Option<crate::execution::children::ChildKey>,
+    /// A parent that fanned out: its children's count and the final ones counted so far.
+    pub children: Option<crate::execution::children::Tally>,
 }
 
 impl Execution {
@@ -719,18 +744,30 @@ impl Execution {
                 token: 0,
                 code: missed_range.map(|_| "misfire_batch".to_string()),
             }],
+            child: None,
+            children: None,
         }
     }
 
     /// The public id (`{job}@{scheduled ms}`), relative to the caller's tenant (the API's).
     pub fn id(&self) -> String {
-        crate::keys::execution_id(&self.job_id, self.scheduled_at.timestamp_millis())
+        crate::keys::child_execution_id(
+            &crate::keys::execution_id(&self.job_id, self.scheduled_at.timestamp_millis()),
+            self.child.as_ref(),
+        )
     }
 
     /// The id outside the system (`{tenant}:{job}@{scheduled ms}`, see
     /// [`crate::keys::global_execution_id`]).
     pub fn global_id(&self) -> String {
-        crate::keys::global_execution_id(&self.tenant, &self.job_id, self.scheduled_at.timestamp_millis())
+        crate::keys::child_execution_id(
+            &crate::keys::global_execution_id(
+                &self.tenant,
+                &self.job_id,
+                self.scheduled_at.timestamp_millis(),
+            ),
+            self.child.as_ref(),
+        )
     }
 }
 
@@ -753,6 +790,9 @@ pub struct ExecMessage {
     /// When the trigger enqueued it (ms).
     #[serde(rename = "e")]
     pub enqueued_ms: i64,
+    /// A child execution's key part (`s3`, `m-eu-west-1`; absent for every other execution).
+    #[serde(rename = "c", default, skip_serializing_if = "Option::is_none")]
+    pub child: Option<String>,
 }
 
 /// What an operations-log entry records.

@@ -82,6 +82,7 @@ impl Outgoing {
                 scheduled_ms: e.scheduled_at.timestamp_millis(),
                 fire_ms: e.fire_at.timestamp_millis(),
                 enqueued_ms: now.timestamp_millis(),
+                child: e.child.as_ref().map(|c| c.sort_part()),
             },
             delay_secs: delay_secs(e.fire_at.timestamp_millis(), now.timestamp_millis()),
         }

@@ -73,6 +73,7 @@ fn send_of(e: &Execution, now: DateTime<Utc>) -> Outgoing {
             scheduled_ms: e.scheduled_at.timestamp_millis(),
             fire_ms: now.timestamp_millis(),
             enqueued_ms: now.timestamp_millis(),
+            child: e.child.as_ref().map(|c| c.sort_part()),
         },
         delay_secs: 0,
     }

@@ -35,9 +35,9 @@ pub fn key_of(caller: &Caller, execution_id: &str) -> Result<ExecKey, ControlErr
         Some(_) => return Err(ControlError::NotFound { what: "execution" }),
         None => execution_id,
     };
-    let (job_id, ms) =
-        keys::parse_execution_id(local).map_err(|e| ControlError::invalid(e.field, e.reason))?;
-    Ok(ExecKey { tenant: caller.tenant.clone(), job_id, scheduled_ms: ms })
+    let (job_id, ms, child) =
+        keys::parse_execution_ref(local).map_err(|e| ControlError::invalid(e.field, e.reason))?;
+    Ok(ExecKey { tenant: caller.tenant.clone(), job_id, scheduled_ms: ms, child })
 }
 
 /// The caller's execution, with its timeline.
@@ -336,7 +336,7 @@ mod tests {
     #[test]
     fn the_api_takes_the_tenant_relative_id_and_the_id_a_target_received() {
         let caller = Caller { tenant: "acme".into(), principal: "p".into() };
-        let want = ExecKey { tenant: "acme".into(), job_id: "nightly".into(), scheduled_ms: 5 };
+        let want = ExecKey { tenant: "acme".into(), job_id: "nightly".into(), scheduled_ms: 5, child: None };
         assert_eq!(key_of(&caller, "nightly@5").ok(), Some(want.clone()));
         assert_eq!(key_of(&caller, &want.global_id()).ok(), Some(want));
         // Another tenant's id is not found (never "forbidden": that would confirm it exists).

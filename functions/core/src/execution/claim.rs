@@ -173,11 +173,15 @@ mod tests {
                 retry: Default::default(),
                 timeout_secs: 30,
                 start_deadline_secs: None,
+                shards: None,
+                broadcast: None,
             },
             missed_range: None,
             last_error: None,
             cancel_requested: cancel,
             timeline: vec![],
+            child: None,
+            children: None,
         }
     }
 

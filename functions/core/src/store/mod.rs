@@ -32,10 +32,12 @@
 //! - [`slots`]: job concurrency slots and tenant running gates (the decisions are
 //!   [`crate::execution::policy`]'s).
 //! - [`calendars`]: business calendars: current item, version snapshots, the audited change.
+//! - [`children`]: a sharded or broadcast fire's parent: its wait, its children's tally, its end.
 //! - [`ops`]: the tenant's operations audit log.
 //! - [`watermarks`]: shard watermarks of the trigger's scan.
 //! - [`tables`]: table create / describe / TTL / list, for [`crate::provision`] and the CLI.
 pub mod calendars;
+pub mod children;
 pub mod error;
 pub mod executions;
 pub mod expr;

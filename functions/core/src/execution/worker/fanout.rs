@@ -1,0 +1,102 @@
+//! Parents and children in the worker (`docs/children.md`).
+//!
+//! A claimed parent (a fire of a sharded or broadcast job) is not run: its claim is the fan-out.
+//!
+//! ```text
+//! claim parent (token T) ─> PutItem child i IF attribute_not_exists   (each child, absorbed when it exists)
+//!   ─> parent RUNNING → WAITING IF tok = T AND lo = me                 (kn = N, kc = {})
+//!   ─> SendMessageBatch the children that are not final                 (the reconciler covers a lost send)
+//! child's fenced finish (final) ─> SET parent.kc.{tag} = status IF st = WAITING
+//!   ─> the tally is complete: parent WAITING → SUCCEEDED | FAILED IF st = WAITING AND tok = T
+//! ```
+//!
+//! Order matters: the children exist before the parent waits (a crash in between leaves the
+//! parent RUNNING; its lease ends, the reconciler re-sends it, and the takeover's fan-out finds
+//! every child already there), and the parent waits before any child can finish (a child's
+//! tally write requires a waiting parent, so none is lost to a parent still RUNNING).
+
+use super::attempt::{Exit, Holds};
+use super::{Delivery, Disposition, Worker};
+use crate::execution::children::{self, verdict};
+use crate::execution::claim::Fence;
+use crate::execution::metrics::ExecMetrics;
+use crate::model::{ConcurrencyPolicy, ExecStatus, Execution};
+use crate::queue::Outgoing;
+use crate::store::error::StoreError;
+use crate::store::executions::{ExecKey, FinishResult, PutOutcome};
+use futures_util::future::try_join_all;
+
+/// Children put at once.
+const PUT_CONCURRENCY: usize = 16;
+
+impl Worker {
+    /// The claimed parent `e`'s run: create its children, wait for them, deliver them.
+    pub(super) async fn fan_out(
+        &self,
+        d: &Delivery<'_>,
+        e: &Execution,
+        fence: &Fence,
+        policy: ConcurrencyPolicy,
+        holds: Holds,
+        m: &mut ExecMetrics,
+    ) -> Result<Disposition, StoreError> {
+        let now = self.clock.now();
+        let actor = self.actor();
+        let kids: Vec<Execution> = children::plan(&e.definition)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|k| children::child_of(e, k, now, &actor))
+            .collect();
+        let mut puts: Vec<PutOutcome> = Vec::with_capacity(kids.len());
+        for chunk in kids.chunks(PUT_CONCURRENCY) {
+            puts.extend(try_join_all(chunk.iter().map(|kid| self.store.put_new(kid))).await?);
+        }
+        // The reconciler's backstop look at the waiting parent: after one child attempt could
+        // have ended, at most an hour away.
+        let look = now.timestamp_millis()
+            + (i64::from(e.definition.timeout_secs) * 1_000)
+                .clamp(crate::reconcile::GRACE_MS, crate::reconcile::rules::MAX_BACKOFF_MS);
+        match self.store.await_children(&d.key, fence, kids.len() as u32, look, now).await? {
+            FinishResult::TakenOver { status, token } => {
+                m.stale_rejections += 1;
+                tracing::warn!(execution = %d.key.id(), mine = fence.token, current = ?token, status = ?status, "fan-out refused: taken over");
+                holds.end(self, Exit::TakenOver).await?;
+                return Ok(Disposition::Leave);
+            }
+            FinishResult::Done => {}
+        }
+        m.outcome = Some(ExecStatus::Waiting);
+        holds.end(self, Exit::Finished { status: ExecStatus::Waiting, policy }).await?;
+        let out: Vec<Outgoing> = kids
+            .iter()
+            .zip(&puts)
+            .filter(|(_, o)| !matches!(o, PutOutcome::Exists(st) if st.is_terminal()))
+            .map(|(kid, _)| Outgoing::for_execution(kid, now))
+            .collect();
+        if let Err(err) = self.queues.send_all(d.pool, &out).await {
+            // The children are READY in the `open` index: the reconciler sends them a grace later.
+            tracing::warn!(execution = %d.key.id(), error = %err, "children created but not all sent; the reconciler re-sends them");
+        }
+        Ok(Disposition::Delete)
+    }
+
+    /// A child's fenced finish recorded a final `status`: count it on its parent, and end the
+    /// parent if it was the last. A failure here loses nothing: the reconciler recomputes the
+    /// tally of a waiting parent from its children.
+    pub(super) async fn child_finished(&self, key: &ExecKey, status: ExecStatus) {
+        if let Err(e) = self.count_child(key, status).await {
+            tracing::warn!(execution = %key.id(), error = %e, "child final but not counted on its parent; the reconciler will");
+        }
+    }
+
+    async fn count_child(&self, key: &ExecKey, status: ExecStatus) -> Result<(), StoreError> {
+        let Some(parent) = self.store.record_child(key, status).await? else { return Ok(()) };
+        let Some(end) = parent.children.as_ref().and_then(verdict) else { return Ok(()) };
+        let pkey = key.parent();
+        if self.store.complete_parent(&pkey, &parent, &end, &self.actor(), self.clock.now()).await? {
+            // The parent held its job's concurrency slot through its wait.
+            self.slots.release(&pkey, parent.definition.concurrency).await?;
+        }
+        Ok(())
+    }
+}

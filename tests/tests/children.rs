@@ -1,0 +1,195 @@
+//! Sharded and broadcast jobs (issue 18, `docs/children.md`): one fire is a parent execution
+//! and one child per shard or member; each child is claimed, fenced, retried and finished on
+//! its own, sees only its own shard or member, and the parent ends when every child has.
+
+use chrono::Utc;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use sundial_core::execution::children::{Broadcast, ChildKey};
+use sundial_core::execution::retry::RunError;
+use sundial_core::execution::target::in_process::{BoxFuture, Handler, HandlerContext, Handlers};
+use sundial_core::execution::target::Invocation;
+use sundial_core::model::{ExecStatus, Target};
+use sundial_core::store::executions::ExecKey;
+use sundial_tests::fixtures;
+use sundial_tests::TestEnv;
+
+const WITHIN: Duration = Duration::from_secs(60);
+
+/// Records every invocation it gets; fails (retryably) the shards in `fail` on their first
+/// `fail_times` attempts.
+#[derive(Default, Clone)]
+struct Recorder {
+    seen: Arc<Mutex<Vec<Invocation>>>,
+    fail: Vec<u32>,
+    fail_times: u32,
+}
+
+impl Handler for Recorder {
+    fn run(&self, ctx: HandlerContext) -> BoxFuture<'_, Result<(), RunError>> {
+        Box::pin(async move {
+            let inv = ctx.invocation;
+            if let Ok(mut s) = self.seen.lock() {
+                s.push(inv.clone());
+            }
+            match inv.shard_index {
+                Some(i) if self.fail.contains(&i) && inv.attempt <= self.fail_times => {
+                    Err(RunError::retryable("Flaky", format!("shard {i} attempt {}", inv.attempt)))
+                }
+                _ => Ok(()),
+            }
+        })
+    }
+}
+
+impl Recorder {
+    fn seen(&self) -> Vec<Invocation> {
+        self.seen.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+}
+
+fn child_key(parent: &ExecKey, c: ChildKey) -> ExecKey {
+    ExecKey { child: Some(c), ..parent.clone() }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sharded_fire_runs_each_shard_once_and_the_parent_succeeds() -> anyhow::Result<()> {
+    // GIVEN a job with shards = 4 and an in-process handler
+    let env = TestEnv::new("kids-ok").await?;
+    let mut def = fixtures::definition(Target::InProcess { handler: "rec".into() });
+    def.shards = Some(4);
+    let rec = Recorder::default();
+    let parent = fixtures::create_ready(&env, "acme", "settle", def, Utc::now()).await?;
+
+    // WHEN a worker polls the pool
+    let (worker, _) =
+        fixtures::worker_with(&env, fixtures::settings("kids-1"), Handlers::new().with("rec", rec.clone()))?;
+    let (stop, poller) = fixtures::spawn_poller(worker, 8);
+    let p = fixtures::wait_for(&env, &parent, WITHIN, |s| s.exec.status.is_terminal()).await?;
+    stop.cancel();
+    poller.await??;
+
+    // THEN the parent SUCCEEDED through WAITING, never ran the target itself
+    assert_eq!(p.exec.status, ExecStatus::Succeeded);
+    let path: Vec<ExecStatus> = p.exec.timeline.iter().map(|e| e.to).collect();
+    assert_eq!(
+        path,
+        vec![ExecStatus::Ready, ExecStatus::Running, ExecStatus::Waiting, ExecStatus::Succeeded]
+    );
+    let tally = p.exec.children.clone().unwrap_or_default();
+    assert_eq!(tally.total, 4);
+    assert_eq!(tally.finished.len(), 4);
+    // AND each shard ran exactly once, with its own index, the total and its own idempotency key
+    let seen = rec.seen();
+    let mut by_shard: BTreeMap<u32, Vec<&Invocation>> = BTreeMap::new();
+    for inv in &seen {
+        by_shard.entry(inv.shard_index.unwrap_or(u32::MAX)).or_default().push(inv);
+    }
+    assert_eq!(by_shard.keys().copied().collect::<Vec<_>>(), vec![0, 1, 2, 3], "{seen:#?}");
+    for (i, invs) in &by_shard {
+        assert_eq!(invs.len(), 1, "shard {i} ran {} times", invs.len());
+        let inv = invs[0];
+        assert_eq!(inv.shard_total, Some(4));
+        assert_eq!(inv.execution_id, format!("{}.s{i}", parent.global_id()));
+        assert_eq!(inv.parent_execution_id.as_deref(), Some(parent.global_id().as_str()));
+        assert_eq!(inv.member, None);
+    }
+    // AND the children are listed under their parent, in shard order, all SUCCEEDED
+    let kids = fixtures::store(&env).children_of(&parent).await?;
+    let got: Vec<(String, ExecStatus)> = kids.iter().map(|k| (k.id(), k.status)).collect();
+    let want: Vec<(String, ExecStatus)> =
+        (0..4).map(|i| (format!("{}.s{i}", parent.id()), ExecStatus::Succeeded)).collect();
+    assert_eq!(got, want);
+    // AND the job's execution listing shows the fire once, not its children
+    let page = fixtures::store(&env)
+        .list_for_job(
+            "acme",
+            "settle",
+            &sundial_core::store::executions::JobPage {
+                status: None,
+                oldest_first: false,
+                limit: 50,
+                after_ms: None,
+            },
+        )
+        .await?;
+    assert_eq!(page.items.iter().map(|e| e.id()).collect::<Vec<_>>(), vec![parent.id()]);
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_shard_retries_alone_and_the_parent_fails_naming_it() -> anyhow::Result<()> {
+    // GIVEN shards = 4 where shard 1 fails twice then succeeds, and shard 2 always fails
+    // (3 attempts allowed)
+    let env = TestEnv::new("kids-fail").await?;
+    let mut def = fixtures::definition(Target::InProcess { handler: "rec".into() });
+    def.shards = Some(4);
+    let rec_retry = Recorder { fail: vec![1], fail_times: 2, ..Default::default() };
+    let rec_dead = Recorder { fail: vec![2], fail_times: u32::MAX, ..Default::default() };
+    let ok = fixtures::create_ready(&env, "acme", "retry", def.clone(), Utc::now()).await?;
+    def.target = Target::InProcess { handler: "dead".into() };
+    let bad = fixtures::create_ready(&env, "acme", "dead", def, Utc::now()).await?;
+
+    // WHEN a worker polls the pool
+    let handlers = Handlers::new().with("rec", rec_retry.clone()).with("dead", rec_dead.clone());
+    let (worker, _) = fixtures::worker_with(&env, fixtures::settings("kids-2"), handlers)?;
+    let (stop, poller) = fixtures::spawn_poller(worker, 8);
+    let p_ok = fixtures::wait_for(&env, &ok, WITHIN, |s| s.exec.status.is_terminal()).await?;
+    let p_bad = fixtures::wait_for(&env, &bad, WITHIN, |s| s.exec.status.is_terminal()).await?;
+    stop.cancel();
+    poller.await??;
+
+    // THEN the retried shard took 3 attempts while every other shard took 1
+    assert_eq!(p_ok.exec.status, ExecStatus::Succeeded);
+    let store = fixtures::store(&env);
+    let attempts: Vec<(String, u32)> = store
+        .children_of(&ok)
+        .await?
+        .iter()
+        .map(|k| (k.child.as_ref().map(|c| c.tag()).unwrap_or_default(), k.attempt))
+        .collect();
+    assert_eq!(attempts, vec![("s0".into(), 1), ("s1".into(), 3), ("s2".into(), 1), ("s3".into(), 1)]);
+    let runs_of = |rec: &Recorder, i: u32| rec.seen().iter().filter(|v| v.shard_index == Some(i)).count();
+    assert_eq!((0..4).map(|i| runs_of(&rec_retry, i)).collect::<Vec<_>>(), vec![1, 3, 1, 1]);
+    // AND the parent whose shard 2 ran out of attempts is FAILED, naming shard 2 only
+    assert_eq!(p_bad.exec.status, ExecStatus::Failed);
+    let (code, msg) = p_bad.exec.last_error.clone().unwrap_or_default();
+    assert_eq!(code, "ChildrenFailed");
+    assert_eq!(msg, "1 of 4 children did not succeed: s2 (DEAD)");
+    let dead = fixtures::snapshot(&env, &child_key(&bad, ChildKey::Shard(2))).await?;
+    assert_eq!((dead.exec.status, dead.exec.attempt), (ExecStatus::Dead, 3));
+    assert_eq!((0..4).map(|i| runs_of(&rec_dead, i)).collect::<Vec<_>>(), vec![1, 1, 3, 1]);
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_broadcast_fire_runs_once_per_member_each_seeing_its_member() -> anyhow::Result<()> {
+    // GIVEN a job broadcast to three regional endpoints
+    let env = TestEnv::new("kids-bcast").await?;
+    let mut def = fixtures::definition(Target::InProcess { handler: "rec".into() });
+    let members = vec!["eu-west-1".to_string(), "us-east-1".into(), "ap-south-1".into()];
+    def.broadcast = Some(Broadcast { members: members.clone() });
+    let rec = Recorder::default();
+    let parent = fixtures::create_ready(&env, "acme", "warm", def, Utc::now()).await?;
+
+    // WHEN a worker polls the pool
+    let (worker, _) =
+        fixtures::worker_with(&env, fixtures::settings("kids-3"), Handlers::new().with("rec", rec.clone()))?;
+    let (stop, poller) = fixtures::spawn_poller(worker, 8);
+    let p = fixtures::wait_for(&env, &parent, WITHIN, |s| s.exec.status.is_terminal()).await?;
+    stop.cancel();
+    poller.await??;
+
+    // THEN three children ran, each once, each with its member and its own id; no shard fields
+    assert_eq!(p.exec.status, ExecStatus::Succeeded);
+    let mut got: Vec<(String, String)> =
+        rec.seen().iter().map(|v| (v.member.clone().unwrap_or_default(), v.execution_id.clone())).collect();
+    got.sort();
+    let mut want: Vec<(String, String)> =
+        members.iter().map(|m| (m.clone(), format!("{}.m-{m}", parent.global_id()))).collect();
+    want.sort();
+    assert_eq!(got, want);
+    assert!(rec.seen().iter().all(|v| v.shard_index.is_none() && v.shard_total.is_none()));
+    Ok(())
+}
