@@ -138,7 +138,7 @@ impl Query {
             Some(s) => ExecStatus::parse(&s.to_ascii_uppercase()).map(Some).ok_or_else(|| {
                 ApiError::invalid(
                     "status",
-                    "must be one of READY, RUNNING, RETRY_WAIT, SUCCEEDED, FAILED, DEAD, CANCELED, SKIPPED",
+                    "must be one of READY, RUNNING, RETRY_WAIT, SUCCEEDED, FAILED, DEAD, CANCELED, SKIPPED, WAITING",
                 )
             }),
         }
@@ -441,7 +441,16 @@ impl Api {
             }
             Op::GetExecution => {
                 let e = control::executions::get(ctl, &caller, p(0)).await?;
-                ok(dto::execution(&e, true))
+                let mut v = dto::execution(&e, true);
+                if e.children.is_some() {
+                    let kids = control::executions::children(ctl, &caller, p(0)).await?;
+                    v["childExecutions"] = kids.iter().map(|c| dto::execution(c, false)).collect();
+                }
+                ok(v)
+            }
+            Op::ListChildren => {
+                let kids = control::executions::children(ctl, &caller, p(0)).await?;
+                ok(dto::page(kids.iter().map(|c| dto::execution(c, false)).collect(), None))
             }
             Op::CancelExecution => {
                 let (e, done) = control::executions::cancel(ctl, &caller, p(0), now).await?;

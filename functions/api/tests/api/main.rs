@@ -3,6 +3,7 @@
 #![allow(dead_code, unreachable_pub)]
 
 mod calendars;
+mod children;
 mod clients;
 mod common;
 mod fuzz;

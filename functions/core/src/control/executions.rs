@@ -47,6 +47,26 @@ pub async fn get(ctl: &Control, caller: &Caller, execution_id: &str) -> Result<E
     snapshot.map(|s| s.exec).ok_or(ControlError::NotFound { what: "execution" })
 }
 
+/// The children of one of the caller's sharded or broadcast fires, in key order (shards by
+/// index, members by name); empty for an execution that did not fan out (yet).
+pub async fn children(
+    ctl: &Control,
+    caller: &Caller,
+    execution_id: &str,
+) -> Result<Vec<Execution>, ControlError> {
+    let key = key_of(caller, execution_id)?;
+    if key.child.is_some() {
+        return Err(ControlError::invalid(
+            "executionId",
+            "a child execution has no children; use its parent's id",
+        ));
+    }
+    if ctl.execs.get(&key, false).await?.is_none() {
+        return Err(ControlError::NotFound { what: "execution" });
+    }
+    Ok(ctl.execs.children_of(&key).await?)
+}
+
 /// Filters of a per-job list.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct JobExecFilter {
