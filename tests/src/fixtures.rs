@@ -80,6 +80,7 @@ pub fn ready_execution(
         }],
         child: None,
         children: None,
+        map_reduce: None,
     }
 }
 

@@ -191,6 +191,16 @@ pub fn execution(e: &Execution, timeline: bool) -> Value {
             "failed": failed,
         });
     }
+    // Map-reduce (docs/mapreduce.md): a parent's phase and counts, an item's input and result.
+    match &e.map_reduce {
+        Some(MapState::Parent { phase, emitted, done, failed }) => {
+            v["mapReduce"] = json!({"phase": phase, "emitted": emitted, "done": done, "failed": failed});
+        }
+        Some(MapState::Item { input, result }) => {
+            v["mapReduce"] = json!({"input": input, "result": result});
+        }
+        None => {}
+    }
     if timeline {
         v["definition"] = json!(e.definition);
         v["timeline"] = Value::Array(
@@ -212,6 +222,8 @@ pub fn execution(e: &Execution, timeline: bool) -> Value {
     }
     v
 }
+
+use sundial_core::execution::mapreduce::MapState;
 
 /// Which child an execution is: its kind and position.
 fn child(c: &sundial_core::execution::children::ChildKey, shards: Option<u32>) -> Value {

@@ -384,6 +384,7 @@ mod tests {
                 start_deadline_secs: None,
                 shards: None,
                 broadcast: None,
+                map_reduce: None,
             },
             missed_range: None,
             last_error: None,
@@ -391,6 +392,7 @@ mod tests {
             timeline,
             child: None,
             children: None,
+            map_reduce: None,
         }
     }
 

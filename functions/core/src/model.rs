@@ -66,6 +66,10 @@ pub struct JobDefinition {
     /// each given its `member` (docs/children.md). Never for work that moves money.
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "not_null")]
     pub broadcast: Option<crate::execution::children::Broadcast>,
+    /// Map-reduce job (issue 18): an in-process handler's map emits items, each run as its own
+    /// child execution, then a fenced reduce gets their results (docs/mapreduce.md).
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "not_null")]
+    pub map_reduce: Option<crate::execution::mapreduce::MapReduceSpec>,
 }
 
 /// `#[serde(default, deserialize_with = "not_null")]`: an optional field that may be absent but
@@ -123,6 +127,7 @@ impl JobDefinition {
             start_deadline_secs: None,
             shards: None,
             broadcast: None,
+            map_reduce: None,
         }
     }
 
@@ -250,6 +255,7 @@ impl JobDefinition {
             }
         }
         crate::execution::children::validate(def)?;
+        crate::execution::mapreduce::validate(def)?;
         Ok(schedule)
     }
 }
@@ -597,6 +603,7 @@ impl ExecStatus {
                 | (Waiting, Succeeded)
                 | (Waiting, Failed)
                 | (Waiting, Canceled)
+                | (Waiting, Ready)
         )
     }
 
@@ -698,6 +705,8 @@ pub struct Execution {
     pub child: Option<crate::execution::children::ChildKey>,
     /// A parent that fanned out: its children's count and the final ones counted so far.
     pub children: Option<crate::execution::children::Tally>,
+    /// A map-reduce parent's phase and counts, or an item child's input and result.
+    pub map_reduce: Option<crate::execution::mapreduce::MapState>,
 }
 
 impl Execution {
@@ -746,6 +755,7 @@ impl Execution {
             }],
             child: None,
             children: None,
+            map_reduce: None,
         }
     }
 

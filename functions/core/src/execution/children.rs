@@ -217,6 +217,7 @@ pub fn child_of(parent: &Execution, key: ChildKey, now: DateTime<Utc>, actor: &s
         }],
         child: Some(key),
         children: None,
+        map_reduce: None,
     }
 }
 

@@ -175,6 +175,7 @@ mod tests {
                 start_deadline_secs: None,
                 shards: None,
                 broadcast: None,
+                map_reduce: None,
             },
             missed_range: None,
             last_error: None,
@@ -182,6 +183,7 @@ mod tests {
             timeline: vec![],
             child: None,
             children: None,
+            map_reduce: None,
         }
     }
 

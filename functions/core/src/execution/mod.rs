@@ -26,6 +26,7 @@
 pub mod children;
 pub mod claim;
 pub mod clock;
+pub mod mapreduce;
 pub mod metrics;
 pub mod policy;
 pub mod retry;

@@ -273,6 +273,7 @@ mod tests {
             timeline: vec![],
             child: None,
             children: None,
+            map_reduce: None,
         };
         // WHEN its miss is described
         let m = FireMissed::of(

@@ -28,6 +28,7 @@
 //!   `Resent`, actor `reconciler:<id>`); `ExecutionsResent` (per pool), `ReconcileExamined` and
 //!   `ReconcileOverdueMs` are emitted, and the CDK app alarms on re-sends.
 
+mod mapreduce;
 pub mod missed;
 pub mod rules;
 
@@ -375,6 +376,9 @@ async fn aggregate(
 ) -> Result<Done, ReconcileError> {
     use crate::execution::children::verdict;
     let parent = &seen.exec;
+    if parent.map_reduce.is_some() {
+        return crate::reconcile::mapreduce::aggregate(execs, entry, seen, now, opts).await;
+    }
     let total = parent.children.as_ref().map_or(0, |t| t.total);
     let kids = execs.children_of(&entry.key).await?;
     let mut tally = ExecStore::tally_from(total, &kids);

@@ -168,6 +168,7 @@ mod tests {
             timeline: Vec::new(),
             child: None,
             children: None,
+            map_reduce: None,
         }
     }
 

@@ -529,7 +529,7 @@ impl ExecStore {
         self.cas(key, "UpdateItem(cancel)", e).await
     }
 
-    fn fenced(e: &mut Expr, fence: &Fence) {
+    pub(super) fn fenced(e: &mut Expr, fence: &Fence) {
         e.cond_eq(attr::STATUS, s(ExecStatus::Running.as_str()))
             .cond_eq(attr::TOKEN, n(fence.token))
             .cond_eq(attr::LEASE_OWNER, s(&fence.owner));
@@ -590,6 +590,21 @@ impl ExecStore {
         finish: &Finish,
         now: DateTime<Utc>,
     ) -> Result<FinishResult, StoreError> {
+        let e = Self::finish_expr(key, fence, finish, now);
+        Ok(match self.cas(key, "UpdateItem(finish)", e).await? {
+            Ok(_) => FinishResult::Done,
+            Err(old) => {
+                let cur = old.as_ref().and_then(|i| items::snapshot_from_item(i).ok());
+                FinishResult::TakenOver {
+                    status: cur.as_ref().map(|c| c.exec.status),
+                    token: cur.as_ref().map(|c| c.exec.fencing_token),
+                }
+            }
+        })
+    }
+
+    /// The fenced update of [`ExecStore::finish`] (also a map-reduce item's, in a transaction).
+    pub(super) fn finish_expr(key: &ExecKey, fence: &Fence, finish: &Finish, now: DateTime<Utc>) -> Expr {
         let to = finish.status();
         let code = match finish {
             Finish::Succeeded => None,
@@ -641,16 +656,7 @@ impl ExecStore {
             }
         }
         Self::fenced(&mut e, fence);
-        Ok(match self.cas(key, "UpdateItem(finish)", e).await? {
-            Ok(_) => FinishResult::Done,
-            Err(old) => {
-                let cur = old.as_ref().and_then(|i| items::snapshot_from_item(i).ok());
-                FinishResult::TakenOver {
-                    status: cur.as_ref().map(|c| c.exec.status),
-                    token: cur.as_ref().map(|c| c.exec.fencing_token),
-                }
-            }
-        })
+        e
     }
 
     /// Requests cancellation (API, or the REPLACE policy): an execution nobody runs becomes

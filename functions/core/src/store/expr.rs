@@ -309,6 +309,16 @@ impl WithExpr for PutBuilder {
     }
 }
 
+impl WithExpr for aws_sdk_dynamodb::types::builders::UpdateBuilder {
+    fn expr(self, mut e: Expr) -> Self {
+        debug_assert!(e.key.is_empty() && e.filter.is_empty() && e.projection.is_empty());
+        self.set_update_expression(e.update_text())
+            .set_condition_expression(Expr::and(&e.cond))
+            .set_expression_attribute_names(e.names())
+            .set_expression_attribute_values(e.values())
+    }
+}
+
 impl WithExpr for QueryFluentBuilder {
     fn expr(self, mut e: Expr) -> Self {
         debug_assert!(e.update_text().is_none() && e.cond.is_empty());

@@ -114,6 +114,18 @@ pub mod attr {
     /// A child execution's tag (`s3`, `m-eu-west-1`): marks children, so a job's listing
     /// can leave them out (a filter cannot read the sort key).
     pub const CHILD: &str = "ch";
+    /// A map-reduce parent's phase (`MAP`, `WAIT`, `REDUCE`; `docs/mapreduce.md`).
+    pub const MAP_PHASE: &str = "xp";
+    /// A map-reduce parent's count of item children created (added by each emit transaction).
+    pub const MAP_EMITTED: &str = "xe";
+    /// A map-reduce parent's count of item children final (added by each child's final finish).
+    pub const MAP_DONE: &str = "xd";
+    /// Of those, the ones that did not succeed.
+    pub const MAP_FAILED: &str = "xf";
+    /// An item child's input (JSON text).
+    pub const ITEM_INPUT: &str = "xi";
+    /// An item child's result (JSON text), set by its succeeded finish.
+    pub const ITEM_RESULT: &str = "xr";
 
     /// Attributes of an operations-log entry.
     pub mod ops {
@@ -464,6 +476,21 @@ pub fn execution_to_item(e: &Execution, retention_secs: i64) -> Item {
             AttributeValue::M(t.finished.iter().map(|(k, st)| (k.clone(), s(st.as_str()))).collect()),
         );
     }
+    match &e.map_reduce {
+        None => {}
+        Some(MapState::Parent { phase, emitted, done, failed }) => {
+            item.insert(attr::MAP_PHASE.into(), s(phase_str(*phase)));
+            item.insert(attr::MAP_EMITTED.into(), n(*emitted));
+            item.insert(attr::MAP_DONE.into(), n(*done));
+            item.insert(attr::MAP_FAILED.into(), n(*failed));
+        }
+        Some(MapState::Item { input, result }) => {
+            item.insert(attr::ITEM_INPUT.into(), s(input.to_string()));
+            if let Some(r) = result {
+                item.insert(attr::ITEM_RESULT.into(), s(r.to_string()));
+            }
+        }
+    }
     if let Some(at) = crate::reconcile::first_look(e) {
         item.insert(attr::OPEN_PK.into(), s(keys::open_partition(keys::open_part(&e.tenant, &e.job_id))));
         item.insert(attr::OPEN_DUE.into(), n(at));
@@ -540,7 +567,44 @@ pub fn execution_from_item(item: &Item) -> Result<Execution, DecodeError> {
             .and_then(|sk| keys::parse_any_exec_sk(sk))
             .and_then(|(_, c)| c),
         children: tally_of(item),
+        map_reduce: map_state_of(item),
     })
+}
+
+use crate::execution::mapreduce::{MapState, Phase};
+
+/// The stored name of a map-reduce phase.
+pub fn phase_str(p: Phase) -> &'static str {
+    match p {
+        Phase::Map => "MAP",
+        Phase::Wait => "WAIT",
+        Phase::Reduce => "REDUCE",
+    }
+}
+
+/// A map-reduce parent's or item child's state ([`MapState`]), if it is one.
+pub fn map_state_of(item: &Item) -> Option<MapState> {
+    let num = |a: &'static str| get_n_opt(item, a).ok().flatten().unwrap_or(0).max(0) as u64;
+    let json = |a: &str| {
+        item.get(a)
+            .and_then(|v| v.as_s().ok())
+            .map(|t| serde_json::from_str(t).unwrap_or(serde_json::Value::Null))
+    };
+    if let Some(p) = item.get(attr::MAP_PHASE).and_then(|v| v.as_s().ok()) {
+        let phase = match p.as_str() {
+            "WAIT" => Phase::Wait,
+            "REDUCE" => Phase::Reduce,
+            _ => Phase::Map,
+        };
+        return Some(MapState::Parent {
+            phase,
+            emitted: num(attr::MAP_EMITTED),
+            done: num(attr::MAP_DONE),
+            failed: num(attr::MAP_FAILED),
+        });
+    }
+    let input = json(attr::ITEM_INPUT)?;
+    Some(MapState::Item { input, result: json(attr::ITEM_RESULT) })
 }
 
 /// A parent's tally ([`crate::execution::children::Tally`]), if it fanned out.

@@ -44,6 +44,7 @@ pub mod expr;
 pub mod idem;
 pub mod items;
 pub mod jobs;
+pub mod mapreduce;
 pub mod open;
 pub mod ops;
 pub mod queued;

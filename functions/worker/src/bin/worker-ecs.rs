@@ -1,6 +1,6 @@
 //! The `worker-ecs` binary: long-polls its pool's queue ([`sundial_worker::ecs::run`]) until
 //! SIGTERM (ECS stop) or Ctrl-C. In-process handlers are registered here; the shipped binary has
-//! the diagnostic `sleep` handler. Build your own binary with your handlers the same way.
+//! the diagnostic `sleep` handler and the diagnostic map-reduce `count` handler. Build your own binary with your handlers the same way.
 use sundial_core::execution::target::in_process::{Handlers, Sleep};
 use tokio::signal::unix::{signal, SignalKind};
 use tokio_util::sync::CancellationToken;
@@ -8,7 +8,12 @@ use tokio_util::sync::CancellationToken;
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     sundial_core::telemetry::init();
-    let worker = sundial_worker::worker_from_env(Handlers::new().with("sleep", Sleep)).await?;
+    let worker = sundial_worker::worker_from_env(
+        Handlers::new()
+            .with("sleep", Sleep)
+            .with_map_reduce("count", sundial_core::execution::mapreduce::Count),
+    )
+    .await?;
     let opts = sundial_worker::ecs::EcsOptions::from_env()?;
     let shutdown = CancellationToken::new();
     let mut term = signal(SignalKind::terminate())?;

@@ -111,11 +111,12 @@ impl HandlerContext {
 #[derive(Clone, Default)]
 pub struct Handlers {
     map: HashMap<String, Arc<dyn Handler>>,
+    map_reduce: HashMap<String, Arc<dyn crate::execution::mapreduce::MapReduce>>,
 }
 
 impl fmt::Debug for Handlers {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_list().entries(self.map.keys()).finish()
+        f.debug_list().entries(self.map.keys().chain(self.map_reduce.keys())).finish()
     }
 }
 
@@ -134,6 +135,17 @@ impl Handlers {
     /// The handler named `name`.
     pub fn get(&self, name: &str) -> Option<Arc<dyn Handler>> {
         self.map.get(name).cloned()
+    }
+
+    /// Adds a map-reduce handler under `name` (for jobs with `mapReduce`, docs/mapreduce.md).
+    pub fn with_map_reduce(mut self, name: &str, h: impl crate::execution::mapreduce::MapReduce) -> Self {
+        self.map_reduce.insert(name.to_string(), Arc::new(h));
+        self
+    }
+
+    /// The map-reduce handler named `name`.
+    pub fn get_map_reduce(&self, name: &str) -> Option<Arc<dyn crate::execution::mapreduce::MapReduce>> {
+        self.map_reduce.get(name).cloned()
     }
 }
 

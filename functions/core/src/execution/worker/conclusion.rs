@@ -26,10 +26,32 @@ impl Worker {
         holds: Holds,
         m: &mut ExecMetrics,
     ) -> Result<Disposition, StoreError> {
+        self.conclude_with(d, fence, fin, None, policy, holds, m).await
+    }
+
+    /// [`Worker::conclude`] with a map-reduce item's result (`docs/mapreduce.md`): an item's
+    /// final finish is counted on its parent in the same transaction.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) async fn conclude_with(
+        &self,
+        d: &Delivery<'_>,
+        fence: &Fence,
+        fin: Finish,
+        result: Option<serde_json::Value>,
+        policy: ConcurrencyPolicy,
+        holds: Holds,
+        m: &mut ExecMetrics,
+    ) -> Result<Disposition, StoreError> {
         let key = &d.key;
         let now = self.clock.now();
         let status = fin.status();
-        match self.store.finish(key, fence, &fin, now).await? {
+        let item = matches!(key.child, Some(crate::execution::children::ChildKey::Item(_)));
+        let written = if item {
+            self.finish_item(key, fence, &fin, result.as_ref()).await?
+        } else {
+            self.store.finish(key, fence, &fin, now).await?
+        };
+        match written {
             FinishResult::TakenOver { status: cur, token } => {
                 m.stale_rejections += 1;
                 tracing::warn!(execution = %key.id(), mine = fence.token, current = ?token, status = ?cur, "finish refused: taken over");
@@ -40,7 +62,9 @@ impl Worker {
         }
         m.outcome = Some(status);
         holds.end(self, Exit::Finished { status, policy }).await?;
-        if status.is_terminal() && key.child.is_some() {
+        if status.is_terminal() && item {
+            self.item_finished(key).await;
+        } else if status.is_terminal() && key.child.is_some() {
             self.child_finished(key, status).await;
         }
         Ok(match fin {

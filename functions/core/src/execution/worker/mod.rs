@@ -32,12 +32,15 @@
 //! - `run`: the claimed attempt: target call, heartbeats, timeout, cancellation, checkpoints.
 //! - `fanout`: a sharded or broadcast parent's claim creates its children; a child's final
 //!   finish counts on its parent (`docs/children.md`).
+//! - `mapreduce`: a map-reduce parent's emits, seal and reduce start; an item's counted
+//!   finish (`docs/mapreduce.md`).
 //! - `conclusion`: the finish write and what follows it (releases, DLQ copy, disposition).
 
 mod admission;
 mod attempt;
 mod conclusion;
 mod fanout;
+mod mapreduce;
 mod run;
 mod settings;
 
@@ -134,7 +137,7 @@ pub struct Worker {
     tenants: TenantGate,
     remote: RemoteTargets,
     handlers: Handlers,
-    queues: PoolQueues,
+    queues: Arc<PoolQueues>,
     clock: Arc<dyn Clock>,
     skew: Arc<SkewGuard>,
     metrics: Arc<dyn MetricsSink>,
@@ -171,7 +174,7 @@ impl Worker {
             },
             handlers,
             // The worker only resolves URLs and copies dead letters: no fair-queue groups.
-            queues: PoolQueues::new(clients.sqs.clone(), cfg.clone(), false),
+            queues: Arc::new(PoolQueues::new(clients.sqs.clone(), cfg.clone(), false)),
             clock,
             skew,
             metrics,

@@ -130,7 +130,7 @@ impl Worker {
         // The run, its heartbeats and its timeout live in this block: they borrow the holds,
         // which the exits below consume.
         let result = {
-            let run = self.call_target(e, inv, snapshot.checkpoint.clone(), &cancel, checkpointer);
+            let run = self.call_target(d, e, &fence, inv, snapshot.checkpoint.clone(), &cancel, checkpointer);
             tokio::pin!(run);
             let heartbeat = async {
                 let every = self.settings.heartbeat_every();
@@ -164,7 +164,7 @@ impl Worker {
             let timeout =
                 tokio::time::sleep(Duration::from_secs(u64::from(e.definition.timeout_secs.max(1))));
             tokio::pin!(timeout);
-            let early: Option<Result<(), RunError>> = tokio::select! {
+            let early: Option<Result<Option<serde_json::Value>, RunError>> = tokio::select! {
                 r = &mut run => Some(r),
                 _ = &mut heartbeat => None,
                 _ = &mut timeout => { set_stop(Stop::Timeout); None }
@@ -217,6 +217,16 @@ impl Worker {
             )),
             (_, r) => r,
         };
+        // A map-reduce parent's map returned: it waits for its items (`mapreduce`).
+        if result.is_ok()
+            && crate::execution::mapreduce::phase_of(e) == Some(crate::execution::mapreduce::Phase::Map)
+        {
+            return self.seal_map(d, e, &fence, policy, holds, m).await;
+        }
+        let (result, item_result) = match result {
+            Ok(v) => (Ok(()), v),
+            Err(e) => (Err(e), None),
+        };
         let fin = match result {
             Ok(()) => Finish::Succeeded,
             Err(err) => {
@@ -237,19 +247,26 @@ impl Worker {
                 }
             }
         };
-        self.conclude(d, &fence, fin, policy, holds, m).await
+        self.conclude_with(d, &fence, fin, item_result, policy, holds, m).await
     }
 
-    /// Calls the target (remote, or an in-process handler with a fenced checkpointer).
+    /// Calls the target (remote, or an in-process handler with a fenced checkpointer). A
+    /// map-reduce item's result comes back as `Some`.
+    #[allow(clippy::too_many_arguments)]
     async fn call_target(
         &self,
+        d: &Delivery<'_>,
         e: &Execution,
+        fence: &Fence,
         inv: Invocation,
         resumed_from: Option<serde_json::Value>,
         cancel: &CancellationToken,
         checkpointer: FencedCheckpointer,
-    ) -> Result<(), RunError> {
+    ) -> Result<Option<serde_json::Value>, RunError> {
         match &e.definition.target {
+            Target::InProcess { handler } if e.definition.map_reduce.is_some() => {
+                self.call_map_reduce(d, e, fence, handler, inv, resumed_from, cancel, checkpointer).await
+            }
             Target::InProcess { handler } => {
                 let Some(h) = self.handlers.get(handler) else {
                     return Err(RunError::permanent(
@@ -264,13 +281,69 @@ impl Worker {
                 // gives the worker role; they are recorded apart from Sundial's.
                 crate::access::user_code(h.run(HandlerContext::new(inv, resumed_from, cancel.clone(), cp)))
                     .await
+                    .map(|()| None)
             }
             t => {
                 // The create-time policy, again: it may have been tightened since, and
                 // definitions stored before it existed are judged too.
                 self.cfg.targets.check(&self.cfg, &e.tenant, t)?;
-                self.remote.call(t, &inv, self.clock.now()).await
+                self.remote.call(t, &inv, self.clock.now()).await.map(|()| None)
             }
         }
+    }
+
+    /// A map-reduce job's run (`docs/mapreduce.md`): an item's `run_item`, or the parent's
+    /// `map` (with a fenced emitter) or `reduce` (with every item's result), by phase.
+    #[allow(clippy::too_many_arguments)]
+    async fn call_map_reduce(
+        &self,
+        d: &Delivery<'_>,
+        e: &Execution,
+        fence: &Fence,
+        handler: &str,
+        inv: Invocation,
+        resumed_from: Option<serde_json::Value>,
+        cancel: &CancellationToken,
+        checkpointer: FencedCheckpointer,
+    ) -> Result<Option<serde_json::Value>, RunError> {
+        use crate::execution::mapreduce::{check_result, phase_of, ItemInput, MapContext, MapState, Phase};
+        let Some(h) = self.handlers.get_map_reduce(handler) else {
+            return Err(RunError::permanent(
+                codes::UNKNOWN_HANDLER,
+                format!("this worker has no map-reduce handler {handler:?} (is the job in an ECS pool?)"),
+            ));
+        };
+        let rejected = checkpointer.rejected.clone();
+        let scope = checkpointer.scope.clone();
+        let ctx = HandlerContext::new(inv, resumed_from, cancel.clone(), Arc::new(checkpointer));
+        if let Some(crate::execution::children::ChildKey::Item(k)) = &e.child {
+            let input = match &e.map_reduce {
+                Some(MapState::Item { input, .. }) => input.clone(),
+                _ => serde_json::Value::Null,
+            };
+            let v = crate::access::user_code(h.run_item(ctx, ItemInput { key: k.clone(), input })).await?;
+            check_result(&v)?;
+            return Ok(Some(v));
+        }
+        if phase_of(e) == Some(Phase::Reduce) {
+            let results = self.store.item_results(&d.key).await.map_err(|err| {
+                RunError::retryable("ItemResultsUnread", format!("reading the items' results: {err}"))
+            })?;
+            return crate::access::user_code(h.reduce(ctx, results)).await.map(|()| None);
+        }
+        let emitter = super::mapreduce::WorkerEmitter {
+            store: self.store.clone(),
+            key: d.key.clone(),
+            fence: fence.clone(),
+            parent: e.clone(),
+            lease_ms: self.settings.lease_ms,
+            clock: self.clock.clone(),
+            queues: self.queues.clone(),
+            pool: d.pool.to_string(),
+            actor: self.actor(),
+            rejected,
+            scope,
+        };
+        crate::access::user_code(h.map(MapContext::new(ctx, Arc::new(emitter)))).await.map(|()| None)
     }
 }

@@ -1,0 +1,441 @@
+//! Map-reduce jobs (issue 18 part 3, `docs/mapreduce.md`): the pure rules and the handler API.
+//!
+//! A job with `mapReduce: {}` and an in-process target runs each fire in three phases, all
+//! on the fire's own execution (the *parent*):
+//!
+//! 1. **map**: the parent is claimed as usual (token T) and its handler's [`MapReduce::map`]
+//!    emits items in batches ([`MapContext::emit`]). Each batch is one `TransactWriteItems`:
+//!    the parent's fenced update (`IF st = RUNNING AND tok = T AND lo = me`: the batch's cursor
+//!    as its checkpoint, `ADD xe n`) and one conditional `Put` per item child
+//!    (`attribute_not_exists`). A zombie's emit fails its fence and creates nothing; a takeover
+//!    resumes from the last committed cursor, and a batch repeated across a crash creates
+//!    nothing twice (the child key derives from the item key).
+//! 2. **wait**: the map returns; the parent is sealed RUNNING → WAITING (fenced). Each item
+//!    child is an ordinary execution (claimed, fenced, retried, dead-lettered on its own) whose
+//!    final finish and the parent's `ADD xd 1` are one transaction: a child is counted exactly
+//!    once, and the parent item stays a few hundred bytes at any item count.
+//! 3. **reduce**: once sealed and `done == emitted`, whoever sees it first (the last child's
+//!    worker, the seal itself, or the reconciler) moves the parent WAITING → READY in its reduce
+//!    phase; a worker claims it again (token T + 1) and [`MapReduce::reduce`] receives every
+//!    item's result, read back from the children; its finish is fenced as any other.
+//!
+//! The parent's state for these phases is [`MapState::Parent`]; a child's is
+//! [`MapState::Item`] (its input and, once it succeeded, its result).
+
+use crate::execution::retry::RunError;
+use crate::execution::target::in_process::{BoxFuture, HandlerContext};
+use crate::model::{ExecStatus, JobDefinition, Target, ValidationError};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Most items one fire may emit (`mapReduce.maxItems` defaults to it).
+pub const MAX_ITEMS: u32 = 100_000;
+/// Items per emit transaction: one parent update and at most this many child puts
+/// (DynamoDB's `TransactWriteItems` takes 100 actions).
+pub const MAX_EMIT_BATCH: usize = 99;
+/// Largest item input and item result (bytes of JSON): they live on the child item.
+pub const MAX_ITEM_BYTES: usize = 1_024;
+/// Audit code of the parent's WAITING → READY move into its reduce phase.
+pub const REDUCE_CODE: &str = "reduce";
+/// Audit code of the parent's seal (RUNNING → WAITING once its map returned).
+pub const SEAL_CODE: &str = "map_sealed";
+/// Error code of an item input or result over [`MAX_ITEM_BYTES`].
+pub const ITEM_TOO_LARGE: &str = "ItemTooLarge";
+
+/// The job definition's `mapReduce` block.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct MapReduceSpec {
+    /// Most items one fire may emit (1 to [`MAX_ITEMS`]; default [`MAX_ITEMS`]). An emit past
+    /// it fails the map attempt permanently.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_items: Option<u32>,
+}
+
+impl MapReduceSpec {
+    /// The effective item limit.
+    pub fn limit(&self) -> u64 {
+        u64::from(self.max_items.unwrap_or(MAX_ITEMS))
+    }
+}
+
+/// Checks `mapReduce` (called by [`JobDefinition::validate_with`]).
+pub fn validate(def: &JobDefinition) -> Result<(), ValidationError> {
+    let Some(spec) = &def.map_reduce else { return Ok(()) };
+    let invalid = |f: &str, r: String| ValidationError { field: f.into(), reason: r };
+    if !matches!(def.target, Target::InProcess { .. }) {
+        return Err(invalid(
+            "mapReduce",
+            "a map-reduce job needs an in-process target (its handler emits the items)".into(),
+        ));
+    }
+    if def.shards.is_some() || def.broadcast.is_some() {
+        return Err(invalid("mapReduce", "a job is map-reduce, sharded or broadcast, one of them".into()));
+    }
+    if let Some(n) = spec.max_items {
+        if n == 0 || n > MAX_ITEMS {
+            return Err(invalid("mapReduce.maxItems", format!("must be between 1 and {MAX_ITEMS}")));
+        }
+    }
+    Ok(())
+}
+
+/// Which phase a map-reduce parent is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Phase {
+    /// Its handler emits items (RUNNING, or READY / RETRY_WAIT before and between attempts).
+    Map,
+    /// Sealed: its items run (WAITING).
+    Wait,
+    /// Every item is final: the reduce runs (READY, RUNNING, RETRY_WAIT, then final).
+    Reduce,
+}
+
+/// What a map-reduce execution carries besides an ordinary one's fields.
+#[derive(Debug, Clone, PartialEq)]
+pub enum MapState {
+    /// The parent: its phase and counts.
+    Parent {
+        /// Current phase (a final parent keeps the last one).
+        phase: Phase,
+        /// Item children created so far (exact: counted in the transaction that creates them).
+        emitted: u64,
+        /// Item children final so far (exact: counted in the transaction of their finish).
+        done: u64,
+        /// Of those, how many did not succeed.
+        failed: u64,
+    },
+    /// An item child: its input and, once it succeeded, its handler's result.
+    Item {
+        /// The input the map emitted with it.
+        input: Value,
+        /// The result its `run_item` returned.
+        result: Option<Value>,
+    },
+}
+
+impl MapState {
+    /// A fresh parent's state.
+    pub fn new_parent() -> Self {
+        MapState::Parent { phase: Phase::Map, emitted: 0, done: 0, failed: 0 }
+    }
+}
+
+/// The phase of a map-reduce execution (`None` for any other, and for an item child).
+pub fn phase_of(e: &crate::model::Execution) -> Option<Phase> {
+    if e.definition.map_reduce.is_none() || e.child.is_some() {
+        return None;
+    }
+    Some(match &e.map_reduce {
+        Some(MapState::Parent { phase, .. }) => *phase,
+        _ => Phase::Map,
+    })
+}
+
+/// Whether a sealed parent may reduce: sealed (WAITING) and every emitted item counted.
+pub fn ready_to_reduce(status: ExecStatus, st: Option<&MapState>) -> bool {
+    matches!(st, Some(MapState::Parent { emitted, done, .. }) if status == ExecStatus::Waiting && done >= emitted)
+}
+
+/// One item the map emits: a key (1–64 characters of `[A-Za-z0-9_-]`, unique in the fire: it
+/// is the item child's idempotency key) and an input (JSON, at most [`MAX_ITEM_BYTES`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct MapItem {
+    /// The item's key.
+    pub key: String,
+    /// Its input.
+    pub input: Value,
+}
+
+impl MapItem {
+    /// An item.
+    pub fn new(key: impl Into<String>, input: Value) -> Self {
+        MapItem { key: key.into(), input }
+    }
+}
+
+/// Checks one emitted batch: keys, sizes, batch length. `Err` names the offending item.
+pub fn check_batch(items: &[MapItem]) -> Result<(), EmitError> {
+    if items.len() > MAX_EMIT_BATCH {
+        return Err(EmitError::Invalid(format!(
+            "at most {MAX_EMIT_BATCH} items per emit, got {}",
+            items.len()
+        )));
+    }
+    let mut seen = std::collections::HashSet::new();
+    for (i, it) in items.iter().enumerate() {
+        crate::keys::validate_id("item", &it.key)
+            .map_err(|e| EmitError::Invalid(format!("items[{i}].key: {}", e.reason)))?;
+        if !seen.insert(it.key.as_str()) {
+            return Err(EmitError::Invalid(format!(
+                "items[{i}].key: {:?} emitted twice in one batch",
+                it.key
+            )));
+        }
+        let len = it.input.to_string().len();
+        if len > MAX_ITEM_BYTES {
+            return Err(EmitError::Invalid(format!(
+                "items[{i}].input: {len} bytes, at most {MAX_ITEM_BYTES}"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// What an emit did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Emitted {
+    /// Children this emit created.
+    pub created: u64,
+    /// Items whose child already existed (a batch repeated after a takeover).
+    pub existing: u64,
+}
+
+/// Why an emit was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum EmitError {
+    /// Another worker holds the parent now (this one is a zombie): nothing was created, stop.
+    #[error("emit refused: the parent was taken over (token {token} is stale)")]
+    Stale {
+        /// This attempt's token.
+        token: u64,
+    },
+    /// The batch is wrong (key, size, count, the job's `maxItems`): permanent.
+    #[error("emit refused: {0}")]
+    Invalid(String),
+    /// The store failed (retryable).
+    #[error("emit failed: {0}")]
+    Store(#[from] crate::store::error::StoreError),
+}
+
+impl From<EmitError> for RunError {
+    fn from(e: EmitError) -> Self {
+        match &e {
+            EmitError::Invalid(_) => RunError::permanent("EmitInvalid", e.to_string()),
+            EmitError::Stale { .. } => RunError::retryable("EmitRefused", e.to_string()),
+            EmitError::Store(_) => RunError::retryable("EmitFailed", e.to_string()),
+        }
+    }
+}
+
+/// Creates one batch of item children for one claim (implemented by the worker).
+pub trait Emitter: Send + Sync {
+    /// Creates `items`' children and commits `cursor` as the parent's checkpoint, atomically,
+    /// if the claim's fence still holds.
+    fn emit(&self, items: Vec<MapItem>, cursor: Value) -> BoxFuture<'_, Result<Emitted, EmitError>>;
+}
+
+/// What a map step gets: the usual context (its `resumed_from` is the last committed cursor)
+/// and the emitter.
+pub struct MapContext {
+    /// Invocation, resumed cursor, cancellation.
+    pub ctx: HandlerContext,
+    emitter: std::sync::Arc<dyn Emitter>,
+}
+
+impl MapContext {
+    /// A map context (built by the worker).
+    pub fn new(ctx: HandlerContext, emitter: std::sync::Arc<dyn Emitter>) -> Self {
+        MapContext { ctx, emitter }
+    }
+
+    /// The cursor the last committed emit stored (where to resume), if any.
+    pub fn cursor(&self) -> Option<&Value> {
+        self.ctx.resumed_from.as_ref()
+    }
+
+    /// Emits a batch (at most [`MAX_EMIT_BATCH`] items) and commits `cursor` with it: after a
+    /// takeover the map resumes from the last committed cursor. A stale emit (a zombie's)
+    /// creates nothing and cancels this attempt.
+    pub async fn emit(&self, items: Vec<MapItem>, cursor: Value) -> Result<Emitted, EmitError> {
+        check_batch(&items)?;
+        self.emitter.emit(items, cursor).await
+    }
+}
+
+/// One item's outcome, as the reduce receives it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ItemResult {
+    /// The item's key.
+    pub key: String,
+    /// Its child's final status (SUCCEEDED, FAILED, DEAD or CANCELED).
+    pub status: ExecStatus,
+    /// What its `run_item` returned (a succeeded item).
+    pub result: Option<Value>,
+    /// Its last error (code, message), for an item that did not succeed.
+    pub error: Option<(String, String)>,
+}
+
+/// An item as its `run_item` receives it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ItemInput {
+    /// The key the map emitted it with.
+    pub key: String,
+    /// Its input.
+    pub input: Value,
+}
+
+/// A map-reduce handler compiled into the worker binary (registered with
+/// [`crate::execution::target::in_process::Handlers::with_map_reduce`]).
+pub trait MapReduce: Send + Sync + 'static {
+    /// The map: emit every item, in batches, from `ctx.cursor()` on. Return `Ok` once all are
+    /// emitted (the parent is then sealed).
+    fn map(&self, ctx: MapContext) -> BoxFuture<'_, Result<(), RunError>>;
+    /// One item's work (its own execution: `ctx.invocation.execution_id` is its idempotency
+    /// key). The result (at most [`MAX_ITEM_BYTES`] of JSON) is kept for the reduce.
+    fn run_item(&self, ctx: HandlerContext, item: ItemInput) -> BoxFuture<'_, Result<Value, RunError>>;
+    /// The reduce, once every item is final: runs once per fire (fenced, retried as a run).
+    fn reduce(&self, ctx: HandlerContext, results: Vec<ItemResult>) -> BoxFuture<'_, Result<(), RunError>>;
+}
+
+/// Checks an item result's size.
+pub fn check_result(v: &Value) -> Result<(), RunError> {
+    let len = v.to_string().len();
+    if len > MAX_ITEM_BYTES {
+        return Err(RunError::permanent(
+            ITEM_TOO_LARGE,
+            format!("result: {len} bytes, at most {MAX_ITEM_BYTES} (keep large results elsewhere and return a reference)"),
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schedule::ScheduleSpec;
+
+    #[test]
+    fn validation_names_the_field() {
+        let mut d =
+            JobDefinition::new(ScheduleSpec::new("rate(1 minute)", "UTC"), Target::http("https://x.example"));
+        let field = |d: &JobDefinition| validate(d).err().map(|e| e.field);
+        assert_eq!(field(&d), None);
+        d.map_reduce = Some(MapReduceSpec::default());
+        assert_eq!(field(&d).as_deref(), Some("mapReduce"), "not in-process");
+        d.target = Target::InProcess { handler: "h".into() };
+        assert_eq!(field(&d), None);
+        d.map_reduce = Some(MapReduceSpec { max_items: Some(0) });
+        assert_eq!(field(&d).as_deref(), Some("mapReduce.maxItems"));
+        d.map_reduce = Some(MapReduceSpec { max_items: Some(10) });
+        d.shards = Some(2);
+        assert_eq!(field(&d).as_deref(), Some("mapReduce"));
+    }
+
+    #[test]
+    fn batches_are_checked_item_by_item() {
+        let ok = |k: &str| MapItem::new(k, serde_json::json!({"a": 1}));
+        assert!(check_batch(&[ok("a"), ok("b")]).is_ok());
+        let msg = |r: Result<(), EmitError>| r.err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(msg(check_batch(&[ok("a"), ok("a")])).contains("items[1].key"));
+        assert!(msg(check_batch(&[ok("a"), ok("b c")])).contains("items[1].key"));
+        let big = MapItem::new("x", Value::String("y".repeat(MAX_ITEM_BYTES)));
+        assert!(msg(check_batch(&[big])).contains("items[0].input"));
+        let many: Vec<MapItem> = (0..100).map(|i| ok(&format!("k{i}"))).collect();
+        assert!(msg(check_batch(&many)).contains("at most 99"));
+    }
+
+    #[test]
+    fn a_parent_reduces_once_sealed_and_every_item_is_counted() {
+        let st = |emitted, done| MapState::Parent { phase: Phase::Wait, emitted, done, failed: 0 };
+        assert!(!ready_to_reduce(ExecStatus::Running, Some(&st(3, 3))), "not sealed");
+        assert!(!ready_to_reduce(ExecStatus::Waiting, Some(&st(3, 2))));
+        assert!(ready_to_reduce(ExecStatus::Waiting, Some(&st(3, 3))));
+        assert!(ready_to_reduce(ExecStatus::Waiting, Some(&st(0, 0))), "an empty map reduces at once");
+        assert!(!ready_to_reduce(ExecStatus::Waiting, None));
+    }
+}
+
+/// A diagnostic map-reduce handler shipped with the ECS worker (`"handler": "count"`, with
+/// `mapReduce: {}`): its map emits `params.items` items (`k00000`, `k00001`, ...) in batches
+/// of `params.batch` (default 50), pausing `params.stepMs` between batches, its cursor the
+/// next index; each item pauses `params.itemMs`, fails its first attempt if its key is in
+/// `params.failFirst`, and returns `{"i": index}`; the reduce fails permanently
+/// (`ReduceMismatch`) unless it received every index exactly once, all succeeded. It exercises
+/// emits, takeovers, item retries and the reduce in a deployment without any user code.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Count;
+
+impl Count {
+    fn param(ctx: &HandlerContext, name: &str, default: u64) -> u64 {
+        ctx.invocation.params.get(name).and_then(Value::as_u64).unwrap_or(default)
+    }
+
+    async fn pause(ctx: &HandlerContext, ms: u64) -> Result<(), RunError> {
+        if ms > 0 {
+            tokio::select! {
+                _ = tokio::time::sleep(std::time::Duration::from_millis(ms)) => {}
+                _ = ctx.cancelled() => return Err(RunError::cancelled()),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The key of item `i` of [`Count`].
+pub fn count_key(i: u64) -> String {
+    format!("k{i:05}")
+}
+
+impl MapReduce for Count {
+    fn map(&self, m: MapContext) -> BoxFuture<'_, Result<(), RunError>> {
+        Box::pin(async move {
+            let total = Self::param(&m.ctx, "items", 0);
+            let batch = Self::param(&m.ctx, "batch", 50).clamp(1, MAX_EMIT_BATCH as u64);
+            let step = Self::param(&m.ctx, "stepMs", 0);
+            let mut next = m.cursor().and_then(|c| c.get("next")).and_then(Value::as_u64).unwrap_or(0);
+            while next < total {
+                if m.ctx.is_cancelled() {
+                    return Err(RunError::cancelled());
+                }
+                let end = (next + batch).min(total);
+                let items =
+                    (next..end).map(|i| MapItem::new(count_key(i), serde_json::json!({ "i": i }))).collect();
+                m.emit(items, serde_json::json!({ "next": end })).await?;
+                next = end;
+                Self::pause(&m.ctx, step).await?;
+            }
+            Ok(())
+        })
+    }
+
+    fn run_item(&self, ctx: HandlerContext, item: ItemInput) -> BoxFuture<'_, Result<Value, RunError>> {
+        Box::pin(async move {
+            let flaky = ctx
+                .invocation
+                .params
+                .get("failFirst")
+                .and_then(Value::as_array)
+                .is_some_and(|a| a.iter().any(|k| k.as_str() == Some(item.key.as_str())));
+            if flaky && ctx.invocation.attempt == 1 {
+                return Err(RunError::retryable("Flaky", format!("{} fails its first attempt", item.key)));
+            }
+            Self::pause(&ctx, Self::param(&ctx, "itemMs", 0)).await?;
+            Ok(serde_json::json!({ "i": item.input.get("i").cloned().unwrap_or(Value::Null) }))
+        })
+    }
+
+    fn reduce(&self, ctx: HandlerContext, results: Vec<ItemResult>) -> BoxFuture<'_, Result<(), RunError>> {
+        Box::pin(async move {
+            let total = Self::param(&ctx, "items", 0);
+            let mut seen = std::collections::BTreeSet::new();
+            for r in &results {
+                let i = r.result.as_ref().and_then(|v| v.get("i")).and_then(Value::as_u64);
+                if r.status != ExecStatus::Succeeded || i.is_none_or(|i| !seen.insert(i)) {
+                    return Err(RunError::permanent(
+                        "ReduceMismatch",
+                        format!("item {} is {:?}", r.key, r.status),
+                    ));
+                }
+            }
+            if seen.len() as u64 != total || seen.iter().next_back().is_some_and(|m| *m + 1 != total) {
+                return Err(RunError::permanent(
+                    "ReduceMismatch",
+                    format!("{} distinct results for {total} items", seen.len()),
+                ));
+            }
+            Ok(())
+        })
+    }
+}

@@ -1,0 +1,313 @@
+//! Map-reduce parents and items (`docs/mapreduce.md`): the transactions that keep the
+//! parent's counts exact, and the fenced phase moves.
+//!
+//! - [`ExecStore::emit_items`]: `TransactWriteItems` [parent: `SET ck = cursor, lu, xp = MAP`,
+//!   `xe += created` `IF st = RUNNING AND tok = T AND lo = me`; child puts
+//!   `IF attribute_not_exists(pk)` ×≤99]. A stale fence cancels the whole batch; items whose
+//!   children exist already (a batch repeated after a takeover) are left out and the rest
+//!   written again.
+//! - [`ExecStore::finish_item`]: `TransactWriteItems` [child: the fenced finish (and its
+//!   result); parent: `xd += 1` (and `xf += 1`) `IF attribute_exists(pk)`]: an item is counted
+//!   in the same write that makes it final, so never twice and never lost.
+//! - [`ExecStore::seal_map`]: RUNNING → WAITING `IF st = RUNNING AND tok = T AND lo = me`.
+//! - [`ExecStore::start_reduce`]: WAITING → READY (phase REDUCE) `IF st = WAITING AND tok = T`.
+
+use super::error::StoreError;
+use super::executions::{ExecKey, ExecStore, FinishResult, EXECUTION_RETENTION_SECS};
+use super::expr::{Expr, WithExpr};
+use super::items::{self, attr, n};
+use crate::execution::claim::{Fence, Finish};
+use crate::execution::mapreduce::{EmitError, Emitted, ItemResult, MapState, REDUCE_CODE, SEAL_CODE};
+use crate::keys;
+use crate::model::{AuditEvent, ExecStatus, Execution};
+use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
+use aws_sdk_dynamodb::types::{AttributeValue, Put, TransactWriteItem, Update};
+use chrono::{DateTime, Utc};
+use std::time::Duration;
+
+fn s(v: impl Into<String>) -> AttributeValue {
+    AttributeValue::S(v.into())
+}
+
+/// How a transaction ended.
+enum Tx {
+    Applied,
+    /// Cancelled: the code of each action, in order (`ConditionalCheckFailed`, `None`, ...).
+    Cancelled(Vec<String>),
+}
+
+/// Rounds for a transaction that conflicts with another on the same parent (children finishing
+/// at once): each waits a little longer.
+const CONFLICT_ROUNDS: u32 = 12;
+
+impl ExecStore {
+    async fn transact(&self, op: &'static str, actions: Vec<TransactWriteItem>) -> Result<Tx, StoreError> {
+        let mut round = 0;
+        loop {
+            let res =
+                self.client().transact_write_items().set_transact_items(Some(actions.clone())).send().await;
+            let err = match res {
+                Ok(_) => return Ok(Tx::Applied),
+                Err(e) => e,
+            };
+            let reasons: Option<Vec<String>> = match err.as_service_error() {
+                Some(TransactWriteItemsError::TransactionCanceledException(c)) => Some(
+                    c.cancellation_reasons().iter().map(|r| r.code().unwrap_or("None").to_string()).collect(),
+                ),
+                _ => None,
+            };
+            let conflict = match &reasons {
+                Some(r) => !r.iter().any(|c| c == "ConditionalCheckFailed"),
+                None => matches!(
+                    err.as_service_error(),
+                    Some(TransactWriteItemsError::TransactionInProgressException(_))
+                ),
+            };
+            if conflict && round < CONFLICT_ROUNDS {
+                round += 1;
+                // Jittered, growing: a few ms first, at most ~0.4 s.
+                let ms = (5u64 << round.min(6)) + u64::from(std::process::id() % 7) * round as u64;
+                tokio::time::sleep(Duration::from_millis(ms)).await;
+                continue;
+            }
+            return match reasons {
+                Some(r) if !conflict => Ok(Tx::Cancelled(r)),
+                Some(r) => Err(StoreError::Transient {
+                    op,
+                    message: format!("transaction cancelled: {}", r.join(", ")),
+                }),
+                None => Err(StoreError::from_sdk(op, err)),
+            };
+        }
+    }
+
+    fn update(&self, key: &ExecKey, e: Expr) -> Result<TransactWriteItem, StoreError> {
+        let u = Update::builder()
+            .table_name(self.table())
+            .key(attr::PK, s(key.pk()))
+            .key(attr::SK, s(key.sk()))
+            .expr(e)
+            .build()
+            .map_err(|e| StoreError::Permanent { op: "TransactWriteItems", message: e.to_string() })?;
+        Ok(TransactWriteItem::builder().update(u).build())
+    }
+
+    /// Creates the item children `kids` of the parent `key` and commits `cursor` as its
+    /// checkpoint (extending its lease to `lease_until`), atomically, if `fence` still holds
+    /// the parent and at most `limit` items exist then.
+    pub async fn emit_items(
+        &self,
+        key: &ExecKey,
+        fence: &Fence,
+        kids: &[Execution],
+        cursor: &serde_json::Value,
+        lease_until: i64,
+        limit: u64,
+    ) -> Result<Emitted, EmitError> {
+        let text = cursor.to_string();
+        if text.len() > super::executions::MAX_CHECKPOINT_BYTES {
+            return Err(EmitError::Invalid(format!(
+                "cursor: {} bytes, at most {}",
+                text.len(),
+                super::executions::MAX_CHECKPOINT_BYTES
+            )));
+        }
+        let mut pending: Vec<&Execution> = kids.iter().collect();
+        let mut existing = 0u64;
+        loop {
+            let created = pending.len() as u64;
+            let mut e = Expr::default();
+            e.set(attr::CHECKPOINT, s(&text))
+                .set(attr::LEASE_UNTIL, n(lease_until))
+                .set(attr::MAP_PHASE, s(items::phase_str(crate::execution::mapreduce::Phase::Map)))
+                .add(attr::MAP_EMITTED, created as i64);
+            ExecStore::fenced(&mut e, fence);
+            // The job's item limit, checked in the same write: `xe` absent or `xe <= limit - created`.
+            if created > 0 {
+                let room = limit.saturating_sub(created) as i64;
+                e.cond_absent_or(attr::MAP_EMITTED, super::expr::Cmp::Le, n(room));
+            }
+            let mut actions = vec![self.update(key, e)?];
+            for kid in &pending {
+                let mut cond = Expr::new();
+                cond.cond_not_exists(attr::PK);
+                let put = Put::builder()
+                    .table_name(self.table())
+                    .set_item(Some(items::execution_to_item(kid, EXECUTION_RETENTION_SECS)))
+                    .expr(cond)
+                    .build()
+                    .map_err(|e| StoreError::Permanent {
+                        op: "TransactWriteItems",
+                        message: e.to_string(),
+                    })?;
+                actions.push(TransactWriteItem::builder().put(put).build());
+            }
+            match self.transact("TransactWriteItems(emit)", actions).await? {
+                Tx::Applied => return Ok(Emitted { created, existing }),
+                Tx::Cancelled(reasons) => {
+                    let failed = |i: usize| reasons.get(i).is_some_and(|c| c == "ConditionalCheckFailed");
+                    if failed(0) {
+                        // The fence, or the item limit: which one, the parent says.
+                        let cur = self.get(key, true).await?;
+                        let held = cur.as_ref().is_some_and(|c| {
+                            c.exec.status == ExecStatus::Running
+                                && c.exec.fencing_token == fence.token
+                                && c.exec.lease_owner.as_deref() == Some(fence.owner.as_str())
+                        });
+                        if held {
+                            return Err(EmitError::Invalid(format!(
+                                "more than mapReduce.maxItems = {limit} items emitted"
+                            )));
+                        }
+                        return Err(EmitError::Stale { token: fence.token });
+                    }
+                    let before = pending.len();
+                    pending = pending
+                        .into_iter()
+                        .enumerate()
+                        .filter(|(i, _)| !failed(i + 1))
+                        .map(|(_, k)| k)
+                        .collect();
+                    existing += (before - pending.len()) as u64;
+                    if pending.len() == before {
+                        return Err(EmitError::Store(StoreError::Transient {
+                            op: "TransactWriteItems(emit)",
+                            message: format!("cancelled without a failed condition: {}", reasons.join(", ")),
+                        }));
+                    }
+                }
+            }
+        }
+    }
+
+    /// A map-reduce item's fenced finish: as [`ExecStore::finish`], and when final, with its
+    /// `result` and its count on the parent in the same transaction.
+    pub async fn finish_item(
+        &self,
+        key: &ExecKey,
+        fence: &Fence,
+        finish: &Finish,
+        result: Option<&serde_json::Value>,
+        now: DateTime<Utc>,
+    ) -> Result<FinishResult, StoreError> {
+        let to = finish.status();
+        if !to.is_terminal() {
+            return self.finish(key, fence, finish, now).await;
+        }
+        let mut child = ExecStore::finish_expr(key, fence, finish, now);
+        if let (ExecStatus::Succeeded, Some(r)) = (to, result) {
+            child.set(attr::ITEM_RESULT, s(r.to_string()));
+        }
+        let mut parent = Expr::default();
+        parent.add(attr::MAP_DONE, 1);
+        if to != ExecStatus::Succeeded {
+            parent.add(attr::MAP_FAILED, 1);
+        }
+        parent.cond_exists(attr::PK);
+        let actions = vec![self.update(key, child)?, self.update(&key.parent(), parent)?];
+        match self.transact("TransactWriteItems(finish item)", actions).await? {
+            Tx::Applied => Ok(FinishResult::Done),
+            Tx::Cancelled(reasons) if reasons.first().is_some_and(|c| c == "ConditionalCheckFailed") => {
+                let cur = self.get(key, true).await?;
+                Ok(FinishResult::TakenOver {
+                    status: cur.as_ref().map(|c| c.exec.status),
+                    token: cur.as_ref().map(|c| c.exec.fencing_token),
+                })
+            }
+            // The parent is gone (deleted with its job): finish the item alone.
+            Tx::Cancelled(_) => self.finish(key, fence, finish, now).await,
+        }
+    }
+
+    /// The map returned: RUNNING → WAITING (phase WAIT) if `fence` still holds the parent;
+    /// the reconciler looks at it at `next_look` (ms). Returns the parent as it is now.
+    pub async fn seal_map(
+        &self,
+        key: &ExecKey,
+        fence: &Fence,
+        next_look: i64,
+        now: DateTime<Utc>,
+    ) -> Result<Result<Execution, FinishResult>, StoreError> {
+        let ev = AuditEvent {
+            at: now.timestamp_millis(),
+            actor: format!("worker:{}", fence.owner),
+            from: Some(ExecStatus::Running),
+            to: ExecStatus::Waiting,
+            attempt: fence.attempt,
+            token: fence.token,
+            code: Some(SEAL_CODE.into()),
+        };
+        let mut e = Expr::default();
+        e.set(attr::STATUS, s(ExecStatus::Waiting.as_str()))
+            .set(attr::MAP_PHASE, s(items::phase_str(crate::execution::mapreduce::Phase::Wait)))
+            .add(attr::MAP_EMITTED, 0)
+            .add(attr::MAP_DONE, 0)
+            .set(attr::OPEN_PK, s(keys::open_partition(keys::open_part(&key.tenant, &key.job_id))))
+            .set(attr::OPEN_DUE, n(next_look))
+            .append_event(&ev)
+            .remove(attr::LEASE_UNTIL);
+        ExecStore::fenced(&mut e, fence);
+        Ok(match self.cas(key, "UpdateItem(seal map)", e).await? {
+            Ok(item) => Ok(items::execution_from_item(&item)?),
+            Err(old) => {
+                let cur = old.as_ref().and_then(|i| items::snapshot_from_item(i).ok());
+                Err(FinishResult::TakenOver {
+                    status: cur.as_ref().map(|c| c.exec.status),
+                    token: cur.as_ref().map(|c| c.exec.fencing_token),
+                })
+            }
+        })
+    }
+
+    /// WAITING → READY in the reduce phase, once, if `parent` still waits at its token: the
+    /// caller then sends its message (the `open` index covers a lost send). False if someone
+    /// else moved it first.
+    pub async fn start_reduce(
+        &self,
+        key: &ExecKey,
+        parent: &Execution,
+        actor: &str,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        let now_ms = now.timestamp_millis();
+        let ev = AuditEvent {
+            at: now_ms,
+            actor: actor.to_string(),
+            from: Some(ExecStatus::Waiting),
+            to: ExecStatus::Ready,
+            attempt: parent.attempt,
+            token: parent.fencing_token,
+            code: Some(REDUCE_CODE.into()),
+        };
+        let mut e = Expr::default();
+        e.set(attr::STATUS, s(ExecStatus::Ready.as_str()))
+            .set(attr::MAP_PHASE, s(items::phase_str(crate::execution::mapreduce::Phase::Reduce)))
+            .set(attr::AVAILABLE, n(now_ms))
+            .set(attr::OPEN_PK, s(keys::open_partition(keys::open_part(&key.tenant, &key.job_id))))
+            .set(attr::OPEN_DUE, n(now_ms + crate::reconcile::GRACE_MS))
+            .append_event(&ev)
+            .cond_eq(attr::STATUS, s(ExecStatus::Waiting.as_str()))
+            .cond_eq(attr::TOKEN, n(parent.fencing_token));
+        Ok(self.cas(key, "UpdateItem(start reduce)", e).await?.is_ok())
+    }
+
+    /// Every item's outcome under the parent `key`, in key order (what the reduce receives).
+    pub async fn item_results(&self, key: &ExecKey) -> Result<Vec<ItemResult>, StoreError> {
+        Ok(self.children_of(key).await?.into_iter().filter_map(|c| item_result(&c)).collect())
+    }
+}
+
+/// One item child's outcome.
+pub fn item_result(c: &Execution) -> Option<ItemResult> {
+    let Some(crate::execution::children::ChildKey::Item(k)) = &c.child else { return None };
+    let result = match &c.map_reduce {
+        Some(MapState::Item { result, .. }) => result.clone(),
+        _ => None,
+    };
+    Some(ItemResult {
+        key: k.clone(),
+        status: c.status,
+        result,
+        error: (c.status != ExecStatus::Succeeded).then(|| c.last_error.clone()).flatten(),
+    })
+}

@@ -1,0 +1,362 @@
+//! Map-reduce jobs (issue 18 part 3, `docs/mapreduce.md`): a handler's map emits items, each
+//! its own child execution (claimed, fenced, retried alone), and a fenced reduce runs once with
+//! every item's result; a zombie parent's emits are refused, a taken-over map resumes from its
+//! committed cursor, and worker processes killed or paused during the map lose nothing and
+//! repeat nothing.
+
+use chrono::{Duration as CDuration, Utc};
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use sundial_core::execution::children::{child_of, ChildKey};
+use sundial_core::execution::claim::LeaseTerms;
+use sundial_core::execution::mapreduce::{
+    count_key, Count, EmitError, ItemInput, ItemResult, MapContext, MapReduce, MapReduceSpec, MapState, Phase,
+};
+use sundial_core::execution::retry::RunError;
+use sundial_core::execution::target::in_process::{BoxFuture, HandlerContext, Handlers};
+use sundial_core::metering::Meter;
+use sundial_core::model::{ExecStatus, Execution, JobDefinition, Target};
+use sundial_core::store::executions::{ClaimOutcome, ExecKey};
+use sundial_tests::fixtures;
+use sundial_tests::TestEnv;
+
+const WITHIN: Duration = Duration::from_secs(120);
+
+fn count_job(items: u64, batch: u64, extra: serde_json::Value) -> JobDefinition {
+    let mut d = fixtures::definition(Target::InProcess { handler: "count".into() });
+    d.map_reduce = Some(MapReduceSpec::default());
+    let mut params = serde_json::json!({ "items": items, "batch": batch });
+    if let (Some(p), Some(x)) = (params.as_object_mut(), extra.as_object()) {
+        p.extend(x.clone());
+    }
+    d.params = params;
+    d
+}
+
+/// [`Count`], recording how often each step ran and what the reduce received.
+#[derive(Clone, Default)]
+struct Recorded {
+    maps: Arc<Mutex<Vec<Option<serde_json::Value>>>>,
+    items: Arc<Mutex<BTreeMap<String, u32>>>,
+    reduces: Arc<Mutex<Vec<Vec<ItemResult>>>>,
+}
+
+impl MapReduce for Recorded {
+    fn map(&self, m: MapContext) -> BoxFuture<'_, Result<(), RunError>> {
+        if let Ok(mut v) = self.maps.lock() {
+            v.push(m.cursor().cloned());
+        }
+        Count.map(m)
+    }
+    fn run_item(
+        &self,
+        ctx: HandlerContext,
+        item: ItemInput,
+    ) -> BoxFuture<'_, Result<serde_json::Value, RunError>> {
+        if let Ok(mut v) = self.items.lock() {
+            *v.entry(item.key.clone()).or_default() += 1;
+        }
+        Count.run_item(ctx, item)
+    }
+    fn reduce(&self, ctx: HandlerContext, results: Vec<ItemResult>) -> BoxFuture<'_, Result<(), RunError>> {
+        if let Ok(mut v) = self.reduces.lock() {
+            v.push(results.clone());
+        }
+        Count.reduce(ctx, results)
+    }
+}
+
+/// The parent's path through its statuses, with the audit codes.
+fn path(e: &Execution) -> Vec<(ExecStatus, Option<String>)> {
+    e.timeline.iter().map(|a| (a.to, a.code.clone())).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_item_runs_once_a_failing_item_retries_alone_and_the_reduce_gets_every_result(
+) -> anyhow::Result<()> {
+    // GIVEN a map-reduce job of 120 items in batches of 25, item k00007 failing its first attempt
+    let env = TestEnv::new("mr-basic").await?;
+    let def = count_job(120, 25, serde_json::json!({ "failFirst": ["k00007"] }));
+    let parent = fixtures::create_ready(&env, "acme", "mr", def, Utc::now()).await?;
+
+    // WHEN a worker polls the pool
+    let rec = Recorded::default();
+    let (worker, _) = fixtures::worker_with(
+        &env,
+        fixtures::settings("mr-1"),
+        Handlers::new().with_map_reduce("count", rec.clone()),
+    )?;
+    let (stop, poller) = fixtures::spawn_poller(worker, 16);
+    let p = fixtures::wait_for(&env, &parent, WITHIN, |s| s.exec.status.is_terminal()).await?;
+    stop.cancel();
+    poller.await??;
+
+    // THEN the parent mapped once, waited, reduced once and SUCCEEDED
+    assert_eq!(p.exec.status, ExecStatus::Succeeded, "{:?}", p.exec.last_error);
+    use ExecStatus::*;
+    assert_eq!(
+        path(&p.exec),
+        vec![
+            (Ready, None),
+            (Running, None),
+            (Waiting, Some("map_sealed".into())),
+            (Ready, Some("reduce".into())),
+            (Running, None),
+            (Succeeded, None),
+        ]
+    );
+    assert_eq!(
+        p.exec.map_reduce,
+        Some(MapState::Parent { phase: Phase::Reduce, emitted: 120, done: 120, failed: 0 })
+    );
+    assert_eq!(rec.maps.lock().map(|v| v.clone()).unwrap_or_default(), vec![None]);
+    // AND every item ran once, except the flaky one, which retried alone
+    let items = rec.items.lock().map(|v| v.clone()).unwrap_or_default();
+    assert_eq!(items.len(), 120);
+    assert!(items.iter().all(|(k, n)| *n == if k == "k00007" { 2 } else { 1 }), "{items:?}");
+    let kids = fixtures::store(&env).children_of(&parent).await?;
+    assert_eq!(kids.len(), 120);
+    assert!(kids.iter().all(|k| k.status == Succeeded));
+    let attempts: Vec<u32> = kids.iter().filter(|k| k.attempt != 1).map(|k| k.attempt).collect();
+    assert_eq!(attempts, vec![2]);
+    assert_eq!(kids[7].id(), format!("{}.i-k00007", parent.id()));
+    // AND the reduce ran once and received every item's result, in key order
+    let reduces = rec.reduces.lock().map(|v| v.clone()).unwrap_or_default();
+    assert_eq!(reduces.len(), 1);
+    let got: Vec<(String, Option<serde_json::Value>)> =
+        reduces[0].iter().map(|r| (r.key.clone(), r.result.clone())).collect();
+    let want: Vec<(String, Option<serde_json::Value>)> =
+        (0..120).map(|i| (count_key(i), Some(serde_json::json!({ "i": i })))).collect();
+    assert_eq!(got, want);
+    env.cleanup().await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_zombie_parents_emits_are_refused_and_the_takeover_emits_only_the_rest() -> anyhow::Result<()> {
+    // GIVEN a map-reduce parent of 60 items claimed by a worker that emitted its first batch of
+    // 20 (cursor next = 20) and then stalled past its lease
+    let env = TestEnv::new("mr-zombie").await?;
+    let store = fixtures::store(&env);
+    let now = Utc::now();
+    let past = now - CDuration::seconds(60);
+    let e = fixtures::ready_execution("acme", "mr", count_job(60, 20, serde_json::json!({})), past, past);
+    let key = fixtures::put_execution(&env, &e).await?;
+    let terms = LeaseTerms { duration_ms: 2_000, skew_margin_ms: 200, may_take_over: true };
+    let ClaimOutcome::Claimed(zombie) = store.claim(&key, "zombie", &terms, past).await? else {
+        anyhow::bail!("the zombie's claim failed")
+    };
+    let batch = |from: u64, to: u64, at| -> Vec<Execution> {
+        (from..to)
+            .map(|i| {
+                let mut c = child_of(&e, ChildKey::Item(count_key(i)), at, "worker:zombie");
+                c.map_reduce = Some(MapState::Item { input: serde_json::json!({ "i": i }), result: None });
+                c
+            })
+            .collect()
+    };
+    let lu = past.timestamp_millis() + 2_000;
+    let first = store
+        .emit_items(&key, &zombie.fence, &batch(0, 20, past), &serde_json::json!({ "next": 20 }), lu, 1_000)
+        .await?;
+    assert_eq!((first.created, first.existing), (20, 0));
+
+    // WHEN a metered worker takes the parent over and runs the job to its end
+    let meter = Meter::new(&env.cfg);
+    let clients = meter.clients(&sundial_tests::sdk_config(), "worker");
+    let rec = Recorded::default();
+    let (worker, _) = fixtures::worker_with_clients(
+        &env,
+        fixtures::settings("rescuer"),
+        Handlers::new().with_map_reduce("count", rec.clone()),
+        &clients,
+    )?;
+    fixtures::enqueue(&env, &e, 0).await?;
+    for kid in batch(0, 20, past) {
+        fixtures::enqueue(&env, &kid, 0).await?; // the zombie sent its batch
+    }
+    let (stop, poller) = fixtures::spawn_poller(worker, 16);
+    let p = fixtures::wait_for(&env, &key, WITHIN, |s| s.exec.status.is_terminal()).await?;
+    stop.cancel();
+    poller.await??;
+
+    // THEN the takeover resumed from the committed cursor: it emitted the other 40 items in two
+    // transactions (no item put twice) and the job SUCCEEDED with 60 items
+    assert_eq!(p.exec.status, ExecStatus::Succeeded, "{:?}", p.exec.last_error);
+    assert_eq!(
+        rec.maps.lock().map(|v| v.clone()).unwrap_or_default(),
+        vec![Some(serde_json::json!({ "next": 20 }))]
+    );
+    let usage = meter.snapshot().remove("worker").unwrap_or_default();
+    let tx = usage.requests.get("dynamodb:TransactWriteItems").copied().unwrap_or(0);
+    assert_eq!(tx, 2 + 60, "2 emits of the rest + one counted finish per item: {:?}", usage.requests);
+    let items = rec.items.lock().map(|v| v.clone()).unwrap_or_default();
+    assert_eq!((items.len(), items.values().all(|n| *n == 1)), (60, true), "{items:?}");
+
+    // AND the zombie, resuming after its pause, has its emits refused: nothing is created
+    let late = store
+        .emit_items(&key, &zombie.fence, &batch(60, 70, now), &serde_json::json!({ "next": 70 }), lu, 1_000)
+        .await;
+    assert!(matches!(late, Err(EmitError::Stale { token: 1 })), "{late:?}");
+    let kids = store.children_of(&key).await?;
+    assert_eq!(kids.len(), 60, "no item of the refused batch exists");
+    let p = fixtures::snapshot(&env, &key).await?;
+    assert_eq!(
+        p.checkpoint,
+        Some(serde_json::json!({ "next": 60 })),
+        "the zombie's cursor was not committed"
+    );
+    env.cleanup().await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cost_per_item_in_requests_is_metered() -> anyhow::Result<()> {
+    // GIVEN a map-reduce job of 100 items in batches of 50, run by one metered worker
+    let env = TestEnv::new("mr-meter").await?;
+    let meter = Meter::new(&env.cfg);
+    let clients = meter.clients(&sundial_tests::sdk_config(), "worker");
+    let (worker, _) = fixtures::worker_with_clients(
+        &env,
+        fixtures::settings("mr-m"),
+        Handlers::new().with_map_reduce("count", Count),
+        &clients,
+    )?;
+    let parent =
+        fixtures::create_ready(&env, "acme", "mr", count_job(100, 50, serde_json::json!({})), Utc::now())
+            .await?;
+    let (stop, poller) = fixtures::spawn_poller(worker, 16);
+    let p = fixtures::wait_for(&env, &parent, WITHIN, |s| s.exec.status.is_terminal()).await?;
+    stop.cancel();
+    poller.await??;
+    assert_eq!(p.exec.status, ExecStatus::Succeeded, "{:?}", p.exec.last_error);
+
+    // THEN (printed for docs/mapreduce.md) the requests per item
+    let u = meter.snapshot().remove("worker").unwrap_or_default();
+    let per = |svc: &str| {
+        u.requests.iter().filter(|(k, _)| k.starts_with(svc)).map(|(_, n)| *n).sum::<u64>() as f64 / 100.0
+    };
+    println!("map-reduce metering, 100 items: {:?}", u.requests);
+    println!(
+        "per item: dynamodb {:.2} requests, sqs {:.2} requests, {:.2} WCU, {:.2} RCU",
+        per("dynamodb:"),
+        per("sqs:"),
+        u.write_units / 100.0,
+        u.read_units / 100.0
+    );
+    // Each item: its put (in an emit transaction), get + claim, a counted finish transaction,
+    // its parent's read; a receive and a delete (batched), a send (batched).
+    assert_eq!(u.requests.get("dynamodb:TransactWriteItems"), Some(&(2 + 100)));
+    assert!(per("dynamodb:") < 6.0, "{:?}", u.requests);
+    env.cleanup().await;
+    Ok(())
+}
+
+/// The parents and children of one run, as an effect ledger: every item's result was written
+/// once by its fenced finish, and the reduce ran once.
+async fn check_once(env: &TestEnv, key: &ExecKey, items: u64) -> anyhow::Result<()> {
+    let p = fixtures::snapshot(env, key).await?;
+    assert_eq!(p.exec.status, ExecStatus::Succeeded, "{:?}", p.exec.last_error);
+    let reduces = p.exec.timeline.iter().filter(|a| a.code.as_deref() == Some("reduce")).count();
+    let ends = p.exec.timeline.iter().filter(|a| a.to == ExecStatus::Succeeded).count();
+    assert_eq!((reduces, ends), (1, 1), "one reduce, one end: {:?}", path(&p.exec));
+    assert_eq!(
+        p.exec.map_reduce,
+        Some(MapState::Parent { phase: Phase::Reduce, emitted: items, done: items, failed: 0 })
+    );
+    let kids = fixtures::store(env).children_of(key).await?;
+    assert_eq!(kids.len() as u64, items);
+    for (i, k) in kids.iter().enumerate() {
+        assert_eq!(k.child, Some(ChildKey::Item(count_key(i as u64))));
+        assert_eq!(k.status, ExecStatus::Succeeded);
+        let finishes = k.timeline.iter().filter(|a| a.to == ExecStatus::Succeeded).count();
+        assert_eq!(finishes, 1, "{} finished {finishes} times", k.id());
+        assert!(
+            matches!(&k.map_reduce, Some(MapState::Item { result: Some(r), .. }) if r["i"] == i as u64),
+            "{:?}",
+            k.map_reduce
+        );
+    }
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_map_of_1000_items_survives_killed_and_paused_workers_every_item_once_reduce_once(
+) -> anyhow::Result<()> {
+    // GIVEN a map-reduce job of 1,000 items, emitted in batches of 40 with a pause between
+    // batches (the map lasts several seconds), and three worker processes (2 s leases)
+    let env = TestEnv::new("mr-chaos").await?;
+    let def = count_job(1_000, 40, serde_json::json!({ "stepMs": 300, "itemMs": 5 }));
+    let mut procs = Vec::new();
+    for id in ["a", "b", "c"] {
+        procs.push((id, fixtures::spawn_worker_ecs(&env, &[("SUNDIAL_WORKER_ID", id)]).await?));
+    }
+    let key = fixtures::create_ready(&env, "acme", "mr", def, Utc::now()).await?;
+    let emitted = |s: &sundial_core::store::executions::Snapshot| match &s.exec.map_reduce {
+        Some(MapState::Parent { emitted, .. }) => *emitted,
+        _ => 0,
+    };
+    let holder =
+        |s: &sundial_core::store::executions::Snapshot| s.exec.lease_owner.clone().unwrap_or_default();
+
+    // WHEN the map's holder is SIGKILLed after some batches
+    let s = fixtures::wait_for(&env, &key, WITHIN, |s| emitted(s) >= 120).await?;
+    assert_eq!(s.exec.status, ExecStatus::Running, "the map is still going");
+    let first = holder(&s);
+    let at = procs.iter().position(|(id, _)| *id == first).unwrap_or(0);
+    let (_, mut victim) = procs.remove(at);
+    victim.start_kill()?;
+    victim.wait().await?;
+    // AND the map's next holder (the takeover) is paused with SIGSTOP past its lease, then
+    // resumed (a zombie whose emits are refused) once a third holder has the map
+    let s =
+        fixtures::wait_for(&env, &key, WITHIN, |s| s.exec.fencing_token >= 2 && emitted(s) >= 200).await?;
+    let mut paused = false;
+    if s.exec.status == ExecStatus::Running {
+        let second = holder(&s);
+        if let Some(pid) = procs.iter().find(|(id, _)| *id == second).and_then(|(_, p)| p.id()) {
+            tokio::process::Command::new("kill").args(["-STOP", &pid.to_string()]).status().await?;
+            let token = s.exec.fencing_token;
+            let r = fixtures::wait_for(&env, &key, WITHIN, |s| s.exec.fencing_token > token).await;
+            tokio::process::Command::new("kill").args(["-CONT", &pid.to_string()]).status().await?;
+            r?;
+            paused = true;
+        }
+    }
+    let p = match fixtures::wait_for(&env, &key, Duration::from_secs(120), |s| s.exec.status.is_terminal())
+        .await
+    {
+        Ok(p) => p,
+        Err(err) => {
+            let p = fixtures::snapshot(&env, &key).await?;
+            let kids = fixtures::store(&env).children_of(&key).await?;
+            let mut by: BTreeMap<String, usize> = BTreeMap::new();
+            for k in &kids {
+                *by.entry(k.status.as_str().to_string()).or_default() += 1;
+            }
+            let open: Vec<String> =
+                kids.iter().filter(|k| !k.status.is_terminal()).take(5).map(|k| format!("{k:?}")).collect();
+            anyhow::bail!(
+                "{err}: parent {:?} {:?}; children {by:?}; open: {open:#?}",
+                p.exec.status,
+                p.exec.map_reduce
+            );
+        }
+    };
+    println!("map-reduce chaos: paused a second holder: {paused}; parent path {:?}", path(&p.exec));
+
+    // THEN the map was taken over (at least once), and every item's effect happened once and
+    // the reduce once, and it saw all 1,000 results (the `count` reduce fails otherwise)
+    let takeovers = p
+        .exec
+        .timeline
+        .iter()
+        .filter(|a| a.from == Some(ExecStatus::Running) && a.to == ExecStatus::Running)
+        .count();
+    assert!(takeovers > usize::from(paused), "taken over during the map: {:?}", path(&p.exec));
+    check_once(&env, &key, 1_000).await?;
+    drop(procs);
+    env.cleanup().await;
+    Ok(())
+}
