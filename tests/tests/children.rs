@@ -345,3 +345,51 @@ async fn cancelling_a_waiting_parent_cancels_its_open_children() -> anyhow::Resu
     }
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_forbid_job_with_a_start_deadline_fans_out_and_its_children_run_under_the_parent(
+) -> anyhow::Result<()> {
+    // GIVEN a stored FORBID job with 2 shards and a start deadline, and its fire put by the
+    // trigger (so each first claim checks the job as it is now)
+    let env = TestEnv::new("kids-job").await?;
+    let mut def = fixtures::definition(Target::InProcess { handler: "rec".into() });
+    def.shards = Some(2);
+    def.concurrency = sundial_core::model::ConcurrencyPolicy::Forbid;
+    def.start_deadline_secs = Some(600);
+    let now = Utc::now();
+    let job = sundial_tests::trigger::create_job(
+        &env,
+        "acme",
+        "settle",
+        def.clone(),
+        now - chrono::Duration::minutes(5),
+    )
+    .await?;
+    let sched = sundial_core::schedule::Schedule::parse(&job.definition.schedule, job.anchor)
+        .map_err(|e| anyhow::anyhow!("{e:?}"))?;
+    let e = sundial_core::model::Execution::ready(&job, &sched, now, None, now, "tick:test");
+    let parent = fixtures::put_execution(&env, &e).await?;
+    fixtures::enqueue(&env, &e, 0).await?;
+
+    // WHEN a worker polls the pool
+    let rec = Recorder::default();
+    let (worker, _) = fixtures::worker_with(
+        &env,
+        fixtures::settings("kids-job"),
+        Handlers::new().with("rec", rec.clone()),
+    )?;
+    let (stop, poller) = fixtures::spawn_poller(worker, 4);
+    let p = fixtures::wait_for(&env, &parent, WITHIN, |s| s.exec.status.is_terminal()).await?;
+    stop.cancel();
+    poller.await??;
+
+    // THEN both shards ran (the children are neither amended to the job's FORBID policy nor
+    // checked against the job: the parent holds the slot and was checked at its own claim)
+    assert_eq!(p.exec.status, ExecStatus::Succeeded, "{:#?}", p.exec.timeline);
+    for kid in fixtures::store(&env).children_of(&parent).await? {
+        assert_eq!(kid.status, ExecStatus::Succeeded, "{}: {:#?}", kid.id(), kid.timeline);
+        assert_eq!(kid.definition.concurrency, sundial_core::model::ConcurrencyPolicy::Allow);
+    }
+    assert_eq!(rec.seen().len(), 2);
+    Ok(())
+}
