@@ -393,3 +393,60 @@ async fn a_forbid_job_with_a_start_deadline_fans_out_and_its_children_run_under_
     assert_eq!(rec.seen().len(), 2);
     Ok(())
 }
+
+/// Holds every run until released.
+#[derive(Clone, Default)]
+struct Hold(Arc<tokio::sync::Notify>, Arc<std::sync::atomic::AtomicBool>);
+
+impl Handler for Hold {
+    fn run(&self, _ctx: HandlerContext) -> BoxFuture<'_, Result<(), RunError>> {
+        Box::pin(async move {
+            while !self.1.load(std::sync::atomic::Ordering::SeqCst) {
+                let _ = tokio::time::timeout(Duration::from_millis(100), self.0.notified()).await;
+            }
+            Ok(())
+        })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_concurrency_policy_applies_to_the_parent_until_its_last_child_ends() -> anyhow::Result<()> {
+    // GIVEN a FORBID job with 2 shards whose first fire is waiting for its running children
+    let env = TestEnv::new("kids-forbid").await?;
+    let mut def = fixtures::definition(Target::InProcess { handler: "hold".into() });
+    def.shards = Some(2);
+    def.concurrency = sundial_core::model::ConcurrencyPolicy::Forbid;
+    let hold = Hold::default();
+    let (worker, _) = fixtures::worker_with(
+        &env,
+        fixtures::settings("forbid"),
+        Handlers::new().with("hold", hold.clone()),
+    )?;
+    let (stop, poller) = fixtures::spawn_poller(worker, 8);
+    let t0 = Utc::now();
+    let first = fixtures::create_ready(&env, "acme", "settle", def.clone(), t0).await?;
+    fixtures::wait_for(&env, &first, WITHIN, |s| s.exec.status == ExecStatus::Waiting).await?;
+
+    // WHEN the next fire comes while they run
+    let second =
+        fixtures::create_ready(&env, "acme", "settle", def.clone(), t0 + chrono::Duration::milliseconds(1))
+            .await?;
+    let s2 = fixtures::wait_for(&env, &second, WITHIN, |s| s.exec.status.is_terminal()).await?;
+    // AND then the children finish, and a third fire comes
+    hold.1.store(true, std::sync::atomic::Ordering::SeqCst);
+    hold.0.notify_waiters();
+    let s1 = fixtures::wait_for(&env, &first, WITHIN, |s| s.exec.status.is_terminal()).await?;
+    let third =
+        fixtures::create_ready(&env, "acme", "settle", def, t0 + chrono::Duration::milliseconds(2)).await?;
+    let s3 = fixtures::wait_for(&env, &third, WITHIN, |s| s.exec.status.is_terminal()).await?;
+    stop.cancel();
+    poller.await??;
+
+    // THEN the second fire was skipped because the first (a waiting parent) held the slot, and
+    // created no children; the first succeeded and freed the slot for the third
+    assert_eq!(s2.exec.status, ExecStatus::Skipped, "{:#?}", s2.exec.timeline);
+    assert!(fixtures::store(&env).children_of(&second).await?.is_empty());
+    assert_eq!(s1.exec.status, ExecStatus::Succeeded);
+    assert_eq!(s3.exec.status, ExecStatus::Succeeded, "{:#?}", s3.exec.timeline);
+    Ok(())
+}
