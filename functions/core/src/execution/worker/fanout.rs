@@ -13,7 +13,8 @@
 //! Order matters: the children exist before the parent waits (a crash in between leaves the
 //! parent RUNNING; its lease ends, the reconciler re-sends it, and the takeover's fan-out finds
 //! every child already there), and the parent waits before any child can finish (a child's
-//! tally write requires a waiting parent, so none is lost to a parent still RUNNING).
+//! tally write requires a waiting parent; a repeated fan-out counts the children that finished
+//! before it, so none is lost to a parent still RUNNING).
 
 use super::attempt::{Exit, Holds};
 use super::{Delivery, Disposition, Worker};
@@ -76,6 +77,17 @@ impl Worker {
         if let Err(err) = self.queues.send_all(d.pool, &out).await {
             // The children are READY in the `open` index: the reconciler sends them a grace later.
             tracing::warn!(execution = %d.key.id(), error = %err, "children created but not all sent; the reconciler re-sends them");
+        }
+        // A repeated fan-out (the first one's worker crashed before the parent's wait): a child
+        // delivered by the first may have finished while the parent was still RUNNING, when
+        // its tally write could not land. Count the final ones now; a child finishing from here
+        // on finds the parent waiting and counts itself.
+        if puts.iter().any(|o| matches!(o, PutOutcome::Exists(_))) {
+            for kid in self.store.children_of(&d.key).await? {
+                if kid.status.is_terminal() {
+                    self.child_finished(&ExecKey::of(&kid), kid.status).await;
+                }
+            }
         }
         Ok(Disposition::Delete)
     }
