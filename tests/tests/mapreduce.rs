@@ -17,6 +17,7 @@ use sundial_core::execution::retry::RunError;
 use sundial_core::execution::target::in_process::{BoxFuture, HandlerContext, Handlers};
 use sundial_core::metering::Meter;
 use sundial_core::model::{ExecStatus, Execution, JobDefinition, Target};
+use sundial_core::reconcile::{reconcile, ReconcileOptions};
 use sundial_core::store::executions::{ClaimOutcome, ExecKey};
 use sundial_tests::fixtures;
 use sundial_tests::TestEnv;
@@ -293,6 +294,21 @@ async fn a_map_of_1000_items_survives_killed_and_paused_workers_every_item_once_
         procs.push((id, fixtures::spawn_worker_ecs(&env, &[("SUNDIAL_WORKER_ID", id)]).await?));
     }
     let key = fixtures::create_ready(&env, "acme", "mr", def, Utc::now()).await?;
+    // AND the reconciler running every second with a 3 s grace (the deployed one runs every
+    // minute with two): it re-sends the items whose messages a killed worker never sent
+    let reconciler = {
+        let ctx = sundial_tests::trigger::ctx(&env);
+        tokio::spawn(async move {
+            let opts =
+                ReconcileOptions { actor: "reconciler:test".into(), grace_ms: 3_000, ..Default::default() };
+            loop {
+                if let Err(e) = reconcile(&ctx, Utc::now(), &opts).await {
+                    eprintln!("reconcile failed: {e}");
+                }
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+        })
+    };
     let emitted = |s: &sundial_core::store::executions::Snapshot| match &s.exec.map_reduce {
         Some(MapState::Parent { emitted, .. }) => *emitted,
         _ => 0,
@@ -356,6 +372,7 @@ async fn a_map_of_1000_items_survives_killed_and_paused_workers_every_item_once_
         .count();
     assert!(takeovers > usize::from(paused), "taken over during the map: {:?}", path(&p.exec));
     check_once(&env, &key, 1_000).await?;
+    reconciler.abort();
     drop(procs);
     env.cleanup().await;
     Ok(())

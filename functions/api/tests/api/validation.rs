@@ -98,6 +98,7 @@ async fn bad_requests_name_the_field_and_change_nothing() {
             400,
             "broadcast.members[1]",
         ),
+        ("map-reduce on a webhook", with(base.clone(), &["mapReduce"], json!({})), 400, "mapReduce"),
         (
             "end before start",
             with(

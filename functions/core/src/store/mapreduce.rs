@@ -10,7 +10,8 @@
 //!   result); parent: `xd += 1` (and `xf += 1`) `IF attribute_exists(pk)`]: an item is counted
 //!   in the same write that makes it final, so never twice and never lost.
 //! - [`ExecStore::seal_map`]: RUNNING → WAITING `IF st = RUNNING AND tok = T AND lo = me`.
-//! - [`ExecStore::start_reduce`]: WAITING → READY (phase REDUCE) `IF st = WAITING AND tok = T`.
+//! - [`ExecStore::start_reduce`]: WAITING → READY (phase REDUCE), attempts from 0 again,
+//!   `IF st = WAITING AND tok = T`.
 
 use super::error::StoreError;
 use super::executions::{ExecKey, ExecStore, FinishResult, EXECUTION_RETENTION_SECS};
@@ -283,6 +284,10 @@ impl ExecStore {
         e.set(attr::STATUS, s(ExecStatus::Ready.as_str()))
             .set(attr::MAP_PHASE, s(items::phase_str(crate::execution::mapreduce::Phase::Reduce)))
             .set(attr::AVAILABLE, n(now_ms))
+            // The reduce is a step of its own: its attempts count from 1 again (the map's
+            // takeovers spent the map's), while the token keeps growing (fencing).
+            .set(attr::ATTEMPT, n(0))
+            .remove(attr::RUN_MS)
             .set(attr::OPEN_PK, s(keys::open_partition(keys::open_part(&key.tenant, &key.job_id))))
             .set(attr::OPEN_DUE, n(now_ms + crate::reconcile::GRACE_MS))
             .append_event(&ev)
