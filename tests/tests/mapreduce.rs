@@ -288,7 +288,10 @@ async fn a_map_of_1000_items_survives_killed_and_paused_workers_every_item_once_
     // GIVEN a map-reduce job of 1,000 items, emitted in batches of 40 with a pause between
     // batches (the map lasts several seconds), and three worker processes (2 s leases)
     let env = TestEnv::new("mr-chaos").await?;
-    let def = count_job(1_000, 40, serde_json::json!({ "stepMs": 300, "itemMs": 5 }));
+    let mut def = count_job(1_000, 40, serde_json::json!({ "stepMs": 300, "itemMs": 5 }));
+    // Each takeover of the map spends one of its attempts: a kill, a pause, and room for a
+    // slow emulator's lapsed lease.
+    def.retry.max_attempts = 6;
     let mut procs = Vec::new();
     for id in ["a", "b", "c"] {
         procs.push((id, fixtures::spawn_worker_ecs(&env, &[("SUNDIAL_WORKER_ID", id)]).await?));
@@ -374,6 +377,72 @@ async fn a_map_of_1000_items_survives_killed_and_paused_workers_every_item_once_
     check_once(&env, &key, 1_000).await?;
     reconciler.abort();
     drop(procs);
+    env.cleanup().await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_reconciler_starts_the_reduce_the_last_items_worker_did_not() -> anyhow::Result<()> {
+    // GIVEN a sealed map-reduce parent whose 3 items all finished (counted), but whose last
+    // item's worker crashed before moving the parent to its reduce
+    let env = TestEnv::new("mr-backstop").await?;
+    let store = fixtures::store(&env);
+    let now = Utc::now();
+    let e = fixtures::ready_execution("acme", "mr", count_job(3, 3, serde_json::json!({})), now, now);
+    let key = fixtures::put_execution(&env, &e).await?;
+    let terms = LeaseTerms { duration_ms: 30_000, skew_margin_ms: 200, may_take_over: true };
+    let ClaimOutcome::Claimed(p) = store.claim(&key, "w", &terms, now).await? else { anyhow::bail!("claim") };
+    let kids: Vec<Execution> = (0..3)
+        .map(|i| {
+            let mut c = child_of(&e, ChildKey::Item(count_key(i)), now, "worker:w");
+            c.map_reduce = Some(MapState::Item { input: serde_json::json!({ "i": i }), result: None });
+            c
+        })
+        .collect();
+    let lu = now.timestamp_millis() + 30_000;
+    store.emit_items(&key, &p.fence, &kids, &serde_json::json!({ "next": 3 }), lu, 100).await?;
+    let sealed = store.seal_map(&key, &p.fence, now.timestamp_millis(), now).await?;
+    assert!(sealed.is_ok(), "{sealed:?}");
+    for (i, kid) in kids.iter().enumerate() {
+        let k = ExecKey::of(kid);
+        let ClaimOutcome::Claimed(c) = store.claim(&k, "w", &terms, now).await? else {
+            anyhow::bail!("item claim")
+        };
+        let r = serde_json::json!({ "i": i });
+        store
+            .finish_item(&k, &c.fence, &sundial_core::execution::claim::Finish::Succeeded, Some(&r), now)
+            .await?;
+    }
+    let s = fixtures::snapshot(&env, &key).await?;
+    assert_eq!(s.exec.status, ExecStatus::Waiting);
+    assert_eq!(
+        s.exec.map_reduce,
+        Some(MapState::Parent { phase: Phase::Wait, emitted: 3, done: 3, failed: 0 })
+    );
+
+    // WHEN the reconciler runs past the parent's look
+    let opts = ReconcileOptions { actor: "reconciler:test".into(), grace_ms: 1_000, ..Default::default() };
+    let ctx = sundial_tests::trigger::ctx(&env);
+    reconcile(&ctx, Utc::now() + CDuration::seconds(5), &opts).await?;
+
+    // THEN the parent is READY in its reduce phase, and a worker reduces it once
+    let s = fixtures::snapshot(&env, &key).await?;
+    assert_eq!((s.exec.status, s.exec.attempt), (ExecStatus::Ready, 0));
+    let rec = Recorded::default();
+    let (worker, _) = fixtures::worker_with(
+        &env,
+        fixtures::settings("mr-b"),
+        Handlers::new().with_map_reduce("count", rec.clone()),
+    )?;
+    let (stop, poller) = fixtures::spawn_poller(worker, 4);
+    let s = fixtures::wait_for(&env, &key, WITHIN, |s| s.exec.status.is_terminal()).await?;
+    stop.cancel();
+    poller.await??;
+    assert_eq!(s.exec.status, ExecStatus::Succeeded, "{:?}", s.exec.last_error);
+    let reduces = rec.reduces.lock().map(|v| v.clone()).unwrap_or_default();
+    assert_eq!(reduces.len(), 1);
+    assert_eq!(reduces[0].len(), 3);
+    assert!(rec.maps.lock().map(|v| v.is_empty()).unwrap_or(false), "the map did not run again");
     env.cleanup().await;
     Ok(())
 }

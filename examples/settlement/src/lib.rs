@@ -12,12 +12,16 @@
 //!   switches each per-item layer off for the tests that prove it necessary.
 //! - [`scenario`]: the post-mortem replayed: timeout failover, a worker killed half-way, a
 //!   re-run, a stale worker waking up, a late duplicate trigger; then an audit of every table.
+//! - [`mapreduce`]: the same settlement as a Sundial map-reduce job over merchants: the map
+//!   emits one item per merchant, each item settles its merchant under its own execution id
+//!   and token, the reduce reconciles and closes the day once (`docs/mapreduce.md`).
 //! - [`emulator`]: DynamoDB client for the local emulator (this example never talks to AWS).
 //!
 //! Run it: `cargo run -p settlement-example -- demo --merchants 10000 --crash-b-at 5000`.
 
 pub mod account_service;
 pub mod emulator;
+pub mod mapreduce;
 pub mod scenario;
 pub mod settle;
 

@@ -524,6 +524,52 @@ impl Settlement {
         Ok((ItemResult::Settled, existed, by_lookup))
     }
 
+    /// Settles merchant `i` alone (a map-reduce item, [`crate::mapreduce`]): the same layers as
+    /// a lane of [`Settlement::run`] under the item's own execution id and token. `Ok(true)`:
+    /// SETTLED (by this attempt or an earlier one); `Ok(false)`: not settled yet, retry later
+    /// (held by a newer attempt, credit outcome unknown or not applied); `Err` for a refusal.
+    pub async fn settle_item(&self, ctx: &ExecutionContext, i: usize, now: DateTime<Utc>) -> Result<bool> {
+        let date = settle_date_for(ctx.scheduled_at);
+        let (r, _, _) = self.settle_one(ctx, i, date, None, now).await?;
+        match r {
+            ItemResult::Settled | ItemResult::AlreadySettled => Ok(true),
+            ItemResult::CreditRejected => {
+                Err(anyhow!("the account service rejected the credit of {}", merchant_id(i)))
+            }
+            _ => Ok(false),
+        }
+    }
+
+    /// The end of a day settled item by item (the map-reduce's reduce): the reconciliation,
+    /// published once per execution, the done-marker, and the fenced run report.
+    pub async fn close_day(
+        &self,
+        ctx: &ExecutionContext,
+        settled: usize,
+        count: usize,
+        now: DateTime<Utc>,
+    ) -> Result<RunSummary> {
+        let date = settle_date_for(ctx.scheduled_at);
+        let batch = format!("settle:{date}");
+        let mut summary = RunSummary {
+            execution_id: ctx.execution_id.clone(),
+            fencing_token: ctx.fencing_token,
+            settle_date: date.to_string(),
+            settled,
+            complete: settled == count,
+            ..RunSummary::default()
+        };
+        if summary.complete {
+            let report = self.reconcile(date).await?;
+            self.publish_reconciliation(ctx, &batch, &report, now).await?;
+            summary.reconciliation = Some(report);
+            let markers = DoneMarkers::new(self.ddb.clone(), &self.tables.toolkit.markers);
+            markers.mark(&batch, ctx, now, Duration::hours(MARKER_TTL_HOURS)).await?;
+        }
+        summary.report_written = self.write_report(ctx, &batch, &summary).await?.is_written();
+        Ok(summary)
+    }
+
     /// Our ledger (detail rows of `date`) against the account service's.
     pub async fn reconcile(&self, date: NaiveDate) -> Result<Report> {
         let local = detail_ledger(&self.ddb, &self.tables.details, date).await?;
