@@ -286,15 +286,18 @@ async fn check_once(env: &TestEnv, key: &ExecKey, items: u64) -> anyhow::Result<
 async fn a_map_of_1000_items_survives_killed_and_paused_workers_every_item_once_reduce_once(
 ) -> anyhow::Result<()> {
     // GIVEN a map-reduce job of 1,000 items, emitted in batches of 40 with a pause between
-    // batches (the map lasts several seconds), and three worker processes (2 s leases)
+    // batches (the map lasts several seconds), and three worker processes (5 s leases)
     let env = TestEnv::new("mr-chaos").await?;
     let mut def = count_job(1_000, 40, serde_json::json!({ "stepMs": 300, "itemMs": 5 }));
     // Each takeover of the map spends one of its attempts: a kill, a pause, and room for a
-    // slow emulator's lapsed lease.
-    def.retry.max_attempts = 6;
+    // slow emulator's lapsed lease (moto, with three processes hammering it).
+    def.retry.max_attempts = 8;
+    def.timeout_secs = 180;
     let mut procs = Vec::new();
     for id in ["a", "b", "c"] {
-        procs.push((id, fixtures::spawn_worker_ecs(&env, &[("SUNDIAL_WORKER_ID", id)]).await?));
+        // 5 s leases: a heartbeat every 1.7 s keeps up even on a loaded moto.
+        let vars = [("SUNDIAL_WORKER_ID", id), ("SUNDIAL_LEASE_SECS", "5")];
+        procs.push((id, fixtures::spawn_worker_ecs(&env, &vars).await?));
     }
     let key = fixtures::create_ready(&env, "acme", "mr", def, Utc::now()).await?;
     // AND the reconciler running every second with a 3 s grace (the deployed one runs every

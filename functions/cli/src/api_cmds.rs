@@ -158,6 +158,11 @@ pub(crate) struct JobSpec {
     /// work that must happen once (docs/children.md).
     #[arg(long, value_delimiter = ',')]
     broadcast: Option<Vec<String>>,
+    /// Map-reduce job (needs --handler, a map-reduce handler of the ECS worker): its map emits
+    /// items, each run as its own execution, then one reduce; the value is the most items one
+    /// fire may emit (docs/mapreduce.md).
+    #[arg(long, value_name = "MAX_ITEMS", conflicts_with_all = ["shards", "broadcast"])]
+    map_reduce: Option<u32>,
 }
 
 impl JobSpec {
@@ -214,6 +219,9 @@ impl JobSpec {
         if let Some(m) = &self.broadcast {
             def.remove("shards");
             def.insert("broadcast".into(), json!({ "members": m }));
+        }
+        if let Some(n) = self.map_reduce {
+            def.insert("mapReduce".into(), json!({ "maxItems": n }));
         }
         Ok(def)
     }
@@ -738,6 +746,15 @@ mod children_flags {
             json!({"members": ["eu-west-1", "us-east-1"]})
         );
         assert!(def(&["j", "--shards", "8", "--broadcast", "a"]).is_err());
+        Ok(())
+    }
+
+    #[test]
+    fn the_map_reduce_flag_sets_its_item_limit() -> anyhow::Result<()> {
+        let d = def(&["j", "--handler", "settle-merchants", "--map-reduce", "20000"])?;
+        assert_eq!(d["mapReduce"], json!({"maxItems": 20000}));
+        assert_eq!(d["target"], json!({"type": "inProcess", "handler": "settle-merchants"}));
+        assert!(def(&["j", "--shards", "8", "--map-reduce", "10"]).is_err());
         Ok(())
     }
 }
