@@ -450,3 +450,39 @@ async fn the_concurrency_policy_applies_to_the_parent_until_its_last_child_ends(
     assert_eq!(s3.exec.status, ExecStatus::Succeeded, "{:#?}", s3.exec.timeline);
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_child_cancelled_alone_ends_its_parent_at_once_when_it_was_the_last() -> anyhow::Result<()> {
+    use sundial_core::execution::claim::Finish;
+    use sundial_core::store::executions::ClaimOutcome;
+    // GIVEN a waiting parent of 2 shards whose shard 0 succeeded and was counted
+    let env = TestEnv::new("kids-cancel-one").await?;
+    let mut def = fixtures::definition(Target::InProcess { handler: "rec".into() });
+    def.shards = Some(2);
+    let (parent, fence, kids) = fanned_out_then_crashed(&env, "settle", def, "w1").await?;
+    let store = fixtures::store(&env);
+    let now = Utc::now();
+    store.await_children(&parent, &fence, 2, now.timestamp_millis() + 600_000, now).await?;
+    let terms = sundial_core::execution::claim::LeaseTerms {
+        duration_ms: 30_000,
+        skew_margin_ms: 100,
+        may_take_over: true,
+    };
+    let ClaimOutcome::Claimed(c) = store.claim(&kids[0], "w2", &terms, now).await? else {
+        anyhow::bail!("not claimed")
+    };
+    store.finish(&kids[0], &c.fence, &Finish::Succeeded, now).await?;
+    assert_eq!(store.count_child(&kids[0], ExecStatus::Succeeded, "worker:w2", now).await?, None);
+
+    // WHEN shard 1, never started, is cancelled through the API's store call
+    store.request_cancel(&kids[1], "api:ops", now).await?;
+
+    // THEN the parent ends FAILED at once, naming the cancelled shard
+    let p = fixtures::snapshot(&env, &parent).await?;
+    assert_eq!(p.exec.status, ExecStatus::Failed);
+    assert_eq!(
+        p.exec.last_error.map(|e| e.1).unwrap_or_default(),
+        "1 of 2 children did not succeed: s1 (CANCELED)"
+    );
+    Ok(())
+}

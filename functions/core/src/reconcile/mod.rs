@@ -396,7 +396,9 @@ async fn aggregate(
             Done::Raced
         });
     }
-    let next = now.timestamp_millis() + backoff_ms(seen.resends, GRACE_MS);
+    // Children still run: look again after one of their attempts could have ended.
+    let next = now.timestamp_millis()
+        + (i64::from(parent.definition.timeout_secs) * 1_000).clamp(GRACE_MS, rules::MAX_BACKOFF_MS);
     Ok(if execs.look_again(&entry.key, seen, next).await? { Done::LookedAgain } else { Done::Raced })
 }
 

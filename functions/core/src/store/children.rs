@@ -89,6 +89,30 @@ impl ExecStore {
         }
     }
 
+    /// Counts child `child`'s final `status` on its waiting parent and, if it was the last,
+    /// ends the parent (as `actor`) and frees the job's concurrency slot the parent held.
+    /// Returns the parent's end if this call ended it.
+    pub async fn count_child(
+        &self,
+        child: &ExecKey,
+        status: ExecStatus,
+        actor: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Option<ParentEnd>, StoreError> {
+        let Some(parent) = self.record_child(child, status).await? else { return Ok(None) };
+        let Some(end) = parent.children.as_ref().and_then(crate::execution::children::verdict) else {
+            return Ok(None);
+        };
+        let pkey = child.parent();
+        if !self.complete_parent(&pkey, &parent, &end, actor, now).await? {
+            return Ok(None);
+        }
+        if parent.definition.concurrency != crate::model::ConcurrencyPolicy::Allow {
+            super::slots::release_slot(self.client(), self.table(), &pkey).await?;
+        }
+        Ok(Some(end))
+    }
+
     /// WAITING → the parent's end, once, if it still waits at `token`: the audit event, the
     /// error naming the children that did not succeed, the `attention` keys of a FAILED
     /// parent, and out of the `open` index. False if someone else ended it first.

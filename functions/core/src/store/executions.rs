@@ -670,7 +670,12 @@ impl ExecStore {
         now: DateTime<Utc>,
     ) -> Result<CancelOutcome, StoreError> {
         let out = self.cancel_one(key, actor, now).await?;
-        if out != CancelOutcome::Canceled || key.child.is_some() {
+        if out != CancelOutcome::Canceled {
+            return Ok(out);
+        }
+        if key.child.is_some() {
+            // A child cancelled alone counts on its parent now, not at the reconciler's look.
+            self.count_child(key, ExecStatus::Canceled, actor, now).await?;
             return Ok(out);
         }
         for kid in self.children_of(key).await? {

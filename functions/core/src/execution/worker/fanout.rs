@@ -18,7 +18,7 @@
 
 use super::attempt::{Exit, Holds};
 use super::{Delivery, Disposition, Worker};
-use crate::execution::children::{self, verdict};
+use crate::execution::children;
 use crate::execution::claim::Fence;
 use crate::execution::metrics::ExecMetrics;
 use crate::model::{ConcurrencyPolicy, ExecStatus, Execution};
@@ -96,19 +96,8 @@ impl Worker {
     /// parent if it was the last. A failure here loses nothing: the reconciler recomputes the
     /// tally of a waiting parent from its children.
     pub(super) async fn child_finished(&self, key: &ExecKey, status: ExecStatus) {
-        if let Err(e) = self.count_child(key, status).await {
+        if let Err(e) = self.store.count_child(key, status, &self.actor(), self.clock.now()).await {
             tracing::warn!(execution = %key.id(), error = %e, "child final but not counted on its parent; the reconciler will");
         }
-    }
-
-    async fn count_child(&self, key: &ExecKey, status: ExecStatus) -> Result<(), StoreError> {
-        let Some(parent) = self.store.record_child(key, status).await? else { return Ok(()) };
-        let Some(end) = parent.children.as_ref().and_then(verdict) else { return Ok(()) };
-        let pkey = key.parent();
-        if self.store.complete_parent(&pkey, &parent, &end, &self.actor(), self.clock.now()).await? {
-            // The parent held its job's concurrency slot through its wait.
-            self.slots.release(&pkey, parent.definition.concurrency).await?;
-        }
-        Ok(())
     }
 }
