@@ -300,18 +300,19 @@ async fn a_map_of_1000_items_survives_killed_and_paused_workers_every_item_once_
         procs.push((id, fixtures::spawn_worker_ecs(&env, &vars).await?));
     }
     let key = fixtures::create_ready(&env, "acme", "mr", def, Utc::now()).await?;
-    // AND the reconciler running every second with a 3 s grace (the deployed one runs every
-    // minute with two): it re-sends the items whose messages a killed worker never sent
+    // AND the reconciler running every 2 s with a 20 s grace (the deployed one runs every
+    // minute with two): it re-sends the items whose messages a killed worker never sent. (A
+    // shorter grace re-sends items that merely wait in the queue, which floods a slow emulator.)
     let reconciler = {
         let ctx = sundial_tests::trigger::ctx(&env);
         tokio::spawn(async move {
             let opts =
-                ReconcileOptions { actor: "reconciler:test".into(), grace_ms: 3_000, ..Default::default() };
+                ReconcileOptions { actor: "reconciler:test".into(), grace_ms: 20_000, ..Default::default() };
             loop {
                 if let Err(e) = reconcile(&ctx, Utc::now(), &opts).await {
                     eprintln!("reconcile failed: {e}");
                 }
-                tokio::time::sleep(Duration::from_secs(1)).await;
+                tokio::time::sleep(Duration::from_secs(2)).await;
             }
         })
     };
@@ -346,7 +347,7 @@ async fn a_map_of_1000_items_survives_killed_and_paused_workers_every_item_once_
             paused = true;
         }
     }
-    let p = match fixtures::wait_for(&env, &key, Duration::from_secs(120), |s| s.exec.status.is_terminal())
+    let p = match fixtures::wait_for(&env, &key, Duration::from_secs(360), |s| s.exec.status.is_terminal())
         .await
     {
         Ok(p) => p,

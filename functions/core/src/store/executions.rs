@@ -675,7 +675,11 @@ impl ExecStore {
         }
         if key.child.is_some() {
             // A child cancelled alone counts on its parent now, not at the reconciler's look.
-            self.count_child(key, ExecStatus::Canceled, actor, now).await?;
+            // (A map-reduce item does not: its parent counts only finishes, and the reconciler
+            // starts the reduce once every item is final, `docs/mapreduce.md`.)
+            if !matches!(key.child, Some(ChildKey::Item(_))) {
+                self.count_child(key, ExecStatus::Canceled, actor, now).await?;
+            }
             return Ok(out);
         }
         for kid in self.children_of(key).await? {
