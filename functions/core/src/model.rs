@@ -58,7 +58,15 @@ pub struct JobDefinition {
     /// `FiresMissed` count (docs/reconciler.md, "Start deadlines"). None: never reported.
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "not_null")]
     pub start_deadline_secs: Option<u32>,
+    /// Platform-wide resource limits its runs use (`["legacy-db"]`): a run starts only holding
+    /// a unit of each, taken all or none at admission and given back at its end
+    /// (docs/resources.md). Each must be a limit an operator defined.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resources: Vec<String>,
 }
+
+/// Most resources one job may use.
+pub const MAX_JOB_RESOURCES: usize = 8;
 
 /// `#[serde(default, deserialize_with = "not_null")]`: an optional field that may be absent but
 /// not `null` (the OpenAPI document does not allow null there, so neither does the parser; the
@@ -113,6 +121,7 @@ impl JobDefinition {
             retry: RetryPolicy::default(),
             timeout_secs: default_timeout(),
             start_deadline_secs: None,
+            resources: Vec::new(),
         }
     }
 
@@ -231,6 +240,7 @@ impl JobDefinition {
         if def.misfire_threshold_secs > 86_400 {
             return Err(invalid("misfireThresholdSecs", "must be at most 86400"));
         }
+        validate_resources(&def.resources)?;
         if let Some(d) = def.start_deadline_secs {
             if d == 0 || d > MAX_START_DEADLINE_SECS {
                 return Err(invalid(
@@ -241,6 +251,22 @@ impl JobDefinition {
         }
         Ok(schedule)
     }
+}
+
+/// The syntax of a job's `resources` (that each names a defined limit is the control plane's
+/// check, which reads them): ids, at most [`MAX_JOB_RESOURCES`], none twice.
+fn validate_resources(resources: &[String]) -> Result<(), ValidationError> {
+    if resources.len() > MAX_JOB_RESOURCES {
+        return Err(invalid("resources", format!("at most {MAX_JOB_RESOURCES} resources per job")));
+    }
+    for (i, r) in resources.iter().enumerate() {
+        let field = format!("resources[{i}]");
+        crate::keys::validate_id("resources", r).map_err(|e| invalid(&field, e.reason))?;
+        if resources[..i].contains(r) {
+            return Err(invalid(field, format!("{r:?} is listed twice")));
+        }
+    }
+    Ok(())
 }
 
 /// What a worker calls for an execution.

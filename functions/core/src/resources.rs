@@ -34,6 +34,8 @@ pub struct MetricDefs {
     pub namespace: String,
     /// The per-pool dimension's name.
     pub pool_dimension: String,
+    /// The per-resource dimension's name (resource limits, `docs/resources.md`).
+    pub resource_dimension: String,
     /// Metric names by logical name.
     pub names: std::collections::BTreeMap<String, String>,
 }

@@ -15,6 +15,8 @@
 //!   typed outcomes (`Claimed`, `Held`, `TakenOver`, `Stale`), are
 //!   [`crate::store::executions::ExecStore`]'s.
 //! - [`policy`]: ALLOW / FORBID / SERIALIZE / REPLACE job slots, and per-tenant running limits.
+//! - [`resources`]: platform-wide resource limits (`resources: ["legacy-db"]`), held all or
+//!   none through an attempt (`docs/resources.md`).
 //! - [`target`]: Lambda, HTTPS webhook (with the address policy), SQS, and in-process handlers.
 //! - [`metrics`]: EMF lines for the dashboard.
 //! - [`worker`]: one message in, one disposition out; shared by the Lambda and ECS entry points
@@ -25,6 +27,7 @@ pub mod claim;
 pub mod clock;
 pub mod metrics;
 pub mod policy;
+pub mod resources;
 pub mod retry;
 pub mod target;
 pub mod worker;

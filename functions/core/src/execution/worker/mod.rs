@@ -25,8 +25,8 @@
 //! - this file: the [`Worker`] value, its construction, and [`Worker::handle`], which reads one
 //!   delivery through the steps below.
 //! - `settings`: the timings derived from [`WorkerSettings`] (heartbeat period, visibility).
-//! - `admission`: early-delivery hold, the job's concurrency policy and the tenant's running
-//!   limit, before any claim.
+//! - `admission`: early-delivery hold, the job's concurrency policy, the tenant's running
+//!   limit and the job's resource limits, before any claim.
 //! - `attempt`: `Holds`, the one value that owns what an attempt holds besides its
 //!   lease (tenant gate entry, job slot); every way out of an attempt ends it.
 //! - `run`: the claimed attempt: target call, heartbeats, timeout, cancellation, checkpoints.
@@ -42,6 +42,7 @@ use super::claim::LeaseTerms;
 use super::clock::{with_skew_probe, Clock, ServiceClock, SkewGuard};
 use super::metrics::{ExecMetrics, MetricsSink};
 use super::policy::{JobSlots, TenantGate};
+use super::resources::ResourceGates;
 use super::target::http::HttpTarget;
 use super::target::in_process::{BoxFuture, Handlers};
 use super::target::lambda::LambdaTarget;
@@ -129,6 +130,7 @@ pub struct Worker {
     store: ExecStore,
     slots: JobSlots,
     tenants: TenantGate,
+    resources: ResourceGates,
     remote: RemoteTargets,
     handlers: Handlers,
     queues: PoolQueues,
@@ -158,6 +160,7 @@ impl Worker {
         Ok(Worker {
             missed: MissReporter::new(ddb.clone(), Some(clients.events.clone()), &cfg),
             slots: JobSlots::new(store.clone()),
+            resources: ResourceGates::new(ddb.clone(), cfg.jobs_table.clone(), cfg.executions_table.clone()),
             tenants: TenantGate::new(ddb, cfg.executions_table.clone()),
             store,
             remote: RemoteTargets {
