@@ -103,6 +103,7 @@ export interface EnvNames {
   readonly tenancy: string;
   readonly tenantTag: string;
   readonly quotaMaxJobs: string;
+  readonly operatorTenants: string;
   readonly quotaMinIntervalSecs: string;
   readonly quotaApiExecutionsPerMinute: string;
   readonly quotaTriggersPerMinute: string;
@@ -155,6 +156,8 @@ export interface EnvLoader {
 export interface MetricDefs {
   readonly namespace: string;
   readonly poolDimension: string;
+  /** The dimension of the per-resource metrics (resource limits, docs/resources.md). */
+  readonly resourceDimension: string;
   readonly names: {
     /** Enqueue − due of each fire, floored at 0 (tick). */
     readonly scheduleLag: string;

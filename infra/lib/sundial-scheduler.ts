@@ -40,7 +40,7 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { RustFunction } from 'cargo-lambda-cdk';
 import { Construct, IConstruct } from 'constructs';
 import { ResolvedCode, SundialCode } from './code';
-import { METRIC_NAMESPACE, Metrics, POOL_DIMENSION } from './metrics';
+import { METRIC_NAMESPACE, Metrics, POOL_DIMENSION, RESOURCE_DIMENSION } from './metrics';
 import { Binary, dlqName, PACKAGE_ROOT, queueName, resources, SettingName, settingsOf, TableDef, validatePoolName } from './resources';
 import { TOOLKIT_TABLES, ToolkitTableName } from './toolkit';
 
@@ -351,6 +351,12 @@ export interface SundialSchedulerProps {
   readonly tenantClaim?: string;
   /** Per-tenant quotas of the API. */
   readonly quotas?: QuotaProps;
+  /**
+   * Tenants whose callers are platform operators (`SUNDIAL_OPERATOR_TENANTS`): only they may set
+   * and delete resource limits (`PUT /v1/resources/{name}`), which bound every tenant's jobs at
+   * once (docs/resources.md). Default: none (nobody can set one through the API).
+   */
+  readonly operatorTenants?: string[];
   /** The API stage's throttle. */
   readonly apiThrottle?: ApiThrottleProps;
   /**
@@ -693,12 +699,13 @@ export class SundialScheduler extends Construct {
     }
     allow(this.apiFunction, ['dynamodb:Query'], tables.map((t) => `${t.tableArn}/index/*`));
     // Quota counters (T#{tenant}#QUOTA) and Idempotency-Key records (T#{tenant}#IDEM#{key}) go
-    // back to nothing when a request is refused: DeleteItem, but only of those items.
+    // back to nothing when a request is refused: DeleteItem, but only of those items; and an
+    // operator deletes a resource limit (RESOURCES, docs/resources.md).
     this.apiFunction.addToRolePolicy(
       new iam.PolicyStatement({
         actions: ['dynamodb:DeleteItem'],
         resources: [this.jobsTable.tableArn],
-        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['T#*#QUOTA', 'T#*#IDEM#*'] } },
+        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['T#*#QUOTA', 'T#*#IDEM#*', 'RESOURCES'] } },
       }),
     );
     this.httpApi = new apigwv2.HttpApi(this, 'HttpApi', { description: 'Sundial API', createDefaultStage: false });
@@ -869,6 +876,10 @@ export class SundialScheduler extends Construct {
       quotaMinIntervalSecs: int('quotas.minIntervalSecs', q.minIntervalSecs ?? d.quotaMinIntervalSecs, 1, 86_400),
       quotaApiExecutionsPerMinute: int('quotas.apiExecutionsPerMinute', q.apiExecutionsPerMinute ?? d.quotaApiExecutionsPerMinute, 1, 4_294_967_295),
       quotaTriggersPerMinute: int('quotas.triggersPerMinute', q.triggersPerMinute ?? d.quotaTriggersPerMinute, 1, 4_294_967_295),
+      operatorTenants: (props.operatorTenants ?? []).map((t) => {
+        if (!/^[A-Za-z0-9_-]{1,64}$/.test(t)) throw new Error(`operatorTenants: ${JSON.stringify(t)} is not a tenant id`);
+        return t;
+      }).join(','),
     };
   }
 
@@ -1301,6 +1312,22 @@ export class SundialScheduler extends Construct {
       comparisonOperator: cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       treatMissingData: cw.TreatMissingData.NOT_BREACHING,
     });
+    // Resource limits (docs/resources.md): a job names a resource whose limit was deleted, so its
+    // executions wait (fail closed) until an operator defines it again. Waits on a defined limit
+    // are the limit working and get a dashboard graph, not an alarm.
+    this.alarm('ResourceUndefined', {
+      alarmDescription:
+        'Sundial: executions wait for a resource that has no limit defined (deleted while jobs still name it); define it again (PUT /v1/resources/{name}) or remove it from those jobs',
+      metric: new cw.MathExpression({
+        expression: `SUM(SEARCH('{${METRIC_NAMESPACE},${RESOURCE_DIMENSION}} MetricName="${Metrics.resourceUndefined}"', 'Sum', 300))`,
+        label: 'Waits on undefined resources',
+        period: Duration.minutes(5),
+      }),
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: cw.TreatMissingData.NOT_BREACHING,
+    });
     this.alarm('ReconcileErrors', {
       alarmDescription: 'Sundial reconciler failed: stranded executions are not being repaired',
       metric: this.reconcileFunction.metricErrors({ period: Duration.minutes(5), statistic: 'Sum' }),
@@ -1323,6 +1350,24 @@ export class SundialScheduler extends Construct {
         title: 'Tick and scan errors',
         left: [this.tickFunction.metricErrors({ period: minute }), this.scanFunction.metricErrors({ period: minute })],
         width: 12,
+      }),
+      new cw.GraphWidget({
+        title: 'Resource limits: holders (max) and waits, per resource',
+        left: [
+          new cw.MathExpression({
+            expression: `SEARCH('{${METRIC_NAMESPACE},${RESOURCE_DIMENSION}} MetricName="${Metrics.resourceHolders}"', 'Maximum', 60)`,
+            label: 'holders',
+            period: minute,
+          }),
+        ],
+        right: [
+          new cw.MathExpression({
+            expression: `SEARCH('{${METRIC_NAMESPACE},${RESOURCE_DIMENSION}} MetricName="${Metrics.resourceWaits}"', 'Sum', 60)`,
+            label: 'waits',
+            period: minute,
+          }),
+        ],
+        width: 24,
       }),
     );
 

@@ -592,12 +592,21 @@ describe('api', () => {
     assert.throws(() => build({ ...JWT_PROPS, quotas: { maxJobs: 0 } }), /quotas\.maxJobs/);
   });
 
-  it('may delete only quota counters and idempotency records', () => {
+  it('sets the operator tenants on the api and refuses a bad one', () => {
+    const env = (b: ReturnType<typeof build>) => b.template.findResources('AWS::Lambda::Function');
+    const api = (b: ReturnType<typeof build>) =>
+      Object.values(env(b)).map((f) => f.Properties.Environment?.Variables ?? {}).find((v) => v.SUNDIAL_TENANT_CLAIM !== undefined);
+    assert.equal(api(build())?.SUNDIAL_OPERATOR_TENANTS, '');
+    assert.equal(api(build({ ...JWT_PROPS, operatorTenants: ['ops', 'sre'] }))?.SUNDIAL_OPERATOR_TENANTS, 'ops,sre');
+    assert.throws(() => build({ ...JWT_PROPS, operatorTenants: ['a,b'] }), /operatorTenants/);
+  });
+
+  it('may delete only quota counters, idempotency records and resource limits', () => {
     const b = build();
     const stmts = roleStatements(b, b.sundial.apiFunction.role!).filter((st) => st.actions.includes('dynamodb:DeleteItem'));
     assert.equal(stmts.length, 1, JSON.stringify(stmts));
     assert.deepEqual(stmts[0].actions, ['dynamodb:DeleteItem']);
-    assert.deepEqual(stmts[0].condition, { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['T#*#QUOTA', 'T#*#IDEM#*'] } });
+    assert.deepEqual(stmts[0].condition, { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['T#*#QUOTA', 'T#*#IDEM#*', 'RESOURCES'] } });
   });
 
   it('can require IAM instead', () => {

@@ -252,3 +252,35 @@ pub struct ReplayBody {
     /// The executions to replay.
     pub execution_ids: Vec<String>,
 }
+
+/// `PUT /v1/resources/{resource}`.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ResourceBody {
+    /// Executions that may hold the resource at once, across all tenants (0-10000; checked by
+    /// the control plane, so a negative number is named by its field too).
+    pub limit: i64,
+}
+
+/// A resource limit. `operator`: the caller is an operator (sees who set it).
+pub fn resource(r: &sundial_core::store::resources::ResourceLimit, operator: bool) -> Value {
+    let mut v = json!({
+        "resource": r.name, "limit": r.limit, "version": r.version, "updatedAt": time(r.updated_at),
+    });
+    if operator {
+        v["updatedBy"] = json!(r.updated_by);
+    }
+    v
+}
+
+/// A resource limit with its live holders: their count for every caller, their execution ids
+/// (other tenants' included) for operators only.
+pub fn resource_view(v: &sundial_core::control::resources::ResourceView) -> Value {
+    let mut out = resource(&v.limit, v.operator);
+    out["holding"] = json!(v.holders.len());
+    if v.operator {
+        out["holders"] =
+            v.holders.iter().map(|(id, lu)| json!({"executionId": id, "leaseUntil": time_ms(*lu)})).collect();
+    }
+    out
+}

@@ -44,6 +44,10 @@ pub fn api_with(clients: &Clients, cfg: Config, settings: ApiSettings) -> Api {
         queues: PoolQueues::new(clients.sqs.clone(), cfg.clone(), false),
         cfg,
     };
-    let control = ControlSettings { quotas: settings.quotas, ..ControlSettings::default() };
+    let control = ControlSettings {
+        quotas: settings.quotas,
+        operator_tenants: settings.operator_tenants.clone(),
+        ..ControlSettings::default()
+    };
     Api::new(Control::new(trigger, control), Arc::new(SystemClock), settings)
 }

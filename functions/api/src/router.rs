@@ -411,6 +411,25 @@ impl Api {
                 let c = control::calendars::get_version(ctl, &caller, p(0), v).await?;
                 ok(dto::calendar(&c))
             }
+            Op::PutResource => {
+                let b: dto::ResourceBody = parse_body(&req.body)?;
+                let (r, created) = control::resources::put(ctl, &caller, p(0), b.limit, now).await?;
+                let status = if created { StatusCode::CREATED } else { StatusCode::OK };
+                Ok(ApiResponse::json(status, dto::resource(&r, true)).header(ETAG, dto::etag(r.version)))
+            }
+            Op::GetResource => {
+                let v = control::resources::get(ctl, &caller, p(0), now).await?;
+                ok(dto::resource_view(&v))
+            }
+            Op::DeleteResource => {
+                control::resources::delete(ctl, &caller, p(0)).await?;
+                ok(json!({"resource": p(0), "deleted": true}))
+            }
+            Op::ListResources => {
+                let operator = control::resources::is_operator(ctl, &caller);
+                let all = control::resources::list(ctl).await?;
+                ok(dto::page(all.iter().map(|r| dto::resource(r, operator)).collect(), None))
+            }
             Op::GetJobVersion => {
                 let v: u64 =
                     p(1).parse().map_err(|_| ApiError::invalid("version", "must be a positive integer"))?;

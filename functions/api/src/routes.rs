@@ -58,6 +58,14 @@ pub enum Op {
     ListCalendars,
     /// Read one calendar version.
     GetCalendarVersion,
+    /// List resource limits.
+    ListResources,
+    /// Set a resource limit (operators only).
+    PutResource,
+    /// Read a resource limit with its holders.
+    GetResource,
+    /// Delete a resource limit (operators only).
+    DeleteResource,
 }
 
 /// One route.
@@ -103,6 +111,10 @@ pub const ROUTES: &[Route] = &[
         path: "/v1/calendars/{calendarId}/versions/{version}",
         op: Op::GetCalendarVersion,
     },
+    Route { method: "GET", path: "/v1/resources", op: Op::ListResources },
+    Route { method: "PUT", path: "/v1/resources/{resource}", op: Op::PutResource },
+    Route { method: "GET", path: "/v1/resources/{resource}", op: Op::GetResource },
+    Route { method: "DELETE", path: "/v1/resources/{resource}", op: Op::DeleteResource },
 ];
 
 /// The result of matching a request path.

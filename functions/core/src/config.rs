@@ -423,6 +423,9 @@ pub struct ApiSettings {
     pub tenant_tag: String,
     /// Per-tenant quotas.
     pub quotas: Quotas,
+    /// Tenants whose callers are platform operators: only they may set and delete resource
+    /// limits, which span every tenant (`docs/resources.md`). Empty: nobody may, through the API.
+    pub operator_tenants: Vec<String>,
 }
 
 /// Where the API takes the caller's tenant from (README "Tenancy"). Only the authorizer's
@@ -499,6 +502,7 @@ impl Default for ApiSettings {
             tenancy: Tenancy::parse("tenancy", &Resources::get().defaults.tenancy).unwrap_or(Tenancy::Jwt),
             tenant_tag: Resources::get().defaults.tenant_tag.clone(),
             quotas: Quotas::default(),
+            operator_tenants: Vec::new(),
         }
     }
 }
@@ -522,6 +526,16 @@ impl ApiSettings {
         }
         if let Some(t) = get(&n.tenant_tag).filter(|t| !t.is_empty()) {
             s.tenant_tag = t;
+        }
+        if let Some(v) = get(&n.operator_tenants) {
+            s.operator_tenants =
+                v.split(',').map(str::trim).filter(|t| !t.is_empty()).map(String::from).collect();
+            for t in &s.operator_tenants {
+                crate::keys::validate_id("tenant", t).map_err(|e| ConfigError::Invalid {
+                    name: n.operator_tenants.clone(),
+                    reason: e.reason,
+                })?;
+            }
         }
         let q = &mut s.quotas;
         for (name, field) in [

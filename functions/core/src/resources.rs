@@ -175,6 +175,8 @@ pub struct EnvNames {
     pub quota_api_executions_per_minute: String,
     /// Trigger-now calls per tenant per minute (api).
     pub quota_triggers_per_minute: String,
+    /// Tenants whose callers are platform operators: they set resource limits (api).
+    pub operator_tenants: String,
     /// The API's base URL (`sundial` CLI).
     pub api_url: String,
     /// Bearer token for the deployed API (`sundial` CLI).

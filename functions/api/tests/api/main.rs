@@ -12,6 +12,7 @@ mod lambda_watch;
 mod lifecycle;
 mod local_server;
 mod quotas;
+mod resources;
 mod tenancy;
 mod tz_report;
 mod validation;

@@ -26,6 +26,8 @@
 //! - [`executions`]: list by job or status, get with timeline, cancel, trigger now, backfill.
 //! - [`calendars`]: business calendars: put (If-Match) / get / list / versions / delete (refused
 //!   while in use), the chain in force for a job, re-planning the jobs after an edit.
+//! - [`resources`]: platform-wide resource limits: put / delete (operators only), get / list,
+//!   and the check that a job's `resources` name defined limits.
 //! - [`dlq`]: dead letters: list and replay (DEAD → READY, same execution id).
 //! - [`tzreport`]: the tzdb upgrade report: jobs whose next fires differ between the release
 //!   they were computed with and the compiled one.
@@ -40,6 +42,7 @@ pub mod jobs;
 pub mod ops;
 pub mod page;
 pub(crate) mod quota;
+pub mod resources;
 pub mod tzreport;
 
 pub use error::ControlError;
@@ -71,6 +74,8 @@ pub struct ControlSettings {
     /// to compare jobs recorded under them. Without the recorded release the report lists the
     /// job as `rulesUnavailable`.
     pub tzdb_releases: Vec<Tzdb>,
+    /// Tenants whose callers are platform operators (resource limits, [`resources`]).
+    pub operator_tenants: Vec<String>,
 }
 
 use crate::schedule::tzdb::Tzdb;
@@ -87,6 +92,7 @@ impl Default for ControlSettings {
             quotas: Quotas::default(),
             tzdb: Tzdb::compiled(),
             tzdb_releases: Vec::new(),
+            operator_tenants: Vec::new(),
         }
     }
 }
