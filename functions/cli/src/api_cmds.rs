@@ -150,6 +150,9 @@ pub(crate) struct JobSpec {
     /// Concurrency policy: ALLOW, FORBID, SERIALIZE, REPLACE.
     #[arg(long)]
     concurrency: Option<String>,
+    /// A resource limit its runs use (repeat for several; replaces the list on update).
+    #[arg(long = "resource")]
+    resources: Vec<String>,
 }
 
 impl JobSpec {
@@ -198,6 +201,9 @@ impl JobSpec {
         }
         if let Some(c) = &self.concurrency {
             def.insert("concurrency".into(), json!(c.to_uppercase()));
+        }
+        if !self.resources.is_empty() {
+            def.insert("resources".into(), json!(self.resources));
         }
         Ok(def)
     }

@@ -10,6 +10,7 @@ use crate::types::{
     CreateJob, DeletedCalendar, ExecutionDetail, Job, JobChange, JobDefinition, Page, Preview,
     PreviewRequest, ReplayResults, TzReport,
 };
+use crate::types::{DeletedResource, ResourceLimit};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::header::{HeaderValue, AUTHORIZATION, CONTENT_TYPE, IF_MATCH, RETRY_AFTER, USER_AGENT};
@@ -476,6 +477,30 @@ impl Client {
             Call::new(Method::DELETE, format!("/v1/calendars/{}", enc(calendar_id))).if_match(version),
         )
         .await
+    }
+
+    // ---- resource limits (docs/resources.md) ----
+
+    /// `PUT /v1/resources/{resource}`: sets a platform-wide limit (operators only; 403 for
+    /// other callers).
+    pub async fn put_resource(&self, resource: &str, limit: u32) -> Result<ResourceLimit, Error> {
+        let body = serde_json::json!({ "limit": limit });
+        self.execute(Call::new(Method::PUT, format!("/v1/resources/{}", enc(resource))).json(&body)?).await
+    }
+
+    /// `GET /v1/resources/{resource}`: the limit and how many executions hold it now.
+    pub async fn get_resource(&self, resource: &str) -> Result<ResourceLimit, Error> {
+        self.execute(Call::new(Method::GET, format!("/v1/resources/{}", enc(resource)))).await
+    }
+
+    /// `GET /v1/resources`: every limit (one page).
+    pub async fn list_resources(&self) -> Result<Page<ResourceLimit>, Error> {
+        self.execute(Call::new(Method::GET, "/v1/resources".to_string())).await
+    }
+
+    /// `DELETE /v1/resources/{resource}` (operators only).
+    pub async fn delete_resource(&self, resource: &str) -> Result<DeletedResource, Error> {
+        self.execute(Call::new(Method::DELETE, format!("/v1/resources/{}", enc(resource)))).await
     }
 
     // ---- executions and dead letters ----

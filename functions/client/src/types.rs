@@ -449,6 +449,54 @@ pub struct DeletedCalendar {
     pub deleted: bool,
 }
 
+/// A platform-wide resource limit (`ResourceLimit` in openapi.json; docs/resources.md).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct ResourceLimit {
+    /// Its name (`legacy-db`).
+    pub resource: String,
+    /// Executions that may hold it at once, across every tenant.
+    pub limit: u32,
+    /// +1 on every change.
+    pub version: u64,
+    /// Last changed.
+    #[serde(serialize_with = "ts::one")]
+    pub updated_at: DateTime<Utc>,
+    /// Who changed it (shown to operators only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub updated_by: Option<String>,
+    /// Executions holding it now (`get_resource` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub holding: Option<u32>,
+    /// Which executions hold it (`get_resource`, operators only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub holders: Option<Vec<ResourceHolder>>,
+}
+
+/// An execution holding a resource.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct ResourceHolder {
+    /// `{tenant}:{job}@{scheduled ms}`.
+    pub execution_id: String,
+    /// Its unit comes back then unless a heartbeat extends it.
+    #[serde(serialize_with = "ts::one")]
+    pub lease_until: DateTime<Utc>,
+}
+
+/// A deleted resource limit.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct DeletedResource {
+    /// Its name.
+    pub resource: String,
+    /// Always true.
+    pub deleted: bool,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
