@@ -629,6 +629,16 @@ pub async fn worker_ecs_binary() -> Result<std::path::PathBuf> {
 /// margin and loopback webhook targets unless overridden). Killed when dropped.
 pub async fn spawn_worker_ecs(env: &TestEnv, extra: &[(&str, &str)]) -> Result<tokio::process::Child> {
     let bin = worker_ecs_binary().await?;
+    spawn_worker_ecs_from(&bin, env, extra)
+}
+
+/// [`spawn_worker_ecs`] with the binary already built ([`worker_ecs_binary`]): starts at once,
+/// without the `cargo build` check (a test that must spawn at a given moment).
+pub fn spawn_worker_ecs_from(
+    bin: &std::path::Path,
+    env: &TestEnv,
+    extra: &[(&str, &str)],
+) -> Result<tokio::process::Child> {
     let mut vars = function_env(
         env,
         &[

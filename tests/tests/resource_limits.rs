@@ -61,28 +61,35 @@ async fn a_limit_of_three_shared_by_three_jobs_of_two_tenants_never_has_more_tha
         }
     }
 
-    // WHEN two worker-ecs processes (4 slots each, 2 s leases) run them, and one of them is killed
-    // with SIGKILL while it holds a unit
-    let slots = [("SUNDIAL_WORKER_SLOTS", "4")];
-    let mut victim = fixtures::spawn_worker_ecs(&env, &[("SUNDIAL_WORKER_ID", "victim"), slots[0]]).await?;
-    let mut steady = fixtures::spawn_worker_ecs(&env, &[("SUNDIAL_WORKER_ID", "steady"), slots[0]]).await?;
+    // WHEN a worker-ecs process (4 slots, 2 s leases) starts them, a second one joins, and the
+    // first is killed with SIGKILL while it holds a unit early in a run
+    let slots = ("SUNDIAL_WORKER_SLOTS", "4");
+    let bin = fixtures::worker_ecs_binary().await?;
+    let mut victim = fixtures::spawn_worker_ecs_from(&bin, &env, &[("SUNDIAL_WORKER_ID", "victim"), slots])?;
     let end = tokio::time::Instant::now() + WITHIN;
     'found: loop {
+        let now_ms = Utc::now().timestamp_millis();
         for k in &keys {
             let s = fixtures::snapshot(&env, k).await?;
-            if s.exec.status == ExecStatus::Running && s.exec.lease_owner.as_deref() == Some("victim") {
+            let claimed_at = s.exec.timeline.last().map_or(0, |e| e.at);
+            // Claimed less than a second ago: at least 1.5 s of its run is left to cut short.
+            if s.exec.status == ExecStatus::Running
+                && s.exec.lease_owner.as_deref() == Some("victim")
+                && now_ms - claimed_at < 1_000
+            {
                 break 'found;
             }
         }
         anyhow::ensure!(tokio::time::Instant::now() < end, "the victim never ran anything");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+    let mut steady = fixtures::spawn_worker_ecs_from(&bin, &env, &[("SUNDIAL_WORKER_ID", "steady"), slots])?;
     victim.start_kill()?; // SIGKILL
     let status = victim.wait().await?;
     let killed_at = Utc::now().timestamp_millis();
     assert!(!status.success(), "killed, not stopped: {status:?}");
     // AND a third process joins later
-    let mut relief = fixtures::spawn_worker_ecs(&env, &[("SUNDIAL_WORKER_ID", "relief"), slots[0]]).await?;
+    let mut relief = fixtures::spawn_worker_ecs_from(&bin, &env, &[("SUNDIAL_WORKER_ID", "relief"), slots])?;
     let mut done = Vec::new();
     for k in &keys {
         done.push(fixtures::wait_for(&env, k, WITHIN, |s| s.exec.status.is_terminal()).await?);

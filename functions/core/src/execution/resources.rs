@@ -182,13 +182,18 @@ impl ResourceGates {
         Ok(Acquired::All(held))
     }
 
-    /// Extends entry `id` in every held resource's gate (heartbeats).
+    /// Extends entry `id` in every held resource's gate (heartbeats); each is tried, the first
+    /// error is returned.
     pub async fn extend(&self, held: &[Held], id: &str, lease_until: i64) -> Result<(), StoreError> {
+        let mut first = Ok(());
         for h in held {
             let pk = keys::resource_running_shard_pk(&h.resource, h.shard);
-            slots::extend_gate_entry(&self.ddb, &self.exec_table, pk, id, lease_until).await?;
+            let r = slots::extend_gate_entry(&self.ddb, &self.exec_table, pk, id, lease_until).await;
+            if first.is_ok() {
+                first = r;
+            }
         }
-        Ok(())
+        first
     }
 
     /// Leaves every held resource's gate (each one tried even if an earlier one failed; the

@@ -54,14 +54,17 @@ impl Holds {
     }
 
     /// Renews the tenant gate and resource entries with the lease (heartbeat).
+    /// Both are tried; the first error is returned.
     pub(super) async fn extend(&self, w: &Worker, lease_until: i64) -> Result<(), StoreError> {
-        if let Some(shard) = self.tenant {
-            w.tenants.extend(&self.key, shard, lease_until).await?;
-        }
-        if !self.resources.is_empty() {
-            w.resources.extend(&self.resources, &self.key.global_id(), lease_until).await?;
-        }
-        Ok(())
+        let tenant = match self.tenant {
+            Some(shard) => w.tenants.extend(&self.key, shard, lease_until).await,
+            None => Ok(()),
+        };
+        let resources = match self.resources.is_empty() {
+            true => Ok(()),
+            false => w.resources.extend(&self.resources, &self.key.global_id(), lease_until).await,
+        };
+        tenant.and(resources)
     }
 
     /// Gives back what `exit` frees.
