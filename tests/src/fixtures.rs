@@ -103,6 +103,7 @@ pub fn message_of(e: &Execution, enqueued_at: DateTime<Utc>) -> ExecMessage {
         scheduled_ms: e.scheduled_at.timestamp_millis(),
         fire_ms: e.fire_at.timestamp_millis(),
         enqueued_ms: enqueued_at.timestamp_millis(),
+        lane: sundial_core::priority::lane_of(e),
     }
 }
 

@@ -382,6 +382,7 @@ mod tests {
                 retry: Default::default(),
                 timeout_secs: 30,
                 start_deadline_secs: None,
+                priority: Default::default(),
             },
             missed_range: None,
             last_error: None,

@@ -58,6 +58,10 @@ pub struct JobDefinition {
     /// `FiresMissed` count (docs/reconciler.md, "Start deadlines"). None: never reported.
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "not_null")]
     pub start_deadline_secs: Option<u32>,
+    /// Priority within its pool: `low` runs from the pool's low lane and is deferred first when
+    /// the pool is busy (docs/priority.md). Left out when `normal`.
+    #[serde(default, skip_serializing_if = "crate::priority::Priority::is_normal")]
+    pub priority: crate::priority::Priority,
 }
 
 /// `#[serde(default, deserialize_with = "not_null")]`: an optional field that may be absent but
@@ -113,6 +117,7 @@ impl JobDefinition {
             retry: RetryPolicy::default(),
             timeout_secs: default_timeout(),
             start_deadline_secs: None,
+            priority: crate::priority::Priority::Normal,
         }
     }
 
@@ -161,6 +166,12 @@ impl JobDefinition {
     /// The start deadline (seconds after the scheduled instant).
     pub fn with_start_deadline_secs(mut self, secs: u32) -> Self {
         self.start_deadline_secs = Some(secs);
+        self
+    }
+
+    /// The priority within its pool.
+    pub fn with_priority(mut self, priority: crate::priority::Priority) -> Self {
+        self.priority = priority;
         self
     }
 
@@ -753,6 +764,9 @@ pub struct ExecMessage {
     /// When the trigger enqueued it (ms).
     #[serde(rename = "e")]
     pub enqueued_ms: i64,
+    /// The pool lane it travels in (absent: the main queue; docs/priority.md).
+    #[serde(rename = "l", default, skip_serializing_if = "crate::priority::Lane::is_main")]
+    pub lane: crate::priority::Lane,
 }
 
 /// What an operations-log entry records.
