@@ -184,7 +184,7 @@ async fn poll(
         let want = permits.len() as i32;
         // Main first; the low lane when the main queue was empty (or its anti-starvation turn);
         // a long poll only when both lanes were empty.
-        let lane = if main_empty && low_empty { Lane::Main } else { next_lane(receives, main_empty) };
+        let lane = next_lane(receives, main_empty);
         let (url, wait) = match lane {
             Lane::Main if low_empty => (&main_url, opts.wait_secs.min(IDLE_WAIT_SECS)),
             Lane::Main => (&main_url, 0),
