@@ -150,6 +150,10 @@ pub(crate) struct JobSpec {
     /// Concurrency policy: ALLOW, FORBID, SERIALIZE, REPLACE.
     #[arg(long)]
     concurrency: Option<String>,
+    /// Priority within the pool: high, normal, low (low is deferred first when the pool is
+    /// busy; docs/priority.md).
+    #[arg(long)]
+    priority: Option<String>,
 }
 
 impl JobSpec {
@@ -198,6 +202,9 @@ impl JobSpec {
         }
         if let Some(c) = &self.concurrency {
             def.insert("concurrency".into(), json!(c.to_uppercase()));
+        }
+        if let Some(p) = &self.priority {
+            def.insert("priority".into(), json!(p.to_lowercase()));
         }
         Ok(def)
     }
