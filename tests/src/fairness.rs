@@ -87,10 +87,13 @@ impl Handler for Noisy {
     }
 }
 
+/// A quiet fire's start: its job id, the noisy count then, and the instant.
+type Start = (String, u64, DateTime<Utc>);
+
 /// Records, for each quiet fire (by job id `quiet-{i}`), the noisy count and instant at its start.
 struct Quiet {
     noisy: Arc<AtomicU64>,
-    seen: Arc<Mutex<Vec<(String, u64, DateTime<Utc>)>>>,
+    seen: Arc<Mutex<Vec<Start>>>,
 }
 
 impl Handler for Quiet {
@@ -173,7 +176,7 @@ pub async fn run(env: &TestEnv, sc: &Scenario) -> Result<Outcome> {
 
     // WHEN the quiet tenant's on-time fires arrive in the main queue
     let quiet_def = fixtures::definition(Target::InProcess { handler: "quiet".into() });
-    let mut enqueued: Vec<(String, u64, DateTime<Utc>)> = Vec::new();
+    let mut enqueued: Vec<Start> = Vec::new();
     for i in 0..sc.quiet_fires {
         let at = Utc::now();
         let job = format!("quiet-{i}");

@@ -228,7 +228,7 @@ pub fn quiet_start_bound(workers: u64, slots: u64) -> u64 {
 /// the last main-queue receive came back empty: the main queue first, the low lane when the
 /// main queue was empty, and every [`LOW_LANE_EVERY`]th receive (anti-starvation).
 pub fn next_lane(receives: u64, main_was_empty: bool) -> Lane {
-    if main_was_empty || (receives > 0 && receives % LOW_LANE_EVERY == 0) {
+    if main_was_empty || (receives > 0 && receives.is_multiple_of(LOW_LANE_EVERY)) {
         Lane::Low
     } else {
         Lane::Main
