@@ -107,6 +107,9 @@ export interface EnvNames {
   readonly quotaMinIntervalSecs: string;
   readonly quotaApiExecutionsPerMinute: string;
   readonly quotaTriggersPerMinute: string;
+  readonly backpressureDeferDepth: string;
+  readonly backpressureDeferSecs: string;
+  readonly backpressureSaturatedDepth: string;
   readonly apiUrl: string;
   readonly token: string;
   readonly auth: string;
@@ -139,6 +142,9 @@ export interface Defaults {
   readonly quotaMinIntervalSecs: number;
   readonly quotaApiExecutionsPerMinute: number;
   readonly quotaTriggersPerMinute: number;
+  readonly backpressureDeferDepth: number;
+  readonly backpressureDeferSecs: number;
+  readonly backpressureSaturatedDepth: number;
   readonly apiUrl: string;
   readonly emulatorPort: number;
 }
@@ -257,6 +263,11 @@ export function resources(): Resources {
 /** Queue of pool `p`: `{prefix}{p}` (the Rust side derives the same name from the prefix env var). */
 export function queueName(prefix: string, pool: string): string {
   return `${prefix}${pool}`;
+}
+
+/** Low lane of pool `p`: `{prefix}{p}-low` (low priority and backfills; docs/priority.md). */
+export function lowQueueName(prefix: string, pool: string): string {
+  return `${prefix}${pool}-low`;
 }
 
 /** Dead-letter queue of pool `p`: `{prefix}{p}{dlqSuffix}`. */

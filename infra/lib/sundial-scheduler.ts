@@ -41,7 +41,7 @@ import { RustFunction } from 'cargo-lambda-cdk';
 import { Construct, IConstruct } from 'constructs';
 import { ResolvedCode, SundialCode } from './code';
 import { METRIC_NAMESPACE, Metrics, POOL_DIMENSION, RESOURCE_DIMENSION } from './metrics';
-import { Binary, dlqName, PACKAGE_ROOT, queueName, resources, SettingName, settingsOf, TableDef, validatePoolName } from './resources';
+import { Binary, dlqName, lowQueueName, PACKAGE_ROOT, queueName, resources, SettingName, settingsOf, TableDef, validatePoolName } from './resources';
 import { TOOLKIT_TABLES, ToolkitTableName } from './toolkit';
 
 /** How a pool's executions are run. */
@@ -80,6 +80,14 @@ export interface PoolProps {
   readonly memoryLimitMiB?: number;
   /** Alarm when the oldest message in the pool queue is older than this (default 5 minutes). */
   readonly queueAgeAlarmThreshold?: Duration;
+  /**
+   * Lambda pools: the maximum concurrency of the low lane's event source (2-1000, default 2):
+   * low-priority and backfilled executions never take more than this many worker invocations
+   * (docs/priority.md). ECS workers read the low lane only when the main queue is empty.
+   */
+  readonly lowMaxConcurrency?: number;
+  /** Alarm when the oldest message in the pool's low lane is older than this (default 30 minutes): low work is starved. */
+  readonly lowLaneAgeAlarmThreshold?: Duration;
   /** ECS pools: executions one task runs at once, 1-1000 (`SUNDIAL_WORKER_SLOTS`, default 10: one full receive of 10 messages per round). */
   readonly slots?: number;
   /**
@@ -87,6 +95,19 @@ export interface PoolProps {
    * (`SUNDIAL_SHUTDOWN_GRACE_SECS`, default 25 s; below the container's 120 s stop timeout).
    */
   readonly shutdownGrace?: Duration;
+}
+
+/**
+ * Back-pressure (docs/priority.md): lane depths (visible messages) at which the tick defers
+ * low-priority fires and the API refuses new work. Defaults: resources.json `defaults`.
+ */
+export interface BackpressureProps {
+  /** A pool's main queue or low lane this deep defers its low-priority fires (`SUNDIAL_BACKPRESSURE_DEFER_DEPTH`, default 1000). */
+  readonly deferDepth?: number;
+  /** How long a deferred fire's message is held, 1-900 s; also the 429's Retry-After (`SUNDIAL_BACKPRESSURE_DEFER_SECS`, default 60). */
+  readonly deferSecs?: number;
+  /** A lane this deep answers create, trigger-now and backfill of work for it with 429 `saturated` (`SUNDIAL_BACKPRESSURE_SATURATED_DEPTH`, default 20000). */
+  readonly saturatedDepth?: number;
 }
 
 /** The tick's tunables (the tick and scan functions). Defaults: resources.json `defaults`. */
@@ -370,6 +391,8 @@ export interface SundialSchedulerProps {
    * gets the same through `AWS_LAMBDA_LOG_FORMAT` and `AWS_LAMBDA_LOG_LEVEL`). Default INFO.
    */
   readonly logLevel?: lambda.ApplicationLogLevel;
+  /** Back-pressure thresholds (docs/priority.md). */
+  readonly backpressure?: BackpressureProps;
 }
 
 /** What was created for one pool. */
@@ -377,6 +400,8 @@ export interface SundialPool {
   readonly name: string;
   readonly kind: WorkerKind;
   readonly queue: sqs.Queue;
+  /** The low lane `{prefix}{pool}-low`: low-priority and backfilled executions (docs/priority.md). */
+  readonly lowQueue: sqs.Queue;
   readonly dlq: sqs.Queue;
   readonly runTimeout: Duration;
   /** Lambda pools. */
@@ -539,7 +564,18 @@ export class SundialScheduler extends Construct {
         enforceSSL: true,
         deadLetterQueue: { queue: dlq, maxReceiveCount: r.queues.maxReceiveCount },
       });
-      return { p, kind, runTimeout, queue, dlq };
+      // The low lane: same settings and DLQ; workers read it after the main queue.
+      const lowQueue = new sqs.Queue(this, `Pool-${p.name}-LowQueue`, {
+        ...qo.all,
+        ...qo.queues,
+        queueName: lowQueueName(this.queuePrefix, p.name),
+        retentionPeriod: retention,
+        visibilityTimeout: Duration.seconds(visibility),
+        ...encryption,
+        enforceSSL: true,
+        deadLetterQueue: { queue: dlq, maxReceiveCount: r.queues.maxReceiveCount },
+      });
+      return { p, kind, runTimeout, queue, lowQueue, dlq };
     });
 
     // ---- env contract ----------------------------------------------------------------------
@@ -581,12 +617,14 @@ export class SundialScheduler extends Construct {
       // Delivery retries only within the minute: a tick delivered later is superseded by the next.
       targets: [new targets.LambdaFunction(this.tickFunction, { retryAttempts: 2, maxEventAge: Duration.minutes(1) })],
     });
-    const poolQueueArns = queues.map((q) => q.queue.queueArn);
+    // Both lanes of every pool (docs/priority.md).
+    const poolQueueArns = queues.flatMap((q) => [q.queue.queueArn, q.lowQueue.queueArn]);
     for (const fn of [this.tickFunction, this.scanFunction]) {
       allow(fn, ['dynamodb:Query'], [indexArn(this.jobsTable, 'due')]);
       allow(fn, ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], [this.jobsTable.tableArn]);
       allow(fn, ['dynamodb:GetItem', 'dynamodb:PutItem'], [this.executionsTable.tableArn]);
-      allow(fn, ['sqs:SendMessage', 'sqs:GetQueueUrl'], poolQueueArns);
+      // GetQueueAttributes: lane depths, the back-pressure signal that defers low-priority fires.
+      allow(fn, ['sqs:SendMessage', 'sqs:GetQueueUrl', 'sqs:GetQueueAttributes'], poolQueueArns);
     }
     allow(this.tickFunction, ['lambda:InvokeFunction'], [this.scanFunction.functionArn]);
 
@@ -652,12 +690,23 @@ export class SundialScheduler extends Construct {
             ...(batchingWindow && batchingWindow.toSeconds() > 0 ? { maxBatchingWindow: batchingWindow } : {}),
           }),
         );
-        pool = { name: q.p.name, kind: 'lambda', queue: q.queue, dlq: q.dlq, runTimeout: q.runTimeout, worker, role: worker.role! };
+        // The low lane's own event source, capped: low work never takes more than this many
+        // invocations, whatever its backlog (docs/priority.md).
+        const lowMaxConcurrency = q.p.lowMaxConcurrency ?? 2;
+        if (!Number.isInteger(lowMaxConcurrency) || lowMaxConcurrency < 2 || lowMaxConcurrency > 1000) {
+          throw new Error(`pool ${q.p.name}: lowMaxConcurrency must be 2-1000 (SQS event source limit)`);
+        }
+        worker.addEventSource(
+          new SqsEventSource(q.lowQueue, { batchSize: 10, reportBatchItemFailures: true, maxConcurrency: lowMaxConcurrency }),
+        );
+        pool = { name: q.p.name, kind: 'lambda', queue: q.queue, lowQueue: q.lowQueue, dlq: q.dlq, runTimeout: q.runTimeout, worker, role: worker.role! };
       } else {
         const env = envOf('worker-ecs', { pool: q.p.name, ...this.ecsSettings(q.p) });
-        pool = this.ecsPool(q.p, q.queue, q.dlq, q.runTimeout, env, props);
+        if (q.p.lowMaxConcurrency !== undefined) throw new Error(`pool ${q.p.name}: lowMaxConcurrency applies to Lambda pools only`);
+        pool = { ...this.ecsPool(q.p, q.queue, q.dlq, q.runTimeout, env, props), lowQueue: q.lowQueue };
       }
       this.grantWorker(pool.role, q.queue, q.dlq, props);
+      this.grantWorker(pool.role, q.lowQueue, q.dlq, props);
       this.pools.push(pool);
     }
 
@@ -682,7 +731,8 @@ export class SundialScheduler extends Construct {
     );
     // Trigger-now, backfill and dead-letter replay create READY executions and send them to their
     // pool's queue; without this they would answer 500 and leave the executions to the reconciler.
-    allow(this.apiFunction, ['sqs:SendMessage', 'sqs:GetQueueUrl'], poolQueueArns);
+    // GetQueueAttributes: lane depths, the back-pressure signal behind 429 `saturated`.
+    allow(this.apiFunction, ['sqs:SendMessage', 'sqs:GetQueueUrl', 'sqs:GetQueueAttributes'], poolQueueArns);
     if (tenancyOf(props.apiAuth) === 'iam-principal-tag') {
       // The caller's tenant is the tag on its role or user (functions/api/src/auth.rs).
       allow(this.apiFunction, ['iam:ListRoleTags'], [stack.formatArn({ service: 'iam', region: '', resource: 'role', resourceName: '*' })]);
@@ -844,6 +894,7 @@ export class SundialScheduler extends Construct {
       }),
     ].join(',');
     const q = props.quotas ?? {};
+    const bp = props.backpressure ?? {};
     const claim = props.tenantClaim ?? d.tenantClaim;
     if (claim.length === 0) throw new Error('tenantClaim must not be empty');
     return {
@@ -880,6 +931,9 @@ export class SundialScheduler extends Construct {
         if (!/^[A-Za-z0-9_-]{1,64}$/.test(t)) throw new Error(`operatorTenants: ${JSON.stringify(t)} is not a tenant id`);
         return t;
       }).join(','),
+      backpressureDeferDepth: int('backpressure.deferDepth', bp.deferDepth ?? d.backpressureDeferDepth, 1, Number.MAX_SAFE_INTEGER),
+      backpressureDeferSecs: int('backpressure.deferSecs', bp.deferSecs ?? d.backpressureDeferSecs, 1, 900),
+      backpressureSaturatedDepth: int('backpressure.saturatedDepth', bp.saturatedDepth ?? d.backpressureSaturatedDepth, 1, Number.MAX_SAFE_INTEGER),
     };
   }
 
@@ -1086,7 +1140,7 @@ export class SundialScheduler extends Construct {
     runTimeout: Duration,
     env: Record<string, string>,
     props: SundialSchedulerProps,
-  ): SundialPool {
+  ): Omit<SundialPool, 'lowQueue'> {
     // One cluster (and, unless a VPC is given, one public-subnet VPC without NAT) for all ECS pools.
     const publicOnly = props.vpc === undefined;
     if (!this.ecsCluster) {
@@ -1389,6 +1443,23 @@ export class SundialScheduler extends Construct {
         datapointsToAlarm: 3,
         comparisonOperator: cw.ComparisonOperator.GREATER_THAN_THRESHOLD,
       });
+      // Back-pressure (docs/priority.md): low work starved for long, or new work refused.
+      this.alarm(`Pool-${name}-LowLaneOldestMessage`, {
+        alarmDescription: `Sundial pool ${name}: low-priority work has waited too long (the pool is saturated with higher-priority work)`,
+        metric: pool.lowQueue.metricApproximateAgeOfOldestMessage({ period: minute, statistic: 'Maximum' }),
+        threshold: (p.lowLaneAgeAlarmThreshold ?? Duration.minutes(30)).toSeconds(),
+        evaluationPeriods: 3,
+        datapointsToAlarm: 3,
+        comparisonOperator: cw.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      });
+      this.alarm(`Pool-${name}-Saturated`, {
+        alarmDescription: `Sundial pool ${name}: the API refused new work because a lane was saturated (429 saturated)`,
+        metric: emf(Metrics.saturatedRefusals, name, 'Sum'),
+        threshold: 1,
+        evaluationPeriods: 1,
+        comparisonOperator: cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        treatMissingData: cw.TreatMissingData.NOT_BREACHING,
+      });
       this.alarm(`Pool-${name}-ScheduleLag`, {
         alarmDescription: `Sundial pool ${name}: p99 schedule lag above ${lagThresholdMs} ms`,
         metric: emf(Metrics.scheduleLag, name, 'p99'),
@@ -1443,6 +1514,8 @@ export class SundialScheduler extends Construct {
             emf(Metrics.retries, name, 'Sum', 'retries'),
             emf(Metrics.misfires, name, 'Sum', 'misfires'),
             emf(Metrics.firesMissed, name, 'Sum', 'start deadlines missed'),
+            emf(Metrics.lowPriorityDeferred, name, 'Sum', 'low-priority fires deferred'),
+            emf(Metrics.saturatedRefusals, name, 'Sum', '429 saturated'),
           ],
           right: [pool.dlq.metricApproximateNumberOfMessagesVisible({ period: minute, statistic: 'Maximum', label: 'DLQ depth' })],
           width: 6,

@@ -51,6 +51,36 @@ async fn a_scan_is_metered_per_operation_with_index_writes() -> anyhow::Result<(
     Ok(())
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_back_pressure_signal_costs_two_queue_reads_per_pool_per_ten_seconds_not_per_fire(
+) -> anyhow::Result<()> {
+    // GIVEN ten low-priority daily jobs due in the same minute (docs/priority.md), and ten
+    // normal ones
+    let env = TestEnv::with("meter-bp", &["default"], 4).await?;
+    for i in 0..20 {
+        let p = if i < 10 { sundial_core::priority::Priority::Low } else { Default::default() };
+        let def = definition("0 1 12 * * *", "UTC", MisfirePolicy::FireOnce).with_priority(p);
+        create_job(&env, "acme", &format!("d{i}"), def, at("2026-11-30T11:59:00Z")).await?;
+    }
+    let meter = Meter::new(&env.cfg);
+    let ctx = metered_ctx(&env, &meter, "tick");
+    let budget = tokio::sync::Mutex::new(CatchUpBudget::new(100, 100));
+    // WHEN one tick scans the shards, then another one 5 s later with the same process
+    let r = scan_shards(&ctx, 0..4, at("2026-11-30T12:00:05Z"), &budget, &ScanOptions::default()).await?;
+    assert_eq!(r.created, 20);
+    let again = scan_shards(&ctx, 0..4, at("2026-11-30T12:00:10Z"), &budget, &ScanOptions::default()).await?;
+    assert_eq!(again.created, 0);
+    // THEN the lane depths were read once per lane (2 GetQueueAttributes for 10 low fires and
+    // two scans: 0.1 per low-priority fire here, and less the more fires share the 10 s), and a
+    // calm pool deferred nothing
+    let u = meter.snapshot().remove("tick").expect("tick usage");
+    assert_eq!(u.requests.get("sqs:GetQueueAttributes"), Some(&2), "{:?}", u.requests);
+    assert_eq!(u.requests.get("sqs:GetQueueUrl"), Some(&2), "main queue and low lane, once each");
+    assert!(r.low_deferred.is_empty(), "{r:?}");
+    env.cleanup().await;
+    Ok(())
+}
+
 /// What the worker spends on `executions` (of one job, due now), delivered once each.
 async fn worker_usage(
     env: &TestEnv,

@@ -39,6 +39,16 @@ use sundial_core::Ctx;
 /// An API over `clients` and `cfg` with the system clock; the control plane enforces the
 /// quotas of `settings`.
 pub fn api_with(clients: &Clients, cfg: Config, settings: ApiSettings) -> Api {
+    api_with_backpressure(clients, cfg, settings, sundial_core::priority::Backpressure::default())
+}
+
+/// [`api_with`] with back-pressure thresholds (`SUNDIAL_BACKPRESSURE_*`, docs/priority.md).
+pub fn api_with_backpressure(
+    clients: &Clients,
+    cfg: Config,
+    settings: ApiSettings,
+    backpressure: sundial_core::priority::Backpressure,
+) -> Api {
     let trigger = Ctx {
         ddb: clients.ddb.clone(),
         queues: PoolQueues::new(clients.sqs.clone(), cfg.clone(), false),
@@ -47,6 +57,7 @@ pub fn api_with(clients: &Clients, cfg: Config, settings: ApiSettings) -> Api {
     let control = ControlSettings {
         quotas: settings.quotas,
         operator_tenants: settings.operator_tenants.clone(),
+        backpressure,
         ..ControlSettings::default()
     };
     Api::new(Control::new(trigger, control), Arc::new(SystemClock), settings)

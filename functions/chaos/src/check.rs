@@ -383,6 +383,7 @@ mod tests {
                 timeout_secs: 30,
                 start_deadline_secs: None,
                 resources: Vec::new(),
+                priority: Default::default(),
             },
             missed_range: None,
             last_error: None,

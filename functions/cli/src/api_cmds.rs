@@ -153,6 +153,10 @@ pub(crate) struct JobSpec {
     /// A resource limit its runs use (repeat for several; replaces the list on update).
     #[arg(long = "resource")]
     resources: Vec<String>,
+    /// Priority within the pool: high, normal, low (low is deferred first when the pool is
+    /// busy; docs/priority.md).
+    #[arg(long)]
+    priority: Option<String>,
 }
 
 impl JobSpec {
@@ -204,6 +208,9 @@ impl JobSpec {
         }
         if !self.resources.is_empty() {
             def.insert("resources".into(), json!(self.resources));
+        }
+        if let Some(p) = &self.priority {
+            def.insert("priority".into(), json!(p.to_lowercase()));
         }
         Ok(def)
     }

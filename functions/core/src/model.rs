@@ -63,6 +63,10 @@ pub struct JobDefinition {
     /// (docs/resources.md). Each must be a limit an operator defined.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resources: Vec<String>,
+    /// Priority within its pool: `low` runs from the pool's low lane and is deferred first when
+    /// the pool is busy (docs/priority.md). Left out when `normal`.
+    #[serde(default, skip_serializing_if = "crate::priority::Priority::is_normal")]
+    pub priority: crate::priority::Priority,
 }
 
 /// Most resources one job may use.
@@ -122,6 +126,7 @@ impl JobDefinition {
             timeout_secs: default_timeout(),
             start_deadline_secs: None,
             resources: Vec::new(),
+            priority: crate::priority::Priority::Normal,
         }
     }
 
@@ -170,6 +175,12 @@ impl JobDefinition {
     /// The start deadline (seconds after the scheduled instant).
     pub fn with_start_deadline_secs(mut self, secs: u32) -> Self {
         self.start_deadline_secs = Some(secs);
+        self
+    }
+
+    /// The priority within its pool.
+    pub fn with_priority(mut self, priority: crate::priority::Priority) -> Self {
+        self.priority = priority;
         self
     }
 
@@ -779,6 +790,9 @@ pub struct ExecMessage {
     /// When the trigger enqueued it (ms).
     #[serde(rename = "e")]
     pub enqueued_ms: i64,
+    /// The pool lane it travels in (absent: the main queue; docs/priority.md).
+    #[serde(rename = "l", default, skip_serializing_if = "crate::priority::Lane::is_main")]
+    pub lane: crate::priority::Lane,
 }
 
 /// What an operations-log entry records.

@@ -177,6 +177,12 @@ pub struct EnvNames {
     pub quota_triggers_per_minute: String,
     /// Tenants whose callers are platform operators: they set resource limits (api).
     pub operator_tenants: String,
+    /// Lane depth from which the tick defers low-priority fires (tick, api).
+    pub backpressure_defer_depth: String,
+    /// How long a deferred fire's message is held, seconds (tick, api).
+    pub backpressure_defer_secs: String,
+    /// Lane depth from which the API refuses new work for the lane (tick, api).
+    pub backpressure_saturated_depth: String,
     /// The API's base URL (`sundial` CLI).
     pub api_url: String,
     /// Bearer token for the deployed API (`sundial` CLI).
@@ -235,6 +241,12 @@ pub struct Defaults {
     pub quota_api_executions_per_minute: u32,
     /// Trigger-now calls per tenant per minute.
     pub quota_triggers_per_minute: u32,
+    /// Lane depth from which the tick defers low-priority fires.
+    pub backpressure_defer_depth: u64,
+    /// How long a deferred fire's message is held (seconds).
+    pub backpressure_defer_secs: u32,
+    /// Lane depth from which the API refuses new work for the lane.
+    pub backpressure_saturated_depth: u64,
     /// The API's base URL for the CLI (the local run's).
     pub api_url: String,
     /// Port of the local emulator.

@@ -11,6 +11,7 @@ mod idempotency;
 mod lambda_watch;
 mod lifecycle;
 mod local_server;
+mod priority;
 mod quotas;
 mod resources;
 mod tenancy;

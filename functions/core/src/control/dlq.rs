@@ -73,6 +73,7 @@ fn send_of(e: &Execution, now: DateTime<Utc>) -> Outgoing {
             scheduled_ms: e.scheduled_at.timestamp_millis(),
             fire_ms: now.timestamp_millis(),
             enqueued_ms: now.timestamp_millis(),
+            lane: crate::priority::lane_of(e),
         },
         delay_secs: 0,
     }

@@ -181,6 +181,7 @@ pub async fn trigger_now(
 ) -> Result<Execution, ControlError> {
     let job = ctl.job(caller, job_id).await?;
     let schedule = runnable_job(&job)?;
+    super::quota::check_saturation(ctl, &job.definition.pool, job.definition.priority.lane(), now).await?;
     super::quota::take_rate(ctl, &caller.tenant, "trigger", 1, now).await?;
     super::quota::take_rate(ctl, &caller.tenant, "exec", 1, now).await?;
     let mut e = Execution::ready(&job, &schedule, now, None, now, &caller.actor());
@@ -286,6 +287,7 @@ pub async fn backfill(
             ),
         ));
     }
+    super::quota::check_saturation(ctl, &job.definition.pool, crate::priority::backfill_lane(), now).await?;
     super::quota::take_rate(ctl, &caller.tenant, "exec", fires.len() as u32, now).await?;
     let mut report = BackfillReport { fires: fires.len(), created: 0, existing: 0, last_start_at: None };
     let mut out = Vec::new();

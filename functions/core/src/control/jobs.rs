@@ -121,6 +121,7 @@ pub async fn create(
     let schedule = crate::trigger::cache::schedule_of(&job)
         .map_err(|e| ControlError::invalid(format!("schedule.{}", e.field()), e.reason()))?;
     super::quota::check_interval(ctl, &schedule, now)?;
+    super::quota::check_saturation(ctl, &job.definition.pool, job.definition.priority.lane(), now).await?;
     super::quota::take_job(ctl, &caller.tenant).await?;
     let audit = OpsEntry::new(caller.actor(), OpsAction::Create, job_id, now).versions(None, Some(1));
     let retention = ctl.settings.ops_retention_secs;

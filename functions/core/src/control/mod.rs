@@ -66,6 +66,8 @@ pub struct ControlSettings {
     pub max_page: u32,
     /// Per-tenant quotas.
     pub quotas: Quotas,
+    /// Lane depths from which create, trigger-now and backfill answer 429 `saturated`.
+    pub backpressure: crate::priority::Backpressure,
     /// The tz database release the control plane computes trigger positions with (create,
     /// edit, resume) and records on the job: the compiled one. A test sets an older release
     /// read from TZif data to create jobs "computed under" it.
@@ -90,6 +92,7 @@ impl Default for ControlSettings {
             max_backfill: 1_000,
             max_page: 100,
             quotas: Quotas::default(),
+            backpressure: crate::priority::Backpressure::default(),
             tzdb: Tzdb::compiled(),
             tzdb_releases: Vec::new(),
             operator_tenants: Vec::new(),

@@ -221,6 +221,19 @@ impl Worker {
         self.queues.url(pool).await
     }
 
+    /// The URL of one lane of a pool (the main queue or the low lane, docs/priority.md).
+    pub async fn lane_url(&self, pool: &str, lane: crate::priority::Lane) -> Result<String, QueueError> {
+        self.queues.lane_url(pool, lane).await
+    }
+
+    /// The pool and lane of a queue ARN or URL (this worker's pool's main queue if it is none
+    /// of Sundial's).
+    pub fn lane_of_queue(&self, arn_or_url: &str) -> (String, crate::priority::Lane) {
+        self.queues
+            .lane_of_queue(arn_or_url)
+            .unwrap_or_else(|| (self.settings.pool.clone(), crate::priority::Lane::Main))
+    }
+
     /// The pool of a queue ARN or URL (its name minus the configured prefix).
     pub fn pool_of_queue(&self, arn_or_url: &str) -> String {
         self.queues.pool_of_queue(arn_or_url).unwrap_or_else(|| self.settings.pool.clone())
