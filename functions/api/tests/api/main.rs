@@ -11,6 +11,7 @@ mod idempotency;
 mod lambda_watch;
 mod lifecycle;
 mod local_server;
+mod next_fire;
 mod quotas;
 mod tenancy;
 mod tz_report;
