@@ -37,7 +37,17 @@ pub fn etag(version: u64) -> String {
     format!("\"{version}\"")
 }
 
-/// A job.
+/// A job as read at `now`: its `nextFireAt` is the real next fire
+/// ([`sundial_core::control::upcoming::next_fire`]), also for jobs whose stored position lags.
+pub fn job_at(j: &Job, now: DateTime<Utc>) -> Value {
+    let schedule = sundial_core::trigger::cache::schedule_of(j).ok();
+    let mut v = job(j);
+    v["nextFireAt"] =
+        sundial_core::control::upcoming::next_fire(j, schedule.as_deref(), now).map(time).into();
+    v
+}
+
+/// A job as stored (a version snapshot, or a job just written, whose position is fresh).
 pub fn job(j: &Job) -> Value {
     let mut v = json!({
         "jobId": j.job_id,

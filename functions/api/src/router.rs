@@ -324,7 +324,7 @@ impl Api {
                 let page =
                     control::jobs::list(ctl, &caller, q.limit()?, q.str("cursor"), q.bool("includeDeleted")?)
                         .await?;
-                ok(dto::page(page.items.iter().map(dto::job).collect(), page.next))
+                ok(dto::page(page.items.iter().map(|j| dto::job_at(j, now)).collect(), page.next))
             }
             Op::Preview => {
                 let b: dto::PreviewBody = parse_body(&req.body)?;
@@ -338,7 +338,7 @@ impl Api {
             }
             Op::GetJob => {
                 let j = control::jobs::get(ctl, &caller, p(0)).await?;
-                Ok(ApiResponse::json(StatusCode::OK, dto::job(&j)).header(ETAG, dto::etag(j.version)))
+                Ok(ApiResponse::json(StatusCode::OK, dto::job_at(&j, now)).header(ETAG, dto::etag(j.version)))
             }
             Op::UpdateJob => {
                 let expected = if_match(&req.headers)?.ok_or_else(|| {

@@ -41,6 +41,7 @@ pub mod ops;
 pub mod page;
 pub(crate) mod quota;
 pub mod tzreport;
+pub mod upcoming;
 
 pub use error::ControlError;
 
