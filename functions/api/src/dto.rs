@@ -261,4 +261,39 @@ pub struct BackfillBody {
 pub struct ReplayBody {
     /// The executions to replay.
     pub execution_ids: Vec<String>,
+    /// Why (recorded in each replay's operations log entry, `detail`).
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
+/// `GET /v1/jobs/{jobId}/upcoming`: the fires of a window and the transitions they cross.
+pub fn upcoming(
+    u: &sundial_core::control::upcoming::Upcoming,
+    timezone: &str,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+) -> Value {
+    use sundial_core::control::upcoming::Shift;
+    let local = |t: chrono::NaiveDateTime| t.format("%Y-%m-%dT%H:%M:%S").to_string();
+    json!({
+        "timezone": timezone,
+        "from": time(from),
+        "to": time(to),
+        "fires": u.fires.iter().map(|t| time(*t)).collect::<Vec<_>>(),
+        "truncated": u.truncated,
+        "transitions": u.transitions.iter().map(|t| json!({
+            "at": time(t.at),
+            "kind": match t.kind { Shift::Gap => "gap", Shift::Overlap => "overlap" },
+            "offsetBeforeSecs": t.offset_before,
+            "offsetAfterSecs": t.offset_after,
+            "localFrom": local(t.local_from),
+            "localTo": local(t.local_to),
+            "note": t.note,
+            "affected": t.affected.iter().map(|a| json!({
+                "localTime": local(a.local),
+                "at": a.at.map(time),
+                "note": a.note,
+            })).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
+    })
 }
