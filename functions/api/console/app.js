@@ -29,7 +29,11 @@ async function route() {
       if (a.dataset.nav === nav) a.setAttribute('aria-current', 'page'); else a.removeAttribute('aria-current');
     }
     const params = m.slice(1).map(decodeURIComponent);
-    try { await page(main, params, query); } catch (e) { showError(e, main); }
+    // Each visit renders into its own element: a slower earlier visit still finishing its
+    // calls then writes into a detached node, never over the page now shown.
+    const view = h('div');
+    main.replaceChildren(view);
+    try { await page(view, params, query); } catch (e) { showError(e, view); }
     document.title = `${main.querySelector('h1')?.textContent || 'Sundial'} · Sundial console`;
     return;
   }

@@ -18,6 +18,8 @@ export const FIELDS = [
     help: "Cron with seconds ('0 30 2 * * *'), 5 Unix fields, rate(10 minutes) or at(2027-01-01T09:00:00)." },
   { path: 'schedule.timezone', label: 'Time zone', kind: 'text', list: ZONES, def: 'UTC', group: 'Schedule',
     help: 'An IANA zone; fires follow its wall clock, daylight saving included.' },
+  { path: 'schedule.start', label: 'First fire not before', kind: 'text', group: 'Schedule',
+    help: 'Optional, an RFC 3339 instant (2027-03-10T00:00:00Z); also the anchor of rate().' },
   { path: 'schedule.onGap', label: 'When the time does not exist (spring forward)', kind: 'select',
     options: ['shift', 'skip'], def: 'shift', group: 'Schedule' },
   { path: 'schedule.onOverlap', label: 'When the time happens twice (fall back)', kind: 'select',
@@ -169,6 +171,7 @@ export function jobForm(root, job, { onSaved }) {
       try {
         const s = { expression: v['schedule.expression'], timezone: v['schedule.timezone'] || 'UTC',
           onGap: v['schedule.onGap'], onOverlap: v['schedule.onOverlap'] };
+        if (v['schedule.start']) s.start = v['schedule.start'];
         const p = await post('/v1/preview', { schedule: s, count: 5 });
         preview.replaceChildren(h('p', { class: 'muted' }, 'Next fires: ', p.fires.map((t) => t.replace('T', ' ').replace('.000Z', ' UTC')).join(' · ')));
       } catch (e) {

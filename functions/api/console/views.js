@@ -221,15 +221,15 @@ export async function jobPage(root, [id]) {
       ['Updated', fmt(job.updatedAt)],
     ]),
     h('div', { class: 'actions' }, link(`#/ops?jobId=${enc(id)}`, 'Operations log of this job')),
-    h('h2', {}, 'Recent executions'), chartBox, execBox,
     h('div', { class: 'cols' },
-      h('section', { 'aria-labelledby': 'up-h' }, h('h2', { id: 'up-h' }, 'Upcoming fires (next 4 weeks)'), upBox),
-      h('section', { 'aria-labelledby': 'ver-h' }, h('h2', { id: 'ver-h' }, 'Versions'), versionsBox(job))));
+      h('section', { 'aria-labelledby': 'up-h' }, h('h2', { id: 'up-h' }, 'Upcoming fires (4 weeks)'), upBox),
+      h('section', { 'aria-labelledby': 'ver-h' }, h('h2', { id: 'ver-h' }, 'Versions'), versionsBox(job))),
+    h('h2', {}, 'Recent executions'), chartBox, execBox);
   get(`/v1/jobs/${enc(id)}/upcoming?days=28`).then((u) => upBox.replaceChildren(upcoming(u, tz)), (e) => showError(e, upBox));
   try {
     const page = await get(`/v1/jobs/${enc(id)}/executions?limit=50`);
     execBox.replaceChildren(execTable(page.items));
-    chartBox.replaceChildren(lagChart(page.items));
+    if (page.items.some((x) => x.startedAt)) chartBox.replaceChildren(lagChart(page.items));
   } catch (e) { showError(e, execBox); }
 }
 

@@ -462,14 +462,22 @@ impl Api {
                         .ok_or_else(|| ApiError::invalid("days", "must be an integer between 1 and 90"))?,
                 };
                 let j = control::jobs::get(ctl, &caller, p(0)).await?;
-                let to = now + chrono::Duration::days(days);
+                // From `from`, else from now, or from the schedule's start when that is later (a
+                // job starting next spring shows its first weeks, not an empty window).
+                let from = match q.str("from") {
+                    Some(v) => DateTime::parse_from_rfc3339(v)
+                        .map(|t| t.with_timezone(&Utc))
+                        .map_err(|_| ApiError::invalid("from", "must be an RFC 3339 instant"))?,
+                    None => j.definition.schedule.start.map_or(now, |s| s.max(now)),
+                };
+                let to = from + chrono::Duration::days(days);
                 let u = match (j.state, sundial_core::trigger::cache::schedule_of(&j)) {
                     (JobState::Enabled, Ok(s)) => {
-                        control::upcoming::upcoming(&j.definition.schedule, &s, now, to)
+                        control::upcoming::upcoming(&j.definition.schedule, &s, from, to)
                     }
                     _ => control::upcoming::Upcoming { fires: vec![], truncated: false, transitions: vec![] },
                 };
-                ok(dto::upcoming(&u, &j.definition.schedule.timezone, now, to))
+                ok(dto::upcoming(&u, &j.definition.schedule.timezone, from, to))
             }
             Op::ListJobExecutions => {
                 let f = JobExecFilter {
