@@ -53,7 +53,7 @@ export function table(columns, rows, { caption, empty = 'Nothing here.' } = {}) 
   return h('div', { class: 'scroll' }, h('table', {},
     caption ? h('caption', { class: 'muted' }, caption) : null,
     h('thead', {}, h('tr', {}, columns.map((c) => h('th', { scope: 'col', class: cls(c) }, c.label)))),
-    h('tbody', {}, rows.map((r) => h('tr', {}, columns.map((c) => h('td', { class: cls(c) }, c.cell(r))))))));
+    h('tbody', {}, rows.map((r) => h('tr', {}, columns.map((c) => h('td', { class: cls(c), 'data-label': c.label }, c.cell(r))))))));
 }
 
 /** Definition list of label → value. */

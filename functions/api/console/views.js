@@ -144,18 +144,18 @@ function diffLines(a, b) {
   let i = 0; let j = 0;
   while (i < n || j < m) {
     if (i < n && j < m && x[i] === y[j]) { out.push(h('span', {}, `  ${x[i]}\n`)); i += 1; j += 1; }
-    else if (j < m && (i >= n || L[i][j + 1] >= L[i + 1][j])) { out.push(h('span', { class: 'add' }, `+ ${y[j]}`)); j += 1; }
-    else { out.push(h('span', { class: 'del' }, `- ${x[i]}`)); i += 1; }
+    else if (i < n && (j >= m || L[i + 1][j] >= L[i][j + 1])) { out.push(h('span', { class: 'del' }, `- ${x[i]}`)); i += 1; }
+    else { out.push(h('span', { class: 'add' }, `+ ${y[j]}`)); j += 1; }
   }
   return out;
 }
 
-function versionsBox(job) {
+function versionsBox(job, pick) {
   const box = h('div', { id: 'versions' });
   const n = job.version;
   const opts = (sel) => Array.from({ length: n }, (_, i) => n - i).map((v) => h('option', { value: v, selected: v === sel }, `v${v}`));
-  const a = h('select', { id: 'diff-from', 'aria-label': 'Older version' }, opts(Math.max(1, n - 1)));
-  const b = h('select', { id: 'diff-to', 'aria-label': 'Newer version' }, opts(n));
+  const a = h('select', { id: 'diff-from', 'aria-label': 'Older version' }, opts(Math.max(1, (pick && pick <= n ? pick : n) - 1)));
+  const b = h('select', { id: 'diff-to', 'aria-label': 'Newer version' }, opts(pick && pick <= n ? pick : n));
   const out = h('pre', { class: 'diff', id: 'diff', tabindex: 0 });
   const cache = new Map();
   const version = async (v) => {
@@ -200,7 +200,7 @@ export function execTable(execs, { job = false } = {}) {
   ].filter(Boolean), execs, { empty: 'No executions yet.' });
 }
 
-export async function jobPage(root, [id]) {
+export async function jobPage(root, [id], query) {
   root.replaceChildren(h('p', { class: 'muted' }, 'Loading…'));
   let job;
   try { job = await get(`/v1/jobs/${enc(id)}`); } catch (e) { showError(e, root); return; }
@@ -223,7 +223,7 @@ export async function jobPage(root, [id]) {
     h('div', { class: 'actions' }, link(`#/ops?jobId=${enc(id)}`, 'Operations log of this job')),
     h('div', { class: 'cols' },
       h('section', { 'aria-labelledby': 'up-h' }, h('h2', { id: 'up-h' }, 'Upcoming fires (4 weeks)'), upBox),
-      h('section', { 'aria-labelledby': 'ver-h' }, h('h2', { id: 'ver-h' }, 'Versions'), versionsBox(job))),
+      h('section', { 'aria-labelledby': 'ver-h' }, h('h2', { id: 'ver-h' }, 'Versions'), versionsBox(job, Number(query.get('v')) || null))),
     h('h2', {}, 'Recent executions'), chartBox, execBox);
   get(`/v1/jobs/${enc(id)}/upcoming?days=28`).then((u) => upBox.replaceChildren(upcoming(u, tz)), (e) => showError(e, upBox));
   try {

@@ -141,6 +141,7 @@ impl Browser {
         assert_eq!(st, 200, "new WebDriver session: {v}");
         let session = v["value"]["sessionId"].as_str().expect("sessionId").to_string();
         std::fs::create_dir_all(&shots).expect("screenshot directory");
+        let _ = std::fs::remove_file(shots.join("failure.png"));
         Browser { port, session, shots, _driver: driver }
     }
 
@@ -248,6 +249,7 @@ impl Browser {
         let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             self.wait_for("the page to finish loading", "!document.body.innerText.includes('Loading…')", WAIT)
         }));
+        self.js("document.getElementById('toast').replaceChildren();", json!([]));
         let png = self.png().expect("a PNG screenshot");
         std::fs::write(self.shots.join(format!("{name}.png")), png).expect("write screenshot");
     }
