@@ -106,6 +106,9 @@ export interface EnvNames {
   readonly quotaMinIntervalSecs: string;
   readonly quotaApiExecutionsPerMinute: string;
   readonly quotaTriggersPerMinute: string;
+  readonly consoleIssuer: string;
+  readonly consoleClientId: string;
+  readonly consoleLogGroups: string;
   readonly apiUrl: string;
   readonly token: string;
   readonly auth: string;

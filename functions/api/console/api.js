@@ -23,6 +23,11 @@ export class ApiError extends Error {
 let mode = 'header';
 export function setMode(m) { mode = m; }
 
+let config = {};
+/** /console/config.json as read at start. */
+export function setConfig(c) { config = c; }
+export function getConfig() { return config; }
+
 /** One API call; JSON in, JSON out. Returns {body, headers}. Throws ApiError. */
 export async function call(method, path, body, extraHeaders = {}) {
   const headers = { Accept: 'application/json', ...extraHeaders };

@@ -2,7 +2,7 @@
 // `#/...` to a page. Hash routing keeps every page one static file: no server routes to add.
 
 import { h, showError } from './ui.js';
-import { setTenant, getTenant, setMode, setToken, hasToken } from './api.js';
+import { setTenant, getTenant, setMode, setToken, hasToken, setConfig } from './api.js';
 import { signIn, completeSignIn } from './auth.js';
 import * as v from './views.js';
 
@@ -72,6 +72,7 @@ async function start() {
     cfg = await res.json();
   } catch { /* the local default */ }
   setMode(cfg.auth);
+  setConfig(cfg);
   if (cfg.auth === 'header') {
     who.replaceWith(tenantSwitcher());
   } else if (cfg.auth === 'oidc') {

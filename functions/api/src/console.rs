@@ -107,6 +107,21 @@ fn origin_of(url: &str) -> Option<String> {
 }
 
 impl ConsoleSettings {
+    /// The deployed console: OIDC sign-in when the API has a JWT issuer and the console a client
+    /// id, otherwise IAM (which a page cannot sign; the console says so).
+    pub fn deployed(api: &sundial_core::config::ApiSettings, region: Option<String>) -> Self {
+        let c = &api.console;
+        let oidc =
+            api.tenancy == sundial_core::config::Tenancy::Jwt && c.issuer.is_some() && c.client_id.is_some();
+        ConsoleSettings {
+            auth: if oidc { ConsoleAuth::Oidc } else { ConsoleAuth::Iam },
+            issuer: c.issuer.clone(),
+            client_id: c.client_id.clone(),
+            region,
+            log_groups: c.log_groups.clone(),
+        }
+    }
+
     /// The Content-Security-Policy of every console response: only this origin, plus the
     /// issuer (discovery and token endpoint) when signing in with OIDC.
     pub fn csp(&self) -> String {
@@ -196,6 +211,19 @@ mod tests {
             assert!(!js.contains("eval(") && !js.contains("new Function"), "{}", a.name);
             assert!(!js.contains("localStorage"), "{}: tokens stay in memory", a.name);
         }
+    }
+
+    #[test]
+    fn deployed_the_console_signs_in_with_oidc_only_when_issuer_and_client_are_set() {
+        use sundial_core::config::{ApiSettings, Tenancy};
+        let mut api = ApiSettings::default();
+        api.console.issuer = Some("https://issuer.example.com/".into());
+        assert_eq!(ConsoleSettings::deployed(&api, None).auth, ConsoleAuth::Iam, "no client id");
+        api.console.client_id = Some("console".into());
+        let s = ConsoleSettings::deployed(&api, Some("eu-west-1".into()));
+        assert_eq!((s.auth, s.region.as_deref()), (ConsoleAuth::Oidc, Some("eu-west-1")));
+        api.tenancy = Tenancy::IamPrincipalTag;
+        assert_eq!(ConsoleSettings::deployed(&api, None).auth, ConsoleAuth::Iam);
     }
 
     #[test]

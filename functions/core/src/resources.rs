@@ -173,6 +173,12 @@ pub struct EnvNames {
     pub quota_api_executions_per_minute: String,
     /// Trigger-now calls per tenant per minute (api).
     pub quota_triggers_per_minute: String,
+    /// The web console's OIDC issuer.
+    pub console_issuer: String,
+    /// The web console's OIDC client id.
+    pub console_client_id: String,
+    /// The workers' log groups, for the console's Logs Insights links.
+    pub console_log_groups: String,
     /// The API's base URL (`sundial` CLI).
     pub api_url: String,
     /// Bearer token for the deployed API (`sundial` CLI).
