@@ -481,6 +481,18 @@ fn the_console_in_a_real_browser() {
     b.shot("job-detail-phone-dark");
     b.size(1280, 800);
     b.shot("job-detail-dark");
+    // The sign-in code of the deployed console derives PKCE challenges as RFC 7636 says (its
+    // appendix B example), in this browser's WebCrypto.
+    let challenge = b.cmd(
+        "POST",
+        "/execute/async",
+        Some(json!({"script": "const done = arguments[arguments.length - 1];
+            import('/console/auth.js').then((m) => m.challengeOf('dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk')).then(done, (e) => done(String(e)));",
+            "args": []})),
+    );
+    assert_eq!(challenge, json!("E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"));
+    let verifier = b.js("return import('/console/auth.js').then((m) => m.newVerifier());", json!([]));
+    assert!(verifier.as_str().is_some_and(|v| v.len() == 43), "{verifier}");
     // Keyboard: the skip link is the first tab stop and moves focus to the content.
     let first = b.js(
         "document.activeElement.blur(); const a = document.querySelector('.skip'); return a.getAttribute('href');",
