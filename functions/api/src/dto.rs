@@ -261,9 +261,14 @@ pub struct BackfillBody {
 pub struct ReplayBody {
     /// The executions to replay.
     pub execution_ids: Vec<String>,
-    /// Why (recorded in each replay's operations log entry, `detail`).
-    #[serde(default)]
+    /// Why (recorded in each replay's operations log entry, `detail`). Absent or a string; `null`
+    /// is refused like any other wrong type.
+    #[serde(default, deserialize_with = "some_string")]
     pub reason: Option<String>,
+}
+
+fn some_string<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    String::deserialize(d).map(Some)
 }
 
 /// `GET /v1/jobs/{jobId}/upcoming`: the fires of a window and the transitions they cross.

@@ -535,6 +535,10 @@ impl Api {
             }
             Op::ReplayDlq => {
                 let b: dto::ReplayBody = parse_body(&req.body)?;
+                let max = control::dlq::MAX_REASON_CHARS;
+                if b.reason.as_ref().is_some_and(|r| r.chars().count() > max) {
+                    return Err(ApiError::invalid("reason", format!("must be at most {max} characters")));
+                }
                 let reason = b.reason.as_deref().map(str::trim).filter(|r| !r.is_empty());
                 let out =
                     control::dlq::replay_many_because(ctl, &caller, &b.execution_ids, reason, now).await?;
