@@ -262,6 +262,11 @@ export async function execPage(root, [id]) {
       e.lastError ? ['Last error', `${e.lastError.code}: ${e.lastError.message}`] : null,
       e.missedRange ? ['Missed range', `${fmt(e.missedRange.from)} – ${fmt(e.missedRange.to)}`] : null,
     ]),
+    h('h2', {}, 'Checkpoint and progress'),
+    e.checkpoint !== null && e.checkpoint !== undefined
+      ? h('div', {}, h('p', { class: 'muted' }, `${e.totalRunMs ? `Run time of earlier attempts: ${dur(e.totalRunMs)}. ` : ''}The last checkpoint the handler saved (its progress):`),
+        h('pre', { class: 'diff', id: 'checkpoint' }, JSON.stringify(e.checkpoint, null, 2)))
+      : h('p', { class: 'muted', id: 'checkpoint' }, `No checkpoint saved${e.totalRunMs ? `; run time of earlier attempts ${dur(e.totalRunMs)}` : ''}.`),
     h('h2', {}, 'Timeline'),
     table([
       { label: 'At', cell: (t) => fmt(t.at) },

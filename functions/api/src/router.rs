@@ -502,8 +502,11 @@ impl Api {
                 ok(dto::page(page.items.iter().map(|e| dto::execution(e, false)).collect(), page.next))
             }
             Op::GetExecution => {
-                let e = control::executions::get(ctl, &caller, p(0)).await?;
-                ok(dto::execution(&e, true))
+                let snap = control::executions::get_snapshot(ctl, &caller, p(0)).await?;
+                let mut v = dto::execution(&snap.exec, true);
+                v["checkpoint"] = snap.checkpoint.unwrap_or(Value::Null);
+                v["totalRunMs"] = snap.total_run_ms.into();
+                ok(v)
             }
             Op::CancelExecution => {
                 let (e, done) = control::executions::cancel(ctl, &caller, p(0), now).await?;

@@ -429,6 +429,7 @@ fn the_console_in_a_real_browser() {
     b.wait_text("#exec-status", "SUCCEEDED", WAIT);
     b.wait_text("main table", "RUNNING", WAIT);
     b.wait_text("main", "Fencing token", WAIT);
+    b.find("#checkpoint");
     b.shot("execution-timeline");
 
     // WHEN the job is paused from its page
