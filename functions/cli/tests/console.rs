@@ -401,6 +401,27 @@ fn the_console_in_a_real_browser() {
     b.wait_text("#upcoming", "02:30 does not exist on 2027-03-14; shifted to 03:00 (onGap shift)", WAIT);
     b.wait_for("the shifted fire marked in the list", "document.querySelector('[data-dst=\"fire\"]')", WAIT);
     b.shot("job-detail");
+    // (the CLI reads the same route: `sundial jobs upcoming`)
+    let cli = Command::new(env!("CARGO_BIN_EXE_sundial"))
+        .args([
+            "jobs",
+            "upcoming",
+            "nightly-report",
+            "--days",
+            "7",
+            "--api-url",
+            &format!("http://127.0.0.1:{port}"),
+        ])
+        .env_remove("SUNDIAL_TENANT")
+        .env_remove("SUNDIAL_TOKEN")
+        .output()
+        .expect("run sundial");
+    let text = String::from_utf8_lossy(&cli.stdout);
+    assert!(cli.status.success(), "{}", String::from_utf8_lossy(&cli.stderr));
+    assert!(
+        text.contains("2027-03-14 03:00:00") && text.contains("shifted to 03:00 (onGap shift)"),
+        "{text}"
+    );
 
     // WHEN it is run now from the console
     b.click("button[data-action=\"trigger\"]");
