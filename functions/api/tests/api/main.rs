@@ -5,6 +5,7 @@
 mod calendars;
 mod clients;
 mod common;
+mod console;
 mod fuzz;
 mod hostile;
 mod idempotency;
