@@ -110,6 +110,9 @@ export interface EnvNames {
   readonly backpressureDeferDepth: string;
   readonly backpressureDeferSecs: string;
   readonly backpressureSaturatedDepth: string;
+  readonly consoleIssuer: string;
+  readonly consoleClientId: string;
+  readonly consoleLogGroups: string;
   readonly apiUrl: string;
   readonly token: string;
   readonly auth: string;

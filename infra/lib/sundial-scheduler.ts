@@ -368,6 +368,12 @@ export interface SundialSchedulerProps {
   readonly tick?: TickProps;
   /** Settings of every worker. */
   readonly workers?: WorkerProps;
+  /**
+   * The web console's OIDC client id at the JWT issuer (`SUNDIAL_CONSOLE_CLIENT_ID`): a public
+   * client (authorization code + PKCE, no secret) whose redirect URI is `{apiUrl}/console`.
+   * Unset: the console has no sign-in (docs/console.md). JWT auth only.
+   */
+  readonly consoleClientId?: string;
   /** The JWT claim that carries the tenant, e.g. `custom:tenant` with Cognito (`SUNDIAL_TENANT_CLAIM`, default `tenant`). */
   readonly tenantClaim?: string;
   /** Per-tenant quotas of the API. */
@@ -711,10 +717,16 @@ export class SundialScheduler extends Construct {
     }
 
     // ---- api -------------------------------------------------------------------------------
+    // The workers' log groups, for the web console's Logs Insights links by execution id.
+    const workerLogGroups = this.pools.map((p) =>
+      p.kind === 'lambda' && p.worker
+        ? p.worker.logGroup.logGroupName
+        : (this.node.findChild(`WorkerEcs-${p.name}Logs`) as logs.LogGroup).logGroupName,
+    );
     this.apiFunction = this.rustFunction('Api', 'api', this.overrides.api, {
       timeout: Duration.seconds(29),
       memorySize: 256,
-      environment: envOf('api'),
+      environment: envOf('api', { consoleLogGroups: workerLogGroups.join(',') }),
       description: 'Sundial HTTP API',
     });
     // Tenant scoping is enforced in the api code: every key it builds starts with T#{tenant}#,
@@ -793,6 +805,15 @@ export class SundialScheduler extends Construct {
     const openapi = this.httpApi.addRoutes({ path: '/openapi.json', methods: [apigwv2.HttpMethod.GET], integration });
     for (const route of openapi) {
       acknowledge(route, 'AwsSolutions-APIG4', 'GET /openapi.json is public by design: the OpenAPI document describes the API and holds no tenant data; every other route needs JWT or IAM auth.');
+    }
+    // The web console's static files (docs/console.md) are public too: the same bytes for
+    // everyone, no tenant data; the page then calls the /v1 routes above with the user's token.
+    const consoleRoutes = [
+      ...this.httpApi.addRoutes({ path: '/console', methods: [apigwv2.HttpMethod.GET], integration }),
+      ...this.httpApi.addRoutes({ path: '/console/{file}', methods: [apigwv2.HttpMethod.GET], integration }),
+    ];
+    for (const route of consoleRoutes) {
+      acknowledge(route, 'AwsSolutions-APIG4', 'GET /console and /console/{file} are public by design: the web console\'s static files and its sign-in settings hold no tenant data; every data call goes to a /v1 route, which needs JWT or IAM auth.');
     }
     // The api reads every index of its own two tables (jobs: due, by_tenant; executions:
     // attention, open, ...): `index/*` under those two table ARNs, nothing else.
@@ -923,6 +944,9 @@ export class SundialScheduler extends Construct {
       tenantClaim: claim,
       tenancy: tenancyOf(props.apiAuth),
       tenantTag: tenantTagOf(props.apiAuth, d.tenantTag),
+      // The web console signs in against the API's JWT issuer with its own public client id.
+      consoleIssuer: props.apiAuth.kind === 'jwt' ? props.apiAuth.issuer : '',
+      consoleClientId: consoleClientIdOf(props),
       quotaMaxJobs: int('quotas.maxJobs', q.maxJobs ?? d.quotaMaxJobs, 1, 4_294_967_295),
       quotaMinIntervalSecs: int('quotas.minIntervalSecs', q.minIntervalSecs ?? d.quotaMinIntervalSecs, 1, 86_400),
       quotaApiExecutionsPerMinute: int('quotas.apiExecutionsPerMinute', q.apiExecutionsPerMinute ?? d.quotaApiExecutionsPerMinute, 1, 4_294_967_295),
@@ -1530,6 +1554,13 @@ export class SundialScheduler extends Construct {
 export function tenancyOf(auth: ApiAuth): 'jwt' | 'iam-principal-tag' | 'iam-account' {
   if (auth.kind === 'jwt') return 'jwt';
   return auth.tenancy === 'account' ? 'iam-account' : 'iam-principal-tag';
+}
+
+function consoleClientIdOf(props: SundialSchedulerProps): string {
+  const id = props.consoleClientId ?? '';
+  if (id !== '' && props.apiAuth.kind !== 'jwt') throw new Error('consoleClientId: the console signs in with OIDC, which needs apiAuth jwt');
+  if (!/^[\x21-\x7e]{0,256}$/.test(id)) throw new Error(`consoleClientId ${JSON.stringify(id)} is not a client id`);
+  return id;
 }
 
 function tenantTagOf(auth: ApiAuth, fallback: string): string {

@@ -551,6 +551,9 @@ describe('api', () => {
       AuthorizerId: { Ref: authId },
     });
     b.template.hasResourceProperties('AWS::ApiGatewayV2::Route', { RouteKey: 'GET /openapi.json', AuthorizationType: 'NONE' });
+    // The web console's static files are public; its data calls go through the proxy route.
+    b.template.hasResourceProperties('AWS::ApiGatewayV2::Route', { RouteKey: 'GET /console', AuthorizationType: 'NONE' });
+    b.template.hasResourceProperties('AWS::ApiGatewayV2::Route', { RouteKey: 'GET /console/{file}', AuthorizationType: 'NONE' });
     const [stage] = Object.values(b.template.findResources('AWS::ApiGatewayV2::Stage'));
     assert.equal(stage.Properties.StageName, '$default');
     assert.equal(stage.Properties.AutoDeploy, true);

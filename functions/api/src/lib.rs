@@ -12,11 +12,13 @@
 //! - [`idempotency`]: `Idempotency-Key` on create, trigger-now and backfill.
 //! - [`error`]: the `{"error": {code, message, field}}` shape and status mapping.
 //! - [`dto`]: JSON views of jobs, executions and operations; request bodies.
+//! - [`console`]: the web console's embedded files under `/console`.
 //! - [`lambda`]: `lambda_http` ⇄ router.
 //! - [`local`]: hyper ⇄ router, for the local run.
 //!
 //! `docs/api.md` documents the API; `openapi.json` is served at `/openapi.json`.
 pub mod auth;
+pub mod console;
 pub mod dto;
 pub mod error;
 pub mod idempotency;

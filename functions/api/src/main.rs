@@ -10,13 +10,17 @@ async fn main() -> Result<(), lambda_http::Error> {
     let sdk = load_sdk_config().await;
     let clients = Clients::new(&sdk);
     // IAM is read only for `iam-principal-tag` tenancy (the tenant tag of the calling principal).
+    let settings = ApiSettings::from_env()?;
+    let console =
+        sundial_api::console::ConsoleSettings::deployed(&settings, sdk.region().map(|r| r.to_string()));
     let api = api_with_backpressure(
         &clients,
         cfg,
-        ApiSettings::from_env()?,
+        settings,
         sundial_core::config::BackpressureSettings::from_env()?,
     )
-    .with_iam(aws_sdk_iam::Client::new(&sdk));
+    .with_iam(aws_sdk_iam::Client::new(&sdk))
+    .with_console(console);
     let api = &api;
     lambda_http::run(lambda_http::service_fn(move |req| lambda::handle(api, req))).await
 }

@@ -60,6 +60,18 @@ pub(crate) enum JobsCmd {
         #[arg(long)]
         all: bool,
     },
+    /// A job's upcoming fires, with the daylight-saving transitions they cross and what its
+    /// gap / overlap policy does at each.
+    Upcoming {
+        /// Job id.
+        job_id: String,
+        /// Days ahead (1-90).
+        #[arg(long, default_value_t = 28)]
+        days: u32,
+        /// Start of the window (RFC 3339; default now, or the schedule's start when later).
+        #[arg(long)]
+        from: Option<chrono::DateTime<chrono::Utc>>,
+    },
     /// Show one definition version of a job.
     Version {
         /// Job id.
@@ -516,6 +528,42 @@ pub(crate) async fn jobs(args: &ApiArgs, cmd: JobsCmd) -> anyhow::Result<()> {
                 println!("{}", table(&headers, &rows));
                 if !all && versions.last().is_some_and(|j| j.version > 1) && versions.len() as u64 == limit {
                     println!("(older versions: --limit or --all)");
+                }
+            }
+        }
+        JobsCmd::Upcoming { job_id, days, from } => {
+            let u = c.upcoming_fires(&job_id, from, Some(days)).await?;
+            if out == Output::Json {
+                print_json(&to_json(&u)?);
+            } else {
+                let tz: chrono_tz::Tz = u.timezone.parse().unwrap_or(chrono_tz::UTC);
+                let notes: std::collections::HashMap<_, _> = u
+                    .transitions
+                    .iter()
+                    .flat_map(|t| t.affected.iter())
+                    .filter_map(|a| a.at.map(|at| (at, a.note.clone())))
+                    .collect();
+                let rows: Vec<Vec<String>> = u
+                    .fires
+                    .iter()
+                    .map(|f| {
+                        vec![
+                            f.with_timezone(&tz).format("%Y-%m-%d %H:%M:%S").to_string(),
+                            f.format("%Y-%m-%dT%H:%M:%SZ").to_string(),
+                            notes.get(f).cloned().unwrap_or_default(),
+                        ]
+                    })
+                    .collect();
+                let local = format!("LOCAL ({})", u.timezone);
+                println!("{}", table(&[local.as_str(), "UTC", "NOTE"], &rows));
+                for t in &u.transitions {
+                    println!("{}", t.note);
+                    for a in t.affected.iter().filter(|a| a.at.is_none()) {
+                        println!("  {}", a.note);
+                    }
+                }
+                if u.truncated {
+                    println!("(more fires: a shorter --days)");
                 }
             }
         }

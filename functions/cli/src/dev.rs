@@ -463,6 +463,7 @@ pub(crate) async fn run(args: DevArgs, _api: &ApiArgs) -> anyhow::Result<()> {
 
     println!("Sundial is running locally");
     println!("  API        {api_url}   (OpenAPI: {api_url}/openapi.json)");
+    println!("  console    {api_url}/console   (the web console: jobs, fires, executions, dead letters)");
     println!("  emulator   {endpoint}   tables {} {}", cfg.jobs_table, cfg.executions_table);
     println!(
         "  tick       {}",

@@ -8,7 +8,7 @@ use crate::retry::{next_wait, parse_retry_after, Clock, RetryPolicy, Safety, Sys
 use crate::types::{
     BackfillReport, BackfillRequest, BusinessCalendar, BusinessCalendarChange, BusinessCalendarSpec,
     CreateJob, DeletedCalendar, ExecutionDetail, Job, JobChange, JobDefinition, Page, Preview,
-    PreviewRequest, ReplayResults, TzReport,
+    PreviewRequest, ReplayResults, TzReport, UpcomingFires,
 };
 use crate::types::{DeletedResource, ResourceLimit};
 use bytes::Bytes;
@@ -424,6 +424,26 @@ impl Client {
             }
         }
         Ok(out)
+    }
+
+    /// `GET /v1/jobs/{jobId}/upcoming`: the job's fires over `days` (1-90, default 28) from
+    /// `from` (default now, or the schedule's start when later), with the daylight-saving
+    /// transitions they cross.
+    pub async fn upcoming_fires(
+        &self,
+        job_id: &str,
+        from: Option<chrono::DateTime<chrono::Utc>>,
+        days: Option<u32>,
+    ) -> Result<UpcomingFires, Error> {
+        let mut q = Vec::new();
+        if let Some(f) = from {
+            q.push(format!("from={}", enc(&f.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))));
+        }
+        if let Some(d) = days {
+            q.push(format!("days={d}"));
+        }
+        let qs = if q.is_empty() { String::new() } else { format!("?{}", q.join("&")) };
+        self.execute(Call::new(Method::GET, format!("/v1/jobs/{}/upcoming{qs}", enc(job_id)))).await
     }
 
     /// `GET /v1/tz-report`: one page of the tzdb upgrade report, with the compiled release

@@ -534,3 +534,64 @@ mod tests {
         assert_eq!(back["job"]["definition"]["target"], sent["job"]["definition"]["target"]);
     }
 }
+
+/// `GET /v1/jobs/{jobId}/upcoming` (`UpcomingFires`): a job's fires over a window and the
+/// daylight-saving transitions of its zone in it, with what its gap / overlap policy does.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct UpcomingFires {
+    /// The job's zone.
+    pub timezone: String,
+    /// Start of the window.
+    #[serde(serialize_with = "ts::one")]
+    pub from: DateTime<Utc>,
+    /// End of the window.
+    #[serde(serialize_with = "ts::one")]
+    pub to: DateTime<Utc>,
+    /// The fires, ascending (at most 500).
+    #[serde(serialize_with = "ts::many")]
+    pub fires: Vec<DateTime<Utc>>,
+    /// More fires were left out.
+    pub truncated: bool,
+    /// The zone's transitions in the window.
+    pub transitions: Vec<DstTransition>,
+}
+
+/// A change of the zone's UTC offset (`UpcomingFires.transitions`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct DstTransition {
+    /// The first instant under the new offset.
+    #[serde(serialize_with = "ts::one")]
+    pub at: DateTime<Utc>,
+    /// `gap` (clocks forward) or `overlap` (clocks back).
+    pub kind: String,
+    /// Offset before (seconds east of UTC).
+    pub offset_before_secs: i32,
+    /// Offset after.
+    pub offset_after_secs: i32,
+    /// First missing or repeated wall time.
+    pub local_from: String,
+    /// End of that range (exclusive).
+    pub local_to: String,
+    /// In words.
+    pub note: String,
+    /// The scheduled wall times it touches.
+    pub affected: Vec<DstAffected>,
+}
+
+/// A scheduled wall time in a gap or a repeated hour, and what became of it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct DstAffected {
+    /// The wall time the schedule names.
+    pub local_time: String,
+    /// The fire it became; `None` when skipped.
+    #[serde(serialize_with = "ts::opt")]
+    pub at: Option<DateTime<Utc>>,
+    /// In words.
+    pub note: String,
+}

@@ -467,6 +467,21 @@ pub struct ApiSettings {
     /// Tenants whose callers are platform operators: only they may set and delete resource
     /// limits, which span every tenant (`docs/resources.md`). Empty: nobody may, through the API.
     pub operator_tenants: Vec<String>,
+    /// How the web console signs in and links to logs when deployed (`/console/config.json`).
+    pub console: ConsoleConfig,
+}
+
+/// The deployed web console's settings (issue 19), set by the CDK construct from the stack's
+/// JWT issuer, the console's client id and the workers' log groups. Unset: the console signs in
+/// with the tenant header (local run) or, with IAM auth, says it cannot sign requests.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ConsoleConfig {
+    /// The OIDC issuer the console signs in against (the API's JWT issuer).
+    pub issuer: Option<String>,
+    /// The console's OIDC client id at that issuer (a public client: code + PKCE).
+    pub client_id: Option<String>,
+    /// The workers' CloudWatch log groups (Logs Insights links by execution id).
+    pub log_groups: Vec<String>,
 }
 
 /// Where the API takes the caller's tenant from (README "Tenancy"). Only the authorizer's
@@ -544,6 +559,7 @@ impl Default for ApiSettings {
             tenant_tag: Resources::get().defaults.tenant_tag.clone(),
             quotas: Quotas::default(),
             operator_tenants: Vec::new(),
+            console: ConsoleConfig::default(),
         }
     }
 }
@@ -578,6 +594,12 @@ impl ApiSettings {
                 })?;
             }
         }
+        let set = |name: &str| get(name).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
+        s.console.issuer = set(&n.console_issuer);
+        s.console.client_id = set(&n.console_client_id);
+        s.console.log_groups = set(&n.console_log_groups)
+            .map(|v| v.split(',').map(str::trim).filter(|g| !g.is_empty()).map(str::to_string).collect())
+            .unwrap_or_default();
         let q = &mut s.quotas;
         for (name, field) in [
             (&n.quota_max_jobs, &mut q.max_jobs),

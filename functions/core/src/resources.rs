@@ -183,6 +183,12 @@ pub struct EnvNames {
     pub backpressure_defer_secs: String,
     /// Lane depth from which the API refuses new work for the lane (tick, api).
     pub backpressure_saturated_depth: String,
+    /// The web console's OIDC issuer.
+    pub console_issuer: String,
+    /// The web console's OIDC client id.
+    pub console_client_id: String,
+    /// The workers' log groups, for the console's Logs Insights links.
+    pub console_log_groups: String,
     /// The API's base URL (`sundial` CLI).
     pub api_url: String,
     /// Bearer token for the deployed API (`sundial` CLI).

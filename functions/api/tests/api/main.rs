@@ -5,6 +5,7 @@
 mod calendars;
 mod clients;
 mod common;
+mod console;
 mod fuzz;
 mod hostile;
 mod idempotency;
@@ -12,6 +13,7 @@ mod lambda_watch;
 mod lifecycle;
 mod local_server;
 mod priority;
+mod next_fire;
 mod quotas;
 mod resources;
 mod tenancy;

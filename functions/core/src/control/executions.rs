@@ -47,6 +47,17 @@ pub async fn get(ctl: &Control, caller: &Caller, execution_id: &str) -> Result<E
     snapshot.map(|s| s.exec).ok_or(ControlError::NotFound { what: "execution" })
 }
 
+/// [`get`] with what only the execution plane writes: the last checkpoint and the run time of
+/// finished attempts (the console's progress of a long run).
+pub async fn get_snapshot(
+    ctl: &Control,
+    caller: &Caller,
+    execution_id: &str,
+) -> Result<crate::store::executions::Snapshot, ControlError> {
+    let key = key_of(caller, execution_id)?;
+    ctl.execs.get(&key, true).await?.ok_or(ControlError::NotFound { what: "execution" })
+}
+
 /// Filters of a per-job list.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct JobExecFilter {

@@ -44,6 +44,7 @@ pub mod page;
 pub(crate) mod quota;
 pub mod resources;
 pub mod tzreport;
+pub mod upcoming;
 
 pub use error::ControlError;
 
