@@ -659,7 +659,9 @@ export class SundialScheduler extends Construct {
       ],
     });
     allow(this.reconcileFunction, ['dynamodb:Query'], [indexArn(this.executionsTable, 'open')]);
-    allow(this.reconcileFunction, ['dynamodb:GetItem', 'dynamodb:UpdateItem'], [this.executionsTable.tableArn]);
+    // Query: a waiting parent's children (docs/children.md), read to end it if its last child's
+    // tally write was lost.
+    allow(this.reconcileFunction, ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:Query'], [this.executionsTable.tableArn]);
     // GetQueueAttributes: a pool with a visible backlog gets more time before a re-send.
     allow(this.reconcileFunction, ['sqs:SendMessage', 'sqs:GetQueueUrl', 'sqs:GetQueueAttributes'], poolQueueArns);
     // A fire not started by its start deadline: an operations-log entry (jobs table) and a

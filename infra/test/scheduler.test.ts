@@ -304,7 +304,8 @@ describe('least privilege', () => {
   it('reconciler: queries the open index, reads and updates executions, sends to pool queues, reports missed starts, nothing else', () => {
     const st = roleStatements(b, s.reconcileFunction.role!);
     assert.deepEqual(actionsOn(st, b.stack.resolve(`${s.executionsTable.tableArn}/index/open`)), ['dynamodb:Query']);
-    assert.deepEqual(actionsOn(st, execs), ['dynamodb:GetItem', 'dynamodb:UpdateItem']);
+    // Query: a waiting parent's children (docs/children.md)
+    assert.deepEqual(actionsOn(st, execs), ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem']);
     // PutItem only: the operations-log entry of a missed start; job definitions are not read
     assert.deepEqual(actionsOn(st, jobs), ['dynamodb:PutItem']);
     assert.deepEqual(actionsOn(st, res(s.eventBus.eventBusArn)), ['events:PutEvents']);

@@ -78,6 +78,8 @@ pub fn ready_execution(
             token: 0,
             code: None,
         }],
+        child: None,
+        children: None,
     }
 }
 
@@ -104,6 +106,7 @@ pub fn message_of(e: &Execution, enqueued_at: DateTime<Utc>) -> ExecMessage {
         fire_ms: e.fire_at.timestamp_millis(),
         enqueued_ms: enqueued_at.timestamp_millis(),
         lane: sundial_core::priority::lane_of(e),
+        child: e.child.as_ref().map(|c| c.sort_part()),
     }
 }
 

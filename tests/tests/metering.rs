@@ -181,3 +181,88 @@ async fn a_resource_limit_costs_one_gate_read_and_two_gate_writes_per_execution_
     env.cleanup().await;
     Ok(())
 }
+
+/// Runs one fire of `def` on a worker whose every request is metered, to its end; the worker's
+/// usage.
+async fn metered_fire(
+    env: &TestEnv,
+    job: &str,
+    def: sundial_core::model::JobDefinition,
+) -> anyhow::Result<sundial_core::metering::Usage> {
+    use std::sync::Arc;
+    use sundial_core::execution::clock::SystemClock;
+    use sundial_core::execution::metrics::MemorySink;
+    use sundial_core::execution::target::in_process::{BoxFuture, Handler, HandlerContext, Handlers};
+    use sundial_core::execution::worker::Worker;
+    use sundial_tests::fixtures;
+    struct Ok_;
+    impl Handler for Ok_ {
+        fn run(
+            &self,
+            _: HandlerContext,
+        ) -> BoxFuture<'_, Result<(), sundial_core::execution::retry::RunError>> {
+            Box::pin(async { Ok(()) })
+        }
+    }
+    let meter = Meter::new(&env.cfg);
+    let clients = meter.clients(&sundial_tests::sdk_config(), "worker");
+    let handlers = Handlers::new().with("ok", Ok_);
+    let worker = Arc::new(Worker::new(
+        env.cfg.clone(),
+        fixtures::settings("meter"),
+        &clients,
+        handlers,
+        Arc::new(SystemClock),
+        Arc::new(MemorySink::default()),
+    )?);
+    let key = fixtures::create_ready(env, "acme", job, def, chrono::Utc::now()).await?;
+    let (stop, poller) = fixtures::spawn_poller(worker, 10);
+    let s =
+        fixtures::wait_for(env, &key, std::time::Duration::from_secs(60), |s| s.exec.status.is_terminal())
+            .await?;
+    // Let the last deletes (batched every 100 ms) go out before stopping.
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    stop.cancel();
+    poller.await??;
+    assert_eq!(s.exec.status, sundial_core::model::ExecStatus::Succeeded);
+    Ok(meter.snapshot().remove("worker").unwrap_or_default())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sharded_fire_costs_a_few_requests_per_child() -> anyhow::Result<()> {
+    // GIVEN an ordinary fire and a fire of the same job sharded 8 ways, each run by a metered worker
+    let env = TestEnv::new("meter-kids").await?;
+    let def =
+        sundial_tests::fixtures::definition(sundial_core::model::Target::InProcess { handler: "ok".into() });
+    let one = metered_fire(&env, "plain", def.clone()).await?;
+    let n = 8u64;
+    let mut sharded = def;
+    sharded.shards = Some(n as u32);
+    let all = metered_fire(&env, "sharded", sharded).await?;
+
+    // THEN the DynamoDB requests are exactly: for the parent a read, the job check, its claim,
+    // one conditional put per child and its wait; for each child a read, its claim, its finish
+    // and its tally on the parent; and the parent's end
+    let r = |u: &sundial_core::metering::Usage, op: &str| *u.requests.get(op).unwrap_or(&0);
+    assert_eq!(r(&all, "dynamodb:PutItem"), n);
+    assert_eq!(r(&all, "dynamodb:GetItem"), 2 + n);
+    assert_eq!(r(&all, "dynamodb:UpdateItem"), 2 + 3 * n + 1);
+    let per = |x: f64| x / n as f64;
+    let (ddb, sqs) = (all.service_requests("dynamodb") as f64, all.service_requests("sqs") as f64);
+    eprintln!(
+        "FIGURE children: per child of an {n}-shard fire (parent included): DynamoDB {:.2} requests, {:.2} WU, {:.2} RU; SQS {:.2} requests ({:?}); an ordinary execution: DynamoDB {} requests, {:.2} WU, {:.2} RU, SQS {} requests ({:?})",
+        per(ddb),
+        per(all.write_units),
+        per(all.read_units),
+        per(sqs),
+        all.requests.iter().filter(|(k, _)| k.starts_with("sqs:")).collect::<Vec<_>>(),
+        one.service_requests("dynamodb"),
+        one.write_units,
+        one.read_units,
+        one.service_requests("sqs"),
+        one.requests.iter().filter(|(k, _)| k.starts_with("sqs:")).collect::<Vec<_>>(),
+    );
+    assert!(per(ddb) <= 6.0, "{:.2} DynamoDB requests per child", per(ddb));
+    env.cleanup().await;
+    Ok(())
+}

@@ -18,7 +18,7 @@ use sundial_tests::trigger::{at, create_job, ctx, definition, executions, metere
 use sundial_tests::TestEnv;
 
 fn key(job: &str, t: &str) -> ExecKey {
-    ExecKey { tenant: "acme".into(), job_id: job.into(), scheduled_ms: at(t).timestamp_millis() }
+    ExecKey { tenant: "acme".into(), job_id: job.into(), scheduled_ms: at(t).timestamp_millis(), child: None }
 }
 
 fn execs(env: &TestEnv) -> ExecStore {

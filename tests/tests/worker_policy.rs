@@ -339,7 +339,7 @@ const T0: i64 = 1_800_000_000_000;
 const MARGIN: i64 = 200;
 
 fn gate_key(tenant: &str, job: &str) -> ExecKey {
-    ExecKey { tenant: tenant.into(), job_id: job.into(), scheduled_ms: T0 }
+    ExecKey { tenant: tenant.into(), job_id: job.into(), scheduled_ms: T0, child: None }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -414,7 +414,7 @@ async fn a_wait_leaves_a_fresh_message_instead_of_burning_a_receive_toward_the_d
     // ten minutes, and a due execution of that tenant
     let env = TestEnv::new("wait-fresh").await?;
     let now = Utc::now();
-    let holder = ExecKey { tenant: "acme".into(), job_id: "long".into(), scheduled_ms: 1 };
+    let holder = ExecKey { tenant: "acme".into(), job_id: "long".into(), scheduled_ms: 1, child: None };
     let gate = TenantGate::new(env.clients.ddb.clone(), env.cfg.executions_table.clone());
     let lease_end = now.timestamp_millis() + 600_000;
     assert_eq!(

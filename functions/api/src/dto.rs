@@ -185,6 +185,22 @@ pub fn execution(e: &Execution, timeline: bool) -> Value {
         "missedRange": e.missed_range.map(|(a, b)| json!({"from": time(a), "to": time(b)})),
         "lastError": e.last_error.as_ref().map(|(c, m)| json!({"code": c, "message": m})),
     });
+    // Parents and children (docs/children.md): only on the executions they concern.
+    if let Some(c) = &e.child {
+        v["parentExecutionId"] =
+            json!(sundial_core::keys::execution_id(&e.job_id, e.scheduled_at.timestamp_millis()));
+        v["child"] = child(c, e.definition.shards);
+    }
+    if let Some(t) = &e.children {
+        let failed: Vec<&String> =
+            t.finished.iter().filter(|(_, st)| **st != ExecStatus::Succeeded).map(|(tag, _)| tag).collect();
+        v["children"] = json!({
+            "total": t.total,
+            "finished": t.finished.len(),
+            "succeeded": t.finished.values().filter(|st| **st == ExecStatus::Succeeded).count(),
+            "failed": failed,
+        });
+    }
     if timeline {
         v["definition"] = json!(e.definition);
         v["timeline"] = Value::Array(
@@ -205,6 +221,17 @@ pub fn execution(e: &Execution, timeline: bool) -> Value {
         );
     }
     v
+}
+
+/// Which child an execution is: its kind and position.
+fn child(c: &sundial_core::execution::children::ChildKey, shards: Option<u32>) -> Value {
+    use sundial_core::execution::children::ChildKey;
+    match c {
+        ChildKey::Shard(i) => json!({"kind": "shard", "tag": c.tag(), "shardIndex": i, "shardTotal": shards}),
+        ChildKey::Member(m) => json!({"kind": "member", "tag": c.tag(), "member": m}),
+        ChildKey::Item(k) => json!({"kind": "item", "tag": c.tag(), "item": k}),
+        _ => json!({"kind": "other", "tag": c.tag()}),
+    }
 }
 
 /// An operations-log entry.

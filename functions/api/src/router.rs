@@ -160,7 +160,7 @@ impl Query {
             Some(s) => ExecStatus::parse(&s.to_ascii_uppercase()).map(Some).ok_or_else(|| {
                 ApiError::invalid(
                     "status",
-                    "must be one of READY, RUNNING, RETRY_WAIT, SUCCEEDED, FAILED, DEAD, CANCELED, SKIPPED",
+                    "must be one of READY, RUNNING, RETRY_WAIT, SUCCEEDED, FAILED, DEAD, CANCELED, SKIPPED, WAITING",
                 )
             }),
         }
@@ -525,7 +525,15 @@ impl Api {
                 let mut v = dto::execution(&snap.exec, true);
                 v["checkpoint"] = snap.checkpoint.unwrap_or(Value::Null);
                 v["totalRunMs"] = snap.total_run_ms.into();
+                if snap.exec.children.is_some() {
+                    let kids = control::executions::children(ctl, &caller, p(0)).await?;
+                    v["childExecutions"] = kids.iter().map(|c| dto::execution(c, false)).collect();
+                }
                 ok(v)
+            }
+            Op::ListChildren => {
+                let kids = control::executions::children(ctl, &caller, p(0)).await?;
+                ok(dto::page(kids.iter().map(|c| dto::execution(c, false)).collect(), None))
             }
             Op::CancelExecution => {
                 let (e, done) = control::executions::cancel(ctl, &caller, p(0), now).await?;

@@ -38,6 +38,8 @@ pub enum Op {
     GetExecution,
     /// Cancel an execution.
     CancelExecution,
+    /// The children of a sharded or broadcast fire.
+    ListChildren,
     /// Dead executions.
     ListDlq,
     /// Replay several dead executions.
@@ -104,6 +106,7 @@ pub const ROUTES: &[Route] = &[
     Route { method: "GET", path: "/v1/executions", op: Op::ListExecutions },
     Route { method: "GET", path: "/v1/executions/{executionId}", op: Op::GetExecution },
     Route { method: "POST", path: "/v1/executions/{executionId}/cancel", op: Op::CancelExecution },
+    Route { method: "GET", path: "/v1/executions/{executionId}/children", op: Op::ListChildren },
     Route { method: "GET", path: "/v1/dlq", op: Op::ListDlq },
     Route { method: "POST", path: "/v1/dlq/replay", op: Op::ReplayDlq },
     Route { method: "POST", path: "/v1/dlq/{executionId}/replay", op: Op::ReplayOne },

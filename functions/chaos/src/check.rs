@@ -384,11 +384,15 @@ mod tests {
                 start_deadline_secs: None,
                 resources: Vec::new(),
                 priority: Default::default(),
+                shards: None,
+                broadcast: None,
             },
             missed_range: None,
             last_error: None,
             cancel_requested: false,
             timeline,
+            child: None,
+            children: None,
         }
     }
 

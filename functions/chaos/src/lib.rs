@@ -13,6 +13,7 @@
 //! - [`prng`]: SplitMix64, so every decision is a function of the seed.
 //! - [`proxy`]: the fault-injecting HTTP proxy between Sundial and the emulator.
 //! - [`effect`]: the chaos handler, its fenced resource and idempotent effect, the journal.
+//! - [`shards`]: the sharded settlement handler, its effect ledger and checker (issue 18).
 //! - [`check`]: pure end-of-run checks over the table, the resources and the journal.
 //! - [`emulator`]: SDK configuration for the emulator, directly or through a proxy.
 //! - [`worker`]: the chaos worker process (the ECS loop with the chaos handler, skewable clock).
@@ -27,5 +28,6 @@ pub mod model;
 pub mod prng;
 pub mod proxy;
 pub mod run;
+pub mod shards;
 pub mod trigger_model;
 pub mod worker;

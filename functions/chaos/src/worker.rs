@@ -50,8 +50,11 @@ pub async fn main() -> anyhow::Result<()> {
     let sink = Arc::new(JournalSink::new(&settings.worker_id, journal));
     let clock: Arc<dyn Clock> = Arc::new(SkewedClock { offset_ms: skew });
     tracing::info!(worker = %settings.worker_id, skew_ms = skew, "chaos worker starting");
-    let worker =
-        Arc::new(Worker::new(cfg, settings, &clients, Handlers::new().with(HANDLER, handler), clock, sink)?);
+    let shards = crate::shards::ShardHandler {
+        ledger: crate::shards::ShardLedger::new(clients.ddb.clone(), required(EFFECTS_TABLE)?),
+    };
+    let handlers = Handlers::new().with(HANDLER, handler).with(crate::shards::SHARD_HANDLER, shards);
+    let worker = Arc::new(Worker::new(cfg, settings, &clients, handlers, clock, sink)?);
     let opts = sundial_worker::ecs::EcsOptions::from_env()?;
     let shutdown = CancellationToken::new();
     let mut term = signal(SignalKind::terminate())?;

@@ -169,6 +169,14 @@ pub(crate) struct JobSpec {
     /// busy; docs/priority.md).
     #[arg(long)]
     priority: Option<String>,
+    /// Sharded job: each fire runs as this many children, each given shardIndex/shardTotal
+    /// (docs/children.md).
+    #[arg(long, conflicts_with = "broadcast")]
+    shards: Option<u32>,
+    /// Broadcast job: each fire runs once per member (comma-separated, e.g. regions); never for
+    /// work that must happen once (docs/children.md).
+    #[arg(long, value_delimiter = ',')]
+    broadcast: Option<Vec<String>>,
 }
 
 impl JobSpec {
@@ -224,6 +232,14 @@ impl JobSpec {
         if let Some(p) = &self.priority {
             def.insert("priority".into(), json!(p.to_lowercase()));
         }
+        if let Some(n) = self.shards {
+            def.remove("broadcast");
+            def.insert("shards".into(), json!(n));
+        }
+        if let Some(m) = &self.broadcast {
+            def.remove("shards");
+            def.insert("broadcast".into(), json!({ "members": m }));
+        }
         Ok(def)
     }
 }
@@ -245,9 +261,14 @@ pub(crate) enum ExecCmd {
         #[command(flatten)]
         paging: Paging,
     },
-    /// Show one execution with its timeline.
+    /// Show one execution with its timeline (a parent: also its children).
     Get {
-        /// Execution id (`job@ms`).
+        /// Execution id (`job@ms`; a child's `job@ms.s3` or `job@ms.m-<member>`).
+        execution_id: String,
+    },
+    /// List the children of a sharded or broadcast fire, with their status.
+    Children {
+        /// The parent's execution id (`job@ms`).
         execution_id: String,
     },
     /// Cancel an execution.
@@ -428,6 +449,27 @@ pub(crate) fn render_execution(e: &Value) -> String {
     ];
     if !e["lastError"].is_null() {
         out.push(format!("error      {}: {}", s(&e["lastError"]["code"]), s(&e["lastError"]["message"])));
+    }
+    if let Some(p) = e["parentExecutionId"].as_str() {
+        out.push(format!("parent     {p}   child {}", s(&e["child"]["tag"])));
+    }
+    if e["children"].is_object() {
+        let k = &e["children"];
+        out.push(format!(
+            "children   {} of {} final, {} succeeded{}",
+            s(&k["finished"]),
+            s(&k["total"]),
+            s(&k["succeeded"]),
+            k["failed"]
+                .as_array()
+                .filter(|f| !f.is_empty())
+                .map(|f| format!(", not succeeded: {}", f.iter().map(s).collect::<Vec<_>>().join(", ")))
+                .unwrap_or_default()
+        ));
+    }
+    if let Some(kids) = e["childExecutions"].as_array().filter(|k| !k.is_empty()) {
+        out.push(String::new());
+        out.push(table(&EXEC_HEADERS, &exec_rows(kids)));
     }
     out.push(String::new());
     let rows: Vec<Vec<String>> = e["timeline"]
@@ -650,6 +692,14 @@ pub(crate) async fn executions(args: &ApiArgs, cmd: ExecCmd) -> anyhow::Result<(
                 println!("{}", render_execution(&v))
             }
         }
+        ExecCmd::Children { execution_id } => {
+            let v = to_json(&c.list_children(&execution_id).await?)?;
+            if out == Output::Json {
+                print_json(&v);
+            } else {
+                println!("{}", table(&EXEC_HEADERS, &exec_rows(items(&v))));
+            }
+        }
         ExecCmd::Cancel { execution_id } => {
             let v = to_json(&c.cancel_execution(&execution_id).await?)?;
             if out == Output::Json {
@@ -723,4 +773,32 @@ pub(crate) async fn ops(args: &ApiArgs, cmd: OpsCmd) -> anyhow::Result<()> {
         next_hint(&v);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod children_flags {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct T {
+        #[command(flatten)]
+        spec: JobSpec,
+    }
+
+    fn def(args: &[&str]) -> anyhow::Result<Map<String, Value>> {
+        let t = T::try_parse_from(std::iter::once("t").chain(args.iter().copied()))?;
+        t.spec.apply(Map::new())
+    }
+
+    #[test]
+    fn shards_and_broadcast_flags_set_the_fields_and_exclude_each_other() -> anyhow::Result<()> {
+        assert_eq!(def(&["j", "--shards", "8"])?["shards"], json!(8));
+        assert_eq!(
+            def(&["j", "--broadcast", "eu-west-1,us-east-1"])?["broadcast"],
+            json!({"members": ["eu-west-1", "us-east-1"]})
+        );
+        assert!(def(&["j", "--shards", "8", "--broadcast", "a"]).is_err());
+        Ok(())
+    }
 }

@@ -7,7 +7,7 @@ use crate::page::{ListRequest, Pager, TzReportRequest};
 use crate::retry::{next_wait, parse_retry_after, Clock, RetryPolicy, Safety, SystemClock};
 use crate::types::{
     BackfillReport, BackfillRequest, BusinessCalendar, BusinessCalendarChange, BusinessCalendarSpec,
-    CreateJob, DeletedCalendar, ExecutionDetail, Job, JobChange, JobDefinition, Page, Preview,
+    CreateJob, DeletedCalendar, Execution, ExecutionDetail, Job, JobChange, JobDefinition, Page, Preview,
     PreviewRequest, ReplayResults, TzReport, UpcomingFires,
 };
 use crate::types::{DeletedResource, ResourceLimit};
@@ -528,6 +528,12 @@ impl Client {
     /// `GET /v1/executions/{executionId}`: with its timeline.
     pub async fn get_execution(&self, execution_id: &str) -> Result<ExecutionDetail, Error> {
         self.execute(Call::new(Method::GET, format!("/v1/executions/{}", enc(execution_id)))).await
+    }
+
+    /// `GET /v1/executions/{executionId}/children`: a sharded or broadcast fire's children, in
+    /// order (one page: a fire has at most 100).
+    pub async fn list_children(&self, execution_id: &str) -> Result<Page<Execution>, Error> {
+        self.execute(Call::new(Method::GET, format!("/v1/executions/{}/children", enc(execution_id)))).await
     }
 
     /// `POST /v1/executions/{executionId}/cancel`: canceled, or cancel requested if running.

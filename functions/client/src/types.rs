@@ -171,6 +171,50 @@ pub struct Execution {
     pub missed_range: Option<MissedRange>,
     /// The last attempt's error.
     pub last_error: Option<LastError>,
+    /// A child of a sharded or broadcast fire: its parent's id (`docs/children.md`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_execution_id: Option<String>,
+    /// A child: which shard or member it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub child: Option<ChildPosition>,
+    /// A parent that fanned out: its children's count and the final ones so far.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub children: Option<ChildrenSummary>,
+}
+
+/// Which child an execution is (`Execution.child`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct ChildPosition {
+    /// `shard`, `member` (or `item`, reserved).
+    pub kind: String,
+    /// The child part of its id (`s3`, `m-eu-west-1`).
+    pub tag: String,
+    /// A shard's index.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard_index: Option<u32>,
+    /// A shard's total.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard_total: Option<u32>,
+    /// A broadcast member.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub member: Option<String>,
+}
+
+/// A parent's children (`Execution.children`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct ChildrenSummary {
+    /// Children in all.
+    pub total: u32,
+    /// Counted final.
+    pub finished: u32,
+    /// Of which SUCCEEDED.
+    pub succeeded: u32,
+    /// Tags of those final but not SUCCEEDED.
+    pub failed: Vec<String>,
 }
 
 /// One transition of an execution's timeline.
@@ -205,6 +249,9 @@ pub struct ExecutionDetail {
     pub definition: JobDefinition,
     /// Every transition, oldest first.
     pub timeline: Vec<TimelineEvent>,
+    /// A parent's children, in order, with their status.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub child_executions: Option<Vec<Execution>>,
 }
 
 /// An entry of the operations audit log (`Operation`).

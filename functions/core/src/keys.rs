@@ -19,9 +19,13 @@
 //!   few dozen, edited a few times a year, and "list my calendars" is then one Query. The
 //!   current definition (`C#{calendar}`) and the immutable version snapshots
 //!   (`CV#{calendar}#{version}`) have distinct prefixes so the listing never reads snapshots.
+//! - A child execution of a sharded or broadcast fire (`docs/children.md`) sorts right after
+//!   its parent (`E#{scheduled ms}#C#{child}`): same partition, so "the children of this fire"
+//!   is one Query (`begins_with E#{ms}#C#`), and the parent's key is a prefix of its children's.
 //! - The operations log is one partition per tenant (`T#{tenant}#OPS`) sorted by time, so
 //!   "what happened lately" is one Query.
 
+pub use crate::execution::children::ChildKey;
 use chrono::{DateTime, TimeZone, Utc};
 
 /// The shape of every key format, as the README's access-pattern table writes it (`{...}` is a
@@ -49,6 +53,7 @@ pub const KEY_FORMATS: &[&str] = &[
     "W#{shard}",
     "WM",
     "E#{scheduled ms}",
+    "E#{scheduled ms}#C#{child}",
     "T#{tenant}#S#{status}",
     "{scheduled ms}#{job}",
     "OPEN#{part}",
@@ -279,9 +284,53 @@ pub fn exec_sk(scheduled_ms: i64) -> String {
     format!("{EXEC_SK_PREFIX}{scheduled_ms:015}")
 }
 
-/// The scheduled instant (ms) of an execution sort key.
+/// The scheduled instant (ms) of an execution sort key (`None` for a child's, see
+/// [`parse_any_exec_sk`]).
 pub fn parse_exec_sk(sk: &str) -> Option<i64> {
     sk.strip_prefix(EXEC_SK_PREFIX)?.parse().ok()
+}
+
+/// Sort key of a child execution: its parent's ([`exec_sk`]), `#C#`, the child's key part
+/// ([`ChildKey::sort_part`]: shards zero-padded, so children list in index order).
+pub fn exec_child_sk(scheduled_ms: i64, child: &ChildKey) -> String {
+    format!("{}#C#{}", exec_sk(scheduled_ms), child.sort_part())
+}
+
+/// The prefix every child sort key of the parent at `scheduled_ms` starts with.
+pub fn children_sk_prefix(scheduled_ms: i64) -> String {
+    format!("{}#C#", exec_sk(scheduled_ms))
+}
+
+/// (scheduled ms, child) of any execution sort key, a parent's or a child's.
+pub fn parse_any_exec_sk(sk: &str) -> Option<(i64, Option<ChildKey>)> {
+    match sk.split_once("#C#") {
+        None => parse_exec_sk(sk).map(|ms| (ms, None)),
+        Some((parent, part)) => Some((parse_exec_sk(parent)?, Some(ChildKey::parse(part)?))),
+    }
+}
+
+/// The id of a child execution: its parent's id (tenant-relative or global), `.`, the child's
+/// tag (`nightly@1764469800000.s3`); the parent's id itself when `child` is `None`. Distinct
+/// per child, so each child is its own idempotency key.
+pub fn child_execution_id(parent_id: &str, child: Option<&ChildKey>) -> String {
+    match child {
+        None => parent_id.to_string(),
+        Some(c) => format!("{parent_id}.{}", c.tag()),
+    }
+}
+
+/// Splits an execution id that may name a child (`{job}@{ms}` or `{job}@{ms}.{child tag}`).
+pub fn parse_execution_ref(id: &str) -> Result<(String, i64, Option<ChildKey>), KeyError> {
+    match id.split_once('.') {
+        None => parse_execution_id(id).map(|(j, ms)| (j, ms, None)),
+        Some((parent, tag)) => {
+            let child = ChildKey::parse(tag).ok_or_else(|| KeyError {
+                field: "executionId",
+                reason: format!("{id:?}: {tag:?} is not a child (s<index> or m-<member>)"),
+            })?;
+            parse_execution_id(parent).map(|(j, ms)| (j, ms, Some(child)))
+        }
+    }
 }
 
 /// The job id of a job partition key ([`job_pk`]).
@@ -426,6 +475,7 @@ mod tests {
             ("watermark_pk", watermark_pk(7)),
             ("WATERMARK_SK", WATERMARK_SK.into()),
             ("exec_sk", exec_sk(ms)),
+            ("exec_child_sk", exec_child_sk(ms, &ChildKey::Shard(3))),
             ("attention_pk", attention_pk("acme", "DEAD")),
             ("attention_sk", attention_sk(ms, "nightly")),
             ("open_partition", open_partition(7)),
@@ -447,6 +497,8 @@ mod tests {
         "EXEC_SK_PREFIX",           // the start of `E#{scheduled ms}`
         "CALENDAR_SK_PREFIX",       // the start of `C#{calendar}`
         "RESOURCE_LIMIT_SK_PREFIX", // the start of `L#{resource}`
+        "children_sk_prefix",       // the start of `E#{scheduled ms}#C#{child}`
+        "child_execution_id",       // the public id of a child, not a key
     ];
 
     /// Names of this module's `pub fn ... -> String` and `pub const ...: &str` (outside tests).

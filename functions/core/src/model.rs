@@ -67,6 +67,14 @@ pub struct JobDefinition {
     /// the pool is busy (docs/priority.md). Left out when `normal`.
     #[serde(default, skip_serializing_if = "crate::priority::Priority::is_normal")]
     pub priority: crate::priority::Priority,
+    /// Sharded job (issue 18): each fire runs as this many child executions, child `i` given
+    /// `shardIndex = i` and `shardTotal` (docs/children.md). None: one run per fire.
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "not_null")]
+    pub shards: Option<u32>,
+    /// Broadcast job (issue 18): each fire runs as one child execution per member of this set,
+    /// each given its `member` (docs/children.md). Never for work that moves money.
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "not_null")]
+    pub broadcast: Option<crate::execution::children::Broadcast>,
 }
 
 /// Most resources one job may use.
@@ -127,6 +135,8 @@ impl JobDefinition {
             start_deadline_secs: None,
             resources: Vec::new(),
             priority: crate::priority::Priority::Normal,
+            shards: None,
+            broadcast: None,
         }
     }
 
@@ -260,6 +270,7 @@ impl JobDefinition {
                 ));
             }
         }
+        crate::execution::children::validate(def)?;
         Ok(schedule)
     }
 }
@@ -549,6 +560,9 @@ pub enum ExecStatus {
     Canceled,
     /// Not run by policy (FORBID while another run was going).
     Skipped,
+    /// A sharded or broadcast parent whose children are running: final when every child is
+    /// (`docs/children.md`). Nobody holds a lease on it.
+    Waiting,
 }
 
 impl ExecStatus {
@@ -563,6 +577,7 @@ impl ExecStatus {
             ExecStatus::Dead => "DEAD",
             ExecStatus::Canceled => "CANCELED",
             ExecStatus::Skipped => "SKIPPED",
+            ExecStatus::Waiting => "WAITING",
         }
     }
 
@@ -572,7 +587,7 @@ impl ExecStatus {
     }
 
     /// Every status.
-    pub const ALL: [ExecStatus; 8] = [
+    pub const ALL: [ExecStatus; 9] = [
         ExecStatus::Ready,
         ExecStatus::Running,
         ExecStatus::RetryWait,
@@ -581,6 +596,7 @@ impl ExecStatus {
         ExecStatus::Dead,
         ExecStatus::Canceled,
         ExecStatus::Skipped,
+        ExecStatus::Waiting,
     ];
 
     /// No transition leaves a terminal status.
@@ -614,6 +630,10 @@ impl ExecStatus {
                 | (Running, Dead)
                 | (Running, Canceled)
                 | (Dead, Ready)
+                | (Running, Waiting)
+                | (Waiting, Succeeded)
+                | (Waiting, Failed)
+                | (Waiting, Canceled)
         )
     }
 
@@ -710,6 +730,11 @@ pub struct Execution {
     pub cancel_requested: bool,
     /// The audit trail.
     pub timeline: Vec<AuditEvent>,
+    /// A child execution of a sharded or broadcast parent (the parent is the execution with
+    /// the same job and instant and no child key): which child.
+    pub child: Option<crate::execution::children::ChildKey>,
+    /// A parent that fanned out: its children's count and the final ones counted so far.
+    pub children: Option<crate::execution::children::Tally>,
 }
 
 impl Execution {
@@ -756,18 +781,30 @@ impl Execution {
                 token: 0,
                 code: missed_range.map(|_| "misfire_batch".to_string()),
             }],
+            child: None,
+            children: None,
         }
     }
 
     /// The public id (`{job}@{scheduled ms}`), relative to the caller's tenant (the API's).
     pub fn id(&self) -> String {
-        crate::keys::execution_id(&self.job_id, self.scheduled_at.timestamp_millis())
+        crate::keys::child_execution_id(
+            &crate::keys::execution_id(&self.job_id, self.scheduled_at.timestamp_millis()),
+            self.child.as_ref(),
+        )
     }
 
     /// The id outside the system (`{tenant}:{job}@{scheduled ms}`, see
     /// [`crate::keys::global_execution_id`]).
     pub fn global_id(&self) -> String {
-        crate::keys::global_execution_id(&self.tenant, &self.job_id, self.scheduled_at.timestamp_millis())
+        crate::keys::child_execution_id(
+            &crate::keys::global_execution_id(
+                &self.tenant,
+                &self.job_id,
+                self.scheduled_at.timestamp_millis(),
+            ),
+            self.child.as_ref(),
+        )
     }
 }
 
@@ -793,6 +830,9 @@ pub struct ExecMessage {
     /// The pool lane it travels in (absent: the main queue; docs/priority.md).
     #[serde(rename = "l", default, skip_serializing_if = "crate::priority::Lane::is_main")]
     pub lane: crate::priority::Lane,
+    /// A child execution's key part (`s3`, `m-eu-west-1`; absent for every other execution).
+    #[serde(rename = "c", default, skip_serializing_if = "Option::is_none")]
+    pub child: Option<String>,
 }
 
 /// What an operations-log entry records.

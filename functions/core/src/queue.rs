@@ -84,6 +84,7 @@ impl Outgoing {
                 fire_ms: e.fire_at.timestamp_millis(),
                 enqueued_ms: now.timestamp_millis(),
                 lane: crate::priority::lane_of(e),
+                child: e.child.as_ref().map(|c| c.sort_part()),
             },
             delay_secs: delay_secs(e.fire_at.timestamp_millis(), now.timestamp_millis()),
         }

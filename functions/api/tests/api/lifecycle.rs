@@ -240,7 +240,7 @@ async fn replay_is_audited_and_keeps_the_execution_id() {
     let run = h.post("acme", "/v1/jobs/flaky/trigger", &json!({})).await;
     let id = run.body["executionId"].as_str().unwrap().to_string();
     let (job_id, ms) = sundial_core::keys::parse_execution_id(&id).unwrap();
-    let key = ExecKey { tenant: "acme".into(), job_id, scheduled_ms: ms };
+    let key = ExecKey { tenant: "acme".into(), job_id, scheduled_ms: ms, child: None };
     let store = &h.api.control().execs;
     let terms = LeaseTerms { duration_ms: 30_000, skew_margin_ms: 2_000, may_take_over: true };
     let claimed = match store.claim(&key, "w1", &terms, at("2026-12-01T10:00:06Z")).await.unwrap() {

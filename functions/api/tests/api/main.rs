@@ -3,6 +3,7 @@
 #![allow(dead_code, unreachable_pub)]
 
 mod calendars;
+mod children;
 mod clients;
 mod common;
 mod console;
@@ -12,8 +13,8 @@ mod idempotency;
 mod lambda_watch;
 mod lifecycle;
 mod local_server;
-mod priority;
 mod next_fire;
+mod priority;
 mod quotas;
 mod resources;
 mod tenancy;

@@ -71,6 +71,33 @@ async fn bad_requests_name_the_field_and_change_nothing() {
             400,
             "schedule.jitterWindowSecs",
         ),
+        ("zero shards", with(base.clone(), &["shards"], json!(0)), 400, "shards"),
+        ("too many shards", with(base.clone(), &["shards"], json!(101)), 400, "shards"),
+        ("shards of wrong type", with(base.clone(), &["shards"], json!("8")), 400, "shards"),
+        (
+            "shards and broadcast together",
+            with(with(base.clone(), &["shards"], json!(4)), &["broadcast", "members"], json!(["a"])),
+            400,
+            "broadcast",
+        ),
+        (
+            "no broadcast members",
+            with(base.clone(), &["broadcast", "members"], json!([])),
+            400,
+            "broadcast.members",
+        ),
+        (
+            "a broadcast member twice",
+            with(base.clone(), &["broadcast", "members"], json!(["eu", "us", "eu"])),
+            400,
+            "broadcast.members[2]",
+        ),
+        (
+            "a broadcast member that is no id",
+            with(base.clone(), &["broadcast", "members"], json!(["eu", "us east"])),
+            400,
+            "broadcast.members[1]",
+        ),
         (
             "end before start",
             with(

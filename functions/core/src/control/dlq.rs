@@ -74,6 +74,7 @@ fn send_of(e: &Execution, now: DateTime<Utc>) -> Outgoing {
             fire_ms: now.timestamp_millis(),
             enqueued_ms: now.timestamp_millis(),
             lane: crate::priority::lane_of(e),
+            child: e.child.as_ref().map(|c| c.sort_part()),
         },
         delay_secs: 0,
     }

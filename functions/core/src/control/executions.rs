@@ -35,9 +35,9 @@ pub fn key_of(caller: &Caller, execution_id: &str) -> Result<ExecKey, ControlErr
         Some(_) => return Err(ControlError::NotFound { what: "execution" }),
         None => execution_id,
     };
-    let (job_id, ms) =
-        keys::parse_execution_id(local).map_err(|e| ControlError::invalid(e.field, e.reason))?;
-    Ok(ExecKey { tenant: caller.tenant.clone(), job_id, scheduled_ms: ms })
+    let (job_id, ms, child) =
+        keys::parse_execution_ref(local).map_err(|e| ControlError::invalid(e.field, e.reason))?;
+    Ok(ExecKey { tenant: caller.tenant.clone(), job_id, scheduled_ms: ms, child })
 }
 
 /// The caller's execution, with its timeline.
@@ -56,6 +56,26 @@ pub async fn get_snapshot(
 ) -> Result<crate::store::executions::Snapshot, ControlError> {
     let key = key_of(caller, execution_id)?;
     ctl.execs.get(&key, true).await?.ok_or(ControlError::NotFound { what: "execution" })
+}
+
+/// The children of one of the caller's sharded or broadcast fires, in key order (shards by
+/// index, members by name); empty for an execution that did not fan out (yet).
+pub async fn children(
+    ctl: &Control,
+    caller: &Caller,
+    execution_id: &str,
+) -> Result<Vec<Execution>, ControlError> {
+    let key = key_of(caller, execution_id)?;
+    if key.child.is_some() {
+        return Err(ControlError::invalid(
+            "executionId",
+            "a child execution has no children; use its parent's id",
+        ));
+    }
+    if ctl.execs.get(&key, false).await?.is_none() {
+        return Err(ControlError::NotFound { what: "execution" });
+    }
+    Ok(ctl.execs.children_of(&key).await?)
 }
 
 /// Filters of a per-job list.
@@ -349,7 +369,7 @@ mod tests {
     #[test]
     fn the_api_takes_the_tenant_relative_id_and_the_id_a_target_received() {
         let caller = Caller { tenant: "acme".into(), principal: "p".into() };
-        let want = ExecKey { tenant: "acme".into(), job_id: "nightly".into(), scheduled_ms: 5 };
+        let want = ExecKey { tenant: "acme".into(), job_id: "nightly".into(), scheduled_ms: 5, child: None };
         assert_eq!(key_of(&caller, "nightly@5").ok(), Some(want.clone()));
         assert_eq!(key_of(&caller, &want.global_id()).ok(), Some(want));
         // Another tenant's id is not found (never "forbidden": that would confirm it exists).

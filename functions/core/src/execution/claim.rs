@@ -175,11 +175,15 @@ mod tests {
                 start_deadline_secs: None,
                 resources: Vec::new(),
                 priority: Default::default(),
+                shards: None,
+                broadcast: None,
             },
             missed_range: None,
             last_error: None,
             cancel_requested: cancel,
             timeline: vec![],
+            child: None,
+            children: None,
         }
     }
 

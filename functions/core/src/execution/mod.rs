@@ -14,6 +14,8 @@
 //!   current state, the fence a claim gives, how an attempt ends. Its conditional writes, with
 //!   typed outcomes (`Claimed`, `Held`, `TakenOver`, `Stale`), are
 //!   [`crate::store::executions::ExecStore`]'s.
+//! - [`children`]: sharded and broadcast jobs: a fire's parent fans out into child
+//!   executions and ends when they all have (`docs/children.md`).
 //! - [`policy`]: ALLOW / FORBID / SERIALIZE / REPLACE job slots, and per-tenant running limits.
 //! - [`resources`]: platform-wide resource limits (`resources: ["legacy-db"]`), held all or
 //!   none through an attempt (`docs/resources.md`).
@@ -23,6 +25,7 @@
 //!   in `functions/worker`.
 //!
 //! `docs/execution.md` describes the protocol and its decisions.
+pub mod children;
 pub mod claim;
 pub mod clock;
 pub mod metrics;

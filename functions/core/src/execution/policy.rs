@@ -102,7 +102,7 @@ impl JobSlots {
                     }
                 },
             };
-            let hk = ExecKey { scheduled_ms: holder, ..key.clone() };
+            let hk = ExecKey { scheduled_ms: holder, child: None, ..key.clone() };
             let hs = self.store.get(&hk, true).await?;
             if hs.as_ref().is_none_or(|h| h.exec.status.is_terminal()) {
                 // The holder finished without releasing (a crash in between): replace it.

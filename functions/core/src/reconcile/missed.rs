@@ -271,6 +271,8 @@ mod tests {
             last_error: None,
             cancel_requested: false,
             timeline: vec![],
+            child: None,
+            children: None,
         };
         // WHEN its miss is described
         let m = FireMissed::of(

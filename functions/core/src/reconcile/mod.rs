@@ -352,6 +352,7 @@ async fn one(
             let pool = seen.exec.definition.pool.clone();
             Done::Missed(pool, reporter.report(&m, &opts.actor, now).await.err())
         }
+        Verdict::Aggregate => aggregate(execs, entry, &seen, now, opts).await?,
         Verdict::Resend(next) => match execs.mark_resent(&entry.key, &seen, next, &opts.actor, now_ms).await?
         {
             None => Done::Raced,
@@ -362,6 +363,42 @@ async fn one(
             }
         },
     })
+}
+
+/// The backstop for a waiting parent (`docs/children.md`): its children's final statuses,
+/// read from the children themselves, are recorded on it (each child's worker normally did
+/// that; a crash between a child's finish and its tally write loses nothing), and the parent
+/// ends when they are all final. Otherwise it is looked at again after a backoff.
+async fn aggregate(
+    execs: &ExecStore,
+    entry: &OpenEntry,
+    seen: &crate::store::executions::Snapshot,
+    now: DateTime<Utc>,
+    opts: &ReconcileOptions,
+) -> Result<Done, ReconcileError> {
+    use crate::execution::children::verdict;
+    let parent = &seen.exec;
+    let total = parent.children.as_ref().map_or(0, |t| t.total);
+    let kids = execs.children_of(&entry.key).await?;
+    let mut tally = ExecStore::tally_from(total, &kids);
+    // What the children's workers recorded stays (a child replayed since is judged as it is now).
+    if let Some(t) = &parent.children {
+        for (tag, st) in &t.finished {
+            tally.finished.entry(tag.clone()).or_insert(*st);
+        }
+    }
+    if let Some(end) = verdict(&tally) {
+        tracing::warn!(execution = %entry.key.global_id(), status = end.status().as_str(), "ending a waiting parent whose last child's tally write was lost");
+        return Ok(if execs.complete_parent(&entry.key, parent, &end, &opts.actor, now).await? {
+            Done::Closed
+        } else {
+            Done::Raced
+        });
+    }
+    // Children still run: look again after one of their attempts could have ended.
+    let next = now.timestamp_millis()
+        + (i64::from(parent.definition.timeout_secs) * 1_000).clamp(GRACE_MS, rules::MAX_BACKOFF_MS);
+    Ok(if execs.look_again(&entry.key, seen, next).await? { Done::LookedAgain } else { Done::Raced })
 }
 
 /// Emits a run's EMF lines.

@@ -85,6 +85,9 @@ pub enum Verdict {
     /// Nothing will act on it: send its message again, and look again at this instant if it is
     /// still open then.
     Resend(i64),
+    /// A parent waiting for its children (`docs/children.md`): recompute its tally from the
+    /// children themselves, end it if they are all final, else look again later.
+    Aggregate,
     /// It has not started by its start deadline (this instant, ms): report the miss once, and
     /// look again at `next` (when its delivery is due for a look; possibly already past, then
     /// the next run judges the delivery).
@@ -114,6 +117,9 @@ pub fn backoff_ms(resends: u32, grace_ms: i64) -> i64 {
 pub fn judge(e: &Execution, resends: u32, reported: bool, now_ms: i64, grace_ms: i64) -> Verdict {
     if e.status.is_terminal() {
         return Verdict::Close;
+    }
+    if e.status == ExecStatus::Waiting {
+        return Verdict::Aggregate;
     }
     let shift = GRACE_MS - grace_ms;
     let deadline = pending_deadline(e, reported);
@@ -160,6 +166,8 @@ mod tests {
             last_error: None,
             cancel_requested: false,
             timeline: Vec::new(),
+            child: None,
+            children: None,
         }
     }
 

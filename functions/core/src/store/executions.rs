@@ -26,6 +26,7 @@ use super::error::{is_condition_failed, StoreError};
 use super::expr::{Cmp, Expr, WithExpr};
 use super::items::{self, attr, index, n, Item};
 use super::QueryPage;
+use crate::execution::children::ChildKey;
 use crate::execution::claim::{next_step, Fence, Finish, LeaseTerms, Step};
 use crate::execution::retry::codes;
 use crate::keys;
@@ -55,12 +56,25 @@ pub struct ExecKey {
     pub job_id: String,
     /// Scheduled instant (ms).
     pub scheduled_ms: i64,
+    /// Which child of the fire at that instant, for a child execution (`docs/children.md`).
+    pub child: Option<ChildKey>,
 }
 
 impl ExecKey {
-    /// The key of the execution a queue message stands for.
+    /// The key of a fire (a parent or ordinary execution, not a child).
+    pub fn new(tenant: impl Into<String>, job_id: impl Into<String>, scheduled_ms: i64) -> Self {
+        ExecKey { tenant: tenant.into(), job_id: job_id.into(), scheduled_ms, child: None }
+    }
+
+    /// The key of the execution a queue message stands for. A child part that does not parse
+    /// names no child (the read then finds the parent, which no claim runs twice).
     pub fn of_message(m: &ExecMessage) -> Self {
-        ExecKey { tenant: m.tenant.clone(), job_id: m.job_id.clone(), scheduled_ms: m.scheduled_ms }
+        ExecKey {
+            tenant: m.tenant.clone(),
+            job_id: m.job_id.clone(),
+            scheduled_ms: m.scheduled_ms,
+            child: m.child.as_deref().and_then(ChildKey::parse),
+        }
     }
 
     /// The key of an execution.
@@ -69,7 +83,13 @@ impl ExecKey {
             tenant: e.tenant.clone(),
             job_id: e.job_id.clone(),
             scheduled_ms: e.scheduled_at.timestamp_millis(),
+            child: e.child.clone(),
         }
+    }
+
+    /// The key of this key's parent (itself when it is not a child).
+    pub fn parent(&self) -> Self {
+        ExecKey { child: None, ..self.clone() }
     }
 
     /// Partition key.
@@ -79,17 +99,24 @@ impl ExecKey {
 
     /// Sort key.
     pub fn sk(&self) -> String {
-        keys::exec_sk(self.scheduled_ms)
+        match &self.child {
+            None => keys::exec_sk(self.scheduled_ms),
+            Some(c) => keys::exec_child_sk(self.scheduled_ms, c),
+        }
     }
 
-    /// The public execution id (`{job}@{ms}`), relative to the caller's tenant.
+    /// The public execution id (`{job}@{ms}`, a child's `{job}@{ms}.{tag}`), relative to the
+    /// caller's tenant.
     pub fn id(&self) -> String {
-        keys::execution_id(&self.job_id, self.scheduled_ms)
+        keys::child_execution_id(&keys::execution_id(&self.job_id, self.scheduled_ms), self.child.as_ref())
     }
 
-    /// The id outside the system (`{tenant}:{job}@{ms}`).
+    /// The id outside the system (`{tenant}:{job}@{ms}`, a child's with `.{tag}`).
     pub fn global_id(&self) -> String {
-        keys::global_execution_id(&self.tenant, &self.job_id, self.scheduled_ms)
+        keys::child_execution_id(
+            &keys::global_execution_id(&self.tenant, &self.job_id, self.scheduled_ms),
+            self.child.as_ref(),
+        )
     }
 }
 
@@ -628,8 +655,32 @@ impl ExecStore {
 
     /// Requests cancellation (API, or the REPLACE policy): an execution nobody runs becomes
     /// CANCELED at once and will not run; a running one gets the `cx` flag its runner sees at the
-    /// next heartbeat or checkpoint.
+    /// next heartbeat or checkpoint. A waiting parent (`docs/children.md`) becomes CANCELED
+    /// and each of its children not final yet gets the same request.
     pub async fn request_cancel(
+        &self,
+        key: &ExecKey,
+        actor: &str,
+        now: DateTime<Utc>,
+    ) -> Result<CancelOutcome, StoreError> {
+        let out = self.cancel_one(key, actor, now).await?;
+        if out != CancelOutcome::Canceled {
+            return Ok(out);
+        }
+        if key.child.is_some() {
+            // A child cancelled alone counts on its parent now, not at the reconciler's look.
+            self.count_child(key, ExecStatus::Canceled, actor, now).await?;
+            return Ok(out);
+        }
+        for kid in self.children_of(key).await? {
+            if !kid.status.is_terminal() {
+                self.cancel_one(&ExecKey::of(&kid), actor, now).await?;
+            }
+        }
+        Ok(out)
+    }
+
+    async fn cancel_one(
         &self,
         key: &ExecKey,
         actor: &str,
@@ -640,7 +691,7 @@ impl ExecStore {
             let Some(cur) = self.get(key, true).await? else { return Ok(CancelOutcome::Missing) };
             let ex = &cur.exec;
             match ex.status {
-                ExecStatus::Ready | ExecStatus::RetryWait => {
+                ExecStatus::Ready | ExecStatus::RetryWait | ExecStatus::Waiting => {
                     if self
                         .cas_cancel(key, ex.status, ex.fencing_token, ex.attempt, actor, now_ms)
                         .await?
@@ -748,6 +799,8 @@ impl ExecStore {
         if let Some(st) = page.status {
             e.filter_eq(attr::STATUS, s(st.as_str()));
         }
+        // The fires only: children are listed under their parent (`docs/children.md`).
+        e.filter_not_exists(attr::CHILD);
         let out = self
             .ddb
             .query()
@@ -760,11 +813,14 @@ impl ExecStore {
             .await
             .map_err(|e| StoreError::from_sdk("Query(executions)", e))?;
         let items = out.items().iter().map(items::execution_from_item).collect::<Result<Vec<_>, _>>()?;
+        // A page may end on a child (children sort right after their parent): newest first,
+        // its parent is still to come, so the next page starts after the instant above it.
         let next = out
             .last_evaluated_key()
             .and_then(|k| k.get(attr::SK))
             .and_then(|v| v.as_s().ok())
-            .and_then(|sk| keys::parse_exec_sk(sk));
+            .and_then(|sk| keys::parse_any_exec_sk(sk))
+            .map(|(ms, child)| if child.is_some() && !page.oldest_first { ms + 1 } else { ms });
         Ok(QueryPage { items, next })
     }
 
@@ -804,8 +860,9 @@ impl ExecStore {
         let items = out.items().iter().map(items::execution_from_item).collect::<Result<Vec<_>, _>>()?;
         let next = out.last_evaluated_key().and_then(|k| {
             let job = k.get(attr::PK).and_then(|v| v.as_s().ok()).and_then(|pk| keys::job_of_pk(pk))?;
-            let ms = k.get(attr::SK).and_then(|v| v.as_s().ok()).and_then(|sk| keys::parse_exec_sk(sk))?;
-            Some(ExecKey { tenant: tenant.to_string(), job_id: job.to_string(), scheduled_ms: ms })
+            let (ms, child) =
+                k.get(attr::SK).and_then(|v| v.as_s().ok()).and_then(|sk| keys::parse_any_exec_sk(sk))?;
+            Some(ExecKey { tenant: tenant.to_string(), job_id: job.to_string(), scheduled_ms: ms, child })
         });
         Ok(QueryPage { items, next })
     }
@@ -859,7 +916,8 @@ impl ExecStore {
         if after + 1 > before - 1 {
             return Ok(None);
         }
-        let open = [ExecStatus::Ready, ExecStatus::RetryWait, ExecStatus::Running];
+        // A waiting parent is pending too: its fire is not over until its children are.
+        let open = [ExecStatus::Ready, ExecStatus::RetryWait, ExecStatus::Running, ExecStatus::Waiting];
         let mut start = None;
         loop {
             let mut e = Expr::new();
@@ -879,7 +937,7 @@ impl ExecStore {
                 .map_err(|e| StoreError::from_sdk("Query(pending)", e))?;
             if let Some(first) = out.items().first() {
                 let sk = first.get(attr::SK).and_then(|v| v.as_s().ok()).cloned().unwrap_or_default();
-                return Ok(keys::parse_exec_sk(&sk));
+                return Ok(keys::parse_any_exec_sk(&sk).map(|(ms, _)| ms));
             }
             match out.last_evaluated_key {
                 Some(k) => start = Some(k),

@@ -224,6 +224,13 @@ impl Expr {
         self
     }
 
+    /// Filter `attribute_not_exists(a)`.
+    pub fn filter_not_exists(&mut self, a: &str) -> &mut Self {
+        let n = self.name(a);
+        self.filter.push(format!("attribute_not_exists({n})"));
+        self
+    }
+
     /// Filter `a IN (v1, v2, ...)`.
     pub fn filter_in(&mut self, a: &str, vs: impl IntoIterator<Item = AttributeValue>) -> &mut Self {
         let n = self.name(a);

@@ -107,6 +107,13 @@ pub mod attr {
     /// When the execution was found not started past its start deadline (ms). Set once, by a
     /// conditional write: whoever sets it (the reconciler or a late worker) reports the miss.
     pub const MISSED: &str = "ms";
+    /// A parent execution's child count, set by its fan-out (`docs/children.md`).
+    pub const CHILDREN: &str = "kn";
+    /// A parent execution's tally: a map of child tag to that child's final status.
+    pub const CHILD_RESULTS: &str = "kc";
+    /// A child execution's tag (`s3`, `m-eu-west-1`): marks children, so a job's listing
+    /// can leave them out (a filter cannot read the sort key).
+    pub const CHILD: &str = "ch";
 
     /// Attributes of an operations-log entry.
     pub mod ops {
@@ -405,7 +412,13 @@ pub fn execution_to_item(e: &Execution, retention_secs: i64) -> Item {
     let sched = e.scheduled_at.timestamp_millis();
     let mut item: Item = HashMap::from([
         (attr::PK.into(), s(keys::job_pk(&e.tenant, &e.job_id))),
-        (attr::SK.into(), s(keys::exec_sk(sched))),
+        (
+            attr::SK.into(),
+            s(match &e.child {
+                None => keys::exec_sk(sched),
+                Some(c) => keys::exec_child_sk(sched, c),
+            }),
+        ),
         (attr::TENANT.into(), s(&e.tenant)),
         (attr::JOB.into(), s(&e.job_id)),
         (attr::SCHED.into(), n(sched)),
@@ -440,6 +453,16 @@ pub fn execution_to_item(e: &Execution, retention_secs: i64) -> Item {
     if e.status.needs_attention() {
         item.insert(attr::ATT_PK.into(), s(keys::attention_pk(&e.tenant, e.status.as_str())));
         item.insert(attr::ATT_SK.into(), s(keys::attention_sk(sched, &e.job_id)));
+    }
+    if let Some(c) = &e.child {
+        item.insert(attr::CHILD.into(), s(c.tag()));
+    }
+    if let Some(t) = &e.children {
+        item.insert(attr::CHILDREN.into(), n(t.total));
+        item.insert(
+            attr::CHILD_RESULTS.into(),
+            AttributeValue::M(t.finished.iter().map(|(k, st)| (k.clone(), s(st.as_str()))).collect()),
+        );
     }
     if let Some(at) = crate::reconcile::first_look(e) {
         item.insert(attr::OPEN_PK.into(), s(keys::open_partition(keys::open_part(&e.tenant, &e.job_id))));
@@ -511,7 +534,26 @@ pub fn execution_from_item(item: &Item) -> Result<Execution, DecodeError> {
         last_error,
         cancel_requested: item.get(attr::CANCEL).and_then(|v| v.as_bool().ok()).copied().unwrap_or(false),
         timeline,
+        child: item
+            .get(attr::SK)
+            .and_then(|v| v.as_s().ok())
+            .and_then(|sk| keys::parse_any_exec_sk(sk))
+            .and_then(|(_, c)| c),
+        children: tally_of(item),
     })
+}
+
+/// A parent's tally ([`crate::execution::children::Tally`]), if it fanned out.
+pub fn tally_of(item: &Item) -> Option<crate::execution::children::Tally> {
+    let total = get_n_opt(item, attr::CHILDREN).ok().flatten()?;
+    let finished = item
+        .get(attr::CHILD_RESULTS)
+        .and_then(|v| v.as_m().ok())
+        .map(|m| {
+            m.iter().filter_map(|(k, v)| Some((k.clone(), ExecStatus::parse(v.as_s().ok()?)?))).collect()
+        })
+        .unwrap_or_default();
+    Some(crate::execution::children::Tally { total: total.clamp(0, i64::from(u32::MAX)) as u32, finished })
 }
 
 /// Decodes a job slot item (an absent item is a free slot).

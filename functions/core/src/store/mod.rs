@@ -33,10 +33,12 @@
 //!   [`crate::execution::policy`]'s).
 //! - [`resources`]: platform-wide resource limits (their holder gates are [`slots`]' gates).
 //! - [`calendars`]: business calendars: current item, version snapshots, the audited change.
+//! - [`children`]: a sharded or broadcast fire's parent: its wait, its children's tally, its end.
 //! - [`ops`]: the tenant's operations audit log.
 //! - [`watermarks`]: shard watermarks of the trigger's scan.
 //! - [`tables`]: table create / describe / TTL / list, for [`crate::provision`] and the CLI.
 pub mod calendars;
+pub mod children;
 pub mod error;
 pub mod executions;
 pub mod expr;

@@ -228,8 +228,7 @@ fn entry_of(item: &Item) -> Option<OpenEntry> {
     let sk = item.get(attr::SK)?.as_s().ok()?;
     let (tenant, job) = keys::parse_job_pk(pk)?;
     let due = items::get_n_opt(item, attr::OPEN_DUE).ok().flatten()?;
-    Some(OpenEntry {
-        key: ExecKey { tenant: tenant.into(), job_id: job.into(), scheduled_ms: keys::parse_exec_sk(sk)? },
-        due,
-    })
+    // A child's key names its child (`docs/children.md`): the reconciler watches children too.
+    let (scheduled_ms, child) = keys::parse_any_exec_sk(sk)?;
+    Some(OpenEntry { key: ExecKey { tenant: tenant.into(), job_id: job.into(), scheduled_ms, child }, due })
 }

@@ -50,6 +50,7 @@ pub fn expected_fires(every: &[Job], daily: &[Job], minute: i64) -> Vec<ExecKey>
                 tenant: job.tenant.clone(),
                 job_id: job.job_id.clone(),
                 scheduled_ms: f.timestamp_millis(),
+                child: None,
             });
             cursor = f;
         }

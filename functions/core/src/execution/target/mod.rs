@@ -44,6 +44,19 @@ pub struct Invocation {
     /// For a `fire_once` misfire: the first and last missed fires this run stands for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub missed_range: Option<MissedRange>,
+    /// A child of a sharded job (`docs/children.md`): the one shard this run owns (0-based).
+    /// Process only the items of this shard: the other shards are other children's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard_index: Option<u32>,
+    /// A child of a sharded job: how many shards the fire has.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard_total: Option<u32>,
+    /// A child of a broadcast job: the member this run is for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub member: Option<String>,
+    /// A child: its parent's id (`{tenant}:{job}@{ms}`); `executionId` is the child's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_execution_id: Option<String>,
 }
 
 /// A missed range (inclusive).
@@ -58,7 +71,14 @@ pub struct MissedRange {
 impl Invocation {
     /// The invocation of a claimed execution.
     pub fn of(e: &Execution, token: u64, attempt: u32) -> Self {
+        let pos = crate::execution::children::Position::of(e);
         Invocation {
+            shard_index: pos.shard_index,
+            shard_total: pos.shard_total,
+            member: pos.member,
+            parent_execution_id: e.child.as_ref().map(|_| {
+                crate::keys::global_execution_id(&e.tenant, &e.job_id, e.scheduled_at.timestamp_millis())
+            }),
             execution_id: e.global_id(),
             fencing_token: token,
             scheduled_at: e.scheduled_at,
@@ -125,6 +145,10 @@ mod tests {
             params: serde_json::json!({"k": 1}),
             params_ref: None,
             missed_range: None,
+            shard_index: None,
+            shard_total: None,
+            member: None,
+            parent_execution_id: None,
         };
         let v: serde_json::Value = serde_json::from_str(&inv.to_json()).unwrap_or_default();
         assert_eq!(v["executionId"], "j@1");

@@ -49,9 +49,12 @@ impl Worker {
         }
         // Due and READY: held by a pause, or (first claim of a scheduled execution) put by a scan
         // that read the job before a pause or an edit and escaped the API's sweep (`at_claim`).
+        // Never a child (docs/children.md): its parent was checked at its own claim, and a
+        // child's definition differs from the job's on purpose (ALLOW, no start deadline).
         let mut snapshot = snapshot;
         if let Some(s) = snapshot.as_ref().filter(|s| {
             s.exec.status == ExecStatus::Ready
+                && s.exec.child.is_none()
                 && (s.held.is_some() || s.exec.attempt == 0)
                 && matches!(claimable(s, now), Step::Claim { .. })
         }) {

@@ -40,6 +40,9 @@ impl Worker {
         }
         m.outcome = Some(status);
         holds.end(self, Exit::Finished { status, policy }).await?;
+        if status.is_terminal() && key.child.is_some() {
+            self.child_finished(key, status).await;
+        }
         Ok(match fin {
             Finish::RetryWait { available_at, .. } => {
                 m.retries = 1;

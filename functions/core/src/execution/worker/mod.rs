@@ -30,11 +30,14 @@
 //! - `attempt`: `Holds`, the one value that owns what an attempt holds besides its
 //!   lease (tenant gate entry, job slot); every way out of an attempt ends it.
 //! - `run`: the claimed attempt: target call, heartbeats, timeout, cancellation, checkpoints.
+//! - `fanout`: a sharded or broadcast parent's claim creates its children; a child's final
+//!   finish counts on its parent (`docs/children.md`).
 //! - `conclusion`: the finish write and what follows it (releases, DLQ copy, disposition).
 
 mod admission;
 mod attempt;
 mod conclusion;
+mod fanout;
 mod run;
 mod settings;
 

@@ -102,6 +102,11 @@ impl Worker {
             return self.conclude(d, &fence, fin, policy, holds, m).await;
         }
 
+        // A sharded or broadcast parent is not run: its children are (`fanout`).
+        if crate::execution::children::fans_out(e) {
+            return self.fan_out(d, e, &fence, policy, holds, m).await;
+        }
+
         // Run with heartbeats, a timeout, and cooperative cancellation.
         let cancel = CancellationToken::new();
         let stop_reason: Mutex<Option<Stop>> = Mutex::new(None);

@@ -1,0 +1,346 @@
+//! Parent and child executions (issue 18, `docs/children.md`): the pure rules.
+//!
+//! A job with `shards: N` or `broadcast: {members}` fires as usual: one execution per fire,
+//! the *parent*, keyed `(job, scheduled_at)`. The worker that claims the parent does not call
+//! the target; it creates one child execution per [`ChildKey`] ([`plan`], [`child_of`]),
+//! conditionally (a repeated fan-out creates nothing twice), and moves the parent
+//! RUNNING → WAITING under its fencing token. Each child is an ordinary execution (claimed,
+//! fenced, retried, timed out, re-sent by the reconciler, dead-lettered on its own) whose
+//! invocation names its shard or member and whose id is its own idempotency key. The parent
+//! only aggregates: each child's final status is recorded on it ([`Tally`]), and the write that
+//! records the last one completes it ([`verdict`]): SUCCEEDED, or FAILED naming the children
+//! that did not succeed.
+//!
+//! The child abstraction is the [`ChildKey`]: a shard index, a broadcast member, and (reserved
+//! for map-reduce children emitted at run time) an item key. Everything below the key (the
+//! store, the worker, the reconciler, the API) handles any kind the same way.
+
+use crate::model::{AuditEvent, ExecStatus, Execution, JobDefinition, ValidationError};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Most children one fire may have (`shards`, broadcast members). The parent item records each
+/// child's final status, and DynamoDB bills a write by the whole item: at 100 children the
+/// parent stays near 2 KiB.
+pub const MAX_CHILDREN: u32 = 100;
+
+/// Audit code of a parent's RUNNING → WAITING event and of each child's creation event.
+pub const FAN_OUT_CODE: &str = "fan_out";
+/// Error code of a parent some of whose children did not succeed.
+pub const CHILDREN_FAILED_CODE: &str = "ChildrenFailed";
+
+/// A broadcast job's target set: one child per member, each seeing its member.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Broadcast {
+    /// The members (1–100 distinct ids of `[A-Za-z0-9_-]`, e.g. regions or cells).
+    pub members: Vec<String>,
+}
+
+/// Which child of a parent an execution is.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum ChildKey {
+    /// Shard `i` of a sharded job (0-based, below `shards`).
+    Shard(u32),
+    /// One member of a broadcast job's set.
+    Member(String),
+    /// One item of a map step (reserved: emitted at run time by an in-process handler, each
+    /// with its own idempotency key, followed by a fenced reduce; not created yet).
+    Item(String),
+}
+
+impl ChildKey {
+    /// The short tag in ids and in the parent's tally: `s3`, `m-eu-west-1`, `i-<key>`.
+    pub fn tag(&self) -> String {
+        match self {
+            ChildKey::Shard(i) => format!("s{i}"),
+            ChildKey::Member(m) => format!("m-{m}"),
+            ChildKey::Item(k) => format!("i-{k}"),
+        }
+    }
+
+    /// The part of the sort key: as [`ChildKey::tag`], shard indexes zero-padded to sort.
+    pub fn sort_part(&self) -> String {
+        match self {
+            ChildKey::Shard(i) => format!("s{i:05}"),
+            other => other.tag(),
+        }
+    }
+
+    /// Parses a tag or a sort part.
+    pub fn parse(s: &str) -> Option<Self> {
+        let ok_id = |v: &str| crate::keys::validate_id("child", v).is_ok();
+        if let Some(i) = s.strip_prefix('s') {
+            return (!i.is_empty() && i.len() <= 5 && i.bytes().all(|b| b.is_ascii_digit()))
+                .then(|| i.parse().ok().map(ChildKey::Shard))
+                .flatten();
+        }
+        if let Some(m) = s.strip_prefix("m-") {
+            return ok_id(m).then(|| ChildKey::Member(m.to_string()));
+        }
+        if let Some(k) = s.strip_prefix("i-") {
+            return ok_id(k).then(|| ChildKey::Item(k.to_string()));
+        }
+        None
+    }
+}
+
+/// Where a child sits among its siblings, as its invocation tells the handler.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Position {
+    /// Shard index (sharded jobs).
+    pub shard_index: Option<u32>,
+    /// Shard count (sharded jobs).
+    pub shard_total: Option<u32>,
+    /// Broadcast member.
+    pub member: Option<String>,
+    /// Map item key (reserved).
+    pub item: Option<String>,
+}
+
+impl Position {
+    /// The position of `e` (all `None` for an execution that is not a child).
+    pub fn of(e: &Execution) -> Self {
+        match &e.child {
+            None => Position::default(),
+            Some(ChildKey::Shard(i)) => {
+                Position { shard_index: Some(*i), shard_total: e.definition.shards, ..Default::default() }
+            }
+            Some(ChildKey::Member(m)) => Position { member: Some(m.clone()), ..Default::default() },
+            Some(ChildKey::Item(k)) => Position { item: Some(k.clone()), ..Default::default() },
+        }
+    }
+}
+
+/// A parent's children: how many, and the final status of each one counted so far (by tag).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Tally {
+    /// How many children the fan-out created.
+    pub total: u32,
+    /// Final status of each child counted so far, by [`ChildKey::tag`].
+    pub finished: BTreeMap<String, ExecStatus>,
+}
+
+/// How a parent ends once every child is final.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ParentEnd {
+    /// Every child succeeded.
+    Succeeded,
+    /// Some did not: their tags, and a message naming them.
+    Failed {
+        /// Tags of the children that did not succeed (FAILED, DEAD, CANCELED), in order.
+        failed: Vec<String>,
+        /// `"2 of 8 children did not succeed: s2 (DEAD), s5 (FAILED)"`.
+        message: String,
+    },
+}
+
+impl ParentEnd {
+    /// The parent's final status.
+    pub fn status(&self) -> ExecStatus {
+        match self {
+            ParentEnd::Succeeded => ExecStatus::Succeeded,
+            ParentEnd::Failed { .. } => ExecStatus::Failed,
+        }
+    }
+}
+
+/// The parent's end, once every child is counted; `None` while some are not.
+pub fn verdict(t: &Tally) -> Option<ParentEnd> {
+    if t.total == 0 || (t.finished.len() as u32) < t.total {
+        return None;
+    }
+    let bad: Vec<(&String, &ExecStatus)> =
+        t.finished.iter().filter(|(_, st)| **st != ExecStatus::Succeeded).collect();
+    if bad.is_empty() {
+        return Some(ParentEnd::Succeeded);
+    }
+    let mut bad = bad;
+    // Shards in index order (s2 before s10), members by name.
+    bad.sort_by_key(|(tag, _)| (ChildKey::parse(tag), (*tag).clone()));
+    let named: Vec<String> = bad.iter().map(|(tag, st)| format!("{tag} ({})", st.as_str())).collect();
+    Some(ParentEnd::Failed {
+        failed: bad.iter().map(|(tag, _)| (*tag).clone()).collect(),
+        message: format!("{} of {} children did not succeed: {}", bad.len(), t.total, named.join(", ")),
+    })
+}
+
+/// The children one fire of `def` runs as, or `None` for an ordinary job.
+pub fn plan(def: &JobDefinition) -> Option<Vec<ChildKey>> {
+    if let Some(n) = def.shards {
+        return Some((0..n).map(ChildKey::Shard).collect());
+    }
+    def.broadcast.as_ref().map(|b| b.members.iter().cloned().map(ChildKey::Member).collect())
+}
+
+/// Whether `e` is a parent to fan out when claimed (a fire of a sharded or broadcast job that
+/// is not itself a child).
+pub fn fans_out(e: &Execution) -> bool {
+    e.child.is_none() && plan(&e.definition).is_some()
+}
+
+/// The child `key` of `parent`, created READY at `now` by `actor`: same job, instant and
+/// definition snapshot, available at once. The parent keeps the job's concurrency slot and
+/// start deadline, so a child runs under `ALLOW` and reports no start deadline of its own.
+pub fn child_of(parent: &Execution, key: ChildKey, now: DateTime<Utc>, actor: &str) -> Execution {
+    let mut definition = parent.definition.clone();
+    definition.concurrency = crate::model::ConcurrencyPolicy::Allow;
+    definition.start_deadline_secs = None;
+    let now_ms = now.timestamp_millis();
+    Execution {
+        tenant: parent.tenant.clone(),
+        job_id: parent.job_id.clone(),
+        scheduled_at: parent.scheduled_at,
+        fire_at: now,
+        created_at: now,
+        status: ExecStatus::Ready,
+        attempt: 0,
+        fencing_token: 0,
+        lease_owner: None,
+        lease_until: None,
+        available_at: now_ms,
+        def_version: parent.def_version,
+        definition,
+        missed_range: parent.missed_range,
+        last_error: None,
+        cancel_requested: false,
+        timeline: vec![AuditEvent {
+            at: now_ms,
+            actor: actor.to_string(),
+            from: None,
+            to: ExecStatus::Ready,
+            attempt: 0,
+            token: 0,
+            code: Some(FAN_OUT_CODE.to_string()),
+        }],
+        child: Some(key),
+        children: None,
+    }
+}
+
+fn invalid(field: impl Into<String>, reason: impl Into<String>) -> ValidationError {
+    ValidationError { field: field.into(), reason: reason.into() }
+}
+
+/// Checks `shards` and `broadcast` (called by [`JobDefinition::validate_with`]).
+pub fn validate(def: &JobDefinition) -> Result<(), ValidationError> {
+    if def.shards.is_some() && def.broadcast.is_some() {
+        return Err(invalid(
+            "broadcast",
+            "a job is sharded (shards) or broadcast, not both: shards split one run's data, broadcast runs everything per member",
+        ));
+    }
+    if let Some(n) = def.shards {
+        if n == 0 || n > MAX_CHILDREN {
+            return Err(invalid("shards", format!("must be between 1 and {MAX_CHILDREN}")));
+        }
+    }
+    if let Some(b) = &def.broadcast {
+        if b.members.is_empty() || b.members.len() > MAX_CHILDREN as usize {
+            return Err(invalid("broadcast.members", format!("must list 1 to {MAX_CHILDREN} members")));
+        }
+        let mut seen = std::collections::HashSet::new();
+        for (i, m) in b.members.iter().enumerate() {
+            crate::keys::validate_id("member", m)
+                .map_err(|e| invalid(format!("broadcast.members[{i}]"), e.reason))?;
+            if !seen.insert(m.as_str()) {
+                return Err(invalid(format!("broadcast.members[{i}]"), format!("{m:?} is listed twice")));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Target;
+    use crate::schedule::ScheduleSpec;
+
+    fn def() -> JobDefinition {
+        JobDefinition::new(ScheduleSpec::new("rate(1 minute)", "UTC"), Target::http("https://example.com"))
+    }
+
+    #[test]
+    fn child_keys_round_trip_through_tags_and_sort_parts() {
+        for k in [ChildKey::Shard(0), ChildKey::Shard(99), ChildKey::Member("eu-west-1".into())] {
+            assert_eq!(ChildKey::parse(&k.tag()), Some(k.clone()));
+            assert_eq!(ChildKey::parse(&k.sort_part()), Some(k.clone()));
+        }
+        assert!(ChildKey::Shard(2).sort_part() < ChildKey::Shard(10).sort_part());
+        for bad in ["", "s", "sx", "s123456", "m-", "m-a#b", "x-1", "m-a.b"] {
+            assert_eq!(ChildKey::parse(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_parent_ends_when_every_child_is_counted_and_names_the_failing_ones() {
+        let mut t = Tally { total: 3, ..Default::default() };
+        assert_eq!(verdict(&t), None);
+        t.finished.insert("s0".into(), ExecStatus::Succeeded);
+        t.finished.insert("s10".into(), ExecStatus::Dead);
+        assert_eq!(verdict(&t), None, "one child still open");
+        t.finished.insert("s2".into(), ExecStatus::Failed);
+        let Some(ParentEnd::Failed { failed, message }) = verdict(&t) else { panic!("failed expected") };
+        assert_eq!(failed, vec!["s2".to_string(), "s10".to_string()]);
+        assert_eq!(message, "2 of 3 children did not succeed: s2 (FAILED), s10 (DEAD)");
+        let ok = Tally {
+            total: 2,
+            finished: [("s0".into(), ExecStatus::Succeeded), ("s1".into(), ExecStatus::Succeeded)].into(),
+        };
+        assert_eq!(verdict(&ok), Some(ParentEnd::Succeeded));
+    }
+
+    #[test]
+    fn validation_names_the_field() {
+        let field = |d: &JobDefinition| validate(d).err().map(|e| e.field);
+        let mut d = def();
+        assert_eq!(field(&d), None);
+        d.shards = Some(0);
+        assert_eq!(field(&d).as_deref(), Some("shards"));
+        d.shards = Some(MAX_CHILDREN + 1);
+        assert_eq!(field(&d).as_deref(), Some("shards"));
+        d.shards = Some(8);
+        assert_eq!(field(&d), None);
+        d.broadcast = Some(Broadcast { members: vec!["a".into()] });
+        assert_eq!(field(&d).as_deref(), Some("broadcast"), "both refused");
+        d.shards = None;
+        assert_eq!(field(&d), None);
+        d.broadcast = Some(Broadcast { members: vec![] });
+        assert_eq!(field(&d).as_deref(), Some("broadcast.members"));
+        d.broadcast = Some(Broadcast { members: vec!["a".into(), "b".into(), "a".into()] });
+        assert_eq!(field(&d).as_deref(), Some("broadcast.members[2]"));
+        d.broadcast = Some(Broadcast { members: vec!["a".into(), "b c".into()] });
+        assert_eq!(field(&d).as_deref(), Some("broadcast.members[1]"));
+    }
+
+    #[test]
+    fn a_child_is_an_ordinary_ready_execution_that_knows_only_its_own_shard() {
+        let mut d = def();
+        d.shards = Some(8);
+        d.concurrency = crate::model::ConcurrencyPolicy::Forbid;
+        d.start_deadline_secs = Some(60);
+        let keys = plan(&d).unwrap_or_default();
+        assert_eq!(keys.len(), 8);
+        let at = crate::store::items::ms_to_dt(1_764_469_800_000);
+        let cfg = crate::config::Config::local("x-", &["default"], 8);
+        let job = crate::model::Job::new(&cfg, "acme", "settle", d, at).unwrap_or_else(|e| panic!("{e}"));
+        let sched = crate::schedule::Schedule::parse(&job.definition.schedule, at)
+            .unwrap_or_else(|e| panic!("{e:?}"));
+        let parent = Execution::ready(&job, &sched, at, None, at, "tick:1");
+        assert!(fans_out(&parent));
+        let c = child_of(&parent, keys[3].clone(), at, "worker:w");
+        assert!(!fans_out(&c), "a child never fans out again");
+        assert_eq!(c.definition.concurrency, crate::model::ConcurrencyPolicy::Allow);
+        assert_eq!(c.definition.start_deadline_secs, None);
+        assert_eq!(
+            Position::of(&c),
+            Position { shard_index: Some(3), shard_total: Some(8), ..Default::default() }
+        );
+        assert_eq!(c.id(), "settle@1764469800000.s3");
+        assert_eq!(c.global_id(), "acme:settle@1764469800000.s3");
+        assert_ne!(c.global_id(), parent.global_id());
+    }
+}

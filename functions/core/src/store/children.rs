@@ -1,0 +1,198 @@
+//! Parent and child executions (`docs/children.md`): the parent's fenced move to WAITING, the
+//! children's tally on the parent, the parent's completion, and the Query of a fire's
+//! children. Children themselves are ordinary execution items (put with
+//! [`ExecStore::put_new`], claimed and finished like any other).
+//!
+//! - [`ExecStore::await_children`]: RUNNING → WAITING `IF st = RUNNING AND tok = mine AND lo = me`,
+//!   setting the child count `kn` and an empty tally `kc`: a zombie parent worker cannot move it.
+//! - [`ExecStore::record_child`]: `SET kc.{tag} = {status} IF st = WAITING`: one map entry per
+//!   child, so recording the same child twice (a retried write, the reconciler after a worker)
+//!   counts it once. Only the worker whose fenced finish of the child succeeded records it.
+//! - [`ExecStore::complete_parent`]: WAITING → SUCCEEDED | FAILED `IF st = WAITING AND tok = T`:
+//!   whoever completes the tally first (the last child's worker, or the reconciler) ends it once.
+
+use super::error::StoreError;
+use super::executions::{ExecKey, ExecStore, FinishResult};
+use super::expr::{Expr, WithExpr};
+use super::items::{self, attr, n};
+use crate::execution::children::{ParentEnd, Tally, CHILDREN_FAILED_CODE, FAN_OUT_CODE};
+use crate::execution::claim::Fence;
+use crate::keys;
+use crate::model::{AuditEvent, ExecStatus, Execution};
+use aws_sdk_dynamodb::types::AttributeValue;
+use chrono::{DateTime, Utc};
+
+fn s(v: impl Into<String>) -> AttributeValue {
+    AttributeValue::S(v.into())
+}
+
+impl ExecStore {
+    /// The parent's fan-out is done (its children exist): RUNNING → WAITING with `total`
+    /// children, if `fence` still holds it. The lease is given up (nobody runs a waiting
+    /// parent) and the reconciler looks at it at `next_look` (ms), the backstop for a tally
+    /// whose last write was lost.
+    pub async fn await_children(
+        &self,
+        key: &ExecKey,
+        fence: &Fence,
+        total: u32,
+        next_look: i64,
+        now: DateTime<Utc>,
+    ) -> Result<FinishResult, StoreError> {
+        let ev = AuditEvent {
+            at: now.timestamp_millis(),
+            actor: format!("worker:{}", fence.owner),
+            from: Some(ExecStatus::Running),
+            to: ExecStatus::Waiting,
+            attempt: fence.attempt,
+            token: fence.token,
+            code: Some(FAN_OUT_CODE.into()),
+        };
+        let mut e = Expr::default();
+        e.set(attr::STATUS, s(ExecStatus::Waiting.as_str()))
+            .set(attr::CHILDREN, n(total))
+            .set(attr::CHILD_RESULTS, AttributeValue::M(Default::default()))
+            .set(attr::OPEN_PK, s(keys::open_partition(keys::open_part(&key.tenant, &key.job_id))))
+            .set(attr::OPEN_DUE, n(next_look))
+            .append_event(&ev)
+            .remove(attr::LEASE_UNTIL)
+            .cond_eq(attr::STATUS, s(ExecStatus::Running.as_str()))
+            .cond_eq(attr::TOKEN, n(fence.token))
+            .cond_eq(attr::LEASE_OWNER, s(&fence.owner));
+        Ok(match self.cas(key, "UpdateItem(await children)", e).await? {
+            Ok(_) => FinishResult::Done,
+            Err(old) => {
+                let cur = old.as_ref().and_then(|i| items::snapshot_from_item(i).ok());
+                FinishResult::TakenOver {
+                    status: cur.as_ref().map(|c| c.exec.status),
+                    token: cur.as_ref().map(|c| c.exec.fencing_token),
+                }
+            }
+        })
+    }
+
+    /// Records child `child`'s final `status` in its parent's tally, while the parent waits.
+    /// Returns the parent as it is now, or `None` when it no longer waits (already complete,
+    /// cancelled) or does not exist.
+    pub async fn record_child(
+        &self,
+        child: &ExecKey,
+        status: ExecStatus,
+    ) -> Result<Option<Execution>, StoreError> {
+        let Some(c) = &child.child else { return Ok(None) };
+        let mut e = Expr::default();
+        e.set_entry(attr::CHILD_RESULTS, &c.tag(), s(status.as_str()))
+            .cond_eq(attr::STATUS, s(ExecStatus::Waiting.as_str()));
+        match self.cas(&child.parent(), "UpdateItem(record child)", e).await? {
+            Ok(item) => Ok(Some(items::execution_from_item(&item)?)),
+            Err(_) => Ok(None),
+        }
+    }
+
+    /// Counts child `child`'s final `status` on its waiting parent and, if it was the last,
+    /// ends the parent (as `actor`) and frees the job's concurrency slot the parent held.
+    /// Returns the parent's end if this call ended it.
+    pub async fn count_child(
+        &self,
+        child: &ExecKey,
+        status: ExecStatus,
+        actor: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Option<ParentEnd>, StoreError> {
+        let Some(parent) = self.record_child(child, status).await? else { return Ok(None) };
+        let Some(end) = parent.children.as_ref().and_then(crate::execution::children::verdict) else {
+            return Ok(None);
+        };
+        let pkey = child.parent();
+        if !self.complete_parent(&pkey, &parent, &end, actor, now).await? {
+            return Ok(None);
+        }
+        if parent.definition.concurrency != crate::model::ConcurrencyPolicy::Allow {
+            super::slots::release_slot(self.client(), self.table(), &pkey).await?;
+        }
+        Ok(Some(end))
+    }
+
+    /// WAITING → the parent's end, once, if it still waits at `token`: the audit event, the
+    /// error naming the children that did not succeed, the `attention` keys of a FAILED
+    /// parent, and out of the `open` index. False if someone else ended it first.
+    pub async fn complete_parent(
+        &self,
+        key: &ExecKey,
+        parent: &Execution,
+        end: &ParentEnd,
+        actor: &str,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        let to = end.status();
+        let ev = AuditEvent {
+            at: now.timestamp_millis(),
+            actor: actor.to_string(),
+            from: Some(ExecStatus::Waiting),
+            to,
+            attempt: parent.attempt,
+            token: parent.fencing_token,
+            code: matches!(end, ParentEnd::Failed { .. }).then(|| CHILDREN_FAILED_CODE.to_string()),
+        };
+        let mut e = Expr::default();
+        e.set(attr::STATUS, s(to.as_str())).append_event(&ev).remove(attr::OPEN_PK).remove(attr::OPEN_DUE);
+        if let ParentEnd::Failed { message, .. } = end {
+            e.set(attr::ERR_CODE, s(CHILDREN_FAILED_CODE))
+                .set(attr::ERR_MSG, s(truncate(message)))
+                .set(attr::ATT_PK, s(keys::attention_pk(&key.tenant, to.as_str())))
+                .set(attr::ATT_SK, s(keys::attention_sk(key.scheduled_ms, &key.job_id)));
+        }
+        e.cond_eq(attr::STATUS, s(ExecStatus::Waiting.as_str()))
+            .cond_eq(attr::TOKEN, n(parent.fencing_token));
+        Ok(self.cas(key, "UpdateItem(complete parent)", e).await?.is_ok())
+    }
+
+    /// Every child of the fire `parent` (strongly consistent, all pages), in key order: shards
+    /// by index, members by name.
+    pub async fn children_of(&self, parent: &ExecKey) -> Result<Vec<Execution>, StoreError> {
+        let mut start = None;
+        let mut found = Vec::new();
+        loop {
+            let mut e = Expr::new();
+            e.key_eq(attr::PK, s(parent.pk()))
+                .key_begins_with(attr::SK, &keys::children_sk_prefix(parent.scheduled_ms));
+            let out = self
+                .client()
+                .query()
+                .table_name(self.table())
+                .expr(e)
+                .consistent_read(true)
+                .set_exclusive_start_key(start.take())
+                .send()
+                .await
+                .map_err(|e| StoreError::from_sdk("Query(children)", e))?;
+            for item in out.items() {
+                found.push(items::execution_from_item(item)?);
+            }
+            match out.last_evaluated_key {
+                Some(k) if !k.is_empty() => start = Some(k),
+                _ => return Ok(found),
+            }
+        }
+    }
+
+    /// The tally of a waiting parent recomputed from its children themselves (the
+    /// reconciler's backstop): every final child's status. Writes nothing.
+    pub fn tally_from(total: u32, children: &[Execution]) -> Tally {
+        Tally {
+            total,
+            finished: children
+                .iter()
+                .filter(|c| c.status.is_terminal())
+                .filter_map(|c| Some((c.child.as_ref()?.tag(), c.status)))
+                .collect(),
+        }
+    }
+}
+
+fn truncate(m: &str) -> String {
+    match m.char_indices().nth(super::executions::MAX_ERROR_MESSAGE_CHARS) {
+        Some((i, _)) => format!("{}…", &m[..i]),
+        None => m.to_string(),
+    }
+}
