@@ -76,6 +76,13 @@ pub async fn require_emulator(clients: &Clients) -> Result<()> {
     }
 }
 
+/// Whether the tests run against moto (`SUNDIAL_EMULATOR=moto`, as `scripts/test.sh` sets for its
+/// second pass): its SQS send walks the whole queue (docs/trigger.md), so a test that queues
+/// thousands of messages scales its backlog down there.
+pub fn on_moto() -> bool {
+    std::env::var("SUNDIAL_EMULATOR").is_ok_and(|v| v == "moto")
+}
+
 /// A unique name prefix for one test: `t{pid}-{n}-{label}-`.
 pub fn unique_prefix(label: &str) -> String {
     static N: AtomicU32 = AtomicU32::new(0);

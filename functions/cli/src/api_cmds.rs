@@ -802,3 +802,24 @@ mod children_flags {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod priority_flag {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(clap::Parser)]
+    struct Cmd {
+        #[command(flatten)]
+        spec: JobSpec,
+    }
+
+    #[test]
+    fn priority_sets_the_definition_field_in_lower_case() {
+        let cmd = Cmd::try_parse_from(["jobs-create", "j", "--priority", "LOW"]).expect("parses");
+        let def = cmd.spec.apply(Map::new()).expect("applies");
+        assert_eq!(def["priority"], json!("low"));
+        let cmd = Cmd::try_parse_from(["jobs-create", "j"]).expect("parses");
+        assert!(cmd.spec.apply(Map::new()).expect("applies").get("priority").is_none());
+    }
+}

@@ -54,7 +54,12 @@ async fn a_saturated_low_lane_answers_429_with_retry_after_for_its_work_only() {
     let h =
         Harness::with_settings("prio-429", &["default"], at("2026-12-01T10:00:10Z"), low_saturates_at(20))
             .await;
+    let mut early = job_body("early", "0 0 * * * *");
+    early["priority"] = json!("low");
+    assert_eq!(h.post("acme", "/v1/jobs", &early).await.status, 201, "created while the lane was calm");
     fill_low_lane(&h, 20).await;
+    // (a lane's depth is cached for 10 s: the next reads come after that)
+    h.clock.set(at("2026-12-01T10:00:25Z"));
     // WHEN a low-priority job is created, THEN 429 saturated + Retry-After, and no job
     let mut low = job_body("low", "0 0 * * * *");
     low["priority"] = json!("low");
@@ -62,6 +67,10 @@ async fn a_saturated_low_lane_answers_429_with_retry_after_for_its_work_only() {
     assert_eq!((a.status, a.body["error"]["code"].as_str()), (429, Some("saturated")), "{}", a.body);
     assert_eq!(a.header("retry-after"), Some("45"), "{:?}", a.headers);
     assert_eq!(h.get("acme", "/v1/jobs/low").await.status, 404);
+    // AND triggering the low job made before is refused the same way
+    let t = h.post("acme", "/v1/jobs/early/trigger", &json!({})).await;
+    assert_eq!((t.status, t.body["error"]["code"].as_str()), (429, Some("saturated")), "{}", t.body);
+    assert_eq!(t.header("retry-after"), Some("45"), "{:?}", t.headers);
     // AND a normal job is created and triggered (main lane, calm)
     h.create("acme", "hourly", "0 0 * * * *").await;
     let t = h.post("acme", "/v1/jobs/hourly/trigger", &json!({})).await;
