@@ -21,6 +21,24 @@ step "tools: rustfmt, clippy, cargo-lambda"
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
 . scripts/tools.sh
 
+step "tools: chromium and chromedriver (the console's browser test, functions/cli/tests/console.rs)"
+if command -v chromium >/dev/null && command -v chromedriver >/dev/null; then
+  echo "present: $(chromium --version 2>/dev/null | head -1)"
+elif [ "${CONSOLE_BROWSER_TESTS:-}" = skip ]; then
+  echo "missing, and CONSOLE_BROWSER_TESTS=skip: the browser test skips itself"
+else
+  sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo -n"
+  if command -v apt-get >/dev/null && $sudo true 2>/dev/null; then
+    $sudo apt-get update -qq && $sudo apt-get install -y -qq chromium chromium-driver >/dev/null
+  fi
+  if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
+    echo "error: the console's browser test needs Chromium and chromedriver, and they could not be installed here." >&2
+    echo "       Install Debian's 'chromium' and 'chromium-driver' (apt-get install -y chromium chromium-driver)," >&2
+    echo "       or set CONSOLE_BROWSER_TESTS=skip to run every other test without it." >&2
+    exit 1
+  fi
+fi
+
 # use_emulator <kind> <port>: points this shell at it, starting it if it does not answer.
 stops=()
 use_emulator() {

@@ -4,6 +4,7 @@
  *   -c sundial:assetsDir=build/assets      built Rust functions (default: committed placeholders)
  *   -c sundial:manifestPath=../Cargo.toml  build them at synth with cargo-lambda-cdk (needs cargo lambda or Docker)
  *   -c sundial:jwtIssuer=https://issuer/ -c sundial:jwtAudience=aud1,aud2   JWT auth (default IAM)
+ *   -c sundial:consoleClientId=abc123       the web console's OIDC client id (JWT auth; docs/console.md)
  *   -c sundial:stackName=Sundial-prod
  */
 import * as path from 'node:path';
@@ -33,6 +34,8 @@ interface RawConfig {
   jwtAudience?: string | string[];
   /** JWT auth: the claim that carries the tenant (must be one users cannot set themselves). */
   tenantClaim?: string;
+  /** JWT auth: the web console's OIDC client id (a public client; redirect URI {ApiUrl}/console). */
+  consoleClientId?: string;
   /** IAM auth: `principalTag` (default: the caller's `tenantTag` tag) or `account`. */
   iamTenancy?: 'principalTag' | 'account';
   /** IAM auth: the tag naming a principal's tenant (default `sundial-tenant`). */
@@ -86,6 +89,7 @@ export function appConfig(ctx: (key: string) => unknown, baseDir: string): AppCo
     scheduler: {
       apiAuth,
       tenantClaim: flat('tenantClaim') as string | undefined,
+      consoleClientId: flat('consoleClientId') as string | undefined,
       pools,
       shards: flat('shards') !== undefined ? Number(flat('shards')) : undefined,
       tableNamePrefix: flat('tableNamePrefix') as string | undefined,

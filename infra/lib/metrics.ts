@@ -10,6 +10,8 @@ const catalogue = loadResources().metrics;
 
 export const METRIC_NAMESPACE = catalogue.namespace;
 export const POOL_DIMENSION = catalogue.poolDimension;
+/** The dimension of the resource-limit metrics (`ResourceWaits`, `ResourceHolders`, ...). */
+export const RESOURCE_DIMENSION = catalogue.resourceDimension;
 
 /** Metric names by logical name (`Metrics.startLag` is `StartLagMs`, ...). */
 export const Metrics = catalogue.names;

@@ -103,9 +103,16 @@ export interface EnvNames {
   readonly tenancy: string;
   readonly tenantTag: string;
   readonly quotaMaxJobs: string;
+  readonly operatorTenants: string;
   readonly quotaMinIntervalSecs: string;
   readonly quotaApiExecutionsPerMinute: string;
   readonly quotaTriggersPerMinute: string;
+  readonly backpressureDeferDepth: string;
+  readonly backpressureDeferSecs: string;
+  readonly backpressureSaturatedDepth: string;
+  readonly consoleIssuer: string;
+  readonly consoleClientId: string;
+  readonly consoleLogGroups: string;
   readonly apiUrl: string;
   readonly token: string;
   readonly auth: string;
@@ -138,6 +145,9 @@ export interface Defaults {
   readonly quotaMinIntervalSecs: number;
   readonly quotaApiExecutionsPerMinute: number;
   readonly quotaTriggersPerMinute: number;
+  readonly backpressureDeferDepth: number;
+  readonly backpressureDeferSecs: number;
+  readonly backpressureSaturatedDepth: number;
   readonly apiUrl: string;
   readonly emulatorPort: number;
 }
@@ -155,6 +165,8 @@ export interface EnvLoader {
 export interface MetricDefs {
   readonly namespace: string;
   readonly poolDimension: string;
+  /** The dimension of the per-resource metrics (resource limits, docs/resources.md). */
+  readonly resourceDimension: string;
   readonly names: {
     /** Enqueue − due of each fire, floored at 0 (tick). */
     readonly scheduleLag: string;
@@ -254,6 +266,11 @@ export function resources(): Resources {
 /** Queue of pool `p`: `{prefix}{p}` (the Rust side derives the same name from the prefix env var). */
 export function queueName(prefix: string, pool: string): string {
   return `${prefix}${pool}`;
+}
+
+/** Low lane of pool `p`: `{prefix}{p}-low` (low priority and backfills; docs/priority.md). */
+export function lowQueueName(prefix: string, pool: string): string {
+  return `${prefix}${pool}-low`;
 }
 
 /** Dead-letter queue of pool `p`: `{prefix}{p}{dlqSuffix}`. */

@@ -40,8 +40,8 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { RustFunction } from 'cargo-lambda-cdk';
 import { Construct, IConstruct } from 'constructs';
 import { ResolvedCode, SundialCode } from './code';
-import { METRIC_NAMESPACE, Metrics, POOL_DIMENSION } from './metrics';
-import { Binary, dlqName, PACKAGE_ROOT, queueName, resources, SettingName, settingsOf, TableDef, validatePoolName } from './resources';
+import { METRIC_NAMESPACE, Metrics, POOL_DIMENSION, RESOURCE_DIMENSION } from './metrics';
+import { Binary, dlqName, lowQueueName, PACKAGE_ROOT, queueName, resources, SettingName, settingsOf, TableDef, validatePoolName } from './resources';
 import { TOOLKIT_TABLES, ToolkitTableName } from './toolkit';
 
 /** How a pool's executions are run. */
@@ -80,6 +80,14 @@ export interface PoolProps {
   readonly memoryLimitMiB?: number;
   /** Alarm when the oldest message in the pool queue is older than this (default 5 minutes). */
   readonly queueAgeAlarmThreshold?: Duration;
+  /**
+   * Lambda pools: the maximum concurrency of the low lane's event source (2-1000, default 2):
+   * low-priority and backfilled executions never take more than this many worker invocations
+   * (docs/priority.md). ECS workers read the low lane only when the main queue is empty.
+   */
+  readonly lowMaxConcurrency?: number;
+  /** Alarm when the oldest message in the pool's low lane is older than this (default 30 minutes): low work is starved. */
+  readonly lowLaneAgeAlarmThreshold?: Duration;
   /** ECS pools: executions one task runs at once, 1-1000 (`SUNDIAL_WORKER_SLOTS`, default 10: one full receive of 10 messages per round). */
   readonly slots?: number;
   /**
@@ -87,6 +95,19 @@ export interface PoolProps {
    * (`SUNDIAL_SHUTDOWN_GRACE_SECS`, default 25 s; below the container's 120 s stop timeout).
    */
   readonly shutdownGrace?: Duration;
+}
+
+/**
+ * Back-pressure (docs/priority.md): lane depths (visible messages) at which the tick defers
+ * low-priority fires and the API refuses new work. Defaults: resources.json `defaults`.
+ */
+export interface BackpressureProps {
+  /** A pool's main queue or low lane this deep defers its low-priority fires (`SUNDIAL_BACKPRESSURE_DEFER_DEPTH`, default 1000). */
+  readonly deferDepth?: number;
+  /** How long a deferred fire's message is held, 1-900 s; also the 429's Retry-After (`SUNDIAL_BACKPRESSURE_DEFER_SECS`, default 60). */
+  readonly deferSecs?: number;
+  /** A lane this deep answers create, trigger-now and backfill of work for it with 429 `saturated` (`SUNDIAL_BACKPRESSURE_SATURATED_DEPTH`, default 20000). */
+  readonly saturatedDepth?: number;
 }
 
 /** The tick's tunables (the tick and scan functions). Defaults: resources.json `defaults`. */
@@ -347,10 +368,22 @@ export interface SundialSchedulerProps {
   readonly tick?: TickProps;
   /** Settings of every worker. */
   readonly workers?: WorkerProps;
+  /**
+   * The web console's OIDC client id at the JWT issuer (`SUNDIAL_CONSOLE_CLIENT_ID`): a public
+   * client (authorization code + PKCE, no secret) whose redirect URI is `{apiUrl}/console`.
+   * Unset: the console has no sign-in (docs/console.md). JWT auth only.
+   */
+  readonly consoleClientId?: string;
   /** The JWT claim that carries the tenant, e.g. `custom:tenant` with Cognito (`SUNDIAL_TENANT_CLAIM`, default `tenant`). */
   readonly tenantClaim?: string;
   /** Per-tenant quotas of the API. */
   readonly quotas?: QuotaProps;
+  /**
+   * Tenants whose callers are platform operators (`SUNDIAL_OPERATOR_TENANTS`): only they may set
+   * and delete resource limits (`PUT /v1/resources/{name}`), which bound every tenant's jobs at
+   * once (docs/resources.md). Default: none (nobody can set one through the API).
+   */
+  readonly operatorTenants?: string[];
   /** The API stage's throttle. */
   readonly apiThrottle?: ApiThrottleProps;
   /**
@@ -364,6 +397,8 @@ export interface SundialSchedulerProps {
    * gets the same through `AWS_LAMBDA_LOG_FORMAT` and `AWS_LAMBDA_LOG_LEVEL`). Default INFO.
    */
   readonly logLevel?: lambda.ApplicationLogLevel;
+  /** Back-pressure thresholds (docs/priority.md). */
+  readonly backpressure?: BackpressureProps;
 }
 
 /** What was created for one pool. */
@@ -371,6 +406,8 @@ export interface SundialPool {
   readonly name: string;
   readonly kind: WorkerKind;
   readonly queue: sqs.Queue;
+  /** The low lane `{prefix}{pool}-low`: low-priority and backfilled executions (docs/priority.md). */
+  readonly lowQueue: sqs.Queue;
   readonly dlq: sqs.Queue;
   readonly runTimeout: Duration;
   /** Lambda pools. */
@@ -533,7 +570,18 @@ export class SundialScheduler extends Construct {
         enforceSSL: true,
         deadLetterQueue: { queue: dlq, maxReceiveCount: r.queues.maxReceiveCount },
       });
-      return { p, kind, runTimeout, queue, dlq };
+      // The low lane: same settings and DLQ; workers read it after the main queue.
+      const lowQueue = new sqs.Queue(this, `Pool-${p.name}-LowQueue`, {
+        ...qo.all,
+        ...qo.queues,
+        queueName: lowQueueName(this.queuePrefix, p.name),
+        retentionPeriod: retention,
+        visibilityTimeout: Duration.seconds(visibility),
+        ...encryption,
+        enforceSSL: true,
+        deadLetterQueue: { queue: dlq, maxReceiveCount: r.queues.maxReceiveCount },
+      });
+      return { p, kind, runTimeout, queue, lowQueue, dlq };
     });
 
     // ---- env contract ----------------------------------------------------------------------
@@ -575,12 +623,14 @@ export class SundialScheduler extends Construct {
       // Delivery retries only within the minute: a tick delivered later is superseded by the next.
       targets: [new targets.LambdaFunction(this.tickFunction, { retryAttempts: 2, maxEventAge: Duration.minutes(1) })],
     });
-    const poolQueueArns = queues.map((q) => q.queue.queueArn);
+    // Both lanes of every pool (docs/priority.md).
+    const poolQueueArns = queues.flatMap((q) => [q.queue.queueArn, q.lowQueue.queueArn]);
     for (const fn of [this.tickFunction, this.scanFunction]) {
       allow(fn, ['dynamodb:Query'], [indexArn(this.jobsTable, 'due')]);
       allow(fn, ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], [this.jobsTable.tableArn]);
       allow(fn, ['dynamodb:GetItem', 'dynamodb:PutItem'], [this.executionsTable.tableArn]);
-      allow(fn, ['sqs:SendMessage', 'sqs:GetQueueUrl'], poolQueueArns);
+      // GetQueueAttributes: lane depths, the back-pressure signal that defers low-priority fires.
+      allow(fn, ['sqs:SendMessage', 'sqs:GetQueueUrl', 'sqs:GetQueueAttributes'], poolQueueArns);
     }
     allow(this.tickFunction, ['lambda:InvokeFunction'], [this.scanFunction.functionArn]);
 
@@ -648,20 +698,37 @@ export class SundialScheduler extends Construct {
             ...(batchingWindow && batchingWindow.toSeconds() > 0 ? { maxBatchingWindow: batchingWindow } : {}),
           }),
         );
-        pool = { name: q.p.name, kind: 'lambda', queue: q.queue, dlq: q.dlq, runTimeout: q.runTimeout, worker, role: worker.role! };
+        // The low lane's own event source, capped: low work never takes more than this many
+        // invocations, whatever its backlog (docs/priority.md).
+        const lowMaxConcurrency = q.p.lowMaxConcurrency ?? 2;
+        if (!Number.isInteger(lowMaxConcurrency) || lowMaxConcurrency < 2 || lowMaxConcurrency > 1000) {
+          throw new Error(`pool ${q.p.name}: lowMaxConcurrency must be 2-1000 (SQS event source limit)`);
+        }
+        worker.addEventSource(
+          new SqsEventSource(q.lowQueue, { batchSize: 10, reportBatchItemFailures: true, maxConcurrency: lowMaxConcurrency }),
+        );
+        pool = { name: q.p.name, kind: 'lambda', queue: q.queue, lowQueue: q.lowQueue, dlq: q.dlq, runTimeout: q.runTimeout, worker, role: worker.role! };
       } else {
         const env = envOf('worker-ecs', { pool: q.p.name, ...this.ecsSettings(q.p) });
-        pool = this.ecsPool(q.p, q.queue, q.dlq, q.runTimeout, env, props);
+        if (q.p.lowMaxConcurrency !== undefined) throw new Error(`pool ${q.p.name}: lowMaxConcurrency applies to Lambda pools only`);
+        pool = { ...this.ecsPool(q.p, q.queue, q.dlq, q.runTimeout, env, props), lowQueue: q.lowQueue };
       }
       this.grantWorker(pool.role, q.queue, q.dlq, props);
+      this.grantWorker(pool.role, q.lowQueue, q.dlq, props);
       this.pools.push(pool);
     }
 
     // ---- api -------------------------------------------------------------------------------
+    // The workers' log groups, for the web console's Logs Insights links by execution id.
+    const workerLogGroups = this.pools.map((p) =>
+      p.kind === 'lambda' && p.worker
+        ? p.worker.logGroup.logGroupName
+        : (this.node.findChild(`WorkerEcs-${p.name}Logs`) as logs.LogGroup).logGroupName,
+    );
     this.apiFunction = this.rustFunction('Api', 'api', this.overrides.api, {
       timeout: Duration.seconds(29),
       memorySize: 256,
-      environment: envOf('api'),
+      environment: envOf('api', { consoleLogGroups: workerLogGroups.join(',') }),
       description: 'Sundial HTTP API',
     });
     // Tenant scoping is enforced in the api code: every key it builds starts with T#{tenant}#,
@@ -678,7 +745,8 @@ export class SundialScheduler extends Construct {
     );
     // Trigger-now, backfill and dead-letter replay create READY executions and send them to their
     // pool's queue; without this they would answer 500 and leave the executions to the reconciler.
-    allow(this.apiFunction, ['sqs:SendMessage', 'sqs:GetQueueUrl'], poolQueueArns);
+    // GetQueueAttributes: lane depths, the back-pressure signal behind 429 `saturated`.
+    allow(this.apiFunction, ['sqs:SendMessage', 'sqs:GetQueueUrl', 'sqs:GetQueueAttributes'], poolQueueArns);
     if (tenancyOf(props.apiAuth) === 'iam-principal-tag') {
       // The caller's tenant is the tag on its role or user (functions/api/src/auth.rs).
       allow(this.apiFunction, ['iam:ListRoleTags'], [stack.formatArn({ service: 'iam', region: '', resource: 'role', resourceName: '*' })]);
@@ -695,12 +763,13 @@ export class SundialScheduler extends Construct {
     }
     allow(this.apiFunction, ['dynamodb:Query'], tables.map((t) => `${t.tableArn}/index/*`));
     // Quota counters (T#{tenant}#QUOTA) and Idempotency-Key records (T#{tenant}#IDEM#{key}) go
-    // back to nothing when a request is refused: DeleteItem, but only of those items.
+    // back to nothing when a request is refused: DeleteItem, but only of those items; and an
+    // operator deletes a resource limit (RESOURCES, docs/resources.md).
     this.apiFunction.addToRolePolicy(
       new iam.PolicyStatement({
         actions: ['dynamodb:DeleteItem'],
         resources: [this.jobsTable.tableArn],
-        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['T#*#QUOTA', 'T#*#IDEM#*'] } },
+        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['T#*#QUOTA', 'T#*#IDEM#*', 'RESOURCES'] } },
       }),
     );
     this.httpApi = new apigwv2.HttpApi(this, 'HttpApi', { description: 'Sundial API', createDefaultStage: false });
@@ -738,6 +807,15 @@ export class SundialScheduler extends Construct {
     const openapi = this.httpApi.addRoutes({ path: '/openapi.json', methods: [apigwv2.HttpMethod.GET], integration });
     for (const route of openapi) {
       acknowledge(route, 'AwsSolutions-APIG4', 'GET /openapi.json is public by design: the OpenAPI document describes the API and holds no tenant data; every other route needs JWT or IAM auth.');
+    }
+    // The web console's static files (docs/console.md) are public too: the same bytes for
+    // everyone, no tenant data; the page then calls the /v1 routes above with the user's token.
+    const consoleRoutes = [
+      ...this.httpApi.addRoutes({ path: '/console', methods: [apigwv2.HttpMethod.GET], integration }),
+      ...this.httpApi.addRoutes({ path: '/console/{file}', methods: [apigwv2.HttpMethod.GET], integration }),
+    ];
+    for (const route of consoleRoutes) {
+      acknowledge(route, 'AwsSolutions-APIG4', 'GET /console and /console/{file} are public by design: the web console\'s static files and its sign-in settings hold no tenant data; every data call goes to a /v1 route, which needs JWT or IAM auth.');
     }
     // The api reads every index of its own two tables (jobs: due, by_tenant; executions:
     // attention, open, ...): `index/*` under those two table ARNs, nothing else.
@@ -839,6 +917,7 @@ export class SundialScheduler extends Construct {
       }),
     ].join(',');
     const q = props.quotas ?? {};
+    const bp = props.backpressure ?? {};
     const claim = props.tenantClaim ?? d.tenantClaim;
     if (claim.length === 0) throw new Error('tenantClaim must not be empty');
     return {
@@ -867,10 +946,20 @@ export class SundialScheduler extends Construct {
       tenantClaim: claim,
       tenancy: tenancyOf(props.apiAuth),
       tenantTag: tenantTagOf(props.apiAuth, d.tenantTag),
+      // The web console signs in against the API's JWT issuer with its own public client id.
+      consoleIssuer: props.apiAuth.kind === 'jwt' ? props.apiAuth.issuer : '',
+      consoleClientId: consoleClientIdOf(props),
       quotaMaxJobs: int('quotas.maxJobs', q.maxJobs ?? d.quotaMaxJobs, 1, 4_294_967_295),
       quotaMinIntervalSecs: int('quotas.minIntervalSecs', q.minIntervalSecs ?? d.quotaMinIntervalSecs, 1, 86_400),
       quotaApiExecutionsPerMinute: int('quotas.apiExecutionsPerMinute', q.apiExecutionsPerMinute ?? d.quotaApiExecutionsPerMinute, 1, 4_294_967_295),
       quotaTriggersPerMinute: int('quotas.triggersPerMinute', q.triggersPerMinute ?? d.quotaTriggersPerMinute, 1, 4_294_967_295),
+      operatorTenants: (props.operatorTenants ?? []).map((t) => {
+        if (!/^[A-Za-z0-9_-]{1,64}$/.test(t)) throw new Error(`operatorTenants: ${JSON.stringify(t)} is not a tenant id`);
+        return t;
+      }).join(','),
+      backpressureDeferDepth: int('backpressure.deferDepth', bp.deferDepth ?? d.backpressureDeferDepth, 1, Number.MAX_SAFE_INTEGER),
+      backpressureDeferSecs: int('backpressure.deferSecs', bp.deferSecs ?? d.backpressureDeferSecs, 1, 900),
+      backpressureSaturatedDepth: int('backpressure.saturatedDepth', bp.saturatedDepth ?? d.backpressureSaturatedDepth, 1, Number.MAX_SAFE_INTEGER),
     };
   }
 
@@ -1077,7 +1166,7 @@ export class SundialScheduler extends Construct {
     runTimeout: Duration,
     env: Record<string, string>,
     props: SundialSchedulerProps,
-  ): SundialPool {
+  ): Omit<SundialPool, 'lowQueue'> {
     // One cluster (and, unless a VPC is given, one public-subnet VPC without NAT) for all ECS pools.
     const publicOnly = props.vpc === undefined;
     if (!this.ecsCluster) {
@@ -1303,6 +1392,22 @@ export class SundialScheduler extends Construct {
       comparisonOperator: cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       treatMissingData: cw.TreatMissingData.NOT_BREACHING,
     });
+    // Resource limits (docs/resources.md): a job names a resource whose limit was deleted, so its
+    // executions wait (fail closed) until an operator defines it again. Waits on a defined limit
+    // are the limit working and get a dashboard graph, not an alarm.
+    this.alarm('ResourceUndefined', {
+      alarmDescription:
+        'Sundial: executions wait for a resource that has no limit defined (deleted while jobs still name it); define it again (PUT /v1/resources/{name}) or remove it from those jobs',
+      metric: new cw.MathExpression({
+        expression: `SUM(SEARCH('{${METRIC_NAMESPACE},${RESOURCE_DIMENSION}} MetricName="${Metrics.resourceUndefined}"', 'Sum', 300))`,
+        label: 'Waits on undefined resources',
+        period: Duration.minutes(5),
+      }),
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: cw.TreatMissingData.NOT_BREACHING,
+    });
     this.alarm('ReconcileErrors', {
       alarmDescription: 'Sundial reconciler failed: stranded executions are not being repaired',
       metric: this.reconcileFunction.metricErrors({ period: Duration.minutes(5), statistic: 'Sum' }),
@@ -1326,6 +1431,24 @@ export class SundialScheduler extends Construct {
         left: [this.tickFunction.metricErrors({ period: minute }), this.scanFunction.metricErrors({ period: minute })],
         width: 12,
       }),
+      new cw.GraphWidget({
+        title: 'Resource limits: holders (max) and waits, per resource',
+        left: [
+          new cw.MathExpression({
+            expression: `SEARCH('{${METRIC_NAMESPACE},${RESOURCE_DIMENSION}} MetricName="${Metrics.resourceHolders}"', 'Maximum', 60)`,
+            label: 'holders',
+            period: minute,
+          }),
+        ],
+        right: [
+          new cw.MathExpression({
+            expression: `SEARCH('{${METRIC_NAMESPACE},${RESOURCE_DIMENSION}} MetricName="${Metrics.resourceWaits}"', 'Sum', 60)`,
+            label: 'waits',
+            period: minute,
+          }),
+        ],
+        width: 24,
+      }),
     );
 
     for (const pool of this.pools) {
@@ -1345,6 +1468,23 @@ export class SundialScheduler extends Construct {
         evaluationPeriods: 3,
         datapointsToAlarm: 3,
         comparisonOperator: cw.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      });
+      // Back-pressure (docs/priority.md): low work starved for long, or new work refused.
+      this.alarm(`Pool-${name}-LowLaneOldestMessage`, {
+        alarmDescription: `Sundial pool ${name}: low-priority work has waited too long (the pool is saturated with higher-priority work)`,
+        metric: pool.lowQueue.metricApproximateAgeOfOldestMessage({ period: minute, statistic: 'Maximum' }),
+        threshold: (p.lowLaneAgeAlarmThreshold ?? Duration.minutes(30)).toSeconds(),
+        evaluationPeriods: 3,
+        datapointsToAlarm: 3,
+        comparisonOperator: cw.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      });
+      this.alarm(`Pool-${name}-Saturated`, {
+        alarmDescription: `Sundial pool ${name}: the API refused new work because a lane was saturated (429 saturated)`,
+        metric: emf(Metrics.saturatedRefusals, name, 'Sum'),
+        threshold: 1,
+        evaluationPeriods: 1,
+        comparisonOperator: cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        treatMissingData: cw.TreatMissingData.NOT_BREACHING,
       });
       this.alarm(`Pool-${name}-ScheduleLag`, {
         alarmDescription: `Sundial pool ${name}: p99 schedule lag above ${lagThresholdMs} ms`,
@@ -1400,6 +1540,8 @@ export class SundialScheduler extends Construct {
             emf(Metrics.retries, name, 'Sum', 'retries'),
             emf(Metrics.misfires, name, 'Sum', 'misfires'),
             emf(Metrics.firesMissed, name, 'Sum', 'start deadlines missed'),
+            emf(Metrics.lowPriorityDeferred, name, 'Sum', 'low-priority fires deferred'),
+            emf(Metrics.saturatedRefusals, name, 'Sum', '429 saturated'),
           ],
           right: [pool.dlq.metricApproximateNumberOfMessagesVisible({ period: minute, statistic: 'Maximum', label: 'DLQ depth' })],
           width: 6,
@@ -1414,6 +1556,13 @@ export class SundialScheduler extends Construct {
 export function tenancyOf(auth: ApiAuth): 'jwt' | 'iam-principal-tag' | 'iam-account' {
   if (auth.kind === 'jwt') return 'jwt';
   return auth.tenancy === 'account' ? 'iam-account' : 'iam-principal-tag';
+}
+
+function consoleClientIdOf(props: SundialSchedulerProps): string {
+  const id = props.consoleClientId ?? '';
+  if (id !== '' && props.apiAuth.kind !== 'jwt') throw new Error('consoleClientId: the console signs in with OIDC, which needs apiAuth jwt');
+  if (!/^[\x21-\x7e]{0,256}$/.test(id)) throw new Error(`consoleClientId ${JSON.stringify(id)} is not a client id`);
+  return id;
 }
 
 function tenantTagOf(auth: ApiAuth, fallback: string): string {

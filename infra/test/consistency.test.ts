@@ -77,12 +77,12 @@ describe('CDK template matches resources.json', () => {
     }
   });
 
-  it('names queues {prefix}{pool} and DLQs {prefix}{pool}{dlqSuffix}, with the maxReceiveCount and retention', () => {
+  it('names queues {prefix}{pool}, low lanes {prefix}{pool}-low and DLQs {prefix}{pool}{dlqSuffix}, with the maxReceiveCount and retention', () => {
     const names = Object.values(b.template.findResources('AWS::SQS::Queue'))
       .map((q) => q.Properties.QueueName)
       .sort();
     const pools = ['default', 'bulk', 'long'];
-    assert.deepEqual(names, pools.flatMap((p) => [`acme-${p}`, `acme-${p}${def.queues.dlqSuffix}`]).sort());
+    assert.deepEqual(names, pools.flatMap((p) => [`acme-${p}`, `acme-${p}-low`, `acme-${p}${def.queues.dlqSuffix}`]).sort());
     for (const pool of s.pools) {
       const q = b.json.Resources[logicalId(b.stack, pool.queue)].Properties;
       assert.equal(q.RedrivePolicy.maxReceiveCount, def.queues.maxReceiveCount);

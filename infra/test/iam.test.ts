@@ -221,6 +221,10 @@ export function arnsOf(s: Synth, resource: string, pool?: string): string[] {
       return others.map((p) => queueArn(p.queue));
     case 'queue:other-dlq':
       return others.map((p) => queueArn(p.dlq));
+    case 'queue:low':
+      return own.map((p) => queueArn(p.lowQueue));
+    case 'queue:other-low':
+      return others.map((p) => queueArn(p.lowQueue));
     case 'queue:target':
       return [TARGET_QUEUE];
     case 'function:scan':

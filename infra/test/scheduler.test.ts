@@ -107,8 +107,8 @@ describe('queues', () => {
 
   it('deny every request not made over TLS', () => {
     const policies = Object.values(b.template.findResources('AWS::SQS::QueuePolicy'));
-    // one per queue: 2 pools x (queue + DLQ)
-    assert.equal(policies.length, 4);
+    // one per queue: 2 pools x (queue + low lane + DLQ)
+    assert.equal(policies.length, 6);
     for (const p of policies) {
       assert.ok(
         p.Properties.PolicyDocument.Statement.some(
@@ -221,7 +221,8 @@ describe('functions', () => {
 
   it('workers consume their pool queue with partial batch responses and maximum concurrency', () => {
     const maps = Object.values(b.template.findResources('AWS::Lambda::EventSourceMapping'));
-    assert.equal(maps.length, 2);
+    // the pool queue and its low lane (docs/priority.md; test/priority.test.ts)
+    assert.equal(maps.length, 4);
     const byPool = new Map(b.sundial.pools.map((p) => [p.name, p]));
     for (const [name, max] of [
       ['default', 20],
@@ -265,7 +266,8 @@ describe('least privilege', () => {
     assert.deepEqual(actionsOn(st, jobs), ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem']);
     assert.deepEqual(actionsOn(st, execs), ['dynamodb:GetItem', 'dynamodb:PutItem']);
     for (const pool of s.pools) {
-      assert.deepEqual(actionsOn(st, res(pool.queue.queueArn)), ['sqs:GetQueueUrl', 'sqs:SendMessage']);
+      // GetQueueAttributes: lane depths, the back-pressure signal (docs/priority.md)
+      assert.deepEqual(actionsOn(st, res(pool.queue.queueArn)), ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage']);
       assert.deepEqual(actionsOn(st, res(pool.dlq.queueArn)), [], 'the tick never writes to a DLQ');
     }
     assert.deepEqual(actionsOn(st, res(s.scanFunction.functionArn)), ['lambda:InvokeFunction']);
@@ -280,6 +282,7 @@ describe('least privilege', () => {
       'lambda:InvokeFunction',
       'logs:CreateLogStream',
       'logs:PutLogEvents',
+      'sqs:GetQueueAttributes',
       'sqs:GetQueueUrl',
       'sqs:SendMessage',
     ]);
@@ -383,11 +386,11 @@ describe('least privilege', () => {
     assert.deepEqual(actionsOn(st, b.stack.resolve(`${s.jobsTable.tableArn}/index/*`)), ['dynamodb:Query']);
     // trigger-now, backfill and replay send to every pool's queue, and to no DLQ
     for (const pool of s.pools) {
-      assert.deepEqual(actionsOn(st, b.stack.resolve(pool.queue.queueArn)), ['sqs:GetQueueUrl', 'sqs:SendMessage']);
+      assert.deepEqual(actionsOn(st, b.stack.resolve(pool.queue.queueArn)), ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage']);
       assert.deepEqual(actionsOn(st, b.stack.resolve(pool.dlq.queueArn)), []);
     }
     const actions = allActions(st);
-    assert.deepEqual(actions.filter((a) => a.startsWith('sqs:')).sort(), ['sqs:GetQueueUrl', 'sqs:SendMessage']);
+    assert.deepEqual(actions.filter((a) => a.startsWith('sqs:')).sort(), ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage']);
     assert.ok(!actions.includes('lambda:InvokeFunction'));
     assert.ok(!actions.includes('dynamodb:Scan'));
     assert.ok(!actions.includes('dynamodb:DeleteItem'));
@@ -549,6 +552,9 @@ describe('api', () => {
       AuthorizerId: { Ref: authId },
     });
     b.template.hasResourceProperties('AWS::ApiGatewayV2::Route', { RouteKey: 'GET /openapi.json', AuthorizationType: 'NONE' });
+    // The web console's static files are public; its data calls go through the proxy route.
+    b.template.hasResourceProperties('AWS::ApiGatewayV2::Route', { RouteKey: 'GET /console', AuthorizationType: 'NONE' });
+    b.template.hasResourceProperties('AWS::ApiGatewayV2::Route', { RouteKey: 'GET /console/{file}', AuthorizationType: 'NONE' });
     const [stage] = Object.values(b.template.findResources('AWS::ApiGatewayV2::Stage'));
     assert.equal(stage.Properties.StageName, '$default');
     assert.equal(stage.Properties.AutoDeploy, true);
@@ -593,12 +599,21 @@ describe('api', () => {
     assert.throws(() => build({ ...JWT_PROPS, quotas: { maxJobs: 0 } }), /quotas\.maxJobs/);
   });
 
-  it('may delete only quota counters and idempotency records', () => {
+  it('sets the operator tenants on the api and refuses a bad one', () => {
+    const env = (b: ReturnType<typeof build>) => b.template.findResources('AWS::Lambda::Function');
+    const api = (b: ReturnType<typeof build>) =>
+      Object.values(env(b)).map((f) => f.Properties.Environment?.Variables ?? {}).find((v) => v.SUNDIAL_TENANT_CLAIM !== undefined);
+    assert.equal(api(build())?.SUNDIAL_OPERATOR_TENANTS, '');
+    assert.equal(api(build({ ...JWT_PROPS, operatorTenants: ['ops', 'sre'] }))?.SUNDIAL_OPERATOR_TENANTS, 'ops,sre');
+    assert.throws(() => build({ ...JWT_PROPS, operatorTenants: ['a,b'] }), /operatorTenants/);
+  });
+
+  it('may delete only quota counters, idempotency records and resource limits', () => {
     const b = build();
     const stmts = roleStatements(b, b.sundial.apiFunction.role!).filter((st) => st.actions.includes('dynamodb:DeleteItem'));
     assert.equal(stmts.length, 1, JSON.stringify(stmts));
     assert.deepEqual(stmts[0].actions, ['dynamodb:DeleteItem']);
-    assert.deepEqual(stmts[0].condition, { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['T#*#QUOTA', 'T#*#IDEM#*'] } });
+    assert.deepEqual(stmts[0].condition, { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['T#*#QUOTA', 'T#*#IDEM#*', 'RESOURCES'] } });
   });
 
   it('can require IAM instead', () => {
@@ -627,8 +642,8 @@ describe('ECS pools', () => {
     assert.equal(env.SUNDIAL_POOL, 'long');
     assert.equal(env.SUNDIAL_PRIVATE_TARGET_CIDRS, '');
     assert.equal(env.SUNDIAL_POOLS, 'default,long');
-    // only the Lambda pool has an event source
-    b.template.resourceCountIs('AWS::Lambda::EventSourceMapping', 1);
+    // only the Lambda pool has event sources (its queue and its low lane)
+    b.template.resourceCountIs('AWS::Lambda::EventSourceMapping', 2);
     b.template.hasResourceProperties('AWS::ApplicationAutoScaling::ScalableTarget', { MaxCapacity: 4, MinCapacity: 1 });
   });
 

@@ -106,17 +106,20 @@ pub fn message_of(e: &Execution, enqueued_at: DateTime<Utc>) -> ExecMessage {
         scheduled_ms: e.scheduled_at.timestamp_millis(),
         fire_ms: e.fire_at.timestamp_millis(),
         enqueued_ms: enqueued_at.timestamp_millis(),
+        lane: sundial_core::priority::lane_of(e),
         child: e.child.as_ref().map(|c| c.sort_part()),
     }
 }
 
-/// Sends an execution's message to its pool queue with `delay_secs`.
+/// Sends an execution's message to its pool's queue (its lane's) with `delay_secs`.
 pub async fn enqueue(env: &TestEnv, e: &Execution, delay_secs: i32) -> Result<()> {
-    let body = serde_json::to_string(&message_of(e, Utc::now()))?;
+    let msg = message_of(e, Utc::now());
+    let body = serde_json::to_string(&msg)?;
+    let q = &env.queues[&e.definition.pool];
     env.clients
         .sqs
         .send_message()
-        .queue_url(env.queue_url(&e.definition.pool))
+        .queue_url(if msg.lane == sundial_core::priority::Lane::Low { &q.low_url } else { &q.url })
         .message_body(body)
         .delay_seconds(delay_secs)
         .send()
@@ -633,6 +636,16 @@ pub async fn worker_ecs_binary() -> Result<std::path::PathBuf> {
 /// margin and loopback webhook targets unless overridden). Killed when dropped.
 pub async fn spawn_worker_ecs(env: &TestEnv, extra: &[(&str, &str)]) -> Result<tokio::process::Child> {
     let bin = worker_ecs_binary().await?;
+    spawn_worker_ecs_from(&bin, env, extra)
+}
+
+/// [`spawn_worker_ecs`] with the binary already built ([`worker_ecs_binary`]): starts at once,
+/// without the `cargo build` check (a test that must spawn at a given moment).
+pub fn spawn_worker_ecs_from(
+    bin: &std::path::Path,
+    env: &TestEnv,
+    extra: &[(&str, &str)],
+) -> Result<tokio::process::Child> {
     let mut vars = function_env(
         env,
         &[

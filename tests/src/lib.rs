@@ -10,13 +10,14 @@
 //! Layout: [`clock`] (the [`clock::ManualClock`] every test that moves time uses), [`fixtures`]
 //! (executions, workers, a webhook server, a fenced resource), [`trigger`] (jobs and scans at a
 //! chosen instant), [`lambda_watch`] (functions under `cargo lambda watch`), [`bench`] (shared by
-//! the bench binaries).
+//! the bench binaries), [`fairness`] (the noisy-neighbour scenario of docs/priority.md).
 
 /// The Schemathesis release `scripts/tools.sh` installs (the API fuzzing test runs it).
 pub const SCHEMATHESIS_VERSION: &str = "4.32.5";
 
 pub mod bench;
 pub mod clock;
+pub mod fairness;
 pub mod fixtures;
 pub mod lambda_watch;
 pub mod trigger;
@@ -75,6 +76,13 @@ pub async fn require_emulator(clients: &Clients) -> Result<()> {
     }
 }
 
+/// Whether the tests run against moto (`SUNDIAL_EMULATOR=moto`, as `scripts/test.sh` sets for its
+/// second pass): its SQS send walks the whole queue (docs/trigger.md), so a test that queues
+/// thousands of messages scales its backlog down there.
+pub fn on_moto() -> bool {
+    std::env::var("SUNDIAL_EMULATOR").is_ok_and(|v| v == "moto")
+}
+
 /// A unique name prefix for one test: `t{pid}-{n}-{label}-`.
 pub fn unique_prefix(label: &str) -> String {
     static N: AtomicU32 = AtomicU32::new(0);
@@ -125,6 +133,7 @@ impl TestEnv {
         for q in self.queues.values() {
             let _ = self.clients.sqs.delete_queue().queue_url(&q.url).send().await;
             let _ = self.clients.sqs.delete_queue().queue_url(&q.dlq_url).send().await;
+            let _ = self.clients.sqs.delete_queue().queue_url(&q.low_url).send().await;
         }
     }
 }

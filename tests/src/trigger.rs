@@ -106,11 +106,22 @@ pub async fn executions(env: &TestEnv, tenant: &str, job_id: &str) -> Result<Vec
 
 /// Messages in a pool queue: (visible, delayed, in flight).
 pub async fn queue_counts(env: &TestEnv, pool: &str) -> Result<(u64, u64, u64)> {
+    queue_counts_at(env, env.queue_url(pool)).await
+}
+
+/// Messages in a pool's low lane (low priority and backfills), whatever their state.
+pub async fn queued_low(env: &TestEnv, pool: &str) -> Result<u64> {
+    let (a, b, c) = queue_counts_at(env, &env.queues[pool].low_url).await?;
+    Ok(a + b + c)
+}
+
+/// Messages in the queue at `url`: (visible, delayed, in flight).
+pub async fn queue_counts_at(env: &TestEnv, url: &str) -> Result<(u64, u64, u64)> {
     let out = env
         .clients
         .sqs
         .get_queue_attributes()
-        .queue_url(env.queue_url(pool))
+        .queue_url(url)
         .attribute_names(QueueAttributeName::All)
         .send()
         .await?;

@@ -51,6 +51,137 @@ async fn a_scan_is_metered_per_operation_with_index_writes() -> anyhow::Result<(
     Ok(())
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_back_pressure_signal_costs_two_queue_reads_per_pool_per_ten_seconds_not_per_fire(
+) -> anyhow::Result<()> {
+    // GIVEN ten low-priority daily jobs due in the same minute (docs/priority.md), and ten
+    // normal ones
+    let env = TestEnv::with("meter-bp", &["default"], 4).await?;
+    for i in 0..20 {
+        let p = if i < 10 { sundial_core::priority::Priority::Low } else { Default::default() };
+        let def = definition("0 1 12 * * *", "UTC", MisfirePolicy::FireOnce).with_priority(p);
+        create_job(&env, "acme", &format!("d{i}"), def, at("2026-11-30T11:59:00Z")).await?;
+    }
+    let meter = Meter::new(&env.cfg);
+    let ctx = metered_ctx(&env, &meter, "tick");
+    let budget = tokio::sync::Mutex::new(CatchUpBudget::new(100, 100));
+    // WHEN one tick scans the shards, then another one 5 s later with the same process
+    let r = scan_shards(&ctx, 0..4, at("2026-11-30T12:00:05Z"), &budget, &ScanOptions::default()).await?;
+    assert_eq!(r.created, 20);
+    let again = scan_shards(&ctx, 0..4, at("2026-11-30T12:00:10Z"), &budget, &ScanOptions::default()).await?;
+    assert_eq!(again.created, 0);
+    // THEN the lane depths were read once per lane (2 GetQueueAttributes for 10 low fires and
+    // two scans: 0.1 per low-priority fire here, and less the more fires share the 10 s), and a
+    // calm pool deferred nothing
+    let u = meter.snapshot().remove("tick").expect("tick usage");
+    assert_eq!(u.requests.get("sqs:GetQueueAttributes"), Some(&2), "{:?}", u.requests);
+    assert_eq!(u.requests.get("sqs:GetQueueUrl"), Some(&2), "main queue and low lane, once each");
+    assert!(r.low_deferred.is_empty(), "{r:?}");
+    env.cleanup().await;
+    Ok(())
+}
+
+/// What the worker spends on `executions` (of one job, due now), delivered once each.
+async fn worker_usage(
+    env: &TestEnv,
+    meter: &Meter,
+    w: &sundial_core::execution::worker::Worker,
+    job: &str,
+    def: &sundial_core::model::JobDefinition,
+    n: i64,
+) -> anyhow::Result<sundial_core::metering::Usage> {
+    use sundial_tests::fixtures;
+    let now = chrono::Utc::now();
+    let mut bodies = Vec::new();
+    for i in 0..n {
+        let e =
+            fixtures::ready_execution("acme", job, def.clone(), now - chrono::Duration::seconds(i + 1), now);
+        fixtures::put_execution(env, &e).await?;
+        bodies.push(serde_json::to_string(&fixtures::message_of(&e, now))?);
+    }
+    meter.reset();
+    let stop = tokio_util::sync::CancellationToken::new();
+    for b in &bodies {
+        w.handle("default", b, &sundial_core::execution::worker::NoExtend, &stop).await;
+    }
+    Ok(meter.snapshot().remove("worker").unwrap_or_default())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resource_limit_costs_one_gate_read_and_two_gate_writes_per_execution_and_no_sqs(
+) -> anyhow::Result<()> {
+    use sundial_core::execution::resources::{Acquired, ResourceGates};
+    use sundial_core::store::resources;
+    use sundial_tests::fixtures::{self, Reply, WebhookServer};
+    // GIVEN a limit `legacy-db` of 20, a metered worker, and a webhook that answers at once
+    let env = TestEnv::new("meter-res").await?;
+    let (ddb, jobs) = (&env.clients.ddb, &env.cfg.jobs_table);
+    resources::put_limit(ddb, jobs, "legacy-db", 20, "ops", chrono::Utc::now()).await?;
+    let hook = WebhookServer::start((0..100).map(|_| Reply::Status(200)).collect()).await?;
+    let meter = Meter::new(&env.cfg);
+    let clients = meter.clients(&sundial_tests::sdk_config(), "worker");
+    let (w, _) = fixtures::worker_with_clients(
+        &env,
+        fixtures::settings("meter"),
+        sundial_core::execution::target::in_process::Handlers::new(),
+        &clients,
+    )?;
+    let plain = fixtures::http_definition(&hook.url("/run"));
+    let mut limited = plain.clone();
+    limited.resources = vec!["legacy-db".into()];
+    const N: i64 = 10;
+
+    // WHEN ten executions run without the resource, then ten with it (short runs: no heartbeat)
+    let a = worker_usage(&env, &meter, &w, "plain", &plain, N).await?;
+    let b = worker_usage(&env, &meter, &w, "limited", &limited, N).await?;
+    let per =
+        |u: &sundial_core::metering::Usage, op: &str| *u.requests.get(op).unwrap_or(&0) as f64 / N as f64;
+    let delta = |op: &str| per(&b, op) - per(&a, op);
+    eprintln!(
+        "per execution using one resource, extra: GetItem {:.2}, UpdateItem {:.2}, WU {:.2}, RU {:.2}, SQS {:.2}",
+        delta("dynamodb:GetItem"),
+        delta("dynamodb:UpdateItem"),
+        (b.write_units - a.write_units) / N as f64,
+        (b.read_units - a.read_units) / N as f64,
+        (b.service_requests("sqs") as f64 - a.service_requests("sqs") as f64) / N as f64,
+    );
+    // THEN each adds one consistent read of the gate (1 RU) and two gate writes (join, leave:
+    // 1 WU each), plus the limit's read once per worker per 10 s (here: once for the ten), and
+    // no SQS request
+    assert_eq!(
+        b.requests.get("dynamodb:GetItem").copied().unwrap_or(0),
+        a.requests.get("dynamodb:GetItem").copied().unwrap_or(0) + N as u64 + 1
+    );
+    assert_eq!(delta("dynamodb:UpdateItem"), 2.0);
+    assert_eq!(b.write_units - a.write_units, 2.0 * N as f64);
+    // (the meter prices every GetItem as strongly consistent; the limit read is eventually
+    // consistent, ½ RU, on DynamoDB)
+    assert_eq!(b.read_units - a.read_units, N as f64 + 1.0);
+    assert_eq!(b.service_requests("sqs"), a.service_requests("sqs"));
+
+    // WHEN one execution finds the resource full (another holds its only unit)
+    resources::put_limit(ddb, jobs, "busy-db", 1, "ops", chrono::Utc::now()).await?;
+    let gates = ResourceGates::new(ddb.clone(), jobs.clone(), env.cfg.executions_table.clone());
+    let now_ms = chrono::Utc::now().timestamp_millis();
+    let mut uses = Vec::new();
+    let got =
+        gates.acquire_all(&["busy-db".into()], "beta:x@1", now_ms + 600_000, 200, now_ms, &mut uses).await?;
+    assert!(matches!(got, Acquired::All(_)));
+    let mut busy = plain.clone();
+    busy.resources = vec!["busy-db".into()];
+    let c = worker_usage(&env, &meter, &w, "busy", &busy, 1).await?;
+    eprintln!("one resource wait: {:?} WU {} RU {}", c.requests, c.write_units, c.read_units);
+    // THEN the wait costs the delivery's reads (execution, and the job before a first claim), the
+    // limit read (cached afterwards), one gate read, no write, and one send of the fresh copy (a
+    // batch of one; the queue URL is resolved once per process; the poll loop or the event
+    // source deletes the delivered message)
+    assert_eq!(c.requests.get("dynamodb:UpdateItem"), None, "a wait writes nothing");
+    assert_eq!(c.requests.get("sqs:SendMessageBatch"), Some(&1));
+    assert_eq!(c.requests.get("dynamodb:GetItem"), Some(&4), "execution, job, limit, gate");
+    env.cleanup().await;
+    Ok(())
+}
+
 /// Runs one fire of `def` on a worker whose every request is metered, to its end; the worker's
 /// usage.
 async fn metered_fire(

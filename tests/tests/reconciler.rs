@@ -243,6 +243,34 @@ async fn the_reconciler_costs_o_of_the_open_executions_not_of_the_table() -> any
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_backlogged_low_lane_is_not_flooded_with_duplicates_of_its_low_priority_executions(
+) -> anyhow::Result<()> {
+    // GIVEN a low-priority READY execution due at 12:00 with no message, in a pool whose low
+    // lane holds a visible backlog of 100 low-priority messages (docs/priority.md) and whose
+    // main queue is empty
+    let env = TestEnv::new("reconcile-lowlane").await?;
+    let fire = at("2026-11-30T12:00:00Z");
+    let low = fixtures::http_definition("https://hooks.example.com/run")
+        .with_priority(sundial_core::priority::Priority::Low);
+    fixtures::put_execution(&env, &fixtures::ready_execution("acme", "late", low.clone(), fire, fire))
+        .await?;
+    let other = fixtures::ready_execution("acme", "other", low, fire, fire);
+    let backlog = sundial_core::reconcile::rules::BACKLOG_MIN_VISIBLE;
+    let msgs: Vec<sundial_core::queue::Outgoing> =
+        (0..backlog).map(|_| sundial_core::queue::Outgoing::for_execution(&other, fire)).collect();
+    let ctx = ctx(&env);
+    ctx.queues.send_all("default", &msgs).await?;
+    let grace = Duration::milliseconds(sundial_core::reconcile::GRACE_MS);
+
+    // WHEN the reconciler runs just after the grace
+    let r = reconcile(&ctx, fire + grace + Duration::seconds(1), &ReconcileOptions::default()).await?;
+    // THEN it puts the re-send off: the low lane's backlog counts for low-priority executions
+    assert_eq!((r.examined, r.resent_total(), r.deferred_backlog), (1, 0, 1), "{r:?}");
+    env.cleanup().await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pool_with_a_backlog_is_not_flooded_with_duplicates() -> anyhow::Result<()> {
     // GIVEN a READY execution due at 12:00 with no message, in a pool whose queue holds a
     // visible backlog of 100 messages (workers are behind: this one may be among them)

@@ -37,7 +37,17 @@ pub fn etag(version: u64) -> String {
     format!("\"{version}\"")
 }
 
-/// A job.
+/// A job as read at `now`: its `nextFireAt` is the real next fire
+/// ([`sundial_core::control::upcoming::next_fire`]), also for jobs whose stored position lags.
+pub fn job_at(j: &Job, now: DateTime<Utc>) -> Value {
+    let schedule = sundial_core::trigger::cache::schedule_of(j).ok();
+    let mut v = job(j);
+    v["nextFireAt"] =
+        sundial_core::control::upcoming::next_fire(j, schedule.as_deref(), now).map(time).into();
+    v
+}
+
+/// A job as stored (a version snapshot, or a job just written, whose position is fresh).
 pub fn job(j: &Job) -> Value {
     let mut v = json!({
         "jobId": j.job_id,
@@ -290,4 +300,76 @@ pub struct BackfillBody {
 pub struct ReplayBody {
     /// The executions to replay.
     pub execution_ids: Vec<String>,
+    /// Why (recorded in each replay's operations log entry, `detail`). Absent or a string; `null`
+    /// is refused like any other wrong type.
+    #[serde(default, deserialize_with = "some_string")]
+    pub reason: Option<String>,
+}
+
+fn some_string<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    String::deserialize(d).map(Some)
+}
+
+/// `GET /v1/jobs/{jobId}/upcoming`: the fires of a window and the transitions they cross.
+pub fn upcoming(
+    u: &sundial_core::control::upcoming::Upcoming,
+    timezone: &str,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+) -> Value {
+    use sundial_core::control::upcoming::Shift;
+    let local = |t: chrono::NaiveDateTime| t.format("%Y-%m-%dT%H:%M:%S").to_string();
+    json!({
+        "timezone": timezone,
+        "from": time(from),
+        "to": time(to),
+        "fires": u.fires.iter().map(|t| time(*t)).collect::<Vec<_>>(),
+        "truncated": u.truncated,
+        "transitions": u.transitions.iter().map(|t| json!({
+            "at": time(t.at),
+            "kind": match t.kind { Shift::Gap => "gap", Shift::Overlap => "overlap" },
+            "offsetBeforeSecs": t.offset_before,
+            "offsetAfterSecs": t.offset_after,
+            "localFrom": local(t.local_from),
+            "localTo": local(t.local_to),
+            "note": t.note,
+            "affected": t.affected.iter().map(|a| json!({
+                "localTime": local(a.local),
+                "at": a.at.map(time),
+                "note": a.note,
+            })).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// `PUT /v1/resources/{resource}`.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ResourceBody {
+    /// Executions that may hold the resource at once, across all tenants (0-10000; checked by
+    /// the control plane, so a negative number is named by its field too).
+    pub limit: i64,
+}
+
+/// A resource limit. `operator`: the caller is an operator (sees who set it).
+pub fn resource(r: &sundial_core::store::resources::ResourceLimit, operator: bool) -> Value {
+    let mut v = json!({
+        "resource": r.name, "limit": r.limit, "version": r.version, "updatedAt": time(r.updated_at),
+    });
+    if operator {
+        v["updatedBy"] = json!(r.updated_by);
+    }
+    v
+}
+
+/// A resource limit with its live holders: their count for every caller, their execution ids
+/// (other tenants' included) for operators only.
+pub fn resource_view(v: &sundial_core::control::resources::ResourceView) -> Value {
+    let mut out = resource(&v.limit, v.operator);
+    out["holding"] = json!(v.holders.len());
+    if v.operator {
+        out["holders"] =
+            v.holders.iter().map(|(id, lu)| json!({"executionId": id, "leaseUntil": time_ms(*lu)})).collect();
+    }
+    out
 }

@@ -82,6 +82,7 @@ impl From<ControlError> for ApiError {
             ControlError::Conflict { code, field, message } => {
                 ApiError::new(StatusCode::CONFLICT, code, message).field(field)
             }
+            ControlError::Forbidden { message } => ApiError::new(StatusCode::FORBIDDEN, "forbidden", message),
             other => {
                 let retryable = other.is_retryable();
                 tracing::error!(error = %other, retryable, "control plane failure");

@@ -35,7 +35,7 @@ pub async fn api_request(req: Request, api: &Api) -> ApiRequest {
 
 /// Translates a response.
 pub fn lambda_response(r: ApiResponse) -> Response<Body> {
-    let mut b = Response::builder().status(r.status).header(CONTENT_TYPE, "application/json");
+    let mut b = Response::builder().status(r.status).header(CONTENT_TYPE, r.content_type());
     for (k, v) in &r.headers {
         b = b.header(k, v);
     }

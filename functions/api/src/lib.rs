@@ -12,11 +12,13 @@
 //! - [`idempotency`]: `Idempotency-Key` on create, trigger-now and backfill.
 //! - [`error`]: the `{"error": {code, message, field}}` shape and status mapping.
 //! - [`dto`]: JSON views of jobs, executions and operations; request bodies.
+//! - [`console`]: the web console's embedded files under `/console`.
 //! - [`lambda`]: `lambda_http` ⇄ router.
 //! - [`local`]: hyper ⇄ router, for the local run.
 //!
 //! `docs/api.md` documents the API; `openapi.json` is served at `/openapi.json`.
 pub mod auth;
+pub mod console;
 pub mod dto;
 pub mod error;
 pub mod idempotency;
@@ -39,11 +41,26 @@ use sundial_core::Ctx;
 /// An API over `clients` and `cfg` with the system clock; the control plane enforces the
 /// quotas of `settings`.
 pub fn api_with(clients: &Clients, cfg: Config, settings: ApiSettings) -> Api {
+    api_with_backpressure(clients, cfg, settings, sundial_core::priority::Backpressure::default())
+}
+
+/// [`api_with`] with back-pressure thresholds (`SUNDIAL_BACKPRESSURE_*`, docs/priority.md).
+pub fn api_with_backpressure(
+    clients: &Clients,
+    cfg: Config,
+    settings: ApiSettings,
+    backpressure: sundial_core::priority::Backpressure,
+) -> Api {
     let trigger = Ctx {
         ddb: clients.ddb.clone(),
         queues: PoolQueues::new(clients.sqs.clone(), cfg.clone(), false),
         cfg,
     };
-    let control = ControlSettings { quotas: settings.quotas, ..ControlSettings::default() };
+    let control = ControlSettings {
+        quotas: settings.quotas,
+        operator_tenants: settings.operator_tenants.clone(),
+        backpressure,
+        ..ControlSettings::default()
+    };
     Api::new(Control::new(trigger, control), Arc::new(SystemClock), settings)
 }

@@ -121,7 +121,7 @@ async fn serve_one(api: Arc<Api>, req: Request<Incoming>) -> Result<Response<Ful
 }
 
 fn respond(resp: crate::router::ApiResponse) -> Response<Full<Bytes>> {
-    let mut b = Response::builder().status(resp.status).header(CONTENT_TYPE, "application/json");
+    let mut b = Response::builder().status(resp.status).header(CONTENT_TYPE, resp.content_type());
     for (k, v) in &resp.headers {
         b = b.header(k, v);
     }

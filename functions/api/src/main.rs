@@ -1,5 +1,5 @@
 //! The `api` Lambda: API Gateway HTTP API (payload v2) → [`sundial_api::Api`].
-use sundial_api::{api_with, lambda, ApiSettings};
+use sundial_api::{api_with_backpressure, lambda, ApiSettings};
 use sundial_core::aws::{load_sdk_config, Clients};
 use sundial_core::config::Config;
 
@@ -10,7 +10,17 @@ async fn main() -> Result<(), lambda_http::Error> {
     let sdk = load_sdk_config().await;
     let clients = Clients::new(&sdk);
     // IAM is read only for `iam-principal-tag` tenancy (the tenant tag of the calling principal).
-    let api = api_with(&clients, cfg, ApiSettings::from_env()?).with_iam(aws_sdk_iam::Client::new(&sdk));
+    let settings = ApiSettings::from_env()?;
+    let console =
+        sundial_api::console::ConsoleSettings::deployed(&settings, sdk.region().map(|r| r.to_string()));
+    let api = api_with_backpressure(
+        &clients,
+        cfg,
+        settings,
+        sundial_core::config::BackpressureSettings::from_env()?,
+    )
+    .with_iam(aws_sdk_iam::Client::new(&sdk))
+    .with_console(console);
     let api = &api;
     lambda_http::run(lambda_http::service_fn(move |req| lambda::handle(api, req))).await
 }

@@ -47,15 +47,32 @@ pub struct ApiRequest {
 pub struct ApiResponse {
     /// Status.
     pub status: StatusCode,
-    /// Extra headers (Content-Type is always `application/json`).
+    /// Extra headers (Content-Type is [`ApiResponse::content_type`]).
     pub headers: Vec<(HeaderName, String)>,
     /// JSON body.
     pub body: Value,
+    /// A body that is not JSON (the console's files), with its media type.
+    pub raw: Option<(&'static str, Bytes)>,
 }
 
 impl ApiResponse {
     pub(crate) fn json(status: StatusCode, body: Value) -> Self {
-        ApiResponse { status, headers: Vec::new(), body }
+        ApiResponse { status, headers: Vec::new(), body, raw: None }
+    }
+
+    /// A response whose body is `bytes` of type `media` (the console's static files).
+    pub(crate) fn raw(status: StatusCode, media: &'static str, bytes: &'static [u8]) -> Self {
+        ApiResponse {
+            status,
+            headers: Vec::new(),
+            body: Value::Null,
+            raw: Some((media, Bytes::from_static(bytes))),
+        }
+    }
+
+    /// The Content-Type: `application/json` except for the console's files.
+    pub fn content_type(&self) -> &'static str {
+        self.raw.as_ref().map_or("application/json", |(m, _)| m)
     }
 
     pub(crate) fn header(mut self, name: HeaderName, value: impl Into<String>) -> Self {
@@ -65,6 +82,9 @@ impl ApiResponse {
 
     /// The body as bytes.
     pub fn body_bytes(&self) -> Vec<u8> {
+        if let Some((_, b)) = &self.raw {
+            return b.to_vec();
+        }
         // Serialising a `Value` cannot fail.
         serde_json::to_vec(&self.body).unwrap_or_default()
     }
@@ -92,6 +112,8 @@ pub struct Api {
     settings: ApiSettings,
     /// Reads principals' tenant tags (`iam-principal-tag` tenancy, [`crate::auth`]).
     tags: Option<Arc<PrincipalTags>>,
+    /// How the web console signs in (`/console/config.json`, [`crate::console`]).
+    console: crate::console::ConsoleSettings,
 }
 
 pub(crate) type Res = Result<ApiResponse, ApiError>;
@@ -206,7 +228,13 @@ fn ok(body: Value) -> Res {
 impl Api {
     /// An API over `control`, reading time from `clock`.
     pub fn new(control: Control, clock: Arc<dyn Clock>, settings: ApiSettings) -> Self {
-        Api { control: Arc::new(control), clock, settings, tags: None }
+        Api { control: Arc::new(control), clock, settings, tags: None, console: Default::default() }
+    }
+
+    /// The same API with the web console signing in as `console` says.
+    pub fn with_console(mut self, console: crate::console::ConsoleSettings) -> Self {
+        self.console = console;
+        self
     }
 
     /// The same API reading principals' tenant tags from IAM (`iam-principal-tag` tenancy).
@@ -262,6 +290,13 @@ impl Api {
                 return Err(ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such route"))
             }
         };
+        if let Op::Console | Op::ConsoleFile = op {
+            return Ok(crate::console::serve(
+                params.first().map(String::as_str),
+                &req.headers,
+                &self.console,
+            ));
+        }
         if op == Op::OpenApi {
             let doc: Value = serde_json::from_str(OPENAPI).map_err(|_| {
                 ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", "internal error")
@@ -318,13 +353,13 @@ impl Api {
         let p = |i: usize| params.get(i).map(String::as_str).unwrap_or_default();
         let ctl = &*self.control;
         match op {
-            Op::OpenApi => ok(Value::Null),
+            Op::OpenApi | Op::Console | Op::ConsoleFile => ok(Value::Null),
             Op::CreateJob => self.create_job(&caller, &req.body, now).await,
             Op::ListJobs => {
                 let page =
                     control::jobs::list(ctl, &caller, q.limit()?, q.str("cursor"), q.bool("includeDeleted")?)
                         .await?;
-                ok(dto::page(page.items.iter().map(dto::job).collect(), page.next))
+                ok(dto::page(page.items.iter().map(|j| dto::job_at(j, now)).collect(), page.next))
             }
             Op::Preview => {
                 let b: dto::PreviewBody = parse_body(&req.body)?;
@@ -338,7 +373,7 @@ impl Api {
             }
             Op::GetJob => {
                 let j = control::jobs::get(ctl, &caller, p(0)).await?;
-                Ok(ApiResponse::json(StatusCode::OK, dto::job(&j)).header(ETAG, dto::etag(j.version)))
+                Ok(ApiResponse::json(StatusCode::OK, dto::job_at(&j, now)).header(ETAG, dto::etag(j.version)))
             }
             Op::UpdateJob => {
                 let expected = if_match(&req.headers)?.ok_or_else(|| {
@@ -411,11 +446,57 @@ impl Api {
                 let c = control::calendars::get_version(ctl, &caller, p(0), v).await?;
                 ok(dto::calendar(&c))
             }
+            Op::PutResource => {
+                let b: dto::ResourceBody = parse_body(&req.body)?;
+                let (r, created) = control::resources::put(ctl, &caller, p(0), b.limit, now).await?;
+                let status = if created { StatusCode::CREATED } else { StatusCode::OK };
+                Ok(ApiResponse::json(status, dto::resource(&r, true)).header(ETAG, dto::etag(r.version)))
+            }
+            Op::GetResource => {
+                let v = control::resources::get(ctl, &caller, p(0), now).await?;
+                ok(dto::resource_view(&v))
+            }
+            Op::DeleteResource => {
+                control::resources::delete(ctl, &caller, p(0)).await?;
+                ok(json!({"resource": p(0), "deleted": true}))
+            }
+            Op::ListResources => {
+                let operator = control::resources::is_operator(ctl, &caller);
+                let all = control::resources::list(ctl).await?;
+                ok(dto::page(all.iter().map(|r| dto::resource(r, operator)).collect(), None))
+            }
             Op::GetJobVersion => {
                 let v: u64 =
                     p(1).parse().map_err(|_| ApiError::invalid("version", "must be a positive integer"))?;
                 let j = control::jobs::get_version(ctl, &caller, p(0), v).await?;
                 ok(dto::job(&j))
+            }
+            Op::UpcomingFires => {
+                let days = match q.str("days") {
+                    None => 28,
+                    Some(v) => v
+                        .parse::<i64>()
+                        .ok()
+                        .filter(|d| (1..=90).contains(d))
+                        .ok_or_else(|| ApiError::invalid("days", "must be an integer between 1 and 90"))?,
+                };
+                let j = control::jobs::get(ctl, &caller, p(0)).await?;
+                // From `from`, else from now, or from the schedule's start when that is later (a
+                // job starting next spring shows its first weeks, not an empty window).
+                let from = match q.str("from") {
+                    Some(v) => DateTime::parse_from_rfc3339(v)
+                        .map(|t| t.with_timezone(&Utc))
+                        .map_err(|_| ApiError::invalid("from", "must be an RFC 3339 instant"))?,
+                    None => j.definition.schedule.start.map_or(now, |s| s.max(now)),
+                };
+                let to = from + chrono::Duration::days(days);
+                let u = match (j.state, sundial_core::trigger::cache::schedule_of(&j)) {
+                    (JobState::Enabled, Ok(s)) => {
+                        control::upcoming::upcoming(&j.definition.schedule, &s, from, to)
+                    }
+                    _ => control::upcoming::Upcoming { fires: vec![], truncated: false, transitions: vec![] },
+                };
+                ok(dto::upcoming(&u, &j.definition.schedule.timezone, from, to))
             }
             Op::ListJobExecutions => {
                 let f = JobExecFilter {
@@ -440,9 +521,11 @@ impl Api {
                 ok(dto::page(page.items.iter().map(|e| dto::execution(e, false)).collect(), page.next))
             }
             Op::GetExecution => {
-                let e = control::executions::get(ctl, &caller, p(0)).await?;
-                let mut v = dto::execution(&e, true);
-                if e.children.is_some() {
+                let snap = control::executions::get_snapshot(ctl, &caller, p(0)).await?;
+                let mut v = dto::execution(&snap.exec, true);
+                v["checkpoint"] = snap.checkpoint.unwrap_or(Value::Null);
+                v["totalRunMs"] = snap.total_run_ms.into();
+                if snap.exec.children.is_some() {
                     let kids = control::executions::children(ctl, &caller, p(0)).await?;
                     v["childExecutions"] = kids.iter().map(|c| dto::execution(c, false)).collect();
                 }
@@ -482,7 +565,13 @@ impl Api {
             }
             Op::ReplayDlq => {
                 let b: dto::ReplayBody = parse_body(&req.body)?;
-                let out = control::dlq::replay_many(ctl, &caller, &b.execution_ids, now).await?;
+                let max = control::dlq::MAX_REASON_CHARS;
+                if b.reason.as_ref().is_some_and(|r| r.chars().count() > max) {
+                    return Err(ApiError::invalid("reason", format!("must be at most {max} characters")));
+                }
+                let reason = b.reason.as_deref().map(str::trim).filter(|r| !r.is_empty());
+                let out =
+                    control::dlq::replay_many_because(ctl, &caller, &b.execution_ids, reason, now).await?;
                 let results: Vec<Value> =
                     out.iter().map(|(id, o)| json!({"executionId": id, "outcome": o.as_str()})).collect();
                 ok(json!({"results": results}))

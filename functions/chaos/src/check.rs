@@ -382,6 +382,8 @@ mod tests {
                 retry: Default::default(),
                 timeout_secs: 30,
                 start_deadline_secs: None,
+                resources: Vec::new(),
+                priority: Default::default(),
                 shards: None,
                 broadcast: None,
                 map_reduce: None,

@@ -60,6 +60,18 @@ pub(crate) enum JobsCmd {
         #[arg(long)]
         all: bool,
     },
+    /// A job's upcoming fires, with the daylight-saving transitions they cross and what its
+    /// gap / overlap policy does at each.
+    Upcoming {
+        /// Job id.
+        job_id: String,
+        /// Days ahead (1-90).
+        #[arg(long, default_value_t = 28)]
+        days: u32,
+        /// Start of the window (RFC 3339; default now, or the schedule's start when later).
+        #[arg(long)]
+        from: Option<chrono::DateTime<chrono::Utc>>,
+    },
     /// Show one definition version of a job.
     Version {
         /// Job id.
@@ -150,6 +162,13 @@ pub(crate) struct JobSpec {
     /// Concurrency policy: ALLOW, FORBID, SERIALIZE, REPLACE.
     #[arg(long)]
     concurrency: Option<String>,
+    /// A resource limit its runs use (repeat for several; replaces the list on update).
+    #[arg(long = "resource")]
+    resources: Vec<String>,
+    /// Priority within the pool: high, normal, low (low is deferred first when the pool is
+    /// busy; docs/priority.md).
+    #[arg(long)]
+    priority: Option<String>,
     /// Sharded job: each fire runs as this many children, each given shardIndex/shardTotal
     /// (docs/children.md).
     #[arg(long, conflicts_with = "broadcast")]
@@ -211,6 +230,12 @@ impl JobSpec {
         }
         if let Some(c) = &self.concurrency {
             def.insert("concurrency".into(), json!(c.to_uppercase()));
+        }
+        if !self.resources.is_empty() {
+            def.insert("resources".into(), json!(self.resources));
+        }
+        if let Some(p) = &self.priority {
+            def.insert("priority".into(), json!(p.to_lowercase()));
         }
         if let Some(n) = self.shards {
             def.remove("broadcast");
@@ -556,6 +581,42 @@ pub(crate) async fn jobs(args: &ApiArgs, cmd: JobsCmd) -> anyhow::Result<()> {
                 }
             }
         }
+        JobsCmd::Upcoming { job_id, days, from } => {
+            let u = c.upcoming_fires(&job_id, from, Some(days)).await?;
+            if out == Output::Json {
+                print_json(&to_json(&u)?);
+            } else {
+                let tz: chrono_tz::Tz = u.timezone.parse().unwrap_or(chrono_tz::UTC);
+                let notes: std::collections::HashMap<_, _> = u
+                    .transitions
+                    .iter()
+                    .flat_map(|t| t.affected.iter())
+                    .filter_map(|a| a.at.map(|at| (at, a.note.clone())))
+                    .collect();
+                let rows: Vec<Vec<String>> = u
+                    .fires
+                    .iter()
+                    .map(|f| {
+                        vec![
+                            f.with_timezone(&tz).format("%Y-%m-%d %H:%M:%S").to_string(),
+                            f.format("%Y-%m-%dT%H:%M:%SZ").to_string(),
+                            notes.get(f).cloned().unwrap_or_default(),
+                        ]
+                    })
+                    .collect();
+                let local = format!("LOCAL ({})", u.timezone);
+                println!("{}", table(&[local.as_str(), "UTC", "NOTE"], &rows));
+                for t in &u.transitions {
+                    println!("{}", t.note);
+                    for a in t.affected.iter().filter(|a| a.at.is_none()) {
+                        println!("  {}", a.note);
+                    }
+                }
+                if u.truncated {
+                    println!("(more fires: a shorter --days)");
+                }
+            }
+        }
         JobsCmd::Version { job_id, version } => {
             show_job(&to_json(&c.get_job_version(&job_id, version).await?)?)
         }
@@ -756,5 +817,26 @@ mod children_flags {
         assert_eq!(d["target"], json!({"type": "inProcess", "handler": "settle-merchants"}));
         assert!(def(&["j", "--shards", "8", "--map-reduce", "10"]).is_err());
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod priority_flag {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(clap::Parser)]
+    struct Cmd {
+        #[command(flatten)]
+        spec: JobSpec,
+    }
+
+    #[test]
+    fn priority_sets_the_definition_field_in_lower_case() {
+        let cmd = Cmd::try_parse_from(["jobs-create", "j", "--priority", "LOW"]).expect("parses");
+        let def = cmd.spec.apply(Map::new()).expect("applies");
+        assert_eq!(def["priority"], json!("low"));
+        let cmd = Cmd::try_parse_from(["jobs-create", "j"]).expect("parses");
+        assert!(cmd.spec.apply(Map::new()).expect("applies").get("priority").is_none());
     }
 }

@@ -400,10 +400,15 @@ pub(crate) async fn run(args: DevArgs, _api: &ApiArgs) -> anyhow::Result<()> {
         .await
         .with_context(|| format!("port {} is taken; pass --port 0 for any free port", args.port))?;
     let api_url = format!("http://{}", listener.local_addr()?);
+    // The one local user is also the platform operator: it may set resource limits.
+    let operators = vec![TENANT.to_string()];
     let api = Arc::new(Api::new(
-        Control::new(trigger(), ControlSettings::default()),
+        Control::new(
+            trigger(),
+            ControlSettings { operator_tenants: operators.clone(), ..ControlSettings::default() },
+        ),
         Arc::new(SystemClock),
-        ApiSettings::default(),
+        ApiSettings { operator_tenants: operators, ..ApiSettings::default() },
     ));
     let s = stop.clone();
     tasks.spawn(async move {
@@ -458,6 +463,7 @@ pub(crate) async fn run(args: DevArgs, _api: &ApiArgs) -> anyhow::Result<()> {
 
     println!("Sundial is running locally");
     println!("  API        {api_url}   (OpenAPI: {api_url}/openapi.json)");
+    println!("  console    {api_url}/console   (the web console: jobs, fires, executions, dead letters)");
     println!("  emulator   {endpoint}   tables {} {}", cfg.jobs_table, cfg.executions_table);
     println!(
         "  tick       {}",

@@ -258,6 +258,46 @@ fn the_local_run_creates_runs_and_stops() {
     assert!(!gone.status.success() && String::from_utf8_lossy(&gone.stderr).contains("404"), "{gone:?}");
     let _ = std::fs::remove_dir_all(&dir);
 
+    // AND resource limits: the local user is the operator; a job uses one; a job naming an
+    // undefined one is refused on its entry
+    let put = json_of(&cli(&api_url, &["resources", "put", "legacy-db", "--limit", "2", "--output", "json"]));
+    assert_eq!((&put["limit"], &put["version"]), (&serde_json::json!(2), &serde_json::json!(1)), "{put}");
+    let uses = cli(
+        &api_url,
+        &[
+            "jobs",
+            "create",
+            "uses-db",
+            "--schedule",
+            "0 0 3 1 1 *",
+            "--url",
+            "https://example.com/x",
+            "--resource",
+            "legacy-db",
+        ],
+    );
+    assert!(uses.status.success(), "{uses:?}");
+    let unknown = cli(
+        &api_url,
+        &[
+            "jobs",
+            "create",
+            "typo",
+            "--schedule",
+            "0 0 3 1 1 *",
+            "--url",
+            "https://example.com/x",
+            "--resource",
+            "legacy-bd",
+        ],
+    );
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("resources[0]"), "{unknown:?}");
+    let got = json_of(&cli(&api_url, &["resources", "get", "legacy-db", "--output", "json"]));
+    assert_eq!((&got["limit"], &got["holding"]), (&serde_json::json!(2), &serde_json::json!(0)), "{got}");
+    let listed = cli(&api_url, &["resources", "list"]);
+    assert!(String::from_utf8_lossy(&listed.stdout).contains("legacy-db"), "{listed:?}");
+    assert!(cli(&api_url, &["resources", "delete", "legacy-db"]).status.success());
+
     // WHEN it gets Ctrl-C
     let pid = dev.child.id().to_string();
     assert!(Command::new("kill").args(["-INT", &pid]).status().map(|s| s.success()).unwrap_or(false));

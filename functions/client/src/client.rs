@@ -8,8 +8,9 @@ use crate::retry::{next_wait, parse_retry_after, Clock, RetryPolicy, Safety, Sys
 use crate::types::{
     BackfillReport, BackfillRequest, BusinessCalendar, BusinessCalendarChange, BusinessCalendarSpec,
     CreateJob, DeletedCalendar, Execution, ExecutionDetail, Job, JobChange, JobDefinition, Page, Preview,
-    PreviewRequest, ReplayResults, TzReport,
+    PreviewRequest, ReplayResults, TzReport, UpcomingFires,
 };
+use crate::types::{DeletedResource, ResourceLimit};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::header::{HeaderValue, AUTHORIZATION, CONTENT_TYPE, IF_MATCH, RETRY_AFTER, USER_AGENT};
@@ -425,6 +426,26 @@ impl Client {
         Ok(out)
     }
 
+    /// `GET /v1/jobs/{jobId}/upcoming`: the job's fires over `days` (1-90, default 28) from
+    /// `from` (default now, or the schedule's start when later), with the daylight-saving
+    /// transitions they cross.
+    pub async fn upcoming_fires(
+        &self,
+        job_id: &str,
+        from: Option<chrono::DateTime<chrono::Utc>>,
+        days: Option<u32>,
+    ) -> Result<UpcomingFires, Error> {
+        let mut q = Vec::new();
+        if let Some(f) = from {
+            q.push(format!("from={}", enc(&f.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))));
+        }
+        if let Some(d) = days {
+            q.push(format!("days={d}"));
+        }
+        let qs = if q.is_empty() { String::new() } else { format!("?{}", q.join("&")) };
+        self.execute(Call::new(Method::GET, format!("/v1/jobs/{}/upcoming{qs}", enc(job_id)))).await
+    }
+
     /// `GET /v1/tz-report`: one page of the tzdb upgrade report, with the compiled release
     /// and the number of jobs examined ([`Client::all`] with the same request reads every
     /// listed job instead).
@@ -476,6 +497,30 @@ impl Client {
             Call::new(Method::DELETE, format!("/v1/calendars/{}", enc(calendar_id))).if_match(version),
         )
         .await
+    }
+
+    // ---- resource limits (docs/resources.md) ----
+
+    /// `PUT /v1/resources/{resource}`: sets a platform-wide limit (operators only; 403 for
+    /// other callers).
+    pub async fn put_resource(&self, resource: &str, limit: u32) -> Result<ResourceLimit, Error> {
+        let body = serde_json::json!({ "limit": limit });
+        self.execute(Call::new(Method::PUT, format!("/v1/resources/{}", enc(resource))).json(&body)?).await
+    }
+
+    /// `GET /v1/resources/{resource}`: the limit and how many executions hold it now.
+    pub async fn get_resource(&self, resource: &str) -> Result<ResourceLimit, Error> {
+        self.execute(Call::new(Method::GET, format!("/v1/resources/{}", enc(resource)))).await
+    }
+
+    /// `GET /v1/resources`: every limit (one page).
+    pub async fn list_resources(&self) -> Result<Page<ResourceLimit>, Error> {
+        self.execute(Call::new(Method::GET, "/v1/resources".to_string())).await
+    }
+
+    /// `DELETE /v1/resources/{resource}` (operators only).
+    pub async fn delete_resource(&self, resource: &str) -> Result<DeletedResource, Error> {
+        self.execute(Call::new(Method::DELETE, format!("/v1/resources/{}", enc(resource)))).await
     }
 
     // ---- executions and dead letters ----

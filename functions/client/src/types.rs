@@ -496,6 +496,54 @@ pub struct DeletedCalendar {
     pub deleted: bool,
 }
 
+/// A platform-wide resource limit (`ResourceLimit` in openapi.json; docs/resources.md).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct ResourceLimit {
+    /// Its name (`legacy-db`).
+    pub resource: String,
+    /// Executions that may hold it at once, across every tenant.
+    pub limit: u32,
+    /// +1 on every change.
+    pub version: u64,
+    /// Last changed.
+    #[serde(serialize_with = "ts::one")]
+    pub updated_at: DateTime<Utc>,
+    /// Who changed it (shown to operators only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub updated_by: Option<String>,
+    /// Executions holding it now (`get_resource` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub holding: Option<u32>,
+    /// Which executions hold it (`get_resource`, operators only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub holders: Option<Vec<ResourceHolder>>,
+}
+
+/// An execution holding a resource.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct ResourceHolder {
+    /// `{tenant}:{job}@{scheduled ms}`.
+    pub execution_id: String,
+    /// Its unit comes back then unless a heartbeat extends it.
+    #[serde(serialize_with = "ts::one")]
+    pub lease_until: DateTime<Utc>,
+}
+
+/// A deleted resource limit.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct DeletedResource {
+    /// Its name.
+    pub resource: String,
+    /// Always true.
+    pub deleted: bool,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -532,4 +580,65 @@ mod tests {
         assert_eq!(back["nextFires"][0], "2026-12-02T02:30:00.000Z");
         assert_eq!(back["job"]["definition"]["target"], sent["job"]["definition"]["target"]);
     }
+}
+
+/// `GET /v1/jobs/{jobId}/upcoming` (`UpcomingFires`): a job's fires over a window and the
+/// daylight-saving transitions of its zone in it, with what its gap / overlap policy does.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct UpcomingFires {
+    /// The job's zone.
+    pub timezone: String,
+    /// Start of the window.
+    #[serde(serialize_with = "ts::one")]
+    pub from: DateTime<Utc>,
+    /// End of the window.
+    #[serde(serialize_with = "ts::one")]
+    pub to: DateTime<Utc>,
+    /// The fires, ascending (at most 500).
+    #[serde(serialize_with = "ts::many")]
+    pub fires: Vec<DateTime<Utc>>,
+    /// More fires were left out.
+    pub truncated: bool,
+    /// The zone's transitions in the window.
+    pub transitions: Vec<DstTransition>,
+}
+
+/// A change of the zone's UTC offset (`UpcomingFires.transitions`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct DstTransition {
+    /// The first instant under the new offset.
+    #[serde(serialize_with = "ts::one")]
+    pub at: DateTime<Utc>,
+    /// `gap` (clocks forward) or `overlap` (clocks back).
+    pub kind: String,
+    /// Offset before (seconds east of UTC).
+    pub offset_before_secs: i32,
+    /// Offset after.
+    pub offset_after_secs: i32,
+    /// First missing or repeated wall time.
+    pub local_from: String,
+    /// End of that range (exclusive).
+    pub local_to: String,
+    /// In words.
+    pub note: String,
+    /// The scheduled wall times it touches.
+    pub affected: Vec<DstAffected>,
+}
+
+/// A scheduled wall time in a gap or a repeated hour, and what became of it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct DstAffected {
+    /// The wall time the schedule names.
+    pub local_time: String,
+    /// The fire it became; `None` when skipped.
+    #[serde(serialize_with = "ts::opt")]
+    pub at: Option<DateTime<Utc>>,
+    /// In words.
+    pub note: String,
 }

@@ -19,7 +19,8 @@
 //!   scope (test fixtures, provisioning) are not any function's and are not recorded.
 //! - Resources are recorded by what they are to Sundial, not by name, because every test uses
 //!   its own table and queue names: `table:jobs`, `index:executions/open`, `queue:pool` (a pool
-//!   queue; for a worker its own pool's), `queue:other-pool`, `queue:dlq`, `queue:other-dlq`,
+//!   queue; for a worker its own pool's), `queue:other-pool`, `queue:low` (its low lane),
+//!   `queue:other-low`, `queue:dlq`, `queue:other-dlq`,
 //!   `queue:target`, `function:scan`, `function:target`, `secret:target`, `bus:events`, `role:{name}`,
 //!   `user:{name}`. DynamoDB deletes also record the item's partition key (`leadingKey`), so the
 //!   construct's condition on `dynamodb:LeadingKeys` is evaluated too.
@@ -130,11 +131,15 @@ impl Scope {
                 .filter(|p| self.pools.iter().any(|x| x == p))
                 .map(str::to_string)
         };
-        let (kind, pool) = match name.strip_suffix(self.dlq_suffix.as_str()).and_then(pool) {
-            Some(p) => ("dlq", p),
-            None => match pool(name) {
-                Some(p) => ("pool", p),
-                None => return "queue:target".into(),
+        // A configured pool's own name wins over a `-low`/`-dlq` reading of it.
+        let (kind, pool) = match pool(name) {
+            Some(p) => ("pool", p),
+            None => match name.strip_suffix(self.dlq_suffix.as_str()).and_then(pool) {
+                Some(p) => ("dlq", p),
+                None => match name.strip_suffix(crate::priority::LOW_LANE_SUFFIX).and_then(pool) {
+                    Some(p) => ("low", p),
+                    None => return "queue:target".into(),
+                },
             },
         };
         match &self.own_pool {
@@ -485,6 +490,7 @@ mod tests {
         assert_eq!(s.table("x"), "other:x");
         assert_eq!(s.queue("t-default"), "queue:pool");
         assert_eq!(s.queue("t-batch-dlq"), "queue:dlq");
+        assert_eq!(s.queue("t-batch-low"), "queue:low");
         assert_eq!(s.queue("t-nope"), "queue:target");
         assert_eq!(s.queue("orders"), "queue:target");
         let w = Scope::new(Role::Worker, &cfg()).pool("batch");
@@ -492,6 +498,8 @@ mod tests {
         assert_eq!(w.queue("t-batch-dlq"), "queue:dlq");
         assert_eq!(w.queue("t-default"), "queue:other-pool");
         assert_eq!(w.queue("t-default-dlq"), "queue:other-dlq");
+        assert_eq!(w.queue("t-batch-low"), "queue:low");
+        assert_eq!(w.queue("t-default-low"), "queue:other-low");
         let t = Scope::new(Role::Tick, &cfg()).scan_function(Some("sundial-scan"));
         assert_eq!(t.function("sundial-scan"), "function:scan");
         assert_eq!(

@@ -17,6 +17,7 @@
 //! | [`WorkerSettings`] | worker, worker-ecs | pool, worker id, lease, skew margin, budgets, targets |
 //! | [`EcsWorkerSettings`] | worker-ecs | slots, shutdown grace |
 //! | [`ApiSettings`] | api | tenant claim |
+//! | [`BackpressureSettings`] | tick, api | lane depths that defer low-priority fires and refuse new work |
 //! | [`LocalRunSettings`] | `sundial dev` | checkout root, emulator port |
 //!
 //! Each loader has `from_env()` and `from_lookup(get)`, the same with an injected lookup so tests
@@ -164,6 +165,12 @@ impl Config {
         format!("{}{pool}", self.queue_prefix)
     }
 
+    /// Queue name of one of a pool's lanes: the pool queue, or its low lane
+    /// `{prefix}{pool}-low` (docs/priority.md).
+    pub fn lane_queue_name(&self, pool: &str, lane: crate::priority::Lane) -> String {
+        format!("{}{pool}{}", self.queue_prefix, lane.suffix())
+    }
+
     /// Dead-letter queue name of a pool.
     pub fn dlq_name(&self, pool: &str) -> String {
         format!("{}{pool}{}", self.queue_prefix, Resources::get().queues.dlq_suffix)
@@ -222,6 +229,40 @@ impl TickSettings {
             catch_up_global: num(&n.catch_up_global, d.catch_up_global)?,
             catch_up_per_tenant: num(&n.catch_up_per_tenant, d.catch_up_per_tenant)?,
             fair_queues: get(&n.fair_queues).map(|v| v != "false").unwrap_or(d.fair_queues),
+        })
+    }
+}
+
+/// Back-pressure thresholds ([`crate::priority::Backpressure`]), read by the tick (deferring
+/// low-priority fires) and the api (429 `saturated`). The CDK construct sets them from its
+/// `backpressure` prop (`infra/lib/sundial-scheduler.ts`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BackpressureSettings;
+
+impl BackpressureSettings {
+    /// Defaults, overridden by the environment.
+    pub fn from_env() -> Result<crate::priority::Backpressure, ConfigError> {
+        Self::from_lookup(process_env)
+    }
+
+    /// [`BackpressureSettings::from_env`] with an injected lookup.
+    pub fn from_lookup(
+        get: impl Fn(&str) -> Option<String>,
+    ) -> Result<crate::priority::Backpressure, ConfigError> {
+        let n = &Resources::get().env;
+        let d = crate::priority::Backpressure::default();
+        let num = |name: &str, default: u64| get(name).map_or(Ok(default), |v| positive(name, &v));
+        let defer_secs = num(&n.backpressure_defer_secs, u64::from(d.defer_secs))?;
+        if defer_secs > crate::queue::MAX_DELAY_SECS as u64 {
+            return Err(ConfigError::Invalid {
+                name: n.backpressure_defer_secs.clone(),
+                reason: format!("at most {} (SQS's longest delay)", crate::queue::MAX_DELAY_SECS),
+            });
+        }
+        Ok(crate::priority::Backpressure {
+            defer_depth: num(&n.backpressure_defer_depth, d.defer_depth)?,
+            defer_secs: defer_secs as u32,
+            saturated_depth: num(&n.backpressure_saturated_depth, d.saturated_depth)?,
         })
     }
 }
@@ -423,6 +464,24 @@ pub struct ApiSettings {
     pub tenant_tag: String,
     /// Per-tenant quotas.
     pub quotas: Quotas,
+    /// Tenants whose callers are platform operators: only they may set and delete resource
+    /// limits, which span every tenant (`docs/resources.md`). Empty: nobody may, through the API.
+    pub operator_tenants: Vec<String>,
+    /// How the web console signs in and links to logs when deployed (`/console/config.json`).
+    pub console: ConsoleConfig,
+}
+
+/// The deployed web console's settings (issue 19), set by the CDK construct from the stack's
+/// JWT issuer, the console's client id and the workers' log groups. Unset: the console signs in
+/// with the tenant header (local run) or, with IAM auth, says it cannot sign requests.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ConsoleConfig {
+    /// The OIDC issuer the console signs in against (the API's JWT issuer).
+    pub issuer: Option<String>,
+    /// The console's OIDC client id at that issuer (a public client: code + PKCE).
+    pub client_id: Option<String>,
+    /// The workers' CloudWatch log groups (Logs Insights links by execution id).
+    pub log_groups: Vec<String>,
 }
 
 /// Where the API takes the caller's tenant from (README "Tenancy"). Only the authorizer's
@@ -499,6 +558,8 @@ impl Default for ApiSettings {
             tenancy: Tenancy::parse("tenancy", &Resources::get().defaults.tenancy).unwrap_or(Tenancy::Jwt),
             tenant_tag: Resources::get().defaults.tenant_tag.clone(),
             quotas: Quotas::default(),
+            operator_tenants: Vec::new(),
+            console: ConsoleConfig::default(),
         }
     }
 }
@@ -523,6 +584,22 @@ impl ApiSettings {
         if let Some(t) = get(&n.tenant_tag).filter(|t| !t.is_empty()) {
             s.tenant_tag = t;
         }
+        if let Some(v) = get(&n.operator_tenants) {
+            s.operator_tenants =
+                v.split(',').map(str::trim).filter(|t| !t.is_empty()).map(String::from).collect();
+            for t in &s.operator_tenants {
+                crate::keys::validate_id("tenant", t).map_err(|e| ConfigError::Invalid {
+                    name: n.operator_tenants.clone(),
+                    reason: e.reason,
+                })?;
+            }
+        }
+        let set = |name: &str| get(name).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
+        s.console.issuer = set(&n.console_issuer);
+        s.console.client_id = set(&n.console_client_id);
+        s.console.log_groups = set(&n.console_log_groups)
+            .map(|v| v.split(',').map(str::trim).filter(|g| !g.is_empty()).map(str::to_string).collect())
+            .unwrap_or_default();
         let q = &mut s.quotas;
         for (name, field) in [
             (&n.quota_max_jobs, &mut q.max_jobs),
@@ -831,7 +908,8 @@ mod tests {
 
     #[test]
     fn each_loader_reads_exactly_the_names_resources_json_gives_it() {
-        let cases: [(&str, BTreeSet<String>); 6] = [
+        let cases: [(&str, BTreeSet<String>); 7] = [
+            ("BackpressureSettings", names_read(|g| drop(BackpressureSettings::from_lookup(g)))),
             ("Config", names_read(|g| drop(Config::from_lookup(g)))),
             ("TickSettings", names_read(|g| drop(TickSettings::from_lookup(g)))),
             ("WorkerSettings", names_read(|g| drop(WorkerSettings::from_lookup(g)))),

@@ -60,6 +60,10 @@ pub const KEY_FORMATS: &[&str] = &[
     "T#{tenant}#CAL",
     "C#{calendar}",
     "CV#{calendar}#{version}",
+    "RESOURCES",
+    "L#{resource}",
+    "R#{resource}#RUN",
+    "R#{resource}#RUN#{gate shard}",
 ];
 
 /// Partitions of the `open` index (executions not yet final): the reconciler reads each with
@@ -180,6 +184,30 @@ pub fn tenant_running_shard_pk(tenant: &str, shard: u32) -> String {
 
 /// Sort key of a tenant's running gate.
 pub const TENANT_RUNNING_SK: &str = "RUN";
+
+/// Partition key of the platform's resource limits (in the jobs table): one partition for all
+/// of them, since they are few (one per guarded downstream), set by operators and listed in
+/// one Query. Not under `T#`: a resource limit spans tenants (`docs/resources.md`).
+pub const RESOURCES_PK: &str = "RESOURCES";
+
+/// Sort key of a resource limit's definition under [`RESOURCES_PK`].
+pub fn resource_limit_sk(resource: &str) -> String {
+    format!("{RESOURCE_LIMIT_SK_PREFIX}{resource}")
+}
+
+/// Prefix of every resource-limit sort key (the listing's `begins_with`).
+pub const RESOURCE_LIMIT_SK_PREFIX: &str = "L#";
+
+/// Partition key of shard `shard` of a resource's holder gate (in the executions table, sort
+/// key [`TENANT_RUNNING_SK`]): the same leased map as a tenant's running gate, but one per
+/// resource for the whole platform, entries keyed by the global execution id (tenants share it).
+pub fn resource_running_shard_pk(resource: &str, shard: u32) -> String {
+    if shard == 0 {
+        format!("R#{resource}#RUN")
+    } else {
+        format!("R#{resource}#RUN#{shard}")
+    }
+}
 
 /// The epoch minute of an instant (the bucket it belongs to).
 pub fn minute_of(t: DateTime<Utc>) -> i64 {
@@ -454,18 +482,23 @@ mod tests {
             ("calendar_pk", calendar_pk("acme")),
             ("calendar_sk", calendar_sk("cn-holidays")),
             ("calendar_version_sk", calendar_version_sk("cn-holidays", 3)),
+            ("RESOURCES_PK", RESOURCES_PK.into()),
+            ("resource_limit_sk", resource_limit_sk("legacy-db")),
+            ("resource_running_shard_pk", resource_running_shard_pk("legacy-db", 0)),
+            ("resource_running_shard_pk", resource_running_shard_pk("legacy-db", 2)),
         ]
     }
 
     /// Public `-> String` functions and `&str` constants here that are not key formats.
     const NOT_KEY_FORMATS: &[&str] = &[
-        "execution_id",        // the public execution id, not a key
-        "global_execution_id", // the id targets receive, not a key
-        "OPS_SK_PREFIX",       // the start of `O#...`
-        "EXEC_SK_PREFIX",      // the start of `E#{scheduled ms}`
-        "CALENDAR_SK_PREFIX",  // the start of `C#{calendar}`
-        "children_sk_prefix",  // the start of `E#{scheduled ms}#C#{child}`
-        "child_execution_id",  // the public id of a child, not a key
+        "execution_id",             // the public execution id, not a key
+        "global_execution_id",      // the id targets receive, not a key
+        "OPS_SK_PREFIX",            // the start of `O#...`
+        "EXEC_SK_PREFIX",           // the start of `E#{scheduled ms}`
+        "CALENDAR_SK_PREFIX",       // the start of `C#{calendar}`
+        "RESOURCE_LIMIT_SK_PREFIX", // the start of `L#{resource}`
+        "children_sk_prefix",       // the start of `E#{scheduled ms}#C#{child}`
+        "child_execution_id",       // the public id of a child, not a key
     ];
 
     /// Names of this module's `pub fn ... -> String` and `pub const ...: &str` (outside tests).

@@ -25,6 +25,7 @@
 //! - [`store`]: the DynamoDB adapter and the only caller of the DynamoDB client: the item codec
 //!   (every attribute name), one expression builder, and one module per item family (jobs,
 //!   executions, slots and tenant gates, operations log, watermarks, tables) with typed outcomes.
+//! - [`priority`]: job priorities, the pool lanes, back-pressure and tenant-fairness rules (pure).
 //! - [`queue`]: per-pool SQS queues (URLs cached), batched delayed sends, dead-letter copies.
 //! - [`trigger`]: the per-minute tick and shard scans (put → send → advance → watermark).
 //! - [`reconcile`]: the reconciler: re-sends executions whose delivery is gone, found through the
@@ -52,6 +53,7 @@ pub mod metering;
 pub mod metrics;
 pub mod model;
 pub mod outbound;
+pub mod priority;
 pub mod provision;
 pub mod queue;
 pub mod reconcile;

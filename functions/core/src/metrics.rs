@@ -163,8 +163,15 @@ mod tests {
                 stale_rejections: 1,
                 clock_skew: 1,
                 fires_missed: 1,
+                resources: vec![crate::execution::resources::ResourceUse {
+                    resource: "legacy-db".into(),
+                    waits: 1,
+                    holders: Some(3),
+                    undefined: 1,
+                }],
             };
             lines.push(m.to_emf());
+            lines.extend(m.resource_emfs());
         }
         // AND a reconciler run that re-sent and found a missed start
         let mut run = crate::reconcile::ReconcileReport::default();
@@ -180,7 +187,10 @@ mod tests {
             let (ns, names, dims) = names_of(&e.lines(0)[0]);
             assert_eq!(ns, cat.namespace);
             for d in &dims {
-                assert!(d == &cat.pool_dimension || d == "Policy", "dimension {d} is not in the catalogue");
+                assert!(
+                    d == &cat.pool_dimension || d == &cat.resource_dimension || d == "Policy",
+                    "dimension {d} is not in the catalogue"
+                );
             }
             for n in names {
                 assert!(cat.knows(&n), "{n} is emitted but missing from resources.json metrics.names");

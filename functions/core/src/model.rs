@@ -58,6 +58,15 @@ pub struct JobDefinition {
     /// `FiresMissed` count (docs/reconciler.md, "Start deadlines"). None: never reported.
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "not_null")]
     pub start_deadline_secs: Option<u32>,
+    /// Platform-wide resource limits its runs use (`["legacy-db"]`): a run starts only holding
+    /// a unit of each, taken all or none at admission and given back at its end
+    /// (docs/resources.md). Each must be a limit an operator defined.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resources: Vec<String>,
+    /// Priority within its pool: `low` runs from the pool's low lane and is deferred first when
+    /// the pool is busy (docs/priority.md). Left out when `normal`.
+    #[serde(default, skip_serializing_if = "crate::priority::Priority::is_normal")]
+    pub priority: crate::priority::Priority,
     /// Sharded job (issue 18): each fire runs as this many child executions, child `i` given
     /// `shardIndex = i` and `shardTotal` (docs/children.md). None: one run per fire.
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "not_null")]
@@ -71,6 +80,9 @@ pub struct JobDefinition {
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "not_null")]
     pub map_reduce: Option<crate::execution::mapreduce::MapReduceSpec>,
 }
+
+/// Most resources one job may use.
+pub const MAX_JOB_RESOURCES: usize = 8;
 
 /// `#[serde(default, deserialize_with = "not_null")]`: an optional field that may be absent but
 /// not `null` (the OpenAPI document does not allow null there, so neither does the parser; the
@@ -125,6 +137,8 @@ impl JobDefinition {
             retry: RetryPolicy::default(),
             timeout_secs: default_timeout(),
             start_deadline_secs: None,
+            resources: Vec::new(),
+            priority: crate::priority::Priority::Normal,
             shards: None,
             broadcast: None,
             map_reduce: None,
@@ -176,6 +190,12 @@ impl JobDefinition {
     /// The start deadline (seconds after the scheduled instant).
     pub fn with_start_deadline_secs(mut self, secs: u32) -> Self {
         self.start_deadline_secs = Some(secs);
+        self
+    }
+
+    /// The priority within its pool.
+    pub fn with_priority(mut self, priority: crate::priority::Priority) -> Self {
+        self.priority = priority;
         self
     }
 
@@ -246,6 +266,7 @@ impl JobDefinition {
         if def.misfire_threshold_secs > 86_400 {
             return Err(invalid("misfireThresholdSecs", "must be at most 86400"));
         }
+        validate_resources(&def.resources)?;
         if let Some(d) = def.start_deadline_secs {
             if d == 0 || d > MAX_START_DEADLINE_SECS {
                 return Err(invalid(
@@ -258,6 +279,22 @@ impl JobDefinition {
         crate::execution::mapreduce::validate(def)?;
         Ok(schedule)
     }
+}
+
+/// The syntax of a job's `resources` (that each names a defined limit is the control plane's
+/// check, which reads them): ids, at most [`MAX_JOB_RESOURCES`], none twice.
+fn validate_resources(resources: &[String]) -> Result<(), ValidationError> {
+    if resources.len() > MAX_JOB_RESOURCES {
+        return Err(invalid("resources", format!("at most {MAX_JOB_RESOURCES} resources per job")));
+    }
+    for (i, r) in resources.iter().enumerate() {
+        let field = format!("resources[{i}]");
+        crate::keys::validate_id("resources", r).map_err(|e| invalid(&field, e.reason))?;
+        if resources[..i].contains(r) {
+            return Err(invalid(field, format!("{r:?} is listed twice")));
+        }
+    }
+    Ok(())
 }
 
 /// What a worker calls for an execution.
@@ -800,6 +837,9 @@ pub struct ExecMessage {
     /// When the trigger enqueued it (ms).
     #[serde(rename = "e")]
     pub enqueued_ms: i64,
+    /// The pool lane it travels in (absent: the main queue; docs/priority.md).
+    #[serde(rename = "l", default, skip_serializing_if = "crate::priority::Lane::is_main")]
+    pub lane: crate::priority::Lane,
     /// A child execution's key part (`s3`, `m-eu-west-1`; absent for every other execution).
     #[serde(rename = "c", default, skip_serializing_if = "Option::is_none")]
     pub child: Option<String>,

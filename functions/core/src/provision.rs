@@ -1,4 +1,4 @@
-//! Creates Sundial's tables, indexes and per-pool queues (with DLQs) from [`crate::resources`].
+//! Creates Sundial's tables, indexes and per-pool queues (with their low lanes and DLQs) from [`crate::resources`].
 //! The table calls themselves are [`crate::store::tables`]'s; this module orders them (create,
 //! wait until ACTIVE, enable TTL) and creates the queues.
 //!
@@ -50,6 +50,8 @@ pub struct PoolQueues {
     pub dlq_url: String,
     /// The dead-letter queue's ARN.
     pub dlq_arn: String,
+    /// The low lane `{queue}-low` (low priority and backfills; same DLQ, docs/priority.md).
+    pub low_url: String,
 }
 
 /// Creates both tables (if absent) and waits until they are ACTIVE.
@@ -103,7 +105,17 @@ pub async fn ensure_queues(
             ],
         )
         .await?;
-        out.insert(pool.clone(), PoolQueues { url, arn, dlq_url, dlq_arn });
+        let (low_url, _) = ensure_queue(
+            sqs,
+            &cfg.lane_queue_name(pool, crate::priority::Lane::Low),
+            &[
+                (QueueAttributeName::MessageRetentionPeriod, q.message_retention_seconds.to_string()),
+                (QueueAttributeName::VisibilityTimeout, q.visibility_timeout_seconds.to_string()),
+                (QueueAttributeName::RedrivePolicy, redrive.to_string()),
+            ],
+        )
+        .await?;
+        out.insert(pool.clone(), PoolQueues { url, arn, dlq_url, dlq_arn, low_url });
     }
     Ok(out)
 }

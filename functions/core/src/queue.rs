@@ -6,6 +6,7 @@
 
 use crate::config::Config;
 use crate::model::ExecMessage;
+use crate::priority::{Depths, Lane, DEPTH_CACHE_MS};
 use aws_sdk_sqs::types::{MessageAttributeValue, SendMessageBatchRequestEntry};
 use std::collections::HashMap;
 use tokio::sync::Mutex;
@@ -82,6 +83,7 @@ impl Outgoing {
                 scheduled_ms: e.scheduled_at.timestamp_millis(),
                 fire_ms: e.fire_at.timestamp_millis(),
                 enqueued_ms: now.timestamp_millis(),
+                lane: crate::priority::lane_of(e),
                 child: e.child.as_ref().map(|c| c.sort_part()),
             },
             delay_secs: delay_secs(e.fire_at.timestamp_millis(), now.timestamp_millis()),
@@ -95,6 +97,8 @@ pub struct PoolQueues {
     sqs: aws_sdk_sqs::Client,
     cfg: Config,
     urls: Mutex<HashMap<String, String>>,
+    /// Lane depths read recently: (pool, lane) → (read at ms, visible messages).
+    depths: Mutex<HashMap<(String, Lane), (i64, u64)>>,
     /// Set `MessageGroupId` = tenant on sends (SQS fair queues on standard queues).
     pub fair_groups: bool,
 }
@@ -102,7 +106,13 @@ pub struct PoolQueues {
 impl PoolQueues {
     /// A resolver for the pools of `cfg`.
     pub fn new(sqs: aws_sdk_sqs::Client, cfg: Config, fair_groups: bool) -> Self {
-        PoolQueues { sqs, cfg, urls: Mutex::new(HashMap::new()), fair_groups }
+        PoolQueues {
+            sqs,
+            cfg,
+            urls: Mutex::new(HashMap::new()),
+            depths: Mutex::new(HashMap::new()),
+            fair_groups,
+        }
     }
 
     /// The SQS client.
@@ -113,6 +123,11 @@ impl PoolQueues {
     /// The URL of a pool's queue (resolved once with `GetQueueUrl`, then cached).
     pub async fn url(&self, pool: &str) -> Result<String, QueueError> {
         self.url_of(pool, self.cfg.queue_name(pool)).await
+    }
+
+    /// The URL of one of a pool's lanes (the main queue, or the low lane `{queue}-low`).
+    pub async fn lane_url(&self, pool: &str, lane: Lane) -> Result<String, QueueError> {
+        self.url_of(pool, self.cfg.lane_queue_name(pool, lane)).await
     }
 
     /// The URL of a pool's dead-letter queue.
@@ -135,8 +150,50 @@ impl PoolQueues {
     /// The pool of a queue ARN or URL (its name minus the configured prefix), if it is one of
     /// Sundial's pool queues.
     pub fn pool_of_queue(&self, arn_or_url: &str) -> Option<String> {
+        self.lane_of_queue(arn_or_url).map(|(pool, _)| pool)
+    }
+
+    /// The pool and lane of a queue ARN or URL: `{prefix}{pool}-low` is `pool`'s low lane when
+    /// `pool` is configured (a pool may itself end in `-low`: the configured names decide).
+    pub fn lane_of_queue(&self, arn_or_url: &str) -> Option<(String, Lane)> {
         let name = arn_or_url.rsplit([':', '/']).next().unwrap_or_default();
-        name.strip_prefix(&self.cfg.queue_prefix).map(str::to_string)
+        let rest = name.strip_prefix(&self.cfg.queue_prefix)?;
+        if let Some(pool) = rest.strip_suffix(crate::priority::LOW_LANE_SUFFIX) {
+            if self.cfg.pools.iter().any(|p| p == pool) && !self.cfg.pools.iter().any(|p| p == rest) {
+                return Some((pool.to_string(), Lane::Low));
+            }
+        }
+        Some((rest.to_string(), Lane::Main))
+    }
+
+    /// Visible messages of both of a pool's lanes, each read at most once per
+    /// [`DEPTH_CACHE_MS`] (one `GetQueueAttributes` per lane) and reused until then. A failed
+    /// read is `None` (logged): back-pressure then admits, work is never stopped by a blind
+    /// signal.
+    pub async fn depths(&self, pool: &str, now_ms: i64) -> Depths {
+        let mut d = Depths::default();
+        for lane in Lane::ALL {
+            let key = (pool.to_string(), lane);
+            let cached = self.depths.lock().await.get(&key).copied();
+            let v = match cached {
+                Some((at, v)) if now_ms - at < DEPTH_CACHE_MS && now_ms >= at => Some(v),
+                _ => match self.lane_depth(pool, lane).await {
+                    Ok(v) => {
+                        self.depths.lock().await.insert(key, (now_ms, v));
+                        Some(v)
+                    }
+                    Err(e) => {
+                        tracing::warn!(pool, lane = lane.as_str(), error = %e, "lane depth unknown");
+                        None
+                    }
+                },
+            };
+            match lane {
+                Lane::Main => d.main = v,
+                Lane::Low => d.low = v,
+            }
+        }
+        d
     }
 
     /// Copies a message to its pool's dead-letter queue, with the error code and execution id
@@ -173,11 +230,15 @@ impl PoolQueues {
             })
     }
 
-    /// Sends messages to a pool in batches of ten; a failed entry is retried once.
     /// Messages visible in a pool's queue right now (`ApproximateNumberOfMessages`): a backlog
     /// waiting for workers. Delayed (queued-ahead) and in-flight messages are not counted.
     pub async fn visible_backlog(&self, pool: &str) -> Result<u64, QueueError> {
-        let url = self.url(pool).await?;
+        self.lane_depth(pool, Lane::Main).await
+    }
+
+    /// Visible messages of one lane of a pool right now (uncached).
+    pub async fn lane_depth(&self, pool: &str, lane: Lane) -> Result<u64, QueueError> {
+        let url = self.lane_url(pool, lane).await?;
         let out = self
             .sqs
             .get_queue_attributes()
@@ -193,10 +254,22 @@ impl PoolQueues {
             .unwrap_or(0))
     }
 
+    /// Sends messages to a pool in batches of ten, each to its lane's queue (the message
+    /// carries its lane); a failed entry is retried once.
     pub async fn send_all(&self, pool: &str, msgs: &[Outgoing]) -> Result<(), QueueError> {
-        let url = self.url(pool).await?;
+        for lane in Lane::ALL {
+            let of_lane: Vec<&Outgoing> = msgs.iter().filter(|m| m.message.lane == lane).collect();
+            if !of_lane.is_empty() {
+                self.send_lane(pool, lane, &of_lane).await?;
+            }
+        }
+        Ok(())
+    }
+
+    async fn send_lane(&self, pool: &str, lane: Lane, msgs: &[&Outgoing]) -> Result<(), QueueError> {
+        let url = self.lane_url(pool, lane).await?;
         for chunk in msgs.chunks(MAX_BATCH) {
-            let mut pending: Vec<(usize, &Outgoing)> = chunk.iter().enumerate().collect();
+            let mut pending: Vec<(usize, &Outgoing)> = chunk.iter().copied().enumerate().collect();
             for round in 0..2 {
                 let mut req = self.sqs.send_message_batch().queue_url(&url);
                 for (i, m) in &pending {

@@ -34,6 +34,8 @@ pub struct MetricDefs {
     pub namespace: String,
     /// The per-pool dimension's name.
     pub pool_dimension: String,
+    /// The per-resource dimension's name (resource limits, `docs/resources.md`).
+    pub resource_dimension: String,
     /// Metric names by logical name.
     pub names: std::collections::BTreeMap<String, String>,
 }
@@ -173,6 +175,20 @@ pub struct EnvNames {
     pub quota_api_executions_per_minute: String,
     /// Trigger-now calls per tenant per minute (api).
     pub quota_triggers_per_minute: String,
+    /// Tenants whose callers are platform operators: they set resource limits (api).
+    pub operator_tenants: String,
+    /// Lane depth from which the tick defers low-priority fires (tick, api).
+    pub backpressure_defer_depth: String,
+    /// How long a deferred fire's message is held, seconds (tick, api).
+    pub backpressure_defer_secs: String,
+    /// Lane depth from which the API refuses new work for the lane (tick, api).
+    pub backpressure_saturated_depth: String,
+    /// The web console's OIDC issuer.
+    pub console_issuer: String,
+    /// The web console's OIDC client id.
+    pub console_client_id: String,
+    /// The workers' log groups, for the console's Logs Insights links.
+    pub console_log_groups: String,
     /// The API's base URL (`sundial` CLI).
     pub api_url: String,
     /// Bearer token for the deployed API (`sundial` CLI).
@@ -231,6 +247,12 @@ pub struct Defaults {
     pub quota_api_executions_per_minute: u32,
     /// Trigger-now calls per tenant per minute.
     pub quota_triggers_per_minute: u32,
+    /// Lane depth from which the tick defers low-priority fires.
+    pub backpressure_defer_depth: u64,
+    /// How long a deferred fire's message is held (seconds).
+    pub backpressure_defer_secs: u32,
+    /// Lane depth from which the API refuses new work for the lane.
+    pub backpressure_saturated_depth: u64,
     /// The API's base URL for the CLI (the local run's).
     pub api_url: String,
     /// Port of the local emulator.

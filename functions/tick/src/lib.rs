@@ -55,6 +55,8 @@ pub struct TickService {
     pub settings: TickSettings,
     /// EventBridge client for the reconciler's `FireMissed` events (to `Config::event_bus`).
     pub events: Option<aws_sdk_eventbridge::Client>,
+    /// Back-pressure thresholds (low-priority deferral; `SUNDIAL_BACKPRESSURE_*`).
+    pub backpressure: sundial_core::priority::Backpressure,
 }
 
 /// A failed tick, typed for Lambda's error report.
@@ -115,6 +117,7 @@ impl TickService {
             actor: format!("tick:{request_id}"),
             // The lag metric wants the real instant of each send, not the tick's start.
             send_clock: Some(SendClock(std::sync::Arc::new(Utc::now))),
+            backpressure: Some(self.backpressure),
             ..Default::default()
         };
         match event {

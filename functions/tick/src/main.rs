@@ -21,6 +21,7 @@ async fn main() -> Result<(), Error> {
         lambda: clients.lambda,
         settings,
         events: Some(clients.events),
+        backpressure: sundial_core::config::BackpressureSettings::from_env()?,
     };
     let service = &service;
     run(service_fn(move |event: LambdaEvent<TickEvent>| async move { service.handle_lambda(event).await }))

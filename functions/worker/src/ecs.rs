@@ -8,6 +8,10 @@
 //!   every heartbeat extends it; a killed worker's messages reappear when its leases expire.
 //! - Deletes are batched (`DeleteMessageBatch`, up to 10, flushed within a second: a finished
 //!   execution's message is invisible for a whole lease anyway, and a late delete is harmless).
+//! - Lanes (docs/priority.md): the pool's main queue first, its low lane only when the main
+//!   queue came back empty or every `LOW_LANE_EVERY`th receive; a long poll only when both
+//!   were empty, on the main queue, at most [`IDLE_WAIT_SECS`] so an idle pool's low lane is
+//!   looked at again within that.
 //! - Shutdown (SIGTERM): stop receiving; let running executions finish for a grace period;
 //!   then cancel them, which releases their leases and returns their messages at once.
 
@@ -19,6 +23,7 @@ use sundial_core::access;
 use sundial_core::config::EcsWorkerSettings;
 use sundial_core::execution::target::in_process::BoxFuture;
 use sundial_core::execution::worker::{Disposition, MessageControl, Worker};
+use sundial_core::priority::{next_lane, Lane};
 use tokio::sync::{mpsc, Semaphore};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
@@ -28,6 +33,10 @@ pub const DELETE_FLUSH: Duration = Duration::from_secs(1);
 
 /// How long a receive waits for more free slots to ask for a fuller batch.
 pub const FILL_WAIT: Duration = Duration::from_millis(50);
+
+/// Longest long poll of an idle worker (both lanes empty): how late an idle pool notices a
+/// low-priority message.
+pub const IDLE_WAIT_SECS: i32 = 5;
 
 /// Options of the poll loop.
 #[derive(Debug, Clone)]
@@ -135,18 +144,21 @@ async fn poll(
     shutdown: CancellationToken,
 ) -> anyhow::Result<Arc<Stats>> {
     let pool = worker.settings().pool.clone();
-    let url = worker.queue_url(&pool).await?;
+    let main_url = worker.lane_url(&pool, Lane::Main).await?;
+    let low_url = worker.lane_url(&pool, Lane::Low).await?;
     let sqs = worker.sqs().clone();
     let stats = Arc::new(Stats::default());
     let slots = Arc::new(Semaphore::new(opts.slots));
     let stop = CancellationToken::new();
-    let (del_tx, del_rx) = mpsc::channel::<String>(1024);
+    let (main_tx, main_rx) = mpsc::channel::<String>(1024);
+    let (low_tx, low_rx) = mpsc::channel::<String>(1024);
     // Spawned tasks carry the worker's scope (IAM recording, `sundial_core::access`).
-    let deleter = tokio::spawn(access::within(
-        access::current(),
-        delete_batcher(sqs.clone(), url.clone(), del_rx, stats.clone()),
-    ));
+    let deleters = [(main_url.clone(), main_rx), (low_url.clone(), low_rx)].map(|(url, rx)| {
+        tokio::spawn(access::within(access::current(), delete_batcher(sqs.clone(), url, rx, stats.clone())))
+    });
     let mut tasks = JoinSet::new();
+    // Lane state: receives so far, and whether the last receive of each lane came back empty.
+    let (mut receives, mut main_empty, mut low_empty) = (0u64, false, true);
     tracing::info!(pool, slots = opts.slots, worker = %worker.settings().worker_id, "polling");
     'poll: while !shutdown.is_cancelled() {
         let first = tokio::select! {
@@ -170,11 +182,19 @@ async fn poll(
             }
         }
         let want = permits.len() as i32;
+        // Main first; the low lane when the main queue was empty (or its anti-starvation turn);
+        // a long poll only when both lanes were empty.
+        let lane = next_lane(receives, main_empty);
+        let (url, wait) = match lane {
+            Lane::Main if low_empty => (&main_url, opts.wait_secs.min(IDLE_WAIT_SECS)),
+            Lane::Main => (&main_url, 0),
+            Lane::Low => (&low_url, 0),
+        };
         let recv = sqs
             .receive_message()
-            .queue_url(&url)
+            .queue_url(url)
             .max_number_of_messages(want)
-            .wait_time_seconds(opts.wait_secs)
+            .wait_time_seconds(wait)
             .visibility_timeout(worker.settings().visibility_secs())
             .message_system_attribute_names(MessageSystemAttributeName::ApproximateReceiveCount)
             .send();
@@ -183,6 +203,7 @@ async fn poll(
             _ = shutdown.cancelled() => break 'poll,
         };
         stats.receives.fetch_add(1, Ordering::Relaxed);
+        receives += 1;
         let msgs = match out {
             Ok(o) => o.messages.unwrap_or_default(),
             Err(e) => {
@@ -190,6 +211,18 @@ async fn poll(
                 tokio::time::sleep(Duration::from_secs(1)).await;
                 continue;
             }
+        };
+        match lane {
+            Lane::Main => main_empty = msgs.is_empty(),
+            Lane::Low => {
+                low_empty = msgs.is_empty();
+                // Look at the main queue again before the next low receive.
+                main_empty = false;
+            }
+        }
+        let (url, del_tx) = match lane {
+            Lane::Main => (main_url.clone(), main_tx.clone()),
+            Lane::Low => (low_url.clone(), low_tx.clone()),
         };
         for msg in msgs {
             // At most `want` messages come back: one held permit each (the rest are dropped).
@@ -236,7 +269,9 @@ async fn poll(
         stop.cancel();
         while tasks.join_next().await.is_some() {}
     }
-    drop(del_tx);
-    let _ = deleter.await;
+    drop((main_tx, low_tx));
+    for d in deleters {
+        let _ = d.await;
+    }
     Ok(stats)
 }

@@ -15,6 +15,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 use sundial_core::execution::worker::{Disposition, NoExtend, Worker};
+use sundial_core::priority::Lane;
 use tokio::task::{self, JoinSet};
 use tokio_util::sync::CancellationToken;
 
@@ -39,11 +40,11 @@ pub async fn handle_event(
         let (w, stop) = (worker.clone(), stop.clone());
         let message_id = rec.message_id.clone().unwrap_or_default();
         let task = set.spawn(async move {
-            let pool = rec
+            let (pool, lane) = rec
                 .event_source_arn
                 .as_deref()
-                .map(|a| w.pool_of_queue(a))
-                .unwrap_or_else(|| w.settings().pool.clone());
+                .map(|a| w.lane_of_queue(a))
+                .unwrap_or_else(|| (w.settings().pool.clone(), Lane::Main));
             let body = rec.body.unwrap_or_default();
             let d = w.handle(&pool, &body, &NoExtend, &stop).await;
             match d {
@@ -51,7 +52,7 @@ pub async fn handle_event(
                 Disposition::Leave => true,
                 Disposition::RetryAfter(secs) => {
                     if let Some(rh) = &rec.receipt_handle {
-                        set_visibility(&w, &pool, rh, secs).await;
+                        set_visibility(&w, &pool, lane, rh, secs).await;
                     }
                     true
                 }
@@ -81,12 +82,12 @@ pub async fn handle_event(
     resp
 }
 
-async fn set_visibility(w: &Worker, pool: &str, receipt: &str, secs: i32) {
-    sundial_core::access::scope(w.access_scope(pool), change_visibility(w, pool, receipt, secs)).await
+async fn set_visibility(w: &Worker, pool: &str, lane: Lane, receipt: &str, secs: i32) {
+    sundial_core::access::scope(w.access_scope(pool), change_visibility(w, pool, lane, receipt, secs)).await
 }
 
-async fn change_visibility(w: &Worker, pool: &str, receipt: &str, secs: i32) {
-    let url = match w.queue_url(pool).await {
+async fn change_visibility(w: &Worker, pool: &str, lane: Lane, receipt: &str, secs: i32) {
+    let url = match w.lane_url(pool, lane).await {
         Ok(u) => u,
         Err(e) => {
             tracing::error!(pool, error = %e, "cannot resolve queue URL; message returns after its current visibility");

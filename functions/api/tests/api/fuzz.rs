@@ -152,7 +152,13 @@ async fn the_api_holds_against_schemathesis() {
         st.display()
     );
     // GIVEN the local run's loopback server over a private environment, and the digest side port
-    let h = Arc::new(Harness::new("fuzz", at("2026-12-01T10:00:00Z")).await);
+    // The fuzzer's tenant is an operator, so resource limits are set and deleted, not only refused.
+    let settings = sundial_core::control::ControlSettings {
+        operator_tenants: vec!["fuzz".into()],
+        ..sundial_core::control::ControlSettings::default()
+    };
+    let h =
+        Arc::new(Harness::with_settings("fuzz", &["default"], at("2026-12-01T10:00:00Z"), settings).await);
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let port = listener.local_addr().expect("addr").port();
     let server =

@@ -73,6 +73,7 @@ fn send_of(e: &Execution, now: DateTime<Utc>) -> Outgoing {
             scheduled_ms: e.scheduled_at.timestamp_millis(),
             fire_ms: now.timestamp_millis(),
             enqueued_ms: now.timestamp_millis(),
+            lane: crate::priority::lane_of(e),
             child: e.child.as_ref().map(|c| c.sort_part()),
         },
         delay_secs: 0,
@@ -84,6 +85,17 @@ pub async fn replay(
     ctl: &Control,
     caller: &Caller,
     execution_id: &str,
+    now: DateTime<Utc>,
+) -> Result<ReplayOutcome, ControlError> {
+    replay_because(ctl, caller, execution_id, None, now).await
+}
+
+/// [`replay`] recording the caller's `reason` in the operations log entry (`detail`).
+pub async fn replay_because(
+    ctl: &Control,
+    caller: &Caller,
+    execution_id: &str,
+    reason: Option<&str>,
     now: DateTime<Utc>,
 ) -> Result<ReplayOutcome, ControlError> {
     let key = key_of(caller, execution_id)?;
@@ -113,9 +125,16 @@ pub async fn replay(
     let entry = OpsEntry::new(caller.actor(), OpsAction::Replay, &key.job_id, now)
         .versions(None, Some(e.def_version))
         .execution(key.id());
+    let entry = match reason {
+        Some(r) => entry.detail(r),
+        None => entry,
+    };
     ops::record(ctl, &caller.tenant, &entry).await?;
     Ok(ReplayOutcome::Replayed)
 }
+
+/// Longest replay reason (characters), recorded in the operations log.
+pub const MAX_REASON_CHARS: usize = 500;
 
 /// Replays up to [`MAX_REPLAY_BATCH`] executions, one outcome each (in order).
 pub async fn replay_many(
@@ -124,6 +143,23 @@ pub async fn replay_many(
     execution_ids: &[String],
     now: DateTime<Utc>,
 ) -> Result<Vec<(String, ReplayOutcome)>, ControlError> {
+    replay_many_because(ctl, caller, execution_ids, None, now).await
+}
+
+/// [`replay_many`] recording the caller's `reason` with each replay.
+pub async fn replay_many_because(
+    ctl: &Control,
+    caller: &Caller,
+    execution_ids: &[String],
+    reason: Option<&str>,
+    now: DateTime<Utc>,
+) -> Result<Vec<(String, ReplayOutcome)>, ControlError> {
+    if reason.is_some_and(|r| r.chars().count() > MAX_REASON_CHARS) {
+        return Err(ControlError::invalid(
+            "reason",
+            format!("must be at most {MAX_REASON_CHARS} characters"),
+        ));
+    }
     if execution_ids.is_empty() || execution_ids.len() > MAX_REPLAY_BATCH {
         return Err(ControlError::invalid(
             "executionIds",
@@ -138,7 +174,7 @@ pub async fn replay_many(
     }
     let mut out = Vec::with_capacity(execution_ids.len());
     for id in execution_ids {
-        out.push((id.clone(), replay(ctl, caller, id, now).await?));
+        out.push((id.clone(), replay_because(ctl, caller, id, reason, now).await?));
     }
     Ok(out)
 }

@@ -52,6 +52,12 @@ pub enum ControlError {
         /// When to try again (seconds).
         retry_after_secs: u32,
     },
+    /// The caller may not do this (a platform operation by a caller that is not an operator).
+    #[error("forbidden: {message}")]
+    Forbidden {
+        /// Why.
+        message: String,
+    },
     /// DynamoDB failed.
     #[error(transparent)]
     Store(#[from] StoreError),

@@ -47,6 +47,17 @@ pub async fn get(ctl: &Control, caller: &Caller, execution_id: &str) -> Result<E
     snapshot.map(|s| s.exec).ok_or(ControlError::NotFound { what: "execution" })
 }
 
+/// [`get`] with what only the execution plane writes: the last checkpoint and the run time of
+/// finished attempts (the console's progress of a long run).
+pub async fn get_snapshot(
+    ctl: &Control,
+    caller: &Caller,
+    execution_id: &str,
+) -> Result<crate::store::executions::Snapshot, ControlError> {
+    let key = key_of(caller, execution_id)?;
+    ctl.execs.get(&key, true).await?.ok_or(ControlError::NotFound { what: "execution" })
+}
+
 /// The children of one of the caller's sharded or broadcast fires, in key order (shards by
 /// index, members by name); empty for an execution that did not fan out (yet).
 pub async fn children(
@@ -201,6 +212,7 @@ pub async fn trigger_now(
 ) -> Result<Execution, ControlError> {
     let job = ctl.job(caller, job_id).await?;
     let schedule = runnable_job(&job)?;
+    super::quota::check_saturation(ctl, &job.definition.pool, job.definition.priority.lane(), now).await?;
     super::quota::take_rate(ctl, &caller.tenant, "trigger", 1, now).await?;
     super::quota::take_rate(ctl, &caller.tenant, "exec", 1, now).await?;
     let mut e = Execution::ready(&job, &schedule, now, None, now, &caller.actor());
@@ -306,6 +318,7 @@ pub async fn backfill(
             ),
         ));
     }
+    super::quota::check_saturation(ctl, &job.definition.pool, crate::priority::backfill_lane(), now).await?;
     super::quota::take_rate(ctl, &caller.tenant, "exec", fires.len() as u32, now).await?;
     let mut report = BackfillReport { fires: fires.len(), created: 0, existing: 0, last_start_at: None };
     let mut out = Vec::new();

@@ -26,6 +26,8 @@
 //! - [`executions`]: list by job or status, get with timeline, cancel, trigger now, backfill.
 //! - [`calendars`]: business calendars: put (If-Match) / get / list / versions / delete (refused
 //!   while in use), the chain in force for a job, re-planning the jobs after an edit.
+//! - [`resources`]: platform-wide resource limits: put / delete (operators only), get / list,
+//!   and the check that a job's `resources` name defined limits.
 //! - [`dlq`]: dead letters: list and replay (DEAD → READY, same execution id).
 //! - [`tzreport`]: the tzdb upgrade report: jobs whose next fires differ between the release
 //!   they were computed with and the compiled one.
@@ -40,7 +42,9 @@ pub mod jobs;
 pub mod ops;
 pub mod page;
 pub(crate) mod quota;
+pub mod resources;
 pub mod tzreport;
+pub mod upcoming;
 
 pub use error::ControlError;
 
@@ -63,6 +67,8 @@ pub struct ControlSettings {
     pub max_page: u32,
     /// Per-tenant quotas.
     pub quotas: Quotas,
+    /// Lane depths from which create, trigger-now and backfill answer 429 `saturated`.
+    pub backpressure: crate::priority::Backpressure,
     /// The tz database release the control plane computes trigger positions with (create,
     /// edit, resume) and records on the job: the compiled one. A test sets an older release
     /// read from TZif data to create jobs "computed under" it.
@@ -71,6 +77,8 @@ pub struct ControlSettings {
     /// to compare jobs recorded under them. Without the recorded release the report lists the
     /// job as `rulesUnavailable`.
     pub tzdb_releases: Vec<Tzdb>,
+    /// Tenants whose callers are platform operators (resource limits, [`resources`]).
+    pub operator_tenants: Vec<String>,
 }
 
 use crate::schedule::tzdb::Tzdb;
@@ -85,8 +93,10 @@ impl Default for ControlSettings {
             max_backfill: 1_000,
             max_page: 100,
             quotas: Quotas::default(),
+            backpressure: crate::priority::Backpressure::default(),
             tzdb: Tzdb::compiled(),
             tzdb_releases: Vec::new(),
+            operator_tenants: Vec::new(),
         }
     }
 }

@@ -107,3 +107,31 @@ pub(crate) async fn give_back_rate(
         tracing::warn!(tenant, error = %e, "could not give back rate tokens");
     }
 }
+
+/// Refuses new work for `lane` of `pool` while that lane is saturated (its visible depth at
+/// `saturatedDepth`, read at most once per 10 s): 429 `saturated` with `Retry-After`, counted
+/// in `SaturatedRefusals` (docs/priority.md).
+pub(crate) async fn check_saturation(
+    ctl: &Control,
+    pool: &str,
+    lane: crate::priority::Lane,
+    now: DateTime<Utc>,
+) -> Result<(), ControlError> {
+    let depths = ctl.ctx.queues.depths(pool, now.timestamp_millis()).await;
+    crate::priority::creation(lane, &depths, &ctl.settings.backpressure).map_err(|s| {
+        crate::metrics::Emf::new(&[("Pool", pool)])
+            .count("SaturatedRefusals", 1)
+            .emit(now.timestamp_millis());
+        ControlError::Limited {
+            code: "saturated",
+            field: "pool",
+            message: format!(
+                "pool {pool:?} is saturated: {} messages wait in its {} lane (limit {}); retry later",
+                s.depth,
+                s.lane.as_str(),
+                s.threshold
+            ),
+            retry_after_secs: s.retry_after_secs,
+        }
+    })
+}

@@ -26,6 +26,12 @@ pub mod names {
     pub const STALE_TOKEN_REJECTIONS: &str = "StaleTokenRejections";
     pub const CLOCK_SKEW_EXCEEDED: &str = "ClockSkewExceeded";
     pub const FIRES_MISSED: &str = "FiresMissed";
+    /// Per resource (dimension `Resource`): executions that had to wait for it.
+    pub const RESOURCE_WAITS: &str = "ResourceWaits";
+    /// Per resource: holders right after a join (Maximum shows how close it runs to its limit).
+    pub const RESOURCE_HOLDERS: &str = "ResourceHolders";
+    /// Per resource: waits because no limit is defined for it (a job names a deleted limit).
+    pub const RESOURCE_UNDEFINED: &str = "ResourceUndefined";
 }
 
 /// What one handled message contributes.
@@ -54,6 +60,9 @@ pub struct ExecMetrics {
     /// 1 if this worker started the execution past its start deadline and reported the miss
     /// (no reconciler had).
     pub fires_missed: u64,
+    /// What each resource the execution uses saw (waits, holders): one EMF line per resource,
+    /// dimension `Resource` ([`ExecMetrics::resource_emfs`]).
+    pub resources: Vec<crate::execution::resources::ResourceUse>,
 }
 
 impl ExecMetrics {
@@ -68,6 +77,7 @@ impl ExecMetrics {
             && self.stale_rejections == 0
             && self.clock_skew == 0
             && self.fires_missed == 0
+            && self.resources.is_empty()
     }
 
     /// The EMF record.
@@ -111,6 +121,30 @@ impl ExecMetrics {
     }
 }
 
+impl ExecMetrics {
+    /// One EMF record per resource looked at, dimension `Resource` only: a resource is shared
+    /// by every pool, so its figures are platform-wide.
+    pub fn resource_emfs(&self) -> Vec<Emf> {
+        self.resources
+            .iter()
+            .map(|u| {
+                let mut e = Emf::new(&[("Resource", u.resource.as_str())])
+                    .property("executionId", self.execution_id.as_str());
+                if u.waits > 0 {
+                    e = e.count(names::RESOURCE_WAITS, u.waits);
+                }
+                if u.undefined > 0 {
+                    e = e.count(names::RESOURCE_UNDEFINED, u.undefined);
+                }
+                if let Some(h) = u.holders {
+                    e = e.count(names::RESOURCE_HOLDERS, h);
+                }
+                e
+            })
+            .collect()
+    }
+}
+
 /// Where metrics go.
 pub trait MetricsSink: Send + Sync + Debug {
     /// Records one message's metrics at `now_ms`.
@@ -125,6 +159,9 @@ impl MetricsSink for EmfStdout {
     fn record(&self, m: &ExecMetrics, now_ms: i64) {
         if !m.is_empty() {
             m.to_emf().emit(now_ms);
+        }
+        for e in m.resource_emfs() {
+            e.emit(now_ms);
         }
     }
 }
@@ -176,6 +213,32 @@ mod tests {
         // the execution id is on the line as a property, never a dimension
         assert_eq!(v["executionId"], "j@1");
         assert_eq!(v["_aws"]["CloudWatchMetrics"][0]["Dimensions"], serde_json::json!([["Pool"]]));
+    }
+
+    #[test]
+    fn resource_figures_go_on_their_own_lines_with_the_resource_dimension() {
+        use crate::execution::resources::ResourceUse;
+        let m = ExecMetrics {
+            pool: "p".into(),
+            execution_id: "acme:j@1".into(),
+            resources: vec![
+                ResourceUse { resource: "a-db".into(), holders: Some(3), ..Default::default() },
+                ResourceUse { resource: "b-db".into(), waits: 1, ..Default::default() },
+            ],
+            ..Default::default()
+        };
+        assert!(!m.is_empty());
+        let lines: Vec<serde_json::Value> = m
+            .resource_emfs()
+            .iter()
+            .map(|e| serde_json::from_str(&e.lines(1)[0]).unwrap_or_default())
+            .collect();
+        assert_eq!(lines.len(), 2);
+        assert_eq!(lines[0]["_aws"]["CloudWatchMetrics"][0]["Dimensions"], serde_json::json!([["Resource"]]));
+        assert_eq!((&lines[0]["Resource"], &lines[0]["ResourceHolders"]), (&"a-db".into(), &3.into()));
+        assert!(lines[0].get("ResourceWaits").is_none());
+        assert_eq!((&lines[1]["Resource"], &lines[1]["ResourceWaits"]), (&"b-db".into(), &1.into()));
+        assert_eq!(lines[1]["executionId"], "acme:j@1");
     }
 
     #[test]

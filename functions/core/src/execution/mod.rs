@@ -17,6 +17,8 @@
 //! - [`children`]: sharded and broadcast jobs: a fire's parent fans out into child
 //!   executions and ends when they all have (`docs/children.md`).
 //! - [`policy`]: ALLOW / FORBID / SERIALIZE / REPLACE job slots, and per-tenant running limits.
+//! - [`resources`]: platform-wide resource limits (`resources: ["legacy-db"]`), held all or
+//!   none through an attempt (`docs/resources.md`).
 //! - [`target`]: Lambda, HTTPS webhook (with the address policy), SQS, and in-process handlers.
 //! - [`metrics`]: EMF lines for the dashboard.
 //! - [`worker`]: one message in, one disposition out; shared by the Lambda and ECS entry points
@@ -29,6 +31,7 @@ pub mod clock;
 pub mod mapreduce;
 pub mod metrics;
 pub mod policy;
+pub mod resources;
 pub mod retry;
 pub mod target;
 pub mod worker;

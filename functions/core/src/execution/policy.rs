@@ -219,6 +219,56 @@ pub enum Seat {
     },
 }
 
+/// Who joins a leased gate: its entry id, the shard it tries first, and its lease end (ms).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct GateEntry<'a> {
+    /// The entry's key in the map (an execution id).
+    pub id: &'a str,
+    /// The shard tried first (a stable hash of the id, so entries spread over the shards).
+    pub home: u32,
+    /// The lease end written with the entry.
+    pub lease_until: i64,
+}
+
+/// Joins a leased gate of `limit` split into [`gate_shards`] items (`pk_of(shard)`): tries the
+/// entry's home shard, then the others in turn, each admitting its [`gate_quota`]. An entry
+/// counts as live until its lease end plus `skew_margin_ms`; lapsed ones (a dead holder) are
+/// dropped by this rewrite. The tenant running gate and the resource holder gates
+/// ([`crate::execution::resources`]) are both this. Also returns the live entries of the shard
+/// joined, the caller's included (0 when full).
+pub(crate) async fn acquire_gate(
+    ddb: &aws_sdk_dynamodb::Client,
+    table: &str,
+    pk_of: &(dyn Fn(u32) -> String + Sync),
+    entry: &GateEntry<'_>,
+    limit: u32,
+    skew_margin_ms: i64,
+    now_ms: i64,
+) -> Result<(Seat, usize), StoreError> {
+    let me = entry.id;
+    let shards = gate_shards(limit);
+    let mut retry_at = now_ms + POLICY_POLL_MS;
+    for i in 0..shards {
+        let shard = (entry.home + i) % shards;
+        let quota = gate_quota(limit, shard) as usize;
+        for _ in 0..8 {
+            let set = slots::get_gate(ddb, table, pk_of(shard)).await?;
+            let mut live: HashMap<String, i64> =
+                set.leases.into_iter().filter(|(k, lu)| k != me && lu + skew_margin_ms >= now_ms).collect();
+            if live.len() >= quota {
+                let next = live.values().map(|lu| lu + skew_margin_ms).min().unwrap_or(now_ms);
+                retry_at = retry_at.min(next.max(now_ms + 500));
+                break;
+            }
+            live.insert(me.to_string(), entry.lease_until);
+            if slots::put_gate(ddb, table, pk_of(shard), &live, set.version).await? {
+                return Ok((Seat::Admitted { shard }, live.len()));
+            }
+        }
+    }
+    Ok((Seat::Full { retry_at }, 0))
+}
+
 /// The tenant side: a leased set of running executions per tenant, split into
 /// [`gate_shards`] items.
 #[derive(Debug, Clone)]
@@ -246,31 +296,10 @@ impl TenantGate {
         now_ms: i64,
     ) -> Result<Seat, StoreError> {
         let me = key.id();
-        let shards = gate_shards(limit);
-        let home = crate::keys::shard_of(&key.tenant, &me, shards);
-        let mut retry_at = now_ms + POLICY_POLL_MS;
-        for i in 0..shards {
-            let shard = (home + i) % shards;
-            let quota = gate_quota(limit, shard) as usize;
-            for _ in 0..8 {
-                let set = slots::get_running(&self.ddb, &self.table, &key.tenant, shard).await?;
-                let mut live: HashMap<String, i64> = set
-                    .leases
-                    .into_iter()
-                    .filter(|(k, lu)| *k != me && lu + skew_margin_ms >= now_ms)
-                    .collect();
-                if live.len() >= quota {
-                    let next = live.values().map(|lu| lu + skew_margin_ms).min().unwrap_or(now_ms);
-                    retry_at = retry_at.min(next.max(now_ms + 500));
-                    break;
-                }
-                live.insert(me.clone(), lease_until);
-                if slots::put_running(&self.ddb, &self.table, &key.tenant, shard, &live, set.version).await? {
-                    return Ok(Seat::Admitted { shard });
-                }
-            }
-        }
-        Ok(Seat::Full { retry_at })
+        let home = crate::keys::shard_of(&key.tenant, &me, gate_shards(limit));
+        let gate = |shard| crate::keys::tenant_running_shard_pk(&key.tenant, shard);
+        let entry = GateEntry { id: &me, home, lease_until };
+        Ok(acquire_gate(&self.ddb, &self.table, &gate, &entry, limit, skew_margin_ms, now_ms).await?.0)
     }
 
     /// Extends this execution's entry in gate shard `shard` (heartbeats of limited tenants).

@@ -220,18 +220,20 @@ async fn run(
     }
     let shift = (GRACE_MS - opts.grace_ms).max(0);
     report.max_overdue_ms = due.iter().map(|e| now_ms + shift - e.due).max().unwrap_or(0);
-    // Pools whose queue has a visible backlog (one GetQueueAttributes per pool and run, only
-    // when something is due).
+    // Pool lanes with a visible backlog (one GetQueueAttributes per pool lane and run, only
+    // when something is due): an execution is judged by its own lane's queue (docs/priority.md).
     let mut backlogged = std::collections::BTreeSet::new();
     if !due.is_empty() {
         for pool in &ctx.cfg.pools {
-            match ctx.queues.visible_backlog(pool).await {
-                Ok(n) if n >= rules::BACKLOG_MIN_VISIBLE => {
-                    backlogged.insert(pool.clone());
-                }
-                Ok(_) => {}
-                Err(e) => {
-                    tracing::warn!(pool, error = %e, "queue depth unknown; treating the pool as not backlogged")
+            for lane in crate::priority::Lane::ALL {
+                match ctx.queues.lane_depth(pool, lane).await {
+                    Ok(n) if n >= rules::BACKLOG_MIN_VISIBLE => {
+                        backlogged.insert((pool.clone(), lane));
+                    }
+                    Ok(_) => {}
+                    Err(e) => {
+                        tracing::warn!(pool, lane = lane.as_str(), error = %e, "queue depth unknown; treating the lane as not backlogged")
+                    }
                 }
             }
         }
@@ -303,7 +305,7 @@ async fn one(
     entry: &OpenEntry,
     now: DateTime<Utc>,
     opts: &ReconcileOptions,
-    backlogged: &std::collections::BTreeSet<String>,
+    backlogged: &std::collections::BTreeSet<(String, crate::priority::Lane)>,
 ) -> Result<Done, ReconcileError> {
     let now_ms = now.timestamp_millis();
     let Some(seen) = execs.get(&entry.key, false).await? else { return Ok(Done::Missing) };
@@ -313,7 +315,8 @@ async fn one(
     let verdict = match judge(&seen.exec, seen.resends, reported, now_ms, grace) {
         // Its pool has a backlog and it is not that late: it may be waiting its turn.
         Verdict::Resend(_)
-            if backlogged.contains(&seen.exec.definition.pool)
+            if backlogged
+                .contains(&(seen.exec.definition.pool.clone(), crate::priority::lane_of(&seen.exec)))
                 && rules::overdue_ms(&seen.exec, now_ms) < grace * rules::BACKLOG_GRACES =>
         {
             // A grace from now, in the index's terms (which count in default graces).

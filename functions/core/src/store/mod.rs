@@ -31,6 +31,7 @@
 //!   changes.
 //! - [`slots`]: job concurrency slots and tenant running gates (the decisions are
 //!   [`crate::execution::policy`]'s).
+//! - [`resources`]: platform-wide resource limits (their holder gates are [`slots`]' gates).
 //! - [`calendars`]: business calendars: current item, version snapshots, the audited change.
 //! - [`children`]: a sharded or broadcast fire's parent: its wait, its children's tally, its end.
 //! - [`ops`]: the tenant's operations audit log.
@@ -49,6 +50,7 @@ pub mod open;
 pub mod ops;
 pub mod queued;
 pub mod quota;
+pub mod resources;
 pub mod slots;
 pub mod tables;
 pub mod watermarks;

@@ -121,9 +121,7 @@ pub async fn get_running(
     tenant: &str,
     shard: u32,
 ) -> Result<RunningSet, StoreError> {
-    let gate = (keys::tenant_running_shard_pk(tenant, shard), keys::TENANT_RUNNING_SK);
-    let item = get_consistent(ddb, table, gate, "GetItem(tenant)").await?;
-    Ok(items::running_from_item(&item.unwrap_or_default()))
+    get_gate(ddb, table, keys::tenant_running_shard_pk(tenant, shard)).await
 }
 
 /// Replaces one shard of a tenant's running set with `leases` if its version is still `version`
@@ -136,15 +134,7 @@ pub async fn put_running(
     leases: &HashMap<String, i64>,
     version: Option<i64>,
 ) -> Result<bool, StoreError> {
-    let m: HashMap<String, AttributeValue> = leases.iter().map(|(k, v)| (k.clone(), n(*v))).collect();
-    let mut e = Expr::new();
-    e.set(attr::RUNNING, AttributeValue::M(m)).set(attr::GATE_VERSION, n(version.unwrap_or(0) + 1));
-    match version {
-        None => e.cond_not_exists(attr::GATE_VERSION),
-        Some(v) => e.cond_eq(attr::GATE_VERSION, n(v)),
-    };
-    let gate = (keys::tenant_running_shard_pk(tenant, shard), keys::TENANT_RUNNING_SK);
-    update_if(ddb, table, gate, e, "UpdateItem(tenant)").await
+    put_gate(ddb, table, keys::tenant_running_shard_pk(tenant, shard), leases, version).await
 }
 
 /// Moves the lease end of `key`'s entry in its tenant's running set (if it is still there), and
@@ -158,12 +148,8 @@ pub async fn extend_running(
     shard: u32,
     lease_until: i64,
 ) -> Result<(), StoreError> {
-    let id = key.id();
-    let mut e = Expr::new();
-    e.set_entry(attr::RUNNING, &id, n(lease_until))
-        .increment(attr::GATE_VERSION, 1)
-        .cond_entry_exists(attr::RUNNING, &id);
-    update_entry(ddb, table, key, shard, e, "UpdateItem(tenant extend)").await
+    let gate = keys::tenant_running_shard_pk(&key.tenant, shard);
+    extend_gate_entry(ddb, table, gate, &key.id(), lease_until).await
 }
 
 /// Removes `key`'s entry from its tenant's running set (if it is still there), bumping the
@@ -174,22 +160,68 @@ pub async fn remove_running(
     key: &ExecKey,
     shard: u32,
 ) -> Result<(), StoreError> {
-    let id = key.id();
-    let mut e = Expr::new();
-    e.remove_entry(attr::RUNNING, &id).increment(attr::GATE_VERSION, 1).cond_entry_exists(attr::RUNNING, &id);
-    update_entry(ddb, table, key, shard, e, "UpdateItem(tenant release)").await
+    remove_gate_entry(ddb, table, keys::tenant_running_shard_pk(&key.tenant, shard), &key.id()).await
 }
 
-async fn update_entry(
+// The leased gate itself, by partition key: a tenant's running gate and a resource's holder
+// gate ([`keys::resource_running_shard_pk`]) are the same item shape (sort key
+// [`keys::TENANT_RUNNING_SK`]).
+
+/// Reads one gate item (consistent); an absent item is an empty set with no version.
+pub async fn get_gate(
     ddb: &aws_sdk_dynamodb::Client,
     table: &str,
-    key: &ExecKey,
-    shard: u32,
-    e: Expr,
-    op: &'static str,
+    pk: String,
+) -> Result<RunningSet, StoreError> {
+    let item = get_consistent(ddb, table, (pk, keys::TENANT_RUNNING_SK), "GetItem(gate)").await?;
+    Ok(items::running_from_item(&item.unwrap_or_default()))
+}
+
+/// Replaces a gate's map with `leases` if its version is still `version` (`None`: no item yet).
+/// False if someone else wrote it first.
+pub async fn put_gate(
+    ddb: &aws_sdk_dynamodb::Client,
+    table: &str,
+    pk: String,
+    leases: &HashMap<String, i64>,
+    version: Option<i64>,
+) -> Result<bool, StoreError> {
+    let m: HashMap<String, AttributeValue> = leases.iter().map(|(k, v)| (k.clone(), n(*v))).collect();
+    let mut e = Expr::new();
+    e.set(attr::RUNNING, AttributeValue::M(m)).set(attr::GATE_VERSION, n(version.unwrap_or(0) + 1));
+    match version {
+        None => e.cond_not_exists(attr::GATE_VERSION),
+        Some(v) => e.cond_eq(attr::GATE_VERSION, n(v)),
+    };
+    update_if(ddb, table, (pk, keys::TENANT_RUNNING_SK), e, "UpdateItem(gate)").await
+}
+
+/// Moves the lease end of entry `id` of a gate (if it is still there), bumping the version.
+pub async fn extend_gate_entry(
+    ddb: &aws_sdk_dynamodb::Client,
+    table: &str,
+    pk: String,
+    id: &str,
+    lease_until: i64,
 ) -> Result<(), StoreError> {
+    let mut e = Expr::new();
+    e.set_entry(attr::RUNNING, id, n(lease_until))
+        .increment(attr::GATE_VERSION, 1)
+        .cond_entry_exists(attr::RUNNING, id);
     // No entry (released already, or lapsed and dropped by an acquire): nothing to change.
-    let gate = (keys::tenant_running_shard_pk(&key.tenant, shard), keys::TENANT_RUNNING_SK);
-    update_if(ddb, table, gate, e, op).await?;
+    update_if(ddb, table, (pk, keys::TENANT_RUNNING_SK), e, "UpdateItem(gate extend)").await?;
+    Ok(())
+}
+
+/// Removes entry `id` of a gate (if it is still there), bumping the version.
+pub async fn remove_gate_entry(
+    ddb: &aws_sdk_dynamodb::Client,
+    table: &str,
+    pk: String,
+    id: &str,
+) -> Result<(), StoreError> {
+    let mut e = Expr::new();
+    e.remove_entry(attr::RUNNING, id).increment(attr::GATE_VERSION, 1).cond_entry_exists(attr::RUNNING, id);
+    update_if(ddb, table, (pk, keys::TENANT_RUNNING_SK), e, "UpdateItem(gate release)").await?;
     Ok(())
 }

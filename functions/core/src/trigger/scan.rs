@@ -64,6 +64,9 @@ pub struct ScanOptions {
     /// How long after the end of its minute an every-minute or daily fire must be final before
     /// the verification pass puts it into the reconciler's `open` index (ms).
     pub verify_grace_ms: i64,
+    /// Back-pressure thresholds: low-priority fires are deferred while the pool is busy
+    /// (docs/priority.md); `None` turns deferral off.
+    pub backpressure: Option<crate::priority::Backpressure>,
 }
 
 /// A test hook run with the shard number between a scan's two class-partition reads.
@@ -101,6 +104,7 @@ impl Default for ScanOptions {
             send_clock: None,
             between_class_reads: None,
             verify_grace_ms: crate::reconcile::GRACE_MS,
+            backpressure: Some(crate::priority::Backpressure::default()),
         }
     }
 }
@@ -180,6 +184,8 @@ pub struct ScanReport {
     /// Of those, open ones it put into the `open` index (not final a grace after their minute),
     /// plus open fires of jobs that left those classes.
     pub verify_tracked: u64,
+    /// Low-priority fires whose message the scan deferred because their pool was busy, by pool.
+    pub low_deferred: BTreeMap<String, u64>,
 }
 
 impl ScanReport {
@@ -200,6 +206,9 @@ impl ScanReport {
         self.verify_tracked += o.verify_tracked;
         for (k, v) in o.missed {
             *self.missed.entry(k).or_default() += v;
+        }
+        for (k, v) in o.low_deferred {
+            *self.low_deferred.entry(k).or_default() += v;
         }
         for (k, v) in o.lag_ms {
             self.lag_ms.entry(k).or_default().extend(v);
@@ -538,6 +547,24 @@ async fn dispatch(
     let crash = if group.iter().any(|(_, _, _, p)| !p.fires.is_empty()) { opts.crash_at } else { None };
     if crash == Some(CrashPoint::AfterPut) {
         return Err(ScanError::Crash(CrashPoint::AfterPut));
+    }
+    // Back-pressure: a busy pool's low-priority fires are put (durable, listed as READY) but
+    // their messages held back; the lane depths are read only when such a fire is due.
+    if let Some(bp) = &opts.backpressure {
+        for (pool, msgs) in outgoing.iter_mut() {
+            if !msgs.iter().any(|m| m.message.lane == crate::priority::Lane::Low) {
+                continue;
+            }
+            let depths = ctx.queues.depths(pool, now.timestamp_millis()).await;
+            for m in msgs.iter_mut() {
+                let (delay, deferred) =
+                    crate::priority::tick_delay(m.message.lane, m.delay_secs, &depths, bp);
+                m.delay_secs = delay;
+                if deferred {
+                    *report.low_deferred.entry(pool.clone()).or_default() += 1;
+                }
+            }
+        }
     }
     for (pool, msgs) in &outgoing {
         ctx.queues.send_all(pool, msgs).await?;

@@ -173,6 +173,9 @@ pub fn metric_lines(report: &ScanReport) -> Vec<Emf> {
                 .millis("ScheduleLagMs", &late),
         );
     }
+    for (pool, n) in &report.low_deferred {
+        out.push(Emf::new(&[("Pool", pool)]).count("LowPriorityDeferred", *n));
+    }
     for ((pool, policy), n) in &report.missed {
         out.push(Emf::new(&[("Pool", pool)]).count("Misfires", *n));
         out.push(Emf::new(&[("Policy", policy)]).count("MisfiresByPolicy", *n));

@@ -1,14 +1,15 @@
-//! Before a claim: hold an early delivery briefly, then ask the job's concurrency policy and the
-//! tenant's running limit whether this execution may start now.
+//! Before a claim: hold an early delivery briefly, then ask the job's concurrency policy, the
+//! tenant's running limit and the job's resource limits whether this execution may start now.
 //!
 //! Only an execution this worker would claim is admitted (READY/RETRY_WAIT once available, or an
 //! expired lease): asking the policy for anything else would take a slot for nothing.
 
-use super::attempt::Holds;
+use super::attempt::{Exit, Holds};
 use super::{secs_ceil, Delivery, Disposition, Worker};
 use crate::execution::claim::{next_step, Step};
 use crate::execution::metrics::ExecMetrics;
 use crate::execution::policy::{Admission, Seat};
+use crate::execution::resources::Acquired;
 use crate::model::ExecStatus;
 use crate::schedule::Schedule;
 use crate::store::error::StoreError;
@@ -105,25 +106,51 @@ impl Worker {
                 return Ok(Gate::Done(self.wait(d, secs).await));
             }
         }
-        let Some(limit) = self.settings.tenant_limits.of(&key.tenant) else {
-            return Ok(Gate::Claim {
-                snapshot: Box::new(snapshot),
-                now,
-                holds: Holds::new(key.clone(), None),
-            });
-        };
         let now_ms = now.timestamp_millis();
         let lease_until = now_ms + self.settings.lease_ms;
-        let shard = match self
-            .tenants
-            .acquire(key, limit, lease_until, self.settings.skew_margin_ms, now_ms)
-            .await?
-        {
-            Seat::Admitted { shard } => shard,
-            Seat::Full { retry_at } => {
-                return Ok(Gate::Done(self.wait(d, secs_ceil(retry_at - now_ms).max(1)).await));
-            }
+        let shard = match self.settings.tenant_limits.of(&key.tenant) {
+            None => None,
+            Some(limit) => match self
+                .tenants
+                .acquire(key, limit, lease_until, self.settings.skew_margin_ms, now_ms)
+                .await?
+            {
+                Seat::Admitted { shard } => Some(shard),
+                Seat::Full { retry_at } => {
+                    return Ok(Gate::Done(self.wait(d, secs_ceil(retry_at - now_ms).max(1)).await));
+                }
+            },
         };
-        Ok(Gate::Claim { snapshot: Box::new(snapshot), now, holds: Holds::new(key.clone(), Some(shard)) })
+        let holds = Holds::new(key.clone(), shard);
+        let names = &s.exec.definition.resources;
+        if names.is_empty() {
+            return Ok(Gate::Claim { snapshot: Box::new(snapshot), now, holds });
+        }
+        let margin = self.settings.skew_margin_ms;
+        let got = self
+            .resources
+            .acquire_all(names, &key.global_id(), lease_until, margin, now_ms, &mut m.resources)
+            .await;
+        match got {
+            Ok(Acquired::All(held)) => {
+                // The claim is stamped after the gates, so a run's recorded start never precedes
+                // the unit it holds.
+                let now = self.clock.now();
+                Ok(Gate::Claim { snapshot: Box::new(snapshot), now, holds: holds.with_resources(held) })
+            }
+            Ok(Acquired::Wait { resource, retry_at, undefined }) => {
+                holds.end(self, Exit::NotClaimed { canceled: false }).await?;
+                if undefined {
+                    tracing::warn!(execution = %key.id(), resource, "the job uses a resource with no limit defined; waiting until an operator defines it");
+                } else {
+                    tracing::debug!(execution = %key.id(), resource, "resource wait");
+                }
+                Ok(Gate::Done(self.wait(d, secs_ceil(retry_at - now_ms).max(1)).await))
+            }
+            Err(e) => {
+                holds.end(self, Exit::NotClaimed { canceled: false }).await?;
+                Err(e)
+            }
+        }
     }
 }

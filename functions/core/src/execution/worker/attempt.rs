@@ -1,13 +1,15 @@
 //! What an attempt holds besides its lease, owned by one value.
 //!
-//! An attempt may hold two things that others wait for: an entry in its tenant's running gate
-//! (when a per-tenant limit applies) and its job's concurrency slot (non-`ALLOW` policies, taken
-//! at admission and kept through `RETRY_WAIT` until a final status). Which of them to give back
+//! An attempt may hold three things that others wait for: an entry in its tenant's running gate
+//! (when a per-tenant limit applies), an entry in the holder gate of each resource its job uses
+//! (`resources`, given back like the tenant entry), and its job's concurrency slot (non-`ALLOW`
+//! policies, taken at admission and kept through `RETRY_WAIT` until a final status). Which of them to give back
 //! depends only on how the attempt ended, so that decision lives in one `match`
 //! ([`Holds::end`]) and every way out of an attempt goes through it instead of repeating the
 //! releases at each exit.
 
 use super::Worker;
+use crate::execution::resources::Held;
 use crate::model::{ConcurrencyPolicy, ExecStatus};
 use crate::store::error::StoreError;
 use crate::store::executions::ExecKey;
@@ -34,21 +36,35 @@ pub(super) struct Holds {
     key: ExecKey,
     /// The tenant gate shard holding this attempt's entry, if it joined its tenant's gate.
     tenant: Option<u32>,
+    /// The resources whose holder gates hold this attempt's entry (its global id).
+    resources: Vec<Held>,
     ended: bool,
 }
 
 impl Holds {
     /// Holds of an attempt; `tenant`: the gate shard it joined in its tenant's running gate.
     pub(super) fn new(key: ExecKey, tenant: Option<u32>) -> Self {
-        Holds { key, tenant, ended: false }
+        Holds { key, tenant, resources: Vec::new(), ended: false }
     }
 
-    /// Renews the tenant gate entry with the lease (heartbeat).
+    /// The same holds, also holding `resources` (taken all at once at admission).
+    pub(super) fn with_resources(mut self, resources: Vec<Held>) -> Self {
+        self.resources = resources;
+        self
+    }
+
+    /// Renews the tenant gate and resource entries with the lease (heartbeat).
+    /// Both are tried; the first error is returned.
     pub(super) async fn extend(&self, w: &Worker, lease_until: i64) -> Result<(), StoreError> {
-        if let Some(shard) = self.tenant {
-            w.tenants.extend(&self.key, shard, lease_until).await?;
-        }
-        Ok(())
+        let tenant = match self.tenant {
+            Some(shard) => w.tenants.extend(&self.key, shard, lease_until).await,
+            None => Ok(()),
+        };
+        let resources = match self.resources.is_empty() {
+            true => Ok(()),
+            false => w.resources.extend(&self.resources, &self.key.global_id(), lease_until).await,
+        };
+        tenant.and(resources)
     }
 
     /// Gives back what `exit` frees.
@@ -56,6 +72,10 @@ impl Holds {
         self.ended = true;
         if let (Some(shard), true) = (self.tenant, exit != Exit::TakenOver) {
             w.tenants.release(&self.key, shard).await?;
+        }
+        // Taken over: the entries are the new owner's now (same id, renewed by its admission).
+        if !self.resources.is_empty() && exit != Exit::TakenOver {
+            w.resources.release(&self.resources, &self.key.global_id()).await?;
         }
         match exit {
             Exit::NotClaimed { canceled: true } => {
@@ -80,8 +100,8 @@ impl Drop for Holds {
         // A store error on the way out (`?`) drops the holds unended: the tenant entry then
         // lapses with its lease and the slot is healed by the next acquirer, which finds its
         // holder final. Worth a log line, not a panic.
-        if !self.ended && self.tenant.is_some() {
-            tracing::warn!(execution = %self.key.id(), "attempt ended without releasing its tenant entry; it lapses with the lease");
+        if !self.ended && (self.tenant.is_some() || !self.resources.is_empty()) {
+            tracing::warn!(execution = %self.key.id(), "attempt ended without releasing its tenant or resource entries; they lapse with the lease");
         }
     }
 }

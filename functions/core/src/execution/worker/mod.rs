@@ -25,8 +25,8 @@
 //! - this file: the [`Worker`] value, its construction, and [`Worker::handle`], which reads one
 //!   delivery through the steps below.
 //! - `settings`: the timings derived from [`WorkerSettings`] (heartbeat period, visibility).
-//! - `admission`: early-delivery hold, the job's concurrency policy and the tenant's running
-//!   limit, before any claim.
+//! - `admission`: early-delivery hold, the job's concurrency policy, the tenant's running
+//!   limit and the job's resource limits, before any claim.
 //! - `attempt`: `Holds`, the one value that owns what an attempt holds besides its
 //!   lease (tenant gate entry, job slot); every way out of an attempt ends it.
 //! - `run`: the claimed attempt: target call, heartbeats, timeout, cancellation, checkpoints.
@@ -48,6 +48,7 @@ use super::claim::LeaseTerms;
 use super::clock::{with_skew_probe, Clock, ServiceClock, SkewGuard};
 use super::metrics::{ExecMetrics, MetricsSink};
 use super::policy::{JobSlots, TenantGate};
+use super::resources::ResourceGates;
 use super::target::http::HttpTarget;
 use super::target::in_process::{BoxFuture, Handlers};
 use super::target::lambda::LambdaTarget;
@@ -135,6 +136,7 @@ pub struct Worker {
     store: ExecStore,
     slots: JobSlots,
     tenants: TenantGate,
+    resources: ResourceGates,
     remote: RemoteTargets,
     handlers: Handlers,
     queues: Arc<PoolQueues>,
@@ -164,6 +166,7 @@ impl Worker {
         Ok(Worker {
             missed: MissReporter::new(ddb.clone(), Some(clients.events.clone()), &cfg),
             slots: JobSlots::new(store.clone()),
+            resources: ResourceGates::new(ddb.clone(), cfg.jobs_table.clone(), cfg.executions_table.clone()),
             tenants: TenantGate::new(ddb, cfg.executions_table.clone()),
             store,
             remote: RemoteTargets {
@@ -222,6 +225,19 @@ impl Worker {
     /// The URL of a pool's queue (resolved once, then cached).
     pub async fn queue_url(&self, pool: &str) -> Result<String, QueueError> {
         self.queues.url(pool).await
+    }
+
+    /// The URL of one lane of a pool (the main queue or the low lane, docs/priority.md).
+    pub async fn lane_url(&self, pool: &str, lane: crate::priority::Lane) -> Result<String, QueueError> {
+        self.queues.lane_url(pool, lane).await
+    }
+
+    /// The pool and lane of a queue ARN or URL (this worker's pool's main queue if it is none
+    /// of Sundial's).
+    pub fn lane_of_queue(&self, arn_or_url: &str) -> (String, crate::priority::Lane) {
+        self.queues
+            .lane_of_queue(arn_or_url)
+            .unwrap_or_else(|| (self.settings.pool.clone(), crate::priority::Lane::Main))
     }
 
     /// The pool of a queue ARN or URL (its name minus the configured prefix).

@@ -142,7 +142,7 @@ impl Worker {
                         Ok(Heartbeat::Extended { cancel_requested }) => {
                             d.msgctl.extend(self.settings.visibility_secs()).await;
                             if let Err(e) = holds.extend(self, lu).await {
-                                tracing::warn!(error = %e, "tenant lease extension failed");
+                                tracing::warn!(error = %e, "tenant or resource gate lease extension failed");
                             }
                             if cancel_requested && !cancel.is_cancelled() {
                                 set_stop(Stop::Cancelled);

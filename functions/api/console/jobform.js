@@ -1,0 +1,212 @@
+// The job form, driven by FIELDS: one entry per definition field (its JSON path, label, input
+// kind). Adding a field to the API (shards, resources, priority...) is one entry here. On edit,
+// the form starts from the stored definition, so fields it does not show are kept as they are.
+// Validation is the API's: a 400 names the field's JSON path, and the message appears beside it.
+
+import { h, enc, toast } from './ui.js';
+import { call, post, ApiError } from './api.js';
+import { scheduleInWords } from './schedule.js';
+
+const ZONES = ['UTC', 'America/New_York', 'America/Los_Angeles', 'America/Sao_Paulo', 'Europe/London',
+  'Europe/Berlin', 'Europe/Paris', 'Asia/Shanghai', 'Asia/Tokyo', 'Asia/Kolkata', 'Australia/Sydney'];
+
+/** The fields, in order. `group` makes fieldsets; `show` hides a field for other target types. */
+export const FIELDS = [
+  { path: 'jobId', label: 'Job id', kind: 'text', createOnly: true, required: true, group: 'Job',
+    help: 'Letters, digits, - and _; cannot change later.' },
+  { path: 'schedule.expression', label: 'Schedule', kind: 'text', required: true, group: 'Schedule',
+    help: "Cron with seconds ('0 30 2 * * *'), 5 Unix fields, rate(10 minutes) or at(2027-01-01T09:00:00)." },
+  { path: 'schedule.timezone', label: 'Time zone', kind: 'text', list: ZONES, def: 'UTC', group: 'Schedule',
+    help: 'An IANA zone; fires follow its wall clock, daylight saving included.' },
+  { path: 'schedule.start', label: 'First fire not before', kind: 'text', group: 'Schedule',
+    help: 'Optional, an RFC 3339 instant (2027-03-10T00:00:00Z); also the anchor of rate().' },
+  { path: 'schedule.onGap', label: 'When the time does not exist (spring forward)', kind: 'select',
+    options: ['shift', 'skip'], def: 'shift', group: 'Schedule' },
+  { path: 'schedule.onOverlap', label: 'When the time happens twice (fall back)', kind: 'select',
+    options: ['first', 'last', 'both'], def: 'first', group: 'Schedule' },
+  { path: 'target.type', label: 'Target type', kind: 'select', options: ['http', 'lambda', 'sqs', 'inProcess'],
+    def: 'http', group: 'Target' },
+  { path: 'target.url', label: 'URL', kind: 'text', group: 'Target', show: (v) => v['target.type'] === 'http' },
+  { path: 'target.function', label: 'Lambda function', kind: 'text', group: 'Target',
+    show: (v) => v['target.type'] === 'lambda' },
+  { path: 'target.queueUrl', label: 'Queue URL', kind: 'text', group: 'Target',
+    show: (v) => v['target.type'] === 'sqs' },
+  { path: 'target.handler', label: 'Handler', kind: 'text', group: 'Target',
+    show: (v) => v['target.type'] === 'inProcess' },
+  { path: 'pool', label: 'Worker pool', kind: 'text', def: 'default', group: 'Execution' },
+  { path: 'concurrency', label: 'When the previous run is still going', kind: 'select',
+    options: ['ALLOW', 'FORBID', 'SERIALIZE', 'REPLACE'], def: 'ALLOW', group: 'Execution' },
+  { path: 'timeoutSecs', label: 'Timeout (seconds)', kind: 'number', group: 'Execution' },
+  { path: 'retry.maxAttempts', label: 'Attempts at most', kind: 'number', group: 'Execution' },
+  { path: 'params', label: 'Parameters (JSON)', kind: 'json', group: 'Execution',
+    help: 'Sent to the target with every run.' },
+];
+
+function getPath(obj, path) {
+  return path.split('.').reduce((o, k) => (o == null ? undefined : o[k]), obj);
+}
+
+function setPath(obj, path, value) {
+  const keys = path.split('.');
+  let o = obj;
+  for (const k of keys.slice(0, -1)) {
+    if (typeof o[k] !== 'object' || o[k] === null) o[k] = {};
+    o = o[k];
+  }
+  if (value === undefined) delete o[keys.at(-1)];
+  else o[keys.at(-1)] = value;
+}
+
+const idOf = (path) => `f-${path.replace(/[^a-zA-Z0-9]/g, '-')}`;
+
+function input(f, value) {
+  const id = idOf(f.path);
+  const common = { id, name: f.path, 'data-path': f.path, 'aria-describedby': `${id}-help ${id}-msg` };
+  if (f.kind === 'select') {
+    return h('select', common, f.options.map((o) => h('option', { value: o, selected: o === value }, o)));
+  }
+  if (f.kind === 'json') {
+    return h('textarea', { ...common, rows: 4, spellcheck: 'false' }, value === undefined ? '' : JSON.stringify(value, null, 2));
+  }
+  const el = h('input', { ...common, type: f.kind === 'number' ? 'number' : 'text', autocomplete: 'off',
+    required: f.required, list: f.list ? `${id}-list` : undefined, spellcheck: 'false' });
+  el.value = value ?? '';
+  return el;
+}
+
+/** Renders the create (job = null) or edit form into `root`. */
+export function jobForm(root, job, { onSaved }) {
+  const editing = !!job;
+  const base = editing ? structuredClone(job.definition) : {};
+  const form = h('form', { novalidate: true, 'aria-label': editing ? `Edit job ${job.jobId}` : 'New job' });
+  const top = h('div', { class: 'msg error', role: 'alert' });
+  const groups = new Map();
+  const rows = new Map();
+  for (const f of FIELDS) {
+    if (f.createOnly && editing) continue;
+    const value = editing ? getPath(base, f.path) : f.def;
+    const id = idOf(f.path);
+    const row = h('div', { class: 'field', 'data-field': f.path },
+      h('label', { for: id }, f.label, f.required ? ' *' : ''),
+      input(f, value),
+      f.list ? h('datalist', { id: `${id}-list` }, f.list.map((z) => h('option', { value: z }))) : null,
+      h('span', { class: 'help', id: `${id}-help` }, f.help || ''),
+      h('span', { class: 'msg', id: `${id}-msg` }));
+    rows.set(f.path, row);
+    if (!groups.has(f.group)) groups.set(f.group, h('fieldset', {}, h('legend', {}, f.group)));
+    groups.get(f.group).append(row);
+  }
+  const words = h('p', { class: 'muted', id: 'schedule-words', 'aria-live': 'polite' });
+  const preview = h('div', { id: 'schedule-preview', 'aria-live': 'polite' });
+  groups.get('Schedule').append(words, preview);
+  const save = h('button', { type: 'submit', id: 'save-job' }, editing ? 'Save changes' : 'Create job');
+  form.append(top, ...groups.values(), h('div', { class: 'actions' }, save,
+    h('a', { class: 'button ghost', href: editing ? `#/jobs/${enc(job.jobId)}` : '#/jobs' }, 'Cancel')));
+
+  const values = () => {
+    const v = {};
+    for (const [path, row] of rows) v[path] = row.querySelector('[data-path]').value;
+    return v;
+  };
+  const applyShow = () => {
+    const v = values();
+    for (const f of FIELDS) if (f.show && rows.has(f.path)) rows.get(f.path).hidden = !f.show(v);
+  };
+  const clearErrors = () => {
+    top.textContent = '';
+    for (const row of rows.values()) {
+      row.classList.remove('invalid');
+      row.querySelector('.msg').textContent = '';
+      row.querySelector('[data-path]').removeAttribute('aria-invalid');
+    }
+  };
+  /** The API names a JSON path; show the message at the closest field. */
+  const showFieldError = (field, message) => {
+    let best = null;
+    for (const [path, row] of rows) {
+      if (row.hidden) continue;
+      if (field === path || field.startsWith(`${path}.`) || field.startsWith(`${path}[`)) {
+        if (!best || path.length > best[0].length) best = [path, row];
+      }
+    }
+    if (!best && field) {
+      // A parent path (`target`, `schedule`): its first visible field.
+      for (const [path, row] of rows) if (!row.hidden && path.startsWith(`${field}.`)) { best = [path, row]; break; }
+    }
+    if (!best) { top.textContent = field ? `${field}: ${message}` : message; return; }
+    const [, row] = best;
+    row.classList.add('invalid');
+    row.querySelector('.msg').textContent = message;
+    const el = row.querySelector('[data-path]');
+    el.setAttribute('aria-invalid', 'true');
+    el.focus();
+  };
+
+  const body = () => {
+    const def = structuredClone(base);
+    const v = values();
+    for (const f of FIELDS) {
+      if (!rows.has(f.path)) continue;
+      if (f.path === 'jobId') continue;
+      const raw = v[f.path];
+      if (rows.get(f.path).hidden) { setPath(def, f.path, undefined); continue; }
+      if (raw === '' || raw === undefined) { setPath(def, f.path, undefined); continue; }
+      if (f.kind === 'number') {
+        const n = Number(raw);
+        setPath(def, f.path, Number.isFinite(n) && raw.trim() !== '' ? n : raw);
+      } else if (f.kind === 'json') {
+        try { setPath(def, f.path, JSON.parse(raw)); } catch { throw new ApiError(400, { error: { field: f.path, message: 'is not valid JSON' } }); }
+      } else setPath(def, f.path, raw);
+    }
+    return editing ? def : { jobId: v.jobId, ...def };
+  };
+
+  let timer = null;
+  const refreshPreview = () => {
+    clearTimeout(timer);
+    timer = setTimeout(async () => {
+      const v = values();
+      words.textContent = v['schedule.expression'] ? `Fires ${scheduleInWords(v['schedule.expression'], v['schedule.timezone'] || 'UTC')}.` : '';
+      if (!v['schedule.expression']) { preview.replaceChildren(); return; }
+      try {
+        const s = { expression: v['schedule.expression'], timezone: v['schedule.timezone'] || 'UTC',
+          onGap: v['schedule.onGap'], onOverlap: v['schedule.onOverlap'] };
+        if (v['schedule.start']) s.start = v['schedule.start'];
+        const p = await post('/v1/preview', { schedule: s, count: 5 });
+        preview.replaceChildren(h('p', { class: 'muted' }, 'Next fires: ', p.fires.map((t) => t.replace('T', ' ').replace('.000Z', ' UTC')).join(' · ')));
+      } catch (e) {
+        preview.replaceChildren(h('p', { class: 'error' }, e.message));
+      }
+    }, 300);
+  };
+  form.addEventListener('input', (ev) => {
+    applyShow();
+    if (ev.target.name && ev.target.name.startsWith('schedule.')) refreshPreview();
+  });
+  form.addEventListener('change', applyShow);
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    clearErrors();
+    save.disabled = true;
+    try {
+      const b = body();
+      if (editing) {
+        await call('PUT', `/v1/jobs/${enc(job.jobId)}`, b, { 'If-Match': job.etag });
+        toast(`Saved ${job.jobId}`);
+        onSaved(job.jobId);
+      } else {
+        await post('/v1/jobs', b);
+        toast(`Created ${b.jobId}`);
+        onSaved(b.jobId);
+      }
+    } catch (e) {
+      if (e instanceof ApiError) showFieldError(e.field || '', e.message);
+      else top.textContent = String(e);
+    } finally {
+      save.disabled = false;
+    }
+  });
+  root.replaceChildren(form);
+  applyShow();
+  refreshPreview();
+}

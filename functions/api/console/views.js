@@ -1,0 +1,389 @@
+// The pages. Each renders into `root` from API calls only.
+
+import { h, fmt, dur, badge, table, facts, toast, confirmAction, showError, link, enc } from './ui.js';
+import { get, post, call, all, getConfig } from './api.js';
+import { scheduleInWords } from './schedule.js';
+import { jobForm } from './jobform.js';
+import { lineChart } from './chart.js';
+
+const jobHref = (id) => `#/jobs/${enc(id)}`;
+const execHref = (id) => `#/executions/${enc(id)}`;
+
+/** Pause / resume / trigger / delete, each confirmed. Resolves true when done. */
+async function jobAction(job, action) {
+  const id = job.jobId;
+  const ask = {
+    pause: [`Pause ${id}? Fires stop until you resume it; its future executions are cancelled.`, 'Pause'],
+    resume: [`Resume ${id}? It fires again from its next scheduled time.`, 'Resume'],
+    trigger: [`Run ${id} now, once, outside its schedule?`, 'Run now'],
+    delete: [`Delete ${id}? It stops firing; its history stays readable.`, 'Delete'],
+  }[action];
+  const { ok } = await confirmAction(ask[0], { action: ask[1] });
+  if (!ok) return false;
+  try {
+    if (action === 'delete') await call('DELETE', `/v1/jobs/${enc(id)}`, undefined, { 'If-Match': job.etag });
+    else if (action === 'trigger') {
+      const e = await post(`/v1/jobs/${enc(id)}/trigger`);
+      toast(`Started ${e.executionId}`);
+      return true;
+    } else await post(`/v1/jobs/${enc(id)}/${action}`);
+    toast(`${ask[1]}: ${id} done`);
+    return true;
+  } catch (e) {
+    showError(e);
+    return false;
+  }
+}
+
+function actionButtons(job, after) {
+  const b = (action, label, cls) => h('button', {
+    type: 'button', class: cls, 'data-action': action, 'aria-label': `${label} ${job.jobId}`,
+    onclick: async () => { if (await jobAction(job, action)) after(action); },
+  }, label);
+  if (job.state === 'DELETED') return h('span', { class: 'muted' }, 'deleted');
+  return h('div', { class: 'actions' },
+    job.state === 'ENABLED' ? b('pause', 'Pause', 'ghost') : b('resume', 'Resume', 'ghost'),
+    b('trigger', 'Run now', 'ghost'),
+    b('delete', 'Delete', 'ghost'));
+}
+
+// ---- jobs ------------------------------------------------------------------------------------
+
+export async function jobsPage(root, _p, query) {
+  const filters = { state: query.get('state') || '', pool: query.get('pool') || '', q: query.get('q') || '' };
+  const list = h('div', { id: 'jobs-list' }, h('p', { class: 'muted' }, 'Loading…'));
+  const stateSel = h('select', { id: 'filter-state' }, ['', 'ENABLED', 'PAUSED', 'DELETED'].map((s) =>
+    h('option', { value: s, selected: s === filters.state }, s || 'any')));
+  const pool = h('input', { id: 'filter-pool', value: filters.pool, placeholder: 'any' });
+  const search = h('input', { id: 'filter-q', type: 'search', value: filters.q, placeholder: 'job id contains' });
+  const apply = () => {
+    const q = new URLSearchParams();
+    if (stateSel.value) q.set('state', stateSel.value);
+    if (pool.value) q.set('pool', pool.value);
+    if (search.value) q.set('q', search.value);
+    location.hash = `#/jobs${q.toString() ? `?${q}` : ''}`;
+  };
+  root.replaceChildren(
+    h('h1', {}, 'Jobs', h('a', { class: 'button', href: '#/jobs/new', id: 'new-job' }, 'New job')),
+    h('form', { class: 'toolbar', role: 'search', onsubmit: (e) => { e.preventDefault(); apply(); } },
+      h('label', { for: 'filter-state' }, 'State', stateSel),
+      h('label', { for: 'filter-pool' }, 'Pool', pool),
+      h('label', { for: 'filter-q' }, 'Search', search),
+      h('button', { type: 'submit', class: 'ghost' }, 'Filter')),
+    list);
+  let jobs;
+  try {
+    jobs = await all(`/v1/jobs${filters.state === 'DELETED' ? '?includeDeleted=true' : ''}`);
+  } catch (e) { showError(e, list); return; }
+  jobs = jobs.filter((j) => (!filters.state || j.state === filters.state)
+    && (!filters.pool || j.definition.pool === filters.pool)
+    && (!filters.q || j.jobId.includes(filters.q)));
+  const last = new Map();
+  const lastCell = (j) => h('span', { 'data-last': j.jobId }, '…');
+  list.replaceChildren(table([
+    { label: 'Job', cell: (j) => link(jobHref(j.jobId), j.jobId) },
+    { label: 'State', cell: (j) => badge(j.state) },
+    { label: 'Schedule', cell: (j) => scheduleInWords(j.definition.schedule.expression, j.definition.schedule.timezone) },
+    { label: 'Pool', cell: (j) => j.definition.pool, narrow: true },
+    { label: 'Last run', cell: lastCell },
+    { label: 'Next fire', cell: (j) => fmt(j.nextFireAt), narrow: true },
+    { label: 'Actions', cell: (j) => actionButtons(j, () => route()) },
+  ], jobs, { empty: 'No jobs yet. Create one with “New job”.' }));
+  // Last run per job: one small list call each, after the table is on screen.
+  await Promise.all(jobs.map(async (j) => {
+    const cell = list.querySelector(`[data-last="${CSS.escape(j.jobId)}"]`);
+    try {
+      const page = await get(`/v1/jobs/${enc(j.jobId)}/executions?limit=1`);
+      const e = page.items[0];
+      last.set(j.jobId, e);
+      cell.replaceChildren(e ? h('span', {}, badge(e.status), ' ', link(execHref(e.executionId), fmt(e.scheduledAt))) : '—');
+    } catch { cell.textContent = '?'; }
+  }));
+}
+
+export async function newJobPage(root) {
+  const box = h('div');
+  root.replaceChildren(h('h1', {}, 'New job'), box);
+  jobForm(box, null, { onSaved: (id) => { location.hash = jobHref(id); } });
+}
+
+export async function editJobPage(root, [id]) {
+  const box = h('div');
+  root.replaceChildren(h('h1', {}, `Edit ${id}`), box);
+  try {
+    const job = await get(`/v1/jobs/${enc(id)}`);
+    jobForm(box, job, { onSaved: () => { location.hash = jobHref(id); } });
+  } catch (e) { showError(e, box); }
+}
+
+/** Upcoming fires with the daylight-saving transitions in range, as the API explains them. */
+function upcoming(u, tz) {
+  const notes = new Map();
+  for (const t of u.transitions) for (const a of t.affected) if (a.at) notes.set(a.at, a.note);
+  const rows = u.fires.map((at) => ({ at, note: notes.get(at) }));
+  return h('div', { id: 'upcoming' },
+    u.transitions.length
+      ? h('ul', { id: 'dst-transitions' }, u.transitions.map((t) => h('li', { class: 'dst' }, h('span', { class: 'note' }, t.note),
+        t.affected.map((a) => h('span', { class: 'dst', 'data-dst': 'affected' }, a.note)))))
+      : h('p', { class: 'muted' }, `No daylight-saving transition in ${tz} in this range.`),
+    table([
+      { label: `Local time (${tz})`, cell: (r) => h('span', {}, fmt(r.at, tz), r.note ? h('span', { class: 'dst note', 'data-dst': 'fire' }, r.note) : null) },
+      { label: 'UTC', cell: (r) => fmt(r.at), narrow: true },
+    ], rows, { empty: 'No fires in this range.' }));
+}
+
+function diffLines(a, b) {
+  // Line diff by longest common subsequence: small documents, exact output.
+  const x = a.split('\n'); const y = b.split('\n');
+  const n = x.length; const m = y.length;
+  const L = Array.from({ length: n + 1 }, () => new Array(m + 1).fill(0));
+  for (let i = n - 1; i >= 0; i -= 1) for (let j = m - 1; j >= 0; j -= 1) {
+    L[i][j] = x[i] === y[j] ? L[i + 1][j + 1] + 1 : Math.max(L[i + 1][j], L[i][j + 1]);
+  }
+  const out = [];
+  let i = 0; let j = 0;
+  while (i < n || j < m) {
+    if (i < n && j < m && x[i] === y[j]) { out.push(h('span', {}, `  ${x[i]}\n`)); i += 1; j += 1; }
+    else if (i < n && (j >= m || L[i + 1][j] >= L[i][j + 1])) { out.push(h('span', { class: 'del' }, `- ${x[i]}`)); i += 1; }
+    else { out.push(h('span', { class: 'add' }, `+ ${y[j]}`)); j += 1; }
+  }
+  return out;
+}
+
+function versionsBox(job, pick) {
+  const box = h('div', { id: 'versions' });
+  const n = job.version;
+  const opts = (sel) => Array.from({ length: n }, (_, i) => n - i).map((v) => h('option', { value: v, selected: v === sel }, `v${v}`));
+  const a = h('select', { id: 'diff-from', 'aria-label': 'Older version' }, opts(Math.max(1, (pick && pick <= n ? pick : n) - 1)));
+  const b = h('select', { id: 'diff-to', 'aria-label': 'Newer version' }, opts(pick && pick <= n ? pick : n));
+  const out = h('pre', { class: 'diff', id: 'diff', tabindex: 0 });
+  const cache = new Map();
+  const version = async (v) => {
+    if (!cache.has(v)) cache.set(v, get(`/v1/jobs/${enc(job.jobId)}/versions/${v}`));
+    return cache.get(v);
+  };
+  const show = async () => {
+    try {
+      const [va, vb] = await Promise.all([version(a.value), version(b.value)]);
+      const text = (v) => JSON.stringify({ state: v.state, definition: v.definition }, null, 2);
+      out.replaceChildren(...diffLines(text(va), text(vb)));
+    } catch (e) { showError(e, out); }
+  };
+  a.addEventListener('change', show); b.addEventListener('change', show);
+  box.append(h('div', { class: 'toolbar' }, h('label', {}, 'From', a), h('label', {}, 'To', b)), out);
+  show();
+  return box;
+}
+
+function lagChart(execs) {
+  const done = execs.filter((e) => e.startedAt).reverse();
+  const t = (e) => Date.parse(e.scheduledAt);
+  const series = [
+    { label: 'Schedule lag (created after the fire)', cls: 'l1', points: done.map((e) => [t(e), Math.max(0, Date.parse(e.createdAt) - t(e))]) },
+    { label: 'Start lag', cls: 'l2', points: done.map((e) => [t(e), e.startLagMs]) },
+    { label: 'Duration', cls: 'l3', points: done.filter((e) => e.finishedAt).map((e) => [t(e), Date.parse(e.finishedAt) - Date.parse(e.startedAt)]) },
+  ];
+  return h('figure', { class: 'chart', id: 'lag-chart' },
+    lineChart(series, { title: 'Schedule lag, start lag and duration per execution' }),
+    h('figcaption', { class: 'legend' }, series.map((s) => h('span', {}, h('span', { class: `sw ${s.cls}` }), s.label))));
+}
+
+export function execTable(execs, { job = false } = {}) {
+  return table([
+    { label: 'Execution', cell: (e) => link(execHref(e.executionId), e.executionId) },
+    job ? { label: 'Job', cell: (e) => link(jobHref(e.jobId), e.jobId) } : null,
+    { label: 'Status', cell: (e) => badge(e.status) },
+    { label: 'Scheduled', cell: (e) => fmt(e.scheduledAt) },
+    { label: 'Start lag', cell: (e) => dur(e.startLagMs), num: true, narrow: true },
+    { label: 'Ran', cell: (e) => (e.finishedAt && e.startedAt ? dur(Date.parse(e.finishedAt) - Date.parse(e.startedAt)) : '—'), num: true, narrow: true },
+    { label: 'Attempt', cell: (e) => e.attempt, num: true, narrow: true },
+  ].filter(Boolean), execs, { empty: 'No executions yet.' });
+}
+
+export async function jobPage(root, [id], query) {
+  root.replaceChildren(h('p', { class: 'muted' }, 'Loading…'));
+  let job;
+  try { job = await get(`/v1/jobs/${enc(id)}`); } catch (e) { showError(e, root); return; }
+  const d = job.definition;
+  const tz = d.schedule.timezone || 'UTC';
+  const execBox = h('div', { id: 'executions' }, h('p', { class: 'muted' }, 'Loading…'));
+  const upBox = h('div', {}, h('p', { class: 'muted' }, 'Loading…'));
+  const chartBox = h('div');
+  root.replaceChildren(
+    h('h1', {}, job.jobId, badge(job.state), job.state !== 'DELETED' ? h('a', { class: 'button ghost', href: `${jobHref(id)}/edit`, id: 'edit-job' }, 'Edit') : null,
+      actionButtons(job, () => route())),
+    h('p', { class: 'sub' }, `Fires ${scheduleInWords(d.schedule.expression, tz)}.`),
+    facts([
+      ['Next fire', fmt(job.nextFireAt, tz) + (job.nextFireAt && tz !== 'UTC' ? ` ${tz}` : '')],
+      ['Pool', d.pool], ['Version', `v${job.version}`], ['Target', d.target.url || d.target.function || d.target.queueUrl || d.target.handler],
+      ['Concurrency', d.concurrency], ['Retry', `${d.retry?.maxAttempts ?? '—'} attempts`],
+      ['Gap / overlap policy', `${d.schedule.onGap} / ${d.schedule.onOverlap}`],
+      ['Updated', fmt(job.updatedAt)],
+    ]),
+    h('div', { class: 'actions' }, link(`#/ops?jobId=${enc(id)}`, 'Operations log of this job')),
+    h('div', { class: 'cols' },
+      h('section', { 'aria-labelledby': 'up-h' }, h('h2', { id: 'up-h' }, 'Upcoming fires (4 weeks)'), upBox),
+      h('section', { 'aria-labelledby': 'ver-h' }, h('h2', { id: 'ver-h' }, 'Versions'), versionsBox(job, Number(query.get('v')) || null))),
+    h('h2', {}, 'Recent executions'), chartBox, execBox);
+  get(`/v1/jobs/${enc(id)}/upcoming?days=28`).then((u) => upBox.replaceChildren(upcoming(u, tz)), (e) => showError(e, upBox));
+  try {
+    const page = await get(`/v1/jobs/${enc(id)}/executions?limit=50`);
+    execBox.replaceChildren(execTable(page.items));
+    if (page.items.some((x) => x.startedAt)) chartBox.replaceChildren(lagChart(page.items));
+  } catch (e) { showError(e, execBox); }
+}
+
+// ---- executions ------------------------------------------------------------------------------
+
+export async function execPage(root, [id]) {
+  root.replaceChildren(h('p', { class: 'muted' }, 'Loading…'));
+  let e;
+  try { e = await get(`/v1/executions/${enc(id)}`); } catch (err) { showError(err, root); return; }
+  const opsBox = h('div', {}, h('p', { class: 'muted' }, 'Loading…'));
+  const logsBox = h('div', { class: 'logs', id: 'logs' }, h('p', { class: 'muted' }, 'Loading…'));
+  const cancel = ['READY', 'RUNNING', 'RETRY_WAIT'].includes(e.status)
+    ? h('button', { type: 'button', class: 'ghost', id: 'cancel-exec', onclick: async () => {
+      const { ok } = await confirmAction(`Cancel ${id}?`, { action: 'Cancel execution' });
+      if (!ok) return;
+      try { await post(`/v1/executions/${enc(id)}/cancel`); route(); } catch (err) { showError(err); }
+    } }, 'Cancel') : null;
+  const replay = e.status === 'DEAD' ? h('button', { type: 'button', class: 'ghost', onclick: () => replayMany([id]) }, 'Replay') : null;
+  root.replaceChildren(
+    h('h1', {}, h('span', { class: 'mono' }, e.executionId), h('span', { id: 'exec-status' }, badge(e.status)), cancel, replay),
+    facts([
+      ['Job', link(jobHref(e.jobId), e.jobId)],
+      ['Definition version', link(`${jobHref(e.jobId)}?v=${e.definitionVersion}`, `v${e.definitionVersion}`)],
+      ['Scheduled', fmt(e.scheduledAt)], ['Created', fmt(e.createdAt)],
+      ['Started', fmt(e.startedAt)], ['Finished', fmt(e.finishedAt)],
+      ['Waited (start lag)', dur(e.startLagMs)],
+      ['Ran', e.finishedAt && e.startedAt ? dur(Date.parse(e.finishedAt) - Date.parse(e.startedAt)) : '—'],
+      ['Attempt', e.attempt], ['Fencing token', e.fencingToken],
+      ['Lease owner', e.leaseOwner || '—'], ['Lease until', fmt(e.leaseUntil)],
+      e.lastError ? ['Last error', `${e.lastError.code}: ${e.lastError.message}`] : null,
+      e.missedRange ? ['Missed range', `${fmt(e.missedRange.from)} – ${fmt(e.missedRange.to)}`] : null,
+    ]),
+    h('h2', {}, 'Checkpoint and progress'),
+    e.checkpoint !== null && e.checkpoint !== undefined
+      ? h('div', {}, h('p', { class: 'muted' }, `${e.totalRunMs ? `Run time of earlier attempts: ${dur(e.totalRunMs)}. ` : ''}The last checkpoint the handler saved (its progress):`),
+        h('pre', { class: 'diff', id: 'checkpoint' }, JSON.stringify(e.checkpoint, null, 2)))
+      : h('p', { class: 'muted', id: 'checkpoint' }, `No checkpoint saved${e.totalRunMs ? `; run time of earlier attempts ${dur(e.totalRunMs)}` : ''}.`),
+    h('h2', {}, 'Timeline'),
+    table([
+      { label: 'At', cell: (t) => fmt(t.at) },
+      { label: 'Transition', cell: (t) => h('span', {}, t.from ? badge(t.from) : '', ' → ', badge(t.to)) },
+      { label: 'Actor', cell: (t) => h('span', { class: 'mono' }, t.actor) },
+      { label: 'Attempt', cell: (t) => t.attempt, num: true },
+      { label: 'Token', cell: (t) => t.token ?? '—', num: true },
+      { label: 'Code', cell: (t) => t.code || '—' },
+    ], e.timeline || [], { empty: 'No transitions recorded.' }),
+    h('h2', {}, 'Operations log entries'), opsBox,
+    h('h2', {}, 'Worker log lines'), logsBox);
+  all(`/v1/operations?jobId=${enc(e.jobId)}`, 200).then((ops) => {
+    const mine = ops.filter((o) => !o.executionId || o.executionId === id);
+    opsBox.replaceChildren(opsTable(mine.filter((o) => o.executionId === id).length ? mine.filter((o) => o.executionId === id) : mine.slice(0, 10)),
+      h('p', {}, link(`#/ops?jobId=${enc(e.jobId)}`, `All operations of ${e.jobId}`)));
+  }, (err) => showError(err, opsBox));
+  const cfg = getConfig();
+  if (cfg.region && cfg.logGroups && cfg.logGroups.length) {
+    logsBox.replaceChildren(h('p', {}, h('a', { href: insightsUrl(cfg.region, cfg.logGroups, id), rel: 'noreferrer', target: '_blank', id: 'logs-link' },
+      'Open this execution\u2019s worker log lines in CloudWatch Logs Insights')));
+  } else {
+    logsBox.replaceChildren(h('p', { class: 'muted' }, 'Worker log lines of the local run are in the terminal of sundial dev; filter by ',
+      h('code', {}, id), '.'));
+  }
+}
+
+/**
+ * A CloudWatch Logs Insights link over the workers' log groups, filtered by execution id, last
+ * 7 days. The console's URL format: the query detail is a rison-like string whose values are
+ * URI-encoded with `*` in place of `%`.
+ */
+export function insightsUrl(region, groups, executionId) {
+  const esc = (v) => encodeURIComponent(v).replace(/%/g, '*');
+  const query = `fields @timestamp, @message, @logStream\n| filter executionId = "${executionId}" or @message like "${executionId}"\n| sort @timestamp asc`;
+  const detail = `~(end~0~start~-604800~timeType~'RELATIVE~unit~'seconds~editorString~'${esc(query)}~source~(${groups.map((g) => `~'${esc(g)}`).join('')}))`;
+  return `https://${region}.console.aws.amazon.com/cloudwatch/home?region=${region}#logsV2:logs-insights$3FqueryDetail$3D${detail}`;
+}
+
+// ---- dead letters ----------------------------------------------------------------------------
+
+async function replayMany(ids) {
+  const { ok, reason } = await confirmAction(`Replay ${ids.length} dead execution${ids.length > 1 ? 's' : ''}? Each runs again with its definition version.`, { action: 'Replay', reason: true });
+  if (!ok) return;
+  try {
+    const r = await post('/v1/dlq/replay', { executionIds: ids, reason });
+    const counts = {};
+    for (const x of r.results) counts[x.outcome] = (counts[x.outcome] || 0) + 1;
+    toast(`Replay: ${Object.entries(counts).map(([k, v]) => `${v} ${k}`).join(', ')}`);
+    route();
+  } catch (e) { showError(e); }
+}
+
+export async function dlqPage(root, _p, query) {
+  const job = query.get('jobId') || '';
+  const box = h('div', {}, h('p', { class: 'muted' }, 'Loading…'));
+  const jobInput = h('input', { id: 'dlq-job', value: job, placeholder: 'any' });
+  const replaySel = h('button', { type: 'button', id: 'replay-selected', disabled: true }, 'Replay selected');
+  root.replaceChildren(h('h1', {}, 'Dead letters'),
+    h('p', { class: 'sub' }, 'Executions that used up their attempts. Replaying runs one again, recorded in the operations log.'),
+    h('form', { class: 'toolbar', role: 'search', onsubmit: (e) => { e.preventDefault(); location.hash = `#/dlq${jobInput.value ? `?jobId=${enc(jobInput.value)}` : ''}`; } },
+      h('label', { for: 'dlq-job' }, 'Job', jobInput), h('button', { type: 'submit', class: 'ghost' }, 'Filter'), replaySel),
+    box);
+  let items;
+  try { items = (await all('/v1/dlq')).filter((e) => !job || e.jobId === job); } catch (e) { showError(e, box); return; }
+  const selected = new Set();
+  const check = (e) => h('input', { type: 'checkbox', 'aria-label': `Select ${e.executionId}`, 'data-exec': e.executionId, onchange: (ev) => {
+    if (ev.target.checked) selected.add(e.executionId); else selected.delete(e.executionId);
+    replaySel.disabled = selected.size === 0;
+  } });
+  replaySel.addEventListener('click', () => replayMany([...selected]));
+  box.replaceChildren(table([
+    { label: 'Select', cell: check },
+    { label: 'Execution', cell: (e) => link(execHref(e.executionId), e.executionId) },
+    { label: 'Job', cell: (e) => link(jobHref(e.jobId), e.jobId) },
+    { label: 'Scheduled', cell: (e) => fmt(e.scheduledAt), narrow: true },
+    { label: 'Attempts', cell: (e) => e.attempt, num: true, narrow: true },
+    { label: 'Last error', cell: (e) => (e.lastError ? `${e.lastError.code}: ${e.lastError.message}` : '—') },
+    { label: 'Replay', cell: (e) => h('button', { type: 'button', class: 'ghost', 'data-replay': e.executionId, onclick: () => replayMany([e.executionId]) }, 'Replay') },
+  ], items, { empty: 'No dead letters.' }));
+}
+
+// ---- operations log --------------------------------------------------------------------------
+
+function opsTable(items) {
+  return table([
+    { label: 'At', cell: (o) => fmt(o.at) },
+    { label: 'Action', cell: (o) => h('code', {}, o.action) },
+    { label: 'Job', cell: (o) => (o.jobId ? link(jobHref(o.jobId), o.jobId) : '—') },
+    { label: 'Actor', cell: (o) => o.actor, narrow: true },
+    { label: 'Versions', cell: (o) => (o.toVersion ? `v${o.fromVersion ?? '–'} → v${o.toVersion}` : '—'), narrow: true },
+    { label: 'Execution', cell: (o) => (o.executionId ? link(execHref(o.executionId), o.executionId) : '—') },
+    { label: 'Detail', cell: (o) => (o.detail ? (typeof o.detail === 'string' ? o.detail : JSON.stringify(o.detail)) : '—'), narrow: true },
+  ], items, { empty: 'No operations recorded.' });
+}
+
+export async function opsPage(root, _p, query) {
+  const job = query.get('jobId') || '';
+  const action = query.get('action') || '';
+  const box = h('div', {}, h('p', { class: 'muted' }, 'Loading…'));
+  const jobInput = h('input', { id: 'ops-job', value: job, placeholder: 'any' });
+  const actInput = h('input', { id: 'ops-action', value: action, placeholder: 'any (e.g. pause)' });
+  root.replaceChildren(h('h1', {}, 'Operations log'),
+    h('p', { class: 'sub' }, 'Every change made through the API, newest first: who, what, which versions.'),
+    h('form', { class: 'toolbar', role: 'search', onsubmit: (e) => {
+      e.preventDefault();
+      const q = new URLSearchParams();
+      if (jobInput.value) q.set('jobId', jobInput.value);
+      if (actInput.value) q.set('action', actInput.value);
+      location.hash = `#/ops${q.toString() ? `?${q}` : ''}`;
+    } }, h('label', { for: 'ops-job' }, 'Job', jobInput), h('label', { for: 'ops-action' }, 'Action', actInput),
+    h('button', { type: 'submit', class: 'ghost' }, 'Filter')),
+    box);
+  try {
+    const items = (await all(`/v1/operations${job ? `?jobId=${enc(job)}` : ''}`, 300)).filter((o) => !action || o.action.includes(action));
+    box.replaceChildren(opsTable(items));
+  } catch (e) { showError(e, box); }
+}
+
+let route = () => {};
+export function setRouter(r) { route = r; }

@@ -1,0 +1,241 @@
+//! The web console (issue 19): static files embedded in the binary and served under
+//! `/console` by the same router as the API, so the local run and the deployed API both have
+//! it, offline, with no CDN.
+//!
+//! Why it is safe to serve these without auth: they are the same bytes for everyone and hold
+//! no tenant data. Every piece of data the console shows comes from the public `/v1` API,
+//! called by the page with the caller's own credentials (the tenant header in the local run, a
+//! bearer token from the configured issuer when deployed), so the console adds no way around
+//! the API's checks. The pages run under a strict Content-Security-Policy (no inline script or
+//! style, nothing from another origin except the token endpoint of the issuer), and the API's
+//! existing CSRF defences apply unchanged: bodies must be `application/json` and the local
+//! server refuses foreign `Origin`s.
+//!
+//! Caching: each file's ETag is a hash of its bytes; browsers revalidate (`no-cache`) and get
+//! `304 Not Modified` while the binary is unchanged.
+
+use crate::router::ApiResponse;
+use lambda_http::http::header::{CACHE_CONTROL, ETAG, IF_NONE_MATCH};
+use lambda_http::http::{HeaderMap, HeaderName, StatusCode};
+use serde_json::json;
+
+/// One embedded file: its name under `/console/`, media type and bytes.
+struct Asset {
+    name: &'static str,
+    media: &'static str,
+    bytes: &'static [u8],
+}
+
+macro_rules! asset {
+    ($name:literal, $media:literal) => {
+        Asset { name: $name, media: $media, bytes: include_bytes!(concat!("../console/", $name)) }
+    };
+}
+
+/// Every file of the console. `index.html` is also served at `/console` itself.
+const ASSETS: &[Asset] = &[
+    asset!("index.html", "text/html; charset=utf-8"),
+    asset!("console.css", "text/css; charset=utf-8"),
+    asset!("app.js", "text/javascript; charset=utf-8"),
+    asset!("api.js", "text/javascript; charset=utf-8"),
+    asset!("auth.js", "text/javascript; charset=utf-8"),
+    asset!("views.js", "text/javascript; charset=utf-8"),
+    asset!("jobform.js", "text/javascript; charset=utf-8"),
+    asset!("schedule.js", "text/javascript; charset=utf-8"),
+    asset!("ui.js", "text/javascript; charset=utf-8"),
+    asset!("chart.js", "text/javascript; charset=utf-8"),
+    asset!("favicon.svg", "image/svg+xml"),
+];
+
+/// How the console signs its callers in, and where it sends people for logs. Set by the entry
+/// point: the local run uses the tenant header; the Lambda reads it from its environment.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ConsoleSettings {
+    /// `header` (local run: `X-Sundial-Tenant`), `oidc` (JWT: authorization code + PKCE against
+    /// `issuer`) or `iam` (SigV4: the console cannot sign; it says so).
+    pub auth: ConsoleAuth,
+    /// The OIDC issuer (`oidc`).
+    pub issuer: Option<String>,
+    /// The OIDC client id of the console (`oidc`).
+    pub client_id: Option<String>,
+    /// The AWS region, for CloudWatch Logs Insights links (deployed only).
+    pub region: Option<String>,
+    /// The workers' log groups, for Logs Insights links (deployed only).
+    pub log_groups: Vec<String>,
+}
+
+/// How the console authenticates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ConsoleAuth {
+    /// The local run: a tenant header, no sign-in.
+    #[default]
+    Header,
+    /// OIDC authorization code + PKCE, the token kept in memory only.
+    Oidc,
+    /// IAM (SigV4): not possible from a browser page; the console explains.
+    Iam,
+}
+
+impl ConsoleAuth {
+    fn as_str(self) -> &'static str {
+        match self {
+            ConsoleAuth::Header => "header",
+            ConsoleAuth::Oidc => "oidc",
+            ConsoleAuth::Iam => "iam",
+        }
+    }
+}
+
+/// FNV-1a of the bytes: a strong enough validator for files that change only with the binary.
+fn etag_of(bytes: &[u8]) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in bytes {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("\"{h:016x}\"")
+}
+
+/// The origin (`https://host[:port]`) of a URL, for the CSP's `connect-src`.
+fn origin_of(url: &str) -> Option<String> {
+    let (scheme, rest) = url.split_once("://")?;
+    let host = rest.split(['/', '?', '#']).next()?;
+    let ok = matches!(scheme, "https" | "http")
+        && !host.is_empty()
+        && host.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':' | '[' | ']'));
+    ok.then(|| format!("{scheme}://{host}"))
+}
+
+impl ConsoleSettings {
+    /// The deployed console: OIDC sign-in when the API has a JWT issuer and the console a client
+    /// id, otherwise IAM (which a page cannot sign; the console says so).
+    pub fn deployed(api: &sundial_core::config::ApiSettings, region: Option<String>) -> Self {
+        let c = &api.console;
+        let oidc =
+            api.tenancy == sundial_core::config::Tenancy::Jwt && c.issuer.is_some() && c.client_id.is_some();
+        ConsoleSettings {
+            auth: if oidc { ConsoleAuth::Oidc } else { ConsoleAuth::Iam },
+            issuer: c.issuer.clone(),
+            client_id: c.client_id.clone(),
+            region,
+            log_groups: c.log_groups.clone(),
+        }
+    }
+
+    /// The Content-Security-Policy of every console response: only this origin, plus the
+    /// issuer (discovery and token endpoint) when signing in with OIDC.
+    pub fn csp(&self) -> String {
+        let issuer = self.issuer.as_deref().and_then(origin_of).map(|o| format!(" {o}")).unwrap_or_default();
+        format!(
+            "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
+             connect-src 'self'{issuer}; frame-ancestors 'none'; base-uri 'none'; form-action 'self'; \
+             object-src 'none'"
+        )
+    }
+
+    /// `/console/config.json`: what the page needs before the first API call.
+    fn config(&self) -> serde_json::Value {
+        json!({
+            "auth": self.auth.as_str(),
+            "issuer": self.issuer,
+            "clientId": self.client_id,
+            "region": self.region,
+            "logGroups": self.log_groups,
+        })
+    }
+}
+
+fn hardened(r: ApiResponse, s: &ConsoleSettings) -> ApiResponse {
+    r.header(HeaderName::from_static("content-security-policy"), s.csp())
+        .header(HeaderName::from_static("x-content-type-options"), "nosniff")
+        .header(HeaderName::from_static("referrer-policy"), "no-referrer")
+        .header(HeaderName::from_static("x-frame-options"), "DENY")
+}
+
+/// Answers `GET /console` (`name` = None) and `GET /console/{name}`.
+pub(crate) fn serve(name: Option<&str>, headers: &HeaderMap, s: &ConsoleSettings) -> ApiResponse {
+    let name = name.unwrap_or("index.html");
+    if name == "config.json" {
+        let r = ApiResponse::json(StatusCode::OK, s.config()).header(CACHE_CONTROL, "no-store");
+        return hardened(r, s);
+    }
+    let Some(a) = ASSETS.iter().find(|a| a.name == name) else {
+        let e = crate::error::ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such console file");
+        return hardened(e.into(), s);
+    };
+    let tag = etag_of(a.bytes);
+    let matched = headers
+        .get(IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.split(',').any(|t| t.trim().trim_start_matches("W/") == tag));
+    let r = if matched {
+        ApiResponse::raw(StatusCode::NOT_MODIFIED, a.media, &[])
+    } else {
+        ApiResponse::raw(StatusCode::OK, a.media, a.bytes)
+    };
+    hardened(r.header(ETAG, tag).header(CACHE_CONTROL, "no-cache"), s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_file_is_served_with_its_type_an_etag_and_the_csp() {
+        let s = ConsoleSettings::default();
+        for a in ASSETS {
+            let r = serve(Some(a.name), &HeaderMap::new(), &s);
+            assert_eq!(r.status, StatusCode::OK, "{}", a.name);
+            assert_eq!(r.content_type(), a.media);
+            let h = |n: &str| r.headers.iter().find(|(k, _)| k == n).map(|(_, v)| v.clone());
+            assert!(h("content-security-policy").is_some_and(|c| c.contains("default-src 'self'")));
+            let tag = h("etag").expect("etag");
+            let mut again = HeaderMap::new();
+            again.insert(IF_NONE_MATCH, tag.parse().expect("header"));
+            assert_eq!(serve(Some(a.name), &again, &s).status, StatusCode::NOT_MODIFIED, "{}", a.name);
+        }
+        assert_eq!(serve(None, &HeaderMap::new(), &s).content_type(), "text/html; charset=utf-8");
+        assert_eq!(serve(Some("../Cargo.toml"), &HeaderMap::new(), &s).status, StatusCode::NOT_FOUND);
+    }
+
+    #[test]
+    fn no_page_has_inline_script_or_style_or_a_foreign_asset() {
+        for a in ASSETS.iter().filter(|a| a.name.ends_with(".html")) {
+            let html = std::str::from_utf8(a.bytes).expect("utf-8");
+            assert!(!html.contains("<script>") && !html.contains("style="), "{}", a.name);
+            assert!(!html.contains("<style"), "{}", a.name);
+            assert!(!html.contains("http://") && !html.contains("https://"), "{}: no external URL", a.name);
+        }
+        for a in ASSETS.iter().filter(|a| a.name.ends_with(".js")) {
+            let js = std::str::from_utf8(a.bytes).expect("utf-8");
+            assert!(!js.contains("eval(") && !js.contains("new Function"), "{}", a.name);
+            assert!(!js.contains("localStorage"), "{}: tokens stay in memory", a.name);
+        }
+    }
+
+    #[test]
+    fn deployed_the_console_signs_in_with_oidc_only_when_issuer_and_client_are_set() {
+        use sundial_core::config::{ApiSettings, Tenancy};
+        let mut api = ApiSettings::default();
+        api.console.issuer = Some("https://issuer.example.com/".into());
+        assert_eq!(ConsoleSettings::deployed(&api, None).auth, ConsoleAuth::Iam, "no client id");
+        api.console.client_id = Some("console".into());
+        let s = ConsoleSettings::deployed(&api, Some("eu-west-1".into()));
+        assert_eq!((s.auth, s.region.as_deref()), (ConsoleAuth::Oidc, Some("eu-west-1")));
+        api.tenancy = Tenancy::IamPrincipalTag;
+        assert_eq!(ConsoleSettings::deployed(&api, None).auth, ConsoleAuth::Iam);
+    }
+
+    #[test]
+    fn the_csp_names_only_the_issuer_origin() {
+        let s = ConsoleSettings {
+            auth: ConsoleAuth::Oidc,
+            issuer: Some("https://login.example.com/realms/x".into()),
+            ..Default::default()
+        };
+        assert!(s.csp().contains("connect-src 'self' https://login.example.com;"), "{}", s.csp());
+        let bad =
+            ConsoleSettings { issuer: Some("https://x.example;script-src *".into()), ..Default::default() };
+        assert!(bad.csp().contains("connect-src 'self';"), "{}", bad.csp());
+    }
+}

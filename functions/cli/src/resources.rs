@@ -1,0 +1,70 @@
+//! `sundial resources put|get|list|delete`: platform-wide resource limits through the API
+//! (docs/resources.md). Putting and deleting needs an operator tenant's credentials.
+
+use crate::api_cmds::{print_json, s, table, to_json};
+use crate::client::{ApiArgs, Output};
+use serde_json::Value;
+
+/// `sundial resources ...`
+#[derive(clap::Subcommand, Debug)]
+pub(crate) enum ResourcesCmd {
+    /// Set a resource's limit: at most LIMIT executions hold it at once, across every tenant
+    /// (operators only).
+    Put {
+        /// Resource name (`legacy-db`).
+        resource: String,
+        /// Executions at once (0-10000; 0 holds every execution that uses it).
+        #[arg(long)]
+        limit: u32,
+    },
+    /// Show a resource's limit and how many executions hold it now (which ones, for operators).
+    Get {
+        /// Resource name.
+        resource: String,
+    },
+    /// List every resource limit.
+    List,
+    /// Delete a resource limit (operators only); executions of jobs still using it then wait.
+    Delete {
+        /// Resource name.
+        resource: String,
+    },
+}
+
+fn row(r: &Value) -> Vec<String> {
+    vec![s(&r["resource"]), s(&r["limit"]), s(&r["holding"]), s(&r["version"]), s(&r["updatedAt"])]
+}
+
+const HEADERS: [&str; 5] = ["RESOURCE", "LIMIT", "HOLDING", "VERSION", "UPDATED"];
+
+/// Runs `sundial resources ...`.
+pub(crate) async fn resources(args: &ApiArgs, cmd: ResourcesCmd) -> anyhow::Result<()> {
+    let c = args.client().await?;
+    let v = match cmd {
+        ResourcesCmd::Put { resource, limit } => to_json(&c.put_resource(&resource, limit).await?)?,
+        ResourcesCmd::Get { resource } => to_json(&c.get_resource(&resource).await?)?,
+        ResourcesCmd::List => to_json(&c.list_resources().await?.items)?,
+        ResourcesCmd::Delete { resource } => {
+            let v = to_json(&c.delete_resource(&resource).await?)?;
+            if args.output == Output::Json {
+                print_json(&v);
+            } else {
+                println!("deleted {resource}");
+            }
+            return Ok(());
+        }
+    };
+    if args.output == Output::Json {
+        print_json(&v);
+        return Ok(());
+    }
+    let rows: Vec<Vec<String>> = match v.as_array() {
+        Some(all) => all.iter().map(row).collect(),
+        None => vec![row(&v)],
+    };
+    println!("{}", table(&HEADERS, &rows));
+    for h in v["holders"].as_array().into_iter().flatten() {
+        println!("  held by {} until {}", s(&h["executionId"]), s(&h["leaseUntil"]));
+    }
+    Ok(())
+}

@@ -1,0 +1,525 @@
+//! Issue 19: the web console, tested in a real browser (headless Chromium driven through
+//! WebDriver by `chromedriver`) against the local run (`sundial dev --fast` as a child process
+//! on a free port, on the test's emulator, with its own table prefix).
+//!
+//! One scenario, in the order a newcomer uses the console: create a job in the form (an API
+//! validation message appears beside its field first), see its upcoming fires with a
+//! daylight-saving transition marked, run it now and watch the execution reach SUCCEEDED,
+//! open its timeline, pause the job, replay a dead letter with a reason, switch tenants and
+//! see nothing of the other. Every page is saved as a screenshot (1280×800 light, and phone
+//! width dark) under `$CARGO_TARGET_DIR/console-screenshots/` (the ones in `docs/console/` were
+//! copied from there).
+//!
+//! Chromium and chromedriver come from Debian's `chromium` and `chromium-driver` packages
+//! (`scripts/test.sh` installs them). Without them this test fails, saying so; set
+//! `CONSOLE_BROWSER_TESTS=skip` to skip it explicitly.
+//!
+//! Nothing waits on the real minute: the job fires through the console's "Run now" button, and
+//! every wait polls the page for an expected state with a deadline.
+
+use base64::Engine;
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("a free port")
+}
+
+/// A child process killed when the test ends, however it ends.
+struct Proc(Child);
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// One HTTP/1.1 request over a fresh connection (`Connection: close`, so the body ends with
+/// the stream): enough for chromedriver and the local API, with no client crate.
+fn http(port: u16, method: &str, path: &str, headers: &[(&str, &str)], body: Option<&Value>) -> (u16, Value) {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(120))).expect("timeout");
+    let body = body.map(Value::to_string).unwrap_or_default();
+    let mut head = format!("{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n");
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    if !body.is_empty() || method == "POST" {
+        head.push_str(&format!("Content-Type: application/json\r\nContent-Length: {}\r\n", body.len()));
+    }
+    head.push_str("\r\n");
+    s.write_all(head.as_bytes()).and_then(|_| s.write_all(body.as_bytes())).expect("write");
+    // Read the head, then exactly the body its Content-Length (or chunks) announce: a server may
+    // keep the connection open whatever we asked.
+    let mut r = BufReader::new(s);
+    let mut status = 0;
+    let mut length = None;
+    let mut chunked = false;
+    let mut line = String::new();
+    loop {
+        line.clear();
+        r.read_line(&mut line).expect("read head");
+        let l = line.trim_end();
+        if l.is_empty() {
+            break;
+        }
+        if status == 0 {
+            status = l.get(9..12).and_then(|c| c.parse().ok()).unwrap_or(0);
+        }
+        let lower = l.to_ascii_lowercase();
+        if let Some(v) = lower.strip_prefix("content-length:") {
+            length = v.trim().parse::<usize>().ok();
+        }
+        if lower.starts_with("transfer-encoding:") && lower.contains("chunked") {
+            chunked = true;
+        }
+    }
+    let mut data = Vec::new();
+    if chunked {
+        loop {
+            line.clear();
+            r.read_line(&mut line).expect("chunk size");
+            let n = usize::from_str_radix(line.trim(), 16).unwrap_or(0);
+            if n == 0 {
+                break;
+            }
+            let mut chunk = vec![0; n + 2];
+            r.read_exact(&mut chunk).expect("chunk");
+            data.extend_from_slice(&chunk[..n]);
+        }
+    } else if let Some(n) = length {
+        data.resize(n, 0);
+        r.read_exact(&mut data).expect("body");
+    } else {
+        r.read_to_end(&mut data).expect("body");
+    }
+    let json = String::from_utf8_lossy(&data);
+    (status, serde_json::from_str(&json).unwrap_or(Value::Null))
+}
+
+/// A WebDriver session.
+struct Browser {
+    port: u16,
+    session: String,
+    shots: PathBuf,
+    _driver: Proc,
+}
+
+impl Browser {
+    fn start(chromium: &Path, chromedriver: &Path, shots: PathBuf) -> Browser {
+        let port = free_port();
+        let driver = Proc(
+            Command::new(chromedriver)
+                .arg(format!("--port={port}"))
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("start chromedriver"),
+        );
+        let end = Instant::now() + Duration::from_secs(30);
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < end, "chromedriver did not listen on {port} within 30 s");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let caps = json!({"capabilities": {"alwaysMatch": {
+            "browserName": "chrome",
+            "goog:chromeOptions": {
+                "binary": chromium,
+                "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                         "--window-size=1280,800", "--force-device-scale-factor=1", "--lang=en-US"],
+            },
+        }}});
+        let (st, v) = http(port, "POST", "/session", &[], Some(&caps));
+        assert_eq!(st, 200, "new WebDriver session: {v}");
+        let session = v["value"]["sessionId"].as_str().expect("sessionId").to_string();
+        std::fs::create_dir_all(&shots).expect("screenshot directory");
+        let _ = std::fs::remove_file(shots.join("failure.png"));
+        Browser { port, session, shots, _driver: driver }
+    }
+
+    fn cmd(&self, method: &str, path: &str, body: Option<Value>) -> Value {
+        let p = format!("/session/{}{path}", self.session);
+        let body = body.or_else(|| (method == "POST").then(|| json!({})));
+        let (st, v) = http(self.port, method, &p, &[], body.as_ref());
+        assert_eq!(st, 200, "{method} {path}: {v}");
+        v["value"].clone()
+    }
+
+    fn goto(&self, url: &str) {
+        self.cmd("POST", "/url", Some(json!({"url": url})));
+    }
+
+    fn js(&self, script: &str, args: Value) -> Value {
+        self.cmd("POST", "/execute/sync", Some(json!({"script": script, "args": args})))
+    }
+
+    /// Waits for `pred` (a JS expression over the document) to be true.
+    fn wait_for(&self, what: &str, expr: &str, within: Duration) {
+        let end = Instant::now() + within;
+        loop {
+            if self.js(&format!("return !!({expr});"), json!([])) == json!(true) {
+                return;
+            }
+            if Instant::now() > end {
+                let text = self.js("return document.body.innerText;", json!([]));
+                if let Ok(png) = self.png() {
+                    let _ = std::fs::write(self.shots.join("failure.png"), png);
+                }
+                panic!(
+                    "{what}: not seen within {within:?}; the page says:\n{}",
+                    text.as_str().unwrap_or_default()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    fn wait_text(&self, css: &str, needle: &str, within: Duration) {
+        let expr = format!(
+            "[...document.querySelectorAll({})].some(e => e.innerText.includes({}))",
+            json!(css),
+            json!(needle)
+        );
+        self.wait_for(&format!("{needle:?} in {css}"), &expr, within);
+    }
+
+    fn find(&self, css: &str) -> String {
+        self.wait_for(&format!("element {css}"), &format!("document.querySelector({})", json!(css)), WAIT);
+        let v = self.cmd("POST", "/element", Some(json!({"using": "css selector", "value": css})));
+        v[ELEMENT].as_str().unwrap_or_else(|| panic!("element id of {css}: {v}")).to_string()
+    }
+
+    fn click(&self, css: &str) {
+        let id = self.find(css);
+        self.cmd("POST", &format!("/element/{id}/click"), None);
+    }
+
+    /// Types into an input as a user does (clears it first).
+    fn fill(&self, css: &str, text: &str) {
+        let id = self.find(css);
+        self.cmd("POST", &format!("/element/{id}/clear"), None);
+        self.cmd("POST", &format!("/element/{id}/value"), Some(json!({"text": text})));
+    }
+
+    /// Picks an option of a select (keyboard-free, with the events a user's pick fires).
+    fn select(&self, css: &str, value: &str) {
+        self.find(css);
+        self.js(
+            "const e = document.querySelector(arguments[0]); e.value = arguments[1];
+             e.dispatchEvent(new Event('input', {bubbles: true})); e.dispatchEvent(new Event('change', {bubbles: true}));",
+            json!([css, value]),
+        );
+    }
+
+    /// Confirms the open confirmation dialog, with a reason when it asks for one.
+    fn confirm(&self, reason: Option<&str>) {
+        self.wait_for("the confirmation dialog", "document.getElementById('confirm').open", WAIT);
+        if let Some(r) = reason {
+            self.fill("#confirm-reason", r);
+        }
+        self.click("#confirm-ok");
+        self.wait_for("the dialog to close", "!document.getElementById('confirm').open", WAIT);
+    }
+
+    /// Sizes the window so the page's viewport is `w`×`h` (the window adds its own frame).
+    fn size(&self, w: i64, h: i64) {
+        self.cmd("POST", "/window/rect", Some(json!({"width": w, "height": h})));
+        let inner = self.js("return [window.innerWidth, window.innerHeight];", json!([]));
+        let (iw, ih) = (inner[0].as_i64().unwrap_or(w), inner[1].as_i64().unwrap_or(h));
+        self.cmd("POST", "/window/rect", Some(json!({"width": w + (w - iw), "height": h + (h - ih)})));
+    }
+
+    fn theme(&self, dark: bool) {
+        self.js(
+            "document.documentElement.dataset.theme = arguments[0];",
+            json!([if dark { "dark" } else { "light" }]),
+        );
+    }
+
+    fn shot(&self, name: &str) {
+        // Let pending renders settle: the page is idle when no "Loading…" is left.
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            self.wait_for("the page to finish loading", "!document.body.innerText.includes('Loading…')", WAIT)
+        }));
+        self.js("document.getElementById('toast').replaceChildren();", json!([]));
+        let png = self.png().expect("a PNG screenshot");
+        std::fs::write(self.shots.join(format!("{name}.png")), png).expect("write screenshot");
+    }
+
+    fn png(&self) -> Result<Vec<u8>, base64::DecodeError> {
+        let b64 = self.cmd("GET", "/screenshot", None);
+        base64::engine::general_purpose::STANDARD.decode(b64.as_str().unwrap_or_default())
+    }
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        let _ = http(self.port, "DELETE", &format!("/session/{}", self.session), &[], None);
+    }
+}
+
+const WAIT: Duration = Duration::from_secs(20);
+
+/// Chromium and chromedriver, or a clear failure (or `None` when skipping was asked for).
+fn browser_binaries() -> Option<(PathBuf, PathBuf)> {
+    let skip = std::env::var("CONSOLE_BROWSER_TESTS").is_ok_and(|v| v == "skip");
+    let which = |names: &[&str]| {
+        names.iter().find_map(|n| {
+            let out = Command::new("sh").arg("-c").arg(format!("command -v {n}")).output().ok()?;
+            let p = String::from_utf8_lossy(&out.stdout).trim().to_string();
+            (out.status.success() && !p.is_empty()).then(|| PathBuf::from(p))
+        })
+    };
+    match (which(&["chromium", "chromium-browser"]), which(&["chromedriver"])) {
+        (Some(c), Some(d)) => Some((c, d)),
+        _ if skip => {
+            eprintln!("console browser test skipped (CONSOLE_BROWSER_TESTS=skip)");
+            None
+        }
+        _ => panic!(
+            "the console's browser test needs Chromium and chromedriver: install Debian's `chromium` and \
+             `chromium-driver` (scripts/test.sh does: apt-get install -y chromium chromium-driver), or set \
+             CONSOLE_BROWSER_TESTS=skip to skip this test explicitly"
+        ),
+    }
+}
+
+/// `sundial dev --fast` on a free port with this test's table prefix; returns it and its API port.
+fn local_run() -> (Proc, u16) {
+    let prefix = format!("console-{}-", std::process::id());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sundial"))
+        .args(["dev", "--fast", "--no-demo", "--port", "0", "--shards", "2", "--prefix", &prefix])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("start sundial dev");
+    let stdout = child.stdout.take().expect("stdout");
+    let proc = Proc(child);
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let end = Instant::now() + Duration::from_secs(120);
+    loop {
+        let line = rx
+            .recv_timeout(end.saturating_duration_since(Instant::now()))
+            .expect("sundial dev printed its API URL within 120 s");
+        if let Some(url) = line.trim().strip_prefix("API") {
+            let port =
+                url.split_whitespace().next().and_then(|u| u.rsplit(':').next()).and_then(|p| p.parse().ok());
+            // Keep draining its output so it never blocks on a full pipe.
+            std::thread::spawn(move || while rx.recv().is_ok() {});
+            return (proc, port.expect("a port in the API line"));
+        }
+    }
+}
+
+fn api(port: u16, tenant: &str, method: &str, path: &str, body: Option<Value>) -> Value {
+    let (st, v) = http(port, method, path, &[("X-Sundial-Tenant", tenant)], body.as_ref());
+    assert!((200..300).contains(&st), "{method} {path}: {st} {v}");
+    v
+}
+
+#[test]
+fn the_console_in_a_real_browser() {
+    let Some((chromium, chromedriver)) = browser_binaries() else { return };
+    let shots = PathBuf::from(std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target").to_string_lossy().into_owned()
+    }))
+    .join("console-screenshots");
+    let (_dev, port) = local_run();
+    let base = format!("http://127.0.0.1:{port}/console");
+
+    // GIVEN a dead letter in tenant "local" (a webhook nobody listens to, one attempt) and a job
+    // of another tenant
+    api(
+        port,
+        "local",
+        "POST",
+        "/v1/jobs",
+        Some(json!({
+            "jobId": "unreachable",
+            "schedule": {"expression": "0 0 4 * * *", "timezone": "UTC"},
+            "target": {"type": "http", "url": format!("http://127.0.0.1:{}/hook", free_port())},
+            "retry": {"maxAttempts": 1},
+        })),
+    );
+    api(port, "local", "POST", "/v1/jobs/unreachable/trigger", Some(json!({})));
+    api(
+        port,
+        "other",
+        "POST",
+        "/v1/jobs",
+        Some(json!({
+            "jobId": "other-tenants-job",
+            "schedule": {"expression": "0 0 5 * * *", "timezone": "UTC"},
+            "target": {"type": "inProcess", "handler": "sleep"},
+        })),
+    );
+
+    let b = Browser::start(&chromium, &chromedriver, shots.clone());
+    b.size(1280, 800);
+    b.goto(&format!("{base}#/jobs"));
+    b.wait_text("h1", "Jobs", WAIT);
+    b.wait_text("#jobs-list", "unreachable", WAIT);
+
+    // WHEN a job is created in the form, first with a schedule the API refuses
+    b.click("#new-job");
+    b.fill("#f-jobId", "nightly-report");
+    b.fill("#f-schedule-expression", "0 30 2 * * * * *");
+    b.fill("#f-schedule-timezone", "America/New_York");
+    b.fill("#f-schedule-start", "2027-03-10T00:00:00Z");
+    b.select("#f-target-type", "inProcess");
+    b.fill("#f-target-handler", "sleep");
+    b.fill("#f-params", r#"{"ms": 300}"#);
+    b.click("#save-job");
+    // THEN the API's message is shown beside the schedule field
+    b.wait_for(
+        "the schedule field marked invalid",
+        "document.querySelector('[data-field=\"schedule.expression\"]').classList.contains('invalid')",
+        WAIT,
+    );
+    b.shot("job-form-validation");
+    // WHEN the schedule is corrected (02:30 New York time, every day)
+    b.fill("#f-schedule-expression", "0 30 2 * * *");
+    b.wait_text("#schedule-words", "every day at 02:30 America/New_York", WAIT);
+    b.click("#save-job");
+    // THEN the job's page lists its upcoming fires with the spring-forward gap of 2027-03-14
+    b.wait_text("h1", "nightly-report", WAIT);
+    b.wait_text("#upcoming", "02:30 does not exist on 2027-03-14; shifted to 03:00 (onGap shift)", WAIT);
+    b.wait_for("the shifted fire marked in the list", "document.querySelector('[data-dst=\"fire\"]')", WAIT);
+    b.shot("job-detail");
+    // (the CLI reads the same route: `sundial jobs upcoming`)
+    let cli = Command::new(env!("CARGO_BIN_EXE_sundial"))
+        .args([
+            "jobs",
+            "upcoming",
+            "nightly-report",
+            "--days",
+            "7",
+            "--api-url",
+            &format!("http://127.0.0.1:{port}"),
+        ])
+        .env_remove("SUNDIAL_TENANT")
+        .env_remove("SUNDIAL_TOKEN")
+        .output()
+        .expect("run sundial");
+    let text = String::from_utf8_lossy(&cli.stdout);
+    assert!(cli.status.success(), "{}", String::from_utf8_lossy(&cli.stderr));
+    assert!(
+        text.contains("2027-03-14 03:00:00") && text.contains("shifted to 03:00 (onGap shift)"),
+        "{text}"
+    );
+
+    // WHEN it is run now from the console
+    b.click("button[data-action=\"trigger\"]");
+    b.confirm(None);
+    // THEN its execution appears and reaches SUCCEEDED (the page is reloaded until it does)
+    let end = Instant::now() + Duration::from_secs(60);
+    for i in 0.. {
+        // A new URL each time (the query differs), so the page loads afresh.
+        b.goto(&format!("{base}?poll={i}#/jobs/nightly-report"));
+        b.wait_for(
+            "the executions table",
+            "document.querySelector('#executions table, #executions p')",
+            WAIT,
+        );
+        if b.js("return document.querySelector('#executions').innerText.includes('SUCCEEDED');", json!([]))
+            == json!(true)
+        {
+            break;
+        }
+        assert!(Instant::now() < end, "the execution did not reach SUCCEEDED within 60 s");
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    b.shot("job-detail-executions");
+    // AND its timeline shows every transition with actor, attempt and fencing token
+    b.click("#executions a[href^=\"#/executions/\"]");
+    b.wait_text("#exec-status", "SUCCEEDED", WAIT);
+    b.wait_text("main table", "RUNNING", WAIT);
+    b.wait_text("main", "Fencing token", WAIT);
+    b.find("#checkpoint");
+    b.shot("execution-timeline");
+
+    // WHEN the job is paused from its page
+    b.goto(&format!("{base}#/jobs/nightly-report"));
+    b.click("button[data-action=\"pause\"]");
+    b.confirm(None);
+    // THEN it says PAUSED, and the operations log records it
+    b.wait_text("h1", "PAUSED", WAIT);
+    b.goto(&format!("{base}#/ops?jobId=nightly-report"));
+    b.wait_text("main table", "pause", WAIT);
+    b.shot("operations-log");
+
+    // WHEN the dead letter is replayed with a reason
+    b.goto(&format!("{base}#/dlq"));
+    b.wait_text("main table", "unreachable@", Duration::from_secs(60));
+    b.shot("dead-letters");
+    b.click("button[data-replay^=\"unreachable@\"]");
+    b.confirm(Some("receiver fixed"));
+    // THEN the replay is audited with the reason
+    b.goto(&format!("{base}#/ops?jobId=unreachable"));
+    b.wait_text("main table", "replay", WAIT);
+    b.wait_text("main table", "receiver fixed", WAIT);
+
+    // WHEN the tenant is switched to "other"
+    b.goto(&format!("{base}#/jobs"));
+    b.fill("#tenant", "other");
+    b.click("#switch-tenant");
+    // THEN only the other tenant's job is listed, and this tenant's job is not found there
+    b.wait_text("#jobs-list", "other-tenants-job", WAIT);
+    let listed = b.js("return document.querySelector('#jobs-list').innerText;", json!([]));
+    assert!(!listed.as_str().unwrap_or_default().contains("nightly-report"), "{listed}");
+    b.goto(&format!("{base}#/jobs/nightly-report"));
+    b.wait_text("main", "not found", WAIT);
+
+    // AND the pages read at phone width in the dark theme
+    b.fill("#tenant", "local");
+    b.click("#switch-tenant");
+    b.goto(&format!("{base}#/jobs"));
+    b.wait_text("#jobs-list", "nightly-report", WAIT);
+    b.shot("jobs");
+    b.size(390, 844);
+    b.theme(true);
+    b.shot("jobs-phone-dark");
+    // (resumed from its page first: a paused job has no upcoming fires)
+    b.goto(&format!("{base}#/jobs/nightly-report"));
+    b.click("button[data-action=\"resume\"]");
+    b.confirm(None);
+    b.wait_text("h1", "ENABLED", WAIT);
+    b.wait_text("#upcoming", "does not exist", WAIT);
+    b.shot("job-detail-phone-dark");
+    b.size(1280, 800);
+    b.shot("job-detail-dark");
+    // The sign-in code of the deployed console derives PKCE challenges as RFC 7636 says (its
+    // appendix B example), in this browser's WebCrypto.
+    let challenge = b.cmd(
+        "POST",
+        "/execute/async",
+        Some(json!({"script": "const done = arguments[arguments.length - 1];
+            import('/console/auth.js').then((m) => m.challengeOf('dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk')).then(done, (e) => done(String(e)));",
+            "args": []})),
+    );
+    assert_eq!(challenge, json!("E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"));
+    let verifier = b.js("return import('/console/auth.js').then((m) => m.newVerifier());", json!([]));
+    assert!(verifier.as_str().is_some_and(|v| v.len() == 43), "{verifier}");
+    // Keyboard: the skip link is the first tab stop and moves focus to the content.
+    let first = b.js(
+        "document.activeElement.blur(); const a = document.querySelector('.skip'); return a.getAttribute('href');",
+        json!([]),
+    );
+    assert_eq!(first, json!("#main"));
+    eprintln!("screenshots in {}", shots.display());
+}
