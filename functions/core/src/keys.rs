@@ -326,7 +326,7 @@ pub fn parse_execution_ref(id: &str) -> Result<(String, i64, Option<ChildKey>), 
         Some((parent, tag)) => {
             let child = ChildKey::parse(tag).ok_or_else(|| KeyError {
                 field: "executionId",
-                reason: format!("{id:?}: {tag:?} is not a child (s<index> or m-<member>)"),
+                reason: format!("{id:?}: {tag:?} is not a child (s<index>, m-<member> or i-<item>)"),
             })?;
             parse_execution_id(parent).map(|(j, ms)| (j, ms, Some(child)))
         }
