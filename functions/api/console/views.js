@@ -1,7 +1,7 @@
 // The pages. Each renders into `root` from API calls only.
 
 import { h, fmt, dur, badge, table, facts, toast, confirmAction, showError, link, enc } from './ui.js';
-import { get, post, call, all, getConfig } from './api.js';
+import { get, post, call, all } from './api.js';
 import { scheduleInWords } from './schedule.js';
 import { jobForm } from './jobform.js';
 import { lineChart } from './chart.js';
@@ -283,26 +283,19 @@ export async function execPage(root, [id]) {
     opsBox.replaceChildren(opsTable(mine.filter((o) => o.executionId === id).length ? mine.filter((o) => o.executionId === id) : mine.slice(0, 10)),
       h('p', {}, link(`#/ops?jobId=${enc(e.jobId)}`, `All operations of ${e.jobId}`)));
   }, (err) => showError(err, opsBox));
-  const cfg = getConfig();
-  if (cfg.region && cfg.logGroups && cfg.logGroups.length) {
-    logsBox.replaceChildren(h('p', {}, h('a', { href: insightsUrl(cfg.region, cfg.logGroups, id), rel: 'noreferrer', target: '_blank', id: 'logs-link' },
-      'Open this execution\u2019s worker log lines in CloudWatch Logs Insights')));
-  } else {
-    logsBox.replaceChildren(h('p', { class: 'muted' }, 'Worker log lines of the local run are in the terminal of sundial dev; filter by ',
-      h('code', {}, id), '.'));
-  }
+  get(`/v1/executions/${enc(id)}/logs`).then((l) => logsBox.replaceChildren(logLines(l, id)), (err) => showError(err, logsBox));
 }
 
-/**
- * A CloudWatch Logs Insights link over the workers' log groups, filtered by execution id, last
- * 7 days. The console's URL format: the query detail is a rison-like string whose values are
- * URI-encoded with `*` in place of `%`.
- */
-export function insightsUrl(region, groups, executionId) {
-  const esc = (v) => encodeURIComponent(v).replace(/%/g, '*');
-  const query = `fields @timestamp, @message, @logStream\n| filter executionId = "${executionId}" or @message like "${executionId}"\n| sort @timestamp asc`;
-  const detail = `~(end~0~start~-604800~timeType~'RELATIVE~unit~'seconds~editorString~'${esc(query)}~source~(${groups.map((g) => `~'${esc(g)}`).join('')}))`;
-  return `https://${region}.console.aws.amazon.com/cloudwatch/home?region=${region}#logsV2:logs-insights$3FqueryDetail$3D${detail}`;
+/** The worker's log lines (the local run keeps them per execution), or the Insights link. */
+function logLines(l, id) {
+  const link = l.logsInsightsUrl
+    ? h('p', {}, h('a', { href: l.logsInsightsUrl, rel: 'noreferrer', target: '_blank', id: 'logs-link' },
+      'Open this execution\u2019s worker log lines in CloudWatch Logs Insights'))
+    : null;
+  if (!l.captured) return link || h('p', { class: 'muted' }, 'No log lines are kept here; filter the workers\u2019 logs by ', h('code', {}, id), '.');
+  if (!l.lines.length) return h('p', { class: 'muted', id: 'log-lines' }, 'No log lines yet (the last 200 lines of each execution are kept while sundial dev runs).');
+  return h('div', {}, link, h('pre', { class: 'diff', id: 'log-lines' },
+    ...l.lines.map((x) => h('span', { class: `log ${x.level.toLowerCase()}` }, `${fmt(x.at)}  ${x.level.padEnd(5)}  ${x.message}\n`))));
 }
 
 // ---- dead letters ----------------------------------------------------------------------------

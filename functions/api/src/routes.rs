@@ -40,6 +40,8 @@ pub enum Op {
     CancelExecution,
     /// The children of a sharded or broadcast fire.
     ListChildren,
+    /// An execution's worker log lines (local run) or a Logs Insights link (deployed).
+    ExecutionLogs,
     /// Dead executions.
     ListDlq,
     /// Replay several dead executions.
@@ -107,6 +109,7 @@ pub const ROUTES: &[Route] = &[
     Route { method: "GET", path: "/v1/executions/{executionId}", op: Op::GetExecution },
     Route { method: "POST", path: "/v1/executions/{executionId}/cancel", op: Op::CancelExecution },
     Route { method: "GET", path: "/v1/executions/{executionId}/children", op: Op::ListChildren },
+    Route { method: "GET", path: "/v1/executions/{executionId}/logs", op: Op::ExecutionLogs },
     Route { method: "GET", path: "/v1/dlq", op: Op::ListDlq },
     Route { method: "POST", path: "/v1/dlq/replay", op: Op::ReplayDlq },
     Route { method: "POST", path: "/v1/dlq/{executionId}/replay", op: Op::ReplayOne },

@@ -451,7 +451,18 @@ fn the_console_in_a_real_browser() {
     b.wait_text("main table", "RUNNING", WAIT);
     b.wait_text("main", "Fencing token", WAIT);
     b.find("#checkpoint");
+    // AND the worker's log lines of this execution are inline (kept per execution by the local run)
+    b.wait_text("#log-lines", "attempt ended: SUCCEEDED", WAIT);
+    b.wait_text("#log-lines", "attempt 1 running", WAIT);
     b.shot("execution-timeline");
+    b.js("document.querySelector('#logs').scrollIntoView();", json!([]));
+    b.shot("execution-logs");
+    let exec_id = b.js("return decodeURIComponent(location.hash.slice('#/executions/'.length));", json!([]));
+    let exec_id = exec_id.as_str().unwrap_or_default().to_string();
+    assert!(exec_id.starts_with("nightly-report@"), "{exec_id}");
+    let logs = api(port, "local", "GET", &format!("/v1/executions/{exec_id}/logs"), None);
+    assert_eq!(logs["captured"], json!(true), "{logs}");
+    assert!(logs["lines"].as_array().is_some_and(|l| !l.is_empty()), "{logs}");
 
     // WHEN the job is paused from its page
     b.goto(&format!("{base}#/jobs/nightly-report"));
@@ -484,6 +495,12 @@ fn the_console_in_a_real_browser() {
     assert!(!listed.as_str().unwrap_or_default().contains("nightly-report"), "{listed}");
     b.goto(&format!("{base}#/jobs/nightly-report"));
     b.wait_text("main", "not found", WAIT);
+    // AND neither this tenant's execution nor its log lines can be read there
+    b.goto(&format!("{base}#/executions/{exec_id}"));
+    b.wait_text("main", "not found", WAIT);
+    let path = format!("/v1/executions/{exec_id}/logs");
+    let (st, body) = http(port, "GET", &path, &[("X-Sundial-Tenant", "other")], None);
+    assert_eq!(st, 404, "another tenant reads the log lines: {body}");
 
     // AND the pages read at phone width in the dark theme
     b.fill("#tenant", "local");

@@ -10,7 +10,7 @@ use crate::types::{
     CreateJob, DeletedCalendar, Execution, ExecutionDetail, Job, JobChange, JobDefinition, Page, Preview,
     PreviewRequest, ReplayResults, TzReport, UpcomingFires,
 };
-use crate::types::{DeletedResource, ResourceLimit};
+use crate::types::{DeletedResource, ExecutionLogs, ResourceLimit};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::header::{HeaderValue, AUTHORIZATION, CONTENT_TYPE, IF_MATCH, RETRY_AFTER, USER_AGENT};
@@ -534,6 +534,12 @@ impl Client {
     /// order (one page: a fire has at most 100).
     pub async fn list_children(&self, execution_id: &str) -> Result<Page<Execution>, Error> {
         self.execute(Call::new(Method::GET, format!("/v1/executions/{}/children", enc(execution_id)))).await
+    }
+
+    /// `GET /v1/executions/{executionId}/logs`: the worker's log lines of one execution (the
+    /// local run keeps them), or a CloudWatch Logs Insights link (deployed).
+    pub async fn execution_logs(&self, execution_id: &str) -> Result<ExecutionLogs, Error> {
+        self.execute(Call::new(Method::GET, format!("/v1/executions/{}/logs", enc(execution_id)))).await
     }
 
     /// `POST /v1/executions/{executionId}/cancel`: canceled, or cancel requested if running.

@@ -7,6 +7,7 @@ mod children;
 mod clients;
 mod common;
 mod console;
+mod exec_logs;
 mod fuzz;
 mod hostile;
 mod idempotency;
