@@ -49,6 +49,22 @@ function actionButtons(job, after) {
 
 // ---- jobs ------------------------------------------------------------------------------------
 
+/** A sharded or broadcast job's fan-out in words (docs/children.md). */
+function fanOut(d) {
+  if (d.shards) return `${d.shards} shards`;
+  if (d.broadcast) return `broadcast: ${d.broadcast.members.join(', ')}`;
+  return '—';
+}
+
+/** A child's place in its fire: shard i of n, or the member. */
+function childLabel(c) {
+  if (!c) return '—';
+  if (c.kind === 'shard') return `shard ${c.shardIndex}${c.shardTotal ? ` of ${c.shardTotal}` : ''}`;
+  if (c.kind === 'member') return `member ${c.member}`;
+  if (c.kind === 'item') return `item ${c.item}`;
+  return c.tag;
+}
+
 export async function jobsPage(root, _p, query) {
   const filters = { state: query.get('state') || '', pool: query.get('pool') || '', q: query.get('q') || '' };
   const list = h('div', { id: 'jobs-list' }, h('p', { class: 'muted' }, 'Loading…'));
@@ -84,7 +100,8 @@ export async function jobsPage(root, _p, query) {
     { label: 'Job', cell: (j) => link(jobHref(j.jobId), j.jobId) },
     { label: 'State', cell: (j) => badge(j.state) },
     { label: 'Schedule', cell: (j) => scheduleInWords(j.definition.schedule.expression, j.definition.schedule.timezone) },
-    { label: 'Pool', cell: (j) => j.definition.pool, narrow: true },
+    { label: 'Pool', cell: (j) => j.definition.pool + (j.definition.priority && j.definition.priority !== 'normal' ? ` (${j.definition.priority})` : ''), narrow: true },
+    { label: 'Fan-out', cell: (j) => fanOut(j.definition), narrow: true },
     { label: 'Last run', cell: lastCell },
     { label: 'Next fire', cell: (j) => fmt(j.nextFireAt), narrow: true },
     { label: 'Actions', cell: (j) => actionButtons(j, () => route()) },
@@ -218,6 +235,8 @@ export async function jobPage(root, [id], query) {
       ['Pool', d.pool], ['Version', `v${job.version}`], ['Target', d.target.url || d.target.function || d.target.queueUrl || d.target.handler],
       ['Concurrency', d.concurrency], ['Retry', `${d.retry?.maxAttempts ?? '—'} attempts`],
       ['Gap / overlap policy', `${d.schedule.onGap} / ${d.schedule.onOverlap}`],
+      ['Priority', d.priority || 'normal'], ['Resources', (d.resources || []).join(', ') || '—'],
+      ['Fan-out', fanOut(d)],
       ['Updated', fmt(job.updatedAt)],
     ]),
     h('div', { class: 'actions' }, link(`#/ops?jobId=${enc(id)}`, 'Operations log of this job')),
@@ -252,6 +271,9 @@ export async function execPage(root, [id]) {
     h('h1', {}, h('span', { class: 'mono' }, e.executionId), h('span', { id: 'exec-status' }, badge(e.status)), cancel, replay),
     facts([
       ['Job', link(jobHref(e.jobId), e.jobId)],
+      e.parentExecutionId ? ['Parent (the fire)', h('a', { href: execHref(e.parentExecutionId), id: 'parent-link' }, e.parentExecutionId)] : null,
+      e.child ? ['Child', childLabel(e.child)] : null,
+      e.children ? ['Children', `${e.children.finished} of ${e.children.total} finished, ${e.children.succeeded} succeeded`] : null,
       ['Definition version', link(`${jobHref(e.jobId)}?v=${e.definitionVersion}`, `v${e.definitionVersion}`)],
       ['Scheduled', fmt(e.scheduledAt)], ['Created', fmt(e.createdAt)],
       ['Started', fmt(e.startedAt)], ['Finished', fmt(e.finishedAt)],
@@ -262,6 +284,14 @@ export async function execPage(root, [id]) {
       e.lastError ? ['Last error', `${e.lastError.code}: ${e.lastError.message}`] : null,
       e.missedRange ? ['Missed range', `${fmt(e.missedRange.from)} – ${fmt(e.missedRange.to)}`] : null,
     ]),
+    e.childExecutions ? h('h2', {}, 'Children') : null,
+    e.childExecutions ? h('div', { id: 'children' }, table([
+      { label: 'Execution', cell: (c) => link(execHref(c.executionId), c.executionId) },
+      { label: 'Child', cell: (c) => childLabel(c.child) },
+      { label: 'Status', cell: (c) => badge(c.status) },
+      { label: 'Attempt', cell: (c) => c.attempt, num: true, narrow: true },
+      { label: 'Ran', cell: (c) => (c.finishedAt && c.startedAt ? dur(Date.parse(c.finishedAt) - Date.parse(c.startedAt)) : '—'), num: true, narrow: true },
+    ], e.childExecutions, { empty: 'No children yet (created when the fire starts).' })) : null,
     h('h2', {}, 'Checkpoint and progress'),
     e.checkpoint !== null && e.checkpoint !== undefined
       ? h('div', {}, h('p', { class: 'muted' }, `${e.totalRunMs ? `Run time of earlier attempts: ${dur(e.totalRunMs)}. ` : ''}The last checkpoint the handler saved (its progress):`),

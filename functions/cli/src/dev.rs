@@ -100,9 +100,19 @@ pub(crate) fn init_logging() {
     use tracing_subscriber::util::SubscriberInitExt;
     use tracing_subscriber::Layer;
     let logs = EXEC_LOGS.get_or_init(Default::default).clone();
+    // The terminal's lines as `telemetry::init` writes them (its level rules, text format).
+    let level = std::env::var("AWS_LAMBDA_LOG_LEVEL").or_else(|_| std::env::var("RUST_LOG"));
+    let level = level
+        .ok()
+        .and_then(|l| l.parse::<tracing_subscriber::filter::LevelFilter>().ok())
+        .unwrap_or(tracing_subscriber::filter::LevelFilter::INFO);
+    let filter =
+        tracing_subscriber::EnvFilter::builder().with_default_directive(level.into()).from_env_lossy();
     let terminal = tracing_subscriber::fmt::layer()
+        .with_target(false)
+        .without_time()
         .with_writer(std::io::stderr)
-        .with_filter(tracing_subscriber::EnvFilter::from_default_env());
+        .with_filter(filter);
     let capture = logs.layer().with_filter(tracing_subscriber::filter::LevelFilter::INFO);
     if tracing_subscriber::registry().with(terminal).with(capture).try_init().is_err() {
         sundial_core::telemetry::init();

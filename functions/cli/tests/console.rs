@@ -464,6 +464,56 @@ fn the_console_in_a_real_browser() {
     assert_eq!(logs["captured"], json!(true), "{logs}");
     assert!(logs["lines"].as_array().is_some_and(|l| !l.is_empty()), "{logs}");
 
+    // WHEN a sharded job (3 shards) is created in the form and run now
+    b.goto(&format!("{base}#/jobs/new"));
+    b.fill("#f-jobId", "sharded-report");
+    b.fill("#f-schedule-expression", "0 0 3 * * *");
+    b.select("#f-target-type", "inProcess");
+    b.fill("#f-target-handler", "sleep");
+    b.fill("#f-params", r#"{"ms": 50}"#);
+    b.select("#f-priority", "high");
+    b.fill("#f-shards", "3");
+    b.click("#save-job");
+    b.wait_text("h1", "sharded-report", WAIT);
+    // THEN its page shows the fan-out and priority
+    b.wait_text("main", "3 shards", WAIT);
+    b.wait_text("main", "high", WAIT);
+    b.click("button[data-action=\"trigger\"]");
+    b.confirm(None);
+    // AND the parent reaches SUCCEEDED once its 3 children have
+    let end = Instant::now() + Duration::from_secs(60);
+    let parent = loop {
+        let page = api(port, "local", "GET", "/v1/jobs/sharded-report/executions?limit=20", None);
+        let done = page["items"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|e| e.get("parentExecutionId").is_none() && e["status"] == "SUCCEEDED");
+        if let Some(e) = done {
+            break e["executionId"].as_str().unwrap_or_default().to_string();
+        }
+        assert!(Instant::now() < end, "the sharded fire did not succeed within 60 s: {page}");
+        std::thread::sleep(Duration::from_millis(500));
+    };
+    b.goto(&format!("{base}#/executions/{parent}"));
+    b.wait_text("#exec-status", "SUCCEEDED", WAIT);
+    b.wait_text("main", "3 of 3 finished, 3 succeeded", WAIT);
+    for i in 0..3 {
+        b.wait_text("#children", &format!("{parent}.s{i}"), WAIT);
+        b.wait_text("#children", &format!("shard {i} of 3"), WAIT);
+    }
+    let kids = b.js("return document.querySelectorAll('#children tbody tr').length;", json!([]));
+    assert_eq!(kids, json!(3));
+    b.shot("execution-children");
+    // WHEN a child is opened THEN it names its shard and links back to its parent
+    b.click(&format!("#children a[href=\"#/executions/{}\"]", format!("{parent}.s1").replace('@', "%40")));
+    b.wait_text("main", "shard 1 of 3", WAIT);
+    b.wait_text("#exec-status", "SUCCEEDED", WAIT);
+    b.click("#parent-link");
+    b.wait_text("#children", &format!("{parent}.s2"), WAIT);
+    b.goto(&format!("{base}#/jobs"));
+    b.wait_text("#jobs-list", "3 shards", WAIT);
+
     // WHEN the job is paused from its page
     b.goto(&format!("{base}#/jobs/nightly-report"));
     b.click("button[data-action=\"pause\"]");
