@@ -513,6 +513,8 @@ fn the_console_in_a_real_browser() {
     b.wait_text("#children", &format!("{parent}.s2"), WAIT);
     b.goto(&format!("{base}#/jobs"));
     b.wait_text("#jobs-list", "3 shards", WAIT);
+    // (its last run is the fire, though the newest items of its partition are children)
+    b.wait_text("[data-last=\"sharded-report\"]", "SUCCEEDED", WAIT);
 
     // WHEN the job is paused from its page
     b.goto(&format!("{base}#/jobs/nightly-report"));
