@@ -110,7 +110,14 @@ export async function jobsPage(root, _p, query) {
   await Promise.all(jobs.map(async (j) => {
     const cell = list.querySelector(`[data-last="${CSS.escape(j.jobId)}"]`);
     try {
-      const page = await get(`/v1/jobs/${enc(j.jobId)}/executions?limit=1`);
+      // The list filters children out after DynamoDB's limit and a fire's children sort next to
+      // it, so a fan-out job's page can be empty with a cursor: follow it (a few pages at most).
+      const fan = j.definition.shards || j.definition.broadcast;
+      const path = `/v1/jobs/${enc(j.jobId)}/executions?limit=${fan ? 100 : 1}`;
+      let page = await get(path);
+      for (let i = 0; i < 3 && !page.items.length && page.nextCursor; i += 1) {
+        page = await get(`${path}&cursor=${enc(page.nextCursor)}`);
+      }
       const e = page.items[0];
       last.set(j.jobId, e);
       cell.replaceChildren(e ? h('span', {}, badge(e.status), ' ', link(execHref(e.executionId), fmt(e.scheduledAt))) : '—');
