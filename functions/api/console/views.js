@@ -181,10 +181,13 @@ function versionsBox(job, pick) {
   const a = h('select', { id: 'diff-from', 'aria-label': 'Older version' }, opts(Math.max(1, (pick && pick <= n ? pick : n) - 1)));
   const b = h('select', { id: 'diff-to', 'aria-label': 'Newer version' }, opts(pick && pick <= n ? pick : n));
   const out = h('pre', { class: 'diff', id: 'diff', tabindex: 0 });
-  const cache = new Map();
+  // Every version in one list call (GET /v1/jobs/{id}/versions, newest first), read once.
+  const listed = all(`/v1/jobs/${enc(job.jobId)}/versions?limit=100`, 1000)
+    .then((vs) => new Map(vs.map((x) => [x.version, x])));
   const version = async (v) => {
-    if (!cache.has(v)) cache.set(v, get(`/v1/jobs/${enc(job.jobId)}/versions/${v}`));
-    return cache.get(v);
+    const found = (await listed).get(Number(v));
+    if (!found) throw new Error(`version v${v} is no longer kept`);
+    return found;
   };
   const show = async () => {
     try {

@@ -486,6 +486,11 @@ impl Api {
                 let j = control::jobs::get_version(ctl, &caller, p(0), v).await?;
                 ok(dto::job(&j))
             }
+            Op::ListJobVersions => {
+                let page =
+                    control::jobs::list_versions(ctl, &caller, p(0), q.limit()?, q.str("cursor")).await?;
+                ok(dto::page(page.items.iter().map(dto::job).collect(), page.next))
+            }
             Op::UpcomingFires => {
                 let days = match q.str("days") {
                     None => 28,

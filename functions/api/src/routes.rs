@@ -30,6 +30,8 @@ pub enum Op {
     BackfillJob,
     /// Read one definition version.
     GetJobVersion,
+    /// A job's definition versions, newest first.
+    ListJobVersions,
     /// A job's executions.
     ListJobExecutions,
     /// Executions by status.
@@ -103,6 +105,7 @@ pub const ROUTES: &[Route] = &[
     Route { method: "POST", path: "/v1/jobs/{jobId}/trigger", op: Op::TriggerJob },
     Route { method: "POST", path: "/v1/jobs/{jobId}/backfill", op: Op::BackfillJob },
     Route { method: "GET", path: "/v1/jobs/{jobId}/versions/{version}", op: Op::GetJobVersion },
+    Route { method: "GET", path: "/v1/jobs/{jobId}/versions", op: Op::ListJobVersions },
     Route { method: "GET", path: "/v1/jobs/{jobId}/executions", op: Op::ListJobExecutions },
     Route { method: "GET", path: "/v1/jobs/{jobId}/upcoming", op: Op::UpcomingFires },
     Route { method: "GET", path: "/v1/executions", op: Op::ListExecutions },

@@ -400,6 +400,8 @@ fn the_console_in_a_real_browser() {
     b.wait_text("h1", "nightly-report", WAIT);
     b.wait_text("#upcoming", "02:30 does not exist on 2027-03-14; shifted to 03:00 (onGap shift)", WAIT);
     b.wait_for("the shifted fire marked in the list", "document.querySelector('[data-dst=\"fire\"]')", WAIT);
+    // (the versions box diffs versions read with one GET /v1/jobs/{id}/versions)
+    b.wait_text("#diff", "0 30 2 * * *", WAIT);
     b.shot("job-detail");
     // (the CLI reads the same route: `sundial jobs upcoming`)
     let cli = Command::new(env!("CARGO_BIN_EXE_sundial"))
@@ -536,6 +538,31 @@ fn the_console_in_a_real_browser() {
     b.goto(&format!("{base}#/ops?jobId=unreachable"));
     b.wait_text("main table", "replay", WAIT);
     b.wait_text("main table", "receiver fixed", WAIT);
+    // AND the CLI takes a reason too: once the replayed execution is dead again, `sundial dlq
+    // replay --reason` replays it and the operations log records the CLI's reason
+    let end = Instant::now() + Duration::from_secs(60);
+    let dead = loop {
+        let page = api(port, "local", "GET", "/v1/dlq", None);
+        let found = page["items"].as_array().into_iter().flatten().find_map(|e| {
+            let id = e["executionId"].as_str().unwrap_or_default();
+            id.starts_with("unreachable@").then(|| id.to_string())
+        });
+        if let Some(id) = found {
+            break id;
+        }
+        assert!(Instant::now() < end, "the replayed execution did not die again within 60 s: {page}");
+        std::thread::sleep(Duration::from_millis(500));
+    };
+    let cli = Command::new(env!("CARGO_BIN_EXE_sundial"))
+        .args(["dlq", "replay", &dead, "--reason", "replayed from the CLI", "--api-url"])
+        .arg(format!("http://127.0.0.1:{port}"))
+        .env_remove("SUNDIAL_TENANT")
+        .env_remove("SUNDIAL_TOKEN")
+        .output()
+        .expect("run sundial");
+    assert!(cli.status.success(), "{}", String::from_utf8_lossy(&cli.stderr));
+    let ops = api(port, "local", "GET", "/v1/operations?jobId=unreachable", None);
+    assert!(ops.to_string().contains("replayed from the CLI"), "{ops}");
 
     // WHEN the tenant is switched to "other"
     b.goto(&format!("{base}#/jobs"));

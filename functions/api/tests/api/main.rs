@@ -21,3 +21,4 @@ mod resources;
 mod tenancy;
 mod tz_report;
 mod validation;
+mod versions;
