@@ -1,5 +1,5 @@
 // The job form, driven by FIELDS: one entry per definition field (its JSON path, label, input
-// kind). Adding a field to the API (shards, resources, priority...) is one entry here. On edit,
+// kind). Adding a field to the API is one entry here (shards, broadcast members, resources, priority are). On edit,
 // the form starts from the stored definition, so fields it does not show are kept as they are.
 // Validation is the API's: a 400 names the field's JSON path, and the message appears beside it.
 
@@ -40,6 +40,14 @@ export const FIELDS = [
   { path: 'retry.maxAttempts', label: 'Attempts at most', kind: 'number', group: 'Execution' },
   { path: 'params', label: 'Parameters (JSON)', kind: 'json', group: 'Execution',
     help: 'Sent to the target with every run.' },
+  { path: 'priority', label: 'Priority', kind: 'select', options: ['normal', 'high', 'low'], def: 'normal',
+    omitDef: true, group: 'Execution', help: 'Low runs after the pool\u2019s other work and is deferred first when it is busy.' },
+  { path: 'resources', label: 'Resources used', kind: 'list', group: 'Execution',
+    help: 'Comma-separated resource limits each run holds a unit of (an operator defines them).' },
+  { path: 'shards', label: 'Shards', kind: 'number', group: 'Fan-out',
+    help: 'Each fire runs as this many child executions, each handling its shard (1–100). Not with broadcast.' },
+  { path: 'broadcast.members', label: 'Broadcast members', kind: 'list', group: 'Fan-out',
+    help: 'Comma-separated: each fire runs once per member (regions, tenants). Not with shards.' },
 ];
 
 function getPath(obj, path) {
@@ -65,6 +73,7 @@ function input(f, value) {
   if (f.kind === 'select') {
     return h('select', common, f.options.map((o) => h('option', { value: o, selected: o === value }, o)));
   }
+  if (f.kind === 'list') value = Array.isArray(value) ? value.join(', ') : value;
   if (f.kind === 'json') {
     return h('textarea', { ...common, rows: 4, spellcheck: 'false' }, value === undefined ? '' : JSON.stringify(value, null, 2));
   }
@@ -151,12 +160,22 @@ export function jobForm(root, job, { onSaved }) {
       const raw = v[f.path];
       if (rows.get(f.path).hidden) { setPath(def, f.path, undefined); continue; }
       if (raw === '' || raw === undefined) { setPath(def, f.path, undefined); continue; }
-      if (f.kind === 'number') {
+      if (f.omitDef && raw === f.def) { setPath(def, f.path, undefined); continue; }
+      if (f.kind === 'list') {
+        const items = raw.split(',').map((x) => x.trim()).filter(Boolean);
+        setPath(def, f.path, items.length ? items : undefined);
+      } else if (f.kind === 'number') {
         const n = Number(raw);
         setPath(def, f.path, Number.isFinite(n) && raw.trim() !== '' ? n : raw);
       } else if (f.kind === 'json') {
         try { setPath(def, f.path, JSON.parse(raw)); } catch { throw new ApiError(400, { error: { field: f.path, message: 'is not valid JSON' } }); }
       } else setPath(def, f.path, raw);
+    }
+    // A nested field left empty leaves no empty object behind (`broadcast: {}` is not a job).
+    for (const f of FIELDS) {
+      const parent = f.path.split('.').slice(0, -1).join('.');
+      const o = parent && getPath(def, parent);
+      if (o && typeof o === 'object' && !Array.isArray(o) && Object.keys(o).length === 0) setPath(def, parent, undefined);
     }
     return editing ? def : { jobId: v.jobId, ...def };
   };

@@ -1,7 +1,7 @@
 // The pages. Each renders into `root` from API calls only.
 
 import { h, fmt, dur, badge, table, facts, toast, confirmAction, showError, link, enc } from './ui.js';
-import { get, post, call, all, getConfig } from './api.js';
+import { get, post, call, all } from './api.js';
 import { scheduleInWords } from './schedule.js';
 import { jobForm } from './jobform.js';
 import { lineChart } from './chart.js';
@@ -49,6 +49,22 @@ function actionButtons(job, after) {
 
 // ---- jobs ------------------------------------------------------------------------------------
 
+/** A sharded or broadcast job's fan-out in words (docs/children.md). */
+function fanOut(d) {
+  if (d.shards) return `${d.shards} shards`;
+  if (d.broadcast) return `broadcast: ${d.broadcast.members.join(', ')}`;
+  return '—';
+}
+
+/** A child's place in its fire: shard i of n, or the member. */
+function childLabel(c) {
+  if (!c) return '—';
+  if (c.kind === 'shard') return `shard ${c.shardIndex}${c.shardTotal ? ` of ${c.shardTotal}` : ''}`;
+  if (c.kind === 'member') return `member ${c.member}`;
+  if (c.kind === 'item') return `item ${c.item}`;
+  return c.tag;
+}
+
 export async function jobsPage(root, _p, query) {
   const filters = { state: query.get('state') || '', pool: query.get('pool') || '', q: query.get('q') || '' };
   const list = h('div', { id: 'jobs-list' }, h('p', { class: 'muted' }, 'Loading…'));
@@ -84,7 +100,8 @@ export async function jobsPage(root, _p, query) {
     { label: 'Job', cell: (j) => link(jobHref(j.jobId), j.jobId) },
     { label: 'State', cell: (j) => badge(j.state) },
     { label: 'Schedule', cell: (j) => scheduleInWords(j.definition.schedule.expression, j.definition.schedule.timezone) },
-    { label: 'Pool', cell: (j) => j.definition.pool, narrow: true },
+    { label: 'Pool', cell: (j) => j.definition.pool + (j.definition.priority && j.definition.priority !== 'normal' ? ` (${j.definition.priority})` : ''), narrow: true },
+    { label: 'Fan-out', cell: (j) => fanOut(j.definition), narrow: true },
     { label: 'Last run', cell: lastCell },
     { label: 'Next fire', cell: (j) => fmt(j.nextFireAt), narrow: true },
     { label: 'Actions', cell: (j) => actionButtons(j, () => route()) },
@@ -93,7 +110,14 @@ export async function jobsPage(root, _p, query) {
   await Promise.all(jobs.map(async (j) => {
     const cell = list.querySelector(`[data-last="${CSS.escape(j.jobId)}"]`);
     try {
-      const page = await get(`/v1/jobs/${enc(j.jobId)}/executions?limit=1`);
+      // The list filters children out after DynamoDB's limit and a fire's children sort next to
+      // it, so a fan-out job's page can be empty with a cursor: follow it (a few pages at most).
+      const fan = j.definition.shards || j.definition.broadcast;
+      const path = `/v1/jobs/${enc(j.jobId)}/executions?limit=${fan ? 100 : 1}`;
+      let page = await get(path);
+      for (let i = 0; i < 3 && !page.items.length && page.nextCursor; i += 1) {
+        page = await get(`${path}&cursor=${enc(page.nextCursor)}`);
+      }
       const e = page.items[0];
       last.set(j.jobId, e);
       cell.replaceChildren(e ? h('span', {}, badge(e.status), ' ', link(execHref(e.executionId), fmt(e.scheduledAt))) : '—');
@@ -157,10 +181,13 @@ function versionsBox(job, pick) {
   const a = h('select', { id: 'diff-from', 'aria-label': 'Older version' }, opts(Math.max(1, (pick && pick <= n ? pick : n) - 1)));
   const b = h('select', { id: 'diff-to', 'aria-label': 'Newer version' }, opts(pick && pick <= n ? pick : n));
   const out = h('pre', { class: 'diff', id: 'diff', tabindex: 0 });
-  const cache = new Map();
+  // Every version in one list call (GET /v1/jobs/{id}/versions, newest first), read once.
+  const listed = all(`/v1/jobs/${enc(job.jobId)}/versions?limit=100`, 1000)
+    .then((vs) => new Map(vs.map((x) => [x.version, x])));
   const version = async (v) => {
-    if (!cache.has(v)) cache.set(v, get(`/v1/jobs/${enc(job.jobId)}/versions/${v}`));
-    return cache.get(v);
+    const found = (await listed).get(Number(v));
+    if (!found) throw new Error(`version v${v} is no longer kept`);
+    return found;
   };
   const show = async () => {
     try {
@@ -218,6 +245,8 @@ export async function jobPage(root, [id], query) {
       ['Pool', d.pool], ['Version', `v${job.version}`], ['Target', d.target.url || d.target.function || d.target.queueUrl || d.target.handler],
       ['Concurrency', d.concurrency], ['Retry', `${d.retry?.maxAttempts ?? '—'} attempts`],
       ['Gap / overlap policy', `${d.schedule.onGap} / ${d.schedule.onOverlap}`],
+      ['Priority', d.priority || 'normal'], ['Resources', (d.resources || []).join(', ') || '—'],
+      ['Fan-out', fanOut(d)],
       ['Updated', fmt(job.updatedAt)],
     ]),
     h('div', { class: 'actions' }, link(`#/ops?jobId=${enc(id)}`, 'Operations log of this job')),
@@ -252,6 +281,9 @@ export async function execPage(root, [id]) {
     h('h1', {}, h('span', { class: 'mono' }, e.executionId), h('span', { id: 'exec-status' }, badge(e.status)), cancel, replay),
     facts([
       ['Job', link(jobHref(e.jobId), e.jobId)],
+      e.parentExecutionId ? ['Parent (the fire)', h('a', { href: execHref(e.parentExecutionId), id: 'parent-link' }, e.parentExecutionId)] : null,
+      e.child ? ['Child', childLabel(e.child)] : null,
+      e.children ? ['Children', `${e.children.finished} of ${e.children.total} finished, ${e.children.succeeded} succeeded`] : null,
       ['Definition version', link(`${jobHref(e.jobId)}?v=${e.definitionVersion}`, `v${e.definitionVersion}`)],
       ['Scheduled', fmt(e.scheduledAt)], ['Created', fmt(e.createdAt)],
       ['Started', fmt(e.startedAt)], ['Finished', fmt(e.finishedAt)],
@@ -262,6 +294,14 @@ export async function execPage(root, [id]) {
       e.lastError ? ['Last error', `${e.lastError.code}: ${e.lastError.message}`] : null,
       e.missedRange ? ['Missed range', `${fmt(e.missedRange.from)} – ${fmt(e.missedRange.to)}`] : null,
     ]),
+    e.childExecutions ? h('h2', {}, 'Children') : null,
+    e.childExecutions ? h('div', { id: 'children' }, table([
+      { label: 'Execution', cell: (c) => link(execHref(c.executionId), c.executionId) },
+      { label: 'Child', cell: (c) => childLabel(c.child) },
+      { label: 'Status', cell: (c) => badge(c.status) },
+      { label: 'Attempt', cell: (c) => c.attempt, num: true, narrow: true },
+      { label: 'Ran', cell: (c) => (c.finishedAt && c.startedAt ? dur(Date.parse(c.finishedAt) - Date.parse(c.startedAt)) : '—'), num: true, narrow: true },
+    ], e.childExecutions, { empty: 'No children yet (created when the fire starts).' })) : null,
     h('h2', {}, 'Checkpoint and progress'),
     e.checkpoint !== null && e.checkpoint !== undefined
       ? h('div', {}, h('p', { class: 'muted' }, `${e.totalRunMs ? `Run time of earlier attempts: ${dur(e.totalRunMs)}. ` : ''}The last checkpoint the handler saved (its progress):`),
@@ -283,26 +323,19 @@ export async function execPage(root, [id]) {
     opsBox.replaceChildren(opsTable(mine.filter((o) => o.executionId === id).length ? mine.filter((o) => o.executionId === id) : mine.slice(0, 10)),
       h('p', {}, link(`#/ops?jobId=${enc(e.jobId)}`, `All operations of ${e.jobId}`)));
   }, (err) => showError(err, opsBox));
-  const cfg = getConfig();
-  if (cfg.region && cfg.logGroups && cfg.logGroups.length) {
-    logsBox.replaceChildren(h('p', {}, h('a', { href: insightsUrl(cfg.region, cfg.logGroups, id), rel: 'noreferrer', target: '_blank', id: 'logs-link' },
-      'Open this execution\u2019s worker log lines in CloudWatch Logs Insights')));
-  } else {
-    logsBox.replaceChildren(h('p', { class: 'muted' }, 'Worker log lines of the local run are in the terminal of sundial dev; filter by ',
-      h('code', {}, id), '.'));
-  }
+  get(`/v1/executions/${enc(id)}/logs`).then((l) => logsBox.replaceChildren(logLines(l, id)), (err) => showError(err, logsBox));
 }
 
-/**
- * A CloudWatch Logs Insights link over the workers' log groups, filtered by execution id, last
- * 7 days. The console's URL format: the query detail is a rison-like string whose values are
- * URI-encoded with `*` in place of `%`.
- */
-export function insightsUrl(region, groups, executionId) {
-  const esc = (v) => encodeURIComponent(v).replace(/%/g, '*');
-  const query = `fields @timestamp, @message, @logStream\n| filter executionId = "${executionId}" or @message like "${executionId}"\n| sort @timestamp asc`;
-  const detail = `~(end~0~start~-604800~timeType~'RELATIVE~unit~'seconds~editorString~'${esc(query)}~source~(${groups.map((g) => `~'${esc(g)}`).join('')}))`;
-  return `https://${region}.console.aws.amazon.com/cloudwatch/home?region=${region}#logsV2:logs-insights$3FqueryDetail$3D${detail}`;
+/** The worker's log lines (the local run keeps them per execution), or the Insights link. */
+function logLines(l, id) {
+  const link = l.logsInsightsUrl
+    ? h('p', {}, h('a', { href: l.logsInsightsUrl, rel: 'noreferrer', target: '_blank', id: 'logs-link' },
+      'Open this execution\u2019s worker log lines in CloudWatch Logs Insights'))
+    : null;
+  if (!l.captured) return link || h('p', { class: 'muted' }, 'No log lines are kept here; filter the workers\u2019 logs by ', h('code', {}, id), '.');
+  if (!l.lines.length) return h('p', { class: 'muted', id: 'log-lines' }, 'No log lines yet (the last 200 lines of each execution are kept while sundial dev runs).');
+  return h('div', {}, link, h('pre', { class: 'diff', id: 'log-lines' },
+    ...l.lines.map((x) => h('span', { class: `log ${x.level.toLowerCase()}` }, `${fmt(x.at)}  ${x.level.padEnd(5)}  ${x.message}\n`))));
 }
 
 // ---- dead letters ----------------------------------------------------------------------------

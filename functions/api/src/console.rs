@@ -145,6 +145,35 @@ impl ConsoleSettings {
     }
 }
 
+/// A CloudWatch Logs Insights link over the workers' log groups, filtered by the execution id,
+/// last 7 days (deployed only: `None` without a region and log groups); the console shows it on
+/// the execution page. The query detail's values are URI-encoded with `*` in place of `%`.
+pub fn insights_url(s: &ConsoleSettings, execution_id: &str) -> Option<String> {
+    let region = s.region.as_deref().filter(|_| !s.log_groups.is_empty())?;
+    fn esc(v: &str) -> String {
+        let mut out = String::new();
+        for b in v.bytes() {
+            if b.is_ascii_alphanumeric() || b"-_.!~*'()".contains(&b) {
+                out.push(b as char);
+            } else {
+                out.push_str(&format!("*{b:02X}"));
+            }
+        }
+        out
+    }
+    let query = format!(
+        "fields @timestamp, @message, @logStream\n| filter executionId = \"{execution_id}\" or @message like \"{execution_id}\"\n| sort @timestamp asc"
+    );
+    let groups: String = s.log_groups.iter().map(|g| format!("~'{}", esc(g))).collect();
+    let detail = format!(
+        "~(end~0~start~-604800~timeType~'RELATIVE~unit~'seconds~editorString~'{}~source~({groups}))",
+        esc(&query)
+    );
+    Some(format!(
+        "https://{region}.console.aws.amazon.com/cloudwatch/home?region={region}#logsV2:logs-insights$3FqueryDetail$3D{detail}"
+    ))
+}
+
 fn hardened(r: ApiResponse, s: &ConsoleSettings) -> ApiResponse {
     r.header(HeaderName::from_static("content-security-policy"), s.csp())
         .header(HeaderName::from_static("x-content-type-options"), "nosniff")

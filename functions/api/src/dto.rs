@@ -162,6 +162,26 @@ fn started_finished(e: &Execution) -> (Option<i64>, Option<i64>) {
     (started, finished)
 }
 
+/// An execution's worker log lines (`GET /v1/executions/{id}/logs`): `captured` says whether
+/// this API keeps lines at all (the local run does; the Lambda answers the Insights link).
+pub fn exec_logs(
+    id: &str,
+    captured: bool,
+    lines: &[crate::exec_logs::LogLine],
+    insights: Option<String>,
+) -> Value {
+    json!({
+        "executionId": id,
+        "captured": captured,
+        "lines": lines.iter().map(|l| json!({
+            "at": l.at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+            "level": l.level,
+            "message": l.message,
+        })).collect::<Vec<_>>(),
+        "logsInsightsUrl": insights,
+    })
+}
+
 /// An execution; with `timeline`, its full audit trail.
 pub fn execution(e: &Execution, timeline: bool) -> Value {
     let (started, finished) = started_finished(e);

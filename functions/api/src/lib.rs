@@ -13,6 +13,7 @@
 //! - [`error`]: the `{"error": {code, message, field}}` shape and status mapping.
 //! - [`dto`]: JSON views of jobs, executions and operations; request bodies.
 //! - [`console`]: the web console's embedded files under `/console`.
+//! - [`exec_logs`]: the local run's worker log lines per execution (`/v1/executions/{id}/logs`).
 //! - [`lambda`]: `lambda_http` ⇄ router.
 //! - [`local`]: hyper ⇄ router, for the local run.
 //!
@@ -21,6 +22,7 @@ pub mod auth;
 pub mod console;
 pub mod dto;
 pub mod error;
+pub mod exec_logs;
 pub mod idempotency;
 pub mod lambda;
 pub mod local;

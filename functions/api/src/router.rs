@@ -114,6 +114,8 @@ pub struct Api {
     tags: Option<Arc<PrincipalTags>>,
     /// How the web console signs in (`/console/config.json`, [`crate::console`]).
     console: crate::console::ConsoleSettings,
+    /// The local run's worker log lines per execution ([`crate::exec_logs`]); none deployed.
+    exec_logs: Option<Arc<crate::exec_logs::ExecLogs>>,
 }
 
 pub(crate) type Res = Result<ApiResponse, ApiError>;
@@ -228,12 +230,25 @@ fn ok(body: Value) -> Res {
 impl Api {
     /// An API over `control`, reading time from `clock`.
     pub fn new(control: Control, clock: Arc<dyn Clock>, settings: ApiSettings) -> Self {
-        Api { control: Arc::new(control), clock, settings, tags: None, console: Default::default() }
+        Api {
+            control: Arc::new(control),
+            clock,
+            settings,
+            tags: None,
+            console: Default::default(),
+            exec_logs: None,
+        }
     }
 
     /// The same API with the web console signing in as `console` says.
     pub fn with_console(mut self, console: crate::console::ConsoleSettings) -> Self {
         self.console = console;
+        self
+    }
+
+    /// The same API serving the worker log lines `logs` captured (the local run).
+    pub fn with_exec_logs(mut self, logs: Arc<crate::exec_logs::ExecLogs>) -> Self {
+        self.exec_logs = Some(logs);
         self
     }
 
@@ -471,6 +486,11 @@ impl Api {
                 let j = control::jobs::get_version(ctl, &caller, p(0), v).await?;
                 ok(dto::job(&j))
             }
+            Op::ListJobVersions => {
+                let page =
+                    control::jobs::list_versions(ctl, &caller, p(0), q.limit()?, q.str("cursor")).await?;
+                ok(dto::page(page.items.iter().map(dto::job).collect(), page.next))
+            }
             Op::UpcomingFires => {
                 let days = match q.str("days") {
                     None => 28,
@@ -534,6 +554,17 @@ impl Api {
             Op::ListChildren => {
                 let kids = control::executions::children(ctl, &caller, p(0)).await?;
                 ok(dto::page(kids.iter().map(|c| dto::execution(c, false)).collect(), None))
+            }
+            Op::ExecutionLogs => {
+                // The execution must be the caller's (404 otherwise), like every other read.
+                let snap = control::executions::get_snapshot(ctl, &caller, p(0)).await?;
+                let id = snap.exec.id();
+                let lines = match &self.exec_logs {
+                    Some(logs) => logs.lines(&caller.tenant, &id),
+                    None => Vec::new(),
+                };
+                let url = crate::console::insights_url(&self.console, &id);
+                ok(dto::exec_logs(&id, self.exec_logs.is_some(), &lines, url))
             }
             Op::CancelExecution => {
                 let (e, done) = control::executions::cancel(ctl, &caller, p(0), now).await?;

@@ -30,6 +30,8 @@ pub enum Op {
     BackfillJob,
     /// Read one definition version.
     GetJobVersion,
+    /// A job's definition versions, newest first.
+    ListJobVersions,
     /// A job's executions.
     ListJobExecutions,
     /// Executions by status.
@@ -40,6 +42,8 @@ pub enum Op {
     CancelExecution,
     /// The children of a sharded or broadcast fire.
     ListChildren,
+    /// An execution's worker log lines (local run) or a Logs Insights link (deployed).
+    ExecutionLogs,
     /// Dead executions.
     ListDlq,
     /// Replay several dead executions.
@@ -101,12 +105,14 @@ pub const ROUTES: &[Route] = &[
     Route { method: "POST", path: "/v1/jobs/{jobId}/trigger", op: Op::TriggerJob },
     Route { method: "POST", path: "/v1/jobs/{jobId}/backfill", op: Op::BackfillJob },
     Route { method: "GET", path: "/v1/jobs/{jobId}/versions/{version}", op: Op::GetJobVersion },
+    Route { method: "GET", path: "/v1/jobs/{jobId}/versions", op: Op::ListJobVersions },
     Route { method: "GET", path: "/v1/jobs/{jobId}/executions", op: Op::ListJobExecutions },
     Route { method: "GET", path: "/v1/jobs/{jobId}/upcoming", op: Op::UpcomingFires },
     Route { method: "GET", path: "/v1/executions", op: Op::ListExecutions },
     Route { method: "GET", path: "/v1/executions/{executionId}", op: Op::GetExecution },
     Route { method: "POST", path: "/v1/executions/{executionId}/cancel", op: Op::CancelExecution },
     Route { method: "GET", path: "/v1/executions/{executionId}/children", op: Op::ListChildren },
+    Route { method: "GET", path: "/v1/executions/{executionId}/logs", op: Op::ExecutionLogs },
     Route { method: "GET", path: "/v1/dlq", op: Op::ListDlq },
     Route { method: "POST", path: "/v1/dlq/replay", op: Op::ReplayDlq },
     Route { method: "POST", path: "/v1/dlq/{executionId}/replay", op: Op::ReplayOne },

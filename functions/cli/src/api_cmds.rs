@@ -299,6 +299,9 @@ pub(crate) enum DlqCmd {
         /// Execution ids (up to 25).
         #[arg(required = true)]
         execution_ids: Vec<String>,
+        /// Why (recorded in each replay's operations-log entry; at most 500 characters).
+        #[arg(long)]
+        reason: Option<String>,
     },
 }
 
@@ -738,8 +741,8 @@ pub(crate) async fn dlq(args: &ApiArgs, cmd: DlqCmd) -> anyhow::Result<()> {
                 next_hint(&v);
             }
         }
-        DlqCmd::Replay { execution_ids } => {
-            let v = to_json(&c.replay_dead_letters(&execution_ids).await?)?;
+        DlqCmd::Replay { execution_ids, reason } => {
+            let v = to_json(&c.replay_dead_letters_because(&execution_ids, reason.as_deref()).await?)?;
             if args.output == Output::Json {
                 print_json(&v);
             } else {

@@ -89,6 +89,36 @@ pub(crate) struct DevArgs {
     slots: usize,
 }
 
+/// The worker log lines the console shows per execution (`GET /v1/executions/{id}/logs`).
+static EXEC_LOGS: std::sync::OnceLock<Arc<sundial_api::exec_logs::ExecLogs>> = std::sync::OnceLock::new();
+
+/// Logging of the local run: the terminal gets what `RUST_LOG` asks for (WARN by default, as
+/// set by `main`), and every INFO-and-up line a worker logs while handling an execution is also
+/// kept per execution, filed under its tenant, for the console (`docs/console.md`, "Logs").
+pub(crate) fn init_logging() {
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    use tracing_subscriber::Layer;
+    let logs = EXEC_LOGS.get_or_init(Default::default).clone();
+    // The terminal's lines as `telemetry::init` writes them (its level rules, text format).
+    let level = std::env::var("AWS_LAMBDA_LOG_LEVEL").or_else(|_| std::env::var("RUST_LOG"));
+    let level = level
+        .ok()
+        .and_then(|l| l.parse::<tracing_subscriber::filter::LevelFilter>().ok())
+        .unwrap_or(tracing_subscriber::filter::LevelFilter::INFO);
+    let filter =
+        tracing_subscriber::EnvFilter::builder().with_default_directive(level.into()).from_env_lossy();
+    let terminal = tracing_subscriber::fmt::layer()
+        .with_target(false)
+        .without_time()
+        .with_writer(std::io::stderr)
+        .with_filter(filter);
+    let capture = logs.layer().with_filter(tracing_subscriber::filter::LevelFilter::INFO);
+    if tracing_subscriber::registry().with(terminal).with(capture).try_init().is_err() {
+        sundial_core::telemetry::init();
+    }
+}
+
 /// Metrics go nowhere locally: the live lines are the output.
 #[derive(Debug)]
 struct Quiet;
@@ -402,14 +432,17 @@ pub(crate) async fn run(args: DevArgs, _api: &ApiArgs) -> anyhow::Result<()> {
     let api_url = format!("http://{}", listener.local_addr()?);
     // The one local user is also the platform operator: it may set resource limits.
     let operators = vec![TENANT.to_string()];
-    let api = Arc::new(Api::new(
-        Control::new(
-            trigger(),
-            ControlSettings { operator_tenants: operators.clone(), ..ControlSettings::default() },
-        ),
-        Arc::new(SystemClock),
-        ApiSettings { operator_tenants: operators, ..ApiSettings::default() },
-    ));
+    let api = Arc::new(
+        Api::new(
+            Control::new(
+                trigger(),
+                ControlSettings { operator_tenants: operators.clone(), ..ControlSettings::default() },
+            ),
+            Arc::new(SystemClock),
+            ApiSettings { operator_tenants: operators, ..ApiSettings::default() },
+        )
+        .with_exec_logs(EXEC_LOGS.get_or_init(Default::default).clone()),
+    );
     let s = stop.clone();
     tasks.spawn(async move {
         if let Err(e) = sundial_api::local::serve(api, listener, s.cancelled_owned()).await {

@@ -120,7 +120,7 @@ fn main() -> ExitCode {
         if std::env::var_os("AWS_LAMBDA_LOG_LEVEL").is_none() && std::env::var_os("RUST_LOG").is_none() {
             std::env::set_var("RUST_LOG", "warn");
         }
-        sundial_core::telemetry::init();
+        dev::init_logging();
     }
     match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt.block_on(run(cli)),

@@ -400,6 +400,8 @@ fn the_console_in_a_real_browser() {
     b.wait_text("h1", "nightly-report", WAIT);
     b.wait_text("#upcoming", "02:30 does not exist on 2027-03-14; shifted to 03:00 (onGap shift)", WAIT);
     b.wait_for("the shifted fire marked in the list", "document.querySelector('[data-dst=\"fire\"]')", WAIT);
+    // (the versions box diffs versions read with one GET /v1/jobs/{id}/versions)
+    b.wait_text("#diff", "0 30 2 * * *", WAIT);
     b.shot("job-detail");
     // (the CLI reads the same route: `sundial jobs upcoming`)
     let cli = Command::new(env!("CARGO_BIN_EXE_sundial"))
@@ -451,7 +453,70 @@ fn the_console_in_a_real_browser() {
     b.wait_text("main table", "RUNNING", WAIT);
     b.wait_text("main", "Fencing token", WAIT);
     b.find("#checkpoint");
+    // AND the worker's log lines of this execution are inline (kept per execution by the local run)
+    b.wait_text("#log-lines", "attempt ended: SUCCEEDED", WAIT);
+    b.wait_text("#log-lines", "attempt 1 running", WAIT);
     b.shot("execution-timeline");
+    b.js("document.querySelector('#logs').scrollIntoView();", json!([]));
+    b.shot("execution-logs");
+    let exec_id = b.js("return decodeURIComponent(location.hash.slice('#/executions/'.length));", json!([]));
+    let exec_id = exec_id.as_str().unwrap_or_default().to_string();
+    assert!(exec_id.starts_with("nightly-report@"), "{exec_id}");
+    let logs = api(port, "local", "GET", &format!("/v1/executions/{exec_id}/logs"), None);
+    assert_eq!(logs["captured"], json!(true), "{logs}");
+    assert!(logs["lines"].as_array().is_some_and(|l| !l.is_empty()), "{logs}");
+
+    // WHEN a sharded job (3 shards) is created in the form and run now
+    b.goto(&format!("{base}#/jobs/new"));
+    b.fill("#f-jobId", "sharded-report");
+    b.fill("#f-schedule-expression", "0 0 3 * * *");
+    b.select("#f-target-type", "inProcess");
+    b.fill("#f-target-handler", "sleep");
+    b.fill("#f-params", r#"{"ms": 50}"#);
+    b.select("#f-priority", "high");
+    b.fill("#f-shards", "3");
+    b.click("#save-job");
+    b.wait_text("h1", "sharded-report", WAIT);
+    // THEN its page shows the fan-out and priority
+    b.wait_text("main", "3 shards", WAIT);
+    b.wait_text("main", "high", WAIT);
+    b.click("button[data-action=\"trigger\"]");
+    b.confirm(None);
+    // AND the parent reaches SUCCEEDED once its 3 children have
+    let end = Instant::now() + Duration::from_secs(60);
+    let parent = loop {
+        let page = api(port, "local", "GET", "/v1/jobs/sharded-report/executions?limit=20", None);
+        let done = page["items"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|e| e.get("parentExecutionId").is_none() && e["status"] == "SUCCEEDED");
+        if let Some(e) = done {
+            break e["executionId"].as_str().unwrap_or_default().to_string();
+        }
+        assert!(Instant::now() < end, "the sharded fire did not succeed within 60 s: {page}");
+        std::thread::sleep(Duration::from_millis(500));
+    };
+    b.goto(&format!("{base}#/executions/{parent}"));
+    b.wait_text("#exec-status", "SUCCEEDED", WAIT);
+    b.wait_text("main", "3 of 3 finished, 3 succeeded", WAIT);
+    for i in 0..3 {
+        b.wait_text("#children", &format!("{parent}.s{i}"), WAIT);
+        b.wait_text("#children", &format!("shard {i} of 3"), WAIT);
+    }
+    let kids = b.js("return document.querySelectorAll('#children tbody tr').length;", json!([]));
+    assert_eq!(kids, json!(3));
+    b.shot("execution-children");
+    // WHEN a child is opened THEN it names its shard and links back to its parent
+    b.click(&format!("#children a[href=\"#/executions/{}\"]", format!("{parent}.s1").replace('@', "%40")));
+    b.wait_text("main", "shard 1 of 3", WAIT);
+    b.wait_text("#exec-status", "SUCCEEDED", WAIT);
+    b.click("#parent-link");
+    b.wait_text("#children", &format!("{parent}.s2"), WAIT);
+    b.goto(&format!("{base}#/jobs"));
+    b.wait_text("#jobs-list", "3 shards", WAIT);
+    // (its last run is the fire, though the newest items of its partition are children)
+    b.wait_text("[data-last=\"sharded-report\"]", "SUCCEEDED", WAIT);
 
     // WHEN the job is paused from its page
     b.goto(&format!("{base}#/jobs/nightly-report"));
@@ -473,6 +538,31 @@ fn the_console_in_a_real_browser() {
     b.goto(&format!("{base}#/ops?jobId=unreachable"));
     b.wait_text("main table", "replay", WAIT);
     b.wait_text("main table", "receiver fixed", WAIT);
+    // AND the CLI takes a reason too: once the replayed execution is dead again, `sundial dlq
+    // replay --reason` replays it and the operations log records the CLI's reason
+    let end = Instant::now() + Duration::from_secs(60);
+    let dead = loop {
+        let page = api(port, "local", "GET", "/v1/dlq", None);
+        let found = page["items"].as_array().into_iter().flatten().find_map(|e| {
+            let id = e["executionId"].as_str().unwrap_or_default();
+            id.starts_with("unreachable@").then(|| id.to_string())
+        });
+        if let Some(id) = found {
+            break id;
+        }
+        assert!(Instant::now() < end, "the replayed execution did not die again within 60 s: {page}");
+        std::thread::sleep(Duration::from_millis(500));
+    };
+    let cli = Command::new(env!("CARGO_BIN_EXE_sundial"))
+        .args(["dlq", "replay", &dead, "--reason", "replayed from the CLI", "--api-url"])
+        .arg(format!("http://127.0.0.1:{port}"))
+        .env_remove("SUNDIAL_TENANT")
+        .env_remove("SUNDIAL_TOKEN")
+        .output()
+        .expect("run sundial");
+    assert!(cli.status.success(), "{}", String::from_utf8_lossy(&cli.stderr));
+    let ops = api(port, "local", "GET", "/v1/operations?jobId=unreachable", None);
+    assert!(ops.to_string().contains("replayed from the CLI"), "{ops}");
 
     // WHEN the tenant is switched to "other"
     b.goto(&format!("{base}#/jobs"));
@@ -484,6 +574,12 @@ fn the_console_in_a_real_browser() {
     assert!(!listed.as_str().unwrap_or_default().contains("nightly-report"), "{listed}");
     b.goto(&format!("{base}#/jobs/nightly-report"));
     b.wait_text("main", "not found", WAIT);
+    // AND neither this tenant's execution nor its log lines can be read there
+    b.goto(&format!("{base}#/executions/{exec_id}"));
+    b.wait_text("main", "not found", WAIT);
+    let path = format!("/v1/executions/{exec_id}/logs");
+    let (st, body) = http(port, "GET", &path, &[("X-Sundial-Tenant", "other")], None);
+    assert_eq!(st, 404, "another tenant reads the log lines: {body}");
 
     // AND the pages read at phone width in the dark theme
     b.fill("#tenant", "local");

@@ -10,7 +10,7 @@ use crate::types::{
     CreateJob, DeletedCalendar, Execution, ExecutionDetail, Job, JobChange, JobDefinition, Page, Preview,
     PreviewRequest, ReplayResults, TzReport, UpcomingFires,
 };
-use crate::types::{DeletedResource, ResourceLimit};
+use crate::types::{DeletedResource, ExecutionLogs, ResourceLimit};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::header::{HeaderValue, AUTHORIZATION, CONTENT_TYPE, IF_MATCH, RETRY_AFTER, USER_AGENT};
@@ -410,19 +410,27 @@ impl Client {
         self.execute(Call::new(Method::GET, format!("/v1/jobs/{}/versions/{version}", enc(job_id)))).await
     }
 
-    /// A job's versions, newest first, at most `limit` of them (all if `None`). The API has no
-    /// list of versions: this reads the job, then each version down from the current one.
-    /// Versions that are gone (the older versions of a deleted job expire) are left out.
+    /// `GET /v1/jobs/{jobId}/versions`, every page: a job's versions, newest first, at most
+    /// `limit` of them (all if `None`). Versions that are gone (the older versions of a deleted
+    /// job expire) are not listed.
     pub async fn job_versions(&self, job_id: &str, limit: Option<u64>) -> Result<Vec<Job>, Error> {
-        let current = self.get_job(job_id).await?.version;
+        let want = usize::try_from(limit.unwrap_or(u64::MAX)).unwrap_or(usize::MAX);
         let mut out = Vec::new();
-        for v in (1..=current).rev().take(usize::try_from(limit.unwrap_or(u64::MAX)).unwrap_or(usize::MAX)) {
-            match self.get_job_version(job_id, v).await {
-                Ok(j) => out.push(j),
-                Err(Error::Api(e)) if e.status == 404 => {}
-                Err(e) => return Err(e),
+        let mut cursor: Option<String> = None;
+        loop {
+            let page_size = want.saturating_sub(out.len()).clamp(1, 100);
+            let mut path = format!("/v1/jobs/{}/versions?limit={page_size}", enc(job_id));
+            if let Some(c) = &cursor {
+                path.push_str(&format!("&cursor={}", enc(c)));
+            }
+            let page: Page<Job> = self.execute(Call::new(Method::GET, path)).await?;
+            out.extend(page.items);
+            cursor = page.next_cursor;
+            if cursor.is_none() || out.len() >= want {
+                break;
             }
         }
+        out.truncate(want);
         Ok(out)
     }
 
@@ -536,6 +544,12 @@ impl Client {
         self.execute(Call::new(Method::GET, format!("/v1/executions/{}/children", enc(execution_id)))).await
     }
 
+    /// `GET /v1/executions/{executionId}/logs`: the worker's log lines of one execution (the
+    /// local run keeps them), or a CloudWatch Logs Insights link (deployed).
+    pub async fn execution_logs(&self, execution_id: &str) -> Result<ExecutionLogs, Error> {
+        self.execute(Call::new(Method::GET, format!("/v1/executions/{}/logs", enc(execution_id)))).await
+    }
+
     /// `POST /v1/executions/{executionId}/cancel`: canceled, or cancel requested if running.
     pub async fn cancel_execution(&self, execution_id: &str) -> Result<ExecutionDetail, Error> {
         self.execute(Call::new(Method::POST, format!("/v1/executions/{}/cancel", enc(execution_id)))).await
@@ -543,7 +557,20 @@ impl Client {
 
     /// `POST /v1/dlq/replay`: up to 25 dead executions, one outcome each.
     pub async fn replay_dead_letters(&self, execution_ids: &[String]) -> Result<ReplayResults, Error> {
-        let body = serde_json::json!({ "executionIds": execution_ids });
+        self.replay_dead_letters_because(execution_ids, None).await
+    }
+
+    /// `POST /v1/dlq/replay` with a reason, recorded in each replay's operations-log entry
+    /// (`detail`; at most 500 characters).
+    pub async fn replay_dead_letters_because(
+        &self,
+        execution_ids: &[String],
+        reason: Option<&str>,
+    ) -> Result<ReplayResults, Error> {
+        let mut body = serde_json::json!({ "executionIds": execution_ids });
+        if let Some(r) = reason {
+            body["reason"] = r.into();
+        }
         self.execute(Call::new(Method::POST, "/v1/dlq/replay".into()).json(&body)?).await
     }
 

@@ -642,3 +642,32 @@ pub struct DstAffected {
     /// In words.
     pub note: String,
 }
+
+/// `GET /v1/executions/{executionId}/logs` (`ExecutionLogs`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct ExecutionLogs {
+    /// The execution.
+    pub execution_id: String,
+    /// Whether the API keeps log lines at all (the local run does; the deployed API does not).
+    pub captured: bool,
+    /// The last lines (at most 200), oldest first.
+    pub lines: Vec<LogLine>,
+    /// Deployed: a CloudWatch Logs Insights query over the workers' log groups.
+    pub logs_insights_url: Option<String>,
+}
+
+/// One worker log line (`ExecutionLogs.lines`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct LogLine {
+    /// When it was logged.
+    #[serde(serialize_with = "ts::one")]
+    pub at: DateTime<Utc>,
+    /// `ERROR`, `WARN`, `INFO`, `DEBUG` or `TRACE`.
+    pub level: String,
+    /// The message, then the line's other fields as `name=value`.
+    pub message: String,
+}

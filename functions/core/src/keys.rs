@@ -106,6 +106,9 @@ pub fn job_pk(tenant: &str, job_id: &str) -> String {
     format!("T#{tenant}#J#{job_id}")
 }
 
+/// The prefix of every definition snapshot's sort key (a job's versions, in order).
+pub const JOB_VERSION_SK_PREFIX: &str = "V#";
+
 /// Sort key of an immutable definition snapshot.
 pub fn job_version_sk(version: u64) -> String {
     format!("V#{version:010}")

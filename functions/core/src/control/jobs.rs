@@ -152,6 +152,29 @@ pub async fn get_version(
         .ok_or(ControlError::NotFound { what: "version" })
 }
 
+/// The caller's job's definition versions, newest first, one page at a time (404 for a job
+/// that is not the caller's). Versions of a deleted job are kept until their retention ends.
+pub async fn list_versions(
+    ctl: &Control,
+    caller: &Caller,
+    job_id: &str,
+    limit: Option<u32>,
+    cursor: Option<&str>,
+) -> Result<Page<Job>, ControlError> {
+    ctl.job(caller, job_id).await?;
+    let before = match cursor {
+        Some(c) => Some(
+            page::decode("versions", c)?
+                .parse::<u64>()
+                .map_err(|_| ControlError::invalid("cursor", "not a cursor returned by this list"))?,
+        ),
+        None => None,
+    };
+    let limit = page::limit(limit, ctl.settings.max_page);
+    let found = store::list_job_versions(ctl.ddb(), ctl.cfg(), &caller.tenant, job_id, limit, before).await?;
+    Ok(Page { items: found.items, next: found.next.map(|v| page::encode("versions", &v.to_string())) })
+}
+
 /// The caller's jobs in job-id order, one page at a time: a Query of the tenant's partition
 /// of the `by_tenant` index (keys only, so trigger advances never write to it), then one
 /// BatchGetItem of the definitions. Deleted jobs are left out unless `include_deleted`; a page

@@ -200,6 +200,37 @@ pub async fn get_job_version(
     }
 }
 
+/// One page of a job's definition snapshots, newest first, below `before` (a version) when
+/// given; `next` is the last version read when more may follow.
+pub async fn list_job_versions(
+    ddb: &aws_sdk_dynamodb::Client,
+    cfg: &Config,
+    tenant: &str,
+    job_id: &str,
+    limit: i32,
+    before: Option<u64>,
+) -> Result<QueryPage<Job, u64>, StoreError> {
+    let pk = keys::job_pk(tenant, job_id);
+    let start = before.map(|v| {
+        HashMap::from([(attr::PK.to_string(), s(&pk)), (attr::SK.to_string(), s(keys::job_version_sk(v)))])
+    });
+    let mut e = Expr::new();
+    e.key_eq(attr::PK, s(&pk)).key_begins_with(attr::SK, keys::JOB_VERSION_SK_PREFIX);
+    let out = ddb
+        .query()
+        .table_name(&cfg.jobs_table)
+        .expr(e)
+        .scan_index_forward(false)
+        .limit(limit)
+        .set_exclusive_start_key(start)
+        .send()
+        .await
+        .map_err(|e| StoreError::from_sdk("Query(versions)", e))?;
+    let items = out.items().iter().map(items::job_from_item).collect::<Result<Vec<_>, _>>()?;
+    let next = out.last_evaluated_key().and_then(|_| items.last().map(|j| j.version));
+    Ok(QueryPage { items, next })
+}
+
 /// Gives the version snapshots `1..job.version` of a deleted job the TTL `expires_at` (epoch
 /// seconds), so the id becomes free again once the retention period is over. Snapshots already
 /// gone are skipped.

@@ -44,6 +44,11 @@ mod mapreduce;
 mod run;
 mod settings;
 
+/// The name of the span around the handling of one message; its field `global_id` is the
+/// execution's id with its tenant (`{tenant}:{job}@{ms}`), so a log layer can file every line
+/// logged inside under the right tenant's execution.
+pub const EXECUTION_SPAN: &str = "execution";
+
 use super::claim::LeaseTerms;
 use super::clock::{with_skew_probe, Clock, ServiceClock, SkewGuard};
 use super::metrics::{ExecMetrics, MetricsSink};
@@ -311,7 +316,10 @@ impl Worker {
         let key = ExecKey::of_message(&msg);
         let d = Delivery { pool, body, msg, key, msgctl, stop };
         let mut m = ExecMetrics { pool: pool.to_string(), execution_id: d.key.id(), ..Default::default() };
-        let disposition = match self.deliver(&d, &mut m).await {
+        // Every line logged while handling this message names the execution with its tenant
+        // (the local run keeps each execution's lines for the console: `docs/console.md`).
+        let span = tracing::info_span!(EXECUTION_SPAN, global_id = %d.key.global_id());
+        let disposition = match tracing::Instrument::instrument(self.deliver(&d, &mut m), span).await {
             Ok(x) => x,
             Err(e) => {
                 tracing::warn!(execution = %d.key.id(), error = %e, retryable = e.is_retryable(), "store error");
@@ -336,8 +344,20 @@ impl Worker {
         let owner = &self.settings.worker_id;
         match self.store.claim_from(&d.key, *snapshot, owner, &self.terms(), now).await? {
             ClaimOutcome::Claimed(c) => {
+                tracing::info!(
+                    execution = %d.key.id(),
+                    attempt = c.fence.attempt,
+                    token = c.fence.token,
+                    "claimed by {owner}: attempt {} running",
+                    c.fence.attempt
+                );
                 self.report_late_start(&d.key, &c, now, m).await;
-                self.run_claimed(d, *c, holds, m).await
+                let r = self.run_claimed(d, *c, holds, m).await;
+                if let Some(status) = m.outcome {
+                    let ms = m.duration_ms.unwrap_or_default();
+                    tracing::info!(execution = %d.key.id(), "attempt ended: {} after {ms} ms", status.as_str());
+                }
+                r
             }
             other => {
                 let canceled = matches!(other, ClaimOutcome::Finished(ExecStatus::Canceled));
