@@ -282,7 +282,10 @@ impl Api {
     async fn respond(&self, req: ApiRequest) -> ApiResponse {
         let method = req.method.clone();
         let path = req.path.clone();
-        match self.route(req).await {
+        // Boxed: the state machine of every route's future is one large value, and on the
+        // caller's stack (a 2 MiB Tokio worker or test thread) it overflowed once a calendar
+        // edit re-planned jobs (seen on moto: `a_calendar_edit_replans_only_later_fires_and_is_audited`).
+        match Box::pin(self.route(req)).await {
             Ok(r) => r,
             Err(e) => {
                 if e.status.is_server_error() {
