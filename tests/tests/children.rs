@@ -115,6 +115,21 @@ async fn a_sharded_fire_runs_each_shard_once_and_the_parent_succeeds() -> anyhow
         )
         .await?;
     assert_eq!(page.items.iter().map(|e| e.id()).collect::<Vec<_>>(), vec![parent.id()]);
+    // AND a page of one, newest first (the console's "last run"), is the fire, not an empty
+    // page: its four children sort right after it, so they are read first and dropped
+    let one = fixtures::store(&env)
+        .list_for_job(
+            "acme",
+            "settle",
+            &sundial_core::store::executions::JobPage {
+                status: None,
+                oldest_first: false,
+                limit: 1,
+                after_ms: None,
+            },
+        )
+        .await?;
+    assert_eq!(one.items.iter().map(|e| e.id()).collect::<Vec<_>>(), vec![parent.id()]);
     Ok(())
 }
 
