@@ -811,22 +811,47 @@ impl ExecStore {
         }
         // The fires only: children are listed under their parent (`docs/children.md`).
         e.filter_not_exists(attr::CHILD);
-        let out = self
-            .ddb
-            .query()
-            .table_name(&self.table)
-            .expr(e)
-            .scan_index_forward(page.oldest_first)
-            .limit(page.limit)
-            .set_exclusive_start_key(start)
-            .send()
-            .await
-            .map_err(|e| StoreError::from_sdk("Query(executions)", e))?;
-        let items = out.items().iter().map(items::execution_from_item).collect::<Result<Vec<_>, _>>()?;
+        // DynamoDB applies `Limit` before the filter, and a fire's children sort right after it
+        // (first, newest first): one query of `limit` items could return an empty page with a
+        // cursor. Read on, in bigger steps, until the page is full, the partition ends or
+        // `MAX_PAGE_QUERIES` queries were spent (then the cursor says where to go on).
+        let want = page.limit.max(1) as usize;
+        let mut items = Vec::new();
+        let mut start = start;
+        let mut last_key = None;
+        for i in 0..MAX_PAGE_QUERIES {
+            let step = if i == 0 { page.limit } else { page.limit.max(CHILD_SKIP_STEP) };
+            let out = self
+                .ddb
+                .query()
+                .table_name(&self.table)
+                .expr(e.clone())
+                .scan_index_forward(page.oldest_first)
+                .limit(step)
+                .set_exclusive_start_key(start.take())
+                .send()
+                .await
+                .map_err(|e| StoreError::from_sdk("Query(executions)", e))?;
+            for it in out.items() {
+                items.push(items::execution_from_item(it)?);
+            }
+            last_key = out.last_evaluated_key().cloned();
+            if items.len() >= want || last_key.is_none() {
+                break;
+            }
+            start = last_key.clone();
+        }
+        if items.len() >= want {
+            // A full page: the next one starts after its last fire.
+            let more = items.len() > want || last_key.is_some();
+            items.truncate(want);
+            let next = if more { items.last().map(|e| e.scheduled_at.timestamp_millis()) } else { None };
+            return Ok(QueryPage { items, next });
+        }
         // A page may end on a child (children sort right after their parent): newest first,
         // its parent is still to come, so the next page starts after the instant above it.
-        let next = out
-            .last_evaluated_key()
+        let next = last_key
+            .as_ref()
             .and_then(|k| k.get(attr::SK))
             .and_then(|v| v.as_s().ok())
             .and_then(|sk| keys::parse_any_exec_sk(sk))
@@ -956,6 +981,11 @@ impl ExecStore {
         }
     }
 }
+
+/// Most queries one page of [`ExecStore::list_for_job`] spends skipping a fan-out's children.
+const MAX_PAGE_QUERIES: usize = 8;
+/// Items one of those later queries reads (a map-reduce fire has thousands of children).
+const CHILD_SKIP_STEP: i32 = 200;
 
 /// Which page of a job's executions [`ExecStore::list_for_job`] reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -37,7 +37,7 @@ impl Cmp {
 
 /// An expression under construction. Conditions (and key conditions, and filters) are joined
 /// with `AND`.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Expr {
     set: Vec<String>,
     remove: Vec<String>,
