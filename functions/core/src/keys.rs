@@ -111,7 +111,7 @@ pub const JOB_VERSION_SK_PREFIX: &str = "V#";
 
 /// Sort key of an immutable definition snapshot.
 pub fn job_version_sk(version: u64) -> String {
-    format!("V#{version:010}")
+    format!("{JOB_VERSION_SK_PREFIX}{version:010}")
 }
 
 /// `by_tenant` index partition key.
@@ -502,6 +502,7 @@ mod tests {
         "RESOURCE_LIMIT_SK_PREFIX", // the start of `L#{resource}`
         "children_sk_prefix",       // the start of `E#{scheduled ms}#C#{child}`
         "child_execution_id",       // the public id of a child, not a key
+        "JOB_VERSION_SK_PREFIX",    // the start of `V#{version}`
     ];
 
     /// Names of this module's `pub fn ... -> String` and `pub const ...: &str` (outside tests).
