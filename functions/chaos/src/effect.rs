@@ -273,11 +273,13 @@ pub struct EffectStore {
     table: String,
 }
 
-fn n(v: u64) -> AttributeValue {
+/// A DynamoDB number (also the shard ledger's, `crate::shards`).
+pub(crate) fn n(v: u64) -> AttributeValue {
     AttributeValue::N(v.to_string())
 }
 
-fn num(item: &HashMap<String, AttributeValue>, k: &str) -> Option<u64> {
+/// A number attribute of `item`, if present and whole.
+pub(crate) fn num(item: &HashMap<String, AttributeValue>, k: &str) -> Option<u64> {
     item.get(k).and_then(|v| v.as_n().ok()).and_then(|s| s.parse().ok())
 }
 

@@ -12,6 +12,7 @@
 //! that ignores `shardIndex` does (every child settles every merchant), and what [`check`]
 //! must catch.
 
+use crate::effect::{n, num};
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnValuesOnConditionCheckFailure};
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
@@ -59,14 +60,6 @@ pub struct LedgerError {
 pub struct ShardLedger {
     ddb: aws_sdk_dynamodb::Client,
     table: String,
-}
-
-fn n(v: u64) -> AttributeValue {
-    AttributeValue::N(v.to_string())
-}
-
-fn num(item: &HashMap<String, AttributeValue>, k: &str) -> Option<u64> {
-    item.get(k).and_then(|v| v.as_n().ok()).and_then(|s| s.parse().ok())
 }
 
 impl ShardLedger {
