@@ -1,6 +1,6 @@
 /**
  * Names of the CloudWatch metrics the Rust functions emit as EMF (embedded metric format) log
- * lines, read from `functions/core/resources.json` (`metrics`): the Rust test
+ * lines, read from `functions/model/resources.json` (`metrics`): the Rust test
  * `every_emitted_metric_is_in_the_shared_catalogue` fails if the code emits a name missing there,
  * and the alarms and the dashboard take their names from here, so the two cannot drift.
  */

@@ -1,7 +1,7 @@
 /**
  * Sundial's resource definition, read from the one file both sides share.
  *
- * `functions/core/resources.json` is compiled into the Rust binaries (`sundial_core::resources`)
+ * `functions/model/resources.json` is compiled into the Rust binaries (`sundial_core::resources`)
  * and read here at synth time, so table names, keys, indexes, queue names and env variable names
  * cannot be kept in two places. `test/consistency.test.ts` checks that the synthesized template
  * says exactly what the file says.
@@ -10,7 +10,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 /** The source of truth in the repository, relative to this file (infra/lib/ -> functions/core/). */
-export const REPO_RESOURCES_JSON_PATH = path.resolve(__dirname, '..', '..', 'functions', 'core', 'resources.json');
+export const REPO_RESOURCES_JSON_PATH = path.resolve(__dirname, '..', '..', 'functions', 'model', 'resources.json');
 
 /**
  * The copy shipped inside the npm package: `npm run build` (and so `npm pack`) copies the file

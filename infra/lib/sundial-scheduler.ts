@@ -7,7 +7,7 @@
  *   pool queue -> worker Lambda (SQS event source) or ECS Fargate long-poll worker
  *   HTTP API (JWT or IAM auth) -> api Lambda -> tables
  *
- * Every table, index, queue name and env variable comes from `functions/core/resources.json`
+ * Every table, index, queue name and env variable comes from `functions/model/resources.json`
  * (read by `./resources`), the same file the Rust functions compile in. Each function gets every
  * setting its binary reads (`envLoaders` there), from the props below or their documented
  * defaults (README.md "Settings" has the full table). Each function's role

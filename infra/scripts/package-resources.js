@@ -5,7 +5,7 @@
 const fs = require('node:fs');
 const path = require('node:path');
 
-const src = path.resolve(__dirname, '..', '..', 'functions', 'core', 'resources.json');
+const src = path.resolve(__dirname, '..', '..', 'functions', 'model', 'resources.json');
 const dst = path.resolve(__dirname, '..', 'dist', 'lib', 'resources.json');
 JSON.parse(fs.readFileSync(src, 'utf8')); // refuse to ship a file that does not parse
 fs.mkdirSync(path.dirname(dst), { recursive: true });

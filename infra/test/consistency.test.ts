@@ -1,5 +1,5 @@
 /**
- * One source of truth: the synthesized template must say what functions/core/resources.json says,
+ * One source of truth: the synthesized template must say what functions/model/resources.json says,
  * and the Rust side must keep reading that same file.
  *
  * The JSON is parsed here on its own (not through lib/resources.ts) so a bug in the loader cannot
@@ -13,7 +13,7 @@ import { Duration } from 'aws-cdk-lib';
 import { build, envOf, JWT_PROPS, logicalId } from './helpers';
 
 const ROOT = path.resolve(__dirname, '..', '..');
-const JSON_PATH = path.join(ROOT, 'functions', 'core', 'resources.json');
+const JSON_PATH = path.join(ROOT, 'functions', 'model', 'resources.json');
 const def = JSON.parse(fs.readFileSync(JSON_PATH, 'utf8'));
 
 /** SUNDIAL_ names a binary reads (resources.json envLoaders), less those the CDK leaves unset. */
@@ -188,7 +188,7 @@ describe('CDK template matches resources.json', () => {
 });
 
 describe('the Rust side reads the same file', () => {
-  it('sundial_core::resources compiles in functions/core/resources.json', () => {
+  it('sundial_core::resources compiles in functions/model/resources.json', () => {
     const rs = fs.readFileSync(path.join(ROOT, 'functions', 'core', 'src', 'resources.rs'), 'utf8');
     assert.match(rs, /include_str!\("\.\.\/resources\.json"\)/);
   });

@@ -16,7 +16,7 @@ import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
 const INFRA = path.resolve(__dirname, '..');
-const SOURCE_OF_TRUTH = path.resolve(INFRA, '..', 'functions', 'core', 'resources.json');
+const SOURCE_OF_TRUTH = path.resolve(INFRA, '..', 'functions', 'model', 'resources.json');
 const EXAMPLE = path.join(INFRA, 'examples', 'app');
 const NODE_MODULES = path.join(INFRA, 'node_modules');
 

@@ -88,12 +88,7 @@ impl ConsoleAuth {
 
 /// FNV-1a of the bytes: a strong enough validator for files that change only with the binary.
 fn etag_of(bytes: &[u8]) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in bytes {
-        h ^= u64::from(*b);
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    format!("\"{h:016x}\"")
+    format!("\"{:016x}\"", sundial_hash::fnv1a(bytes))
 }
 
 /// The origin (`https://host[:port]`) of a URL, for the CSP's `connect-src`.

@@ -49,14 +49,10 @@ pub fn key_of(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
 
 /// FNV-1a (64-bit) of the operation, path and body: stable across builds, unlike `std`'s hasher.
 fn fingerprint(op: Op, req: &ApiRequest) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for part in [format!("{op:?}").as_bytes(), b"\n", req.path.as_bytes(), b"\n", &req.body[..]] {
-        for b in part {
-            h ^= u64::from(*b);
-            h = h.wrapping_mul(0x0000_0100_0000_01b3);
-        }
-    }
-    format!("{h:016x}:{}", req.body.len())
+    let h = [format!("{op:?}").as_bytes(), b"\n", req.path.as_bytes(), b"\n", &req.body[..]]
+        .into_iter()
+        .fold(sundial_hash::Fnv1a::new(), sundial_hash::Fnv1a::write);
+    format!("{:016x}:{}", h.finish(), req.body.len())
 }
 
 fn nonce(now: DateTime<Utc>) -> String {

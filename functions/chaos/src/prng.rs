@@ -4,55 +4,11 @@
 //! and decisions are drawn by index (`at(seed, n)`) rather than from a shared stream, so that
 //! concurrent requests do not reorder each other's draws more than their arrival order does.
 
-/// One SplitMix64 step: a well-mixed 64-bit value from any 64-bit input.
-pub fn mix(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
+pub use sundial_hash::{splitmix64 as mix, SplitMix};
 
 /// The `n`-th value of the stream of `seed`, drawn independently of the others.
 pub fn at(seed: u64, n: u64) -> u64 {
     mix(seed ^ mix(n))
-}
-
-/// A sequential stream (for the chaos controller's own plan).
-#[derive(Debug, Clone)]
-pub struct SplitMix {
-    state: u64,
-}
-
-impl SplitMix {
-    /// A stream starting from `seed`.
-    pub fn new(seed: u64) -> Self {
-        SplitMix { state: seed }
-    }
-
-    /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
-        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        mix(self.state.wrapping_sub(0x9E37_79B9_7F4A_7C15))
-    }
-
-    /// A value in `0..n` (`0` when `n == 0`).
-    pub fn below(&mut self, n: u64) -> u64 {
-        if n == 0 {
-            0
-        } else {
-            self.next_u64() % n
-        }
-    }
-
-    /// A value in `lo..=hi`.
-    pub fn between(&mut self, lo: u64, hi: u64) -> u64 {
-        lo + self.below(hi.saturating_sub(lo) + 1)
-    }
-
-    /// True with probability `permille / 1000`.
-    pub fn chance(&mut self, permille: u32) -> bool {
-        self.below(1000) < u64::from(permille)
-    }
 }
 
 #[cfg(test)]

@@ -197,7 +197,8 @@ mod tests {
     #[test]
     fn compared_here_the_mexico_city_job_moves_and_the_others_do_not() {
         // GIVEN jobs as the deployed API lists them, recorded under 2022a on 2023-03-30
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../core/tests/fixtures/tzdb-2022a");
+        let dir =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../schedule/tests/fixtures/tzdb-2022a");
         let old = Tzdb::from_zoneinfo("2022a", &dir).unwrap();
         let job = |id: &str, zone: &str, next: &str, state: &str, tzdb: &str| -> Job {
             serde_json::from_value(json!({

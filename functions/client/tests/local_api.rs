@@ -185,7 +185,7 @@ async fn serve_with(env: &TestEnv, settings: ControlSettings, clock: Arc<ManualC
 async fn the_client_reads_the_tz_report_of_jobs_computed_under_an_older_release() {
     // GIVEN a Mexico City job created through the client on 2023-03-30 by an API computing
     // under tz database 2022a (a TZif fixture in which Mexico still has DST)
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../core/tests/fixtures/tzdb-2022a");
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../schedule/tests/fixtures/tzdb-2022a");
     let old =
         sundial_core::schedule::tzdb::Tzdb::from_zoneinfo("2022a", &dir).unwrap_or_else(|e| panic!("{e}"));
     let env = TestEnv::with("client-tz", &["default"], 8).await.unwrap_or_else(|e| panic!("emulator: {e}"));

@@ -57,6 +57,17 @@ pub struct Config {
     pub event_bus: Option<String>,
 }
 
+impl<'a> From<&'a Config> for sundial_model::Deployment<'a> {
+    fn from(c: &'a Config) -> Self {
+        sundial_model::Deployment {
+            pools: &c.pools,
+            shards: c.shards,
+            queue_prefix: &c.queue_prefix,
+            targets: &c.targets,
+        }
+    }
+}
+
 /// A missing or malformed configuration variable.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum ConfigError {
@@ -360,7 +371,7 @@ impl WorkerSettings {
                 }
             }
         };
-        if let Some(v) = int(&n.lease_secs, 2, 43_200)? {
+        if let Some(v) = int(&n.lease_secs, 2, i64::from(sundial_model::limits::MAX_LEASE_SECS))? {
             s.lease_ms = v * 1000;
         }
         if let Some(v) = int(&n.skew_margin_ms, 0, 60_000)? {

@@ -47,20 +47,19 @@ pub mod config;
 pub mod context;
 pub mod control;
 pub mod execution;
-pub mod instant;
-pub mod keys;
 pub mod metering;
 pub mod metrics;
-pub mod model;
-pub mod outbound;
-pub mod priority;
 pub mod provision;
 pub mod queue;
 pub mod reconcile;
-pub mod resources;
-pub mod schedule;
 pub mod store;
 pub mod telemetry;
 pub mod trigger;
 
 pub use context::Ctx;
+/// The domain model, from `sundial-model` (kept under the old paths for callers).
+pub use sundial_model as model;
+pub use sundial_model::{keys, outbound, priority, resources};
+/// The schedule maths, from `sundial-schedule` (kept under its old path for callers).
+pub use sundial_schedule as schedule;
+pub use sundial_schedule::instant;

@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use tokio::sync::Mutex;
 
 /// SQS's largest per-message delay.
-pub const MAX_DELAY_SECS: i64 = 900;
+pub const MAX_DELAY_SECS: i64 = sundial_model::limits::SQS_MAX_DELAY_SECS as i64;
 /// SQS's largest batch.
 pub const MAX_BATCH: usize = 10;
 /// Message attribute of a dead letter: the error code that made it DEAD.

@@ -11,7 +11,7 @@ use sundial_core::schedule::tzdb::Tzdb;
 use sundial_core::Ctx;
 
 fn release_2022a() -> Tzdb {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../core/tests/fixtures/tzdb-2022a");
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../schedule/tests/fixtures/tzdb-2022a");
     Tzdb::from_zoneinfo("2022a", &dir).expect("the 2022a fixture")
 }
 

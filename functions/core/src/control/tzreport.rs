@@ -142,7 +142,8 @@ mod tests {
     }
 
     fn old() -> Tzdb {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tzdb-2022a");
+        let dir =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../schedule/tests/fixtures/tzdb-2022a");
         Tzdb::from_zoneinfo("2022a", &dir).unwrap()
     }
 

@@ -22,138 +22,12 @@
 //! The parent's state for these phases is [`MapState::Parent`]; a child's is
 //! [`MapState::Item`] (its input and, once it succeeded, its result).
 
-use crate::execution::retry::RunError;
+pub use sundial_model::mapreduce::*;
+
 use crate::execution::target::in_process::{BoxFuture, HandlerContext};
-use crate::model::{ExecStatus, JobDefinition, Target, ValidationError};
-use serde::{Deserialize, Serialize};
+use crate::model::ExecStatus;
 use serde_json::Value;
-
-/// Most items one fire may emit (`mapReduce.maxItems` defaults to it).
-pub const MAX_ITEMS: u32 = 100_000;
-/// Items per emit transaction: one parent update and at most this many child puts
-/// (DynamoDB's `TransactWriteItems` takes 100 actions).
-pub const MAX_EMIT_BATCH: usize = 99;
-/// Largest item input and item result (bytes of JSON): they live on the child item.
-pub const MAX_ITEM_BYTES: usize = 1_024;
-/// Audit code of the parent's WAITING → READY move into its reduce phase.
-pub const REDUCE_CODE: &str = "reduce";
-/// Audit code of the parent's seal (RUNNING → WAITING once its map returned).
-pub const SEAL_CODE: &str = "map_sealed";
-/// Error code of an item input or result over [`MAX_ITEM_BYTES`].
-pub const ITEM_TOO_LARGE: &str = "ItemTooLarge";
-
-/// The job definition's `mapReduce` block.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct MapReduceSpec {
-    /// Most items one fire may emit (1 to [`MAX_ITEMS`]; default [`MAX_ITEMS`]). An emit past
-    /// it fails the map attempt permanently.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_items: Option<u32>,
-}
-
-impl MapReduceSpec {
-    /// The effective item limit.
-    pub fn limit(&self) -> u64 {
-        u64::from(self.max_items.unwrap_or(MAX_ITEMS))
-    }
-}
-
-/// Checks `mapReduce` (called by [`JobDefinition::validate_with`]).
-pub fn validate(def: &JobDefinition) -> Result<(), ValidationError> {
-    let Some(spec) = &def.map_reduce else { return Ok(()) };
-    let invalid = |f: &str, r: String| ValidationError { field: f.into(), reason: r };
-    if !matches!(def.target, Target::InProcess { .. }) {
-        return Err(invalid(
-            "mapReduce",
-            "a map-reduce job needs an in-process target (its handler emits the items)".into(),
-        ));
-    }
-    if def.shards.is_some() || def.broadcast.is_some() {
-        return Err(invalid("mapReduce", "a job is map-reduce, sharded or broadcast, one of them".into()));
-    }
-    if let Some(n) = spec.max_items {
-        if n == 0 || n > MAX_ITEMS {
-            return Err(invalid("mapReduce.maxItems", format!("must be between 1 and {MAX_ITEMS}")));
-        }
-    }
-    Ok(())
-}
-
-/// Which phase a map-reduce parent is in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum Phase {
-    /// Its handler emits items (RUNNING, or READY / RETRY_WAIT before and between attempts).
-    Map,
-    /// Sealed: its items run (WAITING).
-    Wait,
-    /// Every item is final: the reduce runs (READY, RUNNING, RETRY_WAIT, then final).
-    Reduce,
-}
-
-/// What a map-reduce execution carries besides an ordinary one's fields.
-#[derive(Debug, Clone, PartialEq)]
-pub enum MapState {
-    /// The parent: its phase and counts.
-    Parent {
-        /// Current phase (a final parent keeps the last one).
-        phase: Phase,
-        /// Item children created so far (exact: counted in the transaction that creates them).
-        emitted: u64,
-        /// Item children final so far (exact: counted in the transaction of their finish).
-        done: u64,
-        /// Of those, how many did not succeed.
-        failed: u64,
-    },
-    /// An item child: its input and, once it succeeded, its handler's result.
-    Item {
-        /// The input the map emitted with it.
-        input: Value,
-        /// The result its `run_item` returned.
-        result: Option<Value>,
-    },
-}
-
-impl MapState {
-    /// A fresh parent's state.
-    pub fn new_parent() -> Self {
-        MapState::Parent { phase: Phase::Map, emitted: 0, done: 0, failed: 0 }
-    }
-}
-
-/// The phase of a map-reduce execution (`None` for any other, and for an item child).
-pub fn phase_of(e: &crate::model::Execution) -> Option<Phase> {
-    if e.definition.map_reduce.is_none() || e.child.is_some() {
-        return None;
-    }
-    Some(match &e.map_reduce {
-        Some(MapState::Parent { phase, .. }) => *phase,
-        _ => Phase::Map,
-    })
-}
-
-/// Whether a sealed parent may reduce: sealed (WAITING) and every emitted item counted.
-pub fn ready_to_reduce(status: ExecStatus, st: Option<&MapState>) -> bool {
-    matches!(st, Some(MapState::Parent { emitted, done, .. }) if status == ExecStatus::Waiting && done >= emitted)
-}
-
-/// One item the map emits: a key (1–64 characters of `[A-Za-z0-9_-]`, unique in the fire: it
-/// is the item child's idempotency key) and an input (JSON, at most [`MAX_ITEM_BYTES`]).
-#[derive(Debug, Clone, PartialEq)]
-pub struct MapItem {
-    /// The item's key.
-    pub key: String,
-    /// Its input.
-    pub input: Value,
-}
-
-impl MapItem {
-    /// An item.
-    pub fn new(key: impl Into<String>, input: Value) -> Self {
-        MapItem { key: key.into(), input }
-    }
-}
+use sundial_model::retry::RunError;
 
 /// Checks one emitted batch: keys, sizes, batch length. `Err` names the offending item.
 pub fn check_batch(items: &[MapItem]) -> Result<(), EmitError> {
@@ -304,6 +178,7 @@ pub fn check_result(v: &Value) -> Result<(), RunError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::{JobDefinition, Target};
     use crate::schedule::ScheduleSpec;
 
     #[test]

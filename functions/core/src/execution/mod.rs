@@ -25,13 +25,11 @@
 //!   in `functions/worker`.
 //!
 //! `docs/execution.md` describes the protocol and its decisions.
-pub mod children;
-pub mod claim;
 pub mod clock;
 pub mod mapreduce;
 pub mod metrics;
 pub mod policy;
 pub mod resources;
-pub mod retry;
 pub mod target;
+pub use sundial_model::{children, claim, retry};
 pub mod worker;

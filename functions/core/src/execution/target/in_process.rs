@@ -10,7 +10,7 @@
 //! [`HandlerContext::is_cancelled`] between steps, or `select!` on [`HandlerContext::cancelled`].
 
 use super::Invocation;
-use crate::execution::retry::{codes, RunError};
+use crate::execution::retry::RunError;
 use crate::store::executions::CheckpointError;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -30,13 +30,6 @@ pub trait Handler: Send + Sync + 'static {
     /// that stops because it was cancelled should return [`RunError::cancelled`] (or `Ok` if it
     /// completed anyway).
     fn run(&self, ctx: HandlerContext) -> BoxFuture<'_, Result<(), RunError>>;
-}
-
-impl RunError {
-    /// The error a handler returns when it stopped because of its cancellation token.
-    pub fn cancelled() -> RunError {
-        RunError::retryable(codes::CANCELED, "stopped at a safe point after cancellation")
-    }
 }
 
 /// Stores checkpoints for one claim (implemented by the worker with the fenced store write).

@@ -76,7 +76,7 @@ use tokio_util::sync::CancellationToken;
 /// Whole seconds covering `ms` (SQS visibility and delays have 1 s resolution), capped at
 /// SQS's 12-hour visibility limit.
 fn secs_ceil(ms: i64) -> i32 {
-    (ms.max(0) as f64 / 1000.0).ceil().min(43_200.0) as i32
+    (ms.max(0) as f64 / 1000.0).ceil().min(f64::from(sundial_model::limits::SQS_MAX_VISIBILITY_SECS)) as i32
 }
 
 /// What to do with a message after handling it.

@@ -1,7 +1,7 @@
 //! Cadence questions the trigger plane asks of a schedule.
 
 use super::Schedule;
-use crate::keys;
+use crate::minute as keys;
 use chrono::{DateTime, Duration, Utc};
 
 impl Schedule {
@@ -50,7 +50,7 @@ pub(super) const MAX_DAILY_GAP_HOURS: i64 = 7 * 24 + 1;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::schedule::ScheduleSpec;
+    use crate::ScheduleSpec;
     use chrono::TimeZone;
 
     fn at(s: &str) -> DateTime<Utc> {

@@ -15,7 +15,7 @@
 //! for map-reduce children emitted at run time) an item key. Everything below the key (the
 //! store, the worker, the reconciler, the API) handles any kind the same way.
 
-use crate::model::{AuditEvent, ExecStatus, Execution, JobDefinition, ValidationError};
+use crate::{AuditEvent, ExecStatus, Execution, JobDefinition, ValidationError};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -186,7 +186,7 @@ pub fn fans_out(e: &Execution) -> bool {
 /// start deadline, so a child runs under `ALLOW` and reports no start deadline of its own.
 pub fn child_of(parent: &Execution, key: ChildKey, now: DateTime<Utc>, actor: &str) -> Execution {
     let mut definition = parent.definition.clone();
-    definition.concurrency = crate::model::ConcurrencyPolicy::Allow;
+    definition.concurrency = crate::ConcurrencyPolicy::Allow;
     definition.start_deadline_secs = None;
     let now_ms = now.timestamp_millis();
     Execution {
@@ -257,8 +257,8 @@ pub fn validate(def: &JobDefinition) -> Result<(), ValidationError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::Target;
-    use crate::schedule::ScheduleSpec;
+    use crate::Target;
+    use sundial_schedule::ScheduleSpec;
 
     fn def() -> JobDefinition {
         JobDefinition::new(ScheduleSpec::new("rate(1 minute)", "UTC"), Target::http("https://example.com"))
@@ -321,20 +321,20 @@ mod tests {
     fn a_child_is_an_ordinary_ready_execution_that_knows_only_its_own_shard() {
         let mut d = def();
         d.shards = Some(8);
-        d.concurrency = crate::model::ConcurrencyPolicy::Forbid;
+        d.concurrency = crate::ConcurrencyPolicy::Forbid;
         d.start_deadline_secs = Some(60);
         let keys = plan(&d).unwrap_or_default();
         assert_eq!(keys.len(), 8);
-        let at = crate::store::items::ms_to_dt(1_764_469_800_000);
-        let cfg = crate::config::Config::local("x-", &["default"], 8);
-        let job = crate::model::Job::new(&cfg, "acme", "settle", d, at).unwrap_or_else(|e| panic!("{e}"));
-        let sched = crate::schedule::Schedule::parse(&job.definition.schedule, at)
+        let at = crate::ms_to_dt(1_764_469_800_000);
+        let cfg = crate::LocalDeployment::local("x-", &["default"], 8);
+        let job = crate::Job::new(&cfg, "acme", "settle", d, at).unwrap_or_else(|e| panic!("{e}"));
+        let sched = sundial_schedule::Schedule::parse(&job.definition.schedule, at)
             .unwrap_or_else(|e| panic!("{e:?}"));
         let parent = Execution::ready(&job, &sched, at, None, at, "tick:1");
         assert!(fans_out(&parent));
         let c = child_of(&parent, keys[3].clone(), at, "worker:w");
         assert!(!fans_out(&c), "a child never fans out again");
-        assert_eq!(c.definition.concurrency, crate::model::ConcurrencyPolicy::Allow);
+        assert_eq!(c.definition.concurrency, crate::ConcurrencyPolicy::Allow);
         assert_eq!(c.definition.start_deadline_secs, None);
         assert_eq!(
             Position::of(&c),

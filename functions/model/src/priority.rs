@@ -165,7 +165,7 @@ pub fn tick_delay(lane: Lane, delay_secs: i32, depths: &Depths, bp: &Backpressur
     if !busy {
         return (delay_secs, false);
     }
-    let deferred = delay_secs.max(bp.defer_secs.min(crate::queue::MAX_DELAY_SECS as u32) as i32);
+    let deferred = delay_secs.max(bp.defer_secs.min(crate::limits::SQS_MAX_DELAY_SECS) as i32);
     (deferred, deferred > delay_secs)
 }
 
@@ -203,9 +203,8 @@ pub fn backfill_lane() -> Lane {
 /// The lane an execution travels in: a backfilled one (its first audit event says so) in the
 /// low lane, any other in its job's priority's lane. Every send of an execution (tick, API,
 /// reconciler, dead-letter replay) asks this, so a re-send keeps its lane.
-pub fn lane_of(e: &crate::model::Execution) -> Lane {
-    let backfilled =
-        e.timeline.first().and_then(|ev| ev.code.as_deref()) == Some(crate::model::BACKFILL_CODE);
+pub fn lane_of(e: &crate::Execution) -> Lane {
+    let backfilled = e.timeline.first().and_then(|ev| ev.code.as_deref()) == Some(crate::BACKFILL_CODE);
     if backfilled {
         backfill_lane()
     } else {

@@ -27,9 +27,9 @@
 //! Loopback alone is allowed by `SUNDIAL_DEV_LOOPBACK_TARGETS`, which exists for the local run and
 //! the test suite; the CDK construct never sets it (infra/test checks).
 
-use crate::config::Config;
-use crate::execution::retry::{codes, RunError};
-use crate::model::{Target, ValidationError};
+use crate::deployment::Deployment;
+use crate::retry::{codes, RunError};
+use crate::{Target, ValidationError};
 use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
@@ -334,7 +334,13 @@ impl TargetPolicy {
     }
 
     /// Judges `tenant`'s `target` (see the module header). `cfg` names Sundial's own queues.
-    pub fn check(&self, cfg: &Config, tenant: &str, target: &Target) -> Result<(), Refusal> {
+    pub fn check<'a>(
+        &self,
+        cfg: impl Into<Deployment<'a>>,
+        tenant: &str,
+        target: &Target,
+    ) -> Result<(), Refusal> {
+        let cfg: Deployment<'a> = cfg.into();
         let allow = self.tenants.as_ref().map(|t| t.of(tenant));
         let listed =
             |kind: &str, field: &str, value: &str, globs: fn(&TargetAllow) -> &Vec<String>| match allow {
@@ -371,7 +377,7 @@ impl TargetPolicy {
                 listed("Lambda function", "target.function", function, |a| &a.lambda)
             }
             Target::Sqs { queue_url } => {
-                check_queue_url(cfg, queue_url)?;
+                check_queue_url(&cfg, queue_url)?;
                 listed("queue", "target.queueUrl", queue_url, |a| &a.sqs)
             }
             Target::InProcess { handler } => {
@@ -388,7 +394,7 @@ impl TargetPolicy {
 /// and without brackets.
 pub fn check_url(addresses: &AddressPolicy, url: &str) -> Result<String, Refusal> {
     let field = "target.url";
-    let uri: hyper::Uri = url.parse().map_err(|_| invalid(field, "is not a valid URL"))?;
+    let uri: http::Uri = url.parse().map_err(|_| invalid(field, "is not a valid URL"))?;
     match uri.scheme_str() {
         Some("https") => {}
         Some("http") if addresses.allows_plain_http() => {}
@@ -439,7 +445,7 @@ fn check_secret_arn(field: &str, arn: &str) -> Result<(), Refusal> {
 /// Refuses a header name Sundial sets itself, or one that is not a valid token.
 pub fn check_header_name(name: &str) -> Result<(), Refusal> {
     let field = format!("target.headers.{name}");
-    if hyper::header::HeaderName::from_bytes(name.as_bytes()).is_err() {
+    if http::header::HeaderName::from_bytes(name.as_bytes()).is_err() {
         return Err(invalid(field, "is not a valid header name"));
     }
     if is_reserved_header(name) {
@@ -451,9 +457,9 @@ pub fn check_header_name(name: &str) -> Result<(), Refusal> {
 /// A queue URL's name must be a valid SQS name (no escapes that could spell another one) and
 /// none of Sundial's own pool queues or dead-letter queues: neither a current pool's nor any
 /// other under the pool queues' prefix (a pool added or renamed later).
-fn check_queue_url(cfg: &Config, queue_url: &str) -> Result<(), Refusal> {
+fn check_queue_url(cfg: &Deployment<'_>, queue_url: &str) -> Result<(), Refusal> {
     let field = "target.queueUrl";
-    let uri: hyper::Uri = queue_url.parse().map_err(|_| invalid(field, "is not a valid URL"))?;
+    let uri: http::Uri = queue_url.parse().map_err(|_| invalid(field, "is not a valid URL"))?;
     if !matches!(uri.scheme_str(), Some("https") | Some("http")) || uri.host().is_none() {
         return Err(invalid(field, "must be an SQS queue URL"));
     }
@@ -468,7 +474,7 @@ fn check_queue_url(cfg: &Config, queue_url: &str) -> Result<(), Refusal> {
         return Err(invalid(field, "must end in a queue name (1-80 of A-Z a-z 0-9 - _, optionally .fifo)"));
     }
     let base = name.trim_end_matches(".fifo");
-    let own = (!cfg.queue_prefix.is_empty() && base.starts_with(&cfg.queue_prefix))
+    let own = (!cfg.queue_prefix.is_empty() && base.starts_with(cfg.queue_prefix))
         || cfg.pools.iter().any(|p| base == cfg.queue_name(p) || base == cfg.dlq_name(p));
     if own {
         return Err(refuse(codes::TARGET_NOT_ALLOWED, field, "is one of Sundial's own queues"));

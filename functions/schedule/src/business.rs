@@ -44,16 +44,28 @@ pub const MAX_ROLL_DAYS: u64 = 31;
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct BusinessCalendarSpec {
     /// Free text shown in listings (at most 256 characters).
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "crate::model::not_null")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::serde_field::not_null"
+    )]
     pub description: Option<String>,
     /// The calendar this one extends (same tenant).
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "crate::model::not_null")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::serde_field::not_null"
+    )]
     pub parent: Option<String>,
     /// Local dates that are not business days, `YYYY-MM-DD`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub holidays: Vec<String>,
     /// Weekly rest days (`sat`, `sun`, ...); absent: the parent's, or `["sat", "sun"]`.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "crate::model::not_null")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::serde_field::not_null"
+    )]
     pub rest_days: Option<Vec<String>>,
     /// Local dates that are business days although they fall on a rest day (make-up days).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -102,7 +114,7 @@ impl BusinessCalendarSpec {
             }
         }
         if let Some(p) = &self.parent {
-            crate::keys::validate_id("parent", p).map_err(|e| bad(e.field, e.reason))?;
+            crate::id::validate_id("parent", p).map_err(|e| bad(e.field, e.reason))?;
         }
         let total = self.holidays.len() + self.working_days.len();
         if total > MAX_CALENDAR_DATES {

@@ -36,9 +36,13 @@ mod calendar;
 mod days;
 pub mod error;
 mod expr;
+pub mod id;
+pub mod instant;
 mod jitter;
+pub mod minute;
 mod misfire;
 mod rolled;
+pub mod serde_field;
 pub mod tzdb;
 mod zone;
 
@@ -101,7 +105,11 @@ pub struct ScheduleSpec {
     #[serde(default)]
     pub jitter_window_secs: u32,
     /// A shared business calendar and what happens to a fire on one of its non-business days.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "crate::model::not_null")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::serde_field::not_null"
+    )]
     pub business_calendar: Option<BusinessCalendarRef>,
 }
 

@@ -3,7 +3,7 @@
 //! (Mexico abolished DST after 2022, tzdb 2022f).
 
 use super::*;
-use crate::schedule::{GapPolicy, OverlapPolicy};
+use crate::{GapPolicy, OverlapPolicy};
 
 fn at(s: &str) -> DateTime<Utc> {
     DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)

@@ -9,7 +9,7 @@
 //! thundering herd just as well (every execution gets its own factor), it needs no dependency,
 //! and a test or an incident review can recompute the exact delay a retry got.
 
-use crate::model::{JobDefinition, RetryPolicy};
+use crate::{JobDefinition, RetryPolicy};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -89,6 +89,10 @@ impl fmt::Display for RunError {
 }
 
 impl RunError {
+    /// The error a handler returns when it stopped because of its cancellation token.
+    pub fn cancelled() -> RunError {
+        RunError::retryable(codes::CANCELED, "stopped at a safe point after cancellation")
+    }
     /// A retryable error.
     pub fn retryable(code: impl Into<String>, message: impl Into<String>) -> Self {
         RunError { class: ErrorClass::Retryable, code: code.into(), message: message.into() }
@@ -229,21 +233,21 @@ pub fn backoff_bounds_ms(policy: &RetryPolicy, n: u32) -> (i64, i64) {
 
 /// A jitter draw in `[0, 1)` hashed from the execution id and attempt (splitmix64 of FNV-1a).
 pub fn jitter_unit(execution_id: &str, attempt: u32) -> f64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in execution_id.bytes() {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    let mut z = h ^ u64::from(attempt).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^= z >> 31;
+    let h = sundial_hash::fnv1a(execution_id.as_bytes());
+    let z = sundial_hash::mix64(h ^ u64::from(attempt).wrapping_mul(sundial_hash::GOLDEN_GAMMA));
     (z >> 11) as f64 / (1u64 << 53) as f64
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn jitter_draws_are_pinned() {
+        // Every process must draw the same retry delay for the same attempt.
+        assert_eq!(jitter_unit("acme:job-1@1764469800000", 1), 0.3798498662354741);
+        assert_eq!(jitter_unit("acme:job-1@1764469800000", 2), 0.4259563403549629);
+    }
     use proptest::prelude::*;
 
     fn policy(max_attempts: u32, base: u32, max: u32, age: u32) -> RetryPolicy {

@@ -9,8 +9,8 @@
 //!
 //! No I/O here: the claim loop and the tests call these with a snapshot and `now`.
 
-use super::retry::RunError;
-use crate::model::{ExecStatus, Execution};
+use crate::retry::RunError;
+use crate::{ExecStatus, Execution};
 
 /// What a claim gives its holder: every later write must present it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -143,11 +143,11 @@ impl Finish {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{JobDefinition, Target};
-    use crate::schedule::ScheduleSpec;
+    use crate::{JobDefinition, Target};
+    use sundial_schedule::ScheduleSpec;
 
     fn exec(status: ExecStatus, avail: i64, lease_until: Option<i64>, cancel: bool) -> Execution {
-        let t = crate::store::items::ms_to_dt(1_000_000);
+        let t = crate::ms_to_dt(1_000_000);
         Execution {
             tenant: "t".into(),
             job_id: "j".into(),

@@ -25,8 +25,7 @@
 //! - The operations log is one partition per tenant (`T#{tenant}#OPS`) sorted by time, so
 //!   "what happened lately" is one Query.
 
-pub use crate::execution::children::ChildKey;
-use chrono::{DateTime, TimeZone, Utc};
+pub use crate::children::ChildKey;
 
 /// The shape of every key format, as the README's access-pattern table writes it (`{...}` is a
 /// part filled in; parts never contain `#`).
@@ -76,30 +75,8 @@ pub const JOB_DEF_SK: &str = "DEF";
 /// Sort key of a shard watermark item.
 pub const WATERMARK_SK: &str = "WM";
 
-/// Ids (tenant, job) are 1–64 characters of `[A-Za-z0-9_-]`, so `#`, `@` and `:` can separate
-/// key parts unambiguously.
-pub fn validate_id(field: &'static str, id: &str) -> Result<(), KeyError> {
-    if id.is_empty()
-        || id.len() > 64
-        || !id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-    {
-        return Err(KeyError {
-            field,
-            reason: format!("{id:?} must be 1-64 characters of A-Z, a-z, 0-9, '-' or '_'"),
-        });
-    }
-    Ok(())
-}
-
-/// An id or key that cannot be used.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{field}: {reason}")]
-pub struct KeyError {
-    /// The offending field.
-    pub field: &'static str,
-    /// Why.
-    pub reason: String,
-}
+pub use sundial_schedule::id::{validate_id, KeyError};
+pub use sundial_schedule::minute::{minute_of, minute_of_day, minute_start};
 
 /// Partition key of a job (definition + version snapshots) and of its executions.
 pub fn job_pk(tenant: &str, job_id: &str) -> String {
@@ -212,16 +189,6 @@ pub fn resource_running_shard_pk(resource: &str, shard: u32) -> String {
     }
 }
 
-/// The epoch minute of an instant (the bucket it belongs to).
-pub fn minute_of(t: DateTime<Utc>) -> i64 {
-    t.timestamp().div_euclid(60)
-}
-
-/// The first instant of an epoch minute.
-pub fn minute_start(minute: i64) -> DateTime<Utc> {
-    Utc.timestamp_opt(minute * 60, 0).single().unwrap_or(DateTime::<Utc>::MIN_UTC)
-}
-
 /// `due` index partition key of a time bucket: `{epoch minute}#{shard}`.
 pub fn due_bucket(minute: i64, shard: u32) -> String {
     format!("{minute}#{shard:05}")
@@ -250,11 +217,6 @@ pub fn daily_bucket(minute_of_day: u32, shard: u32) -> String {
     format!("D#{minute_of_day:04}#{shard:05}")
 }
 
-/// The UTC minute of the day (0..1440) of an epoch minute.
-pub fn minute_of_day(minute: i64) -> u32 {
-    minute.rem_euclid(1440) as u32
-}
-
 /// `due` index sort key: next fire (ms, zero-padded so it sorts) then the job's partition key.
 pub fn due_sk(next_fire_ms: i64, tenant: &str, job_id: &str) -> String {
     format!("{next_fire_ms:015}#{tenant}#{job_id}")
@@ -268,12 +230,8 @@ pub fn watermark_pk(shard: u32) -> String {
 /// The logical shard of a job: FNV-1a 64 of the tenant and job id, modulo `shards`. Stable
 /// across processes and releases (never `std`'s randomly keyed hasher).
 pub fn shard_of(tenant: &str, job_id: &str, shards: u32) -> u32 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in tenant.bytes().chain([b'/']).chain(job_id.bytes()) {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    (h % u64::from(shards.max(1))) as u32
+    let h = sundial_hash::Fnv1a::new().write(tenant.as_bytes()).write(b"/").write(job_id.as_bytes());
+    (h.finish() % u64::from(shards.max(1))) as u32
 }
 
 /// Prefix of every execution sort key under its job (a Query by job is `begins_with` it).
@@ -430,6 +388,11 @@ mod tests {
     fn shards_are_stable_and_spread() {
         // Pinned values: a change here would move every job to another shard on upgrade.
         assert_eq!(shard_of("acme", "job-1", 4096), shard_of("acme", "job-1", 4096));
+        // Golden values: the shard and `open` partition are persisted in keys, so a changed
+        // hash would strand every stored job in a bucket no scan reads.
+        assert_eq!(shard_of("acme", "job-1", 4096), 3697);
+        assert_eq!(shard_of("t", "settle", 4096), 3787);
+        assert_eq!(open_part("acme", "job-1"), 1);
         let mut counts = vec![0u32; 16];
         for i in 0..16_000 {
             counts[shard_of("t", &format!("job-{i}"), 16) as usize] += 1;

@@ -3,34 +3,23 @@
 //! thousands of jobs on the same minute do not hit their targets in the same millisecond.
 //!
 //! The offset is a pure function of `(job_id, scheduled_at)`: a repeated tick, a retry or
-//! another process computes the same instant. It uses FNV-1a with a SplitMix64 finaliser,
-//! written out here because `std`'s `RandomState` is seeded per process and `DefaultHasher`'s
+//! another process computes the same instant. It uses FNV-1a with a SplitMix64 finaliser
+//! (`sundial-hash`), because `std`'s `RandomState` is seeded per process and `DefaultHasher`'s
 //! algorithm is not guaranteed to stay the same across Rust releases.
 
 use chrono::{DateTime, Duration, Utc};
 
-const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
-const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
-
-fn fnv1a(h: u64, bytes: &[u8]) -> u64 {
-    bytes.iter().fold(h, |h, b| (h ^ u64::from(*b)).wrapping_mul(FNV_PRIME))
-}
-
-/// SplitMix64's finaliser: spreads FNV's weak low bits over the whole word.
-fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
+use sundial_hash::{mix64 as mix, Fnv1a};
 
 /// The stable 64-bit hash of `(job_id, scheduled_at)`.
 pub(crate) fn stable_hash(job_id: &str, scheduled_at: DateTime<Utc>) -> u64 {
-    let mut h = fnv1a(FNV_OFFSET, job_id.as_bytes());
-    // A separator so ("a", t) and ("a\0..", t') cannot share a byte stream.
-    h = fnv1a(h, &[0xff]);
-    h = fnv1a(h, &scheduled_at.timestamp().to_be_bytes());
-    h = fnv1a(h, &scheduled_at.timestamp_subsec_nanos().to_be_bytes());
-    mix(h)
+    let h = Fnv1a::new()
+        .write(job_id.as_bytes())
+        // A separator so ("a", t) and ("a\0..", t') cannot share a byte stream.
+        .write(&[0xff])
+        .write(&scheduled_at.timestamp().to_be_bytes())
+        .write(&scheduled_at.timestamp_subsec_nanos().to_be_bytes());
+    mix(h.finish())
 }
 
 /// The dispatch delay of the fire of `job_id` scheduled at `scheduled_at`, in whole

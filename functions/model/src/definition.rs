@@ -1,0 +1,406 @@
+//! What a user submits: a [`JobDefinition`] (schedule, target, policies) and its validation
+//! against a [`Deployment`], with the retry and concurrency policies it names.
+
+use crate::deployment::Deployment;
+use crate::limits;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+use sundial_schedule::{BusinessDays, MisfirePolicy, Schedule, ScheduleSpec};
+
+/// Largest inline `params` document (bytes of JSON). Larger parameters are stored by reference
+/// (`paramsRef`, e.g. an S3 URI the handler reads) so executions stay small: DynamoDB bills
+/// writes per started KiB, and every execution copies its parameters.
+pub const MAX_INLINE_PARAMS_BYTES: usize = 4 * 1024;
+
+/// Most missed fires a `fireAll` misfire policy may replay (its `cap`): an every-second job
+/// after a long outage must not plan a million executions.
+pub const MAX_FIRE_ALL_CAP: u32 = 1_000;
+
+/// What a user submits to create or update a job.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct JobDefinition {
+    /// When the job fires.
+    pub schedule: ScheduleSpec,
+    /// The worker pool whose queue receives its executions.
+    #[serde(default = "default_pool")]
+    pub pool: String,
+    /// What a worker calls.
+    pub target: Target,
+    /// Parameters passed to the target (inline, at most [`MAX_INLINE_PARAMS_BYTES`]).
+    #[serde(default)]
+    pub params: serde_json::Value,
+    /// Reference to large parameters stored outside Sundial (passed through untouched).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params_ref: Option<String>,
+    /// What to do with fires missed during an outage.
+    #[serde(default)]
+    pub misfire: MisfirePolicy,
+    /// How late a fire may be before the misfire policy applies (seconds).
+    #[serde(default = "default_misfire_threshold")]
+    pub misfire_threshold_secs: u32,
+    /// Whether runs of this job may overlap.
+    #[serde(default)]
+    pub concurrency: ConcurrencyPolicy,
+    /// Retry budget and backoff.
+    #[serde(default)]
+    pub retry: RetryPolicy,
+    /// Run timeout per attempt (seconds).
+    #[serde(default = "default_timeout")]
+    pub timeout_secs: u32,
+    /// A fire that no worker has started this long after its scheduled instant is reported
+    /// missed, once: an operations-log entry, a `FireMissed` event on the stack's bus and a
+    /// `FiresMissed` count (docs/reconciler.md, "Start deadlines"). None: never reported.
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "not_null")]
+    pub start_deadline_secs: Option<u32>,
+    /// Platform-wide resource limits its runs use (`["legacy-db"]`): a run starts only holding
+    /// a unit of each, taken all or none at admission and given back at its end
+    /// (docs/resources.md). Each must be a limit an operator defined.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resources: Vec<String>,
+    /// Priority within its pool: `low` runs from the pool's low lane and is deferred first when
+    /// the pool is busy (docs/priority.md). Left out when `normal`.
+    #[serde(default, skip_serializing_if = "crate::priority::Priority::is_normal")]
+    pub priority: crate::priority::Priority,
+    /// Sharded job (issue 18): each fire runs as this many child executions, child `i` given
+    /// `shardIndex = i` and `shardTotal` (docs/children.md). None: one run per fire.
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "not_null")]
+    pub shards: Option<u32>,
+    /// Broadcast job (issue 18): each fire runs as one child execution per member of this set,
+    /// each given its `member` (docs/children.md). Never for work that moves money.
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "not_null")]
+    pub broadcast: Option<crate::children::Broadcast>,
+    /// Map-reduce job (issue 18): an in-process handler's map emits items, each run as its own
+    /// child execution, then a fenced reduce gets their results (docs/mapreduce.md).
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "not_null")]
+    pub map_reduce: Option<crate::mapreduce::MapReduceSpec>,
+}
+
+/// Most resources one job may use.
+pub const MAX_JOB_RESOURCES: usize = 8;
+
+pub use sundial_schedule::serde_field::not_null;
+
+/// Longest `startDeadlineSecs` (7 days): a fire not started a week late is long past any alert.
+pub const MAX_START_DEADLINE_SECS: u32 = 7 * 86_400;
+
+fn default_pool() -> String {
+    "default".into()
+}
+fn default_misfire_threshold() -> u32 {
+    60
+}
+fn default_timeout() -> u32 {
+    300
+}
+
+/// Why a job definition or id was refused. Always permanent; `field` is the JSON path.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {reason}")]
+pub struct ValidationError {
+    /// The offending field (`schedule.expression`, `pool`, `retry.maxAttempts`, ...).
+    pub field: String,
+    /// Why.
+    pub reason: String,
+}
+
+pub(crate) fn invalid(field: impl Into<String>, reason: impl Into<String>) -> ValidationError {
+    ValidationError { field: field.into(), reason: reason.into() }
+}
+
+impl JobDefinition {
+    /// A definition with the same defaults a JSON body without the optional fields gets: pool
+    /// `default`, no parameters, `fireOnce` misfires after 60 s, `ALLOW`, default retries, a
+    /// 300 s timeout. Chain the `with_*` methods to change one (tests, examples, the demo job).
+    pub fn new(schedule: ScheduleSpec, target: Target) -> Self {
+        JobDefinition {
+            schedule,
+            pool: default_pool(),
+            target,
+            params: serde_json::Value::Null,
+            params_ref: None,
+            misfire: MisfirePolicy::default(),
+            misfire_threshold_secs: default_misfire_threshold(),
+            concurrency: ConcurrencyPolicy::default(),
+            retry: RetryPolicy::default(),
+            timeout_secs: default_timeout(),
+            start_deadline_secs: None,
+            resources: Vec::new(),
+            priority: crate::priority::Priority::Normal,
+            shards: None,
+            broadcast: None,
+            map_reduce: None,
+        }
+    }
+
+    /// The worker pool.
+    pub fn with_pool(mut self, pool: impl Into<String>) -> Self {
+        self.pool = pool.into();
+        self
+    }
+
+    /// Inline parameters.
+    pub fn with_params(mut self, params: serde_json::Value) -> Self {
+        self.params = params;
+        self
+    }
+
+    /// The misfire policy.
+    pub fn with_misfire(mut self, misfire: MisfirePolicy) -> Self {
+        self.misfire = misfire;
+        self
+    }
+
+    /// How late a fire may be before the misfire policy applies (seconds).
+    pub fn with_misfire_threshold_secs(mut self, secs: u32) -> Self {
+        self.misfire_threshold_secs = secs;
+        self
+    }
+
+    /// The concurrency policy.
+    pub fn with_concurrency(mut self, concurrency: ConcurrencyPolicy) -> Self {
+        self.concurrency = concurrency;
+        self
+    }
+
+    /// The retry policy.
+    pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
+        self.retry = retry;
+        self
+    }
+
+    /// The run timeout per attempt (seconds).
+    pub fn with_timeout_secs(mut self, secs: u32) -> Self {
+        self.timeout_secs = secs;
+        self
+    }
+
+    /// The start deadline (seconds after the scheduled instant).
+    pub fn with_start_deadline_secs(mut self, secs: u32) -> Self {
+        self.start_deadline_secs = Some(secs);
+        self
+    }
+
+    /// The priority within its pool.
+    pub fn with_priority(mut self, priority: crate::priority::Priority) -> Self {
+        self.priority = priority;
+        self
+    }
+
+    /// Validates `tenant`'s definition against the deployment (pools, target policy) and parses
+    /// its schedule.
+    pub fn validate<'a>(
+        &self,
+        cfg: impl Into<Deployment<'a>>,
+        tenant: &str,
+        anchor: DateTime<Utc>,
+    ) -> Result<Schedule, ValidationError> {
+        self.validate_with(cfg, tenant, anchor, None)
+    }
+
+    /// [`JobDefinition::validate`] with the business calendar `schedule.businessCalendar`
+    /// names, resolved (the version in force).
+    pub fn validate_with<'a>(
+        &self,
+        cfg: impl Into<Deployment<'a>>,
+        tenant: &str,
+        anchor: DateTime<Utc>,
+        business: Option<Arc<BusinessDays>>,
+    ) -> Result<Schedule, ValidationError> {
+        let cfg: Deployment<'a> = cfg.into();
+        let def = self;
+        let schedule = Schedule::parse_with(&def.schedule, anchor, business)
+            .map_err(|e| invalid(format!("schedule.{}", e.field()), e.reason()))?;
+        if !cfg.pools.iter().any(|p| p == &def.pool) {
+            return Err(invalid(
+                "pool",
+                format!("unknown pool {:?}; this deployment has {}", def.pool, cfg.pools.join(", ")),
+            ));
+        }
+        let params_len = serde_json::to_string(&def.params).map(|s| s.len()).unwrap_or(usize::MAX);
+        if params_len > MAX_INLINE_PARAMS_BYTES {
+            return Err(invalid(
+                "params",
+                format!("{params_len} bytes inline; the limit is {MAX_INLINE_PARAMS_BYTES}: store large parameters elsewhere and pass paramsRef"),
+            ));
+        }
+        if let Some(r) = &def.params_ref {
+            if r.is_empty() || r.len() > 1024 {
+                return Err(invalid("paramsRef", "must be 1-1024 characters"));
+            }
+        }
+        // The one target policy, the same the worker applies before every call.
+        cfg.targets.check(cfg, tenant, &def.target)?;
+        let r = &def.retry;
+        if r.max_attempts == 0 || r.max_attempts > limits::MAX_ATTEMPTS {
+            return Err(invalid(
+                "retry.maxAttempts",
+                format!("must be between 1 and {}", limits::MAX_ATTEMPTS),
+            ));
+        }
+        if r.base_delay_secs == 0 || r.base_delay_secs > r.max_delay_secs {
+            return Err(invalid("retry.baseDelaySecs", "must be at least 1 and at most retry.maxDelaySecs"));
+        }
+        if r.max_delay_secs > limits::MAX_RETRY_DELAY_SECS {
+            return Err(invalid(
+                "retry.maxDelaySecs",
+                format!("must be at most {} (SQS visibility limit of 12 h)", limits::MAX_RETRY_DELAY_SECS),
+            ));
+        }
+        if def.timeout_secs == 0 || def.timeout_secs > limits::MAX_TIMEOUT_SECS {
+            return Err(invalid(
+                "timeoutSecs",
+                format!("must be between 1 and {}", limits::MAX_TIMEOUT_SECS),
+            ));
+        }
+        if let sundial_schedule::MisfirePolicy::FireAll { cap } = def.misfire {
+            if cap == 0 || cap > MAX_FIRE_ALL_CAP {
+                return Err(invalid("misfire.cap", format!("must be between 1 and {MAX_FIRE_ALL_CAP}")));
+            }
+        }
+        if def.misfire_threshold_secs > 86_400 {
+            return Err(invalid("misfireThresholdSecs", "must be at most 86400"));
+        }
+        validate_resources(&def.resources)?;
+        if let Some(d) = def.start_deadline_secs {
+            if d == 0 || d > MAX_START_DEADLINE_SECS {
+                return Err(invalid(
+                    "startDeadlineSecs",
+                    format!("must be between 1 and {MAX_START_DEADLINE_SECS} (7 days)"),
+                ));
+            }
+        }
+        crate::children::validate(def)?;
+        crate::mapreduce::validate(def)?;
+        Ok(schedule)
+    }
+}
+
+/// The syntax of a job's `resources` (that each names a defined limit is the control plane's
+/// check, which reads them): ids, at most [`MAX_JOB_RESOURCES`], none twice.
+fn validate_resources(resources: &[String]) -> Result<(), ValidationError> {
+    if resources.len() > MAX_JOB_RESOURCES {
+        return Err(invalid("resources", format!("at most {MAX_JOB_RESOURCES} resources per job")));
+    }
+    for (i, r) in resources.iter().enumerate() {
+        let field = format!("resources[{i}]");
+        crate::keys::validate_id("resources", r).map_err(|e| invalid(&field, e.reason))?;
+        if resources[..i].contains(r) {
+            return Err(invalid(field, format!("{r:?} is listed twice")));
+        }
+    }
+    Ok(())
+}
+
+/// What a worker calls for an execution.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase", deny_unknown_fields)]
+pub enum Target {
+    /// Invoke a Lambda function (RequestResponse).
+    Lambda {
+        /// Function name or ARN.
+        function: String,
+    },
+    /// POST to an HTTPS webhook with `Idempotency-Key: <executionId>`, signed per Standard
+    /// Webhooks when it names a signing secret (docs/webhooks.md).
+    Http {
+        /// The URL.
+        url: String,
+        /// ARN of the Secrets Manager secret holding the signing key(s): `whsec_<base64>`, or
+        /// two of them (whitespace-separated) during a rotation. The value never enters Sundial's
+        /// tables; the worker reads it when it calls.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        signing_secret_arn: Option<String>,
+        /// Extra request headers (e.g. `Authorization`) whose values are Secrets Manager secrets,
+        /// by reference: `{"Authorization": {"secretArn": "arn:..."}}`. Names Sundial sets itself
+        /// (`webhook-*`, `Idempotency-Key`, `Content-Type`, `Host`, `X-Sundial-*`, ...) are refused.
+        #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+        headers: std::collections::BTreeMap<String, SecretRef>,
+    },
+    /// Send a message to a user's SQS queue.
+    Sqs {
+        /// Queue URL (`queueUrl`; `queue_url` is read from definitions stored before 0.2).
+        #[serde(alias = "queue_url")]
+        queue_url: String,
+    },
+    /// A Rust handler registered in the worker process (ECS pools). `inProcess`
+    /// (`in_process` is read from definitions stored before 0.2).
+    #[serde(alias = "in_process")]
+    InProcess {
+        /// Handler name.
+        handler: String,
+    },
+}
+
+impl Target {
+    /// An unsigned webhook target.
+    pub fn http(url: impl Into<String>) -> Self {
+        Target::Http { url: url.into(), signing_secret_arn: None, headers: Default::default() }
+    }
+}
+
+/// A value held in AWS Secrets Manager, by reference (the secret's string is the value).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SecretRef {
+    /// The secret's ARN.
+    pub secret_arn: String,
+}
+
+/// Seed 000 §10: what happens when a fire comes while the previous run is still going.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ConcurrencyPolicy {
+    /// Runs may overlap.
+    #[default]
+    Allow,
+    /// Skip this fire (recorded as SKIPPED with the reason).
+    Forbid,
+    /// Keep every fire; run them one at a time, in order.
+    Serialize,
+    /// Cancel the running one, then start.
+    Replace,
+}
+
+/// Seed 000 §11: retry classification lives in the error; the budget lives here.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RetryPolicy {
+    /// Attempts in all (1 = no retry).
+    #[serde(default = "d_attempts")]
+    pub max_attempts: u32,
+    /// Base of the exponential backoff (seconds).
+    #[serde(default = "d_base")]
+    pub base_delay_secs: u32,
+    /// Cap of the backoff (seconds).
+    #[serde(default = "d_max_delay")]
+    pub max_delay_secs: u32,
+    /// No retry once this long past the scheduled instant (seconds).
+    #[serde(default = "d_max_age")]
+    pub max_age_secs: u32,
+}
+
+fn d_attempts() -> u32 {
+    3
+}
+fn d_base() -> u32 {
+    2
+}
+fn d_max_delay() -> u32 {
+    300
+}
+fn d_max_age() -> u32 {
+    86_400
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy {
+            max_attempts: d_attempts(),
+            base_delay_secs: d_base(),
+            max_delay_secs: d_max_delay(),
+            max_age_secs: d_max_age(),
+        }
+    }
+}

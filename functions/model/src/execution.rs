@@ -1,0 +1,307 @@
+//! An [`Execution`]: the immutable record of one scheduled instant (seed 000 §3), its one-way
+//! status machine, its audit timeline and the queue message that carries it.
+
+use crate::{Job, JobDefinition};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use sundial_schedule::Schedule;
+
+/// Status of an execution. Transitions are one-way (see [`ExecStatus::can_move_to`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+#[non_exhaustive]
+pub enum ExecStatus {
+    /// Created by the trigger, waiting for a worker.
+    Ready,
+    /// Claimed by a worker holding a lease and a fencing token.
+    Running,
+    /// Failed with a retryable error; claimable again after `available_at`.
+    RetryWait,
+    /// Done.
+    Succeeded,
+    /// Permanent (business) error: never retried.
+    Failed,
+    /// Retry budget exhausted; in the pool's DLQ.
+    Dead,
+    /// Cancelled before or during its run.
+    Canceled,
+    /// Not run by policy (FORBID while another run was going).
+    Skipped,
+    /// A sharded or broadcast parent whose children are running: final when every child is
+    /// (`docs/children.md`). Nobody holds a lease on it.
+    Waiting,
+}
+
+impl ExecStatus {
+    /// The stored string.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ExecStatus::Ready => "READY",
+            ExecStatus::Running => "RUNNING",
+            ExecStatus::RetryWait => "RETRY_WAIT",
+            ExecStatus::Succeeded => "SUCCEEDED",
+            ExecStatus::Failed => "FAILED",
+            ExecStatus::Dead => "DEAD",
+            ExecStatus::Canceled => "CANCELED",
+            ExecStatus::Skipped => "SKIPPED",
+            ExecStatus::Waiting => "WAITING",
+        }
+    }
+
+    /// Parses a stored string.
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|x| x.as_str() == s)
+    }
+
+    /// Every status.
+    pub const ALL: [ExecStatus; 9] = [
+        ExecStatus::Ready,
+        ExecStatus::Running,
+        ExecStatus::RetryWait,
+        ExecStatus::Succeeded,
+        ExecStatus::Failed,
+        ExecStatus::Dead,
+        ExecStatus::Canceled,
+        ExecStatus::Skipped,
+        ExecStatus::Waiting,
+    ];
+
+    /// No transition leaves a terminal status.
+    pub fn is_terminal(self) -> bool {
+        matches!(
+            self,
+            ExecStatus::Succeeded
+                | ExecStatus::Failed
+                | ExecStatus::Dead
+                | ExecStatus::Canceled
+                | ExecStatus::Skipped
+        )
+    }
+
+    /// The allowed edges of the one-way state machine (seed 000 §6). `Running -> Running` is a
+    /// lease takeover (new token); `Dead -> Ready` is an audited DLQ replay.
+    pub fn can_move_to(self, to: ExecStatus) -> bool {
+        use ExecStatus::*;
+        matches!(
+            (self, to),
+            (Ready, Running)
+                | (Ready, Canceled)
+                | (Ready, Skipped)
+                | (RetryWait, Running)
+                | (RetryWait, Canceled)
+                | (RetryWait, Dead)
+                | (Running, Running)
+                | (Running, Succeeded)
+                | (Running, RetryWait)
+                | (Running, Failed)
+                | (Running, Dead)
+                | (Running, Canceled)
+                | (Dead, Ready)
+                | (Running, Waiting)
+                | (Waiting, Succeeded)
+                | (Waiting, Failed)
+                | (Waiting, Canceled)
+                | (Waiting, Ready)
+        )
+    }
+
+    /// Whether executions in this status are indexed in `attention` (off the happy path).
+    pub fn needs_attention(self) -> bool {
+        matches!(self, ExecStatus::RetryWait | ExecStatus::Failed | ExecStatus::Dead | ExecStatus::Canceled)
+    }
+}
+
+/// One entry of an execution's audit timeline, written in the same conditional write as the
+/// transition it records.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AuditEvent {
+    /// When (ms since epoch).
+    pub at: i64,
+    /// Who: `tick:<id>`, `worker:<id>`, `api:<principal>`.
+    pub actor: String,
+    /// From status (`None` for creation).
+    pub from: Option<ExecStatus>,
+    /// To status.
+    pub to: ExecStatus,
+    /// Attempt number after the transition.
+    pub attempt: u32,
+    /// Fencing token after the transition.
+    pub token: u64,
+    /// Error or reason code, if any.
+    pub code: Option<String>,
+}
+
+impl AuditEvent {
+    /// A note on an execution's timeline that changes no status (`from` = `to`, attempt and
+    /// token kept): a re-send, a hold by a pause, an amendment by an edit. The state machine
+    /// stays one-way: a note is not an edge of [`ExecStatus::can_move_to`].
+    pub fn note(e: &Execution, at: i64, actor: &str, code: &str) -> Self {
+        AuditEvent {
+            at,
+            actor: actor.to_string(),
+            from: Some(e.status),
+            to: e.status,
+            attempt: e.attempt,
+            token: e.fencing_token,
+            code: Some(code.to_string()),
+        }
+    }
+
+    /// Whether this event is a note (see [`AuditEvent::note`]) after `prev`.
+    pub fn is_note_after(&self, prev: &AuditEvent) -> bool {
+        self.from == Some(prev.to)
+            && self.to == prev.to
+            && self.token == prev.token
+            && self.attempt == prev.attempt
+    }
+}
+
+/// Audit code of a manual run's creation event.
+pub const MANUAL_CODE: &str = "manual";
+/// Audit code of a backfilled execution's creation event.
+pub const BACKFILL_CODE: &str = "backfill";
+
+/// An execution: one scheduled instant of one job.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Execution {
+    /// Owner.
+    pub tenant: String,
+    /// The job.
+    pub job_id: String,
+    /// The scheduled instant (with `job_id`, the primary key).
+    pub scheduled_at: DateTime<Utc>,
+    /// When it should start: `scheduled_at` plus the job's deterministic jitter.
+    pub fire_at: DateTime<Utc>,
+    /// When the trigger created it.
+    pub created_at: DateTime<Utc>,
+    /// Current status.
+    pub status: ExecStatus,
+    /// Attempts started so far.
+    pub attempt: u32,
+    /// Incremented by every claim; writes carrying an older token are refused.
+    pub fencing_token: u64,
+    /// Worker holding the lease.
+    pub lease_owner: Option<String>,
+    /// Lease expiry (ms).
+    pub lease_until: Option<i64>,
+    /// Earliest claim instant (ms): `fire_at`, or the end of a retry backoff.
+    pub available_at: i64,
+    /// Definition version used.
+    pub def_version: u64,
+    /// Snapshot of the definition used (pool, target, params, policies).
+    pub definition: JobDefinition,
+    /// For `fireOnce` misfires: the missed range this execution stands for.
+    pub missed_range: Option<(DateTime<Utc>, DateTime<Utc>)>,
+    /// Last error code and message.
+    pub last_error: Option<(String, String)>,
+    /// Cancellation requested while running.
+    pub cancel_requested: bool,
+    /// The audit trail.
+    pub timeline: Vec<AuditEvent>,
+    /// A child execution of a sharded or broadcast parent (the parent is the execution with
+    /// the same job and instant and no child key): which child.
+    pub child: Option<crate::children::ChildKey>,
+    /// A parent that fanned out: its children's count and the final ones counted so far.
+    pub children: Option<crate::children::Tally>,
+    /// A map-reduce parent's phase and counts, or an item child's input and result.
+    pub map_reduce: Option<crate::mapreduce::MapState>,
+}
+
+impl Execution {
+    /// A new READY execution for one fire of `job` at `scheduled_at`, created at `now` by
+    /// `actor`. A missed fire (`missed_range` set: the fires it stands for) is dispatched at once;
+    /// an on-time one at its (jittered) instant.
+    pub fn ready(
+        job: &Job,
+        schedule: &Schedule,
+        scheduled_at: DateTime<Utc>,
+        missed_range: Option<(DateTime<Utc>, DateTime<Utc>)>,
+        now: DateTime<Utc>,
+        actor: &str,
+    ) -> Self {
+        // A missed fire is dispatched now; an on-time one at its (jittered) instant.
+        let fire_at = schedule.dispatch_at(&job.job_id, scheduled_at).max(if missed_range.is_some() {
+            now
+        } else {
+            scheduled_at
+        });
+        Execution {
+            tenant: job.tenant.clone(),
+            job_id: job.job_id.clone(),
+            scheduled_at,
+            fire_at,
+            created_at: now,
+            status: ExecStatus::Ready,
+            attempt: 0,
+            fencing_token: 0,
+            lease_owner: None,
+            lease_until: None,
+            available_at: fire_at.timestamp_millis(),
+            def_version: job.version,
+            definition: job.definition.clone(),
+            missed_range,
+            last_error: None,
+            cancel_requested: false,
+            timeline: vec![AuditEvent {
+                at: now.timestamp_millis(),
+                actor: actor.to_string(),
+                from: None,
+                to: ExecStatus::Ready,
+                attempt: 0,
+                token: 0,
+                code: missed_range.map(|_| "misfire_batch".to_string()),
+            }],
+            child: None,
+            children: None,
+            map_reduce: None,
+        }
+    }
+
+    /// The public id (`{job}@{scheduled ms}`), relative to the caller's tenant (the API's).
+    pub fn id(&self) -> String {
+        crate::keys::child_execution_id(
+            &crate::keys::execution_id(&self.job_id, self.scheduled_at.timestamp_millis()),
+            self.child.as_ref(),
+        )
+    }
+
+    /// The id outside the system (`{tenant}:{job}@{scheduled ms}`, see
+    /// [`crate::keys::global_execution_id`]).
+    pub fn global_id(&self) -> String {
+        crate::keys::child_execution_id(
+            &crate::keys::global_execution_id(
+                &self.tenant,
+                &self.job_id,
+                self.scheduled_at.timestamp_millis(),
+            ),
+            self.child.as_ref(),
+        )
+    }
+}
+
+/// The SQS message that carries an execution to a worker: just its key. Small on purpose: the
+/// execution item is the source of truth, and a duplicate or stale message is harmless.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExecMessage {
+    /// Tenant.
+    #[serde(rename = "t")]
+    pub tenant: String,
+    /// Job id.
+    #[serde(rename = "j")]
+    pub job_id: String,
+    /// Scheduled instant (ms).
+    #[serde(rename = "s")]
+    pub scheduled_ms: i64,
+    /// Dispatch instant (ms), for queue-wait and lag metrics.
+    #[serde(rename = "f")]
+    pub fire_ms: i64,
+    /// When the trigger enqueued it (ms).
+    #[serde(rename = "e")]
+    pub enqueued_ms: i64,
+    /// The pool lane it travels in (absent: the main queue; docs/priority.md).
+    #[serde(rename = "l", default, skip_serializing_if = "crate::priority::Lane::is_main")]
+    pub lane: crate::priority::Lane,
+    /// A child execution's key part (`s3`, `m-eu-west-1`; absent for every other execution).
+    #[serde(rename = "c", default, skip_serializing_if = "Option::is_none")]
+    pub child: Option<String>,
+}

@@ -1,0 +1,95 @@
+//! # sundial-model
+//!
+//! Sundial's domain model: what a user submits, what is stored, and the pure rules over them.
+//! No I/O, no clock (every rule takes `now`), no AWS SDK: the client, the capacity model and the
+//! simulator can use it without compiling the SDK, and the store crate above it maps these
+//! types to items.
+//!
+//! ## Layout
+//! - [`definition`]: [`JobDefinition`] (schedule, target, retry and concurrency policies) and
+//!   its validation against a [`Deployment`] (pools, shards, target policy, own queue names).
+//! - [`job`]: [`Job`], a definition's stored, versioned form with its trigger position.
+//! - [`execution`]: [`Execution`] (immutable facts about one scheduled instant, seed 000 §3),
+//!   [`ExecStatus`] and its one-way machine, [`AuditEvent`], [`ExecMessage`].
+//! - [`ops`]: operations-log entries.
+//! - [`keys`]: every DynamoDB key format and every execution identity (ids, child keys).
+//! - [`children`]: sharded and broadcast fan-out (child keys, tallies, the parent's verdict).
+//! - [`mapreduce`]: map-reduce spec and state.
+//! - [`retry`]: run errors (retryable or not) and the retry schedule.
+//! - [`claim`]: the claim decision (fencing tokens), a pure function the store applies.
+//! - [`priority`]: priorities, lanes, back-pressure and tenant-fairness rules.
+//! - [`outbound`]: the target policy (addresses, schemes, Sundial's own queues, allowlists).
+//! - [`tenant`]: per-tenant running limits.
+//! - [`resources`]: tables, indexes, queues and env names (`resources.json`, shared with the CDK).
+//! - [`deployment`]: [`Deployment`], the plain value a definition is validated against.
+//! - [`limits`]: the limits that relate to each other, with the relations asserted at compile
+//!   time.
+
+pub mod children;
+pub mod claim;
+pub mod definition;
+pub mod deployment;
+pub mod execution;
+pub mod job;
+pub mod keys;
+pub mod limits;
+pub mod mapreduce;
+pub mod ops;
+pub mod outbound;
+pub mod priority;
+pub mod resources;
+pub mod retry;
+pub mod tenant;
+
+pub use definition::*;
+pub use deployment::Deployment;
+pub use execution::*;
+pub use job::*;
+pub use ops::*;
+
+#[cfg(test)]
+mod tests;
+
+/// An instant from epoch milliseconds, for tests.
+#[cfg(test)]
+pub(crate) fn ms_to_dt(ms: i64) -> chrono::DateTime<chrono::Utc> {
+    chrono::DateTime::from_timestamp_millis(ms).unwrap_or(chrono::DateTime::<chrono::Utc>::MIN_UTC)
+}
+
+/// An owned deployment for the unit tests (the binaries pass their `Config`).
+#[cfg(test)]
+#[derive(Debug, Clone)]
+pub(crate) struct LocalDeployment {
+    pub(crate) pools: Vec<String>,
+    pub(crate) shards: u32,
+    pub(crate) queue_prefix: String,
+    pub(crate) targets: outbound::TargetPolicy,
+}
+
+#[cfg(test)]
+impl LocalDeployment {
+    /// Like `Config::local`: every name starts with `prefix`.
+    pub(crate) fn local(prefix: &str, pools: &[&str], shards: u32) -> Self {
+        LocalDeployment {
+            pools: pools.iter().map(|p| p.to_string()).collect(),
+            shards,
+            queue_prefix: format!("{prefix}{}", resources::Resources::get().queues.default_prefix),
+            targets: outbound::TargetPolicy::default(),
+        }
+    }
+
+    pub(crate) fn queue_name(&self, pool: &str) -> String {
+        Deployment::from(self).queue_name(pool)
+    }
+
+    pub(crate) fn dlq_name(&self, pool: &str) -> String {
+        Deployment::from(self).dlq_name(pool)
+    }
+}
+
+#[cfg(test)]
+impl<'a> From<&'a LocalDeployment> for Deployment<'a> {
+    fn from(d: &'a LocalDeployment) -> Self {
+        Deployment { pools: &d.pools, shards: d.shards, queue_prefix: &d.queue_prefix, targets: &d.targets }
+    }
+}
