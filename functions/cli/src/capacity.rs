@@ -1,4 +1,4 @@
-//! `sundial capacity`: the capacity model (`sundial_core::capacity`) fed by measured costs.
+//! `sundial capacity`: the capacity model (`sundial-capacity`) fed by measured costs.
 //!
 //! ```text
 //! sundial capacity                                   # both canned scenarios, fitted, markdown
@@ -11,7 +11,7 @@
 
 use anyhow::{bail, Context};
 use std::path::{Path, PathBuf};
-use sundial_core::capacity::{self, Costs, ItemKind, Limits, Prices, Scenario};
+use sundial_capacity::{self as capacity, Costs, ItemKind, Limits, Prices, Scenario};
 
 /// Arguments of `sundial capacity`.
 #[derive(clap::Args)]

@@ -69,6 +69,11 @@ impl Iam {
     /// The standard AWS credential chain (environment, profile, SSO, web identity, container,
     /// instance metadata) and region, through `aws-config`. `region`, if given, wins over the
     /// region of the API's URL, which wins over the configured one.
+    ///
+    /// Behind the `default-credentials` feature: the chain's web-identity and SSO providers
+    /// pull `aws-config` and the STS and SSO service crates, which a client that is handed its
+    /// credentials ([`Iam::new`]) does not need.
+    #[cfg(feature = "default-credentials")]
     pub async fn from_env(region: Option<String>) -> Result<Iam, Error> {
         let conf = aws_config::load_defaults(aws_config::BehaviorVersion::latest()).await;
         let credentials = conf

@@ -1,7 +1,8 @@
 //! `sundial-client`: a typed Rust client of the Sundial HTTP API (functions/api/openapi.json),
 //! used by the `sundial` CLI.
 //!
-//! ```no_run
+//! ```ignore
+//! // With the `default-credentials` feature (the `sundial` CLI turns it on):
 //! # async fn demo() -> Result<(), sundial_client::Error> {
 //! use sundial_client::{Auth, Client, Iam, ListJobs};
 //! let client = Client::builder("https://abc123.execute-api.eu-west-1.amazonaws.com")
@@ -22,7 +23,7 @@
 //!   injectable [`Clock`].
 //! - [`page`]: each list operation's parameters ([`ListRequest`]) and the [`Pager`] that
 //!   follows `nextCursor`.
-//! - [`types`]: request and response bodies; definitions are `sundial_core`'s own types.
+//! - [`types`]: request and response bodies; definitions are `sundial-model`'s own types.
 //! - [`error`]: [`ApiError`] (status, code, field, message, Retry-After) apart from transport,
 //!   signing and decoding failures.
 //!
@@ -37,7 +38,7 @@
 //!   ([`RetryPolicy`]); a `Retry-After` beyond the budget returns the error at once.
 //! - **IAM requests are signed per attempt** with the SDK's signer, at the injected clock's
 //!   instant, after every other header is set, so what is signed is what is sent.
-//! - **No second schema.** Definitions are [`sundial_core::model::JobDefinition`], the type the
+//! - **No second schema.** Definitions are [`sundial_model::JobDefinition`], the type the
 //!   API validates; the client therefore depends on `sundial-core`.
 
 pub mod auth;

@@ -1,6 +1,6 @@
 //! The API's request and response bodies (functions/api/openapi.json), as Rust types.
 //!
-//! Definitions are `sundial_core`'s own [`JobDefinition`] (the type the API validates and
+//! Definitions are `sundial-model`'s own [`JobDefinition`] (the type the API validates and
 //! stores), so a definition read from the API can be edited and written back without a second
 //! copy of the schema drifting from the first. Responses are read leniently (unknown fields are
 //! ignored, so a newer server does not break an older client) and written back with the API's
@@ -9,10 +9,8 @@
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-pub use sundial_core::model::{ConcurrencyPolicy, ExecStatus, JobDefinition, JobState, RetryPolicy, Target};
-pub use sundial_core::schedule::{
-    BusinessCalendarRef, BusinessCalendarSpec, MisfirePolicy, Roll, ScheduleSpec,
-};
+pub use sundial_model::{ConcurrencyPolicy, ExecStatus, JobDefinition, JobState, RetryPolicy, Target};
+pub use sundial_schedule::{BusinessCalendarRef, BusinessCalendarSpec, MisfirePolicy, Roll, ScheduleSpec};
 
 /// Instants as the API writes them.
 mod ts {

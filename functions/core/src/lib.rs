@@ -31,8 +31,6 @@
 //! - [`reconcile`]: the reconciler: re-sends executions whose delivery is gone, found through the
 //!   sparse `open` index (O(open executions)).
 //! - [`metrics`]: CloudWatch Embedded Metric Format lines.
-//! - [`capacity`]: the capacity model (pure): tables, hot partitions, Lambda, SQS and cost for a
-//!   load, from the per-fire costs the metering interceptor measured.
 //! - [`metering`]: an SDK interceptor that counts requests and DynamoDB capacity per component.
 //! - [`access`]: records which AWS action each function performs on which resource (tests
 //!   only, `SUNDIAL_IAM_RECORD`), checked against the CDK roles by `infra/test/iam.test.ts`.
@@ -42,7 +40,6 @@
 //!   trigger now, backfill, dead-letter replay, the operations audit log), served by `functions/api`.
 pub mod access;
 pub mod aws;
-pub mod capacity;
 pub mod config;
 pub mod context;
 pub mod control;

@@ -1,3 +1,6 @@
+//! The typed client (`sundial-client`) against the local API server: it lives here, beside the
+//! server it drives, so the client crate itself has no dev-dependency on the API or the AWS SDK.
+//!
 //! The client against the real API: the local run's loopback server (`sundial_api::local::serve`)
 //! over a private environment on the emulator, the API on a manual clock. The client's clock is
 //! the same manual clock: a wait between attempts moves it forward instead of sleeping, so a
