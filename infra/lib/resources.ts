@@ -9,7 +9,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
-/** The source of truth in the repository, relative to this file (infra/lib/ -> functions/core/). */
+/** The source of truth in the repository, relative to this file (infra/lib/ -> functions/model/). */
 export const REPO_RESOURCES_JSON_PATH = path.resolve(__dirname, '..', '..', 'functions', 'model', 'resources.json');
 
 /**

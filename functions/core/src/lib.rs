@@ -47,9 +47,7 @@ pub mod execution;
 pub mod metering;
 pub mod metrics;
 pub mod provision;
-pub mod queue;
 pub mod reconcile;
-pub mod store;
 pub mod telemetry;
 pub mod trigger;
 
@@ -60,3 +58,6 @@ pub use sundial_model::{keys, outbound, priority, resources};
 /// The schedule maths, from `sundial-schedule` (kept under its old path for callers).
 pub use sundial_schedule as schedule;
 pub use sundial_schedule::instant;
+/// The DynamoDB and SQS adapters, from `sundial-store`.
+pub use sundial_store as store;
+pub use sundial_store::queue;

@@ -19,6 +19,8 @@
 //! - [`claim`]: the claim decision (fencing tokens), a pure function the store applies.
 //! - [`priority`]: priorities, lanes, back-pressure and tenant-fairness rules.
 //! - [`outbound`]: the target policy (addresses, schemes, Sundial's own queues, allowlists).
+//! - [`reconcile`]: the reconciler's rules (when an open execution is looked at, and what is
+//!   done), pure so the store can index by them.
 //! - [`tenant`]: per-tenant running limits.
 //! - [`resources`]: tables, indexes, queues and env names (`resources.json`, shared with the CDK).
 //! - [`deployment`]: [`Deployment`], the plain value a definition is validated against.
@@ -37,6 +39,7 @@ pub mod mapreduce;
 pub mod ops;
 pub mod outbound;
 pub mod priority;
+pub mod reconcile;
 pub mod resources;
 pub mod retry;
 pub mod tenant;

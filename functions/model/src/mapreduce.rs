@@ -133,3 +133,25 @@ impl MapItem {
         MapItem { key: key.into(), input }
     }
 }
+
+/// What an emit did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Emitted {
+    /// Children this emit created.
+    pub created: u64,
+    /// Items whose child already existed (a batch repeated after a takeover).
+    pub existing: u64,
+}
+
+/// One item's outcome, as the reduce receives it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ItemResult {
+    /// The item's key.
+    pub key: String,
+    /// Its child's final status (SUCCEEDED, FAILED, DEAD or CANCELED).
+    pub status: ExecStatus,
+    /// What its `run_item` returned (a succeeded item).
+    pub result: Option<Value>,
+    /// Its last error (code, message), for an item that did not succeed.
+    pub error: Option<(String, String)>,
+}

@@ -23,6 +23,7 @@
 //! [`MapState::Item`] (its input and, once it succeeded, its result).
 
 pub use sundial_model::mapreduce::*;
+pub use sundial_store::mapreduce::EmitError;
 
 use crate::execution::target::in_process::{BoxFuture, HandlerContext};
 use crate::model::ExecStatus;
@@ -55,42 +56,6 @@ pub fn check_batch(items: &[MapItem]) -> Result<(), EmitError> {
         }
     }
     Ok(())
-}
-
-/// What an emit did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Emitted {
-    /// Children this emit created.
-    pub created: u64,
-    /// Items whose child already existed (a batch repeated after a takeover).
-    pub existing: u64,
-}
-
-/// Why an emit was refused.
-#[derive(Debug, thiserror::Error)]
-pub enum EmitError {
-    /// Another worker holds the parent now (this one is a zombie): nothing was created, stop.
-    #[error("emit refused: the parent was taken over (token {token} is stale)")]
-    Stale {
-        /// This attempt's token.
-        token: u64,
-    },
-    /// The batch is wrong (key, size, count, the job's `maxItems`): permanent.
-    #[error("emit refused: {0}")]
-    Invalid(String),
-    /// The store failed (retryable).
-    #[error("emit failed: {0}")]
-    Store(#[from] crate::store::error::StoreError),
-}
-
-impl From<EmitError> for RunError {
-    fn from(e: EmitError) -> Self {
-        match &e {
-            EmitError::Invalid(_) => RunError::permanent("EmitInvalid", e.to_string()),
-            EmitError::Stale { .. } => RunError::retryable("EmitRefused", e.to_string()),
-            EmitError::Store(_) => RunError::retryable("EmitFailed", e.to_string()),
-        }
-    }
 }
 
 /// Creates one batch of item children for one claim (implemented by the worker).
@@ -126,19 +91,6 @@ impl MapContext {
         check_batch(&items)?;
         self.emitter.emit(items, cursor).await
     }
-}
-
-/// One item's outcome, as the reduce receives it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ItemResult {
-    /// The item's key.
-    pub key: String,
-    /// Its child's final status (SUCCEEDED, FAILED, DEAD or CANCELED).
-    pub status: ExecStatus,
-    /// What its `run_item` returned (a succeeded item).
-    pub result: Option<Value>,
-    /// Its last error (code, message), for an item that did not succeed.
-    pub error: Option<(String, String)>,
 }
 
 /// An item as its `run_item` receives it.

@@ -30,7 +30,7 @@
 
 mod mapreduce;
 pub mod missed;
-pub mod rules;
+pub use sundial_model::reconcile as rules;
 
 pub use rules::{backoff_ms, first_look, judge, Verdict, GRACE_MS};
 

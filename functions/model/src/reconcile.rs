@@ -7,7 +7,7 @@
 //! lease), so an execution the reconciler finds due is one whose delivery is gone: a message
 //! lost, never sent, dropped by a panicking worker, or moved to the DLQ.
 
-use crate::model::{ExecStatus, Execution};
+use crate::{ExecStatus, Execution};
 
 /// How long after an execution should have been acted on the reconciler waits before it
 /// re-sends its message (ms). Longer than the queue's visibility timeout (60 s), so a message
@@ -140,7 +140,7 @@ pub fn judge(e: &Execution, resends: u32, reported: bool, now_ms: i64, grace_ms:
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::items::ms_to_dt;
+    use crate::ms_to_dt;
 
     fn exec(status: ExecStatus, available_at: i64, lease_until: Option<i64>) -> Execution {
         let at = ms_to_dt(0);

@@ -15,12 +15,12 @@ use super::error::StoreError;
 use super::executions::{ExecKey, ExecStore, FinishResult};
 use super::expr::{Expr, WithExpr};
 use super::items::{self, attr, n};
-use crate::execution::children::{ParentEnd, Tally, CHILDREN_FAILED_CODE, FAN_OUT_CODE};
-use crate::execution::claim::Fence;
-use crate::keys;
-use crate::model::{AuditEvent, ExecStatus, Execution};
 use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{DateTime, Utc};
+use sundial_model::children::{ParentEnd, Tally, CHILDREN_FAILED_CODE, FAN_OUT_CODE};
+use sundial_model::claim::Fence;
+use sundial_model::keys;
+use sundial_model::{AuditEvent, ExecStatus, Execution};
 
 fn s(v: impl Into<String>) -> AttributeValue {
     AttributeValue::S(v.into())
@@ -100,14 +100,14 @@ impl ExecStore {
         now: DateTime<Utc>,
     ) -> Result<Option<ParentEnd>, StoreError> {
         let Some(parent) = self.record_child(child, status).await? else { return Ok(None) };
-        let Some(end) = parent.children.as_ref().and_then(crate::execution::children::verdict) else {
+        let Some(end) = parent.children.as_ref().and_then(sundial_model::children::verdict) else {
             return Ok(None);
         };
         let pkey = child.parent();
         if !self.complete_parent(&pkey, &parent, &end, actor, now).await? {
             return Ok(None);
         }
-        if parent.definition.concurrency != crate::model::ConcurrencyPolicy::Allow {
+        if parent.definition.concurrency != sundial_model::ConcurrencyPolicy::Allow {
             super::slots::release_slot(self.client(), self.table(), &pkey).await?;
         }
         Ok(Some(end))

@@ -5,10 +5,10 @@
 //! it reaches a worker on its second rather than somewhere in the minute.
 
 use crate::config::Config;
-use crate::model::ExecMessage;
-use crate::priority::{Depths, Lane, DEPTH_CACHE_MS};
 use aws_sdk_sqs::types::{MessageAttributeValue, SendMessageBatchRequestEntry};
 use std::collections::HashMap;
+use sundial_model::priority::{Depths, Lane, DEPTH_CACHE_MS};
+use sundial_model::ExecMessage;
 use tokio::sync::Mutex;
 
 /// SQS's largest per-message delay.
@@ -75,7 +75,7 @@ pub struct Outgoing {
 
 impl Outgoing {
     /// The message for `e`, enqueued at `now`, delayed until its fire instant.
-    pub fn for_execution(e: &crate::model::Execution, now: chrono::DateTime<chrono::Utc>) -> Self {
+    pub fn for_execution(e: &sundial_model::Execution, now: chrono::DateTime<chrono::Utc>) -> Self {
         Outgoing {
             message: ExecMessage {
                 tenant: e.tenant.clone(),
@@ -83,7 +83,7 @@ impl Outgoing {
                 scheduled_ms: e.scheduled_at.timestamp_millis(),
                 fire_ms: e.fire_at.timestamp_millis(),
                 enqueued_ms: now.timestamp_millis(),
-                lane: crate::priority::lane_of(e),
+                lane: sundial_model::priority::lane_of(e),
                 child: e.child.as_ref().map(|c| c.sort_part()),
             },
             delay_secs: delay_secs(e.fire_at.timestamp_millis(), now.timestamp_millis()),
@@ -158,7 +158,7 @@ impl PoolQueues {
     pub fn lane_of_queue(&self, arn_or_url: &str) -> Option<(String, Lane)> {
         let name = arn_or_url.rsplit([':', '/']).next().unwrap_or_default();
         let rest = name.strip_prefix(&self.cfg.queue_prefix)?;
-        if let Some(pool) = rest.strip_suffix(crate::priority::LOW_LANE_SUFFIX) {
+        if let Some(pool) = rest.strip_suffix(sundial_model::priority::LOW_LANE_SUFFIX) {
             if self.cfg.pools.iter().any(|p| p == pool) && !self.cfg.pools.iter().any(|p| p == rest) {
                 return Some((pool.to_string(), Lane::Low));
             }

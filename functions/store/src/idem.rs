@@ -12,9 +12,9 @@ use super::expr::Expr;
 use super::expr::WithExpr;
 use super::items::{attr, n, Item};
 use super::{get_consistent, update_if};
-use crate::keys;
 use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnValuesOnConditionCheckFailure};
+use sundial_model::keys;
 
 /// How a record stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -2,7 +2,7 @@
 //! them; and the reconciler's three writes.
 //!
 //! Every write that creates an open execution sets `open_pk` (`OPEN#{part}`) and `open_due`
-//! ([`crate::reconcile::first_look`]); every write into a final status removes both, so the
+//! ([`sundial_model::reconcile::first_look`]); every write into a final status removes both, so the
 //! index holds open executions only and a Query of `open_due <= now` per partition reads just
 //! the ones that are due for a look. The projection is keys only: moving `open_due` is the only
 //! index write besides entering and leaving.
@@ -12,10 +12,10 @@ use super::executions::{CasResult, ExecKey, ExecStore, Snapshot};
 use super::expr::{Cmp, Expr, WithExpr};
 use super::items::{self, attr, index, n, Item};
 use super::QueryPage;
-use crate::execution::retry::codes;
-use crate::keys;
-use crate::model::{AuditEvent, ExecStatus};
 use aws_sdk_dynamodb::types::AttributeValue;
+use sundial_model::keys;
+use sundial_model::retry::codes;
+use sundial_model::{AuditEvent, ExecStatus};
 
 fn s(v: impl Into<String>) -> AttributeValue {
     AttributeValue::S(v.into())
@@ -95,7 +95,7 @@ impl ExecStore {
     /// to `now_ms` if it is absent, notes `StartDeadlineMissed` on the timeline and moves the
     /// next look to `next_look` (ms); only if the execution is still as `seen` (not claimed
     /// since). True: this call recorded it, and its caller reports the miss (one report per
-    /// fire, [`crate::reconcile::missed`]).
+    /// fire, [`sundial_model::reconcile::missed`]).
     pub async fn mark_missed(
         &self,
         key: &ExecKey,
@@ -118,7 +118,7 @@ impl ExecStore {
     pub async fn mark_started_late(
         &self,
         key: &ExecKey,
-        claimed: &crate::model::Execution,
+        claimed: &sundial_model::Execution,
         actor: &str,
         now_ms: i64,
     ) -> Result<bool, StoreError> {

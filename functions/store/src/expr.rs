@@ -115,7 +115,7 @@ impl Expr {
 
     /// Appends one event to an execution's audit timeline, in the same write as the transition
     /// it records.
-    pub fn append_event(&mut self, ev: &crate::model::AuditEvent) -> &mut Self {
+    pub fn append_event(&mut self, ev: &sundial_model::AuditEvent) -> &mut Self {
         self.append(super::items::attr::TIMELINE, vec![super::items::audit_to_av(ev)])
     }
 
@@ -334,8 +334,8 @@ impl WithExpr for QueryFluentBuilder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::ExecStatus;
-    use crate::store::items::{attr, n};
+    use crate::items::{attr, n};
+    use sundial_model::ExecStatus;
 
     fn s(v: &str) -> AttributeValue {
         AttributeValue::S(v.to_string())

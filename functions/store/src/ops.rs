@@ -11,10 +11,10 @@ use super::error::StoreError;
 use super::expr::{Expr, WithExpr};
 use super::items::{self, attr, Item};
 use super::QueryPage;
-use crate::keys;
-use crate::model::OpsEntry;
 use aws_sdk_dynamodb::types::AttributeValue;
 use std::collections::HashMap;
+use sundial_model::keys;
+use sundial_model::OpsEntry;
 
 fn s(v: impl Into<String>) -> AttributeValue {
     AttributeValue::S(v.into())

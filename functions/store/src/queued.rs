@@ -7,8 +7,8 @@ use super::error::StoreError;
 use super::executions::{ExecKey, ExecStore};
 use super::expr::Expr;
 use super::items::{attr, n};
-use crate::model::{AuditEvent, ExecStatus, Execution, JobDefinition};
 use aws_sdk_dynamodb::types::AttributeValue;
+use sundial_model::{AuditEvent, ExecStatus, Execution, JobDefinition};
 
 fn s(v: impl Into<String>) -> AttributeValue {
     AttributeValue::S(v.into())
@@ -35,7 +35,7 @@ impl ExecStore {
             seen,
             now_ms,
             actor,
-            crate::execution::retry::codes::HELD,
+            sundial_model::retry::codes::HELD,
         ));
         untouched(&mut e, seen);
         e.cond_not_exists(attr::HELD);
@@ -50,7 +50,7 @@ impl ExecStore {
             seen,
             now_ms,
             actor,
-            crate::execution::retry::codes::UNHELD,
+            sundial_model::retry::codes::UNHELD,
         ));
         untouched(&mut e, seen);
         e.cond_exists(attr::HELD);
@@ -72,11 +72,14 @@ impl ExecStore {
         let mut e = Expr::default();
         e.set(attr::DEF, s(serde_json::to_string(def).unwrap_or_default()))
             .set(attr::VERSION, n(version))
-            .append_event(&AuditEvent::note(seen, now_ms, actor, crate::execution::retry::codes::AMENDED));
+            .append_event(&AuditEvent::note(seen, now_ms, actor, sundial_model::retry::codes::AMENDED));
         let amended = Execution { definition: def.clone(), def_version: version, ..seen.clone() };
-        if crate::reconcile::rules::pending_deadline(&amended, false).is_some() {
-            if let Some(at) = crate::reconcile::first_look(&amended) {
-                let part = crate::keys::open_partition(crate::keys::open_part(&seen.tenant, &seen.job_id));
+        if sundial_model::reconcile::pending_deadline(&amended, false).is_some() {
+            if let Some(at) = sundial_model::reconcile::first_look(&amended) {
+                let part = sundial_model::keys::open_partition(sundial_model::keys::open_part(
+                    &seen.tenant,
+                    &seen.job_id,
+                ));
                 e.set(attr::OPEN_PK, s(part)).set(attr::OPEN_DUE, n(at));
             }
         }

@@ -15,10 +15,10 @@ use super::executions::ExecKey;
 use super::expr::{Cmp, Expr, WithExpr};
 use super::items::{self, attr, n};
 use super::{get_consistent, update_if};
-use crate::keys;
 use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnValuesOnConditionCheckFailure};
 use std::collections::HashMap;
+use sundial_model::keys;
 
 /// A job's slot as read.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -16,12 +16,12 @@ use super::expr::{Expr, WithExpr};
 use super::items::{self, attr, index, n, Item};
 use super::QueryPage;
 use crate::config::Config;
-use crate::keys;
-use crate::model::{DueClass, Job, JobState, OpsEntry};
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::types::{AttributeValue, Put, TransactWriteItem};
 use chrono::{DateTime, Utc};
 use std::collections::HashMap;
+use sundial_model::keys;
+use sundial_model::{DueClass, Job, JobState, OpsEntry};
 
 /// Creating a job failed.
 #[derive(Debug, thiserror::Error)]
@@ -352,7 +352,7 @@ pub async fn advance_job(
             // A new position is computed by this build: it records this build's tz database.
             // A class move that keeps the position (admission -> bucket) keeps its record.
             if next != read_next {
-                e.set(attr::TZDB, s(crate::schedule::tzdb_version()));
+                e.set(attr::TZDB, s(sundial_schedule::tzdb_version()));
             }
         }
         None => {

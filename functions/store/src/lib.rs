@@ -2,7 +2,7 @@
 //!
 //! The planes ([`crate::trigger`], [`crate::execution`], [`crate::control`]) and provisioning
 //! call typed functions here and get typed outcomes back. Key formats come from
-//! [`crate::keys`], attribute names from the codec ([`items::attr`]), index names from
+//! [`sundial_model::keys`], attribute names from the codec ([`items::attr`]), index names from
 //! `resources.json` ([`items::index`]), and every expression from one builder ([`expr`]).
 //!
 //! Errors say whether to retry ([`StoreError::is_retryable`]); a failed condition is not an
@@ -21,7 +21,7 @@
 //! - [`jobs`]: job definition items and their version snapshots (create, read, the audited
 //!   change transaction, TTL of old versions), the `by_tenant` listing and batch reads, and the
 //!   trigger's `due` index reads and CAS advance. (Validation and construction are the model's:
-//!   [`crate::model::Job::new`].)
+//!   [`sundial_model::Job::new`].)
 //! - [`executions`]: execution items: put-if-absent, the one read ([`executions::ExecStore::get`]),
 //!   claim / heartbeat / checkpoint / release / finish / cancel / skip / replay CAS, and the
 //!   Queries by job and by the `attention` index.
@@ -39,6 +39,7 @@
 //! - [`tables`]: table create / describe / TTL / list, for [`crate::provision`] and the CLI.
 pub mod calendars;
 pub mod children;
+pub mod config;
 pub mod error;
 pub mod executions;
 pub mod expr;
@@ -48,6 +49,7 @@ pub mod jobs;
 pub mod mapreduce;
 pub mod open;
 pub mod ops;
+pub mod queue;
 pub mod queued;
 pub mod quota;
 pub mod resources;

@@ -8,10 +8,10 @@
 use super::error::StoreError;
 use super::expr::{Expr, WithExpr};
 use super::items::{attr, n, DecodeError, Item};
-use crate::keys;
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue};
 use chrono::{DateTime, TimeZone, Utc};
 use std::collections::HashMap;
+use sundial_model::keys;
 
 /// The limit attribute (executions at once).
 const LIMIT: &str = "lim";

@@ -8,7 +8,7 @@ use super::error::StoreError;
 use super::expr::{Cmp, Expr};
 use super::items::{self, attr, n};
 use super::{get_consistent, update_if};
-use crate::keys;
+use sundial_model::keys;
 
 /// A shard's position: the watermark, and the last minute whose every-minute and daily fires
 /// the verification pass has checked (`None`: never; see `trigger::verify`).

@@ -17,14 +17,15 @@ use super::error::StoreError;
 use super::executions::{ExecKey, ExecStore, FinishResult, EXECUTION_RETENTION_SECS};
 use super::expr::{Expr, WithExpr};
 use super::items::{self, attr, n};
-use crate::execution::claim::{Fence, Finish};
-use crate::execution::mapreduce::{EmitError, Emitted, ItemResult, MapState, REDUCE_CODE, SEAL_CODE};
-use crate::keys;
-use crate::model::{AuditEvent, ExecStatus, Execution};
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::types::{AttributeValue, Put, TransactWriteItem, Update};
 use chrono::{DateTime, Utc};
 use std::time::Duration;
+use sundial_model::claim::{Fence, Finish};
+use sundial_model::keys;
+use sundial_model::mapreduce::{Emitted, ItemResult, MapState, REDUCE_CODE, SEAL_CODE};
+use sundial_model::retry::RunError;
+use sundial_model::{AuditEvent, ExecStatus, Execution};
 
 fn s(v: impl Into<String>) -> AttributeValue {
     AttributeValue::S(v.into())
@@ -120,7 +121,7 @@ impl ExecStore {
             let mut e = Expr::default();
             e.set(attr::CHECKPOINT, s(&text))
                 .set(attr::LEASE_UNTIL, n(lease_until))
-                .set(attr::MAP_PHASE, s(items::phase_str(crate::execution::mapreduce::Phase::Map)))
+                .set(attr::MAP_PHASE, s(items::phase_str(sundial_model::mapreduce::Phase::Map)))
                 .add(attr::MAP_EMITTED, created as i64);
             ExecStore::fenced(&mut e, fence);
             // The job's item limit, checked in the same write: `xe` absent or `xe <= limit - created`.
@@ -240,7 +241,7 @@ impl ExecStore {
         };
         let mut e = Expr::default();
         e.set(attr::STATUS, s(ExecStatus::Waiting.as_str()))
-            .set(attr::MAP_PHASE, s(items::phase_str(crate::execution::mapreduce::Phase::Wait)))
+            .set(attr::MAP_PHASE, s(items::phase_str(sundial_model::mapreduce::Phase::Wait)))
             .add(attr::MAP_EMITTED, 0)
             .add(attr::MAP_DONE, 0)
             .set(attr::OPEN_PK, s(keys::open_partition(keys::open_part(&key.tenant, &key.job_id))))
@@ -282,14 +283,14 @@ impl ExecStore {
         };
         let mut e = Expr::default();
         e.set(attr::STATUS, s(ExecStatus::Ready.as_str()))
-            .set(attr::MAP_PHASE, s(items::phase_str(crate::execution::mapreduce::Phase::Reduce)))
+            .set(attr::MAP_PHASE, s(items::phase_str(sundial_model::mapreduce::Phase::Reduce)))
             .set(attr::AVAILABLE, n(now_ms))
             // The reduce is a step of its own: its attempts count from 1 again (the map's
             // takeovers spent the map's), while the token keeps growing (fencing).
             .set(attr::ATTEMPT, n(0))
             .remove(attr::RUN_MS)
             .set(attr::OPEN_PK, s(keys::open_partition(keys::open_part(&key.tenant, &key.job_id))))
-            .set(attr::OPEN_DUE, n(now_ms + crate::reconcile::GRACE_MS))
+            .set(attr::OPEN_DUE, n(now_ms + sundial_model::reconcile::GRACE_MS))
             .append_event(&ev)
             .cond_eq(attr::STATUS, s(ExecStatus::Waiting.as_str()))
             .cond_eq(attr::TOKEN, n(parent.fencing_token));
@@ -304,7 +305,7 @@ impl ExecStore {
 
 /// One item child's outcome.
 pub fn item_result(c: &Execution) -> Option<ItemResult> {
-    let Some(crate::execution::children::ChildKey::Item(k)) = &c.child else { return None };
+    let Some(sundial_model::children::ChildKey::Item(k)) = &c.child else { return None };
     let result = match &c.map_reduce {
         Some(MapState::Item { result, .. }) => result.clone(),
         _ => None,
@@ -315,4 +316,31 @@ pub fn item_result(c: &Execution) -> Option<ItemResult> {
         result,
         error: (c.status != ExecStatus::Succeeded).then(|| c.last_error.clone()).flatten(),
     })
+}
+
+/// Why an emit was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum EmitError {
+    /// Another worker holds the parent now (this one is a zombie): nothing was created, stop.
+    #[error("emit refused: the parent was taken over (token {token} is stale)")]
+    Stale {
+        /// This attempt's token.
+        token: u64,
+    },
+    /// The batch is wrong (key, size, count, the job's `maxItems`): permanent.
+    #[error("emit refused: {0}")]
+    Invalid(String),
+    /// The store failed (retryable).
+    #[error("emit failed: {0}")]
+    Store(#[from] crate::error::StoreError),
+}
+
+impl From<EmitError> for RunError {
+    fn from(e: EmitError) -> Self {
+        match &e {
+            EmitError::Invalid(_) => RunError::permanent("EmitInvalid", e.to_string()),
+            EmitError::Stale { .. } => RunError::retryable("EmitRefused", e.to_string()),
+            EmitError::Store(_) => RunError::retryable("EmitFailed", e.to_string()),
+        }
+    }
 }

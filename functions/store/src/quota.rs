@@ -8,8 +8,8 @@ use super::error::{is_condition_failed, StoreError};
 use super::expr::{Cmp, Expr};
 use super::items::{attr, n};
 use super::update_if;
-use crate::keys;
 use aws_sdk_dynamodb::types::AttributeValue;
+use sundial_model::keys;
 
 /// Adds `amount` to the tenant's `counter` if the result is at most `limit`; sets the item's
 /// TTL to `expires_at` when given. `Ok(false)`: no room (nothing changed).

@@ -10,13 +10,13 @@
 use super::error::StoreError;
 use super::expr::{Expr, WithExpr};
 use super::items::{self, attr, n, Item};
-use crate::keys;
-use crate::model::OpsEntry;
-use crate::schedule::BusinessCalendarSpec;
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::types::{AttributeValue, Put, TransactWriteItem};
 use chrono::{DateTime, Utc};
 use std::collections::HashMap;
+use sundial_model::keys;
+use sundial_model::OpsEntry;
+use sundial_schedule::BusinessCalendarSpec;
 
 /// Attribute holding the calendar id.
 const CAL: &str = "cal";

@@ -1,15 +1,15 @@
-//! Tables: create one from its definition in [`crate::resources`], see whether it is ACTIVE,
+//! Tables: create one from its definition in [`sundial_model::resources`], see whether it is ACTIVE,
 //! enable its TTL, list table names. Provisioning ([`crate::provision`]) orchestrates these on
 //! the emulator; on AWS the CDK creates the same tables from the same `resources.json`.
 //!
 //! Errors are the SDK's own, boxed: provisioning reports them as they are and never retries.
 
-use crate::resources::{KeyAttr, TableDef};
 use aws_sdk_dynamodb::types::{
     AttributeDefinition, BillingMode, GlobalSecondaryIndex, KeySchemaElement, KeyType, Projection,
     ProjectionType, ScalarAttributeType, TableStatus, TimeToLiveSpecification,
 };
 use std::collections::BTreeMap;
+use sundial_model::resources::{KeyAttr, TableDef};
 
 /// A table operation's error, as the SDK gave it.
 pub type TableError = Box<dyn std::error::Error + Send + Sync>;

@@ -8,7 +8,7 @@
 //!   execution, its checkpoint, run time so far and input digest).
 //! - Claim, heartbeat, checkpoint, release and finish are compare-and-sets on `(st, tok)`: the
 //!   claim moves `READY`/`RETRY_WAIT` (once available) or `RUNNING`-with-an-expired-lease to
-//!   `RUNNING` and sets `tok = old + 1` (the rules are [`crate::execution::claim`]'s); the
+//!   `RUNNING` and sets `tok = old + 1` (the rules are [`sundial_model::claim`]'s); the
 //!   others succeed only while `st = RUNNING` and `tok` is still the caller's. A worker that
 //!   paused past its lease and woke up after a takeover therefore finds every write refused
 //!   ([`FinishResult::TakenOver`], [`CheckpointError::Stale`]): its result is not published.
@@ -26,11 +26,6 @@ use super::error::{is_condition_failed, StoreError};
 use super::expr::{Cmp, Expr, WithExpr};
 use super::items::{self, attr, index, n, Item};
 use super::QueryPage;
-use crate::execution::children::ChildKey;
-use crate::execution::claim::{next_step, Fence, Finish, LeaseTerms, Step};
-use crate::execution::retry::codes;
-use crate::keys;
-use crate::model::{AuditEvent, ExecMessage, ExecStatus, Execution};
 use aws_sdk_dynamodb::error::SdkError;
 use aws_sdk_dynamodb::operation::put_item::PutItemError;
 use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
@@ -38,6 +33,11 @@ use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue, ReturnValuesOnConditi
 use aws_smithy_runtime_api::client::orchestrator::HttpResponse;
 use chrono::{DateTime, Utc};
 use std::collections::HashMap;
+use sundial_model::children::ChildKey;
+use sundial_model::claim::{next_step, Fence, Finish, LeaseTerms, Step};
+use sundial_model::keys;
+use sundial_model::retry::codes;
+use sundial_model::{AuditEvent, ExecMessage, ExecStatus, Execution};
 
 /// Executions are kept this long after creation (the table's TTL attribute).
 pub const EXECUTION_RETENTION_SECS: i64 = 90 * 86_400;
@@ -638,7 +638,7 @@ impl ExecStore {
                     e.set(attr::OPEN_PK, s(keys::open_partition(keys::open_part(&key.tenant, &key.job_id))));
                 }
                 e.set(attr::AVAILABLE, n(*available_at))
-                    .set(attr::OPEN_DUE, n(available_at + crate::reconcile::GRACE_MS))
+                    .set(attr::OPEN_DUE, n(available_at + sundial_model::reconcile::GRACE_MS))
                     .set(attr::ERR_CODE, s(&error.code))
                     .set(attr::ERR_MSG, s(truncate(&error.message)))
                     .set(attr::RUN_MS, n(*total_run_ms));
@@ -782,7 +782,7 @@ impl ExecStore {
             .set(attr::AVAILABLE, n(now.timestamp_millis()))
             .set(attr::RUN_MS, n(0))
             .set(attr::OPEN_PK, s(keys::open_partition(keys::open_part(&key.tenant, &key.job_id))))
-            .set(attr::OPEN_DUE, n(now.timestamp_millis() + crate::reconcile::GRACE_MS))
+            .set(attr::OPEN_DUE, n(now.timestamp_millis() + sundial_model::reconcile::GRACE_MS))
             .append_event(&ev);
         for a in [attr::ATT_PK, attr::ATT_SK, attr::ERR_CODE, attr::ERR_MSG, attr::LEASE_UNTIL, attr::CANCEL]
         {

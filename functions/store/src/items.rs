@@ -6,13 +6,13 @@
 
 use super::executions::Snapshot;
 use super::slots::{RunningSet, Slot};
-use crate::keys;
-use crate::model::{
-    AuditEvent, DueClass, ExecStatus, Execution, Job, JobDefinition, JobState, OpsAction, OpsEntry,
-};
 use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{DateTime, TimeZone, Utc};
 use std::collections::HashMap;
+use sundial_model::keys;
+use sundial_model::{
+    AuditEvent, DueClass, ExecStatus, Execution, Job, JobDefinition, JobState, OpsAction, OpsEntry,
+};
 
 /// A DynamoDB item.
 pub type Item = HashMap<String, AttributeValue>;
@@ -150,12 +150,12 @@ pub mod attr {
     }
 }
 
-/// Index names, from `resources.json` through [`crate::resources`]. Each is found by its
+/// Index names, from `resources.json` through [`sundial_model::resources`]. Each is found by its
 /// partition key attribute, which the codec names anyway, so no index name is a literal here.
 pub mod index {
     use super::attr;
-    use crate::resources::Resources;
-    use crate::store::StoreError;
+    use crate::StoreError;
+    use sundial_model::resources::Resources;
 
     fn keyed_by(pk_attr: &str) -> Result<&'static str, StoreError> {
         Resources::get()
@@ -491,7 +491,7 @@ pub fn execution_to_item(e: &Execution, retention_secs: i64) -> Item {
             }
         }
     }
-    if let Some(at) = crate::reconcile::first_look(e) {
+    if let Some(at) = sundial_model::reconcile::first_look(e) {
         item.insert(attr::OPEN_PK.into(), s(keys::open_partition(keys::open_part(&e.tenant, &e.job_id))));
         item.insert(attr::OPEN_DUE.into(), n(at));
     }
@@ -571,7 +571,7 @@ pub fn execution_from_item(item: &Item) -> Result<Execution, DecodeError> {
     })
 }
 
-use crate::execution::mapreduce::{MapState, Phase};
+use sundial_model::mapreduce::{MapState, Phase};
 
 /// The stored name of a map-reduce phase.
 pub fn phase_str(p: Phase) -> &'static str {
@@ -607,8 +607,8 @@ pub fn map_state_of(item: &Item) -> Option<MapState> {
     Some(MapState::Item { input, result: json(attr::ITEM_RESULT) })
 }
 
-/// A parent's tally ([`crate::execution::children::Tally`]), if it fanned out.
-pub fn tally_of(item: &Item) -> Option<crate::execution::children::Tally> {
+/// A parent's tally ([`sundial_model::children::Tally`]), if it fanned out.
+pub fn tally_of(item: &Item) -> Option<sundial_model::children::Tally> {
     let total = get_n_opt(item, attr::CHILDREN).ok().flatten()?;
     let finished = item
         .get(attr::CHILD_RESULTS)
@@ -617,7 +617,7 @@ pub fn tally_of(item: &Item) -> Option<crate::execution::children::Tally> {
             m.iter().filter_map(|(k, v)| Some((k.clone(), ExecStatus::parse(v.as_s().ok()?)?))).collect()
         })
         .unwrap_or_default();
-    Some(crate::execution::children::Tally { total: total.clamp(0, i64::from(u32::MAX)) as u32, finished })
+    Some(sundial_model::children::Tally { total: total.clamp(0, i64::from(u32::MAX)) as u32, finished })
 }
 
 /// Decodes a job slot item (an absent item is a free slot).
@@ -733,7 +733,7 @@ mod tests {
 
     #[test]
     fn index_names_come_from_resources_json_by_their_key_attributes() {
-        use crate::resources::Resources;
+        use sundial_model::resources::Resources;
         let indexes: Vec<_> = Resources::get().tables.values().flat_map(|t| &t.indexes).collect();
         for (name, pk, sk) in [
             (index::due(), attr::DUE_PK, attr::DUE_SK),
@@ -750,7 +750,7 @@ mod tests {
 
     #[test]
     fn key_and_ttl_attributes_match_resources_json() {
-        use crate::resources::Resources;
+        use sundial_model::resources::Resources;
         for t in Resources::get().tables.values() {
             assert_eq!((t.partition_key.name.as_str(), t.sort_key.name.as_str()), (attr::PK, attr::SK));
             assert_eq!(t.ttl_attribute, attr::EXPIRES);

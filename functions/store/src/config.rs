@@ -1,0 +1,202 @@
+//! [`Config`]: the names and settings every Sundial function needs (tables, queue prefix,
+//! pools, shards, target policy, event bus), read from the environment by the names in
+//! `resources.json` (the CDK construct, `infra/lib/sundial-scheduler.ts`, sets them). The
+//! planes' own settings (tick, worker, API) are read by `sundial_core::config`, which
+//! re-exports this.
+
+use sundial_model::outbound::{AddressPolicy, Cidr, TargetPolicy, TenantTargets};
+use sundial_model::resources::Resources;
+
+/// The process environment (the default lookup of every loader).
+pub fn process_env(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
+/// Names and settings every Sundial function needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    /// The jobs table (definitions, versions, shard watermarks).
+    pub jobs_table: String,
+    /// The executions table.
+    pub executions_table: String,
+    /// Prefix of every pool queue name: pool `p` is `{queue_prefix}{p}`.
+    pub queue_prefix: String,
+    /// Worker pools; each has a queue and a DLQ.
+    pub pools: Vec<String>,
+    /// Logical shard count (hash(job) mod shards). Much larger than any number of scanners.
+    pub shards: u32,
+    /// How far past now the tick queues fires (SQS DelaySeconds carries them to their second).
+    pub horizon_secs: u32,
+    /// What jobs may call: judged by the control plane at create and edit, and by the worker
+    /// before every call (see [`sundial_model::outbound`]).
+    pub targets: TargetPolicy,
+    /// The EventBridge bus that receives `FireMissed` events (the stack's own bus, created by
+    /// the CDK construct); `None`: misses are still logged and counted, but no event is sent.
+    pub event_bus: Option<String>,
+}
+
+impl<'a> From<&'a Config> for sundial_model::Deployment<'a> {
+    fn from(c: &'a Config) -> Self {
+        sundial_model::Deployment {
+            pools: &c.pools,
+            shards: c.shards,
+            queue_prefix: &c.queue_prefix,
+            targets: &c.targets,
+        }
+    }
+}
+
+/// A missing or malformed configuration variable.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ConfigError {
+    /// A required variable is not set.
+    #[error("environment variable {0} is not set (the CDK construct sets it; locally use `sundial` or localstack/env.sh)")]
+    Missing(String),
+    /// A variable is set but not valid.
+    #[error("environment variable {name} is invalid: {reason}")]
+    Invalid {
+        /// The variable.
+        name: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+impl Config {
+    /// Reads the configuration from the environment, naming the first missing variable.
+    pub fn from_env() -> Result<Self, ConfigError> {
+        Self::from_lookup(process_env)
+    }
+
+    /// Same as [`Config::from_env`] with an injected lookup (testable without touching the
+    /// process environment).
+    pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        let r = Resources::get();
+        let need = |name: &str| {
+            get(name).filter(|v| !v.is_empty()).ok_or_else(|| ConfigError::Missing(name.to_string()))
+        };
+        let pools: Vec<String> =
+            need(&r.env.pools)?.split(',').map(|p| p.trim().to_string()).filter(|p| !p.is_empty()).collect();
+        if pools.is_empty() {
+            return Err(ConfigError::Invalid { name: r.env.pools.clone(), reason: "no pool names".into() });
+        }
+        for p in &pools {
+            validate_pool_name(p)
+                .map_err(|reason| ConfigError::Invalid { name: r.env.pools.clone(), reason })?;
+        }
+        let shards = match get(&r.env.shards) {
+            None => r.defaults.shards,
+            Some(v) => v.parse::<u32>().ok().filter(|n| (1..=65_536).contains(n)).ok_or_else(|| {
+                ConfigError::Invalid {
+                    name: r.env.shards.clone(),
+                    reason: format!("{v:?} is not a shard count between 1 and 65536"),
+                }
+            })?,
+        };
+        Ok(Config {
+            jobs_table: need(&r.jobs().env_var)?,
+            executions_table: need(&r.executions().env_var)?,
+            queue_prefix: need(&r.queues.name_prefix_env_var)?,
+            pools,
+            shards,
+            horizon_secs: r.defaults.horizon_seconds,
+            targets: target_policy(&get)?,
+            event_bus: get(&r.env.event_bus).filter(|v| !v.is_empty()),
+        })
+    }
+
+    /// A local configuration whose every name starts with `prefix` (e.g. `t-3f2a-`).
+    pub fn local(prefix: &str, pools: &[&str], shards: u32) -> Self {
+        let r = Resources::get();
+        Config {
+            jobs_table: format!("{prefix}{}", r.jobs().default_name),
+            executions_table: format!("{prefix}{}", r.executions().default_name),
+            queue_prefix: format!("{prefix}{}", r.queues.default_prefix),
+            pools: pools.iter().map(|p| p.to_string()).collect(),
+            shards,
+            horizon_secs: r.defaults.horizon_seconds,
+            targets: TargetPolicy::default(),
+            event_bus: None,
+        }
+    }
+
+    /// The environment that makes [`Config::from_env`] return this configuration.
+    pub fn to_env(&self) -> Vec<(String, String)> {
+        let r = Resources::get();
+        let mut env = vec![
+            (r.env.jobs_table.clone(), self.jobs_table.clone()),
+            (r.env.executions_table.clone(), self.executions_table.clone()),
+            (r.env.queue_prefix.clone(), self.queue_prefix.clone()),
+            (r.env.pools.clone(), self.pools.join(",")),
+            (r.env.shards.clone(), self.shards.to_string()),
+        ];
+        // The target policy only where it differs from the default (unset): `cargo lambda
+        // watch` refuses a variable with an empty value.
+        let t = &self.targets;
+        if t.addresses.dev_loopback {
+            env.push((r.env.dev_loopback_targets.clone(), "true".into()));
+        }
+        if !t.addresses.private_cidrs.is_empty() {
+            let cidrs: Vec<String> = t.addresses.private_cidrs.iter().map(|c| c.to_string()).collect();
+            env.push((r.env.private_target_cidrs.clone(), cidrs.join(",")));
+        }
+        if let Some(tenants) = &t.tenants {
+            env.push((r.env.tenant_targets.clone(), tenants.to_json()));
+        }
+        if let Some(bus) = &self.event_bus {
+            env.push((r.env.event_bus.clone(), bus.clone()));
+        }
+        env
+    }
+
+    /// Queue name of a pool.
+    pub fn queue_name(&self, pool: &str) -> String {
+        format!("{}{pool}", self.queue_prefix)
+    }
+
+    /// Queue name of one of a pool's lanes: the pool queue, or its low lane
+    /// `{prefix}{pool}-low` (docs/priority.md).
+    pub fn lane_queue_name(&self, pool: &str, lane: sundial_model::priority::Lane) -> String {
+        format!("{}{pool}{}", self.queue_prefix, lane.suffix())
+    }
+
+    /// Dead-letter queue name of a pool.
+    pub fn dlq_name(&self, pool: &str) -> String {
+        format!("{}{pool}{}", self.queue_prefix, Resources::get().queues.dlq_suffix)
+    }
+}
+
+/// The target policy's settings (part of [`Config`]: the control plane judges targets at create
+/// with the same policy the worker applies at every call). The CDK construct sets
+/// `SUNDIAL_PRIVATE_TARGET_CIDRS` and `SUNDIAL_TENANT_TARGETS` from its `privateTargetCidrs` and
+/// `tenantTargets` props and never sets `SUNDIAL_DEV_LOOPBACK_TARGETS` (the local run and the
+/// tests do).
+fn target_policy(get: &impl Fn(&str) -> Option<String>) -> Result<TargetPolicy, ConfigError> {
+    let n = &Resources::get().env;
+    let dev_loopback = get(&n.dev_loopback_targets)
+        .map(|v| matches!(v.to_ascii_lowercase().as_str(), "true" | "1" | "yes"))
+        .unwrap_or(Resources::get().defaults.dev_loopback_targets);
+    let private_cidrs = get(&n.private_target_cidrs)
+        .unwrap_or_default()
+        .split(',')
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .map(Cidr::parse)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|reason| ConfigError::Invalid { name: n.private_target_cidrs.clone(), reason })?;
+    // Empty is unset (the CDK sets every name, empty when its prop is not given).
+    let tenants = get(&n.tenant_targets)
+        .filter(|v| !v.trim().is_empty())
+        .map(|v| TenantTargets::parse(&v))
+        .transpose()
+        .map_err(|reason| ConfigError::Invalid { name: n.tenant_targets.clone(), reason })?;
+    Ok(TargetPolicy { addresses: AddressPolicy { private_cidrs, dev_loopback }, tenants })
+}
+
+/// Pool names become queue names: SQS allows 80 characters of `[A-Za-z0-9_-]`.
+pub fn validate_pool_name(p: &str) -> Result<(), String> {
+    if p.is_empty() || p.len() > 40 || !p.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
+        return Err(format!("pool name {p:?} must be 1-40 characters of A-Z, a-z, 0-9, '-' or '_'"));
+    }
+    Ok(())
+}
