@@ -1,32 +1,25 @@
 //! # sundial-core
 //!
-//! The domain of Sundial and its AWS adapters, in one library so every Lambda `main` stays thin
-//! (tick, worker, api, and the `sundial` CLI only wire config, clients and handlers).
+//! The planes of Sundial (trigger, execution, reconcile, control) over the store, in one
+//! library so every Lambda `main` stays thin (tick, worker, api, and the `sundial` CLI only wire
+//! config, clients and handlers).
+//!
+//! ## Where things are
+//! The pure layers and the adapters are crates of their own (docs/architecture.md); this crate
+//! re-exports them under the paths its callers already use:
+//! [`schedule`] and [`instant`] (`sundial-schedule`), [`model`], [`keys`], [`outbound`],
+//! [`priority`], [`resources`] (`sundial-model`), [`store`] and [`queue`] (`sundial-store`).
 //!
 //! ## Layout
-//! - [`resources`]: the one definition of tables, indexes, queues and env variable names
-//!   (`resources.json`, shared with the CDK app in `infra/`).
 //! - [`context`]: [`Ctx`], the clients and names the tick and the control plane share.
-//! - [`config`]: every setting a binary reads from its environment, in typed loaders
-//!   (`Config`, `TickSettings`, `WorkerSettings`, ...) whose errors name the variable.
+//! - [`config`]: every plane setting a binary reads from its environment, in typed loaders
+//!   (`TickSettings`, `WorkerSettings`, ...) whose errors name the variable; `Config` itself is
+//!   the store's.
 //! - [`telemetry`]: the one logging setup of every binary (Lambda's JSON format and log level).
 //! - [`aws`]: SDK client construction (endpoint from `AWS_ENDPOINT_URL`, so the same code runs
 //!   against AWS and against the local emulator).
-//! - [`provision`]: creates the tables, indexes (through [`store::tables`]) and per-pool queues
-//!   (+ DLQs) from [`resources`] on the emulator; on AWS the CDK does it from the same definition.
-//! - [`schedule`]: pure schedule maths: cron / rate / at, zones, DST policy, misfire, jitter.
-//!   Every function takes `now` or `after`.
-//! - [`keys`]: every DynamoDB key format, in one module (checked against the README's
-//!   access-pattern table).
-//! - [`outbound`]: the one target policy (webhook addresses and schemes, Sundial's own queues,
-//!   per-tenant allowlists), judged at create and edit and again before every call.
-//! - [`model`]: job definitions, jobs, executions, the one-way status machine, operations-log
-//!   entries.
-//! - [`store`]: the DynamoDB adapter and the only caller of the DynamoDB client: the item codec
-//!   (every attribute name), one expression builder, and one module per item family (jobs,
-//!   executions, slots and tenant gates, operations log, watermarks, tables) with typed outcomes.
-//! - [`priority`]: job priorities, the pool lanes, back-pressure and tenant-fairness rules (pure).
-//! - [`queue`]: per-pool SQS queues (URLs cached), batched delayed sends, dead-letter copies.
+//! - [`provision`]: creates the tables, indexes (through `store::tables`) and per-pool queues
+//!   (+ DLQs) from `resources` on the emulator; on AWS the CDK does it from the same definition.
 //! - [`trigger`]: the per-minute tick and shard scans (put → send → advance → watermark).
 //! - [`reconcile`]: the reconciler: re-sends executions whose delivery is gone, found through the
 //!   sparse `open` index (O(open executions)).

@@ -26,22 +26,21 @@ impl Worker {
         holds: Holds,
         m: &mut ExecMetrics,
     ) -> Result<Disposition, StoreError> {
-        self.conclude_with(d, fence, fin, None, policy, holds, m).await
+        self.conclude_with(d, fence, Outcome { fin, item_result: None }, policy, holds, m).await
     }
 
     /// [`Worker::conclude`] with a map-reduce item's result (`docs/mapreduce.md`): an item's
     /// final finish is counted on its parent in the same transaction.
-    #[allow(clippy::too_many_arguments)]
     pub(super) async fn conclude_with(
         &self,
         d: &Delivery<'_>,
         fence: &Fence,
-        fin: Finish,
-        result: Option<serde_json::Value>,
+        outcome: Outcome,
         policy: ConcurrencyPolicy,
         holds: Holds,
         m: &mut ExecMetrics,
     ) -> Result<Disposition, StoreError> {
+        let Outcome { fin, item_result: result } = outcome;
         let key = &d.key;
         let now = self.clock.now();
         let status = fin.status();
@@ -114,4 +113,11 @@ impl Worker {
             ClaimOutcome::Claimed(_) => Disposition::Leave,
         }
     }
+}
+
+/// How an attempt ended: its finish, and a map-reduce item's result (counted on its parent in
+/// the same transaction as the item's final finish).
+pub(super) struct Outcome {
+    pub(super) fin: Finish,
+    pub(super) item_result: Option<serde_json::Value>,
 }

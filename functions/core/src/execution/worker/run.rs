@@ -6,6 +6,7 @@
 //! stale attempt cannot overwrite the new owner's progress.
 
 use super::attempt::{Exit, Holds};
+use super::conclusion::Outcome;
 use super::{Delivery, Disposition, Worker};
 use crate::execution::claim::{Fence, Finish};
 use crate::execution::clock::Clock;
@@ -130,7 +131,13 @@ impl Worker {
         // The run, its heartbeats and its timeout live in this block: they borrow the holds,
         // which the exits below consume.
         let result = {
-            let run = self.call_target(d, e, &fence, inv, snapshot.checkpoint.clone(), &cancel, checkpointer);
+            let inputs = HandlerInputs {
+                inv,
+                resumed_from: snapshot.checkpoint.clone(),
+                cancel: cancel.clone(),
+                checkpointer,
+            };
+            let run = self.call_target(d, e, &fence, inputs);
             tokio::pin!(run);
             let heartbeat = async {
                 let every = self.settings.heartbeat_every();
@@ -247,25 +254,21 @@ impl Worker {
                 }
             }
         };
-        self.conclude_with(d, &fence, fin, item_result, policy, holds, m).await
+        self.conclude_with(d, &fence, Outcome { fin, item_result }, policy, holds, m).await
     }
 
     /// Calls the target (remote, or an in-process handler with a fenced checkpointer). A
     /// map-reduce item's result comes back as `Some`.
-    #[allow(clippy::too_many_arguments)]
     async fn call_target(
         &self,
         d: &Delivery<'_>,
         e: &Execution,
         fence: &Fence,
-        inv: Invocation,
-        resumed_from: Option<serde_json::Value>,
-        cancel: &CancellationToken,
-        checkpointer: FencedCheckpointer,
+        inputs: HandlerInputs,
     ) -> Result<Option<serde_json::Value>, RunError> {
         match &e.definition.target {
             Target::InProcess { handler } if e.definition.map_reduce.is_some() => {
-                self.call_map_reduce(d, e, fence, handler, inv, resumed_from, cancel, checkpointer).await
+                self.call_map_reduce(d, e, fence, handler, inputs).await
             }
             Target::InProcess { handler } => {
                 let Some(h) = self.handlers.get(handler) else {
@@ -276,6 +279,7 @@ impl Worker {
                         ),
                     ));
                 };
+                let HandlerInputs { inv, resumed_from, cancel, checkpointer } = inputs;
                 let cp = Arc::new(checkpointer);
                 // The handler's own calls (its tables, its downstreams) need grants the deployer
                 // gives the worker role; they are recorded apart from Sundial's.
@@ -287,25 +291,22 @@ impl Worker {
                 // The create-time policy, again: it may have been tightened since, and
                 // definitions stored before it existed are judged too.
                 self.cfg.targets.check(&self.cfg, &e.tenant, t)?;
-                self.remote.call(t, &inv, self.clock.now()).await.map(|()| None)
+                self.remote.call(t, &inputs.inv, self.clock.now()).await.map(|()| None)
             }
         }
     }
 
     /// A map-reduce job's run (`docs/mapreduce.md`): an item's `run_item`, or the parent's
     /// `map` (with a fenced emitter) or `reduce` (with every item's result), by phase.
-    #[allow(clippy::too_many_arguments)]
     async fn call_map_reduce(
         &self,
         d: &Delivery<'_>,
         e: &Execution,
         fence: &Fence,
         handler: &str,
-        inv: Invocation,
-        resumed_from: Option<serde_json::Value>,
-        cancel: &CancellationToken,
-        checkpointer: FencedCheckpointer,
+        inputs: HandlerInputs,
     ) -> Result<Option<serde_json::Value>, RunError> {
+        let HandlerInputs { inv, resumed_from, cancel, checkpointer } = inputs;
         use crate::execution::mapreduce::{check_result, phase_of, ItemInput, MapContext, MapState, Phase};
         let Some(h) = self.handlers.get_map_reduce(handler) else {
             return Err(RunError::permanent(
@@ -346,4 +347,13 @@ impl Worker {
         };
         crate::access::user_code(h.map(MapContext::new(ctx, Arc::new(emitter)))).await.map(|()| None)
     }
+}
+
+/// What an in-process handler (or the remote call) is given for one attempt: the invocation,
+/// the checkpoint it resumes from, its cancellation token and its fenced checkpointer.
+struct HandlerInputs {
+    inv: Invocation,
+    resumed_from: Option<serde_json::Value>,
+    cancel: CancellationToken,
+    checkpointer: FencedCheckpointer,
 }

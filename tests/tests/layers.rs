@@ -1,0 +1,190 @@
+//! The crate graph is the architecture (docs/architecture.md): this test reads it from
+//! `cargo metadata` and fails when a crate imports one above it, when a pure crate (or the
+//! typed client) pulls an AWS SDK service crate, or when a Lambda binary links the offline
+//! tooling. The compiler already forbids cycles; this holds the *order* of the layers.
+
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use std::process::Command;
+
+/// Layer of each workspace crate: a crate may depend (normal dependencies) only on crates of a
+/// strictly lower layer.
+const LAYERS: &[(&str, u32)] = &[
+    ("sundial-hash", 0),
+    ("sundial-schedule", 1),
+    ("sundial-model", 2),
+    ("sundial-capacity", 2),
+    ("sundial-store", 3),
+    ("sundial-core", 4),
+    ("sundial-idempotency", 4),
+    ("sundial-client", 5),
+    ("sundial-tick", 6),
+    ("sundial-worker", 6),
+    ("sundial-api", 7),
+    ("sundial-testfn", 6),
+    ("sundial-chaos", 8),
+    ("sundial-cli", 8),
+    ("sundial-tests", 9),
+    ("settlement-example", 9),
+];
+
+/// Crates that must compile without any AWS SDK service crate (their whole normal closure).
+const NO_AWS_SDK: &[&str] =
+    &["sundial-hash", "sundial-schedule", "sundial-model", "sundial-capacity", "sundial-client"];
+
+/// The Lambda binaries, which must not link the offline tooling.
+const LAMBDAS: &[&str] = &["sundial-tick", "sundial-worker", "sundial-api"];
+
+struct Graph {
+    /// package id -> name
+    names: BTreeMap<String, String>,
+    /// package id -> ids of its normal (non-dev, non-build) dependencies
+    normal: BTreeMap<String, Vec<String>>,
+    workspace: BTreeSet<String>,
+    /// package id -> names of its optional dependencies (off unless a feature asks for them;
+    /// the metadata's resolve unifies features over the whole workspace, so a feature the CLI
+    /// turns on would otherwise count against the client)
+    optional: BTreeMap<String, BTreeSet<String>>,
+}
+
+fn graph() -> Graph {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    // This machine's platform only: the other platforms' crates are not downloaded, and
+    // `--offline` keeps the test off the network.
+    let rustc = Command::new("rustc").arg("-vV").output().unwrap_or_else(|e| panic!("rustc -vV: {e}"));
+    let host = String::from_utf8_lossy(&rustc.stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix("host: ").map(str::to_string))
+        .unwrap_or_else(|| panic!("rustc -vV names no host"));
+    let out = Command::new(cargo)
+        .current_dir(&root)
+        .args(["metadata", "--format-version", "1", "--offline", "--filter-platform", &host])
+        .output()
+        .unwrap_or_else(|e| panic!("cargo metadata: {e}"));
+    assert!(out.status.success(), "cargo metadata: {}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("metadata JSON: {e}"));
+    let names = v["packages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|p| {
+            (
+                p["id"].as_str().unwrap_or_default().to_string(),
+                p["name"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect();
+    let optional = v["packages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|p| {
+            let opt = p["dependencies"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|d| d["optional"].as_bool() == Some(true))
+                .filter_map(|d| d["name"].as_str().map(str::to_string))
+                .collect();
+            (p["id"].as_str().unwrap_or_default().to_string(), opt)
+        })
+        .collect();
+    let workspace = v["workspace_members"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|m| m.as_str().map(str::to_string))
+        .collect();
+    let mut normal = BTreeMap::new();
+    for node in v["resolve"]["nodes"].as_array().into_iter().flatten() {
+        let deps = node["deps"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|d| d["dep_kinds"].as_array().into_iter().flatten().any(|k| k["kind"].is_null()))
+            .filter_map(|d| d["pkg"].as_str().map(str::to_string))
+            .collect();
+        normal.insert(node["id"].as_str().unwrap_or_default().to_string(), deps);
+    }
+    Graph { names, normal, workspace, optional }
+}
+
+impl Graph {
+    fn id_of(&self, name: &str) -> String {
+        self.workspace
+            .iter()
+            .find(|id| self.names.get(*id).map(String::as_str) == Some(name))
+            .unwrap_or_else(|| panic!("{name} is not a workspace member"))
+            .clone()
+    }
+
+    /// Names of every crate in `name`'s normal-dependency closure with its default features
+    /// (its own optional dependencies left out).
+    fn closure(&self, name: &str) -> BTreeSet<String> {
+        let root = self.id_of(name);
+        let skip = self.optional.get(&root).cloned().unwrap_or_default();
+        let mut seen = BTreeSet::new();
+        let mut stack = vec![root.clone()];
+        while let Some(id) = stack.pop() {
+            for d in self.normal.get(&id).into_iter().flatten() {
+                if id == root && skip.contains(&self.names[d]) {
+                    continue;
+                }
+                if seen.insert(d.clone()) {
+                    stack.push(d.clone());
+                }
+            }
+        }
+        seen.into_iter().filter_map(|id| self.names.get(&id).cloned()).collect()
+    }
+}
+
+fn layer(name: &str) -> Option<u32> {
+    LAYERS.iter().find(|(n, _)| *n == name).map(|(_, l)| *l)
+}
+
+#[test]
+fn every_workspace_crate_has_a_layer_and_imports_only_lower_ones() {
+    let g = graph();
+    let mut wrong = Vec::new();
+    for id in &g.workspace {
+        let name = &g.names[id];
+        let Some(own) = layer(name) else {
+            wrong.push(format!("{name} has no layer in tests/tests/layers.rs (and docs/architecture.md)"));
+            continue;
+        };
+        for d in g.normal.get(id).into_iter().flatten() {
+            let dep = &g.names[d];
+            if let Some(l) = layer(dep) {
+                if l >= own {
+                    wrong.push(format!("{name} (layer {own}) imports {dep} (layer {l})"));
+                }
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "layering broken:\n{}", wrong.join("\n"));
+}
+
+#[test]
+fn the_pure_crates_and_the_client_compile_no_aws_sdk() {
+    let g = graph();
+    for name in NO_AWS_SDK {
+        let sdk: Vec<String> = g.closure(name).into_iter().filter(|n| n.starts_with("aws-sdk-")).collect();
+        assert!(sdk.is_empty(), "{name} pulls {sdk:?}");
+    }
+    // The model is pure, and the planes are not: the check can tell them apart.
+    assert!(g.closure("sundial-core").contains("aws-sdk-dynamodb"));
+    assert!(g.closure("sundial-cli").contains("aws-config"), "the CLI turns the credential chain on");
+}
+
+#[test]
+fn no_lambda_links_the_offline_tooling() {
+    let g = graph();
+    for name in LAMBDAS {
+        let c = g.closure(name);
+        assert!(!c.contains("sundial-capacity"), "{name} links the capacity model");
+        assert!(!c.contains("sundial-chaos") && !c.contains("sundial-tests"), "{name} links test tooling");
+    }
+    assert!(g.closure("sundial-cli").contains("sundial-capacity"));
+}
