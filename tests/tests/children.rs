@@ -1,4 +1,4 @@
-//! Sharded and broadcast jobs (issue 18, `docs/children.md`): one fire is a parent execution
+//! Sharded and broadcast jobs (`docs/children.md`): one fire is a parent execution
 //! and one child per shard or member; each child is claimed, fenced, retried and finished on
 //! its own, sees only its own shard or member, and the parent ends when every child has.
 

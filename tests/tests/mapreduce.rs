@@ -1,4 +1,4 @@
-//! Map-reduce jobs (issue 18 part 3, `docs/mapreduce.md`): a handler's map emits items, each
+//! Map-reduce jobs (`docs/mapreduce.md`): a handler's map emits items, each
 //! its own child execution (claimed, fenced, retried alone), and a fenced reduce runs once with
 //! every item's result; a zombie parent's emits are refused, a taken-over map resumes from its
 //! committed cursor, and worker processes killed or paused during the map lose nothing and

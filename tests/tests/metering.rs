@@ -110,8 +110,8 @@ async fn worker_usage(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_resource_limit_costs_one_gate_read_and_two_gate_writes_per_execution_and_no_sqs(
 ) -> anyhow::Result<()> {
-    use sundial_core::execution::resources::{Acquired, ResourceGates};
-    use sundial_core::store::resources;
+    use sundial_core::execution::resource_limits::{Acquired, ResourceGates};
+    use sundial_core::store::resource_limits as resources;
     use sundial_tests::fixtures::{self, Reply, WebhookServer};
     // GIVEN a limit `legacy-db` of 20, a metered worker, and a webhook that answers at once
     let env = TestEnv::new("meter-res").await?;

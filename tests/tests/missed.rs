@@ -1,4 +1,4 @@
-//! Start deadlines (issue 17 item 4): a fire no worker has started by its job's
+//! Start deadlines: a fire no worker has started by its job's
 //! `startDeadlineSecs` is reported exactly once, as an operations-log entry, a `FireMissed`
 //! event on the stack's EventBridge bus and one `FiresMissed` count, whoever notices it (the
 //! reconciler, several reconcilers, or a worker that finally claims it late).

@@ -1,4 +1,4 @@
-//! Queued-ahead executions follow the job's pause, resume and edit (issue 13 scenarios 5 and 9):
+//! Queued-ahead executions follow the job's pause, resume and edit:
 //! the tick and the API queue fires up to a minute ahead, so a change made now must decide the
 //! fate of executions that already exist for later instants. Fixed instants, the control plane's
 //! own functions, the real SDK against the emulator.

@@ -1,4 +1,4 @@
-//! Resource limits (issue 18 part 4): a named limit shared by jobs of several tenants is never
+//! Resource limits: a named limit shared by jobs of several tenants is never
 //! exceeded, also when worker processes are killed with SIGKILL (a dead holder's unit comes back
 //! when its lease ends); resources are taken all or none; a wait re-queues a fresh message
 //! (its receive count never grows); the per-resource metrics are recorded.
@@ -6,12 +6,12 @@
 use aws_sdk_sqs::types::MessageSystemAttributeName;
 use chrono::{Duration as Chrono, Utc};
 use std::time::Duration;
-use sundial_core::execution::resources::{Acquired, ResourceGates};
+use sundial_core::execution::resource_limits::{Acquired, ResourceGates};
 use sundial_core::execution::target::in_process::Handlers;
 use sundial_core::execution::worker::{Disposition, NoExtend};
 use sundial_core::model::{ExecStatus, Target};
 use sundial_core::store::executions::ExecKey;
-use sundial_core::store::resources;
+use sundial_core::store::resource_limits as resources;
 use sundial_tests::fixtures::{self, Reply, WebhookServer};
 use sundial_tests::TestEnv;
 

@@ -1,4 +1,4 @@
-//! What a failed call leaves for the tenant (issue 15, outbound 8): `lastError` is shown by the
+//! What a failed call leaves for the tenant: `lastError` is shown by the
 //! API, so its message is generic per error code; the SDK's own account (role ARNs, accounts,
 //! queue URLs, resolved addresses) goes to the worker's log with the execution id.
 

@@ -1,4 +1,4 @@
-//! The target policy at run time (issue 15, outbound 6 and 7): the worker judges every target
+//! The target policy at run time: the worker judges every target
 //! again before it calls, so an allowlist tightened after a job was created, or a definition
 //! stored before the policy existed, cannot reach what the policy refuses; Sundial's own pool
 //! queue is never a target.

@@ -1,4 +1,4 @@
-//! Webhook signatures (issue 15, outbound 2 and 4): a job that names a signing secret in
+//! Webhook signatures: a job that names a signing secret in
 //! Secrets Manager gets every webhook signed per Standard Webhooks, with the execution id as
 //! `webhook-id` on every attempt; the receivers' toolkit (`sundial_idempotency::webhook`)
 //! verifies them with either key of a rotation; a secret that cannot be read fails the

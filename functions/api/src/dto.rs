@@ -372,7 +372,7 @@ pub struct ResourceBody {
 }
 
 /// A resource limit. `operator`: the caller is an operator (sees who set it).
-pub fn resource(r: &sundial_core::store::resources::ResourceLimit, operator: bool) -> Value {
+pub fn resource(r: &sundial_core::store::resource_limits::ResourceLimit, operator: bool) -> Value {
     let mut v = json!({
         "resource": r.name, "limit": r.limit, "version": r.version, "updatedAt": time(r.updated_at),
     });
@@ -384,7 +384,7 @@ pub fn resource(r: &sundial_core::store::resources::ResourceLimit, operator: boo
 
 /// A resource limit with its live holders: their count for every caller, their execution ids
 /// (other tenants' included) for operators only.
-pub fn resource_view(v: &sundial_core::control::resources::ResourceView) -> Value {
+pub fn resource_view(v: &sundial_core::control::resource_limits::ResourceView) -> Value {
     let mut out = resource(&v.limit, v.operator);
     out["holding"] = json!(v.holders.len());
     if v.operator {

@@ -466,21 +466,21 @@ impl Api {
             }
             Op::PutResource => {
                 let b: dto::ResourceBody = parse_body(&req.body)?;
-                let (r, created) = control::resources::put(ctl, &caller, p(0), b.limit, now).await?;
+                let (r, created) = control::resource_limits::put(ctl, &caller, p(0), b.limit, now).await?;
                 let status = if created { StatusCode::CREATED } else { StatusCode::OK };
                 Ok(ApiResponse::json(status, dto::resource(&r, true)).header(ETAG, dto::etag(r.version)))
             }
             Op::GetResource => {
-                let v = control::resources::get(ctl, &caller, p(0), now).await?;
+                let v = control::resource_limits::get(ctl, &caller, p(0), now).await?;
                 ok(dto::resource_view(&v))
             }
             Op::DeleteResource => {
-                control::resources::delete(ctl, &caller, p(0)).await?;
+                control::resource_limits::delete(ctl, &caller, p(0)).await?;
                 ok(json!({"resource": p(0), "deleted": true}))
             }
             Op::ListResources => {
-                let operator = control::resources::is_operator(ctl, &caller);
-                let all = control::resources::list(ctl).await?;
+                let operator = control::resource_limits::is_operator(ctl, &caller);
+                let all = control::resource_limits::list(ctl).await?;
                 ok(dto::page(all.iter().map(|r| dto::resource(r, operator)).collect(), None))
             }
             Op::GetJobVersion => {

@@ -45,9 +45,9 @@ fn bench_next(c: &mut Criterion) {
             });
         }
     }
-    // Day rules next to a plain job at the same time of day (issue 17's closing figures).
+    // Day rules next to a plain job at the same time of day.
     // `plain_daily_0900` goes through the `cron` crate; `L`, `LW`, `#` and `dL` through the
-    // day-rule engine (schedule/days.rs). A business-calendar job (issue 17, item 2) belongs in
+    // day-rule engine (schedule/days.rs). A business-calendar job belongs in
     // this group too, as `calendar_following_0900`, once its spec field exists.
     for (name, expr) in [
         ("plain_daily_0900", "0 0 9 * * *"),

@@ -1,7 +1,7 @@
 //! IAM access recording: which AWS action each Sundial function performs on which resource.
 //!
 //! Why: the emulators check no IAM, so a function whose role lacks a permission passes every
-//! test here and fails on a real account (issue 16 found the API role without
+//! test here and fails on a real account (a review once found the API role without
 //! `sqs:SendMessage` and `dynamodb:BatchGetItem`). So the test suite records what each function
 //! really does and `infra/test/iam.test.ts` checks every recorded call against the synthesized
 //! template's policy of that function's role: a call the role does not allow fails that test.

@@ -297,7 +297,7 @@ pub struct ApiSettings {
     pub console: ConsoleConfig,
 }
 
-/// The deployed web console's settings (issue 19), set by the CDK construct from the stack's
+/// The deployed web console's settings, set by the CDK construct from the stack's
 /// JWT issuer, the console's client id and the workers' log groups. Unset: the console signs in
 /// with the tenant header (local run) or, with IAM auth, says it cannot sign requests.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -347,7 +347,7 @@ impl Tenancy {
     }
 }
 
-/// Per-tenant quotas (issue 15): one tenant cannot crowd out the tick, the queues or the
+/// Per-tenant quotas: one tenant cannot crowd out the tick, the queues or the
 /// account's Lambda concurrency for the others. Counted in the jobs table
 /// ([`crate::store::quota`]); exceeded is HTTP 429 with `Retry-After`. Defaults and variable
 /// names: `resources.json` (`quota*`).

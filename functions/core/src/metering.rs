@@ -159,13 +159,13 @@ struct Units {
 /// What an item (or a key) is, from its key: `execution`, `slot`, `tenantGate`, `job`,
 /// `watermark`, or `other` (job versions, operations log, test items).
 pub fn item_kind(pk: &str, sk: &str) -> &'static str {
-    if pk.starts_with("W#") && sk == keys::WATERMARK_SK {
+    if keys::is_watermark_pk(pk) && sk == keys::WATERMARK_SK {
         "watermark"
     } else if sk.starts_with(keys::EXEC_SK_PREFIX) {
         "execution"
     } else if sk == keys::JOB_SLOT_SK {
         "slot"
-    } else if sk == keys::TENANT_RUNNING_SK && pk.ends_with("#RUN") {
+    } else if sk == keys::TENANT_RUNNING_SK && keys::is_gate_pk(pk) {
         "tenantGate"
     } else if sk == keys::JOB_DEF_SK {
         "job"

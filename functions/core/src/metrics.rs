@@ -163,7 +163,7 @@ mod tests {
                 stale_rejections: 1,
                 clock_skew: 1,
                 fires_missed: 1,
-                resources: vec![crate::execution::resources::ResourceUse {
+                resources: vec![crate::execution::resource_limits::ResourceUse {
                     resource: "legacy-db".into(),
                     waits: 1,
                     holders: Some(3),

@@ -1,4 +1,4 @@
-//! Parent and child executions (issue 18, `docs/children.md`): the pure rules.
+//! Parent and child executions (`docs/children.md`): the pure rules.
 //!
 //! A job with `shards: N` or `broadcast: {members}` fires as usual: one execution per fire,
 //! the *parent*, keyed `(job, scheduled_at)`. The worker that claims the parent does not call

@@ -63,15 +63,15 @@ pub struct JobDefinition {
     /// the pool is busy (docs/priority.md). Left out when `normal`.
     #[serde(default, skip_serializing_if = "crate::priority::Priority::is_normal")]
     pub priority: crate::priority::Priority,
-    /// Sharded job (issue 18): each fire runs as this many child executions, child `i` given
+    /// Sharded job: each fire runs as this many child executions, child `i` given
     /// `shardIndex = i` and `shardTotal` (docs/children.md). None: one run per fire.
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "not_null")]
     pub shards: Option<u32>,
-    /// Broadcast job (issue 18): each fire runs as one child execution per member of this set,
+    /// Broadcast job: each fire runs as one child execution per member of this set,
     /// each given its `member` (docs/children.md). Never for work that moves money.
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "not_null")]
     pub broadcast: Option<crate::children::Broadcast>,
-    /// Map-reduce job (issue 18): an in-process handler's map emits items, each run as its own
+    /// Map-reduce job: an in-process handler's map emits items, each run as its own
     /// child execution, then a fenced reduce gets their results (docs/mapreduce.md).
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "not_null")]
     pub map_reduce: Option<crate::mapreduce::MapReduceSpec>,

@@ -227,6 +227,18 @@ pub fn watermark_pk(shard: u32) -> String {
     format!("W#{shard:05}")
 }
 
+/// Whether `pk` is a shard watermark's partition key ([`watermark_pk`]).
+pub fn is_watermark_pk(pk: &str) -> bool {
+    pk.starts_with("W#")
+}
+
+/// Whether `pk` is the first item of a running gate (a tenant's, [`tenant_running_pk`], or a
+/// resource's, [`resource_running_shard_pk`] of shard 0): the metering classes both as the
+/// tenant gate's cost.
+pub fn is_gate_pk(pk: &str) -> bool {
+    pk.ends_with("#RUN")
+}
+
 /// The logical shard of a job: FNV-1a 64 of the tenant and job id, modulo `shards`. Stable
 /// across processes and releases (never `std`'s randomly keyed hasher).
 pub fn shard_of(tenant: &str, job_id: &str, shards: u32) -> u32 {

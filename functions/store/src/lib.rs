@@ -52,7 +52,7 @@ pub mod ops;
 pub mod queue;
 pub mod queued;
 pub mod quota;
-pub mod resources;
+pub mod resource_limits;
 pub mod slots;
 pub mod tables;
 pub mod watermarks;

@@ -116,7 +116,7 @@ pub async fn create(
 ) -> Result<JobView, ControlError> {
     let business = super::calendars::for_definition(ctl, &caller.tenant, &def).await?;
     let mut job = Job::new_with(ctl.cfg(), &caller.tenant, job_id, def, now, business.clone())?;
-    super::resources::check_declared(ctl, &job.definition).await?;
+    super::resource_limits::check_declared(ctl, &job.definition).await?;
     place(ctl, &mut job, now, business)?;
     let schedule = crate::trigger::cache::schedule_of(&job)
         .map_err(|e| ControlError::invalid(format!("schedule.{}", e.field()), e.reason()))?;
@@ -227,7 +227,7 @@ pub async fn update(
     let business = super::calendars::for_definition(ctl, &caller.tenant, &def).await?;
     let calendar_versions = business.as_ref().map(|b| b.chain().to_vec()).unwrap_or_default();
     let schedule = def.validate_with(ctl.cfg(), &caller.tenant, anchor, business.clone())?;
-    super::resources::check_declared(ctl, &def).await?;
+    super::resource_limits::check_declared(ctl, &def).await?;
     super::quota::check_interval(ctl, &schedule, now)?;
     let mut job = Job {
         calendar_versions,

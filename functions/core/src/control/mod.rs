@@ -42,7 +42,7 @@ pub mod jobs;
 pub mod ops;
 pub mod page;
 pub(crate) mod quota;
-pub mod resources;
+pub mod resource_limits;
 pub mod tzreport;
 pub mod upcoming;
 

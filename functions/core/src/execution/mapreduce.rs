@@ -1,4 +1,4 @@
-//! Map-reduce jobs (issue 18 part 3, `docs/mapreduce.md`): the pure rules and the handler API.
+//! Map-reduce jobs (`docs/mapreduce.md`): the pure rules and the handler API.
 //!
 //! A job with `mapReduce: {}` and an in-process target runs each fire in three phases, all
 //! on the fire's own execution (the *parent*):

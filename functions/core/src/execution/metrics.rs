@@ -62,7 +62,7 @@ pub struct ExecMetrics {
     pub fires_missed: u64,
     /// What each resource the execution uses saw (waits, holders): one EMF line per resource,
     /// dimension `Resource` ([`ExecMetrics::resource_emfs`]).
-    pub resources: Vec<crate::execution::resources::ResourceUse>,
+    pub resources: Vec<crate::execution::resource_limits::ResourceUse>,
 }
 
 impl ExecMetrics {
@@ -217,7 +217,7 @@ mod tests {
 
     #[test]
     fn resource_figures_go_on_their_own_lines_with_the_resource_dimension() {
-        use crate::execution::resources::ResourceUse;
+        use crate::execution::resource_limits::ResourceUse;
         let m = ExecMetrics {
             pool: "p".into(),
             execution_id: "acme:j@1".into(),

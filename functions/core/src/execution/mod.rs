@@ -29,7 +29,7 @@ pub mod clock;
 pub mod mapreduce;
 pub mod metrics;
 pub mod policy;
-pub mod resources;
+pub mod resource_limits;
 pub mod target;
 pub use sundial_model::{children, claim, retry};
 pub mod worker;

@@ -204,7 +204,7 @@ pub(crate) struct GateEntry<'a> {
 /// entry's home shard, then the others in turn, each admitting its [`gate_quota`]. An entry
 /// counts as live until its lease end plus `skew_margin_ms`; lapsed ones (a dead holder) are
 /// dropped by this rewrite. The tenant running gate and the resource holder gates
-/// ([`crate::execution::resources`]) are both this. Also returns the live entries of the shard
+/// ([`crate::execution::resource_limits`]) are both this. Also returns the live entries of the shard
 /// joined, the caller's included (0 when full).
 pub(crate) async fn acquire_gate(
     ddb: &aws_sdk_dynamodb::Client,

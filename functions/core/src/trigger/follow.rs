@@ -1,4 +1,4 @@
-//! Queued-ahead executions follow their job's changes (issue 13 scenarios 5 and 9).
+//! Queued-ahead executions follow their job's changes (paused, resumed and edited jobs).
 //!
 //! The tick and the API queue fires up to a minute ahead, so when a job is paused, resumed,
 //! edited or deleted, executions already exist for instants after the change. Whether each

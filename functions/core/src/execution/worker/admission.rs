@@ -9,7 +9,7 @@ use super::{secs_ceil, Delivery, Disposition, Worker};
 use crate::execution::claim::{next_step, Step};
 use crate::execution::metrics::ExecMetrics;
 use crate::execution::policy::{Admission, Seat};
-use crate::execution::resources::Acquired;
+use crate::execution::resource_limits::Acquired;
 use crate::model::ExecStatus;
 use crate::schedule::Schedule;
 use crate::store::error::StoreError;

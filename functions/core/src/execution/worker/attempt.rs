@@ -9,7 +9,7 @@
 //! releases at each exit.
 
 use super::Worker;
-use crate::execution::resources::Held;
+use crate::execution::resource_limits::Held;
 use crate::model::{ConcurrencyPolicy, ExecStatus};
 use crate::store::error::StoreError;
 use crate::store::executions::ExecKey;

@@ -53,7 +53,7 @@ use super::claim::LeaseTerms;
 use super::clock::{with_skew_probe, Clock, ServiceClock, SkewGuard};
 use super::metrics::{ExecMetrics, MetricsSink};
 use super::policy::{JobSlots, TenantGate};
-use super::resources::ResourceGates;
+use super::resource_limits::ResourceGates;
 use super::target::http::HttpTarget;
 use super::target::in_process::{BoxFuture, Handlers};
 use super::target::lambda::LambdaTarget;

@@ -1,4 +1,4 @@
-//! Resource limits (issue 18, seed 000 §10 "全平台最多 20 个访问某旧数据库的任务"): a job lists
+//! Resource limits (seed 000 §10 "全平台最多 20 个访问某旧数据库的任务"): a job lists
 //! the named resources its runs use (`resources: ["legacy-db"]`); an operator sets each one's
 //! limit once for the whole platform (`PUT /v1/resources/legacy-db {"limit": 20}`); at most that
 //! many executions hold it at once, whatever their tenant, job or pool.
@@ -19,7 +19,7 @@
 use super::policy::{acquire_gate, GateEntry, Seat};
 use crate::keys;
 use crate::store::error::StoreError;
-use crate::store::{resources, slots};
+use crate::store::{resource_limits as resources, slots};
 use std::collections::HashMap;
 use std::sync::Mutex;
 

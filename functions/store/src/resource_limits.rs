@@ -1,9 +1,9 @@
-//! Resource limits (issue 18): named, platform-wide limits on how many executions may use a
+//! Resource limits: named, platform-wide limits on how many executions may use a
 //! downstream at once (`legacy-db: 20`). One partition for all of them in the jobs table
 //! ([`keys::RESOURCES_PK`], sort key [`keys::resource_limit_sk`]): they are few, set by
 //! operators, read by workers (cached) and by job create/edit. Who holds a resource is the
 //! resource's holder gate in the executions table ([`super::slots::get_gate`] with
-//! [`keys::resource_running_shard_pk`]); what a limit means is [`crate::execution::resources`]'s.
+//! [`keys::resource_running_shard_pk`]); what a limit means is [`crate::execution::resource_limits`]'s.
 
 use super::error::StoreError;
 use super::expr::{Expr, WithExpr};

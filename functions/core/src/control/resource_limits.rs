@@ -1,4 +1,4 @@
-//! Resource limits for the API (issue 18 part 4, `docs/resources.md`).
+//! Resource limits for the API (`docs/resources.md`).
 //!
 //! A limit spans every tenant (at most 20 runs on the legacy database, whoever's jobs they
 //! are), so no tenant may set one: only callers whose tenant is one of the deployment's
@@ -12,10 +12,10 @@
 //! nobody defines. A limit deleted later makes them wait (fail closed, `ResourceUndefined`).
 
 use super::{Caller, Control, ControlError};
-use crate::execution::resources::ResourceGates;
+use crate::execution::resource_limits::ResourceGates;
 use crate::keys;
 use crate::model::JobDefinition;
-use crate::store::resources::{self as store, ResourceLimit, MAX_RESOURCE_LIMIT};
+use crate::store::resource_limits::{self as store, ResourceLimit, MAX_RESOURCE_LIMIT};
 use chrono::{DateTime, Utc};
 
 /// A limit with who holds it now.
