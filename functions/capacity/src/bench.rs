@@ -1,0 +1,79 @@
+//! Reading the documents the bench binary writes (one per trigger class) into [`ClassCost`]s.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+use crate::costs::{ClassCost, ItemKind};
+use crate::validate::check_non_negative;
+
+/// One document written by the bench binary (only the fields the model uses).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct BenchDocument {
+    per_execution: BenchPhases,
+}
+
+/// The two phases of one execution the bench meters.
+#[derive(Deserialize)]
+struct BenchPhases {
+    tick: BenchPhase,
+    worker: BenchPhase,
+    /// The verification pass's re-read of every-minute and daily fires (absent in older
+    /// documents: counted as nothing).
+    #[serde(default)]
+    verify: Option<BenchPhase>,
+}
+
+/// Units per execution of one phase; every key is optional (present only when nonzero).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct BenchPhase {
+    #[serde(default)]
+    writes_by_kind: BTreeMap<String, f64>,
+    #[serde(default)]
+    reads_by_kind: BTreeMap<String, f64>,
+    #[serde(default)]
+    sqs_requests: f64,
+    #[serde(default)]
+    lambda_invokes: f64,
+}
+
+/// One class's costs from its bench document: tick + worker (+ verify), kinds mapped, then
+/// validated.
+pub(crate) fn class_from_bench(class: &str, json: &str) -> Result<ClassCost, String> {
+    let doc: BenchDocument = serde_json::from_str(json).map_err(|e| format!("{class} bench JSON: {e}"))?;
+    let mut phases = vec![("tick", &doc.per_execution.tick), ("worker", &doc.per_execution.worker)];
+    if let Some(v) = &doc.per_execution.verify {
+        phases.push(("verify", v));
+    }
+    let (mut writes, mut reads) = (BTreeMap::new(), BTreeMap::new());
+    let (mut sqs_requests, mut lambda_invokes) = (0.0, 0.0);
+    for (name, phase) in phases {
+        let at = format!("{class}.perExecution.{name}");
+        add_bench_units(&mut writes, &phase.writes_by_kind, &format!("{at}.writesByKind"))?;
+        add_bench_units(&mut reads, &phase.reads_by_kind, &format!("{at}.readsByKind"))?;
+        check_non_negative(&format!("{at}.sqsRequests"), phase.sqs_requests)?;
+        check_non_negative(&format!("{at}.lambdaInvokes"), phase.lambda_invokes)?;
+        sqs_requests += phase.sqs_requests;
+        lambda_invokes += phase.lambda_invokes;
+    }
+    writes.retain(|_, v| *v != 0.0);
+    reads.retain(|_, v| *v != 0.0);
+    let cost = ClassCost { writes, reads, sqs_requests, lambda_invokes };
+    cost.validate(class)?;
+    Ok(cost)
+}
+
+/// Adds one phase's units, keyed by bench kind, onto `into`, keyed by [`ItemKind::key`].
+fn add_bench_units(
+    into: &mut BTreeMap<String, f64>,
+    by_kind: &BTreeMap<String, f64>,
+    at: &str,
+) -> Result<(), String> {
+    for (key, value) in by_kind {
+        check_non_negative(&format!("{at}.{key}"), *value)?;
+        *into.entry(ItemKind::from_bench_key(key).key().to_string()).or_insert(0.0) += value;
+    }
+    Ok(())
+}

@@ -1,0 +1,209 @@
+//! The load scenario and the deployment's knobs, with the canned scenarios.
+
+use serde::{Deserialize, Serialize};
+
+use crate::validate::{check_non_negative, check_positive, check_share};
+use crate::TICK_PERIOD_SECONDS;
+
+/// Share of fires coming from each trigger class; the three shares sum to 1.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ClassMix {
+    /// Share of fires from every-minute-class jobs.
+    pub every_minute: f64,
+    /// Share of fires from daily-class jobs.
+    pub daily: f64,
+    /// Share of fires from bucket-class jobs.
+    pub bucket: f64,
+}
+
+impl ClassMix {
+    /// The canned scenarios' mix: every-minute 0.10, daily 0.70, bucket 0.20.
+    pub fn typical() -> ClassMix {
+        ClassMix { every_minute: 0.10, daily: 0.70, bucket: 0.20 }
+    }
+}
+
+/// A load scenario plus the configurable knobs of the deployment.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Scenario {
+    /// Name shown as the column header of the markdown table.
+    pub name: String,
+    /// Number of enabled schedules (jobs).
+    pub schedules: u64,
+    /// Highest sustained fire rate, e.g. over the top-of-the-hour minute.
+    pub peak_fires_per_sec: f64,
+    /// Mean fire rate over the month (drives the monthly cost).
+    pub mean_fires_per_sec: f64,
+    /// Fires due in the peak minute; `None` means `peak_fires_per_sec × 60`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spike_fires: Option<f64>,
+    /// Share of fires per trigger class.
+    pub class_mix: ClassMix,
+    /// Logical shards of the `due` index (knob; powers of two up to 65,536 in [`fit`](fn@crate::fit)).
+    pub shards: u32,
+    /// Shards handled by one scan invocation (knob; [`fit`](fn@crate::fit) lowers it).
+    pub shards_per_scan: u32,
+    /// Partitions of the `open` index per executions table (knob).
+    pub open_parts: u32,
+    /// Executions tables, split by shard range (knob).
+    pub executions_tables: u32,
+    /// Number of tenants.
+    pub tenants: u64,
+    /// Share of all fires that belong to the largest tenant.
+    pub top_tenant_share: f64,
+    /// Whether tenant concurrency limits are on (every tenant's fires then touch its gate).
+    pub tenant_limits: bool,
+    /// Items the running gate of one tenant is split into (knob).
+    pub tenant_gate_shards: u32,
+    /// Share of fires from jobs with concurrency policy FORBID (they use a slot item).
+    pub forbid_share: f64,
+    /// SQS batch size of the worker event source (1..=10).
+    pub worker_batch_size: u32,
+    /// Mean duration of one worker invocation, in milliseconds.
+    pub worker_mean_duration_ms: f64,
+    /// Memory of the worker Lambda, in MB.
+    pub worker_memory_mb: f64,
+    /// Memory of the tick (and scan) Lambda, in MB.
+    pub tick_memory_mb: f64,
+    /// Measured fires one scan invocation processes per second.
+    pub scan_fires_per_sec_per_invocation: f64,
+    /// Days executions are kept.
+    pub retention_days: f64,
+    /// Size of one execution item, in bytes.
+    pub execution_item_bytes: f64,
+    /// Size of one job item as read through the `due` index, in bytes.
+    pub job_item_bytes: f64,
+}
+
+impl Scenario {
+    /// 10,000,000 schedules, peak 1,000 fires/s, mean 300 fires/s, [`ClassMix::typical`],
+    /// default knobs.
+    pub fn eventbridge_default() -> Scenario {
+        Scenario {
+            name: "EventBridge default".to_string(),
+            schedules: 10_000_000,
+            peak_fires_per_sec: 1_000.0,
+            mean_fires_per_sec: 300.0,
+            spike_fires: None,
+            class_mix: ClassMix::typical(),
+            shards: 4096,
+            shards_per_scan: 64,
+            open_parts: 16,
+            executions_tables: 1,
+            tenants: 10_000,
+            top_tenant_share: 0.1,
+            tenant_limits: true,
+            tenant_gate_shards: 1,
+            forbid_share: 0.5,
+            worker_batch_size: 10,
+            worker_mean_duration_ms: 200.0,
+            worker_memory_mb: 256.0,
+            tick_memory_mb: 512.0,
+            scan_fires_per_sec_per_invocation: 500.0,
+            retention_days: 30.0,
+            execution_item_bytes: 1_200.0,
+            job_item_bytes: 1_000.0,
+        }
+    }
+
+    /// 1,000,000,000 schedules, peak 100,000 fires/s, mean 20,000 fires/s,
+    /// [`ClassMix::typical`], default knobs.
+    pub fn billion() -> Scenario {
+        Scenario {
+            name: "1 billion".to_string(),
+            schedules: 1_000_000_000,
+            peak_fires_per_sec: 100_000.0,
+            mean_fires_per_sec: 20_000.0,
+            ..Scenario::eventbridge_default()
+        }
+    }
+
+    /// Fires due in the peak minute: `spike_fires`, or `peak_fires_per_sec × 60` when unset.
+    pub fn peak_minute_fires(&self) -> f64 {
+        self.spike_fires.unwrap_or(self.peak_fires_per_sec * TICK_PERIOD_SECONDS)
+    }
+
+    /// Parses a scenario from JSON (camelCase keys) and validates it.
+    pub fn from_json(json: &str) -> Result<Scenario, String> {
+        let scenario: Scenario = serde_json::from_str(json).map_err(|e| format!("scenario JSON: {e}"))?;
+        scenario.validate()?;
+        Ok(scenario)
+    }
+
+    /// Checks shares, rates, sizes and knobs; [`model`](fn@crate::model) clamps knobs to at least 1
+    /// regardless.
+    pub fn validate(&self) -> Result<(), String> {
+        self.validate_rates()?;
+        self.validate_shares()?;
+        self.validate_knobs()
+    }
+
+    fn validate_rates(&self) -> Result<(), String> {
+        check_non_negative("peakFiresPerSec", self.peak_fires_per_sec)?;
+        check_non_negative("meanFiresPerSec", self.mean_fires_per_sec)?;
+        if self.mean_fires_per_sec > self.peak_fires_per_sec {
+            return Err("meanFiresPerSec must not exceed peakFiresPerSec".to_string());
+        }
+        if let Some(spike) = self.spike_fires {
+            check_non_negative("spikeFires", spike)?;
+        }
+        check_positive("scanFiresPerSecPerInvocation", self.scan_fires_per_sec_per_invocation)?;
+        check_non_negative("workerMeanDurationMs", self.worker_mean_duration_ms)?;
+        check_positive("workerMemoryMb", self.worker_memory_mb)?;
+        check_positive("tickMemoryMb", self.tick_memory_mb)?;
+        check_non_negative("retentionDays", self.retention_days)?;
+        check_non_negative("executionItemBytes", self.execution_item_bytes)?;
+        check_non_negative("jobItemBytes", self.job_item_bytes)
+    }
+
+    fn validate_shares(&self) -> Result<(), String> {
+        let mix = &self.class_mix;
+        check_share("classMix.everyMinute", mix.every_minute)?;
+        check_share("classMix.daily", mix.daily)?;
+        check_share("classMix.bucket", mix.bucket)?;
+        if (mix.every_minute + mix.daily + mix.bucket - 1.0).abs() > 1e-6 {
+            return Err("classMix shares must sum to 1".to_string());
+        }
+        check_share("topTenantShare", self.top_tenant_share)?;
+        check_share("forbidShare", self.forbid_share)?;
+        if self.tenants == 0 {
+            return Err("tenants must be at least 1".to_string());
+        }
+        if self.top_tenant_share * (self.tenants as f64) < 1.0 - 1e-6 {
+            return Err("topTenantShare must be at least 1 / tenants".to_string());
+        }
+        Ok(())
+    }
+
+    fn validate_knobs(&self) -> Result<(), String> {
+        let knobs = [
+            ("shards", self.shards),
+            ("shardsPerScan", self.shards_per_scan),
+            ("openParts", self.open_parts),
+            ("executionsTables", self.executions_tables),
+            ("tenantGateShards", self.tenant_gate_shards),
+            ("workerBatchSize", self.worker_batch_size),
+        ];
+        match knobs.iter().find(|(_, value)| *value == 0) {
+            Some((name, _)) => Err(format!("{name} must be at least 1")),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Names of the canned scenarios, for [`scenario_by_name`].
+pub fn scenario_names() -> &'static [&'static str] {
+    &["eventbridge-default", "billion"]
+}
+
+/// A canned scenario by name: `eventbridge-default` ([`Scenario::eventbridge_default`]) or
+/// `billion` ([`Scenario::billion`]).
+pub fn scenario_by_name(name: &str) -> Option<Scenario> {
+    match name {
+        "eventbridge-default" => Some(Scenario::eventbridge_default()),
+        "billion" => Some(Scenario::billion()),
+        _ => None,
+    }
+}

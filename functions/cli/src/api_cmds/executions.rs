@@ -1,0 +1,114 @@
+//! `sundial executions ...`.
+
+use super::output::{
+    exec_rows, items, next_hint, print_json, render_execution, s, table, to_json, EXEC_HEADERS,
+};
+use super::paging::{list, Paging};
+use crate::client::{ApiArgs, Output};
+use anyhow::Context;
+use sundial_client::{ExecStatus, ListExecutions, ListJobExecutions};
+
+/// `sundial executions ...`
+#[derive(clap::Subcommand, Debug)]
+pub(crate) enum ExecCmd {
+    /// List executions of a job (any status), or across jobs by status (RETRY_WAIT, FAILED, DEAD, CANCELED).
+    List {
+        /// The job.
+        #[arg(long)]
+        job: Option<String>,
+        /// Only this status (required without --job: RETRY_WAIT, FAILED, DEAD or CANCELED).
+        #[arg(long)]
+        status: Option<String>,
+        /// Oldest first (with --job).
+        #[arg(long, requires = "job")]
+        oldest_first: bool,
+        #[command(flatten)]
+        paging: Paging,
+    },
+    /// Show one execution with its timeline (a parent: also its children).
+    Get {
+        /// Execution id (`job@ms`; a child's `job@ms.s3` or `job@ms.m-<member>`).
+        execution_id: String,
+    },
+    /// List the children of a sharded or broadcast fire, with their status.
+    Children {
+        /// The parent's execution id (`job@ms`).
+        execution_id: String,
+    },
+    /// Cancel an execution.
+    Cancel {
+        /// Execution id.
+        execution_id: String,
+    },
+}
+
+/// Runs `sundial executions ...`.
+pub(crate) async fn executions(args: &ApiArgs, cmd: ExecCmd) -> anyhow::Result<()> {
+    let c = args.client().await?;
+    let out = args.output;
+    match cmd {
+        ExecCmd::List { job, status: st, oldest_first, paging } => {
+            let st = st.as_deref().map(status).transpose()?;
+            let v = match job {
+                Some(job_id) => {
+                    let req = ListJobExecutions {
+                        job_id,
+                        status: st,
+                        oldest_first,
+                        limit: paging.limit,
+                        cursor: paging.cursor,
+                    };
+                    list(&c, req, paging.all).await?
+                }
+                None => {
+                    let st = st
+                        .context("--status is required without --job (RETRY_WAIT, FAILED, DEAD, CANCELED)")?;
+                    let req = ListExecutions { status: st, limit: paging.limit, cursor: paging.cursor };
+                    list(&c, req, paging.all).await?
+                }
+            };
+            if out == Output::Json {
+                print_json(&v);
+            } else {
+                println!("{}", table(&EXEC_HEADERS, &exec_rows(items(&v))));
+                next_hint(&v);
+            }
+        }
+        ExecCmd::Get { execution_id } => {
+            let v = to_json(&c.get_execution(&execution_id).await?)?;
+            if out == Output::Json {
+                print_json(&v)
+            } else {
+                println!("{}", render_execution(&v))
+            }
+        }
+        ExecCmd::Children { execution_id } => {
+            let v = to_json(&c.list_children(&execution_id).await?)?;
+            if out == Output::Json {
+                print_json(&v);
+            } else {
+                println!("{}", table(&EXEC_HEADERS, &exec_rows(items(&v))));
+            }
+        }
+        ExecCmd::Cancel { execution_id } => {
+            let v = to_json(&c.cancel_execution(&execution_id).await?)?;
+            if out == Output::Json {
+                print_json(&v)
+            } else {
+                println!(
+                    "{} {}",
+                    s(&v["executionId"]),
+                    if v["status"] == "CANCELED" { "cancelled" } else { "cancel requested (running)" }
+                )
+            }
+        }
+    }
+    Ok(())
+}
+
+fn status(s: &str) -> anyhow::Result<ExecStatus> {
+    ExecStatus::parse(&s.to_uppercase()).with_context(|| {
+        let all: Vec<&str> = ExecStatus::ALL.iter().map(|s| s.as_str()).collect();
+        format!("--status {s}: not one of {}", all.join(", "))
+    })
+}

@@ -1,0 +1,205 @@
+//! A job definition from flags (and/or a JSON file), applied over a definition object:
+//! `jobs create` starts from nothing, `jobs update` from the definition read.
+
+use anyhow::Context;
+use serde_json::{json, Map, Value};
+use sundial_client::JobDefinition;
+
+/// A job definition from flags (and/or a JSON file).
+#[derive(clap::Args, Debug)]
+pub(crate) struct JobSpec {
+    /// Job id.
+    pub(super) job_id: String,
+    /// A JSON definition to start from (the API's JobDefinition).
+    #[arg(long)]
+    file: Option<std::path::PathBuf>,
+    /// Schedule: cron ('0 30 2 * * *' or '30 2 * * *'), 'rate(10 seconds)' or 'at(...)'.
+    #[arg(long)]
+    schedule: Option<String>,
+    /// IANA time zone.
+    #[arg(long)]
+    tz: Option<String>,
+    /// Worker pool.
+    #[arg(long)]
+    pool: Option<String>,
+    /// Webhook target URL.
+    #[arg(long, conflicts_with_all = ["lambda", "sqs", "handler"])]
+    url: Option<String>,
+    /// Lambda target (function name or ARN).
+    #[arg(long, conflicts_with_all = ["sqs", "handler"])]
+    lambda: Option<String>,
+    /// SQS target (queue URL).
+    #[arg(long, conflicts_with = "handler")]
+    sqs: Option<String>,
+    /// In-process handler name (ECS pools).
+    #[arg(long)]
+    handler: Option<String>,
+    /// Parameters (JSON).
+    #[arg(long)]
+    params: Option<String>,
+    /// Attempts in all (1 = no retry).
+    #[arg(long, allow_hyphen_values = true)]
+    max_attempts: Option<i64>,
+    /// Run timeout per attempt (seconds).
+    #[arg(long)]
+    timeout_secs: Option<u32>,
+    /// Report a fire not started this many seconds after its scheduled instant (a FireMissed
+    /// event, once per fire).
+    #[arg(long)]
+    start_deadline_secs: Option<u32>,
+    /// Concurrency policy: ALLOW, FORBID, SERIALIZE, REPLACE.
+    #[arg(long)]
+    concurrency: Option<String>,
+    /// A resource limit its runs use (repeat for several; replaces the list on update).
+    #[arg(long = "resource")]
+    resources: Vec<String>,
+    /// Priority within the pool: high, normal, low (low is deferred first when the pool is
+    /// busy; docs/priority.md).
+    #[arg(long)]
+    priority: Option<String>,
+    /// Sharded job: each fire runs as this many children, each given shardIndex/shardTotal
+    /// (docs/children.md).
+    #[arg(long, conflicts_with = "broadcast")]
+    shards: Option<u32>,
+    /// Broadcast job: each fire runs once per member (comma-separated, e.g. regions); never for
+    /// work that must happen once (docs/children.md).
+    #[arg(long, value_delimiter = ',')]
+    broadcast: Option<Vec<String>>,
+    /// Map-reduce job (needs --handler, a map-reduce handler of the ECS worker): its map emits
+    /// items, each run as its own execution, then one reduce; the value is the most items one
+    /// fire may emit (docs/mapreduce.md).
+    #[arg(long, value_name = "MAX_ITEMS", conflicts_with_all = ["shards", "broadcast"])]
+    map_reduce: Option<u32>,
+}
+
+impl JobSpec {
+    /// Applies the flags over `base` (a definition object).
+    pub(super) fn apply(&self, mut def: Map<String, Value>) -> anyhow::Result<Map<String, Value>> {
+        if let Some(f) = &self.file {
+            let text = std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?;
+            let v: Value =
+                serde_json::from_str(&text).with_context(|| format!("{} is not JSON", f.display()))?;
+            let obj = v.as_object().with_context(|| format!("{} is not a JSON object", f.display()))?;
+            def.extend(obj.clone());
+        }
+        def.remove("jobId");
+        let sched = def.entry("schedule").or_insert_with(|| json!({"timezone": "UTC"}));
+        if let Some(s) = &self.schedule {
+            sched["expression"] = json!(s);
+        }
+        if let Some(tz) = &self.tz {
+            sched["timezone"] = json!(tz);
+        }
+        if let Some(p) = &self.pool {
+            def.insert("pool".into(), json!(p));
+        }
+        let target = match (&self.url, &self.lambda, &self.sqs, &self.handler) {
+            (Some(u), ..) => Some(json!({"type": "http", "url": u})),
+            (_, Some(f), ..) => Some(json!({"type": "lambda", "function": f})),
+            (_, _, Some(q), _) => Some(json!({"type": "sqs", "queueUrl": q})),
+            (_, _, _, Some(h)) => Some(json!({"type": "inProcess", "handler": h})),
+            _ => None,
+        };
+        if let Some(t) = target {
+            def.insert("target".into(), t);
+        }
+        if let Some(p) = &self.params {
+            let v: Value = serde_json::from_str(p).context("--params is not JSON")?;
+            def.insert("params".into(), v);
+        }
+        if let Some(n) = self.max_attempts {
+            def.entry("retry").or_insert_with(|| json!({}))["maxAttempts"] = json!(n);
+        }
+        if let Some(t) = self.timeout_secs {
+            def.insert("timeoutSecs".into(), json!(t));
+        }
+        if let Some(d) = self.start_deadline_secs {
+            def.insert("startDeadlineSecs".into(), json!(d));
+        }
+        if let Some(c) = &self.concurrency {
+            def.insert("concurrency".into(), json!(c.to_uppercase()));
+        }
+        if !self.resources.is_empty() {
+            def.insert("resources".into(), json!(self.resources));
+        }
+        if let Some(p) = &self.priority {
+            def.insert("priority".into(), json!(p.to_lowercase()));
+        }
+        if let Some(n) = self.shards {
+            def.remove("broadcast");
+            def.insert("shards".into(), json!(n));
+        }
+        if let Some(m) = &self.broadcast {
+            def.remove("shards");
+            def.insert("broadcast".into(), json!({ "members": m }));
+        }
+        if let Some(n) = self.map_reduce {
+            def.insert("mapReduce".into(), json!({ "maxItems": n }));
+        }
+        Ok(def)
+    }
+}
+
+/// A definition object as the API's typed definition; the error names the JSON path.
+pub(super) fn definition(def: Map<String, Value>) -> anyhow::Result<JobDefinition> {
+    serde_path_to_error::deserialize(Value::Object(def))
+        .map_err(|e| anyhow::anyhow!("the job definition is not valid at {}: {}", e.path(), e.inner()))
+}
+
+#[cfg(test)]
+mod children_flags {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct T {
+        #[command(flatten)]
+        spec: JobSpec,
+    }
+
+    fn def(args: &[&str]) -> anyhow::Result<Map<String, Value>> {
+        let t = T::try_parse_from(std::iter::once("t").chain(args.iter().copied()))?;
+        t.spec.apply(Map::new())
+    }
+
+    #[test]
+    fn shards_and_broadcast_flags_set_the_fields_and_exclude_each_other() -> anyhow::Result<()> {
+        assert_eq!(def(&["j", "--shards", "8"])?["shards"], json!(8));
+        assert_eq!(
+            def(&["j", "--broadcast", "eu-west-1,us-east-1"])?["broadcast"],
+            json!({"members": ["eu-west-1", "us-east-1"]})
+        );
+        assert!(def(&["j", "--shards", "8", "--broadcast", "a"]).is_err());
+        Ok(())
+    }
+
+    #[test]
+    fn the_map_reduce_flag_sets_its_item_limit() -> anyhow::Result<()> {
+        let d = def(&["j", "--handler", "settle-merchants", "--map-reduce", "20000"])?;
+        assert_eq!(d["mapReduce"], json!({"maxItems": 20000}));
+        assert_eq!(d["target"], json!({"type": "inProcess", "handler": "settle-merchants"}));
+        assert!(def(&["j", "--shards", "8", "--map-reduce", "10"]).is_err());
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod priority_flag {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(clap::Parser)]
+    struct Cmd {
+        #[command(flatten)]
+        spec: JobSpec,
+    }
+
+    #[test]
+    fn priority_sets_the_definition_field_in_lower_case() {
+        let cmd = Cmd::try_parse_from(["jobs-create", "j", "--priority", "LOW"]).expect("parses");
+        let def = cmd.spec.apply(Map::new()).expect("applies");
+        assert_eq!(def["priority"], json!("low"));
+        let cmd = Cmd::try_parse_from(["jobs-create", "j"]).expect("parses");
+        assert!(cmd.spec.apply(Map::new()).expect("applies").get("priority").is_none());
+    }
+}

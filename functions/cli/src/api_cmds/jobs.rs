@@ -1,0 +1,307 @@
+//! `sundial jobs ...`.
+
+use super::job_spec::{definition, JobSpec};
+use super::output::{items, next_hint, print_json, render_execution, s, table, to_json};
+use super::paging::{list, Paging};
+use crate::client::{ApiArgs, Output};
+use anyhow::Context;
+use chrono::{DateTime, Utc};
+use serde_json::{json, Map, Value};
+use sundial_client::{BackfillRequest, Client, CreateJob, ListJobs, UpcomingFires};
+
+/// `sundial jobs ...`
+#[derive(clap::Subcommand, Debug)]
+pub(crate) enum JobsCmd {
+    /// Create a job (prints it and its next 5 fires).
+    Create(Box<JobSpec>),
+    /// List jobs.
+    List {
+        /// Include deleted jobs (kept for the retention period).
+        #[arg(long)]
+        include_deleted: bool,
+        #[command(flatten)]
+        paging: Paging,
+    },
+    /// Show a job.
+    Get {
+        /// Job id.
+        job_id: String,
+    },
+    /// List a job's definition versions, newest first (one read per version).
+    Versions {
+        /// Job id.
+        job_id: String,
+        /// Most versions to show.
+        #[arg(long, default_value_t = 20)]
+        limit: u64,
+        /// Every version.
+        #[arg(long)]
+        all: bool,
+    },
+    /// A job's upcoming fires, with the daylight-saving transitions they cross and what its
+    /// gap / overlap policy does at each.
+    Upcoming {
+        /// Job id.
+        job_id: String,
+        /// Days ahead (1-90).
+        #[arg(long, default_value_t = 28)]
+        days: u32,
+        /// Start of the window (RFC 3339; default now, or the schedule's start when later).
+        #[arg(long)]
+        from: Option<chrono::DateTime<chrono::Utc>>,
+    },
+    /// Show one definition version of a job.
+    Version {
+        /// Job id.
+        job_id: String,
+        /// Version number.
+        version: u64,
+    },
+    /// Change a job's definition (only the given flags change).
+    Update(Box<JobSpec>),
+    /// Stop triggering (cancels executions queued for later fires).
+    Pause {
+        /// Job id.
+        job_id: String,
+    },
+    /// Trigger again from the next fire.
+    Resume {
+        /// Job id.
+        job_id: String,
+    },
+    /// Soft-delete (kept for the retention period).
+    Delete {
+        /// Job id.
+        job_id: String,
+    },
+    /// Run now.
+    Trigger {
+        /// Job id.
+        job_id: String,
+    },
+    /// Run the past fires in a range that have no execution, paced.
+    Backfill {
+        /// Job id.
+        job_id: String,
+        /// First instant (RFC 3339).
+        #[arg(long)]
+        from: String,
+        /// Last instant (RFC 3339).
+        #[arg(long)]
+        to: String,
+        /// Seconds between two backfilled executions.
+        #[arg(long, default_value_t = 1)]
+        pace_secs: u32,
+    },
+}
+
+/// Runs `sundial jobs ...`.
+pub(crate) async fn jobs(args: &ApiArgs, cmd: JobsCmd) -> anyhow::Result<()> {
+    let c = args.client().await?;
+    let out = args.output;
+    let show_change = |v: &Value| if out == Output::Json { print_json(v) } else { print_change(v) };
+    let show_job = |v: &Value| if out == Output::Json { print_json(v) } else { print_job(v) };
+    match cmd {
+        JobsCmd::Create(spec) => {
+            let definition = definition(spec.apply(Map::new())?)?;
+            let v = c.create_job(&CreateJob { job_id: spec.job_id.clone(), definition }).await?;
+            show_change(&to_json(&v)?);
+        }
+        JobsCmd::List { include_deleted, paging } => list_jobs(&c, out, include_deleted, paging).await?,
+        JobsCmd::Get { job_id } => show_job(&to_json(&c.get_job(&job_id).await?)?),
+        JobsCmd::Versions { job_id, limit, all } => versions(&c, out, &job_id, limit, all).await?,
+        JobsCmd::Upcoming { job_id, days, from } => {
+            let u = c.upcoming_fires(&job_id, from, Some(days)).await?;
+            if out == Output::Json {
+                print_json(&to_json(&u)?);
+            } else {
+                print_upcoming(&u);
+            }
+        }
+        JobsCmd::Version { job_id, version } => {
+            show_job(&to_json(&c.get_job_version(&job_id, version).await?)?)
+        }
+        JobsCmd::Update(spec) => {
+            let cur = c.get_job(&spec.job_id).await?;
+            let base = to_json(&cur.definition)?.as_object().cloned().unwrap_or_default();
+            let def = definition(spec.apply(base)?)?;
+            show_change(&to_json(&c.update_job(&spec.job_id, &def, cur.version).await?)?);
+        }
+        JobsCmd::Pause { job_id } => show_change(&to_json(&c.pause_job(&job_id, None).await?)?),
+        JobsCmd::Resume { job_id } => show_change(&to_json(&c.resume_job(&job_id, None).await?)?),
+        JobsCmd::Delete { job_id } => show_change(&to_json(&c.delete_job(&job_id, None).await?)?),
+        JobsCmd::Trigger { job_id } => {
+            let v = to_json(&c.trigger_job(&job_id).await?)?;
+            if out == Output::Json {
+                print_json(&v)
+            } else {
+                println!("{}", render_execution(&v))
+            }
+        }
+        JobsCmd::Backfill { job_id, from, to, pace_secs } => {
+            backfill(&c, out, &job_id, &from, &to, pace_secs).await?
+        }
+    }
+    Ok(())
+}
+
+/// `jobs list`: one page (or every page) of jobs.
+async fn list_jobs(c: &Client, out: Output, include_deleted: bool, paging: Paging) -> anyhow::Result<()> {
+    let req = ListJobs { include_deleted, limit: paging.limit, cursor: paging.cursor };
+    let v = list(c, req, paging.all).await?;
+    if out == Output::Json {
+        print_json(&v);
+    } else {
+        let headers = ["JOB", "STATE", "VERSION", "SCHEDULE", "ZONE", "POOL", "NEXT FIRE"];
+        println!("{}", table(&headers, &job_rows(items(&v))));
+        next_hint(&v);
+    }
+    Ok(())
+}
+
+/// `jobs versions`: a job's definition versions, newest first, `limit` of them unless `all`.
+async fn versions(c: &Client, out: Output, job_id: &str, limit: u64, all: bool) -> anyhow::Result<()> {
+    let versions = c.job_versions(job_id, (!all).then_some(limit)).await?;
+    let v = json!({ "items": versions });
+    if out == Output::Json {
+        print_json(&v);
+    } else {
+        let headers = ["VERSION", "STATE", "SCHEDULE", "ZONE", "POOL", "TARGET", "PARAMS", "WRITTEN"];
+        println!("{}", table(&headers, &version_rows(items(&v))));
+        if !all && versions.last().is_some_and(|j| j.version > 1) && versions.len() as u64 == limit {
+            println!("(older versions: --limit or --all)");
+        }
+    }
+    Ok(())
+}
+
+fn version_rows(items: &[Value]) -> Vec<Vec<String>> {
+    items
+        .iter()
+        .map(|j| {
+            let d = &j["definition"];
+            vec![
+                s(&j["version"]),
+                s(&j["state"]),
+                s(&d["schedule"]["expression"]),
+                s(&d["schedule"]["timezone"]),
+                s(&d["pool"]),
+                d["target"].to_string(),
+                d["params"].to_string(),
+                s(&j["updatedAt"]),
+            ]
+        })
+        .collect()
+}
+
+/// `jobs upcoming` as text: each fire in the job's zone and in UTC, noted where it meets a
+/// daylight-saving transition, then each transition and what happened to the fires it affects.
+fn print_upcoming(u: &UpcomingFires) {
+    let tz: chrono_tz::Tz = u.timezone.parse().unwrap_or(chrono_tz::UTC);
+    let notes: std::collections::HashMap<_, _> = u
+        .transitions
+        .iter()
+        .flat_map(|t| t.affected.iter())
+        .filter_map(|a| a.at.map(|at| (at, a.note.clone())))
+        .collect();
+    let rows: Vec<Vec<String>> = u
+        .fires
+        .iter()
+        .map(|f| {
+            vec![
+                f.with_timezone(&tz).format("%Y-%m-%d %H:%M:%S").to_string(),
+                f.format("%Y-%m-%dT%H:%M:%SZ").to_string(),
+                notes.get(f).cloned().unwrap_or_default(),
+            ]
+        })
+        .collect();
+    let local = format!("LOCAL ({})", u.timezone);
+    println!("{}", table(&[local.as_str(), "UTC", "NOTE"], &rows));
+    for t in &u.transitions {
+        println!("{}", t.note);
+        for a in t.affected.iter().filter(|a| a.at.is_none()) {
+            println!("  {}", a.note);
+        }
+    }
+    if u.truncated {
+        println!("(more fires: a shorter --days)");
+    }
+}
+
+/// `jobs backfill`: creates the missing executions of the past fires in `[from, to]`, paced.
+async fn backfill(
+    c: &Client,
+    out: Output,
+    job_id: &str,
+    from: &str,
+    to: &str,
+    pace_secs: u32,
+) -> anyhow::Result<()> {
+    let req = BackfillRequest {
+        from: instant("--from", from)?,
+        to: instant("--to", to)?,
+        pace_secs: Some(pace_secs),
+    };
+    let v = to_json(&c.backfill_job(job_id, &req).await?)?;
+    if out == Output::Json {
+        print_json(&v)
+    } else {
+        println!(
+            "{} fires in range: {} created, {} already had an execution; last starts at {}",
+            s(&v["fires"]),
+            s(&v["created"]),
+            s(&v["existing"]),
+            s(&v["lastStartAt"])
+        );
+    }
+    Ok(())
+}
+
+fn print_job(j: &Value) {
+    println!("job        {}", s(&j["jobId"]));
+    println!("state      {}", s(&j["state"]));
+    println!("version    {}", s(&j["version"]));
+    let d = &j["definition"];
+    println!("schedule   {} ({})", s(&d["schedule"]["expression"]), s(&d["schedule"]["timezone"]));
+    println!("pool       {}", s(&d["pool"]));
+    println!("target     {}", d["target"]);
+    println!("next fire  {}", s(&j["nextFireAt"]));
+    println!("updated    {}", s(&j["updatedAt"]));
+}
+
+fn print_change(v: &Value) {
+    print_job(&v["job"]);
+    if let Some(f) = v["nextFires"].as_array().filter(|f| !f.is_empty()) {
+        println!("next fires {}", f.iter().map(s).collect::<Vec<_>>().join(", "));
+    }
+    if let Some(c) = v["canceledExecutions"].as_array().filter(|c| !c.is_empty()) {
+        println!(
+            "cancelled  {} queued execution(s): {}",
+            c.len(),
+            c.iter().map(s).collect::<Vec<_>>().join(", ")
+        );
+    }
+}
+
+fn job_rows(items: &[Value]) -> Vec<Vec<String>> {
+    items
+        .iter()
+        .map(|j| {
+            vec![
+                s(&j["jobId"]),
+                s(&j["state"]),
+                s(&j["version"]),
+                s(&j["definition"]["schedule"]["expression"]),
+                s(&j["definition"]["schedule"]["timezone"]),
+                s(&j["definition"]["pool"]),
+                s(&j["nextFireAt"]),
+            ]
+        })
+        .collect()
+}
+
+fn instant(flag: &str, s: &str) -> anyhow::Result<DateTime<Utc>> {
+    DateTime::parse_from_rfc3339(s)
+        .map(|t| t.with_timezone(&Utc))
+        .with_context(|| format!("{flag} {s}: not an RFC 3339 instant"))
+}

@@ -1,0 +1,143 @@
+//! Printing the API's answers: JSON for scripts, left-aligned tables and an execution's
+//! timeline for people.
+
+use serde::Serialize;
+use serde_json::Value;
+
+pub(crate) fn to_json(v: &impl Serialize) -> anyhow::Result<Value> {
+    Ok(serde_json::to_value(v)?)
+}
+
+pub(crate) fn s(v: &Value) -> String {
+    match v {
+        Value::Null => "-".into(),
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Prints rows as a left-aligned table.
+pub(crate) fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
+    let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
+    for r in rows {
+        for (i, c) in r.iter().enumerate() {
+            if let Some(w) = widths.get_mut(i) {
+                *w = (*w).max(c.chars().count());
+            }
+        }
+    }
+    let line = |cells: Vec<String>| {
+        cells
+            .iter()
+            .enumerate()
+            .map(|(i, c)| format!("{c:<w$}", w = widths.get(i).copied().unwrap_or(0)))
+            .collect::<Vec<_>>()
+            .join("  ")
+            .trim_end()
+            .to_string()
+    };
+    let mut out = vec![line(headers.iter().map(|h| h.to_string()).collect())];
+    out.extend(rows.iter().map(|r| line(r.clone())));
+    out.join("\n")
+}
+
+pub(crate) fn print_json(v: &Value) {
+    println!("{}", serde_json::to_string_pretty(v).unwrap_or_default());
+}
+
+pub(crate) fn exec_rows(items: &[Value]) -> Vec<Vec<String>> {
+    items
+        .iter()
+        .map(|e| {
+            vec![
+                s(&e["executionId"]),
+                s(&e["status"]),
+                s(&e["scheduledAt"]),
+                s(&e["startedAt"]),
+                e["startLagMs"].as_i64().map(|l| format!("{l} ms")).unwrap_or_else(|| "-".into()),
+                s(&e["attempt"]),
+                s(&e["definitionVersion"]),
+                e["lastError"]["code"].as_str().unwrap_or("-").to_string(),
+            ]
+        })
+        .collect()
+}
+
+pub(crate) const EXEC_HEADERS: [&str; 8] =
+    ["EXECUTION", "STATUS", "SCHEDULED", "STARTED", "LAG", "ATTEMPT", "VERSION", "ERROR"];
+
+/// Renders an execution with its timeline as text.
+pub(crate) fn render_execution(e: &Value) -> String {
+    let mut out = vec![
+        format!("execution  {}", s(&e["executionId"])),
+        format!("status     {}", s(&e["status"])),
+        format!("scheduled  {}", s(&e["scheduledAt"])),
+        format!("fire at    {}", s(&e["fireAt"])),
+        format!(
+            "started    {}{}",
+            s(&e["startedAt"]),
+            e["startLagMs"].as_i64().map(|l| format!(" (lag {l} ms)")).unwrap_or_default()
+        ),
+        format!("finished   {}", s(&e["finishedAt"])),
+        format!(
+            "attempt    {}   token {}   version {}",
+            s(&e["attempt"]),
+            s(&e["fencingToken"]),
+            s(&e["definitionVersion"])
+        ),
+    ];
+    if !e["lastError"].is_null() {
+        out.push(format!("error      {}: {}", s(&e["lastError"]["code"]), s(&e["lastError"]["message"])));
+    }
+    if let Some(p) = e["parentExecutionId"].as_str() {
+        out.push(format!("parent     {p}   child {}", s(&e["child"]["tag"])));
+    }
+    if e["children"].is_object() {
+        let k = &e["children"];
+        out.push(format!(
+            "children   {} of {} final, {} succeeded{}",
+            s(&k["finished"]),
+            s(&k["total"]),
+            s(&k["succeeded"]),
+            k["failed"]
+                .as_array()
+                .filter(|f| !f.is_empty())
+                .map(|f| format!(", not succeeded: {}", f.iter().map(s).collect::<Vec<_>>().join(", ")))
+                .unwrap_or_default()
+        ));
+    }
+    if let Some(kids) = e["childExecutions"].as_array().filter(|k| !k.is_empty()) {
+        out.push(String::new());
+        out.push(table(&EXEC_HEADERS, &exec_rows(kids)));
+    }
+    out.push(String::new());
+    let rows: Vec<Vec<String>> = e["timeline"]
+        .as_array()
+        .map(|tl| {
+            tl.iter()
+                .map(|ev| {
+                    vec![
+                        s(&ev["at"]),
+                        format!("{} → {}", s(&ev["from"]), s(&ev["to"])),
+                        s(&ev["attempt"]),
+                        s(&ev["token"]),
+                        s(&ev["actor"]),
+                        s(&ev["code"]),
+                    ]
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    out.push(table(&["AT", "TRANSITION", "ATTEMPT", "TOKEN", "ACTOR", "CODE"], &rows));
+    out.join("\n")
+}
+
+pub(crate) fn next_hint(v: &Value) {
+    if let Some(c) = v["nextCursor"].as_str() {
+        println!("(more: --cursor {c})");
+    }
+}
+
+pub(crate) fn items(v: &Value) -> &[Value] {
+    v["items"].as_array().map(Vec::as_slice).unwrap_or(&[])
+}
