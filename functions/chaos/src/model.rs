@@ -3,8 +3,9 @@
 //! Why a model as well as the chaos run: a seeded run samples a few thousand interleavings; the
 //! protocol's bugs live in rare ones (a claim that lands between a zombie's heartbeat and its
 //! finish, a crash between a finish and the message delete). For one execution and two or three
-//! workers, every interleaving can be enumerated: this module does it with a breadth-first
-//! search over the whole state graph.
+//! workers, every interleaving can be enumerated: this module states the protocol as a
+//! [`Model`] and the crate's explorer ([`crate::explore`]) runs a breadth-first search over the
+//! whole state graph.
 //!
 //! ## What is modelled (the conditions are the ones `store/executions.rs` writes)
 //! - **claim** = read, then `UpdateItem` with `st = :read_st AND tok = :read_tok AND cx unset`
@@ -36,7 +37,7 @@
 //! infinitely often is taken infinitely often): faults are bounded, so a fair scheduler cannot
 //! keep an execution whose workers keep crashing from ending DEAD or SUCCEEDED.
 
-use std::collections::{HashMap, VecDeque};
+use crate::explore::{self, Model};
 use std::fmt;
 use sundial_core::model::ExecStatus;
 
@@ -180,33 +181,10 @@ pub struct Exploration {
 
 /// A property that failed, and how to get there from the initial state (`A`: the model's
 /// actions; the trigger-plane model uses its own).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Violation<A = Action> {
-    /// Which property.
-    pub property: String,
-    /// The actions from the initial state.
-    pub trace: Vec<A>,
-}
+pub type Violation<A = Action> = explore::Violation<A>;
 
-impl<A: fmt::Display> fmt::Display for Violation<A> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} after [", self.property)?;
-        for (i, a) in self.trace.iter().enumerate() {
-            if i > 0 {
-                f.write_str(", ")?;
-            }
-            write!(f, "{a}")?;
-        }
-        f.write_str("]")
-    }
-}
-
-struct Step {
-    action: Action,
-    next: State,
-    /// A safety property this transition breaks.
-    broken: Option<String>,
-}
+/// One transition, with the safety property it breaks by itself, if any.
+type Step = explore::Step<State, Action>;
 
 fn final_status(s: ExecStatus) -> bool {
     matches!(s, ExecStatus::Succeeded | ExecStatus::Dead)
@@ -296,145 +274,152 @@ impl State {
 
     fn successors(&self, b: &Bounds, flaw: Flaw) -> Vec<Step> {
         let mut out = Vec::new();
-        let mut push = |action: Action, next: State, broken: Option<String>| {
-            out.push(Step { action, next, broken });
-        };
         for w in 0..self.workers.len() {
-            let wi = w as u8;
-            match self.workers[w].phase {
-                Phase::Idle => {
-                    if self.queued > 0 {
-                        let mut n = self.clone();
-                        n.queued -= 1;
-                        n.workers[w] = Worker { phase: Phase::Received, msg: true };
-                        push(Action::Receive(wi), n, None);
-                    }
-                }
-                Phase::Received => {
-                    // next_step() on a (strongly consistent) read.
-                    let claim =
-                        Phase::Claiming { from: self.status, token: self.token, attempt: self.attempt };
-                    let n = match self.status {
-                        ExecStatus::Ready => self.with_phase(w, claim),
-                        ExecStatus::RetryWait if self.available => self.with_phase(w, claim),
-                        ExecStatus::Running if !self.lease_live && flaw != Flaw::NoTakeover => {
-                            self.with_phase(w, claim)
-                        }
-                        // NotYet / Held: RetryAfter, the message comes back later.
-                        ExecStatus::RetryWait | ExecStatus::Running => self.release(w),
-                        _ => self.with_phase(w, Phase::Deleting),
-                    };
-                    push(Action::Read(wi), n, None);
-                }
-                Phase::Claiming { from, token, attempt } => {
-                    let lease_ok = from != ExecStatus::Running || !self.lease_live;
-                    let avail_ok = from != ExecStatus::RetryWait || self.available;
-                    if self.status == from && self.token == token && lease_ok && avail_ok {
-                        let mut n =
-                            self.with_phase(w, Phase::Running { token: token + 1, attempt: attempt + 1 });
-                        let mut broken = n.transition(ExecStatus::Running);
-                        if token < self.issued {
-                            broken =
-                                Some(format!("claim issued token {} not above {}", token + 1, self.issued));
-                        }
-                        n.token = token + 1;
-                        n.issued = n.issued.max(token + 1);
-                        n.attempt = attempt + 1;
-                        n.owner = Some(wi);
-                        n.lease_live = true;
-                        push(Action::Claim(wi), n, broken);
-                    } else if flaw == Flaw::DeleteOnRefusedClaim {
-                        push(Action::Claim(wi), self.with_phase(w, Phase::Deleting), None);
-                    } else {
-                        // The store re-decides from the item the failed condition returned.
-                        push(Action::Claim(wi), self.with_phase(w, Phase::Received), None);
-                    }
-                }
-                Phase::Running { token, attempt } => {
-                    let fenced =
-                        self.status == ExecStatus::Running && self.token == token && self.owner == Some(wi);
-                    if fenced && !self.lease_live {
-                        let mut n = self.clone();
-                        n.lease_live = true;
-                        push(Action::Heartbeat(wi), n, self.fenced_write_ok(token));
-                    } else if !fenced {
-                        // Heartbeat refused: lease lost, result discarded, message left alone.
-                        push(Action::Heartbeat(wi), self.release(w), None);
-                    }
-                    if attempt > b.max_attempts {
-                        // Budget::may_start refuses the attempt: finish DEAD without running.
-                        let n = self.with_phase(w, Phase::Finishing { token, to: ExecStatus::Dead });
-                        push(Action::Complete(wi, false), n, None);
-                    } else {
-                        if b.may_succeed {
-                            let n = self.with_phase(w, Phase::Finishing { token, to: ExecStatus::Succeeded });
-                            push(Action::Complete(wi, true), n, None);
-                        }
-                        // A retryable failure: RETRY_WAIT, or DEAD on the last attempt.
-                        let to =
-                            if attempt >= b.max_attempts { ExecStatus::Dead } else { ExecStatus::RetryWait };
-                        push(
-                            Action::Complete(wi, false),
-                            self.with_phase(w, Phase::Finishing { token, to }),
-                            None,
-                        );
-                    }
-                }
-                Phase::Finishing { token, to } => {
-                    let cond = if flaw == Flaw::FinishIgnoresToken {
-                        self.status == ExecStatus::Running
-                    } else {
-                        self.status == ExecStatus::Running && self.token == token && self.owner == Some(wi)
-                    };
-                    if cond {
-                        let mut n = if to == ExecStatus::RetryWait {
-                            // RetryAfter(backoff): the same message carries the retry.
-                            self.release(w)
-                        } else {
-                            self.with_phase(w, Phase::Deleting)
-                        };
-                        let broken = n.transition(to).or_else(|| self.fenced_write_ok(token));
-                        n.lease_live = false;
-                        if to == ExecStatus::RetryWait {
-                            n.available = false;
-                        } else {
-                            n.final_finishes += 1;
-                        }
-                        push(Action::Finish(wi), n, broken);
-                    } else {
-                        push(Action::Finish(wi), self.release(w), None);
-                    }
-                }
-                Phase::Deleting => {
-                    if self.workers[w].msg {
-                        let mut n = self.clone();
-                        n.workers[w] = IDLE;
-                        push(Action::Delete(wi), n, None);
-                    } else {
-                        // A stale receipt: SQS may or may not delete the re-queued copy.
-                        let mut n = self.clone();
-                        n.workers[w] = IDLE;
-                        if n.queued > 0 {
-                            let mut m = n.clone();
-                            m.queued -= 1;
-                            push(Action::Delete(wi), m, None);
-                        }
-                        push(Action::Delete(wi), n, None);
-                    }
-                }
-            }
+            self.worker_steps(w, b, flaw, &mut out);
             if self.workers[w] != IDLE && self.crashes_left > 0 {
                 let mut n = self.release(w);
                 n.crashes_left -= 1;
-                push(Action::Crash(wi), n, None);
+                out.push(Step::to(Action::Crash(w as u8), n));
             }
         }
+        self.environment_steps(&mut out);
+        out
+    }
+
+    /// What worker `w` does next, from its phase.
+    fn worker_steps(&self, w: usize, b: &Bounds, flaw: Flaw, out: &mut Vec<Step>) {
+        let wi = w as u8;
+        match self.workers[w].phase {
+            Phase::Idle => {
+                if self.queued > 0 {
+                    let mut n = self.clone();
+                    n.queued -= 1;
+                    n.workers[w] = Worker { phase: Phase::Received, msg: true };
+                    out.push(Step::to(Action::Receive(wi), n));
+                }
+            }
+            Phase::Received => out.push(Step::to(Action::Read(wi), self.read(w, flaw))),
+            Phase::Claiming { from, token, attempt } => out.push(self.claim(w, flaw, from, token, attempt)),
+            Phase::Running { token, attempt } => self.running_steps(w, b, token, attempt, out),
+            Phase::Finishing { token, to } => out.push(self.finish(w, flaw, token, to)),
+            Phase::Deleting => self.delete_steps(w, out),
+        }
+    }
+
+    /// `next_step()` on a (strongly consistent) read.
+    fn read(&self, w: usize, flaw: Flaw) -> State {
+        let claim = Phase::Claiming { from: self.status, token: self.token, attempt: self.attempt };
+        match self.status {
+            ExecStatus::Ready => self.with_phase(w, claim),
+            ExecStatus::RetryWait if self.available => self.with_phase(w, claim),
+            ExecStatus::Running if !self.lease_live && flaw != Flaw::NoTakeover => self.with_phase(w, claim),
+            // NotYet / Held: RetryAfter, the message comes back later.
+            ExecStatus::RetryWait | ExecStatus::Running => self.release(w),
+            _ => self.with_phase(w, Phase::Deleting),
+        }
+    }
+
+    /// The claim's CAS on what the worker read.
+    fn claim(&self, w: usize, flaw: Flaw, from: ExecStatus, token: u64, attempt: u32) -> Step {
+        let wi = w as u8;
+        let lease_ok = from != ExecStatus::Running || !self.lease_live;
+        let avail_ok = from != ExecStatus::RetryWait || self.available;
+        if self.status == from && self.token == token && lease_ok && avail_ok {
+            let mut n = self.with_phase(w, Phase::Running { token: token + 1, attempt: attempt + 1 });
+            let mut broken = n.transition(ExecStatus::Running);
+            if token < self.issued {
+                broken = Some(format!("claim issued token {} not above {}", token + 1, self.issued));
+            }
+            n.token = token + 1;
+            n.issued = n.issued.max(token + 1);
+            n.attempt = attempt + 1;
+            n.owner = Some(wi);
+            n.lease_live = true;
+            Step { action: Action::Claim(wi), next: n, broken }
+        } else if flaw == Flaw::DeleteOnRefusedClaim {
+            Step::to(Action::Claim(wi), self.with_phase(w, Phase::Deleting))
+        } else {
+            // The store re-decides from the item the failed condition returned.
+            Step::to(Action::Claim(wi), self.with_phase(w, Phase::Received))
+        }
+    }
+
+    /// A running worker heartbeats (or learns it lost the lease) and its handler returns.
+    fn running_steps(&self, w: usize, b: &Bounds, token: u64, attempt: u32, out: &mut Vec<Step>) {
+        let wi = w as u8;
+        let fenced = self.status == ExecStatus::Running && self.token == token && self.owner == Some(wi);
+        if fenced && !self.lease_live {
+            let mut n = self.clone();
+            n.lease_live = true;
+            out.push(Step { action: Action::Heartbeat(wi), next: n, broken: self.fenced_write_ok(token) });
+        } else if !fenced {
+            // Heartbeat refused: lease lost, result discarded, message left alone.
+            out.push(Step::to(Action::Heartbeat(wi), self.release(w)));
+        }
+        let finishing = |to| self.with_phase(w, Phase::Finishing { token, to });
+        if attempt > b.max_attempts {
+            // Budget::may_start refuses the attempt: finish DEAD without running.
+            out.push(Step::to(Action::Complete(wi, false), finishing(ExecStatus::Dead)));
+        } else {
+            if b.may_succeed {
+                out.push(Step::to(Action::Complete(wi, true), finishing(ExecStatus::Succeeded)));
+            }
+            // A retryable failure: RETRY_WAIT, or DEAD on the last attempt.
+            let to = if attempt >= b.max_attempts { ExecStatus::Dead } else { ExecStatus::RetryWait };
+            out.push(Step::to(Action::Complete(wi, false), finishing(to)));
+        }
+    }
+
+    /// The finish's CAS into `to`.
+    fn finish(&self, w: usize, flaw: Flaw, token: u64, to: ExecStatus) -> Step {
+        let wi = w as u8;
+        let cond = if flaw == Flaw::FinishIgnoresToken {
+            self.status == ExecStatus::Running
+        } else {
+            self.status == ExecStatus::Running && self.token == token && self.owner == Some(wi)
+        };
+        if !cond {
+            return Step::to(Action::Finish(wi), self.release(w));
+        }
+        let mut n = if to == ExecStatus::RetryWait {
+            // RetryAfter(backoff): the same message carries the retry.
+            self.release(w)
+        } else {
+            self.with_phase(w, Phase::Deleting)
+        };
+        let broken = n.transition(to).or_else(|| self.fenced_write_ok(token));
+        n.lease_live = false;
+        if to == ExecStatus::RetryWait {
+            n.available = false;
+        } else {
+            n.final_finishes += 1;
+        }
+        Step { action: Action::Finish(wi), next: n, broken }
+    }
+
+    /// The message's delete after a final status.
+    fn delete_steps(&self, w: usize, out: &mut Vec<Step>) {
+        let wi = w as u8;
+        let mut n = self.clone();
+        n.workers[w] = IDLE;
+        if !self.workers[w].msg && n.queued > 0 {
+            // A stale receipt: SQS may or may not delete the re-queued copy.
+            let mut m = n.clone();
+            m.queued -= 1;
+            out.push(Step::to(Action::Delete(wi), m));
+        }
+        out.push(Step::to(Action::Delete(wi), n));
+    }
+
+    /// What happens to the execution without a worker's step: its lease runs out (a crashed
+    /// holder, or a pause), its backoff ends.
+    fn environment_steps(&self, out: &mut Vec<Step>) {
         if self.status == ExecStatus::Running && self.lease_live {
             match self.live_holder() {
                 None => {
                     let mut n = self.clone();
                     n.lease_live = false;
-                    push(Action::Expire, n, None);
+                    out.push(Step::to(Action::Expire, n));
                 }
                 Some(h) if self.pauses_left > 0 => {
                     // The holder is paused past its lease: the lease and the message's
@@ -446,7 +431,7 @@ impl State {
                         n.workers[h].msg = false;
                         n.queued += 1;
                     }
-                    push(Action::Expire, n, None);
+                    out.push(Step::to(Action::Expire, n));
                 }
                 Some(_) => {}
             }
@@ -454,105 +439,57 @@ impl State {
         if self.status == ExecStatus::RetryWait && !self.available {
             let mut n = self.clone();
             n.available = true;
-            push(Action::BackoffEnds, n, None);
+            out.push(Step::to(Action::BackoffEnds, n));
         }
-        out
+    }
+}
+
+/// The claim protocol of the instance `b` with the protocol `flaw`, as the explorer sees it.
+struct ClaimProtocol<'a> {
+    b: &'a Bounds,
+    flaw: Flaw,
+}
+
+impl Model for ClaimProtocol<'_> {
+    type State = State;
+    type Action = Action;
+
+    fn initial_states(&self) -> Vec<State> {
+        vec![State::initial(self.b)]
+    }
+
+    fn successors(&self, s: &State) -> Vec<Step> {
+        s.successors(self.b, self.flaw)
+    }
+
+    fn invariant(&self, s: &State) -> Option<String> {
+        s.check()
+    }
+
+    fn done(&self, s: &State) -> bool {
+        s.done()
     }
 }
 
 /// Explores every reachable state of the instance `b` (with the protocol `flaw`), checking the
 /// safety properties on the way and liveness at the end.
 pub fn explore(b: &Bounds, flaw: Flaw) -> Exploration {
-    let init = State::initial(b);
-    let mut index: HashMap<State, usize> = HashMap::new();
-    let mut states: Vec<State> = Vec::new();
-    // For traces: the predecessor and action of each state's first discovery.
-    let mut parent: Vec<Option<(usize, Action)>> = Vec::new();
-    let mut edges: Vec<Vec<usize>> = Vec::new();
-    let mut queue = VecDeque::new();
-    index.insert(init.clone(), 0);
-    states.push(init);
-    parent.push(None);
-    edges.push(Vec::new());
-    queue.push_back(0);
-    let mut safety = None;
-    let mut transitions = 0;
-    let trace = |parent: &[Option<(usize, Action)>], mut i: usize, last: Option<Action>| {
-        let mut t: Vec<Action> = last.into_iter().collect();
-        while let Some((p, a)) = parent[i] {
-            t.push(a);
-            i = p;
-        }
-        t.reverse();
-        t
-    };
-    if let Some(p) = states[0].check() {
-        safety = Some(Violation { property: p, trace: vec![] });
-    }
-    while let Some(i) = queue.pop_front() {
-        let here = states[i].clone();
-        for step in here.successors(b, flaw) {
-            transitions += 1;
-            if safety.is_none() {
-                if let Some(p) = step.broken.clone() {
-                    safety = Some(Violation { property: p, trace: trace(&parent, i, Some(step.action)) });
-                }
-            }
-            let j = match index.get(&step.next) {
-                Some(&j) => j,
-                None => {
-                    let j = states.len();
-                    if safety.is_none() {
-                        if let Some(p) = step.next.check() {
-                            safety =
-                                Some(Violation { property: p, trace: trace(&parent, i, Some(step.action)) });
-                        }
-                    }
-                    index.insert(step.next.clone(), j);
-                    states.push(step.next);
-                    parent.push(Some((i, step.action)));
-                    edges.push(Vec::new());
-                    queue.push_back(j);
-                    j
-                }
-            };
-            edges[i].push(j);
-        }
-    }
-    // Liveness: backward reachability from the final states over reversed edges.
-    let mut rev: Vec<Vec<usize>> = vec![Vec::new(); states.len()];
-    for (i, out) in edges.iter().enumerate() {
-        for &j in out {
-            rev[j].push(i);
-        }
-    }
-    let mut good = vec![false; states.len()];
-    let mut work: Vec<usize> = (0..states.len()).filter(|&i| states[i].done()).collect();
-    for &i in &work {
-        good[i] = true;
-    }
-    while let Some(j) = work.pop() {
-        for &i in &rev[j] {
-            if !good[i] {
-                good[i] = true;
-                work.push(i);
-            }
-        }
-    }
-    let liveness = good.iter().position(|g| !g).map(|i| Violation {
+    let e = explore::explore(&ClaimProtocol { b, flaw });
+    let states = &e.states;
+    let liveness = e.liveness.map(|d| Violation {
         property: format!(
             "no final state reachable from status {:?}, token {}, attempt {}",
-            states[i].status, states[i].token, states[i].attempt
+            states[d.state].status, states[d.state].token, states[d.state].attempt
         ),
-        trace: trace(&parent, i, None),
+        trace: d.trace,
     });
     Exploration {
         states: states.len(),
-        transitions,
+        transitions: e.transitions,
         succeeded_states: states.iter().filter(|s| s.status == ExecStatus::Succeeded).count(),
         dead_states: states.iter().filter(|s| s.status == ExecStatus::Dead).count(),
         max_token: states.iter().map(|s| s.token).max().unwrap_or(0),
-        safety,
+        safety: e.safety,
         liveness,
     }
 }
