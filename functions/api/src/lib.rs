@@ -7,7 +7,10 @@
 //!
 //! ## Layout
 //! - [`routes`]: the route table (also checked against `openapi.json` by a test).
-//! - [`router`]: [`Api`]: request → control-plane call → JSON response.
+//! - [`router`]: [`Api`]: request → checks (route, caller, body, idempotency) → handler → JSON
+//!   response.
+//! - `handlers`: one function per operation, by family (jobs, schedules, executions, dead
+//!   letters, calendars, resources, the operations log).
 //! - [`auth`]: tenant and principal from the authorizer context (JWT claims or IAM).
 //! - [`idempotency`]: `Idempotency-Key` on create, trigger-now and backfill.
 //! - [`error`]: the `{"error": {code, message, field}}` shape and status mapping.
@@ -23,6 +26,7 @@ pub mod console;
 pub mod dto;
 pub mod error;
 pub mod exec_logs;
+mod handlers;
 pub mod idempotency;
 pub mod lambda;
 pub mod local;

@@ -22,7 +22,7 @@ mod client;
 mod dev;
 mod preview;
 mod provision;
-mod resources;
+mod resource_limits;
 mod tz_report;
 
 use clap::{Parser, Subcommand};
@@ -70,7 +70,7 @@ enum Command {
     /// Set, show, list and delete platform-wide resource limits (docs/resources.md).
     Resources {
         #[command(subcommand)]
-        cmd: resources::ResourcesCmd,
+        cmd: resource_limits::ResourcesCmd,
         #[command(flatten)]
         api: client::ApiArgs,
     },
@@ -140,7 +140,7 @@ async fn run(cli: Cli) -> ExitCode {
         Command::Dev { args, api } => dev::run(args, &api).await,
         Command::Jobs { cmd, api } => api_cmds::jobs(&api, cmd).await,
         Command::Calendars { cmd, api } => calendars::calendars(&api, cmd).await,
-        Command::Resources { cmd, api } => resources::resources(&api, cmd).await,
+        Command::Resources { cmd, api } => resource_limits::resources(&api, cmd).await,
         Command::Executions { cmd, api } => api_cmds::executions(&api, cmd).await,
         Command::Dlq { cmd, api } => api_cmds::dlq(&api, cmd).await,
         Command::Ops { cmd, api } => api_cmds::ops(&api, cmd).await,

@@ -39,7 +39,7 @@
 //! - **IAM requests are signed per attempt** with the SDK's signer, at the injected clock's
 //!   instant, after every other header is set, so what is signed is what is sent.
 //! - **No second schema.** Definitions are [`sundial_model::JobDefinition`], the type the
-//!   API validates; the client therefore depends on `sundial-core`.
+//!   API validates; the client therefore depends on `sundial-model`.
 
 pub mod auth;
 pub mod client;

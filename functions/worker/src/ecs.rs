@@ -15,7 +15,7 @@
 //! - Shutdown (SIGTERM): stop receiving; let running executions finish for a grace period;
 //!   then cancel them, which releases their leases and returns their messages at once.
 
-use aws_sdk_sqs::types::{DeleteMessageBatchRequestEntry, MessageSystemAttributeName};
+use aws_sdk_sqs::types::{DeleteMessageBatchRequestEntry, Message, MessageSystemAttributeName};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -24,8 +24,8 @@ use sundial_core::config::EcsWorkerSettings;
 use sundial_core::execution::target::in_process::BoxFuture;
 use sundial_core::execution::worker::{Disposition, MessageControl, Worker};
 use sundial_core::priority::{next_lane, Lane};
-use tokio::sync::{mpsc, Semaphore};
-use tokio::task::JoinSet;
+use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
+use tokio::task::{JoinHandle, JoinSet};
 use tokio_util::sync::CancellationToken;
 
 /// How long a finished message may wait for a fuller `DeleteMessageBatch`.
@@ -143,135 +143,261 @@ async fn poll(
     opts: EcsOptions,
     shutdown: CancellationToken,
 ) -> anyhow::Result<Arc<Stats>> {
-    let pool = worker.settings().pool.clone();
-    let main_url = worker.lane_url(&pool, Lane::Main).await?;
-    let low_url = worker.lane_url(&pool, Lane::Low).await?;
-    let sqs = worker.sqs().clone();
-    let stats = Arc::new(Stats::default());
-    let slots = Arc::new(Semaphore::new(opts.slots));
-    let stop = CancellationToken::new();
-    let (main_tx, main_rx) = mpsc::channel::<String>(1024);
-    let (low_tx, low_rx) = mpsc::channel::<String>(1024);
-    // Spawned tasks carry the worker's scope (IAM recording, `sundial_core::access`).
-    let deleters = [(main_url.clone(), main_rx), (low_url.clone(), low_rx)].map(|(url, rx)| {
-        tokio::spawn(access::within(access::current(), delete_batcher(sqs.clone(), url, rx, stats.clone())))
-    });
-    let mut tasks = JoinSet::new();
-    // Lane state: receives so far, and whether the last receive of each lane came back empty.
-    let (mut receives, mut main_empty, mut low_empty) = (0u64, false, true);
-    tracing::info!(pool, slots = opts.slots, worker = %worker.settings().worker_id, "polling");
-    'poll: while !shutdown.is_cancelled() {
-        let first = tokio::select! {
-            p = slots.clone().acquire_owned() => p?,
-            _ = shutdown.cancelled() => break 'poll,
+    let (mut poller, deleters) = Poller::start(worker, opts).await?;
+    poller.receive_until(&shutdown).await?;
+    poller.drain().await;
+    let stats = poller.shared.stats.clone();
+    // Closes the delete channels: the batchers flush what is pending and end.
+    drop(poller);
+    for d in deleters {
+        let _ = d.await;
+    }
+    Ok(stats)
+}
+
+/// What every execution's task needs from the loop.
+#[derive(Clone)]
+struct Shared {
+    worker: Arc<Worker>,
+    pool: String,
+    sqs: aws_sdk_sqs::Client,
+    stats: Arc<Stats>,
+    /// Cancelled when the shutdown grace period is over: releases running executions.
+    stop: CancellationToken,
+}
+
+/// One lane's queue and the channel to its delete batcher.
+struct LaneQueue {
+    url: String,
+    deletes: mpsc::Sender<String>,
+}
+
+/// Receives so far, and whether the last receive of each lane came back empty.
+struct LaneState {
+    receives: u64,
+    main_empty: bool,
+    low_empty: bool,
+}
+
+impl LaneState {
+    /// The lane to receive from and how long to wait: main first; the low lane when the main
+    /// queue was empty (or its anti-starvation turn); a long poll only when both lanes were
+    /// empty.
+    fn next(&self, wait_secs: i32) -> (Lane, i32) {
+        let lane = next_lane(self.receives, self.main_empty);
+        let wait = match lane {
+            Lane::Main if self.low_empty => wait_secs.min(IDLE_WAIT_SECS),
+            Lane::Main | Lane::Low => 0,
         };
-        // Fill the batch: when fewer than 10 slots (or the task's slots) are free, wait up to
-        // FILL_WAIT for more to free up before receiving, so a busy task asks for full batches
-        // (receives asking for 1-3 messages made 0.18 receives per run instead of 0.1,
-        // docs/performance.md) and still never holds a message without a slot for it.
+        (lane, wait)
+    }
+
+    /// Notes what a receive from `lane` brought.
+    fn received(&mut self, lane: Lane, empty: bool) {
+        match lane {
+            Lane::Main => self.main_empty = empty,
+            Lane::Low => {
+                self.low_empty = empty;
+                // Look at the main queue again before the next low receive.
+                self.main_empty = false;
+            }
+        }
+    }
+}
+
+/// What a receive came back with.
+enum Received {
+    Messages(Vec<Message>),
+    /// The receive failed (logged, and waited a second after).
+    Failed,
+    /// Shutdown began while it waited.
+    Shutdown,
+}
+
+/// The poll loop's state.
+struct Poller {
+    shared: Shared,
+    opts: EcsOptions,
+    slots: Arc<Semaphore>,
+    main: LaneQueue,
+    low: LaneQueue,
+    lanes: LaneState,
+    tasks: JoinSet<()>,
+}
+
+impl Poller {
+    /// Finds the pool's lanes and starts their delete batchers.
+    async fn start(worker: Arc<Worker>, opts: EcsOptions) -> anyhow::Result<(Self, [JoinHandle<()>; 2])> {
+        let pool = worker.settings().pool.clone();
+        let main_url = worker.lane_url(&pool, Lane::Main).await?;
+        let low_url = worker.lane_url(&pool, Lane::Low).await?;
+        let sqs = worker.sqs().clone();
+        let stats = Arc::new(Stats::default());
+        let (main_tx, main_rx) = mpsc::channel::<String>(1024);
+        let (low_tx, low_rx) = mpsc::channel::<String>(1024);
+        // Spawned tasks carry the worker's scope (IAM recording, `sundial_core::access`).
+        let deleters = [(main_url.clone(), main_rx), (low_url.clone(), low_rx)].map(|(url, rx)| {
+            tokio::spawn(access::within(
+                access::current(),
+                delete_batcher(sqs.clone(), url, rx, stats.clone()),
+            ))
+        });
+        tracing::info!(pool, slots = opts.slots, worker = %worker.settings().worker_id, "polling");
+        let poller = Poller {
+            shared: Shared { worker, pool, sqs, stats, stop: CancellationToken::new() },
+            slots: Arc::new(Semaphore::new(opts.slots)),
+            opts,
+            main: LaneQueue { url: main_url, deletes: main_tx },
+            low: LaneQueue { url: low_url, deletes: low_tx },
+            lanes: LaneState { receives: 0, main_empty: false, low_empty: true },
+            tasks: JoinSet::new(),
+        };
+        Ok((poller, deleters))
+    }
+
+    /// Receives and starts executions, one batch per free slots, until `shutdown` fires.
+    async fn receive_until(&mut self, shutdown: &CancellationToken) -> anyhow::Result<()> {
+        while !shutdown.is_cancelled() {
+            let Some(permits) = self.take_slots(shutdown).await? else { break };
+            let (lane, wait) = self.lanes.next(self.opts.wait_secs);
+            let msgs = match self.receive(lane, permits.len() as i32, wait, shutdown).await {
+                Received::Messages(m) => m,
+                Received::Failed => continue,
+                Received::Shutdown => break,
+            };
+            self.lanes.received(lane, msgs.is_empty());
+            self.dispatch(lane, msgs, permits).await?;
+            while self.tasks.try_join_next().is_some() {}
+        }
+        Ok(())
+    }
+
+    /// Waits for a free slot (none when shutdown comes first), then fills the batch: when fewer
+    /// than 10 slots (or the task's slots) are free, waits up to FILL_WAIT for more to free up
+    /// before receiving, so a busy task asks for full batches (receives asking for 1-3 messages
+    /// made 0.18 receives per run instead of 0.1, docs/performance.md) and still never holds a
+    /// message without a slot for it.
+    async fn take_slots(
+        &self,
+        shutdown: &CancellationToken,
+    ) -> anyhow::Result<Option<Vec<OwnedSemaphorePermit>>> {
+        let first = tokio::select! {
+            p = self.slots.clone().acquire_owned() => p?,
+            _ = shutdown.cancelled() => return Ok(None),
+        };
         let mut permits = vec![first];
-        let target = opts.slots.clamp(1, 10);
+        let target = self.opts.slots.clamp(1, 10);
         let fill_until = tokio::time::Instant::now() + FILL_WAIT;
         while permits.len() < target {
-            match slots.clone().try_acquire_owned() {
+            match self.slots.clone().try_acquire_owned() {
                 Ok(p) => permits.push(p),
-                Err(_) => match tokio::time::timeout_at(fill_until, slots.clone().acquire_owned()).await {
+                Err(_) => match tokio::time::timeout_at(fill_until, self.slots.clone().acquire_owned()).await
+                {
                     Ok(p) => permits.push(p?),
                     Err(_) => break,
                 },
             }
         }
-        let want = permits.len() as i32;
-        // Main first; the low lane when the main queue was empty (or its anti-starvation turn);
-        // a long poll only when both lanes were empty.
-        let lane = next_lane(receives, main_empty);
-        let (url, wait) = match lane {
-            Lane::Main if low_empty => (&main_url, opts.wait_secs.min(IDLE_WAIT_SECS)),
-            Lane::Main => (&main_url, 0),
-            Lane::Low => (&low_url, 0),
-        };
-        let recv = sqs
+        Ok(Some(permits))
+    }
+
+    /// One `ReceiveMessage` of up to `want` messages from `lane`, waiting up to `wait` seconds.
+    async fn receive(&mut self, lane: Lane, want: i32, wait: i32, shutdown: &CancellationToken) -> Received {
+        let s = &self.shared;
+        let recv = s
+            .sqs
             .receive_message()
-            .queue_url(url)
+            .queue_url(&self.queue(lane).url)
             .max_number_of_messages(want)
             .wait_time_seconds(wait)
-            .visibility_timeout(worker.settings().visibility_secs())
+            .visibility_timeout(s.worker.settings().visibility_secs())
             .message_system_attribute_names(MessageSystemAttributeName::ApproximateReceiveCount)
             .send();
         let out = tokio::select! {
             r = recv => r,
-            _ = shutdown.cancelled() => break 'poll,
+            _ = shutdown.cancelled() => return Received::Shutdown,
         };
-        stats.receives.fetch_add(1, Ordering::Relaxed);
-        receives += 1;
-        let msgs = match out {
-            Ok(o) => o.messages.unwrap_or_default(),
+        s.stats.receives.fetch_add(1, Ordering::Relaxed);
+        self.lanes.receives += 1;
+        match out {
+            Ok(o) => Received::Messages(o.messages.unwrap_or_default()),
             Err(e) => {
                 tracing::warn!(error = %aws_sdk_sqs::error::DisplayErrorContext(e), "ReceiveMessage failed");
                 tokio::time::sleep(Duration::from_secs(1)).await;
-                continue;
-            }
-        };
-        match lane {
-            Lane::Main => main_empty = msgs.is_empty(),
-            Lane::Low => {
-                low_empty = msgs.is_empty();
-                // Look at the main queue again before the next low receive.
-                main_empty = false;
+                Received::Failed
             }
         }
-        let (url, del_tx) = match lane {
-            Lane::Main => (main_url.clone(), main_tx.clone()),
-            Lane::Low => (low_url.clone(), low_tx.clone()),
+    }
+
+    /// Starts one task per message, each on one of `permits`.
+    async fn dispatch(
+        &mut self,
+        lane: Lane,
+        msgs: Vec<Message>,
+        mut permits: Vec<OwnedSemaphorePermit>,
+    ) -> anyhow::Result<()> {
+        let (url, deletes) = {
+            let q = self.queue(lane);
+            (q.url.clone(), q.deletes.clone())
         };
         for msg in msgs {
             // At most `want` messages come back: one held permit each (the rest are dropped).
             let permit = match permits.pop() {
                 Some(p) => p,
-                None => slots.clone().acquire_owned().await?,
+                None => self.slots.clone().acquire_owned().await?,
             };
-            stats.received.fetch_add(1, Ordering::Relaxed);
-            let (w, stop, del_tx, sqs, url, pool, stats) = (
-                worker.clone(),
-                stop.clone(),
-                del_tx.clone(),
-                sqs.clone(),
-                url.clone(),
-                pool.clone(),
-                stats.clone(),
-            );
-            tasks.spawn(access::within(access::current(), async move {
-                let _permit = permit;
-                let receipt = msg.receipt_handle.clone().unwrap_or_default();
-                let body = msg.body.clone().unwrap_or_default();
-                let vis = Visibility {
-                    sqs: sqs.clone(),
-                    url: url.clone(),
-                    receipt: receipt.clone(),
-                    stats: stats.clone(),
-                };
-                match w.handle(&pool, &body, &vis, &stop).await {
-                    Disposition::Delete => {
-                        let _ = del_tx.send(receipt).await;
-                    }
-                    Disposition::RetryAfter(secs) => vis.extend(secs).await,
-                    Disposition::Leave => {}
-                }
-            }));
+            self.shared.stats.received.fetch_add(1, Ordering::Relaxed);
+            let run = execute(self.shared.clone(), url.clone(), deletes.clone(), msg, permit);
+            self.tasks.spawn(access::within(access::current(), run));
         }
-        while tasks.try_join_next().is_some() {}
+        Ok(())
     }
-    tracing::info!(running = tasks.len(), "shutting down: no new work; finishing running executions");
-    let drained =
-        tokio::time::timeout(opts.shutdown_grace, async { while tasks.join_next().await.is_some() {} }).await;
-    if drained.is_err() {
-        tracing::info!(running = tasks.len(), "grace period over: releasing running executions");
-        stop.cancel();
-        while tasks.join_next().await.is_some() {}
+
+    /// The queue of `lane`.
+    fn queue(&self, lane: Lane) -> &LaneQueue {
+        match lane {
+            Lane::Main => &self.main,
+            Lane::Low => &self.low,
+        }
     }
-    drop((main_tx, low_tx));
-    for d in deleters {
-        let _ = d.await;
+
+    /// Lets running executions finish for the grace period, then cancels the rest, which
+    /// releases their leases and returns their messages at once.
+    async fn drain(&mut self) {
+        tracing::info!(
+            running = self.tasks.len(),
+            "shutting down: no new work; finishing running executions"
+        );
+        let tasks = &mut self.tasks;
+        let drained = tokio::time::timeout(self.opts.shutdown_grace, async {
+            while tasks.join_next().await.is_some() {}
+        })
+        .await;
+        if drained.is_err() {
+            tracing::info!(running = self.tasks.len(), "grace period over: releasing running executions");
+            self.shared.stop.cancel();
+            while self.tasks.join_next().await.is_some() {}
+        }
     }
-    Ok(stats)
+}
+
+/// Runs one message's execution on its slot (`_permit`), then deletes the message, extends its
+/// visibility until its retry, or leaves it.
+async fn execute(
+    s: Shared,
+    url: String,
+    deletes: mpsc::Sender<String>,
+    msg: Message,
+    _permit: OwnedSemaphorePermit,
+) {
+    let receipt = msg.receipt_handle.clone().unwrap_or_default();
+    let body = msg.body.clone().unwrap_or_default();
+    let vis = Visibility { sqs: s.sqs.clone(), url, receipt: receipt.clone(), stats: s.stats.clone() };
+    match s.worker.handle(&s.pool, &body, &vis, &s.stop).await {
+        Disposition::Delete => {
+            let _ = deletes.send(receipt).await;
+        }
+        Disposition::RetryAfter(secs) => vis.extend(secs).await,
+        Disposition::Leave => {}
+    }
 }

@@ -10,7 +10,7 @@ mod calendars;
 mod executions;
 mod jobs;
 mod request;
-mod resources;
+mod resource_limits;
 #[cfg(test)]
 mod tests;
 
