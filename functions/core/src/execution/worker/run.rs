@@ -14,7 +14,7 @@ use crate::execution::metrics::ExecMetrics;
 use crate::execution::retry::{after_failure, codes, jitter_unit, Budget, Progress, RunError, Verdict};
 use crate::execution::target::in_process::{BoxFuture, Checkpointer, HandlerContext};
 use crate::execution::target::Invocation;
-use crate::model::{ExecStatus, Execution, Target};
+use crate::model::{ConcurrencyPolicy, ExecStatus, Execution, Target};
 use crate::store::error::StoreError;
 use crate::store::executions::{CheckpointError, Claimed, ExecKey, ExecStore, Heartbeat};
 use std::sync::{Arc, Mutex};
@@ -63,7 +63,43 @@ impl Checkpointer for FencedCheckpointer {
     }
 }
 
+/// The first reason a run stopped early, set by whichever of the heartbeat, the timeout, the
+/// shutdown or a cancel request sees it first.
+#[derive(Default)]
+struct StopCell(Mutex<Option<Stop>>);
+
+impl StopCell {
+    fn set(&self, s: Stop) {
+        if let Ok(mut g) = self.0.lock() {
+            g.get_or_insert(s);
+        }
+    }
+
+    fn get(&self) -> Option<Stop> {
+        self.0.lock().ok().and_then(|g| *g)
+    }
+}
+
+/// What an attempt's run returned, before the stop reason is applied: the target's result
+/// (a map-reduce item's value on success), why it stopped early if it did, and the fenced
+/// checkpoints the store refused.
+struct Attempt {
+    result: Result<Option<serde_json::Value>, RunError>,
+    stopped: Option<Stop>,
+    rejected: u64,
+}
+
+/// What the stop reason makes of an attempt: a result to conclude (with the holds the
+/// conclusion releases), or an exit already taken (lease lost, released at shutdown,
+/// cancelled).
+enum Settled {
+    Result(Result<Option<serde_json::Value>, RunError>, Holds),
+    Exited(Disposition),
+}
+
 impl Worker {
+    /// Runs a claimed execution: the budget check, fan-out for a parent, the attempt under
+    /// heartbeats, a timeout and cancellation, then its conclusion.
     pub(super) async fn run_claimed(
         &self,
         d: &Delivery<'_>,
@@ -71,190 +107,194 @@ impl Worker {
         holds: Holds,
         m: &mut ExecMetrics,
     ) -> Result<Disposition, StoreError> {
-        let Claimed { snapshot, fence, from, takeover, .. } = c;
-        let (key, msg) = (&d.key, &d.msg);
-        let e = &snapshot.exec;
         let claim_ms = self.clock.now_ms();
-        let sched_ms = key.scheduled_ms;
-        m.takeovers = u64::from(takeover);
-        if from == ExecStatus::Ready {
-            m.queue_wait_ms = Some((claim_ms - msg.enqueued_ms.max(msg.fire_ms).max(e.available_at)).max(0));
-            if fence.attempt == 1 {
-                m.start_lag_ms = Some(claim_ms - sched_ms);
-            }
-        } else if from == ExecStatus::RetryWait {
-            m.queue_wait_ms = Some((claim_ms - e.available_at).max(0));
-        }
+        note_claim(m, d, &c, claim_ms);
+        let e = &c.snapshot.exec;
         let policy = e.definition.concurrency;
         let budget = Budget::of(&e.definition, self.settings.max_total_run_ms);
-        if let Some(reason) = budget.may_start(fence.attempt, sched_ms, snapshot.total_run_ms, claim_ms) {
-            let last = match (&e.last_error, takeover) {
-                (_, true) => {
-                    RunError::retryable(codes::LEASE_EXPIRED, "the previous attempt's lease expired")
-                }
-                (Some((c, msg)), false) => RunError::retryable(c.clone(), msg.clone()),
-                (None, false) => RunError::retryable(reason, "budget exhausted before the attempt"),
-            };
-            let fin = Finish::Dead {
-                reason: reason.into(),
-                error: last,
-                digest: super::input_digest(&e.definition),
-            };
-            return self.conclude(d, &fence, fin, policy, holds, m).await;
+        let sched_ms = d.key.scheduled_ms;
+        if let Some(reason) = budget.may_start(c.fence.attempt, sched_ms, c.snapshot.total_run_ms, claim_ms) {
+            let fin = out_of_budget(e, c.takeover, reason);
+            return self.conclude(d, &c.fence, fin, policy, holds, m).await;
         }
-
         // A sharded or broadcast parent is not run: its children are (`fanout`).
         if crate::execution::children::fans_out(e) {
-            return self.fan_out(d, e, &fence, policy, holds, m).await;
+            return self.fan_out(d, e, &c.fence, policy, holds, m).await;
         }
-
-        // Run with heartbeats, a timeout, and cooperative cancellation.
-        let cancel = CancellationToken::new();
-        let stop_reason: Mutex<Option<Stop>> = Mutex::new(None);
-        let set_stop = |s: Stop| {
-            if let Ok(mut g) = stop_reason.lock() {
-                g.get_or_insert(s);
-            }
-        };
-        let rejected = Arc::new(Mutex::new(0u64));
-        let inv = Invocation::of(e, fence.token, fence.attempt);
-        let in_process = matches!(e.definition.target, Target::InProcess { .. });
-        let checkpointer = FencedCheckpointer {
-            store: self.store.clone(),
-            key: key.clone(),
-            fence: fence.clone(),
-            lease_ms: self.settings.lease_ms,
-            clock: self.clock.clone(),
-            rejected: rejected.clone(),
-            scope: crate::access::current(),
-        };
-        // The run, its heartbeats and its timeout live in this block: they borrow the holds,
-        // which the exits below consume.
-        let result = {
-            let inputs = HandlerInputs {
-                inv,
-                resumed_from: snapshot.checkpoint.clone(),
-                cancel: cancel.clone(),
-                checkpointer,
-            };
-            let run = self.call_target(d, e, &fence, inputs);
-            tokio::pin!(run);
-            let heartbeat = async {
-                let every = self.settings.heartbeat_every();
-                let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
-                loop {
-                    tick.tick().await;
-                    let lu = self.clock.now_ms() + self.settings.lease_ms;
-                    match self.store.heartbeat(key, &fence, lu).await {
-                        Ok(Heartbeat::Extended { cancel_requested }) => {
-                            d.msgctl.extend(self.settings.visibility_secs()).await;
-                            if let Err(e) = holds.extend(self, lu).await {
-                                tracing::warn!(error = %e, "tenant or resource gate lease extension failed");
-                            }
-                            if cancel_requested && !cancel.is_cancelled() {
-                                set_stop(Stop::Cancelled);
-                                cancel.cancel();
-                            }
-                        }
-                        Ok(Heartbeat::Lost) => {
-                            set_stop(Stop::Lost);
-                            cancel.cancel();
-                            return;
-                        }
-                        Err(err) => {
-                            tracing::warn!(execution = %key.id(), error = %err, "heartbeat failed; lease still valid until its end")
-                        }
-                    }
-                }
-            };
-            tokio::pin!(heartbeat);
-            let timeout =
-                tokio::time::sleep(Duration::from_secs(u64::from(e.definition.timeout_secs.max(1))));
-            tokio::pin!(timeout);
-            let early: Option<Result<Option<serde_json::Value>, RunError>> = tokio::select! {
-                r = &mut run => Some(r),
-                _ = &mut heartbeat => None,
-                _ = &mut timeout => { set_stop(Stop::Timeout); None }
-                _ = d.stop.cancelled() => { set_stop(Stop::Shutdown); None }
-                _ = cancel.cancelled() => None,
-            };
-            match early {
-                Some(r) => r,
-                None => {
-                    cancel.cancel();
-                    // In-process handlers get a grace period to reach a safe point; remote calls
-                    // cannot be interrupted mid-flight, so the worker stops waiting for them.
-                    let graced = if in_process {
-                        tokio::time::timeout(
-                            Duration::from_millis(self.settings.cancel_grace_ms as u64),
-                            &mut run,
-                        )
-                        .await
-                        .ok()
-                    } else {
-                        None
-                    };
-                    graced.unwrap_or_else(|| Err(RunError::cancelled()))
-                }
-            }
-        };
-        let stopped = stop_reason.lock().ok().and_then(|g| *g);
+        let attempt = self.attempt(d, &c, &holds).await;
         let duration = self.clock.now_ms() - claim_ms;
         m.duration_ms = Some(duration);
-        m.stale_rejections += rejected.lock().map(|g| *g).unwrap_or(0);
-
-        let result = match (stopped, result) {
-            (Some(Stop::Lost), _) => {
-                m.stale_rejections += 1;
-                tracing::warn!(execution = %key.id(), token = fence.token, "lease lost; result discarded");
-                holds.end(self, Exit::TakenOver).await?;
-                return Ok(Disposition::Leave);
-            }
-            (Some(Stop::Shutdown), Err(_)) => {
-                self.store.release(key, &fence).await?;
-                holds.end(self, Exit::Released).await?;
-                return Ok(Disposition::RetryAfter(0));
-            }
-            (Some(Stop::Cancelled), Err(_)) => {
-                return self.conclude(d, &fence, Finish::Canceled, policy, holds, m).await;
-            }
-            (Some(Stop::Timeout), Err(_)) => Err(RunError::retryable(
-                codes::TIMEOUT,
-                format!("run exceeded timeoutSecs = {}", e.definition.timeout_secs),
-            )),
-            (_, r) => r,
+        m.stale_rejections += attempt.rejected;
+        let (result, holds) = match self.settle(d, &c, attempt, policy, holds, m).await? {
+            Settled::Exited(disposition) => return Ok(disposition),
+            Settled::Result(result, holds) => (result, holds),
         };
         // A map-reduce parent's map returned: it waits for its items (`mapreduce`).
         if result.is_ok()
             && crate::execution::mapreduce::phase_of(e) == Some(crate::execution::mapreduce::Phase::Map)
         {
-            return self.seal_map(d, e, &fence, policy, holds, m).await;
+            return self.seal_map(d, e, &c.fence, policy, holds, m).await;
         }
-        let (result, item_result) = match result {
-            Ok(v) => (Ok(()), v),
-            Err(e) => (Err(e), None),
+        let (fin, item_result) = match result {
+            Ok(v) => (Finish::Succeeded, v),
+            Err(err) => (self.after_error(d, &c, err, &budget, c.snapshot.total_run_ms + duration), None),
         };
-        let fin = match result {
-            Ok(()) => Finish::Succeeded,
-            Err(err) => {
-                let total = snapshot.total_run_ms + duration;
-                let now_ms = self.clock.now_ms();
-                let unit = jitter_unit(&key.id(), fence.attempt);
-                let at = Progress { attempt: fence.attempt, scheduled_ms: sched_ms, total_run_ms: total };
-                match after_failure(&err, &at, &e.definition.retry, &budget, unit, now_ms) {
-                    Verdict::Retry { available_at, .. } => {
-                        Finish::RetryWait { available_at, error: err, total_run_ms: total }
-                    }
-                    Verdict::Fail => Finish::Failed { error: err },
-                    Verdict::Dead { reason } => Finish::Dead {
-                        reason: reason.into(),
-                        error: err,
-                        digest: super::input_digest(&e.definition),
-                    },
-                }
+        self.conclude_with(d, &c.fence, Outcome { fin, item_result }, policy, holds, m).await
+    }
+
+    /// One attempt: the target call raced against its heartbeats, its timeout, the worker's
+    /// shutdown and a cancel request. An in-process handler that is stopped gets a grace period
+    /// to reach a safe point; a remote call cannot be interrupted mid-flight, so the worker
+    /// stops waiting for it.
+    async fn attempt(&self, d: &Delivery<'_>, c: &Claimed, holds: &Holds) -> Attempt {
+        let e = &c.snapshot.exec;
+        let cancel = CancellationToken::new();
+        let stop = StopCell::default();
+        let rejected = Arc::new(Mutex::new(0u64));
+        let checkpointer = FencedCheckpointer {
+            store: self.store.clone(),
+            key: d.key.clone(),
+            fence: c.fence.clone(),
+            lease_ms: self.settings.lease_ms,
+            clock: self.clock.clone(),
+            rejected: rejected.clone(),
+            scope: crate::access::current(),
+        };
+        let inputs = HandlerInputs {
+            inv: Invocation::of(e, c.fence.token, c.fence.attempt),
+            resumed_from: c.snapshot.checkpoint.clone(),
+            cancel: cancel.clone(),
+            checkpointer,
+        };
+        let run = self.call_target(d, e, &c.fence, inputs);
+        tokio::pin!(run);
+        let heartbeat = self.heartbeats(d, &c.fence, holds, &cancel, &stop);
+        tokio::pin!(heartbeat);
+        let timeout = tokio::time::sleep(Duration::from_secs(u64::from(e.definition.timeout_secs.max(1))));
+        tokio::pin!(timeout);
+        let early: Option<Result<Option<serde_json::Value>, RunError>> = tokio::select! {
+            r = &mut run => Some(r),
+            _ = &mut heartbeat => None,
+            _ = &mut timeout => { stop.set(Stop::Timeout); None }
+            _ = d.stop.cancelled() => { stop.set(Stop::Shutdown); None }
+            _ = cancel.cancelled() => None,
+        };
+        let result = match early {
+            Some(r) => r,
+            None => {
+                cancel.cancel();
+                let graced = if matches!(e.definition.target, Target::InProcess { .. }) {
+                    let grace = Duration::from_millis(self.settings.cancel_grace_ms as u64);
+                    tokio::time::timeout(grace, &mut run).await.ok()
+                } else {
+                    None
+                };
+                graced.unwrap_or_else(|| Err(RunError::cancelled()))
             }
         };
-        self.conclude_with(d, &fence, Outcome { fin, item_result }, policy, holds, m).await
+        let rejected = rejected.lock().map(|g| *g).unwrap_or(0);
+        Attempt { result, stopped: stop.get(), rejected }
+    }
+
+    /// Renews the lease every third of it (and the message's visibility, and the gate
+    /// entries) until the lease is lost; turns a requested cancel into the token's cancel.
+    async fn heartbeats(
+        &self,
+        d: &Delivery<'_>,
+        fence: &Fence,
+        holds: &Holds,
+        cancel: &CancellationToken,
+        stop: &StopCell,
+    ) {
+        let key = &d.key;
+        let every = self.settings.heartbeat_every();
+        let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+        loop {
+            tick.tick().await;
+            let lu = self.clock.now_ms() + self.settings.lease_ms;
+            match self.store.heartbeat(key, fence, lu).await {
+                Ok(Heartbeat::Extended { cancel_requested }) => {
+                    d.msgctl.extend(self.settings.visibility_secs()).await;
+                    if let Err(e) = holds.extend(self, lu).await {
+                        tracing::warn!(error = %e, "tenant or resource gate lease extension failed");
+                    }
+                    if cancel_requested && !cancel.is_cancelled() {
+                        stop.set(Stop::Cancelled);
+                        cancel.cancel();
+                    }
+                }
+                Ok(Heartbeat::Lost) => {
+                    stop.set(Stop::Lost);
+                    cancel.cancel();
+                    return;
+                }
+                Err(err) => {
+                    tracing::warn!(execution = %key.id(), error = %err, "heartbeat failed; lease still valid until its end")
+                }
+            }
+        }
+    }
+
+    /// Applies why the attempt stopped: a lost lease publishes nothing, a shutdown releases
+    /// the lease for another worker, a cancel ends the execution CANCELED, a timeout is a
+    /// retryable error; otherwise the target's own result stands.
+    async fn settle(
+        &self,
+        d: &Delivery<'_>,
+        c: &Claimed,
+        attempt: Attempt,
+        policy: ConcurrencyPolicy,
+        holds: Holds,
+        m: &mut ExecMetrics,
+    ) -> Result<Settled, StoreError> {
+        let (key, fence) = (&d.key, &c.fence);
+        let result = match (attempt.stopped, attempt.result) {
+            (Some(Stop::Lost), _) => {
+                m.stale_rejections += 1;
+                tracing::warn!(execution = %key.id(), token = fence.token, "lease lost; result discarded");
+                holds.end(self, Exit::TakenOver).await?;
+                return Ok(Settled::Exited(Disposition::Leave));
+            }
+            (Some(Stop::Shutdown), Err(_)) => {
+                self.store.release(key, fence).await?;
+                holds.end(self, Exit::Released).await?;
+                return Ok(Settled::Exited(Disposition::RetryAfter(0)));
+            }
+            (Some(Stop::Cancelled), Err(_)) => {
+                let d = self.conclude(d, fence, Finish::Canceled, policy, holds, m).await?;
+                return Ok(Settled::Exited(d));
+            }
+            (Some(Stop::Timeout), Err(_)) => Err(RunError::retryable(
+                codes::TIMEOUT,
+                format!("run exceeded timeoutSecs = {}", c.snapshot.exec.definition.timeout_secs),
+            )),
+            (_, r) => r,
+        };
+        Ok(Settled::Result(result, holds))
+    }
+
+    /// The finish of a failed attempt: a retry at its back-off, FAILED, or DEAD when the
+    /// retry policy or the run budget is spent.
+    fn after_error(
+        &self,
+        d: &Delivery<'_>,
+        c: &Claimed,
+        err: RunError,
+        budget: &Budget,
+        total: i64,
+    ) -> Finish {
+        let e = &c.snapshot.exec;
+        let unit = jitter_unit(&d.key.id(), c.fence.attempt);
+        let at = Progress { attempt: c.fence.attempt, scheduled_ms: d.key.scheduled_ms, total_run_ms: total };
+        match after_failure(&err, &at, &e.definition.retry, budget, unit, self.clock.now_ms()) {
+            Verdict::Retry { available_at, .. } => {
+                Finish::RetryWait { available_at, error: err, total_run_ms: total }
+            }
+            Verdict::Fail => Finish::Failed { error: err },
+            Verdict::Dead { reason } => {
+                Finish::Dead { reason: reason.into(), error: err, digest: super::input_digest(&e.definition) }
+            }
+        }
     }
 
     /// Calls the target (remote, or an in-process handler with a fenced checkpointer). A
@@ -347,6 +387,32 @@ impl Worker {
         };
         crate::access::user_code(h.map(MapContext::new(ctx, Arc::new(emitter)))).await.map(|()| None)
     }
+}
+
+/// The claim's share of the metrics: how long the message waited in the queue and, for a
+/// first attempt, how late it started.
+fn note_claim(m: &mut ExecMetrics, d: &Delivery<'_>, c: &Claimed, claim_ms: i64) {
+    let e = &c.snapshot.exec;
+    m.takeovers = u64::from(c.takeover);
+    if c.from == ExecStatus::Ready {
+        m.queue_wait_ms = Some((claim_ms - d.msg.enqueued_ms.max(d.msg.fire_ms).max(e.available_at)).max(0));
+        if c.fence.attempt == 1 {
+            m.start_lag_ms = Some(claim_ms - d.key.scheduled_ms);
+        }
+    } else if c.from == ExecStatus::RetryWait {
+        m.queue_wait_ms = Some((claim_ms - e.available_at).max(0));
+    }
+}
+
+/// The DEAD finish of an execution whose run budget is spent before an attempt starts, naming
+/// the last error (or the expired lease of a takeover).
+fn out_of_budget(e: &Execution, takeover: bool, reason: &'static str) -> Finish {
+    let last = match (&e.last_error, takeover) {
+        (_, true) => RunError::retryable(codes::LEASE_EXPIRED, "the previous attempt's lease expired"),
+        (Some((c, msg)), false) => RunError::retryable(c.clone(), msg.clone()),
+        (None, false) => RunError::retryable(reason, "budget exhausted before the attempt"),
+    };
+    Finish::Dead { reason: reason.into(), error: last, digest: super::input_digest(&e.definition) }
 }
 
 /// What an in-process handler (or the remote call) is given for one attempt: the invocation,
