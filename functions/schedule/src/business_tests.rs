@@ -6,12 +6,16 @@
 //! Asia/Shanghai has no DST (UTC+8).
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
-use chrono::{Datelike, Days};
+use chrono::{DateTime, Datelike, Days, Duration, NaiveDate, NaiveDateTime, TimeZone, Utc};
+use chrono_tz::Tz;
 use proptest::prelude::*;
 
 use super::tests::utc;
 use super::*;
+use crate::schedule::Kind;
+use crate::zone::Pass;
 
 const ROLLS: [Roll; 4] = [Roll::Skip, Roll::Following, Roll::Preceding, Roll::ModifiedFollowing];
 

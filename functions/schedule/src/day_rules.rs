@@ -7,7 +7,7 @@
 //! in both the 6/7-field and the 5-field form. DST behaviour of the local times the rules
 //! produce is pinned on real transitions in Berlin and New York.
 
-use chrono::{Datelike, Days, NaiveDate, Timelike, Weekday};
+use chrono::{Datelike, Days, Duration, NaiveDate, Timelike, Weekday};
 use proptest::prelude::*;
 
 use super::tests::{utc, z};

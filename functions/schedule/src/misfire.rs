@@ -138,58 +138,101 @@ pub(crate) fn plan_with_limit(
     if now <= last_scheduled {
         return plan;
     }
-
     let mut last_missed = None;
-    if let Some(first) = schedule.next_after(last_scheduled).filter(|f| *f < cutoff) {
-        let mut count = 1u64;
-        let mut cursor = first;
-        loop {
-            match schedule.next_after(cursor) {
-                Some(f) if f < cutoff => {
-                    count += 1;
-                    cursor = f;
-                    if count >= scan_limit {
-                        plan.missed_truncated = true;
-                        break;
-                    }
+    if let Some(missed) = count_missed(schedule, last_scheduled, cutoff, scan_limit) {
+        plan.missed = missed.count;
+        plan.missed_truncated = missed.truncated;
+        last_missed = Some(missed.last);
+        plan_missed(schedule, last_scheduled, policy, &missed, &mut plan);
+    }
+    plan_ordinary(schedule, last_missed.unwrap_or(last_scheduled), now, scan_limit, &mut plan);
+    plan
+}
+
+/// The missed fires of a plan: the first and last, and how many (a lower bound when
+/// `truncated`).
+struct Missed {
+    first: DateTime<Utc>,
+    last: DateTime<Utc>,
+    count: u64,
+    truncated: bool,
+}
+
+/// Counts the fires after `last_scheduled` and before `cutoff`, one by one up to `scan_limit`.
+fn count_missed(
+    schedule: &Schedule,
+    last_scheduled: DateTime<Utc>,
+    cutoff: DateTime<Utc>,
+    scan_limit: u64,
+) -> Option<Missed> {
+    let first = schedule.next_after(last_scheduled).filter(|f| *f < cutoff)?;
+    let mut count = 1u64;
+    let mut cursor = first;
+    let mut truncated = false;
+    loop {
+        match schedule.next_after(cursor) {
+            Some(f) if f < cutoff => {
+                count += 1;
+                cursor = f;
+                if count >= scan_limit {
+                    truncated = true;
+                    break;
                 }
-                _ => break,
             }
-        }
-        let last = if plan.missed_truncated {
-            // The latest fire strictly before the cutoff, found directly.
-            schedule.prev_at_or_before(cutoff - Duration::nanoseconds(1)).unwrap_or(cursor)
-        } else {
-            cursor
-        };
-        plan.missed = count;
-        last_missed = Some(last);
-        match *policy {
-            MisfirePolicy::FireOnce => {
-                plan.fires.push(PlannedFire { scheduled_at: last, missed_range: Some((first, last)) })
-            }
-            MisfirePolicy::FireAll { cap } => {
-                let mut kept = Vec::new();
-                let mut at = Some(last);
-                while let Some(f) = at {
-                    // At most `cap`, and never more than were counted (the walk back
-                    // stays within the scan limit even for a huge cap).
-                    if kept.len() as u64 >= u64::from(cap).min(count) || f <= last_scheduled {
-                        break;
-                    }
-                    kept.push(PlannedFire { scheduled_at: f, missed_range: None });
-                    at = schedule.prev_at_or_before(f - Duration::nanoseconds(1));
-                }
-                kept.reverse();
-                plan.skipped = count.saturating_sub(kept.len() as u64);
-                plan.fires = kept;
-            }
-            MisfirePolicy::Skip => plan.skipped = count,
+            _ => break,
         }
     }
+    let last = if truncated {
+        // The latest fire strictly before the cutoff, found directly.
+        schedule.prev_at_or_before(cutoff - Duration::nanoseconds(1)).unwrap_or(cursor)
+    } else {
+        cursor
+    };
+    Some(Missed { first, last, count, truncated })
+}
 
-    // Ordinary fires: due but within the threshold.
-    let mut cursor = last_missed.unwrap_or(last_scheduled);
+/// What `policy` makes of the missed fires: their executions and how many are skipped.
+fn plan_missed(
+    schedule: &Schedule,
+    last_scheduled: DateTime<Utc>,
+    policy: &MisfirePolicy,
+    missed: &Missed,
+    plan: &mut MisfirePlan,
+) {
+    let Missed { first, last, count, .. } = *missed;
+    match *policy {
+        MisfirePolicy::FireOnce => {
+            plan.fires.push(PlannedFire { scheduled_at: last, missed_range: Some((first, last)) })
+        }
+        MisfirePolicy::FireAll { cap } => {
+            let mut kept = Vec::new();
+            let mut at = Some(last);
+            while let Some(f) = at {
+                // At most `cap`, and never more than were counted (the walk back
+                // stays within the scan limit even for a huge cap).
+                if kept.len() as u64 >= u64::from(cap).min(count) || f <= last_scheduled {
+                    break;
+                }
+                kept.push(PlannedFire { scheduled_at: f, missed_range: None });
+                at = schedule.prev_at_or_before(f - Duration::nanoseconds(1));
+            }
+            kept.reverse();
+            plan.skipped = count.saturating_sub(kept.len() as u64);
+            plan.fires = kept;
+        }
+        MisfirePolicy::Skip => plan.skipped = count,
+    }
+}
+
+/// Ordinary fires: due after `cursor` (the last missed fire, or the last scheduled one) but
+/// within the threshold; the plan resumes after the last of them.
+fn plan_ordinary(
+    schedule: &Schedule,
+    mut cursor: DateTime<Utc>,
+    now: DateTime<Utc>,
+    scan_limit: u64,
+    plan: &mut MisfirePlan,
+) {
     plan.resume_after = cursor;
     let mut ordinary = 0u64;
     while let Some(f) = schedule.next_after(cursor) {
@@ -201,5 +244,4 @@ pub(crate) fn plan_with_limit(
         cursor = f;
         plan.resume_after = f;
     }
-    plan
 }

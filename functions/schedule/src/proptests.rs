@@ -7,11 +7,13 @@
 
 use std::collections::HashMap;
 
-use chrono::{Datelike, LocalResult, Offset};
+use chrono::{DateTime, Datelike, Duration, LocalResult, Offset, TimeZone, Utc};
+use chrono_tz::Tz;
 use proptest::prelude::*;
 
 use super::tests::utc;
 use super::*;
+use crate::schedule::Kind;
 
 const ZONES: &[&str] = &[
     "America/New_York",

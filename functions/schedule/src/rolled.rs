@@ -19,10 +19,11 @@ use chrono::{DateTime, Datelike, Days, Duration, NaiveDate, NaiveDateTime, Naive
 use serde::Serialize;
 
 use super::expr::CronExpr;
+use super::next_fire::MAX_SEARCH_STEPS;
+use super::schedule::{Business, Kind, Schedule};
+use super::search_cursor::{next_cursor, prev_cursor};
 use super::zone::{self, resolve_wall, Pass, Wall};
-use super::{
-    next_cursor, prev_cursor, Business, BusinessDays, GapPolicy, Kind, Roll, Schedule, MAX_SEARCH_STEPS,
-};
+use super::{BusinessDays, GapPolicy, Roll};
 
 /// One line of an explained preview.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -122,28 +123,8 @@ impl Schedule {
         let cursor = next_cursor(&self.zone, after, pass);
         let reach = BusinessDays::reach(b.roll);
         let mut walls = Walls::new(c);
-        // Fast path (most calls: an ordinary week): the first raw wall after the cursor is on
-        // date `d`, and every date from the cursor's to `d` is a business day, with the day
-        // before (rolls that move forward) and the day after `d` (rolls that move back). Sources
-        // never cross a business day, so no rolled fire can land in that stretch, and the raw
-        // fire is not rolled itself: it is the answer when it resolves after `after`
-        // (otherwise the general search below decides). `skip` needs only `d` itself.
-        if let Some(w) = walls.next(cursor) {
-            // Which neighbours matter: fires roll forward onto the cursor's date only from
-            // the day before it, backward onto `d` only from the day after it.
-            let back = u64::from(matches!(b.roll, Roll::Following | Roll::ModifiedFollowing));
-            let ahead = u64::from(matches!(b.roll, Roll::Preceding | Roll::ModifiedFollowing));
-            let first = if b.roll == Roll::Skip { w.date() } else { sub_days(cursor.date(), back)? };
-            let last = add_days(w.date(), ahead)?;
-            if (last - first).num_days() <= 8
-                && first.iter_days().take_while(|d| *d <= last).all(|d| b.days.is_business(d))
-            {
-                if let Wall::At(t) = resolve_wall(&self.zone, w, pass) {
-                    if t > after && (self.exclusions.is_empty() || !self.exclusions.excludes(w.date())) {
-                        return Some((t, w.date(), w.time()));
-                    }
-                }
-            }
+        if let Some(fire) = self.business_next_fast(&mut walls, b, cursor, after, pass)? {
+            return Some(fire);
         }
         let mut day = cursor.date();
         let mut steps = 0u32;
@@ -182,6 +163,41 @@ impl Schedule {
             let landing = b.days.business_at_or_before(raw.date()).or_else(|| sub_days(raw.date(), reach));
             day = add_days(day, 1)?.max(landing.unwrap_or(day));
         }
+    }
+
+    /// Fast path (most calls: an ordinary week): the first raw wall after the cursor is on
+    /// date `d`, and every date from the cursor's to `d` is a business day, with the day
+    /// before (rolls that move forward) and the day after `d` (rolls that move back). Sources
+    /// never cross a business day, so no rolled fire can land in that stretch, and the raw
+    /// fire is not rolled itself: it is the answer when it resolves after `after`
+    /// (otherwise the general search of [`Schedule::business_next`] decides). `skip` needs only
+    /// `d` itself. `Some(None)`: no answer here; `None`: a date out of chrono's range, where the
+    /// whole search gives up.
+    fn business_next_fast(
+        &self,
+        walls: &mut Walls<'_>,
+        b: &Business,
+        cursor: NaiveDateTime,
+        after: DateTime<Utc>,
+        pass: Pass,
+    ) -> Option<Option<(DateTime<Utc>, NaiveDate, NaiveTime)>> {
+        let Some(w) = walls.next(cursor) else { return Some(None) };
+        // Which neighbours matter: fires roll forward onto the cursor's date only from
+        // the day before it, backward onto `d` only from the day after it.
+        let back = u64::from(matches!(b.roll, Roll::Following | Roll::ModifiedFollowing));
+        let ahead = u64::from(matches!(b.roll, Roll::Preceding | Roll::ModifiedFollowing));
+        let first = if b.roll == Roll::Skip { w.date() } else { sub_days(cursor.date(), back)? };
+        let last = add_days(w.date(), ahead)?;
+        if (last - first).num_days() <= 8
+            && first.iter_days().take_while(|d| *d <= last).all(|d| b.days.is_business(d))
+        {
+            if let Wall::At(t) = resolve_wall(&self.zone, w, pass) {
+                if t > after && (self.exclusions.is_empty() || !self.exclusions.excludes(w.date())) {
+                    return Some(Some((t, w.date(), w.time())));
+                }
+            }
+        }
+        Some(None)
     }
 
     /// The first wall time on source date `src` after time of day `from` (all of them when

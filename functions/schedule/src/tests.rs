@@ -14,7 +14,8 @@
 
 use std::str::FromStr;
 
-use chrono::{Datelike, Offset, SecondsFormat, Timelike};
+use chrono::{DateTime, Datelike, Duration, Offset, SecondsFormat, Timelike, Utc};
+use chrono_tz::Tz;
 
 use super::*;
 

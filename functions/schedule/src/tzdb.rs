@@ -20,8 +20,9 @@ use std::sync::Arc;
 use chrono::{DateTime, NaiveDateTime, Utc};
 use chrono_tz::Tz;
 
+use super::schedule::Kind;
 use super::zone::Zone;
-use super::{Kind, Schedule, ScheduleError, ScheduleSpec};
+use super::{Schedule, ScheduleError, ScheduleSpec};
 
 /// One tz database release: its version and where its zone rules come from.
 #[derive(Debug, Clone)]
