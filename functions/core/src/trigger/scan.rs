@@ -291,14 +291,14 @@ async fn scan_shard(
     let group = plan_group(ctx, admitted, None, window_end, now, budget, &mut report).await;
     // A deferred admission job stays in the admission partition, which every tick reads: it
     // does not hold the watermark back.
-    dispatch(ctx, group, now, opts, Group::Admission, since_ms, &mut report).await?;
+    Dispatch { ctx, now, opts, class: Group::Admission, since_ms }.run(group, &mut report).await?;
     let wm_end = keys::minute_start(wm + 1) - Duration::milliseconds(1);
     let group = plan_group(ctx, every, Some(wm_end), window_end, now, budget, &mut report).await;
     // A deferred every-minute job moves to the admission partition at its first unplanned
     // fire (its own position from then on), so it never holds the shard's watermark: with a
     // fixed query order the same job would be deferred every tick and, past `max_buckets`, the
     // walk would never reach the present for any job of the shard.
-    dispatch(ctx, group, now, opts, Group::Every, since_ms, &mut report).await?;
+    Dispatch { ctx, now, opts, class: Group::Every, since_ms }.run(group, &mut report).await?;
 
     // Every bucket of the walk is read even after one keeps a deferred job: on-time fires in
     // later minutes (of other jobs and tenants) must not wait behind a catch-up backlog, where
@@ -309,7 +309,8 @@ async fn scan_shard(
         let due = due_jobs(ctx, &keys::due_bucket(minute, shard), &mut report).await?;
         report.buckets += 1;
         let group = plan_group(ctx, due, None, window_end, now, budget, &mut report).await;
-        if !dispatch(ctx, group, now, opts, Group::Bucket, since_ms, &mut report).await? && held_at.is_none()
+        if !(Dispatch { ctx, now, opts, class: Group::Bucket, since_ms }).run(group, &mut report).await?
+            && held_at.is_none()
         {
             held_at = Some(minute);
         }
@@ -322,7 +323,7 @@ async fn scan_shard(
             report.buckets += 1;
             let minute_end = keys::minute_start(minute + 1) - Duration::milliseconds(1);
             let group = plan_group(ctx, daily, Some(wm_end), minute_end, now, budget, &mut report).await;
-            dispatch(ctx, group, now, opts, Group::Daily(slot), since_ms, &mut report).await?;
+            Dispatch { ctx, now, opts, class: Group::Daily(slot), since_ms }.run(group, &mut report).await?;
         }
     }
     if opts.crash_at == Some(CrashPoint::BeforeWatermark) {
@@ -465,97 +466,152 @@ fn parse_or_log(job: &Job, report: &mut ScanReport) -> Option<Arc<Schedule>> {
     }
 }
 
-/// Put → send → advance for one group of jobs. Returns false if any job was deferred.
-async fn dispatch(
-    ctx: &Ctx,
-    group: Vec<(Job, Arc<Schedule>, DateTime<Utc>, JobPlan)>,
+/// One group of jobs planned for dispatch: job, schedule, the position it was read at, plan.
+type Planned = Vec<(Job, Arc<Schedule>, DateTime<Utc>, JobPlan)>;
+
+/// Where a group is dispatched from: the shard scan's context, its instant and options, the
+/// group's due class and the shard's verified minute (`since_ms`).
+struct Dispatch<'a> {
+    ctx: &'a Ctx,
     now: DateTime<Utc>,
-    opts: &ScanOptions,
+    opts: &'a ScanOptions,
     class: Group,
     since_ms: i64,
-    report: &mut ScanReport,
-) -> Result<bool, ScanError> {
-    let mut all_done = true;
-    let mut planned = Vec::new();
-    // Each job's destination, decided before the puts: a fire of a job that stays in a
-    // verified class (every-minute, daily) is put without an `open` index entry (the
-    // verification pass finds it again); every other fire is put with one.
-    let decisions: Vec<Option<DueClass>> =
-        group.iter().map(|(_, schedule, _, plan)| decide(class, schedule, plan, now)).collect();
-    for ((job, schedule, _, plan), decision) in group.iter().zip(&decisions) {
-        if plan.deferred {
-            all_done = false;
-            report.deferred += 1;
-            continue;
+}
+
+/// The messages to send per pool, and per pool the dispatch instants of the executions this
+/// dispatch created (for the schedule-lag figure).
+#[derive(Default)]
+struct Sends {
+    outgoing: BTreeMap<String, Vec<Outgoing>>,
+    created_fire_ms: BTreeMap<String, Vec<i64>>,
+}
+
+impl Dispatch<'_> {
+    /// Put → send → advance for one group of jobs. Returns false if any job was deferred.
+    async fn run(&self, group: Planned, report: &mut ScanReport) -> Result<bool, ScanError> {
+        let (dx, ctx, now, opts, class) = (self, self.ctx, self.now, self.opts, self.class);
+        // Each job's destination, decided before the puts: a fire of a job that stays in a
+        // verified class (every-minute, daily) is put without an `open` index entry (the
+        // verification pass finds it again); every other fire is put with one.
+        let decisions: Vec<Option<DueClass>> =
+            group.iter().map(|(_, schedule, _, plan)| decide(class, schedule, plan, now)).collect();
+        let (executions, all_done) = dx.executions(&group, &decisions, report);
+        let execs = ExecStore::new(ctx.ddb.clone(), ctx.cfg.executions_table.clone());
+        let mut sends = dx.put_all(&execs, executions, report).await?;
+        // Injected crashes only fire where there was work, like a real crash mid-dispatch.
+        let crash = if group.iter().any(|(_, _, _, p)| !p.fires.is_empty()) { opts.crash_at } else { None };
+        if crash == Some(CrashPoint::AfterPut) {
+            return Err(ScanError::Crash(CrashPoint::AfterPut));
         }
-        if plan.missed > 0 {
-            *report
-                .missed
-                .entry((job.definition.pool.clone(), policy_name(&job.definition.misfire)))
-                .or_default() += plan.missed;
+        dx.hold_back_low(&mut sends.outgoing, report).await;
+        dx.send(sends, report).await?;
+        if crash == Some(CrashPoint::AfterSend) {
+            return Err(ScanError::Crash(CrashPoint::AfterSend));
         }
-        // A job with a start deadline is indexed at the put whatever its class: the
-        // verification pass would index its open fires only a grace after their minute, past a
-        // short deadline; the index entry makes the reconciler look at the deadline itself.
-        let indexed =
-            !(class.verified() && decision.is_none()) || job.definition.start_deadline_secs.is_some();
-        for fire in &plan.fires {
-            let e = Execution::ready(job, schedule, fire.scheduled_at, fire.missed_range, now, &opts.actor);
-            planned.push((e, indexed));
+        if crash == Some(CrashPoint::BeforeAdvance) {
+            return Err(ScanError::Crash(CrashPoint::BeforeAdvance));
         }
+        dx.advance(&execs, &group, &decisions, report).await?;
+        Ok(all_done)
     }
-    // Puts run concurrently (bounded): one scanner must keep up with thousands of fires a
-    // minute on DynamoDB, where each put is a few ms of network round trip. The per-job order
-    // put → send → advance still holds: sends start after every put of the group returned.
-    // (Owned data in the futures: borrowed closures here make the whole scan future fail the
-    // higher-ranked `Send` bound that a boxed handler future needs.)
-    let execs = ExecStore::new(ctx.ddb.clone(), ctx.cfg.executions_table.clone());
-    let puts: Vec<(Execution, Result<PutOutcome, StoreError>)> = stream::iter(planned)
-        .map(|(e, indexed)| {
-            let execs = execs.clone();
-            async move {
-                let r = if indexed { execs.put_new(&e).await } else { execs.put_new_unindexed(&e).await };
-                (e, r)
+    /// The READY executions of the group's planned fires, each with whether it is put with an
+    /// `open` index entry; counts deferred jobs and missed fires. False if any job was deferred.
+    fn executions(
+        &self,
+        group: &Planned,
+        decisions: &[Option<DueClass>],
+        report: &mut ScanReport,
+    ) -> (Vec<(Execution, bool)>, bool) {
+        let mut all_done = true;
+        let mut planned = Vec::new();
+        for ((job, schedule, _, plan), decision) in group.iter().zip(decisions) {
+            if plan.deferred {
+                all_done = false;
+                report.deferred += 1;
+                continue;
             }
-        })
-        .buffer_unordered(WRITE_CONCURRENCY)
-        .collect()
-        .await;
-    let mut outgoing: BTreeMap<String, Vec<Outgoing>> = BTreeMap::new();
-    let mut created_fire_ms: BTreeMap<String, Vec<i64>> = BTreeMap::new();
-    for (e, r) in puts {
-        let pool = e.definition.pool.clone();
-        let status = match r? {
-            PutOutcome::Created => {
-                report.created += 1;
-                created_fire_ms.entry(pool.clone()).or_default().push(e.fire_at.timestamp_millis());
-                ExecStatus::Ready
+            if plan.missed > 0 {
+                *report
+                    .missed
+                    .entry((job.definition.pool.clone(), policy_name(&job.definition.misfire)))
+                    .or_default() += plan.missed;
             }
-            PutOutcome::Exists(s) => {
-                report.duplicates += 1;
-                s
+            // A job with a start deadline is indexed at the put whatever its class: the
+            // verification pass would index its open fires only a grace after their minute,
+            // past a short deadline; the index entry makes the reconciler look at the deadline.
+            let indexed = !(self.class.verified() && decision.is_none())
+                || job.definition.start_deadline_secs.is_some();
+            for fire in &plan.fires {
+                let e = Execution::ready(
+                    job,
+                    schedule,
+                    fire.scheduled_at,
+                    fire.missed_range,
+                    self.now,
+                    &self.opts.actor,
+                );
+                planned.push((e, indexed));
             }
-        };
-        // An existing READY execution may never have been sent (a crash between put and send):
-        // send again; the worker's claim absorbs a duplicate. Anything past READY has been
-        // received already.
-        if status == ExecStatus::Ready {
-            outgoing.entry(pool).or_default().push(Outgoing::for_execution(&e, now));
         }
+        (planned, all_done)
     }
-    // Injected crashes only fire where there was work, like a real crash mid-dispatch.
-    let crash = if group.iter().any(|(_, _, _, p)| !p.fires.is_empty()) { opts.crash_at } else { None };
-    if crash == Some(CrashPoint::AfterPut) {
-        return Err(ScanError::Crash(CrashPoint::AfterPut));
+
+    /// Puts the executions, concurrently (bounded): one scanner must keep up with thousands
+    /// of fires a minute on DynamoDB, where each put is a few ms of network round trip. The
+    /// per-job order put → send → advance still holds: sends start after every put of the
+    /// group returned. (Owned data in the futures: borrowed closures here make the whole scan
+    /// future fail the higher-ranked `Send` bound that a boxed handler future needs.)
+    async fn put_all(
+        &self,
+        execs: &ExecStore,
+        planned: Vec<(Execution, bool)>,
+        report: &mut ScanReport,
+    ) -> Result<Sends, ScanError> {
+        let puts: Vec<(Execution, Result<PutOutcome, StoreError>)> = stream::iter(planned)
+            .map(|(e, indexed)| {
+                let execs = execs.clone();
+                async move {
+                    let r = if indexed { execs.put_new(&e).await } else { execs.put_new_unindexed(&e).await };
+                    (e, r)
+                }
+            })
+            .buffer_unordered(WRITE_CONCURRENCY)
+            .collect()
+            .await;
+        let mut sends = Sends::default();
+        for (e, r) in puts {
+            let pool = e.definition.pool.clone();
+            let status = match r? {
+                PutOutcome::Created => {
+                    report.created += 1;
+                    sends.created_fire_ms.entry(pool.clone()).or_default().push(e.fire_at.timestamp_millis());
+                    ExecStatus::Ready
+                }
+                PutOutcome::Exists(s) => {
+                    report.duplicates += 1;
+                    s
+                }
+            };
+            // An existing READY execution may never have been sent (a crash between put and
+            // send): send again; the worker's claim absorbs a duplicate. Anything past READY
+            // has been received already.
+            if status == ExecStatus::Ready {
+                sends.outgoing.entry(pool).or_default().push(Outgoing::for_execution(&e, self.now));
+            }
+        }
+        Ok(sends)
     }
-    // Back-pressure: a busy pool's low-priority fires are put (durable, listed as READY) but
-    // their messages held back; the lane depths are read only when such a fire is due.
-    if let Some(bp) = &opts.backpressure {
+
+    /// Back-pressure: a busy pool's low-priority fires are put (durable, listed as READY) but
+    /// their messages held back; the lane depths are read only when such a fire is due.
+    async fn hold_back_low(&self, outgoing: &mut BTreeMap<String, Vec<Outgoing>>, report: &mut ScanReport) {
+        let Some(bp) = &self.opts.backpressure else { return };
         for (pool, msgs) in outgoing.iter_mut() {
             if !msgs.iter().any(|m| m.message.lane == crate::priority::Lane::Low) {
                 continue;
             }
-            let depths = ctx.queues.depths(pool, now.timestamp_millis()).await;
+            let depths = self.ctx.queues.depths(pool, self.now.timestamp_millis()).await;
             for m in msgs.iter_mut() {
                 let (delay, deferred) =
                     crate::priority::tick_delay(m.message.lane, m.delay_secs, &depths, bp);
@@ -566,51 +622,63 @@ async fn dispatch(
             }
         }
     }
-    for (pool, msgs) in &outgoing {
-        ctx.queues.send_all(pool, msgs).await?;
-        report.sent += msgs.len() as u64;
-        // Schedule lag: when the fire was enqueued minus when it is due (negative = ahead).
-        let sent_at = opts.send_clock.as_ref().map(|c| (c.0)()).unwrap_or(now).timestamp_millis();
-        if let Some(fires) = created_fire_ms.remove(pool) {
-            report.lag_ms.entry(pool.clone()).or_default().extend(fires.into_iter().map(|f| sent_at - f));
+
+    /// Sends each pool's messages in batches and records the schedule lag of the fires this
+    /// dispatch created: when the fire was enqueued minus when it is due (negative = ahead).
+    async fn send(&self, mut sends: Sends, report: &mut ScanReport) -> Result<(), ScanError> {
+        for (pool, msgs) in &sends.outgoing {
+            self.ctx.queues.send_all(pool, msgs).await?;
+            report.sent += msgs.len() as u64;
+            let sent_at =
+                self.opts.send_clock.as_ref().map(|c| (c.0)()).unwrap_or(self.now).timestamp_millis();
+            if let Some(fires) = sends.created_fire_ms.remove(pool) {
+                report.lag_ms.entry(pool.clone()).or_default().extend(fires.into_iter().map(|f| sent_at - f));
+            }
         }
+        Ok(())
     }
-    if crash == Some(CrashPoint::AfterSend) {
-        return Err(ScanError::Crash(CrashPoint::AfterSend));
-    }
-    if crash == Some(CrashPoint::BeforeAdvance) {
-        return Err(ScanError::Crash(CrashPoint::BeforeAdvance));
-    }
-    let moves: Vec<Move> = group
-        .iter()
-        .zip(&decisions)
-        .filter_map(|((job, _, read_next, plan), d)| d.map(|to| (job.clone(), *read_next, plan.new_next, to)))
-        .collect();
-    // A job leaving a verified class takes its fires out of the verification pass's reach:
-    // put its open ones (since the shard's verified minute) into the `open` index first, so a
-    // crash between the two leaves them covered twice, never zero times.
-    if class.verified() {
-        let now_ms = now.timestamp_millis();
-        for (job, ..) in &moves {
-            report.verify_tracked +=
-                u64::from(execs.track_job_since(&job.tenant, &job.job_id, since_ms, now_ms).await?);
+
+    /// Moves each job that leaves its class (or its bucket) with a CAS on the position it was
+    /// read at. A job leaving a verified class takes its fires out of the verification pass's
+    /// reach: its open ones (since the shard's verified minute) go into the `open` index first,
+    /// so a crash between the two leaves them covered twice, never zero times.
+    async fn advance(
+        &self,
+        execs: &ExecStore,
+        group: &Planned,
+        decisions: &[Option<DueClass>],
+        report: &mut ScanReport,
+    ) -> Result<(), ScanError> {
+        let moves: Vec<Move> = group
+            .iter()
+            .zip(decisions)
+            .filter_map(|((job, _, read_next, plan), d)| {
+                d.map(|to| (job.clone(), *read_next, plan.new_next, to))
+            })
+            .collect();
+        if self.class.verified() {
+            let now_ms = self.now.timestamp_millis();
+            for (job, ..) in &moves {
+                report.verify_tracked +=
+                    u64::from(execs.track_job_since(&job.tenant, &job.job_id, self.since_ms, now_ms).await?);
+            }
         }
-    }
-    let advances: Vec<Result<Advance, StoreError>> = stream::iter(moves)
-        .map(|(job, read_next, new_next, class)| {
-            let (ddb, table) = (ctx.ddb.clone(), ctx.cfg.jobs_table.clone());
-            async move { jobs::advance_job(&ddb, &table, &job, read_next, new_next, class).await }
-        })
-        .buffer_unordered(WRITE_CONCURRENCY)
-        .collect()
-        .await;
-    for a in advances {
-        match a? {
-            Advance::Advanced => report.advanced += 1,
-            Advance::Lost => report.advance_lost += 1,
+        let advances: Vec<Result<Advance, StoreError>> = stream::iter(moves)
+            .map(|(job, read_next, new_next, class)| {
+                let (ddb, table) = (self.ctx.ddb.clone(), self.ctx.cfg.jobs_table.clone());
+                async move { jobs::advance_job(&ddb, &table, &job, read_next, new_next, class).await }
+            })
+            .buffer_unordered(WRITE_CONCURRENCY)
+            .collect()
+            .await;
+        for a in advances {
+            match a? {
+                Advance::Advanced => report.advanced += 1,
+                Advance::Lost => report.advance_lost += 1,
+            }
         }
+        Ok(())
     }
-    Ok(all_done)
 }
 
 /// Dispatches one job right away (the API calls it after creating, resuming or editing a job,
@@ -638,6 +706,8 @@ pub async fn dispatch_one(
     let plan = plan_job(job, &schedule, next - Duration::milliseconds(1), window_end, now, &mut budget);
     let opts = ScanOptions { actor: actor.to_string(), ..Default::default() };
     let group = vec![(job.clone(), schedule, next, plan)];
-    dispatch(ctx, group, now, &opts, Group::Admission, now.timestamp_millis(), &mut report).await?;
+    Dispatch { ctx, now, opts: &opts, class: Group::Admission, since_ms: now.timestamp_millis() }
+        .run(group, &mut report)
+        .await?;
     Ok(report)
 }
