@@ -17,6 +17,7 @@ use crate::store::executions::Snapshot;
 use crate::store::jobs;
 use crate::trigger::follow::{at_claim, Follow};
 use chrono::{DateTime, Utc};
+use std::ops::ControlFlow;
 use std::time::Duration;
 
 /// What admission decided.
@@ -27,105 +28,176 @@ pub(super) enum Gate {
     Done(Disposition),
 }
 
+/// A phase's answer: go on with the value, or stop with this gate.
+type Phase<T> = Result<ControlFlow<Gate, T>, StoreError>;
+
 impl Worker {
+    /// Admits one delivery: holds an early one, lets a paused or edited job have its say, then
+    /// asks the concurrency policy, the tenant's running limit and the resource limits.
     pub(super) async fn admit(&self, d: &Delivery<'_>, m: &mut ExecMetrics) -> Result<Gate, StoreError> {
-        let key = &d.key;
-        let snapshot = self.store.get(key, false).await?;
-        let mut now = self.clock.now();
-        let claimable =
-            |s: &Snapshot, now: DateTime<Utc>| next_step(&s.exec, &self.terms(), now.timestamp_millis());
-        // Early delivery (SQS delays are whole seconds, rounded down): hold briefly, then claim.
-        if let Some(s) = &snapshot {
-            if let Step::NotYet(at) = claimable(s, now) {
-                let wait = at - now.timestamp_millis();
-                if wait <= self.settings.early_hold_ms {
-                    tokio::select! {
-                        _ = tokio::time::sleep(Duration::from_millis(wait.max(0) as u64)) => {}
-                        _ = d.stop.cancelled() => return Ok(Gate::Done(Disposition::RetryAfter(0))),
-                    }
-                    now = self.clock.now();
-                }
-            }
-        }
-        // Due and READY: held by a pause, or (first claim of a scheduled execution) put by a scan
-        // that read the job before a pause or an edit and escaped the API's sweep (`at_claim`).
-        // Never a child (docs/children.md): its parent was checked at its own claim, and a
-        // child's definition differs from the job's on purpose (ALLOW, no start deadline).
-        let mut snapshot = snapshot;
-        if let Some(s) = snapshot.as_ref().filter(|s| {
-            s.exec.status == ExecStatus::Ready
-                && s.exec.child.is_none()
-                && (s.held.is_some() || s.exec.attempt == 0)
-                && matches!(claimable(s, now), Step::Claim { .. })
-        }) {
-            // A hold says all there is to say: no job read.
-            let job = match s.held {
-                Some(_) => None,
-                None => jobs::get_job(self.store.client(), &self.cfg, &key.tenant, &key.job_id).await?,
-            };
-            let schedule = job.as_ref().and_then(|j| Schedule::parse(&j.definition.schedule, j.anchor).ok());
-            let actor = self.actor();
-            let now_ms = now.timestamp_millis();
-            match at_claim(job.as_ref(), schedule.as_ref(), s) {
-                Follow::Cancel(code) => {
-                    if self.store.cancel_ready(&s.exec, code, &actor, now_ms).await? {
-                        m.outcome = Some(ExecStatus::Canceled);
-                        tracing::info!(execution = %key.id(), code, "canceled before its claim: the job was paused or changed at its instant");
-                    }
-                    return Ok(Gate::Done(Disposition::Delete));
-                }
-                Follow::Amend => {
-                    if let Some(j) = &job {
-                        self.store.amend(&s.exec, &j.definition, j.version, &actor, now_ms).await?;
-                        snapshot = self.store.get(key, true).await?;
-                    }
-                }
-                Follow::Keep | Follow::Hold | Follow::Release => {}
-            }
-        }
-        let Some(s) = snapshot.as_ref().filter(|s| matches!(claimable(s, now), Step::Claim { .. })) else {
+        let snapshot = self.store.get(&d.key, false).await?;
+        let now = match self.hold_early(d, snapshot.as_ref()).await {
+            ControlFlow::Continue(now) => now,
+            ControlFlow::Break(gate) => return Ok(gate),
+        };
+        let snapshot = match self.follow_job(d, snapshot, now, m).await? {
+            ControlFlow::Continue(snapshot) => snapshot,
+            ControlFlow::Break(gate) => return Ok(gate),
+        };
+        let Some(s) = snapshot.as_ref().filter(|s| self.claimable(s, now)) else {
             return Ok(Gate::Claim {
                 snapshot: Box::new(snapshot),
                 now,
-                holds: Holds::new(key.clone(), None),
+                holds: Holds::new(d.key.clone(), None),
             });
         };
+        if let ControlFlow::Break(gate) = self.policy(d, s, now, m).await? {
+            return Ok(gate);
+        }
+        let now_ms = now.timestamp_millis();
+        let lease_until = now_ms + self.settings.lease_ms;
+        let shard = match self.tenant_seat(d, now_ms, lease_until).await? {
+            ControlFlow::Continue(shard) => shard,
+            ControlFlow::Break(gate) => return Ok(gate),
+        };
+        let holds = Holds::new(d.key.clone(), shard);
+        if s.exec.definition.resources.is_empty() {
+            return Ok(Gate::Claim { snapshot: Box::new(snapshot), now, holds });
+        }
+        let names = s.exec.definition.resources.clone();
+        self.resource_gates(d, snapshot, &names, holds, now_ms, m).await
+    }
+
+    /// Whether this worker would claim `s` at `now` (READY/RETRY_WAIT once available, or an
+    /// expired lease).
+    fn claimable(&self, s: &Snapshot, now: DateTime<Utc>) -> bool {
+        matches!(next_step(&s.exec, &self.terms(), now.timestamp_millis()), Step::Claim { .. })
+    }
+
+    /// Early delivery (SQS delays are whole seconds, rounded down): hold briefly, then claim.
+    /// The instant to claim at, or a shutdown's release.
+    async fn hold_early(
+        &self,
+        d: &Delivery<'_>,
+        snapshot: Option<&Snapshot>,
+    ) -> ControlFlow<Gate, DateTime<Utc>> {
+        let now = self.clock.now();
+        let Some(s) = snapshot else { return ControlFlow::Continue(now) };
+        let Step::NotYet(at) = next_step(&s.exec, &self.terms(), now.timestamp_millis()) else {
+            return ControlFlow::Continue(now);
+        };
+        let wait = at - now.timestamp_millis();
+        if wait > self.settings.early_hold_ms {
+            return ControlFlow::Continue(now);
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(Duration::from_millis(wait.max(0) as u64)) => {}
+            _ = d.stop.cancelled() => return ControlFlow::Break(Gate::Done(Disposition::RetryAfter(0))),
+        }
+        ControlFlow::Continue(self.clock.now())
+    }
+
+    /// Due and READY: held by a pause, or (first claim of a scheduled execution) put by a scan
+    /// that read the job before a pause or an edit and escaped the API's sweep (`at_claim`).
+    /// Never a child (docs/children.md): its parent was checked at its own claim, and a child's
+    /// definition differs from the job's on purpose (ALLOW, no start deadline).
+    async fn follow_job(
+        &self,
+        d: &Delivery<'_>,
+        snapshot: Option<Snapshot>,
+        now: DateTime<Utc>,
+        m: &mut ExecMetrics,
+    ) -> Phase<Option<Snapshot>> {
+        let key = &d.key;
+        let Some(s) = snapshot.as_ref().filter(|s| {
+            s.exec.status == ExecStatus::Ready
+                && s.exec.child.is_none()
+                && (s.held.is_some() || s.exec.attempt == 0)
+                && self.claimable(s, now)
+        }) else {
+            return Ok(ControlFlow::Continue(snapshot));
+        };
+        // A hold says all there is to say: no job read.
+        let job = match s.held {
+            Some(_) => None,
+            None => jobs::get_job(self.store.client(), &self.cfg, &key.tenant, &key.job_id).await?,
+        };
+        let schedule = job.as_ref().and_then(|j| Schedule::parse(&j.definition.schedule, j.anchor).ok());
+        let actor = self.actor();
+        let now_ms = now.timestamp_millis();
+        match at_claim(job.as_ref(), schedule.as_ref(), s) {
+            Follow::Cancel(code) => {
+                if self.store.cancel_ready(&s.exec, code, &actor, now_ms).await? {
+                    m.outcome = Some(ExecStatus::Canceled);
+                    tracing::info!(execution = %key.id(), code, "canceled before its claim: the job was paused or changed at its instant");
+                }
+                Ok(ControlFlow::Break(Gate::Done(Disposition::Delete)))
+            }
+            Follow::Amend => match &job {
+                Some(j) => {
+                    self.store.amend(&s.exec, &j.definition, j.version, &actor, now_ms).await?;
+                    Ok(ControlFlow::Continue(self.store.get(key, true).await?))
+                }
+                None => Ok(ControlFlow::Continue(snapshot)),
+            },
+            Follow::Keep | Follow::Hold | Follow::Release => Ok(ControlFlow::Continue(snapshot)),
+        }
+    }
+
+    /// The job's concurrency policy: admit, skip (audited) or wait.
+    async fn policy(
+        &self,
+        d: &Delivery<'_>,
+        s: &Snapshot,
+        now: DateTime<Utc>,
+        m: &mut ExecMetrics,
+    ) -> Phase<()> {
+        let key = &d.key;
         let actor = self.actor();
         match self.slots.admit(&s.exec, &actor, now).await? {
-            Admission::Admit => {}
+            Admission::Admit => Ok(ControlFlow::Continue(())),
             Admission::Skip { reason } => {
                 if self.store.skip(key, &s.exec, &actor, &reason, now).await? {
                     m.outcome = Some(ExecStatus::Skipped);
                     tracing::info!(execution = %key.id(), reason, "skipped");
                 }
-                return Ok(Gate::Done(Disposition::Delete));
+                Ok(ControlFlow::Break(Gate::Done(Disposition::Delete)))
             }
             Admission::Wait { until_ms, reason } => {
                 tracing::debug!(execution = %key.id(), reason, "policy wait");
                 let secs = secs_ceil(until_ms - now.timestamp_millis()).max(1);
-                return Ok(Gate::Done(self.wait(d, secs).await));
+                Ok(ControlFlow::Break(Gate::Done(self.wait(d, secs).await)))
             }
         }
-        let now_ms = now.timestamp_millis();
-        let lease_until = now_ms + self.settings.lease_ms;
-        let shard = match self.settings.tenant_limits.of(&key.tenant) {
-            None => None,
-            Some(limit) => match self
-                .tenants
-                .acquire(key, limit, lease_until, self.settings.skew_margin_ms, now_ms)
-                .await?
-            {
-                Seat::Admitted { shard } => Some(shard),
-                Seat::Full { retry_at } => {
-                    return Ok(Gate::Done(self.wait(d, secs_ceil(retry_at - now_ms).max(1)).await));
-                }
-            },
+    }
+
+    /// A seat under the tenant's running limit, if it has one: the gate shard it holds.
+    async fn tenant_seat(&self, d: &Delivery<'_>, now_ms: i64, lease_until: i64) -> Phase<Option<u32>> {
+        let key = &d.key;
+        let Some(limit) = self.settings.tenant_limits.of(&key.tenant) else {
+            return Ok(ControlFlow::Continue(None));
         };
-        let holds = Holds::new(key.clone(), shard);
-        let names = &s.exec.definition.resources;
-        if names.is_empty() {
-            return Ok(Gate::Claim { snapshot: Box::new(snapshot), now, holds });
+        match self.tenants.acquire(key, limit, lease_until, self.settings.skew_margin_ms, now_ms).await? {
+            Seat::Admitted { shard } => Ok(ControlFlow::Continue(Some(shard))),
+            Seat::Full { retry_at } => {
+                Ok(ControlFlow::Break(Gate::Done(self.wait(d, secs_ceil(retry_at - now_ms).max(1)).await)))
+            }
         }
+    }
+
+    /// A unit of every resource the job uses, or a wait for the first that is full (the tenant
+    /// seat is given back).
+    async fn resource_gates(
+        &self,
+        d: &Delivery<'_>,
+        snapshot: Option<Snapshot>,
+        names: &[String],
+        holds: Holds,
+        now_ms: i64,
+        m: &mut ExecMetrics,
+    ) -> Result<Gate, StoreError> {
+        let key = &d.key;
+        let lease_until = now_ms + self.settings.lease_ms;
         let margin = self.settings.skew_margin_ms;
         let got = self
             .resources
