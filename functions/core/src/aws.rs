@@ -29,7 +29,7 @@ pub async fn load_sdk_config() -> SdkConfig {
 impl Clients {
     /// Clients from an SDK configuration.
     pub fn new(sdk: &SdkConfig) -> Self {
-        crate::access::record(Clients {
+        record_access(Clients {
             ddb: aws_sdk_dynamodb::Client::new(sdk),
             sqs: aws_sdk_sqs::Client::new(sdk),
             lambda: aws_sdk_lambda::Client::new(sdk),
@@ -41,5 +41,49 @@ impl Clients {
     /// Clients from the environment.
     pub async fn from_env() -> Self {
         Self::new(&load_sdk_config().await)
+    }
+}
+
+/// Adds an [`AccessRecorder`] to each client when recording.
+pub(crate) fn record_access(clients: Clients) -> Clients {
+    if !crate::access::recording() {
+        return clients;
+    }
+    Clients {
+        ddb: aws_sdk_dynamodb::Client::from_conf(
+            clients
+                .ddb
+                .config()
+                .to_builder()
+                .interceptor(crate::access::AccessRecorder::new("dynamodb"))
+                .build(),
+        ),
+        sqs: aws_sdk_sqs::Client::from_conf(
+            clients.sqs.config().to_builder().interceptor(crate::access::AccessRecorder::new("sqs")).build(),
+        ),
+        lambda: aws_sdk_lambda::Client::from_conf(
+            clients
+                .lambda
+                .config()
+                .to_builder()
+                .interceptor(crate::access::AccessRecorder::new("lambda"))
+                .build(),
+        ),
+        secrets: aws_sdk_secretsmanager::Client::from_conf(
+            clients
+                .secrets
+                .config()
+                .to_builder()
+                .interceptor(crate::access::AccessRecorder::new("secretsmanager"))
+                .build(),
+        ),
+        events: aws_sdk_eventbridge::Client::from_conf(
+            clients
+                .events
+                .config()
+                .to_builder()
+                .interceptor(crate::access::AccessRecorder::new("events"))
+                .build(),
+        ),
     }
 }

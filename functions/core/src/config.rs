@@ -24,10 +24,10 @@
 //! never touch the process environment. Locally, `sundial` and the tests use [`Config::local`],
 //! which derives every name from one prefix so parallel tests never share a table or a queue.
 
-use crate::execution::policy::TenantLimits;
 use crate::resources::Resources;
 use std::path::PathBuf;
 use std::time::Duration;
+use sundial_model::tenant::TenantLimits;
 pub use sundial_store::config::{process_env, validate_pool_name, Config, ConfigError};
 
 /// How the tick runs (beyond [`Config`]). The scan function is the same binary and reads the

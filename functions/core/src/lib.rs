@@ -39,8 +39,10 @@ pub mod control;
 pub mod execution;
 pub mod metering;
 pub mod metrics;
+pub mod missed;
 pub mod provision;
 pub mod reconcile;
+pub mod schedules;
 pub mod telemetry;
 pub mod trigger;
 

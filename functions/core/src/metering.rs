@@ -111,7 +111,7 @@ impl Meter {
             .build();
         let events =
             aws_sdk_eventbridge::config::Builder::from(sdk).interceptor(self.interceptor(component)).build();
-        crate::access::record(crate::aws::Clients {
+        crate::aws::record_access(crate::aws::Clients {
             secrets: aws_sdk_secretsmanager::Client::from_conf(secrets),
             events: aws_sdk_eventbridge::Client::from_conf(events),
             ddb: aws_sdk_dynamodb::Client::from_conf(ddb),

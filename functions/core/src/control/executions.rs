@@ -197,7 +197,7 @@ fn runnable_job(job: &Job) -> Result<Schedule, ControlError> {
             message: "the job is deleted".into(),
         });
     }
-    crate::trigger::cache::schedule_of(job)
+    crate::schedules::schedule_of(job)
         .map(|s| (*s).clone())
         .map_err(|e| ControlError::invalid(format!("schedule.{}", e.field()), e.reason()))
 }

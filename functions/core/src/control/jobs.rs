@@ -16,11 +16,11 @@
 
 use super::page::{self, Page};
 use super::{Caller, Control, ControlError};
+use crate::execution::follow::{follow_change, Followed};
 use crate::keys;
 use crate::model::{DueClass, Job, JobDefinition, JobState, OpsAction, OpsEntry};
 use crate::schedule::Schedule;
 use crate::store::jobs::{self as store, put_job_change, ChangeError, Expect};
-use crate::trigger::follow::{follow_change, Followed};
 use crate::trigger::scan::dispatch_one;
 use chrono::{DateTime, Utc};
 
@@ -66,7 +66,7 @@ pub fn next_fires(job: &Job, now: DateTime<Utc>, count: usize) -> Vec<DateTime<U
     if job.state != JobState::Enabled {
         return Vec::new();
     }
-    match crate::trigger::cache::schedule_of(job) {
+    match crate::schedules::schedule_of(job) {
         Ok(s) => s.preview(now, count),
         Err(_) => Vec::new(),
     }
@@ -118,7 +118,7 @@ pub async fn create(
     let mut job = Job::new_with(ctl.cfg(), &caller.tenant, job_id, def, now, business.clone())?;
     super::resource_limits::check_declared(ctl, &job.definition).await?;
     place(ctl, &mut job, now, business)?;
-    let schedule = crate::trigger::cache::schedule_of(&job)
+    let schedule = crate::schedules::schedule_of(&job)
         .map_err(|e| ControlError::invalid(format!("schedule.{}", e.field()), e.reason()))?;
     super::quota::check_interval(ctl, &schedule, now)?;
     super::quota::check_saturation(ctl, &job.definition.pool, job.definition.priority.lane(), now).await?;

@@ -131,7 +131,7 @@ impl Control {
             .ok_or(ControlError::NotFound { what: "job" })?;
         // Its business calendar versions, so the schedule parses on every path after this read
         // (one cached lookup, or a GetItem per level the first time).
-        if let Err(e) = crate::trigger::calendars::ensure(self.ddb(), &self.cfg().jobs_table, &job).await {
+        if let Err(e) = crate::schedules::calendars::ensure(self.ddb(), &self.cfg().jobs_table, &job).await {
             match e {
                 crate::trigger::calendars::LoadError::Store(s) => return Err(s.into()),
                 other => tracing::warn!(job = %job.job_id, error = %other, "business calendar not loadable"),

@@ -26,6 +26,7 @@
 //!
 //! `docs/execution.md` describes the protocol and its decisions.
 pub mod clock;
+pub mod follow;
 pub mod mapreduce;
 pub mod metrics;
 pub mod policy;

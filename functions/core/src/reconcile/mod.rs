@@ -29,7 +29,7 @@
 //!   `ReconcileOverdueMs` are emitted, and the CDK app alarms on re-sends.
 
 mod mapreduce;
-pub mod missed;
+pub use crate::missed;
 pub use sundial_model::reconcile as rules;
 
 pub use rules::{backoff_ms, first_look, judge, Verdict, GRACE_MS};

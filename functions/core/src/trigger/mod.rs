@@ -1,17 +1,18 @@
 //! The trigger plane: turns "should run at T" into immutable executions (seed 000 §2, §4).
 //!
 //! - [`plan`]: pure — which fires a job gets in a window, misfire policy, catch-up budget.
-//! - [`cache`]: parsed schedules by job definition, kept across ticks of a warm process.
-//! - [`calendars`]: resolved business calendar chains by (tenant, versions), likewise.
+//! - [`cache`] and [`calendars`]: re-exported from [`crate::schedules`], the parsed-schedule and
+//!   business-calendar caches the scan, the worker and the control plane share.
 //! - [`scan`]: the I/O loop over a shard range: put → send → advance → watermark.
 //! - [`verify`]: every-minute and daily fires are put without an `open` index entry; a grace
 //!   after their minute this pass looks them up and indexes the ones not final yet.
 //! - [`tick`]: the per-minute entry: scan in-process, or fan shard ranges out to scan
 //!   functions with asynchronous Lambda invokes when the shard count calls for it.
-pub mod cache;
-pub mod calendars;
-pub mod follow;
+pub use crate::execution::follow;
+/// The schedule and calendar caches, from [`crate::schedules`] (kept under their old paths).
+pub use crate::schedules::{self as cache, calendars};
 pub mod plan;
+pub mod report;
 pub mod scan;
 pub mod tick;
 pub mod verify;

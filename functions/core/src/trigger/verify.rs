@@ -19,11 +19,11 @@
 //! verified minute indexed before it leaves (`ExecStore::track_job_since`). A fire that does
 //! not exist (a `skip` misfire, a job created later) is simply not found.
 
-use super::cache;
-use super::scan::{ScanError, ScanReport};
+use super::report::{ScanError, ScanReport};
 use crate::context::Ctx;
 use crate::keys;
 use crate::model::{DueClass, Job, JobState};
+use crate::schedules as cache;
 use crate::store::error::StoreError;
 use crate::store::executions::{ExecKey, ExecStore};
 use crate::store::{jobs, watermarks};

@@ -7,6 +7,7 @@
 use super::attempt::{Exit, Holds};
 use super::{secs_ceil, Delivery, Disposition, Worker};
 use crate::execution::claim::{next_step, Step};
+use crate::execution::follow::{at_claim, Follow};
 use crate::execution::metrics::ExecMetrics;
 use crate::execution::policy::{Admission, Seat};
 use crate::execution::resource_limits::Acquired;
@@ -15,7 +16,6 @@ use crate::schedule::Schedule;
 use crate::store::error::StoreError;
 use crate::store::executions::Snapshot;
 use crate::store::jobs;
-use crate::trigger::follow::{at_claim, Follow};
 use chrono::{DateTime, Utc};
 use std::ops::ControlFlow;
 use std::time::Duration;

@@ -56,7 +56,7 @@ impl Worker {
         // have ended, at most an hour away.
         let look = now.timestamp_millis()
             + (i64::from(e.definition.timeout_secs) * 1_000)
-                .clamp(crate::reconcile::GRACE_MS, crate::reconcile::rules::MAX_BACKOFF_MS);
+                .clamp(sundial_model::reconcile::GRACE_MS, sundial_model::reconcile::MAX_BACKOFF_MS);
         match self.store.await_children(&d.key, fence, kids.len() as u32, look, now).await? {
             FinishResult::TakenOver { status, token } => {
                 m.stale_rejections += 1;

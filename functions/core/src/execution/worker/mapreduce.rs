@@ -100,7 +100,7 @@ impl Worker {
         let now = self.clock.now();
         let look = now.timestamp_millis()
             + (i64::from(e.definition.timeout_secs) * 1_000)
-                .clamp(crate::reconcile::GRACE_MS, crate::reconcile::rules::MAX_BACKOFF_MS);
+                .clamp(sundial_model::reconcile::GRACE_MS, sundial_model::reconcile::MAX_BACKOFF_MS);
         match self.store.seal_map(&d.key, fence, look, now).await? {
             Err(_) => {
                 m.stale_rejections += 1;

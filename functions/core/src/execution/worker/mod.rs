@@ -62,9 +62,9 @@ use super::target::sqs::SqsTarget;
 use super::target::RemoteTargets;
 use crate::aws::Clients;
 use crate::config::{Config, WorkerSettings};
+use crate::missed::{FireMissed, MissReason, MissReporter};
 use crate::model::{ExecMessage, ExecStatus, JobDefinition};
 use crate::queue::{Outgoing, PoolQueues, QueueError, MAX_DELAY_SECS};
-use crate::reconcile::missed::{FireMissed, MissReason, MissReporter};
 use crate::store::error::StoreError;
 use crate::store::executions::{ClaimOutcome, Claimed, ExecKey, ExecStore};
 use admission::Gate;
@@ -388,7 +388,7 @@ impl Worker {
         {
             return;
         }
-        let Some(deadline) = crate::reconcile::rules::start_deadline(&snap.exec) else { return };
+        let Some(deadline) = sundial_model::reconcile::start_deadline(&snap.exec) else { return };
         let now_ms = now.timestamp_millis();
         if now_ms <= deadline {
             return;

@@ -8,6 +8,8 @@
 //! cannot be served the old schedule). The cache is bounded: past [`CAPACITY`] entries it is
 //! cleared and refills from the jobs the next ticks read.
 
+pub mod calendars;
+
 use crate::model::Job;
 use crate::schedule::{Schedule, ScheduleError, ScheduleSpec};
 use std::collections::HashMap;
@@ -47,7 +49,7 @@ fn cache() -> &'static Mutex<HashMap<Key, Arc<Schedule>>> {
 
 /// The job's parsed schedule, from the cache when this definition was parsed before. Errors are
 /// not cached (a job that no longer parses is rare and logged each time). A job with a business
-/// calendar needs its chain loaded first ([`super::calendars::ensure`]); without it this is a
+/// calendar needs its chain loaded first ([`calendars::ensure`]); without it this is a
 /// [`ScheduleError::BusinessCalendar`].
 pub fn schedule_of(job: &Job) -> Result<Arc<Schedule>, ScheduleError> {
     let key = key_of(job);
@@ -57,7 +59,7 @@ pub fn schedule_of(job: &Job) -> Result<Arc<Schedule>, ScheduleError> {
     let business = if job.calendar_versions.is_empty() {
         None
     } else {
-        Some(super::calendars::cached(&job.tenant, &job.calendar_versions).ok_or_else(|| {
+        Some(calendars::cached(&job.tenant, &job.calendar_versions).ok_or_else(|| {
             ScheduleError::BusinessCalendar(format!(
                 "calendar versions {} are not loaded",
                 crate::store::items::encode_calendar_versions(&job.calendar_versions)

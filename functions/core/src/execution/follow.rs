@@ -125,7 +125,7 @@ pub async fn follow_change(
     now: DateTime<Utc>,
     actor: &str,
 ) -> Result<Followed, StoreError> {
-    let schedule = super::cache::schedule_of(job).ok().map(|s| (*s).clone());
+    let schedule = crate::schedules::schedule_of(job).ok().map(|s| (*s).clone());
     let now_ms = now.timestamp_millis();
     let mut done = Followed::default();
     for mut s in execs.scheduled_after(&job.tenant, &job.job_id, now_ms).await? {
