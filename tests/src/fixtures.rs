@@ -614,7 +614,17 @@ pub async fn worker_ecs_binary() -> Result<std::path::PathBuf> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let out = tokio::process::Command::new("cargo")
         .current_dir(&root)
-        .args(["build", "-q", "-p", "sundial-worker", "--bin", "worker-ecs", "--message-format=json"])
+        .args([
+            "build",
+            "-q",
+            "-p",
+            "sundial-worker",
+            "--bin",
+            "worker-ecs",
+            "--features",
+            "iam-record",
+            "--message-format=json",
+        ])
         .output()
         .await
         .context("running cargo build for worker-ecs")?;

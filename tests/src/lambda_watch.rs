@@ -76,6 +76,10 @@ impl LambdaWatch {
             ])
             .arg(port.to_string())
             .args(["-p", package]);
+        // Sundial's own functions are built with their AWS calls recorded (docs/iam.md).
+        if RECORDED.contains(&package) {
+            cmd.args(["-F", "iam-record"]);
+        }
         let me = format!("http://127.0.0.1:{port}");
         let vars: Vec<String> =
             env.iter().map(|(k, v)| format!("{k}={}", v.replace("{watch}", &me))).collect();
@@ -143,3 +147,6 @@ impl Drop for LambdaWatch {
         let _ = self.child.start_kill();
     }
 }
+
+/// The packages built with the `iam-record` feature under `cargo lambda watch`.
+const RECORDED: &[&str] = &["sundial-tick", "sundial-worker", "sundial-api"];

@@ -29,7 +29,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 use sundial_core::aws::Clients;
 use sundial_core::config::Config;
-use sundial_core::provision::{self, PoolQueues};
+use sundial_testkit::provision::{self, PoolQueues};
 
 /// The emulator's endpoint: `AWS_ENDPOINT_URL`, else `http://127.0.0.1:$SUNDIAL_EMULATOR_PORT`
 /// (4566 by default), the same defaults as `localstack/env.sh`.
@@ -54,6 +54,8 @@ pub fn sdk_config() -> SdkConfig {
 
 /// SDK clients for the emulator.
 pub fn clients() -> Clients {
+    // Every AWS call made under a function's scope is recorded when SUNDIAL_IAM_RECORD is set.
+    sundial_testkit::access::install();
     Clients::new(&sdk_config())
 }
 

@@ -53,7 +53,7 @@ pub fn ctx(env: &TestEnv) -> Ctx {
 
 /// The trigger context of a test environment whose every request the meter books under
 /// `component`.
-pub fn metered_ctx(env: &TestEnv, meter: &sundial_core::metering::Meter, component: &str) -> Ctx {
+pub fn metered_ctx(env: &TestEnv, meter: &sundial_testkit::metering::Meter, component: &str) -> Ctx {
     let clients = meter.clients(&crate::sdk_config(), component);
     Ctx {
         ddb: clients.ddb,

@@ -18,6 +18,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("sundial-core", 4),
     ("sundial-idempotency", 4),
     ("sundial-client", 5),
+    ("sundial-testkit", 5),
     ("sundial-tick", 6),
     ("sundial-worker", 6),
     ("sundial-api", 7),
@@ -32,7 +33,7 @@ const LAYERS: &[(&str, u32)] = &[
 const NO_AWS_SDK: &[&str] =
     &["sundial-hash", "sundial-schedule", "sundial-model", "sundial-capacity", "sundial-client"];
 
-/// The Lambda binaries, which must not link the offline tooling.
+/// The Lambda binaries, which must not link the offline tooling or the test instrumentation.
 const LAMBDAS: &[&str] = &["sundial-tick", "sundial-worker", "sundial-api"];
 
 struct Graph {
@@ -184,7 +185,17 @@ fn no_lambda_links_the_offline_tooling() {
     for name in LAMBDAS {
         let c = g.closure(name);
         assert!(!c.contains("sundial-capacity"), "{name} links the capacity model");
+        assert!(!c.contains("sundial-testkit"), "{name} links the test instrumentation by default");
         assert!(!c.contains("sundial-chaos") && !c.contains("sundial-tests"), "{name} links test tooling");
     }
     assert!(g.closure("sundial-cli").contains("sundial-capacity"));
+    // The instrumentation is there to be linked: by the tests, and by a Lambda built with
+    // `iam-record` (an optional dependency, so absent from its default closure).
+    assert!(g.closure("sundial-tests").contains("sundial-testkit"));
+    for name in LAMBDAS {
+        assert!(
+            g.optional.get(&g.id_of(name)).is_some_and(|o| o.contains("sundial-testkit")),
+            "{name}: iam-record"
+        );
+    }
 }

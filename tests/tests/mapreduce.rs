@@ -15,10 +15,10 @@ use sundial_core::execution::mapreduce::{
 };
 use sundial_core::execution::retry::RunError;
 use sundial_core::execution::target::in_process::{BoxFuture, HandlerContext, Handlers};
-use sundial_core::metering::Meter;
 use sundial_core::model::{ExecStatus, Execution, JobDefinition, Target};
 use sundial_core::reconcile::{reconcile, ReconcileOptions};
 use sundial_core::store::executions::{ClaimOutcome, ExecKey};
+use sundial_testkit::metering::Meter;
 use sundial_tests::fixtures;
 use sundial_tests::TestEnv;
 

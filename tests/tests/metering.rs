@@ -1,9 +1,9 @@
 //! The metering interceptor counts what the trigger plane spends, against the emulator.
 
-use sundial_core::metering::Meter;
 use sundial_core::schedule::MisfirePolicy;
 use sundial_core::trigger::plan::CatchUpBudget;
 use sundial_core::trigger::scan::{scan_shards, ScanOptions};
+use sundial_testkit::metering::Meter;
 use sundial_tests::trigger::{at, create_job, definition, metered_ctx};
 use sundial_tests::TestEnv;
 
@@ -89,7 +89,7 @@ async fn worker_usage(
     job: &str,
     def: &sundial_core::model::JobDefinition,
     n: i64,
-) -> anyhow::Result<sundial_core::metering::Usage> {
+) -> anyhow::Result<sundial_testkit::metering::Usage> {
     use sundial_tests::fixtures;
     let now = chrono::Utc::now();
     let mut bodies = Vec::new();
@@ -135,7 +135,7 @@ async fn a_resource_limit_costs_one_gate_read_and_two_gate_writes_per_execution_
     let a = worker_usage(&env, &meter, &w, "plain", &plain, N).await?;
     let b = worker_usage(&env, &meter, &w, "limited", &limited, N).await?;
     let per =
-        |u: &sundial_core::metering::Usage, op: &str| *u.requests.get(op).unwrap_or(&0) as f64 / N as f64;
+        |u: &sundial_testkit::metering::Usage, op: &str| *u.requests.get(op).unwrap_or(&0) as f64 / N as f64;
     let delta = |op: &str| per(&b, op) - per(&a, op);
     eprintln!(
         "per execution using one resource, extra: GetItem {:.2}, UpdateItem {:.2}, WU {:.2}, RU {:.2}, SQS {:.2}",
@@ -188,7 +188,7 @@ async fn metered_fire(
     env: &TestEnv,
     job: &str,
     def: sundial_core::model::JobDefinition,
-) -> anyhow::Result<sundial_core::metering::Usage> {
+) -> anyhow::Result<sundial_testkit::metering::Usage> {
     use std::sync::Arc;
     use sundial_core::execution::clock::SystemClock;
     use sundial_core::execution::metrics::MemorySink;
@@ -243,7 +243,7 @@ async fn a_sharded_fire_costs_a_few_requests_per_child() -> anyhow::Result<()> {
     // THEN the DynamoDB requests are exactly: for the parent a read, the job check, its claim,
     // one conditional put per child and its wait; for each child a read, its claim, its finish
     // and its tally on the parent; and the parent's end
-    let r = |u: &sundial_core::metering::Usage, op: &str| *u.requests.get(op).unwrap_or(&0);
+    let r = |u: &sundial_testkit::metering::Usage, op: &str| *u.requests.get(op).unwrap_or(&0);
     assert_eq!(r(&all, "dynamodb:PutItem"), n);
     assert_eq!(r(&all, "dynamodb:GetItem"), 2 + n);
     assert_eq!(r(&all, "dynamodb:UpdateItem"), 2 + 3 * n + 1);

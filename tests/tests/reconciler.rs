@@ -213,7 +213,7 @@ async fn the_reconciler_costs_o_of_the_open_executions_not_of_the_table() -> any
     stranded(&env, "lost", fire, 20).await?;
 
     // WHEN a metered reconciler runs after the grace
-    let meter = sundial_core::metering::Meter::new(&env.cfg);
+    let meter = sundial_testkit::metering::Meter::new(&env.cfg);
     let clients = meter.clients(&sundial_tests::sdk_config(), "reconciler");
     let metered = Ctx {
         ddb: clients.ddb.clone(),

@@ -6,7 +6,6 @@
 use chrono::{DateTime, Duration, Utc};
 use sundial_core::control::{self, Caller, Control, ControlSettings};
 use sundial_core::execution::claim::{Finish, LeaseTerms};
-use sundial_core::metering::Meter;
 use sundial_core::model::{DueClass, ExecStatus, JobState};
 use sundial_core::reconcile::{reconcile, ReconcileOptions};
 use sundial_core::schedule::MisfirePolicy;
@@ -14,6 +13,7 @@ use sundial_core::store::executions::{ClaimOutcome, ExecKey, ExecStore};
 use sundial_core::store::{jobs, watermarks};
 use sundial_core::trigger::plan::CatchUpBudget;
 use sundial_core::trigger::scan::{scan_shards, ScanOptions};
+use sundial_testkit::metering::Meter;
 use sundial_tests::trigger::{at, create_job, ctx, definition, executions, metered_ctx, scan};
 use sundial_tests::TestEnv;
 

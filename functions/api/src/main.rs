@@ -6,6 +6,8 @@ use sundial_core::config::Config;
 #[tokio::main]
 async fn main() -> Result<(), lambda_http::Error> {
     sundial_core::telemetry::init();
+    #[cfg(feature = "iam-record")]
+    sundial_testkit::access::install();
     let cfg = Config::from_env()?;
     let sdk = load_sdk_config().await;
     let clients = Clients::new(&sdk);

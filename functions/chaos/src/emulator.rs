@@ -27,6 +27,7 @@ pub fn sdk_config(endpoint: &str) -> SdkConfig {
 
 /// Sundial's clients for `endpoint`.
 pub fn clients(endpoint: &str) -> Clients {
+    sundial_testkit::access::install();
     Clients::new(&sdk_config(endpoint))
 }
 

@@ -40,6 +40,7 @@ pub async fn main() -> anyhow::Result<()> {
         }
         _ => 0,
     };
+    sundial_testkit::access::install();
     let clients = Clients::from_env().await;
     let handler = EffectHandler {
         store: EffectStore::new(clients.ddb.clone(), required(EFFECTS_TABLE)?),

@@ -415,7 +415,7 @@ pub(crate) async fn run(args: DevArgs, _api: &ApiArgs) -> anyhow::Result<()> {
     // The local run's webhooks (the demo job, a developer's own server) are on loopback: the
     // dev-only policy, for the API's create-time checks and the workers alike.
     cfg.targets = sundial_core::outbound::TargetPolicy::dev_loopback();
-    sundial_core::provision::ensure_all(&clients, &cfg).await.context("creating tables and queues")?;
+    sundial_testkit::provision::ensure_all(&clients, &cfg).await.context("creating tables and queues")?;
 
     let stop = CancellationToken::new();
     let mut tasks = JoinSet::new();

@@ -112,6 +112,8 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // The local run's calls are recorded too when SUNDIAL_IAM_RECORD is set (the tests set it).
+    sundial_testkit::access::install();
     let cli = Cli::parse();
     if matches!(cli.command, Command::Dev { .. }) {
         // The local run prints one line per execution for a person to read: logs stay at WARN

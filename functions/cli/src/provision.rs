@@ -48,7 +48,7 @@ pub(crate) async fn run(args: ProvisionArgs, check_only: bool) -> anyhow::Result
         );
         return Ok(());
     }
-    let queues = sundial_core::provision::ensure_all(&clients, &cfg).await.with_context(|| {
+    let queues = sundial_testkit::provision::ensure_all(&clients, &cfg).await.with_context(|| {
         format!("provisioning on {endpoint} (is the emulator running? localstack/start.sh)")
     })?;
     println!("tables: {} {}", cfg.jobs_table, cfg.executions_table);

@@ -12,8 +12,9 @@
 //!   task-local, so a concurrent tick and API request in one process (the local run) are told
 //!   apart. An inner scope keeps the outer role: a tick that scans in-process still calls as the
 //!   tick's role.
-//! - When `SUNDIAL_IAM_RECORD` names a file, the SDK clients built by [`crate::aws::Clients`] and
-//!   [`crate::metering::Meter::clients`] carry an [`AccessRecorder`]. Each request made inside a
+//! - When the test instrumentation is installed (`sundial_testkit::access::install`, which
+//!   reads `SUNDIAL_IAM_RECORD`), the SDK clients built by [`crate::aws::Clients`] carry its
+//!   `AccessRecorder`. Each request made inside a
 //!   scope appends one JSON line (deduplicated per process) to that file:
 //!   `{"role":"api","action":"sqs:SendMessage","resource":"queue:pool"}`. Requests outside any
 //!   scope (test fixtures, provisioning) are not any function's and are not recorded.
@@ -25,21 +26,14 @@
 //!   `user:{name}`. DynamoDB deletes also record the item's partition key (`leadingKey`), so the
 //!   construct's condition on `dynamodb:LeadingKeys` is evaluated too.
 //!
-//! Without `SUNDIAL_IAM_RECORD` nothing is attached: deployed functions pay nothing.
+//! This module is only the scope plumbing every entry point runs under and the [`note`] of calls
+//! made without an intercepted client; the recorder itself (the interceptor and the file it
+//! writes) is in the `sundial-testkit` crate, which no Lambda links unless built with its
+//! `iam-record` feature. Without it nothing is attached: deployed functions pay nothing.
 
 use crate::config::Config;
-use crate::store::items::attr;
-use aws_sdk_dynamodb::types::AttributeValue;
-use aws_smithy_runtime_api::box_error::BoxError;
-use aws_smithy_runtime_api::client::interceptors::context::BeforeSerializationInterceptorContextRef;
-use aws_smithy_runtime_api::client::interceptors::Intercept;
-use aws_smithy_runtime_api::client::orchestrator::Metadata;
-use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
-use aws_smithy_types::config_bag::ConfigBag;
-use std::collections::{HashMap, HashSet};
 use std::future::Future;
-use std::io::Write;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 /// A Sundial function, as the CDK construct gives each its own role.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -109,13 +103,19 @@ impl Scope {
         self
     }
 
+    /// The role calling.
+    pub fn role(&self) -> Role {
+        self.role
+    }
+
     /// The tick, which invokes `function` to fan out.
     pub fn scan_function(mut self, function: Option<&str>) -> Self {
         self.scan_function = function.map(str::to_string);
         self
     }
 
-    fn table(&self, name: &str) -> String {
+    /// A table by what it is to Sundial (`jobs`, `executions`, `other:{name}`).
+    pub fn table(&self, name: &str) -> String {
         if name == self.jobs_table {
             "jobs".into()
         } else if name == self.executions_table {
@@ -125,7 +125,8 @@ impl Scope {
         }
     }
 
-    fn queue(&self, name: &str) -> String {
+    /// A queue by what it is to this role (`queue:pool`, `queue:dlq`, `queue:target`, ...).
+    pub fn queue(&self, name: &str) -> String {
         let pool = |n: &str| {
             n.strip_prefix(self.queue_prefix.as_str())
                 .filter(|p| self.pools.iter().any(|x| x == p))
@@ -148,7 +149,8 @@ impl Scope {
         }
     }
 
-    fn function(&self, name: &str) -> String {
+    /// A function by what it is to this role (`function:scan` or `function:target`).
+    pub fn function(&self, name: &str) -> String {
         let bare = |n: &str| {
             n.rsplit(':')
                 .find(|s| !s.is_empty() && !s.chars().all(|c| c.is_ascii_digit()) && *s != "$LATEST")
@@ -214,41 +216,25 @@ pub struct Access {
     pub leading_key: Option<String>,
 }
 
-struct Sink {
-    file: Mutex<std::fs::File>,
-    seen: Mutex<HashSet<Access>>,
+/// Where recorded calls go: set once per process by the test instrumentation
+/// (`sundial_testkit::access::install`), never in a deployed function.
+static SINK: OnceLock<Box<dyn Fn(Access) + Send + Sync>> = OnceLock::new();
+
+/// Sets where recorded calls go (once per process; later calls are ignored). The test
+/// instrumentation calls it; nothing in the product does.
+pub fn install_sink(sink: Box<dyn Fn(Access) + Send + Sync>) {
+    let _ = SINK.set(sink);
 }
 
-fn sink() -> Option<&'static Sink> {
-    static SINK: OnceLock<Option<Sink>> = OnceLock::new();
-    SINK.get_or_init(|| {
-        let path = crate::config::iam_record_path()?;
-        match std::fs::OpenOptions::new().create(true).append(true).open(&path) {
-            Ok(file) => Some(Sink { file: Mutex::new(file), seen: Mutex::new(HashSet::new()) }),
-            Err(e) => {
-                tracing::error!(path = ?path, error = %e, "cannot open the IAM recording file; recording nothing");
-                None
-            }
-        }
-    })
-    .as_ref()
-}
-
-/// Whether calls are being recorded (`SUNDIAL_IAM_RECORD` is set).
+/// Whether calls are being recorded (a sink is installed).
 pub fn recording() -> bool {
-    sink().is_some()
+    SINK.get().is_some()
 }
 
-fn write(a: Access) {
-    let Some(s) = sink() else { return };
-    let new = s.seen.lock().map(|mut seen| seen.insert(a.clone())).unwrap_or(false);
-    if !new {
-        return;
-    }
-    if let (Ok(line), Ok(mut f)) = (serde_json::to_string(&a), s.file.lock()) {
-        // One write per line: appends of a few hundred bytes are not interleaved between the
-        // processes of a test run.
-        let _ = f.write_all(format!("{line}\n").as_bytes());
+/// Records `a` if a sink is installed.
+pub fn write(a: Access) {
+    if let Some(sink) = SINK.get() {
+        sink(a);
     }
 }
 
@@ -257,187 +243,6 @@ fn write(a: Access) {
 pub fn note(action: &str, resource: String) {
     if let Some(scope) = current() {
         write(Access { role: scope.role.as_str(), action: action.to_string(), resource, leading_key: None });
-    }
-}
-
-/// The interceptor of one service's client.
-#[derive(Debug, Clone)]
-pub struct AccessRecorder {
-    service: &'static str,
-}
-
-impl AccessRecorder {
-    /// A recorder for the client of `service` (`dynamodb`, `sqs`, `lambda`, `secretsmanager`, `events`,
-    /// `iam`: the IAM action prefix).
-    pub fn new(service: &'static str) -> Self {
-        AccessRecorder { service }
-    }
-}
-
-fn pk_of(key: Option<&HashMap<String, AttributeValue>>) -> Option<String> {
-    key.and_then(|k| k.get(attr::PK)).and_then(|v| v.as_s().ok()).cloned()
-}
-
-fn queue_name(url: Option<&str>) -> &str {
-    url.unwrap_or_default().rsplit('/').next().unwrap_or_default()
-}
-
-impl AccessRecorder {
-    /// The (action, resource, leading key) triples of one request.
-    fn accesses(
-        &self,
-        op: &str,
-        input: &aws_smithy_runtime_api::client::interceptors::context::Input,
-        s: &Scope,
-    ) -> Vec<(String, String, Option<String>)> {
-        let act = |a: &str| format!("{}:{a}", self.service);
-        let mut out = Vec::new();
-        match self.service {
-            "dynamodb" => {
-                use aws_sdk_dynamodb::operation as op_;
-                let table = |t: Option<&str>| format!("table:{}", s.table(t.unwrap_or_default()));
-                if let Some(i) = input.downcast_ref::<op_::get_item::GetItemInput>() {
-                    out.push((act("GetItem"), table(i.table_name()), pk_of(i.key())));
-                } else if let Some(i) = input.downcast_ref::<op_::put_item::PutItemInput>() {
-                    out.push((act("PutItem"), table(i.table_name()), pk_of(i.item())));
-                } else if let Some(i) = input.downcast_ref::<op_::update_item::UpdateItemInput>() {
-                    out.push((act("UpdateItem"), table(i.table_name()), pk_of(i.key())));
-                } else if let Some(i) = input.downcast_ref::<op_::delete_item::DeleteItemInput>() {
-                    out.push((act("DeleteItem"), table(i.table_name()), pk_of(i.key())));
-                } else if let Some(i) = input.downcast_ref::<op_::query::QueryInput>() {
-                    let t = s.table(i.table_name().unwrap_or_default());
-                    let r = match i.index_name() {
-                        Some(ix) => format!("index:{t}/{ix}"),
-                        None => format!("table:{t}"),
-                    };
-                    out.push((act("Query"), r, None));
-                } else if let Some(i) = input.downcast_ref::<op_::batch_get_item::BatchGetItemInput>() {
-                    for (t, keys) in i.request_items().into_iter().flatten() {
-                        for k in keys.keys() {
-                            out.push((act("BatchGetItem"), table(Some(t)), pk_of(Some(k))));
-                        }
-                    }
-                } else if let Some(i) = input.downcast_ref::<op_::batch_write_item::BatchWriteItemInput>() {
-                    for (t, writes) in i.request_items().into_iter().flatten() {
-                        for w in writes {
-                            let pk = w
-                                .put_request()
-                                .map(|p| pk_of(Some(p.item())))
-                                .or_else(|| w.delete_request().map(|d| pk_of(Some(d.key()))));
-                            out.push((act("BatchWriteItem"), table(Some(t)), pk.flatten()));
-                        }
-                    }
-                } else if let Some(i) =
-                    input.downcast_ref::<op_::transact_write_items::TransactWriteItemsInput>()
-                {
-                    // IAM authorises a transaction by the action of each item in it.
-                    for item in i.transact_items() {
-                        if let Some(p) = item.put() {
-                            out.push((act("PutItem"), table(Some(p.table_name())), pk_of(Some(p.item()))));
-                        } else if let Some(u) = item.update() {
-                            out.push((act("UpdateItem"), table(Some(u.table_name())), pk_of(Some(u.key()))));
-                        } else if let Some(d) = item.delete() {
-                            out.push((act("DeleteItem"), table(Some(d.table_name())), pk_of(Some(d.key()))));
-                        } else if let Some(c) = item.condition_check() {
-                            out.push((
-                                act("ConditionCheckItem"),
-                                table(Some(c.table_name())),
-                                pk_of(Some(c.key())),
-                            ));
-                        }
-                    }
-                } else if let Some(i) = input.downcast_ref::<op_::transact_get_items::TransactGetItemsInput>()
-                {
-                    for g in i.transact_items().iter().filter_map(|t| t.get()) {
-                        out.push((act("GetItem"), table(Some(g.table_name())), pk_of(Some(g.key()))));
-                    }
-                } else {
-                    out.push((act(op), "unknown".into(), None));
-                }
-            }
-            "sqs" => {
-                use aws_sdk_sqs::operation as q;
-                let (action, name) = if let Some(i) =
-                    input.downcast_ref::<q::send_message::SendMessageInput>()
-                {
-                    ("SendMessage", queue_name(i.queue_url()))
-                } else if let Some(i) = input.downcast_ref::<q::send_message_batch::SendMessageBatchInput>() {
-                    ("SendMessage", queue_name(i.queue_url()))
-                } else if let Some(i) = input.downcast_ref::<q::receive_message::ReceiveMessageInput>() {
-                    ("ReceiveMessage", queue_name(i.queue_url()))
-                } else if let Some(i) = input.downcast_ref::<q::delete_message::DeleteMessageInput>() {
-                    ("DeleteMessage", queue_name(i.queue_url()))
-                } else if let Some(i) =
-                    input.downcast_ref::<q::delete_message_batch::DeleteMessageBatchInput>()
-                {
-                    ("DeleteMessage", queue_name(i.queue_url()))
-                } else if let Some(i) =
-                    input.downcast_ref::<q::change_message_visibility::ChangeMessageVisibilityInput>()
-                {
-                    ("ChangeMessageVisibility", queue_name(i.queue_url()))
-                } else if let Some(i) = input
-                    .downcast_ref::<q::change_message_visibility_batch::ChangeMessageVisibilityBatchInput>(
-                ) {
-                    ("ChangeMessageVisibility", queue_name(i.queue_url()))
-                } else if let Some(i) =
-                    input.downcast_ref::<q::get_queue_attributes::GetQueueAttributesInput>()
-                {
-                    ("GetQueueAttributes", queue_name(i.queue_url()))
-                } else if let Some(i) = input.downcast_ref::<q::get_queue_url::GetQueueUrlInput>() {
-                    ("GetQueueUrl", i.queue_name().unwrap_or_default())
-                } else {
-                    out.push((act(op), "unknown".into(), None));
-                    return out;
-                };
-                out.push((act(action), s.queue(name), None));
-            }
-            "lambda" => {
-                if let Some(i) = input.downcast_ref::<aws_sdk_lambda::operation::invoke::InvokeInput>() {
-                    out.push((
-                        act("InvokeFunction"),
-                        s.function(i.function_name().unwrap_or_default()),
-                        None,
-                    ));
-                } else {
-                    out.push((act(op), "unknown".into(), None));
-                }
-            }
-            "secretsmanager" => {
-                let r = if op == "GetSecretValue" { "secret:target" } else { "unknown" };
-                out.push((act(op), r.into(), None));
-            }
-            "events" => {
-                // The only bus Sundial writes to is its own (`SUNDIAL_EVENT_BUS`).
-                let r = if op == "PutEvents" { "bus:events" } else { "unknown" };
-                out.push((act(op), r.into(), None));
-            }
-            _ => out.push((act(op), "unknown".into(), None)),
-        }
-        out
-    }
-}
-
-impl Intercept for AccessRecorder {
-    fn name(&self) -> &'static str {
-        "SundialAccessRecorder"
-    }
-
-    // As in the meter: the operation's `Metadata` is in the bag only from this hook on.
-    fn read_before_serialization(
-        &self,
-        context: &BeforeSerializationInterceptorContextRef<'_>,
-        _rc: &RuntimeComponents,
-        cfg: &mut ConfigBag,
-    ) -> Result<(), BoxError> {
-        let Some(scope) = current() else { return Ok(()) };
-        let Some(meta) = cfg.load::<Metadata>() else { return Ok(()) };
-        for (action, resource, leading_key) in self.accesses(meta.name(), context.input(), &scope) {
-            // Only deletes are conditioned on the key in the construct's policies; keeping the
-            // key of every read and write would make a line per item the suite touches.
-            let leading_key = leading_key.filter(|_| action == "dynamodb:DeleteItem");
-            write(Access { role: scope.role.as_str(), action, resource, leading_key });
-        }
-        Ok(())
     }
 }
 

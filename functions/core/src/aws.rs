@@ -29,7 +29,7 @@ pub async fn load_sdk_config() -> SdkConfig {
 impl Clients {
     /// Clients from an SDK configuration.
     pub fn new(sdk: &SdkConfig) -> Self {
-        record_access(Clients {
+        decorated(Clients {
             ddb: aws_sdk_dynamodb::Client::new(sdk),
             sqs: aws_sdk_sqs::Client::new(sdk),
             lambda: aws_sdk_lambda::Client::new(sdk),
@@ -44,46 +44,19 @@ impl Clients {
     }
 }
 
-/// Adds an [`AccessRecorder`] to each client when recording.
-pub(crate) fn record_access(clients: Clients) -> Clients {
-    if !crate::access::recording() {
-        return clients;
-    }
-    Clients {
-        ddb: aws_sdk_dynamodb::Client::from_conf(
-            clients
-                .ddb
-                .config()
-                .to_builder()
-                .interceptor(crate::access::AccessRecorder::new("dynamodb"))
-                .build(),
-        ),
-        sqs: aws_sdk_sqs::Client::from_conf(
-            clients.sqs.config().to_builder().interceptor(crate::access::AccessRecorder::new("sqs")).build(),
-        ),
-        lambda: aws_sdk_lambda::Client::from_conf(
-            clients
-                .lambda
-                .config()
-                .to_builder()
-                .interceptor(crate::access::AccessRecorder::new("lambda"))
-                .build(),
-        ),
-        secrets: aws_sdk_secretsmanager::Client::from_conf(
-            clients
-                .secrets
-                .config()
-                .to_builder()
-                .interceptor(crate::access::AccessRecorder::new("secretsmanager"))
-                .build(),
-        ),
-        events: aws_sdk_eventbridge::Client::from_conf(
-            clients
-                .events
-                .config()
-                .to_builder()
-                .interceptor(crate::access::AccessRecorder::new("events"))
-                .build(),
-        ),
+/// A process-wide change to every [`Clients`] built after it is set: the test
+/// instrumentation (`sundial_testkit`) adds its access recorder; nothing in the product sets it.
+static DECORATOR: std::sync::OnceLock<fn(Clients) -> Clients> = std::sync::OnceLock::new();
+
+/// Sets the [`Clients`] decorator (once per process; later calls are ignored).
+pub fn set_client_decorator(decorate: fn(Clients) -> Clients) {
+    let _ = DECORATOR.set(decorate);
+}
+
+/// `clients` as the installed decorator makes them (unchanged without one).
+pub fn decorated(clients: Clients) -> Clients {
+    match DECORATOR.get() {
+        Some(decorate) => decorate(clients),
+        None => clients,
     }
 }

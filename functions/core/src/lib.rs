@@ -18,13 +18,10 @@
 //! - [`telemetry`]: the one logging setup of every binary (Lambda's JSON format and log level).
 //! - [`aws`]: SDK client construction (endpoint from `AWS_ENDPOINT_URL`, so the same code runs
 //!   against AWS and against the local emulator).
-//! - [`provision`]: creates the tables, indexes (through `store::tables`) and per-pool queues
-//!   (+ DLQs) from `resources` on the emulator; on AWS the CDK does it from the same definition.
 //! - [`trigger`]: the per-minute tick and shard scans (put → send → advance → watermark).
 //! - [`reconcile`]: the reconciler: re-sends executions whose delivery is gone, found through the
 //!   sparse `open` index (O(open executions)).
 //! - [`metrics`]: CloudWatch Embedded Metric Format lines.
-//! - [`metering`]: an SDK interceptor that counts requests and DynamoDB capacity per component.
 //! - [`access`]: records which AWS action each function performs on which resource (tests
 //!   only, `SUNDIAL_IAM_RECORD`), checked against the CDK roles by `infra/test/iam.test.ts`.
 //! - [`execution`]: the execution plane: the claim rules with fencing tokens, retries, targets,
@@ -37,10 +34,8 @@ pub mod config;
 pub mod context;
 pub mod control;
 pub mod execution;
-pub mod metering;
 pub mod metrics;
 pub mod missed;
-pub mod provision;
 pub mod reconcile;
 pub mod schedules;
 pub mod telemetry;

@@ -26,8 +26,6 @@ const ORDER: &[&str] = &[
     "reconcile",
     "trigger",
     "control",
-    "provision",
-    "metering",
 ];
 
 /// `crate::` names that are re-exports of lower crates (not modules of this crate).

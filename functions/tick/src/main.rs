@@ -11,6 +11,8 @@ use sundial_tick::{TickEvent, TickService};
 #[tokio::main]
 async fn main() -> Result<(), Error> {
     sundial_core::telemetry::init();
+    #[cfg(feature = "iam-record")]
+    sundial_testkit::access::install();
     // Env set by the CDK construct (infra/lib/sundial-scheduler.ts) from resources.json.
     let cfg = Config::from_env()?;
     let clients = sundial_core::aws::Clients::from_env().await;

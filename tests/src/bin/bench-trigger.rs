@@ -43,13 +43,13 @@ use sundial_core::execution::metrics::MemorySink;
 use sundial_core::execution::retry::RunError;
 use sundial_core::execution::target::in_process::{BoxFuture, Handler, HandlerContext, Handlers};
 use sundial_core::execution::worker::Worker;
-use sundial_core::metering::Meter;
 use sundial_core::model::{DueClass, ExecStatus, Target};
 use sundial_core::queue::PoolQueues;
 use sundial_core::schedule::MisfirePolicy;
 use sundial_core::trigger::plan::CatchUpBudget;
 use sundial_core::trigger::scan::{scan_shards, ScanOptions, SendClock};
 use sundial_core::Ctx;
+use sundial_testkit::metering::Meter;
 
 struct Noop;
 impl Handler for Noop {

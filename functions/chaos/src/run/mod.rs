@@ -67,7 +67,7 @@ struct Stage {
     direct: Clients,
     prefix: String,
     cfg: Config,
-    queues: BTreeMap<String, sundial_core::provision::PoolQueues>,
+    queues: BTreeMap<String, sundial_testkit::provision::PoolQueues>,
     effects_table: String,
     dir: PathBuf,
     journal_path: PathBuf,
@@ -86,7 +86,7 @@ impl Stage {
         })?;
         let prefix = format!("c{}-{}-", std::process::id(), rc.seed % 100_000);
         let cfg = Config::local(&prefix, &["default"], rc.shards);
-        let queues = sundial_core::provision::ensure_all(&direct, &cfg).await.context("provisioning")?;
+        let queues = sundial_testkit::provision::ensure_all(&direct, &cfg).await.context("provisioning")?;
         let effects_table = format!("{prefix}chaos-effects");
         EffectStore::new(direct.ddb.clone(), &effects_table).create_table().await?;
         let dir = std::env::temp_dir().join(format!("sundial-chaos-{prefix}"));

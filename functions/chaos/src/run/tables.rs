@@ -49,7 +49,7 @@ pub(super) async fn cleanup(
     direct: &Clients,
     cfg: &Config,
     effects_table: &str,
-    queues: &BTreeMap<String, sundial_core::provision::PoolQueues>,
+    queues: &BTreeMap<String, sundial_testkit::provision::PoolQueues>,
     dir: &Path,
 ) {
     for t in [cfg.jobs_table.as_str(), cfg.executions_table.as_str(), effects_table] {

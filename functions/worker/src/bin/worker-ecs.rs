@@ -8,6 +8,8 @@ use tokio_util::sync::CancellationToken;
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     sundial_core::telemetry::init();
+    #[cfg(feature = "iam-record")]
+    sundial_testkit::access::install();
     let worker = sundial_worker::worker_from_env(
         Handlers::new()
             .with("sleep", Sleep)

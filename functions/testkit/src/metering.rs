@@ -16,10 +16,6 @@
 //! - GetItem: ½ read unit per started 4 KiB (1 if strongly consistent); Query: the same over the
 //!   summed size of the returned items, at least ½.
 
-use crate::config::Config;
-use crate::keys;
-use crate::resources::{Resources, TableDef};
-use crate::store::items::attr;
 use aws_sdk_dynamodb::types::AttributeValue;
 use aws_smithy_runtime_api::box_error::BoxError;
 use aws_smithy_runtime_api::client::interceptors::context::{
@@ -31,6 +27,10 @@ use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
 use aws_smithy_types::config_bag::ConfigBag;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
+use sundial_core::config::Config;
+use sundial_core::keys;
+use sundial_core::resources::{Resources, TableDef};
+use sundial_core::store::items::attr;
 
 /// Totals of one component.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -100,7 +100,7 @@ impl Meter {
     }
 
     /// SDK clients whose every request is booked under `component`.
-    pub fn clients(&self, sdk: &aws_config::SdkConfig, component: &str) -> crate::aws::Clients {
+    pub fn clients(&self, sdk: &aws_config::SdkConfig, component: &str) -> sundial_core::aws::Clients {
         let ddb =
             aws_sdk_dynamodb::config::Builder::from(sdk).interceptor(self.interceptor(component)).build();
         let sqs = aws_sdk_sqs::config::Builder::from(sdk).interceptor(self.interceptor(component)).build();
@@ -111,7 +111,7 @@ impl Meter {
             .build();
         let events =
             aws_sdk_eventbridge::config::Builder::from(sdk).interceptor(self.interceptor(component)).build();
-        crate::aws::record_access(crate::aws::Clients {
+        sundial_core::aws::decorated(sundial_core::aws::Clients {
             secrets: aws_sdk_secretsmanager::Client::from_conf(secrets),
             events: aws_sdk_eventbridge::Client::from_conf(events),
             ddb: aws_sdk_dynamodb::Client::from_conf(ddb),
