@@ -10,8 +10,9 @@
 use super::error::StoreError;
 use super::expr::{Expr, WithExpr};
 use super::items::{self, attr, n, Item};
-use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
-use aws_sdk_dynamodb::types::{AttributeValue, Put, TransactWriteItem};
+use super::query::one_page;
+use super::versioned::{Versioned, VersionedWrite};
+use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{DateTime, Utc};
 use std::collections::HashMap;
 use sundial_model::keys;
@@ -104,53 +105,17 @@ pub async fn put_calendar(
     audit: &OpsEntry,
     ops_retention_secs: i64,
 ) -> Result<(), CalendarChangeError> {
-    let build = |p: aws_sdk_dynamodb::types::builders::PutBuilder| {
-        p.build().map_err(|e| StoreError::Permanent { op: "TransactWriteItems", message: e.to_string() })
+    let write = VersionedWrite {
+        table,
+        current: to_item(cal, keys::calendar_sk(&cal.id)),
+        expected,
+        snapshot: to_item(cal, keys::calendar_version_sk(&cal.id, cal.version)),
+        snapshot_if_absent: true,
+        audit: items::ops_item(&cal.tenant, audit, ops_retention_secs),
     };
-    let mut cond = Expr::new();
-    match expected {
-        None => cond.cond_not_exists(attr::PK),
-        Some(v) => cond.cond_eq(attr::VERSION, n(v)),
-    };
-    let mut snap_cond = Expr::new();
-    snap_cond.cond_not_exists(attr::PK);
-    let current =
-        Put::builder().table_name(table).set_item(Some(to_item(cal, keys::calendar_sk(&cal.id)))).expr(cond);
-    let snapshot = Put::builder()
-        .table_name(table)
-        .set_item(Some(to_item(cal, keys::calendar_version_sk(&cal.id, cal.version))))
-        .expr(snap_cond);
-    let audit = Put::builder().table_name(table).set_item(Some(items::ops_item(
-        &cal.tenant,
-        audit,
-        ops_retention_secs,
-    )));
-    let res = ddb
-        .transact_write_items()
-        .transact_items(TransactWriteItem::builder().put(build(current)?).build())
-        .transact_items(TransactWriteItem::builder().put(build(snapshot)?).build())
-        .transact_items(TransactWriteItem::builder().put(build(audit)?).build())
-        .send()
-        .await;
-    let err = match res {
-        Ok(_) => return Ok(()),
-        Err(e) => e,
-    };
-    let reasons: Option<Vec<String>> = err.as_service_error().and_then(|s| match s {
-        TransactWriteItemsError::TransactionCanceledException(c) => {
-            Some(c.cancellation_reasons().iter().map(|r| r.code().unwrap_or("None").to_string()).collect())
-        }
-        _ => None,
-    });
-    match reasons {
-        Some(r) if r.iter().take(2).any(|c| c == "ConditionalCheckFailed") => {
-            Err(CalendarChangeError::Conflict)
-        }
-        Some(r) => Err(CalendarChangeError::Store(StoreError::Transient {
-            op: "TransactWriteItems",
-            message: format!("transaction cancelled: {}", r.join(", ")),
-        })),
-        None => Err(StoreError::from_sdk("TransactWriteItems", err).into()),
+    match write.send(ddb).await? {
+        Versioned::Written => Ok(()),
+        Versioned::Conflict => Err(CalendarChangeError::Conflict),
     }
 }
 
@@ -211,18 +176,12 @@ pub async fn list_calendars(
     });
     let mut e = Expr::new();
     e.key_eq(attr::PK, s(&pk)).key_begins_with(attr::SK, keys::CALENDAR_SK_PREFIX);
-    let out = ddb
-        .query()
-        .table_name(table)
-        .expr(e)
-        .limit(limit)
-        .set_exclusive_start_key(start)
-        .send()
-        .await
-        .map_err(|e| StoreError::from_sdk("Query(calendars)", e))?;
-    let items = out.items().iter().map(from_item).collect::<Result<Vec<_>, _>>()?;
-    let next = out
-        .last_evaluated_key()
+    let page =
+        one_page(ddb.query().table_name(table).expr(e).limit(limit), start, "Query(calendars)").await?;
+    let items = page.items.iter().map(from_item).collect::<Result<Vec<_>, _>>()?;
+    let next = page
+        .last_key
+        .as_ref()
         .and_then(|k| k.get(attr::SK))
         .and_then(|v| v.as_s().ok())
         .and_then(|sk| sk.strip_prefix(keys::CALENDAR_SK_PREFIX))

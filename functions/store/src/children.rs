@@ -12,15 +12,17 @@
 //!   whoever completes the tally first (the last child's worker, or the reconciler) ends it once.
 
 use super::error::StoreError;
-use super::executions::{ExecKey, ExecStore, FinishResult};
+use super::executions::{truncate, ExecKey, ExecStore, FinishResult};
 use super::expr::{Expr, WithExpr};
 use super::items::{self, attr, n};
+use super::query::Pager;
+use super::transition::Transition;
 use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{DateTime, Utc};
 use sundial_model::children::{ParentEnd, Tally, CHILDREN_FAILED_CODE, FAN_OUT_CODE};
 use sundial_model::claim::Fence;
 use sundial_model::keys;
-use sundial_model::{AuditEvent, ExecStatus, Execution};
+use sundial_model::{ExecStatus, Execution};
 
 fn s(v: impl Into<String>) -> AttributeValue {
     AttributeValue::S(v.into())
@@ -39,26 +41,7 @@ impl ExecStore {
         next_look: i64,
         now: DateTime<Utc>,
     ) -> Result<FinishResult, StoreError> {
-        let ev = AuditEvent {
-            at: now.timestamp_millis(),
-            actor: format!("worker:{}", fence.owner),
-            from: Some(ExecStatus::Running),
-            to: ExecStatus::Waiting,
-            attempt: fence.attempt,
-            token: fence.token,
-            code: Some(FAN_OUT_CODE.into()),
-        };
-        let mut e = Expr::default();
-        e.set(attr::STATUS, s(ExecStatus::Waiting.as_str()))
-            .set(attr::CHILDREN, n(total))
-            .set(attr::CHILD_RESULTS, AttributeValue::M(Default::default()))
-            .set(attr::OPEN_PK, s(keys::open_partition(keys::open_part(&key.tenant, &key.job_id))))
-            .set(attr::OPEN_DUE, n(next_look))
-            .append_event(&ev)
-            .remove(attr::LEASE_UNTIL)
-            .cond_eq(attr::STATUS, s(ExecStatus::Running.as_str()))
-            .cond_eq(attr::TOKEN, n(fence.token))
-            .cond_eq(attr::LEASE_OWNER, s(&fence.owner));
+        let e = Self::await_children_expr(key, fence, total, next_look, now);
         Ok(match self.cas(key, "UpdateItem(await children)", e).await? {
             Ok(_) => FinishResult::Done,
             Err(old) => {
@@ -69,6 +52,29 @@ impl ExecStore {
                 }
             }
         })
+    }
+
+    /// The update of [`ExecStore::await_children`].
+    pub(crate) fn await_children_expr(
+        key: &ExecKey,
+        fence: &Fence,
+        total: u32,
+        next_look: i64,
+        now: DateTime<Utc>,
+    ) -> Expr {
+        let code = Some(FAN_OUT_CODE.into());
+        let t = Transition::by_worker(fence, ExecStatus::Waiting, now.timestamp_millis(), code);
+        t.expr(
+            |e| {
+                e.set(attr::CHILDREN, n(total))
+                    .set(attr::CHILD_RESULTS, AttributeValue::M(Default::default()))
+                    .set(attr::OPEN_PK, s(keys::open_partition(keys::open_part(&key.tenant, &key.job_id))))
+                    .set(attr::OPEN_DUE, n(next_look));
+            },
+            |e| {
+                e.remove(attr::LEASE_UNTIL);
+            },
+        )
     }
 
     /// Records child `child`'s final `status` in its parent's tally, while the parent waits.
@@ -124,56 +130,44 @@ impl ExecStore {
         actor: &str,
         now: DateTime<Utc>,
     ) -> Result<bool, StoreError> {
-        let to = end.status();
-        let ev = AuditEvent {
-            at: now.timestamp_millis(),
-            actor: actor.to_string(),
-            from: Some(ExecStatus::Waiting),
-            to,
-            attempt: parent.attempt,
-            token: parent.fencing_token,
-            code: matches!(end, ParentEnd::Failed { .. }).then(|| CHILDREN_FAILED_CODE.to_string()),
-        };
-        let mut e = Expr::default();
-        e.set(attr::STATUS, s(to.as_str())).append_event(&ev).remove(attr::OPEN_PK).remove(attr::OPEN_DUE);
-        if let ParentEnd::Failed { message, .. } = end {
-            e.set(attr::ERR_CODE, s(CHILDREN_FAILED_CODE))
-                .set(attr::ERR_MSG, s(truncate(message)))
-                .set(attr::ATT_PK, s(keys::attention_pk(&key.tenant, to.as_str())))
-                .set(attr::ATT_SK, s(keys::attention_sk(key.scheduled_ms, &key.job_id)));
-        }
-        e.cond_eq(attr::STATUS, s(ExecStatus::Waiting.as_str()))
-            .cond_eq(attr::TOKEN, n(parent.fencing_token));
+        let e = Self::complete_parent_expr(key, parent, end, actor, now);
         Ok(self.cas(key, "UpdateItem(complete parent)", e).await?.is_ok())
+    }
+
+    /// The update of [`ExecStore::complete_parent`].
+    pub(crate) fn complete_parent_expr(
+        key: &ExecKey,
+        parent: &Execution,
+        end: &ParentEnd,
+        actor: &str,
+        now: DateTime<Utc>,
+    ) -> Expr {
+        let to = end.status();
+        let at = (ExecStatus::Waiting, parent.fencing_token, parent.attempt);
+        let code = matches!(end, ParentEnd::Failed { .. }).then(|| CHILDREN_FAILED_CODE.to_string());
+        let t = Transition::at_token(at, to, actor, now.timestamp_millis(), code);
+        t.expr(
+            |_| {},
+            |e| {
+                e.remove(attr::OPEN_PK).remove(attr::OPEN_DUE);
+                if let ParentEnd::Failed { message, .. } = end {
+                    e.set(attr::ERR_CODE, s(CHILDREN_FAILED_CODE))
+                        .set(attr::ERR_MSG, s(truncate(message)))
+                        .set(attr::ATT_PK, s(keys::attention_pk(&key.tenant, to.as_str())))
+                        .set(attr::ATT_SK, s(keys::attention_sk(key.scheduled_ms, &key.job_id)));
+                }
+            },
+        )
     }
 
     /// Every child of the fire `parent` (strongly consistent, all pages), in key order: shards
     /// by index, members by name.
     pub async fn children_of(&self, parent: &ExecKey) -> Result<Vec<Execution>, StoreError> {
-        let mut start = None;
-        let mut found = Vec::new();
-        loop {
-            let mut e = Expr::new();
-            e.key_eq(attr::PK, s(parent.pk()))
-                .key_begins_with(attr::SK, &keys::children_sk_prefix(parent.scheduled_ms));
-            let out = self
-                .client()
-                .query()
-                .table_name(self.table())
-                .expr(e)
-                .consistent_read(true)
-                .set_exclusive_start_key(start.take())
-                .send()
-                .await
-                .map_err(|e| StoreError::from_sdk("Query(children)", e))?;
-            for item in out.items() {
-                found.push(items::execution_from_item(item)?);
-            }
-            match out.last_evaluated_key {
-                Some(k) if !k.is_empty() => start = Some(k),
-                _ => return Ok(found),
-            }
-        }
+        let mut e = Expr::new();
+        e.key_eq(attr::PK, s(parent.pk()))
+            .key_begins_with(attr::SK, &keys::children_sk_prefix(parent.scheduled_ms));
+        let query = self.client().query().table_name(self.table()).expr(e).consistent_read(true);
+        Pager::new(query, None, "Query(children)").all(items::execution_from_item).await
     }
 
     /// The tally of a waiting parent recomputed from its children themselves (the
@@ -187,12 +181,5 @@ impl ExecStore {
                 .filter_map(|c| Some((c.child.as_ref()?.tag(), c.status)))
                 .collect(),
         }
-    }
-}
-
-fn truncate(m: &str) -> String {
-    match m.char_indices().nth(super::executions::MAX_ERROR_MESSAGE_CHARS) {
-        Some((i, _)) => format!("{}…", &m[..i]),
-        None => m.to_string(),
     }
 }

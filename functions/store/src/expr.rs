@@ -36,8 +36,8 @@ impl Cmp {
 }
 
 /// An expression under construction. Conditions (and key conditions, and filters) are joined
-/// with `AND`.
-#[derive(Debug, Default, Clone)]
+/// with `AND`. Two expressions are equal when they render the same request.
+#[derive(Debug, Default, Clone, PartialEq)]
 pub struct Expr {
     set: Vec<String>,
     remove: Vec<String>,
@@ -257,6 +257,12 @@ impl Expr {
             parts.push(format!("REMOVE {}", self.remove.join(", ")));
         }
         (!parts.is_empty()).then(|| parts.join(" "))
+    }
+
+    /// The update and condition expressions as a request carries them (for request-shape tests).
+    #[cfg(test)]
+    pub(crate) fn rendered(&self) -> (Option<String>, Option<String>) {
+        (self.update_text(), Expr::and(&self.cond))
     }
 
     fn and(clauses: &[String]) -> Option<String> {

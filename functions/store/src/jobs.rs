@@ -14,10 +14,11 @@
 use super::error::{is_condition_failed, StoreError};
 use super::expr::{Expr, WithExpr};
 use super::items::{self, attr, index, n, Item};
+use super::query::{one_page, Pager};
+use super::versioned::{Versioned, VersionedWrite};
 use super::QueryPage;
 use crate::config::Config;
-use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
-use aws_sdk_dynamodb::types::{AttributeValue, Put, TransactWriteItem};
+use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{DateTime, Utc};
 use std::collections::HashMap;
 use sundial_model::keys;
@@ -122,59 +123,29 @@ pub async fn put_job_change(
     audit: &OpsEntry,
     ops_retention_secs: i64,
 ) -> Result<(), ChangeError> {
-    let mut def = items::job_to_item(job);
+    let mut current = items::job_to_item(job);
     let mut snapshot = items::job_version_item(job);
     if let Some(t) = expires_at {
-        def.insert(attr::EXPIRES.into(), n(t));
+        current.insert(attr::EXPIRES.into(), n(t));
         snapshot.insert(attr::EXPIRES.into(), n(t));
     }
-    let build = |p: aws_sdk_dynamodb::types::builders::PutBuilder| {
-        p.build().map_err(|e| StoreError::Permanent { op: "TransactWriteItems", message: e.to_string() })
+    let write = VersionedWrite {
+        table: &cfg.jobs_table,
+        current,
+        expected: match expect {
+            Expect::New => None,
+            Expect::Version(v) => Some(v),
+        },
+        snapshot,
+        snapshot_if_absent: expect == Expect::New,
+        audit: items::ops_item(&job.tenant, audit, ops_retention_secs),
     };
-    let def_cond = match expect {
-        Expect::New => not_exists(),
-        Expect::Version(v) => {
-            let mut e = Expr::new();
-            e.cond_eq(attr::VERSION, n(v));
-            e
-        }
-    };
-    let def_put = Put::builder().table_name(&cfg.jobs_table).set_item(Some(def)).expr(def_cond);
-    let mut snap_put = Put::builder().table_name(&cfg.jobs_table).set_item(Some(snapshot));
-    if expect == Expect::New {
-        snap_put = snap_put.expr(not_exists());
-    }
-    let audit = items::ops_item(&job.tenant, audit, ops_retention_secs);
-    let audit_put = Put::builder().table_name(&cfg.jobs_table).set_item(Some(audit));
-    let res = ddb
-        .transact_write_items()
-        .transact_items(TransactWriteItem::builder().put(build(def_put)?).build())
-        .transact_items(TransactWriteItem::builder().put(build(snap_put)?).build())
-        .transact_items(TransactWriteItem::builder().put(build(audit_put)?).build())
-        .send()
-        .await;
-    let err = match res {
-        Ok(_) => return Ok(()),
-        Err(e) => e,
-    };
-    // Why a cancelled transaction was cancelled: one reason per item, in order.
-    let reasons: Option<Vec<String>> = err.as_service_error().and_then(|s| match s {
-        TransactWriteItemsError::TransactionCanceledException(c) => {
-            Some(c.cancellation_reasons().iter().map(|r| r.code().unwrap_or("None").to_string()).collect())
-        }
-        _ => None,
-    });
-    match reasons {
-        Some(r) if r.iter().take(2).any(|c| c == "ConditionalCheckFailed") => match expect {
+    match write.send(ddb).await? {
+        Versioned::Written => Ok(()),
+        Versioned::Conflict => match expect {
             Expect::New => Err(ChangeError::Exists),
             Expect::Version(expected) => Err(ChangeError::VersionConflict { expected }),
         },
-        // Cancelled for another reason (a concurrent transaction on the same item): retryable.
-        Some(r) => Err(ChangeError::Store(StoreError::Transient {
-            op: "TransactWriteItems",
-            message: format!("transaction cancelled: {}", r.join(", ")),
-        })),
-        None => Err(StoreError::from_sdk("TransactWriteItems", err).into()),
     }
 }
 
@@ -216,18 +187,10 @@ pub async fn list_job_versions(
     });
     let mut e = Expr::new();
     e.key_eq(attr::PK, s(&pk)).key_begins_with(attr::SK, keys::JOB_VERSION_SK_PREFIX);
-    let out = ddb
-        .query()
-        .table_name(&cfg.jobs_table)
-        .expr(e)
-        .scan_index_forward(false)
-        .limit(limit)
-        .set_exclusive_start_key(start)
-        .send()
-        .await
-        .map_err(|e| StoreError::from_sdk("Query(versions)", e))?;
-    let items = out.items().iter().map(items::job_from_item).collect::<Result<Vec<_>, _>>()?;
-    let next = out.last_evaluated_key().and_then(|_| items.last().map(|j| j.version));
+    let query = ddb.query().table_name(&cfg.jobs_table).expr(e).scan_index_forward(false).limit(limit);
+    let page = one_page(query, start, "Query(versions)").await?;
+    let items = page.items.iter().map(items::job_from_item).collect::<Result<Vec<_>, _>>()?;
+    let next = page.last_key.and_then(|_| items.last().map(|j| j.version));
     Ok(QueryPage { items, next })
 }
 
@@ -279,18 +242,10 @@ pub async fn list_job_ids(
     });
     let mut e = Expr::new();
     e.key_eq(attr::TENANT_PK, s(keys::tenant_pk(tenant)));
-    let out = ddb
-        .query()
-        .table_name(&cfg.jobs_table)
-        .index_name(index::by_tenant()?)
-        .expr(e)
-        .limit(limit)
-        .set_exclusive_start_key(start)
-        .send()
-        .await
-        .map_err(|e| StoreError::from_sdk("Query(by_tenant)", e))?;
-    let items = out.items().iter().filter_map(job_of_index_item).collect();
-    let next = out.last_evaluated_key().and_then(job_of_index_item);
+    let query = ddb.query().table_name(&cfg.jobs_table).index_name(index::by_tenant()?).expr(e).limit(limit);
+    let page = one_page(query, start, "Query(by_tenant)").await?;
+    let items = page.items.iter().filter_map(job_of_index_item).collect();
+    let next = page.last_key.as_ref().and_then(job_of_index_item);
     Ok(QueryPage { items, next })
 }
 
@@ -395,20 +350,12 @@ pub async fn query_due(
     due_pk: &str,
 ) -> Result<DueJobs, StoreError> {
     let mut out = DueJobs::default();
-    let mut start: Option<Item> = None;
-    loop {
-        let mut e = Expr::new();
-        e.key_eq(attr::DUE_PK, s(due_pk));
-        let page = ddb
-            .query()
-            .table_name(table)
-            .index_name(index::due()?)
-            .expr(e)
-            .set_exclusive_start_key(start.take())
-            .send()
-            .await
-            .map_err(|e| StoreError::from_sdk("Query", e))?;
-        for item in page.items() {
+    let mut e = Expr::new();
+    e.key_eq(attr::DUE_PK, s(due_pk));
+    let mut pages =
+        Pager::new(ddb.query().table_name(table).index_name(index::due()?).expr(e), None, "Query");
+    while let Some(page) = pages.next().await? {
+        for item in &page.items {
             match items::job_from_item(item) {
                 Ok(j) => out.jobs.push(j),
                 Err(e) => {
@@ -417,10 +364,6 @@ pub async fn query_due(
                     out.undecodable += 1;
                 }
             }
-        }
-        match page.last_evaluated_key {
-            Some(k) if !k.is_empty() => start = Some(k),
-            _ => break,
         }
     }
     Ok(out)

@@ -17,6 +17,10 @@
 //!   audit events, operations-log entries, slots, tenant gates and watermarks.
 //! - [`expr`]: the one expression builder (`SET` / `REMOVE` / `list_append`, conditions, key
 //!   conditions, filters, projections), always with `#name` / `:value` placeholders.
+//! - `query` (internal): the one Query pager, following `LastEvaluatedKey` for every Query here.
+//! - `transition` (internal): an execution's status change as one typed value (`SET st`, the
+//!   audit event, the status and fencing conditions), rendered in one place.
+//! - `versioned` (internal): the versioned, audited definition write of jobs and calendars.
 //! - [`error`]: [`StoreError`] (transient or permanent, classified by the SDK's error code).
 //! - [`jobs`]: job definition items and their version snapshots (create, read, the audited
 //!   change transaction, TTL of old versions), the `by_tenant` listing and batch reads, and the
@@ -49,12 +53,17 @@ pub mod jobs;
 pub mod mapreduce;
 pub mod open;
 pub mod ops;
+mod query;
 pub mod queue;
 pub mod queued;
 pub mod quota;
 pub mod resource_limits;
 pub mod slots;
 pub mod tables;
+mod transition;
+#[cfg(test)]
+mod transition_shapes;
+mod versioned;
 pub mod watermarks;
 
 pub use error::StoreError;

@@ -17,6 +17,7 @@ use super::error::StoreError;
 use super::executions::{ExecKey, ExecStore, FinishResult, EXECUTION_RETENTION_SECS};
 use super::expr::{Expr, WithExpr};
 use super::items::{self, attr, n};
+use super::transition::Transition;
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::types::{AttributeValue, Put, TransactWriteItem, Update};
 use chrono::{DateTime, Utc};
@@ -25,7 +26,7 @@ use sundial_model::claim::{Fence, Finish};
 use sundial_model::keys;
 use sundial_model::mapreduce::{Emitted, ItemResult, MapState, REDUCE_CODE, SEAL_CODE};
 use sundial_model::retry::RunError;
-use sundial_model::{AuditEvent, ExecStatus, Execution};
+use sundial_model::{ExecStatus, Execution};
 
 fn s(v: impl Into<String>) -> AttributeValue {
     AttributeValue::S(v.into())
@@ -118,68 +119,80 @@ impl ExecStore {
         let mut existing = 0u64;
         loop {
             let created = pending.len() as u64;
-            let mut e = Expr::default();
-            e.set(attr::CHECKPOINT, s(&text))
-                .set(attr::LEASE_UNTIL, n(lease_until))
-                .set(attr::MAP_PHASE, s(items::phase_str(sundial_model::mapreduce::Phase::Map)))
-                .add(attr::MAP_EMITTED, created as i64);
-            ExecStore::fenced(&mut e, fence);
-            // The job's item limit, checked in the same write: `xe` absent or `xe <= limit - created`.
-            if created > 0 {
-                let room = limit.saturating_sub(created) as i64;
-                e.cond_absent_or(attr::MAP_EMITTED, super::expr::Cmp::Le, n(room));
-            }
-            let mut actions = vec![self.update(key, e)?];
-            for kid in &pending {
-                let mut cond = Expr::new();
-                cond.cond_not_exists(attr::PK);
-                let put = Put::builder()
-                    .table_name(self.table())
-                    .set_item(Some(items::execution_to_item(kid, EXECUTION_RETENTION_SECS)))
-                    .expr(cond)
-                    .build()
-                    .map_err(|e| StoreError::Permanent {
-                        op: "TransactWriteItems",
-                        message: e.to_string(),
-                    })?;
-                actions.push(TransactWriteItem::builder().put(put).build());
-            }
-            match self.transact("TransactWriteItems(emit)", actions).await? {
+            let actions = self.emit_actions(key, fence, &pending, &text, lease_until, limit)?;
+            let reasons = match self.transact("TransactWriteItems(emit)", actions).await? {
                 Tx::Applied => return Ok(Emitted { created, existing }),
-                Tx::Cancelled(reasons) => {
-                    let failed = |i: usize| reasons.get(i).is_some_and(|c| c == "ConditionalCheckFailed");
-                    if failed(0) {
-                        // The fence, or the item limit: which one, the parent says.
-                        let cur = self.get(key, true).await?;
-                        let held = cur.as_ref().is_some_and(|c| {
-                            c.exec.status == ExecStatus::Running
-                                && c.exec.fencing_token == fence.token
-                                && c.exec.lease_owner.as_deref() == Some(fence.owner.as_str())
-                        });
-                        if held {
-                            return Err(EmitError::Invalid(format!(
-                                "more than mapReduce.maxItems = {limit} items emitted"
-                            )));
-                        }
-                        return Err(EmitError::Stale { token: fence.token });
-                    }
-                    let before = pending.len();
-                    pending = pending
-                        .into_iter()
-                        .enumerate()
-                        .filter(|(i, _)| !failed(i + 1))
-                        .map(|(_, k)| k)
-                        .collect();
-                    existing += (before - pending.len()) as u64;
-                    if pending.len() == before {
-                        return Err(EmitError::Store(StoreError::Transient {
-                            op: "TransactWriteItems(emit)",
-                            message: format!("cancelled without a failed condition: {}", reasons.join(", ")),
-                        }));
-                    }
-                }
+                Tx::Cancelled(reasons) => reasons,
+            };
+            let failed = |i: usize| reasons.get(i).is_some_and(|c| c == "ConditionalCheckFailed");
+            if failed(0) {
+                return Err(self.emit_refused(key, fence, limit).await?);
+            }
+            let before = pending.len();
+            pending =
+                pending.into_iter().enumerate().filter(|(i, _)| !failed(i + 1)).map(|(_, k)| k).collect();
+            existing += (before - pending.len()) as u64;
+            if pending.len() == before {
+                return Err(EmitError::Store(StoreError::Transient {
+                    op: "TransactWriteItems(emit)",
+                    message: format!("cancelled without a failed condition: {}", reasons.join(", ")),
+                }));
             }
         }
+    }
+
+    /// One emit transaction: the parent's fenced update (the cursor, the lease, the count of
+    /// items created, within the job's item limit), then a put of each child not there yet.
+    fn emit_actions(
+        &self,
+        key: &ExecKey,
+        fence: &Fence,
+        pending: &[&Execution],
+        cursor: &str,
+        lease_until: i64,
+        limit: u64,
+    ) -> Result<Vec<TransactWriteItem>, StoreError> {
+        let created = pending.len() as u64;
+        let mut e = Expr::default();
+        e.set(attr::CHECKPOINT, s(cursor))
+            .set(attr::LEASE_UNTIL, n(lease_until))
+            .set(attr::MAP_PHASE, s(items::phase_str(sundial_model::mapreduce::Phase::Map)))
+            .add(attr::MAP_EMITTED, created as i64);
+        ExecStore::fenced(&mut e, fence);
+        // The job's item limit, checked in the same write: `xe` absent or `xe <= limit - created`.
+        if created > 0 {
+            let room = limit.saturating_sub(created) as i64;
+            e.cond_absent_or(attr::MAP_EMITTED, super::expr::Cmp::Le, n(room));
+        }
+        let mut actions = vec![self.update(key, e)?];
+        for kid in pending {
+            let mut cond = Expr::new();
+            cond.cond_not_exists(attr::PK);
+            let put = Put::builder()
+                .table_name(self.table())
+                .set_item(Some(items::execution_to_item(kid, EXECUTION_RETENTION_SECS)))
+                .expr(cond)
+                .build()
+                .map_err(|e| StoreError::Permanent { op: "TransactWriteItems", message: e.to_string() })?;
+            actions.push(TransactWriteItem::builder().put(put).build());
+        }
+        Ok(actions)
+    }
+
+    /// Why the parent's update refused an emit: the fence, or the item limit. Which one, the
+    /// parent says (read again, strongly consistent).
+    async fn emit_refused(&self, key: &ExecKey, fence: &Fence, limit: u64) -> Result<EmitError, StoreError> {
+        let cur = self.get(key, true).await?;
+        let held = cur.as_ref().is_some_and(|c| {
+            c.exec.status == ExecStatus::Running
+                && c.exec.fencing_token == fence.token
+                && c.exec.lease_owner.as_deref() == Some(fence.owner.as_str())
+        });
+        Ok(if held {
+            EmitError::Invalid(format!("more than mapReduce.maxItems = {limit} items emitted"))
+        } else {
+            EmitError::Stale { token: fence.token }
+        })
     }
 
     /// A map-reduce item's fenced finish: as [`ExecStore::finish`], and when final, with its
@@ -230,25 +243,7 @@ impl ExecStore {
         next_look: i64,
         now: DateTime<Utc>,
     ) -> Result<Result<Execution, FinishResult>, StoreError> {
-        let ev = AuditEvent {
-            at: now.timestamp_millis(),
-            actor: format!("worker:{}", fence.owner),
-            from: Some(ExecStatus::Running),
-            to: ExecStatus::Waiting,
-            attempt: fence.attempt,
-            token: fence.token,
-            code: Some(SEAL_CODE.into()),
-        };
-        let mut e = Expr::default();
-        e.set(attr::STATUS, s(ExecStatus::Waiting.as_str()))
-            .set(attr::MAP_PHASE, s(items::phase_str(sundial_model::mapreduce::Phase::Wait)))
-            .add(attr::MAP_EMITTED, 0)
-            .add(attr::MAP_DONE, 0)
-            .set(attr::OPEN_PK, s(keys::open_partition(keys::open_part(&key.tenant, &key.job_id))))
-            .set(attr::OPEN_DUE, n(next_look))
-            .append_event(&ev)
-            .remove(attr::LEASE_UNTIL);
-        ExecStore::fenced(&mut e, fence);
+        let e = Self::seal_map_expr(key, fence, next_look, now);
         Ok(match self.cas(key, "UpdateItem(seal map)", e).await? {
             Ok(item) => Ok(items::execution_from_item(&item)?),
             Err(old) => {
@@ -261,6 +256,24 @@ impl ExecStore {
         })
     }
 
+    /// The update of [`ExecStore::seal_map`].
+    pub(crate) fn seal_map_expr(key: &ExecKey, fence: &Fence, next_look: i64, now: DateTime<Utc>) -> Expr {
+        let t =
+            Transition::by_worker(fence, ExecStatus::Waiting, now.timestamp_millis(), Some(SEAL_CODE.into()));
+        t.expr(
+            |e| {
+                e.set(attr::MAP_PHASE, s(items::phase_str(sundial_model::mapreduce::Phase::Wait)))
+                    .add(attr::MAP_EMITTED, 0)
+                    .add(attr::MAP_DONE, 0)
+                    .set(attr::OPEN_PK, s(keys::open_partition(keys::open_part(&key.tenant, &key.job_id))))
+                    .set(attr::OPEN_DUE, n(next_look));
+            },
+            |e| {
+                e.remove(attr::LEASE_UNTIL);
+            },
+        )
+    }
+
     /// WAITING → READY in the reduce phase, once, if `parent` still waits at its token: the
     /// caller then sends its message (the `open` index covers a lost send). False if someone
     /// else moved it first.
@@ -271,30 +284,33 @@ impl ExecStore {
         actor: &str,
         now: DateTime<Utc>,
     ) -> Result<bool, StoreError> {
-        let now_ms = now.timestamp_millis();
-        let ev = AuditEvent {
-            at: now_ms,
-            actor: actor.to_string(),
-            from: Some(ExecStatus::Waiting),
-            to: ExecStatus::Ready,
-            attempt: parent.attempt,
-            token: parent.fencing_token,
-            code: Some(REDUCE_CODE.into()),
-        };
-        let mut e = Expr::default();
-        e.set(attr::STATUS, s(ExecStatus::Ready.as_str()))
-            .set(attr::MAP_PHASE, s(items::phase_str(sundial_model::mapreduce::Phase::Reduce)))
-            .set(attr::AVAILABLE, n(now_ms))
-            // The reduce is a step of its own: its attempts count from 1 again (the map's
-            // takeovers spent the map's), while the token keeps growing (fencing).
-            .set(attr::ATTEMPT, n(0))
-            .remove(attr::RUN_MS)
-            .set(attr::OPEN_PK, s(keys::open_partition(keys::open_part(&key.tenant, &key.job_id))))
-            .set(attr::OPEN_DUE, n(now_ms + sundial_model::reconcile::GRACE_MS))
-            .append_event(&ev)
-            .cond_eq(attr::STATUS, s(ExecStatus::Waiting.as_str()))
-            .cond_eq(attr::TOKEN, n(parent.fencing_token));
+        let e = Self::start_reduce_expr(key, parent, actor, now);
         Ok(self.cas(key, "UpdateItem(start reduce)", e).await?.is_ok())
+    }
+
+    /// The update of [`ExecStore::start_reduce`].
+    pub(crate) fn start_reduce_expr(
+        key: &ExecKey,
+        parent: &Execution,
+        actor: &str,
+        now: DateTime<Utc>,
+    ) -> Expr {
+        let now_ms = now.timestamp_millis();
+        let at = (ExecStatus::Waiting, parent.fencing_token, parent.attempt);
+        let t = Transition::at_token(at, ExecStatus::Ready, actor, now_ms, Some(REDUCE_CODE.into()));
+        t.expr(
+            |e| {
+                e.set(attr::MAP_PHASE, s(items::phase_str(sundial_model::mapreduce::Phase::Reduce)))
+                    .set(attr::AVAILABLE, n(now_ms))
+                    // The reduce is a step of its own: its attempts count from 1 again (the map's
+                    // takeovers spent the map's), while the token keeps growing (fencing).
+                    .set(attr::ATTEMPT, n(0))
+                    .remove(attr::RUN_MS)
+                    .set(attr::OPEN_PK, s(keys::open_partition(keys::open_part(&key.tenant, &key.job_id))))
+                    .set(attr::OPEN_DUE, n(now_ms + sundial_model::reconcile::GRACE_MS));
+            },
+            |_| {},
+        )
     }
 
     /// Every item's outcome under the parent `key`, in key order (what the reduce receives).

@@ -11,6 +11,8 @@ use super::error::StoreError;
 use super::executions::{CasResult, ExecKey, ExecStore, Snapshot};
 use super::expr::{Cmp, Expr, WithExpr};
 use super::items::{self, attr, index, n, Item};
+use super::query::{one_page, Pager};
+use super::transition::Guard;
 use super::QueryPage;
 use aws_sdk_dynamodb::types::AttributeValue;
 use sundial_model::keys;
@@ -45,19 +47,11 @@ impl ExecStore {
     ) -> Result<QueryPage<OpenEntry, OpenCursor>, StoreError> {
         let mut e = Expr::new();
         e.key_eq(attr::OPEN_PK, s(keys::open_partition(part))).key_cmp(attr::OPEN_DUE, Cmp::Le, n(due_by));
-        let out = self
-            .client()
-            .query()
-            .table_name(self.table())
-            .index_name(index::open()?)
-            .expr(e)
-            .limit(limit)
-            .set_exclusive_start_key(start)
-            .send()
-            .await
-            .map_err(|e| StoreError::from_sdk("Query(open)", e))?;
-        let items = out.items().iter().filter_map(entry_of).collect();
-        Ok(QueryPage { items, next: out.last_evaluated_key.filter(|k| !k.is_empty()) })
+        let query =
+            self.client().query().table_name(self.table()).index_name(index::open()?).expr(e).limit(limit);
+        let page = one_page(query, start, "Query(open)").await?;
+        let items = page.items.iter().filter_map(entry_of).collect();
+        Ok(QueryPage { items, next: page.last_key.filter(|k| !k.is_empty()) })
     }
 
     /// Moves the reconciler's next look at `key` to `at` (ms), if it is still as `seen`.
@@ -162,38 +156,27 @@ impl ExecStore {
         at: i64,
     ) -> Result<u32, StoreError> {
         let open = [ExecStatus::Ready, ExecStatus::RetryWait, ExecStatus::Running];
-        let mut start = None;
+        let mut e = Expr::new();
+        e.key_eq(attr::PK, s(keys::job_pk(tenant, job_id)))
+            .key_between(
+                attr::SK,
+                s(keys::exec_sk(since_ms.max(0))),
+                s(keys::exec_sk(keys::MAX_SCHEDULED_MS)),
+            )
+            .filter_in(attr::STATUS, open.map(|st| s(st.as_str())));
+        let query = self.client().query().table_name(self.table()).expr(e).consistent_read(true);
+        let mut pages = Pager::new(query, None, "Query(open since)");
         let mut tracked = 0;
-        loop {
-            let mut e = Expr::new();
-            e.key_eq(attr::PK, s(keys::job_pk(tenant, job_id)))
-                .key_between(
-                    attr::SK,
-                    s(keys::exec_sk(since_ms.max(0))),
-                    s(keys::exec_sk(keys::MAX_SCHEDULED_MS)),
-                )
-                .filter_in(attr::STATUS, open.map(|st| s(st.as_str())));
-            let out = self
-                .client()
-                .query()
-                .table_name(self.table())
-                .expr(e)
-                .consistent_read(true)
-                .set_exclusive_start_key(start)
-                .send()
-                .await
-                .map_err(|e| StoreError::from_sdk("Query(open since)", e))?;
-            for item in out.items() {
+        // Page by page: each page's executions are tracked before the next page is read.
+        while let Some(page) = pages.next().await? {
+            for item in &page.items {
                 let snap = items::snapshot_from_item(item)?;
                 if snap.open_due.is_none() && self.track(&ExecKey::of(&snap.exec), &snap, at).await? {
                     tracked += 1;
                 }
             }
-            match out.last_evaluated_key.filter(|k| !k.is_empty()) {
-                Some(k) => start = Some(k),
-                None => return Ok(tracked),
-            }
         }
+        Ok(tracked)
     }
 
     /// The executions of `keys` that exist (eventually consistent BatchGetItem, 100 keys a
@@ -216,7 +199,7 @@ impl ExecStore {
 
 /// Condition: status, token and `open_due` as read (the last catches a concurrent reconciler).
 fn as_seen(e: &mut Expr, seen: &Snapshot) {
-    e.cond_eq(attr::STATUS, s(seen.exec.status.as_str())).cond_eq(attr::TOKEN, n(seen.exec.fencing_token));
+    Guard::Token(seen.exec.fencing_token).conditions(e, seen.exec.status);
     match seen.open_due {
         Some(d) => e.cond_eq(attr::OPEN_DUE, n(d)),
         None => e.cond_not_exists(attr::OPEN_DUE),

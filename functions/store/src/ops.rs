@@ -10,6 +10,7 @@
 use super::error::StoreError;
 use super::expr::{Expr, WithExpr};
 use super::items::{self, attr, Item};
+use super::query::one_page;
 use super::QueryPage;
 use aws_sdk_dynamodb::types::AttributeValue;
 use std::collections::HashMap;
@@ -55,17 +56,9 @@ pub async fn list(
     if let Some(j) = job_id {
         e.filter_eq(attr::JOB, s(j));
     }
-    let out = ddb
-        .query()
-        .table_name(table)
-        .expr(e)
-        .scan_index_forward(false)
-        .limit(limit)
-        .set_exclusive_start_key(start)
-        .send()
-        .await
-        .map_err(|e| StoreError::from_sdk("Query(ops)", e))?;
-    let items = out.items().iter().filter_map(items::ops_from_item).collect();
-    let next = out.last_evaluated_key().and_then(|k| k.get(attr::SK)).and_then(|v| v.as_s().ok()).cloned();
+    let query = ddb.query().table_name(table).expr(e).scan_index_forward(false).limit(limit);
+    let page = one_page(query, start, "Query(ops)").await?;
+    let items = page.items.iter().filter_map(items::ops_from_item).collect();
+    let next = page.last_key.as_ref().and_then(|k| k.get(attr::SK)).and_then(|v| v.as_s().ok()).cloned();
     Ok(QueryPage { items, next })
 }

@@ -7,6 +7,7 @@ use super::error::StoreError;
 use super::executions::{ExecKey, ExecStore};
 use super::expr::Expr;
 use super::items::{attr, n};
+use super::transition::Guard;
 use aws_sdk_dynamodb::types::AttributeValue;
 use sundial_model::{AuditEvent, ExecStatus, Execution, JobDefinition};
 
@@ -16,7 +17,7 @@ fn s(v: impl Into<String>) -> AttributeValue {
 
 /// Condition: READY and never claimed since it was read.
 fn untouched(e: &mut Expr, seen: &Execution) {
-    e.cond_eq(attr::STATUS, s(ExecStatus::Ready.as_str())).cond_eq(attr::TOKEN, n(seen.fencing_token));
+    Guard::Token(seen.fencing_token).conditions(e, ExecStatus::Ready);
 }
 
 impl ExecStore {

@@ -8,6 +8,7 @@
 use super::error::StoreError;
 use super::expr::{Expr, WithExpr};
 use super::items::{attr, n, DecodeError, Item};
+use super::query::Pager;
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue};
 use chrono::{DateTime, TimeZone, Utc};
 use std::collections::HashMap;
@@ -137,26 +138,7 @@ pub async fn list_limits(
     ddb: &aws_sdk_dynamodb::Client,
     table: &str,
 ) -> Result<Vec<ResourceLimit>, StoreError> {
-    let mut out = Vec::new();
-    let mut start: Option<Item> = None;
-    loop {
-        let mut e = Expr::new();
-        e.key_eq(attr::PK, s(keys::RESOURCES_PK)).key_begins_with(attr::SK, keys::RESOURCE_LIMIT_SK_PREFIX);
-        let page = ddb
-            .query()
-            .table_name(table)
-            .expr(e)
-            .set_exclusive_start_key(start.take())
-            .send()
-            .await
-            .map_err(|e| StoreError::from_sdk("Query(resources)", e))?;
-        for item in page.items() {
-            out.push(from_item(item)?);
-        }
-        match page.last_evaluated_key {
-            Some(k) if !k.is_empty() => start = Some(k),
-            _ => break,
-        }
-    }
-    Ok(out)
+    let mut e = Expr::new();
+    e.key_eq(attr::PK, s(keys::RESOURCES_PK)).key_begins_with(attr::SK, keys::RESOURCE_LIMIT_SK_PREFIX);
+    Pager::new(ddb.query().table_name(table).expr(e), None, "Query(resources)").all(from_item).await
 }

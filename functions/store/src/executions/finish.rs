@@ -1,0 +1,95 @@
+//! How an attempt ends: the lease holder's fenced finish (RUNNING → SUCCEEDED, RETRY_WAIT,
+//! FAILED, DEAD or CANCELED), with its audit event and its error, in one write.
+
+use super::{s, truncate, ExecKey, ExecStore, FinishResult};
+use crate::error::StoreError;
+use crate::expr::Expr;
+use crate::items::{self, attr, n};
+use crate::transition::Transition;
+use chrono::{DateTime, Utc};
+use sundial_model::claim::{Fence, Finish};
+use sundial_model::keys;
+use sundial_model::retry::codes;
+
+impl ExecStore {
+    /// Records how an attempt ended, if `fence` still holds the execution.
+    pub async fn finish(
+        &self,
+        key: &ExecKey,
+        fence: &Fence,
+        finish: &Finish,
+        now: DateTime<Utc>,
+    ) -> Result<FinishResult, StoreError> {
+        let e = Self::finish_expr(key, fence, finish, now);
+        Ok(match self.cas(key, "UpdateItem(finish)", e).await? {
+            Ok(_) => FinishResult::Done,
+            Err(old) => {
+                let cur = old.as_ref().and_then(|i| items::snapshot_from_item(i).ok());
+                FinishResult::TakenOver {
+                    status: cur.as_ref().map(|c| c.exec.status),
+                    token: cur.as_ref().map(|c| c.exec.fencing_token),
+                }
+            }
+        })
+    }
+
+    /// The fenced update of [`ExecStore::finish`] (also a map-reduce item's, in a transaction).
+    pub(crate) fn finish_expr(key: &ExecKey, fence: &Fence, finish: &Finish, now: DateTime<Utc>) -> Expr {
+        let to = finish.status();
+        let t = Transition::by_worker(fence, to, now.timestamp_millis(), finish_code(finish));
+        t.expr(
+            |_| {},
+            |e| {
+                e.remove(attr::LEASE_UNTIL);
+                if to.is_terminal() && fence.indexed {
+                    e.remove(attr::OPEN_PK).remove(attr::OPEN_DUE);
+                }
+                if to.needs_attention() {
+                    e.set(attr::ATT_PK, s(keys::attention_pk(&key.tenant, to.as_str())))
+                        .set(attr::ATT_SK, s(keys::attention_sk(key.scheduled_ms, &key.job_id)));
+                }
+                finish_fields(e, key, fence, finish);
+            },
+        )
+    }
+}
+
+/// The code of a finish's audit event.
+fn finish_code(finish: &Finish) -> Option<String> {
+    match finish {
+        Finish::Succeeded => None,
+        Finish::RetryWait { error, .. } | Finish::Failed { error } => Some(error.code.clone()),
+        Finish::Dead { reason, .. } => Some(reason.clone()),
+        Finish::Canceled => Some(codes::CANCELED.to_string()),
+    }
+}
+
+/// What each way of ending stores besides the status: the retry's instant and budget, the
+/// error, a dead letter's input digest.
+fn finish_fields(e: &mut Expr, key: &ExecKey, fence: &Fence, finish: &Finish) {
+    match finish {
+        Finish::Succeeded => {}
+        Finish::RetryWait { available_at, error, total_run_ms } => {
+            // A retry waits on a delayed message only: the reconciler must know about it.
+            if !fence.indexed {
+                e.set(attr::OPEN_PK, s(keys::open_partition(keys::open_part(&key.tenant, &key.job_id))));
+            }
+            e.set(attr::AVAILABLE, n(*available_at))
+                .set(attr::OPEN_DUE, n(available_at + sundial_model::reconcile::GRACE_MS))
+                .set(attr::ERR_CODE, s(&error.code))
+                .set(attr::ERR_MSG, s(truncate(&error.message)))
+                .set(attr::RUN_MS, n(*total_run_ms));
+        }
+        Finish::Failed { error } => {
+            e.set(attr::ERR_CODE, s(&error.code)).set(attr::ERR_MSG, s(truncate(&error.message)));
+        }
+        Finish::Dead { reason, error, digest } => {
+            e.set(attr::ERR_CODE, s(&error.code))
+                .set(attr::ERR_MSG, s(truncate(&format!("{reason}: {}", error.message))))
+                .set(attr::DIGEST, s(digest));
+        }
+        Finish::Canceled => {
+            e.set(attr::ERR_CODE, s(codes::CANCELED));
+        }
+    }
+}

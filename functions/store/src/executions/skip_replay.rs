@@ -1,0 +1,97 @@
+//! Two audited moves of the control plane and the trigger: READY → SKIPPED (the FORBID
+//! policy) and DEAD → READY (the replay of a dead letter).
+
+use super::{s, truncate, ExecKey, ExecStore};
+use crate::error::StoreError;
+use crate::expr::Expr;
+use crate::items::{attr, n};
+use crate::transition::Transition;
+use chrono::{DateTime, Utc};
+use sundial_model::keys;
+use sundial_model::retry::codes;
+use sundial_model::{ExecStatus, Execution};
+
+impl ExecStore {
+    /// READY → SKIPPED (the FORBID policy), with the reason. False if it was no longer READY.
+    pub async fn skip(
+        &self,
+        key: &ExecKey,
+        current: &Execution,
+        actor: &str,
+        reason: &str,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        let e = Self::skip_expr(current, actor, reason, now);
+        Ok(self.cas(key, "UpdateItem(skip)", e).await?.is_ok())
+    }
+
+    /// The update of [`ExecStore::skip`].
+    pub(crate) fn skip_expr(current: &Execution, actor: &str, reason: &str, now: DateTime<Utc>) -> Expr {
+        let at = (ExecStatus::Ready, current.fencing_token, current.attempt);
+        let code = Some(codes::FORBID_OVERLAP.into());
+        let t = Transition::at_token(at, ExecStatus::Skipped, actor, now.timestamp_millis(), code);
+        t.expr(
+            |e| {
+                e.set(attr::ERR_CODE, s(codes::FORBID_OVERLAP)).set(attr::ERR_MSG, s(truncate(reason)));
+            },
+            |e| {
+                e.remove(attr::OPEN_PK).remove(attr::OPEN_DUE);
+            },
+        )
+    }
+
+    /// DEAD → READY, the audited replay of a dead letter: resets the attempt count and the
+    /// run-time budget, clears the error, lease, cancel flag and `attention` keys, and appends
+    /// the event (`actor`, `code`). The fencing token is kept: the next claim takes it one
+    /// higher. False if it was no longer DEAD at `token`.
+    pub async fn replay(
+        &self,
+        key: &ExecKey,
+        token: u64,
+        actor: &str,
+        code: &str,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        let e = Self::replay_expr(key, token, actor, code, now);
+        Ok(self.cas(key, "UpdateItem(replay)", e).await?.is_ok())
+    }
+
+    /// The update of [`ExecStore::replay`].
+    pub(crate) fn replay_expr(
+        key: &ExecKey,
+        token: u64,
+        actor: &str,
+        code: &str,
+        now: DateTime<Utc>,
+    ) -> Expr {
+        let now_ms = now.timestamp_millis();
+        let t = Transition::at_token(
+            (ExecStatus::Dead, token, 0),
+            ExecStatus::Ready,
+            actor,
+            now_ms,
+            Some(code.into()),
+        );
+        t.expr(
+            |e| {
+                e.set(attr::ATTEMPT, n(0))
+                    .set(attr::AVAILABLE, n(now_ms))
+                    .set(attr::RUN_MS, n(0))
+                    .set(attr::OPEN_PK, s(keys::open_partition(keys::open_part(&key.tenant, &key.job_id))))
+                    .set(attr::OPEN_DUE, n(now_ms + sundial_model::reconcile::GRACE_MS));
+            },
+            |e| {
+                for a in [
+                    attr::ATT_PK,
+                    attr::ATT_SK,
+                    attr::ERR_CODE,
+                    attr::ERR_MSG,
+                    attr::LEASE_UNTIL,
+                    attr::CANCEL,
+                ] {
+                    e.remove(a);
+                }
+            },
+        )
+    }
+}
