@@ -4,6 +4,7 @@
 
 use crate::config::Config;
 use crate::queue::PoolQueues;
+use crate::store::executions::ExecStore;
 
 /// Clients, names and pool queues, built once per process in each `main`.
 #[derive(Debug)]
@@ -14,4 +15,11 @@ pub struct Ctx {
     pub cfg: Config,
     /// Pool queues (URLs resolved once).
     pub queues: PoolQueues,
+}
+
+impl Ctx {
+    /// The executions table's store handle (the client is shared; the handle is a cheap clone).
+    pub fn execs(&self) -> ExecStore {
+        ExecStore::new(self.ddb.clone(), self.cfg.executions_table.clone())
+    }
 }

@@ -117,7 +117,7 @@ pub struct Control {
 impl Control {
     /// A control plane over `ctx`'s clients and names.
     pub fn new(ctx: Ctx, settings: ControlSettings) -> Self {
-        let execs = ExecStore::new(ctx.ddb.clone(), ctx.cfg.executions_table.clone());
+        let execs = ctx.execs();
         Control { ctx, execs, settings }
     }
 

@@ -197,7 +197,7 @@ async fn run(
     now: DateTime<Utc>,
     opts: &ReconcileOptions,
 ) -> Result<ReconcileReport, ReconcileError> {
-    let execs = ExecStore::new(ctx.ddb.clone(), ctx.cfg.executions_table.clone());
+    let execs = ctx.execs();
     let now_ms = now.timestamp_millis();
     let mut due: Vec<OpenEntry> = Vec::new();
     let mut report = ReconcileReport::default();

@@ -378,7 +378,7 @@ impl Dispatch<'_> {
         let decisions: Vec<Option<DueClass>> =
             group.iter().map(|(_, schedule, _, plan)| decide(class, schedule, plan, now)).collect();
         let (executions, all_done) = dx.executions(&group, &decisions, report);
-        let execs = ExecStore::new(ctx.ddb.clone(), ctx.cfg.executions_table.clone());
+        let execs = ctx.execs();
         let mut sends = dx.put_all(&execs, executions, report).await?;
         // Injected crashes only fire where there was work, like a real crash mid-dispatch.
         let crash = if group.iter().any(|(_, _, _, p)| !p.fires.is_empty()) { opts.crash_at } else { None };

@@ -25,7 +25,7 @@ use crate::keys;
 use crate::model::{DueClass, Job, JobState};
 use crate::schedules as cache;
 use crate::store::error::StoreError;
-use crate::store::executions::{ExecKey, ExecStore};
+use crate::store::executions::ExecKey;
 use crate::store::{jobs, watermarks};
 use chrono::{DateTime, Duration, Utc};
 
@@ -69,7 +69,7 @@ pub async fn verify_minutes(
     now: DateTime<Utc>,
     report: &mut ScanReport,
 ) -> Result<i64, ScanError> {
-    let execs = ExecStore::new(ctx.ddb.clone(), ctx.cfg.executions_table.clone());
+    let execs = ctx.execs();
     let now_ms = now.timestamp_millis();
     let mut v = verified;
     while v < to && v - verified < MAX_MINUTES_PER_TICK {
@@ -107,6 +107,6 @@ pub async fn before_leaving(ctx: &Ctx, job: &Job, now: DateTime<Utc>) -> Result<
     let pos = watermarks::position(&ctx.ddb, &ctx.cfg.jobs_table, job.shard).await?;
     let since_ms =
         pos.map_or(0, |p| keys::minute_start(p.verified.unwrap_or(p.through) + 1).timestamp_millis());
-    let execs = ExecStore::new(ctx.ddb.clone(), ctx.cfg.executions_table.clone());
+    let execs = ctx.execs();
     execs.track_job_since(&job.tenant, &job.job_id, since_ms, now.timestamp_millis()).await
 }
