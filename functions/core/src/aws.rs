@@ -27,15 +27,21 @@ pub async fn load_sdk_config() -> SdkConfig {
 }
 
 impl Clients {
-    /// Clients from an SDK configuration.
+    /// Clients from an SDK configuration (with the installed decorator, if any).
     pub fn new(sdk: &SdkConfig) -> Self {
-        decorated(Clients {
+        decorated(Self::plain(sdk))
+    }
+
+    /// Clients from an SDK configuration, without the decorator: for instrumentation that adds
+    /// its own interceptor first.
+    pub fn plain(sdk: &SdkConfig) -> Self {
+        Clients {
             ddb: aws_sdk_dynamodb::Client::new(sdk),
             sqs: aws_sdk_sqs::Client::new(sdk),
             lambda: aws_sdk_lambda::Client::new(sdk),
             secrets: aws_sdk_secretsmanager::Client::new(sdk),
             events: aws_sdk_eventbridge::Client::new(sdk),
-        })
+        }
     }
 
     /// Clients from the environment.

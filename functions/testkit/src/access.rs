@@ -245,21 +245,5 @@ impl Intercept for AccessRecorder {
 
 /// Adds an [`AccessRecorder`] to each client.
 pub fn record(clients: Clients) -> Clients {
-    Clients {
-        ddb: aws_sdk_dynamodb::Client::from_conf(
-            clients.ddb.config().to_builder().interceptor(AccessRecorder::new("dynamodb")).build(),
-        ),
-        sqs: aws_sdk_sqs::Client::from_conf(
-            clients.sqs.config().to_builder().interceptor(AccessRecorder::new("sqs")).build(),
-        ),
-        lambda: aws_sdk_lambda::Client::from_conf(
-            clients.lambda.config().to_builder().interceptor(AccessRecorder::new("lambda")).build(),
-        ),
-        secrets: aws_sdk_secretsmanager::Client::from_conf(
-            clients.secrets.config().to_builder().interceptor(AccessRecorder::new("secretsmanager")).build(),
-        ),
-        events: aws_sdk_eventbridge::Client::from_conf(
-            clients.events.config().to_builder().interceptor(AccessRecorder::new("events")).build(),
-        ),
-    }
+    crate::intercept::with_interceptors(clients, AccessRecorder::new)
 }

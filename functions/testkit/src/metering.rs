@@ -99,25 +99,13 @@ impl Meter {
         }
     }
 
-    /// SDK clients whose every request is booked under `component`.
+    /// SDK clients whose every request is booked under `component` (and recorded, when the
+    /// access recorder is installed).
     pub fn clients(&self, sdk: &aws_config::SdkConfig, component: &str) -> sundial_core::aws::Clients {
-        let ddb =
-            aws_sdk_dynamodb::config::Builder::from(sdk).interceptor(self.interceptor(component)).build();
-        let sqs = aws_sdk_sqs::config::Builder::from(sdk).interceptor(self.interceptor(component)).build();
-        let lambda =
-            aws_sdk_lambda::config::Builder::from(sdk).interceptor(self.interceptor(component)).build();
-        let secrets = aws_sdk_secretsmanager::config::Builder::from(sdk)
-            .interceptor(self.interceptor(component))
-            .build();
-        let events =
-            aws_sdk_eventbridge::config::Builder::from(sdk).interceptor(self.interceptor(component)).build();
-        sundial_core::aws::decorated(sundial_core::aws::Clients {
-            secrets: aws_sdk_secretsmanager::Client::from_conf(secrets),
-            events: aws_sdk_eventbridge::Client::from_conf(events),
-            ddb: aws_sdk_dynamodb::Client::from_conf(ddb),
-            sqs: aws_sdk_sqs::Client::from_conf(sqs),
-            lambda: aws_sdk_lambda::Client::from_conf(lambda),
-        })
+        let metered = crate::intercept::with_interceptors(sundial_core::aws::Clients::plain(sdk), |_| {
+            self.interceptor(component)
+        });
+        sundial_core::aws::decorated(metered)
     }
 }
 
