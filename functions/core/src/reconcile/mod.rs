@@ -42,7 +42,7 @@ use crate::store::StoreError;
 use crate::Ctx;
 use chrono::{DateTime, Utc};
 use futures_util::stream::{self, StreamExt};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Reconciler settings.
 #[derive(Debug, Clone)]
@@ -199,8 +199,46 @@ async fn run(
 ) -> Result<ReconcileReport, ReconcileError> {
     let execs = ctx.execs();
     let now_ms = now.timestamp_millis();
-    let mut due: Vec<OpenEntry> = Vec::new();
     let mut report = ReconcileReport::default();
+    let due = read_due(&execs, now_ms, opts, &mut report).await?;
+    let shift = (GRACE_MS - opts.grace_ms).max(0);
+    report.max_overdue_ms = due.iter().map(|e| now_ms + shift - e.due).max().unwrap_or(0);
+    let backlogged = if due.is_empty() { BTreeSet::new() } else { backlogged_lanes(ctx).await };
+    let backlogged = &backlogged;
+    let reporter = &missed::MissReporter::new(ctx.ddb.clone(), opts.events.clone(), &ctx.cfg);
+    let results: Vec<(OpenEntry, Result<Done, ReconcileError>)> = stream::iter(due)
+        .map(|entry| {
+            let execs = execs.clone();
+            async move {
+                let r = one(&execs, reporter, &entry, now, opts, backlogged).await;
+                (entry, r)
+            }
+        })
+        .buffer_unordered(opts.concurrency.max(1))
+        .collect()
+        .await;
+    let mut first = None;
+    let outgoing = tally(results, &mut report, &mut first);
+    resend(ctx, outgoing, &mut report, &mut first).await;
+    match first {
+        None => Ok(report),
+        Some(first) => Err(ReconcileError::Partial {
+            failed: report.failed,
+            first: Box::new(first),
+            report: Box::new(report),
+        }),
+    }
+}
+
+/// The `open` entries due for a look, partition by partition, up to `max_per_run` (the report
+/// says when the run stopped short).
+async fn read_due(
+    execs: &ExecStore,
+    now_ms: i64,
+    opts: &ReconcileOptions,
+    report: &mut ReconcileReport,
+) -> Result<Vec<OpenEntry>, ReconcileError> {
+    let mut due: Vec<OpenEntry> = Vec::new();
     'parts: for part in 0..crate::keys::OPEN_PARTITIONS {
         let mut start = None;
         loop {
@@ -218,40 +256,36 @@ async fn run(
             }
         }
     }
-    let shift = (GRACE_MS - opts.grace_ms).max(0);
-    report.max_overdue_ms = due.iter().map(|e| now_ms + shift - e.due).max().unwrap_or(0);
-    // Pool lanes with a visible backlog (one GetQueueAttributes per pool lane and run, only
-    // when something is due): an execution is judged by its own lane's queue (docs/priority.md).
-    let mut backlogged = std::collections::BTreeSet::new();
-    if !due.is_empty() {
-        for pool in &ctx.cfg.pools {
-            for lane in crate::priority::Lane::ALL {
-                match ctx.queues.lane_depth(pool, lane).await {
-                    Ok(n) if n >= rules::BACKLOG_MIN_VISIBLE => {
-                        backlogged.insert((pool.clone(), lane));
-                    }
-                    Ok(_) => {}
-                    Err(e) => {
-                        tracing::warn!(pool, lane = lane.as_str(), error = %e, "queue depth unknown; treating the lane as not backlogged")
-                    }
+    Ok(due)
+}
+
+/// Pool lanes with a visible backlog (one GetQueueAttributes per pool lane and run, only when
+/// something is due): an execution is judged by its own lane's queue (docs/priority.md).
+async fn backlogged_lanes(ctx: &Ctx) -> BTreeSet<(String, crate::priority::Lane)> {
+    let mut backlogged = BTreeSet::new();
+    for pool in &ctx.cfg.pools {
+        for lane in crate::priority::Lane::ALL {
+            match ctx.queues.lane_depth(pool, lane).await {
+                Ok(n) if n >= rules::BACKLOG_MIN_VISIBLE => {
+                    backlogged.insert((pool.clone(), lane));
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    tracing::warn!(pool, lane = lane.as_str(), error = %e, "queue depth unknown; treating the lane as not backlogged")
                 }
             }
         }
     }
-    let backlogged = &backlogged;
-    let reporter = &missed::MissReporter::new(ctx.ddb.clone(), opts.events.clone(), &ctx.cfg);
-    let results: Vec<(OpenEntry, Result<Done, ReconcileError>)> = stream::iter(due)
-        .map(|entry| {
-            let execs = execs.clone();
-            async move {
-                let r = one(&execs, reporter, &entry, now, opts, backlogged).await;
-                (entry, r)
-            }
-        })
-        .buffer_unordered(opts.concurrency.max(1))
-        .collect()
-        .await;
-    let mut first = None;
+    backlogged
+}
+
+/// Counts each look's outcome in the report and collects the messages to re-send per pool;
+/// the first failure is kept for the run's error.
+fn tally(
+    results: Vec<(OpenEntry, Result<Done, ReconcileError>)>,
+    report: &mut ReconcileReport,
+    first: &mut Option<ReconcileError>,
+) -> BTreeMap<String, Vec<Outgoing>> {
     let mut outgoing: BTreeMap<String, Vec<Outgoing>> = BTreeMap::new();
     for (entry, r) in results {
         report.examined += 1;
@@ -277,8 +311,17 @@ async fn run(
             }
         }
     }
-    // Marked first, sent second (batched per pool): a crash in between delays the send to the
-    // next look, it never loses it; a failed send is retried the same way.
+    outgoing
+}
+
+/// Marked first, sent second (batched per pool): a crash in between delays the send to the
+/// next look, it never loses it; a failed send is retried the same way.
+async fn resend(
+    ctx: &Ctx,
+    outgoing: BTreeMap<String, Vec<Outgoing>>,
+    report: &mut ReconcileReport,
+    first: &mut Option<ReconcileError>,
+) {
     for (pool, msgs) in outgoing {
         match ctx.queues.send_all(&pool, &msgs).await {
             Ok(()) => *report.resent.entry(pool).or_default() += msgs.len() as u64,
@@ -288,14 +331,6 @@ async fn run(
                 first.get_or_insert(e.into());
             }
         }
-    }
-    match first {
-        None => Ok(report),
-        Some(first) => Err(ReconcileError::Partial {
-            failed: report.failed,
-            first: Box::new(first),
-            report: Box::new(report),
-        }),
     }
 }
 
