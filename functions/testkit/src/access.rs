@@ -3,13 +3,10 @@
 //! of `SUNDIAL_IAM_RECORD`, checked against the CDK roles by `infra/test/iam.test.ts`. See
 //! `sundial_core::access` for the vocabulary of roles and resources.
 
+use crate::intercept::{Observe, Observer};
 use aws_sdk_dynamodb::types::AttributeValue;
-use aws_smithy_runtime_api::box_error::BoxError;
-use aws_smithy_runtime_api::client::interceptors::context::BeforeSerializationInterceptorContextRef;
-use aws_smithy_runtime_api::client::interceptors::Intercept;
+use aws_smithy_runtime_api::client::interceptors::context::Input;
 use aws_smithy_runtime_api::client::orchestrator::Metadata;
-use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
-use aws_smithy_types::config_bag::ConfigBag;
 use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::sync::{Mutex, OnceLock};
@@ -86,12 +83,7 @@ fn queue_name(url: Option<&str>) -> &str {
 
 impl AccessRecorder {
     /// The (action, resource, leading key) triples of one request.
-    fn accesses(
-        &self,
-        op: &str,
-        input: &aws_smithy_runtime_api::client::interceptors::context::Input,
-        s: &Scope,
-    ) -> Vec<(String, String, Option<String>)> {
+    fn accesses(&self, op: &str, input: &Input, s: &Scope) -> Vec<(String, String, Option<String>)> {
         let act = |a: &str| format!("{}:{a}", self.service);
         let mut out = Vec::new();
         match self.service {
@@ -219,31 +211,21 @@ impl AccessRecorder {
     }
 }
 
-impl Intercept for AccessRecorder {
-    fn name(&self) -> &'static str {
-        "SundialAccessRecorder"
-    }
+impl Observer for AccessRecorder {
+    const NAME: &'static str = "SundialAccessRecorder";
 
-    // As in the meter: the operation's `Metadata` is in the bag only from this hook on.
-    fn read_before_serialization(
-        &self,
-        context: &BeforeSerializationInterceptorContextRef<'_>,
-        _rc: &RuntimeComponents,
-        cfg: &mut ConfigBag,
-    ) -> Result<(), BoxError> {
-        let Some(scope) = current() else { return Ok(()) };
-        let Some(meta) = cfg.load::<Metadata>() else { return Ok(()) };
-        for (action, resource, leading_key) in self.accesses(meta.name(), context.input(), &scope) {
+    fn on_request(&self, meta: &Metadata, input: &Input) {
+        let Some(scope) = current() else { return };
+        for (action, resource, leading_key) in self.accesses(meta.name(), input, &scope) {
             // Only deletes are conditioned on the key in the construct's policies; keeping the
             // key of every read and write would make a line per item the suite touches.
             let leading_key = leading_key.filter(|_| action == "dynamodb:DeleteItem");
             write(Access { role: scope.role().as_str(), action, resource, leading_key });
         }
-        Ok(())
     }
 }
 
 /// Adds an [`AccessRecorder`] to each client.
 pub fn record(clients: Clients) -> Clients {
-    crate::intercept::with_interceptors(clients, AccessRecorder::new)
+    crate::intercept::with_interceptors(clients, |service| Observe(AccessRecorder::new(service)))
 }

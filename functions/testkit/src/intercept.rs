@@ -2,8 +2,63 @@
 //! [`Clients`] rebuilt with the interceptor made for its service (the access recorder and the
 //! meter both do this, for the five services Sundial calls).
 
+use aws_smithy_runtime_api::box_error::BoxError;
+use aws_smithy_runtime_api::client::interceptors::context::{
+    BeforeSerializationInterceptorContextRef, FinalizerInterceptorContextRef, Input,
+};
 use aws_smithy_runtime_api::client::interceptors::Intercept;
+use aws_smithy_runtime_api::client::orchestrator::Metadata;
+use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
+use aws_smithy_types::config_bag::ConfigBag;
 use sundial_core::aws::Clients;
+
+/// What an instrumentation interceptor does: look at each request's typed input once the
+/// operation is known, and (optionally) at its outcome. [`Observe`] turns one into an SDK
+/// interceptor, so the hooks and the metadata lookup are written once.
+pub trait Observer: std::fmt::Debug + Send + Sync + 'static {
+    /// The interceptor's name in the SDK's logs.
+    const NAME: &'static str;
+
+    /// A request of operation `meta` with its typed `input`, before it is serialized.
+    fn on_request(&self, meta: &Metadata, input: &Input);
+
+    /// A finished request (its output or error); nothing by default.
+    fn on_finish(&self, _context: &FinalizerInterceptorContextRef<'_>) {}
+}
+
+/// An [`Observer`] as an SDK interceptor.
+#[derive(Debug, Clone)]
+pub struct Observe<O>(pub O);
+
+impl<O: Observer> Intercept for Observe<O> {
+    fn name(&self) -> &'static str {
+        O::NAME
+    }
+
+    // Not `read_before_execution`: client interceptors run that hook before the operation's
+    // configuration (and so its `Metadata`) is in the bag.
+    fn read_before_serialization(
+        &self,
+        context: &BeforeSerializationInterceptorContextRef<'_>,
+        _rc: &RuntimeComponents,
+        cfg: &mut ConfigBag,
+    ) -> Result<(), BoxError> {
+        if let Some(meta) = cfg.load::<Metadata>() {
+            self.0.on_request(meta, context.input());
+        }
+        Ok(())
+    }
+
+    fn read_after_execution(
+        &self,
+        context: &FinalizerInterceptorContextRef<'_>,
+        _rc: &RuntimeComponents,
+        _cfg: &mut ConfigBag,
+    ) -> Result<(), BoxError> {
+        self.0.on_finish(context);
+        Ok(())
+    }
+}
 
 /// `clients` with `make(service)`'s interceptor added to each client (`dynamodb`, `sqs`,
 /// `lambda`, `secretsmanager`, `events`: the IAM action prefixes), after the ones they carry.

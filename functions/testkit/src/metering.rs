@@ -16,15 +16,10 @@
 //! - GetItem: ½ read unit per started 4 KiB (1 if strongly consistent); Query: the same over the
 //!   summed size of the returned items, at least ½.
 
+use crate::intercept::{Observe, Observer};
 use aws_sdk_dynamodb::types::AttributeValue;
-use aws_smithy_runtime_api::box_error::BoxError;
-use aws_smithy_runtime_api::client::interceptors::context::{
-    BeforeSerializationInterceptorContextRef, FinalizerInterceptorContextRef,
-};
-use aws_smithy_runtime_api::client::interceptors::Intercept;
+use aws_smithy_runtime_api::client::interceptors::context::{FinalizerInterceptorContextRef, Input};
 use aws_smithy_runtime_api::client::orchestrator::Metadata;
-use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
-use aws_smithy_types::config_bag::ConfigBag;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 use sundial_core::config::Config;
@@ -77,8 +72,8 @@ impl Meter {
     }
 
     /// An interceptor that books requests under `component`.
-    pub fn interceptor(&self, component: &str) -> MeterInterceptor {
-        MeterInterceptor { meter: self.clone(), component: component.to_string() }
+    pub fn interceptor(&self, component: &str) -> Observe<MeterInterceptor> {
+        Observe(MeterInterceptor { meter: self.clone(), component: component.to_string() })
     }
 
     /// Usage so far, by component.
@@ -227,22 +222,11 @@ impl MeterInterceptor {
     }
 }
 
-impl Intercept for MeterInterceptor {
-    fn name(&self) -> &'static str {
-        "SundialMeter"
-    }
+impl Observer for MeterInterceptor {
+    const NAME: &'static str = "SundialMeter";
 
-    // Not `read_before_execution`: client interceptors run that hook before the operation's
-    // configuration (and so its `Metadata`) is in the bag.
-    fn read_before_serialization(
-        &self,
-        context: &BeforeSerializationInterceptorContextRef<'_>,
-        _rc: &RuntimeComponents,
-        cfg: &mut ConfigBag,
-    ) -> Result<(), BoxError> {
-        let Some(meta) = cfg.load::<Metadata>() else { return Ok(()) };
+    fn on_request(&self, meta: &Metadata, input: &Input) {
         let key = format!("{}:{}", meta.service().to_ascii_lowercase(), meta.name());
-        let input = context.input();
         let mut writes: Vec<Units> = Vec::new();
         use aws_sdk_dynamodb::operation as op;
         if let Some(p) = input.downcast_ref::<op::put_item::PutItemInput>() {
@@ -282,16 +266,10 @@ impl Intercept for MeterInterceptor {
                 }
             }
         });
-        Ok(())
     }
 
-    fn read_after_execution(
-        &self,
-        context: &FinalizerInterceptorContextRef<'_>,
-        _rc: &RuntimeComponents,
-        _cfg: &mut ConfigBag,
-    ) -> Result<(), BoxError> {
-        let Some(Ok(out)) = context.output_or_error() else { return Ok(()) };
+    fn on_finish(&self, context: &FinalizerInterceptorContextRef<'_>) {
+        let Some(Ok(out)) = context.output_or_error() else { return };
         use aws_sdk_dynamodb::operation as op;
         let (r, kind) = if let Some(g) = out.downcast_ref::<op::get_item::GetItemOutput>() {
             // Consistency is not visible here; price as strongly consistent (the worst case).
@@ -320,7 +298,6 @@ impl Intercept for MeterInterceptor {
                 *u.reads_by_kind.entry(kind).or_default() += r;
             });
         }
-        Ok(())
     }
 }
 
