@@ -160,105 +160,111 @@ pub fn upcoming(
     from: DateTime<Utc>,
     to: DateTime<Utc>,
 ) -> Upcoming {
+    let (fires, truncated) = fires_in(schedule, from, to);
+    let tz = schedule.timezone();
+    let transitions = offset_changes(&tz, from, to)
+        .into_iter()
+        .map(|(at, before, after)| transition(spec, &tz, at, before, after))
+        .collect();
+    Upcoming { fires, truncated, transitions }
+}
+
+/// The fires in `(from, to]`, at most [`MAX_UPCOMING_FIRES`]; true if there were more.
+fn fires_in(schedule: &Schedule, from: DateTime<Utc>, to: DateTime<Utc>) -> (Vec<DateTime<Utc>>, bool) {
     let mut fires = Vec::new();
     let mut cursor = from;
-    let mut truncated = false;
     while let Some(f) = schedule.next_after(cursor) {
         if f > to {
             break;
         }
         if fires.len() == MAX_UPCOMING_FIRES {
-            truncated = true;
-            break;
+            return (fires, true);
         }
         fires.push(f);
         cursor = f;
     }
-    let tz = schedule.timezone();
-    let transitions = offset_changes(&tz, from, to)
+    (fires, false)
+}
+
+/// One offset change of the zone at `at` (`before` → `after`, seconds east of UTC): the local
+/// window it skips or repeats, a sentence for people, and the job's wall times inside it.
+fn transition(spec: &ScheduleSpec, tz: &Tz, at: DateTime<Utc>, before: i32, after: i32) -> Transition {
+    let delta = after - before;
+    let (kind, local_from, local_to) = if delta > 0 {
+        let b = at.naive_utc() + Duration::seconds(i64::from(before));
+        (Shift::Gap, b, b + Duration::seconds(i64::from(delta)))
+    } else {
+        let b = at.naive_utc() + Duration::seconds(i64::from(after));
+        (Shift::Overlap, b, b - Duration::seconds(i64::from(delta)))
+    };
+    let day = local_from.format("%Y-%m-%d");
+    let last = local_to - Duration::minutes(1);
+    let what = match kind {
+        Shift::Gap => "go forward",
+        Shift::Overlap => "go back",
+    };
+    let span = match kind {
+        Shift::Gap => "do not exist",
+        Shift::Overlap => "happen twice",
+    };
+    let note = format!(
+        "Clocks {what} on {day} in {tz}: {}–{} {span} ({} → {})",
+        hm(local_from),
+        hm(last),
+        offset_text(before),
+        offset_text(after)
+    );
+    let affected = nominal_walls(spec, local_from, local_to)
         .into_iter()
-        .map(|(at, before, after)| {
-            let delta = after - before;
-            let (kind, local_from, local_to) = if delta > 0 {
-                let b = at.naive_utc() + Duration::seconds(i64::from(before));
-                (Shift::Gap, b, b + Duration::seconds(i64::from(delta)))
-            } else {
-                let b = at.naive_utc() + Duration::seconds(i64::from(after));
-                (Shift::Overlap, b, b - Duration::seconds(i64::from(delta)))
-            };
-            let day = local_from.format("%Y-%m-%d");
-            let last = local_to - Duration::minutes(1);
-            let note = match kind {
-                Shift::Gap => format!(
-                    "Clocks go forward on {day} in {tz}: {}–{} do not exist ({} → {})",
-                    hm(local_from),
-                    hm(last),
-                    offset_text(before),
-                    offset_text(after)
-                ),
-                Shift::Overlap => format!(
-                    "Clocks go back on {day} in {tz}: {}–{} happen twice ({} → {})",
-                    hm(local_from),
-                    hm(last),
-                    offset_text(before),
-                    offset_text(after)
-                ),
-            };
-            let mut affected = Vec::new();
-            for w in nominal_walls(spec, local_from, local_to) {
-                let date = w.format("%Y-%m-%d");
-                match kind {
-                    Shift::Gap => match spec.on_gap {
-                        GapPolicy::Shift => affected.push(Affected {
-                            local: w,
-                            at: Some(at),
-                            note: format!(
-                                "{} does not exist on {date}; shifted to {} (onGap shift)",
-                                hm(w),
-                                hm(local_to)
-                            ),
-                        }),
-                        GapPolicy::Skip => affected.push(Affected {
-                            local: w,
-                            at: None,
-                            note: format!("{} does not exist on {date}; skipped (onGap skip)", hm(w)),
-                        }),
-                    },
-                    Shift::Overlap => {
-                        let first = w.and_utc() - Duration::seconds(i64::from(before));
-                        let second = w.and_utc() - Duration::seconds(i64::from(after));
-                        let (runs, how) = match spec.on_overlap {
-                            OverlapPolicy::First => {
-                                (vec![first], "runs once, at the first (onOverlap first)")
-                            }
-                            OverlapPolicy::Last => {
-                                (vec![second], "runs once, at the second (onOverlap last)")
-                            }
-                            OverlapPolicy::Both => (vec![first, second], "runs twice (onOverlap both)"),
-                        };
-                        for r in runs {
-                            affected.push(Affected {
-                                local: w,
-                                at: Some(r),
-                                note: format!("{} happens twice on {date}; {how}", hm(w)),
-                            });
-                        }
-                    }
-                }
-            }
-            Transition {
-                at,
-                kind,
-                offset_before: before,
-                offset_after: after,
-                local_from,
-                local_to,
-                note,
-                affected,
-            }
-        })
+        .flat_map(|w| affected(spec, kind, w, at, (before, after), local_to))
         .collect();
-    Upcoming { fires, truncated, transitions }
+    Transition { at, kind, offset_before: before, offset_after: after, local_from, local_to, note, affected }
+}
+
+/// What the job's policy does with its wall time `w` inside a gap or an overlap.
+fn affected(
+    spec: &ScheduleSpec,
+    kind: Shift,
+    w: NaiveDateTime,
+    at: DateTime<Utc>,
+    (before, after): (i32, i32),
+    local_to: NaiveDateTime,
+) -> Vec<Affected> {
+    let date = w.format("%Y-%m-%d");
+    match kind {
+        Shift::Gap => match spec.on_gap {
+            GapPolicy::Shift => vec![Affected {
+                local: w,
+                at: Some(at),
+                note: format!(
+                    "{} does not exist on {date}; shifted to {} (onGap shift)",
+                    hm(w),
+                    hm(local_to)
+                ),
+            }],
+            GapPolicy::Skip => vec![Affected {
+                local: w,
+                at: None,
+                note: format!("{} does not exist on {date}; skipped (onGap skip)", hm(w)),
+            }],
+        },
+        Shift::Overlap => {
+            let first = w.and_utc() - Duration::seconds(i64::from(before));
+            let second = w.and_utc() - Duration::seconds(i64::from(after));
+            let (runs, how) = match spec.on_overlap {
+                OverlapPolicy::First => (vec![first], "runs once, at the first (onOverlap first)"),
+                OverlapPolicy::Last => (vec![second], "runs once, at the second (onOverlap last)"),
+                OverlapPolicy::Both => (vec![first, second], "runs twice (onOverlap both)"),
+            };
+            runs.into_iter()
+                .map(|r| Affected {
+                    local: w,
+                    at: Some(r),
+                    note: format!("{} happens twice on {date}; {how}", hm(w)),
+                })
+                .collect()
+        }
+    }
 }
 
 #[cfg(test)]
