@@ -281,6 +281,50 @@ pub async fn backfill(
     req: &BackfillRequest,
     now: DateTime<Utc>,
 ) -> Result<BackfillReport, ControlError> {
+    check_backfill_range(req, now)?;
+    let job = ctl.job(caller, job_id).await?;
+    let schedule = runnable_job(&job)?;
+    let max = ctl.settings.max_backfill;
+    let fires = schedule.fires_between(req.from - Duration::milliseconds(1), req.to, max + 1);
+    if fires.len() > max {
+        return Err(ControlError::invalid("to", format!("the range has more than {max} fires; split it")));
+    }
+    let pace = Duration::seconds(i64::from(req.pace_secs));
+    let start_of = |i: usize| now + pace * (i as i32);
+    check_backfill_age(&job, &fires, start_of)?;
+    super::quota::check_saturation(ctl, &job.definition.pool, crate::priority::backfill_lane(), now).await?;
+    super::quota::take_rate(ctl, &caller.tenant, "exec", fires.len() as u32, now).await?;
+    let mut report = BackfillReport { fires: fires.len(), created: 0, existing: 0, last_start_at: None };
+    let mut out = Vec::new();
+    for (i, f) in fires.iter().enumerate() {
+        let mut e = Execution::ready(&job, &schedule, *f, None, now, &caller.actor());
+        e.fire_at = start_of(i);
+        e.available_at = e.fire_at.timestamp_millis();
+        if let Some(ev) = e.timeline.first_mut() {
+            ev.code = Some(BACKFILL_CODE.into());
+        }
+        if let Some(msg) = put_backfilled(ctl, &e, now, &mut report).await? {
+            out.push(msg);
+        }
+    }
+    ctl.ctx.queues.send_all(&job.definition.pool, &out).await?;
+    let entry = OpsEntry::new(caller.actor(), OpsAction::Backfill, job_id, now)
+        .versions(None, Some(job.version))
+        .detail(format!(
+            "{} to {}: {} fires, {} created, {} existing, pace {} s",
+            req.from.to_rfc3339(),
+            req.to.to_rfc3339(),
+            report.fires,
+            report.created,
+            report.existing,
+            req.pace_secs
+        ));
+    ops::record(ctl, &caller.tenant, &entry).await?;
+    Ok(report)
+}
+
+/// A backfill's range: both ends in range, in order, not in the future; its pace bounded.
+fn check_backfill_range(req: &BackfillRequest, now: DateTime<Utc>) -> Result<(), ControlError> {
     for (field, t) in [("from", req.from), ("to", req.to)] {
         if !crate::instant::in_range(t) {
             return Err(ControlError::invalid(field, crate::instant::RANGE_MESSAGE));
@@ -298,68 +342,52 @@ pub async fn backfill(
     if req.pace_secs > MAX_PACE_SECS {
         return Err(ControlError::invalid("paceSecs", format!("must be at most {MAX_PACE_SECS}")));
     }
-    let job = ctl.job(caller, job_id).await?;
-    let schedule = runnable_job(&job)?;
-    let max = ctl.settings.max_backfill;
-    let fires = schedule.fires_between(req.from - Duration::milliseconds(1), req.to, max + 1);
-    if fires.len() > max {
-        return Err(ControlError::invalid("to", format!("the range has more than {max} fires; split it")));
-    }
+    Ok(())
+}
+
+/// Refuses a backfill whose paced starts would fall past the job's `retry.maxAgeSecs` (workers
+/// would refuse those executions), naming `from` for the first fire and `paceSecs` otherwise.
+fn check_backfill_age(
+    job: &Job,
+    fires: &[DateTime<Utc>],
+    start_of: impl Fn(usize) -> DateTime<Utc>,
+) -> Result<(), ControlError> {
     let max_age = Duration::seconds(i64::from(job.definition.retry.max_age_secs));
-    let pace = Duration::seconds(i64::from(req.pace_secs));
-    let start_of = |i: usize| now + pace * (i as i32);
-    if let Some((i, f)) = fires.iter().enumerate().find(|(i, f)| start_of(*i) - **f > max_age) {
-        return Err(ControlError::invalid(
-            if i == 0 { "from" } else { "paceSecs" },
-            format!(
-                "the fire at {} would start more than retry.maxAgeSecs ({} s) after its scheduled instant, and workers refuse it; narrow the range or lower paceSecs",
-                f.to_rfc3339(),
-                job.definition.retry.max_age_secs
-            ),
-        ));
-    }
-    super::quota::check_saturation(ctl, &job.definition.pool, crate::priority::backfill_lane(), now).await?;
-    super::quota::take_rate(ctl, &caller.tenant, "exec", fires.len() as u32, now).await?;
-    let mut report = BackfillReport { fires: fires.len(), created: 0, existing: 0, last_start_at: None };
-    let mut out = Vec::new();
-    for (i, f) in fires.iter().enumerate() {
-        let mut e = Execution::ready(&job, &schedule, *f, None, now, &caller.actor());
-        e.fire_at = start_of(i);
-        e.available_at = e.fire_at.timestamp_millis();
-        if let Some(ev) = e.timeline.first_mut() {
-            ev.code = Some(BACKFILL_CODE.into());
+    let Some((i, f)) = fires.iter().enumerate().find(|(i, f)| start_of(*i) - **f > max_age) else {
+        return Ok(());
+    };
+    Err(ControlError::invalid(
+        if i == 0 { "from" } else { "paceSecs" },
+        format!(
+            "the fire at {} would start more than retry.maxAgeSecs ({} s) after its scheduled instant, and workers refuse it; narrow the range or lower paceSecs",
+            f.to_rfc3339(),
+            job.definition.retry.max_age_secs
+        ),
+    ))
+}
+
+/// Puts one backfilled execution; its message if it must be sent (created, or found READY and
+/// possibly never sent: an earlier backfill failed between put and send).
+async fn put_backfilled(
+    ctl: &Control,
+    e: &Execution,
+    now: DateTime<Utc>,
+    report: &mut BackfillReport,
+) -> Result<Option<Outgoing>, ControlError> {
+    match ctl.execs.put_new(e).await? {
+        PutOutcome::Created => {
+            report.created += 1;
+            report.last_start_at = Some(e.fire_at);
+            Ok(Some(message_of(e, now)))
         }
-        match ctl.execs.put_new(&e).await? {
-            PutOutcome::Created => {
-                report.created += 1;
-                report.last_start_at = Some(e.fire_at);
-                out.push(message_of(&e, now));
+        PutOutcome::Exists(st) => {
+            report.existing += 1;
+            if st != ExecStatus::Ready {
+                return Ok(None);
             }
-            PutOutcome::Exists(st) => {
-                report.existing += 1;
-                if st == ExecStatus::Ready {
-                    // Possibly never sent (an earlier backfill failed between put and send).
-                    if let Some(cur) = ctl.execs.get(&ExecKey::of(&e), true).await? {
-                        out.push(message_of(&cur.exec, now));
-                    }
-                }
-            }
+            Ok(ctl.execs.get(&ExecKey::of(e), true).await?.map(|cur| message_of(&cur.exec, now)))
         }
     }
-    ctl.ctx.queues.send_all(&job.definition.pool, &out).await?;
-    let entry = OpsEntry::new(caller.actor(), OpsAction::Backfill, job_id, now)
-        .versions(None, Some(job.version))
-        .detail(format!(
-            "{} to {}: {} fires, {} created, {} existing, pace {} s",
-            req.from.to_rfc3339(),
-            req.to.to_rfc3339(),
-            report.fires,
-            report.created,
-            report.existing,
-            req.pace_secs
-        ));
-    ops::record(ctl, &caller.tenant, &entry).await?;
-    Ok(report)
 }
 
 #[cfg(test)]
