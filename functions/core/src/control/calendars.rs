@@ -127,38 +127,9 @@ pub async fn put(
         });
     }
     let live = cur.as_ref().filter(|c| !c.deleted);
-    match (live, expected) {
-        (Some(c), Some(v)) if c.version != v => {
-            return Err(ControlError::VersionConflict { expected: v, current: c.version })
-        }
-        (None, Some(_)) => return Err(not_found()),
-        (Some(c), None) => {
-            return Err(ControlError::Conflict {
-                code: "calendar_exists",
-                field: "If-Match",
-                message: format!(
-                    "the calendar exists at version {}: send If-Match with its ETag to edit it",
-                    c.version
-                ),
-            })
-        }
-        _ => {}
-    }
-    // The parent must exist, and the new chain must be acyclic and short enough.
+    check_expected(live, expected)?;
     if let Some(p) = &spec.parent {
-        if p == id {
-            return Err(ControlError::invalid("parent", "a calendar cannot extend itself"));
-        }
-        let chain = resolve_latest(ctl, &caller.tenant, p, "parent").await?;
-        if chain.chain().iter().any(|(l, _)| l == id) {
-            return Err(ControlError::invalid("parent", format!("{p:?} extends {id:?}: a cycle")));
-        }
-        if chain.chain().len() + 1 > MAX_CALENDAR_DEPTH {
-            return Err(ControlError::invalid(
-                "parent",
-                format!("the chain would have more than {MAX_CALENDAR_DEPTH} levels"),
-            ));
-        }
+        check_parent(ctl, caller, id, p).await?;
     }
     let version = cur.as_ref().map_or(1, |c| c.version + 1);
     let cal = StoredCalendar {
@@ -174,22 +145,72 @@ pub async fn put(
     let audit =
         OpsEntry::new(caller.actor(), action, id, now).versions(live.map(|c| c.version), Some(version));
     // Absent: create; a tombstone: conditional on its version, like an edit.
-    let condition = cur.as_ref().map(|c| c.version);
-    match store::put_calendar(ctl.ddb(), table, condition, &cal, &audit, ctl.settings.ops_retention_secs)
-        .await
-    {
-        Ok(()) => {}
-        Err(CalendarChangeError::Conflict) => {
-            let now_at = store::get_calendar(ctl.ddb(), table, &caller.tenant, id).await?;
-            return Err(ControlError::VersionConflict {
-                expected: expected.unwrap_or(0),
-                current: now_at.map_or(0, |c| c.version),
-            });
-        }
-        Err(CalendarChangeError::Store(e)) => return Err(e.into()),
-    }
+    write_calendar(ctl, caller, cur.as_ref().map(|c| c.version), expected, &cal, &audit).await?;
     let replanned = if live.is_some() { replan(ctl, caller, id, now).await? } else { Vec::new() };
     Ok(CalendarView { calendar: cal, replanned, created: live.is_none() })
+}
+
+/// The version the caller read against what is stored: an edit must name the current version,
+/// a create must not find a live calendar.
+fn check_expected(live: Option<&StoredCalendar>, expected: Option<u64>) -> Result<(), ControlError> {
+    match (live, expected) {
+        (Some(c), Some(v)) if c.version != v => {
+            Err(ControlError::VersionConflict { expected: v, current: c.version })
+        }
+        (None, Some(_)) => Err(not_found()),
+        (Some(c), None) => Err(ControlError::Conflict {
+            code: "calendar_exists",
+            field: "If-Match",
+            message: format!(
+                "the calendar exists at version {}: send If-Match with its ETag to edit it",
+                c.version
+            ),
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// The parent must exist, and the new chain must be acyclic and short enough.
+async fn check_parent(ctl: &Control, caller: &Caller, id: &str, p: &str) -> Result<(), ControlError> {
+    if p == id {
+        return Err(ControlError::invalid("parent", "a calendar cannot extend itself"));
+    }
+    let chain = resolve_latest(ctl, &caller.tenant, p, "parent").await?;
+    if chain.chain().iter().any(|(l, _)| l == id) {
+        return Err(ControlError::invalid("parent", format!("{p:?} extends {id:?}: a cycle")));
+    }
+    if chain.chain().len() + 1 > MAX_CALENDAR_DEPTH {
+        return Err(ControlError::invalid(
+            "parent",
+            format!("the chain would have more than {MAX_CALENDAR_DEPTH} levels"),
+        ));
+    }
+    Ok(())
+}
+
+/// The versioned write of `cal` with its audit entry, conditioned on `condition` (the stored
+/// version, live or tombstone; `None`: absent). A lost race answers with the version now stored.
+async fn write_calendar(
+    ctl: &Control,
+    caller: &Caller,
+    condition: Option<u64>,
+    expected: Option<u64>,
+    cal: &StoredCalendar,
+    audit: &OpsEntry,
+) -> Result<(), ControlError> {
+    let table = &ctl.cfg().jobs_table;
+    match store::put_calendar(ctl.ddb(), table, condition, cal, audit, ctl.settings.ops_retention_secs).await
+    {
+        Ok(()) => Ok(()),
+        Err(CalendarChangeError::Conflict) => {
+            let now_at = store::get_calendar(ctl.ddb(), table, &caller.tenant, &cal.id).await?;
+            Err(ControlError::VersionConflict {
+                expected: expected.unwrap_or(0),
+                current: now_at.map_or(0, |c| c.version),
+            })
+        }
+        Err(CalendarChangeError::Store(e)) => Err(e.into()),
+    }
 }
 
 /// Every job of the tenant (not deleted), page by page.
@@ -217,65 +238,11 @@ async fn replan(
 ) -> Result<Vec<String>, ControlError> {
     let mut done = Vec::new();
     for cur in all_jobs(ctl, &caller.tenant).await? {
-        let Some(r) = &cur.definition.schedule.business_calendar else { continue };
-        if r.calendar != id && !cur.calendar_versions.iter().any(|(l, _)| l == id) {
-            continue;
-        }
-        let days = match resolve_latest(
-            ctl,
-            &caller.tenant,
-            &r.calendar,
-            "schedule.businessCalendar.calendar",
-        )
-        .await
-        {
-            Ok(d) => d,
-            Err(e) => {
-                tracing::warn!(job = %cur.job_id, error = %e, "calendar re-plan: chain not resolvable; job keeps its versions");
-                continue;
-            }
-        };
-        if days.chain() == cur.calendar_versions.as_slice() {
-            continue;
-        }
-        let schedule = match crate::schedule::Schedule::parse_with(
-            &cur.definition.schedule,
-            cur.anchor,
-            Some(days.clone()),
-        ) {
-            Ok(s) => s,
-            Err(e) => {
-                tracing::warn!(job = %cur.job_id, error = %e, "calendar re-plan: schedule refused; job keeps its versions");
-                continue;
-            }
-        };
-        let mut job = Job {
-            version: cur.version + 1,
-            calendar_versions: days.chain().to_vec(),
-            updated_at: now,
-            ..cur.clone()
-        };
-        if job.state == JobState::Enabled {
-            job.next_fire_at = schedule.next_after(now);
-            job.due_class = DueClass::Admission;
-        }
-        let mut audit = OpsEntry::new(caller.actor(), OpsAction::Update, &cur.job_id, now)
-            .versions(Some(cur.version), Some(job.version));
-        audit.detail =
-            Some(format!("calendar {id} v{}", days.chain().iter().find(|(l, _)| l == id).map_or(0, |c| c.1)));
+        let Some((job, audit)) = replanned(ctl, caller, id, &cur, now).await else { continue };
         crate::trigger::verify::before_leaving(&ctl.ctx, &cur, now).await?;
         let retention = ctl.settings.ops_retention_secs;
-        match put_job_change(
-            ctl.ddb(),
-            ctl.cfg(),
-            Expect::Version(cur.version),
-            &job,
-            None,
-            &audit,
-            retention,
-        )
-        .await
-        {
+        let expect = Expect::Version(cur.version);
+        match put_job_change(ctl.ddb(), ctl.cfg(), expect, &job, None, &audit, retention).await {
             Ok(()) => {}
             Err(crate::store::jobs::ChangeError::VersionConflict { .. }) => continue,
             Err(crate::store::jobs::ChangeError::Exists) => continue,
@@ -290,6 +257,60 @@ async fn replan(
         done.push(job.job_id);
     }
     Ok(done)
+}
+
+/// `cur` re-planned on the calendar chain in force now, with its audit entry; `None` when the
+/// job does not use `id`, its chain is unchanged, or the chain or schedule cannot be resolved
+/// (logged: the job keeps its versions).
+async fn replanned(
+    ctl: &Control,
+    caller: &Caller,
+    id: &str,
+    cur: &Job,
+    now: DateTime<Utc>,
+) -> Option<(Job, OpsEntry)> {
+    let r = cur.definition.schedule.business_calendar.as_ref()?;
+    if r.calendar != id && !cur.calendar_versions.iter().any(|(l, _)| l == id) {
+        return None;
+    }
+    let days = match resolve_latest(ctl, &caller.tenant, &r.calendar, "schedule.businessCalendar.calendar")
+        .await
+    {
+        Ok(d) => d,
+        Err(e) => {
+            tracing::warn!(job = %cur.job_id, error = %e, "calendar re-plan: chain not resolvable; job keeps its versions");
+            return None;
+        }
+    };
+    if days.chain() == cur.calendar_versions.as_slice() {
+        return None;
+    }
+    let schedule = match crate::schedule::Schedule::parse_with(
+        &cur.definition.schedule,
+        cur.anchor,
+        Some(days.clone()),
+    ) {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::warn!(job = %cur.job_id, error = %e, "calendar re-plan: schedule refused; job keeps its versions");
+            return None;
+        }
+    };
+    let mut job = Job {
+        version: cur.version + 1,
+        calendar_versions: days.chain().to_vec(),
+        updated_at: now,
+        ..cur.clone()
+    };
+    if job.state == JobState::Enabled {
+        job.next_fire_at = schedule.next_after(now);
+        job.due_class = DueClass::Admission;
+    }
+    let mut audit = OpsEntry::new(caller.actor(), OpsAction::Update, &cur.job_id, now)
+        .versions(Some(cur.version), Some(job.version));
+    audit.detail =
+        Some(format!("calendar {id} v{}", days.chain().iter().find(|(l, _)| l == id).map_or(0, |c| c.1)));
+    Some((job, audit))
 }
 
 /// The caller's calendar (not a deleted one).
