@@ -59,6 +59,10 @@ fn write_line(a: Access) {
     }
 }
 
+/// One recorded access: the IAM action, the resource as Sundial sees it, a DynamoDB item's
+/// partition key.
+type Triple = (String, String, Option<String>);
+
 /// The interceptor of one service's client.
 #[derive(Debug, Clone)]
 pub struct AccessRecorder {
@@ -82,132 +86,133 @@ fn queue_name(url: Option<&str>) -> &str {
 }
 
 impl AccessRecorder {
-    /// The (action, resource, leading key) triples of one request.
-    fn accesses(&self, op: &str, input: &Input, s: &Scope) -> Vec<(String, String, Option<String>)> {
-        let act = |a: &str| format!("{}:{a}", self.service);
+    /// The (action, resource, leading key) triples of one request, by service.
+    fn accesses(&self, op: &str, input: &Input, s: &Scope) -> Vec<Triple> {
         let mut out = Vec::new();
         match self.service {
-            "dynamodb" => {
-                use aws_sdk_dynamodb::operation as op_;
-                let table = |t: Option<&str>| format!("table:{}", s.table(t.unwrap_or_default()));
-                if let Some(i) = input.downcast_ref::<op_::get_item::GetItemInput>() {
-                    out.push((act("GetItem"), table(i.table_name()), pk_of(i.key())));
-                } else if let Some(i) = input.downcast_ref::<op_::put_item::PutItemInput>() {
-                    out.push((act("PutItem"), table(i.table_name()), pk_of(i.item())));
-                } else if let Some(i) = input.downcast_ref::<op_::update_item::UpdateItemInput>() {
-                    out.push((act("UpdateItem"), table(i.table_name()), pk_of(i.key())));
-                } else if let Some(i) = input.downcast_ref::<op_::delete_item::DeleteItemInput>() {
-                    out.push((act("DeleteItem"), table(i.table_name()), pk_of(i.key())));
-                } else if let Some(i) = input.downcast_ref::<op_::query::QueryInput>() {
-                    let t = s.table(i.table_name().unwrap_or_default());
-                    let r = match i.index_name() {
-                        Some(ix) => format!("index:{t}/{ix}"),
-                        None => format!("table:{t}"),
-                    };
-                    out.push((act("Query"), r, None));
-                } else if let Some(i) = input.downcast_ref::<op_::batch_get_item::BatchGetItemInput>() {
-                    for (t, keys) in i.request_items().into_iter().flatten() {
-                        for k in keys.keys() {
-                            out.push((act("BatchGetItem"), table(Some(t)), pk_of(Some(k))));
-                        }
-                    }
-                } else if let Some(i) = input.downcast_ref::<op_::batch_write_item::BatchWriteItemInput>() {
-                    for (t, writes) in i.request_items().into_iter().flatten() {
-                        for w in writes {
-                            let pk = w
-                                .put_request()
-                                .map(|p| pk_of(Some(p.item())))
-                                .or_else(|| w.delete_request().map(|d| pk_of(Some(d.key()))));
-                            out.push((act("BatchWriteItem"), table(Some(t)), pk.flatten()));
-                        }
-                    }
-                } else if let Some(i) =
-                    input.downcast_ref::<op_::transact_write_items::TransactWriteItemsInput>()
-                {
-                    // IAM authorises a transaction by the action of each item in it.
-                    for item in i.transact_items() {
-                        if let Some(p) = item.put() {
-                            out.push((act("PutItem"), table(Some(p.table_name())), pk_of(Some(p.item()))));
-                        } else if let Some(u) = item.update() {
-                            out.push((act("UpdateItem"), table(Some(u.table_name())), pk_of(Some(u.key()))));
-                        } else if let Some(d) = item.delete() {
-                            out.push((act("DeleteItem"), table(Some(d.table_name())), pk_of(Some(d.key()))));
-                        } else if let Some(c) = item.condition_check() {
-                            out.push((
-                                act("ConditionCheckItem"),
-                                table(Some(c.table_name())),
-                                pk_of(Some(c.key())),
-                            ));
-                        }
-                    }
-                } else if let Some(i) = input.downcast_ref::<op_::transact_get_items::TransactGetItemsInput>()
-                {
-                    for g in i.transact_items().iter().filter_map(|t| t.get()) {
-                        out.push((act("GetItem"), table(Some(g.table_name())), pk_of(Some(g.key()))));
-                    }
-                } else {
-                    out.push((act(op), "unknown".into(), None));
-                }
-            }
-            "sqs" => {
-                use aws_sdk_sqs::operation as q;
-                let (action, name) = if let Some(i) =
-                    input.downcast_ref::<q::send_message::SendMessageInput>()
-                {
-                    ("SendMessage", queue_name(i.queue_url()))
-                } else if let Some(i) = input.downcast_ref::<q::send_message_batch::SendMessageBatchInput>() {
-                    ("SendMessage", queue_name(i.queue_url()))
-                } else if let Some(i) = input.downcast_ref::<q::receive_message::ReceiveMessageInput>() {
-                    ("ReceiveMessage", queue_name(i.queue_url()))
-                } else if let Some(i) = input.downcast_ref::<q::delete_message::DeleteMessageInput>() {
-                    ("DeleteMessage", queue_name(i.queue_url()))
-                } else if let Some(i) =
-                    input.downcast_ref::<q::delete_message_batch::DeleteMessageBatchInput>()
-                {
-                    ("DeleteMessage", queue_name(i.queue_url()))
-                } else if let Some(i) =
-                    input.downcast_ref::<q::change_message_visibility::ChangeMessageVisibilityInput>()
-                {
-                    ("ChangeMessageVisibility", queue_name(i.queue_url()))
-                } else if let Some(i) = input
-                    .downcast_ref::<q::change_message_visibility_batch::ChangeMessageVisibilityBatchInput>(
-                ) {
-                    ("ChangeMessageVisibility", queue_name(i.queue_url()))
-                } else if let Some(i) =
-                    input.downcast_ref::<q::get_queue_attributes::GetQueueAttributesInput>()
-                {
-                    ("GetQueueAttributes", queue_name(i.queue_url()))
-                } else if let Some(i) = input.downcast_ref::<q::get_queue_url::GetQueueUrlInput>() {
-                    ("GetQueueUrl", i.queue_name().unwrap_or_default())
-                } else {
-                    out.push((act(op), "unknown".into(), None));
-                    return out;
-                };
-                out.push((act(action), s.queue(name), None));
-            }
-            "lambda" => {
-                if let Some(i) = input.downcast_ref::<aws_sdk_lambda::operation::invoke::InvokeInput>() {
-                    out.push((
-                        act("InvokeFunction"),
-                        s.function(i.function_name().unwrap_or_default()),
-                        None,
-                    ));
-                } else {
-                    out.push((act(op), "unknown".into(), None));
-                }
-            }
-            "secretsmanager" => {
-                let r = if op == "GetSecretValue" { "secret:target" } else { "unknown" };
-                out.push((act(op), r.into(), None));
-            }
-            "events" => {
-                // The only bus Sundial writes to is its own (`SUNDIAL_EVENT_BUS`).
-                let r = if op == "PutEvents" { "bus:events" } else { "unknown" };
-                out.push((act(op), r.into(), None));
-            }
-            _ => out.push((act(op), "unknown".into(), None)),
+            "dynamodb" => self.dynamodb(op, input, s, &mut out),
+            "sqs" => self.sqs(op, input, s, &mut out),
+            "lambda" => self.lambda(op, input, s, &mut out),
+            "secretsmanager" | "events" => self.own_resource(op, &mut out),
+            _ => out.push((self.act(op), "unknown".into(), None)),
         }
         out
+    }
+
+    fn act(&self, a: &str) -> String {
+        format!("{}:{a}", self.service)
+    }
+
+    /// A dynamodb request's triples.
+    fn dynamodb(&self, op: &str, input: &Input, s: &Scope, out: &mut Vec<Triple>) {
+        let act = |a: &str| self.act(a);
+        use aws_sdk_dynamodb::operation as op_;
+        let table = |t: Option<&str>| format!("table:{}", s.table(t.unwrap_or_default()));
+        if let Some(i) = input.downcast_ref::<op_::get_item::GetItemInput>() {
+            out.push((act("GetItem"), table(i.table_name()), pk_of(i.key())));
+        } else if let Some(i) = input.downcast_ref::<op_::put_item::PutItemInput>() {
+            out.push((act("PutItem"), table(i.table_name()), pk_of(i.item())));
+        } else if let Some(i) = input.downcast_ref::<op_::update_item::UpdateItemInput>() {
+            out.push((act("UpdateItem"), table(i.table_name()), pk_of(i.key())));
+        } else if let Some(i) = input.downcast_ref::<op_::delete_item::DeleteItemInput>() {
+            out.push((act("DeleteItem"), table(i.table_name()), pk_of(i.key())));
+        } else if let Some(i) = input.downcast_ref::<op_::query::QueryInput>() {
+            let t = s.table(i.table_name().unwrap_or_default());
+            let r = match i.index_name() {
+                Some(ix) => format!("index:{t}/{ix}"),
+                None => format!("table:{t}"),
+            };
+            out.push((act("Query"), r, None));
+        } else if let Some(i) = input.downcast_ref::<op_::batch_get_item::BatchGetItemInput>() {
+            for (t, keys) in i.request_items().into_iter().flatten() {
+                for k in keys.keys() {
+                    out.push((act("BatchGetItem"), table(Some(t)), pk_of(Some(k))));
+                }
+            }
+        } else if let Some(i) = input.downcast_ref::<op_::batch_write_item::BatchWriteItemInput>() {
+            for (t, writes) in i.request_items().into_iter().flatten() {
+                for w in writes {
+                    let pk = w
+                        .put_request()
+                        .map(|p| pk_of(Some(p.item())))
+                        .or_else(|| w.delete_request().map(|d| pk_of(Some(d.key()))));
+                    out.push((act("BatchWriteItem"), table(Some(t)), pk.flatten()));
+                }
+            }
+        } else if let Some(i) = input.downcast_ref::<op_::transact_write_items::TransactWriteItemsInput>() {
+            // IAM authorises a transaction by the action of each item in it.
+            for item in i.transact_items() {
+                if let Some(p) = item.put() {
+                    out.push((act("PutItem"), table(Some(p.table_name())), pk_of(Some(p.item()))));
+                } else if let Some(u) = item.update() {
+                    out.push((act("UpdateItem"), table(Some(u.table_name())), pk_of(Some(u.key()))));
+                } else if let Some(d) = item.delete() {
+                    out.push((act("DeleteItem"), table(Some(d.table_name())), pk_of(Some(d.key()))));
+                } else if let Some(c) = item.condition_check() {
+                    out.push((act("ConditionCheckItem"), table(Some(c.table_name())), pk_of(Some(c.key()))));
+                }
+            }
+        } else if let Some(i) = input.downcast_ref::<op_::transact_get_items::TransactGetItemsInput>() {
+            for g in i.transact_items().iter().filter_map(|t| t.get()) {
+                out.push((act("GetItem"), table(Some(g.table_name())), pk_of(Some(g.key()))));
+            }
+        } else {
+            out.push((act(op), "unknown".into(), None));
+        }
+    }
+
+    /// A sqs request's triples.
+    fn sqs(&self, op: &str, input: &Input, s: &Scope, out: &mut Vec<Triple>) {
+        let act = |a: &str| self.act(a);
+        use aws_sdk_sqs::operation as q;
+        let (action, name) = if let Some(i) = input.downcast_ref::<q::send_message::SendMessageInput>() {
+            ("SendMessage", queue_name(i.queue_url()))
+        } else if let Some(i) = input.downcast_ref::<q::send_message_batch::SendMessageBatchInput>() {
+            ("SendMessage", queue_name(i.queue_url()))
+        } else if let Some(i) = input.downcast_ref::<q::receive_message::ReceiveMessageInput>() {
+            ("ReceiveMessage", queue_name(i.queue_url()))
+        } else if let Some(i) = input.downcast_ref::<q::delete_message::DeleteMessageInput>() {
+            ("DeleteMessage", queue_name(i.queue_url()))
+        } else if let Some(i) = input.downcast_ref::<q::delete_message_batch::DeleteMessageBatchInput>() {
+            ("DeleteMessage", queue_name(i.queue_url()))
+        } else if let Some(i) =
+            input.downcast_ref::<q::change_message_visibility::ChangeMessageVisibilityInput>()
+        {
+            ("ChangeMessageVisibility", queue_name(i.queue_url()))
+        } else if let Some(i) =
+            input.downcast_ref::<q::change_message_visibility_batch::ChangeMessageVisibilityBatchInput>()
+        {
+            ("ChangeMessageVisibility", queue_name(i.queue_url()))
+        } else if let Some(i) = input.downcast_ref::<q::get_queue_attributes::GetQueueAttributesInput>() {
+            ("GetQueueAttributes", queue_name(i.queue_url()))
+        } else if let Some(i) = input.downcast_ref::<q::get_queue_url::GetQueueUrlInput>() {
+            ("GetQueueUrl", i.queue_name().unwrap_or_default())
+        } else {
+            out.push((act(op), "unknown".into(), None));
+            return;
+        };
+        out.push((act(action), s.queue(name), None));
+    }
+
+    /// A lambda request's triples.
+    fn lambda(&self, op: &str, input: &Input, s: &Scope, out: &mut Vec<Triple>) {
+        let act = |a: &str| self.act(a);
+        if let Some(i) = input.downcast_ref::<aws_sdk_lambda::operation::invoke::InvokeInput>() {
+            out.push((act("InvokeFunction"), s.function(i.function_name().unwrap_or_default()), None));
+        } else {
+            out.push((act(op), "unknown".into(), None));
+        }
+    }
+
+    /// A Secrets Manager or EventBridge request: the only secrets Sundial reads are targets'
+    /// (`secret:target`), and the only bus it writes to is its own (`SUNDIAL_EVENT_BUS`).
+    fn own_resource(&self, op: &str, out: &mut Vec<Triple>) {
+        let r = match (self.service, op) {
+            ("secretsmanager", "GetSecretValue") => "secret:target",
+            ("events", "PutEvents") => "bus:events",
+            _ => "unknown",
+        };
+        out.push((self.act(op), r.into(), None));
     }
 }
 
