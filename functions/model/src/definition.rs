@@ -218,6 +218,18 @@ impl JobDefinition {
                 format!("unknown pool {:?}; this deployment has {}", def.pool, cfg.pools.join(", ")),
             ));
         }
+        def.validate_params()?;
+        // The one target policy, the same the worker applies before every call.
+        cfg.targets.check(cfg, tenant, &def.target)?;
+        def.validate_policies()?;
+        crate::children::validate(def)?;
+        crate::mapreduce::validate(def)?;
+        Ok(schedule)
+    }
+
+    /// `params` inline up to [`MAX_INLINE_PARAMS_BYTES`], `paramsRef` 1–1024 characters.
+    fn validate_params(&self) -> Result<(), ValidationError> {
+        let def = self;
         let params_len = serde_json::to_string(&def.params).map(|s| s.len()).unwrap_or(usize::MAX);
         if params_len > MAX_INLINE_PARAMS_BYTES {
             return Err(invalid(
@@ -230,8 +242,13 @@ impl JobDefinition {
                 return Err(invalid("paramsRef", "must be 1-1024 characters"));
             }
         }
-        // The one target policy, the same the worker applies before every call.
-        cfg.targets.check(cfg, tenant, &def.target)?;
+        Ok(())
+    }
+
+    /// The retry policy and the run timeout (within the limits SQS's visibility sets), the
+    /// misfire cap and threshold, the resources and the start deadline, in that order.
+    fn validate_policies(&self) -> Result<(), ValidationError> {
+        let def = self;
         let r = &def.retry;
         if r.max_attempts == 0 || r.max_attempts > limits::MAX_ATTEMPTS {
             return Err(invalid(
@@ -271,9 +288,7 @@ impl JobDefinition {
                 ));
             }
         }
-        crate::children::validate(def)?;
-        crate::mapreduce::validate(def)?;
-        Ok(schedule)
+        Ok(())
     }
 }
 
