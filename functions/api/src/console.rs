@@ -1,4 +1,4 @@
-//! The web console (issue 19): static files embedded in the binary and served under
+//! The web console: static files embedded in the binary and served under
 //! `/console` by the same router as the API, so the local run and the deployed API both have
 //! it, offline, with no CDN.
 //!

@@ -1,4 +1,4 @@
-//! Sharded jobs under fire (issue 18): a settlement-like handler, its effect ledger, and the
+//! Sharded jobs under fire: a settlement-like handler, its effect ledger, and the
 //! checker that says whether every item's effect happened exactly once.
 //!
 //! The handler ([`ShardHandler`], `shard-effect`) settles `items` merchants; merchant `m`

@@ -1,5 +1,5 @@
 //! The trigger plane's model, explored exhaustively (see `sundial_chaos::trigger_model`): the
-//! fixed protocol on every instance, and each historical bug of issue 13 caught with a trace.
+//! fixed protocol on every instance, and each historical bug of the trigger plane caught with a trace.
 
 use sundial_chaos::trigger_model::*;
 

@@ -1,4 +1,4 @@
-//! `GET /v1/executions/{id}/logs` (issue 19 item 3): the local run's worker log lines per
+//! `GET /v1/executions/{id}/logs`: the local run's worker log lines per
 //! execution, for the caller's tenant only; deployed, a Logs Insights link and no lines.
 
 use crate::common::{at, Harness};

@@ -105,7 +105,7 @@ async fn an_edit_moves_queued_ahead_executions_to_the_new_version_and_never_rewr
     // AND the tick later creates the fires after those
     scan(&h.env, at("2026-12-01T10:02:00Z"), &ScanOptions::default()).await.unwrap();
     // THEN every fire after the edit runs version 2: the ones queued before it were amended
-    // (audited on their timeline), the later ones created with it (issue 13 scenario 9)
+    // (audited on their timeline), the later ones created with it
     let edit = at("2026-12-01T10:00:15Z");
     let after = executions(&h.env, "acme", "sync").await.unwrap();
     for e in after.iter().filter(|e| e.scheduled_at > edit) {

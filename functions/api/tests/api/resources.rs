@@ -1,4 +1,4 @@
-//! Resource limits through the API (issue 18 part 4): only operator tenants set them; every
+//! Resource limits through the API: only operator tenants set them; every
 //! tenant reads them (holder ids only for operators); a job's `resources` must name defined
 //! limits, each once; the limit's range; PUT/GET/DELETE round trip.
 
