@@ -188,8 +188,8 @@ describe('CDK template matches resources.json', () => {
 });
 
 describe('the Rust side reads the same file', () => {
-  it('sundial_core::resources compiles in functions/model/resources.json', () => {
-    const rs = fs.readFileSync(path.join(ROOT, 'functions', 'core', 'src', 'resources.rs'), 'utf8');
+  it('sundial_model::resources compiles in functions/model/resources.json', () => {
+    const rs = fs.readFileSync(path.join(ROOT, 'functions', 'model', 'src', 'resources.rs'), 'utf8');
     assert.match(rs, /include_str!\("\.\.\/resources\.json"\)/);
   });
 
