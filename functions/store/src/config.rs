@@ -151,18 +151,18 @@ impl Config {
 
     /// Queue name of a pool.
     pub fn queue_name(&self, pool: &str) -> String {
-        format!("{}{pool}", self.queue_prefix)
+        sundial_model::Deployment::from(self).queue_name(pool)
     }
 
     /// Queue name of one of a pool's lanes: the pool queue, or its low lane
     /// `{prefix}{pool}-low` (docs/priority.md).
     pub fn lane_queue_name(&self, pool: &str, lane: sundial_model::priority::Lane) -> String {
-        format!("{}{pool}{}", self.queue_prefix, lane.suffix())
+        sundial_model::Deployment::from(self).lane_queue_name(pool, lane)
     }
 
     /// Dead-letter queue name of a pool.
     pub fn dlq_name(&self, pool: &str) -> String {
-        format!("{}{pool}{}", self.queue_prefix, Resources::get().queues.dlq_suffix)
+        sundial_model::Deployment::from(self).dlq_name(pool)
     }
 }
 
