@@ -64,8 +64,7 @@ impl Worker {
         if s.exec.definition.resources.is_empty() {
             return Ok(Gate::Claim { snapshot: Box::new(snapshot), now, holds });
         }
-        let names = s.exec.definition.resources.clone();
-        self.resource_gates(d, snapshot, &names, holds, now_ms, m).await
+        self.resource_gates(d, snapshot, holds, now_ms, m).await
     }
 
     /// Whether this worker would claim `s` at `now` (READY/RETRY_WAIT once available, or an
@@ -191,7 +190,6 @@ impl Worker {
         &self,
         d: &Delivery<'_>,
         snapshot: Option<Snapshot>,
-        names: &[String],
         holds: Holds,
         now_ms: i64,
         m: &mut ExecMetrics,
@@ -201,7 +199,7 @@ impl Worker {
         let margin = self.settings.skew_margin_ms;
         let got = self
             .resources
-            .acquire_all(names, &key.global_id(), lease_until, margin, now_ms, &mut m.resources)
+            .acquire_all(names(&snapshot), &key.global_id(), lease_until, margin, now_ms, &mut m.resources)
             .await;
         match got {
             Ok(Acquired::All(held)) => {
@@ -225,4 +223,9 @@ impl Worker {
             }
         }
     }
+}
+
+/// The resources the snapshot's job uses (none when it was not found).
+fn names(snapshot: &Option<Snapshot>) -> &[String] {
+    snapshot.as_ref().map_or(&[], |s| s.exec.definition.resources.as_slice())
 }
