@@ -685,3 +685,64 @@ pub fn message_id_of(msgs: &[aws_sdk_sqs::types::Message], job_id: &str) -> Stri
         .and_then(|m| m.message_id.clone())
         .unwrap_or_default()
 }
+
+/// The tag that makes a secret, function or queue a tenant's own (checked by the worker before
+/// each use: `docs/tenancy.md`).
+pub use sundial_core::execution::target::identity::TENANT_TAG;
+
+/// A Secrets Manager secret named `{prefix}{name}` holding `value`, tagged as `owner`'s (or
+/// untagged): its ARN.
+pub async fn tenant_secret(env: &TestEnv, name: &str, value: &str, owner: Option<&str>) -> Result<String> {
+    let name = format!("{}{name}", env.cfg.queue_prefix);
+    let mut req = env.clients.secrets.create_secret().name(name).secret_string(value);
+    if let Some(t) = owner {
+        req = req.tags(aws_sdk_secretsmanager::types::Tag::builder().key(TENANT_TAG).value(t).build());
+    }
+    Ok(req.send().await?.arn.unwrap_or_default())
+}
+
+/// A queue outside Sundial's prefix, named `user-{name}-{prefix}`, tagged as `owner`'s: its URL.
+pub async fn tenant_queue(env: &TestEnv, name: &str, owner: &str) -> Result<String> {
+    let name = format!("user-{name}-{}", env.cfg.queue_prefix.trim_end_matches('-'));
+    let out = env.clients.sqs.create_queue().queue_name(&name).tags(TENANT_TAG, owner).send().await?;
+    out.queue_url.context("CreateQueue returned no URL")
+}
+
+/// A Lambda function registered in the emulator (its code never runs there: `cargo lambda
+/// watch` runs the real binary, see [`crate::lambda_watch::LambdaWatch::client_beside`]),
+/// tagged as `owner`'s.
+pub async fn tenant_function(env: &TestEnv, name: &str, owner: &str) -> Result<()> {
+    let iam = aws_sdk_iam::Client::new(&crate::sdk_config());
+    let role = "sundial-test-function-role";
+    let trust = r#"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"lambda.amazonaws.com"},"Action":"sts:AssumeRole"}]}"#;
+    let arn = match iam.get_role().role_name(role).send().await {
+        Ok(r) => r.role.map(|r| r.arn).unwrap_or_default(),
+        Err(_) => iam
+            .create_role()
+            .role_name(role)
+            .assume_role_policy_document(trust)
+            .send()
+            .await
+            .context("CreateRole for the test function")?
+            .role
+            .map(|r| r.arn)
+            .unwrap_or_default(),
+    };
+    // An empty zip archive: the emulator stores the code, it never runs it.
+    let mut empty_zip = vec![0x50, 0x4b, 0x05, 0x06];
+    empty_zip.extend([0u8; 18]);
+    let _ = env.clients.lambda.delete_function().function_name(name).send().await;
+    env.clients
+        .lambda
+        .create_function()
+        .function_name(name)
+        .runtime(aws_sdk_lambda::types::Runtime::Providedal2023)
+        .handler("bootstrap")
+        .role(arn)
+        .code(aws_sdk_lambda::types::FunctionCode::builder().zip_file(empty_zip.into()).build())
+        .tags(TENANT_TAG, owner)
+        .send()
+        .await
+        .context("CreateFunction in the emulator")?;
+    Ok(())
+}

@@ -135,6 +135,42 @@ impl LambdaWatch {
     }
 }
 
+impl LambdaWatch {
+    /// `base` (a Lambda client of the emulator) with its `Invoke` calls sent to this watch: as on
+    /// AWS, where one endpoint answers both, a worker reads a target function's tags
+    /// (`GetFunction`, from the emulator, where [`crate::fixtures::tenant_function`] registered
+    /// it) and invokes it (the real binary, here).
+    pub fn client_beside(&self, base: &aws_sdk_lambda::Client) -> aws_sdk_lambda::Client {
+        let conf = base.config().to_builder().interceptor(InvokeTo(self.endpoint.clone())).build();
+        aws_sdk_lambda::Client::from_conf(conf)
+    }
+}
+
+/// Sends `Invoke` requests (`POST .../invocations`) to another endpoint.
+#[derive(Debug)]
+struct InvokeTo(String);
+
+impl aws_smithy_runtime_api::client::interceptors::Intercept for InvokeTo {
+    fn name(&self) -> &'static str {
+        "InvokeToLambdaWatch"
+    }
+
+    fn modify_before_signing(
+        &self,
+        context: &mut aws_smithy_runtime_api::client::interceptors::context::BeforeTransmitInterceptorContextMut<'_>,
+        _rc: &aws_smithy_runtime_api::client::runtime_components::RuntimeComponents,
+        _cfg: &mut aws_smithy_types::config_bag::ConfigBag,
+    ) -> Result<(), aws_smithy_runtime_api::box_error::BoxError> {
+        let req = context.request_mut();
+        let uri = req.uri().to_string();
+        let Some(path_at) = uri.find("/2015-03-31/functions/") else { return Ok(()) };
+        if uri.contains("/invocations") {
+            req.set_uri(format!("{}{}", self.0, &uri[path_at..]))?;
+        }
+        Ok(())
+    }
+}
+
 impl Drop for LambdaWatch {
     fn drop(&mut self) {
         // SIGKILL our child: `unshare --kill-child` then kills the namespace's processes (or,

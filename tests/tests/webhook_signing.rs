@@ -16,10 +16,9 @@ const WITHIN: Duration = Duration::from_secs(30);
 const OLD_KEY: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 const NEW_KEY: &str = "whsec_c3VuZGlhbC10ZXN0LXJvdGF0ZWQta2V5LTAx";
 
+/// A secret of tenant `acme` (the tenant of every job here).
 async fn secret(env: &TestEnv, name: &str, value: &str) -> anyhow::Result<String> {
-    let name = format!("{}{name}", env.cfg.queue_prefix);
-    let out = env.clients.secrets.create_secret().name(name).secret_string(value).send().await?;
-    Ok(out.arn.unwrap_or_default())
+    fixtures::tenant_secret(env, name, value, Some("acme")).await
 }
 
 fn signed(url: &str, arn: &str) -> Target {
@@ -105,7 +104,7 @@ async fn a_missing_signing_secret_fails_the_execution_with_a_generic_message() -
     // and the stored message names neither the secret nor the account
     assert_eq!((s.exec.status, s.exec.attempt), (ExecStatus::Failed, 1));
     let (code, message) = s.exec.last_error.clone().unwrap_or_default();
-    assert_eq!(code, "TargetSecretUnavailable");
+    assert_eq!(code, "TargetNotOwned");
     assert!(
         !message.contains("arn:") && !message.contains("000000000000") && !message.contains("no-such"),
         "{message}"

@@ -148,6 +148,7 @@ async fn lambda_targets_succeed_retry_and_fail_by_error_type() -> anyhow::Result
     // succeeds, one that fails with errorType NonRetryable, one that fails retryably until its
     // third attempt
     let env = TestEnv::new("lambda-target").await?;
+    fixtures::tenant_function(&env, "sundial-testfn", "acme").await?;
     let watch = LambdaWatch::start("sundial-testfn", &[]).await?;
     watch.warm_up("sundial-testfn").await?;
     let def = |params: serde_json::Value| {
@@ -176,9 +177,9 @@ async fn lambda_targets_succeed_retry_and_fail_by_error_type() -> anyhow::Result
     )
     .await?;
 
-    // WHEN a worker whose Lambda client points at the watch runs them
+    // WHEN a worker whose Lambda client invokes through the watch runs them
     let mut clients = env.clients.clone();
-    clients.lambda = watch.client();
+    clients.lambda = watch.client_beside(&env.clients.lambda);
     let (worker, _) =
         fixtures::worker_with_clients(&env, fixtures::settings("fn-1"), Handlers::new(), &clients)?;
     let (stop, poller) = fixtures::spawn_poller(worker, 3);

@@ -284,9 +284,9 @@ async fn webhooks_to_loopback_or_metadata_addresses_are_refused_unless_allowed()
 async fn an_sqs_target_gets_the_invocation_and_its_token() -> anyhow::Result<()> {
     // GIVEN a user's queue and a job targeting it
     let env = TestEnv::new("sqs-target").await?;
-    // Not under the pool queues' prefix: the target policy refuses Sundial's own queues.
-    let name = format!("user-inbox-{}", env.cfg.queue_prefix.trim_end_matches('-'));
-    let url = env.clients.sqs.create_queue().queue_name(&name).send().await?.queue_url.unwrap_or_default();
+    // Not under the pool queues' prefix (the target policy refuses Sundial's own queues), and
+    // tagged as the tenant's.
+    let url = fixtures::tenant_queue(&env, "inbox", "acme").await?;
     let key = fixtures::create_ready(
         &env,
         "acme",

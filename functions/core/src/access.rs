@@ -51,6 +51,9 @@ pub enum Role {
     /// An in-process handler's own code, run by a worker: its calls need grants the deployer
     /// gives the worker role for the handler (its tables, its downstreams), not Sundial's.
     Handler,
+    /// A worker acting for one tenant (its secrets, functions and queues): the stack's tenant
+    /// access role, assumed with the tenant's session tag (`execution::target::identity`).
+    Tenant,
 }
 
 impl Role {
@@ -63,6 +66,7 @@ impl Role {
             Role::Worker => "worker",
             Role::Api => "api",
             Role::Handler => "handler",
+            Role::Tenant => "tenant",
         }
     }
 }
@@ -198,6 +202,14 @@ pub async fn within<F: Future>(scope: Option<Arc<Scope>>, fut: F) -> F::Output {
 /// calls are recorded apart, since the construct cannot know the handler's resources.
 pub async fn user_code<F: Future>(fut: F) -> F::Output {
     let scope = current().map(|s| Arc::new(Scope { role: Role::Handler, ..(*s).clone() }));
+    within(scope, fut).await
+}
+
+/// Runs `fut` inside the current scope as [`Role::Tenant`]: the calls a worker makes as a
+/// tenant (through the tenant's role session) are granted to the tenant access role, not to the
+/// worker's.
+pub async fn as_tenant<F: Future>(fut: F) -> F::Output {
+    let scope = current().map(|s| Arc::new(Scope { role: Role::Tenant, ..(*s).clone() }));
     within(scope, fut).await
 }
 

@@ -142,6 +142,8 @@ pub struct WorkerSettings {
     pub tenant_limits: TenantLimits,
     /// How long a handler may take to stop after its cancellation token fires (ms).
     pub cancel_grace_ms: i64,
+    /// The roles outbound calls are made with, per tenant (`docs/tenancy.md`).
+    pub tenant_roles: sundial_model::tenant::TenantRoles,
 }
 
 impl WorkerSettings {
@@ -158,6 +160,7 @@ impl WorkerSettings {
             max_total_run_ms: None,
             tenant_limits: TenantLimits::default(),
             cancel_grace_ms: 2_000,
+            tenant_roles: Default::default(),
         }
     }
 
@@ -195,6 +198,21 @@ impl WorkerSettings {
         }
         if let Some(v) = int(&n.max_total_run_secs, 1, 10_000_000)? {
             s.max_total_run_ms = Some(v * 1000);
+        }
+        let nonempty = |name: &str| get(name).filter(|v| !v.trim().is_empty());
+        s.tenant_roles.shared = match nonempty(&n.tenant_role_arn) {
+            Some(arn) if sundial_model::tenant::is_role_arn(arn.trim()) => Some(arn.trim().to_string()),
+            Some(arn) => {
+                return Err(ConfigError::Invalid {
+                    name: n.tenant_role_arn.clone(),
+                    reason: format!("{arn:?} is not an IAM role ARN"),
+                })
+            }
+            None => None,
+        };
+        if let Some(v) = nonempty(&n.tenant_roles) {
+            s.tenant_roles.per_tenant = sundial_model::tenant::TenantRoles::parse_per_tenant(&v)
+                .map_err(|reason| ConfigError::Invalid { name: n.tenant_roles.clone(), reason })?;
         }
         if let Some(v) = get(&n.tenant_max_running) {
             s.tenant_limits = TenantLimits::parse(&v)

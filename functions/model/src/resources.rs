@@ -149,6 +149,11 @@ pub struct EnvNames {
     pub max_total_run_secs: String,
     /// Per-tenant running limits.
     pub tenant_max_running: String,
+    /// The stack's tenant access role, assumed with the tenant's session tag for every outbound
+    /// call (worker).
+    pub tenant_role_arn: String,
+    /// Tenants with a role of their own (JSON tenant → role ARN) (worker).
+    pub tenant_roles: String,
     /// Dev only: webhooks may reach loopback over plain `http://` (never set by the CDK).
     pub dev_loopback_targets: String,
     /// Private networks webhooks may reach (comma-separated CIDRs).

@@ -35,6 +35,10 @@ pub mod codes {
     /// A target the deployment's policy refuses for this tenant: outside the tenant's
     /// allowlist, or one of Sundial's own queues.
     pub const TARGET_NOT_ALLOWED: &str = "TargetNotAllowed";
+    /// A target's secret, function or queue is not the tenant's own (missing, refused, or not
+    /// tagged `sundial-tenant=<tenant>`: one code and one message for all, so nothing of another
+    /// tenant's resources is revealed).
+    pub const TARGET_NOT_OWNED: &str = "TargetNotOwned";
     /// An in-process handler name that this worker does not have.
     pub const UNKNOWN_HANDLER: &str = "UnknownHandler";
     /// The target's configuration cannot work (bad URL, missing function, wrong pool type).

@@ -1,6 +1,7 @@
-//! Per-tenant limits on executions running at once (the running gate's sizes).
+//! Per-tenant settings: limits on executions running at once (the running gate's sizes), and
+//! the roles a worker assumes to act as a tenant.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// Per-tenant limits on executions running at once.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -31,5 +32,76 @@ impl TenantLimits {
     /// The limit of `tenant`, if any.
     pub fn of(&self, tenant: &str) -> Option<u32> {
         self.per_tenant.get(tenant).copied().or(self.default)
+    }
+}
+
+/// Which role a tenant's calls are made with.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TenantRoles {
+    /// The stack's tenant access role, assumed with the tenant's session tag; `None`: the
+    /// worker's own credentials (the local run and the tests, where the code check holds alone).
+    pub shared: Option<String>,
+    /// Tenants with a role of their own (usually in their own account), assumed the same way.
+    pub per_tenant: BTreeMap<String, String>,
+}
+
+impl TenantRoles {
+    /// The role `tenant`'s calls assume, if any.
+    pub fn of(&self, tenant: &str) -> Option<&str> {
+        self.per_tenant.get(tenant).or(self.shared.as_ref()).map(String::as_str)
+    }
+
+    /// Parses `SUNDIAL_TENANT_ROLES`: a JSON object from tenant to role ARN.
+    pub fn parse_per_tenant(json: &str) -> Result<BTreeMap<String, String>, String> {
+        let map: BTreeMap<String, String> =
+            serde_json::from_str(json).map_err(|e| format!("not a tenant → role ARN map: {e}"))?;
+        for (tenant, arn) in &map {
+            if !is_role_arn(arn) {
+                return Err(format!("tenant {tenant:?}: {arn:?} is not an IAM role ARN"));
+            }
+        }
+        Ok(map)
+    }
+}
+
+/// `arn:<partition>:iam::<12 digits>:role/<name>`.
+pub fn is_role_arn(arn: &str) -> bool {
+    let parts: Vec<&str> = arn.splitn(6, ':').collect();
+    parts.len() == 6
+        && parts[0] == "arn"
+        && !parts[1].is_empty()
+        && parts[2] == "iam"
+        && parts[3].is_empty()
+        && parts[4].len() == 12
+        && parts[4].bytes().all(|b| b.is_ascii_digit())
+        && parts[5].strip_prefix("role/").is_some_and(|n| !n.is_empty())
+}
+
+#[cfg(test)]
+mod role_tests {
+    use super::*;
+
+    #[test]
+    fn roles_resolve_per_tenant_then_shared() {
+        let roles = TenantRoles {
+            shared: Some("arn:aws:iam::123456789012:role/sundial-tenant-access".into()),
+            per_tenant: [("acme".to_string(), "arn:aws:iam::210987654321:role/sundial".to_string())].into(),
+        };
+        assert_eq!(roles.of("acme"), Some("arn:aws:iam::210987654321:role/sundial"));
+        assert_eq!(roles.of("globex"), Some("arn:aws:iam::123456789012:role/sundial-tenant-access"));
+        assert_eq!(TenantRoles::default().of("acme"), None);
+    }
+
+    #[test]
+    fn per_tenant_roles_must_be_role_arns() {
+        assert!(TenantRoles::parse_per_tenant(r#"{"acme":"arn:aws:iam::210987654321:role/sundial"}"#).is_ok());
+        for bad in [
+            r#"{"acme":"arn:aws:iam::21098765432:role/x"}"#,
+            r#"{"acme":"arn:aws:iam::210987654321:user/x"}"#,
+            r#"{"acme":"arn:aws:iam::210987654321:role/"}"#,
+            r#"["acme"]"#,
+        ] {
+            assert!(TenantRoles::parse_per_tenant(bad).is_err(), "{bad}");
+        }
     }
 }

@@ -187,6 +187,8 @@ impl AccessRecorder {
             ("GetQueueAttributes", queue_name(i.queue_url()))
         } else if let Some(i) = input.downcast_ref::<q::get_queue_url::GetQueueUrlInput>() {
             ("GetQueueUrl", i.queue_name().unwrap_or_default())
+        } else if let Some(i) = input.downcast_ref::<q::list_queue_tags::ListQueueTagsInput>() {
+            ("ListQueueTags", queue_name(i.queue_url()))
         } else {
             out.push((act(op), "unknown".into(), None));
             return;
@@ -199,6 +201,10 @@ impl AccessRecorder {
         let act = |a: &str| self.act(a);
         if let Some(i) = input.downcast_ref::<aws_sdk_lambda::operation::invoke::InvokeInput>() {
             out.push((act("InvokeFunction"), s.function(i.function_name().unwrap_or_default()), None));
+        } else if let Some(i) =
+            input.downcast_ref::<aws_sdk_lambda::operation::get_function::GetFunctionInput>()
+        {
+            out.push((act("GetFunction"), s.function(i.function_name().unwrap_or_default()), None));
         } else {
             out.push((act(op), "unknown".into(), None));
         }
@@ -208,7 +214,7 @@ impl AccessRecorder {
     /// (`secret:target`), and the only bus it writes to is its own (`SUNDIAL_EVENT_BUS`).
     fn own_resource(&self, op: &str, out: &mut Vec<Triple>) {
         let r = match (self.service, op) {
-            ("secretsmanager", "GetSecretValue") => "secret:target",
+            ("secretsmanager", "GetSecretValue" | "DescribeSecret") => "secret:target",
             ("events", "PutEvents") => "bus:events",
             _ => "unknown",
         };

@@ -244,20 +244,21 @@ impl HttpTarget {
                     tracing::warn!(execution = %inv.execution_id, host = %r.host, addr = %r.addr, "webhook address refused");
                     return Err(refused());
                 }
-                tracing::warn!(execution = %inv.execution_id, detail = %format!("{e}: {}", chain(&e)), "webhook unreachable");
-                return Err(RunError::retryable(
-                    "HttpConnect",
-                    format!("the webhook could not be reached ({})", connect_failure(&e)),
-                ));
+                // Refused, reset, timed out or TLS: one code and one sentence for the tenant,
+                // or `lastError` would scan ports and services for it. The kind is logged.
+                tracing::warn!(execution = %inv.execution_id, kind = connect_failure(&e), detail = %format!("{e}: {}", chain(&e)), "webhook unreachable");
+                return Err(unreachable());
             }
         };
         let status = resp.status().as_u16();
         if (200..300).contains(&status) {
             return Ok(());
         }
+        // The body is read (so the connection can be reused) but not logged: a receiver that
+        // echoes the request's `Authorization` in its error page would put the tenant's secret
+        // in Sundial's logs.
         let body = read_capped(resp.into_body(), MAX_RESPONSE_BYTES).await;
-        let snippet: String = String::from_utf8_lossy(&body[..body.len().min(256)]).into_owned();
-        tracing::warn!(execution = %inv.execution_id, status, body = %snippet, "webhook answered an error");
+        tracing::warn!(execution = %inv.execution_id, status, body_bytes = body.len(), "webhook answered an error");
         let code = format!("Http{status}");
         let message = format!("the webhook answered {status}");
         Err(if matches!(status, 408 | 429) || status >= 500 {
@@ -266,6 +267,11 @@ impl HttpTarget {
             RunError::permanent(code, message)
         })
     }
+}
+
+/// What the tenant sees of any connection failure.
+pub fn unreachable() -> RunError {
+    RunError::retryable("HttpConnect", "the webhook could not be reached")
 }
 
 fn refused() -> RunError {
@@ -395,6 +401,24 @@ mod tests {
             let _ = tx.send((sent, cut_off));
         });
         (url, rx)
+    }
+
+    #[tokio::test]
+    async fn a_refused_connection_reads_like_any_other_connection_failure() {
+        // M3 (security review 2026-12): "connection refused", "timed out" and "TLS error" told
+        // apart in `lastError` let a tenant scan ports and services through the worker.
+        let listener =
+            tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap_or_else(|e| panic!("bind: {e}"));
+        let url = format!("http://{}/hook", listener.local_addr().unwrap_or_else(|e| panic!("{e}")));
+        drop(listener);
+        let client = HttpTarget::new(AddressPolicy::dev_loopback()).unwrap_or_else(|e| panic!("client: {e}"));
+        let hook = Webhook { url: &url, signing_secret_arn: None, headers: &BTreeMap::new() };
+        let e = client.post(&hook, &invocation(), 0).await.err().unwrap_or_else(|| panic!("no error"));
+        assert_eq!(
+            (e.code.as_str(), e.message.as_str()),
+            ("HttpConnect", "the webhook could not be reached")
+        );
+        assert!(e.is_retryable());
     }
 
     #[tokio::test]

@@ -8,6 +8,7 @@
 //! the request itself is wrong does not.
 
 pub mod http;
+pub mod identity;
 pub mod in_process;
 pub mod lambda;
 pub mod secrets;
@@ -97,35 +98,105 @@ impl Invocation {
     }
 }
 
-/// The remote targets of one worker (the in-process ones are run by the worker itself, which
-/// owns their cancellation and checkpoints).
+/// The remote targets of one tenant, reached as that tenant (see [`identity`]). The in-process
+/// ones are run by the worker itself, which owns their cancellation and checkpoints.
 #[derive(Debug, Clone)]
 pub struct RemoteTargets {
     /// Lambda targets.
     pub lambda: lambda::LambdaTarget,
-    /// Webhooks.
+    /// Webhooks (their secrets read through the tenant's session, ownership confirmed).
     pub http: http::HttpTarget,
     /// User queues.
     pub sqs: sqs::SqsTarget,
+    /// Confirms that functions and queues are the tenant's own before they are called.
+    pub owner: identity::Ownership,
 }
 
 impl RemoteTargets {
-    /// Calls a remote target at `now` (the worker's clock; it dates webhook signatures).
-    /// `Target::InProcess` is a configuration error here: only the worker's handler registry
-    /// runs those.
+    /// `tenant`'s targets over its `clients`, webhooks limited to `addresses`.
+    pub fn of_tenant(
+        tenant: &str,
+        clients: identity::TenantClients,
+        addresses: crate::outbound::AddressPolicy,
+    ) -> std::io::Result<Self> {
+        let owner = identity::Ownership::new(tenant, clients.clone());
+        let secrets =
+            secrets::SecretCache::new(clients.secrets.clone(), secrets::DEFAULT_TTL).owned_by(owner.clone());
+        Ok(RemoteTargets {
+            lambda: lambda::LambdaTarget::new(clients.lambda.clone()),
+            http: http::HttpTarget::new(addresses)?.with_secrets(secrets),
+            sqs: sqs::SqsTarget::new(clients.sqs),
+            owner,
+        })
+    }
+
+    /// Calls a remote target at `now` (the worker's clock; it dates webhook signatures), after
+    /// confirming that the function or queue is the tenant's (a webhook's secrets are confirmed
+    /// as they are read). `Target::InProcess` is a configuration error here: only the worker's
+    /// handler registry runs those.
     pub async fn call(&self, target: &Target, inv: &Invocation, now: DateTime<Utc>) -> Result<(), RunError> {
-        match target {
-            Target::Lambda { function } => self.lambda.invoke(function, inv).await,
-            Target::Http { url, signing_secret_arn, headers } => {
-                let hook = http::Webhook { url, signing_secret_arn: signing_secret_arn.as_deref(), headers };
-                self.http.post(&hook, inv, now.timestamp()).await
+        crate::access::as_tenant(async {
+            match target {
+                Target::Lambda { function } => {
+                    self.owner
+                        .check(identity::Kind::Function, function, "Lambda target", &inv.execution_id)
+                        .await?;
+                    self.lambda.invoke(function, inv).await
+                }
+                Target::Http { url, signing_secret_arn, headers } => {
+                    let hook =
+                        http::Webhook { url, signing_secret_arn: signing_secret_arn.as_deref(), headers };
+                    self.http.post(&hook, inv, now.timestamp()).await
+                }
+                Target::Sqs { queue_url } => {
+                    self.owner
+                        .check(identity::Kind::Queue, queue_url, "target queue", &inv.execution_id)
+                        .await?;
+                    self.sqs.send(queue_url, inv).await
+                }
+                Target::InProcess { handler } => Err(RunError::permanent(
+                    codes::BAD_TARGET,
+                    format!("in-process handler {handler:?} is not remote"),
+                )),
             }
-            Target::Sqs { queue_url } => self.sqs.send(queue_url, inv).await,
-            Target::InProcess { handler } => Err(RunError::permanent(
-                codes::BAD_TARGET,
-                format!("in-process handler {handler:?} is not remote"),
-            )),
+        })
+        .await
+    }
+}
+
+/// Every tenant's [`RemoteTargets`], built on first use and kept (bounded): each tenant's
+/// session, secret cache and ownership confirmations stay its own.
+#[derive(Debug)]
+pub struct Remotes {
+    sessions: identity::TenantSessions,
+    policy: crate::outbound::TargetPolicy,
+    tenants: std::sync::Mutex<std::collections::HashMap<String, std::sync::Arc<RemoteTargets>>>,
+}
+
+impl Remotes {
+    /// The targets of every tenant, through `sessions`, under `policy`'s addresses.
+    pub fn new(sessions: identity::TenantSessions, policy: crate::outbound::TargetPolicy) -> Self {
+        Remotes { sessions, policy, tenants: Default::default() }
+    }
+
+    /// `tenant`'s targets.
+    pub async fn of(&self, tenant: &str) -> Result<std::sync::Arc<RemoteTargets>, RunError> {
+        if let Some(t) = self.tenants.lock().ok().and_then(|m| m.get(tenant).cloned()) {
+            return Ok(t);
         }
+        let clients = self.sessions.clients(tenant).await;
+        let targets =
+            RemoteTargets::of_tenant(tenant, clients, self.policy.addresses.clone()).map_err(|e| {
+                RunError::retryable(codes::BAD_TARGET, format!("the webhook client could not start: {e}"))
+            })?;
+        let targets = std::sync::Arc::new(targets);
+        if let Ok(mut m) = self.tenants.lock() {
+            if m.len() >= identity::MAX_TENANTS {
+                m.clear();
+            }
+            m.insert(tenant.to_string(), targets.clone());
+        }
+        Ok(targets)
     }
 }
 

@@ -8,8 +8,15 @@
 //! "Rotating the signing secret" waits for it). Failures are not cached.
 //!
 //! Errors carry a generic message (the tenant sees it as `lastError`): which secret, and why
-//! exactly, is logged with the execution id by the caller, never stored.
+//! exactly, is logged with the execution id by the caller, never stored. A missing secret, a
+//! refused read and another tenant's secret read the same ([`super::identity::not_owned`]), so
+//! `lastError` cannot be used to learn which secret names exist.
+//!
+//! One cache serves one tenant (the worker keeps one per tenant, read through that tenant's role
+//! session): a value read for one tenant is never served to another. With an [`Ownership`], each
+//! secret's `sundial-tenant` tag is confirmed before its value is read.
 
+use super::identity::{not_owned, Kind, Ownership};
 use crate::execution::retry::RunError;
 use aws_sdk_secretsmanager::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
 use std::collections::HashMap;
@@ -22,6 +29,9 @@ pub const DEFAULT_TTL: Duration = Duration::from_secs(60);
 
 /// The error code of a secret that cannot be read.
 pub const SECRET_UNAVAILABLE: &str = "TargetSecretUnavailable";
+
+/// Most values one cache holds (expired entries are dropped first when it is full).
+pub const MAX_ENTRIES: usize = 256;
 
 /// A failed read: the classified error to store, and the detail to log (never stored).
 #[derive(Debug, Clone)]
@@ -38,6 +48,7 @@ pub struct SecretCache {
     client: aws_sdk_secretsmanager::Client,
     ttl: Duration,
     entries: Arc<Mutex<HashMap<String, Fetched>>>,
+    owner: Option<Ownership>,
 }
 
 /// A value and when it was read.
@@ -46,7 +57,14 @@ type Fetched = (Instant, Arc<str>);
 impl SecretCache {
     /// A cache over `client` keeping values for `ttl`.
     pub fn new(client: aws_sdk_secretsmanager::Client, ttl: Duration) -> Self {
-        SecretCache { client, ttl, entries: Arc::default() }
+        SecretCache { client, ttl, entries: Arc::default(), owner: None }
+    }
+
+    /// Reads only secrets `owner`'s tenant owns (their `sundial-tenant` tag), confirmed before
+    /// every read of a value that is not cached.
+    pub fn owned_by(mut self, owner: Ownership) -> Self {
+        self.owner = Some(owner);
+        self
     }
 
     /// The secret string of `arn` (from the cache while fresh). `what` names its use in the
@@ -54,6 +72,12 @@ impl SecretCache {
     pub async fn get(&self, arn: &str, what: &str) -> Result<Arc<str>, SecretError> {
         if let Some(v) = self.cached(arn) {
             return Ok(v);
+        }
+        if let Some(owner) = &self.owner {
+            owner.check(Kind::Secret, arn, what, "").await.map_err(|error| SecretError {
+                detail: format!("secret {arn} not confirmed as tenant {:?}'s", owner.tenant()),
+                error,
+            })?;
         }
         let out = self.client.get_secret_value().secret_id(arn).send().await;
         let value: Arc<str> = match out {
@@ -69,10 +93,16 @@ impl SecretCache {
                     })
                 }
             },
-            Err(e) => return Err(classify(e, what)),
+            Err(e) => return Err(classify(e, what, self.owner.as_ref().map_or("", |o| o.tenant()))),
         };
         if let Ok(mut m) = self.entries.lock() {
-            m.insert(arn.to_string(), (Instant::now(), value.clone()));
+            if m.len() >= MAX_ENTRIES {
+                let ttl = self.ttl;
+                m.retain(|_, (at, _)| at.elapsed() < ttl);
+            }
+            if m.len() < MAX_ENTRIES {
+                m.insert(arn.to_string(), (Instant::now(), value.clone()));
+            }
         }
         Ok(value)
     }
@@ -85,8 +115,9 @@ impl SecretCache {
 }
 
 /// Missing, deleted, refused or undecryptable secrets are the job's (or the deployment's IAM)
-/// configuration: permanent. Throttling, service and network errors retry.
-fn classify<E, R>(e: SdkError<E, R>, what: &str) -> SecretError
+/// configuration: permanent, and all told in the same words (which of them it was is logged,
+/// not stored). Throttling, service and network errors retry.
+fn classify<E, R>(e: SdkError<E, R>, what: &str, tenant: &str) -> SecretError
 where
     E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
     R: std::fmt::Debug + Send + Sync + 'static,
@@ -95,16 +126,17 @@ where
     let error = match &e {
         SdkError::ServiceError(s) => {
             let code = s.err().code().unwrap_or("Unknown");
-            let short = code.trim_end_matches("Exception");
-            let message = format!("the {what} could not be read ({short})");
             match code {
                 "ResourceNotFoundException"
                 | "AccessDeniedException"
                 | "DecryptionFailure"
                 | "InvalidRequestException"
                 | "InvalidParameterException"
-                | "ValidationException" => RunError::permanent(SECRET_UNAVAILABLE, message),
-                _ => RunError::retryable(SECRET_UNAVAILABLE, message),
+                | "ValidationException" => not_owned(Kind::Secret, what, tenant),
+                _ => RunError::retryable(
+                    SECRET_UNAVAILABLE,
+                    format!("the {what} could not be read (will retry)"),
+                ),
             }
         }
         _ => RunError::retryable(SECRET_UNAVAILABLE, format!("the {what} could not be read (unreachable)")),

@@ -54,12 +54,9 @@ use super::clock::{with_skew_probe, Clock, ServiceClock, SkewGuard};
 use super::metrics::{ExecMetrics, MetricsSink};
 use super::policy::{JobSlots, TenantGate};
 use super::resource_limits::ResourceGates;
-use super::target::http::HttpTarget;
+use super::target::identity::{TenantClients, TenantSessions};
 use super::target::in_process::{BoxFuture, Handlers};
-use super::target::lambda::LambdaTarget;
-use super::target::secrets::{self, SecretCache};
-use super::target::sqs::SqsTarget;
-use super::target::RemoteTargets;
+use super::target::Remotes;
 use crate::aws::Clients;
 use crate::config::{Config, WorkerSettings};
 use crate::missed::{FireMissed, MissReason, MissReporter};
@@ -142,7 +139,7 @@ pub struct Worker {
     slots: JobSlots,
     tenants: TenantGate,
     resources: ResourceGates,
-    remote: RemoteTargets,
+    remote: Remotes,
     handlers: Handlers,
     queues: Arc<PoolQueues>,
     clock: Arc<dyn Clock>,
@@ -174,12 +171,17 @@ impl Worker {
             resources: ResourceGates::new(ddb.clone(), cfg.jobs_table.clone(), cfg.executions_table.clone()),
             tenants: TenantGate::new(ddb, cfg.executions_table.clone()),
             store,
-            remote: RemoteTargets {
-                lambda: LambdaTarget::new(clients.lambda.clone()),
-                http: HttpTarget::new(cfg.targets.addresses.clone())?
-                    .with_secrets(SecretCache::new(clients.secrets.clone(), secrets::DEFAULT_TTL)),
-                sqs: SqsTarget::new(clients.sqs.clone()),
-            },
+            remote: Remotes::new(
+                TenantSessions::new(
+                    TenantClients {
+                        lambda: clients.lambda.clone(),
+                        sqs: clients.sqs.clone(),
+                        secrets: clients.secrets.clone(),
+                    },
+                    settings.tenant_roles.clone(),
+                ),
+                cfg.targets.clone(),
+            ),
             handlers,
             // The worker only resolves URLs and copies dead letters: no fair-queue groups.
             queues: Arc::new(PoolQueues::new(clients.sqs.clone(), cfg.clone(), false)),

@@ -331,7 +331,7 @@ impl Worker {
                 // The create-time policy, again: it may have been tightened since, and
                 // definitions stored before it existed are judged too.
                 self.cfg.targets.check(&self.cfg, &e.tenant, t)?;
-                self.remote.call(t, &inputs.inv, self.clock.now()).await.map(|()| None)
+                self.remote.of(&e.tenant).await?.call(t, &inputs.inv, self.clock.now()).await.map(|()| None)
             }
         }
     }

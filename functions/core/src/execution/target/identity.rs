@@ -1,0 +1,342 @@
+//! Tenant identity on outbound calls: every secret, function and queue a worker touches for a
+//! tenant is reached *as that tenant*, and must be that tenant's own.
+//!
+//! A scheduler that reads secrets and calls functions with one shared role is a confused deputy:
+//! a tenant that names another tenant's secret gets it read for it. Two lines stand in the way,
+//! each enough for what the other might miss (`docs/tenancy.md`):
+//! - **AWS's**, where deployed: the worker assumes the stack's tenant access role
+//!   (`SUNDIAL_TENANT_ROLE_ARN`), or the tenant's own role (`SUNDIAL_TENANT_ROLES`), with the
+//!   session tag `sundial-tenant=<tenant>`. That role may use a secret, function or queue only if
+//!   the resource's `sundial-tenant` tag equals the session's (attribute-based access control),
+//!   so AWS itself refuses another tenant's resource, whatever Sundial's code does.
+//! - **Sundial's**, everywhere (and the only one on an emulator, which does not evaluate IAM
+//!   conditions): before a resource is used, its `sundial-tenant` tag is read through the same
+//!   session and must name the tenant.
+//!
+//! Every way a resource can fail that rule (it does not exist, the read is refused, it is tagged
+//! for another tenant or not at all) ends in one error, word for word: a tenant learns nothing
+//! about resources that are not its own. The detail goes to the worker's log.
+//!
+//! Sessions and ownership are cached per tenant (bounded): a tenant costs one `AssumeRole` per
+//! hour per worker process, and a resource one tag read per [`OWNERSHIP_TTL`].
+
+use crate::execution::retry::{codes, RunError};
+pub use crate::model::tenant::TenantRoles;
+use aws_sdk_lambda::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// The tag that names a resource's tenant (on secrets, functions and queues) and the session's.
+pub const TENANT_TAG: &str = "sundial-tenant";
+
+/// How long a confirmed owner is trusted before the tag is read again: a re-tagged resource
+/// leaves its old tenant within this time.
+pub const OWNERSHIP_TTL: Duration = Duration::from_secs(60);
+
+/// Most tenants whose sessions (and ownership confirmations) one worker process keeps.
+pub const MAX_TENANTS: usize = 1_000;
+
+/// Most confirmed resources kept per tenant.
+const MAX_OWNED: usize = 256;
+
+/// What kind of resource a target names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// A Secrets Manager secret (signing key or header value).
+    Secret,
+    /// A Lambda function.
+    Function,
+    /// An SQS queue.
+    Queue,
+}
+
+impl Kind {
+    fn noun(self) -> &'static str {
+        match self {
+            Kind::Secret => "secret",
+            Kind::Function => "Lambda function",
+            Kind::Queue => "queue",
+        }
+    }
+}
+
+/// The one error of a resource that is not the tenant's (whatever the reason): the same words
+/// for "missing", "refused" and "someone else's".
+pub fn not_owned(kind: Kind, what: &str, tenant: &str) -> RunError {
+    RunError::permanent(
+        codes::TARGET_NOT_OWNED,
+        format!(
+            "the {what} is not available to tenant {tenant:?}: the {} must exist and carry the tag {TENANT_TAG}={tenant}",
+            kind.noun()
+        ),
+    )
+}
+
+/// The three clients a tenant's calls go through.
+#[derive(Debug, Clone)]
+pub struct TenantClients {
+    /// Lambda (function targets).
+    pub lambda: aws_sdk_lambda::Client,
+    /// SQS (queue targets).
+    pub sqs: aws_sdk_sqs::Client,
+    /// Secrets Manager (webhook secrets).
+    pub secrets: aws_sdk_secretsmanager::Client,
+}
+
+/// A role session name for `tenant` (2-64 of `[\w+=,.@-]`; tenant ids are a subset).
+fn session_name(tenant: &str) -> String {
+    let clean: String = tenant
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || "+=,.@-_".contains(c) { c } else { '-' })
+        .take(56)
+        .collect();
+    format!("sundial-{clean}")
+}
+
+/// Clients per tenant: the base clients as the tenant's role session, or the base clients
+/// themselves when no role is configured.
+#[derive(Debug, Clone)]
+pub struct TenantSessions {
+    base: TenantClients,
+    roles: TenantRoles,
+    sessions: Arc<Mutex<HashMap<String, TenantClients>>>,
+}
+
+impl TenantSessions {
+    /// Sessions over `base` (whose interceptors and endpoint the tenant clients keep).
+    pub fn new(base: TenantClients, roles: TenantRoles) -> Self {
+        TenantSessions { base, roles, sessions: Arc::default() }
+    }
+
+    /// The roles.
+    pub fn roles(&self) -> &TenantRoles {
+        &self.roles
+    }
+
+    /// `tenant`'s clients (a new role session the first time, then the cached one: the SDK
+    /// refreshes its credentials before they expire).
+    pub async fn clients(&self, tenant: &str) -> TenantClients {
+        let Some(role) = self.roles.of(tenant) else { return self.base.clone() };
+        if let Some(c) = self.sessions.lock().ok().and_then(|m| m.get(tenant).cloned()) {
+            return c;
+        }
+        let provider = aws_config::sts::AssumeRoleProvider::builder(role)
+            .session_name(session_name(tenant))
+            .tags([(TENANT_TAG, tenant)])
+            .build()
+            .await;
+        crate::access::note("sts:AssumeRole", "role:tenant-access".into());
+        crate::access::note("sts:TagSession", "role:tenant-access".into());
+        let creds = aws_sdk_lambda::config::SharedCredentialsProvider::new(provider);
+        // One cache for the three clients: one STS call per tenant per session, not three.
+        let cache = aws_sdk_lambda::config::IdentityCache::lazy().build();
+        let clients = TenantClients {
+            lambda: aws_sdk_lambda::Client::from_conf(
+                self.base
+                    .lambda
+                    .config()
+                    .to_builder()
+                    .credentials_provider(creds.clone())
+                    .identity_cache(cache.clone())
+                    .build(),
+            ),
+            sqs: aws_sdk_sqs::Client::from_conf(
+                self.base
+                    .sqs
+                    .config()
+                    .to_builder()
+                    .credentials_provider(creds.clone())
+                    .identity_cache(cache.clone())
+                    .build(),
+            ),
+            secrets: aws_sdk_secretsmanager::Client::from_conf(
+                self.base
+                    .secrets
+                    .config()
+                    .to_builder()
+                    .credentials_provider(creds)
+                    .identity_cache(cache)
+                    .build(),
+            ),
+        };
+        if let Ok(mut m) = self.sessions.lock() {
+            if m.len() >= MAX_TENANTS {
+                m.clear();
+            }
+            m.insert(tenant.to_string(), clients.clone());
+        }
+        clients
+    }
+}
+
+/// Confirms that resources are a tenant's own (their `sundial-tenant` tag), read through that
+/// tenant's clients and cached for [`OWNERSHIP_TTL`].
+#[derive(Debug, Clone)]
+pub struct Ownership {
+    tenant: String,
+    clients: TenantClients,
+    ttl: Duration,
+    confirmed: Arc<Mutex<HashMap<(Kind, String), Instant>>>,
+}
+
+/// A tag read's outcome.
+enum Tagged {
+    /// The tag's value (`None`: the resource carries no such tag).
+    Value(Option<String>),
+    /// The read failed for a reason that says nothing about ownership (throttling, a 5xx, the
+    /// network): retry.
+    Unsure(String),
+    /// The read was refused or the resource is missing: not the tenant's (detail for the log).
+    Refused(String),
+}
+
+impl Ownership {
+    /// Ownership for `tenant`, read through `clients`.
+    pub fn new(tenant: &str, clients: TenantClients) -> Self {
+        Ownership { tenant: tenant.to_string(), clients, ttl: OWNERSHIP_TTL, confirmed: Arc::default() }
+    }
+
+    /// The tenant.
+    pub fn tenant(&self) -> &str {
+        &self.tenant
+    }
+
+    /// Fails unless `resource` (a secret ARN, function name or ARN, queue URL) carries
+    /// `sundial-tenant=<tenant>`. `what` names its use in the message ("signing secret").
+    pub async fn check(
+        &self,
+        kind: Kind,
+        resource: &str,
+        what: &str,
+        execution: &str,
+    ) -> Result<(), RunError> {
+        let key = (kind, resource.to_string());
+        if self
+            .confirmed
+            .lock()
+            .ok()
+            .and_then(|m| m.get(&key).copied())
+            .is_some_and(|at| at.elapsed() < self.ttl)
+        {
+            return Ok(());
+        }
+        let tagged = match kind {
+            Kind::Secret => self.secret_tag(resource).await,
+            Kind::Function => self.function_tag(resource).await,
+            Kind::Queue => self.queue_tag(resource).await,
+        };
+        match tagged {
+            Tagged::Value(Some(v)) if v == self.tenant => {
+                if let Ok(mut m) = self.confirmed.lock() {
+                    if m.len() >= MAX_OWNED {
+                        m.retain(|_, at| at.elapsed() < self.ttl);
+                    }
+                    if m.len() < MAX_OWNED {
+                        m.insert(key, Instant::now());
+                    }
+                }
+                Ok(())
+            }
+            Tagged::Value(other) => {
+                tracing::warn!(execution, kind = kind.noun(), resource, tag = ?other, tenant = %self.tenant, "target not owned by the tenant");
+                Err(not_owned(kind, what, &self.tenant))
+            }
+            Tagged::Refused(detail) => {
+                tracing::warn!(execution, kind = kind.noun(), resource, detail, tenant = %self.tenant, "target ownership refused");
+                Err(not_owned(kind, what, &self.tenant))
+            }
+            Tagged::Unsure(detail) => {
+                tracing::warn!(
+                    execution,
+                    kind = kind.noun(),
+                    resource,
+                    detail,
+                    "target ownership could not be read"
+                );
+                Err(RunError::retryable(
+                    codes::TARGET_NOT_OWNED,
+                    format!("whether the {what} belongs to the tenant could not be read (will retry)"),
+                ))
+            }
+        }
+    }
+
+    async fn secret_tag(&self, arn: &str) -> Tagged {
+        match self.clients.secrets.describe_secret().secret_id(arn).send().await {
+            Ok(o) => Tagged::Value(
+                o.tags()
+                    .iter()
+                    .find(|t| t.key() == Some(TENANT_TAG))
+                    .and_then(|t| t.value().map(str::to_string)),
+            ),
+            Err(e) => judge(e),
+        }
+    }
+
+    async fn function_tag(&self, function: &str) -> Tagged {
+        match self.clients.lambda.get_function().function_name(function).send().await {
+            Ok(o) => Tagged::Value(o.tags().and_then(|t| t.get(TENANT_TAG)).cloned()),
+            Err(e) => judge(e),
+        }
+    }
+
+    async fn queue_tag(&self, url: &str) -> Tagged {
+        match self.clients.sqs.list_queue_tags().queue_url(url).send().await {
+            Ok(o) => Tagged::Value(o.tags().and_then(|t| t.get(TENANT_TAG)).cloned()),
+            Err(e) => judge(e),
+        }
+    }
+}
+
+/// Throttling, server errors and the network retry; every other answer (missing, refused,
+/// invalid) says the resource is not usable by this tenant.
+fn judge<E, R>(e: SdkError<E, R>) -> Tagged
+where
+    E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
+    R: std::fmt::Debug + Send + Sync + 'static,
+{
+    let detail = DisplayErrorContext(&e).to_string();
+    match &e {
+        SdkError::ServiceError(s) => {
+            let code = s.err().code().unwrap_or_default();
+            let transient = code.contains("Throttl")
+                || code.contains("TooManyRequests")
+                || code.contains("ServiceUnavailable")
+                || code.contains("InternalFailure")
+                || code.contains("InternalError")
+                || code.contains("ServiceException")
+                || code == "RequestThrottled";
+            if transient {
+                Tagged::Unsure(detail)
+            } else {
+                Tagged::Refused(detail)
+            }
+        }
+        _ => Tagged::Unsure(detail),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_reason_a_resource_is_not_owned_reads_the_same() {
+        // C1: `lastError` must not tell "missing" from "refused" from "someone else's".
+        let a = not_owned(Kind::Secret, "signing secret", "acme");
+        assert!(!a.is_retryable());
+        assert_eq!(a.code, codes::TARGET_NOT_OWNED);
+        assert!(a.message.contains("sundial-tenant=acme"), "{}", a.message);
+        assert!(!a.message.contains("NotFound") && !a.message.contains("AccessDenied"), "{}", a.message);
+    }
+
+    #[test]
+    fn session_names_are_valid_for_sts() {
+        assert_eq!(session_name("acme"), "sundial-acme");
+        let long = session_name(&"x".repeat(100));
+        assert!(long.len() <= 64 && long.len() >= 2);
+        assert_eq!(session_name("a b/c"), "sundial-a-b-c");
+    }
+}
