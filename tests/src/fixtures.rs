@@ -529,7 +529,12 @@ pub type Poller =
 pub fn spawn_poller(worker: Arc<Worker>, slots: usize) -> Poller {
     spawn_poller_with(
         worker,
-        sundial_worker::ecs::EcsOptions { slots, shutdown_grace: Duration::from_secs(5), wait_secs: 1 },
+        sundial_worker::ecs::EcsOptions {
+            slots,
+            shutdown_grace: Duration::from_secs(5),
+            wait_secs: 1,
+            diagnostic_handlers: false,
+        },
     )
 }
 
@@ -643,7 +648,8 @@ pub async fn worker_ecs_binary() -> Result<std::path::PathBuf> {
 }
 
 /// Starts the `worker-ecs` binary against `env` with `extra` variables (2 s leases, 200 ms skew
-/// margin and loopback webhook targets unless overridden). Killed when dropped.
+/// margin, loopback webhook targets and the diagnostic handlers unless overridden). Killed when
+/// dropped.
 pub async fn spawn_worker_ecs(env: &TestEnv, extra: &[(&str, &str)]) -> Result<tokio::process::Child> {
     let bin = worker_ecs_binary().await?;
     spawn_worker_ecs_from(&bin, env, extra)
@@ -663,6 +669,8 @@ pub fn spawn_worker_ecs_from(
             ("SUNDIAL_SKEW_MARGIN_MS", "200"),
             ("SUNDIAL_DEV_LOOPBACK_TARGETS", "true"),
             ("SUNDIAL_POOL", "default"),
+            // The tests' jobs use the diagnostic `sleep` and `count` (the shipped default is off).
+            ("SUNDIAL_DIAGNOSTIC_HANDLERS", "true"),
             ("RUST_LOG", "info"),
         ],
     );

@@ -179,3 +179,37 @@ async fn a_worker_takes_only_as_many_messages_as_it_has_slots_and_extends_visibi
     env.cleanup().await;
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_shipped_ecs_worker_runs_no_diagnostic_handler_unless_the_operator_opts_in() -> anyhow::Result<()>
+{
+    // Security review 2026-12 H2: the shipped image registered `sleep` (a slot held up to 12 h)
+    // and `count` (100,000 children a fire) for every tenant.
+    // GIVEN jobs naming the diagnostic handlers
+    let env = TestEnv::new("ecs-diag").await?;
+    let mut sleep = fixtures::definition(Target::InProcess { handler: "sleep".into() });
+    sleep.params = serde_json::json!({"ms": 10});
+    let k_sleep = fixtures::create_ready(&env, "acme", "sleep", sleep, Utc::now()).await?;
+    let mut count = fixtures::definition(Target::InProcess { handler: "count".into() });
+    count.map_reduce = Some(Default::default());
+    count.params = serde_json::json!({"items": 3, "batch": 3});
+    let k_count = fixtures::create_ready(&env, "acme", "count", count, Utc::now()).await?;
+
+    // WHEN the worker-ecs binary runs them as shipped (SUNDIAL_DIAGNOSTIC_HANDLERS unset: empty)
+    let mut w = fixtures::spawn_worker_ecs(
+        &env,
+        &[("SUNDIAL_WORKER_ID", "shipped"), ("SUNDIAL_DIAGNOSTIC_HANDLERS", "")],
+    )
+    .await?;
+    let s_sleep = fixtures::wait_for(&env, &k_sleep, WITHIN, |s| s.exec.status.is_terminal()).await;
+    let s_count = fixtures::wait_for(&env, &k_count, WITHIN, |s| s.exec.status.is_terminal()).await;
+    w.kill().await?;
+
+    // THEN neither handler exists there: both FAILED with UnknownHandler, nothing ran
+    for s in [s_sleep?, s_count?] {
+        assert_eq!(s.exec.status, ExecStatus::Failed, "{}: {:?}", s.exec.job_id, s.exec.last_error);
+        assert_eq!(s.exec.last_error.map(|e| e.0), Some("UnknownHandler".into()));
+    }
+    env.cleanup().await;
+    Ok(())
+}

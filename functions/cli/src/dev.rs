@@ -465,6 +465,7 @@ pub(crate) async fn run(args: DevArgs, _api: &ApiArgs) -> anyhow::Result<()> {
             slots: args.slots.max(1),
             shutdown_grace: Duration::from_secs(5),
             wait_secs: if args.fast { 1 } else { 5 },
+            diagnostic_handlers: false,
         };
         let s = stop.clone();
         let pool = pool.clone();

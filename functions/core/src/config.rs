@@ -243,6 +243,11 @@ pub struct EcsWorkerSettings {
     pub slots: usize,
     /// How long running work may continue after SIGTERM before it is released.
     pub shutdown_grace: Duration,
+    /// Whether the shipped binary registers its diagnostic handlers (`sleep`, which holds a
+    /// slot as long as it is asked to, and the map-reduce `count`, which emits as many items).
+    /// Off unless `SUNDIAL_DIAGNOSTIC_HANDLERS` says so; the CDK never sets it: they would be
+    /// every tenant's to call.
+    pub diagnostic_handlers: bool,
 }
 
 impl Default for EcsWorkerSettings {
@@ -251,6 +256,7 @@ impl Default for EcsWorkerSettings {
         EcsWorkerSettings {
             slots: d.worker_slots.clamp(1, 1_000) as usize,
             shutdown_grace: Duration::from_secs(d.shutdown_grace_secs),
+            diagnostic_handlers: false,
         }
     }
 }
@@ -279,6 +285,19 @@ impl EcsWorkerSettings {
                 &r.env.shutdown_grace_secs,
                 r.defaults.shutdown_grace_secs,
             )?),
+            diagnostic_handlers: match get(&r.env.diagnostic_handlers).filter(|v| !v.is_empty()) {
+                None => false,
+                Some(v) => match v.to_ascii_lowercase().as_str() {
+                    "true" | "1" | "yes" => true,
+                    "false" | "0" | "no" => false,
+                    _ => {
+                        return Err(ConfigError::Invalid {
+                            name: r.env.diagnostic_handlers.clone(),
+                            reason: format!("{v:?} is not true or false"),
+                        })
+                    }
+                },
+            },
         })
     }
 }

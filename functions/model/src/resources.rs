@@ -164,6 +164,8 @@ pub struct EnvNames {
     pub event_bus: String,
     /// Concurrent executions of one ECS worker.
     pub worker_slots: String,
+    /// Dev and test only: the ECS worker registers its diagnostic handlers (`sleep`, `count`).
+    pub diagnostic_handlers: String,
     /// Seconds an ECS worker keeps finishing work after SIGTERM.
     pub shutdown_grace_secs: String,
     /// The JWT claim that carries the tenant (api).

@@ -47,13 +47,21 @@ pub struct EcsOptions {
     pub shutdown_grace: Duration,
     /// Long-poll wait (seconds, ≤ 20).
     pub wait_secs: i32,
+    /// Whether the shipped binary registers its diagnostic handlers
+    /// ([`EcsWorkerSettings::diagnostic_handlers`]).
+    pub diagnostic_handlers: bool,
 }
 
 impl EcsOptions {
     /// From the environment ([`EcsWorkerSettings`]), with 20 s long polls.
     pub fn from_env() -> anyhow::Result<Self> {
         let s = EcsWorkerSettings::from_env()?;
-        Ok(EcsOptions { slots: s.slots, shutdown_grace: s.shutdown_grace, wait_secs: 20 })
+        Ok(EcsOptions {
+            slots: s.slots,
+            shutdown_grace: s.shutdown_grace,
+            wait_secs: 20,
+            diagnostic_handlers: s.diagnostic_handlers,
+        })
     }
 }
 

@@ -254,6 +254,7 @@ async fn main() -> Result<()> {
         slots: 32,
         shutdown_grace: std::time::Duration::from_secs(5),
         wait_secs: 1,
+        diagnostic_handlers: false,
     };
     let poller = tokio::spawn(sundial_worker::ecs::run(worker, opts, shutdown.clone()));
     let deadline = Instant::now() + std::time::Duration::from_secs(120 + jobs as u64 / 10);

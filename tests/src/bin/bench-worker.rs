@@ -165,6 +165,7 @@ async fn main() -> anyhow::Result<()> {
                 slots: SLOTS,
                 shutdown_grace: Duration::from_secs(5),
                 wait_secs: 20,
+                diagnostic_handlers: false,
             },
         ));
     }
