@@ -263,27 +263,34 @@ impl TenantTargets {
     }
 }
 
-/// `*` matches any run of characters (also none); everything else matches itself.
+/// Characters a `*` never matches: the separators of URLs and ARNs.
+const SEGMENT_SEPARATORS: &[u8] = b"/?#:@";
+
+/// `*` matches any run of characters within one segment (also none): it never matches one of
+/// `/ ? # : @`, so `arn:aws:sqs:*:123456789012:acme-*` cannot match a value that spells another
+/// account first and this one further on. A pattern that is only `*` matches every value.
+/// Everything else matches itself.
 pub fn glob_match(pattern: &str, s: &str) -> bool {
-    let (p, s) = (pattern.as_bytes(), s.as_bytes());
-    let (mut pi, mut si) = (0, 0);
-    let mut star: Option<(usize, usize)> = None;
-    while si < s.len() {
-        if pi < p.len() && p[pi] == b'*' {
-            star = Some((pi, si));
-            pi += 1;
-        } else if pi < p.len() && p[pi] == s[si] {
-            pi += 1;
-            si += 1;
-        } else if let Some((sp, ss)) = star {
-            pi = sp + 1;
-            si = ss + 1;
-            star = Some((sp, ss + 1));
-        } else {
-            return false;
-        }
+    if pattern == "*" {
+        return true;
     }
-    p[pi..].iter().all(|c| *c == b'*')
+    let s = s.as_bytes();
+    // matched[j]: whether the pattern so far matches s[..j]. Dynamic programming rather than the
+    // usual backtracking, which is only right when a `*` may match anything.
+    let mut matched = vec![false; s.len() + 1];
+    matched[0] = true;
+    for &c in pattern.as_bytes() {
+        let mut next = vec![false; s.len() + 1];
+        for j in 0..=s.len() {
+            next[j] = if c == b'*' {
+                matched[j] || (j > 0 && next[j - 1] && !SEGMENT_SEPARATORS.contains(&s[j - 1]))
+            } else {
+                j > 0 && matched[j - 1] && s[j - 1] == c
+            };
+        }
+        matched = next;
+    }
+    matched[s.len()]
 }
 
 /// The deployment's outbound policy: addresses and per-tenant allowlists.
@@ -584,6 +591,31 @@ mod tests {
             "arn:aws:lambda:eu-west-1:123:function:globex"
         ));
         assert!(glob_match("a*b*c", "aXXbYYc") && !glob_match("a*b*c", "aXXbYY") && glob_match("*", ""));
+    }
+
+    #[test]
+    fn a_star_matches_within_one_segment_only() {
+        // GIVEN globs whose `*` stands for one region, one name or one host label
+        let secret = "arn:aws:secretsmanager:*:123456789012:secret:acme/*";
+        let queue = "https://sqs.*.amazonaws.com/123456789012/acme-*";
+        // THEN a `*` does not reach across `:` to spell another account further on
+        assert!(!glob_match(
+            secret,
+            "arn:aws:secretsmanager:eu-west-1:999999999999:secret:x:123456789012:secret:acme/y"
+        ));
+        // AND not across `/`, `?`, `#` or `@`
+        assert!(!glob_match(
+            queue,
+            "https://sqs.us-east-1.amazonaws.com/999999999999/globex-q?x=.amazonaws.com/123456789012/acme-1"
+        ));
+        assert!(!glob_match(secret, "arn:aws:secretsmanager:eu-west-1:123456789012:secret:acme/x/../globex"));
+        assert!(!glob_match("*.acme.com", "evil.net#.acme.com") && !glob_match("*.acme.com", "u@h.acme.com"));
+        // AND within its segment it matches as before
+        assert!(glob_match(secret, "arn:aws:secretsmanager:eu-west-1:123456789012:secret:acme/token-AbCdEf"));
+        assert!(glob_match(queue, "https://sqs.eu-west-1.amazonaws.com/123456789012/acme-inbox"));
+        assert!(glob_match("*-*", "a-b-c") && glob_match("a*", "a") && !glob_match("a*b", "a:b"));
+        // AND a pattern that is only `*` matches every value
+        assert!(glob_match("*", "arn:aws:sqs:eu-west-1:123456789012:q") && glob_match("*", ""));
     }
 
     #[test]
