@@ -13,10 +13,12 @@
 //!   again, on the very addresses connected to, by the webhook client's resolver
 //!   (`execution::target::http`), so DNS rebinding between a check and the connect cannot slip
 //!   past it. Header names (`target.headers.X`) that Sundial sets itself are refused.
-//! - **queues** (`target.queueUrl`): never one of Sundial's own pool queues or dead-letter queues
-//!   (a job that sends to them would forge executions).
+//! - **queues** (`target.queueUrl`): parsed strictly into region, account and name
+//!   ([`parse_queue_url`]), so the queue judged is the queue SQS uses; never one of Sundial's own
+//!   pool queues or dead-letter queues (a job that sends to them would forge executions).
 //! - **per-tenant allowlists** ([`TenantTargets`], `SUNDIAL_TENANT_TARGETS`): when set, a tenant's
-//!   Lambda functions, queue URLs and webhook hosts must match one of its `*` globs.
+//!   Lambda functions, queues (by ARN) and webhook hosts must match one of its `*` globs, whose
+//!   `*` stays within one segment ([`glob_match`]).
 //!
 //! The address policy: public unicast addresses are allowed; everything else is refused unless
 //! it lies in one of the deployment's private CIDRs (`SUNDIAL_PRIVATE_TARGET_CIDRS`). Loopback,
@@ -232,7 +234,8 @@ pub struct TargetAllow {
     /// with ARN targets, e.g. `arn:aws:lambda:*:*:function:acme-*`).
     #[serde(default)]
     pub lambda: Vec<String>,
-    /// SQS queue URLs (`https://sqs.*.amazonaws.com/123456789012/acme-*`).
+    /// SQS queues, matched against the queue URL's canonical ARN
+    /// (`arn:aws:sqs:*:123456789012:acme-*`); a URL-shaped glob is refused when read.
     #[serde(default)]
     pub sqs: Vec<String>,
     /// Webhook host names (`*.acme.com`, `hooks.example.org`), matched lowercase.
@@ -244,8 +247,38 @@ pub struct TargetAllow {
 /// [`TargetAllow`]; `"*"` applies to every tenant without an entry of its own. A tenant with
 /// neither may call no remote target.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
-#[serde(transparent)]
+#[serde(try_from = "BTreeMap<String, TargetAllow>", into = "BTreeMap<String, TargetAllow>")]
 pub struct TenantTargets(pub BTreeMap<String, TargetAllow>);
+
+impl TryFrom<BTreeMap<String, TargetAllow>> for TenantTargets {
+    type Error = String;
+
+    /// Refuses a glob that could never match what it is compared with: an SQS glob is matched
+    /// against a queue's ARN, so a URL-shaped one would silently allow nothing.
+    fn try_from(map: BTreeMap<String, TargetAllow>) -> Result<Self, String> {
+        for (tenant, allow) in &map {
+            for g in &allow.sqs {
+                if g.contains('/') {
+                    return Err(format!(
+                        "tenant {tenant:?}: sqs glob {g:?} is a queue URL; queues are matched by ARN, write an ARN glob such as arn:aws:sqs:*:123456789012:acme-*"
+                    ));
+                }
+                if g != "*" && !g.starts_with("arn:") {
+                    return Err(format!(
+                        "tenant {tenant:?}: sqs glob {g:?} must be an ARN glob (arn:aws:sqs:<region>:<account>:<name>)"
+                    ));
+                }
+            }
+        }
+        Ok(TenantTargets(map))
+    }
+}
+
+impl From<TenantTargets> for BTreeMap<String, TargetAllow> {
+    fn from(t: TenantTargets) -> Self {
+        t.0
+    }
+}
 
 impl TenantTargets {
     /// Parses the JSON setting.
@@ -300,6 +333,46 @@ pub struct TargetPolicy {
     pub addresses: AddressPolicy,
     /// Per-tenant allowlists; `None` (unset) allows any target the other checks accept.
     pub tenants: Option<TenantTargets>,
+    /// Where the deployment runs: completes names and emulator URLs into ARNs.
+    pub home: Home,
+}
+
+/// Where the deployment runs. A part that is unknown is never guessed: a value that needs it
+/// to become an ARN is matched as written.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Home {
+    /// The region (`AWS_REGION`).
+    pub region: Option<String>,
+    /// The account id (`SUNDIAL_ACCOUNT_ID`).
+    pub account: Option<String>,
+}
+
+impl Home {
+    /// The partition of the region (`aws` when the region is unknown).
+    pub fn partition(&self) -> &'static str {
+        self.region.as_deref().map_or("aws", partition_of)
+    }
+}
+
+/// The partition a region belongs to.
+fn partition_of(region: &str) -> &'static str {
+    if region.starts_with("cn-") {
+        "aws-cn"
+    } else if region.starts_with("us-gov-") {
+        "aws-us-gov"
+    } else {
+        "aws"
+    }
+}
+
+/// `us-east-1`, `cn-north-1`, `us-gov-west-1`: lowercase words and a number, joined by `-`.
+fn is_region(r: &str) -> bool {
+    r.len() <= 32
+        && r.contains('-')
+        && r.starts_with(|c: char| c.is_ascii_lowercase())
+        && r.ends_with(|c: char| c.is_ascii_digit())
+        && !r.contains("--")
+        && r.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
 }
 
 /// A refused target: the field and reason (what the API answers at create), and the stable
@@ -337,7 +410,7 @@ fn invalid(field: impl Into<String>, reason: impl Into<String>) -> Refusal {
 impl TargetPolicy {
     /// The local run's and the tests' policy: loopback and plain `http://` webhooks allowed.
     pub fn dev_loopback() -> Self {
-        TargetPolicy { addresses: AddressPolicy::dev_loopback(), tenants: None }
+        TargetPolicy { addresses: AddressPolicy::dev_loopback(), ..TargetPolicy::default() }
     }
 
     /// Judges `tenant`'s `target` (see the module header). `cfg` names Sundial's own queues.
@@ -384,8 +457,8 @@ impl TargetPolicy {
                 listed("Lambda function", "target.function", function, |a| &a.lambda)
             }
             Target::Sqs { queue_url } => {
-                check_queue_url(&cfg, queue_url)?;
-                listed("queue", "target.queueUrl", queue_url, |a| &a.sqs)
+                let queue = check_queue_url(&cfg, parse_queue_url(queue_url, &self.addresses, &self.home)?)?;
+                listed("queue", "target.queueUrl", &queue.arn(), |a| &a.sqs)
             }
             Target::InProcess { handler } => {
                 if handler.is_empty() || handler.len() > 64 {
@@ -461,32 +534,111 @@ pub fn check_header_name(name: &str) -> Result<(), Refusal> {
     Ok(())
 }
 
-/// A queue URL's name must be a valid SQS name (no escapes that could spell another one) and
-/// none of Sundial's own pool queues or dead-letter queues: neither a current pool's nor any
-/// other under the pool queues' prefix (a pool added or renamed later).
-fn check_queue_url(cfg: &Deployment<'_>, queue_url: &str) -> Result<(), Refusal> {
-    let field = "target.queueUrl";
-    let uri: http::Uri = queue_url.parse().map_err(|_| invalid(field, "is not a valid URL"))?;
-    if !matches!(uri.scheme_str(), Some("https") | Some("http")) || uri.host().is_none() {
-        return Err(invalid(field, "must be an SQS queue URL"));
+/// An SQS queue named by a URL that [`parse_queue_url`] accepted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueueRef {
+    /// `aws`, `aws-cn` or `aws-us-gov`.
+    pub partition: &'static str,
+    /// The region; empty for an emulator URL that names none in a deployment whose region is
+    /// unknown.
+    pub region: String,
+    /// The 12-digit account id.
+    pub account: String,
+    /// The queue name (with `.fifo`, if any).
+    pub name: String,
+}
+
+impl QueueRef {
+    /// `arn:<partition>:sqs:<region>:<account>:<name>`, what the `sqs` globs are matched with.
+    pub fn arn(&self) -> String {
+        format!("arn:{}:sqs:{}:{}:{}", self.partition, self.region, self.account, self.name)
     }
-    let name = uri.path().rsplit('/').next().unwrap_or_default();
-    let valid = !name.is_empty()
+}
+
+const QUEUE_URL_SHAPE: &str =
+    "must be an SQS queue URL https://sqs.<region>.amazonaws.com/<account>/<name>, without query, fragment, credentials or escapes";
+
+/// Parses a queue URL strictly into (region, account, name), so that the allowlist judges the
+/// queue SQS will use and not text a second parser may read differently: `https://` only, no
+/// query, fragment, userinfo, percent escapes or dot segments, exactly `/<account>/<name>`,
+/// on `sqs.<region>.amazonaws.com[.cn]` or `<region>.queue.amazonaws.com`. Under the dev
+/// setting (`SUNDIAL_DEV_LOOPBACK_TARGETS`) a loopback host (`127.0.0.1`, `localhost`,
+/// `*.localhost.localstack.cloud`) with the same path is an emulator's queue, over plain
+/// `http://` too, and any port.
+pub fn parse_queue_url(url: &str, addresses: &AddressPolicy, home: &Home) -> Result<QueueRef, Refusal> {
+    let bad = || invalid("target.queueUrl", QUEUE_URL_SHAPE);
+    // Refused as text first: the URI parser would drop or keep them, SQS might read them.
+    if url.len() > 2048
+        || url.bytes().any(|b| !b.is_ascii_graphic() || matches!(b, b'?' | b'#' | b'%' | b'@' | b'\\'))
+    {
+        return Err(bad());
+    }
+    let uri: http::Uri = url.parse().map_err(|_| bad())?;
+    let host = uri.host().ok_or_else(bad)?.to_ascii_lowercase();
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    let emulator = addresses.dev_loopback && is_loopback_host(host);
+    match (uri.scheme_str(), uri.port_u16()) {
+        (Some("https"), None | Some(443)) => {}
+        (Some("http" | "https"), _) if emulator => {}
+        _ => return Err(bad()),
+    }
+    let (account, name) = uri.path().strip_prefix('/').and_then(|p| p.split_once('/')).ok_or_else(bad)?;
+    let name_ok = !name.is_empty()
         && name.len() <= 80
         && name
-            .trim_end_matches(".fifo")
+            .strip_suffix(".fifo")
+            .unwrap_or(name)
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
-    if !valid {
-        return Err(invalid(field, "must end in a queue name (1-80 of A-Z a-z 0-9 - _, optionally .fifo)"));
+    if account.len() != 12 || !account.bytes().all(|b| b.is_ascii_digit()) || !name_ok {
+        return Err(bad());
     }
-    let base = name.trim_end_matches(".fifo");
+    let (partition, region) = if emulator {
+        let named = host.strip_prefix("sqs.").and_then(|h| h.strip_suffix(".localhost.localstack.cloud"));
+        match named.filter(|r| is_region(r)) {
+            Some(r) => (partition_of(r), r.to_string()),
+            None => (home.partition(), home.region.clone().unwrap_or_default()),
+        }
+    } else {
+        aws_queue_host_region(host).ok_or_else(bad)?
+    };
+    Ok(QueueRef { partition, region, account: account.to_string(), name: name.to_string() })
+}
+
+/// The partition and region of an SQS endpoint host, if it is one.
+fn aws_queue_host_region(host: &str) -> Option<(&'static str, String)> {
+    let region = if let Some(cn) = host.strip_prefix("sqs.").and_then(|h| h.strip_suffix(".amazonaws.com.cn"))
+    {
+        Some(cn).filter(|r| r.starts_with("cn-"))
+    } else {
+        host.strip_prefix("sqs.")
+            .and_then(|h| h.strip_suffix(".amazonaws.com"))
+            .or_else(|| host.strip_suffix(".queue.amazonaws.com"))
+            .filter(|r| !r.starts_with("cn-"))
+    }?;
+    is_region(region).then(|| (partition_of(region), region.to_string()))
+}
+
+/// A host that can only be this machine: a loopback address, `localhost`, or LocalStack's
+/// public names for 127.0.0.1.
+fn is_loopback_host(host: &str) -> bool {
+    host.parse::<IpAddr>().is_ok_and(|ip| unwrap_v4(ip).is_loopback())
+        || host == "localhost"
+        || host.ends_with(".localhost")
+        || host == "localhost.localstack.cloud"
+        || host.ends_with(".localhost.localstack.cloud")
+}
+
+/// Refuses Sundial's own pool queues and dead-letter queues: neither a current pool's nor any
+/// other under the pool queues' prefix (a pool added or renamed later).
+fn check_queue_url(cfg: &Deployment<'_>, queue: QueueRef) -> Result<QueueRef, Refusal> {
+    let base = queue.name.trim_end_matches(".fifo");
     let own = (!cfg.queue_prefix.is_empty() && base.starts_with(cfg.queue_prefix))
         || cfg.pools.iter().any(|p| base == cfg.queue_name(p) || base == cfg.dlq_name(p));
     if own {
-        return Err(refuse(codes::TARGET_NOT_ALLOWED, field, "is one of Sundial's own queues"));
+        return Err(refuse(codes::TARGET_NOT_ALLOWED, "target.queueUrl", "is one of Sundial's own queues"));
     }
-    Ok(())
+    Ok(queue)
 }
 
 #[cfg(test)]
@@ -616,6 +768,100 @@ mod tests {
         assert!(glob_match("*-*", "a-b-c") && glob_match("a*", "a") && !glob_match("a*b", "a:b"));
         // AND a pattern that is only `*` matches every value
         assert!(glob_match("*", "arn:aws:sqs:eu-west-1:123456789012:q") && glob_match("*", ""));
+    }
+
+    /// The code and field `tenant`'s `target` is refused with, if it is.
+    fn refusal(policy: &TargetPolicy, tenant: &str, target: &Target) -> Option<(&'static str, String)> {
+        let pools = vec!["default".to_string()];
+        let cfg = Deployment { pools: &pools, shards: 16, queue_prefix: "t-sundial-", targets: policy };
+        policy.check(cfg, tenant, target).err().map(|r| (r.code, r.error.field))
+    }
+
+    fn allowlist(json: &str) -> TargetPolicy {
+        TargetPolicy {
+            tenants: Some(TenantTargets::parse(json).unwrap_or_else(|e| panic!("{e}"))),
+            ..TargetPolicy::default()
+        }
+    }
+
+    fn sqs(url: &str) -> Target {
+        Target::Sqs { queue_url: url.to_string() }
+    }
+
+    #[test]
+    fn queue_urls_are_parsed_strictly_and_matched_as_arns() {
+        // GIVEN acme allowed its own account's acme-* queues, by ARN glob
+        let policy = allowlist(r#"{"acme": {"sqs": ["arn:aws:sqs:*:123456789012:acme-*"]}}"#);
+        let bad = Some((codes::BAD_TARGET, "target.queueUrl".to_string()));
+        let not_allowed = Some((codes::TARGET_NOT_ALLOWED, "target.queueUrl".to_string()));
+        // THEN its queues are accepted in both AWS host forms
+        for url in [
+            "https://sqs.eu-west-1.amazonaws.com/123456789012/acme-inbox",
+            "https://eu-west-1.queue.amazonaws.com/123456789012/acme-inbox.fifo",
+        ] {
+            assert_eq!(refusal(&policy, "acme", &sqs(url)), None, "{url}");
+        }
+        // AND a queue of another account, or of another partition, is not allowed
+        for url in [
+            "https://sqs.us-east-1.amazonaws.com/999999999999/acme-inbox",
+            "https://sqs.cn-north-1.amazonaws.com.cn/123456789012/acme-inbox",
+        ] {
+            assert_eq!(refusal(&policy, "acme", &sqs(url)), not_allowed, "{url}");
+        }
+        let cn = allowlist(r#"{"acme": {"sqs": ["arn:aws-cn:sqs:*:123456789012:acme-*"]}}"#);
+        assert_eq!(
+            refusal(&cn, "acme", &sqs("https://sqs.cn-north-1.amazonaws.com.cn/123456789012/acme-q")),
+            None
+        );
+        // AND a URL that a second parser could read as another queue is not a queue URL at all
+        for url in [
+            "https://sqs.us-east-1.amazonaws.com/999999999999/globex-q?x=.amazonaws.com/123456789012/acme-1",
+            "https://sqs.us-east-1.amazonaws.com/123456789012/acme-x/../globex-q",
+            "https://sqs.us-east-1.amazonaws.com/123456789012/acme-x/%2e%2e/globex-q",
+            "https://sqs.us-east-1.amazonaws.com/123456789012/acme-x#globex",
+            "https://sqs.us-east-1.amazonaws.com/123456789012/acme-x?",
+            "https://user@sqs.us-east-1.amazonaws.com/123456789012/acme-x",
+            "https://sqs.us-east-1.amazonaws.com/queue/123456789012/acme-x",
+            "https://sqs.us-east-1.amazonaws.com/123456789012/acme-x/",
+            "https://sqs.us-east-1.amazonaws.com/12345678901/acme-x",
+            "https://sqs.us-east-1.amazonaws.com.evil.net/123456789012/acme-x",
+            "https://evil.net/123456789012/acme-x",
+            "http://sqs.us-east-1.amazonaws.com/123456789012/acme-x",
+            "http://127.0.0.1:4566/000000000000/acme-x",
+        ] {
+            assert_eq!(refusal(&policy, "acme", &sqs(url)), bad, "{url}");
+        }
+        // AND a URL-shaped glob is refused when the setting is read, saying what to write
+        let e =
+            TenantTargets::parse(r#"{"acme": {"sqs": ["https://sqs.*.amazonaws.com/123456789012/acme-*"]}}"#);
+        assert!(e.as_ref().is_err_and(|e| e.contains("ARN glob")), "{e:?}");
+    }
+
+    #[test]
+    fn the_emulators_queue_urls_are_queue_urls_under_the_dev_policy() {
+        // GIVEN the dev-loopback policy and the URL shapes MiniStack, moto and LocalStack return
+        let mut policy = allowlist(r#"{"acme": {"sqs": ["arn:aws:sqs:*:*:acme-*"]}}"#);
+        policy.addresses = AddressPolicy::dev_loopback();
+        // THEN each is accepted and matched as an ARN
+        for url in [
+            "http://127.0.0.1:4566/000000000000/acme-q",
+            "http://localhost:4566/000000000000/acme-q",
+            "http://127.0.0.1:4567/123456789012/acme-q",
+            "http://sqs.us-east-1.localhost.localstack.cloud:4566/000000000000/acme-q",
+            "http://[::1]:4566/000000000000/acme-q",
+        ] {
+            assert_eq!(refusal(&policy, "acme", &sqs(url)), None, "{url}");
+            assert_eq!(
+                refusal(&policy, "acme", &sqs(&url.replace("acme-q", "globex-q"))),
+                Some((codes::TARGET_NOT_ALLOWED, "target.queueUrl".to_string())),
+                "{url}"
+            );
+        }
+        // AND a non-loopback host is still held to the AWS shape
+        assert_eq!(
+            refusal(&policy, "acme", &sqs("http://sqs.evil.net:4566/000000000000/acme-q")),
+            Some((codes::BAD_TARGET, "target.queueUrl".to_string()))
+        );
     }
 
     #[test]

@@ -106,7 +106,7 @@ fn a_tenant_allowlist_is_checked_at_create_with_the_field_named() {
     cfg.targets.tenants = Some(
         crate::outbound::TenantTargets::parse(
             r#"{"acme": {"lambda": ["arn:aws:lambda:*:*:function:acme-*"],
-                         "sqs": ["https://sqs.*.amazonaws.com/123456789012/acme-*"],
+                         "sqs": ["arn:aws:sqs:*:123456789012:acme-*"],
                          "http": ["*.acme.com"]},
                 "*": {"http": ["*"]}}"#,
         )

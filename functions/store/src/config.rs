@@ -190,7 +190,11 @@ fn target_policy(get: &impl Fn(&str) -> Option<String>) -> Result<TargetPolicy, 
         .map(|v| TenantTargets::parse(&v))
         .transpose()
         .map_err(|reason| ConfigError::Invalid { name: n.tenant_targets.clone(), reason })?;
-    Ok(TargetPolicy { addresses: AddressPolicy { private_cidrs, dev_loopback }, tenants })
+    Ok(TargetPolicy {
+        addresses: AddressPolicy { private_cidrs, dev_loopback },
+        tenants,
+        ..TargetPolicy::default()
+    })
 }
 
 /// Pool names become queue names: SQS allows 80 characters of `[A-Za-z0-9_-]`.
