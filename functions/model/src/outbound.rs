@@ -30,6 +30,7 @@
 //! the test suite; the CDK construct never sets it (infra/test checks).
 
 use crate::deployment::Deployment;
+use crate::priority::Lane;
 use crate::retry::{codes, RunError};
 use crate::{Target, ValidationError};
 use std::collections::BTreeMap;
@@ -629,12 +630,16 @@ fn is_loopback_host(host: &str) -> bool {
         || host.ends_with(".localhost.localstack.cloud")
 }
 
-/// Refuses Sundial's own pool queues and dead-letter queues: neither a current pool's nor any
-/// other under the pool queues' prefix (a pool added or renamed later).
+/// Refuses Sundial's own queues: a current pool's lanes (`{prefix}{pool}`, `{prefix}{pool}-low`)
+/// and dead-letter queue, and any other name under the pool queues' prefix (a pool added or
+/// renamed later). With an empty prefix only the first rule can apply, so it must name every
+/// lane.
 fn check_queue_url(cfg: &Deployment<'_>, queue: QueueRef) -> Result<QueueRef, Refusal> {
     let base = queue.name.trim_end_matches(".fifo");
     let own = (!cfg.queue_prefix.is_empty() && base.starts_with(cfg.queue_prefix))
-        || cfg.pools.iter().any(|p| base == cfg.queue_name(p) || base == cfg.dlq_name(p));
+        || cfg.pools.iter().any(|p| {
+            base == cfg.dlq_name(p) || Lane::ALL.iter().any(|lane| base == cfg.lane_queue_name(p, *lane))
+        });
     if own {
         return Err(refuse(codes::TARGET_NOT_ALLOWED, "target.queueUrl", "is one of Sundial's own queues"));
     }
@@ -862,6 +867,23 @@ mod tests {
             refusal(&policy, "acme", &sqs("http://sqs.evil.net:4566/000000000000/acme-q")),
             Some((codes::BAD_TARGET, "target.queueUrl".to_string()))
         );
+    }
+
+    #[test]
+    fn an_empty_queue_prefix_still_refuses_every_lane_of_a_pool() {
+        // GIVEN a deployment whose pool queues have no prefix (the CDK allows queuePrefix '')
+        let policy = TargetPolicy::default();
+        let pools = vec!["default".to_string()];
+        let cfg = Deployment { pools: &pools, shards: 16, queue_prefix: "", targets: &policy };
+        // THEN the pool queue, its low lane and its DLQ are all Sundial's own
+        for name in ["default", "default-low", "default-dlq", "default-low.fifo"] {
+            let url = format!("https://sqs.us-east-1.amazonaws.com/123456789012/{name}");
+            let refused = policy.check(cfg, "acme", &sqs(&url)).err().map(|r| (r.code, r.error.field));
+            assert_eq!(refused, Some((codes::TARGET_NOT_ALLOWED, "target.queueUrl".to_string())), "{name}");
+        }
+        // AND a user's queue named after no pool is a target
+        let url = "https://sqs.us-east-1.amazonaws.com/123456789012/default-inbox";
+        assert!(policy.check(cfg, "acme", &sqs(url)).is_ok());
     }
 
     #[test]
