@@ -336,6 +336,8 @@ pub struct TargetPolicy {
     pub tenants: Option<TenantTargets>,
     /// Where the deployment runs: completes names and emulator URLs into ARNs.
     pub home: Home,
+    /// Sundial's own Lambda functions (`*` globs of names or ARNs), which no job may target.
+    pub own_functions: Vec<String>,
 }
 
 /// Where the deployment runs. A part that is unknown is never guessed: a value that needs it
