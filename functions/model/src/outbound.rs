@@ -17,8 +17,10 @@
 //!   ([`parse_queue_url`]), so the queue judged is the queue SQS uses; never one of Sundial's own
 //!   pool queues or dead-letter queues (a job that sends to them would forge executions).
 //! - **per-tenant allowlists** ([`TenantTargets`], `SUNDIAL_TENANT_TARGETS`): when set, a tenant's
-//!   Lambda functions, queues (by ARN) and webhook hosts must match one of its `*` globs, whose
-//!   `*` stays within one segment ([`glob_match`]).
+//!   Lambda functions and queues (by ARN) and webhook hosts must match one of its `*` globs,
+//!   whose `*` stays within one segment ([`glob_match`]).
+//! - **functions** (`target.function`): never one of Sundial's own (`SUNDIAL_OWN_FUNCTIONS`), by
+//!   name or ARN, in any version.
 //!
 //! The address policy: public unicast addresses are allowed; everything else is refused unless
 //! it lies in one of the deployment's private CIDRs (`SUNDIAL_PRIVATE_TARGET_CIDRS`). Loopback,
@@ -231,8 +233,10 @@ pub fn is_reserved_header(name: &str) -> bool {
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct TargetAllow {
-    /// Lambda functions, matched against `target.function` as written (use ARN globs together
-    /// with ARN targets, e.g. `arn:aws:lambda:*:*:function:acme-*`).
+    /// Lambda functions, matched as ARNs (`arn:aws:lambda:*:123456789012:function:acme-*`): a
+    /// job's bare name or partial ARN, and a glob of names, are completed with the deployment's
+    /// region and account; where those are unknown both are compared as written. A qualified
+    /// function (`acme-run:prod`) needs a glob that names a qualifier (`...:acme-*:*`).
     #[serde(default)]
     pub lambda: Vec<String>,
     /// SQS queues, matched against the queue URL's canonical ARN
@@ -424,17 +428,9 @@ impl TargetPolicy {
         target: &Target,
     ) -> Result<(), Refusal> {
         let cfg: Deployment<'a> = cfg.into();
-        let allow = self.tenants.as_ref().map(|t| t.of(tenant));
-        let listed =
-            |kind: &str, field: &str, value: &str, globs: fn(&TargetAllow) -> &Vec<String>| match allow {
-                None => Ok(()),
-                Some(a) if a.is_some_and(|a| globs(a).iter().any(|g| glob_match(g, value))) => Ok(()),
-                Some(_) => Err(refuse(
-                    codes::TARGET_NOT_ALLOWED,
-                    field,
-                    format!("this deployment does not allow tenant {tenant:?} to call this {kind}"),
-                )),
-            };
+        let listed = |kind: &str, field: &str, value: &str, globs: fn(&TargetAllow) -> &Vec<String>| {
+            self.allowed(tenant, kind, field, |a| globs(a).iter().any(|g| glob_match(g, value)))
+        };
         match target {
             Target::Http { url, signing_secret_arn, headers } => {
                 let host = check_url(&self.addresses, url)?;
@@ -451,13 +447,19 @@ impl TargetPolicy {
                 listed("webhook host", "target.url", &host, |a| &a.http)
             }
             Target::Lambda { function } => {
-                if function.is_empty() || function.len() > 170 {
-                    return Err(invalid(
+                let f = FunctionRef::split(function)
+                    .filter(|f| function.len() <= 170 && f.is_valid())
+                    .ok_or_else(|| invalid("target.function", FUNCTION_SHAPE))?;
+                if self.is_own_function(&f, function) {
+                    return Err(refuse(
+                        codes::TARGET_NOT_ALLOWED,
                         "target.function",
-                        "must be a function name or ARN (1-170 characters)",
+                        "is one of Sundial's own functions",
                     ));
                 }
-                listed("Lambda function", "target.function", function, |a| &a.lambda)
+                self.allowed(tenant, "Lambda function", "target.function", |a| {
+                    a.lambda.iter().any(|g| function_glob_matches(g, &f, function, &self.home))
+                })
             }
             Target::Sqs { queue_url } => {
                 let queue = check_queue_url(&cfg, parse_queue_url(queue_url, &self.addresses, &self.home)?)?;
@@ -471,6 +473,121 @@ impl TargetPolicy {
             }
         }
     }
+}
+
+impl TargetPolicy {
+    /// Whether `tenant`'s allowlist has an entry of `kind` that `matches` (always, when no
+    /// allowlists are set). The refusal names the field and the rule, never whether the
+    /// resource exists or whose it is.
+    fn allowed(
+        &self,
+        tenant: &str,
+        kind: &str,
+        field: &str,
+        matches: impl Fn(&TargetAllow) -> bool,
+    ) -> Result<(), Refusal> {
+        let Some(tenants) = &self.tenants else { return Ok(()) };
+        if tenants.of(tenant).is_some_and(matches) {
+            return Ok(());
+        }
+        Err(refuse(
+            codes::TARGET_NOT_ALLOWED,
+            field,
+            format!("this deployment does not allow tenant {tenant:?} to call this {kind}"),
+        ))
+    }
+
+    /// Whether `f` (written `text`) is one of Sundial's own functions, in any version or alias:
+    /// a glob matches its ARN with or without the qualifier (as [`function_glob_matches`]) or,
+    /// for a glob of names, its name in any account (refusing too much is harmless here, and a
+    /// bare name must not slip past while the account is unknown).
+    fn is_own_function(&self, f: &FunctionRef<'_>, text: &str) -> bool {
+        let unqualified = FunctionRef { qualifier: None, ..*f };
+        let unqualified_text =
+            text.rsplit_once(':').filter(|_| f.qualifier.is_some()).map_or(text, |(t, _)| t);
+        self.own_functions.iter().any(|g| {
+            function_glob_matches(g, f, text, &self.home)
+                || function_glob_matches(g, &unqualified, unqualified_text, &self.home)
+                || (!g.contains(':') && glob_match(g, f.name))
+        })
+    }
+}
+
+const FUNCTION_SHAPE: &str =
+    "must be a function name, name:qualifier, <account>:function:<name>[:qualifier] or a Lambda function ARN (at most 170 characters)";
+
+/// A Lambda function in one of the forms `Invoke` accepts: `name`, `name:qualifier`,
+/// `account:function:name[:qualifier]` or `arn:<partition>:lambda:<region>:<account>:function:name[:qualifier]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct FunctionRef<'s> {
+    partition: Option<&'s str>,
+    region: Option<&'s str>,
+    account: Option<&'s str>,
+    name: &'s str,
+    qualifier: Option<&'s str>,
+}
+
+impl<'s> FunctionRef<'s> {
+    /// Splits `s` by its form, `None` if it has none of them. The characters are not checked
+    /// (a glob's `*` is allowed here; [`FunctionRef::is_valid`] checks a job's value).
+    fn split(s: &'s str) -> Option<Self> {
+        let parts: Vec<&str> = s.split(':').collect();
+        let (partition, region, account, rest) = match parts.as_slice() {
+            ["arn", partition, "lambda", region, account, "function", rest @ ..] => {
+                (Some(*partition), Some(*region), Some(*account), rest)
+            }
+            [account, "function", rest @ ..] => (None, None, Some(*account), rest),
+            rest => (None, None, None, rest),
+        };
+        let (name, qualifier) = match rest {
+            [name] => (*name, None),
+            [name, qualifier] => (*name, Some(*qualifier)),
+            _ => return None,
+        };
+        let f = FunctionRef { partition, region, account, name, qualifier };
+        [partition, region, account, Some(name), qualifier]
+            .iter()
+            .flatten()
+            .all(|p| !p.is_empty())
+            .then_some(f)
+    }
+
+    /// Whether every part is spelled as Lambda allows (a job's value; globs are not checked).
+    fn is_valid(&self) -> bool {
+        let word = |s: &str, max: usize, extra: &[u8]| {
+            s.len() <= max
+                && s.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || extra.contains(&b))
+        };
+        word(self.name, 64, b"")
+            && self.qualifier.is_none_or(|q| word(q, 128, b"$"))
+            && self.account.is_none_or(|a| a.len() == 12 && a.bytes().all(|b| b.is_ascii_digit()))
+            && self.region.is_none_or(is_region)
+            && self.partition.is_none_or(|p| p.starts_with("aws") && word(p, 16, b""))
+    }
+
+    /// `arn:<partition>:lambda:<region>:<account>:function:<name>[:<qualifier>]`, the parts it
+    /// lacks taken from `home`; `None` when one of them is unknown.
+    fn arn(&self, home: &Home) -> Option<String> {
+        let region = self.region.or(home.region.as_deref())?;
+        let account = self.account.or(home.account.as_deref())?;
+        let partition = self.partition.unwrap_or_else(|| partition_of(region));
+        let qualifier = self.qualifier.map(|q| format!(":{q}")).unwrap_or_default();
+        Some(format!("arn:{partition}:lambda:{region}:{account}:function:{}{qualifier}", self.name))
+    }
+}
+
+/// Whether `glob` matches the function `f` (written `text`). Both are completed into ARNs with
+/// the deployment's region and account, so a name glob means "in this account and region" and
+/// a bare name is the function Lambda would invoke; where a part is unknown, each is compared
+/// as written (a bare name then matches name globs only).
+fn function_glob_matches(glob: &str, f: &FunctionRef<'_>, text: &str, home: &Home) -> bool {
+    if glob == "*" {
+        return true;
+    }
+    let value = f.arn(home).unwrap_or_else(|| text.to_string());
+    let glob = FunctionRef::split(glob).and_then(|g| g.arn(home)).unwrap_or_else(|| glob.to_string());
+    glob_match(&glob, &value)
 }
 
 /// Checks a webhook URL's scheme and (for an IP literal) address; returns its host, lowercase
@@ -886,6 +1003,97 @@ mod tests {
         // AND a user's queue named after no pool is a target
         let url = "https://sqs.us-east-1.amazonaws.com/123456789012/default-inbox";
         assert!(policy.check(cfg, "acme", &sqs(url)).is_ok());
+    }
+
+    fn lambda(function: &str) -> Target {
+        Target::Lambda { function: function.to_string() }
+    }
+
+    fn home(region: &str, account: &str) -> Home {
+        Home { region: Some(region.into()), account: Some(account.into()) }
+    }
+
+    #[test]
+    fn sundials_own_functions_are_not_targets() {
+        // GIVEN a deployment in eu-west-1 of 123456789012 whose own functions are acme-sundial-*
+        // and, by ARN, ops-sched-*; no tenant allowlist
+        let mut policy = TargetPolicy {
+            own_functions: vec![
+                "acme-sundial-*".into(),
+                "arn:aws:lambda:*:123456789012:function:ops-sched-*".into(),
+            ],
+            home: home("eu-west-1", "123456789012"),
+            ..TargetPolicy::default()
+        };
+        let own = Some((codes::TARGET_NOT_ALLOWED, "target.function".to_string()));
+        // THEN each is refused by name, qualified name, partial ARN or ARN
+        for f in [
+            "acme-sundial-api",
+            "acme-sundial-tick:live",
+            "123456789012:function:acme-sundial-scan",
+            "arn:aws:lambda:eu-west-1:123456789012:function:acme-sundial-worker",
+            "ops-sched-run",
+            "arn:aws:lambda:eu-west-1:123456789012:function:ops-sched-run:3",
+        ] {
+            assert_eq!(refusal(&policy, "acme", &lambda(f)), own, "{f}");
+        }
+        let cfg = crate::LocalDeployment::local("t-", &["default"], 16);
+        let message = policy.check(&cfg, "acme", &lambda("acme-sundial-api"));
+        assert!(message.is_err_and(|r| r.error.reason.contains("Sundial's own functions")));
+        // AND other functions are targets, also one of another account under the ARN glob's name
+        for f in ["acme-run", "arn:aws:lambda:eu-west-1:999999999999:function:ops-sched-run"] {
+            assert_eq!(refusal(&policy, "acme", &lambda(f)), None, "{f}");
+        }
+        // AND with the account unknown a name glob still refuses the name in any ARN
+        policy.home = Home::default();
+        let f = "arn:aws:lambda:us-east-1:999999999999:function:acme-sundial-api";
+        assert_eq!(refusal(&policy, "acme", &lambda(f)), own);
+    }
+
+    #[test]
+    fn function_names_are_completed_into_arns_before_matching() {
+        // GIVEN a deployment in eu-west-1 of 123456789012; acme allowed acme-* of its account by
+        // ARN glob, globex allowed globex-* by name glob (this deployment's account and region)
+        let mut policy = allowlist(
+            r#"{"acme": {"lambda": ["arn:aws:lambda:*:123456789012:function:acme-*"]},
+                "globex": {"lambda": ["globex-*"]}}"#,
+        );
+        policy.home = home("eu-west-1", "123456789012");
+        let not_allowed = Some((codes::TARGET_NOT_ALLOWED, "target.function".to_string()));
+        // THEN a bare name and a partial ARN are the function in the deployment's account
+        for f in [
+            "acme-run",
+            "123456789012:function:acme-run",
+            "arn:aws:lambda:eu-west-1:123456789012:function:acme-run",
+        ] {
+            assert_eq!(refusal(&policy, "acme", &lambda(f)), None, "{f}");
+        }
+        // AND another account's function of the same name is not, nor a qualifier the glob
+        // does not name (a `*` never crosses `:`)
+        for f in ["arn:aws:lambda:eu-west-1:999999999999:function:acme-run", "acme-run:prod"] {
+            assert_eq!(refusal(&policy, "acme", &lambda(f)), not_allowed, "{f}");
+        }
+        // AND a name glob means this deployment's account and region
+        assert_eq!(refusal(&policy, "globex", &lambda("globex-run")), None);
+        assert_eq!(
+            refusal(&policy, "globex", &lambda("arn:aws:lambda:eu-west-1:123456789012:function:globex-run")),
+            None
+        );
+        for f in [
+            "arn:aws:lambda:eu-west-1:999999999999:function:globex-run",
+            "arn:aws:lambda:us-east-1:123456789012:function:globex-run",
+        ] {
+            assert_eq!(refusal(&policy, "globex", &lambda(f)), not_allowed, "{f}");
+        }
+        // AND what is not a function reference is refused as such
+        for f in ["acme run", "arn:aws:lambda:eu-west-1:123456789012:function:", "a:b:c", "", "x:y:z:w"] {
+            let bad = Some((codes::BAD_TARGET, "target.function".to_string()));
+            assert_eq!(refusal(&policy, "acme", &lambda(f)), bad, "{f:?}");
+        }
+        // AND with the account unknown names are matched as written, as before
+        policy.home = Home::default();
+        assert_eq!(refusal(&policy, "acme", &lambda("acme-run")), not_allowed);
+        assert_eq!(refusal(&policy, "globex", &lambda("globex-run")), None);
     }
 
     #[test]
