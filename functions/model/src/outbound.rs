@@ -19,6 +19,9 @@
 //! - **per-tenant allowlists** ([`TenantTargets`], `SUNDIAL_TENANT_TARGETS`): when set, a tenant's
 //!   Lambda functions and queues (by ARN) and webhook hosts must match one of its `*` globs,
 //!   whose `*` stays within one segment ([`glob_match`]).
+//! - **secrets** (`target.signingSecretArn`, `target.headers.X.secretArn`): a secret ARN and, with
+//!   allowlists, one of the tenant's `secrets` globs (judged on the text: a refusal never says
+//!   whether the secret exists).
 //! - **functions** (`target.function`): never one of Sundial's own (`SUNDIAL_OWN_FUNCTIONS`), by
 //!   name or ARN, in any version.
 //!
@@ -246,6 +249,11 @@ pub struct TargetAllow {
     /// Webhook host names (`*.acme.com`, `hooks.example.org`), matched lowercase.
     #[serde(default)]
     pub http: Vec<String>,
+    /// Secrets Manager secrets a webhook may name as `signingSecretArn` or a header's
+    /// `secretArn`, matched against the ARN as the job gives it, full or partial
+    /// (`arn:aws:secretsmanager:*:123456789012:secret:acme/*`).
+    #[serde(default)]
+    pub secrets: Vec<String>,
 }
 
 /// Per-tenant target allowlists (`SUNDIAL_TENANT_TARGETS`): a JSON object from tenant to
@@ -262,6 +270,13 @@ impl TryFrom<BTreeMap<String, TargetAllow>> for TenantTargets {
     /// against a queue's ARN, so a URL-shaped one would silently allow nothing.
     fn try_from(map: BTreeMap<String, TargetAllow>) -> Result<Self, String> {
         for (tenant, allow) in &map {
+            for g in &allow.secrets {
+                if g != "*" && !g.starts_with("arn:") {
+                    return Err(format!(
+                        "tenant {tenant:?}: secrets glob {g:?} must be an ARN glob (arn:aws:secretsmanager:<region>:<account>:secret:<name>)"
+                    ));
+                }
+            }
             for g in &allow.sqs {
                 if g.contains('/') {
                     return Err(format!(
@@ -288,7 +303,8 @@ impl From<TenantTargets> for BTreeMap<String, TargetAllow> {
 impl TenantTargets {
     /// Parses the JSON setting.
     pub fn parse(json: &str) -> Result<Self, String> {
-        serde_json::from_str(json).map_err(|e| format!("not a tenant → {{lambda, sqs, http}} map: {e}"))
+        serde_json::from_str(json)
+            .map_err(|e| format!("not a tenant → {{lambda, sqs, http, secrets}} map: {e}"))
     }
 
     /// The JSON setting.
@@ -435,14 +451,18 @@ impl TargetPolicy {
             Target::Http { url, signing_secret_arn, headers } => {
                 let host = check_url(&self.addresses, url)?;
                 if let Some(arn) = signing_secret_arn {
-                    check_secret_arn("target.signingSecretArn", arn)?;
+                    self.check_secret(tenant, "target.signingSecretArn", arn)?;
                 }
                 if headers.len() > MAX_HEADERS {
                     return Err(invalid("target.headers", format!("at most {MAX_HEADERS} headers")));
                 }
                 for (name, value) in headers {
                     check_header_name(name)?;
-                    check_secret_arn(&format!("target.headers.{name}.secretArn"), &value.secret_arn)?;
+                    self.check_secret(
+                        tenant,
+                        &format!("target.headers.{name}.secretArn"),
+                        &value.secret_arn,
+                    )?;
                 }
                 listed("webhook host", "target.url", &host, |a| &a.http)
             }
@@ -493,8 +513,15 @@ impl TargetPolicy {
         Err(refuse(
             codes::TARGET_NOT_ALLOWED,
             field,
-            format!("this deployment does not allow tenant {tenant:?} to call this {kind}"),
+            format!("this deployment does not allow tenant {tenant:?} to use this {kind}"),
         ))
+    }
+
+    /// A secret's ARN syntax, then `tenant`'s `secrets` globs. Both are judged on the text
+    /// alone: whether such a secret exists is never looked up, so a refusal says nothing of it.
+    fn check_secret(&self, tenant: &str, field: &str, arn: &str) -> Result<(), Refusal> {
+        check_secret_arn(field, arn)?;
+        self.allowed(tenant, "secret", field, |a| a.secrets.iter().any(|g| glob_match(g, arn)))
     }
 
     /// Whether `f` (written `text`) is one of Sundial's own functions, in any version or alias:
@@ -1094,6 +1121,54 @@ mod tests {
         policy.home = Home::default();
         assert_eq!(refusal(&policy, "acme", &lambda("acme-run")), not_allowed);
         assert_eq!(refusal(&policy, "globex", &lambda("globex-run")), None);
+    }
+
+    fn webhook(url: &str, signing: Option<&str>, header: Option<&str>) -> Target {
+        let headers = header
+            .map(|arn| ("Authorization".to_string(), crate::SecretRef { secret_arn: arn.to_string() }))
+            .into_iter()
+            .collect();
+        Target::Http { url: url.into(), signing_secret_arn: signing.map(str::to_string), headers }
+    }
+
+    #[test]
+    fn a_tenant_names_only_the_secrets_its_allowlist_lists() {
+        // GIVEN acme allowed its acme/* secrets, and globex an allowlist without secrets
+        let policy = allowlist(
+            r#"{"acme": {"http": ["*.acme.com"], "secrets": ["arn:aws:secretsmanager:*:123456789012:secret:acme/*"]},
+                "globex": {"http": ["*.globex.com"]}}"#,
+        );
+        let ours = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:acme/signing-AbCdEf";
+        let partial = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:acme/token";
+        let theirs = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:globex/signing-XyZ123";
+        let hook = "https://hooks.acme.com/run";
+        // THEN acme's own secrets, by full or partial ARN, are accepted as key and as header
+        assert_eq!(refusal(&policy, "acme", &webhook(hook, Some(ours), Some(partial))), None);
+        // AND another's secret is refused, naming the field and the rule and nothing of the secret
+        let not_allowed = |field: &str| Some((codes::TARGET_NOT_ALLOWED, field.to_string()));
+        assert_eq!(
+            refusal(&policy, "acme", &webhook(hook, Some(theirs), None)),
+            not_allowed("target.signingSecretArn")
+        );
+        assert_eq!(
+            refusal(&policy, "acme", &webhook(hook, None, Some(theirs))),
+            not_allowed("target.headers.Authorization.secretArn")
+        );
+        let cfg = crate::LocalDeployment::local("t-", &["default"], 16);
+        let reason =
+            policy.check(&cfg, "acme", &webhook(hook, Some(theirs), None)).err().map(|r| r.error.reason);
+        assert!(reason.as_ref().is_some_and(|r| !r.contains("globex") && r.contains("secret")), "{reason:?}");
+        // AND a tenant whose allowlist has no secrets kind may name none
+        let own = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:globex/signing-XyZ123";
+        assert_eq!(
+            refusal(&policy, "globex", &webhook("https://h.globex.com/", Some(own), None)),
+            not_allowed("target.signingSecretArn")
+        );
+        // AND without allowlists any well-formed secret ARN passes (the worker's tag check guards)
+        assert_eq!(
+            refusal(&TargetPolicy::default(), "acme", &webhook(hook, Some(theirs), Some(theirs))),
+            None
+        );
     }
 
     #[test]
