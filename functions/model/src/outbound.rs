@@ -22,6 +22,8 @@
 //! - **secrets** (`target.signingSecretArn`, `target.headers.X.secretArn`): a secret ARN and, with
 //!   allowlists, one of the tenant's `secrets` globs (judged on the text: a refusal never says
 //!   whether the secret exists).
+//! - **in-process handlers** (`target.handler`): with allowlists, one of the tenant's
+//!   `inProcess` names.
 //! - **functions** (`target.function`): never one of Sundial's own (`SUNDIAL_OWN_FUNCTIONS`), by
 //!   name or ARN, in any version.
 //!
@@ -254,6 +256,10 @@ pub struct TargetAllow {
     /// (`arn:aws:secretsmanager:*:123456789012:secret:acme/*`).
     #[serde(default)]
     pub secrets: Vec<String>,
+    /// In-process handlers (`target.handler`) an ECS worker may run for the tenant
+    /// (`report`, `etl-*`).
+    #[serde(default, rename = "inProcess")]
+    pub in_process: Vec<String>,
 }
 
 /// Per-tenant target allowlists (`SUNDIAL_TENANT_TARGETS`): a JSON object from tenant to
@@ -304,7 +310,7 @@ impl TenantTargets {
     /// Parses the JSON setting.
     pub fn parse(json: &str) -> Result<Self, String> {
         serde_json::from_str(json)
-            .map_err(|e| format!("not a tenant → {{lambda, sqs, http, secrets}} map: {e}"))
+            .map_err(|e| format!("not a tenant → {{lambda, sqs, http, secrets, inProcess}} map: {e}"))
     }
 
     /// The JSON setting.
@@ -489,7 +495,7 @@ impl TargetPolicy {
                 if handler.is_empty() || handler.len() > 64 {
                     return Err(invalid("target.handler", "must be 1-64 characters"));
                 }
-                Ok(())
+                listed("in-process handler", "target.handler", handler, |a| &a.in_process)
             }
         }
     }
@@ -1169,6 +1175,24 @@ mod tests {
             refusal(&TargetPolicy::default(), "acme", &webhook(hook, Some(theirs), Some(theirs))),
             None
         );
+    }
+
+    #[test]
+    fn a_tenant_runs_only_the_in_process_handlers_its_allowlist_lists() {
+        // GIVEN acme allowed the handler `report`, and globex an allowlist without handlers
+        let policy = allowlist(r#"{"acme": {"inProcess": ["report", "etl-*"]}, "globex": {"http": ["*"]}}"#);
+        let handler = |h: &str| Target::InProcess { handler: h.to_string() };
+        let not_allowed = Some((codes::TARGET_NOT_ALLOWED, "target.handler".to_string()));
+        // THEN acme runs its handlers and no other (the diagnostic `sleep` and `count` included)
+        assert_eq!(refusal(&policy, "acme", &handler("report")), None);
+        assert_eq!(refusal(&policy, "acme", &handler("etl-daily")), None);
+        for h in ["sleep", "count"] {
+            assert_eq!(refusal(&policy, "acme", &handler(h)), not_allowed, "{h}");
+        }
+        // AND globex runs none
+        assert_eq!(refusal(&policy, "globex", &handler("report")), not_allowed);
+        // AND without allowlists any registered handler may be named, as before
+        assert_eq!(refusal(&TargetPolicy::default(), "globex", &handler("sleep")), None);
     }
 
     #[test]
