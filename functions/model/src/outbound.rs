@@ -24,6 +24,8 @@
 //!   whether the secret exists).
 //! - **in-process handlers** (`target.handler`): with allowlists, one of the tenant's
 //!   `inProcess` names.
+//! - **pools** ([`TargetPolicy::check_pool`], field `pool`): with allowlists, one of the tenant's
+//!   `pools`.
 //! - **functions** (`target.function`): never one of Sundial's own (`SUNDIAL_OWN_FUNCTIONS`), by
 //!   name or ARN, in any version.
 //!
@@ -260,6 +262,9 @@ pub struct TargetAllow {
     /// (`report`, `etl-*`).
     #[serde(default, rename = "inProcess")]
     pub in_process: Vec<String>,
+    /// Worker pools the tenant's jobs may run in (`default`, `batch-*`).
+    #[serde(default)]
+    pub pools: Vec<String>,
 }
 
 /// Per-tenant target allowlists (`SUNDIAL_TENANT_TARGETS`): a JSON object from tenant to
@@ -310,7 +315,7 @@ impl TenantTargets {
     /// Parses the JSON setting.
     pub fn parse(json: &str) -> Result<Self, String> {
         serde_json::from_str(json)
-            .map_err(|e| format!("not a tenant → {{lambda, sqs, http, secrets, inProcess}} map: {e}"))
+            .map_err(|e| format!("not a tenant → {{lambda, sqs, http, secrets, inProcess, pools}} map: {e}"))
     }
 
     /// The JSON setting.
@@ -502,6 +507,13 @@ impl TargetPolicy {
 }
 
 impl TargetPolicy {
+    /// Judges `tenant`'s use of worker pool `pool` (that the pool exists is the definition's
+    /// check): with allowlists set, it must match one of the tenant's `pools` globs, so one
+    /// tenant cannot fill a pool that is not its own (an ECS pool's slots, say).
+    pub fn check_pool(&self, tenant: &str, pool: &str) -> Result<(), Refusal> {
+        self.allowed(tenant, "pool", "pool", |a| a.pools.iter().any(|g| glob_match(g, pool)))
+    }
+
     /// Whether `tenant`'s allowlist has an entry of `kind` that `matches` (always, when no
     /// allowlists are set). The refusal names the field and the rule, never whether the
     /// resource exists or whose it is.
@@ -1193,6 +1205,18 @@ mod tests {
         assert_eq!(refusal(&policy, "globex", &handler("report")), not_allowed);
         // AND without allowlists any registered handler may be named, as before
         assert_eq!(refusal(&TargetPolicy::default(), "globex", &handler("sleep")), None);
+    }
+
+    #[test]
+    fn check_pool_allows_the_listed_pools_and_every_pool_without_allowlists() {
+        let policy = allowlist(r#"{"acme": {"pools": ["default", "batch-*"]}, "*": {"http": ["*"]}}"#);
+        assert!(
+            policy.check_pool("acme", "default").is_ok() && policy.check_pool("acme", "batch-eu").is_ok()
+        );
+        let refused = policy.check_pool("acme", "ecs").err().map(|r| (r.code, r.error.field));
+        assert_eq!(refused, Some((codes::TARGET_NOT_ALLOWED, "pool".to_string())));
+        assert!(policy.check_pool("globex", "default").is_err(), "the \"*\" entry lists no pools");
+        assert!(TargetPolicy::default().check_pool("globex", "ecs").is_ok());
     }
 
     #[test]
