@@ -24,6 +24,9 @@
 //!   whether the secret exists).
 //! - **in-process handlers** (`target.handler`): with allowlists, one of the tenant's
 //!   `inProcess` names.
+//! - **private networks**: with allowlists, a tenant's webhooks reach a private address only if
+//!   it lies in both the deployment's networks and the tenant's own `cidrs`
+//!   ([`TargetPolicy::addresses_for`]).
 //! - **pools** ([`TargetPolicy::check_pool`], field `pool`): with allowlists, one of the tenant's
 //!   `pools`.
 //! - **functions** (`target.function`): never one of Sundial's own (`SUNDIAL_OWN_FUNCTIONS`), by
@@ -45,8 +48,9 @@ use crate::{Target, ValidationError};
 use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-/// An IPv4 or IPv6 network (`10.1.0.0/16`, `fd12::/16`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// An IPv4 or IPv6 network (`10.1.0.0/16`, `fd12::/16`); in JSON, that string.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[serde(try_from = "String", into = "String")]
 pub struct Cidr {
     net: IpAddr,
     prefix: u8,
@@ -87,6 +91,28 @@ impl Cidr {
             }
             _ => false,
         }
+    }
+}
+
+impl Cidr {
+    /// The addresses in both networks, as a network (two CIDRs either nest or are disjoint).
+    pub fn intersection(&self, other: &Cidr) -> Option<Cidr> {
+        let (wide, narrow) = if self.prefix <= other.prefix { (self, other) } else { (other, self) };
+        wide.contains(narrow.net).then_some(*narrow)
+    }
+}
+
+impl TryFrom<String> for Cidr {
+    type Error = String;
+
+    fn try_from(s: String) -> Result<Self, String> {
+        Cidr::parse(&s)
+    }
+}
+
+impl From<Cidr> for String {
+    fn from(c: Cidr) -> Self {
+        c.to_string()
     }
 }
 
@@ -265,6 +291,10 @@ pub struct TargetAllow {
     /// Worker pools the tenant's jobs may run in (`default`, `batch-*`).
     #[serde(default)]
     pub pools: Vec<String>,
+    /// Private networks the tenant's webhooks may reach (`10.1.5.0/24`): only what lies in
+    /// both these and the deployment's private networks ([`TargetPolicy::addresses_for`]).
+    #[serde(default)]
+    pub cidrs: Vec<Cidr>,
 }
 
 /// Per-tenant target allowlists (`SUNDIAL_TENANT_TARGETS`): a JSON object from tenant to
@@ -314,8 +344,9 @@ impl From<TenantTargets> for BTreeMap<String, TargetAllow> {
 impl TenantTargets {
     /// Parses the JSON setting.
     pub fn parse(json: &str) -> Result<Self, String> {
-        serde_json::from_str(json)
-            .map_err(|e| format!("not a tenant → {{lambda, sqs, http, secrets, inProcess, pools}} map: {e}"))
+        serde_json::from_str(json).map_err(|e| {
+            format!("not a tenant → {{lambda, sqs, http, secrets, inProcess, pools, cidrs}} map: {e}")
+        })
     }
 
     /// The JSON setting.
@@ -460,7 +491,7 @@ impl TargetPolicy {
         };
         match target {
             Target::Http { url, signing_secret_arn, headers } => {
-                let host = check_url(&self.addresses, url)?;
+                let host = check_url(&self.addresses_for(tenant), url)?;
                 if let Some(arn) = signing_secret_arn {
                     self.check_secret(tenant, "target.signingSecretArn", arn)?;
                 }
@@ -507,6 +538,22 @@ impl TargetPolicy {
 }
 
 impl TargetPolicy {
+    /// The addresses `tenant`'s webhooks may reach: with allowlists set, the deployment's private
+    /// networks narrowed to the tenant's own `cidrs` (a network opened for one tenant's internal
+    /// hook is not every tenant's); without, the deployment's. The webhook client's resolver
+    /// judges each connection with this, per call.
+    pub fn addresses_for(&self, tenant: &str) -> AddressPolicy {
+        let Some(tenants) = &self.tenants else { return self.addresses.clone() };
+        let own = tenants.of(tenant).map_or(&[][..], |a| a.cidrs.as_slice());
+        let private_cidrs = self
+            .addresses
+            .private_cidrs
+            .iter()
+            .flat_map(|d| own.iter().filter_map(|t| d.intersection(t)))
+            .collect();
+        AddressPolicy { private_cidrs, dev_loopback: self.addresses.dev_loopback }
+    }
+
     /// Judges `tenant`'s use of worker pool `pool` (that the pool exists is the definition's
     /// check): with allowlists set, it must match one of the tenant's `pools` globs, so one
     /// tenant cannot fill a pool that is not its own (an ECS pool's slots, say).
@@ -1217,6 +1264,54 @@ mod tests {
         assert_eq!(refused, Some((codes::TARGET_NOT_ALLOWED, "pool".to_string())));
         assert!(policy.check_pool("globex", "default").is_err(), "the \"*\" entry lists no pools");
         assert!(TargetPolicy::default().check_pool("globex", "ecs").is_ok());
+    }
+
+    #[test]
+    fn a_tenant_reaches_only_its_own_private_networks() {
+        // GIVEN a deployment that opens 10.1.0.0/16 and 10.2.0.0/16; acme's own network is
+        // 10.1.5.0/24 (and, by mistake, 10.9.0.0/16, which the deployment does not open)
+        let mut policy = allowlist(
+            r#"{"acme": {"http": ["*"], "cidrs": ["10.1.5.0/24", "10.9.0.0/16"]}, "globex": {"http": ["*"]}}"#,
+        );
+        policy.addresses.private_cidrs = ["10.1.0.0/16", "10.2.0.0/16"]
+            .iter()
+            .map(|c| Cidr::parse(c).unwrap_or_else(|e| panic!("{e}")))
+            .collect();
+        let refused = Some((codes::ADDRESS_REFUSED, "target.url".to_string()));
+        // THEN acme reaches what lies in both lists, and nothing else private
+        assert_eq!(refusal(&policy, "acme", &Target::http("https://10.1.5.9/hook")), None);
+        for url in ["https://10.1.6.1/", "https://10.2.0.1/", "https://10.9.0.1/"] {
+            assert_eq!(refusal(&policy, "acme", &Target::http(url)), refused, "{url}");
+        }
+        // AND globex, whose allowlist names no network, reaches public addresses only
+        assert_eq!(refusal(&policy, "globex", &Target::http("https://10.1.5.9/hook")), refused);
+        assert_eq!(refusal(&policy, "globex", &Target::http("https://93.184.216.34/")), None);
+        // AND without allowlists the deployment's networks are every tenant's, as before
+        policy.tenants = None;
+        assert_eq!(refusal(&policy, "globex", &Target::http("https://10.2.0.1/")), None);
+    }
+
+    #[test]
+    fn addresses_for_narrows_the_deployments_networks_to_the_tenants() {
+        let cidr = |c: &str| Cidr::parse(c).unwrap_or_else(|e| panic!("{e}"));
+        let mut policy = allowlist(
+            r#"{"acme": {"cidrs": ["10.1.5.0/24", "10.0.0.0/8", "fd12:1::/32"]}, "*": {"http": ["*"]}}"#,
+        );
+        policy.addresses =
+            AddressPolicy { private_cidrs: vec![cidr("10.1.0.0/16"), cidr("fd12::/16")], dev_loopback: true };
+        let acme = policy.addresses_for("acme");
+        assert_eq!(acme.private_cidrs, [cidr("10.1.5.0/24"), cidr("10.1.0.0/16"), cidr("fd12:1::/32")]);
+        assert!(acme.dev_loopback, "the dev setting is the deployment's");
+        assert!(policy.addresses_for("globex").private_cidrs.is_empty());
+        policy.tenants = None;
+        assert_eq!(policy.addresses_for("globex"), policy.addresses);
+        assert_eq!(cidr("10.1.0.0/16").intersection(&cidr("10.2.0.0/16")), None);
+        assert_eq!(cidr("10.1.0.0/16").intersection(&cidr("::/0")), None);
+        // a tenant's networks read and written as strings
+        let t =
+            TenantTargets::parse(r#"{"acme": {"cidrs": ["10.1.5.0/24"]}}"#).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(TenantTargets::parse(&t.to_json()), Ok(t));
+        assert!(TenantTargets::parse(r#"{"acme": {"cidrs": ["10.1.5.0/33"]}}"#).is_err());
     }
 
     #[test]
