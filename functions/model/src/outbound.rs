@@ -262,7 +262,8 @@ pub fn is_reserved_header(name: &str) -> bool {
         )
 }
 
-/// What one tenant may call (`*` globs; an absent kind allows nothing of that kind).
+/// What one tenant may call and use ([`glob_match`] globs, `cidrs` networks); an absent kind
+/// allows nothing of that kind.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct TargetAllow {
@@ -299,7 +300,7 @@ pub struct TargetAllow {
 
 /// Per-tenant target allowlists (`SUNDIAL_TENANT_TARGETS`): a JSON object from tenant to
 /// [`TargetAllow`]; `"*"` applies to every tenant without an entry of its own. A tenant with
-/// neither may call no remote target.
+/// neither may call no target and use no pool.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 #[serde(try_from = "BTreeMap<String, TargetAllow>", into = "BTreeMap<String, TargetAllow>")]
 pub struct TenantTargets(pub BTreeMap<String, TargetAllow>);
@@ -307,8 +308,8 @@ pub struct TenantTargets(pub BTreeMap<String, TargetAllow>);
 impl TryFrom<BTreeMap<String, TargetAllow>> for TenantTargets {
     type Error = String;
 
-    /// Refuses a glob that could never match what it is compared with: an SQS glob is matched
-    /// against a queue's ARN, so a URL-shaped one would silently allow nothing.
+    /// Refuses a glob that could never match what it is compared with: `sqs` and `secrets`
+    /// globs are matched against ARNs, so a URL-shaped one would silently allow nothing.
     fn try_from(map: BTreeMap<String, TargetAllow>) -> Result<Self, String> {
         for (tenant, allow) in &map {
             for g in &allow.secrets {
@@ -374,9 +375,9 @@ pub fn glob_match(pattern: &str, s: &str) -> bool {
     // matched[j]: whether the pattern so far matches s[..j]. Dynamic programming rather than the
     // usual backtracking, which is only right when a `*` may match anything.
     let mut matched = vec![false; s.len() + 1];
+    let mut next = vec![false; s.len() + 1];
     matched[0] = true;
     for &c in pattern.as_bytes() {
-        let mut next = vec![false; s.len() + 1];
         for j in 0..=s.len() {
             next[j] = if c == b'*' {
                 matched[j] || (j > 0 && next[j - 1] && !SEGMENT_SEPARATORS.contains(&s[j - 1]))
@@ -384,7 +385,7 @@ pub fn glob_match(pattern: &str, s: &str) -> bool {
                 j > 0 && matched[j - 1] && s[j - 1] == c
             };
         }
-        matched = next;
+        std::mem::swap(&mut matched, &mut next);
     }
     matched[s.len()]
 }
@@ -704,7 +705,7 @@ pub fn check_url(addresses: &AddressPolicy, url: &str) -> Result<String, Refusal
             return Err(refuse(
                 codes::ADDRESS_REFUSED,
                 field,
-                "the address is not public (loopback, link-local, private or reserved) and not in the deployment's private target networks",
+                "the address is not public (loopback, link-local, private or reserved) and not in the private networks this deployment opens to the tenant",
             ));
         }
     }
