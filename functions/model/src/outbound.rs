@@ -1315,6 +1315,43 @@ mod tests {
         assert!(TenantTargets::parse(r#"{"acme": {"cidrs": ["10.1.5.0/33"]}}"#).is_err());
     }
 
+    proptest::proptest! {
+        #[test]
+        fn a_glob_without_stars_matches_only_itself(p in "[a-z:/-]{0,12}", v in "[a-z:/-]{0,12}") {
+            proptest::prop_assert_eq!(glob_match(&p, &v), p == v);
+        }
+
+        #[test]
+        fn a_star_never_matches_a_separator(
+            prefix in "[a-z]{1,5}", mid in "[a-z/:?#@]{1,8}", suffix in "[a-z]{0,5}"
+        ) {
+            let value = format!("{prefix}{mid}{suffix}");
+            let plain = !mid.bytes().any(|b| SEGMENT_SEPARATORS.contains(&b));
+            proptest::prop_assert_eq!(glob_match(&format!("{prefix}*{suffix}"), &value), plain);
+        }
+
+        #[test]
+        fn any_text_is_judged_without_panicking(v in "\\PC{0,80}", g in "[a-z0-9:/*?#@.-]{0,40}") {
+            let mut policy = allowlist(
+                r#"{"acme": {"lambda": ["arn:aws:lambda:*:123456789012:function:acme-*"],
+                             "sqs": ["arn:aws:sqs:*:123456789012:acme-*"],
+                             "secrets": ["arn:aws:secretsmanager:*:123456789012:secret:acme/*"]}}"#,
+            );
+            policy.home = home("eu-west-1", "123456789012");
+            policy.own_functions = vec!["sundial-*".into(), g.clone()];
+            for target in [
+                lambda(&v),
+                sqs(&v),
+                Target::http(&v),
+                webhook("https://h.acme.com/", Some(&v), Some(&v)),
+                Target::InProcess { handler: v.clone() },
+            ] {
+                let _ = refusal(&policy, "acme", &target);
+            }
+            let _ = glob_match(&g, &v);
+        }
+    }
+
     #[test]
     fn reserved_header_names_are_refused() {
         for h in [
