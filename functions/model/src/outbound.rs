@@ -271,30 +271,30 @@ pub struct TargetAllow {
     /// job's bare name or partial ARN, and a glob of names, are completed with the deployment's
     /// region and account; where those are unknown both are compared as written. A qualified
     /// function (`acme-run:prod`) needs a glob that names a qualifier (`...:acme-*:*`).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub lambda: Vec<String>,
     /// SQS queues, matched against the queue URL's canonical ARN
     /// (`arn:aws:sqs:*:123456789012:acme-*`); a URL-shaped glob is refused when read.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sqs: Vec<String>,
     /// Webhook host names (`*.acme.com`, `hooks.example.org`), matched lowercase.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub http: Vec<String>,
     /// Secrets Manager secrets a webhook may name as `signingSecretArn` or a header's
     /// `secretArn`, matched against the ARN as the job gives it, full or partial
     /// (`arn:aws:secretsmanager:*:123456789012:secret:acme/*`).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub secrets: Vec<String>,
     /// In-process handlers (`target.handler`) an ECS worker may run for the tenant
     /// (`report`, `etl-*`).
-    #[serde(default, rename = "inProcess")]
+    #[serde(default, rename = "inProcess", skip_serializing_if = "Vec::is_empty")]
     pub in_process: Vec<String>,
     /// Worker pools the tenant's jobs may run in (`default`, `batch-*`).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pools: Vec<String>,
     /// Private networks the tenant's webhooks may reach (`10.1.5.0/24`): only what lies in
     /// both these and the deployment's private networks ([`TargetPolicy::addresses_for`]).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cidrs: Vec<Cidr>,
 }
 
@@ -1311,6 +1311,7 @@ mod tests {
         // a tenant's networks read and written as strings
         let t =
             TenantTargets::parse(r#"{"acme": {"cidrs": ["10.1.5.0/24"]}}"#).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(t.to_json(), r#"{"acme":{"cidrs":["10.1.5.0/24"]}}"#, "empty kinds left out");
         assert_eq!(TenantTargets::parse(&t.to_json()), Ok(t));
         assert!(TenantTargets::parse(r#"{"acme": {"cidrs": ["10.1.5.0/33"]}}"#).is_err());
     }
