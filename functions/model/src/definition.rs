@@ -218,6 +218,7 @@ impl JobDefinition {
                 format!("unknown pool {:?}; this deployment has {}", def.pool, cfg.pools.join(", ")),
             ));
         }
+        cfg.targets.check_pool(tenant, &def.pool)?;
         def.validate_params()?;
         // The one target policy, the same the worker applies before every call.
         cfg.targets.check(cfg, tenant, &def.target)?;

@@ -18,7 +18,8 @@
 //! - [`retry`]: run errors (retryable or not) and the retry schedule.
 //! - [`claim`]: the claim decision (fencing tokens), a pure function the store applies.
 //! - [`priority`]: priorities, lanes, back-pressure and tenant-fairness rules.
-//! - [`outbound`]: the target policy (addresses, schemes, Sundial's own queues, allowlists).
+//! - [`outbound`]: the target policy (addresses, schemes, strict queue URLs, Sundial's own
+//!   queues and functions, per-tenant allowlists).
 //! - [`reconcile`]: the reconciler's rules (when an open execution is looked at, and what is
 //!   done), pure so the store can index by them.
 //! - [`tenant`]: per-tenant running limits.

@@ -13,10 +13,24 @@
 //!   again, on the very addresses connected to, by the webhook client's resolver
 //!   (`execution::target::http`), so DNS rebinding between a check and the connect cannot slip
 //!   past it. Header names (`target.headers.X`) that Sundial sets itself are refused.
-//! - **queues** (`target.queueUrl`): never one of Sundial's own pool queues or dead-letter queues
-//!   (a job that sends to them would forge executions).
+//! - **queues** (`target.queueUrl`): parsed strictly into region, account and name
+//!   ([`parse_queue_url`]), so the queue judged is the queue SQS uses; never one of Sundial's own
+//!   pool queues or dead-letter queues (a job that sends to them would forge executions).
 //! - **per-tenant allowlists** ([`TenantTargets`], `SUNDIAL_TENANT_TARGETS`): when set, a tenant's
-//!   Lambda functions, queue URLs and webhook hosts must match one of its `*` globs.
+//!   Lambda functions and queues (by ARN) and webhook hosts must match one of its `*` globs,
+//!   whose `*` stays within one segment ([`glob_match`]).
+//! - **secrets** (`target.signingSecretArn`, `target.headers.X.secretArn`): a secret ARN and, with
+//!   allowlists, one of the tenant's `secrets` globs (judged on the text: a refusal never says
+//!   whether the secret exists).
+//! - **in-process handlers** (`target.handler`): with allowlists, one of the tenant's
+//!   `inProcess` names.
+//! - **private networks**: with allowlists, a tenant's webhooks reach a private address only if
+//!   it lies in both the deployment's networks and the tenant's own `cidrs`
+//!   ([`TargetPolicy::addresses_for`]).
+//! - **pools** ([`TargetPolicy::check_pool`], field `pool`): with allowlists, one of the tenant's
+//!   `pools`.
+//! - **functions** (`target.function`): never one of Sundial's own (`SUNDIAL_OWN_FUNCTIONS`), by
+//!   name or ARN, in any version.
 //!
 //! The address policy: public unicast addresses are allowed; everything else is refused unless
 //! it lies in one of the deployment's private CIDRs (`SUNDIAL_PRIVATE_TARGET_CIDRS`). Loopback,
@@ -28,13 +42,15 @@
 //! the test suite; the CDK construct never sets it (infra/test checks).
 
 use crate::deployment::Deployment;
+use crate::priority::Lane;
 use crate::retry::{codes, RunError};
 use crate::{Target, ValidationError};
 use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-/// An IPv4 or IPv6 network (`10.1.0.0/16`, `fd12::/16`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// An IPv4 or IPv6 network (`10.1.0.0/16`, `fd12::/16`); in JSON, that string.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[serde(try_from = "String", into = "String")]
 pub struct Cidr {
     net: IpAddr,
     prefix: u8,
@@ -75,6 +91,28 @@ impl Cidr {
             }
             _ => false,
         }
+    }
+}
+
+impl Cidr {
+    /// The addresses in both networks, as a network (two CIDRs either nest or are disjoint).
+    pub fn intersection(&self, other: &Cidr) -> Option<Cidr> {
+        let (wide, narrow) = if self.prefix <= other.prefix { (self, other) } else { (other, self) };
+        wide.contains(narrow.net).then_some(*narrow)
+    }
+}
+
+impl TryFrom<String> for Cidr {
+    type Error = String;
+
+    fn try_from(s: String) -> Result<Self, String> {
+        Cidr::parse(&s)
+    }
+}
+
+impl From<Cidr> for String {
+    fn from(c: Cidr) -> Self {
+        c.to_string()
     }
 }
 
@@ -224,33 +262,92 @@ pub fn is_reserved_header(name: &str) -> bool {
         )
 }
 
-/// What one tenant may call (`*` globs; an absent kind allows nothing of that kind).
+/// What one tenant may call and use ([`glob_match`] globs, `cidrs` networks); an absent kind
+/// allows nothing of that kind.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct TargetAllow {
-    /// Lambda functions, matched against `target.function` as written (use ARN globs together
-    /// with ARN targets, e.g. `arn:aws:lambda:*:*:function:acme-*`).
-    #[serde(default)]
+    /// Lambda functions, matched as ARNs (`arn:aws:lambda:*:123456789012:function:acme-*`): a
+    /// job's bare name or partial ARN, and a glob of names, are completed with the deployment's
+    /// region and account; where those are unknown both are compared as written. A qualified
+    /// function (`acme-run:prod`) needs a glob that names a qualifier (`...:acme-*:*`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub lambda: Vec<String>,
-    /// SQS queue URLs (`https://sqs.*.amazonaws.com/123456789012/acme-*`).
-    #[serde(default)]
+    /// SQS queues, matched against the queue URL's canonical ARN
+    /// (`arn:aws:sqs:*:123456789012:acme-*`); a URL-shaped glob is refused when read.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sqs: Vec<String>,
     /// Webhook host names (`*.acme.com`, `hooks.example.org`), matched lowercase.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub http: Vec<String>,
+    /// Secrets Manager secrets a webhook may name as `signingSecretArn` or a header's
+    /// `secretArn`, matched against the ARN as the job gives it, full or partial
+    /// (`arn:aws:secretsmanager:*:123456789012:secret:acme/*`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub secrets: Vec<String>,
+    /// In-process handlers (`target.handler`) an ECS worker may run for the tenant
+    /// (`report`, `etl-*`).
+    #[serde(default, rename = "inProcess", skip_serializing_if = "Vec::is_empty")]
+    pub in_process: Vec<String>,
+    /// Worker pools the tenant's jobs may run in (`default`, `batch-*`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pools: Vec<String>,
+    /// Private networks the tenant's webhooks may reach (`10.1.5.0/24`): only what lies in
+    /// both these and the deployment's private networks ([`TargetPolicy::addresses_for`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cidrs: Vec<Cidr>,
 }
 
 /// Per-tenant target allowlists (`SUNDIAL_TENANT_TARGETS`): a JSON object from tenant to
 /// [`TargetAllow`]; `"*"` applies to every tenant without an entry of its own. A tenant with
-/// neither may call no remote target.
+/// neither may call no target and use no pool.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
-#[serde(transparent)]
+#[serde(try_from = "BTreeMap<String, TargetAllow>", into = "BTreeMap<String, TargetAllow>")]
 pub struct TenantTargets(pub BTreeMap<String, TargetAllow>);
+
+impl TryFrom<BTreeMap<String, TargetAllow>> for TenantTargets {
+    type Error = String;
+
+    /// Refuses a glob that could never match what it is compared with: `sqs` and `secrets`
+    /// globs are matched against ARNs, so a URL-shaped one would silently allow nothing.
+    fn try_from(map: BTreeMap<String, TargetAllow>) -> Result<Self, String> {
+        for (tenant, allow) in &map {
+            for g in &allow.secrets {
+                if g != "*" && !g.starts_with("arn:") {
+                    return Err(format!(
+                        "tenant {tenant:?}: secrets glob {g:?} must be an ARN glob (arn:aws:secretsmanager:<region>:<account>:secret:<name>)"
+                    ));
+                }
+            }
+            for g in &allow.sqs {
+                if g.contains('/') {
+                    return Err(format!(
+                        "tenant {tenant:?}: sqs glob {g:?} is a queue URL; queues are matched by ARN, write an ARN glob such as arn:aws:sqs:*:123456789012:acme-*"
+                    ));
+                }
+                if g != "*" && !g.starts_with("arn:") {
+                    return Err(format!(
+                        "tenant {tenant:?}: sqs glob {g:?} must be an ARN glob (arn:aws:sqs:<region>:<account>:<name>)"
+                    ));
+                }
+            }
+        }
+        Ok(TenantTargets(map))
+    }
+}
+
+impl From<TenantTargets> for BTreeMap<String, TargetAllow> {
+    fn from(t: TenantTargets) -> Self {
+        t.0
+    }
+}
 
 impl TenantTargets {
     /// Parses the JSON setting.
     pub fn parse(json: &str) -> Result<Self, String> {
-        serde_json::from_str(json).map_err(|e| format!("not a tenant → {{lambda, sqs, http}} map: {e}"))
+        serde_json::from_str(json).map_err(|e| {
+            format!("not a tenant → {{lambda, sqs, http, secrets, inProcess, pools, cidrs}} map: {e}")
+        })
     }
 
     /// The JSON setting.
@@ -263,27 +360,34 @@ impl TenantTargets {
     }
 }
 
-/// `*` matches any run of characters (also none); everything else matches itself.
+/// Characters a `*` never matches: the separators of URLs and ARNs.
+const SEGMENT_SEPARATORS: &[u8] = b"/?#:@";
+
+/// `*` matches any run of characters within one segment (also none): it never matches one of
+/// `/ ? # : @`, so `arn:aws:sqs:*:123456789012:acme-*` cannot match a value that spells another
+/// account first and this one further on. A pattern that is only `*` matches every value.
+/// Everything else matches itself.
 pub fn glob_match(pattern: &str, s: &str) -> bool {
-    let (p, s) = (pattern.as_bytes(), s.as_bytes());
-    let (mut pi, mut si) = (0, 0);
-    let mut star: Option<(usize, usize)> = None;
-    while si < s.len() {
-        if pi < p.len() && p[pi] == b'*' {
-            star = Some((pi, si));
-            pi += 1;
-        } else if pi < p.len() && p[pi] == s[si] {
-            pi += 1;
-            si += 1;
-        } else if let Some((sp, ss)) = star {
-            pi = sp + 1;
-            si = ss + 1;
-            star = Some((sp, ss + 1));
-        } else {
-            return false;
-        }
+    if pattern == "*" {
+        return true;
     }
-    p[pi..].iter().all(|c| *c == b'*')
+    let s = s.as_bytes();
+    // matched[j]: whether the pattern so far matches s[..j]. Dynamic programming rather than the
+    // usual backtracking, which is only right when a `*` may match anything.
+    let mut matched = vec![false; s.len() + 1];
+    let mut next = vec![false; s.len() + 1];
+    matched[0] = true;
+    for &c in pattern.as_bytes() {
+        for j in 0..=s.len() {
+            next[j] = if c == b'*' {
+                matched[j] || (j > 0 && next[j - 1] && !SEGMENT_SEPARATORS.contains(&s[j - 1]))
+            } else {
+                j > 0 && matched[j - 1] && s[j - 1] == c
+            };
+        }
+        std::mem::swap(&mut matched, &mut next);
+    }
+    matched[s.len()]
 }
 
 /// The deployment's outbound policy: addresses and per-tenant allowlists.
@@ -293,6 +397,48 @@ pub struct TargetPolicy {
     pub addresses: AddressPolicy,
     /// Per-tenant allowlists; `None` (unset) allows any target the other checks accept.
     pub tenants: Option<TenantTargets>,
+    /// Where the deployment runs: completes names and emulator URLs into ARNs.
+    pub home: Home,
+    /// Sundial's own Lambda functions (`*` globs of names or ARNs), which no job may target.
+    pub own_functions: Vec<String>,
+}
+
+/// Where the deployment runs. A part that is unknown is never guessed: a value that needs it
+/// to become an ARN is matched as written.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Home {
+    /// The region (`AWS_REGION`).
+    pub region: Option<String>,
+    /// The account id (`SUNDIAL_ACCOUNT_ID`).
+    pub account: Option<String>,
+}
+
+impl Home {
+    /// The partition of the region (`aws` when the region is unknown).
+    pub fn partition(&self) -> &'static str {
+        self.region.as_deref().map_or("aws", partition_of)
+    }
+}
+
+/// The partition a region belongs to.
+fn partition_of(region: &str) -> &'static str {
+    if region.starts_with("cn-") {
+        "aws-cn"
+    } else if region.starts_with("us-gov-") {
+        "aws-us-gov"
+    } else {
+        "aws"
+    }
+}
+
+/// `us-east-1`, `cn-north-1`, `us-gov-west-1`: lowercase words and a number, joined by `-`.
+fn is_region(r: &str) -> bool {
+    r.len() <= 32
+        && r.contains('-')
+        && r.starts_with(|c: char| c.is_ascii_lowercase())
+        && r.ends_with(|c: char| c.is_ascii_digit())
+        && !r.contains("--")
+        && r.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
 }
 
 /// A refused target: the field and reason (what the API answers at create), and the stable
@@ -330,7 +476,7 @@ fn invalid(field: impl Into<String>, reason: impl Into<String>) -> Refusal {
 impl TargetPolicy {
     /// The local run's and the tests' policy: loopback and plain `http://` webhooks allowed.
     pub fn dev_loopback() -> Self {
-        TargetPolicy { addresses: AddressPolicy::dev_loopback(), tenants: None }
+        TargetPolicy { addresses: AddressPolicy::dev_loopback(), ..TargetPolicy::default() }
     }
 
     /// Judges `tenant`'s `target` (see the module header). `cfg` names Sundial's own queues.
@@ -341,53 +487,200 @@ impl TargetPolicy {
         target: &Target,
     ) -> Result<(), Refusal> {
         let cfg: Deployment<'a> = cfg.into();
-        let allow = self.tenants.as_ref().map(|t| t.of(tenant));
-        let listed =
-            |kind: &str, field: &str, value: &str, globs: fn(&TargetAllow) -> &Vec<String>| match allow {
-                None => Ok(()),
-                Some(a) if a.is_some_and(|a| globs(a).iter().any(|g| glob_match(g, value))) => Ok(()),
-                Some(_) => Err(refuse(
-                    codes::TARGET_NOT_ALLOWED,
-                    field,
-                    format!("this deployment does not allow tenant {tenant:?} to call this {kind}"),
-                )),
-            };
+        let listed = |kind: &str, field: &str, value: &str, globs: fn(&TargetAllow) -> &Vec<String>| {
+            self.allowed(tenant, kind, field, |a| globs(a).iter().any(|g| glob_match(g, value)))
+        };
         match target {
             Target::Http { url, signing_secret_arn, headers } => {
-                let host = check_url(&self.addresses, url)?;
+                let host = check_url(&self.addresses_for(tenant), url)?;
                 if let Some(arn) = signing_secret_arn {
-                    check_secret_arn("target.signingSecretArn", arn)?;
+                    self.check_secret(tenant, "target.signingSecretArn", arn)?;
                 }
                 if headers.len() > MAX_HEADERS {
                     return Err(invalid("target.headers", format!("at most {MAX_HEADERS} headers")));
                 }
                 for (name, value) in headers {
                     check_header_name(name)?;
-                    check_secret_arn(&format!("target.headers.{name}.secretArn"), &value.secret_arn)?;
+                    self.check_secret(
+                        tenant,
+                        &format!("target.headers.{name}.secretArn"),
+                        &value.secret_arn,
+                    )?;
                 }
                 listed("webhook host", "target.url", &host, |a| &a.http)
             }
             Target::Lambda { function } => {
-                if function.is_empty() || function.len() > 170 {
-                    return Err(invalid(
+                let f = FunctionRef::split(function)
+                    .filter(|f| function.len() <= 170 && f.is_valid())
+                    .ok_or_else(|| invalid("target.function", FUNCTION_SHAPE))?;
+                if self.is_own_function(&f, function) {
+                    return Err(refuse(
+                        codes::TARGET_NOT_ALLOWED,
                         "target.function",
-                        "must be a function name or ARN (1-170 characters)",
+                        "is one of Sundial's own functions",
                     ));
                 }
-                listed("Lambda function", "target.function", function, |a| &a.lambda)
+                self.allowed(tenant, "Lambda function", "target.function", |a| {
+                    a.lambda.iter().any(|g| function_glob_matches(g, &f, function, &self.home))
+                })
             }
             Target::Sqs { queue_url } => {
-                check_queue_url(&cfg, queue_url)?;
-                listed("queue", "target.queueUrl", queue_url, |a| &a.sqs)
+                let queue = check_queue_url(&cfg, parse_queue_url(queue_url, &self.addresses, &self.home)?)?;
+                listed("queue", "target.queueUrl", &queue.arn(), |a| &a.sqs)
             }
             Target::InProcess { handler } => {
                 if handler.is_empty() || handler.len() > 64 {
                     return Err(invalid("target.handler", "must be 1-64 characters"));
                 }
-                Ok(())
+                listed("in-process handler", "target.handler", handler, |a| &a.in_process)
             }
         }
     }
+}
+
+impl TargetPolicy {
+    /// The addresses `tenant`'s webhooks may reach: with allowlists set, the deployment's private
+    /// networks narrowed to the tenant's own `cidrs` (a network opened for one tenant's internal
+    /// hook is not every tenant's); without, the deployment's. The webhook client's resolver
+    /// judges each connection with this, per call.
+    pub fn addresses_for(&self, tenant: &str) -> AddressPolicy {
+        let Some(tenants) = &self.tenants else { return self.addresses.clone() };
+        let own = tenants.of(tenant).map_or(&[][..], |a| a.cidrs.as_slice());
+        let private_cidrs = self
+            .addresses
+            .private_cidrs
+            .iter()
+            .flat_map(|d| own.iter().filter_map(|t| d.intersection(t)))
+            .collect();
+        AddressPolicy { private_cidrs, dev_loopback: self.addresses.dev_loopback }
+    }
+
+    /// Judges `tenant`'s use of worker pool `pool` (that the pool exists is the definition's
+    /// check): with allowlists set, it must match one of the tenant's `pools` globs, so one
+    /// tenant cannot fill a pool that is not its own (an ECS pool's slots, say).
+    pub fn check_pool(&self, tenant: &str, pool: &str) -> Result<(), Refusal> {
+        self.allowed(tenant, "pool", "pool", |a| a.pools.iter().any(|g| glob_match(g, pool)))
+    }
+
+    /// Whether `tenant`'s allowlist has an entry of `kind` that `matches` (always, when no
+    /// allowlists are set). The refusal names the field and the rule, never whether the
+    /// resource exists or whose it is.
+    fn allowed(
+        &self,
+        tenant: &str,
+        kind: &str,
+        field: &str,
+        matches: impl Fn(&TargetAllow) -> bool,
+    ) -> Result<(), Refusal> {
+        let Some(tenants) = &self.tenants else { return Ok(()) };
+        if tenants.of(tenant).is_some_and(matches) {
+            return Ok(());
+        }
+        Err(refuse(
+            codes::TARGET_NOT_ALLOWED,
+            field,
+            format!("this deployment does not allow tenant {tenant:?} to use this {kind}"),
+        ))
+    }
+
+    /// A secret's ARN syntax, then `tenant`'s `secrets` globs. Both are judged on the text
+    /// alone: whether such a secret exists is never looked up, so a refusal says nothing of it.
+    fn check_secret(&self, tenant: &str, field: &str, arn: &str) -> Result<(), Refusal> {
+        check_secret_arn(field, arn)?;
+        self.allowed(tenant, "secret", field, |a| a.secrets.iter().any(|g| glob_match(g, arn)))
+    }
+
+    /// Whether `f` (written `text`) is one of Sundial's own functions, in any version or alias:
+    /// a glob matches its ARN with or without the qualifier (as [`function_glob_matches`]) or,
+    /// for a glob of names, its name in any account (refusing too much is harmless here, and a
+    /// bare name must not slip past while the account is unknown).
+    fn is_own_function(&self, f: &FunctionRef<'_>, text: &str) -> bool {
+        let unqualified = FunctionRef { qualifier: None, ..*f };
+        let unqualified_text =
+            text.rsplit_once(':').filter(|_| f.qualifier.is_some()).map_or(text, |(t, _)| t);
+        self.own_functions.iter().any(|g| {
+            function_glob_matches(g, f, text, &self.home)
+                || function_glob_matches(g, &unqualified, unqualified_text, &self.home)
+                || (!g.contains(':') && glob_match(g, f.name))
+        })
+    }
+}
+
+const FUNCTION_SHAPE: &str =
+    "must be a function name, name:qualifier, <account>:function:<name>[:qualifier] or a Lambda function ARN (at most 170 characters)";
+
+/// A Lambda function in one of the forms `Invoke` accepts: `name`, `name:qualifier`,
+/// `account:function:name[:qualifier]` or `arn:<partition>:lambda:<region>:<account>:function:name[:qualifier]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct FunctionRef<'s> {
+    partition: Option<&'s str>,
+    region: Option<&'s str>,
+    account: Option<&'s str>,
+    name: &'s str,
+    qualifier: Option<&'s str>,
+}
+
+impl<'s> FunctionRef<'s> {
+    /// Splits `s` by its form, `None` if it has none of them. The characters are not checked
+    /// (a glob's `*` is allowed here; [`FunctionRef::is_valid`] checks a job's value).
+    fn split(s: &'s str) -> Option<Self> {
+        let parts: Vec<&str> = s.split(':').collect();
+        let (partition, region, account, rest) = match parts.as_slice() {
+            ["arn", partition, "lambda", region, account, "function", rest @ ..] => {
+                (Some(*partition), Some(*region), Some(*account), rest)
+            }
+            [account, "function", rest @ ..] => (None, None, Some(*account), rest),
+            rest => (None, None, None, rest),
+        };
+        let (name, qualifier) = match rest {
+            [name] => (*name, None),
+            [name, qualifier] => (*name, Some(*qualifier)),
+            _ => return None,
+        };
+        let f = FunctionRef { partition, region, account, name, qualifier };
+        [partition, region, account, Some(name), qualifier]
+            .iter()
+            .flatten()
+            .all(|p| !p.is_empty())
+            .then_some(f)
+    }
+
+    /// Whether every part is spelled as Lambda allows (a job's value; globs are not checked).
+    fn is_valid(&self) -> bool {
+        let word = |s: &str, max: usize, extra: &[u8]| {
+            s.len() <= max
+                && s.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || extra.contains(&b))
+        };
+        word(self.name, 64, b"")
+            && self.qualifier.is_none_or(|q| word(q, 128, b"$"))
+            && self.account.is_none_or(|a| a.len() == 12 && a.bytes().all(|b| b.is_ascii_digit()))
+            && self.region.is_none_or(is_region)
+            && self.partition.is_none_or(|p| p.starts_with("aws") && word(p, 16, b""))
+    }
+
+    /// `arn:<partition>:lambda:<region>:<account>:function:<name>[:<qualifier>]`, the parts it
+    /// lacks taken from `home`; `None` when one of them is unknown.
+    fn arn(&self, home: &Home) -> Option<String> {
+        let region = self.region.or(home.region.as_deref())?;
+        let account = self.account.or(home.account.as_deref())?;
+        let partition = self.partition.unwrap_or_else(|| partition_of(region));
+        let qualifier = self.qualifier.map(|q| format!(":{q}")).unwrap_or_default();
+        Some(format!("arn:{partition}:lambda:{region}:{account}:function:{}{qualifier}", self.name))
+    }
+}
+
+/// Whether `glob` matches the function `f` (written `text`). Both are completed into ARNs with
+/// the deployment's region and account, so a name glob means "in this account and region" and
+/// a bare name is the function Lambda would invoke; where a part is unknown, each is compared
+/// as written (a bare name then matches name globs only).
+fn function_glob_matches(glob: &str, f: &FunctionRef<'_>, text: &str, home: &Home) -> bool {
+    if glob == "*" {
+        return true;
+    }
+    let value = f.arn(home).unwrap_or_else(|| text.to_string());
+    let glob = FunctionRef::split(glob).and_then(|g| g.arn(home)).unwrap_or_else(|| glob.to_string());
+    glob_match(&glob, &value)
 }
 
 /// Checks a webhook URL's scheme and (for an IP literal) address; returns its host, lowercase
@@ -412,7 +705,7 @@ pub fn check_url(addresses: &AddressPolicy, url: &str) -> Result<String, Refusal
             return Err(refuse(
                 codes::ADDRESS_REFUSED,
                 field,
-                "the address is not public (loopback, link-local, private or reserved) and not in the deployment's private target networks",
+                "the address is not public (loopback, link-local, private or reserved) and not in the private networks this deployment opens to the tenant",
             ));
         }
     }
@@ -454,32 +747,115 @@ pub fn check_header_name(name: &str) -> Result<(), Refusal> {
     Ok(())
 }
 
-/// A queue URL's name must be a valid SQS name (no escapes that could spell another one) and
-/// none of Sundial's own pool queues or dead-letter queues: neither a current pool's nor any
-/// other under the pool queues' prefix (a pool added or renamed later).
-fn check_queue_url(cfg: &Deployment<'_>, queue_url: &str) -> Result<(), Refusal> {
-    let field = "target.queueUrl";
-    let uri: http::Uri = queue_url.parse().map_err(|_| invalid(field, "is not a valid URL"))?;
-    if !matches!(uri.scheme_str(), Some("https") | Some("http")) || uri.host().is_none() {
-        return Err(invalid(field, "must be an SQS queue URL"));
+/// An SQS queue named by a URL that [`parse_queue_url`] accepted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueueRef {
+    /// `aws`, `aws-cn` or `aws-us-gov`.
+    pub partition: &'static str,
+    /// The region; empty for an emulator URL that names none in a deployment whose region is
+    /// unknown.
+    pub region: String,
+    /// The 12-digit account id.
+    pub account: String,
+    /// The queue name (with `.fifo`, if any).
+    pub name: String,
+}
+
+impl QueueRef {
+    /// `arn:<partition>:sqs:<region>:<account>:<name>`, what the `sqs` globs are matched with.
+    pub fn arn(&self) -> String {
+        format!("arn:{}:sqs:{}:{}:{}", self.partition, self.region, self.account, self.name)
     }
-    let name = uri.path().rsplit('/').next().unwrap_or_default();
-    let valid = !name.is_empty()
+}
+
+const QUEUE_URL_SHAPE: &str =
+    "must be an SQS queue URL https://sqs.<region>.amazonaws.com/<account>/<name>, without query, fragment, credentials or escapes";
+
+/// Parses a queue URL strictly into (region, account, name), so that the allowlist judges the
+/// queue SQS will use and not text a second parser may read differently: `https://` only, no
+/// query, fragment, userinfo, percent escapes or dot segments, exactly `/<account>/<name>`,
+/// on `sqs.<region>.amazonaws.com[.cn]` or `<region>.queue.amazonaws.com`. Under the dev
+/// setting (`SUNDIAL_DEV_LOOPBACK_TARGETS`) a loopback host (`127.0.0.1`, `localhost`,
+/// `*.localhost.localstack.cloud`) with the same path is an emulator's queue, over plain
+/// `http://` too, and any port.
+pub fn parse_queue_url(url: &str, addresses: &AddressPolicy, home: &Home) -> Result<QueueRef, Refusal> {
+    let bad = || invalid("target.queueUrl", QUEUE_URL_SHAPE);
+    // Refused as text first: the URI parser would drop or keep them, SQS might read them.
+    if url.len() > 2048
+        || url.bytes().any(|b| !b.is_ascii_graphic() || matches!(b, b'?' | b'#' | b'%' | b'@' | b'\\'))
+    {
+        return Err(bad());
+    }
+    let uri: http::Uri = url.parse().map_err(|_| bad())?;
+    let host = uri.host().ok_or_else(bad)?.to_ascii_lowercase();
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    let emulator = addresses.dev_loopback && is_loopback_host(host);
+    match (uri.scheme_str(), uri.port_u16()) {
+        (Some("https"), None | Some(443)) => {}
+        (Some("http" | "https"), _) if emulator => {}
+        _ => return Err(bad()),
+    }
+    let (account, name) = uri.path().strip_prefix('/').and_then(|p| p.split_once('/')).ok_or_else(bad)?;
+    let name_ok = !name.is_empty()
         && name.len() <= 80
         && name
-            .trim_end_matches(".fifo")
+            .strip_suffix(".fifo")
+            .unwrap_or(name)
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
-    if !valid {
-        return Err(invalid(field, "must end in a queue name (1-80 of A-Z a-z 0-9 - _, optionally .fifo)"));
+    if account.len() != 12 || !account.bytes().all(|b| b.is_ascii_digit()) || !name_ok {
+        return Err(bad());
     }
-    let base = name.trim_end_matches(".fifo");
+    let (partition, region) = if emulator {
+        let named = host.strip_prefix("sqs.").and_then(|h| h.strip_suffix(".localhost.localstack.cloud"));
+        match named.filter(|r| is_region(r)) {
+            Some(r) => (partition_of(r), r.to_string()),
+            None => (home.partition(), home.region.clone().unwrap_or_default()),
+        }
+    } else {
+        aws_queue_host_region(host).ok_or_else(bad)?
+    };
+    Ok(QueueRef { partition, region, account: account.to_string(), name: name.to_string() })
+}
+
+/// The partition and region of an SQS endpoint host, if it is one.
+fn aws_queue_host_region(host: &str) -> Option<(&'static str, String)> {
+    let region = if let Some(cn) = host.strip_prefix("sqs.").and_then(|h| h.strip_suffix(".amazonaws.com.cn"))
+    {
+        Some(cn).filter(|r| r.starts_with("cn-"))
+    } else {
+        host.strip_prefix("sqs.")
+            .and_then(|h| h.strip_suffix(".amazonaws.com"))
+            .or_else(|| host.strip_suffix(".queue.amazonaws.com"))
+            .filter(|r| !r.starts_with("cn-"))
+    }?;
+    is_region(region).then(|| (partition_of(region), region.to_string()))
+}
+
+/// A host that can only be this machine: a loopback address, `localhost`, or LocalStack's
+/// public names for 127.0.0.1.
+fn is_loopback_host(host: &str) -> bool {
+    host.parse::<IpAddr>().is_ok_and(|ip| unwrap_v4(ip).is_loopback())
+        || host == "localhost"
+        || host.ends_with(".localhost")
+        || host == "localhost.localstack.cloud"
+        || host.ends_with(".localhost.localstack.cloud")
+}
+
+/// Refuses Sundial's own queues: a current pool's lanes (`{prefix}{pool}`, `{prefix}{pool}-low`)
+/// and dead-letter queue, and any other name under the pool queues' prefix (a pool added or
+/// renamed later). With an empty prefix only the first rule can apply, so it must name every
+/// lane.
+fn check_queue_url(cfg: &Deployment<'_>, queue: QueueRef) -> Result<QueueRef, Refusal> {
+    let base = queue.name.trim_end_matches(".fifo");
     let own = (!cfg.queue_prefix.is_empty() && base.starts_with(cfg.queue_prefix))
-        || cfg.pools.iter().any(|p| base == cfg.queue_name(p) || base == cfg.dlq_name(p));
+        || cfg.pools.iter().any(|p| {
+            base == cfg.dlq_name(p) || Lane::ALL.iter().any(|lane| base == cfg.lane_queue_name(p, *lane))
+        });
     if own {
-        return Err(refuse(codes::TARGET_NOT_ALLOWED, field, "is one of Sundial's own queues"));
+        return Err(refuse(codes::TARGET_NOT_ALLOWED, "target.queueUrl", "is one of Sundial's own queues"));
     }
-    Ok(())
+    Ok(queue)
 }
 
 #[cfg(test)]
@@ -584,6 +960,397 @@ mod tests {
             "arn:aws:lambda:eu-west-1:123:function:globex"
         ));
         assert!(glob_match("a*b*c", "aXXbYYc") && !glob_match("a*b*c", "aXXbYY") && glob_match("*", ""));
+    }
+
+    #[test]
+    fn a_star_matches_within_one_segment_only() {
+        // GIVEN globs whose `*` stands for one region, one name or one host label
+        let secret = "arn:aws:secretsmanager:*:123456789012:secret:acme/*";
+        let queue = "https://sqs.*.amazonaws.com/123456789012/acme-*";
+        // THEN a `*` does not reach across `:` to spell another account further on
+        assert!(!glob_match(
+            secret,
+            "arn:aws:secretsmanager:eu-west-1:999999999999:secret:x:123456789012:secret:acme/y"
+        ));
+        // AND not across `/`, `?`, `#` or `@`
+        assert!(!glob_match(
+            queue,
+            "https://sqs.us-east-1.amazonaws.com/999999999999/globex-q?x=.amazonaws.com/123456789012/acme-1"
+        ));
+        assert!(!glob_match(secret, "arn:aws:secretsmanager:eu-west-1:123456789012:secret:acme/x/../globex"));
+        assert!(!glob_match("*.acme.com", "evil.net#.acme.com") && !glob_match("*.acme.com", "u@h.acme.com"));
+        // AND within its segment it matches as before
+        assert!(glob_match(secret, "arn:aws:secretsmanager:eu-west-1:123456789012:secret:acme/token-AbCdEf"));
+        assert!(glob_match(queue, "https://sqs.eu-west-1.amazonaws.com/123456789012/acme-inbox"));
+        assert!(glob_match("*-*", "a-b-c") && glob_match("a*", "a") && !glob_match("a*b", "a:b"));
+        // AND a pattern that is only `*` matches every value
+        assert!(glob_match("*", "arn:aws:sqs:eu-west-1:123456789012:q") && glob_match("*", ""));
+    }
+
+    /// The code and field `tenant`'s `target` is refused with, if it is.
+    fn refusal(policy: &TargetPolicy, tenant: &str, target: &Target) -> Option<(&'static str, String)> {
+        let pools = vec!["default".to_string()];
+        let cfg = Deployment { pools: &pools, shards: 16, queue_prefix: "t-sundial-", targets: policy };
+        policy.check(cfg, tenant, target).err().map(|r| (r.code, r.error.field))
+    }
+
+    fn allowlist(json: &str) -> TargetPolicy {
+        TargetPolicy {
+            tenants: Some(TenantTargets::parse(json).unwrap_or_else(|e| panic!("{e}"))),
+            ..TargetPolicy::default()
+        }
+    }
+
+    fn sqs(url: &str) -> Target {
+        Target::Sqs { queue_url: url.to_string() }
+    }
+
+    #[test]
+    fn queue_urls_are_parsed_strictly_and_matched_as_arns() {
+        // GIVEN acme allowed its own account's acme-* queues, by ARN glob
+        let policy = allowlist(r#"{"acme": {"sqs": ["arn:aws:sqs:*:123456789012:acme-*"]}}"#);
+        let bad = Some((codes::BAD_TARGET, "target.queueUrl".to_string()));
+        let not_allowed = Some((codes::TARGET_NOT_ALLOWED, "target.queueUrl".to_string()));
+        // THEN its queues are accepted in both AWS host forms
+        for url in [
+            "https://sqs.eu-west-1.amazonaws.com/123456789012/acme-inbox",
+            "https://eu-west-1.queue.amazonaws.com/123456789012/acme-inbox.fifo",
+        ] {
+            assert_eq!(refusal(&policy, "acme", &sqs(url)), None, "{url}");
+        }
+        // AND a queue of another account, or of another partition, is not allowed
+        for url in [
+            "https://sqs.us-east-1.amazonaws.com/999999999999/acme-inbox",
+            "https://sqs.cn-north-1.amazonaws.com.cn/123456789012/acme-inbox",
+        ] {
+            assert_eq!(refusal(&policy, "acme", &sqs(url)), not_allowed, "{url}");
+        }
+        let cn = allowlist(r#"{"acme": {"sqs": ["arn:aws-cn:sqs:*:123456789012:acme-*"]}}"#);
+        assert_eq!(
+            refusal(&cn, "acme", &sqs("https://sqs.cn-north-1.amazonaws.com.cn/123456789012/acme-q")),
+            None
+        );
+        // AND a URL that a second parser could read as another queue is not a queue URL at all
+        for url in [
+            "https://sqs.us-east-1.amazonaws.com/999999999999/globex-q?x=.amazonaws.com/123456789012/acme-1",
+            "https://sqs.us-east-1.amazonaws.com/123456789012/acme-x/../globex-q",
+            "https://sqs.us-east-1.amazonaws.com/123456789012/acme-x/%2e%2e/globex-q",
+            "https://sqs.us-east-1.amazonaws.com/123456789012/acme-x#globex",
+            "https://sqs.us-east-1.amazonaws.com/123456789012/acme-x?",
+            "https://user@sqs.us-east-1.amazonaws.com/123456789012/acme-x",
+            "https://sqs.us-east-1.amazonaws.com/queue/123456789012/acme-x",
+            "https://sqs.us-east-1.amazonaws.com/123456789012/acme-x/",
+            "https://sqs.us-east-1.amazonaws.com/12345678901/acme-x",
+            "https://sqs.us-east-1.amazonaws.com.evil.net/123456789012/acme-x",
+            "https://evil.net/123456789012/acme-x",
+            "http://sqs.us-east-1.amazonaws.com/123456789012/acme-x",
+            "http://127.0.0.1:4566/000000000000/acme-x",
+        ] {
+            assert_eq!(refusal(&policy, "acme", &sqs(url)), bad, "{url}");
+        }
+        // AND a URL-shaped glob is refused when the setting is read, saying what to write
+        let e =
+            TenantTargets::parse(r#"{"acme": {"sqs": ["https://sqs.*.amazonaws.com/123456789012/acme-*"]}}"#);
+        assert!(e.as_ref().is_err_and(|e| e.contains("ARN glob")), "{e:?}");
+    }
+
+    #[test]
+    fn the_emulators_queue_urls_are_queue_urls_under_the_dev_policy() {
+        // GIVEN the dev-loopback policy and the URL shapes MiniStack, moto and LocalStack return
+        let mut policy = allowlist(r#"{"acme": {"sqs": ["arn:aws:sqs:*:*:acme-*"]}}"#);
+        policy.addresses = AddressPolicy::dev_loopback();
+        // THEN each is accepted and matched as an ARN
+        for url in [
+            "http://127.0.0.1:4566/000000000000/acme-q",
+            "http://localhost:4566/000000000000/acme-q",
+            "http://127.0.0.1:4567/123456789012/acme-q",
+            "http://sqs.us-east-1.localhost.localstack.cloud:4566/000000000000/acme-q",
+            "http://[::1]:4566/000000000000/acme-q",
+        ] {
+            assert_eq!(refusal(&policy, "acme", &sqs(url)), None, "{url}");
+            assert_eq!(
+                refusal(&policy, "acme", &sqs(&url.replace("acme-q", "globex-q"))),
+                Some((codes::TARGET_NOT_ALLOWED, "target.queueUrl".to_string())),
+                "{url}"
+            );
+        }
+        // AND a non-loopback host is still held to the AWS shape
+        assert_eq!(
+            refusal(&policy, "acme", &sqs("http://sqs.evil.net:4566/000000000000/acme-q")),
+            Some((codes::BAD_TARGET, "target.queueUrl".to_string()))
+        );
+    }
+
+    #[test]
+    fn an_empty_queue_prefix_still_refuses_every_lane_of_a_pool() {
+        // GIVEN a deployment whose pool queues have no prefix (the CDK allows queuePrefix '')
+        let policy = TargetPolicy::default();
+        let pools = vec!["default".to_string()];
+        let cfg = Deployment { pools: &pools, shards: 16, queue_prefix: "", targets: &policy };
+        // THEN the pool queue, its low lane and its DLQ are all Sundial's own
+        for name in ["default", "default-low", "default-dlq", "default-low.fifo"] {
+            let url = format!("https://sqs.us-east-1.amazonaws.com/123456789012/{name}");
+            let refused = policy.check(cfg, "acme", &sqs(&url)).err().map(|r| (r.code, r.error.field));
+            assert_eq!(refused, Some((codes::TARGET_NOT_ALLOWED, "target.queueUrl".to_string())), "{name}");
+        }
+        // AND a user's queue named after no pool is a target
+        let url = "https://sqs.us-east-1.amazonaws.com/123456789012/default-inbox";
+        assert!(policy.check(cfg, "acme", &sqs(url)).is_ok());
+    }
+
+    fn lambda(function: &str) -> Target {
+        Target::Lambda { function: function.to_string() }
+    }
+
+    fn home(region: &str, account: &str) -> Home {
+        Home { region: Some(region.into()), account: Some(account.into()) }
+    }
+
+    #[test]
+    fn sundials_own_functions_are_not_targets() {
+        // GIVEN a deployment in eu-west-1 of 123456789012 whose own functions are acme-sundial-*
+        // and, by ARN, ops-sched-*; no tenant allowlist
+        let mut policy = TargetPolicy {
+            own_functions: vec![
+                "acme-sundial-*".into(),
+                "arn:aws:lambda:*:123456789012:function:ops-sched-*".into(),
+            ],
+            home: home("eu-west-1", "123456789012"),
+            ..TargetPolicy::default()
+        };
+        let own = Some((codes::TARGET_NOT_ALLOWED, "target.function".to_string()));
+        // THEN each is refused by name, qualified name, partial ARN or ARN
+        for f in [
+            "acme-sundial-api",
+            "acme-sundial-tick:live",
+            "123456789012:function:acme-sundial-scan",
+            "arn:aws:lambda:eu-west-1:123456789012:function:acme-sundial-worker",
+            "ops-sched-run",
+            "arn:aws:lambda:eu-west-1:123456789012:function:ops-sched-run:3",
+        ] {
+            assert_eq!(refusal(&policy, "acme", &lambda(f)), own, "{f}");
+        }
+        let cfg = crate::LocalDeployment::local("t-", &["default"], 16);
+        let message = policy.check(&cfg, "acme", &lambda("acme-sundial-api"));
+        assert!(message.is_err_and(|r| r.error.reason.contains("Sundial's own functions")));
+        // AND other functions are targets, also one of another account under the ARN glob's name
+        for f in ["acme-run", "arn:aws:lambda:eu-west-1:999999999999:function:ops-sched-run"] {
+            assert_eq!(refusal(&policy, "acme", &lambda(f)), None, "{f}");
+        }
+        // AND with the account unknown a name glob still refuses the name in any ARN
+        policy.home = Home::default();
+        let f = "arn:aws:lambda:us-east-1:999999999999:function:acme-sundial-api";
+        assert_eq!(refusal(&policy, "acme", &lambda(f)), own);
+    }
+
+    #[test]
+    fn function_names_are_completed_into_arns_before_matching() {
+        // GIVEN a deployment in eu-west-1 of 123456789012; acme allowed acme-* of its account by
+        // ARN glob, globex allowed globex-* by name glob (this deployment's account and region)
+        let mut policy = allowlist(
+            r#"{"acme": {"lambda": ["arn:aws:lambda:*:123456789012:function:acme-*"]},
+                "globex": {"lambda": ["globex-*"]}}"#,
+        );
+        policy.home = home("eu-west-1", "123456789012");
+        let not_allowed = Some((codes::TARGET_NOT_ALLOWED, "target.function".to_string()));
+        // THEN a bare name and a partial ARN are the function in the deployment's account
+        for f in [
+            "acme-run",
+            "123456789012:function:acme-run",
+            "arn:aws:lambda:eu-west-1:123456789012:function:acme-run",
+        ] {
+            assert_eq!(refusal(&policy, "acme", &lambda(f)), None, "{f}");
+        }
+        // AND another account's function of the same name is not, nor a qualifier the glob
+        // does not name (a `*` never crosses `:`)
+        for f in ["arn:aws:lambda:eu-west-1:999999999999:function:acme-run", "acme-run:prod"] {
+            assert_eq!(refusal(&policy, "acme", &lambda(f)), not_allowed, "{f}");
+        }
+        // AND a name glob means this deployment's account and region
+        assert_eq!(refusal(&policy, "globex", &lambda("globex-run")), None);
+        assert_eq!(
+            refusal(&policy, "globex", &lambda("arn:aws:lambda:eu-west-1:123456789012:function:globex-run")),
+            None
+        );
+        for f in [
+            "arn:aws:lambda:eu-west-1:999999999999:function:globex-run",
+            "arn:aws:lambda:us-east-1:123456789012:function:globex-run",
+        ] {
+            assert_eq!(refusal(&policy, "globex", &lambda(f)), not_allowed, "{f}");
+        }
+        // AND what is not a function reference is refused as such
+        for f in ["acme run", "arn:aws:lambda:eu-west-1:123456789012:function:", "a:b:c", "", "x:y:z:w"] {
+            let bad = Some((codes::BAD_TARGET, "target.function".to_string()));
+            assert_eq!(refusal(&policy, "acme", &lambda(f)), bad, "{f:?}");
+        }
+        // AND with the account unknown names are matched as written, as before
+        policy.home = Home::default();
+        assert_eq!(refusal(&policy, "acme", &lambda("acme-run")), not_allowed);
+        assert_eq!(refusal(&policy, "globex", &lambda("globex-run")), None);
+    }
+
+    fn webhook(url: &str, signing: Option<&str>, header: Option<&str>) -> Target {
+        let headers = header
+            .map(|arn| ("Authorization".to_string(), crate::SecretRef { secret_arn: arn.to_string() }))
+            .into_iter()
+            .collect();
+        Target::Http { url: url.into(), signing_secret_arn: signing.map(str::to_string), headers }
+    }
+
+    #[test]
+    fn a_tenant_names_only_the_secrets_its_allowlist_lists() {
+        // GIVEN acme allowed its acme/* secrets, and globex an allowlist without secrets
+        let policy = allowlist(
+            r#"{"acme": {"http": ["*.acme.com"], "secrets": ["arn:aws:secretsmanager:*:123456789012:secret:acme/*"]},
+                "globex": {"http": ["*.globex.com"]}}"#,
+        );
+        let ours = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:acme/signing-AbCdEf";
+        let partial = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:acme/token";
+        let theirs = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:globex/signing-XyZ123";
+        let hook = "https://hooks.acme.com/run";
+        // THEN acme's own secrets, by full or partial ARN, are accepted as key and as header
+        assert_eq!(refusal(&policy, "acme", &webhook(hook, Some(ours), Some(partial))), None);
+        // AND another's secret is refused, naming the field and the rule and nothing of the secret
+        let not_allowed = |field: &str| Some((codes::TARGET_NOT_ALLOWED, field.to_string()));
+        assert_eq!(
+            refusal(&policy, "acme", &webhook(hook, Some(theirs), None)),
+            not_allowed("target.signingSecretArn")
+        );
+        assert_eq!(
+            refusal(&policy, "acme", &webhook(hook, None, Some(theirs))),
+            not_allowed("target.headers.Authorization.secretArn")
+        );
+        let cfg = crate::LocalDeployment::local("t-", &["default"], 16);
+        let reason =
+            policy.check(&cfg, "acme", &webhook(hook, Some(theirs), None)).err().map(|r| r.error.reason);
+        assert!(reason.as_ref().is_some_and(|r| !r.contains("globex") && r.contains("secret")), "{reason:?}");
+        // AND a tenant whose allowlist has no secrets kind may name none
+        let own = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:globex/signing-XyZ123";
+        assert_eq!(
+            refusal(&policy, "globex", &webhook("https://h.globex.com/", Some(own), None)),
+            not_allowed("target.signingSecretArn")
+        );
+        // AND without allowlists any well-formed secret ARN passes (the worker's tag check guards)
+        assert_eq!(
+            refusal(&TargetPolicy::default(), "acme", &webhook(hook, Some(theirs), Some(theirs))),
+            None
+        );
+    }
+
+    #[test]
+    fn a_tenant_runs_only_the_in_process_handlers_its_allowlist_lists() {
+        // GIVEN acme allowed the handler `report`, and globex an allowlist without handlers
+        let policy = allowlist(r#"{"acme": {"inProcess": ["report", "etl-*"]}, "globex": {"http": ["*"]}}"#);
+        let handler = |h: &str| Target::InProcess { handler: h.to_string() };
+        let not_allowed = Some((codes::TARGET_NOT_ALLOWED, "target.handler".to_string()));
+        // THEN acme runs its handlers and no other (the diagnostic `sleep` and `count` included)
+        assert_eq!(refusal(&policy, "acme", &handler("report")), None);
+        assert_eq!(refusal(&policy, "acme", &handler("etl-daily")), None);
+        for h in ["sleep", "count"] {
+            assert_eq!(refusal(&policy, "acme", &handler(h)), not_allowed, "{h}");
+        }
+        // AND globex runs none
+        assert_eq!(refusal(&policy, "globex", &handler("report")), not_allowed);
+        // AND without allowlists any registered handler may be named, as before
+        assert_eq!(refusal(&TargetPolicy::default(), "globex", &handler("sleep")), None);
+    }
+
+    #[test]
+    fn check_pool_allows_the_listed_pools_and_every_pool_without_allowlists() {
+        let policy = allowlist(r#"{"acme": {"pools": ["default", "batch-*"]}, "*": {"http": ["*"]}}"#);
+        assert!(
+            policy.check_pool("acme", "default").is_ok() && policy.check_pool("acme", "batch-eu").is_ok()
+        );
+        let refused = policy.check_pool("acme", "ecs").err().map(|r| (r.code, r.error.field));
+        assert_eq!(refused, Some((codes::TARGET_NOT_ALLOWED, "pool".to_string())));
+        assert!(policy.check_pool("globex", "default").is_err(), "the \"*\" entry lists no pools");
+        assert!(TargetPolicy::default().check_pool("globex", "ecs").is_ok());
+    }
+
+    #[test]
+    fn a_tenant_reaches_only_its_own_private_networks() {
+        // GIVEN a deployment that opens 10.1.0.0/16 and 10.2.0.0/16; acme's own network is
+        // 10.1.5.0/24 (and, by mistake, 10.9.0.0/16, which the deployment does not open)
+        let mut policy = allowlist(
+            r#"{"acme": {"http": ["*"], "cidrs": ["10.1.5.0/24", "10.9.0.0/16"]}, "globex": {"http": ["*"]}}"#,
+        );
+        policy.addresses.private_cidrs = ["10.1.0.0/16", "10.2.0.0/16"]
+            .iter()
+            .map(|c| Cidr::parse(c).unwrap_or_else(|e| panic!("{e}")))
+            .collect();
+        let refused = Some((codes::ADDRESS_REFUSED, "target.url".to_string()));
+        // THEN acme reaches what lies in both lists, and nothing else private
+        assert_eq!(refusal(&policy, "acme", &Target::http("https://10.1.5.9/hook")), None);
+        for url in ["https://10.1.6.1/", "https://10.2.0.1/", "https://10.9.0.1/"] {
+            assert_eq!(refusal(&policy, "acme", &Target::http(url)), refused, "{url}");
+        }
+        // AND globex, whose allowlist names no network, reaches public addresses only
+        assert_eq!(refusal(&policy, "globex", &Target::http("https://10.1.5.9/hook")), refused);
+        assert_eq!(refusal(&policy, "globex", &Target::http("https://93.184.216.34/")), None);
+        // AND without allowlists the deployment's networks are every tenant's, as before
+        policy.tenants = None;
+        assert_eq!(refusal(&policy, "globex", &Target::http("https://10.2.0.1/")), None);
+    }
+
+    #[test]
+    fn addresses_for_narrows_the_deployments_networks_to_the_tenants() {
+        let cidr = |c: &str| Cidr::parse(c).unwrap_or_else(|e| panic!("{e}"));
+        let mut policy = allowlist(
+            r#"{"acme": {"cidrs": ["10.1.5.0/24", "10.0.0.0/8", "fd12:1::/32"]}, "*": {"http": ["*"]}}"#,
+        );
+        policy.addresses =
+            AddressPolicy { private_cidrs: vec![cidr("10.1.0.0/16"), cidr("fd12::/16")], dev_loopback: true };
+        let acme = policy.addresses_for("acme");
+        assert_eq!(acme.private_cidrs, [cidr("10.1.5.0/24"), cidr("10.1.0.0/16"), cidr("fd12:1::/32")]);
+        assert!(acme.dev_loopback, "the dev setting is the deployment's");
+        assert!(policy.addresses_for("globex").private_cidrs.is_empty());
+        policy.tenants = None;
+        assert_eq!(policy.addresses_for("globex"), policy.addresses);
+        assert_eq!(cidr("10.1.0.0/16").intersection(&cidr("10.2.0.0/16")), None);
+        assert_eq!(cidr("10.1.0.0/16").intersection(&cidr("::/0")), None);
+        // a tenant's networks read and written as strings
+        let t =
+            TenantTargets::parse(r#"{"acme": {"cidrs": ["10.1.5.0/24"]}}"#).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(t.to_json(), r#"{"acme":{"cidrs":["10.1.5.0/24"]}}"#, "empty kinds left out");
+        assert_eq!(TenantTargets::parse(&t.to_json()), Ok(t));
+        assert!(TenantTargets::parse(r#"{"acme": {"cidrs": ["10.1.5.0/33"]}}"#).is_err());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn a_glob_without_stars_matches_only_itself(p in "[a-z:/-]{0,12}", v in "[a-z:/-]{0,12}") {
+            proptest::prop_assert_eq!(glob_match(&p, &v), p == v);
+        }
+
+        #[test]
+        fn a_star_never_matches_a_separator(
+            prefix in "[a-z]{1,5}", mid in "[a-z/:?#@]{1,8}", suffix in "[a-z]{0,5}"
+        ) {
+            let value = format!("{prefix}{mid}{suffix}");
+            let plain = !mid.bytes().any(|b| SEGMENT_SEPARATORS.contains(&b));
+            proptest::prop_assert_eq!(glob_match(&format!("{prefix}*{suffix}"), &value), plain);
+        }
+
+        #[test]
+        fn any_text_is_judged_without_panicking(v in "\\PC{0,80}", g in "[a-z0-9:/*?#@.-]{0,40}") {
+            let mut policy = allowlist(
+                r#"{"acme": {"lambda": ["arn:aws:lambda:*:123456789012:function:acme-*"],
+                             "sqs": ["arn:aws:sqs:*:123456789012:acme-*"],
+                             "secrets": ["arn:aws:secretsmanager:*:123456789012:secret:acme/*"]}}"#,
+            );
+            policy.home = home("eu-west-1", "123456789012");
+            policy.own_functions = vec!["sundial-*".into(), g.clone()];
+            for target in [
+                lambda(&v),
+                sqs(&v),
+                Target::http(&v),
+                webhook("https://h.acme.com/", Some(&v), Some(&v)),
+                Target::InProcess { handler: v.clone() },
+            ] {
+                let _ = refusal(&policy, "acme", &target);
+            }
+            let _ = glob_match(&g, &v);
+        }
     }
 
     #[test]

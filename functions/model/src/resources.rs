@@ -160,6 +160,10 @@ pub struct EnvNames {
     pub private_target_cidrs: String,
     /// Per-tenant target allowlists (JSON).
     pub tenant_targets: String,
+    /// Sundial's own Lambda functions, which no job may target (comma-separated globs).
+    pub own_functions: String,
+    /// The deployment's account id (completes bare function names into ARNs).
+    pub account_id: String,
     /// The EventBridge bus `FireMissed` events go to (unset: no events).
     pub event_bus: String,
     /// Concurrent executions of one ECS worker.

@@ -106,9 +106,9 @@ fn a_tenant_allowlist_is_checked_at_create_with_the_field_named() {
     cfg.targets.tenants = Some(
         crate::outbound::TenantTargets::parse(
             r#"{"acme": {"lambda": ["arn:aws:lambda:*:*:function:acme-*"],
-                         "sqs": ["https://sqs.*.amazonaws.com/123456789012/acme-*"],
-                         "http": ["*.acme.com"]},
-                "*": {"http": ["*"]}}"#,
+                         "sqs": ["arn:aws:sqs:*:123456789012:acme-*"],
+                         "http": ["*.acme.com"], "pools": ["default"]},
+                "*": {"http": ["*"], "pools": ["default"]}}"#,
         )
         .unwrap_or_else(|e| panic!("{e}")),
     );
@@ -179,4 +179,31 @@ fn auth_headers_come_from_secret_references_and_reserved_names_are_refused() {
         "target": {"type": "http", "url": "https://hooks.acme.com/run", "headers": {"Authorization": "Bearer x"}}
     }));
     assert!(inline.is_err());
+}
+
+#[test]
+fn a_tenant_uses_only_the_pools_its_allowlist_lists() {
+    // GIVEN a deployment with a Lambda pool and an ECS pool; acme may use `default`, globex's
+    // allowlist names no pool
+    let mut cfg = LocalDeployment::local("t-", &["default", "ecs"], 16);
+    cfg.targets.tenants = Some(
+        crate::outbound::TenantTargets::parse(
+            r#"{"acme": {"pools": ["default"], "http": ["*"]}, "globex": {"http": ["*"]}}"#,
+        )
+        .unwrap_or_else(|e| panic!("{e}")),
+    );
+    let now = crate::ms_to_dt(1_764_469_800_000);
+    let field = |cfg: &LocalDeployment, tenant: &str, pool: &str| {
+        let def =
+            JobDefinition::new(ScheduleSpec::new("rate(1 minute)", "UTC"), Target::http("https://x.example"))
+                .with_pool(pool);
+        Job::new(cfg, tenant, "nightly", def, now).err().map(|e| e.field)
+    };
+    // THEN acme's job runs in its pool and not in the other, and globex's in none
+    assert_eq!(field(&cfg, "acme", "default"), None);
+    assert_eq!(field(&cfg, "acme", "ecs"), Some("pool".into()));
+    assert_eq!(field(&cfg, "globex", "default"), Some("pool".into()));
+    // AND without allowlists every pool of the deployment may be named, as before
+    cfg.targets.tenants = None;
+    assert_eq!(field(&cfg, "globex", "ecs"), None);
 }

@@ -4,7 +4,7 @@
 //! planes' own settings (tick, worker, API) are read by `sundial_core::config`, which
 //! re-exports this.
 
-use sundial_model::outbound::{AddressPolicy, Cidr, TargetPolicy, TenantTargets};
+use sundial_model::outbound::{AddressPolicy, Cidr, Home, TargetPolicy, TenantTargets};
 use sundial_model::resources::Resources;
 
 /// The process environment (the default lookup of every loader).
@@ -65,7 +65,9 @@ pub enum ConfigError {
 impl Config {
     /// Reads the configuration from the environment, naming the first missing variable.
     pub fn from_env() -> Result<Self, ConfigError> {
-        Self::from_lookup(process_env)
+        let mut cfg = Self::from_lookup(process_env)?;
+        cfg.targets.home.region = runtime_region(process_env);
+        Ok(cfg)
     }
 
     /// Same as [`Config::from_env`] with an injected lookup (testable without touching the
@@ -143,6 +145,12 @@ impl Config {
         if let Some(tenants) = &t.tenants {
             env.push((r.env.tenant_targets.clone(), tenants.to_json()));
         }
+        if !t.own_functions.is_empty() {
+            env.push((r.env.own_functions.clone(), t.own_functions.join(",")));
+        }
+        if let Some(account) = &t.home.account {
+            env.push((r.env.account_id.clone(), account.clone()));
+        }
         if let Some(bus) = &self.event_bus {
             env.push((r.env.event_bus.clone(), bus.clone()));
         }
@@ -169,8 +177,9 @@ impl Config {
 /// The target policy's settings (part of [`Config`]: the control plane judges targets at create
 /// with the same policy the worker applies at every call). The CDK construct sets
 /// `SUNDIAL_PRIVATE_TARGET_CIDRS` and `SUNDIAL_TENANT_TARGETS` from its `privateTargetCidrs` and
-/// `tenantTargets` props and never sets `SUNDIAL_DEV_LOOPBACK_TARGETS` (the local run and the
-/// tests do).
+/// `tenantTargets` props, `SUNDIAL_OWN_FUNCTIONS` from its own functions' names and
+/// `SUNDIAL_ACCOUNT_ID` from the stack's account, and never sets `SUNDIAL_DEV_LOOPBACK_TARGETS`
+/// (the local run and the tests do). The region is the runtime's ([`Config::from_env`]).
 fn target_policy(get: &impl Fn(&str) -> Option<String>) -> Result<TargetPolicy, ConfigError> {
     let n = &Resources::get().env;
     let dev_loopback = get(&n.dev_loopback_targets)
@@ -190,7 +199,35 @@ fn target_policy(get: &impl Fn(&str) -> Option<String>) -> Result<TargetPolicy, 
         .map(|v| TenantTargets::parse(&v))
         .transpose()
         .map_err(|reason| ConfigError::Invalid { name: n.tenant_targets.clone(), reason })?;
-    Ok(TargetPolicy { addresses: AddressPolicy { private_cidrs, dev_loopback }, tenants })
+    let account = get(&n.account_id).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
+    if let Some(a) = &account {
+        if a.len() != 12 || !a.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(ConfigError::Invalid {
+                name: n.account_id.clone(),
+                reason: format!("{a:?} is not a 12-digit account id"),
+            });
+        }
+    }
+    let own_functions = get(&n.own_functions)
+        .unwrap_or_default()
+        .split(',')
+        .map(str::trim)
+        .filter(|f| !f.is_empty())
+        .map(str::to_string)
+        .collect();
+    Ok(TargetPolicy {
+        addresses: AddressPolicy { private_cidrs, dev_loopback },
+        tenants,
+        home: Home { region: None, account },
+        own_functions,
+    })
+}
+
+/// The region the runtime runs in: `AWS_REGION` (Lambda sets it, and so does ECS), else
+/// `AWS_DEFAULT_REGION`. These are the runtime's own variables, not Sundial settings (the CDK
+/// cannot set them on a Lambda function), so only [`Config::from_env`] reads them.
+fn runtime_region(get: impl Fn(&str) -> Option<String>) -> Option<String> {
+    ["AWS_REGION", "AWS_DEFAULT_REGION"].into_iter().find_map(|n| get(n).filter(|r| !r.trim().is_empty()))
 }
 
 /// Pool names become queue names: SQS allows 80 characters of `[A-Za-z0-9_-]`.
@@ -199,4 +236,56 @@ pub fn validate_pool_name(p: &str) -> Result<(), String> {
         return Err(format!("pool name {p:?} must be 1-40 characters of A-Z, a-z, 0-9, '-' or '_'"));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn env_of(cfg: &Config) -> HashMap<String, String> {
+        cfg.to_env().into_iter().collect()
+    }
+
+    #[test]
+    fn own_functions_and_the_account_are_read_and_round_trip() {
+        // GIVEN the variables the CDK sets for Sundial's own functions and the stack's account
+        let n = &Resources::get().env;
+        let mut env = env_of(&Config::local("x-", &["a"], 8));
+        env.insert(
+            n.own_functions.clone(),
+            " acme-sundial-*, arn:aws:lambda:*:123456789012:function:ops-* ,".into(),
+        );
+        env.insert(n.account_id.clone(), "123456789012".into());
+        // WHEN the configuration is read
+        let c = Config::from_lookup(|k| env.get(k).cloned()).unwrap_or_else(|e| panic!("{e}"));
+        // THEN both are in the target policy, and `to_env` carries them to another process
+        assert_eq!(
+            c.targets.own_functions,
+            ["acme-sundial-*", "arn:aws:lambda:*:123456789012:function:ops-*"]
+        );
+        assert_eq!(c.targets.home.account.as_deref(), Some("123456789012"));
+        assert_eq!(c.targets.home.region, None, "the region is the runtime's, not a setting");
+        let back = env_of(&c);
+        assert_eq!(Config::from_lookup(|k| back.get(k).cloned()).ok(), Some(c));
+    }
+
+    #[test]
+    fn a_bad_account_id_is_named() {
+        let n = &Resources::get().env;
+        let mut env = env_of(&Config::local("x-", &["a"], 8));
+        env.insert(n.account_id.clone(), "12345".into());
+        let e = Config::from_lookup(|k| env.get(k).cloned()).err();
+        assert!(matches!(e, Some(ConfigError::Invalid { ref name, .. }) if *name == n.account_id), "{e:?}");
+    }
+
+    #[test]
+    fn the_region_is_the_runtimes() {
+        let env: HashMap<&str, &str> = [("AWS_DEFAULT_REGION", "eu-west-1")].into();
+        assert_eq!(runtime_region(|k| env.get(k).map(|v| v.to_string())).as_deref(), Some("eu-west-1"));
+        let env: HashMap<&str, &str> =
+            [("AWS_REGION", "us-east-2"), ("AWS_DEFAULT_REGION", "eu-west-1")].into();
+        assert_eq!(runtime_region(|k| env.get(k).map(|v| v.to_string())).as_deref(), Some("us-east-2"));
+        assert_eq!(runtime_region(|_| Some(String::new())), None);
+    }
 }
