@@ -112,7 +112,7 @@ impl Handler for Quiet {
 pub async fn run(env: &TestEnv, sc: &Scenario) -> Result<Outcome> {
     let noisy = Arc::new(AtomicU64::new(0));
     let seen = Arc::new(Mutex::new(Vec::new()));
-    let queues = PoolQueues::new(env.clients.sqs.clone(), env.cfg.clone(), false);
+    let queues = PoolQueues::new(env.clients.sqs.clone(), env.cfg.clone());
     let store = fixtures::store(env);
 
     // GIVEN the noisy tenant's backlog: low-priority executions, due now, queued.

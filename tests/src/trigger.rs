@@ -47,7 +47,7 @@ pub fn ctx(env: &TestEnv) -> Ctx {
         ddb: env.clients.ddb.clone(),
         cfg: env.cfg.clone(),
         // MessageGroupId = tenant on every send, as on AWS (SQS fair queues); the emulator accepts it.
-        queues: PoolQueues::new(env.clients.sqs.clone(), env.cfg.clone(), true),
+        queues: PoolQueues::new(env.clients.sqs.clone(), env.cfg.clone()),
     }
 }
 
@@ -55,11 +55,7 @@ pub fn ctx(env: &TestEnv) -> Ctx {
 /// `component`.
 pub fn metered_ctx(env: &TestEnv, meter: &sundial_testkit::metering::Meter, component: &str) -> Ctx {
     let clients = meter.clients(&crate::sdk_config(), component);
-    Ctx {
-        ddb: clients.ddb,
-        cfg: env.cfg.clone(),
-        queues: PoolQueues::new(clients.sqs, env.cfg.clone(), true),
-    }
+    Ctx { ddb: clients.ddb, cfg: env.cfg.clone(), queues: PoolQueues::new(clients.sqs, env.cfg.clone()) }
 }
 
 /// Scans every shard at `now` with a roomy catch-up budget.

@@ -122,7 +122,7 @@ async fn a_saturated_lane_refuses_its_new_work_with_retry_after() -> anyhow::Res
     }
     let ctx = Ctx {
         ddb: env.clients.ddb.clone(),
-        queues: PoolQueues::new(env.clients.sqs.clone(), env.cfg.clone(), false),
+        queues: PoolQueues::new(env.clients.sqs.clone(), env.cfg.clone()),
         cfg: env.cfg.clone(),
     };
     let settings = ControlSettings {

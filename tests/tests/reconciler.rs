@@ -20,11 +20,7 @@ use tokio::sync::Mutex;
 fn ctx_without_sqs(env: &TestEnv) -> Ctx {
     let mut cfg = env.cfg.clone();
     cfg.queue_prefix = format!("{}unreachable-", cfg.queue_prefix);
-    Ctx {
-        ddb: env.clients.ddb.clone(),
-        queues: PoolQueues::new(env.clients.sqs.clone(), cfg.clone(), true),
-        cfg,
-    }
+    Ctx { ddb: env.clients.ddb.clone(), queues: PoolQueues::new(env.clients.sqs.clone(), cfg.clone()), cfg }
 }
 
 /// What the deployed system runs in one minute at `now`: the tick's scan of every shard, and
@@ -218,7 +214,7 @@ async fn the_reconciler_costs_o_of_the_open_executions_not_of_the_table() -> any
     let metered = Ctx {
         ddb: clients.ddb.clone(),
         cfg: env.cfg.clone(),
-        queues: PoolQueues::new(clients.sqs.clone(), env.cfg.clone(), true),
+        queues: PoolQueues::new(clients.sqs.clone(), env.cfg.clone()),
     };
     let now = fire + Duration::minutes(3);
     let r = reconcile(&metered, now, &ReconcileOptions::default()).await?;

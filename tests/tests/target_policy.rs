@@ -20,14 +20,17 @@ async fn the_worker_refuses_what_the_tenant_allowlist_and_the_own_queue_rule_ref
     let env = TestEnv::new("target-policy").await?;
     let suffix = env.cfg.queue_prefix.trim_end_matches('-').to_string();
     let mut urls = Vec::new();
+    // (each queue tagged as acme's: the allowlist, not ownership, is what refuses the second)
     for name in [format!("acme-inbox-{suffix}"), format!("globex-inbox-{suffix}")] {
-        urls.push(
-            env.clients.sqs.create_queue().queue_name(name).send().await?.queue_url.unwrap_or_default(),
-        );
+        let out =
+            env.clients.sqs.create_queue().queue_name(name).tags(fixtures::TENANT_TAG, "acme").send().await?;
+        urls.push(out.queue_url.unwrap_or_default());
     }
     let mut cfg = env.cfg.clone();
-    cfg.targets.tenants =
-        Some(TenantTargets::parse(r#"{"acme": {"sqs": ["*/acme-inbox-*"]}}"#).map_err(anyhow::Error::msg)?);
+    cfg.targets.tenants = Some(
+        TenantTargets::parse(r#"{"acme": {"sqs": ["arn:aws:sqs:*:*:acme-inbox-*"], "pools": ["default"]}}"#)
+            .map_err(anyhow::Error::msg)?,
+    );
     let now = Utc::now();
     let q = |u: &str| fixtures::definition(Target::Sqs { queue_url: u.to_string() });
     let k_ok = fixtures::create_ready(&env, "acme", "ok", q(&urls[0]), now).await?;

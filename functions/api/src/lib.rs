@@ -57,11 +57,8 @@ pub fn api_with_backpressure(
     settings: ApiSettings,
     backpressure: sundial_core::priority::Backpressure,
 ) -> Api {
-    let trigger = Ctx {
-        ddb: clients.ddb.clone(),
-        queues: PoolQueues::new(clients.sqs.clone(), cfg.clone(), false),
-        cfg,
-    };
+    let trigger =
+        Ctx { ddb: clients.ddb.clone(), queues: PoolQueues::new(clients.sqs.clone(), cfg.clone()), cfg };
     let control = ControlSettings {
         quotas: settings.quotas,
         operator_tenants: settings.operator_tenants.clone(),

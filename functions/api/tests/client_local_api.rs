@@ -68,7 +68,7 @@ async fn the_client_creates_pages_reads_versions_and_waits_out_a_rate_limit() {
     let trigger = Ctx {
         ddb: env.clients.ddb.clone(),
         cfg: env.cfg.clone(),
-        queues: PoolQueues::new(env.clients.sqs.clone(), env.cfg.clone(), false),
+        queues: PoolQueues::new(env.clients.sqs.clone(), env.cfg.clone()),
     };
     let quotas = Quotas { triggers_per_minute: 1, ..Quotas::default() };
     let control = Control::new(trigger, ControlSettings { quotas, ..ControlSettings::default() });
@@ -175,7 +175,7 @@ async fn serve_with(env: &TestEnv, settings: ControlSettings, clock: Arc<ManualC
     let ctx = Ctx {
         ddb: env.clients.ddb.clone(),
         cfg: env.cfg.clone(),
-        queues: PoolQueues::new(env.clients.sqs.clone(), env.cfg.clone(), false),
+        queues: PoolQueues::new(env.clients.sqs.clone(), env.cfg.clone()),
     };
     let api = Arc::new(Api::new(Control::new(ctx, settings), clock, ApiSettings::default()));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap_or_else(|e| panic!("{e}"));

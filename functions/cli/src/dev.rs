@@ -422,7 +422,7 @@ pub(crate) async fn run(args: DevArgs, _api: &ApiArgs) -> anyhow::Result<()> {
     let trigger = || Ctx {
         ddb: clients.ddb.clone(),
         cfg: cfg.clone(),
-        queues: PoolQueues::new(clients.sqs.clone(), cfg.clone(), false),
+        queues: PoolQueues::new(clients.sqs.clone(), cfg.clone()),
     };
 
     // API (the same router as the Lambda).

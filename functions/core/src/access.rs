@@ -272,6 +272,7 @@ mod tests {
             horizon_secs: 60,
             targets: Default::default(),
             event_bus: None,
+            fair_queues: true,
         }
     }
 

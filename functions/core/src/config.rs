@@ -13,7 +13,7 @@
 //! | loader | binaries | variables |
 //! |---|---|---|
 //! | [`Config`] | tick, worker, worker-ecs, api | tables, queue prefix, pools, shards, target policy, event bus |
-//! | [`TickSettings`] | tick (and the scan function) | fan-out, catch-up budgets, fair queues |
+//! | [`TickSettings`] | tick (and the scan function) | fan-out, catch-up budgets |
 //! | [`WorkerSettings`] | worker, worker-ecs | pool, worker id, lease, skew margin, budgets, targets |
 //! | [`EcsWorkerSettings`] | worker-ecs | slots, shutdown grace |
 //! | [`ApiSettings`] | api | tenant claim |
@@ -44,8 +44,6 @@ pub struct TickSettings {
     pub catch_up_global: u64,
     /// Missed-fire executions per tick per tenant.
     pub catch_up_per_tenant: u64,
-    /// Set `MessageGroupId` = tenant on the tick's sends (SQS fair queues on standard queues).
-    pub fair_queues: bool,
 }
 
 impl Default for TickSettings {
@@ -57,7 +55,6 @@ impl Default for TickSettings {
             scan_function: None,
             catch_up_global: d.catch_up_global,
             catch_up_per_tenant: d.catch_up_per_tenant,
-            fair_queues: d.fair_queues,
         }
     }
 }
@@ -81,7 +78,6 @@ impl TickSettings {
             shards_per_scan: num(&n.shards_per_scan, u64::from(d.shards_per_scan))? as u32,
             catch_up_global: num(&n.catch_up_global, d.catch_up_global)?,
             catch_up_per_tenant: num(&n.catch_up_per_tenant, d.catch_up_per_tenant)?,
-            fair_queues: get(&n.fair_queues).map(|v| v != "false").unwrap_or(d.fair_queues),
         })
     }
 }
@@ -675,7 +671,7 @@ mod tests {
             (t.in_process_max_shards, t.shards_per_scan, t.catch_up_global, t.catch_up_per_tenant),
             (256, 256, 5_000, 500)
         );
-        assert!(t.scan_function.is_none() && t.fair_queues);
+        assert!(t.scan_function.is_none());
         let e = EcsWorkerSettings::from_lookup(none).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!((e.slots, e.shutdown_grace), (10, Duration::from_secs(25)));
         let a = ApiSettings::from_lookup(none).unwrap_or_else(|e| panic!("{e}"));
@@ -693,7 +689,6 @@ mod tests {
             (n.shards_per_scan.clone(), "4".into()),
             (n.catch_up_global.clone(), "10".into()),
             (n.catch_up_per_tenant.clone(), "2".into()),
-            (n.fair_queues.clone(), "false".into()),
             (n.worker_slots.clone(), "3".into()),
             (n.shutdown_grace_secs.clone(), "7".into()),
             (n.tenant_claim.clone(), "custom:tenant".into()),
@@ -707,7 +702,6 @@ mod tests {
             (t.in_process_max_shards, t.shards_per_scan, t.catch_up_global, t.catch_up_per_tenant),
             (16, 4, 10, 2)
         );
-        assert!(!t.fair_queues);
         let e = EcsWorkerSettings::from_lookup(lookup(&env)).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!((e.slots, e.shutdown_grace), (3, Duration::from_secs(7)));
         let a = ApiSettings::from_lookup(lookup(&env)).unwrap_or_else(|e| panic!("{e}"));

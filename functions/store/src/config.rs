@@ -33,6 +33,10 @@ pub struct Config {
     /// The EventBridge bus that receives `FireMissed` events (the stack's own bus, created by
     /// the CDK construct); `None`: misses are still logged and counted, but no event is sent.
     pub event_bus: Option<String>,
+    /// Set `MessageGroupId` = tenant on every send to a pool queue, by every function (tick,
+    /// scan, workers, api): SQS fair queues then keep one tenant's backlog from delaying
+    /// another's (`SUNDIAL_FAIR_QUEUES`, default true).
+    pub fair_queues: bool,
 }
 
 impl<'a> From<&'a Config> for sundial_model::Deployment<'a> {
@@ -104,6 +108,19 @@ impl Config {
             horizon_secs: r.defaults.horizon_seconds,
             targets: target_policy(&get)?,
             event_bus: get(&r.env.event_bus).filter(|v| !v.is_empty()),
+            fair_queues: match get(&r.env.fair_queues).filter(|v| !v.is_empty()) {
+                None => r.defaults.fair_queues,
+                Some(v) => match v.to_ascii_lowercase().as_str() {
+                    "true" | "1" | "yes" => true,
+                    "false" | "0" | "no" => false,
+                    _ => {
+                        return Err(ConfigError::Invalid {
+                            name: r.env.fair_queues.clone(),
+                            reason: format!("{v:?} is not true or false"),
+                        })
+                    }
+                },
+            },
         })
     }
 
@@ -119,6 +136,7 @@ impl Config {
             horizon_secs: r.defaults.horizon_seconds,
             targets: TargetPolicy::default(),
             event_bus: None,
+            fair_queues: r.defaults.fair_queues,
         }
     }
 
@@ -150,6 +168,9 @@ impl Config {
         }
         if let Some(account) = &t.home.account {
             env.push((r.env.account_id.clone(), account.clone()));
+        }
+        if !self.fair_queues {
+            env.push((r.env.fair_queues.clone(), "false".into()));
         }
         if let Some(bus) = &self.event_bus {
             env.push((r.env.event_bus.clone(), bus.clone()));
@@ -277,6 +298,22 @@ mod tests {
         env.insert(n.account_id.clone(), "12345".into());
         let e = Config::from_lookup(|k| env.get(k).cloned()).err();
         assert!(matches!(e, Some(ConfigError::Invalid { ref name, .. }) if *name == n.account_id), "{e:?}");
+    }
+
+    #[test]
+    fn fair_queue_groups_are_on_unless_turned_off_for_every_function() {
+        let n = &Resources::get().env;
+        let base = env_of(&Config::local("x-", &["a"], 8));
+        assert!(Config::from_lookup(|k| base.get(k).cloned()).is_ok_and(|c| c.fair_queues));
+        let mut env = base.clone();
+        env.insert(n.fair_queues.clone(), "false".into());
+        let off = Config::from_lookup(|k| env.get(k).cloned()).unwrap_or_else(|e| panic!("{e}"));
+        assert!(!off.fair_queues);
+        let back = env_of(&off);
+        assert_eq!(Config::from_lookup(|k| back.get(k).cloned()).ok(), Some(off));
+        env.insert(n.fair_queues.clone(), "maybe".into());
+        let e = Config::from_lookup(|k| env.get(k).cloned()).err();
+        assert!(matches!(e, Some(ConfigError::Invalid { ref name, .. }) if *name == n.fair_queues), "{e:?}");
     }
 
     #[test]

@@ -99,19 +99,20 @@ pub struct PoolQueues {
     urls: Mutex<HashMap<String, String>>,
     /// Lane depths read recently: (pool, lane) → (read at ms, visible messages).
     depths: Mutex<HashMap<(String, Lane), (i64, u64)>>,
-    /// Set `MessageGroupId` = tenant on sends (SQS fair queues on standard queues).
+    /// Set `MessageGroupId` = tenant on sends (SQS fair queues on standard queues): the
+    /// deployment's [`Config::fair_queues`], the same for every function that sends.
     pub fair_groups: bool,
 }
 
 impl PoolQueues {
     /// A resolver for the pools of `cfg`.
-    pub fn new(sqs: aws_sdk_sqs::Client, cfg: Config, fair_groups: bool) -> Self {
+    pub fn new(sqs: aws_sdk_sqs::Client, cfg: Config) -> Self {
         PoolQueues {
             sqs,
+            fair_groups: cfg.fair_queues,
             cfg,
             urls: Mutex::new(HashMap::new()),
             depths: Mutex::new(HashMap::new()),
-            fair_groups,
         }
     }
 

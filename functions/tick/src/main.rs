@@ -17,7 +17,7 @@ async fn main() -> Result<(), Error> {
     let cfg = Config::from_env()?;
     let clients = sundial_core::aws::Clients::from_env().await;
     let settings = TickSettings::from_env()?;
-    let queues = PoolQueues::new(clients.sqs, cfg.clone(), settings.fair_queues);
+    let queues = PoolQueues::new(clients.sqs, cfg.clone());
     let service = TickService {
         ctx: Ctx { ddb: clients.ddb, queues, cfg },
         lambda: clients.lambda,

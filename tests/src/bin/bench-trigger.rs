@@ -185,7 +185,7 @@ async fn main() -> Result<()> {
     let ctx = Ctx {
         ddb: tick_clients.ddb.clone(),
         cfg: cfg.clone(),
-        queues: PoolQueues::new(tick_clients.sqs.clone(), cfg.clone(), false),
+        queues: PoolQueues::new(tick_clients.sqs.clone(), cfg.clone()),
     };
     let opts = ScanOptions { send_clock: Some(SendClock(Arc::new(Utc::now))), ..Default::default() };
     let t = Instant::now();
@@ -281,7 +281,7 @@ async fn main() -> Result<()> {
     let verify_ctx = Ctx {
         ddb: verify_clients.ddb.clone(),
         cfg: cfg.clone(),
-        queues: PoolQueues::new(verify_clients.sqs.clone(), cfg.clone(), false),
+        queues: PoolQueues::new(verify_clients.sqs.clone(), cfg.clone()),
     };
     let mut verify_report = sundial_core::trigger::scan::ScanReport::default();
     let verify_now = due + Duration::minutes(3);

@@ -118,7 +118,7 @@ async fn main() -> anyhow::Result<()> {
     // like the trigger does.
     let t0 = Utc::now() + CDuration::seconds(20);
     let def = fixtures::http_definition(&hook.url("/run"));
-    let queues = PoolQueues::new(env.clients.sqs.clone(), env.cfg.clone(), false);
+    let queues = PoolQueues::new(env.clients.sqs.clone(), env.cfg.clone());
     let mut execs = Vec::new();
     let created = Instant::now();
     for i in 0..executions {

@@ -67,7 +67,7 @@ impl Harness {
         let trigger = Ctx {
             ddb: env.clients.ddb.clone(),
             cfg: env.cfg.clone(),
-            queues: PoolQueues::new(env.clients.sqs.clone(), env.cfg.clone(), false),
+            queues: PoolQueues::new(env.clients.sqs.clone(), env.cfg.clone()),
         };
         let api = Api::new(Control::new(trigger, settings), clock.clone(), api)
             .with_iam(aws_sdk_iam::Client::new(&sundial_tests::sdk_config()));

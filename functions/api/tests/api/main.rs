@@ -8,6 +8,7 @@ mod clients;
 mod common;
 mod console;
 mod exec_logs;
+mod fair_groups;
 mod fuzz;
 mod hostile;
 mod idempotency;

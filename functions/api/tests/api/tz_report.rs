@@ -28,7 +28,7 @@ fn switch(h: &mut Harness, settings: ControlSettings) {
     let ctx = Ctx {
         ddb: h.env.clients.ddb.clone(),
         cfg: h.env.cfg.clone(),
-        queues: PoolQueues::new(h.env.clients.sqs.clone(), h.env.cfg.clone(), false),
+        queues: PoolQueues::new(h.env.clients.sqs.clone(), h.env.cfg.clone()),
     };
     h.api = Api::new(Control::new(ctx, settings), h.clock.clone(), ApiSettings::default());
 }

@@ -137,7 +137,7 @@ pub async fn run(rc: RunConfig) -> Result<RunOutcome> {
     let ctx = Arc::new(Ctx {
         ddb: via.ddb.clone(),
         cfg: stage.cfg.clone(),
-        queues: PoolQueues::new(via.sqs.clone(), stage.cfg.clone(), false),
+        queues: PoolQueues::new(via.sqs.clone(), stage.cfg.clone()),
     });
     let (tick_stats, delivery) = under_fire(&stage, &rc, &timeline, ctx, fleet.clone(), &job_ids).await?;
     let fleet_stats = {

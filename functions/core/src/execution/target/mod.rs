@@ -174,7 +174,8 @@ pub struct Remotes {
 }
 
 impl Remotes {
-    /// The targets of every tenant, through `sessions`, under `policy`'s addresses.
+    /// The targets of every tenant, through `sessions`; each tenant's webhooks reach the addresses
+    /// `policy` allows it (the deployment's networks narrowed to the tenant's own `cidrs`).
     pub fn new(sessions: identity::TenantSessions, policy: crate::outbound::TargetPolicy) -> Self {
         Remotes { sessions, policy, tenants: Default::default() }
     }
@@ -186,7 +187,7 @@ impl Remotes {
         }
         let clients = self.sessions.clients(tenant).await;
         let targets =
-            RemoteTargets::of_tenant(tenant, clients, self.policy.addresses.clone()).map_err(|e| {
+            RemoteTargets::of_tenant(tenant, clients, self.policy.addresses_for(tenant)).map_err(|e| {
                 RunError::retryable(codes::BAD_TARGET, format!("the webhook client could not start: {e}"))
             })?;
         let targets = std::sync::Arc::new(targets);

@@ -184,7 +184,7 @@ impl Worker {
             ),
             handlers,
             // The worker only resolves URLs and copies dead letters: no fair-queue groups.
-            queues: Arc::new(PoolQueues::new(clients.sqs.clone(), cfg.clone(), false)),
+            queues: Arc::new(PoolQueues::new(clients.sqs.clone(), cfg.clone())),
             clock,
             skew,
             metrics,

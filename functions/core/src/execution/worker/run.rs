@@ -306,6 +306,11 @@ impl Worker {
         fence: &Fence,
         inputs: HandlerInputs,
     ) -> Result<Option<serde_json::Value>, RunError> {
+        // The create-time policy, again, for every kind of target (an in-process handler and the
+        // pool too): it may have been tightened since, and definitions stored before it existed
+        // are judged too.
+        self.cfg.targets.check(&self.cfg, &e.tenant, &e.definition.target)?;
+        self.cfg.targets.check_pool(&e.tenant, &e.definition.pool)?;
         match &e.definition.target {
             Target::InProcess { handler } if e.definition.map_reduce.is_some() => {
                 self.call_map_reduce(d, e, fence, handler, inputs).await
@@ -327,12 +332,7 @@ impl Worker {
                     .await
                     .map(|()| None)
             }
-            t => {
-                // The create-time policy, again: it may have been tightened since, and
-                // definitions stored before it existed are judged too.
-                self.cfg.targets.check(&self.cfg, &e.tenant, t)?;
-                self.remote.of(&e.tenant).await?.call(t, &inputs.inv, self.clock.now()).await.map(|()| None)
-            }
+            t => self.remote.of(&e.tenant).await?.call(t, &inputs.inv, self.clock.now()).await.map(|()| None),
         }
     }
 
