@@ -113,6 +113,10 @@ export interface EnvNames {
   readonly consoleIssuer: string;
   readonly consoleClientId: string;
   readonly consoleLogGroups: string;
+  /** The tenant access role workers assume, with the session tag `sundial-tenant`, to call targets (docs/tenancy.md). */
+  readonly tenantRoleArn: string;
+  /** Comma-separated globs of the stack's own Lambda functions, which no job may name as a target. */
+  readonly ownFunctions: string;
   readonly apiUrl: string;
   readonly token: string;
   readonly auth: string;

@@ -16,7 +16,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Annotations, Duration, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
+import { Annotations, ArnFormat, Duration, Lazy, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
 import * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpIamAuthorizer, HttpJwtAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
@@ -336,16 +336,30 @@ export interface SundialSchedulerProps {
   readonly ecsImage?: ecs.ContainerImage;
   /** VPC for ECS pools. Default: a new VPC with public subnets only (no NAT gateway). */
   readonly vpc?: ec2.IVpc;
-  /** Lambda functions that workers may invoke as job targets. Default: none. */
+  /**
+   * Lambda functions (ARNs or ARN globs) jobs may invoke as targets. Granted to the tenant access
+   * role (`tenantAccessRole`), never to the workers' roles: `lambda:InvokeFunction` and
+   * `lambda:GetFunction` on them and their versions and aliases, only where the function's
+   * `sundial-tenant` tag equals the calling tenant (docs/tenancy.md). Default: none.
+   */
   readonly allowedTargetFunctionArns?: string[];
-  /** SQS queues that workers may send to as job targets. Default: none. */
+  /**
+   * SQS queues (ARNs or ARN globs) jobs may send to as targets. Granted to the tenant access role:
+   * `sqs:SendMessage` and `sqs:ListQueueTags`, only where the queue's `sundial-tenant` tag equals
+   * the calling tenant. A queue encrypted with a customer-managed KMS key also needs
+   * `kms:GenerateDataKey` and `kms:Decrypt` for `tenantAccessRole` (grant it on the key).
+   * Default: none.
+   */
   readonly allowedTargetQueueArns?: string[];
   /**
-   * Secrets Manager secrets workers may read for webhook targets (`signingSecretArn`, and the
-   * `secretArn` of `headers`): ARNs or ARN globs such as
-   * `arn:aws:secretsmanager:eu-west-1:123456789012:secret:sundial-webhooks/*`. A secret encrypted
-   * with a customer-managed KMS key also needs `kms:Decrypt` for the workers' roles (grant it on
-   * the key). Default: none (a job that names a secret fails with TargetSecretUnavailable).
+   * Secrets Manager secrets webhook targets may use (`signingSecretArn`, and the `secretArn` of
+   * `headers`): ARNs or ARN globs such as
+   * `arn:aws:secretsmanager:eu-west-1:123456789012:secret:sundial-webhooks/*`. Granted to the
+   * tenant access role: `secretsmanager:GetSecretValue` and `secretsmanager:DescribeSecret`, only
+   * where the secret's `sundial-tenant` tag equals the calling tenant, so a tenant can never read
+   * another's secret even when both match the glob. A secret encrypted with a customer-managed
+   * KMS key also needs `kms:Decrypt` for `tenantAccessRole` (grant it on the key). Default: none
+   * (a job that names a secret fails with TargetSecretUnavailable).
    */
   readonly allowedTargetSecretArns?: string[];
   /**
@@ -360,8 +374,9 @@ export interface SundialSchedulerProps {
    * edited and before every call: tenant → `*` globs of the Lambda functions (as written in the
    * job, e.g. `arn:aws:lambda:*:*:function:acme-*`), SQS queue URLs and webhook host names it may
    * call; `'*'` applies to every tenant without an entry, and a kind left out allows nothing.
-   * Default: none (any target the other checks accept; `allowedTargetFunctionArns` and
-   * `allowedTargetQueueArns` still bound what the workers' role can reach at all).
+   * Default: none (any target the other checks accept; `allowedTargetFunctionArns`,
+   * `allowedTargetQueueArns` and `allowedTargetSecretArns`, with the `sundial-tenant` tag of each
+   * target, still bound what the tenant access role can reach at all).
    */
   readonly tenantTargets?: Record<string, TargetAllow>;
   /** The tick's tunables. */
@@ -426,6 +441,8 @@ const TICK_TIMEOUT = Duration.seconds(30);
 const SCAN_TIMEOUT = Duration.seconds(60);
 /** Fargate's longest wait between SIGTERM and SIGKILL. */
 const ECS_STOP_TIMEOUT = Duration.seconds(120);
+/** The tag that names a target's tenant, and the session tag of the tenant access role (docs/tenancy.md). */
+export const TENANT_TAG_KEY = 'sundial-tenant';
 /** Marker in the committed placeholder assets. */
 export const PLACEHOLDER_MARKER = 'SUNDIAL_PLACEHOLDER_ASSET';
 
@@ -456,6 +473,15 @@ export class SundialScheduler extends Construct {
   public readonly toolkitTables?: Readonly<Record<ToolkitTableName, dynamodb.Table>>;
   /** The customer-managed key, when one was given. */
   public readonly encryptionKey?: kms.IKey;
+  /**
+   * The tenant access role (docs/tenancy.md): every worker assumes it with the session tag
+   * `sundial-tenant=<tenant>` and calls job targets (Lambda, SQS) and reads webhook secrets only
+   * through that session. Its statements are the `allowedTarget*Arns` grants, each limited to
+   * resources whose `sundial-tenant` tag equals the session's; its trust policy admits the
+   * stack's worker roles only, and only with that one session tag. Grant it `kms:Decrypt` on a
+   * customer-managed key of a target secret or queue.
+   */
+  public readonly tenantAccessRole: iam.Role;
   private ecsCluster?: ecs.Cluster;
   private readonly apiAuthKind: ApiAuth['kind'];
   private readonly codeSource: ResolvedCode;
@@ -670,6 +696,11 @@ export class SundialScheduler extends Construct {
     allow(this.reconcileFunction, ['events:PutEvents'], [this.eventBus.eventBusArn]);
 
     // ---- workers ---------------------------------------------------------------------------
+    // Both are set once the role and the api exist (below); the workers' env only holds tokens.
+    const tenantEnv: Partial<Record<SettingName, string>> = {
+      tenantRoleArn: Lazy.string({ produce: () => this.tenantAccessRole.roleArn }),
+      ownFunctions: Lazy.string({ produce: () => this.ownFunctionGlobs(this.overrides) }),
+    };
     for (const q of queues) {
       let pool: SundialPool;
       if (q.kind === 'lambda') {
@@ -683,7 +714,7 @@ export class SundialScheduler extends Construct {
         const worker = this.rustFunction(`Worker-${q.p.name}`, 'worker', this.overrides.workers, {
           timeout: q.runTimeout,
           memorySize: q.p.memorySize ?? 256,
-          environment: envOf('worker', { pool: q.p.name }),
+          environment: envOf('worker', { pool: q.p.name, ...tenantEnv }),
           description: `Sundial worker of pool ${q.p.name}`,
         });
         const batchingWindow = q.p.batchingWindow;
@@ -709,14 +740,15 @@ export class SundialScheduler extends Construct {
         );
         pool = { name: q.p.name, kind: 'lambda', queue: q.queue, lowQueue: q.lowQueue, dlq: q.dlq, runTimeout: q.runTimeout, worker, role: worker.role! };
       } else {
-        const env = envOf('worker-ecs', { pool: q.p.name, ...this.ecsSettings(q.p) });
+        const env = envOf('worker-ecs', { pool: q.p.name, ...tenantEnv, ...this.ecsSettings(q.p) });
         if (q.p.lowMaxConcurrency !== undefined) throw new Error(`pool ${q.p.name}: lowMaxConcurrency applies to Lambda pools only`);
         pool = { ...this.ecsPool(q.p, q.queue, q.dlq, q.runTimeout, env, props), lowQueue: q.lowQueue };
       }
-      this.grantWorker(pool.role, q.queue, q.dlq, props);
-      this.grantWorker(pool.role, q.lowQueue, q.dlq, props);
+      this.grantWorker(pool.role, q.queue, q.dlq);
+      this.grantWorker(pool.role, q.lowQueue, q.dlq);
       this.pools.push(pool);
     }
+    this.tenantAccessRole = this.tenantAccess(props);
 
     // ---- api -------------------------------------------------------------------------------
     // The workers' log groups, for the web console's Logs Insights links by execution id.
@@ -1260,8 +1292,11 @@ export class SundialScheduler extends Construct {
     return ecs.ContainerImage.fromAsset(path.join(this.codeSource.dir, 'worker-ecs'), { platform: Platform.LINUX_ARM64 });
   }
 
-  /** The worker's grants, the same for a Lambda or an ECS worker. */
-  private grantWorker(role: iam.IRole, queue: sqs.IQueue, dlq: sqs.IQueue, props: SundialSchedulerProps): void {
+  /**
+   * The worker's grants, the same for a Lambda or an ECS worker: Sundial's own tables, queues and
+   * bus. Nothing on a tenant's target: those are the tenant access role's (`tenantAccess`).
+   */
+  private grantWorker(role: iam.IRole, queue: sqs.IQueue, dlq: sqs.IQueue): void {
     allow(
       role,
       ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:Query'],
@@ -1279,25 +1314,66 @@ export class SundialScheduler extends Construct {
       [queue.queueArn],
     );
     allow(role, ['sqs:SendMessage', 'sqs:GetQueueUrl'], [dlq.queueArn]);
+  }
+
+  /**
+   * The tenant access role (issue 28; docs/tenancy.md). Workers assume it with the session tag
+   * `sundial-tenant=<tenant>` of the execution they run and call its target only through that
+   * session, so AWS itself refuses a secret, function or queue tagged for another tenant (or not
+   * tagged at all): attribute-based access control, every statement conditioned on
+   * `aws:ResourceTag/sundial-tenant` = `${aws:PrincipalTag/sundial-tenant}`. The trust policy
+   * admits the stack's worker roles only, and only with exactly that session tag. No
+   * `allowedTarget*Arns`: a role with no statement (deny by default).
+   */
+  private tenantAccess(props: SundialSchedulerProps): iam.Role {
+    const workers = this.pools.map((p) => p.role);
+    const role = new iam.Role(this, 'TenantAccessRole', {
+      description: 'Sundial tenant access: workers call job targets as the tenant (session tag sundial-tenant)',
+      assumedBy: new iam.SessionTagsPrincipal(
+        new iam.PrincipalWithConditions(new iam.CompositePrincipal(...workers.map((r) => new iam.ArnPrincipal(r.roleArn))), {
+          Null: { [`aws:RequestTag/${TENANT_TAG_KEY}`]: 'false' },
+          'ForAllValues:StringEquals': { 'aws:TagKeys': [TENANT_TAG_KEY] },
+        }),
+      ),
+      maxSessionDuration: Duration.hours(1),
+    });
+    for (const w of workers) allow(w, ['sts:AssumeRole', 'sts:TagSession'], [role.roleArn]);
+    const tenantOwned = { StringEquals: { [`aws:ResourceTag/${TENANT_TAG_KEY}`]: `\${aws:PrincipalTag/${TENANT_TAG_KEY}}` } };
+    const grant = (actions: string[], resources: string[]) => {
+      if (resources.length === 0) return;
+      role.addToPolicy(new iam.PolicyStatement({ actions, resources, conditions: tenantOwned }));
+    };
     const fns = props.allowedTargetFunctionArns ?? [];
-    if (fns.length > 0) {
-      allow(role, ['lambda:InvokeFunction'], fns.flatMap((a) => [a, `${a}:*`]));
-      for (const a of fns) {
-        acknowledge(
-          role,
-          `AwsSolutions-IAM5[Resource::${a}:*]`,
-          'Versions and aliases of an allowed target function (allowedTargetFunctionArns): a job may name a qualified ARN of exactly that function.',
-        );
-      }
+    grant(['lambda:InvokeFunction', 'lambda:GetFunction'], fns.flatMap((a) => [a, `${a}:*`]));
+    for (const a of fns) {
+      acknowledge(
+        role,
+        `AwsSolutions-IAM5[Resource::${a}:*]`,
+        'Versions and aliases of an allowed target function (allowedTargetFunctionArns): a job may name a qualified ARN of exactly that function; the tenant tag condition applies to them too.',
+      );
     }
-    const qs = props.allowedTargetQueueArns ?? [];
-    if (qs.length > 0) {
-      allow(role, ['sqs:SendMessage', 'sqs:GetQueueUrl'], qs);
-    }
-    const secrets = props.allowedTargetSecretArns ?? [];
-    if (secrets.length > 0) {
-      allow(role, ['secretsmanager:GetSecretValue'], secrets);
-    }
+    grant(['sqs:SendMessage', 'sqs:ListQueueTags'], props.allowedTargetQueueArns ?? []);
+    grant(['secretsmanager:GetSecretValue', 'secretsmanager:DescribeSecret'], props.allowedTargetSecretArns ?? []);
+    return role;
+  }
+
+  /**
+   * `SUNDIAL_OWN_FUNCTIONS`: globs of the stack's own functions, which the workers refuse as job
+   * targets. The tick, scan, reconciler and api by name (and their versions and aliases); the
+   * workers, which cannot name each other (nor themselves) without a dependency cycle, by the
+   * prefix CloudFormation gives the functions it names, `{stackName}-`.
+   */
+  private ownFunctionGlobs(overrides: FunctionOverridesProps): string {
+    const stack = Stack.of(this);
+    const arnOf = (name: string) => stack.formatArn({ service: 'lambda', resource: 'function', resourceName: name, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
+    const named = [this.tickFunction, this.scanFunction, this.reconcileFunction, this.apiFunction].flatMap((f) => [
+      arnOf(f.functionName),
+      `${arnOf(f.functionName)}:*`,
+    ]);
+    // A worker given its own name (functionOverrides.workers.functionName) is named as such.
+    const workerName = overrides.workers?.functionName ?? overrides.all?.functionName;
+    const workers = workerName !== undefined ? [arnOf(workerName), `${arnOf(workerName)}:*`] : [];
+    return [...named, arnOf(`${stack.stackName}-*`), ...workers].join(',');
   }
 
   private alarm(id: string, props: cw.AlarmProps): cw.Alarm {

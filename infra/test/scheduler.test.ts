@@ -334,7 +334,7 @@ describe('least privilege', () => {
     assert.ok(!allActions(st).includes('dynamodb:Scan'));
   });
 
-  it('worker: its executions and job counters, its own queue and DLQ, allowed targets only', () => {
+  it('worker: its executions and job counters, its own queue and DLQ, no target (the tenant access role calls those)', () => {
     const st = roleStatements(b, defaultPool.role);
     assert.deepEqual(actionsOn(st, execs), ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem']);
     assert.deepEqual(actionsOn(st, jobs), ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem']);
@@ -351,29 +351,33 @@ describe('least privilege', () => {
     // nothing on another pool's queues
     assert.deepEqual(actionsOn(st, res(bulkPool.queue.queueArn)), []);
     assert.deepEqual(actionsOn(st, res(bulkPool.dlq.queueArn)), []);
-    const invokes = st.filter((x) => x.actions.includes('lambda:InvokeFunction'));
+    assert.ok(!allActions(st).includes('lambda:InvokeFunction'), 'allowedTargetFunctionArns is the tenant access role\'s');
+    // ...which the worker assumes with the tenant's session tag (test/tenant.test.ts)
+    assert.deepEqual(actionsOn(st, res(s.tenantAccessRole.roleArn)), ['sts:AssumeRole', 'sts:TagSession']);
+    const invokes = roleStatements(b, s.tenantAccessRole).filter((x) => x.actions.includes('lambda:InvokeFunction'));
     assert.deepEqual(
       invokes.flatMap((x) => x.resources),
       ['arn:aws:lambda:us-east-1:123456789012:function:target-a', 'arn:aws:lambda:us-east-1:123456789012:function:target-a:*'],
     );
   });
 
-  it('worker without allowed targets may invoke nothing', () => {
+  it('without allowed targets nobody may invoke a target or read a secret', () => {
     const p = build({ ...JWT_PROPS, allowedTargetFunctionArns: undefined });
-    for (const pool of p.sundial.pools) {
-      assert.ok(!allActions(roleStatements(p, pool.role)).includes('lambda:InvokeFunction'));
-      assert.ok(!allActions(roleStatements(p, pool.role)).includes('secretsmanager:GetSecretValue'));
+    for (const role of [...p.sundial.pools.map((x) => x.role), p.sundial.tenantAccessRole]) {
+      assert.ok(!allActions(roleStatements(p, role)).includes('lambda:InvokeFunction'));
+      assert.ok(!allActions(roleStatements(p, role)).includes('secretsmanager:GetSecretValue'));
     }
   });
 
-  it('workers read only the allowed webhook secrets, and the api none', () => {
+  it('only the tenant access role reads the allowed webhook secrets, under the tenant tag; workers and the api none', () => {
     const arn = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:sundial-webhooks/*';
     const p = build({ ...JWT_PROPS, allowedTargetSecretArns: [arn] });
-    for (const pool of p.sundial.pools) {
-      const reads = roleStatements(p, pool.role).filter((x) => x.actions.includes('secretsmanager:GetSecretValue'));
-      assert.deepEqual(reads.flatMap((x) => x.resources), [arn]);
+    for (const role of [...p.sundial.pools.map((x) => x.role), p.sundial.apiFunction.role!]) {
+      assert.ok(!allActions(roleStatements(p, role)).includes('secretsmanager:GetSecretValue'));
     }
-    assert.ok(!allActions(roleStatements(p, p.sundial.apiFunction.role!)).includes('secretsmanager:GetSecretValue'));
+    const reads = roleStatements(p, p.sundial.tenantAccessRole).filter((x) => x.actions.includes('secretsmanager:GetSecretValue'));
+    assert.deepEqual(reads.flatMap((x) => x.resources), [arn]);
+    for (const x of reads) assert.deepEqual(x.condition, { StringEquals: { 'aws:ResourceTag/sundial-tenant': '${aws:PrincipalTag/sundial-tenant}' } });
   });
 
   it('api: item access on both tables and their indexes, sends to the pool queues, nothing else', () => {
