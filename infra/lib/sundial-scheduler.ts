@@ -484,6 +484,11 @@ export class SundialScheduler extends Construct {
   public readonly tenantAccessRole: iam.Role;
   private ecsCluster?: ecs.Cluster;
   private readonly apiAuthKind: ApiAuth['kind'];
+  /** The IAM tag that names an API caller's tenant (`apiAuth.tenantTag`, default `sundial-tenant`). */
+  private readonly principalTenantTag: string;
+  /** That tag and the tenant access role's session tag: the keys no tenant may set. */
+  private readonly tenantTagKeys: string[];
+  private guardrailPolicy?: iam.ManagedPolicy;
   private readonly codeSource: ResolvedCode;
   private readonly tracing: boolean;
   private readonly overrides: FunctionOverridesProps;
@@ -505,6 +510,8 @@ export class SundialScheduler extends Construct {
     this.logLevel = props.logLevel ?? lambda.ApplicationLogLevel.INFO;
     this.tracing = props.tracing ?? false;
     this.apiAuthKind = props.apiAuth.kind;
+    this.principalTenantTag = tenantTagOf(props.apiAuth, resources().defaults.tenantTag);
+    this.tenantTagKeys = [...new Set([TENANT_TAG_KEY, this.principalTenantTag])];
     this.encryptionKey = props.encryptionKey;
     this.overrides = props.functionOverrides ?? {};
     for (const [k, o] of Object.entries(this.overrides)) checkOverrides(`functionOverrides.${k}`, o, PROTECTED_FUNCTION_PROPS);
@@ -902,6 +909,78 @@ export class SundialScheduler extends Construct {
   /** Read access to the executions table and its indexes; every tenant's executions (see `grantReadJobs`). */
   public grantReadExecutions(grantee: iam.IGrantable): iam.Grant {
     return this.executionsTable.grantReadData(grantee);
+  }
+
+  /**
+   * The deployment boundary (docs/tenancy.md): Deny statements for tenant principals, i.e. every
+   * principal that acts for a tenant (in `iam-principal-tag` tenancy, the tagged roles and users
+   * of this account). A tenant principal that could invoke, update or configure Sundial's
+   * functions, touch its tables, queues, bus, log groups or key, or pass, change or assume its
+   * roles could act as any tenant (an event sent straight to the api function carries whatever
+   * tenant it names) or read every tenant's data; one that could set the tenant tag could become
+   * another tenant. The statements deny exactly that:
+   * - `lambda:*` on Sundial's functions (and their versions and aliases), and creating, changing
+   *   or deleting an event source mapping that feeds one;
+   * - `dynamodb:*` on its tables and their indexes and streams; `sqs:*` on its queues (pool, low
+   *   lane, DLQ); `events:*` on its bus; `logs:*` on its log groups; `kms:*` on `encryptionKey`;
+   * - `iam:*` on its roles (`iam:PassRole` included) and `sts:AssumeRole`, `sts:TagSession`,
+   *   `sts:SetSourceIdentity` on them, the tenant access role first;
+   * - tagging with the tenant tag (`sundial-tenant`, and `apiAuth.tenantTag`): `iam:TagRole`,
+   *   `iam:UntagRole`, `iam:TagUser`, `iam:UntagUser`, `iam:CreateRole`, `iam:CreateUser` (a
+   *   principal's tenant), and `TagResource`/`UntagResource` of secrets and functions,
+   *   `TagQueue`/`UntagQueue` of queues (a target's tenant), by `aws:TagKeys`.
+   *
+   * `onlyTaggedPrincipals` adds `Null: { aws:PrincipalTag/<apiAuth.tenantTag>: false }` to each, so the
+   * statements can go into an SCP (or any policy shared with Sundial's own roles and the
+   * deployment roles, which carry no tenant tag: do not tag the stack with it). Call this after
+   * the construct is complete (it names what exists when called).
+   */
+  public tenantGuardrailStatements(options: { readonly onlyTaggedPrincipals?: boolean } = {}): iam.PolicyStatement[] {
+    const all = this.node.findAll();
+    const functionArns = all.filter((c): c is lambda.Function => c instanceof lambda.Function).flatMap((f) => [f.functionArn, `${f.functionArn}:*`]);
+    const tableArns = all.filter((c): c is dynamodb.Table => c instanceof dynamodb.Table).flatMap((t) => [t.tableArn, `${t.tableArn}/*`]);
+    const queueArns = all.filter((c): c is sqs.Queue => c instanceof sqs.Queue).map((q) => q.queueArn);
+    const roleArns = all.filter((c): c is iam.Role => c instanceof iam.Role).map((r) => r.roleArn);
+    const logGroupArns = all.filter((c): c is logs.LogGroup => c instanceof logs.LogGroup).map((g) => g.logGroupArn);
+    const principal = options.onlyTaggedPrincipals ? { Null: { [`aws:PrincipalTag/${this.principalTenantTag}`]: 'false' } } : undefined;
+    const deny = (sid: string, actions: string[], resources: string[], conditions?: Record<string, unknown>) =>
+      new iam.PolicyStatement({ sid, effect: iam.Effect.DENY, actions, resources, conditions: { ...principal, ...conditions } });
+    const tagKeys = { 'ForAnyValue:StringEquals': { 'aws:TagKeys': this.tenantTagKeys } };
+    return [
+      deny('SundialFunctions', ['lambda:*'], functionArns),
+      deny('SundialEventSourceMappings', ['lambda:CreateEventSourceMapping', 'lambda:UpdateEventSourceMapping', 'lambda:DeleteEventSourceMapping'], ['*'], {
+        ArnLike: { 'lambda:FunctionArn': functionArns },
+      }),
+      deny('SundialTables', ['dynamodb:*'], tableArns),
+      deny('SundialQueues', ['sqs:*'], queueArns),
+      deny('SundialEventBus', ['events:*'], [this.eventBus.eventBusArn]),
+      deny('SundialLogs', ['logs:*'], logGroupArns),
+      ...(this.encryptionKey ? [deny('SundialKey', ['kms:*'], [this.encryptionKey.keyArn])] : []),
+      deny('SundialRoles', ['iam:*'], roleArns),
+      deny('SundialAssumeRoles', ['sts:AssumeRole', 'sts:TagSession', 'sts:SetSourceIdentity'], [this.tenantAccessRole.roleArn, ...roleArns.filter((a) => a !== this.tenantAccessRole.roleArn)]),
+      deny('SundialTenantTagOfPrincipals', ['iam:TagRole', 'iam:UntagRole', 'iam:TagUser', 'iam:UntagUser', 'iam:CreateRole', 'iam:CreateUser'], ['*'], tagKeys),
+      deny(
+        'SundialTenantTagOfTargets',
+        ['secretsmanager:TagResource', 'secretsmanager:UntagResource', 'lambda:TagResource', 'lambda:UntagResource', 'sqs:TagQueue', 'sqs:UntagQueue'],
+        ['*'],
+        tagKeys,
+      ),
+    ];
+  }
+
+  /**
+   * `tenantGuardrailStatements()` as a customer-managed policy of this stack (created once), to
+   * attach to every tenant principal (role, user or group): its Deny statements override any
+   * Allow the principal has. As a permissions boundary it needs an Allow as well (a boundary
+   * allows only what it allows); as an SCP use `tenantGuardrailStatements({ onlyTaggedPrincipals:
+   * true })` (docs/tenancy.md has the JSON).
+   */
+  public tenantGuardrailPolicy(): iam.ManagedPolicy {
+    this.guardrailPolicy ??= new iam.ManagedPolicy(this, 'TenantGuardrail', {
+      description: 'Sundial: what a tenant principal must never do (invoke or change Sundial, touch its data, roles or the tenant tag)',
+      statements: this.tenantGuardrailStatements(),
+    });
+    return this.guardrailPolicy;
   }
 
   /**

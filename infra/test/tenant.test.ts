@@ -6,9 +6,12 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Duration } from 'aws-cdk-lib';
+import { App, Duration, Stack } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
 import * as iam from 'aws-cdk-lib/aws-iam';
-import { build, Built, envOf, JWT_PROPS, logicalId, roleStatements, Stmt } from './helpers';
+import * as kms from 'aws-cdk-lib/aws-kms';
+import { SundialScheduler } from '../lib/sundial-scheduler';
+import { build, Built, CDK_JSON_CONTEXT, envOf, fakeAssetsDir, JWT_PROPS, logicalId, roleStatements, Stmt } from './helpers';
 
 const SECRETS = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:sundial-webhooks/*';
 const FUNCTION = 'arn:aws:lambda:us-east-1:123456789012:function:report-builder';
@@ -140,5 +143,105 @@ describe('tenant boundary: targets only through the tenant-scoped identity', () 
       const st = roleStatements(p, pool.role);
       for (const a of ['secretsmanager:GetSecretValue', 'lambda:InvokeFunction']) assert.ok(!st.some((x) => grants(x, a)), `${pool.name}: ${a}`);
     }
+  });
+});
+
+describe('deployment boundary: the guardrail for tenant principals (review H1, L3)', () => {
+  const b = build({
+    ...JWT_PROPS,
+    apiAuth: { kind: 'iam', tenantTag: 'team' },
+    pools: [{ name: 'default' }, { name: 'long', kind: 'ecs', runTimeout: Duration.minutes(30) }],
+    toolkitTables: true,
+  });
+  const s = b.sundial;
+  const statements = () => b.stack.resolve(s.tenantGuardrailStatements().map((x) => x.toStatementJson())) as any[];
+  const bySid = (sid: string, list = statements()) => {
+    const x = list.find((y) => y.Sid === sid);
+    assert.ok(x, sid);
+    return x;
+  };
+  const refs = (xs: unknown[]) => xs.map((x) => JSON.stringify(b.stack.resolve(x))).sort();
+
+  it('denies, never allows', () => {
+    for (const x of statements()) assert.equal(x.Effect, 'Deny', x.Sid);
+  });
+
+  it("Sundial's functions: every Lambda action, and event source mappings feeding them", () => {
+    const fns = [s.tickFunction, s.scanFunction, s.reconcileFunction, s.apiFunction, s.pools[0].worker!];
+    const x = bySid('SundialFunctions');
+    assert.deepEqual(arr(x.Action), ['lambda:*']);
+    assert.deepEqual(arr(x.Resource).map((r) => JSON.stringify(r)).sort(), refs(fns.flatMap((f) => [f.functionArn, `${f.functionArn}:*`])));
+    const esm = bySid('SundialEventSourceMappings');
+    assert.deepEqual(arr(esm.Resource), ['*']);
+    assert.deepEqual(esm.Condition.ArnLike['lambda:FunctionArn'], x.Resource);
+  });
+
+  it('its tables (with indexes), queues, bus and log groups', () => {
+    const tables = [s.jobsTable, s.executionsTable, ...Object.values(s.toolkitTables!)];
+    const t = bySid('SundialTables');
+    assert.deepEqual(arr(t.Action), ['dynamodb:*']);
+    assert.deepEqual(arr(t.Resource).map((r) => JSON.stringify(r)).sort(), refs(tables.flatMap((x) => [x.tableArn, `${x.tableArn}/*`])));
+    const q = bySid('SundialQueues');
+    assert.deepEqual(arr(q.Action), ['sqs:*']);
+    assert.deepEqual(arr(q.Resource).map((r) => JSON.stringify(r)).sort(), refs(s.pools.flatMap((p) => [p.queue, p.lowQueue, p.dlq]).map((x) => x.queueArn)));
+    assert.deepEqual(arr(bySid('SundialEventBus').Resource).map((r) => JSON.stringify(r)), refs([s.eventBus.eventBusArn]));
+    const logs = bySid('SundialLogs');
+    assert.deepEqual(arr(logs.Action), ['logs:*']);
+    assert.ok(arr(logs.Resource).length >= 6);
+  });
+
+  it('its roles: no iam action (PassRole included), no assume, the tenant access role first', () => {
+    const roles = [s.tenantAccessRole, ...s.pools.map((p) => p.role), s.apiFunction.role!, s.tickFunction.role!];
+    const iamStmt = bySid('SundialRoles');
+    assert.deepEqual(arr(iamStmt.Action), ['iam:*']);
+    const names = arr(iamStmt.Resource).map((r) => JSON.stringify(r));
+    for (const r of roles) assert.ok(names.includes(JSON.stringify(b.stack.resolve(r.roleArn))), r.node.path);
+    const sts = bySid('SundialAssumeRoles');
+    assert.deepEqual(arr(sts.Action).sort(), ['sts:AssumeRole', 'sts:SetSourceIdentity', 'sts:TagSession']);
+    assert.deepEqual(arr(sts.Resource)[0], b.stack.resolve(s.tenantAccessRole.roleArn));
+    assert.deepEqual(arr(sts.Resource).map((r) => JSON.stringify(r)).sort(), [...names].sort());
+  });
+
+  it('setting the tenant tag: on principals (iam Tag/Untag/Create of roles and users) and on targets, by aws:TagKeys', () => {
+    const p = bySid('SundialTenantTagOfPrincipals');
+    assert.deepEqual(arr(p.Action).sort(), ['iam:CreateRole', 'iam:CreateUser', 'iam:TagRole', 'iam:TagUser', 'iam:UntagRole', 'iam:UntagUser']);
+    assert.deepEqual(arr(p.Resource), ['*']);
+    // both the API's principal tag (here `team`) and the session tag of the tenant access role
+    assert.deepEqual(p.Condition, { 'ForAnyValue:StringEquals': { 'aws:TagKeys': ['sundial-tenant', 'team'] } });
+    const t = bySid('SundialTenantTagOfTargets');
+    assert.deepEqual(arr(t.Action).sort(), [
+      'lambda:TagResource',
+      'lambda:UntagResource',
+      'secretsmanager:TagResource',
+      'secretsmanager:UntagResource',
+      'sqs:TagQueue',
+      'sqs:UntagQueue',
+    ]);
+    assert.deepEqual(t.Condition, p.Condition);
+  });
+
+  it('for an SCP: every statement only for principals carrying the tenant tag', () => {
+    const scp = b.stack.resolve(s.tenantGuardrailStatements({ onlyTaggedPrincipals: true }).map((x) => x.toStatementJson())) as any[];
+    assert.equal(scp.length, statements().length);
+    for (const x of scp) assert.deepEqual(x.Condition.Null, { 'aws:PrincipalTag/team': 'false' }, x.Sid);
+    assert.deepEqual(bySid('SundialTenantTagOfTargets', scp).Condition['ForAnyValue:StringEquals'], { 'aws:TagKeys': ['sundial-tenant', 'team'] });
+    for (const x of statements()) assert.equal(x.Condition?.Null, undefined, `${x.Sid}: no principal condition unless asked`);
+  });
+
+  it('as a managed policy of the stack, created once; the key is covered when there is one', () => {
+    const app = new App({ builtinCloudFormationValidation: false, context: CDK_JSON_CONTEXT });
+    const stack = new Stack(app, 'Guardrail');
+    const key = new kms.Key(stack, 'Key', { enableKeyRotation: true });
+    const sundial = new SundialScheduler(stack, 'Sundial', { ...JWT_PROPS, assetsDir: fakeAssetsDir(), encryptionKey: key });
+    const policy = sundial.tenantGuardrailPolicy();
+    assert.equal(sundial.tenantGuardrailPolicy(), policy);
+    const synthesized = Object.values(Template.fromStack(stack).findResources('AWS::IAM::ManagedPolicy')) as any[];
+    assert.equal(synthesized.length, 1);
+    const st = synthesized[0].Properties.PolicyDocument.Statement as any[];
+    assert.ok(st.every((x) => x.Effect === 'Deny'));
+    const k = st.find((x) => x.Sid === 'SundialKey');
+    assert.deepEqual(k.Action, 'kms:*');
+    assert.deepEqual(k.Resource, stack.resolve(key.keyArn));
+    assert.ok(!statements().some((x) => x.Sid === 'SundialKey'), 'no key, no key statement');
   });
 });
