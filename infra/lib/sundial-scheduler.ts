@@ -389,7 +389,14 @@ export interface SundialSchedulerProps {
    * Unset: the console has no sign-in (docs/console.md). JWT auth only.
    */
   readonly consoleClientId?: string;
-  /** The JWT claim that carries the tenant, e.g. `custom:tenant` with Cognito (`SUNDIAL_TENANT_CLAIM`, default `tenant`). */
+  /**
+   * The JWT claim that carries the tenant (`SUNDIAL_TENANT_CLAIM`, default `tenant`). It must be a
+   * claim only the issuer sets: with Cognito, a claim a pre-token-generation trigger sets from the
+   * user's group (e.g. `tenant`), or a custom attribute that is read-only for the app client
+   * (removed from its write attributes). A Cognito `custom:` attribute is writable by the user
+   * by default, which would let a user switch tenant; a synth warning says so for any claim that
+   * starts with `custom:`.
+   */
   readonly tenantClaim?: string;
   /** Per-tenant quotas of the API. */
   readonly quotas?: QuotaProps;
@@ -1031,6 +1038,12 @@ export class SundialScheduler extends Construct {
     const bp = props.backpressure ?? {};
     const claim = props.tenantClaim ?? d.tenantClaim;
     if (claim.length === 0) throw new Error('tenantClaim must not be empty');
+    if (props.apiAuth.kind === 'jwt' && claim.startsWith('custom:')) {
+      Annotations.of(this).addWarningV2(
+        'sundial:tenant-claim-custom',
+        `tenantClaim ${claim} is a Cognito custom attribute, which users can change on their own account unless it is read-only for the app client: a user who can write it can switch tenant. Remove it from the app client's write attributes, or set the tenant claim from the user's group with a pre-token-generation trigger (docs/api.md, Tenancy).`,
+      );
+    }
     return {
       jobsTable: this.jobsTable.tableName,
       executionsTable: this.executionsTable.tableName,

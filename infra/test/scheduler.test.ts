@@ -742,7 +742,7 @@ describe('settings', () => {
       maxTotalRun: Duration.hours(1),
       tenantMaxRunning: { default: 5, tenants: { acme: 10 } },
     },
-    tenantClaim: 'custom:tenant',
+    tenantClaim: 'tenant_id',
     privateTargetCidrs: ['10.1.0.0/16', 'fd12::/16'],
     tenantTargets: { acme: { lambda: ['arn:aws:lambda:*:*:function:acme-*'], http: ['*.acme.com'] }, '*': { http: ['*'] } },
     logLevel: lambda.ApplicationLogLevel.DEBUG,
@@ -788,7 +788,21 @@ describe('settings', () => {
   });
 
   it('the tenant claim reaches the api', () => {
-    assert.equal(envOf(b, b.sundial.apiFunction)[e.tenantClaim], 'custom:tenant');
+    assert.equal(envOf(b, b.sundial.apiFunction)[e.tenantClaim], 'tenant_id');
+    assert.deepEqual(Annotations.fromStack(b.stack).findWarning('*', Match.stringLikeRegexp('tenantClaim')), [], 'no warning for an issuer-set claim');
+  });
+
+  it('a Cognito custom: attribute as the tenant claim is warned about at synth (users may write their own)', () => {
+    const c = build({ ...JWT_PROPS, tenantClaim: 'custom:tenant' }, 'SundialCustomClaim');
+    assert.equal(envOf(c, c.sundial.apiFunction)[e.tenantClaim], 'custom:tenant', 'still allowed: a read-only attribute is safe');
+    const warnings = Annotations.fromStack(c.stack).findWarning('*', Match.stringLikeRegexp('tenantClaim custom:tenant'));
+    assert.equal(warnings.length, 1, JSON.stringify(warnings));
+    assert.match(String(warnings[0].entry.data), /read-only|pre-token/);
+  });
+
+  it('no such warning with IAM auth, where the claim is not read', () => {
+    const c = build({ ...JWT_PROPS, apiAuth: { kind: 'iam' }, tenantClaim: 'custom:tenant' }, 'SundialIamClaim');
+    assert.deepEqual(Annotations.fromStack(c.stack).findWarning('*', Match.stringLikeRegexp('tenantClaim')), []);
   });
 
   it('every function logs JSON at the chosen level', () => {
