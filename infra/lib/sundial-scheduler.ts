@@ -409,6 +409,16 @@ export interface SundialSchedulerProps {
   /** The API stage's throttle. */
   readonly apiThrottle?: ApiThrottleProps;
   /**
+   * Reserved concurrency of the api function: the API keeps this many concurrent executions when
+   * workers use up the account's concurrency, and one tenant's slow requests (up to the 29 s
+   * timeout each) cannot take more than this from the workers and the tick. Above it, API
+   * Gateway answers 429/503 for the excess. `false` reserves nothing (accounts still at the
+   * new-account limit of 10, where any reservation fails the deployment; see
+   * `tick.reservedConcurrency`). Workers get none: each pool's event sources already cap it at
+   * `maxConcurrency` + `lowMaxConcurrency`. Default 50.
+   */
+  readonly apiReservedConcurrency?: number | false;
+  /**
    * Name of the EventBridge bus the construct creates for Sundial's events (`FireMissed`: a fire
    * not started by its job's `startDeadlineSecs`; docs/reconciler.md). Default:
    * `{stack name}-sundial-events`. Add rules to `eventBus` to route events (e.g. one job's misses).
@@ -771,11 +781,16 @@ export class SundialScheduler extends Construct {
         ? p.worker.logGroup.logGroupName
         : (this.node.findChild(`WorkerEcs-${p.name}Logs`) as logs.LogGroup).logGroupName,
     );
+    const apiReserved = props.apiReservedConcurrency ?? 50;
+    if (apiReserved !== false && (!Number.isInteger(apiReserved) || apiReserved < 1)) {
+      throw new Error(`apiReservedConcurrency must be a positive integer or false, got ${apiReserved}`);
+    }
     this.apiFunction = this.rustFunction('Api', 'api', this.overrides.api, {
       timeout: Duration.seconds(29),
       memorySize: 256,
       environment: envOf('api', { consoleLogGroups: workerLogGroups.join(',') }),
       description: 'Sundial HTTP API',
+      reservedConcurrentExecutions: apiReserved === false ? undefined : apiReserved,
     });
     // Tenant scoping is enforced in the api code: every key it builds starts with T#{tenant}#,
     // and the tenant comes from the verified JWT claims or IAM principal. IAM's

@@ -603,6 +603,20 @@ describe('api', () => {
     assert.throws(() => build({ ...JWT_PROPS, quotas: { maxJobs: 0 } }), /quotas\.maxJobs/);
   });
 
+  it('reserves the api function 50 concurrent executions by default (a tenant\'s slow requests cannot take the workers\' share), or as asked', () => {
+    const reservedOf = (x: Built) =>
+      x.template.findResources('AWS::Lambda::Function')[logicalId(x.stack, x.sundial.apiFunction)].Properties.ReservedConcurrentExecutions;
+    assert.equal(reservedOf(build()), 50);
+    assert.equal(reservedOf(build({ ...JWT_PROPS, apiReservedConcurrency: 20 }, 'SundialApi20')), 20);
+    assert.equal(reservedOf(build({ ...JWT_PROPS, apiReservedConcurrency: false }, 'SundialApiNone')), undefined);
+    assert.throws(() => build({ ...JWT_PROPS, apiReservedConcurrency: 0 }, 'SundialApiZero'), /apiReservedConcurrency/);
+    // Workers are bounded by their event sources' maximum concurrency instead (README).
+    const b = build();
+    for (const p of b.sundial.pools) {
+      assert.equal(b.json.Resources[logicalId(b.stack, p.worker!)].Properties.ReservedConcurrentExecutions, undefined, p.name);
+    }
+  });
+
   it('sets the operator tenants on the api and refuses a bad one', () => {
     const env = (b: ReturnType<typeof build>) => b.template.findResources('AWS::Lambda::Function');
     const api = (b: ReturnType<typeof build>) =>
