@@ -1191,19 +1191,31 @@ export class SundialScheduler extends Construct {
   }
 
   /**
-   * Lets CloudWatch Logs use the key for log groups of this account and region (the statement
-   * AWS documents for encrypted log groups). Only a key defined in this app can be changed.
+   * Lets CloudWatch Logs use the key for Sundial's own log groups (the statement AWS documents for
+   * encrypted log groups, with the encryption context narrowed from every log group of the
+   * account to these). The groups' ARNs cannot be named (each group uses the key, so the key
+   * policy would depend on them in a cycle); their names can: CloudFormation names each
+   * `{stack name}-{logical id}-{suffix}`, so the logical id of every LogGroup of this construct,
+   * known at synth, gives one pattern each. Only a key defined in this app can be changed.
    */
   private allowLogsToUseKey(key: kms.IKey): void {
     const stack = Stack.of(this);
+    const groups = Lazy.list({
+      produce: () =>
+        this.node
+          .findAll()
+          .filter((c): c is logs.LogGroup => c instanceof logs.LogGroup)
+          .map((g) => {
+            const name = `${stack.stackName}-${stack.getLogicalId(g.node.defaultChild as logs.CfnLogGroup)}-*`;
+            return `arn:${stack.partition}:logs:${stack.region}:${stack.account}:log-group:${name}`;
+          }),
+    });
     const added = key.addToResourcePolicy(
       new iam.PolicyStatement({
         principals: [new iam.ServicePrincipal(`logs.${stack.region}.amazonaws.com`)],
         actions: ['kms:Encrypt*', 'kms:Decrypt*', 'kms:ReEncrypt*', 'kms:GenerateDataKey*', 'kms:Describe*'],
         resources: ['*'],
-        conditions: {
-          ArnLike: { 'kms:EncryptionContext:aws:logs:arn': `arn:${stack.partition}:logs:${stack.region}:${stack.account}:log-group:*` },
-        },
+        conditions: { ArnLike: { 'kms:EncryptionContext:aws:logs:arn': groups } },
       }),
     );
     if (!added.statementAdded) {
