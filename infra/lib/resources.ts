@@ -113,6 +113,16 @@ export interface EnvNames {
   readonly consoleIssuer: string;
   readonly consoleClientId: string;
   readonly consoleLogGroups: string;
+  /** The tenant access role workers assume, with the session tag `sundial-tenant`, to call targets (docs/tenancy.md). */
+  readonly tenantRoleArn: string;
+  /** Comma-separated globs of the stack's own Lambda functions, which no job may name as a target. */
+  readonly ownFunctions: string;
+  /** Tenants with a role of their own (JSON tenant → role ARN). */
+  readonly tenantRoles: string;
+  /** The stack's account id (completes bare function names into ARNs). */
+  readonly accountId: string;
+  /** Dev and tests only: the ECS worker's diagnostic handlers (never set by the construct). */
+  readonly diagnosticHandlers: string;
   readonly apiUrl: string;
   readonly token: string;
   readonly auth: string;

@@ -16,7 +16,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Annotations, Duration, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
+import { Annotations, ArnFormat, Duration, Lazy, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
 import * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpIamAuthorizer, HttpJwtAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
@@ -260,12 +260,20 @@ export interface ToolkitTablesProps {
 
 /** What one tenant may call (see `SundialSchedulerProps.tenantTargets`). */
 export interface TargetAllow {
-  /** Globs of Lambda functions, matched as the job names them. */
+  /** Globs of Lambda function ARNs (a bare name in a job is completed with the stack's region and account first); `*` stays within one segment. */
   readonly lambda?: string[];
-  /** Globs of SQS queue URLs. */
+  /** Globs of SQS queue ARNs (`arn:aws:sqs:*:123456789012:acme-*`); a URL-shaped glob is refused. */
   readonly sqs?: string[];
   /** Globs of webhook host names (lowercase). */
   readonly http?: string[];
+  /** Globs of Secrets Manager secret ARNs the tenant's webhooks may name (signing keys, header values). */
+  readonly secrets?: string[];
+  /** In-process handler names the tenant may run. */
+  readonly inProcess?: string[];
+  /** Pools the tenant's jobs may use (a tenant with an entry and no `pools` can create no job). */
+  readonly pools?: string[];
+  /** Private networks (CIDRs) the tenant's webhooks may reach, within `privateTargetCidrs`. */
+  readonly cidrs?: string[];
 }
 
 export interface SundialSchedulerProps {
@@ -336,16 +344,30 @@ export interface SundialSchedulerProps {
   readonly ecsImage?: ecs.ContainerImage;
   /** VPC for ECS pools. Default: a new VPC with public subnets only (no NAT gateway). */
   readonly vpc?: ec2.IVpc;
-  /** Lambda functions that workers may invoke as job targets. Default: none. */
+  /**
+   * Lambda functions (ARNs or ARN globs) jobs may invoke as targets. Granted to the tenant access
+   * role (`tenantAccessRole`), never to the workers' roles: `lambda:InvokeFunction` and
+   * `lambda:GetFunction` on them and their versions and aliases, only where the function's
+   * `sundial-tenant` tag equals the calling tenant (docs/tenancy.md). Default: none.
+   */
   readonly allowedTargetFunctionArns?: string[];
-  /** SQS queues that workers may send to as job targets. Default: none. */
+  /**
+   * SQS queues (ARNs or ARN globs) jobs may send to as targets. Granted to the tenant access role:
+   * `sqs:SendMessage` and `sqs:ListQueueTags`, only where the queue's `sundial-tenant` tag equals
+   * the calling tenant. A queue encrypted with a customer-managed KMS key also needs
+   * `kms:GenerateDataKey` and `kms:Decrypt` for `tenantAccessRole` (grant it on the key).
+   * Default: none.
+   */
   readonly allowedTargetQueueArns?: string[];
   /**
-   * Secrets Manager secrets workers may read for webhook targets (`signingSecretArn`, and the
-   * `secretArn` of `headers`): ARNs or ARN globs such as
-   * `arn:aws:secretsmanager:eu-west-1:123456789012:secret:sundial-webhooks/*`. A secret encrypted
-   * with a customer-managed KMS key also needs `kms:Decrypt` for the workers' roles (grant it on
-   * the key). Default: none (a job that names a secret fails with TargetSecretUnavailable).
+   * Secrets Manager secrets webhook targets may use (`signingSecretArn`, and the `secretArn` of
+   * `headers`): ARNs or ARN globs such as
+   * `arn:aws:secretsmanager:eu-west-1:123456789012:secret:sundial-webhooks/*`. Granted to the
+   * tenant access role: `secretsmanager:GetSecretValue` and `secretsmanager:DescribeSecret`, only
+   * where the secret's `sundial-tenant` tag equals the calling tenant, so a tenant can never read
+   * another's secret even when both match the glob. A secret encrypted with a customer-managed
+   * KMS key also needs `kms:Decrypt` for `tenantAccessRole` (grant it on the key). Default: none
+   * (a job that names a secret fails with TargetSecretUnavailable).
    */
   readonly allowedTargetSecretArns?: string[];
   /**
@@ -360,10 +382,19 @@ export interface SundialSchedulerProps {
    * edited and before every call: tenant → `*` globs of the Lambda functions (as written in the
    * job, e.g. `arn:aws:lambda:*:*:function:acme-*`), SQS queue URLs and webhook host names it may
    * call; `'*'` applies to every tenant without an entry, and a kind left out allows nothing.
-   * Default: none (any target the other checks accept; `allowedTargetFunctionArns` and
-   * `allowedTargetQueueArns` still bound what the workers' role can reach at all).
+   * Default: none (any target the other checks accept; `allowedTargetFunctionArns`,
+   * `allowedTargetQueueArns` and `allowedTargetSecretArns`, with the `sundial-tenant` tag of each
+   * target, still bound what the tenant access role can reach at all).
    */
   readonly tenantTargets?: Record<string, TargetAllow>;
+  /**
+   * Tenants whose outbound calls assume a role of their own (typically in their own account)
+   * instead of the stack's tenant access role (`SUNDIAL_TENANT_ROLES`): tenant → role ARN. The
+   * worker assumes it with the session tag `sundial-tenant=<tenant>`; the role's trust policy must
+   * allow the stack's worker roles (`workerRoles`) `sts:AssumeRole` and `sts:TagSession`.
+   * Default: none.
+   */
+  readonly tenantRoles?: Record<string, string>;
   /** The tick's tunables. */
   readonly tick?: TickProps;
   /** Settings of every worker. */
@@ -374,7 +405,14 @@ export interface SundialSchedulerProps {
    * Unset: the console has no sign-in (docs/console.md). JWT auth only.
    */
   readonly consoleClientId?: string;
-  /** The JWT claim that carries the tenant, e.g. `custom:tenant` with Cognito (`SUNDIAL_TENANT_CLAIM`, default `tenant`). */
+  /**
+   * The JWT claim that carries the tenant (`SUNDIAL_TENANT_CLAIM`, default `tenant`). It must be a
+   * claim only the issuer sets: with Cognito, a claim a pre-token-generation trigger sets from the
+   * user's group (e.g. `tenant`), or a custom attribute that is read-only for the app client
+   * (removed from its write attributes). A Cognito `custom:` attribute is writable by the user
+   * by default, which would let a user switch tenant; a synth warning says so for any claim that
+   * starts with `custom:`.
+   */
   readonly tenantClaim?: string;
   /** Per-tenant quotas of the API. */
   readonly quotas?: QuotaProps;
@@ -386,6 +424,16 @@ export interface SundialSchedulerProps {
   readonly operatorTenants?: string[];
   /** The API stage's throttle. */
   readonly apiThrottle?: ApiThrottleProps;
+  /**
+   * Reserved concurrency of the api function: the API keeps this many concurrent executions when
+   * workers use up the account's concurrency, and one tenant's slow requests (up to the 29 s
+   * timeout each) cannot take more than this from the workers and the tick. Above it, API
+   * Gateway answers 429/503 for the excess. `false` reserves nothing (accounts still at the
+   * new-account limit of 10, where any reservation fails the deployment; see
+   * `tick.reservedConcurrency`). Workers get none: each pool's event sources already cap it at
+   * `maxConcurrency` + `lowMaxConcurrency`. Default 50.
+   */
+  readonly apiReservedConcurrency?: number | false;
   /**
    * Name of the EventBridge bus the construct creates for Sundial's events (`FireMissed`: a fire
    * not started by its job's `startDeadlineSecs`; docs/reconciler.md). Default:
@@ -426,6 +474,8 @@ const TICK_TIMEOUT = Duration.seconds(30);
 const SCAN_TIMEOUT = Duration.seconds(60);
 /** Fargate's longest wait between SIGTERM and SIGKILL. */
 const ECS_STOP_TIMEOUT = Duration.seconds(120);
+/** The tag that names a target's tenant, and the session tag of the tenant access role (docs/tenancy.md). */
+export const TENANT_TAG_KEY = 'sundial-tenant';
 /** Marker in the committed placeholder assets. */
 export const PLACEHOLDER_MARKER = 'SUNDIAL_PLACEHOLDER_ASSET';
 
@@ -456,8 +506,22 @@ export class SundialScheduler extends Construct {
   public readonly toolkitTables?: Readonly<Record<ToolkitTableName, dynamodb.Table>>;
   /** The customer-managed key, when one was given. */
   public readonly encryptionKey?: kms.IKey;
+  /**
+   * The tenant access role (docs/tenancy.md): every worker assumes it with the session tag
+   * `sundial-tenant=<tenant>` and calls job targets (Lambda, SQS) and reads webhook secrets only
+   * through that session. Its statements are the `allowedTarget*Arns` grants, each limited to
+   * resources whose `sundial-tenant` tag equals the session's; its trust policy admits the
+   * stack's worker roles only, and only with that one session tag. Grant it `kms:Decrypt` on a
+   * customer-managed key of a target secret or queue.
+   */
+  public readonly tenantAccessRole: iam.Role;
   private ecsCluster?: ecs.Cluster;
   private readonly apiAuthKind: ApiAuth['kind'];
+  /** The IAM tag that names an API caller's tenant (`apiAuth.tenantTag`, default `sundial-tenant`). */
+  private readonly principalTenantTag: string;
+  /** That tag and the tenant access role's session tag: the keys no tenant may set. */
+  private readonly tenantTagKeys: string[];
+  private guardrailPolicy?: iam.ManagedPolicy;
   private readonly codeSource: ResolvedCode;
   private readonly tracing: boolean;
   private readonly overrides: FunctionOverridesProps;
@@ -479,6 +543,8 @@ export class SundialScheduler extends Construct {
     this.logLevel = props.logLevel ?? lambda.ApplicationLogLevel.INFO;
     this.tracing = props.tracing ?? false;
     this.apiAuthKind = props.apiAuth.kind;
+    this.principalTenantTag = tenantTagOf(props.apiAuth, resources().defaults.tenantTag);
+    this.tenantTagKeys = [...new Set([TENANT_TAG_KEY, this.principalTenantTag])];
     this.encryptionKey = props.encryptionKey;
     this.overrides = props.functionOverrides ?? {};
     for (const [k, o] of Object.entries(this.overrides)) checkOverrides(`functionOverrides.${k}`, o, PROTECTED_FUNCTION_PROPS);
@@ -670,6 +736,11 @@ export class SundialScheduler extends Construct {
     allow(this.reconcileFunction, ['events:PutEvents'], [this.eventBus.eventBusArn]);
 
     // ---- workers ---------------------------------------------------------------------------
+    // Both are set once the role and the api exist (below); the workers' env only holds tokens.
+    const tenantEnv: Partial<Record<SettingName, string>> = {
+      tenantRoleArn: Lazy.string({ produce: () => this.tenantAccessRole.roleArn }),
+      ownFunctions: Lazy.string({ produce: () => this.ownFunctionGlobs(this.overrides) }),
+    };
     for (const q of queues) {
       let pool: SundialPool;
       if (q.kind === 'lambda') {
@@ -683,7 +754,7 @@ export class SundialScheduler extends Construct {
         const worker = this.rustFunction(`Worker-${q.p.name}`, 'worker', this.overrides.workers, {
           timeout: q.runTimeout,
           memorySize: q.p.memorySize ?? 256,
-          environment: envOf('worker', { pool: q.p.name }),
+          environment: envOf('worker', { pool: q.p.name, ...tenantEnv }),
           description: `Sundial worker of pool ${q.p.name}`,
         });
         const batchingWindow = q.p.batchingWindow;
@@ -709,14 +780,15 @@ export class SundialScheduler extends Construct {
         );
         pool = { name: q.p.name, kind: 'lambda', queue: q.queue, lowQueue: q.lowQueue, dlq: q.dlq, runTimeout: q.runTimeout, worker, role: worker.role! };
       } else {
-        const env = envOf('worker-ecs', { pool: q.p.name, ...this.ecsSettings(q.p) });
+        const env = envOf('worker-ecs', { pool: q.p.name, ...tenantEnv, ...this.ecsSettings(q.p) });
         if (q.p.lowMaxConcurrency !== undefined) throw new Error(`pool ${q.p.name}: lowMaxConcurrency applies to Lambda pools only`);
         pool = { ...this.ecsPool(q.p, q.queue, q.dlq, q.runTimeout, env, props), lowQueue: q.lowQueue };
       }
-      this.grantWorker(pool.role, q.queue, q.dlq, props);
-      this.grantWorker(pool.role, q.lowQueue, q.dlq, props);
+      this.grantWorker(pool.role, q.queue, q.dlq);
+      this.grantWorker(pool.role, q.lowQueue, q.dlq);
       this.pools.push(pool);
     }
+    this.tenantAccessRole = this.tenantAccess(props);
 
     // ---- api -------------------------------------------------------------------------------
     // The workers' log groups, for the web console's Logs Insights links by execution id.
@@ -725,11 +797,16 @@ export class SundialScheduler extends Construct {
         ? p.worker.logGroup.logGroupName
         : (this.node.findChild(`WorkerEcs-${p.name}Logs`) as logs.LogGroup).logGroupName,
     );
+    const apiReserved = props.apiReservedConcurrency ?? 50;
+    if (apiReserved !== false && (!Number.isInteger(apiReserved) || apiReserved < 1)) {
+      throw new Error(`apiReservedConcurrency must be a positive integer or false, got ${apiReserved}`);
+    }
     this.apiFunction = this.rustFunction('Api', 'api', this.overrides.api, {
       timeout: Duration.seconds(29),
       memorySize: 256,
       environment: envOf('api', { consoleLogGroups: workerLogGroups.join(',') }),
       description: 'Sundial HTTP API',
+      reservedConcurrentExecutions: apiReserved === false ? undefined : apiReserved,
     });
     // Tenant scoping is enforced in the api code: every key it builds starts with T#{tenant}#,
     // and the tenant comes from the verified JWT claims or IAM principal. IAM's
@@ -873,6 +950,78 @@ export class SundialScheduler extends Construct {
   }
 
   /**
+   * The deployment boundary (docs/tenancy.md): Deny statements for tenant principals, i.e. every
+   * principal that acts for a tenant (in `iam-principal-tag` tenancy, the tagged roles and users
+   * of this account). A tenant principal that could invoke, update or configure Sundial's
+   * functions, touch its tables, queues, bus, log groups or key, or pass, change or assume its
+   * roles could act as any tenant (an event sent straight to the api function carries whatever
+   * tenant it names) or read every tenant's data; one that could set the tenant tag could become
+   * another tenant. The statements deny exactly that:
+   * - `lambda:*` on Sundial's functions (and their versions and aliases), and creating, changing
+   *   or deleting an event source mapping that feeds one;
+   * - `dynamodb:*` on its tables and their indexes and streams; `sqs:*` on its queues (pool, low
+   *   lane, DLQ); `events:*` on its bus; `logs:*` on its log groups; `kms:*` on `encryptionKey`;
+   * - `iam:*` on its roles (`iam:PassRole` included) and `sts:AssumeRole`, `sts:TagSession`,
+   *   `sts:SetSourceIdentity` on them, the tenant access role first;
+   * - tagging with the tenant tag (`sundial-tenant`, and `apiAuth.tenantTag`): `iam:TagRole`,
+   *   `iam:UntagRole`, `iam:TagUser`, `iam:UntagUser`, `iam:CreateRole`, `iam:CreateUser` (a
+   *   principal's tenant), and `TagResource`/`UntagResource` of secrets and functions,
+   *   `TagQueue`/`UntagQueue` of queues (a target's tenant), by `aws:TagKeys`.
+   *
+   * `onlyTaggedPrincipals` adds `Null: { aws:PrincipalTag/<apiAuth.tenantTag>: false }` to each, so the
+   * statements can go into an SCP (or any policy shared with Sundial's own roles and the
+   * deployment roles, which carry no tenant tag: do not tag the stack with it). Call this after
+   * the construct is complete (it names what exists when called).
+   */
+  public tenantGuardrailStatements(options: { readonly onlyTaggedPrincipals?: boolean } = {}): iam.PolicyStatement[] {
+    const all = this.node.findAll();
+    const functionArns = all.filter((c): c is lambda.Function => c instanceof lambda.Function).flatMap((f) => [f.functionArn, `${f.functionArn}:*`]);
+    const tableArns = all.filter((c): c is dynamodb.Table => c instanceof dynamodb.Table).flatMap((t) => [t.tableArn, `${t.tableArn}/*`]);
+    const queueArns = all.filter((c): c is sqs.Queue => c instanceof sqs.Queue).map((q) => q.queueArn);
+    const roleArns = all.filter((c): c is iam.Role => c instanceof iam.Role).map((r) => r.roleArn);
+    const logGroupArns = all.filter((c): c is logs.LogGroup => c instanceof logs.LogGroup).map((g) => g.logGroupArn);
+    const principal = options.onlyTaggedPrincipals ? { Null: { [`aws:PrincipalTag/${this.principalTenantTag}`]: 'false' } } : undefined;
+    const deny = (sid: string, actions: string[], resources: string[], conditions?: Record<string, unknown>) =>
+      new iam.PolicyStatement({ sid, effect: iam.Effect.DENY, actions, resources, conditions: { ...principal, ...conditions } });
+    const tagKeys = { 'ForAnyValue:StringEquals': { 'aws:TagKeys': this.tenantTagKeys } };
+    return [
+      deny('SundialFunctions', ['lambda:*'], functionArns),
+      deny('SundialEventSourceMappings', ['lambda:CreateEventSourceMapping', 'lambda:UpdateEventSourceMapping', 'lambda:DeleteEventSourceMapping'], ['*'], {
+        ArnLike: { 'lambda:FunctionArn': functionArns },
+      }),
+      deny('SundialTables', ['dynamodb:*'], tableArns),
+      deny('SundialQueues', ['sqs:*'], queueArns),
+      deny('SundialEventBus', ['events:*'], [this.eventBus.eventBusArn]),
+      deny('SundialLogs', ['logs:*'], logGroupArns),
+      ...(this.encryptionKey ? [deny('SundialKey', ['kms:*'], [this.encryptionKey.keyArn])] : []),
+      deny('SundialRoles', ['iam:*'], roleArns),
+      deny('SundialAssumeRoles', ['sts:AssumeRole', 'sts:TagSession', 'sts:SetSourceIdentity'], [this.tenantAccessRole.roleArn, ...roleArns.filter((a) => a !== this.tenantAccessRole.roleArn)]),
+      deny('SundialTenantTagOfPrincipals', ['iam:TagRole', 'iam:UntagRole', 'iam:TagUser', 'iam:UntagUser', 'iam:CreateRole', 'iam:CreateUser'], ['*'], tagKeys),
+      deny(
+        'SundialTenantTagOfTargets',
+        ['secretsmanager:TagResource', 'secretsmanager:UntagResource', 'lambda:TagResource', 'lambda:UntagResource', 'sqs:TagQueue', 'sqs:UntagQueue'],
+        ['*'],
+        tagKeys,
+      ),
+    ];
+  }
+
+  /**
+   * `tenantGuardrailStatements()` as a customer-managed policy of this stack (created once), to
+   * attach to every tenant principal (role, user or group): its Deny statements override any
+   * Allow the principal has. As a permissions boundary it needs an Allow as well (a boundary
+   * allows only what it allows); as an SCP use `tenantGuardrailStatements({ onlyTaggedPrincipals:
+   * true })` (docs/tenancy.md has the JSON).
+   */
+  public tenantGuardrailPolicy(): iam.ManagedPolicy {
+    this.guardrailPolicy ??= new iam.ManagedPolicy(this, 'TenantGuardrail', {
+      description: 'Sundial: what a tenant principal must never do (invoke or change Sundial, touch its data, roles or the tenant tag)',
+      statements: this.tenantGuardrailStatements(),
+    });
+    return this.guardrailPolicy;
+  }
+
+  /**
    * What a handler using the `sundial-idempotency` toolkit needs on the toolkit's tables: exactly
    * the calls the toolkit makes (lib/toolkit.ts), plus encrypt/decrypt on `encryptionKey`.
    * Throws unless `toolkitTables` created them. The handler's own tables are its own to grant.
@@ -920,6 +1069,12 @@ export class SundialScheduler extends Construct {
     const bp = props.backpressure ?? {};
     const claim = props.tenantClaim ?? d.tenantClaim;
     if (claim.length === 0) throw new Error('tenantClaim must not be empty');
+    if (props.apiAuth.kind === 'jwt' && claim.startsWith('custom:')) {
+      Annotations.of(this).addWarningV2(
+        'sundial:tenant-claim-custom',
+        `tenantClaim ${claim} is a Cognito custom attribute, which users can change on their own account unless it is read-only for the app client: a user who can write it can switch tenant. Remove it from the app client's write attributes, or set the tenant claim from the user's group with a pre-token-generation trigger (docs/api.md, Tenancy).`,
+      );
+    }
     return {
       jobsTable: this.jobsTable.tableName,
       executionsTable: this.executionsTable.tableName,
@@ -942,6 +1097,13 @@ export class SundialScheduler extends Construct {
         return c;
       }).join(','),
       tenantTargets: this.tenantTargets(props.tenantTargets),
+      tenantRoles: this.tenantRoles(props.tenantRoles),
+      // Every Sundial function the construct names is `{stackName}-...`; the workers get the
+      // exact ARNs too (below).
+      ownFunctions: Stack.of(this).formatArn({ service: 'lambda', resource: 'function', resourceName: `${Stack.of(this).stackName}-*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME }),
+      accountId: Stack.of(this).account,
+      // Dev and tests only: the shipped ECS worker registers no diagnostic handler.
+      diagnosticHandlers: '',
       eventBus: this.eventBusName,
       tenantClaim: claim,
       tenancy: tenancyOf(props.apiAuth),
@@ -964,13 +1126,28 @@ export class SundialScheduler extends Construct {
   }
 
   /** `SUNDIAL_TENANT_TARGETS`: the allowlists as JSON, validated at synth (empty = unset). */
+  private tenantRoles(t: Record<string, string> | undefined): string {
+    if (t === undefined) return '';
+    for (const [tenant, arn] of Object.entries(t)) {
+      if (!/^arn:[a-z-]+:iam::\d{12}:role\/.+$/.test(arn)) throw new Error(`tenantRoles.${tenant}: ${JSON.stringify(arn)} is not an IAM role ARN`);
+    }
+    return JSON.stringify(t);
+  }
+
   private tenantTargets(t: Record<string, TargetAllow> | undefined): string {
     if (t === undefined) return '';
     for (const [tenant, allow] of Object.entries(t)) {
       for (const [kind, globs] of Object.entries(allow)) {
-        if (!['lambda', 'sqs', 'http'].includes(kind)) throw new Error(`tenantTargets.${tenant}: unknown kind ${kind} (lambda, sqs, http)`);
+        const kinds = ['lambda', 'sqs', 'http', 'secrets', 'inProcess', 'pools', 'cidrs'];
+        if (!kinds.includes(kind)) throw new Error(`tenantTargets.${tenant}: unknown kind ${kind} (${kinds.join(', ')})`);
         if (!Array.isArray(globs) || globs.some((g) => typeof g !== 'string' || g.length === 0)) {
           throw new Error(`tenantTargets.${tenant}.${kind} must be a list of non-empty globs`);
+        }
+        if (kind === 'sqs' && globs.some((g) => /^https?:|\//.test(g))) {
+          throw new Error(`tenantTargets.${tenant}.sqs: globs match queue ARNs (arn:aws:sqs:<region>:<account>:<name>), not URLs`);
+        }
+        if (kind === 'cidrs' && globs.some((c) => !/^[0-9A-Fa-f:.]+(\/\d{1,3})?$/.test(c))) {
+          throw new Error(`tenantTargets.${tenant}.cidrs: ${JSON.stringify(globs)} holds something that is not an IP network`);
         }
       }
     }
@@ -1052,19 +1229,31 @@ export class SundialScheduler extends Construct {
   }
 
   /**
-   * Lets CloudWatch Logs use the key for log groups of this account and region (the statement
-   * AWS documents for encrypted log groups). Only a key defined in this app can be changed.
+   * Lets CloudWatch Logs use the key for Sundial's own log groups (the statement AWS documents for
+   * encrypted log groups, with the encryption context narrowed from every log group of the
+   * account to these). The groups' ARNs cannot be named (each group uses the key, so the key
+   * policy would depend on them in a cycle); their names can: CloudFormation names each
+   * `{stack name}-{logical id}-{suffix}`, so the logical id of every LogGroup of this construct,
+   * known at synth, gives one pattern each. Only a key defined in this app can be changed.
    */
   private allowLogsToUseKey(key: kms.IKey): void {
     const stack = Stack.of(this);
+    const groups = Lazy.list({
+      produce: () =>
+        this.node
+          .findAll()
+          .filter((c): c is logs.LogGroup => c instanceof logs.LogGroup)
+          .map((g) => {
+            const name = `${stack.stackName}-${stack.getLogicalId(g.node.defaultChild as logs.CfnLogGroup)}-*`;
+            return `arn:${stack.partition}:logs:${stack.region}:${stack.account}:log-group:${name}`;
+          }),
+    });
     const added = key.addToResourcePolicy(
       new iam.PolicyStatement({
         principals: [new iam.ServicePrincipal(`logs.${stack.region}.amazonaws.com`)],
         actions: ['kms:Encrypt*', 'kms:Decrypt*', 'kms:ReEncrypt*', 'kms:GenerateDataKey*', 'kms:Describe*'],
         resources: ['*'],
-        conditions: {
-          ArnLike: { 'kms:EncryptionContext:aws:logs:arn': `arn:${stack.partition}:logs:${stack.region}:${stack.account}:log-group:*` },
-        },
+        conditions: { ArnLike: { 'kms:EncryptionContext:aws:logs:arn': groups } },
       }),
     );
     if (!added.statementAdded) {
@@ -1260,8 +1449,11 @@ export class SundialScheduler extends Construct {
     return ecs.ContainerImage.fromAsset(path.join(this.codeSource.dir, 'worker-ecs'), { platform: Platform.LINUX_ARM64 });
   }
 
-  /** The worker's grants, the same for a Lambda or an ECS worker. */
-  private grantWorker(role: iam.IRole, queue: sqs.IQueue, dlq: sqs.IQueue, props: SundialSchedulerProps): void {
+  /**
+   * The worker's grants, the same for a Lambda or an ECS worker: Sundial's own tables, queues and
+   * bus. Nothing on a tenant's target: those are the tenant access role's (`tenantAccess`).
+   */
+  private grantWorker(role: iam.IRole, queue: sqs.IQueue, dlq: sqs.IQueue): void {
     allow(
       role,
       ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:Query'],
@@ -1279,25 +1471,66 @@ export class SundialScheduler extends Construct {
       [queue.queueArn],
     );
     allow(role, ['sqs:SendMessage', 'sqs:GetQueueUrl'], [dlq.queueArn]);
+  }
+
+  /**
+   * The tenant access role (issue 28; docs/tenancy.md). Workers assume it with the session tag
+   * `sundial-tenant=<tenant>` of the execution they run and call its target only through that
+   * session, so AWS itself refuses a secret, function or queue tagged for another tenant (or not
+   * tagged at all): attribute-based access control, every statement conditioned on
+   * `aws:ResourceTag/sundial-tenant` = `${aws:PrincipalTag/sundial-tenant}`. The trust policy
+   * admits the stack's worker roles only, and only with exactly that session tag. No
+   * `allowedTarget*Arns`: a role with no statement (deny by default).
+   */
+  private tenantAccess(props: SundialSchedulerProps): iam.Role {
+    const workers = this.pools.map((p) => p.role);
+    const role = new iam.Role(this, 'TenantAccessRole', {
+      description: 'Sundial tenant access: workers call job targets as the tenant (session tag sundial-tenant)',
+      assumedBy: new iam.SessionTagsPrincipal(
+        new iam.PrincipalWithConditions(new iam.CompositePrincipal(...workers.map((r) => new iam.ArnPrincipal(r.roleArn))), {
+          Null: { [`aws:RequestTag/${TENANT_TAG_KEY}`]: 'false' },
+          'ForAllValues:StringEquals': { 'aws:TagKeys': [TENANT_TAG_KEY] },
+        }),
+      ),
+      maxSessionDuration: Duration.hours(1),
+    });
+    for (const w of workers) allow(w, ['sts:AssumeRole', 'sts:TagSession'], [role.roleArn]);
+    const tenantOwned = { StringEquals: { [`aws:ResourceTag/${TENANT_TAG_KEY}`]: `\${aws:PrincipalTag/${TENANT_TAG_KEY}}` } };
+    const grant = (actions: string[], resources: string[]) => {
+      if (resources.length === 0) return;
+      role.addToPolicy(new iam.PolicyStatement({ actions, resources, conditions: tenantOwned }));
+    };
     const fns = props.allowedTargetFunctionArns ?? [];
-    if (fns.length > 0) {
-      allow(role, ['lambda:InvokeFunction'], fns.flatMap((a) => [a, `${a}:*`]));
-      for (const a of fns) {
-        acknowledge(
-          role,
-          `AwsSolutions-IAM5[Resource::${a}:*]`,
-          'Versions and aliases of an allowed target function (allowedTargetFunctionArns): a job may name a qualified ARN of exactly that function.',
-        );
-      }
+    grant(['lambda:InvokeFunction', 'lambda:GetFunction'], fns.flatMap((a) => [a, `${a}:*`]));
+    for (const a of fns) {
+      acknowledge(
+        role,
+        `AwsSolutions-IAM5[Resource::${a}:*]`,
+        'Versions and aliases of an allowed target function (allowedTargetFunctionArns): a job may name a qualified ARN of exactly that function; the tenant tag condition applies to them too.',
+      );
     }
-    const qs = props.allowedTargetQueueArns ?? [];
-    if (qs.length > 0) {
-      allow(role, ['sqs:SendMessage', 'sqs:GetQueueUrl'], qs);
-    }
-    const secrets = props.allowedTargetSecretArns ?? [];
-    if (secrets.length > 0) {
-      allow(role, ['secretsmanager:GetSecretValue'], secrets);
-    }
+    grant(['sqs:SendMessage', 'sqs:ListQueueTags'], props.allowedTargetQueueArns ?? []);
+    grant(['secretsmanager:GetSecretValue', 'secretsmanager:DescribeSecret'], props.allowedTargetSecretArns ?? []);
+    return role;
+  }
+
+  /**
+   * `SUNDIAL_OWN_FUNCTIONS`: globs of the stack's own functions, which the workers refuse as job
+   * targets. The tick, scan, reconciler and api by name (and their versions and aliases); the
+   * workers, which cannot name each other (nor themselves) without a dependency cycle, by the
+   * prefix CloudFormation gives the functions it names, `{stackName}-`.
+   */
+  private ownFunctionGlobs(overrides: FunctionOverridesProps): string {
+    const stack = Stack.of(this);
+    const arnOf = (name: string) => stack.formatArn({ service: 'lambda', resource: 'function', resourceName: name, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
+    const named = [this.tickFunction, this.scanFunction, this.reconcileFunction, this.apiFunction].flatMap((f) => [
+      arnOf(f.functionName),
+      `${arnOf(f.functionName)}:*`,
+    ]);
+    // A worker given its own name (functionOverrides.workers.functionName) is named as such.
+    const workerName = overrides.workers?.functionName ?? overrides.all?.functionName;
+    const workers = workerName !== undefined ? [arnOf(workerName), `${arnOf(workerName)}:*`] : [];
+    return [...named, arnOf(`${stack.stackName}-*`), ...workers].join(',');
   }
 
   private alarm(id: string, props: cw.AlarmProps): cw.Alarm {

@@ -13,7 +13,11 @@
  * because every test names its own tables and queues; here each is mapped to the ARN the
  * template gives it, and the role's statements are evaluated as IAM would: actions and
  * resources by glob, `Deny` first, and `dynamodb:LeadingKeys` conditions against the recorded
- * key (any other condition counts as not satisfied).
+ * key. One other condition is met, and only for the role `tenant` (calls made through a session
+ * of the tenant access role, docs/tenancy.md): `StringEquals aws:ResourceTag/sundial-tenant =
+ * ${aws:PrincipalTag/sundial-tenant}`, because the worker checks the target's tag against the
+ * session's tenant before every such call (docs/iam.md, "What it does not cover"). Any other
+ * condition counts as not satisfied.
  *
  * Without `SUNDIAL_IAM_RECORD` (e.g. `npm test` alone) the check is skipped with a notice;
  * `scripts/test.sh`, and so CI, always sets it.
@@ -36,8 +40,11 @@ const A_TARGET_SECRET = `arn:aws:secretsmanager:${REGION}:${ACCOUNT}:secret:sund
 
 /** One recorded call (`sundial_core::access::Access`). */
 export interface Access {
-  /** `handler`: an in-process handler's own calls (its tables), granted by the deployer, not checked. */
-  readonly role: 'tick' | 'scan' | 'reconcile' | 'worker' | 'api' | 'handler';
+  /**
+   * `handler`: an in-process handler's own calls (its tables), granted by the deployer, not checked.
+   * `tenant`: a worker's calls through its tenant access session (targets and webhook secrets).
+   */
+  readonly role: 'tick' | 'scan' | 'reconcile' | 'worker' | 'api' | 'tenant' | 'handler';
   readonly action: string;
   readonly resource: string;
   readonly leadingKey?: string;
@@ -77,7 +84,9 @@ class Resolver {
             ? `arn:aws:sqs:${REGION}:${ACCOUNT}:${id}`
             : r.Type === 'AWS::Lambda::Function'
               ? `arn:aws:lambda:${REGION}:${ACCOUNT}:function:${id}`
-              : `arn:aws:cloudformation:${REGION}:${ACCOUNT}:${r.Type}/${id}`;
+              : r.Type === 'AWS::IAM::Role'
+                ? `arn:aws:iam::${ACCOUNT}:role/${id}`
+                : `arn:aws:cloudformation:${REGION}:${ACCOUNT}:${r.Type}/${id}`;
       this.arns.set(id, arn);
     }
   }
@@ -134,10 +143,26 @@ function statementsOf(stack: Stack, json: Json, role: iam.IRole, r: Resolver): S
   return out;
 }
 
-function conditionHolds(c: Statement['condition'], call: { leadingKey?: string }): boolean {
+/** The attribute-based condition of the tenant access role's statements (docs/tenancy.md). */
+export const TENANT_TAG_KEY_CONDITION = 'aws:ResourceTag/sundial-tenant';
+export const TENANT_TAG_VALUE_CONDITION = '${aws:PrincipalTag/sundial-tenant}';
+
+/** What a condition is evaluated against: the recorded partition key, and the recorded role. */
+export interface CallContext {
+  readonly leadingKey?: string;
+  readonly role?: Access['role'];
+}
+
+function conditionHolds(c: Statement['condition'], call: CallContext): boolean {
   if (!c) return true;
   for (const [op, kv] of Object.entries(c)) {
     for (const [key, values] of Object.entries(kv)) {
+      // The tenant session calls a target only after checking that the target's sundial-tenant
+      // tag is the session's tenant (the code does, before every call): met for `tenant` only.
+      if (op === 'StringEquals' && key === TENANT_TAG_KEY_CONDITION) {
+        if (call.role !== 'tenant' || arr(values).length !== 1 || arr(values)[0] !== TENANT_TAG_VALUE_CONDITION) return false;
+        continue;
+      }
       if (op !== 'ForAllValues:StringLike' || key !== 'dynamodb:LeadingKeys') return false;
       if (call.leadingKey === undefined) return false;
       if (!arr(values).some((p) => globMatch(p, call.leadingKey!))) return false;
@@ -147,11 +172,11 @@ function conditionHolds(c: Statement['condition'], call: { leadingKey?: string }
 }
 
 /** IAM's decision for one action on one resource: an explicit Deny wins, else any Allow. */
-export function allowed(stmts: Statement[], action: string, arn: string, leadingKey?: string): boolean {
+export function allowed(stmts: Statement[], action: string, arn: string, call: CallContext = {}): boolean {
   const applies = (s: Statement) =>
     s.actions.some((a) => globMatch(a.toLowerCase(), action.toLowerCase())) &&
     s.resources.some((p) => globMatch(p, arn)) &&
-    conditionHolds(s.condition, { leadingKey });
+    conditionHolds(s.condition, call);
   if (stmts.some((s) => s.effect === 'Deny' && applies(s))) return false;
   return stmts.some((s) => s.effect === 'Allow' && applies(s));
 }
@@ -191,6 +216,8 @@ function rolesOf(s: Synth, role: Access['role']): Array<{ name: string; role: ia
       return fn(s.sundial.reconcileFunction, 'reconcile');
     case 'api':
       return fn(s.sundial.apiFunction, 'api');
+    case 'tenant':
+      return [{ name: 'tenant access role', role: s.sundial.tenantAccessRole }];
     case 'worker':
       return s.sundial.pools.map((p) => ({ name: `worker of pool ${p.name} (${p.kind})`, role: p.role, pool: p.name }));
     case 'handler':
@@ -236,6 +263,7 @@ export function arnsOf(s: Synth, resource: string, pool?: string): string[] {
     case 'bus:events':
       return [s.resolver.arnOf(id(s.sundial.eventBus))];
   }
+  if (resource === 'role:tenant-access') return [s.resolver.arnOf(id(s.sundial.tenantAccessRole))];
   if ((m = resource.match(/^(role|user):(.+)$/))) return [`arn:aws:iam::${ACCOUNT}:${m[1]}/${m[2]}`];
   return [resource]; // `unknown`: only a `*` resource allows it
 }
@@ -249,7 +277,7 @@ export function denials(s: Synth, calls: Access[]): string[] {
       if (!cache.has(r.role)) cache.set(r.role, statementsOf(s.stack, s.json, r.role, s.resolver));
       const stmts = cache.get(r.role)!;
       for (const arn of arnsOf(s, c.resource, r.pool)) {
-        if (!allowed(stmts, c.action, arn, c.leadingKey)) {
+        if (!allowed(stmts, c.action, arn, { leadingKey: c.leadingKey, role: c.role })) {
           out.push(`${r.name}: ${c.action} on ${c.resource} (${arn})${c.leadingKey ? ` key ${c.leadingKey}` : ''}`);
         }
       }
@@ -270,9 +298,29 @@ describe('IAM: every recorded call is allowed by its role', () => {
     assert.ok(allowed(stmts, 'dynamodb:GetItem', 'arn:aws:dynamodb:r:a:table/T'));
     assert.ok(!allowed(stmts, 'dynamodb:PutItem', 'arn:aws:dynamodb:r:a:table/T'));
     assert.ok(!allowed(stmts, 'dynamodb:GetItem', 'arn:aws:dynamodb:r:a:table/T/index/x'));
-    assert.ok(allowed(stmts, 'dynamodb:DeleteItem', 'arn:aws:dynamodb:r:a:table/T', 'T#acme#QUOTA'));
-    assert.ok(!allowed(stmts, 'dynamodb:DeleteItem', 'arn:aws:dynamodb:r:a:table/T', 'T#acme#J#x'));
+    assert.ok(allowed(stmts, 'dynamodb:DeleteItem', 'arn:aws:dynamodb:r:a:table/T', { leadingKey: 'T#acme#QUOTA' }));
+    assert.ok(!allowed(stmts, 'dynamodb:DeleteItem', 'arn:aws:dynamodb:r:a:table/T', { leadingKey: 'T#acme#J#x' }));
     assert.ok(!allowed(stmts, 'dynamodb:DeleteItem', 'arn:aws:dynamodb:r:a:table/T'));
+  });
+
+  it('the evaluator: the tenant tag condition is met for the tenant session only, any other condition never', () => {
+    const secret = 'arn:aws:secretsmanager:r:a:secret:s-AbCdEf';
+    const tagged: Statement[] = [
+      {
+        effect: 'Allow',
+        actions: ['secretsmanager:GetSecretValue'],
+        resources: ['arn:aws:secretsmanager:r:a:secret:*'],
+        condition: { StringEquals: { [TENANT_TAG_KEY_CONDITION]: TENANT_TAG_VALUE_CONDITION } },
+      },
+    ];
+    assert.ok(allowed(tagged, 'secretsmanager:GetSecretValue', secret, { role: 'tenant' }));
+    for (const role of ['worker', 'api', 'tick'] as const) assert.ok(!allowed(tagged, 'secretsmanager:GetSecretValue', secret, { role }), role);
+    assert.ok(!allowed(tagged, 'secretsmanager:GetSecretValue', secret));
+    // The same key with another value, or another tag key, is not the tenant condition.
+    const other = (condition: Statement['condition']): Statement[] => [{ ...tagged[0], condition }];
+    assert.ok(!allowed(other({ StringEquals: { [TENANT_TAG_KEY_CONDITION]: 'acme' } }), 'secretsmanager:GetSecretValue', secret, { role: 'tenant' }));
+    assert.ok(!allowed(other({ StringEquals: { 'aws:ResourceTag/team': TENANT_TAG_VALUE_CONDITION } }), 'secretsmanager:GetSecretValue', secret, { role: 'tenant' }));
+    assert.ok(!allowed(other({ StringLike: { [TENANT_TAG_KEY_CONDITION]: TENANT_TAG_VALUE_CONDITION } }), 'secretsmanager:GetSecretValue', secret, { role: 'tenant' }));
   });
 
   it('the checker refuses what a role lacks (a recording the construct must not allow)', () => {
@@ -283,9 +331,42 @@ describe('IAM: every recorded call is allowed by its role', () => {
       { role: 'worker', action: 'sqs:ReceiveMessage', resource: 'queue:other-pool' },
       { role: 'tick', action: 'lambda:InvokeFunction', resource: 'function:target' },
       { role: 'scan', action: 'dynamodb:PutItem', resource: 'table:other:x' },
+      // Issue 28: targets and webhook secrets only through the tenant session, never as the
+      // worker or the api themselves.
+      { role: 'worker', action: 'secretsmanager:GetSecretValue', resource: 'secret:target' },
+      { role: 'worker', action: 'lambda:InvokeFunction', resource: 'function:target' },
+      { role: 'worker', action: 'sqs:SendMessage', resource: 'queue:target' },
+      { role: 'api', action: 'secretsmanager:GetSecretValue', resource: 'secret:target' },
+      { role: 'api', action: 'sts:AssumeRole', resource: 'role:tenant-access' },
+      // The tenant session reaches targets only, none of Sundial's own resources.
+      { role: 'tenant', action: 'dynamodb:GetItem', resource: 'table:jobs' },
+      { role: 'tenant', action: 'sqs:SendMessage', resource: 'queue:pool' },
+      { role: 'tenant', action: 'lambda:InvokeFunction', resource: 'function:scan' },
+      { role: 'tenant', action: 'sts:AssumeRole', resource: 'role:tenant-access' },
     ];
     const d = denials(s, bad);
     for (const b of bad) assert.ok(d.some((x) => x.includes(`${b.action} on ${b.resource}`)), `${JSON.stringify(b)} was allowed:\n${d.join('\n')}`);
+  });
+
+  it('the tenant session (a synthetic recording of what the Rust side records): allowed, and only with the targets given', () => {
+    const calls: Access[] = [
+      { role: 'worker', action: 'sts:AssumeRole', resource: 'role:tenant-access' },
+      { role: 'worker', action: 'sts:TagSession', resource: 'role:tenant-access' },
+      { role: 'tenant', action: 'secretsmanager:GetSecretValue', resource: 'secret:target' },
+      { role: 'tenant', action: 'secretsmanager:DescribeSecret', resource: 'secret:target' },
+      { role: 'tenant', action: 'lambda:InvokeFunction', resource: 'function:target' },
+      { role: 'tenant', action: 'lambda:GetFunction', resource: 'function:target' },
+      { role: 'tenant', action: 'sqs:SendMessage', resource: 'queue:target' },
+      { role: 'tenant', action: 'sqs:ListQueueTags', resource: 'queue:target' },
+    ];
+    assert.deepEqual(denials(synth(), calls), []);
+    // Deny by default: without allowed targets every tenant call is refused, the assume is not.
+    const bare = synth({ ...PROPS, allowedTargetFunctionArns: undefined, allowedTargetQueueArns: undefined, allowedTargetSecretArns: undefined });
+    const d = denials(bare, calls);
+    assert.deepEqual(
+      d.map((x) => x.split(' (')[0]),
+      calls.filter((c) => c.role === 'tenant').map((c) => `tenant access role: ${c.action} on ${c.resource}`).sort(),
+    );
   });
 
   it('the test suite recording', { skip: RECORDING ? false : 'SUNDIAL_IAM_RECORD is not set (scripts/test.sh sets it)' }, (t) => {
@@ -293,7 +374,7 @@ describe('IAM: every recorded call is allowed by its role', () => {
     const calls = readRecording(RECORDING!);
     // The recording reaches every function: an entry point that lost its scope would record
     // nothing and pass vacuously.
-    for (const role of ['tick', 'scan', 'reconcile', 'worker', 'api'] as const) {
+    for (const role of ['tick', 'scan', 'reconcile', 'worker', 'api', 'tenant'] as const) {
       assert.ok(calls.some((c) => c.role === role), `no call recorded for ${role}`);
     }
     const s = synth();

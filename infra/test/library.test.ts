@@ -191,11 +191,21 @@ describe('customer-managed key', () => {
     for (const g of groups) assert.deepEqual(g.Properties.KmsKeyId, keyRef);
   });
 
-  it('lets CloudWatch Logs use it for this account’s log groups', () => {
+  it('lets CloudWatch Logs use it for Sundial’s own log groups only', () => {
     const [k] = Object.values(t.findResources('AWS::KMS::Key'));
     const logs = k.Properties.KeyPolicy.Statement.find((x: any) => JSON.stringify(x.Principal ?? {}).includes('logs.'));
     assert.ok(logs, 'a statement for the logs service principal');
-    assert.ok(JSON.stringify(logs.Condition).includes('kms:EncryptionContext:aws:logs:arn'));
+    const arns = logs.Condition.ArnLike['kms:EncryptionContext:aws:logs:arn'];
+    assert.ok(Array.isArray(arns), JSON.stringify(logs.Condition));
+    // One pattern per log group of the construct, by the name CloudFormation gives it
+    // ({stack name}-{logical id}-{suffix}): no other log group of the account or the stack.
+    const groups = Object.keys(t.findResources('AWS::Logs::LogGroup'));
+    assert.equal(arns.length, groups.length);
+    const expected = groups.map((id) => ({
+      'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':logs:', { Ref: 'AWS::Region' }, ':', { Ref: 'AWS::AccountId' }, `:log-group:Kms-${id}-*`]],
+    }));
+    assert.deepEqual(arns.map((x: unknown) => JSON.stringify(x)).sort(), expected.map((x) => JSON.stringify(x)).sort());
+    assert.ok(!JSON.stringify(logs.Condition).includes('log-group:*'), 'not every log group');
   });
 
   it('grants encrypt/decrypt to every function and the ECS task role', () => {

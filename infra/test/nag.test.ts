@@ -87,7 +87,7 @@ describe('cdk-nag AwsSolutionsChecks', () => {
     assert.deepEqual(vs, [], show(vs));
   });
 
-  it('every option on (key, tracing, toolkit tables, a function in a VPC, ECS in a given VPC): nothing unacknowledged', () => {
+  it('every option on (key, tracing, toolkit tables, a function in a VPC, ECS in a given VPC, the tenant guardrail policy): nothing unacknowledged', () => {
     const vs = nag((stack) => {
       const key = new kms.Key(stack, 'Key', { enableKeyRotation: true });
       const vpc = new ec2.Vpc(stack, 'Net', { maxAzs: 2, natGateways: 0, subnetConfiguration: [{ name: 'public', subnetType: ec2.SubnetType.PUBLIC }] });
@@ -102,7 +102,7 @@ describe('cdk-nag AwsSolutionsChecks', () => {
         toolkitTables: true,
         functionOverrides: { api: { vpc, allowPublicSubnet: true } },
         ...TARGETS,
-      });
+      }).tenantGuardrailPolicy();
     });
     assert.deepEqual(vs, [], show(vs));
   });

@@ -334,7 +334,7 @@ describe('least privilege', () => {
     assert.ok(!allActions(st).includes('dynamodb:Scan'));
   });
 
-  it('worker: its executions and job counters, its own queue and DLQ, allowed targets only', () => {
+  it('worker: its executions and job counters, its own queue and DLQ, no target (the tenant access role calls those)', () => {
     const st = roleStatements(b, defaultPool.role);
     assert.deepEqual(actionsOn(st, execs), ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem']);
     assert.deepEqual(actionsOn(st, jobs), ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem']);
@@ -351,29 +351,33 @@ describe('least privilege', () => {
     // nothing on another pool's queues
     assert.deepEqual(actionsOn(st, res(bulkPool.queue.queueArn)), []);
     assert.deepEqual(actionsOn(st, res(bulkPool.dlq.queueArn)), []);
-    const invokes = st.filter((x) => x.actions.includes('lambda:InvokeFunction'));
+    assert.ok(!allActions(st).includes('lambda:InvokeFunction'), 'allowedTargetFunctionArns is the tenant access role\'s');
+    // ...which the worker assumes with the tenant's session tag (test/tenant.test.ts)
+    assert.deepEqual(actionsOn(st, res(s.tenantAccessRole.roleArn)), ['sts:AssumeRole', 'sts:TagSession']);
+    const invokes = roleStatements(b, s.tenantAccessRole).filter((x) => x.actions.includes('lambda:InvokeFunction'));
     assert.deepEqual(
       invokes.flatMap((x) => x.resources),
       ['arn:aws:lambda:us-east-1:123456789012:function:target-a', 'arn:aws:lambda:us-east-1:123456789012:function:target-a:*'],
     );
   });
 
-  it('worker without allowed targets may invoke nothing', () => {
+  it('without allowed targets nobody may invoke a target or read a secret', () => {
     const p = build({ ...JWT_PROPS, allowedTargetFunctionArns: undefined });
-    for (const pool of p.sundial.pools) {
-      assert.ok(!allActions(roleStatements(p, pool.role)).includes('lambda:InvokeFunction'));
-      assert.ok(!allActions(roleStatements(p, pool.role)).includes('secretsmanager:GetSecretValue'));
+    for (const role of [...p.sundial.pools.map((x) => x.role), p.sundial.tenantAccessRole]) {
+      assert.ok(!allActions(roleStatements(p, role)).includes('lambda:InvokeFunction'));
+      assert.ok(!allActions(roleStatements(p, role)).includes('secretsmanager:GetSecretValue'));
     }
   });
 
-  it('workers read only the allowed webhook secrets, and the api none', () => {
+  it('only the tenant access role reads the allowed webhook secrets, under the tenant tag; workers and the api none', () => {
     const arn = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:sundial-webhooks/*';
     const p = build({ ...JWT_PROPS, allowedTargetSecretArns: [arn] });
-    for (const pool of p.sundial.pools) {
-      const reads = roleStatements(p, pool.role).filter((x) => x.actions.includes('secretsmanager:GetSecretValue'));
-      assert.deepEqual(reads.flatMap((x) => x.resources), [arn]);
+    for (const role of [...p.sundial.pools.map((x) => x.role), p.sundial.apiFunction.role!]) {
+      assert.ok(!allActions(roleStatements(p, role)).includes('secretsmanager:GetSecretValue'));
     }
-    assert.ok(!allActions(roleStatements(p, p.sundial.apiFunction.role!)).includes('secretsmanager:GetSecretValue'));
+    const reads = roleStatements(p, p.sundial.tenantAccessRole).filter((x) => x.actions.includes('secretsmanager:GetSecretValue'));
+    assert.deepEqual(reads.flatMap((x) => x.resources), [arn]);
+    for (const x of reads) assert.deepEqual(x.condition, { StringEquals: { 'aws:ResourceTag/sundial-tenant': '${aws:PrincipalTag/sundial-tenant}' } });
   });
 
   it('api: item access on both tables and their indexes, sends to the pool queues, nothing else', () => {
@@ -599,6 +603,20 @@ describe('api', () => {
     assert.throws(() => build({ ...JWT_PROPS, quotas: { maxJobs: 0 } }), /quotas\.maxJobs/);
   });
 
+  it('reserves the api function 50 concurrent executions by default (a tenant\'s slow requests cannot take the workers\' share), or as asked', () => {
+    const reservedOf = (x: Built) =>
+      x.template.findResources('AWS::Lambda::Function')[logicalId(x.stack, x.sundial.apiFunction)].Properties.ReservedConcurrentExecutions;
+    assert.equal(reservedOf(build()), 50);
+    assert.equal(reservedOf(build({ ...JWT_PROPS, apiReservedConcurrency: 20 }, 'SundialApi20')), 20);
+    assert.equal(reservedOf(build({ ...JWT_PROPS, apiReservedConcurrency: false }, 'SundialApiNone')), undefined);
+    assert.throws(() => build({ ...JWT_PROPS, apiReservedConcurrency: 0 }, 'SundialApiZero'), /apiReservedConcurrency/);
+    // Workers are bounded by their event sources' maximum concurrency instead (README).
+    const b = build();
+    for (const p of b.sundial.pools) {
+      assert.equal(b.json.Resources[logicalId(b.stack, p.worker!)].Properties.ReservedConcurrentExecutions, undefined, p.name);
+    }
+  });
+
   it('sets the operator tenants on the api and refuses a bad one', () => {
     const env = (b: ReturnType<typeof build>) => b.template.findResources('AWS::Lambda::Function');
     const api = (b: ReturnType<typeof build>) =>
@@ -738,7 +756,7 @@ describe('settings', () => {
       maxTotalRun: Duration.hours(1),
       tenantMaxRunning: { default: 5, tenants: { acme: 10 } },
     },
-    tenantClaim: 'custom:tenant',
+    tenantClaim: 'tenant_id',
     privateTargetCidrs: ['10.1.0.0/16', 'fd12::/16'],
     tenantTargets: { acme: { lambda: ['arn:aws:lambda:*:*:function:acme-*'], http: ['*.acme.com'] }, '*': { http: ['*'] } },
     logLevel: lambda.ApplicationLogLevel.DEBUG,
@@ -784,7 +802,21 @@ describe('settings', () => {
   });
 
   it('the tenant claim reaches the api', () => {
-    assert.equal(envOf(b, b.sundial.apiFunction)[e.tenantClaim], 'custom:tenant');
+    assert.equal(envOf(b, b.sundial.apiFunction)[e.tenantClaim], 'tenant_id');
+    assert.deepEqual(Annotations.fromStack(b.stack).findWarning('*', Match.stringLikeRegexp('tenantClaim')), [], 'no warning for an issuer-set claim');
+  });
+
+  it('a Cognito custom: attribute as the tenant claim is warned about at synth (users may write their own)', () => {
+    const c = build({ ...JWT_PROPS, tenantClaim: 'custom:tenant' }, 'SundialCustomClaim');
+    assert.equal(envOf(c, c.sundial.apiFunction)[e.tenantClaim], 'custom:tenant', 'still allowed: a read-only attribute is safe');
+    const warnings = Annotations.fromStack(c.stack).findWarning('*', Match.stringLikeRegexp('tenantClaim custom:tenant'));
+    assert.equal(warnings.length, 1, JSON.stringify(warnings));
+    assert.match(String(warnings[0].entry.data), /read-only|pre-token/);
+  });
+
+  it('no such warning with IAM auth, where the claim is not read', () => {
+    const c = build({ ...JWT_PROPS, apiAuth: { kind: 'iam' }, tenantClaim: 'custom:tenant' }, 'SundialIamClaim');
+    assert.deepEqual(Annotations.fromStack(c.stack).findWarning('*', Match.stringLikeRegexp('tenantClaim')), []);
   });
 
   it('every function logs JSON at the chosen level', () => {
