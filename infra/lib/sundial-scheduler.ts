@@ -1102,8 +1102,7 @@ export class SundialScheduler extends Construct {
       // exact ARNs too (below).
       ownFunctions: Stack.of(this).formatArn({ service: 'lambda', resource: 'function', resourceName: `${Stack.of(this).stackName}-*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME }),
       accountId: Stack.of(this).account,
-      // Dev and tests only: the shipped ECS worker registers no diagnostic handler.
-      diagnosticHandlers: '',
+
       eventBus: this.eventBusName,
       tenantClaim: claim,
       tenancy: tenancyOf(props.apiAuth),

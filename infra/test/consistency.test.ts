@@ -172,17 +172,19 @@ describe('CDK template matches resources.json', () => {
     }
   });
 
-  it('never lets a deployed function reach loopback webhooks (the dev-only setting is never set)', () => {
-    const dev = def.env.devLoopbackTargets;
-    assert.ok(def.cdkLeavesUnset.names.includes('devLoopbackTargets'));
-    for (const [id, r] of Object.entries(b.json.Resources as Record<string, any>)) {
-      const vars: string[] =
-        r.Type === 'AWS::Lambda::Function'
-          ? Object.keys(r.Properties.Environment?.Variables ?? {})
-          : r.Type === 'AWS::ECS::TaskDefinition'
-            ? r.Properties.ContainerDefinitions.flatMap((c: any) => (c.Environment ?? []).map((e: any) => e.Name))
-            : [];
-      assert.ok(!vars.includes(dev), `${id} sets ${dev}`);
+  it('never lets a deployed function reach loopback webhooks or run the diagnostic handlers (the dev-only settings are never set)', () => {
+    for (const setting of ['devLoopbackTargets', 'diagnosticHandlers'] as const) {
+      const dev = def.env[setting];
+      assert.ok(def.cdkLeavesUnset.names.includes(setting));
+      for (const [id, r] of Object.entries(b.json.Resources as Record<string, any>)) {
+        const vars: string[] =
+          r.Type === 'AWS::Lambda::Function'
+            ? Object.keys(r.Properties.Environment?.Variables ?? {})
+            : r.Type === 'AWS::ECS::TaskDefinition'
+              ? r.Properties.ContainerDefinitions.flatMap((c: any) => (c.Environment ?? []).map((e: any) => e.Name))
+              : [];
+        assert.ok(!vars.includes(dev), `${id} sets ${dev}`);
+      }
     }
   });
 });
