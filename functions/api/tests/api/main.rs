@@ -9,6 +9,7 @@ mod common;
 mod console;
 mod exec_logs;
 mod fair_groups;
+mod fan_out_quota;
 mod fuzz;
 mod hostile;
 mod idempotency;

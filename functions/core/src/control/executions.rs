@@ -202,6 +202,13 @@ fn runnable_job(job: &Job) -> Result<Schedule, ControlError> {
         .map_err(|e| ControlError::invalid(format!("schedule.{}", e.field()), e.reason()))
 }
 
+/// The executions one fire of `job` creates when it is made: itself and its fan-out children
+/// (shards, broadcast members). A map-reduce fire's items are made later, by its map phase.
+fn executions_per_fire(job: &Job) -> u32 {
+    let children = crate::model::children::plan(&job.definition).map_or(0, |keys| keys.len());
+    u32::try_from(children).unwrap_or(u32::MAX).saturating_add(1)
+}
+
 /// Runs the caller's job now, whatever its schedule and state (a paused job too, not a
 /// deleted one): an execution scheduled at `now` with the current definition, sent at once.
 pub async fn trigger_now(
@@ -214,7 +221,8 @@ pub async fn trigger_now(
     let schedule = runnable_job(&job)?;
     super::quota::check_saturation(ctl, &job.definition.pool, job.definition.priority.lane(), now).await?;
     super::quota::take_rate(ctl, &caller.tenant, "trigger", 1, now).await?;
-    super::quota::take_rate(ctl, &caller.tenant, "exec", 1, now).await?;
+    // Every execution the fire makes: the parent and its shards or broadcast members.
+    super::quota::take_rate(ctl, &caller.tenant, "exec", executions_per_fire(&job), now).await?;
     let mut e = Execution::ready(&job, &schedule, now, None, now, &caller.actor());
     e.fire_at = now;
     e.available_at = now.timestamp_millis();
@@ -293,7 +301,8 @@ pub async fn backfill(
     let start_of = |i: usize| now + pace * (i as i32);
     check_backfill_age(&job, &fires, start_of)?;
     super::quota::check_saturation(ctl, &job.definition.pool, crate::priority::backfill_lane(), now).await?;
-    super::quota::take_rate(ctl, &caller.tenant, "exec", fires.len() as u32, now).await?;
+    let executions = u32::try_from(fires.len()).unwrap_or(u32::MAX).saturating_mul(executions_per_fire(&job));
+    super::quota::take_rate(ctl, &caller.tenant, "exec", executions, now).await?;
     let mut report = BackfillReport { fires: fires.len(), created: 0, existing: 0, last_start_at: None };
     let mut out = Vec::new();
     for (i, f) in fires.iter().enumerate() {
