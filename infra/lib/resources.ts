@@ -107,6 +107,7 @@ export interface EnvNames {
   readonly quotaMinIntervalSecs: string;
   readonly quotaApiExecutionsPerMinute: string;
   readonly quotaTriggersPerMinute: string;
+  readonly quotaExecutionsPerHour: string;
   readonly backpressureDeferDepth: string;
   readonly backpressureDeferSecs: string;
   readonly backpressureSaturatedDepth: string;
@@ -155,6 +156,7 @@ export interface Defaults {
   readonly quotaMinIntervalSecs: number;
   readonly quotaApiExecutionsPerMinute: number;
   readonly quotaTriggersPerMinute: number;
+  readonly quotaExecutionsPerHour: number;
   readonly backpressureDeferDepth: number;
   readonly backpressureDeferSecs: number;
   readonly backpressureSaturatedDepth: number;

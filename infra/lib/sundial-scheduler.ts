@@ -141,6 +141,11 @@ export interface QuotaProps {
   readonly apiExecutionsPerMinute?: number;
   /** Trigger-now calls per tenant per minute (`SUNDIAL_QUOTA_TRIGGERS_PER_MINUTE`) [60]. */
   readonly triggersPerMinute?: number;
+  /**
+   * Executions per hour a tenant's live jobs may make together at their peak, fan-out children
+   * and map-reduce `maxItems` included (`SUNDIAL_QUOTA_EXECUTIONS_PER_HOUR`) [1,000,000].
+   */
+  readonly executionsPerHour?: number;
 }
 
 /** The API stage's throttle, all callers together (API Gateway answers 429 above it). */
@@ -1114,6 +1119,7 @@ export class SundialScheduler extends Construct {
       quotaMinIntervalSecs: int('quotas.minIntervalSecs', q.minIntervalSecs ?? d.quotaMinIntervalSecs, 1, 86_400),
       quotaApiExecutionsPerMinute: int('quotas.apiExecutionsPerMinute', q.apiExecutionsPerMinute ?? d.quotaApiExecutionsPerMinute, 1, 4_294_967_295),
       quotaTriggersPerMinute: int('quotas.triggersPerMinute', q.triggersPerMinute ?? d.quotaTriggersPerMinute, 1, 4_294_967_295),
+      quotaExecutionsPerHour: int('quotas.executionsPerHour', q.executionsPerHour ?? d.quotaExecutionsPerHour, 1, 4_294_967_295),
       operatorTenants: (props.operatorTenants ?? []).map((t) => {
         if (!/^[A-Za-z0-9_-]{1,64}$/.test(t)) throw new Error(`operatorTenants: ${JSON.stringify(t)} is not a tenant id`);
         return t;

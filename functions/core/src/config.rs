@@ -395,6 +395,11 @@ pub struct Quotas {
     pub api_executions_per_minute: u32,
     /// Most trigger-now calls per tenant per minute.
     pub triggers_per_minute: u32,
+    /// Most executions per hour a tenant's live jobs may make together, at their peak: each
+    /// job's busiest hour of fires times the executions a fire makes (itself, its shards or
+    /// broadcast members, its map-reduce `maxItems`). Charged when a job is created or edited,
+    /// given back when it is deleted (docs/api.md, Quotas).
+    pub executions_per_hour: u32,
 }
 
 impl Default for Quotas {
@@ -405,6 +410,7 @@ impl Default for Quotas {
             min_interval_secs: d.quota_min_interval_secs,
             api_executions_per_minute: d.quota_api_executions_per_minute,
             triggers_per_minute: d.quota_triggers_per_minute,
+            executions_per_hour: d.quota_executions_per_hour,
         }
     }
 }
@@ -465,6 +471,7 @@ impl ApiSettings {
             (&n.quota_min_interval_secs, &mut q.min_interval_secs),
             (&n.quota_api_executions_per_minute, &mut q.api_executions_per_minute),
             (&n.quota_triggers_per_minute, &mut q.triggers_per_minute),
+            (&n.quota_executions_per_hour, &mut q.executions_per_hour),
         ] {
             if let Some(v) = get(name) {
                 *field = positive(name, &v)?;
@@ -601,7 +608,8 @@ mod tests {
                 max_jobs: 10_000,
                 min_interval_secs: 1,
                 api_executions_per_minute: 1_000,
-                triggers_per_minute: 60
+                triggers_per_minute: 60,
+                executions_per_hour: 1_000_000
             }
         );
         let env: HashMap<String, String> = [
@@ -609,6 +617,7 @@ mod tests {
             (n.quota_min_interval_secs.clone(), "60".into()),
             (n.quota_api_executions_per_minute.clone(), "100".into()),
             (n.quota_triggers_per_minute.clone(), "5".into()),
+            (n.quota_executions_per_hour.clone(), "7000".into()),
         ]
         .into();
         let q = ApiSettings::from_lookup(lookup(&env)).unwrap_or_else(|e| panic!("{e}")).quotas;
@@ -618,7 +627,8 @@ mod tests {
                 max_jobs: 50,
                 min_interval_secs: 60,
                 api_executions_per_minute: 100,
-                triggers_per_minute: 5
+                triggers_per_minute: 5,
+                executions_per_hour: 7_000
             }
         );
         for bad in ["0", "-1", "many", "4294967296"] {

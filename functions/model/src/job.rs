@@ -60,6 +60,10 @@ pub struct Job {
     /// computed with; empty without `schedule.businessCalendar`. The scan loads exactly these
     /// immutable versions; a calendar edit re-plans the job and records the new chain.
     pub calendar_versions: Vec<(String, u64)>,
+    /// What the job is charged against its tenant's hourly execution budget (its busiest hour
+    /// of fires times the executions a fire makes), set at create and edit; given back exactly
+    /// when it is deleted. 0 for jobs stored before the budget existed.
+    pub committed_per_hour: u64,
 }
 
 impl Job {
@@ -116,6 +120,7 @@ impl Job {
             paused: None,
             tzdb_version: sundial_schedule::tzdb_version().to_string(),
             calendar_versions,
+            committed_per_hour: 0,
         })
     }
 }

@@ -186,6 +186,9 @@ pub struct EnvNames {
     pub quota_api_executions_per_minute: String,
     /// Trigger-now calls per tenant per minute (api).
     pub quota_triggers_per_minute: String,
+    /// Executions per hour a tenant's live jobs may make at most, fan-out and map-reduce items
+    /// included (api).
+    pub quota_executions_per_hour: String,
     /// Tenants whose callers are platform operators: they set resource limits (api).
     pub operator_tenants: String,
     /// Lane depth from which the tick defers low-priority fires (tick, api).
@@ -258,6 +261,8 @@ pub struct Defaults {
     pub quota_api_executions_per_minute: u32,
     /// Trigger-now calls per tenant per minute.
     pub quota_triggers_per_minute: u32,
+    /// Default of `quotaExecutionsPerHour`.
+    pub quota_executions_per_hour: u32,
     /// Lane depth from which the tick defers low-priority fires.
     pub backpressure_defer_depth: u64,
     /// How long a deferred fire's message is held (seconds).

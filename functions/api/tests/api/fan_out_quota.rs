@@ -13,6 +13,7 @@ fn allowing(executions_per_minute: u32) -> ControlSettings {
             min_interval_secs: 60,
             api_executions_per_minute: executions_per_minute,
             triggers_per_minute: 100,
+            ..Quotas::default()
         },
         ..ControlSettings::default()
     }

@@ -8,6 +8,7 @@ mod clients;
 mod common;
 mod console;
 mod exec_logs;
+mod execution_budget;
 mod fair_groups;
 mod fan_out_quota;
 mod fuzz;

@@ -13,6 +13,7 @@ fn tight() -> ControlSettings {
             min_interval_secs: 60,
             api_executions_per_minute: 5,
             triggers_per_minute: 2,
+            ..Quotas::default()
         },
         ..ControlSettings::default()
     }

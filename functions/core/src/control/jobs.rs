@@ -122,11 +122,18 @@ pub async fn create(
         .map_err(|e| ControlError::invalid(format!("schedule.{}", e.field()), e.reason()))?;
     super::quota::check_interval(ctl, &schedule, now)?;
     super::quota::check_saturation(ctl, &job.definition.pool, job.definition.priority.lane(), now).await?;
-    super::quota::take_job(ctl, &caller.tenant).await?;
+    let (committed, field) = super::quota::executions_per_hour(&job.definition, &schedule, now);
+    super::quota::take_committed(ctl, &caller.tenant, committed, field).await?;
+    if let Err(e) = super::quota::take_job(ctl, &caller.tenant).await {
+        super::quota::give_back_committed(ctl, &caller.tenant, committed).await;
+        return Err(e);
+    }
+    job.committed_per_hour = committed;
     let audit = OpsEntry::new(caller.actor(), OpsAction::Create, job_id, now).versions(None, Some(1));
     let retention = ctl.settings.ops_retention_secs;
     if let Err(e) = put_job_change(ctl.ddb(), ctl.cfg(), Expect::New, &job, None, &audit, retention).await {
         super::quota::give_back_job(ctl, &caller.tenant).await;
+        super::quota::give_back_committed(ctl, &caller.tenant, committed).await;
         return Err(change_error(e, 0));
     }
     dispatch(ctl, &job, now, caller).await;
@@ -229,6 +236,7 @@ pub async fn update(
     let schedule = def.validate_with(ctl.cfg(), &caller.tenant, anchor, business.clone())?;
     super::resource_limits::check_declared(ctl, &def).await?;
     super::quota::check_interval(ctl, &schedule, now)?;
+    let (committed, field) = super::quota::executions_per_hour(&def, &schedule, now);
     let mut job = Job {
         calendar_versions,
         version: cur.version + 1,
@@ -238,6 +246,7 @@ pub async fn update(
         due_class: DueClass::Admission,
         updated_at: now,
         edited_at: now,
+        committed_per_hour: committed,
         ..cur.clone()
     };
     place(ctl, &mut job, now, business)?;
@@ -245,11 +254,17 @@ pub async fn update(
         .versions(Some(cur.version), Some(job.version));
     let retention = ctl.settings.ops_retention_secs;
     crate::trigger::verify::before_leaving(&ctl.ctx, &cur, now).await?;
+    // A busier job takes the difference first; a quieter one gives it back once stored.
+    let more = committed.saturating_sub(cur.committed_per_hour);
+    super::quota::take_committed(ctl, &caller.tenant, more, field).await?;
     if let Err(e) =
         put_job_change(ctl.ddb(), ctl.cfg(), Expect::Version(expected), &job, None, &audit, retention).await
     {
+        super::quota::give_back_committed(ctl, &caller.tenant, more).await;
         return Err(conflict_with_current(ctl, caller, job_id, e).await);
     }
+    super::quota::give_back_committed(ctl, &caller.tenant, cur.committed_per_hour.saturating_sub(committed))
+        .await;
     let followed = follow_change(&ctl.execs, &job, now, &caller.actor()).await?;
     dispatch(ctl, &job, now, caller).await;
     let next_fires = next_fires(&job, now, NEXT_FIRES);
@@ -329,6 +344,7 @@ pub async fn set_state(
     }
     if state == JobState::Deleted {
         super::quota::give_back_job(ctl, &caller.tenant).await;
+        super::quota::give_back_committed(ctl, &caller.tenant, cur.committed_per_hour).await;
     }
     let followed = follow_change(&ctl.execs, &job, now, &caller.actor()).await?;
     if state == JobState::Enabled {

@@ -10,6 +10,10 @@ use chrono::{DateTime, Duration, Utc};
 
 /// The counter of live jobs.
 const JOBS: &str = "jobs";
+/// The counter of executions per hour the tenant's live jobs are charged.
+const COMMITTED: &str = "committed";
+/// How many upcoming fires the execution budget looks at for a job's busiest hour.
+const BUDGET_SAMPLE: usize = 200;
 /// How many upcoming fires the interval check looks at.
 const INTERVAL_SAMPLE: usize = 100;
 
@@ -40,6 +44,79 @@ pub(crate) fn check_interval(
         ));
     }
     Ok(())
+}
+
+/// The executions per hour `def` makes at its busiest (from its next [`BUDGET_SAMPLE`] fires:
+/// the most of them in any hour, or, when they all fall within less than an hour, their rate
+/// over the hour), times the executions a fire makes; with the field a refusal names.
+pub(crate) fn executions_per_hour(
+    def: &crate::model::JobDefinition,
+    schedule: &Schedule,
+    now: DateTime<Utc>,
+) -> (u64, &'static str) {
+    let fires = schedule.preview(now, BUDGET_SAMPLE);
+    let hour = Duration::hours(1);
+    let peak = match (fires.first(), fires.last()) {
+        (Some(first), Some(last)) if *last - *first < hour && fires.len() == BUDGET_SAMPLE => {
+            let span_ms = (*last - *first).num_milliseconds().max(1) as u64;
+            (BUDGET_SAMPLE as u64 * 3_600_000).div_ceil(span_ms)
+        }
+        _ => {
+            let mut best = 0usize;
+            let mut start = 0usize;
+            for (end, f) in fires.iter().enumerate() {
+                while *f - fires[start] >= hour {
+                    start += 1;
+                }
+                best = best.max(end + 1 - start);
+            }
+            best as u64
+        }
+    };
+    let (per_fire, field) = crate::model::children::executions_per_fire(def);
+    (peak.saturating_mul(per_fire), field)
+}
+
+/// Charges `amount` executions per hour to `tenant`'s budget (a create, or an edit that makes
+/// a job busier): 429 `quota_exceeded` naming `field` when it does not fit.
+pub(crate) async fn take_committed(
+    ctl: &Control,
+    tenant: &str,
+    amount: u64,
+    field: &'static str,
+) -> Result<(), ControlError> {
+    let max = ctl.settings.quotas.executions_per_hour;
+    if amount == 0 {
+        return Ok(());
+    }
+    let fits = u32::try_from(amount).ok().filter(|a| *a <= max);
+    if let Some(a) = fits {
+        if quota::take(ctl.ddb(), &ctl.cfg().jobs_table, tenant, COMMITTED, a, max, None).await? {
+            return Ok(());
+        }
+    }
+    Err(ControlError::Limited {
+        code: "quota_exceeded",
+        field,
+        message: if fits.is_none() {
+            format!("this job makes up to {amount} executions an hour (fires × executions per fire); the tenant's budget is {max} an hour")
+        } else {
+            format!("this job makes up to {amount} executions an hour (fires × executions per fire) and the tenant's jobs already use most of its budget of {max} an hour; delete or slow down jobs, or ask for a larger budget")
+        },
+        retry_after_secs: 60,
+    })
+}
+
+/// Gives back what [`take_committed`] took (a delete, an edit that makes a job quieter, or a
+/// change that did not happen).
+pub(crate) async fn give_back_committed(ctl: &Control, tenant: &str, amount: u64) {
+    let Ok(a) = u32::try_from(amount) else { return };
+    if a == 0 {
+        return;
+    }
+    if let Err(e) = quota::give_back(ctl.ddb(), &ctl.cfg().jobs_table, tenant, COMMITTED, a).await {
+        tracing::warn!(tenant, error = %e, "could not give back execution budget (the count stays high)");
+    }
 }
 
 /// Takes one live-job slot for `tenant`.

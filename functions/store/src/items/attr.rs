@@ -21,6 +21,8 @@ pub const UPDATED: &str = "updated";
 pub const TZDB: &str = "tzdb";
 /// The business calendar chain a job's trigger position was computed with.
 pub const CALENDARS: &str = "calv";
+/// What a job is charged against its tenant's hourly execution budget.
+pub const COMMITTED: &str = "committed";
 pub const SCHED: &str = "sched";
 pub const FIRE: &str = "fire";
 pub const STATUS: &str = "st";

@@ -45,6 +45,9 @@ pub fn job_to_item(job: &Job) -> Item {
     if !job.calendar_versions.is_empty() {
         item.insert(attr::CALENDARS.into(), s(encode_calendar_versions(&job.calendar_versions)));
     }
+    if job.committed_per_hour > 0 {
+        item.insert(attr::COMMITTED.into(), n(job.committed_per_hour));
+    }
     if let Some((from, until)) = job.paused {
         item.insert(attr::PAUSED_FROM.into(), n(from.timestamp_millis()));
         if let Some(u) = until {
@@ -149,5 +152,6 @@ pub fn job_from_item(item: &Item) -> Result<Job, DecodeError> {
             })?,
             None => Vec::new(),
         },
+        committed_per_hour: get_n_opt(item, attr::COMMITTED)?.map_or(0, |v| v.max(0) as u64),
     })
 }
