@@ -254,6 +254,24 @@ pub fn validate(def: &JobDefinition) -> Result<(), ValidationError> {
     Ok(())
 }
 
+/// The executions one fire of `def` makes at most: itself, its fan-out children (shards or
+/// broadcast members) and, for map-reduce, its items (`mapReduce.maxItems`). With the field a
+/// budget refusal names: the one that multiplies the fire.
+pub fn executions_per_fire(def: &JobDefinition) -> (u64, &'static str) {
+    let children = plan(def).map_or(0, |k| k.len() as u64);
+    let items = def.map_reduce.as_ref().map_or(0, |m| m.limit());
+    let field = if items > 0 {
+        "mapReduce.maxItems"
+    } else if def.broadcast.is_some() {
+        "broadcast"
+    } else if def.shards.is_some() {
+        "shards"
+    } else {
+        "schedule.expression"
+    };
+    (1 + children + items, field)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -346,20 +364,3 @@ mod tests {
     }
 }
 
-/// The executions one fire of `def` makes at most: itself, its fan-out children (shards or
-/// broadcast members) and, for map-reduce, its items (`mapReduce.maxItems`). With the field a
-/// budget refusal names: the one that multiplies the fire.
-pub fn executions_per_fire(def: &JobDefinition) -> (u64, &'static str) {
-    let children = plan(def).map_or(0, |k| k.len() as u64);
-    let items = def.map_reduce.as_ref().map_or(0, |m| m.limit());
-    let field = if items > 0 {
-        "mapReduce.maxItems"
-    } else if def.broadcast.is_some() {
-        "broadcast"
-    } else if def.shards.is_some() {
-        "shards"
-    } else {
-        "schedule.expression"
-    };
-    (1 + children + items, field)
-}
