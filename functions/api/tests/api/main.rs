@@ -17,6 +17,7 @@ mod local_server;
 mod next_fire;
 mod priority;
 mod quotas;
+mod replay_limits;
 mod resources;
 mod tenancy;
 mod tz_report;
