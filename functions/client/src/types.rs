@@ -247,7 +247,8 @@ pub struct ExecutionDetail {
     pub definition: JobDefinition,
     /// Every transition, oldest first.
     pub timeline: Vec<TimelineEvent>,
-    /// A parent's children, in order, with their status.
+    /// A parent's children, as servers before issue 28 sent them; now always `None` (the
+    /// server sends only the counts, in `children`): page them with [`crate::ListChildren`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub child_executions: Option<Vec<Execution>>,
 }
