@@ -295,6 +295,9 @@ pub struct ApiSettings {
     pub operator_tenants: Vec<String>,
     /// How the web console signs in and links to logs when deployed (`/console/config.json`).
     pub console: ConsoleConfig,
+    /// Requests per second one tenant may make, counted in one-second windows after the caller
+    /// is known (429 `throttled` beyond); 0: no per-tenant throttle (`SUNDIAL_TENANT_API_RPS`).
+    pub tenant_api_rps: u32,
 }
 
 /// The deployed web console's settings, set by the CDK construct from the stack's
@@ -386,6 +389,7 @@ impl Default for ApiSettings {
             quotas: Quotas::default(),
             operator_tenants: Vec::new(),
             console: ConsoleConfig::default(),
+            tenant_api_rps: Resources::get().defaults.tenant_api_rps,
         }
     }
 }
@@ -419,6 +423,13 @@ impl ApiSettings {
                     reason: e.reason,
                 })?;
             }
+        }
+        if let Some(v) = get(&n.tenant_api_rps) {
+            // 0 is allowed here: it turns the throttle off.
+            s.tenant_api_rps = v.trim().parse().map_err(|_| ConfigError::Invalid {
+                name: n.tenant_api_rps.clone(),
+                reason: format!("{v:?} is not a whole number of requests per second (0: off)"),
+            })?;
         }
         let set = |name: &str| get(name).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
         s.console.issuer = set(&n.console_issuer);

@@ -177,6 +177,8 @@ pub struct EnvNames {
     pub quota_triggers_per_minute: String,
     /// Tenants whose callers are platform operators: they set resource limits (api).
     pub operator_tenants: String,
+    /// Requests per second one tenant may make to the API; 0: no per-tenant throttle (api).
+    pub tenant_api_rps: String,
     /// Lane depth from which the tick defers low-priority fires (tick, api).
     pub backpressure_defer_depth: String,
     /// How long a deferred fire's message is held, seconds (tick, api).
@@ -247,6 +249,8 @@ pub struct Defaults {
     pub quota_api_executions_per_minute: u32,
     /// Trigger-now calls per tenant per minute.
     pub quota_triggers_per_minute: u32,
+    /// Requests per second one tenant may make to the API (0: unthrottled).
+    pub tenant_api_rps: u32,
     /// Lane depth from which the tick defers low-priority fires.
     pub backpressure_defer_depth: u64,
     /// How long a deferred fire's message is held (seconds).

@@ -20,6 +20,7 @@ mod quotas;
 mod replay_limits;
 mod resources;
 mod tenancy;
+mod throttle;
 mod tz_report;
 mod validation;
 mod versions;

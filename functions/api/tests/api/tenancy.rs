@@ -149,7 +149,7 @@ async fn create_role(iam: &aws_sdk_iam::Client, name: &str, tenant: Option<&str>
 async fn iam_callers_get_the_tenant_tagged_on_their_role_or_user_and_nothing_else() {
     // GIVEN an API in iam-principal-tag tenancy, and on the (emulated) IAM: a role tagged acme,
     // an untagged role, and a user tagged globex
-    let settings = ApiSettings { tenancy: Tenancy::IamPrincipalTag, ..ApiSettings::default() };
+    let settings = ApiSettings { tenancy: Tenancy::IamPrincipalTag, ..crate::common::unthrottled() };
     let h = Harness::with_api_settings(
         "iamtag",
         &["default"],
@@ -248,7 +248,7 @@ async fn account_tenancy_only_when_asked_for() {
     assert_eq!((a.status, &a.body["error"]["code"]), (401, &json!("unauthorized")), "{}", a.body);
     h.env.cleanup().await;
     // WHEN it runs in iam-account tenancy, THEN the account is the tenant
-    let settings = ApiSettings { tenancy: Tenancy::IamAccount, ..ApiSettings::default() };
+    let settings = ApiSettings { tenancy: Tenancy::IamAccount, ..crate::common::unthrottled() };
     let h = Harness::with_api_settings(
         "acct",
         &["default"],
