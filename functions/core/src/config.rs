@@ -204,18 +204,19 @@ impl WorkerSettings {
     }
 }
 
-/// Host name + pid + start time: unique per process, readable in an execution's lease owner.
+/// An opaque token + pid: unique per process start, and says nothing about the host. The id is
+/// shown to tenants (an execution's `leaseOwner`, its timeline's `worker:` actors), and a host
+/// name on Fargate is a private address (`ip-10-…`), so it is not part of it (issue 28, L1).
+/// The token is a hash of the start time under the standard library's per-process random hash
+/// keys (seeded by the operating system), so it cannot be reversed to the host or guessed.
 fn default_worker_id() -> String {
-    // HOSTNAME is the operating system's, not a Sundial setting.
-    let host = std::env::var("HOSTNAME")
-        .ok()
-        .or_else(|| std::fs::read_to_string("/etc/hostname").ok().map(|h| h.trim().to_string()))
-        .unwrap_or_else(|| "worker".into());
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
-    format!("{host}-{}-{nanos:x}", std::process::id())
+    use std::hash::{BuildHasher, Hasher};
+    let nanos =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(nanos);
+    h.write_u32(std::process::id());
+    format!("w{:016x}-{}", h.finish(), std::process::id())
 }
 
 /// The ECS worker's poll loop (beyond [`WorkerSettings`]).
@@ -491,6 +492,20 @@ mod tests {
     use crate::outbound::TargetPolicy;
     use std::cell::RefCell;
     use std::collections::{BTreeSet, HashMap};
+
+    #[test]
+    fn the_default_worker_id_is_opaque_and_unique_per_process_start() {
+        // Issue 28, L1: the id is shown to tenants (`leaseOwner`, timeline actors); on Fargate
+        // the host name is `ip-10-…`, a private address.
+        let host = std::env::var("HOSTNAME")
+            .ok()
+            .or_else(|| std::fs::read_to_string("/etc/hostname").ok().map(|h| h.trim().to_string()))
+            .unwrap_or_default();
+        let (a, b) = (default_worker_id(), default_worker_id());
+        assert!(host.is_empty() || !a.contains(&host), "{a} shows the host name {host}");
+        assert_ne!(a, b, "two ids of one process differ");
+        assert!(a.len() <= 40 && a.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'), "{a}");
+    }
 
     #[test]
     fn from_lookup_names_the_missing_variable() {

@@ -91,7 +91,8 @@ pub(crate) async fn logs(cx: &Cx<'_>) -> Res {
         Some(logs) => logs.lines(&cx.caller.tenant, &id),
         None => Vec::new(),
     };
-    let url = crate::console::insights_url(cx.api.console_settings(), &id);
+    let global = sundial_core::store::executions::ExecKey::of(&snap.exec).global_id();
+    let url = crate::console::insights_url(cx.api.console_settings(), &global);
     ok(dto::exec_logs(&id, exec_logs.is_some(), &lines, url))
 }
 
