@@ -10,6 +10,18 @@ use lambda_http::request::RequestContext;
 use lambda_http::{Body, Request, RequestExt, Response};
 use std::convert::Infallible;
 
+/// Whether the event came through the stack's own API Gateway API, as far as the event can
+/// tell: with [`sundial_core::config::ApiSettings::api_id`] set, its `requestContext.apiId`
+/// must be that id. A principal allowed to invoke the function directly can still copy the
+/// right id into a hand-made context; only the deployment boundary stops that (docs/api.md).
+fn from_own_api(req: &Request, api: &Api) -> bool {
+    let Some(want) = api.settings().api_id.as_deref() else { return true };
+    match req.request_context_ref() {
+        Some(RequestContext::ApiGatewayV2(c)) => c.apiid.as_deref() == Some(want),
+        _ => false,
+    }
+}
+
 /// Translates a `lambda_http` request, resolving its caller as `api` is configured to.
 pub async fn api_request(req: Request, api: &Api) -> ApiRequest {
     let (auth, account) = match req.request_context_ref() {
@@ -45,6 +57,13 @@ pub fn lambda_response(r: ApiResponse) -> Response<Body> {
 
 /// The `lambda_http::run` handler.
 pub async fn handle(api: &Api, req: Request) -> Result<Response<Body>, Infallible> {
+    if !from_own_api(&req, api) {
+        // Generic on purpose: the answer does not say which API is expected.
+        tracing::warn!("refused an event that did not come through this stack's API (requestContext.apiId)");
+        let e =
+            crate::error::ApiError::new(lambda_http::http::StatusCode::FORBIDDEN, "forbidden", "forbidden");
+        return Ok(lambda_response(e.into()));
+    }
     let req = api_request(req, api).await;
     Ok(lambda_response(api.handle(req).await))
 }

@@ -299,6 +299,10 @@ pub struct ApiSettings {
     /// Requests per second one tenant may make, counted in one-second windows after the caller
     /// is known (429 `throttled` beyond); 0: no per-tenant throttle (`SUNDIAL_TENANT_API_RPS`).
     pub tenant_api_rps: u32,
+    /// The id of the stack's API Gateway HTTP API (`SUNDIAL_API_ID`): an event whose
+    /// `requestContext.apiId` differs or is missing is refused (403), since it cannot have come
+    /// through that API. `None`: not checked (the local run, a deployment that does not set it).
+    pub api_id: Option<String>,
 }
 
 /// The deployed web console's settings, set by the CDK construct from the stack's
@@ -391,6 +395,7 @@ impl Default for ApiSettings {
             operator_tenants: Vec::new(),
             console: ConsoleConfig::default(),
             tenant_api_rps: Resources::get().defaults.tenant_api_rps,
+            api_id: None,
         }
     }
 }
@@ -433,6 +438,7 @@ impl ApiSettings {
             })?;
         }
         let set = |name: &str| get(name).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
+        s.api_id = set(&n.api_id);
         s.console.issuer = set(&n.console_issuer);
         s.console.client_id = set(&n.console_client_id);
         s.console.log_groups = set(&n.console_log_groups)

@@ -179,6 +179,9 @@ pub struct EnvNames {
     pub operator_tenants: String,
     /// Requests per second one tenant may make to the API; 0: no per-tenant throttle (api).
     pub tenant_api_rps: String,
+    /// The id of the stack's API Gateway HTTP API: events naming another (or none) are refused
+    /// (api; unset: not checked).
+    pub api_id: String,
     /// Lane depth from which the tick defers low-priority fires (tick, api).
     pub backpressure_defer_depth: String,
     /// How long a deferred fire's message is held, seconds (tick, api).

@@ -2,6 +2,7 @@
 //! contexts for two tenants. One test binary (link time), several modules.
 #![allow(dead_code, unreachable_pub)]
 
+mod boundary;
 mod calendars;
 mod children;
 mod clients;
