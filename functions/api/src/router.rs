@@ -78,6 +78,32 @@ impl ApiResponse {
         self
     }
 
+    /// Every header to send: the response's own, and on a JSON answer (every API answer; not
+    /// the console's files, which set their own) `X-Content-Type-Options: nosniff` and
+    /// `Cache-Control: no-store` unless it set them (issue 28, L5).
+    pub fn all_headers(&self) -> Vec<(HeaderName, String)> {
+        let mut out = self.headers.clone();
+        if self.raw.is_none() {
+            for (k, v) in [
+                (lambda_http::http::header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+                (lambda_http::http::header::CACHE_CONTROL, "no-store"),
+            ] {
+                if !out.iter().any(|(n, _)| *n == k) {
+                    out.push((k, v.to_string()));
+                }
+            }
+        }
+        out
+    }
+
+    /// The plain 500 an adapter answers when it cannot build a response (a header value that
+    /// cannot be sent): the body of [`ApiError`]'s `internal`, with the JSON hardening headers.
+    pub fn internal_error_parts() -> (StatusCode, Vec<(HeaderName, String)>, Vec<u8>) {
+        let r =
+            ApiResponse::from(ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", "internal error"));
+        (r.status, r.all_headers(), r.body_bytes())
+    }
+
     /// The body as bytes.
     pub fn body_bytes(&self) -> Vec<u8> {
         if let Some((_, b)) = &self.raw {

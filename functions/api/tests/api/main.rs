@@ -10,6 +10,7 @@ mod common;
 mod console;
 mod exec_logs;
 mod fuzz;
+mod headers;
 mod hostile;
 mod idempotency;
 mod lambda_watch;
