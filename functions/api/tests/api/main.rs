@@ -22,6 +22,7 @@ mod quotas;
 mod replay_limits;
 mod resources;
 mod tenancy;
+mod tenancy_routes;
 mod throttle;
 mod tz_report;
 mod validation;
