@@ -108,6 +108,8 @@ export interface EnvNames {
   readonly quotaApiExecutionsPerMinute: string;
   readonly quotaTriggersPerMinute: string;
   readonly quotaExecutionsPerHour: string;
+  readonly tenantApiRps: string;
+  readonly apiId: string;
   readonly backpressureDeferDepth: string;
   readonly backpressureDeferSecs: string;
   readonly backpressureSaturatedDepth: string;
@@ -157,6 +159,7 @@ export interface Defaults {
   readonly quotaApiExecutionsPerMinute: number;
   readonly quotaTriggersPerMinute: number;
   readonly quotaExecutionsPerHour: number;
+  readonly tenantApiRps: number;
   readonly backpressureDeferDepth: number;
   readonly backpressureDeferSecs: number;
   readonly backpressureSaturatedDepth: number;

@@ -146,6 +146,11 @@ export interface QuotaProps {
    * and map-reduce `maxItems` included (`SUNDIAL_QUOTA_EXECUTIONS_PER_HOUR`) [1,000,000].
    */
   readonly executionsPerHour?: number;
+  /**
+   * API requests per second per tenant, after the caller is known (`SUNDIAL_TENANT_API_RPS`;
+   * 0 turns it off) [20]: the stage throttle (`apiThrottle`) is shared by every tenant.
+   */
+  readonly tenantRequestsPerSecond?: number;
 }
 
 /** The API stage's throttle, all callers together (API Gateway answers 429 above it). */
@@ -809,7 +814,11 @@ export class SundialScheduler extends Construct {
     this.apiFunction = this.rustFunction('Api', 'api', this.overrides.api, {
       timeout: Duration.seconds(29),
       memorySize: 256,
-      environment: envOf('api', { consoleLogGroups: workerLogGroups.join(',') }),
+      environment: envOf('api', {
+        consoleLogGroups: workerLogGroups.join(','),
+        // Events naming another API (or none) are refused (docs/tenancy.md): set once the API exists.
+        apiId: Lazy.string({ produce: () => this.httpApi.apiId }),
+      }),
       description: 'Sundial HTTP API',
       reservedConcurrentExecutions: apiReserved === false ? undefined : apiReserved,
     });
@@ -1120,6 +1129,7 @@ export class SundialScheduler extends Construct {
       quotaApiExecutionsPerMinute: int('quotas.apiExecutionsPerMinute', q.apiExecutionsPerMinute ?? d.quotaApiExecutionsPerMinute, 1, 4_294_967_295),
       quotaTriggersPerMinute: int('quotas.triggersPerMinute', q.triggersPerMinute ?? d.quotaTriggersPerMinute, 1, 4_294_967_295),
       quotaExecutionsPerHour: int('quotas.executionsPerHour', q.executionsPerHour ?? d.quotaExecutionsPerHour, 1, 4_294_967_295),
+      tenantApiRps: int('quotas.tenantRequestsPerSecond', q.tenantRequestsPerSecond ?? d.tenantApiRps, 0, 4_294_967_295),
       operatorTenants: (props.operatorTenants ?? []).map((t) => {
         if (!/^[A-Za-z0-9_-]{1,64}$/.test(t)) throw new Error(`operatorTenants: ${JSON.stringify(t)} is not a tenant id`);
         return t;

@@ -208,10 +208,21 @@ async fn tagged_tenant(
             "{arn:?} is not an IAM role session or user, so it carries no {tag} tag"
         )));
     };
-    if api_account.is_some_and(|a| a != account) {
-        return Err(forbidden(format!(
-            "callers of account {account} get no tenant: only principals of the API's account are tagged with {tag}"
-        )));
+    // Fail closed: without the API's account (a context that is not API Gateway v2's, or a
+    // hand-made one) a principal of another account would get the tenant of a same-named role
+    // in the API's account (issue 28, L3).
+    match api_account {
+        Some(a) if a == account => {}
+        Some(_) => {
+            return Err(forbidden(format!(
+                "callers of account {account} get no tenant: only principals of the API's account are tagged with {tag}"
+            )))
+        }
+        None => {
+            return Err(forbidden(format!(
+                "the request context names no account for the API, so no caller gets a tenant from its {tag} tag"
+            )))
+        }
     }
     let tags = tags.ok_or_else(|| {
         tracing::error!("tenancy iam-principal-tag without an IAM client");

@@ -128,19 +128,21 @@ impl ConsoleSettings {
         )
     }
 
-    /// `/console/config.json`: what the page needs before the first API call.
+    /// `/console/config.json`: what the page needs to sign in, and nothing else (it is public:
+    /// the log group names and region stay server-side, in the Logs Insights link the
+    /// authenticated `/v1/executions/{id}/logs` answers; issue 28, L1).
     fn config(&self) -> serde_json::Value {
         json!({
             "auth": self.auth.as_str(),
             "issuer": self.issuer,
             "clientId": self.client_id,
-            "region": self.region,
-            "logGroups": self.log_groups,
         })
     }
 }
 
-/// A CloudWatch Logs Insights link over the workers' log groups, filtered by the execution id,
+/// A CloudWatch Logs Insights link over the workers' log groups, filtered by the execution's
+/// *global* id (`{tenant}:{job}@{ms}`: a tenant-relative `job@ms` also matches another tenant's
+/// execution of a job with the same id; the worker's span and metrics carry the global id),
 /// last 7 days (deployed only: `None` without a region and log groups); the console shows it on
 /// the execution page. The query detail's values are URI-encoded with `*` in place of `%`.
 pub fn insights_url(s: &ConsoleSettings, execution_id: &str) -> Option<String> {

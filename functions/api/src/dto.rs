@@ -369,12 +369,17 @@ pub struct ResourceBody {
     /// Executions that may hold the resource at once, across all tenants (0-10000; checked by
     /// the control plane, so a negative number is named by its field too).
     pub limit: i64,
+    /// Most units one tenant may hold at once (1 to `limit`; absent: half the limit rounded up;
+    /// `null` is refused, like every other optional field).
+    #[serde(default, deserialize_with = "sundial_core::model::not_null")]
+    pub per_tenant: Option<i64>,
 }
 
 /// A resource limit. `operator`: the caller is an operator (sees who set it).
 pub fn resource(r: &sundial_core::store::resource_limits::ResourceLimit, operator: bool) -> Value {
     let mut v = json!({
-        "resource": r.name, "limit": r.limit, "version": r.version, "updatedAt": time(r.updated_at),
+        "resource": r.name, "limit": r.limit, "perTenant": r.share(), "version": r.version,
+        "updatedAt": time(r.updated_at),
     });
     if operator {
         v["updatedBy"] = json!(r.updated_by);
@@ -382,12 +387,12 @@ pub fn resource(r: &sundial_core::store::resource_limits::ResourceLimit, operato
     v
 }
 
-/// A resource limit with its live holders: their count for every caller, their execution ids
-/// (other tenants' included) for operators only.
+/// A resource limit with its live holders, for operators only: their count and execution ids
+/// (other tenants' included; even the count would show other tenants' activity).
 pub fn resource_view(v: &sundial_core::control::resource_limits::ResourceView) -> Value {
     let mut out = resource(&v.limit, v.operator);
-    out["holding"] = json!(v.holders.len());
     if v.operator {
+        out["holding"] = json!(v.holders.len());
         out["holders"] =
             v.holders.iter().map(|(id, lu)| json!({"executionId": id, "leaseUntil": time_ms(*lu)})).collect();
     }

@@ -122,10 +122,22 @@ async fn serve_one(api: Arc<Api>, req: Request<Incoming>) -> Result<Response<Ful
 
 fn respond(resp: crate::router::ApiResponse) -> Response<Full<Bytes>> {
     let mut b = Response::builder().status(resp.status).header(CONTENT_TYPE, resp.content_type());
-    for (k, v) in &resp.headers {
+    for (k, v) in &resp.all_headers() {
         b = b.header(k, v);
     }
-    b.body(Full::new(Bytes::from(resp.body_bytes()))).unwrap_or_else(|_| Response::new(Full::default()))
+    b.body(Full::new(Bytes::from(resp.body_bytes()))).unwrap_or_else(|_| {
+        // A header that cannot be sent: a plain 500, never an empty 200 (as the Lambda adapter).
+        let (status, headers, body) = crate::router::ApiResponse::internal_error_parts();
+        let mut r = Response::new(Full::new(Bytes::from(body)));
+        *r.status_mut() = status;
+        r.headers_mut().insert(CONTENT_TYPE, hyper::header::HeaderValue::from_static("application/json"));
+        for (k, v) in headers {
+            if let Ok(v) = hyper::header::HeaderValue::from_str(&v) {
+                r.headers_mut().insert(k, v);
+            }
+        }
+        r
+    })
 }
 
 /// Serves `api` on `listener` until `shutdown` completes.

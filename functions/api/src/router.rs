@@ -78,6 +78,32 @@ impl ApiResponse {
         self
     }
 
+    /// Every header to send: the response's own, and on a JSON answer (every API answer; not
+    /// the console's files, which set their own) `X-Content-Type-Options: nosniff` and
+    /// `Cache-Control: no-store` unless it set them (issue 28, L5).
+    pub fn all_headers(&self) -> Vec<(HeaderName, String)> {
+        let mut out = self.headers.clone();
+        if self.raw.is_none() {
+            for (k, v) in [
+                (lambda_http::http::header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+                (lambda_http::http::header::CACHE_CONTROL, "no-store"),
+            ] {
+                if !out.iter().any(|(n, _)| *n == k) {
+                    out.push((k, v.to_string()));
+                }
+            }
+        }
+        out
+    }
+
+    /// The plain 500 an adapter answers when it cannot build a response (a header value that
+    /// cannot be sent): the body of [`ApiError`]'s `internal`, with the JSON hardening headers.
+    pub fn internal_error_parts() -> (StatusCode, Vec<(HeaderName, String)>, Vec<u8>) {
+        let r =
+            ApiResponse::from(ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", "internal error"));
+        (r.status, r.all_headers(), r.body_bytes())
+    }
+
     /// The body as bytes.
     pub fn body_bytes(&self) -> Vec<u8> {
         if let Some((_, b)) = &self.raw {
@@ -250,11 +276,51 @@ impl Api {
             return answer;
         }
         let caller = req.caller.clone()?;
-        self.check_body(&req)?;
         let now = self.clock.now();
+        self.throttle(&caller, now).await?;
+        self.check_body(&req)?;
         match idempotency_key(op, &req.headers)? {
             Some(key) => idempotency::run(self, op, &params, &req, &caller, &key, now).await,
             None => self.exec(op, &params, &req, &caller, now).await,
+        }
+    }
+
+    /// Takes one request from the caller's tenant's budget of this second
+    /// ([`ApiSettings::tenant_api_rps`]): one conditional `UpdateItem` on a counter item
+    /// `T#{tenant}#QUOTA` / `api#{second}` (expiring a minute later), so one tenant past its
+    /// budget is 429 `throttled` and no other tenant notices. If the counter cannot be written
+    /// the request goes on (the throttle protects other tenants; it is not a reason to fail).
+    async fn throttle(&self, caller: &Caller, now: DateTime<Utc>) -> Result<(), ApiError> {
+        let rps = self.settings.tenant_api_rps;
+        if rps == 0 {
+            return Ok(());
+        }
+        let second = now.timestamp();
+        let counter = format!("api#{second}");
+        let ctl = &self.control;
+        let table = &ctl.cfg().jobs_table;
+        match sundial_core::store::quota::take(
+            ctl.ddb(),
+            table,
+            &caller.tenant,
+            &counter,
+            1,
+            rps,
+            Some(second + 60),
+        )
+        .await
+        {
+            Ok(true) => Ok(()),
+            Ok(false) => Err(ApiError::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "throttled",
+                format!("at most {rps} requests a second per tenant; retry after the Retry-After seconds"),
+            )
+            .retry_after(1)),
+            Err(e) => {
+                tracing::warn!(tenant = %caller.tenant, error = %e, "the per-tenant throttle could not count a request; let through");
+                Ok(())
+            }
         }
     }
 

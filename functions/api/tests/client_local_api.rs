@@ -72,7 +72,7 @@ async fn the_client_creates_pages_reads_versions_and_waits_out_a_rate_limit() {
     };
     let quotas = Quotas { triggers_per_minute: 1, ..Quotas::default() };
     let control = Control::new(trigger, ControlSettings { quotas, ..ControlSettings::default() });
-    let api = Arc::new(Api::new(control, api_clock.clone(), ApiSettings::default()));
+    let api = Arc::new(Api::new(control, api_clock.clone(), unthrottled()));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap_or_else(|e| panic!("{e}"));
     let url = format!("http://{}", listener.local_addr().unwrap_or_else(|e| panic!("{e}")));
     let server = tokio::spawn(sundial_api::local::serve(api, listener, std::future::pending()));
@@ -170,6 +170,12 @@ async fn the_client_creates_pages_reads_versions_and_waits_out_a_rate_limit() {
     server.abort();
 }
 
+/// API settings without the per-tenant throttle (the manual clock keeps every request in one
+/// second).
+fn unthrottled() -> ApiSettings {
+    ApiSettings { tenant_api_rps: 0, ..ApiSettings::default() }
+}
+
 /// A local API server over `env`'s tables with `settings`, on `clock`; its base URL.
 async fn serve_with(env: &TestEnv, settings: ControlSettings, clock: Arc<ManualClock>) -> String {
     let ctx = Ctx {
@@ -177,7 +183,7 @@ async fn serve_with(env: &TestEnv, settings: ControlSettings, clock: Arc<ManualC
         cfg: env.cfg.clone(),
         queues: PoolQueues::new(env.clients.sqs.clone(), env.cfg.clone()),
     };
-    let api = Arc::new(Api::new(Control::new(ctx, settings), clock, ApiSettings::default()));
+    let api = Arc::new(Api::new(Control::new(ctx, settings), clock, unthrottled()));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap_or_else(|e| panic!("{e}"));
     let url = format!("http://{}", listener.local_addr().unwrap_or_else(|e| panic!("{e}")));
     tokio::spawn(sundial_api::local::serve(api, listener, std::future::pending()));

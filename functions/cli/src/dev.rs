@@ -439,7 +439,8 @@ pub(crate) async fn run(args: DevArgs, _api: &ApiArgs) -> anyhow::Result<()> {
                 ControlSettings { operator_tenants: operators.clone(), ..ControlSettings::default() },
             ),
             Arc::new(SystemClock),
-            ApiSettings { operator_tenants: operators, ..ApiSettings::default() },
+            // One local user: no per-tenant request throttle (the deployed API has one).
+            ApiSettings { operator_tenants: operators, tenant_api_rps: 0, ..ApiSettings::default() },
         )
         .with_exec_logs(EXEC_LOGS.get_or_init(Default::default).clone()),
     );

@@ -16,8 +16,13 @@ pub(crate) enum ResourcesCmd {
         /// Executions at once (0-10000; 0 holds every execution that uses it).
         #[arg(long)]
         limit: u32,
+        /// Most units one tenant may hold at once (1 to the limit; default half the limit,
+        /// rounded up).
+        #[arg(long)]
+        per_tenant: Option<u32>,
     },
-    /// Show a resource's limit and how many executions hold it now (which ones, for operators).
+    /// Show a resource's limit and one tenant's share (operators: how many executions hold it
+    /// now, and which).
     Get {
         /// Resource name.
         resource: String,
@@ -32,16 +37,25 @@ pub(crate) enum ResourcesCmd {
 }
 
 fn row(r: &Value) -> Vec<String> {
-    vec![s(&r["resource"]), s(&r["limit"]), s(&r["holding"]), s(&r["version"]), s(&r["updatedAt"])]
+    vec![
+        s(&r["resource"]),
+        s(&r["limit"]),
+        s(&r["perTenant"]),
+        s(&r["holding"]),
+        s(&r["version"]),
+        s(&r["updatedAt"]),
+    ]
 }
 
-const HEADERS: [&str; 5] = ["RESOURCE", "LIMIT", "HOLDING", "VERSION", "UPDATED"];
+const HEADERS: [&str; 6] = ["RESOURCE", "LIMIT", "PER TENANT", "HOLDING", "VERSION", "UPDATED"];
 
 /// Runs `sundial resources ...`.
 pub(crate) async fn resources(args: &ApiArgs, cmd: ResourcesCmd) -> anyhow::Result<()> {
     let c = args.client().await?;
     let v = match cmd {
-        ResourcesCmd::Put { resource, limit } => to_json(&c.put_resource(&resource, limit).await?)?,
+        ResourcesCmd::Put { resource, limit, per_tenant } => {
+            to_json(&c.put_resource_shared(&resource, limit, per_tenant).await?)?
+        }
         ResourcesCmd::Get { resource } => to_json(&c.get_resource(&resource).await?)?,
         ResourcesCmd::List => to_json(&c.list_resources().await?.items)?,
         ResourcesCmd::Delete { resource } => {

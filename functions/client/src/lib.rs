@@ -52,8 +52,8 @@ pub use auth::{Auth, Iam};
 pub use client::{Client, ClientBuilder, RetryNotice};
 pub use error::{ApiError, Error};
 pub use page::{
-    ListCalendars, ListDeadLetters, ListExecutions, ListJobExecutions, ListJobs, ListOperations, ListRequest,
-    Pager, TzReportRequest,
+    ListCalendars, ListChildren, ListDeadLetters, ListExecutions, ListJobExecutions, ListJobs,
+    ListOperations, ListRequest, Pager, TzReportRequest,
 };
 pub use retry::{Clock, RetryPolicy, SystemClock};
 pub use types::*;

@@ -173,6 +173,37 @@ impl ListRequest for ListExecutions {
     paging!();
 }
 
+/// `GET /v1/executions/{executionId}/children`: a sharded, broadcast or map-reduce fire's
+/// children, in key order (shards by index, members by name). Pages of up to 1,000 (the server's
+/// default is 100; a map-reduce fire has up to 100,000 items).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListChildren {
+    /// The parent's execution id (`job@ms`).
+    pub execution_id: String,
+    /// Page size (1-1,000).
+    pub limit: Option<u32>,
+    /// Start from this cursor.
+    pub cursor: Option<String>,
+}
+
+impl ListChildren {
+    /// Every child of `execution_id`.
+    pub fn new(execution_id: impl Into<String>) -> Self {
+        ListChildren { execution_id: execution_id.into(), limit: None, cursor: None }
+    }
+}
+
+impl ListRequest for ListChildren {
+    type Item = Execution;
+    fn path(&self) -> String {
+        format!("/v1/executions/{}/children", enc(&self.execution_id))
+    }
+    fn params(&self) -> Vec<(&'static str, String)> {
+        Vec::new()
+    }
+    paging!();
+}
+
 /// `GET /v1/dlq`: dead executions.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ListDeadLetters {

@@ -247,7 +247,8 @@ pub struct ExecutionDetail {
     pub definition: JobDefinition,
     /// Every transition, oldest first.
     pub timeline: Vec<TimelineEvent>,
-    /// A parent's children, in order, with their status.
+    /// A parent's children, as servers before issue 28 sent them; now always `None` (the
+    /// server sends only the counts, in `children`): page them with [`crate::ListChildren`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub child_executions: Option<Vec<Execution>>,
 }
@@ -503,6 +504,10 @@ pub struct ResourceLimit {
     pub resource: String,
     /// Executions that may hold it at once, across every tenant.
     pub limit: u32,
+    /// Most units one tenant may hold at once (the operator's setting, or half the limit
+    /// rounded up). Absent from servers before issue 28.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_tenant: Option<u32>,
     /// +1 on every change.
     pub version: u64,
     /// Last changed.
@@ -511,7 +516,7 @@ pub struct ResourceLimit {
     /// Who changed it (shown to operators only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub updated_by: Option<String>,
-    /// Executions holding it now (`get_resource` only).
+    /// Executions holding it now (`get_resource`, operators only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub holding: Option<u32>,
     /// Which executions hold it (`get_resource`, operators only).

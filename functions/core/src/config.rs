@@ -218,18 +218,19 @@ impl WorkerSettings {
     }
 }
 
-/// Host name + pid + start time: unique per process, readable in an execution's lease owner.
+/// An opaque token + pid: unique per process start, and says nothing about the host. The id is
+/// shown to tenants (an execution's `leaseOwner`, its timeline's `worker:` actors), and a host
+/// name on Fargate is a private address (`ip-10-…`), so it is not part of it (issue 28, L1).
+/// The token is a hash of the start time under the standard library's per-process random hash
+/// keys (seeded by the operating system), so it cannot be reversed to the host or guessed.
 fn default_worker_id() -> String {
-    // HOSTNAME is the operating system's, not a Sundial setting.
-    let host = std::env::var("HOSTNAME")
-        .ok()
-        .or_else(|| std::fs::read_to_string("/etc/hostname").ok().map(|h| h.trim().to_string()))
-        .unwrap_or_else(|| "worker".into());
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
-    format!("{host}-{}-{nanos:x}", std::process::id())
+    use std::hash::{BuildHasher, Hasher};
+    let nanos =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(nanos);
+    h.write_u32(std::process::id());
+    format!("w{:016x}-{}", h.finish(), std::process::id())
 }
 
 /// The ECS worker's poll loop (beyond [`WorkerSettings`]).
@@ -328,6 +329,13 @@ pub struct ApiSettings {
     pub operator_tenants: Vec<String>,
     /// How the web console signs in and links to logs when deployed (`/console/config.json`).
     pub console: ConsoleConfig,
+    /// Requests per second one tenant may make, counted in one-second windows after the caller
+    /// is known (429 `throttled` beyond); 0: no per-tenant throttle (`SUNDIAL_TENANT_API_RPS`).
+    pub tenant_api_rps: u32,
+    /// The id of the stack's API Gateway HTTP API (`SUNDIAL_API_ID`): an event whose
+    /// `requestContext.apiId` differs or is missing is refused (403), since it cannot have come
+    /// through that API. `None`: not checked (the local run, a deployment that does not set it).
+    pub api_id: Option<String>,
 }
 
 /// The deployed web console's settings, set by the CDK construct from the stack's
@@ -425,6 +433,8 @@ impl Default for ApiSettings {
             quotas: Quotas::default(),
             operator_tenants: Vec::new(),
             console: ConsoleConfig::default(),
+            tenant_api_rps: Resources::get().defaults.tenant_api_rps,
+            api_id: None,
         }
     }
 }
@@ -459,7 +469,15 @@ impl ApiSettings {
                 })?;
             }
         }
+        if let Some(v) = get(&n.tenant_api_rps) {
+            // 0 is allowed here: it turns the throttle off.
+            s.tenant_api_rps = v.trim().parse().map_err(|_| ConfigError::Invalid {
+                name: n.tenant_api_rps.clone(),
+                reason: format!("{v:?} is not a whole number of requests per second (0: off)"),
+            })?;
+        }
         let set = |name: &str| get(name).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
+        s.api_id = set(&n.api_id);
         s.console.issuer = set(&n.console_issuer);
         s.console.client_id = set(&n.console_client_id);
         s.console.log_groups = set(&n.console_log_groups)
@@ -520,6 +538,20 @@ mod tests {
     use crate::outbound::TargetPolicy;
     use std::cell::RefCell;
     use std::collections::{BTreeSet, HashMap};
+
+    #[test]
+    fn the_default_worker_id_is_opaque_and_unique_per_process_start() {
+        // Issue 28, L1: the id is shown to tenants (`leaseOwner`, timeline actors); on Fargate
+        // the host name is `ip-10-…`, a private address.
+        let host = std::env::var("HOSTNAME")
+            .ok()
+            .or_else(|| std::fs::read_to_string("/etc/hostname").ok().map(|h| h.trim().to_string()))
+            .unwrap_or_default();
+        let (a, b) = (default_worker_id(), default_worker_id());
+        assert!(host.is_empty() || !a.contains(&host), "{a} shows the host name {host}");
+        assert_ne!(a, b, "two ids of one process differ");
+        assert!(a.len() <= 40 && a.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'), "{a}");
+    }
 
     #[test]
     fn from_lookup_names_the_missing_variable() {

@@ -363,4 +363,3 @@ mod tests {
         assert_ne!(c.global_id(), parent.global_id());
     }
 }
-

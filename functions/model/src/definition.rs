@@ -215,7 +215,8 @@ impl JobDefinition {
         if !cfg.pools.iter().any(|p| p == &def.pool) {
             return Err(invalid(
                 "pool",
-                format!("unknown pool {:?}; this deployment has {}", def.pool, cfg.pools.join(", ")),
+                // Not the list of pools: their names say what other tenants run on (issue 28, L1).
+                format!("unknown pool {:?}; ask the operator which pools this deployment has", def.pool),
             ));
         }
         cfg.targets.check_pool(tenant, &def.pool)?;

@@ -191,6 +191,11 @@ pub struct EnvNames {
     pub quota_executions_per_hour: String,
     /// Tenants whose callers are platform operators: they set resource limits (api).
     pub operator_tenants: String,
+    /// Requests per second one tenant may make to the API; 0: no per-tenant throttle (api).
+    pub tenant_api_rps: String,
+    /// The id of the stack's API Gateway HTTP API: events naming another (or none) are refused
+    /// (api; unset: not checked).
+    pub api_id: String,
     /// Lane depth from which the tick defers low-priority fires (tick, api).
     pub backpressure_defer_depth: String,
     /// How long a deferred fire's message is held, seconds (tick, api).
@@ -263,6 +268,8 @@ pub struct Defaults {
     pub quota_triggers_per_minute: u32,
     /// Default of `quotaExecutionsPerHour`.
     pub quota_executions_per_hour: u32,
+    /// Requests per second one tenant may make to the API (0: unthrottled).
+    pub tenant_api_rps: u32,
     /// Lane depth from which the tick defers low-priority fires.
     pub backpressure_defer_depth: u64,
     /// How long a deferred fire's message is held (seconds).

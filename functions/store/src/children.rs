@@ -15,11 +15,13 @@ use super::error::StoreError;
 use super::executions::{truncate, ExecKey, ExecStore, FinishResult};
 use super::expr::{Expr, WithExpr};
 use super::items::{self, attr, n};
-use super::query::Pager;
+use super::query::{one_page, Pager};
 use super::transition::Transition;
+use super::QueryPage;
 use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{DateTime, Utc};
-use sundial_model::children::{ParentEnd, Tally, CHILDREN_FAILED_CODE, FAN_OUT_CODE};
+use std::collections::HashMap;
+use sundial_model::children::{ChildKey, ParentEnd, Tally, CHILDREN_FAILED_CODE, FAN_OUT_CODE};
 use sundial_model::claim::Fence;
 use sundial_model::keys;
 use sundial_model::{ExecStatus, Execution};
@@ -168,6 +170,37 @@ impl ExecStore {
             .key_begins_with(attr::SK, &keys::children_sk_prefix(parent.scheduled_ms));
         let query = self.client().query().table_name(self.table()).expr(e).consistent_read(true);
         Pager::new(query, None, "Query(children)").all(items::execution_from_item).await
+    }
+
+    /// One page of the children of the fire `parent`, in key order, at most `limit` of them
+    /// (DynamoDB's `Limit`: never more read), after the child `after` (`None`: from the first).
+    /// The page's `next` is the last child read when more may follow.
+    pub async fn children_page(
+        &self,
+        parent: &ExecKey,
+        limit: i32,
+        after: Option<&ChildKey>,
+    ) -> Result<QueryPage<Execution, ChildKey>, StoreError> {
+        let mut e = Expr::new();
+        e.key_eq(attr::PK, s(parent.pk()))
+            .key_begins_with(attr::SK, &keys::children_sk_prefix(parent.scheduled_ms));
+        let start = after.map(|c| {
+            HashMap::from([
+                (attr::PK.to_string(), s(parent.pk())),
+                (attr::SK.to_string(), s(keys::exec_child_sk(parent.scheduled_ms, c))),
+            ])
+        });
+        let query =
+            self.client().query().table_name(self.table()).expr(e).consistent_read(true).limit(limit.max(1));
+        let page = one_page(query, start, "Query(children)").await?;
+        let items = page.items.iter().map(items::execution_from_item).collect::<Result<Vec<_>, _>>()?;
+        let next = page
+            .last_key
+            .and_then(|k| {
+                k.get(attr::SK).and_then(|v| v.as_s().ok()).and_then(|sk| keys::parse_any_exec_sk(sk))
+            })
+            .and_then(|(_, child)| child);
+        Ok(QueryPage { items, next })
     }
 
     /// The tally of a waiting parent recomputed from its children themselves (the

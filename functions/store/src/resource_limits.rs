@@ -18,6 +18,8 @@ use sundial_model::keys;
 const LIMIT: &str = "lim";
 /// Who set it last (the caller's principal).
 const BY: &str = "by";
+/// The operator-set per-tenant share (absent: [`default_per_tenant`]).
+const PER_TENANT: &str = "pt";
 
 /// Largest resource limit: a gate of 10,000 is 500 gate items of 20 entries, the largest the
 /// tenant gate is tested with too.
@@ -37,6 +39,24 @@ pub struct ResourceLimit {
     pub updated_at: DateTime<Utc>,
     /// Last changed by (principal).
     pub updated_by: String,
+    /// Most units one tenant may hold at once, as the operator set it (`None`: the default,
+    /// [`default_per_tenant`]); see [`ResourceLimit::share`].
+    pub per_tenant: Option<u32>,
+}
+
+/// The per-tenant share of a limit no operator set one for: half the limit, rounded up, at
+/// least 1 (a limit of 1 is its own share), so no single tenant can hold every unit of a limit
+/// of 2 or more.
+pub fn default_per_tenant(limit: u32) -> u32 {
+    limit.div_ceil(2).max(1)
+}
+
+impl ResourceLimit {
+    /// Most units one tenant may hold at once: the operator's `perTenant`, else
+    /// [`default_per_tenant`]; never more than the limit.
+    pub fn share(&self) -> u32 {
+        self.per_tenant.unwrap_or_else(|| default_per_tenant(self.limit)).min(self.limit)
+    }
 }
 
 fn s(v: impl Into<String>) -> AttributeValue {
@@ -68,6 +88,7 @@ fn from_item(item: &Item) -> Result<ResourceLimit, StoreError> {
             .single()
             .ok_or_else(|| bad(attr::UPDATED))?,
         updated_by: item.get(BY).and_then(|v| v.as_s().ok()).cloned().unwrap_or_default(),
+        per_tenant: num(item, PER_TENANT).and_then(|v| u32::try_from(v).ok()),
     })
 }
 
@@ -93,7 +114,8 @@ pub async fn get_limit(
     out.item.as_ref().map(from_item).transpose()
 }
 
-/// Sets a resource limit (creating it), version + 1; returns what is stored now.
+/// Sets a resource limit (creating it) with the default per-tenant share, version + 1; returns
+/// what is stored now.
 pub async fn put_limit(
     ddb: &aws_sdk_dynamodb::Client,
     table: &str,
@@ -102,8 +124,25 @@ pub async fn put_limit(
     by: &str,
     now: DateTime<Utc>,
 ) -> Result<ResourceLimit, StoreError> {
+    put_limit_shared(ddb, table, name, limit, None, by, now).await
+}
+
+/// [`put_limit`] with the per-tenant share `per_tenant` (`None`: the default).
+pub async fn put_limit_shared(
+    ddb: &aws_sdk_dynamodb::Client,
+    table: &str,
+    name: &str,
+    limit: u32,
+    per_tenant: Option<u32>,
+    by: &str,
+    now: DateTime<Utc>,
+) -> Result<ResourceLimit, StoreError> {
     let mut e = Expr::new();
     e.set(LIMIT, n(limit)).set(attr::UPDATED, n(now.timestamp_millis())).set(BY, s(by)).add(attr::VERSION, 1);
+    match per_tenant {
+        Some(p) => e.set(PER_TENANT, n(p)),
+        None => e.remove(PER_TENANT),
+    };
     let out = ddb
         .update_item()
         .table_name(table)

@@ -63,23 +63,22 @@ pub(crate) async fn list_by_status(cx: &Cx<'_>) -> Res {
     ok(dto::page(page.items.iter().map(|e| dto::execution(e, false)).collect(), page.next))
 }
 
-/// `GET /v1/executions/{executionId}`: with its checkpoint, run time and children.
+/// `GET /v1/executions/{executionId}`: with its checkpoint and run time; of its children only
+/// the counts (`children`), never the children themselves (`/children` pages them).
 pub(crate) async fn get(cx: &Cx<'_>) -> Res {
     let snap = control::executions::get_snapshot(cx.ctl, cx.caller, cx.p(0)).await?;
     let mut v = dto::execution(&snap.exec, true);
     v["checkpoint"] = snap.checkpoint.unwrap_or(Value::Null);
     v["totalRunMs"] = snap.total_run_ms.into();
-    if snap.exec.children.is_some() {
-        let kids = control::executions::children(cx.ctl, cx.caller, cx.p(0)).await?;
-        v["childExecutions"] = kids.iter().map(|c| dto::execution(c, false)).collect();
-    }
     ok(v)
 }
 
-/// `GET /v1/executions/{executionId}/children`.
+/// `GET /v1/executions/{executionId}/children`: one page (`limit`, default 100, at most 1,000;
+/// `cursor`).
 pub(crate) async fn children(cx: &Cx<'_>) -> Res {
-    let kids = control::executions::children(cx.ctl, cx.caller, cx.p(0)).await?;
-    ok(dto::page(kids.iter().map(|c| dto::execution(c, false)).collect(), None))
+    let limit = cx.q.limit_up_to(control::executions::CHILDREN_PAGE_MAX)?;
+    let page = control::executions::children(cx.ctl, cx.caller, cx.p(0), limit, cx.q.str("cursor")).await?;
+    ok(dto::page(page.items.iter().map(|c| dto::execution(c, false)).collect(), page.next))
 }
 
 /// `GET /v1/executions/{executionId}/logs`: the local run's lines, or a Logs Insights link.
@@ -92,7 +91,8 @@ pub(crate) async fn logs(cx: &Cx<'_>) -> Res {
         Some(logs) => logs.lines(&cx.caller.tenant, &id),
         None => Vec::new(),
     };
-    let url = crate::console::insights_url(cx.api.console_settings(), &id);
+    let global = sundial_core::store::executions::ExecKey::of(&snap.exec).global_id();
+    let url = crate::console::insights_url(cx.api.console_settings(), &global);
     ok(dto::exec_logs(&id, exec_logs.is_some(), &lines, url))
 }
 

@@ -83,6 +83,16 @@ impl Query {
             },
         }
     }
+    /// `limit` bounded by `max` (the children list's pages are larger than other lists').
+    pub(crate) fn limit_up_to(&self, max: u32) -> Result<Option<u32>, ApiError> {
+        match self.str("limit") {
+            None => Ok(None),
+            Some(v) => match v.parse::<u32>() {
+                Ok(n) if (1..=max).contains(&n) => Ok(Some(n)),
+                _ => Err(ApiError::invalid("limit", format!("must be an integer between 1 and {max}"))),
+            },
+        }
+    }
     pub(crate) fn bool(&self, k: &'static str) -> Result<bool, ApiError> {
         match self.str(k) {
             None | Some("false") => Ok(false),

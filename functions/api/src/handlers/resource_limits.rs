@@ -11,7 +11,8 @@ use sundial_core::control;
 /// `PUT /v1/resources/{resource}`: 201 when created, 200 when changed.
 pub(crate) async fn put(cx: &Cx<'_>) -> Res {
     let b: dto::ResourceBody = parse_body(&cx.req.body)?;
-    let (r, created) = control::resource_limits::put(cx.ctl, cx.caller, cx.p(0), b.limit, cx.now).await?;
+    let (r, created) =
+        control::resource_limits::put(cx.ctl, cx.caller, cx.p(0), b.limit, b.per_tenant, cx.now).await?;
     let status = if created { StatusCode::CREATED } else { StatusCode::OK };
     Ok(ApiResponse::json(status, dto::resource(&r, true)).header(ETAG, dto::etag(r.version)))
 }

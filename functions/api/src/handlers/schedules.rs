@@ -40,7 +40,9 @@ pub(crate) async fn upcoming(cx: &Cx<'_>) -> Res {
     let from = match cx.q.str("from") {
         Some(v) => DateTime::parse_from_rfc3339(v)
             .map(|t| t.with_timezone(&Utc))
-            .map_err(|_| ApiError::invalid("from", "must be an RFC 3339 instant"))?,
+            .ok()
+            .filter(|t| sundial_core::instant::in_range(*t))
+            .ok_or_else(|| ApiError::invalid("from", sundial_core::instant::RANGE_MESSAGE))?,
         None => j.definition.schedule.start.map_or(cx.now, |s| s.max(cx.now)),
     };
     let to = from + chrono::Duration::days(days);

@@ -51,7 +51,7 @@ impl Harness {
         now: DateTime<Utc>,
         settings: ControlSettings,
     ) -> Harness {
-        Self::with_api_settings(label, pools, now, settings, ApiSettings::default()).await
+        Self::with_api_settings(label, pools, now, settings, unthrottled()).await
     }
 
     /// A harness whose API has `api` settings (tenancy) and reads IAM tags from the emulator.
@@ -131,6 +131,13 @@ impl Harness {
         assert_eq!(a.status, 201, "{}", a.body);
         a.body
     }
+}
+
+/// The default API settings without the per-tenant request throttle: a manual clock never
+/// moves on its own, so every request of a test would fall in one second (the throttle has its
+/// own tests, throttle.rs).
+pub fn unthrottled() -> ApiSettings {
+    ApiSettings { tenant_api_rps: 0, ..ApiSettings::default() }
 }
 
 /// A create body with an HTTPS target.

@@ -41,3 +41,28 @@ async fn the_console_is_served_without_auth_with_its_csp_and_the_api_is_not() {
     assert_eq!(raw(&h, "/v1/jobs", &[]).await.0, 401);
     assert_eq!(raw(&h, "/console/../v1/jobs", &[]).await.0, 404);
 }
+
+/// Issue 28, L1: the public `/console/config.json` holds only what signing in needs (issuer,
+/// client id); the workers' log group names and the region are not public.
+#[tokio::test]
+async fn the_public_console_config_names_no_log_groups_or_region() {
+    use sundial_api::console::{ConsoleAuth, ConsoleSettings};
+    let h = Harness::new("console-config", at("2026-12-01T10:00:00Z")).await;
+    let api = h.api.clone().with_console(ConsoleSettings {
+        auth: ConsoleAuth::Oidc,
+        issuer: Some("https://issuer.example.com/pool".into()),
+        client_id: Some("console-client".into()),
+        region: Some("eu-west-1".into()),
+        log_groups: vec!["/aws/lambda/Sundial-WorkerDefault-AbC123".into()],
+    });
+    let h = Harness { api, ..h };
+    let (st, _, cfg) = raw(&h, "/console/config.json", &[]).await;
+    assert_eq!(st, 200);
+    let v: serde_json::Value = serde_json::from_str(&cfg).expect("JSON");
+    assert_eq!(
+        (&v["issuer"], &v["clientId"]),
+        (&serde_json::json!("https://issuer.example.com/pool"), &serde_json::json!("console-client"))
+    );
+    assert!(!cfg.contains("Sundial-WorkerDefault") && !cfg.contains("eu-west-1"), "{cfg}");
+    assert!(v.get("logGroups").is_none() && v.get("region").is_none(), "{cfg}");
+}

@@ -70,4 +70,9 @@ async fn the_log_lines_of_an_execution_are_its_tenants_only() {
     );
     assert!(url.contains("*2Faws*2Flambda*2Fsundial-worker"), "{url}");
     assert!(url.contains(&b.id().replace('@', "*40")), "{url}");
+    // AND it filters on the global id (issue 28, L1): `settle@…` alone also matches another
+    // tenant's `globex:settle@…`
+    let global = format!("acme*3A{}", b.id().replace('@', "*40"));
+    assert!(url.contains(&format!("*22{global}*22")), "{url}");
+    assert!(!url.contains(&format!("*22{}", b.id().replace('@', "*40"))), "{url}");
 }

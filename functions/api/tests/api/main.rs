@@ -2,6 +2,7 @@
 //! contexts for two tenants. One test binary (link time), several modules.
 #![allow(dead_code, unreachable_pub)]
 
+mod boundary;
 mod calendars;
 mod children;
 mod clients;
@@ -12,6 +13,7 @@ mod execution_budget;
 mod fair_groups;
 mod fan_out_quota;
 mod fuzz;
+mod headers;
 mod hostile;
 mod idempotency;
 mod lambda_watch;
@@ -20,8 +22,11 @@ mod local_server;
 mod next_fire;
 mod priority;
 mod quotas;
+mod replay_limits;
 mod resources;
 mod tenancy;
+mod tenancy_routes;
+mod throttle;
 mod tz_report;
 mod validation;
 mod versions;

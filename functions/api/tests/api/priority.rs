@@ -66,6 +66,10 @@ async fn a_saturated_low_lane_answers_429_with_retry_after_for_its_work_only() {
     let a = h.post("acme", "/v1/jobs", &low).await;
     assert_eq!((a.status, a.body["error"]["code"].as_str()), (429, Some("saturated")), "{}", a.body);
     assert_eq!(a.header("retry-after"), Some("45"), "{:?}", a.headers);
+    // AND the message does not show the shared lane's depth or threshold (other tenants' load;
+    // issue 28, L1)
+    let msg = a.body["error"]["message"].as_str().unwrap_or_default();
+    assert!(!msg.chars().any(|c| c.is_ascii_digit()), "{msg}");
     assert_eq!(h.get("acme", "/v1/jobs/low").await.status, 404);
     // AND triggering the low job made before is refused the same way
     let t = h.post("acme", "/v1/jobs/early/trigger", &json!({})).await;

@@ -1,5 +1,5 @@
 //! Resource limits through the API: only operator tenants set them; every
-//! tenant reads them (holder ids only for operators); a job's `resources` must name defined
+//! tenant reads them and its share (holder count and ids only for operators); a job's `resources` must name defined
 //! limits, each once; the limit's range; PUT/GET/DELETE round trip.
 
 use crate::common::{at, Harness};
@@ -38,14 +38,21 @@ async fn only_operators_set_limits_and_every_tenant_reads_them() {
     assert_eq!(a.header("etag"), Some("\"1\""));
     let a = put(&h, "ops", "legacy-db", &json!({"limit": 3})).await;
     assert_eq!((a.status, &a.body["limit"], &a.body["version"]), (200, &json!(3), &json!(2)), "{}", a.body);
-    // THEN every tenant reads it, without who set it; the operator sees that too
+    // THEN every tenant reads it and its share, without who set it or how many hold it; the
+    // operator sees those too
     let a = h.get("acme", "/v1/resources/legacy-db").await;
-    assert_eq!((a.status, &a.body["limit"], &a.body["holding"]), (200, &json!(3), &json!(0)), "{}", a.body);
-    assert!(a.body.get("updatedBy").is_none() && a.body.get("holders").is_none(), "{}", a.body);
+    assert_eq!((a.status, &a.body["limit"], &a.body["perTenant"]), (200, &json!(3), &json!(2)), "{}", a.body);
+    assert!(
+        a.body.get("updatedBy").is_none()
+            && a.body.get("holders").is_none()
+            && a.body.get("holding").is_none(),
+        "{}",
+        a.body
+    );
     let a = h.get("ops", "/v1/resources/legacy-db").await;
     assert_eq!(
-        (a.body["updatedBy"].as_str(), &a.body["holders"]),
-        (Some("api:ops-user"), &json!([])),
+        (a.body["updatedBy"].as_str(), &a.body["holders"], &a.body["holding"]),
+        (Some("api:ops-user"), &json!([]), &json!(0)),
         "{}",
         a.body
     );
@@ -110,5 +117,67 @@ async fn limits_and_job_resources_are_validated_naming_the_field() {
         )
         .await;
     assert_eq!((a.status, a.error_field()), (400, Some("resources[0]")), "{}", a.body);
+    h.env.cleanup().await;
+}
+
+/// Issue 28, M5: one tenant may hold at most its share of a platform-wide limit (`perTenant`,
+/// default half the limit rounded up), so it cannot take every unit; and how many units are
+/// held (other tenants' activity) only operators see.
+#[tokio::test]
+async fn a_tenant_holds_at_most_its_share_of_a_limit_and_only_operators_see_holding() {
+    use sundial_core::execution::resource_limits::{Acquired, ResourceGates};
+    let h = harness("res-share").await;
+    let a = put(&h, "ops", "legacy-db", &json!({"limit": 4})).await;
+    assert_eq!(a.status, 201, "{}", a.body);
+    let gates = || {
+        ResourceGates::new(
+            h.env.clients.ddb.clone(),
+            h.env.cfg.jobs_table.clone(),
+            h.env.cfg.executions_table.clone(),
+        )
+    };
+    let now_ms = chrono::Utc::now().timestamp_millis();
+    let take = |id: String| {
+        let g = gates();
+        async move {
+            let mut uses = Vec::new();
+            g.acquire_all(&["legacy-db".into()], &id, now_ms + 600_000, 200, now_ms, &mut uses).await.unwrap()
+        }
+    };
+    // GIVEN acme holding two units of legacy-db (limit 4: its default share is 2)
+    for i in 0..2 {
+        assert!(matches!(take(format!("acme:ledger@{i}")).await, Acquired::All(_)), "acme unit {i}");
+    }
+    // WHEN acme asks for a third THEN it waits, though two units are free
+    assert!(
+        matches!(take("acme:ledger@2".into()).await, Acquired::Wait { undefined: false, .. }),
+        "acme took more than its share"
+    );
+    // AND another tenant still gets the rest
+    for i in 0..2 {
+        assert!(matches!(take(format!("beta:export@{i}")).await, Acquired::All(_)), "beta unit {i}");
+    }
+    // AND a tenant reads the limit and its share, but not how many units are held
+    let a = h.get("acme", "/v1/resources/legacy-db").await;
+    assert_eq!((a.status, &a.body["limit"], &a.body["perTenant"]), (200, &json!(4), &json!(2)), "{}", a.body);
+    assert!(a.body.get("holding").is_none() && a.body.get("holders").is_none(), "{}", a.body);
+    // AND an operator sees both
+    let a = h.get("ops", "/v1/resources/legacy-db").await;
+    assert_eq!(
+        (&a.body["holding"], a.body["holders"].as_array().map(Vec::len)),
+        (&json!(4), Some(4)),
+        "{}",
+        a.body
+    );
+    // WHEN the operator sets the share to 3 THEN acme's third unit waits only for a free one
+    let a = put(&h, "ops", "legacy-db", &json!({"limit": 5, "perTenant": 3})).await;
+    assert_eq!((a.status, &a.body["perTenant"]), (200, &json!(3)), "{}", a.body);
+    assert!(matches!(take("acme:ledger@2".into()).await, Acquired::All(_)), "acme's third unit");
+    assert!(matches!(take("acme:ledger@3".into()).await, Acquired::Wait { .. }), "acme's fourth unit");
+    // AND a share above the limit (or 0) is refused, naming the field
+    for bad in [json!({"limit": 5, "perTenant": 6}), json!({"limit": 5, "perTenant": 0})] {
+        let a = put(&h, "ops", "legacy-db", &bad).await;
+        assert_eq!((a.status, a.error_field()), (400, Some("perTenant")), "{bad}: {}", a.body);
+    }
     h.env.cleanup().await;
 }

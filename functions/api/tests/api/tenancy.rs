@@ -37,9 +37,15 @@ async fn no_route_reaches_another_tenants_jobs_or_executions() {
         ("POST", "/v1/jobs/secret/resume".into(), None, vec![]),
         ("POST", "/v1/jobs/secret/trigger".into(), None, vec![]),
         ("POST", "/v1/jobs/secret/backfill".into(), Some(backfill.clone()), vec![json_ct]),
+        ("GET", "/v1/jobs/secret/versions".into(), None, vec![]),
         ("GET", "/v1/jobs/secret/versions/1".into(), None, vec![]),
+        ("GET", "/v1/jobs/secret/upcoming".into(), None, vec![]),
+        ("GET", "/v1/jobs/secret/upcoming?from=2026-12-02T00:00:00Z&days=2".into(), None, vec![]),
         ("GET", "/v1/jobs/secret/executions".into(), None, vec![]),
         ("GET", format!("/v1/executions/{exec_id}"), None, vec![]),
+        ("GET", format!("/v1/executions/{exec_id}/children"), None, vec![]),
+        ("GET", format!("/v1/executions/{exec_id}/children?limit=10"), None, vec![]),
+        ("GET", format!("/v1/executions/{exec_id}/logs"), None, vec![]),
         ("POST", format!("/v1/executions/{exec_id}/cancel"), None, vec![]),
         ("POST", format!("/v1/dlq/{exec_id}/replay"), None, vec![]),
     ];
@@ -149,7 +155,7 @@ async fn create_role(iam: &aws_sdk_iam::Client, name: &str, tenant: Option<&str>
 async fn iam_callers_get_the_tenant_tagged_on_their_role_or_user_and_nothing_else() {
     // GIVEN an API in iam-principal-tag tenancy, and on the (emulated) IAM: a role tagged acme,
     // an untagged role, and a user tagged globex
-    let settings = ApiSettings { tenancy: Tenancy::IamPrincipalTag, ..ApiSettings::default() };
+    let settings = ApiSettings { tenancy: Tenancy::IamPrincipalTag, ..crate::common::unthrottled() };
     let h = Harness::with_api_settings(
         "iamtag",
         &["default"],
@@ -248,7 +254,7 @@ async fn account_tenancy_only_when_asked_for() {
     assert_eq!((a.status, &a.body["error"]["code"]), (401, &json!("unauthorized")), "{}", a.body);
     h.env.cleanup().await;
     // WHEN it runs in iam-account tenancy, THEN the account is the tenant
-    let settings = ApiSettings { tenancy: Tenancy::IamAccount, ..ApiSettings::default() };
+    let settings = ApiSettings { tenancy: Tenancy::IamAccount, ..crate::common::unthrottled() };
     let h = Harness::with_api_settings(
         "acct",
         &["default"],

@@ -4,7 +4,7 @@
 
 use crate::common::*;
 use serde_json::{json, Value};
-use sundial_api::{Api, ApiSettings};
+use sundial_api::Api;
 use sundial_core::control::{Control, ControlSettings};
 use sundial_core::queue::PoolQueues;
 use sundial_core::schedule::tzdb::Tzdb;
@@ -30,7 +30,7 @@ fn switch(h: &mut Harness, settings: ControlSettings) {
         cfg: h.env.cfg.clone(),
         queues: PoolQueues::new(h.env.clients.sqs.clone(), h.env.cfg.clone()),
     };
-    h.api = Api::new(Control::new(ctx, settings), h.clock.clone(), ApiSettings::default());
+    h.api = Api::new(Control::new(ctx, settings), h.clock.clone(), crate::common::unthrottled());
 }
 
 #[tokio::test]

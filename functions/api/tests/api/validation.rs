@@ -407,3 +407,18 @@ async fn quartz_day_rules_pass_create_and_preview() {
     assert!(a.body.to_string().contains("'L' cannot be part of a list"), "{}", a.body);
     h.env.cleanup().await;
 }
+
+/// Issue 28, L1: an unknown pool is refused without listing the deployment's pools (their
+/// names say what other tenants run on).
+#[tokio::test]
+async fn an_unknown_pool_is_refused_without_listing_the_pools() {
+    let h =
+        Harness::with_pools("unknown-pool", &["default", "payroll-gpu"], at("2026-12-01T10:00:00Z")).await;
+    let mut body = job_body("j", "0 0 12 * * *");
+    body["pool"] = json!("gpu");
+    let a = h.post("acme", "/v1/jobs", &body).await;
+    assert_eq!((a.status, a.error_field()), (400, Some("pool")), "{}", a.body);
+    let msg = a.body["error"]["message"].as_str().unwrap_or_default();
+    assert!(!msg.contains("payroll-gpu") && !msg.contains("default"), "{msg}");
+    h.env.cleanup().await;
+}

@@ -6,7 +6,7 @@ use super::output::{
 use super::paging::{list, Paging};
 use crate::client::{ApiArgs, Output};
 use anyhow::Context;
-use sundial_client::{ExecStatus, ListExecutions, ListJobExecutions};
+use sundial_client::{ExecStatus, ListChildren, ListExecutions, ListJobExecutions};
 
 /// `sundial executions ...`
 #[derive(clap::Subcommand, Debug)]
@@ -30,10 +30,12 @@ pub(crate) enum ExecCmd {
         /// Execution id (`job@ms`; a child's `job@ms.s3` or `job@ms.m-<member>`).
         execution_id: String,
     },
-    /// List the children of a sharded or broadcast fire, with their status.
+    /// List the children of a sharded, broadcast or map-reduce fire, with their status.
     Children {
         /// The parent's execution id (`job@ms`).
         execution_id: String,
+        #[command(flatten)]
+        paging: Paging,
     },
     /// Cancel an execution.
     Cancel {
@@ -75,19 +77,26 @@ pub(crate) async fn executions(args: &ApiArgs, cmd: ExecCmd) -> anyhow::Result<(
             }
         }
         ExecCmd::Get { execution_id } => {
-            let v = to_json(&c.get_execution(&execution_id).await?)?;
+            let mut v = to_json(&c.get_execution(&execution_id).await?)?;
             if out == Output::Json {
                 print_json(&v)
             } else {
+                if v["children"].is_object() {
+                    // The execution carries only the counts; show the first page of children.
+                    let kids = to_json(&c.list_children(&execution_id).await?)?;
+                    v["childExecutions"] = kids["items"].clone();
+                }
                 println!("{}", render_execution(&v))
             }
         }
-        ExecCmd::Children { execution_id } => {
-            let v = to_json(&c.list_children(&execution_id).await?)?;
+        ExecCmd::Children { execution_id, paging } => {
+            let req = ListChildren { execution_id, limit: paging.limit, cursor: paging.cursor };
+            let v = list(&c, req, paging.all).await?;
             if out == Output::Json {
                 print_json(&v);
             } else {
                 println!("{}", table(&EXEC_HEADERS, &exec_rows(items(&v))));
+                next_hint(&v);
             }
         }
         ExecCmd::Cancel { execution_id } => {

@@ -12,10 +12,11 @@ impl Client {
         self.execute(Call::new(Method::GET, format!("/v1/executions/{}", enc(execution_id)))).await
     }
 
-    /// `GET /v1/executions/{executionId}/children`: a sharded or broadcast fire's children, in
-    /// order (one page: a fire has at most 100).
+    /// `GET /v1/executions/{executionId}/children`: the first page of a fire's children, in
+    /// order (100; a sharded or broadcast fire has at most 100, a map-reduce fire up to 100,000:
+    /// page through them with [`crate::ListChildren`] and [`Client::page`] or [`Client::all`]).
     pub async fn list_children(&self, execution_id: &str) -> Result<Page<Execution>, Error> {
-        self.execute(Call::new(Method::GET, format!("/v1/executions/{}/children", enc(execution_id)))).await
+        self.page(&crate::ListChildren::new(execution_id)).await
     }
 
     /// `GET /v1/executions/{executionId}/logs`: the worker's log lines of one execution (the

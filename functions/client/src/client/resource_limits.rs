@@ -10,11 +10,26 @@ impl Client {
     /// `PUT /v1/resources/{resource}`: sets a platform-wide limit (operators only; 403 for
     /// other callers).
     pub async fn put_resource(&self, resource: &str, limit: u32) -> Result<ResourceLimit, Error> {
-        let body = serde_json::json!({ "limit": limit });
+        self.put_resource_shared(resource, limit, None).await
+    }
+
+    /// [`Client::put_resource`] with one tenant's share of the limit, `per_tenant` (1 to
+    /// `limit`; `None`: the default, half the limit rounded up).
+    pub async fn put_resource_shared(
+        &self,
+        resource: &str,
+        limit: u32,
+        per_tenant: Option<u32>,
+    ) -> Result<ResourceLimit, Error> {
+        let mut body = serde_json::json!({ "limit": limit });
+        if let Some(p) = per_tenant {
+            body["perTenant"] = p.into();
+        }
         self.execute(Call::new(Method::PUT, format!("/v1/resources/{}", enc(resource))).json(&body)?).await
     }
 
-    /// `GET /v1/resources/{resource}`: the limit and how many executions hold it now.
+    /// `GET /v1/resources/{resource}`: the limit, one tenant's share, and (operators only) how
+    /// many executions hold it now.
     pub async fn get_resource(&self, resource: &str) -> Result<ResourceLimit, Error> {
         self.execute(Call::new(Method::GET, format!("/v1/resources/{}", enc(resource)))).await
     }

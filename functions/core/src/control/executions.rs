@@ -58,13 +58,22 @@ pub async fn get_snapshot(
     ctl.execs.get(&key, true).await?.ok_or(ControlError::NotFound { what: "execution" })
 }
 
-/// The children of one of the caller's sharded or broadcast fires, in key order (shards by
-/// index, members by name); empty for an execution that did not fan out (yet).
+/// Children per page of [`children`] when the request names no `limit`.
+pub const CHILDREN_PAGE_DEFAULT: u32 = 100;
+/// Most children one page of [`children`] holds (a map-reduce parent has up to 100,000).
+pub const CHILDREN_PAGE_MAX: u32 = 1_000;
+
+/// One page of the children of one of the caller's sharded, broadcast or map-reduce fires, in
+/// key order (shards by index, members by name), at most `limit` (default
+/// [`CHILDREN_PAGE_DEFAULT`], at most [`CHILDREN_PAGE_MAX`]) read with DynamoDB's `Limit`;
+/// empty for an execution that did not fan out (yet). `cursor`: the `next` of the page before.
 pub async fn children(
     ctl: &Control,
     caller: &Caller,
     execution_id: &str,
-) -> Result<Vec<Execution>, ControlError> {
+    limit: Option<u32>,
+    cursor: Option<&str>,
+) -> Result<Page<Execution>, ControlError> {
     let key = key_of(caller, execution_id)?;
     if key.child.is_some() {
         return Err(ControlError::invalid(
@@ -72,10 +81,26 @@ pub async fn children(
             "a child execution has no children; use its parent's id",
         ));
     }
+    if limit.is_some_and(|l| l == 0 || l > CHILDREN_PAGE_MAX) {
+        return Err(ControlError::invalid("limit", format!("must be 1 to {CHILDREN_PAGE_MAX}")));
+    }
+    let after = match cursor {
+        Some(c) => {
+            let part = page::decode("children", c)?;
+            Some(
+                crate::model::children::ChildKey::parse(&part)
+                    .ok_or_else(|| ControlError::invalid("cursor", "not a cursor returned by this list"))?,
+            )
+        }
+        None => None,
+    };
     if ctl.execs.get(&key, false).await?.is_none() {
         return Err(ControlError::NotFound { what: "execution" });
     }
-    Ok(ctl.execs.children_of(&key).await?)
+    let limit = limit.unwrap_or(CHILDREN_PAGE_DEFAULT) as i32;
+    let found = ctl.execs.children_page(&key, limit, after.as_ref()).await?;
+    let next = found.next.map(|c| page::encode("children", &c.sort_part()));
+    Ok(Page { items: found.items, next })
 }
 
 /// Filters of a per-job list.

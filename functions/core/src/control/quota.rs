@@ -202,11 +202,11 @@ pub(crate) async fn check_saturation(
         ControlError::Limited {
             code: "saturated",
             field: "pool",
+            // Not the depth or the threshold: the lane is shared, so its depth is other tenants'
+            // load (issue 28, L1); the metric and the logs have it.
             message: format!(
-                "pool {pool:?} is saturated: {} messages wait in its {} lane (limit {}); retry later",
-                s.depth,
-                s.lane.as_str(),
-                s.threshold
+                "pool {pool:?} is saturated: its {} lane holds more waiting work than this deployment accepts; retry after the Retry-After seconds",
+                s.lane.as_str()
             ),
             retry_after_secs: s.retry_after_secs,
         }

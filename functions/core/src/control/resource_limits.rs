@@ -3,9 +3,10 @@
 //! A limit spans every tenant (at most 20 runs on the legacy database, whoever's jobs they
 //! are), so no tenant may set one: only callers whose tenant is one of the deployment's
 //! **operator tenants** (`SUNDIAL_OPERATOR_TENANTS`, CDK prop `operatorTenants`) may put or
-//! delete a limit. Every tenant may read them (a job must name one to use it) and see how many
-//! executions hold each; which executions (other tenants' ids) and who set the limit only an
-//! operator sees.
+//! delete a limit. Every tenant may read them (a job must name one to use it) and its share of
+//! each (`perTenant`, default half the limit rounded up: no tenant holds every unit); how many
+//! executions hold each, which ones (other tenants' ids) and who set the limit only an operator
+//! sees (a count of holders would show other tenants' activity).
 //!
 //! A job's `resources` must name defined limits when it is created or edited (400
 //! `resources[i]` otherwise): a typo would otherwise leave its executions waiting for a limit
@@ -23,7 +24,8 @@ use chrono::{DateTime, Utc};
 pub struct ResourceView {
     /// The stored limit.
     pub limit: ResourceLimit,
-    /// Live holders: global execution id and lease end (ms).
+    /// Live holders: global execution id and lease end (ms); read for operators only (empty
+    /// for other callers).
     pub holders: Vec<(String, i64)>,
     /// Whether the caller is an operator (sees holder ids and who set the limit).
     pub operator: bool,
@@ -53,12 +55,14 @@ fn gates(ctl: &Control) -> ResourceGates {
 }
 
 /// Sets (or creates) the limit of `name` to `limit` (0..=[`MAX_RESOURCE_LIMIT`]; 0 holds every
-/// execution that uses it). Operators only. True in the second place when it was created.
+/// execution that uses it), and one tenant's share of it to `per_tenant` (1..=`limit`; `None`:
+/// [`store::default_per_tenant`]). Operators only. True in the second place when it was created.
 pub async fn put(
     ctl: &Control,
     caller: &Caller,
     name: &str,
     limit: i64,
+    per_tenant: Option<i64>,
     now: DateTime<Utc>,
 ) -> Result<(ResourceLimit, bool), ControlError> {
     require_operator(ctl, caller)?;
@@ -66,8 +70,26 @@ pub async fn put(
     let limit = u32::try_from(limit).ok().filter(|l| *l <= MAX_RESOURCE_LIMIT).ok_or_else(|| {
         ControlError::invalid("limit", format!("must be an integer between 0 and {MAX_RESOURCE_LIMIT}"))
     })?;
-    let stored =
-        store::put_limit(&ctl.ctx.ddb, &ctl.cfg().jobs_table, name, limit, &caller.actor(), now).await?;
+    let per_tenant = per_tenant
+        .map(|p| {
+            u32::try_from(p).ok().filter(|p| (1..=limit).contains(p)).ok_or_else(|| {
+                ControlError::invalid(
+                    "perTenant",
+                    format!("must be an integer between 1 and the limit ({limit})"),
+                )
+            })
+        })
+        .transpose()?;
+    let stored = store::put_limit_shared(
+        &ctl.ctx.ddb,
+        &ctl.cfg().jobs_table,
+        name,
+        limit,
+        per_tenant,
+        &caller.actor(),
+        now,
+    )
+    .await?;
     let created = stored.version == 1;
     Ok((stored, created))
 }
@@ -94,8 +116,14 @@ pub async fn get(
     let limit = store::get_limit(&ctl.ctx.ddb, &ctl.cfg().jobs_table, name, true)
         .await?
         .ok_or(ControlError::NotFound { what: "resource" })?;
-    let holders = gates(ctl).holders(name, limit.limit, now.timestamp_millis()).await?;
-    Ok(ResourceView { limit, holders, operator: is_operator(ctl, caller) })
+    let operator = is_operator(ctl, caller);
+    // Only operators see holders (their count too): other callers' reads skip the gate.
+    let holders = if operator {
+        gates(ctl).holders(name, limit.limit, now.timestamp_millis()).await?
+    } else {
+        Vec::new()
+    };
+    Ok(ResourceView { limit, holders, operator })
 }
 
 /// Every limit (without holders: one read per limit would make the listing cost grow with

@@ -198,6 +198,19 @@ pub(crate) struct GateEntry<'a> {
     pub home: u32,
     /// The lease end written with the entry.
     pub lease_until: i64,
+    /// A per-owner share of the gate: entries whose id starts with the prefix (one tenant's,
+    /// `{tenant}:`) may be at most this many (spread over the shards like the limit, see
+    /// [`share_quota`]). `None`: no share (the tenant running gate, whose owner is one tenant).
+    pub share: Option<(&'a str, u32)>,
+}
+
+/// How many entries of one owner shard `shard` of a gate of `limit` admits when the owner's
+/// share is `share`: the share spread over the gate's shards like [`gate_quota`] spreads the
+/// limit, so the shards together admit exactly `share` of the owner's entries (a shard whose
+/// part is 0 sends the owner on to the next).
+pub fn share_quota(limit: u32, share: u32, shard: u32) -> u32 {
+    let n = gate_shards(limit);
+    share / n + u32::from(shard < share % n)
 }
 
 /// Joins a leased gate of `limit` split into [`gate_shards`] items (`pk_of(shard)`): tries the
@@ -229,6 +242,17 @@ pub(crate) async fn acquire_gate(
                 let next = live.values().map(|lu| lu + skew_margin_ms).min().unwrap_or(now_ms);
                 retry_at = retry_at.min(next.max(now_ms + 500));
                 break;
+            }
+            if let Some((prefix, share)) = entry.share {
+                // The owner's part of this shard is full: the units left are other owners'.
+                let own: Vec<i64> =
+                    live.iter().filter(|(k, _)| k.starts_with(prefix)).map(|(_, lu)| *lu).collect();
+                if own.len() >= share_quota(limit, share, shard) as usize {
+                    let next =
+                        own.iter().map(|lu| lu + skew_margin_ms).min().unwrap_or(now_ms + POLICY_POLL_MS);
+                    retry_at = retry_at.min(next.max(now_ms + 500));
+                    break;
+                }
             }
             live.insert(me.to_string(), entry.lease_until);
             if slots::put_gate(ddb, table, pk_of(shard), &live, set.version).await? {
@@ -268,7 +292,7 @@ impl TenantGate {
         let me = key.id();
         let home = crate::keys::shard_of(&key.tenant, &me, gate_shards(limit));
         let gate = |shard| crate::keys::tenant_running_shard_pk(&key.tenant, shard);
-        let entry = GateEntry { id: &me, home, lease_until };
+        let entry = GateEntry { id: &me, home, lease_until, share: None };
         Ok(acquire_gate(&self.ddb, &self.table, &gate, &entry, limit, skew_margin_ms, now_ms).await?.0)
     }
 
@@ -307,6 +331,17 @@ mod tests {
             assert_eq!(total, limit, "limit {limit}");
             assert!((0..gate_shards(limit)).all(|s| gate_quota(limit, s) <= GATE_ENTRIES_PER_SHARD));
             assert!((0..gate_shards(limit)).all(|s| gate_quota(limit, s) >= 1));
+        }
+    }
+
+    #[test]
+    fn a_share_spread_over_the_shards_admits_exactly_the_share() {
+        for (limit, share) in
+            [(1, 1), (4, 2), (20, 10), (21, 11), (100, 3), (100, 50), (10_000, 5_000), (41, 41)]
+        {
+            let total: u32 = (0..gate_shards(limit)).map(|s| share_quota(limit, share, s)).sum();
+            assert_eq!(total, share, "limit {limit}, share {share}");
+            assert!((0..gate_shards(limit)).all(|s| share_quota(limit, share, s) <= gate_quota(limit, s)));
         }
     }
 

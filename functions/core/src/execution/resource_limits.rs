@@ -10,6 +10,12 @@
 //! acquirer once its lease (+ skew margin) is over, so a holder that died frees its unit when its
 //! lease ends.
 //!
+//! **Per-tenant share** (issue 28, M5): one tenant may hold at most its share of a limit (the
+//! operator's `perTenant`, default half the limit rounded up, at least 1), so one tenant cannot
+//! hold every unit. The share is checked in the same gate rewrite: the entries whose global id
+//! starts with `{tenant}:` are counted, spread over the gate's shards like the limit
+//! ([`super::policy::share_quota`]): no extra read or write.
+//!
 //! A job with several resources takes them **all or none**, in name order (so two jobs never
 //! each hold what the other waits for), giving back what it took when one is full; the
 //! execution then waits like any other wait: a fresh, delayed SQS message (no receive toward
@@ -69,13 +75,17 @@ pub struct ResourceUse {
     pub undefined: u64,
 }
 
+/// A limit and one tenant's share of it.
+type Terms = (u32, u32);
+
 /// The resource holder gates (executions table) and the limits (jobs table, cached).
 #[derive(Debug)]
 pub struct ResourceGates {
     ddb: aws_sdk_dynamodb::Client,
     jobs_table: String,
     exec_table: String,
-    cache: Mutex<HashMap<String, (i64, Option<u32>)>>,
+    /// Resource → (read at, its terms or `None` when undefined).
+    cache: Mutex<HashMap<String, (i64, Option<Terms>)>>,
 }
 
 impl ResourceGates {
@@ -96,6 +106,12 @@ impl ResourceGates {
     /// The limit of `resource` (`None`: not defined), from the cache if read within
     /// [`LIMIT_CACHE_MS`].
     pub async fn limit_of(&self, resource: &str, now_ms: i64) -> Result<Option<u32>, StoreError> {
+        Ok(self.terms_of(resource, now_ms).await?.map(|(limit, _)| limit))
+    }
+
+    /// The limit of `resource` and one tenant's share of it ([`resources::ResourceLimit::share`];
+    /// `None`: not defined), cached like [`ResourceGates::limit_of`].
+    pub async fn terms_of(&self, resource: &str, now_ms: i64) -> Result<Option<Terms>, StoreError> {
         if let Ok(c) = self.cache.lock() {
             if let Some((at, v)) = c.get(resource) {
                 if now_ms - at < LIMIT_CACHE_MS {
@@ -103,7 +119,9 @@ impl ResourceGates {
                 }
             }
         }
-        let v = resources::get_limit(&self.ddb, &self.jobs_table, resource, false).await?.map(|l| l.limit);
+        let v = resources::get_limit(&self.ddb, &self.jobs_table, resource, false)
+            .await?
+            .map(|l| (l.limit, l.share()));
         if let Ok(mut c) = self.cache.lock() {
             c.insert(resource.to_string(), (now_ms, v));
         }
@@ -121,25 +139,32 @@ impl ResourceGates {
         now_ms: i64,
         uses: &mut Vec<ResourceUse>,
     ) -> Result<Acquired, StoreError> {
+        // Entries are global ids, `{tenant}:{job}@{ms}`: the tenant's share counts those with
+        // its prefix.
+        let tenant_prefix = id.split_once(':').map(|(t, _)| format!("{t}:"));
         let mut ordered: Vec<&String> = names.iter().collect();
         ordered.sort();
         ordered.dedup();
         let mut held: Vec<Held> = Vec::new();
         for name in ordered {
             let mut usage = ResourceUse { resource: name.clone(), ..Default::default() };
-            let limit = match self.limit_of(name, now_ms).await {
+            let terms = match self.terms_of(name, now_ms).await {
                 Ok(l) => l,
                 Err(e) => {
                     self.release(&held, id).await?;
                     return Err(e);
                 }
             };
-            let (seat, live) = match limit {
-                None | Some(0) => (Seat::Full { retry_at: now_ms + CLOSED_POLL_MS }, 0),
-                Some(limit) => {
+            let limit = terms.map(|(l, _)| l);
+            let (seat, live) = match terms {
+                None | Some((0, _)) => (Seat::Full { retry_at: now_ms + CLOSED_POLL_MS }, 0),
+                Some((limit, share)) => {
                     let home = keys::shard_of("", id, super::policy::gate_shards(limit));
                     let gate = |shard| keys::resource_running_shard_pk(name, shard);
-                    let entry = GateEntry { id, home, lease_until };
+                    // The tenant's share: counted among the gate's own entries (no extra I/O).
+                    let share =
+                        (share < limit).then_some(()).and(tenant_prefix.as_deref()).map(|p| (p, share));
+                    let entry = GateEntry { id, home, lease_until, share };
                     match acquire_gate(
                         &self.ddb,
                         &self.exec_table,

@@ -3,7 +3,7 @@
 
 use super::{s, truncate, ExecKey, ExecStore};
 use crate::error::StoreError;
-use crate::expr::Expr;
+use crate::expr::{Cmp, Expr};
 use crate::items::{attr, n};
 use crate::transition::Transition;
 use chrono::{DateTime, Utc};
@@ -52,8 +52,40 @@ impl ExecStore {
         code: &str,
         now: DateTime<Utc>,
     ) -> Result<bool, StoreError> {
-        let e = Self::replay_expr(key, token, actor, code, now);
+        let mut e = Self::replay_expr(key, token, actor, code, now);
+        // The replay's own send counts as the first re-send (see [`ExecStore::take_resend`]).
+        e.set(attr::RESENT, n(now.timestamp_millis()));
         Ok(self.cas(key, "UpdateItem(replay)", e).await?.is_ok())
+    }
+
+    /// Takes the right to send a READY execution to its queue again (a repeated replay): one
+    /// conditional write on the item's `rs` (last re-send, ms), which succeeds only while the
+    /// execution is READY and was not (re-)sent by a replay in the last `gap_ms`. False: someone
+    /// sent it recently (or it is not READY): send nothing.
+    pub async fn take_resend(
+        &self,
+        key: &ExecKey,
+        gap_ms: i64,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        let now_ms = now.timestamp_millis();
+        let mut e = Expr::new();
+        e.set(attr::RESENT, n(now_ms)).cond_eq(attr::STATUS, s(ExecStatus::Ready.as_str())).cond_absent_or(
+            attr::RESENT,
+            Cmp::Le,
+            n(now_ms - gap_ms),
+        );
+        Ok(self.cas(key, "UpdateItem(resend)", e).await?.is_ok())
+    }
+
+    /// Gives back what [`ExecStore::take_resend`] took when the send was then refused (its
+    /// budget): the next replay may send at once. Best effort.
+    pub async fn give_back_resend(&self, key: &ExecKey, now: DateTime<Utc>) -> Result<(), StoreError> {
+        let mut e = Expr::new();
+        e.remove(attr::RESENT).cond_eq(attr::RESENT, n(now.timestamp_millis()));
+        // Lost the condition: someone sent it since, and the slot is theirs.
+        let _ = self.cas(key, "UpdateItem(resend)", e).await?;
+        Ok(())
     }
 
     /// The update of [`ExecStore::replay`].

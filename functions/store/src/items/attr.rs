@@ -63,6 +63,9 @@ pub const CHECKPOINT: &str = "ck";
 pub const RUN_MS: &str = "rt";
 /// SHA-256 prefix of an execution's input, stored when it goes DEAD.
 pub const DIGEST: &str = "dg";
+/// When a replayed execution was last sent to its queue by a replay (ms): at most one re-send
+/// per execution per gap (the dead-letter replay's rate limit).
+pub const RESENT: &str = "rs";
 /// A job slot's holder (the scheduled ms of the execution holding it).
 pub const SLOT_HOLDER: &str = "h";
 /// A job slot's latest released execution (scheduled ms).
