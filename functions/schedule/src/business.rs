@@ -246,6 +246,13 @@ pub struct BusinessDays {
 }
 
 impl BusinessDays {
+    /// About how many bytes it holds (for caches bounded by memory).
+    pub fn approx_bytes(&self) -> usize {
+        std::mem::size_of::<Self>()
+            + self.chain.iter().map(|(id, _)| id.len() + std::mem::size_of::<(String, u64)>()).sum::<usize>()
+            + self.marks.capacity() * std::mem::size_of::<(NaiveDate, Mark)>()
+    }
+
     /// Resolves a chain, root first and the calendar itself last; each entry is the level's id,
     /// version and validated content. Errors when the chain is empty or deeper than
     /// [`MAX_CALENDAR_DEPTH`].

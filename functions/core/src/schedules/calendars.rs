@@ -7,28 +7,32 @@
 //! edit does not invalidate anything here: it re-plans the jobs that use it
 //! ([`crate::control::calendars`]), which then name the new versions.
 
+use super::weighted::Weighted;
 use crate::model::Job;
 use crate::schedule::BusinessDays;
 use crate::store::calendars::get_calendar_version;
 use crate::store::items::encode_calendar_versions;
 use crate::store::StoreError;
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
-
-/// Entries kept before the cache is cleared (a resolved calendar is a few KiB).
-pub const CAPACITY: usize = 10_000;
 
 type Key = (String, String);
 
-fn cache() -> &'static Mutex<HashMap<Key, Arc<BusinessDays>>> {
-    static CACHE: OnceLock<Mutex<HashMap<Key, Arc<BusinessDays>>>> = OnceLock::new();
-    CACHE.get_or_init(|| Mutex::new(HashMap::new()))
+fn cache() -> &'static Mutex<Weighted<Key, Arc<BusinessDays>>> {
+    static CACHE: OnceLock<Mutex<Weighted<Key, Arc<BusinessDays>>>> = OnceLock::new();
+    CACHE.get_or_init(|| Mutex::new(Weighted::new(super::DEFAULT_CALENDAR_BYTES)))
+}
+
+/// Sets the cache's budget (bytes) for this process.
+pub(super) fn set_byte_budget(bytes: usize) {
+    if let Ok(mut c) = cache().lock() {
+        c.set_budget(bytes);
+    }
 }
 
 /// The resolved chain, if this process has it.
 pub fn cached(tenant: &str, chain: &[(String, u64)]) -> Option<Arc<BusinessDays>> {
     let key = (tenant.to_string(), encode_calendar_versions(chain));
-    cache().lock().ok().and_then(|c| c.get(&key).cloned())
+    cache().lock().ok().and_then(|c| c.get(&key))
 }
 
 /// Keeps a resolved chain (the control plane resolves the versions in force and keeps them, so
@@ -36,10 +40,8 @@ pub fn cached(tenant: &str, chain: &[(String, u64)]) -> Option<Arc<BusinessDays>
 pub fn remember(tenant: &str, days: Arc<BusinessDays>) {
     let key = (tenant.to_string(), encode_calendar_versions(days.chain()));
     if let Ok(mut c) = cache().lock() {
-        if c.len() >= CAPACITY {
-            c.clear();
-        }
-        c.insert(key, days);
+        let bytes = days.approx_bytes() + key.0.len() + key.1.len() + 64;
+        c.insert(tenant, key, days, bytes);
     }
 }
 
