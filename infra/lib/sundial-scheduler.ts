@@ -169,7 +169,7 @@ export interface WorkerProps {
   readonly skewMargin?: Duration;
   /** Run time budget of an execution across attempts (`SUNDIAL_MAX_TOTAL_RUN_SECS`, default: the job's maxAttempts × timeoutSecs). */
   readonly maxTotalRun?: Duration;
-  /** Running executions per tenant: a default and per-tenant limits (`SUNDIAL_TENANT_MAX_RUNNING`, default none). */
+  /** Running executions per tenant: a default and per-tenant limits (`SUNDIAL_TENANT_MAX_RUNNING`; without a default, 500 a tenant). */
   readonly tenantMaxRunning?: { readonly default?: number; readonly tenants?: Record<string, number> };
 }
 

@@ -210,9 +210,12 @@ impl WorkerSettings {
             s.tenant_roles.per_tenant = sundial_model::tenant::TenantRoles::parse_per_tenant(&v)
                 .map_err(|reason| ConfigError::Invalid { name: n.tenant_roles.clone(), reason })?;
         }
-        if let Some(v) = get(&n.tenant_max_running) {
-            s.tenant_limits = TenantLimits::parse(&v)
-                .map_err(|reason| ConfigError::Invalid { name: n.tenant_max_running.clone(), reason })?;
+        // Unset or empty: every tenant gets the default cap (one tenant must not take every
+        // slot of a shared pool); a spec without a bare number keeps the default for the rest.
+        s.tenant_limits = TenantLimits::parse(&get(&n.tenant_max_running).unwrap_or_default())
+            .map_err(|reason| ConfigError::Invalid { name: n.tenant_max_running.clone(), reason })?;
+        if s.tenant_limits.default.is_none() {
+            s.tenant_limits.default = Some(r.defaults.tenant_max_running);
         }
         Ok(s)
     }
@@ -706,7 +709,10 @@ mod tests {
             (w.pool.as_str(), w.lease_ms, w.skew_margin_ms, w.max_skew_ms),
             ("default", 30_000, 2_000, 1_000)
         );
-        assert!(w.max_total_run_ms.is_none() && w.tenant_limits.of("t").is_none());
+        assert!(w.max_total_run_ms.is_none());
+        // Security review 2026-12 M1: a deployment caps every tenant's running executions
+        // unless told otherwise (it was unlimited when unset).
+        assert_eq!(w.tenant_limits.of("t"), Some(500));
         assert!(!w.worker_id.is_empty());
         let t = TickSettings::from_lookup(none).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(

@@ -268,6 +268,8 @@ pub struct Defaults {
     pub quota_triggers_per_minute: u32,
     /// Default of `quotaExecutionsPerHour`.
     pub quota_executions_per_hour: u32,
+    /// Running executions per tenant when `tenantMaxRunning` is unset.
+    pub tenant_max_running: u32,
     /// Requests per second one tenant may make to the API (0: unthrottled).
     pub tenant_api_rps: u32,
     /// Lane depth from which the tick defers low-priority fires.
