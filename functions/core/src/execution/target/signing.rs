@@ -35,17 +35,25 @@ impl std::fmt::Debug for SigningKey {
     }
 }
 
+/// The shortest signing key accepted (bytes).
+pub const MIN_KEY_BYTES: usize = 24;
+/// The longest signing key accepted (bytes).
+pub const MAX_KEY_BYTES: usize = 64;
+
 /// A secret value that is not one or two `whsec_<base64>` keys. Says nothing of the value.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("the signing secret must hold one or two whsec_<base64 key> values (whitespace-separated)")]
+#[error(
+    "the signing secret must hold one or two whsec_<base64 key of 24-64 bytes> values (whitespace-separated)"
+)]
 pub struct BadSecret;
 
 impl SigningKey {
-    /// Parses `whsec_<base64>` (a key of at least 16 bytes).
+    /// Parses `whsec_<base64>` (a key of [`MIN_KEY_BYTES`] to [`MAX_KEY_BYTES`] bytes, as
+    /// Standard Webhooks recommends).
     pub fn parse(secret: &str) -> Result<Self, BadSecret> {
         let b64 = secret.strip_prefix(SECRET_PREFIX).ok_or(BadSecret)?;
         let key = B64.decode(b64).map_err(|_| BadSecret)?;
-        if key.len() < 16 {
+        if !(MIN_KEY_BYTES..=MAX_KEY_BYTES).contains(&key.len()) {
             return Err(BadSecret);
         }
         Ok(SigningKey(key))
@@ -81,6 +89,15 @@ pub fn sign(keys: &[SigningKey], id: &str, timestamp: i64, body: &[u8]) -> Strin
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn keys_shorter_than_24_bytes_are_refused() {
+        // Security review 2026-12 L2: 16-byte keys were accepted; Standard Webhooks asks for
+        // 24 to 64.
+        let key = |n: usize| format!("{SECRET_PREFIX}{}", B64.encode(vec![7u8; n]));
+        assert!(SigningKey::parse(&key(16)).is_err() && SigningKey::parse(&key(23)).is_err());
+        assert!(SigningKey::parse(&key(24)).is_ok() && SigningKey::parse(&key(64)).is_ok());
+    }
 
     #[test]
     fn the_standard_webhooks_test_vector_signs_as_published() {
