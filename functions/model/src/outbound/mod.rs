@@ -45,200 +45,15 @@ use crate::deployment::Deployment;
 use crate::priority::Lane;
 use crate::retry::{codes, RunError};
 use crate::{Target, ValidationError};
-use std::collections::BTreeMap;
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::net::IpAddr;
 
-/// An IPv4 or IPv6 network (`10.1.0.0/16`, `fd12::/16`); in JSON, that string.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
-#[serde(try_from = "String", into = "String")]
-pub struct Cidr {
-    net: IpAddr,
-    prefix: u8,
-}
+mod address;
+mod allow;
+mod queue_url;
 
-impl Cidr {
-    /// Parses `addr/prefix` (a bare address is a /32 or /128).
-    pub fn parse(s: &str) -> Result<Self, String> {
-        let (addr, prefix) = match s.split_once('/') {
-            Some((a, p)) => (a, Some(p)),
-            None => (s, None),
-        };
-        let net: IpAddr = addr.trim().parse().map_err(|_| format!("{s:?} is not an IP network"))?;
-        let max = if net.is_ipv4() { 32 } else { 128 };
-        let prefix = match prefix {
-            None => max,
-            Some(p) => p
-                .trim()
-                .parse::<u8>()
-                .ok()
-                .filter(|p| *p <= max)
-                .ok_or_else(|| format!("{s:?}: the prefix must be 0-{max}"))?,
-        };
-        Ok(Cidr { net, prefix })
-    }
-
-    /// Whether `ip` lies in the network (an IPv4 network never holds an IPv6 address: mapped
-    /// forms are unwrapped by the caller).
-    pub fn contains(&self, ip: IpAddr) -> bool {
-        match (self.net, ip) {
-            (IpAddr::V4(n), IpAddr::V4(a)) => {
-                let mask = u32::MAX.checked_shl(32 - u32::from(self.prefix)).unwrap_or(0);
-                u32::from(n) & mask == u32::from(a) & mask
-            }
-            (IpAddr::V6(n), IpAddr::V6(a)) => {
-                let mask = u128::MAX.checked_shl(128 - u32::from(self.prefix)).unwrap_or(0);
-                u128::from(n) & mask == u128::from(a) & mask
-            }
-            _ => false,
-        }
-    }
-}
-
-impl Cidr {
-    /// The addresses in both networks, as a network (two CIDRs either nest or are disjoint).
-    pub fn intersection(&self, other: &Cidr) -> Option<Cidr> {
-        let (wide, narrow) = if self.prefix <= other.prefix { (self, other) } else { (other, self) };
-        wide.contains(narrow.net).then_some(*narrow)
-    }
-}
-
-impl TryFrom<String> for Cidr {
-    type Error = String;
-
-    fn try_from(s: String) -> Result<Self, String> {
-        Cidr::parse(&s)
-    }
-}
-
-impl From<Cidr> for String {
-    fn from(c: Cidr) -> Self {
-        c.to_string()
-    }
-}
-
-impl std::fmt::Display for Cidr {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}/{}", self.net, self.prefix)
-    }
-}
-
-/// Which addresses a webhook may connect to.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct AddressPolicy {
-    /// Private networks the deployment allows (`SUNDIAL_PRIVATE_TARGET_CIDRS`).
-    pub private_cidrs: Vec<Cidr>,
-    /// Loopback and plain `http://` allowed: the local run and tests only
-    /// (`SUNDIAL_DEV_LOOPBACK_TARGETS`; never set by the CDK).
-    pub dev_loopback: bool,
-}
-
-impl AddressPolicy {
-    /// The policy of the local run and the test suite: loopback and plain `http://` allowed.
-    pub fn dev_loopback() -> Self {
-        AddressPolicy { private_cidrs: Vec::new(), dev_loopback: true }
-    }
-
-    /// Whether a webhook may connect to `ip`.
-    pub fn allows(&self, ip: IpAddr) -> bool {
-        let ip = unwrap_v4(ip);
-        if ip.is_loopback() {
-            return self.dev_loopback;
-        }
-        if always_refused(ip) {
-            return false;
-        }
-        is_public(ip) || self.private_cidrs.iter().any(|c| c.contains(ip))
-    }
-
-    /// Whether plain `http://` is allowed (the dev setting only: on a real network a webhook
-    /// without TLS can be read and rewritten on the way).
-    pub fn allows_plain_http(&self) -> bool {
-        self.dev_loopback
-    }
-}
-
-/// An IPv6 address that embeds an IPv4 one the packets end up at (mapped `::ffff:a.b.c.d`,
-/// translated `::ffff:0:a.b.c.d`, NAT64 `64:ff9b::a.b.c.d`, 6to4 `2002:AABB:CCDD::`,
-/// IPv4-compatible `::a.b.c.d`) is judged as that IPv4 address.
-fn unwrap_v4(ip: IpAddr) -> IpAddr {
-    let IpAddr::V6(v6) = ip else { return ip };
-    let seg = v6.segments();
-    let v4 =
-        |hi: u16, lo: u16| IpAddr::V4(Ipv4Addr::new((hi >> 8) as u8, hi as u8, (lo >> 8) as u8, lo as u8));
-    if let Some(v4) = v6.to_ipv4_mapped() {
-        return IpAddr::V4(v4);
-    }
-    if seg[..4] == [0, 0, 0, 0] && seg[4] == 0xffff && seg[5] == 0 {
-        return v4(seg[6], seg[7]); // IPv4-translated ::ffff:0:0:0/96 (RFC 2765)
-    }
-    if seg[0] == 0x64 && seg[1] == 0xff9b && seg[2..6] == [0, 0, 0, 0] {
-        return v4(seg[6], seg[7]); // NAT64 well-known prefix 64:ff9b::/96
-    }
-    if seg[0] == 0x2002 {
-        return v4(seg[1], seg[2]); // 6to4 2002::/16
-    }
-    if seg[..6] == [0, 0, 0, 0, 0, 0] && !v6.is_unspecified() && !v6.is_loopback() {
-        return v4(seg[6], seg[7]); // IPv4-compatible ::/96 (deprecated)
-    }
-    ip
-}
-
-/// Refused whatever the deployment lists: link-local (the metadata service), the EC2 IPv6
-/// service addresses, unspecified, multicast, broadcast. (Loopback is handled by the caller.)
-fn always_refused(ip: IpAddr) -> bool {
-    match ip {
-        IpAddr::V4(v4) => {
-            let [a, ..] = v4.octets();
-            a == 0 || v4.is_link_local() || v4.is_multicast() || v4.is_broadcast()
-        }
-        IpAddr::V6(v6) => {
-            let seg = v6.segments();
-            v6.is_unspecified()
-                || v6.is_multicast()
-                || (seg[0] & 0xffc0) == 0xfe80 // link-local fe80::/10
-                || (seg[0] == 0xfd00 && seg[1] == 0x0ec2) // fd00:ec2::/32 (metadata ::254, DNS ::253, NTP ::123)
-        }
-    }
-}
-
-/// Whether `ip` is a public unicast address a webhook may reach without any allowlist.
-pub fn is_public(ip: IpAddr) -> bool {
-    match unwrap_v4(ip) {
-        IpAddr::V4(v4) => is_public_v4(v4),
-        IpAddr::V6(v6) => is_public_v6(v6),
-    }
-}
-
-fn is_public_v4(ip: Ipv4Addr) -> bool {
-    let [a, b, c, _] = ip.octets();
-    !(a == 0                                   // "this network", 0.0.0.0
-        || ip.is_loopback()                    // 127/8
-        || ip.is_private()                     // 10/8, 172.16/12, 192.168/16
-        || ip.is_link_local()                  // 169.254/16 (instance metadata)
-        || (a == 100 && (64..128).contains(&b)) // 100.64/10 shared address space
-        || (a == 192 && b == 0 && c == 0)      // 192.0.0/24 protocol assignments
-        || (a == 192 && b == 0 && c == 2)      // documentation
-        || (a == 192 && b == 88 && c == 99)    // 6to4 relay anycast (deprecated, RFC 7526)
-        || (a == 198 && (b == 18 || b == 19))  // benchmarking
-        || (a == 198 && b == 51 && c == 100)   // documentation
-        || (a == 203 && b == 0 && c == 113)    // documentation
-        || ip.is_multicast()                   // 224/4
-        || a >= 240) // reserved, broadcast
-}
-
-fn is_public_v6(ip: Ipv6Addr) -> bool {
-    let seg = ip.segments();
-    !(ip.is_unspecified()
-        || ip.is_loopback()
-        || ip.is_multicast()
-        || (seg[0] & 0xfe00) == 0xfc00   // unique local fc00::/7
-        || (seg[0] & 0xffc0) == 0xfe80   // link-local fe80::/10
-        || (seg[0] & 0xffc0) == 0xfec0   // site-local fec0::/10 (deprecated, still routed inside some networks)
-        || (seg[0] == 0x64 && seg[1] == 0xff9b && seg[2] == 1) // local-use NAT64 64:ff9b:1::/48 (RFC 8215)
-        || (seg[0] == 0x2001 && seg[1] == 0x0db8) // documentation
-        || (seg[0] == 0x0100 && seg[1..4] == [0, 0, 0]) // discard-only 100::/64
-        || seg[0..6] == [0, 0, 0, 0, 0, 0]) // ::/96 not unwrapped above
-}
+pub use address::{is_public, AddressPolicy, Cidr};
+pub use allow::{glob_match, TargetAllow, TenantTargets};
+pub use queue_url::{parse_queue_url, QueueRef};
 
 /// Most extra headers a webhook target may name.
 pub const MAX_HEADERS: usize = 10;
@@ -260,134 +75,6 @@ pub fn is_reserved_header(name: &str) -> bool {
                 | "connection"
                 | "user-agent"
         )
-}
-
-/// What one tenant may call and use ([`glob_match`] globs, `cidrs` networks); an absent kind
-/// allows nothing of that kind.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct TargetAllow {
-    /// Lambda functions, matched as ARNs (`arn:aws:lambda:*:123456789012:function:acme-*`): a
-    /// job's bare name or partial ARN, and a glob of names, are completed with the deployment's
-    /// region and account; where those are unknown both are compared as written. A qualified
-    /// function (`acme-run:prod`) needs a glob that names a qualifier (`...:acme-*:*`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub lambda: Vec<String>,
-    /// SQS queues, matched against the queue URL's canonical ARN
-    /// (`arn:aws:sqs:*:123456789012:acme-*`); a URL-shaped glob is refused when read.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub sqs: Vec<String>,
-    /// Webhook host names (`*.acme.com`, `hooks.example.org`), matched lowercase.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub http: Vec<String>,
-    /// Secrets Manager secrets a webhook may name as `signingSecretArn` or a header's
-    /// `secretArn`, matched against the ARN as the job gives it, full or partial
-    /// (`arn:aws:secretsmanager:*:123456789012:secret:acme/*`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub secrets: Vec<String>,
-    /// In-process handlers (`target.handler`) an ECS worker may run for the tenant
-    /// (`report`, `etl-*`).
-    #[serde(default, rename = "inProcess", skip_serializing_if = "Vec::is_empty")]
-    pub in_process: Vec<String>,
-    /// Worker pools the tenant's jobs may run in (`default`, `batch-*`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub pools: Vec<String>,
-    /// Private networks the tenant's webhooks may reach (`10.1.5.0/24`): only what lies in
-    /// both these and the deployment's private networks ([`TargetPolicy::addresses_for`]).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub cidrs: Vec<Cidr>,
-}
-
-/// Per-tenant target allowlists (`SUNDIAL_TENANT_TARGETS`): a JSON object from tenant to
-/// [`TargetAllow`]; `"*"` applies to every tenant without an entry of its own. A tenant with
-/// neither may call no target and use no pool.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
-#[serde(try_from = "BTreeMap<String, TargetAllow>", into = "BTreeMap<String, TargetAllow>")]
-pub struct TenantTargets(pub BTreeMap<String, TargetAllow>);
-
-impl TryFrom<BTreeMap<String, TargetAllow>> for TenantTargets {
-    type Error = String;
-
-    /// Refuses a glob that could never match what it is compared with: `sqs` and `secrets`
-    /// globs are matched against ARNs, so a URL-shaped one would silently allow nothing.
-    fn try_from(map: BTreeMap<String, TargetAllow>) -> Result<Self, String> {
-        for (tenant, allow) in &map {
-            for g in &allow.secrets {
-                if g != "*" && !g.starts_with("arn:") {
-                    return Err(format!(
-                        "tenant {tenant:?}: secrets glob {g:?} must be an ARN glob (arn:aws:secretsmanager:<region>:<account>:secret:<name>)"
-                    ));
-                }
-            }
-            for g in &allow.sqs {
-                if g.contains('/') {
-                    return Err(format!(
-                        "tenant {tenant:?}: sqs glob {g:?} is a queue URL; queues are matched by ARN, write an ARN glob such as arn:aws:sqs:*:123456789012:acme-*"
-                    ));
-                }
-                if g != "*" && !g.starts_with("arn:") {
-                    return Err(format!(
-                        "tenant {tenant:?}: sqs glob {g:?} must be an ARN glob (arn:aws:sqs:<region>:<account>:<name>)"
-                    ));
-                }
-            }
-        }
-        Ok(TenantTargets(map))
-    }
-}
-
-impl From<TenantTargets> for BTreeMap<String, TargetAllow> {
-    fn from(t: TenantTargets) -> Self {
-        t.0
-    }
-}
-
-impl TenantTargets {
-    /// Parses the JSON setting.
-    pub fn parse(json: &str) -> Result<Self, String> {
-        serde_json::from_str(json).map_err(|e| {
-            format!("not a tenant → {{lambda, sqs, http, secrets, inProcess, pools, cidrs}} map: {e}")
-        })
-    }
-
-    /// The JSON setting.
-    pub fn to_json(&self) -> String {
-        serde_json::to_string(self).unwrap_or_default()
-    }
-
-    fn of(&self, tenant: &str) -> Option<&TargetAllow> {
-        self.0.get(tenant).or_else(|| self.0.get("*"))
-    }
-}
-
-/// Characters a `*` never matches: the separators of URLs and ARNs.
-const SEGMENT_SEPARATORS: &[u8] = b"/?#:@";
-
-/// `*` matches any run of characters within one segment (also none): it never matches one of
-/// `/ ? # : @`, so `arn:aws:sqs:*:123456789012:acme-*` cannot match a value that spells another
-/// account first and this one further on. A pattern that is only `*` matches every value.
-/// Everything else matches itself.
-pub fn glob_match(pattern: &str, s: &str) -> bool {
-    if pattern == "*" {
-        return true;
-    }
-    let s = s.as_bytes();
-    // matched[j]: whether the pattern so far matches s[..j]. Dynamic programming rather than the
-    // usual backtracking, which is only right when a `*` may match anything.
-    let mut matched = vec![false; s.len() + 1];
-    let mut next = vec![false; s.len() + 1];
-    matched[0] = true;
-    for &c in pattern.as_bytes() {
-        for j in 0..=s.len() {
-            next[j] = if c == b'*' {
-                matched[j] || (j > 0 && next[j - 1] && !SEGMENT_SEPARATORS.contains(&s[j - 1]))
-            } else {
-                j > 0 && matched[j - 1] && s[j - 1] == c
-            };
-        }
-        std::mem::swap(&mut matched, &mut next);
-    }
-    matched[s.len()]
 }
 
 /// The deployment's outbound policy: addresses and per-tenant allowlists.
@@ -421,7 +108,7 @@ impl Home {
 }
 
 /// The partition a region belongs to.
-fn partition_of(region: &str) -> &'static str {
+pub(super) fn partition_of(region: &str) -> &'static str {
     if region.starts_with("cn-") {
         "aws-cn"
     } else if region.starts_with("us-gov-") {
@@ -432,7 +119,7 @@ fn partition_of(region: &str) -> &'static str {
 }
 
 /// `us-east-1`, `cn-north-1`, `us-gov-west-1`: lowercase words and a number, joined by `-`.
-fn is_region(r: &str) -> bool {
+pub(super) fn is_region(r: &str) -> bool {
     r.len() <= 32
         && r.contains('-')
         && r.starts_with(|c: char| c.is_ascii_lowercase())
@@ -747,101 +434,6 @@ pub fn check_header_name(name: &str) -> Result<(), Refusal> {
     Ok(())
 }
 
-/// An SQS queue named by a URL that [`parse_queue_url`] accepted.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct QueueRef {
-    /// `aws`, `aws-cn` or `aws-us-gov`.
-    pub partition: &'static str,
-    /// The region; empty for an emulator URL that names none in a deployment whose region is
-    /// unknown.
-    pub region: String,
-    /// The 12-digit account id.
-    pub account: String,
-    /// The queue name (with `.fifo`, if any).
-    pub name: String,
-}
-
-impl QueueRef {
-    /// `arn:<partition>:sqs:<region>:<account>:<name>`, what the `sqs` globs are matched with.
-    pub fn arn(&self) -> String {
-        format!("arn:{}:sqs:{}:{}:{}", self.partition, self.region, self.account, self.name)
-    }
-}
-
-const QUEUE_URL_SHAPE: &str =
-    "must be an SQS queue URL https://sqs.<region>.amazonaws.com/<account>/<name>, without query, fragment, credentials or escapes";
-
-/// Parses a queue URL strictly into (region, account, name), so that the allowlist judges the
-/// queue SQS will use and not text a second parser may read differently: `https://` only, no
-/// query, fragment, userinfo, percent escapes or dot segments, exactly `/<account>/<name>`,
-/// on `sqs.<region>.amazonaws.com[.cn]` or `<region>.queue.amazonaws.com`. Under the dev
-/// setting (`SUNDIAL_DEV_LOOPBACK_TARGETS`) a loopback host (`127.0.0.1`, `localhost`,
-/// `*.localhost.localstack.cloud`) with the same path is an emulator's queue, over plain
-/// `http://` too, and any port.
-pub fn parse_queue_url(url: &str, addresses: &AddressPolicy, home: &Home) -> Result<QueueRef, Refusal> {
-    let bad = || invalid("target.queueUrl", QUEUE_URL_SHAPE);
-    // Refused as text first: the URI parser would drop or keep them, SQS might read them.
-    if url.len() > 2048
-        || url.bytes().any(|b| !b.is_ascii_graphic() || matches!(b, b'?' | b'#' | b'%' | b'@' | b'\\'))
-    {
-        return Err(bad());
-    }
-    let uri: http::Uri = url.parse().map_err(|_| bad())?;
-    let host = uri.host().ok_or_else(bad)?.to_ascii_lowercase();
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    let emulator = addresses.dev_loopback && is_loopback_host(host);
-    match (uri.scheme_str(), uri.port_u16()) {
-        (Some("https"), None | Some(443)) => {}
-        (Some("http" | "https"), _) if emulator => {}
-        _ => return Err(bad()),
-    }
-    let (account, name) = uri.path().strip_prefix('/').and_then(|p| p.split_once('/')).ok_or_else(bad)?;
-    let name_ok = !name.is_empty()
-        && name.len() <= 80
-        && name
-            .strip_suffix(".fifo")
-            .unwrap_or(name)
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
-    if account.len() != 12 || !account.bytes().all(|b| b.is_ascii_digit()) || !name_ok {
-        return Err(bad());
-    }
-    let (partition, region) = if emulator {
-        let named = host.strip_prefix("sqs.").and_then(|h| h.strip_suffix(".localhost.localstack.cloud"));
-        match named.filter(|r| is_region(r)) {
-            Some(r) => (partition_of(r), r.to_string()),
-            None => (home.partition(), home.region.clone().unwrap_or_default()),
-        }
-    } else {
-        aws_queue_host_region(host).ok_or_else(bad)?
-    };
-    Ok(QueueRef { partition, region, account: account.to_string(), name: name.to_string() })
-}
-
-/// The partition and region of an SQS endpoint host, if it is one.
-fn aws_queue_host_region(host: &str) -> Option<(&'static str, String)> {
-    let region = if let Some(cn) = host.strip_prefix("sqs.").and_then(|h| h.strip_suffix(".amazonaws.com.cn"))
-    {
-        Some(cn).filter(|r| r.starts_with("cn-"))
-    } else {
-        host.strip_prefix("sqs.")
-            .and_then(|h| h.strip_suffix(".amazonaws.com"))
-            .or_else(|| host.strip_suffix(".queue.amazonaws.com"))
-            .filter(|r| !r.starts_with("cn-"))
-    }?;
-    is_region(region).then(|| (partition_of(region), region.to_string()))
-}
-
-/// A host that can only be this machine: a loopback address, `localhost`, or LocalStack's
-/// public names for 127.0.0.1.
-fn is_loopback_host(host: &str) -> bool {
-    host.parse::<IpAddr>().is_ok_and(|ip| unwrap_v4(ip).is_loopback())
-        || host == "localhost"
-        || host.ends_with(".localhost")
-        || host == "localhost.localstack.cloud"
-        || host.ends_with(".localhost.localstack.cloud")
-}
-
 /// Refuses Sundial's own queues: a current pool's lanes (`{prefix}{pool}`, `{prefix}{pool}-low`)
 /// and dead-letter queue, and any other name under the pool queues' prefix (a pool added or
 /// renamed later). With an empty prefix only the first rule can apply, so it must name every
@@ -860,6 +452,7 @@ fn check_queue_url(cfg: &Deployment<'_>, queue: QueueRef) -> Result<QueueRef, Re
 
 #[cfg(test)]
 mod tests {
+    use super::allow::SEGMENT_SEPARATORS;
     use super::*;
 
     fn ip(s: &str) -> IpAddr {
