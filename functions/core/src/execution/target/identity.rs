@@ -110,11 +110,6 @@ impl TenantSessions {
         TenantSessions { base, roles, sessions: Arc::default() }
     }
 
-    /// The roles.
-    pub fn roles(&self) -> &TenantRoles {
-        &self.roles
-    }
-
     /// `tenant`'s clients (a new role session the first time, then the cached one: the SDK
     /// refreshes its credentials before they expire).
     pub async fn clients(&self, tenant: &str) -> TenantClients {
