@@ -17,8 +17,9 @@
 //! for another tenant or not at all) ends in one error, word for word: a tenant learns nothing
 //! about resources that are not its own. The detail goes to the worker's log.
 //!
-//! Sessions and ownership are cached per tenant (bounded): a tenant costs one `AssumeRole` per
-//! hour per worker process, and a resource one tag read per [`OWNERSHIP_TTL`].
+//! Sessions and ownership are cached per tenant, inside the worker's per-tenant targets
+//! (`super::Remotes`, bounded): a tenant costs one `AssumeRole` per hour per worker process, and
+//! a resource one tag read per [`OWNERSHIP_TTL`].
 
 use crate::execution::retry::{codes, RunError};
 pub use crate::model::tenant::TenantRoles;
@@ -35,7 +36,8 @@ pub const TENANT_TAG: &str = "sundial-tenant";
 /// leaves its old tenant within this time.
 pub const OWNERSHIP_TTL: Duration = Duration::from_secs(60);
 
-/// Most tenants whose sessions (and ownership confirmations) one worker process keeps.
+/// Most tenants whose targets (session, secret cache, ownership confirmations) one worker
+/// process keeps.
 pub const MAX_TENANTS: usize = 1_000;
 
 /// Most confirmed resources kept per tenant.
@@ -96,27 +98,24 @@ fn session_name(tenant: &str) -> String {
 }
 
 /// Clients per tenant: the base clients as the tenant's role session, or the base clients
-/// themselves when no role is configured.
+/// themselves when no role is configured. Not cached here: the caller keeps what it builds
+/// (`super::Remotes`, one per tenant).
 #[derive(Debug, Clone)]
 pub struct TenantSessions {
     base: TenantClients,
     roles: TenantRoles,
-    sessions: Arc<Mutex<HashMap<String, TenantClients>>>,
 }
 
 impl TenantSessions {
     /// Sessions over `base` (whose interceptors and endpoint the tenant clients keep).
     pub fn new(base: TenantClients, roles: TenantRoles) -> Self {
-        TenantSessions { base, roles, sessions: Arc::default() }
+        TenantSessions { base, roles }
     }
 
-    /// `tenant`'s clients (a new role session the first time, then the cached one: the SDK
-    /// refreshes its credentials before they expire).
+    /// `tenant`'s clients, over a new role session (the SDK refreshes its credentials before
+    /// they expire, so the caller keeps and reuses them).
     pub async fn clients(&self, tenant: &str) -> TenantClients {
         let Some(role) = self.roles.of(tenant) else { return self.base.clone() };
-        if let Some(c) = self.sessions.lock().ok().and_then(|m| m.get(tenant).cloned()) {
-            return c;
-        }
         let provider = aws_config::sts::AssumeRoleProvider::builder(role)
             .session_name(session_name(tenant))
             .tags([(TENANT_TAG, tenant)])
@@ -127,42 +126,25 @@ impl TenantSessions {
         let creds = aws_sdk_lambda::config::SharedCredentialsProvider::new(provider);
         // One cache for the three clients: one STS call per tenant per session, not three.
         let cache = aws_sdk_lambda::config::IdentityCache::lazy().build();
-        let clients = TenantClients {
-            lambda: aws_sdk_lambda::Client::from_conf(
-                self.base
-                    .lambda
-                    .config()
-                    .to_builder()
-                    .credentials_provider(creds.clone())
-                    .identity_cache(cache.clone())
-                    .build(),
-            ),
-            sqs: aws_sdk_sqs::Client::from_conf(
-                self.base
-                    .sqs
-                    .config()
-                    .to_builder()
-                    .credentials_provider(creds.clone())
-                    .identity_cache(cache.clone())
-                    .build(),
-            ),
-            secrets: aws_sdk_secretsmanager::Client::from_conf(
-                self.base
-                    .secrets
-                    .config()
-                    .to_builder()
-                    .credentials_provider(creds)
-                    .identity_cache(cache)
-                    .build(),
-            ),
-        };
-        if let Ok(mut m) = self.sessions.lock() {
-            if m.len() >= MAX_TENANTS {
-                m.clear();
-            }
-            m.insert(tenant.to_string(), clients.clone());
+        // The base client's configuration (endpoint, interceptors) with the session's
+        // credentials.
+        macro_rules! as_tenant {
+            ($sdk:ident, $client:expr) => {
+                $sdk::Client::from_conf(
+                    $client
+                        .config()
+                        .to_builder()
+                        .credentials_provider(creds.clone())
+                        .identity_cache(cache.clone())
+                        .build(),
+                )
+            };
         }
-        clients
+        TenantClients {
+            lambda: as_tenant!(aws_sdk_lambda, self.base.lambda),
+            sqs: as_tenant!(aws_sdk_sqs, self.base.sqs),
+            secrets: as_tenant!(aws_sdk_secretsmanager, self.base.secrets),
+        }
     }
 }
 
