@@ -285,19 +285,11 @@ impl EcsWorkerSettings {
                 &r.env.shutdown_grace_secs,
                 r.defaults.shutdown_grace_secs,
             )?),
-            diagnostic_handlers: match get(&r.env.diagnostic_handlers).filter(|v| !v.is_empty()) {
-                None => false,
-                Some(v) => match v.to_ascii_lowercase().as_str() {
-                    "true" | "1" | "yes" => true,
-                    "false" | "0" | "no" => false,
-                    _ => {
-                        return Err(ConfigError::Invalid {
-                            name: r.env.diagnostic_handlers.clone(),
-                            reason: format!("{v:?} is not true or false"),
-                        })
-                    }
-                },
-            },
+            diagnostic_handlers: crate::store::config::flag(
+                &r.env.diagnostic_handlers,
+                get(&r.env.diagnostic_handlers).as_deref(),
+            )?
+            .unwrap_or(false),
         })
     }
 }

@@ -108,19 +108,8 @@ impl Config {
             horizon_secs: r.defaults.horizon_seconds,
             targets: target_policy(&get)?,
             event_bus: get(&r.env.event_bus).filter(|v| !v.is_empty()),
-            fair_queues: match get(&r.env.fair_queues).filter(|v| !v.is_empty()) {
-                None => r.defaults.fair_queues,
-                Some(v) => match v.to_ascii_lowercase().as_str() {
-                    "true" | "1" | "yes" => true,
-                    "false" | "0" | "no" => false,
-                    _ => {
-                        return Err(ConfigError::Invalid {
-                            name: r.env.fair_queues.clone(),
-                            reason: format!("{v:?} is not true or false"),
-                        })
-                    }
-                },
-            },
+            fair_queues: flag(&r.env.fair_queues, get(&r.env.fair_queues).as_deref())?
+                .unwrap_or(r.defaults.fair_queues),
         })
     }
 
@@ -249,6 +238,18 @@ fn target_policy(get: &impl Fn(&str) -> Option<String>) -> Result<TargetPolicy, 
 /// cannot set them on a Lambda function), so only [`Config::from_env`] reads them.
 fn runtime_region(get: impl Fn(&str) -> Option<String>) -> Option<String> {
     ["AWS_REGION", "AWS_DEFAULT_REGION"].into_iter().find_map(|n| get(n).filter(|r| !r.trim().is_empty()))
+}
+
+/// A true/false setting (`true`/`1`/`yes`, `false`/`0`/`no`, any case); unset or empty: `None`.
+pub fn flag(name: &str, value: Option<&str>) -> Result<Option<bool>, ConfigError> {
+    match value.map(str::trim).filter(|v| !v.is_empty()).map(str::to_ascii_lowercase).as_deref() {
+        None => Ok(None),
+        Some("true" | "1" | "yes") => Ok(Some(true)),
+        Some("false" | "0" | "no") => Ok(Some(false)),
+        Some(v) => {
+            Err(ConfigError::Invalid { name: name.into(), reason: format!("{v:?} is not true or false") })
+        }
+    }
 }
 
 /// Pool names become queue names: SQS allows 80 characters of `[A-Za-z0-9_-]`.
