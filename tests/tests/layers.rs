@@ -11,6 +11,7 @@ use std::process::Command;
 /// strictly lower layer.
 const LAYERS: &[(&str, u32)] = &[
     ("sundial-hash", 0),
+    ("sundial-simaws", 1),
     ("sundial-schedule", 1),
     ("sundial-model", 2),
     ("sundial-capacity", 2),
@@ -187,7 +188,12 @@ fn no_lambda_links_the_offline_tooling() {
         assert!(!c.contains("sundial-capacity"), "{name} links the capacity model");
         assert!(!c.contains("sundial-testkit"), "{name} links the test instrumentation by default");
         assert!(!c.contains("sundial-chaos") && !c.contains("sundial-tests"), "{name} links test tooling");
+        assert!(!c.contains("sundial-simaws"), "{name} links the simulated AWS");
     }
+    // The simulated AWS sits at the bottom: the SDK and the stable hashes, nothing of Sundial.
+    let sim: Vec<String> =
+        g.closure("sundial-simaws").into_iter().filter(|c| c.starts_with("sundial-")).collect();
+    assert_eq!(sim, ["sundial-hash"], "sundial-simaws imports Sundial crates");
     assert!(g.closure("sundial-cli").contains("sundial-capacity"));
     // The instrumentation is there to be linked: by the tests, and by a Lambda built with
     // `iam-record` (an optional dependency, so absent from its default closure).

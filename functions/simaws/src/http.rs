@@ -1,0 +1,321 @@
+//! The SDK-facing side: [`sdk_config`] builds an `SdkConfig` whose HTTP client is the simulated
+//! AWS. A request is routed by its `X-Amz-Target` header (the awsJson services) or its path
+//! (Lambda's restJson), delayed by a seeded latency, possibly failed by a seeded fault, served
+//! under the one lock, and hashed into the trace.
+
+use crate::error::ApiError;
+use crate::{services, sqs, Aws, State};
+use aws_config::retry::RetryConfig;
+use aws_config::stalled_stream_protection::StalledStreamProtectionConfig;
+use aws_config::timeout::TimeoutConfig;
+use aws_config::{BehaviorVersion, Region, SdkConfig};
+use aws_credential_types::provider::SharedCredentialsProvider;
+use aws_credential_types::Credentials;
+use aws_smithy_async::rt::sleep::{SharedAsyncSleep, TokioSleep};
+use aws_smithy_async::time::{SharedTimeSource, TimeSource};
+use aws_smithy_runtime_api::client::http::{
+    HttpClient, HttpConnector, HttpConnectorFuture, HttpConnectorSettings, SharedHttpClient,
+    SharedHttpConnector,
+};
+use aws_smithy_runtime_api::client::orchestrator::{HttpRequest, HttpResponse};
+use aws_smithy_runtime_api::client::result::ConnectorError;
+use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
+use aws_smithy_types::body::SdkBody;
+use serde_json::Value;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// The endpoint every client of the simulated AWS is configured with (never resolved).
+pub const ENDPOINT: &str = "http://sim.aws";
+
+pub(crate) fn sdk_config(aws: &Aws, process: Option<String>) -> SdkConfig {
+    let client = SimClient { aws: aws.clone(), process };
+    SdkConfig::builder()
+        .region(Region::new(crate::ddb::REGION))
+        .credentials_provider(SharedCredentialsProvider::new(Credentials::new(
+            "sim", "sim", None, None, "simaws",
+        )))
+        .endpoint_url(ENDPOINT)
+        .http_client(SharedHttpClient::new(client))
+        .sleep_impl(SharedAsyncSleep::new(TokioSleep::new()))
+        .time_source(SharedTimeSource::new(SimClock(aws.clone())))
+        // No jitter: a seed must replay the same backoffs.
+        .retry_config(RetryConfig::standard().with_use_static_exponential_base(true))
+        .timeout_config(TimeoutConfig::disabled())
+        .stalled_stream_protection(StalledStreamProtectionConfig::disabled())
+        .behavior_version(BehaviorVersion::latest())
+        .build()
+}
+
+/// The simulated clock as the SDK's time source (request signing, clock skew).
+#[derive(Debug)]
+struct SimClock(Aws);
+
+impl TimeSource for SimClock {
+    fn now(&self) -> SystemTime {
+        UNIX_EPOCH + Duration::from_millis(self.0.now_ms().max(0) as u64)
+    }
+}
+
+#[derive(Clone)]
+struct SimClient {
+    aws: Aws,
+    process: Option<String>,
+}
+
+impl std::fmt::Debug for SimClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SimClient({:?})", self.process)
+    }
+}
+
+impl HttpClient for SimClient {
+    fn http_connector(&self, _: &HttpConnectorSettings, _: &RuntimeComponents) -> SharedHttpConnector {
+        SharedHttpConnector::new(self.clone())
+    }
+}
+
+impl HttpConnector for SimClient {
+    fn call(&self, request: HttpRequest) -> HttpConnectorFuture {
+        let c = self.clone();
+        HttpConnectorFuture::new(async move { c.serve(request).await })
+    }
+}
+
+/// Which service a request is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Service {
+    Dynamo,
+    Sqs,
+    Secrets,
+    Events,
+    Lambda,
+    Unknown,
+}
+
+/// A request, decoded.
+pub(crate) struct Call {
+    pub(crate) service: Service,
+    /// The operation (`PutItem`, `Invoke`, ...).
+    pub(crate) op: String,
+    pub(crate) json: Value,
+    pub(crate) raw: Vec<u8>,
+    pub(crate) path: String,
+    pub(crate) invocation_type: Option<String>,
+    pub(crate) process: Option<String>,
+}
+
+/// A response, before it becomes HTTP.
+pub(crate) struct Reply {
+    pub(crate) status: u16,
+    pub(crate) headers: Vec<(&'static str, String)>,
+    pub(crate) body: Vec<u8>,
+}
+
+impl Reply {
+    pub(crate) fn json(service: Service, v: &Value) -> Reply {
+        Reply {
+            status: 200,
+            headers: vec![("content-type", content_type(service).into())],
+            body: v.to_string().into_bytes(),
+        }
+    }
+
+    pub(crate) fn error(service: Service, e: &ApiError) -> Reply {
+        let mut headers =
+            vec![("content-type", content_type(service).into()), ("x-amzn-errortype", e.code.clone())];
+        if let Some(q) = &e.query_error {
+            headers.push(("x-amzn-query-error", q.clone()));
+        }
+        Reply { status: e.status, headers, body: e.json_body().to_string().into_bytes() }
+    }
+
+    pub(crate) fn of(service: Service, r: Result<Value, ApiError>) -> Reply {
+        match r {
+            Ok(v) => Reply::json(service, &v),
+            Err(e) => Reply::error(service, &e),
+        }
+    }
+}
+
+fn content_type(s: Service) -> &'static str {
+    match s {
+        Service::Dynamo | Service::Sqs => "application/x-amz-json-1.0",
+        Service::Secrets | Service::Events => "application/x-amz-json-1.1",
+        Service::Lambda | Service::Unknown => "application/json",
+    }
+}
+
+fn decode(req: &HttpRequest, process: Option<String>) -> Call {
+    let raw = req.body().bytes().map(<[u8]>::to_vec).unwrap_or_default();
+    let uri: http::Uri = req.uri().parse().unwrap_or_default();
+    let path = uri.path().to_string();
+    let target = req.headers().get("x-amz-target").unwrap_or_default();
+    let (prefix, op) = target.split_once('.').unwrap_or(("", target));
+    let (service, op) = match prefix {
+        "DynamoDB_20120810" => (Service::Dynamo, op.to_string()),
+        "AmazonSQS" => (Service::Sqs, op.to_string()),
+        "secretsmanager" => (Service::Secrets, op.to_string()),
+        "AWSEvents" => (Service::Events, op.to_string()),
+        "" if path.starts_with("/2015-03-31/functions/") => {
+            let invoke = path.ends_with("/invocations") && req.method() == "POST";
+            (Service::Lambda, if invoke { "Invoke" } else { "GetFunction" }.to_string())
+        }
+        "" => (Service::Unknown, format!("{} {path}", req.method())),
+        _ => (Service::Unknown, target.to_string()),
+    };
+    let json = if service == Service::Lambda || raw.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_slice(&raw).unwrap_or(Value::Null)
+    };
+    let invocation_type = req.headers().get("x-amz-invocation-type").map(str::to_string);
+    Call { service, op, json, raw, path, invocation_type, process }
+}
+
+fn service_name(s: Service) -> &'static str {
+    match s {
+        Service::Dynamo => "DynamoDB",
+        Service::Sqs => "SQS",
+        Service::Secrets => "SecretsManager",
+        Service::Events => "EventBridge",
+        Service::Lambda => "Lambda",
+        Service::Unknown => "Unknown",
+    }
+}
+
+/// A fault decided before the request is applied.
+enum Before {
+    Serve { lose_response: bool },
+    Fail(ApiError),
+}
+
+fn throttle_error(s: Service, st: &mut State) -> ApiError {
+    match s {
+        Service::Dynamo if st.draw() < 0.5 => ApiError::new(
+            400,
+            "ProvisionedThroughputExceededException",
+            "The level of configured provisioned throughput for the table was exceeded (simulated)",
+        ),
+        Service::Sqs => ApiError::new(400, "RequestThrottled", "Request is throttled (simulated)")
+            .with_query_error("RequestThrottled;Sender"),
+        Service::Lambda => ApiError::new(429, "TooManyRequestsException", "Rate exceeded (simulated)"),
+        _ => ApiError::new(400, "ThrottlingException", "Rate exceeded (simulated)"),
+    }
+}
+
+fn server_error(s: Service) -> ApiError {
+    match s {
+        Service::Sqs => ApiError::new(500, "InternalError", "We encountered an internal error (simulated)")
+            .with_query_error("InternalError;Receiver"),
+        Service::Lambda => ApiError::new(500, "ServiceException", "Internal service error (simulated)"),
+        _ => ApiError::new(500, "InternalServerError", "Internal server error (simulated)"),
+    }
+}
+
+/// Counts the request, draws its latency and decides its faults (in that order, so the draws
+/// are the same for the same request sequence).
+fn before(st: &mut State, call: &Call) -> (u64, Before) {
+    let key = format!("{}.{}", service_name(call.service), call.op);
+    *st.stats.requests.entry(key).or_default() += 1;
+    let aimed = st.faults.only_process.as_ref().is_none_or(|p| call.process.as_ref() == Some(p));
+    let f = st.faults.clone();
+    let latency = if f.latency_ms > 0 { st.rng.below(f.latency_ms + 1) } else { 0 };
+    if !aimed || call.service == Service::Unknown {
+        return (latency, Before::Serve { lose_response: false });
+    }
+    if call.service == Service::Sqs && f.sqs_down {
+        st.fault("sqs_down");
+        let e = ApiError::new(503, "ServiceUnavailable", "SQS is down (simulated)")
+            .with_query_error("ServiceUnavailable;Receiver");
+        return (latency, Before::Fail(e));
+    }
+    if st.chance(f.throttle) {
+        st.fault("throttle");
+        return (latency, Before::Fail(throttle_error(call.service, st)));
+    }
+    if st.chance(f.server_error) {
+        st.fault("server_error");
+        return (latency, Before::Fail(server_error(call.service)));
+    }
+    let lose_response = st.chance(f.lost_response);
+    if lose_response {
+        st.fault("lost_response");
+    }
+    (latency, Before::Serve { lose_response })
+}
+
+/// The request as hashed into the trace: the body without the SDK's random idempotency tokens.
+fn trace_bytes(call: &Call) -> Vec<u8> {
+    match &call.json {
+        Value::Object(m) if m.contains_key("ClientRequestToken") => {
+            let mut m = m.clone();
+            m.remove("ClientRequestToken");
+            Value::Object(m).to_string().into_bytes()
+        }
+        _ => call.raw.clone(),
+    }
+}
+
+impl SimClient {
+    async fn serve(self, req: HttpRequest) -> Result<HttpResponse, ConnectorError> {
+        let call = decode(&req, self.process.clone());
+        let (latency, plan) = before(&mut self.aws.lock(), &call);
+        if latency > 0 {
+            tokio::time::sleep(Duration::from_millis(latency)).await;
+        }
+        let mut reply = match plan {
+            Before::Fail(e) => Reply::error(call.service, &e),
+            Before::Serve { lose_response } => {
+                let r = self.dispatch(&call).await;
+                if lose_response {
+                    Reply::error(call.service, &server_error(call.service))
+                } else {
+                    r
+                }
+            }
+        };
+        reply.headers.push(("x-amzn-requestid", format!("sim-{:016x}", self.aws.lock().rng.next_u64())));
+        {
+            let mut st = self.aws.lock();
+            let t = st
+                .trace
+                .write(call.process.as_deref().unwrap_or("").as_bytes())
+                .write(&[0])
+                .write(call.op.as_bytes());
+            let t = t
+                .write(&[0])
+                .write(&trace_bytes(&call))
+                .write(&reply.status.to_be_bytes())
+                .write(&reply.body);
+            st.trace = t;
+        }
+        to_http(reply)
+    }
+
+    async fn dispatch(&self, call: &Call) -> Reply {
+        let aws = &self.aws;
+        match call.service {
+            Service::Dynamo => {
+                let now = aws.now_ms();
+                let r = aws.lock().ddb.call(&call.op, &call.json, now);
+                Reply::of(Service::Dynamo, r)
+            }
+            Service::Sqs => Reply::of(Service::Sqs, sqs::call(aws, call).await),
+            Service::Secrets => Reply::of(Service::Secrets, services::secrets(aws, call)),
+            Service::Events => Reply::of(Service::Events, services::events(aws, call)),
+            Service::Lambda => services::lambda(aws, call).await,
+            Service::Unknown => {
+                Reply::error(Service::Unknown, &ApiError::unknown_operation("an unknown service", &call.op))
+            }
+        }
+    }
+}
+
+fn to_http(reply: Reply) -> Result<HttpResponse, ConnectorError> {
+    let mut b = http::Response::builder().status(reply.status);
+    for (k, v) in &reply.headers {
+        b = b.header(*k, v.as_str());
+    }
+    let resp = b.body(SdkBody::from(reply.body)).map_err(|e| ConnectorError::other(Box::new(e), None))?;
+    HttpResponse::try_from(resp).map_err(|e| ConnectorError::other(Box::new(e), None))
+}

@@ -1,0 +1,300 @@
+//! # sundial-simaws
+//!
+//! An in-process, deterministic AWS for the simulator: DynamoDB, SQS, Lambda `Invoke` /
+//! `GetFunction`, Secrets Manager and EventBridge `PutEvents`, served to the real SDK clients
+//! as their HTTP client ([`Aws::sdk_config`]), so the product's code runs unchanged on top.
+//! Time is the tokio clock (paused in the simulator, so a simulated day takes seconds), and
+//! every random draw (faults, latencies, ids) comes from the seed: the same seed and the same
+//! workload give the same trace, byte for byte ([`Aws::trace_hash`]).
+//!
+//! Layout:
+//! - [`http`](crate::http) — the SDK-facing side: the `HttpClient`, routing by `X-Amz-Target` /
+//!   path, faults, latency, the trace hash.
+//! - `ddb` — DynamoDB (tables, sparse GSIs, expressions, Query/Scan paging, transactions).
+//! - `sqs` — SQS (visibility, delays, receive counts, redrive, long polls, batches).
+//! - `services` — Lambda, Secrets Manager, EventBridge.
+//! - [`contract`] — the contract suite: the semantics Sundial relies on, as cases run against
+//!   this simulator (`tests/contract.rs`) and against MiniStack and moto (the integration
+//!   crate's `aws_contract.rs`), so the simulator cannot drift from the emulators.
+//!
+//! All state sits behind one lock that is never held across an `.await`; responses never
+//! depend on hash order (B-trees everywhere). Not modelled: eventual consistency (reads are
+//! always consistent), TTL deletion, FIFO queues, IAM. See docs/simulation.md.
+
+pub mod contract;
+mod ddb;
+mod error;
+mod http;
+mod services;
+mod sqs;
+
+pub use http::ENDPOINT;
+
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard};
+use sundial_hash::SplitMix;
+
+/// A boxed, sendable future (the shape of an [`Aws::on_invoke`] handler's answer).
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// A Lambda invocation handed to the harness's handler.
+#[derive(Debug, Clone)]
+pub struct Invocation {
+    /// The function name or ARN, as the caller gave it.
+    pub function: String,
+    /// The request payload.
+    pub payload: Vec<u8>,
+    /// `RequestResponse` (awaited) or `Event` (spawned; the caller gets 202 at once).
+    pub invocation_type: InvocationType,
+    /// The calling process ([`Aws::sdk_config_for`]), if tagged.
+    pub process: Option<String>,
+}
+
+/// How a function was invoked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InvocationType {
+    RequestResponse,
+    Event,
+    DryRun,
+}
+
+/// What a handler answers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum InvokeOutcome {
+    /// The function returned this payload.
+    Ok(Vec<u8>),
+    /// The function failed (`X-Amz-Function-Error: Unhandled`, this error payload).
+    FunctionError(Vec<u8>),
+    /// Lambda throttled the call (429 `TooManyRequestsException`).
+    Throttled,
+    /// No such function (404 `ResourceNotFoundException`).
+    NotFound,
+}
+
+/// The harness's Lambda: called for every `Invoke`.
+pub type InvokeHandler = Arc<dyn Fn(Invocation) -> BoxFuture<'static, InvokeOutcome> + Send + Sync>;
+
+/// Injected faults: probabilities in [0, 1], drawn from the seed. All zero (the default): none.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Faults {
+    /// Reject before applying: DynamoDB `ThrottlingException` / `ProvisionedThroughputExceededException`,
+    /// SQS `RequestThrottled`.
+    pub throttle: f64,
+    /// A 500 before applying.
+    pub server_error: f64,
+    /// Apply, then answer 500 (the caller cannot know it applied; the SDK retries).
+    pub lost_response: f64,
+    /// A sent message silently vanishes (the send reports success).
+    pub sqs_lose_on_send: f64,
+    /// A receive also leaves a visible copy of the message (at-least-once delivery).
+    pub sqs_duplicate: f64,
+    /// (probability, maximum) of an extra delay, in ms, on a sent message.
+    pub sqs_extra_delay_ms: (f64, u64),
+    /// Every SQS call fails with a 5xx while DynamoDB works.
+    pub sqs_down: bool,
+    /// Maximum simulated latency per request, in ms (a uniform draw, slept in tokio time).
+    pub latency_ms: u64,
+    /// Faults only for requests of this process (`None`: every request).
+    pub only_process: Option<String>,
+}
+
+/// One EventBridge `PutEvents` entry.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Event {
+    pub source: String,
+    pub detail_type: String,
+    /// The detail, as JSON text.
+    pub detail: String,
+    pub bus: String,
+    pub time_ms: i64,
+}
+
+/// An item in DynamoDB JSON (`{"pk": {"S": "x"}}`).
+pub type Item = serde_json::Map<String, Value>;
+
+/// The depths of one queue.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueueStats {
+    pub url: String,
+    pub name: String,
+    /// Receivable now.
+    pub visible: usize,
+    /// Received and not yet deleted or visible again.
+    pub in_flight: usize,
+    /// Sent with a delay that has not passed.
+    pub delayed: usize,
+}
+
+/// Counters since creation.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Requests per operation (`DynamoDB.PutItem`, `SQS.ReceiveMessage`, ...).
+    pub requests: BTreeMap<String, u64>,
+    /// Faults injected per kind (`throttle`, `server_error`, `lost_response`, ...).
+    pub faults: BTreeMap<String, u64>,
+}
+
+pub(crate) struct State {
+    pub(crate) rng: SplitMix,
+    pub(crate) faults: Faults,
+    pub(crate) ddb: ddb::Dynamo,
+    pub(crate) sqs: sqs::Sqs,
+    pub(crate) services: services::Services,
+    pub(crate) stats: Stats,
+    pub(crate) trace: sundial_hash::Fnv1a,
+}
+
+impl State {
+    /// A uniform draw in [0, 1).
+    pub(crate) fn draw(&mut self) -> f64 {
+        (self.rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    pub(crate) fn chance(&mut self, p: f64) -> bool {
+        p > 0.0 && self.draw() < p
+    }
+
+    pub(crate) fn fault(&mut self, kind: &str) {
+        *self.stats.faults.entry(kind.to_string()).or_default() += 1;
+    }
+}
+
+pub(crate) struct Inner {
+    pub(crate) state: Mutex<State>,
+    start: tokio::time::Instant,
+    epoch_ms: i64,
+    /// Woken on every change a long poll may be waiting for.
+    pub(crate) notify: tokio::sync::Notify,
+    pub(crate) invoke: Mutex<Option<InvokeHandler>>,
+}
+
+/// The simulated AWS: one account (`000000000000`), one region (`us-east-1`). Cheap to clone.
+#[derive(Clone)]
+pub struct Aws {
+    pub(crate) inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Aws {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Aws(now_ms={})", self.now_ms())
+    }
+}
+
+impl Aws {
+    /// A fresh AWS whose clock reads `epoch_ms` now and then advances with
+    /// `tokio::time::Instant` (create it inside the runtime whose clock it should follow).
+    pub fn new(seed: u64, epoch_ms: i64) -> Aws {
+        let state = State {
+            rng: SplitMix::new(seed),
+            faults: Faults::default(),
+            ddb: ddb::Dynamo::default(),
+            sqs: sqs::Sqs::default(),
+            services: services::Services::default(),
+            stats: Stats::default(),
+            trace: sundial_hash::Fnv1a::new(),
+        };
+        let inner = Inner {
+            state: Mutex::new(state),
+            start: tokio::time::Instant::now(),
+            epoch_ms,
+            notify: tokio::sync::Notify::new(),
+            invoke: Mutex::new(None),
+        };
+        Aws { inner: Arc::new(inner) }
+    }
+
+    /// The simulated wall clock, in ms since the Unix epoch.
+    pub fn now_ms(&self) -> i64 {
+        let elapsed = tokio::time::Instant::now().saturating_duration_since(self.inner.start);
+        self.inner.epoch_ms + elapsed.as_millis() as i64
+    }
+
+    pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
+        // A panic while holding the lock leaves the state as consistent as the panicking
+        // operation left it; the simulation reports the panic itself.
+        self.inner.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// An `SdkConfig` whose HTTP client is this AWS (see [`http`](crate::http)).
+    pub fn sdk_config(&self) -> aws_config::SdkConfig {
+        http::sdk_config(self, None)
+    }
+
+    /// The same, with every request tagged as coming from `process` (for faults aimed at it).
+    pub fn sdk_config_for(&self, process: &str) -> aws_config::SdkConfig {
+        http::sdk_config(self, Some(process.to_string()))
+    }
+
+    /// Replaces the fault settings (effective from the next request).
+    pub fn set_faults(&self, f: Faults) {
+        self.lock().faults = f;
+    }
+
+    /// Sets the handler of every Lambda `Invoke`.
+    pub fn on_invoke(&self, h: InvokeHandler) {
+        *self.inner.invoke.lock().unwrap_or_else(|p| p.into_inner()) = Some(h);
+    }
+
+    /// Registers a function (what `GetFunction` finds, with its tags).
+    pub fn create_function(&self, name: &str, tags: &[(&str, &str)]) {
+        self.lock().services.create_function(name, tags);
+    }
+
+    /// Creates (or replaces the value of) a secret.
+    pub fn put_secret(&self, name: &str, value: &str, tags: &[(&str, &str)]) {
+        let mut s = self.lock();
+        let suffix = s.rng.next_u64();
+        s.services.put_secret(name, value, tags, suffix);
+    }
+
+    /// Every EventBridge `PutEvents` entry so far, in order.
+    pub fn events(&self) -> Vec<Event> {
+        self.lock().services.events.clone()
+    }
+
+    /// Every item of `table` in key order (empty when there is no such table).
+    pub fn items(&self, table: &str) -> Vec<Item> {
+        let s = self.lock();
+        let Some(t) = s.ddb.tables.get(table) else { return Vec::new() };
+        t.all()
+            .map(|i| match ddb::value::item_to_json(i) {
+                Value::Object(m) => m,
+                _ => Item::new(),
+            })
+            .collect()
+    }
+
+    /// The number of items of `table` (cheaper than `items`).
+    pub fn item_count(&self, table: &str) -> usize {
+        self.lock().ddb.tables.get(table).map_or(0, |t| t.len())
+    }
+
+    /// Every queue's depths, by name.
+    pub fn queues(&self) -> Vec<QueueStats> {
+        let now = self.now_ms();
+        self.lock().sqs.stats(now)
+    }
+
+    /// The counters so far.
+    pub fn stats(&self) -> Stats {
+        self.lock().stats.clone()
+    }
+
+    /// A hash of every request and response so far, in order.
+    pub fn trace_hash(&self) -> u64 {
+        self.lock().trace.finish()
+    }
+}
+
+pub(crate) fn b64_encode(b: &[u8]) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode(b)
+}
+
+pub(crate) fn b64_decode(s: &str) -> Option<Vec<u8>> {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.decode(s).ok()
+}
