@@ -290,6 +290,9 @@ impl Poller {
         shutdown: &CancellationToken,
     ) -> anyhow::Result<Option<Vec<OwnedSemaphorePermit>>> {
         let first = tokio::select! {
+            // Branches are polled in written order, so a seed replays the same way in the
+            // deterministic simulator (docs/simulation.md).
+            biased;
             p = self.slots.clone().acquire_owned() => p?,
             _ = shutdown.cancelled() => return Ok(None),
         };
@@ -322,6 +325,9 @@ impl Poller {
             .message_system_attribute_names(MessageSystemAttributeName::ApproximateReceiveCount)
             .send();
         let out = tokio::select! {
+            // Branches are polled in written order, so a seed replays the same way in the
+            // deterministic simulator (docs/simulation.md).
+            biased;
             r = recv => r,
             _ = shutdown.cancelled() => return Received::Shutdown,
         };

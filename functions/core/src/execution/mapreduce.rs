@@ -192,6 +192,9 @@ impl Count {
     async fn pause(ctx: &HandlerContext, ms: u64) -> Result<(), RunError> {
         if ms > 0 {
             tokio::select! {
+                // Branches are polled in written order, so a seed replays the same way in the
+                // deterministic simulator (docs/simulation.md).
+                biased;
                 _ = tokio::time::sleep(std::time::Duration::from_millis(ms)) => {}
                 _ = ctx.cancelled() => return Err(RunError::cancelled()),
             }

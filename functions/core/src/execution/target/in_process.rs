@@ -163,6 +163,9 @@ impl Handler for Sleep {
                 }
                 let d = step.min(total - done);
                 tokio::select! {
+                    // Branches are polled in written order, so a seed replays the same way in the
+                    // deterministic simulator (docs/simulation.md).
+                    biased;
                     _ = tokio::time::sleep(Duration::from_millis(d)) => {}
                     _ = ctx.cancelled() => return Err(RunError::cancelled()),
                 }

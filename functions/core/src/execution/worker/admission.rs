@@ -90,6 +90,9 @@ impl Worker {
             return ControlFlow::Continue(now);
         }
         tokio::select! {
+            // Branches are polled in written order, so a seed replays the same way in the
+            // deterministic simulator (docs/simulation.md).
+            biased;
             _ = tokio::time::sleep(Duration::from_millis(wait.max(0) as u64)) => {}
             _ = d.stop.cancelled() => return ControlFlow::Break(Gate::Done(Disposition::RetryAfter(0))),
         }

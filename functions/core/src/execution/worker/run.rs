@@ -173,6 +173,9 @@ impl Worker {
         let timeout = tokio::time::sleep(Duration::from_secs(u64::from(e.definition.timeout_secs.max(1))));
         tokio::pin!(timeout);
         let early: Option<Result<Option<serde_json::Value>, RunError>> = tokio::select! {
+            // Branches are polled in written order, so a seed replays the same way in the
+            // deterministic simulator (docs/simulation.md).
+            biased;
             r = &mut run => Some(r),
             _ = &mut heartbeat => None,
             _ = &mut timeout => { stop.set(Stop::Timeout); None }
