@@ -145,7 +145,12 @@ pub(crate) struct State {
     pub(crate) services: services::Services,
     pub(crate) stats: Stats,
     pub(crate) trace: sundial_hash::Fnv1a,
+    /// Called with (queue URL, body) for every message a caller sends (lost ones included).
+    pub(crate) on_send: Option<SendHook>,
 }
+
+/// A hook that sees every message sent: (queue URL, body).
+pub type SendHook = Arc<dyn Fn(&str, &str) + Send + Sync>;
 
 impl State {
     /// A uniform draw in [0, 1).
@@ -195,6 +200,7 @@ impl Aws {
             services: services::Services::default(),
             stats: Stats::default(),
             trace: sundial_hash::Fnv1a::new(),
+            on_send: None,
         };
         let inner = Inner {
             state: Mutex::new(state),
@@ -231,6 +237,11 @@ impl Aws {
     /// Replaces the fault settings (effective from the next request).
     pub fn set_faults(&self, f: Faults) {
         self.lock().faults = f;
+    }
+
+    /// Sets the hook that sees every message sent (for invariants over message counts).
+    pub fn on_send(&self, h: SendHook) {
+        self.lock().on_send = Some(h);
     }
 
     /// Sets the handler of every Lambda `Invoke`.

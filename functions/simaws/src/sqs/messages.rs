@@ -87,6 +87,9 @@ fn send_one(st: &mut State, url: &str, entry: &Value, now: i64) -> Result<String
         None => q.attr("DelaySeconds"),
     };
     let id = message_id(st);
+    if let Some(h) = &st.on_send {
+        h(url, body);
+    }
     let f = st.faults.clone();
     if st.chance(f.sqs_lose_on_send) {
         st.fault("sqs_lose_on_send");

@@ -1,0 +1,128 @@
+//! The faults of a run, drawn from its seed: when the tick and the reconciler are down, when
+//! the network loses responses, throttles or fails, when SQS is down while DynamoDB is up, when
+//! messages are lost, duplicated or delayed, which worker is killed when (at whatever await
+//! point it is in) and for how long, and each worker's clock skew.
+
+use crate::{between, chance};
+use sundial_simaws::Faults;
+
+/// A window of network faults.
+#[derive(Debug, Clone)]
+pub struct NetWindow {
+    /// Start (ms).
+    pub from_ms: i64,
+    /// End (ms, exclusive).
+    pub to_ms: i64,
+    /// What goes wrong meanwhile.
+    pub faults: Faults,
+}
+
+/// A worker killed at `at_ms` and restarted `down_ms` later.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Kill {
+    /// When (ms).
+    pub at_ms: i64,
+    /// Which worker.
+    pub worker: usize,
+    /// How long it stays down (ms).
+    pub down_ms: i64,
+}
+
+/// Every fault of a run.
+#[derive(Debug, Clone, Default)]
+pub struct FaultPlan {
+    /// Tick outages `[from, to)` (ms).
+    pub tick_outages: Vec<(i64, i64)>,
+    /// Reconciler outages `[from, to)` (ms).
+    pub reconciler_outages: Vec<(i64, i64)>,
+    /// Network fault windows, not overlapping, in time order.
+    pub net: Vec<NetWindow>,
+    /// Worker kills, in time order.
+    pub kills: Vec<Kill>,
+    /// Each worker's clock skew (ms).
+    pub skews: Vec<i64>,
+}
+
+/// Whether `t` lies in one of `windows`.
+pub fn inside(windows: &[(i64, i64)], t: i64) -> bool {
+    windows.iter().any(|&(a, b)| a <= t && t < b)
+}
+
+fn outages(seed: u64, base: u64, from: i64, to: i64, count: u64, max_len_min: u64) -> Vec<(i64, i64)> {
+    (0..count)
+        .map(|k| {
+            let n = base + k * 4;
+            let start = from + between(seed, n, 0, (to - from).max(1) as u64) as i64;
+            let len = between(seed, n + 1, 1, max_len_min) as i64 * 60_000 + between(seed, n + 2, 0, 59_999) as i64;
+            (start, (start + len).min(to))
+        })
+        .collect()
+}
+
+fn net_faults(seed: u64, n: u64) -> Faults {
+    let p = |k: u64, max_permille: u64| between(seed, n + k, 0, max_permille) as f64 / 1000.0;
+    let mut f = Faults::default();
+    match between(seed, n, 0, 5) {
+        0 => f.lost_response = p(1, 150),
+        1 => f.throttle = p(1, 300),
+        2 => f.server_error = p(1, 200),
+        3 => {
+            f.sqs_lose_on_send = p(1, 100);
+            f.sqs_duplicate = p(2, 100);
+            f.sqs_extra_delay_ms = (p(3, 300), between(seed, n + 4, 1_000, 90_000));
+        }
+        4 => f.sqs_down = true,
+        _ => {
+            f.lost_response = p(1, 50);
+            f.throttle = p(2, 50);
+            f.server_error = p(3, 50);
+            f.sqs_lose_on_send = p(4, 30);
+            f.sqs_duplicate = p(5, 30);
+        }
+    }
+    f.latency_ms = between(seed, n + 9, 0, 200);
+    f
+}
+
+/// Draws the faults of `seed` for a run whose faults happen in `[from, to)`, with `workers`
+/// workers.
+pub fn draw(seed: u64, from: i64, to: i64, workers: usize) -> FaultPlan {
+    let span_min = ((to - from) / 60_000).max(1) as u64;
+    let tick_outages = outages(seed, 50_000, from, to, between(seed, 49_999, 0, 3), 120.min(span_min));
+    let reconciler_outages = outages(seed, 60_000, from, to, between(seed, 59_999, 0, 2), 90.min(span_min));
+    let mut net = Vec::new();
+    let mut t = from;
+    let mut k = 0u64;
+    while t < to {
+        let n = 70_000 + k * 16;
+        let gap = between(seed, n, 2, 40) as i64 * 60_000;
+        let len = between(seed, n + 1, 1, 25) as i64 * 60_000;
+        let (a, b) = (t + gap, (t + gap + len).min(to));
+        if a >= to {
+            break;
+        }
+        net.push(NetWindow { from_ms: a, to_ms: b, faults: net_faults(seed, n + 2) });
+        t = b;
+        k += 1;
+    }
+    let mut kills = Vec::new();
+    for w in 0..workers {
+        for j in 0..between(seed, 80_000 + w as u64 * 64, 0, 4) {
+            let n = 80_001 + w as u64 * 64 + j * 3;
+            kills.push(Kill {
+                at_ms: from + between(seed, n, 0, (to - from).max(1) as u64) as i64,
+                worker: w,
+                down_ms: between(seed, n + 1, 1_000, 20 * 60_000) as i64,
+            });
+        }
+    }
+    kills.sort_by_key(|k| (k.at_ms, k.worker));
+    let skews = (0..workers)
+        .map(|w| {
+            let n = 90_000 + w as u64;
+            let mag = if chance(seed, n, 150) { 4_000 } else { 1_200 };
+            between(seed, n + 1, 0, 2 * mag) as i64 - mag as i64
+        })
+        .collect();
+    FaultPlan { tick_outages, reconciler_outages, net, kills, skews }
+}

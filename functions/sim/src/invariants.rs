@@ -1,0 +1,247 @@
+//! The invariants every run is checked against, once faults have stopped and the system is
+//! quiet. Each is a promise the docs make:
+//!
+//! - **fires**: each fire of an enabled job has exactly one execution (a `fireOnce` batch stands
+//!   for the instants of its missed range), and no instant is covered twice (two executions, or
+//!   two batches whose ranges overlap); `skip` jobs at most once;
+//! - **final**: every execution reached a final state;
+//! - **effects**: every SUCCEEDED execution applied its effect, each execution at most once
+//!   (the ledger is idempotent by execution id; a second batch over the same instants is a
+//!   second effect);
+//! - **paused**: no effect for a fire whose instant lies in a window where the job was paused or
+//!   deleted;
+//! - **versions**: an effect ran the definition version in force at its fire's instant;
+//! - **quiet**: every shard's watermark reached the present;
+//! - **messages**: the messages sent per execution stay bounded;
+//! - **alerts**: `FireMissed` at most once per execution.
+//!
+//! Instants next to an operator action (its call under way, or one whose outcome the caller
+//! could not know) are checked for safety only (never twice, never paused), not for presence.
+
+use crate::ledger::Effect;
+use crate::processes::OpRecord;
+use crate::workload::{OpKind, Workload};
+use crate::world::ms;
+use std::collections::BTreeMap;
+use sundial_core::model::{ExecStatus, Execution, MANUAL_CODE};
+use sundial_core::schedule::{MisfirePolicy, Schedule};
+
+/// One broken promise.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Violation {
+    /// Which invariant.
+    pub invariant: &'static str,
+    /// What was seen.
+    pub detail: String,
+    /// The execution involved, if one.
+    pub execution: Option<String>,
+}
+
+/// Everything the checker reads.
+#[derive(Debug)]
+pub struct Evidence<'a> {
+    /// The workload.
+    pub workload: &'a Workload,
+    /// Operator actions done.
+    pub ops: &'a [OpRecord],
+    /// Every execution, by job index.
+    pub executions: &'a BTreeMap<usize, Vec<Execution>>,
+    /// The ledger's effects by execution id.
+    pub effects: &'a BTreeMap<String, Effect>,
+    /// Each shard's watermark (`through`, epoch minutes).
+    pub watermarks: &'a [Option<i64>],
+    /// The instant of the check (ms).
+    pub now_ms: i64,
+    /// Messages sent per execution id (all queues, re-sends and wait copies included).
+    pub messages: &'a BTreeMap<String, u64>,
+    /// `FireMissed` events per execution id.
+    pub missed_events: &'a BTreeMap<String, u64>,
+}
+
+/// What a job was at an instant, as far as the operator log tells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Known {
+    Enabled(i64),
+    Paused,
+    Unknown,
+}
+
+/// Slack around an operator call: the change takes effect at the call's `now` but commits
+/// later, and queued-ahead fires within it may legitimately go either way.
+const SLACK_MS: i64 = 2_000;
+
+fn job_state_at(ops: &[&OpRecord], t: i64, created_ms: i64) -> Known {
+    if t <= created_ms + SLACK_MS {
+        return Known::Unknown;
+    }
+    let mut state = Known::Enabled(1);
+    let mut version = 1;
+    for op in ops {
+        let changes = !matches!(op.kind, OpKind::TriggerNow);
+        if !changes {
+            continue;
+        }
+        if op.started_ms - SLACK_MS <= t && t <= op.ended_ms + SLACK_MS {
+            return Known::Unknown;
+        }
+        if op.ended_ms + SLACK_MS < t {
+            if !op.ok {
+                // The call failed: whether it applied is unknown from here on.
+                state = Known::Unknown;
+                continue;
+            }
+            match op.kind {
+                OpKind::Pause | OpKind::Delete => state = Known::Paused,
+                OpKind::Resume => state = Known::Enabled(version),
+                OpKind::Edit { .. } => {
+                    version = op.version.unwrap_or(version);
+                    if let Known::Enabled(_) = state {
+                        state = Known::Enabled(version);
+                    }
+                }
+                OpKind::TriggerNow => {}
+            }
+            if matches!(op.kind, OpKind::Delete) {
+                return Known::Paused;
+            }
+        }
+    }
+    state
+}
+
+fn schedule_at(w: &Workload, ops: &[&OpRecord], job: usize, t: i64) -> Option<usize> {
+    let mut s = crate::workload::SCHEDULES
+        .iter()
+        .position(|(e, z)| *e == w.jobs[job].def.schedule.expression && *z == w.jobs[job].def.schedule.timezone)?;
+    for op in ops {
+        if let (OpKind::Edit { schedule: Some(n) }, true) = (&op.kind, op.ok) {
+            if op.started_ms - SLACK_MS <= t && t <= op.ended_ms + SLACK_MS {
+                return None;
+            }
+            if op.ended_ms + SLACK_MS < t {
+                s = *n;
+            }
+        }
+        if let (OpKind::Edit { schedule: Some(_) }, false) = (&op.kind, op.ok) {
+            if op.started_ms - SLACK_MS <= t {
+                return None;
+            }
+        }
+    }
+    Some(s)
+}
+
+fn is_manual(e: &Execution) -> bool {
+    e.timeline.first().and_then(|ev| ev.code.as_deref()) == Some(MANUAL_CODE)
+}
+
+/// Checks every invariant; an empty list is a clean run.
+pub fn check(ev: &Evidence<'_>) -> Vec<Violation> {
+    let mut out = Vec::new();
+    for (j, plan) in ev.workload.jobs.iter().enumerate() {
+        let ops: Vec<&OpRecord> = ev.ops.iter().filter(|o| o.job == j).collect();
+        let execs = ev.executions.get(&j).map(Vec::as_slice).unwrap_or_default();
+        check_job(ev, j, plan, &ops, execs, &mut out);
+    }
+    for (s, wm) in ev.watermarks.iter().enumerate() {
+        let now_min = ev.now_ms.div_euclid(60_000);
+        match wm {
+            Some(m) if *m >= now_min - 2 => {}
+            other => out.push(Violation {
+                invariant: "quiet",
+                detail: format!("shard {s}: watermark {other:?}, now minute {now_min}"),
+                execution: None,
+            }),
+        }
+    }
+    for (id, n) in ev.missed_events {
+        if *n > 1 {
+            out.push(Violation { invariant: "alerts", detail: format!("{n} FireMissed events"), execution: Some(id.clone()) });
+        }
+    }
+    for (id, n) in ev.messages {
+        if *n > MAX_MESSAGES_PER_EXECUTION {
+            out.push(Violation { invariant: "messages", detail: format!("{n} messages sent"), execution: Some(id.clone()) });
+        }
+    }
+    out
+}
+
+/// Most messages one execution may cause over a run (sends, re-sends, retries, wait copies).
+pub const MAX_MESSAGES_PER_EXECUTION: u64 = 40;
+
+fn check_job(ev: &Evidence<'_>, j: usize, plan: &crate::workload::JobPlan, ops: &[&OpRecord], execs: &[Execution], out: &mut Vec<Violation>) {
+    let w = ev.workload;
+    let mut covered: BTreeMap<i64, Vec<String>> = BTreeMap::new();
+    for e in execs {
+        let id = e.id();
+        if !e.status.is_terminal() {
+            out.push(Violation { invariant: "final", detail: format!("{:?} at the end", e.status), execution: Some(id.clone()) });
+        }
+        if e.status == ExecStatus::Succeeded && e.child.is_none() && !ev.effects.contains_key(&id) {
+            out.push(Violation { invariant: "effects", detail: "SUCCEEDED without its effect".into(), execution: Some(id.clone()) });
+        }
+        if is_manual(e) || e.child.is_some() {
+            continue;
+        }
+        if matches!(e.status, ExecStatus::Canceled) {
+            continue;
+        }
+        let (a, b) = e.missed_range.map(|(a, b)| (a.timestamp_millis(), b.timestamp_millis())).unwrap_or((e.scheduled_at.timestamp_millis(), e.scheduled_at.timestamp_millis()));
+        let s = schedule_at(w, ops, j, a).unwrap_or(0);
+        let fires = crate::workload::definition(0, 0, s, 1, w.start_ms, w.end_ms);
+        let instants: Vec<i64> = if a == b {
+            vec![a]
+        } else {
+            Schedule::parse(&fires.schedule, ms(w.start_ms))
+                .map(|sch| sch.fires_between(ms(a - 1), ms(b), 100_000).iter().map(|t| t.timestamp_millis()).collect())
+                .unwrap_or_else(|_| vec![a, b])
+        };
+        for t in instants {
+            covered.entry(t).or_default().push(id.clone());
+        }
+    }
+    for (t, ids) in &covered {
+        if ids.len() > 1 {
+            out.push(Violation { invariant: "fires", detail: format!("instant {} covered {} times: {ids:?}", ms(*t), ids.len()), execution: ids.first().cloned() });
+        }
+    }
+    for (id, e) in ev.effects.iter().filter(|(_, e)| e.tenant == plan.tenant && e.job_id == plan.job_id) {
+        let manual = execs.iter().any(|x| x.id() == *id && is_manual(x));
+        if manual {
+            continue;
+        }
+        match job_state_at(ops, e.scheduled_ms, w.start_ms) {
+            Known::Paused => out.push(Violation { invariant: "paused", detail: format!("effect for {} while the job was paused or deleted", ms(e.scheduled_ms)), execution: Some(id.clone()) }),
+            Known::Enabled(v) => {
+                if let Some(got) = e.version {
+                    if got != v {
+                        out.push(Violation { invariant: "versions", detail: format!("fire at {} ran version {got}, {v} was in force", ms(e.scheduled_ms)), execution: Some(id.clone()) });
+                    }
+                }
+            }
+            Known::Unknown => {}
+        }
+    }
+    // Presence: every fire of an enabled job, for fireAll and fireOnce jobs.
+    if matches!(plan.def.misfire, MisfirePolicy::Skip) {
+        return;
+    }
+    let mut t = w.start_ms;
+    while t <= w.end_ms {
+        let Some(s) = schedule_at(w, ops, j, t) else {
+            t += 1_000;
+            continue;
+        };
+        let def = crate::workload::definition(0, 0, s, 1, w.start_ms, w.end_ms);
+        let Ok(sch) = Schedule::parse(&def.schedule, ms(w.start_ms)) else { return };
+        let Some(next) = sch.fires_between(ms(t), ms(w.end_ms), 1).first().map(|d| d.timestamp_millis()) else { return };
+        t = next;
+        if let Known::Enabled(_) = job_state_at(ops, t, w.start_ms) {
+            let still = schedule_at(w, ops, j, t) == Some(s);
+            if still && !covered.contains_key(&t) {
+                out.push(Violation { invariant: "fires", detail: format!("{}/{}: fire at {} has no execution", plan.tenant, plan.job_id, ms(t)), execution: None });
+            }
+        }
+    }
+}

@@ -1,0 +1,174 @@
+//! The simulated target and its effects ledger.
+//!
+//! Every simulated job runs the in-process handler [`HANDLER`]. Like a real target that moves
+//! money, it is fenced and idempotent: it refuses a fencing token older than the highest it has
+//! seen for the execution (a zombie's write), and applies the effect of an execution at most
+//! once, keyed by the execution id (seed 002: the per-item idempotency that holds under every
+//! failure). The ledger it keeps is what the invariants read: one effect per execution, the
+//! fire instants each effect covers (a `fireOnce` batch covers its missed range), the definition
+//! version it ran (`params.v`), and every refused stale token.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use sundial_core::execution::target::in_process::{BoxFuture, Handler, HandlerContext};
+use sundial_core::execution::retry::RunError;
+
+/// The handler name every simulated job targets.
+pub const HANDLER: &str = "sim-effect";
+
+/// One applied effect.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Effect {
+    /// Tenant.
+    pub tenant: String,
+    /// Job.
+    pub job_id: String,
+    /// The execution's scheduled instant (ms).
+    pub scheduled_ms: i64,
+    /// The fire instants it stands for (ms): its own, or a `fireOnce` batch's missed range.
+    pub covers: (i64, i64),
+    /// The fencing token it was applied under.
+    pub token: u64,
+    /// The definition version it ran (`params.v`), if the job carries one.
+    pub version: Option<i64>,
+    /// The simulated instant it was applied.
+    pub at_ms: i64,
+    /// The attempt that applied it.
+    pub attempt: u32,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    effects: BTreeMap<String, Effect>,
+    highest: BTreeMap<String, u64>,
+    stale_refused: u64,
+    repeats: u64,
+    runs: u64,
+}
+
+/// The effects ledger (shared by every simulated worker).
+#[derive(Debug, Default, Clone)]
+pub struct Ledger(Arc<Mutex<State>>);
+
+/// What the target did with one attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Applied {
+    /// The effect was applied now.
+    Now,
+    /// It had been applied before (an idempotent repeat).
+    Already,
+    /// The token is older than one already seen: refused.
+    Stale,
+}
+
+impl Ledger {
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Records that `execution` was seen with `token`; false if the token is stale.
+    pub fn fence(&self, execution: &str, token: u64) -> bool {
+        let mut s = self.lock();
+        s.runs += 1;
+        let h = s.highest.entry(execution.to_string()).or_insert(0);
+        if token < *h {
+            s.stale_refused += 1;
+            return false;
+        }
+        *h = token;
+        true
+    }
+
+    /// Applies `effect` for `execution` once.
+    pub fn apply(&self, execution: &str, effect: Effect) -> Applied {
+        let mut s = self.lock();
+        if s.highest.get(execution).is_some_and(|h| effect.token < *h) {
+            s.stale_refused += 1;
+            return Applied::Stale;
+        }
+        if s.effects.contains_key(execution) {
+            s.repeats += 1;
+            return Applied::Already;
+        }
+        s.effects.insert(execution.to_string(), effect);
+        Applied::Now
+    }
+
+    /// Every applied effect, by execution id.
+    pub fn effects(&self) -> BTreeMap<String, Effect> {
+        self.lock().effects.clone()
+    }
+
+    /// (runs, stale tokens refused, idempotent repeats).
+    pub fn counts(&self) -> (u64, u64, u64) {
+        let s = self.lock();
+        (s.runs, s.stale_refused, s.repeats)
+    }
+}
+
+/// The simulated handler: fence, work for a seeded time (cooperatively cancellable), maybe
+/// fail (seeded, retryable), then apply the effect.
+#[derive(Clone)]
+pub struct SimHandler {
+    /// The ledger.
+    pub ledger: Ledger,
+    /// The run's seed (each attempt's draws are a function of it and the attempt).
+    pub seed: u64,
+    /// Work time range (ms).
+    pub work_ms: (u64, u64),
+    /// Failure probability per attempt (‰).
+    pub fail_permille: u64,
+    /// The simulated clock (ms), for the effect's instant.
+    pub now_ms: Arc<dyn Fn() -> i64 + Send + Sync>,
+}
+
+impl std::fmt::Debug for SimHandler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SimHandler").field("work_ms", &self.work_ms).field("fail_permille", &self.fail_permille).finish()
+    }
+}
+
+impl Handler for SimHandler {
+    fn run(&self, ctx: HandlerContext) -> BoxFuture<'_, Result<(), RunError>> {
+        Box::pin(async move {
+            let inv = &ctx.invocation;
+            // The ledger is keyed like `Execution::id()` (`job@ms`, children suffixed): the
+            // invocation's id is that, qualified by the tenant.
+            let id = inv.execution_id.split_once(':').map(|(_, rest)| rest).unwrap_or(&inv.execution_id).to_string();
+            let key = sundial_hash::fnv1a(format!("{}#{}#{}", inv.execution_id, inv.fencing_token, inv.attempt).as_bytes());
+            if !self.ledger.fence(&id, inv.fencing_token) {
+                return Err(RunError::retryable("stale", "a newer claim has run this execution"));
+            }
+            let work = crate::between(self.seed, key, self.work_ms.0, self.work_ms.1);
+            tokio::select! {
+                biased;
+                _ = ctx.cancelled() => return Err(RunError::cancelled()),
+                _ = tokio::time::sleep(Duration::from_millis(work)) => {}
+            }
+            if crate::chance(self.seed, key ^ 0xFA11, self.fail_permille) {
+                return Err(RunError::retryable("simulated", "the simulated target failed this attempt"));
+            }
+            let scheduled_ms = inv.scheduled_at.timestamp_millis();
+            let covers = inv
+                .missed_range
+                .as_ref()
+                .map(|r| (r.from.timestamp_millis(), r.to.timestamp_millis()))
+                .unwrap_or((scheduled_ms, scheduled_ms));
+            let effect = Effect {
+                tenant: inv.tenant.clone(),
+                job_id: inv.job_id.clone(),
+                scheduled_ms,
+                covers,
+                token: inv.fencing_token,
+                version: inv.params.get("v").and_then(serde_json::Value::as_i64),
+                at_ms: (self.now_ms)(),
+                attempt: inv.attempt,
+            };
+            match self.ledger.apply(&id, effect) {
+                Applied::Stale => Err(RunError::retryable("stale", "a newer claim has run this execution")),
+                Applied::Now | Applied::Already => Ok(()),
+            }
+        })
+    }
+}

@@ -1,0 +1,43 @@
+//! # sundial-sim: the deterministic simulator
+//!
+//! Sundial's production code (the tick and its scans, the verification pass, the reconciler,
+//! the workers' Lambda and ECS paths, the control plane) runs unchanged against
+//! [`sundial_simaws::Aws`], an in-process AWS plugged in below the SDK as its HTTP client, on a
+//! current-thread tokio runtime whose clock is paused: every timer, every SDK retry backoff,
+//! every long poll and every `now` the code reads is simulated time, so a simulated day takes
+//! seconds and a seed replays exactly.
+//!
+//! A run ([`run::run`]) draws everything from its seed: the workload ([`workload`]: jobs of every
+//! trigger class and policy, pause/resume/edit/delete/trigger-now racing the tick), the faults
+//! ([`faults`]: lost and duplicated messages, lost responses, throttling, SQS down, tick and
+//! reconciler outages, workers killed at an await point and restarted, per-worker clock skew),
+//! then stops the faults, lets the system go quiet, and checks the invariants
+//! ([`invariants`]) over the tables, the queues and the effects ledger the simulated target
+//! keeps ([`ledger`]). A failing seed prints the command that replays it and the trace of the
+//! execution involved. `docs/simulation.md` explains how to run, replay and extend it.
+pub mod faults;
+pub mod invariants;
+pub mod ledger;
+pub mod processes;
+pub mod run;
+pub mod workload;
+pub mod world;
+
+/// The `n`-th draw of `seed`'s stream, independent of every other draw (so concurrent tasks
+/// cannot reorder each other's randomness).
+pub fn draw(seed: u64, n: u64) -> u64 {
+    sundial_hash::splitmix64(seed ^ sundial_hash::splitmix64(n))
+}
+
+/// A draw in `[lo, hi]`.
+pub fn between(seed: u64, n: u64, lo: u64, hi: u64) -> u64 {
+    if hi <= lo {
+        return lo;
+    }
+    lo + draw(seed, n) % (hi - lo + 1)
+}
+
+/// A draw that is true with probability `permille`/1000.
+pub fn chance(seed: u64, n: u64, permille: u64) -> bool {
+    draw(seed, n) % 1000 < permille
+}

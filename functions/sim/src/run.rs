@@ -1,0 +1,303 @@
+//! One simulated run: build the world, create the jobs, start every process, inject the
+//! faults, stop them, let the system go quiet, check the invariants.
+
+use crate::faults::{self, FaultPlan};
+use crate::invariants::{self, Evidence, Violation};
+use crate::ledger::Ledger;
+use crate::processes::{self, Counters, Shared};
+use crate::workload::{self, Profile, Workload};
+use crate::world::{ms, World, POOLS};
+use anyhow::{Context, Result};
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+use sundial_core::control::{self, Caller, Control, ControlSettings};
+use sundial_core::model::Execution;
+use sundial_core::store::executions::{ExecStore, JobPage};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+/// What a run is made of.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// The seed: every draw of the run is a function of it.
+    pub seed: u64,
+    /// Workload size.
+    pub profile: Profile,
+    /// Logical shards.
+    pub shards: u32,
+    /// ECS workers per pool.
+    pub ecs_per_pool: usize,
+    /// Lambda workers (event source mappings) per pool lane.
+    pub lambda_per_lane: usize,
+    /// Simulated minutes of quiet after the faults stop, before the check.
+    pub quiet_minutes: i64,
+    /// Whether faults are injected.
+    pub faults: bool,
+}
+
+impl RunOptions {
+    /// The default run of `seed`.
+    pub fn new(seed: u64) -> Self {
+        RunOptions { seed, profile: Profile::default(), shards: 16, ecs_per_pool: 2, lambda_per_lane: 1, quiet_minutes: 150, faults: true }
+    }
+
+    /// The command that replays this run.
+    pub fn replay_command(&self) -> String {
+        let p = &self.profile;
+        format!(
+            "cargo run -p sundial-sim --bin sim -- --seed {} --jobs {} --tenants {} --minutes {} --ops-per-hour {}{}",
+            self.seed, p.jobs, p.tenants, p.firing_minutes, p.ops_per_hour, if self.faults { "" } else { " --no-faults" }
+        )
+    }
+}
+
+/// What a run found.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// The options it ran with.
+    pub options: RunOptions,
+    /// Executions at the end (every job, every class).
+    pub executions: usize,
+    /// Effects applied.
+    pub effects: usize,
+    /// AWS requests served.
+    pub requests: u64,
+    /// Broken promises (empty: clean).
+    pub violations: Vec<Violation>,
+    /// The traces of the executions involved (timeline lines).
+    pub traces: BTreeMap<String, Vec<String>>,
+    /// A hash of every request and response of the run (the same seed gives the same hash).
+    pub trace_hash: u64,
+    /// Simulated time covered (ms).
+    pub simulated_ms: i64,
+    /// Real time taken (ms).
+    pub real_ms: u128,
+}
+
+/// The simulated start instant of `seed`: within two days around the 2026 spring DST change
+/// in Europe, so some runs cross it.
+pub fn start_ms(seed: u64) -> i64 {
+    let base = 1_774_728_000_000; // 2026-03-28T20:00:00Z
+    base + crate::between(seed, 1, 0, 48 * 60) as i64 * 60_000
+}
+
+/// Runs `opts` on a fresh current-thread runtime with a paused clock.
+pub fn run(opts: &RunOptions) -> Result<Outcome> {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_time().start_paused(true).build()?;
+    let real = Instant::now();
+    // Everything runs on this thread: the SDK's jitter and ids come from its generator.
+    fastrand::seed(opts.seed);
+    let mut out = rt.block_on(run_async(opts))?;
+    out.real_ms = real.elapsed().as_millis();
+    Ok(out)
+}
+
+async fn run_async(opts: &RunOptions) -> Result<Outcome> {
+    let seed = opts.seed;
+    let start = start_ms(seed);
+    let world = World::new(seed, start - 120_000, opts.shards).await?;
+    let workload = workload::draw(seed, &opts.profile, start);
+    let sh = Shared {
+        world: world.clone(),
+        seed,
+        ledger: Ledger::default(),
+        counters: Arc::new(Counters::default()),
+        ops: Arc::new(Mutex::new(Vec::new())),
+        stop: CancellationToken::new(),
+        messages: Arc::new(Mutex::new(BTreeMap::new())),
+    };
+    {
+        let counts = sh.messages.clone();
+        world.aws.on_send(Arc::new(move |_queue: &str, body: &str| {
+            if let Some(id) = processes::execution_of_message(body) {
+                if let Ok(mut g) = counts.lock() {
+                    *g.entry(id).or_insert(0) += 1;
+                }
+            }
+        }));
+    }
+    processes::until(&world, start).await;
+    create_jobs(&world, &workload).await?;
+    let names = worker_names(opts);
+    let plan = if opts.faults {
+        faults::draw(seed, start + 60_000, workload.end_ms, names.len())
+    } else {
+        FaultPlan { skews: vec![0; names.len()], ..FaultPlan::default() }
+    };
+    let mut tasks = vec![
+        processes::tick(&sh, &plan, start),
+        processes::reconciler(&sh, &plan, start),
+        processes::operators(&sh, &workload),
+    ];
+    let workers = Arc::new(Mutex::new(Vec::new()));
+    for (i, _) in names.iter().enumerate() {
+        let h = start_worker(&sh, &names, &plan, i, 0)?;
+        if let Ok(mut g) = workers.lock() {
+            g.push(h);
+        }
+    }
+    let restart: Arc<dyn Fn(usize, u32) -> Option<JoinHandle<()>> + Send + Sync> = {
+        let (sh, names, plan) = (sh.clone(), names.clone(), plan.clone());
+        Arc::new(move |i, g| start_worker(&sh, &names, &plan, i, g).ok())
+    };
+    tasks.push(processes::faults(&sh, &plan, workers.clone(), restart));
+    let end = workload.end_ms + opts.quiet_minutes * 60_000;
+    processes::until(&world, workload.end_ms).await;
+    world.aws.set_faults(Default::default());
+    processes::until(&world, end).await;
+    sh.stop.cancel();
+    for t in tasks {
+        t.abort();
+    }
+    if let Ok(g) = workers.lock() {
+        for h in g.iter() {
+            h.abort();
+        }
+    }
+    tokio::task::yield_now().await;
+    check(opts, &sh, &workload, end).await
+}
+
+/// The workers of a run: (name, pool, kind) with kind "ecs" or "lambda:main"/"lambda:low".
+fn worker_names(opts: &RunOptions) -> Vec<(String, String, String)> {
+    let mut v = Vec::new();
+    for pool in POOLS {
+        for i in 0..opts.ecs_per_pool {
+            v.push((format!("ecs-{pool}-{i}"), pool.to_string(), "ecs".to_string()));
+        }
+        for lane in ["main", "low"] {
+            for i in 0..opts.lambda_per_lane {
+                v.push((format!("lambda-{pool}-{lane}-{i}"), pool.to_string(), format!("lambda:{lane}")));
+            }
+        }
+    }
+    v
+}
+
+fn start_worker(sh: &Shared, names: &[(String, String, String)], plan: &FaultPlan, i: usize, generation: u32) -> Result<JoinHandle<()>> {
+    let (name, pool, kind) = &names[i];
+    let skew = plan.skews.get(i).copied().unwrap_or(0);
+    let w = processes::worker(sh, &format!("{name}.{generation}"), pool, skew)?;
+    let q = &sh.world.queues[pool];
+    Ok(match kind.as_str() {
+        "ecs" => processes::ecs(sh, w),
+        "lambda:low" => processes::lambda(sh, w, q.low_url.clone(), q.arn.replace(&sh.world.cfg.queue_name(pool), &format!("{}-low", sh.world.cfg.queue_name(pool)))),
+        _ => processes::lambda(sh, w, q.url.clone(), q.arn.clone()),
+    })
+}
+
+async fn create_jobs(world: &World, w: &Workload) -> Result<()> {
+    let ctl = Control::new(world.ctx("api"), ControlSettings::default());
+    for j in &w.jobs {
+        let caller = Caller { tenant: j.tenant.clone(), principal: "sim".into() };
+        control::jobs::create(&ctl, &caller, &j.job_id, j.def.clone(), world.now())
+            .await
+            .with_context(|| format!("creating {}/{}", j.tenant, j.job_id))?;
+    }
+    Ok(())
+}
+
+async fn check(opts: &RunOptions, sh: &Shared, w: &Workload, end: i64) -> Result<Outcome> {
+    let world = &sh.world;
+    let ctx = world.ctx("checker");
+    let mut executions: BTreeMap<usize, Vec<Execution>> = BTreeMap::new();
+    let mut total = 0;
+    for (i, j) in w.jobs.iter().enumerate() {
+        let es = all_for_job(&ctx.execs(), &j.tenant, &j.job_id).await?;
+        total += es.len();
+        executions.insert(i, es);
+    }
+    let mut watermarks = Vec::new();
+    for s in 0..world.cfg.shards {
+        let p = sundial_core::store::watermarks::position(&ctx.ddb, &world.cfg.jobs_table, s).await?;
+        watermarks.push(p.map(|p| p.through));
+    }
+    let effects = sh.ledger.effects();
+    let ops = sh.ops.lock().map(|g| g.clone()).unwrap_or_default();
+    let messages = sh.messages.lock().map(|g| g.clone()).unwrap_or_default();
+    let mut missed_events: BTreeMap<String, u64> = BTreeMap::new();
+    for e in world.aws.events() {
+        if e.detail_type == "FireMissed" {
+            let id = serde_json::from_str::<serde_json::Value>(&e.detail)
+                .ok()
+                .and_then(|d| d.get("executionId").and_then(|v| v.as_str()).map(str::to_string))
+                .unwrap_or_default();
+            *missed_events.entry(id).or_insert(0) += 1;
+        }
+    }
+    let ev = Evidence {
+        workload: w,
+        ops: &ops,
+        executions: &executions,
+        effects: &effects,
+        watermarks: &watermarks,
+        now_ms: end,
+        messages: &messages,
+        missed_events: &missed_events,
+    };
+    let violations = invariants::check(&ev);
+    let mut traces = BTreeMap::new();
+    for v in violations.iter().take(20) {
+        if let Some(id) = &v.execution {
+            if let Some(e) = executions.values().flatten().find(|e| e.id() == *id) {
+                traces.insert(id.clone(), e.timeline.iter().map(|t| format!("{t:?}")).collect());
+            }
+        }
+    }
+    Ok(Outcome {
+        options: opts.clone(),
+        executions: total,
+        effects: effects.len(),
+        requests: world.aws.stats().requests.values().sum(),
+        violations,
+        traces,
+        trace_hash: world.aws.trace_hash(),
+        simulated_ms: end - start_ms(opts.seed),
+        real_ms: 0,
+    })
+}
+
+async fn all_for_job(execs: &ExecStore, tenant: &str, job: &str) -> Result<Vec<Execution>> {
+    let mut out = Vec::new();
+    let mut after_ms = None;
+    loop {
+        let page = JobPage { status: None, oldest_first: true, limit: 1_000, after_ms };
+        let got = execs.list_for_job(tenant, job, &page).await?;
+        out.extend(got.items);
+        match got.next {
+            Some(n) => after_ms = Some(n),
+            None => return Ok(out),
+        }
+    }
+}
+
+/// Prints an outcome the way a failing test wants it: the violations, the traces, the replay.
+pub fn describe(o: &Outcome) -> String {
+    let mut s = format!(
+        "seed {}: {} executions, {} effects, {} AWS requests, {} simulated min in {} ms, trace {:016x}\n",
+        o.options.seed,
+        o.executions,
+        o.effects,
+        o.requests,
+        o.simulated_ms / 60_000,
+        o.real_ms,
+        o.trace_hash
+    );
+    for v in o.violations.iter().take(20) {
+        s.push_str(&format!("  VIOLATION {}: {} {}\n", v.invariant, v.detail, v.execution.clone().unwrap_or_default()));
+        if let Some(t) = v.execution.as_ref().and_then(|id| o.traces.get(id)) {
+            for line in t {
+                s.push_str(&format!("      {line}\n"));
+            }
+        }
+    }
+    if o.violations.len() > 20 {
+        s.push_str(&format!("  ... and {} more\n", o.violations.len() - 20));
+    }
+    if !o.violations.is_empty() {
+        s.push_str(&format!("  replay: {}\n", o.options.replay_command()));
+    }
+    let _ = ms(0);
+    s
+}
