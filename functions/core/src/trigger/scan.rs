@@ -8,6 +8,7 @@
 //! tick repeats idempotent steps — the unique key absorbs the repeated put, the worker's claim
 //! absorbs the repeated message.
 
+use super::batch::{self, Put};
 use super::plan::{plan_job, policy_name, CatchUpBudget, JobPlan};
 pub use super::report::{CrashPoint, ScanError, ScanReport};
 use crate::keys;
@@ -403,7 +404,7 @@ impl Dispatch<'_> {
         group: &Planned,
         decisions: &[Option<DueClass>],
         report: &mut ScanReport,
-    ) -> (Vec<(Execution, bool)>, bool) {
+    ) -> (Vec<Put>, bool) {
         let mut all_done = true;
         let mut planned = Vec::new();
         for ((job, schedule, _, plan), decision) in group.iter().zip(decisions) {
@@ -432,7 +433,8 @@ impl Dispatch<'_> {
                     self.now,
                     &self.opts.actor,
                 );
-                planned.push((e, indexed));
+                let batch_of = fire.missed_range.map(|_| (job.clone(), schedule.clone()));
+                planned.push(Put { exec: e, indexed, batch_of });
             }
         }
         (planned, all_done)
@@ -446,24 +448,34 @@ impl Dispatch<'_> {
     async fn put_all(
         &self,
         execs: &ExecStore,
-        planned: Vec<(Execution, bool)>,
+        planned: Vec<Put>,
         report: &mut ScanReport,
     ) -> Result<Sends, ScanError> {
-        let puts: Vec<(Execution, Result<PutOutcome, StoreError>)> = stream::iter(planned)
-            .map(|(e, indexed)| {
+        let puts: Vec<(Put, Result<PutOutcome, StoreError>)> = stream::iter(planned)
+            .map(|p| {
                 let execs = execs.clone();
                 async move {
-                    let r = if indexed { execs.put_new(&e).await } else { execs.put_new_unindexed(&e).await };
-                    (e, r)
+                    let r = p.put(&execs).await;
+                    (p, r)
                 }
             })
             .buffer_unordered(WRITE_CONCURRENCY)
             .collect()
             .await;
+        let mut outcomes = Vec::with_capacity(puts.len());
+        for (p, r) in puts {
+            let r = r?;
+            // A `fireOnce` batch already there may stand for fewer fires than this plan's:
+            // cover the rest once (see `batch`).
+            if matches!(r, PutOutcome::Exists(_)) && p.batch_of.is_some() {
+                outcomes.extend(batch::cover_rest(execs, &p, self.now, &self.opts.actor).await?);
+            }
+            outcomes.push((p.exec, r));
+        }
         let mut sends = Sends::default();
-        for (e, r) in puts {
+        for (e, r) in outcomes {
             let pool = e.definition.pool.clone();
-            let status = match r? {
+            let status = match r {
                 PutOutcome::Created => {
                     report.created += 1;
                     sends.created_fire_ms.entry(pool.clone()).or_default().push(e.fire_at.timestamp_millis());
