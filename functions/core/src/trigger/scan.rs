@@ -149,6 +149,12 @@ async fn scan_shard(
     // scanned by a version without it), from the watermark: earlier fires were put with their
     // `open` index entry.
     let verified = pos.and_then(|p| p.verified).unwrap_or(wm);
+    // Every-minute and daily fires are planned after the last minute a scan already dispatched
+    // them for, which is past the watermark while a deferred bucket job holds it. Planned from
+    // the watermark, their existing fires would be counted against the catch-up budget again on
+    // every tick: a large `fireAll` catch-up would go "alone" each time and starve the deferred
+    // job that holds the watermark, for good.
+    let planned = pos.map_or(wm, |p| p.planned_through());
     let since_ms = keys::minute_start(verified + 1).timestamp_millis();
     // Re-read the current minute even when the watermark is past it: a job created or resumed
     // after the previous tick may have landed in it (reads are cheap; the CAS makes it safe).
@@ -174,8 +180,8 @@ async fn scan_shard(
     // A deferred admission job stays in the admission partition, which every tick reads: it
     // does not hold the watermark back.
     Dispatch { ctx, now, opts, class: Group::Admission, since_ms }.run(group, &mut report).await?;
-    let wm_end = keys::minute_start(wm + 1) - Duration::milliseconds(1);
-    let group = plan_group(ctx, every, Some(wm_end), window_end, now, budget, &mut report).await;
+    let planned_end = keys::minute_start(planned + 1) - Duration::milliseconds(1);
+    let group = plan_group(ctx, every, Some(planned_end), window_end, now, budget, &mut report).await;
     // A deferred every-minute job moves to the admission partition at its first unplanned
     // fire (its own position from then on), so it never holds the shard's watermark: with a
     // fixed query order the same job would be deferred every tick and, past `max_buckets`, the
@@ -197,14 +203,14 @@ async fn scan_shard(
             held_at = Some(minute);
         }
         // Daily jobs of this minute of the day: like every-minute jobs their position is the
-        // watermark (a minute at or before it was dispatched already), and a deferred one
+        // planned minute (a minute at or before it was dispatched already), and a deferred one
         // moves to admission instead of holding the watermark.
-        if minute > wm {
+        if minute > planned {
             let slot = keys::minute_of_day(minute);
             let daily = due_jobs(ctx, &keys::daily_bucket(slot, shard), &mut report).await?;
             report.buckets += 1;
             let minute_end = keys::minute_start(minute + 1) - Duration::milliseconds(1);
-            let group = plan_group(ctx, daily, Some(wm_end), minute_end, now, budget, &mut report).await;
+            let group = plan_group(ctx, daily, Some(planned_end), minute_end, now, budget, &mut report).await;
             Dispatch { ctx, now, opts, class: Group::Daily(slot), since_ms }.run(group, &mut report).await?;
         }
     }
@@ -229,6 +235,11 @@ async fn scan_shard(
         watermarks::advance(&ctx.ddb, table, shard, through, moved_verified).await?;
     } else if let Some(v) = moved_verified {
         watermarks::advance_verified(&ctx.ddb, table, shard, v).await?;
+    }
+    // The walk dispatched every-minute and daily fires through `last`; recorded only while the
+    // watermark stays behind it (otherwise the watermark says as much).
+    if last > through && last > planned {
+        watermarks::advance_planned(&ctx.ddb, table, shard, last).await?;
     }
     Ok(report)
 }
