@@ -284,3 +284,64 @@ async fn an_every_minute_catch_up_does_not_starve_a_deferred_bucket_job_of_its_t
     env.cleanup().await;
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_whose_calendar_cannot_be_loaded_is_kept_for_a_later_tick_not_stranded() -> anyhow::Result<()> {
+    use sundial_core::model::{DueClass, OpsAction, OpsEntry};
+    use sundial_core::schedule::{BusinessCalendarRef, BusinessCalendarSpec, BusinessDays, Roll};
+    use sundial_core::store::calendars::{put_calendar, StoredCalendar};
+    // Review 2026-12 finding 2. GIVEN an hourly job (bucket class, in bucket 10:00) and an
+    // every-minute job (every-minute class) on business calendar `plant` v1, whose version this
+    // process has never loaded and which the store does not hold either (a restore that lags)
+    let env = TestEnv::new("liveness-calendar").await?;
+    let created = at("2026-11-30T09:30:00Z"); // a Monday
+    let spec = BusinessCalendarSpec::default();
+    let days = std::sync::Arc::new(BusinessDays::single("plant", 1, &spec)?);
+    let with_calendar = |expr: &str| {
+        let mut def = definition(expr, "UTC", MisfirePolicy::FireAll { cap: 100 });
+        def.schedule.business_calendar =
+            Some(BusinessCalendarRef { calendar: "plant".into(), roll: Roll::Following });
+        def
+    };
+    for (id, expr, class) in
+        [("hourly", "0 0 * * * *", DueClass::Bucket), ("minutely", "0 * * * * *", DueClass::Every)]
+    {
+        let mut job =
+            Job::new_with(&env.cfg, "strand", id, with_calendar(expr), created, Some(days.clone()))?;
+        job.due_class = class;
+        jobs::put_new_job(&env.clients.ddb, &env.cfg, &job).await?;
+    }
+    // WHEN the 09:59 and 10:00 ticks (which read bucket 10:00) cannot load the calendar
+    for now in ["2026-11-30T09:59:10Z", "2026-11-30T10:00:10Z"] {
+        let r = scan(&env, at(now), &ScanOptions::default()).await?;
+        assert_eq!(r.invalid, 2, "{now}: {r:?}");
+    }
+    // AND the calendar version is back for the next ticks
+    let cal = StoredCalendar {
+        tenant: "strand".into(),
+        id: "plant".into(),
+        version: 1,
+        deleted: false,
+        spec,
+        created_at: created,
+        updated_at: created,
+    };
+    let audit = OpsEntry::new("test", OpsAction::CalendarCreate, "plant", created).versions(None, Some(1));
+    put_calendar(&env.clients.ddb, &env.cfg.jobs_table, None, &cal, &audit, 86_400).await?;
+    scan(&env, at("2026-11-30T10:01:10Z"), &ScanOptions::default()).await?;
+    scan(&env, at("2026-11-30T10:02:10Z"), &ScanOptions::default()).await?;
+    // THEN no fire of the unplannable ticks was lost: the hourly job's 10:00 and each of the
+    // every-minute job's have an execution (late ones by its `fireAll` policy)
+    let fired = |ex: &[sundial_core::model::Execution]| -> Vec<String> {
+        ex.iter().map(|e| e.scheduled_at.format("%H:%M").to_string()).collect()
+    };
+    let hourly = executions(&env, "strand", "hourly").await?;
+    assert_eq!(fired(&hourly), ["10:00"], "the hourly job was stranded in bucket 10:00");
+    let minutely = executions(&env, "strand", "minutely").await?;
+    let got = fired(&minutely);
+    for m in ["09:59", "10:00", "10:01", "10:02", "10:03"] {
+        assert!(got.iter().any(|g| g == m), "every-minute fire {m} lost: {got:?}");
+    }
+    env.cleanup().await;
+    Ok(())
+}

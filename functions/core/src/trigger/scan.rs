@@ -176,12 +176,12 @@ async fn scan_shard(
     let every = due_jobs(ctx, &keys::every_bucket(shard), &mut report).await?;
     report.buckets += 1;
     let every_jobs = every.clone();
-    let group = plan_group(ctx, admitted, None, window_end, now, budget, &mut report).await;
+    let group = plan_group(ctx, admitted, None, window_end, now, budget, &mut report).await?;
     // A deferred admission job stays in the admission partition, which every tick reads: it
     // does not hold the watermark back.
     Dispatch { ctx, now, opts, class: Group::Admission, since_ms }.run(group, &mut report).await?;
     let planned_end = keys::minute_start(planned + 1) - Duration::milliseconds(1);
-    let group = plan_group(ctx, every, Some(planned_end), window_end, now, budget, &mut report).await;
+    let group = plan_group(ctx, every, Some(planned_end), window_end, now, budget, &mut report).await?;
     // A deferred every-minute job moves to the admission partition at its first unplanned
     // fire (its own position from then on), so it never holds the shard's watermark: with a
     // fixed query order the same job would be deferred every tick and, past `max_buckets`, the
@@ -196,7 +196,7 @@ async fn scan_shard(
     for minute in first..=last {
         let due = due_jobs(ctx, &keys::due_bucket(minute, shard), &mut report).await?;
         report.buckets += 1;
-        let group = plan_group(ctx, due, None, window_end, now, budget, &mut report).await;
+        let group = plan_group(ctx, due, None, window_end, now, budget, &mut report).await?;
         if !(Dispatch { ctx, now, opts, class: Group::Bucket, since_ms }).run(group, &mut report).await?
             && held_at.is_none()
         {
@@ -210,7 +210,8 @@ async fn scan_shard(
             let daily = due_jobs(ctx, &keys::daily_bucket(slot, shard), &mut report).await?;
             report.buckets += 1;
             let minute_end = keys::minute_start(minute + 1) - Duration::milliseconds(1);
-            let group = plan_group(ctx, daily, Some(planned_end), minute_end, now, budget, &mut report).await;
+            let group =
+                plan_group(ctx, daily, Some(planned_end), minute_end, now, budget, &mut report).await?;
             Dispatch { ctx, now, opts, class: Group::Daily(slot), since_ms }.run(group, &mut report).await?;
         }
     }
@@ -253,7 +254,11 @@ async fn due_jobs(ctx: &Ctx, due_pk: &str, report: &mut ScanReport) -> Result<Ve
 }
 
 /// Plans each job's fires up to `window_end`, from its stored position (or from `floor`, for
-/// every-minute jobs whose position is the watermark, when that is later).
+/// every-minute and daily jobs whose position is the shard's, when that is later). A job that
+/// cannot be planned now (its calendar chain is not stored or no longer valid, its schedule no
+/// longer parses) is returned apart with where it resumes: see [`Dispatch::park`]. A transient
+/// store error loading a calendar fails the shard instead, which keeps every position for the
+/// next tick.
 async fn plan_group(
     ctx: &Ctx,
     jobs: Vec<Job>,
@@ -262,18 +267,25 @@ async fn plan_group(
     now: DateTime<Utc>,
     budget: &Mutex<CatchUpBudget>,
     report: &mut ScanReport,
-) -> Vec<(Job, Arc<Schedule>, DateTime<Utc>, JobPlan)> {
+) -> Result<(Planned, Vec<Parked>), ScanError> {
     let mut group = Vec::new();
+    let mut parked = Vec::new();
     for job in jobs {
         let Some(next) = job.next_fire_at else { continue };
-        // A business calendar job: its chain's versions, one GetItem per level the first time
-        // this process sees them, nothing afterwards (see `calendars`).
-        if !load_calendars_or_log(ctx, &job, report).await {
-            continue;
-        }
-        let Some(schedule) = parse_or_log(&job, report) else { continue };
         let from = next - Duration::milliseconds(1);
         let last_scheduled = floor.map_or(from, |f| f.max(from));
+        // A business calendar job: its chain's versions, one GetItem per level the first time
+        // this process sees them, nothing afterwards (see `calendars`).
+        let schedule = match load_calendars_or_log(ctx, &job, report).await? {
+            true => parse_or_log(&job, report),
+            false => None,
+        };
+        let Some(schedule) = schedule else {
+            // Resumes after the last fire this scan would have planned from: its own position,
+            // or the first instant after the shard's for an every-minute or daily job.
+            parked.push((job, next, last_scheduled + Duration::milliseconds(1)));
+            continue;
+        };
         let mut plan = plan_job(&job, &schedule, last_scheduled, window_end, now, &mut *budget.lock().await);
         if plan.deferred && floor.is_some() {
             // Where a deferred every-minute job resumes from the admission partition.
@@ -281,7 +293,7 @@ async fn plan_group(
         }
         group.push((job, schedule, next, plan));
     }
-    group
+    Ok((group, parked))
 }
 
 /// Which `due` partition a group of jobs was read from.
@@ -333,15 +345,18 @@ fn decide(group: Group, schedule: &Schedule, plan: &JobPlan, now: DateTime<Utc>)
     }
 }
 
-/// Loads the business calendar versions `job` names; false (logged, counted invalid, the job
-/// left where it is for the next tick) when they cannot be.
-async fn load_calendars_or_log(ctx: &Ctx, job: &Job, report: &mut ScanReport) -> bool {
+/// Loads the business calendar versions `job` names; false (logged, counted invalid) when they
+/// are not stored or not valid, an error when the store failed transiently (the shard is then
+/// retried as a whole, with every position kept).
+async fn load_calendars_or_log(ctx: &Ctx, job: &Job, report: &mut ScanReport) -> Result<bool, ScanError> {
+    use crate::schedules::calendars::LoadError;
     match crate::schedules::calendars::ensure(&ctx.ddb, &ctx.cfg.jobs_table, job).await {
-        Ok(()) => true,
+        Ok(()) => Ok(true),
+        Err(LoadError::Store(e)) if e.is_retryable() => Err(e.into()),
         Err(e) => {
             tracing::error!(tenant = %job.tenant, job = %job.job_id, error = %e, "business calendar not loaded");
             report.invalid += 1;
-            false
+            Ok(false)
         }
     }
 }
@@ -350,8 +365,8 @@ fn parse_or_log(job: &Job, report: &mut ScanReport) -> Option<Arc<Schedule>> {
     match crate::schedules::schedule_of(job) {
         Ok(s) => Some(s),
         Err(e) => {
-            // Validated at creation; only a tzdb or parser change can get here. Leave the job
-            // where it is (not lost: it is retried every tick) and say so.
+            // Validated at creation; only a tzdb or parser change can get here. The job is
+            // parked in the admission partition (retried every tick, see `Dispatch::park`).
             tracing::error!(tenant = %job.tenant, job = %job.job_id, error = %e, "stored schedule no longer parses");
             report.invalid += 1;
             None
@@ -361,6 +376,9 @@ fn parse_or_log(job: &Job, report: &mut ScanReport) -> Option<Arc<Schedule>> {
 
 /// One group of jobs planned for dispatch: job, schedule, the position it was read at, plan.
 type Planned = Vec<(Job, Arc<Schedule>, DateTime<Utc>, JobPlan)>;
+
+/// A job that could not be planned: job, the position it was read at, where it resumes.
+type Parked = (Job, DateTime<Utc>, DateTime<Utc>);
 
 /// Where a group is dispatched from: the shard scan's context, its instant and options, the
 /// group's due class and the shard's verified minute (`since_ms`).
@@ -381,8 +399,13 @@ struct Sends {
 }
 
 impl Dispatch<'_> {
-    /// Put → send → advance for one group of jobs. Returns false if any job was deferred.
-    async fn run(&self, group: Planned, report: &mut ScanReport) -> Result<bool, ScanError> {
+    /// Put → send → advance for one group of jobs, then parks the ones that could not be
+    /// planned. Returns false if any job was deferred.
+    async fn run(
+        &self,
+        (group, parked): (Planned, Vec<Parked>),
+        report: &mut ScanReport,
+    ) -> Result<bool, ScanError> {
         let (dx, ctx, now, opts, class) = (self, self.ctx, self.now, self.opts, self.class);
         // Each job's destination, decided before the puts: a fire of a job that stays in a
         // verified class (every-minute, daily) is put without an `open` index entry (the
@@ -406,6 +429,7 @@ impl Dispatch<'_> {
             return Err(ScanError::Crash(CrashPoint::BeforeAdvance));
         }
         dx.advance(&execs, &group, &decisions, report).await?;
+        dx.park(parked, report).await?;
         Ok(all_done)
     }
     /// The READY executions of the group's planned fires, each with whether it is put with an
@@ -542,6 +566,32 @@ impl Dispatch<'_> {
         Ok(())
     }
 
+    /// Moves the jobs this group could not plan into the admission partition at the first fire
+    /// not planned for them, where every tick tries again without holding the watermark.
+    /// Left where they were, a bucket job sat in a bucket no later walk reads, and the
+    /// watermark moved past an every-minute or daily job's fires: both were lost. A job read
+    /// from admission stays there (nothing to write). Like [`Dispatch::advance`], a job leaving
+    /// a verified class has its open fires indexed first.
+    async fn park(&self, parked: Vec<Parked>, report: &mut ScanReport) -> Result<(), ScanError> {
+        if self.class == Group::Admission {
+            return Ok(());
+        }
+        let execs = self.ctx.execs();
+        let (ddb, table) = (&self.ctx.ddb, &self.ctx.cfg.jobs_table);
+        for (job, read_next, resume) in parked {
+            if self.class.verified() {
+                let now_ms = self.now.timestamp_millis();
+                report.verify_tracked +=
+                    u64::from(execs.track_job_since(&job.tenant, &job.job_id, self.since_ms, now_ms).await?);
+            }
+            match jobs::advance_job(ddb, table, &job, read_next, Some(resume), DueClass::Admission).await? {
+                Advance::Advanced => report.advanced += 1,
+                Advance::Lost => report.advance_lost += 1,
+            }
+        }
+        Ok(())
+    }
+
     /// Moves each job that leaves its class (or its bucket) with a CAS on the position it was
     /// read at. A job leaving a verified class takes its fires out of the verification pass's
     /// reach: its open ones (since the shard's verified minute) go into the `open` index first,
@@ -600,7 +650,7 @@ pub async fn dispatch_one(
     let (Some(next), true) = (job.next_fire_at, job.state == crate::model::JobState::Enabled) else {
         return Ok(report);
     };
-    if !load_calendars_or_log(ctx, job, &mut report).await {
+    if !load_calendars_or_log(ctx, job, &mut report).await? {
         return Ok(report);
     }
     let Some(schedule) = parse_or_log(job, &mut report) else { return Ok(report) };
@@ -609,7 +659,7 @@ pub async fn dispatch_one(
     let mut budget = CatchUpBudget::new(0, 0);
     let plan = plan_job(job, &schedule, next - Duration::milliseconds(1), window_end, now, &mut budget);
     let opts = ScanOptions { actor: actor.to_string(), ..Default::default() };
-    let group = vec![(job.clone(), schedule, next, plan)];
+    let group = (vec![(job.clone(), schedule, next, plan)], Vec::new());
     Dispatch { ctx, now, opts: &opts, class: Group::Admission, since_ms: now.timestamp_millis() }
         .run(group, &mut report)
         .await?;
