@@ -230,3 +230,118 @@ async fn an_undecodable_job_item_is_skipped_and_its_partition_still_fires() -> a
     env.cleanup().await;
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_every_minute_catch_up_does_not_starve_a_deferred_bucket_job_of_its_tenant() -> anyhow::Result<()>
+{
+    // Review 2026-12 finding 1. GIVEN, in one shard and one tenant, a `*/10 s` `fireAll{cap:1000}`
+    // job (promoted to the every-minute class by a first tick) and a five-minutely job
+    let env = TestEnv::new("liveness-recount").await?;
+    let ids = ids_in_one_shard("acme", 2, env.cfg.shards);
+    let shard = keys::shard_of("acme", &ids[0], env.cfg.shards);
+    let t0 = at("2026-11-30T12:00:05Z");
+    let every = definition("*/10 * * * * *", "UTC", MisfirePolicy::FireAll { cap: 1000 });
+    create_job(&env, "acme", &ids[0], every, t0).await?;
+    create_job(&env, "acme", &ids[1], definition("0 */5 * * * *", "UTC", MisfirePolicy::FireOnce), t0)
+        .await?;
+    scan(&env, at("2026-11-30T12:00:10Z"), &ScanOptions::default()).await?;
+    let stored = jobs::get_job(&env.clients.ddb, &env.cfg, "acme", &ids[0]).await?;
+    assert_eq!(stored.map(|j| j.due_class), Some(sundial_core::model::DueClass::Every));
+
+    // WHEN the ticks come back after a 30-minute outage with a per-tenant catch-up budget of 40:
+    // the every-minute job's ~180 missed fires go alone, the five-minutely job is deferred
+    let back = at("2026-11-30T12:31:10Z");
+    for m in 0..4 {
+        let now = back + chrono::Duration::minutes(m);
+        scan_with_budget(&env, now, &ScanOptions::default(), CatchUpBudget::new(1000, 40)).await?;
+    }
+
+    // THEN the five-minutely job caught up (its missed 12:05..12:30 in a batch, then 12:35 on
+    // time) and the shard's watermark reached the present
+    let ex = executions(&env, "acme", &ids[1]).await?;
+    let covers = |t: chrono::DateTime<chrono::Utc>| {
+        ex.iter().any(|e| {
+            let (a, b) = e.missed_range.unwrap_or((e.scheduled_at, e.scheduled_at));
+            a <= t && t <= b
+        })
+    };
+    for t in ["2026-11-30T12:05:00Z", "2026-11-30T12:30:00Z", "2026-11-30T12:35:00Z"] {
+        assert!(covers(at(t)), "{t} not fired: {:?}", ex.iter().map(|e| e.id()).collect::<Vec<_>>());
+    }
+    let pos = sundial_core::store::watermarks::position(&env.clients.ddb, &env.cfg.jobs_table, shard).await?;
+    let through = pos.map(|p| p.through);
+    assert!(
+        through >= Some(keys::minute_of(at("2026-11-30T12:35:00Z"))),
+        "watermark stuck at {:?}",
+        through.map(keys::minute_start)
+    );
+    // AND the every-minute job's catch-up was created once per fire
+    let ev = executions(&env, "acme", &ids[0]).await?;
+    let missed = ev.iter().filter(|e| {
+        e.scheduled_at > at("2026-11-30T12:02:00Z") && e.scheduled_at < at("2026-11-30T12:30:00Z")
+    });
+    assert_eq!(missed.count(), 27 * 6 + 5, "12:02:10..12:29:50");
+    env.cleanup().await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_whose_calendar_cannot_be_loaded_is_kept_for_a_later_tick_not_stranded() -> anyhow::Result<()> {
+    use sundial_core::model::{DueClass, OpsAction, OpsEntry};
+    use sundial_core::schedule::{BusinessCalendarRef, BusinessCalendarSpec, BusinessDays, Roll};
+    use sundial_core::store::calendars::{put_calendar, StoredCalendar};
+    // Review 2026-12 finding 2. GIVEN an hourly job (bucket class, in bucket 10:00) and an
+    // every-minute job (every-minute class) on business calendar `plant` v1, whose version this
+    // process has never loaded and which the store does not hold either (a restore that lags)
+    let env = TestEnv::new("liveness-calendar").await?;
+    let created = at("2026-11-30T09:30:00Z"); // a Monday
+    let spec = BusinessCalendarSpec::default();
+    let days = std::sync::Arc::new(BusinessDays::single("plant", 1, &spec)?);
+    let with_calendar = |expr: &str| {
+        let mut def = definition(expr, "UTC", MisfirePolicy::FireAll { cap: 100 });
+        def.schedule.business_calendar =
+            Some(BusinessCalendarRef { calendar: "plant".into(), roll: Roll::Following });
+        def
+    };
+    for (id, expr, class) in
+        [("hourly", "0 0 * * * *", DueClass::Bucket), ("minutely", "0 * * * * *", DueClass::Every)]
+    {
+        let mut job =
+            Job::new_with(&env.cfg, "strand", id, with_calendar(expr), created, Some(days.clone()))?;
+        job.due_class = class;
+        jobs::put_new_job(&env.clients.ddb, &env.cfg, &job).await?;
+    }
+    // WHEN the 09:59 and 10:00 ticks (which read bucket 10:00) cannot load the calendar
+    for now in ["2026-11-30T09:59:10Z", "2026-11-30T10:00:10Z"] {
+        let r = scan(&env, at(now), &ScanOptions::default()).await?;
+        assert_eq!(r.invalid, 2, "{now}: {r:?}");
+    }
+    // AND the calendar version is back for the next ticks
+    let cal = StoredCalendar {
+        tenant: "strand".into(),
+        id: "plant".into(),
+        version: 1,
+        deleted: false,
+        spec,
+        created_at: created,
+        updated_at: created,
+    };
+    let audit = OpsEntry::new("test", OpsAction::CalendarCreate, "plant", created).versions(None, Some(1));
+    put_calendar(&env.clients.ddb, &env.cfg.jobs_table, None, &cal, &audit, 86_400).await?;
+    scan(&env, at("2026-11-30T10:01:10Z"), &ScanOptions::default()).await?;
+    scan(&env, at("2026-11-30T10:02:10Z"), &ScanOptions::default()).await?;
+    // THEN no fire of the unplannable ticks was lost: the hourly job's 10:00 and each of the
+    // every-minute job's have an execution (late ones by its `fireAll` policy)
+    let fired = |ex: &[sundial_core::model::Execution]| -> Vec<String> {
+        ex.iter().map(|e| e.scheduled_at.format("%H:%M").to_string()).collect()
+    };
+    let hourly = executions(&env, "strand", "hourly").await?;
+    assert_eq!(fired(&hourly), ["10:00"], "the hourly job was stranded in bucket 10:00");
+    let minutely = executions(&env, "strand", "minutely").await?;
+    let got = fired(&minutely);
+    for m in ["09:59", "10:00", "10:01", "10:02", "10:03"] {
+        assert!(got.iter().any(|g| g == m), "every-minute fire {m} lost: {got:?}");
+    }
+    env.cleanup().await;
+    Ok(())
+}

@@ -404,3 +404,42 @@ async fn a_business_calendar_job_fires_on_the_rolled_instant_with_the_stored_cal
     env.cleanup().await;
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fire_once_replan_after_a_failed_scan_covers_each_missed_fire_once() -> anyhow::Result<()> {
+    // GIVEN an every-minute `fireOnce` job queued through 10:01, then an outage
+    let env = TestEnv::new("batch-replan").await?;
+    create_job(
+        &env,
+        "acme",
+        "minutely",
+        definition("0 * * * * *", "UTC", MisfirePolicy::FireOnce),
+        at("2026-11-30T09:59:30Z"),
+    )
+    .await?;
+    scan(&env, at("2026-11-30T10:00:00Z"), &ScanOptions::default()).await?;
+    // WHEN the 10:30 scan puts a batch and its ordinary fires, then fails before advancing
+    let opts = ScanOptions { crash_at: Some(CrashPoint::BeforeAdvance), ..Default::default() };
+    assert!(scan(&env, at("2026-11-30T10:30:00Z"), &opts).await.is_err());
+    // AND the next scan that gets through runs at 10:40, from the same position
+    scan(&env, at("2026-11-30T10:40:00Z"), &ScanOptions::default()).await?;
+    // THEN every fire from 10:02 (the first after the queued-ahead ones) to the end of the
+    // 10:41 window is in exactly one execution: its own, or one batch's range
+    let ex = executions(&env, "acme", "minutely").await?;
+    let mut covered: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for e in &ex {
+        let (a, b) = e.missed_range.unwrap_or((e.scheduled_at, e.scheduled_at));
+        let mut m = a;
+        while m <= b {
+            covered.entry(m.format("%H:%M").to_string()).or_default().push(e.id());
+            m += Duration::minutes(1);
+        }
+    }
+    let twice: Vec<_> = covered.iter().filter(|(_, by)| by.len() > 1).collect();
+    assert!(twice.is_empty(), "fires in more than one execution: {twice:?}");
+    let minutes: Vec<String> = covered.keys().cloned().collect();
+    let want: Vec<String> = (0..=41).map(|m| format!("10:{m:02}")).collect();
+    assert_eq!(minutes, want, "every fire covered");
+    env.cleanup().await;
+    Ok(())
+}

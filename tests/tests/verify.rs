@@ -231,3 +231,67 @@ async fn a_daily_job_stays_in_its_class_and_leaves_it_before_its_zone_changes_ut
     env.cleanup().await;
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_daily_business_calendar_fire_is_verified_by_a_process_that_never_loaded_its_calendar(
+) -> anyhow::Result<()> {
+    use sundial_core::model::{Execution, Job, OpsAction, OpsEntry};
+    use sundial_core::schedule::{BusinessCalendarRef, BusinessCalendarSpec, BusinessDays, Roll, Schedule};
+    use sundial_core::store::calendars::{put_calendar, StoredCalendar};
+    // Review 2026-12 finding 6. GIVEN a weekday 09:00 job on business calendar `desk` v1 (stored)
+    // in the daily class, and its Monday 09:00 fire put without an index entry by another
+    // process's walk (this one never loaded the calendar)
+    let env = TestEnv::with("verify-coldcal", &["default"], 1).await?;
+    let created = at("2026-11-29T12:00:00Z");
+    let spec = BusinessCalendarSpec::default();
+    let cal = StoredCalendar {
+        tenant: "coldcal".into(),
+        id: "desk".into(),
+        version: 1,
+        deleted: false,
+        spec: spec.clone(),
+        created_at: created,
+        updated_at: created,
+    };
+    let audit = OpsEntry::new("test", OpsAction::CalendarCreate, "desk", created).versions(None, Some(1));
+    put_calendar(&env.clients.ddb, &env.cfg.jobs_table, None, &cal, &audit, 86_400).await?;
+    let days = std::sync::Arc::new(BusinessDays::single("desk", 1, &spec)?);
+    let mut def = definition("0 0 9 * * MON-FRI", "UTC", MisfirePolicy::FireOnce);
+    def.schedule.business_calendar =
+        Some(BusinessCalendarRef { calendar: "desk".into(), roll: Roll::Following });
+    let mut job = Job::new_with(&env.cfg, "coldcal", "daily", def, created, Some(days.clone()))?;
+    assert_eq!(job.next_fire_at, Some(at("2026-11-30T09:00:00Z")));
+    job.due_class = DueClass::Daily(540);
+    jobs::put_new_job(&env.clients.ddb, &env.cfg, &job).await?;
+    let schedule = Schedule::parse_with(&job.definition.schedule, job.anchor, Some(days))?;
+    let fire = Execution::ready(
+        &job,
+        &schedule,
+        at("2026-11-30T09:00:00Z"),
+        None,
+        at("2026-11-30T08:59:00Z"),
+        "tick:other",
+    );
+    execs(&env).put_new_unindexed(&fire).await?;
+    // AND its message lost; the shard walked to 09:01 and verified to 08:58
+    watermarks::advance(
+        &env.clients.ddb,
+        &env.cfg.jobs_table,
+        0,
+        sundial_core::keys::minute_of(at("2026-11-30T09:01:00Z")),
+        Some(sundial_core::keys::minute_of(at("2026-11-30T08:58:00Z"))),
+    )
+    .await?;
+    // WHEN this process's tick at 09:04:10 verifies 08:59..09:01
+    let r = scan(&env, at("2026-11-30T09:04:10Z"), &ScanOptions::default()).await?;
+    // THEN the 09:00 fire is in the `open` index, where the reconciler will re-send it
+    let k = ExecKey {
+        tenant: "coldcal".into(),
+        job_id: "daily".into(),
+        scheduled_ms: at("2026-11-30T09:00:00Z").timestamp_millis(),
+        child: None,
+    };
+    assert!(open_due(&env, &k).await?.is_some(), "the 09:00 fire was never indexed: {r:?}");
+    env.cleanup().await;
+    Ok(())
+}

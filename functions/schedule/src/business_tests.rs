@@ -427,3 +427,116 @@ proptest! {
         }
     }
 }
+
+/// A calendar closed for `len` days from `first` (every weekday works otherwise).
+fn closed(first: &str, len: u64) -> Arc<BusinessDays> {
+    let first = NaiveDate::parse_from_str(first, "%Y-%m-%d").unwrap();
+    let spec = BusinessCalendarSpec {
+        holidays: (0..len).map(|i| (first + Days::new(i)).to_string()).collect(),
+        rest_days: Some(vec![]),
+        ..Default::default()
+    };
+    Arc::new(BusinessDays::single("cal", 1, &spec).unwrap())
+}
+
+/// Each raw fire in `(after, until]` accounted for by an explained preview: the fire itself,
+/// the origin of a rolled fire, or a skipped line. Returns the raw fires it does not mention.
+fn unexplained(s: &Schedule, after: DateTime<Utc>, until: DateTime<Utc>) -> Vec<DateTime<Utc>> {
+    let lines = s.preview_explained(after, 1000);
+    let mut raw = s.clone();
+    raw.business = None;
+    raw.fires_between(after, until, 1000)
+        .into_iter()
+        .filter(|f| {
+            !lines.iter().any(|l| match l {
+                PreviewFire::Fire { at, rolled_from, .. } => at == f || rolled_from.as_ref() == Some(f),
+                PreviewFire::Skipped { at, .. } => at == f,
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn a_fire_rolled_past_a_month_long_closure_fires_and_the_preview_agrees() {
+    // GIVEN a plant closed 2027-01-01..2027-02-01 (32 days), a fire on the 1st and the 15th at
+    // 09:00 rolling 'following': the 1st finds no business day within 31 days (skipped), the
+    // 15th rolls 18 days forward to Tuesday 2027-02-02.
+    let days = closed("2027-01-01", 32);
+    let s = sched("0 0 9 1,15 * *", "UTC", &days, Roll::Following);
+    // WHEN the fires after 2026-12-15 are listed
+    let got: Vec<String> = s
+        .fires_between(utc("2026-12-15T09:00:00Z"), utc("2027-02-15T09:00:00Z"), 10)
+        .into_iter()
+        .map(tests::z)
+        .collect();
+    // THEN the 15th's fire is on 02-02, after the skipped 1st
+    assert_eq!(got, ["2027-02-02T09:00:00Z", "2027-02-15T09:00:00Z"]);
+    assert_eq!(s.next_after(utc("2027-01-20T00:00:00Z")), Some(utc("2027-02-02T09:00:00Z")));
+    assert_eq!(s.prev_at_or_before(utc("2027-02-10T00:00:00Z")), Some(utc("2027-02-02T09:00:00Z")));
+    // AND the explained preview shows it rolled from 01-15, the 1st of January skipped and the
+    // 1st of February merged into it, each with a reason
+    let p = s.preview_explained(utc("2026-12-15T09:00:00Z"), 2);
+    assert_eq!(
+        p,
+        [
+            PreviewFire::Skipped {
+                at: utc("2027-01-01T09:00:00Z"),
+                reason: "holiday 2027-01-01 in cal v1; following: no business day within 31 days".into(),
+            },
+            PreviewFire::Skipped {
+                at: utc("2027-02-01T09:00:00Z"),
+                reason: "holiday 2027-02-01 in cal v1; following to 2027-02-02T09:00:00Z, which already \
+                         fires (merged)"
+                    .into(),
+            },
+            PreviewFire::Fire {
+                at: utc("2027-02-02T09:00:00Z"),
+                rolled_from: Some(utc("2027-01-15T09:00:00Z")),
+                reason: Some("holiday 2027-01-15 in cal v1; following".into()),
+            },
+            PreviewFire::Fire { at: utc("2027-02-15T09:00:00Z"), rolled_from: None, reason: None },
+        ]
+    );
+    assert_eq!(
+        unexplained(&s, utc("2026-12-15T09:00:00Z"), utc("2027-02-15T09:00:00Z")),
+        Vec::<DateTime<Utc>>::new()
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn long_closures_match_brute_force_and_every_raw_fire_is_explained(
+        expr_i in 0usize..4,
+        roll_i in 0usize..4,
+        start_day in 0u64..400,
+        len in 20u64..70,
+    ) {
+        // GIVEN a closure of 20 to 70 days (a month-long plant shutdown) and a monthly-ish job
+        let exprs = ["0 0 9 1 * *", "0 0 9 1,15 * *", "0 0 9 L * *", "0 0 9 1,8,15,22 * *"];
+        let first = NaiveDate::from_ymd_opt(2026, 3, 1).unwrap() + Days::new(start_day);
+        let days = closed(&first.to_string(), len);
+        let roll = ROLLS[roll_i];
+        let s = sched(exprs[expr_i], "UTC", &days, roll);
+        let Kind::Cron(c) = &s.kind else { unreachable!() };
+        // WHEN the engine lists the fires from 60 days before the closure to 60 days after it
+        let lo = zone::day_start(&s.zone, first - Days::new(60)).unwrap();
+        let hi = zone::day_start(&s.zone, first + Days::new(len + 60)).unwrap();
+        let got = s.fires_between(lo, hi, 10_000);
+        // THEN they are exactly the oracle's
+        let want: Vec<DateTime<Utc>> = oracle(&s, c, &days, roll, first - Days::new(100), first + Days::new(len + 100))
+            .into_iter()
+            .filter(|t| *t > lo && *t <= hi)
+            .collect();
+        prop_assert_eq!(&got, &want);
+        // AND the backward search finds each of them
+        for f in &got {
+            prop_assert_eq!(s.prev_at_or_before(*f + Duration::seconds(1)), Some(*f));
+        }
+        // AND the explained preview accounts for every raw fire up to its last fire
+        if let Some(last) = got.last() {
+            prop_assert_eq!(unexplained(&s, lo, *last), Vec::<DateTime<Utc>>::new());
+        }
+    }
+}

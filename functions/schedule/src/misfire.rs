@@ -5,9 +5,14 @@
 //! `(L, now]`. A due fire is *missed* when it is late by more than the threshold,
 //! `now - fire > threshold`; the others are ordinary fires and are always planned one by one.
 //! The policy decides what happens to the missed ones:
-//! - `fireOnce`: one execution, scheduled at the *last* missed fire (a real fire instant, so
-//!   the execution key `(job, scheduled_at)` stays unique and a repeated plan is idempotent),
-//!   carrying `[first_missed, last_missed]` so its handler can process the range as one batch;
+//! - `fireOnce`: one execution, scheduled at the *first* missed fire, carrying
+//!   `[first_missed, last_missed]` so its handler can process the range as one batch. The key
+//!   `(job, scheduled_at)` is a real fire instant that depends only on the job's position, not
+//!   on `now`: a re-plan from the same position at a later `now` (a scan that put its fires and
+//!   failed before advancing, then a deferral) gets the same key, and its put is absorbed by the
+//!   batch already there instead of creating a second batch over the same fires. The scan then
+//!   continues after the existing batch's range (`trigger::scan`), so the later fires of the
+//!   longer range are covered once too;
 //! - `fireAll`: every missed fire, each its own execution, oldest first; when there are more
 //!   than `cap`, only the latest `cap` are kept and the older ones are counted as skipped;
 //! - `skip`: none of them; the job carries on with its next future fire.
@@ -202,7 +207,7 @@ fn plan_missed(
     let Missed { first, last, count, .. } = *missed;
     match *policy {
         MisfirePolicy::FireOnce => {
-            plan.fires.push(PlannedFire { scheduled_at: last, missed_range: Some((first, last)) })
+            plan.fires.push(PlannedFire { scheduled_at: first, missed_range: Some((first, last)) })
         }
         MisfirePolicy::FireAll { cap } => {
             let mut kept = Vec::new();
@@ -243,5 +248,41 @@ fn plan_ordinary(
         ordinary += 1;
         cursor = f;
         plan.resume_after = f;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ScheduleSpec;
+
+    fn utc(s: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)
+    }
+
+    #[test]
+    fn a_fire_once_replan_at_a_later_now_keeps_the_batch_key() {
+        // GIVEN an every-minute job whose position is 10:00, and a plan made at 10:30 (its
+        // puts done, the advance lost to a crash)
+        let s =
+            Schedule::parse(&ScheduleSpec::new("0 * * * * *", "UTC"), utc("2026-01-01T00:00:00Z")).unwrap();
+        let last = utc("2026-01-01T10:00:00Z");
+        let threshold = Duration::seconds(60);
+        let first = plan_misfire(&s, last, utc("2026-01-01T10:30:00Z"), &MisfirePolicy::FireOnce, threshold);
+        // WHEN the job is planned again from the same position at 10:40
+        let again = plan_misfire(&s, last, utc("2026-01-01T10:40:00Z"), &MisfirePolicy::FireOnce, threshold);
+        // THEN both batches have the same key (the first missed fire, 10:01): the second put is
+        // absorbed by the first batch instead of creating a second one over the same fires
+        let batch = |p: &MisfirePlan| p.fires.iter().find(|f| f.missed_range.is_some()).copied().unwrap();
+        assert_eq!(batch(&first).scheduled_at, utc("2026-01-01T10:01:00Z"));
+        assert_eq!(batch(&again).scheduled_at, batch(&first).scheduled_at);
+        assert_eq!(
+            batch(&first).missed_range,
+            Some((utc("2026-01-01T10:01:00Z"), utc("2026-01-01T10:28:00Z")))
+        );
+        assert_eq!(
+            batch(&again).missed_range,
+            Some((utc("2026-01-01T10:01:00Z"), utc("2026-01-01T10:38:00Z")))
+        );
     }
 }

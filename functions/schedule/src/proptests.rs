@@ -346,7 +346,7 @@ proptest! {
                 } else {
                     prop_assert_eq!(planned_missed.len(), 1);
                     let (a, b) = (missed[0], *missed.last().unwrap());
-                    prop_assert_eq!(planned_missed[0].scheduled_at, b);
+                    prop_assert_eq!(planned_missed[0].scheduled_at, a);
                     prop_assert_eq!(planned_missed[0].missed_range, Some((a, b)));
                 }
                 prop_assert_eq!(p.skipped, 0);

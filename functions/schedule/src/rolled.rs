@@ -154,11 +154,16 @@ impl Schedule {
             if steps > MAX_SEARCH_STEPS {
                 return None;
             }
-            // Jump over a stretch without raw fires. The sources of a business day after `base`
-            // (the last business day up to `day`) are all after `base` (sources never cross a
-            // business day), and a raw fire on date `r` lands on or after the business day at
-            // or before `r` whatever the roll.
-            let base = b.days.business_at_or_before(day).unwrap_or(day).max(sub_days(day, reach)?);
+            // Jump over a stretch without raw fires. The sources of a business day after `day`
+            // are all after `base`: after the last business day up to `day` (sources never
+            // cross a business day) and, deep in a closure longer than a roll reaches, after
+            // `day - reach` (a source is at most `reach` days from its business day). A raw
+            // fire on date `r` lands on or after the business day at or before `r` whatever the
+            // roll.
+            let base = match b.days.business_at_or_before(day) {
+                Some(business) => business,
+                None => sub_days(day, reach)?,
+            };
             let raw = walls.next(add_days(base, 1)?.and_hms_opt(0, 0, 0)? - Duration::seconds(1))?;
             let landing = b.days.business_at_or_before(raw.date()).or_else(|| sub_days(raw.date(), reach));
             day = add_days(day, 1)?.max(landing.unwrap_or(day));

@@ -530,12 +530,12 @@ fn misfire_fire_once_carries_the_range() {
         &MisfirePolicy::FireOnce,
         Duration::seconds(60),
     );
-    // THEN the fires 10:01..11:59 are missed (late by > 60 s): one batch at 11:59; 12:00 is an
-    // ordinary fire (30 s late).
+    // THEN the fires 10:01..11:59 are missed (late by > 60 s): one batch keyed at the first of
+    // them, 10:01; 12:00 is an ordinary fire (30 s late).
     assert_eq!(p.missed, 119);
     assert_eq!(p.skipped, 0);
     assert_eq!(p.fires.len(), 2);
-    assert_eq!(p.fires[0].scheduled_at, utc("2026-01-01T11:59:00Z"));
+    assert_eq!(p.fires[0].scheduled_at, utc("2026-01-01T10:01:00Z"));
     assert_eq!(p.fires[0].missed_range, Some((utc("2026-01-01T10:01:00Z"), utc("2026-01-01T11:59:00Z"))));
     assert_eq!(p.fires[1], PlannedFire { scheduled_at: utc("2026-01-01T12:00:00Z"), missed_range: None });
     assert_eq!(p.resume_after, utc("2026-01-01T12:00:00Z"));

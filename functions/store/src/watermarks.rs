@@ -10,14 +10,27 @@ use super::items::{self, attr, n};
 use super::{get_consistent, update_if};
 use sundial_model::keys;
 
-/// A shard's position: the watermark, and the last minute whose every-minute and daily fires
-/// the verification pass has checked (`None`: never; see `trigger::verify`).
+/// A shard's position: the watermark, the last minute whose every-minute and daily fires the
+/// verification pass has checked (`None`: never; see `trigger::verify`), and the last minute
+/// whose every-minute and daily fires were dispatched when that is past the watermark.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Position {
     /// Last epoch minute fully scanned.
     pub through: i64,
     /// Last epoch minute verified.
     pub verified: Option<i64>,
+    /// Last epoch minute whose every-minute and daily fires were put and sent (`None`: the
+    /// watermark's). Ahead of `through` while a deferred bucket job holds the watermark, so the
+    /// next tick plans those classes after it instead of counting their fires against the
+    /// catch-up budget again.
+    pub planned: Option<i64>,
+}
+
+impl Position {
+    /// The last minute whose every-minute and daily fires were dispatched.
+    pub fn planned_through(&self) -> i64 {
+        self.planned.map_or(self.through, |p| p.max(self.through))
+    }
 }
 
 /// A shard's position (`None`: never scanned).
@@ -29,7 +42,11 @@ pub async fn position(
     let item = get_consistent(ddb, table, (keys::watermark_pk(shard), keys::WATERMARK_SK), "GetItem").await?;
     Ok(item.as_ref().and_then(|i| {
         let through = items::watermark_from_item(i)?;
-        Some(Position { through, verified: items::get_n_opt(i, attr::VERIFIED).ok().flatten() })
+        Some(Position {
+            through,
+            verified: items::get_n_opt(i, attr::VERIFIED).ok().flatten(),
+            planned: items::get_n_opt(i, attr::PLANNED).ok().flatten(),
+        })
     }))
 }
 
@@ -60,5 +77,18 @@ pub async fn advance_verified(
 ) -> Result<bool, StoreError> {
     let mut e = Expr::new();
     e.set(attr::VERIFIED, n(verified)).cond_absent_or(attr::VERIFIED, Cmp::Lt, n(verified));
+    update_if(ddb, table, (keys::watermark_pk(shard), keys::WATERMARK_SK), e, "UpdateItem").await
+}
+
+/// Moves only the planned minute forward (a tick whose watermark a deferred bucket job held
+/// before the end of its walk).
+pub async fn advance_planned(
+    ddb: &aws_sdk_dynamodb::Client,
+    table: &str,
+    shard: u32,
+    planned: i64,
+) -> Result<bool, StoreError> {
+    let mut e = Expr::new();
+    e.set(attr::PLANNED, n(planned)).cond_absent_or(attr::PLANNED, Cmp::Lt, n(planned));
     update_if(ddb, table, (keys::watermark_pk(shard), keys::WATERMARK_SK), e, "UpdateItem").await
 }

@@ -3,7 +3,8 @@
 //! - [`plan`]: pure — which fires a job gets in a window, misfire policy, catch-up budget.
 //! - [`cache`] and [`calendars`]: re-exported from [`crate::schedules`], the parsed-schedule and
 //!   business-calendar caches the scan, the worker and the control plane share.
-//! - [`scan`]: the I/O loop over a shard range: put → send → advance → watermark.
+//! - [`scan`]: the I/O loop over a shard range: put → send → advance → watermark; `batch`: a
+//!   `fireOnce` batch found existing at its put, whose range is then covered once.
 //! - [`verify`]: every-minute and daily fires are put without an `open` index entry; a grace
 //!   after their minute this pass looks them up and indexes the ones not final yet.
 //! - [`tick`]: the per-minute entry: scan in-process, or fan shard ranges out to scan
@@ -11,6 +12,7 @@
 pub use crate::execution::follow;
 /// The schedule and calendar caches, from [`crate::schedules`] (kept under their old paths).
 pub use crate::schedules::{self as cache, calendars};
+mod batch;
 pub mod plan;
 pub mod report;
 pub mod scan;

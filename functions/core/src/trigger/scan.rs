@@ -8,6 +8,7 @@
 //! tick repeats idempotent steps — the unique key absorbs the repeated put, the worker's claim
 //! absorbs the repeated message.
 
+use super::batch::{self, Put};
 use super::plan::{plan_job, policy_name, CatchUpBudget, JobPlan};
 pub use super::report::{CrashPoint, ScanError, ScanReport};
 use crate::keys;
@@ -148,6 +149,12 @@ async fn scan_shard(
     // scanned by a version without it), from the watermark: earlier fires were put with their
     // `open` index entry.
     let verified = pos.and_then(|p| p.verified).unwrap_or(wm);
+    // Every-minute and daily fires are planned after the last minute a scan already dispatched
+    // them for, which is past the watermark while a deferred bucket job holds it. Planned from
+    // the watermark, their existing fires would be counted against the catch-up budget again on
+    // every tick: a large `fireAll` catch-up would go "alone" each time and starve the deferred
+    // job that holds the watermark, for good.
+    let planned = pos.map_or(wm, |p| p.planned_through());
     let since_ms = keys::minute_start(verified + 1).timestamp_millis();
     // Re-read the current minute even when the watermark is past it: a job created or resumed
     // after the previous tick may have landed in it (reads are cheap; the CAS makes it safe).
@@ -169,12 +176,12 @@ async fn scan_shard(
     let every = due_jobs(ctx, &keys::every_bucket(shard), &mut report).await?;
     report.buckets += 1;
     let every_jobs = every.clone();
-    let group = plan_group(ctx, admitted, None, window_end, now, budget, &mut report).await;
+    let group = plan_group(ctx, admitted, None, window_end, now, budget, &mut report).await?;
     // A deferred admission job stays in the admission partition, which every tick reads: it
     // does not hold the watermark back.
     Dispatch { ctx, now, opts, class: Group::Admission, since_ms }.run(group, &mut report).await?;
-    let wm_end = keys::minute_start(wm + 1) - Duration::milliseconds(1);
-    let group = plan_group(ctx, every, Some(wm_end), window_end, now, budget, &mut report).await;
+    let planned_end = keys::minute_start(planned + 1) - Duration::milliseconds(1);
+    let group = plan_group(ctx, every, Some(planned_end), window_end, now, budget, &mut report).await?;
     // A deferred every-minute job moves to the admission partition at its first unplanned
     // fire (its own position from then on), so it never holds the shard's watermark: with a
     // fixed query order the same job would be deferred every tick and, past `max_buckets`, the
@@ -189,21 +196,22 @@ async fn scan_shard(
     for minute in first..=last {
         let due = due_jobs(ctx, &keys::due_bucket(minute, shard), &mut report).await?;
         report.buckets += 1;
-        let group = plan_group(ctx, due, None, window_end, now, budget, &mut report).await;
+        let group = plan_group(ctx, due, None, window_end, now, budget, &mut report).await?;
         if !(Dispatch { ctx, now, opts, class: Group::Bucket, since_ms }).run(group, &mut report).await?
             && held_at.is_none()
         {
             held_at = Some(minute);
         }
         // Daily jobs of this minute of the day: like every-minute jobs their position is the
-        // watermark (a minute at or before it was dispatched already), and a deferred one
+        // planned minute (a minute at or before it was dispatched already), and a deferred one
         // moves to admission instead of holding the watermark.
-        if minute > wm {
+        if minute > planned {
             let slot = keys::minute_of_day(minute);
             let daily = due_jobs(ctx, &keys::daily_bucket(slot, shard), &mut report).await?;
             report.buckets += 1;
             let minute_end = keys::minute_start(minute + 1) - Duration::milliseconds(1);
-            let group = plan_group(ctx, daily, Some(wm_end), minute_end, now, budget, &mut report).await;
+            let group =
+                plan_group(ctx, daily, Some(planned_end), minute_end, now, budget, &mut report).await?;
             Dispatch { ctx, now, opts, class: Group::Daily(slot), since_ms }.run(group, &mut report).await?;
         }
     }
@@ -229,6 +237,11 @@ async fn scan_shard(
     } else if let Some(v) = moved_verified {
         watermarks::advance_verified(&ctx.ddb, table, shard, v).await?;
     }
+    // The walk dispatched every-minute and daily fires through `last`; recorded only while the
+    // watermark stays behind it (otherwise the watermark says as much).
+    if last > through && last > planned {
+        watermarks::advance_planned(&ctx.ddb, table, shard, last).await?;
+    }
     Ok(report)
 }
 
@@ -241,7 +254,11 @@ async fn due_jobs(ctx: &Ctx, due_pk: &str, report: &mut ScanReport) -> Result<Ve
 }
 
 /// Plans each job's fires up to `window_end`, from its stored position (or from `floor`, for
-/// every-minute jobs whose position is the watermark, when that is later).
+/// every-minute and daily jobs whose position is the shard's, when that is later). A job that
+/// cannot be planned now (its calendar chain is not stored or no longer valid, its schedule no
+/// longer parses) is returned apart with where it resumes: see [`Dispatch::park`]. A transient
+/// store error loading a calendar fails the shard instead, which keeps every position for the
+/// next tick.
 async fn plan_group(
     ctx: &Ctx,
     jobs: Vec<Job>,
@@ -250,18 +267,25 @@ async fn plan_group(
     now: DateTime<Utc>,
     budget: &Mutex<CatchUpBudget>,
     report: &mut ScanReport,
-) -> Vec<(Job, Arc<Schedule>, DateTime<Utc>, JobPlan)> {
+) -> Result<(Planned, Vec<Parked>), ScanError> {
     let mut group = Vec::new();
+    let mut parked = Vec::new();
     for job in jobs {
         let Some(next) = job.next_fire_at else { continue };
-        // A business calendar job: its chain's versions, one GetItem per level the first time
-        // this process sees them, nothing afterwards (see `calendars`).
-        if !load_calendars_or_log(ctx, &job, report).await {
-            continue;
-        }
-        let Some(schedule) = parse_or_log(&job, report) else { continue };
         let from = next - Duration::milliseconds(1);
         let last_scheduled = floor.map_or(from, |f| f.max(from));
+        // A business calendar job: its chain's versions, one GetItem per level the first time
+        // this process sees them, nothing afterwards (see `calendars`).
+        let schedule = match load_calendars_or_log(ctx, &job, report).await? {
+            true => parse_or_log(&job, report),
+            false => None,
+        };
+        let Some(schedule) = schedule else {
+            // Resumes after the last fire this scan would have planned from: its own position,
+            // or the first instant after the shard's for an every-minute or daily job.
+            parked.push((job, next, last_scheduled + Duration::milliseconds(1)));
+            continue;
+        };
         let mut plan = plan_job(&job, &schedule, last_scheduled, window_end, now, &mut *budget.lock().await);
         if plan.deferred && floor.is_some() {
             // Where a deferred every-minute job resumes from the admission partition.
@@ -269,7 +293,7 @@ async fn plan_group(
         }
         group.push((job, schedule, next, plan));
     }
-    group
+    Ok((group, parked))
 }
 
 /// Which `due` partition a group of jobs was read from.
@@ -321,15 +345,18 @@ fn decide(group: Group, schedule: &Schedule, plan: &JobPlan, now: DateTime<Utc>)
     }
 }
 
-/// Loads the business calendar versions `job` names; false (logged, counted invalid, the job
-/// left where it is for the next tick) when they cannot be.
-async fn load_calendars_or_log(ctx: &Ctx, job: &Job, report: &mut ScanReport) -> bool {
+/// Loads the business calendar versions `job` names; false (logged, counted invalid) when they
+/// are not stored or not valid, an error when the store failed transiently (the shard is then
+/// retried as a whole, with every position kept).
+async fn load_calendars_or_log(ctx: &Ctx, job: &Job, report: &mut ScanReport) -> Result<bool, ScanError> {
+    use crate::schedules::calendars::LoadError;
     match crate::schedules::calendars::ensure(&ctx.ddb, &ctx.cfg.jobs_table, job).await {
-        Ok(()) => true,
+        Ok(()) => Ok(true),
+        Err(LoadError::Store(e)) if e.is_retryable() => Err(e.into()),
         Err(e) => {
             tracing::error!(tenant = %job.tenant, job = %job.job_id, error = %e, "business calendar not loaded");
             report.invalid += 1;
-            false
+            Ok(false)
         }
     }
 }
@@ -338,8 +365,8 @@ fn parse_or_log(job: &Job, report: &mut ScanReport) -> Option<Arc<Schedule>> {
     match crate::schedules::schedule_of(job) {
         Ok(s) => Some(s),
         Err(e) => {
-            // Validated at creation; only a tzdb or parser change can get here. Leave the job
-            // where it is (not lost: it is retried every tick) and say so.
+            // Validated at creation; only a tzdb or parser change can get here. The job is
+            // parked in the admission partition (retried every tick, see `Dispatch::park`).
             tracing::error!(tenant = %job.tenant, job = %job.job_id, error = %e, "stored schedule no longer parses");
             report.invalid += 1;
             None
@@ -349,6 +376,9 @@ fn parse_or_log(job: &Job, report: &mut ScanReport) -> Option<Arc<Schedule>> {
 
 /// One group of jobs planned for dispatch: job, schedule, the position it was read at, plan.
 type Planned = Vec<(Job, Arc<Schedule>, DateTime<Utc>, JobPlan)>;
+
+/// A job that could not be planned: job, the position it was read at, where it resumes.
+type Parked = (Job, DateTime<Utc>, DateTime<Utc>);
 
 /// Where a group is dispatched from: the shard scan's context, its instant and options, the
 /// group's due class and the shard's verified minute (`since_ms`).
@@ -369,8 +399,13 @@ struct Sends {
 }
 
 impl Dispatch<'_> {
-    /// Put → send → advance for one group of jobs. Returns false if any job was deferred.
-    async fn run(&self, group: Planned, report: &mut ScanReport) -> Result<bool, ScanError> {
+    /// Put → send → advance for one group of jobs, then parks the ones that could not be
+    /// planned. Returns false if any job was deferred.
+    async fn run(
+        &self,
+        (group, parked): (Planned, Vec<Parked>),
+        report: &mut ScanReport,
+    ) -> Result<bool, ScanError> {
         let (dx, ctx, now, opts, class) = (self, self.ctx, self.now, self.opts, self.class);
         // Each job's destination, decided before the puts: a fire of a job that stays in a
         // verified class (every-minute, daily) is put without an `open` index entry (the
@@ -394,6 +429,7 @@ impl Dispatch<'_> {
             return Err(ScanError::Crash(CrashPoint::BeforeAdvance));
         }
         dx.advance(&execs, &group, &decisions, report).await?;
+        dx.park(parked, report).await?;
         Ok(all_done)
     }
     /// The READY executions of the group's planned fires, each with whether it is put with an
@@ -403,7 +439,7 @@ impl Dispatch<'_> {
         group: &Planned,
         decisions: &[Option<DueClass>],
         report: &mut ScanReport,
-    ) -> (Vec<(Execution, bool)>, bool) {
+    ) -> (Vec<Put>, bool) {
         let mut all_done = true;
         let mut planned = Vec::new();
         for ((job, schedule, _, plan), decision) in group.iter().zip(decisions) {
@@ -432,7 +468,8 @@ impl Dispatch<'_> {
                     self.now,
                     &self.opts.actor,
                 );
-                planned.push((e, indexed));
+                let batch_of = fire.missed_range.map(|_| (job.clone(), schedule.clone()));
+                planned.push(Put { exec: e, indexed, batch_of });
             }
         }
         (planned, all_done)
@@ -446,24 +483,34 @@ impl Dispatch<'_> {
     async fn put_all(
         &self,
         execs: &ExecStore,
-        planned: Vec<(Execution, bool)>,
+        planned: Vec<Put>,
         report: &mut ScanReport,
     ) -> Result<Sends, ScanError> {
-        let puts: Vec<(Execution, Result<PutOutcome, StoreError>)> = stream::iter(planned)
-            .map(|(e, indexed)| {
+        let puts: Vec<(Put, Result<PutOutcome, StoreError>)> = stream::iter(planned)
+            .map(|p| {
                 let execs = execs.clone();
                 async move {
-                    let r = if indexed { execs.put_new(&e).await } else { execs.put_new_unindexed(&e).await };
-                    (e, r)
+                    let r = p.put(&execs).await;
+                    (p, r)
                 }
             })
             .buffer_unordered(WRITE_CONCURRENCY)
             .collect()
             .await;
+        let mut outcomes = Vec::with_capacity(puts.len());
+        for (p, r) in puts {
+            let r = r?;
+            // A `fireOnce` batch already there may stand for fewer fires than this plan's:
+            // cover the rest once (see `batch`).
+            if matches!(r, PutOutcome::Exists(_)) && p.batch_of.is_some() {
+                outcomes.extend(batch::cover_rest(execs, &p, self.now, &self.opts.actor).await?);
+            }
+            outcomes.push((p.exec, r));
+        }
         let mut sends = Sends::default();
-        for (e, r) in puts {
+        for (e, r) in outcomes {
             let pool = e.definition.pool.clone();
-            let status = match r? {
+            let status = match r {
                 PutOutcome::Created => {
                     report.created += 1;
                     sends.created_fire_ms.entry(pool.clone()).or_default().push(e.fire_at.timestamp_millis());
@@ -514,6 +561,32 @@ impl Dispatch<'_> {
                 self.opts.send_clock.as_ref().map(|c| (c.0)()).unwrap_or(self.now).timestamp_millis();
             if let Some(fires) = sends.created_fire_ms.remove(pool) {
                 report.lag_ms.entry(pool.clone()).or_default().extend(fires.into_iter().map(|f| sent_at - f));
+            }
+        }
+        Ok(())
+    }
+
+    /// Moves the jobs this group could not plan into the admission partition at the first fire
+    /// not planned for them, where every tick tries again without holding the watermark.
+    /// Left where they were, a bucket job sat in a bucket no later walk reads, and the
+    /// watermark moved past an every-minute or daily job's fires: both were lost. A job read
+    /// from admission stays there (nothing to write). Like [`Dispatch::advance`], a job leaving
+    /// a verified class has its open fires indexed first.
+    async fn park(&self, parked: Vec<Parked>, report: &mut ScanReport) -> Result<(), ScanError> {
+        if self.class == Group::Admission {
+            return Ok(());
+        }
+        let execs = self.ctx.execs();
+        let (ddb, table) = (&self.ctx.ddb, &self.ctx.cfg.jobs_table);
+        for (job, read_next, resume) in parked {
+            if self.class.verified() {
+                let now_ms = self.now.timestamp_millis();
+                report.verify_tracked +=
+                    u64::from(execs.track_job_since(&job.tenant, &job.job_id, self.since_ms, now_ms).await?);
+            }
+            match jobs::advance_job(ddb, table, &job, read_next, Some(resume), DueClass::Admission).await? {
+                Advance::Advanced => report.advanced += 1,
+                Advance::Lost => report.advance_lost += 1,
             }
         }
         Ok(())
@@ -577,7 +650,7 @@ pub async fn dispatch_one(
     let (Some(next), true) = (job.next_fire_at, job.state == crate::model::JobState::Enabled) else {
         return Ok(report);
     };
-    if !load_calendars_or_log(ctx, job, &mut report).await {
+    if !load_calendars_or_log(ctx, job, &mut report).await? {
         return Ok(report);
     }
     let Some(schedule) = parse_or_log(job, &mut report) else { return Ok(report) };
@@ -586,7 +659,7 @@ pub async fn dispatch_one(
     let mut budget = CatchUpBudget::new(0, 0);
     let plan = plan_job(job, &schedule, next - Duration::milliseconds(1), window_end, now, &mut budget);
     let opts = ScanOptions { actor: actor.to_string(), ..Default::default() };
-    let group = vec![(job.clone(), schedule, next, plan)];
+    let group = (vec![(job.clone(), schedule, next, plan)], Vec::new());
     Dispatch { ctx, now, opts: &opts, class: Group::Admission, since_ms: now.timestamp_millis() }
         .run(group, &mut report)
         .await?;

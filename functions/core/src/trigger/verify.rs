@@ -17,7 +17,11 @@
 //! What keeps the set complete: a job that leaves those classes (pause, edit, delete via the
 //! API; deferral, a DST move or its end in the scan) has its open executions since the
 //! verified minute indexed before it leaves (`ExecStore::track_job_since`). A fire that does
-//! not exist (a `skip` misfire, a job created later) is simply not found.
+//! not exist (a `skip` misfire, a job created later) is simply not found. A business-calendar
+//! job's chain is loaded here when this process has not seen it (the walk loads only the chains
+//! of the minutes it plans, and the tick that verifies a minute may run in another container);
+//! a job whose fires still cannot be computed has its open executions since the verified minute
+//! indexed instead of being skipped.
 
 use super::report::{ScanError, ScanReport};
 use crate::context::Ctx;
@@ -71,7 +75,12 @@ pub async fn verify_minutes(
 ) -> Result<i64, ScanError> {
     let execs = ctx.execs();
     let now_ms = now.timestamp_millis();
+    let since_ms = keys::minute_start(verified + 1).timestamp_millis();
     let mut v = verified;
+    if v >= to {
+        return Ok(v);
+    }
+    let every = evaluable(ctx, every.to_vec(), since_ms, now_ms, report).await?;
     while v < to && v - verified < MAX_MINUTES_PER_TICK {
         let minute = v + 1;
         let daily = jobs::query_due(
@@ -81,7 +90,8 @@ pub async fn verify_minutes(
         )
         .await?;
         report.buckets += 1;
-        let expected = expected_fires(every, &daily.jobs, minute);
+        let daily = evaluable(ctx, daily.jobs, since_ms, now_ms, report).await?;
+        let expected = expected_fires(&every, &daily, minute);
         report.verified += expected.len() as u64;
         for snap in execs.snapshots(&expected).await? {
             if !snap.exec.status.is_terminal()
@@ -94,6 +104,40 @@ pub async fn verify_minutes(
         v = minute;
     }
     Ok(v)
+}
+
+/// The jobs whose fires this process can compute, after loading the business calendar chains
+/// it has not seen (one GetItem per level the first time). A transient store error fails the
+/// shard's tick, which keeps the verified minute. A job that still cannot be evaluated (a chain
+/// not stored or no longer valid, a schedule that no longer parses) is left out, and its open
+/// executions since the verified minute go into the `open` index instead: skipped, they were
+/// never indexed, and a lost message of theirs was never repaired.
+async fn evaluable(
+    ctx: &Ctx,
+    jobs: Vec<Job>,
+    since_ms: i64,
+    now_ms: i64,
+    report: &mut ScanReport,
+) -> Result<Vec<Job>, ScanError> {
+    use crate::schedules::calendars::{ensure, LoadError};
+    let mut out = Vec::with_capacity(jobs.len());
+    for job in jobs {
+        let loaded = match ensure(&ctx.ddb, &ctx.cfg.jobs_table, &job).await {
+            Ok(()) => cache::schedule_of(&job).map_err(|e| e.to_string()),
+            Err(LoadError::Store(e)) if e.is_retryable() => return Err(e.into()),
+            Err(e) => Err(e.to_string()),
+        };
+        match loaded {
+            Ok(_) => out.push(job),
+            Err(error) => {
+                tracing::error!(tenant = %job.tenant, job = %job.job_id, %error, "cannot verify the job's fires; indexing its open ones");
+                // Not counted in `invalid` again: the walk counts the job when it meets it.
+                report.verify_tracked +=
+                    u64::from(ctx.execs().track_job_since(&job.tenant, &job.job_id, since_ms, now_ms).await?);
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// Called by the control plane before a change takes an enabled every-minute or daily job out

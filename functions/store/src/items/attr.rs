@@ -86,6 +86,9 @@ pub const OPEN_PK: &str = "open_pk";
 pub const OPEN_DUE: &str = "open_due";
 /// Shard watermark item: the last minute the verification pass checked.
 pub const VERIFIED: &str = "vf";
+/// Shard watermark item: the last minute whose every-minute and daily fires a scan dispatched,
+/// when that is past the watermark (a deferred bucket job holds the watermark back).
+pub const PLANNED: &str = "pl";
 /// How many times the reconciler re-sent the execution's message.
 pub const RESENDS: &str = "rs";
 /// Set while a pause holds a queued-ahead execution (the pausing job version).
