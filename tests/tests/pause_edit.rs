@@ -7,9 +7,10 @@ use chrono::{DateTime, Utc};
 use std::sync::Arc;
 use sundial_core::control::{self, Caller, Control, ControlSettings};
 use sundial_core::execution::target::in_process::Handlers;
-use sundial_core::model::{ExecStatus, Execution, JobState};
+use sundial_core::model::{ExecStatus, Execution, Job, JobState, OpsAction, OpsEntry};
 use sundial_core::schedule::{MisfirePolicy, ScheduleSpec};
 use sundial_core::store::executions::ExecKey;
+use sundial_core::store::jobs::{get_job, put_job_change, Expect};
 use sundial_core::trigger::scan::{PartitionHook, ScanOptions};
 use sundial_tests::fixtures;
 use sundial_tests::trigger::{at, create_job, ctx, definition, executions, scan};
@@ -212,6 +213,116 @@ async fn a_racing_put_of_a_fire_paused_at_its_instant_stays_canceled_after_a_lat
     let s = fixtures::snapshot(&env, &ExecKey::of(&e)).await?;
     assert_eq!(s.exec.status, ExecStatus::Canceled, "timeline {:?}", s.exec.timeline);
     assert!(hook.received().is_empty(), "the target was called for a paused fire");
+    env.cleanup().await;
+    Ok(())
+}
+
+/// An every-minute job on a local webhook, created at 12:00:05 through the API (its 12:01 fire
+/// queued ahead), with `expr` as its schedule.
+async fn webhook_job(ctl: &Control, id: &str, expr: &str) -> anyhow::Result<fixtures::WebhookServer> {
+    let hook = fixtures::WebhookServer::start(vec![]).await?;
+    let mut def = fixtures::http_definition(&hook.url("/run"));
+    def.schedule = ScheduleSpec::new(expr, "UTC");
+    def.retry.max_age_secs = 7 * 86_400; // the fixed instants are hours before the wall clock
+    control::jobs::create(ctl, &caller(), id, def, at("2026-11-30T12:00:05Z")).await?;
+    Ok(hook)
+}
+
+/// Commits a pause or resume of `cur` the way `set_state` does, without the sweep that follows
+/// it: what is stored while that sweep has not run yet, or after it failed part-way.
+async fn commit_only(env: &TestEnv, cur: &Job, state: JobState, now: DateTime<Utc>) -> anyhow::Result<Job> {
+    let mut job = Job { state, version: cur.version + 1, updated_at: now, ..cur.clone() };
+    job.paused = match state {
+        JobState::Paused => Some((now, None)),
+        _ => cur.paused.map(|(from, _)| (from, Some(now))),
+    };
+    let action = if state == JobState::Paused { OpsAction::Pause } else { OpsAction::Resume };
+    let audit = OpsEntry::new("ops", action, &cur.job_id, now).versions(Some(cur.version), Some(job.version));
+    put_job_change(&env.clients.ddb, &env.cfg, Expect::Version(cur.version), &job, None, &audit, 86_400)
+        .await?;
+    Ok(job)
+}
+
+async fn job_now(env: &TestEnv, id: &str) -> anyhow::Result<Job> {
+    get_job(&env.clients.ddb, &env.cfg, "acme", id).await?.ok_or_else(|| anyhow::anyhow!("no job {id}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pauses_hold_landing_after_a_concurrent_resume_does_not_cancel_the_fire() -> anyhow::Result<()> {
+    // GIVEN an every-minute job created at 12:00:05 (12:01 queued ahead), and a pause at 12:00:20
+    // that committed and read the 12:01 fire (unheld) for its sweep
+    let env = TestEnv::new("pause-resume-race").await?;
+    let ctl = Control::new(ctx(&env), ControlSettings::default());
+    let hook = webhook_job(&ctl, "minutely", "0 * * * * *").await?;
+    let fire = at_instant(&executions(&env, "acme", "minutely").await?, "2026-11-30T12:01:00Z").clone();
+    let paused =
+        commit_only(&env, &job_now(&env, "minutely").await?, JobState::Paused, at("2026-11-30T12:00:20Z"))
+            .await?;
+
+    // WHEN a concurrent resume commits at 12:00:30 and sweeps (nothing held yet), and only then
+    // the pause's hold lands
+    set_state(&ctl, "minutely", JobState::Enabled, at("2026-11-30T12:00:30Z")).await?;
+    let held =
+        ctl.execs.hold(&fire, paused.version, "ops", at("2026-11-30T12:00:31Z").timestamp_millis()).await?;
+    assert!(held, "the stale hold lands: its condition is on the execution only");
+    deliver(&env, &fire).await?;
+
+    // THEN the fire runs: the job was enabled at 12:01, and the hold was stale
+    let s = fixtures::snapshot(&env, &ExecKey::of(&fire)).await?;
+    assert_eq!(s.exec.status, ExecStatus::Succeeded, "timeline {:?}", s.exec.timeline);
+    assert_eq!(hook.received().len(), 1);
+    env.cleanup().await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resume_retried_after_its_sweep_failed_part_way_releases_the_holds_left_behind(
+) -> anyhow::Result<()> {
+    // GIVEN a job firing every 30 s created at 12:00:05 (12:00:30, 12:01:00, 12:01:30 queued),
+    // paused at 12:00:10 (all three held)
+    let env = TestEnv::new("resume-partial").await?;
+    let ctl = Control::new(ctx(&env), ControlSettings::default());
+    let hook = webhook_job(&ctl, "halfminutely", "0,30 * * * * *").await?;
+    let v = control::jobs::set_state(
+        &ctl,
+        &caller(),
+        "halfminutely",
+        JobState::Paused,
+        None,
+        at("2026-11-30T12:00:10Z"),
+    )
+    .await?;
+    assert_eq!(v.held.len(), 3);
+
+    // WHEN a resume at 12:00:15 commits, and its sweep releases the first hold and then fails
+    // (the API answers 5xx), and the client retries the resume at 12:00:16
+    let cur = job_now(&env, "halfminutely").await?;
+    commit_only(&env, &cur, JobState::Enabled, at("2026-11-30T12:00:15Z")).await?;
+    let es = executions(&env, "acme", "halfminutely").await?;
+    let first = at_instant(&es, "2026-11-30T12:00:30Z");
+    assert!(ctl.execs.release_hold(first, "ops", at("2026-11-30T12:00:15Z").timestamp_millis()).await?);
+    let retry = control::jobs::set_state(
+        &ctl,
+        &caller(),
+        "halfminutely",
+        JobState::Enabled,
+        None,
+        at("2026-11-30T12:00:16Z"),
+    )
+    .await?;
+
+    // THEN the retry sweeps again: the two holds left behind are released
+    assert_eq!(retry.released.len(), 2, "{retry:?}");
+    for t in ["2026-11-30T12:01:00Z", "2026-11-30T12:01:30Z"] {
+        let s = fixtures::snapshot(&env, &ExecKey::of(at_instant(&es, t))).await?;
+        assert_eq!(s.held, None, "{t}: timeline {:?}", s.exec.timeline);
+    }
+    // AND the last fire runs when delivered
+    let last = at_instant(&es, "2026-11-30T12:01:30Z");
+    deliver(&env, last).await?;
+    let s = fixtures::snapshot(&env, &ExecKey::of(last)).await?;
+    assert_eq!(s.exec.status, ExecStatus::Succeeded, "timeline {:?}", s.exec.timeline);
+    assert_eq!(hook.received().len(), 1);
     env.cleanup().await;
     Ok(())
 }

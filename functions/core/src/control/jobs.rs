@@ -289,7 +289,8 @@ fn deleted() -> ControlError {
 }
 
 /// Pauses, resumes or deletes the caller's job (`expected`: an optional If-Match version).
-/// Asking for the state the job is already in changes nothing. Pause and delete take the job
+/// Asking for the state the job is already in stores nothing and only sweeps its queued-ahead
+/// executions again. Pause and delete take the job
 /// out of the `due` index and cancel its READY executions for later fires; resume re-admits it
 /// at its first fire after `now`. Delete is soft: the definition and its versions are kept for
 /// [`super::ControlSettings::delete_retention_secs`], executions for their own retention.
@@ -311,8 +312,11 @@ pub async fn set_state(
         return Err(deleted());
     }
     if cur.state == state {
+        // Nothing to store, but the sweep runs again (it is idempotent): the job write commits
+        // before its sweep, so a client retrying a change whose sweep failed part-way repairs it.
+        let followed = follow_change(&ctl.execs, &cur, now, &caller.actor()).await?;
         let next_fires = next_fires(&cur, now, NEXT_FIRES);
-        return Ok(JobView::new(cur, next_fires, Followed::default()));
+        return Ok(JobView::new(cur, next_fires, followed));
     }
     let mut job = Job { state, version: cur.version + 1, updated_at: now, ..cur.clone() };
     match (cur.state, state) {

@@ -75,17 +75,17 @@ pub fn decide(job: &Job, schedule: Option<&Schedule>, s: &Snapshot, changed_at: 
     }
 }
 
-/// What a worker does with READY `s` when it is due, before claiming it. Held by a pause (and
-/// not released before its instant) → cancel (`Paused`), no job needed. Otherwise, for a
-/// scheduled execution never claimed, the job as it is now (`job`, `None` if unknown) catches
-/// one put by a scan that raced a pause or an edit after the API's sweep, from the job's marks:
-/// its last pause window (paused at the execution's instant → cancel, even if resumed since)
-/// and when its current definition took effect (before the instant and different → amend, or
-/// cancel if the new schedule does not fire then). Pure.
+/// What a worker does with READY `s` when it is due, before claiming it, given the job as it is
+/// now (`job`, `None` if unknown). Held by a pause: see [`held_at_claim`]. Otherwise, for a
+/// scheduled execution never claimed, the job catches one put by a scan that raced a pause or
+/// an edit after the API's sweep, from the job's marks: its last pause window (paused at the
+/// execution's instant → cancel, even if resumed since) and when its current definition took
+/// effect (before the instant and different → amend, or cancel if the new schedule does not
+/// fire then). Pure.
 pub fn at_claim(job: Option<&Job>, schedule: Option<&Schedule>, s: &Snapshot) -> Follow {
     let e = &s.exec;
     if s.held.is_some() && e.status == ExecStatus::Ready {
-        return Follow::Cancel(crate::execution::retry::codes::PAUSED);
+        return held_at_claim(job, s);
     }
     let Some(job) = job else { return Follow::Keep };
     if !queued_ready(e) || e.attempt != 0 {
@@ -101,6 +101,23 @@ pub fn at_claim(job: Option<&Job>, schedule: Option<&Schedule>, s: &Snapshot) ->
         return amend_or_supersede(schedule, e);
     }
     Follow::Keep
+}
+
+/// A held execution at its instant. A hold is only a pause's note, written without a condition
+/// on the job, so it can be stale: a pause's hold that landed after a concurrent resume's sweep,
+/// or one that a resume's sweep left behind when it failed part-way. So the job decides: paused
+/// at the instant (or gone) → cancel (`Paused`); enabled at the instant → `Release`, and the
+/// fire runs. When the job's last pause window began after the instant, the window that held
+/// it is no longer recorded (the job keeps only its last one), so the hold stands. Pure.
+fn held_at_claim(job: Option<&Job>, s: &Snapshot) -> Follow {
+    let paused = Follow::Cancel(crate::execution::retry::codes::PAUSED);
+    let Some(job) = job.filter(|j| j.state != JobState::Deleted) else { return paused };
+    let at = s.exec.fire_at;
+    let earlier_window = job.paused.is_some_and(|(from, _)| from > at);
+    if job.paused_at(at) || earlier_window {
+        return paused;
+    }
+    Follow::Release
 }
 
 /// What [`follow_change`] did (public execution ids).
@@ -248,6 +265,31 @@ mod tests {
         j.paused = Some((ms_to_dt(T0 + 60_000), None));
         assert_eq!(at_claim(Some(&j), None, &fire), Follow::Keep);
         assert_eq!(at_claim(None, None, &fire), Follow::Keep, "no job item: nothing to say");
+    }
+
+    #[test]
+    fn a_held_fire_is_canceled_only_if_the_job_was_paused_at_its_instant() {
+        let mut j = job("0 * * * * *");
+        let held = Snapshot { held: Some(2), ..queued(&j, T0 + 55_000) }; // 12:01:00
+        let paused = Follow::Cancel(crate::execution::retry::codes::PAUSED);
+        // still paused, or resumed after the instant
+        j.state = JobState::Paused;
+        j.paused = Some((ms_to_dt(T0 + 15_000), None));
+        assert_eq!(at_claim(Some(&j), None, &held), paused);
+        j.state = JobState::Enabled;
+        j.paused = Some((ms_to_dt(T0 + 15_000), Some(ms_to_dt(T0 + 70_000))));
+        assert_eq!(at_claim(Some(&j), None, &held), paused);
+        // resumed before the instant: a stale hold (it landed after the resume's sweep, or the
+        // sweep failed before reaching it)
+        j.paused = Some((ms_to_dt(T0 + 15_000), Some(ms_to_dt(T0 + 25_000))));
+        assert_eq!(at_claim(Some(&j), None, &held), Follow::Release);
+        // the last window began after the instant: the one that held it is not recorded
+        j.paused = Some((ms_to_dt(T0 + 70_000), Some(ms_to_dt(T0 + 80_000))));
+        assert_eq!(at_claim(Some(&j), None, &held), paused);
+        // no job, or a deleted one
+        assert_eq!(at_claim(None, None, &held), paused);
+        j.state = JobState::Deleted;
+        assert_eq!(at_claim(Some(&j), None, &held), paused);
     }
 
     #[test]
