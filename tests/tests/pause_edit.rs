@@ -7,10 +7,10 @@ use chrono::{DateTime, Utc};
 use std::sync::Arc;
 use sundial_core::control::{self, Caller, Control, ControlSettings};
 use sundial_core::execution::target::in_process::Handlers;
-use sundial_core::model::{ExecStatus, Execution, Job, JobState, OpsAction, OpsEntry};
-use sundial_core::schedule::{MisfirePolicy, ScheduleSpec};
+use sundial_core::model::{ExecStatus, Execution, Job, JobDefinition, JobState, OpsAction, OpsEntry};
+use sundial_core::schedule::{BusinessCalendarRef, BusinessCalendarSpec, MisfirePolicy, Roll, ScheduleSpec};
 use sundial_core::store::executions::ExecKey;
-use sundial_core::store::jobs::{get_job, put_job_change, Expect};
+use sundial_core::store::jobs::{get_job, put_job_change, put_new_job, Expect};
 use sundial_core::trigger::scan::{PartitionHook, ScanOptions};
 use sundial_tests::fixtures;
 use sundial_tests::trigger::{at, create_job, ctx, definition, executions, scan};
@@ -323,6 +323,93 @@ async fn a_resume_retried_after_its_sweep_failed_part_way_releases_the_holds_lef
     let s = fixtures::snapshot(&env, &ExecKey::of(last)).await?;
     assert_eq!(s.exec.status, ExecStatus::Succeeded, "timeline {:?}", s.exec.timeline);
     assert_eq!(hook.received().len(), 1);
+    env.cleanup().await;
+    Ok(())
+}
+
+/// A job on the business calendar `hol` (rolling `following`) with `expr` in `tz`, on `hook`.
+fn calendar_definition(hook: &fixtures::WebhookServer, expr: &str, tz: &str) -> JobDefinition {
+    let mut def = fixtures::http_definition(&hook.url("/run"));
+    def.schedule = ScheduleSpec::new(expr, tz);
+    def.schedule.business_calendar =
+        Some(BusinessCalendarRef { calendar: "hol".into(), roll: Roll::Following });
+    def.retry.max_age_secs = 7 * 86_400;
+    def
+}
+
+fn holidays(days: &[&str]) -> BusinessCalendarSpec {
+    BusinessCalendarSpec { holidays: days.iter().map(|d| d.to_string()).collect(), ..Default::default() }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_calendar_edit_declaring_today_a_holiday_stops_its_queued_and_racing_fires_only(
+) -> anyhow::Result<()> {
+    // GIVEN the calendar `hol` (Christmas only) on Tuesday 2026-12-01 08:59:05, and two jobs on it
+    // created through the API: `settle` at 09:00 UTC (today's fire queued ahead), and `evening`
+    // at 22:00:30 in Pago Pago, i.e. 09:00:30 UTC, still Monday 11-30 there (queued ahead)
+    let env = TestEnv::new("cal-follow").await?;
+    let api = Arc::new(Control::new(ctx(&env), ControlSettings::default()));
+    let t0 = at("2026-12-01T08:59:05Z");
+    control::calendars::put(&api, &caller(), "hol", None, holidays(&["2026-12-25"]), t0).await?;
+    let (settle_hook, evening_hook, late_hook) = (
+        fixtures::WebhookServer::start(vec![]).await?,
+        fixtures::WebhookServer::start(vec![]).await?,
+        fixtures::WebhookServer::start(vec![]).await?,
+    );
+    let settle = calendar_definition(&settle_hook, "0 0 9 * * *", "UTC");
+    control::jobs::create(&api, &caller(), "settle", settle, t0).await?;
+    let evening = calendar_definition(&evening_hook, "30 0 22 * * *", "Pacific/Pago_Pago");
+    control::jobs::create(&api, &caller(), "evening", evening, t0).await?;
+    // AND a third job, `late` (09:00 UTC), stored but not dispatched yet
+    let days = control::calendars::resolve_latest(&api, "acme", "hol", "calendar").await?;
+    let late = Job::new_with(
+        &env.cfg,
+        "acme",
+        "late",
+        calendar_definition(&late_hook, "0 0 9 * * *", "UTC"),
+        t0,
+        Some(days),
+    )?;
+    put_new_job(&env.clients.ddb, &env.cfg, &late).await?;
+
+    // WHEN at 08:59:30 the calendar is edited to make today a holiday, while a scan that read
+    // `late` before the edit puts its 09:00 fire after the edit's re-plan
+    let shard = sundial_core::keys::shard_of("acme", "late", env.cfg.shards);
+    let editor = api.clone();
+    let edit = PartitionHook(Arc::new(move |s: u32| {
+        let api = editor.clone();
+        Box::pin(async move {
+            if s == shard {
+                let now = at("2026-12-01T08:59:30Z");
+                let spec = holidays(&["2026-12-01", "2026-12-25"]);
+                if let Err(e) = control::calendars::put(&api, &caller(), "hol", Some(1), spec, now).await {
+                    panic!("calendar edit: {e}");
+                }
+            }
+        })
+    }));
+    let opts = ScanOptions { between_class_reads: Some(edit), ..Default::default() };
+    scan(&env, at("2026-12-01T08:59:30Z"), &opts).await?;
+    let settle_fire = at_instant(&executions(&env, "acme", "settle").await?, "2026-12-01T09:00:00Z").clone();
+    let evening_fire =
+        at_instant(&executions(&env, "acme", "evening").await?, "2026-12-01T09:00:30Z").clone();
+    let late_fire = at_instant(&executions(&env, "acme", "late").await?, "2026-12-01T09:00:00Z").clone();
+    for e in [&settle_fire, &evening_fire, &late_fire] {
+        deliver(&env, e).await?;
+    }
+
+    // THEN today's fires on the old calendar do not run, superseded and audited: the one queued
+    // ahead and the one the racing scan put
+    for (e, hook) in [(&settle_fire, &settle_hook), (&late_fire, &late_hook)] {
+        let s = fixtures::snapshot(&env, &ExecKey::of(e)).await?;
+        assert_eq!(s.exec.status, ExecStatus::Canceled, "{}: timeline {:?}", e.id(), s.exec.timeline);
+        assert_eq!(s.exec.last_error.map(|x| x.0).as_deref(), Some("Superseded"), "{}", e.id());
+        assert!(hook.received().is_empty(), "{}: the target was called on a holiday", e.id());
+    }
+    // AND the fire the new calendar keeps (Monday in Pago Pago) runs
+    let s = fixtures::snapshot(&env, &ExecKey::of(&evening_fire)).await?;
+    assert_eq!(s.exec.status, ExecStatus::Succeeded, "timeline {:?}", s.exec.timeline);
+    assert_eq!(evening_hook.received().len(), 1);
     env.cleanup().await;
     Ok(())
 }

@@ -300,6 +300,7 @@ async fn replanned(
         version: cur.version + 1,
         calendar_versions: days.chain().to_vec(),
         updated_at: now,
+        replanned_at: Some(now),
         ..cur.clone()
     };
     if job.state == JobState::Enabled {

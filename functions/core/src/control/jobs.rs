@@ -329,6 +329,9 @@ pub async fn set_state(
         // edits too, but a calendar deleted meanwhile is refused here).
         let business = super::calendars::for_definition(ctl, &caller.tenant, &job.definition).await?;
         job.calendar_versions = business.as_ref().map(|b| b.chain().to_vec()).unwrap_or_default();
+        if job.calendar_versions != cur.calendar_versions {
+            job.replanned_at = Some(now);
+        }
         place(ctl, &mut job, now, business)?;
         job.due_class = DueClass::Admission;
     }

@@ -76,6 +76,8 @@ pub const RUNNING: &str = "hs";
 pub const GATE_VERSION: &str = "v";
 /// When a job's current definition took effect (ms).
 pub const EDITED: &str = "edited";
+/// When a job was last re-planned on a new calendar chain under the same definition (ms).
+pub const REPLANNED: &str = "replanned";
 /// A job's last pause: its start (ms).
 pub const PAUSED_FROM: &str = "pf";
 /// A job's last pause: its end, once resumed (ms).

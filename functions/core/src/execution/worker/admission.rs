@@ -11,13 +11,15 @@ use crate::execution::follow::{at_claim, Follow};
 use crate::execution::metrics::ExecMetrics;
 use crate::execution::policy::{Admission, Seat};
 use crate::execution::resource_limits::Acquired;
-use crate::model::ExecStatus;
+use crate::model::{ExecStatus, Job};
 use crate::schedule::Schedule;
+use crate::schedules::calendars::{self, LoadError};
 use crate::store::error::StoreError;
 use crate::store::executions::Snapshot;
 use crate::store::jobs;
 use chrono::{DateTime, Utc};
 use std::ops::ControlFlow;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// What admission decided.
@@ -123,12 +125,16 @@ impl Worker {
             return Ok(ControlFlow::Continue(snapshot));
         }
         let job = jobs::get_job(self.store.client(), &self.cfg, &key.tenant, &key.job_id).await?;
-        let schedule = job.as_ref().and_then(|j| Schedule::parse(&j.definition.schedule, j.anchor).ok());
+        let schedule = match &job {
+            Some(j) => job_schedule(self, j).await?,
+            None => None,
+        };
+        let schedule = schedule.as_deref();
         let actor = self.actor();
         let now_ms = now.timestamp_millis();
         for _ in 0..2 {
             let Some(s) = snapshot.as_ref().filter(|s| self.follows_job(s, now)) else { break };
-            match at_claim(job.as_ref(), schedule.as_ref(), s) {
+            match at_claim(job.as_ref(), schedule, s) {
                 Follow::Cancel(code) => {
                     if self.store.cancel_ready(&s.exec, code, &actor, now_ms).await? {
                         m.outcome = Some(ExecStatus::Canceled);
@@ -233,6 +239,21 @@ impl Worker {
             }
         }
     }
+}
+
+/// The job's parsed schedule on the calendar chain it records (loaded into this process's cache
+/// first): what "does the job still fire at this instant" is asked of. `None` when it cannot be
+/// evaluated (a recorded calendar version no longer loadable, a schedule that no longer parses).
+async fn job_schedule(w: &Worker, job: &Job) -> Result<Option<Arc<Schedule>>, StoreError> {
+    match calendars::ensure(w.store.client(), &w.cfg.jobs_table, job).await {
+        Ok(()) => {}
+        Err(LoadError::Store(e)) => return Err(e),
+        Err(e @ LoadError::Missing { .. }) => {
+            tracing::warn!(job = %job.job_id, error = %e, "the job's calendar chain cannot be loaded: its schedule is not checked before the claim");
+            return Ok(None);
+        }
+    }
+    Ok(crate::schedules::schedule_of(job).ok())
 }
 
 /// The resources the snapshot's job uses (none when it was not found).
