@@ -88,6 +88,8 @@ pub const OPEN_PK: &str = "open_pk";
 pub const OPEN_DUE: &str = "open_due";
 /// Shard watermark item: the last minute the verification pass checked.
 pub const VERIFIED: &str = "vf";
+/// Shard watermark item: how many every-minute or daily jobs have left their class.
+pub const LEFT_CLASS: &str = "lv";
 /// How many times the reconciler re-sent the execution's message.
 pub const RESENDS: &str = "rs";
 /// Set while a pause holds a queued-ahead execution (the pausing job version).
