@@ -249,7 +249,7 @@ async fn replan(
             Err(crate::store::jobs::ChangeError::Store(e)) => return Err(e.into()),
         }
         crate::execution::follow::follow_change(&ctl.execs, &job, now, &caller.actor()).await?;
-        super::jobs::after_leaving(ctl, &cur, now).await;
+        ctl.after_leaving(&cur, now).await;
         if job.state == JobState::Enabled {
             if let Err(e) = crate::trigger::scan::dispatch_one(&ctl.ctx, &job, now, &caller.actor()).await {
                 tracing::warn!(job = %job.job_id, error = %e, "dispatch after calendar re-plan failed; the next tick repeats it");

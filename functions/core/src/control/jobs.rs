@@ -97,15 +97,6 @@ async fn dispatch(ctl: &Control, job: &Job, now: DateTime<Utc>, caller: &Caller)
     }
 }
 
-/// After a change that took `cur` out of the every-minute or daily class committed: the second
-/// indexing pass of its open fires (`verify::after_leaving`). A failure is logged, not the
-/// caller's: the change is stored, and this only backs up the pass made before it.
-pub(super) async fn after_leaving(ctl: &Control, cur: &Job, now: DateTime<Utc>) {
-    if let Err(e) = crate::trigger::verify::after_leaving(&ctl.ctx, cur, now).await {
-        tracing::warn!(tenant = %cur.tenant, job = %cur.job_id, error = %e, "indexing the open fires after the change failed");
-    }
-}
-
 fn change_error(e: ChangeError, current: u64) -> ControlError {
     match e {
         ChangeError::Exists => ControlError::Exists,
@@ -275,7 +266,7 @@ pub async fn update(
     super::quota::give_back_committed(ctl, &caller.tenant, cur.committed_per_hour.saturating_sub(committed))
         .await;
     let followed = follow_change(&ctl.execs, &job, now, &caller.actor()).await?;
-    after_leaving(ctl, &cur, now).await;
+    ctl.after_leaving(&cur, now).await;
     dispatch(ctl, &job, now, caller).await;
     let next_fires = next_fires(&job, now, NEXT_FIRES);
     Ok(JobView::new(job, next_fires, followed))
@@ -364,7 +355,7 @@ pub async fn set_state(
         super::quota::give_back_committed(ctl, &caller.tenant, cur.committed_per_hour).await;
     }
     let followed = follow_change(&ctl.execs, &job, now, &caller.actor()).await?;
-    after_leaving(ctl, &cur, now).await;
+    ctl.after_leaving(&cur, now).await;
     if state == JobState::Enabled {
         dispatch(ctl, &job, now, caller).await;
     }
