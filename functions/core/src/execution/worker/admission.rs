@@ -19,7 +19,6 @@ use crate::store::executions::Snapshot;
 use crate::store::jobs;
 use chrono::{DateTime, Utc};
 use std::ops::ControlFlow;
-use std::sync::Arc;
 use std::time::Duration;
 
 /// What admission decided.
@@ -129,7 +128,7 @@ impl Worker {
             Some(j) => job_schedule(self, j).await?,
             None => None,
         };
-        let schedule = schedule.as_deref();
+        let schedule = schedule.as_ref();
         let actor = self.actor();
         let now_ms = now.timestamp_millis();
         for _ in 0..2 {
@@ -241,10 +240,12 @@ impl Worker {
     }
 }
 
-/// The job's parsed schedule on the calendar chain it records (loaded into this process's cache
-/// first): what "does the job still fire at this instant" is asked of. `None` when it cannot be
-/// evaluated (a recorded calendar version no longer loadable, a schedule that no longer parses).
-async fn job_schedule(w: &Worker, job: &Job) -> Result<Option<Arc<Schedule>>, StoreError> {
+/// The job's parsed schedule on the calendar chain it records (the chain loaded into this
+/// process's calendar cache first; the schedule itself is parsed, not cached: a worker sees each
+/// job's first claims only): what "does the job still fire at this instant" is asked of. `None`
+/// when it cannot be evaluated (a recorded calendar version no longer loadable, a schedule that
+/// no longer parses).
+async fn job_schedule(w: &Worker, job: &Job) -> Result<Option<Schedule>, StoreError> {
     match calendars::ensure(w.store.client(), &w.cfg.jobs_table, job).await {
         Ok(()) => {}
         Err(LoadError::Store(e)) => return Err(e),
@@ -253,7 +254,11 @@ async fn job_schedule(w: &Worker, job: &Job) -> Result<Option<Arc<Schedule>>, St
             return Ok(None);
         }
     }
-    Ok(crate::schedules::schedule_of(job).ok())
+    let business = match job.calendar_versions.as_slice() {
+        [] => None,
+        chain => calendars::cached(&job.tenant, chain),
+    };
+    Ok(Schedule::parse_with(&job.definition.schedule, job.anchor, business).ok())
 }
 
 /// The resources the snapshot's job uses (none when it was not found).
