@@ -7,9 +7,10 @@ use chrono::{DateTime, Utc};
 use std::sync::Arc;
 use sundial_core::control::{self, Caller, Control, ControlSettings};
 use sundial_core::execution::target::in_process::Handlers;
-use sundial_core::model::{ExecStatus, Execution, JobState};
-use sundial_core::schedule::{MisfirePolicy, ScheduleSpec};
+use sundial_core::model::{ExecStatus, Execution, Job, JobDefinition, JobState, OpsAction, OpsEntry};
+use sundial_core::schedule::{BusinessCalendarRef, BusinessCalendarSpec, MisfirePolicy, Roll, ScheduleSpec};
 use sundial_core::store::executions::ExecKey;
+use sundial_core::store::jobs::{get_job, put_job_change, put_new_job, Expect};
 use sundial_core::trigger::scan::{PartitionHook, ScanOptions};
 use sundial_tests::fixtures;
 use sundial_tests::trigger::{at, create_job, ctx, definition, executions, scan};
@@ -212,6 +213,203 @@ async fn a_racing_put_of_a_fire_paused_at_its_instant_stays_canceled_after_a_lat
     let s = fixtures::snapshot(&env, &ExecKey::of(&e)).await?;
     assert_eq!(s.exec.status, ExecStatus::Canceled, "timeline {:?}", s.exec.timeline);
     assert!(hook.received().is_empty(), "the target was called for a paused fire");
+    env.cleanup().await;
+    Ok(())
+}
+
+/// An every-minute job on a local webhook, created at 12:00:05 through the API (its 12:01 fire
+/// queued ahead), with `expr` as its schedule.
+async fn webhook_job(ctl: &Control, id: &str, expr: &str) -> anyhow::Result<fixtures::WebhookServer> {
+    let hook = fixtures::WebhookServer::start(vec![]).await?;
+    let mut def = fixtures::http_definition(&hook.url("/run"));
+    def.schedule = ScheduleSpec::new(expr, "UTC");
+    def.retry.max_age_secs = 7 * 86_400; // the fixed instants are hours before the wall clock
+    control::jobs::create(ctl, &caller(), id, def, at("2026-11-30T12:00:05Z")).await?;
+    Ok(hook)
+}
+
+/// Commits a pause or resume of `cur` the way `set_state` does, without the sweep that follows
+/// it: what is stored while that sweep has not run yet, or after it failed part-way.
+async fn commit_only(env: &TestEnv, cur: &Job, state: JobState, now: DateTime<Utc>) -> anyhow::Result<Job> {
+    let mut job = Job { state, version: cur.version + 1, updated_at: now, ..cur.clone() };
+    job.paused = match state {
+        JobState::Paused => Some((now, None)),
+        _ => cur.paused.map(|(from, _)| (from, Some(now))),
+    };
+    let action = if state == JobState::Paused { OpsAction::Pause } else { OpsAction::Resume };
+    let audit = OpsEntry::new("ops", action, &cur.job_id, now).versions(Some(cur.version), Some(job.version));
+    put_job_change(&env.clients.ddb, &env.cfg, Expect::Version(cur.version), &job, None, &audit, 86_400)
+        .await?;
+    Ok(job)
+}
+
+async fn job_now(env: &TestEnv, id: &str) -> anyhow::Result<Job> {
+    get_job(&env.clients.ddb, &env.cfg, "acme", id).await?.ok_or_else(|| anyhow::anyhow!("no job {id}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pauses_hold_landing_after_a_concurrent_resume_does_not_cancel_the_fire() -> anyhow::Result<()> {
+    // GIVEN an every-minute job created at 12:00:05 (12:01 queued ahead), and a pause at 12:00:20
+    // that committed and read the 12:01 fire (unheld) for its sweep
+    let env = TestEnv::new("pause-resume-race").await?;
+    let ctl = Control::new(ctx(&env), ControlSettings::default());
+    let hook = webhook_job(&ctl, "minutely", "0 * * * * *").await?;
+    let fire = at_instant(&executions(&env, "acme", "minutely").await?, "2026-11-30T12:01:00Z").clone();
+    let paused =
+        commit_only(&env, &job_now(&env, "minutely").await?, JobState::Paused, at("2026-11-30T12:00:20Z"))
+            .await?;
+
+    // WHEN a concurrent resume commits at 12:00:30 and sweeps (nothing held yet), and only then
+    // the pause's hold lands
+    set_state(&ctl, "minutely", JobState::Enabled, at("2026-11-30T12:00:30Z")).await?;
+    let held =
+        ctl.execs.hold(&fire, paused.version, "ops", at("2026-11-30T12:00:31Z").timestamp_millis()).await?;
+    assert!(held, "the stale hold lands: its condition is on the execution only");
+    deliver(&env, &fire).await?;
+
+    // THEN the fire runs: the job was enabled at 12:01, and the hold was stale
+    let s = fixtures::snapshot(&env, &ExecKey::of(&fire)).await?;
+    assert_eq!(s.exec.status, ExecStatus::Succeeded, "timeline {:?}", s.exec.timeline);
+    assert_eq!(hook.received().len(), 1);
+    env.cleanup().await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resume_retried_after_its_sweep_failed_part_way_releases_the_holds_left_behind(
+) -> anyhow::Result<()> {
+    // GIVEN a job firing every 30 s created at 12:00:05 (12:00:30, 12:01:00, 12:01:30 queued),
+    // paused at 12:00:10 (all three held)
+    let env = TestEnv::new("resume-partial").await?;
+    let ctl = Control::new(ctx(&env), ControlSettings::default());
+    let hook = webhook_job(&ctl, "halfminutely", "0,30 * * * * *").await?;
+    let v = control::jobs::set_state(
+        &ctl,
+        &caller(),
+        "halfminutely",
+        JobState::Paused,
+        None,
+        at("2026-11-30T12:00:10Z"),
+    )
+    .await?;
+    assert_eq!(v.held.len(), 3);
+
+    // WHEN a resume at 12:00:15 commits, and its sweep releases the first hold and then fails
+    // (the API answers 5xx), and the client retries the resume at 12:00:16
+    let cur = job_now(&env, "halfminutely").await?;
+    commit_only(&env, &cur, JobState::Enabled, at("2026-11-30T12:00:15Z")).await?;
+    let es = executions(&env, "acme", "halfminutely").await?;
+    let first = at_instant(&es, "2026-11-30T12:00:30Z");
+    assert!(ctl.execs.release_hold(first, "ops", at("2026-11-30T12:00:15Z").timestamp_millis()).await?);
+    let retry = control::jobs::set_state(
+        &ctl,
+        &caller(),
+        "halfminutely",
+        JobState::Enabled,
+        None,
+        at("2026-11-30T12:00:16Z"),
+    )
+    .await?;
+
+    // THEN the retry sweeps again: the two holds left behind are released
+    assert_eq!(retry.released.len(), 2, "{retry:?}");
+    for t in ["2026-11-30T12:01:00Z", "2026-11-30T12:01:30Z"] {
+        let s = fixtures::snapshot(&env, &ExecKey::of(at_instant(&es, t))).await?;
+        assert_eq!(s.held, None, "{t}: timeline {:?}", s.exec.timeline);
+    }
+    // AND the last fire runs when delivered
+    let last = at_instant(&es, "2026-11-30T12:01:30Z");
+    deliver(&env, last).await?;
+    let s = fixtures::snapshot(&env, &ExecKey::of(last)).await?;
+    assert_eq!(s.exec.status, ExecStatus::Succeeded, "timeline {:?}", s.exec.timeline);
+    assert_eq!(hook.received().len(), 1);
+    env.cleanup().await;
+    Ok(())
+}
+
+/// A job on the business calendar `hol` (rolling `following`) with `expr` in `tz`, on `hook`.
+fn calendar_definition(hook: &fixtures::WebhookServer, expr: &str, tz: &str) -> JobDefinition {
+    let mut def = fixtures::http_definition(&hook.url("/run"));
+    def.schedule = ScheduleSpec::new(expr, tz);
+    def.schedule.business_calendar =
+        Some(BusinessCalendarRef { calendar: "hol".into(), roll: Roll::Following });
+    def.retry.max_age_secs = 7 * 86_400;
+    def
+}
+
+fn holidays(days: &[&str]) -> BusinessCalendarSpec {
+    BusinessCalendarSpec { holidays: days.iter().map(|d| d.to_string()).collect(), ..Default::default() }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_calendar_edit_declaring_today_a_holiday_stops_its_queued_and_racing_fires_only(
+) -> anyhow::Result<()> {
+    // GIVEN the calendar `hol` (Christmas only) on Tuesday 2026-12-01 08:59:05, and two jobs on it
+    // created through the API: `settle` at 09:00 UTC (today's fire queued ahead), and `evening`
+    // at 22:00:30 in Pago Pago, i.e. 09:00:30 UTC, still Monday 11-30 there (queued ahead)
+    let env = TestEnv::new("cal-follow").await?;
+    let api = Arc::new(Control::new(ctx(&env), ControlSettings::default()));
+    let t0 = at("2026-12-01T08:59:05Z");
+    control::calendars::put(&api, &caller(), "hol", None, holidays(&["2026-12-25"]), t0).await?;
+    let (settle_hook, evening_hook, late_hook) = (
+        fixtures::WebhookServer::start(vec![]).await?,
+        fixtures::WebhookServer::start(vec![]).await?,
+        fixtures::WebhookServer::start(vec![]).await?,
+    );
+    let settle = calendar_definition(&settle_hook, "0 0 9 * * *", "UTC");
+    control::jobs::create(&api, &caller(), "settle", settle, t0).await?;
+    let evening = calendar_definition(&evening_hook, "30 0 22 * * *", "Pacific/Pago_Pago");
+    control::jobs::create(&api, &caller(), "evening", evening, t0).await?;
+    // AND a third job, `late` (09:00 UTC), stored but not dispatched yet
+    let days = control::calendars::resolve_latest(&api, "acme", "hol", "calendar").await?;
+    let late = Job::new_with(
+        &env.cfg,
+        "acme",
+        "late",
+        calendar_definition(&late_hook, "0 0 9 * * *", "UTC"),
+        t0,
+        Some(days),
+    )?;
+    put_new_job(&env.clients.ddb, &env.cfg, &late).await?;
+
+    // WHEN at 08:59:30 the calendar is edited to make today a holiday, while a scan that read
+    // `late` before the edit puts its 09:00 fire after the edit's re-plan
+    let shard = sundial_core::keys::shard_of("acme", "late", env.cfg.shards);
+    let editor = api.clone();
+    let edit = PartitionHook(Arc::new(move |s: u32| {
+        let api = editor.clone();
+        Box::pin(async move {
+            if s == shard {
+                let now = at("2026-12-01T08:59:30Z");
+                let spec = holidays(&["2026-12-01", "2026-12-25"]);
+                if let Err(e) = control::calendars::put(&api, &caller(), "hol", Some(1), spec, now).await {
+                    panic!("calendar edit: {e}");
+                }
+            }
+        })
+    }));
+    let opts = ScanOptions { between_class_reads: Some(edit), ..Default::default() };
+    scan(&env, at("2026-12-01T08:59:30Z"), &opts).await?;
+    let settle_fire = at_instant(&executions(&env, "acme", "settle").await?, "2026-12-01T09:00:00Z").clone();
+    let evening_fire =
+        at_instant(&executions(&env, "acme", "evening").await?, "2026-12-01T09:00:30Z").clone();
+    let late_fire = at_instant(&executions(&env, "acme", "late").await?, "2026-12-01T09:00:00Z").clone();
+    for e in [&settle_fire, &evening_fire, &late_fire] {
+        deliver(&env, e).await?;
+    }
+
+    // THEN today's fires on the old calendar do not run, superseded and audited: the one queued
+    // ahead and the one the racing scan put
+    for (e, hook) in [(&settle_fire, &settle_hook), (&late_fire, &late_hook)] {
+        let s = fixtures::snapshot(&env, &ExecKey::of(e)).await?;
+        assert_eq!(s.exec.status, ExecStatus::Canceled, "{}: timeline {:?}", e.id(), s.exec.timeline);
+        assert_eq!(s.exec.last_error.map(|x| x.0).as_deref(), Some("Superseded"), "{}", e.id());
+        assert!(hook.received().is_empty(), "{}: the target was called on a holiday", e.id());
+    }
+    // AND the fire the new calendar keeps (Monday in Pago Pago) runs
+    let s = fixtures::snapshot(&env, &ExecKey::of(&evening_fire)).await?;
+    assert_eq!(s.exec.status, ExecStatus::Succeeded, "timeline {:?}", s.exec.timeline);
+    assert_eq!(evening_hook.received().len(), 1);
     env.cleanup().await;
     Ok(())
 }

@@ -4,6 +4,7 @@
 //! Fixed instants, the real SDK against the emulator.
 
 use chrono::{DateTime, Duration, Utc};
+use std::sync::Arc;
 use sundial_core::control::{self, Caller, Control, ControlSettings};
 use sundial_core::execution::claim::{Finish, LeaseTerms};
 use sundial_core::model::{DueClass, ExecStatus, JobState};
@@ -12,7 +13,7 @@ use sundial_core::schedule::MisfirePolicy;
 use sundial_core::store::executions::{ClaimOutcome, ExecKey, ExecStore};
 use sundial_core::store::{jobs, watermarks};
 use sundial_core::trigger::plan::CatchUpBudget;
-use sundial_core::trigger::scan::{scan_shards, ScanOptions};
+use sundial_core::trigger::scan::{scan_shards, PartitionHook, ScanOptions};
 use sundial_testkit::metering::Meter;
 use sundial_tests::trigger::{at, create_job, ctx, definition, executions, metered_ctx, scan};
 use sundial_tests::TestEnv;
@@ -172,6 +173,51 @@ async fn a_job_paused_before_verification_keeps_its_open_fires_indexed() -> anyh
 
     // THEN its open 12:02 execution went into the `open` index first
     assert!(open_due(&env, &k).await?.is_some(), "the paused job's 12:02 fire is no longer covered");
+    env.cleanup().await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn catch_up_fires_put_by_a_scan_that_read_the_job_before_a_pause_are_indexed() -> anyhow::Result<()> {
+    // GIVEN an every-minute `fireAll` job in its class since 12:01, and no tick from 12:02 to
+    // 12:04 (an outage): the shard's watermark lags at 12:02
+    let env = TestEnv::with("verify-pause-race", &["default"], 2).await?;
+    let ctl = Arc::new(Control::new(ctx(&env), ControlSettings::default()));
+    let caller = Caller { tenant: "acme".into(), principal: "ops".into() };
+    let def = definition("0 * * * * *", "UTC", MisfirePolicy::FireAll { cap: 10 });
+    control::jobs::create(&ctl, &caller, "minutely", def, at("2026-11-30T12:00:05Z")).await?;
+    scan(&env, at("2026-11-30T12:00:05Z"), &ScanOptions::default()).await?;
+    scan(&env, at("2026-11-30T12:01:05Z"), &ScanOptions::default()).await?;
+
+    // WHEN the 12:05 tick reads the every-minute partition (the job in it), the job is paused at
+    // 12:05:05 (the API's sweep and its indexing of open fires run now), and only then the tick
+    // puts the job's catch-up fires from what it read
+    let shard = sundial_core::keys::shard_of("acme", "minutely", env.cfg.shards);
+    let pauser = ctl.clone();
+    let pause = PartitionHook(Arc::new(move |s: u32| {
+        let (api, caller) = (pauser.clone(), Caller { tenant: "acme".into(), principal: "ops".into() });
+        Box::pin(async move {
+            if s == shard {
+                let now = at("2026-11-30T12:05:05Z");
+                if let Err(e) =
+                    control::jobs::set_state(&api, &caller, "minutely", JobState::Paused, None, now).await
+                {
+                    panic!("pause: {e}");
+                }
+            }
+        })
+    }));
+    let opts = ScanOptions { after_class_reads: Some(pause), ..Default::default() };
+    scan(&env, at("2026-11-30T12:05:05Z"), &opts).await?;
+
+    // THEN the missed 12:03 and 12:04 fires (the job was enabled then) exist and are in the
+    // `open` index, though the job left the partition the verification pass reads: a lost
+    // message of theirs is still repaired
+    for t in ["2026-11-30T12:03:00Z", "2026-11-30T12:04:00Z"] {
+        let k = key("minutely", t);
+        assert!(execs(&env).get(&k, true).await?.is_some(), "{t}: the racing scan did not put it");
+        assert!(open_due(&env, &k).await?.is_some(), "{t}: put after the pause's indexing, and not indexed");
+    }
     env.cleanup().await;
     Ok(())
 }

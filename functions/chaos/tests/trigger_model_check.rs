@@ -324,3 +324,31 @@ fn an_edit_cancels_a_queued_instant_only_the_old_schedule_has() {
     // THEN the v1-only fire is canceled (superseded)
     assert_eq!(fire(&out, 0, 2).map(|f| f.state), Some(ExecState::Canceled));
 }
+
+#[test]
+fn a_catch_up_put_racing_a_pause_that_no_pass_indexes_is_never_sent_again() {
+    // GIVEN an every-minute job, an outage, a pause between the catch-up scan's read of `E#` and
+    // its puts, and a lost message; the reconciler reads only the `open` index
+    let v = caught(Flaw::RacingPutUnindexed, false);
+    // THEN without the scan's second look at the shard's leave count, the fire is stranded
+    assert!(v.property.contains("stranded"), "{v}");
+    let read = v.trace.iter().position(|a| matches!(a, Action::Read { partition: Partition::Every, .. }));
+    let pause = v.trace.iter().position(|a| matches!(a, Action::Pause(_)));
+    let put = v.trace.iter().position(|a| matches!(a, Action::Dispatch { partition: Partition::Every, .. }));
+    assert!(read < pause && pause < put, "the pause lands between the read and the put: {v}");
+}
+
+#[test]
+fn the_open_review_findings_are_reproduced_on_their_instances() {
+    // GIVEN the instances of defects the protocol as modelled still has (see `open_bounds`)
+    for (b, expected) in open_bounds() {
+        // WHEN every interleaving is explored with the protocol as it is
+        let e = explore(&b, Flaw::None);
+        println!("{}", report_line(&b, Flaw::None, &e));
+        // THEN liveness fails as the review says (a fix makes this fail: move the instance to
+        // the fixed protocol's cases then)
+        let v = e.liveness.unwrap_or_else(|| panic!("{}: no longer caught in {} states", b.name, e.states));
+        println!("  trace: {v}");
+        assert!(v.property.contains(expected), "{}: {v}", b.name);
+    }
+}

@@ -60,6 +60,11 @@ pub struct Job {
     /// computed with; empty without `schedule.businessCalendar`. The scan loads exactly these
     /// immutable versions; a calendar edit re-plans the job and records the new chain.
     pub calendar_versions: Vec<(String, u64)>,
+    /// When the job's fires last changed under an unchanged definition: a calendar edit
+    /// re-planned it, or a resume took a newer calendar chain. A worker judges a fire queued
+    /// before that, at or after this instant, by the fires of the chain now recorded (a fire
+    /// the new chain drops is superseded), like an edit. `None`: never.
+    pub replanned_at: Option<DateTime<Utc>>,
     /// What the job is charged against its tenant's hourly execution budget (its busiest hour
     /// of fires times the executions a fire makes), set at create and edit; given back exactly
     /// when it is deleted. 0 for jobs stored before the budget existed.
@@ -120,6 +125,7 @@ impl Job {
             paused: None,
             tzdb_version: sundial_schedule::tzdb_version().to_string(),
             calendar_versions,
+            replanned_at: None,
             committed_per_hour: 0,
         })
     }

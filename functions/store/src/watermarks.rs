@@ -24,6 +24,10 @@ pub struct Position {
     /// next tick plans those classes after it instead of counting their fires against the
     /// catch-up budget again.
     pub planned: Option<i64>,
+    /// How many every-minute or daily jobs of the shard have left their class (paused, edited,
+    /// deleted): a scan that sees it move while it ran may have put fires of such a job from a
+    /// read older than the change (see `trigger::verify`).
+    pub left: i64,
 }
 
 impl Position {
@@ -46,6 +50,7 @@ pub async fn position(
             through,
             verified: items::get_n_opt(i, attr::VERIFIED).ok().flatten(),
             planned: items::get_n_opt(i, attr::PLANNED).ok().flatten(),
+            left: items::get_n_opt(i, attr::LEFT_CLASS).ok().flatten().unwrap_or(0),
         })
     }))
 }
@@ -66,6 +71,15 @@ pub async fn advance(
         e.set(attr::VERIFIED, n(v));
     }
     update_if(ddb, table, (keys::watermark_pk(shard), keys::WATERMARK_SK), e, "UpdateItem").await
+}
+
+/// Counts one more job leaving the shard's every-minute or daily class (after the change that
+/// took it out committed). Unconditional: it only ever grows.
+pub async fn note_leaving(ddb: &aws_sdk_dynamodb::Client, table: &str, shard: u32) -> Result<(), StoreError> {
+    let mut e = Expr::new();
+    e.add(attr::LEFT_CLASS, 1);
+    update_if(ddb, table, (keys::watermark_pk(shard), keys::WATERMARK_SK), e, "UpdateItem").await?;
+    Ok(())
 }
 
 /// Moves only the verified minute forward (a tick whose watermark did not move).

@@ -70,10 +70,24 @@ impl State {
         }
     }
 
+    /// A job in the every-minute class leaves it (pause, edit): its open executions are indexed
+    /// (`verify::before_leaving`, and after the change commits `verify::after_leaving`, which
+    /// first counts the leave on the shard's watermark item; one step here, as API calls are
+    /// atomic in the model).
+    fn leave_every(&mut self, b: &Bounds, flaw: Flaw, j: usize) {
+        if self.jobs[j].class == Class::Every && self.jobs[j].enabled {
+            self.index_open(b, j);
+            if flaw != Flaw::RacingPutUnindexed {
+                self.left[usize::from(b.jobs[j].shard)] += 1;
+            }
+        }
+    }
+
     /// Pause: disable, leave the partitions, hold the queued-ahead Ready executions.
     fn pause(&self, b: &Bounds, flaw: Flaw, j: usize) -> State {
         let cur = self.jobs[j];
         let mut n = self.clone();
+        n.leave_every(b, flaw, j);
         n.pauses -= 1;
         n.jobs[j] = JobDyn {
             enabled: false,
@@ -127,6 +141,7 @@ impl State {
         let spec = &b.jobs[j];
         let cur = self.jobs[j];
         let mut n = self.clone();
+        n.leave_every(b, flaw, j);
         n.edits -= 1;
         let next = first_from(spec.v2, i16::from(self.now) + 1);
         let class = if next == NONE { Class::Off } else { Class::Admission };

@@ -44,7 +44,10 @@
 //!   minute 0). Resume and edit are followed by a separate [`Action::DispatchOne`] step (the API
 //!   dispatching the job at once), which may run after the clock moved on and race a scan.
 //! - **Worker**: a delivery of a due message claims and completes a Ready execution in one step.
-//!   Held: Canceled. Otherwise the worker reads the job (strongly consistent, in the same step)
+//!   Held: Canceled if the job was paused at m by its last window (or that window began at or
+//!   after m), else the hold is stale, released, and the fire checked as below (the model's
+//!   atomic API calls cannot make a stale hold; this keeps the worker as the code is). Otherwise
+//!   the worker reads the job (strongly consistent, in the same step)
 //!   and decides as `follow::at_claim` does before the first claim of a scheduled execution of
 //!   instant m: the job paused at m by its last window (`Job::paused_at`): Canceled (code
 //!   `Paused`), not run; else, the job's definition not the execution's and in effect since
@@ -69,8 +72,22 @@
 //! - **Faults** (bounded): a lost or duplicated message, a failed send after the put, a tick
 //!   crash between any two scan steps, waits (concurrency or tenant limit), worker panics, a
 //!   poison job that fails its shard's scan on every tick.
+//! - **The `open` index and the verification pass**: an execution is put with its index entry
+//!   by admission, bucket and API dispatches, without one by the every-minute group. The
+//!   verification pass runs at the end of each shard's scan (grace: one minute): for the minutes
+//!   after the shard's verified one up to `min(max(through, wm), now - 1)`, each fire of a job
+//!   the scan read in `E#` (from its position on) that is not final is indexed. A job leaving
+//!   `E#` (pause, edit; the scan's deferral) has its open executions after the verified minute
+//!   indexed; the API also counts the leave on the shard (`left`), and a scan that sees the
+//!   count moved between its start and its end indexes the open executions of each job it read
+//!   in `E#` that is no longer there as read (`verify::catch_racing_leaves`).
 //! - **Reconciler**: re-sends a message for every Ready execution at least a minute overdue
-//!   with no message in the queue.
+//!   *that is in the `open` index*, which is all the real one reads ([`Flaw::RacingPutUnindexed`]
+//!   is the protocol without the scan's second look, which strands a catch-up fire put by a scan
+//!   that raced a pause). It still re-sends only when no message is queued: the real one does
+//!   not know that and re-sends a copy anyway (the claim absorbs it), but modelling those copies
+//!   multiplied the every-minute instances' states by about 80, past what a debug test run
+//!   explores in CI; they are duplicates, which the two-worker instance already covers.
 //!
 //! ## What is checked
 //! Safety in every reachable state: no fire runs inside a paused window; no fire runs that is
@@ -122,7 +139,18 @@
 //! - At most two (`MSG_CAP`) copies of an execution's message are kept; more would only be more
 //!   duplicates, which the claim absorbs.
 //! - One API call per job at a time: no pause, resume or edit while the job's `dispatch_one` is
-//!   still to run. An edit applies to an enabled job, once (v1 to v2).
+//!   still to run. An edit applies to an enabled job, once (v1 to v2). An API call is one step,
+//!   so its indexing before and after the change are one, and a concurrent pause and resume or
+//!   a sweep that fails part-way (review finding 5) cannot be expressed: those are covered by
+//!   `tests/tests/pause_edit.rs` against the store instead.
+//! - No daily (`D#`) class and no business calendars (review findings 6 and 9 are covered by
+//!   integration tests), no `fireOnce`, no `fireAll` cap and no global budget. The instance the
+//!   review names for finding 1 (an `E#` `fireAll` job and a same-tenant bucket job under a small
+//!   budget, an outage) is not among the fixed protocol's cases: that finding's fix is not in
+//!   this model's scan (see `docs/reliability.md`).
+//! - A tick crash between a scan's every-minute puts and its second look at the leave count,
+//!   racing a pause, with a lost message, strands a fire in the code as in the model: no
+//!   instance combines a crash with a pause of an every-minute job (see `docs/reliability.md`).
 //! - The worker's read of the job and its decision are one step with the delivery: an API call
 //!   between the read and the claim is not modelled.
 //! - The poison job fails its group's dispatch before any put. The worker's claim, run and
@@ -155,4 +183,4 @@ pub use actions::Action;
 pub use check::{explore, report, report_line, Exploration, Violation};
 pub use instance::{every, Bounds, Class, JobSpec, Partition, Policy};
 pub use replay::{replay, ExecState, FireOutcome};
-pub use variants::{cases, combined_bounds, default_bounds, extended_bounds, Flaw};
+pub use variants::{cases, combined_bounds, default_bounds, extended_bounds, open_bounds, Flaw};

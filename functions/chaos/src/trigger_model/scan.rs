@@ -41,7 +41,8 @@ impl State {
             return Outcome::Failed;
         }
         let plan = plan_group(b, flaw, items, cx, used);
-        let sends = self.put(b, &plan.puts);
+        // Every-minute puts carry no `open` index entry (the verification pass finds them).
+        let sends = self.put(b, &plan.puts, cx.floor.is_none());
         if cx.send_fails {
             return if sends.is_empty() { Outcome::NotApplicable } else { Outcome::Failed };
         }
@@ -51,13 +52,13 @@ impl State {
             }
         }
         self.advance(b, &plan.advances);
-        self.move_deferred(&plan.moves);
+        self.move_deferred(b, &plan.moves);
         Outcome::Done { all_done: plan.all_done, every_held: plan.every_held }
     }
 
     /// The puts of a group, plain put-if-absent (not fenced on the version the scan read): the
     /// slots to send a message for.
-    fn put(&mut self, b: &Bounds, puts: &[(usize, JobDyn, Vec<u8>)]) -> Vec<usize> {
+    fn put(&mut self, b: &Bounds, puts: &[(usize, JobDyn, Vec<u8>)], indexed: bool) -> Vec<usize> {
         let mut sends = Vec::new();
         for (ju, r, fires) in puts {
             for &m in fires {
@@ -73,6 +74,7 @@ impl State {
                             runs: 0,
                             token: 0,
                             raced: self.jobs[*ju].version != r.version,
+                            indexed,
                             limit: 0,
                         });
                         sends.push(s);
@@ -107,11 +109,13 @@ impl State {
         }
     }
 
-    /// A deferred every-minute job moves to admission at its first unplanned fire.
-    fn move_deferred(&mut self, moves: &[(usize, JobDyn, u8)]) {
+    /// A deferred every-minute job moves to admission at its first unplanned fire (its open
+    /// executions indexed first: it leaves the class the verification pass reads).
+    fn move_deferred(&mut self, b: &Bounds, moves: &[(usize, JobDyn, u8)]) {
         for &(j, r, next) in moves {
-            let cur = &mut self.jobs[j];
-            if cur.version == r.version && cur.class == Class::Every {
+            if self.jobs[j].version == r.version && self.jobs[j].class == Class::Every {
+                self.index_open(b, j);
+                let cur = &mut self.jobs[j];
                 cur.next = next;
                 cur.class = if next == NONE { Class::Off } else { Class::Admission };
             }
@@ -146,6 +150,48 @@ impl State {
         self.scan = None;
     }
 
+    /// Which of a scan's two reads is the every-minute partition's.
+    fn every_read(flaw: Flaw) -> usize {
+        usize::from(State::partitions(flaw)[1] == Partition::Every)
+    }
+
+    /// `verify::catch_racing_leaves`: a job left the every-minute class while this scan ran, so
+    /// each job it read there that is no longer there as read has its open executions indexed
+    /// (a fire the scan put from the older read would otherwise be in no index).
+    fn index_racing_leaves(&mut self, b: &Bounds, every: &[(u8, JobDyn)]) {
+        for &(j, r) in every {
+            let cur = self.jobs[usize::from(j)];
+            if cur.class != Class::Every || cur.version != r.version {
+                self.index_open(b, usize::from(j));
+            }
+        }
+    }
+
+    /// The verification pass (`verify::verify_minutes`, grace one minute): the minutes after
+    /// the shard's verified one up to `to`; each fire there of a job this scan read in the
+    /// every-minute partition (from its position on) that is not final enters the `open` index.
+    fn verify(&mut self, b: &Bounds, su: usize, every: &[(u8, JobDyn)], to: i16) {
+        let from = i16::from(self.verified[su]) + 1;
+        for m in from.max(0)..=to.min(i16::from(b.horizon) - 1) {
+            let m = m as u8;
+            for &(j, r) in every {
+                let ju = usize::from(j);
+                if !r.enabled || r.next == NONE || r.next > m || b.jobs[ju].mask(r.def) & (1 << m) == 0 {
+                    continue;
+                }
+                let s = self.slot(b, ju, m);
+                if let Some(e) = &mut self.slots[s].exec {
+                    if !e.is_final() {
+                        e.indexed = true;
+                    }
+                }
+            }
+        }
+        if to > i16::from(self.verified[su]) {
+            self.verified[su] = to as i8;
+        }
+    }
+
     /// The order the scan reads a shard's partitions in.
     fn partitions(flaw: Flaw) -> [Partition; 2] {
         if flaw == Flaw::EveryReadBeforeAdmission {
@@ -167,7 +213,7 @@ impl State {
                     out.extend(self.group_step(b, flaw, scan, send_fails));
                 }
             }
-            ScanStep::Watermark => out.push(self.watermark_step(b, scan)),
+            ScanStep::Watermark => out.push(self.watermark_step(b, flaw, scan)),
         }
     }
 
@@ -179,6 +225,10 @@ impl State {
         let want = if parts[i] == Partition::Every { Class::Every } else { Class::Admission };
         let mut n = self.clone();
         let mut sc = scan.clone();
+        if i == 0 {
+            // The shard's position, read as its scan begins.
+            sc.left_seen = self.left[usize::from(shard)];
+        }
         sc.reads[i] = self.jobs_in(b, shard, want);
         sc.step = if i == 0 { ScanStep::ReadSecond } else { ScanStep::DispatchFirst };
         n.scan = Some(sc);
@@ -235,15 +285,21 @@ impl State {
 
     /// The scan of the shard ends: the watermark moves through the window, or stops before
     /// the first bucket that kept a deferred job (not at all if an `Every` deferral holds it).
-    fn watermark_step(&self, b: &Bounds, scan: &Scan) -> (Action, State) {
+    fn watermark_step(&self, b: &Bounds, flaw: Flaw, scan: &Scan) -> (Action, State) {
         let shard = scan.shard;
         let su = usize::from(shard);
         let last = scan.windows[su].1;
         let mut n = self.clone();
+        let every = &scan.reads[State::every_read(flaw)];
+        if flaw != Flaw::RacingPutUnindexed && n.left[su] != scan.left_seen {
+            n.index_racing_leaves(b, every);
+        }
         let through = scan.held_at.map_or(i16::from(last), |m| i16::from(m) - 1);
-        if !scan.every_held && through > i16::from(n.wm[su]) {
+        let wm = i16::from(n.wm[su]);
+        if !scan.every_held && through > wm {
             n.wm[su] = through as i8;
         }
+        n.verify(b, su, every, through.max(wm).min(i16::from(self.now) - 1));
         n.next_shard(b, scan.clone(), false);
         (Action::MoveWatermark { shard }, n)
     }

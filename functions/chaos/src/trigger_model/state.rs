@@ -75,6 +75,10 @@ pub(super) struct Exec {
     pub(super) runs: u8,
     /// Put by a scan that read the job before a pause, resume or edit (a racing put).
     pub(super) raced: bool,
+    /// In the reconciler's `open` index: put so (admission, bucket and API dispatches), or
+    /// indexed later (the verification pass, a job leaving the every-minute class). Only these
+    /// are ever re-sent.
+    pub(super) indexed: bool,
     /// The documented limits it ran in (`LIMIT_OLDER_PAUSE`, `LIMIT_OLDER_EDIT`).
     pub(super) limit: u8,
     pub(super) token: u8,
@@ -133,6 +137,9 @@ pub(super) struct Scan {
     pub(super) every_held: bool,
     /// Shards whose scan failed this tick (bit per shard).
     pub(super) failed: u8,
+    /// The shard's count of jobs that left the every-minute class, as read with its position
+    /// when its scan began (`Position::left`).
+    pub(super) left_seen: u8,
 }
 
 /// The whole system: the clock, the watermarks, the jobs, the executions with their history,
@@ -141,6 +148,10 @@ pub(super) struct Scan {
 pub(super) struct State {
     pub(super) now: u8,
     pub(super) wm: Vec<i8>,
+    /// Per shard: the last minute the verification pass checked (-1: none).
+    pub(super) verified: Vec<i8>,
+    /// Per shard: how many jobs left its every-minute class (the watermark item's `lv`).
+    pub(super) left: Vec<u8>,
     pub(super) jobs: Vec<JobDyn>,
     pub(super) slots: Vec<Slot>,
     pub(super) scan: Option<Scan>,
@@ -207,6 +218,8 @@ impl State {
         State {
             now: 0,
             wm: vec![-1; usize::from(b.shards)],
+            verified: vec![-1; usize::from(b.shards)],
+            left: vec![0; usize::from(b.shards)],
             jobs,
             slots,
             scan: None,
@@ -222,6 +235,20 @@ impl State {
             tick_crashes: b.tick_crashes,
             waits: b.waits,
             panics: b.panics,
+        }
+    }
+
+    /// Puts job `j`'s open executions after the shard's verified minute into the `open` index
+    /// (`track_job_since`: the job leaves the class the verification pass reads).
+    pub(super) fn index_open(&mut self, b: &Bounds, j: usize) {
+        let since = i16::from(self.verified[usize::from(b.jobs[j].shard)]);
+        for m in 0..b.horizon {
+            let s = self.slot(b, j, m);
+            if let Some(e) = &mut self.slots[s].exec {
+                if i16::from(m) > since && !e.is_final() {
+                    e.indexed = true;
+                }
+            }
         }
     }
 

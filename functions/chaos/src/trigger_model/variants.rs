@@ -35,11 +35,16 @@ pub enum Flaw {
     /// check the job at delivery, so a put that raced a pause or edit (the scan read the job
     /// before it) runs inside the paused window, or on the old definition.
     UnfencedPut,
+    /// Review finding 10: a job leaving the every-minute class has its open executions indexed
+    /// only by the API (before its change), and the scan never looks again, so a catch-up fire
+    /// put by a scan that read the job before a pause is in no index: its lost message is never
+    /// re-sent (the reconciler reads only the `open` index).
+    RacingPutUnindexed,
 }
 
 impl Flaw {
     /// Every broken variant (not [`Flaw::None`]).
-    pub const BROKEN: [Flaw; 12] = [
+    pub const BROKEN: [Flaw; 13] = [
         Flaw::EveryDeferralHoldsWatermark,
         Flaw::WaitsBurnReceives,
         Flaw::FailingShardStopsRange,
@@ -52,6 +57,7 @@ impl Flaw {
         Flaw::LeaseFromLocalClock,
         Flaw::TenantlessExecutionId,
         Flaw::UnfencedPut,
+        Flaw::RacingPutUnindexed,
     ];
 
     pub(super) fn reconciler(self) -> bool {
@@ -167,6 +173,17 @@ pub fn default_bounds(flaw: Flaw) -> Bounds {
                 vec![JobSpec { start: Class::Admission, ..JobSpec::new('a', 0b10) }],
             )
         },
+        // An every-minute job, an outage (the clock may move with no tick), a pause racing the
+        // catch-up scan's put, a lost message.
+        Flaw::RacingPutUnindexed => Bounds {
+            pauses: 1,
+            lose: 1,
+            ..Bounds::quiet(
+                "pause_races_put",
+                3,
+                vec![JobSpec { start: Class::Every, ..JobSpec::new('a', every(3)) }],
+            )
+        },
     }
 }
 
@@ -210,6 +227,26 @@ pub fn extended_bounds() -> Bounds {
         name: "all_faults",
         ..combined_bounds().swap_remove(1)
     }
+}
+
+/// Instances on which the protocol as modelled still fails, each a defect the 2026-12 protocol
+/// review found and this model reproduces, with the property it breaks: `every_with_bucket`
+/// (finding 1: an every-minute `fireAll` job's recount of its existing catch-up fires takes the
+/// tenant's whole budget every tick, so a same-tenant bucket job is deferred for good; its fix is
+/// not modelled here), `race_crash` (a tick that crashes between its every-minute puts, made
+/// from a read older than a pause, and its second look at the shard's leave count: the fire is
+/// in no index, and a lost message of it is never re-sent). The fixed protocol's cases leave
+/// them out; a test checks that they are still caught, so a fix shows up as that test failing.
+pub fn open_bounds() -> Vec<(Bounds, &'static str)> {
+    let e = JobSpec { start: Class::Every, ..JobSpec::new('e', every(4)) };
+    let every_with_bucket =
+        Bounds { per_tenant: 1, ..Bounds::quiet("every_with_bucket", 4, vec![e, JobSpec::new('b', 0b0010)]) };
+    let race_crash =
+        Bounds { tick_crashes: 1, name: "race_crash", ..default_bounds(Flaw::RacingPutUnindexed) };
+    vec![
+        (every_with_bucket, "fire 1 of job b/t0 never executed"),
+        (race_crash, "fire 0 of job a/t0: execution Ready with no message: stranded"),
+    ]
 }
 
 /// Every case: each combined instance with [`Flaw::None`], then each flaw's instance with the

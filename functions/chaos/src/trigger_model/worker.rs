@@ -90,6 +90,17 @@ impl State {
         self.finish_steps(b, flaw, out);
     }
 
+    /// A held execution at its delivery: the hold stands (canceled, `Paused`) if the job was
+    /// paused at m by its last window, or that window began at or after m (the one that held it
+    /// is no longer recorded); otherwise it is stale, released, and the fire is checked like
+    /// any other (`follow::at_claim`). Without the job check, every hold stands.
+    fn hold_stands(&self, flaw: Flaw, j: usize, m: u8) -> bool {
+        let cur = self.jobs[j];
+        !flaw.checks_job()
+            || cur.paused_at(m)
+            || cur.paused.is_some_and(|(from, _)| i16::from(from) >= i16::from(m))
+    }
+
     /// One worker receives the message and handles it to the end: a Ready execution is
     /// canceled (held, or by the check of the job) or run, its effect through the inbox.
     fn deliver(&self, b: &Bounds, flaw: Flaw, j: usize, m: u8, e: Exec, taken: Exec) -> State {
@@ -97,7 +108,7 @@ impl State {
         let mut n = self.clone();
         let mut x = taken;
         if x.status == Status::Ready {
-            if x.held || !self.check_job(b, flaw, j, m, &mut x) {
+            if x.held && self.hold_stands(flaw, j, m) || !self.check_job(b, flaw, j, m, &mut x) {
                 x.status = Status::Canceled;
             } else {
                 x.status = Status::Succeeded;
@@ -129,7 +140,8 @@ impl State {
             }
             let mut n = self.clone();
             let mut x = taken;
-            if x.status == Status::Ready && (x.held || !self.check_job(b, flaw, j, m, &mut x)) {
+            let stands = x.held && self.hold_stands(flaw, j, m);
+            if x.status == Status::Ready && (stands || !self.check_job(b, flaw, j, m, &mut x)) {
                 x.status = Status::Canceled;
             }
             match x.status {

@@ -249,6 +249,7 @@ async fn replan(
             Err(crate::store::jobs::ChangeError::Store(e)) => return Err(e.into()),
         }
         crate::execution::follow::follow_change(&ctl.execs, &job, now, &caller.actor()).await?;
+        ctl.after_leaving(&cur, now).await;
         if job.state == JobState::Enabled {
             if let Err(e) = crate::trigger::scan::dispatch_one(&ctl.ctx, &job, now, &caller.actor()).await {
                 tracing::warn!(job = %job.job_id, error = %e, "dispatch after calendar re-plan failed; the next tick repeats it");
@@ -300,6 +301,7 @@ async fn replanned(
         version: cur.version + 1,
         calendar_versions: days.chain().to_vec(),
         updated_at: now,
+        replanned_at: Some(now),
         ..cur.clone()
     };
     if job.state == JobState::Enabled {

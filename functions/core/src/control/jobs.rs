@@ -266,6 +266,7 @@ pub async fn update(
     super::quota::give_back_committed(ctl, &caller.tenant, cur.committed_per_hour.saturating_sub(committed))
         .await;
     let followed = follow_change(&ctl.execs, &job, now, &caller.actor()).await?;
+    ctl.after_leaving(&cur, now).await;
     dispatch(ctl, &job, now, caller).await;
     let next_fires = next_fires(&job, now, NEXT_FIRES);
     Ok(JobView::new(job, next_fires, followed))
@@ -289,7 +290,8 @@ fn deleted() -> ControlError {
 }
 
 /// Pauses, resumes or deletes the caller's job (`expected`: an optional If-Match version).
-/// Asking for the state the job is already in changes nothing. Pause and delete take the job
+/// Asking for the state the job is already in stores nothing and only sweeps its queued-ahead
+/// executions again. Pause and delete take the job
 /// out of the `due` index and cancel its READY executions for later fires; resume re-admits it
 /// at its first fire after `now`. Delete is soft: the definition and its versions are kept for
 /// [`super::ControlSettings::delete_retention_secs`], executions for their own retention.
@@ -311,8 +313,11 @@ pub async fn set_state(
         return Err(deleted());
     }
     if cur.state == state {
+        // Nothing to store, but the sweep runs again (it is idempotent): the job write commits
+        // before its sweep, so a client retrying a change whose sweep failed part-way repairs it.
+        let followed = follow_change(&ctl.execs, &cur, now, &caller.actor()).await?;
         let next_fires = next_fires(&cur, now, NEXT_FIRES);
-        return Ok(JobView::new(cur, next_fires, Followed::default()));
+        return Ok(JobView::new(cur, next_fires, followed));
     }
     let mut job = Job { state, version: cur.version + 1, updated_at: now, ..cur.clone() };
     match (cur.state, state) {
@@ -325,6 +330,9 @@ pub async fn set_state(
         // edits too, but a calendar deleted meanwhile is refused here).
         let business = super::calendars::for_definition(ctl, &caller.tenant, &job.definition).await?;
         job.calendar_versions = business.as_ref().map(|b| b.chain().to_vec()).unwrap_or_default();
+        if job.calendar_versions != cur.calendar_versions {
+            job.replanned_at = Some(now);
+        }
         place(ctl, &mut job, now, business)?;
         job.due_class = DueClass::Admission;
     }
@@ -347,6 +355,7 @@ pub async fn set_state(
         super::quota::give_back_committed(ctl, &caller.tenant, cur.committed_per_hour).await;
     }
     let followed = follow_change(&ctl.execs, &job, now, &caller.actor()).await?;
+    ctl.after_leaving(&cur, now).await;
     if state == JobState::Enabled {
         dispatch(ctl, &job, now, caller).await;
     }

@@ -140,6 +140,16 @@ impl Control {
         Ok(job)
     }
 
+    /// After a change that took `cur` (as it was) out of the every-minute or daily class
+    /// committed: the second indexing pass of its open fires (`verify::after_leaving`). A
+    /// failure is logged, not the caller's: the change is stored, and this only backs up the
+    /// pass made before it. Here because both [`jobs`] and [`calendars`] make such changes.
+    pub(crate) async fn after_leaving(&self, cur: &Job, now: chrono::DateTime<chrono::Utc>) {
+        if let Err(e) = crate::trigger::verify::after_leaving(&self.ctx, cur, now).await {
+            tracing::warn!(tenant = %cur.tenant, job = %cur.job_id, error = %e, "indexing the open fires after the change failed");
+        }
+    }
+
     /// DynamoDB.
     pub fn ddb(&self) -> &aws_sdk_dynamodb::Client {
         &self.ctx.ddb

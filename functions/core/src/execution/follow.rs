@@ -9,12 +9,13 @@
 //! | pause | **held**: a worker that receives it at its instant cancels it (code `Paused`), unless a resume released it first |
 //! | resume | held ones are **released**: the job is enabled at their instant |
 //! | edit | instants the new schedule keeps are **amended** to the new definition and version; the others are **canceled** (code `Superseded`) |
+//! | calendar edit (a re-plan: same definition, new calendar chain) | instants the schedule on the new chain drops are **canceled** (code `Superseded`); the others are kept |
 //! | delete | **canceled** |
 //!
 //! Manual runs and backfills are never touched (they run whatever the job's state), nor is
-//! anything already claimed. The API applies this right after its change; a scan whose advance
-//! lost to a change (it read the job before it) applies it again to what it just wrote, so a
-//! put that raced the change does not escape it.
+//! anything already claimed. The API applies this right after its change; a put by a scan that
+//! read the job before the change and wrote after this sweep is judged by the worker before its
+//! first claim ([`at_claim`]), from the marks the job keeps.
 
 use crate::model::{ExecStatus, Execution, Job, JobState, BACKFILL_CODE, MANUAL_CODE};
 use crate::schedule::Schedule;
@@ -58,6 +59,19 @@ fn amend_or_supersede(schedule: Option<&Schedule>, e: &Execution) -> Follow {
     }
 }
 
+/// Planned on an older calendar chain than the job's, as far as versions tell: the job uses a
+/// business calendar and the execution was made under an earlier job version (a calendar
+/// re-plan bumps the version and leaves the definition as it was).
+fn on_older_chain(job: &Job, e: &Execution) -> bool {
+    !job.calendar_versions.is_empty() && e.def_version < job.version
+}
+
+/// Whether `schedule` (the job's now; `None`: not known here, so no) no longer fires at the
+/// execution's instant.
+fn dropped_by(schedule: Option<&Schedule>, e: &Execution) -> bool {
+    schedule.is_some_and(|sch| !fires_at(sch, e.scheduled_at))
+}
+
 /// Decides what the job as it is now (`schedule`: its parsed schedule) does to `s`, for a change
 /// at `changed_at`. Pure.
 pub fn decide(job: &Job, schedule: Option<&Schedule>, s: &Snapshot, changed_at: DateTime<Utc>) -> Follow {
@@ -71,21 +85,27 @@ pub fn decide(job: &Job, schedule: Option<&Schedule>, s: &Snapshot, changed_at: 
         JobState::Paused => Follow::Hold,
         JobState::Enabled if s.held.is_some() => Follow::Release,
         JobState::Enabled if e.definition != job.definition => amend_or_supersede(schedule, e),
+        // Same definition, another calendar chain: the schedules are compared, not definitions.
+        JobState::Enabled if on_older_chain(job, e) && dropped_by(schedule, e) => {
+            Follow::Cancel(crate::execution::retry::codes::SUPERSEDED)
+        }
         JobState::Enabled => Follow::Keep,
     }
 }
 
-/// What a worker does with READY `s` when it is due, before claiming it. Held by a pause (and
-/// not released before its instant) → cancel (`Paused`), no job needed. Otherwise, for a
-/// scheduled execution never claimed, the job as it is now (`job`, `None` if unknown) catches
-/// one put by a scan that raced a pause or an edit after the API's sweep, from the job's marks:
-/// its last pause window (paused at the execution's instant → cancel, even if resumed since)
-/// and when its current definition took effect (before the instant and different → amend, or
-/// cancel if the new schedule does not fire then). Pure.
+/// What a worker does with READY `s` when it is due, before claiming it, given the job as it is
+/// now (`job`, `None` if unknown). Held by a pause: see [`held_at_claim`]. Otherwise, for a
+/// scheduled execution never claimed, the job catches one put by a scan that raced a pause or
+/// an edit after the API's sweep, from the job's marks: its last pause window (paused at the
+/// execution's instant → cancel, even if resumed since), when its current definition took
+/// effect (before the instant and different → amend, or cancel if the new schedule does not
+/// fire then), and when it was last re-planned on a new calendar chain (before the instant, and
+/// the schedule on that chain does not fire then → cancel). `schedule` must be the job's with
+/// its recorded chain. Pure.
 pub fn at_claim(job: Option<&Job>, schedule: Option<&Schedule>, s: &Snapshot) -> Follow {
     let e = &s.exec;
     if s.held.is_some() && e.status == ExecStatus::Ready {
-        return Follow::Cancel(crate::execution::retry::codes::PAUSED);
+        return held_at_claim(job, s);
     }
     let Some(job) = job else { return Follow::Keep };
     if !queued_ready(e) || e.attempt != 0 {
@@ -100,7 +120,28 @@ pub fn at_claim(job: Option<&Job>, schedule: Option<&Schedule>, s: &Snapshot) ->
     if e.definition != job.definition && job.edited_at <= e.fire_at {
         return amend_or_supersede(schedule, e);
     }
+    let replanned = job.replanned_at.is_some_and(|r| r <= e.fire_at);
+    if replanned && on_older_chain(job, e) && dropped_by(schedule, e) {
+        return Follow::Cancel(crate::execution::retry::codes::SUPERSEDED);
+    }
     Follow::Keep
+}
+
+/// A held execution at its instant. A hold is only a pause's note, written without a condition
+/// on the job, so it can be stale: a pause's hold that landed after a concurrent resume's sweep,
+/// or one that a resume's sweep left behind when it failed part-way. So the job decides: paused
+/// at the instant (or gone) → cancel (`Paused`); enabled at the instant → `Release`, and the
+/// fire runs. When the job's last pause window began after the instant, the window that held
+/// it is no longer recorded (the job keeps only its last one), so the hold stands. Pure.
+fn held_at_claim(job: Option<&Job>, s: &Snapshot) -> Follow {
+    let paused = Follow::Cancel(crate::execution::retry::codes::PAUSED);
+    let Some(job) = job.filter(|j| j.state != JobState::Deleted) else { return paused };
+    let at = s.exec.fire_at;
+    let earlier_window = job.paused.is_some_and(|(from, _)| from > at);
+    if job.paused_at(at) || earlier_window {
+        return paused;
+    }
+    Follow::Release
 }
 
 /// What [`follow_change`] did (public execution ids).
@@ -182,7 +223,11 @@ mod tests {
 
     fn queued(job: &Job, at_ms: i64) -> Snapshot {
         let s = Schedule::parse(&job.definition.schedule, job.anchor).unwrap_or_else(|e| panic!("{e}"));
-        let exec = Execution::ready(job, &s, ms_to_dt(at_ms), None, ms_to_dt(T0), "tick");
+        queued_on(job, &s, at_ms)
+    }
+
+    fn queued_on(job: &Job, s: &Schedule, at_ms: i64) -> Snapshot {
+        let exec = Execution::ready(job, s, ms_to_dt(at_ms), None, ms_to_dt(T0), "tick");
         Snapshot {
             exec,
             checkpoint: None,
@@ -248,6 +293,74 @@ mod tests {
         j.paused = Some((ms_to_dt(T0 + 60_000), None));
         assert_eq!(at_claim(Some(&j), None, &fire), Follow::Keep);
         assert_eq!(at_claim(None, None, &fire), Follow::Keep, "no job item: nothing to say");
+    }
+
+    #[test]
+    fn a_held_fire_is_canceled_only_if_the_job_was_paused_at_its_instant() {
+        let mut j = job("0 * * * * *");
+        let held = Snapshot { held: Some(2), ..queued(&j, T0 + 55_000) }; // 12:01:00
+        let paused = Follow::Cancel(crate::execution::retry::codes::PAUSED);
+        // still paused, or resumed after the instant
+        j.state = JobState::Paused;
+        j.paused = Some((ms_to_dt(T0 + 15_000), None));
+        assert_eq!(at_claim(Some(&j), None, &held), paused);
+        j.state = JobState::Enabled;
+        j.paused = Some((ms_to_dt(T0 + 15_000), Some(ms_to_dt(T0 + 70_000))));
+        assert_eq!(at_claim(Some(&j), None, &held), paused);
+        // resumed before the instant: a stale hold (it landed after the resume's sweep, or the
+        // sweep failed before reaching it)
+        j.paused = Some((ms_to_dt(T0 + 15_000), Some(ms_to_dt(T0 + 25_000))));
+        assert_eq!(at_claim(Some(&j), None, &held), Follow::Release);
+        // the last window began after the instant: the one that held it is not recorded
+        j.paused = Some((ms_to_dt(T0 + 70_000), Some(ms_to_dt(T0 + 80_000))));
+        assert_eq!(at_claim(Some(&j), None, &held), paused);
+        // no job, or a deleted one
+        assert_eq!(at_claim(None, None, &held), paused);
+        j.state = JobState::Deleted;
+        assert_eq!(at_claim(Some(&j), None, &held), paused);
+    }
+
+    #[test]
+    fn a_calendar_replan_supersedes_only_the_fires_the_new_chain_drops() {
+        use crate::schedule::{BusinessCalendarRef, BusinessCalendarSpec, BusinessDays, Roll};
+        let chain = |version: u64, holidays: &[&str]| {
+            let spec = BusinessCalendarSpec {
+                holidays: holidays.iter().map(|d| d.to_string()).collect(),
+                ..Default::default()
+            };
+            std::sync::Arc::new(BusinessDays::single("hol", version, &spec).unwrap_or_else(|e| panic!("{e}")))
+        };
+        let mut def = JobDefinition::new(ScheduleSpec::new("0 1 12 * * *", "UTC"), Target::http("https://x"));
+        def.schedule.business_calendar =
+            Some(BusinessCalendarRef { calendar: "hol".into(), roll: Roll::Skip });
+        let cfg = crate::config::Config::local("t-", &["default"], 8);
+        let days1 = chain(1, &[]);
+        let v1 = Job::new_with(&cfg, "acme", "j", def, ms_to_dt(T0), Some(days1.clone()))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let s1 = Schedule::parse_with(&v1.definition.schedule, v1.anchor, Some(days1))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let (today, tomorrow) =
+            (queued_on(&v1, &s1, T0 + 55_000), queued_on(&v1, &s1, T0 + 86_400_000 + 55_000));
+        // GIVEN a re-plan at 12:00:20 on v2 of the calendar, which makes Monday 11-30 a holiday
+        let mut v2 = v1.clone();
+        v2.version = 2;
+        v2.calendar_versions = vec![("hol".into(), 2)];
+        v2.replanned_at = Some(ms_to_dt(T0 + 15_000));
+        let days2 = chain(2, &["2026-11-30"]);
+        let s2 = Schedule::parse_with(&v2.definition.schedule, v2.anchor, Some(days2)).ok();
+        let superseded = Follow::Cancel(crate::execution::retry::codes::SUPERSEDED);
+        // THEN the sweep and the worker supersede today's fire and keep tomorrow's
+        let change = ms_to_dt(T0 + 15_000);
+        assert_eq!(decide(&v2, s2.as_ref(), &today, change), superseded);
+        assert_eq!(decide(&v2, s2.as_ref(), &tomorrow, change), Follow::Keep);
+        assert_eq!(at_claim(Some(&v2), s2.as_ref(), &today), superseded);
+        assert_eq!(at_claim(Some(&v2), s2.as_ref(), &tomorrow), Follow::Keep);
+        // AND a fire made under v2 is not judged again, nor one whose instant preceded the re-plan
+        let mut made_under_v2 = today.clone();
+        made_under_v2.exec.def_version = 2;
+        assert_eq!(at_claim(Some(&v2), s2.as_ref(), &made_under_v2), Follow::Keep);
+        v2.replanned_at = Some(ms_to_dt(T0 + 60_000));
+        assert_eq!(at_claim(Some(&v2), s2.as_ref(), &today), Follow::Keep);
     }
 
     #[test]

@@ -50,6 +50,9 @@ pub struct ScanOptions {
     /// Fault injection for tests: runs between the reads of a shard's two class partitions
     /// (admission and every-minute), with the shard; `None` in production.
     pub between_class_reads: Option<PartitionHook>,
+    /// Fault injection for tests: runs right after the read of a shard's every-minute
+    /// partition, before anything read there is put, with the shard; `None` in production.
+    pub after_class_reads: Option<PartitionHook>,
     /// How long after the end of its minute an every-minute or daily fire must be final before
     /// the verification pass puts it into the reconciler's `open` index (ms).
     pub verify_grace_ms: i64,
@@ -92,6 +95,7 @@ impl Default for ScanOptions {
             crash_at: None,
             send_clock: None,
             between_class_reads: None,
+            after_class_reads: None,
             verify_grace_ms: sundial_model::reconcile::GRACE_MS,
             backpressure: Some(crate::priority::Backpressure::default()),
         }
@@ -175,7 +179,12 @@ async fn scan_shard(
     // watermark (and their stored `next`, the first fire after creation or resume).
     let every = due_jobs(ctx, &keys::every_bucket(shard), &mut report).await?;
     report.buckets += 1;
+    if let Some(hook) = &opts.after_class_reads {
+        (hook.0)(shard).await;
+    }
     let every_jobs = every.clone();
+    let mut class_reads =
+        super::verify::ClassReads { buckets: vec![keys::every_bucket(shard)], jobs: every.clone() };
     let group = plan_group(ctx, admitted, None, window_end, now, budget, &mut report).await?;
     // A deferred admission job stays in the admission partition, which every tick reads: it
     // does not hold the watermark back.
@@ -209,12 +218,16 @@ async fn scan_shard(
             let slot = keys::minute_of_day(minute);
             let daily = due_jobs(ctx, &keys::daily_bucket(slot, shard), &mut report).await?;
             report.buckets += 1;
+            class_reads.buckets.push(keys::daily_bucket(slot, shard));
+            class_reads.jobs.extend(daily.iter().cloned());
             let minute_end = keys::minute_start(minute + 1) - Duration::milliseconds(1);
             let group =
                 plan_group(ctx, daily, Some(planned_end), minute_end, now, budget, &mut report).await?;
             Dispatch { ctx, now, opts, class: Group::Daily(slot), since_ms }.run(group, &mut report).await?;
         }
     }
+    // A job that left its class while this scan ran: fires put from the older read get indexed.
+    super::verify::catch_racing_leaves(ctx, shard, pos, &class_reads, since_ms, now).await?;
     if opts.crash_at == Some(CrashPoint::BeforeWatermark) {
         return Err(ScanError::Crash(CrashPoint::BeforeWatermark));
     }

@@ -22,6 +22,15 @@
 //! of the minutes it plans, and the tick that verifies a minute may run in another container);
 //! a job whose fires still cannot be computed has its open executions since the verified minute
 //! indexed instead of being skipped.
+//!
+//! A scan that read the job *before* such a change may put its fires *after* it (catch-up
+//! fires of minutes the job was enabled in, or later ones the worker will cancel), unindexed,
+//! for a job the pass no longer reads. So the control plane indexes again after its change
+//! commits, and counts the leave on the shard's watermark item first ([`after_leaving`]); the
+//! scan reads that count with its position and again after its puts ([`catch_racing_leaves`]).
+//! A put before the second indexing pass is indexed by it; a put after it belongs to a scan
+//! whose second read comes later still, sees the count moved, and indexes the fires of every
+//! job it read that is no longer in its partition as read.
 
 use super::report::{ScanError, ScanReport};
 use crate::context::Ctx;
@@ -145,9 +154,79 @@ async fn evaluable(
 /// minute, which the verification pass would no longer find. Before the change, so a crash in
 /// between leaves them indexed (harmless: the reconciler closes final ones), never unindexed.
 pub async fn before_leaving(ctx: &Ctx, job: &Job, now: DateTime<Utc>) -> Result<u32, StoreError> {
-    if job.state != JobState::Enabled || !matches!(job.due_class, DueClass::Every | DueClass::Daily(_)) {
+    if !in_class(job) {
         return Ok(0);
     }
+    track_since_verified(ctx, job, now).await
+}
+
+/// Called by the control plane after the change that took `job` (as it was before) out of the
+/// every-minute or daily class committed: counts the leave on the shard's watermark item, then
+/// indexes the job's open executions again. A scan that read the job before the change may put
+/// fires after [`before_leaving`] ran: those it put before this second pass are indexed here,
+/// and a scan still putting afterwards sees the count move ([`catch_racing_leaves`]).
+pub async fn after_leaving(ctx: &Ctx, job: &Job, now: DateTime<Utc>) -> Result<u32, StoreError> {
+    if !in_class(job) {
+        return Ok(0);
+    }
+    watermarks::note_leaving(&ctx.ddb, &ctx.cfg.jobs_table, job.shard).await?;
+    track_since_verified(ctx, job, now).await
+}
+
+/// An enabled job whose fires the verification pass finds (every-minute or daily class).
+fn in_class(job: &Job) -> bool {
+    job.state == JobState::Enabled && matches!(job.due_class, DueClass::Every | DueClass::Daily(_))
+}
+
+/// The every-minute and daily jobs a scan read from `buckets`, whose fires it put unindexed.
+#[derive(Debug, Default)]
+pub struct ClassReads {
+    /// The partitions read (`E#{shard}`, `D#{minute of day}#{shard}`).
+    pub buckets: Vec<String>,
+    /// The jobs read in them.
+    pub jobs: Vec<Job>,
+}
+
+/// After a scan's puts: if a job left the shard's every-minute or daily class since the scan
+/// read its position (`seen`), the jobs it read that are no longer in their partition as read
+/// (gone, or at another version) may have had fires put from the old read after the control
+/// plane's second indexing pass; their open executions since `since_ms` are indexed now. One
+/// strongly consistent read of the watermark item a scan; the partitions are read again only
+/// when the count moved. Returns how many executions it indexed.
+pub async fn catch_racing_leaves(
+    ctx: &Ctx,
+    shard: u32,
+    seen: Option<watermarks::Position>,
+    reads: &ClassReads,
+    since_ms: i64,
+    now: DateTime<Utc>,
+) -> Result<u32, StoreError> {
+    if reads.jobs.is_empty() {
+        return Ok(0);
+    }
+    let table = &ctx.cfg.jobs_table;
+    let left = |p: Option<watermarks::Position>| p.map_or(0, |p| p.left);
+    if left(watermarks::position(&ctx.ddb, table, shard).await?) == left(seen) {
+        return Ok(0);
+    }
+    let mut still = std::collections::HashSet::new();
+    for bucket in &reads.buckets {
+        for j in jobs::query_due(&ctx.ddb, table, bucket).await?.jobs {
+            still.insert((j.tenant, j.job_id, j.version));
+        }
+    }
+    let execs = ctx.execs();
+    let mut tracked = 0;
+    for j in &reads.jobs {
+        if !still.contains(&(j.tenant.clone(), j.job_id.clone(), j.version)) {
+            tracked += execs.track_job_since(&j.tenant, &j.job_id, since_ms, now.timestamp_millis()).await?;
+        }
+    }
+    Ok(tracked)
+}
+
+/// Indexes `job`'s open executions since its shard's verified minute.
+async fn track_since_verified(ctx: &Ctx, job: &Job, now: DateTime<Utc>) -> Result<u32, StoreError> {
     let pos = watermarks::position(&ctx.ddb, &ctx.cfg.jobs_table, job.shard).await?;
     let since_ms =
         pos.map_or(0, |p| keys::minute_start(p.verified.unwrap_or(p.through) + 1).timestamp_millis());

@@ -76,6 +76,8 @@ pub const RUNNING: &str = "hs";
 pub const GATE_VERSION: &str = "v";
 /// When a job's current definition took effect (ms).
 pub const EDITED: &str = "edited";
+/// When a job was last re-planned on a new calendar chain under the same definition (ms).
+pub const REPLANNED: &str = "replanned";
 /// A job's last pause: its start (ms).
 pub const PAUSED_FROM: &str = "pf";
 /// A job's last pause: its end, once resumed (ms).
@@ -89,6 +91,8 @@ pub const VERIFIED: &str = "vf";
 /// Shard watermark item: the last minute whose every-minute and daily fires a scan dispatched,
 /// when that is past the watermark (a deferred bucket job holds the watermark back).
 pub const PLANNED: &str = "pl";
+/// Shard watermark item: how many every-minute or daily jobs have left their class.
+pub const LEFT_CLASS: &str = "lv";
 /// How many times the reconciler re-sent the execution's message.
 pub const RESENDS: &str = "rs";
 /// Set while a pause holds a queued-ahead execution (the pausing job version).

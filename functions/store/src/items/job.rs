@@ -48,6 +48,9 @@ pub fn job_to_item(job: &Job) -> Item {
     if job.committed_per_hour > 0 {
         item.insert(attr::COMMITTED.into(), n(job.committed_per_hour));
     }
+    if let Some(at) = job.replanned_at {
+        item.insert(attr::REPLANNED.into(), n(at.timestamp_millis()));
+    }
     if let Some((from, until)) = job.paused {
         item.insert(attr::PAUSED_FROM.into(), n(from.timestamp_millis()));
         if let Some(u) = until {
@@ -152,6 +155,7 @@ pub fn job_from_item(item: &Item) -> Result<Job, DecodeError> {
             })?,
             None => Vec::new(),
         },
+        replanned_at: get_n_opt(item, attr::REPLANNED)?.map(ms_to_dt),
         committed_per_hour: get_n_opt(item, attr::COMMITTED)?.map_or(0, |v| v.max(0) as u64),
     })
 }

@@ -11,8 +11,9 @@ use crate::execution::follow::{at_claim, Follow};
 use crate::execution::metrics::ExecMetrics;
 use crate::execution::policy::{Admission, Seat};
 use crate::execution::resource_limits::Acquired;
-use crate::model::ExecStatus;
+use crate::model::{ExecStatus, Job};
 use crate::schedule::Schedule;
+use crate::schedules::calendars::{self, LoadError};
 use crate::store::error::StoreError;
 use crate::store::executions::Snapshot;
 use crate::store::jobs;
@@ -99,51 +100,65 @@ impl Worker {
         ControlFlow::Continue(self.clock.now())
     }
 
+    /// Whether a job change may have its say on `s` before it is claimed: due and READY, held by
+    /// a pause or never claimed. Never a child (docs/children.md): its parent was checked at its
+    /// own claim, and a child's definition differs from the job's on purpose (ALLOW, no start
+    /// deadline).
+    fn follows_job(&self, s: &Snapshot, now: DateTime<Utc>) -> bool {
+        s.exec.status == ExecStatus::Ready
+            && s.exec.child.is_none()
+            && (s.held.is_some() || s.exec.attempt == 0)
+            && self.claimable(s, now)
+    }
+
     /// Due and READY: held by a pause, or (first claim of a scheduled execution) put by a scan
     /// that read the job before a pause or an edit and escaped the API's sweep (`at_claim`).
-    /// Never a child (docs/children.md): its parent was checked at its own claim, and a child's
-    /// definition differs from the job's on purpose (ALLOW, no start deadline).
+    /// A hold is checked against the job too: a stale one (the job was enabled at the instant)
+    /// is released, audited, and the fire is then judged like any other.
     async fn follow_job(
         &self,
         d: &Delivery<'_>,
-        snapshot: Option<Snapshot>,
+        mut snapshot: Option<Snapshot>,
         now: DateTime<Utc>,
         m: &mut ExecMetrics,
     ) -> Phase<Option<Snapshot>> {
         let key = &d.key;
-        let Some(s) = snapshot.as_ref().filter(|s| {
-            s.exec.status == ExecStatus::Ready
-                && s.exec.child.is_none()
-                && (s.held.is_some() || s.exec.attempt == 0)
-                && self.claimable(s, now)
-        }) else {
+        if !snapshot.as_ref().is_some_and(|s| self.follows_job(s, now)) {
             return Ok(ControlFlow::Continue(snapshot));
+        }
+        let job = jobs::get_job(self.store.client(), &self.cfg, &key.tenant, &key.job_id).await?;
+        let schedule = match &job {
+            Some(j) => job_schedule(self, j).await?,
+            None => None,
         };
-        // A hold says all there is to say: no job read.
-        let job = match s.held {
-            Some(_) => None,
-            None => jobs::get_job(self.store.client(), &self.cfg, &key.tenant, &key.job_id).await?,
-        };
-        let schedule = job.as_ref().and_then(|j| Schedule::parse(&j.definition.schedule, j.anchor).ok());
+        let schedule = schedule.as_ref();
         let actor = self.actor();
         let now_ms = now.timestamp_millis();
-        match at_claim(job.as_ref(), schedule.as_ref(), s) {
-            Follow::Cancel(code) => {
-                if self.store.cancel_ready(&s.exec, code, &actor, now_ms).await? {
-                    m.outcome = Some(ExecStatus::Canceled);
-                    tracing::info!(execution = %key.id(), code, "canceled before its claim: the job was paused or changed at its instant");
+        for _ in 0..2 {
+            let Some(s) = snapshot.as_ref().filter(|s| self.follows_job(s, now)) else { break };
+            match at_claim(job.as_ref(), schedule, s) {
+                Follow::Cancel(code) => {
+                    if self.store.cancel_ready(&s.exec, code, &actor, now_ms).await? {
+                        m.outcome = Some(ExecStatus::Canceled);
+                        tracing::info!(execution = %key.id(), code, "canceled before its claim: the job was paused or changed at its instant");
+                    }
+                    return Ok(ControlFlow::Break(Gate::Done(Disposition::Delete)));
                 }
-                Ok(ControlFlow::Break(Gate::Done(Disposition::Delete)))
-            }
-            Follow::Amend => match &job {
-                Some(j) => {
+                Follow::Amend => {
+                    let Some(j) = &job else { break };
                     self.store.amend(&s.exec, &j.definition, j.version, &actor, now_ms).await?;
-                    Ok(ControlFlow::Continue(self.store.get(key, true).await?))
+                    return Ok(ControlFlow::Continue(self.store.get(key, true).await?));
                 }
-                None => Ok(ControlFlow::Continue(snapshot)),
-            },
-            Follow::Keep | Follow::Hold | Follow::Release => Ok(ControlFlow::Continue(snapshot)),
+                Follow::Release => {
+                    if self.store.release_hold(&s.exec, &actor, now_ms).await? {
+                        tracing::info!(execution = %key.id(), "stale hold released: the job was enabled at its instant");
+                    }
+                    snapshot = self.store.get(key, true).await?;
+                }
+                Follow::Keep | Follow::Hold => break,
+            }
         }
+        Ok(ControlFlow::Continue(snapshot))
     }
 
     /// The job's concurrency policy: admit, skip (audited) or wait.
@@ -226,6 +241,27 @@ impl Worker {
             }
         }
     }
+}
+
+/// The job's parsed schedule on the calendar chain it records (the chain loaded into this
+/// process's calendar cache first; the schedule itself is parsed, not cached: a worker sees each
+/// job's first claims only): what "does the job still fire at this instant" is asked of. `None`
+/// when it cannot be evaluated (a recorded calendar version no longer loadable, a schedule that
+/// no longer parses).
+async fn job_schedule(w: &Worker, job: &Job) -> Result<Option<Schedule>, StoreError> {
+    match calendars::ensure(w.store.client(), &w.cfg.jobs_table, job).await {
+        Ok(()) => {}
+        Err(LoadError::Store(e)) => return Err(e),
+        Err(e @ LoadError::Missing { .. }) => {
+            tracing::warn!(job = %job.job_id, error = %e, "the job's calendar chain cannot be loaded: its schedule is not checked before the claim");
+            return Ok(None);
+        }
+    }
+    let business = match job.calendar_versions.as_slice() {
+        [] => None,
+        chain => calendars::cached(&job.tenant, chain),
+    };
+    Ok(Schedule::parse_with(&job.definition.schedule, job.anchor, business).ok())
 }
 
 /// The resources the snapshot's job uses (none when it was not found).
