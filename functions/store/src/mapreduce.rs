@@ -7,11 +7,17 @@
 //!   children exist already (a batch repeated after a takeover) are left out and the rest
 //!   written again.
 //! - [`ExecStore::finish_item`]: `TransactWriteItems` [child: the fenced finish (and its
-//!   result); parent: `xd += 1` (and `xf += 1`) `IF attribute_exists(pk)`]: an item is counted
-//!   in the same write that makes it final, so never twice and never lost.
+//!   result); parent: `xd += 1` (and `xf += 1`) `IF attribute_exists(pk) AND xp <> REDUCE`]:
+//!   an item is counted in the same write that makes it final, so never lost. Once the reduce
+//!   has started, the counts are history: a late item (a replay) finishes alone.
+//! - [`ExecStore::replay_item`]: `TransactWriteItems` [child: DEAD → READY; parent: `xd -= 1,
+//!   xf -= 1` `IF attribute_exists(pk) AND xp <> REDUCE`]: a replayed item leaves the count it
+//!   was in, so its next final finish counts it once again, never twice (a DEAD item under a
+//!   parent that has not reduced was counted: its finish was the counted one).
 //! - [`ExecStore::seal_map`]: RUNNING → WAITING `IF st = RUNNING AND tok = T AND lo = me`.
 //! - [`ExecStore::start_reduce`]: WAITING → READY (phase REDUCE), attempts from 0 again,
-//!   `IF st = WAITING AND tok = T`.
+//!   `IF st = WAITING AND tok = T AND xd = done as read` (a replay that took an item back
+//!   out of the count since then wins).
 
 use super::error::StoreError;
 use super::executions::{ExecKey, ExecStore, FinishResult, EXECUTION_RETENTION_SECS};
@@ -218,7 +224,7 @@ impl ExecStore {
         if to != ExecStatus::Succeeded {
             parent.add(attr::MAP_FAILED, 1);
         }
-        parent.cond_exists(attr::PK);
+        Self::counting(&mut parent);
         let actions = vec![self.update(key, child)?, self.update(&key.parent(), parent)?];
         match self.transact("TransactWriteItems(finish item)", actions).await? {
             Tx::Applied => Ok(FinishResult::Done),
@@ -229,8 +235,38 @@ impl ExecStore {
                     token: cur.as_ref().map(|c| c.exec.fencing_token),
                 })
             }
-            // The parent is gone (deleted with its job): finish the item alone.
+            // The parent is gone (deleted with its job), or its reduce has started (a replayed
+            // item): finish the item alone.
             Tx::Cancelled(_) => self.finish(key, fence, finish, now).await,
+        }
+    }
+
+    /// The parent's condition of a change to its item counts: it exists and has not started
+    /// its reduce (whose item set is then fixed).
+    fn counting(parent: &mut Expr) {
+        parent.cond_exists(attr::PK).cond_absent_or(
+            attr::MAP_PHASE,
+            super::expr::Cmp::Ne,
+            s(items::phase_str(sundial_model::mapreduce::Phase::Reduce)),
+        );
+    }
+
+    /// The replay of a DEAD map-reduce item (`child`: its DEAD → READY update): in one
+    /// transaction with taking it back out of its parent's count (`xd -= 1, xf -= 1`), while
+    /// the parent has not started its reduce. Otherwise (the parent reduces, ended after its
+    /// reduce, or is gone) the item is replayed alone and counted nowhere. False if the item
+    /// was no longer DEAD at its token.
+    pub(crate) async fn replay_item(&self, key: &ExecKey, child: Expr) -> Result<bool, StoreError> {
+        let mut parent = Expr::default();
+        parent.add(attr::MAP_DONE, -1).add(attr::MAP_FAILED, -1);
+        Self::counting(&mut parent);
+        let actions = vec![self.update(key, child.clone())?, self.update(&key.parent(), parent)?];
+        match self.transact("TransactWriteItems(replay item)", actions).await? {
+            Tx::Applied => Ok(true),
+            Tx::Cancelled(reasons) if reasons.first().is_some_and(|c| c == "ConditionalCheckFailed") => {
+                Ok(false)
+            }
+            Tx::Cancelled(_) => Ok(self.cas(key, "UpdateItem(replay)", child).await?.is_ok()),
         }
     }
 
@@ -298,7 +334,7 @@ impl ExecStore {
         let now_ms = now.timestamp_millis();
         let at = (ExecStatus::Waiting, parent.fencing_token, parent.attempt);
         let t = Transition::at_token(at, ExecStatus::Ready, actor, now_ms, Some(REDUCE_CODE.into()));
-        t.expr(
+        let mut e = t.expr(
             |e| {
                 e.set(attr::MAP_PHASE, s(items::phase_str(sundial_model::mapreduce::Phase::Reduce)))
                     .set(attr::AVAILABLE, n(now_ms))
@@ -310,7 +346,12 @@ impl ExecStore {
                     .set(attr::OPEN_DUE, n(now_ms + sundial_model::reconcile::GRACE_MS));
             },
             |_| {},
-        )
+        );
+        // The count as read: an item replayed since (taken back out of it) stops the reduce.
+        if let Some(MapState::Parent { done, .. }) = &parent.map_reduce {
+            e.cond_absent_or(attr::MAP_DONE, super::expr::Cmp::Eq, n(*done as i64));
+        }
+        e
     }
 
     /// Every item's outcome under the parent `key`, in key order (what the reduce receives).
