@@ -77,10 +77,11 @@ impl ExecStore {
     ) -> Result<Option<u32>, StoreError> {
         let ev = AuditEvent::note(&seen.exec, now_ms, actor, codes::RESENT);
         let mut e = Expr::default();
-        e.set(attr::OPEN_DUE, n(next_look)).set(attr::RESENDS, n(seen.resends + 1)).append_event(&ev);
+        let count = seen.resends.saturating_add(1);
+        e.set(attr::OPEN_DUE, n(next_look)).set(attr::RESENDS, n(count)).append_event(&ev);
         as_seen(&mut e, seen);
         Ok(match self.cas(key, "UpdateItem(open resent)", e).await? {
-            Ok(_) => Some(seen.resends + 1),
+            Ok(_) => Some(count),
             Err(_) => None,
         })
     }

@@ -64,8 +64,9 @@ pub const RUN_MS: &str = "rt";
 /// SHA-256 prefix of an execution's input, stored when it goes DEAD.
 pub const DIGEST: &str = "dg";
 /// When a replayed execution was last sent to its queue by a replay (ms): at most one re-send
-/// per execution per gap (the dead-letter replay's rate limit).
-pub const RESENT: &str = "rs";
+/// per execution per gap (the dead-letter replay's rate limit). Not [`RESENDS`]: an instant
+/// stored in the reconciler's re-send count made it overflow (`rs` held both once).
+pub const RESENT: &str = "rl";
 /// A job slot's holder (the scheduled ms of the execution holding it).
 pub const SLOT_HOLDER: &str = "h";
 /// A job slot's latest released execution (scheduled ms).
