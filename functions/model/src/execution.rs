@@ -257,6 +257,15 @@ impl Execution {
         }
     }
 
+    /// Whether no worker has ever claimed it: the first-start marker. Only a claim raises the
+    /// fencing token, and nothing lowers it, so a reduce's start and a DLQ replay (which start
+    /// the attempt count again from 0) are not first starts. Start deadlines, the start-lag
+    /// metric and the claim-time job check ([`Execution::attempt`] is the retry budget's
+    /// count, not this) are about a fire's first start only.
+    pub fn never_claimed(&self) -> bool {
+        self.fencing_token == 0
+    }
+
     /// The public id (`{job}@{scheduled ms}`), relative to the caller's tenant (the API's).
     pub fn id(&self) -> String {
         crate::keys::child_execution_id(

@@ -66,10 +66,11 @@ pub fn start_deadline(e: &Execution) -> Option<i64> {
     Some(base.timestamp_millis() + i64::from(secs) * 1_000)
 }
 
-/// The start deadline still to watch: the execution has not started (READY, no attempt yet,
-/// no cancel asked) and its miss is not `reported` yet.
+/// The start deadline still to watch: the execution has never started (READY, never claimed,
+/// no cancel asked) and its miss is not `reported` yet. A reduce waiting to start or a replay
+/// did start once ([`Execution::never_claimed`]): their deadline is behind them.
 pub fn pending_deadline(e: &Execution, reported: bool) -> Option<i64> {
-    if reported || e.status != ExecStatus::Ready || e.attempt > 0 || e.cancel_requested {
+    if reported || e.status != ExecStatus::Ready || !e.never_claimed() || e.cancel_requested {
         return None;
     }
     start_deadline(e)
@@ -231,6 +232,11 @@ mod tests {
         let mut retry = with_deadline(exec(ExecStatus::RetryWait, 900_000, None), 1);
         retry.attempt = 1;
         assert_eq!(pending_deadline(&retry, false), None);
+        // A reduce about to start, or a replay: READY at attempt 0 again, but claimed before
+        let mut again = with_deadline(exec(ExecStatus::Ready, 0, None), 1);
+        again.fencing_token = 3;
+        assert_eq!(pending_deadline(&again, false), None);
+        assert!(!matches!(judge(&again, 0, false, 50_000, GRACE_MS), Verdict::Missed { .. }));
         let mut cancel = with_deadline(exec(ExecStatus::Ready, 0, None), 1);
         cancel.cancel_requested = true;
         assert_eq!(pending_deadline(&cancel, false), None);

@@ -88,7 +88,7 @@ pub fn at_claim(job: Option<&Job>, schedule: Option<&Schedule>, s: &Snapshot) ->
         return Follow::Cancel(crate::execution::retry::codes::PAUSED);
     }
     let Some(job) = job else { return Follow::Keep };
-    if !queued_ready(e) || e.attempt != 0 {
+    if !queued_ready(e) || !e.never_claimed() {
         return Follow::Keep;
     }
     if job.state == JobState::Deleted && job.updated_at <= e.fire_at {

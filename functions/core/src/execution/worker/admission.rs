@@ -96,7 +96,8 @@ impl Worker {
         ControlFlow::Continue(self.clock.now())
     }
 
-    /// Due and READY: held by a pause, or (first claim of a scheduled execution) put by a scan
+    /// Due and READY: held by a pause, or (first claim ever of a scheduled execution: not a
+    /// reduce, not a replay) put by a scan
     /// that read the job before a pause or an edit and escaped the API's sweep (`at_claim`).
     /// Never a child (docs/children.md): its parent was checked at its own claim, and a child's
     /// definition differs from the job's on purpose (ALLOW, no start deadline).
@@ -111,7 +112,7 @@ impl Worker {
         let Some(s) = snapshot.as_ref().filter(|s| {
             s.exec.status == ExecStatus::Ready
                 && s.exec.child.is_none()
-                && (s.held.is_some() || s.exec.attempt == 0)
+                && (s.held.is_some() || s.exec.never_claimed())
                 && self.claimable(s, now)
         }) else {
             return Ok(ControlFlow::Continue(snapshot));

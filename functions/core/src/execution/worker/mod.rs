@@ -371,7 +371,7 @@ impl Worker {
 }
 
 impl Worker {
-    /// A first attempt that starts past its job's start deadline, unreported so far (the
+    /// A first start that is past its job's start deadline, unreported so far (the
     /// reconciler had not looked yet, or lost to this claim): record the miss once (the
     /// conditional write decides between this worker and any reconciler) and report it. The
     /// run goes on either way: the deadline is an alert, not a budget.
@@ -383,8 +383,10 @@ impl Worker {
         m: &mut ExecMetrics,
     ) {
         let snap = &c.snapshot;
+        // The first start only: a reduce's or a replay's claim (attempt 1 again) started late
+        // by design.
         if c.from != ExecStatus::Ready
-            || c.fence.attempt != 1
+            || !c.fence.is_first_start()
             || snap.missed_at.is_some()
             || snap.held.is_some()
         {

@@ -390,13 +390,14 @@ impl Worker {
 }
 
 /// The claim's share of the metrics: how long the message waited in the queue and, for a
-/// first attempt, how late it started.
+/// first start, how late it started.
 fn note_claim(m: &mut ExecMetrics, d: &Delivery<'_>, c: &Claimed, claim_ms: i64) {
     let e = &c.snapshot.exec;
     m.takeovers = u64::from(c.takeover);
     if c.from == ExecStatus::Ready {
         m.queue_wait_ms = Some((claim_ms - d.msg.enqueued_ms.max(d.msg.fire_ms).max(e.available_at)).max(0));
-        if c.fence.attempt == 1 {
+        // The first start only: a reduce or a replay would add hours-long samples.
+        if c.fence.is_first_start() {
             m.start_lag_ms = Some(claim_ms - d.key.scheduled_ms);
         }
     } else if c.from == ExecStatus::RetryWait {
