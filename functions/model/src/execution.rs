@@ -313,4 +313,14 @@ pub struct ExecMessage {
     /// A child execution's key part (`s3`, `m-eu-west-1`; absent for every other execution).
     #[serde(rename = "c", default, skip_serializing_if = "Option::is_none")]
     pub child: Option<String>,
+    /// The wait generation of the copy (absent: 0). A waiting execution lives in one chain of
+    /// delayed copies; whoever starts a new chain (a wait that moves the reconciler's look, a
+    /// re-send) raises the execution's generation and stamps it here, and a worker drops a
+    /// copy older than its execution's generation ([`crate::reconcile::stale_copy`]).
+    #[serde(rename = "g", default, skip_serializing_if = "is_zero")]
+    pub wait_gen: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }

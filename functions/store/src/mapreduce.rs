@@ -320,7 +320,9 @@ impl ExecStore {
         actor: &str,
         now: DateTime<Utc>,
     ) -> Result<bool, StoreError> {
-        let e = Self::start_reduce_expr(key, parent, actor, now);
+        let mut e = Self::start_reduce_expr(key, parent, actor, now);
+        // The reduce's message (generation 0) starts the parent's only chain of copies.
+        e.remove(attr::WAIT_GEN);
         Ok(self.cas(key, "UpdateItem(start reduce)", e).await?.is_ok())
     }
 

@@ -184,6 +184,7 @@ mod tests {
         let s = Schedule::parse(&job.definition.schedule, job.anchor).unwrap_or_else(|e| panic!("{e}"));
         let exec = Execution::ready(job, &s, ms_to_dt(at_ms), None, ms_to_dt(T0), "tick");
         Snapshot {
+            wait_gen: 0,
             exec,
             checkpoint: None,
             total_run_ms: 0,

@@ -395,7 +395,10 @@ async fn one(
             Some(n) => {
                 let pool = seen.exec.definition.pool.clone();
                 tracing::warn!(execution = %entry.key.global_id(), status = seen.exec.status.as_str(), resends = n, pool, "re-sending a stranded execution");
-                Done::Resent(pool, Box::new(Outgoing::for_execution(&seen.exec, now)))
+                let mut out = Outgoing::for_execution(&seen.exec, now);
+                // The new chain's generation, raised by `mark_resent`.
+                out.message.wait_gen = seen.wait_gen + 1;
+                Done::Resent(pool, Box::new(out))
             }
         },
     })

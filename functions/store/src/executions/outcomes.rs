@@ -25,6 +25,8 @@ pub struct Snapshot {
     pub held: Option<u64>,
     /// When it was found not started past its start deadline (ms; reported once).
     pub missed_at: Option<i64>,
+    /// Its wait generation (0 until a wait or a re-send started a new chain of copies).
+    pub wait_gen: u64,
 }
 
 /// Result of putting a new execution.

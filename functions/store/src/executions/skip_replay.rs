@@ -56,6 +56,8 @@ impl ExecStore {
         let mut e = Self::replay_expr(key, token, actor, code, now);
         // The replay's own send counts as the first re-send (see [`ExecStore::take_resend`]).
         e.set(attr::RESENT, n(now.timestamp_millis()));
+        // The replay's message (generation 0) starts the execution's only chain of copies.
+        e.remove(attr::WAIT_GEN);
         if matches!(key.child, Some(sundial_model::children::ChildKey::Item(_))) {
             // A map-reduce item leaves its parent's count in the same write (`docs/mapreduce.md`).
             return self.replay_item(key, e).await;

@@ -89,6 +89,10 @@ pub const OPEN_DUE: &str = "open_due";
 pub const VERIFIED: &str = "vf";
 /// How many times the reconciler re-sent the execution's message.
 pub const RESENDS: &str = "rs";
+/// The wait generation of an open execution: raised by whoever starts a new chain of queue
+/// copies for it (a wait that moves its reconciler look, a re-send); copies of an older
+/// generation are dropped (`sundial_model::reconcile::stale_copy`).
+pub const WAIT_GEN: &str = "wg";
 /// Set while a pause holds a queued-ahead execution (the pausing job version).
 pub const HELD: &str = "hd";
 /// When the execution was found not started past its start deadline (ms). Set once, by a

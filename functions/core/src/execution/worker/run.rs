@@ -411,6 +411,13 @@ fn out_of_budget(e: &Execution, takeover: bool, reason: &'static str) -> Finish 
     let last = match (&e.last_error, takeover) {
         (_, true) => RunError::retryable(codes::LEASE_EXPIRED, "the previous attempt's lease expired"),
         (Some((c, msg)), false) => RunError::retryable(c.clone(), msg.clone()),
+        (None, false) if reason == codes::MAX_AGE_EXCEEDED => RunError::retryable(
+            reason,
+            format!(
+                "not started within retry.maxAgeSecs = {} of its scheduled instant (it waited for a concurrency policy, the tenant's running limit or a resource, or was delivered late)",
+                e.definition.retry.max_age_secs
+            ),
+        ),
         (None, false) => RunError::retryable(reason, "budget exhausted before the attempt"),
     };
     Finish::Dead { reason: reason.into(), error: last, digest: super::input_digest(&e.definition) }
