@@ -317,3 +317,54 @@ async fn a_wait_at_a_closed_resource_keeps_one_copy_is_not_resent_and_ends_at_it
     env.cleanup().await;
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_admission_gives_back_only_the_entries_it_took() -> anyhow::Result<()> {
+    // GIVEN a tenant limited to 2 running executions, and a due execution E of a job using
+    // `a-db` (limit 2) and `b-db` (limit 1, its only unit held by another execution)
+    let env = TestEnv::new("res-own").await?;
+    let (ddb, jobs) = (&env.clients.ddb, &env.cfg.jobs_table);
+    resources::put_limit(ddb, jobs, "a-db", 2, "ops", Utc::now()).await?;
+    resources::put_limit(ddb, jobs, "b-db", 1, "ops", Utc::now()).await?;
+    let mut def = fixtures::http_definition("https://hooks.example.com/run");
+    def.resources = vec!["a-db".into(), "b-db".into()];
+    let now = Utc::now();
+    let e = fixtures::ready_execution("acme", "both", def, now, now);
+    let key = fixtures::put_execution(&env, &e).await?;
+    let now_ms = now.timestamp_millis();
+    let lease = now_ms + 600_000;
+    let g = gates(&env);
+    let mut uses = Vec::new();
+    assert!(matches!(
+        g.acquire_all(&["b-db".into()], "acme:other@1", lease, 200, now_ms, &mut uses).await?,
+        Acquired::All(_)
+    ));
+    // AND another admission of E (a worker between its admission and its claim, or a holder whose
+    // heartbeat just renewed them) holds E's tenant seat and a unit of `a-db`
+    let tenants =
+        sundial_core::execution::policy::TenantGate::new(ddb.clone(), env.cfg.executions_table.clone());
+    let seat = tenants.acquire(&key, &key.id(), 2, lease, 200, now_ms).await?;
+    assert!(matches!(seat, sundial_core::execution::policy::Seat::Admitted { .. }));
+    assert!(matches!(
+        g.acquire_all(&["a-db".into()], &key.global_id(), lease, 200, now_ms, &mut uses).await?,
+        Acquired::All(_)
+    ));
+
+    // WHEN a worker handles a duplicate delivery of E: it gets a tenant seat and `a-db`, finds
+    // `b-db` full, and waits
+    let mut settings = fixtures::settings("dup");
+    settings.tenant_limits =
+        sundial_core::execution::policy::TenantLimits::parse("acme=2").map_err(anyhow::Error::msg)?;
+    let (w, _) = fixtures::worker_with(&env, settings, Handlers::new())?;
+    let body = serde_json::to_string(&fixtures::message_of(&e, now))?;
+    let stop = tokio_util::sync::CancellationToken::new();
+    assert_eq!(w.handle("default", &body, &NoExtend, &stop).await, Disposition::Delete);
+
+    // THEN it gave back what it took, and only that: the other admission's seat and unit stay
+    let at = Utc::now().timestamp_millis();
+    assert_eq!(tenants.running("acme", 2, at).await?, vec![key.id()], "the other admission's tenant seat");
+    let held: Vec<String> = g.holders("a-db", 2, at).await?.into_iter().map(|(id, _)| id).collect();
+    assert_eq!(held, vec![key.global_id()], "the other admission's unit of a-db");
+    env.cleanup().await;
+    Ok(())
+}

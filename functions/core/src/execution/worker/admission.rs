@@ -49,13 +49,14 @@ impl Worker {
             ControlFlow::Continue(snapshot) => snapshot,
             ControlFlow::Break(gate) => return Ok(gate),
         };
+        let admission = self.admission_id();
         let Some(s) = snapshot.as_ref().filter(|s| self.claimable(s, now) && !self.too_old(d, s, now)) else {
             // Not for this worker to gate, or past its age: the claim ends it DEAD
             // (`MaxAgeExceeded`) instead of letting it wait forever.
             return Ok(Gate::Claim {
                 snapshot: Box::new(snapshot),
                 now,
-                holds: Holds::new(d.key.clone(), None),
+                holds: Holds::new(d.key.clone(), admission, None),
             });
         };
         if let ControlFlow::Break(gate) = self.policy(d, s, now, m).await? {
@@ -63,11 +64,11 @@ impl Worker {
         }
         let now_ms = now.timestamp_millis();
         let lease_until = now_ms + self.settings.lease_ms;
-        let shard = match self.tenant_seat(d, s, now_ms, lease_until).await? {
+        let shard = match self.tenant_seat(d, s, &admission, now_ms, lease_until).await? {
             ControlFlow::Continue(shard) => shard,
             ControlFlow::Break(gate) => return Ok(gate),
         };
-        let holds = Holds::new(d.key.clone(), shard);
+        let holds = Holds::new(d.key.clone(), admission, shard);
         if s.exec.definition.resources.is_empty() {
             return Ok(Gate::Claim { snapshot: Box::new(snapshot), now, holds });
         }
@@ -189,6 +190,7 @@ impl Worker {
         &self,
         d: &Delivery<'_>,
         s: &Snapshot,
+        admission: &str,
         now_ms: i64,
         lease_until: i64,
     ) -> Phase<Option<u32>> {
@@ -196,7 +198,9 @@ impl Worker {
         let Some(limit) = self.settings.tenant_limits.of(&key.tenant) else {
             return Ok(ControlFlow::Continue(None));
         };
-        match self.tenants.acquire(key, limit, lease_until, self.settings.skew_margin_ms, now_ms).await? {
+        let entry = Holds::tenant_entry(key, admission);
+        let margin = self.settings.skew_margin_ms;
+        match self.tenants.acquire(key, &entry, limit, lease_until, margin, now_ms).await? {
             Seat::Admitted { shard } => Ok(ControlFlow::Continue(Some(shard))),
             Seat::Full { retry_at } => {
                 let secs = secs_ceil(retry_at - now_ms).max(1);
@@ -218,9 +222,10 @@ impl Worker {
         let key = &d.key;
         let lease_until = now_ms + self.settings.lease_ms;
         let margin = self.settings.skew_margin_ms;
+        let entry = holds.own_resource_entry();
         let got = self
             .resources
-            .acquire_all(names(&snapshot), &key.global_id(), lease_until, margin, now_ms, &mut m.resources)
+            .acquire_all(names(&snapshot), &entry, lease_until, margin, now_ms, &mut m.resources)
             .await;
         match got {
             Ok(Acquired::All(held)) => {

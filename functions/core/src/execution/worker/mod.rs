@@ -146,6 +146,8 @@ pub struct Worker {
     skew: Arc<SkewGuard>,
     metrics: Arc<dyn MetricsSink>,
     missed: MissReporter,
+    /// Admissions so far: each one's gate entries are keyed `{worker}.{n}` ([`Worker::admission_id`]).
+    admissions: std::sync::atomic::AtomicU64,
 }
 
 impl Worker {
@@ -190,6 +192,7 @@ impl Worker {
             metrics,
             cfg,
             settings,
+            admissions: std::sync::atomic::AtomicU64::new(0),
         })
     }
 
@@ -305,6 +308,13 @@ impl Worker {
                 Disposition::RetryAfter(secs)
             }
         }
+    }
+
+    /// A new admission's id, unique among this worker's (and, with the worker id, among all):
+    /// the key its gate entries are held under ([`crate::keys::gate_entry`]).
+    fn admission_id(&self) -> String {
+        let n = self.admissions.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        format!("{}.{n}", self.settings.worker_id)
     }
 
     fn actor(&self) -> String {
