@@ -531,3 +531,93 @@ async fn a_dead_item_replayed_while_its_parent_waits_is_counted_once_and_the_red
     env.cleanup().await;
     Ok(())
 }
+
+/// The trigger context with every DynamoDB and SQS call metered as `component`.
+fn metered_ctx(env: &TestEnv, meter: &Meter, component: &str) -> sundial_core::Ctx {
+    let clients = meter.clients(&sundial_tests::sdk_config(), component);
+    sundial_core::Ctx {
+        ddb: clients.ddb.clone(),
+        queues: sundial_core::queue::PoolQueues::new(clients.sqs.clone(), env.cfg.clone()),
+        cfg: env.cfg.clone(),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_backstop_trusts_the_counts_reads_items_only_when_they_stall_and_backs_off() -> anyhow::Result<()>
+{
+    // GIVEN a sealed parent of 250 items: 120 succeeded (counted), 130 cancelled while READY (final,
+    // but not counted: only the items' own finishes count), so the counts stay at 120 of 250
+    let env = TestEnv::new("mr-look").await?;
+    let store = fixtures::store(&env);
+    let now = Utc::now();
+    let e = fixtures::ready_execution("acme", "mr", count_job(250, 99, serde_json::json!({})), now, now);
+    let key = fixtures::put_execution(&env, &e).await?;
+    let terms = LeaseTerms { duration_ms: 30_000, skew_margin_ms: 200, may_take_over: true };
+    let ClaimOutcome::Claimed(p) = store.claim(&key, "w", &terms, now).await? else { anyhow::bail!("claim") };
+    let items: Vec<Execution> = (0..250)
+        .map(|i| {
+            let mut c = child_of(&e, ChildKey::Item(count_key(i)), now, "worker:w");
+            c.map_reduce = Some(MapState::Item { input: serde_json::json!({ "i": i }), result: None });
+            c
+        })
+        .collect();
+    let lu = now.timestamp_millis() + 30_000;
+    for (n, batch) in items.chunks(99).enumerate() {
+        store.emit_items(&key, &p.fence, batch, &serde_json::json!({ "next": n }), lu, 1_000).await?;
+    }
+    for (i, item) in items.iter().enumerate() {
+        let k = ExecKey::of(item);
+        if i < 120 {
+            let ClaimOutcome::Claimed(c) = store.claim(&k, "w", &terms, now).await? else {
+                anyhow::bail!("item claim")
+            };
+            let r = serde_json::json!({ "i": i });
+            store
+                .finish_item(&k, &c.fence, &sundial_core::execution::claim::Finish::Succeeded, Some(&r), now)
+                .await?;
+        } else {
+            assert!(store.cancel_ready(item, "Canceled", "api:ops", now.timestamp_millis()).await?);
+        }
+    }
+    let sealed = store.seal_map(&key, &p.fence, now.timestamp_millis(), now).await?;
+    assert!(sealed.is_ok());
+
+    // WHEN the reconciler looks at it again and again, metered
+    let meter = Meter::new(&env.cfg);
+    let ctx = metered_ctx(&env, &meter, "reconciler");
+    // (at most 100 items a look, so the read of the 250 spans looks)
+    let opts =
+        ReconcileOptions { actor: "reconciler:test".into(), max_items_per_look: 100, ..Default::default() };
+    let mut at = now + CDuration::seconds(1);
+    let mut gaps = Vec::new();
+    let mut item_reads = Vec::new();
+    for _ in 0..8 {
+        meter.reset();
+        reconcile(&ctx, at, &opts).await?;
+        let u = meter.snapshot().remove("reconciler").unwrap_or_default();
+        // One Query per `open` partition; any more read the items.
+        let queries = u.requests.get("dynamodb:Query").copied().unwrap_or(0);
+        item_reads.push(queries.saturating_sub(u64::from(sundial_core::keys::OPEN_PARTITIONS)));
+        let s = fixtures::snapshot(&env, &key).await?;
+        if s.exec.status != ExecStatus::Waiting {
+            break;
+        }
+        let next = s.open_due.unwrap_or_default();
+        gaps.push((next - at.timestamp_millis()) / 60_000);
+        at = chrono::DateTime::from_timestamp_millis(next).unwrap_or(at);
+    }
+
+    // THEN the first looks trust the counts (no item read) and back off 2, 4, 8 minutes
+    assert_eq!(item_reads.first(), Some(&0), "the first look read the items: {item_reads:?}");
+    assert!(gaps.len() >= 3 && item_reads.len() >= 3, "looks {gaps:?}, item reads {item_reads:?}");
+    assert_eq!(&gaps[..3], &[2, 4, 8], "looks: {gaps:?}");
+    assert_eq!(&item_reads[..3], &[0, 0, 0], "item reads per look: {item_reads:?}");
+    // AND once the counts have stalled, the items are read (keys and status, one bounded page a
+    // look) and, all final, the reduce starts
+    assert_eq!(item_reads, vec![0, 0, 0, 1, 1, 1], "item reads per look");
+    assert_eq!(gaps, vec![2, 4, 8, 16, 32], "looks");
+    let s = fixtures::snapshot(&env, &key).await?;
+    assert_eq!((s.exec.status, phase_of(&s.exec)), (ExecStatus::Ready, Some(Phase::Reduce)));
+    env.cleanup().await;
+    Ok(())
+}

@@ -20,7 +20,7 @@
 //!   out of the count since then wins).
 
 use super::error::StoreError;
-use super::executions::{ExecKey, ExecStore, FinishResult, EXECUTION_RETENTION_SECS};
+use super::executions::{ExecKey, ExecStore, FinishResult, Snapshot, EXECUTION_RETENTION_SECS};
 use super::expr::{Expr, WithExpr};
 use super::items::{self, attr, n};
 use super::transition::Transition;
@@ -258,7 +258,8 @@ impl ExecStore {
     /// was no longer DEAD at its token.
     pub(crate) async fn replay_item(&self, key: &ExecKey, child: Expr) -> Result<bool, StoreError> {
         let mut parent = Expr::default();
-        parent.add(attr::MAP_DONE, -1).add(attr::MAP_FAILED, -1);
+        // The reconciler's read of the items starts over: this one may be behind where it was.
+        parent.add(attr::MAP_DONE, -1).add(attr::MAP_FAILED, -1).remove(attr::MAP_CHECKED);
         Self::counting(&mut parent);
         let actions = vec![self.update(key, child.clone())?, self.update(&key.parent(), parent)?];
         match self.transact("TransactWriteItems(replay item)", actions).await? {
@@ -321,8 +322,11 @@ impl ExecStore {
         now: DateTime<Utc>,
     ) -> Result<bool, StoreError> {
         let mut e = Self::start_reduce_expr(key, parent, actor, now);
-        // The reduce's message (generation 0) starts the parent's only chain of copies.
-        e.remove(attr::WAIT_GEN);
+        // The reduce's message (generation 0) starts the parent's only chain of copies, and
+        // the wait's looks (counted for their backoff) are over.
+        for a in [attr::WAIT_GEN, attr::RESENDS, attr::MAP_LOOKED, attr::MAP_CHECKED] {
+            e.remove(a);
+        }
         Ok(self.cas(key, "UpdateItem(start reduce)", e).await?.is_ok())
     }
 
@@ -354,6 +358,63 @@ impl ExecStore {
             e.cond_absent_or(attr::MAP_DONE, super::expr::Cmp::Eq, n(*done as i64));
         }
         e
+    }
+
+    /// One page of the items of parent `key` after sort key `after`, keys and status only
+    /// (strongly consistent, at most `limit`): (sort key, status) in key order, and whether more
+    /// may follow. The reconciler's backstop reads them so, a page at a time.
+    pub async fn item_statuses(
+        &self,
+        key: &ExecKey,
+        after: Option<&str>,
+        limit: i32,
+    ) -> Result<(Vec<(String, ExecStatus)>, bool), StoreError> {
+        let mut e = Expr::new();
+        e.key_eq(attr::PK, s(key.pk()))
+            .key_begins_with(attr::SK, &keys::children_sk_prefix(key.scheduled_ms))
+            .project(&[attr::SK, attr::STATUS]);
+        let start = after.map(|sk| {
+            std::collections::HashMap::from([
+                (attr::PK.to_string(), s(key.pk())),
+                (attr::SK.to_string(), s(sk)),
+            ])
+        });
+        let query =
+            self.client().query().table_name(self.table()).expr(e).consistent_read(true).limit(limit.max(1));
+        let page = super::query::one_page(query, start, "Query(item statuses)").await?;
+        let rows = page
+            .items
+            .iter()
+            .filter_map(|i| Some((i.get(attr::SK)?.as_s().ok()?.clone(), items::status_of(i)?)))
+            .collect();
+        Ok((rows, page.last_key.is_some_and(|k| !k.is_empty())))
+    }
+
+    /// The reconciler's look at a waiting parent `seen` found it not ready: its next look at
+    /// `at` (ms), one more look counted (the backoff grows), the done count it saw, and where
+    /// its read of the items got to (`checked`), if it read them; only if it is still as seen.
+    pub async fn look_at_parent(
+        &self,
+        key: &ExecKey,
+        seen: &Snapshot,
+        at: i64,
+        done: u64,
+        checked: Option<&str>,
+    ) -> Result<bool, StoreError> {
+        let mut e = Expr::default();
+        e.set(attr::OPEN_DUE, n(at))
+            .set(attr::RESENDS, n(i64::from(seen.resends.saturating_add(1))))
+            .set(attr::MAP_LOOKED, n(done as i64));
+        if let Some(sk) = checked {
+            e.set(attr::MAP_CHECKED, s(sk));
+        }
+        e.cond_eq(attr::STATUS, s(ExecStatus::Waiting.as_str()))
+            .cond_eq(attr::TOKEN, n(seen.exec.fencing_token as i64));
+        match seen.open_due {
+            Some(d) => e.cond_eq(attr::OPEN_DUE, n(d)),
+            None => e.cond_not_exists(attr::OPEN_DUE),
+        };
+        Ok(self.cas(key, "UpdateItem(look at parent)", e).await?.is_ok())
     }
 
     /// Every item's outcome under the parent `key`, in key order (what the reduce receives).

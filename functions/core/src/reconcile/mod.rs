@@ -59,6 +59,9 @@ pub struct ReconcileOptions {
     /// The EventBridge client `FireMissed` events go out with (to `Config::event_bus`); none:
     /// start-deadline misses are still recorded, logged and counted, but send no event.
     pub events: Option<aws_sdk_eventbridge::Client>,
+    /// Most items of one waiting map-reduce parent read in one look, keys and status only
+    /// (`mapreduce`: only once its counts stall).
+    pub max_items_per_look: usize,
 }
 
 impl Default for ReconcileOptions {
@@ -69,6 +72,7 @@ impl Default for ReconcileOptions {
             concurrency: 16,
             grace_ms: GRACE_MS,
             events: None,
+            max_items_per_look: 2_000,
         }
     }
 }

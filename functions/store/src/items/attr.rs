@@ -113,6 +113,12 @@ pub const MAP_EMITTED: &str = "xe";
 pub const MAP_DONE: &str = "xd";
 /// Of those, the ones that did not succeed.
 pub const MAP_FAILED: &str = "xf";
+/// A waiting map-reduce parent: its done count at the reconciler's last look (to see whether
+/// the counts still move).
+pub const MAP_LOOKED: &str = "xl";
+/// A waiting map-reduce parent: the sort key of the last item the reconciler found final with
+/// every item before it (where its next read of the items resumes).
+pub const MAP_CHECKED: &str = "xk";
 /// An item child's input (JSON text).
 pub const ITEM_INPUT: &str = "xi";
 /// An item child's result (JSON text), set by its succeeded finish.
