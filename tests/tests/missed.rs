@@ -403,12 +403,16 @@ fn first_start_worker(
     fixtures::worker_with_config(env, env.cfg.clone(), fixtures::settings("first"), handlers)
 }
 
-/// Delivers `e`'s message to `worker` once.
+/// Delivers `e`'s latest message to `worker` once (the copy of its current wait generation: the
+/// reconciler's re-send, if it re-sent it).
 async fn deliver_once(
+    env: &TestEnv,
     worker: &sundial_core::execution::worker::Worker,
     e: &sundial_core::model::Execution,
 ) -> Result<sundial_core::execution::worker::Disposition> {
-    let body = serde_json::to_string(&fixtures::message_of(e, Utc::now()))?;
+    let mut msg = fixtures::message_of(e, Utc::now());
+    msg.wait_gen = fixtures::snapshot(env, &ExecKey::of(e)).await?.wait_gen;
+    let body = serde_json::to_string(&msg)?;
     let stop = tokio_util::sync::CancellationToken::new();
     Ok(worker.handle("default", &body, &sundial_core::execution::worker::NoExtend, &stop).await)
 }
@@ -440,14 +444,15 @@ async fn a_map_reduce_fire_started_on_time_reports_no_miss_at_its_reduce() -> Re
     store.finish_item(&ExecKey::of(&item), &i.fence, &Finish::Succeeded, Some(&r), at).await?;
     let sealed = store.seal_map(&key, &p.fence, at.timestamp_millis(), at).await?;
     let Ok(waiting) = sealed else { anyhow::bail!("seal") };
-    assert!(store.start_reduce(&key, &waiting, "worker:w", Utc::now()).await?);
+    // (a few seconds ago: available to a worker whose clock the service's `Date` corrects)
+    assert!(store.start_reduce(&key, &waiting, "worker:w", Utc::now() - Duration::seconds(5)).await?);
 
     // WHEN the reconciler looks at it, and a worker then claims and runs the reduce
     let look = Utc::now() + Duration::minutes(3); // past its first look (a grace)
     let r = reconcile(&ctx(&env), look, &ReconcileOptions::default()).await;
     let reconciler_missed = report_count(&r);
     let (worker, sink) = first_start_worker(&env)?;
-    assert_eq!(deliver_once(&worker, &e).await?, sundial_core::execution::worker::Disposition::Delete);
+    assert_eq!(deliver_once(&env, &worker, &e).await?, sundial_core::execution::worker::Disposition::Delete);
 
     // THEN no miss is reported (the fire started on time), and the reduce adds no start-lag sample
     assert_eq!(reconciler_missed, 0, "the reconciler reported the reduce as a missed start");
@@ -479,14 +484,15 @@ async fn a_replayed_dead_fire_with_a_start_deadline_is_not_reported_missed() -> 
         digest: String::new(),
     };
     store.finish(&key, &c.fence, &dead, at).await?;
-    assert!(store.replay(&key, c.fence.token, "api:ops", "replay", Utc::now()).await?);
+    let replayed_at = Utc::now() - Duration::seconds(5); // available to any worker's clock
+    assert!(store.replay(&key, c.fence.token, "api:ops", "replay", replayed_at).await?);
 
     // WHEN the reconciler looks at it, and a worker then claims and runs it
     let look = Utc::now() + Duration::minutes(3); // past its first look (a grace)
     let r = reconcile(&ctx(&env), look, &ReconcileOptions::default()).await;
     let reconciler_missed = report_count(&r);
     let (worker, sink) = first_start_worker(&env)?;
-    assert_eq!(deliver_once(&worker, &e).await?, sundial_core::execution::worker::Disposition::Delete);
+    assert_eq!(deliver_once(&env, &worker, &e).await?, sundial_core::execution::worker::Disposition::Delete);
 
     // THEN the replay is not reported (docs/reconciler.md: "Not reported: … a replay"), and it
     // adds no start-lag sample
