@@ -108,6 +108,7 @@ pub fn message_of(e: &Execution, enqueued_at: DateTime<Utc>) -> ExecMessage {
         enqueued_ms: enqueued_at.timestamp_millis(),
         lane: sundial_core::priority::lane_of(e),
         child: e.child.as_ref().map(|c| c.sort_part()),
+        wait_gen: 0,
     }
 }
 

@@ -11,7 +11,8 @@ use std::time::Duration;
 use sundial_core::execution::children::{child_of, ChildKey};
 use sundial_core::execution::claim::LeaseTerms;
 use sundial_core::execution::mapreduce::{
-    count_key, Count, EmitError, ItemInput, ItemResult, MapContext, MapReduce, MapReduceSpec, MapState, Phase,
+    count_key, phase_of, Count, EmitError, ItemInput, ItemResult, MapContext, MapReduce, MapReduceSpec,
+    MapState, Phase,
 };
 use sundial_core::execution::retry::RunError;
 use sundial_core::execution::target::in_process::{BoxFuture, HandlerContext, Handlers};
@@ -450,6 +451,173 @@ async fn the_reconciler_starts_the_reduce_the_last_items_worker_did_not() -> any
     assert_eq!(reduces.len(), 1);
     assert_eq!(reduces[0].len(), 3);
     assert!(rec.maps.lock().map(|v| v.is_empty()).unwrap_or(false), "the map did not run again");
+    env.cleanup().await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dead_item_replayed_while_its_parent_waits_is_counted_once_and_the_reduce_waits_for_every_item(
+) -> anyhow::Result<()> {
+    // GIVEN a sealed map-reduce parent of 3 items (i0, i1, i2) whose item i0 went DEAD (counted
+    // done and failed)
+    let env = TestEnv::new("mr-replay").await?;
+    let store = fixtures::store(&env);
+    let now = Utc::now();
+    let e = fixtures::ready_execution("acme", "mr", count_job(3, 3, serde_json::json!({})), now, now);
+    let key = fixtures::put_execution(&env, &e).await?;
+    let terms = LeaseTerms { duration_ms: 30_000, skew_margin_ms: 200, may_take_over: true };
+    let ClaimOutcome::Claimed(p) = store.claim(&key, "w", &terms, now).await? else { anyhow::bail!("claim") };
+    let items: Vec<Execution> = (0..3)
+        .map(|i| {
+            let mut c = child_of(&e, ChildKey::Item(count_key(i)), now, "worker:w");
+            c.map_reduce = Some(MapState::Item { input: serde_json::json!({ "i": i }), result: None });
+            c
+        })
+        .collect();
+    let kids: Vec<ExecKey> = items.iter().map(ExecKey::of).collect();
+    let lu = now.timestamp_millis() + 30_000;
+    store.emit_items(&key, &p.fence, &items, &serde_json::json!({ "next": 3 }), lu, 100).await?;
+    assert!(store.seal_map(&key, &p.fence, now.timestamp_millis() + 600_000, now).await?.is_ok());
+    use sundial_core::execution::claim::Finish;
+    let run = |k: ExecKey, fin: Finish| {
+        let store = store.clone();
+        async move {
+            let ClaimOutcome::Claimed(c) = store.claim(&k, "w", &terms, now).await? else {
+                anyhow::bail!("item claim {}", k.id())
+            };
+            let r = serde_json::json!({ "i": 0 });
+            store.finish_item(&k, &c.fence, &fin, Some(&r), now).await?;
+            anyhow::Ok(())
+        }
+    };
+    let dead = Finish::Dead {
+        reason: "attemptsExhausted".into(),
+        error: RunError::retryable("Boom", "item failed"),
+        digest: String::new(),
+    };
+    run(kids[0].clone(), dead).await?;
+    let counts = |s: &sundial_core::store::executions::Snapshot| s.exec.map_reduce.clone();
+    let s = fixtures::snapshot(&env, &key).await?;
+    assert_eq!(counts(&s), Some(MapState::Parent { phase: Phase::Wait, emitted: 3, done: 1, failed: 1 }));
+
+    // WHEN the operator replays i0 (DEAD → READY), i0 then succeeds, i1 succeeds, and i2 is
+    // claimed and still RUNNING
+    let i0 = fixtures::snapshot(&env, &kids[0]).await?;
+    assert!(store.replay(&kids[0], i0.exec.fencing_token, "api:ops", "replay", now).await?);
+    run(kids[0].clone(), Finish::Succeeded).await?;
+    run(kids[1].clone(), Finish::Succeeded).await?;
+    let ClaimOutcome::Claimed(i2) = store.claim(&kids[2], "w", &terms, now).await? else {
+        anyhow::bail!("i2 claim")
+    };
+
+    // THEN i0 is counted once, as succeeded: 2 of 3 done, none failed
+    let s = fixtures::snapshot(&env, &key).await?;
+    assert_eq!(counts(&s), Some(MapState::Parent { phase: Phase::Wait, emitted: 3, done: 2, failed: 0 }));
+    // AND the reconciler, looking at the parent, does not start the reduce while i2 runs
+    let opts = ReconcileOptions { actor: "reconciler:test".into(), ..Default::default() };
+    let ctx = sundial_tests::trigger::ctx(&env);
+    reconcile(&ctx, now + CDuration::minutes(11), &opts).await?;
+    let s = fixtures::snapshot(&env, &key).await?;
+    assert_eq!(s.exec.status, ExecStatus::Waiting, "the reduce started over an incomplete item set");
+
+    // AND once i2 succeeds, every item is counted once and the reduce starts
+    let r = serde_json::json!({ "i": 2 });
+    store.finish_item(&kids[2], &i2.fence, &Finish::Succeeded, Some(&r), now).await?;
+    let s = fixtures::snapshot(&env, &key).await?;
+    assert_eq!(counts(&s), Some(MapState::Parent { phase: Phase::Wait, emitted: 3, done: 3, failed: 0 }));
+    reconcile(&ctx, now + CDuration::minutes(30), &opts).await?;
+    let s = fixtures::snapshot(&env, &key).await?;
+    assert_eq!((s.exec.status, phase_of(&s.exec)), (ExecStatus::Ready, Some(Phase::Reduce)));
+    env.cleanup().await;
+    Ok(())
+}
+
+/// The trigger context with every DynamoDB and SQS call metered as `component`.
+fn metered_ctx(env: &TestEnv, meter: &Meter, component: &str) -> sundial_core::Ctx {
+    let clients = meter.clients(&sundial_tests::sdk_config(), component);
+    sundial_core::Ctx {
+        ddb: clients.ddb.clone(),
+        queues: sundial_core::queue::PoolQueues::new(clients.sqs.clone(), env.cfg.clone()),
+        cfg: env.cfg.clone(),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_backstop_trusts_the_counts_reads_items_only_when_they_stall_and_backs_off() -> anyhow::Result<()>
+{
+    // GIVEN a sealed parent of 250 items: 120 succeeded (counted), 130 cancelled while READY (final,
+    // but not counted: only the items' own finishes count), so the counts stay at 120 of 250
+    let env = TestEnv::new("mr-look").await?;
+    let store = fixtures::store(&env);
+    let now = Utc::now();
+    let e = fixtures::ready_execution("acme", "mr", count_job(250, 99, serde_json::json!({})), now, now);
+    let key = fixtures::put_execution(&env, &e).await?;
+    let terms = LeaseTerms { duration_ms: 30_000, skew_margin_ms: 200, may_take_over: true };
+    let ClaimOutcome::Claimed(p) = store.claim(&key, "w", &terms, now).await? else { anyhow::bail!("claim") };
+    let items: Vec<Execution> = (0..250)
+        .map(|i| {
+            let mut c = child_of(&e, ChildKey::Item(count_key(i)), now, "worker:w");
+            c.map_reduce = Some(MapState::Item { input: serde_json::json!({ "i": i }), result: None });
+            c
+        })
+        .collect();
+    let lu = now.timestamp_millis() + 30_000;
+    for (n, batch) in items.chunks(99).enumerate() {
+        store.emit_items(&key, &p.fence, batch, &serde_json::json!({ "next": n }), lu, 1_000).await?;
+    }
+    for (i, item) in items.iter().enumerate() {
+        let k = ExecKey::of(item);
+        if i < 120 {
+            let ClaimOutcome::Claimed(c) = store.claim(&k, "w", &terms, now).await? else {
+                anyhow::bail!("item claim")
+            };
+            let r = serde_json::json!({ "i": i });
+            store
+                .finish_item(&k, &c.fence, &sundial_core::execution::claim::Finish::Succeeded, Some(&r), now)
+                .await?;
+        } else {
+            assert!(store.cancel_ready(item, "Canceled", "api:ops", now.timestamp_millis()).await?);
+        }
+    }
+    let sealed = store.seal_map(&key, &p.fence, now.timestamp_millis(), now).await?;
+    assert!(sealed.is_ok());
+
+    // WHEN the reconciler looks at it again and again, metered
+    let meter = Meter::new(&env.cfg);
+    let ctx = metered_ctx(&env, &meter, "reconciler");
+    // (at most 100 items a look, so the read of the 250 spans looks)
+    let opts =
+        ReconcileOptions { actor: "reconciler:test".into(), max_items_per_look: 100, ..Default::default() };
+    let mut at = now + CDuration::seconds(1);
+    let mut gaps = Vec::new();
+    let mut item_reads = Vec::new();
+    for _ in 0..8 {
+        meter.reset();
+        reconcile(&ctx, at, &opts).await?;
+        let u = meter.snapshot().remove("reconciler").unwrap_or_default();
+        // One Query per `open` partition; any more read the items.
+        let queries = u.requests.get("dynamodb:Query").copied().unwrap_or(0);
+        item_reads.push(queries.saturating_sub(u64::from(sundial_core::keys::OPEN_PARTITIONS)));
+        let s = fixtures::snapshot(&env, &key).await?;
+        if s.exec.status != ExecStatus::Waiting {
+            break;
+        }
+        let next = s.open_due.unwrap_or_default();
+        gaps.push((next - at.timestamp_millis()) / 60_000);
+        at = chrono::DateTime::from_timestamp_millis(next).unwrap_or(at);
+    }
+
+    // THEN the first looks trust the counts (no item read) and back off 2, 4, 8 minutes
+    assert_eq!(item_reads.first(), Some(&0), "the first look read the items: {item_reads:?}");
+    assert!(gaps.len() >= 3 && item_reads.len() >= 3, "looks {gaps:?}, item reads {item_reads:?}");
+    assert_eq!(&gaps[..3], &[2, 4, 8], "looks: {gaps:?}");
+    assert_eq!(&item_reads[..3], &[0, 0, 0], "item reads per look: {item_reads:?}");
+    // AND once the counts have stalled, the items are read (keys and status, one bounded page a
+    // look) and, all final, the reduce starts
+    assert_eq!(item_reads, vec![0, 0, 0, 1, 1, 1], "item reads per look");
+    assert_eq!(gaps, vec![2, 4, 8, 16, 32], "looks");
+    let s = fixtures::snapshot(&env, &key).await?;
+    assert_eq!((s.exec.status, phase_of(&s.exec)), (ExecStatus::Ready, Some(Phase::Reduce)));
     env.cleanup().await;
     Ok(())
 }

@@ -172,10 +172,11 @@ async fn a_resource_limit_costs_one_gate_read_and_two_gate_writes_per_execution_
     let c = worker_usage(&env, &meter, &w, "busy", &busy, 1).await?;
     eprintln!("one resource wait: {:?} WU {} RU {}", c.requests, c.write_units, c.read_units);
     // THEN the wait costs the delivery's reads (execution, and the job before a first claim), the
-    // limit read (cached afterwards), one gate read, no write, and one send of the fresh copy (a
-    // batch of one; the queue URL is resolved once per process; the poll loop or the event
-    // source deletes the delivered message)
-    assert_eq!(c.requests.get("dynamodb:UpdateItem"), None, "a wait writes nothing");
+    // limit read (cached afterwards), one gate read, one send of the fresh copy (a batch of one;
+    // the queue URL is resolved once per process; the poll loop or the event source deletes the
+    // delivered message), and, as the execution's first wait, one write moving its reconciler
+    // look past the wait (a later wait within a grace writes nothing)
+    assert_eq!(c.requests.get("dynamodb:UpdateItem"), Some(&1), "a first wait moves the look");
     assert_eq!(c.requests.get("sqs:SendMessageBatch"), Some(&1));
     assert_eq!(c.requests.get("dynamodb:GetItem"), Some(&4), "execution, job, limit, gate");
     env.cleanup().await;

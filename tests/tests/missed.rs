@@ -10,13 +10,17 @@ use anyhow::{Context, Result};
 use chrono::{Duration, DurationRound, Utc};
 use std::time::Instant;
 use sundial_core::config::Config;
+use sundial_core::execution::children::{child_of, ChildKey};
+use sundial_core::execution::claim::{Finish, LeaseTerms};
+use sundial_core::execution::mapreduce::{count_key, Count, MapReduceSpec, MapState};
+use sundial_core::execution::metrics::MemorySink;
 use sundial_core::execution::retry::RunError;
 use sundial_core::execution::target::in_process::{BoxFuture, Handler, HandlerContext, Handlers};
 use sundial_core::metrics::Emf;
 use sundial_core::model::{ExecStatus, JobDefinition, OpsAction, OpsEntry, Target};
 use sundial_core::reconcile::{reconcile, ReconcileOptions, ReconcileReport};
 use sundial_core::schedule::MisfirePolicy;
-use sundial_core::store::executions::ExecKey;
+use sundial_core::store::executions::{ClaimOutcome, ExecKey};
 use sundial_core::trigger::scan::ScanOptions;
 use sundial_tests::fixtures;
 use sundial_tests::trigger::{at, create_job, ctx, definition, executions, scan};
@@ -388,5 +392,117 @@ async fn a_worker_that_starts_a_fire_the_reconciler_reported_reports_nothing() -
     assert_eq!(delivered(&f.env, &f.observed, 1).await?.len(), 1);
     assert_eq!(fixtures::snapshot(&f.env, &ExecKey::of(&f.fire)).await?.exec.status, ExecStatus::Succeeded);
     f.env.cleanup().await;
+    Ok(())
+}
+
+/// A worker running in-process `noop` and the map-reduce `count` handler, recording metrics.
+fn first_start_worker(
+    env: &TestEnv,
+) -> Result<(std::sync::Arc<sundial_core::execution::worker::Worker>, std::sync::Arc<MemorySink>)> {
+    let handlers = Handlers::new().with("noop", Noop).with_map_reduce("count", Count);
+    fixtures::worker_with_config(env, env.cfg.clone(), fixtures::settings("first"), handlers)
+}
+
+/// Delivers `e`'s latest message to `worker` once (the copy of its current wait generation: the
+/// reconciler's re-send, if it re-sent it).
+async fn deliver_once(
+    env: &TestEnv,
+    worker: &sundial_core::execution::worker::Worker,
+    e: &sundial_core::model::Execution,
+) -> Result<sundial_core::execution::worker::Disposition> {
+    let mut msg = fixtures::message_of(e, Utc::now());
+    msg.wait_gen = fixtures::snapshot(env, &ExecKey::of(e)).await?.wait_gen;
+    let body = serde_json::to_string(&msg)?;
+    let stop = tokio_util::sync::CancellationToken::new();
+    Ok(worker.handle("default", &body, &sundial_core::execution::worker::NoExtend, &stop).await)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_map_reduce_fire_started_on_time_reports_no_miss_at_its_reduce() -> Result<()> {
+    // GIVEN a map-reduce fire with a 30 s start deadline, scheduled ten minutes ago and claimed
+    // on time; its one item finished, and its reduce was started now (READY, attempts from 0)
+    let env = TestEnv::new("missed-reduce").await?;
+    let store = fixtures::store(&env);
+    let sched = Utc::now().duration_trunc(Duration::seconds(1))? - Duration::minutes(10);
+    let mut def =
+        fixtures::definition(Target::InProcess { handler: "count".into() }).with_start_deadline_secs(30);
+    def.map_reduce = Some(MapReduceSpec::default());
+    def.params = serde_json::json!({ "items": 1 });
+    let e = fixtures::ready_execution("acme", "mr", def, sched, sched);
+    let key = fixtures::put_execution(&env, &e).await?;
+    let terms = LeaseTerms { duration_ms: 30_000, skew_margin_ms: 200, may_take_over: true };
+    let at = sched + Duration::seconds(1);
+    let ClaimOutcome::Claimed(p) = store.claim(&key, "w", &terms, at).await? else { anyhow::bail!("claim") };
+    let mut item = child_of(&e, ChildKey::Item(count_key(0)), at, "worker:w");
+    item.map_reduce = Some(MapState::Item { input: serde_json::json!({ "i": 0 }), result: None });
+    let lu = at.timestamp_millis() + 30_000;
+    store.emit_items(&key, &p.fence, &[item.clone()], &serde_json::json!({ "next": 1 }), lu, 10).await?;
+    let ClaimOutcome::Claimed(i) = store.claim(&ExecKey::of(&item), "w", &terms, at).await? else {
+        anyhow::bail!("item claim")
+    };
+    let r = serde_json::json!({ "i": 0 });
+    store.finish_item(&ExecKey::of(&item), &i.fence, &Finish::Succeeded, Some(&r), at).await?;
+    let sealed = store.seal_map(&key, &p.fence, at.timestamp_millis(), at).await?;
+    let Ok(waiting) = sealed else { anyhow::bail!("seal") };
+    // (a few seconds ago: available to a worker whose clock the service's `Date` corrects)
+    assert!(store.start_reduce(&key, &waiting, "worker:w", Utc::now() - Duration::seconds(5)).await?);
+
+    // WHEN the reconciler looks at it, and a worker then claims and runs the reduce
+    let look = Utc::now() + Duration::minutes(3); // past its first look (a grace)
+    let r = reconcile(&ctx(&env), look, &ReconcileOptions::default()).await;
+    let reconciler_missed = report_count(&r);
+    let (worker, sink) = first_start_worker(&env)?;
+    assert_eq!(deliver_once(&env, &worker, &e).await?, sundial_core::execution::worker::Disposition::Delete);
+
+    // THEN no miss is reported (the fire started on time), and the reduce adds no start-lag sample
+    assert_eq!(reconciler_missed, 0, "the reconciler reported the reduce as a missed start");
+    let recs = sink.records();
+    assert_eq!(recs.iter().map(|m| m.fires_missed).sum::<u64>(), 0, "the worker reported the reduce late");
+    assert!(recs.iter().all(|m| m.start_lag_ms.is_none()), "start lag of a reduce: {recs:?}");
+    let s = fixtures::snapshot(&env, &key).await?;
+    assert_eq!((s.exec.status, s.missed_at), (ExecStatus::Succeeded, None), "{:?}", s.exec.last_error);
+    env.cleanup().await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replayed_dead_fire_with_a_start_deadline_is_not_reported_missed() -> Result<()> {
+    // GIVEN a fire with a 30 s start deadline, scheduled ten minutes ago, started on time,
+    // that went DEAD and that an operator replays now
+    let env = TestEnv::new("missed-replay").await?;
+    let store = fixtures::store(&env);
+    let sched = Utc::now().duration_trunc(Duration::seconds(1))? - Duration::minutes(10);
+    let def = fixtures::definition(Target::InProcess { handler: "noop".into() }).with_start_deadline_secs(30);
+    let e = fixtures::ready_execution("acme", "once", def, sched, sched);
+    let key = fixtures::put_execution(&env, &e).await?;
+    let terms = LeaseTerms { duration_ms: 30_000, skew_margin_ms: 200, may_take_over: true };
+    let at = sched + Duration::seconds(1);
+    let ClaimOutcome::Claimed(c) = store.claim(&key, "w", &terms, at).await? else { anyhow::bail!("claim") };
+    let dead = Finish::Dead {
+        reason: "attemptsExhausted".into(),
+        error: RunError::retryable("Boom", "down"),
+        digest: String::new(),
+    };
+    store.finish(&key, &c.fence, &dead, at).await?;
+    let replayed_at = Utc::now() - Duration::seconds(5); // available to any worker's clock
+    assert!(store.replay(&key, c.fence.token, "api:ops", "replay", replayed_at).await?);
+
+    // WHEN the reconciler looks at it, and a worker then claims and runs it
+    let look = Utc::now() + Duration::minutes(3); // past its first look (a grace)
+    let r = reconcile(&ctx(&env), look, &ReconcileOptions::default()).await;
+    let reconciler_missed = report_count(&r);
+    let (worker, sink) = first_start_worker(&env)?;
+    assert_eq!(deliver_once(&env, &worker, &e).await?, sundial_core::execution::worker::Disposition::Delete);
+
+    // THEN the replay is not reported (docs/reconciler.md: "Not reported: … a replay"), and it
+    // adds no start-lag sample
+    assert_eq!(reconciler_missed, 0, "the reconciler reported the replay as a missed start");
+    let recs = sink.records();
+    assert_eq!(recs.iter().map(|m| m.fires_missed).sum::<u64>(), 0, "the worker reported the replay late");
+    assert!(recs.iter().all(|m| m.start_lag_ms.is_none()), "start lag of a replay: {recs:?}");
+    assert!(missed_entries(&env, "acme", "once").await?.is_empty());
+    let s = fixtures::snapshot(&env, &key).await?;
+    assert_eq!((s.exec.status, s.missed_at), (ExecStatus::Succeeded, None), "{:?}", s.exec.last_error);
+    env.cleanup().await;
     Ok(())
 }

@@ -295,3 +295,51 @@ async fn a_pool_with_a_backlog_is_not_flooded_with_duplicates() -> anyhow::Resul
     env.cleanup().await;
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replayed_execution_whose_message_was_lost_is_resent_on_the_usual_backoff() -> anyhow::Result<()> {
+    // GIVEN a fire that went DEAD and was replayed at `t` (DEAD → READY), whose replay message
+    // was lost
+    let env = TestEnv::new("reconcile-replay").await?;
+    let store = fixtures::store(&env);
+    let t = Utc::now();
+    let sched = t - Duration::minutes(10);
+    let e = fixtures::ready_execution(
+        "acme",
+        "once",
+        fixtures::http_definition("https://x.example"),
+        sched,
+        sched,
+    );
+    let key = fixtures::put_execution(&env, &e).await?;
+    let terms = sundial_core::execution::claim::LeaseTerms {
+        duration_ms: 30_000,
+        skew_margin_ms: 200,
+        may_take_over: true,
+    };
+    let sundial_core::store::executions::ClaimOutcome::Claimed(c) =
+        store.claim(&key, "w", &terms, sched).await?
+    else {
+        anyhow::bail!("claim")
+    };
+    let dead = sundial_core::execution::claim::Finish::Dead {
+        reason: "attemptsExhausted".into(),
+        error: sundial_core::execution::retry::RunError::retryable("Boom", "down"),
+        digest: String::new(),
+    };
+    store.finish(&key, &c.fence, &dead, sched).await?;
+    assert!(store.replay(&key, c.fence.token, "api:ops", "replay", t).await?);
+
+    // WHEN the reconciler runs a grace later
+    let now = t + Duration::minutes(3);
+    let report = reconcile(&ctx(&env), now, &ReconcileOptions::default()).await?;
+
+    // THEN it re-sends it once, counts one re-send, and looks again after the first backoff
+    assert_eq!(report.resent_total(), 1);
+    let s = fixtures::snapshot(&env, &key).await?;
+    assert_eq!(s.resends, 1);
+    let first_backoff = sundial_core::reconcile::backoff_ms(0, sundial_core::reconcile::GRACE_MS);
+    assert_eq!(s.open_due, Some(now.timestamp_millis() + first_backoff));
+    env.cleanup().await;
+    Ok(())
+}

@@ -258,3 +258,113 @@ async fn delete(env: &TestEnv, url: &str, m: &aws_sdk_sqs::types::Message) -> an
         .await?;
     Ok(())
 }
+
+/// Messages the metered component sent to pool queues so far (a wait's copy is one batch of
+/// one; a dead letter's copy is a `SendMessage` to the DLQ, not counted).
+fn sends(meter: &sundial_testkit::metering::Meter, component: &str) -> u64 {
+    let u = meter.snapshot().remove(component).unwrap_or_default();
+    u.requests.get("sqs:SendMessageBatch").copied().unwrap_or(0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wait_at_a_closed_resource_keeps_one_copy_is_not_resent_and_ends_at_its_max_age(
+) -> anyhow::Result<()> {
+    // GIVEN `closed-db` at limit 0 (a maintenance switch), a due execution of a job using it
+    // (retry.maxAgeSecs 1 h), and a worker whose SQS sends are counted
+    let env = TestEnv::new("res-closed").await?;
+    resources::put_limit(&env.clients.ddb, &env.cfg.jobs_table, "closed-db", 0, "ops", Utc::now()).await?;
+    let mut def = fixtures::http_definition("https://hooks.example.com/run");
+    def.resources = vec!["closed-db".into()];
+    let now = Utc::now();
+    let e = fixtures::ready_execution("acme", "legacy", def.clone(), now, now);
+    let key = fixtures::put_execution(&env, &e).await?;
+    let meter = sundial_testkit::metering::Meter::new(&env.cfg);
+    let clients = meter.clients(&sundial_tests::sdk_config(), "worker");
+    let (w, _) = fixtures::worker_with_clients(&env, fixtures::settings("w"), Handlers::new(), &clients)?;
+    let stop = tokio_util::sync::CancellationToken::new();
+    let body = serde_json::to_string(&fixtures::message_of(&e, now))?;
+
+    // WHEN a worker handles its message: the resource admits nobody, the execution waits
+    assert_eq!(w.handle("default", &body, &NoExtend, &stop).await, Disposition::Delete);
+    assert_eq!(sends(&meter, "worker"), 1, "the wait re-queued one copy");
+
+    // THEN the reconciler, past the execution's first look, does not re-send it: it is waiting,
+    // not lost, and nothing alarms
+    let ctx = sundial_tests::trigger::ctx(&env);
+    let opts = sundial_core::reconcile::ReconcileOptions::default();
+    for minutes in [3, 4] {
+        let report = sundial_core::reconcile::reconcile(&ctx, now + Chrono::minutes(minutes), &opts).await?;
+        assert_eq!(report.resent_total(), 0, "a waiting execution was re-sent at +{minutes} min");
+    }
+    assert_eq!(fixtures::snapshot(&env, &key).await?.resends, 0);
+
+    // WHEN a second copy of the original message arrives (a duplicate send)
+    assert_eq!(w.handle("default", &body, &NoExtend, &stop).await, Disposition::Delete);
+    // THEN it is dropped: the one live copy is the wait's
+    assert_eq!(sends(&meter, "worker"), 1, "a stale copy re-queued itself");
+
+    // WHEN an execution of the job has waited past its maxAgeSecs
+    let old_at = now - Chrono::seconds(i64::from(def.retry.max_age_secs) + 1);
+    let old = fixtures::ready_execution("acme", "legacy", def, old_at, old_at);
+    let old_key = fixtures::put_execution(&env, &old).await?;
+    let old_body = serde_json::to_string(&fixtures::message_of(&old, now))?;
+    assert_eq!(w.handle("default", &old_body, &NoExtend, &stop).await, Disposition::Delete);
+    // THEN its next delivery ends it DEAD, saying why, instead of waiting forever
+    let s = fixtures::snapshot(&env, &old_key).await?;
+    assert_eq!(s.exec.status, ExecStatus::Dead, "an execution waited past its maxAgeSecs");
+    assert_eq!(s.exec.last_error.map(|(c, _)| c).as_deref(), Some("MaxAgeExceeded"));
+    assert_eq!(sends(&meter, "worker"), 1, "no copy of an expired execution");
+    env.cleanup().await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_admission_gives_back_only_the_entries_it_took() -> anyhow::Result<()> {
+    // GIVEN a tenant limited to 2 running executions, and a due execution E of a job using
+    // `a-db` (limit 2) and `b-db` (limit 1, its only unit held by another execution)
+    let env = TestEnv::new("res-own").await?;
+    let (ddb, jobs) = (&env.clients.ddb, &env.cfg.jobs_table);
+    resources::put_limit(ddb, jobs, "a-db", 2, "ops", Utc::now()).await?;
+    resources::put_limit(ddb, jobs, "b-db", 1, "ops", Utc::now()).await?;
+    let mut def = fixtures::http_definition("https://hooks.example.com/run");
+    def.resources = vec!["a-db".into(), "b-db".into()];
+    let now = Utc::now();
+    let e = fixtures::ready_execution("acme", "both", def, now, now);
+    let key = fixtures::put_execution(&env, &e).await?;
+    let now_ms = now.timestamp_millis();
+    let lease = now_ms + 600_000;
+    let g = gates(&env);
+    let mut uses = Vec::new();
+    assert!(matches!(
+        g.acquire_all(&["b-db".into()], "acme:other@1", lease, 200, now_ms, &mut uses).await?,
+        Acquired::All(_)
+    ));
+    // AND another admission of E (a worker between its admission and its claim, or a holder whose
+    // heartbeat just renewed them) holds E's tenant seat and a unit of `a-db`
+    let tenants =
+        sundial_core::execution::policy::TenantGate::new(ddb.clone(), env.cfg.executions_table.clone());
+    let seat = tenants.acquire(&key, &key.id(), 2, lease, 200, now_ms).await?;
+    assert!(matches!(seat, sundial_core::execution::policy::Seat::Admitted { .. }));
+    assert!(matches!(
+        g.acquire_all(&["a-db".into()], &key.global_id(), lease, 200, now_ms, &mut uses).await?,
+        Acquired::All(_)
+    ));
+
+    // WHEN a worker handles a duplicate delivery of E: it gets a tenant seat and `a-db`, finds
+    // `b-db` full, and waits
+    let mut settings = fixtures::settings("dup");
+    settings.tenant_limits =
+        sundial_core::execution::policy::TenantLimits::parse("acme=2").map_err(anyhow::Error::msg)?;
+    let (w, _) = fixtures::worker_with(&env, settings, Handlers::new())?;
+    let body = serde_json::to_string(&fixtures::message_of(&e, now))?;
+    let stop = tokio_util::sync::CancellationToken::new();
+    assert_eq!(w.handle("default", &body, &NoExtend, &stop).await, Disposition::Delete);
+
+    // THEN it gave back what it took, and only that: the other admission's seat and unit stay
+    let at = Utc::now().timestamp_millis();
+    assert_eq!(tenants.running("acme", 2, at).await?, vec![key.id()], "the other admission's tenant seat");
+    let held: Vec<String> = g.holders("a-db", 2, at).await?.into_iter().map(|(id, _)| id).collect();
+    assert_eq!(held, vec![key.global_id()], "the other admission's unit of a-db");
+    env.cleanup().await;
+    Ok(())
+}

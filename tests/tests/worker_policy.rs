@@ -349,16 +349,16 @@ async fn an_acquire_racing_a_heartbeat_cannot_undo_its_extension() -> anyhow::Re
     let gate = TenantGate::new(env.clients.ddb.clone(), env.cfg.executions_table.clone());
     let (ddb, table) = (&env.clients.ddb, env.cfg.executions_table.as_str());
     let (x, y, z) = (gate_key("acme", "x"), gate_key("acme", "y"), gate_key("acme", "z"));
-    assert_eq!(gate.acquire(&x, 2, T0 + 1_000, MARGIN, T0).await?, Seat::Admitted { shard: 0 });
+    assert_eq!(gate.acquire(&x, &x.id(), 2, T0 + 1_000, MARGIN, T0).await?, Seat::Admitted { shard: 0 });
 
     // WHEN Y's acquire reads the gate, X's heartbeat then extends X's entry to T0 + 10 s, and
     // Y's acquire writes back what it read plus itself (retrying on a conflict, as acquire does)
     let read = slots::get_running(ddb, table, "acme", 0).await?;
-    gate.extend(&x, 0, T0 + 10_000).await?;
+    gate.extend(&x, &x.id(), 0, T0 + 10_000).await?;
     let mut with_y = read.leases.clone();
     with_y.insert(y.id(), T0 + 10_000);
     if !slots::put_running(ddb, table, "acme", 0, &with_y, read.version).await? {
-        assert_eq!(gate.acquire(&y, 2, T0 + 10_000, MARGIN, T0).await?, Seat::Admitted { shard: 0 });
+        assert_eq!(gate.acquire(&y, &y.id(), 2, T0 + 10_000, MARGIN, T0).await?, Seat::Admitted { shard: 0 });
     }
 
     // THEN X's entry keeps its extension
@@ -367,7 +367,7 @@ async fn an_acquire_racing_a_heartbeat_cannot_undo_its_extension() -> anyhow::Re
     // AND at T0 + 1.5 s, with X and Y both running, Z is refused: the limit is two
     let z_at = T0 + 1_500;
     assert!(
-        matches!(gate.acquire(&z, 2, z_at + 1_000, MARGIN, z_at).await?, Seat::Full { .. }),
+        matches!(gate.acquire(&z, &z.id(), 2, z_at + 1_000, MARGIN, z_at).await?, Seat::Full { .. }),
         "Z joined a full gate"
     );
     env.cleanup().await;
@@ -381,23 +381,23 @@ async fn an_acquire_racing_a_release_cannot_bring_the_released_entry_back() -> a
     let gate = TenantGate::new(env.clients.ddb.clone(), env.cfg.executions_table.clone());
     let (ddb, table) = (&env.clients.ddb, env.cfg.executions_table.as_str());
     let (x, y, z) = (gate_key("acme", "x"), gate_key("acme", "y"), gate_key("acme", "z"));
-    assert_eq!(gate.acquire(&x, 2, T0 + 10_000, MARGIN, T0).await?, Seat::Admitted { shard: 0 });
+    assert_eq!(gate.acquire(&x, &x.id(), 2, T0 + 10_000, MARGIN, T0).await?, Seat::Admitted { shard: 0 });
 
     // WHEN Y's acquire reads the gate, X finishes and releases its entry, and Y's acquire writes
     // back what it read plus itself (retrying on a conflict, as acquire does)
     let read = slots::get_running(ddb, table, "acme", 0).await?;
-    gate.release(&x, 0).await?;
+    gate.release(&x, &x.id(), 0).await?;
     let mut with_y = read.leases.clone();
     with_y.insert(y.id(), T0 + 10_000);
     if !slots::put_running(ddb, table, "acme", 0, &with_y, read.version).await? {
-        assert_eq!(gate.acquire(&y, 2, T0 + 10_000, MARGIN, T0).await?, Seat::Admitted { shard: 0 });
+        assert_eq!(gate.acquire(&y, &y.id(), 2, T0 + 10_000, MARGIN, T0).await?, Seat::Admitted { shard: 0 });
     }
 
     // THEN X's entry stays released, and Z may join Y
     let after = slots::get_running(ddb, table, "acme", 0).await?;
     assert!(!after.leases.contains_key(&x.id()), "X's released entry came back: {after:?}");
     assert_eq!(
-        gate.acquire(&z, 2, T0 + 10_000, MARGIN, T0).await?,
+        gate.acquire(&z, &z.id(), 2, T0 + 10_000, MARGIN, T0).await?,
         Seat::Admitted { shard: 0 },
         "Z was kept out by X's ghost"
     );
@@ -418,7 +418,7 @@ async fn a_wait_leaves_a_fresh_message_instead_of_burning_a_receive_toward_the_d
     let gate = TenantGate::new(env.clients.ddb.clone(), env.cfg.executions_table.clone());
     let lease_end = now.timestamp_millis() + 600_000;
     assert_eq!(
-        gate.acquire(&holder, 1, lease_end, 2_000, now.timestamp_millis()).await?,
+        gate.acquire(&holder, &holder.id(), 1, lease_end, 2_000, now.timestamp_millis()).await?,
         Seat::Admitted { shard: 0 }
     );
     let def = fixtures::http_definition("https://hooks.example.com/run");
@@ -457,13 +457,23 @@ async fn a_large_tenant_limit_spreads_its_gate_over_shards_and_admits_exactly_th
     // WHEN 46 executions try to join
     let mut shards_used = std::collections::BTreeMap::<u32, u32>::new();
     for i in 0..45 {
-        match gate.acquire(&gate_key("acme", &format!("j{i}")), limit, T0 + 60_000, MARGIN, T0).await? {
+        match gate
+            .acquire(
+                &gate_key("acme", &format!("j{i}")),
+                &gate_key("acme", &format!("j{i}")).id(),
+                limit,
+                T0 + 60_000,
+                MARGIN,
+                T0,
+            )
+            .await?
+        {
             Seat::Admitted { shard } => *shards_used.entry(shard).or_default() += 1,
             Seat::Full { .. } => panic!("execution {i} refused below the limit"),
         }
     }
     let last = gate_key("acme", "j45");
-    let refused = gate.acquire(&last, limit, T0 + 60_000, MARGIN, T0).await?;
+    let refused = gate.acquire(&last, &last.id(), limit, T0 + 60_000, MARGIN, T0).await?;
 
     // THEN exactly 45 got in, spread over the three shards, and the 46th waits
     assert_eq!(shards_used, std::collections::BTreeMap::from([(0, 15), (1, 15), (2, 15)]));
@@ -472,8 +482,11 @@ async fn a_large_tenant_limit_spreads_its_gate_over_shards_and_admits_exactly_th
     // AND once one leaves (from its shard), the 46th is admitted
     let first = gate_key("acme", "j0");
     let shard_of_first = (0..3).find(|s| shard_holds(&env, *s, &first.id())).expect("j0 is in some shard");
-    gate.release(&first, shard_of_first).await?;
-    assert!(matches!(gate.acquire(&last, limit, T0 + 60_000, MARGIN, T0).await?, Seat::Admitted { .. }));
+    gate.release(&first, &first.id(), shard_of_first).await?;
+    assert!(matches!(
+        gate.acquire(&last, &last.id(), limit, T0 + 60_000, MARGIN, T0).await?,
+        Seat::Admitted { .. }
+    ));
     assert_eq!(gate.running("acme", limit, T0).await?.len(), 45);
     env.cleanup().await;
     Ok(())

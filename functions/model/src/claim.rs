@@ -27,6 +27,14 @@ pub struct Fence {
     pub indexed: bool,
 }
 
+impl Fence {
+    /// Whether this claim is the execution's first start ever (the token it set is the first:
+    /// see [`crate::Execution::never_claimed`]), not a retry, a takeover, a reduce or a replay.
+    pub fn is_first_start(&self) -> bool {
+        self.token == 1
+    }
+}
+
 /// How long leases last and when another worker's lease counts as expired.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LeaseTerms {

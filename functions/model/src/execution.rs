@@ -257,6 +257,15 @@ impl Execution {
         }
     }
 
+    /// Whether no worker has ever claimed it: the first-start marker. Only a claim raises the
+    /// fencing token, and nothing lowers it, so a reduce's start and a DLQ replay (which start
+    /// the attempt count again from 0) are not first starts. Start deadlines, the start-lag
+    /// metric and the claim-time job check ([`Execution::attempt`] is the retry budget's
+    /// count, not this) are about a fire's first start only.
+    pub fn never_claimed(&self) -> bool {
+        self.fencing_token == 0
+    }
+
     /// The public id (`{job}@{scheduled ms}`), relative to the caller's tenant (the API's).
     pub fn id(&self) -> String {
         crate::keys::child_execution_id(
@@ -304,4 +313,14 @@ pub struct ExecMessage {
     /// A child execution's key part (`s3`, `m-eu-west-1`; absent for every other execution).
     #[serde(rename = "c", default, skip_serializing_if = "Option::is_none")]
     pub child: Option<String>,
+    /// The wait generation of the copy (absent: 0). A waiting execution lives in one chain of
+    /// delayed copies; whoever starts a new chain (a wait that moves the reconciler's look, a
+    /// re-send) raises the execution's generation and stamps it here, and a worker drops a
+    /// copy older than its execution's generation ([`crate::reconcile::stale_copy`]).
+    #[serde(rename = "g", default, skip_serializing_if = "is_zero")]
+    pub wait_gen: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }

@@ -165,6 +165,21 @@ pub fn tenant_running_shard_pk(tenant: &str, shard: u32) -> String {
 /// Sort key of a tenant's running gate.
 pub const TENANT_RUNNING_SK: &str = "RUN";
 
+/// The key of one entry in a leased gate (a tenant's running gate, a resource's holder gate):
+/// the holder's execution id (relative in a tenant's gate, global in a resource's) and the
+/// admission that took it, `{execution}#{admission}`. Keyed by the admission, not the
+/// execution alone, so an admission that fails (a duplicate delivery, a takeover whose claim
+/// loses) gives back only what it took, never a live holder's entry of the same execution.
+pub fn gate_entry(execution: &str, admission: &str) -> String {
+    format!("{execution}#{admission}")
+}
+
+/// The execution of a gate entry ([`gate_entry`]); an entry without an admission part is the
+/// execution id itself.
+pub fn gate_entry_execution(entry: &str) -> &str {
+    entry.split_once('#').map_or(entry, |(e, _)| e)
+}
+
 /// Partition key of the platform's resource limits (in the jobs table): one partition for all
 /// of them, since they are few (one per guarded downstream), set by operators and listed in
 /// one Query. Not under `T#`: a resource limit spans tenants (`docs/resources.md`).
@@ -180,7 +195,8 @@ pub const RESOURCE_LIMIT_SK_PREFIX: &str = "L#";
 
 /// Partition key of shard `shard` of a resource's holder gate (in the executions table, sort
 /// key [`TENANT_RUNNING_SK`]): the same leased map as a tenant's running gate, but one per
-/// resource for the whole platform, entries keyed by the global execution id (tenants share it).
+/// resource for the whole platform, entries keyed by the global execution id (tenants share it)
+/// and the admission ([`gate_entry`]).
 pub fn resource_running_shard_pk(resource: &str, shard: u32) -> String {
     if shard == 0 {
         format!("R#{resource}#RUN")
@@ -478,6 +494,7 @@ mod tests {
         "children_sk_prefix",       // the start of `E#{scheduled ms}#C#{child}`
         "child_execution_id",       // the public id of a child, not a key
         "JOB_VERSION_SK_PREFIX",    // the start of `V#{version}`
+        "gate_entry",               // a map key inside a gate item, not a table key
     ];
 
     /// Names of this module's `pub fn ... -> String` and `pub const ...: &str` (outside tests).

@@ -66,13 +66,38 @@ pub fn start_deadline(e: &Execution) -> Option<i64> {
     Some(base.timestamp_millis() + i64::from(secs) * 1_000)
 }
 
-/// The start deadline still to watch: the execution has not started (READY, no attempt yet,
-/// no cancel asked) and its miss is not `reported` yet.
+/// The start deadline still to watch: the execution has never started (READY, never claimed,
+/// no cancel asked) and its miss is not `reported` yet. A reduce waiting to start or a replay
+/// did start once ([`Execution::never_claimed`]): their deadline is behind them.
 pub fn pending_deadline(e: &Execution, reported: bool) -> Option<i64> {
-    if reported || e.status != ExecStatus::Ready || e.attempt > 0 || e.cancel_requested {
+    if reported || e.status != ExecStatus::Ready || !e.never_claimed() || e.cancel_requested {
         return None;
     }
     start_deadline(e)
+}
+
+/// Where a waiting execution's next reconciler look goes (ms), if the one stored (`open_due`)
+/// must move: a worker that re-queues an execution waiting at admission (a concurrency policy,
+/// the tenant's running limit, a resource limit) until `retry_at` tells the reconciler so,
+/// since a wait is not a lost delivery. The look moves to `retry_at + 2 × GRACE_MS` once the
+/// stored one is less than a grace past the wait's end, so a wait polling every few seconds
+/// writes about once a grace; a start deadline still pending caps it (its miss is reported on
+/// time). `None`: the stored look is far enough.
+pub fn wait_look(e: &Execution, open_due: Option<i64>, reported: bool, retry_at: i64) -> Option<i64> {
+    let deadline = pending_deadline(e, reported);
+    let cap = |at: i64| deadline.map_or(at, |d| at.min(d));
+    match open_due {
+        Some(due) if due >= cap(retry_at + GRACE_MS) => None,
+        _ => Some(cap(retry_at + 2 * GRACE_MS)),
+    }
+}
+
+/// Whether a delivered copy of generation `msg_gen` is stale for an execution at generation
+/// `exec_gen`: a newer chain of copies was started (a wait that moved the reconciler's look, a
+/// re-send), so this one is dropped instead of re-queued. Every raise of the generation comes
+/// with the new chain's send and an `open` index entry, so dropping loses nothing.
+pub fn stale_copy(msg_gen: u64, exec_gen: u64) -> bool {
+    msg_gen < exec_gen
 }
 
 /// What the reconciler does with one execution it found due in the `open` index.
@@ -231,6 +256,11 @@ mod tests {
         let mut retry = with_deadline(exec(ExecStatus::RetryWait, 900_000, None), 1);
         retry.attempt = 1;
         assert_eq!(pending_deadline(&retry, false), None);
+        // A reduce about to start, or a replay: READY at attempt 0 again, but claimed before
+        let mut again = with_deadline(exec(ExecStatus::Ready, 0, None), 1);
+        again.fencing_token = 3;
+        assert_eq!(pending_deadline(&again, false), None);
+        assert!(!matches!(judge(&again, 0, false, 50_000, GRACE_MS), Verdict::Missed { .. }));
         let mut cancel = with_deadline(exec(ExecStatus::Ready, 0, None), 1);
         cancel.cancel_requested = true;
         assert_eq!(pending_deadline(&cancel, false), None);
@@ -275,5 +305,89 @@ mod tests {
         // 10 s grace: due at 20 s; the next look is stored as if the grace were the default
         assert_eq!(judge(&e, 0, false, 19_999, 10_000), Verdict::LookAgain(10_000 + GRACE_MS));
         assert_eq!(judge(&e, 0, false, 20_000, 10_000), Verdict::Resend(20_000 + 10_000 + GRACE_MS - 10_000));
+    }
+
+    /// A waiting execution's copies and the reconciler's looks, simulated with explicit
+    /// instants: a copy is delivered `poll_ms` after it was queued and waits again; the
+    /// reconciler runs every minute. `lose_at`: the live copy is lost at that instant.
+    /// Returns (most copies alive at once, re-sends).
+    fn simulate(hours: i64, poll_ms: i64, lose_at: Option<i64>) -> (usize, u32) {
+        let e = exec(ExecStatus::Ready, 0, None);
+        let (mut open_due, mut gen, mut resends) = (first_look(&e), 0u64, 0u32);
+        let mut copies: Vec<(i64, u64)> = vec![(0, 0)];
+        let mut most = 1;
+        let mut lost = false;
+        let mut now = 0;
+        while now < hours * 3_600_000 {
+            if !lost && lose_at.is_some_and(|l| now >= l) {
+                copies.clear();
+                lost = true;
+            }
+            let (due, later): (Vec<_>, Vec<_>) = copies.into_iter().partition(|(at, _)| *at <= now);
+            copies = later;
+            for (_, g) in due {
+                if stale_copy(g, gen) {
+                    continue;
+                }
+                let retry_at = now + poll_ms;
+                let mut g = g;
+                if let Some(at) = wait_look(&e, open_due, false, retry_at) {
+                    open_due = Some(at);
+                    gen += 1;
+                    g = gen;
+                }
+                copies.push((retry_at, g));
+            }
+            if now % 60_000 == 0 && open_due.is_some_and(|d| d <= now) {
+                match judge(&e, resends, false, now, GRACE_MS) {
+                    Verdict::Resend(next) => {
+                        resends += 1;
+                        gen += 1;
+                        open_due = Some(next);
+                        copies.push((now, gen));
+                    }
+                    Verdict::LookAgain(at) => open_due = Some(at),
+                    v => panic!("unexpected {v:?}"),
+                }
+            }
+            most = most.max(copies.len());
+            now += 1_000;
+        }
+        (most, resends)
+    }
+
+    #[test]
+    fn a_wait_of_hours_keeps_one_copy_and_is_never_resent() {
+        // GIVEN an execution waiting at a closed resource (30 s polls) or behind a SERIALIZE
+        // holder (2 s polls) for five hours, the reconciler running every minute
+        for poll in [30_000, 2_000] {
+            // THEN one copy is alive at any instant, and nothing is re-sent
+            assert_eq!(simulate(5, poll, None), (1, 0), "poll {poll} ms");
+        }
+    }
+
+    #[test]
+    fn a_waiting_execution_whose_copy_is_lost_is_resent_once_and_keeps_one_copy() {
+        // GIVEN a wait whose live copy is lost after an hour
+        let (most, resends) = simulate(5, 30_000, Some(3_600_000));
+        // THEN the reconciler re-sends it once (the new chain waits on), never two copies at once
+        assert_eq!((most, resends), (1, 1));
+    }
+
+    #[test]
+    fn a_wait_moves_the_look_about_once_a_grace_and_never_past_a_pending_deadline() {
+        let e = exec(ExecStatus::Ready, 0, None);
+        // A look less than a grace past the wait's end moves to two graces past it
+        assert_eq!(wait_look(&e, Some(GRACE_MS), false, 30_000), Some(30_000 + 2 * GRACE_MS));
+        // A look at least a grace past the wait's end stays
+        assert_eq!(wait_look(&e, Some(30_000 + 2 * GRACE_MS), false, 60_000), None);
+        // An execution outside the index (an every-minute fire) enters it
+        assert_eq!(wait_look(&e, None, false, 30_000), Some(30_000 + 2 * GRACE_MS));
+        // A start deadline still pending caps it; once reported, it does not
+        let d = with_deadline(exec(ExecStatus::Ready, 0, None), 100);
+        assert_eq!(wait_look(&d, Some(50_000), false, 30_000), Some(100_000));
+        assert_eq!(wait_look(&d, Some(100_000), false, 30_000), None);
+        assert_eq!(wait_look(&d, Some(100_000), true, 30_000), Some(30_000 + 2 * GRACE_MS));
+        assert!(stale_copy(1, 2) && !stale_copy(2, 2) && !stale_copy(0, 0));
     }
 }

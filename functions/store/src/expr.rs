@@ -23,6 +23,8 @@ pub enum Cmp {
     Lt,
     /// `<=`
     Le,
+    /// `<>`
+    Ne,
 }
 
 impl Cmp {
@@ -31,6 +33,7 @@ impl Cmp {
             Cmp::Eq => "=",
             Cmp::Lt => "<",
             Cmp::Le => "<=",
+            Cmp::Ne => "<>",
         }
     }
 }

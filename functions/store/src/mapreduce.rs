@@ -7,14 +7,20 @@
 //!   children exist already (a batch repeated after a takeover) are left out and the rest
 //!   written again.
 //! - [`ExecStore::finish_item`]: `TransactWriteItems` [child: the fenced finish (and its
-//!   result); parent: `xd += 1` (and `xf += 1`) `IF attribute_exists(pk)`]: an item is counted
-//!   in the same write that makes it final, so never twice and never lost.
+//!   result); parent: `xd += 1` (and `xf += 1`) `IF attribute_exists(pk) AND xp <> REDUCE`]:
+//!   an item is counted in the same write that makes it final, so never lost. Once the reduce
+//!   has started, the counts are history: a late item (a replay) finishes alone.
+//! - [`ExecStore::replay_item`]: `TransactWriteItems` [child: DEAD → READY; parent: `xd -= 1,
+//!   xf -= 1` `IF attribute_exists(pk) AND xp <> REDUCE`]: a replayed item leaves the count it
+//!   was in, so its next final finish counts it once again, never twice (a DEAD item under a
+//!   parent that has not reduced was counted: its finish was the counted one).
 //! - [`ExecStore::seal_map`]: RUNNING → WAITING `IF st = RUNNING AND tok = T AND lo = me`.
 //! - [`ExecStore::start_reduce`]: WAITING → READY (phase REDUCE), attempts from 0 again,
-//!   `IF st = WAITING AND tok = T`.
+//!   `IF st = WAITING AND tok = T AND xd = done as read` (a replay that took an item back
+//!   out of the count since then wins).
 
 use super::error::StoreError;
-use super::executions::{ExecKey, ExecStore, FinishResult, EXECUTION_RETENTION_SECS};
+use super::executions::{ExecKey, ExecStore, FinishResult, Snapshot, EXECUTION_RETENTION_SECS};
 use super::expr::{Expr, WithExpr};
 use super::items::{self, attr, n};
 use super::transition::Transition;
@@ -218,7 +224,7 @@ impl ExecStore {
         if to != ExecStatus::Succeeded {
             parent.add(attr::MAP_FAILED, 1);
         }
-        parent.cond_exists(attr::PK);
+        Self::counting(&mut parent);
         let actions = vec![self.update(key, child)?, self.update(&key.parent(), parent)?];
         match self.transact("TransactWriteItems(finish item)", actions).await? {
             Tx::Applied => Ok(FinishResult::Done),
@@ -229,8 +235,39 @@ impl ExecStore {
                     token: cur.as_ref().map(|c| c.exec.fencing_token),
                 })
             }
-            // The parent is gone (deleted with its job): finish the item alone.
+            // The parent is gone (deleted with its job), or its reduce has started (a replayed
+            // item): finish the item alone.
             Tx::Cancelled(_) => self.finish(key, fence, finish, now).await,
+        }
+    }
+
+    /// The parent's condition of a change to its item counts: it exists and has not started
+    /// its reduce (whose item set is then fixed).
+    fn counting(parent: &mut Expr) {
+        parent.cond_exists(attr::PK).cond_absent_or(
+            attr::MAP_PHASE,
+            super::expr::Cmp::Ne,
+            s(items::phase_str(sundial_model::mapreduce::Phase::Reduce)),
+        );
+    }
+
+    /// The replay of a DEAD map-reduce item (`child`: its DEAD → READY update): in one
+    /// transaction with taking it back out of its parent's count (`xd -= 1, xf -= 1`), while
+    /// the parent has not started its reduce. Otherwise (the parent reduces, ended after its
+    /// reduce, or is gone) the item is replayed alone and counted nowhere. False if the item
+    /// was no longer DEAD at its token.
+    pub(crate) async fn replay_item(&self, key: &ExecKey, child: Expr) -> Result<bool, StoreError> {
+        let mut parent = Expr::default();
+        // The reconciler's read of the items starts over: this one may be behind where it was.
+        parent.add(attr::MAP_DONE, -1).add(attr::MAP_FAILED, -1).remove(attr::MAP_CHECKED);
+        Self::counting(&mut parent);
+        let actions = vec![self.update(key, child.clone())?, self.update(&key.parent(), parent)?];
+        match self.transact("TransactWriteItems(replay item)", actions).await? {
+            Tx::Applied => Ok(true),
+            Tx::Cancelled(reasons) if reasons.first().is_some_and(|c| c == "ConditionalCheckFailed") => {
+                Ok(false)
+            }
+            Tx::Cancelled(_) => Ok(self.cas(key, "UpdateItem(replay)", child).await?.is_ok()),
         }
     }
 
@@ -284,7 +321,12 @@ impl ExecStore {
         actor: &str,
         now: DateTime<Utc>,
     ) -> Result<bool, StoreError> {
-        let e = Self::start_reduce_expr(key, parent, actor, now);
+        let mut e = Self::start_reduce_expr(key, parent, actor, now);
+        // The reduce's message (generation 0) starts the parent's only chain of copies, and
+        // the wait's looks (counted for their backoff) are over.
+        for a in [attr::WAIT_GEN, attr::RESENDS, attr::MAP_LOOKED, attr::MAP_CHECKED] {
+            e.remove(a);
+        }
         Ok(self.cas(key, "UpdateItem(start reduce)", e).await?.is_ok())
     }
 
@@ -298,7 +340,7 @@ impl ExecStore {
         let now_ms = now.timestamp_millis();
         let at = (ExecStatus::Waiting, parent.fencing_token, parent.attempt);
         let t = Transition::at_token(at, ExecStatus::Ready, actor, now_ms, Some(REDUCE_CODE.into()));
-        t.expr(
+        let mut e = t.expr(
             |e| {
                 e.set(attr::MAP_PHASE, s(items::phase_str(sundial_model::mapreduce::Phase::Reduce)))
                     .set(attr::AVAILABLE, n(now_ms))
@@ -310,7 +352,69 @@ impl ExecStore {
                     .set(attr::OPEN_DUE, n(now_ms + sundial_model::reconcile::GRACE_MS));
             },
             |_| {},
-        )
+        );
+        // The count as read: an item replayed since (taken back out of it) stops the reduce.
+        if let Some(MapState::Parent { done, .. }) = &parent.map_reduce {
+            e.cond_absent_or(attr::MAP_DONE, super::expr::Cmp::Eq, n(*done as i64));
+        }
+        e
+    }
+
+    /// One page of the items of parent `key` after sort key `after`, keys and status only
+    /// (strongly consistent, at most `limit`): (sort key, status) in key order, and whether more
+    /// may follow. The reconciler's backstop reads them so, a page at a time.
+    pub async fn item_statuses(
+        &self,
+        key: &ExecKey,
+        after: Option<&str>,
+        limit: i32,
+    ) -> Result<(Vec<(String, ExecStatus)>, bool), StoreError> {
+        let mut e = Expr::new();
+        e.key_eq(attr::PK, s(key.pk()))
+            .key_begins_with(attr::SK, &keys::children_sk_prefix(key.scheduled_ms))
+            .project(&[attr::SK, attr::STATUS]);
+        let start = after.map(|sk| {
+            std::collections::HashMap::from([
+                (attr::PK.to_string(), s(key.pk())),
+                (attr::SK.to_string(), s(sk)),
+            ])
+        });
+        let query =
+            self.client().query().table_name(self.table()).expr(e).consistent_read(true).limit(limit.max(1));
+        let page = super::query::one_page(query, start, "Query(item statuses)").await?;
+        let rows = page
+            .items
+            .iter()
+            .filter_map(|i| Some((i.get(attr::SK)?.as_s().ok()?.clone(), items::status_of(i)?)))
+            .collect();
+        Ok((rows, page.last_key.is_some_and(|k| !k.is_empty())))
+    }
+
+    /// The reconciler's look at a waiting parent `seen` found it not ready: its next look at
+    /// `at` (ms), one more look counted (the backoff grows), the done count it saw, and where
+    /// its read of the items got to (`checked`), if it read them; only if it is still as seen.
+    pub async fn look_at_parent(
+        &self,
+        key: &ExecKey,
+        seen: &Snapshot,
+        at: i64,
+        done: u64,
+        checked: Option<&str>,
+    ) -> Result<bool, StoreError> {
+        let mut e = Expr::default();
+        e.set(attr::OPEN_DUE, n(at))
+            .set(attr::RESENDS, n(i64::from(seen.resends.saturating_add(1))))
+            .set(attr::MAP_LOOKED, n(done as i64));
+        if let Some(sk) = checked {
+            e.set(attr::MAP_CHECKED, s(sk));
+        }
+        e.cond_eq(attr::STATUS, s(ExecStatus::Waiting.as_str()))
+            .cond_eq(attr::TOKEN, n(seen.exec.fencing_token as i64));
+        match seen.open_due {
+            Some(d) => e.cond_eq(attr::OPEN_DUE, n(d)),
+            None => e.cond_not_exists(attr::OPEN_DUE),
+        };
+        Ok(self.cas(key, "UpdateItem(look at parent)", e).await?.is_ok())
     }
 
     /// Every item's outcome under the parent `key`, in key order (what the reduce receives).

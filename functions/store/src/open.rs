@@ -63,10 +63,35 @@ impl ExecStore {
         Ok(self.cas(key, "UpdateItem(open look again)", e).await?.is_ok())
     }
 
+    /// A worker re-queues `seen`, waiting at admission: moves the reconciler's next look to
+    /// `at` (ms; into the index if it was outside) and raises its wait generation, so the
+    /// worker's copy starts the one live chain of copies
+    /// ([`sundial_model::reconcile::wait_look`]); only if it is still as `seen`. The new
+    /// generation, or `None` if it changed meanwhile (the copy then keeps its own).
+    pub async fn note_wait(
+        &self,
+        key: &ExecKey,
+        seen: &Snapshot,
+        at: i64,
+    ) -> Result<Option<u64>, StoreError> {
+        let gen = seen.wait_gen + 1;
+        let mut e = Expr::default();
+        e.set(attr::OPEN_PK, s(keys::open_partition(keys::open_part(&key.tenant, &key.job_id))))
+            .set(attr::OPEN_DUE, n(at))
+            .set(attr::WAIT_GEN, n(gen as i64));
+        as_seen(&mut e, seen);
+        match seen.wait_gen {
+            0 => e.cond_absent_or(attr::WAIT_GEN, Cmp::Eq, n(0)),
+            g => e.cond_eq(attr::WAIT_GEN, n(g as i64)),
+        };
+        Ok(self.cas(key, "UpdateItem(open wait)", e).await?.is_ok().then_some(gen))
+    }
+
     /// Records a re-send by the reconciler (`actor`) at `now_ms`: a note on the timeline, one
-    /// more re-send, and the next look at `next_look` (ms); only if the execution is still as
-    /// `seen`, so two reconcilers never both re-send it. Returns the re-send count, or `None`
-    /// if it changed meanwhile.
+    /// more re-send, the next look at `next_look` (ms), and a new wait generation (the re-sent
+    /// message carries `seen.wait_gen + 1`); only if the execution is still as `seen`, so two
+    /// reconcilers never both re-send it. Returns the re-send count, or `None` if it changed
+    /// meanwhile.
     pub async fn mark_resent(
         &self,
         key: &ExecKey,
@@ -77,10 +102,13 @@ impl ExecStore {
     ) -> Result<Option<u32>, StoreError> {
         let ev = AuditEvent::note(&seen.exec, now_ms, actor, codes::RESENT);
         let mut e = Expr::default();
-        e.set(attr::OPEN_DUE, n(next_look)).set(attr::RESENDS, n(seen.resends + 1)).append_event(&ev);
+        let count = seen.resends.saturating_add(1);
+        e.set(attr::OPEN_DUE, n(next_look)).set(attr::RESENDS, n(count)).append_event(&ev);
+        // The re-send starts a new chain of copies: any older one still waiting drops itself.
+        e.set(attr::WAIT_GEN, n(seen.wait_gen as i64 + 1));
         as_seen(&mut e, seen);
         Ok(match self.cas(key, "UpdateItem(open resent)", e).await? {
-            Ok(_) => Some(seen.resends + 1),
+            Ok(_) => Some(count),
             Err(_) => None,
         })
     }

@@ -85,6 +85,7 @@ impl Outgoing {
                 enqueued_ms: now.timestamp_millis(),
                 lane: sundial_model::priority::lane_of(e),
                 child: e.child.as_ref().map(|c| c.sort_part()),
+                wait_gen: 0,
             },
             delay_secs: delay_secs(e.fire_at.timestamp_millis(), now.timestamp_millis()),
         }

@@ -137,30 +137,30 @@ pub async fn put_running(
     put_gate(ddb, table, keys::tenant_running_shard_pk(tenant, shard), leases, version).await
 }
 
-/// Moves the lease end of `key`'s entry in its tenant's running set (if it is still there), and
+/// Moves the lease end of `entry` (`keys::gate_entry`) in `tenant`'s running set (if it is still there), and
 /// bumps the version in the same update: an acquire that read the set before this write then
 /// fails its compare-and-set and reads again, instead of writing back the old lease end (which
 /// would make a running execution look gone and let the tenant exceed its limit).
 pub async fn extend_running(
     ddb: &aws_sdk_dynamodb::Client,
     table: &str,
-    key: &ExecKey,
+    (tenant, entry): (&str, &str),
     shard: u32,
     lease_until: i64,
 ) -> Result<(), StoreError> {
-    let gate = keys::tenant_running_shard_pk(&key.tenant, shard);
-    extend_gate_entry(ddb, table, gate, &key.id(), lease_until).await
+    let gate = keys::tenant_running_shard_pk(tenant, shard);
+    extend_gate_entry(ddb, table, gate, entry, lease_until).await
 }
 
-/// Removes `key`'s entry from its tenant's running set (if it is still there), bumping the
+/// Removes `entry` from `tenant`'s running set (if it is still there), bumping the
 /// version for the same reason as [`extend_running`]: a racing acquire must not bring it back.
 pub async fn remove_running(
     ddb: &aws_sdk_dynamodb::Client,
     table: &str,
-    key: &ExecKey,
+    (tenant, entry): (&str, &str),
     shard: u32,
 ) -> Result<(), StoreError> {
-    remove_gate_entry(ddb, table, keys::tenant_running_shard_pk(&key.tenant, shard), &key.id()).await
+    remove_gate_entry(ddb, table, keys::tenant_running_shard_pk(tenant, shard), entry).await
 }
 
 // The leased gate itself, by partition key: a tenant's running gate and a resource's holder

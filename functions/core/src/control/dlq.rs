@@ -88,6 +88,7 @@ fn send_of(e: &Execution, now: DateTime<Utc>) -> Outgoing {
             enqueued_ms: now.timestamp_millis(),
             lane: crate::priority::lane_of(e),
             child: e.child.as_ref().map(|c| c.sort_part()),
+            wait_gen: 0,
         },
         delay_secs: 0,
     }

@@ -108,7 +108,7 @@ pub fn at_claim(job: Option<&Job>, schedule: Option<&Schedule>, s: &Snapshot) ->
         return held_at_claim(job, s);
     }
     let Some(job) = job else { return Follow::Keep };
-    if !queued_ready(e) || e.attempt != 0 {
+    if !queued_ready(e) || !e.never_claimed() {
         return Follow::Keep;
     }
     if job.state == JobState::Deleted && job.updated_at <= e.fire_at {
@@ -229,6 +229,9 @@ mod tests {
     fn queued_on(job: &Job, s: &Schedule, at_ms: i64) -> Snapshot {
         let exec = Execution::ready(job, s, ms_to_dt(at_ms), None, ms_to_dt(T0), "tick");
         Snapshot {
+            wait_gen: 0,
+            looked_done: None,
+            checked_through: None,
             exec,
             checkpoint: None,
             total_run_ms: 0,

@@ -14,7 +14,7 @@
 //!   runner sees at the next heartbeat or checkpoint), then waits until the slot is free.
 //!
 //! **Per tenant**: with a limit configured, a tenant's running gate maps each running execution
-//! to its lease end; a claim joins it only while fewer than `limit`
+//! (its admission's entry, [`crate::keys::gate_entry`]) to its lease end; a claim joins it only while fewer than `limit`
 //! entries are live, by CAS on a version; heartbeats and finishes change their own entry and bump
 //! that version, so a racing join cannot undo them. Entries carry leases (extended by
 //! heartbeats), so a crashed worker's entry lapses instead of leaking a slot forever.
@@ -277,42 +277,54 @@ impl TenantGate {
         TenantGate { ddb, table: table.into() }
     }
 
-    /// Joins the tenant's running set until `lease_until` if fewer than `limit` live entries
-    /// are in it: tries the execution's home shard (a hash of its id), then the others in
-    /// turn, each admitting its [`gate_quota`]. An entry counts as live until its lease end plus
+    /// Joins `key`'s tenant's running set as `entry` (its admission's,
+    /// [`crate::keys::gate_entry`]) until `lease_until` if fewer than `limit` live entries are
+    /// in it: tries the entry's home shard (a hash of it), then the others in turn, each
+    /// admitting its [`gate_quota`]. An entry counts as live until its lease end plus
     /// `skew_margin_ms`.
     pub async fn acquire(
         &self,
         key: &ExecKey,
+        entry: &str,
         limit: u32,
         lease_until: i64,
         skew_margin_ms: i64,
         now_ms: i64,
     ) -> Result<Seat, StoreError> {
-        let me = key.id();
-        let home = crate::keys::shard_of(&key.tenant, &me, gate_shards(limit));
+        let home = crate::keys::shard_of(&key.tenant, entry, gate_shards(limit));
         let gate = |shard| crate::keys::tenant_running_shard_pk(&key.tenant, shard);
-        let entry = GateEntry { id: &me, home, lease_until, share: None };
+        let entry = GateEntry { id: entry, home, lease_until, share: None };
         Ok(acquire_gate(&self.ddb, &self.table, &gate, &entry, limit, skew_margin_ms, now_ms).await?.0)
     }
 
-    /// Extends this execution's entry in gate shard `shard` (heartbeats of limited tenants).
-    pub async fn extend(&self, key: &ExecKey, shard: u32, lease_until: i64) -> Result<(), StoreError> {
-        slots::extend_running(&self.ddb, &self.table, key, shard, lease_until).await
+    /// Extends `entry` in gate shard `shard` (heartbeats of limited tenants).
+    pub async fn extend(
+        &self,
+        key: &ExecKey,
+        entry: &str,
+        shard: u32,
+        lease_until: i64,
+    ) -> Result<(), StoreError> {
+        slots::extend_running(&self.ddb, &self.table, (&key.tenant, entry), shard, lease_until).await
     }
 
-    /// Leaves the tenant's running set (the entry in gate shard `shard`).
-    pub async fn release(&self, key: &ExecKey, shard: u32) -> Result<(), StoreError> {
-        slots::remove_running(&self.ddb, &self.table, key, shard).await
+    /// Leaves the tenant's running set (`entry`, in gate shard `shard`).
+    pub async fn release(&self, key: &ExecKey, entry: &str, shard: u32) -> Result<(), StoreError> {
+        slots::remove_running(&self.ddb, &self.table, (&key.tenant, entry), shard).await
     }
 
-    /// The live entries of a tenant limited to `limit` at `now_ms`, over every gate shard (for
-    /// tests and the API).
+    /// The executions of the live entries of a tenant limited to `limit` at `now_ms`, over every
+    /// gate shard (for tests and the API; an execution twice if two admissions hold an entry).
     pub async fn running(&self, tenant: &str, limit: u32, now_ms: i64) -> Result<Vec<String>, StoreError> {
         let mut v = Vec::new();
         for shard in 0..gate_shards(limit) {
             let set = slots::get_running(&self.ddb, &self.table, tenant, shard).await?;
-            v.extend(set.leases.into_iter().filter(|(_, lu)| *lu >= now_ms).map(|(k, _)| k));
+            v.extend(
+                set.leases
+                    .into_iter()
+                    .filter(|(_, lu)| *lu >= now_ms)
+                    .map(|(k, _)| crate::keys::gate_entry_execution(&k).to_string()),
+            );
         }
         v.sort();
         Ok(v)

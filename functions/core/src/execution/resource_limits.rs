@@ -5,7 +5,8 @@
 //!
 //! The holder set is the tenant running gate's leased map ([`super::policy::acquire_gate`]),
 //! one gate per resource instead of per tenant, its entries keyed by the *global* execution id
-//! (`{tenant}:{job}@{ms}`, since tenants share it): joined by CAS on a version while fewer than
+//! (`{tenant}:{job}@{ms}`, since tenants share it) and the admission that took them
+//! ([`crate::keys::gate_entry`]: a failed admission gives back only its own): joined by CAS on a version while fewer than
 //! the limit are live, extended by heartbeats, left at the attempt's end, and dropped by the next
 //! acquirer once its lease (+ skew margin) is over, so a holder that died frees its unit when its
 //! lease ends.
@@ -237,7 +238,8 @@ impl ResourceGates {
     }
 
     /// The live holders of `resource` limited to `limit` at `now_ms` (global execution id →
-    /// lease end), over every gate shard: for the API and tests.
+    /// lease end, one line per admission holding a unit), over every gate shard: for the API and
+    /// tests.
     pub async fn holders(
         &self,
         resource: &str,
@@ -252,7 +254,12 @@ impl ResourceGates {
                 keys::resource_running_shard_pk(resource, shard),
             )
             .await?;
-            v.extend(set.leases.into_iter().filter(|(_, lu)| *lu >= now_ms));
+            v.extend(
+                set.leases
+                    .into_iter()
+                    .filter(|(_, lu)| *lu >= now_ms)
+                    .map(|(k, lu)| (crate::keys::gate_entry_execution(&k).to_string(), lu)),
+            );
         }
         v.sort();
         Ok(v)

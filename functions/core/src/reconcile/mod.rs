@@ -59,6 +59,9 @@ pub struct ReconcileOptions {
     /// The EventBridge client `FireMissed` events go out with (to `Config::event_bus`); none:
     /// start-deadline misses are still recorded, logged and counted, but send no event.
     pub events: Option<aws_sdk_eventbridge::Client>,
+    /// Most items of one waiting map-reduce parent read in one look, keys and status only
+    /// (`mapreduce`: only once its counts stall).
+    pub max_items_per_look: usize,
 }
 
 impl Default for ReconcileOptions {
@@ -69,6 +72,7 @@ impl Default for ReconcileOptions {
             concurrency: 16,
             grace_ms: GRACE_MS,
             events: None,
+            max_items_per_look: 2_000,
         }
     }
 }
@@ -395,7 +399,10 @@ async fn one(
             Some(n) => {
                 let pool = seen.exec.definition.pool.clone();
                 tracing::warn!(execution = %entry.key.global_id(), status = seen.exec.status.as_str(), resends = n, pool, "re-sending a stranded execution");
-                Done::Resent(pool, Box::new(Outgoing::for_execution(&seen.exec, now)))
+                let mut out = Outgoing::for_execution(&seen.exec, now);
+                // The new chain's generation, raised by `mark_resent`.
+                out.message.wait_gen = seen.wait_gen + 1;
+                Done::Resent(pool, Box::new(out))
             }
         },
     })

@@ -25,6 +25,13 @@ pub struct Snapshot {
     pub held: Option<u64>,
     /// When it was found not started past its start deadline (ms; reported once).
     pub missed_at: Option<i64>,
+    /// Its wait generation (0 until a wait or a re-send started a new chain of copies).
+    pub wait_gen: u64,
+    /// A waiting map-reduce parent: its done count at the reconciler's last look.
+    pub looked_done: Option<u64>,
+    /// A waiting map-reduce parent: the sort key through which the reconciler found every item
+    /// final (its next read of the items resumes after it).
+    pub checked_through: Option<String>,
 }
 
 /// Result of putting a new execution.

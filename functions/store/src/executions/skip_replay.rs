@@ -43,7 +43,8 @@ impl ExecStore {
     /// DEAD → READY, the audited replay of a dead letter: resets the attempt count and the
     /// run-time budget, clears the error, lease, cancel flag and `attention` keys, and appends
     /// the event (`actor`, `code`). The fencing token is kept: the next claim takes it one
-    /// higher. False if it was no longer DEAD at `token`.
+    /// higher. A map-reduce item is taken back out of its parent's count in the same
+    /// transaction ([`ExecStore::replay_item`]). False if it was no longer DEAD at `token`.
     pub async fn replay(
         &self,
         key: &ExecKey,
@@ -55,6 +56,12 @@ impl ExecStore {
         let mut e = Self::replay_expr(key, token, actor, code, now);
         // The replay's own send counts as the first re-send (see [`ExecStore::take_resend`]).
         e.set(attr::RESENT, n(now.timestamp_millis()));
+        // The replay's message (generation 0) starts the execution's only chain of copies.
+        e.remove(attr::WAIT_GEN);
+        if matches!(key.child, Some(sundial_model::children::ChildKey::Item(_))) {
+            // A map-reduce item leaves its parent's count in the same write (`docs/mapreduce.md`).
+            return self.replay_item(key, e).await;
+        }
         Ok(self.cas(key, "UpdateItem(replay)", e).await?.is_ok())
     }
 

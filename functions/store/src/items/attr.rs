@@ -64,8 +64,9 @@ pub const RUN_MS: &str = "rt";
 /// SHA-256 prefix of an execution's input, stored when it goes DEAD.
 pub const DIGEST: &str = "dg";
 /// When a replayed execution was last sent to its queue by a replay (ms): at most one re-send
-/// per execution per gap (the dead-letter replay's rate limit).
-pub const RESENT: &str = "rs";
+/// per execution per gap (the dead-letter replay's rate limit). Not [`RESENDS`]: an instant
+/// stored in the reconciler's re-send count made it overflow (`rs` held both once).
+pub const RESENT: &str = "rl";
 /// A job slot's holder (the scheduled ms of the execution holding it).
 pub const SLOT_HOLDER: &str = "h";
 /// A job slot's latest released execution (scheduled ms).
@@ -95,6 +96,10 @@ pub const PLANNED: &str = "pl";
 pub const LEFT_CLASS: &str = "lv";
 /// How many times the reconciler re-sent the execution's message.
 pub const RESENDS: &str = "rs";
+/// The wait generation of an open execution: raised by whoever starts a new chain of queue
+/// copies for it (a wait that moves its reconciler look, a re-send); copies of an older
+/// generation are dropped (`sundial_model::reconcile::stale_copy`).
+pub const WAIT_GEN: &str = "wg";
 /// Set while a pause holds a queued-ahead execution (the pausing job version).
 pub const HELD: &str = "hd";
 /// When the execution was found not started past its start deadline (ms). Set once, by a
@@ -115,6 +120,12 @@ pub const MAP_EMITTED: &str = "xe";
 pub const MAP_DONE: &str = "xd";
 /// Of those, the ones that did not succeed.
 pub const MAP_FAILED: &str = "xf";
+/// A waiting map-reduce parent: its done count at the reconciler's last look (to see whether
+/// the counts still move).
+pub const MAP_LOOKED: &str = "xl";
+/// A waiting map-reduce parent: the sort key of the last item the reconciler found final with
+/// every item before it (where its next read of the items resumes).
+pub const MAP_CHECKED: &str = "xk";
 /// An item child's input (JSON text).
 pub const ITEM_INPUT: &str = "xi";
 /// An item child's result (JSON text), set by its succeeded finish.

@@ -153,7 +153,22 @@ pub fn snapshot_from_item(item: &Item) -> Result<Snapshot, DecodeError> {
         get_n_opt(item, attr::RESENDS).ok().flatten().unwrap_or(0).clamp(0, i64::from(u32::MAX)) as u32;
     let held = get_n_opt(item, attr::HELD).ok().flatten().map(|v| v.max(0) as u64);
     let missed_at = get_n_opt(item, attr::MISSED).ok().flatten();
-    Ok(Snapshot { exec, checkpoint, total_run_ms, digest, open_due, resends, held, missed_at })
+    let wait_gen = get_n_opt(item, attr::WAIT_GEN).ok().flatten().map_or(0, |v| v.max(0) as u64);
+    let looked_done = get_n_opt(item, attr::MAP_LOOKED).ok().flatten().map(|v| v.max(0) as u64);
+    let checked_through = item.get(attr::MAP_CHECKED).and_then(|v| v.as_s().ok()).cloned();
+    Ok(Snapshot {
+        exec,
+        checkpoint,
+        total_run_ms,
+        digest,
+        open_due,
+        resends,
+        held,
+        missed_at,
+        wait_gen,
+        looked_done,
+        checked_through,
+    })
 }
 
 /// Decodes an execution item.

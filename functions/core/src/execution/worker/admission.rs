@@ -20,6 +20,7 @@ use crate::store::jobs;
 use chrono::{DateTime, Utc};
 use std::ops::ControlFlow;
 use std::time::Duration;
+use sundial_model::reconcile::stale_copy;
 
 /// What admission decided.
 pub(super) enum Gate {
@@ -37,6 +38,10 @@ impl Worker {
     /// asks the concurrency policy, the tenant's running limit and the resource limits.
     pub(super) async fn admit(&self, d: &Delivery<'_>, m: &mut ExecMetrics) -> Result<Gate, StoreError> {
         let snapshot = self.store.get(&d.key, false).await?;
+        if let Some(s) = snapshot.as_ref().filter(|s| stale_copy(d.msg.wait_gen, s.wait_gen)) {
+            tracing::debug!(execution = %d.key.id(), copy = d.msg.wait_gen, current = s.wait_gen, "a stale copy of a waiting execution: dropped");
+            return Ok(Gate::Done(Disposition::Delete));
+        }
         let now = match self.hold_early(d, snapshot.as_ref()).await {
             ControlFlow::Continue(now) => now,
             ControlFlow::Break(gate) => return Ok(gate),
@@ -45,11 +50,14 @@ impl Worker {
             ControlFlow::Continue(snapshot) => snapshot,
             ControlFlow::Break(gate) => return Ok(gate),
         };
-        let Some(s) = snapshot.as_ref().filter(|s| self.claimable(s, now)) else {
+        let admission = self.admission_id();
+        let Some(s) = snapshot.as_ref().filter(|s| self.claimable(s, now) && !self.too_old(d, s, now)) else {
+            // Not for this worker to gate, or past its age: the claim ends it DEAD
+            // (`MaxAgeExceeded`) instead of letting it wait forever.
             return Ok(Gate::Claim {
                 snapshot: Box::new(snapshot),
                 now,
-                holds: Holds::new(d.key.clone(), None),
+                holds: Holds::new(d.key.clone(), admission, None),
             });
         };
         if let ControlFlow::Break(gate) = self.policy(d, s, now, m).await? {
@@ -57,15 +65,21 @@ impl Worker {
         }
         let now_ms = now.timestamp_millis();
         let lease_until = now_ms + self.settings.lease_ms;
-        let shard = match self.tenant_seat(d, now_ms, lease_until).await? {
+        let shard = match self.tenant_seat(d, s, &admission, now_ms, lease_until).await? {
             ControlFlow::Continue(shard) => shard,
             ControlFlow::Break(gate) => return Ok(gate),
         };
-        let holds = Holds::new(d.key.clone(), shard);
+        let holds = Holds::new(d.key.clone(), admission, shard);
         if s.exec.definition.resources.is_empty() {
             return Ok(Gate::Claim { snapshot: Box::new(snapshot), now, holds });
         }
         self.resource_gates(d, snapshot, holds, now_ms, m).await
+    }
+
+    /// Whether `s` is past its job's `retry.maxAgeSecs`: it has waited (or was delivered) too
+    /// long to start, and is not admitted to wait again.
+    fn too_old(&self, d: &Delivery<'_>, s: &Snapshot, now: DateTime<Utc>) -> bool {
+        now.timestamp_millis() - d.key.scheduled_ms > i64::from(s.exec.definition.retry.max_age_secs) * 1_000
     }
 
     /// Whether this worker would claim `s` at `now` (READY/RETRY_WAIT once available, or an
@@ -107,11 +121,12 @@ impl Worker {
     fn follows_job(&self, s: &Snapshot, now: DateTime<Utc>) -> bool {
         s.exec.status == ExecStatus::Ready
             && s.exec.child.is_none()
-            && (s.held.is_some() || s.exec.attempt == 0)
+            && (s.held.is_some() || s.exec.never_claimed())
             && self.claimable(s, now)
     }
 
-    /// Due and READY: held by a pause, or (first claim of a scheduled execution) put by a scan
+    /// Due and READY: held by a pause, or (first claim ever of a scheduled execution: not a
+    /// reduce, not a replay) put by a scan
     /// that read the job before a pause or an edit and escaped the API's sweep (`at_claim`).
     /// A hold is checked against the job too: a stale one (the job was enabled at the instant)
     /// is released, audited, and the fire is then judged like any other.
@@ -183,21 +198,31 @@ impl Worker {
             Admission::Wait { until_ms, reason } => {
                 tracing::debug!(execution = %key.id(), reason, "policy wait");
                 let secs = secs_ceil(until_ms - now.timestamp_millis()).max(1);
-                Ok(ControlFlow::Break(Gate::Done(self.wait(d, secs).await)))
+                Ok(ControlFlow::Break(Gate::Done(self.wait_admission(d, s, secs).await)))
             }
         }
     }
 
     /// A seat under the tenant's running limit, if it has one: the gate shard it holds.
-    async fn tenant_seat(&self, d: &Delivery<'_>, now_ms: i64, lease_until: i64) -> Phase<Option<u32>> {
+    async fn tenant_seat(
+        &self,
+        d: &Delivery<'_>,
+        s: &Snapshot,
+        admission: &str,
+        now_ms: i64,
+        lease_until: i64,
+    ) -> Phase<Option<u32>> {
         let key = &d.key;
         let Some(limit) = self.settings.tenant_limits.of(&key.tenant) else {
             return Ok(ControlFlow::Continue(None));
         };
-        match self.tenants.acquire(key, limit, lease_until, self.settings.skew_margin_ms, now_ms).await? {
+        let entry = Holds::tenant_entry(key, admission);
+        let margin = self.settings.skew_margin_ms;
+        match self.tenants.acquire(key, &entry, limit, lease_until, margin, now_ms).await? {
             Seat::Admitted { shard } => Ok(ControlFlow::Continue(Some(shard))),
             Seat::Full { retry_at } => {
-                Ok(ControlFlow::Break(Gate::Done(self.wait(d, secs_ceil(retry_at - now_ms).max(1)).await)))
+                let secs = secs_ceil(retry_at - now_ms).max(1);
+                Ok(ControlFlow::Break(Gate::Done(self.wait_admission(d, s, secs).await)))
             }
         }
     }
@@ -215,9 +240,10 @@ impl Worker {
         let key = &d.key;
         let lease_until = now_ms + self.settings.lease_ms;
         let margin = self.settings.skew_margin_ms;
+        let entry = holds.own_resource_entry();
         let got = self
             .resources
-            .acquire_all(names(&snapshot), &key.global_id(), lease_until, margin, now_ms, &mut m.resources)
+            .acquire_all(names(&snapshot), &entry, lease_until, margin, now_ms, &mut m.resources)
             .await;
         match got {
             Ok(Acquired::All(held)) => {
@@ -233,7 +259,11 @@ impl Worker {
                 } else {
                     tracing::debug!(execution = %key.id(), resource, "resource wait");
                 }
-                Ok(Gate::Done(self.wait(d, secs_ceil(retry_at - now_ms).max(1)).await))
+                let secs = secs_ceil(retry_at - now_ms).max(1);
+                match snapshot.as_ref() {
+                    Some(s) => Ok(Gate::Done(self.wait_admission(d, s, secs).await)),
+                    None => Ok(Gate::Done(self.wait(d, secs).await)),
+                }
             }
             Err(e) => {
                 holds.end(self, Exit::NotClaimed { canceled: false }).await?;

@@ -30,10 +30,15 @@ pub(super) enum Exit {
 }
 
 /// The holds of one attempt. Create it at admission, end it exactly once with [`Holds::end`].
+/// Its entries are keyed by its admission ([`crate::keys::gate_entry`]), so they are its own:
+/// another admission of the same execution (a duplicate delivery, a takeover) has its own, and
+/// neither can give back the other's.
 #[must_use = "an attempt's holds must be ended with Holds::end"]
 #[derive(Debug)]
 pub(super) struct Holds {
     key: ExecKey,
+    /// The admission that took the entries (unique per worker and delivery).
+    admission: String,
     /// The tenant gate shard holding this attempt's entry, if it joined its tenant's gate.
     tenant: Option<u32>,
     /// The resources whose holder gates hold this attempt's entry (its global id).
@@ -42,9 +47,25 @@ pub(super) struct Holds {
 }
 
 impl Holds {
-    /// Holds of an attempt; `tenant`: the gate shard it joined in its tenant's running gate.
-    pub(super) fn new(key: ExecKey, tenant: Option<u32>) -> Self {
-        Holds { key, tenant, resources: Vec::new(), ended: false }
+    /// Holds of admission `admission`; `tenant`: the gate shard it joined in its tenant's
+    /// running gate.
+    pub(super) fn new(key: ExecKey, admission: String, tenant: Option<u32>) -> Self {
+        Holds { key, admission, tenant, resources: Vec::new(), ended: false }
+    }
+
+    /// This admission's entry in its tenant's running gate.
+    pub(super) fn tenant_entry(key: &ExecKey, admission: &str) -> String {
+        crate::keys::gate_entry(&key.id(), admission)
+    }
+
+    /// This attempt's entry in a resource's holder gate.
+    pub(super) fn own_resource_entry(&self) -> String {
+        Self::resource_entry(&self.key, &self.admission)
+    }
+
+    /// This admission's entry in a resource's holder gate (global: tenants share those gates).
+    pub(super) fn resource_entry(key: &ExecKey, admission: &str) -> String {
+        crate::keys::gate_entry(&key.global_id(), admission)
     }
 
     /// The same holds, also holding `resources` (taken all at once at admission).
@@ -57,12 +78,18 @@ impl Holds {
     /// Both are tried; the first error is returned.
     pub(super) async fn extend(&self, w: &Worker, lease_until: i64) -> Result<(), StoreError> {
         let tenant = match self.tenant {
-            Some(shard) => w.tenants.extend(&self.key, shard, lease_until).await,
+            Some(shard) => {
+                let entry = Self::tenant_entry(&self.key, &self.admission);
+                w.tenants.extend(&self.key, &entry, shard, lease_until).await
+            }
             None => Ok(()),
         };
         let resources = match self.resources.is_empty() {
             true => Ok(()),
-            false => w.resources.extend(&self.resources, &self.key.global_id(), lease_until).await,
+            false => {
+                let entry = Self::resource_entry(&self.key, &self.admission);
+                w.resources.extend(&self.resources, &entry, lease_until).await
+            }
         };
         tenant.and(resources)
     }
@@ -70,12 +97,14 @@ impl Holds {
     /// Gives back what `exit` frees.
     pub(super) async fn end(mut self, w: &Worker, exit: Exit) -> Result<(), StoreError> {
         self.ended = true;
-        if let (Some(shard), true) = (self.tenant, exit != Exit::TakenOver) {
-            w.tenants.release(&self.key, shard).await?;
+        // Whatever the exit, the entries are this admission's own: a new owner (a takeover)
+        // holds its own.
+        if let Some(shard) = self.tenant {
+            w.tenants.release(&self.key, &Self::tenant_entry(&self.key, &self.admission), shard).await?;
         }
-        // Taken over: the entries are the new owner's now (same id, renewed by its admission).
-        if !self.resources.is_empty() && exit != Exit::TakenOver {
-            w.resources.release(&self.resources, &self.key.global_id()).await?;
+        if !self.resources.is_empty() {
+            let entry = Self::resource_entry(&self.key, &self.admission);
+            w.resources.release(&self.resources, &entry).await?;
         }
         match exit {
             Exit::NotClaimed { canceled: true } => {

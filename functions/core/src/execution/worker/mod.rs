@@ -63,7 +63,7 @@ use crate::missed::{FireMissed, MissReason, MissReporter};
 use crate::model::{ExecMessage, ExecStatus, JobDefinition};
 use crate::queue::{Outgoing, PoolQueues, QueueError, MAX_DELAY_SECS};
 use crate::store::error::StoreError;
-use crate::store::executions::{ClaimOutcome, Claimed, ExecKey, ExecStore};
+use crate::store::executions::{ClaimOutcome, Claimed, ExecKey, ExecStore, Snapshot};
 use admission::Gate;
 use attempt::Exit;
 use sha2::{Digest, Sha256};
@@ -146,6 +146,8 @@ pub struct Worker {
     skew: Arc<SkewGuard>,
     metrics: Arc<dyn MetricsSink>,
     missed: MissReporter,
+    /// Admissions so far: each one's gate entries are keyed `{worker}.{n}` ([`Worker::admission_id`]).
+    admissions: std::sync::atomic::AtomicU64,
 }
 
 impl Worker {
@@ -190,6 +192,7 @@ impl Worker {
             metrics,
             cfg,
             settings,
+            admissions: std::sync::atomic::AtomicU64::new(0),
         })
     }
 
@@ -267,7 +270,37 @@ impl Worker {
     /// the delivered one be deleted. Waiting never moves a live execution's message to the DLQ.
     /// If the send fails, fall back to the visibility change (the reconciler covers the rest).
     async fn wait(&self, d: &Delivery<'_>, secs: i32) -> Disposition {
-        let fresh = Outgoing { message: d.msg.clone(), delay_secs: secs.clamp(0, MAX_DELAY_SECS as i32) };
+        self.requeue(d, d.msg.wait_gen, secs).await
+    }
+
+    /// A wait at admission (a concurrency policy, the tenant limit, a resource limit) of READY
+    /// `s`: as [`Worker::wait`], and it tells the reconciler, which would otherwise take the
+    /// overdue READY execution for a lost delivery and re-send it (a second chain of copies
+    /// each time, for as long as the wait lasts). About once a grace, one conditional write moves
+    /// its look past the wait and raises its wait generation, and the copy carries the new one:
+    /// every older copy then drops itself (`docs/reconciler.md`, "Waiting is not lost").
+    async fn wait_admission(&self, d: &Delivery<'_>, s: &Snapshot, secs: i32) -> Disposition {
+        let retry_at = self.clock.now_ms() + i64::from(secs) * 1_000;
+        let reported = s.missed_at.is_some() || s.held.is_some();
+        let mut gen = d.msg.wait_gen;
+        if let Some(at) = sundial_model::reconcile::wait_look(&s.exec, s.open_due, reported, retry_at) {
+            match self.store.note_wait(&d.key, s, at).await {
+                Ok(Some(g)) => gen = g,
+                // Changed since it was read: whoever changed it decides; this copy goes on.
+                Ok(None) => {}
+                Err(e) => {
+                    tracing::warn!(execution = %d.key.id(), error = %e, "could not move a waiting execution's reconciler look; it may be re-sent")
+                }
+            }
+        }
+        self.requeue(d, gen, secs).await
+    }
+
+    /// Sends a fresh copy of the delivered message, generation `gen`, delayed by `secs`.
+    async fn requeue(&self, d: &Delivery<'_>, gen: u64, secs: i32) -> Disposition {
+        let mut message = d.msg.clone();
+        message.wait_gen = gen;
+        let fresh = Outgoing { message, delay_secs: secs.clamp(0, MAX_DELAY_SECS as i32) };
         match self.queues.send_all(d.pool, &[fresh]).await {
             Ok(()) => Disposition::Delete,
             Err(e) => {
@@ -275,6 +308,13 @@ impl Worker {
                 Disposition::RetryAfter(secs)
             }
         }
+    }
+
+    /// A new admission's id, unique among this worker's (and, with the worker id, among all):
+    /// the key its gate entries are held under ([`crate::keys::gate_entry`]).
+    fn admission_id(&self) -> String {
+        let n = self.admissions.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        format!("{}.{n}", self.settings.worker_id)
     }
 
     fn actor(&self) -> String {
@@ -371,7 +411,7 @@ impl Worker {
 }
 
 impl Worker {
-    /// A first attempt that starts past its job's start deadline, unreported so far (the
+    /// A first start that is past its job's start deadline, unreported so far (the
     /// reconciler had not looked yet, or lost to this claim): record the miss once (the
     /// conditional write decides between this worker and any reconciler) and report it. The
     /// run goes on either way: the deadline is an alert, not a budget.
@@ -383,8 +423,10 @@ impl Worker {
         m: &mut ExecMetrics,
     ) {
         let snap = &c.snapshot;
+        // The first start only: a reduce's or a replay's claim (attempt 1 again) started late
+        // by design.
         if c.from != ExecStatus::Ready
-            || c.fence.attempt != 1
+            || !c.fence.is_first_start()
             || snap.missed_at.is_some()
             || snap.held.is_some()
         {

@@ -393,13 +393,14 @@ impl Worker {
 }
 
 /// The claim's share of the metrics: how long the message waited in the queue and, for a
-/// first attempt, how late it started.
+/// first start, how late it started.
 fn note_claim(m: &mut ExecMetrics, d: &Delivery<'_>, c: &Claimed, claim_ms: i64) {
     let e = &c.snapshot.exec;
     m.takeovers = u64::from(c.takeover);
     if c.from == ExecStatus::Ready {
         m.queue_wait_ms = Some((claim_ms - d.msg.enqueued_ms.max(d.msg.fire_ms).max(e.available_at)).max(0));
-        if c.fence.attempt == 1 {
+        // The first start only: a reduce or a replay would add hours-long samples.
+        if c.fence.is_first_start() {
             m.start_lag_ms = Some(claim_ms - d.key.scheduled_ms);
         }
     } else if c.from == ExecStatus::RetryWait {
@@ -413,6 +414,13 @@ fn out_of_budget(e: &Execution, takeover: bool, reason: &'static str) -> Finish 
     let last = match (&e.last_error, takeover) {
         (_, true) => RunError::retryable(codes::LEASE_EXPIRED, "the previous attempt's lease expired"),
         (Some((c, msg)), false) => RunError::retryable(c.clone(), msg.clone()),
+        (None, false) if reason == codes::MAX_AGE_EXCEEDED => RunError::retryable(
+            reason,
+            format!(
+                "not started within retry.maxAgeSecs = {} of its scheduled instant (it waited for a concurrency policy, the tenant's running limit or a resource, or was delivered late)",
+                e.definition.retry.max_age_secs
+            ),
+        ),
         (None, false) => RunError::retryable(reason, "budget exhausted before the attempt"),
     };
     Finish::Dead { reason: reason.into(), error: last, digest: super::input_digest(&e.definition) }
