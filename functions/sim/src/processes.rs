@@ -83,6 +83,31 @@ pub struct Shared {
     pub stop: CancellationToken,
     /// Messages sent per execution id (every queue), counted by the simulated SQS's send hook.
     pub messages: Arc<Mutex<BTreeMap<String, u64>>>,
+    /// The most copies of one execution's message live at once (sampled every simulated 30 s).
+    pub live: Arc<Mutex<BTreeMap<String, u64>>>,
+}
+
+/// Samples the queues every 30 simulated seconds: the most copies of each execution's message
+/// live at once (finding 3: waits must not multiply copies).
+pub fn sampler(sh: &Shared) -> JoinHandle<()> {
+    let sh = sh.clone();
+    tokio::spawn(async move {
+        while !sh.stop.is_cancelled() {
+            tokio::time::sleep(Duration::from_secs(30)).await;
+            let mut now: BTreeMap<String, u64> = BTreeMap::new();
+            for body in sh.world.aws.message_bodies() {
+                if let Some(id) = execution_of_message(&body) {
+                    *now.entry(id).or_insert(0) += 1;
+                }
+            }
+            if let Ok(mut g) = sh.live.lock() {
+                for (id, n) in now {
+                    let e = g.entry(id).or_insert(0);
+                    *e = (*e).max(n);
+                }
+            }
+        }
+    })
 }
 
 /// The execution id an SQS message body carries (`ExecMessage`: `j`, `s`, `c`), if it is one.

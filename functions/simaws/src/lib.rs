@@ -239,6 +239,13 @@ impl Aws {
         self.lock().faults = f;
     }
 
+    /// The body of every message in every queue (visible, in flight or delayed), in queue and
+    /// send order: what is live now.
+    pub fn message_bodies(&self) -> Vec<String> {
+        let s = self.lock();
+        s.sqs.queues.values().flat_map(|q| q.msgs.values().map(|m| m.body.clone())).collect()
+    }
+
     /// Sets the hook that sees every message sent (for invariants over message counts).
     pub fn on_send(&self, h: SendHook) {
         self.lock().on_send = Some(h);

@@ -5,6 +5,7 @@
 //! sim --seeds 100 --from 1000        # seeds 1000..1099
 //! sim --for-secs 600                 # fresh seeds until 10 minutes of real time have passed
 //! options: --jobs N --tenants N --minutes N --ops-per-hour N --no-faults --json FILE
+//!          --explain JOB (print the job's definition, actions, executions and the fault plan)
 //! ```
 //! Exits 1 when a seed breaks an invariant, after printing its violations, the traces of the
 //! executions involved and the command that replays it.
@@ -43,6 +44,7 @@ fn main() -> anyhow::Result<()> {
             o.profile.ops_per_hour = v;
         }
         o.faults = !args.iter().any(|a| a == "--no-faults");
+        o.explain = arg(&args, "--explain");
         o
     };
     let started = Instant::now();
