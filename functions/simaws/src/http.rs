@@ -23,6 +23,7 @@ use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
 use aws_smithy_types::body::SdkBody;
 use serde_json::Value;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use sundial_hash::Fnv1a;
 
 /// The endpoint every client of the simulated AWS is configured with (never resolved).
 pub const ENDPOINT: &str = "http://sim.aws";
@@ -244,15 +245,31 @@ fn before(st: &mut State, call: &Call) -> (u64, Before) {
     (latency, Before::Serve { lose_response })
 }
 
-/// The request as hashed into the trace: the body without the SDK's random idempotency tokens.
-fn trace_bytes(call: &Call) -> Vec<u8> {
-    match &call.json {
-        Value::Object(m) if m.contains_key("ClientRequestToken") => {
-            let mut m = m.clone();
-            m.remove("ClientRequestToken");
-            Value::Object(m).to_string().into_bytes()
+/// Feeds `v` to the trace with object keys sorted: the SDK serialises its `HashMap`s (items,
+/// attribute maps) in a per-process random order, which must not change the trace.
+fn hash_json(h: Fnv1a, v: &Value) -> Fnv1a {
+    match v {
+        Value::Object(m) => {
+            let mut keys: Vec<&String> = m.keys().collect();
+            keys.sort();
+            keys.into_iter().fold(h.write(b"{"), |h, k| {
+                // The SDK fills idempotency tokens with random UUIDs.
+                if k == "ClientRequestToken" {
+                    return h;
+                }
+                hash_json(h.write(k.as_bytes()).write(b":"), &m[k])
+            })
         }
-        _ => call.raw.clone(),
+        Value::Array(a) => a.iter().fold(h.write(b"["), hash_json),
+        other => h.write(other.to_string().as_bytes()).write(b","),
+    }
+}
+
+/// Feeds a body: canonical JSON when it is JSON, else its bytes.
+fn hash_body(h: Fnv1a, body: &[u8]) -> Fnv1a {
+    match serde_json::from_slice::<Value>(body) {
+        Ok(v) => hash_json(h, &v),
+        Err(_) => h.write(body),
     }
 }
 
@@ -282,12 +299,8 @@ impl SimClient {
                 .write(call.process.as_deref().unwrap_or("").as_bytes())
                 .write(&[0])
                 .write(call.op.as_bytes());
-            let t = t
-                .write(&[0])
-                .write(&trace_bytes(&call))
-                .write(&reply.status.to_be_bytes())
-                .write(&reply.body);
-            st.trace = t;
+            let t = hash_body(t.write(&[0]), &call.raw).write(&reply.status.to_be_bytes());
+            st.trace = hash_body(t, &reply.body);
         }
         to_http(reply)
     }
