@@ -20,10 +20,16 @@ async fn every_contract_case_holds_on_the_emulator() -> anyhow::Result<()> {
     require_emulator(&clients()).await?;
     // WHEN every contract case runs against it
     let results = contract::run_all(&sdk_config(), &unique_prefix("contract")).await;
-    // THEN each holds, as it holds on the simulator
-    let failed: Vec<String> =
-        results.iter().filter_map(|(n, r)| r.as_ref().err().map(|e| format!("{n}: {e}"))).collect();
+    // THEN each holds, as it holds on the simulator (but for the emulator's known gaps)
     let emulator = std::env::var("SUNDIAL_EMULATOR").unwrap_or_else(|_| "the emulator".into());
+    let mut failed = Vec::new();
+    for (name, r) in &results {
+        match (r, contract::known_gap(&emulator, name)) {
+            (Ok(()), _) => {}
+            (Err(e), Some(why)) => eprintln!("{name} fails on {emulator}, a known gap ({why}): {e}"),
+            (Err(e), None) => failed.push(format!("{name}: {e}")),
+        }
+    }
     assert!(
         failed.is_empty(),
         "contract cases failed on {emulator} at {}:\n{}",

@@ -220,10 +220,10 @@ fn before(st: &mut State, call: &Call) -> (u64, Before) {
     *st.stats.requests.entry(key).or_default() += 1;
     let aimed = st.faults.only_process.as_ref().is_none_or(|p| call.process.as_ref() == Some(p));
     let f = st.faults.clone();
-    let latency = if f.latency_ms > 0 { st.rng.below(f.latency_ms + 1) } else { 0 };
     if !aimed || call.service == Service::Unknown {
-        return (latency, Before::Serve { lose_response: false });
+        return (0, Before::Serve { lose_response: false });
     }
+    let latency = if f.latency_ms > 0 { st.rng.below(f.latency_ms + 1) } else { 0 };
     if call.service == Service::Sqs && f.sqs_down {
         st.fault("sqs_down");
         let e = ApiError::new(503, "ServiceUnavailable", "SQS is down (simulated)")
@@ -265,8 +265,27 @@ fn hash_json(h: Fnv1a, v: &Value) -> Fnv1a {
     }
 }
 
-/// Feeds a body: canonical JSON when it is JSON, else its bytes.
-fn hash_body(h: Fnv1a, body: &[u8]) -> Fnv1a {
+/// Feeds a request: its parsed JSON canonically (the SDK's map order is random), else its bytes.
+fn hash_request(h: Fnv1a, call: &Call) -> Fnv1a {
+    match &call.json {
+        Value::Null => h.write(&call.raw),
+        v => hash_json(h, v),
+    }
+}
+
+/// Whether `serde_json` writes maps with sorted keys (its default `BTreeMap`; not with the
+/// `preserve_order` feature): then a response body, written from the simulator's own values, is
+/// already canonical and is hashed as bytes instead of parsed again.
+fn sorted_maps() -> bool {
+    static SORTED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *SORTED.get_or_init(|| serde_json::json!({ "b": 1, "a": 2 }).to_string().starts_with(r#"{"a""#))
+}
+
+/// Feeds a response body.
+fn hash_response(h: Fnv1a, body: &[u8]) -> Fnv1a {
+    if sorted_maps() {
+        return h.write(body);
+    }
     match serde_json::from_slice::<Value>(body) {
         Ok(v) => hash_json(h, &v),
         Err(_) => h.write(body),
@@ -299,8 +318,8 @@ impl SimClient {
                 .write(call.process.as_deref().unwrap_or("").as_bytes())
                 .write(&[0])
                 .write(call.op.as_bytes());
-            let t = hash_body(t.write(&[0]), &call.raw).write(&reply.status.to_be_bytes());
-            st.trace = hash_body(t, &reply.body);
+            let t = hash_request(t.write(&[0]), &call).write(&reply.status.to_be_bytes());
+            st.trace = hash_response(t, &reply.body);
         }
         to_http(reply)
     }

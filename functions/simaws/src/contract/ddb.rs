@@ -658,3 +658,54 @@ pub(super) async fn batch_get(sdk: &aws_config::SdkConfig, prefix: &str) -> Outc
     })
     .await
 }
+
+/// A retried transaction (same client request token, same request: what the SDK sends after a
+/// lost response) succeeds without applying twice; the token with another request is refused.
+pub(super) async fn transaction_tokens(sdk: &aws_config::SdkConfig, prefix: &str) -> Outcome {
+    with_table(sdk, prefix, |ddb, t| async move {
+        let bump = |by: i64| -> Result<Vec<TransactWriteItem>, String> {
+            let upd = Update::builder()
+                .table_name(&t)
+                .set_key(Some(key("a", "c")))
+                .update_expression("ADD #c :by")
+                .expression_attribute_names("#c", "c")
+                .expression_attribute_values(":by", n(by))
+                .build()
+                .map_err(fail("Update"))?;
+            Ok(vec![TransactWriteItem::builder().update(upd).build()])
+        };
+        let token = format!("{prefix}token");
+        for attempt in 0..2 {
+            ddb.transact_write_items()
+                .set_transact_items(Some(bump(1)?))
+                .client_request_token(&token)
+                .send()
+                .await
+                .map_err(|e| format!("attempt {attempt}: {}", fail("TransactWriteItems")(e)))?;
+        }
+        let got = ddb
+            .get_item()
+            .table_name(&t)
+            .set_key(Some(key("a", "c")))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(fail("GetItem"))?;
+        ensure!(
+            num(got.item(), "c") == Some(1),
+            "a transaction retried with its token applied twice: {:?}",
+            got.item()
+        );
+        let e = ddb
+            .transact_write_items()
+            .set_transact_items(Some(bump(5)?))
+            .client_request_token(&token)
+            .send()
+            .await
+            .err()
+            .ok_or("a token reused for another request was accepted")?;
+        ensure!(e.code() == Some("IdempotentParameterMismatchException"), "token reuse: {:?}", e.code());
+        Ok(())
+    })
+    .await
+}

@@ -27,6 +27,8 @@ pub(crate) const REGION: &str = "us-east-1";
 #[derive(Default)]
 pub(crate) struct Dynamo {
     pub(crate) tables: BTreeMap<String, Table>,
+    /// Client request tokens of committed transactions, for DynamoDB's ten-minute idempotency.
+    pub(crate) tokens: txn::Tokens,
 }
 
 /// `TableName` of a request, as a name (an ARN is accepted too).
@@ -97,7 +99,7 @@ impl Dynamo {
             "Scan" => read::scan(self, req),
             "BatchGetItem" => read::batch_get(self, req),
             "PutItem" | "UpdateItem" | "DeleteItem" => write::single(self, op, req),
-            "TransactWriteItems" => txn::transact_write(self, req),
+            "TransactWriteItems" => txn::transact_write(self, req, now_ms),
             "BatchWriteItem" => txn::batch_write(self, req),
             _ => Err(ApiError::unknown_operation("DynamoDB", op)),
         }
