@@ -709,3 +709,107 @@ pub(super) async fn transaction_tokens(sdk: &aws_config::SdkConfig, prefix: &str
     })
     .await
 }
+
+/// Pages of one item through an index whose sort key ties: every item once, in a stable order.
+pub(super) async fn index_paging_with_ties(sdk: &aws_config::SdkConfig, prefix: &str) -> Outcome {
+    with_table(sdk, prefix, |ddb, t| async move {
+        for sk in ["3", "1", "2", "4"] {
+            let gsk = if sk == "4" { 20 } else { 10 };
+            let i = item("a", sk, &[("gpk", s("due")), ("gsk", n(gsk))]);
+            ddb.put_item().table_name(&t).set_item(Some(i)).send().await.map_err(fail("PutItem"))?;
+        }
+        let (mut seen, mut start, mut pages) = (Vec::new(), None, 0);
+        loop {
+            let out = ddb
+                .query()
+                .table_name(&t)
+                .index_name("byG")
+                .key_condition_expression("#g = :g AND #s >= :lo")
+                .expression_attribute_names("#g", "gpk")
+                .expression_attribute_names("#s", "gsk")
+                .expression_attribute_values(":g", s("due"))
+                .expression_attribute_values(":lo", n(10))
+                .limit(1)
+                .set_exclusive_start_key(start)
+                .send()
+                .await
+                .map_err(fail("Query page on the index"))?;
+            seen.extend(sks_of(out.items()));
+            start = out.last_evaluated_key().cloned();
+            if let Some(k) = &start {
+                ensure!(
+                    ["pk", "sk", "gpk", "gsk"].iter().all(|a| k.contains_key(*a)),
+                    "an index page's LastEvaluatedKey {k:?}"
+                );
+            }
+            pages += 1;
+            if start.is_none() || pages > 8 {
+                break;
+            }
+        }
+        let mut tied = seen[..3.min(seen.len())].to_vec();
+        tied.sort();
+        ensure!(
+            seen.len() == 4 && tied == ["1", "2", "3"] && seen[3] == "4",
+            "index pages of 1 gave {seen:?}"
+        );
+        Ok(())
+    })
+    .await
+}
+
+/// A Scan in pages of 2 visits every item of every partition once.
+pub(super) async fn scan_paging(sdk: &aws_config::SdkConfig, prefix: &str) -> Outcome {
+    with_table(sdk, prefix, |ddb, t| async move {
+        put_range(&ddb, &t, "p", &["1", "2", "3"]).await?;
+        put_range(&ddb, &t, "q", &["1", "2"]).await?;
+        let (mut seen, mut start, mut pages) = (Vec::new(), None, 0);
+        loop {
+            let out = ddb
+                .scan()
+                .table_name(&t)
+                .limit(2)
+                .set_exclusive_start_key(start)
+                .send()
+                .await
+                .map_err(fail("Scan page"))?;
+            ensure!(out.items().len() <= 2, "Scan Limit 2 returned {}", out.items().len());
+            for i in out.items() {
+                let pk = i.get("pk").and_then(|v| v.as_s().ok()).cloned().unwrap_or_default();
+                seen.push(format!(
+                    "{pk}/{}",
+                    i.get("sk").and_then(|v| v.as_s().ok()).cloned().unwrap_or_default()
+                ));
+            }
+            start = out.last_evaluated_key().cloned();
+            pages += 1;
+            if start.is_none() || pages > 8 {
+                break;
+            }
+        }
+        seen.sort();
+        ensure!(seen == ["p/1", "p/2", "p/3", "q/1", "q/2"], "Scan pages visited {seen:?}");
+        Ok(())
+    })
+    .await
+}
+
+/// An item over 400 KB is refused, an item just under is stored.
+pub(super) async fn item_size_limit(sdk: &aws_config::SdkConfig, prefix: &str) -> Outcome {
+    with_table(sdk, prefix, |ddb, t| async move {
+        let big = item("a", "1", &[("blob", s(&"x".repeat(410 * 1024)))]);
+        let e = ddb
+            .put_item()
+            .table_name(&t)
+            .set_item(Some(big))
+            .send()
+            .await
+            .err()
+            .ok_or("a 410 KB item was stored")?;
+        ensure!(e.code() == Some("ValidationException"), "a 410 KB item: {:?}", e.code());
+        let fits = item("a", "2", &[("blob", s(&"x".repeat(390 * 1024)))]);
+        ddb.put_item().table_name(&t).set_item(Some(fits)).send().await.map_err(fail("PutItem of 390 KB"))?;
+        Ok(())
+    })
+    .await
+}

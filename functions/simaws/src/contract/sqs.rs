@@ -342,3 +342,81 @@ pub(super) async fn long_poll_returns_on_arrival(sdk: &aws_config::SdkConfig, pr
     })
     .await
 }
+
+/// Message attributes come back by name; ten at most per receive.
+pub(super) async fn attributes_and_receive_limit(sdk: &aws_config::SdkConfig, prefix: &str) -> Outcome {
+    with_queue(sdk, &format!("{prefix}q"), &[], |sqs, url| async move {
+        let attr = aws_sdk_sqs::types::MessageAttributeValue::builder()
+            .data_type("String")
+            .string_value("acme")
+            .build()
+            .map_err(fail("MessageAttributeValue"))?;
+        sqs.send_message()
+            .queue_url(&url)
+            .message_body("a")
+            .message_attributes("tenant", attr)
+            .send()
+            .await
+            .map_err(fail("SendMessage"))?;
+        let out = sqs
+            .receive_message()
+            .queue_url(&url)
+            .message_attribute_names("tenant")
+            .visibility_timeout(0)
+            .send()
+            .await
+            .map_err(fail("ReceiveMessage"))?;
+        let m = out.messages().first().ok_or("nothing received")?;
+        let tenant = m.message_attributes().and_then(|a| a.get("tenant")).and_then(|v| v.string_value());
+        ensure!(tenant == Some("acme"), "message attribute tenant: {tenant:?}");
+        let handle = m.receipt_handle().unwrap_or_default();
+        sqs.delete_message()
+            .queue_url(&url)
+            .receipt_handle(handle)
+            .send()
+            .await
+            .map_err(fail("DeleteMessage"))?;
+        for i in 0..12 {
+            sqs.send_message()
+                .queue_url(&url)
+                .message_body(format!("m{i}"))
+                .send()
+                .await
+                .map_err(fail("SendMessage"))?;
+        }
+        let got = receive(&sqs, &url, 10, Some(60)).await?;
+        ensure!(!got.is_empty() && got.len() <= 10, "MaxNumberOfMessages 10 returned {}", got.len());
+        Ok(())
+    })
+    .await
+}
+
+/// A delete with a receipt handle older than the message's latest receive is accepted, as SQS
+/// documents ("the request succeeds, but the message might not be deleted"); the latest handle
+/// deletes.
+pub(super) async fn stale_receipt_delete(sdk: &aws_config::SdkConfig, prefix: &str) -> Outcome {
+    with_queue(sdk, &format!("{prefix}q"), &[], |sqs, url| async move {
+        sqs.send_message().queue_url(&url).message_body("m").send().await.map_err(fail("SendMessage"))?;
+        let first = receive(&sqs, &url, 1, Some(0)).await?;
+        let stale = first.first().and_then(|m| m.receipt_handle()).ok_or("nothing received")?.to_string();
+        let again = receive(&sqs, &url, 1, Some(30)).await?;
+        ensure!(again.len() == 1, "a message with visibility 0 was not received again");
+        sqs.delete_message()
+            .queue_url(&url)
+            .receipt_handle(&stale)
+            .send()
+            .await
+            .map_err(fail("DeleteMessage with a stale handle"))?;
+        let fresh = again[0].receipt_handle().unwrap_or_default();
+        sqs.delete_message()
+            .queue_url(&url)
+            .receipt_handle(fresh)
+            .send()
+            .await
+            .map_err(fail("DeleteMessage"))?;
+        let (v, f, d) = counts(&sqs, &url).await?;
+        ensure!((v, f, d) == (0, 0, 0), "after a delete with the latest handle the queue holds {v}/{f}/{d}");
+        Ok(())
+    })
+    .await
+}
