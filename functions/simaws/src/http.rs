@@ -218,7 +218,7 @@ fn server_error(s: Service) -> ApiError {
 fn before(st: &mut State, call: &Call) -> (u64, Before) {
     let key = format!("{}.{}", service_name(call.service), call.op);
     *st.stats.requests.entry(key).or_default() += 1;
-    let aimed = st.faults.only_process.as_ref().is_none_or(|p| call.process.as_ref() == Some(p));
+    let aimed = st.aimed(call.process.as_ref());
     let f = st.faults.clone();
     if !aimed || call.service == Service::Unknown {
         return (0, Before::Serve { lose_response: false });

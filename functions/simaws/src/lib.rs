@@ -157,6 +157,20 @@ impl State {
         p > 0.0 && self.draw() < p
     }
 
+    /// Whether the current faults are aimed at requests of `process`.
+    pub(crate) fn aimed(&self, process: Option<&String>) -> bool {
+        self.faults.only_process.as_ref().is_none_or(|p| process == Some(p))
+    }
+
+    /// The faults for a request of `process`: the current ones if aimed at it, else none.
+    pub(crate) fn faults_for(&self, process: Option<&String>) -> Faults {
+        if self.aimed(process) {
+            self.faults.clone()
+        } else {
+            Faults::default()
+        }
+    }
+
     pub(crate) fn fault(&mut self, kind: &str) {
         *self.stats.faults.entry(kind.to_string()).or_default() += 1;
     }
