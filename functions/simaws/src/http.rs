@@ -82,6 +82,23 @@ impl HttpConnector for SimClient {
     }
 }
 
+/// The `Action` of an awsQuery request (IAM, STS: form-encoded bodies), with its `Version`.
+fn query_action(raw: &[u8]) -> Option<String> {
+    let body = std::str::from_utf8(raw).ok()?;
+    let field =
+        |k: &str| body.split('&').find_map(|kv| kv.strip_prefix(k)?.strip_prefix('=').map(str::to_string));
+    Some(format!("{} (awsQuery, Version {})", field("Action")?, field("Version").unwrap_or_default()))
+}
+
+/// An awsQuery error (what the IAM and STS clients parse), for the operations not modelled.
+fn query_error(e: &ApiError) -> Reply {
+    let body = format!(
+        "<ErrorResponse><Error><Type>Sender</Type><Code>{}</Code><Message>{}</Message></Error><RequestId>sim</RequestId></ErrorResponse>",
+        e.code, e.message
+    );
+    Reply { status: e.status, headers: vec![("content-type", "text/xml".into())], body: body.into_bytes() }
+}
+
 /// Which service a request is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Service {
@@ -161,7 +178,7 @@ fn decode(req: &HttpRequest, process: Option<String>) -> Call {
             let invoke = path.ends_with("/invocations") && req.method() == "POST";
             (Service::Lambda, if invoke { "Invoke" } else { "GetFunction" }.to_string())
         }
-        "" => (Service::Unknown, format!("{} {path}", req.method())),
+        "" => (Service::Unknown, query_action(&raw).unwrap_or_else(|| format!("{} {path}", req.method()))),
         _ => (Service::Unknown, target.to_string()),
     };
     let json = if service == Service::Lambda || raw.is_empty() {
@@ -336,6 +353,9 @@ impl SimClient {
             Service::Secrets => Reply::of(Service::Secrets, services::secrets(aws, call)),
             Service::Events => Reply::of(Service::Events, services::events(aws, call)),
             Service::Lambda => services::lambda(aws, call).await,
+            Service::Unknown if call.op.contains("(awsQuery") => {
+                query_error(&ApiError::unknown_operation("an awsQuery service (IAM, STS, ...)", &call.op))
+            }
             Service::Unknown => {
                 Reply::error(Service::Unknown, &ApiError::unknown_operation("an unknown service", &call.op))
             }
