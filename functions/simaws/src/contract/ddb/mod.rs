@@ -4,8 +4,8 @@
 mod reads;
 
 pub(super) use reads::{
-    batch_get, index_paging_with_ties, query_filters_and_count, query_order_and_paging, scan_paging,
-    sparse_index,
+    batch_get, index_paging_with_ties, query_filters_and_count, query_key_ranges, query_order_and_paging,
+    scan_paging, sparse_index,
 };
 
 use super::{ensure, fail, Outcome};
@@ -332,6 +332,35 @@ pub(super) async fn return_values(sdk: &aws_config::SdkConfig, prefix: &str) -> 
     .await
 }
 
+/// A Put, an Update of a counter and a check that `gate.v = want`, as one transaction.
+fn gate_actions(t: &str, want: i64) -> Result<Vec<TransactWriteItem>, String> {
+    let put =
+        Put::builder().table_name(t).set_item(Some(item("a", "new", &[]))).build().map_err(fail("Put"))?;
+    let upd = Update::builder()
+        .table_name(t)
+        .set_key(Some(key("a", "counter")))
+        .update_expression("SET #c = if_not_exists(#c, :z) + :one")
+        .expression_attribute_names("#c", "c")
+        .expression_attribute_values(":z", n(0))
+        .expression_attribute_values(":one", n(1))
+        .build()
+        .map_err(fail("Update"))?;
+    let check = ConditionCheck::builder()
+        .table_name(t)
+        .set_key(Some(key("a", "gate")))
+        .condition_expression("#v = :want")
+        .expression_attribute_names("#v", "v")
+        .expression_attribute_values(":want", n(want))
+        .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+        .build()
+        .map_err(fail("ConditionCheck"))?;
+    Ok(vec![
+        TransactWriteItem::builder().put(put).build(),
+        TransactWriteItem::builder().update(upd).build(),
+        TransactWriteItem::builder().condition_check(check).build(),
+    ])
+}
+
 pub(super) async fn transactions(sdk: &aws_config::SdkConfig, prefix: &str) -> Outcome {
     with_table(sdk, prefix, |ddb, t| async move {
         ddb.put_item()
@@ -340,36 +369,7 @@ pub(super) async fn transactions(sdk: &aws_config::SdkConfig, prefix: &str) -> O
             .send()
             .await
             .map_err(fail("PutItem"))?;
-        let actions = |want: i64| -> Result<Vec<TransactWriteItem>, String> {
-            let put = Put::builder()
-                .table_name(&t)
-                .set_item(Some(item("a", "new", &[])))
-                .build()
-                .map_err(fail("Put"))?;
-            let upd = Update::builder()
-                .table_name(&t)
-                .set_key(Some(key("a", "counter")))
-                .update_expression("SET #c = if_not_exists(#c, :z) + :one")
-                .expression_attribute_names("#c", "c")
-                .expression_attribute_values(":z", n(0))
-                .expression_attribute_values(":one", n(1))
-                .build()
-                .map_err(fail("Update"))?;
-            let check = ConditionCheck::builder()
-                .table_name(&t)
-                .set_key(Some(key("a", "gate")))
-                .condition_expression("#v = :want")
-                .expression_attribute_names("#v", "v")
-                .expression_attribute_values(":want", n(want))
-                .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
-                .build()
-                .map_err(fail("ConditionCheck"))?;
-            Ok(vec![
-                TransactWriteItem::builder().put(put).build(),
-                TransactWriteItem::builder().update(upd).build(),
-                TransactWriteItem::builder().condition_check(check).build(),
-            ])
-        };
+        let actions = |want: i64| gate_actions(&t, want);
         let e = ddb
             .transact_write_items()
             .set_transact_items(Some(actions(2)?))
@@ -411,34 +411,6 @@ pub(super) async fn transactions(sdk: &aws_config::SdkConfig, prefix: &str) -> O
             .await
             .map_err(fail("GetItem"))?;
         ensure!(num(got.item(), "c") == Some(1), "the committed transaction's Update: {:?}", got.item());
-        let twice = vec![
-            TransactWriteItem::builder()
-                .put(
-                    Put::builder()
-                        .table_name(&t)
-                        .set_item(Some(item("a", "x", &[])))
-                        .build()
-                        .map_err(fail("Put"))?,
-                )
-                .build(),
-            TransactWriteItem::builder()
-                .put(
-                    Put::builder()
-                        .table_name(&t)
-                        .set_item(Some(item("a", "x", &[])))
-                        .build()
-                        .map_err(fail("Put"))?,
-                )
-                .build(),
-        ];
-        let e = ddb
-            .transact_write_items()
-            .set_transact_items(Some(twice))
-            .send()
-            .await
-            .err()
-            .ok_or("two actions on one item committed")?;
-        ensure!(e.code() == Some("ValidationException"), "two actions on one item: {:?}", e.code());
         Ok(())
     })
     .await
@@ -510,6 +482,45 @@ pub(super) async fn item_size_limit(sdk: &aws_config::SdkConfig, prefix: &str) -
         ensure!(e.code() == Some("ValidationException"), "a 410 KB item: {:?}", e.code());
         let fits = item("a", "2", &[("blob", s(&"x".repeat(390 * 1024)))]);
         ddb.put_item().table_name(&t).set_item(Some(fits)).send().await.map_err(fail("PutItem of 390 KB"))?;
+        Ok(())
+    })
+    .await
+}
+
+/// Two actions on one item in one transaction are refused.
+pub(super) async fn transaction_refuses_two_actions_on_one_item(
+    sdk: &aws_config::SdkConfig,
+    prefix: &str,
+) -> Outcome {
+    with_table(sdk, prefix, |ddb, t| async move {
+        let twice = vec![
+            TransactWriteItem::builder()
+                .put(
+                    Put::builder()
+                        .table_name(&t)
+                        .set_item(Some(item("a", "x", &[])))
+                        .build()
+                        .map_err(fail("Put"))?,
+                )
+                .build(),
+            TransactWriteItem::builder()
+                .put(
+                    Put::builder()
+                        .table_name(&t)
+                        .set_item(Some(item("a", "x", &[])))
+                        .build()
+                        .map_err(fail("Put"))?,
+                )
+                .build(),
+        ];
+        let e = ddb
+            .transact_write_items()
+            .set_transact_items(Some(twice))
+            .send()
+            .await
+            .err()
+            .ok_or("two actions on one item committed")?;
+        ensure!(e.code() == Some("ValidationException"), "two actions on one item: {:?}", e.code());
         Ok(())
     })
     .await

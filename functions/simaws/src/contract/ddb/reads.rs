@@ -123,31 +123,6 @@ pub(in crate::contract) async fn query_order_and_paging(
             ensure!(seen == want, "pages of 2 (forward {forward}) gave {seen:?}");
             ensure!(pages >= 3, "5 items in pages of 2 took {pages} pages");
         }
-        let out = ddb
-            .query()
-            .table_name(&t)
-            .key_condition_expression("#pk = :p AND #sk BETWEEN :lo AND :hi")
-            .expression_attribute_names("#pk", "pk")
-            .expression_attribute_names("#sk", "sk")
-            .expression_attribute_values(":p", s("p"))
-            .expression_attribute_values(":lo", s("a#2"))
-            .expression_attribute_values(":hi", s("a#4"))
-            .send()
-            .await
-            .map_err(fail("Query BETWEEN"))?;
-        ensure!(sks_of(out.items()) == ["a#2", "a#3", "a#4"], "BETWEEN: {:?}", sks_of(out.items()));
-        let out = ddb
-            .query()
-            .table_name(&t)
-            .key_condition_expression("#pk = :p AND #sk < :hi")
-            .expression_attribute_names("#pk", "pk")
-            .expression_attribute_names("#sk", "sk")
-            .expression_attribute_values(":p", s("p"))
-            .expression_attribute_values(":hi", s("a#2"))
-            .send()
-            .await
-            .map_err(fail("Query <"))?;
-        ensure!(sks_of(out.items()) == ["a#1"], "<: {:?}", sks_of(out.items()));
         Ok(())
     })
     .await
@@ -318,6 +293,40 @@ pub(in crate::contract) async fn scan_paging(sdk: &aws_config::SdkConfig, prefix
         }
         seen.sort();
         ensure!(seen == ["p/1", "p/2", "p/3", "q/1", "q/2"], "Scan pages visited {seen:?}");
+        Ok(())
+    })
+    .await
+}
+
+/// `BETWEEN` and `<` on the sort key.
+pub(in crate::contract) async fn query_key_ranges(sdk: &aws_config::SdkConfig, prefix: &str) -> Outcome {
+    with_table(sdk, prefix, |ddb, t| async move {
+        put_range(&ddb, &t, "p", &["a#3", "a#1", "b#1", "a#2", "a#5", "a#4"]).await?;
+        let out = ddb
+            .query()
+            .table_name(&t)
+            .key_condition_expression("#pk = :p AND #sk BETWEEN :lo AND :hi")
+            .expression_attribute_names("#pk", "pk")
+            .expression_attribute_names("#sk", "sk")
+            .expression_attribute_values(":p", s("p"))
+            .expression_attribute_values(":lo", s("a#2"))
+            .expression_attribute_values(":hi", s("a#4"))
+            .send()
+            .await
+            .map_err(fail("Query BETWEEN"))?;
+        ensure!(sks_of(out.items()) == ["a#2", "a#3", "a#4"], "BETWEEN: {:?}", sks_of(out.items()));
+        let out = ddb
+            .query()
+            .table_name(&t)
+            .key_condition_expression("#pk = :p AND #sk < :hi")
+            .expression_attribute_names("#pk", "pk")
+            .expression_attribute_names("#sk", "sk")
+            .expression_attribute_values(":p", s("p"))
+            .expression_attribute_values(":hi", s("a#2"))
+            .send()
+            .await
+            .map_err(fail("Query <"))?;
+        ensure!(sks_of(out.items()) == ["a#1"], "<: {:?}", sks_of(out.items()));
         Ok(())
     })
     .await
