@@ -346,8 +346,17 @@ impl SimClient {
         match call.service {
             Service::Dynamo => {
                 let now = aws.now_ms();
-                let r = aws.lock().ddb.call(&call.op, &call.json, now);
-                Reply::of(Service::Dynamo, r)
+                let mut st = aws.lock();
+                let p = st.faults_for(call.process.as_ref()).ddb_unprocessed;
+                let State { ddb, rng, stats, .. } = &mut *st;
+                let mut unprocessed = || {
+                    let hit = p > 0.0 && crate::unit(rng) < p;
+                    if hit {
+                        *stats.faults.entry("ddb_unprocessed".into()).or_default() += 1;
+                    }
+                    hit
+                };
+                Reply::of(Service::Dynamo, ddb.call(&call.op, &call.json, now, &mut unprocessed))
             }
             Service::Sqs => Reply::of(Service::Sqs, sqs::call(aws, call).await),
             Service::Secrets => Reply::of(Service::Secrets, services::secrets(aws, call)),

@@ -95,6 +95,9 @@ pub struct Faults {
     pub sqs_extra_delay_ms: (f64, u64),
     /// Every SQS call fails with a 5xx while DynamoDB works.
     pub sqs_down: bool,
+    /// BatchGetItem leaves each key in `UnprocessedKeys` with this probability (the caller must
+    /// retry them, as under DynamoDB's throttling).
+    pub ddb_unprocessed: f64,
     /// Maximum simulated latency per request, in ms (a uniform draw, slept in tokio time).
     pub latency_ms: u64,
     /// Faults only for requests of this process (`None`: every request).
@@ -150,7 +153,7 @@ pub(crate) struct State {
 impl State {
     /// A uniform draw in [0, 1).
     pub(crate) fn draw(&mut self) -> f64 {
-        (self.rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+        unit(&mut self.rng)
     }
 
     pub(crate) fn chance(&mut self, p: f64) -> bool {
@@ -301,6 +304,11 @@ impl Aws {
     pub fn trace_hash(&self) -> u64 {
         self.lock().trace.finish()
     }
+}
+
+/// A uniform draw in [0, 1) from `rng`.
+pub(crate) fn unit(rng: &mut SplitMix) -> f64 {
+    (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64
 }
 
 pub(crate) fn b64_encode(b: &[u8]) -> String {

@@ -130,3 +130,33 @@ async fn latency_is_slept_in_simulated_time() {
         "10 requests of up to 1 s latency took {spent} ms of simulated time"
     );
 }
+
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn batch_get_leaves_keys_unprocessed_for_the_caller_to_retry() {
+    use aws_sdk_dynamodb::types::KeysAndAttributes;
+    use std::collections::HashMap;
+    let aws = Aws::new(8, 0);
+    let ddb = aws_sdk_dynamodb::Client::new(&aws.sdk_config());
+    table(&ddb).await;
+    for i in 0..20 {
+        put(&ddb, &format!("k{i}")).send().await.unwrap_or_else(|e| panic!("{e}"));
+    }
+    aws.set_faults(Faults { ddb_unprocessed: 0.5, ..Default::default() });
+    let key = |i: usize| HashMap::from([("pk".to_string(), Av::S(format!("k{i}")))]);
+    let mut request = Some(
+        KeysAndAttributes::builder()
+            .set_keys(Some((0..20).map(key).collect()))
+            .build()
+            .unwrap_or_else(|e| panic!("{e}")),
+    );
+    let (mut found, mut rounds) = (0, 0);
+    while let Some(keys) = request.take() {
+        let out =
+            ddb.batch_get_item().request_items("t", keys).send().await.unwrap_or_else(|e| panic!("{e}"));
+        found += out.responses().and_then(|r| r.get("t")).map_or(0, Vec::len);
+        request = out.unprocessed_keys().and_then(|u| u.get("t")).cloned();
+        rounds += 1;
+    }
+    assert_eq!(found, 20, "every key was read once in all");
+    assert!(rounds > 1, "half the keys left unprocessed took more than one round");
+}

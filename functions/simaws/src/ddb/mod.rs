@@ -62,7 +62,14 @@ impl Dynamo {
     }
 
     /// Runs operation `op` (the part of `X-Amz-Target` after the dot) on a JSON request.
-    pub(crate) fn call(&mut self, op: &str, req: &Value, now_ms: i64) -> Result<Value, ApiError> {
+    /// `unprocessed` draws whether BatchGetItem leaves a key unprocessed.
+    pub(crate) fn call(
+        &mut self,
+        op: &str,
+        req: &Value,
+        now_ms: i64,
+        unprocessed: &mut dyn FnMut() -> bool,
+    ) -> Result<Value, ApiError> {
         refuse_legacy(req)?;
         match op {
             "CreateTable" => self.create_table(req, now_ms),
@@ -97,7 +104,7 @@ impl Dynamo {
             "GetItem" => read::get_item(self, req),
             "Query" => read::query(self, req),
             "Scan" => read::scan(self, req),
-            "BatchGetItem" => read::batch_get(self, req),
+            "BatchGetItem" => read::batch_get(self, req, unprocessed),
             "PutItem" | "UpdateItem" | "DeleteItem" => write::single(self, op, req),
             "TransactWriteItems" => txn::transact_write(self, req, now_ms),
             "BatchWriteItem" => txn::batch_write(self, req),
