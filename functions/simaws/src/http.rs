@@ -347,7 +347,9 @@ impl SimClient {
             Service::Dynamo => {
                 let now = aws.now_ms();
                 let mut st = aws.lock();
-                let p = st.faults_for(call.process.as_ref()).ddb_unprocessed;
+                let f = st.faults_for(call.process.as_ref());
+                let (p, lag) = (f.ddb_unprocessed, f.gsi_lag_ms);
+                let index_at = if lag > 0 { now + st.rng.below(lag + 1) as i64 } else { now };
                 let State { ddb, rng, stats, .. } = &mut *st;
                 let mut unprocessed = || {
                     let hit = p > 0.0 && crate::unit(rng) < p;
@@ -356,7 +358,7 @@ impl SimClient {
                     }
                     hit
                 };
-                Reply::of(Service::Dynamo, ddb.call(&call.op, &call.json, now, &mut unprocessed))
+                Reply::of(Service::Dynamo, ddb.call(&call.op, &call.json, (now, index_at), &mut unprocessed))
             }
             Service::Sqs => Reply::of(Service::Sqs, sqs::call(aws, call).await),
             Service::Secrets => Reply::of(Service::Secrets, services::secrets(aws, call)),

@@ -18,8 +18,9 @@
 //!   crate's `aws_contract.rs`), so the simulator cannot drift from the emulators.
 //!
 //! All state sits behind one lock that is never held across an `.await`; responses never
-//! depend on hash order (B-trees everywhere). Not modelled: eventual consistency (reads are
-//! always consistent), TTL deletion, FIFO queues, IAM. See docs/simulation.md.
+//! depend on hash order (B-trees everywhere). Not modelled: eventual consistency of table reads
+//! (index reads lag only under the `gsi_lag_ms` fault), TTL deletion, FIFO queues, IAM. See
+//! docs/simulation.md.
 
 pub mod contract;
 mod ddb;
@@ -98,6 +99,10 @@ pub struct Faults {
     /// BatchGetItem leaves each key in `UnprocessedKeys` with this probability (the caller must
     /// retry them, as under DynamoDB's throttling).
     pub ddb_unprocessed: f64,
+    /// Global secondary indexes see a write up to this many ms after it (a uniform draw per
+    /// request, in order per index): queries on an index read what it held then, as DynamoDB's
+    /// eventually consistent indexes do. 0: indexes are consistent.
+    pub gsi_lag_ms: u64,
     /// Maximum simulated latency per request, in ms (a uniform draw, slept in tokio time).
     pub latency_ms: u64,
     /// Faults only for requests of this process (`None`: every request).

@@ -160,3 +160,68 @@ async fn batch_get_leaves_keys_unprocessed_for_the_caller_to_retry() {
     assert_eq!(found, 20, "every key was read once in all");
     assert!(rounds > 1, "half the keys left unprocessed took more than one round");
 }
+
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn a_lagging_index_answers_with_what_it_held() {
+    use aws_sdk_dynamodb::types::{GlobalSecondaryIndex, Projection, ProjectionType};
+    let aws = Aws::new(2, 0);
+    let ddb = aws_sdk_dynamodb::Client::new(&aws.sdk_config());
+    let ad = |n: &str| {
+        AttributeDefinition::builder().attribute_name(n).attribute_type(ScalarAttributeType::S).build()
+    };
+    let ks = |n: &str| KeySchemaElement::builder().attribute_name(n).key_type(KeyType::Hash).build();
+    let gsi = GlobalSecondaryIndex::builder()
+        .index_name("byG")
+        .key_schema(ks("g").unwrap_or_else(|e| panic!("{e}")))
+        .projection(Projection::builder().projection_type(ProjectionType::All).build())
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    ddb.create_table()
+        .table_name("t")
+        .attribute_definitions(ad("pk").unwrap_or_else(|e| panic!("{e}")))
+        .attribute_definitions(ad("g").unwrap_or_else(|e| panic!("{e}")))
+        .key_schema(ks("pk").unwrap_or_else(|e| panic!("{e}")))
+        .global_secondary_indexes(gsi)
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let in_index = |g: &'static str| {
+        let ddb = ddb.clone();
+        async move {
+            let out = ddb
+                .query()
+                .table_name("t")
+                .index_name("byG")
+                .key_condition_expression("g = :g")
+                .expression_attribute_values(":g", Av::S(g.into()))
+                .send()
+                .await
+                .unwrap_or_else(|e| panic!("{e}"));
+            out.items()
+                .iter()
+                .filter_map(|i| i.get("v").and_then(|v| v.as_s().ok()).cloned())
+                .collect::<Vec<_>>()
+        }
+    };
+    let write = |g: &str, v: &str| {
+        ddb.put_item()
+            .table_name("t")
+            .item("pk", Av::S("a".into()))
+            .item("g", Av::S(g.into()))
+            .item("v", Av::S(v.into()))
+            .send()
+    };
+    write("open", "1").await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(in_index("open").await, ["1"], "consistent by default");
+    aws.set_faults(Faults { gsi_lag_ms: 1_000, ..Default::default() });
+    write("done", "2").await.unwrap_or_else(|e| panic!("{e}"));
+    tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+    let (open, done) = (in_index("open").await, in_index("done").await);
+    assert!(
+        open == ["1"] && done.is_empty() || open.is_empty() && done == ["2"],
+        "a lagging index is old or new, never mixed: {open:?} {done:?}"
+    );
+    tokio::time::sleep(std::time::Duration::from_millis(1_001)).await;
+    assert!(in_index("open").await.is_empty(), "the lag passed");
+    assert_eq!(in_index("done").await, ["2"]);
+}

@@ -5,7 +5,7 @@
 
 use super::eval::{holds, project};
 use super::expr::{self, Cond, Elem, Op, Operand, Path, Placeholders};
-use super::table::{KeyDef, PKey, Projection, RKey, Span, Table};
+use super::table::{KeyDef, PKey, RKey, Span, Table};
 use super::value::{item_from_json, item_size, item_to_json, Item, KeyVal};
 use super::{table_name, Dynamo};
 use crate::error::ApiError;
@@ -146,19 +146,11 @@ struct Shape {
 }
 
 impl Shape {
-    fn apply(&self, t: &Table, item: &Item) -> Item {
-        let indexed = match self.gsi.map(|i| (i, &t.gsis[i].projection)) {
-            None | Some((_, Projection::All)) => item.clone(),
-            Some((i, Projection::KeysOnly)) => t.keys_only(item, Some(i)),
-            Some((i, Projection::Include(names))) => {
-                let mut out = t.keys_only(item, Some(i));
-                out.extend(names.iter().filter_map(|n| Some((n.clone(), item.get(n)?.clone()))));
-                out
-            }
-        };
+    /// An index's items are already as the index projects them; then the request's projection.
+    fn apply(&self, item: &Item) -> Item {
         match &self.proj {
-            Some(p) => project(&indexed, p),
-            None => indexed,
+            Some(p) => project(item, p),
+            None => item.clone(),
         }
     }
 }
@@ -175,7 +167,7 @@ fn page<'a>(
     for item in items {
         scanned += 1;
         bytes += item_size(item);
-        let shown = shape.apply(t, item);
+        let shown = shape.apply(item);
         if filter.is_none_or(|f| holds(&shown, f)) {
             out.push(shown);
         }
