@@ -8,11 +8,12 @@
 //! workload give the same trace, byte for byte ([`Aws::trace_hash`]).
 //!
 //! Layout:
-//! - [`http`](crate::http) — the SDK-facing side: the `HttpClient`, routing by `X-Amz-Target` /
-//!   path, faults, latency, the trace hash.
+//! - `http` — the SDK-facing side: the `HttpClient`, routing by `X-Amz-Target` / path, faults,
+//!   latency, the trace hash.
 //! - `ddb` — DynamoDB (tables, sparse GSIs, expressions, Query/Scan paging, transactions).
 //! - `sqs` — SQS (visibility, delays, receive counts, redrive, long polls, batches).
 //! - `services` — Lambda, Secrets Manager, EventBridge.
+//! - `error` — the one error type, as each protocol renders it.
 //! - [`contract`] — the contract suite: the semantics Sundial relies on, as cases run against
 //!   this simulator (`tests/contract.rs`) and against MiniStack and moto (the integration
 //!   crate's `aws_contract.rs`), so the simulator cannot drift from the emulators.
@@ -240,7 +241,9 @@ impl Aws {
         self.inner.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// An `SdkConfig` whose HTTP client is this AWS (see [`http`](crate::http)).
+    /// An `SdkConfig` whose HTTP client is this AWS: region `us-east-1`, static test credentials,
+    /// endpoint [`ENDPOINT`] (never resolved), tokio sleep, the simulated clock as time source,
+    /// standard retries without jitter, no stalled-stream protection, no timeouts.
     pub fn sdk_config(&self) -> aws_config::SdkConfig {
         http::sdk_config(self, None)
     }
