@@ -23,6 +23,7 @@ use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
 use aws_smithy_types::body::SdkBody;
 use serde_json::Value;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use sundial_hash::Fnv1a;
 
 /// The endpoint every client of the simulated AWS is configured with (never resolved).
 pub const ENDPOINT: &str = "http://sim.aws";
@@ -79,6 +80,23 @@ impl HttpConnector for SimClient {
         let c = self.clone();
         HttpConnectorFuture::new(async move { c.serve(request).await })
     }
+}
+
+/// The `Action` of an awsQuery request (IAM, STS: form-encoded bodies), with its `Version`.
+fn query_action(raw: &[u8]) -> Option<String> {
+    let body = std::str::from_utf8(raw).ok()?;
+    let field =
+        |k: &str| body.split('&').find_map(|kv| kv.strip_prefix(k)?.strip_prefix('=').map(str::to_string));
+    Some(format!("{} (awsQuery, Version {})", field("Action")?, field("Version").unwrap_or_default()))
+}
+
+/// An awsQuery error (what the IAM and STS clients parse), for the operations not modelled.
+fn query_error(e: &ApiError) -> Reply {
+    let body = format!(
+        "<ErrorResponse><Error><Type>Sender</Type><Code>{}</Code><Message>{}</Message></Error><RequestId>sim</RequestId></ErrorResponse>",
+        e.code, e.message
+    );
+    Reply { status: e.status, headers: vec![("content-type", "text/xml".into())], body: body.into_bytes() }
 }
 
 /// Which service a request is for.
@@ -160,7 +178,7 @@ fn decode(req: &HttpRequest, process: Option<String>) -> Call {
             let invoke = path.ends_with("/invocations") && req.method() == "POST";
             (Service::Lambda, if invoke { "Invoke" } else { "GetFunction" }.to_string())
         }
-        "" => (Service::Unknown, format!("{} {path}", req.method())),
+        "" => (Service::Unknown, query_action(&raw).unwrap_or_else(|| format!("{} {path}", req.method()))),
         _ => (Service::Unknown, target.to_string()),
     };
     let json = if service == Service::Lambda || raw.is_empty() {
@@ -217,12 +235,12 @@ fn server_error(s: Service) -> ApiError {
 fn before(st: &mut State, call: &Call) -> (u64, Before) {
     let key = format!("{}.{}", service_name(call.service), call.op);
     *st.stats.requests.entry(key).or_default() += 1;
-    let aimed = st.faults.only_process.as_ref().is_none_or(|p| call.process.as_ref() == Some(p));
+    let aimed = st.aimed(call.process.as_ref());
     let f = st.faults.clone();
-    let latency = if f.latency_ms > 0 { st.rng.below(f.latency_ms + 1) } else { 0 };
     if !aimed || call.service == Service::Unknown {
-        return (latency, Before::Serve { lose_response: false });
+        return (0, Before::Serve { lose_response: false });
     }
+    let latency = if f.latency_ms > 0 { st.rng.below(f.latency_ms + 1) } else { 0 };
     if call.service == Service::Sqs && f.sqs_down {
         st.fault("sqs_down");
         let e = ApiError::new(503, "ServiceUnavailable", "SQS is down (simulated)")
@@ -244,15 +262,50 @@ fn before(st: &mut State, call: &Call) -> (u64, Before) {
     (latency, Before::Serve { lose_response })
 }
 
-/// The request as hashed into the trace: the body without the SDK's random idempotency tokens.
-fn trace_bytes(call: &Call) -> Vec<u8> {
-    match &call.json {
-        Value::Object(m) if m.contains_key("ClientRequestToken") => {
-            let mut m = m.clone();
-            m.remove("ClientRequestToken");
-            Value::Object(m).to_string().into_bytes()
+/// Feeds `v` to the trace with object keys sorted: the SDK serialises its `HashMap`s (items,
+/// attribute maps) in a per-process random order, which must not change the trace.
+fn hash_json(h: Fnv1a, v: &Value) -> Fnv1a {
+    match v {
+        Value::Object(m) => {
+            let mut keys: Vec<&String> = m.keys().collect();
+            keys.sort();
+            keys.into_iter().fold(h.write(b"{"), |h, k| {
+                // The SDK fills idempotency tokens with random UUIDs.
+                if k == "ClientRequestToken" {
+                    return h;
+                }
+                hash_json(h.write(k.as_bytes()).write(b":"), &m[k])
+            })
         }
-        _ => call.raw.clone(),
+        Value::Array(a) => a.iter().fold(h.write(b"["), hash_json),
+        other => h.write(other.to_string().as_bytes()).write(b","),
+    }
+}
+
+/// Feeds a request: its parsed JSON canonically (the SDK's map order is random), else its bytes.
+fn hash_request(h: Fnv1a, call: &Call) -> Fnv1a {
+    match &call.json {
+        Value::Null => h.write(&call.raw),
+        v => hash_json(h, v),
+    }
+}
+
+/// Whether `serde_json` writes maps with sorted keys (its default `BTreeMap`; not with the
+/// `preserve_order` feature): then a response body, written from the simulator's own values, is
+/// already canonical and is hashed as bytes instead of parsed again.
+fn sorted_maps() -> bool {
+    static SORTED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *SORTED.get_or_init(|| serde_json::json!({ "b": 1, "a": 2 }).to_string().starts_with(r#"{"a""#))
+}
+
+/// Feeds a response body.
+fn hash_response(h: Fnv1a, body: &[u8]) -> Fnv1a {
+    if sorted_maps() {
+        return h.write(body);
+    }
+    match serde_json::from_slice::<Value>(body) {
+        Ok(v) => hash_json(h, &v),
+        Err(_) => h.write(body),
     }
 }
 
@@ -282,12 +335,8 @@ impl SimClient {
                 .write(call.process.as_deref().unwrap_or("").as_bytes())
                 .write(&[0])
                 .write(call.op.as_bytes());
-            let t = t
-                .write(&[0])
-                .write(&trace_bytes(&call))
-                .write(&reply.status.to_be_bytes())
-                .write(&reply.body);
-            st.trace = t;
+            let t = hash_request(t.write(&[0]), &call).write(&reply.status.to_be_bytes());
+            st.trace = hash_response(t, &reply.body);
         }
         to_http(reply)
     }
@@ -297,13 +346,27 @@ impl SimClient {
         match call.service {
             Service::Dynamo => {
                 let now = aws.now_ms();
-                let r = aws.lock().ddb.call(&call.op, &call.json, now);
-                Reply::of(Service::Dynamo, r)
+                let mut st = aws.lock();
+                let f = st.faults_for(call.process.as_ref());
+                let (p, lag) = (f.ddb_unprocessed, f.gsi_lag_ms);
+                let index_at = if lag > 0 { now + st.rng.below(lag + 1) as i64 } else { now };
+                let State { ddb, rng, stats, .. } = &mut *st;
+                let mut unprocessed = || {
+                    let hit = p > 0.0 && crate::unit(rng) < p;
+                    if hit {
+                        *stats.faults.entry("ddb_unprocessed".into()).or_default() += 1;
+                    }
+                    hit
+                };
+                Reply::of(Service::Dynamo, ddb.call(&call.op, &call.json, (now, index_at), &mut unprocessed))
             }
             Service::Sqs => Reply::of(Service::Sqs, sqs::call(aws, call).await),
             Service::Secrets => Reply::of(Service::Secrets, services::secrets(aws, call)),
             Service::Events => Reply::of(Service::Events, services::events(aws, call)),
             Service::Lambda => services::lambda(aws, call).await,
+            Service::Unknown if call.op.contains("(awsQuery") => {
+                query_error(&ApiError::unknown_operation("an awsQuery service (IAM, STS, ...)", &call.op))
+            }
             Service::Unknown => {
                 Reply::error(Service::Unknown, &ApiError::unknown_operation("an unknown service", &call.op))
             }

@@ -8,18 +8,20 @@
 //! workload give the same trace, byte for byte ([`Aws::trace_hash`]).
 //!
 //! Layout:
-//! - [`http`](crate::http) — the SDK-facing side: the `HttpClient`, routing by `X-Amz-Target` /
-//!   path, faults, latency, the trace hash.
+//! - `http` — the SDK-facing side: the `HttpClient`, routing by `X-Amz-Target` / path, faults,
+//!   latency, the trace hash.
 //! - `ddb` — DynamoDB (tables, sparse GSIs, expressions, Query/Scan paging, transactions).
 //! - `sqs` — SQS (visibility, delays, receive counts, redrive, long polls, batches).
 //! - `services` — Lambda, Secrets Manager, EventBridge.
+//! - `error` — the one error type, as each protocol renders it.
 //! - [`contract`] — the contract suite: the semantics Sundial relies on, as cases run against
 //!   this simulator (`tests/contract.rs`) and against MiniStack and moto (the integration
 //!   crate's `aws_contract.rs`), so the simulator cannot drift from the emulators.
 //!
 //! All state sits behind one lock that is never held across an `.await`; responses never
-//! depend on hash order (B-trees everywhere). Not modelled: eventual consistency (reads are
-//! always consistent), TTL deletion, FIFO queues, IAM. See docs/simulation.md.
+//! depend on hash order (B-trees everywhere). Not modelled: eventual consistency of table reads
+//! (index reads lag only under the `gsi_lag_ms` fault), TTL deletion, FIFO queues, IAM. See
+//! docs/simulation.md.
 
 pub mod contract;
 mod ddb;
@@ -95,6 +97,13 @@ pub struct Faults {
     pub sqs_extra_delay_ms: (f64, u64),
     /// Every SQS call fails with a 5xx while DynamoDB works.
     pub sqs_down: bool,
+    /// BatchGetItem leaves each key in `UnprocessedKeys` with this probability (the caller must
+    /// retry them, as under DynamoDB's throttling).
+    pub ddb_unprocessed: f64,
+    /// Global secondary indexes see a write up to this many ms after it (a uniform draw per
+    /// request, in order per index): queries on an index read what it held then, as DynamoDB's
+    /// eventually consistent indexes do. 0: indexes are consistent.
+    pub gsi_lag_ms: u64,
     /// Maximum simulated latency per request, in ms (a uniform draw, slept in tokio time).
     pub latency_ms: u64,
     /// Faults only for requests of this process (`None`: every request).
@@ -155,11 +164,25 @@ pub type SendHook = Arc<dyn Fn(&str, &str) + Send + Sync>;
 impl State {
     /// A uniform draw in [0, 1).
     pub(crate) fn draw(&mut self) -> f64 {
-        (self.rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+        unit(&mut self.rng)
     }
 
     pub(crate) fn chance(&mut self, p: f64) -> bool {
         p > 0.0 && self.draw() < p
+    }
+
+    /// Whether the current faults are aimed at requests of `process`.
+    pub(crate) fn aimed(&self, process: Option<&String>) -> bool {
+        self.faults.only_process.as_ref().is_none_or(|p| process == Some(p))
+    }
+
+    /// The faults for a request of `process`: the current ones if aimed at it, else none.
+    pub(crate) fn faults_for(&self, process: Option<&String>) -> Faults {
+        if self.aimed(process) {
+            self.faults.clone()
+        } else {
+            Faults::default()
+        }
     }
 
     pub(crate) fn fault(&mut self, kind: &str) {
@@ -224,7 +247,9 @@ impl Aws {
         self.inner.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// An `SdkConfig` whose HTTP client is this AWS (see [`http`](crate::http)).
+    /// An `SdkConfig` whose HTTP client is this AWS: region `us-east-1`, static test credentials,
+    /// endpoint [`ENDPOINT`] (never resolved), tokio sleep, the simulated clock as time source,
+    /// standard retries without jitter, no stalled-stream protection, no timeouts.
     pub fn sdk_config(&self) -> aws_config::SdkConfig {
         http::sdk_config(self, None)
     }
@@ -305,6 +330,11 @@ impl Aws {
     pub fn trace_hash(&self) -> u64 {
         self.lock().trace.finish()
     }
+}
+
+/// A uniform draw in [0, 1) from `rng`.
+pub(crate) fn unit(rng: &mut SplitMix) -> f64 {
+    (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64
 }
 
 pub(crate) fn b64_encode(b: &[u8]) -> String {

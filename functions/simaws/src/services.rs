@@ -134,6 +134,11 @@ pub(crate) fn secrets(aws: &Aws, call: &Call) -> Result<Value, ApiError> {
             }
             Ok(json!({}))
         }
+        "DeleteSecret" => {
+            let arn = st.services.secret(id)?.arn.clone();
+            st.services.secrets.retain(|_, s| s.arn != arn);
+            Ok(json!({ "ARN": arn, "DeletionDate": now as f64 / 1000.0 }))
+        }
         op => Err(ApiError::unknown_operation("SecretsManager", op)),
     }
 }

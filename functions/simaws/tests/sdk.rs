@@ -57,3 +57,17 @@ async fn lambda_invoke_reaches_the_handler() {
         .unwrap();
     assert_eq!(out.status_code, 202);
 }
+
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn an_operation_not_modelled_is_named_in_its_error() {
+    use aws_sdk_dynamodb::error::ProvideErrorMetadata;
+    let aws = Aws::new(1, 0);
+    let ddb = aws_sdk_dynamodb::Client::new(&aws.sdk_config());
+    let e = ddb.describe_endpoints().send().await.unwrap_err();
+    assert_eq!(e.code(), Some("UnknownOperationException"));
+    assert!(e.message().unwrap_or_default().contains("DescribeEndpoints"), "{e:?}");
+    let iam = aws_sdk_iam::Client::new(&aws.sdk_config());
+    let e = iam.get_role().role_name("r").send().await.unwrap_err();
+    assert_eq!(e.code(), Some("UnknownOperationException"), "{e:?}");
+    assert!(e.message().unwrap_or_default().contains("GetRole"), "{e:?}");
+}

@@ -356,3 +356,167 @@ fn place(slot: &mut Av, rest: &[Elem], v: Av) {
     };
     place(next, tail, v);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::expr::{condition, projection, update, Placeholders};
+    use super::*;
+    use serde_json::json;
+
+    fn ph(names: serde_json::Value, values: serde_json::Value) -> Placeholders {
+        let req = json!({ "ExpressionAttributeNames": names, "ExpressionAttributeValues": values });
+        Placeholders::from_request(&req).unwrap_or_else(|e| panic!("{e:?}"))
+    }
+
+    fn item(v: serde_json::Value) -> Item {
+        super::super::value::item_from_json(&v).unwrap_or_else(|e| panic!("{e:?}"))
+    }
+
+    fn check(text: &str, values: serde_json::Value, it: &Item) -> bool {
+        let p = ph(json!({ "#a": "a", "#b": "b", "#m": "m", "#l": "l" }), values);
+        let c = condition(text, "ConditionExpression", &p).unwrap_or_else(|e| panic!("{text}: {e:?}"));
+        holds(it, &c)
+    }
+
+    fn sample() -> Item {
+        item(json!({
+            "a": { "N": "5" }, "b": { "S": "job#12" },
+            "m": { "M": { "k": { "S": "v" }, "n": { "M": { "deep": { "N": "1" } } } } },
+            "l": { "L": [{ "S": "x" }, { "N": "2" }] }, "ss": { "SS": ["p", "q"] }
+        }))
+    }
+
+    #[test]
+    fn comparisons_treat_missing_and_mistyped_operands_as_dynamodb_does() {
+        let it = sample();
+        let five = json!({ ":v": { "N": "5" }, ":s": { "S": "5" } });
+        assert!(check("#a = :v", five.clone(), &it));
+        assert!(!check("#a = :s", five.clone(), &it), "a number never equals a string");
+        assert!(check("#a <> :s", five.clone(), &it));
+        assert!(!check("#a < :s", five.clone(), &it), "different types do not order");
+        let missing = Item::new();
+        assert!(!check("#a = :v", five.clone(), &missing));
+        assert!(!check("#a < :v", five.clone(), &missing));
+        assert!(check("#a <> :v", five.clone(), &missing), "<> holds when the attribute is missing");
+        assert!(check("attribute_not_exists(#a) OR #a < :v", five, &missing));
+    }
+
+    #[test]
+    fn precedence_is_not_then_and_then_or() {
+        let it = sample();
+        let v = json!({ ":t": { "N": "5" }, ":f": { "N": "6" } });
+        assert!(check("#a = :f OR #a = :t AND NOT #a = :f", v.clone(), &it));
+        assert!(!check("(#a = :f OR #a = :t) AND #a = :f", v.clone(), &it));
+        assert!(check("NOT (#a = :f)", v, &it));
+    }
+
+    #[test]
+    fn functions_between_in_and_nested_paths() {
+        let it = sample();
+        let v = json!({
+            ":lo": { "N": "1" }, ":hi": { "N": "10" }, ":p": { "S": "job#" }, ":x": { "S": "x" }, ":q": { "S": "q" },
+            ":two": { "N": "2" }, ":n": { "S": "N" }, ":one": { "N": "1" }, ":v": { "S": "v" }, ":six": { "N": "6" }
+        });
+        let t = |e: &str| check(e, v.clone(), &it);
+        assert!(t("#a BETWEEN :lo AND :hi AND begins_with(#b, :p)"));
+        assert!(t("#a IN (:six, :hi, :lo) OR contains(#l, :x)"));
+        assert!(t("contains(ss, :q) AND contains(#b, :p) AND size(#l) = :two AND attribute_type(#a, :n)"));
+        assert!(t("#m.n.deep = :one AND #m.k = :v AND #l[1] = :two AND attribute_exists(#l[0])"));
+        assert!(!t("attribute_exists(#l[5]) OR attribute_exists(#m.nope) OR #a IN (:six, :hi)"));
+    }
+
+    #[test]
+    fn placeholders_must_be_defined_and_used() {
+        let p = ph(json!({ "#a": "a" }), json!({ ":v": { "N": "1" }, ":unused": { "N": "2" } }));
+        assert!(condition("#zz = :v", "ConditionExpression", &p).is_err(), "an undefined name");
+        assert!(condition("#a = :nope", "ConditionExpression", &p).is_err(), "an undefined value");
+        let p = ph(json!({ "#a": "a" }), json!({ ":v": { "N": "1" }, ":unused": { "N": "2" } }));
+        let _ = condition("#a = :v", "ConditionExpression", &p);
+        assert!(p.check_all_used().is_err(), "an unused value is refused");
+        assert!(condition("#a = ", "ConditionExpression", &p).is_err());
+        assert!(condition("", "ConditionExpression", &p).is_err());
+    }
+
+    fn run(
+        text: &str,
+        names: serde_json::Value,
+        values: serde_json::Value,
+        it: &Item,
+    ) -> Result<Item, ApiError> {
+        let p = ph(names, values);
+        let u = update(text, &p)?;
+        updated_paths(&u, &["pk"])?;
+        p.check_all_used()?;
+        apply(it, &u)
+    }
+
+    #[test]
+    fn updates_read_the_old_item_and_apply_every_clause() {
+        let it = sample();
+        let names =
+            json!({ "#a": "a", "#c": "c", "#l": "l", "#m": "m", "#k": "job@1", "#ss": "ss", "#b": "b" });
+        let values = json!({
+            ":z": { "N": "0" }, ":one": { "N": "1" }, ":more": { "L": [{ "S": "y" }] }, ":ten": { "N": "0.1" },
+            ":q": { "SS": ["q", "r"] }, ":pq": { "SS": ["p", "q", "r"] }, ":s": { "S": "new" }
+        });
+        let text = "SET #c = if_not_exists(#c, :z) + :one, #a = #a - :ten, #l = list_append(#l, :more), #m.#k = :s, #b = #a \
+                    REMOVE #l[0] ADD #ss :q";
+        let e = run(text, names.clone(), values.clone(), &it).err();
+        assert!(e.is_some_and(|e| e.message.contains("overlap")), "SET #l and REMOVE #l[0] overlap");
+        let text = "SET #c = if_not_exists(#c, :z) + :one, #a = #a - :ten, #l = list_append(#l, :more), #m.#k = :s, #b = #a \
+                    ADD #ss :q";
+        let values2 = json!({
+            ":z": { "N": "0" }, ":one": { "N": "1" }, ":more": { "L": [{ "S": "y" }] }, ":ten": { "N": "0.1" },
+            ":q": { "SS": ["q", "r"] }, ":s": { "S": "new" }
+        });
+        let new = run(text, names.clone(), values2, &it).unwrap_or_else(|e| panic!("{e:?}"));
+        assert_eq!(new.get("c"), Some(&Av::N("1".into())));
+        assert_eq!(new.get("a"), Some(&Av::N("4.9".into())), "exact decimal arithmetic");
+        assert_eq!(new.get("b"), Some(&Av::N("5".into())), "every right-hand side reads the old item");
+        assert_eq!(new.get("l").map(|l| matches!(l, Av::L(v) if v.len() == 3)), Some(true));
+        assert_eq!(
+            resolve(&new, &vec![Elem::Attr("m".into()), Elem::Attr("job@1".into())]),
+            Some(&Av::S("new".into()))
+        );
+        assert_eq!(new.get("ss"), Some(&Av::Ss(vec!["p".into(), "q".into(), "r".into()])));
+        let names2 = json!({ "#ss": "ss" });
+        let gone = run("DELETE #ss :pq", names2, json!({ ":pq": { "SS": ["p", "q", "r"] } }), &new)
+            .unwrap_or_else(|e| panic!("{e:?}"));
+        assert!(!gone.contains_key("ss"), "a set emptied by DELETE is removed");
+    }
+
+    #[test]
+    fn updates_refuse_what_dynamodb_refuses() {
+        let it = sample();
+        let one = json!({ ":one": { "N": "1" } });
+        let refused = |t: &str, names: &serde_json::Value, values: &serde_json::Value| {
+            run(t, names.clone(), values.clone(), &it).is_err()
+        };
+        assert!(
+            refused("SET #x = #x + :one", &json!({ "#x": "x" }), &one),
+            "arithmetic on a missing attribute"
+        );
+        assert!(refused("SET #pk = :one", &json!({ "#pk": "pk" }), &one), "a key attribute");
+        assert!(refused("SET #x.#a = :one", &json!({ "#x": "x", "#a": "a" }), &one), "a missing parent map");
+        assert!(refused("SET #a = :one SET #m = :one", &json!({ "#a": "a", "#m": "m" }), &one), "SET twice");
+        assert!(
+            refused("SET #a = list_append(#a, :one)", &json!({ "#a": "a" }), &one),
+            "list_append on a number"
+        );
+        assert!(refused("ADD #m :one", &json!({ "#m": "m" }), &one), "ADD to a map");
+    }
+
+    #[test]
+    fn projections_rebuild_nested_documents() {
+        let it = sample();
+        let p = ph(json!({ "#m": "m", "#b": "b" }), json!({}));
+        let paths = projection("#m.n.deep, #b, l[1]", &p).unwrap_or_else(|e| panic!("{e:?}"));
+        let out = project(&it, &paths);
+        assert_eq!(out.len(), 3);
+        assert_eq!(
+            resolve(&out, &vec![Elem::Attr("m".into()), Elem::Attr("n".into()), Elem::Attr("deep".into())]),
+            Some(&Av::N("1".into()))
+        );
+        assert_eq!(out.get("l"), Some(&Av::L(vec![Av::N("2".into())])));
+    }
+}

@@ -27,6 +27,10 @@ pub(crate) const REGION: &str = "us-east-1";
 #[derive(Default)]
 pub(crate) struct Dynamo {
     pub(crate) tables: BTreeMap<String, Table>,
+    /// Client request tokens of committed transactions, for DynamoDB's ten-minute idempotency.
+    pub(crate) tokens: txn::Tokens,
+    /// When the indexes see the writes of the current request (now, or later under a lag).
+    pub(crate) index_at: i64,
 }
 
 /// `TableName` of a request, as a name (an ARN is accepted too).
@@ -60,8 +64,37 @@ impl Dynamo {
     }
 
     /// Runs operation `op` (the part of `X-Amz-Target` after the dot) on a JSON request.
-    pub(crate) fn call(&mut self, op: &str, req: &Value, now_ms: i64) -> Result<Value, ApiError> {
+    /// `unprocessed` draws whether BatchGetItem leaves a key unprocessed; the indexes see this
+    /// request's writes at `index_at` (`now_ms` when they are consistent).
+    pub(crate) fn call(
+        &mut self,
+        op: &str,
+        req: &Value,
+        (now_ms, index_at): (i64, i64),
+        unprocessed: &mut dyn FnMut() -> bool,
+    ) -> Result<Value, ApiError> {
         refuse_legacy(req)?;
+        self.settle(now_ms);
+        self.index_at = index_at.max(now_ms);
+        let out = self.operation(op, req, now_ms, unprocessed);
+        self.settle(now_ms);
+        out
+    }
+
+    /// Propagates the index writes due by `now`.
+    fn settle(&mut self, now: i64) {
+        for t in self.tables.values_mut() {
+            t.settle(now);
+        }
+    }
+
+    fn operation(
+        &mut self,
+        op: &str,
+        req: &Value,
+        now_ms: i64,
+        unprocessed: &mut dyn FnMut() -> bool,
+    ) -> Result<Value, ApiError> {
         match op {
             "CreateTable" => self.create_table(req, now_ms),
             "DescribeTable" => Ok(json!({ "Table": self.table(&table_name(req)?)?.describe() })),
@@ -95,9 +128,9 @@ impl Dynamo {
             "GetItem" => read::get_item(self, req),
             "Query" => read::query(self, req),
             "Scan" => read::scan(self, req),
-            "BatchGetItem" => read::batch_get(self, req),
+            "BatchGetItem" => read::batch_get(self, req, unprocessed),
             "PutItem" | "UpdateItem" | "DeleteItem" => write::single(self, op, req),
-            "TransactWriteItems" => txn::transact_write(self, req),
+            "TransactWriteItems" => txn::transact_write(self, req, now_ms),
             "BatchWriteItem" => txn::batch_write(self, req),
             _ => Err(ApiError::unknown_operation("DynamoDB", op)),
         }

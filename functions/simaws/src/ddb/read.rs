@@ -5,7 +5,7 @@
 
 use super::eval::{holds, project};
 use super::expr::{self, Cond, Elem, Op, Operand, Path, Placeholders};
-use super::table::{KeyDef, PKey, Projection, RKey, Span, Table};
+use super::table::{KeyDef, PKey, RKey, Span, Table};
 use super::value::{item_from_json, item_size, item_to_json, Item, KeyVal};
 use super::{table_name, Dynamo};
 use crate::error::ApiError;
@@ -146,19 +146,11 @@ struct Shape {
 }
 
 impl Shape {
-    fn apply(&self, t: &Table, item: &Item) -> Item {
-        let indexed = match self.gsi.map(|i| (i, &t.gsis[i].projection)) {
-            None | Some((_, Projection::All)) => item.clone(),
-            Some((i, Projection::KeysOnly)) => t.keys_only(item, Some(i)),
-            Some((i, Projection::Include(names))) => {
-                let mut out = t.keys_only(item, Some(i));
-                out.extend(names.iter().filter_map(|n| Some((n.clone(), item.get(n)?.clone()))));
-                out
-            }
-        };
+    /// An index's items are already as the index projects them; then the request's projection.
+    fn apply(&self, item: &Item) -> Item {
         match &self.proj {
-            Some(p) => project(&indexed, p),
-            None => indexed,
+            Some(p) => project(item, p),
+            None => item.clone(),
         }
     }
 }
@@ -175,7 +167,7 @@ fn page<'a>(
     for item in items {
         scanned += 1;
         bytes += item_size(item);
-        let shown = shape.apply(t, item);
+        let shown = shape.apply(item);
         if filter.is_none_or(|f| holds(&shown, f)) {
             out.push(shown);
         }
@@ -280,7 +272,13 @@ pub(crate) fn scan(db: &Dynamo, req: &Value) -> Result<Value, ApiError> {
     Ok(page(t, t.scan(a.gsi, start), a.limit, a.filter.as_ref(), &a.shape))
 }
 
-pub(crate) fn batch_get(db: &Dynamo, req: &Value) -> Result<Value, ApiError> {
+/// BatchGetItem; `unprocessed()` says whether to leave a key for the caller's retry (the
+/// `ddb_unprocessed` fault: DynamoDB does so under load).
+pub(crate) fn batch_get(
+    db: &Dynamo,
+    req: &Value,
+    unprocessed: &mut dyn FnMut() -> bool,
+) -> Result<Value, ApiError> {
     let ri =
         req["RequestItems"].as_object().ok_or_else(|| ApiError::validation("RequestItems is required"))?;
     let total: usize = ri.values().map(|r| r["Keys"].as_array().map_or(0, Vec::len)).sum();
@@ -289,28 +287,34 @@ pub(crate) fn batch_get(db: &Dynamo, req: &Value) -> Result<Value, ApiError> {
             "Too many items requested for the BatchGetItem call (1 to 100 keys)",
         ));
     }
-    let mut responses = serde_json::Map::new();
-    for (name, r) in ri {
-        let name = name.rsplit_once(":table/").map_or(name.as_str(), |(_, n)| n);
+    let (mut responses, mut left) = (serde_json::Map::new(), serde_json::Map::new());
+    for (given, r) in ri {
+        let name = given.rsplit_once(":table/").map_or(given.as_str(), |(_, n)| n);
         let t = db.table(name)?;
         let ph = Placeholders::from_request(r)?;
         let proj = projection_of(r, &ph)?;
         ph.check_all_used()?;
-        let mut seen = Vec::new();
-        let mut found = Vec::new();
+        let (mut seen, mut found, mut skipped) = (Vec::new(), Vec::new(), Vec::new());
         for k in r["Keys"].as_array().into_iter().flatten() {
             let pk = t.key_of(&item_from_json(k)?)?;
             if seen.contains(&pk) {
                 return Err(ApiError::validation("Provided list of item keys contains duplicates"));
             }
-            if let Some(item) = t.get(&pk) {
+            if unprocessed() {
+                skipped.push(k.clone());
+            } else if let Some(item) = t.get(&pk) {
                 found.push(item_to_json(&proj.as_ref().map_or_else(|| item.clone(), |p| project(item, p))));
             }
             seen.push(pk);
         }
         responses.insert(name.to_string(), Value::Array(found));
+        if !skipped.is_empty() {
+            let mut rest = r.clone();
+            rest["Keys"] = Value::Array(skipped);
+            left.insert(given.clone(), rest);
+        }
     }
-    Ok(json!({ "Responses": responses, "UnprocessedKeys": {} }))
+    Ok(json!({ "Responses": responses, "UnprocessedKeys": left }))
 }
 
 #[cfg(test)]

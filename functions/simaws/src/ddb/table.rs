@@ -5,7 +5,7 @@
 use super::value::{item_size, Av, Item, KeyVal};
 use crate::error::ApiError;
 use serde_json::{json, Value};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, VecDeque};
 use std::ops::Bound;
 
 /// A key attribute: name and scalar type (`S`, `N`, `B`).
@@ -34,14 +34,20 @@ pub(crate) enum Projection {
     Include(Vec<String>),
 }
 
+/// A global secondary index: entries hold the item as the index projects it, as of the last
+/// propagated write, so a lagging index answers with the old item, as DynamoDB's does.
 pub(crate) struct Gsi {
     pub(crate) name: String,
     pub(crate) hash: KeyDef,
     pub(crate) range: Option<KeyDef>,
     pub(crate) projection: Projection,
-    parts: BTreeMap<KeyVal, BTreeSet<(RKey, Tie)>>,
+    parts: BTreeMap<KeyVal, BTreeMap<(RKey, Tie), Item>>,
+    /// Where each item is in the index now.
+    at: BTreeMap<PKey, (KeyVal, RKey)>,
+    /// Writes not yet propagated: `(when, key, new item or None for a delete)`, in order.
+    pending: VecDeque<(i64, PKey, Option<Item>)>,
     described: Value,
-    count: usize,
+    table_keys: Vec<String>,
 }
 
 pub(crate) struct Table {
@@ -131,16 +137,11 @@ impl Table {
                 "IndexName": gname, "KeySchema": g["KeySchema"], "Projection": g["Projection"],
                 "IndexStatus": "ACTIVE", "IndexArn": format!("{arn}/index/{gname}"),
             });
-            let parts = BTreeMap::new();
-            gsis.push(Gsi {
-                name: gname.to_string(),
-                hash: h,
-                range: r,
-                projection,
-                parts,
-                described,
-                count: 0,
-            });
+            let mut table_keys = vec![hash.name.clone()];
+            table_keys.extend(range.as_ref().map(|r| r.name.clone()));
+            let (parts, at, pending) = (BTreeMap::new(), BTreeMap::new(), VecDeque::new());
+            let name = gname.to_string();
+            gsis.push(Gsi { name, hash: h, range: r, projection, parts, at, pending, described, table_keys });
         }
         if req.get("LocalSecondaryIndexes").is_some_and(|l| !l.is_null()) {
             return Err(ApiError::unknown_operation("DynamoDB", "CreateTable with LocalSecondaryIndexes"));
@@ -179,7 +180,7 @@ impl Table {
                 .iter()
                 .map(|g| {
                     let mut d = g.described.clone();
-                    d["ItemCount"] = json!(g.count);
+                    d["ItemCount"] = json!(g.at.len());
                     d
                 })
                 .collect();
@@ -267,39 +268,12 @@ impl Table {
         Ok(())
     }
 
-    fn gsi_key(g: &Gsi, item: &Item) -> Option<(KeyVal, RKey)> {
-        let h = KeyVal::of(item.get(&g.hash.name)?, &g.hash.ty)?;
-        let r = match &g.range {
-            Some(d) => Some(KeyVal::of(item.get(&d.name)?, &d.ty)?),
-            None => None,
-        };
-        Some((h, r))
-    }
-
-    fn unindex(&mut self, pk: &PKey, item: &Item) {
+    /// Writes `item` under `pk`, returning the item it replaced. The indexes see the write at
+    /// `index_at` (now, unless an index lag is injected).
+    pub(crate) fn put(&mut self, pk: PKey, item: Item, index_at: i64) -> Option<Item> {
+        let old = self.remove_base(&pk);
         for g in &mut self.gsis {
-            if let Some((h, r)) = Table::gsi_key(g, item) {
-                if let Some(set) = g.parts.get_mut(&h) {
-                    if set.remove(&(r, Tie::Key(pk.clone()))) {
-                        g.count -= 1;
-                    }
-                    if set.is_empty() {
-                        g.parts.remove(&h);
-                    }
-                }
-            }
-        }
-    }
-
-    /// Writes `item` under `pk`, returning the item it replaced.
-    pub(crate) fn put(&mut self, pk: PKey, item: Item) -> Option<Item> {
-        let old = self.delete(&pk);
-        for g in &mut self.gsis {
-            if let Some((h, r)) = Table::gsi_key(g, &item) {
-                if g.parts.entry(h).or_default().insert((r, Tie::Key(pk.clone()))) {
-                    g.count += 1;
-                }
-            }
+            g.write(index_at, &pk, Some(&item));
         }
         self.count += 1;
         self.bytes += item_size(&item);
@@ -307,16 +281,30 @@ impl Table {
         old
     }
 
-    pub(crate) fn delete(&mut self, pk: &PKey) -> Option<Item> {
+    pub(crate) fn delete(&mut self, pk: &PKey, index_at: i64) -> Option<Item> {
+        let old = self.remove_base(pk)?;
+        for g in &mut self.gsis {
+            g.write(index_at, pk, None);
+        }
+        Some(old)
+    }
+
+    fn remove_base(&mut self, pk: &PKey) -> Option<Item> {
         let part = self.parts.get_mut(&pk.0)?;
         let old = part.remove(&pk.1)?;
         if part.is_empty() {
             self.parts.remove(&pk.0);
         }
-        self.unindex(pk, &old);
         self.count -= 1;
         self.bytes -= item_size(&old);
         Some(old)
+    }
+
+    /// Propagates every index write due by `now`.
+    pub(crate) fn settle(&mut self, now: i64) {
+        for g in &mut self.gsis {
+            g.settle(now);
+        }
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -379,10 +367,7 @@ impl Table {
                 if !valid(&lo, &hi) {
                     return Box::new(std::iter::empty());
                 }
-                let it = part.range((lo, hi)).filter_map(move |(_, t)| match t {
-                    Tie::Key(pk) => self.get(pk),
-                    _ => None,
-                });
+                let it = part.range((lo, hi)).map(|(_, item)| item);
                 if forward {
                     Box::new(it)
                 } else {
@@ -411,6 +396,61 @@ impl Table {
             let st = after.as_ref().filter(|(sh, _, _)| sh == h).map(|(_, rk, pk)| (rk.clone(), pk.clone()));
             self.query(gsi, h, &span, true, st)
         }))
+    }
+}
+
+impl Gsi {
+    fn key_of(&self, item: &Item) -> Option<(KeyVal, RKey)> {
+        let h = KeyVal::of(item.get(&self.hash.name)?, &self.hash.ty)?;
+        let r = match &self.range {
+            Some(d) => Some(KeyVal::of(item.get(&d.name)?, &d.ty)?),
+            None => None,
+        };
+        Some((h, r))
+    }
+
+    /// The item as this index projects it.
+    fn projected(&self, item: &Item) -> Item {
+        let keep = |k: &String| {
+            self.table_keys.contains(k)
+                || *k == self.hash.name
+                || self.range.as_ref().is_some_and(|r| r.name == *k)
+                || matches!(&self.projection, Projection::Include(names) if names.contains(k))
+        };
+        match self.projection {
+            Projection::All => item.clone(),
+            _ => item.iter().filter(|(k, _)| keep(k)).map(|(k, v)| (k.clone(), v.clone())).collect(),
+        }
+    }
+
+    /// A write to the table, seen by the index at `when` (in order after earlier writes).
+    fn write(&mut self, when: i64, pk: &PKey, item: Option<&Item>) {
+        let when = self.pending.back().map_or(when, |(last, _, _)| when.max(*last));
+        self.pending.push_back((when, pk.clone(), item.cloned()));
+    }
+
+    fn settle(&mut self, now: i64) {
+        while self.pending.front().is_some_and(|(when, _, _)| *when <= now) {
+            let Some((_, pk, item)) = self.pending.pop_front() else { break };
+            self.apply(pk, item);
+        }
+    }
+
+    fn apply(&mut self, pk: PKey, item: Option<Item>) {
+        if let Some((h, r)) = self.at.remove(&pk) {
+            if let Some(part) = self.parts.get_mut(&h) {
+                part.remove(&(r, Tie::Key(pk.clone())));
+                if part.is_empty() {
+                    self.parts.remove(&h);
+                }
+            }
+        }
+        let Some(item) = item else { return };
+        if let Some((h, r)) = self.key_of(&item) {
+            let snapshot = self.projected(&item);
+            self.parts.entry(h.clone()).or_default().insert((r.clone(), Tie::Key(pk.clone())), snapshot);
+            self.at.insert(pk, (h, r));
+        }
     }
 }
 

@@ -8,10 +8,68 @@ use super::write::{commit, plan, Plan};
 use super::{table_name, Dynamo};
 use crate::error::ApiError;
 use serde_json::{json, Value};
+use std::collections::{BTreeMap, VecDeque};
 
 const MAX_ACTIONS: usize = 100;
+const TOKEN_MS: i64 = 10 * 60 * 1000;
 
-pub(crate) fn transact_write(db: &mut Dynamo, req: &Value) -> Result<Value, ApiError> {
+/// The tokens of transactions committed in the last ten minutes: a retry with the same token
+/// and the same request (the SDK retries a lost response with the token it generated) succeeds
+/// without applying again, as DynamoDB does; the same token with another request is refused.
+#[derive(Default)]
+pub(crate) struct Tokens {
+    by_token: BTreeMap<String, (u64, i64)>,
+    by_time: VecDeque<(i64, String)>,
+}
+
+impl Tokens {
+    fn expire(&mut self, now: i64) {
+        while let Some((at, t)) = self.by_time.front().cloned() {
+            if now - at < TOKEN_MS {
+                break;
+            }
+            self.by_time.pop_front();
+            if self.by_token.get(&t).is_some_and(|(_, a)| *a == at) {
+                self.by_token.remove(&t);
+            }
+        }
+    }
+}
+
+/// The request without its token, as a hash (a retry resends the same bytes, so any stable
+/// rendering will do).
+fn request_hash(req: &Value) -> u64 {
+    let mut r = req.clone();
+    if let Some(m) = r.as_object_mut() {
+        m.remove("ClientRequestToken");
+    }
+    sundial_hash::fnv1a(r.to_string().as_bytes())
+}
+
+pub(crate) fn transact_write(db: &mut Dynamo, req: &Value, now: i64) -> Result<Value, ApiError> {
+    let token = req["ClientRequestToken"].as_str().map(str::to_string);
+    if let Some(t) = &token {
+        db.tokens.expire(now);
+        if let Some((h, _)) = db.tokens.by_token.get(t) {
+            if *h == request_hash(req) {
+                return Ok(json!({}));
+            }
+            return Err(ApiError::new(
+                400,
+                "IdempotentParameterMismatchException",
+                "The request uses the same client token as a previous, but non-identical request.",
+            ));
+        }
+    }
+    let out = transact_apply(db, req)?;
+    if let Some(t) = token {
+        db.tokens.by_token.insert(t.clone(), (request_hash(req), now));
+        db.tokens.by_time.push_back((now, t));
+    }
+    Ok(out)
+}
+
+fn transact_apply(db: &mut Dynamo, req: &Value) -> Result<Value, ApiError> {
     let actions =
         req["TransactItems"].as_array().ok_or_else(|| ApiError::validation("TransactItems is required"))?;
     if actions.is_empty() || actions.len() > MAX_ACTIONS {

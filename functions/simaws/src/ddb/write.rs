@@ -90,15 +90,16 @@ pub(crate) fn plan(db: &Dynamo, kind: &str, req: &Value) -> Result<Plan, ApiErro
 
 /// Applies a plan whose condition held; returns the item it replaced and the new item.
 pub(crate) fn commit(db: &mut Dynamo, p: Plan) -> Result<(Option<Item>, Option<Item>), ApiError> {
+    let at = db.index_at;
     let t = db.table_mut(&p.table)?;
     Ok(match p.write {
         Write::Nothing => (p.old, None),
         Write::Put(item) => {
-            t.put(p.pk, item.clone());
+            t.put(p.pk, item.clone(), at);
             (p.old, Some(item))
         }
         Write::Delete => {
-            t.delete(&p.pk);
+            t.delete(&p.pk, at);
             (p.old, None)
         }
     })

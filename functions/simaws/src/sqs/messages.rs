@@ -4,7 +4,7 @@
 
 use super::{invalid, name_of_url, Msg, Queue, Sqs};
 use crate::error::ApiError;
-use crate::{Aws, State};
+use crate::{Aws, Faults, State};
 use serde_json::{json, Map, Value};
 use std::time::Duration;
 
@@ -60,7 +60,7 @@ fn attributes_size(v: &Value) -> usize {
 }
 
 /// Enqueues one message; `Ok(message id)`.
-fn send_one(st: &mut State, url: &str, entry: &Value, now: i64) -> Result<String, ApiError> {
+fn send_one(st: &mut State, url: &str, entry: &Value, now: i64, f: &Faults) -> Result<String, ApiError> {
     let body = entry["MessageBody"].as_str().unwrap_or_default();
     if body.is_empty() {
         return Err(ApiError::new(
@@ -90,7 +90,6 @@ fn send_one(st: &mut State, url: &str, entry: &Value, now: i64) -> Result<String
     if let Some(h) = &st.on_send {
         h(url, body);
     }
-    let f = st.faults.clone();
     if st.chance(f.sqs_lose_on_send) {
         st.fault("sqs_lose_on_send");
         return Ok(id);
@@ -156,7 +155,7 @@ fn entry_id(e: &Value) -> &str {
     e["Id"].as_str().unwrap_or_default()
 }
 
-fn send_batch(st: &mut State, req: &Value, now: i64) -> Result<Value, ApiError> {
+fn send_batch(st: &mut State, req: &Value, now: i64, f: &Faults) -> Result<Value, ApiError> {
     let url = req["QueueUrl"].as_str().unwrap_or_default();
     st.sqs.queue(url)?;
     let entries = req["Entries"].as_array().cloned().unwrap_or_default();
@@ -174,7 +173,7 @@ fn send_batch(st: &mut State, req: &Value, now: i64) -> Result<Value, ApiError> 
     }
     let (mut ok, mut bad) = (Vec::new(), Vec::new());
     for e in &entries {
-        match send_one(st, url, e, now) {
+        match send_one(st, url, e, now, f) {
             Ok(mid) => ok.push(json!({ "Id": entry_id(e), "MessageId": mid })),
             Err(err) => bad.push(failed(entry_id(e), &err)),
         }
@@ -219,15 +218,15 @@ fn change_one(sqs: &mut Sqs, url: &str, receipt: &str, timeout: i64, now: i64) -
     Ok(())
 }
 
-pub(super) fn call(st: &mut State, op: &str, req: &Value, now: i64) -> Result<Value, ApiError> {
+pub(super) fn call(st: &mut State, op: &str, req: &Value, now: i64, f: &Faults) -> Result<Value, ApiError> {
     let url = req["QueueUrl"].as_str().unwrap_or_default();
     let handle_of = |e: &Value| e["ReceiptHandle"].as_str().unwrap_or_default().to_string();
     match op {
         "SendMessage" => {
-            let id = send_one(st, url, req, now)?;
+            let id = send_one(st, url, req, now, f)?;
             Ok(json!({ "MessageId": id }))
         }
-        "SendMessageBatch" => send_batch(st, req, now),
+        "SendMessageBatch" => send_batch(st, req, now, f),
         "DeleteMessage" => delete_one(&mut st.sqs, url, &handle_of(req)).map(|_| json!({})),
         "ChangeMessageVisibility" => {
             let t = req["VisibilityTimeout"].as_i64().unwrap_or(0);
@@ -266,6 +265,7 @@ struct Wanted {
     visibility_ms: Option<i64>,
     system: Vec<String>,
     user: Vec<String>,
+    process: Option<String>,
 }
 
 fn names(req: &Value, field: &str) -> Vec<String> {
@@ -358,7 +358,7 @@ fn receive_now(st: &mut State, url: &str, w: &Wanted, now: i64) -> Result<Vec<Va
         q.ready.insert((m.visible_at, seq));
         out.push(render(q, seq, &m, w));
         done.push(seq);
-        let p = st.faults.sqs_duplicate;
+        let p = st.faults_for(w.process.as_ref()).sqs_duplicate;
         if st.chance(p) {
             st.fault("sqs_duplicate");
             st.sqs.seq += 1;
@@ -376,7 +376,7 @@ fn receive_now(st: &mut State, url: &str, w: &Wanted, now: i64) -> Result<Vec<Va
 
 /// ReceiveMessage: returns at once when something is visible, else waits (in tokio time) up to
 /// `WaitTimeSeconds` for a send, a visibility change or a delay or timeout to expire.
-pub(super) async fn receive(aws: &Aws, req: &Value) -> Result<Value, ApiError> {
+pub(super) async fn receive(aws: &Aws, req: &Value, process: Option<String>) -> Result<Value, ApiError> {
     let url = req["QueueUrl"].as_str().unwrap_or_default().to_string();
     let max = req["MaxNumberOfMessages"].as_i64().unwrap_or(1);
     if !(1..=10).contains(&max) {
@@ -387,7 +387,13 @@ pub(super) async fn receive(aws: &Aws, req: &Value) -> Result<Value, ApiError> {
     let visibility_ms = req["VisibilityTimeout"].as_i64().map(|v| v * 1000);
     let mut system = names(req, "AttributeNames");
     system.extend(names(req, "MessageSystemAttributeNames"));
-    let w = Wanted { max: max as usize, visibility_ms, system, user: names(req, "MessageAttributeNames") };
+    let w = Wanted {
+        max: max as usize,
+        visibility_ms,
+        system,
+        user: names(req, "MessageAttributeNames"),
+        process,
+    };
     let wait_s = match req["WaitTimeSeconds"].as_i64() {
         Some(s) if !(0..=20).contains(&s) => {
             return Err(invalid(format!(

@@ -331,7 +331,7 @@ impl Sqs {
 pub(crate) async fn call(aws: &Aws, call: &Call) -> Result<Value, ApiError> {
     let req = &call.json;
     let r = match call.op.as_str() {
-        "ReceiveMessage" => return messages::receive(aws, req).await,
+        "ReceiveMessage" => return messages::receive(aws, req, call.process.clone()).await,
         "SendMessage"
         | "SendMessageBatch"
         | "DeleteMessage"
@@ -340,7 +340,8 @@ pub(crate) async fn call(aws: &Aws, call: &Call) -> Result<Value, ApiError> {
         | "ChangeMessageVisibilityBatch" => {
             let now = aws.now_ms();
             let mut st = aws.lock();
-            messages::call(&mut st, &call.op, req, now)
+            let faults = st.faults_for(call.process.as_ref());
+            messages::call(&mut st, &call.op, req, now, &faults)
         }
         op => {
             let now = aws.now_ms();
