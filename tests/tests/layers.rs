@@ -23,6 +23,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("sundial-tick", 6),
     ("sundial-worker", 6),
     ("sundial-api", 7),
+    ("sundial-sim", 7),
     ("sundial-testfn", 6),
     ("sundial-chaos", 8),
     ("sundial-cli", 8),
@@ -189,6 +190,7 @@ fn no_lambda_links_the_offline_tooling() {
         assert!(!c.contains("sundial-testkit"), "{name} links the test instrumentation by default");
         assert!(!c.contains("sundial-chaos") && !c.contains("sundial-tests"), "{name} links test tooling");
         assert!(!c.contains("sundial-simaws"), "{name} links the simulated AWS");
+        assert!(!c.contains("sundial-sim"), "{name} links the simulator");
     }
     // The simulated AWS sits at the bottom: the SDK and the stable hashes, nothing of Sundial.
     let sim: Vec<String> =

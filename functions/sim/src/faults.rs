@@ -53,7 +53,8 @@ fn outages(seed: u64, base: u64, from: i64, to: i64, count: u64, max_len_min: u6
         .map(|k| {
             let n = base + k * 4;
             let start = from + between(seed, n, 0, (to - from).max(1) as u64) as i64;
-            let len = between(seed, n + 1, 1, max_len_min) as i64 * 60_000 + between(seed, n + 2, 0, 59_999) as i64;
+            let len =
+                between(seed, n + 1, 1, max_len_min) as i64 * 60_000 + between(seed, n + 2, 0, 59_999) as i64;
             (start, (start + len).min(to))
         })
         .collect()

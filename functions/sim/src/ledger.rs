@@ -11,8 +11,8 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use sundial_core::execution::target::in_process::{BoxFuture, Handler, HandlerContext};
 use sundial_core::execution::retry::RunError;
+use sundial_core::execution::target::in_process::{BoxFuture, Handler, HandlerContext};
 
 /// The handler name every simulated job targets.
 pub const HANDLER: &str = "sim-effect";
@@ -125,7 +125,10 @@ pub struct SimHandler {
 
 impl std::fmt::Debug for SimHandler {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SimHandler").field("work_ms", &self.work_ms).field("fail_permille", &self.fail_permille).finish()
+        f.debug_struct("SimHandler")
+            .field("work_ms", &self.work_ms)
+            .field("fail_permille", &self.fail_permille)
+            .finish()
     }
 }
 
@@ -135,8 +138,15 @@ impl Handler for SimHandler {
             let inv = &ctx.invocation;
             // The ledger is keyed like `Execution::id()` (`job@ms`, children suffixed): the
             // invocation's id is that, qualified by the tenant.
-            let id = inv.execution_id.split_once(':').map(|(_, rest)| rest).unwrap_or(&inv.execution_id).to_string();
-            let key = sundial_hash::fnv1a(format!("{}#{}#{}", inv.execution_id, inv.fencing_token, inv.attempt).as_bytes());
+            let id = inv
+                .execution_id
+                .split_once(':')
+                .map(|(_, rest)| rest)
+                .unwrap_or(&inv.execution_id)
+                .to_string();
+            let key = sundial_hash::fnv1a(
+                format!("{}#{}#{}", inv.execution_id, inv.fencing_token, inv.attempt).as_bytes(),
+            );
             if !self.ledger.fence(&id, inv.fencing_token) {
                 return Err(RunError::retryable("stale", "a newer claim has run this execution"));
             }

@@ -188,8 +188,8 @@ pub fn worker(sh: &Shared, name: &str, pool: &str, skew_ms: i64) -> anyhow::Resu
     let handler = SimHandler {
         ledger: sh.ledger.clone(),
         seed: sh.seed,
-        work_ms: (20, 8_000),
-        fail_permille: 80,
+        work_ms: (20, 2_000),
+        fail_permille: 50,
         now_ms: Arc::new(move || aws.now_ms()),
     };
     let handlers = Handlers::new().with(HANDLER, handler);
@@ -328,9 +328,15 @@ async fn act(
     let now = ms(started_ms);
     let mut version = None;
     let ok = match kind {
-        OpKind::Pause => control::jobs::set_state(ctl, &who, &plan.job_id, JobState::Paused, None, now).await.is_ok(),
-        OpKind::Resume => control::jobs::set_state(ctl, &who, &plan.job_id, JobState::Enabled, None, now).await.is_ok(),
-        OpKind::Delete => control::jobs::set_state(ctl, &who, &plan.job_id, JobState::Deleted, None, now).await.is_ok(),
+        OpKind::Pause => {
+            control::jobs::set_state(ctl, &who, &plan.job_id, JobState::Paused, None, now).await.is_ok()
+        }
+        OpKind::Resume => {
+            control::jobs::set_state(ctl, &who, &plan.job_id, JobState::Enabled, None, now).await.is_ok()
+        }
+        OpKind::Delete => {
+            control::jobs::set_state(ctl, &who, &plan.job_id, JobState::Deleted, None, now).await.is_ok()
+        }
         OpKind::TriggerNow => control::executions::trigger_now(ctl, &who, &plan.job_id, now).await.is_ok(),
         OpKind::Edit { schedule } => {
             let v = versions.lock().map(|mut g| {
@@ -348,7 +354,9 @@ async fn act(
             let _ = k;
             let def = crate::workload::definition(sh.seed, job as u64, s, v, w.start_ms, w.end_ms);
             match control::jobs::get(ctl, &who, &plan.job_id).await {
-                Ok(cur) => control::jobs::update(ctl, &who, &plan.job_id, cur.version, def, now).await.is_ok(),
+                Ok(cur) => {
+                    control::jobs::update(ctl, &who, &plan.job_id, cur.version, def, now).await.is_ok()
+                }
                 Err(_) => false,
             }
         }

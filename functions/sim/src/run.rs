@@ -42,7 +42,16 @@ pub struct RunOptions {
 impl RunOptions {
     /// The default run of `seed`.
     pub fn new(seed: u64) -> Self {
-        RunOptions { seed, profile: Profile::default(), shards: 16, ecs_per_pool: 2, lambda_per_lane: 1, quiet_minutes: 150, faults: true, explain: None }
+        RunOptions {
+            seed,
+            profile: Profile::default(),
+            shards: 16,
+            ecs_per_pool: 2,
+            lambda_per_lane: 1,
+            quiet_minutes: 150,
+            faults: true,
+            explain: None,
+        }
     }
 
     /// The command that replays this run.
@@ -74,8 +83,12 @@ pub struct Outcome {
     pub max_messages: (u64, u64),
     /// The traces of the executions involved (timeline lines).
     pub traces: BTreeMap<String, Vec<String>>,
-    /// A hash of every request and response of the run (the same seed gives the same hash).
+    /// A hash of every request and response of the run.
     pub trace_hash: u64,
+    /// A hash of the run's outcome: every execution's status and full timeline (instants,
+    /// actors, transitions, codes) and every effect (token, instant). The same seed gives the
+    /// same outcome hash in every process.
+    pub outcome_hash: u64,
     /// Simulated time covered (ms).
     pub simulated_ms: i64,
     /// Real time taken (ms).
@@ -191,14 +204,25 @@ fn worker_names(opts: &RunOptions) -> Vec<(String, String, String)> {
     v
 }
 
-fn start_worker(sh: &Shared, names: &[(String, String, String)], plan: &FaultPlan, i: usize, generation: u32) -> Result<JoinHandle<()>> {
+fn start_worker(
+    sh: &Shared,
+    names: &[(String, String, String)],
+    plan: &FaultPlan,
+    i: usize,
+    generation: u32,
+) -> Result<JoinHandle<()>> {
     let (name, pool, kind) = &names[i];
     let skew = plan.skews.get(i).copied().unwrap_or(0);
     let w = processes::worker(sh, &format!("{name}.{generation}"), pool, skew)?;
     let q = &sh.world.queues[pool];
     Ok(match kind.as_str() {
         "ecs" => processes::ecs(sh, w),
-        "lambda:low" => processes::lambda(sh, w, q.low_url.clone(), q.arn.replace(&sh.world.cfg.queue_name(pool), &format!("{}-low", sh.world.cfg.queue_name(pool)))),
+        "lambda:low" => processes::lambda(
+            sh,
+            w,
+            q.low_url.clone(),
+            q.arn.replace(&sh.world.cfg.queue_name(pool), &format!("{}-low", sh.world.cfg.queue_name(pool))),
+        ),
         _ => processes::lambda(sh, w, q.url.clone(), q.arn.clone()),
     })
 }
@@ -214,7 +238,13 @@ async fn create_jobs(world: &World, w: &Workload) -> Result<()> {
     Ok(())
 }
 
-async fn check(opts: &RunOptions, sh: &Shared, w: &Workload, end: i64, plan_outages: &[(i64, i64)]) -> Result<Outcome> {
+async fn check(
+    opts: &RunOptions,
+    sh: &Shared,
+    w: &Workload,
+    end: i64,
+    plan_outages: &[(i64, i64)],
+) -> Result<Outcome> {
     let world = &sh.world;
     let ctx = world.ctx("checker");
     let mut executions: BTreeMap<usize, Vec<Execution>> = BTreeMap::new();
@@ -230,6 +260,14 @@ async fn check(opts: &RunOptions, sh: &Shared, w: &Workload, end: i64, plan_outa
         watermarks.push(p.map(|p| p.through));
     }
     let effects = sh.ledger.effects();
+    let mut h = sundial_hash::Fnv1a::new();
+    for e in executions.values().flatten() {
+        h = h.write(format!("{}|{:?}|{:?}", e.id(), e.status, e.timeline).as_bytes());
+    }
+    for (id, e) in &effects {
+        h = h.write(format!("{id}|{}|{}|{}", e.token, e.at_ms, e.attempt).as_bytes());
+    }
+    let outcome_hash = h.finish();
     let ops = sh.ops.lock().map(|g| g.clone()).unwrap_or_default();
     let messages = sh.messages.lock().map(|g| g.clone()).unwrap_or_default();
     let live = sh.live.lock().map(|g| g.clone()).unwrap_or_default();
@@ -252,12 +290,13 @@ async fn check(opts: &RunOptions, sh: &Shared, w: &Workload, end: i64, plan_outa
         now_ms: end,
         messages: &messages,
         live: &live,
-        tick_outages: &plan_outages,
+        tick_outages: plan_outages,
         missed_events: &missed_events,
     };
     let (violations, known_gaps): (Vec<Violation>, Vec<Violation>) =
         invariants::check(&ev).into_iter().partition(|v| !v.invariant.starts_with("known gap"));
-    let max_messages = (messages.values().copied().max().unwrap_or(0), live.values().copied().max().unwrap_or(0));
+    let max_messages =
+        (messages.values().copied().max().unwrap_or(0), live.values().copied().max().unwrap_or(0));
     let mut traces = BTreeMap::new();
     for v in violations.iter().take(20) {
         if let Some(id) = &v.execution {
@@ -271,10 +310,20 @@ async fn check(opts: &RunOptions, sh: &Shared, w: &Workload, end: i64, plan_outa
         if let Some((i, plan)) = w.jobs.iter().enumerate().find(|(_, j)| &j.job_id == job) {
             explanation.push_str(&format!("job {job}: {:#?}\n", plan.def));
             for o in ops.iter().filter(|o| o.job == i) {
-                explanation.push_str(&format!("op {:?} {} .. {} ok={} v={:?}\n", o.kind, ms(o.started_ms), ms(o.ended_ms), o.ok, o.version));
+                explanation.push_str(&format!(
+                    "op {:?} {} .. {} ok={} v={:?}\n",
+                    o.kind,
+                    ms(o.started_ms),
+                    ms(o.ended_ms),
+                    o.ok,
+                    o.version
+                ));
             }
             for e in executions.get(&i).into_iter().flatten() {
-                explanation.push_str(&format!("exec {} {:?} range={:?} v={}\n", e.scheduled_at, e.status, e.missed_range, e.def_version));
+                explanation.push_str(&format!(
+                    "exec {} {:?} range={:?} v={}\n",
+                    e.scheduled_at, e.status, e.missed_range, e.def_version
+                ));
                 for t in &e.timeline {
                     explanation.push_str(&format!("    {} {t:?}\n", ms(t.at)));
                 }
@@ -292,6 +341,7 @@ async fn check(opts: &RunOptions, sh: &Shared, w: &Workload, end: i64, plan_outa
         max_messages,
         traces,
         trace_hash: world.aws.trace_hash(),
+        outcome_hash,
         simulated_ms: end - start_ms(opts.seed),
         real_ms: 0,
     })
@@ -314,7 +364,7 @@ async fn all_for_job(execs: &ExecStore, tenant: &str, job: &str) -> Result<Vec<E
 /// Prints an outcome the way a failing test wants it: the violations, the traces, the replay.
 pub fn describe(o: &Outcome) -> String {
     let mut s = format!(
-        "seed {}: {} executions, {} effects, {} known-gap fires, {} AWS requests, messages per execution ≤ {} sent / {} live, {} simulated min in {} ms, trace {:016x}\n",
+        "seed {}: {} executions, {} effects, {} known-gap fires, {} AWS requests, messages per execution ≤ {} sent / {} live, {} simulated min in {} ms, outcome {:016x}, trace {:016x}\n",
         o.options.seed,
         o.executions,
         o.effects,
@@ -324,10 +374,16 @@ pub fn describe(o: &Outcome) -> String {
         o.max_messages.1,
         o.simulated_ms / 60_000,
         o.real_ms,
+        o.outcome_hash,
         o.trace_hash
     );
     for v in o.violations.iter().take(20) {
-        s.push_str(&format!("  VIOLATION {}: {} {}\n", v.invariant, v.detail, v.execution.clone().unwrap_or_default()));
+        s.push_str(&format!(
+            "  VIOLATION {}: {} {}\n",
+            v.invariant,
+            v.detail,
+            v.execution.clone().unwrap_or_default()
+        ));
         if let Some(t) = v.execution.as_ref().and_then(|id| o.traces.get(id)) {
             for line in t {
                 s.push_str(&format!("      {line}\n"));

@@ -230,6 +230,9 @@ fn server_error(s: Service) -> ApiError {
     }
 }
 
+/// The least simulated time any request takes (ms).
+pub(crate) const MIN_LATENCY_MS: u64 = 1;
+
 /// Counts the request, draws its latency and decides its faults (in that order, so the draws
 /// are the same for the same request sequence).
 fn before(st: &mut State, call: &Call) -> (u64, Before) {
@@ -313,6 +316,9 @@ impl SimClient {
     async fn serve(self, req: HttpRequest) -> Result<HttpResponse, ConnectorError> {
         let call = decode(&req, self.process.clone());
         let (latency, plan) = before(&mut self.aws.lock(), &call);
+        // A round trip is never instantaneous: a caller that retries at once on an error still
+        // moves simulated time forward instead of spinning at one instant.
+        let latency = latency.max(MIN_LATENCY_MS);
         if latency > 0 {
             tokio::time::sleep(Duration::from_millis(latency)).await;
         }
