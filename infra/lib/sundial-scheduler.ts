@@ -286,7 +286,31 @@ export interface TargetAllow {
   readonly cidrs?: string[];
 }
 
+/** The table props of a billing choice (empty for on demand, the construct's default). */
+function capacityProps(c: TableCapacity | undefined): TableOverrides {
+  if (c === undefined || c.mode === 'onDemand') return {};
+  for (const [name, v] of [['writeCapacity', c.writeCapacity], ['readCapacity', c.readCapacity]] as const) {
+    if (!Number.isInteger(v) || v < 1 || v > 40_000) {
+      throw new Error(`tableCapacity.${name} must be an integer from 1 to 40,000 (the default table quota), got ${v}`);
+    }
+  }
+  return { billingMode: dynamodb.BillingMode.PROVISIONED, writeCapacity: c.writeCapacity, readCapacity: c.readCapacity };
+}
+
+/**
+ * How the jobs and executions tables are billed. On demand (the default) suits small and
+ * unpredictable loads; provisioned is cheaper once the load is steady enough that the units
+ * bought are mostly used (`sundial capacity` prints both and the crossover). The units here are
+ * the starting point (and the floor of each GSI); the schedule-driven plan
+ * (`sundial-throughput`, docs/capacity.md) is what moves them ahead of the load.
+ */
+export type TableCapacity =
+  | { readonly mode: 'onDemand' }
+  | { readonly mode: 'provisioned'; readonly writeCapacity: number; readonly readCapacity: number };
+
 export interface SundialSchedulerProps {
+  /** Billing of the jobs and executions tables. Default: on demand. */
+  readonly tableCapacity?: TableCapacity;
   /** Worker pools. Default: the pools named in resources.json (`defaultPools`), as Lambda pools. */
   readonly pools?: PoolProps[];
   /** Logical shard count (1-65536). Default: resources.json `defaults.shards`. */
@@ -597,8 +621,9 @@ export class SundialScheduler extends Construct {
 
     // ---- tables ----------------------------------------------------------------------------
     const to = props.tableOverrides ?? {};
-    this.jobsTable = this.table('JobsTable', r.tables.jobs, props.tableNamePrefix, { ...to.all, ...to.jobs });
-    this.executionsTable = this.table('ExecutionsTable', r.tables.executions, props.tableNamePrefix, { ...to.all, ...to.executions });
+    const cap = capacityProps(props.tableCapacity);
+    this.jobsTable = this.table('JobsTable', r.tables.jobs, props.tableNamePrefix, { ...cap, ...to.all, ...to.jobs });
+    this.executionsTable = this.table('ExecutionsTable', r.tables.executions, props.tableNamePrefix, { ...cap, ...to.all, ...to.executions });
     if (props.toolkitTables) {
       const prefix = props.toolkitTables === true ? undefined : props.toolkitTables.namePrefix;
       this.toolkitTables = this.toolkit(prefix, { ...to.all, ...to.toolkit });
@@ -709,6 +734,7 @@ export class SundialScheduler extends Construct {
       allow(fn, ['sqs:SendMessage', 'sqs:GetQueueUrl', 'sqs:GetQueueAttributes'], poolQueueArns);
     }
     allow(this.tickFunction, ['lambda:InvokeFunction'], [this.scanFunction.functionArn]);
+    if (props.tableCapacity?.mode === 'provisioned') this.planner(this.tickFunction);
 
     // ---- reconciler ------------------------------------------------------------------------
     // The same binary; `{"reconcile": {}}` runs one pass over the sparse `open` index (executions
@@ -1197,9 +1223,33 @@ export class SundialScheduler extends Construct {
         partitionKey: attr(ix.partitionKey),
         sortKey: attr(ix.sortKey),
         projectionType: ix.projection === 'ALL' ? dynamodb.ProjectionType.ALL : dynamodb.ProjectionType.KEYS_ONLY,
+        ...(overrides.billingMode === dynamodb.BillingMode.PROVISIONED
+          ? { readCapacity: overrides.readCapacity, writeCapacity: overrides.writeCapacity }
+          : {}),
       });
     }
     return table;
+  }
+
+  /**
+   * The provisioned-capacity planner (`{"plan": {}}` on the tick function, once a minute): it
+   * counts the coming minutes' fires in the `due` index (the tick's Query grant) and sets the
+   * units of the two tables and their indexes ahead of them (docs/capacity.md). Only granted
+   * when the tables are provisioned: an on-demand stack has no UpdateTable anywhere.
+   */
+  private planner(fn: lambda.Function): void {
+    new events.Rule(this, 'PlanRule', {
+      description: 'Sundial provisioned-capacity planner, once a minute',
+      schedule: events.Schedule.rate(Duration.minutes(1)),
+      targets: [
+        new targets.LambdaFunction(fn, {
+          event: events.RuleTargetInput.fromObject({ plan: {} }),
+          retryAttempts: 0,
+          maxEventAge: Duration.minutes(1),
+        }),
+      ],
+    });
+    allow(fn, ['dynamodb:DescribeTable', 'dynamodb:UpdateTable'], [this.jobsTable.tableArn, this.executionsTable.tableArn]);
   }
 
   /** What every table gets unless `tableOverrides` says otherwise. */

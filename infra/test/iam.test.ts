@@ -187,6 +187,9 @@ const PROPS: SundialSchedulerProps = {
   allowedTargetFunctionArns: [TARGET_FUNCTION],
   allowedTargetQueueArns: [TARGET_QUEUE],
   allowedTargetSecretArns: [TARGET_SECRETS],
+  // Provisioned, so the planner's recorded DescribeTable/UpdateTable are checked against the
+  // grant that exists only then (an on-demand stack grants neither).
+  tableCapacity: { mode: 'provisioned', writeCapacity: 5, readCapacity: 5 },
 };
 
 interface Synth {
@@ -346,6 +349,20 @@ describe('IAM: every recorded call is allowed by its role', () => {
     ];
     const d = denials(s, bad);
     for (const b of bad) assert.ok(d.some((x) => x.includes(`${b.action} on ${b.resource}`)), `${JSON.stringify(b)} was allowed:\n${d.join('\n')}`);
+  });
+
+  it('the capacity planner (what tests/tests/throughput_plan.rs records): allowed provisioned, refused on demand', () => {
+    const calls: Access[] = [
+      { role: 'tick', action: 'dynamodb:DescribeTable', resource: 'table:jobs' },
+      { role: 'tick', action: 'dynamodb:DescribeTable', resource: 'table:executions' },
+      { role: 'tick', action: 'dynamodb:UpdateTable', resource: 'table:jobs' },
+      { role: 'tick', action: 'dynamodb:UpdateTable', resource: 'table:executions' },
+      { role: 'tick', action: 'dynamodb:Query', resource: 'index:jobs/due' },
+    ];
+    assert.deepEqual(denials(synth(), calls), []);
+    const onDemand = denials(synth({ ...PROPS, tableCapacity: undefined }), calls);
+    assert.equal(onDemand.length, 4, onDemand.join('\n'));
+    assert.ok(denials(synth(), [{ role: 'scan', action: 'dynamodb:UpdateTable', resource: 'table:jobs' }]).length === 1);
   });
 
   it('the tenant session (a synthetic recording of what the Rust side records): allowed, and only with the targets given', () => {

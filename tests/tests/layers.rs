@@ -11,10 +11,12 @@ use std::process::Command;
 /// strictly lower layer.
 const LAYERS: &[(&str, u32)] = &[
     ("sundial-hash", 0),
+    ("sundial-throughput", 0),
     ("sundial-simaws", 1),
     ("sundial-schedule", 1),
     ("sundial-model", 2),
     ("sundial-capacity", 2),
+    ("sundial-api-types", 3),
     ("sundial-store", 3),
     ("sundial-core", 4),
     ("sundial-idempotency", 4),
@@ -32,8 +34,15 @@ const LAYERS: &[(&str, u32)] = &[
 ];
 
 /// Crates that must compile without any AWS SDK service crate (their whole normal closure).
-const NO_AWS_SDK: &[&str] =
-    &["sundial-hash", "sundial-schedule", "sundial-model", "sundial-capacity", "sundial-client"];
+const NO_AWS_SDK: &[&str] = &[
+    "sundial-hash",
+    "sundial-throughput",
+    "sundial-schedule",
+    "sundial-model",
+    "sundial-capacity",
+    "sundial-api-types",
+    "sundial-client",
+];
 
 /// The Lambda binaries, which must not link the offline tooling or the test instrumentation.
 const LAMBDAS: &[&str] = &["sundial-tick", "sundial-worker", "sundial-api"];

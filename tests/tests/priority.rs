@@ -137,7 +137,17 @@ async fn a_saturated_lane_refuses_its_new_work_with_retry_after() -> anyhow::Res
     let e = control::jobs::create(&ctl, &caller, "lo", low_def().with_priority(Priority::Low), now)
         .await
         .expect_err("a low job into a saturated low lane");
-    assert!(matches!(e, ControlError::Limited { code: "saturated", retry_after_secs: 30, .. }), "{e:?}");
+    assert!(
+        matches!(
+            e,
+            ControlError::Limited {
+                code: sundial_core::model::ErrorCode::Saturated,
+                retry_after_secs: 30,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
     // AND a normal job (main lane) is created, and its trigger-now works
     control::jobs::create(&ctl, &caller, "mid", low_def(), now).await?;
     control::executions::trigger_now(&ctl, &caller, "mid", now).await?;
@@ -148,7 +158,10 @@ async fn a_saturated_lane_refuses_its_new_work_with_retry_after() -> anyhow::Res
         pace_secs: 0,
     };
     let e = control::executions::backfill(&ctl, &caller, "mid", &req, now).await.expect_err("saturated");
-    assert!(matches!(e, ControlError::Limited { code: "saturated", .. }), "{e:?}");
+    assert!(
+        matches!(e, ControlError::Limited { code: sundial_core::model::ErrorCode::Saturated, .. }),
+        "{e:?}"
+    );
     assert_eq!(Lane::Low, sundial_core::priority::backfill_lane());
     env.cleanup().await;
     Ok(())

@@ -26,6 +26,7 @@ use lambda_http::http::StatusCode;
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
+use sundial_api_types::ErrorCode;
 use sundial_core::access;
 use sundial_core::config::{ApiSettings, Tenancy};
 use sundial_core::control::Caller;
@@ -38,11 +39,11 @@ pub const TAG_TTL: Duration = Duration::from_secs(300);
 const TAG_CACHE_MAX: usize = 10_000;
 
 fn unauthorized(msg: &str) -> ApiError {
-    ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", msg)
+    ApiError::new(StatusCode::UNAUTHORIZED, ErrorCode::Unauthorized, msg)
 }
 
 fn forbidden(msg: impl Into<String>) -> ApiError {
-    ApiError::new(StatusCode::FORBIDDEN, "forbidden", msg)
+    ApiError::new(StatusCode::FORBIDDEN, ErrorCode::Forbidden, msg)
 }
 
 /// An IAM principal that can carry tags.
@@ -226,7 +227,7 @@ async fn tagged_tenant(
     }
     let tags = tags.ok_or_else(|| {
         tracing::error!("tenancy iam-principal-tag without an IAM client");
-        ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", "internal error")
+        ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, ErrorCode::Internal, "internal error")
     })?;
     match tags.tag(&principal, tag, Instant::now()).await {
         Ok(Some(t)) => Ok(t),
@@ -238,7 +239,7 @@ async fn tagged_tenant(
             tracing::warn!(error = %e, principal = arn, "cannot read the principal's tenant tag");
             Err(ApiError::new(
                 StatusCode::SERVICE_UNAVAILABLE,
-                "unavailable",
+                ErrorCode::Unavailable,
                 "cannot read the caller's tenant tag; try again",
             )
             .retry_after(5))

@@ -14,10 +14,25 @@
 //! Caching: each file's ETag is a hash of its bytes; browsers revalidate (`no-cache`) and get
 //! `304 Not Modified` while the binary is unchanged.
 
-use crate::router::ApiResponse;
-use lambda_http::http::header::{CACHE_CONTROL, ETAG, IF_NONE_MATCH};
-use lambda_http::http::{HeaderMap, HeaderName, StatusCode};
-use serde_json::json;
+use crate::error::ApiError;
+use axum::body::Body;
+use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE, ETAG, IF_NONE_MATCH};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use sundial_api_types::ErrorCode;
+
+/// `/console/config.json`: how the page signs in.
+#[derive(Debug, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ConsoleConfig<'a> {
+    /// `header`, `oidc` or `iam`.
+    auth: &'static str,
+    /// The OIDC issuer.
+    issuer: Option<&'a str>,
+    /// The console's OIDC client id.
+    client_id: Option<&'a str>,
+}
 
 /// One embedded file: its name under `/console/`, media type and bytes.
 struct Asset {
@@ -131,12 +146,12 @@ impl ConsoleSettings {
     /// `/console/config.json`: what the page needs to sign in, and nothing else (it is public:
     /// the log group names and region stay server-side, in the Logs Insights link the
     /// authenticated `/v1/executions/{id}/logs` answers; issue 28, L1).
-    fn config(&self) -> serde_json::Value {
-        json!({
-            "auth": self.auth.as_str(),
-            "issuer": self.issuer,
-            "clientId": self.client_id,
-        })
+    fn config(&self) -> ConsoleConfig<'_> {
+        ConsoleConfig {
+            auth: self.auth.as_str(),
+            issuer: self.issuer.as_deref(),
+            client_id: self.client_id.as_deref(),
+        }
     }
 }
 
@@ -171,35 +186,47 @@ pub fn insights_url(s: &ConsoleSettings, execution_id: &str) -> Option<String> {
     ))
 }
 
-fn hardened(r: ApiResponse, s: &ConsoleSettings) -> ApiResponse {
-    r.header(HeaderName::from_static("content-security-policy"), s.csp())
-        .header(HeaderName::from_static("x-content-type-options"), "nosniff")
-        .header(HeaderName::from_static("referrer-policy"), "no-referrer")
-        .header(HeaderName::from_static("x-frame-options"), "DENY")
+fn hardened(mut r: Response, s: &ConsoleSettings) -> Response {
+    let h = r.headers_mut();
+    if let Ok(csp) = HeaderValue::from_str(&s.csp()) {
+        h.insert(HeaderName::from_static("content-security-policy"), csp);
+    }
+    h.insert(HeaderName::from_static("x-content-type-options"), HeaderValue::from_static("nosniff"));
+    h.insert(HeaderName::from_static("referrer-policy"), HeaderValue::from_static("no-referrer"));
+    h.insert(HeaderName::from_static("x-frame-options"), HeaderValue::from_static("DENY"));
+    r
 }
 
 /// Answers `GET /console` (`name` = None) and `GET /console/{name}`.
-pub(crate) fn serve(name: Option<&str>, headers: &HeaderMap, s: &ConsoleSettings) -> ApiResponse {
+pub(crate) fn serve(name: Option<&str>, headers: &HeaderMap, s: &ConsoleSettings) -> Response {
     let name = name.unwrap_or("index.html");
     if name == "config.json" {
-        let r = ApiResponse::json(StatusCode::OK, s.config()).header(CACHE_CONTROL, "no-store");
+        let r = ([(CACHE_CONTROL, "no-store")], Json(s.config())).into_response();
         return hardened(r, s);
     }
     let Some(a) = ASSETS.iter().find(|a| a.name == name) else {
-        let e = crate::error::ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such console file");
-        return hardened(e.into(), s);
+        let e = ApiError::new(StatusCode::NOT_FOUND, ErrorCode::NotFound, "no such console file");
+        return hardened(e.into_response(), s);
     };
     let tag = etag_of(a.bytes);
     let matched = headers
         .get(IF_NONE_MATCH)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.split(',').any(|t| t.trim().trim_start_matches("W/") == tag));
-    let r = if matched {
-        ApiResponse::raw(StatusCode::NOT_MODIFIED, a.media, &[])
+    let (status, body) = if matched {
+        (StatusCode::NOT_MODIFIED, Body::empty())
     } else {
-        ApiResponse::raw(StatusCode::OK, a.media, a.bytes)
+        (StatusCode::OK, Body::from(a.bytes))
     };
-    hardened(r.header(ETAG, tag).header(CACHE_CONTROL, "no-cache"), s)
+    let mut r = Response::new(body);
+    *r.status_mut() = status;
+    let h = r.headers_mut();
+    h.insert(CONTENT_TYPE, HeaderValue::from_static(a.media));
+    if let Ok(t) = HeaderValue::from_str(&tag) {
+        h.insert(ETAG, t);
+    }
+    h.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    hardened(r, s)
 }
 
 #[cfg(test)]
@@ -209,19 +236,20 @@ mod tests {
     #[test]
     fn every_file_is_served_with_its_type_an_etag_and_the_csp() {
         let s = ConsoleSettings::default();
+        let h = |r: &Response, n: &str| r.headers().get(n).and_then(|v| v.to_str().ok()).map(str::to_string);
         for a in ASSETS {
             let r = serve(Some(a.name), &HeaderMap::new(), &s);
-            assert_eq!(r.status, StatusCode::OK, "{}", a.name);
-            assert_eq!(r.content_type(), a.media);
-            let h = |n: &str| r.headers.iter().find(|(k, _)| k == n).map(|(_, v)| v.clone());
-            assert!(h("content-security-policy").is_some_and(|c| c.contains("default-src 'self'")));
-            let tag = h("etag").expect("etag");
+            assert_eq!(r.status(), StatusCode::OK, "{}", a.name);
+            assert_eq!(h(&r, "content-type").as_deref(), Some(a.media));
+            assert!(h(&r, "content-security-policy").is_some_and(|c| c.contains("default-src 'self'")));
+            let tag = h(&r, "etag").expect("etag");
             let mut again = HeaderMap::new();
             again.insert(IF_NONE_MATCH, tag.parse().expect("header"));
-            assert_eq!(serve(Some(a.name), &again, &s).status, StatusCode::NOT_MODIFIED, "{}", a.name);
+            assert_eq!(serve(Some(a.name), &again, &s).status(), StatusCode::NOT_MODIFIED, "{}", a.name);
         }
-        assert_eq!(serve(None, &HeaderMap::new(), &s).content_type(), "text/html; charset=utf-8");
-        assert_eq!(serve(Some("../Cargo.toml"), &HeaderMap::new(), &s).status, StatusCode::NOT_FOUND);
+        let index = serve(None, &HeaderMap::new(), &s);
+        assert_eq!(h(&index, "content-type").as_deref(), Some("text/html; charset=utf-8"));
+        assert_eq!(serve(Some("../Cargo.toml"), &HeaderMap::new(), &s).status(), StatusCode::NOT_FOUND);
     }
 
     #[test]

@@ -3,9 +3,13 @@
 //! Validation errors name the JSON path or parameter (`field`); not-found never says whether
 //! the id exists for another tenant (404, not 403, so ids cannot be probed); store and queue
 //! failures are logged with their detail and shown as a generic 500/503 without internal text.
+//! Every code is an [`ErrorCode`], so the document lists every code the server can send.
 
-use lambda_http::http::StatusCode;
-use serde_json::json;
+use axum::http::header::RETRY_AFTER;
+use axum::http::{HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use sundial_api_types::{ErrorBody, ErrorCode};
 use sundial_core::control::ControlError;
 
 /// An error answer.
@@ -13,8 +17,8 @@ use sundial_core::control::ControlError;
 pub struct ApiError {
     /// HTTP status.
     pub status: StatusCode,
-    /// Stable machine-readable code (`validation_failed`, `not_found`, ...).
-    pub code: &'static str,
+    /// Stable machine-readable code.
+    pub code: ErrorCode,
     /// Human-readable message (never internal error text).
     pub message: String,
     /// The offending field or parameter, if any.
@@ -25,7 +29,7 @@ pub struct ApiError {
 
 impl ApiError {
     /// An error without a field.
-    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+    pub fn new(status: StatusCode, code: ErrorCode, message: impl Into<String>) -> Self {
         ApiError { status, code, message: message.into(), field: None, retry_after: None }
     }
 
@@ -43,17 +47,33 @@ impl ApiError {
 
     /// 400 `validation_failed` on `field`.
     pub fn invalid(field: impl Into<String>, message: impl Into<String>) -> Self {
-        Self::new(StatusCode::BAD_REQUEST, "validation_failed", message).field(field)
+        Self::new(StatusCode::BAD_REQUEST, ErrorCode::ValidationFailed, message).field(field)
     }
 
     /// 404 `not_found`.
     pub fn not_found(what: &str) -> Self {
-        Self::new(StatusCode::NOT_FOUND, "not_found", format!("{what} not found"))
+        Self::new(StatusCode::NOT_FOUND, ErrorCode::NotFound, format!("{what} not found"))
+    }
+
+    /// 500 `internal`, with nothing of the cause in it.
+    pub fn internal() -> Self {
+        Self::new(StatusCode::INTERNAL_SERVER_ERROR, ErrorCode::Internal, "internal error")
     }
 
     /// The response body.
-    pub fn body(&self) -> serde_json::Value {
-        json!({"error": {"code": self.code, "message": self.message, "field": self.field}})
+    pub fn body(&self) -> ErrorBody {
+        ErrorBody::new(self.code, self.message.clone(), self.field.clone())
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let retry_after = self.retry_after.or((self.status == StatusCode::SERVICE_UNAVAILABLE).then_some(1));
+        let mut r = (self.status, Json(self.body())).into_response();
+        if let Some(secs) = retry_after {
+            r.headers_mut().insert(RETRY_AFTER, HeaderValue::from(secs));
+        }
+        r
     }
 }
 
@@ -64,13 +84,13 @@ impl From<ControlError> for ApiError {
             ControlError::Invalid(v) => ApiError::invalid(v.field, v.reason),
             ControlError::Exists => ApiError::new(
                 StatusCode::CONFLICT,
-                "already_exists",
+                ErrorCode::AlreadyExists,
                 "a job with this id already exists (deleted jobs keep their id for the retention period)",
             )
             .field("jobId"),
             ControlError::VersionConflict { expected, current } => ApiError::new(
                 StatusCode::PRECONDITION_FAILED,
-                "version_mismatch",
+                ErrorCode::VersionMismatch,
                 format!("it is at version {current}, not {expected}: read it again and retry"),
             )
             .field("If-Match"),
@@ -82,18 +102,20 @@ impl From<ControlError> for ApiError {
             ControlError::Conflict { code, field, message } => {
                 ApiError::new(StatusCode::CONFLICT, code, message).field(field)
             }
-            ControlError::Forbidden { message } => ApiError::new(StatusCode::FORBIDDEN, "forbidden", message),
+            ControlError::Forbidden { message } => {
+                ApiError::new(StatusCode::FORBIDDEN, ErrorCode::Forbidden, message)
+            }
             other => {
                 let retryable = other.is_retryable();
                 tracing::error!(error = %other, retryable, "control plane failure");
                 if retryable {
                     ApiError::new(
                         StatusCode::SERVICE_UNAVAILABLE,
-                        "unavailable",
+                        ErrorCode::Unavailable,
                         "the service is temporarily unavailable; retry",
                     )
                 } else {
-                    ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", "internal error")
+                    ApiError::internal()
                 }
             }
         }

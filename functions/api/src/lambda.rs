@@ -1,14 +1,20 @@
 //! The Lambda entry point's adapter: API Gateway HTTP API (payload v2) requests, as
-//! `lambda_http` presents them, into [`ApiRequest`]s; the caller comes from the authorizer
-//! context only ([`crate::auth`]).
+//! `lambda_http` presents them, into the router; the caller comes from the authorizer context
+//! only ([`crate::auth`]).
 
 use crate::auth::caller_of;
-use crate::router::{Api, ApiRequest, ApiResponse};
-use bytes::Bytes;
-use lambda_http::http::header::CONTENT_TYPE;
+use crate::error::ApiError;
+use crate::layers::caller::Resolved;
+use crate::Api;
+use axum::response::IntoResponse;
+use axum::Router;
+use http_body_util::BodyExt;
+use lambda_http::http::StatusCode;
 use lambda_http::request::RequestContext;
 use lambda_http::{Body, Request, RequestExt, Response};
 use std::convert::Infallible;
+use sundial_api_types::ErrorCode;
+use tower::ServiceExt;
 
 /// Whether the event came through the stack's own API Gateway API, as far as the event can
 /// tell: with [`sundial_core::config::ApiSettings::api_id`] set, its `requestContext.apiId`
@@ -22,8 +28,9 @@ fn from_own_api(req: &Request, api: &Api) -> bool {
     }
 }
 
-/// Translates a `lambda_http` request, resolving its caller as `api` is configured to.
-pub async fn api_request(req: Request, api: &Api) -> ApiRequest {
+/// The request for the router: the raw path (API Gateway's `rawPath`, still percent-encoded),
+/// the query, headers, body and the caller the authorizer context names.
+async fn router_request(req: Request, api: &Api) -> axum::extract::Request {
     let (auth, account) = match req.request_context_ref() {
         Some(RequestContext::ApiGatewayV2(c)) => (c.authorizer.as_ref(), c.account_id.as_deref()),
         Some(c) => (c.authorizer(), None),
@@ -34,68 +41,55 @@ pub async fn api_request(req: Request, api: &Api) -> ApiRequest {
         "" => req.uri().path().to_string(),
         raw => raw.to_string(),
     };
-    let query = req.uri().query().unwrap_or_default().to_string();
-    let (parts, body) = req.into_parts();
-    let body = match body {
-        Body::Empty => Bytes::new(),
-        Body::Text(s) => Bytes::from(s),
-        Body::Binary(b) => Bytes::from(b),
-        _ => Bytes::new(),
+    let pq = match req.uri().query() {
+        Some(q) if !q.is_empty() => format!("{path}?{q}"),
+        _ => path,
     };
-    ApiRequest { method: parts.method, path, query, headers: parts.headers, body, caller }
-}
-
-/// Translates a response; one that cannot be built (a header value that cannot be sent) is a
-/// plain 500 `internal`, never an empty 200.
-pub fn lambda_response(r: ApiResponse) -> Response<Body> {
-    let mut b = Response::builder().status(r.status).header(CONTENT_TYPE, r.content_type());
-    for (k, v) in &r.all_headers() {
-        b = b.header(k, v);
+    let (mut parts, body) = req.into_parts();
+    if let Ok(uri) = pq.parse() {
+        parts.uri = uri;
     }
-    let text = String::from_utf8(r.body_bytes()).unwrap_or_default();
-    b.body(Body::Text(text)).unwrap_or_else(|e| {
-        tracing::error!(error = %e, status = r.status.as_u16(), "could not build the response; answering 500");
-        let (status, headers, body) = ApiResponse::internal_error_parts();
-        let mut resp = Response::new(Body::Text(String::from_utf8(body).unwrap_or_default()));
-        *resp.status_mut() = status;
-        resp.headers_mut().insert(CONTENT_TYPE, lambda_http::http::HeaderValue::from_static("application/json"));
-        for (k, v) in headers {
-            if let Ok(v) = lambda_http::http::HeaderValue::from_str(&v) {
-                resp.headers_mut().insert(k, v);
-            }
-        }
-        resp
-    })
+    let body = match body {
+        Body::Empty => axum::body::Body::empty(),
+        Body::Text(s) => axum::body::Body::from(s),
+        Body::Binary(b) => axum::body::Body::from(b),
+        _ => axum::body::Body::empty(),
+    };
+    let mut out = axum::extract::Request::from_parts(parts, body);
+    out.extensions_mut().insert(Resolved(caller));
+    out
 }
 
-/// The `lambda_http::run` handler.
-pub async fn handle(api: &Api, req: Request) -> Result<Response<Body>, Infallible> {
+/// The router's answer as `lambda_http`'s: text when it is UTF-8 (every JSON answer and the
+/// console's text files), binary otherwise.
+async fn lambda_response(r: axum::response::Response) -> Response<Body> {
+    let (parts, body) = r.into_parts();
+    let bytes = body.collect().await.map(|b| b.to_bytes()).unwrap_or_default();
+    let body = match String::from_utf8(bytes.to_vec()) {
+        Ok(t) if t.is_empty() => Body::Empty,
+        Ok(t) => Body::Text(t),
+        Err(e) => Body::Binary(e.into_bytes()),
+    };
+    Response::from_parts(parts, body)
+}
+
+/// Serves one event with `router` (built once per process by the function's `main`).
+pub async fn serve(router: &Router, api: &Api, req: Request) -> Result<Response<Body>, Infallible> {
     if !from_own_api(&req, api) {
         // Generic on purpose: the answer does not say which API is expected.
         tracing::warn!("refused an event that did not come through this stack's API (requestContext.apiId)");
-        let e =
-            crate::error::ApiError::new(lambda_http::http::StatusCode::FORBIDDEN, "forbidden", "forbidden");
-        return Ok(lambda_response(e.into()));
+        let e = ApiError::new(StatusCode::FORBIDDEN, ErrorCode::Forbidden, "forbidden");
+        return Ok(lambda_response(e.into_response()).await);
     }
-    let req = api_request(req, api).await;
-    Ok(lambda_response(api.handle(req).await))
+    let req = router_request(req, api).await;
+    let resp = match router.clone().oneshot(req).await {
+        Ok(r) => r,
+        Err(never) => match never {},
+    };
+    Ok(lambda_response(resp).await)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use lambda_http::http::header::HeaderName;
-    use lambda_http::http::StatusCode;
-
-    #[test]
-    fn a_response_whose_headers_cannot_be_built_is_a_500_not_an_empty_200() {
-        // Issue 28, L5: a header value with a line break cannot be sent.
-        let r = ApiResponse::json(StatusCode::OK, serde_json::json!({"ok": true}))
-            .header(HeaderName::from_static("etag"), "\"1\"\r\nx-injected: yes");
-        let resp = lambda_response(r);
-        assert_eq!(resp.status(), StatusCode::INTERNAL_SERVER_ERROR);
-        let Body::Text(t) = resp.body() else { panic!("a JSON body") };
-        assert!(t.contains("\"internal\""), "{t}");
-        assert!(resp.headers().get("x-injected").is_none());
-    }
+/// Serves one event with a router built for it ([`serve`] reuses one).
+pub async fn handle(api: &Api, req: Request) -> Result<Response<Body>, Infallible> {
+    serve(&api.router(), api, req).await
 }

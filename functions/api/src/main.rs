@@ -1,4 +1,4 @@
-//! The `api` Lambda: API Gateway HTTP API (payload v2) → [`sundial_api::Api`].
+//! The `api` Lambda: API Gateway HTTP API (payload v2) → [`sundial_api::Api`]'s router.
 use sundial_api::{api_with_backpressure, lambda, ApiSettings};
 use sundial_core::aws::{load_sdk_config, Clients};
 use sundial_core::config::Config;
@@ -30,6 +30,7 @@ async fn main() -> Result<(), lambda_http::Error> {
     )
     .with_iam(aws_sdk_iam::Client::new(&sdk))
     .with_console(console);
-    let api = &api;
-    lambda_http::run(lambda_http::service_fn(move |req| lambda::handle(api, req))).await
+    let router = api.router();
+    let (api, router) = (&api, &router);
+    lambda_http::run(lambda_http::service_fn(move |req| lambda::serve(router, api, req))).await
 }

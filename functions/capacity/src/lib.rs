@@ -35,12 +35,14 @@
 
 mod bench;
 mod costs;
+mod explain;
 mod fit;
 mod limits;
 mod markdown;
 mod model;
 mod numbers;
 mod prices;
+mod provisioned;
 mod report;
 mod scenario;
 mod validate;
@@ -50,14 +52,16 @@ mod violations;
 mod tests;
 
 pub use costs::{ClassCost, Costs, ItemKind, Table};
+pub use explain::render_explain;
 pub use fit::fit;
 pub use limits::Limits;
 pub use markdown::render_markdown;
 pub use model::{model, scan_partition_rate};
 pub use prices::Prices;
+pub use provisioned::{crossover_schedules, PlannedTable, ProvisionedCost};
 pub use report::{
-    CapacityUnit, Check, Knob, LambdaLoad, MonthlyCost, PartitionKind, PartitionLoad, PerFire, Report,
-    SpikeLoad, SqsLoad, TableLoad, Violation,
+    BillingMode, CapacityUnit, Check, Knob, LambdaLoad, MonthlyCost, PartitionKind, PartitionLoad, PerFire,
+    Report, SpikeLoad, SqsLoad, TableLoad, Violation,
 };
 pub use scenario::{scenario_by_name, scenario_names, ClassMix, Scenario};
 

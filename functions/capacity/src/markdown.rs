@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 
 use crate::numbers::{money, num, pct};
-use crate::report::{PartitionKind, Report};
+use crate::report::{BillingMode, PartitionKind, Report};
 
 /// One markdown table with a column per report, followed by the list of violations.
 pub fn render_markdown(reports: &[Report]) -> String {
@@ -52,7 +52,53 @@ fn rows(reports: &[Report]) -> Vec<Row> {
     rows.extend(PartitionKind::ALL.into_iter().map(|kind| partition_row(reports, kind)));
     rows.extend(lambda_rows(reports));
     rows.extend(cost_rows(reports));
+    rows.extend(provisioned_rows(reports));
     rows
+}
+
+fn provisioned_rows(reports: &[Report]) -> Vec<Row> {
+    let p = |r: &Report| r.provisioned.clone();
+    vec![
+        row("provisioned: jobs table WCU / RCU mean (peak)", reports, |r| {
+            let j = p(r).jobs;
+            format!(
+                "{} / {} ({} / {})",
+                num(j.mean_wcu),
+                num(j.mean_rcu),
+                num(j.peak_wcu as f64),
+                num(j.peak_rcu as f64)
+            )
+        }),
+        row("provisioned: each executions table WCU / RCU mean (peak)", reports, |r| {
+            let e = p(r).executions;
+            format!(
+                "{} / {} ({} / {})",
+                num(e.mean_wcu),
+                num(e.mean_rcu),
+                num(e.peak_wcu as f64),
+                num(e.peak_rcu as f64)
+            )
+        }),
+        row("provisioned: decreases a day, jobs / executions (≤ 27)", reports, |r| {
+            format!("{} / {}", p(r).jobs.decreases_per_day, p(r).executions.decreases_per_day)
+        }),
+        row("provisioned: minutes a day short of demand", reports, |r| {
+            num(f64::from(p(r).jobs.short_minutes + p(r).executions.short_minutes))
+        }),
+        row("provisioned: write utilisation", reports, |r| pct(p(r).write_utilisation)),
+        row("provisioned: DynamoDB writes $/month", reports, |r| money(p(r).dynamo_writes)),
+        row("provisioned: DynamoDB reads $/month", reports, |r| money(p(r).dynamo_reads)),
+        row("provisioned: Sundial total $/month", reports, |r| money(p(r).total)),
+        row("provisioned: $ per million fires", reports, |r| money(p(r).per_million_fires)),
+        row("provisioned / EventBridge Scheduler", reports, |r| format!("{:.2}×", p(r).ratio_to_eventbridge)),
+        row("cheapest: mode, $ per million fires", reports, |r| {
+            let mode = match r.cheapest_mode() {
+                BillingMode::OnDemand => "on-demand",
+                BillingMode::Provisioned => "provisioned",
+            };
+            format!("{mode}, {}", money(r.cheapest_per_million_fires()))
+        }),
+    ]
 }
 
 fn scenario_rows(reports: &[Report]) -> Vec<Row> {
@@ -126,9 +172,9 @@ fn cost_rows(reports: &[Report]) -> Vec<Row> {
         row("SQS $/month", reports, |r| money(r.cost.sqs)),
         row("Lambda requests $/month", reports, |r| money(r.cost.lambda_requests)),
         row("Lambda GB-s $/month", reports, |r| money(r.cost.lambda_compute)),
-        row("Sundial total $/month", reports, |r| money(r.cost.total)),
-        row("Sundial $ per million fires", reports, |r| money(r.cost.per_million_fires)),
+        row("on-demand: Sundial total $/month", reports, |r| money(r.cost.total)),
+        row("on-demand: $ per million fires", reports, |r| money(r.cost.per_million_fires)),
         row("EventBridge Scheduler $/month", reports, |r| money(r.cost.eventbridge_scheduler)),
-        row("Sundial / EventBridge Scheduler", reports, |r| format!("{:.2}×", r.cost.ratio_to_eventbridge)),
+        row("on-demand / EventBridge Scheduler", reports, |r| format!("{:.2}×", r.cost.ratio_to_eventbridge)),
     ]
 }

@@ -4,6 +4,7 @@
 use crate::costs::{ClassCost, Costs, ItemKind, Table};
 use crate::limits::Limits;
 use crate::prices::Prices;
+use crate::provisioned::provisioned_cost;
 use crate::report::{
     CapacityUnit, LambdaLoad, MonthlyCost, PartitionKind, PartitionLoad, PerFire, Report, SpikeLoad, SqsLoad,
     TableLoad,
@@ -29,6 +30,7 @@ pub fn model(s: &Scenario, c: &Costs, limits: &Limits, prices: &Prices) -> Repor
         requests_per_month: s.mean_fires_per_sec * SECONDS_PER_MONTH * per_fire.sqs_requests,
     };
     let cost = monthly_cost(s, &per_fire, &lambda, prices);
+    let provisioned = provisioned_cost(s, &per_fire, limits, prices, &cost);
     Report {
         scenario: s.clone(),
         limits: limits.clone(),
@@ -41,6 +43,7 @@ pub fn model(s: &Scenario, c: &Costs, limits: &Limits, prices: &Prices) -> Repor
         lambda,
         sqs,
         cost,
+        provisioned,
     }
 }
 

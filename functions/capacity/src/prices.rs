@@ -10,6 +10,10 @@ pub struct Prices {
     pub dynamo_write_per_million: f64,
     /// DynamoDB on-demand, per million read request units.
     pub dynamo_read_per_million: f64,
+    /// DynamoDB provisioned capacity, per write capacity unit-hour.
+    pub dynamo_wcu_hour: f64,
+    /// DynamoDB provisioned capacity, per read capacity unit-hour.
+    pub dynamo_rcu_hour: f64,
     /// DynamoDB standard table class storage, per GB-month.
     pub dynamo_storage_per_gb_month: f64,
     /// SQS standard queue, per million requests.
@@ -23,14 +27,18 @@ pub struct Prices {
 }
 
 impl Prices {
-    /// us-east-1 on-demand list prices as of 2026: DynamoDB $0.625 per million WRU,
-    /// $0.125 per million RRU, $0.25 per GB-month; SQS standard $0.40 per million requests;
+    /// us-east-1 list prices (aws.amazon.com/dynamodb/pricing/on-demand and /provisioned, after
+    /// the November 2024 on-demand cut; aws.amazon.com/sqs/pricing; aws.amazon.com/lambda/pricing;
+    /// aws.amazon.com/eventbridge/pricing): DynamoDB on-demand $0.625 per million WRU, $0.125 per
+    /// million RRU; provisioned $0.00065 per WCU-hour, $0.00013 per RCU-hour; $0.25 per GB-month; SQS standard $0.40 per million requests;
     /// Lambda $0.20 per million requests and $0.0000133334 per GB-second (arm64);
     /// EventBridge Scheduler $1.00 per million invocations.
     pub fn us_east_1() -> Prices {
         Prices {
             dynamo_write_per_million: 0.625,
             dynamo_read_per_million: 0.125,
+            dynamo_wcu_hour: 0.000_65,
+            dynamo_rcu_hour: 0.000_13,
             dynamo_storage_per_gb_month: 0.25,
             sqs_per_million: 0.40,
             lambda_per_million_requests: 0.20,

@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::limits::Limits;
+use crate::provisioned::ProvisionedCost;
 use crate::scenario::Scenario;
 
 /// Per-fire units after mixing the classes and applying the conditional kinds.
@@ -256,8 +257,39 @@ pub struct Report {
     pub lambda: LambdaLoad,
     /// SQS.
     pub sqs: SqsLoad,
-    /// Monthly bill.
+    /// Monthly bill (DynamoDB on demand).
     pub cost: MonthlyCost,
+    /// Monthly bill with the tables in provisioned mode under the schedule-driven plan.
+    pub provisioned: ProvisionedCost,
+}
+
+/// How the tables are billed.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub enum BillingMode {
+    /// Per request (the default, and the only mode without a plan to run).
+    OnDemand,
+    /// Provisioned units set ahead by the schedule-driven plan.
+    Provisioned,
+}
+
+impl Report {
+    /// The cheaper billing mode for this scenario.
+    pub fn cheapest_mode(&self) -> BillingMode {
+        if self.provisioned.total < self.cost.total {
+            BillingMode::Provisioned
+        } else {
+            BillingMode::OnDemand
+        }
+    }
+
+    /// Dollars per million fires in the cheaper mode.
+    pub fn cheapest_per_million_fires(&self) -> f64 {
+        match self.cheapest_mode() {
+            BillingMode::Provisioned => self.provisioned.per_million_fires,
+            BillingMode::OnDemand => self.cost.per_million_fires,
+        }
+    }
 }
 
 /// Which limit a [`Violation`] is about.

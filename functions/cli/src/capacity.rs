@@ -4,10 +4,13 @@
 //! sundial capacity                                   # both canned scenarios, fitted, markdown
 //! sundial capacity --scenario billion --format json
 //! sundial capacity --scenario my-load.json --no-fit
+//! sundial capacity --explain                         # where each cent of a fire goes
 //! ```
 //! The per-fire costs come from the bench's own measurements (`bench-trigger --out`, one JSON
 //! per due class, the metering interceptor's write and read units by item kind): by default
-//! `docs/bench/trigger-10000-{every-minute,daily,bucket}.json` under the repository root.
+//! `docs/bench/trigger-10000-{every-minute,daily,bucket}.json` under the repository root, and
+//! `docs/bench/policy-units.json` (the slot, the tenant gate, the stored execution size), which
+//! `tests/tests/unit_costs.rs` measures and holds to the code (docs/capacity.md).
 
 use anyhow::{bail, Context};
 use std::path::{Path, PathBuf};
@@ -28,6 +31,14 @@ pub(crate) struct CapacityArgs {
     /// shards, executions tables, shards per scan) to clear the limits.
     #[arg(long)]
     no_fit: bool,
+    /// Keep the scenario's `executionItemBytes` instead of the measured size of a finished
+    /// execution (`docs/bench/policy-units.json`).
+    #[arg(long)]
+    keep_item_size: bool,
+    /// Print where each cent of a fire goes: units per fire by class, policy and item kind, and
+    /// their price in each billing mode.
+    #[arg(long)]
+    explain: bool,
     /// markdown | json
     #[arg(long, default_value = "markdown")]
     format: String,
@@ -54,17 +65,37 @@ fn scenario(name: &str) -> anyhow::Result<Scenario> {
     Scenario::from_json(&text).map_err(|e| anyhow::anyhow!("--scenario {name}: {e}"))
 }
 
-/// The benches run jobs without a concurrency policy and tenants without a limit, so they
-/// measure no slot or gate traffic. Those costs are the code's fixed operations, per fire that
-/// uses them (`execution/policy.rs`, `store/slots.rs`): a FORBID job's slot is one conditional
-/// write to take it and one to release it, after one strongly consistent read; a limited
-/// tenant's gate shard is one read and one conditional rewrite to join, one conditional update to
-/// leave. The model scales them by `forbidShare` and `tenantLimits`.
-fn with_conditional_costs(costs: &mut Costs) {
+/// The trigger benches run jobs without a concurrency policy and tenants without a limit, so
+/// their documents hold no slot or gate traffic. `docs/bench/policy-units.json` does: what a
+/// FORBID job's slot and a limited tenant's gate add per execution, and the stored size of a
+/// finished execution, measured by `tests/tests/unit_costs.rs` (which fails when the file and
+/// the code disagree). The model scales the slot and gate by `forbidShare` and `tenantLimits`.
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PolicyUnits {
+    slot: Units,
+    tenant_gate: Units,
+    execution_item_bytes: f64,
+}
+
+#[derive(serde::Deserialize)]
+struct Units {
+    writes: f64,
+    reads: f64,
+}
+
+fn read_policy_units(dir: &Path) -> anyhow::Result<PolicyUnits> {
+    let p = dir.join("policy-units.json");
+    let text =
+        std::fs::read_to_string(&p).with_context(|| format!("--costs-dir: reading {}", p.display()))?;
+    serde_json::from_str(&text).with_context(|| format!("{}", p.display()))
+}
+
+fn with_policy_costs(costs: &mut Costs, p: &PolicyUnits) {
     for class in [&mut costs.every_minute, &mut costs.daily, &mut costs.bucket] {
-        for (kind, w, r) in [(ItemKind::Slot, 2.0, 1.0), (ItemKind::TenantGate, 2.0, 1.0)] {
-            class.writes.entry(kind.key().to_string()).or_insert(w);
-            class.reads.entry(kind.key().to_string()).or_insert(r);
+        for (kind, u) in [(ItemKind::Slot, &p.slot), (ItemKind::TenantGate, &p.tenant_gate)] {
+            class.writes.insert(kind.key().to_string(), u.writes);
+            class.reads.insert(kind.key().to_string(), u.reads);
         }
     }
 }
@@ -88,7 +119,8 @@ pub(crate) fn run(args: CapacityArgs) -> anyhow::Result<()> {
     let mut costs =
         Costs::from_bench(&read(&dir, "every-minute")?, &read(&dir, "daily")?, &read(&dir, "bucket")?)
             .map_err(|e| anyhow::anyhow!("--costs-dir {}: {e}", dir.display()))?;
-    with_conditional_costs(&mut costs);
+    let policy = read_policy_units(&dir)?;
+    with_policy_costs(&mut costs, &policy);
     let names: Vec<String> = if args.scenario.is_empty() {
         capacity::scenario_names().iter().map(|s| s.to_string()).collect()
     } else {
@@ -98,7 +130,10 @@ pub(crate) fn run(args: CapacityArgs) -> anyhow::Result<()> {
     let mut reports = Vec::new();
     let mut before = Vec::new();
     for name in &names {
-        let s = with_code_gate_shards(scenario(name)?);
+        let mut s = with_code_gate_shards(scenario(name)?);
+        if !args.keep_item_size {
+            s.execution_item_bytes = policy.execution_item_bytes;
+        }
         let given = capacity::model(&s, &costs, &limits, &prices);
         if args.no_fit {
             reports.push(given);
@@ -115,6 +150,19 @@ pub(crate) fn run(args: CapacityArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     println!("{}", capacity::render_markdown(&reports));
+    for r in &reports {
+        let at = capacity::crossover_schedules(&r.scenario, &costs, &limits, &prices);
+        let at = at.map_or("never, on this profile".to_string(), |n| format!("from {n} schedules"));
+        println!(
+            "Provisioned (the schedule-driven plan) is cheaper than on-demand for {}: {at}",
+            r.scenario.name
+        );
+    }
+    if args.explain {
+        for r in &reports {
+            println!("\n{}", capacity::render_explain(&costs, r, &prices));
+        }
+    }
     for (name, violations) in before.iter().filter(|(_, v)| !v.is_empty()) {
         println!("\nBefore fitting, {name} passed these limits (cleared above by the knobs):");
         for v in violations {

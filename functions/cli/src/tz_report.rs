@@ -149,7 +149,7 @@ pub(crate) fn render(r: &TzReport) -> String {
     let mut rows = Vec::new();
     for j in &r.items {
         if j.changes.is_empty() {
-            let why = j.reason.clone().unwrap_or_else(|| j.status.clone());
+            let why = j.reason.clone().unwrap_or_else(|| j.status.as_str().to_string());
             rows.push(vec![
                 j.job_id.clone(),
                 j.timezone.clone(),

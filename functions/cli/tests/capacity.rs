@@ -56,3 +56,31 @@ fn the_markdown_names_both_scales_and_a_bad_scenario_names_the_flag() {
         String::from_utf8_lossy(&bad.stderr)
     );
 }
+
+#[test]
+fn provisioned_under_the_plan_is_the_cheaper_mode_and_explain_prices_every_unit() {
+    // GIVEN the two canned scales and the measured units WHEN modelled
+    let v = json(&sundial(&["--format", "json"]));
+    for r in v["reports"].as_array().expect("reports") {
+        let name = r["scenario"]["name"].as_str().unwrap_or_default().to_string();
+        let on_demand = r["cost"]["perMillionFires"].as_f64().unwrap_or(0.0);
+        let provisioned = r["provisioned"]["perMillionFires"].as_f64().unwrap_or(f64::MAX);
+        // THEN provisioned mode under the plan costs less per fire than on demand
+        assert!(provisioned < on_demand, "{name}: {provisioned} ≥ {on_demand}");
+        // AND never spends more decreases than DynamoDB allows
+        for t in ["jobs", "executions"] {
+            assert!(r["provisioned"][t]["decreasesPerDay"].as_u64().unwrap_or(99) <= 27, "{name} {t}");
+        }
+    }
+    // AND at 10 million the plan is never short of the demand
+    let ten = &v["reports"][0]["provisioned"];
+    assert_eq!(ten["jobs"]["shortMinutes"].as_u64(), Some(0));
+    assert_eq!(ten["executions"]["shortMinutes"].as_u64(), Some(0));
+    // AND --explain prices the policies' units per fire
+    let o = sundial(&["--scenario", "eventbridge-default", "--explain"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("WU tenantGate") && text.contains("WU slot") && text.contains("SQS requests"),
+        "{text}"
+    );
+}

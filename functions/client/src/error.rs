@@ -39,6 +39,13 @@ impl ApiError {
     pub fn refused_before_effect(&self) -> bool {
         self.status == 429
     }
+
+    /// The code as the document's [`ErrorCode`](sundial_api_types::ErrorCode), when it is one
+    /// this client knows (a newer server's code, or a gateway's `http_{status}`, is `None`;
+    /// [`ApiError::code`] keeps the text).
+    pub fn error_code(&self) -> Option<sundial_api_types::ErrorCode> {
+        serde_json::from_value(serde_json::Value::String(self.code.clone())).ok()
+    }
 }
 
 /// Why a call failed.

@@ -46,7 +46,8 @@ pub mod client;
 pub mod error;
 pub mod page;
 pub mod retry;
-pub mod types;
+/// The API's wire types: `sundial-api-types`, the one definition the server also uses.
+pub use sundial_api_types as types;
 
 pub use auth::{Auth, Iam};
 pub use client::{Client, ClientBuilder, RetryNotice};

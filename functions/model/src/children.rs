@@ -31,10 +31,14 @@ pub const FAN_OUT_CODE: &str = "fan_out";
 pub const CHILDREN_FAILED_CODE: &str = "ChildrenFailed";
 
 /// A broadcast job's target set: one child per member, each seeing its member.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schema(
+    description = "Broadcast job (docs/children.md): each fire runs as one child execution per member, each invoked with its member; every member does the whole job (cache warm-ups, per-region refreshes), never work that must happen once, such as moving money. Not with shards."
+)]
 pub struct Broadcast {
     /// The members (1–100 distinct ids of `[A-Za-z0-9_-]`, e.g. regions or cells).
+    #[schema(schema_with = crate::openapi::members)]
     pub members: Vec<String>,
 }
 

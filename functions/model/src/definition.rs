@@ -18,62 +18,91 @@ pub const MAX_INLINE_PARAMS_BYTES: usize = 4 * 1024;
 pub const MAX_FIRE_ALL_CAP: u32 = 1_000;
 
 /// What a user submits to create or update a job.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+///
+/// Its OpenAPI schema (`JobDefinition`; [`StoredDefinition`](crate::openapi::StoredDefinition)
+/// for the form read back) takes each field's doc below as the field's description, so they are
+/// written for API users. A bound in `#[schema(..)]` is the one [`JobDefinition::validate`]
+/// checks; a field documented with `//` is described by its type's schema (an inline enum or
+/// object, whose description the field's doc would otherwise wrap in a `oneOf`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schema(
+    description = "A job: when it fires (schedule), what a worker calls (target), and the policies of its runs.",
+    examples(json!({
+    "schedule": {"expression": "0 30 2 * * *", "timezone": "Europe/London"},
+    "target": {"type": "http", "url": "https://hooks.example.com/run"}
+    }))
+)]
 pub struct JobDefinition {
     /// When the job fires.
     pub schedule: ScheduleSpec,
-    /// The worker pool whose queue receives its executions.
+    /// a pool of this deployment; another name is 400 on `pool`
     #[serde(default = "default_pool")]
+    #[schema(pattern = "^[A-Za-z0-9_-]{1,64}$", default = "default")]
     pub pool: String,
     /// What a worker calls.
     pub target: Target,
-    /// Parameters passed to the target (inline, at most [`MAX_INLINE_PARAMS_BYTES`]).
+    /// inline JSON (any type), at most 4096 bytes serialised; larger is 400 on `params` (pass it
+    /// by reference in paramsRef)
     #[serde(default)]
     pub params: serde_json::Value,
-    /// Reference to large parameters stored outside Sundial (passed through untouched).
+    /// a reference (e.g. an S3 URI) passed to the target untouched
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(min_length = 1, max_length = 1024)]
     pub params_ref: Option<String>,
     /// What to do with fires missed during an outage.
     #[serde(default)]
     pub misfire: MisfirePolicy,
     /// How late a fire may be before the misfire policy applies (seconds).
     #[serde(default = "default_misfire_threshold")]
+    #[schema(maximum = 86400, default = 60)]
     pub misfire_threshold_secs: u32,
-    /// Whether runs of this job may overlap.
+    // Whether runs of this job may overlap (`ConcurrencyPolicy`, inline).
     #[serde(default)]
+    #[schema(inline)]
     pub concurrency: ConcurrencyPolicy,
     /// Retry budget and backoff.
     #[serde(default)]
     pub retry: RetryPolicy,
     /// Run timeout per attempt (seconds).
     #[serde(default = "default_timeout")]
+    #[schema(minimum = 1, maximum = 43200, default = 300)]
     pub timeout_secs: u32,
-    /// A fire that no worker has started this long after its scheduled instant is reported
-    /// missed, once: an operations-log entry, a `FireMissed` event on the stack's bus and a
-    /// `FiresMissed` count (docs/reconciler.md, "Start deadlines"). None: never reported.
+    /// Seconds after the scheduled instant by which a worker must have started the fire; a fire
+    /// not started by then is reported once (operations-log entry `fire_missed`, `FireMissed`
+    /// event on the stack's EventBridge bus, `FiresMissed` metric) and still runs as its misfire
+    /// policy allows. Absent: never reported.
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "not_null")]
+    #[schema(nullable = false, minimum = 1, maximum = 604800)]
     pub start_deadline_secs: Option<u32>,
-    /// Platform-wide resource limits its runs use (`["legacy-db"]`): a run starts only holding
-    /// a unit of each, taken all or none at admission and given back at its end
-    /// (docs/resources.md). Each must be a limit an operator defined.
+    /// Platform-wide resource limits its runs use (`["legacy-db"]`, docs/resources.md): an
+    /// execution starts only holding a unit of each (taken all or none), and gives them back
+    /// when its attempt ends. Each must name a limit an operator defined (`PUT
+    /// /v1/resources/{resource}`), else 400 on `resources[i]`; none twice. Absent: none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schema(schema_with = crate::openapi::resources)]
     pub resources: Vec<String>,
-    /// Priority within its pool: `low` runs from the pool's low lane and is deferred first when
-    /// the pool is busy (docs/priority.md). Left out when `normal`.
+    // Priority within its pool (`Priority`, inline): `low` runs from the pool's low lane and is
+    // deferred first when the pool is busy (docs/priority.md). Left out when `normal`.
     #[serde(default, skip_serializing_if = "crate::priority::Priority::is_normal")]
+    #[schema(inline)]
     pub priority: crate::priority::Priority,
-    /// Sharded job: each fire runs as this many child executions, child `i` given
-    /// `shardIndex = i` and `shardTotal` (docs/children.md). None: one run per fire.
+    /// Sharded job (docs/children.md): each fire runs as this many child executions, child i
+    /// invoked with shardIndex = i and shardTotal; each handles only its shard's items. Not with
+    /// broadcast.
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "not_null")]
+    #[schema(nullable = false, minimum = 1, maximum = 100)]
     pub shards: Option<u32>,
-    /// Broadcast job: each fire runs as one child execution per member of this set,
-    /// each given its `member` (docs/children.md). Never for work that moves money.
+    // Broadcast job (`Broadcast`, inline): each fire runs as one child execution per member of
+    // this set, each given its `member` (docs/children.md). Never for work that moves money.
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "not_null")]
+    #[schema(inline, nullable = false)]
     pub broadcast: Option<crate::children::Broadcast>,
-    /// Map-reduce job: an in-process handler's map emits items, each run as its own
-    /// child execution, then a fenced reduce gets their results (docs/mapreduce.md).
+    // Map-reduce job (`MapReduceSpec`, inline): an in-process handler's map emits items, each
+    // run as its own child execution, then a fenced reduce gets their results
+    // (docs/mapreduce.md).
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "not_null")]
+    #[schema(inline, nullable = false)]
     pub map_reduce: Option<crate::mapreduce::MapReduceSpec>,
 }
 
@@ -358,16 +387,24 @@ impl Target {
 }
 
 /// A value held in AWS Secrets Manager, by reference (the secret's string is the value).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schema(
+    description = "A value held in AWS Secrets Manager, by reference; workers read it when they call (CDK prop allowedTargetSecretArns grants them access)."
+)]
 pub struct SecretRef {
     /// The secret's ARN.
+    #[schema(max_length = 2048, pattern = "^arn:[a-z-]+:secretsmanager:[a-z0-9-]+:[0-9]{12}:secret:.+$")]
     pub secret_arn: String,
 }
 
 /// Seed 000 §10: what happens when a fire comes while the previous run is still going.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+#[schema(
+    default = "ALLOW",
+    description = "What happens when a fire comes while the job's previous run is still going: ALLOW runs them side by side, FORBID skips the new fire (SKIPPED), SERIALIZE runs every fire one at a time in order, REPLACE cancels the running one and starts the new one."
+)]
 pub enum ConcurrencyPolicy {
     /// Runs may overlap.
     #[default]
@@ -381,20 +418,25 @@ pub enum ConcurrencyPolicy {
 }
 
 /// Seed 000 §11: retry classification lives in the error; the budget lives here.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schema(as = Retry, description = "baseDelaySecs must not exceed maxDelaySecs")]
 pub struct RetryPolicy {
     /// Attempts in all (1 = no retry).
     #[serde(default = "d_attempts")]
+    #[schema(minimum = 1, maximum = 100, default = 3)]
     pub max_attempts: u32,
     /// Base of the exponential backoff (seconds).
     #[serde(default = "d_base")]
+    #[schema(minimum = 1, maximum = 43200, default = 2)]
     pub base_delay_secs: u32,
     /// Cap of the backoff (seconds).
     #[serde(default = "d_max_delay")]
+    #[schema(minimum = 1, maximum = 43200, default = 300)]
     pub max_delay_secs: u32,
     /// No retry once this long past the scheduled instant (seconds).
     #[serde(default = "d_max_age")]
+    #[schema(maximum = 4294967295u64, default = 86400)]
     pub max_age_secs: u32,
 }
 

@@ -7,8 +7,13 @@ use serde::{Deserialize, Serialize};
 use sundial_schedule::Schedule;
 
 /// Status of an execution. Transitions are one-way (see [`ExecStatus::can_move_to`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord, utoipa::ToSchema,
+)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+#[schema(
+    description = "Status of an execution. Transitions are one-way: SUCCEEDED, FAILED, DEAD, CANCELED and SKIPPED are final, except that a DEAD execution can be replayed."
+)]
 #[non_exhaustive]
 pub enum ExecStatus {
     /// Created by the trigger, waiting for a worker.

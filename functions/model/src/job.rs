@@ -10,7 +10,7 @@ use std::sync::Arc;
 use sundial_schedule::BusinessDays;
 
 /// Lifecycle of a job definition.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum JobState {
     /// Triggering.

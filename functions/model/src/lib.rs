@@ -27,16 +27,20 @@
 //! - [`deployment`]: [`Deployment`], the plain value a definition is validated against.
 //! - [`limits`]: the limits that relate to each other, with the relations asserted at compile
 //!   time.
+//! - [`openapi`]: the OpenAPI schemas that `#[derive(utoipa::ToSchema)]` cannot give alone:
+//!   [`Target`]'s (one component per variant), [`openapi::StoredDefinition`], list fields.
 
 pub mod children;
 pub mod claim;
 pub mod definition;
 pub mod deployment;
+pub mod error_code;
 pub mod execution;
 pub mod job;
 pub mod keys;
 pub mod limits;
 pub mod mapreduce;
+pub mod openapi;
 pub mod ops;
 pub mod outbound;
 pub mod priority;
@@ -47,6 +51,7 @@ pub mod tenant;
 
 pub use definition::*;
 pub use deployment::Deployment;
+pub use error_code::ErrorCode;
 pub use execution::*;
 pub use job::*;
 pub use ops::*;

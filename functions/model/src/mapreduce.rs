@@ -22,12 +22,17 @@ pub const SEAL_CODE: &str = "map_sealed";
 pub const ITEM_TOO_LARGE: &str = "ItemTooLarge";
 
 /// The job definition's `mapReduce` block.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schema(
+    description = "Map-reduce job (docs/mapreduce.md): needs an inProcess target whose handler is registered with Handlers::with_map_reduce. Each fire's map emits items (each its own child execution `{id}.i-{key}`, claimed, retried and dead-lettered alone); once every item is final a fenced reduce runs once with all their results. Not with shards or broadcast."
+)]
 pub struct MapReduceSpec {
-    /// Most items one fire may emit (1 to [`MAX_ITEMS`]; default [`MAX_ITEMS`]). An emit past
-    /// it fails the map attempt permanently.
+    /// Most items one fire may emit; an emit past it fails the map attempt permanently
+    /// (EmitInvalid).
+    // 1 to `MAX_ITEMS`, default `MAX_ITEMS`; `null` is read as absent (no `not_null` here).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1, maximum = 100000, default = 100000)]
     pub max_items: Option<u32>,
 }
 
@@ -60,7 +65,7 @@ pub fn validate(def: &JobDefinition) -> Result<(), ValidationError> {
 }
 
 /// Which phase a map-reduce parent is in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum Phase {
     /// Its handler emits items (RUNNING, or READY / RETRY_WAIT before and between attempts).

@@ -2,8 +2,10 @@
 
 use chrono::{DateTime, Utc};
 
-/// What an operations-log entry records.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// What an operations-log entry records. Its schema's names are [`OpsAction::as_str`]'s (a test
+/// holds them equal): the type has no serde form of its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, utoipa::ToSchema)]
+#[schema(rename_all = "snake_case", description = "What an operations-log entry records.")]
 pub enum OpsAction {
     /// Job created (version 1).
     Create,

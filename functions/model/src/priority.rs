@@ -28,8 +28,25 @@
 use serde::{Deserialize, Serialize};
 
 /// A job's priority within its pool.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, PartialOrd, Ord)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Default,
+    Serialize,
+    Deserialize,
+    PartialOrd,
+    Ord,
+    utoipa::ToSchema,
+)]
 #[serde(rename_all = "lowercase")]
+#[schema(
+    default = "normal",
+    description = "Priority within the pool. `low` runs from the pool's low lane, which workers read after the main queue, and is deferred first when the pool is busy (its message held back while the pool's queue is deep); `high` and `normal` share the main queue, `high` is never deferred. A create, trigger-now or backfill into a saturated lane answers 429 `saturated` with `Retry-After` (docs/priority.md). Absent: normal."
+)]
 pub enum Priority {
     /// Never deferred by the tick; main queue.
     High,

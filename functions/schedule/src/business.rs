@@ -40,8 +40,15 @@ pub const MAX_ROLL_DAYS: u64 = 31;
 /// A business calendar as submitted (`PUT /v1/calendars/{calendarId}`, JSON camelCase).
 ///
 /// Dates stay strings so a malformed entry becomes a [`CalendarError`] naming its index.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+///
+/// Its OpenAPI schema is `BusinessCalendarDefinition`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schema(
+    as = BusinessCalendarDefinition,
+    description = "A business calendar. A local date is a business day unless it is a holiday or falls on a rest day; a workingDays date is a business day even on a rest day (make-up days). With a parent, each level's dates are laid over its parent's (a child's workingDays entry overrides a parent holiday on the same date and vice versa), restDays comes from the nearest level that sets it (default sat, sun). At most 1000 dates (holidays and workingDays together) per calendar, 5 levels per chain; dates between 1970-01-01 and 2100-12-31, each listed once; a date cannot be both a holiday and a working day. Errors are 400 naming the entry (`holidays[3]`).",
+    examples(json!({"holidays": ["2026-10-01", "2026-10-02"], "restDays": ["sat", "sun"], "workingDays": ["2026-09-27"]}))
+)]
 pub struct BusinessCalendarSpec {
     /// Free text shown in listings (at most 256 characters).
     #[serde(
@@ -49,16 +56,19 @@ pub struct BusinessCalendarSpec {
         skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::serde_field::not_null"
     )]
+    #[schema(nullable = false, max_length = 256)]
     pub description: Option<String>,
-    /// The calendar this one extends (same tenant).
+    /// the calendar this one extends (the tenant's; no cycles)
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::serde_field::not_null"
     )]
+    #[schema(nullable = false, pattern = "^[A-Za-z0-9_-]{1,64}$")]
     pub parent: Option<String>,
     /// Local dates that are not business days, `YYYY-MM-DD`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schema(schema_with = holidays_schema)]
     pub holidays: Vec<String>,
     /// Weekly rest days (`sat`, `sun`, ...); absent: the parent's, or `["sat", "sun"]`.
     #[serde(
@@ -66,10 +76,37 @@ pub struct BusinessCalendarSpec {
         skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::serde_field::not_null"
     )]
+    #[schema(schema_with = rest_days_schema)]
     pub rest_days: Option<Vec<String>>,
     /// Local dates that are business days although they fall on a rest day (make-up days).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schema(schema_with = working_days_schema)]
     pub working_days: Vec<String>,
+}
+
+fn holidays_schema() -> utoipa::openapi::Array {
+    crate::openapi::dates("2026-10-01")
+        .max_items(Some(MAX_CALENDAR_DATES))
+        .description(Some("local dates that are not business days"))
+        .build()
+}
+
+fn rest_days_schema() -> utoipa::openapi::Array {
+    // Six at most: all seven is refused ("every weekday is a rest day").
+    crate::openapi::weekdays()
+        .max_items(Some(6))
+        .description(Some(
+            "weekly rest days (mon..sun or full English names, each once; not all seven); absent: \
+             the parent's, or sat and sun",
+        ))
+        .build()
+}
+
+fn working_days_schema() -> utoipa::openapi::Array {
+    crate::openapi::dates("2026-10-01")
+        .max_items(Some(MAX_CALENDAR_DATES))
+        .description(Some("local dates that are business days although they fall on a rest day"))
+        .build()
 }
 
 /// Why a calendar was refused. Permanent; `field` is the JSON path in the request body.
@@ -190,8 +227,11 @@ fn dates(field: &str, raw: &[String]) -> Result<Vec<NaiveDate>, CalendarError> {
 }
 
 /// What happens to a fire whose local date is not a business day.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(
+    description = "skip: drop the fire; following / preceding: the next / previous business day; modifiedFollowing: the next one unless it is in another month, then the previous one. A roll looks at most 31 days away; farther, the fire is skipped."
+)]
 pub enum Roll {
     /// Drop the fire.
     Skip,
@@ -216,12 +256,18 @@ impl fmt::Display for Roll {
 }
 
 /// A job's reference to a business calendar: `{"calendar": "cn-holidays", "roll": "following"}`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schema(
+    description = "A shared business calendar of the tenant and what happens to a fire whose local date (in the job's zone) is not a business day. The fire keeps its local time of day on the date it rolls to (with the job's onGap/onOverlap applied there); fires rolling onto the same instant are one fire. Rolling needs a cron or at() expression; rate() takes `skip` only. An unknown or deleted calendar is 400 on `schedule.businessCalendar.calendar`.",
+    examples(json!({"calendar": "cn-holidays", "roll": "following"}))
+)]
 pub struct BusinessCalendarRef {
     /// The calendar's id (the tenant's).
+    #[schema(pattern = "^[A-Za-z0-9_-]{1,64}$", examples("cn-holidays"))]
     pub calendar: String,
-    /// What happens to a fire on a non-business day.
+    // What happens to a fire on a non-business day; the description is `Roll`'s.
+    #[schema(inline)]
     pub roll: Roll,
 }
 

@@ -14,15 +14,34 @@ use super::error::ScheduleError;
 ///
 /// Kept as strings so a malformed entry becomes a [`ScheduleError::Exclusions`] naming it,
 /// rather than an opaque deserialisation failure.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schema(
+    description = "Excluded local dates and weekdays (in the job's zone).",
+    examples(json!({"dates": ["2026-12-25"], "weekdays": ["sat", "sun"]}))
+)]
 pub struct Calendar {
     /// Excluded local dates, `YYYY-MM-DD`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schema(schema_with = excluded_dates_schema)]
     pub dates: Vec<String>,
     /// Excluded weekdays: `mon`..`sun` or full English names, any case.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schema(schema_with = excluded_weekdays_schema)]
     pub weekdays: Vec<String>,
+}
+
+fn excluded_dates_schema() -> utoipa::openapi::Array {
+    crate::openapi::dates("2026-12-25")
+        .max_items(Some(MAX_EXCLUDED_DATES))
+        .description(Some("excluded local dates, YYYY-MM-DD"))
+        .build()
+}
+
+fn excluded_weekdays_schema() -> utoipa::openapi::Array {
+    crate::openapi::weekdays()
+        .description(Some("mon..sun or full English names, any case (repeats are harmless)"))
+        .build()
 }
 
 impl Calendar {

@@ -27,6 +27,8 @@
 //! - `misfire`: [`plan_misfire`] and [`MisfirePolicy`].
 //! - `jitter`: [`jitter_offset`], deterministic per (job, scheduled_at).
 //! - `cadence`: [`Schedule::fires_every_minute`], which picks a job's due class in the scan.
+//! - [`openapi`]: the OpenAPI schemas the `utoipa::ToSchema` derives cannot give alone
+//!   ([`MisfirePolicy`]'s, one component per policy) and the pieces sundial-model's are built of.
 //!
 //! ## How a cron fire is found
 //! The `cron` crate enumerates *local wall-clock* times (it is run on naive local times as if
@@ -50,6 +52,7 @@ mod jitter;
 pub mod minute;
 mod misfire;
 mod next_fire;
+pub mod openapi;
 mod parse;
 mod preview;
 mod rolled;

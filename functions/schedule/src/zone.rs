@@ -12,8 +12,9 @@ use super::error::ScheduleError;
 
 /// What to do with a scheduled local time that does not exist (the clock jumps over it, e.g.
 /// 02:30 on the spring-forward night in New York).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
+#[schema(default = "shift")]
 pub enum GapPolicy {
     /// No fire for that local time.
     Skip,
@@ -25,8 +26,9 @@ pub enum GapPolicy {
 
 /// What to do with a scheduled local time that occurs twice (the clock is set back, e.g. 01:30
 /// on the fall-back night in New York).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
+#[schema(default = "first")]
 pub enum OverlapPolicy {
     /// Only the first occurrence (summer time). The default: a daily job never runs twice.
     #[default]

@@ -60,6 +60,7 @@ pub mod quota;
 pub mod resource_limits;
 pub mod slots;
 pub mod tables;
+pub mod throughput;
 mod transition;
 #[cfg(test)]
 mod transition_shapes;

@@ -152,6 +152,11 @@ impl AccessRecorder {
                     out.push((act("ConditionCheckItem"), table(Some(c.table_name())), pk_of(Some(c.key()))));
                 }
             }
+        } else if let Some(i) = input.downcast_ref::<op_::describe_table::DescribeTableInput>() {
+            out.push((act("DescribeTable"), table(i.table_name()), None));
+        } else if let Some(i) = input.downcast_ref::<op_::update_table::UpdateTableInput>() {
+            // (the planner's provisioned units: docs/capacity.md)
+            out.push((act("UpdateTable"), table(i.table_name()), None));
         } else if let Some(i) = input.downcast_ref::<op_::transact_get_items::TransactGetItemsInput>() {
             for g in i.transact_items().iter().filter_map(|t| t.get()) {
                 out.push((act("GetItem"), table(Some(g.table_name())), pk_of(Some(g.key()))));

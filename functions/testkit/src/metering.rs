@@ -13,8 +13,9 @@
 //!   index whose key it sets (the index deletes the old entry and puts the new one), one for every
 //!   index key it removes, and one for an `ALL`-projected index of an item it changes there.
 //! - A failed condition still consumes the write (DynamoDB bills it), so it is counted too.
-//! - GetItem: ½ read unit per started 4 KiB (1 if strongly consistent); Query: the same over the
-//!   summed size of the returned items, at least ½.
+//! - GetItem and BatchGetItem: ½ read unit per started 4 KiB of each item, 1 if the request
+//!   asked for a strongly consistent read; Query: the same over the summed size of the returned
+//!   items, at least one started 4 KiB.
 
 use crate::intercept::{Observe, Observer};
 use aws_sdk_dynamodb::types::AttributeValue;
@@ -271,23 +272,35 @@ impl Observer for MeterInterceptor {
     fn on_finish(&self, context: &FinalizerInterceptorContextRef<'_>) {
         let Some(Ok(out)) = context.output_or_error() else { return };
         use aws_sdk_dynamodb::operation as op;
+        let input = context.input();
         let (r, kind) = if let Some(g) = out.downcast_ref::<op::get_item::GetItemOutput>() {
-            // Consistency is not visible here; price as strongly consistent (the worst case).
+            let consistent = input
+                .and_then(|i| i.downcast_ref::<op::get_item::GetItemInput>())
+                .and_then(|i| i.consistent_read());
             let kind = g.item().map(kind_of_item).unwrap_or("other");
-            (g.item().map(|i| item_size(i).max(1).div_ceil(4096) as f64).unwrap_or(1.0), kind.to_string())
+            let units = g.item().map(|i| item_size(i).max(1).div_ceil(4096) as f64).unwrap_or(1.0);
+            (units * read_factor(consistent), kind.to_string())
         } else if let Some(q) = out.downcast_ref::<op::query::QueryOutput>() {
             let bytes: usize = q.items().iter().map(item_size).sum();
-            let kind = context
-                .input()
-                .and_then(|i| i.downcast_ref::<op::query::QueryInput>())
+            let q_in = input.and_then(|i| i.downcast_ref::<op::query::QueryInput>());
+            let kind = q_in
                 .and_then(|q| q.index_name())
                 .map_or_else(|| "query".to_string(), |ix| format!("index:{ix}"));
-            ((bytes.max(1).div_ceil(4096) as f64 * 0.5).max(0.5), kind)
+            let factor = read_factor(q_in.and_then(|q| q.consistent_read()));
+            ((bytes.max(1).div_ceil(4096) as f64 * factor).max(factor), kind)
         } else if let Some(b) = out.downcast_ref::<op::batch_get_item::BatchGetItemOutput>() {
-            // Per item, priced as strongly consistent (the worst case).
-            let items = b.responses().map(|r| r.values().flatten().collect::<Vec<_>>()).unwrap_or_default();
-            let units = items.iter().map(|i| item_size(i).max(1).div_ceil(4096) as f64).sum::<f64>();
-            let kind = items.first().map(|i| kind_of_item(i)).unwrap_or("other");
+            let b_in = input.and_then(|i| i.downcast_ref::<op::batch_get_item::BatchGetItemInput>());
+            let mut units = 0.0;
+            let mut kind = "other";
+            for (table, items) in b.responses().into_iter().flatten() {
+                let consistent = b_in
+                    .and_then(|i| i.request_items())
+                    .and_then(|r| r.get(table))
+                    .and_then(|k| k.consistent_read());
+                units += items.iter().map(|i| item_size(i).max(1).div_ceil(4096) as f64).sum::<f64>()
+                    * read_factor(consistent);
+                kind = items.first().map(|i| kind_of_item(i)).unwrap_or(kind);
+            }
             (units, kind.to_string())
         } else {
             (0.0, String::new())
@@ -298,6 +311,16 @@ impl Observer for MeterInterceptor {
                 *u.reads_by_kind.entry(kind).or_default() += r;
             });
         }
+    }
+}
+
+/// Read units per started 4 KiB: 1 for a strongly consistent read, ½ otherwise (DynamoDB's
+/// default when the request does not ask).
+fn read_factor(consistent: Option<bool>) -> f64 {
+    if consistent == Some(true) {
+        1.0
+    } else {
+        0.5
     }
 }
 

@@ -1,9 +1,10 @@
 //! # sundial-tick
 //!
-//! One binary, three events: the EventBridge `rate(1 minute)` scheduled event (the tick), a
+//! One binary, four events: the EventBridge `rate(1 minute)` scheduled event (the tick), a
 //! `{"scan": {...}}` request for one shard range (what the tick fans out to, asynchronously,
 //! when the shard count calls for it), and `{"reconcile": {}}` (the reconciler's own
-//! schedule, on its own function in the CDK app). The handler only maps events to
+//! schedule, on its own function in the CDK app), and `{"plan": {}}` (the provisioned-capacity
+//! planner, on its own rule when the tables are provisioned). The handler only maps events to
 //! [`sundial_core::trigger`] and [`sundial_core::reconcile`] calls; all logic lives there.
 
 use aws_lambda_events::eventbridge::EventBridgeEvent;
@@ -13,7 +14,9 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use sundial_core::config::TickSettings;
 use sundial_core::reconcile::{self, ReconcileError, ReconcileOptions, ReconcileReport};
+use sundial_core::store::throughput::ThroughputError;
 use sundial_core::trigger::scan::{ScanError, ScanOptions, ScanReport, SendClock};
+use sundial_core::trigger::throughput::{self, PlanReport, PlannerSettings};
 use sundial_core::trigger::tick::{run_scan, run_tick, ScanRequest, TickError, TickOutcome};
 use sundial_core::Ctx;
 
@@ -31,9 +34,20 @@ pub enum TickEvent {
         /// Options (none yet; an object so the payload can grow).
         reconcile: ReconcileRequest,
     },
+    /// One provisioned-capacity planner run (its own EventBridge rule sends `{"plan": {}}` when
+    /// the tables are provisioned).
+    Plan {
+        /// Options (none yet; an object so the payload can grow).
+        plan: PlanRequest,
+    },
     /// The per-minute EventBridge scheduled event.
     Scheduled(EventBridgeEvent<Value>),
 }
+
+/// The planner's payload.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PlanRequest {}
 
 /// The reconciler's payload.
 #[derive(Debug, Default, Deserialize)]
@@ -71,6 +85,9 @@ pub enum HandlerError {
     /// A reconciler run failed (the next run repeats it; every step is idempotent).
     #[error(transparent)]
     Reconcile(#[from] ReconcileError),
+    /// A planner run failed (the units stay as they were; the next minute plans again).
+    #[error(transparent)]
+    Plan(#[from] ThroughputError),
 }
 
 impl From<HandlerError> for Diagnostic {
@@ -79,6 +96,7 @@ impl From<HandlerError> for Diagnostic {
             HandlerError::Tick(TickError::Scan(s)) | HandlerError::Scan(s) => s.is_retryable(),
             HandlerError::Tick(TickError::Invoke { .. }) => true,
             HandlerError::Reconcile(r) => r.is_retryable(),
+            HandlerError::Plan(p) => p.is_retryable(),
         };
         Diagnostic {
             error_type: if retryable { "Retryable".into() } else { "NonRetryable".into() },
@@ -102,6 +120,22 @@ fn reconcile_summary(r: &ReconcileReport) -> Value {
         "closed": r.closed, "raced": r.raced, "missing": r.missing, "failed": r.failed,
         "maxOverdueMs": r.max_overdue_ms, "truncated": r.truncated, "missed": r.missed_total(),
     })
+}
+
+fn plan_summary(r: &PlanReport) -> Value {
+    let tables: Vec<Value> = r
+        .tables
+        .iter()
+        .map(|t| {
+            let changes: Vec<Value> = t
+                .changes
+                .iter()
+                .map(|(name, from, to)| json!({"name": name, "from": [from.wcu, from.rcu], "to": [to.wcu, to.rcu]}))
+                .collect();
+            json!({"table": t.table, "skipped": t.skipped, "changes": changes})
+        })
+        .collect();
+    json!({"forecastFires": r.forecast.iter().map(|(_, f)| f.round()).collect::<Vec<_>>(), "tables": tables})
 }
 
 impl TickService {
@@ -146,6 +180,10 @@ impl TickService {
                 reconcile::emit_metrics(&r, now);
                 Ok(json!({"reconcile": reconcile_summary(&r)}))
             }
+            TickEvent::Plan { plan: PlanRequest {} } => {
+                let r = throughput::run_plan(&self.ctx, now, &PlannerSettings::default()).await?;
+                Ok(json!({"plan": plan_summary(&r)}))
+            }
             TickEvent::Scheduled(_) => {
                 match run_tick(&self.ctx, Some(&self.lambda), &self.settings, now, &opts).await? {
                     TickOutcome::Scanned(r) => Ok(json!({"tick": summary(&r)})),
@@ -179,6 +217,8 @@ mod tests {
         }
         let rec = serde_json::from_slice::<TickEvent>(br#"{"reconcile":{}}"#).unwrap();
         assert!(matches!(rec, TickEvent::Reconcile { reconcile: ReconcileRequest { max_per_run: None } }));
+        let plan = serde_json::from_slice::<TickEvent>(br#"{"plan":{}}"#).unwrap();
+        assert!(matches!(plan, TickEvent::Plan { .. }));
         let rec = serde_json::from_slice::<TickEvent>(br#"{"reconcile":{"maxPerRun":5}}"#).unwrap();
         assert!(matches!(rec, TickEvent::Reconcile { reconcile: ReconcileRequest { max_per_run: Some(5) } }));
     }

@@ -18,7 +18,7 @@ from sundial_client.models import (
     Job,
     JobChange,
     JobState,
-    ListJobsResponse200,
+    JobPage,
     Schedule,
 )
 from sundial_client.types import UNSET, Unset
@@ -75,7 +75,7 @@ found: Job | None = None
 cursor: str | Unset = UNSET
 while True:
     page = list_jobs.sync(client=client, limit=100, cursor=cursor)
-    if not isinstance(page, ListJobsResponse200):
+    if not isinstance(page, JobPage):
         fail("list is 200", page)
     found = next((j for j in page.items if j.job_id == job_id), None)
     if found is not None or page.next_cursor is None:

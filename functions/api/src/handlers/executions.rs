@@ -1,104 +1,195 @@
 //! Executions: trigger-now and backfill (which create them), lists, one execution with its
 //! children, its log lines, and cancel.
 
-use super::Cx;
+use super::{location, Res};
 use crate::dto;
 use crate::error::ApiError;
-use crate::router::{ok, parse_body, ApiResponse, Res};
-use lambda_http::http::header::LOCATION;
-use lambda_http::http::StatusCode;
-use serde_json::{json, Value};
+use crate::extract::{Auth, Body, IdempotencyKeyHeader, Now, P, Q};
+use crate::params::{ChildrenQuery, ExecutionPath, ExecutionsQuery, Int, JobExecutionsQuery, JobPath};
+use crate::Api;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::Json;
+use sundial_api_types::{
+    BackfillReport, BackfillRequest, ErrorBody, Execution, ExecutionDetail, ExecutionLogs, Page,
+};
 use sundial_core::control;
-use sundial_core::control::executions::{BackfillRequest, JobExecFilter};
+use sundial_core::control::executions::{BackfillRequest as Range, JobExecFilter};
 
-/// `POST /v1/jobs/{jobId}/trigger`.
-pub(crate) async fn trigger(cx: &Cx<'_>) -> Res {
-    let e = control::executions::trigger_now(cx.ctl, cx.caller, cx.p(0), cx.now).await?;
-    let loc = format!("/v1/executions/{}", e.id());
-    Ok(ApiResponse::json(StatusCode::ACCEPTED, dto::execution(&e, true)).header(LOCATION, loc))
+/// Run a job now: one execution at this instant, with the job's current definition.
+#[utoipa::path(post, path = "/v1/jobs/{jobId}/trigger", operation_id = "triggerJob", tag = "runs",
+    params(JobPath, IdempotencyKeyHeader),
+    responses(
+        (status = 202, description = "The execution, queued", body = ExecutionDetail,
+            headers(("Location" = String, description = "the execution"))),
+        (status = 404, description = "No such job for this tenant", body = ErrorBody),
+        (status = 409, description = "The job is deleted, or this instant already has its execution", body = ErrorBody),
+    ))]
+pub(crate) async fn trigger_job(
+    State(api): State<Api>,
+    Auth(caller): Auth,
+    Now(now): Now,
+    P(p): P<JobPath>,
+) -> Res<(StatusCode, HeaderMap, Json<ExecutionDetail>)> {
+    let e = control::executions::trigger_now(api.control(), &caller, &p.job_id, now).await?;
+    let h = location(format!("/v1/executions/{}", e.id()))?;
+    Ok((StatusCode::ACCEPTED, h, Json(dto::execution_detail(&e))))
 }
 
-/// `POST /v1/jobs/{jobId}/backfill`.
-pub(crate) async fn backfill(cx: &Cx<'_>) -> Res {
-    let b: dto::BackfillBody = parse_body(&cx.req.body)?;
-    let r = BackfillRequest { from: b.from, to: b.to, pace_secs: b.pace_secs.unwrap_or(1) };
-    let rep = control::executions::backfill(cx.ctl, cx.caller, cx.p(0), &r, cx.now).await?;
-    Ok(ApiResponse::json(
-        StatusCode::ACCEPTED,
-        json!({
-            "fires": rep.fires, "created": rep.created, "existing": rep.existing,
-            "lastStartAt": rep.last_start_at.map(dto::time),
-        }),
-    ))
-}
-
-/// `GET /v1/jobs/{jobId}/executions`.
-pub(crate) async fn list_for_job(cx: &Cx<'_>) -> Res {
-    let q = &cx.q;
-    let f = JobExecFilter {
-        status: q.status()?,
-        oldest_first: match q.str("order") {
-            None | Some("desc") => false,
-            Some("asc") => true,
-            Some(_) => return Err(ApiError::invalid("order", "must be asc or desc")),
-        },
-        limit: q.limit()?,
-        cursor: q.str("cursor").map(str::to_string),
+/// Backfill a past range: one execution per fire of the range, paced.
+#[utoipa::path(post, path = "/v1/jobs/{jobId}/backfill", operation_id = "backfillJob", tag = "runs",
+    params(JobPath, IdempotencyKeyHeader), request_body = BackfillRequest,
+    responses(
+        (status = 202, description = "What was created", body = BackfillReport),
+        (status = 404, description = "No such job for this tenant", body = ErrorBody),
+        (status = 409, description = "The job is deleted", body = ErrorBody),
+    ))]
+pub(crate) async fn backfill_job(
+    State(api): State<Api>,
+    Auth(caller): Auth,
+    Now(now): Now,
+    P(p): P<JobPath>,
+    Body(b): Body<BackfillRequest>,
+) -> Res<(StatusCode, Json<BackfillReport>)> {
+    let r = Range { from: b.from, to: b.to, pace_secs: b.pace_secs.unwrap_or(1) };
+    let rep = control::executions::backfill(api.control(), &caller, &p.job_id, &r, now).await?;
+    let report = BackfillReport {
+        fires: rep.fires as u64,
+        created: rep.created as u64,
+        existing: rep.existing as u64,
+        last_start_at: rep.last_start_at,
     };
-    let page = control::executions::list_for_job(cx.ctl, cx.caller, cx.p(0), &f).await?;
-    ok(dto::page(page.items.iter().map(|e| dto::execution(e, false)).collect(), page.next))
+    Ok((StatusCode::ACCEPTED, Json(report)))
 }
 
-/// `GET /v1/executions?status=`: `status` is required.
-pub(crate) async fn list_by_status(cx: &Cx<'_>) -> Res {
-    let q = &cx.q;
-    let st = q.status()?.ok_or_else(|| {
+/// A job's executions, newest first (or `order=asc`).
+#[utoipa::path(get, path = "/v1/jobs/{jobId}/executions", operation_id = "listJobExecutions", tag = "executions",
+    params(JobPath, JobExecutionsQuery),
+    responses(
+        (status = 200, description = "One page of executions", body = sundial_api_types::ExecutionPage),
+        (status = 404, description = "No such job for this tenant", body = ErrorBody),
+    ))]
+pub(crate) async fn list_job_executions(
+    State(api): State<Api>,
+    Auth(caller): Auth,
+    P(p): P<JobPath>,
+    Q(q): Q<JobExecutionsQuery>,
+) -> Res<Json<Page<Execution>>> {
+    let f = JobExecFilter {
+        status: q.status.map(|s| s.0),
+        oldest_first: q.order.is_some_and(|o| o.0),
+        limit: q.limit.map(Int::get),
+        cursor: q.cursor,
+    };
+    let page = control::executions::list_for_job(api.control(), &caller, &p.job_id, &f).await?;
+    Ok(Json(Page::new(page.items.iter().map(dto::execution).collect(), page.next)))
+}
+
+/// Executions by status across the caller's jobs (`status` is required).
+#[utoipa::path(get, path = "/v1/executions", operation_id = "listExecutions", tag = "executions",
+    params(ExecutionsQuery),
+    responses((status = 200, description = "One page of executions", body = sundial_api_types::ExecutionPage)))]
+pub(crate) async fn list_executions(
+    State(api): State<Api>,
+    Auth(caller): Auth,
+    Q(q): Q<ExecutionsQuery>,
+) -> Res<Json<Page<Execution>>> {
+    let st = q.status.ok_or_else(|| {
         ApiError::invalid(
             "status",
             "required: RETRY_WAIT, FAILED, DEAD or CANCELED (per job: /v1/jobs/{jobId}/executions)",
         )
     })?;
+    let page = control::executions::list_by_status(
+        api.control(),
+        &caller,
+        st.0,
+        q.limit.map(Int::get),
+        q.cursor.as_deref(),
+    )
+    .await?;
+    Ok(Json(Page::new(page.items.iter().map(dto::execution).collect(), page.next)))
+}
+
+/// One execution with its timeline, checkpoint and run time; of its children only the counts
+/// (`children`), never the children themselves (`/children` pages them).
+#[utoipa::path(get, path = "/v1/executions/{executionId}", operation_id = "getExecution", tag = "executions",
+    params(ExecutionPath),
+    responses(
+        (status = 200, description = "The execution", body = ExecutionDetail),
+        (status = 404, description = "No such execution for this tenant", body = ErrorBody),
+    ))]
+pub(crate) async fn get_execution(
+    State(api): State<Api>,
+    Auth(caller): Auth,
+    P(p): P<ExecutionPath>,
+) -> Res<Json<ExecutionDetail>> {
+    let snap = control::executions::get_snapshot(api.control(), &caller, &p.execution_id).await?;
+    let mut v = dto::execution_detail(&snap.exec);
+    v.checkpoint = Some(snap.checkpoint.unwrap_or(serde_json::Value::Null));
+    v.total_run_ms = Some(snap.total_run_ms);
+    Ok(Json(v))
+}
+
+/// The children of a sharded, broadcast or map-reduce fire, one page (`limit`, default 100, at
+/// most 1,000).
+#[utoipa::path(get, path = "/v1/executions/{executionId}/children", operation_id = "listExecutionChildren",
+    tag = "executions", params(ExecutionPath, ChildrenQuery),
+    responses(
+        (status = 200, description = "One page of children", body = sundial_api_types::ExecutionPage),
+        (status = 404, description = "No such execution for this tenant", body = ErrorBody),
+    ))]
+pub(crate) async fn list_execution_children(
+    State(api): State<Api>,
+    Auth(caller): Auth,
+    P(p): P<ExecutionPath>,
+    Q(q): Q<ChildrenQuery>,
+) -> Res<Json<Page<Execution>>> {
+    let limit = q.limit.map(Int::get);
     let page =
-        control::executions::list_by_status(cx.ctl, cx.caller, st, q.limit()?, q.str("cursor")).await?;
-    ok(dto::page(page.items.iter().map(|e| dto::execution(e, false)).collect(), page.next))
+        control::executions::children(api.control(), &caller, &p.execution_id, limit, q.cursor.as_deref())
+            .await?;
+    Ok(Json(Page::new(page.items.iter().map(dto::execution).collect(), page.next)))
 }
 
-/// `GET /v1/executions/{executionId}`: with its checkpoint and run time; of its children only
-/// the counts (`children`), never the children themselves (`/children` pages them).
-pub(crate) async fn get(cx: &Cx<'_>) -> Res {
-    let snap = control::executions::get_snapshot(cx.ctl, cx.caller, cx.p(0)).await?;
-    let mut v = dto::execution(&snap.exec, true);
-    v["checkpoint"] = snap.checkpoint.unwrap_or(Value::Null);
-    v["totalRunMs"] = snap.total_run_ms.into();
-    ok(v)
-}
-
-/// `GET /v1/executions/{executionId}/children`: one page (`limit`, default 100, at most 1,000;
-/// `cursor`).
-pub(crate) async fn children(cx: &Cx<'_>) -> Res {
-    let limit = cx.q.limit_up_to(control::executions::CHILDREN_PAGE_MAX)?;
-    let page = control::executions::children(cx.ctl, cx.caller, cx.p(0), limit, cx.q.str("cursor")).await?;
-    ok(dto::page(page.items.iter().map(|c| dto::execution(c, false)).collect(), page.next))
-}
-
-/// `GET /v1/executions/{executionId}/logs`: the local run's lines, or a Logs Insights link.
-pub(crate) async fn logs(cx: &Cx<'_>) -> Res {
+/// An execution's worker log lines (the local run) or a Logs Insights link (deployed).
+#[utoipa::path(get, path = "/v1/executions/{executionId}/logs", operation_id = "getExecutionLogs", tag = "executions",
+    params(ExecutionPath),
+    responses(
+        (status = 200, description = "Its lines, or where to find them", body = ExecutionLogs),
+        (status = 404, description = "No such execution for this tenant", body = ErrorBody),
+    ))]
+pub(crate) async fn get_execution_logs(
+    State(api): State<Api>,
+    Auth(caller): Auth,
+    P(p): P<ExecutionPath>,
+) -> Res<Json<ExecutionLogs>> {
     // The execution must be the caller's (404 otherwise), like every other read.
-    let snap = control::executions::get_snapshot(cx.ctl, cx.caller, cx.p(0)).await?;
+    let snap = control::executions::get_snapshot(api.control(), &caller, &p.execution_id).await?;
     let id = snap.exec.id();
-    let exec_logs = cx.api.exec_logs();
-    let lines = match exec_logs {
-        Some(logs) => logs.lines(&cx.caller.tenant, &id),
-        None => Vec::new(),
-    };
+    let logs = api.exec_logs();
+    let lines = logs.map(|l| l.lines(&caller.tenant, &id)).unwrap_or_default();
     let global = sundial_core::store::executions::ExecKey::of(&snap.exec).global_id();
-    let url = crate::console::insights_url(cx.api.console_settings(), &global);
-    ok(dto::exec_logs(&id, exec_logs.is_some(), &lines, url))
+    let url = crate::console::insights_url(api.console_settings(), &global);
+    Ok(Json(dto::exec_logs(&id, logs.is_some(), &lines, url)))
 }
 
-/// `POST /v1/executions/{executionId}/cancel`: 200 when final, 202 while it stops.
-pub(crate) async fn cancel(cx: &Cx<'_>) -> Res {
-    let (e, done) = control::executions::cancel(cx.ctl, cx.caller, cx.p(0), cx.now).await?;
+/// Cancel an execution: 200 when final, 202 while a running attempt stops.
+#[utoipa::path(post, path = "/v1/executions/{executionId}/cancel", operation_id = "cancelExecution", tag = "executions",
+    params(ExecutionPath),
+    responses(
+        (status = 200, description = "Canceled", body = ExecutionDetail),
+        (status = 202, description = "Its running attempt is asked to stop", body = ExecutionDetail),
+        (status = 404, description = "No such execution for this tenant", body = ErrorBody),
+        (status = 409, description = "It is final", body = ErrorBody),
+    ))]
+pub(crate) async fn cancel_execution(
+    State(api): State<Api>,
+    Auth(caller): Auth,
+    Now(now): Now,
+    P(p): P<ExecutionPath>,
+) -> Res<(StatusCode, Json<ExecutionDetail>)> {
+    let (e, done) = control::executions::cancel(api.control(), &caller, &p.execution_id, now).await?;
     let status = if done { StatusCode::OK } else { StatusCode::ACCEPTED };
-    Ok(ApiResponse::json(status, dto::execution(&e, true)))
+    Ok((status, Json(dto::execution_detail(&e))))
 }

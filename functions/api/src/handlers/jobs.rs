@@ -1,95 +1,196 @@
 //! Jobs: create, list, read, edit, pause, resume, delete, and their definition versions.
 
-use super::Cx;
+use super::bodies::{EditedJob, NewJob};
+use super::{headers, Res};
 use crate::dto;
 use crate::error::ApiError;
-use crate::router::{ok, parse_body, ApiResponse, Res};
-use lambda_http::http::header::{ETAG, LOCATION};
-use lambda_http::http::StatusCode;
-use serde_json::Value;
+use crate::extract::{Auth, Body, IdempotencyKeyHeader, IfMatch, IfMatchRequired, Now, P, Q};
+use crate::params::{Int, JobPath, JobVersionPath, ListJobsQuery, ListQuery};
+use crate::Api;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::Json;
+use sundial_api_types::{CreateJob, ErrorBody, Job, JobChange, Page, UpdateJob};
 use sundial_core::control;
-use sundial_core::model::{JobDefinition, JobState};
+use sundial_core::model::JobState;
 
-/// `POST /v1/jobs`: the body is a definition with its `jobId`.
-pub(crate) async fn create(cx: &Cx<'_>) -> Res {
-    let mut map: serde_json::Map<String, Value> = parse_body(&cx.req.body)?;
-    let job_id = match map.remove("jobId") {
-        Some(Value::String(s)) => s,
-        Some(_) => return Err(ApiError::invalid("jobId", "must be a string")),
-        None => return Err(ApiError::invalid("jobId", "required")),
-    };
-    let bytes = serde_json::to_vec(&Value::Object(map))
-        .map_err(|_| ApiError::invalid("body", "not a JSON object"))?;
-    let def: JobDefinition = parse_body(&bytes)?;
-    let v = control::jobs::create(cx.ctl, cx.caller, &job_id, def, cx.now).await?;
-    Ok(ApiResponse::json(StatusCode::CREATED, dto::job_view(&v))
-        .header(LOCATION, format!("/v1/jobs/{job_id}"))
-        .header(ETAG, dto::etag(v.job.version)))
+/// Create a job.
+///
+/// The body is a definition with its `jobId`. Answers the job with its next fires, `Location`
+/// and `ETag`.
+#[utoipa::path(post, path = "/v1/jobs", operation_id = "createJob", tag = "jobs",
+    params(IdempotencyKeyHeader), request_body = CreateJob,
+    responses(
+        (status = 201, description = "Created", body = JobChange,
+            headers(("Location" = String, description = "the job"), ("ETag" = String, description = "its version"))),
+        (status = 409, description = "A job with this id exists (or is retained after deletion)", body = ErrorBody),
+    ))]
+pub(crate) async fn create_job(
+    State(api): State<Api>,
+    Auth(caller): Auth,
+    Now(now): Now,
+    Body(b): Body<NewJob>,
+) -> Res<(StatusCode, HeaderMap, Json<JobChange>)> {
+    let v = control::jobs::create(api.control(), &caller, &b.job_id, b.definition, now).await?;
+    let h = headers(v.job.version, Some(format!("/v1/jobs/{}", b.job_id)))?;
+    Ok((StatusCode::CREATED, h, Json(dto::job_view(&v))))
 }
 
-/// `GET /v1/jobs`.
-pub(crate) async fn list(cx: &Cx<'_>) -> Res {
-    let q = &cx.q;
-    let page = control::jobs::list(cx.ctl, cx.caller, q.limit()?, q.str("cursor"), q.bool("includeDeleted")?)
-        .await?;
-    ok(dto::page(page.items.iter().map(|j| dto::job_at(j, cx.now)).collect(), page.next))
+/// List jobs, by id.
+#[utoipa::path(get, path = "/v1/jobs", operation_id = "listJobs", tag = "jobs", params(ListJobsQuery),
+    responses((status = 200, description = "One page of the caller's jobs", body = sundial_api_types::JobPage)))]
+pub(crate) async fn list_jobs(
+    State(api): State<Api>,
+    Auth(caller): Auth,
+    Now(now): Now,
+    Q(q): Q<ListJobsQuery>,
+) -> Res<Json<Page<Job>>> {
+    let deleted = q.include_deleted.is_some_and(|f| f.0);
+    let page =
+        control::jobs::list(api.control(), &caller, q.limit.map(Int::get), q.cursor.as_deref(), deleted)
+            .await?;
+    Ok(Json(Page::new(page.items.iter().map(|j| dto::job_at(j, now)).collect(), page.next)))
 }
 
-/// `GET /v1/jobs/{jobId}`.
-pub(crate) async fn get(cx: &Cx<'_>) -> Res {
-    let j = control::jobs::get(cx.ctl, cx.caller, cx.p(0)).await?;
-    Ok(ApiResponse::json(StatusCode::OK, dto::job_at(&j, cx.now)).header(ETAG, dto::etag(j.version)))
+/// Read a job (with its real next fire).
+#[utoipa::path(get, path = "/v1/jobs/{jobId}", operation_id = "getJob", tag = "jobs", params(JobPath),
+    responses(
+        (status = 200, description = "The job", body = Job, headers(("ETag" = String, description = "its version"))),
+        (status = 404, description = "No such job for this tenant", body = ErrorBody),
+    ))]
+pub(crate) async fn get_job(
+    State(api): State<Api>,
+    Auth(caller): Auth,
+    Now(now): Now,
+    P(p): P<JobPath>,
+) -> Res<(HeaderMap, Json<Job>)> {
+    let j = control::jobs::get(api.control(), &caller, &p.job_id).await?;
+    Ok((headers(j.version, None)?, Json(dto::job_at(&j, now))))
 }
 
-/// `PUT /v1/jobs/{jobId}`: If-Match is required.
-pub(crate) async fn update(cx: &Cx<'_>) -> Res {
-    let expected = cx.if_match()?.ok_or_else(|| {
-        ApiError::new(
-            StatusCode::PRECONDITION_REQUIRED,
-            "precondition_required",
-            "send If-Match with the job's ETag or version",
-        )
-        .field("If-Match")
-    })?;
-    let def = definition_body(&cx.req.body, Some(cx.p(0)))?;
-    let v = control::jobs::update(cx.ctl, cx.caller, cx.p(0), expected, def, cx.now).await?;
-    Ok(ApiResponse::json(StatusCode::OK, dto::job_view(&v)).header(ETAG, dto::etag(v.job.version)))
+/// Edit a job: a new definition version (If-Match required).
+#[utoipa::path(put, path = "/v1/jobs/{jobId}", operation_id = "updateJob", tag = "jobs",
+    params(JobPath, IfMatchRequired), request_body = UpdateJob,
+    responses(
+        (status = 200, description = "The job as edited", body = JobChange, headers(("ETag" = String, description = "its version"))),
+        (status = 404, description = "No such job for this tenant", body = ErrorBody),
+        (status = 409, description = "The job is deleted", body = ErrorBody),
+        (status = 412, description = "If-Match names another version", body = ErrorBody),
+        (status = 428, description = "If-Match is missing", body = ErrorBody),
+    ))]
+pub(crate) async fn update_job(
+    State(api): State<Api>,
+    Auth(caller): Auth,
+    Now(now): Now,
+    P(p): P<JobPath>,
+    IfMatchRequired(expected): IfMatchRequired,
+    Body(b): Body<EditedJob>,
+) -> Res<(HeaderMap, Json<JobChange>)> {
+    if b.job_id.as_ref().is_some_and(|id| *id != p.job_id) {
+        return Err(ApiError::invalid("jobId", "does not match the job in the path (ids cannot change)"));
+    }
+    let v = control::jobs::update(api.control(), &caller, &p.job_id, expected, b.definition, now).await?;
+    Ok((headers(v.job.version, None)?, Json(dto::job_view(&v))))
 }
 
 /// Delete, pause or resume (`state`): If-Match is optional.
-pub(crate) async fn set_state(cx: &Cx<'_>, state: JobState) -> Res {
-    let v = control::jobs::set_state(cx.ctl, cx.caller, cx.p(0), state, cx.if_match()?, cx.now).await?;
-    Ok(ApiResponse::json(StatusCode::OK, dto::job_view(&v)).header(ETAG, dto::etag(v.job.version)))
+async fn set_state(
+    api: &Api,
+    caller: &sundial_core::control::Caller,
+    job: &str,
+    state: JobState,
+    if_match: Option<u64>,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Res<(HeaderMap, Json<JobChange>)> {
+    let v = control::jobs::set_state(api.control(), caller, job, state, if_match, now).await?;
+    Ok((headers(v.job.version, None)?, Json(dto::job_view(&v))))
 }
 
-/// `GET /v1/jobs/{jobId}/versions/{version}`.
-pub(crate) async fn get_version(cx: &Cx<'_>) -> Res {
-    let v: u64 = cx.p(1).parse().map_err(|_| ApiError::invalid("version", "must be a positive integer"))?;
-    let j = control::jobs::get_version(cx.ctl, cx.caller, cx.p(0), v).await?;
-    ok(dto::job(&j))
+/// Delete a job (soft: its id is kept for the retention period; queued fires are canceled).
+#[utoipa::path(delete, path = "/v1/jobs/{jobId}", operation_id = "deleteJob", tag = "jobs", params(JobPath, IfMatch),
+    responses(
+        (status = 200, description = "The job as deleted", body = JobChange),
+        (status = 404, description = "No such job for this tenant", body = ErrorBody),
+        (status = 409, description = "Already deleted", body = ErrorBody),
+        (status = 412, description = "If-Match names another version", body = ErrorBody),
+    ))]
+pub(crate) async fn delete_job(
+    State(api): State<Api>,
+    Auth(caller): Auth,
+    Now(now): Now,
+    P(p): P<JobPath>,
+    IfMatch(m): IfMatch,
+) -> Res<(HeaderMap, Json<JobChange>)> {
+    set_state(&api, &caller, &p.job_id, JobState::Deleted, m, now).await
 }
 
-/// `GET /v1/jobs/{jobId}/versions`, newest first.
-pub(crate) async fn list_versions(cx: &Cx<'_>) -> Res {
-    let (q, id) = (&cx.q, cx.p(0));
-    let page = control::jobs::list_versions(cx.ctl, cx.caller, id, q.limit()?, q.str("cursor")).await?;
-    ok(dto::page(page.items.iter().map(dto::job).collect(), page.next))
+/// Pause a job: no fires from now on; queued fires of later instants are held.
+#[utoipa::path(post, path = "/v1/jobs/{jobId}/pause", operation_id = "pauseJob", tag = "jobs", params(JobPath, IfMatch),
+    responses(
+        (status = 200, description = "The job as paused", body = JobChange),
+        (status = 404, description = "No such job for this tenant", body = ErrorBody),
+        (status = 409, description = "The job is deleted", body = ErrorBody),
+        (status = 412, description = "If-Match names another version", body = ErrorBody),
+    ))]
+pub(crate) async fn pause_job(
+    State(api): State<Api>,
+    Auth(caller): Auth,
+    Now(now): Now,
+    P(p): P<JobPath>,
+    IfMatch(m): IfMatch,
+) -> Res<(HeaderMap, Json<JobChange>)> {
+    set_state(&api, &caller, &p.job_id, JobState::Paused, m, now).await
 }
 
-/// The definition in an update body (a `jobId` in it must match the path).
-fn definition_body(body: &[u8], path_job: Option<&str>) -> Result<JobDefinition, ApiError> {
-    let mut map: serde_json::Map<String, Value> = parse_body(body)?;
-    match (map.remove("jobId"), path_job) {
-        (Some(Value::String(s)), Some(p)) if s != p => {
-            return Err(ApiError::invalid("jobId", "does not match the job in the path (ids cannot change)"))
-        }
-        (Some(Value::String(_)), _) | (None, _) => {}
-        (Some(_), _) => return Err(ApiError::invalid("jobId", "must be a string")),
-    }
-    for k in ["version", "etag", "state"] {
-        map.remove(k);
-    }
-    let bytes = serde_json::to_vec(&Value::Object(map))
-        .map_err(|_| ApiError::invalid("body", "not a JSON object"))?;
-    parse_body(&bytes)
+/// Resume a paused job: it fires again from its next instant; held fires still due are released.
+#[utoipa::path(post, path = "/v1/jobs/{jobId}/resume", operation_id = "resumeJob", tag = "jobs", params(JobPath, IfMatch),
+    responses(
+        (status = 200, description = "The job as resumed", body = JobChange),
+        (status = 404, description = "No such job for this tenant", body = ErrorBody),
+        (status = 409, description = "The job is deleted", body = ErrorBody),
+        (status = 412, description = "If-Match names another version", body = ErrorBody),
+    ))]
+pub(crate) async fn resume_job(
+    State(api): State<Api>,
+    Auth(caller): Auth,
+    Now(now): Now,
+    P(p): P<JobPath>,
+    IfMatch(m): IfMatch,
+) -> Res<(HeaderMap, Json<JobChange>)> {
+    set_state(&api, &caller, &p.job_id, JobState::Enabled, m, now).await
+}
+
+/// Read one definition version.
+#[utoipa::path(get, path = "/v1/jobs/{jobId}/versions/{version}", operation_id = "getJobVersion", tag = "jobs",
+    params(JobVersionPath),
+    responses(
+        (status = 200, description = "That version", body = Job),
+        (status = 404, description = "No such job or version for this tenant", body = ErrorBody),
+    ))]
+pub(crate) async fn get_job_version(
+    State(api): State<Api>,
+    Auth(caller): Auth,
+    P(p): P<JobVersionPath>,
+) -> Res<Json<Job>> {
+    let j = control::jobs::get_version(api.control(), &caller, &p.job_id, p.version.0).await?;
+    Ok(Json(dto::job(&j)))
+}
+
+/// A job's definition versions, newest first.
+#[utoipa::path(get, path = "/v1/jobs/{jobId}/versions", operation_id = "listJobVersions", tag = "jobs",
+    params(JobPath, ListQuery),
+    responses(
+        (status = 200, description = "One page of versions", body = sundial_api_types::JobPage),
+        (status = 404, description = "No such job for this tenant", body = ErrorBody),
+    ))]
+pub(crate) async fn list_job_versions(
+    State(api): State<Api>,
+    Auth(caller): Auth,
+    P(p): P<JobPath>,
+    Q(q): Q<ListQuery>,
+) -> Res<Json<Page<Job>>> {
+    let page =
+        control::jobs::list_versions(api.control(), &caller, &p.job_id, q.limit(), q.cursor.as_deref())
+            .await?;
+    Ok(Json(Page::new(page.items.iter().map(dto::job).collect(), page.next)))
 }

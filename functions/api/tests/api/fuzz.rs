@@ -157,8 +157,14 @@ async fn the_api_holds_against_schemathesis() {
         operator_tenants: vec!["fuzz".into()],
         ..sundial_core::control::ControlSettings::default()
     };
-    let h =
-        Arc::new(Harness::with_settings("fuzz", &["default"], at("2026-12-01T10:00:00Z"), settings).await);
+    // The API's clock runs a month ahead of the emulator's: the emulator deletes items whose TTL
+    // (`expiresAt`, in real time) has passed, in the background, and an item the API writes with a
+    // TTL from a clock in the past (a rate-limit counter, an Idempotency-Key record) could vanish
+    // between the digests around a refused request, which would then look as if it had written.
+    // A month ahead, nothing the run writes expires during it.
+    let ahead = chrono::Utc::now() + chrono::Duration::days(30);
+    let now = at(&ahead.format("%Y-%m-%dT%H:%M:%SZ").to_string());
+    let h = Arc::new(Harness::with_settings("fuzz", &["default"], now, settings).await);
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let port = listener.local_addr().expect("addr").port();
     let server =

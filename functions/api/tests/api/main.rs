@@ -24,6 +24,7 @@ mod priority;
 mod quotas;
 mod replay_limits;
 mod resources;
+mod routing;
 mod tenancy;
 mod tenancy_routes;
 mod throttle;

@@ -50,3 +50,31 @@ async fn versions_are_listed_newest_first_one_page_at_a_time() {
     let bad = h.get("acme", "/v1/jobs/report/versions?limit=0").await;
     assert_eq!((bad.status, bad.error_field()), (400, Some("limit")), "{}", bad.body);
 }
+
+#[tokio::test]
+async fn an_invalid_edit_is_refused_as_invalid_whatever_version_it_names() {
+    // GIVEN a job at version 1 (found by the fuzzer: an invalid body with a stale If-Match was
+    // answered 412, as if it were valid and only late)
+    let h = Harness::new("versions-invalid", at("2026-12-01T10:00:05Z")).await;
+    h.create("acme", "report", "0 0 6 * * *").await;
+    let mut body = job_body("report", "0 0 7 * * *");
+    body["timeoutSecs"] = serde_json::json!(0);
+    let body = body.to_string();
+    for stale in ["0", "1"] {
+        // WHEN an edit whose definition is invalid names a stale or the current version
+        let a = h
+            .call(
+                "acme",
+                "PUT",
+                "/v1/jobs/report",
+                Some(&body),
+                &[("content-type", "application/json"), ("if-match", stale)],
+            )
+            .await;
+        // THEN it is a 400 naming the field, and the job is unchanged
+        assert_eq!(a.status, 400, "If-Match {stale}: {}", a.body);
+        assert_eq!(a.error_field(), Some("timeoutSecs"), "{}", a.body);
+    }
+    let j = h.get("acme", "/v1/jobs/report").await;
+    assert_eq!(j.body["version"], 1, "{}", j.body);
+}

@@ -7,6 +7,7 @@ mod fit;
 mod inputs;
 mod markdown;
 mod model;
+mod provisioned;
 
 fn close(actual: f64, expected: f64) {
     let tol = 1e-9 * expected.abs().max(1.0);

@@ -121,7 +121,7 @@ pub async fn put(
         // Like a job id, a deleted calendar's id is not reused: its versions stay in the jobs'
         // history under that name (the fuzzer's use-after-free check found it re-created).
         return Err(ControlError::Conflict {
-            code: "calendar_deleted",
+            code: crate::model::ErrorCode::CalendarDeleted,
             field: "calendarId",
             message: "the calendar is deleted; its id is not reused: choose another".into(),
         });
@@ -159,7 +159,7 @@ fn check_expected(live: Option<&StoredCalendar>, expected: Option<u64>) -> Resul
         }
         (None, Some(_)) => Err(not_found()),
         (Some(c), None) => Err(ControlError::Conflict {
-            code: "calendar_exists",
+            code: crate::model::ErrorCode::CalendarExists,
             field: "If-Match",
             message: format!(
                 "the calendar exists at version {}: send If-Match with its ETag to edit it",
@@ -408,7 +408,11 @@ pub async fn delete(
         if !children.is_empty() {
             message.push_str(&format!(" {} calendar(s) extend it ({})", children.len(), shown(&children)));
         }
-        return Err(ControlError::Conflict { code: "calendar_in_use", field: "calendarId", message });
+        return Err(ControlError::Conflict {
+            code: crate::model::ErrorCode::CalendarInUse,
+            field: "calendarId",
+            message,
+        });
     }
     let tomb = StoredCalendar { version: cur.version + 1, deleted: true, updated_at: now, ..cur.clone() };
     let audit = OpsEntry::new(caller.actor(), OpsAction::CalendarDelete, id, now)

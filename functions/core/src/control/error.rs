@@ -34,7 +34,7 @@ pub enum ControlError {
     #[error("{field}: {message}")]
     Conflict {
         /// Machine-readable code (`job_deleted`, `not_cancellable`, `not_dead`, ...).
-        code: &'static str,
+        code: crate::model::ErrorCode,
         /// The field the conflict is about.
         field: &'static str,
         /// Why.
@@ -43,8 +43,8 @@ pub enum ControlError {
     /// A per-tenant quota or rate has no room (HTTP 429).
     #[error("{field}: {message}")]
     Limited {
-        /// `quota_exceeded` (a standing quota) or `rate_limited` (a per-minute rate).
-        code: &'static str,
+        /// `quota_exceeded` (a standing quota), `rate_limited` (a per-minute rate) or `saturated`.
+        code: crate::model::ErrorCode,
         /// The field or operation it is about.
         field: &'static str,
         /// Which limit, and its value.

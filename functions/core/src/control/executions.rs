@@ -195,7 +195,7 @@ pub async fn cancel(
         CancelOutcome::Missing => return Err(ControlError::NotFound { what: "execution" }),
         CancelOutcome::AlreadyFinal(st) => {
             return Err(ControlError::Conflict {
-                code: "not_cancellable",
+                code: crate::model::ErrorCode::NotCancellable,
                 field: "executionId",
                 message: format!("the execution is already {}", st.as_str()),
             })
@@ -217,7 +217,7 @@ fn message_of(e: &Execution, now: DateTime<Utc>) -> Outgoing {
 fn runnable_job(job: &Job) -> Result<Schedule, ControlError> {
     if job.state == JobState::Deleted {
         return Err(ControlError::Conflict {
-            code: "job_deleted",
+            code: crate::model::ErrorCode::JobDeleted,
             field: "jobId",
             message: "the job is deleted".into(),
         });
@@ -261,7 +261,7 @@ pub async fn trigger_now(
             super::quota::give_back_rate(ctl, &caller.tenant, "trigger", 1, now).await;
             super::quota::give_back_rate(ctl, &caller.tenant, "exec", 1, now).await;
             return Err(ControlError::Conflict {
-                code: "already_exists",
+                code: crate::model::ErrorCode::AlreadyExists,
                 field: "jobId",
                 message: "an execution for this instant already exists; retry".into(),
             });

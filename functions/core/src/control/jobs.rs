@@ -227,14 +227,16 @@ pub async fn update(
     if cur.state == JobState::Deleted {
         return Err(deleted());
     }
-    if cur.version != expected {
-        return Err(ControlError::VersionConflict { expected, current: cur.version });
-    }
+    // An invalid definition is refused as invalid whatever version it names: the version is
+    // checked once the request is known to be valid (nothing is written before either).
     let anchor = def.schedule.start.unwrap_or(cur.anchor);
     let business = super::calendars::for_definition(ctl, &caller.tenant, &def).await?;
     let calendar_versions = business.as_ref().map(|b| b.chain().to_vec()).unwrap_or_default();
     let schedule = def.validate_with(ctl.cfg(), &caller.tenant, anchor, business.clone())?;
     super::resource_limits::check_declared(ctl, &def).await?;
+    if cur.version != expected {
+        return Err(ControlError::VersionConflict { expected, current: cur.version });
+    }
     super::quota::check_interval(ctl, &schedule, now)?;
     let (committed, field) = super::quota::executions_per_hour(&def, &schedule, now);
     let mut job = Job {
@@ -286,7 +288,11 @@ async fn conflict_with_current(ctl: &Control, caller: &Caller, job_id: &str, e: 
 }
 
 fn deleted() -> ControlError {
-    ControlError::Conflict { code: "job_deleted", field: "jobId", message: "the job is deleted".into() }
+    ControlError::Conflict {
+        code: crate::model::ErrorCode::JobDeleted,
+        field: "jobId",
+        message: "the job is deleted".into(),
+    }
 }
 
 /// Pauses, resumes or deletes the caller's job (`expected`: an optional If-Match version).

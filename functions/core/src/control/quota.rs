@@ -96,7 +96,7 @@ pub(crate) async fn take_committed(
         }
     }
     Err(ControlError::Limited {
-        code: "quota_exceeded",
+        code: crate::model::ErrorCode::QuotaExceeded,
         field,
         message: if fits.is_none() {
             format!("this job makes up to {amount} executions an hour (fires × executions per fire); the tenant's budget is {max} an hour")
@@ -126,7 +126,7 @@ pub(crate) async fn take_job(ctl: &Control, tenant: &str) -> Result<(), ControlE
         return Ok(());
     }
     Err(ControlError::Limited {
-        code: "quota_exceeded",
+        code: crate::model::ErrorCode::QuotaExceeded,
         field: "jobId",
         message: format!("the tenant has {max} jobs, its quota; delete jobs or ask for a larger quota"),
         retry_after_secs: 60,
@@ -160,7 +160,7 @@ pub(crate) async fn take_rate(
         return Ok(());
     }
     Err(ControlError::Limited {
-        code: "rate_limited",
+        code: crate::model::ErrorCode::RateLimited,
         field: if amount > limit { "to" } else { "jobId" },
         message: if amount > limit {
             format!("{amount} {what} in one request; at most {limit} a minute: split the range")
@@ -200,7 +200,7 @@ pub(crate) async fn check_saturation(
             .count("SaturatedRefusals", 1)
             .emit(now.timestamp_millis());
         ControlError::Limited {
-            code: "saturated",
+            code: crate::model::ErrorCode::Saturated,
             field: "pool",
             // Not the depth or the threshold: the lane is shared, so its depth is other tenants'
             // load (issue 28, L1); the metric and the logs have it.

@@ -7,6 +7,8 @@
 //!   `fireOnce` batch found existing at its put, whose range is then covered once.
 //! - [`verify`]: every-minute and daily fires are put without an `open` index entry; a grace
 //!   after their minute this pass looks them up and indexes the ones not final yet.
+//! - [`throughput`]: the provisioned-capacity planner (forecast from the `due` index, the pure
+//!   plan of `sundial-throughput`, `UpdateTable`), for tables in provisioned mode.
 //! - [`tick`]: the per-minute entry: scan in-process, or fan shard ranges out to scan
 //!   functions with asynchronous Lambda invokes when the shard count calls for it.
 pub use crate::execution::follow;
@@ -16,5 +18,6 @@ mod batch;
 pub mod plan;
 pub mod report;
 pub mod scan;
+pub mod throughput;
 pub mod tick;
 pub mod verify;

@@ -18,18 +18,25 @@
 //!   created as `existing`. The answer differs in that one case, the effect never doubles.
 
 use crate::error::ApiError;
-use crate::router::{Api, ApiRequest, ApiResponse, Res};
-use crate::routes::Op;
+use crate::extract::Now;
+use crate::Api;
+use axum::body::Body;
+use axum::extract::{MatchedPath, Request, State};
+use axum::http::header::HeaderName;
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
 use chrono::{DateTime, Utc};
-use lambda_http::http::header::HeaderName;
-use lambda_http::http::{HeaderMap, StatusCode};
+use http_body_util::BodyExt;
 use std::sync::atomic::{AtomicU64, Ordering};
+use sundial_api_types::ErrorCode;
 use sundial_core::control::{Caller, ControlError};
 use sundial_core::store::idem::{self, Claim, IdemRecord, IdemState};
 use sundial_core::store::items::ms_to_dt;
 
 /// The request header.
-pub const HEADER: &str = "idempotency-key";
+pub const HEADER_NAME: &str = "Idempotency-Key";
 /// The answer header marking a replay.
 pub const REPLAYED: &str = "idempotent-replayed";
 /// How long an answer is kept (seconds).
@@ -37,9 +44,18 @@ pub const RETENTION_SECS: i64 = 86_400;
 /// How long a running request holds its key (ms).
 const LEASE_MS: i64 = 30_000;
 
+/// The operations that honour the header (method, route, and the name its fingerprint uses);
+/// every other operation ignores it. A test holds this list to the operations whose document
+/// names the header.
+pub const OPERATIONS: &[(Method, &str, &str)] = &[
+    (Method::POST, "/v1/jobs", "CreateJob"),
+    (Method::POST, "/v1/jobs/{jobId}/trigger", "TriggerJob"),
+    (Method::POST, "/v1/jobs/{jobId}/backfill", "BackfillJob"),
+];
+
 /// The `Idempotency-Key` of a request: 1-255 visible ASCII characters, or a 400.
 pub fn key_of(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
-    let Some(v) = headers.get(HEADER) else { return Ok(None) };
+    let Some(v) = headers.get(HEADER_NAME) else { return Ok(None) };
     let k = v.to_str().unwrap_or_default();
     if k.is_empty() || k.len() > 255 || !k.bytes().all(|b| b.is_ascii_graphic()) {
         return Err(ApiError::invalid("Idempotency-Key", "must be 1-255 visible ASCII characters"));
@@ -48,11 +64,11 @@ pub fn key_of(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
 }
 
 /// FNV-1a (64-bit) of the operation, path and body: stable across builds, unlike `std`'s hasher.
-fn fingerprint(op: Op, req: &ApiRequest) -> String {
-    let h = [format!("{op:?}").as_bytes(), b"\n", req.path.as_bytes(), b"\n", &req.body[..]]
+fn fingerprint(op: &str, path: &str, body: &[u8]) -> String {
+    let h = [op.as_bytes(), b"\n", path.as_bytes(), b"\n", body]
         .into_iter()
         .fold(sundial_hash::Fnv1a::new(), sundial_hash::Fnv1a::write);
-    format!("{:016x}:{}", h.finish(), req.body.len())
+    format!("{:016x}:{}", h.finish(), body.len())
 }
 
 fn nonce(now: DateTime<Utc>) -> String {
@@ -72,41 +88,68 @@ fn store_error(e: sundial_core::store::StoreError) -> ApiError {
 fn in_progress() -> ApiError {
     ApiError::new(
         StatusCode::CONFLICT,
-        "idempotency_in_progress",
+        ErrorCode::IdempotencyInProgress,
         "a request with this Idempotency-Key is still running; retry shortly",
     )
     .field("Idempotency-Key")
     .retry_after(1)
 }
 
-fn replay(rec: &IdemRecord, status: u16) -> Res {
+fn replay(rec: &IdemRecord, status: u16) -> Response {
     let (headers, body) = rec.answer.clone().unwrap_or_default();
     let headers: Vec<(String, String)> = serde_json::from_str(&headers).unwrap_or_default();
-    let mut r = ApiResponse::json(
-        StatusCode::from_u16(status).unwrap_or(StatusCode::OK),
-        serde_json::from_str(&body).unwrap_or_default(),
-    );
+    let mut r = Response::new(Body::from(body));
+    *r.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
+    let h = r.headers_mut();
+    h.insert(axum::http::header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
     for (k, v) in headers {
-        if let Ok(name) = HeaderName::from_bytes(k.as_bytes()) {
-            r = r.header(name, v);
+        if let (Ok(name), Ok(value)) = (HeaderName::from_bytes(k.as_bytes()), HeaderValue::from_str(&v)) {
+            h.insert(name, value);
         }
     }
-    Ok(r.header(HeaderName::from_static(REPLAYED), "true"))
+    h.insert(HeaderName::from_static(REPLAYED), HeaderValue::from_static("true"));
+    r
 }
 
-/// Runs `op` under `key` (see the module docs).
-pub async fn run(
+/// The operation's name when it honours the header.
+fn operation(req: &Request) -> Option<&'static str> {
+    let route = req.extensions().get::<MatchedPath>()?.as_str();
+    OPERATIONS.iter().find(|(m, p, _)| m == req.method() && *p == route).map(|(_, _, n)| *n)
+}
+
+/// The layer's function.
+pub async fn layer(State(api): State<Api>, req: Request, next: Next) -> Response {
+    let Some(op) = operation(&req) else { return next.run(req).await };
+    let key = match key_of(req.headers()) {
+        Ok(Some(k)) => k,
+        Ok(None) => return next.run(req).await,
+        Err(e) => return e.into_response(),
+    };
+    let (Some(caller), Some(Now(now))) =
+        (req.extensions().get::<Caller>().cloned(), req.extensions().get::<Now>().copied())
+    else {
+        return next.run(req).await;
+    };
+    match run(&api, op, &caller, &key, now, req, next).await {
+        Ok(r) | Err(r) => r,
+    }
+}
+
+/// Runs the request under `key` (see the module docs): `Err` is an answer given without running.
+async fn run(
     api: &Api,
-    op: Op,
-    params: &[String],
-    req: &ApiRequest,
+    op: &str,
     caller: &Caller,
     key: &str,
     now: DateTime<Utc>,
-) -> Res {
+    req: Request,
+    next: Next,
+) -> Result<Response, Response> {
     let (ddb, table) = (api.control().ddb(), api.control().cfg().jobs_table.clone());
     let tenant = &caller.tenant;
-    let fp = fingerprint(op, req);
+    let (mut parts, body) = req.into_parts();
+    let body: Bytes = body.collect().await.map(|b| b.to_bytes()).unwrap_or_default();
+    let fp = fingerprint(op, parts.uri.path(), &body);
     let now_ms = now.timestamp_millis();
     let owner = nonce(now);
     let mut claim = Claim {
@@ -116,48 +159,59 @@ pub async fn run(
         owner: &owner,
         expires_at: now.timestamp() + RETENTION_SECS,
     };
-    let mut at = now;
+    let fail = |e: ApiError| e.into_response();
     // A key seen for the first time: one write. Otherwise the record decides.
-    if let Err(held) = idem::claim_new(ddb, &table, tenant, key, &claim).await.map_err(store_error)? {
+    if let Err(held) =
+        idem::claim_new(ddb, &table, tenant, key, &claim).await.map_err(|e| fail(store_error(e)))?
+    {
         let prev = match held {
             Some(p) => Some(p),
-            None => idem::get(ddb, &table, tenant, key).await.map_err(store_error)?,
+            None => idem::get(ddb, &table, tenant, key).await.map_err(|e| fail(store_error(e)))?,
         };
         // Gone between the write and the read (its request was refused): someone is at it.
-        let Some(p) = prev else { return Err(in_progress()) };
+        let Some(p) = prev else { return Err(fail(in_progress())) };
         if p.fingerprint != fp {
-            return Err(ApiError::new(
+            return Err(fail(ApiError::new(
                 StatusCode::UNPROCESSABLE_ENTITY,
-                "idempotency_key_reused",
+                ErrorCode::IdempotencyKeyReused,
                 "this Idempotency-Key was used for a different request (operation, path or body) in the last 24 hours",
             )
-            .field("Idempotency-Key"));
+            .field("Idempotency-Key")));
         }
         match p.state {
-            IdemState::Done(status) => return replay(&p, status),
-            IdemState::Running if p.lease_ms > now_ms => return Err(in_progress()),
+            IdemState::Done(status) => return Err(replay(&p, status)),
+            IdemState::Running if p.lease_ms > now_ms => return Err(fail(in_progress())),
             // Died mid-way: run again at its instant, so the effect cannot double.
-            IdemState::Running => at = ms_to_dt(p.at_ms),
+            IdemState::Running => {
+                parts.extensions.insert(Now(ms_to_dt(p.at_ms)));
+            }
         }
         claim.at_ms = p.at_ms;
-        if !idem::claim(ddb, &table, tenant, key, &claim, Some(&p)).await.map_err(store_error)? {
-            return Err(in_progress());
+        if !idem::claim(ddb, &table, tenant, key, &claim, Some(&p)).await.map_err(|e| fail(store_error(e)))? {
+            return Err(fail(in_progress()));
         }
     }
-    let result = api.exec(op, params, req, caller, at).await;
-    let answer = result.as_ref().ok().filter(|r| r.status.is_success()).cloned();
-    let stored = answer.map(|r| {
-        let headers: Vec<(String, String)> =
-            r.headers.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
+    let resp = next.run(Request::from_parts(parts, Body::from(body))).await;
+    let (rparts, rbody) = resp.into_parts();
+    let rbytes: Bytes = rbody.collect().await.map(|b| b.to_bytes()).unwrap_or_default();
+    let stored = rparts.status.is_success().then(|| {
+        let headers: Vec<(String, String)> = rparts
+            .headers
+            .iter()
+            .filter(|(k, _)| {
+                *k != axum::http::header::CONTENT_TYPE && *k != crate::layers::request_id::HEADER
+            })
+            .filter_map(|(k, v)| Some((k.to_string(), v.to_str().ok()?.to_string())))
+            .collect();
         (
-            r.status.as_u16(),
+            rparts.status.as_u16(),
             serde_json::to_string(&headers).unwrap_or_default(),
-            String::from_utf8(r.body_bytes()).unwrap_or_default(),
+            String::from_utf8_lossy(&rbytes).into_owned(),
         )
     });
     if let Err(e) = idem::finish(ddb, &table, tenant, key, &owner, stored).await {
         // The answer stands; a retry after the lease runs again at the same instant (above).
         tracing::warn!(error = %e, "could not store the Idempotency-Key answer");
     }
-    result
+    Ok(Response::from_parts(rparts, Body::from(rbytes)))
 }

@@ -1,0 +1,185 @@
+//! Provisioned mode, priced with the plan the planner applies in production
+//! (`sundial-throughput`): the scenario's day minute by minute, the plan run at every minute with
+//! the forecast the tick has, and the units it provisions billed by the hour.
+//!
+//! The day is the scenario's two rates: the first minute of every hour at `peak_fires_per_sec`
+//! (the top-of-the-hour spike real users write), the other 59 at the rate that makes the mean.
+//! The tick puts a minute's executions during the minute before, so each minute's demand is the
+//! larger of its own fires and the next minute's. Index units are pooled with their table's (as
+//! the rest of the model counts them), which leaves out the per-index rounding up of a few units.
+
+use serde::{Deserialize, Serialize};
+use sundial_throughput::{simulate, Settings, Simulation};
+
+use crate::costs::Costs;
+use crate::limits::Limits;
+use crate::model::knob;
+use crate::model::model;
+use crate::prices::Prices;
+use crate::report::{MonthlyCost, PerFire};
+use crate::scenario::Scenario;
+use crate::{SECONDS_PER_MONTH, TICK_PERIOD_SECONDS};
+
+/// Minutes in the simulated day.
+const MINUTES_PER_DAY: usize = 1_440;
+/// Minutes in an hour, the period of the spike.
+const MINUTES_PER_HOUR: usize = 60;
+
+/// What the plan provisions for one table kind over the day.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct PlannedTable {
+    /// Tables of this kind (each provisioned alike).
+    pub tables: u32,
+    /// Mean provisioned WCU of one table.
+    pub mean_wcu: f64,
+    /// Mean provisioned RCU of one table.
+    pub mean_rcu: f64,
+    /// Highest WCU provisioned on one table.
+    pub peak_wcu: u64,
+    /// Highest RCU provisioned on one table.
+    pub peak_rcu: u64,
+    /// Decreases spent a day (DynamoDB allows 27).
+    pub decreases_per_day: u32,
+    /// Minutes a day the demand was above what could be provisioned (the table quota binds).
+    pub short_minutes: u32,
+}
+
+/// The monthly bill in provisioned mode beside the on-demand one.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ProvisionedCost {
+    /// The jobs table.
+    pub jobs: PlannedTable,
+    /// Each executions table.
+    pub executions: PlannedTable,
+    /// Provisioned write units bought over the month (WCU-hours) in dollars.
+    pub dynamo_writes: f64,
+    /// Provisioned read units bought over the month (RCU-hours) in dollars.
+    pub dynamo_reads: f64,
+    /// Demand ÷ provisioned over the month, write units.
+    pub write_utilisation: f64,
+    /// Demand ÷ provisioned over the month, read units.
+    pub read_utilisation: f64,
+    /// The on-demand bill with its DynamoDB request lines replaced by the two above.
+    pub total: f64,
+    /// `total` per million fires.
+    pub per_million_fires: f64,
+    /// `total / eventbridge_scheduler`.
+    pub ratio_to_eventbridge: f64,
+}
+
+/// Fires per second in each minute of the scenario's day.
+pub(crate) fn day_profile(s: &Scenario) -> Vec<f64> {
+    let peak = s.peak_fires_per_sec;
+    let hour = MINUTES_PER_HOUR as f64;
+    let base = ((hour * s.mean_fires_per_sec - peak) / (hour - 1.0)).clamp(0.0, peak);
+    (0..MINUTES_PER_DAY).map(|m| if m % MINUTES_PER_HOUR == 0 { peak } else { base }).collect()
+}
+
+/// The demand of one table each minute: the larger of the minute's fires and the next minute's
+/// (put a minute ahead) × units per fire, plus fixed units per second.
+fn table_day(profile: &[f64], wcu: f64, rcu: f64, fixed_wcu: f64) -> Vec<(f64, f64)> {
+    let n = profile.len();
+    (0..n)
+        .map(|m| {
+            let fires = profile[m].max(profile[(m + 1) % n]);
+            (fires * wcu + fixed_wcu, fires * rcu)
+        })
+        .collect()
+}
+
+fn planned(tables: u32, sim: Simulation) -> PlannedTable {
+    PlannedTable {
+        tables,
+        mean_wcu: sim.mean_wcu,
+        mean_rcu: sim.mean_rcu,
+        peak_wcu: sim.peak_wcu,
+        peak_rcu: sim.peak_rcu,
+        decreases_per_day: sim.decreases,
+        short_minutes: sim.short_minutes,
+    }
+}
+
+/// Provisioned mode for the scenario: the plan's units over its day, billed by the hour, in place
+/// of the on-demand request lines of `on_demand`.
+pub(crate) fn provisioned_cost(
+    s: &Scenario,
+    pf: &PerFire,
+    limits: &Limits,
+    prices: &Prices,
+    on_demand: &MonthlyCost,
+) -> ProvisionedCost {
+    let settings =
+        Settings { max_units: limits.table_wcu.min(limits.table_rcu) as u64, ..Settings::default() };
+    let profile = day_profile(s);
+    let tables = knob(s.executions_tables);
+    let watermarks = knob(s.shards) / TICK_PERIOD_SECONDS;
+    let jobs_day = table_day(&profile, pf.jobs_table_writes, pf.jobs_table_reads, watermarks);
+    let exec_day =
+        table_day(&profile, pf.executions_table_writes / tables, pf.executions_table_reads / tables, 0.0);
+    let jobs = planned(1, simulate(&jobs_day, &settings));
+    let executions = planned(s.executions_tables.max(1), simulate(&exec_day, &settings));
+    let hours = SECONDS_PER_MONTH / 3_600.0;
+    let wcu = jobs.mean_wcu + tables * executions.mean_wcu;
+    let rcu = jobs.mean_rcu + tables * executions.mean_rcu;
+    let dynamo_writes = wcu * hours * prices.dynamo_wcu_hour;
+    let dynamo_reads = rcu * hours * prices.dynamo_rcu_hour;
+    let demand_wcu = s.mean_fires_per_sec * (pf.jobs_table_writes + pf.executions_table_writes) + watermarks;
+    let demand_rcu = s.mean_fires_per_sec * (pf.jobs_table_reads + pf.executions_table_reads);
+    let total =
+        on_demand.total - on_demand.dynamo_writes - on_demand.dynamo_reads + dynamo_writes + dynamo_reads;
+    let millions = on_demand.fires / 1e6;
+    ProvisionedCost {
+        jobs,
+        executions,
+        dynamo_writes,
+        dynamo_reads,
+        write_utilisation: if wcu > 0.0 { demand_wcu / wcu } else { 0.0 },
+        read_utilisation: if rcu > 0.0 { demand_rcu / rcu } else { 0.0 },
+        total,
+        per_million_fires: if millions > 0.0 { total / millions } else { 0.0 },
+        ratio_to_eventbridge: if on_demand.eventbridge_scheduler > 0.0 {
+            total / on_demand.eventbridge_scheduler
+        } else {
+            0.0
+        },
+    }
+}
+
+/// The scenario scaled by `k`: schedules and rates alike, knobs as they are.
+fn scaled(s: &Scenario, k: f64) -> Scenario {
+    Scenario {
+        schedules: (s.schedules as f64 * k).round().max(1.0) as u64,
+        peak_fires_per_sec: s.peak_fires_per_sec * k,
+        mean_fires_per_sec: s.mean_fires_per_sec * k,
+        spike_fires: s.spike_fires.map(|f| f * k),
+        ..s.clone()
+    }
+}
+
+/// The fewest schedules (the scenario scaled, its knobs kept) from which provisioned mode costs
+/// no more than on demand, found by bisection on the scale between 10⁻⁶ and 10³; `None` when
+/// provisioned mode is dearer across that range.
+pub fn crossover_schedules(s: &Scenario, c: &Costs, limits: &Limits, prices: &Prices) -> Option<u64> {
+    let cheaper = |k: f64| {
+        let r = model(&scaled(s, k), c, limits, prices);
+        r.provisioned.total <= r.cost.total
+    };
+    let (mut lo, mut hi) = (1e-6_f64, 1e3_f64);
+    if !cheaper(hi) {
+        return None;
+    }
+    if cheaper(lo) {
+        return Some(scaled(s, lo).schedules);
+    }
+    for _ in 0..60 {
+        let mid = (lo * hi).sqrt();
+        if cheaper(mid) {
+            hi = mid
+        } else {
+            lo = mid
+        }
+    }
+    Some(scaled(s, hi).schedules)
+}
