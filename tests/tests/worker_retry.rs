@@ -32,6 +32,10 @@ async fn raw_item(
         .unwrap_or_default())
 }
 
+fn expires_at(item: &std::collections::HashMap<String, AttributeValue>) -> i64 {
+    item.get("expires_at").and_then(|v| v.as_n().ok()).and_then(|n| n.parse().ok()).unwrap_or_default()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_retryable_error_twice_then_success_runs_three_attempts_on_one_message() -> anyhow::Result<()> {
     // GIVEN a webhook that answers 503, 503, then 200, and a job allowing 3 attempts
@@ -79,7 +83,12 @@ async fn a_retryable_error_twice_then_success_runs_three_attempts_on_one_message
     assert_eq!(stats.received.load(std::sync::atomic::Ordering::Relaxed), 3);
     assert!(fixtures::receive(&env, env.queue_url("default"), 30).await?.is_empty());
     // AND the RETRY_WAIT left the attention index once it succeeded
-    assert!(!raw_item(&env, &key).await?.contains_key("att_pk"));
+    let item = raw_item(&env, &key).await?;
+    assert!(!item.contains_key("att_pk"));
+    // AND a fire that succeeded is kept 7 days from its finish, not the audit tier's 90 from its
+    // creation (docs/capacity.md, "Retention tiers")
+    let finished = s.exec.timeline.last().map(|a| a.at / 1000).unwrap_or_default();
+    assert_eq!(expires_at(&item), finished + sundial_core::store::executions::SUCCEEDED_RETENTION_SECS);
     assert_eq!(metrics.records().iter().map(|m| m.retries).sum::<u64>(), 2);
     env.cleanup().await;
     Ok(())
@@ -93,6 +102,7 @@ async fn a_business_error_fails_after_one_attempt() -> anyhow::Result<()> {
     let key =
         fixtures::create_ready(&env, "acme", "bad", fixtures::http_definition(&hook.url("/run")), Utc::now())
             .await?;
+    let put_expiry = expires_at(&raw_item(&env, &key).await?);
 
     // WHEN a worker polls
     let (worker, _) = fixtures::worker_with(&env, fixtures::settings("perm-1"), Handlers::new())?;
@@ -111,6 +121,9 @@ async fn a_business_error_fails_after_one_attempt() -> anyhow::Result<()> {
         Some(keys::attention_pk("acme", "FAILED"))
     );
     assert!(fixtures::dlq_bodies(&env, "default").await?.is_empty(), "FAILED is not DEAD: no DLQ copy");
+    // AND a failure keeps the audit tier: the finish leaves the expiry its put gave it
+    assert!(put_expiry > 0);
+    assert_eq!(expires_at(&item), put_expiry);
     env.cleanup().await;
     Ok(())
 }

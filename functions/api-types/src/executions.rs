@@ -246,7 +246,8 @@ pub struct ExecutionDetail {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct BackfillRequest {
-    /// First instant (inclusive). RFC 3339, between 1970 and 2100.
+    /// First instant (inclusive). RFC 3339, between 1970 and 2100, and at most 7 days ago (an
+    /// execution that succeeded is kept 7 days; an older fire may have run already).
     #[serde(serialize_with = "time::one", deserialize_with = "sundial_schedule::instant::bounded")]
     #[schema(pattern = "^(19[7-9][0-9]|20[0-9][0-9]|2100)-", example = "2026-12-01T09:00:00Z")]
     pub from: DateTime<Utc>,

@@ -57,7 +57,7 @@ pub use fit::fit;
 pub use limits::Limits;
 pub use markdown::render_markdown;
 pub use model::{model, scan_partition_rate};
-pub use prices::Prices;
+pub use prices::{Prices, ReservedPrice};
 pub use provisioned::{crossover_schedules, PlannedTable, ProvisionedCost};
 pub use report::{
     BillingMode, CapacityUnit, Check, Knob, LambdaLoad, MonthlyCost, PartitionKind, PartitionLoad, PerFire,

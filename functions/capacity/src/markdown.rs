@@ -91,10 +91,27 @@ fn provisioned_rows(reports: &[Report]) -> Vec<Row> {
         row("provisioned: Sundial total $/month", reports, |r| money(p(r).total)),
         row("provisioned: $ per million fires", reports, |r| money(p(r).per_million_fires)),
         row("provisioned / EventBridge Scheduler", reports, |r| format!("{:.2}×", p(r).ratio_to_eventbridge)),
+        row("reserved base, 1 y / 3 y: WCU / RCU reserved", reports, |r| {
+            let terms: Vec<String> = p(r)
+                .reserved
+                .iter()
+                .map(|t| format!("{} / {}", num(t.reserved_wcu as f64), num(t.reserved_rcu as f64)))
+                .collect();
+            terms.join("; ")
+        }),
+        row("reserved base, 1 y / 3 y: $ per million fires", reports, |r| {
+            let terms: Vec<String> = p(r)
+                .reserved
+                .iter()
+                .map(|t| format!("{} ({:.2}×)", money(t.per_million_fires), t.ratio_to_eventbridge))
+                .collect();
+            terms.join("; ")
+        }),
         row("cheapest: mode, $ per million fires", reports, |r| {
             let mode = match r.cheapest_mode() {
-                BillingMode::OnDemand => "on-demand",
-                BillingMode::Provisioned => "provisioned",
+                BillingMode::OnDemand => "on-demand".to_string(),
+                BillingMode::Provisioned => "provisioned".to_string(),
+                BillingMode::Reserved { years } => format!("provisioned, base reserved {years} y"),
             };
             format!("{mode}, {}", money(r.cheapest_per_million_fires()))
         }),

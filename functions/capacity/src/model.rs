@@ -313,9 +313,9 @@ fn lambda_load(s: &Scenario, pf: &PerFire, spike: &SpikeLoad, limits: &Limits) -
     }
 }
 
-/// Stored GB: executions kept for `retention_days` plus one item per schedule.
+/// Stored GB: executions kept for their tier ([`Scenario::stored_days`]) plus one item per schedule.
 fn storage_gb(s: &Scenario) -> f64 {
-    let executions = s.mean_fires_per_sec * s.retention_days * 86_400.0;
+    let executions = s.mean_fires_per_sec * s.stored_days() * 86_400.0;
     let bytes = executions * (s.execution_item_bytes + ITEM_OVERHEAD_BYTES)
         + s.schedules as f64 * (s.job_item_bytes + ITEM_OVERHEAD_BYTES);
     bytes / BYTES_PER_GB

@@ -15,7 +15,7 @@ use crate::costs::Costs;
 use crate::limits::Limits;
 use crate::model::knob;
 use crate::model::model;
-use crate::prices::Prices;
+use crate::prices::{Prices, ReservedPrice};
 use crate::report::{MonthlyCost, PerFire};
 use crate::scenario::Scenario;
 use crate::{SECONDS_PER_MONTH, TICK_PERIOD_SECONDS};
@@ -39,6 +39,10 @@ pub struct PlannedTable {
     pub peak_wcu: u64,
     /// Highest RCU provisioned on one table.
     pub peak_rcu: u64,
+    /// Lowest WCU provisioned on one table over the day.
+    pub low_wcu: u64,
+    /// Lowest RCU provisioned on one table over the day.
+    pub low_rcu: u64,
     /// Decreases spent a day (DynamoDB allows 27).
     pub decreases_per_day: u32,
     /// Minutes a day the demand was above what could be provisioned (the table quota binds).
@@ -62,6 +66,32 @@ pub struct ProvisionedCost {
     /// Demand ÷ provisioned over the month, read units.
     pub read_utilisation: f64,
     /// The on-demand bill with its DynamoDB request lines replaced by the two above.
+    pub total: f64,
+    /// `total` per million fires.
+    pub per_million_fires: f64,
+    /// `total / eventbridge_scheduler`.
+    pub ratio_to_eventbridge: f64,
+    /// The same plan with its base covered by reserved capacity, one entry per term priced.
+    pub reserved: Vec<ReservedCost>,
+}
+
+/// Provisioned mode with the base of the plan bought as reserved capacity: the units every
+/// minute of the day keeps provisioned (the plan's low, all tables together), rounded down to
+/// DynamoDB's blocks of 100, at the term's rate; the rest of the plan at the provisioned rate.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ReservedCost {
+    /// Length of the commitment, years.
+    pub term_years: u32,
+    /// WCU reserved (a multiple of 100).
+    pub reserved_wcu: u64,
+    /// RCU reserved (a multiple of 100).
+    pub reserved_rcu: u64,
+    /// DynamoDB write capacity, reserved and provisioned, $/month.
+    pub dynamo_writes: f64,
+    /// DynamoDB read capacity, reserved and provisioned, $/month.
+    pub dynamo_reads: f64,
+    /// The provisioned bill with the two lines above.
     pub total: f64,
     /// `total` per million fires.
     pub per_million_fires: f64,
@@ -96,6 +126,8 @@ fn planned(tables: u32, sim: Simulation) -> PlannedTable {
         mean_rcu: sim.mean_rcu,
         peak_wcu: sim.peak_wcu,
         peak_rcu: sim.peak_rcu,
+        low_wcu: sim.low_wcu,
+        low_rcu: sim.low_rcu,
         decreases_per_day: sim.decreases,
         short_minutes: sim.short_minutes,
     }
@@ -130,6 +162,16 @@ pub(crate) fn provisioned_cost(
     let total =
         on_demand.total - on_demand.dynamo_writes - on_demand.dynamo_reads + dynamo_writes + dynamo_reads;
     let millions = on_demand.fires / 1e6;
+    let base = Base {
+        low_wcu: jobs.low_wcu + u64::from(s.executions_tables.max(1)) * executions.low_wcu,
+        low_rcu: jobs.low_rcu + u64::from(s.executions_tables.max(1)) * executions.low_rcu,
+        mean_wcu: wcu,
+        mean_rcu: rcu,
+        without_dynamo: on_demand.total - on_demand.dynamo_writes - on_demand.dynamo_reads,
+        millions,
+        eventbridge: on_demand.eventbridge_scheduler,
+    };
+    let reserved = prices.reserved.iter().map(|t| base.reserved(t, prices)).collect();
     ProvisionedCost {
         jobs,
         executions,
@@ -144,6 +186,41 @@ pub(crate) fn provisioned_cost(
         } else {
             0.0
         },
+        reserved,
+    }
+}
+
+/// What a reservation is priced on: the plan's low and mean units (all tables), and the rest of
+/// the bill.
+struct Base {
+    low_wcu: u64,
+    low_rcu: u64,
+    mean_wcu: f64,
+    mean_rcu: f64,
+    without_dynamo: f64,
+    millions: f64,
+    eventbridge: f64,
+}
+
+impl Base {
+    fn reserved(&self, term: &ReservedPrice, prices: &Prices) -> ReservedCost {
+        let hours = SECONDS_PER_MONTH / 3_600.0;
+        let (rw, rr) = (self.low_wcu / 100 * 100, self.low_rcu / 100 * 100);
+        let over_w = (self.mean_wcu - rw as f64).max(0.0);
+        let over_r = (self.mean_rcu - rr as f64).max(0.0);
+        let dynamo_writes = (rw as f64 * term.wcu_hour() + over_w * prices.dynamo_wcu_hour) * hours;
+        let dynamo_reads = (rr as f64 * term.rcu_hour() + over_r * prices.dynamo_rcu_hour) * hours;
+        let total = self.without_dynamo + dynamo_writes + dynamo_reads;
+        ReservedCost {
+            term_years: term.term_years,
+            reserved_wcu: rw,
+            reserved_rcu: rr,
+            dynamo_writes,
+            dynamo_reads,
+            total,
+            per_million_fires: if self.millions > 0.0 { total / self.millions } else { 0.0 },
+            ratio_to_eventbridge: if self.eventbridge > 0.0 { total / self.eventbridge } else { 0.0 },
+        }
     }
 }
 

@@ -271,24 +271,40 @@ pub enum BillingMode {
     OnDemand,
     /// Provisioned units set ahead by the schedule-driven plan.
     Provisioned,
+    /// The plan, with its base bought as reserved capacity for this many years.
+    Reserved {
+        /// Length of the commitment.
+        years: u32,
+    },
 }
 
 impl Report {
-    /// The cheaper billing mode for this scenario.
+    /// The cheapest billing mode for this scenario: on demand, provisioned under the plan, or
+    /// the plan with a reservation (a commitment EventBridge Scheduler does not ask for; the
+    /// report shows every mode).
     pub fn cheapest_mode(&self) -> BillingMode {
-        if self.provisioned.total < self.cost.total {
-            BillingMode::Provisioned
-        } else {
-            BillingMode::OnDemand
-        }
+        self.modes().into_iter().min_by(|a, b| a.1.total_cmp(&b.1)).map_or(BillingMode::OnDemand, |(m, _)| m)
     }
 
-    /// Dollars per million fires in the cheaper mode.
+    /// Dollars per million fires in the cheapest mode.
     pub fn cheapest_per_million_fires(&self) -> f64 {
-        match self.cheapest_mode() {
-            BillingMode::Provisioned => self.provisioned.per_million_fires,
-            BillingMode::OnDemand => self.cost.per_million_fires,
-        }
+        let mode = self.cheapest_mode();
+        self.modes().into_iter().find(|(m, _)| *m == mode).map_or(self.cost.per_million_fires, |(_, c)| c)
+    }
+
+    /// Every mode with its dollars per million fires.
+    pub fn modes(&self) -> Vec<(BillingMode, f64)> {
+        let mut modes = vec![
+            (BillingMode::OnDemand, self.cost.per_million_fires),
+            (BillingMode::Provisioned, self.provisioned.per_million_fires),
+        ];
+        modes.extend(
+            self.provisioned
+                .reserved
+                .iter()
+                .map(|r| (BillingMode::Reserved { years: r.term_years }, r.per_million_fires)),
+        );
+        modes
     }
 }
 

@@ -69,8 +69,16 @@ pub struct Scenario {
     pub tick_memory_mb: f64,
     /// Measured fires one scan invocation processes per second.
     pub scan_fires_per_sec_per_invocation: f64,
-    /// Days executions are kept.
+    /// Days an execution that succeeded is kept after it finished (the store's
+    /// `SUCCEEDED_RETENTION_SECS`: 7).
     pub retention_days: f64,
+    /// Share of executions kept for the audit trail instead: those that end otherwise than
+    /// SUCCEEDED (failed, dead, canceled, skipped) and the children of fan-out jobs.
+    #[serde(default = "d_audit_share")]
+    pub audit_share: f64,
+    /// Days those are kept (the store's `EXECUTION_RETENTION_SECS`: 90).
+    #[serde(default = "d_audit_retention_days")]
+    pub audit_retention_days: f64,
     /// Size of one execution item, in bytes.
     pub execution_item_bytes: f64,
     /// Size of one job item as read through the `due` index, in bytes.
@@ -102,7 +110,9 @@ impl Scenario {
             worker_memory_mb: 256.0,
             tick_memory_mb: 512.0,
             scan_fires_per_sec_per_invocation: 500.0,
-            retention_days: 30.0,
+            retention_days: 7.0,
+            audit_share: d_audit_share(),
+            audit_retention_days: d_audit_retention_days(),
             execution_item_bytes: 1_200.0,
             job_item_bytes: 1_000.0,
         }
@@ -118,6 +128,11 @@ impl Scenario {
             mean_fires_per_sec: 20_000.0,
             ..Scenario::eventbridge_default()
         }
+    }
+
+    /// Mean days an execution item is stored: the succeeded tier and the audit tier, weighted.
+    pub fn stored_days(&self) -> f64 {
+        (1.0 - self.audit_share) * self.retention_days + self.audit_share * self.audit_retention_days
     }
 
     /// Fires due in the peak minute: `spike_fires`, or `peak_fires_per_sec × 60` when unset.
@@ -154,6 +169,7 @@ impl Scenario {
         check_positive("workerMemoryMb", self.worker_memory_mb)?;
         check_positive("tickMemoryMb", self.tick_memory_mb)?;
         check_non_negative("retentionDays", self.retention_days)?;
+        check_non_negative("auditRetentionDays", self.audit_retention_days)?;
         check_non_negative("executionItemBytes", self.execution_item_bytes)?;
         check_non_negative("jobItemBytes", self.job_item_bytes)
     }
@@ -168,6 +184,7 @@ impl Scenario {
         }
         check_share("topTenantShare", self.top_tenant_share)?;
         check_share("forbidShare", self.forbid_share)?;
+        check_share("auditShare", self.audit_share)?;
         if self.tenants == 0 {
             return Err("tenants must be at least 1".to_string());
         }
@@ -191,6 +208,17 @@ impl Scenario {
             None => Ok(()),
         }
     }
+}
+
+/// The default share of executions kept for the audit trail: 2 % (failures, cancels, skips and
+/// fan-out children are rare in the typical mix).
+fn d_audit_share() -> f64 {
+    0.02
+}
+
+/// The audit tier: 90 days.
+fn d_audit_retention_days() -> f64 {
+    90.0
 }
 
 /// Names of the canned scenarios, for [`scenario_by_name`].

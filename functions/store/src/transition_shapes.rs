@@ -147,6 +147,11 @@ fn legacy_finish(key: &ExecKey, fence: &Fence, finish: &Finish, now: DateTime<Ut
             .set(attr::ATT_SK, s(keys::attention_sk(key.scheduled_ms, &key.job_id)));
     }
     match finish {
+        // The one change since the hand-built update: the retention tier of a fire that
+        // succeeded (executions::SUCCEEDED_RETENTION_SECS), set by the same write.
+        Finish::Succeeded if key.child.is_none() => {
+            e.set(attr::EXPIRES, n(now.timestamp() + crate::executions::SUCCEEDED_RETENTION_SECS));
+        }
         Finish::Succeeded => {}
         Finish::RetryWait { available_at, error, total_run_ms } => {
             if !fence.indexed {

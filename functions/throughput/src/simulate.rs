@@ -14,6 +14,10 @@ pub struct Simulation {
     pub peak_wcu: u64,
     /// Highest read units provisioned.
     pub peak_rcu: u64,
+    /// Lowest write units provisioned on the measured day (what a reservation can cover).
+    pub low_wcu: u64,
+    /// Lowest read units provisioned on the measured day.
+    pub low_rcu: u64,
     /// Decreases spent on the measured day.
     pub decreases: u32,
     /// Minutes whose demand exceeded what was provisioned (0 unless the table quota binds).
@@ -34,8 +38,16 @@ pub fn simulate(day: &[(f64, f64)], s: &Settings) -> Simulation {
     let start = crate::units(pw, s).0;
     let mut current = Throughput { wcu: start, rcu: crate::units(pr, s).0 };
     let mut decreases = Decreases::default();
-    let mut out =
-        Simulation { mean_wcu: 0.0, mean_rcu: 0.0, peak_wcu: 0, peak_rcu: 0, decreases: 0, short_minutes: 0 };
+    let mut out = Simulation {
+        mean_wcu: 0.0,
+        mean_rcu: 0.0,
+        peak_wcu: 0,
+        peak_rcu: 0,
+        low_wcu: u64::MAX,
+        low_rcu: u64::MAX,
+        decreases: 0,
+        short_minutes: 0,
+    };
     let horizon = i64::from(s.horizon_minutes.max(s.lead_minutes));
     for m in 0..2 * minutes {
         let forecast: Vec<MinuteDemand> = (m..=m + horizon).map(demand_at).collect();
@@ -50,9 +62,15 @@ pub fn simulate(day: &[(f64, f64)], s: &Settings) -> Simulation {
             out.mean_rcu += current.rcu as f64 / minutes as f64;
             out.peak_wcu = out.peak_wcu.max(current.wcu);
             out.peak_rcu = out.peak_rcu.max(current.rcu);
+            out.low_wcu = out.low_wcu.min(current.wcu);
+            out.low_rcu = out.low_rcu.min(current.rcu);
             out.decreases += u32::from(d.decrease);
             out.short_minutes += u32::from(now.wcu > current.wcu as f64 || now.rcu > current.rcu as f64);
         }
+    }
+    if out.low_wcu == u64::MAX {
+        out.low_wcu = 0;
+        out.low_rcu = 0;
     }
     out
 }

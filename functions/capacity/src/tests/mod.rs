@@ -59,6 +59,8 @@ fn small() -> Scenario {
         tick_memory_mb: 512.0,
         scan_fires_per_sec_per_invocation: 500.0,
         retention_days: 30.0,
+        audit_share: 0.0,
+        audit_retention_days: 90.0,
         execution_item_bytes: 1_200.0,
         job_item_bytes: 4_096.0,
     }

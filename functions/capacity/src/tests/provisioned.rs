@@ -19,7 +19,37 @@ fn provisioned_mode_bills_the_planned_units_by_the_hour_in_place_of_the_request_
     // AND the units bought cover the demand: utilisation is below 1 and above the 29 % at which
     // provisioned and on-demand prices meet
     assert!(p.write_utilisation < 1.0 && p.write_utilisation > 0.29, "{}", p.write_utilisation);
-    assert_eq!(r.cheapest_mode(), BillingMode::Provisioned);
+    assert!(p.total < r.cost.total);
+    // AND with a reservation the 3-year term is the cheapest mode
+    assert_eq!(r.cheapest_mode(), BillingMode::Reserved { years: 3 });
+}
+
+#[test]
+fn a_reservation_covers_the_plans_base_in_blocks_of_100_and_the_rest_stays_provisioned() {
+    // GIVEN the canned 10M scenario
+    let r = run(&Scenario::eventbridge_default());
+    let p = &r.provisioned;
+    let prices = Prices::us_east_1();
+    let hours = SECONDS_PER_MONTH / 3_600.0;
+    let low_w = p.jobs.low_wcu + p.executions.low_wcu;
+    let mean_w = p.jobs.mean_wcu + p.executions.mean_wcu;
+    assert_eq!(p.reserved.len(), prices.reserved.len());
+    for (term, price) in p.reserved.iter().zip(&prices.reserved) {
+        // THEN the reserved units are the plan's low, rounded down to a block of 100
+        assert_eq!(term.reserved_wcu % 100, 0);
+        assert!(term.reserved_wcu <= low_w && low_w - term.reserved_wcu < 100, "{term:?} vs {low_w}");
+        // AND the write bill is the reserved units at the term's rate plus the rest provisioned
+        let want = (term.reserved_wcu as f64 * price.wcu_hour()
+            + (mean_w - term.reserved_wcu as f64) * prices.dynamo_wcu_hour)
+            * hours;
+        close(term.dynamo_writes, want);
+        // AND it is cheaper than the plan without a reservation, never more
+        assert!(term.total <= p.total, "{term:?}");
+    }
+    // AND the advertised discounts hold: 1 year ~54 %, 3 years ~77 % below the provisioned rate
+    let off = |t: &crate::ReservedPrice| 1.0 - t.wcu_hour() / prices.dynamo_wcu_hour;
+    assert!((off(&prices.reserved[0]) - 0.54).abs() < 0.01, "{}", off(&prices.reserved[0]));
+    assert!((off(&prices.reserved[1]) - 0.77).abs() < 0.01, "{}", off(&prices.reserved[1]));
 }
 
 #[test]

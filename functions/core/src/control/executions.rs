@@ -376,6 +376,18 @@ fn check_backfill_range(req: &BackfillRequest, now: DateTime<Utc>) -> Result<(),
     if req.pace_secs > MAX_PACE_SECS {
         return Err(ControlError::invalid("paceSecs", format!("must be at most {MAX_PACE_SECS}")));
     }
+    // An instant older than the shortest retention may have run and had its execution expire:
+    // putting it again would run it twice (store::executions::SUCCEEDED_RETENTION_SECS).
+    let oldest = now - Duration::seconds(crate::store::executions::SUCCEEDED_RETENTION_SECS);
+    if req.from < oldest {
+        return Err(ControlError::invalid(
+            "from",
+            format!(
+                "must be within the last {} days: an older fire's execution may have succeeded and expired, and backfilling it would run it again",
+                crate::store::executions::SUCCEEDED_RETENTION_SECS / 86_400
+            ),
+        ));
+    }
     Ok(())
 }
 
@@ -437,5 +449,26 @@ mod tests {
         // Another tenant's id is not found (never "forbidden": that would confirm it exists).
         assert!(matches!(key_of(&caller, "globex:nightly@5"), Err(ControlError::NotFound { .. })));
         assert!(matches!(key_of(&caller, "acme:nightly@x"), Err(ControlError::Invalid { .. })));
+    }
+
+    #[test]
+    fn a_backfill_reaches_back_no_further_than_a_succeeded_execution_is_kept() {
+        use chrono::TimeZone;
+        let now = Utc.timestamp_opt(1_800_000_000, 0).unwrap();
+        let range = |days_ago: i64| BackfillRequest {
+            from: now - Duration::days(days_ago),
+            to: now - Duration::days(days_ago) + Duration::hours(1),
+            pace_secs: 1,
+        };
+        // Within the week: its fires' executions, if they ran, still exist and are left alone.
+        assert!(check_backfill_range(&range(6), now).is_ok());
+        // Past it: a fire may have succeeded and expired; putting it again would run it twice.
+        match check_backfill_range(&range(8), now) {
+            Err(ControlError::Invalid(v)) => {
+                assert_eq!(v.field, "from");
+                assert!(v.reason.contains("7 days"), "{}", v.reason);
+            }
+            other => panic!("{other:?}"),
+        }
     }
 }

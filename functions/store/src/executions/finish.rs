@@ -49,9 +49,19 @@ impl ExecStore {
                         .set(attr::ATT_SK, s(keys::attention_sk(key.scheduled_ms, &key.job_id)));
                 }
                 finish_fields(e, key, fence, finish);
+                if let Some(t) = succeeded_expiry(key, finish, now) {
+                    e.set(attr::EXPIRES, n(t));
+                }
             },
         )
     }
+}
+
+/// The shorter retention tier of a fire that succeeded ([`super::SUCCEEDED_RETENTION_SECS`]
+/// after its finish): `None` for any other end, and for a child execution.
+pub(crate) fn succeeded_expiry(key: &ExecKey, finish: &Finish, now: DateTime<Utc>) -> Option<i64> {
+    (matches!(finish, Finish::Succeeded) && key.child.is_none())
+        .then(|| now.timestamp() + super::SUCCEEDED_RETENTION_SECS)
 }
 
 /// The code of a finish's audit event.
@@ -91,5 +101,28 @@ fn finish_fields(e: &mut Expr, key: &ExecKey, fence: &Fence, finish: &Finish) {
         Finish::Canceled => {
             e.set(attr::ERR_CODE, s(codes::CANCELED));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+    use sundial_model::children::ChildKey;
+    use sundial_model::retry::{ErrorClass, RunError};
+
+    #[test]
+    fn only_a_fire_that_succeeded_gets_the_short_retention() {
+        let now = Utc.timestamp_opt(1_800_000_000, 0).unwrap();
+        let fire = ExecKey::new("acme", "nightly", 1_799_999_999_000);
+        let week = now.timestamp() + 7 * 86_400;
+        assert_eq!(succeeded_expiry(&fire, &Finish::Succeeded, now), Some(week));
+        let error = RunError { class: ErrorClass::Permanent, code: "Http400".into(), message: "no".into() };
+        for other in [Finish::Failed { error }, Finish::Canceled] {
+            assert_eq!(succeeded_expiry(&fire, &other, now), None, "{other:?}");
+        }
+        let mut child = fire.clone();
+        child.child = Some(ChildKey::Item("3".into()));
+        assert_eq!(succeeded_expiry(&child, &Finish::Succeeded, now), None);
     }
 }

@@ -40,8 +40,20 @@ pub use queries::JobPage;
 use super::items::Item;
 use aws_sdk_dynamodb::types::AttributeValue;
 
-/// Executions are kept this long after creation (the table's TTL attribute).
+/// Executions are kept this long after creation (the table's TTL attribute), unless a shorter
+/// tier below applies: the audit trail of every execution that did not simply succeed (failed,
+/// dead, canceled, skipped, still open) and of every child execution.
 pub const EXECUTION_RETENTION_SECS: i64 = 90 * 86_400;
+
+/// A fire's execution that SUCCEEDED is kept this long after it finished (docs/capacity.md,
+/// "Retention tiers"): the finish write moves its TTL, for no extra unit. The item is also the
+/// exactly-once key of (job, scheduled instant), so nothing may put an instant again once its
+/// item can have expired: a backfill refuses instants older than this
+/// ([`SUCCEEDED_RETENTION_SECS`] is checked by `sundial_core::control::executions::backfill`),
+/// the trigger plane re-puts only instants after its positions (a re-put needs the tick down for
+/// longer than this after the first put), and children keep [`EXECUTION_RETENTION_SECS`]: their
+/// parent's backstop may look for them while siblings still run.
+pub const SUCCEEDED_RETENTION_SECS: i64 = 7 * 86_400;
 
 /// Longest stored error message (characters): the item must stay under 1 KiB.
 pub const MAX_ERROR_MESSAGE_CHARS: usize = 200;
