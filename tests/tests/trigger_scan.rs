@@ -443,3 +443,67 @@ async fn a_fire_once_replan_after_a_failed_scan_covers_each_missed_fire_once() -
     env.cleanup().await;
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fire_once_batch_never_covers_a_fire_that_has_its_own_execution() -> anyhow::Result<()> {
+    // GIVEN an every-minute `fireOnce` job queued through 10:01, then an outage
+    let env = TestEnv::new("batch-holes").await?;
+    create_job(
+        &env,
+        "acme",
+        "minutely",
+        definition("0 * * * * *", "UTC", MisfirePolicy::FireOnce),
+        at("2026-11-30T09:59:30Z"),
+    )
+    .await?;
+    scan(&env, at("2026-11-30T10:00:00Z"), &ScanOptions::default()).await?;
+    // AND a 10:30 scan that put the batch 10:02–10:28 and the ordinary fires 10:30 and 10:31,
+    // but whose put of 10:29 failed, so it kept the job's position (the simulator's seed 7002,
+    // K3: one of the scan's concurrent puts failed after the others landed)
+    let opts = ScanOptions { crash_at: Some(CrashPoint::BeforeAdvance), ..Default::default() };
+    assert!(scan(&env, at("2026-11-30T10:30:00Z"), &opts).await.is_err());
+    let lost = sundial_core::store::executions::ExecKey::new(
+        "acme",
+        "minutely",
+        at("2026-11-30T10:29:00Z").timestamp_millis(),
+    );
+    env.clients
+        .ddb
+        .delete_item()
+        .table_name(&env.cfg.executions_table)
+        .key("pk", aws_sdk_dynamodb::types::AttributeValue::S(lost.pk()))
+        .key("sk", aws_sdk_dynamodb::types::AttributeValue::S(lost.sk()))
+        .send()
+        .await?;
+    // WHEN the next scan runs at 10:40, from the same position
+    scan(&env, at("2026-11-30T10:40:00Z"), &ScanOptions::default()).await?;
+    // THEN every fire to the end of the 10:41 window is in exactly one execution: 10:29 in a
+    // batch that stops before 10:30, which ran on its own, and the fires after 10:31 in another
+    let ex = executions(&env, "acme", "minutely").await?;
+    let mut covered: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for e in &ex {
+        let (a, b) = e.missed_range.unwrap_or((e.scheduled_at, e.scheduled_at));
+        let mut m = a;
+        while m <= b {
+            covered.entry(m.format("%H:%M").to_string()).or_default().push(e.id());
+            m += Duration::minutes(1);
+        }
+    }
+    let twice: Vec<_> = covered.iter().filter(|(_, by)| by.len() > 1).collect();
+    assert!(twice.is_empty(), "fires in more than one execution: {twice:?}");
+    let minutes: Vec<String> = covered.keys().cloned().collect();
+    let want: Vec<String> = (0..=41).map(|m| format!("10:{m:02}")).collect();
+    assert_eq!(minutes, want, "every fire covered");
+    let ranges: Vec<(String, String)> = ex
+        .iter()
+        .filter_map(|e| e.missed_range)
+        .map(|(a, b)| (a.format("%H:%M").to_string(), b.format("%H:%M").to_string()))
+        .collect();
+    assert_eq!(
+        ranges,
+        [("10:02", "10:28"), ("10:29", "10:29"), ("10:32", "10:38")]
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+    );
+    env.cleanup().await;
+    Ok(())
+}
