@@ -1,23 +1,30 @@
-//! A `fireOnce` batch whose key already exists: the rest of its range, covered once.
+//! A `fireOnce` batch: its missed fires covered once, around the executions already there.
 //!
-//! A batch is keyed at the first missed fire after the job's position, so a re-plan from the
-//! same position at a later `now` (a scan that put its fires and failed before advancing, then a
-//! deferral or a flapping tick) plans a longer range under the same key. Its put is absorbed by
-//! the earlier batch, which stands only for the fires up to its own range end. The fires after
-//! that, up to the re-plan's range end, are a continuation batch keyed at the first fire after
-//! what the existing execution covers. That key may exist as well (an ordinary fire the earlier
-//! scan put, or an earlier continuation): then the same step again, after what that one covers.
-//! Each step passes one existing execution and moves forward, so the walk ends at a created
-//! batch or at the end of the range: every missed fire is in exactly one execution.
+//! A batch is keyed at the first missed fire after the job's position and stands for a range
+//! of fires. Some of those may have executions already: a scan that put its fires and failed
+//! before advancing (one of its concurrent puts failed, or it crashed) leaves the job's position
+//! where it was, so the next scan plans the same fires again, later, and finds them missed. Its
+//! batch is then put around what exists: the fires' executions in the range are read first (one
+//! Query of the job's partition; batches follow outages, so they are rare), and the walk goes
+//! forward from the first missed fire:
+//!
+//! - an execution at the fire (an ordinary fire, an earlier batch or continuation) stands for
+//!   itself, or for its own range: the walk goes on after it (an existing READY one is sent
+//!   again like any other);
+//! - otherwise a batch keyed at the fire is put for the fires up to the next execution there
+//!   (or the range end), and the walk goes on after it.
+//!
+//! So every missed fire is in exactly one execution, whichever scan put it. A put that finds
+//! its key taken (a concurrent scan put it since the read) counts as an execution there.
 
 use crate::model::{Execution, Job};
 use crate::schedule::Schedule;
-use crate::store::executions::{ExecKey, ExecStore, PutOutcome};
+use crate::store::executions::{ExecKey, ExecStore, PutOutcome, Snapshot};
 use crate::store::StoreError;
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, Duration, Utc};
 
 /// A planned execution with what its put needs: whether it gets an `open` index entry, and for
-/// a `fireOnce` batch the job and schedule that plan its continuation.
+/// a `fireOnce` batch the job and schedule that plan its walk.
 pub(super) struct Put {
     pub(super) exec: Execution,
     pub(super) indexed: bool,
@@ -36,42 +43,74 @@ impl Put {
 }
 
 /// The last fire an existing execution stands for: its range end for a batch, else itself.
-async fn covered_through(execs: &ExecStore, e: &Execution) -> Result<Option<DateTime<Utc>>, StoreError> {
-    Ok(execs
-        .get(&ExecKey::of(e), true)
-        .await?
-        .map(|s| s.exec.missed_range.map_or(s.exec.scheduled_at, |(_, last)| last)))
+fn covered_through(e: &Execution) -> DateTime<Utc> {
+    e.missed_range.map_or(e.scheduled_at, |(_, last)| last)
 }
 
-/// After `put`'s batch was found existing: puts the continuation batches until the batch's range
-/// is covered, and returns each with its outcome (existing READY ones are sent again like any
-/// other). Nothing for an ordinary fire or a batch that covers its range already.
-pub(super) async fn cover_rest(
+/// Puts `put`'s batch around the executions already in its range (see the module docs), and
+/// returns every execution of the walk with its outcome: the batches put (created, or found
+/// existing) and the existing executions stepped past. `put` must be a batch.
+pub(super) async fn put_batch(
     execs: &ExecStore,
     put: &Put,
     now: DateTime<Utc>,
     actor: &str,
 ) -> Result<Vec<(Execution, PutOutcome)>, StoreError> {
-    let (Some((job, schedule)), Some((_, last))) = (&put.batch_of, put.exec.missed_range) else {
-        return Ok(Vec::new());
+    let (Some((job, schedule)), Some((first, last))) = (&put.batch_of, put.exec.missed_range) else {
+        return Ok(vec![(put.exec.clone(), put.put(execs).await?)]);
     };
+    let existing: Vec<Snapshot> = execs
+        .fires_between(&job.tenant, &job.job_id, first.timestamp_millis(), last.timestamp_millis())
+        .await?
+        .into_iter()
+        // Only the schedule's own instants hold a fire: a trigger-now run at another instant
+        // does not stand for one.
+        .filter(|s| {
+            schedule.next_after(s.exec.scheduled_at - Duration::milliseconds(1)) == Some(s.exec.scheduled_at)
+        })
+        .collect();
     let mut out = Vec::new();
-    let mut existing = put.exec.clone();
-    loop {
-        let Some(through) = covered_through(execs, &existing).await? else { break };
-        let Some(next) = schedule.next_after(through).filter(|n| *n <= last) else { break };
-        let rest = Put {
-            exec: Execution::ready(job, schedule, next, Some((next, last)), now, actor),
-            indexed: put.indexed,
-            batch_of: None,
-        };
-        let outcome = rest.put(execs).await?;
-        let created = outcome == PutOutcome::Created;
-        out.push((rest.exec.clone(), outcome));
-        if created {
-            break;
+    let mut ahead = existing.into_iter().peekable();
+    let mut at = Some(first);
+    while let Some(fire) = at.filter(|f| *f <= last) {
+        // Executions before the fire were passed by a range already.
+        while ahead.peek().is_some_and(|s| s.exec.scheduled_at < fire) {
+            ahead.next();
         }
-        existing = rest.exec;
+        let stood = match ahead.peek() {
+            Some(s) if s.exec.scheduled_at == fire => {
+                let s = ahead.next().unwrap_or_else(|| unreachable!("peeked"));
+                let through = covered_through(&s.exec);
+                let status = s.exec.status;
+                out.push((s.exec, PutOutcome::Exists(status)));
+                through
+            }
+            next => {
+                // Up to the fire before the next execution there, or the range end.
+                let end = next
+                    .and_then(|s| schedule.prev_at_or_before(s.exec.scheduled_at - Duration::milliseconds(1)))
+                    .filter(|e| *e >= fire)
+                    .unwrap_or(last)
+                    .min(last);
+                let batch = Put {
+                    exec: Execution::ready(job, schedule, fire, Some((fire, end)), now, actor),
+                    indexed: put.indexed,
+                    batch_of: None,
+                };
+                let outcome = batch.put(execs).await?;
+                let through = match &outcome {
+                    PutOutcome::Created => end,
+                    // Put since the read: it stands for what it covers.
+                    PutOutcome::Exists(_) => match execs.get(&ExecKey::of(&batch.exec), true).await? {
+                        Some(s) => covered_through(&s.exec),
+                        None => end,
+                    },
+                };
+                out.push((batch.exec, outcome));
+                through
+            }
+        };
+        at = schedule.next_after(stood);
     }
     Ok(out)
 }

@@ -499,6 +499,10 @@ impl Dispatch<'_> {
         planned: Vec<Put>,
         report: &mut ScanReport,
     ) -> Result<Sends, ScanError> {
+        // `fireOnce` batches walk their range around the executions already there (see `batch`);
+        // they follow outages only, so they go one by one after the ordinary puts.
+        let (batches, planned): (Vec<Put>, Vec<Put>) =
+            planned.into_iter().partition(|p| p.batch_of.is_some());
         let puts: Vec<(Put, Result<PutOutcome, StoreError>)> = stream::iter(planned)
             .map(|p| {
                 let execs = execs.clone();
@@ -512,13 +516,10 @@ impl Dispatch<'_> {
             .await;
         let mut outcomes = Vec::with_capacity(puts.len());
         for (p, r) in puts {
-            let r = r?;
-            // A `fireOnce` batch already there may stand for fewer fires than this plan's:
-            // cover the rest once (see `batch`).
-            if matches!(r, PutOutcome::Exists(_)) && p.batch_of.is_some() {
-                outcomes.extend(batch::cover_rest(execs, &p, self.now, &self.opts.actor).await?);
-            }
-            outcomes.push((p.exec, r));
+            outcomes.push((p.exec, r?));
+        }
+        for p in &batches {
+            outcomes.extend(batch::put_batch(execs, p, self.now, &self.opts.actor).await?);
         }
         let mut sends = Sends::default();
         for (e, r) in outcomes {

@@ -114,6 +114,27 @@ impl ExecStore {
         Pager::new(query, None, "Query(future executions)").all(items::snapshot_from_item).await
     }
 
+    /// The fires' executions of a job scheduled in `[from_ms, to_ms]` (children left out), as
+    /// snapshots in scheduled order (consistent reads, all pages): what a `fireOnce` batch over
+    /// that range steps past.
+    pub async fn fires_between(
+        &self,
+        tenant: &str,
+        job_id: &str,
+        from_ms: i64,
+        to_ms: i64,
+    ) -> Result<Vec<Snapshot>, StoreError> {
+        if from_ms > to_ms {
+            return Ok(Vec::new());
+        }
+        let pk = keys::job_pk(tenant, job_id);
+        let mut e = Expr::new();
+        e.key_eq(attr::PK, s(&pk)).key_between(attr::SK, s(keys::exec_sk(from_ms)), s(keys::exec_sk(to_ms)));
+        e.filter_not_exists(attr::CHILD);
+        let query = self.ddb.query().table_name(&self.table).expr(e).consistent_read(true);
+        Pager::new(query, None, "Query(fires between)").all(items::snapshot_from_item).await
+    }
+
     /// The scheduled instant (ms) of the first execution of `key`'s job in `(after, before)`
     /// that is not final (READY, RETRY_WAIT or RUNNING), if any.
     pub async fn first_pending_between(
