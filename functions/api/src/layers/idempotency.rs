@@ -192,6 +192,13 @@ async fn run(
         }
     }
     let resp = next.run(Request::from_parts(parts, Body::from(body))).await;
+    Ok(keep_answer(api, tenant, key, &owner, resp).await)
+}
+
+/// Stores a 2xx answer under the key (status, headers but the type and request id, body) and
+/// gives it back; any other answer is released, not kept.
+async fn keep_answer(api: &Api, tenant: &str, key: &str, owner: &str, resp: Response) -> Response {
+    let (ddb, table) = (api.control().ddb(), &api.control().cfg().jobs_table);
     let (rparts, rbody) = resp.into_parts();
     let rbytes: Bytes = rbody.collect().await.map(|b| b.to_bytes()).unwrap_or_default();
     let stored = rparts.status.is_success().then(|| {
@@ -209,9 +216,9 @@ async fn run(
             String::from_utf8_lossy(&rbytes).into_owned(),
         )
     });
-    if let Err(e) = idem::finish(ddb, &table, tenant, key, &owner, stored).await {
+    if let Err(e) = idem::finish(ddb, table, tenant, key, owner, stored).await {
         // The answer stands; a retry after the lease runs again at the same instant (above).
         tracing::warn!(error = %e, "could not store the Idempotency-Key answer");
     }
-    Ok(Response::from_parts(rparts, Body::from(rbytes)))
+    Response::from_parts(rparts, Body::from(rbytes))
 }
