@@ -413,3 +413,51 @@ async fn a_calendar_edit_declaring_today_a_holiday_stops_its_queued_and_racing_f
     env.cleanup().await;
     Ok(())
 }
+
+/// The instants (HH:MM) covered by the job's executions with version `v`: each execution's own
+/// instant, or every minute of a batch's range.
+fn covered_minutes(es: &[Execution], v: u64) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in es.iter().filter(|e| e.def_version == v) {
+        let (a, b) = e.missed_range.unwrap_or((e.scheduled_at, e.scheduled_at));
+        let mut m = a;
+        while m <= b {
+            out.push(m.format("%H:%M").to_string());
+            m += chrono::Duration::minutes(1);
+        }
+    }
+    out.sort();
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pause_edit_or_delete_after_a_tick_outage_runs_the_fires_owed_before_it() -> anyhow::Result<()> {
+    for change in ["pause", "edit", "delete"] {
+        // GIVEN an every-minute fireOnce job, scanned at 10:00 (queued through 10:01), then a
+        // tick outage: its fires from 10:02 on are owed but not created
+        let env = TestEnv::new(&format!("owed-{change}")).await?;
+        let ctl = Control::new(ctx(&env), ControlSettings::default());
+        let v1 = definition("0 * * * * *", "UTC", MisfirePolicy::FireOnce);
+        control::jobs::create(&ctl, &caller(), "minutely", v1, at("2026-11-30T09:59:30Z")).await?;
+        scan(&env, at("2026-11-30T10:00:00Z"), &ScanOptions::default()).await?;
+        // WHEN the job is paused, edited or deleted at 10:30:10, before the tick is back
+        let now = at("2026-11-30T10:30:10Z");
+        match change {
+            "pause" => set_state(&ctl, "minutely", JobState::Paused, now).await?,
+            "delete" => set_state(&ctl, "minutely", JobState::Deleted, now).await?,
+            _ => {
+                let v2 = definition("0 */5 * * * *", "UTC", MisfirePolicy::FireOnce);
+                control::jobs::update(&ctl, &caller(), "minutely", 1, v2, now).await?;
+            }
+        }
+        // THEN the fires due while it was enabled under v1 run once each ("pause decides by the
+        // instant", docs/api.md): 10:02–10:29 in one batch (missed), 10:30 on its own
+        let es = executions(&env, "acme", "minutely").await?;
+        let want: Vec<String> = (0..=30).map(|m| format!("10:{m:02}")).collect();
+        assert_eq!(covered_minutes(&es, 1), want, "{change}: {es:#?}");
+        let owed = at_instant(&es, "2026-11-30T10:30:00Z");
+        assert_eq!(owed.status, ExecStatus::Ready, "{change}: {:?}", owed.timeline);
+        env.cleanup().await;
+    }
+    Ok(())
+}
