@@ -239,6 +239,8 @@ async fn replan(
     let mut done = Vec::new();
     for cur in all_jobs(ctl, &caller.tenant).await? {
         let Some((job, audit)) = replanned(ctl, caller, id, &cur, now).await else { continue };
+        // Fires owed before now stay the old calendar's (like an edit's, see `jobs::update`).
+        crate::trigger::settle::settle_owed(&ctl.ctx, &cur, now, &caller.actor()).await?;
         crate::trigger::verify::before_leaving(&ctl.ctx, &cur, now).await?;
         let retention = ctl.settings.ops_retention_secs;
         let expect = Expect::Version(cur.version);

@@ -255,6 +255,9 @@ pub async fn update(
     let audit = OpsEntry::new(caller.actor(), OpsAction::Update, job_id, now)
         .versions(Some(cur.version), Some(job.version));
     let retention = ctl.settings.ops_retention_secs;
+    // The fires due while the job was enabled, up to now, are its own even when the tick has
+    // not created them yet: put first, under the definition they were due under.
+    crate::trigger::settle::settle_owed(&ctl.ctx, &cur, now, &caller.actor()).await?;
     crate::trigger::verify::before_leaving(&ctl.ctx, &cur, now).await?;
     // A busier job takes the difference first; a quieter one gives it back once stored.
     let more = committed.saturating_sub(cur.committed_per_hour);
@@ -352,6 +355,9 @@ pub async fn set_state(
         OpsEntry::new(caller.actor(), action, job_id, now).versions(Some(cur.version), Some(job.version));
     let retention = ctl.settings.ops_retention_secs;
     let expect = Expect::Version(cur.version);
+    // The fires due while the job was enabled, up to now, are its own even when the tick has
+    // not created them yet: put first, under the definition they were due under.
+    crate::trigger::settle::settle_owed(&ctl.ctx, &cur, now, &caller.actor()).await?;
     crate::trigger::verify::before_leaving(&ctl.ctx, &cur, now).await?;
     if let Err(e) = put_job_change(ctl.ddb(), ctl.cfg(), expect, &job, expires, &audit, retention).await {
         return Err(conflict_with_current(ctl, caller, job_id, e).await);

@@ -7,6 +7,7 @@
 //!   `fireOnce` batch found existing at its put, whose range is then covered once.
 //! - [`verify`]: every-minute and daily fires are put without an `open` index entry; a grace
 //!   after their minute this pass looks them up and indexes the ones not final yet.
+//! - [`settle`]: the fires a job owes when a pause, edit or delete changes it, put first.
 //! - [`throughput`]: the provisioned-capacity planner (forecast from the `due` index, the pure
 //!   plan of `sundial-throughput`, `UpdateTable`), for tables in provisioned mode.
 //! - [`tick`]: the per-minute entry: scan in-process, or fan shard ranges out to scan
@@ -18,6 +19,7 @@ mod batch;
 pub mod plan;
 pub mod report;
 pub mod scan;
+pub mod settle;
 pub mod throughput;
 pub mod tick;
 pub mod verify;

@@ -361,7 +361,11 @@ fn decide(group: Group, schedule: &Schedule, plan: &JobPlan, now: DateTime<Utc>)
 /// Loads the business calendar versions `job` names; false (logged, counted invalid) when they
 /// are not stored or not valid, an error when the store failed transiently (the shard is then
 /// retried as a whole, with every position kept).
-async fn load_calendars_or_log(ctx: &Ctx, job: &Job, report: &mut ScanReport) -> Result<bool, ScanError> {
+pub(super) async fn load_calendars_or_log(
+    ctx: &Ctx,
+    job: &Job,
+    report: &mut ScanReport,
+) -> Result<bool, ScanError> {
     use crate::schedules::calendars::LoadError;
     match crate::schedules::calendars::ensure(&ctx.ddb, &ctx.cfg.jobs_table, job).await {
         Ok(()) => Ok(true),
@@ -374,7 +378,7 @@ async fn load_calendars_or_log(ctx: &Ctx, job: &Job, report: &mut ScanReport) ->
     }
 }
 
-fn parse_or_log(job: &Job, report: &mut ScanReport) -> Option<Arc<Schedule>> {
+pub(super) fn parse_or_log(job: &Job, report: &mut ScanReport) -> Option<Arc<Schedule>> {
     match crate::schedules::schedule_of(job) {
         Ok(s) => Some(s),
         Err(e) => {
@@ -388,19 +392,19 @@ fn parse_or_log(job: &Job, report: &mut ScanReport) -> Option<Arc<Schedule>> {
 }
 
 /// One group of jobs planned for dispatch: job, schedule, the position it was read at, plan.
-type Planned = Vec<(Job, Arc<Schedule>, DateTime<Utc>, JobPlan)>;
+pub(super) type Planned = Vec<(Job, Arc<Schedule>, DateTime<Utc>, JobPlan)>;
 
 /// A job that could not be planned: job, the position it was read at, where it resumes.
 type Parked = (Job, DateTime<Utc>, DateTime<Utc>);
 
 /// Where a group is dispatched from: the shard scan's context, its instant and options, the
 /// group's due class and the shard's verified minute (`since_ms`).
-struct Dispatch<'a> {
-    ctx: &'a Ctx,
-    now: DateTime<Utc>,
-    opts: &'a ScanOptions,
-    class: Group,
-    since_ms: i64,
+pub(super) struct Dispatch<'a> {
+    pub(super) ctx: &'a Ctx,
+    pub(super) now: DateTime<Utc>,
+    pub(super) opts: &'a ScanOptions,
+    pub(super) class: Group,
+    pub(super) since_ms: i64,
 }
 
 /// The messages to send per pool, and per pool the dispatch instants of the executions this
@@ -445,6 +449,19 @@ impl Dispatch<'_> {
         dx.park(parked, report).await?;
         Ok(all_done)
     }
+    /// Put → send for one group, without the advance: the change that settles a job's owed
+    /// fires re-places the job itself (`settle`).
+    pub(super) async fn put_and_send(
+        &self,
+        group: &Planned,
+        report: &mut ScanReport,
+    ) -> Result<(), ScanError> {
+        let (executions, _) = self.executions(group, &vec![None; group.len()], report);
+        let mut sends = self.put_all(&self.ctx.execs(), executions, report).await?;
+        self.hold_back_low(&mut sends.outgoing, report).await;
+        self.send(sends, report).await
+    }
+
     /// The READY executions of the group's planned fires, each with whether it is put with an
     /// `open` index entry; counts deferred jobs and missed fires. False if any job was deferred.
     fn executions(
