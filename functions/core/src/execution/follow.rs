@@ -278,6 +278,33 @@ mod tests {
     }
 
     #[test]
+    fn at_claim_keeps_a_fire_owed_before_a_change_though_it_was_put_at_the_change() {
+        // GIVEN the 12:01 fire of an every-minute job, put late (a tick outage) by the change
+        // that settles what the job owes, at 12:05:10: its delivery instant is the change's
+        let change = ms_to_dt(T0 + 305_000);
+        let v1 = job("0 * * * * *");
+        let mut owed = queued(&v1, T0 + 55_000);
+        owed.exec.fire_at = change;
+        // WHEN the job is paused, deleted or edited at that instant
+        let mut paused = v1.clone();
+        paused.state = JobState::Paused;
+        paused.paused = Some((change, None));
+        let mut deleted = v1.clone();
+        deleted.state = JobState::Deleted;
+        deleted.updated_at = change;
+        let mut edited = v1.clone();
+        edited.definition.schedule = ScheduleSpec::new("0 */5 * * * *", "UTC");
+        edited.version = 2;
+        edited.edited_at = change;
+        let s2 = Schedule::parse(&edited.definition.schedule, edited.anchor).ok();
+        // THEN the worker keeps it as it was due: enabled, on v1, at 12:01 (pause decides by the
+        // instant, and an edit applies after it)
+        assert_eq!(at_claim(Some(&paused), None, &owed), Follow::Keep);
+        assert_eq!(at_claim(Some(&deleted), None, &owed), Follow::Keep);
+        assert_eq!(at_claim(Some(&edited), s2.as_ref(), &owed), Follow::Keep);
+    }
+
+    #[test]
     fn at_claim_cancels_a_fire_of_a_job_paused_before_its_instant_only() {
         let mut j = job("0 * * * * *");
         let fire = queued(&j, T0 + 55_000);
