@@ -457,6 +457,16 @@ async fn a_pause_edit_or_delete_after_a_tick_outage_runs_the_fires_owed_before_i
         assert_eq!(covered_minutes(&es, 1), want, "{change}: {es:#?}");
         let owed = at_instant(&es, "2026-11-30T10:30:00Z");
         assert_eq!(owed.status, ExecStatus::Ready, "{change}: {:?}", owed.timeline);
+        // AND a worker claims the batch (delivered at the change's instant) and the on-time fire
+        // as they were due: not canceled as paused or deleted, not moved to the edited version
+        let batch = at_instant(&es, "2026-11-30T10:02:00Z");
+        for e in [batch, owed] {
+            deliver(&env, e).await?;
+            let s = fixtures::snapshot(&env, &ExecKey::of(e)).await?;
+            let ran = s.exec.timeline.iter().any(|a| a.to == ExecStatus::Running);
+            assert!(ran, "{change} {}: {:?}", e.id(), s.exec.timeline);
+            assert_eq!(s.exec.def_version, 1, "{change} {}", e.id());
+        }
         env.cleanup().await;
     }
     Ok(())

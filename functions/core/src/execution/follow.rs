@@ -96,11 +96,11 @@ pub fn decide(job: &Job, schedule: Option<&Schedule>, s: &Snapshot, changed_at: 
 /// What a worker does with READY `s` when it is due, before claiming it, given the job as it is
 /// now (`job`, `None` if unknown). Held by a pause: see [`held_at_claim`]. Otherwise, for a
 /// scheduled execution never claimed, the job catches one put by a scan that raced a pause or
-/// an edit after the API's sweep, from the job's marks: its last pause window (paused at the
-/// execution's instant → cancel, even if resumed since), when its current definition took
-/// effect (before the instant and different → amend, or cancel if the new schedule does not
-/// fire then), and when it was last re-planned on a new calendar chain (before the instant, and
-/// the schedule on that chain does not fire then → cancel). `schedule` must be the job's with
+/// an edit after the API's sweep, from the job's marks at the execution's scheduled instant: its
+/// last pause window (paused at the instant → cancel, even if resumed since), when its current
+/// definition took effect (before the instant and different → amend, or cancel if the new
+/// schedule does not fire then), and when it was last re-planned on a new calendar chain (before
+/// the instant, and the schedule on that chain does not fire then → cancel). `schedule` must be the job's with
 /// its recorded chain. Pure.
 pub fn at_claim(job: Option<&Job>, schedule: Option<&Schedule>, s: &Snapshot) -> Follow {
     let e = &s.exec;
@@ -111,16 +111,20 @@ pub fn at_claim(job: Option<&Job>, schedule: Option<&Schedule>, s: &Snapshot) ->
     if !queued_ready(e) || !e.never_claimed() {
         return Follow::Keep;
     }
-    if job.state == JobState::Deleted && job.updated_at <= e.fire_at {
+    // Judged at the fire's scheduled instant, not its delivery: a fire owed before a change and
+    // put late (a catch-up, or the change's own settling of what the job owed) is delivered at
+    // or after the change, but was due while the job was as it was then.
+    let at = e.scheduled_at;
+    if job.state == JobState::Deleted && job.updated_at <= at {
         return Follow::Cancel(crate::execution::retry::codes::CANCELED);
     }
-    if job.paused_at(e.fire_at) {
+    if job.paused_at(at) {
         return Follow::Cancel(crate::execution::retry::codes::PAUSED);
     }
-    if e.definition != job.definition && job.edited_at <= e.fire_at {
+    if e.definition != job.definition && job.edited_at <= at {
         return amend_or_supersede(schedule, e);
     }
-    let replanned = job.replanned_at.is_some_and(|r| r <= e.fire_at);
+    let replanned = job.replanned_at.is_some_and(|r| r <= at);
     if replanned && on_older_chain(job, e) && dropped_by(schedule, e) {
         return Follow::Cancel(crate::execution::retry::codes::SUPERSEDED);
     }
