@@ -135,21 +135,6 @@ fn schedule_at(w: &Workload, ops: &[&OpRecord], job: usize, t: i64) -> Option<us
     Some(s)
 }
 
-/// Known gap K1 (docs/simulation.md): a fire due while the job was enabled but not yet created
-/// because the tick was down, when a pause, delete or edit came before the tick caught up: the
-/// change re-places the job at its first fire after now (pause and delete take it out of the
-/// `due` index; resume and edit re-admit it from now), so the owed fire is never created.
-fn owed_at_pause(ev: &Evidence<'_>, ops: &[&OpRecord], t: i64) -> bool {
-    let Some((_, back)) = merged(ev.tick_outages).into_iter().find(|(a, b)| *a <= t && t < *b) else {
-        return false;
-    };
-    ops.iter().any(|o| {
-        matches!(o.kind, OpKind::Pause | OpKind::Delete | OpKind::Edit { .. })
-            && o.started_ms > t
-            && o.started_ms < back + 5 * 60_000
-    })
-}
-
 /// Known gap K2 (docs/simulation.md): copies of a `Replace`-policy fire that waits behind the
 /// run it replaces multiply (seed 101: 9 live at once, 111 sent in three minutes).
 fn replace_job(ev: &Evidence<'_>, execution: &str) -> bool {
@@ -158,20 +143,6 @@ fn replace_job(ev: &Evidence<'_>, execution: &str) -> bool {
         .jobs
         .iter()
         .any(|j| j.job_id == job && j.def.concurrency == sundial_core::model::ConcurrencyPolicy::Replace)
-}
-
-/// Overlapping windows merged: the tick is back at the end of the merged window.
-fn merged(windows: &[(i64, i64)]) -> Vec<(i64, i64)> {
-    let mut w = windows.to_vec();
-    w.sort();
-    let mut out: Vec<(i64, i64)> = Vec::new();
-    for (a, b) in w {
-        match out.last_mut() {
-            Some(last) if a <= last.1 => last.1 = last.1.max(b),
-            _ => out.push((a, b)),
-        }
-    }
-    out
 }
 
 fn is_manual(e: &Execution) -> bool {
@@ -335,18 +306,7 @@ fn check_job(
         t = next;
         if let Known::Enabled(_) = job_state_at(ops, t, w.start_ms) {
             let still = schedule_at(w, ops, j, t) == Some(s);
-            if still && !covered.contains_key(&t) && owed_at_pause(ev, ops, t) {
-                out.push(Violation {
-                    invariant: "known gap K1",
-                    detail: format!(
-                        "{}/{}: fire at {} owed when a pause, delete or edit came during a tick outage",
-                        plan.tenant,
-                        plan.job_id,
-                        ms(t)
-                    ),
-                    execution: None,
-                });
-            } else if still && !covered.contains_key(&t) {
+            if still && !covered.contains_key(&t) {
                 out.push(Violation {
                     invariant: "fires",
                     detail: format!("{}/{}: fire at {} has no execution", plan.tenant, plan.job_id, ms(t)),
