@@ -86,11 +86,15 @@ pub fn ready_execution(
 
 /// Stores an execution (PutItem of `execution_to_item`, like the trigger).
 pub async fn put_execution(env: &TestEnv, e: &Execution) -> Result<ExecKey> {
+    // Expires a day after the wall clock, not a day after the test's fixed instant: MiniStack's
+    // TTL reaper runs by the wall clock (docs/emulators.md), and a fixed instant more than a day
+    // in the past made the item vanish mid-test (reconciler.rs, CI of 2026-12-04).
+    let retention = (Utc::now() - e.created_at).num_seconds().max(0) + 86_400;
     env.clients
         .ddb
         .put_item()
         .table_name(&env.cfg.executions_table)
-        .set_item(Some(items::execution_to_item(e, 86_400)))
+        .set_item(Some(items::execution_to_item(e, retention)))
         .condition_expression("attribute_not_exists(pk)")
         .send()
         .await
