@@ -135,3 +135,19 @@ pub async fn queued(env: &TestEnv, pool: &str) -> Result<u64> {
     let (a, b, c) = queue_counts(env, pool).await?;
     Ok(a + b + c)
 }
+
+/// The executions covering each minute (`HH:MM`) of an every-minute job: each execution's own
+/// instant, or every minute of a `fireOnce` batch's range, with the ids of the executions that
+/// cover it (a minute with two is a fire run twice).
+pub fn covered_minutes(es: &[Execution]) -> std::collections::BTreeMap<String, Vec<String>> {
+    let mut covered: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for e in es {
+        let (a, b) = e.missed_range.unwrap_or((e.scheduled_at, e.scheduled_at));
+        let mut m = a;
+        while m <= b {
+            covered.entry(m.format("%H:%M").to_string()).or_default().push(e.id());
+            m += chrono::Duration::minutes(1);
+        }
+    }
+    covered
+}

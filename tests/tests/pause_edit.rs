@@ -414,20 +414,11 @@ async fn a_calendar_edit_declaring_today_a_holiday_stops_its_queued_and_racing_f
     Ok(())
 }
 
-/// The instants (HH:MM) covered by the job's executions with version `v`: each execution's own
-/// instant, or every minute of a batch's range.
+/// The minutes (HH:MM) covered by the job's executions with version `v`.
 fn covered_minutes(es: &[Execution], v: u64) -> Vec<String> {
-    let mut out = Vec::new();
-    for e in es.iter().filter(|e| e.def_version == v) {
-        let (a, b) = e.missed_range.unwrap_or((e.scheduled_at, e.scheduled_at));
-        let mut m = a;
-        while m <= b {
-            out.push(m.format("%H:%M").to_string());
-            m += chrono::Duration::minutes(1);
-        }
-    }
-    out.sort();
-    out
+    let of_v: Vec<Execution> = es.iter().filter(|e| e.def_version == v).cloned().collect();
+    let covered = sundial_tests::trigger::covered_minutes(&of_v);
+    covered.into_iter().flat_map(|(m, by)| std::iter::repeat_n(m, by.len())).collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -10,7 +10,7 @@ use sundial_core::store::jobs;
 use sundial_core::trigger::plan::CatchUpBudget;
 use sundial_core::trigger::scan::{CrashPoint, ScanOptions};
 use sundial_tests::trigger::{
-    at, create_job, definition, executions, queue_counts, queued, scan, scan_with_budget,
+    at, covered_minutes, create_job, definition, executions, queue_counts, queued, scan, scan_with_budget,
 };
 use sundial_tests::TestEnv;
 
@@ -426,15 +426,7 @@ async fn a_fire_once_replan_after_a_failed_scan_covers_each_missed_fire_once() -
     // THEN every fire from 10:02 (the first after the queued-ahead ones) to the end of the
     // 10:41 window is in exactly one execution: its own, or one batch's range
     let ex = executions(&env, "acme", "minutely").await?;
-    let mut covered: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for e in &ex {
-        let (a, b) = e.missed_range.unwrap_or((e.scheduled_at, e.scheduled_at));
-        let mut m = a;
-        while m <= b {
-            covered.entry(m.format("%H:%M").to_string()).or_default().push(e.id());
-            m += Duration::minutes(1);
-        }
-    }
+    let covered = covered_minutes(&ex);
     let twice: Vec<_> = covered.iter().filter(|(_, by)| by.len() > 1).collect();
     assert!(twice.is_empty(), "fires in more than one execution: {twice:?}");
     let minutes: Vec<String> = covered.keys().cloned().collect();
@@ -480,15 +472,7 @@ async fn a_fire_once_batch_never_covers_a_fire_that_has_its_own_execution() -> a
     // THEN every fire to the end of the 10:41 window is in exactly one execution: 10:29 in a
     // batch that stops before 10:30, which ran on its own, and the fires after 10:31 in another
     let ex = executions(&env, "acme", "minutely").await?;
-    let mut covered: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for e in &ex {
-        let (a, b) = e.missed_range.unwrap_or((e.scheduled_at, e.scheduled_at));
-        let mut m = a;
-        while m <= b {
-            covered.entry(m.format("%H:%M").to_string()).or_default().push(e.id());
-            m += Duration::minutes(1);
-        }
-    }
+    let covered = covered_minutes(&ex);
     let twice: Vec<_> = covered.iter().filter(|(_, by)| by.len() > 1).collect();
     assert!(twice.is_empty(), "fires in more than one execution: {twice:?}");
     let minutes: Vec<String> = covered.keys().cloned().collect();
