@@ -113,6 +113,46 @@ async fn forbid_skips_fires_that_come_while_a_run_is_going_and_says_why() -> any
     Ok(())
 }
 
+/// Runs the execution `e` once through worker `w`, delivered by its message.
+async fn deliver(
+    env: &TestEnv,
+    w: &sundial_core::execution::worker::Worker,
+    e: &sundial_core::model::Execution,
+) -> anyhow::Result<ExecKey> {
+    let key = fixtures::put_execution(env, e).await?;
+    let body = serde_json::to_string(&fixtures::message_of(e, Utc::now()))?;
+    w.handle("default", &body, &sundial_core::execution::worker::NoExtend, &CancellationToken::new()).await;
+    Ok(key)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_forbid_run_leaves_its_slot_to_the_next_fire_without_a_release_write() -> anyhow::Result<()> {
+    // GIVEN a FORBID job whose first fire ran to SUCCEEDED
+    let env = TestEnv::new("policy-forbid-next").await?;
+    let hook = WebhookServer::start(vec![Reply::Status(200), Reply::Status(200)]).await?;
+    let def = job(&hook.url("/run"), ConcurrencyPolicy::Forbid);
+    let (w, _) = fixtures::worker_with(&env, fixtures::settings("forbid-next"), Handlers::new())?;
+    let now = Utc::now();
+    let first = fixtures::ready_execution("acme", "daily", def.clone(), now - CDuration::seconds(2), now);
+    let k1 = deliver(&env, &w, &first).await?;
+    assert_eq!(fixtures::snapshot(&env, &k1).await?.exec.status, ExecStatus::Succeeded);
+    // THEN its finish wrote nothing to the slot: the finished run still names it (the next
+    // acquirer reads the holder's execution, finds it final and takes the slot over by CAS;
+    // FORBID never reads `released`)
+    let slot = slots::get_slot(&env.clients.ddb, &env.cfg.executions_table, &k1).await?;
+    assert_eq!(slot.holder, Some(k1.scheduled_ms), "{slot:?}");
+    // WHEN the next fire comes
+    let second = fixtures::ready_execution("acme", "daily", def, now - CDuration::seconds(1), now);
+    let k2 = deliver(&env, &w, &second).await?;
+    // THEN it runs (the finished holder does not block it) and holds the slot in turn
+    assert_eq!(fixtures::snapshot(&env, &k2).await?.exec.status, ExecStatus::Succeeded);
+    assert_eq!(hook.received().len(), 2);
+    let slot = slots::get_slot(&env.clients.ddb, &env.cfg.executions_table, &k2).await?;
+    assert_eq!(slot.holder, Some(k2.scheduled_ms), "{slot:?}");
+    env.cleanup().await;
+    Ok(())
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serialize_keeps_every_fire_and_runs_them_one_at_a_time_in_order() -> anyhow::Result<()> {
     // GIVEN a SERIALIZE job whose first run holds, with its fires' messages sent newest first
