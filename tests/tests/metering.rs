@@ -266,3 +266,55 @@ async fn a_sharded_fire_costs_a_few_requests_per_child() -> anyhow::Result<()> {
     env.cleanup().await;
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_strongly_consistent_read_is_priced_a_whole_unit_and_an_eventual_one_half() -> anyhow::Result<()> {
+    // GIVEN a small item, read through metered clients
+    use aws_sdk_dynamodb::types::AttributeValue as Av;
+    let env = TestEnv::new("meter-consistency").await?;
+    let table = env.cfg.executions_table.clone();
+    let key = |k: &str| (k.to_string(), Av::S("x".into()));
+    env.clients
+        .ddb
+        .put_item()
+        .table_name(&table)
+        .item("pk", Av::S("P#1".into()))
+        .item("sk", Av::S("x".into()))
+        .send()
+        .await?;
+    let meter = Meter::new(&env.cfg);
+    let ddb = meter.clients(&sundial_tests::sdk_config(), "reader").ddb;
+    let get = |consistent: bool| {
+        let (sk, v) = key("sk");
+        ddb.get_item()
+            .table_name(&table)
+            .key("pk", Av::S("P#1".into()))
+            .key(sk, v)
+            .consistent_read(consistent)
+    };
+    // WHEN it is read once strongly consistent
+    get(true).send().await?;
+    let strong = meter.snapshot().remove("reader").unwrap_or_default().read_units;
+    meter.reset();
+    // AND once eventually consistent, and queried both ways
+    get(false).send().await?;
+    let eventual = meter.snapshot().remove("reader").unwrap_or_default().read_units;
+    meter.reset();
+    let query = |consistent: bool| {
+        ddb.query()
+            .table_name(&table)
+            .key_condition_expression("pk = :p")
+            .expression_attribute_values(":p", Av::S("P#1".into()))
+            .consistent_read(consistent)
+    };
+    query(true).send().await?;
+    let strong_query = meter.snapshot().remove("reader").unwrap_or_default().read_units;
+    meter.reset();
+    query(false).send().await?;
+    let eventual_query = meter.snapshot().remove("reader").unwrap_or_default().read_units;
+    env.cleanup().await;
+    // THEN DynamoDB's rule: 1 unit per 4 KiB strongly consistent, half that eventually
+    assert_eq!((strong, eventual), (1.0, 0.5), "GetItem");
+    assert_eq!((strong_query, eventual_query), (1.0, 0.5), "Query");
+    Ok(())
+}
