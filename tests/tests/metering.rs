@@ -145,17 +145,16 @@ async fn a_resource_limit_costs_one_gate_read_and_two_gate_writes_per_execution_
         (b.read_units - a.read_units) / N as f64,
         (b.service_requests("sqs") as f64 - a.service_requests("sqs") as f64) / N as f64,
     );
-    // THEN each adds one read of the gate (½ RU) and two gate writes (join, leave:
-    // 1 WU each), plus the limit's read once per worker per 10 s (here: once for the ten), and
-    // no SQS request
+    // THEN each adds one strongly consistent read of the gate (1 RU) and two gate writes (join,
+    // leave: 1 WU each), plus the limit's read (eventually consistent, ½ RU) once per worker per
+    // 10 s (here: once for the ten), and no SQS request
     assert_eq!(
         b.requests.get("dynamodb:GetItem").copied().unwrap_or(0),
         a.requests.get("dynamodb:GetItem").copied().unwrap_or(0) + N as u64 + 1
     );
     assert_eq!(delta("dynamodb:UpdateItem"), 2.0);
     assert_eq!(b.write_units - a.write_units, 2.0 * N as f64);
-    // (both reads are eventually consistent, ½ RU each: the conditional join is what decides)
-    assert_eq!(b.read_units - a.read_units, 0.5 * N as f64 + 0.5);
+    assert_eq!(b.read_units - a.read_units, 1.0 * N as f64 + 0.5);
     assert_eq!(b.service_requests("sqs"), a.service_requests("sqs"));
 
     // WHEN one execution finds the resource full (another holds its only unit)

@@ -9,7 +9,7 @@ use aws_smithy_runtime_api::client::interceptors::context::{
 use aws_smithy_runtime_api::client::interceptors::Intercept;
 use aws_smithy_runtime_api::client::orchestrator::Metadata;
 use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
-use aws_smithy_types::config_bag::ConfigBag;
+use aws_smithy_types::config_bag::{ConfigBag, Storable, StoreReplace};
 use sundial_core::aws::Clients;
 
 /// What an instrumentation interceptor does: look at each request's typed input once the
@@ -22,8 +22,30 @@ pub trait Observer: std::fmt::Debug + Send + Sync + 'static {
     /// A request of operation `meta` with its typed `input`, before it is serialized.
     fn on_request(&self, meta: &Metadata, input: &Input);
 
-    /// A finished request (its output or error); nothing by default.
-    fn on_finish(&self, _context: &FinalizerInterceptorContextRef<'_>) {}
+    /// What of `input` [`Observer::on_finish`] needs: the typed input is gone once the request
+    /// is serialized, so whatever the finish prices by (a read's consistency) is noted here and
+    /// handed back. Nothing by default.
+    fn note(&self, _input: &Input) -> Option<Note> {
+        None
+    }
+
+    /// A finished request (its output or error) with the [`Observer::note`] taken of its input;
+    /// nothing by default.
+    fn on_finish(&self, _context: &FinalizerInterceptorContextRef<'_>, _note: Option<&Note>) {}
+}
+
+/// What an [`Observer`] noted of a request's input for its finish.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Note {
+    /// Whether a read asked for strong consistency, by table (`None`: the request did not say,
+    /// DynamoDB's default, eventually consistent).
+    pub consistent_read: Vec<(String, Option<bool>)>,
+    /// The index a query read, if any.
+    pub index: Option<String>,
+}
+
+impl Storable for Note {
+    type Storer = StoreReplace<Self>;
 }
 
 /// An [`Observer`] as an SDK interceptor.
@@ -46,6 +68,9 @@ impl<O: Observer> Intercept for Observe<O> {
         if let Some(meta) = cfg.load::<Metadata>() {
             self.0.on_request(meta, context.input());
         }
+        if let Some(note) = self.0.note(context.input()) {
+            cfg.interceptor_state().store_put(note);
+        }
         Ok(())
     }
 
@@ -53,9 +78,9 @@ impl<O: Observer> Intercept for Observe<O> {
         &self,
         context: &FinalizerInterceptorContextRef<'_>,
         _rc: &RuntimeComponents,
-        _cfg: &mut ConfigBag,
+        cfg: &mut ConfigBag,
     ) -> Result<(), BoxError> {
-        self.0.on_finish(context);
+        self.0.on_finish(context, cfg.load::<Note>());
         Ok(())
     }
 }

@@ -17,7 +17,7 @@
 //!   asked for a strongly consistent read; Query: the same over the summed size of the returned
 //!   items, at least one started 4 KiB.
 
-use crate::intercept::{Observe, Observer};
+use crate::intercept::{Note, Observe, Observer};
 use aws_sdk_dynamodb::types::AttributeValue;
 use aws_smithy_runtime_api::client::interceptors::context::{FinalizerInterceptorContextRef, Input};
 use aws_smithy_runtime_api::client::orchestrator::Metadata;
@@ -269,36 +269,55 @@ impl Observer for MeterInterceptor {
         });
     }
 
-    fn on_finish(&self, context: &FinalizerInterceptorContextRef<'_>) {
+    fn note(&self, input: &Input) -> Option<Note> {
+        use aws_sdk_dynamodb::operation as op;
+        let one = |table: Option<&str>, c: Option<bool>| vec![(table.unwrap_or_default().to_string(), c)];
+        Some(if let Some(g) = input.downcast_ref::<op::get_item::GetItemInput>() {
+            Note { consistent_read: one(g.table_name(), g.consistent_read()), index: None }
+        } else if let Some(q) = input.downcast_ref::<op::query::QueryInput>() {
+            Note {
+                consistent_read: one(q.table_name(), q.consistent_read()),
+                index: q.index_name().map(str::to_string),
+            }
+        } else if let Some(b) = input.downcast_ref::<op::batch_get_item::BatchGetItemInput>() {
+            let consistent_read = b
+                .request_items()
+                .into_iter()
+                .flatten()
+                .map(|(t, k)| (t.clone(), k.consistent_read()))
+                .collect();
+            Note { consistent_read, index: None }
+        } else {
+            return None;
+        })
+    }
+
+    fn on_finish(&self, context: &FinalizerInterceptorContextRef<'_>, note: Option<&Note>) {
         let Some(Ok(out)) = context.output_or_error() else { return };
         use aws_sdk_dynamodb::operation as op;
-        let input = context.input();
+        // The read's consistency, from the note taken of its input (gone by now).
+        let consistency = |table: Option<&str>| {
+            note.and_then(|n| {
+                n.consistent_read.iter().find(|(t, _)| table.is_none_or(|x| x == t)).and_then(|(_, c)| *c)
+            })
+        };
         let (r, kind) = if let Some(g) = out.downcast_ref::<op::get_item::GetItemOutput>() {
-            let consistent = input
-                .and_then(|i| i.downcast_ref::<op::get_item::GetItemInput>())
-                .and_then(|i| i.consistent_read());
             let kind = g.item().map(kind_of_item).unwrap_or("other");
             let units = g.item().map(|i| item_size(i).max(1).div_ceil(4096) as f64).unwrap_or(1.0);
-            (units * read_factor(consistent), kind.to_string())
+            (units * read_factor(consistency(None)), kind.to_string())
         } else if let Some(q) = out.downcast_ref::<op::query::QueryOutput>() {
             let bytes: usize = q.items().iter().map(item_size).sum();
-            let q_in = input.and_then(|i| i.downcast_ref::<op::query::QueryInput>());
-            let kind = q_in
-                .and_then(|q| q.index_name())
+            let kind = note
+                .and_then(|n| n.index.as_deref())
                 .map_or_else(|| "query".to_string(), |ix| format!("index:{ix}"));
-            let factor = read_factor(q_in.and_then(|q| q.consistent_read()));
+            let factor = read_factor(consistency(None));
             ((bytes.max(1).div_ceil(4096) as f64 * factor).max(factor), kind)
         } else if let Some(b) = out.downcast_ref::<op::batch_get_item::BatchGetItemOutput>() {
-            let b_in = input.and_then(|i| i.downcast_ref::<op::batch_get_item::BatchGetItemInput>());
             let mut units = 0.0;
             let mut kind = "other";
             for (table, items) in b.responses().into_iter().flatten() {
-                let consistent = b_in
-                    .and_then(|i| i.request_items())
-                    .and_then(|r| r.get(table))
-                    .and_then(|k| k.consistent_read());
                 units += items.iter().map(|i| item_size(i).max(1).div_ceil(4096) as f64).sum::<f64>()
-                    * read_factor(consistent);
+                    * read_factor(consistency(Some(table)));
                 kind = items.first().map(|i| kind_of_item(i)).unwrap_or(kind);
             }
             (units, kind.to_string())
