@@ -2,7 +2,8 @@
 //!
 //! **Per job** (`ALLOW` costs nothing): a job that is not `ALLOW` has one *slot* item next to its
 //! executions naming the execution that holds it and the latest execution that released it. An execution must hold the slot before its claim and keeps
-//! it through RETRY_WAIT until a final status; the finisher releases it. The slot has no lease of
+//! it through RETRY_WAIT until a final status; the finisher releases it (except under `FORBID`, see
+//! [`JobSlots::release`]). The slot has no lease of
 //! its own: when an acquirer finds it held, it reads the holder's execution, and a holder that is
 //! final (or gone) is stale and replaced by CAS. So a crash between a finish and its release
 //! heals itself, and a live holder stays live for exactly as long as its execution does.
@@ -144,9 +145,13 @@ impl JobSlots {
     }
 
     /// Releases the job's slot if `key` holds it (after a final status), recording `key` as the
-    /// latest released execution. A no-op for `ALLOW` jobs and for non-holders.
+    /// latest released execution. A no-op for non-holders, for `ALLOW` jobs (no slot) and for
+    /// `FORBID` jobs: their next acquirer reads the holder's execution, finds it final and takes
+    /// the slot over by CAS ([`JobSlots::admit`]), and FORBID never reads `released`, so the
+    /// release write (one unit a fire) would buy nothing. `SERIALIZE` and `REPLACE` release:
+    /// their waiters look at the slot, and `SERIALIZE` orders fires by `released`.
     pub async fn release(&self, key: &ExecKey, policy: ConcurrencyPolicy) -> Result<(), StoreError> {
-        if policy == ConcurrencyPolicy::Allow {
+        if matches!(policy, ConcurrencyPolicy::Allow | ConcurrencyPolicy::Forbid) {
             return Ok(());
         }
         slots::release_slot(self.store.client(), self.store.table(), key).await
