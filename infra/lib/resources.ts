@@ -93,6 +93,7 @@ export interface EnvNames {
   readonly skewMarginMs: string;
   readonly maxTotalRunSecs: string;
   readonly tenantMaxRunning: string;
+  readonly workerCapacity: string;
   readonly devLoopbackTargets: string;
   readonly privateTargetCidrs: string;
   readonly tenantTargets: string;

@@ -508,6 +508,10 @@ const TICK_TIMEOUT = Duration.seconds(30);
 const SCAN_TIMEOUT = Duration.seconds(60);
 /** Fargate's longest wait between SIGTERM and SIGKILL. */
 const ECS_STOP_TIMEOUT = Duration.seconds(120);
+/** Records in one worker invocation (the SQS event sources' batch size). */
+const LAMBDA_BATCH_SIZE = 10;
+/** ECS deployments start the new tasks before the old ones stop: up to twice the tasks. */
+const ECS_MAX_HEALTHY_PERCENT = 200;
 /** The tag that names a target's tenant, and the session tag of the tenant access role (docs/tenancy.md). */
 export const TENANT_TAG_KEY = 'sundial-tenant';
 /** Marker in the committed placeholder assets. */
@@ -799,7 +803,7 @@ export class SundialScheduler extends Construct {
         }
         worker.addEventSource(
           new SqsEventSource(q.queue, {
-            batchSize: 10,
+            batchSize: LAMBDA_BATCH_SIZE,
             reportBatchItemFailures: true,
             maxConcurrency,
             ...(batchingWindow && batchingWindow.toSeconds() > 0 ? { maxBatchingWindow: batchingWindow } : {}),
@@ -812,7 +816,7 @@ export class SundialScheduler extends Construct {
           throw new Error(`pool ${q.p.name}: lowMaxConcurrency must be 2-1000 (SQS event source limit)`);
         }
         worker.addEventSource(
-          new SqsEventSource(q.lowQueue, { batchSize: 10, reportBatchItemFailures: true, maxConcurrency: lowMaxConcurrency }),
+          new SqsEventSource(q.lowQueue, { batchSize: LAMBDA_BATCH_SIZE, reportBatchItemFailures: true, maxConcurrency: lowMaxConcurrency }),
         );
         pool = { name: q.p.name, kind: 'lambda', queue: q.queue, lowQueue: q.lowQueue, dlq: q.dlq, runTimeout: q.runTimeout, worker, role: worker.role! };
       } else {
@@ -1087,6 +1091,23 @@ export class SundialScheduler extends Construct {
     return this.encryptionKey?.grant(grantee, 'kms:Decrypt', 'kms:Encrypt', 'kms:GenerateDataKey', 'kms:DescribeKey');
   }
 
+  /**
+   * The most executions all the stack's workers can run at once (`SUNDIAL_WORKER_CAPACITY`):
+   * each Lambda pool's event sources (main and low lane) at their maximum concurrency with a
+   * full batch of 10, and each ECS pool's most tasks × slots, doubled because a deployment
+   * starts the new tasks before the old ones stop (`maxHealthyPercent` 200). A tenant whose
+   * running limit is at least this is never gated: the workers cannot exceed it.
+   */
+  private workerCapacity(poolProps: PoolProps[]): number {
+    const d = resources().defaults;
+    return poolProps.reduce((sum, p) => {
+      if ((p.kind ?? 'lambda') === 'lambda') {
+        return sum + ((p.maxConcurrency ?? 10) + (p.lowMaxConcurrency ?? 2)) * LAMBDA_BATCH_SIZE;
+      }
+      return sum + (p.maxConcurrency ?? 1) * (ECS_MAX_HEALTHY_PERCENT / 100) * (p.slots ?? d.workerSlots);
+    }, 0);
+  }
+
   /** The value of every setting that is the same on all functions, validated at synth. */
   private settingValues(props: SundialSchedulerProps, poolProps: PoolProps[]): Partial<Record<SettingName, string>> {
     const r = resources();
@@ -1131,6 +1152,7 @@ export class SundialScheduler extends Construct {
       // Empty = unset: the budget is the job's maxAttempts × timeoutSecs, no tenant limit.
       maxTotalRunSecs: w.maxTotalRun !== undefined ? int('workers.maxTotalRun (seconds)', w.maxTotalRun.toSeconds(), 1, 10_000_000) : '',
       tenantMaxRunning: tenantLimits,
+      workerCapacity: String(this.workerCapacity(poolProps)),
       privateTargetCidrs: (props.privateTargetCidrs ?? []).map((c) => {
         // The syntax only (the workers parse it again and fail to start on a bad one).
         if (!/^[0-9A-Fa-f:.]+(\/\d{1,3})?$/.test(c)) throw new Error(`privateTargetCidrs: ${JSON.stringify(c)} is not an IP network`);
@@ -1487,6 +1509,7 @@ export class SundialScheduler extends Construct {
       vpcSubnets: publicOnly ? { subnetType: ec2.SubnetType.PUBLIC } : undefined,
       circuitBreaker: { rollback: true },
       minHealthyPercent: 100,
+      maxHealthyPercent: ECS_MAX_HEALTHY_PERCENT,
     });
     if (maxTasks > minTasks) {
       service

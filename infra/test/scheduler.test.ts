@@ -798,6 +798,12 @@ describe('settings', () => {
     }
     assert.equal(ecsEnv()[e.workerSlots], '32');
     assert.equal(ecsEnv()[e.shutdownGraceSecs], '60');
+    // The stack's worker capacity, on every worker: the Lambda pool's event sources at their
+    // maximum concurrency (10 + low lane 2) × 10, and the ECS pool's one task × 2 (deployments
+    // overlap, maxHealthyPercent 200) × 32 slots
+    for (const v of [lambdaWorker, ecsEnv()]) assert.equal(v[e.workerCapacity], String(12 * 10 + 1 * 2 * 32));
+    const [svc] = Object.values(b.template.findResources('AWS::ECS::Service'));
+    assert.equal(svc.Properties.DeploymentConfiguration.MaximumPercent, 200);
     assert.equal(long.kind, 'ecs');
   });
 

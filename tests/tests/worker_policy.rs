@@ -309,6 +309,40 @@ async fn a_tenant_limit_holds_further_executions_until_one_finishes() -> anyhow:
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tenant_whose_limit_the_workers_cannot_exceed_runs_without_a_gate_entry() -> anyhow::Result<()> {
+    // GIVEN a stack whose workers run at most 4 executions at once, a tenant limited to 4 (the
+    // workers cannot exceed it) and one limited to 3 (they could), each with a running execution
+    let env = TestEnv::new("tenant-capacity").await?;
+    let gate = Arc::new(Notify::new());
+    let hook = WebhookServer::start(vec![Reply::Hold(gate.clone()), Reply::Hold(gate.clone())]).await?;
+    let now = Utc::now();
+    let def = fixtures::http_definition(&hook.url("/run"));
+    let big = fixtures::create_ready(&env, "big", "job", def.clone(), now).await?;
+    let small = fixtures::create_ready(&env, "small", "job", def, now).await?;
+    let mut settings = fixtures::settings("capacity");
+    settings.tenant_limits =
+        sundial_core::execution::policy::TenantLimits::parse("big=4,small=3").map_err(anyhow::Error::msg)?;
+    settings.worker_capacity = Some(4);
+    let (w, _) = fixtures::worker_with(&env, settings, Handlers::new())?;
+    let (stop, poller) = fixtures::spawn_poller(w, 4);
+    hook.wait_requests(2, WITHIN).await?;
+
+    // THEN while both run, only the tenant whose limit is below the capacity is in its gate
+    let gates = TenantGate::new(env.clients.ddb.clone(), env.cfg.executions_table.clone());
+    let at = Utc::now().timestamp_millis();
+    assert_eq!(gates.running("small", 3, at).await?, vec![small.id()]);
+    assert!(gates.running("big", 4, at).await?.is_empty(), "no gate entry for a limit ≥ the capacity");
+    // AND both finish
+    gate.notify_waiters();
+    let statuses = all_final(&env, &[big, small]).await?;
+    stop.cancel();
+    poller.await??;
+    assert_eq!(statuses, vec![ExecStatus::Succeeded; 2]);
+    env.cleanup().await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancelling_a_ready_execution_stops_it_from_running() -> anyhow::Result<()> {
     // GIVEN a READY execution with its message in the queue
     let env = TestEnv::new("cancel-ready").await?;

@@ -136,6 +136,11 @@ pub struct WorkerSettings {
     pub max_total_run_ms: Option<i64>,
     /// Per-tenant running limits.
     pub tenant_limits: TenantLimits,
+    /// The most executions every worker of the stack can run at once (`SUNDIAL_WORKER_CAPACITY`:
+    /// the CDK sums each pool's event-source maximum concurrency × batch size, and each ECS
+    /// pool's most tasks × slots); `None` when unknown (unbounded). A tenant whose limit is at
+    /// least this can never be refused, so its gate is not written ([`Self::tenant_gate_limit`]).
+    pub worker_capacity: Option<u32>,
     /// How long a handler may take to stop after its cancellation token fires (ms).
     pub cancel_grace_ms: i64,
     /// The roles outbound calls are made with, per tenant (`docs/tenancy.md`).
@@ -155,6 +160,7 @@ impl WorkerSettings {
             early_hold_ms: 1_500,
             max_total_run_ms: None,
             tenant_limits: TenantLimits::default(),
+            worker_capacity: None,
             cancel_grace_ms: 2_000,
             tenant_roles: Default::default(),
         }
@@ -163,6 +169,20 @@ impl WorkerSettings {
     /// Reads the settings from the environment (all optional).
     pub fn from_env() -> Result<Self, ConfigError> {
         Self::from_lookup(process_env)
+    }
+
+    /// The running limit `tenant`'s executions must be admitted under, or `None` when nothing
+    /// needs admitting: the tenant has no limit, or its limit is at least
+    /// [`Self::worker_capacity`], so the stack's workers together cannot run more of its
+    /// executions than the limit allows and the gate could never refuse (its two writes a fire
+    /// would buy nothing). Exact as long as the capacity is: the CDK derives it from the same
+    /// event-source and service settings it deploys.
+    pub fn tenant_gate_limit(&self, tenant: &str) -> Option<u32> {
+        let limit = self.tenant_limits.of(tenant)?;
+        match self.worker_capacity {
+            Some(capacity) if limit >= capacity => None,
+            _ => Some(limit),
+        }
     }
 
     /// [`WorkerSettings::from_env`] with an injected lookup.
@@ -194,6 +214,9 @@ impl WorkerSettings {
         }
         if let Some(v) = int(&n.max_total_run_secs, 1, 10_000_000)? {
             s.max_total_run_ms = Some(v * 1000);
+        }
+        if let Some(v) = int(&n.worker_capacity, 1, i64::from(u32::MAX))? {
+            s.worker_capacity = u32::try_from(v).ok();
         }
         let nonempty = |name: &str| get(name).filter(|v| !v.trim().is_empty());
         s.tenant_roles.shared = match nonempty(&n.tenant_role_arn) {
@@ -691,6 +714,30 @@ mod tests {
         assert_eq!((s.lease_ms, s.worker_id.as_str(), s.pool.as_str()), (4_000, "w1", "slow"));
         assert_eq!(s.tenant_limits.of("any"), Some(3));
         assert_eq!(s.visibility_secs(), 6);
+        let env: HashMap<String, String> = [(n.worker_capacity.clone(), "0".into())].into();
+        let e = WorkerSettings::from_lookup(lookup(&env)).err();
+        assert!(
+            matches!(e, Some(ConfigError::Invalid { ref name, .. }) if *name == n.worker_capacity),
+            "{e:?}"
+        );
+    }
+
+    #[test]
+    fn a_tenant_limit_the_workers_cannot_exceed_needs_no_gate() {
+        let n = names();
+        let env: HashMap<String, String> = [
+            (n.tenant_max_running.clone(), "500,small=20,big=5000".into()),
+            (n.worker_capacity.clone(), "500".into()),
+        ]
+        .into();
+        let s = WorkerSettings::from_lookup(lookup(&env)).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(s.worker_capacity, Some(500));
+        // at or above the capacity: never refused, no gate; below it: the gate
+        assert_eq!(s.tenant_gate_limit("any"), None);
+        assert_eq!(s.tenant_gate_limit("big"), None);
+        assert_eq!(s.tenant_gate_limit("small"), Some(20));
+        let s = WorkerSettings { worker_capacity: Some(501), ..s };
+        assert_eq!(s.tenant_gate_limit("any"), Some(500));
     }
 
     #[test]
@@ -705,6 +752,7 @@ mod tests {
         // Security review 2026-12 M1: a deployment caps every tenant's running executions
         // unless told otherwise (it was unlimited when unset).
         assert_eq!(w.tenant_limits.of("t"), Some(500));
+        assert_eq!((w.worker_capacity, w.tenant_gate_limit("t")), (None, Some(500)));
         assert!(!w.worker_id.is_empty());
         let t = TickSettings::from_lookup(none).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(

@@ -149,6 +149,8 @@ pub struct EnvNames {
     pub max_total_run_secs: String,
     /// Per-tenant running limits.
     pub tenant_max_running: String,
+    /// The most executions all the stack's workers can run at once (worker).
+    pub worker_capacity: String,
     /// The stack's tenant access role, assumed with the tenant's session tag for every outbound
     /// call (worker).
     pub tenant_role_arn: String,

@@ -213,7 +213,8 @@ impl Worker {
         lease_until: i64,
     ) -> Phase<Option<u32>> {
         let key = &d.key;
-        let Some(limit) = self.settings.tenant_limits.of(&key.tenant) else {
+        // No limit, or one the stack's workers cannot exceed: nothing to admit, nothing written.
+        let Some(limit) = self.settings.tenant_gate_limit(&key.tenant) else {
             return Ok(ControlFlow::Continue(None));
         };
         let entry = Holds::tenant_entry(key, admission);
