@@ -99,7 +99,7 @@ pub fn render_explain(c: &Costs, r: &Report, prices: &Prices) -> String {
 fn applied(s: &crate::Scenario, kind: ItemKind) -> f64 {
     match kind {
         ItemKind::Slot => s.forbid_share,
-        ItemKind::TenantGate if !s.tenant_limits => 0.0,
+        ItemKind::TenantGate => s.gate_share(),
         ItemKind::Watermark => 0.0,
         _ => 1.0,
     }

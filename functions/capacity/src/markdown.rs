@@ -131,6 +131,23 @@ fn scenario_rows(reports: &[Report]) -> Vec<Row> {
             format!("{} ({})", r.scenario.executions_tables, r.min_executions_tables)
         }),
         row("tenant gate shards", reports, |r| num(f64::from(r.scenario.tenant_gate_shards))),
+        row("worker capacity (executions at once: max concurrency × batch)", reports, |r| {
+            num(r.scenario.worker_capacity())
+        }),
+        row("tenant running gate (share of fires that write it)", reports, |r| {
+            let (limit, capacity) = (r.scenario.tenant_max_running, r.scenario.worker_capacity());
+            match r.scenario.tenant_limits {
+                false => "off (no tenant limits)".to_string(),
+                true => format!(
+                    "{} (limit {}, largest tenant {}; capacity {})",
+                    pct(r.scenario.gate_share()),
+                    num(f64::from(limit)),
+                    num(f64::from(r.scenario.top_tenant_limit())),
+                    num(capacity)
+                ),
+            }
+        }),
+        row("largest tenant running at the peak", reports, |r| num(r.scenario.top_tenant_running())),
     ]
 }
 

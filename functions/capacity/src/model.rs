@@ -63,7 +63,7 @@ fn mixed(s: &Scenario, c: &Costs, units: impl Fn(&ClassCost) -> f64) -> f64 {
 fn applied_share(s: &Scenario, kind: ItemKind) -> f64 {
     match kind {
         ItemKind::Slot => s.forbid_share,
-        ItemKind::TenantGate if !s.tenant_limits => 0.0,
+        ItemKind::TenantGate => s.gate_share(),
         ItemKind::Watermark => 0.0,
         _ => 1.0,
     }

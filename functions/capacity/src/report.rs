@@ -326,6 +326,9 @@ pub enum Check {
     ScanDuration,
     /// Lambda concurrency over the account quota.
     LambdaConcurrency,
+    /// The largest tenant needs more executions running at the peak than its running limit
+    /// admits: its fires would wait behind its gate and start late.
+    TenantLimit,
 }
 
 /// A knob [`fit`](fn@crate::fit) can turn.

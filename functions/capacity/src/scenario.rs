@@ -53,8 +53,21 @@ pub struct Scenario {
     pub tenants: u64,
     /// Share of all fires that belong to the largest tenant.
     pub top_tenant_share: f64,
-    /// Whether tenant concurrency limits are on (every tenant's fires then touch its gate).
+    /// Whether tenant running limits are on (`tenantMaxRunning`: the deployment's default is on,
+    /// 500 a tenant). A tenant's fires touch its gate only when its limit is below the stack's
+    /// worker capacity ([`Scenario::gate_applies`]).
     pub tenant_limits: bool,
+    /// Every tenant's running limit (the code's default: 500).
+    #[serde(default = "d_tenant_max_running")]
+    pub tenant_max_running: u32,
+    /// The largest tenant's own limit, when it has one (`tenantMaxRunning.tenants`).
+    #[serde(default)]
+    pub top_tenant_max_running: Option<u32>,
+    /// The worker pool's event-source maximum concurrency as a multiple of the peak's need
+    /// (Little's law: peak fires ÷ batch × invocation time); the stack's worker capacity is
+    /// that concurrency × the batch size.
+    #[serde(default = "d_worker_concurrency_headroom")]
+    pub worker_concurrency_headroom: f64,
     /// Items the running gate of one tenant is split into (knob).
     pub tenant_gate_shards: u32,
     /// Share of fires from jobs with concurrency policy FORBID (they use a slot item).
@@ -103,6 +116,9 @@ impl Scenario {
             tenants: 10_000,
             top_tenant_share: 0.1,
             tenant_limits: true,
+            tenant_max_running: d_tenant_max_running(),
+            top_tenant_max_running: None,
+            worker_concurrency_headroom: d_worker_concurrency_headroom(),
             tenant_gate_shards: 1,
             forbid_share: 0.5,
             worker_batch_size: 10,
@@ -126,8 +142,49 @@ impl Scenario {
             schedules: 1_000_000_000,
             peak_fires_per_sec: 100_000.0,
             mean_fires_per_sec: 20_000.0,
+            // its largest tenant runs 2,000 at the peak: above the default limit of 500
+            top_tenant_max_running: Some(2_000),
             ..Scenario::eventbridge_default()
         }
+    }
+
+    /// Worker invocations running at once at the peak (Little's law).
+    pub fn peak_worker_concurrency(&self) -> f64 {
+        self.peak_fires_per_sec / f64::from(self.worker_batch_size.max(1)) * self.worker_mean_duration_ms
+            / 1000.0
+    }
+
+    /// The most executions the stack's workers can run at once (`SUNDIAL_WORKER_CAPACITY`, which
+    /// the CDK derives from the pools): the event source's maximum concurrency
+    /// (`worker_concurrency_headroom` × the peak's need, at least 2, the event source's minimum)
+    /// × the batch size.
+    pub fn worker_capacity(&self) -> f64 {
+        let max_concurrency =
+            (self.peak_worker_concurrency() * self.worker_concurrency_headroom).ceil().max(2.0);
+        max_concurrency * f64::from(self.worker_batch_size.max(1))
+    }
+
+    /// The largest tenant's running limit.
+    pub fn top_tenant_limit(&self) -> u32 {
+        self.top_tenant_max_running.unwrap_or(self.tenant_max_running)
+    }
+
+    /// Share of fires that pay the tenant running gate: those of tenants whose limit is below
+    /// the stack's worker capacity (a limit at or above it cannot refuse, so the worker does not
+    /// write the gate); 0 with limits off.
+    pub fn gate_share(&self) -> f64 {
+        if !self.tenant_limits {
+            return 0.0;
+        }
+        let gated = |limit: u32| if f64::from(limit) < self.worker_capacity() { 1.0 } else { 0.0 };
+        self.top_tenant_share * gated(self.top_tenant_limit())
+            + (1.0 - self.top_tenant_share) * gated(self.tenant_max_running)
+    }
+
+    /// Executions of the largest tenant running at once at the peak (its share of the fires ×
+    /// the time one run holds a worker).
+    pub fn top_tenant_running(&self) -> f64 {
+        self.peak_fires_per_sec * self.top_tenant_share * self.worker_mean_duration_ms / 1000.0
     }
 
     /// Mean days an execution item is stored: the succeeded tier and the audit tier, weighted.
@@ -166,6 +223,9 @@ impl Scenario {
         }
         check_positive("scanFiresPerSecPerInvocation", self.scan_fires_per_sec_per_invocation)?;
         check_non_negative("workerMeanDurationMs", self.worker_mean_duration_ms)?;
+        if self.worker_concurrency_headroom < 1.0 || !self.worker_concurrency_headroom.is_finite() {
+            return Err("workerConcurrencyHeadroom must be at least 1".to_string());
+        }
         check_positive("workerMemoryMb", self.worker_memory_mb)?;
         check_positive("tickMemoryMb", self.tick_memory_mb)?;
         check_non_negative("retentionDays", self.retention_days)?;
@@ -202,6 +262,8 @@ impl Scenario {
             ("executionsTables", self.executions_tables),
             ("tenantGateShards", self.tenant_gate_shards),
             ("workerBatchSize", self.worker_batch_size),
+            ("tenantMaxRunning", self.tenant_max_running),
+            ("topTenantMaxRunning", self.top_tenant_max_running.unwrap_or(1)),
         ];
         match knobs.iter().find(|(_, value)| *value == 0) {
             Some((name, _)) => Err(format!("{name} must be at least 1")),
@@ -214,6 +276,16 @@ impl Scenario {
 /// fan-out children are rare in the typical mix).
 fn d_audit_share() -> f64 {
     0.02
+}
+
+/// The code's default tenant running limit (`resources.json` `defaults.tenantMaxRunning`).
+fn d_tenant_max_running() -> u32 {
+    500
+}
+
+/// Event-source maximum concurrency at twice the peak's need.
+fn d_worker_concurrency_headroom() -> f64 {
+    2.0
 }
 
 /// The audit tier: 90 days.

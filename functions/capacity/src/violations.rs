@@ -22,6 +22,7 @@ impl Report {
         );
         found.extend(self.scan_violation());
         found.extend(self.lambda_violation());
+        found.extend(self.tenant_limit_violation());
         found
     }
 
@@ -181,6 +182,27 @@ impl Report {
             num(l.total_concurrency.ceil())
         );
         Some(Violation { check: Check::LambdaConcurrency, what, fix, knob: None })
+    }
+}
+
+impl Report {
+    /// The largest tenant's running executions at the peak against its limit.
+    fn tenant_limit_violation(&self) -> Option<Violation> {
+        let s = &self.scenario;
+        let need = s.top_tenant_running();
+        if !s.tenant_limits || !over(need, f64::from(s.top_tenant_limit())) {
+            return None;
+        }
+        let what = format!(
+            "largest tenant: {} executions running at the peak > its running limit {}",
+            num(need),
+            num(f64::from(s.top_tenant_limit()))
+        );
+        let fix = format!(
+            "give it a limit ≥ {} (workers.tenantMaxRunning.tenants), or its fires start late",
+            num(need.ceil())
+        );
+        Some(Violation { check: Check::TenantLimit, what, fix, knob: None })
     }
 }
 

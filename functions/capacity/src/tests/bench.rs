@@ -109,7 +109,8 @@ fn from_bench_rejects_malformed_documents() {
 #[test]
 fn bench_costs_drive_the_model_without_watermark_or_measured_invocations() {
     let c = bench_costs();
-    let s = Scenario::eventbridge_default();
+    // (a tenant limit of 100, below the stack's worker capacity of 400: the gate is paid)
+    let s = Scenario { tenant_max_running: 100, ..Scenario::eventbridge_default() };
     let r = model(&s, &c, &Limits::aws_default(), &Prices::us_east_1());
     // Jobs table writes: bucket 0.2 × (job 1 + due 2 + other 1.75); the measured watermark
     // units (0.0016 and 0.5) are not counted, only shards / 60.

@@ -41,7 +41,7 @@ fn fit_raises_open_parts_to_the_minimum() {
 #[test]
 fn fit_raises_tenant_gate_shards_to_the_minimum() {
     // 1,000 fires/s × 0.5 × 2 units = 1,000 WCU/s: at the limit, not over it.
-    let s = Scenario { top_tenant_share: 0.5, ..Scenario::eventbridge_default() };
+    let s = Scenario { top_tenant_share: 0.5, tenant_max_running: 200, ..Scenario::eventbridge_default() };
     let at = run(&s);
     close(peak(&at, PartitionKind::TenantGate), 1_000.0);
     assert!(at.violations().is_empty(), "{:?}", at.violations());

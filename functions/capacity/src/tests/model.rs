@@ -127,7 +127,8 @@ fn small_scenario_monthly_cost_is_exact() {
 
 #[test]
 fn doubling_peak_doubles_table_load() {
-    let base = Scenario::eventbridge_default();
+    // (a tenant limit below the capacity of both, so both pay the gate)
+    let base = Scenario { tenant_max_running: 50, ..Scenario::eventbridge_default() };
     let double = Scenario { peak_fires_per_sec: 2_000.0, ..base.clone() };
     let (a, b) = (run(&base), run(&double));
     let watermarks = 4096.0 / 60.0;
@@ -189,12 +190,21 @@ fn eventbridge_default_fits_without_violations() {
     close(r.per_fire.jobs_table_writes, 0.6);
     close(r.jobs_table.peak_wcu, 1_000.0 * 0.6 + 4096.0 / 60.0);
     close(r.jobs_table.peak_rcu, 500.0);
-    // Executions: execution 3 + open 0.2 × 2 + slot 0.5 × 2 + gate 2 = 6.4;
+    // Executions: execution 3 + open 0.2 × 2 + slot 0.5 × 2 = 4.4, and no gate: the workers'
+    // capacity (20 invocations at the peak × 2 headroom × 10 a batch = 400) is below the default
+    // tenant limit of 500, so no tenant can be refused and the worker writes no gate;
     // reads 0.8 × 1.5 + 0.2 × 1 = 1.4.
-    close(r.executions_table.peak_wcu, 6_400.0);
+    close(r.scenario.worker_capacity(), 400.0);
+    close(r.scenario.gate_share(), 0.0);
+    close(r.executions_table.peak_wcu, 4_400.0);
     close(r.executions_table.peak_rcu, 1_400.0);
     close(peak(&r, PartitionKind::OpenIndex), 25.0);
-    close(peak(&r, PartitionKind::TenantGate), 200.0);
+    close(peak(&r, PartitionKind::TenantGate), 0.0);
+    // With a limit below the capacity the gate is paid: 2 writes a fire, 200 WCU/s on the
+    // largest tenant's gate item.
+    let limited = run(&Scenario { tenant_max_running: 100, ..Scenario::eventbridge_default() });
+    close(limited.executions_table.peak_wcu, 6_400.0);
+    close(peak(&limited, PartitionKind::TenantGate), 200.0);
     close(peak(&r, PartitionKind::DueBucketWrites), 60_000.0 * 0.2 / 4096.0 * 2.0);
     let job_read = 1_000.0 / 4096.0 * 0.5;
     close(peak(&r, PartitionKind::DailyReads), 60_000.0 * 0.7 / 4096.0 * job_read);
@@ -246,4 +256,27 @@ fn billion_flags_every_passed_limit() {
     assert_eq!(scan.fix, "shards_per_scan ≤ 20");
     assert!(violation(&r, Check::ExecutionsTableWrites).fix.starts_with("executions_tables ≥ 20"));
     assert_eq!(violation(&r, Check::LambdaConcurrency).knob, None);
+}
+
+#[test]
+fn the_gate_is_paid_only_by_tenants_whose_limit_is_below_the_worker_capacity() {
+    // 10 million: 20 invocations at the peak × 2 × 10 a batch = 400 executions at once
+    let s = Scenario::eventbridge_default();
+    close(s.worker_capacity(), 400.0);
+    close(s.gate_share(), 0.0);
+    // a default limit below the capacity gates every fire; the largest tenant (10 %) given a
+    // limit at the capacity is not gated
+    let below = Scenario { tenant_max_running: 399, ..s.clone() };
+    close(below.gate_share(), 1.0);
+    close(Scenario { top_tenant_max_running: Some(400), ..below.clone() }.gate_share(), 0.9);
+    close(Scenario { tenant_limits: false, ..below }.gate_share(), 0.0);
+    // 1 billion: 40,000 at once, so every tenant is gated; its largest tenant runs 2,000 at the
+    // peak, which its own limit admits (the default 500 would not: a violation)
+    let b = Scenario::billion();
+    close(b.worker_capacity(), 40_000.0);
+    close(b.gate_share(), 1.0);
+    close(b.top_tenant_running(), 2_000.0);
+    assert!(!run(&b).violations().iter().any(|v| v.check == Check::TenantLimit));
+    let v = violation(&run(&Scenario { top_tenant_max_running: None, ..b }), Check::TenantLimit);
+    assert!(v.what.contains("2,000") && v.what.contains("500"), "{}", v.what);
 }
