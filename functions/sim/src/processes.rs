@@ -345,16 +345,19 @@ async fn act(
             });
             let v = v.unwrap_or(0);
             version = Some(v);
-            let s = schedule.unwrap_or_else(|| {
-                crate::workload::SCHEDULES
-                    .iter()
-                    .position(|(e, z)| *e == plan.def.schedule.expression && *z == plan.def.schedule.timezone)
-                    .unwrap_or(0)
-            });
             let _ = k;
-            let def = crate::workload::definition(sh.seed, job as u64, s, v, w.start_ms, w.end_ms);
             match control::jobs::get(ctl, &who, &plan.job_id).await {
                 Ok(cur) => {
+                    // An edit that does not change the schedule keeps the one the job has now
+                    // (an earlier edit's), not the workload's first: the invariants expect that.
+                    let current = &cur.definition.schedule;
+                    let s = schedule.unwrap_or_else(|| {
+                        crate::workload::SCHEDULES
+                            .iter()
+                            .position(|(e, z)| *e == current.expression && *z == current.timezone)
+                            .unwrap_or(0)
+                    });
+                    let def = crate::workload::definition(sh.seed, job as u64, s, v, w.start_ms, w.end_ms);
                     control::jobs::update(ctl, &who, &plan.job_id, cur.version, def, now).await.is_ok()
                 }
                 Err(_) => false,
