@@ -153,6 +153,111 @@ async fn a_forbid_run_leaves_its_slot_to_the_next_fire_without_a_release_write()
     Ok(())
 }
 
+/// The body and delay of every message a worker sends.
+#[derive(Debug, Clone, Default)]
+struct Sends(Arc<std::sync::Mutex<Vec<(serde_json::Value, i32)>>>);
+
+impl sundial_testkit::intercept::Observer for Sends {
+    const NAME: &'static str = "SendsRecorder";
+
+    fn on_request(
+        &self,
+        _meta: &aws_smithy_runtime_api::client::orchestrator::Metadata,
+        input: &aws_smithy_runtime_api::client::interceptors::context::Input,
+    ) {
+        use aws_sdk_sqs::operation::send_message_batch::SendMessageBatchInput;
+        let Some(i) = input.downcast_ref::<SendMessageBatchInput>() else { return };
+        let mut seen = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        for e in i.entries() {
+            let body = serde_json::from_str(e.message_body()).unwrap_or_default();
+            seen.push((body, e.delay_seconds().unwrap_or(0)));
+        }
+    }
+}
+
+impl Sends {
+    /// The (delay, wait generation) of each message sent for the fire scheduled at `ms`.
+    fn of(&self, ms: i64) -> Vec<(i32, u64)> {
+        let seen = self.0.lock().map(|g| g.clone()).unwrap_or_default();
+        seen.iter()
+            .filter(|(b, _)| b["s"].as_i64() == Some(ms))
+            .map(|(b, d)| (*d, b["g"].as_u64().unwrap_or(0)))
+            .collect()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_serialize_fire_is_woken_by_the_release_instead_of_polling_every_two_seconds() -> anyhow::Result<()>
+{
+    // GIVEN a SERIALIZE job whose fire A runs (its webhook holds it) and a later fire B, both
+    // due, through a worker whose sends are recorded
+    let env = TestEnv::new("policy-serial-wake").await?;
+    let gate = Arc::new(Notify::new());
+    let hook = WebhookServer::start(vec![Reply::Hold(gate.clone()), Reply::Status(200)]).await?;
+    let def = job(&hook.url("/run"), ConcurrencyPolicy::Serialize);
+    let sends = Sends::default();
+    let seen = sends.clone();
+    let clients = sundial_testkit::intercept::with_interceptors(env.clients.clone(), move |_| {
+        sundial_testkit::intercept::Observe(seen.clone())
+    });
+    let (w, _) =
+        fixtures::worker_with_clients(&env, fixtures::settings("serial-wake"), Handlers::new(), &clients)?;
+    let now = Utc::now();
+    let a = fixtures::ready_execution("acme", "serial", def.clone(), now - CDuration::seconds(2), now);
+    let b = fixtures::ready_execution("acme", "serial", def, now - CDuration::seconds(1), now);
+    let kb = fixtures::put_execution(&env, &b).await?;
+    let ka = fixtures::put_execution(&env, &a).await?;
+    let body_a = serde_json::to_string(&fixtures::message_of(&a, Utc::now()))?;
+    let wa = w.clone();
+    let run_a = tokio::spawn(async move {
+        wa.handle("default", &body_a, &sundial_core::execution::worker::NoExtend, &CancellationToken::new())
+            .await
+    });
+    hook.wait_requests(1, WITHIN).await?;
+
+    // WHEN B is delivered while A holds the slot
+    deliver_message(&w, &b).await?;
+    // THEN B waits (still READY) and its copy comes back only after the backstop (30 s), not
+    // in 2 s: a waiting fire no longer polls
+    assert_eq!(fixtures::snapshot(&env, &kb).await?.exec.status, ExecStatus::Ready);
+    let waits = sends.of(kb.scheduled_ms);
+    assert_eq!(waits.len(), 1, "{waits:?}");
+    assert!(waits[0].0 >= 25, "the waiting copy is delayed {} s", waits[0].0);
+
+    // WHEN A finishes
+    gate.notify_waiters();
+    run_a.await?;
+    assert_eq!(fixtures::snapshot(&env, &ka).await?.exec.status, ExecStatus::Succeeded);
+    // THEN its release woke B: a copy sent at once, of a newer wait generation, so the older
+    // waiting copy drops itself when it comes back
+    let after = sends.of(kb.scheduled_ms);
+    assert_eq!(after.len(), 2, "{after:?}");
+    let (delay, gen) = after[1];
+    assert_eq!(delay, 0);
+    assert!(gen > waits[0].1, "wake generation {gen} vs waiting copy {}", waits[0].1);
+    assert_eq!(fixtures::snapshot(&env, &kb).await?.wait_gen, gen);
+    // AND that copy runs B, while the old one is dropped
+    let mut msg = fixtures::message_of(&b, Utc::now());
+    msg.wait_gen = gen;
+    let stop = CancellationToken::new();
+    let nx = sundial_core::execution::worker::NoExtend;
+    w.handle("default", &serde_json::to_string(&msg)?, &nx, &stop).await;
+    assert_eq!(fixtures::snapshot(&env, &kb).await?.exec.status, ExecStatus::Succeeded);
+    assert_eq!(hook.received().len(), 2);
+    env.cleanup().await;
+    Ok(())
+}
+
+/// Delivers `e`'s message (generation 0) to worker `w` once.
+async fn deliver_message(
+    w: &sundial_core::execution::worker::Worker,
+    e: &sundial_core::model::Execution,
+) -> anyhow::Result<()> {
+    let body = serde_json::to_string(&fixtures::message_of(e, Utc::now()))?;
+    w.handle("default", &body, &sundial_core::execution::worker::NoExtend, &CancellationToken::new()).await;
+    Ok(())
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serialize_keeps_every_fire_and_runs_them_one_at_a_time_in_order() -> anyhow::Result<()> {
     // GIVEN a SERIALIZE job whose first run holds, with its fires' messages sent newest first
