@@ -7,6 +7,10 @@
 //! its own: when an acquirer finds it held, it reads the holder's execution, and a holder that is
 //! final (or gone) is stale and replaced by CAS. So a crash between a finish and its release
 //! heals itself, and a live holder stays live for exactly as long as its execution does.
+//! A fire that waits for the slot is woken when the slot is released (the releasing worker
+//! sends the next pending fire's message, `Worker::wake_next`); its own copy only looks again
+//! after [`SLOT_WAIT_BACKSTOP_MS`].
+//!
 //! - `FORBID`: a READY fire that finds the slot held is SKIPPED with the holder's id as reason.
 //! - `SERIALIZE`: a fire waits (its message returns later) while the slot is held, and also while
 //!   an earlier execution scheduled after the last release is still pending, so fires run one at a time, in
@@ -31,8 +35,17 @@ use crate::store::slots::{self, Take};
 use chrono::{DateTime, Utc};
 use std::collections::HashMap;
 
-/// How long a waiting fire stays away before it looks again (ms).
+/// How long a waiting fire stays away before it looks again (ms): the tenant's running limit,
+/// slot contention.
 pub const POLICY_POLL_MS: i64 = 2_000;
+
+/// How long a fire waiting for its job's slot (`SERIALIZE`, `REPLACE`) stays away before it
+/// looks again (ms). Not what starts it: the execution that releases the slot wakes the next
+/// pending fire at once (`Worker::wake_next`); this look is the backstop for a wake that was
+/// lost or a holder that ended without a release. Polling every 2 s instead let each hop's
+/// re-send fork (a send whose response is lost is sent again by the SDK), and copies piled up
+/// between two generation raises (docs/simulation.md, K2 and K5).
+pub const SLOT_WAIT_BACKSTOP_MS: i64 = 30_000;
 
 /// What the policy says about an execution about to be claimed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -86,7 +99,7 @@ impl JobSlots {
             let after = slot.released.unwrap_or(floor).max(floor);
             if let Some(earlier) = self.store.first_pending_between(&key, after, me).await? {
                 return Ok(Admission::Wait {
-                    until_ms: now_ms + POLICY_POLL_MS,
+                    until_ms: now_ms + SLOT_WAIT_BACKSTOP_MS,
                     reason: format!("SERIALIZE: waiting for {}", keys::execution_id(&key.job_id, earlier)),
                 });
             }
@@ -117,8 +130,8 @@ impl JobSlots {
             let wait_until = hs
                 .as_ref()
                 .and_then(|h| h.exec.lease_until)
-                .map(|lu| lu.min(now_ms + POLICY_POLL_MS))
-                .unwrap_or(now_ms + POLICY_POLL_MS)
+                .map(|lu| lu.min(now_ms + SLOT_WAIT_BACKSTOP_MS))
+                .unwrap_or(now_ms + SLOT_WAIT_BACKSTOP_MS)
                 .max(now_ms + 500);
             return Ok(match policy {
                 ConcurrencyPolicy::Forbid if e.status == ExecStatus::Ready => {
@@ -127,7 +140,7 @@ impl JobSlots {
                 ConcurrencyPolicy::Replace => {
                     let out = self.store.request_cancel(&hk, actor, now).await?;
                     Admission::Wait {
-                        until_ms: now_ms + 1_000,
+                        until_ms: now_ms + SLOT_WAIT_BACKSTOP_MS,
                         reason: format!("REPLACE: cancel of {holder_id}: {out:?}"),
                     }
                 }

@@ -109,11 +109,14 @@ impl Holds {
         match exit {
             Exit::NotClaimed { canceled: true } => {
                 if let Some(s) = w.store.get(&self.key, false).await? {
-                    w.slots.release(&self.key, s.exec.definition.concurrency).await?;
+                    let policy = s.exec.definition.concurrency;
+                    w.slots.release(&self.key, policy).await?;
+                    w.wake_next(&self.key, policy).await;
                 }
             }
             Exit::Finished { status, policy } if status.is_terminal() => {
                 w.slots.release(&self.key, policy).await?;
+                w.wake_next(&self.key, policy).await;
             }
             Exit::NotClaimed { canceled: false }
             | Exit::Released

@@ -60,7 +60,7 @@ use super::target::Remotes;
 use crate::aws::Clients;
 use crate::config::{Config, WorkerSettings};
 use crate::missed::{FireMissed, MissReason, MissReporter};
-use crate::model::{ExecMessage, ExecStatus, JobDefinition};
+use crate::model::{ConcurrencyPolicy, ExecMessage, ExecStatus, JobDefinition};
 use crate::queue::{Outgoing, PoolQueues, QueueError, MAX_DELAY_SECS};
 use crate::store::error::StoreError;
 use crate::store::executions::{ClaimOutcome, Claimed, ExecKey, ExecStore, Snapshot};
@@ -294,6 +294,45 @@ impl Worker {
             }
         }
         self.requeue(d, gen, secs).await
+    }
+
+    /// Wakes the first READY fire of `key`'s job scheduled after it and due by now, once `key`
+    /// has released the job's slot under `policy` (`SERIALIZE`, `REPLACE`; nothing waits for a
+    /// slot otherwise). The waiting fire's own copy looks again only as a backstop
+    /// ([`crate::execution::policy::SLOT_WAIT_BACKSTOP_MS`]); this is what starts it, at once. A
+    /// new chain: the wait generation is raised with the reconciler's look moved past the wake
+    /// (so the older copies drop themselves, and a lost wake is re-sent by the reconciler), then
+    /// one copy is sent. A failure is logged, not returned: the backstop and the reconciler
+    /// still come.
+    pub(super) async fn wake_next(&self, key: &ExecKey, policy: ConcurrencyPolicy) {
+        if !matches!(policy, ConcurrencyPolicy::Serialize | ConcurrencyPolicy::Replace) {
+            return;
+        }
+        if let Err(e) = self.try_wake_next(key).await {
+            tracing::warn!(execution = %key.id(), error = %e, "could not wake the next fire waiting for the job's slot; its backstop look will");
+        }
+    }
+
+    async fn try_wake_next(&self, key: &ExecKey) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+        let now = self.clock.now();
+        let now_ms = now.timestamp_millis();
+        let Some(next) = self.store.first_pending_between(key, key.scheduled_ms, now_ms + 1).await? else {
+            return Ok(());
+        };
+        let nk = ExecKey { scheduled_ms: next, child: None, ..key.clone() };
+        let Some(s) = self.store.get(&nk, true).await? else { return Ok(()) };
+        if s.exec.status != ExecStatus::Ready {
+            // Running, retrying or waiting for children: it has its own messages.
+            return Ok(());
+        }
+        let look = now_ms + 2 * sundial_model::reconcile::GRACE_MS;
+        // Changed since read (claimed, woken by another release): whoever changed it acts.
+        let Some(gen) = self.store.note_wait(&nk, &s, look).await? else { return Ok(()) };
+        let mut wake = Outgoing::for_execution(&s.exec, now);
+        wake.message.wait_gen = gen;
+        self.queues.send_all(&s.exec.definition.pool, &[wake]).await?;
+        tracing::debug!(execution = %nk.id(), "woke the next fire waiting for the job's slot");
+        Ok(())
     }
 
     /// Sends a fresh copy of the delivered message, generation `gen`, delayed by `secs`.
