@@ -107,6 +107,18 @@ impl ExecStore {
         actor: &str,
         now: DateTime<Utc>,
     ) -> Result<Option<ParentEnd>, StoreError> {
+        Ok(self.count_child_freeing(child, status, actor, now).await?.map(|(end, _)| end))
+    }
+
+    /// [`Self::count_child`], also returning the concurrency policy of the job whose slot the
+    /// ended parent freed (so the caller can wake the next fire waiting for it).
+    pub async fn count_child_freeing(
+        &self,
+        child: &ExecKey,
+        status: ExecStatus,
+        actor: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Option<(ParentEnd, sundial_model::ConcurrencyPolicy)>, StoreError> {
         let Some(parent) = self.record_child(child, status).await? else { return Ok(None) };
         let Some(end) = parent.children.as_ref().and_then(sundial_model::children::verdict) else {
             return Ok(None);
@@ -118,7 +130,7 @@ impl ExecStore {
         if parent.definition.concurrency != sundial_model::ConcurrencyPolicy::Allow {
             super::slots::release_slot(self.client(), self.table(), &pkey).await?;
         }
-        Ok(Some(end))
+        Ok(Some((end, parent.definition.concurrency)))
     }
 
     /// WAITING → the parent's end, once, if it still waits at `token`: the audit event, the

@@ -96,14 +96,9 @@ impl Worker {
     /// parent if it was the last. A failure here loses nothing: the reconciler recomputes the
     /// tally of a waiting parent from its children.
     pub(super) async fn child_finished(&self, key: &ExecKey, status: ExecStatus) {
-        match self.store.count_child(key, status, &self.actor(), self.clock.now()).await {
+        match self.store.count_child_freeing(key, status, &self.actor(), self.clock.now()).await {
             // The last child ended the parent, which freed the job's slot: wake the next fire.
-            Ok(Some(_)) => {
-                let parent = key.parent();
-                if let Ok(Some(p)) = self.store.get(&parent, false).await {
-                    self.wake_next(&parent, p.exec.definition.concurrency).await;
-                }
-            }
+            Ok(Some((_, policy))) => self.wake_next(&key.parent(), policy).await,
             Ok(None) => {}
             Err(e) => {
                 tracing::warn!(execution = %key.id(), error = %e, "child final but not counted on its parent; the reconciler will");
