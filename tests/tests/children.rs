@@ -111,6 +111,7 @@ async fn a_sharded_fire_runs_each_shard_once_and_the_parent_succeeds() -> anyhow
                 oldest_first: false,
                 limit: 50,
                 after_ms: None,
+                until_ms: None,
             },
         )
         .await?;
@@ -126,10 +127,27 @@ async fn a_sharded_fire_runs_each_shard_once_and_the_parent_succeeds() -> anyhow
                 oldest_first: false,
                 limit: 1,
                 after_ms: None,
+                until_ms: None,
             },
         )
         .await?;
     assert_eq!(one.items.iter().map(|e| e.id()).collect::<Vec<_>>(), vec![parent.id()]);
+    // AND so is a page of one due by the fire's own instant (`until`: its children sort after
+    // the bound and are not even read)
+    let due = fixtures::store(&env)
+        .list_for_job(
+            "acme",
+            "settle",
+            &sundial_core::store::executions::JobPage {
+                status: None,
+                oldest_first: false,
+                limit: 1,
+                after_ms: None,
+                until_ms: Some(parent.scheduled_ms),
+            },
+        )
+        .await?;
+    assert_eq!(due.items.iter().map(|e| e.id()).collect::<Vec<_>>(), vec![parent.id()]);
     Ok(())
 }
 

@@ -112,8 +112,9 @@ export async function jobsPage(root, _p, query) {
     try {
       // The list filters children out after DynamoDB's limit and a fire's children sort next to
       // it, so a fan-out job's page can be empty with a cursor: follow it (a few pages at most).
+      // `until` now: the last run is the newest fire due, not one the tick has planned ahead.
       const fan = j.definition.shards || j.definition.broadcast;
-      const path = `/v1/jobs/${enc(j.jobId)}/executions?limit=${fan ? 100 : 1}`;
+      const path = `/v1/jobs/${enc(j.jobId)}/executions?limit=${fan ? 100 : 1}&until=${enc(new Date().toISOString())}`;
       let page = await get(path);
       for (let i = 0; i < 3 && !page.items.length && page.nextCursor; i += 1) {
         page = await get(`${path}&cursor=${enc(page.nextCursor)}`);

@@ -182,6 +182,11 @@ pub struct JobExecutionsQuery {
     /// `cursor`).
     #[param(min_length = 2, max_length = 1024, pattern = "^([0-9a-f]{2})+$")]
     pub cursor: Option<String>,
+    /// Only executions scheduled at or before this instant: with `until=` now, the newest is
+    /// the job's last run, not a fire the tick has already planned for the coming minutes.
+    /// RFC 3339, 1970-2100.
+    #[param(value_type = Option<String>, format = DateTime, pattern = "^(19[7-9][0-9]|20[0-9][0-9]|2100)-")]
+    pub until: Option<Instant>,
 }
 
 /// `GET /v1/executions?status=`.

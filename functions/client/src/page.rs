@@ -116,6 +116,9 @@ pub struct ListJobExecutions {
     pub limit: Option<u32>,
     /// Start from this cursor.
     pub cursor: Option<String>,
+    /// Only executions scheduled at or before this instant (`Some(Utc::now())`: the fires due
+    /// by now, leaving out the ones the tick has already planned ahead).
+    pub until: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 impl ListJobExecutions {
@@ -137,6 +140,9 @@ impl ListRequest for ListJobExecutions {
         }
         if self.oldest_first {
             p.push(("order", "asc".into()));
+        }
+        if let Some(t) = self.until {
+            p.push(("until", t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)));
         }
         p
     }

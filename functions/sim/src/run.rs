@@ -351,7 +351,7 @@ async fn all_for_job(execs: &ExecStore, tenant: &str, job: &str) -> Result<Vec<E
     let mut out = Vec::new();
     let mut after_ms = None;
     loop {
-        let page = JobPage { status: None, oldest_first: true, limit: 1_000, after_ms };
+        let page = JobPage { status: None, oldest_first: true, limit: 1_000, after_ms, until_ms: None };
         let got = execs.list_for_job(tenant, job, &page).await?;
         out.extend(got.items);
         match got.next {

@@ -80,6 +80,7 @@ pub(crate) async fn list_job_executions(
         oldest_first: q.order.is_some_and(|o| o.0),
         limit: q.limit.map(Int::get),
         cursor: q.cursor,
+        until: q.until.map(|t| t.0),
     };
     let page = control::executions::list_for_job(api.control(), &caller, &p.job_id, &f).await?;
     Ok(Json(Page::new(page.items.iter().map(dto::execution).collect(), page.next)))

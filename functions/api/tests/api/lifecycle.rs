@@ -359,6 +359,57 @@ async fn executions_are_listed_paged_and_cancelled() {
 }
 
 #[tokio::test]
+async fn until_lists_the_fires_due_by_an_instant_not_the_ones_planned_ahead() {
+    // GIVEN a job every 10 s whose fires the tick has planned ahead of now
+    let h = Harness::new("until", at("2026-12-01T10:00:05Z")).await;
+    h.create("acme", "tick", "rate(10 seconds)").await;
+    let all = executions(&h.env, "acme", "tick").await.unwrap();
+    assert!(all.len() >= 4, "{}", all.len());
+    let cut = all[all.len() / 2].scheduled_at;
+    let newest = h.get("acme", "/v1/jobs/tick/executions?limit=1").await;
+    assert_eq!(newest.body["items"][0]["executionId"], all.last().unwrap().id().as_str());
+    // WHEN the newest is asked for with `until` an instant between two fires
+    let q = |t: chrono::DateTime<chrono::Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    let until = q(cut + chrono::Duration::seconds(3));
+    let last = h.get("acme", &format!("/v1/jobs/tick/executions?limit=1&until={until}")).await;
+    // THEN it is the fire due by then, and paging on lists every earlier one once, newest first
+    assert_eq!(last.status, 200, "{}", last.body);
+    assert_eq!(last.body["items"][0]["scheduledAt"], q(cut).as_str(), "{}", last.body);
+    let mut seen = Vec::new();
+    let mut cursor = None::<String>;
+    loop {
+        let path = match &cursor {
+            Some(c) => format!("/v1/jobs/tick/executions?limit=2&until={until}&cursor={c}"),
+            None => format!("/v1/jobs/tick/executions?limit=2&until={until}"),
+        };
+        let p = h.get("acme", &path).await;
+        assert_eq!(p.status, 200, "{}", p.body);
+        seen.extend(
+            p.body["items"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|e| e["scheduledAt"].as_str().unwrap().to_string()),
+        );
+        match p.body["nextCursor"].as_str() {
+            Some(c) => cursor = Some(c.to_string()),
+            None => break,
+        }
+    }
+    let due: Vec<String> =
+        all.iter().rev().filter(|e| e.scheduled_at <= cut).map(|e| q(e.scheduled_at)).collect();
+    assert_eq!(seen, due);
+    // AND an instant exactly at a fire includes it; oldest first works too
+    let at_cut = h.get("acme", &format!("/v1/jobs/tick/executions?order=asc&until={}", q(cut))).await;
+    assert_eq!(at_cut.body["items"].as_array().map(Vec::len), Some(due.len()), "{}", at_cut.body);
+    assert_eq!(at_cut.body["items"][0]["scheduledAt"], due.last().unwrap().as_str());
+    // AND a bad instant is refused naming the parameter
+    let bad = h.get("acme", "/v1/jobs/tick/executions?until=yesterday").await;
+    assert_eq!((bad.status, &bad.body["error"]["field"]), (400, &json!("until")), "{}", bad.body);
+    h.env.cleanup().await;
+}
+
+#[tokio::test]
 async fn trigger_now_and_backfill_create_audited_executions_once() {
     // GIVEN an hourly job created at 10:00:05
     let h = Harness::new("backfill", at("2026-12-01T10:00:05Z")).await;

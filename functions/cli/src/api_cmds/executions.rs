@@ -22,6 +22,10 @@ pub(crate) enum ExecCmd {
         /// Oldest first (with --job).
         #[arg(long, requires = "job")]
         oldest_first: bool,
+        /// Only executions scheduled at or before this instant (RFC 3339, or `now`: the fires
+        /// due so far, not the ones already planned for the coming minutes; with --job).
+        #[arg(long, requires = "job", value_parser = until_arg)]
+        until: Option<chrono::DateTime<chrono::Utc>>,
         #[command(flatten)]
         paging: Paging,
     },
@@ -49,7 +53,7 @@ pub(crate) async fn executions(args: &ApiArgs, cmd: ExecCmd) -> anyhow::Result<(
     let c = args.client().await?;
     let out = args.output;
     match cmd {
-        ExecCmd::List { job, status: st, oldest_first, paging } => {
+        ExecCmd::List { job, status: st, oldest_first, until, paging } => {
             let st = st.as_deref().map(status).transpose()?;
             let v = match job {
                 Some(job_id) => {
@@ -59,6 +63,7 @@ pub(crate) async fn executions(args: &ApiArgs, cmd: ExecCmd) -> anyhow::Result<(
                         oldest_first,
                         limit: paging.limit,
                         cursor: paging.cursor,
+                        until,
                     };
                     list(&c, req, paging.all).await?
                 }
@@ -120,4 +125,14 @@ fn status(s: &str) -> anyhow::Result<ExecStatus> {
         let all: Vec<&str> = ExecStatus::ALL.iter().map(|s| s.as_str()).collect();
         format!("--status {s}: not one of {}", all.join(", "))
     })
+}
+
+/// `--until`: `now` or an RFC 3339 instant.
+fn until_arg(s: &str) -> Result<chrono::DateTime<chrono::Utc>, String> {
+    if s == "now" {
+        return Ok(chrono::Utc::now());
+    }
+    chrono::DateTime::parse_from_rfc3339(s)
+        .map(|t| t.with_timezone(&chrono::Utc))
+        .map_err(|e| format!("--until: not `now` or an RFC 3339 instant ({e})"))
 }

@@ -114,6 +114,9 @@ pub struct JobExecFilter {
     pub limit: Option<u32>,
     /// Cursor from the previous page.
     pub cursor: Option<String>,
+    /// Only executions scheduled at or before this instant (the fires due by then; without it
+    /// the newest are the fires the tick has already planned ahead, not yet due).
+    pub until: Option<DateTime<Utc>>,
 }
 
 /// The executions of one of the caller's jobs (also of a deleted job still retained).
@@ -139,6 +142,7 @@ pub async fn list_for_job(
         oldest_first: f.oldest_first,
         limit: page::limit(f.limit, ctl.settings.max_page),
         after_ms,
+        until_ms: f.until.map(|t| t.timestamp_millis()),
     };
     let found = ctl.execs.list_for_job(&caller.tenant, job_id, &job_page).await?;
     let next = found.next.map(|ms| page::encode("execs", &ms.to_string()));

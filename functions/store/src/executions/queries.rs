@@ -27,6 +27,9 @@ pub struct JobPage {
     pub limit: i32,
     /// Start after the execution scheduled at this instant (ms).
     pub after_ms: Option<i64>,
+    /// Only executions scheduled at or before this instant (ms): the fires due by then, not
+    /// the ones the tick has already planned for later (a key condition: nothing later is read).
+    pub until_ms: Option<i64>,
 }
 
 impl ExecStore {
@@ -43,7 +46,13 @@ impl ExecStore {
             HashMap::from([(attr::PK.to_string(), s(&pk)), (attr::SK.to_string(), s(keys::exec_sk(ms)))])
         });
         let mut e = Expr::new();
-        e.key_eq(attr::PK, s(&pk)).key_begins_with(attr::SK, keys::EXEC_SK_PREFIX);
+        e.key_eq(attr::PK, s(&pk));
+        match page.until_ms {
+            // `E#` sorts before every execution key; a child of the last fire sorts after its
+            // fire's key and is left out, as children always are here.
+            Some(until) => e.key_between(attr::SK, s(keys::EXEC_SK_PREFIX), s(keys::exec_sk(until.max(0)))),
+            None => e.key_begins_with(attr::SK, keys::EXEC_SK_PREFIX),
+        };
         if let Some(st) = page.status {
             e.filter_eq(attr::STATUS, s(st.as_str()));
         }
