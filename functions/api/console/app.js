@@ -1,7 +1,7 @@
 // The console's entry: reads /console/config.json, signs in as configured, and routes
 // `#/...` to a page. Hash routing keeps every page one static file: no server routes to add.
 
-import { h, showError } from './ui.js';
+import { h, fill, showError } from './ui.js';
 import { setTenant, getTenant, setMode, setToken, hasToken, setConfig } from './api.js';
 import { signIn, completeSignIn } from './auth.js';
 import * as v from './views.js';
@@ -32,7 +32,7 @@ async function route() {
     // Each visit renders into its own element: a slower earlier visit still finishing its
     // calls then writes into a detached node, never over the page now shown.
     const view = h('div');
-    main.replaceChildren(view);
+    fill(main, view);
     try { await page(view, params, query); } catch (e) { showError(e, view); }
     document.title = `${main.querySelector('h1')?.textContent || 'Sundial'} · Sundial console`;
     return;
@@ -81,13 +81,13 @@ async function start() {
       if (t) setToken(t);
     } catch (e) { showError(e, main); }
     if (!hasToken()) {
-      who.replaceChildren(h('button', { type: 'button', id: 'sign-in', onclick: () => signIn(cfg).catch((e) => showError(e, main)) }, 'Sign in'));
-      main.replaceChildren(h('h1', {}, 'Sign in'), h('p', {}, 'Sign in with your organisation\u2019s account to see your tenant\u2019s jobs. The token stays in this tab\u2019s memory only.'));
+      fill(who, h('button', { type: 'button', id: 'sign-in', onclick: () => signIn(cfg).catch((e) => showError(e, main)) }, 'Sign in'));
+      fill(main, h('h1', {}, 'Sign in'), h('p', {}, 'Sign in with your organisation\u2019s account to see your tenant\u2019s jobs. The token stays in this tab\u2019s memory only.'));
       return;
     }
-    who.replaceChildren(h('span', { class: 'muted' }, 'signed in'));
+    fill(who, h('span', { class: 'muted' }, 'signed in'));
   } else {
-    main.replaceChildren(h('h1', {}, 'IAM authentication'), h('p', {}, 'This API is deployed with IAM (SigV4) auth, which a browser page cannot sign. Use the sundial CLI with --auth iam, or deploy with -c sundial:jwtIssuer=… to use the console.'));
+    fill(main, h('h1', {}, 'IAM authentication'), h('p', {}, 'This API is deployed with IAM (SigV4) auth, which a browser page cannot sign. Use the sundial CLI with --auth iam, or deploy with -c sundial:jwtIssuer=… to use the console.'));
     return;
   }
   v.setRouter(route);

@@ -3,7 +3,7 @@
 // the form starts from the stored definition, so fields it does not show are kept as they are.
 // Validation is the API's: a 400 names the field's JSON path, and the message appears beside it.
 
-import { h, enc, toast } from './ui.js';
+import { h, fill, enc, toast } from './ui.js';
 import { call, post, ApiError } from './api.js';
 import { scheduleInWords } from './schedule.js';
 
@@ -186,15 +186,15 @@ export function jobForm(root, job, { onSaved }) {
     timer = setTimeout(async () => {
       const v = values();
       words.textContent = v['schedule.expression'] ? `Fires ${scheduleInWords(v['schedule.expression'], v['schedule.timezone'] || 'UTC')}.` : '';
-      if (!v['schedule.expression']) { preview.replaceChildren(); return; }
+      if (!v['schedule.expression']) { fill(preview); return; }
       try {
         const s = { expression: v['schedule.expression'], timezone: v['schedule.timezone'] || 'UTC',
           onGap: v['schedule.onGap'], onOverlap: v['schedule.onOverlap'] };
         if (v['schedule.start']) s.start = v['schedule.start'];
         const p = await post('/v1/preview', { schedule: s, count: 5 });
-        preview.replaceChildren(h('p', { class: 'muted' }, 'Next fires: ', p.fires.map((t) => t.replace('T', ' ').replace('.000Z', ' UTC')).join(' · ')));
+        fill(preview, h('p', { class: 'muted' }, 'Next fires: ', p.fires.map((t) => t.replace('T', ' ').replace('.000Z', ' UTC')).join(' · ')));
       } catch (e) {
-        preview.replaceChildren(h('p', { class: 'error' }, e.message));
+        fill(preview, h('p', { class: 'error' }, e.message));
       }
     }, 300);
   };
@@ -225,7 +225,7 @@ export function jobForm(root, job, { onSaved }) {
       save.disabled = false;
     }
   });
-  root.replaceChildren(form);
+  fill(root, form);
   applyShow();
   refreshPreview();
 }

@@ -19,6 +19,16 @@ export function h(tag, attrs = {}, ...children) {
   return el;
 }
 
+/**
+ * Replaces `el`'s children, skipping absent ones (`null`, `undefined`, `false`) as `h` does:
+ * the DOM's own `replaceChildren` would print them as the text "null".
+ */
+export function fill(el, ...children) {
+  el.replaceChildren(...children.flat(Infinity)
+    .filter((c) => c !== undefined && c !== null && c !== false)
+    .map((c) => (c instanceof Node ? c : document.createTextNode(String(c)))));
+}
+
 /** An instant as "2026-12-01 10:04:05 UTC" (or in `tz`). */
 export function fmt(iso, tz = 'UTC') {
   if (!iso) return '—';
@@ -93,7 +103,7 @@ export function confirmAction(text, { action = 'Confirm', reason = false } = {})
 /** Shows an API error in `where` (or as a toast). */
 export function showError(e, where) {
   const msg = e && e.message ? e.message : String(e);
-  if (where) where.replaceChildren(h('p', { class: 'error', role: 'alert' }, msg));
+  if (where) fill(where, h('p', { class: 'error', role: 'alert' }, msg));
   else toast(msg);
 }
 

@@ -1,6 +1,6 @@
 // The pages. Each renders into `root` from API calls only.
 
-import { h, fmt, dur, badge, table, facts, toast, confirmAction, showError, link, enc } from './ui.js';
+import { h, fill, fmt, dur, badge, table, facts, toast, confirmAction, showError, link, enc } from './ui.js';
 import { get, post, call, all } from './api.js';
 import { scheduleInWords } from './schedule.js';
 import { jobForm } from './jobform.js';
@@ -79,7 +79,7 @@ export async function jobsPage(root, _p, query) {
     if (search.value) q.set('q', search.value);
     location.hash = `#/jobs${q.toString() ? `?${q}` : ''}`;
   };
-  root.replaceChildren(
+  fill(root, 
     h('h1', {}, 'Jobs', h('a', { class: 'button', href: '#/jobs/new', id: 'new-job' }, 'New job')),
     h('form', { class: 'toolbar', role: 'search', onsubmit: (e) => { e.preventDefault(); apply(); } },
       h('label', { for: 'filter-state' }, 'State', stateSel),
@@ -96,7 +96,7 @@ export async function jobsPage(root, _p, query) {
     && (!filters.q || j.jobId.includes(filters.q)));
   const last = new Map();
   const lastCell = (j) => h('span', { 'data-last': j.jobId }, '…');
-  list.replaceChildren(table([
+  fill(list, table([
     { label: 'Job', cell: (j) => link(jobHref(j.jobId), j.jobId) },
     { label: 'State', cell: (j) => badge(j.state) },
     { label: 'Schedule', cell: (j) => scheduleInWords(j.definition.schedule.expression, j.definition.schedule.timezone) },
@@ -121,20 +121,20 @@ export async function jobsPage(root, _p, query) {
       }
       const e = page.items[0];
       last.set(j.jobId, e);
-      cell.replaceChildren(e ? h('span', {}, badge(e.status), ' ', link(execHref(e.executionId), fmt(e.scheduledAt))) : '—');
+      fill(cell, e ? h('span', {}, badge(e.status), ' ', link(execHref(e.executionId), fmt(e.scheduledAt))) : '—');
     } catch { cell.textContent = '?'; }
   }));
 }
 
 export async function newJobPage(root) {
   const box = h('div');
-  root.replaceChildren(h('h1', {}, 'New job'), box);
+  fill(root, h('h1', {}, 'New job'), box);
   jobForm(box, null, { onSaved: (id) => { location.hash = jobHref(id); } });
 }
 
 export async function editJobPage(root, [id]) {
   const box = h('div');
-  root.replaceChildren(h('h1', {}, `Edit ${id}`), box);
+  fill(root, h('h1', {}, `Edit ${id}`), box);
   try {
     const job = await get(`/v1/jobs/${enc(id)}`);
     jobForm(box, job, { onSaved: () => { location.hash = jobHref(id); } });
@@ -193,8 +193,9 @@ function versionsBox(job, pick) {
   const show = async () => {
     try {
       const [va, vb] = await Promise.all([version(a.value), version(b.value)]);
-      const text = (v) => JSON.stringify({ state: v.state, definition: v.definition }, null, 2);
-      out.replaceChildren(...diffLines(text(va), text(vb)));
+      // Absent fields (`null`) are left out: a diff shows what a version sets.
+      const text = (v) => JSON.stringify({ state: v.state, definition: v.definition }, (_, x) => (x === null ? undefined : x), 2);
+      fill(out, ...diffLines(text(va), text(vb)));
     } catch (e) { showError(e, out); }
   };
   a.addEventListener('change', show); b.addEventListener('change', show);
@@ -229,7 +230,7 @@ export function execTable(execs, { job = false } = {}) {
 }
 
 export async function jobPage(root, [id], query) {
-  root.replaceChildren(h('p', { class: 'muted' }, 'Loading…'));
+  fill(root, h('p', { class: 'muted' }, 'Loading…'));
   let job;
   try { job = await get(`/v1/jobs/${enc(id)}`); } catch (e) { showError(e, root); return; }
   const d = job.definition;
@@ -237,7 +238,7 @@ export async function jobPage(root, [id], query) {
   const execBox = h('div', { id: 'executions' }, h('p', { class: 'muted' }, 'Loading…'));
   const upBox = h('div', {}, h('p', { class: 'muted' }, 'Loading…'));
   const chartBox = h('div');
-  root.replaceChildren(
+  fill(root, 
     h('h1', {}, job.jobId, badge(job.state), job.state !== 'DELETED' ? h('a', { class: 'button ghost', href: `${jobHref(id)}/edit`, id: 'edit-job' }, 'Edit') : null,
       actionButtons(job, () => route())),
     h('p', { class: 'sub' }, `Fires ${scheduleInWords(d.schedule.expression, tz)}.`),
@@ -255,18 +256,18 @@ export async function jobPage(root, [id], query) {
       h('section', { 'aria-labelledby': 'up-h' }, h('h2', { id: 'up-h' }, 'Upcoming fires (4 weeks)'), upBox),
       h('section', { 'aria-labelledby': 'ver-h' }, h('h2', { id: 'ver-h' }, 'Versions'), versionsBox(job, Number(query.get('v')) || null))),
     h('h2', {}, 'Recent executions'), chartBox, execBox);
-  get(`/v1/jobs/${enc(id)}/upcoming?days=28`).then((u) => upBox.replaceChildren(upcoming(u, tz)), (e) => showError(e, upBox));
+  get(`/v1/jobs/${enc(id)}/upcoming?days=28`).then((u) => fill(upBox, upcoming(u, tz)), (e) => showError(e, upBox));
   try {
     const page = await get(`/v1/jobs/${enc(id)}/executions?limit=50`);
-    execBox.replaceChildren(execTable(page.items));
-    if (page.items.some((x) => x.startedAt)) chartBox.replaceChildren(lagChart(page.items));
+    fill(execBox, execTable(page.items));
+    if (page.items.some((x) => x.startedAt)) fill(chartBox, lagChart(page.items));
   } catch (e) { showError(e, execBox); }
 }
 
 // ---- executions ------------------------------------------------------------------------------
 
 export async function execPage(root, [id]) {
-  root.replaceChildren(h('p', { class: 'muted' }, 'Loading…'));
+  fill(root, h('p', { class: 'muted' }, 'Loading…'));
   let e;
   try { e = await get(`/v1/executions/${enc(id)}`); } catch (err) { showError(err, root); return; }
   // The execution carries only its children's counts; the first page of children is its own read.
@@ -283,7 +284,7 @@ export async function execPage(root, [id]) {
       try { await post(`/v1/executions/${enc(id)}/cancel`); route(); } catch (err) { showError(err); }
     } }, 'Cancel') : null;
   const replay = e.status === 'DEAD' ? h('button', { type: 'button', class: 'ghost', onclick: () => replayMany([id]) }, 'Replay') : null;
-  root.replaceChildren(
+  fill(root, 
     h('h1', {}, h('span', { class: 'mono' }, e.executionId), h('span', { id: 'exec-status' }, badge(e.status)), cancel, replay),
     facts([
       ['Job', link(jobHref(e.jobId), e.jobId)],
@@ -326,10 +327,10 @@ export async function execPage(root, [id]) {
     h('h2', {}, 'Worker log lines'), logsBox);
   all(`/v1/operations?jobId=${enc(e.jobId)}`, 200).then((ops) => {
     const mine = ops.filter((o) => !o.executionId || o.executionId === id);
-    opsBox.replaceChildren(opsTable(mine.filter((o) => o.executionId === id).length ? mine.filter((o) => o.executionId === id) : mine.slice(0, 10)),
+    fill(opsBox, opsTable(mine.filter((o) => o.executionId === id).length ? mine.filter((o) => o.executionId === id) : mine.slice(0, 10)),
       h('p', {}, link(`#/ops?jobId=${enc(e.jobId)}`, `All operations of ${e.jobId}`)));
   }, (err) => showError(err, opsBox));
-  get(`/v1/executions/${enc(id)}/logs`).then((l) => logsBox.replaceChildren(logLines(l, id)), (err) => showError(err, logsBox));
+  get(`/v1/executions/${enc(id)}/logs`).then((l) => fill(logsBox, logLines(l, id)), (err) => showError(err, logsBox));
 }
 
 /** The worker's log lines (the local run keeps them per execution), or the Insights link. */
@@ -363,7 +364,7 @@ export async function dlqPage(root, _p, query) {
   const box = h('div', {}, h('p', { class: 'muted' }, 'Loading…'));
   const jobInput = h('input', { id: 'dlq-job', value: job, placeholder: 'any' });
   const replaySel = h('button', { type: 'button', id: 'replay-selected', disabled: true }, 'Replay selected');
-  root.replaceChildren(h('h1', {}, 'Dead letters'),
+  fill(root, h('h1', {}, 'Dead letters'),
     h('p', { class: 'sub' }, 'Executions that used up their attempts. Replaying runs one again, recorded in the operations log.'),
     h('form', { class: 'toolbar', role: 'search', onsubmit: (e) => { e.preventDefault(); location.hash = `#/dlq${jobInput.value ? `?jobId=${enc(jobInput.value)}` : ''}`; } },
       h('label', { for: 'dlq-job' }, 'Job', jobInput), h('button', { type: 'submit', class: 'ghost' }, 'Filter'), replaySel),
@@ -376,7 +377,7 @@ export async function dlqPage(root, _p, query) {
     replaySel.disabled = selected.size === 0;
   } });
   replaySel.addEventListener('click', () => replayMany([...selected]));
-  box.replaceChildren(table([
+  fill(box, table([
     { label: 'Select', cell: check },
     { label: 'Execution', cell: (e) => link(execHref(e.executionId), e.executionId) },
     { label: 'Job', cell: (e) => link(jobHref(e.jobId), e.jobId) },
@@ -407,7 +408,7 @@ export async function opsPage(root, _p, query) {
   const box = h('div', {}, h('p', { class: 'muted' }, 'Loading…'));
   const jobInput = h('input', { id: 'ops-job', value: job, placeholder: 'any' });
   const actInput = h('input', { id: 'ops-action', value: action, placeholder: 'any (e.g. pause)' });
-  root.replaceChildren(h('h1', {}, 'Operations log'),
+  fill(root, h('h1', {}, 'Operations log'),
     h('p', { class: 'sub' }, 'Every change made through the API, newest first: who, what, which versions.'),
     h('form', { class: 'toolbar', role: 'search', onsubmit: (e) => {
       e.preventDefault();
@@ -420,7 +421,7 @@ export async function opsPage(root, _p, query) {
     box);
   try {
     const items = (await all(`/v1/operations${job ? `?jobId=${enc(job)}` : ''}`, 300)).filter((o) => !action || o.action.includes(action));
-    box.replaceChildren(opsTable(items));
+    fill(box, opsTable(items));
   } catch (e) { showError(e, box); }
 }
 

@@ -250,6 +250,14 @@ impl Browser {
             self.wait_for("the page to finish loading", "!document.body.innerText.includes('Loading…')", WAIT)
         }));
         self.js("document.getElementById('toast').replaceChildren();", json!([]));
+        // No absent value is rendered as text: every page screenshotted is checked (issue 34).
+        let text = self.js("return document.body.innerText;", json!([]));
+        let text = text.as_str().unwrap_or_default();
+        let absent = ["null", "undefined", "NaN", "[object Object]"]
+            .into_iter()
+            .filter(|w| text.contains(w))
+            .collect::<Vec<_>>();
+        assert!(absent.is_empty(), "page {name} renders {absent:?}:\n{text}");
         let png = self.png().expect("a PNG screenshot");
         std::fs::write(self.shots.join(format!("{name}.png")), png).expect("write screenshot");
     }
