@@ -1548,8 +1548,10 @@ export class SundialScheduler extends Construct {
       [this.executionsTable.tableArn],
     );
     // Per-job concurrency counters live on the job item; PutItem: the operations-log entry of a
-    // fire the worker starts past its start deadline (with a FireMissed event on the bus).
-    allow(role, ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'], [this.jobsTable.tableArn]);
+    // fire the worker starts past its start deadline (with a FireMissed event on the bus), and a
+    // fireOnce batch's cover at its first claim; Query: a fire's first claim reads its job with
+    // the batch covers beside it (`begins_with(sk, DEF)`, docs/execution.md).
+    allow(role, ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:Query'], [this.jobsTable.tableArn]);
     allow(role, ['events:PutEvents'], [this.eventBus.eventBusArn]);
     allow(
       role,

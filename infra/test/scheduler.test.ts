@@ -337,7 +337,8 @@ describe('least privilege', () => {
   it('worker: its executions and job counters, its own queue and DLQ, no target (the tenant access role calls those)', () => {
     const st = roleStatements(b, defaultPool.role);
     assert.deepEqual(actionsOn(st, execs), ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem']);
-    assert.deepEqual(actionsOn(st, jobs), ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem']);
+    // Query: a first claim reads the job with its batch covers; PutItem: a batch's cover
+    assert.deepEqual(actionsOn(st, jobs), ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem']);
     assert.deepEqual(actionsOn(st, res(s.eventBus.eventBusArn)), ['events:PutEvents'], 'a late start is reported on the bus');
     assert.deepEqual(actionsOn(st, res(defaultPool.queue.queueArn)), [
       'sqs:ChangeMessageVisibility',

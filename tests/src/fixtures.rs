@@ -67,6 +67,7 @@ pub fn ready_execution(
         def_version: 1,
         definition: def,
         missed_range: None,
+        missed_except: Vec::new(),
         last_error: None,
         cancel_requested: false,
         timeline: vec![AuditEvent {

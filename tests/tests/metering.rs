@@ -176,7 +176,8 @@ async fn a_resource_limit_costs_one_gate_read_and_two_gate_writes_per_execution_
     // look past the wait (a later wait within a grace writes nothing)
     assert_eq!(c.requests.get("dynamodb:UpdateItem"), Some(&1), "a first wait moves the look");
     assert_eq!(c.requests.get("sqs:SendMessageBatch"), Some(&1));
-    assert_eq!(c.requests.get("dynamodb:GetItem"), Some(&4), "execution, job, limit, gate");
+    assert_eq!(c.requests.get("dynamodb:GetItem"), Some(&3), "execution, limit, gate");
+    assert_eq!(c.requests.get("dynamodb:Query"), Some(&1), "the job, with its batch covers");
     env.cleanup().await;
     Ok(())
 }
@@ -244,7 +245,8 @@ async fn a_sharded_fire_costs_a_few_requests_per_child() -> anyhow::Result<()> {
     // and its tally on the parent; and the parent's end
     let r = |u: &sundial_testkit::metering::Usage, op: &str| *u.requests.get(op).unwrap_or(&0);
     assert_eq!(r(&all, "dynamodb:PutItem"), n);
-    assert_eq!(r(&all, "dynamodb:GetItem"), 2 + n);
+    assert_eq!(r(&all, "dynamodb:GetItem"), 1 + n);
+    assert_eq!(r(&all, "dynamodb:Query"), 1, "the job check (with its batch covers)");
     assert_eq!(r(&all, "dynamodb:UpdateItem"), 2 + 3 * n + 1);
     let per = |x: f64| x / n as f64;
     let (ddb, sqs) = (all.service_requests("dynamodb") as f64, all.service_requests("sqs") as f64);

@@ -462,3 +462,91 @@ async fn a_pause_edit_or_delete_after_a_tick_outage_runs_the_fires_owed_before_i
     }
     Ok(())
 }
+
+/// Minutes `es` stand for, K6-aware: a batch's range without the instants it excepted, each
+/// ordinary fire that was not canceled.
+fn minutes_run(es: &[Execution]) -> std::collections::BTreeMap<String, Vec<String>> {
+    let mut out: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for e in es.iter().filter(|e| e.status != ExecStatus::Canceled) {
+        let (a, b) = e.missed_range.unwrap_or((e.scheduled_at, e.scheduled_at));
+        let mut m = a;
+        while m <= b {
+            if !e.missed_except.contains(&m) {
+                out.entry(m.format("%H:%M").to_string()).or_default().push(e.id());
+            }
+            m += chrono::Duration::minutes(1);
+        }
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fire_once_batch_and_ordinary_fires_put_in_its_range_by_another_scan_run_each_instant_once(
+) -> anyhow::Result<()> {
+    // The simulator's seed 7003 (K6): one scan put a `fireOnce` batch for 10:02–10:10 of an
+    // every-minute job, and another, planning the job from a later position, put ordinary fires
+    // at 10:04, 10:06 and 10:08 after the first one's read. Three orders of claims:
+    // 10:04 is claimed before the batch, 10:06 after it, and 10:08 is put only after the batch
+    // was claimed. One worker handles each delivery in turn.
+    let env = TestEnv::new("batch-k6").await?;
+    let hook = fixtures::WebhookServer::start(vec![]).await?;
+    let mut def = fixtures::http_definition(&hook.url("/run"));
+    def.schedule = ScheduleSpec::new("0 * * * * *", "UTC");
+    def.misfire = MisfirePolicy::FireOnce;
+    // The worker corrects its clock to the emulator's, so the fixed instants are days old.
+    def.retry.max_age_secs = 3_650 * 86_400;
+    let job = create_job(&env, "acme", "minutely", def, at("2026-11-30T09:59:30Z")).await?;
+    let sch = sundial_core::schedule::Schedule::parse(&job.definition.schedule, job.anchor)?;
+    let store = fixtures::store(&env);
+    let put_at = at("2026-11-30T10:12:00Z");
+    let ready = |t: &str, range: Option<(&str, &str)>| {
+        Execution::ready(&job, &sch, at(t), range.map(|(a, b)| (at(a), at(b))), put_at, "tick")
+    };
+    let batch = ready("2026-11-30T10:02:00Z", Some(("2026-11-30T10:02:00Z", "2026-11-30T10:10:00Z")));
+    let (early, late, later) = (
+        ready("2026-11-30T10:04:00Z", None),
+        ready("2026-11-30T10:06:00Z", None),
+        ready("2026-11-30T10:08:00Z", None),
+    );
+    for e in [&batch, &early, &late] {
+        store.put_new(e).await?;
+    }
+    let (w, _) = fixtures::worker_with(&env, fixtures::settings("w"), Handlers::new())?;
+    let stop = tokio_util::sync::CancellationToken::new();
+    let deliver = |e: &Execution| {
+        let body = serde_json::to_string(&fixtures::message_of(e, put_at)).unwrap_or_default();
+        let (w, stop) = (w.clone(), stop.clone());
+        async move { w.handle("default", &body, &sundial_core::execution::worker::NoExtend, &stop).await }
+    };
+
+    // WHEN a worker handles 10:04, then the batch, then 10:06; then 10:08 is put and handled
+    deliver(&early).await;
+    deliver(&batch).await;
+    deliver(&late).await;
+    store.put_new(&later).await?;
+    deliver(&later).await;
+
+    // THEN every minute 10:02–10:10 ran exactly once: 10:04 on its own (the batch excepts it),
+    // the others in the batch, 10:06 and 10:08 canceled as covered by it
+    let es = executions(&env, "acme", "minutely").await?;
+    let run = minutes_run(&es);
+    let twice: Vec<_> = run.iter().filter(|(_, by)| by.len() > 1).collect();
+    assert!(twice.is_empty(), "minutes run more than once: {twice:?}");
+    let want: Vec<String> = (2..=10).map(|m| format!("10:{m:02}")).collect();
+    assert_eq!(run.keys().cloned().collect::<Vec<_>>(), want);
+    for t in ["2026-11-30T10:06:00Z", "2026-11-30T10:08:00Z"] {
+        let e = at_instant(&es, t);
+        assert_eq!(e.status, ExecStatus::Canceled, "{t}: {:?}", e.timeline);
+        assert_eq!(e.last_error.as_ref().map(|x| x.0.as_str()), Some("CoveredByBatch"), "{t}");
+    }
+    let b = at_instant(&es, "2026-11-30T10:02:00Z");
+    assert_eq!(b.status, ExecStatus::Succeeded, "{:?}", b.timeline);
+    assert_eq!(b.missed_except, vec![at("2026-11-30T10:04:00Z")]);
+    // AND the batch's target was told which instants of its range it does not stand for
+    let calls = hook.received();
+    assert_eq!(calls.len(), 2, "10:04 and the batch: {calls:?}");
+    let range = calls.iter().find_map(|c| c.body.get("missedRange")).expect("the batch's call");
+    assert_eq!(range["except"], serde_json::json!(["2026-11-30T10:04:00Z"]), "{range}");
+    env.cleanup().await;
+    Ok(())
+}

@@ -16,6 +16,10 @@ pub struct MissedRange {
     /// Last missed fire.
     #[serde(serialize_with = "time::one")]
     pub to: DateTime<Utc>,
+    /// Instants of the range this execution does not stand for: each ran (or was decided) as a
+    /// fire of its own (docs/execution.md, "A batch's first claim"). Left out when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty", serialize_with = "time::many")]
+    pub except: Vec<DateTime<Utc>>,
 }
 
 /// An execution's last error (generic; details are in the worker's logs).

@@ -300,6 +300,8 @@ export async function execPage(root, [id]) {
       ['Lease owner', e.leaseOwner || '—'], ['Lease until', fmt(e.leaseUntil)],
       e.lastError ? ['Last error', `${e.lastError.code}: ${e.lastError.message}`] : null,
       e.missedRange ? ['Missed range', `${fmt(e.missedRange.from)} – ${fmt(e.missedRange.to)}`] : null,
+      e.missedRange && e.missedRange.except && e.missedRange.except.length
+        ? ['Not in this run (ran on their own)', e.missedRange.except.map(fmt).join(', ')] : null,
     ]),
     kids ? h('h2', {}, 'Children') : null,
     kids ? h('div', { id: 'children' }, table([

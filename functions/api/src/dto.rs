@@ -125,7 +125,11 @@ pub fn execution(e: &Execution) -> wire::Execution {
         lease_until: e.lease_until.map(ms_to_dt),
         available_at: ms_to_dt(e.available_at),
         cancel_requested: e.cancel_requested,
-        missed_range: e.missed_range.map(|(from, to)| wire::MissedRange { from, to }),
+        missed_range: e.missed_range.map(|(from, to)| wire::MissedRange {
+            from,
+            to,
+            except: e.missed_except.clone(),
+        }),
         last_error: e
             .last_error
             .as_ref()

@@ -389,6 +389,7 @@ mod tests {
                 map_reduce: None,
             },
             missed_range: None,
+            missed_except: Vec::new(),
             last_error: None,
             cancel_requested: false,
             timeline,

@@ -268,6 +268,7 @@ mod tests {
             def_version: 3,
             definition: def,
             missed_range: None,
+            missed_except: Vec::new(),
             last_error: None,
             cancel_requested: false,
             timeline: vec![],

@@ -208,6 +208,7 @@ pub fn child_of(parent: &Execution, key: ChildKey, now: DateTime<Utc>, actor: &s
         def_version: parent.def_version,
         definition,
         missed_range: parent.missed_range,
+        missed_except: parent.missed_except.clone(),
         last_error: None,
         cancel_requested: false,
         timeline: vec![AuditEvent {

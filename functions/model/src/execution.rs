@@ -166,6 +166,25 @@ pub const MANUAL_CODE: &str = "manual";
 /// Audit code of a backfilled execution's creation event.
 pub const BACKFILL_CODE: &str = "backfill";
 
+/// The range a `fireOnce` batch stands for, as its job's partition records it at the batch's
+/// first claim (docs/simulation.md, K6): every scheduled instant in `(first, through]` is the
+/// batch's, so an ordinary fire put there by another scan is canceled before its first claim
+/// (code [`crate::retry::codes::COVERED_BY_BATCH`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BatchCover {
+    /// The batch's own instant (its key).
+    pub first: DateTime<Utc>,
+    /// The last instant it stands for.
+    pub through: DateTime<Utc>,
+}
+
+impl BatchCover {
+    /// Whether a fire at `at` is the batch's, other than the batch itself.
+    pub fn covers(&self, at: DateTime<Utc>) -> bool {
+        self.first < at && at <= self.through
+    }
+}
+
 /// An execution: one scheduled instant of one job.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Execution {
@@ -197,6 +216,11 @@ pub struct Execution {
     pub definition: JobDefinition,
     /// For `fireOnce` misfires: the missed range this execution stands for.
     pub missed_range: Option<(DateTime<Utc>, DateTime<Utc>)>,
+    /// Instants of `missed_range` this batch does not stand for: each had its own execution,
+    /// already claimed when the batch was first claimed (a scan that planned the job from a
+    /// later position put them while another put the batch; docs/simulation.md, K6). Empty for
+    /// anything else.
+    pub missed_except: Vec<DateTime<Utc>>,
     /// Last error code and message.
     pub last_error: Option<(String, String)>,
     /// Cancellation requested while running.
@@ -245,6 +269,7 @@ impl Execution {
             def_version: job.version,
             definition: job.definition.clone(),
             missed_range,
+            missed_except: Vec::new(),
             last_error: None,
             cancel_requested: false,
             timeline: vec![AuditEvent {

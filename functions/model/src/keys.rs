@@ -32,6 +32,7 @@ pub use crate::children::ChildKey;
 pub const KEY_FORMATS: &[&str] = &[
     "T#{tenant}#J#{job}",
     "DEF",
+    "DEF#B#{first ms}",
     "V#{version}",
     "T#{tenant}",
     "J#{job}",
@@ -74,6 +75,14 @@ pub const OPEN_PARTITIONS: u32 = 16;
 pub const JOB_DEF_SK: &str = "DEF";
 /// Sort key of a shard watermark item.
 pub const WATERMARK_SK: &str = "WM";
+
+/// Sort key of a `fireOnce` batch's cover (docs/simulation.md, K6): a batch keyed at
+/// `first_ms`, at its first claim, marks its range on its job's partition, next to the definition
+/// item (`DEF` is a prefix), so the one read a fire's first claim makes of its job
+/// (`begins_with DEF`) also returns every range a batch covers.
+pub fn batch_cover_sk(first_ms: i64) -> String {
+    format!("{JOB_DEF_SK}#B#{first_ms:015}")
+}
 
 pub use sundial_schedule::id::{validate_id, KeyError};
 pub use sundial_schedule::minute::{minute_of, minute_of_day, minute_start};
@@ -449,6 +458,7 @@ mod tests {
         vec![
             ("job_pk", job_pk("acme", "nightly")),
             ("JOB_DEF_SK", JOB_DEF_SK.into()),
+            ("batch_cover_sk", batch_cover_sk(ms)),
             ("job_version_sk", job_version_sk(3)),
             ("tenant_pk", tenant_pk("acme")),
             ("tenant_job_sk", tenant_job_sk("nightly")),

@@ -182,6 +182,7 @@ mod tests {
             lease_until,
             available_at,
             missed_range: None,
+            missed_except: Vec::new(),
             def_version: 1,
             definition: serde_json::from_value(serde_json::json!({
                 "schedule": {"expression": "rate(1 minute)", "timezone": "UTC"},

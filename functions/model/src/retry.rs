@@ -55,6 +55,13 @@ pub mod codes {
     pub const AMENDED: &str = "Amended";
     /// Canceled because an edit removed its instant from the schedule.
     pub const SUPERSEDED: &str = "Superseded";
+    /// Canceled before its first claim: a `fireOnce` batch stands for its instant (a scan put
+    /// the batch while another, planning the job from another position, put this fire;
+    /// docs/simulation.md, K6).
+    pub const COVERED_BY_BATCH: &str = "CoveredByBatch";
+    /// A note: a `fireOnce` batch, before its first claim, found instants of its range with
+    /// executions of their own already decided, and stands for the others only (`mx`).
+    pub const EXCEPTED_FROM_BATCH: &str = "ExceptedFromBatch";
     /// Canceled because the job was paused at its instant.
     pub const PAUSED: &str = "Paused";
     /// A note: the execution had not started by its job's start deadline (`startDeadlineSecs`);

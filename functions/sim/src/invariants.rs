@@ -204,6 +204,7 @@ fn check_job(
 ) {
     let w = ev.workload;
     let mut covered: BTreeMap<i64, Vec<String>> = BTreeMap::new();
+    let mut canceled: BTreeMap<i64, Vec<String>> = BTreeMap::new();
     for e in execs {
         let id = e.id();
         if !e.status.is_terminal() {
@@ -241,13 +242,24 @@ fn check_job(
                 })
                 .unwrap_or_else(|_| vec![a, b])
         };
-        for t in instants {
+        // A batch does not stand for the instants it excepted (each had its own execution).
+        let except: Vec<i64> = e.missed_except.iter().map(|t| t.timestamp_millis()).collect();
+        for t in instants.into_iter().filter(|t| !except.contains(t)) {
             let ids = covered.entry(t).or_default();
-            // A canceled execution was the fire's one execution (a concurrency policy, a pause
-            // at its instant, a superseding edit), but never counts twice.
-            if e.status != ExecStatus::Canceled || ids.is_empty() {
+            if e.status == ExecStatus::Canceled {
+                canceled.entry(t).or_default().push(id.clone());
+            } else {
                 ids.push(id.clone());
             }
+        }
+    }
+    // A canceled execution was the fire's one execution (a concurrency policy, a pause at its
+    // instant, a superseding edit, a batch covering it), but never counts twice, whichever order
+    // the executions are read in.
+    for (t, ids) in canceled {
+        let here = covered.entry(t).or_default();
+        if here.is_empty() {
+            here.extend(ids.into_iter().take(1));
         }
     }
     for (t, ids) in &covered {

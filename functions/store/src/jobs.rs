@@ -22,7 +22,7 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{DateTime, Utc};
 use std::collections::HashMap;
 use sundial_model::keys;
-use sundial_model::{DueClass, Job, JobState, OpsEntry};
+use sundial_model::{BatchCover, DueClass, Job, JobState, OpsEntry};
 
 /// Creating a job failed.
 #[derive(Debug, thiserror::Error)]
@@ -80,6 +80,53 @@ pub async fn get_job(
         Some(i) => Ok(Some(items::job_from_item(&i)?)),
         None => Ok(None),
     }
+}
+
+/// Reads a job's current definition item and the ranges its `fireOnce` batches cover
+/// (`begins_with(sk, DEF)`, strongly consistent): the read a fire's first claim makes
+/// (docs/execution.md, "Before the first claim"). Same read units as [`get_job`] while the
+/// covers are few (they expire a day after their batch's age limit).
+pub async fn get_job_and_covers(
+    ddb: &aws_sdk_dynamodb::Client,
+    cfg: &Config,
+    tenant: &str,
+    job_id: &str,
+) -> Result<(Option<Job>, Vec<BatchCover>), StoreError> {
+    let mut e = Expr::new();
+    e.key_eq(attr::PK, s(keys::job_pk(tenant, job_id))).key_begins_with(attr::SK, keys::JOB_DEF_SK);
+    let query = ddb.query().table_name(&cfg.jobs_table).expr(e).consistent_read(true);
+    let found = Pager::new(query, None, "Query(job and covers)")
+        .all(|i: &Item| Ok::<_, StoreError>(i.clone()))
+        .await?;
+    let (mut job, mut covers) = (None, Vec::new());
+    for item in &found {
+        if item.get(attr::SK).and_then(|v| v.as_s().ok()).map(String::as_str) == Some(keys::JOB_DEF_SK) {
+            job = Some(items::job_from_item(item)?);
+        } else if let Some(c) = items::batch_cover_from_item(item)? {
+            covers.push(c);
+        }
+    }
+    Ok((job, covers))
+}
+
+/// Records that the `fireOnce` batch keyed at `cover.first` stands for `(first, through]` of its
+/// job (an idempotent put: the same batch writes the same item), kept until `expires_at` (epoch
+/// seconds), past the last instant a fire it covers could still start.
+pub async fn put_batch_cover(
+    ddb: &aws_sdk_dynamodb::Client,
+    cfg: &Config,
+    tenant: &str,
+    job_id: &str,
+    cover: BatchCover,
+    expires_at: i64,
+) -> Result<(), StoreError> {
+    ddb.put_item()
+        .table_name(&cfg.jobs_table)
+        .set_item(Some(items::batch_cover_item(tenant, job_id, cover, expires_at)))
+        .send()
+        .await
+        .map_err(|e| StoreError::from_sdk("PutItem(batch cover)", e))?;
+    Ok(())
 }
 
 /// What a definition change expects to find (the condition of [`put_job_change`]).

@@ -89,6 +89,28 @@ impl ExecStore {
         Ok(self.cas(&ExecKey::of(seen), "UpdateItem(amend)", e).await?.is_ok())
     }
 
+    /// Records the instants a `fireOnce` batch does not stand for (`mx`: each has its own
+    /// execution, already claimed or otherwise decided; docs/simulation.md, K6), before the
+    /// batch's first claim, with a note (`ExceptedFromBatch`). False if it changed meanwhile.
+    pub async fn except_from_batch(
+        &self,
+        seen: &Execution,
+        except: &[chrono::DateTime<chrono::Utc>],
+        actor: &str,
+        now_ms: i64,
+    ) -> Result<bool, StoreError> {
+        let mut e = Expr::default();
+        let set = except.iter().map(|t| t.timestamp_millis().to_string()).collect();
+        e.set(attr::MISSED_EXCEPT, AttributeValue::Ns(set)).append_event(&AuditEvent::note(
+            seen,
+            now_ms,
+            actor,
+            sundial_model::retry::codes::EXCEPTED_FROM_BATCH,
+        ));
+        untouched(&mut e, seen);
+        Ok(self.cas(&ExecKey::of(seen), "UpdateItem(batch except)", e).await?.is_ok())
+    }
+
     /// READY → CANCELED with `code` (an edit removed its instant, a pause held it through its
     /// instant, a delete). False if it changed meanwhile.
     pub async fn cancel_ready(

@@ -369,6 +369,7 @@ fn execution(status: ExecStatus) -> Execution {
             map_reduce: None,
         },
         missed_range: None,
+        missed_except: Vec::new(),
         last_error: None,
         cancel_requested: false,
         timeline: vec![],

@@ -131,6 +131,35 @@ pub fn at_claim(job: Option<&Job>, schedule: Option<&Schedule>, s: &Snapshot) ->
     Follow::Keep
 }
 
+/// [`at_claim`], then the job's `fireOnce` batch covers (`covers`, read with the job): an
+/// ordinary scheduled fire never claimed whose instant a batch stands for is canceled
+/// (`CoveredByBatch`; docs/simulation.md, K6), unless the job's own marks cancel it first. Pure.
+pub fn at_claim_covered(
+    job: Option<&Job>,
+    schedule: Option<&Schedule>,
+    covers: &[crate::model::BatchCover],
+    s: &Snapshot,
+) -> Follow {
+    match at_claim(job, schedule, s) {
+        Follow::Keep | Follow::Amend if covered(covers, s) => {
+            Follow::Cancel(crate::execution::retry::codes::COVERED_BY_BATCH)
+        }
+        f => f,
+    }
+}
+
+/// Whether `s` is an ordinary scheduled fire, READY, never claimed and not held, at an instant
+/// one of `covers` stands for.
+fn covered(covers: &[crate::model::BatchCover], s: &Snapshot) -> bool {
+    let e = &s.exec;
+    queued_ready(e)
+        && e.never_claimed()
+        && s.held.is_none()
+        && e.missed_range.is_none()
+        && e.child.is_none()
+        && covers.iter().any(|c| c.covers(e.scheduled_at))
+}
+
 /// A held execution at its instant. A hold is only a pause's note, written without a condition
 /// on the job, so it can be stale: a pause's hold that landed after a concurrent resume's sweep,
 /// or one that a resume's sweep left behind when it failed part-way. So the job decides: paused
@@ -408,5 +437,42 @@ mod tests {
         v2.paused = Some((ms_to_dt(T0 + 58_000), None)); // paused after the instant
         let s2 = Schedule::parse(&v2.definition.schedule, v2.anchor).ok();
         assert_eq!(at_claim(Some(&v2), s2.as_ref(), &fire), Follow::Amend);
+    }
+
+    #[test]
+    fn a_fire_a_batch_covers_is_canceled_at_its_first_claim_but_not_the_batch_or_a_retry() {
+        let j = job("*/15 * * * * *");
+        let covered_code = Follow::Cancel(crate::execution::retry::codes::COVERED_BY_BATCH);
+        let cover = crate::model::BatchCover { first: ms_to_dt(T0 + 10_000), through: ms_to_dt(T0 + 55_000) };
+        let inside = queued(&j, T0 + 25_000);
+        assert_eq!(at_claim_covered(Some(&j), None, &[cover], &inside), covered_code);
+        assert_eq!(at_claim_covered(Some(&j), None, &[], &inside), Follow::Keep, "no cover");
+        let last = queued(&j, T0 + 55_000);
+        assert_eq!(at_claim_covered(Some(&j), None, &[cover], &last), covered_code, "through is included");
+        let own = queued(&j, T0 + 10_000);
+        assert_eq!(at_claim_covered(Some(&j), None, &[cover], &own), Follow::Keep, "the batch's own instant");
+        let after = queued(&j, T0 + 70_000);
+        assert_eq!(at_claim_covered(Some(&j), None, &[cover], &after), Follow::Keep);
+        let mut batch = queued(&j, T0 + 25_000);
+        batch.exec.missed_range = Some((ms_to_dt(T0 + 25_000), ms_to_dt(T0 + 85_000)));
+        assert_eq!(
+            at_claim_covered(Some(&j), None, &[cover], &batch),
+            Follow::Keep,
+            "a batch is not canceled"
+        );
+        let mut retry = queued(&j, T0 + 25_000);
+        retry.exec.fencing_token = 1;
+        assert_eq!(at_claim_covered(Some(&j), None, &[cover], &retry), Follow::Keep, "started once");
+        let mut manual = queued(&j, T0 + 25_000);
+        manual.exec.timeline[0].code = Some(MANUAL_CODE.into());
+        assert_eq!(at_claim_covered(Some(&j), None, &[cover], &manual), Follow::Keep);
+        let mut paused = j.clone();
+        paused.paused = Some((ms_to_dt(T0), None));
+        paused.state = JobState::Paused;
+        assert_eq!(
+            at_claim_covered(Some(&paused), None, &[cover], &inside),
+            Follow::Cancel(crate::execution::retry::codes::PAUSED),
+            "the job's own marks come first"
+        );
     }
 }

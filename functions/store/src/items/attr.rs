@@ -33,6 +33,10 @@ pub const LEASE_UNTIL: &str = "lu";
 pub const AVAILABLE: &str = "avail";
 pub const MISSED_FROM: &str = "mf";
 pub const MISSED_TO: &str = "mt";
+/// A batch's instants it does not stand for (number set, ms).
+pub const MISSED_EXCEPT: &str = "mx";
+/// A batch cover item's last instant (ms).
+pub const COVER_THROUGH: &str = "cth";
 pub const ERR_CODE: &str = "ec";
 pub const ERR_MSG: &str = "em";
 pub const CANCEL: &str = "cx";

@@ -4,6 +4,7 @@
 use super::{attr, get_n, get_n_opt, get_s, job::def_of, ms_to_dt, n, s, DecodeError, Item};
 use crate::executions::Snapshot;
 use aws_sdk_dynamodb::types::AttributeValue;
+use chrono::{DateTime, Utc};
 use std::collections::HashMap;
 use sundial_model::keys;
 use sundial_model::mapreduce::{MapState, Phase};
@@ -79,6 +80,12 @@ pub fn execution_to_item(e: &Execution, retention_secs: i64) -> Item {
     if let Some((a, b)) = e.missed_range {
         item.insert(attr::MISSED_FROM.into(), n(a.timestamp_millis()));
         item.insert(attr::MISSED_TO.into(), n(b.timestamp_millis()));
+    }
+    if !e.missed_except.is_empty() {
+        item.insert(
+            attr::MISSED_EXCEPT.into(),
+            AttributeValue::Ns(e.missed_except.iter().map(|t| t.timestamp_millis().to_string()).collect()),
+        );
     }
     if let Some(o) = &e.lease_owner {
         item.insert(attr::LEASE_OWNER.into(), s(o));
@@ -210,6 +217,7 @@ pub fn execution_from_item(item: &Item) -> Result<Execution, DecodeError> {
         def_version: get_n(item, attr::VERSION)? as u64,
         definition: def_of(item)?,
         missed_range: missed,
+        missed_except: missed_except_of(item),
         last_error,
         cancel_requested: item.get(attr::CANCEL).and_then(|v| v.as_bool().ok()).copied().unwrap_or(false),
         timeline,
@@ -221,6 +229,16 @@ pub fn execution_from_item(item: &Item) -> Result<Execution, DecodeError> {
         children: tally_of(item),
         map_reduce: map_state_of(item),
     })
+}
+
+/// A batch's excepted instants (`mx`), ascending.
+fn missed_except_of(item: &Item) -> Vec<DateTime<Utc>> {
+    let mut v: Vec<i64> = match item.get(attr::MISSED_EXCEPT) {
+        Some(AttributeValue::Ns(ns)) => ns.iter().filter_map(|x| x.parse().ok()).collect(),
+        _ => Vec::new(),
+    };
+    v.sort_unstable();
+    v.into_iter().map(ms_to_dt).collect()
 }
 
 /// The stored name of a map-reduce phase.

@@ -159,3 +159,32 @@ pub fn job_from_item(item: &Item) -> Result<Job, DecodeError> {
         committed_per_hour: get_n_opt(item, attr::COMMITTED)?.map_or(0, |v| v.max(0) as u64),
     })
 }
+
+/// A `fireOnce` batch's cover item (`DEF#B#{first ms}` on its job's partition, in the jobs
+/// table): `cth` its last instant (ms), `expires_at` its TTL (epoch seconds).
+pub fn batch_cover_item(
+    tenant: &str,
+    job_id: &str,
+    cover: sundial_model::BatchCover,
+    expires_at: i64,
+) -> Item {
+    let mut item = Item::new();
+    item.insert(attr::PK.into(), s(keys::job_pk(tenant, job_id)));
+    item.insert(attr::SK.into(), s(keys::batch_cover_sk(cover.first.timestamp_millis())));
+    item.insert(attr::COVER_THROUGH.into(), n(cover.through.timestamp_millis()));
+    item.insert(attr::EXPIRES.into(), n(expires_at));
+    item
+}
+
+/// Decodes a cover item; `None` for any other item (none other sorts under `DEF#`).
+pub fn batch_cover_from_item(item: &Item) -> Result<Option<sundial_model::BatchCover>, DecodeError> {
+    let sk = get_s(item, attr::SK)?;
+    let Some(first) = sk.strip_prefix(keys::JOB_DEF_SK).and_then(|r| r.strip_prefix("#B#")) else {
+        return Ok(None);
+    };
+    let first = first
+        .parse::<i64>()
+        .map_err(|_| DecodeError { attr: attr::SK, reason: format!("not a batch cover key: {sk:?}") })?;
+    let through = get_n(item, attr::COVER_THROUGH)?;
+    Ok(Some(sundial_model::BatchCover { first: ms_to_dt(first), through: ms_to_dt(through) }))
+}

@@ -61,12 +61,16 @@ pub struct Invocation {
 }
 
 /// A missed range (inclusive).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MissedRange {
     /// First missed fire.
     pub from: DateTime<Utc>,
     /// Last missed fire.
     pub to: DateTime<Utc>,
+    /// Instants of the range this run does not stand for: each ran, or was decided, as a fire of
+    /// its own (docs/execution.md, "A batch's first claim"). Left out when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub except: Vec<DateTime<Utc>>,
 }
 
 impl Invocation {
@@ -88,7 +92,11 @@ impl Invocation {
             job_id: e.job_id.clone(),
             params: e.definition.params.clone(),
             params_ref: e.definition.params_ref.clone(),
-            missed_range: e.missed_range.map(|(from, to)| MissedRange { from, to }),
+            missed_range: e.missed_range.map(|(from, to)| MissedRange {
+                from,
+                to,
+                except: e.missed_except.clone(),
+            }),
         }
     }
 

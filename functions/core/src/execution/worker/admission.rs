@@ -7,7 +7,7 @@
 use super::attempt::{Exit, Holds};
 use super::{secs_ceil, Delivery, Disposition, Worker};
 use crate::execution::claim::{next_step, Step};
-use crate::execution::follow::{at_claim, Follow};
+use crate::execution::follow::{at_claim_covered, Follow};
 use crate::execution::metrics::ExecMetrics;
 use crate::execution::policy::{Admission, Seat};
 use crate::execution::resource_limits::Acquired;
@@ -141,7 +141,8 @@ impl Worker {
         if !snapshot.as_ref().is_some_and(|s| self.follows_job(s, now)) {
             return Ok(ControlFlow::Continue(snapshot));
         }
-        let job = jobs::get_job(self.store.client(), &self.cfg, &key.tenant, &key.job_id).await?;
+        let (job, covers) =
+            jobs::get_job_and_covers(self.store.client(), &self.cfg, &key.tenant, &key.job_id).await?;
         let schedule = match &job {
             Some(j) => job_schedule(self, j).await?,
             None => None,
@@ -151,7 +152,7 @@ impl Worker {
         let now_ms = now.timestamp_millis();
         for _ in 0..2 {
             let Some(s) = snapshot.as_ref().filter(|s| self.follows_job(s, now)) else { break };
-            match at_claim(job.as_ref(), schedule, s) {
+            match at_claim_covered(job.as_ref(), schedule, &covers, s) {
                 Follow::Cancel(code) => {
                     if self.store.cancel_ready(&s.exec, code, &actor, now_ms).await? {
                         m.outcome = Some(ExecStatus::Canceled);
@@ -172,6 +173,18 @@ impl Worker {
                 }
                 Follow::Keep | Follow::Hold => break,
             }
+        }
+        // A `fireOnce` batch about to be claimed first settles its range (K6).
+        if let Some(s) = snapshot.as_ref().filter(|s| {
+            s.exec.missed_range.is_some()
+                && s.held.is_none()
+                && s.exec.never_claimed()
+                && self.follows_job(s, now)
+        }) {
+            return Ok(match self.settle_batch(s, schedule, now).await? {
+                ControlFlow::Continue(snapshot) => ControlFlow::Continue(snapshot),
+                ControlFlow::Break(disposition) => ControlFlow::Break(Gate::Done(disposition)),
+            });
         }
         Ok(ControlFlow::Continue(snapshot))
     }

@@ -38,6 +38,7 @@
 
 mod admission;
 mod attempt;
+mod batch;
 mod conclusion;
 mod fanout;
 mod mapreduce;

@@ -1,0 +1,221 @@
+//! A `fireOnce` batch's first claim settles its range with the ordinary fires in it
+//! (docs/simulation.md, K6; docs/execution.md, "A batch's first claim").
+//!
+//! A batch stands for every instant of `(first, through]`. The trigger puts it around the
+//! executions it *reads* in that range (`trigger::batch`), but a scan that planned the job from
+//! another position can put ordinary fires there after that read: both would run, a doubled
+//! effect. So before the batch's first claim its worker
+//!
+//! 1. records the range on the job's partition (a cover item, `keys::batch_cover_sk`): from then
+//!    on, an ordinary fire in the range that has not started cancels itself at its first claim
+//!    (`CoveredByBatch`), since that claim reads its job together with the covers;
+//! 2. reads the fires in the range (one strongly consistent Query) and cancels each ordinary one
+//!    still READY and never claimed (`CoveredByBatch`, a CAS on the execution as read: a worker
+//!    that claims it in between wins);
+//! 3. records on the batch the instants it does *not* stand for (`missedExcept`): a fire there
+//!    already started or was otherwise decided (claimed, skipped, canceled for a pause), or an
+//!    inner batch stands for them.
+//!
+//! Each fire in the range is decided by one CAS on its own item, the batch's or its own worker's,
+//! so exactly one of them stands for it, whatever the order. Step 1 comes before step 2, so a fire
+//! put after the Query reads the cover. A crash in between is safe: the next delivery does it all
+//! again (the put is idempotent, a fire canceled as covered stays covered).
+
+use super::{Disposition, Worker};
+use crate::model::{BatchCover, ExecStatus, Execution, BACKFILL_CODE, MANUAL_CODE};
+use crate::schedule::Schedule;
+use crate::store::executions::{ExecKey, Snapshot};
+use crate::store::{jobs, StoreError};
+use chrono::{DateTime, Duration, Utc};
+use std::collections::BTreeSet;
+use std::ops::ControlFlow;
+use sundial_model::retry::codes::COVERED_BY_BATCH;
+
+/// How often one fire's CAS may be lost to concurrent changes before the delivery is retried.
+const MAX_RACES: usize = 4;
+
+/// The most instants of an inner batch a batch excepts (an inner batch is itself bounded by the
+/// trigger's misfire walk).
+const MAX_INNER_INSTANTS: usize = 100_000;
+
+/// What a batch does with one execution found in its range. Pure.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum InRange {
+    /// Not a scheduled fire (a manual run, a backfill, a child): no instant of the batch's.
+    Ignore,
+    /// An ordinary fire not yet started: the batch stands for it, and cancels it.
+    Cancel,
+    /// Already canceled as covered by this batch (an earlier try of this settling).
+    Covered,
+    /// It stands for these instants itself: the batch does not.
+    Except(DateTime<Utc>, DateTime<Utc>),
+}
+
+/// Decides what the batch does with `e`, an execution in its range. Pure.
+pub(crate) fn in_range(e: &Execution) -> InRange {
+    let first_code = e.timeline.first().and_then(|ev| ev.code.as_deref());
+    if e.child.is_some() || matches!(first_code, Some(MANUAL_CODE) | Some(BACKFILL_CODE)) {
+        return InRange::Ignore;
+    }
+    if let Some((a, b)) = e.missed_range {
+        return InRange::Except(a, b);
+    }
+    match e.status {
+        ExecStatus::Ready if e.never_claimed() => InRange::Cancel,
+        ExecStatus::Canceled if e.last_error.as_ref().is_some_and(|(c, _)| c == COVERED_BY_BATCH) => {
+            InRange::Covered
+        }
+        _ => InRange::Except(e.scheduled_at, e.scheduled_at),
+    }
+}
+
+/// Seconds past the epoch until which `batch`'s cover is kept: a day past the last instant a
+/// fire it covers could still start (its age limit, at least a day).
+fn cover_expires_at(batch: &Execution, through: DateTime<Utc>) -> i64 {
+    let age = i64::from(batch.definition.retry.max_age_secs).max(86_400);
+    through.timestamp() + age + 86_400
+}
+
+/// The instants in `[a, b]` (bounded by `(first, through]`) an inner execution stands for:
+/// `schedule`'s (the batch's job's), or just `a` when it is not known.
+fn instants(
+    schedule: Option<&Schedule>,
+    a: DateTime<Utc>,
+    b: DateTime<Utc>,
+    cover: BatchCover,
+) -> Vec<DateTime<Utc>> {
+    let b = b.min(cover.through);
+    let mut out = match schedule {
+        Some(sch) if a < b => sch.fires_between(a - Duration::milliseconds(1), b, MAX_INNER_INSTANTS),
+        _ => vec![a],
+    };
+    out.retain(|t| cover.covers(*t));
+    out
+}
+
+impl Worker {
+    /// Settles batch `s` with the fires in its range before its first claim (module docs):
+    /// goes on with the batch as it is then, or retries the delivery after losing a race.
+    pub(super) async fn settle_batch(
+        &self,
+        s: &Snapshot,
+        schedule: Option<&Schedule>,
+        now: DateTime<Utc>,
+    ) -> Result<ControlFlow<Disposition, Option<Snapshot>>, StoreError> {
+        let batch = &s.exec;
+        let Some((first, through)) = batch.missed_range else {
+            return Ok(ControlFlow::Continue(Some(s.clone())));
+        };
+        let cover = BatchCover { first, through };
+        let key = ExecKey::of(batch);
+        let (tenant, job) = (&batch.tenant, &batch.job_id);
+        let client = self.store.client();
+        jobs::put_batch_cover(client, &self.cfg, tenant, job, cover, cover_expires_at(batch, through))
+            .await?;
+        let found = self
+            .store
+            .fires_between(tenant, job, first.timestamp_millis() + 1, through.timestamp_millis())
+            .await?;
+        let (actor, now_ms) = (self.actor(), now.timestamp_millis());
+        let mut except: BTreeSet<DateTime<Utc>> =
+            batch.missed_except.iter().copied().filter(|t| cover.covers(*t)).collect();
+        let mut canceled = 0;
+        for f in found {
+            let mut e = f.exec;
+            let mut races = 0;
+            loop {
+                match in_range(&e) {
+                    InRange::Ignore | InRange::Covered => break,
+                    InRange::Except(a, b) => {
+                        except.extend(instants(schedule, a, b, cover));
+                        break;
+                    }
+                    InRange::Cancel => {
+                        if self.store.cancel_ready(&e, COVERED_BY_BATCH, &actor, now_ms).await? {
+                            canceled += 1;
+                            break;
+                        }
+                    }
+                }
+                races += 1;
+                let again = self.store.get(&ExecKey::of(&e), true).await?;
+                match again {
+                    Some(g) if races < MAX_RACES => e = g.exec,
+                    Some(_) => return Ok(ControlFlow::Break(Disposition::RetryAfter(1))),
+                    None => break,
+                }
+            }
+        }
+        let except: Vec<DateTime<Utc>> = except.into_iter().collect();
+        if canceled > 0 || !except.is_empty() {
+            tracing::info!(execution = %key.id(), canceled, excepted = except.len(), "fireOnce batch settled with the fires in its range");
+        }
+        if except == batch.missed_except {
+            return Ok(ControlFlow::Continue(Some(s.clone())));
+        }
+        if !self.store.except_from_batch(batch, &except, &actor, now_ms).await? {
+            // Changed meanwhile (claimed by another delivery, held, amended): judge it again.
+            return Ok(ControlFlow::Break(Disposition::RetryAfter(1)));
+        }
+        Ok(ControlFlow::Continue(self.store.get(&key, true).await?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Job, JobDefinition, Target};
+    use crate::schedule::ScheduleSpec;
+
+    fn at(s: i64) -> DateTime<Utc> {
+        DateTime::from_timestamp(1_774_829_940 + s, 0).unwrap_or_default()
+    }
+
+    fn job() -> (Job, Schedule) {
+        let def = JobDefinition::new(ScheduleSpec::new("*/15 * * * * *", "UTC"), Target::http("https://x"));
+        let job = Job::new(&crate::config::Config::local("t-", &["default"], 8), "acme", "j", def, at(-60))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let sch = Schedule::parse(&job.definition.schedule, job.anchor).unwrap_or_else(|e| panic!("{e}"));
+        (job, sch)
+    }
+
+    fn fire(s: i64, status: ExecStatus, token: u64) -> Execution {
+        let (job, sch) = job();
+        let mut e = Execution::ready(&job, &sch, at(s), None, at(-1), "tick");
+        e.status = status;
+        e.fencing_token = token;
+        e
+    }
+
+    #[test]
+    fn an_ordinary_fire_not_started_is_canceled_anything_decided_is_excepted() {
+        assert_eq!(in_range(&fire(15, ExecStatus::Ready, 0)), InRange::Cancel);
+        assert_eq!(in_range(&fire(15, ExecStatus::Running, 1)), InRange::Except(at(15), at(15)));
+        assert_eq!(in_range(&fire(15, ExecStatus::Ready, 2)), InRange::Except(at(15), at(15)), "a retry");
+        assert_eq!(in_range(&fire(15, ExecStatus::Skipped, 0)), InRange::Except(at(15), at(15)));
+        let mut covered = fire(15, ExecStatus::Canceled, 0);
+        covered.last_error = Some((COVERED_BY_BATCH.into(), String::new()));
+        assert_eq!(in_range(&covered), InRange::Covered);
+        let mut paused = fire(15, ExecStatus::Canceled, 0);
+        paused.last_error = Some(("Paused".into(), String::new()));
+        assert_eq!(in_range(&paused), InRange::Except(at(15), at(15)));
+        let mut inner = fire(30, ExecStatus::Ready, 0);
+        inner.missed_range = Some((at(30), at(60)));
+        assert_eq!(in_range(&inner), InRange::Except(at(30), at(60)), "an inner batch stands for its range");
+        let mut manual = fire(15, ExecStatus::Ready, 0);
+        manual.timeline[0].code = Some(MANUAL_CODE.into());
+        assert_eq!(in_range(&manual), InRange::Ignore);
+    }
+
+    #[test]
+    fn an_inner_batch_is_excepted_only_inside_the_cover() {
+        let (_, sch) = job();
+        let cover = BatchCover { first: at(0), through: at(45) };
+        assert_eq!(instants(Some(&sch), at(30), at(90), cover), vec![at(30), at(45)]);
+        assert_eq!(instants(None, at(30), at(90), cover), vec![at(30)]);
+        assert!(
+            instants(Some(&sch), at(0), at(0), cover).is_empty(),
+            "the batch's own instant is not covered"
+        );
+    }
+}
