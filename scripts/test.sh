@@ -39,6 +39,9 @@ else
   fi
 fi
 
+step "tools: axe-core (the console's accessibility audit, functions/cli/tests/a11y)"
+(cd functions/cli/tests/a11y && npm ci --no-audit --no-fund --loglevel=error)
+
 # use_emulator <kind> <port>: points this shell at it, starting it if it does not answer.
 stops=()
 use_emulator() {

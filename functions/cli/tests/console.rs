@@ -110,6 +110,11 @@ struct Browser {
     port: u16,
     session: String,
     shots: PathBuf,
+    /// axe-core's script, injected into each page audited.
+    axe: String,
+    /// Each audited page's violations by impact (`critical`, `serious`, `moderate`, `minor`),
+    /// with the rules and elements of the serious and critical ones.
+    audits: std::cell::RefCell<Vec<(String, Value)>>,
     _driver: Proc,
 }
 
@@ -142,7 +147,7 @@ impl Browser {
         let session = v["value"]["sessionId"].as_str().expect("sessionId").to_string();
         std::fs::create_dir_all(&shots).expect("screenshot directory");
         let _ = std::fs::remove_file(shots.join("failure.png"));
-        Browser { port, session, shots, _driver: driver }
+        Browser { port, session, shots, axe: axe_source(), audits: Default::default(), _driver: driver }
     }
 
     fn cmd(&self, method: &str, path: &str, body: Option<Value>) -> Value {
@@ -258,8 +263,145 @@ impl Browser {
             .filter(|w| text.contains(w))
             .collect::<Vec<_>>();
         assert!(absent.is_empty(), "page {name} renders {absent:?}:\n{text}");
+        self.audit(name);
         let png = self.png().expect("a PNG screenshot");
         std::fs::write(self.shots.join(format!("{name}.png")), png).expect("write screenshot");
+    }
+
+    /// Runs axe-core's WCAG 2.1 A and AA rules on the page as it is and records the violations
+    /// by impact ([`Browser::audits`]); [`Browser::a11y_report`] judges them all at the end.
+    fn audit(&self, name: &str) {
+        let found = self.axe_run(name);
+        // `review`: what axe-core could not decide (its "incomplete"), counted, not judged.
+        let mut by_impact = json!({"critical": 0, "serious": 0, "moderate": 0, "minor": 0, "review": 0});
+        let (mut grave, mut review) = (Vec::new(), Vec::new());
+        for v in found.as_array().into_iter().flatten() {
+            let impact = v["impact"].as_str().unwrap_or("minor");
+            let n = v["nodes"].as_u64().unwrap_or(1);
+            by_impact[impact] = json!(by_impact[impact].as_u64().unwrap_or(0) + n);
+            if matches!(impact, "critical" | "serious") {
+                grave.push(v.clone());
+            } else if impact == "review" {
+                review.push(v.clone());
+            }
+        }
+        by_impact["violations"] = json!(grave);
+        by_impact["toReview"] = json!(review);
+        self.audits.borrow_mut().push((name.to_string(), by_impact));
+    }
+
+    /// axe-core's violations on the page as it is (an array of `{id, impact, help, nodes,
+    /// targets}`).
+    fn axe_run(&self, name: &str) -> Value {
+        self.js("if (!window.axe) { (0, eval)(arguments[0]); } return !!window.axe;", json!([self.axe]));
+        let found = self.cmd(
+            "POST",
+            "/execute/async",
+            Some(json!({"script": "const done = arguments[arguments.length - 1];
+                axe.run(document, {runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']}})
+                  .then((r) => done(r.violations.map((v) => ({id: v.id, impact: v.impact, help: v.help,
+                    nodes: v.nodes.length, targets: v.nodes.slice(0, 3).map((n) => n.target.join(' '))}))
+                    .concat(r.incomplete.map((v) => ({id: v.id, impact: 'review', help: v.help,
+                    nodes: v.nodes.length, targets: v.nodes.slice(0, 3).map((n) => n.target.join(' '))})))),
+                    (e) => done({error: String(e)}));",
+                "args": []})),
+        );
+        assert!(found.is_array(), "axe-core on page {name}: {found}");
+        found
+    }
+
+    /// The audit itself is checked: on the page as it is, an image without a text alternative,
+    /// a nameless button and grey-on-grey text must each be reported (then they are removed).
+    fn audit_self_check(&self) {
+        self.js(
+            "const p = document.createElement('div'); p.id = 'axe-probe';
+             p.innerHTML = '<img src=\"data:,\"><button></button><p>faint</p>';
+             // CSSOM, not a style attribute: the console's CSP refuses inline styles.
+             Object.assign(p.querySelector('p').style, {color: '#bbb', background: '#ccc'});
+             document.querySelector('main, body').prepend(p); window.scrollTo(0, 0);",
+            json!([]),
+        );
+        let found = self.axe_run("self-check");
+        self.js("document.getElementById('axe-probe').remove();", json!([]));
+        let ids: Vec<&str> = found
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|v| v["impact"] != "review")
+            .filter_map(|v| v["id"].as_str())
+            .collect();
+        for rule in ["image-alt", "button-name", "color-contrast"] {
+            assert!(
+                ids.contains(&rule),
+                "the accessibility audit missed a planted {rule} violation: {ids:?}"
+            );
+        }
+    }
+
+    /// Writes every audited page's counts to `a11y.json` beside the screenshots, prints them,
+    /// and fails on any serious or critical violation.
+    fn a11y_report(&self) {
+        let audits = self.audits.borrow();
+        let report: serde_json::Map<String, Value> = audits.iter().cloned().collect();
+        let path = self.shots.join("a11y.json");
+        std::fs::write(&path, serde_json::to_string_pretty(&report).unwrap_or_default())
+            .expect("a11y report");
+        let mut grave = Vec::new();
+        for (page, r) in audits.iter() {
+            eprintln!(
+                "FIGURE a11y {page}: critical {} serious {} moderate {} minor {} (to review by hand {})",
+                r["critical"], r["serious"], r["moderate"], r["minor"], r["review"]
+            );
+            for v in r["violations"].as_array().into_iter().flatten() {
+                grave
+                    .push(format!("{page}: {} ({}) {} at {}", v["id"], v["impact"], v["help"], v["targets"]));
+            }
+        }
+        assert!(!audits.is_empty(), "no page was audited");
+        assert!(
+            grave.is_empty(),
+            "serious or critical accessibility violations ({}):\n{}",
+            path.display(),
+            grave.join("\n")
+        );
+    }
+
+    /// Presses `keys` one after another through the WebDriver Actions API, as a keyboard does
+    /// (`TAB`, `ENTER` or plain characters).
+    fn keys(&self, keys: &str) {
+        let actions: Vec<Value> = keys
+            .chars()
+            .flat_map(|c| {
+                [
+                    json!({"type": "keyDown", "value": c.to_string()}),
+                    json!({"type": "keyUp", "value": c.to_string()}),
+                ]
+            })
+            .collect();
+        self.cmd(
+            "POST",
+            "/actions",
+            Some(json!({"actions": [{"type": "key", "id": "kb", "actions": actions}]})),
+        );
+    }
+
+    /// Presses Tab until the focused element matches `css` (at most 60 times), as a keyboard
+    /// user looks for a control; fails naming where the focus went.
+    fn tab_to(&self, css: &str) {
+        let mut visited = Vec::new();
+        for _ in 0..60 {
+            self.keys(TAB);
+            let at = self.js(
+                "const a = document.activeElement;
+                 return [!!a && a.matches(arguments[0]), a ? a.outerHTML.slice(0, 60) : ''];",
+                json!([css]),
+            );
+            if at[0] == json!(true) {
+                return;
+            }
+            visited.push(at[1].as_str().unwrap_or_default().to_string());
+        }
+        panic!("{css} is not reachable with Tab; the focus went through:\n{}", visited.join("\n"));
     }
 
     fn png(&self) -> Result<Vec<u8>, base64::DecodeError> {
@@ -275,6 +417,21 @@ impl Drop for Browser {
 }
 
 const WAIT: Duration = Duration::from_secs(20);
+/// WebDriver's key codes.
+const TAB: &str = "\u{E004}";
+const ENTER: &str = "\u{E007}";
+
+/// axe-core's script, from `functions/cli/tests/a11y` (`npm ci` there; `scripts/test.sh` does).
+fn axe_source() -> String {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/a11y/node_modules/axe-core/axe.min.js");
+    std::fs::read_to_string(&p).unwrap_or_else(|e| {
+        panic!(
+            "the console's accessibility audit needs axe-core at {}: run `npm ci --prefix functions/cli/tests/a11y` \
+             (scripts/test.sh does): {e}",
+            p.display()
+        )
+    })
+}
 
 /// Chromium and chromedriver, or a clear failure (or `None` when skipping was asked for).
 fn browser_binaries() -> Option<(PathBuf, PathBuf)> {
@@ -575,6 +732,50 @@ fn the_console_in_a_real_browser() {
     let ops = api(port, "local", "GET", "/v1/operations?jobId=unreachable", None);
     assert!(ops.to_string().contains("replayed from the CLI"), "{ops}");
 
+    // WHEN a keyboard user (no pointer) finds a job, pauses it and replays a dead letter
+    b.goto(&format!("{base}#/jobs"));
+    b.wait_text("#jobs-list", "sharded-report", WAIT);
+    b.tab_to("#filter-q");
+    b.keys("sharded");
+    b.keys(ENTER);
+    b.wait_for("the search applied", "location.hash.includes('q=sharded')", WAIT);
+    b.tab_to("#jobs-list a[href=\"#/jobs/sharded-report\"]");
+    b.keys(ENTER);
+    b.wait_text("h1", "sharded-report", WAIT);
+    b.tab_to("button[data-action=\"pause\"]");
+    b.keys(ENTER);
+    b.wait_for("the confirmation dialog", "document.getElementById('confirm').open", WAIT);
+    b.tab_to("#confirm-ok");
+    b.keys(ENTER);
+    // THEN each step worked: the job is paused
+    b.wait_text("h1", "PAUSED", WAIT);
+    let end = Instant::now() + Duration::from_secs(60);
+    while !api(port, "local", "GET", "/v1/dlq", None).to_string().contains("unreachable@") {
+        assert!(Instant::now() < end, "the CLI's replay did not die again within 60 s");
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    b.goto(&format!("{base}#/jobs"));
+    b.wait_text("h1", "Jobs", WAIT);
+    b.tab_to("a[data-nav=\"dlq\"]");
+    b.keys(ENTER);
+    b.wait_text("main table", "unreachable@", WAIT);
+    b.tab_to("button[data-replay^=\"unreachable@\"]");
+    b.keys(ENTER);
+    b.wait_for("the reason asked for", "document.activeElement.id === 'confirm-reason'", WAIT);
+    b.keys("replayed by keyboard");
+    b.tab_to("#confirm-ok");
+    b.keys(ENTER);
+    // AND the replay is audited with the typed reason
+    b.wait_for("the dialog to close", "!document.getElementById('confirm').open", WAIT);
+    let end = Instant::now() + Duration::from_secs(20);
+    while !api(port, "local", "GET", "/v1/operations?jobId=unreachable", None)
+        .to_string()
+        .contains("replayed by keyboard")
+    {
+        assert!(Instant::now() < end, "the keyboard replay is not in the operations log");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+
     // WHEN the tenant is switched to "other"
     b.goto(&format!("{base}#/jobs"));
     b.fill("#tenant", "other");
@@ -628,5 +829,7 @@ fn the_console_in_a_real_browser() {
         json!([]),
     );
     assert_eq!(first, json!("#main"));
+    b.audit_self_check();
+    b.a11y_report();
     eprintln!("screenshots in {}", shots.display());
 }
