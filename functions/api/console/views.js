@@ -5,8 +5,11 @@ import { get, post, call, all } from './api.js';
 import { scheduleInWords } from './schedule.js';
 import { jobForm } from './jobform.js';
 import { lineChart } from './chart.js';
+import { runStrip, stripLegend } from './strip.js';
 
 const jobHref = (id) => `#/jobs/${enc(id)}`;
+/** Fires in the jobs list's history strip. */
+const HISTORY = 12;
 const execHref = (id) => `#/executions/${enc(id)}`;
 
 /** Pause / resume / trigger / delete, each confirmed. Resolves true when done. */
@@ -96,6 +99,7 @@ export async function jobsPage(root, _p, query) {
     && (!filters.q || j.jobId.includes(filters.q)));
   const last = new Map();
   const lastCell = (j) => h('span', { 'data-last': j.jobId }, '…');
+  const historyCell = (j) => h('span', { 'data-history': j.jobId }, '…');
   fill(list, table([
     { label: 'Job', cell: (j) => link(jobHref(j.jobId), j.jobId) },
     { label: 'State', cell: (j) => badge(j.state) },
@@ -103,18 +107,21 @@ export async function jobsPage(root, _p, query) {
     { label: 'Pool', cell: (j) => j.definition.pool + (j.definition.priority && j.definition.priority !== 'normal' ? ` (${j.definition.priority})` : ''), narrow: true },
     { label: 'Fan-out', cell: (j) => fanOut(j.definition), narrow: true },
     { label: 'Last run', cell: lastCell },
+    { label: `Last ${HISTORY} fires`, cell: historyCell },
     { label: 'Next fire', cell: (j) => fmt(j.nextFireAt), narrow: true },
     { label: 'Actions', cell: (j) => actionButtons(j, () => route()) },
   ], jobs, { empty: 'No jobs yet. Create one with “New job”.' }));
-  // Last run per job: one small list call each, after the table is on screen.
+  if (jobs.length) list.append(stripLegend());
+  // Last run and history per job: one small list call each, after the table is on screen.
   await Promise.all(jobs.map(async (j) => {
     const cell = list.querySelector(`[data-last="${CSS.escape(j.jobId)}"]`);
+    const history = list.querySelector(`[data-history="${CSS.escape(j.jobId)}"]`);
     try {
       // The list filters children out after DynamoDB's limit and a fire's children sort next to
       // it, so a fan-out job's page can be empty with a cursor: follow it (a few pages at most).
       // `until` now: the last run is the newest fire due, not one the tick has planned ahead.
       const fan = j.definition.shards || j.definition.broadcast;
-      const path = `/v1/jobs/${enc(j.jobId)}/executions?limit=${fan ? 100 : 1}&until=${enc(new Date().toISOString())}`;
+      const path = `/v1/jobs/${enc(j.jobId)}/executions?limit=${fan ? 100 : HISTORY}&until=${enc(new Date().toISOString())}`;
       let page = await get(path);
       for (let i = 0; i < 3 && !page.items.length && page.nextCursor; i += 1) {
         page = await get(`${path}&cursor=${enc(page.nextCursor)}`);
@@ -122,7 +129,10 @@ export async function jobsPage(root, _p, query) {
       const e = page.items[0];
       last.set(j.jobId, e);
       fill(cell, e ? h('span', {}, badge(e.status), ' ', link(execHref(e.executionId), fmt(e.scheduledAt))) : '—');
-    } catch { cell.textContent = '?'; }
+      const tz = j.definition.schedule.timezone || 'UTC';
+      const next = j.state === 'ENABLED' && j.nextFireAt ? [j.nextFireAt] : [];
+      fill(history, runStrip(page.items.slice(0, HISTORY), next, { def: j.definition, tz, execHref, id: j.jobId }));
+    } catch { cell.textContent = '?'; history.textContent = '?'; }
   }));
 }
 
@@ -238,6 +248,7 @@ export async function jobPage(root, [id], query) {
   const execBox = h('div', { id: 'executions' }, h('p', { class: 'muted' }, 'Loading…'));
   const upBox = h('div', {}, h('p', { class: 'muted' }, 'Loading…'));
   const chartBox = h('div');
+  const stripBox = h('div', {}, h('p', { class: 'muted' }, 'Loading…'));
   fill(root, 
     h('h1', {}, job.jobId, badge(job.state), job.state !== 'DELETED' ? h('a', { class: 'button ghost', href: `${jobHref(id)}/edit`, id: 'edit-job' }, 'Edit') : null,
       actionButtons(job, () => route())),
@@ -255,13 +266,21 @@ export async function jobPage(root, [id], query) {
     h('div', { class: 'cols' },
       h('section', { 'aria-labelledby': 'up-h' }, h('h2', { id: 'up-h' }, 'Upcoming fires (4 weeks)'), upBox),
       h('section', { 'aria-labelledby': 'ver-h' }, h('h2', { id: 'ver-h' }, 'Versions'), versionsBox(job, Number(query.get('v')) || null))),
+    h('section', { 'aria-labelledby': 'hist-h' }, h('h2', { id: 'hist-h' }, 'Run history'), stripBox),
     h('h2', {}, 'Recent executions'), chartBox, execBox);
-  get(`/v1/jobs/${enc(id)}/upcoming?days=28`).then((u) => fill(upBox, upcoming(u, tz)), (e) => showError(e, upBox));
+  const up = get(`/v1/jobs/${enc(id)}/upcoming?days=28`);
+  up.then((u) => fill(upBox, upcoming(u, tz)), (e) => showError(e, upBox));
   try {
     const page = await get(`/v1/jobs/${enc(id)}/executions?limit=50`);
     fill(execBox, execTable(page.items));
+    // The strip: the fires due by now (a fire the tick planned ahead is upcoming), then the next five.
+    const now = Date.now();
+    const u = await up.catch(() => null);
+    const next = u ? u.fires.filter((f) => Date.parse(f) > now).slice(0, 5) : [];
+    const due = page.items.filter((x) => Date.parse(x.scheduledAt) <= now);
+    fill(stripBox, h('div', { id: 'run-strip' }, runStrip(due, job.state === 'ENABLED' ? next : [], { def: d, tz, execHref, id })), stripLegend());
     if (page.items.some((x) => x.startedAt)) fill(chartBox, lagChart(page.items));
-  } catch (e) { showError(e, execBox); }
+  } catch (e) { showError(e, execBox); fill(stripBox, '—'); }
 }
 
 // ---- executions ------------------------------------------------------------------------------

@@ -59,6 +59,7 @@ const ASSETS: &[Asset] = &[
     asset!("schedule.js", "text/javascript; charset=utf-8"),
     asset!("ui.js", "text/javascript; charset=utf-8"),
     asset!("chart.js", "text/javascript; charset=utf-8"),
+    asset!("strip.js", "text/javascript; charset=utf-8"),
     asset!("favicon.svg", "image/svg+xml"),
 ];
 

@@ -611,6 +611,51 @@ fn the_console_in_a_real_browser() {
         assert!(Instant::now() < end, "the execution did not reach SUCCEEDED within 60 s");
         std::thread::sleep(Duration::from_millis(500));
     }
+    // AND its run history strip has one cell per fire due, in order, each its execution's status
+    // and a link to it, then the upcoming fires
+    let now = chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ");
+    let listed =
+        api(port, "local", "GET", &format!("/v1/jobs/nightly-report/executions?limit=50&until={now}"), None);
+    let want: Vec<Value> = listed["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .rev()
+        .map(|e| {
+            json!([
+                e["status"],
+                format!("#/executions/{}", e["executionId"].as_str().unwrap_or_default().replace('@', "%40"))
+            ])
+        })
+        .collect();
+    let cells = b.js(
+        "return [...document.querySelectorAll('#run-strip a.cell')].map((c) => [c.dataset.status, c.getAttribute('href')]);",
+        json!([]),
+    );
+    assert_eq!(cells, json!(want), "the strip against GET executions?until=now");
+    assert!(!want.is_empty());
+    let upcoming =
+        b.js("return document.querySelectorAll('#run-strip [data-cell=\"upcoming\"]').length;", json!([]));
+    assert_eq!(upcoming, json!(5), "the next five fires");
+    // (a daylight-saving change between two cells is marked: the strip over New York's
+    // 2027-03-14 spring-forward, in this browser)
+    let marks = b.cmd(
+        "POST",
+        "/execute/async",
+        Some(json!({"script": "const done = arguments[arguments.length - 1];
+            import('/console/strip.js').then((m) => {
+              const e = (at, st) => ({executionId: `j@${Date.parse(at)}`, scheduledAt: at, status: st, attempt: 1});
+              const s = m.runStrip([e('2027-03-14T07:30:00Z', 'FAILED'), e('2027-03-13T07:30:00Z', 'SUCCEEDED')],
+                ['2027-03-15T06:30:00Z'], {def: {}, tz: 'America/New_York', execHref: (x) => `#/executions/${x}`, id: 'j'});
+              done([...s.children].map((c) => c.dataset.cell || (c.hasAttribute('data-dst-mark') ? 'dst' : 'now')));
+            }, (err) => done(String(err)));",
+            "args": []})),
+    );
+    assert_eq!(
+        marks,
+        json!(["ok", "dst", "failed", "now", "upcoming"]),
+        "the 13th is at -05:00, the 14th (07:30 UTC, after 02:00 local) at -04:00"
+    );
     b.shot("job-detail-executions");
     // AND its timeline shows every transition with actor, attempt and fencing token
     b.click("#executions a[href^=\"#/executions/\"]");
@@ -685,6 +730,17 @@ fn the_console_in_a_real_browser() {
     b.wait_text("#jobs-list", "3 shards", WAIT);
     // (its last run is the fire, though the newest items of its partition are children)
     b.wait_text("[data-last=\"sharded-report\"]", "SUCCEEDED", WAIT);
+    // (and its history strip shows the fire, not its children: one cell, succeeded)
+    b.wait_for(
+        "the history strip",
+        "document.querySelector('[data-history=\"sharded-report\"] .strip')",
+        WAIT,
+    );
+    let cells = b.js(
+        "return [...document.querySelectorAll('[data-history=\"sharded-report\"] a.cell')].map((c) => c.dataset.cell);",
+        json!([]),
+    );
+    assert_eq!(cells, json!(["ok"]), "one fire, succeeded");
 
     // WHEN the job is paused from its page
     b.goto(&format!("{base}#/jobs/nightly-report"));
