@@ -5,8 +5,10 @@ import { h, fill, showError } from './ui.js';
 import { setTenant, getTenant, setMode, setToken, hasToken, setConfig } from './api.js';
 import { signIn, completeSignIn } from './auth.js';
 import * as v from './views.js';
+import { overviewPage } from './overview.js';
 
 const ROUTES = [
+  [/^#\/overview$/, overviewPage, 'overview'],
   [/^#\/jobs\/new$/, v.newJobPage, 'jobs'],
   [/^#\/jobs\/([^/?]+)\/edit$/, v.editJobPage, 'jobs'],
   [/^#\/jobs\/([^/?]+)$/, v.jobPage, 'jobs'],
@@ -19,7 +21,7 @@ const ROUTES = [
 const main = document.getElementById('main');
 
 async function route() {
-  const hash = location.hash || '#/jobs';
+  const hash = location.hash || '#/overview';
   const [path, qs] = hash.split('?');
   const query = new URLSearchParams(qs || '');
   for (const [re, page, nav] of ROUTES) {
@@ -37,7 +39,7 @@ async function route() {
     document.title = `${main.querySelector('h1')?.textContent || 'Sundial'} · Sundial console`;
     return;
   }
-  location.hash = '#/jobs';
+  location.hash = '#/overview';
 }
 
 function tenantSwitcher() {

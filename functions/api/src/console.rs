@@ -60,6 +60,7 @@ const ASSETS: &[Asset] = &[
     asset!("ui.js", "text/javascript; charset=utf-8"),
     asset!("chart.js", "text/javascript; charset=utf-8"),
     asset!("strip.js", "text/javascript; charset=utf-8"),
+    asset!("overview.js", "text/javascript; charset=utf-8"),
     asset!("favicon.svg", "image/svg+xml"),
 ];
 

@@ -832,6 +832,77 @@ fn the_console_in_a_real_browser() {
         std::thread::sleep(Duration::from_millis(200));
     }
 
+    // WHEN the overview (the console's first page) is opened
+    // THEN its figures are the API's: the fires of the last hour and day of every job (read with
+    // `until` = the page's instant), their start lag p50 and p99 (nearest rank, so each is one
+    // of the recorded lags) and outcome counts that add up to the fires. A page read while a
+    // fire changed (the replays above) is read again, a few times at most.
+    let mut mismatch = String::new();
+    for attempt in 0..5 {
+        b.goto(&format!("{base}?overview={attempt}#/overview"));
+        b.wait_for("the overview", "document.querySelector('#overview-updated')", WAIT);
+        let page = b.js(
+            "const f = (id) => document.querySelector(`[data-figure=\"${id}\"]`);
+             const out = {now: Number(document.querySelector('#overview-updated').dataset.now)};
+             for (const w of ['hour', 'day']) {
+               out[w] = {count: Number(f(`${w}-count`).textContent),
+                 p50: f(`${w}-p50`).dataset.ms === undefined ? null : Number(f(`${w}-p50`).dataset.ms),
+                 p99: f(`${w}-p99`).dataset.ms === undefined ? null : Number(f(`${w}-p99`).dataset.ms),
+                 outcomes: [...document.querySelectorAll(`[data-window=\"${w}\"] .outcomes [data-figure]`)]
+                   .reduce((n, x) => n + Number(x.textContent), 0)};
+             }
+             return out;",
+            json!([]),
+        );
+        let now = page["now"].as_i64().unwrap_or_default();
+        let until =
+            chrono::DateTime::from_timestamp_millis(now).unwrap_or_default().format("%Y-%m-%dT%H:%M:%S%.3fZ");
+        let jobs = api(port, "local", "GET", "/v1/jobs", None);
+        let mut fires = Vec::new();
+        for j in jobs["items"].as_array().into_iter().flatten() {
+            let id = j["jobId"].as_str().unwrap_or_default();
+            let list =
+                api(port, "local", "GET", &format!("/v1/jobs/{id}/executions?limit=100&until={until}"), None);
+            fires.extend(list["items"].as_array().cloned().unwrap_or_default());
+        }
+        let want = |window_ms: i64| {
+            let inside: Vec<&Value> = fires
+                .iter()
+                .filter(|e| {
+                    let at =
+                        chrono::DateTime::parse_from_rfc3339(e["scheduledAt"].as_str().unwrap_or_default());
+                    at.is_ok_and(|at| at.timestamp_millis() > now - window_ms)
+                })
+                .collect();
+            let mut lags: Vec<i64> = inside.iter().filter_map(|e| e["startLagMs"].as_i64()).collect();
+            lags.sort_unstable();
+            let rank = |p: f64| {
+                (!lags.is_empty())
+                    .then(|| lags[((p / 100.0 * lags.len() as f64).ceil() as usize).clamp(1, lags.len()) - 1])
+            };
+            json!({"count": inside.len(), "p50": rank(50.0), "p99": rank(99.0), "outcomes": inside.len()})
+        };
+        let expected = json!({"hour": want(3_600_000), "day": want(86_400_000)});
+        if page["hour"] == expected["hour"] && page["day"] == expected["day"] {
+            mismatch.clear();
+            break;
+        }
+        mismatch = format!("page {page}\nAPI {expected}");
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    assert!(mismatch.is_empty(), "the overview's figures are not the API's:\n{mismatch}");
+    let count =
+        b.js("return Number(document.querySelector('[data-figure=\"day-count\"]').textContent);", json!([]));
+    assert!(count.as_i64().unwrap_or(0) >= 3, "the test's own fires are counted: {count}");
+    // AND a figure opens the list of what it counts, each a link to its execution
+    b.click("details:has([data-figure=\"day-count\"]) summary");
+    let links = b.js(
+        "return document.querySelectorAll('details[open] a[href^=\"#/executions/\"]').length;",
+        json!([]),
+    );
+    assert_eq!(links, count, "one link per fire counted");
+    b.shot("overview");
+
     // WHEN the tenant is switched to "other"
     b.goto(&format!("{base}#/jobs"));
     b.fill("#tenant", "other");

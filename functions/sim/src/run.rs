@@ -81,6 +81,10 @@ pub struct Outcome {
     pub known_gaps: Vec<Violation>,
     /// The most messages sent for one execution, and the most copies live at once.
     pub max_messages: (u64, u64),
+    /// How often a `fireOnce` batch's first claim settled its range with ordinary fires
+    /// (docs/simulation.md, K6): fires canceled as covered by a batch, and batches that record
+    /// instants they do not stand for.
+    pub batch_settles: (usize, usize),
     /// The traces of the executions involved (timeline lines).
     pub traces: BTreeMap<String, Vec<String>>,
     /// A hash of every request and response of the run.
@@ -297,6 +301,15 @@ async fn check(
         invariants::check(&ev).into_iter().partition(|v| !v.invariant.starts_with("known gap"));
     let max_messages =
         (messages.values().copied().max().unwrap_or(0), live.values().copied().max().unwrap_or(0));
+    let all = || executions.values().flatten();
+    let covered = all()
+        .filter(|e| {
+            e.last_error
+                .as_ref()
+                .is_some_and(|(c, _)| c == sundial_core::execution::retry::codes::COVERED_BY_BATCH)
+        })
+        .count();
+    let batch_settles = (covered, all().filter(|e| !e.missed_except.is_empty()).count());
     let mut traces = BTreeMap::new();
     for v in violations.iter().take(20) {
         if let Some(id) = &v.execution {
@@ -321,8 +334,8 @@ async fn check(
             }
             for e in executions.get(&i).into_iter().flatten() {
                 explanation.push_str(&format!(
-                    "exec {} {:?} range={:?} v={}\n",
-                    e.scheduled_at, e.status, e.missed_range, e.def_version
+                    "exec {} {:?} range={:?} except={:?} v={}\n",
+                    e.scheduled_at, e.status, e.missed_range, e.missed_except, e.def_version
                 ));
                 for t in &e.timeline {
                     explanation.push_str(&format!("    {} {t:?}\n", ms(t.at)));
@@ -339,6 +352,7 @@ async fn check(
         violations,
         known_gaps,
         max_messages,
+        batch_settles,
         traces,
         trace_hash: world.aws.trace_hash(),
         outcome_hash,
@@ -364,7 +378,7 @@ async fn all_for_job(execs: &ExecStore, tenant: &str, job: &str) -> Result<Vec<E
 /// Prints an outcome the way a failing test wants it: the violations, the traces, the replay.
 pub fn describe(o: &Outcome) -> String {
     let mut s = format!(
-        "seed {}: {} executions, {} effects, {} known-gap fires, {} AWS requests, messages per execution ≤ {} sent / {} live, {} simulated min in {} ms, outcome {:016x}, trace {:016x}\n",
+        "seed {}: {} executions, {} effects, {} known-gap fires, {} AWS requests, messages per execution ≤ {} sent / {} live, batches settled: {} fires covered / {} with excepted instants, {} simulated min in {} ms, outcome {:016x}, trace {:016x}\n",
         o.options.seed,
         o.executions,
         o.effects,
@@ -372,6 +386,8 @@ pub fn describe(o: &Outcome) -> String {
         o.requests,
         o.max_messages.0,
         o.max_messages.1,
+        o.batch_settles.0,
+        o.batch_settles.1,
         o.simulated_ms / 60_000,
         o.real_ms,
         o.outcome_hash,
