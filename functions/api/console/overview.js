@@ -3,7 +3,7 @@
 // lag p50/p99, outcomes), what needs attention now, the pools as this tenant's fires load them, and
 // the resource limits. Every figure opens the list of what it counts. It refreshes by itself.
 
-import { h, fill, fmt, dur, badge, table, showError, link, enc } from './ui.js';
+import { h, fill, fmt, dur, badge, table, showError, link, enc, jobHref, execHref } from './ui.js';
 import { get, all } from './api.js';
 import { outcome } from './strip.js';
 
@@ -15,8 +15,6 @@ export const REFRESH_MS = 30e3;
 /** Per job, at most this many pages of 100 fires are read for the last day. */
 const MAX_PAGES = 5;
 
-const jobHref = (id) => `#/jobs/${enc(id)}`;
-const execHref = (id) => `#/executions/${enc(id)}`;
 
 /** The `p`th percentile (nearest rank) of `xs`, or null. */
 export function percentile(xs, p) {

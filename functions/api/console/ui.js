@@ -111,6 +111,10 @@ export function link(href, text) {
   return h('a', { href }, text);
 }
 
+/** A job's page and an execution's page. */
+export const jobHref = (id) => `#/jobs/${enc(id)}`;
+export const execHref = (id) => `#/executions/${enc(id)}`;
+
 export function enc(s) {
   return encodeURIComponent(s);
 }

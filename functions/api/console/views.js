@@ -1,16 +1,14 @@
 // The pages. Each renders into `root` from API calls only.
 
-import { h, fill, fmt, dur, badge, table, facts, toast, confirmAction, showError, link, enc } from './ui.js';
+import { h, fill, fmt, dur, badge, table, facts, toast, confirmAction, showError, link, enc, jobHref, execHref } from './ui.js';
 import { get, post, call, all } from './api.js';
 import { scheduleInWords } from './schedule.js';
 import { jobForm } from './jobform.js';
 import { lineChart } from './chart.js';
 import { runStrip, stripLegend } from './strip.js';
 
-const jobHref = (id) => `#/jobs/${enc(id)}`;
 /** Fires in the jobs list's history strip. */
 const HISTORY = 12;
-const execHref = (id) => `#/executions/${enc(id)}`;
 
 /** Pause / resume / trigger / delete, each confirmed. Resolves true when done. */
 async function jobAction(job, action) {

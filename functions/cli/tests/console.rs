@@ -385,6 +385,12 @@ impl Browser {
         );
     }
 
+    /// Tabs to `css` and presses Enter on it, as a keyboard user activates a control.
+    fn tab_enter(&self, css: &str) {
+        self.tab_to(css);
+        self.keys(ENTER);
+    }
+
     /// Presses Tab until the focused element matches `css` (at most 60 times), as a keyboard
     /// user looks for a control; fails naming where the focus went.
     fn tab_to(&self, css: &str) {
@@ -795,14 +801,11 @@ fn the_console_in_a_real_browser() {
     b.keys("sharded");
     b.keys(ENTER);
     b.wait_for("the search applied", "location.hash.includes('q=sharded')", WAIT);
-    b.tab_to("#jobs-list a[href=\"#/jobs/sharded-report\"]");
-    b.keys(ENTER);
+    b.tab_enter("#jobs-list a[href=\"#/jobs/sharded-report\"]");
     b.wait_text("h1", "sharded-report", WAIT);
-    b.tab_to("button[data-action=\"pause\"]");
-    b.keys(ENTER);
+    b.tab_enter("button[data-action=\"pause\"]");
     b.wait_for("the confirmation dialog", "document.getElementById('confirm').open", WAIT);
-    b.tab_to("#confirm-ok");
-    b.keys(ENTER);
+    b.tab_enter("#confirm-ok");
     // THEN each step worked: the job is paused
     b.wait_text("h1", "PAUSED", WAIT);
     let end = Instant::now() + Duration::from_secs(60);
@@ -812,15 +815,12 @@ fn the_console_in_a_real_browser() {
     }
     b.goto(&format!("{base}#/jobs"));
     b.wait_text("h1", "Jobs", WAIT);
-    b.tab_to("a[data-nav=\"dlq\"]");
-    b.keys(ENTER);
+    b.tab_enter("a[data-nav=\"dlq\"]");
     b.wait_text("main table", "unreachable@", WAIT);
-    b.tab_to("button[data-replay^=\"unreachable@\"]");
-    b.keys(ENTER);
+    b.tab_enter("button[data-replay^=\"unreachable@\"]");
     b.wait_for("the reason asked for", "document.activeElement.id === 'confirm-reason'", WAIT);
     b.keys("replayed by keyboard");
-    b.tab_to("#confirm-ok");
-    b.keys(ENTER);
+    b.tab_enter("#confirm-ok");
     // AND the replay is audited with the typed reason
     b.wait_for("the dialog to close", "!document.getElementById('confirm').open", WAIT);
     let end = Instant::now() + Duration::from_secs(20);

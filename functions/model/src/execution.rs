@@ -296,6 +296,13 @@ impl Execution {
         self.fencing_token == 0
     }
 
+    /// Whether this is a fire of the schedule: not a manual run (`MANUAL_CODE`) nor a backfill
+    /// (`BACKFILL_CODE`), as its creation event says.
+    pub fn is_scheduled_fire(&self) -> bool {
+        let first_code = self.timeline.first().and_then(|ev| ev.code.as_deref());
+        !matches!(first_code, Some(MANUAL_CODE) | Some(BACKFILL_CODE))
+    }
+
     /// The public id (`{job}@{scheduled ms}`), relative to the caller's tenant (the API's).
     pub fn id(&self) -> String {
         crate::keys::child_execution_id(

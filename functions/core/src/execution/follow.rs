@@ -17,7 +17,7 @@
 //! read the job before the change and wrote after this sweep is judged by the worker before its
 //! first claim ([`at_claim`]), from the marks the job keeps.
 
-use crate::model::{ExecStatus, Execution, Job, JobState, BACKFILL_CODE, MANUAL_CODE};
+use crate::model::{ExecStatus, Execution, Job, JobState};
 use crate::schedule::Schedule;
 use crate::store::executions::{ExecStore, Snapshot};
 use crate::store::StoreError;
@@ -46,8 +46,7 @@ fn fires_at(schedule: &Schedule, at: DateTime<Utc>) -> bool {
 /// A READY execution the trigger queued (not a manual run or a backfill, which run whatever the
 /// job's state).
 fn queued_ready(e: &Execution) -> bool {
-    let first_code = e.timeline.first().and_then(|ev| ev.code.as_deref());
-    e.status == ExecStatus::Ready && !matches!(first_code, Some(MANUAL_CODE) | Some(BACKFILL_CODE))
+    e.status == ExecStatus::Ready && e.is_scheduled_fire()
 }
 
 /// An execution on another definition than the job's: amended if `schedule` (the job's) still
@@ -242,7 +241,7 @@ pub async fn follow_change(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Execution, JobDefinition, Target};
+    use crate::model::{Execution, JobDefinition, Target, MANUAL_CODE};
     use crate::schedule::ScheduleSpec;
     use crate::store::items::ms_to_dt;
 

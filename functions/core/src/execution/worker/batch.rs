@@ -22,7 +22,7 @@
 //! again (the put is idempotent, a fire canceled as covered stays covered).
 
 use super::{Disposition, Worker};
-use crate::model::{BatchCover, ExecStatus, Execution, BACKFILL_CODE, MANUAL_CODE};
+use crate::model::{BatchCover, ExecStatus, Execution};
 use crate::schedule::Schedule;
 use crate::store::executions::{ExecKey, Snapshot};
 use crate::store::{jobs, StoreError};
@@ -53,8 +53,7 @@ pub(crate) enum InRange {
 
 /// Decides what the batch does with `e`, an execution in its range. Pure.
 pub(crate) fn in_range(e: &Execution) -> InRange {
-    let first_code = e.timeline.first().and_then(|ev| ev.code.as_deref());
-    if e.child.is_some() || matches!(first_code, Some(MANUAL_CODE) | Some(BACKFILL_CODE)) {
+    if e.child.is_some() || !e.is_scheduled_fire() {
         return InRange::Ignore;
     }
     if let Some((a, b)) = e.missed_range {
@@ -164,7 +163,7 @@ impl Worker {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Job, JobDefinition, Target};
+    use crate::model::{Job, JobDefinition, Target, MANUAL_CODE};
     use crate::schedule::ScheduleSpec;
 
     fn at(s: i64) -> DateTime<Utc> {
