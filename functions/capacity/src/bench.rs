@@ -48,6 +48,19 @@ pub(crate) fn class_from_bench(class: &str, json: &str) -> Result<ClassCost, Str
         phases.push(("verify", v));
     }
     let (mut writes, mut reads) = (BTreeMap::new(), BTreeMap::new());
+    // The tick's units are spent the minute before the fire (it puts a minute ahead).
+    let (mut ahead_writes, mut ahead_reads) = (BTreeMap::new(), BTreeMap::new());
+    let tick = &doc.per_execution.tick;
+    add_bench_units(
+        &mut ahead_writes,
+        &tick.writes_by_kind,
+        &format!("{class}.perExecution.tick.writesByKind"),
+    )?;
+    add_bench_units(
+        &mut ahead_reads,
+        &tick.reads_by_kind,
+        &format!("{class}.perExecution.tick.readsByKind"),
+    )?;
     let (mut sqs_requests, mut lambda_invokes) = (0.0, 0.0);
     for (name, phase) in phases {
         let at = format!("{class}.perExecution.{name}");
@@ -58,9 +71,10 @@ pub(crate) fn class_from_bench(class: &str, json: &str) -> Result<ClassCost, Str
         sqs_requests += phase.sqs_requests;
         lambda_invokes += phase.lambda_invokes;
     }
-    writes.retain(|_, v| *v != 0.0);
-    reads.retain(|_, v| *v != 0.0);
-    let cost = ClassCost { writes, reads, sqs_requests, lambda_invokes };
+    for m in [&mut writes, &mut reads, &mut ahead_writes, &mut ahead_reads] {
+        m.retain(|_, v| *v != 0.0);
+    }
+    let cost = ClassCost { writes, reads, ahead_writes, ahead_reads, sqs_requests, lambda_invokes };
     cost.validate(class)?;
     Ok(cost)
 }

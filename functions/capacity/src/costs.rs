@@ -111,6 +111,15 @@ pub struct ClassCost {
     pub reads: BTreeMap<String, f64>,
     /// SQS requests per fire (send, receive and delete, batched).
     pub sqs_requests: f64,
+    /// Of [`Self::writes`], the units the tick spends the minute before the fire (its put of the
+    /// execution, the bucket class's job advance and index entries), keyed like it; the rest is
+    /// spent in the fire's own minute (claim, finish, slots, gates, the verification pass).
+    /// Empty in documents that do not split them: everything then counts in the fire's minute.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub ahead_writes: BTreeMap<String, f64>,
+    /// Of [`Self::reads`], the units the tick spends the minute before the fire.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub ahead_reads: BTreeMap<String, f64>,
     /// Measured Lambda invocations per fire. Informational only: the model always uses
     /// `1 / worker_batch_size` worker invocations per fire (the bench's ECS-style worker reports
     /// 0), and models tick and scan invocations from the tick period and `shards`.
@@ -129,10 +138,36 @@ impl ClassCost {
         self.reads.get(kind.key()).copied().unwrap_or(0.0)
     }
 
-    /// Checks that every key is a known item kind and every number is finite and non-negative.
+    /// Of [`Self::write`], the units spent the minute before the fire.
+    pub fn write_ahead(&self, kind: ItemKind) -> f64 {
+        self.ahead_writes.get(kind.key()).copied().unwrap_or(0.0)
+    }
+
+    /// Of [`Self::read`], the units spent the minute before the fire.
+    pub fn read_ahead(&self, kind: ItemKind) -> f64 {
+        self.ahead_reads.get(kind.key()).copied().unwrap_or(0.0)
+    }
+
+    /// Checks that every key is a known item kind, every number is finite and non-negative, and
+    /// no kind spends more ahead than in all.
     pub fn validate(&self, class: &str) -> Result<(), String> {
         check_map(class, "writes", &self.writes)?;
         check_map(class, "reads", &self.reads)?;
+        check_map(class, "aheadWrites", &self.ahead_writes)?;
+        check_map(class, "aheadReads", &self.ahead_reads)?;
+        for (what, ahead, all) in [
+            ("aheadWrites", &self.ahead_writes, &self.writes),
+            ("aheadReads", &self.ahead_reads, &self.reads),
+        ] {
+            for (key, v) in ahead {
+                let total = all.get(key).copied().unwrap_or(0.0);
+                if *v > total + 1e-9 {
+                    return Err(format!(
+                        "{class}.{what}.{key}: {v} is more than all the fire's units ({total})"
+                    ));
+                }
+            }
+        }
         check_non_negative(&format!("{class}.sqsRequests"), self.sqs_requests)?;
         check_non_negative(&format!("{class}.lambdaInvokes"), self.lambda_invokes)
     }
@@ -165,6 +200,8 @@ impl Costs {
             writes: units(&[&[(ItemKind::Execution, 3.0)][..], &conditional].concat()),
             reads: units(&[(ItemKind::Execution, 1.5), (ItemKind::Job, 0.5)]),
             sqs_requests: 0.3,
+            ahead_writes: units(&[(ItemKind::Execution, 1.0)]),
+            ahead_reads: BTreeMap::new(),
             lambda_invokes: 0.0,
         };
         let bucket = ClassCost {
@@ -182,6 +219,13 @@ impl Costs {
             ),
             reads: units(&[(ItemKind::Execution, 1.0), (ItemKind::Job, 0.5)]),
             sqs_requests: 0.3,
+            ahead_writes: units(&[
+                (ItemKind::Execution, 1.0),
+                (ItemKind::OpenIndex, 1.0),
+                (ItemKind::Job, 1.0),
+                (ItemKind::DueIndex, 2.0),
+            ]),
+            ahead_reads: BTreeMap::new(),
             lambda_invokes: 0.0,
         };
         Costs { every_minute: unmoved.clone(), daily: unmoved, bucket }

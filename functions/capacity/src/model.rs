@@ -69,28 +69,35 @@ fn applied_share(s: &Scenario, kind: ItemKind) -> f64 {
     }
 }
 
-/// Mixed units per fire spent on one table, writes or reads.
-fn table_units(s: &Scenario, c: &Costs, table: Table, unit: CapacityUnit) -> f64 {
+/// Mixed units per fire spent on one table, writes or reads; `ahead`: only those the tick spends
+/// the minute before the fire.
+fn table_units(s: &Scenario, c: &Costs, table: Table, unit: CapacityUnit, ahead: bool) -> f64 {
     ItemKind::ALL
         .into_iter()
         .filter(|kind| kind.table() == table)
-        .map(|kind| applied_share(s, kind) * mixed(s, c, |cc| class_units(cc, kind, unit)))
+        .map(|kind| applied_share(s, kind) * mixed(s, c, |cc| class_units(cc, kind, unit, ahead)))
         .sum()
 }
 
-fn class_units(cc: &ClassCost, kind: ItemKind, unit: CapacityUnit) -> f64 {
-    match unit {
-        CapacityUnit::Wcu => cc.write(kind),
-        CapacityUnit::Rcu => cc.read(kind),
+fn class_units(cc: &ClassCost, kind: ItemKind, unit: CapacityUnit, ahead: bool) -> f64 {
+    match (unit, ahead) {
+        (CapacityUnit::Wcu, false) => cc.write(kind),
+        (CapacityUnit::Rcu, false) => cc.read(kind),
+        (CapacityUnit::Wcu, true) => cc.write_ahead(kind),
+        (CapacityUnit::Rcu, true) => cc.read_ahead(kind),
     }
 }
 
 fn per_fire(s: &Scenario, c: &Costs) -> PerFire {
     PerFire {
-        jobs_table_writes: table_units(s, c, Table::Jobs, CapacityUnit::Wcu),
-        jobs_table_reads: table_units(s, c, Table::Jobs, CapacityUnit::Rcu),
-        executions_table_writes: table_units(s, c, Table::Executions, CapacityUnit::Wcu),
-        executions_table_reads: table_units(s, c, Table::Executions, CapacityUnit::Rcu),
+        jobs_table_writes: table_units(s, c, Table::Jobs, CapacityUnit::Wcu, false),
+        jobs_table_reads: table_units(s, c, Table::Jobs, CapacityUnit::Rcu, false),
+        executions_table_writes: table_units(s, c, Table::Executions, CapacityUnit::Wcu, false),
+        executions_table_reads: table_units(s, c, Table::Executions, CapacityUnit::Rcu, false),
+        jobs_table_writes_ahead: table_units(s, c, Table::Jobs, CapacityUnit::Wcu, true),
+        jobs_table_reads_ahead: table_units(s, c, Table::Jobs, CapacityUnit::Rcu, true),
+        executions_table_writes_ahead: table_units(s, c, Table::Executions, CapacityUnit::Wcu, true),
+        executions_table_reads_ahead: table_units(s, c, Table::Executions, CapacityUnit::Rcu, true),
         open_index_writes: mixed(s, c, |cc| cc.write(ItemKind::OpenIndex)),
         tenant_gate_writes: applied_share(s, ItemKind::TenantGate)
             * mixed(s, c, |cc| cc.write(ItemKind::TenantGate)),

@@ -5,7 +5,8 @@
 //! The day is the scenario's two rates: the first minute of every hour at `peak_fires_per_sec`
 //! (the top-of-the-hour spike real users write), the other 59 at the rate that makes the mean.
 //! The tick puts a minute's executions during the minute before, so each minute's demand is the
-//! larger of its own fires and the next minute's. Index units are pooled with their table's (as
+//! units the tick spends on the next minute's fires (measured: the bench's tick phase) plus the
+//! rest of the units of its own fires (the worker's and the verification's). Index units are pooled with their table's (as
 //! the rest of the model counts them), which leaves out the per-index rounding up of a few units.
 
 use serde::{Deserialize, Serialize};
@@ -107,14 +108,36 @@ pub(crate) fn day_profile(s: &Scenario) -> Vec<f64> {
     (0..MINUTES_PER_DAY).map(|m| if m % MINUTES_PER_HOUR == 0 { peak } else { base }).collect()
 }
 
-/// The demand of one table each minute: the larger of the minute's fires and the next minute's
-/// (put a minute ahead) × units per fire, plus fixed units per second.
-fn table_day(profile: &[f64], wcu: f64, rcu: f64, fixed_wcu: f64) -> Vec<(f64, f64)> {
+/// Units one fire costs a table: all of them, and those spent the minute before it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FireUnits {
+    pub wcu: f64,
+    pub rcu: f64,
+    pub ahead_wcu: f64,
+    pub ahead_rcu: f64,
+}
+
+impl FireUnits {
+    fn scaled(self, k: f64) -> FireUnits {
+        FireUnits {
+            wcu: self.wcu * k,
+            rcu: self.rcu * k,
+            ahead_wcu: self.ahead_wcu * k,
+            ahead_rcu: self.ahead_rcu * k,
+        }
+    }
+}
+
+/// The demand of one table each minute: the units the tick spends ahead on the next minute's
+/// fires, plus the rest of this minute's fires' units, plus fixed units per second.
+pub(crate) fn table_day(profile: &[f64], u: FireUnits, fixed_wcu: f64) -> Vec<(f64, f64)> {
     let n = profile.len();
     (0..n)
         .map(|m| {
-            let fires = profile[m].max(profile[(m + 1) % n]);
-            (fires * wcu + fixed_wcu, fires * rcu)
+            let (now, next) = (profile[m], profile[(m + 1) % n]);
+            let wcu = now * (u.wcu - u.ahead_wcu) + next * u.ahead_wcu;
+            let rcu = now * (u.rcu - u.ahead_rcu) + next * u.ahead_rcu;
+            (wcu + fixed_wcu, rcu)
         })
         .collect()
 }
@@ -147,9 +170,20 @@ pub(crate) fn provisioned_cost(
     let profile = day_profile(s);
     let tables = knob(s.executions_tables);
     let watermarks = knob(s.shards) / TICK_PERIOD_SECONDS;
-    let jobs_day = table_day(&profile, pf.jobs_table_writes, pf.jobs_table_reads, watermarks);
-    let exec_day =
-        table_day(&profile, pf.executions_table_writes / tables, pf.executions_table_reads / tables, 0.0);
+    let jobs_units = FireUnits {
+        wcu: pf.jobs_table_writes,
+        rcu: pf.jobs_table_reads,
+        ahead_wcu: pf.jobs_table_writes_ahead,
+        ahead_rcu: pf.jobs_table_reads_ahead,
+    };
+    let exec_units = FireUnits {
+        wcu: pf.executions_table_writes,
+        rcu: pf.executions_table_reads,
+        ahead_wcu: pf.executions_table_writes_ahead,
+        ahead_rcu: pf.executions_table_reads_ahead,
+    };
+    let jobs_day = table_day(&profile, jobs_units, watermarks);
+    let exec_day = table_day(&profile, exec_units.scaled(1.0 / tables), 0.0);
     let jobs = planned(1, simulate(&jobs_day, &settings));
     let executions = planned(s.executions_tables.max(1), simulate(&exec_day, &settings));
     let hours = SECONDS_PER_MONTH / 3_600.0;

@@ -19,6 +19,18 @@ pub struct PerFire {
     pub executions_table_writes: f64,
     /// Read units per fire on the executions tables.
     pub executions_table_reads: f64,
+    /// Of `jobs_table_writes`, the units the tick spends the minute before the fire.
+    #[serde(default)]
+    pub jobs_table_writes_ahead: f64,
+    /// Of `jobs_table_reads`, the units the tick spends the minute before the fire.
+    #[serde(default)]
+    pub jobs_table_reads_ahead: f64,
+    /// Of `executions_table_writes`, the units the tick spends the minute before the fire.
+    #[serde(default)]
+    pub executions_table_writes_ahead: f64,
+    /// Of `executions_table_reads`, the units the tick spends the minute before the fire.
+    #[serde(default)]
+    pub executions_table_reads_ahead: f64,
     /// Write units per fire on the `open` index.
     pub open_index_writes: f64,
     /// Write units per fire on a tenant gate (0 when tenant limits are off).

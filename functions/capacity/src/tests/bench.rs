@@ -135,3 +135,33 @@ fn bench_costs_drive_the_model_without_watermark_or_measured_invocations() {
     let requests = 300.0 * SECONDS_PER_MONTH / 5.0 + TICKS_PER_MONTH * 65.0;
     close(batch5.cost.lambda_requests, requests / 1e6 * 0.2);
 }
+
+#[test]
+fn the_tick_phase_is_what_a_fire_spends_the_minute_before_it() {
+    let c = bench_costs();
+    // every-minute: the tick's put (1 WU) and its due-index and execution reads, ahead
+    close(c.every_minute.write_ahead(ItemKind::Execution), 1.0);
+    close(c.every_minute.read_ahead(ItemKind::DueIndex), 0.12);
+    close(c.every_minute.read_ahead(ItemKind::Job), 0.0);
+    // bucket: the put, the job advance and its index entries ahead; the worker's none
+    let b = &c.bucket;
+    close(b.write_ahead(ItemKind::Execution), 1.0);
+    close(b.write_ahead(ItemKind::Job), 1.0);
+    close(b.write_ahead(ItemKind::DueIndex), 2.0);
+    close(b.write_ahead(ItemKind::OpenIndex), 1.0);
+    close(b.write_ahead(ItemKind::Slot), 0.0);
+    close(b.write_ahead(ItemKind::TenantGate), 0.0);
+    // an empty tick phase spends nothing ahead
+    assert!(c.daily.ahead_writes.is_empty() && c.daily.ahead_reads.is_empty());
+    // and the costs JSON keeps the split
+    let back = Costs::from_json(&serde_json::to_string(&c).unwrap()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(back, c);
+}
+
+#[test]
+fn more_units_ahead_than_in_all_is_refused_naming_the_key() {
+    let mut c = bench_costs();
+    c.bucket.ahead_writes.insert("job".into(), 5.0);
+    let e = c.validate().expect_err("ahead above the total");
+    assert!(e.contains("bucket.aheadWrites.job"), "{e}");
+}

@@ -68,3 +68,36 @@ fn the_crossover_is_a_small_deployment() {
     let x = x.expect("provisioned is cheaper at some scale");
     assert!(x < s.schedules, "{x}");
 }
+
+#[test]
+fn a_minute_pays_the_next_minutes_puts_and_its_own_fires_other_units() {
+    use crate::provisioned::{table_day, FireUnits};
+    // 3 WU a fire, the put (1) the minute before; 2 RU all in the fire's minute; a spike at 1
+    let u = FireUnits { wcu: 3.0, rcu: 2.0, ahead_wcu: 1.0, ahead_rcu: 0.0 };
+    let d = table_day(&[10.0, 100.0, 10.0], u, 0.5);
+    // 0: 10 × 2 + 100 puts (+ 0.5 fixed); 1: 100 × 2 + 10 puts; 2: 10 × 2 + 10 (wraps to 0)
+    assert_eq!(d, vec![(120.5, 20.0), (210.5, 200.0), (30.5, 20.0)]);
+    // below what "the larger of the two minutes × every unit" asked: 300 in both 0 and 1
+    assert!(d.iter().all(|(w, _)| *w < 300.0));
+}
+
+#[test]
+fn the_bench_split_lowers_the_planned_peak_not_the_units_a_fire_costs() {
+    let costs = Costs::example();
+    let mut all_at_fire = costs.clone();
+    for c in [&mut all_at_fire.every_minute, &mut all_at_fire.daily, &mut all_at_fire.bucket] {
+        c.ahead_writes.clear();
+        c.ahead_reads.clear();
+    }
+    // (10 million: one executions table, below its quota, so the peak is the plan's own)
+    let s = Scenario::eventbridge_default();
+    let (split, whole) = (
+        model(&s, &costs, &Limits::aws_default(), &Prices::us_east_1()),
+        model(&s, &all_at_fire, &Limits::aws_default(), &Prices::us_east_1()),
+    );
+    // the on-demand bill is the same units
+    close(split.cost.total, whole.cost.total);
+    // the plan's peak on each executions table is lower, and so is the provisioned bill
+    assert!(split.provisioned.executions.peak_wcu < whole.provisioned.executions.peak_wcu);
+    assert!(split.provisioned.total < whole.provisioned.total);
+}

@@ -29,6 +29,18 @@ pub struct PerFire {
     pub wcu: f64,
     /// Read units per fire.
     pub rcu: f64,
+    /// Of `wcu`, those the tick spends the minute before the fire (its put, the bucket class's
+    /// job advance and index entries); the rest (claim, finish, slots, gates) in the fire's own.
+    pub ahead_wcu: f64,
+    /// Of `rcu`, those the tick spends the minute before the fire.
+    pub ahead_rcu: f64,
+}
+
+impl PerFire {
+    /// Units with none spent ahead.
+    pub const fn at_fire(wcu: f64, rcu: f64) -> PerFire {
+        PerFire { wcu, rcu, ahead_wcu: 0.0, ahead_rcu: 0.0 }
+    }
 }
 
 /// How the planner forecasts and plans.
@@ -45,17 +57,21 @@ pub struct PlannerSettings {
 
 impl Default for PlannerSettings {
     /// 32 sampled shards; per-fire units of the typical mix measured on the current code
-    /// (docs/bench: jobs 0.2 WU + 1.15 RU, its `due` index 0.4 WU, executions 5.6 WU + 3.3 RU
-    /// with a FORBID half and tenant limits, its `open` index 0.4 WU); the plan's defaults.
+    /// (`sundial capacity --explain`, from docs/bench; ahead = the bench's tick phase): jobs
+    /// 0.2 WU (the bucket class's advance, ahead) + 1.0 RU (the worker's job read); its `due`
+    /// index 0.4 WU ahead + 0.15 RU (0.09 ahead: the scan); executions 5.5 WU (put 1 ahead,
+    /// claim, finish, a FORBID half's slot and a limited tenant's gate) + 2.85 RU; its `open`
+    /// index 0.4 WU (0.2 ahead); the plan's defaults. The gate is counted whether or not the
+    /// stack's limits need it: a forecast short of the load throttles, one over it costs cents.
     fn default() -> Self {
-        let pf = |wcu, rcu| PerFire { wcu, rcu };
+        let pf = |wcu, ahead_wcu, rcu, ahead_rcu| PerFire { wcu, rcu, ahead_wcu, ahead_rcu };
         PlannerSettings {
             sample_shards: 32,
             per_fire: vec![
-                ("jobs".into(), pf(0.2, 1.15)),
-                ("jobs/due".into(), pf(0.4, 0.09)),
-                ("executions".into(), pf(5.6, 3.3)),
-                ("executions/open".into(), pf(0.4, 0.0)),
+                ("jobs".into(), pf(0.2, 0.2, 1.0, 0.0)),
+                ("jobs/due".into(), pf(0.4, 0.4, 0.15, 0.09)),
+                ("executions".into(), pf(5.5, 1.0, 2.85, 0.0)),
+                ("executions/open".into(), pf(0.4, 0.2, 0.0, 0.0)),
             ],
             plan: Settings::default(),
         }
@@ -138,22 +154,23 @@ async fn forecast(
     Ok(out)
 }
 
-/// Units per second each minute for `per_fire`: the larger of the minute's fires and the
-/// next's (the tick puts a minute's executions during the minute before), spread over 60 s.
-pub fn demand(forecast: &[(i64, f64)], per_fire: PerFire) -> Vec<MinuteDemand> {
+/// Units per second each minute for `per_fire`: what the tick spends ahead on the next minute's
+/// fires (it puts a minute's executions during the minute before) plus the rest of this minute's
+/// fires' units, spread over 60 s. The last minute takes its own fires for the next.
+pub fn demand(forecast: &[(i64, f64)], p: PerFire) -> Vec<MinuteDemand> {
     forecast
         .iter()
         .enumerate()
         .map(|(i, &(minute, fires))| {
             let next = forecast.get(i + 1).map_or(fires, |f| f.1);
-            let per_sec = fires.max(next) / 60.0;
-            MinuteDemand { minute, wcu: per_sec * per_fire.wcu, rcu: per_sec * per_fire.rcu }
+            let per_sec = |at: f64, ahead: f64| (fires * (at - ahead) + next * ahead) / 60.0;
+            MinuteDemand { minute, wcu: per_sec(p.wcu, p.ahead_wcu), rcu: per_sec(p.rcu, p.ahead_rcu) }
         })
         .collect()
 }
 
 fn per_fire(s: &PlannerSettings, key: &str) -> PerFire {
-    s.per_fire.iter().find(|(k, _)| k == key).map_or(PerFire { wcu: 0.0, rcu: 0.0 }, |(_, p)| *p)
+    s.per_fire.iter().find(|(k, _)| k == key).map_or(PerFire::at_fire(0.0, 0.0), |(_, p)| *p)
 }
 
 fn decide(now: DateTime<Utc>, p: &Provisioned, d: &[MinuteDemand], s: &Settings) -> Throughput {
@@ -206,8 +223,14 @@ mod tests {
 
     #[test]
     fn demand_takes_the_next_minute_for_the_puts_made_ahead() {
-        let d = demand(&[(10, 60.0), (11, 600.0), (12, 60.0)], PerFire { wcu: 2.0, rcu: 1.0 });
-        assert_eq!(d.iter().map(|x| x.wcu).collect::<Vec<_>>(), vec![20.0, 20.0, 2.0]);
-        assert_eq!(d[0].rcu, 10.0);
+        // 3 WU a fire, 1 of them (the put) the minute before; reads all in the fire's minute.
+        let p = PerFire { wcu: 3.0, rcu: 1.0, ahead_wcu: 1.0, ahead_rcu: 0.0 };
+        let d = demand(&[(10, 60.0), (11, 600.0), (12, 60.0)], p);
+        // 10: its 60 fires' claim and finish + the 600 puts of 11; 11: 600 × 2 + 60 puts of 12.
+        assert_eq!(d.iter().map(|x| x.wcu).collect::<Vec<_>>(), vec![12.0, 21.0, 3.0]);
+        assert_eq!(d.iter().map(|x| x.rcu).collect::<Vec<_>>(), vec![1.0, 10.0, 1.0]);
+        // Nothing ahead: each minute its own fires only.
+        let d = demand(&[(10, 60.0), (11, 600.0)], PerFire::at_fire(2.0, 0.0));
+        assert_eq!(d.iter().map(|x| x.wcu).collect::<Vec<_>>(), vec![2.0, 20.0]);
     }
 }
