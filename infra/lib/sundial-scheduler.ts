@@ -1099,14 +1099,22 @@ export class SundialScheduler extends Construct {
    * running limit is at least this is never gated: the workers cannot exceed it.
    */
   private workerCapacity(poolProps: PoolProps[]): number {
-    const d = resources().defaults;
-    return poolProps.reduce((sum, p) => {
-      if ((p.kind ?? 'lambda') === 'lambda') {
-        return sum + ((p.maxConcurrency ?? 10) + (p.lowMaxConcurrency ?? 2)) * LAMBDA_BATCH_SIZE;
-      }
-      return sum + (p.maxConcurrency ?? 1) * (ECS_MAX_HEALTHY_PERCENT / 100) * (p.slots ?? d.workerSlots);
-    }, 0);
+    return poolProps.reduce((sum, p) => sum + this.poolCapacity(p), 0);
   }
+
+  /**
+   * The most executions one pool's workers can run at once (`SUNDIAL_POOL_CAPACITY`, pool by
+   * pool), counted as for `SUNDIAL_WORKER_CAPACITY`. A tenant whose `tenantTargets` pools (its
+   * cell) sum to no more than its running limit is never gated.
+   */
+  private poolCapacity(p: PoolProps): number {
+    const d = resources().defaults;
+    if ((p.kind ?? 'lambda') === 'lambda') {
+      return ((p.maxConcurrency ?? 10) + (p.lowMaxConcurrency ?? 2)) * LAMBDA_BATCH_SIZE;
+    }
+    return (p.maxConcurrency ?? 1) * (ECS_MAX_HEALTHY_PERCENT / 100) * (p.slots ?? d.workerSlots);
+  }
+
 
   /** The value of every setting that is the same on all functions, validated at synth. */
   private settingValues(props: SundialSchedulerProps, poolProps: PoolProps[]): Partial<Record<SettingName, string>> {
@@ -1153,6 +1161,7 @@ export class SundialScheduler extends Construct {
       maxTotalRunSecs: w.maxTotalRun !== undefined ? int('workers.maxTotalRun (seconds)', w.maxTotalRun.toSeconds(), 1, 10_000_000) : '',
       tenantMaxRunning: tenantLimits,
       workerCapacity: String(this.workerCapacity(poolProps)),
+      poolCapacity: poolProps.map((p) => `${p.name}=${this.poolCapacity(p)}`).join(','),
       privateTargetCidrs: (props.privateTargetCidrs ?? []).map((c) => {
         // The syntax only (the workers parse it again and fail to start on a bad one).
         if (!/^[0-9A-Fa-f:.]+(\/\d{1,3})?$/.test(c)) throw new Error(`privateTargetCidrs: ${JSON.stringify(c)} is not an IP network`);

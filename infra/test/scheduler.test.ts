@@ -803,6 +803,8 @@ describe('settings', () => {
     // maximum concurrency (10 + low lane 2) × 10, and the ECS pool's one task × 2 (deployments
     // overlap, maxHealthyPercent 200) × 32 slots
     for (const v of [lambdaWorker, ecsEnv()]) assert.equal(v[e.workerCapacity], String(12 * 10 + 1 * 2 * 32));
+    // and each pool's, which bounds a tenant confined to some pools (its cell)
+    for (const v of [lambdaWorker, ecsEnv()]) assert.equal(v[e.poolCapacity], `default=${12 * 10},long=${1 * 2 * 32}`);
     const [svc] = Object.values(b.template.findResources('AWS::ECS::Service'));
     assert.equal(svc.Properties.DeploymentConfiguration.MaximumPercent, 200);
     assert.equal(long.kind, 'ecs');

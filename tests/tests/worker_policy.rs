@@ -448,6 +448,50 @@ async fn a_tenant_whose_limit_the_workers_cannot_exceed_runs_without_a_gate_entr
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tenant_confined_to_a_cell_no_larger_than_its_limit_runs_without_a_gate_entry() -> anyhow::Result<()>
+{
+    // GIVEN two pools of 4 slots each (a stack of 8), a tenant the allowlists confine to the
+    // default pool (its cell: 4) and one allowed both (8), each limited to 4 and each with a
+    // running execution delivered by the default pool
+    let env = TestEnv::with("tenant-cell", &["default", "cell-b"], 16).await?;
+    let gate = Arc::new(Notify::new());
+    let hook = WebhookServer::start(vec![Reply::Hold(gate.clone()), Reply::Hold(gate.clone())]).await?;
+    let now = Utc::now();
+    let def = fixtures::http_definition(&hook.url("/run"));
+    let cellular = fixtures::create_ready(&env, "cellular", "job", def.clone(), now).await?;
+    let wide = fixtures::create_ready(&env, "wide", "job", def, now).await?;
+    let mut cfg = env.cfg.clone();
+    cfg.targets.tenants = Some(
+        sundial_core::outbound::TenantTargets::parse(
+            r#"{"cellular": {"http": ["*"], "pools": ["default"]}, "wide": {"http": ["*"], "pools": ["*"]}}"#,
+        )
+        .map_err(anyhow::Error::msg)?,
+    );
+    let mut settings = fixtures::settings("cell");
+    settings.tenant_limits = sundial_core::execution::policy::TenantLimits::parse("cellular=4,wide=4")
+        .map_err(anyhow::Error::msg)?;
+    settings.worker_capacity = Some(8);
+    settings.pool_capacity = [("default".to_string(), 4), ("cell-b".to_string(), 4)].into();
+    let (w, _) = fixtures::worker_with_config(&env, cfg, settings, Handlers::new())?;
+    let (stop, poller) = fixtures::spawn_poller(w, 4);
+    hook.wait_requests(2, WITHIN).await?;
+
+    // THEN while both run, only the tenant whose pools could run more than its limit is gated
+    let gates = TenantGate::new(env.clients.ddb.clone(), env.cfg.executions_table.clone());
+    let at = Utc::now().timestamp_millis();
+    assert_eq!(gates.running("wide", 4, at).await?, vec![wide.id()]);
+    assert!(gates.running("cellular", 4, at).await?.is_empty(), "no gate entry inside a cell of ≤ its limit");
+    // AND both finish
+    gate.notify_waiters();
+    let statuses = all_final(&env, &[cellular, wide]).await?;
+    stop.cancel();
+    poller.await??;
+    assert_eq!(statuses, vec![ExecStatus::Succeeded; 2]);
+    env.cleanup().await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancelling_a_ready_execution_stops_it_from_running() -> anyhow::Result<()> {
     // GIVEN a READY execution with its message in the queue
     let env = TestEnv::new("cancel-ready").await?;

@@ -60,8 +60,8 @@ pub use model::{model, scan_partition_rate};
 pub use prices::{Prices, ReservedPrice};
 pub use provisioned::{crossover_schedules, PlannedTable, ProvisionedCost};
 pub use report::{
-    BillingMode, CapacityUnit, Check, Knob, LambdaLoad, MonthlyCost, PartitionKind, PartitionLoad, PerFire,
-    Report, SpikeLoad, SqsLoad, TableLoad, Violation,
+    BillingMode, CapacityUnit, CellsAlternative, Check, Knob, LambdaLoad, MonthlyCost, PartitionKind,
+    PartitionLoad, PerFire, Recommendation, Report, SpikeLoad, SqsLoad, TableLoad, Violation,
 };
 pub use scenario::{scenario_by_name, scenario_names, ClassMix, Scenario};
 

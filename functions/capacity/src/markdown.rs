@@ -107,15 +107,36 @@ fn provisioned_rows(reports: &[Report]) -> Vec<Row> {
                 .collect();
             terms.join("; ")
         }),
+        row("with tenant cells: pools, cheapest mode, $ per million fires", reports, |r| {
+            match &r.with_cells {
+                Some(c) => format!(
+                    "{} pools, {}, {} ({:.2}×)",
+                    num(c.pools as f64),
+                    mode_label(c.mode),
+                    money(c.per_million_fires),
+                    c.ratio_to_eventbridge
+                ),
+                None => match r.scenario.cell_pools() {
+                    Some(n) => format!("on ({} pools)", num(n as f64)),
+                    None => "not needed (no tenant's gate is written)".to_string(),
+                },
+            }
+        }),
         row("cheapest: mode, $ per million fires", reports, |r| {
-            let mode = match r.cheapest_mode() {
-                BillingMode::OnDemand => "on-demand".to_string(),
-                BillingMode::Provisioned => "provisioned".to_string(),
-                BillingMode::Reserved { years } => format!("provisioned, base reserved {years} y"),
-            };
-            format!("{mode}, {}", money(r.cheapest_per_million_fires()))
+            let rec = r.recommended();
+            let cells =
+                rec.cell_pools.map_or(String::new(), |n| format!(", tenant cells ({} pools)", num(n as f64)));
+            format!("{}{cells}, {}", mode_label(rec.mode), money(rec.per_million_fires))
         }),
     ]
+}
+
+fn mode_label(mode: BillingMode) -> String {
+    match mode {
+        BillingMode::OnDemand => "on-demand".to_string(),
+        BillingMode::Provisioned => "provisioned".to_string(),
+        BillingMode::Reserved { years } => format!("provisioned, base reserved {years} y"),
+    }
 }
 
 fn scenario_rows(reports: &[Report]) -> Vec<Row> {
@@ -138,6 +159,12 @@ fn scenario_rows(reports: &[Report]) -> Vec<Row> {
             let (limit, capacity) = (r.scenario.tenant_max_running, r.scenario.worker_capacity());
             match r.scenario.tenant_limits {
                 false => "off (no tenant limits)".to_string(),
+                true if r.scenario.tenant_cells => {
+                    format!(
+                        "0% (tenant cells: each tenant's pools run at most its limit of {})",
+                        num(f64::from(limit))
+                    )
+                }
                 true => format!(
                     "{} (limit {}, largest tenant {}; capacity {})",
                     pct(r.scenario.gate_share()),

@@ -6,8 +6,8 @@ use crate::limits::Limits;
 use crate::prices::Prices;
 use crate::provisioned::provisioned_cost;
 use crate::report::{
-    CapacityUnit, LambdaLoad, MonthlyCost, PartitionKind, PartitionLoad, PerFire, Report, SpikeLoad, SqsLoad,
-    TableLoad,
+    CapacityUnit, CellsAlternative, LambdaLoad, MonthlyCost, PartitionKind, PartitionLoad, PerFire, Report,
+    SpikeLoad, SqsLoad, TableLoad,
 };
 use crate::scenario::Scenario;
 use crate::{
@@ -31,6 +31,18 @@ pub fn model(s: &Scenario, c: &Costs, limits: &Limits, prices: &Prices) -> Repor
     };
     let cost = monthly_cost(s, &per_fire, &lambda, prices);
     let provisioned = provisioned_cost(s, &per_fire, limits, prices, &cost);
+    let with_cells = (s.tenant_limits && !s.tenant_cells && s.gate_share() > 0.0).then(|| {
+        let cells = model(&Scenario { tenant_cells: true, ..s.clone() }, c, limits, prices);
+        let per_million_fires = cells.cheapest_per_million_fires();
+        CellsAlternative {
+            pools: cells.scenario.cell_pools().unwrap_or(1),
+            mode: cells.cheapest_mode(),
+            per_million_fires,
+            ratio_to_eventbridge: per_million_fires * cells.cost.fires
+                / 1e6
+                / cells.cost.eventbridge_scheduler.max(f64::MIN_POSITIVE),
+        }
+    });
     Report {
         scenario: s.clone(),
         limits: limits.clone(),
@@ -44,6 +56,7 @@ pub fn model(s: &Scenario, c: &Costs, limits: &Limits, prices: &Prices) -> Repor
         sqs,
         cost,
         provisioned,
+        with_cells,
     }
 }
 

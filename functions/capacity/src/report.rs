@@ -273,6 +273,35 @@ pub struct Report {
     pub cost: MonthlyCost,
     /// Monthly bill with the tables in provisioned mode under the schedule-driven plan.
     pub provisioned: ProvisionedCost,
+    /// The same load with tenant cells, when its tenants' gates are written without them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub with_cells: Option<CellsAlternative>,
+}
+
+/// What tenant cells would change: the gate no longer written ([`Scenario::tenant_cells`]).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct CellsAlternative {
+    /// Pools the stack's capacity is split into.
+    pub pools: u64,
+    /// Its cheapest billing mode.
+    pub mode: BillingMode,
+    /// Dollars per million fires in that mode.
+    pub per_million_fires: f64,
+    /// `per_million_fires` ÷ EventBridge Scheduler's.
+    pub ratio_to_eventbridge: f64,
+}
+
+/// The configuration [`Report::recommended`] names.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Recommendation {
+    /// Billing mode of the tables.
+    pub mode: BillingMode,
+    /// Whether tenant cells are part of it (and how many pools).
+    pub cell_pools: Option<u64>,
+    /// Dollars per million fires.
+    pub per_million_fires: f64,
 }
 
 /// How the tables are billed.
@@ -302,6 +331,24 @@ impl Report {
     pub fn cheapest_per_million_fires(&self) -> f64 {
         let mode = self.cheapest_mode();
         self.modes().into_iter().find(|(m, _)| *m == mode).map_or(self.cost.per_million_fires, |(_, c)| c)
+    }
+
+    /// The cheapest configuration: the cheapest mode as given, or with tenant cells when they
+    /// cost less.
+    pub fn recommended(&self) -> Recommendation {
+        let own = Recommendation {
+            mode: self.cheapest_mode(),
+            cell_pools: self.scenario.cell_pools(),
+            per_million_fires: self.cheapest_per_million_fires(),
+        };
+        match &self.with_cells {
+            Some(c) if c.per_million_fires < own.per_million_fires => Recommendation {
+                mode: c.mode,
+                cell_pools: Some(c.pools),
+                per_million_fires: c.per_million_fires,
+            },
+            _ => own,
+        }
     }
 
     /// Every mode with its dollars per million fires.

@@ -63,6 +63,11 @@ pub struct Scenario {
     /// The largest tenant's own limit, when it has one (`tenantMaxRunning.tenants`).
     #[serde(default)]
     pub top_tenant_max_running: Option<u32>,
+    /// Tenant cells: the pools split so that each tenant runs only in pools (its cell, through
+    /// its `tenantTargets` `pools` allowlist) whose capacity is its own running limit, so no
+    /// tenant's gate can refuse and none is written (`SUNDIAL_POOL_CAPACITY`). Default off.
+    #[serde(default)]
+    pub tenant_cells: bool,
     /// The worker pool's event-source maximum concurrency as a multiple of the peak's need
     /// (Little's law: peak fires ÷ batch × invocation time); the stack's worker capacity is
     /// that concurrency × the batch size.
@@ -118,6 +123,7 @@ impl Scenario {
             tenant_limits: true,
             tenant_max_running: d_tenant_max_running(),
             top_tenant_max_running: None,
+            tenant_cells: false,
             worker_concurrency_headroom: d_worker_concurrency_headroom(),
             tenant_gate_shards: 1,
             forbid_share: 0.5,
@@ -173,12 +179,25 @@ impl Scenario {
     /// the stack's worker capacity (a limit at or above it cannot refuse, so the worker does not
     /// write the gate); 0 with limits off.
     pub fn gate_share(&self) -> f64 {
-        if !self.tenant_limits {
+        if !self.tenant_limits || self.tenant_cells {
             return 0.0;
         }
         let gated = |limit: u32| if f64::from(limit) < self.worker_capacity() { 1.0 } else { 0.0 };
         self.top_tenant_share * gated(self.top_tenant_limit())
             + (1.0 - self.top_tenant_share) * gated(self.tenant_max_running)
+    }
+
+    /// With [`Self::tenant_cells`]: the pools the stack's capacity is split into, each the
+    /// capacity of the tenants' default limit, and one of the largest tenant's own limit when it
+    /// has one (`None` without cells or limits).
+    pub fn cell_pools(&self) -> Option<u64> {
+        if !self.tenant_cells || !self.tenant_limits {
+            return None;
+        }
+        let own = self.top_tenant_max_running.filter(|l| *l != self.tenant_max_running);
+        let rest = self.worker_capacity() - own.map_or(0.0, f64::from);
+        let cells = (rest.max(0.0) / f64::from(self.tenant_max_running.max(1))).ceil().max(1.0) as u64;
+        Some(cells + u64::from(own.is_some()))
     }
 
     /// Executions of the largest tenant running at once at the peak (its share of the fires ×

@@ -161,6 +161,16 @@ pub(crate) fn run(args: CapacityArgs) -> anyhow::Result<()> {
     if args.explain {
         for r in &reports {
             println!("\n{}", capacity::render_explain(&costs, r, &prices));
+            // The recommended configuration, when it is tenant cells the scenario does not have.
+            if r.recommended().cell_pools.is_some() && !r.scenario.tenant_cells {
+                let cells = Scenario {
+                    tenant_cells: true,
+                    name: format!("{}, tenant cells", r.scenario.name),
+                    ..r.scenario.clone()
+                };
+                let cr = capacity::model(&cells, &costs, &limits, &prices);
+                println!("\n{}", capacity::render_explain(&costs, &cr, &prices));
+            }
         }
     }
     for (name, violations) in before.iter().filter(|(_, v)| !v.is_empty()) {

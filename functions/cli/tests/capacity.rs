@@ -84,3 +84,27 @@ fn provisioned_under_the_plan_is_the_cheaper_mode_and_explain_prices_every_unit(
         "{text}"
     );
 }
+
+#[test]
+fn the_recommended_configuration_costs_at_most_eventbridge_schedulers_dollar_at_both_scales() {
+    // GIVEN the two canned scales, the measured units and every configuration the model prices
+    let o = sundial(&[]);
+    let text = String::from_utf8_lossy(&o.stdout).to_string();
+    let row = text.lines().find(|l| l.starts_with("| cheapest: mode")).unwrap_or_else(|| panic!("{text}"));
+    let dollars: Vec<f64> = row
+        .split('|')
+        .filter_map(|cell| cell.rsplit_once('$').and_then(|(_, d)| d.trim().parse().ok()))
+        .collect();
+    // THEN the cheapest it recommends is at most $1.00 per million fires at 10 million and at
+    // 1 billion (EventBridge Scheduler's price)
+    assert_eq!(dollars.len(), 2, "{row}");
+    assert!(dollars.iter().all(|d| *d <= 1.0), "{row}");
+    // AND at 1 billion, where every tenant's fires write its gate on shared pools, it is tenant
+    // cells that get there
+    let v = json(&sundial(&["--format", "json"]));
+    let billion = &v["reports"][1];
+    assert!(billion["withCells"]["pools"].as_u64().unwrap_or(0) > 1, "{billion}");
+    assert!(row.contains("tenant cells"), "{row}");
+    // AND the 10 million scale needs no quota raised and no design change
+    assert!(text.contains("- EventBridge default: none"), "{text}");
+}

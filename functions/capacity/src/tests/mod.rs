@@ -53,6 +53,7 @@ fn small() -> Scenario {
         tenant_limits: true,
         tenant_max_running: 12,
         top_tenant_max_running: None,
+        tenant_cells: false,
         worker_concurrency_headroom: 2.0,
         tenant_gate_shards: 1,
         forbid_share: 1.0,

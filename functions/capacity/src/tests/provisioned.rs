@@ -101,3 +101,31 @@ fn the_bench_split_lowers_the_planned_peak_not_the_units_a_fire_costs() {
     assert!(split.provisioned.executions.peak_wcu < whole.provisioned.executions.peak_wcu);
     assert!(split.provisioned.total < whole.provisioned.total);
 }
+
+#[test]
+fn tenant_cells_take_the_gate_off_every_fire_and_are_recommended_where_they_cost_less() {
+    // GIVEN 1 billion, where every tenant's limit is below what the shared pools can run
+    let (s, r) = fitted_billion();
+    assert_eq!(s.gate_share(), 1.0);
+    // THEN the report prices the same load with tenant cells: the stack's 40,000 split into
+    // pools of the default limit (500) and one of the largest tenant's own (2,000)
+    let cells = r.with_cells.clone().expect("an alternative with cells");
+    assert_eq!(s.worker_capacity(), 40_000.0);
+    assert_eq!(cells.pools, (40_000 - 2_000) / 500 + 1);
+    // AND it writes no gate, so it costs less, and is the configuration recommended
+    let with = model(
+        &Scenario { tenant_cells: true, ..s.clone() },
+        &Costs::example(),
+        &Limits::aws_default(),
+        &Prices::us_east_1(),
+    );
+    assert_eq!((with.scenario.gate_share(), with.per_fire.tenant_gate_writes), (0.0, 0.0));
+    assert!(with.with_cells.is_none(), "nothing left to split");
+    close(cells.per_million_fires, with.cheapest_per_million_fires());
+    assert!(cells.per_million_fires < r.cheapest_per_million_fires());
+    let rec = r.recommended();
+    assert_eq!((rec.cell_pools, rec.per_million_fires), (Some(cells.pools), cells.per_million_fires));
+    // AND where no gate is written (10 million: limit 500 ≥ the stack's 400) nothing is offered
+    let ten = run(&Scenario::eventbridge_default());
+    assert!(ten.with_cells.is_none() && ten.recommended().cell_pools.is_none());
+}

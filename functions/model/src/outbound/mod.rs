@@ -249,6 +249,15 @@ impl TargetPolicy {
         self.allowed(tenant, "pool", "pool", |a| a.pools.iter().any(|g| glob_match(g, pool)))
     }
 
+    /// The pools of `pools` (the deployment's) that `tenant` may use: `None` when no allowlists
+    /// are set (every pool), else those its `pools` globs match (none for a tenant the
+    /// allowlists do not list).
+    pub fn pools_of<'p>(&self, tenant: &str, pools: &'p [String]) -> Option<Vec<&'p str>> {
+        let tenants = self.tenants.as_ref()?;
+        let globs = tenants.of(tenant).map_or(&[][..], |a| a.pools.as_slice());
+        Some(pools.iter().filter(|p| globs.iter().any(|g| glob_match(g, p))).map(String::as_str).collect())
+    }
+
     /// Whether `tenant`'s allowlist has an entry of `kind` that `matches` (always, when no
     /// allowlists are set). The refusal names the field and the rule, never whether the
     /// resource exists or whose it is.
@@ -846,6 +855,18 @@ mod tests {
         assert_eq!(refusal(&policy, "globex", &handler("report")), not_allowed);
         // AND without allowlists any registered handler may be named, as before
         assert_eq!(refusal(&TargetPolicy::default(), "globex", &handler("sleep")), None);
+    }
+
+    #[test]
+    fn pools_of_lists_the_deployments_pools_a_tenants_globs_match() {
+        let pools: Vec<String> = ["default", "batch-eu", "batch-us", "ecs"].map(String::from).into();
+        let policy = allowlist(
+            r#"{"acme": {"pools": ["batch-*"]}, "globex": {"http": ["*"]}, "*": {"pools": ["default"]}}"#,
+        );
+        assert_eq!(policy.pools_of("acme", &pools), Some(vec!["batch-eu", "batch-us"]));
+        assert_eq!(policy.pools_of("globex", &pools), Some(vec![]), "an entry without pools allows none");
+        assert_eq!(policy.pools_of("initech", &pools), Some(vec!["default"]), "the \"*\" entry");
+        assert_eq!(TargetPolicy::default().pools_of("acme", &pools), None, "no allowlists: every pool");
     }
 
     #[test]

@@ -226,8 +226,12 @@ impl Worker {
         lease_until: i64,
     ) -> Phase<Option<u32>> {
         let key = &d.key;
-        // No limit, or one the stack's workers cannot exceed: nothing to admit, nothing written.
-        let Some(limit) = self.settings.tenant_gate_limit(&key.tenant) else {
+        // No limit, or one the workers that may run the tenant's executions cannot exceed (the
+        // stack's, or its cell's when the allowlists confine it to some pools): nothing to
+        // admit, nothing written.
+        let cell = self.cfg.targets.pools_of(&key.tenant, &self.cfg.pools);
+        let capacity = self.settings.tenant_capacity(d.pool, cell.as_deref());
+        let Some(limit) = self.settings.tenant_gate_limit(&key.tenant, capacity) else {
             return Ok(ControlFlow::Continue(None));
         };
         let entry = Holds::tenant_entry(key, admission);
