@@ -550,3 +550,67 @@ async fn a_fire_once_batch_and_ordinary_fires_put_in_its_range_by_another_scan_r
     env.cleanup().await;
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn overlapping_fire_once_batches_put_by_two_scans_run_each_instant_once_in_either_order(
+) -> anyhow::Result<()> {
+    // K6's remainder: two scans put `fireOnce` batches of one every-minute job whose ranges
+    // overlap, each around what it read. Outer: 10:02–10:10. Inner: 10:04–10:06 (all inside the
+    // outer) and a straddling one, 10:08–10:13. Orders: (a) the outer settles and runs before
+    // either of the others exists; (b) the straddling one is handled before the outer sees it.
+    let env = TestEnv::new("batch-k6b").await?;
+    let hook = fixtures::WebhookServer::start(vec![]).await?;
+    let mut def = fixtures::http_definition(&hook.url("/run"));
+    def.schedule = ScheduleSpec::new("0 * * * * *", "UTC");
+    def.misfire = MisfirePolicy::FireOnce;
+    def.retry.max_age_secs = 3_650 * 86_400;
+    let job = create_job(&env, "acme", "minutely", def, at("2026-11-30T09:59:30Z")).await?;
+    let sch = sundial_core::schedule::Schedule::parse(&job.definition.schedule, job.anchor)?;
+    let store = fixtures::store(&env);
+    let put_at = at("2026-11-30T10:14:00Z");
+    let batch = |a: &str, b: &str| Execution::ready(&job, &sch, at(a), Some((at(a), at(b))), put_at, "tick");
+    let outer = batch("2026-11-30T10:02:00Z", "2026-11-30T10:10:00Z");
+    let inner = batch("2026-11-30T10:04:00Z", "2026-11-30T10:06:00Z");
+    let straddling = batch("2026-11-30T10:08:00Z", "2026-11-30T10:13:00Z");
+    let (w, _) = fixtures::worker_with(&env, fixtures::settings("w"), Handlers::new())?;
+    let stop = tokio_util::sync::CancellationToken::new();
+    let deliver = |e: &Execution| {
+        let body = serde_json::to_string(&fixtures::message_of(e, put_at)).unwrap_or_default();
+        let (w, stop) = (w.clone(), stop.clone());
+        async move { w.handle("default", &body, &sundial_core::execution::worker::NoExtend, &stop).await }
+    };
+
+    // WHEN the straddling batch is put and handled, then the outer, and only then the inner is
+    // put (by a scan that read before the outer settled) and handled
+    store.put_new(&straddling).await?;
+    store.put_new(&outer).await?;
+    deliver(&straddling).await;
+    deliver(&outer).await;
+    store.put_new(&inner).await?;
+    deliver(&inner).await;
+
+    // THEN every minute 10:02–10:13 ran exactly once
+    let es = executions(&env, "acme", "minutely").await?;
+    let run = minutes_run(&es);
+    let twice: Vec<_> = run.iter().filter(|(_, by)| by.len() > 1).collect();
+    assert!(twice.is_empty(), "minutes run more than once: {twice:?}");
+    let want: Vec<String> = (2..=13).map(|m| format!("10:{m:02}")).collect();
+    assert_eq!(run.keys().cloned().collect::<Vec<_>>(), want, "every minute once");
+    // AND the straddling batch (settled first) kept its range; the outer excepted what it shares
+    // with it; the inner, wholly inside the outer that settled before it, stands for nothing
+    // and is canceled as covered
+    let s = at_instant(&es, "2026-11-30T10:08:00Z");
+    assert_eq!((s.status, s.missed_except.clone()), (ExecStatus::Succeeded, vec![]), "{:?}", s.timeline);
+    let o = at_instant(&es, "2026-11-30T10:02:00Z");
+    assert_eq!(o.status, ExecStatus::Succeeded, "{:?}", o.timeline);
+    assert_eq!(
+        o.missed_except,
+        ["10:08", "10:09", "10:10"].map(|m| at(&format!("2026-11-30T{m}:00Z"))).to_vec()
+    );
+    let i = at_instant(&es, "2026-11-30T10:04:00Z");
+    assert_eq!(i.status, ExecStatus::Canceled, "{:?}", i.timeline);
+    assert_eq!(i.last_error.as_ref().map(|x| x.0.as_str()), Some("CoveredByBatch"));
+    assert_eq!(hook.received().len(), 2, "the straddling and the outer batch");
+    env.cleanup().await;
+    Ok(())
+}

@@ -84,6 +84,11 @@ pub fn batch_cover_sk(first_ms: i64) -> String {
     format!("{JOB_DEF_SK}#B#{first_ms:015}")
 }
 
+/// Sort key of a job's batch registry: its `fireOnce` batches in the order they settled, which
+/// decides which of two overlapping batches stands for the instants they share (the earlier).
+/// Outside `DEF` on purpose: a fire's first claim does not read it.
+pub const BATCH_REGISTRY_SK: &str = "BATCHES";
+
 pub use sundial_schedule::id::{validate_id, KeyError};
 pub use sundial_schedule::minute::{minute_of, minute_of_day, minute_start};
 

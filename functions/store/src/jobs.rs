@@ -129,6 +129,59 @@ pub async fn put_batch_cover(
     Ok(())
 }
 
+/// Reads `tenant`'s `job_id`'s batch registry (strongly consistent; empty at version 0 when
+/// none was written yet).
+pub async fn batch_registry(
+    ddb: &aws_sdk_dynamodb::Client,
+    cfg: &Config,
+    tenant: &str,
+    job_id: &str,
+) -> Result<items::BatchRegistry, StoreError> {
+    let out = ddb
+        .get_item()
+        .table_name(&cfg.jobs_table)
+        .key(attr::PK, s(keys::job_pk(tenant, job_id)))
+        .key(attr::SK, s(keys::BATCH_REGISTRY_SK))
+        .consistent_read(true)
+        .send()
+        .await
+        .map_err(|e| StoreError::from_sdk("GetItem(batch registry)", e))?;
+    match out.item {
+        Some(i) => Ok(items::batch_registry_from_item(&i)?),
+        None => Ok(items::BatchRegistry::default()),
+    }
+}
+
+/// Appends `entry` (a batch's range and the epoch second until which it is kept) to the
+/// registry as read (`read`), dropping entries kept no longer than `now_s`: conditional on the
+/// registry still being at `read.version`. `false` when another batch registered in between
+/// (read it again).
+pub async fn register_batch(
+    ddb: &aws_sdk_dynamodb::Client,
+    cfg: &Config,
+    tenant: &str,
+    job_id: &str,
+    read: &items::BatchRegistry,
+    entry: (BatchCover, i64),
+    now_s: i64,
+) -> Result<bool, StoreError> {
+    let mut batches: Vec<(BatchCover, i64)> =
+        read.batches.iter().copied().filter(|(_, x)| *x > now_s).collect();
+    batches.push(entry);
+    let mut e = Expr::new();
+    if read.version == 0 {
+        e.cond_not_exists(attr::PK);
+    } else {
+        e.cond_eq(attr::REGISTRY_VERSION, n(read.version));
+    }
+    let item = items::batch_registry_item(tenant, job_id, read.version + 1, &batches);
+    match ddb.put_item().table_name(&cfg.jobs_table).set_item(Some(item)).expr(e).send().await {
+        Ok(_) => Ok(true),
+        Err(e) if is_condition_failed(&e) => Ok(false),
+        Err(e) => Err(StoreError::from_sdk("PutItem(batch registry)", e)),
+    }
+}
+
 /// What a definition change expects to find (the condition of [`put_job_change`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Expect {

@@ -37,6 +37,11 @@ pub const MISSED_TO: &str = "mt";
 pub const MISSED_EXCEPT: &str = "mx";
 /// A batch cover item's last instant (ms).
 pub const COVER_THROUGH: &str = "cth";
+/// A batch registry's batches, in the order they settled: a list of `{f, t, x}` (first and
+/// last instant, ms; epoch seconds until which the entry is kept).
+pub const REGISTERED: &str = "bl";
+/// A batch registry's version, which every registration is conditional on.
+pub const REGISTRY_VERSION: &str = "bv";
 pub const ERR_CODE: &str = "ec";
 pub const ERR_MSG: &str = "em";
 pub const CANCEL: &str = "cx";

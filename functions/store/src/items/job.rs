@@ -188,3 +188,77 @@ pub fn batch_cover_from_item(item: &Item) -> Result<Option<sundial_model::BatchC
     let through = get_n(item, attr::COVER_THROUGH)?;
     Ok(Some(sundial_model::BatchCover { first: ms_to_dt(first), through: ms_to_dt(through) }))
 }
+
+/// A job's batch registry (`keys::BATCH_REGISTRY_SK`): its version and its batches in the order
+/// they settled, each with the epoch second until which it is kept.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct BatchRegistry {
+    /// 0 when there is no registry item yet.
+    pub version: u64,
+    /// In registration order.
+    pub batches: Vec<(sundial_model::BatchCover, i64)>,
+}
+
+/// Encodes a registry at `version` for `tenant`'s `job_id`.
+pub fn batch_registry_item(
+    tenant: &str,
+    job_id: &str,
+    version: u64,
+    batches: &[(sundial_model::BatchCover, i64)],
+) -> Item {
+    use aws_sdk_dynamodb::types::AttributeValue;
+    let list = batches
+        .iter()
+        .map(|(c, x)| {
+            AttributeValue::M(HashMap::from([
+                ("f".to_string(), n(c.first.timestamp_millis())),
+                ("t".to_string(), n(c.through.timestamp_millis())),
+                ("x".to_string(), n(*x)),
+            ]))
+        })
+        .collect();
+    HashMap::from([
+        (attr::PK.into(), s(keys::job_pk(tenant, job_id))),
+        (attr::SK.into(), s(keys::BATCH_REGISTRY_SK)),
+        (attr::REGISTRY_VERSION.into(), n(version)),
+        (attr::REGISTERED.into(), AttributeValue::L(list)),
+    ])
+}
+
+/// Decodes a registry item.
+pub fn batch_registry_from_item(item: &Item) -> Result<BatchRegistry, DecodeError> {
+    let version = u64::try_from(get_n(item, attr::REGISTRY_VERSION)?)
+        .map_err(|_| DecodeError { attr: attr::REGISTRY_VERSION, reason: "negative".into() })?;
+    let bad = |reason: &str| DecodeError { attr: attr::REGISTERED, reason: reason.into() };
+    let list =
+        item.get(attr::REGISTERED).and_then(|v| v.as_l().ok()).ok_or_else(|| bad("missing or not a list"))?;
+    let mut batches = Vec::with_capacity(list.len());
+    for entry in list {
+        let m = entry.as_m().map_err(|_| bad("an entry is not a map"))?;
+        let num = |k: &str| {
+            m.get(k)
+                .and_then(|v| v.as_n().ok())
+                .and_then(|v| v.parse::<i64>().ok())
+                .ok_or_else(|| bad("an entry lacks f, t or x"))
+        };
+        let cover = sundial_model::BatchCover { first: ms_to_dt(num("f")?), through: ms_to_dt(num("t")?) };
+        batches.push((cover, num("x")?));
+    }
+    Ok(BatchRegistry { version, batches })
+}
+
+#[cfg(test)]
+mod registry_tests {
+    use super::*;
+
+    #[test]
+    fn a_batch_registry_round_trips_in_order_and_a_bad_one_names_its_attribute() {
+        let c = |f: i64, t: i64| sundial_model::BatchCover { first: ms_to_dt(f), through: ms_to_dt(t) };
+        let batches = vec![(c(120_000, 600_000), 99), (c(0, 240_000), 98)];
+        let item = batch_registry_item("acme", "j", 3, &batches);
+        assert_eq!(batch_registry_from_item(&item).ok(), Some(BatchRegistry { version: 3, batches }));
+        let mut bad = item.clone();
+        bad.insert(attr::REGISTERED.into(), s("x"));
+        assert_eq!(batch_registry_from_item(&bad).err().map(|e| e.attr), Some(attr::REGISTERED));
+    }
+}

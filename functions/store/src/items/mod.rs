@@ -17,8 +17,9 @@ pub use execution::{
     status_of, tally_of,
 };
 pub use job::{
-    batch_cover_from_item, batch_cover_item, decode_calendar_versions, due_keys, encode_calendar_versions,
-    job_from_item, job_to_item, job_version_item, state_str,
+    batch_cover_from_item, batch_cover_item, batch_registry_from_item, batch_registry_item,
+    decode_calendar_versions, due_keys, encode_calendar_versions, job_from_item, job_to_item,
+    job_version_item, state_str, BatchRegistry,
 };
 pub use ops::{ops_from_item, ops_item, ops_sk};
 pub use slots_watermarks::{running_from_item, slot_from_item, watermark_from_item};

@@ -41,7 +41,8 @@ const MAX_INNER_INSTANTS: usize = 100_000;
 /// What a batch does with one execution found in its range. Pure.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum InRange {
-    /// Not a scheduled fire (a manual run, a backfill, a child): no instant of the batch's.
+    /// Not a scheduled fire (a manual run, a backfill, a child), or a batch that settles after
+    /// this one (it will except what they share): no instant of the batch's.
     Ignore,
     /// An ordinary fire not yet started: the batch stands for it, and cancels it.
     Cancel,
@@ -49,15 +50,27 @@ pub(crate) enum InRange {
     Covered,
     /// It stands for these instants itself: the batch does not.
     Except(DateTime<Utc>, DateTime<Utc>),
+    /// A batch already decided that is not among those registered before this one: if it is in
+    /// the registry (after this one) it excepted what they share, else (settled before the
+    /// registry existed) it stands for its range. Asks for one more read of the registry.
+    Unordered(DateTime<Utc>, DateTime<Utc>),
 }
 
-/// Decides what the batch does with `e`, an execution in its range. Pure.
-pub(crate) fn in_range(e: &Execution) -> InRange {
+/// Decides what the batch does with `e`, an execution in its range, given the batches
+/// registered before it (`earlier`, by their own instant). Pure.
+pub(crate) fn in_range(e: &Execution, earlier: &[BatchCover]) -> InRange {
     if e.child.is_some() || !e.is_scheduled_fire() {
         return InRange::Ignore;
     }
     if let Some((a, b)) = e.missed_range {
-        return InRange::Except(a, b);
+        if earlier.iter().any(|c| c.first == e.scheduled_at) {
+            return InRange::Except(a, b);
+        }
+        // Not yet settled: it will register after this batch and except what they share.
+        if e.status == ExecStatus::Ready && e.never_claimed() {
+            return InRange::Ignore;
+        }
+        return InRange::Unordered(a, b);
     }
     match e.status {
         ExecStatus::Ready if e.never_claimed() => InRange::Cancel,
@@ -66,6 +79,23 @@ pub(crate) fn in_range(e: &Execution) -> InRange {
         }
         _ => InRange::Except(e.scheduled_at, e.scheduled_at),
     }
+}
+
+/// The instants of `mine` (its own and its range) that `earlier` batches stand for instead:
+/// those the registry put before it own every instant of theirs it shares. Pure.
+fn owned_by_earlier(
+    schedule: Option<&Schedule>,
+    mine: BatchCover,
+    earlier: &[BatchCover],
+) -> BTreeSet<DateTime<Utc>> {
+    let mut out = BTreeSet::new();
+    for c in earlier {
+        out.extend(instants(schedule, c.first, c.through, mine));
+        if c.first < mine.first && mine.first <= c.through {
+            out.insert(mine.first);
+        }
+    }
+    out
 }
 
 /// Seconds past the epoch until which `batch`'s cover is kept: a day past the last instant a
@@ -93,6 +123,30 @@ fn instants(
 }
 
 impl Worker {
+    /// Registers batch `cover` on its job (once: a later try finds it) and returns the batches
+    /// registered before it; `None` after losing the registry's CAS too often (retry later).
+    async fn register(
+        &self,
+        tenant: &str,
+        job: &str,
+        cover: BatchCover,
+        expires_at: i64,
+        now: DateTime<Utc>,
+    ) -> Result<Option<Vec<BatchCover>>, StoreError> {
+        let client = self.store.client();
+        let now_s = now.timestamp();
+        for _ in 0..MAX_RACES {
+            let reg = jobs::batch_registry(client, &self.cfg, tenant, job).await?;
+            if let Some(p) = reg.batches.iter().position(|(c, _)| c.first == cover.first) {
+                return Ok(Some(reg.batches[..p].iter().map(|(c, _)| *c).collect()));
+            }
+            if jobs::register_batch(client, &self.cfg, tenant, job, &reg, (cover, expires_at), now_s).await? {
+                return Ok(Some(reg.batches.iter().filter(|(_, x)| *x > now_s).map(|(c, _)| *c).collect()));
+            }
+        }
+        Ok(None)
+    }
+
     /// Settles batch `s` with the fires in its range before its first claim (module docs):
     /// goes on with the batch as it is then, or retries the delivery after losing a race.
     pub(super) async fn settle_batch(
@@ -109,24 +163,40 @@ impl Worker {
         let key = ExecKey::of(batch);
         let (tenant, job) = (&batch.tenant, &batch.job_id);
         let client = self.store.client();
-        jobs::put_batch_cover(client, &self.cfg, tenant, job, cover, cover_expires_at(batch, through))
-            .await?;
+        let expires_at = cover_expires_at(batch, through);
+        // 0. Its place among the job's batches: the earlier ones stand for what they share.
+        let Some(earlier) = self.register(tenant, job, cover, expires_at, now).await? else {
+            return Ok(ControlFlow::Break(Disposition::RetryAfter(1)));
+        };
+        jobs::put_batch_cover(client, &self.cfg, tenant, job, cover, expires_at).await?;
         let found = self
             .store
             .fires_between(tenant, job, first.timestamp_millis() + 1, through.timestamp_millis())
             .await?;
         let (actor, now_ms) = (self.actor(), now.timestamp_millis());
         let mut except: BTreeSet<DateTime<Utc>> =
-            batch.missed_except.iter().copied().filter(|t| cover.covers(*t)).collect();
+            batch.missed_except.iter().copied().filter(|t| *t == first || cover.covers(*t)).collect();
+        except.extend(owned_by_earlier(schedule, cover, &earlier));
+        let mut later: Option<Vec<DateTime<Utc>>> = None;
         let mut canceled = 0;
         for f in found {
             let mut e = f.exec;
             let mut races = 0;
             loop {
-                match in_range(&e) {
+                match in_range(&e, &earlier) {
                     InRange::Ignore | InRange::Covered => break,
                     InRange::Except(a, b) => {
                         except.extend(instants(schedule, a, b, cover));
+                        break;
+                    }
+                    InRange::Unordered(a, b) => {
+                        if later.is_none() {
+                            let reg = jobs::batch_registry(client, &self.cfg, tenant, job).await?;
+                            later = Some(reg.batches.iter().map(|(c, _)| c.first).collect());
+                        }
+                        if !later.as_ref().is_some_and(|l| l.contains(&e.scheduled_at)) {
+                            except.extend(instants(schedule, a, b, cover));
+                        }
                         break;
                     }
                     InRange::Cancel => {
@@ -143,6 +213,17 @@ impl Worker {
                     Some(_) => return Ok(ControlFlow::Break(Disposition::RetryAfter(1))),
                     None => break,
                 }
+            }
+        }
+        // Every instant it would stand for is another's: it runs nothing, and is canceled.
+        if let Some(sch) = schedule {
+            let all = sch.fires_between(first - Duration::milliseconds(1), through, MAX_INNER_INSTANTS);
+            if !all.is_empty() && all.iter().all(|t| except.contains(t)) {
+                if self.store.cancel_ready(batch, COVERED_BY_BATCH, &actor, now_ms).await? {
+                    tracing::info!(execution = %key.id(), "fireOnce batch covered whole by batches settled before it; canceled");
+                    return Ok(ControlFlow::Break(Disposition::Delete));
+                }
+                return Ok(ControlFlow::Break(Disposition::RetryAfter(1)));
             }
         }
         let except: Vec<DateTime<Utc>> = except.into_iter().collect();
@@ -188,22 +269,46 @@ mod tests {
 
     #[test]
     fn an_ordinary_fire_not_started_is_canceled_anything_decided_is_excepted() {
-        assert_eq!(in_range(&fire(15, ExecStatus::Ready, 0)), InRange::Cancel);
-        assert_eq!(in_range(&fire(15, ExecStatus::Running, 1)), InRange::Except(at(15), at(15)));
-        assert_eq!(in_range(&fire(15, ExecStatus::Ready, 2)), InRange::Except(at(15), at(15)), "a retry");
-        assert_eq!(in_range(&fire(15, ExecStatus::Skipped, 0)), InRange::Except(at(15), at(15)));
+        assert_eq!(in_range(&fire(15, ExecStatus::Ready, 0), &[]), InRange::Cancel);
+        assert_eq!(in_range(&fire(15, ExecStatus::Running, 1), &[]), InRange::Except(at(15), at(15)));
+        assert_eq!(
+            in_range(&fire(15, ExecStatus::Ready, 2), &[]),
+            InRange::Except(at(15), at(15)),
+            "a retry"
+        );
+        assert_eq!(in_range(&fire(15, ExecStatus::Skipped, 0), &[]), InRange::Except(at(15), at(15)));
         let mut covered = fire(15, ExecStatus::Canceled, 0);
         covered.last_error = Some((COVERED_BY_BATCH.into(), String::new()));
-        assert_eq!(in_range(&covered), InRange::Covered);
+        assert_eq!(in_range(&covered, &[]), InRange::Covered);
         let mut paused = fire(15, ExecStatus::Canceled, 0);
         paused.last_error = Some(("Paused".into(), String::new()));
-        assert_eq!(in_range(&paused), InRange::Except(at(15), at(15)));
+        assert_eq!(in_range(&paused, &[]), InRange::Except(at(15), at(15)));
+        // An inner batch: registered before this one, it stands for its range; not yet settled,
+        // it will register after and except what they share; decided but not registered before,
+        // the registry says which
         let mut inner = fire(30, ExecStatus::Ready, 0);
         inner.missed_range = Some((at(30), at(60)));
-        assert_eq!(in_range(&inner), InRange::Except(at(30), at(60)), "an inner batch stands for its range");
+        let before = [BatchCover { first: at(30), through: at(60) }];
+        assert_eq!(in_range(&inner, &before), InRange::Except(at(30), at(60)), "registered before");
+        assert_eq!(in_range(&inner, &[]), InRange::Ignore, "settles after");
+        inner.status = ExecStatus::Running;
+        inner.fencing_token = 1;
+        assert_eq!(in_range(&inner, &[]), InRange::Unordered(at(30), at(60)));
         let mut manual = fire(15, ExecStatus::Ready, 0);
         manual.timeline[0].code = Some(MANUAL_CODE.into());
-        assert_eq!(in_range(&manual), InRange::Ignore);
+        assert_eq!(in_range(&manual, &[]), InRange::Ignore);
+    }
+
+    #[test]
+    fn the_batches_registered_before_own_every_instant_they_share_the_batchs_own_too() {
+        let (_, sch) = job();
+        // mine: 0:30 and (0:30, 1:30]; every 15 s
+        let mine = BatchCover { first: at(30), through: at(90) };
+        let outer = BatchCover { first: at(0), through: at(60) };
+        let after = BatchCover { first: at(75), through: at(120) };
+        assert_eq!(owned_by_earlier(Some(&sch), mine, &[outer]), [at(30), at(45), at(60)].into());
+        assert_eq!(owned_by_earlier(Some(&sch), mine, &[after]), [at(75), at(90)].into());
+        assert!(owned_by_earlier(Some(&sch), mine, &[]).is_empty());
     }
 
     #[test]
