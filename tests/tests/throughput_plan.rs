@@ -69,15 +69,16 @@ async fn the_planner_raises_ahead_of_a_spike_and_lowers_after_it() -> anyhow::Re
     let s = PlannerSettings::default();
     // WHEN the planner runs four minutes ahead of the spike
     let r = run_plan(&c, at("2026-11-30T11:56:00Z"), &s).await?;
-    // THEN it forecast 600 fires at 12:00, raised the executions table for 10 fires/s ×
-    // 5.6 WU × 1.25 = 70 WCU (and 3.3 RU × 12.5 = 42 RCU), and moved the jobs table to
-    // 10 × 0.2 × 1.25 = 3 WCU (a decrease of at least 20 %) and 10 × 1.15 × 1.25 = 15 RCU
+    // THEN it forecast 600 fires at 12:00 and raised the executions table for the spike's
+    // minute: 10 fires/s × (5.5 WU − the 1 the tick spent on each at 11:59) × 1.25 = 57 WCU (and
+    // 10 × 2.85 RU × 1.25 = 36 RCU); it moved the jobs table to the tick's 10 × 0.2 WU × 1.25 =
+    // 3 WCU at 11:59 (a decrease of at least 20 %) and the workers' 10 × 1.0 RU × 1.25 = 13 RCU
     let noon = sundial_core::keys::minute_of(at("2026-11-30T12:00:00Z"));
     assert_eq!(r.forecast.iter().find(|(m, _)| *m == noon).map(|f| f.1), Some(600.0), "{r:?}");
     let execs = describe_throughput(&env.clients.ddb, &env.cfg.executions_table).await?;
-    assert_eq!(execs.table.map(|p| p.units), Some(Throughput { wcu: 70, rcu: 42 }), "{r:?}");
+    assert_eq!(execs.table.map(|p| p.units), Some(Throughput { wcu: 57, rcu: 36 }), "{r:?}");
     let jobs = describe_throughput(&env.clients.ddb, &env.cfg.jobs_table).await?;
-    assert_eq!(jobs.table.map(|p| p.units), Some(Throughput { wcu: 3, rcu: 15 }), "{r:?}");
+    assert_eq!(jobs.table.map(|p| p.units), Some(Throughput { wcu: 3, rcu: 13 }), "{r:?}");
     // WHEN it runs again the next day at 11:00, an hour before the daily spike comes back
     let r = run_plan(&c, at("2026-12-01T11:00:00Z"), &s).await?;
     // THEN the quiet horizon lets it spend a decrease, down to the minimum of one unit
