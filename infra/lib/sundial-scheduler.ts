@@ -868,6 +868,8 @@ export class SundialScheduler extends Construct {
     // pool's queue; without this they would answer 500 and leave the executions to the reconciler.
     // GetQueueAttributes: lane depths, the back-pressure signal behind 429 `saturated`.
     allow(this.apiFunction, ['sqs:SendMessage', 'sqs:GetQueueUrl', 'sqs:GetQueueAttributes'], poolQueueArns);
+    // GET /v1/pools (operators): each pool's dead letters are counted too, read-only.
+    allow(this.apiFunction, ['sqs:GetQueueUrl', 'sqs:GetQueueAttributes'], queues.map((q) => q.dlq.queueArn));
     if (tenancyOf(props.apiAuth) === 'iam-principal-tag') {
       // The caller's tenant is the tag on its role or user (functions/api/src/auth.rs).
       allow(this.apiFunction, ['iam:ListRoleTags'], [stack.formatArn({ service: 'iam', region: '', resource: 'role', resourceName: '*' })]);

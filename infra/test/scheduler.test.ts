@@ -389,10 +389,11 @@ describe('least privilege', () => {
     assert.deepEqual(actionsOn(st, jobs), expected);
     assert.deepEqual(actionsOn(st, execs), expected);
     assert.deepEqual(actionsOn(st, b.stack.resolve(`${s.jobsTable.tableArn}/index/*`)), ['dynamodb:Query']);
-    // trigger-now, backfill and replay send to every pool's queue, and to no DLQ
+    // trigger-now, backfill and replay send to every pool's queue, and to no DLQ; GET /v1/pools
+    // counts the DLQ's messages (read-only)
     for (const pool of s.pools) {
       assert.deepEqual(actionsOn(st, b.stack.resolve(pool.queue.queueArn)), ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage']);
-      assert.deepEqual(actionsOn(st, b.stack.resolve(pool.dlq.queueArn)), []);
+      assert.deepEqual(actionsOn(st, b.stack.resolve(pool.dlq.queueArn)), ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl']);
     }
     const actions = allActions(st);
     assert.deepEqual(actions.filter((a) => a.startsWith('sqs:')).sort(), ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage']);
@@ -804,7 +805,10 @@ describe('settings', () => {
     // overlap, maxHealthyPercent 200) × 32 slots
     for (const v of [lambdaWorker, ecsEnv()]) assert.equal(v[e.workerCapacity], String(12 * 10 + 1 * 2 * 32));
     // and each pool's, which bounds a tenant confined to some pools (its cell)
-    for (const v of [lambdaWorker, ecsEnv()]) assert.equal(v[e.poolCapacity], `default=${12 * 10},long=${1 * 2 * 32}`);
+    // (and the API's, which measures GET /v1/pools' saturation against it)
+    for (const v of [lambdaWorker, ecsEnv(), envOf(b, b.sundial.apiFunction)]) {
+      assert.equal(v[e.poolCapacity], `default=${12 * 10},long=${1 * 2 * 32}`);
+    }
     const [svc] = Object.values(b.template.findResources('AWS::ECS::Service'));
     assert.equal(svc.Properties.DeploymentConfiguration.MaximumPercent, 200);
     assert.equal(long.kind, 'ecs');

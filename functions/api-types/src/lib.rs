@@ -29,6 +29,7 @@ pub mod executions;
 pub mod jobs;
 pub mod lenient;
 pub mod ops;
+pub mod pools;
 pub mod time;
 
 pub use calendars::*;
@@ -36,6 +37,7 @@ pub use errors::*;
 pub use executions::*;
 pub use jobs::*;
 pub use ops::*;
+pub use pools::*;
 pub use sundial_model::{ConcurrencyPolicy, ExecStatus, JobDefinition, JobState, RetryPolicy, Target};
 pub use sundial_schedule::{BusinessCalendarRef, BusinessCalendarSpec, MisfirePolicy, Roll, ScheduleSpec};
 

@@ -115,11 +115,14 @@ export async function overviewPage(root) {
   let jobs;
   let dead;
   let resources;
+  let queues;
   try {
-    [jobs, dead, resources] = await Promise.all([
+    [jobs, dead, resources, queues] = await Promise.all([
       all('/v1/jobs'),
       get('/v1/dlq?limit=100'),
       get('/v1/resources').catch(() => ({ items: [] })),
+      // Operators only (403 for a tenant): every tenant's fires are in a pool's queue.
+      get('/v1/pools').catch(() => null),
     ]);
     // Holders are in each resource's own read (operators only; a tenant sees the limits).
     resources = await Promise.all((resources.items || []).slice(0, 20).map((r) =>
@@ -184,6 +187,26 @@ export async function overviewPage(root) {
         ? r.holders.map((x) => `${x.executionId} (lease until ${fmt(x.leaseUntil)})`).join(', ') : '—') },
     ], resources, { empty: 'No resource limits.' }));
 
+  // Operators: each pool's queues as SQS counts them, and saturation against its capacity.
+  const lanes = (q) => `${q.visible} waiting, ${q.inFlight} in flight, ${q.delayed} delayed`;
+  const satCell = (x) => {
+    if (typeof x.saturation !== 'number') return 'capacity unknown';
+    const pct = Math.round(x.saturation * 100);
+    const text = `${pct} % of ${x.capacity}`;
+    return h('span', { class: 'sat', 'data-pool-saturation': x.pool },
+      h('meter', { min: 0, max: 1, high: 0.8, value: Math.min(1, x.saturation), 'aria-label': `${x.pool}: ${text}` }), ` ${text}`);
+  };
+  const queueBox = queues ? h('section', { class: 'panel', 'aria-labelledby': 'queue-h' },
+    h('h2', { id: 'queue-h' }, 'Pool queues'),
+    h('p', { class: 'muted' }, `Every tenant's fires, as SQS counted them at ${fmt(queues.observedAt)}; saturation is in flight over what the pool's workers can run at once.`),
+    table([
+      { label: 'Pool', cell: (x) => x.pool },
+      { label: 'Main lane', cell: (x) => h('span', { 'data-pool-main': x.pool, 'data-waiting': x.main.visible }, lanes(x.main)) },
+      { label: 'Low lane', cell: (x) => lanes(x.low) },
+      { label: 'Dead letters', cell: (x) => h('span', { 'data-pool-dead': x.pool }, String(x.deadLetters.visible)), num: true, narrow: true },
+      { label: 'Saturation', cell: satCell },
+    ], queues.pools, { empty: 'No pools.' })) : null;
+
   const took = Date.now() - started;
   fill(root,
     h('h1', {}, 'Overview'),
@@ -193,7 +216,8 @@ export async function overviewPage(root) {
     attention,
     h('div', { class: 'cols' }, windowBox('hour', 'Last hour', hour), windowBox('day', 'Last 24 hours', day)),
     perMinuteBars(hour.fires, now),
-    h('div', { class: 'cols' }, poolBox, resBox));
+    h('div', { class: 'cols' }, poolBox, resBox),
+    queueBox);
   for (const bar of root.querySelectorAll('.bar')) bar.style.height = `${Math.max(2, Number(bar.dataset.h))}%`;
   // Only while shown: the router gives each visit its own element, detached when another page opens.
   setTimeout(() => { if (root.isConnected) overviewPage(root); }, REFRESH_MS);

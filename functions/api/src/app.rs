@@ -2,7 +2,7 @@
 //! `#[utoipa::path]`, so the router and the document cannot disagree), and the layers in the
 //! order [`crate::layers`] describes.
 
-use crate::handlers::{calendars, dlq, executions, jobs, meta, ops, resource_limits, schedules};
+use crate::handlers::{calendars, dlq, executions, jobs, meta, ops, pools, resource_limits, schedules};
 use crate::layers::{body, caller, clock, errors, headers, idempotency, request_id, scope, throttle};
 use crate::Api;
 use axum::extract::Request;
@@ -41,6 +41,7 @@ pub(crate) fn operations() -> OpenApiRouter<Api> {
         .routes(routes!(calendars::put_calendar, calendars::get_calendar, calendars::delete_calendar))
         .routes(routes!(calendars::get_calendar_version))
         .routes(routes!(resource_limits::list_resources))
+        .routes(routes!(pools::list_pools))
         .routes(routes!(
             resource_limits::put_resource,
             resource_limits::get_resource,

@@ -33,6 +33,7 @@ const DESCRIPTION: &str = "Jobs, executions, dead letters and the operations log
         (name = "audit", description = "The operations log"),
         (name = "meta", description = "This document"),
         (name = "resources", description = "Platform-wide resource limits (docs/resources.md)"),
+        (name = "pools", description = "The worker pools' queues: depth and saturation (operators only)"),
     ),
     components(schemas(ErrorBody, sundial_api_types::ErrorCode)),
 )]

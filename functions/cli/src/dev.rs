@@ -436,7 +436,12 @@ pub(crate) async fn run(args: DevArgs, _api: &ApiArgs) -> anyhow::Result<()> {
         Api::new(
             Control::new(
                 trigger(),
-                ControlSettings { operator_tenants: operators.clone(), ..ControlSettings::default() },
+                ControlSettings {
+                    operator_tenants: operators.clone(),
+                    // Each pool has one local worker of `--slots` slots (below).
+                    pool_capacity: args.pools.iter().map(|p| (p.clone(), args.slots.max(1) as u32)).collect(),
+                    ..ControlSettings::default()
+                },
             ),
             Arc::new(SystemClock),
             // One local user: no per-tenant request throttle (the deployed API has one).

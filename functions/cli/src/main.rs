@@ -74,6 +74,12 @@ enum Command {
         #[command(flatten)]
         api: client::ApiArgs,
     },
+    /// Every worker pool's queues: waiting, in flight, delayed, dead letters, saturation
+    /// (operators only).
+    Pools {
+        #[command(flatten)]
+        api: client::ApiArgs,
+    },
     /// List, show (with the timeline) and cancel executions.
     Executions {
         #[command(subcommand)]
@@ -143,6 +149,7 @@ async fn run(cli: Cli) -> ExitCode {
         Command::Jobs { cmd, api } => api_cmds::jobs(&api, cmd).await,
         Command::Calendars { cmd, api } => calendars::calendars(&api, cmd).await,
         Command::Resources { cmd, api } => resource_limits::resources(&api, cmd).await,
+        Command::Pools { api } => resource_limits::pools(&api).await,
         Command::Executions { cmd, api } => api_cmds::executions(&api, cmd).await,
         Command::Dlq { cmd, api } => api_cmds::dlq(&api, cmd).await,
         Command::Ops { cmd, api } => api_cmds::ops(&api, cmd).await,

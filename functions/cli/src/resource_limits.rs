@@ -82,3 +82,43 @@ pub(crate) async fn resources(args: &ApiArgs, cmd: ResourcesCmd) -> anyhow::Resu
     }
     Ok(())
 }
+
+/// `sundial pools`: every worker pool's queues (operators only).
+pub(crate) async fn pools(args: &ApiArgs) -> anyhow::Result<()> {
+    let c = args.client().await?;
+    let v = to_json(&c.list_pools().await?)?;
+    if args.output == Output::Json {
+        print_json(&v);
+        return Ok(());
+    }
+    let rows: Vec<Vec<String>> = v["pools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|p| {
+            let lane =
+                |l: &str| format!("{}/{}/{}", s(&p[l]["visible"]), s(&p[l]["inFlight"]), s(&p[l]["delayed"]));
+            let saturation =
+                p["saturation"].as_f64().map_or_else(String::new, |x| format!("{:.0} %", x * 100.0));
+            vec![
+                s(&p["pool"]),
+                lane("main"),
+                lane("low"),
+                s(&p["deadLetters"]["visible"]),
+                s(&p["capacity"]),
+                saturation,
+            ]
+        })
+        .collect();
+    let headers = [
+        "POOL",
+        "MAIN WAIT/FLIGHT/DELAYED",
+        "LOW WAIT/FLIGHT/DELAYED",
+        "DEAD LETTERS",
+        "CAPACITY",
+        "SATURATION",
+    ];
+    println!("{}", table(&headers, &rows));
+    println!("read at {}", s(&v["observedAt"]));
+    Ok(())
+}

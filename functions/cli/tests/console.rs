@@ -901,6 +901,24 @@ fn the_console_in_a_real_browser() {
         json!([]),
     );
     assert_eq!(links, count, "one link per fire counted");
+    // AND the operator (the local user) sees every pool's queues the API counts, in its order,
+    // with the capacity saturation is measured against
+    let pools = api(port, "local", "GET", "/v1/pools", None);
+    let names: Vec<Value> =
+        pools["pools"].as_array().into_iter().flatten().map(|p| p["pool"].clone()).collect();
+    assert!(!names.is_empty(), "{pools}");
+    let shown = b.js(
+        "return [...document.querySelectorAll('[data-pool-main]')].map((x) => x.dataset.poolMain);",
+        json!([]),
+    );
+    assert_eq!(shown, json!(names), "the pool queues panel");
+    let first = &pools["pools"][0];
+    let sat = b.js("return document.querySelector('[data-pool-saturation]').textContent;", json!([]));
+    let capacity = first["capacity"].as_u64().unwrap_or(0);
+    assert!(
+        capacity > 0 && sat.as_str().is_some_and(|t| t.contains(&format!("of {capacity}"))),
+        "{sat} vs {first}"
+    );
     b.shot("overview");
 
     // WHEN the tenant is switched to "other"
@@ -936,6 +954,18 @@ fn the_console_in_a_real_browser() {
     b.wait_text("h1", "ENABLED", WAIT);
     b.wait_text("#upcoming", "does not exist", WAIT);
     b.shot("job-detail-phone-dark");
+    // The overview (the first page, with the run history's figures and the pool queues) too,
+    // and no page at phone width is wider than the screen: tables scroll inside their box.
+    b.goto(&format!("{base}#/overview"));
+    b.wait_for("the overview", "document.querySelector('#overview-updated')", WAIT);
+    b.wait_for("the pool queues", "document.querySelector('[data-pool-main]')", WAIT);
+    b.shot("overview-phone-dark");
+    for page in ["#/overview", "#/jobs", "#/jobs/nightly-report"] {
+        b.goto(&format!("{base}{page}"));
+        b.wait_for("the page", "!document.body.innerText.includes('Loading…')", WAIT);
+        let wide = b.js("return document.documentElement.scrollWidth - window.innerWidth;", json!([]));
+        assert!(wide.as_i64().unwrap_or(1) <= 0, "{page} is {wide} px wider than a 390 px screen");
+    }
     b.size(1280, 800);
     b.shot("job-detail-dark");
     // The sign-in code of the deployed console derives PKCE challenges as RFC 7636 says (its

@@ -402,6 +402,9 @@ pub struct ApiSettings {
     /// `requestContext.apiId` differs or is missing is refused (403), since it cannot have come
     /// through that API. `None`: not checked (the local run, a deployment that does not set it).
     pub api_id: Option<String>,
+    /// The most executions each pool's workers can run at once (`SUNDIAL_POOL_CAPACITY`, as the
+    /// workers read it): what `GET /v1/pools` measures a pool's saturation against.
+    pub pool_capacity: BTreeMap<String, u32>,
 }
 
 /// The deployed web console's settings, set by the CDK construct from the stack's
@@ -501,6 +504,7 @@ impl Default for ApiSettings {
             console: ConsoleConfig::default(),
             tenant_api_rps: Resources::get().defaults.tenant_api_rps,
             api_id: None,
+            pool_capacity: BTreeMap::new(),
         }
     }
 }
@@ -542,6 +546,8 @@ impl ApiSettings {
                 reason: format!("{v:?} is not a whole number of requests per second (0: off)"),
             })?;
         }
+        s.pool_capacity = parse_pool_capacity(&get(&n.pool_capacity).unwrap_or_default())
+            .map_err(|reason| ConfigError::Invalid { name: n.pool_capacity.clone(), reason })?;
         let set = |name: &str| get(name).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
         s.api_id = set(&n.api_id);
         s.console.issuer = set(&n.console_issuer);

@@ -92,6 +92,17 @@ impl Outgoing {
     }
 }
 
+/// SQS's approximate counts of one queue.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct QueueCounts {
+    /// Waiting to be received.
+    pub visible: u64,
+    /// Received and not deleted yet: running, or held for a retry or a wait.
+    pub in_flight: u64,
+    /// Sent with a delay that has not passed: fires not due yet.
+    pub delayed: u64,
+}
+
 /// Resolves pool queue URLs once (GetQueueUrl) and sends batches.
 #[derive(Debug)]
 pub struct PoolQueues {
@@ -254,6 +265,37 @@ impl PoolQueues {
             .and_then(|a| a.get(&aws_sdk_sqs::types::QueueAttributeName::ApproximateNumberOfMessages))
             .and_then(|v| v.parse().ok())
             .unwrap_or(0))
+    }
+
+    /// SQS's approximate counts of one of `pool`'s lanes (one `GetQueueAttributes`).
+    pub async fn lane_counts(&self, pool: &str, lane: Lane) -> Result<QueueCounts, QueueError> {
+        let url = self.lane_url(pool, lane).await?;
+        self.counts(pool, url).await
+    }
+
+    /// SQS's approximate counts of `pool`'s dead-letter queue.
+    pub async fn dlq_counts(&self, pool: &str) -> Result<QueueCounts, QueueError> {
+        let url = self.dlq_url(pool).await?;
+        self.counts(pool, url).await
+    }
+
+    async fn counts(&self, pool: &str, url: String) -> Result<QueueCounts, QueueError> {
+        use aws_sdk_sqs::types::QueueAttributeName as A;
+        let names = [
+            A::ApproximateNumberOfMessages,
+            A::ApproximateNumberOfMessagesNotVisible,
+            A::ApproximateNumberOfMessagesDelayed,
+        ];
+        let out = self
+            .sqs
+            .get_queue_attributes()
+            .queue_url(url)
+            .set_attribute_names(Some(names.to_vec()))
+            .send()
+            .await
+            .map_err(|e| QueueError::Send { pool: pool.into(), source: e.into() })?;
+        let get = |n: &A| out.attributes().and_then(|a| a.get(n)).and_then(|v| v.parse().ok()).unwrap_or(0);
+        Ok(QueueCounts { visible: get(&names[0]), in_flight: get(&names[1]), delayed: get(&names[2]) })
     }
 
     /// Sends messages to a pool in batches of ten, each to its lane's queue (the message

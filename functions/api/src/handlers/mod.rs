@@ -11,6 +11,7 @@ pub(crate) mod executions;
 pub(crate) mod jobs;
 pub(crate) mod meta;
 pub(crate) mod ops;
+pub(crate) mod pools;
 pub(crate) mod resource_limits;
 pub(crate) mod schedules;
 

@@ -20,6 +20,7 @@ mod lambda_watch;
 mod lifecycle;
 mod local_server;
 mod next_fire;
+mod pools;
 mod priority;
 mod quotas;
 mod replay_limits;

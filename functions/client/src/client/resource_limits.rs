@@ -3,7 +3,7 @@
 use super::request::{enc, Call};
 use super::Client;
 use crate::error::Error;
-use crate::types::{DeletedResource, Page, ResourceLimit};
+use crate::types::{DeletedResource, Page, PoolQueues, ResourceLimit};
 use hyper::Method;
 
 impl Client {
@@ -42,5 +42,11 @@ impl Client {
     /// `DELETE /v1/resources/{resource}` (operators only).
     pub async fn delete_resource(&self, resource: &str) -> Result<DeletedResource, Error> {
         self.execute(Call::new(Method::DELETE, format!("/v1/resources/{}", enc(resource)))).await
+    }
+
+    /// `GET /v1/pools`: every worker pool's queues as SQS counts them now, and saturation
+    /// against the pool's capacity (operators only; 403 for other callers).
+    pub async fn list_pools(&self) -> Result<PoolQueues, Error> {
+        self.execute(Call::new(Method::GET, "/v1/pools".to_string())).await
     }
 }

@@ -41,6 +41,7 @@ pub mod executions;
 pub mod jobs;
 pub mod ops;
 pub mod page;
+pub mod pools;
 pub(crate) mod quota;
 pub mod resource_limits;
 pub mod tzreport;
@@ -79,6 +80,8 @@ pub struct ControlSettings {
     pub tzdb_releases: Vec<Tzdb>,
     /// Tenants whose callers are platform operators (resource limits, [`resources`]).
     pub operator_tenants: Vec<String>,
+    /// Each pool's capacity (`SUNDIAL_POOL_CAPACITY`), for [`pools`].
+    pub pool_capacity: std::collections::BTreeMap<String, u32>,
 }
 
 use crate::schedule::tzdb::Tzdb;
@@ -97,6 +100,7 @@ impl Default for ControlSettings {
             tzdb: Tzdb::compiled(),
             tzdb_releases: Vec::new(),
             operator_tenants: Vec::new(),
+            pool_capacity: Default::default(),
         }
     }
 }
