@@ -65,6 +65,8 @@ const COVERAGE: &[(&str, &str, &str)] = &[
     ("GET", "/v1/resources/{resource}", RESOURCES),
     ("PUT", "/v1/resources/{resource}", RESOURCES),
     ("DELETE", "/v1/resources/{resource}", RESOURCES),
+    // Every tenant's fires are in a pool's queue: operators only, 403 for a tenant.
+    ("GET", "/v1/pools", "pools::operators_read_each_pools_depth_and_saturation_and_others_are_refused"),
 ];
 
 #[test]
