@@ -471,7 +471,7 @@ async fn a_tenant_confined_to_a_cell_no_larger_than_its_limit_runs_without_a_gat
     settings.tenant_limits = sundial_core::execution::policy::TenantLimits::parse("cellular=4,wide=4")
         .map_err(anyhow::Error::msg)?;
     settings.worker_capacity = Some(8);
-    settings.pool_capacity = [("default".to_string(), 4), ("cell-b".to_string(), 4)].into();
+    cfg.pool_capacity = [("default".to_string(), 4), ("cell-b".to_string(), 4)].into();
     let (w, _) = fixtures::worker_with_config(&env, cfg, settings, Handlers::new())?;
     let (stop, poller) = fixtures::spawn_poller(w, 4);
     hook.wait_requests(2, WITHIN).await?;

@@ -151,7 +151,6 @@ pub fn api_with_backpressure(
     let control = ControlSettings {
         quotas: settings.quotas,
         operator_tenants: settings.operator_tenants.clone(),
-        pool_capacity: settings.pool_capacity.clone(),
         backpressure,
         ..ControlSettings::default()
     };

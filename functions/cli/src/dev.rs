@@ -415,6 +415,9 @@ pub(crate) async fn run(args: DevArgs, _api: &ApiArgs) -> anyhow::Result<()> {
     // The local run's webhooks (the demo job, a developer's own server) are on loopback: the
     // dev-only policy, for the API's create-time checks and the workers alike.
     cfg.targets = sundial_core::outbound::TargetPolicy::dev_loopback();
+    // Each pool has one local worker of `--slots` slots (below): what `GET /v1/pools` measures
+    // saturation against.
+    cfg.pool_capacity = args.pools.iter().map(|p| (p.clone(), args.slots.max(1) as u32)).collect();
     sundial_testkit::provision::ensure_all(&clients, &cfg).await.context("creating tables and queues")?;
 
     let stop = CancellationToken::new();
@@ -436,12 +439,7 @@ pub(crate) async fn run(args: DevArgs, _api: &ApiArgs) -> anyhow::Result<()> {
         Api::new(
             Control::new(
                 trigger(),
-                ControlSettings {
-                    operator_tenants: operators.clone(),
-                    // Each pool has one local worker of `--slots` slots (below).
-                    pool_capacity: args.pools.iter().map(|p| (p.clone(), args.slots.max(1) as u32)).collect(),
-                    ..ControlSettings::default()
-                },
+                ControlSettings { operator_tenants: operators.clone(), ..ControlSettings::default() },
             ),
             Arc::new(SystemClock),
             // One local user: no per-tenant request throttle (the deployed API has one).

@@ -273,6 +273,7 @@ mod tests {
             targets: Default::default(),
             event_bus: None,
             fair_queues: true,
+            pool_capacity: Default::default(),
         }
     }
 

@@ -142,11 +142,6 @@ pub struct WorkerSettings {
     /// pool's most tasks × slots); `None` when unknown (unbounded). A tenant whose limit is at
     /// least this can never be refused, so its gate is not written ([`Self::tenant_gate_limit`]).
     pub worker_capacity: Option<u32>,
-    /// The most executions each pool's workers can run at once (`SUNDIAL_POOL_CAPACITY`,
-    /// `pool=n,…`, derived by the CDK like [`Self::worker_capacity`], pool by pool). A tenant
-    /// the allowlists confine to some pools (its *cell*) can run at most their sum at once, so a
-    /// limit at least that is not gated either ([`Self::tenant_capacity`]).
-    pub pool_capacity: BTreeMap<String, u32>,
     /// How long a handler may take to stop after its cancellation token fires (ms).
     pub cancel_grace_ms: i64,
     /// The roles outbound calls are made with, per tenant (`docs/tenancy.md`).
@@ -167,7 +162,6 @@ impl WorkerSettings {
             max_total_run_ms: None,
             tenant_limits: TenantLimits::default(),
             worker_capacity: None,
-            pool_capacity: BTreeMap::new(),
             cancel_grace_ms: 2_000,
             tenant_roles: Default::default(),
         }
@@ -196,14 +190,20 @@ impl WorkerSettings {
     ///
     /// Without allowlists every pool may run them: [`Self::worker_capacity`]. With them, a tenant
     /// runs only in the pools its `pools` globs match (`cell`: the deployment's pools matched,
-    /// [`sundial_model::outbound::TargetPolicy::pools_of`]), each bounded by its
-    /// [`Self::pool_capacity`]; a delivery from a pool outside the cell is refused at its call
-    /// before the handler runs, so it is admitted under the stack's figure. A pool of the cell
-    /// without a known capacity makes the cell's unknown (the stack's figure again).
-    pub fn tenant_capacity(&self, pool: &str, cell: Option<&[&str]>) -> Option<u32> {
-        let in_cell = cell.filter(|c| c.contains(&pool)).and_then(|c| {
-            c.iter().map(|p| self.pool_capacity.get(*p).map(|n| u64::from(*n))).sum::<Option<u64>>()
-        });
+    /// [`sundial_model::outbound::TargetPolicy::pools_of`]), each bounded by its capacity
+    /// (`capacities`: [`Config::pool_capacity`], `SUNDIAL_POOL_CAPACITY`); a delivery from a pool
+    /// outside the cell is refused at its call before the handler runs, so it is admitted under
+    /// the stack's figure. A pool of the cell without a known capacity makes the cell's unknown
+    /// (the stack's figure again).
+    pub fn tenant_capacity(
+        &self,
+        capacities: &BTreeMap<String, u32>,
+        pool: &str,
+        cell: Option<&[&str]>,
+    ) -> Option<u32> {
+        let in_cell = cell
+            .filter(|c| c.contains(&pool))
+            .and_then(|c| c.iter().map(|p| capacities.get(*p).map(|n| u64::from(*n))).sum::<Option<u64>>());
         match (in_cell, self.worker_capacity) {
             (Some(c), Some(w)) => Some(u32::try_from(c).unwrap_or(u32::MAX).min(w)),
             (Some(c), None) => Some(u32::try_from(c).unwrap_or(u32::MAX)),
@@ -244,8 +244,6 @@ impl WorkerSettings {
         if let Some(v) = int(&n.worker_capacity, 1, i64::from(u32::MAX))? {
             s.worker_capacity = u32::try_from(v).ok();
         }
-        s.pool_capacity = parse_pool_capacity(&get(&n.pool_capacity).unwrap_or_default())
-            .map_err(|reason| ConfigError::Invalid { name: n.pool_capacity.clone(), reason })?;
         let nonempty = |name: &str| get(name).filter(|v| !v.trim().is_empty());
         s.tenant_roles.shared = match nonempty(&n.tenant_role_arn) {
             Some(arn) if sundial_model::tenant::is_role_arn(arn.trim()) => Some(arn.trim().to_string()),
@@ -277,26 +275,6 @@ impl WorkerSettings {
 /// name on Fargate is a private address (`ip-10-…`), so it is not part of it (issue 28, L1).
 /// The token is a hash of the start time under the standard library's per-process random hash
 /// keys (seeded by the operating system), so it cannot be reversed to the host or guessed.
-/// `pool=n,…` (spaces around either allowed; empty is none): each pool's capacity, 1 or more.
-fn parse_pool_capacity(v: &str) -> Result<BTreeMap<String, u32>, String> {
-    let mut out = BTreeMap::new();
-    for part in v.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let (pool, n) = part.split_once('=').ok_or_else(|| format!("{part:?} is not pool=capacity"))?;
-        let pool = pool.trim();
-        if pool.is_empty() {
-            return Err(format!("{part:?} names no pool"));
-        }
-        let n =
-            n.trim().parse::<u32>().ok().filter(|n| *n >= 1).ok_or_else(|| {
-                format!("pool {pool:?}: {:?} is not an integer in 1..={}", n.trim(), u32::MAX)
-            })?;
-        if out.insert(pool.to_string(), n).is_some() {
-            return Err(format!("pool {pool:?} is given twice"));
-        }
-    }
-    Ok(out)
-}
-
 fn default_worker_id() -> String {
     use std::hash::{BuildHasher, Hasher};
     let nanos =
@@ -402,9 +380,6 @@ pub struct ApiSettings {
     /// `requestContext.apiId` differs or is missing is refused (403), since it cannot have come
     /// through that API. `None`: not checked (the local run, a deployment that does not set it).
     pub api_id: Option<String>,
-    /// The most executions each pool's workers can run at once (`SUNDIAL_POOL_CAPACITY`, as the
-    /// workers read it): what `GET /v1/pools` measures a pool's saturation against.
-    pub pool_capacity: BTreeMap<String, u32>,
 }
 
 /// The deployed web console's settings, set by the CDK construct from the stack's
@@ -504,7 +479,6 @@ impl Default for ApiSettings {
             console: ConsoleConfig::default(),
             tenant_api_rps: Resources::get().defaults.tenant_api_rps,
             api_id: None,
-            pool_capacity: BTreeMap::new(),
         }
     }
 }
@@ -546,8 +520,6 @@ impl ApiSettings {
                 reason: format!("{v:?} is not a whole number of requests per second (0: off)"),
             })?;
         }
-        s.pool_capacity = parse_pool_capacity(&get(&n.pool_capacity).unwrap_or_default())
-            .map_err(|reason| ConfigError::Invalid { name: n.pool_capacity.clone(), reason })?;
         let set = |name: &str| get(name).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
         s.api_id = set(&n.api_id);
         s.console.issuer = set(&n.console_issuer);
@@ -787,12 +759,15 @@ mod tests {
         let s = WorkerSettings::from_lookup(lookup(&env)).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(s.worker_capacity, Some(500));
         // at or above the capacity: never refused, no gate; below it: the gate
-        let stack = s.tenant_capacity("default", None);
+        let stack = s.tenant_capacity(&BTreeMap::new(), "default", None);
         assert_eq!(s.tenant_gate_limit("any", stack), None);
         assert_eq!(s.tenant_gate_limit("big", stack), None);
         assert_eq!(s.tenant_gate_limit("small", stack), Some(20));
         let s = WorkerSettings { worker_capacity: Some(501), ..s };
-        assert_eq!(s.tenant_gate_limit("any", s.tenant_capacity("default", None)), Some(500));
+        assert_eq!(
+            s.tenant_gate_limit("any", s.tenant_capacity(&BTreeMap::new(), "default", None)),
+            Some(500)
+        );
     }
 
     #[test]
@@ -801,53 +776,34 @@ mod tests {
         let env: HashMap<String, String> = [
             (n.tenant_max_running.clone(), "500,big=2000".into()),
             (n.worker_capacity.clone(), "40000".into()),
-            (n.pool_capacity.clone(), "cell-1=500, cell-2 = 500,big-1=1000,big-2=1000".into()),
         ]
         .into();
         let s = WorkerSettings::from_lookup(lookup(&env)).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(s.pool_capacity.get("cell-2"), Some(&500));
+        let caps: BTreeMap<String, u32> =
+            [("cell-1", 500), ("cell-2", 500), ("big-1", 1000), ("big-2", 1000)]
+                .map(|(p, n)| (p.to_string(), n))
+                .into();
         // a tenant confined to cell-1 (500 ≤ its 500): no gate, for a fire cell-1 delivered
-        let cell = s.tenant_capacity("cell-1", Some(&["cell-1"]));
+        let cell = s.tenant_capacity(&caps, "cell-1", Some(&["cell-1"]));
         assert_eq!((cell, s.tenant_gate_limit("small", cell)), (Some(500), None));
         // the largest tenant's cell of two pools sums to its 2,000
-        let big = s.tenant_capacity("big-2", Some(&["big-1", "big-2"]));
+        let big = s.tenant_capacity(&caps, "big-2", Some(&["big-1", "big-2"]));
         assert_eq!((big, s.tenant_gate_limit("big", big)), (Some(2000), None));
         // a cell of two 500 pools is more than a 500 limit: the gate
-        let two = s.tenant_capacity("cell-1", Some(&["cell-1", "cell-2"]));
+        let two = s.tenant_capacity(&caps, "cell-1", Some(&["cell-1", "cell-2"]));
         assert_eq!((two, s.tenant_gate_limit("small", two)), (Some(1000), Some(500)));
         // a delivery from outside the cell, a pool of unknown capacity, no allowlists: the
         // stack's figure, and the gate
         for c in [
-            s.tenant_capacity("cell-2", Some(&["cell-1"])),
-            s.tenant_capacity("cell-1", Some(&["cell-1", "unknown"])),
-            s.tenant_capacity("cell-1", None),
+            s.tenant_capacity(&caps, "cell-2", Some(&["cell-1"])),
+            s.tenant_capacity(&caps, "cell-1", Some(&["cell-1", "unknown"])),
+            s.tenant_capacity(&caps, "cell-1", None),
         ] {
             assert_eq!((c, s.tenant_gate_limit("small", c)), (Some(40000), Some(500)));
         }
         // the stack's figure caps a cell's
         let s = WorkerSettings { worker_capacity: Some(300), ..s };
-        assert_eq!(s.tenant_capacity("cell-1", Some(&["cell-1"])), Some(300));
-    }
-
-    #[test]
-    fn a_bad_pool_capacity_names_the_variable_and_the_pool() {
-        let n = names();
-        for (v, says) in [
-            ("cell-1=0", "\"cell-1\""),
-            ("cell-1", "not pool=capacity"),
-            ("=5", "names no pool"),
-            ("a=1,a=2", "given twice"),
-            ("a=x", "\"a\""),
-        ] {
-            let env: HashMap<String, String> = [(n.pool_capacity.clone(), v.into())].into();
-            match WorkerSettings::from_lookup(lookup(&env)) {
-                Err(ConfigError::Invalid { name, reason }) => {
-                    assert_eq!(name, n.pool_capacity);
-                    assert!(reason.contains(says), "{v}: {reason}");
-                }
-                other => panic!("{v}: {other:?}"),
-            }
-        }
+        assert_eq!(s.tenant_capacity(&caps, "cell-1", Some(&["cell-1"])), Some(300));
     }
 
     #[test]
@@ -863,7 +819,10 @@ mod tests {
         // unless told otherwise (it was unlimited when unset).
         assert_eq!(w.tenant_limits.of("t"), Some(500));
         assert_eq!(
-            (w.worker_capacity, w.tenant_gate_limit("t", w.tenant_capacity("default", None))),
+            (
+                w.worker_capacity,
+                w.tenant_gate_limit("t", w.tenant_capacity(&BTreeMap::new(), "default", None))
+            ),
             (None, Some(500))
         );
         assert!(!w.worker_id.is_empty());

@@ -4,6 +4,7 @@
 //! planes' own settings (tick, worker, API) are read by `sundial_core::config`, which
 //! re-exports this.
 
+use std::collections::BTreeMap;
 use sundial_model::outbound::{AddressPolicy, Cidr, Home, TargetPolicy, TenantTargets};
 use sundial_model::resources::Resources;
 
@@ -37,6 +38,11 @@ pub struct Config {
     /// scan, workers, api): SQS fair queues then keep one tenant's backlog from delaying
     /// another's (`SUNDIAL_FAIR_QUEUES`, default true).
     pub fair_queues: bool,
+    /// The most executions each pool's workers can run at once (`SUNDIAL_POOL_CAPACITY`,
+    /// `pool=n,…`, derived by the CDK from each pool's event sources or tasks): the workers
+    /// skip the running gate of a tenant confined to pools it cannot outrun (tenant cells,
+    /// docs/capacity.md), and `GET /v1/pools` measures saturation against it. Empty: unknown.
+    pub pool_capacity: BTreeMap<String, u32>,
 }
 
 impl<'a> From<&'a Config> for sundial_model::Deployment<'a> {
@@ -103,13 +109,15 @@ impl Config {
             jobs_table: need(&r.jobs().env_var)?,
             executions_table: need(&r.executions().env_var)?,
             queue_prefix: need(&r.queues.name_prefix_env_var)?,
-            pools,
             shards,
             horizon_secs: r.defaults.horizon_seconds,
             targets: target_policy(&get)?,
             event_bus: get(&r.env.event_bus).filter(|v| !v.is_empty()),
             fair_queues: flag(&r.env.fair_queues, get(&r.env.fair_queues).as_deref())?
                 .unwrap_or(r.defaults.fair_queues),
+            pool_capacity: parse_pool_capacity(&get(&r.env.pool_capacity).unwrap_or_default(), &pools)
+                .map_err(|reason| ConfigError::Invalid { name: r.env.pool_capacity.clone(), reason })?,
+            pools,
         })
     }
 
@@ -126,6 +134,7 @@ impl Config {
             targets: TargetPolicy::default(),
             event_bus: None,
             fair_queues: r.defaults.fair_queues,
+            pool_capacity: BTreeMap::new(),
         }
     }
 
@@ -164,6 +173,10 @@ impl Config {
         if let Some(bus) = &self.event_bus {
             env.push((r.env.event_bus.clone(), bus.clone()));
         }
+        if !self.pool_capacity.is_empty() {
+            let v: Vec<String> = self.pool_capacity.iter().map(|(p, n)| format!("{p}={n}")).collect();
+            env.push((r.env.pool_capacity.clone(), v.join(",")));
+        }
         env
     }
 
@@ -182,6 +195,30 @@ impl Config {
     pub fn dlq_name(&self, pool: &str) -> String {
         sundial_model::Deployment::from(self).dlq_name(pool)
     }
+}
+
+/// `pool=n,…` (spaces around either allowed; empty is none): each pool's capacity, 1 or more,
+/// for pools of `pools` only.
+pub fn parse_pool_capacity(v: &str, pools: &[String]) -> Result<BTreeMap<String, u32>, String> {
+    let mut out = BTreeMap::new();
+    for part in v.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (pool, n) = part.split_once('=').ok_or_else(|| format!("{part:?} is not pool=capacity"))?;
+        let pool = pool.trim();
+        if pool.is_empty() {
+            return Err(format!("{part:?} names no pool"));
+        }
+        if !pools.iter().any(|p| p == pool) {
+            return Err(format!("pool {pool:?} is not one of the deployment's pools ({})", pools.join(", ")));
+        }
+        let n =
+            n.trim().parse::<u32>().ok().filter(|n| *n >= 1).ok_or_else(|| {
+                format!("pool {pool:?}: {:?} is not an integer in 1..={}", n.trim(), u32::MAX)
+            })?;
+        if out.insert(pool.to_string(), n).is_some() {
+            return Err(format!("pool {pool:?} is given twice"));
+        }
+    }
+    Ok(out)
 }
 
 /// The target policy's settings (part of [`Config`]: the control plane judges targets at create
@@ -267,6 +304,33 @@ mod tests {
 
     fn env_of(cfg: &Config) -> HashMap<String, String> {
         cfg.to_env().into_iter().collect()
+    }
+
+    #[test]
+    fn pool_capacities_are_read_checked_against_the_pools_and_round_trip() {
+        let n = &Resources::get().env;
+        let mut env = env_of(&Config::local("x-", &["default", "cell-b"], 8));
+        env.insert(n.pool_capacity.clone(), " default=120, cell-b = 4 ".into());
+        let c = Config::from_lookup(|k| env.get(k).cloned()).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(c.pool_capacity, [("cell-b".to_string(), 4), ("default".to_string(), 120)].into());
+        assert_eq!(env_of(&c).get(&n.pool_capacity).map(String::as_str), Some("cell-b=4,default=120"));
+        for (v, says) in [
+            ("default=0", "\"default\""),
+            ("default", "not pool=capacity"),
+            ("=5", "names no pool"),
+            ("default=1,default=2", "given twice"),
+            ("default=x", "\"default\""),
+            ("other=5", "not one of the deployment's pools"),
+        ] {
+            env.insert(n.pool_capacity.clone(), v.into());
+            match Config::from_lookup(|k| env.get(k).cloned()) {
+                Err(ConfigError::Invalid { name, reason }) => {
+                    assert_eq!(name, n.pool_capacity);
+                    assert!(reason.contains(says), "{v}: {reason}");
+                }
+                other => panic!("{v}: {other:?}"),
+            }
+        }
     }
 
     #[test]

@@ -62,7 +62,20 @@ impl Harness {
         settings: ControlSettings,
         api: ApiSettings,
     ) -> Harness {
-        let env = TestEnv::with(label, pools, 8).await.expect("emulator environment");
+        Self::with_config(label, pools, now, settings, api, |_| {}).await
+    }
+
+    /// [`Harness::with_api_settings`] with the deployment's configuration changed by `edit`.
+    pub async fn with_config(
+        label: &str,
+        pools: &[&str],
+        now: DateTime<Utc>,
+        settings: ControlSettings,
+        api: ApiSettings,
+        edit: impl FnOnce(&mut sundial_core::config::Config),
+    ) -> Harness {
+        let mut env = TestEnv::with(label, pools, 8).await.expect("emulator environment");
+        edit(&mut env.cfg);
         let clock = Arc::new(ManualClock::new(now));
         let trigger = Ctx {
             ddb: env.clients.ddb.clone(),

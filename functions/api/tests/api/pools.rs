@@ -1,6 +1,6 @@
 //! `GET /v1/pools`: the pools' queues as SQS counts them, for operators only.
 
-use crate::common::{at, Harness};
+use crate::common::{at, unthrottled, Harness};
 use serde_json::json;
 use sundial_core::control::ControlSettings;
 
@@ -8,13 +8,12 @@ use sundial_core::control::ControlSettings;
 async fn operators_read_each_pools_depth_and_saturation_and_others_are_refused() {
     // GIVEN two pools, one of known capacity, an operator tenant, and two fires of acme's sent
     // to the default pool by trigger-now
-    let settings = ControlSettings {
-        operator_tenants: vec!["ops".into()],
-        pool_capacity: [("default".to_string(), 40)].into(),
-        ..ControlSettings::default()
-    };
-    let h = Harness::with_settings("pools-api", &["default", "batch"], at("2026-12-01T09:00:00Z"), settings)
-        .await;
+    let settings = ControlSettings { operator_tenants: vec!["ops".into()], ..ControlSettings::default() };
+    let (pools, now) = (&["default", "batch"][..], at("2026-12-01T09:00:00Z"));
+    let h = Harness::with_config("pools-api", pools, now, settings, unthrottled(), |cfg| {
+        cfg.pool_capacity = [("default".to_string(), 40)].into();
+    })
+    .await;
     for id in ["a", "b"] {
         let job = json!({
             "jobId": id,

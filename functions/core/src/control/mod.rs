@@ -80,8 +80,6 @@ pub struct ControlSettings {
     pub tzdb_releases: Vec<Tzdb>,
     /// Tenants whose callers are platform operators (resource limits, [`resources`]).
     pub operator_tenants: Vec<String>,
-    /// Each pool's capacity (`SUNDIAL_POOL_CAPACITY`), for [`pools`].
-    pub pool_capacity: std::collections::BTreeMap<String, u32>,
 }
 
 use crate::schedule::tzdb::Tzdb;
@@ -100,7 +98,6 @@ impl Default for ControlSettings {
             tzdb: Tzdb::compiled(),
             tzdb_releases: Vec::new(),
             operator_tenants: Vec::new(),
-            pool_capacity: Default::default(),
         }
     }
 }

@@ -43,7 +43,7 @@ pub async fn list(ctl: &Control, caller: &Caller) -> Result<Vec<PoolDepth>, Cont
     for pool in &ctl.cfg().pools {
         out.push(PoolDepth {
             pool: pool.clone(),
-            capacity: ctl.settings.pool_capacity.get(pool).copied(),
+            capacity: ctl.cfg().pool_capacity.get(pool).copied(),
             main: q.lane_counts(pool, Lane::Main).await?,
             low: q.lane_counts(pool, Lane::Low).await?,
             dead_letters: q.dlq_counts(pool).await?,

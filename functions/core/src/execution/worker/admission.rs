@@ -230,7 +230,7 @@ impl Worker {
         // stack's, or its cell's when the allowlists confine it to some pools): nothing to
         // admit, nothing written.
         let cell = self.cfg.targets.pools_of(&key.tenant, &self.cfg.pools);
-        let capacity = self.settings.tenant_capacity(d.pool, cell.as_deref());
+        let capacity = self.settings.tenant_capacity(&self.cfg.pool_capacity, d.pool, cell.as_deref());
         let Some(limit) = self.settings.tenant_gate_limit(&key.tenant, capacity) else {
             return Ok(ControlFlow::Continue(None));
         };
