@@ -409,13 +409,20 @@ export async function dlqPage(root, _p, query) {
 
 // ---- operations log --------------------------------------------------------------------------
 
+/** An entry's versions: "v1 → v2" for a change, the one version an entry that made none from
+ * another names (a create's first, a trigger's or a replay's), "—" without one. */
+function opsVersions(o) {
+  if (!o.toVersion) return '—';
+  return o.fromVersion && o.fromVersion !== o.toVersion ? `v${o.fromVersion} → v${o.toVersion}` : `v${o.toVersion}`;
+}
+
 function opsTable(items) {
   return table([
     { label: 'At', cell: (o) => fmt(o.at) },
     { label: 'Action', cell: (o) => h('code', {}, o.action) },
     { label: 'Job', cell: (o) => (o.jobId ? link(jobHref(o.jobId), o.jobId) : '—') },
     { label: 'Actor', cell: (o) => o.actor, narrow: true },
-    { label: 'Versions', cell: (o) => (o.toVersion ? `v${o.fromVersion ?? '–'} → v${o.toVersion}` : '—'), narrow: true },
+    { label: 'Versions', cell: opsVersions, narrow: true },
     { label: 'Execution', cell: (o) => (o.executionId ? link(execHref(o.executionId), o.executionId) : '—') },
     { label: 'Detail', cell: (o) => (o.detail ? (typeof o.detail === 'string' ? o.detail : JSON.stringify(o.detail)) : '—'), narrow: true },
   ], items, { empty: 'No operations recorded.' });

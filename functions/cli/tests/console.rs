@@ -756,6 +756,14 @@ fn the_console_in_a_real_browser() {
     b.wait_text("h1", "PAUSED", WAIT);
     b.goto(&format!("{base}#/ops?jobId=nightly-report"));
     b.wait_text("main table", "pause", WAIT);
+    // AND an entry that made no version from another (create, trigger) names one version, never
+    // an absent "v–"; a change names both (pause: v1 → v2)
+    let versions = b.js(
+        "return [...document.querySelectorAll('main table td[data-label=\"Versions\"]')].map((c) => c.textContent);",
+        json!([]),
+    );
+    let texts: Vec<&str> = versions.as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+    assert!(texts.contains(&"v1 → v2") && !texts.iter().any(|t| t.contains('–')), "{versions}");
     b.shot("operations-log");
 
     // WHEN the dead letter is replayed with a reason
