@@ -480,6 +480,29 @@ fn minutes_run(es: &[Execution]) -> std::collections::BTreeMap<String, Vec<Strin
     out
 }
 
+/// An every-minute `fireOnce` job of acme's calling `hook`, and its schedule. The worker
+/// corrects its clock to the emulator's, so the fixed instants the K6 tests use are days old:
+/// its age limit is ten years.
+async fn minutely_fire_once(
+    env: &TestEnv,
+    hook: &fixtures::WebhookServer,
+) -> anyhow::Result<(Job, sundial_core::schedule::Schedule)> {
+    let mut def = fixtures::http_definition(&hook.url("/run"));
+    def.schedule = ScheduleSpec::new("0 * * * * *", "UTC");
+    def.misfire = MisfirePolicy::FireOnce;
+    def.retry.max_age_secs = 3_650 * 86_400;
+    let job = create_job(env, "acme", "minutely", def, at("2026-11-30T09:59:30Z")).await?;
+    let sch = sundial_core::schedule::Schedule::parse(&job.definition.schedule, job.anchor)?;
+    Ok((job, sch))
+}
+
+/// One worker's handling of `e`'s message (sent at `sent`), as a pool's delivery would.
+async fn handle_once(w: &sundial_core::execution::worker::Worker, e: &Execution, sent: DateTime<Utc>) {
+    let body = serde_json::to_string(&fixtures::message_of(e, sent)).unwrap_or_default();
+    let stop = tokio_util::sync::CancellationToken::new();
+    w.handle("default", &body, &sundial_core::execution::worker::NoExtend, &stop).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fire_once_batch_and_ordinary_fires_put_in_its_range_by_another_scan_run_each_instant_once(
 ) -> anyhow::Result<()> {
@@ -490,13 +513,7 @@ async fn a_fire_once_batch_and_ordinary_fires_put_in_its_range_by_another_scan_r
     // was claimed. One worker handles each delivery in turn.
     let env = TestEnv::new("batch-k6").await?;
     let hook = fixtures::WebhookServer::start(vec![]).await?;
-    let mut def = fixtures::http_definition(&hook.url("/run"));
-    def.schedule = ScheduleSpec::new("0 * * * * *", "UTC");
-    def.misfire = MisfirePolicy::FireOnce;
-    // The worker corrects its clock to the emulator's, so the fixed instants are days old.
-    def.retry.max_age_secs = 3_650 * 86_400;
-    let job = create_job(&env, "acme", "minutely", def, at("2026-11-30T09:59:30Z")).await?;
-    let sch = sundial_core::schedule::Schedule::parse(&job.definition.schedule, job.anchor)?;
+    let (job, sch) = minutely_fire_once(&env, &hook).await?;
     let store = fixtures::store(&env);
     let put_at = at("2026-11-30T10:12:00Z");
     let ready = |t: &str, range: Option<(&str, &str)>| {
@@ -512,19 +529,13 @@ async fn a_fire_once_batch_and_ordinary_fires_put_in_its_range_by_another_scan_r
         store.put_new(e).await?;
     }
     let (w, _) = fixtures::worker_with(&env, fixtures::settings("w"), Handlers::new())?;
-    let stop = tokio_util::sync::CancellationToken::new();
-    let deliver = |e: &Execution| {
-        let body = serde_json::to_string(&fixtures::message_of(e, put_at)).unwrap_or_default();
-        let (w, stop) = (w.clone(), stop.clone());
-        async move { w.handle("default", &body, &sundial_core::execution::worker::NoExtend, &stop).await }
-    };
 
     // WHEN a worker handles 10:04, then the batch, then 10:06; then 10:08 is put and handled
-    deliver(&early).await;
-    deliver(&batch).await;
-    deliver(&late).await;
+    handle_once(&w, &early, put_at).await;
+    handle_once(&w, &batch, put_at).await;
+    handle_once(&w, &late, put_at).await;
     store.put_new(&later).await?;
-    deliver(&later).await;
+    handle_once(&w, &later, put_at).await;
 
     // THEN every minute 10:02–10:10 ran exactly once: 10:04 on its own (the batch excepts it),
     // the others in the batch, 10:06 and 10:08 canceled as covered by it
@@ -560,12 +571,7 @@ async fn overlapping_fire_once_batches_put_by_two_scans_run_each_instant_once_in
     // either of the others exists; (b) the straddling one is handled before the outer sees it.
     let env = TestEnv::new("batch-k6b").await?;
     let hook = fixtures::WebhookServer::start(vec![]).await?;
-    let mut def = fixtures::http_definition(&hook.url("/run"));
-    def.schedule = ScheduleSpec::new("0 * * * * *", "UTC");
-    def.misfire = MisfirePolicy::FireOnce;
-    def.retry.max_age_secs = 3_650 * 86_400;
-    let job = create_job(&env, "acme", "minutely", def, at("2026-11-30T09:59:30Z")).await?;
-    let sch = sundial_core::schedule::Schedule::parse(&job.definition.schedule, job.anchor)?;
+    let (job, sch) = minutely_fire_once(&env, &hook).await?;
     let store = fixtures::store(&env);
     let put_at = at("2026-11-30T10:14:00Z");
     let batch = |a: &str, b: &str| Execution::ready(&job, &sch, at(a), Some((at(a), at(b))), put_at, "tick");
@@ -573,21 +579,15 @@ async fn overlapping_fire_once_batches_put_by_two_scans_run_each_instant_once_in
     let inner = batch("2026-11-30T10:04:00Z", "2026-11-30T10:06:00Z");
     let straddling = batch("2026-11-30T10:08:00Z", "2026-11-30T10:13:00Z");
     let (w, _) = fixtures::worker_with(&env, fixtures::settings("w"), Handlers::new())?;
-    let stop = tokio_util::sync::CancellationToken::new();
-    let deliver = |e: &Execution| {
-        let body = serde_json::to_string(&fixtures::message_of(e, put_at)).unwrap_or_default();
-        let (w, stop) = (w.clone(), stop.clone());
-        async move { w.handle("default", &body, &sundial_core::execution::worker::NoExtend, &stop).await }
-    };
 
     // WHEN the straddling batch is put and handled, then the outer, and only then the inner is
     // put (by a scan that read before the outer settled) and handled
     store.put_new(&straddling).await?;
     store.put_new(&outer).await?;
-    deliver(&straddling).await;
-    deliver(&outer).await;
+    handle_once(&w, &straddling, put_at).await;
+    handle_once(&w, &outer, put_at).await;
     store.put_new(&inner).await?;
-    deliver(&inner).await;
+    handle_once(&w, &inner, put_at).await;
 
     // THEN every minute 10:02–10:13 ran exactly once
     let es = executions(&env, "acme", "minutely").await?;

@@ -144,13 +144,17 @@ fn the_tick_phase_is_what_a_fire_spends_the_minute_before_it() {
     close(c.every_minute.read_ahead(ItemKind::DueIndex), 0.12);
     close(c.every_minute.read_ahead(ItemKind::Job), 0.0);
     // bucket: the put, the job advance and its index entries ahead; the worker's none
-    let b = &c.bucket;
-    close(b.write_ahead(ItemKind::Execution), 1.0);
-    close(b.write_ahead(ItemKind::Job), 1.0);
-    close(b.write_ahead(ItemKind::DueIndex), 2.0);
-    close(b.write_ahead(ItemKind::OpenIndex), 1.0);
-    close(b.write_ahead(ItemKind::Slot), 0.0);
-    close(b.write_ahead(ItemKind::TenantGate), 0.0);
+    let ahead = [
+        (ItemKind::Execution, 1.0),
+        (ItemKind::Job, 1.0),
+        (ItemKind::DueIndex, 2.0),
+        (ItemKind::OpenIndex, 1.0),
+        (ItemKind::Slot, 0.0),
+        (ItemKind::TenantGate, 0.0),
+    ];
+    for (kind, units) in ahead {
+        close(c.bucket.write_ahead(kind), units);
+    }
     // an empty tick phase spends nothing ahead
     assert!(c.daily.ahead_writes.is_empty() && c.daily.ahead_reads.is_empty());
     // and the costs JSON keeps the split
