@@ -104,6 +104,24 @@ pub struct JobDefinition {
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "not_null")]
     #[schema(inline, nullable = false)]
     pub map_reduce: Option<crate::mapreduce::MapReduceSpec>,
+    /// Upstream runs each fire waits for before it starts (docs/dependencies.md): the run of
+    /// each named job (same tenant) for the same period, the previous one, or an offset one.
+    /// A waiting fire holds no slot and burns no receives; the upstream's finish wakes it.
+    /// Upstreams must exist and no cycle may form (400 naming the cycle). Absent: none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schema(max_items = 8)]
+    pub after: Vec<crate::dependency::Dependency>,
+    /// How long after its scheduled instant (or its replay) a fire waits for its upstreams
+    /// before onDependencyDeadline applies (seconds). Absent: startDeadlineSecs, else
+    /// retry.maxAgeSecs. Only with after.
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "not_null")]
+    #[schema(nullable = false, minimum = 1, maximum = 604800)]
+    pub dependency_deadline_secs: Option<u32>,
+    // What a fire does when its upstreams are not satisfied by the dependency deadline
+    // (`OnDependencyDeadline`, inline). Left out when `fail`.
+    #[serde(default, skip_serializing_if = "crate::dependency::OnDependencyDeadline::is_default")]
+    #[schema(inline)]
+    pub on_dependency_deadline: crate::dependency::OnDependencyDeadline,
 }
 
 /// Most resources one job may use.
@@ -160,6 +178,9 @@ impl JobDefinition {
             shards: None,
             broadcast: None,
             map_reduce: None,
+            after: Vec::new(),
+            dependency_deadline_secs: None,
+            on_dependency_deadline: crate::dependency::OnDependencyDeadline::Fail,
         }
     }
 
@@ -208,6 +229,12 @@ impl JobDefinition {
     /// The start deadline (seconds after the scheduled instant).
     pub fn with_start_deadline_secs(mut self, secs: u32) -> Self {
         self.start_deadline_secs = Some(secs);
+        self
+    }
+
+    /// One more upstream run each fire waits for (docs/dependencies.md).
+    pub fn with_after(mut self, dep: crate::dependency::Dependency) -> Self {
+        self.after.push(dep);
         self
     }
 
@@ -311,6 +338,7 @@ impl JobDefinition {
             return Err(invalid("misfireThresholdSecs", "must be at most 86400"));
         }
         validate_resources(&def.resources)?;
+        crate::dependency::validate(None, &def.after, def.dependency_deadline_secs)?;
         if let Some(d) = def.start_deadline_secs {
             if d == 0 || d > MAX_START_DEADLINE_SECS {
                 return Err(invalid(

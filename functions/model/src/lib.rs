@@ -8,6 +8,8 @@
 //! ## Layout
 //! - [`definition`]: [`JobDefinition`] (schedule, target, retry and concurrency policies) and
 //!   its validation against a [`Deployment`] (pools, shards, target policy, own queue names).
+//! - [`dependency`]: per-period dependencies (`after`): the period rule, cycles, the waiting
+//!   fire's verdict.
 //! - [`job`]: [`Job`], a definition's stored, versioned form with its trigger position.
 //! - [`execution`]: [`Execution`] (immutable facts about one scheduled instant, seed 000 §3),
 //!   [`ExecStatus`] and its one-way machine, [`AuditEvent`], [`ExecMessage`].
@@ -33,6 +35,7 @@
 pub mod children;
 pub mod claim;
 pub mod definition;
+pub mod dependency;
 pub mod deployment;
 pub mod error_code;
 pub mod execution;

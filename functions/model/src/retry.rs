@@ -67,6 +67,14 @@ pub mod codes {
     /// A note: the execution had not started by its job's start deadline (`startDeadlineSecs`);
     /// the miss was reported (operations log, `FireMissed` event). It still runs.
     pub const START_DEADLINE_MISSED: &str = "StartDeadlineMissed";
+    /// Its upstream runs (`after`) were not satisfied by its dependency deadline: ended DEAD
+    /// (`onDependencyDeadline: fail`) or SKIPPED (`skip`) with this code.
+    pub const DEPENDENCY_NOT_MET: &str = "DependencyNotMet";
+    /// A note: its upstream runs were not satisfied by its dependency deadline and
+    /// `onDependencyDeadline: run` started it anyway.
+    pub const DEPENDENCY_DEADLINE_RUN: &str = "DependencyDeadlineRun";
+    /// A note: it waits for its upstream runs (`after`); the note names what is unmet.
+    pub const WAITING_FOR_UPSTREAM: &str = "WaitingForUpstream";
 }
 
 /// Whether an error is worth another attempt.

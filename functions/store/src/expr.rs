@@ -1,4 +1,4 @@
-//! The one builder of DynamoDB expressions: updates (`SET`, `REMOVE`, `list_append`),
+//! The one builder of DynamoDB expressions: updates (`SET`, `REMOVE`, `ADD` to a string set, `list_append`),
 //! conditions, key conditions, filters and projections.
 //!
 //! Every attribute name goes through a `#name` placeholder and every value through a `:vN`
@@ -44,6 +44,7 @@ impl Cmp {
 pub struct Expr {
     set: Vec<String>,
     remove: Vec<String>,
+    add: Vec<String>,
     cond: Vec<String>,
     key: Vec<String>,
     filter: Vec<String>,
@@ -134,6 +135,14 @@ impl Expr {
         let (n, v) = (self.name(a), self.val(AttributeValue::N(by.to_string())));
         let zero = self.val(AttributeValue::N("0".into()));
         self.set.push(format!("{n} = if_not_exists({n}, {zero}) + {v}"));
+        self
+    }
+
+    /// `ADD a :set`: puts strings into a string-set attribute (created if absent); a string
+    /// already there is not added twice.
+    pub fn add_strings(&mut self, a: &str, items: Vec<String>) -> &mut Self {
+        let (n, v) = (self.name(a), self.val(AttributeValue::Ss(items)));
+        self.add.push(format!("{n} {v}"));
         self
     }
 
@@ -258,6 +267,9 @@ impl Expr {
         }
         if !self.remove.is_empty() {
             parts.push(format!("REMOVE {}", self.remove.join(", ")));
+        }
+        if !self.add.is_empty() {
+            parts.push(format!("ADD {}", self.add.join(", ")));
         }
         (!parts.is_empty()).then(|| parts.join(" "))
     }

@@ -111,6 +111,22 @@ impl ExecStore {
         Ok(self.cas(&ExecKey::of(seen), "UpdateItem(batch except)", e).await?.is_ok())
     }
 
+    /// A note with `code` on a READY execution never claimed since it was read (a fire that
+    /// starts waiting for its upstreams, or runs past its dependency deadline). False if it
+    /// changed meanwhile.
+    pub async fn note_ready(
+        &self,
+        seen: &Execution,
+        code: &str,
+        actor: &str,
+        now_ms: i64,
+    ) -> Result<bool, StoreError> {
+        let mut e = Expr::default();
+        e.append_event(&AuditEvent::note(seen, now_ms, actor, code));
+        untouched(&mut e, seen);
+        Ok(self.cas(&ExecKey::of(seen), "UpdateItem(note)", e).await?.is_ok())
+    }
+
     /// READY → CANCELED with `code` (an edit removed its instant, a pause held it through its
     /// instant, a delete). False if it changed meanwhile.
     pub async fn cancel_ready(

@@ -117,6 +117,7 @@ pub async fn create(
     let business = super::calendars::for_definition(ctl, &caller.tenant, &def).await?;
     let mut job = Job::new_with(ctl.cfg(), &caller.tenant, job_id, def, now, business.clone())?;
     super::resource_limits::check_declared(ctl, &job.definition).await?;
+    super::dependencies::check(ctl, &caller.tenant, job_id, &job.definition).await?;
     place(ctl, &mut job, now, business)?;
     let schedule = crate::schedules::schedule_of(&job)
         .map_err(|e| ControlError::invalid(format!("schedule.{}", e.field()), e.reason()))?;
@@ -234,6 +235,7 @@ pub async fn update(
     let calendar_versions = business.as_ref().map(|b| b.chain().to_vec()).unwrap_or_default();
     let schedule = def.validate_with(ctl.cfg(), &caller.tenant, anchor, business.clone())?;
     super::resource_limits::check_declared(ctl, &def).await?;
+    super::dependencies::check(ctl, &caller.tenant, job_id, &def).await?;
     if cur.version != expected {
         return Err(ControlError::VersionConflict { expected, current: cur.version });
     }

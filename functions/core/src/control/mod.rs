@@ -35,6 +35,7 @@
 //! Dependencies run one way: `jobs` → `executions` → `ops`/`page`, `dlq` → `executions`; what
 //! several need (the tenant-scoped job read [`Control::job`]) lives on [`Control`] here.
 pub mod calendars;
+pub mod dependencies;
 pub mod dlq;
 pub mod error;
 pub mod executions;

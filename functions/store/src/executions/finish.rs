@@ -20,15 +20,28 @@ impl ExecStore {
         finish: &Finish,
         now: DateTime<Utc>,
     ) -> Result<FinishResult, StoreError> {
+        Ok(self.finish_waking(key, fence, finish, now).await?.0)
+    }
+
+    /// [`ExecStore::finish`], and the executions waiting for this one as an upstream
+    /// ([`super::downstream_of`] of the item as written; empty unless recorded).
+    pub async fn finish_waking(
+        &self,
+        key: &ExecKey,
+        fence: &Fence,
+        finish: &Finish,
+        now: DateTime<Utc>,
+    ) -> Result<(FinishResult, Vec<String>), StoreError> {
         let e = Self::finish_expr(key, fence, finish, now);
         Ok(match self.cas(key, "UpdateItem(finish)", e).await? {
-            Ok(_) => FinishResult::Done,
+            Ok(new) => (FinishResult::Done, super::downstream_of(&new)),
             Err(old) => {
                 let cur = old.as_ref().and_then(|i| items::snapshot_from_item(i).ok());
-                FinishResult::TakenOver {
+                let taken = FinishResult::TakenOver {
                     status: cur.as_ref().map(|c| c.exec.status),
                     token: cur.as_ref().map(|c| c.exec.fencing_token),
-                }
+                };
+                (taken, Vec::new())
             }
         })
     }

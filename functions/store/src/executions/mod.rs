@@ -23,6 +23,7 @@
 
 mod cancel;
 mod claim;
+mod dependencies;
 mod finish;
 mod key;
 mod lease;
@@ -31,6 +32,7 @@ mod queries;
 mod read_write;
 mod skip_replay;
 
+pub use dependencies::{downstream_of, Registration};
 pub use key::ExecKey;
 pub use outcomes::{
     CancelOutcome, CheckpointError, ClaimOutcome, Claimed, FinishResult, Heartbeat, PutOutcome, Snapshot,

@@ -21,18 +21,44 @@ impl ExecStore {
         reason: &str,
         now: DateTime<Utc>,
     ) -> Result<bool, StoreError> {
-        let e = Self::skip_expr(current, actor, reason, now);
-        Ok(self.cas(key, "UpdateItem(skip)", e).await?.is_ok())
+        Ok(self.skip_with(key, current, actor, codes::FORBID_OVERLAP, reason, now).await?.is_some())
+    }
+
+    /// READY → SKIPPED with `code` (the FORBID policy's, or `DependencyNotMet`) and the
+    /// reason: the executions waiting for this one as an upstream ([`super::downstream_of`]),
+    /// or `None` if it was no longer READY.
+    pub async fn skip_with(
+        &self,
+        key: &ExecKey,
+        current: &Execution,
+        actor: &str,
+        code: &str,
+        reason: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Option<Vec<String>>, StoreError> {
+        let e = Self::skip_expr_with(current, actor, code, reason, now);
+        Ok(self.cas(key, "UpdateItem(skip)", e).await?.ok().map(|new| super::downstream_of(&new)))
     }
 
     /// The update of [`ExecStore::skip`].
+    #[cfg(test)]
     pub(crate) fn skip_expr(current: &Execution, actor: &str, reason: &str, now: DateTime<Utc>) -> Expr {
+        Self::skip_expr_with(current, actor, codes::FORBID_OVERLAP, reason, now)
+    }
+
+    fn skip_expr_with(
+        current: &Execution,
+        actor: &str,
+        code: &str,
+        reason: &str,
+        now: DateTime<Utc>,
+    ) -> Expr {
         let at = (ExecStatus::Ready, current.fencing_token, current.attempt);
-        let code = Some(codes::FORBID_OVERLAP.into());
-        let t = Transition::at_token(at, ExecStatus::Skipped, actor, now.timestamp_millis(), code);
+        let t =
+            Transition::at_token(at, ExecStatus::Skipped, actor, now.timestamp_millis(), Some(code.into()));
         t.expr(
             |e| {
-                e.set(attr::ERR_CODE, s(codes::FORBID_OVERLAP)).set(attr::ERR_MSG, s(truncate(reason)));
+                e.set(attr::ERR_CODE, s(code)).set(attr::ERR_MSG, s(truncate(reason)));
             },
             |e| {
                 e.remove(attr::OPEN_PK).remove(attr::OPEN_DUE);

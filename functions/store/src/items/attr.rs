@@ -109,6 +109,9 @@ pub const RESENDS: &str = "rs";
 /// copies for it (a wait that moves its reconciler look, a re-send); copies of an older
 /// generation are dropped (`sundial_model::reconcile::stale_copy`).
 pub const WAIT_GEN: &str = "wg";
+/// Execution item: the executions of the same tenant waiting for this one as an upstream
+/// (`after`, docs/dependencies.md), a string set of execution ids; its final finish wakes them.
+pub const DOWNSTREAM: &str = "dw";
 /// Set while a pause holds a queued-ahead execution (the pausing job version).
 pub const HELD: &str = "hd";
 /// When the execution was found not started past its start deadline (ms). Set once, by a

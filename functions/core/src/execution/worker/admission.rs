@@ -5,6 +5,7 @@
 //! expired lease): asking the policy for anything else would take a slot for nothing.
 
 use super::attempt::{Exit, Holds};
+use super::dependencies::Deps;
 use super::{secs_ceil, Delivery, Disposition, Worker};
 use crate::execution::claim::{next_step, Step};
 use crate::execution::follow::{at_claim_covered, Follow};
@@ -24,8 +25,9 @@ use sundial_model::reconcile::stale_copy;
 
 /// What admission decided.
 pub(super) enum Gate {
-    /// Try to claim `snapshot` (as read; `None` = not found, the claim reads again) at `now`.
-    Claim { snapshot: Box<Option<Snapshot>>, now: DateTime<Utc>, holds: Holds },
+    /// Try to claim `snapshot` (as read; `None` = not found, the claim reads again) at `now`;
+    /// `doomed`: only to end it DEAD (`DependencyNotMet`, this account) without a run.
+    Claim { snapshot: Box<Option<Snapshot>>, now: DateTime<Utc>, holds: Holds, doomed: Option<String> },
     /// Nothing to claim now.
     Done(Disposition),
 }
@@ -58,8 +60,22 @@ impl Worker {
                 snapshot: Box::new(snapshot),
                 now,
                 holds: Holds::new(d.key.clone(), admission, None),
+                doomed: None,
             });
         };
+        // Upstream runs first (docs/dependencies.md): a waiting fire takes no slot or seat.
+        match self.dependencies(d, s, now, m).await? {
+            ControlFlow::Break(gate) => return Ok(gate),
+            ControlFlow::Continue(Deps::Met) => {}
+            ControlFlow::Continue(Deps::Fail(why)) => {
+                return Ok(Gate::Claim {
+                    snapshot: Box::new(snapshot),
+                    now,
+                    holds: Holds::new(d.key.clone(), admission, None),
+                    doomed: Some(why),
+                });
+            }
+        }
         if let ControlFlow::Break(gate) = self.policy(d, s, now, m).await? {
             return Ok(gate);
         }
@@ -71,7 +87,7 @@ impl Worker {
         };
         let holds = Holds::new(d.key.clone(), admission, shard);
         if s.exec.definition.resources.is_empty() {
-            return Ok(Gate::Claim { snapshot: Box::new(snapshot), now, holds });
+            return Ok(Gate::Claim { snapshot: Box::new(snapshot), now, holds, doomed: None });
         }
         self.resource_gates(d, snapshot, holds, now_ms, m).await
     }
@@ -268,7 +284,12 @@ impl Worker {
                 // The claim is stamped after the gates, so a run's recorded start never precedes
                 // the unit it holds.
                 let now = self.clock.now();
-                Ok(Gate::Claim { snapshot: Box::new(snapshot), now, holds: holds.with_resources(held) })
+                Ok(Gate::Claim {
+                    snapshot: Box::new(snapshot),
+                    now,
+                    holds: holds.with_resources(held),
+                    doomed: None,
+                })
             }
             Ok(Acquired::Wait { resource, retry_at, undefined }) => {
                 holds.end(self, Exit::NotClaimed { canceled: false }).await?;
@@ -296,7 +317,7 @@ impl Worker {
 /// job's first claims only): what "does the job still fire at this instant" is asked of. `None`
 /// when it cannot be evaluated (a recorded calendar version no longer loadable, a schedule that
 /// no longer parses).
-async fn job_schedule(w: &Worker, job: &Job) -> Result<Option<Schedule>, StoreError> {
+pub(super) async fn job_schedule(w: &Worker, job: &Job) -> Result<Option<Schedule>, StoreError> {
     match calendars::ensure(w.store.client(), &w.cfg.jobs_table, job).await {
         Ok(()) => {}
         Err(LoadError::Store(e)) => return Err(e),

@@ -45,10 +45,10 @@ impl Worker {
         let now = self.clock.now();
         let status = fin.status();
         let item = matches!(key.child, Some(crate::execution::children::ChildKey::Item(_)));
-        let written = if item {
-            self.finish_item(key, fence, &fin, result.as_ref()).await?
+        let (written, waiters) = if item {
+            (self.finish_item(key, fence, &fin, result.as_ref()).await?, Vec::new())
         } else {
-            self.store.finish(key, fence, &fin, now).await?
+            self.store.finish_waking(key, fence, &fin, now).await?
         };
         match written {
             FinishResult::TakenOver { status: cur, token } => {
@@ -61,6 +61,10 @@ impl Worker {
         }
         m.outcome = Some(status);
         holds.end(self, Exit::Finished { status, policy }).await?;
+        if status.is_terminal() && !waiters.is_empty() {
+            // Fires waiting for this one as an upstream (docs/dependencies.md).
+            self.wake_downstream(key, &waiters).await;
+        }
         if status.is_terminal() && item {
             self.item_finished(key).await;
         } else if status.is_terminal() && key.child.is_some() {

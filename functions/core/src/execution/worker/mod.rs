@@ -40,6 +40,7 @@ mod admission;
 mod attempt;
 mod batch;
 mod conclusion;
+mod dependencies;
 mod fanout;
 mod mapreduce;
 mod run;
@@ -315,24 +316,14 @@ impl Worker {
     }
 
     async fn try_wake_next(&self, key: &ExecKey) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-        let now = self.clock.now();
-        let now_ms = now.timestamp_millis();
+        let now_ms = self.clock.now_ms();
         let Some(next) = self.store.first_pending_between(key, key.scheduled_ms, now_ms + 1).await? else {
             return Ok(());
         };
         let nk = ExecKey { scheduled_ms: next, child: None, ..key.clone() };
-        let Some(s) = self.store.get(&nk, true).await? else { return Ok(()) };
-        if s.exec.status != ExecStatus::Ready {
-            // Running, retrying or waiting for children: it has its own messages.
-            return Ok(());
+        if self.wake_ready(&nk).await? {
+            tracing::debug!(execution = %nk.id(), "woke the next fire waiting for the job's slot");
         }
-        let look = now_ms + 2 * sundial_model::reconcile::GRACE_MS;
-        // Changed since read (claimed, woken by another release): whoever changed it acts.
-        let Some(gen) = self.store.note_wait(&nk, &s, look).await? else { return Ok(()) };
-        let mut wake = Outgoing::for_execution(&s.exec, now);
-        wake.message.wait_gen = gen;
-        self.queues.send_all(&s.exec.definition.pool, &[wake]).await?;
-        tracing::debug!(execution = %nk.id(), "woke the next fire waiting for the job's slot");
         Ok(())
     }
 
@@ -419,8 +410,8 @@ impl Worker {
 
     /// Admission, claim, then either the run or the reason there is none.
     async fn deliver(&self, d: &Delivery<'_>, m: &mut ExecMetrics) -> Result<Disposition, StoreError> {
-        let (snapshot, now, holds) = match self.admit(d, m).await? {
-            Gate::Claim { snapshot, now, holds } => (snapshot, now, holds),
+        let (snapshot, now, holds, doomed) = match self.admit(d, m).await? {
+            Gate::Claim { snapshot, now, holds, doomed } => (snapshot, now, holds, doomed),
             Gate::Done(disposition) => return Ok(disposition),
         };
         let owner = &self.settings.worker_id;
@@ -434,7 +425,7 @@ impl Worker {
                     c.fence.attempt
                 );
                 self.report_late_start(&d.key, &c, now, m).await;
-                let r = self.run_claimed(d, *c, holds, m).await;
+                let r = self.run_claimed(d, *c, holds, doomed, m).await;
                 if let Some(status) = m.outcome {
                     let ms = m.duration_ms.unwrap_or_default();
                     tracing::info!(execution = %d.key.id(), "attempt ended: {} after {ms} ms", status.as_str());

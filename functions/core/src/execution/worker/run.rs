@@ -105,12 +105,21 @@ impl Worker {
         d: &Delivery<'_>,
         c: Claimed,
         holds: Holds,
+        doomed: Option<String>,
         m: &mut ExecMetrics,
     ) -> Result<Disposition, StoreError> {
         let claim_ms = self.clock.now_ms();
         note_claim(m, d, &c, claim_ms);
         let e = &c.snapshot.exec;
         let policy = e.definition.concurrency;
+        // Its upstreams were not satisfied by the dependency deadline (`onDependencyDeadline:
+        // fail`): DEAD without a run, to the DLQ, replayable once they are.
+        if let Some(why) = doomed {
+            let error = RunError::permanent(codes::DEPENDENCY_NOT_MET, why);
+            let digest = super::input_digest(&e.definition);
+            let fin = Finish::Dead { reason: codes::DEPENDENCY_NOT_MET.into(), error, digest };
+            return self.conclude(d, &c.fence, fin, policy, holds, m).await;
+        }
         let budget = Budget::of(&e.definition, self.settings.max_total_run_ms);
         let sched_ms = d.key.scheduled_ms;
         if let Some(reason) = budget.may_start(c.fence.attempt, sched_ms, c.snapshot.total_run_ms, claim_ms) {
