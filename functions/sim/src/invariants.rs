@@ -13,7 +13,10 @@
 //! - **versions**: an effect ran the definition version in force at its fire's instant;
 //! - **quiet**: every shard's watermark reached the present;
 //! - **messages**: the messages sent per execution stay bounded;
-//! - **alerts**: `FireMissed` at most once per execution.
+//! - **alerts**: `FireMissed` at most once per execution;
+//! - **dependencies**: a fire of a job with `after` applied its effect only after the upstream
+//!   run its period rule names had reached the status it waits for (unless the fire ran past
+//!   its dependency deadline under `onDependencyDeadline: run`, as its note says).
 //!
 //! Instants next to an operator action (its call under way, or one whose outcome the caller
 //! could not know) are checked for safety only (never twice, never paused), not for presence.
@@ -157,6 +160,7 @@ pub fn check(ev: &Evidence<'_>) -> Vec<Violation> {
         let execs = ev.executions.get(&j).map(Vec::as_slice).unwrap_or_default();
         check_job(ev, j, plan, &ops, execs, &mut out);
     }
+    check_dependencies(ev, &mut out);
     for (s, wm) in ev.watermarks.iter().enumerate() {
         let now_min = ev.now_ms.div_euclid(60_000);
         match wm {
@@ -186,6 +190,68 @@ pub fn check(ev: &Evidence<'_>) -> Vec<Violation> {
         }
     }
     out
+}
+
+/// The dependencies invariant (see the module doc). Instants whose upstream schedule is not
+/// known for sure (an edit of the upstream's schedule between the fire's instant and its
+/// effect) are left out: the worker maps with the schedule it reads when it looks.
+fn check_dependencies(ev: &Evidence<'_>, out: &mut Vec<Violation>) {
+    let w = ev.workload;
+    for (j, plan) in w.jobs.iter().enumerate() {
+        for dep in &plan.def.after {
+            let Some(u) = w.jobs.iter().position(|x| x.job_id == dep.job && x.tenant == plan.tenant) else {
+                continue;
+            };
+            let up_ops: Vec<&OpRecord> = ev.ops.iter().filter(|o| o.job == u).collect();
+            let ups = ev.executions.get(&u).map(Vec::as_slice).unwrap_or_default();
+            for e in ev.executions.get(&j).map(Vec::as_slice).unwrap_or_default() {
+                let id = e.id();
+                let Some(effect) = ev.effects.get(&id) else { continue };
+                let ran_anyway =
+                    e.timeline.iter().any(|x| x.code.as_deref() == Some("DependencyDeadlineRun"));
+                if is_manual(e) || e.child.is_some() || ran_anyway {
+                    continue;
+                }
+                let t = e.scheduled_at.timestamp_millis();
+                let (Some(s), Some(s_then)) =
+                    (schedule_at(w, &up_ops, u, t), schedule_at(w, &up_ops, u, effect.at_ms))
+                else {
+                    continue;
+                };
+                if s != s_then {
+                    continue;
+                }
+                let def = crate::workload::definition(0, 0, s, 1, w.start_ms, w.end_ms);
+                let Ok(sch) = Schedule::parse(&def.schedule, ms(w.start_ms)) else { continue };
+                let Some(i) = dep.upstream_instant(e.scheduled_at, &sch) else {
+                    out.push(Violation {
+                        invariant: "dependencies",
+                        detail: format!("ran though {} has no fire for its period", dep.job),
+                        execution: Some(id.clone()),
+                    });
+                    continue;
+                };
+                let up = ups.iter().find(|x| x.scheduled_at == i && x.child.is_none());
+                let met_at = up.and_then(|x| {
+                    x.timeline.iter().find(|ev| dep.status.satisfied_by(ev.to)).map(|ev| ev.at)
+                });
+                match met_at {
+                    Some(at) if at <= effect.at_ms => {}
+                    other => out.push(Violation {
+                        invariant: "dependencies",
+                        detail: format!(
+                            "effect at {} but its upstream {}@{} ({:?}) was satisfied at {other:?}",
+                            ms(effect.at_ms),
+                            dep.job,
+                            i.timestamp_millis(),
+                            up.map(|x| x.status)
+                        ),
+                        execution: Some(id.clone()),
+                    }),
+                }
+            }
+        }
+    }
 }
 
 /// Most copies of one execution's message live at once: the one in flight, a wait copy or a

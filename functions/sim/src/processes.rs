@@ -357,7 +357,12 @@ async fn act(
                             .position(|(e, z)| *e == current.expression && *z == current.timezone)
                             .unwrap_or(0)
                     });
-                    let def = crate::workload::definition(sh.seed, job as u64, s, v, w.start_ms, w.end_ms);
+                    let mut def =
+                        crate::workload::definition(sh.seed, job as u64, s, v, w.start_ms, w.end_ms);
+                    // An edit keeps what the job waits for (the workload's, drawn once).
+                    def.after = plan.def.after.clone();
+                    def.dependency_deadline_secs = plan.def.dependency_deadline_secs;
+                    def.on_dependency_deadline = plan.def.on_dependency_deadline;
                     control::jobs::update(ctl, &who, &plan.job_id, cur.version, def, now).await.is_ok()
                 }
                 Err(_) => false,

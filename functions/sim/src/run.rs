@@ -85,6 +85,10 @@ pub struct Outcome {
     /// (docs/simulation.md, K6): fires canceled as covered by a batch, and batches that record
     /// instants they do not stand for.
     pub batch_settles: (usize, usize),
+    /// Dependencies exercised (docs/dependencies.md): jobs waiting for another, executions that
+    /// waited (noted `WaitingForUpstream`), and those whose deadline policy applied
+    /// (`DependencyNotMet` or `DependencyDeadlineRun`).
+    pub dependencies: (usize, usize, usize),
     /// The traces of the executions involved (timeline lines).
     pub traces: BTreeMap<String, Vec<String>>,
     /// A hash of every request and response of the run.
@@ -310,6 +314,12 @@ async fn check(
         })
         .count();
     let batch_settles = (covered, all().filter(|e| !e.missed_except.is_empty()).count());
+    let has_code = |e: &Execution, code: &str| e.timeline.iter().any(|t| t.code.as_deref() == Some(code));
+    let dependencies = (
+        w.jobs.iter().filter(|j| !j.def.after.is_empty()).count(),
+        all().filter(|e| has_code(e, "WaitingForUpstream")).count(),
+        all().filter(|e| has_code(e, "DependencyNotMet") || has_code(e, "DependencyDeadlineRun")).count(),
+    );
     let mut traces = BTreeMap::new();
     for v in violations.iter().take(20) {
         if let Some(id) = &v.execution {
@@ -353,6 +363,7 @@ async fn check(
         known_gaps,
         max_messages,
         batch_settles,
+        dependencies,
         traces,
         trace_hash: world.aws.trace_hash(),
         outcome_hash,
@@ -378,7 +389,7 @@ async fn all_for_job(execs: &ExecStore, tenant: &str, job: &str) -> Result<Vec<E
 /// Prints an outcome the way a failing test wants it: the violations, the traces, the replay.
 pub fn describe(o: &Outcome) -> String {
     let mut s = format!(
-        "seed {}: {} executions, {} effects, {} known-gap fires, {} AWS requests, messages per execution ≤ {} sent / {} live, batches settled: {} fires covered / {} with excepted instants, {} simulated min in {} ms, outcome {:016x}, trace {:016x}\n",
+        "seed {}: {} executions, {} effects, {} known-gap fires, {} AWS requests, messages per execution ≤ {} sent / {} live, batches settled: {} fires covered / {} with excepted instants, dependencies: {} jobs wait / {} fires waited / {} past their deadline, {} simulated min in {} ms, outcome {:016x}, trace {:016x}\n",
         o.options.seed,
         o.executions,
         o.effects,
@@ -388,6 +399,9 @@ pub fn describe(o: &Outcome) -> String {
         o.max_messages.1,
         o.batch_settles.0,
         o.batch_settles.1,
+        o.dependencies.0,
+        o.dependencies.1,
+        o.dependencies.2,
         o.simulated_ms / 60_000,
         o.real_ms,
         o.outcome_hash,

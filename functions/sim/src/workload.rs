@@ -4,7 +4,9 @@
 //! in another): which schedule classes (every few seconds and every minute, the E# class;
 //! every few minutes and hourly, the bucket class; daily in a zone, the D# class), which misfire
 //! and concurrency policies, how many tenants, how often operators pause, resume, edit, delete
-//! or trigger a job now while the tick runs.
+//! or trigger a job now while the tick runs, and whether jobs wait for each other (`after`:
+//! a job on an earlier job of its tenant, for the same period, with a drawn status and deadline
+//! policy; docs/dependencies.md).
 
 use crate::ledger::HANDLER;
 use crate::{between, chance};
@@ -152,6 +154,8 @@ pub fn draw(seed: u64, profile: &Profile, start_ms: i64) -> Workload {
             }
         })
         .collect();
+    let mut jobs = jobs;
+    add_dependencies(seed, &mut jobs);
     let mut ops = Vec::new();
     let hours = (profile.firing_minutes as u64).div_ceil(60);
     let count = u64::from(profile.ops_per_hour) * hours;
@@ -181,6 +185,46 @@ pub fn draw(seed: u64, profile: &Profile, start_ms: i64) -> Workload {
     Workload { jobs, ops, start_ms, end_ms }
 }
 
+/// A dependency deadline the run's quiet period outlasts many times over.
+pub const DEPENDENCY_DEADLINE_SECS: u32 = 300;
+
+/// In half of the seeds, about a third of the jobs wait for an earlier job of their tenant
+/// (indexes only go back, so no cycle forms): `same` period, `succeeded` or `final`, and each
+/// deadline policy.
+fn add_dependencies(seed: u64, jobs: &mut [JobPlan]) {
+    use sundial_core::model::dependency::{
+        Dependency, DependencyPeriod, DependencyStatus, OnDependencyDeadline,
+    };
+    if !chance(seed, 50_000, 500) {
+        return;
+    }
+    for i in 1..jobs.len() {
+        let n = 50_001 + i as u64 * 4;
+        let earlier: Vec<usize> = (0..i).filter(|k| jobs[*k].tenant == jobs[i].tenant).collect();
+        if earlier.is_empty() || !chance(seed, n, 350) {
+            continue;
+        }
+        let up = earlier[between(seed, n + 1, 0, earlier.len() as u64 - 1) as usize];
+        let status =
+            if chance(seed, n + 2, 300) { DependencyStatus::Final } else { DependencyStatus::Succeeded };
+        let policy = match between(seed, n + 3, 0, 2) {
+            0 => OnDependencyDeadline::Fail,
+            1 => OnDependencyDeadline::Skip,
+            _ => OnDependencyDeadline::Run,
+        };
+        let dep = Dependency {
+            job: jobs[up].job_id.clone(),
+            period: DependencyPeriod::Same,
+            offset_secs: None,
+            status,
+        };
+        let def = &mut jobs[i].def;
+        def.after = vec![dep];
+        def.dependency_deadline_secs = Some(DEPENDENCY_DEADLINE_SECS);
+        def.on_dependency_deadline = policy;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -201,6 +245,32 @@ mod tests {
         assert_ne!(shape(&a), shape(&c));
         assert!(a.ops.windows(2).all(|w| w[0].at_ms <= w[1].at_ms));
         assert!(a.ops.iter().all(|o| o.at_ms > a.start_ms));
+    }
+
+    #[test]
+    fn some_seeds_draw_dependencies_on_earlier_jobs_of_the_same_tenant_and_others_none() {
+        let p = Profile::default();
+        let (mut with, mut without) = (0, 0);
+        for seed in 0..20 {
+            let w = draw(seed, &p, 1_800_000_000_000);
+            let deps: Vec<(usize, usize)> = w
+                .jobs
+                .iter()
+                .enumerate()
+                .flat_map(|(i, j)| j.def.after.iter().map(move |d| (i, d.job.clone())))
+                .map(|(i, up)| (i, w.jobs.iter().position(|j| j.job_id == up).unwrap_or(usize::MAX)))
+                .collect();
+            for (i, up) in &deps {
+                assert!(up < i, "seed {seed}: job {i} waits for {up}");
+                assert_eq!(w.jobs[*i].tenant, w.jobs[*up].tenant);
+            }
+            if deps.is_empty() {
+                without += 1;
+            } else {
+                with += 1;
+            }
+        }
+        assert!(with > 0 && without > 0, "{with} seeds with dependencies, {without} without");
     }
 
     #[test]
