@@ -156,6 +156,7 @@ async fn a_saturated_lane_refuses_its_new_work_with_retry_after() -> anyhow::Res
         from: now - chrono::Duration::minutes(3),
         to: now - chrono::Duration::minutes(1),
         pace_secs: 0,
+        params: None,
     };
     let e = control::executions::backfill(&ctl, &caller, "mid", &req, now).await.expect_err("saturated");
     assert!(

@@ -246,8 +246,19 @@ pub struct ExecutionDetail {
     pub total_run_ms: Option<i64>,
 }
 
+/// `POST /v1/jobs/{jobId}/trigger`: the optional body of a run now.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TriggerRequest {
+    /// Per-run parameters, merged over the job's `params` as a JSON Merge Patch (RFC 7396: a key
+    /// replaces the job's, nested objects merge, `null` removes a key; a non-object replaces the
+    /// whole value). At most 4096 bytes once merged, else 400 on `params`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<serde_json::Value>,
+}
+
 /// `POST /v1/jobs/{jobId}/backfill`: create the fires of a past range.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct BackfillRequest {
     /// First instant (inclusive). RFC 3339, between 1970 and 2100, and at most 7 days ago (an
@@ -263,6 +274,10 @@ pub struct BackfillRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(minimum = 0, maximum = 3600, default = 1)]
     pub pace_secs: Option<u32>,
+    /// Per-run parameters for every execution of the backfill, merged over the job's `params`
+    /// like a trigger's (RFC 7396); at most 4096 bytes once merged, else 400 on `params`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<serde_json::Value>,
 }
 
 /// A backfill's answer.

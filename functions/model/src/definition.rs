@@ -351,6 +351,43 @@ impl JobDefinition {
     }
 }
 
+/// Per-run parameters merged over a job's (docs/api.md, "Per-run parameters"): JSON Merge Patch
+/// (RFC 7396). When both are objects, each key of `run` replaces the job's, recursively for
+/// nested objects, and a `null` removes the key; otherwise `run` replaces the job's value whole.
+pub fn merge_params(job: &serde_json::Value, run: &serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match (job, run) {
+        (Value::Object(base), Value::Object(patch)) => {
+            let mut out = base.clone();
+            for (k, v) in patch {
+                if v.is_null() {
+                    out.remove(k);
+                } else {
+                    let merged = merge_params(out.get(k).unwrap_or(&Value::Null), v);
+                    out.insert(k.clone(), merged);
+                }
+            }
+            Value::Object(out)
+        }
+        (_, Value::Object(patch)) => {
+            merge_params(&Value::Object(Default::default()), &Value::Object(patch.clone()))
+        }
+        (_, v) => v.clone(),
+    }
+}
+
+impl JobDefinition {
+    /// This definition with per-run parameters `run` merged over its own ([`merge_params`]),
+    /// refused (400 on `params`) when the result is larger than [`MAX_INLINE_PARAMS_BYTES`].
+    pub fn with_run_params(&self, run: Option<&serde_json::Value>) -> Result<JobDefinition, ValidationError> {
+        let Some(run) = run else { return Ok(self.clone()) };
+        let mut def = self.clone();
+        def.params = merge_params(&self.params, run);
+        def.validate_params()?;
+        Ok(def)
+    }
+}
+
 /// The syntax of a job's `resources` (that each names a defined limit is the control plane's
 /// check, which reads them): ids, at most [`MAX_JOB_RESOURCES`], none twice.
 fn validate_resources(resources: &[String]) -> Result<(), ValidationError> {

@@ -207,3 +207,26 @@ fn a_tenant_uses_only_the_pools_its_allowlist_lists() {
     cfg.targets.tenants = None;
     assert_eq!(field(&cfg, "globex", "ecs"), None);
 }
+
+#[test]
+fn per_run_params_merge_over_the_jobs_as_a_json_merge_patch() {
+    use serde_json::json;
+    let job = json!({"report": "daily", "opts": {"a": 1, "b": 2}, "drop": true});
+    let run = json!({"opts": {"b": 3, "c": 4}, "drop": null, "day": "2026-12-01"});
+    assert_eq!(
+        merge_params(&job, &run),
+        json!({"report": "daily", "opts": {"a": 1, "b": 3, "c": 4}, "day": "2026-12-01"})
+    );
+    // a non-object on either side: the run's value replaces the job's
+    assert_eq!(merge_params(&json!([1, 2]), &json!({"x": 1})), json!({"x": 1}));
+    assert_eq!(merge_params(&job, &json!("only")), json!("only"));
+    assert_eq!(merge_params(&serde_json::Value::Null, &json!({"a": null, "b": 1})), json!({"b": 1}));
+    // too large once merged: 400 on params, and the job's own definition is untouched
+    let def = JobDefinition::new(ScheduleSpec::new("rate(1 minute)", "UTC"), Target::http("https://x"))
+        .with_params(job.clone());
+    let big = json!({"blob": "x".repeat(MAX_INLINE_PARAMS_BYTES)});
+    let e = def.with_run_params(Some(&big)).unwrap_err();
+    assert_eq!(e.field, "params");
+    assert_eq!(def.params, job);
+    assert_eq!(def.with_run_params(None).map(|d| d.params), Ok(job));
+}

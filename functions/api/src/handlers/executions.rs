@@ -12,13 +12,16 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::Json;
 use sundial_api_types::{
     BackfillReport, BackfillRequest, ErrorBody, Execution, ExecutionDetail, ExecutionLogs, Page,
+    TriggerRequest,
 };
 use sundial_core::control;
 use sundial_core::control::executions::{BackfillRequest as Range, JobExecFilter};
 
-/// Run a job now: one execution at this instant, with the job's current definition.
+/// Run a job now: one execution at this instant, with the job's current definition and, when the
+/// optional body names them, per-run parameters merged over the job's (RFC 7396).
 #[utoipa::path(post, path = "/v1/jobs/{jobId}/trigger", operation_id = "triggerJob", tag = "runs",
     params(JobPath, IdempotencyKeyHeader),
+    request_body(content = TriggerRequest, description = "Optional: per-run parameters"),
     responses(
         (status = 202, description = "The execution, queued", body = ExecutionDetail,
             headers(("Location" = String, description = "the execution"))),
@@ -30,8 +33,10 @@ pub(crate) async fn trigger_job(
     Auth(caller): Auth,
     Now(now): Now,
     P(p): P<JobPath>,
+    Body(b): Body<TriggerRequest>,
 ) -> Res<(StatusCode, HeaderMap, Json<ExecutionDetail>)> {
-    let e = control::executions::trigger_now(api.control(), &caller, &p.job_id, now).await?;
+    let e = control::executions::trigger_now_with(api.control(), &caller, &p.job_id, b.params.as_ref(), now)
+        .await?;
     let h = location(format!("/v1/executions/{}", e.id()))?;
     Ok((StatusCode::ACCEPTED, h, Json(dto::execution_detail(&e))))
 }
@@ -51,7 +56,7 @@ pub(crate) async fn backfill_job(
     P(p): P<JobPath>,
     Body(b): Body<BackfillRequest>,
 ) -> Res<(StatusCode, Json<BackfillReport>)> {
-    let r = Range { from: b.from, to: b.to, pace_secs: b.pace_secs.unwrap_or(1) };
+    let r = Range { from: b.from, to: b.to, pace_secs: b.pace_secs.unwrap_or(1), params: b.params };
     let rep = control::executions::backfill(api.control(), &caller, &p.job_id, &r, now).await?;
     let report = BackfillReport {
         fires: rep.fires as u64,

@@ -527,3 +527,58 @@ async fn an_edit_that_adds_a_start_deadline_watches_the_fires_already_queued() {
     assert_eq!(snap.open_due, Some(at("2026-12-01T09:01:00Z").timestamp_millis()));
     h.env.cleanup().await;
 }
+
+#[tokio::test]
+async fn per_run_parameters_merge_over_the_jobs_on_trigger_and_backfill_and_bad_ones_name_params() {
+    // GIVEN an hourly job with parameters
+    let h = Harness::new("run-params", at("2026-12-01T10:00:05Z")).await;
+    let mut body = job_body("report", "0 0 * * * *");
+    body["params"] = json!({"region": "eu", "opts": {"full": false, "dry": true}});
+    assert_eq!(h.post("acme", "/v1/jobs", &body).await.status, 201);
+    h.clock.set(at("2026-12-01T10:10:00Z"));
+
+    // WHEN it is triggered with per-run parameters
+    let run = json!({"params": {"opts": {"full": true, "dry": null}, "day": "2026-11-30"}});
+    let t = h.post("acme", "/v1/jobs/report/trigger", &run).await;
+    // THEN the execution carries them merged over the job's (RFC 7396), the job is unchanged
+    assert_eq!(t.status, 202, "{}", t.body);
+    let es = executions(&h.env, "acme", "report").await.unwrap();
+    let manual = es.iter().find(|e| e.scheduled_at == at("2026-12-01T10:10:00Z")).expect("the manual run");
+    assert_eq!(
+        manual.definition.params,
+        json!({"region": "eu", "opts": {"full": true}, "day": "2026-11-30"})
+    );
+    let job = h.get("acme", "/v1/jobs/report").await;
+    assert_eq!(job.body["definition"]["params"]["opts"], json!({"full": false, "dry": true}), "{}", job.body);
+
+    // AND a trigger without a body runs with the job's own
+    h.clock.set(at("2026-12-01T10:11:00Z"));
+    let plain = h.call("acme", "POST", "/v1/jobs/report/trigger", None, &[]).await;
+    assert_eq!(plain.status, 202, "{}", plain.body);
+    let es = executions(&h.env, "acme", "report").await.unwrap();
+    let own = es.iter().find(|e| e.scheduled_at == at("2026-12-01T10:11:00Z")).expect("the plain run");
+    assert_eq!(own.definition.params, json!({"region": "eu", "opts": {"full": false, "dry": true}}));
+
+    // AND a backfill's parameters go to every execution it creates
+    let b = json!({"from": "2026-12-01T08:00:00Z", "to": "2026-12-01T09:00:00Z", "params": {"rerun": true}});
+    let r = h.post("acme", "/v1/jobs/report/backfill", &b).await;
+    assert_eq!((r.status, &r.body["created"]), (202, &json!(2)), "{}", r.body);
+    let es = executions(&h.env, "acme", "report").await.unwrap();
+    for e in es.iter().filter(|e| e.scheduled_at < at("2026-12-01T10:00:00Z")) {
+        assert_eq!(e.definition.params["rerun"], json!(true), "{}", e.id());
+        assert_eq!(e.definition.params["region"], json!("eu"));
+    }
+
+    // AND parameters too large once merged, or an unknown field, are 400 naming the field, and
+    // nothing is created
+    let before = executions(&h.env, "acme", "report").await.unwrap().len();
+    h.clock.set(at("2026-12-01T10:12:00Z"));
+    let big = json!({"params": {"blob": "x".repeat(5_000)}});
+    let e = h.post("acme", "/v1/jobs/report/trigger", &big).await;
+    assert_eq!((e.status, &e.body["error"]["field"]), (400, &json!("params")), "{}", e.body);
+    let e = h.post("acme", "/v1/jobs/report/trigger", &json!({"parms": {}})).await;
+    assert_eq!(e.status, 400, "{}", e.body);
+    assert!(e.body["error"]["message"].as_str().unwrap_or_default().contains("parms"), "{}", e.body);
+    assert_eq!(executions(&h.env, "acme", "report").await.unwrap().len(), before);
+    h.env.cleanup().await;
+}

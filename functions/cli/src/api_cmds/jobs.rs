@@ -241,6 +241,7 @@ async fn backfill(
         from: instant("--from", from)?,
         to: instant("--to", to)?,
         pace_secs: Some(pace_secs),
+        params: None,
     };
     let v = to_json(&c.backfill_job(job_id, &req).await?)?;
     if out == Output::Json {

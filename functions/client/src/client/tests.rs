@@ -98,6 +98,7 @@ async fn creating_requests_retry_429_and_503_with_one_idempotency_key_and_wait_a
         from: chrono::DateTime::UNIX_EPOCH,
         to: chrono::DateTime::UNIX_EPOCH,
         pace_secs: None,
+        params: None,
     };
     let report = c.backfill_job("j", &req).await.unwrap_or_else(|e| panic!("{e}"));
     // THEN the fourth attempt succeeds, every attempt carrying the same key

@@ -246,7 +246,20 @@ pub async fn trigger_now(
     job_id: &str,
     now: DateTime<Utc>,
 ) -> Result<Execution, ControlError> {
-    let job = ctl.job(caller, job_id).await?;
+    trigger_now_with(ctl, caller, job_id, None, now).await
+}
+
+/// [`trigger_now`] with per-run parameters merged over the job's
+/// ([`crate::model::merge_params`]; 400 on `params` when the result is too large).
+pub async fn trigger_now_with(
+    ctl: &Control,
+    caller: &Caller,
+    job_id: &str,
+    params: Option<&serde_json::Value>,
+    now: DateTime<Utc>,
+) -> Result<Execution, ControlError> {
+    let mut job = ctl.job(caller, job_id).await?;
+    job.definition = job.definition.with_run_params(params)?;
     let schedule = runnable_job(&job)?;
     super::quota::check_saturation(ctl, &job.definition.pool, job.definition.priority.lane(), now).await?;
     super::quota::take_rate(ctl, &caller.tenant, "trigger", 1, now).await?;
@@ -292,6 +305,8 @@ pub struct BackfillRequest {
     pub to: DateTime<Utc>,
     /// Seconds between two backfilled executions' start (0 = all at once).
     pub pace_secs: u32,
+    /// Per-run parameters merged over the job's for every execution of the backfill.
+    pub params: Option<serde_json::Value>,
 }
 
 /// What a backfill did.
@@ -319,7 +334,8 @@ pub async fn backfill(
     now: DateTime<Utc>,
 ) -> Result<BackfillReport, ControlError> {
     check_backfill_range(req, now)?;
-    let job = ctl.job(caller, job_id).await?;
+    let mut job = ctl.job(caller, job_id).await?;
+    job.definition = job.definition.with_run_params(req.params.as_ref())?;
     let schedule = runnable_job(&job)?;
     let max = ctl.settings.max_backfill;
     let fires = schedule.fires_between(req.from - Duration::milliseconds(1), req.to, max + 1);
@@ -463,6 +479,7 @@ mod tests {
             from: now - Duration::days(days_ago),
             to: now - Duration::days(days_ago) + Duration::hours(1),
             pace_secs: 1,
+            params: None,
         };
         // Within the week: its fires' executions, if they ran, still exist and are left alone.
         assert!(check_backfill_range(&range(6), now).is_ok());

@@ -58,6 +58,50 @@ pub struct Invocation {
     /// A child: its parent's id (`{tenant}:{job}@{ms}`); `executionId` is the child's own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent_execution_id: Option<String>,
+    /// The fire's logical time, so a handler need not compute it (docs/api.md, "Per-run
+    /// parameters and logical time").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub logical_time: Option<LogicalTime>,
+}
+
+/// The period a fire stands for, in its job's zone.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LogicalTime {
+    /// The job's IANA zone.
+    pub timezone: String,
+    /// The scheduled instant as a local time with its offset (`2026-03-08T23:30:00-04:00`).
+    pub scheduled_local: String,
+    /// The local calendar date of the scheduled instant (`2026-03-08`).
+    pub local_date: String,
+    /// Start of the period: the schedule's last fire at or before the scheduled instant (the
+    /// instant itself for a scheduled fire).
+    pub period_start: DateTime<Utc>,
+    /// End of the period: the schedule's next fire after it; absent when the schedule has none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub period_end: Option<DateTime<Utc>>,
+}
+
+impl LogicalTime {
+    /// The logical time of a fire at `at` of a job with `spec` (parsed anchored at `at`: a
+    /// rate's period then starts at the instant; business-calendar rolls are not applied, as
+    /// the calendar is not read on the worker's path). `None` when the zone or the expression
+    /// do not parse (a definition stored before a change of rules).
+    pub fn of(spec: &crate::schedule::ScheduleSpec, at: DateTime<Utc>) -> Option<Self> {
+        let tz: chrono_tz::Tz = spec.timezone.parse().ok()?;
+        let local = at.with_timezone(&tz);
+        let mut plain = spec.clone();
+        plain.business_calendar = None;
+        let schedule = crate::schedule::Schedule::parse(&plain, at).ok();
+        let period_start = schedule.as_ref().and_then(|s| s.prev_at_or_before(at)).unwrap_or(at);
+        Some(LogicalTime {
+            timezone: spec.timezone.clone(),
+            scheduled_local: local.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true),
+            local_date: local.date_naive().to_string(),
+            period_start,
+            period_end: schedule.as_ref().and_then(|s| s.next_after(period_start)),
+        })
+    }
 }
 
 /// A missed range (inclusive).
@@ -84,6 +128,7 @@ impl Invocation {
             parent_execution_id: e.child.as_ref().map(|_| {
                 crate::keys::global_execution_id(&e.tenant, &e.job_id, e.scheduled_at.timestamp_millis())
             }),
+            logical_time: LogicalTime::of(&e.definition.schedule, e.scheduled_at),
             execution_id: e.global_id(),
             fencing_token: token,
             scheduled_at: e.scheduled_at,
@@ -229,6 +274,7 @@ mod tests {
             shard_total: None,
             member: None,
             parent_execution_id: None,
+            logical_time: None,
         };
         let v: serde_json::Value = serde_json::from_str(&inv.to_json()).unwrap_or_default();
         assert_eq!(v["executionId"], "j@1");
@@ -256,5 +302,26 @@ mod tests {
         };
         let (a, b) = (Invocation::of(&exec("acme"), 1, 1), Invocation::of(&exec("globex"), 1, 1));
         assert_ne!(a.execution_id, b.execution_id, "same id for two tenants");
+    }
+
+    #[test]
+    fn the_logical_time_names_the_local_instant_and_the_period_across_a_dst_change() {
+        let at = |s: &str| {
+            DateTime::parse_from_rfc3339(s).map(|t| t.with_timezone(&Utc)).unwrap_or_else(|e| panic!("{e}"))
+        };
+        let spec = crate::schedule::ScheduleSpec::new("0 30 23 * * *", "America/New_York");
+        // 23:30 on the day New York moves to EDT: 03:30Z the next morning
+        let lt = LogicalTime::of(&spec, at("2026-03-09T03:30:00Z")).unwrap_or_else(|| panic!("parses"));
+        assert_eq!(lt.scheduled_local, "2026-03-08T23:30:00-04:00");
+        assert_eq!(lt.local_date, "2026-03-08");
+        assert_eq!(lt.period_start, at("2026-03-09T03:30:00Z"));
+        assert_eq!(lt.period_end, Some(at("2026-03-10T03:30:00Z")));
+        // the day before, still EST: the period is 23 hours long
+        let lt = LogicalTime::of(&spec, at("2026-03-08T04:30:00Z")).unwrap_or_else(|| panic!("parses"));
+        assert_eq!(lt.scheduled_local, "2026-03-07T23:30:00-05:00");
+        assert_eq!(lt.period_end, Some(at("2026-03-09T03:30:00Z")));
+        // a manual run between fires: the period it falls in
+        let lt = LogicalTime::of(&spec, at("2026-03-09T12:00:00Z")).unwrap_or_else(|| panic!("parses"));
+        assert_eq!(lt.period_start, at("2026-03-09T03:30:00Z"));
     }
 }
