@@ -257,6 +257,41 @@ pub struct TriggerRequest {
     pub params: Option<serde_json::Value>,
 }
 
+/// `POST /v1/jobs/{jobId}/events`: one event for a job whose definition sets `events`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct EventRequest {
+    /// Deduplication key (1-200 of A-Z a-z 0-9 _ . - : / = @ +, e.g. the file's name): an event
+    /// with a key seen in the last 7 days is the same execution as the first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(min_length = 1, max_length = 200, pattern = "^[A-Za-z0-9_.:/=@+-]{1,200}$")]
+    pub key: Option<String>,
+    /// Per-run parameters, merged over the job's `params` like a trigger's (RFC 7396).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<serde_json::Value>,
+    /// When the event happened (RFC 3339; at most a day ago, at most 5 minutes ahead). Default:
+    /// its arrival. Without `oncePerPeriod` it is the execution's instant.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "time::opt",
+        deserialize_with = "sundial_schedule::instant::bounded_opt"
+    )]
+    #[schema(pattern = "^(19[7-9][0-9]|20[0-9][0-9]|2100)-", example = "2026-12-01T05:42:00Z")]
+    pub at: Option<DateTime<Utc>>,
+}
+
+/// What an event did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EventAccepted {
+    /// False when the event was deduplicated onto an execution that existed (a repeated key,
+    /// or with `oncePerPeriod` a fire already made by the schedule or an earlier event).
+    pub created: bool,
+    /// The execution the event is.
+    pub execution: ExecutionDetail,
+}
+
 /// `POST /v1/jobs/{jobId}/backfill`: create the fires of a past range.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

@@ -24,6 +24,7 @@ pub(crate) fn operations() -> OpenApiRouter<Api> {
         .routes(routes!(jobs::list_job_versions))
         .routes(routes!(executions::trigger_job))
         .routes(routes!(executions::backfill_job))
+        .routes(routes!(executions::post_job_event))
         .routes(routes!(executions::list_job_executions))
         .routes(routes!(schedules::get_upcoming_fires))
         .routes(routes!(schedules::preview_schedule))

@@ -189,6 +189,7 @@ mod tests {
                 after: Vec::new(),
                 dependency_deadline_secs: None,
                 on_dependency_deadline: Default::default(),
+                events: None,
             },
             missed_range: None,
             missed_except: Vec::new(),

@@ -122,6 +122,11 @@ pub struct JobDefinition {
     #[serde(default, skip_serializing_if = "crate::dependency::OnDependencyDeadline::is_default")]
     #[schema(inline)]
     pub on_dependency_deadline: crate::dependency::OnDependencyDeadline,
+    // Event trigger (`EventTrigger`, inline): the job also fires on events for it (`POST
+    // /v1/jobs/{jobId}/events`). Absent: events are refused.
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "not_null")]
+    #[schema(inline, nullable = false)]
+    pub events: Option<crate::event::EventTrigger>,
 }
 
 /// Most resources one job may use.
@@ -181,6 +186,7 @@ impl JobDefinition {
             after: Vec::new(),
             dependency_deadline_secs: None,
             on_dependency_deadline: crate::dependency::OnDependencyDeadline::Fail,
+            events: None,
         }
     }
 

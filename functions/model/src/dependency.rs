@@ -46,7 +46,7 @@ pub const MISSING_UPSTREAM_POLL_MS: i64 = 60_000;
 pub struct Dependency {
     /// The upstream job's id (the caller's tenant); it must exist when the job is created or
     /// edited, else 400 on `after[i].job`.
-    #[schema(pattern = "^[A-Za-z0-9_.-]{1,128}$")]
+    #[schema(pattern = "^[A-Za-z0-9_-]{1,64}$")]
     pub job: String,
     // Which of the upstream's runs (`DependencyPeriod`, inline).
     #[serde(default)]

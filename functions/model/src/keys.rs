@@ -34,6 +34,7 @@ pub const KEY_FORMATS: &[&str] = &[
     "DEF",
     "DEF#B#{first ms}",
     "BATCHES",
+    "EVT#{event key}",
     "V#{version}",
     "T#{tenant}",
     "J#{job}",
@@ -89,6 +90,12 @@ pub fn batch_cover_sk(first_ms: i64) -> String {
 /// decides which of two overlapping batches stands for the instants they share (the earlier).
 /// Outside `DEF` on purpose: a fire's first claim does not read it.
 pub const BATCH_REGISTRY_SK: &str = "BATCHES";
+
+/// Sort key of an event key's record on its job (`EVT#{key}`, under [`job_pk`]): the instant
+/// the first event with this key was given (docs/dependencies.md, "Event triggers").
+pub fn event_sk(key: &str) -> String {
+    format!("EVT#{key}")
+}
 
 pub use sundial_schedule::id::{validate_id, KeyError};
 pub use sundial_schedule::minute::{minute_of, minute_of_day, minute_start};
@@ -466,6 +473,7 @@ mod tests {
             ("JOB_DEF_SK", JOB_DEF_SK.into()),
             ("batch_cover_sk", batch_cover_sk(ms)),
             ("BATCH_REGISTRY_SK", BATCH_REGISTRY_SK.into()),
+            ("event_sk", event_sk("file-2026-12-01.csv")),
             ("job_version_sk", job_version_sk(3)),
             ("tenant_pk", tenant_pk("acme")),
             ("tenant_job_sk", tenant_job_sk("nightly")),

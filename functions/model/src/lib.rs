@@ -10,6 +10,7 @@
 //!   its validation against a [`Deployment`] (pools, shards, target policy, own queue names).
 //! - [`dependency`]: per-period dependencies (`after`): the period rule, cycles, the waiting
 //!   fire's verdict.
+//! - [`event`]: event triggers (`events`): which execution an event is, its key and instant.
 //! - [`job`]: [`Job`], a definition's stored, versioned form with its trigger position.
 //! - [`execution`]: [`Execution`] (immutable facts about one scheduled instant, seed 000 §3),
 //!   [`ExecStatus`] and its one-way machine, [`AuditEvent`], [`ExecMessage`].
@@ -38,6 +39,7 @@ pub mod definition;
 pub mod dependency;
 pub mod deployment;
 pub mod error_code;
+pub mod event;
 pub mod execution;
 pub mod job;
 pub mod keys;

@@ -45,6 +45,7 @@ pub mod calendars;
 pub mod children;
 pub mod config;
 pub mod error;
+pub mod events;
 pub mod executions;
 pub mod expr;
 pub mod idem;

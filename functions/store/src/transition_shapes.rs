@@ -370,6 +370,7 @@ fn execution(status: ExecStatus) -> Execution {
             after: Vec::new(),
             dependency_deadline_secs: None,
             on_dependency_deadline: Default::default(),
+            events: None,
         },
         missed_range: None,
         missed_except: Vec::new(),

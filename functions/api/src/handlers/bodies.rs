@@ -22,6 +22,7 @@ macro_rules! plain {
 plain!(
     wire::PreviewRequest,
     wire::BackfillRequest,
+    wire::EventRequest,
     wire::ReplayRequest,
     wire::ResourceLimitRequest,
     BusinessCalendarSpec

@@ -11,8 +11,8 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::Json;
 use sundial_api_types::{
-    BackfillReport, BackfillRequest, ErrorBody, Execution, ExecutionDetail, ExecutionLogs, Page,
-    TriggerRequest,
+    BackfillReport, BackfillRequest, ErrorBody, EventAccepted, EventRequest, Execution, ExecutionDetail,
+    ExecutionLogs, Page, TriggerRequest,
 };
 use sundial_core::control;
 use sundial_core::control::executions::{BackfillRequest as Range, JobExecFilter};
@@ -39,6 +39,32 @@ pub(crate) async fn trigger_job(
         .await?;
     let h = location(format!("/v1/executions/{}", e.id()))?;
     Ok((StatusCode::ACCEPTED, h, Json(dto::execution_detail(&e))))
+}
+
+/// An event for a job whose definition sets `events`: it becomes one execution (its own instant,
+/// or with `oncePerPeriod` the next scheduled fire, run now), deduplicated by `key`
+/// (docs/dependencies.md, "Event triggers").
+#[utoipa::path(post, path = "/v1/jobs/{jobId}/events", operation_id = "postJobEvent", tag = "runs",
+    params(JobPath, IdempotencyKeyHeader), request_body = EventRequest,
+    responses(
+        (status = 202, description = "The execution the event is (created, or the one it was deduplicated onto)", body = EventAccepted,
+            headers(("Location" = String, description = "the execution"))),
+        (status = 400, description = "The job takes no events or is paused, or a bad key, at or params", body = ErrorBody),
+        (status = 404, description = "No such job for this tenant", body = ErrorBody),
+        (status = 409, description = "The job is deleted", body = ErrorBody),
+    ))]
+pub(crate) async fn post_job_event(
+    State(api): State<Api>,
+    Auth(caller): Auth,
+    Now(now): Now,
+    P(p): P<JobPath>,
+    Body(b): Body<EventRequest>,
+) -> Res<(StatusCode, HeaderMap, Json<EventAccepted>)> {
+    let ev = control::events::EventIn { key: b.key, params: b.params, at: b.at };
+    let out = control::events::fire(api.control(), &caller, &p.job_id, &ev, now).await?;
+    let h = location(format!("/v1/executions/{}", out.execution.id()))?;
+    let body = EventAccepted { created: out.created, execution: dto::execution_detail(&out.execution) };
+    Ok((StatusCode::ACCEPTED, h, Json(body)))
 }
 
 /// Backfill a past range: one execution per fire of the range, paced.

@@ -582,3 +582,107 @@ async fn per_run_parameters_merge_over_the_jobs_on_trigger_and_backfill_and_bad_
     assert_eq!(executions(&h.env, "acme", "report").await.unwrap().len(), before);
     h.env.cleanup().await;
 }
+
+#[tokio::test]
+async fn an_event_and_the_schedule_fire_each_period_once_whichever_comes_first_and_repeats_are_one() {
+    // GIVEN a daily 06:00 job that also fires on events, once per period
+    let h = Harness::new("events-once", at("2026-12-01T00:00:05Z")).await;
+    let mut body = job_body("load", "0 0 6 * * *");
+    body["events"] = json!({"oncePerPeriod": true});
+    assert_eq!(h.post("acme", "/v1/jobs", &body).await.status, 201);
+    let six = at("2026-12-01T06:00:00Z").timestamp_millis();
+
+    // WHEN the file lands at 03:00
+    h.clock.set(at("2026-12-01T03:00:00Z"));
+    let a = h.post("acme", "/v1/jobs/load/events", &json!({"key": "file-2026-12-01.csv"})).await;
+    // THEN it runs the 06:00 fire now: that instant's one execution, due at once, made by the event
+    assert_eq!(a.status, 202, "{}", a.body);
+    assert_eq!(a.body["created"], json!(true));
+    assert_eq!(a.body["execution"]["executionId"], format!("load@{six}"));
+    assert_eq!(a.header("location"), Some(format!("/v1/executions/load@{six}").as_str()));
+    assert_eq!(a.body["execution"]["timeline"][0]["code"], "event");
+    assert_eq!(a.body["execution"]["fireAt"], "2026-12-01T03:00:00.000Z");
+
+    // WHEN the same file is announced again, and another file lands before 06:00
+    h.clock.set(at("2026-12-01T03:05:00Z"));
+    let again = h.post("acme", "/v1/jobs/load/events", &json!({"key": "file-2026-12-01.csv"})).await;
+    let other = h.post("acme", "/v1/jobs/load/events", &json!({"key": "file-2026-12-01b.csv"})).await;
+    // THEN both are that same execution, nothing new
+    for r in [&again, &other] {
+        assert_eq!((r.status, &r.body["created"]), (202, &json!(false)), "{}", r.body);
+        assert_eq!(r.body["execution"]["executionId"], format!("load@{six}"));
+    }
+
+    // WHEN the tick reaches 06:00
+    scan(&h.env, at("2026-12-01T06:00:30Z"), &ScanOptions::default()).await.unwrap();
+    // THEN its put of 06:00 is absorbed: one execution for the period, the event's
+    let es = executions(&h.env, "acme", "load").await.unwrap();
+    let at_six: Vec<&Execution> = es.iter().filter(|e| e.scheduled_at.timestamp_millis() == six).collect();
+    assert_eq!(at_six.len(), 1, "{es:?}");
+    assert_eq!(at_six[0].timeline[0].code.as_deref(), Some("event"));
+
+    // WHEN a file lands after 06:00
+    h.clock.set(at("2026-12-01T07:00:00Z"));
+    let next = h.post("acme", "/v1/jobs/load/events", &json!({"key": "file-2026-12-02.csv"})).await;
+    // THEN it is the next period's fire (06:00 tomorrow), run now
+    let tomorrow = at("2026-12-02T06:00:00Z").timestamp_millis();
+    assert_eq!((next.status, &next.body["created"]), (202, &json!(true)), "{}", next.body);
+    assert_eq!(next.body["execution"]["executionId"], format!("load@{tomorrow}"));
+    h.env.cleanup().await;
+}
+
+#[tokio::test]
+async fn each_event_is_its_own_execution_deduplicated_by_key_and_bad_events_are_refused_by_field() {
+    // GIVEN an hourly job taking every event, and one taking none
+    let h = Harness::new("events-each", at("2026-12-01T10:00:05Z")).await;
+    let mut body = job_body("ingest", "0 0 * * * *");
+    body["events"] = json!({});
+    assert_eq!(h.post("acme", "/v1/jobs", &body).await.status, 201);
+    h.create("acme", "plain", "0 0 * * * *").await;
+
+    // WHEN three events arrive, the third repeating the first's key later
+    h.clock.set(at("2026-12-01T10:10:00Z"));
+    let a = h.post("acme", "/v1/jobs/ingest/events", &json!({"key": "m-1", "params": {"file": "a"}})).await;
+    h.clock.set(at("2026-12-01T10:10:01Z"));
+    let b =
+        h.post("acme", "/v1/jobs/ingest/events", &json!({"key": "m-2", "at": "2026-12-01T10:09:59Z"})).await;
+    h.clock.set(at("2026-12-01T10:12:00Z"));
+    let c = h.post("acme", "/v1/jobs/ingest/events", &json!({"key": "m-1"})).await;
+
+    // THEN two executions: the first at its arrival with its parameters, the second at its
+    // own `at`; the repeat is the first
+    assert_eq!((a.status, &a.body["created"]), (202, &json!(true)), "{}", a.body);
+    assert_eq!(
+        a.body["execution"]["executionId"],
+        format!("ingest@{}", at("2026-12-01T10:10:00Z").timestamp_millis())
+    );
+    assert_eq!((b.status, &b.body["created"]), (202, &json!(true)), "{}", b.body);
+    assert_eq!(
+        b.body["execution"]["executionId"],
+        format!("ingest@{}", at("2026-12-01T10:09:59Z").timestamp_millis())
+    );
+    assert_eq!((c.status, &c.body["created"]), (202, &json!(false)), "{}", c.body);
+    assert_eq!(c.body["execution"]["executionId"], a.body["execution"]["executionId"]);
+    let es = executions(&h.env, "acme", "ingest").await.unwrap();
+    assert_eq!(es.len(), 2, "{es:?}");
+    let first = es.iter().find(|e| e.scheduled_at == at("2026-12-01T10:10:00Z")).expect("the first");
+    assert_eq!(first.definition.params["file"], json!("a"));
+
+    // AND bad events name the field and create nothing
+    let cases = [
+        ("/v1/jobs/plain/events", json!({}), "jobId"),
+        ("/v1/jobs/ingest/events", json!({"key": "has space"}), "key"),
+        ("/v1/jobs/ingest/events", json!({"at": "2026-11-01T00:00:00Z"}), "at"),
+        ("/v1/jobs/ingest/events", json!({"params": {"blob": "x".repeat(5_000)}}), "params"),
+    ];
+    for (path, body, field) in cases {
+        let r = h.post("acme", path, &body).await;
+        assert_eq!((r.status, &r.body["error"]["field"]), (400, &json!(field)), "{path} {body}: {}", r.body);
+    }
+    // AND a paused job refuses events
+    h.post("acme", "/v1/jobs/ingest/pause", &json!({})).await;
+    let p = h.post("acme", "/v1/jobs/ingest/events", &json!({"key": "m-3"})).await;
+    assert_eq!((p.status, &p.body["error"]["field"]), (400, &json!("jobId")), "{}", p.body);
+    assert_eq!(executions(&h.env, "acme", "ingest").await.unwrap().len(), 2);
+    h.env.cleanup().await;
+}

@@ -37,6 +37,7 @@ async fn no_route_reaches_another_tenants_jobs_or_executions() {
         ("POST", "/v1/jobs/secret/resume".into(), None, vec![]),
         ("POST", "/v1/jobs/secret/trigger".into(), None, vec![]),
         ("POST", "/v1/jobs/secret/backfill".into(), Some(backfill.clone()), vec![json_ct]),
+        ("POST", "/v1/jobs/secret/events".into(), Some(r#"{"key": "f1"}"#.into()), vec![json_ct]),
         ("GET", "/v1/jobs/secret/versions".into(), None, vec![]),
         ("GET", "/v1/jobs/secret/versions/1".into(), None, vec![]),
         ("GET", "/v1/jobs/secret/upcoming".into(), None, vec![]),

@@ -38,6 +38,7 @@ const COVERAGE: &[(&str, &str, &str)] = &[
     ("POST", "/v1/jobs/{jobId}/resume", MATRIX),
     ("POST", "/v1/jobs/{jobId}/trigger", MATRIX),
     ("POST", "/v1/jobs/{jobId}/backfill", MATRIX),
+    ("POST", "/v1/jobs/{jobId}/events", MATRIX),
     ("GET", "/v1/jobs/{jobId}/versions", MATRIX),
     ("GET", "/v1/jobs/{jobId}/versions/{version}", MATRIX),
     ("GET", "/v1/jobs/{jobId}/upcoming", MATRIX),

@@ -218,7 +218,7 @@ fn message_of(e: &Execution, now: DateTime<Utc>) -> Outgoing {
     Outgoing::for_execution(e, now)
 }
 
-fn runnable_job(job: &Job) -> Result<Schedule, ControlError> {
+pub(super) fn runnable_job(job: &Job) -> Result<Schedule, ControlError> {
     if job.state == JobState::Deleted {
         return Err(ControlError::Conflict {
             code: crate::model::ErrorCode::JobDeleted,
@@ -233,7 +233,7 @@ fn runnable_job(job: &Job) -> Result<Schedule, ControlError> {
 
 /// The executions one fire of `job` creates when it is made: itself and its fan-out children
 /// (shards, broadcast members). A map-reduce fire's items are made later, by its map phase.
-fn executions_per_fire(job: &Job) -> u32 {
+pub(super) fn executions_per_fire(job: &Job) -> u32 {
     let children = crate::model::children::plan(&job.definition).map_or(0, |keys| keys.len());
     u32::try_from(children).unwrap_or(u32::MAX).saturating_add(1)
 }

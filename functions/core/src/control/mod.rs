@@ -38,6 +38,7 @@ pub mod calendars;
 pub mod dependencies;
 pub mod dlq;
 pub mod error;
+pub mod events;
 pub mod executions;
 pub mod jobs;
 pub mod ops;

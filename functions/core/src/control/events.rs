@@ -1,0 +1,115 @@
+//! Event triggers for the API (`POST /v1/jobs/{jobId}/events`; docs/dependencies.md, "Event
+//! triggers"): an event becomes one execution of the job, with the same key, fencing, retries,
+//! policies, audit and metrics as a scheduled fire. Which instant it is given, and how a repeat
+//! is deduplicated, is `model::event`'s rule.
+
+use super::ops;
+use super::{Caller, Control, ControlError};
+use crate::model::event::{self, EVENT_CODE};
+use crate::model::{Execution, JobState, OpsAction, OpsEntry};
+use crate::queue::Outgoing;
+use crate::store::executions::{ExecKey, PutOutcome};
+use chrono::{DateTime, Utc};
+
+/// One event for a job.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EventIn {
+    /// Deduplication key: a repeat with the same key is the same execution.
+    pub key: Option<String>,
+    /// Per-run parameters, merged over the job's (RFC 7396).
+    pub params: Option<serde_json::Value>,
+    /// When the event happened (default: its arrival).
+    pub at: Option<DateTime<Utc>>,
+}
+
+/// What an event did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EventOutcome {
+    /// The execution it is (created now, or the one it was deduplicated onto).
+    pub execution: Execution,
+    /// False when the execution existed already (a repeated event, or with `oncePerPeriod` a
+    /// fire the schedule or an earlier event already made).
+    pub created: bool,
+}
+
+/// Turns an event into its execution (see the module doc): 400 when the job takes no events or
+/// is paused, or on a bad `key`, `at` or `params`; 409 when it is deleted.
+pub async fn fire(
+    ctl: &Control,
+    caller: &Caller,
+    job_id: &str,
+    ev: &EventIn,
+    now: DateTime<Utc>,
+) -> Result<EventOutcome, ControlError> {
+    event::validate_event(ev.key.as_deref(), ev.at, now)?;
+    let mut job = ctl.job(caller, job_id).await?;
+    let schedule = super::executions::runnable_job(&job)?;
+    let Some(trigger) = job.definition.events.clone() else {
+        return Err(ControlError::invalid(
+            "jobId",
+            "the job takes no events: set events in its definition (docs/dependencies.md)",
+        ));
+    };
+    if job.state != JobState::Enabled {
+        return Err(ControlError::invalid("jobId", "the job is paused: resume it to take events"));
+    }
+    job.definition = job.definition.with_run_params(ev.params.as_ref())?;
+    let at = ev.at.unwrap_or(now);
+    let Some(mut instant) = event::event_instant(&trigger, &schedule, at) else {
+        return Err(ControlError::invalid("jobId", "the job's schedule has no fire left for this event"));
+    };
+    if let Some(key) = &ev.key {
+        let ms = instant.timestamp_millis();
+        let given = crate::store::events::claim_event_key(
+            ctl.ddb(),
+            ctl.cfg(),
+            &caller.tenant,
+            job_id,
+            key,
+            ms,
+            now.timestamp(),
+        )
+        .await?;
+        instant = crate::store::items::ms_to_dt(given);
+    }
+    let mut e = Execution::ready(&job, &schedule, instant, None, now, &caller.actor());
+    // Run now: an event before its fire's instant ("whichever comes first") starts at once.
+    e.fire_at = now;
+    e.available_at = e.fire_at.timestamp_millis();
+    if let Some(first) = e.timeline.first_mut() {
+        first.code = Some(EVENT_CODE.into());
+    }
+    let key = ExecKey::of(&e);
+    super::quota::check_saturation(ctl, &job.definition.pool, job.definition.priority.lane(), now).await?;
+    // Metered like a trigger-now: one `exec` token per execution the fire makes.
+    let tokens = super::executions::executions_per_fire(&job);
+    super::quota::take_rate(ctl, &caller.tenant, "exec", tokens, now).await?;
+    match ctl.execs.put_new(&e).await {
+        Ok(PutOutcome::Created) => {}
+        Ok(PutOutcome::Exists(_)) => {
+            super::quota::give_back_rate(ctl, &caller.tenant, "exec", tokens, now).await;
+            let existing = ctl.execs.get(&key, true).await?.map(|s| s.exec).unwrap_or(e);
+            return Ok(EventOutcome { execution: existing, created: false });
+        }
+        Err(err) => {
+            super::quota::give_back_rate(ctl, &caller.tenant, "exec", tokens, now).await;
+            return Err(err.into());
+        }
+    }
+    if let Err(err) = ctl.ctx.queues.send_all(&job.definition.pool, &[Outgoing::for_execution(&e, now)]).await
+    {
+        // Nothing will ever receive it: cancel it rather than leave a READY execution behind.
+        let _ = ctl.execs.request_cancel(&key, &caller.actor(), now).await;
+        return Err(err.into());
+    }
+    let mut entry = OpsEntry::new(caller.actor(), OpsAction::Trigger, job_id, now)
+        .versions(None, Some(job.version))
+        .execution(e.id());
+    if let Some(k) = &ev.key {
+        entry = entry.detail(format!("event {k}"));
+    } else {
+        entry = entry.detail("event");
+    }
+    ops::record(ctl, &caller.tenant, &entry).await?;
+    Ok(EventOutcome { execution: e, created: true })
+}

@@ -1,0 +1,138 @@
+//! Event triggers (docs/dependencies.md, "Event triggers"): a job whose definition sets
+//! `events` also fires when an event for it arrives (`POST /v1/jobs/{jobId}/events`), each event
+//! the same immutable execution as a scheduled fire, with the same fencing, retries, policies,
+//! audit and metrics.
+//!
+//! **Which execution an event is.** Executions are keyed `(job, scheduledAt)`, so an event is
+//! given an instant:
+//! - by default, the event's own instant (`at`, else its arrival): one execution per event;
+//! - with `oncePerPeriod`, the job's next scheduled fire at or after the event ("06:00, or as
+//!   soon as the file lands, whichever comes first"): the event runs that fire now, and the
+//!   tick's later put of the same instant is absorbed by the key; an event for a fire that
+//!   already has its execution (run by the schedule or by an earlier event) is deduplicated.
+//!
+//! **Deduplication.** An event may carry a `key` (the file's name, the upstream's message id):
+//! the first event with a key records the instant it was given (`EVT#{key}` on the job, kept 7
+//! days), and a later event with the same key is given the same instant, hence the same
+//! execution. Without a key, a repeated delivery of one event deduplicates only if it names the
+//! same `at`.
+
+use crate::definition::{invalid, ValidationError};
+use chrono::{DateTime, Duration, Utc};
+use serde::{Deserialize, Serialize};
+use sundial_schedule::Schedule;
+
+/// The creation code of an execution made by an event (its first timeline event).
+pub const EVENT_CODE: &str = "event";
+
+/// How long an event key is remembered (seconds): a repeat within it is deduplicated.
+pub const EVENT_KEY_RETENTION_SECS: i64 = 7 * 86_400;
+
+/// How far in the past an event's `at` may be (a late delivery), and how far ahead (clock skew).
+pub const MAX_EVENT_AGE_SECS: i64 = 86_400;
+/// See [`MAX_EVENT_AGE_SECS`].
+pub const MAX_EVENT_LEAD_SECS: i64 = 300;
+
+/// A job's event trigger.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schema(
+    description = "The job also fires on events (POST /v1/jobs/{jobId}/events). oncePerPeriod: an event runs the job's next scheduled fire now instead of making its own, so each fire runs once, at its instant or at the first event before it, whichever comes first.",
+    examples(json!({"oncePerPeriod": true}))
+)]
+pub struct EventTrigger {
+    /// An event runs the next scheduled fire at or after it (once per period) instead of its own
+    /// execution.
+    #[serde(default)]
+    pub once_per_period: bool,
+}
+
+/// The instant (ms) an event at `at` is given on a job with `trigger` and `schedule`, or `None`
+/// when `oncePerPeriod` and the schedule has no fire left.
+pub fn event_instant(
+    trigger: &EventTrigger,
+    schedule: &Schedule,
+    at: DateTime<Utc>,
+) -> Option<DateTime<Utc>> {
+    if trigger.once_per_period {
+        schedule.next_after(at - Duration::milliseconds(1))
+    } else {
+        Some(at)
+    }
+}
+
+/// Longest event key (characters).
+pub const MAX_EVENT_KEY_CHARS: usize = 200;
+
+/// Checks an event's `key` (1–200 of `A-Z a-z 0-9 _ . - : / = @ +`: a file name, a message
+/// id; hash anything else) and `at` (within
+/// [`MAX_EVENT_AGE_SECS`] before `now` and [`MAX_EVENT_LEAD_SECS`] after).
+pub fn validate_event(
+    key: Option<&str>,
+    at: Option<DateTime<Utc>>,
+    now: DateTime<Utc>,
+) -> Result<(), ValidationError> {
+    if let Some(k) = key {
+        let allowed = |c: char| c.is_ascii_alphanumeric() || "_.-:/=@+".contains(c);
+        if k.is_empty() || k.len() > MAX_EVENT_KEY_CHARS || !k.chars().all(allowed) {
+            return Err(invalid(
+                "key",
+                format!("must be 1-{MAX_EVENT_KEY_CHARS} characters of A-Z, a-z, 0-9 and _ . - : / = @ +"),
+            ));
+        }
+    }
+    if let Some(at) = at {
+        if at < now - Duration::seconds(MAX_EVENT_AGE_SECS)
+            || at > now + Duration::seconds(MAX_EVENT_LEAD_SECS)
+        {
+            return Err(invalid(
+                "at",
+                format!("must be within {MAX_EVENT_AGE_SECS} s before now and {MAX_EVENT_LEAD_SECS} s after"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sundial_schedule::ScheduleSpec;
+
+    fn at(s: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(s).map(|t| t.with_timezone(&Utc)).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn once_per_period_an_event_stands_for_the_next_fire_at_or_after_it() {
+        let sch = Schedule::parse(&ScheduleSpec::new("0 0 6 * * *", "UTC"), at("2026-01-01T00:00:00Z"))
+            .unwrap_or_else(|e| panic!("{e:?}"));
+        let once = EventTrigger { once_per_period: true };
+        // the file lands at 03:00: it runs the 06:00 fire, now
+        assert_eq!(event_instant(&once, &sch, at("2026-12-01T03:00:00Z")), Some(at("2026-12-01T06:00:00Z")));
+        // at the instant itself: that fire
+        assert_eq!(event_instant(&once, &sch, at("2026-12-01T06:00:00Z")), Some(at("2026-12-01T06:00:00Z")));
+        // after it: the next day's
+        assert_eq!(
+            event_instant(&once, &sch, at("2026-12-01T06:00:00.001Z")),
+            Some(at("2026-12-02T06:00:00Z"))
+        );
+        let each = EventTrigger::default();
+        assert_eq!(event_instant(&each, &sch, at("2026-12-01T03:00:00Z")), Some(at("2026-12-01T03:00:00Z")));
+    }
+
+    #[test]
+    fn an_event_key_is_an_id_and_its_instant_is_recent() {
+        let now = at("2026-12-01T12:00:00Z");
+        assert!(validate_event(Some("file-2026-12-01.csv"), Some(now - Duration::hours(2)), now).is_ok());
+        assert_eq!(validate_event(Some("a b"), None, now).map_err(|e| e.field), Err("key".into()));
+        assert_eq!(
+            validate_event(None, Some(now - Duration::days(2)), now).map_err(|e| e.field),
+            Err("at".into())
+        );
+        assert_eq!(
+            validate_event(None, Some(now + Duration::hours(1)), now).map_err(|e| e.field),
+            Err("at".into())
+        );
+    }
+}
