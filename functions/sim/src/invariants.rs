@@ -63,6 +63,9 @@ pub struct Evidence<'a> {
     pub tick_outages: &'a [(i64, i64)],
     /// `FireMissed` events per execution id.
     pub missed_events: &'a BTreeMap<String, u64>,
+    /// The largest clock skew of a worker (ms): timeline instants are the writing worker's
+    /// (corrected) clock, effects' the simulated true time.
+    pub max_skew_ms: i64,
 }
 
 /// What a job was at an instant, as far as the operator log tells.
@@ -235,16 +238,27 @@ fn check_dependencies(ev: &Evidence<'_>, out: &mut Vec<Violation>) {
                 let met_at = up.and_then(|x| {
                     x.timeline.iter().find(|ev| dep.status.satisfied_by(ev.to)).map(|ev| ev.at)
                 });
+                // In true time, an upstream that succeeded applied its effect first; its
+                // satisfying event's instant is a worker's clock, off by up to the largest skew
+                // (and the correction's half second) either way.
+                let up_effect = up.and_then(|x| ev.effects.get(&x.id())).map(|u| u.at_ms);
+                let effect_first = match (up.map(|x| x.status), up_effect) {
+                    (Some(ExecStatus::Succeeded), Some(u)) => u <= effect.at_ms,
+                    (Some(ExecStatus::Succeeded), None) => false,
+                    _ => true,
+                };
+                let allowance = 2 * ev.max_skew_ms + 1_000;
                 match met_at {
-                    Some(at) if at <= effect.at_ms => {}
+                    Some(at) if effect_first && at <= effect.at_ms + allowance => {}
                     other => out.push(Violation {
                         invariant: "dependencies",
                         detail: format!(
-                            "effect at {} but its upstream {}@{} ({:?}) was satisfied at {other:?}",
+                            "effect at {} but its upstream {}@{} ({:?}, effect at {:?}) was satisfied at {other:?} (worker clock)",
                             ms(effect.at_ms),
                             dep.job,
                             i.timestamp_millis(),
-                            up.map(|x| x.status)
+                            up.map(|x| x.status),
+                            up_effect.map(ms),
                         ),
                         execution: Some(id.clone()),
                     }),

@@ -189,7 +189,8 @@ async fn run_async(opts: &RunOptions) -> Result<Outcome> {
         }
     }
     tokio::task::yield_now().await;
-    let mut out = check(opts, &sh, &workload, end, &plan.tick_outages).await?;
+    let max_skew_ms = plan.skews.iter().map(|s| s.abs()).max().unwrap_or(0);
+    let mut out = check(opts, &sh, &workload, end, &plan.tick_outages, max_skew_ms).await?;
     if opts.explain.is_some() {
         out.explanation = format!("{}\nfault plan: {plan_text}", out.explanation);
     }
@@ -252,6 +253,7 @@ async fn check(
     w: &Workload,
     end: i64,
     plan_outages: &[(i64, i64)],
+    max_skew_ms: i64,
 ) -> Result<Outcome> {
     let world = &sh.world;
     let ctx = world.ctx("checker");
@@ -299,6 +301,7 @@ async fn check(
         messages: &messages,
         live: &live,
         tick_outages: plan_outages,
+        max_skew_ms,
         missed_events: &missed_events,
     };
     let (violations, known_gaps): (Vec<Violation>, Vec<Violation>) =
