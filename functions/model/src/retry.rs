@@ -73,6 +73,9 @@ pub mod codes {
     /// A note: its upstream runs were not satisfied by its dependency deadline and
     /// `onDependencyDeadline: run` started it anyway.
     pub const DEPENDENCY_DEADLINE_RUN: &str = "DependencyDeadlineRun";
+    /// A note: an event for its fire came before its instant (`events.oncePerPeriod`) and moved
+    /// its start to the event's arrival.
+    pub const ADVANCED_BY_EVENT: &str = "AdvancedByEvent";
     /// A note: it waits for its upstream runs (`after`); the note names what is unmet.
     pub const WAITING_FOR_UPSTREAM: &str = "WaitingForUpstream";
 }

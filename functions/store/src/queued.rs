@@ -127,6 +127,23 @@ impl ExecStore {
         Ok(self.cas(&ExecKey::of(seen), "UpdateItem(note)", e).await?.is_ok())
     }
 
+    /// Moves a queued-ahead execution's start to `now_ms` (an event for its fire came first,
+    /// `oncePerPeriod`), with a note `code`. False if it changed meanwhile.
+    pub async fn advance_ready(
+        &self,
+        seen: &Execution,
+        code: &str,
+        actor: &str,
+        now_ms: i64,
+    ) -> Result<bool, StoreError> {
+        let mut e = Expr::default();
+        e.set(attr::FIRE, n(now_ms))
+            .set(attr::AVAILABLE, n(now_ms))
+            .append_event(&AuditEvent::note(seen, now_ms, actor, code));
+        untouched(&mut e, seen);
+        Ok(self.cas(&ExecKey::of(seen), "UpdateItem(advance)", e).await?.is_ok())
+    }
+
     /// READY → CANCELED with `code` (an edit removed its instant, a pause held it through its
     /// instant, a delete). False if it changed meanwhile.
     pub async fn cancel_ready(

@@ -628,6 +628,30 @@ async fn an_event_and_the_schedule_fire_each_period_once_whichever_comes_first_a
     let tomorrow = at("2026-12-02T06:00:00Z").timestamp_millis();
     assert_eq!((next.status, &next.body["created"]), (202, &json!(true)), "{}", next.body);
     assert_eq!(next.body["execution"]["executionId"], format!("load@{tomorrow}"));
+
+    // WHEN the tick has put a fire ahead of its instant (as it does a minute before) and the
+    // file lands just before it
+    let third = at("2026-12-03T06:00:00Z");
+    let job = sundial_core::store::jobs::get_job(&h.env.clients.ddb, &h.env.cfg, "acme", "load")
+        .await
+        .unwrap()
+        .expect("the job");
+    let sch = sundial_core::schedule::Schedule::parse(&job.definition.schedule, job.anchor).unwrap();
+    let queued = Execution::ready(&job, &sch, third, None, at("2026-12-03T05:59:00Z"), "tick");
+    sundial_tests::fixtures::store(&h.env).put_new(&queued).await.unwrap();
+    assert!(queued.available_at > at("2026-12-03T05:59:40Z").timestamp_millis());
+    h.clock.set(at("2026-12-03T05:59:40Z"));
+    let late = h.post("acme", "/v1/jobs/load/events", &json!({"key": "file-2026-12-03.csv"})).await;
+    // THEN the event is that fire, moved to start now, with a note
+    assert_eq!((late.status, &late.body["created"]), (202, &json!(false)), "{}", late.body);
+    assert_eq!(late.body["execution"]["fireAt"], "2026-12-03T05:59:40.000Z", "{}", late.body);
+    let codes: Vec<&str> = late.body["execution"]["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e["code"].as_str())
+        .collect();
+    assert!(codes.contains(&"AdvancedByEvent"), "{codes:?}");
     h.env.cleanup().await;
 }
 

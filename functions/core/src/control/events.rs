@@ -88,7 +88,10 @@ pub async fn fire(
         Ok(PutOutcome::Created) => {}
         Ok(PutOutcome::Exists(_)) => {
             super::quota::give_back_rate(ctl, &caller.tenant, "exec", tokens, now).await;
-            let existing = ctl.execs.get(&key, true).await?.map(|s| s.exec).unwrap_or(e);
+            let Some(existing) = ctl.execs.get(&key, true).await?.map(|s| s.exec) else {
+                return Ok(EventOutcome { execution: e, created: false });
+            };
+            let existing = advance_if_ahead(ctl, caller, existing, now).await?;
             return Ok(EventOutcome { execution: existing, created: false });
         }
         Err(err) => {
@@ -112,4 +115,31 @@ pub async fn fire(
     }
     ops::record(ctl, &caller.tenant, &entry).await?;
     Ok(EventOutcome { execution: e, created: true })
+}
+
+/// "Whichever comes first" inside the tick's queued-ahead window: the fire's execution was put
+/// ahead of its instant and nothing has claimed it, so the event moves its start to now (one
+/// conditional write, a note `AdvancedByEvent`) and sends it. Anything else is left as it is.
+async fn advance_if_ahead(
+    ctl: &Control,
+    caller: &Caller,
+    existing: Execution,
+    now: DateTime<Utc>,
+) -> Result<Execution, ControlError> {
+    let now_ms = now.timestamp_millis();
+    let ahead = existing.status == crate::model::ExecStatus::Ready
+        && existing.never_claimed()
+        && existing.available_at > now_ms
+        && existing.child.is_none();
+    if !ahead {
+        return Ok(existing);
+    }
+    let code = crate::model::retry::codes::ADVANCED_BY_EVENT;
+    if !ctl.execs.advance_ready(&existing, code, &caller.actor(), now_ms).await? {
+        return Ok(existing);
+    }
+    let key = ExecKey::of(&existing);
+    let advanced = ctl.execs.get(&key, true).await?.map(|s| s.exec).unwrap_or(existing);
+    ctl.ctx.queues.send_all(&advanced.definition.pool, &[Outgoing::for_execution(&advanced, now)]).await?;
+    Ok(advanced)
 }
