@@ -189,6 +189,39 @@ fn the_local_run_creates_runs_and_stops() {
         ops["items"].as_array().into_iter().flatten().filter_map(|o| o["action"].as_str()).collect();
     assert_eq!((actions, &ops["nextCursor"]), (vec!["update", "create"], &Value::Null), "{ops}");
 
+    // AND a job that takes events runs one per event key, fed through the CLI (a repeat of the
+    // key is the same execution), with the event's parameters merged over the job's
+    let feed = json_of(&cli(
+        &api_url,
+        &["jobs", "create", "feed", "--schedule", "0 0 0 1 1 *", "--url", &target, "--events", "each"]
+            .into_iter()
+            .chain(["--params", r#"{"src":"drop"}"#, "--output", "json"])
+            .collect::<Vec<_>>(),
+    ));
+    assert_eq!(feed["job"]["definition"]["events"], serde_json::json!({"oncePerPeriod": false}), "{feed}");
+    let event = |key: &str| {
+        json_of(&cli(
+            &api_url,
+            &["jobs", "event", "feed", "--key", key, "--params", r#"{"file":"a.csv"}"#, "--output", "json"],
+        ))
+    };
+    let first = event("a.csv");
+    let again = event("a.csv");
+    assert_eq!((&first["created"], &again["created"]), (&Value::Bool(true), &Value::Bool(false)), "{again}");
+    let event_id = first["execution"]["executionId"].as_str().unwrap_or_default().to_string();
+    assert_eq!(again["execution"]["executionId"], event_id.as_str());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let e = json_of(&cli(&api_url, &["executions", "get", &event_id, "--output", "json"]));
+        if e["status"] == "SUCCEEDED" {
+            assert_eq!(e["timeline"][0]["code"], "event", "{e}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "the event's execution did not succeed within 60 s: {e}");
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    json_of(&cli(&api_url, &["jobs", "delete", "feed", "--output", "json"]));
+
     let paused = json_of(&cli(&api_url, &["jobs", "pause", "e2e", "--output", "json"]));
     assert_eq!(paused["job"]["state"], "PAUSED", "{paused}");
     let jobs = json_of(&cli(&api_url, &["jobs", "list", "--output", "json"]));

@@ -296,11 +296,12 @@ impl Execution {
         self.fencing_token == 0
     }
 
-    /// Whether this is a fire of the schedule: not a manual run (`MANUAL_CODE`) nor a backfill
-    /// (`BACKFILL_CODE`), as its creation event says.
+    /// Whether this is a fire of the schedule: not a manual run (`MANUAL_CODE`), a backfill
+    /// (`BACKFILL_CODE`) nor an event's (`event::EVENT_CODE`: its instant may be none of the
+    /// schedule's, and it was accepted while the job was enabled), as its creation event says.
     pub fn is_scheduled_fire(&self) -> bool {
         let first_code = self.timeline.first().and_then(|ev| ev.code.as_deref());
-        !matches!(first_code, Some(MANUAL_CODE) | Some(BACKFILL_CODE))
+        !matches!(first_code, Some(MANUAL_CODE) | Some(BACKFILL_CODE) | Some(crate::event::EVENT_CODE))
     }
 
     /// The public id (`{job}@{scheduled ms}`), relative to the caller's tenant (the API's).

@@ -230,3 +230,19 @@ fn per_run_params_merge_over_the_jobs_as_a_json_merge_patch() {
     assert_eq!(def.params, job);
     assert_eq!(def.with_run_params(None).map(|d| d.params), Ok(job));
 }
+
+#[test]
+fn manual_backfilled_and_event_executions_are_not_fires_of_the_schedule() {
+    let cfg = LocalDeployment::local("t-", &["default"], 16);
+    let def = JobDefinition::new(ScheduleSpec::new("0 0 6 * * *", "UTC"), Target::http("https://x"));
+    let now = crate::ms_to_dt(1_764_469_800_000);
+    let job = Job::new(&cfg, "acme", "load", def, now).unwrap_or_else(|e| panic!("{e}"));
+    let sch = sundial_schedule::Schedule::parse(&job.definition.schedule, job.anchor)
+        .unwrap_or_else(|e| panic!("{e:?}"));
+    let mut e = Execution::ready(&job, &sch, now, None, now, "tick");
+    assert!(e.is_scheduled_fire());
+    for code in [MANUAL_CODE, BACKFILL_CODE, crate::event::EVENT_CODE] {
+        e.timeline[0].code = Some(code.into());
+        assert!(!e.is_scheduled_fire(), "{code}");
+    }
+}

@@ -70,6 +70,48 @@ pub(crate) struct JobSpec {
     /// fire may emit (docs/mapreduce.md).
     #[arg(long, value_name = "MAX_ITEMS", conflicts_with_all = ["shards", "broadcast"])]
     map_reduce: Option<u32>,
+    /// An upstream each fire waits for: JOB, JOB:PERIOD or JOB:PERIOD:STATUS, PERIOD being
+    /// same, previous or an offset in seconds (-3600), STATUS succeeded or final (repeat for
+    /// several; replaces the list on update; docs/dependencies.md).
+    #[arg(long = "after", value_name = "JOB[:PERIOD[:STATUS]]", allow_hyphen_values = true)]
+    after: Vec<String>,
+    /// Seconds a fire waits for its upstreams before --on-dependency-deadline applies.
+    #[arg(long)]
+    dependency_deadline_secs: Option<u32>,
+    /// At the dependency deadline: fail (DEAD, to the DLQ), skip or run.
+    #[arg(long)]
+    on_dependency_deadline: Option<String>,
+    /// The job also fires on events (`sundial jobs event`); with `once-per-period` an event runs
+    /// the next scheduled fire now (whichever comes first), with `each` every event runs.
+    #[arg(long, value_name = "each|once-per-period")]
+    events: Option<String>,
+}
+
+/// One `--after` value as the API's dependency object.
+fn dependency(v: &str) -> anyhow::Result<Value> {
+    let mut parts = v.split(':');
+    let job = parts.next().filter(|j| !j.is_empty()).context("--after needs a job id")?;
+    let mut dep = json!({ "job": job });
+    match parts.next() {
+        None | Some("same") => {}
+        Some("previous") => dep["period"] = json!("previous"),
+        Some(o) => {
+            let secs: i64 = o.parse().with_context(|| {
+                format!("--after {v}: the period is same, previous or an offset in seconds, not {o:?}")
+            })?;
+            dep["period"] = json!("offset");
+            dep["offsetSecs"] = json!(secs);
+        }
+    }
+    if let Some(s) = parts.next() {
+        anyhow::ensure!(
+            s == "succeeded" || s == "final",
+            "--after {v}: the status is succeeded or final, not {s:?}"
+        );
+        dep["status"] = json!(s);
+    }
+    anyhow::ensure!(parts.next().is_none(), "--after {v}: at most JOB:PERIOD:STATUS");
+    Ok(dep)
 }
 
 impl JobSpec {
@@ -136,6 +178,26 @@ impl JobSpec {
         if let Some(n) = self.map_reduce {
             def.insert("mapReduce".into(), json!({ "maxItems": n }));
         }
+        if !self.after.is_empty() {
+            let deps = self.after.iter().map(|a| dependency(a)).collect::<anyhow::Result<Vec<_>>>()?;
+            def.insert("after".into(), Value::Array(deps));
+        }
+        if let Some(d) = self.dependency_deadline_secs {
+            def.insert("dependencyDeadlineSecs".into(), json!(d));
+        }
+        if let Some(p) = &self.on_dependency_deadline {
+            def.insert("onDependencyDeadline".into(), json!(p.to_lowercase()));
+        }
+        match self.events.as_deref() {
+            None => {}
+            Some("each") => {
+                def.insert("events".into(), json!({}));
+            }
+            Some("once-per-period") => {
+                def.insert("events".into(), json!({"oncePerPeriod": true}));
+            }
+            Some(o) => anyhow::bail!("--events is each or once-per-period, not {o:?}"),
+        }
         Ok(def)
     }
 }
@@ -201,5 +263,66 @@ mod priority_flag {
         assert_eq!(def["priority"], json!("low"));
         let cmd = Cmd::try_parse_from(["jobs-create", "j"]).expect("parses");
         assert!(cmd.spec.apply(Map::new()).expect("applies").get("priority").is_none());
+    }
+}
+
+#[cfg(test)]
+mod dependency_flags {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct T {
+        #[command(flatten)]
+        spec: JobSpec,
+    }
+
+    fn def(args: &[&str]) -> anyhow::Result<Map<String, Value>> {
+        let t = T::try_parse_from(std::iter::once("t").chain(args.iter().copied()))?;
+        t.spec.apply(Map::new())
+    }
+
+    #[test]
+    fn after_events_and_the_deadline_flags_set_the_definition_fields() -> anyhow::Result<()> {
+        let d = def(&[
+            "settle",
+            "--schedule",
+            "0 0 6 * * *",
+            "--url",
+            "https://x.example.com",
+            "--after",
+            "close",
+            "--after",
+            "settle:previous:final",
+            "--after",
+            "fx:-3600",
+            "--dependency-deadline-secs",
+            "7200",
+            "--on-dependency-deadline",
+            "SKIP",
+            "--events",
+            "once-per-period",
+        ])?;
+        assert_eq!(
+            d["after"],
+            json!([
+                {"job": "close"},
+                {"job": "settle", "period": "previous", "status": "final"},
+                {"job": "fx", "period": "offset", "offsetSecs": -3600}
+            ])
+        );
+        assert_eq!(
+            (&d["dependencyDeadlineSecs"], &d["onDependencyDeadline"]),
+            (&json!(7200), &json!("skip"))
+        );
+        assert_eq!(d["events"], json!({"oncePerPeriod": true}));
+        assert!(definition(d).is_ok(), "the API's definition reads it");
+        for bad in
+            [&["j", "--after", "x:weekly"][..], &["j", "--after", "x:same:done"], &["j", "--events", "all"]]
+        {
+            let e = def(bad).err().map(|e| e.to_string()).unwrap_or_default();
+            assert!(e.contains("--after") || e.contains("--events"), "{bad:?}: {e}");
+        }
+        Ok(())
     }
 }

@@ -78,6 +78,23 @@ pub(crate) enum JobsCmd {
     Trigger {
         /// Job id.
         job_id: String,
+        /// Per-run parameters (JSON), merged over the job's (RFC 7396).
+        #[arg(long)]
+        params: Option<String>,
+    },
+    /// Send an event to a job that takes events (docs/dependencies.md, "Event triggers").
+    Event {
+        /// Job id.
+        job_id: String,
+        /// Deduplication key (a file name, a message id).
+        #[arg(long)]
+        key: Option<String>,
+        /// Per-run parameters (JSON), merged over the job's.
+        #[arg(long)]
+        params: Option<String>,
+        /// When the event happened (RFC 3339; default now).
+        #[arg(long)]
+        at: Option<String>,
     },
     /// Run the past fires in a range that have no execution, paced.
     Backfill {
@@ -92,6 +109,9 @@ pub(crate) enum JobsCmd {
         /// Seconds between two backfilled executions.
         #[arg(long, default_value_t = 1)]
         pace_secs: u32,
+        /// Per-run parameters (JSON) for every backfilled execution, merged over the job's.
+        #[arg(long)]
+        params: Option<String>,
     },
 }
 
@@ -130,16 +150,33 @@ pub(crate) async fn jobs(args: &ApiArgs, cmd: JobsCmd) -> anyhow::Result<()> {
         JobsCmd::Pause { job_id } => show_change(&to_json(&c.pause_job(&job_id, None).await?)?),
         JobsCmd::Resume { job_id } => show_change(&to_json(&c.resume_job(&job_id, None).await?)?),
         JobsCmd::Delete { job_id } => show_change(&to_json(&c.delete_job(&job_id, None).await?)?),
-        JobsCmd::Trigger { job_id } => {
-            let v = to_json(&c.trigger_job(&job_id).await?)?;
+        JobsCmd::Trigger { job_id, params } => {
+            let req =
+                sundial_client::types::TriggerRequest { params: json_flag("--params", params.as_deref())? };
+            let v = to_json(&c.trigger_job_with(&job_id, &req).await?)?;
             if out == Output::Json {
                 print_json(&v)
             } else {
                 println!("{}", render_execution(&v))
             }
         }
-        JobsCmd::Backfill { job_id, from, to, pace_secs } => {
-            backfill(&c, out, &job_id, &from, &to, pace_secs).await?
+        JobsCmd::Backfill { job_id, from, to, pace_secs, params } => {
+            let params = json_flag("--params", params.as_deref())?;
+            backfill(&c, out, &job_id, (&from, &to), pace_secs, params).await?
+        }
+        JobsCmd::Event { job_id, key, params, at } => {
+            let req = sundial_client::types::EventRequest {
+                key,
+                params: json_flag("--params", params.as_deref())?,
+                at: at.as_deref().map(|a| instant("--at", a)).transpose()?,
+            };
+            let r = c.post_job_event(&job_id, &req).await?;
+            if out == Output::Json {
+                print_json(&to_json(&r)?)
+            } else {
+                let what = if r.created { "created" } else { "deduplicated onto" };
+                println!("event {what} {}", render_execution(&to_json(&r.execution)?));
+            }
         }
     }
     Ok(())
@@ -233,15 +270,15 @@ async fn backfill(
     c: &Client,
     out: Output,
     job_id: &str,
-    from: &str,
-    to: &str,
+    (from, to): (&str, &str),
     pace_secs: u32,
+    params: Option<Value>,
 ) -> anyhow::Result<()> {
     let req = BackfillRequest {
         from: instant("--from", from)?,
         to: instant("--to", to)?,
         pace_secs: Some(pace_secs),
-        params: None,
+        params,
     };
     let v = to_json(&c.backfill_job(job_id, &req).await?)?;
     if out == Output::Json {
@@ -299,6 +336,11 @@ fn job_rows(items: &[Value]) -> Vec<Vec<String>> {
             ]
         })
         .collect()
+}
+
+/// A JSON flag's value, if given; the error names the flag.
+fn json_flag(flag: &str, v: Option<&str>) -> anyhow::Result<Option<Value>> {
+    v.map(|s| serde_json::from_str(s).with_context(|| format!("{flag} is not JSON: {s}"))).transpose()
 }
 
 fn instant(flag: &str, s: &str) -> anyhow::Result<DateTime<Utc>> {

@@ -6,8 +6,8 @@ use super::Client;
 use crate::error::Error;
 use crate::page::{ListRequest, TzReportRequest};
 use crate::types::{
-    BackfillReport, BackfillRequest, CreateJob, ExecutionDetail, Job, JobChange, JobDefinition, Page,
-    Preview, PreviewRequest, TzReport, UpcomingFires,
+    BackfillReport, BackfillRequest, CreateJob, EventAccepted, EventRequest, ExecutionDetail, Job, JobChange,
+    JobDefinition, Page, Preview, PreviewRequest, TriggerRequest, TzReport, UpcomingFires,
 };
 use hyper::Method;
 
@@ -53,6 +53,23 @@ impl Client {
     /// `POST /v1/jobs/{jobId}/trigger`: run now (with an Idempotency-Key, retried with it).
     pub async fn trigger_job(&self, job_id: &str) -> Result<ExecutionDetail, Error> {
         self.execute(Call::new(Method::POST, format!("/v1/jobs/{}/trigger", enc(job_id))).once()).await
+    }
+
+    /// `POST /v1/jobs/{jobId}/trigger` with per-run parameters merged over the job's.
+    pub async fn trigger_job_with(
+        &self,
+        job_id: &str,
+        req: &TriggerRequest,
+    ) -> Result<ExecutionDetail, Error> {
+        self.execute(Call::new(Method::POST, format!("/v1/jobs/{}/trigger", enc(job_id))).json(req)?.once())
+            .await
+    }
+
+    /// `POST /v1/jobs/{jobId}/events`: one event for a job with `events` (with an
+    /// Idempotency-Key, retried with it; give the event a `key` to deduplicate it beyond).
+    pub async fn post_job_event(&self, job_id: &str, req: &EventRequest) -> Result<EventAccepted, Error> {
+        self.execute(Call::new(Method::POST, format!("/v1/jobs/{}/events", enc(job_id))).json(req)?.once())
+            .await
     }
 
     /// `POST /v1/jobs/{jobId}/backfill` (with an Idempotency-Key, retried with it).
