@@ -404,3 +404,39 @@ async fn a_cycle_or_a_missing_upstream_is_refused_naming_it_and_nothing_is_writt
     env.cleanup().await;
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_condemned_fire_whose_worker_died_after_the_claim_is_ended_dead_by_the_takeover_not_run(
+) -> anyhow::Result<()> {
+    // GIVEN a downstream past its dependency deadline under `fail`, whose worker condemned it
+    // (the note on the READY item) and claimed it, then died before its DEAD finish (the
+    // simulator's seed 7006: the takeover ran the target)
+    let env = TestEnv::new("deps-condemned").await?;
+    let (hook, _ue, de) = pair(&env, vec![], 3, |d| {
+        d.dependency_deadline_secs = Some(1);
+        d.on_dependency_deadline = OnDependencyDeadline::Fail;
+    })
+    .await?;
+    let store = fixtures::store(&env);
+    let key = ExecKey::of(&de);
+    let now = Utc::now();
+    assert!(store.note_ready(&de, "DependencyNotMet", "worker:gone", now.timestamp_millis()).await?);
+    let seen = store.get(&key, true).await?;
+    // a lease that ended ten seconds ago, as if its worker died then
+    let terms =
+        sundial_core::execution::claim::LeaseTerms { duration_ms: 1, skew_margin_ms: 0, may_take_over: true };
+    let claimed = store.claim_from(&key, seen, "gone", &terms, now - CDuration::seconds(10)).await?;
+    assert!(matches!(claimed, sundial_core::store::executions::ClaimOutcome::Claimed(_)), "{claimed:?}");
+
+    // WHEN another worker takes it over
+    let (w, _) = fixtures::worker_with(&env, fixtures::settings("w"), Handlers::new())?;
+    deliver(&w, &de).await;
+
+    // THEN it ends DEAD, DependencyNotMet, without calling the target
+    let d = fixtures::snapshot(&env, &key).await?.exec;
+    assert_eq!(d.status, ExecStatus::Dead, "{:?}", d.timeline);
+    assert_eq!(d.last_error.as_ref().map(|e| e.0.as_str()), Some("DependencyNotMet"));
+    assert_eq!(calls(&hook, "down"), 0);
+    env.cleanup().await;
+    Ok(())
+}

@@ -294,6 +294,20 @@ pub fn deadline_base(e: &crate::Execution) -> i64 {
     replayed.unwrap_or(0).max(e.scheduled_at.timestamp_millis())
 }
 
+/// Whether `e` was condemned by its dependency deadline (`onDependencyDeadline: fail`): a
+/// `DependencyNotMet` note since its [`deadline_base`]. The note is written on the READY item
+/// before the claim that ends it DEAD, so a worker that takes over a claim whose worker died
+/// in between ends it DEAD too instead of running it.
+pub fn condemned(e: &crate::Execution) -> bool {
+    let base = deadline_base(e);
+    e.timeline.iter().any(|ev| {
+        ev.at >= base
+            && ev.from == Some(ExecStatus::Ready)
+            && ev.to == ExecStatus::Ready
+            && ev.code.as_deref() == Some(crate::retry::codes::DEPENDENCY_NOT_MET)
+    })
+}
+
 /// The dependency deadline of `e` (ms): `dependencyDeadlineSecs`, else `startDeadlineSecs`,
 /// else `retry.maxAgeSecs`, after [`deadline_base`].
 pub fn deadline(e: &crate::Execution) -> i64 {
@@ -504,5 +518,25 @@ mod tests {
             code: None,
         });
         assert_eq!(deadline(&replayed), t0 + 7_200_000 + 3_600_000);
+        // a fire condemned at its deadline stays condemned until a replay
+        let mut doomed = e.clone();
+        assert!(!condemned(&doomed));
+        doomed.timeline.push(crate::AuditEvent::note(
+            &e,
+            t0 + 3_600_000,
+            "w",
+            crate::retry::codes::DEPENDENCY_NOT_MET,
+        ));
+        assert!(condemned(&doomed));
+        doomed.timeline.push(crate::AuditEvent {
+            at: t0 + 7_200_000,
+            actor: "api".into(),
+            from: Some(ExecStatus::Dead),
+            to: ExecStatus::Ready,
+            attempt: 0,
+            token: 1,
+            code: None,
+        });
+        assert!(!condemned(&doomed), "a replay waits afresh");
     }
 }

@@ -114,9 +114,18 @@ impl Worker {
                 }
                 Ok(ControlFlow::Break(Gate::Done(Disposition::Delete)))
             }
-            Verdict::Deadline(OnDependencyDeadline::Fail) => Ok(ControlFlow::Continue(Deps::Fail(format!(
-                "upstream runs not satisfied by the dependency deadline: {unmet}"
-            )))),
+            Verdict::Deadline(OnDependencyDeadline::Fail) => {
+                // Condemned on the item first: a worker that takes over the claim below (this
+                // one died between the claim and the DEAD finish) reads the note and ends it
+                // DEAD too, instead of running it (found by the simulator, seed 7006).
+                if !self.store.note_ready(e, codes::DEPENDENCY_NOT_MET, &actor, now_ms).await? {
+                    // Changed since it was read: look again at the next delivery.
+                    return Ok(ControlFlow::Break(Gate::Done(Disposition::RetryAfter(1))));
+                }
+                Ok(ControlFlow::Continue(Deps::Fail(format!(
+                    "upstream runs not satisfied by the dependency deadline: {unmet}"
+                ))))
+            }
         }
     }
 

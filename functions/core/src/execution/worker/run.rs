@@ -113,7 +113,14 @@ impl Worker {
         let e = &c.snapshot.exec;
         let policy = e.definition.concurrency;
         // Its upstreams were not satisfied by the dependency deadline (`onDependencyDeadline:
-        // fail`): DEAD without a run, to the DLQ, replayable once they are.
+        // fail`): DEAD without a run, to the DLQ, replayable once they are. Also when this claim
+        // takes over one that was condemned (the note is on the item).
+        let doomed = doomed.or_else(|| {
+            sundial_model::dependency::condemned(e).then(|| {
+                "upstream runs not satisfied by the dependency deadline (condemned before a takeover)"
+                    .to_string()
+            })
+        });
         if let Some(why) = doomed {
             let error = RunError::permanent(codes::DEPENDENCY_NOT_MET, why);
             let digest = super::input_digest(&e.definition);
