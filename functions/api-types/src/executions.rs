@@ -244,6 +244,54 @@ pub struct ExecutionDetail {
     /// Run time of all its attempts so far (ms; `GET /v1/executions/{id}` only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub total_run_ms: Option<i64>,
+    /// A READY fire of a job with `after` (`GET /v1/executions/{id}` only): each upstream run it
+    /// waits for, looked up now (docs/dependencies.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiting_for: Option<Vec<WaitingFor>>,
+    /// When it started waiting for its upstreams (its `WaitingForUpstream` note), if it has.
+    #[serde(default, skip_serializing_if = "Option::is_none", serialize_with = "time::opt")]
+    pub waiting_since: Option<DateTime<Utc>>,
+}
+
+/// One upstream run a waiting fire waits for.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WaitingFor {
+    /// The upstream job.
+    pub job: String,
+    /// The upstream run's execution id; absent when the upstream has no fire for the period.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub execution_id: Option<String>,
+    /// Its status; absent when it is not put yet (or has no fire).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<ExecStatus>,
+    /// Whether it satisfies the dependency.
+    pub met: bool,
+}
+
+/// `GET /v1/jobs/{jobId}/dependencies`: what the job's fires wait for, and who waits for them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct JobDependencies {
+    /// Its own `after`, each with the upstream job's state (absent: the job does not exist).
+    pub upstreams: Vec<DependencyEdge>,
+    /// The caller's jobs whose `after` names this job.
+    pub downstreams: Vec<DependencyEdge>,
+    /// False when the tenant has more jobs than one lookup reads (5,000) and some were not read.
+    pub downstreams_complete: bool,
+}
+
+/// One edge of a job's dependency graph.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DependencyEdge {
+    /// The other job.
+    pub job: String,
+    /// The dependency as the downstream declares it.
+    pub dependency: sundial_model::dependency::Dependency,
+    /// The other job's state; absent when it does not exist.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<sundial_model::JobState>,
 }
 
 /// `POST /v1/jobs/{jobId}/trigger`: the optional body of a run now.

@@ -22,6 +22,7 @@ pub(crate) fn operations() -> OpenApiRouter<Api> {
         .routes(routes!(jobs::resume_job))
         .routes(routes!(jobs::get_job_version))
         .routes(routes!(jobs::list_job_versions))
+        .routes(routes!(jobs::get_job_dependencies))
         .routes(routes!(executions::trigger_job))
         .routes(routes!(executions::backfill_job))
         .routes(routes!(executions::post_job_event))

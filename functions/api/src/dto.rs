@@ -175,6 +175,8 @@ pub fn execution_detail(e: &Execution) -> wire::ExecutionDetail {
             .collect(),
         checkpoint: None,
         total_run_ms: None,
+        waiting_for: None,
+        waiting_since: None,
     }
 }
 

@@ -220,6 +220,26 @@ fn the_local_run_creates_runs_and_stops() {
         assert!(Instant::now() < deadline, "the event's execution did not succeed within 60 s: {e}");
         std::thread::sleep(Duration::from_millis(500));
     }
+    // AND a job waiting for it shows in its dependency graph, as the CLI prints it
+    let down = cli(
+        &api_url,
+        &[
+            "jobs",
+            "create",
+            "feed-report",
+            "--schedule",
+            "0 0 0 1 1 *",
+            "--url",
+            &target,
+            "--after",
+            "feed:previous",
+        ],
+    );
+    assert!(down.status.success(), "{down:?}");
+    let deps = cli(&api_url, &["jobs", "deps", "feed"]);
+    let text = String::from_utf8_lossy(&deps.stdout);
+    assert!(text.contains("feed → feed-report (previous, succeeded; ENABLED)"), "{text}");
+    json_of(&cli(&api_url, &["jobs", "delete", "feed-report", "--output", "json"]));
     json_of(&cli(&api_url, &["jobs", "delete", "feed", "--output", "json"]));
 
     let paused = json_of(&cli(&api_url, &["jobs", "pause", "e2e", "--output", "json"]));

@@ -160,6 +160,20 @@ pub(crate) async fn get_execution(
     let mut v = dto::execution_detail(&snap.exec);
     v.checkpoint = Some(snap.checkpoint.unwrap_or(serde_json::Value::Null));
     v.total_run_ms = Some(snap.total_run_ms);
+    if let Some(w) = control::dependencies::waiting(api.control(), &snap.exec).await? {
+        v.waiting_since = w.since;
+        v.waiting_for = Some(
+            w.upstreams
+                .into_iter()
+                .map(|u| sundial_api_types::WaitingFor {
+                    job: u.job,
+                    execution_id: u.execution_id,
+                    status: u.status,
+                    met: u.met,
+                })
+                .collect(),
+        );
+    }
     Ok(Json(v))
 }
 

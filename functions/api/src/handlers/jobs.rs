@@ -194,3 +194,29 @@ pub(crate) async fn list_job_versions(
             .await?;
     Ok(Json(Page::new(page.items.iter().map(dto::job).collect(), page.next)))
 }
+
+/// A job's dependency graph: what its fires wait for (its `after`) and which of the caller's
+/// jobs wait for its runs (docs/dependencies.md).
+#[utoipa::path(get, path = "/v1/jobs/{jobId}/dependencies", operation_id = "getJobDependencies", tag = "jobs",
+    params(JobPath),
+    responses(
+        (status = 200, description = "Its upstreams and downstreams", body = sundial_api_types::JobDependencies),
+        (status = 404, description = "No such job for this tenant", body = ErrorBody),
+    ))]
+pub(crate) async fn get_job_dependencies(
+    State(api): State<Api>,
+    Auth(caller): Auth,
+    P(p): P<JobPath>,
+) -> Res<Json<sundial_api_types::JobDependencies>> {
+    let g = control::dependencies::graph(api.control(), &caller, &p.job_id).await?;
+    let edge = |e: control::dependencies::Edge| sundial_api_types::DependencyEdge {
+        job: e.job,
+        dependency: e.dependency,
+        state: e.state,
+    };
+    Ok(Json(sundial_api_types::JobDependencies {
+        upstreams: g.upstreams.into_iter().map(edge).collect(),
+        downstreams: g.downstreams.into_iter().map(edge).collect(),
+        downstreams_complete: g.downstreams_complete,
+    }))
+}

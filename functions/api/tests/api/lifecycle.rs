@@ -710,3 +710,60 @@ async fn each_event_is_its_own_execution_deduplicated_by_key_and_bad_events_are_
     assert_eq!(executions(&h.env, "acme", "ingest").await.unwrap().len(), 2);
     h.env.cleanup().await;
 }
+
+#[tokio::test]
+async fn the_dependency_graph_and_what_a_fire_waits_for_are_read_and_a_cycle_is_refused_naming_it() {
+    // GIVEN close, then settle after close, then report after settle (all hourly)
+    let h = Harness::new("deps-api", at("2026-12-01T10:00:05Z")).await;
+    h.create("acme", "close", "0 0 * * * *").await;
+    for (job, up) in [("settle", "close"), ("report", "settle")] {
+        let mut body = job_body(job, "0 0 * * * *");
+        body["after"] = json!([{"job": up}]);
+        let r = h.post("acme", "/v1/jobs", &body).await;
+        assert_eq!(r.status, 201, "{}", r.body);
+    }
+    // WHEN settle's graph is read
+    let g = h.get("acme", "/v1/jobs/settle/dependencies").await;
+    // THEN close is its upstream and report its downstream
+    assert_eq!(g.status, 200, "{}", g.body);
+    assert_eq!(g.body["upstreams"][0]["job"], "close");
+    assert_eq!(g.body["upstreams"][0]["state"], "ENABLED");
+    assert_eq!(g.body["upstreams"][0]["dependency"]["period"], "same");
+    assert_eq!(g.body["downstreams"].as_array().map(Vec::len), Some(1), "{}", g.body);
+    assert_eq!(g.body["downstreams"][0]["job"], "report");
+    assert_eq!(g.body["downstreamsComplete"], json!(true));
+
+    // WHEN close is edited to wait for report: a cycle, refused naming it, nothing changed
+    let mut edit = job_body("close", "0 0 * * * *");
+    edit.as_object_mut().map(|o| o.remove("jobId"));
+    edit["after"] = json!([{"job": "report"}]);
+    let r = h
+        .call(
+            "acme",
+            "PUT",
+            "/v1/jobs/close",
+            Some(&edit.to_string()),
+            &[("content-type", "application/json"), ("if-match", "1")],
+        )
+        .await;
+    assert_eq!((r.status, &r.body["error"]["field"]), (400, &json!("after")), "{}", r.body);
+    let msg = r.body["error"]["message"].as_str().unwrap_or_default();
+    assert!(msg.contains("close → report → settle → close"), "{msg}");
+    assert_eq!(h.get("acme", "/v1/jobs/close").await.body["version"], json!(1));
+
+    // WHEN the tick puts settle's 11:00 fire and close's has not run
+    h.clock.set(at("2026-12-01T11:00:30Z"));
+    scan(&h.env, at("2026-12-01T11:00:30Z"), &ScanOptions::default()).await.unwrap();
+    let eleven = at("2026-12-01T11:00:00Z").timestamp_millis();
+    let e = h.get("acme", &format!("/v1/executions/settle@{eleven}")).await;
+    // THEN the execution names the close run it waits for and its status
+    assert_eq!(e.status, 200, "{}", e.body);
+    assert_eq!(e.body["waitingFor"][0]["job"], "close", "{}", e.body);
+    assert_eq!(e.body["waitingFor"][0]["executionId"], format!("close@{eleven}"));
+    assert_eq!(e.body["waitingFor"][0]["status"], "READY");
+    assert_eq!(e.body["waitingFor"][0]["met"], json!(false));
+    // AND a job without upstreams shows none
+    let c = h.get("acme", &format!("/v1/executions/close@{eleven}")).await;
+    assert!(c.body.get("waitingFor").is_none(), "{}", c.body);
+    h.env.cleanup().await;
+}

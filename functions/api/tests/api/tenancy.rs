@@ -39,6 +39,7 @@ async fn no_route_reaches_another_tenants_jobs_or_executions() {
         ("POST", "/v1/jobs/secret/backfill".into(), Some(backfill.clone()), vec![json_ct]),
         ("POST", "/v1/jobs/secret/events".into(), Some(r#"{"key": "f1"}"#.into()), vec![json_ct]),
         ("GET", "/v1/jobs/secret/versions".into(), None, vec![]),
+        ("GET", "/v1/jobs/secret/dependencies".into(), None, vec![]),
         ("GET", "/v1/jobs/secret/versions/1".into(), None, vec![]),
         ("GET", "/v1/jobs/secret/upcoming".into(), None, vec![]),
         ("GET", "/v1/jobs/secret/upcoming?from=2026-12-02T00:00:00Z&days=2".into(), None, vec![]),

@@ -40,6 +40,7 @@ const COVERAGE: &[(&str, &str, &str)] = &[
     ("POST", "/v1/jobs/{jobId}/backfill", MATRIX),
     ("POST", "/v1/jobs/{jobId}/events", MATRIX),
     ("GET", "/v1/jobs/{jobId}/versions", MATRIX),
+    ("GET", "/v1/jobs/{jobId}/dependencies", MATRIX),
     ("GET", "/v1/jobs/{jobId}/versions/{version}", MATRIX),
     ("GET", "/v1/jobs/{jobId}/upcoming", MATRIX),
     ("GET", "/v1/jobs/{jobId}/executions", MATRIX),

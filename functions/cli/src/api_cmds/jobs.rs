@@ -82,6 +82,11 @@ pub(crate) enum JobsCmd {
         #[arg(long)]
         params: Option<String>,
     },
+    /// What the job's fires wait for (its upstreams) and which jobs wait for its runs.
+    Deps {
+        /// Job id.
+        job_id: String,
+    },
     /// Send an event to a job that takes events (docs/dependencies.md, "Event triggers").
     Event {
         /// Job id.
@@ -163,6 +168,14 @@ pub(crate) async fn jobs(args: &ApiArgs, cmd: JobsCmd) -> anyhow::Result<()> {
         JobsCmd::Backfill { job_id, from, to, pace_secs, params } => {
             let params = json_flag("--params", params.as_deref())?;
             backfill(&c, out, &job_id, (&from, &to), pace_secs, params).await?
+        }
+        JobsCmd::Deps { job_id } => {
+            let g = c.job_dependencies(&job_id).await?;
+            if out == Output::Json {
+                print_json(&to_json(&g)?)
+            } else {
+                print_dependencies(&job_id, &to_json(&g)?)
+            }
         }
         JobsCmd::Event { job_id, key, params, at } => {
             let req = sundial_client::types::EventRequest {
@@ -336,6 +349,34 @@ fn job_rows(items: &[Value]) -> Vec<Vec<String>> {
             ]
         })
         .collect()
+}
+
+/// `sundial jobs deps`: one line per edge, `upstream → job` then `job → downstream`.
+fn print_dependencies(job_id: &str, g: &Value) {
+    let line = |e: &Value| {
+        let d = &e["dependency"];
+        let period = match (d["period"].as_str(), d["offsetSecs"].as_i64()) {
+            (Some("offset"), Some(o)) => format!("offset {o} s"),
+            (Some(p), _) => p.to_string(),
+            _ => "same".into(),
+        };
+        let state = e["state"].as_str().unwrap_or("missing");
+        format!("{} ({period}, {}; {state})", s(&e["job"]), d["status"].as_str().unwrap_or("succeeded"))
+    };
+    let ups = g["upstreams"].as_array().cloned().unwrap_or_default();
+    let downs = g["downstreams"].as_array().cloned().unwrap_or_default();
+    if ups.is_empty() && downs.is_empty() {
+        println!("{job_id} waits for no job and no job waits for it");
+    }
+    for u in &ups {
+        println!("{} → {job_id}", line(u));
+    }
+    for d in &downs {
+        println!("{job_id} → {}", line(d));
+    }
+    if g["downstreamsComplete"] == Value::Bool(false) {
+        println!("(more jobs than one lookup reads: some downstreams may be missing)");
+    }
 }
 
 /// A JSON flag's value, if given; the error names the flag.

@@ -89,6 +89,16 @@ pub(crate) fn render_execution(e: &Value) -> String {
     if !e["lastError"].is_null() {
         out.push(format!("error      {}: {}", s(&e["lastError"]["code"]), s(&e["lastError"]["message"])));
     }
+    if let Some(ups) = e["waitingFor"].as_array() {
+        let since = e["waitingSince"].as_str().map(|t| format!(" since {t}")).unwrap_or_default();
+        out.push(format!("waits for  {} upstream run(s){since}", ups.len()));
+        for u in ups {
+            let run = u["executionId"].as_str().unwrap_or("(no fire for the period)");
+            let st = u["status"].as_str().unwrap_or("not put yet");
+            let met = if u["met"] == Value::Bool(true) { "met" } else { "waiting" };
+            out.push(format!("           {} {run}: {st} ({met})", s(&u["job"])));
+        }
+    }
     if let Some(p) = e["parentExecutionId"].as_str() {
         out.push(format!("parent     {p}   child {}", s(&e["child"]["tag"])));
     }

@@ -7,7 +7,7 @@ use crate::error::Error;
 use crate::page::{ListRequest, TzReportRequest};
 use crate::types::{
     BackfillReport, BackfillRequest, CreateJob, EventAccepted, EventRequest, ExecutionDetail, Job, JobChange,
-    JobDefinition, Page, Preview, PreviewRequest, TriggerRequest, TzReport, UpcomingFires,
+    JobDefinition, JobDependencies, Page, Preview, PreviewRequest, TriggerRequest, TzReport, UpcomingFires,
 };
 use hyper::Method;
 
@@ -70,6 +70,11 @@ impl Client {
     pub async fn post_job_event(&self, job_id: &str, req: &EventRequest) -> Result<EventAccepted, Error> {
         self.execute(Call::new(Method::POST, format!("/v1/jobs/{}/events", enc(job_id))).json(req)?.once())
             .await
+    }
+
+    /// `GET /v1/jobs/{jobId}/dependencies`: its upstreams and downstreams.
+    pub async fn job_dependencies(&self, job_id: &str) -> Result<JobDependencies, Error> {
+        self.execute(Call::new(Method::GET, format!("/v1/jobs/{}/dependencies", enc(job_id)))).await
     }
 
     /// `POST /v1/jobs/{jobId}/backfill` (with an Idempotency-Key, retried with it).

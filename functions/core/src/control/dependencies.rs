@@ -76,3 +76,121 @@ pub async fn check(
     }
     Ok(())
 }
+
+/// Most of the tenant's jobs [`graph`] reads to find a job's downstreams; past it the answer
+/// says so (`downstreams_complete: false`).
+pub const MAX_DOWNSTREAM_SCAN: usize = 5_000;
+
+/// One edge of a job's dependency graph, as the API shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Edge {
+    /// The other job (the upstream, or the downstream).
+    pub job: String,
+    /// The dependency as declared (by the downstream).
+    pub dependency: Dependency,
+    /// The other job's state; `None`: it does not exist.
+    pub state: Option<JobState>,
+}
+
+/// A job's upstreams (its own `after`) and downstreams (the tenant's jobs whose `after` names
+/// it).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Graph {
+    /// What each of its fires waits for.
+    pub upstreams: Vec<Edge>,
+    /// Who waits for its runs.
+    pub downstreams: Vec<Edge>,
+    /// False when the tenant has more than [`MAX_DOWNSTREAM_SCAN`] jobs and not all were read.
+    pub downstreams_complete: bool,
+}
+
+/// The dependency graph around the caller's job `job_id` (404 when it does not exist).
+pub async fn graph(ctl: &Control, caller: &super::Caller, job_id: &str) -> Result<Graph, ControlError> {
+    let job = ctl.job(caller, job_id).await?;
+    let mut upstreams = Vec::new();
+    for d in &job.definition.after {
+        let state = jobs::get_job(ctl.ddb(), ctl.cfg(), &caller.tenant, &d.job).await?.map(|j| j.state);
+        upstreams.push(Edge { job: d.job.clone(), dependency: d.clone(), state });
+    }
+    let mut downstreams = Vec::new();
+    let (mut cursor, mut read) = (None::<String>, 0usize);
+    let complete = loop {
+        let page =
+            super::jobs::list(ctl, caller, Some(ctl.settings.max_page), cursor.as_deref(), false).await?;
+        read += page.items.len();
+        for j in &page.items {
+            for d in j.definition.after.iter().filter(|d| d.job == job_id) {
+                downstreams.push(Edge { job: j.job_id.clone(), dependency: d.clone(), state: Some(j.state) });
+            }
+        }
+        match page.next {
+            Some(n) if read < MAX_DOWNSTREAM_SCAN => cursor = Some(n),
+            Some(_) => break false,
+            None => break true,
+        }
+    };
+    Ok(Graph { upstreams, downstreams, downstreams_complete: complete })
+}
+
+/// What a READY fire of a job with `after` waits for, looked up now: each upstream run (job,
+/// its execution id when the period has one, its status when it exists) and whether it is met.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Waiting {
+    /// Each upstream, in `after` order.
+    pub upstreams: Vec<WaitingFor>,
+    /// When it started waiting (its `WaitingForUpstream` note), if it has.
+    pub since: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+/// One upstream run a fire waits for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WaitingFor {
+    /// The upstream job.
+    pub job: String,
+    /// The upstream run's execution id (`None`: the upstream has no fire for the period).
+    pub execution_id: Option<String>,
+    /// Its status (`None`: not put yet, or no fire).
+    pub status: Option<crate::model::ExecStatus>,
+    /// Whether it satisfies the dependency.
+    pub met: bool,
+}
+
+/// What `e` waits for (`None` unless it is a READY fire of a job with `after`).
+pub async fn waiting(ctl: &Control, e: &crate::model::Execution) -> Result<Option<Waiting>, ControlError> {
+    if e.definition.after.is_empty() || e.status != crate::model::ExecStatus::Ready || e.child.is_some() {
+        return Ok(None);
+    }
+    let mut upstreams = Vec::new();
+    for d in &e.definition.after {
+        let job = jobs::get_job(ctl.ddb(), ctl.cfg(), &e.tenant, &d.job).await?;
+        let instant = job
+            .as_ref()
+            .filter(|j| j.state != JobState::Deleted)
+            .and_then(|j| crate::schedules::schedule_of(j).ok())
+            .and_then(|s| d.upstream_instant(e.scheduled_at, &s));
+        let status = match instant {
+            Some(t) => {
+                let key = crate::store::executions::ExecKey::new(
+                    e.tenant.clone(),
+                    d.job.clone(),
+                    t.timestamp_millis(),
+                );
+                ctl.execs.get(&key, false).await?.map(|s| s.exec.status)
+            }
+            None => None,
+        };
+        upstreams.push(WaitingFor {
+            job: d.job.clone(),
+            execution_id: instant.map(|t| crate::keys::execution_id(&d.job, t.timestamp_millis())),
+            status,
+            met: status.is_some_and(|s| d.status.satisfied_by(s)),
+        });
+    }
+    let since = e
+        .timeline
+        .iter()
+        .rev()
+        .find(|ev| ev.code.as_deref() == Some(crate::model::retry::codes::WAITING_FOR_UPSTREAM))
+        .map(|ev| crate::store::items::ms_to_dt(ev.at));
+    Ok(Some(Waiting { upstreams, since }))
+}
