@@ -237,6 +237,33 @@ export function execTable(execs, { job = false } = {}) {
   ].filter(Boolean), execs, { empty: 'No executions yet.' });
 }
 
+// ---- dependencies ----------------------------------------------------------------------------
+
+function periodText(d) {
+  if (d.period === 'offset') return `offset ${d.offsetSecs} s`;
+  return d.period || 'same';
+}
+
+// A job's dependency graph: what its fires wait for → the job → who waits for its runs, each a
+// link (docs/dependencies.md). Wraps to one column at phone width.
+export function depsGraph(id, g) {
+  const ups = g.upstreams || [];
+  const downs = g.downstreams || [];
+  if (!ups.length && !downs.length) return h('p', { class: 'muted', id: 'deps-graph' }, 'Waits for no job, and no job waits for it.');
+  const node = (e) => h('li', { class: 'dep-node', 'data-job': e.job },
+    e.state ? link(jobHref(e.job), e.job) : h('span', {}, `${e.job} (no such job)`),
+    h('span', { class: 'muted' }, ` ${periodText(e.dependency)} period, ${e.dependency.status || 'succeeded'}`));
+  const col = (title, cls, items) => h('div', { class: `dep-col ${cls}` }, h('h3', {}, title),
+    items.length ? h('ul', {}, ...items.map(node)) : h('p', { class: 'muted' }, 'none'));
+  return h('div', { class: 'dep-graph', id: 'deps-graph' },
+    col('Waits for', 'dep-up', ups),
+    h('div', { class: 'dep-arrow', 'aria-hidden': 'true' }, '→'),
+    h('div', { class: 'dep-col dep-self' }, h('strong', {}, id)),
+    h('div', { class: 'dep-arrow', 'aria-hidden': 'true' }, '→'),
+    col('Waited for by', 'dep-down', downs),
+    g.downstreamsComplete === false ? h('p', { class: 'muted' }, 'More jobs than one lookup reads: some may be missing.') : null);
+}
+
 export async function jobPage(root, [id], query) {
   fill(root, h('p', { class: 'muted' }, 'Loading…'));
   let job;
@@ -247,6 +274,7 @@ export async function jobPage(root, [id], query) {
   const upBox = h('div', {}, h('p', { class: 'muted' }, 'Loading…'));
   const chartBox = h('div');
   const stripBox = h('div', {}, h('p', { class: 'muted' }, 'Loading…'));
+  const depsBox = h('div', {}, h('p', { class: 'muted' }, 'Loading…'));
   fill(root, 
     h('h1', {}, job.jobId, badge(job.state), job.state !== 'DELETED' ? h('a', { class: 'button ghost', href: `${jobHref(id)}/edit`, id: 'edit-job' }, 'Edit') : null,
       actionButtons(job, () => route())),
@@ -265,7 +293,9 @@ export async function jobPage(root, [id], query) {
       h('section', { 'aria-labelledby': 'up-h' }, h('h2', { id: 'up-h' }, 'Upcoming fires (4 weeks)'), upBox),
       h('section', { 'aria-labelledby': 'ver-h' }, h('h2', { id: 'ver-h' }, 'Versions'), versionsBox(job, Number(query.get('v')) || null))),
     h('section', { 'aria-labelledby': 'hist-h' }, h('h2', { id: 'hist-h' }, 'Run history'), stripBox),
+    h('section', { 'aria-labelledby': 'deps-h' }, h('h2', { id: 'deps-h' }, 'Dependencies'), depsBox),
     h('h2', {}, 'Recent executions'), chartBox, execBox);
+  get(`/v1/jobs/${enc(id)}/dependencies`).then((g) => fill(depsBox, depsGraph(id, g)), (e) => showError(e, depsBox));
   const up = get(`/v1/jobs/${enc(id)}/upcoming?days=28`);
   up.then((u) => fill(upBox, upcoming(u, tz)), (e) => showError(e, upBox));
   try {
@@ -316,6 +346,10 @@ export async function execPage(root, [id]) {
       ['Attempt', e.attempt], ['Fencing token', e.fencingToken],
       ['Lease owner', e.leaseOwner || '—'], ['Lease until', fmt(e.leaseUntil)],
       e.lastError ? ['Last error', `${e.lastError.code}: ${e.lastError.message}`] : null,
+      e.waitingFor ? ['Waiting for', h('ul', { id: 'waiting-for', class: 'plain' }, ...e.waitingFor.map((u) => h('li', {},
+        u.executionId ? h('a', { href: execHref(u.executionId) }, u.executionId) : h('span', {}, `${u.job}: no fire for this period`),
+        ` ${u.status ? u.status : 'not created yet'}${u.met ? ' (met)' : ''}`)))] : null,
+      e.waitingSince ? ['Waiting since', fmt(e.waitingSince)] : null,
       e.missedRange ? ['Missed range', `${fmt(e.missedRange.from)} – ${fmt(e.missedRange.to)}`] : null,
       e.missedRange && e.missedRange.except && e.missedRange.except.length
         ? ['Not in this run (ran on their own)', e.missedRange.except.map(fmt).join(', ')] : null,

@@ -682,6 +682,41 @@ fn the_console_in_a_real_browser() {
     assert_eq!(logs["captured"], json!(true), "{logs}");
     assert!(logs["lines"].as_array().is_some_and(|l| !l.is_empty()), "{logs}");
 
+    // AND a job's dependency graph shows its upstream and downstream, each a link to its job, and
+    // a fire waiting for its upstream names the run it waits for and since when
+    let job = |id: &str, extra: Value| {
+        let mut body = json!({
+            "jobId": id,
+            "schedule": {"expression": "0 0 3 * * *", "timezone": "UTC"},
+            "target": {"type": "inProcess", "handler": "sleep"},
+        });
+        if let (Some(o), Some(x)) = (body.as_object_mut(), extra.as_object()) {
+            o.extend(x.clone());
+        }
+        api(port, "local", "POST", "/v1/jobs", Some(body))
+    };
+    job("close-books", json!({}));
+    job("settle-books", json!({"after": [{"job": "close-books"}], "events": {}}));
+    b.goto(&format!("{base}#/jobs/settle-books"));
+    b.wait_text("#deps-graph", "close-books", WAIT);
+    let ups = b.js(
+        "return [...document.querySelectorAll('#deps-graph .dep-up a')].map((a) => a.getAttribute('href'));",
+        json!([]),
+    );
+    assert_eq!(ups, json!(["#/jobs/close-books"]));
+    b.audit("job-dependencies");
+    b.goto(&format!("{base}#/jobs/close-books"));
+    b.wait_text("#deps-graph .dep-down", "settle-books", WAIT);
+    let fired = api(port, "local", "POST", "/v1/jobs/settle-books/events", Some(json!({"key": "books-1"})));
+    let waiting = fired["execution"]["executionId"].as_str().unwrap_or_default().to_string();
+    assert!(waiting.starts_with("settle-books@"), "{fired}");
+    b.goto(&format!("{base}#/executions/{}", waiting.replace('@', "%40")));
+    b.wait_text("#waiting-for", "close-books@", WAIT);
+    b.wait_text("#waiting-for", "not created yet", WAIT);
+    let detail = api(port, "local", "GET", &format!("/v1/executions/{waiting}"), None);
+    assert_eq!(detail["waitingFor"][0]["job"], "close-books", "{detail}");
+    b.audit("execution-waiting");
+
     // WHEN a sharded job (3 shards) is created in the form and run now
     b.goto(&format!("{base}#/jobs/new"));
     b.fill("#f-jobId", "sharded-report");
