@@ -121,10 +121,7 @@ impl ExecStore {
         actor: &str,
         now_ms: i64,
     ) -> Result<bool, StoreError> {
-        let mut e = Expr::default();
-        e.append_event(&AuditEvent::note(seen, now_ms, actor, code));
-        untouched(&mut e, seen);
-        Ok(self.cas(&ExecKey::of(seen), "UpdateItem(note)", e).await?.is_ok())
+        self.note_untouched(seen, code, actor, now_ms, "UpdateItem(note)", |_| {}).await
     }
 
     /// Moves a queued-ahead execution's start to `now_ms` (an event for its fire came first,
@@ -136,12 +133,28 @@ impl ExecStore {
         actor: &str,
         now_ms: i64,
     ) -> Result<bool, StoreError> {
+        self.note_untouched(seen, code, actor, now_ms, "UpdateItem(advance)", |e| {
+            e.set(attr::FIRE, n(now_ms)).set(attr::AVAILABLE, n(now_ms));
+        })
+        .await
+    }
+
+    /// A note `code` on `seen` while it is READY and never claimed since it was read, with the
+    /// sets `more` adds, in one conditional write. False if it changed meanwhile.
+    async fn note_untouched(
+        &self,
+        seen: &Execution,
+        code: &str,
+        actor: &str,
+        now_ms: i64,
+        op: &'static str,
+        more: impl FnOnce(&mut Expr),
+    ) -> Result<bool, StoreError> {
         let mut e = Expr::default();
-        e.set(attr::FIRE, n(now_ms))
-            .set(attr::AVAILABLE, n(now_ms))
-            .append_event(&AuditEvent::note(seen, now_ms, actor, code));
+        more(&mut e);
+        e.append_event(&AuditEvent::note(seen, now_ms, actor, code));
         untouched(&mut e, seen);
-        Ok(self.cas(&ExecKey::of(seen), "UpdateItem(advance)", e).await?.is_ok())
+        Ok(self.cas(&ExecKey::of(seen), op, e).await?.is_ok())
     }
 
     /// READY → CANCELED with `code` (an edit removed its instant, a pause held it through its

@@ -209,7 +209,7 @@ pub(super) fn definition(def: Map<String, Value>) -> anyhow::Result<JobDefinitio
 }
 
 #[cfg(test)]
-mod children_flags {
+mod definition_flags {
     use super::*;
     use clap::Parser;
 
@@ -242,44 +242,6 @@ mod children_flags {
         assert_eq!(d["target"], json!({"type": "inProcess", "handler": "settle-merchants"}));
         assert!(def(&["j", "--shards", "8", "--map-reduce", "10"]).is_err());
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod priority_flag {
-    use super::*;
-    use clap::Parser;
-
-    #[derive(clap::Parser)]
-    struct Cmd {
-        #[command(flatten)]
-        spec: JobSpec,
-    }
-
-    #[test]
-    fn priority_sets_the_definition_field_in_lower_case() {
-        let cmd = Cmd::try_parse_from(["jobs-create", "j", "--priority", "LOW"]).expect("parses");
-        let def = cmd.spec.apply(Map::new()).expect("applies");
-        assert_eq!(def["priority"], json!("low"));
-        let cmd = Cmd::try_parse_from(["jobs-create", "j"]).expect("parses");
-        assert!(cmd.spec.apply(Map::new()).expect("applies").get("priority").is_none());
-    }
-}
-
-#[cfg(test)]
-mod dependency_flags {
-    use super::*;
-    use clap::Parser;
-
-    #[derive(Parser)]
-    struct T {
-        #[command(flatten)]
-        spec: JobSpec,
-    }
-
-    fn def(args: &[&str]) -> anyhow::Result<Map<String, Value>> {
-        let t = T::try_parse_from(std::iter::once("t").chain(args.iter().copied()))?;
-        t.spec.apply(Map::new())
     }
 
     #[test]
@@ -324,5 +286,26 @@ mod dependency_flags {
             assert!(e.contains("--after") || e.contains("--events"), "{bad:?}: {e}");
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod priority_flag {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(clap::Parser)]
+    struct Cmd {
+        #[command(flatten)]
+        spec: JobSpec,
+    }
+
+    #[test]
+    fn priority_sets_the_definition_field_in_lower_case() {
+        let cmd = Cmd::try_parse_from(["jobs-create", "j", "--priority", "LOW"]).expect("parses");
+        let def = cmd.spec.apply(Map::new()).expect("applies");
+        assert_eq!(def["priority"], json!("low"));
+        let cmd = Cmd::try_parse_from(["jobs-create", "j"]).expect("parses");
+        assert!(cmd.spec.apply(Map::new()).expect("applies").get("priority").is_none());
     }
 }
