@@ -51,6 +51,7 @@ pub const OPERATIONS: &[(Method, &str, &str)] = &[
     (Method::POST, "/v1/jobs", "CreateJob"),
     (Method::POST, "/v1/jobs/{jobId}/trigger", "TriggerJob"),
     (Method::POST, "/v1/jobs/{jobId}/backfill", "BackfillJob"),
+    (Method::POST, "/v1/jobs/{jobId}/events", "PostJobEvent"),
 ];
 
 /// The `Idempotency-Key` of a request: 1-255 visible ASCII characters, or a 400.
