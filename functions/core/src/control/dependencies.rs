@@ -115,15 +115,17 @@ pub async fn graph(ctl: &Control, caller: &super::Caller, job_id: &str) -> Resul
     let mut downstreams = Vec::new();
     let (mut cursor, mut read) = (None::<String>, 0usize);
     let complete = loop {
-        let page =
-            super::jobs::list(ctl, caller, Some(ctl.settings.max_page), cursor.as_deref(), false).await?;
-        read += page.items.len();
-        for j in &page.items {
+        // The tenant's job ids a page at a time (the `by_tenant` index), then their definitions.
+        let limit = super::page::limit(Some(ctl.settings.max_page), ctl.settings.max_page);
+        let ids = jobs::list_job_ids(ctl.ddb(), ctl.cfg(), &caller.tenant, limit, cursor.as_deref()).await?;
+        let page_jobs = jobs::batch_get_jobs(ctl.ddb(), ctl.cfg(), &caller.tenant, &ids.items).await?;
+        read += ids.items.len();
+        for j in page_jobs.iter().filter(|j| j.state != JobState::Deleted) {
             for d in j.definition.after.iter().filter(|d| d.job == job_id) {
                 downstreams.push(Edge { job: j.job_id.clone(), dependency: d.clone(), state: Some(j.state) });
             }
         }
-        match page.next {
+        match ids.next {
             Some(n) if read < MAX_DOWNSTREAM_SCAN => cursor = Some(n),
             Some(_) => break false,
             None => break true,

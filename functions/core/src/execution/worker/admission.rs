@@ -12,9 +12,7 @@ use crate::execution::follow::{at_claim_covered, Follow};
 use crate::execution::metrics::ExecMetrics;
 use crate::execution::policy::{Admission, Seat};
 use crate::execution::resource_limits::Acquired;
-use crate::model::{ExecStatus, Job};
-use crate::schedule::Schedule;
-use crate::schedules::calendars::{self, LoadError};
+use crate::model::ExecStatus;
 use crate::store::error::StoreError;
 use crate::store::executions::Snapshot;
 use crate::store::jobs;
@@ -65,7 +63,7 @@ impl Worker {
         };
         // Upstream runs first (docs/dependencies.md): a waiting fire takes no slot or seat.
         match self.dependencies(d, s, now, m).await? {
-            ControlFlow::Break(gate) => return Ok(gate),
+            ControlFlow::Break(disposition) => return Ok(Gate::Done(disposition)),
             ControlFlow::Continue(Deps::Met) => {}
             ControlFlow::Continue(Deps::Fail(why)) => {
                 return Ok(Gate::Claim {
@@ -160,7 +158,7 @@ impl Worker {
         let (job, covers) =
             jobs::get_job_and_covers(self.store.client(), &self.cfg, &key.tenant, &key.job_id).await?;
         let schedule = match &job {
-            Some(j) => job_schedule(self, j).await?,
+            Some(j) => super::job_schedule(self, j).await?,
             None => None,
         };
         let schedule = schedule.as_ref();
@@ -310,27 +308,6 @@ impl Worker {
             }
         }
     }
-}
-
-/// The job's parsed schedule on the calendar chain it records (the chain loaded into this
-/// process's calendar cache first; the schedule itself is parsed, not cached: a worker sees each
-/// job's first claims only): what "does the job still fire at this instant" is asked of. `None`
-/// when it cannot be evaluated (a recorded calendar version no longer loadable, a schedule that
-/// no longer parses).
-pub(super) async fn job_schedule(w: &Worker, job: &Job) -> Result<Option<Schedule>, StoreError> {
-    match calendars::ensure(w.store.client(), &w.cfg.jobs_table, job).await {
-        Ok(()) => {}
-        Err(LoadError::Store(e)) => return Err(e),
-        Err(e @ LoadError::Missing { .. }) => {
-            tracing::warn!(job = %job.job_id, error = %e, "the job's calendar chain cannot be loaded: its schedule is not checked before the claim");
-            return Ok(None);
-        }
-    }
-    let business = match job.calendar_versions.as_slice() {
-        [] => None,
-        chain => calendars::cached(&job.tenant, chain),
-    };
-    Ok(Schedule::parse_with(&job.definition.schedule, job.anchor, business).ok())
 }
 
 /// The resources the snapshot's job uses (none when it was not found).

@@ -4,7 +4,6 @@
 //! upstream's final write names it, and the worker that wrote it sends it a fresh copy at once
 //! ([`Worker::wake_downstream`]). The delayed copy is only a backstop for a lost wake.
 
-use super::admission::Gate;
 use super::{secs_ceil, Delivery, Disposition, Worker};
 use crate::execution::metrics::ExecMetrics;
 use crate::model::dependency::{self, OnDependencyDeadline, Upstream, Verdict};
@@ -26,14 +25,15 @@ pub(super) enum Deps {
 }
 
 impl Worker {
-    /// The dependency phase of admission (see the module doc).
+    /// The dependency phase of admission (see the module doc): go on (met, or condemned), or
+    /// stop with this delivery's disposition (it waits, or was skipped).
     pub(super) async fn dependencies(
         &self,
         d: &Delivery<'_>,
         s: &Snapshot,
         now: DateTime<Utc>,
         m: &mut ExecMetrics,
-    ) -> Result<ControlFlow<Gate, Deps>, StoreError> {
+    ) -> Result<ControlFlow<Disposition, Deps>, StoreError> {
         let e = &s.exec;
         // Only a READY fire waits (a retry or a takeover started already); a child was
         // admitted with its parent; a manual run (trigger-now) is an operator's
@@ -55,7 +55,7 @@ impl Worker {
         for dep in &e.definition.after {
             let job = jobs::get_job(self.store.client(), &self.cfg, &key.tenant, &dep.job).await?;
             let schedule = match job.as_ref().filter(|j| j.state != JobState::Deleted) {
-                Some(j) => super::admission::job_schedule(self, j).await?,
+                Some(j) => super::job_schedule(self, j).await?,
                 None => None,
             };
             let Some(at) = schedule.as_ref().and_then(|sch| dep.upstream_instant(e.scheduled_at, sch)) else {
@@ -90,13 +90,11 @@ impl Worker {
                     // The note changed the item: read it again for the wait's reconciler write.
                     if let Some(fresh) = self.store.get(key, true).await? {
                         let secs = secs_ceil(look_at - now_ms).max(1);
-                        return Ok(ControlFlow::Break(Gate::Done(
-                            self.wait_admission(d, &fresh, secs).await,
-                        )));
+                        return Ok(ControlFlow::Break(self.wait_admission(d, &fresh, secs).await));
                     }
                 }
                 let secs = secs_ceil(look_at - now_ms).max(1);
-                Ok(ControlFlow::Break(Gate::Done(self.wait_admission(d, s, secs).await)))
+                Ok(ControlFlow::Break(self.wait_admission(d, s, secs).await))
             }
             Verdict::Deadline(OnDependencyDeadline::Run) => {
                 tracing::warn!(execution = %key.id(), unmet, "dependency deadline passed: running anyway (onDependencyDeadline: run)");
@@ -112,7 +110,7 @@ impl Worker {
                     tracing::info!(execution = %key.id(), reason, "skipped");
                     self.wake_downstream(key, &waiters).await;
                 }
-                Ok(ControlFlow::Break(Gate::Done(Disposition::Delete)))
+                Ok(ControlFlow::Break(Disposition::Delete))
             }
             Verdict::Deadline(OnDependencyDeadline::Fail) => {
                 // Condemned on the item first: a worker that takes over the claim below (this
@@ -120,7 +118,7 @@ impl Worker {
                 // DEAD too, instead of running it (found by the simulator, seed 7006).
                 if !self.store.note_ready(e, codes::DEPENDENCY_NOT_MET, &actor, now_ms).await? {
                     // Changed since it was read: look again at the next delivery.
-                    return Ok(ControlFlow::Break(Gate::Done(Disposition::RetryAfter(1))));
+                    return Ok(ControlFlow::Break(Disposition::RetryAfter(1)));
                 }
                 Ok(ControlFlow::Continue(Deps::Fail(format!(
                     "upstream runs not satisfied by the dependency deadline: {unmet}"

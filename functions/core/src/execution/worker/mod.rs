@@ -484,6 +484,30 @@ impl Worker {
     }
 }
 
+/// The job's parsed schedule on the calendar chain it records (the chain loaded into this
+/// process's calendar cache first; the schedule itself is parsed, not cached: a worker sees each
+/// job's first claims only): what "does the job still fire at this instant" is asked of. `None`
+/// when it cannot be evaluated (a recorded calendar version no longer loadable, a schedule that
+/// no longer parses).
+async fn job_schedule(
+    w: &Worker,
+    job: &crate::model::Job,
+) -> Result<Option<crate::schedule::Schedule>, StoreError> {
+    match crate::schedules::calendars::ensure(w.store.client(), &w.cfg.jobs_table, job).await {
+        Ok(()) => {}
+        Err(crate::schedules::calendars::LoadError::Store(e)) => return Err(e),
+        Err(e @ crate::schedules::calendars::LoadError::Missing { .. }) => {
+            tracing::warn!(job = %job.job_id, error = %e, "the job's calendar chain cannot be loaded: its schedule is not checked before the claim");
+            return Ok(None);
+        }
+    }
+    let business = match job.calendar_versions.as_slice() {
+        [] => None,
+        chain => crate::schedules::calendars::cached(&job.tenant, chain),
+    };
+    Ok(crate::schedule::Schedule::parse_with(&job.definition.schedule, job.anchor, business).ok())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
