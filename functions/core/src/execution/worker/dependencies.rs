@@ -85,16 +85,16 @@ impl Worker {
             Verdict::Go => Ok(ControlFlow::Continue(Deps::Met)),
             Verdict::Wait { look_at } => {
                 tracing::info!(execution = %key.id(), unmet, "waiting for its upstream runs");
-                if !noted(codes::WAITING_FOR_UPSTREAM) {
-                    self.store.note_ready(e, codes::WAITING_FOR_UPSTREAM, &actor, now_ms).await?;
-                    // The note changed the item: read it again for the wait's reconciler write.
-                    if let Some(fresh) = self.store.get(key, true).await? {
-                        let secs = secs_ceil(look_at - now_ms).max(1);
-                        return Ok(ControlFlow::Break(self.wait_admission(d, &fresh, secs).await));
-                    }
-                }
                 let secs = secs_ceil(look_at - now_ms).max(1);
-                Ok(ControlFlow::Break(self.wait_admission(d, s, secs).await))
+                // The first wait notes it; the note changed the item, so the wait's reconciler
+                // write reads it again.
+                let fresh = if noted(codes::WAITING_FOR_UPSTREAM) {
+                    None
+                } else {
+                    self.store.note_ready(e, codes::WAITING_FOR_UPSTREAM, &actor, now_ms).await?;
+                    self.store.get(key, true).await?
+                };
+                Ok(ControlFlow::Break(self.wait_admission(d, fresh.as_ref().unwrap_or(s), secs).await))
             }
             Verdict::Deadline(OnDependencyDeadline::Run) => {
                 tracing::warn!(execution = %key.id(), unmet, "dependency deadline passed: running anyway (onDependencyDeadline: run)");
