@@ -83,8 +83,24 @@ impl LambdaWatch {
         let me = format!("http://127.0.0.1:{port}");
         let vars: Vec<String> =
             env.iter().map(|(k, v)| format!("{k}={}", v.replace("{watch}", &me))).collect();
-        for v in vars {
+        // `--env-var` splits its value at commas: a value with one (a JSON setting) goes through
+        // an env file instead, single-quoted (taken literally).
+        let (listed, quoted): (Vec<String>, Vec<String>) = vars.into_iter().partition(|v| !v.contains(','));
+        for v in listed {
             cmd.arg("--env-var").arg(v);
+        }
+        if !quoted.is_empty() {
+            let path = std::env::temp_dir().join(format!("sundial-lambda-watch-{port}.env"));
+            let mut lines = String::new();
+            for v in quoted {
+                let (k, val) = v.split_once('=').unwrap_or((&v, ""));
+                if val.contains('\'') {
+                    bail!("{k}: a value with both a comma and a single quote cannot be passed to cargo lambda watch");
+                }
+                lines.push_str(&format!("{k}='{val}'\n"));
+            }
+            std::fs::write(&path, lines)?;
+            cmd.arg("--env-file").arg(&path);
         }
         // cargo-lambda itself resolves AWS credentials and region to hand them to the function:
         // give it dummy ones so it never walks the default chain out to the instance metadata

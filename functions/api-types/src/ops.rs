@@ -17,7 +17,7 @@ pub struct Operation {
     /// Who (`api:{principal}`, `reconciler`, ...).
     pub actor: String,
     /// `create`, `update`, `pause`, `resume`, `delete`, `trigger`, `backfill`, `cancel`,
-    /// `replay`, `fire_missed`, `calendar_create`, `calendar_update`, `calendar_delete` (a string,
+    /// `replay`, `fire_missed`, `calendar_create`, `calendar_update`, `calendar_delete`, `event_rejected` (a string,
     /// so that a client reads actions added later).
     #[schema(example = "pause")]
     pub action: String,

@@ -34,6 +34,7 @@ pub mod error;
 pub mod exec_logs;
 pub mod extract;
 mod handlers;
+pub mod ingest;
 pub mod lambda;
 pub mod layers;
 pub mod local;

@@ -22,7 +22,7 @@
 //!   its own table and queue names: `table:jobs`, `index:executions/open`, `queue:pool` (a pool
 //!   queue; for a worker its own pool's), `queue:other-pool`, `queue:low` (its low lane),
 //!   `queue:other-low`, `queue:dlq`, `queue:other-dlq`,
-//!   `queue:target`, `function:scan`, `function:target`, `secret:target`, `bus:events`, `role:{name}`,
+//!   `queue:target`, `queue:source` (a tenant's event queue, to the ingest), `function:scan`, `function:target`, `secret:target`, `bus:events`, `role:{name}`,
 //!   `user:{name}`. DynamoDB deletes also record the item's partition key (`leadingKey`), so the
 //!   construct's condition on `dynamodb:LeadingKeys` is evaluated too.
 //!
@@ -48,6 +48,8 @@ pub enum Role {
     Worker,
     /// The HTTP API.
     Api,
+    /// The ingest function: the tenants' event sources (their SQS queues, their buses).
+    Ingest,
     /// An in-process handler's own code, run by a worker: its calls need grants the deployer
     /// gives the worker role for the handler (its tables, its downstreams), not Sundial's.
     Handler,
@@ -65,6 +67,7 @@ impl Role {
             Role::Reconcile => "reconcile",
             Role::Worker => "worker",
             Role::Api => "api",
+            Role::Ingest => "ingest",
             Role::Handler => "handler",
             Role::Tenant => "tenant",
         }
@@ -143,6 +146,8 @@ impl Scope {
                 Some(p) => ("dlq", p),
                 None => match name.strip_suffix(crate::priority::LOW_LANE_SUFFIX).and_then(pool) {
                     Some(p) => ("low", p),
+                    // The ingest reads its sources' tags; everyone else's other queue is a target.
+                    None if self.role == Role::Ingest => return "queue:source".into(),
                     None => return "queue:target".into(),
                 },
             },

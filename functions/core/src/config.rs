@@ -568,6 +568,97 @@ impl LocalRunSettings {
     }
 }
 
+/// One of a tenant's event sources (docs/events.md), declared by the CDK construct's
+/// `eventSources`: the tenant is the source's, never the message's.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct EventSource {
+    /// The tenant whose jobs the source's events fire.
+    pub tenant: String,
+    /// The tenant's SQS queue (its ARN); it must carry the tag `sundial-tenant={tenant}`.
+    #[serde(default)]
+    pub queue_arn: Option<String>,
+    /// The tenant's EventBridge bus (its name), made by the construct, whose rule sends its
+    /// events to the ingest function stamped with this tenant.
+    #[serde(default)]
+    pub bus: Option<String>,
+}
+
+/// What the ingest function reads (beyond [`Config`], [`ApiSettings`]' quotas and
+/// [`BackpressureSettings`]): the tenants' event sources.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EventSourceSettings {
+    /// Every declared source (`SUNDIAL_EVENT_SOURCES`, a JSON array of
+    /// `{tenant, queueArn}` and `{tenant, bus}`).
+    pub sources: Vec<EventSource>,
+}
+
+impl EventSourceSettings {
+    /// Reads the settings from the environment.
+    pub fn from_env() -> Result<Self, ConfigError> {
+        Self::from_lookup(process_env)
+    }
+
+    /// [`EventSourceSettings::from_env`] with an injected lookup.
+    pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        let name = &Resources::get().env.event_sources;
+        let Some(v) = get(name).filter(|v| !v.trim().is_empty()) else {
+            return Ok(Self::default());
+        };
+        let bad = |reason: String| ConfigError::Invalid { name: name.clone(), reason };
+        let sources: Vec<EventSource> = serde_json::from_str(&v)
+            .map_err(|e| bad(format!("not a JSON array of {{tenant, queueArn | bus}}: {e}")))?;
+        for (i, s) in sources.iter().enumerate() {
+            crate::keys::validate_id("tenant", &s.tenant)
+                .map_err(|e| bad(format!("[{i}].tenant: {}", e.reason)))?;
+            if s.queue_arn.is_some() == s.bus.is_some() {
+                return Err(bad(format!("[{i}]: give exactly one of queueArn and bus")));
+            }
+            if s.queue_arn.as_deref().is_some_and(|a| !a.starts_with("arn:") || a.split(':').count() != 6) {
+                return Err(bad(format!("[{i}].queueArn: not an SQS queue ARN")));
+            }
+        }
+        // One tenant per source: a queue or bus declared for two tenants is refused, not guessed.
+        for (i, s) in sources.iter().enumerate() {
+            let twin = sources[..i].iter().find(|o| {
+                o.tenant != s.tenant
+                    && ((s.queue_arn.is_some() && o.queue_arn == s.queue_arn)
+                        || (s.bus.is_some() && o.bus == s.bus))
+            });
+            if let Some(o) = twin {
+                return Err(bad(format!(
+                    "[{i}]: the same source is declared for tenants {:?} and {:?}",
+                    o.tenant, s.tenant
+                )));
+            }
+        }
+        Ok(EventSourceSettings { sources })
+    }
+
+    /// The tenant of the SQS queue `arn`, if it is a declared source.
+    pub fn queue_tenant(&self, arn: &str) -> Option<&str> {
+        self.sources.iter().find(|s| s.queue_arn.as_deref() == Some(arn)).map(|s| s.tenant.as_str())
+    }
+
+    /// Whether `bus` is a declared source of `tenant`.
+    pub fn is_bus_of(&self, bus: &str, tenant: &str) -> bool {
+        self.sources.iter().any(|s| s.bus.as_deref() == Some(bus) && s.tenant == tenant)
+    }
+
+    /// The value of `SUNDIAL_EVENT_SOURCES` for these sources (the local run, the tests).
+    pub fn to_env_value(&self) -> String {
+        let list: Vec<serde_json::Value> = self
+            .sources
+            .iter()
+            .map(|s| match (&s.queue_arn, &s.bus) {
+                (Some(q), _) => serde_json::json!({"tenant": s.tenant, "queueArn": q}),
+                (_, b) => serde_json::json!({"tenant": s.tenant, "bus": b}),
+            })
+            .collect();
+        serde_json::Value::Array(list).to_string()
+    }
+}
+
 /// `v` as a positive integer of type `T`, or [`ConfigError::Invalid`] naming the variable.
 fn positive<T: std::str::FromStr + Default + PartialEq>(name: &str, v: &str) -> Result<T, ConfigError> {
     v.trim().parse::<T>().ok().filter(|n| *n != T::default()).ok_or_else(|| ConfigError::Invalid {
@@ -881,6 +972,41 @@ mod tests {
         assert!(matches!(e, ConfigError::Invalid { ref name, .. } if *name == n.worker_slots), "{e:?}");
     }
 
+    #[test]
+    fn event_sources_name_one_tenant_each_and_bad_ones_name_the_variable() {
+        let n = &Resources::get().env;
+        let q = "arn:aws:sqs:eu-west-1:111111111111:acme-files";
+        let ok =
+            format!(r#"[{{"tenant":"acme","queueArn":"{q}"}},{{"tenant":"acme","bus":"s-tenant-acme"}}]"#);
+        let env = HashMap::from([(n.event_sources.clone(), ok)]);
+        let s = EventSourceSettings::from_lookup(lookup(&env)).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(s.queue_tenant(q), Some("acme"));
+        assert_eq!(s.queue_tenant("arn:aws:sqs:eu-west-1:111111111111:other"), None);
+        assert!(s.is_bus_of("s-tenant-acme", "acme") && !s.is_bus_of("s-tenant-acme", "globex"));
+        assert_eq!(
+            EventSourceSettings::from_lookup(lookup(&HashMap::from([(
+                n.event_sources.clone(),
+                s.to_env_value()
+            )]))),
+            Ok(s)
+        );
+        for bad in [
+            "{}".to_string(),
+            r#"[{"tenant":"acme"}]"#.to_string(),
+            r#"[{"tenant":"a b","bus":"x"}]"#.to_string(),
+            r#"[{"tenant":"acme","queueArn":"acme-files"}]"#.to_string(),
+            format!(r#"[{{"tenant":"acme","queueArn":"{q}"}},{{"tenant":"globex","queueArn":"{q}"}}]"#),
+        ] {
+            let env = HashMap::from([(n.event_sources.clone(), bad.clone())]);
+            let e = EventSourceSettings::from_lookup(lookup(&env)).err();
+            assert!(
+                matches!(e, Some(ConfigError::Invalid { ref name, .. }) if *name == n.event_sources),
+                "{bad}: {e:?}"
+            );
+        }
+        assert_eq!(EventSourceSettings::from_lookup(|_| None), Ok(EventSourceSettings::default()));
+    }
+
     /// The names a loader asks for, whatever it does with them.
     fn names_read(load: impl FnOnce(&dyn Fn(&str) -> Option<String>)) -> BTreeSet<String> {
         // Valid values for the required names, so a loader never stops at the first one missing.
@@ -918,7 +1044,8 @@ mod tests {
 
     #[test]
     fn each_loader_reads_exactly_the_names_resources_json_gives_it() {
-        let cases: [(&str, BTreeSet<String>); 7] = [
+        let cases: [(&str, BTreeSet<String>); 8] = [
+            ("EventSourceSettings", names_read(|g| drop(EventSourceSettings::from_lookup(g)))),
             ("BackpressureSettings", names_read(|g| drop(BackpressureSettings::from_lookup(g)))),
             ("Config", names_read(|g| drop(Config::from_lookup(g)))),
             ("TickSettings", names_read(|g| drop(TickSettings::from_lookup(g)))),

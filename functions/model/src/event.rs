@@ -94,6 +94,97 @@ pub fn validate_event(
     Ok(())
 }
 
+/// An event as a source delivers it (a message body on a tenant's SQS queue, the `detail` of an
+/// EventBridge event on a tenant's bus): which job, and the fields of `POST
+/// /v1/jobs/{jobId}/events`. The tenant is never in it: it is the source's.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct EventMessage {
+    /// The job to fire (one of the source's tenant's).
+    pub job_id: String,
+    /// Deduplication key; default: the source's own id of the message or event.
+    #[serde(default)]
+    pub key: Option<String>,
+    /// Per-run parameters, merged over the job's.
+    #[serde(default)]
+    pub params: Option<serde_json::Value>,
+    /// When the event happened (RFC 3339); default: the source's timestamp of it.
+    #[serde(default)]
+    pub at: Option<DateTime<Utc>>,
+}
+
+/// Largest message body an event source accepts (bytes): the API's request body limit.
+pub const MAX_EVENT_MESSAGE_BYTES: usize = 16 * 1024;
+
+/// Reads an event source's message: a JSON object `{jobId, key?, params?, at?}`; an error names
+/// the field (`jobId`, `key`, `params`, `at`, or `body` when it is not such an object).
+pub fn parse_event_message(body: &serde_json::Value) -> Result<EventMessage, ValidationError> {
+    let serde_json::Value::Object(map) = body else {
+        return Err(invalid("body", "must be a JSON object {jobId, key?, params?, at?}"));
+    };
+    for (k, v) in map {
+        let known = ["jobId", "key", "params", "at"].contains(&k.as_str());
+        if !known {
+            return Err(invalid(k.clone(), "unknown field: an event is {jobId, key?, params?, at?}"));
+        }
+        let ok = match k.as_str() {
+            "jobId" => v.is_string(),
+            "key" => v.is_string() || v.is_null(),
+            "at" => v.as_str().is_some_and(|s| DateTime::parse_from_rfc3339(s).is_ok()) || v.is_null(),
+            _ => true,
+        };
+        if !ok {
+            let what = match k.as_str() {
+                "at" => "must be an RFC 3339 instant",
+                _ => "must be a string",
+            };
+            return Err(invalid(k.clone(), what));
+        }
+    }
+    if !map.contains_key("jobId") {
+        return Err(invalid("jobId", "is required: the job the event fires"));
+    }
+    serde_json::from_value(body.clone()).map_err(|e| invalid("body", e.to_string()))
+}
+
+/// Reads a message body as text (an SQS body): JSON, at most [`MAX_EVENT_MESSAGE_BYTES`].
+pub fn parse_event_body(body: &str) -> Result<EventMessage, ValidationError> {
+    if body.len() > MAX_EVENT_MESSAGE_BYTES {
+        return Err(invalid("body", format!("must be at most {MAX_EVENT_MESSAGE_BYTES} bytes")));
+    }
+    let v: serde_json::Value =
+        serde_json::from_str(body).map_err(|e| invalid("body", format!("is not JSON: {e}")))?;
+    parse_event_message(&v)
+}
+
+/// The deduplication key of a source's event without one of its own: the source's id of the
+/// message (`sqs-{messageId}`, `eb-{eventId}`), so a redelivery of the same message or event
+/// is the same execution. Ids outside the key's alphabet are hashed.
+pub fn source_key(prefix: &str, id: &str) -> String {
+    let allowed = |c: char| c.is_ascii_alphanumeric() || "_.-:/=@+".contains(c);
+    let key = format!("{prefix}-{id}");
+    if key.len() <= MAX_EVENT_KEY_CHARS && !id.is_empty() && id.chars().all(allowed) {
+        key
+    } else {
+        format!("{prefix}-h{:016x}", fnv1a(id.as_bytes()))
+    }
+}
+
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3))
+}
+
+/// The instant a source's event is given when it names none: the source's timestamp of it
+/// (SQS `SentTimestamp`, EventBridge `time`) when within [`MAX_EVENT_AGE_SECS`] of `now` (and
+/// not ahead of it), else its arrival: a message that sat in its queue for longer than a day is
+/// an event of now, not refused.
+pub fn source_instant(stamp: Option<DateTime<Utc>>, now: DateTime<Utc>) -> DateTime<Utc> {
+    match stamp {
+        Some(t) if t <= now && t >= now - Duration::seconds(MAX_EVENT_AGE_SECS) => t,
+        _ => now,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -134,5 +225,41 @@ mod tests {
             validate_event(None, Some(now + Duration::hours(1)), now).map_err(|e| e.field),
             Err("at".into())
         );
+    }
+    #[test]
+    fn a_source_message_names_its_job_and_bad_fields_by_name() {
+        let m = parse_event_body(
+            r#"{"jobId":"nightly","key":"f.csv","params":{"a":1},"at":"2026-12-01T03:00:00Z"}"#,
+        )
+        .unwrap_or_else(|e| panic!("{e:?}"));
+        assert_eq!(m.job_id, "nightly");
+        assert_eq!(m.key.as_deref(), Some("f.csv"));
+        assert_eq!(m.at, Some(at("2026-12-01T03:00:00Z")));
+        let field = |b: &str| parse_event_body(b).map_err(|e| e.field).err();
+        assert_eq!(field("not json"), Some("body".into()));
+        assert_eq!(field("[1]"), Some("body".into()));
+        assert_eq!(field(r#"{"key":"k"}"#), Some("jobId".into()));
+        assert_eq!(field(r#"{"jobId":7}"#), Some("jobId".into()));
+        assert_eq!(field(r#"{"jobId":"j","at":"yesterday"}"#), Some("at".into()));
+        assert_eq!(field(r#"{"jobId":"j","tenant":"other"}"#), Some("tenant".into()));
+        assert_eq!(
+            field(&format!(r#"{{"jobId":"j","params":"{}"}}"#, "x".repeat(MAX_EVENT_MESSAGE_BYTES))),
+            Some("body".into())
+        );
+    }
+
+    #[test]
+    fn a_source_event_without_key_or_instant_takes_the_sources() {
+        assert_eq!(source_key("sqs", "0f1e-22aa"), "sqs-0f1e-22aa");
+        let odd = source_key("eb", "a b");
+        assert!(
+            odd.starts_with("eb-h") && validate_event(Some(&odd), None, at("2026-12-01T00:00:00Z")).is_ok()
+        );
+        assert_eq!(odd, source_key("eb", "a b"));
+        let now = at("2026-12-01T12:00:00Z");
+        assert_eq!(source_instant(Some(at("2026-12-01T11:59:00Z")), now), at("2026-12-01T11:59:00Z"));
+        assert_eq!(source_instant(Some(at("2026-11-29T11:59:00Z")), now), now);
+        assert_eq!(source_instant(Some(at("2026-12-01T12:10:00Z")), now), now);
+        assert_eq!(source_instant(None, now), now);
     }
 }

@@ -34,6 +34,10 @@ pub enum OpsAction {
     CalendarUpdate,
     /// Business calendar deleted.
     CalendarDelete,
+    /// An event from one of the tenant's sources (its SQS queue, its EventBridge bus) that
+    /// cannot fire: a bad message, or a job that is not the tenant's, takes no events or is
+    /// paused (`detail`: the source, the message and the error, naming the field).
+    EventRejected,
 }
 
 impl OpsAction {
@@ -53,6 +57,7 @@ impl OpsAction {
             OpsAction::CalendarCreate => "calendar_create",
             OpsAction::CalendarUpdate => "calendar_update",
             OpsAction::CalendarDelete => "calendar_delete",
+            OpsAction::EventRejected => "event_rejected",
         }
     }
 
@@ -73,6 +78,7 @@ impl OpsAction {
             CalendarCreate,
             CalendarUpdate,
             CalendarDelete,
+            EventRejected,
         ]
         .into_iter()
         .find(|a| a.as_str() == s)

@@ -224,6 +224,9 @@ pub struct EnvNames {
     pub root: String,
     /// Port of the local emulator (`sundial dev`, when `AWS_ENDPOINT_URL` is unset).
     pub emulator_port: String,
+    /// The tenants' event sources the ingest function takes events from (JSON, set by the CDK
+    /// from `eventSources`; ingest).
+    pub event_sources: String,
 }
 
 /// Defaults of the settings in [`EnvNames`] (same logical names) and of deploy-time choices.

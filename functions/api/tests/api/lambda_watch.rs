@@ -93,3 +93,80 @@ async fn the_api_lambda_serves_api_gateway_v2_events() {
     drop(watch);
     env.cleanup().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_ingest_lambda_fires_a_job_from_its_tenants_queue_batch() {
+    // GIVEN acme's event queue (tagged acme) declared as acme's source, and the api and ingest
+    // functions of the package running under cargo lambda watch
+    let env = TestEnv::new("ingest-lambda").await.expect("emulator environment");
+    let url = sundial_tests::fixtures::tenant_queue(&env, "files", "acme").await.expect("queue");
+    let attrs = env
+        .clients
+        .sqs
+        .get_queue_attributes()
+        .queue_url(&url)
+        .attribute_names(aws_sdk_sqs::types::QueueAttributeName::QueueArn)
+        .send()
+        .await
+        .expect("attributes");
+    let arn =
+        attrs.attributes().and_then(|a| a.get(&aws_sdk_sqs::types::QueueAttributeName::QueueArn)).cloned();
+    let arn = arn.expect("the queue's ARN");
+    let sources = sundial_core::config::EventSourceSettings {
+        sources: vec![sundial_core::config::EventSource {
+            tenant: "acme".into(),
+            queue_arn: Some(arn.clone()),
+            bus: None,
+        }],
+    };
+    let name = sundial_core::resources::Resources::get().env.event_sources.clone();
+    let value = sources.to_env_value();
+    let fn_env = sundial_tests::fixtures::function_env(&env, &[(name.as_str(), value.as_str())]);
+    let watch = LambdaWatch::start("sundial-api", &fn_env).await.expect("cargo lambda watch");
+    let mut body = job_body("load", "0 0 6 * * *");
+    body["events"] = json!({});
+    let created = invoke(
+        &watch,
+        &event(
+            "POST",
+            "/v1/jobs",
+            Some(&body.to_string()),
+            &[("content-type", "application/json")],
+            claims("acme"),
+        ),
+    )
+    .await;
+    assert_eq!(created["statusCode"], 201, "{created}");
+
+    // WHEN the event source mapping hands the ingest function a batch of acme's queue
+    let batch = json!({"Records": [{
+        "messageId": "5f6e0c1a-1111-2222-3333-444455556666", "receiptHandle": "rh", "md5OfBody": "",
+        "body": json!({"jobId": "load", "key": "file-7.csv", "params": {"file": "file-7.csv"}}).to_string(),
+        "attributes": {"ApproximateReceiveCount": "1"}, "messageAttributes": {},
+        "eventSource": "aws:sqs", "eventSourceARN": arn, "awsRegion": "us-east-1"
+    }]});
+    let call = watch
+        .client()
+        .invoke()
+        .function_name("ingest")
+        .payload(Blob::new(serde_json::to_vec(&batch).expect("JSON")))
+        .send();
+    let out = tokio::time::timeout(std::time::Duration::from_secs(300), call)
+        .await
+        .expect("the ingest function did not answer within 300 s: see the cargo-lambda log")
+        .expect("invoke the ingest function");
+    assert!(out.function_error().is_none(), "function error: {:?}", out.payload());
+    let answer: Value =
+        serde_json::from_slice(out.payload().map(|p| p.as_ref()).unwrap_or(b"{}")).expect("JSON");
+
+    // THEN no record is left for redelivery, and the job has one execution made by the event,
+    // with its parameters, sent to its pool
+    assert_eq!(answer["batchItemFailures"], json!([]), "{answer}");
+    let es = sundial_tests::trigger::executions(&env, "acme", "load").await.expect("executions");
+    assert_eq!(es.len(), 1, "{es:?}");
+    assert_eq!(es[0].timeline[0].code.as_deref(), Some("event"));
+    assert_eq!(es[0].definition.params["file"], "file-7.csv");
+    let sent = sundial_tests::fixtures::receive(&env, env.queue_url("default"), 60).await.expect("receive");
+    assert_eq!(sent.len(), 1);
+    env.cleanup().await;
+}

@@ -16,6 +16,7 @@ mod fuzz;
 mod headers;
 mod hostile;
 mod idempotency;
+mod ingest;
 mod lambda_watch;
 mod lifecycle;
 mod local_server;

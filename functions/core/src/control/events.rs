@@ -41,6 +41,19 @@ pub async fn fire(
     ev: &EventIn,
     now: DateTime<Utc>,
 ) -> Result<EventOutcome, ControlError> {
+    fire_as(ctl, caller, &caller.actor(), job_id, ev, now).await
+}
+
+/// [`fire`] for an event source other than the API: `actor` names the source in the audit
+/// trail (`source:sqs:{queue}`, `source:events:{bus}`), `caller.tenant` is the source's tenant.
+pub async fn fire_as(
+    ctl: &Control,
+    caller: &Caller,
+    actor: &str,
+    job_id: &str,
+    ev: &EventIn,
+    now: DateTime<Utc>,
+) -> Result<EventOutcome, ControlError> {
     event::validate_event(ev.key.as_deref(), ev.at, now)?;
     let mut job = ctl.job(caller, job_id).await?;
     let schedule = super::executions::runnable_job(&job)?;
@@ -72,7 +85,7 @@ pub async fn fire(
         .await?;
         instant = crate::store::items::ms_to_dt(given);
     }
-    let mut e = Execution::ready(&job, &schedule, instant, None, now, &caller.actor());
+    let mut e = Execution::ready(&job, &schedule, instant, None, now, actor);
     // Run now: an event before its fire's instant ("whichever comes first") starts at once.
     e.fire_at = now;
     e.available_at = e.fire_at.timestamp_millis();
@@ -91,7 +104,7 @@ pub async fn fire(
             let Some(existing) = ctl.execs.get(&key, true).await?.map(|s| s.exec) else {
                 return Ok(EventOutcome { execution: e, created: false });
             };
-            let existing = advance_if_ahead(ctl, caller, existing, now).await?;
+            let existing = advance_if_ahead(ctl, actor, existing, now).await?;
             return Ok(EventOutcome { execution: existing, created: false });
         }
         Err(err) => {
@@ -102,10 +115,10 @@ pub async fn fire(
     if let Err(err) = ctl.ctx.queues.send_all(&job.definition.pool, &[Outgoing::for_execution(&e, now)]).await
     {
         // Nothing will ever receive it: cancel it rather than leave a READY execution behind.
-        let _ = ctl.execs.request_cancel(&key, &caller.actor(), now).await;
+        let _ = ctl.execs.request_cancel(&key, actor, now).await;
         return Err(err.into());
     }
-    let mut entry = OpsEntry::new(caller.actor(), OpsAction::Trigger, job_id, now)
+    let mut entry = OpsEntry::new(actor, OpsAction::Trigger, job_id, now)
         .versions(None, Some(job.version))
         .execution(e.id());
     if let Some(k) = &ev.key {
@@ -122,7 +135,7 @@ pub async fn fire(
 /// conditional write, a note `AdvancedByEvent`) and sends it. Anything else is left as it is.
 async fn advance_if_ahead(
     ctl: &Control,
-    caller: &Caller,
+    actor: &str,
     existing: Execution,
     now: DateTime<Utc>,
 ) -> Result<Execution, ControlError> {
@@ -135,11 +148,33 @@ async fn advance_if_ahead(
         return Ok(existing);
     }
     let code = crate::model::retry::codes::ADVANCED_BY_EVENT;
-    if !ctl.execs.advance_ready(&existing, code, &caller.actor(), now_ms).await? {
+    if !ctl.execs.advance_ready(&existing, code, actor, now_ms).await? {
         return Ok(existing);
     }
     let key = ExecKey::of(&existing);
     let advanced = ctl.execs.get(&key, true).await?.map(|s| s.exec).unwrap_or(existing);
     ctl.ctx.queues.send_all(&advanced.definition.pool, &[Outgoing::for_execution(&advanced, now)]).await?;
     Ok(advanced)
+}
+
+/// Records in the tenant's operations log that an event from one of its sources could not fire
+/// (`event_rejected`): a source has no one to answer, so the refusal is kept where the tenant
+/// reads its audit trail (`GET /v1/ops`), with the error naming the field. `job_id` is what the
+/// message named (`-` when it named none).
+pub async fn record_rejected(
+    ctl: &Control,
+    tenant: &str,
+    actor: &str,
+    job_id: &str,
+    what: &str,
+    err: &ControlError,
+    now: DateTime<Utc>,
+) -> Result<(), ControlError> {
+    let job = if crate::keys::validate_id("jobId", job_id).is_ok() { job_id } else { "-" };
+    let detail = match err {
+        ControlError::Invalid(e) => format!("{what}: {}: {}", e.field, e.reason),
+        other => format!("{what}: {other}"),
+    };
+    let entry = OpsEntry::new(actor, OpsAction::EventRejected, job, now).detail(detail);
+    Ok(ops::record(ctl, tenant, &entry).await?)
 }
