@@ -134,6 +134,7 @@ export interface EnvNames {
   readonly tenant: string;
   readonly root: string;
   readonly emulatorPort: string;
+  readonly eventSources: string;
 }
 
 /** A logical setting name (a key of `env`). */
@@ -170,7 +171,7 @@ export interface Defaults {
 }
 
 /** A Rust binary that reads settings. */
-export type Binary = 'tick' | 'worker' | 'worker-ecs' | 'api' | 'sundial';
+export type Binary = 'tick' | 'worker' | 'worker-ecs' | 'api' | 'ingest' | 'sundial';
 
 /** One typed loader of `sundial_core::config` (or the CLI's arguments): the names it reads. */
 export interface EnvLoader {

@@ -16,7 +16,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Annotations, ArnFormat, Duration, Lazy, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
+import { Annotations, ArnFormat, Duration, Lazy, RemovalPolicy, Stack, Tags, Token, Validations } from 'aws-cdk-lib';
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
 import * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpIamAuthorizer, HttpJwtAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
@@ -226,6 +226,24 @@ export const PROTECTED_FUNCTION_PROPS = [
 ] as const;
 export type ProtectedFunctionProp = (typeof PROTECTED_FUNCTION_PROPS)[number];
 
+/** One tenant's event source (`SundialSchedulerProps.eventSources`). */
+export interface TenantEventSource {
+  /** The tenant whose jobs the source's events fire. */
+  readonly tenant: string;
+  /** The tenant's SQS queue (tagged `sundial-tenant=<tenant>`). */
+  readonly queue?: sqs.IQueue;
+  /** A bus for the tenant, made by the construct. */
+  readonly bus?: TenantBusProps;
+}
+
+/** The bus the construct makes for a tenant's events. */
+export interface TenantBusProps {
+  /** Accounts (besides Sundial's) allowed `events:PutEvents` on it, e.g. the tenant's own. */
+  readonly accounts?: string[];
+  /** Which events of the bus fire (default: `detail-type` `Sundial Event`). */
+  readonly eventPattern?: events.EventPattern;
+}
+
 /** Per-function overrides: `all` first, then the function's own entry (`workers`: every Lambda worker). */
 export interface FunctionOverridesProps {
   readonly all?: FunctionOverrides;
@@ -233,6 +251,7 @@ export interface FunctionOverridesProps {
   readonly scan?: FunctionOverrides;
   readonly reconcile?: FunctionOverrides;
   readonly api?: FunctionOverrides;
+  readonly ingest?: FunctionOverrides;
   readonly workers?: FunctionOverrides;
 }
 
@@ -422,6 +441,21 @@ export interface SundialSchedulerProps {
    */
   readonly tenantTargets?: Record<string, TargetAllow>;
   /**
+   * The tenants' event sources (docs/events.md): each fires the tenant's jobs that take events
+   * (`events` in their definition) through the `ingest` function, made only when this is set.
+   * - `{ tenant, queue }`: the tenant's SQS queue (its own, possibly in its own account; its
+   *   queue policy must let `ingestFunction`'s role consume it), which must carry the tag
+   *   `sundial-tenant=<tenant>`. An event source mapping with partial batch responses; give the
+   *   queue a redrive policy (messages that keep failing end in the tenant's DLQ).
+   * - `{ tenant, bus: { accounts?, eventPattern? } }`: a bus the construct makes for the tenant
+   *   (`<stackName>-tenant-<tenant>`, tagged `sundial-tenant`), which `accounts` may put events
+   *   on, and a rule (default pattern: `detail-type` `Sundial Event`) that sends each event to
+   *   the ingest stamped with the tenant. Tenants in Sundial's account put events on it with an
+   *   identity policy; the guardrail denies them every other tenant's bus.
+   * Default: none.
+   */
+  readonly eventSources?: TenantEventSource[];
+  /**
    * Tenants whose outbound calls assume a role of their own (typically in their own account)
    * instead of the stack's tenant access role (`SUNDIAL_TENANT_ROLES`): tenant → role ARN. The
    * worker assumes it with the session tag `sundial-tenant=<tenant>`; the role's trust policy must
@@ -526,6 +560,13 @@ export class SundialScheduler extends Construct {
   /** The reconciler: re-sends executions whose delivery is gone (its own schedule). */
   public readonly reconcileFunction: lambda.Function;
   public readonly apiFunction: lambda.Function;
+  /** The tenants' event sources' function (only with `eventSources`). */
+  public readonly ingestFunction?: lambda.Function;
+  /** The bus made for each tenant with a `bus` source, by tenant. */
+  public readonly tenantBuses: Record<string, events.EventBus> = {};
+  private readonly tenantRules: events.Rule[] = [];
+  /** Bus events the ingest failed three times (Lambda's asynchronous retries), kept 14 days. */
+  public readonly ingestDeadLetterQueue?: sqs.Queue;
   public readonly httpApi: apigwv2.HttpApi;
   public readonly queuePrefix: string;
   public readonly shards: number;
@@ -950,6 +991,119 @@ export class SundialScheduler extends Construct {
       );
     }
 
+    // ---- tenants' event sources --------------------------------------------------------------
+    // docs/events.md: the ingest is the same control plane as the API (binary `ingest` of the
+    // api crate), so it reads the API's settings (quotas, back-pressure) and makes the same calls
+    // for an event as POST /v1/jobs/{jobId}/events; the tenant is the source's, declared here.
+    const sources = props.eventSources ?? [];
+    if (sources.length > 0) {
+      const declared: Record<string, string>[] = [];
+      const busOf: Record<string, events.EventBus> = {};
+      for (const [i, src] of sources.entries()) {
+        if (!/^[A-Za-z0-9_.-]{1,64}$/.test(src.tenant)) throw new Error(`eventSources[${i}].tenant: ${JSON.stringify(src.tenant)} is not a tenant id`);
+        if ((src.queue === undefined) === (src.bus === undefined)) throw new Error(`eventSources[${i}]: give exactly one of queue and bus`);
+        if (src.bus !== undefined) {
+          if (busOf[src.tenant]) throw new Error(`eventSources[${i}]: tenant ${src.tenant} already has a bus`);
+          const busName = `${stack.stackName}-tenant-${src.tenant}`;
+          const bus = new events.EventBus(this, `TenantBus-${src.tenant}`, { eventBusName: busName });
+          Tags.of(bus).add('sundial-tenant', src.tenant);
+          for (const account of src.bus.accounts ?? []) {
+            bus.addToResourcePolicy(
+              new iam.PolicyStatement({
+                sid: `PutEvents${account}`,
+                principals: [new iam.AccountPrincipal(account)],
+                actions: ['events:PutEvents'],
+                resources: [bus.eventBusArn],
+              }),
+            );
+          }
+          busOf[src.tenant] = bus;
+          this.tenantBuses[src.tenant] = bus;
+          declared.push({ tenant: src.tenant, bus: busName });
+        } else {
+          declared.push({ tenant: src.tenant, queueArn: src.queue!.queueArn });
+        }
+      }
+      const ingestDlq = new sqs.Queue(this, 'IngestDeadLetters', {
+        retentionPeriod: Duration.days(14),
+        enforceSSL: true,
+        ...(this.encryptionKey ? { encryption: sqs.QueueEncryption.KMS, encryptionMasterKey: this.encryptionKey } : { encryption: sqs.QueueEncryption.SQS_MANAGED }),
+      });
+      this.ingestDeadLetterQueue = ingestDlq;
+      const ingest = this.rustFunction('Ingest', 'ingest', this.overrides.ingest, {
+        timeout: Duration.seconds(30),
+        memorySize: 256,
+        environment: envOf('ingest', {
+          consoleLogGroups: workerLogGroups.join(','),
+          apiId: Lazy.string({ produce: () => this.httpApi.apiId }),
+          eventSources: stack.toJsonString(declared),
+        }),
+        description: "Sundial ingest: the tenants' event sources to executions",
+        retryAttempts: 2,
+        deadLetterQueue: ingestDlq,
+      });
+      this.ingestFunction = ingest;
+      // The same item calls as the API's events route (key claim, execution put, quota and
+      // rate counters, ops log), proven by infra/test/iam.test.ts from the recording.
+      // No index: an event reads its job and execution by key.
+      allow(
+        ingest,
+        ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem', 'dynamodb:Query'],
+        tables.map((t) => t.tableArn),
+      );
+      ingest.addToRolePolicy(
+        new iam.PolicyStatement({
+          actions: ['dynamodb:DeleteItem'],
+          resources: [this.jobsTable.tableArn],
+          conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['T#*#QUOTA'] } },
+        }),
+      );
+      allow(ingest, ['sqs:SendMessage', 'sqs:GetQueueUrl', 'sqs:GetQueueAttributes'], poolQueueArns);
+      for (const src of sources) {
+        if (src.queue !== undefined) {
+          // The mapping consumes the queue; the function reads its sundial-tenant tag.
+          src.queue.grantConsumeMessages(ingest);
+          allow(ingest, ['sqs:GetQueueUrl', 'sqs:ListQueueTags'], [src.queue.queueArn]);
+          ingest.addEventSource(new SqsEventSource(src.queue, { batchSize: 10, reportBatchItemFailures: true }));
+        } else {
+          const bus = busOf[src.tenant];
+          const rule: events.Rule = new events.Rule(this, `TenantRule-${src.tenant}`, {
+            eventBus: bus,
+            description: `Sundial: events of tenant ${src.tenant} to the ingest`,
+            eventPattern: src.bus?.eventPattern ?? { detailType: ['Sundial Event'] },
+            targets: [
+              new targets.LambdaFunction(ingest, {
+                deadLetterQueue: ingestDlq,
+                retryAttempts: 185,
+                maxEventAge: Duration.hours(24),
+              }),
+            ],
+          });
+          // The whole event, stamped with the tenant and bus: `<aws.events.event>` is
+          // EventBridge's predefined variable for the original event as JSON (a value, not a key).
+          const stamp = JSON.stringify({ tenant: src.tenant, bus: `${stack.stackName}-tenant-${src.tenant}` });
+          this.tenantRules.push(rule);
+          (rule.node.defaultChild as events.CfnRule).addPropertyOverride('Targets.0.InputTransformer', {
+            InputTemplate: `{"sundialEventSource":${stamp},"event":<aws.events.event>}`,
+          });
+        }
+      }
+      this.alarm('IngestErrors', {
+        alarmDescription: "Sundial ingest failed: events from the tenants' sources are being retried (see the ingest logs)",
+        metric: ingest.metricErrors({ period: Duration.minutes(5), statistic: 'Sum' }),
+        threshold: 1,
+        evaluationPeriods: 1,
+        comparisonOperator: cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      });
+      this.alarm('IngestDeadLettersAlarm', {
+        alarmDescription: 'Sundial ingest dead-lettered bus events it could not take in three tries (IngestDeadLetters queue)',
+        metric: ingestDlq.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5), statistic: 'Maximum' }),
+        threshold: 1,
+        evaluationPeriods: 1,
+        comparisonOperator: cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      });
+    }
+
     // ---- observability ---------------------------------------------------------------------
     this.dashboard = this.observe(props.scheduleLagAlarmThresholdMs ?? 5000, poolProps);
   }
@@ -1039,6 +1193,24 @@ export class SundialScheduler extends Construct {
       deny('SundialQueues', ['sqs:*'], queueArns),
       deny('SundialEventBus', ['events:*'], [this.eventBus.eventBusArn]),
       deny('SundialLogs', ['logs:*'], logGroupArns),
+      // The tenants' buses (eventSources): a tenant may put events on its own bus and do nothing
+      // else to any (its rule and its bus policy are the construct's), nor put on another's.
+      ...(this.tenantRules.length + Object.keys(this.tenantBuses).length > 0
+        ? [
+            new iam.PolicyStatement({
+              sid: 'SundialTenantBusesAdmin',
+              effect: iam.Effect.DENY,
+              notActions: ['events:PutEvents'],
+              resources: [...Object.values(this.tenantBuses).map((b) => b.eventBusArn), ...this.tenantRules.map((r) => r.ruleArn)],
+              conditions: principal,
+            }),
+            ...Object.entries(this.tenantBuses).map(([tenant, bus]) =>
+              deny(`SundialTenantBus${tenant.replace(/[^A-Za-z0-9]/g, '')}`, ['events:PutEvents'], [bus.eventBusArn], {
+                StringNotEquals: { [`aws:PrincipalTag/${this.principalTenantTag}`]: tenant },
+              }),
+            ),
+          ]
+        : []),
       ...(this.encryptionKey ? [deny('SundialKey', ['kms:*'], [this.encryptionKey.keyArn])] : []),
       deny('SundialRoles', ['iam:*'], roleArns),
       deny('SundialAssumeRoles', ['sts:AssumeRole', 'sts:TagSession', 'sts:SetSourceIdentity'], [this.tenantAccessRole.roleArn, ...roleArns.filter((a) => a !== this.tenantAccessRole.roleArn)]),
@@ -1387,9 +1559,9 @@ export class SundialScheduler extends Construct {
    */
   private rustFunction(
     id: string,
-    binary: 'tick' | 'worker' | 'api',
+    binary: 'tick' | 'worker' | 'api' | 'ingest',
     overrides: FunctionOverrides | undefined,
-    opts: Pick<lambda.FunctionProps, 'timeout' | 'memorySize' | 'environment' | 'description' | 'retryAttempts' | 'reservedConcurrentExecutions'>,
+    opts: Pick<lambda.FunctionProps, 'timeout' | 'memorySize' | 'environment' | 'description' | 'retryAttempts' | 'reservedConcurrentExecutions' | 'deadLetterQueue'>,
   ): lambda.Function {
     const logGroup = this.logGroup(`${id}Logs`);
     // Our own role instead of the default one with the AWSLambdaBasicExecutionRole managed

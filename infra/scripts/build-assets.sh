@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the Rust functions for Lambda (provided.al2023, arm64) into the layout SundialScheduler
-# reads: $OUT/{tick,worker,api,worker-ecs}/bootstrap, plus the ECS worker's Dockerfile.
+# reads: $OUT/{tick,worker,api,ingest,worker-ecs}/bootstrap, plus the ECS worker's Dockerfile.
 #
 #   infra/scripts/build-assets.sh [OUT]        (default OUT: infra/build/assets)
 #   cd infra && npx cdk deploy -c sundial:assetsDir=build/assets
@@ -18,7 +18,7 @@ root="$(dirname "$infra")"
 out="$(realpath -m "${1:-$infra/build/assets}")"
 mkdir -p "$out"
 cd "$root"
-cargo lambda build --release --arm64 --bin tick --bin worker --bin api --lambda-dir "$out"
+cargo lambda build --release --arm64 --bin tick --bin worker --bin api --bin ingest --lambda-dir "$out"
 if grep -q 'name = "worker-ecs"' functions/worker/Cargo.toml 2>/dev/null; then
   cargo lambda build --release --arm64 --bin worker-ecs --lambda-dir "$out"
   cp "$infra/assets/worker-ecs/Dockerfile" "$out/worker-ecs/Dockerfile"

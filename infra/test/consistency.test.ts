@@ -38,6 +38,7 @@ describe('CDK template matches resources.json', () => {
     ...JWT_PROPS,
     queuePrefix: 'acme-',
     pools: [{ name: 'default' }, { name: 'bulk' }, { name: 'long', kind: 'ecs', runTimeout: Duration.hours(1) }],
+    eventSources: [{ tenant: 'acme', bus: {} }],
   });
   const s = b.sundial;
   const tableProps = {
@@ -78,8 +79,11 @@ describe('CDK template matches resources.json', () => {
   });
 
   it('names queues {prefix}{pool}, low lanes {prefix}{pool}-low and DLQs {prefix}{pool}{dlqSuffix}, with the maxReceiveCount and retention', () => {
-    const names = Object.values(b.template.findResources('AWS::SQS::Queue'))
-      .map((q) => q.Properties.QueueName)
+    // The ingest's dead letters (bus events it failed to take) are no pool's: CloudFormation names it.
+    const ingestDlq = logicalId(b.stack, s.ingestDeadLetterQueue!);
+    const names = Object.entries(b.template.findResources('AWS::SQS::Queue'))
+      .filter(([id]) => id !== ingestDlq)
+      .map(([, q]) => q.Properties.QueueName)
       .sort();
     const pools = ['default', 'bulk', 'long'];
     assert.deepEqual(names, pools.flatMap((p) => [`acme-${p}`, `acme-${p}-low`, `acme-${p}${def.queues.dlqSuffix}`]).sort());
@@ -127,6 +131,11 @@ describe('CDK template matches resources.json', () => {
     const api = envOf(b, s.apiFunction);
     check(api, 'api', [], 'api');
     assert.equal(api[env.tenantClaim], def.defaults.tenantClaim);
+    // The ingest is the API's control plane for events: the API's settings, and its sources.
+    const ingest = envOf(b, s.ingestFunction!);
+    check(ingest, 'ingest', [env.eventSources], 'ingest');
+    assert.equal(ingest[env.tenantClaim], def.defaults.tenantClaim);
+    assert.deepEqual(JSON.parse(ingest[env.eventSources] as string), [{ tenant: 'acme', bus: 'SundialTest-tenant-acme' }]);
     for (const pool of s.pools.filter((p) => p.kind === 'lambda')) {
       const vars = envOf(b, pool.worker!);
       check(vars, 'worker', [env.pool], `worker ${pool.name}`);
@@ -159,7 +168,7 @@ describe('CDK template matches resources.json', () => {
     ]);
     // Not for functions: the CLI's own variables, and the names each process must set itself.
     const notDeployed = new Set<string>([...readBy('sundial'), ...def.cdkLeavesUnset.names.map((n: string) => def.env[n])]);
-    const deployed = new Set(['tick', 'worker', 'worker-ecs', 'api'].flatMap(readBy));
+    const deployed = new Set(['tick', 'worker', 'worker-ecs', 'api', 'ingest'].flatMap(readBy));
     for (const name of declared) {
       if (notDeployed.has(name) && !deployed.has(name)) {
         assert.ok(!used.has(name), `${name} is not meant for a function but the CDK sets it`);

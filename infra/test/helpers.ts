@@ -38,7 +38,7 @@ let fakeAssets: string | undefined;
 export function fakeAssetsDir(): string {
   if (fakeAssets) return fakeAssets;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sundial-assets-'));
-  for (const name of ['tick', 'worker', 'api', 'worker-ecs']) {
+  for (const name of ['tick', 'worker', 'api', 'ingest', 'worker-ecs']) {
     fs.mkdirSync(path.join(dir, name));
     fs.writeFileSync(path.join(dir, name, 'bootstrap'), `fake ${name} binary`, { mode: 0o755 });
   }

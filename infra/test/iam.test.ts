@@ -28,6 +28,7 @@ import { describe, it } from 'node:test';
 import { App, CfnElement, Duration, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { SundialScheduler, SundialSchedulerProps } from '../lib/sundial-scheduler';
 import { CDK_JSON_CONTEXT, fakeAssetsDir } from './helpers';
 
@@ -35,6 +36,8 @@ const ACCOUNT = '123456789012';
 const REGION = 'eu-west-1';
 const TARGET_FUNCTION = `arn:aws:lambda:${REGION}:${ACCOUNT}:function:sundial-iam-target`;
 const TARGET_QUEUE = `arn:aws:sqs:${REGION}:${ACCOUNT}:sundial-iam-target`;
+/** A tenant's event queue (`eventSources`), recorded by the ingest as `queue:source`. */
+const SOURCE_QUEUE = `arn:aws:sqs:${REGION}:${ACCOUNT}:acme-files`;
 const TARGET_SECRETS = `arn:aws:secretsmanager:${REGION}:${ACCOUNT}:secret:sundial-webhooks/*`;
 const A_TARGET_SECRET = `arn:aws:secretsmanager:${REGION}:${ACCOUNT}:secret:sundial-webhooks/signing-AbCdEf`;
 
@@ -44,7 +47,7 @@ export interface Access {
    * `handler`: an in-process handler's own calls (its tables), granted by the deployer, not checked.
    * `tenant`: a worker's calls through its tenant access session (targets and webhook secrets).
    */
-  readonly role: 'tick' | 'scan' | 'reconcile' | 'worker' | 'api' | 'tenant' | 'handler';
+  readonly role: 'tick' | 'scan' | 'reconcile' | 'worker' | 'api' | 'ingest' | 'tenant' | 'handler';
   readonly action: string;
   readonly resource: string;
   readonly leadingKey?: string;
@@ -190,6 +193,11 @@ const PROPS: SundialSchedulerProps = {
   // Provisioned, so the planner's recorded DescribeTable/UpdateTable are checked against the
   // grant that exists only then (an on-demand stack grants neither).
   tableCapacity: { mode: 'provisioned', writeCapacity: 5, readCapacity: 5 },
+  // The ingest function exists only with event sources: a tenant queue and a tenant bus.
+  eventSources: [
+    { tenant: 'acme', queue: sqs.Queue.fromQueueArn(new Stack(), 'SourceQueue', SOURCE_QUEUE) },
+    { tenant: 'acme', bus: { accounts: ['222222222222'] } },
+  ],
 };
 
 interface Synth {
@@ -219,6 +227,8 @@ function rolesOf(s: Synth, role: Access['role']): Array<{ name: string; role: ia
       return fn(s.sundial.reconcileFunction, 'reconcile');
     case 'api':
       return fn(s.sundial.apiFunction, 'api');
+    case 'ingest':
+      return fn(s.sundial.ingestFunction!, 'ingest');
     case 'tenant':
       return [{ name: 'tenant access role', role: s.sundial.tenantAccessRole }];
     case 'worker':
@@ -257,6 +267,8 @@ export function arnsOf(s: Synth, resource: string, pool?: string): string[] {
       return others.map((p) => queueArn(p.lowQueue));
     case 'queue:target':
       return [TARGET_QUEUE];
+    case 'queue:source':
+      return [SOURCE_QUEUE];
     case 'function:scan':
       return [s.resolver.arnOf(id(s.sundial.scanFunction))];
     case 'function:target':
@@ -391,7 +403,7 @@ describe('IAM: every recorded call is allowed by its role', () => {
     const calls = readRecording(RECORDING!);
     // The recording reaches every function: an entry point that lost its scope would record
     // nothing and pass vacuously.
-    for (const role of ['tick', 'scan', 'reconcile', 'worker', 'api', 'tenant'] as const) {
+    for (const role of ['tick', 'scan', 'reconcile', 'worker', 'api', 'ingest', 'tenant'] as const) {
       assert.ok(calls.some((c) => c.role === role), `no call recorded for ${role}`);
     }
     const s = synth();

@@ -13,6 +13,7 @@ import { describe, it } from 'node:test';
 import { App, Duration, Stack, Validations } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as kms from 'aws-cdk-lib/aws-kms';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { SundialScheduler, SundialSchedulerProps } from '../lib/sundial-scheduler';
 import { CDK_JSON_CONTEXT, fakeAssetsDir } from './helpers';
@@ -87,7 +88,7 @@ describe('cdk-nag AwsSolutionsChecks', () => {
     assert.deepEqual(vs, [], show(vs));
   });
 
-  it('every option on (key, tracing, toolkit tables, a function in a VPC, ECS in a given VPC, the tenant guardrail policy): nothing unacknowledged', () => {
+  it('every option on (key, tracing, toolkit tables, a function in a VPC, ECS in a given VPC, event sources, the tenant guardrail policy): nothing unacknowledged', () => {
     const vs = nag((stack) => {
       const key = new kms.Key(stack, 'Key', { enableKeyRotation: true });
       const vpc = new ec2.Vpc(stack, 'Net', { maxAzs: 2, natGateways: 0, subnetConfiguration: [{ name: 'public', subnetType: ec2.SubnetType.PUBLIC }] });
@@ -101,6 +102,10 @@ describe('cdk-nag AwsSolutionsChecks', () => {
         tracing: true,
         toolkitTables: true,
         functionOverrides: { api: { vpc, allowPublicSubnet: true } },
+        eventSources: [
+          { tenant: 'acme', queue: sqs.Queue.fromQueueArn(stack, 'AcmeFiles', 'arn:aws:sqs:us-east-1:111111111111:acme-files') },
+          { tenant: 'globex', bus: { accounts: ['222222222222'] } },
+        ],
         ...TARGETS,
       }).tenantGuardrailPolicy();
     });
