@@ -7,6 +7,7 @@
 //! one worker per pool (the ECS long-poll loop, in-process) ── claim → run → finish
 //! API on http://127.0.0.1:<port> (the same router as the Lambda)
 //! demo target on 127.0.0.1 + demo job every 10 s ── one live line per execution
+//! the local tenant's event queue ── the ingest handler (as the deployed event source mapping)
 //! ```
 //!
 //! Everything runs in this process except the emulator; Ctrl-C (or SIGTERM) stops the tick,
@@ -448,6 +449,7 @@ pub(crate) async fn run(args: DevArgs, _api: &ApiArgs) -> anyhow::Result<()> {
         .with_exec_logs(EXEC_LOGS.get_or_init(Default::default).clone()),
     );
     let s = stop.clone();
+    let ingest_api = (*api).clone();
     tasks.spawn(async move {
         if let Err(e) = sundial_api::local::serve(api, listener, s.cancelled_owned()).await {
             eprintln!("API server stopped: {e}");
@@ -498,6 +500,17 @@ pub(crate) async fn run(args: DevArgs, _api: &ApiArgs) -> anyhow::Result<()> {
         demo_line = format!("  demo job   '{DEMO_JOB}' fires every 10 s → POST {target_url}");
     }
     tasks.spawn(live_lines(control, since, stop.clone()));
+    // The local tenant's event queue, fed to the ingest handler as the deployed mapping does.
+    let (events_url, feed) = crate::event_source::start(
+        ingest_api,
+        clients.sqs.clone(),
+        &args.prefix,
+        TENANT,
+        args.fast,
+        stop.clone(),
+    )
+    .await?;
+    tasks.spawn(feed);
 
     println!("Sundial is running locally");
     println!("  API        {api_url}   (OpenAPI: {api_url}/openapi.json)");
@@ -513,6 +526,7 @@ pub(crate) async fn run(args: DevArgs, _api: &ApiArgs) -> anyhow::Result<()> {
     );
     println!("  workers    {} ({} slots each)", args.pools.join(", "), args.slots.max(1));
     println!("{demo_line}");
+    println!("  events     queue {events_url} (tenant {TENANT}): sundial events send --queue-url {events_url} <job> [--key K] [--params JSON]");
     println!("  try        SUNDIAL_API_URL={api_url} sundial jobs list");
     println!("Ctrl-C stops everything. One line per execution:");
 

@@ -20,6 +20,7 @@ mod calendars;
 mod capacity;
 mod client;
 mod dev;
+mod event_source;
 mod preview;
 mod provision;
 mod resource_limits;
@@ -79,6 +80,11 @@ enum Command {
     Pools {
         #[command(flatten)]
         api: client::ApiArgs,
+    },
+    /// Put events on a tenant's event queue (the local run prints its own; docs/events.md).
+    Events {
+        #[command(subcommand)]
+        cmd: event_source::EventsCmd,
     },
     /// List, show (with the timeline) and cancel executions.
     Executions {
@@ -150,6 +156,7 @@ async fn run(cli: Cli) -> ExitCode {
         Command::Calendars { cmd, api } => calendars::calendars(&api, cmd).await,
         Command::Resources { cmd, api } => resource_limits::resources(&api, cmd).await,
         Command::Pools { api } => resource_limits::pools(&api).await,
+        Command::Events { cmd } => event_source::run(cmd).await,
         Command::Executions { cmd, api } => api_cmds::executions(&api, cmd).await,
         Command::Dlq { cmd, api } => api_cmds::dlq(&api, cmd).await,
         Command::Ops { cmd, api } => api_cmds::ops(&api, cmd).await,

@@ -220,6 +220,56 @@ fn the_local_run_creates_runs_and_stops() {
         assert!(Instant::now() < deadline, "the event's execution did not succeed within 60 s: {e}");
         std::thread::sleep(Duration::from_millis(500));
     }
+    // AND an event put on the local tenant's event queue (`sundial events send`, the URL the
+    // local run printed) fires the job through the ingest handler, deduplicated by its key
+    let events_line =
+        out.iter().find(|l| l.trim_start().starts_with("events ")).cloned().expect("the events line");
+    let queue_url = events_line.split_whitespace().nth(2).expect("the event queue URL").to_string();
+    let send = |key: &str| {
+        let o = Command::new(env!("CARGO_BIN_EXE_sundial"))
+            .args([
+                "events",
+                "send",
+                "--queue-url",
+                &queue_url,
+                "feed",
+                "--key",
+                key,
+                "--params",
+                r#"{"file":"q.csv"}"#,
+            ])
+            .env("AWS_ENDPOINT_URL", format!("http://127.0.0.1:{}", dev.emulator_port))
+            .output()
+            .expect("run sundial events send");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    };
+    send("q.csv");
+    send("q.csv");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let from_queue = loop {
+        let page = json_of(&cli(&api_url, &["executions", "list", "--job", "feed", "--output", "json"]));
+        let queued: Vec<Value> = page["items"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|e| e["executionId"] != event_id.as_str() && e["status"] == "SUCCEEDED")
+            .cloned()
+            .collect();
+        if !queued.is_empty() {
+            break queued;
+        }
+        assert!(Instant::now() < deadline, "the queued event did not run within 60 s: {page}");
+        std::thread::sleep(Duration::from_millis(500));
+    };
+    std::thread::sleep(Duration::from_secs(2));
+    let page = json_of(&cli(&api_url, &["executions", "list", "--job", "feed", "--output", "json"]));
+    assert_eq!(page["items"].as_array().map(Vec::len), Some(2), "one execution per key: {page}");
+    let e = json_of(&cli(
+        &api_url,
+        &["executions", "get", from_queue[0]["executionId"].as_str().unwrap_or_default(), "--output", "json"],
+    ));
+    assert!(e["timeline"][0]["actor"].as_str().unwrap_or_default().starts_with("source:sqs:"), "{e}");
+
     // AND a job waiting for it shows in its dependency graph, as the CLI prints it
     let down = cli(
         &api_url,
