@@ -201,6 +201,31 @@ pub struct Execution {
     /// Map-reduce state.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub map_reduce: Option<MapReduceView>,
+    /// What the business calendar did to this fire, computed by the schedule of the definition
+    /// version that made it (`definitionVersion`, with the calendar versions that version
+    /// recorded). Present only for a fire of a schedule with a business calendar (a scheduled
+    /// or backfilled fire, not a manual run, an event's or a child); absent also when that
+    /// version or its calendar is no longer stored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub business_calendar: Option<FireCalendar>,
+}
+
+/// What a business calendar did to one fire: moved it (`rolledFrom`, `reason`), and which of
+/// the schedule's instants since its previous fire it removed (`skippedBefore`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FireCalendar {
+    /// Where the schedule put the fire before the calendar moved it; absent when it did not.
+    #[serde(default, skip_serializing_if = "Option::is_none", serialize_with = "time::opt")]
+    pub rolled_from: Option<DateTime<Utc>>,
+    /// Why it moved (`holiday 2026-12-25 in holidays v2; following`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The schedule's instants after its previous fire and before this one that the calendar
+    /// removed (skipped, or rolled onto an instant that fires anyway), ascending: the first 10.
+    pub skipped_before: Vec<crate::SkippedFire>,
+    /// How many such instants there were in all (at most 10,000 are looked at).
+    pub skipped_before_count: u32,
 }
 
 /// One transition of an execution's audit trail.

@@ -285,6 +285,13 @@ pub struct UpcomingFires {
     pub truncated: bool,
     /// The zone's transitions in the window.
     pub transitions: Vec<DstTransition>,
+    /// Fires of the window a business calendar moved (jobs with a business calendar only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rolled: Option<Vec<RolledFire>>,
+    /// The schedule's instants of the window, up to its last listed fire, that a business
+    /// calendar removed (jobs with a business calendar only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<Vec<SkippedFire>>,
 }
 
 /// What kind of transition.

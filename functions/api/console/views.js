@@ -129,7 +129,14 @@ export async function jobsPage(root, _p, query) {
       fill(cell, e ? h('span', {}, badge(e.status), ' ', link(execHref(e.executionId), fmt(e.scheduledAt))) : '—');
       const tz = j.definition.schedule.timezone || 'UTC';
       const next = j.state === 'ENABLED' && j.nextFireAt ? [j.nextFireAt] : [];
-      fill(history, runStrip(page.items.slice(0, HISTORY), next, { def: j.definition, tz, execHref, id: j.jobId }));
+      // With a business calendar, whether the next fire is rolled is the upcoming window's answer
+      // (when that window reaches it).
+      let calendar = null;
+      if (next.length && j.definition.schedule.businessCalendar) {
+        const u = await get(`/v1/jobs/${enc(j.jobId)}/upcoming?days=90`).catch(() => null);
+        if (u && u.fires.length && Date.parse(u.fires[0]) === Date.parse(next[0])) calendar = u;
+      }
+      fill(history, runStrip(page.items.slice(0, HISTORY), next, { def: j.definition, tz, execHref, id: j.jobId, calendar }));
     } catch { cell.textContent = '?'; history.textContent = '?'; }
   }));
 }
@@ -153,14 +160,16 @@ export async function editJobPage(root, [id]) {
 function upcoming(u, tz) {
   const notes = new Map();
   for (const t of u.transitions) for (const a of t.affected) if (a.at) notes.set(a.at, a.note);
-  const rows = u.fires.map((at) => ({ at, note: notes.get(at) }));
+  const rolls = new Map((u.rolled || []).map((r) => [r.at, `rolled from ${fmt(r.rolledFrom, tz)} (${r.reason})`]));
+  const rows = u.fires.map((at) => ({ at, note: notes.get(at), roll: rolls.get(at) }));
   return h('div', { id: 'upcoming' },
     u.transitions.length
       ? h('ul', { id: 'dst-transitions' }, u.transitions.map((t) => h('li', { class: 'dst' }, h('span', { class: 'note' }, t.note),
         t.affected.map((a) => h('span', { class: 'dst', 'data-dst': 'affected' }, a.note)))))
       : h('p', { class: 'muted' }, `No daylight-saving transition in ${tz} in this range.`),
     table([
-      { label: `Local time (${tz})`, cell: (r) => h('span', {}, fmt(r.at, tz), r.note ? h('span', { class: 'dst note', 'data-dst': 'fire' }, r.note) : null) },
+      { label: `Local time (${tz})`, cell: (r) => h('span', {}, fmt(r.at, tz), r.note ? h('span', { class: 'dst note', 'data-dst': 'fire' }, r.note) : null,
+        r.roll ? h('span', { class: 'roll note', 'data-roll': 'fire' }, r.roll) : null) },
       { label: 'UTC', cell: (r) => fmt(r.at), narrow: true },
     ], rows, { empty: 'No fires in this range.' }));
 }
@@ -306,7 +315,8 @@ export async function jobPage(root, [id], query) {
     const u = await up.catch(() => null);
     const next = u ? u.fires.filter((f) => Date.parse(f) > now).slice(0, 5) : [];
     const due = page.items.filter((x) => Date.parse(x.scheduledAt) <= now);
-    fill(stripBox, h('div', { id: 'run-strip' }, runStrip(due, job.state === 'ENABLED' ? next : [], { def: d, tz, execHref, id })), stripLegend());
+    const calendar = d.schedule.businessCalendar ? u : null;
+    fill(stripBox, h('div', { id: 'run-strip' }, runStrip(due, job.state === 'ENABLED' ? next : [], { def: d, tz, execHref, id, calendar })), stripLegend());
     if (page.items.some((x) => x.startedAt)) fill(chartBox, lagChart(page.items));
   } catch (e) { showError(e, execBox); fill(stripBox, '—'); }
 }
@@ -339,7 +349,12 @@ export async function execPage(root, [id]) {
       e.child ? ['Child', childLabel(e.child)] : null,
       e.children ? ['Children', `${e.children.finished} of ${e.children.total} finished, ${e.children.succeeded} succeeded`] : null,
       ['Definition version', link(`${jobHref(e.jobId)}?v=${e.definitionVersion}`, `v${e.definitionVersion}`)],
-      ['Scheduled', fmt(e.scheduledAt)], ['Created', fmt(e.createdAt)],
+      ['Scheduled', fmt(e.scheduledAt)],
+      e.businessCalendar && e.businessCalendar.rolledFrom
+        ? ['Rolled by the business calendar', h('span', { id: 'rolled-from' }, `from ${fmt(e.businessCalendar.rolledFrom)} (${e.businessCalendar.reason})`)] : null,
+      e.businessCalendar && e.businessCalendar.skippedBeforeCount
+        ? ['Removed by the business calendar since the previous fire', `${e.businessCalendar.skippedBeforeCount}: ${e.businessCalendar.skippedBefore.map((x) => fmt(x.at)).join(', ')}${e.businessCalendar.skippedBeforeCount > e.businessCalendar.skippedBefore.length ? ', …' : ''}`] : null,
+      ['Created', fmt(e.createdAt)],
       ['Started', fmt(e.startedAt)], ['Finished', fmt(e.finishedAt)],
       ['Waited (start lag)', dur(e.startLagMs)],
       ['Ran', e.finishedAt && e.startedAt ? dur(Date.parse(e.finishedAt) - Date.parse(e.startedAt)) : '—'],

@@ -10,7 +10,7 @@ use sundial_core::control::jobs::JobView;
 use sundial_core::execution::children::ChildKey;
 use sundial_core::execution::mapreduce::{MapState, Phase};
 use sundial_core::model::{ExecStatus, Execution, Job, JobState, OpsEntry};
-use sundial_core::schedule::PreviewFire;
+use sundial_core::schedule::{FireOrigin, PreviewFire};
 use sundial_core::store::calendars::StoredCalendar;
 use sundial_core::store::items::ms_to_dt;
 
@@ -152,6 +152,35 @@ pub fn execution(e: &Execution) -> wire::Execution {
                 .collect(),
         }),
         map_reduce: e.map_reduce.as_ref().map(map_reduce),
+        business_calendar: None,
+    }
+}
+
+/// Executions as lists show them, each with what its business calendar did to its fire
+/// (`origins`, in the same order, from [`sundial_core::control::fire_calendar::explain`]).
+pub fn executions_explained(execs: &[Execution], origins: &[Option<FireOrigin>]) -> Vec<wire::Execution> {
+    execs
+        .iter()
+        .zip(origins)
+        .map(|(e, o)| {
+            let mut v = execution(e);
+            v.business_calendar = o.as_ref().map(fire_calendar);
+            v
+        })
+        .collect()
+}
+
+/// What a business calendar did to one fire.
+pub fn fire_calendar(o: &FireOrigin) -> wire::FireCalendar {
+    wire::FireCalendar {
+        rolled_from: o.rolled_from,
+        reason: o.reason.clone(),
+        skipped_before: o
+            .skipped_before
+            .iter()
+            .map(|(at, reason)| wire::SkippedFire { at: *at, reason: reason.clone() })
+            .collect(),
+        skipped_before_count: u32::try_from(o.skipped_count).unwrap_or(u32::MAX),
     }
 }
 
@@ -298,6 +327,7 @@ pub fn upcoming(
 ) -> wire::UpcomingFires {
     use sundial_core::control::upcoming::Shift;
     let local = |t: chrono::NaiveDateTime| t.format("%Y-%m-%dT%H:%M:%S").to_string();
+    let explained = u.explained.as_ref().map(|lines| preview(lines, true));
     wire::UpcomingFires {
         timezone: timezone.to_string(),
         from,
@@ -325,6 +355,8 @@ pub fn upcoming(
                     .collect(),
             })
             .collect(),
+        rolled: explained.as_ref().and_then(|p| p.rolled.clone()),
+        skipped: explained.and_then(|p| p.skipped),
     }
 }
 

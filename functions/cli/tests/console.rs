@@ -717,6 +717,127 @@ fn the_console_in_a_real_browser() {
     assert_eq!(detail["waitingFor"][0]["job"], "close-books", "{detail}");
     b.audit("execution-waiting");
 
+    // AND a job with a business calendar marks, on its run history strip, the fire the calendar
+    // rolled and the instant it removed, as the API says: holidays on day D and D+2 (every
+    // weekday a working day), a job at 12:00 UTC on D, D+2 and D+3 rolling 'following', its
+    // fires of the last days made by a backfill (the schedule's fires): D's rolls to D+1, D+2's
+    // onto D+3, which fires anyway (merged)
+    let day = |n: i64| (chrono::Utc::now() - chrono::Duration::days(n)).date_naive();
+    let (d0, d1, d2, d3) = (day(5), day(4), day(3), day(2));
+    let dom = |d: chrono::NaiveDate| chrono::Datelike::day(&d);
+    api(
+        port,
+        "local",
+        "PUT",
+        "/v1/calendars/close-holidays",
+        Some(json!({"holidays": [d0.to_string(), d2.to_string()], "restDays": []})),
+    );
+    api(
+        port,
+        "local",
+        "POST",
+        "/v1/jobs",
+        Some(json!({
+            "jobId": "month-end-close",
+            "schedule": {
+                "expression": format!("0 0 12 {},{},{} * *", dom(d0), dom(d2), dom(d3)),
+                "timezone": "UTC",
+                "businessCalendar": {"calendar": "close-holidays", "roll": "following"},
+            },
+            "target": {"type": "inProcess", "handler": "sleep"},
+            "retry": {"maxAgeSecs": 7 * 86_400},
+        })),
+    );
+    api(
+        port,
+        "local",
+        "POST",
+        "/v1/jobs/month-end-close/backfill",
+        Some(
+            json!({"from": format!("{d0}T00:00:00Z"), "to": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)}),
+        ),
+    );
+    let listed = api(port, "local", "GET", "/v1/jobs/month-end-close/executions?limit=50", None);
+    let items: Vec<Value> = listed["items"].as_array().cloned().unwrap_or_default();
+    let noon = |d: chrono::NaiveDate| format!("{d}T12:00:00");
+    let at = |e: &Value| e["scheduledAt"].as_str().unwrap_or_default().to_string();
+    assert_eq!(
+        items.iter().rev().map(|e| at(e)[..19].to_string()).collect::<Vec<_>>(),
+        [noon(d1), noon(d3)],
+        "{listed}"
+    );
+    // (the API: D+1's fire rolled from D's, with the reason; D+2's instant removed before D+3's)
+    let rolled = &items[1]["businessCalendar"];
+    assert!(rolled["rolledFrom"].as_str().is_some_and(|f| f.starts_with(&noon(d0))), "{rolled}");
+    assert!(
+        rolled["reason"].as_str().is_some_and(|r| r.contains(&format!("holiday {d0} in close-holidays"))),
+        "{rolled}"
+    );
+    let merged = &items[0]["businessCalendar"];
+    assert_eq!(merged["skippedBeforeCount"], json!(1), "{merged}");
+    assert!(merged["skippedBefore"][0]["at"].as_str().is_some_and(|f| f.starts_with(&noon(d2))), "{merged}");
+    assert!(merged.get("rolledFrom").is_none(), "{merged}");
+    // (what the strip must show, from the API's answer: a roll mark before each rolled fire's
+    // cell, a removed-instants mark before each fire the calendar removed instants before)
+    let (mut want_rolls, mut want_skips) = (Vec::new(), Vec::new());
+    for e in items.iter().rev() {
+        let href =
+            format!("#/executions/{}", e["executionId"].as_str().unwrap_or_default().replace('@', "%40"));
+        if let Some(from) = e["businessCalendar"]["rolledFrom"].as_str() {
+            want_rolls.push(json!([at(e), from, href]));
+        }
+        if let Some(n) = e["businessCalendar"]["skippedBeforeCount"].as_u64().filter(|n| *n > 0) {
+            want_skips.push(json!([at(e), n.to_string()]));
+        }
+    }
+    let marks_of = |strip: &str| {
+        b.js(
+            "const s = document.querySelector(arguments[0]);
+             const next = (m) => { let c = m.nextElementSibling; while (c && !c.classList.contains('cell')) c = c.nextElementSibling; return c; };
+             return [
+               [...s.querySelectorAll('[data-roll-mark]')].map((m) => [m.dataset.rollAt, m.dataset.rollFrom, next(m).getAttribute('href'),
+                 m.getAttribute('role'), m.getAttribute('aria-label') === m.getAttribute('title') && /rolled forward by the business calendar from/.test(m.getAttribute('aria-label'))]),
+               [...s.querySelectorAll('[data-skip-mark]')].map((m) => [m.dataset.skipBefore, m.dataset.skipCount, m.getAttribute('role'),
+                 /removed by the business calendar/.test(m.getAttribute('aria-label'))]),
+             ];",
+            json!([strip]),
+        )
+    };
+    let with = |v: &[Value], extra: &[Value]| {
+        v.iter()
+            .map(|x| {
+                let mut a = x.as_array().cloned().unwrap_or_default();
+                a.extend_from_slice(extra);
+                Value::Array(a)
+            })
+            .collect::<Vec<_>>()
+    };
+    let want = json!([
+        with(&want_rolls, &[json!("img"), json!(true)]),
+        with(&want_skips, &[json!("img"), json!(true)])
+    ]);
+    // WHEN its page and the jobs list are opened
+    b.goto(&format!("{base}#/jobs/month-end-close"));
+    b.wait_for("the roll mark on the strip", "document.querySelector('#run-strip [data-roll-mark]')", WAIT);
+    // THEN the strip marks exactly what the API says
+    assert_eq!(marks_of("#run-strip"), want, "the job page's strip against GET executions");
+    b.js("document.querySelector('#run-strip').scrollIntoView();", json!([]));
+    b.shot("job-business-calendar");
+    b.goto(&format!("{base}#/jobs"));
+    b.wait_for(
+        "the roll mark on the list's strip",
+        "document.querySelector('[data-history=\"month-end-close\"] [data-roll-mark]')",
+        WAIT,
+    );
+    assert_eq!(
+        marks_of("[data-history=\"month-end-close\"]"),
+        want,
+        "the jobs list's strip against GET executions"
+    );
+    // AND the legend names both marks
+    b.wait_text(".strip-legend", "rolled by the business calendar", WAIT);
+    b.wait_text(".strip-legend", "instants the business calendar removed", WAIT);
+
     // WHEN a sharded job (3 shards) is created in the form and run now
     b.goto(&format!("{base}#/jobs/new"));
     b.fill("#f-jobId", "sharded-report");
@@ -1003,12 +1124,24 @@ fn the_console_in_a_real_browser() {
     b.wait_for("the overview", "document.querySelector('#overview-updated')", WAIT);
     b.wait_for("the pool queues", "document.querySelector('[data-pool-main]')", WAIT);
     b.shot("overview-phone-dark");
-    for page in ["#/overview", "#/jobs", "#/jobs/nightly-report"] {
+    for page in ["#/overview", "#/jobs", "#/jobs/nightly-report", "#/jobs/month-end-close"] {
         b.goto(&format!("{base}{page}"));
         b.wait_for("the page", "!document.body.innerText.includes('Loading…')", WAIT);
         let wide = b.js("return document.documentElement.scrollWidth - window.innerWidth;", json!([]));
         assert!(wide.as_i64().unwrap_or(1) <= 0, "{page} is {wide} px wider than a 390 px screen");
     }
+    // (the business calendar's marks are drawn there, in the dark theme's colours, and pass the audit)
+    let drawn = b.js(
+        "return ['#run-strip [data-roll-mark]', '#run-strip [data-skip-mark]'].map((q) => {
+           const m = document.querySelector(q); const r = m.getBoundingClientRect(); const st = getComputedStyle(m);
+           return r.width > 0 && r.height > 0 && r.right <= window.innerWidth
+             && (st.borderLeftColor !== st.backgroundColor || st.borderTopStyle === 'dashed');
+         });",
+        json!([]),
+    );
+    assert_eq!(drawn, json!([true, true]), "the calendar marks at phone width in the dark theme");
+    b.js("document.querySelector('#run-strip').scrollIntoView();", json!([]));
+    b.shot("job-business-calendar-phone-dark");
     b.size(1280, 800);
     b.shot("job-detail-dark");
     // The sign-in code of the deployed console derives PKCE challenges as RFC 7636 says (its

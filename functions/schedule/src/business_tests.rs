@@ -540,3 +540,79 @@ proptest! {
         }
     }
 }
+
+// ---- explain_fire: what the calendar did to a fire already made ------------------------------
+
+#[test]
+fn a_fire_already_made_is_explained_rolled_or_with_the_holidays_merged_into_it() {
+    // GIVEN holidays 12-01 and 12-03 (every weekday works), a job at 12:00 UTC on the 1st, 3rd
+    // and 4th rolling 'following'
+    let days = cal(&["2026-12-01", "2026-12-03"], Some(&[]));
+    let s = sched("0 0 12 1,3,4 * *", "UTC", &days, Roll::Following);
+    // WHEN the fire of 12-02 is explained
+    let o = s.explain_fire(utc("2026-12-02T12:00:00Z"), 10).unwrap();
+    // THEN it was rolled from the 1st's, which was a holiday, and nothing was skipped before it
+    assert_eq!(o.rolled_from, Some(utc("2026-12-01T12:00:00Z")));
+    assert_eq!(o.reason.as_deref(), Some("holiday 2026-12-01 in cal v3; following"));
+    assert_eq!((o.skipped_before.len(), o.skipped_count), (0, 0));
+    // AND the 4th's fire is its own, with the 3rd's merged into it shown before it
+    let o = s.explain_fire(utc("2026-12-04T12:00:00Z"), 10).unwrap();
+    assert_eq!((o.rolled_from, o.reason), (None, None));
+    assert_eq!(
+        o.skipped_before,
+        [(
+            utc("2026-12-03T12:00:00Z"),
+            "holiday 2026-12-03 in cal v3; following to 2026-12-04T12:00:00Z, which already fires (merged)"
+                .to_string()
+        )]
+    );
+    // AND the raw instants that are no fire are not explained as fires
+    assert_eq!(s.explain_fire(utc("2026-12-01T12:00:00Z"), 10), None);
+    assert_eq!(s.explain_fire(utc("2026-12-02T12:00:01Z"), 10), None);
+}
+
+#[test]
+fn a_fire_rolled_back_names_the_later_instant_it_came_from() {
+    // GIVEN a month-end job on 2027-01-31, a Sunday, rolling 'preceding' in New York
+    let days = cal(&[], None);
+    let s = sched("0 0 18 31 * *", "America/New_York", &days, Roll::Preceding);
+    let fire = s.next_after(utc("2027-01-20T00:00:00Z")).unwrap();
+    // WHEN its fire (Friday 01-29) is explained
+    let o = s.explain_fire(fire, 10).unwrap();
+    // THEN it came from Sunday's 18:00, after it
+    assert_eq!(fire, utc("2027-01-29T23:00:00Z"));
+    assert_eq!(o.rolled_from, Some(utc("2027-01-31T23:00:00Z")));
+    assert!(o.reason.is_some_and(|r| r.ends_with("; preceding")));
+}
+
+#[test]
+fn skipped_weekend_fires_are_counted_before_mondays_and_agree_with_the_preview() {
+    // GIVEN a daily 09:00 Berlin job whose calendar rests on weekends, rolling 'skip'
+    let days = cal(&[], None);
+    let s = sched("0 0 9 * * *", "Europe/Berlin", &days, Roll::Skip);
+    // WHEN Monday 2026-12-07's fire is explained keeping one skipped fire
+    let o = s.explain_fire(utc("2026-12-07T08:00:00Z"), 1).unwrap();
+    // THEN Saturday's and Sunday's were skipped: both counted, the first kept
+    assert_eq!(o.skipped_count, 2);
+    assert_eq!(o.skipped_before.len(), 1);
+    assert_eq!(o.skipped_before[0].0, utc("2026-12-05T08:00:00Z"));
+    assert!(o.skipped_before[0].1.ends_with("; skip"), "{}", o.skipped_before[0].1);
+    // AND each fire of two weeks is explained as the preview from before them explains it
+    let after = utc("2026-11-30T12:00:00Z");
+    let preview = s.preview_explained(after, 10);
+    let mut skipped = Vec::new();
+    for line in preview {
+        match line {
+            PreviewFire::Skipped { at, reason } => skipped.push((at, reason)),
+            PreviewFire::Fire { at, rolled_from, reason } => {
+                let o = s.explain_fire(at, 10).unwrap();
+                assert_eq!((o.rolled_from, o.reason), (rolled_from, reason));
+                assert_eq!(o.skipped_before, std::mem::take(&mut skipped), "{at}");
+            }
+        }
+    }
+    // AND a schedule without a business calendar explains nothing
+    let plain =
+        Schedule::parse(&ScheduleSpec::new("0 0 9 * * *", "UTC"), utc("2026-01-01T00:00:00Z")).unwrap();
+    assert_eq!(plain.explain_fire(utc("2026-12-07T09:00:00Z"), 10), None);
+}

@@ -13,6 +13,7 @@
 //!   and `at()`; `search_cursor`: where a cron search for one overlap pass starts.
 //! - `preview`: [`Schedule::preview`] and [`Schedule::fires_between`].
 //! - `rolled`: cron fires rolled by a business calendar, and [`Schedule::preview_explained`].
+//! - `fire_origin`: [`Schedule::explain_fire`], what the calendar did to one fire already made.
 //! - [`error`]: [`ScheduleError`], one variant per spec field.
 //! - `expr`: parsing of the expression: cron (5/6/7 fields; its fields and day rules in
 //!   submodules), `rate(..)` and `at(..)`.
@@ -46,6 +47,7 @@ mod calendar;
 mod days;
 pub mod error;
 mod expr;
+mod fire_origin;
 pub mod id;
 pub mod instant;
 mod jitter;
@@ -70,6 +72,7 @@ pub use business::{
 pub use calendar::{Calendar, MAX_EXCLUDED_DATES};
 pub use error::ScheduleError;
 pub use expr::{MAX_EXPRESSION_LEN, MAX_RATE_SECS};
+pub use fire_origin::FireOrigin;
 pub use jitter::jitter_offset;
 pub use misfire::{
     plan_misfire, MisfirePlan, MisfirePolicy, PlannedFire, DEFAULT_FIRE_ALL_CAP, MISFIRE_SCAN_LIMIT,

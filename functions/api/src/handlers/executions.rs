@@ -114,7 +114,8 @@ pub(crate) async fn list_job_executions(
         until: q.until.map(|t| t.0),
     };
     let page = control::executions::list_for_job(api.control(), &caller, &p.job_id, &f).await?;
-    Ok(Json(Page::new(page.items.iter().map(dto::execution).collect(), page.next)))
+    let origins = control::fire_calendar::explain(api.control(), &caller, &page.items).await?;
+    Ok(Json(Page::new(dto::executions_explained(&page.items, &origins), page.next)))
 }
 
 /// Executions by status across the caller's jobs (`status` is required).
@@ -140,7 +141,8 @@ pub(crate) async fn list_executions(
         q.cursor.as_deref(),
     )
     .await?;
-    Ok(Json(Page::new(page.items.iter().map(dto::execution).collect(), page.next)))
+    let origins = control::fire_calendar::explain(api.control(), &caller, &page.items).await?;
+    Ok(Json(Page::new(dto::executions_explained(&page.items, &origins), page.next)))
 }
 
 /// One execution with its timeline, checkpoint and run time; of its children only the counts
@@ -158,6 +160,9 @@ pub(crate) async fn get_execution(
 ) -> Res<Json<ExecutionDetail>> {
     let snap = control::executions::get_snapshot(api.control(), &caller, &p.execution_id).await?;
     let mut v = dto::execution_detail(&snap.exec);
+    let origin =
+        control::fire_calendar::explain(api.control(), &caller, std::slice::from_ref(&snap.exec)).await?;
+    v.execution.business_calendar = origin.first().and_then(Option::as_ref).map(dto::fire_calendar);
     v.checkpoint = Some(snap.checkpoint.unwrap_or(serde_json::Value::Null));
     v.total_run_ms = Some(snap.total_run_ms);
     if let Some(w) = control::dependencies::waiting(api.control(), &snap.exec).await? {

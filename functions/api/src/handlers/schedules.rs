@@ -58,7 +58,12 @@ pub(crate) async fn get_upcoming_fires(
     let to = from + chrono::Duration::days(days);
     let u = match (j.state, sundial_core::trigger::cache::schedule_of(&j)) {
         (JobState::Enabled, Ok(s)) => control::upcoming::upcoming(&j.definition.schedule, &s, from, to),
-        _ => control::upcoming::Upcoming { fires: vec![], truncated: false, transitions: vec![] },
+        _ => control::upcoming::Upcoming {
+            fires: vec![],
+            truncated: false,
+            transitions: vec![],
+            explained: None,
+        },
     };
     Ok(Json(dto::upcoming(&u, &j.definition.schedule.timezone, from, to)))
 }

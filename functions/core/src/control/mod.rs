@@ -28,6 +28,8 @@
 //!   while in use), the chain in force for a job, re-planning the jobs after an edit.
 //! - [`resources`]: platform-wide resource limits: put / delete (operators only), get / list,
 //!   and the check that a job's `resources` name defined limits.
+//! - [`fire_calendar`]: what a business calendar did to the fires an execution read shows
+//!   (rolled from, skipped before), from the definition version that made each.
 //! - [`dlq`]: dead letters: list and replay (DEAD → READY, same execution id).
 //! - [`tzreport`]: the tzdb upgrade report: jobs whose next fires differ between the release
 //!   they were computed with and the compiled one.
@@ -40,6 +42,7 @@ pub mod dlq;
 pub mod error;
 pub mod events;
 pub mod executions;
+pub mod fire_calendar;
 pub mod jobs;
 pub mod ops;
 pub mod page;

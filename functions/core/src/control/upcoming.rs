@@ -6,7 +6,7 @@
 //! "Every-minute class"), so its stored `next` stays at the fire where it entered the class.
 
 use crate::model::{DueClass, Job, JobState};
-use crate::schedule::Schedule;
+use crate::schedule::{PreviewFire, Schedule};
 use chrono::{DateTime, Duration, Utc};
 
 /// The job's next fire not yet due at `now`: the stored trigger position, except for jobs
@@ -45,6 +45,9 @@ pub struct Upcoming {
     pub truncated: bool,
     /// The zone's transitions in the window, with what the job's policy does to its fires.
     pub transitions: Vec<Transition>,
+    /// With a business calendar: the fires explained (rolled from where and why) and the
+    /// instants the calendar removed, up to the last fire listed ([`Schedule::preview_explained`]).
+    pub explained: Option<Vec<PreviewFire>>,
 }
 
 /// Which way the clocks move.
@@ -166,7 +169,13 @@ pub fn upcoming(
         .into_iter()
         .map(|(at, before, after)| transition(spec, &tz, at, before, after))
         .collect();
-    Upcoming { fires, truncated, transitions }
+    // The same search again with reasons, over the fires listed only (none: nothing to explain,
+    // and an explained preview of no fires would look a year ahead).
+    let explained = schedule.business_calendar().map(|_| match fires.first() {
+        Some(_) => schedule.preview_explained(from, fires.len()),
+        None => Vec::new(),
+    });
+    Upcoming { fires, truncated, transitions, explained }
 }
 
 /// The fires in `(from, to]`, at most [`MAX_UPCOMING_FIRES`]; true if there were more.
