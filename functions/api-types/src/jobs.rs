@@ -201,6 +201,28 @@ pub struct JobChange {
     #[serde(default)]
     #[schema(required = true)]
     pub released_executions: Vec<String>,
+    /// What a resume with `catchUp` replayed of the paused window (absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub catch_up: Option<crate::executions::BackfillReport>,
+}
+
+/// `POST /v1/jobs/{jobId}/resume`: the optional body of a resume.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ResumeRequest {
+    /// What to replay of the paused window (`[paused at, resumed at)`), in the same call:
+    /// `none` (default: fire again from the next instant), `all` (each fire the pause skipped,
+    /// at most the backfill limit) or `last` (the latest one only). Replayed fires are
+    /// backfilled executions: paced, with the current definition, within the job's
+    /// `retry.maxAgeSecs`; a window they cannot cover is refused (400 on `catchUp`) and the job
+    /// stays paused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>, pattern = "^(none|all|last)$", example = "last")]
+    pub catch_up: Option<String>,
+    /// Seconds between two replayed fires' starts (0-3600, default 0: all at once).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 0, maximum = 3600)]
+    pub pace_secs: Option<u32>,
 }
 
 /// `POST /v1/preview`: a draft schedule's next fires.

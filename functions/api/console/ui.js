@@ -82,17 +82,22 @@ export function toast(msg) {
 /**
  * Asks before acting. Resolves to {ok, reason}. With `reason`, a reason is required.
  */
-export function confirmAction(text, { action = 'Confirm', reason = false } = {}) {
+export function confirmAction(text, { action = 'Confirm', reason = false, choice = null } = {}) {
   const dlg = document.getElementById('confirm');
   const input = document.getElementById('confirm-reason');
+  const select = document.getElementById('confirm-choice');
   document.getElementById('confirm-text').textContent = text;
   document.getElementById('confirm-ok').textContent = action;
   document.getElementById('confirm-reason-row').hidden = !reason;
+  // An optional choice (`{ label, options: [[value, text], ...] }`, the first the default).
+  document.getElementById('confirm-choice-row').hidden = !choice;
+  select.replaceChildren(...(choice ? choice.options.map(([v, t]) => h('option', { value: v }, t)) : []));
+  if (choice) document.getElementById('confirm-choice-label').textContent = choice.label;
   input.value = '';
   input.required = reason;
   return new Promise((resolve) => {
     dlg.addEventListener('close', () => {
-      resolve({ ok: dlg.returnValue === 'ok', reason: input.value.trim() });
+      resolve({ ok: dlg.returnValue === 'ok', reason: input.value.trim(), choice: choice ? select.value : null });
     }, { once: true });
     dlg.returnValue = '';
     dlg.showModal();

@@ -19,9 +19,19 @@ async function jobAction(job, action) {
     trigger: [`Run ${id} now, once, outside its schedule?`, 'Run now'],
     delete: [`Delete ${id}? It stops firing; its history stays readable.`, 'Delete'],
   }[action];
-  const { ok } = await confirmAction(ask[0], { action: ask[1] });
+  // A resume may replay the fires the pause skipped (docs/api.md, "Resume and catch-up").
+  const choice = action === 'resume'
+    ? { label: 'Fires the pause skipped', options: [['none', 'Skip them'], ['last', 'Run the latest one'], ['all', 'Run each of them']] }
+    : null;
+  const { ok, choice: catchUp } = await confirmAction(ask[0], { action: ask[1], choice });
   if (!ok) return false;
   try {
+    if (action === 'resume' && catchUp && catchUp !== 'none') {
+      const r = await post(`/v1/jobs/${enc(id)}/resume`, { catchUp });
+      const c = r.catchUp || { fires: 0, created: 0 };
+      toast(`Resumed ${id}: ${c.fires} skipped fire${c.fires === 1 ? '' : 's'} caught up, ${c.created} started`);
+      return true;
+    }
     if (action === 'delete') await call('DELETE', `/v1/jobs/${enc(id)}`, undefined, { 'If-Match': job.etag });
     else if (action === 'trigger') {
       const e = await post(`/v1/jobs/${enc(id)}/trigger`);

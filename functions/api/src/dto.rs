@@ -57,6 +57,17 @@ pub fn job_view(v: &JobView) -> wire::JobChange {
         held_executions: v.held.clone(),
         amended_executions: v.amended.clone(),
         released_executions: v.released.clone(),
+        catch_up: None,
+    }
+}
+
+/// A backfill's (or a resume's catch-up's) report.
+pub fn backfill_report(r: &sundial_core::control::executions::BackfillReport) -> wire::BackfillReport {
+    wire::BackfillReport {
+        fires: r.fires as u64,
+        created: r.created as u64,
+        existing: r.existing as u64,
+        last_start_at: r.last_start_at,
     }
 }
 

@@ -1114,7 +1114,11 @@ fn the_console_in_a_real_browser() {
     // (resumed from its page first: a paused job has no upcoming fires)
     b.goto(&format!("{base}#/jobs/nightly-report"));
     b.click("button[data-action=\"resume\"]");
+    // (the resume dialog asks what to do with the fires the pause skipped: the latest one)
+    b.wait_for("the catch-up choice", "!document.getElementById('confirm-choice-row').hidden", WAIT);
+    b.js("document.getElementById('confirm-choice').value = 'last';", json!([]));
     b.confirm(None);
+    b.wait_text("#toast", "caught up", WAIT);
     b.wait_text("h1", "ENABLED", WAIT);
     b.wait_text("#upcoming", "does not exist", WAIT);
     b.shot("job-detail-phone-dark");

@@ -28,6 +28,16 @@ plain!(
     BusinessCalendarSpec
 );
 
+/// `POST /v1/jobs/{jobId}/resume`: the body is optional (a plain resume).
+impl FromBody for wire::ResumeRequest {
+    fn from_body(body: &[u8]) -> Result<Self, ApiError> {
+        if body.iter().all(u8::is_ascii_whitespace) {
+            return Ok(wire::ResumeRequest::default());
+        }
+        parse_body(body)
+    }
+}
+
 /// `POST /v1/jobs/{jobId}/trigger`: the body is optional (a run with the job's own parameters);
 /// one that is there is read like any other.
 impl FromBody for wire::TriggerRequest {

@@ -84,13 +84,7 @@ pub(crate) async fn backfill_job(
 ) -> Res<(StatusCode, Json<BackfillReport>)> {
     let r = Range { from: b.from, to: b.to, pace_secs: b.pace_secs.unwrap_or(1), params: b.params };
     let rep = control::executions::backfill(api.control(), &caller, &p.job_id, &r, now).await?;
-    let report = BackfillReport {
-        fires: rep.fires as u64,
-        created: rep.created as u64,
-        existing: rep.existing as u64,
-        last_start_at: rep.last_start_at,
-    };
-    Ok((StatusCode::ACCEPTED, Json(report)))
+    Ok((StatusCode::ACCEPTED, Json(dto::backfill_report(&rep))))
 }
 
 /// A job's executions, newest first (or `order=asc`).

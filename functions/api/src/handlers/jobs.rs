@@ -10,7 +10,7 @@ use crate::Api;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::Json;
-use sundial_api_types::{CreateJob, ErrorBody, Job, JobChange, Page, UpdateJob};
+use sundial_api_types::{CreateJob, ErrorBody, Job, JobChange, Page, ResumeRequest, UpdateJob};
 use sundial_core::control;
 use sundial_core::model::JobState;
 
@@ -143,9 +143,13 @@ pub(crate) async fn pause_job(
 }
 
 /// Resume a paused job: it fires again from its next instant; held fires still due are released.
+/// With `catchUp` (`all` or `last`) the fires the pause skipped are replayed in the same call,
+/// paced like a backfill (docs/api.md, "Resume and catch-up").
 #[utoipa::path(post, path = "/v1/jobs/{jobId}/resume", operation_id = "resumeJob", tag = "jobs", params(JobPath, IfMatch),
+    request_body(content = ResumeRequest, description = "Optional: what to replay of the paused window"),
     responses(
-        (status = 200, description = "The job as resumed", body = JobChange),
+        (status = 200, description = "The job as resumed (and, with catchUp, what was replayed)", body = JobChange),
+        (status = 400, description = "A bad catchUp or paceSecs, or a paused window a catch-up cannot cover (the job stays paused)", body = ErrorBody),
         (status = 404, description = "No such job for this tenant", body = ErrorBody),
         (status = 409, description = "The job is deleted", body = ErrorBody),
         (status = 412, description = "If-Match names another version", body = ErrorBody),
@@ -156,8 +160,27 @@ pub(crate) async fn resume_job(
     Now(now): Now,
     P(p): P<JobPath>,
     IfMatch(m): IfMatch,
+    Body(b): Body<ResumeRequest>,
 ) -> Res<(HeaderMap, Json<JobChange>)> {
-    set_state(&api, &caller, &p.job_id, JobState::Enabled, m, now).await
+    use control::catch_up::CatchUp;
+    let catch_up = match b.catch_up.as_deref() {
+        None => CatchUp::None,
+        Some(s) => {
+            CatchUp::parse(s).ok_or_else(|| ApiError::invalid("catchUp", "must be one of none, all, last"))?
+        }
+    };
+    let pace = b.pace_secs.unwrap_or(0);
+    if pace > control::executions::MAX_PACE_SECS {
+        return Err(ApiError::invalid(
+            "paceSecs",
+            format!("must be at most {}", control::executions::MAX_PACE_SECS),
+        ));
+    }
+    let (v, report) =
+        control::catch_up::resume(api.control(), &caller, &p.job_id, m, catch_up, pace, now).await?;
+    let mut change = dto::job_view(&v);
+    change.catch_up = report.as_ref().map(dto::backfill_report);
+    Ok((headers(v.job.version, None)?, Json(change)))
 }
 
 /// Read one definition version.

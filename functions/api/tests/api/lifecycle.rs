@@ -767,3 +767,90 @@ async fn the_dependency_graph_and_what_a_fire_waits_for_are_read_and_a_cycle_is_
     assert!(c.body.get("waitingFor").is_none(), "{}", c.body);
     h.env.cleanup().await;
 }
+
+#[tokio::test]
+async fn a_resume_replays_the_paused_window_as_asked_and_a_window_it_cannot_cover_leaves_the_job_paused() {
+    // GIVEN two hourly jobs, paused at 01:30
+    let h = Harness::new("catch-up", at("2026-12-01T00:00:05Z")).await;
+    for id in ["last", "all", "none"] {
+        h.create("acme", id, "0 0 * * * *").await;
+    }
+    h.clock.set(at("2026-12-01T01:30:00Z"));
+    for id in ["last", "all", "none"] {
+        assert_eq!(h.post("acme", &format!("/v1/jobs/{id}/pause"), &json!({})).await.status, 200);
+    }
+    let hours = |job: &str, hs: &[u32]| -> Vec<String> {
+        hs.iter()
+            .map(|h| format!("{job}@{}", at(&format!("2026-12-01T{h:02}:00:00Z")).timestamp_millis()))
+            .collect()
+    };
+    let ids_of = |es: &[Execution]| -> Vec<String> {
+        let mut v: Vec<String> = es.iter().map(|e| e.id()).collect();
+        v.sort();
+        v
+    };
+
+    // WHEN at 05:10 one is resumed with catchUp last, one with all (60 s apart), one plainly
+    h.clock.set(at("2026-12-01T05:10:00Z"));
+    let last = h.post("acme", "/v1/jobs/last/resume", &json!({"catchUp": "last"})).await;
+    let all = h.post("acme", "/v1/jobs/all/resume", &json!({"catchUp": "all", "paceSecs": 60})).await;
+    let none = h.call("acme", "POST", "/v1/jobs/none/resume", None, &[]).await;
+    // THEN each is enabled, and says what it replayed of [01:30, 05:10)
+    for r in [&last, &all, &none] {
+        assert_eq!((r.status, &r.body["job"]["state"]), (200, &json!("ENABLED")), "{}", r.body);
+    }
+    assert_eq!(last.body["catchUp"]["fires"], 1, "{}", last.body);
+    assert_eq!(last.body["catchUp"]["created"], 1);
+    assert_eq!(all.body["catchUp"]["fires"], 4, "{}", all.body);
+    assert_eq!(all.body["catchUp"]["lastStartAt"], "2026-12-01T05:13:00.000Z");
+    assert!(none.body.get("catchUp").is_none(), "{}", none.body);
+    // AND last ran the 05:00 fire only, all every one of 02:00-05:00, none nothing, each a backfill
+    let l = executions(&h.env, "acme", "last").await.unwrap();
+    let a = executions(&h.env, "acme", "all").await.unwrap();
+    let n = executions(&h.env, "acme", "none").await.unwrap();
+    let after_pause = |es: &[Execution]| -> Vec<Execution> {
+        es.iter().filter(|e| e.scheduled_at > at("2026-12-01T01:30:00Z")).cloned().collect()
+    };
+    assert_eq!(ids_of(&after_pause(&l)), hours("last", &[5]));
+    assert_eq!(ids_of(&after_pause(&a)), hours("all", &[2, 3, 4, 5]));
+    assert!(after_pause(&n).is_empty(), "{n:?}");
+    assert!(after_pause(&a).iter().all(|e| e.timeline[0].code.as_deref() == Some("backfill")));
+
+    // WHEN the catch-up resume is sent again (a client retrying after a timeout)
+    let again = h.post("acme", "/v1/jobs/all/resume", &json!({"catchUp": "all", "paceSecs": 60})).await;
+    // THEN the same window is found and nothing new is made
+    assert_eq!(again.status, 200, "{}", again.body);
+    assert_eq!(
+        (&again.body["catchUp"]["created"], &again.body["catchUp"]["existing"]),
+        (&json!(0), &json!(4))
+    );
+    assert_eq!(executions(&h.env, "acme", "all").await.unwrap().len(), a.len());
+
+    // WHEN a job paused for two days is resumed with catchUp all (its fires are older than
+    // retry.maxAgeSecs, a day) or with a bad catchUp or paceSecs
+    h.create("acme", "long", "0 0 * * * *").await;
+    assert_eq!(h.post("acme", "/v1/jobs/long/pause", &json!({})).await.status, 200);
+    h.clock.set(at("2026-12-03T05:10:00Z"));
+    let old = h.post("acme", "/v1/jobs/long/resume", &json!({"catchUp": "all"})).await;
+    let bad = h.post("acme", "/v1/jobs/long/resume", &json!({"catchUp": "some"})).await;
+    let pace = h.post("acme", "/v1/jobs/long/resume", &json!({"catchUp": "last", "paceSecs": 7200})).await;
+    // THEN each is refused naming the field, and the job stays paused with nothing made
+    assert_eq!((old.status, old.error_field()), (400, Some("catchUp")), "{}", old.body);
+    assert!(
+        old.body["error"]["message"].as_str().unwrap_or_default().contains("retry.maxAgeSecs"),
+        "{}",
+        old.body
+    );
+    assert_eq!((bad.status, bad.error_field()), (400, Some("catchUp")), "{}", bad.body);
+    assert_eq!((pace.status, pace.error_field()), (400, Some("paceSecs")), "{}", pace.body);
+    assert_eq!(h.get("acme", "/v1/jobs/long").await.body["state"], "PAUSED");
+    assert!(after_pause(&executions(&h.env, "acme", "long").await.unwrap()).is_empty());
+    // AND catchUp last still covers it: the latest fire is recent
+    let ok = h.post("acme", "/v1/jobs/long/resume", &json!({"catchUp": "last"})).await;
+    assert_eq!((ok.status, &ok.body["catchUp"]["created"]), (200, &json!(1)), "{}", ok.body);
+    // AND a job that was never paused has no window
+    h.create("acme", "fresh", "0 0 * * * *").await;
+    let fresh = h.post("acme", "/v1/jobs/fresh/resume", &json!({"catchUp": "all"})).await;
+    assert_eq!((fresh.status, fresh.error_field()), (400, Some("catchUp")), "{}", fresh.body);
+    h.env.cleanup().await;
+}

@@ -68,6 +68,12 @@ pub(crate) enum JobsCmd {
     Resume {
         /// Job id.
         job_id: String,
+        /// Replay the fires the pause skipped: none (default), all, or last (the latest only).
+        #[arg(long, value_parser = ["none", "all", "last"])]
+        catch_up: Option<String>,
+        /// Seconds between two replayed fires' starts (default 0).
+        #[arg(long)]
+        pace_secs: Option<u32>,
     },
     /// Soft-delete (kept for the retention period).
     Delete {
@@ -153,7 +159,20 @@ pub(crate) async fn jobs(args: &ApiArgs, cmd: JobsCmd) -> anyhow::Result<()> {
             show_change(&to_json(&c.update_job(&spec.job_id, &def, cur.version).await?)?);
         }
         JobsCmd::Pause { job_id } => show_change(&to_json(&c.pause_job(&job_id, None).await?)?),
-        JobsCmd::Resume { job_id } => show_change(&to_json(&c.resume_job(&job_id, None).await?)?),
+        JobsCmd::Resume { job_id, catch_up: None, pace_secs: None } => {
+            show_change(&to_json(&c.resume_job(&job_id, None).await?)?)
+        }
+        JobsCmd::Resume { job_id, catch_up, pace_secs } => {
+            let req = sundial_client::types::ResumeRequest { catch_up, pace_secs };
+            let v = to_json(&c.resume_job_with(&job_id, None, &req).await?)?;
+            if let Some(r) = v.get("catchUp").filter(|_| out != Output::Json) {
+                println!(
+                    "caught up: {} fires of the paused window, {} created, {} existing",
+                    r["fires"], r["created"], r["existing"]
+                );
+            }
+            show_change(&v)
+        }
         JobsCmd::Delete { job_id } => show_change(&to_json(&c.delete_job(&job_id, None).await?)?),
         JobsCmd::Trigger { job_id, params } => {
             let req =

@@ -7,7 +7,8 @@ use crate::error::Error;
 use crate::page::{ListRequest, TzReportRequest};
 use crate::types::{
     BackfillReport, BackfillRequest, CreateJob, EventAccepted, EventRequest, ExecutionDetail, Job, JobChange,
-    JobDefinition, JobDependencies, Page, Preview, PreviewRequest, TriggerRequest, TzReport, UpcomingFires,
+    JobDefinition, JobDependencies, Page, Preview, PreviewRequest, ResumeRequest, TriggerRequest, TzReport,
+    UpcomingFires,
 };
 use hyper::Method;
 
@@ -48,6 +49,22 @@ impl Client {
     pub async fn resume_job(&self, job_id: &str, version: Option<u64>) -> Result<JobChange, Error> {
         self.execute(Call::new(Method::POST, format!("/v1/jobs/{}/resume", enc(job_id))).if_match(version))
             .await
+    }
+
+    /// `POST /v1/jobs/{jobId}/resume` with a catch-up of the paused window (`catchUp`:
+    /// `none`, `all` or `last`; `paceSecs`). Retried safely: the same window is found again.
+    pub async fn resume_job_with(
+        &self,
+        job_id: &str,
+        version: Option<u64>,
+        req: &ResumeRequest,
+    ) -> Result<JobChange, Error> {
+        self.execute(
+            Call::new(Method::POST, format!("/v1/jobs/{}/resume", enc(job_id)))
+                .if_match(version)
+                .json(req)?,
+        )
+        .await
     }
 
     /// `POST /v1/jobs/{jobId}/trigger`: run now (with an Idempotency-Key, retried with it).

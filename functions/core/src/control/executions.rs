@@ -378,7 +378,7 @@ pub async fn backfill(
 }
 
 /// A backfill's range: both ends in range, in order, not in the future; its pace bounded.
-fn check_backfill_range(req: &BackfillRequest, now: DateTime<Utc>) -> Result<(), ControlError> {
+pub(super) fn check_backfill_range(req: &BackfillRequest, now: DateTime<Utc>) -> Result<(), ControlError> {
     for (field, t) in [("from", req.from), ("to", req.to)] {
         if !crate::instant::in_range(t) {
             return Err(ControlError::invalid(field, crate::instant::RANGE_MESSAGE));
@@ -413,7 +413,7 @@ fn check_backfill_range(req: &BackfillRequest, now: DateTime<Utc>) -> Result<(),
 
 /// Refuses a backfill whose paced starts would fall past the job's `retry.maxAgeSecs` (workers
 /// would refuse those executions), naming `from` for the first fire and `paceSecs` otherwise.
-fn check_backfill_age(
+pub(super) fn check_backfill_age(
     job: &Job,
     fires: &[DateTime<Utc>],
     start_of: impl Fn(usize) -> DateTime<Utc>,

@@ -37,6 +37,7 @@
 //! Dependencies run one way: `jobs` → `executions` → `ops`/`page`, `dlq` → `executions`; what
 //! several need (the tenant-scoped job read [`Control::job`]) lives on [`Control`] here.
 pub mod calendars;
+pub mod catch_up;
 pub mod dependencies;
 pub mod dlq;
 pub mod error;
