@@ -16,16 +16,20 @@
 //! - **alerts**: `FireMissed` at most once per execution;
 //! - **dependencies**: a fire of a job with `after` applied its effect only after the upstream
 //!   run its period rule names had reached the status it waits for (unless the fire ran past
-//!   its dependency deadline under `onDependencyDeadline: run`, as its note says).
+//!   its dependency deadline under `onDependencyDeadline: run`, as its note says);
+//! - **events**: an event fire is never lost or doubled (see [`check_events`]).
 //!
 //! Instants next to an operator action (its call under way, or one whose outcome the caller
 //! could not know) are checked for safety only (never twice, never paused), not for presence.
 
+use crate::events::{Answer, Attempt};
 use crate::ledger::Effect;
 use crate::processes::OpRecord;
 use crate::workload::{OpKind, Workload};
 use crate::world::ms;
 use std::collections::BTreeMap;
+use sundial_core::execution::retry::codes;
+use sundial_core::model::event::EVENT_CODE;
 use sundial_core::model::{ExecStatus, Execution, MANUAL_CODE};
 use sundial_core::schedule::{MisfirePolicy, Schedule};
 
@@ -66,6 +70,10 @@ pub struct Evidence<'a> {
     /// The largest clock skew of a worker (ms): timeline instants are the writing worker's
     /// (corrected) clock, effects' the simulated true time.
     pub max_skew_ms: i64,
+    /// Every attempt of the event source.
+    pub events: &'a [Attempt],
+    /// The instant each keyed event's `EVT#{key}` record holds at the end, by event index.
+    pub claims: &'a BTreeMap<usize, i64>,
 }
 
 /// What a job was at an instant, as far as the operator log tells.
@@ -155,6 +163,19 @@ fn is_manual(e: &Execution) -> bool {
     e.timeline.first().and_then(|ev| ev.code.as_deref()) == Some(MANUAL_CODE)
 }
 
+/// Whether an event made `e` (its creation code).
+fn is_event(e: &Execution) -> bool {
+    e.timeline.first().and_then(|ev| ev.code.as_deref()) == Some(EVENT_CODE)
+}
+
+/// When an event took `e`: made it, or moved its start up (`AdvancedByEvent`), if one did (ms).
+fn event_taken_ms(e: &Execution) -> Option<i64> {
+    if is_event(e) {
+        return e.timeline.first().map(|t| t.at);
+    }
+    e.timeline.iter().find(|t| t.code.as_deref() == Some(codes::ADVANCED_BY_EVENT)).map(|t| t.at)
+}
+
 /// Checks every invariant; an empty list is a clean run.
 pub fn check(ev: &Evidence<'_>) -> Vec<Violation> {
     let mut out = Vec::new();
@@ -164,6 +185,7 @@ pub fn check(ev: &Evidence<'_>) -> Vec<Violation> {
         check_job(ev, j, plan, &ops, execs, &mut out);
     }
     check_dependencies(ev, &mut out);
+    check_events(ev, &mut out);
     for (s, wm) in ev.watermarks.iter().enumerate() {
         let now_min = ev.now_ms.div_euclid(60_000);
         match wm {
@@ -352,11 +374,17 @@ fn check_job(
         }
     }
     for (id, e) in ev.effects.iter().filter(|(_, e)| e.tenant == plan.tenant && e.job_id == plan.job_id) {
-        let manual = execs.iter().any(|x| x.id() == *id && is_manual(x));
-        if manual {
+        let exec = execs.iter().find(|x| x.id() == *id);
+        if exec.is_some_and(is_manual) {
             continue;
         }
-        match job_state_at(ops, e.scheduled_ms, w.start_ms) {
+        // A fire an event made or moved up is judged when the event took it, not at its
+        // instant (an `at` in the past, or with `oncePerPeriod` the period's fire run early);
+        // an edit between the two may amend it, so either version is in force.
+        let taken = exec.and_then(event_taken_ms);
+        let judged_ms = taken.unwrap_or(e.scheduled_ms);
+        let also = taken.map(|_| job_state_at(ops, e.scheduled_ms, w.start_ms));
+        match job_state_at(ops, judged_ms, w.start_ms) {
             Known::Paused => out.push(Violation {
                 invariant: "paused",
                 detail: format!("effect for {} while the job was paused or deleted", ms(e.scheduled_ms)),
@@ -364,7 +392,7 @@ fn check_job(
             }),
             Known::Enabled(v) => {
                 if let Some(got) = e.version {
-                    if got != v {
+                    if got != v && also != Some(Known::Enabled(got)) {
                         out.push(Violation {
                             invariant: "versions",
                             detail: format!(
@@ -407,4 +435,138 @@ fn check_job(
             }
         }
     }
+}
+
+/// The events invariant: an event fire is never lost or doubled.
+///
+/// - **Lost**: an acknowledged event (`fire` returned Ok, naming an execution) whose execution
+///   does not exist at the end, is not final after the quiet period, or was canceled by the
+///   event call itself (its actor is the source's) — the caller was told the event was taken
+///   and nothing will run it. An execution SUCCEEDED (with its effect: the `effects` invariant),
+///   or ended FAILED, DEAD, SKIPPED or CANCELED by the product's decision (a policy, a pause, a
+///   delete, a batch, a retry budget: a recorded transition by the worker, tick or operator) is
+///   accounted for.
+/// - **Doubled**: two acknowledged deliveries of one event (the same key, or a keyless event
+///   repeated with its first instant as `at`) naming different executions; a key whose
+///   `EVT#{key}` record names another instant than its acknowledgments; an execution made by
+///   an event that no delivery of an event can have made (a second execution for a key); with
+///   `oncePerPeriod`, an event execution that is not one of the schedule's fires (the period's
+///   fire and its event would be two effects).
+/// - An event without `oncePerPeriod` is given its own instant: its `at`, or the arrival of a
+///   delivery of it.
+pub fn check_events(ev: &Evidence<'_>, out: &mut Vec<Violation>) {
+    let w = ev.workload;
+    let mut by_event: BTreeMap<usize, Vec<&Attempt>> = BTreeMap::new();
+    for a in ev.events {
+        by_event.entry(a.event).or_default().push(a);
+    }
+    // Per job: the instants some attempt can have made an execution at.
+    let mut possible: BTreeMap<usize, Vec<i64>> = BTreeMap::new();
+    for (&i, attempts) in &by_event {
+        let plan = &w.events[i];
+        let j = plan.job;
+        let execs = ev.executions.get(&j).map(Vec::as_slice).unwrap_or_default();
+        let slot = possible.entry(j).or_default();
+        slot.extend(ev.claims.get(&i));
+        for a in attempts {
+            slot.push(a.at_ms.unwrap_or(a.started_ms));
+        }
+        let acks: Vec<(&String, i64)> = attempts
+            .iter()
+            .filter_map(|a| match &a.answer {
+                Answer::Acked { execution, scheduled_ms, .. } => Some((execution, *scheduled_ms)),
+                _ => None,
+            })
+            .collect();
+        let Some(&(first, first_ms)) = acks.first() else { continue };
+        slot.push(first_ms);
+        let what = |detail: String| Violation { invariant: "events", detail, execution: Some(first.clone()) };
+        let name = plan.key.clone().unwrap_or_else(|| format!("keyless event {i}"));
+        if let Some((other, _)) = acks.iter().find(|(x, _)| *x != first) {
+            out.push(what(format!("{name}: acknowledged as {first} and as {other}")));
+        }
+        if let Some(claimed) = ev.claims.get(&i) {
+            if *claimed != first_ms {
+                out.push(what(format!(
+                    "{name}: its key records {}, it was acknowledged as {first}",
+                    ms(*claimed)
+                )));
+            }
+        }
+        let once = w.jobs[j].def.events.as_ref().is_some_and(|t| t.once_per_period);
+        if !once && !attempts.iter().any(|a| a.at_ms.unwrap_or(a.started_ms) == first_ms) {
+            out.push(what(format!("{name}: given {}, neither its `at` nor an arrival", ms(first_ms))));
+        }
+        match execs.iter().find(|e| e.id() == *first) {
+            None => out.push(what(format!("{name}: lost, its acknowledged execution does not exist"))),
+            Some(e) => match lost(e) {
+                Some(Lost::OwnCancel) => out.push(Violation {
+                    invariant: "known gap K7",
+                    ..what(format!("{name}: lost, canceled by the event call that made it"))
+                }),
+                Some(Lost::NotFinal(status)) => {
+                    out.push(what(format!("{name}: lost, {status:?} at the end")))
+                }
+                None => {}
+            },
+        }
+    }
+    for (j, plan) in w.jobs.iter().enumerate() {
+        let Some(trigger) = &plan.def.events else { continue };
+        let ops: Vec<&OpRecord> = ev.ops.iter().filter(|o| o.job == j).collect();
+        let slot = possible.get(&j).map(Vec::as_slice).unwrap_or_default();
+        for e in ev.executions.get(&j).map(Vec::as_slice).unwrap_or_default() {
+            if !is_event(e) || e.child.is_some() {
+                continue;
+            }
+            let t = e.scheduled_at.timestamp_millis();
+            // With `oncePerPeriod` the instant is the period's fire (checked below), which
+            // the key (job, instant) makes one execution however many events reach it.
+            if !trigger.once_per_period && !slot.contains(&t) {
+                out.push(Violation {
+                    invariant: "events",
+                    detail: "an event execution no delivery of an event can have made".into(),
+                    execution: Some(e.id()),
+                });
+            }
+            if trigger.once_per_period && !is_fire_of(w, &ops, j, t) {
+                out.push(Violation {
+                    invariant: "events",
+                    detail: format!("oncePerPeriod event execution at {}, not a fire of the schedule", ms(t)),
+                    execution: Some(e.id()),
+                });
+            }
+        }
+    }
+}
+
+/// Why an acknowledged event's execution is lost.
+enum Lost {
+    /// Not final after the quiet period.
+    NotFinal(ExecStatus),
+    /// Canceled by the event call that made it (its send failed), then acknowledged to a
+    /// repeat: known gap K7 (docs/simulation.md).
+    OwnCancel,
+}
+
+/// Why an acknowledged event's execution is lost, if it is (see [`check_events`]).
+fn lost(e: &Execution) -> Option<Lost> {
+    if !e.status.is_terminal() {
+        return Some(Lost::NotFinal(e.status));
+    }
+    if e.status != ExecStatus::Canceled {
+        return None;
+    }
+    let by = e.timeline.iter().rev().find(|t| t.to == ExecStatus::Canceled).map(|t| t.actor.as_str());
+    let own = format!("api:{}", crate::events::PRINCIPAL);
+    (by == Some(own.as_str())).then_some(Lost::OwnCancel)
+}
+
+/// Whether `t` is a fire of job `j`'s schedule (as operator edits left it); true when the
+/// schedule is not known for sure there.
+fn is_fire_of(w: &Workload, ops: &[&OpRecord], j: usize, t: i64) -> bool {
+    let Some(s) = schedule_at(w, ops, j, t) else { return true };
+    let def = crate::workload::definition(0, 0, s, 1, w.start_ms, w.end_ms);
+    let Ok(sch) = Schedule::parse(&def.schedule, ms(w.start_ms)) else { return true };
+    sch.fires_between(ms(t - 1), ms(t), 1).first().is_some_and(|f| f.timestamp_millis() == t)
 }

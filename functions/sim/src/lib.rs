@@ -11,10 +11,13 @@
 //! trigger class and policy, pause/resume/edit/delete/trigger-now racing the tick), the faults
 //! ([`faults`]: lost and duplicated messages, lost responses, throttling, SQS down, tick and
 //! reconciler outages, workers killed at an await point and restarted, per-worker clock skew),
+//! the events an at-least-once source sends ([`events`]: repeated, keyed or not, its sender
+//! dying between the key claim and the put),
 //! then stops the faults, lets the system go quiet, and checks the invariants
 //! ([`invariants`]) over the tables, the queues and the effects ledger the simulated target
 //! keeps ([`ledger`]). A failing seed prints the command that replays it and the trace of the
 //! execution involved. `docs/simulation.md` explains how to run, replay and extend it.
+pub mod events;
 pub mod faults;
 pub mod invariants;
 pub mod ledger;

@@ -85,6 +85,8 @@ pub struct Shared {
     pub messages: Arc<Mutex<BTreeMap<String, u64>>>,
     /// The most copies of one execution's message live at once (sampled every simulated 30 s).
     pub live: Arc<Mutex<BTreeMap<String, u64>>>,
+    /// Every attempt of the event source.
+    pub events: crate::events::EventLog,
 }
 
 /// Samples the queues every 30 simulated seconds: the most copies of each execution's message
@@ -363,6 +365,8 @@ async fn act(
                     def.after = plan.def.after.clone();
                     def.dependency_deadline_secs = plan.def.dependency_deadline_secs;
                     def.on_dependency_deadline = plan.def.on_dependency_deadline;
+                    // And whether it takes events.
+                    def.events = plan.def.events.clone();
                     control::jobs::update(ctl, &who, &plan.job_id, cur.version, def, now).await.is_ok()
                 }
                 Err(_) => false,

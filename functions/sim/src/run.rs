@@ -89,6 +89,9 @@ pub struct Outcome {
     /// waited (noted `WaitingForUpstream`), and those whose deadline policy applied
     /// (`DependencyNotMet` or `DependencyDeadlineRun`).
     pub dependencies: (usize, usize, usize),
+    /// The event source (docs/simulation.md, "events"): events, attempts sent, acknowledged,
+    /// deduplicated, refused, failed or died, and of those ended between the claim and the put.
+    pub events: crate::events::EventCounts,
     /// The traces of the executions involved (timeline lines).
     pub traces: BTreeMap<String, Vec<String>>,
     /// A hash of every request and response of the run.
@@ -137,6 +140,7 @@ async fn run_async(opts: &RunOptions) -> Result<Outcome> {
         stop: CancellationToken::new(),
         messages: Arc::new(Mutex::new(BTreeMap::new())),
         live: Arc::new(Mutex::new(BTreeMap::new())),
+        events: crate::events::EventLog::default(),
     };
     {
         let counts = sh.messages.clone();
@@ -162,6 +166,9 @@ async fn run_async(opts: &RunOptions) -> Result<Outcome> {
         processes::operators(&sh, &workload),
         processes::sampler(&sh),
     ];
+    if !workload.events.is_empty() {
+        tasks.push(crate::events::source(&sh, &workload, &sh.events));
+    }
     let workers = Arc::new(Mutex::new(Vec::new()));
     for (i, _) in names.iter().enumerate() {
         let h = start_worker(&sh, &names, &plan, i, 0)?;
@@ -291,6 +298,16 @@ async fn check(
             *missed_events.entry(id).or_insert(0) += 1;
         }
     }
+    let attempts = sh.events.attempts();
+    let mut claims = BTreeMap::new();
+    for (i, e) in w.events.iter().enumerate() {
+        let Some(key) = &e.key else { continue };
+        let j = &w.jobs[e.job];
+        if let Some(t) = crate::events::claimed_instant(&ctx.ddb, &world.cfg, &j.tenant, &j.job_id, key).await
+        {
+            claims.insert(i, t);
+        }
+    }
     let ev = Evidence {
         workload: w,
         ops: &ops,
@@ -303,6 +320,8 @@ async fn check(
         tick_outages: plan_outages,
         max_skew_ms,
         missed_events: &missed_events,
+        events: &attempts,
+        claims: &claims,
     };
     let (violations, known_gaps): (Vec<Violation>, Vec<Violation>) =
         invariants::check(&ev).into_iter().partition(|v| !v.invariant.starts_with("known gap"));
@@ -345,6 +364,20 @@ async fn check(
                     o.version
                 ));
             }
+            for a in attempts.iter().filter(|a| w.events[a.event].job == i) {
+                let plan = &w.events[a.event];
+                explanation.push_str(&format!(
+                    "event {} key={:?} delivery {} attempt {} at {} sent at={:?}: {:?}{}\n",
+                    a.event,
+                    plan.key,
+                    a.delivery,
+                    a.attempt,
+                    ms(a.started_ms),
+                    a.at_ms.map(ms),
+                    a.answer,
+                    if a.after_claim { " (between claim and put)" } else { "" }
+                ));
+            }
             for e in executions.get(&i).into_iter().flatten() {
                 explanation.push_str(&format!(
                     "exec {} {:?} range={:?} except={:?} v={}\n",
@@ -367,6 +400,7 @@ async fn check(
         max_messages,
         batch_settles,
         dependencies,
+        events: sh.events.counts(w.events.len()),
         traces,
         trace_hash: world.aws.trace_hash(),
         outcome_hash,
@@ -392,7 +426,7 @@ async fn all_for_job(execs: &ExecStore, tenant: &str, job: &str) -> Result<Vec<E
 /// Prints an outcome the way a failing test wants it: the violations, the traces, the replay.
 pub fn describe(o: &Outcome) -> String {
     let mut s = format!(
-        "seed {}: {} executions, {} effects, {} known-gap fires, {} AWS requests, messages per execution ≤ {} sent / {} live, batches settled: {} fires covered / {} with excepted instants, dependencies: {} jobs wait / {} fires waited / {} past their deadline, {} simulated min in {} ms, outcome {:016x}, trace {:016x}\n",
+        "seed {}: {} executions, {} effects, {} known-gap fires, {} AWS requests, messages per execution ≤ {} sent / {} live, batches settled: {} fires covered / {} with excepted instants, dependencies: {} jobs wait / {} fires waited / {} past their deadline, events: {} planned / {} sent / {} acknowledged / {} deduplicated / {} refused / {} failed or died ({} between claim and put), {} simulated min in {} ms, outcome {:016x}, trace {:016x}\n",
         o.options.seed,
         o.executions,
         o.effects,
@@ -405,6 +439,13 @@ pub fn describe(o: &Outcome) -> String {
         o.dependencies.0,
         o.dependencies.1,
         o.dependencies.2,
+        o.events.events,
+        o.events.sent,
+        o.events.acked,
+        o.events.deduplicated,
+        o.events.refused,
+        o.events.failed,
+        o.events.after_claim,
         o.simulated_ms / 60_000,
         o.real_ms,
         o.outcome_hash,

@@ -6,7 +6,9 @@
 //! and concurrency policies, how many tenants, how often operators pause, resume, edit, delete
 //! or trigger a job now while the tick runs, and whether jobs wait for each other (`after`:
 //! a job on an earlier job of its tenant, for the same period, with a drawn status and deadline
-//! policy; docs/dependencies.md).
+//! policy; docs/dependencies.md), and whether jobs take events (`events`, each or
+//! `oncePerPeriod`) from an at-least-once source that repeats deliveries and dies mid-call
+//! ([`EventPlan`]).
 
 use crate::ledger::HANDLER;
 use crate::{between, chance};
@@ -86,6 +88,35 @@ pub struct Op {
     pub kind: OpKind,
 }
 
+/// How the event source dies during an event's first delivery.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SenderCrash {
+    /// Right after the event's key is claimed (`EVT#{key}` recorded), before its execution is
+    /// put: the state a sender killed between `claim_event_key` and `put_new` leaves.
+    AfterClaim,
+    /// Its task aborted this long (ms) into the call, at whatever await point it is in.
+    After(u64),
+}
+
+/// One event for a job, and how the source delivers it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventPlan {
+    /// When it is first sent (ms).
+    pub at_ms: i64,
+    /// Which job (index into [`Workload::jobs`]).
+    pub job: usize,
+    /// Its deduplication key; `None`: the source dedups by sending the first delivery's
+    /// instant as `at` on every repeat.
+    pub key: Option<String>,
+    /// How long before `at_ms` it happened (`at` in the recent past), if it says.
+    pub past_ms: Option<i64>,
+    /// Repeated deliveries (at-least-once), each this long after the first (ms); a short one
+    /// races the first delivery.
+    pub repeats_ms: Vec<i64>,
+    /// How the first delivery's first attempt dies, if it does.
+    pub crash: Option<SenderCrash>,
+}
+
 /// The run's jobs and actions.
 #[derive(Debug, Clone)]
 pub struct Workload {
@@ -93,6 +124,8 @@ pub struct Workload {
     pub jobs: Vec<JobPlan>,
     /// Actions, in time order.
     pub ops: Vec<Op>,
+    /// Events, in time order of their first delivery.
+    pub events: Vec<EventPlan>,
     /// When the jobs are created (ms).
     pub start_ms: i64,
     /// When firing ends (every schedule's `end`, ms).
@@ -182,7 +215,66 @@ pub fn draw(seed: u64, profile: &Profile, start_ms: i64) -> Workload {
         ops.push(Op { at_ms, job, kind });
     }
     ops.sort_by_key(|o| o.at_ms);
-    Workload { jobs, ops, start_ms, end_ms }
+    let events = add_events(seed, &mut jobs, start_ms, end_ms);
+    Workload { jobs, ops, events, start_ms, end_ms }
+}
+
+/// Where the event draws start in the seed's stream (clear of the jobs', the actions', the
+/// dependencies' and the faults').
+const EVENT_DRAWS: u64 = 600_000;
+
+/// In half of the seeds, about a third of the jobs that wait for nobody take events (each, or
+/// `oncePerPeriod` in two of five), and the source sends each 3 to 12 events an hour: three in
+/// four with a key, one in four with `at` up to 20 minutes back, a third repeated up to three
+/// times (a quarter of the repeats within half a second, racing the first delivery), one keyed
+/// first delivery in six dying right after its key claim and one in ten aborted mid-call.
+fn add_events(seed: u64, jobs: &mut [JobPlan], start_ms: i64, end_ms: i64) -> Vec<EventPlan> {
+    use sundial_core::model::event::EventTrigger;
+    let mut out = Vec::new();
+    if !chance(seed, EVENT_DRAWS, 500) {
+        return out;
+    }
+    let span = (end_ms - start_ms - 120_000).max(60_000) as u64;
+    for (i, job) in jobs.iter_mut().enumerate() {
+        let n = EVENT_DRAWS + 1 + i as u64 * 4;
+        if !job.def.after.is_empty() || !chance(seed, n, 350) {
+            continue;
+        }
+        job.def.events = Some(EventTrigger { once_per_period: chance(seed, n + 1, 400) });
+        let count = between(seed, n + 2, 3, 12) * span.div_ceil(3_600_000);
+        for k in 0..count {
+            let m = EVENT_DRAWS + 100_000 + (i as u64) * 10_000 + k * 16;
+            // Never on a whole second: an event at a fire's exact instant is that fire, by key.
+            let at_ms = start_ms
+                + 60_000
+                + between(seed, m, 0, span) as i64 / 1000 * 1000
+                + 1
+                + between(seed, m + 1, 0, 997) as i64;
+            let key = chance(seed, m + 2, 750).then(|| format!("evt-{}-{k}", job.job_id));
+            let past_ms = chance(seed, m + 3, 250).then(|| between(seed, m + 4, 1, 1_200) as i64 * 1_000);
+            let repeats_ms = if chance(seed, m + 5, 333) {
+                (0..between(seed, m + 6, 1, 3))
+                    .map(|r| {
+                        if chance(seed, m + 7 + r, 250) {
+                            between(seed, m + 10 + r, 0, 500) as i64
+                        } else {
+                            between(seed, m + 10 + r, 1_000, 40 * 60_000) as i64
+                        }
+                    })
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            let crash = match between(seed, m + 14, 0, 99) {
+                0..=15 if key.is_some() => Some(SenderCrash::AfterClaim),
+                16..=25 => Some(SenderCrash::After(between(seed, m + 15, 0, 400))),
+                _ => None,
+            };
+            out.push(EventPlan { at_ms, job: i, key, past_ms, repeats_ms, crash });
+        }
+    }
+    out.sort_by_key(|e| (e.at_ms, e.job));
+    out
 }
 
 /// A dependency deadline the run's quiet period outlasts many times over.
@@ -239,6 +331,7 @@ mod tests {
             (
                 w.jobs.iter().map(|j| format!("{}/{}/{:?}", j.tenant, j.job_id, j.def)).collect::<Vec<_>>(),
                 w.ops.iter().map(|o| (o.at_ms, o.job, format!("{:?}", o.kind))).collect::<Vec<_>>(),
+                w.events.clone(),
             )
         };
         assert_eq!(shape(&a), shape(&b));
@@ -271,6 +364,32 @@ mod tests {
             }
         }
         assert!(with > 0 && without > 0, "{with} seeds with dependencies, {without} without");
+    }
+
+    #[test]
+    fn some_seeds_draw_events_for_jobs_that_wait_for_nobody_and_others_none() {
+        let p = Profile::default();
+        let (mut with, mut without) = (0, 0);
+        for seed in 0..20 {
+            let w = draw(seed, &p, 1_800_000_000_000);
+            for e in &w.events {
+                let job = &w.jobs[e.job];
+                assert!(job.def.events.is_some() && job.def.after.is_empty(), "seed {seed}: {e:?}");
+                assert!(
+                    e.at_ms > w.start_ms && e.at_ms < w.end_ms && e.at_ms % 1000 != 0,
+                    "seed {seed}: {e:?}"
+                );
+                let at = e.at_ms - e.past_ms.unwrap_or(0);
+                assert!(at % 1000 != 0 && e.at_ms - at <= 20 * 60_000, "seed {seed}: {e:?}");
+                assert!(e.crash != Some(SenderCrash::AfterClaim) || e.key.is_some());
+            }
+            if w.events.is_empty() {
+                without += 1;
+            } else {
+                with += 1;
+            }
+        }
+        assert!(with > 0 && without > 0, "{with} seeds with events, {without} without");
     }
 
     #[test]
