@@ -31,18 +31,24 @@ plain!(
 /// `POST /v1/jobs/{jobId}/resume`: the body is optional (a plain resume).
 impl FromBody for wire::ResumeRequest {
     fn from_body(body: &[u8]) -> Result<Self, ApiError> {
-        if body.iter().all(u8::is_ascii_whitespace) {
+        if absent(body) {
             return Ok(wire::ResumeRequest::default());
         }
         parse_body(body)
     }
 }
 
+/// An optional body left out: empty, or JSON `null` (the OpenAPI document's `null | object`).
+fn absent(body: &[u8]) -> bool {
+    let s = std::str::from_utf8(body).map(str::trim).unwrap_or("x");
+    s.is_empty() || s == "null"
+}
+
 /// `POST /v1/jobs/{jobId}/trigger`: the body is optional (a run with the job's own parameters);
 /// one that is there is read like any other.
 impl FromBody for wire::TriggerRequest {
     fn from_body(body: &[u8]) -> Result<Self, ApiError> {
-        if body.iter().all(u8::is_ascii_whitespace) {
+        if absent(body) {
             return Ok(wire::TriggerRequest::default());
         }
         parse_body(body)

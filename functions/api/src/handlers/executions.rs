@@ -21,7 +21,7 @@ use sundial_core::control::executions::{BackfillRequest as Range, JobExecFilter}
 /// optional body names them, per-run parameters merged over the job's (RFC 7396).
 #[utoipa::path(post, path = "/v1/jobs/{jobId}/trigger", operation_id = "triggerJob", tag = "runs",
     params(JobPath, IdempotencyKeyHeader),
-    request_body(content = TriggerRequest, description = "Optional: per-run parameters"),
+    request_body(content = Option<TriggerRequest>, description = "Optional: per-run parameters"),
     responses(
         (status = 202, description = "The execution, queued", body = ExecutionDetail,
             headers(("Location" = String, description = "the execution"))),

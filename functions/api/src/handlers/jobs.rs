@@ -146,7 +146,7 @@ pub(crate) async fn pause_job(
 /// With `catchUp` (`all` or `last`) the fires the pause skipped are replayed in the same call,
 /// paced like a backfill (docs/api.md, "Resume and catch-up").
 #[utoipa::path(post, path = "/v1/jobs/{jobId}/resume", operation_id = "resumeJob", tag = "jobs", params(JobPath, IfMatch),
-    request_body(content = ResumeRequest, description = "Optional: what to replay of the paused window"),
+    request_body(content = Option<ResumeRequest>, description = "Optional: what to replay of the paused window"),
     responses(
         (status = 200, description = "The job as resumed (and, with catchUp, what was replayed)", body = JobChange),
         (status = 400, description = "A bad catchUp or paceSecs, or a paused window a catch-up cannot cover (the job stays paused)", body = ErrorBody),
