@@ -854,3 +854,48 @@ async fn a_resume_replays_the_paused_window_as_asked_and_a_window_it_cannot_cove
     assert_eq!((fresh.status, fresh.error_field()), (400, Some("catchUp")), "{}", fresh.body);
     h.env.cleanup().await;
 }
+
+#[tokio::test]
+async fn an_event_whose_send_failed_stays_ready_for_the_reconciler_and_its_retry_is_not_acknowledged_with_a_canceled_one(
+) {
+    // GIVEN a daily 06:00 job that takes events once per period, at 03:00
+    let h = Harness::new("events-send-fails", at("2026-12-01T03:00:00Z")).await;
+    let mut body = job_body("load", "0 0 6 * * *");
+    body["events"] = json!({"oncePerPeriod": true});
+    assert_eq!(h.post("acme", "/v1/jobs", &body).await.status, 201);
+    // WHEN the pool's queue cannot be sent to (SQS failing) and the file lands
+    let url = h.env.queue_url("default").to_string();
+    h.env.clients.sqs.delete_queue().queue_url(&url).send().await.expect("delete the pool queue");
+    let first = h.post("acme", "/v1/jobs/load/events", &json!({"key": "file-1.csv"})).await;
+    // THEN the event is not acknowledged (the sender must retry) and its execution stays READY,
+    // for the retry or the reconciler to send (simulator seed 5 on 7bc87a6: it was canceled, and
+    // the retry acknowledged the canceled execution: the event and the 06:00 fire were both lost)
+    assert!(first.status >= 500, "{} {}", first.status, first.body);
+    let es = executions(&h.env, "acme", "load").await.unwrap();
+    assert_eq!(es.iter().map(|e| e.status).collect::<Vec<_>>(), vec![ExecStatus::Ready], "{es:?}");
+    // WHEN SQS is back and the sender retries the same event
+    sundial_testkit::provision::ensure_queues(&h.env.clients.sqs, &h.env.cfg)
+        .await
+        .expect("recreate the queue");
+    h.clock.set(at("2026-12-01T03:00:20Z"));
+    let again = h.post("acme", "/v1/jobs/load/events", &json!({"key": "file-1.csv"})).await;
+    // THEN it is acknowledged as that execution, still READY
+    assert_eq!(again.status, 202, "{}", again.body);
+    assert_eq!(again.body["execution"]["status"], "READY", "{}", again.body);
+    assert_eq!(again.body["execution"]["executionId"], es[0].id());
+    // AND the reconciler, after its grace, sends it: once
+    let ctx = sundial_tests::trigger::ctx(&h.env);
+    let grace = chrono::Duration::milliseconds(sundial_core::reconcile::GRACE_MS);
+    let opts = sundial_core::reconcile::ReconcileOptions::default();
+    let r = sundial_core::reconcile::reconcile(
+        &ctx,
+        at("2026-12-01T03:00:00Z") + grace + chrono::Duration::seconds(1),
+        &opts,
+    )
+    .await
+    .expect("reconcile");
+    assert_eq!(r.resent_total(), 1, "{r:?}");
+    let sent = sundial_tests::fixtures::receive(&h.env, &url, 60).await.expect("receive");
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    h.env.cleanup().await;
+}

@@ -112,12 +112,13 @@ pub async fn fire_as(
             return Err(err.into());
         }
     }
-    if let Err(err) = ctl.ctx.queues.send_all(&job.definition.pool, &[Outgoing::for_execution(&e, now)]).await
-    {
-        // Nothing will ever receive it: cancel it rather than leave a READY execution behind.
-        let _ = ctl.execs.request_cancel(&key, actor, now).await;
-        return Err(err.into());
-    }
+    // A failed send leaves the execution READY and answers the error: the reconciler sends it
+    // after its grace (it is in the `open` index like every READY execution), and the sender's
+    // retry lands on it and is acknowledged with it, which is then true. It is never canceled
+    // here: the event's key (or, with `oncePerPeriod`, the period's fire) would acknowledge a
+    // canceled execution on the retry, and the event — and the scheduled fire it stands for —
+    // would never run (simulator seed 5 on 7bc87a6).
+    ctl.ctx.queues.send_all(&job.definition.pool, &[Outgoing::for_execution(&e, now)]).await?;
     let mut entry = OpsEntry::new(actor, OpsAction::Trigger, job_id, now)
         .versions(None, Some(job.version))
         .execution(e.id());
