@@ -146,15 +146,8 @@ pub(crate) struct SendArgs {
     queue_url: String,
     /// The job the event fires.
     job_id: String,
-    /// Deduplication key (default: the message's id).
-    #[arg(long)]
-    key: Option<String>,
-    /// Per-run parameters (JSON), merged over the job's.
-    #[arg(long)]
-    params: Option<String>,
-    /// When the event happened (RFC 3339; default: when it is sent).
-    #[arg(long)]
-    at: Option<String>,
+    #[command(flatten)]
+    event: crate::api_cmds::EventFields,
 }
 
 /// `sundial events …`.
@@ -168,16 +161,17 @@ pub(crate) enum EventsCmd {
 /// with dummy credentials; otherwise with the standard AWS credential chain.
 pub(crate) async fn run(cmd: EventsCmd) -> anyhow::Result<()> {
     let EventsCmd::Send(a) = cmd;
+    let crate::api_cmds::EventFields { key, params, at } = a.event;
     let mut body = serde_json::Map::new();
     body.insert("jobId".into(), Value::String(a.job_id.clone()));
-    if let Some(k) = a.key {
+    if let Some(k) = key {
         body.insert("key".into(), Value::String(k));
     }
-    if let Some(p) = a.params {
+    if let Some(p) = params {
         let v: Value = serde_json::from_str(&p).context("--params: not JSON")?;
         body.insert("params".into(), v);
     }
-    if let Some(at) = a.at {
+    if let Some(at) = at {
         chrono::DateTime::parse_from_rfc3339(&at).context("--at: not an RFC 3339 instant")?;
         body.insert("at".into(), Value::String(at));
     }

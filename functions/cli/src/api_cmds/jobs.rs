@@ -97,15 +97,8 @@ pub(crate) enum JobsCmd {
     Event {
         /// Job id.
         job_id: String,
-        /// Deduplication key (a file name, a message id).
-        #[arg(long)]
-        key: Option<String>,
-        /// Per-run parameters (JSON), merged over the job's.
-        #[arg(long)]
-        params: Option<String>,
-        /// When the event happened (RFC 3339; default now).
-        #[arg(long)]
-        at: Option<String>,
+        #[command(flatten)]
+        event: EventFields,
     },
     /// Run the past fires in a range that have no execution, paced.
     Backfill {
@@ -124,6 +117,21 @@ pub(crate) enum JobsCmd {
         #[arg(long)]
         params: Option<String>,
     },
+}
+
+/// An event's fields, as `jobs event` and `events send` take them (docs/events.md).
+#[derive(clap::Args, Debug)]
+pub(crate) struct EventFields {
+    /// Deduplication key (a file name, a message id; default: none through the API, the
+    /// message's id through a queue).
+    #[arg(long)]
+    pub(crate) key: Option<String>,
+    /// Per-run parameters (JSON), merged over the job's.
+    #[arg(long)]
+    pub(crate) params: Option<String>,
+    /// When the event happened (RFC 3339; default: its arrival, or its sending).
+    #[arg(long)]
+    pub(crate) at: Option<String>,
 }
 
 /// Runs `sundial jobs ...`.
@@ -196,7 +204,7 @@ pub(crate) async fn jobs(args: &ApiArgs, cmd: JobsCmd) -> anyhow::Result<()> {
                 print_dependencies(&job_id, &to_json(&g)?)
             }
         }
-        JobsCmd::Event { job_id, key, params, at } => {
+        JobsCmd::Event { job_id, event: EventFields { key, params, at } } => {
             let req = sundial_client::types::EventRequest {
                 key,
                 params: json_flag("--params", params.as_deref())?,

@@ -20,7 +20,7 @@ mod paging;
 
 pub(crate) use dlq::{dlq, DlqCmd};
 pub(crate) use executions::{executions, ExecCmd};
-pub(crate) use jobs::{jobs, JobsCmd};
+pub(crate) use jobs::{jobs, EventFields, JobsCmd};
 pub(crate) use ops::{ops, OpsCmd};
 pub(crate) use output::{items, next_hint, print_json, s, table, to_json};
 pub(crate) use paging::{list, Paging};
