@@ -1000,7 +1000,7 @@ export class SundialScheduler extends Construct {
       const declared: Record<string, string>[] = [];
       const busOf: Record<string, events.EventBus> = {};
       for (const [i, src] of sources.entries()) {
-        if (!/^[A-Za-z0-9_.-]{1,64}$/.test(src.tenant)) throw new Error(`eventSources[${i}].tenant: ${JSON.stringify(src.tenant)} is not a tenant id`);
+        if (!/^[A-Za-z0-9_-]{1,64}$/.test(src.tenant)) throw new Error(`eventSources[${i}].tenant: ${JSON.stringify(src.tenant)} must be 1-64 characters of A-Z, a-z, 0-9, '-' or '_' (a tenant id)`);
         if ((src.queue === undefined) === (src.bus === undefined)) throw new Error(`eventSources[${i}]: give exactly one of queue and bus`);
         if (src.bus !== undefined) {
           if (busOf[src.tenant]) throw new Error(`eventSources[${i}]: tenant ${src.tenant} already has a bus`);
@@ -1064,7 +1064,9 @@ export class SundialScheduler extends Construct {
           // The mapping consumes the queue; the function reads its sundial-tenant tag.
           src.queue.grantConsumeMessages(ingest);
           allow(ingest, ['sqs:GetQueueUrl', 'sqs:ListQueueTags'], [src.queue.queueArn]);
-          ingest.addEventSource(new SqsEventSource(src.queue, { batchSize: 10, reportBatchItemFailures: true }));
+          // At most 5 concurrent batches per tenant queue: one tenant's flood cannot take the
+          // account's Lambda concurrency from the others (its messages wait in its own queue).
+          ingest.addEventSource(new SqsEventSource(src.queue, { batchSize: 10, reportBatchItemFailures: true, maxConcurrency: 5 }));
         } else {
           const bus = busOf[src.tenant];
           const rule: events.Rule = new events.Rule(this, `TenantRule-${src.tenant}`, {
@@ -1204,8 +1206,9 @@ export class SundialScheduler extends Construct {
               resources: [...Object.values(this.tenantBuses).map((b) => b.eventBusArn), ...this.tenantRules.map((r) => r.ruleArn)],
               conditions: principal,
             }),
-            ...Object.entries(this.tenantBuses).map(([tenant, bus]) =>
-              deny(`SundialTenantBus${tenant.replace(/[^A-Za-z0-9]/g, '')}`, ['events:PutEvents'], [bus.eventBusArn], {
+            // One statement per bus (Sids by position: tenant ids may differ only in '-' or '_').
+            ...Object.entries(this.tenantBuses).map(([tenant, bus], i) =>
+              deny(`SundialTenantBus${i}`, ['events:PutEvents'], [bus.eventBusArn], {
                 StringNotEquals: { [`aws:PrincipalTag/${this.principalTenantTag}`]: tenant },
               }),
             ),

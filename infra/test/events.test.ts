@@ -42,6 +42,7 @@ describe('event sources: a tenant queue and a tenant bus wired to the ingest', (
       FunctionName: { Ref: logicalId(b.stack, ingest) },
       BatchSize: 10,
       FunctionResponseTypes: ['ReportBatchItemFailures'],
+      ScalingConfig: { MaximumConcurrency: 5 },
     });
     const stmts = roleStatements(b, ingest.role!);
     const on = (action: string) => stmts.some((st) => st.effect === 'Allow' && st.actions.includes(action) && st.resources.includes(QUEUE));
@@ -82,7 +83,8 @@ describe('event sources: a tenant queue and a tenant bus wired to the ingest', (
     const admin = stmts.find((st) => st.Sid === 'SundialTenantBusesAdmin')!;
     assert.deepEqual(admin.NotAction, 'events:PutEvents');
     assert.equal(admin.Effect, 'Deny');
-    const own = stmts.find((st) => st.Sid === 'SundialTenantBusglobex')!;
+    const own = stmts.find((st) => st.Sid === 'SundialTenantBus0')!;
+    assert.deepEqual(own.Resource, b.stack.resolve(s.tenantBuses.globex.eventBusArn));
     assert.equal(own.Action, 'events:PutEvents');
     assert.deepEqual(own.Condition, { StringNotEquals: { 'aws:PrincipalTag/sundial-tenant': 'globex' } });
   });
@@ -92,6 +94,7 @@ describe('event sources: a tenant queue and a tenant bus wired to the ingest', (
       [{ tenant: 'acme' }, /exactly one of queue and bus/],
       [{ tenant: 'acme', queue: sourceQueue(), bus: {} }, /exactly one of queue and bus/],
       [{ tenant: 'a b', bus: {} }, /eventSources\[0\]\.tenant/],
+      [{ tenant: 'a.b', bus: {} }, /eventSources\[0\]\.tenant/],
     ] as const;
     for (const [src, msg] of bad) assert.throws(() => build({ ...JWT_PROPS, eventSources: [src as any] }), msg);
     assert.throws(() => build({ ...JWT_PROPS, eventSources: [{ tenant: 'acme', bus: {} }, { tenant: 'acme', bus: {} }] }), /already has a bus/);
