@@ -48,6 +48,18 @@ export const FIELDS = [
     help: 'Each fire runs as this many child executions, each handling its shard (1–100). Not with broadcast.' },
   { path: 'broadcast.members', label: 'Broadcast members', kind: 'list', group: 'Fan-out',
     help: 'Comma-separated: each fire runs once per member (regions, tenants). Not with shards.' },
+  { path: 'after', label: 'Waits for (JSON)', kind: 'json', group: 'Dependencies and events',
+    help: 'Runs each fire waits for: [{"job": "close", "period": "same", "status": "succeeded"}]; period same, previous or offset (with offsetSecs).' },
+  { path: 'dependencyDeadlineSecs', label: 'Wait at most (seconds)', kind: 'number', group: 'Dependencies and events',
+    help: 'Default: the start deadline, else the retry age limit.' },
+  { path: 'onDependencyDeadline', label: 'Past that wait', kind: 'select', options: ['fail', 'skip', 'run'], def: 'fail',
+    omitDef: true, group: 'Dependencies and events' },
+  // `events` is absent, {} or {oncePerPeriod: true}: shown as one choice.
+  { path: 'events', label: 'Fires on events', kind: 'select', options: ['no', 'each', 'oncePerPeriod'], def: 'no',
+    group: 'Dependencies and events',
+    fromDef: (e) => (!e ? 'no' : e.oncePerPeriod ? 'oncePerPeriod' : 'each'),
+    toDef: (v) => (v === 'each' ? {} : v === 'oncePerPeriod' ? { oncePerPeriod: true } : undefined),
+    help: 'Events come through the API, the tenant\u2019s queue or its bus; once per period: an event runs the next fire now, whichever comes first.' },
 ];
 
 function getPath(obj, path) {
@@ -93,7 +105,7 @@ export function jobForm(root, job, { onSaved }) {
   const rows = new Map();
   for (const f of FIELDS) {
     if (f.createOnly && editing) continue;
-    const value = editing ? getPath(base, f.path) : f.def;
+    const value = editing ? (f.fromDef ? f.fromDef(getPath(base, f.path)) : getPath(base, f.path)) : f.def;
     const id = idOf(f.path);
     const row = h('div', { class: 'field', 'data-field': f.path },
       h('label', { for: id }, f.label, f.required ? ' *' : ''),
@@ -159,6 +171,7 @@ export function jobForm(root, job, { onSaved }) {
       if (f.path === 'jobId') continue;
       const raw = v[f.path];
       if (rows.get(f.path).hidden) { setPath(def, f.path, undefined); continue; }
+      if (f.toDef) { setPath(def, f.path, f.toDef(raw)); continue; }
       if (raw === '' || raw === undefined) { setPath(def, f.path, undefined); continue; }
       if (f.omitDef && raw === f.def) { setPath(def, f.path, undefined); continue; }
       if (f.kind === 'list') {

@@ -60,6 +60,12 @@ function actionButtons(job, after) {
 
 // ---- jobs ------------------------------------------------------------------------------------
 
+/** Whether and how a job fires on events (docs/dependencies.md, docs/events.md). */
+function eventsInWords(e) {
+  if (!e) return 'no';
+  return e.oncePerPeriod ? 'once per period: an event runs the next fire now, whichever comes first' : 'each event runs';
+}
+
 /** A sharded or broadcast job's fan-out in words (docs/children.md). */
 function fanOut(d) {
   if (d.shards) return `${d.shards} shards`;
@@ -305,6 +311,7 @@ export async function jobPage(root, [id], query) {
       ['Gap / overlap policy', `${d.schedule.onGap} / ${d.schedule.onOverlap}`],
       ['Priority', d.priority || 'normal'], ['Resources', (d.resources || []).join(', ') || '—'],
       ['Fan-out', fanOut(d)],
+      ['Events', eventsInWords(d.events)],
       ['Updated', fmt(job.updatedAt)],
     ]),
     h('div', { class: 'actions' }, link(`#/ops?jobId=${enc(id)}`, 'Operations log of this job')),

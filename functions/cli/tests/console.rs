@@ -850,11 +850,16 @@ fn the_console_in_a_real_browser() {
     b.fill("#f-params", r#"{"ms": 50}"#);
     b.select("#f-priority", "high");
     b.fill("#f-shards", "3");
+    // (and it takes events once per period, set in the form)
+    b.select("#f-events", "oncePerPeriod");
     b.click("#save-job");
     b.wait_text("h1", "sharded-report", WAIT);
-    // THEN its page shows the fan-out and priority
+    // THEN its page shows the fan-out, priority and events, as the API stored them
     b.wait_text("main", "3 shards", WAIT);
     b.wait_text("main", "high", WAIT);
+    b.wait_text("main", "once per period", WAIT);
+    let stored = api(port, "local", "GET", "/v1/jobs/sharded-report", None);
+    assert_eq!(stored["definition"]["events"], json!({"oncePerPeriod": true}), "{stored}");
     b.click("button[data-action=\"trigger\"]");
     b.confirm(None);
     // AND the parent reaches SUCCEEDED once its 3 children have
