@@ -234,7 +234,8 @@ pub struct TimelineEvent {
     /// When.
     #[serde(serialize_with = "time::one")]
     pub at: DateTime<Utc>,
-    /// Who (`tick`, `worker:{id}`, `api:{principal}`, `reconciler`, ...).
+    /// Who (`tick`, `worker:{id}`, `api:{principal}`, `reconciler`, `source:sqs:{queue}`,
+    /// `source:events:{bus}`, ...).
     pub actor: String,
     /// The status before (`null`: created).
     #[schema(required = true)]

@@ -89,6 +89,16 @@ pub(crate) fn render_execution(e: &Value) -> String {
     if !e["lastError"].is_null() {
         out.push(format!("error      {}: {}", s(&e["lastError"]["code"]), s(&e["lastError"]["message"])));
     }
+    // What the job's business calendar did to this fire (issue 34's roll marks, as text).
+    let cal = &e["businessCalendar"];
+    if let Some(from) = cal["rolledFrom"].as_str() {
+        out.push(format!("rolled     from {from} ({})", s(&cal["reason"])));
+    }
+    if let Some(n) = cal["skippedBeforeCount"].as_u64().filter(|n| *n > 0) {
+        out.push(format!(
+            "removed    {n} instant(s) of the schedule since the previous fire, by the calendar"
+        ));
+    }
     if let Some(ups) = e["waitingFor"].as_array() {
         let since = e["waitingSince"].as_str().map(|t| format!(" since {t}")).unwrap_or_default();
         out.push(format!("waits for  {} upstream run(s){since}", ups.len()));
@@ -150,4 +160,27 @@ pub(crate) fn next_hint(v: &Value) {
 
 pub(crate) fn items(v: &Value) -> &[Value] {
     v["items"].as_array().map(Vec::as_slice).unwrap_or(&[])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn an_execution_names_what_the_business_calendar_did_to_it() {
+        let e = json!({
+            "executionId": "close@1", "status": "SUCCEEDED", "timeline": [],
+            "businessCalendar": {"rolledFrom": "2026-11-30T12:00:00.000Z", "reason": "holiday 2026-11-30 in h v1; following",
+                                 "skippedBefore": [], "skippedBeforeCount": 2},
+        });
+        let text = render_execution(&e);
+        assert!(
+            text.contains("rolled     from 2026-11-30T12:00:00.000Z (holiday 2026-11-30 in h v1; following)"),
+            "{text}"
+        );
+        assert!(text.contains("removed    2 instant(s)"), "{text}");
+        let plain = render_execution(&json!({"executionId": "x@1", "status": "READY", "timeline": []}));
+        assert!(!plain.contains("rolled") && !plain.contains("removed"), "{plain}");
+    }
 }
