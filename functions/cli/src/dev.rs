@@ -139,21 +139,10 @@ fn endpoint() -> anyhow::Result<String> {
         let port = LocalRunSettings::from_env().emulator_port;
         format!("http://127.0.0.1:{port}")
     });
-    let host = ep.trim_start_matches("http://").split([':', '/']).next().unwrap_or_default();
-    if !matches!(host, "127.0.0.1" | "localhost" | "[::1]") {
+    if !crate::local_aws::is_loopback(&ep) {
         bail!("sundial dev only runs against a local emulator; AWS_ENDPOINT_URL={ep} is not loopback");
     }
     Ok(ep)
-}
-
-fn sdk_config(endpoint: &str) -> aws_config::SdkConfig {
-    let creds = aws_credential_types::Credentials::new("test", "test", None, None, "sundial-dev");
-    aws_config::SdkConfig::builder()
-        .behavior_version(aws_config::BehaviorVersion::latest())
-        .region(aws_config::Region::new("us-east-1"))
-        .endpoint_url(endpoint)
-        .credentials_provider(aws_credential_types::provider::SharedCredentialsProvider::new(creds))
-        .build()
 }
 
 async fn emulator_up(clients: &Clients) -> bool {
@@ -409,7 +398,7 @@ pub(crate) async fn run(args: DevArgs, _api: &ApiArgs) -> anyhow::Result<()> {
         sundial_core::config::validate_pool_name(p).map_err(|e| anyhow::anyhow!("--pools: {e}"))?;
     }
     let endpoint = endpoint()?;
-    let clients = Clients::new(&sdk_config(&endpoint));
+    let clients = Clients::new(&crate::local_aws::sdk_config(&endpoint));
     let started_emulator = ensure_emulator(&clients, &endpoint).await?;
     let pools: Vec<&str> = args.pools.iter().map(String::as_str).collect();
     let mut cfg = Config::local(&args.prefix, &pools, args.shards);

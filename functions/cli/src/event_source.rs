@@ -188,20 +188,8 @@ pub(crate) async fn run(cmd: EventsCmd) -> anyhow::Result<()> {
 }
 
 async fn sdk_config() -> aws_config::SdkConfig {
-    let endpoint = std::env::var("AWS_ENDPOINT_URL").ok();
-    let loopback = endpoint.as_deref().is_some_and(|ep| {
-        let host = ep.trim_start_matches("http://").split([':', '/']).next().unwrap_or_default();
-        matches!(host, "127.0.0.1" | "localhost" | "[::1]")
-    });
-    if loopback {
-        let creds = aws_credential_types::Credentials::new("test", "test", None, None, "sundial-events");
-        aws_config::SdkConfig::builder()
-            .behavior_version(aws_config::BehaviorVersion::latest())
-            .region(aws_config::Region::new("us-east-1"))
-            .endpoint_url(endpoint.unwrap_or_default())
-            .credentials_provider(aws_credential_types::provider::SharedCredentialsProvider::new(creds))
-            .build()
-    } else {
-        aws_config::load_defaults(aws_config::BehaviorVersion::latest()).await
+    match std::env::var("AWS_ENDPOINT_URL").ok().filter(|ep| crate::local_aws::is_loopback(ep)) {
+        Some(ep) => crate::local_aws::sdk_config(&ep),
+        None => aws_config::load_defaults(aws_config::BehaviorVersion::latest()).await,
     }
 }

@@ -21,6 +21,7 @@ mod capacity;
 mod client;
 mod dev;
 mod event_source;
+mod local_aws;
 mod preview;
 mod provision;
 mod resource_limits;

@@ -160,7 +160,7 @@ async fn advance_if_ahead(
 
 /// Records in the tenant's operations log that an event from one of its sources could not fire
 /// (`event_rejected`): a source has no one to answer, so the refusal is kept where the tenant
-/// reads its audit trail (`GET /v1/ops`), with the error naming the field. `job_id` is what the
+/// reads its audit trail (`GET /v1/operations`), with the error naming the field. `job_id` is what the
 /// message named (`-` when it named none).
 pub async fn record_rejected(
     ctl: &Control,
