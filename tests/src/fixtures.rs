@@ -722,6 +722,14 @@ pub async fn tenant_queue(env: &TestEnv, name: &str, owner: &str) -> Result<Stri
     out.queue_url.context("CreateQueue returned no URL")
 }
 
+/// The ARN of the queue at `url` (what an event source mapping names as `eventSourceARN`).
+pub async fn queue_arn(env: &TestEnv, url: &str) -> Result<String> {
+    let name = aws_sdk_sqs::types::QueueAttributeName::QueueArn;
+    let out =
+        env.clients.sqs.get_queue_attributes().queue_url(url).attribute_names(name.clone()).send().await?;
+    out.attributes().and_then(|a| a.get(&name)).cloned().context("GetQueueAttributes returned no QueueArn")
+}
+
 /// A Lambda function registered in the emulator (its code never runs there: `cargo lambda
 /// watch` runs the real binary, see [`crate::lambda_watch::LambdaWatch::client_beside`]),
 /// tagged as `owner`'s.

@@ -15,20 +15,7 @@ fn queue_source(tenant: &str, arn: &str) -> EventSource {
 }
 
 async fn queue_arn(h: &Harness, url: &str) -> String {
-    let out = h
-        .env
-        .clients
-        .sqs
-        .get_queue_attributes()
-        .queue_url(url)
-        .attribute_names(aws_sdk_sqs::types::QueueAttributeName::QueueArn)
-        .send()
-        .await
-        .expect("queue attributes");
-    out.attributes()
-        .and_then(|a| a.get(&aws_sdk_sqs::types::QueueAttributeName::QueueArn))
-        .cloned()
-        .expect("the queue's ARN")
+    sundial_tests::fixtures::queue_arn(&h.env, url).await.expect("the queue's ARN")
 }
 
 /// Sends `bodies` to the queue at `url` and receives them as the event source mapping would hand

@@ -100,18 +100,7 @@ async fn the_ingest_lambda_fires_a_job_from_its_tenants_queue_batch() {
     // functions of the package running under cargo lambda watch
     let env = TestEnv::new("ingest-lambda").await.expect("emulator environment");
     let url = sundial_tests::fixtures::tenant_queue(&env, "files", "acme").await.expect("queue");
-    let attrs = env
-        .clients
-        .sqs
-        .get_queue_attributes()
-        .queue_url(&url)
-        .attribute_names(aws_sdk_sqs::types::QueueAttributeName::QueueArn)
-        .send()
-        .await
-        .expect("attributes");
-    let arn =
-        attrs.attributes().and_then(|a| a.get(&aws_sdk_sqs::types::QueueAttributeName::QueueArn)).cloned();
-    let arn = arn.expect("the queue's ARN");
+    let arn = sundial_tests::fixtures::queue_arn(&env, &url).await.expect("the queue's ARN");
     let sources = sundial_core::config::EventSourceSettings {
         sources: vec![sundial_core::config::EventSource {
             tenant: "acme".into(),
