@@ -815,6 +815,11 @@ export class SundialScheduler extends Construct {
     // FireMissed event on the stack's bus.
     allow(this.reconcileFunction, ['dynamodb:PutItem'], [this.jobsTable.tableArn]);
     allow(this.reconcileFunction, ['events:PutEvents'], [this.eventBus.eventBusArn]);
+    // The auto-pause (docs/outcomes.md): a job whose dead fires in a row reach its
+    // autoPauseAfterDeadFires is paused by the control plane's pause, run by the reconciler that
+    // flushes the outbox: the job's read and versioned write, the fires it owes put first.
+    allow(this.reconcileFunction, ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:Query'], [this.jobsTable.tableArn]);
+    allow(this.reconcileFunction, ['dynamodb:PutItem'], [this.executionsTable.tableArn]);
 
     // ---- workers ---------------------------------------------------------------------------
     // Both are set once the role and the api exist (below); the workers' env only holds tokens.

@@ -768,3 +768,22 @@ pub async fn tenant_function(env: &TestEnv, name: &str, owner: &str) -> Result<(
         .context("CreateFunction in the emulator")?;
     Ok(())
 }
+
+/// Moves a RETRY_WAIT execution's availability into the past: what waiting for its back-off
+/// would do, without a sleep (the worker's claim compares it with the service's clock).
+pub async fn make_available(env: &TestEnv, key: &ExecKey) -> Result<()> {
+    env.clients
+        .ddb
+        .update_item()
+        .table_name(&env.cfg.executions_table)
+        .key("pk", AttributeValue::S(key.pk()))
+        .key("sk", AttributeValue::S(key.sk()))
+        .update_expression("SET avail = :past")
+        .condition_expression("st = :rw")
+        .expression_attribute_values(":past", AttributeValue::N("1".into()))
+        .expression_attribute_values(":rw", AttributeValue::S("RETRY_WAIT".into()))
+        .send()
+        .await
+        .context("UpdateItem(make available)")?;
+    Ok(())
+}

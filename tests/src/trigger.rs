@@ -83,8 +83,10 @@ pub async fn executions(env: &TestEnv, tenant: &str, job_id: &str) -> Result<Vec
             .ddb
             .query()
             .table_name(&env.cfg.executions_table)
-            .key_condition_expression("pk = :p")
+            // Executions only: the job's slot and outcome items share its partition.
+            .key_condition_expression("pk = :p AND begins_with(sk, :e)")
             .expression_attribute_values(":p", AttributeValue::S(sundial_core::keys::job_pk(tenant, job_id)))
+            .expression_attribute_values(":e", AttributeValue::S(sundial_core::keys::EXEC_SK_PREFIX.into()))
             .consistent_read(true)
             .set_exclusive_start_key(start)
             .send()

@@ -199,11 +199,38 @@ impl MissReporter {
             );
             return Ok(());
         };
+        self.put_on(client, bus, DETAIL_TYPE, m.detail_json(), now).await?;
+        tracing::warn!(job = m.job_id, execution = m.execution_id, deadline = m.deadline, reason = ?m.reason, "start deadline missed; FireMissed sent");
+        Ok(())
+    }
+
+    /// Puts one event (`source` [`EVENT_SOURCE`], `detail-type` `detail_type`) on the bus:
+    /// false when the deployment has none (nothing is sent).
+    pub async fn put_event(
+        &self,
+        detail_type: &str,
+        detail: String,
+        now: DateTime<Utc>,
+    ) -> Result<bool, ReportError> {
+        let Some((client, bus)) = &self.events else { return Ok(false) };
+        self.put_on(client, bus, detail_type, detail, now).await?;
+        Ok(true)
+    }
+
+    async fn put_on(
+        &self,
+        client: &aws_sdk_eventbridge::Client,
+        bus: &str,
+        detail_type: &str,
+        detail: String,
+        now: DateTime<Utc>,
+    ) -> Result<(), ReportError> {
+        let bus = bus.to_string();
         let entry = aws_sdk_eventbridge::types::PutEventsRequestEntry::builder()
-            .event_bus_name(bus)
+            .event_bus_name(&bus)
             .source(EVENT_SOURCE)
-            .detail_type(DETAIL_TYPE)
-            .detail(m.detail_json())
+            .detail_type(detail_type)
+            .detail(detail)
             .time(aws_smithy_types::DateTime::from_millis(now.timestamp_millis()))
             .build();
         let out = client.put_events().entries(entry).send().await.map_err(|e| {
@@ -234,7 +261,6 @@ impl MissReporter {
                 code,
             });
         }
-        tracing::warn!(job = m.job_id, execution = m.execution_id, deadline = m.deadline, reason = ?m.reason, "start deadline missed; FireMissed sent");
         Ok(())
     }
 }

@@ -127,6 +127,18 @@ pub struct JobDefinition {
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "not_null")]
     #[schema(inline, nullable = false)]
     pub events: Option<crate::event::EventTrigger>,
+    // Outcome events (`OutcomeEvents`, inline): which events besides the always-sent ones the
+    // job's fires put on the stack's bus (docs/outcomes.md). Absent: no ExecutionSucceeded.
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "not_null")]
+    #[schema(inline, nullable = false)]
+    pub outcome_events: Option<crate::outcome::OutcomeEvents>,
+    /// Pause the job after this many dead fires in a row (FAILED or DEAD; a success starts the
+    /// count over, and so does a resume): audited (`job_paused`, actor `auto-pause:{executionId}`),
+    /// announced by a `JobAutoPaused` event, resumed like any pause (docs/outcomes.md). Absent:
+    /// never paused for its failures.
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "not_null")]
+    #[schema(nullable = false, minimum = 1, maximum = 100)]
+    pub auto_pause_after_dead_fires: Option<u32>,
 }
 
 /// Most resources one job may use.
@@ -187,6 +199,8 @@ impl JobDefinition {
             dependency_deadline_secs: None,
             on_dependency_deadline: crate::dependency::OnDependencyDeadline::Fail,
             events: None,
+            outcome_events: None,
+            auto_pause_after_dead_fires: None,
         }
     }
 
@@ -345,6 +359,12 @@ impl JobDefinition {
         }
         validate_resources(&def.resources)?;
         crate::dependency::validate(None, &def.after, def.dependency_deadline_secs)?;
+        if let Some(n) = def.auto_pause_after_dead_fires {
+            let max = crate::outcome::MAX_AUTO_PAUSE_AFTER;
+            if n == 0 || n > max {
+                return Err(invalid("autoPauseAfterDeadFires", format!("must be between 1 and {max}")));
+            }
+        }
         if let Some(d) = def.start_deadline_secs {
             if d == 0 || d > MAX_START_DEADLINE_SECS {
                 return Err(invalid(

@@ -41,6 +41,7 @@ pub const KEY_FORMATS: &[&str] = &[
     "T#{tenant}#OPS",
     "O#{ms}#{job}#{action}#{subject}#{nonce}",
     "SLOT",
+    "OUTCOMES",
     "T#{tenant}#RUN",
     "T#{tenant}#RUN#{gate shard}",
     "T#{tenant}#QUOTA",
@@ -152,6 +153,11 @@ pub fn is_ops_sk(sk: &str) -> bool {
 /// Sort key of a job's concurrency slot item (in the executions table, under the job's
 /// partition key, next to its executions).
 pub const JOB_SLOT_SK: &str = "SLOT";
+
+/// Sort key of a job's outcome item (in the executions table, under the job's partition key):
+/// its dead fires since the last success, who auto-paused it, who recovered it
+/// (docs/outcomes.md).
+pub const JOB_OUTCOMES_SK: &str = "OUTCOMES";
 
 /// Partition key of an Idempotency-Key record ([`crate::store::idem`]; the key is any visible
 /// ASCII, up to 255 characters).
@@ -480,6 +486,7 @@ mod tests {
             ("ops_pk", ops_pk("acme")),
             ("ops_sk", ops_sk(ms, "nightly", "pause", "v4", 0xfeed)),
             ("JOB_SLOT_SK", JOB_SLOT_SK.into()),
+            ("JOB_OUTCOMES_SK", JOB_OUTCOMES_SK.into()),
             ("tenant_running_pk", tenant_running_pk("acme")),
             ("tenant_quota_pk", tenant_quota_pk("acme")),
             ("idempotency_pk", idempotency_pk("acme", "k-1")),

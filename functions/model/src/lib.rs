@@ -48,6 +48,7 @@ pub mod mapreduce;
 pub mod openapi;
 pub mod ops;
 pub mod outbound;
+pub mod outcome;
 pub mod priority;
 pub mod reconcile;
 pub mod resources;

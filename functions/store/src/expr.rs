@@ -45,6 +45,7 @@ pub struct Expr {
     set: Vec<String>,
     remove: Vec<String>,
     add: Vec<String>,
+    delete: Vec<String>,
     cond: Vec<String>,
     key: Vec<String>,
     filter: Vec<String>,
@@ -143,6 +144,14 @@ impl Expr {
     pub fn add_strings(&mut self, a: &str, items: Vec<String>) -> &mut Self {
         let (n, v) = (self.name(a), self.val(AttributeValue::Ss(items)));
         self.add.push(format!("{n} {v}"));
+        self
+    }
+
+    /// `DELETE a :set`: takes strings out of a string-set attribute (absent ones are no error;
+    /// a set left empty is removed).
+    pub fn delete_strings(&mut self, a: &str, items: Vec<String>) -> &mut Self {
+        let (n, v) = (self.name(a), self.val(AttributeValue::Ss(items)));
+        self.delete.push(format!("{n} {v}"));
         self
     }
 
@@ -270,6 +279,9 @@ impl Expr {
         }
         if !self.add.is_empty() {
             parts.push(format!("ADD {}", self.add.join(", ")));
+        }
+        if !self.delete.is_empty() {
+            parts.push(format!("DELETE {}", self.delete.join(", ")));
         }
         (!parts.is_empty()).then(|| parts.join(" "))
     }

@@ -156,6 +156,8 @@ impl ExecStore {
     pub async fn close_open(&self, key: &ExecKey, seen: &Snapshot) -> Result<bool, StoreError> {
         let mut e = Expr::default();
         e.remove(attr::OPEN_PK).remove(attr::OPEN_DUE).cond_eq(attr::STATUS, s(seen.exec.status.as_str()));
+        // Its outcome events go out first (docs/outcomes.md): the index is how they are found.
+        e.cond_not_exists(attr::OUTBOX);
         let r: CasResult = self.cas(key, "UpdateItem(open close)", e).await?;
         Ok(r.is_ok())
     }

@@ -371,6 +371,8 @@ fn execution(status: ExecStatus) -> Execution {
             dependency_deadline_secs: None,
             on_dependency_deadline: Default::default(),
             events: None,
+            outcome_events: None,
+            auto_pause_after_dead_fires: None,
         },
         missed_range: None,
         missed_except: Vec::new(),

@@ -71,6 +71,8 @@ pub struct TickService {
     pub events: Option<aws_sdk_eventbridge::Client>,
     /// Back-pressure thresholds (low-priority deferral; `SUNDIAL_BACKPRESSURE_*`).
     pub backpressure: sundial_core::priority::Backpressure,
+    /// The control plane's pause, for the reconciler's auto-pauses (docs/outcomes.md).
+    pub pause: Option<std::sync::Arc<dyn sundial_core::execution::outcome::AutoPause>>,
 }
 
 /// A failed tick, typed for Lambda's error report.
@@ -119,6 +121,7 @@ fn reconcile_summary(r: &ReconcileReport) -> Value {
         "examined": r.examined, "resent": r.resent_total(), "lookedAgain": r.looked_again,
         "closed": r.closed, "raced": r.raced, "missing": r.missing, "failed": r.failed,
         "maxOverdueMs": r.max_overdue_ms, "truncated": r.truncated, "missed": r.missed_total(),
+        "outcomeEvents": r.outcome_events,
     })
 }
 
@@ -166,6 +169,7 @@ impl TickService {
                     actor: format!("reconciler:{request_id}"),
                     max_per_run: req.max_per_run.unwrap_or(defaults.max_per_run),
                     events: self.events.clone(),
+                    pause: self.pause.clone(),
                     ..defaults
                 };
                 let r = match reconcile::reconcile(&self.ctx, now, &opts).await {

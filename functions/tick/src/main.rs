@@ -4,6 +4,8 @@
 
 use lambda_runtime::{run, service_fn, Error, LambdaEvent};
 use sundial_core::config::{Config, TickSettings};
+use sundial_core::control::outcomes::ControlPause;
+use sundial_core::control::{Control, ControlSettings};
 use sundial_core::queue::PoolQueues;
 use sundial_core::Ctx;
 use sundial_tick::{TickEvent, TickService};
@@ -17,13 +19,18 @@ async fn main() -> Result<(), Error> {
     let cfg = Config::from_env()?;
     let clients = sundial_core::aws::Clients::from_env().await;
     let settings = TickSettings::from_env()?;
-    let queues = PoolQueues::new(clients.sqs, cfg.clone());
+    let queues = PoolQueues::new(clients.sqs.clone(), cfg.clone());
+    // The reconciler pauses jobs for their dead fires through the control plane's pause.
+    let control_ctx =
+        Ctx { ddb: clients.ddb.clone(), queues: PoolQueues::new(clients.sqs, cfg.clone()), cfg: cfg.clone() };
+    let control = Control::new(control_ctx, ControlSettings::default());
     let service = TickService {
         ctx: Ctx { ddb: clients.ddb, queues, cfg },
         lambda: clients.lambda,
         settings,
         events: Some(clients.events),
         backpressure: sundial_core::config::BackpressureSettings::from_env()?,
+        pause: Some(std::sync::Arc::new(ControlPause::new(control))),
     };
     let service = &service;
     run(service_fn(move |event: LambdaEvent<TickEvent>| async move { service.handle_lambda(event).await }))

@@ -314,6 +314,20 @@ pub async fn set_state(
     expected: Option<u64>,
     now: DateTime<Utc>,
 ) -> Result<JobView, ControlError> {
+    set_state_as(ctl, caller, &caller.actor(), job_id, state, expected, now).await
+}
+
+/// [`set_state`] recorded as `actor` (the auto-pause's `auto-pause:{executionId}`,
+/// docs/outcomes.md) rather than the caller's `api:` actor.
+pub async fn set_state_as(
+    ctl: &Control,
+    caller: &Caller,
+    actor: &str,
+    job_id: &str,
+    state: JobState,
+    expected: Option<u64>,
+    now: DateTime<Utc>,
+) -> Result<JobView, ControlError> {
     let cur = get(ctl, caller, job_id).await?;
     if let Some(v) = expected {
         if v != cur.version {
@@ -326,7 +340,7 @@ pub async fn set_state(
     if cur.state == state {
         // Nothing to store, but the sweep runs again (it is idempotent): the job write commits
         // before its sweep, so a client retrying a change whose sweep failed part-way repairs it.
-        let followed = follow_change(&ctl.execs, &cur, now, &caller.actor()).await?;
+        let followed = follow_change(&ctl.execs, &cur, now, actor).await?;
         let next_fires = next_fires(&cur, now, NEXT_FIRES);
         return Ok(JobView::new(cur, next_fires, followed));
     }
@@ -353,13 +367,12 @@ pub async fn set_state(
         JobState::Deleted => OpsAction::Delete,
     };
     let expires = (state == JobState::Deleted).then(|| now.timestamp() + ctl.settings.delete_retention_secs);
-    let audit =
-        OpsEntry::new(caller.actor(), action, job_id, now).versions(Some(cur.version), Some(job.version));
+    let audit = OpsEntry::new(actor, action, job_id, now).versions(Some(cur.version), Some(job.version));
     let retention = ctl.settings.ops_retention_secs;
     let expect = Expect::Version(cur.version);
     // The fires due while the job was enabled, up to now, are its own even when the tick has
     // not created them yet: put first, under the definition they were due under.
-    crate::trigger::settle::settle_owed(&ctl.ctx, &cur, now, &caller.actor()).await?;
+    crate::trigger::settle::settle_owed(&ctl.ctx, &cur, now, actor).await?;
     crate::trigger::verify::before_leaving(&ctl.ctx, &cur, now).await?;
     if let Err(e) = put_job_change(ctl.ddb(), ctl.cfg(), expect, &job, expires, &audit, retention).await {
         return Err(conflict_with_current(ctl, caller, job_id, e).await);
@@ -368,9 +381,13 @@ pub async fn set_state(
         super::quota::give_back_job(ctl, &caller.tenant).await;
         super::quota::give_back_committed(ctl, &caller.tenant, cur.committed_per_hour).await;
     }
-    let followed = follow_change(&ctl.execs, &job, now, &caller.actor()).await?;
+    let followed = follow_change(&ctl.execs, &job, now, actor).await?;
     ctl.after_leaving(&cur, now).await;
     if state == JobState::Enabled {
+        // A resume starts the count of dead fires over (docs/outcomes.md, "Auto-pause").
+        if let Err(e) = ctl.execs.reset_dead_fires(&caller.tenant, job_id).await {
+            tracing::warn!(job = job_id, error = %e, "dead fires in a row not reset; the next dead fire may pause the job again");
+        }
         dispatch(ctl, &job, now, caller).await;
     }
     if let Some(t) = expires {

@@ -46,6 +46,7 @@ pub mod executions;
 pub mod fire_calendar;
 pub mod jobs;
 pub mod ops;
+pub mod outcomes;
 pub mod page;
 pub mod pools;
 pub(crate) mod quota;

@@ -272,6 +272,7 @@ mod tests {
             resends: 0,
             held: None,
             missed_at: None,
+            outbox: Vec::new(),
         }
     }
 

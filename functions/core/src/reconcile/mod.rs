@@ -34,6 +34,7 @@ pub use sundial_model::reconcile as rules;
 
 pub use rules::{backoff_ms, first_look, judge, Verdict, GRACE_MS};
 
+use crate::execution::outcome::Outcomes;
 use crate::metrics::Emf;
 use crate::queue::{Outgoing, QueueError};
 use crate::store::executions::ExecStore;
@@ -62,6 +63,9 @@ pub struct ReconcileOptions {
     /// Most items of one waiting map-reduce parent read in one look, keys and status only
     /// (`mapreduce`: only once its counts stall).
     pub max_items_per_look: usize,
+    /// The control plane's pause, for jobs whose dead fires reach `autoPauseAfterDeadFires`
+    /// (docs/outcomes.md); none: such an outbox entry waits for a run that has it.
+    pub pause: Option<std::sync::Arc<dyn crate::execution::outcome::AutoPause>>,
 }
 
 impl Default for ReconcileOptions {
@@ -73,6 +77,7 @@ impl Default for ReconcileOptions {
             grace_ms: GRACE_MS,
             events: None,
             max_items_per_look: 2_000,
+            pause: None,
         }
     }
 }
@@ -103,6 +108,9 @@ pub struct ReconcileReport {
     pub deferred_backlog: u64,
     /// Fires found not started past their start deadline and reported by this run, by pool.
     pub missed: BTreeMap<String, u64>,
+    /// Outcome events this run sent from outboxes their workers did not flush
+    /// (docs/outcomes.md).
+    pub outcome_events: u64,
 }
 
 impl ReconcileReport {
@@ -149,6 +157,9 @@ pub enum ReconcileError {
     /// lost (the timeline note stays), and the run fails so the reconciler's error alarm fires.
     #[error("start deadline miss recorded, report failed: {0}")]
     Report(#[from] missed::ReportError),
+    /// An outbox flush stopped (its entries stay for the next run).
+    #[error("outcome events: {0}")]
+    Outcome(#[from] crate::execution::outcome::OutcomeError),
     /// Some executions failed (logged each); the next run retries them.
     #[error("{failed} execution(s) could not be reconciled; first: {first}")]
     Partial {
@@ -168,6 +179,7 @@ impl ReconcileError {
             ReconcileError::Store(e) => e.is_retryable(),
             ReconcileError::Queue(e) => e.is_retryable(),
             ReconcileError::Report(e) => e.is_retryable(),
+            ReconcileError::Outcome(e) => e.is_retryable(),
             ReconcileError::Partial { first, .. } => first.is_retryable(),
         }
     }
@@ -210,11 +222,13 @@ async fn run(
     let backlogged = if due.is_empty() { BTreeSet::new() } else { backlogged_lanes(ctx).await };
     let backlogged = &backlogged;
     let reporter = &missed::MissReporter::new(ctx.ddb.clone(), opts.events.clone(), &ctx.cfg);
+    let outcomes = &Outcomes::new(execs.clone(), reporter.clone(), opts.pause.clone());
+    let sent = &std::sync::atomic::AtomicU64::new(0);
     let results: Vec<(OpenEntry, Result<Done, ReconcileError>)> = stream::iter(due)
         .map(|entry| {
             let execs = execs.clone();
             async move {
-                let r = one(&execs, reporter, &entry, now, opts, backlogged).await;
+                let r = one(&execs, reporter, outcomes, sent, &entry, now, opts, backlogged).await;
                 (entry, r)
             }
         })
@@ -222,6 +236,7 @@ async fn run(
         .collect()
         .await;
     let mut first = None;
+    report.outcome_events = sent.load(std::sync::atomic::Ordering::Relaxed);
     let outgoing = tally(results, &mut report, &mut first);
     resend(ctx, outgoing, &mut report, &mut first).await;
     match first {
@@ -338,16 +353,27 @@ async fn resend(
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 async fn one(
     execs: &ExecStore,
     reporter: &missed::MissReporter,
+    outcomes: &Outcomes,
+    sent: &std::sync::atomic::AtomicU64,
     entry: &OpenEntry,
     now: DateTime<Utc>,
     opts: &ReconcileOptions,
     backlogged: &std::collections::BTreeSet<(String, crate::priority::Lane)>,
 ) -> Result<Done, ReconcileError> {
     let now_ms = now.timestamp_millis();
-    let Some(seen) = execs.get(&entry.key, false).await? else { return Ok(Done::Missing) };
+    let Some(mut seen) = execs.get(&entry.key, false).await? else { return Ok(Done::Missing) };
+    if !seen.outbox.is_empty() {
+        // Outcome events a worker wrote and did not send (it crashed, or its PutEvents failed).
+        let flushed =
+            Box::pin(outcomes.flush(&seen.exec, seen.exec.status, &seen.outbox, false, now)).await?;
+        sent.fetch_add(flushed.sent.len() as u64, std::sync::atomic::Ordering::Relaxed);
+        let Some(now_seen) = execs.get(&entry.key, true).await? else { return Ok(Done::Missing) };
+        seen = now_seen;
+    }
     let grace = opts.grace_ms.clamp(1, GRACE_MS);
     // A held execution (its job was paused) is not a missed start; a reported one is done.
     let reported = seen.missed_at.is_some() || seen.held.is_some();

@@ -32,7 +32,23 @@ impl ExecStore {
         finish: &Finish,
         now: DateTime<Utc>,
     ) -> Result<(FinishResult, Vec<String>), StoreError> {
-        let e = Self::finish_expr(key, fence, finish, now);
+        self.finish_with(key, fence, finish, &[], now).await
+    }
+
+    /// [`ExecStore::finish_waking`] that also puts `outbox` (encoded
+    /// [`sundial_model::outcome::OutboxEntry`]s) on the item in the same write: the events
+    /// this transition makes due (docs/outcomes.md). A final execution with entries stays in
+    /// the `open` index, due a grace from now, so the reconciler sends what the caller's own
+    /// flush does not.
+    pub async fn finish_with(
+        &self,
+        key: &ExecKey,
+        fence: &Fence,
+        finish: &Finish,
+        outbox: &[String],
+        now: DateTime<Utc>,
+    ) -> Result<(FinishResult, Vec<String>), StoreError> {
+        let e = Self::finish_expr_with(key, fence, finish, outbox, now);
         Ok(match self.cas(key, "UpdateItem(finish)", e).await? {
             Ok(new) => (FinishResult::Done, super::downstream_of(&new)),
             Err(old) => {
@@ -48,14 +64,39 @@ impl ExecStore {
 
     /// The fenced update of [`ExecStore::finish`] (also a map-reduce item's, in a transaction).
     pub(crate) fn finish_expr(key: &ExecKey, fence: &Fence, finish: &Finish, now: DateTime<Utc>) -> Expr {
+        Self::finish_expr_with(key, fence, finish, &[], now)
+    }
+
+    /// [`ExecStore::finish_expr`] with outbox entries ([`ExecStore::finish_with`]).
+    pub(crate) fn finish_expr_with(
+        key: &ExecKey,
+        fence: &Fence,
+        finish: &Finish,
+        outbox: &[String],
+        now: DateTime<Utc>,
+    ) -> Expr {
         let to = finish.status();
         let t = Transition::by_worker(fence, to, now.timestamp_millis(), finish_code(finish));
         t.expr(
             |_| {},
             |e| {
                 e.remove(attr::LEASE_UNTIL);
-                if to.is_terminal() && fence.indexed {
+                if to.is_terminal() && !outbox.is_empty() {
+                    // Its events are not sent yet: the reconciler looks a grace from now.
+                    if !fence.indexed {
+                        e.set(
+                            attr::OPEN_PK,
+                            s(keys::open_partition(keys::open_part(&key.tenant, &key.job_id))),
+                        );
+                    }
+                    e.set(attr::OPEN_DUE, n(now.timestamp_millis() + sundial_model::reconcile::GRACE_MS));
+                } else if to.is_terminal() && fence.indexed {
                     e.remove(attr::OPEN_PK).remove(attr::OPEN_DUE);
+                }
+                if !outbox.is_empty() {
+                    // The writer flushes right after: it holds the outbox meanwhile.
+                    e.add_strings(attr::OUTBOX, outbox.to_vec())
+                        .set(attr::OUTBOX_LEASE, n(now.timestamp_millis() + super::OUTBOX_LEASE_MS));
                 }
                 if to.needs_attention() {
                     e.set(attr::ATT_PK, s(keys::attention_pk(&key.tenant, to.as_str())))

@@ -27,6 +27,7 @@ mod dependencies;
 mod finish;
 mod key;
 mod lease;
+mod outbox;
 mod outcomes;
 mod queries;
 mod read_write;
@@ -34,6 +35,7 @@ mod skip_replay;
 
 pub use dependencies::{downstream_of, Registration};
 pub use key::ExecKey;
+pub use outbox::{DeadFire, Recovery};
 pub use outcomes::{
     CancelOutcome, CheckpointError, ClaimOutcome, Claimed, FinishResult, Heartbeat, PutOutcome, Snapshot,
 };
@@ -56,6 +58,10 @@ pub const EXECUTION_RETENTION_SECS: i64 = 90 * 86_400;
 /// longer than this after the first put), and children keep [`EXECUTION_RETENTION_SECS`]: their
 /// parent's backstop may look for them while siblings still run.
 pub const SUCCEEDED_RETENTION_SECS: i64 = 7 * 86_400;
+
+/// How long one flusher holds an execution's outbox (ms): the finish that writes the entries
+/// holds it for its own flush; anyone else takes it only once it ran out (docs/outcomes.md).
+pub const OUTBOX_LEASE_MS: i64 = 60_000;
 
 /// Longest stored error message (characters): the item must stay under 1 KiB.
 pub const MAX_ERROR_MESSAGE_CHARS: usize = 200;

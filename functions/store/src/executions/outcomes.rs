@@ -32,6 +32,9 @@ pub struct Snapshot {
     /// A waiting map-reduce parent: the sort key through which the reconciler found every item
     /// final (its next read of the items resumes after it).
     pub checked_through: Option<String>,
+    /// Outcome events its transitions made due and nobody has sent yet (encoded
+    /// `sundial_model::outcome::OutboxEntry`s, docs/outcomes.md).
+    pub outbox: Vec<String>,
 }
 
 /// Result of putting a new execution.

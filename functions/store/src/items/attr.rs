@@ -164,3 +164,19 @@ pub mod event {
     pub const TOKEN: &str = "k";
     pub const CODE: &str = "c";
 }
+/// Execution item: its outbox, a string set of pending outcome events
+/// (`sundial_model::outcome::OutboxEntry`), written by the transition that makes each due and
+/// deleted once the event is sent (docs/outcomes.md).
+pub const OUTBOX: &str = "ob";
+/// Execution item: until when (ms) one flusher holds its outbox (the finish that wrote the
+/// entries holds it first; a reconciler or a later worker takes it once it has run out).
+pub const OUTBOX_LEASE: &str = "obl";
+/// Job outcome item (`OUTCOMES`): the dead fires since the job's last success, a string set of
+/// execution ids (adding one twice counts it once).
+pub const DEAD_STREAK: &str = "ds";
+/// Job outcome item: the execution whose dead fire paused the job (set once per streak).
+pub const AUTO_PAUSED_BY: &str = "apb";
+/// Job outcome item: the execution whose success ended the last streak (its `JobRecovered`).
+pub const RECOVERED_BY: &str = "rby";
+/// Job outcome item: how many dead fires the last recovery ended.
+pub const RECOVERED_AFTER: &str = "dn";

@@ -163,6 +163,9 @@ pub fn snapshot_from_item(item: &Item) -> Result<Snapshot, DecodeError> {
     let wait_gen = get_n_opt(item, attr::WAIT_GEN).ok().flatten().map_or(0, |v| v.max(0) as u64);
     let looked_done = get_n_opt(item, attr::MAP_LOOKED).ok().flatten().map(|v| v.max(0) as u64);
     let checked_through = item.get(attr::MAP_CHECKED).and_then(|v| v.as_s().ok()).cloned();
+    let mut outbox: Vec<String> =
+        item.get(attr::OUTBOX).and_then(|v| v.as_ss().ok()).cloned().unwrap_or_default();
+    outbox.sort();
     Ok(Snapshot {
         exec,
         checkpoint,
@@ -175,6 +178,7 @@ pub fn snapshot_from_item(item: &Item) -> Result<Snapshot, DecodeError> {
         wait_gen,
         looked_done,
         checked_through,
+        outbox,
     })
 }
 

@@ -8,8 +8,10 @@ use super::attempt::{Exit, Holds};
 use super::{secs_ceil, Delivery, Disposition, Worker};
 use crate::execution::claim::{Fence, Finish};
 use crate::execution::metrics::ExecMetrics;
+use crate::execution::outcome::due_on_finish;
 use crate::execution::retry::codes;
-use crate::model::{ConcurrencyPolicy, ExecStatus};
+use crate::model::outcome::OutboxEntry;
+use crate::model::{ExecStatus, Execution};
 use crate::store::error::StoreError;
 use crate::store::executions::{ClaimOutcome, FinishResult};
 use chrono::{DateTime, Utc};
@@ -22,11 +24,11 @@ impl Worker {
         d: &Delivery<'_>,
         fence: &Fence,
         fin: Finish,
-        policy: ConcurrencyPolicy,
+        e: &Execution,
         holds: Holds,
         m: &mut ExecMetrics,
     ) -> Result<Disposition, StoreError> {
-        self.conclude_with(d, fence, Outcome { fin, item_result: None }, policy, holds, m).await
+        self.conclude_with(d, fence, Outcome { fin, item_result: None }, e, holds, m).await
     }
 
     /// [`Worker::conclude`] with a map-reduce item's result (`docs/mapreduce.md`): an item's
@@ -36,19 +38,23 @@ impl Worker {
         d: &Delivery<'_>,
         fence: &Fence,
         outcome: Outcome,
-        policy: ConcurrencyPolicy,
+        e: &Execution,
         holds: Holds,
         m: &mut ExecMetrics,
     ) -> Result<Disposition, StoreError> {
         let Outcome { fin, item_result: result } = outcome;
+        let policy = e.definition.concurrency;
         let key = &d.key;
         let now = self.clock.now();
         let status = fin.status();
         let item = matches!(key.child, Some(crate::execution::children::ChildKey::Item(_)));
+        // The outcome events this finish makes due, written with it (docs/outcomes.md).
+        let outbox = if item { Vec::new() } else { Box::pin(self.outbox_of(e, &fin, fence.attempt)).await };
+        let encoded: Vec<String> = outbox.iter().map(|x| x.encode()).collect();
         let (written, waiters) = if item {
             (self.finish_item(key, fence, &fin, result.as_ref()).await?, Vec::new())
         } else {
-            self.store.finish_waking(key, fence, &fin, now).await?
+            self.store.finish_with(key, fence, &fin, &encoded, now).await?
         };
         match written {
             FinishResult::TakenOver { status: cur, token } => {
@@ -60,6 +66,9 @@ impl Worker {
             FinishResult::Done => {}
         }
         m.outcome = Some(status);
+        if !encoded.is_empty() {
+            self.flush_outbox(e, status, &encoded, true).await;
+        }
         holds.end(self, Exit::Finished { status, policy }).await?;
         if status.is_terminal() && !waiters.is_empty() {
             // Fires waiting for this one as an upstream (docs/dependencies.md).
@@ -84,6 +93,49 @@ impl Worker {
             }
             _ => Disposition::Delete,
         })
+    }
+
+    /// The outcome entries `fin` makes due for `e`. A success reads the job's dead fires in a
+    /// row first (one strongly consistent read): with any, it is the recovery. A failed read
+    /// only costs that: the job's next success is the recovery instead.
+    async fn outbox_of(&self, e: &Execution, fin: &Finish, attempt: u32) -> Vec<OutboxEntry> {
+        let recovering = matches!(fin, Finish::Succeeded)
+            && e.child.is_none()
+            && match self.store.dead_in_a_row(&e.tenant, &e.job_id).await {
+                Ok(n) => n > 0,
+                Err(err) => {
+                    tracing::warn!(execution = %e.id(), error = %err, "dead fires in a row unknown; a later success reports the recovery");
+                    false
+                }
+            };
+        due_on_finish(e, fin, attempt, recovering)
+    }
+
+    /// Sends `e`'s outbox entries now; what fails stays for the next claim or the reconciler.
+    pub(super) async fn flush_outbox(
+        &self,
+        e: &Execution,
+        status: ExecStatus,
+        entries: &[String],
+        held: bool,
+    ) {
+        // Its own task, so its SDK calls start from a fresh stack, not from the bottom of a
+        // delivery's (deep in a debug build); the worker still waits for it.
+        let (outcomes, exec, entries, now) =
+            (self.outcomes.clone(), e.clone(), entries.to_vec(), self.clock.now());
+        let scope = crate::access::current();
+        let task = tokio::spawn(crate::access::within(scope, async move {
+            outcomes.flush(&exec, status, &entries, held, now).await
+        }));
+        match task.await {
+            Ok(Ok(_)) => {}
+            Ok(Err(err)) => {
+                tracing::warn!(execution = %e.id(), error = %err, "outcome events not all sent; the reconciler sends the rest")
+            }
+            Err(err) => {
+                tracing::error!(execution = %e.id(), error = %err, "outcome flush task failed; the reconciler sends them")
+            }
+        }
     }
 
     /// The disposition of a message whose execution was not claimed.

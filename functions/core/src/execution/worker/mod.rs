@@ -148,6 +148,8 @@ pub struct Worker {
     skew: Arc<SkewGuard>,
     metrics: Arc<dyn MetricsSink>,
     missed: MissReporter,
+    /// Outcome events: the bus and, when wired, the pause hook (docs/outcomes.md).
+    outcomes: crate::execution::outcome::Outcomes,
     /// Admissions so far: each one's gate entries are keyed `{worker}.{n}` ([`Worker::admission_id`]).
     admissions: std::sync::atomic::AtomicU64,
 }
@@ -171,6 +173,11 @@ impl Worker {
         let store = ExecStore::new(ddb.clone(), cfg.executions_table.clone());
         Ok(Worker {
             missed: MissReporter::new(ddb.clone(), Some(clients.events.clone()), &cfg),
+            outcomes: crate::execution::outcome::Outcomes::new(
+                store.clone(),
+                MissReporter::new(ddb.clone(), Some(clients.events.clone()), &cfg),
+                None,
+            ),
             slots: JobSlots::new(store.clone()),
             resources: ResourceGates::new(ddb.clone(), cfg.jobs_table.clone(), cfg.executions_table.clone()),
             tenants: TenantGate::new(ddb, cfg.executions_table.clone()),
@@ -196,6 +203,15 @@ impl Worker {
             settings,
             admissions: std::sync::atomic::AtomicU64::new(0),
         })
+    }
+
+    /// This worker, pausing jobs for their dead fires through `pause` (the control plane's,
+    /// `control::outcomes::ControlPause`). Without it, a job's auto-pause waits for the
+    /// reconciler, which has one.
+    pub fn with_auto_pause(mut self, pause: Arc<dyn crate::execution::outcome::AutoPause>) -> Self {
+        self.outcomes =
+            crate::execution::outcome::Outcomes::new(self.store.clone(), self.missed.clone(), Some(pause));
+        self
     }
 
     /// The settings.

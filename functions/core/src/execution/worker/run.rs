@@ -14,7 +14,7 @@ use crate::execution::metrics::ExecMetrics;
 use crate::execution::retry::{after_failure, codes, jitter_unit, Budget, Progress, RunError, Verdict};
 use crate::execution::target::in_process::{BoxFuture, Checkpointer, HandlerContext};
 use crate::execution::target::Invocation;
-use crate::model::{ConcurrencyPolicy, ExecStatus, Execution, Target};
+use crate::model::{ExecStatus, Execution, Target};
 use crate::store::error::StoreError;
 use crate::store::executions::{CheckpointError, Claimed, ExecKey, ExecStore, Heartbeat};
 use std::sync::{Arc, Mutex};
@@ -111,6 +111,10 @@ impl Worker {
         let claim_ms = self.clock.now_ms();
         note_claim(m, d, &c, claim_ms);
         let e = &c.snapshot.exec;
+        if !c.snapshot.outbox.is_empty() {
+            // The last attempt's events, which its worker did not get out (docs/outcomes.md).
+            self.flush_outbox(e, c.from, &c.snapshot.outbox, false).await;
+        }
         let policy = e.definition.concurrency;
         // Its upstreams were not satisfied by the dependency deadline (`onDependencyDeadline:
         // fail`): DEAD without a run, to the DLQ, replayable once they are. Also when this claim
@@ -125,13 +129,13 @@ impl Worker {
             let error = RunError::permanent(codes::DEPENDENCY_NOT_MET, why);
             let digest = super::input_digest(&e.definition);
             let fin = Finish::Dead { reason: codes::DEPENDENCY_NOT_MET.into(), error, digest };
-            return self.conclude(d, &c.fence, fin, policy, holds, m).await;
+            return self.conclude(d, &c.fence, fin, e, holds, m).await;
         }
         let budget = Budget::of(&e.definition, self.settings.max_total_run_ms);
         let sched_ms = d.key.scheduled_ms;
         if let Some(reason) = budget.may_start(c.fence.attempt, sched_ms, c.snapshot.total_run_ms, claim_ms) {
             let fin = out_of_budget(e, c.takeover, reason);
-            return self.conclude(d, &c.fence, fin, policy, holds, m).await;
+            return self.conclude(d, &c.fence, fin, e, holds, m).await;
         }
         // A sharded or broadcast parent is not run: its children are (`fanout`).
         if crate::execution::children::fans_out(e) {
@@ -141,7 +145,7 @@ impl Worker {
         let duration = self.clock.now_ms() - claim_ms;
         m.duration_ms = Some(duration);
         m.stale_rejections += attempt.rejected;
-        let (result, holds) = match self.settle(d, &c, attempt, policy, holds, m).await? {
+        let (result, holds) = match self.settle(d, &c, attempt, holds, m).await? {
             Settled::Exited(disposition) => return Ok(disposition),
             Settled::Result(result, holds) => (result, holds),
         };
@@ -155,7 +159,7 @@ impl Worker {
             Ok(v) => (Finish::Succeeded, v),
             Err(err) => (self.after_error(d, &c, err, &budget, c.snapshot.total_run_ms + duration), None),
         };
-        self.conclude_with(d, &c.fence, Outcome { fin, item_result }, policy, holds, m).await
+        self.conclude_with(d, &c.fence, Outcome { fin, item_result }, e, holds, m).await
     }
 
     /// One attempt: the target call raced against its heartbeats, its timeout, the worker's
@@ -262,7 +266,6 @@ impl Worker {
         d: &Delivery<'_>,
         c: &Claimed,
         attempt: Attempt,
-        policy: ConcurrencyPolicy,
         holds: Holds,
         m: &mut ExecMetrics,
     ) -> Result<Settled, StoreError> {
@@ -280,7 +283,7 @@ impl Worker {
                 return Ok(Settled::Exited(Disposition::RetryAfter(0)));
             }
             (Some(Stop::Cancelled), Err(_)) => {
-                let d = self.conclude(d, fence, Finish::Canceled, policy, holds, m).await?;
+                let d = self.conclude(d, fence, Finish::Canceled, &c.snapshot.exec, holds, m).await?;
                 return Ok(Settled::Exited(d));
             }
             (Some(Stop::Timeout), Err(_)) => Err(RunError::retryable(

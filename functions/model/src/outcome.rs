@@ -1,0 +1,152 @@
+//! Per-job outcome events (docs/outcomes.md): what a fire's transitions tell the job's owner,
+//! and the outbox entry that makes each one go out once.
+//!
+//! The transition that makes an event due (a worker's finish, a dead fire reaching the job's
+//! auto-pause threshold) writes its [`OutboxEntry`] onto the execution item *in the same
+//! conditional write*. Whoever flushes the outbox (the worker right after its write; after a
+//! crash, the next worker to claim the execution or the reconciler) puts the event, then
+//! deletes the entry. The entry's text is part of the event's id ([`event_id`]), so a
+//! flush retried after a crash between the put and the delete sends the same id again.
+
+use serde::{Deserialize, Serialize};
+
+/// The `detail-type` of each outcome event on the stack's bus (`source` `sundial`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum OutcomeKind {
+    /// The fire succeeded (only for jobs with `outcomeEvents.succeeded`).
+    ExecutionSucceeded,
+    /// An attempt failed and the fire will be retried (RETRY_WAIT).
+    ExecutionFailed,
+    /// The fire failed for good: a permanent error (FAILED) or its budget ran out (DEAD).
+    ExecutionDead,
+    /// The first success after one or more dead fires.
+    JobRecovered,
+    /// The job was paused after `autoPauseAfterDeadFires` dead fires in a row.
+    JobAutoPaused,
+}
+
+impl OutcomeKind {
+    /// Every kind, in the order documented.
+    pub const ALL: [OutcomeKind; 5] = [
+        OutcomeKind::ExecutionSucceeded,
+        OutcomeKind::ExecutionFailed,
+        OutcomeKind::ExecutionDead,
+        OutcomeKind::JobRecovered,
+        OutcomeKind::JobAutoPaused,
+    ];
+
+    /// The event's `detail-type`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OutcomeKind::ExecutionSucceeded => "ExecutionSucceeded",
+            OutcomeKind::ExecutionFailed => "ExecutionFailed",
+            OutcomeKind::ExecutionDead => "ExecutionDead",
+            OutcomeKind::JobRecovered => "JobRecovered",
+            OutcomeKind::JobAutoPaused => "JobAutoPaused",
+        }
+    }
+
+    /// The kind named `s`.
+    pub fn parse(s: &str) -> Option<OutcomeKind> {
+        OutcomeKind::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+}
+
+/// One pending event on an execution's outbox (a member of its string set `ob`):
+/// `{kind}#{attempt}#{errorClass}#{errorCode}`, the last two empty when there is no error.
+/// The attempt is part of it, so each failed attempt of one fire is its own entry.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct OutboxEntry {
+    /// Which event.
+    pub kind: OutcomeKind,
+    /// The attempt the transition ended (0 for a job-level event raised without one).
+    pub attempt: u32,
+    /// The error's class (`retryable`, `permanent`), when the transition had an error.
+    pub error_class: Option<String>,
+    /// The error's code, when the transition had an error.
+    pub error_code: Option<String>,
+}
+
+impl OutboxEntry {
+    /// An entry without an error.
+    pub fn new(kind: OutcomeKind, attempt: u32) -> Self {
+        OutboxEntry { kind, attempt, error_class: None, error_code: None }
+    }
+
+    /// An entry for a transition that ended with an error of `class` and `code`.
+    pub fn with_error(kind: OutcomeKind, attempt: u32, class: &str, code: &str) -> Self {
+        OutboxEntry {
+            kind,
+            attempt,
+            error_class: Some(class.to_string()),
+            error_code: Some(code.replace('#', "_")),
+        }
+    }
+
+    /// The set member stored on the execution item.
+    pub fn encode(&self) -> String {
+        format!(
+            "{}#{}#{}#{}",
+            self.kind.as_str(),
+            self.attempt,
+            self.error_class.as_deref().unwrap_or(""),
+            self.error_code.as_deref().unwrap_or("")
+        )
+    }
+
+    /// Reads a stored member (`None`: not an entry this version writes).
+    pub fn parse(s: &str) -> Option<OutboxEntry> {
+        let mut parts = s.splitn(4, '#');
+        let kind = OutcomeKind::parse(parts.next()?)?;
+        let attempt = parts.next()?.parse().ok()?;
+        let some = |p: Option<&str>| p.filter(|v| !v.is_empty()).map(str::to_string);
+        let error_class = some(parts.next());
+        let error_code = some(parts.next());
+        Some(OutboxEntry { kind, attempt, error_class, error_code })
+    }
+}
+
+/// The event's id (`detail.eventId`): the same for every send of one entry, so a consumer
+/// that keeps the ids it has seen for a day drops the one duplicate a crash between the put and
+/// the outbox delete can cause.
+pub fn event_id(tenant: &str, execution_id: &str, entry: &OutboxEntry) -> String {
+    format!("{tenant}/{execution_id}/{}", entry.encode())
+}
+
+/// A job's outcome-event options (`outcomeEvents`). Failures, dead fires, recoveries and
+/// auto-pauses are always sent when the deployment has an event bus; successes only when asked.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schema(
+    description = "Which outcome events the job's fires send on the stack's EventBridge bus besides ExecutionFailed, ExecutionDead, JobRecovered and JobAutoPaused, which are always sent (docs/outcomes.md)."
+)]
+pub struct OutcomeEvents {
+    /// Also send `ExecutionSucceeded` for each fire that succeeds (one event per fire).
+    #[serde(default)]
+    #[schema(default = false)]
+    pub succeeded: bool,
+}
+
+/// Most dead fires in a row `autoPauseAfterDeadFires` may wait for.
+pub const MAX_AUTO_PAUSE_AFTER: u32 = 100;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_entry_reads_back_as_written_and_its_id_names_the_attempt() {
+        let e = OutboxEntry::with_error(OutcomeKind::ExecutionFailed, 2, "retryable", "Http503#x");
+        let text = e.encode();
+        assert_eq!(text, "ExecutionFailed#2#retryable#Http503_x");
+        assert_eq!(OutboxEntry::parse(&text).map(|e| e.encode()), Some(text.clone()));
+        let plain = OutboxEntry::new(OutcomeKind::JobRecovered, 1);
+        assert_eq!(OutboxEntry::parse(&plain.encode()), Some(plain.clone()));
+        assert_eq!(OutboxEntry::parse("Nope#1##"), None);
+        assert_ne!(
+            event_id("acme", "j@1", &OutboxEntry::new(OutcomeKind::ExecutionFailed, 1)),
+            event_id("acme", "j@1", &OutboxEntry::new(OutcomeKind::ExecutionFailed, 2)),
+            "each failed attempt is its own event"
+        );
+    }
+}

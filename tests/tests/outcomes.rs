@@ -1,0 +1,354 @@
+//! Per-job outcome events (docs/outcomes.md), observed as a user would: an EventBridge rule on
+//! the stack's bus matching one job (`detail.jobId`) fills an SQS queue, read back through the
+//! real SDK.
+//!
+//! Each event's exactly-once emission is shown under a crash between the transition and the
+//! emit: the worker that writes the transition cannot reach the bus (its PutEvents fails to
+//! dispatch, as a worker killed right after its write would never send), so the event exists
+//! only as the outbox entry its finish wrote. The reconciler, or the next worker to claim the
+//! execution, sends it; a second reconciler run and a second claim send nothing more. Every
+//! instant the reconciler judges by is passed in (no sleeps).
+
+use anyhow::{Context, Result};
+use chrono::{DateTime, Duration, DurationRound, Utc};
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+use sundial_core::control::outcomes::ControlPause;
+use sundial_core::control::{jobs, Caller, Control, ControlSettings};
+use sundial_core::execution::retry::RunError;
+use sundial_core::execution::target::in_process::{BoxFuture, Handler, HandlerContext, Handlers};
+use sundial_core::execution::worker::{Disposition, NoExtend, Worker};
+use sundial_core::model::{ExecStatus, Execution, JobDefinition, JobState, OpsAction, RetryPolicy, Target};
+use sundial_core::reconcile::{reconcile, ReconcileOptions};
+use sundial_core::schedule::MisfirePolicy;
+use sundial_core::store::executions::ExecKey;
+use sundial_core::trigger::scan::ScanOptions;
+use sundial_tests::fixtures;
+use sundial_tests::trigger::{create_job, ctx, definition, executions, scan};
+use sundial_tests::TestEnv;
+
+const KINDS: [&str; 5] =
+    ["ExecutionSucceeded", "ExecutionFailed", "ExecutionDead", "JobRecovered", "JobAutoPaused"];
+
+/// The stack's bus for `env` and a user's rule sending `job`'s outcome events to a fresh queue.
+async fn bus_with_rule_for(env: &TestEnv, job: &str) -> Result<(String, String)> {
+    let events = &env.clients.events;
+    let prefix = env.cfg.jobs_table.trim_end_matches("sundial-jobs").to_string();
+    let bus = format!("{prefix}sundial-events");
+    events.create_event_bus().name(&bus).send().await.context("CreateEventBus")?;
+    let queue_url = env
+        .clients
+        .sqs
+        .create_queue()
+        .queue_name(format!("{prefix}outcomes-{job}"))
+        .send()
+        .await?
+        .queue_url
+        .unwrap_or_default();
+    let arn = fixtures::queue_arn(env, &queue_url).await?;
+    // The rule a team writes to route one job's outcomes to its owner (docs/outcomes.md).
+    let pattern =
+        serde_json::json!({"source": ["sundial"], "detail-type": KINDS, "detail": {"jobId": [job]}});
+    let rule = format!("{job}-outcomes");
+    events.put_rule().name(&rule).event_bus_name(&bus).event_pattern(pattern.to_string()).send().await?;
+    let target = aws_sdk_eventbridge::types::Target::builder().id("queue").arn(arn).build()?;
+    events.put_targets().rule(&rule).event_bus_name(&bus).targets(target).send().await?;
+    Ok((bus, queue_url))
+}
+
+/// The events delivered since the last call: long-polls until at least `min` arrived and one
+/// more empty poll shows no more come. Fails after 20 s without `min`: a guard.
+async fn delivered(env: &TestEnv, queue_url: &str, min: usize) -> Result<Vec<serde_json::Value>> {
+    let start = Instant::now();
+    let mut out = Vec::new();
+    loop {
+        let got = env
+            .clients
+            .sqs
+            .receive_message()
+            .queue_url(queue_url)
+            .max_number_of_messages(10)
+            .wait_time_seconds(1)
+            .send()
+            .await?;
+        for m in got.messages() {
+            out.push(serde_json::from_str(m.body().unwrap_or_default())?);
+            if let Some(h) = m.receipt_handle() {
+                env.clients.sqs.delete_message().queue_url(queue_url).receipt_handle(h).send().await?;
+            }
+        }
+        if got.messages().is_empty() && out.len() >= min {
+            return Ok(out);
+        }
+        anyhow::ensure!(
+            start.elapsed().as_secs() < 20,
+            "only {} event(s) delivered, expected {min}",
+            out.len()
+        );
+    }
+}
+
+fn kinds(events: &[serde_json::Value]) -> Vec<String> {
+    let mut k: Vec<String> =
+        events.iter().map(|e| e["detail-type"].as_str().unwrap_or("?").to_string()).collect();
+    k.sort();
+    k
+}
+
+/// An in-process handler that fails (retryably) or succeeds, as scripted, in call order.
+#[derive(Clone, Default)]
+struct Scripted(Arc<Mutex<VecDeque<bool>>>);
+
+impl Scripted {
+    fn then(&self, ok: bool) {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).push_back(ok);
+    }
+}
+
+impl Handler for Scripted {
+    fn run(&self, _ctx: HandlerContext) -> BoxFuture<'_, Result<(), RunError>> {
+        let ok = self.0.lock().unwrap_or_else(|e| e.into_inner()).pop_front().unwrap_or(true);
+        Box::pin(async move {
+            if ok {
+                Ok(())
+            } else {
+                Err(RunError::retryable("Http503", "upstream busy"))
+            }
+        })
+    }
+}
+
+struct World {
+    env: TestEnv,
+    queue_url: String,
+    handler: Scripted,
+    /// A worker whose PutEvents never reaches the bus: its transitions are written, its
+    /// events are not (the crash between the two).
+    crashing: Arc<Worker>,
+    /// A worker that reaches the bus.
+    healthy: Arc<Worker>,
+    control: Control,
+}
+
+impl World {
+    async fn new(label: &str, job: &str) -> Result<World> {
+        let mut env = TestEnv::new(label).await?;
+        let (bus, queue_url) = bus_with_rule_for(&env, job).await?;
+        env.cfg.event_bus = Some(bus);
+        let handler = Scripted::default();
+        let handlers = || Handlers::new().with("scripted", handler.clone());
+        let mut cut = env.clients.clone();
+        cut.events = aws_sdk_eventbridge::Client::from_conf(
+            aws_sdk_eventbridge::config::Builder::from(&sundial_tests::sdk_config())
+                .endpoint_url("http://127.0.0.1:9")
+                .build(),
+        );
+        let (crashing, _) =
+            fixtures::worker_with_clients(&env, fixtures::settings("crashing"), handlers(), &cut)?;
+        let (healthy, _) = fixtures::worker_with(&env, fixtures::settings("healthy"), handlers())?;
+        let control = Control::new(ctx(&env), ControlSettings::default());
+        Ok(World { env, queue_url, handler, crashing, healthy, control })
+    }
+
+    fn reconciler(&self, name: &str) -> ReconcileOptions {
+        ReconcileOptions {
+            actor: format!("reconciler:{name}"),
+            events: Some(self.env.clients.events.clone()),
+            pause: Some(Arc::new(ControlPause::new(Control::new(
+                ctx(&self.env),
+                ControlSettings::default(),
+            )))),
+            ..Default::default()
+        }
+    }
+
+    /// One reconciler run at `now`; the count of outcome events it sent.
+    async fn reconcile(&self, name: &str, now: DateTime<Utc>) -> Result<u64> {
+        // Boxed: the reconciler's future (with the pause's) is large for a test thread's stack.
+        let r = Box::pin(reconcile(&ctx(&self.env), now, &self.reconciler(name))).await?;
+        Ok(r.outcome_events)
+    }
+
+    async fn deliver(&self, worker: &Worker, e: &Execution) -> Result<Disposition> {
+        let mut msg = fixtures::message_of(e, Utc::now());
+        msg.wait_gen = fixtures::snapshot(&self.env, &ExecKey::of(e)).await?.wait_gen;
+        let body = serde_json::to_string(&msg)?;
+        let stop = tokio_util::sync::CancellationToken::new();
+        Ok(worker.handle("default", &body, &NoExtend, &stop).await)
+    }
+
+    /// The fire of `job` at `minute`, queued by the tick's scan a few seconds after it.
+    async fn fire(&self, job: &str, minute: DateTime<Utc>) -> Result<Execution> {
+        scan(&self.env, minute + Duration::seconds(5), &ScanOptions::default()).await?;
+        let all = executions(&self.env, "acme", job).await?;
+        all.into_iter().find(|e| e.scheduled_at == minute).context("the minute's fire")
+    }
+
+    async fn outbox(&self, e: &Execution) -> Result<Vec<String>> {
+        Ok(fixtures::snapshot(&self.env, &ExecKey::of(e)).await?.outbox)
+    }
+}
+
+fn job(max_attempts: u32) -> JobDefinition {
+    let mut def = definition("0 * * * * *", "UTC", MisfirePolicy::FireAll { cap: 10 });
+    def.target = Target::InProcess { handler: "scripted".into() };
+    def.retry = RetryPolicy { max_attempts, base_delay_secs: 1, ..RetryPolicy::default() };
+    def
+}
+
+fn minutes_ago(n: i64) -> Result<DateTime<Utc>> {
+    Ok(Utc::now().duration_trunc(Duration::minutes(1))? - Duration::minutes(n))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dead_fires_a_recovery_and_an_auto_pause_are_each_sent_once_after_a_crash_before_the_emit(
+) -> Result<()> {
+    // On the heap: this walk's future is larger than a test thread's stack in a debug build.
+    Box::pin(dead_fires_recovery_and_auto_pause()).await
+}
+
+async fn dead_fires_recovery_and_auto_pause() -> Result<()> {
+    // GIVEN a minutely job with one attempt per fire that pauses after 2 dead fires in a row
+    // and asks for its successes too, and a rule routing its outcomes to a queue
+    let w = World::new("outcomes-dead", "settle").await?;
+    let base = minutes_ago(10)?;
+    let mut def = job(1);
+    def.auto_pause_after_dead_fires = Some(2);
+    def.outcome_events = Some(sundial_core::model::outcome::OutcomeEvents { succeeded: true });
+    create_job(&w.env, "acme", "settle", def, base + Duration::seconds(10)).await?;
+    let later = |fire: &Execution| fire.scheduled_at + Duration::minutes(30);
+
+    // WHEN its first fire fails for good on a worker that dies before it can send the event
+    let a = w.fire("settle", base + Duration::minutes(1)).await?;
+    w.handler.then(false);
+    assert_eq!(w.deliver(&w.crashing, &a).await?, Disposition::Delete);
+    // THEN the transition is written with its event pending, and nothing reached the bus
+    assert_eq!(fixtures::snapshot(&w.env, &ExecKey::of(&a)).await?.exec.status, ExecStatus::Dead);
+    assert_eq!(w.outbox(&a).await?, ["ExecutionDead#1#retryable#Http503"]);
+    let snap = fixtures::snapshot(&w.env, &ExecKey::of(&a)).await?;
+    assert!(snap.open_due.is_some(), "a final fire with unsent events stays in the open index");
+    // AND the reconciler sends it, once: a second run, and a run much later, send nothing
+    assert_eq!(w.reconcile("r1", later(&a)).await?, 1);
+    assert_eq!(w.reconcile("r2", later(&a)).await?, 0);
+    let events = delivered(&w.env, &w.queue_url, 1).await?;
+    assert_eq!(kinds(&events), ["ExecutionDead"]);
+    let d = &events[0]["detail"];
+    assert_eq!(d["executionId"], a.id());
+    assert_eq!(d["eventId"], format!("acme/{}/ExecutionDead#1#retryable#Http503", a.id()));
+    assert_eq!(
+        (d["tenant"].as_str(), d["status"].as_str(), d["attempt"].as_u64(), d["deadFires"].as_u64()),
+        (Some("acme"), Some("DEAD"), Some(1), Some(1))
+    );
+    assert_eq!((d["errorClass"].as_str(), d["errorCode"].as_str()), (Some("retryable"), Some("Http503")));
+    assert_eq!(d["scheduledAt"], a.scheduled_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true));
+    let snap = fixtures::snapshot(&w.env, &ExecKey::of(&a)).await?;
+    assert!(snap.outbox.is_empty() && snap.open_due.is_none(), "sent, then closed: {snap:?}");
+
+    // WHEN the next fire succeeds, its worker dying before the emit again
+    let b = w.fire("settle", base + Duration::minutes(2)).await?;
+    w.handler.then(true);
+    assert_eq!(w.deliver(&w.crashing, &b).await?, Disposition::Delete);
+    // THEN it is the recovery: its success and JobRecovered are pending, then sent once each
+    let mut pending = w.outbox(&b).await?;
+    pending.sort();
+    assert_eq!(pending, ["ExecutionSucceeded#1##", "JobRecovered#1##"]);
+    assert_eq!(w.reconcile("r3", later(&b)).await?, 2);
+    assert_eq!(w.reconcile("r4", later(&b)).await?, 0);
+    let events = delivered(&w.env, &w.queue_url, 2).await?;
+    assert_eq!(kinds(&events), ["ExecutionSucceeded", "JobRecovered"]);
+    let recovered = events.iter().find(|e| e["detail-type"] == "JobRecovered").context("JobRecovered")?;
+    assert_eq!(recovered["detail"]["deadFires"], 1, "it ended one dead fire");
+
+    // WHEN two more fires fail for good, each on a dying worker
+    let c = w.fire("settle", base + Duration::minutes(3)).await?;
+    w.handler.then(false);
+    assert_eq!(w.deliver(&w.crashing, &c).await?, Disposition::Delete);
+    assert_eq!(w.reconcile("r5", later(&c)).await?, 1);
+    let d2 = w.fire("settle", base + Duration::minutes(4)).await?;
+    w.handler.then(false);
+    assert_eq!(w.deliver(&w.crashing, &d2).await?, Disposition::Delete);
+    // AND two reconcilers run at once, then another
+    let (r6, r7) = tokio::join!(w.reconcile("r6", later(&d2)), w.reconcile("r7", later(&d2)));
+    let r8 = w.reconcile("r8", later(&d2)).await?;
+    // THEN the second dead fire's event and one JobAutoPaused went out, once each
+    let events = delivered(&w.env, &w.queue_url, 3).await?;
+    assert_eq!(kinds(&events), ["ExecutionDead", "ExecutionDead", "JobAutoPaused"]);
+    assert_eq!(r6? + r7? + r8, 2, "the reconcilers sent two events between them");
+    let paused = events.iter().find(|e| e["detail-type"] == "JobAutoPaused").context("JobAutoPaused")?;
+    assert_eq!(paused["detail"]["executionId"], d2.id());
+    assert_eq!(paused["detail"]["deadFires"], 2);
+    // AND the job is paused, audited as the auto-pause of that fire
+    let caller = Caller { tenant: "acme".into(), principal: "test".into() };
+    let view = jobs::get(&w.control, &caller, "settle").await?;
+    assert_eq!(view.state, JobState::Paused);
+    let ops = sundial_core::store::ops::list(
+        &w.env.clients.ddb,
+        &w.env.cfg.jobs_table,
+        "acme",
+        Some("settle"),
+        100,
+        None,
+    )
+    .await?;
+    let pauses: Vec<_> = ops.items.iter().filter(|o| o.action == OpsAction::Pause).collect();
+    assert_eq!(pauses.len(), 1, "{pauses:?}");
+    assert_eq!(pauses[0].actor, format!("auto-pause:{}", d2.id()));
+
+    // WHEN the owner resumes it and the next fire dies too
+    Box::pin(jobs::set_state(&w.control, &caller, "settle", JobState::Enabled, None, Utc::now())).await?;
+    let e = w.fire("settle", base + Duration::minutes(5)).await?;
+    w.handler.then(false);
+    assert_eq!(w.deliver(&w.healthy, &e).await?, Disposition::Delete);
+    // THEN a healthy worker sends its event itself, and the count started over: one dead fire,
+    // no second pause
+    let events = delivered(&w.env, &w.queue_url, 1).await?;
+    assert_eq!(kinds(&events), ["ExecutionDead"]);
+    assert_eq!(events[0]["detail"]["deadFires"], 1);
+    assert!(w.outbox(&e).await?.is_empty());
+    assert_eq!(jobs::get(&w.control, &caller, "settle").await?.state, JobState::Enabled);
+    assert_eq!(w.reconcile("r9", later(&e)).await?, 0);
+    w.env.cleanup().await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_attempts_event_is_sent_once_by_the_next_worker_to_claim_the_fire() -> Result<()> {
+    // GIVEN a minutely job with three attempts per fire and a rule for its outcomes
+    let w = World::new("outcomes-retry", "sync").await?;
+    let base = minutes_ago(10)?;
+    create_job(&w.env, "acme", "sync", job(3), base + Duration::seconds(10)).await?;
+    let f = w.fire("sync", base + Duration::minutes(1)).await?;
+
+    // WHEN its first attempt fails on a worker that dies before the emit
+    w.handler.then(false);
+    let first = w.deliver(&w.crashing, &f).await?;
+    assert!(
+        matches!(first, Disposition::RetryAfter(_) | Disposition::Delete | Disposition::Leave),
+        "{first:?}"
+    );
+    let snap = fixtures::snapshot(&w.env, &ExecKey::of(&f)).await?;
+    assert_eq!(snap.exec.status, ExecStatus::RetryWait);
+    assert_eq!(snap.outbox, ["ExecutionFailed#1#retryable#Http503"]);
+    // AND its retry comes due (time passes: the availability is moved to now, as waiting would)
+    fixtures::make_available(&w.env, &ExecKey::of(&f)).await?;
+
+    // THEN the next worker to claim it sends the missing event before running attempt 2,
+    // which succeeds
+    w.handler.then(true);
+    assert_eq!(w.deliver(&w.healthy, &f).await?, Disposition::Delete);
+    let events = delivered(&w.env, &w.queue_url, 1).await?;
+    assert_eq!(kinds(&events), ["ExecutionFailed"]);
+    let d = &events[0]["detail"];
+    assert_eq!((d["attempt"].as_u64(), d["status"].as_str()), (Some(1), Some("RETRY_WAIT")));
+    let snap = fixtures::snapshot(&w.env, &ExecKey::of(&f)).await?;
+    assert_eq!(snap.exec.status, ExecStatus::Succeeded);
+    assert!(snap.outbox.is_empty());
+    // AND no reconciler sends it again; a success nobody asked about sends nothing
+    assert_eq!(w.reconcile("r1", f.scheduled_at + Duration::minutes(30)).await?, 0);
+    let none =
+        w.env.clients.sqs.receive_message().queue_url(&w.queue_url).wait_time_seconds(1).send().await?;
+    assert!(none.messages().is_empty(), "{:?}", none.messages());
+    w.env.cleanup().await;
+    Ok(())
+}
