@@ -28,8 +28,14 @@ use sundial_tests::fixtures;
 use sundial_tests::trigger::{create_job, ctx, definition, executions, scan};
 use sundial_tests::TestEnv;
 
-const KINDS: [&str; 5] =
-    ["ExecutionSucceeded", "ExecutionFailed", "ExecutionDead", "JobRecovered", "JobAutoPaused"];
+const KINDS: [&str; 6] = [
+    "ExecutionSucceeded",
+    "ExecutionFailed",
+    "ExecutionDead",
+    "JobRecovered",
+    "JobAutoPaused",
+    "FinishDeadlineMissed",
+];
 
 /// The stack's bus for `env` and a user's rule sending `job`'s outcome events to a fresh queue.
 async fn bus_with_rule_for(env: &TestEnv, job: &str) -> Result<(String, String)> {
@@ -349,6 +355,71 @@ async fn a_failed_attempts_event_is_sent_once_by_the_next_worker_to_claim_the_fi
     let none =
         w.env.clients.sqs.receive_message().queue_url(&w.queue_url).wait_time_seconds(1).send().await?;
     assert!(none.messages().is_empty(), "{:?}", none.messages());
+    w.env.cleanup().await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missed_finish_deadline_is_reported_once_whether_the_fire_is_still_open_or_finished_late(
+) -> Result<()> {
+    Box::pin(finish_deadlines()).await
+}
+
+async fn finish_deadlines() -> Result<()> {
+    // GIVEN a minutely job whose fires must finish within 60 s of their instant
+    let w = World::new("outcomes-finish", "report").await?;
+    let base = minutes_ago(10)?;
+    create_job(&w.env, "acme", "report", job(1).with_finish_deadline_secs(60), base + Duration::seconds(10))
+        .await?;
+
+    // WHEN a fire nobody started is still open past its deadline, and two reconcilers look
+    // at once, then another (before the next fire's deadline)
+    let a = w.fire("report", base + Duration::minutes(1)).await?;
+    let snap = fixtures::snapshot(&w.env, &ExecKey::of(&a)).await?;
+    let deadline = a.scheduled_at + Duration::seconds(60);
+    assert!(
+        snap.open_due.is_some_and(|d| d <= deadline.timestamp_millis()),
+        "looked at by its deadline: {snap:?}"
+    );
+    let past = deadline + Duration::seconds(1);
+    let (r1, r2) = tokio::join!(w.reconcile("r1", past), w.reconcile("r2", past));
+    let r3 = w.reconcile("r3", past + Duration::seconds(30)).await?;
+    // THEN one FinishDeadlineMissed names it, still READY, with the deadline
+    assert_eq!(r1? + r2? + r3, 1);
+    let events = delivered(&w.env, &w.queue_url, 1).await?;
+    assert_eq!(kinds(&events), ["FinishDeadlineMissed"]);
+    let d = &events[0]["detail"];
+    assert_eq!((d["executionId"].as_str(), d["status"].as_str()), (Some(a.id().as_str()), Some("READY")));
+    assert_eq!(d["deadline"], deadline.to_rfc3339_opts(chrono::SecondsFormat::Millis, true));
+    let snap = fixtures::snapshot(&w.env, &ExecKey::of(&a)).await?;
+    let notes =
+        snap.exec.timeline.iter().filter(|e| e.code.as_deref() == Some("FinishDeadlineMissed")).count();
+    assert_eq!(notes, 1, "{:?}", snap.exec.timeline);
+
+    // WHEN it finally runs, and the next fire, whose deadline no reconciler has looked at
+    // yet, is run late too
+    assert_eq!(w.deliver(&w.healthy, &a).await?, Disposition::Delete);
+    let b = w.fire("report", base + Duration::minutes(2)).await?;
+    assert_eq!(w.deliver(&w.healthy, &b).await?, Disposition::Delete);
+    // THEN the late finish stays in the index, due now...
+    let snap = fixtures::snapshot(&w.env, &ExecKey::of(&b)).await?;
+    assert_eq!(snap.exec.status, ExecStatus::Succeeded);
+    assert!(snap.open_due.is_some(), "a late finish waits for the reconciler's look");
+    // ...and the next reconcilers report that one once, SUCCEEDED, and nothing more for the first
+    let now = Utc::now() + Duration::seconds(1);
+    let (r4, r5) = tokio::join!(w.reconcile("r4", now), w.reconcile("r5", now));
+    assert_eq!(r4? + r5? + w.reconcile("r6", now + Duration::minutes(5)).await?, 1);
+    let events = delivered(&w.env, &w.queue_url, 1).await?;
+    assert_eq!(kinds(&events), ["FinishDeadlineMissed"]);
+    assert_eq!(
+        (events[0]["detail"]["executionId"].as_str(), events[0]["detail"]["status"].as_str()),
+        (Some(b.id().as_str()), Some("SUCCEEDED"))
+    );
+    for e in [&a, &b] {
+        let snap = fixtures::snapshot(&w.env, &ExecKey::of(e)).await?;
+        assert_eq!(snap.exec.status, ExecStatus::Succeeded);
+        assert!(snap.open_due.is_none() && snap.outbox.is_empty(), "reported, then closed: {snap:?}");
+    }
     w.env.cleanup().await;
     Ok(())
 }

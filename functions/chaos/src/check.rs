@@ -382,6 +382,7 @@ mod tests {
                 retry: Default::default(),
                 timeout_secs: 30,
                 start_deadline_secs: None,
+                finish_deadline_secs: None,
                 resources: Vec::new(),
                 priority: Default::default(),
                 shards: None,

@@ -365,7 +365,18 @@ async fn tick_loop(ctx: Arc<Ctx>, fast: bool, stop: CancellationToken) {
 /// The reconciler, in-process, on its own schedule (every minute, half a minute after the
 /// tick; every 10 s in fast mode): re-sends executions whose delivery is gone.
 async fn reconcile_loop(ctx: Arc<Ctx>, fast: bool, stop: CancellationToken) {
-    let opts = ReconcileOptions { actor: "reconciler:dev".into(), ..Default::default() };
+    // Auto-pauses (docs/outcomes.md) go through the control plane's pause, as on AWS.
+    let control = Control::new(
+        Ctx {
+            ddb: ctx.ddb.clone(),
+            queues: PoolQueues::new(ctx.queues.client().clone(), ctx.cfg.clone()),
+            cfg: ctx.cfg.clone(),
+        },
+        ControlSettings::default(),
+    );
+    let pause: Arc<dyn sundial_core::execution::outcome::AutoPause> =
+        Arc::new(sundial_core::control::outcomes::ControlPause::new(control));
+    let opts = ReconcileOptions { actor: "reconciler:dev".into(), pause: Some(pause), ..Default::default() };
     let offset = if fast { std::time::Duration::from_secs(5) } else { std::time::Duration::from_secs(30) };
     loop {
         let now = Utc::now();

@@ -192,6 +192,7 @@ pub fn child_of(parent: &Execution, key: ChildKey, now: DateTime<Utc>, actor: &s
     let mut definition = parent.definition.clone();
     definition.concurrency = crate::ConcurrencyPolicy::Allow;
     definition.start_deadline_secs = None;
+    definition.finish_deadline_secs = None;
     let now_ms = now.timestamp_millis();
     Execution {
         tenant: parent.tenant.clone(),

@@ -75,6 +75,13 @@ pub struct JobDefinition {
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "not_null")]
     #[schema(nullable = false, minimum = 1, maximum = 604800)]
     pub start_deadline_secs: Option<u32>,
+    /// Seconds after the scheduled instant by which the fire must have finished; a fire still
+    /// open then, or finished later, is reported once (`FinishDeadlineMissed` event on the
+    /// stack's bus, a `FinishDeadlineMissed` note on its timeline; docs/outcomes.md) and runs on
+    /// as its policies allow. Absent: never reported.
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "not_null")]
+    #[schema(nullable = false, minimum = 1, maximum = 604800)]
+    pub finish_deadline_secs: Option<u32>,
     /// Platform-wide resource limits its runs use (`["legacy-db"]`, docs/resources.md): an
     /// execution starts only holding a unit of each (taken all or none), and gives them back
     /// when its attempt ends. Each must name a limit an operator defined (`PUT
@@ -190,6 +197,7 @@ impl JobDefinition {
             retry: RetryPolicy::default(),
             timeout_secs: default_timeout(),
             start_deadline_secs: None,
+            finish_deadline_secs: None,
             resources: Vec::new(),
             priority: crate::priority::Priority::Normal,
             shards: None,
@@ -249,6 +257,12 @@ impl JobDefinition {
     /// The start deadline (seconds after the scheduled instant).
     pub fn with_start_deadline_secs(mut self, secs: u32) -> Self {
         self.start_deadline_secs = Some(secs);
+        self
+    }
+
+    /// The finish deadline (seconds after the scheduled instant).
+    pub fn with_finish_deadline_secs(mut self, secs: u32) -> Self {
+        self.finish_deadline_secs = Some(secs);
         self
     }
 
@@ -371,6 +385,17 @@ impl JobDefinition {
                     "startDeadlineSecs",
                     format!("must be between 1 and {MAX_START_DEADLINE_SECS} (7 days)"),
                 ));
+            }
+        }
+        if let Some(d) = def.finish_deadline_secs {
+            if d == 0 || d > MAX_START_DEADLINE_SECS {
+                return Err(invalid(
+                    "finishDeadlineSecs",
+                    format!("must be between 1 and {MAX_START_DEADLINE_SECS} (7 days)"),
+                ));
+            }
+            if def.start_deadline_secs.is_some_and(|s| s > d) {
+                return Err(invalid("finishDeadlineSecs", "must not be before startDeadlineSecs"));
             }
         }
         Ok(())

@@ -23,16 +23,19 @@ pub enum OutcomeKind {
     JobRecovered,
     /// The job was paused after `autoPauseAfterDeadFires` dead fires in a row.
     JobAutoPaused,
+    /// The fire had not finished by its `finishDeadlineSecs` (reported once, by the reconciler).
+    FinishDeadlineMissed,
 }
 
 impl OutcomeKind {
     /// Every kind, in the order documented.
-    pub const ALL: [OutcomeKind; 5] = [
+    pub const ALL: [OutcomeKind; 6] = [
         OutcomeKind::ExecutionSucceeded,
         OutcomeKind::ExecutionFailed,
         OutcomeKind::ExecutionDead,
         OutcomeKind::JobRecovered,
         OutcomeKind::JobAutoPaused,
+        OutcomeKind::FinishDeadlineMissed,
     ];
 
     /// The event's `detail-type`.
@@ -43,6 +46,7 @@ impl OutcomeKind {
             OutcomeKind::ExecutionDead => "ExecutionDead",
             OutcomeKind::JobRecovered => "JobRecovered",
             OutcomeKind::JobAutoPaused => "JobAutoPaused",
+            OutcomeKind::FinishDeadlineMissed => "FinishDeadlineMissed",
         }
     }
 

@@ -39,10 +39,44 @@ pub const LEASE_MARGIN_MS: i64 = 2_000;
 /// that comes first (so a missed start is reported at its deadline, not a grace later).
 pub fn first_look(e: &Execution) -> Option<i64> {
     let at = delivery_look(e)?;
-    Some(match pending_deadline(e, false) {
+    let at = match pending_deadline(e, false) {
         Some(d) => at.min(d),
         None => at,
-    })
+    };
+    Some(finish_deadline(e).map_or(at, |d| at.min(d)))
+}
+
+/// The instant (ms) by which `e` must have finished, if its job sets `finishDeadlineSecs`:
+/// counted like [`start_deadline`]. None for a child (its parent's deadline speaks for the
+/// fire).
+pub fn finish_deadline(e: &Execution) -> Option<i64> {
+    let secs = e.definition.finish_deadline_secs?;
+    if e.child.is_some() {
+        return None;
+    }
+    let base = if e.missed_range.is_some() { e.scheduled_at } else { e.scheduled_at.max(e.fire_at) };
+    Some(base.timestamp_millis() + i64::from(secs) * 1_000)
+}
+
+/// The finish deadline `e` has missed at `now_ms` and nobody reported yet (`reported`: its
+/// `fdm` is set): still open past it, or final with a finish (its last timeline event) after
+/// it. The reconciler reports it once (docs/outcomes.md, "Finish deadlines").
+pub fn finish_missed(e: &Execution, reported: bool, now_ms: i64) -> Option<i64> {
+    let d = finish_deadline(e)?;
+    if reported || d > now_ms {
+        return None;
+    }
+    if !e.status.is_terminal() {
+        return Some(d);
+    }
+    let finished = e.timeline.last().map(|ev| ev.at)?;
+    (finished > d).then_some(d)
+}
+
+/// A finish deadline still ahead of `now_ms`: every look is capped by it, so the reconciler
+/// looks at the deadline (one that passed is [`finish_missed`]'s).
+fn finish_cap(e: &Execution, now_ms: i64) -> Option<i64> {
+    finish_deadline(e).filter(|d| *d > now_ms && !e.status.is_terminal())
 }
 
 /// When the execution's delivery is overdue (ms): its message's arrival plus [`GRACE_MS`], or
@@ -85,7 +119,12 @@ pub fn pending_deadline(e: &Execution, reported: bool) -> Option<i64> {
 /// time). `None`: the stored look is far enough.
 pub fn wait_look(e: &Execution, open_due: Option<i64>, reported: bool, retry_at: i64) -> Option<i64> {
     let deadline = pending_deadline(e, reported);
-    let cap = |at: i64| deadline.map_or(at, |d| at.min(d));
+    // A finish deadline less than two graces past still caps the look (see `finish_missed`).
+    let finish = finish_deadline(e).filter(|d| *d > retry_at - 2 * GRACE_MS);
+    let cap = |at: i64| {
+        let at = deadline.map_or(at, |d| at.min(d));
+        finish.map_or(at, |d| at.min(d))
+    };
     match open_due {
         Some(due) if due >= cap(retry_at + GRACE_MS) => None,
         _ => Some(cap(retry_at + 2 * GRACE_MS)),
@@ -153,8 +192,12 @@ pub fn judge(e: &Execution, resends: u32, reported: bool, now_ms: i64, grace_ms:
             return Verdict::Missed { deadline: d, next: at };
         }
     }
-    // The next look never passes a start deadline still ahead.
-    let cap = |at: i64| deadline.map_or(at, |d| at.min(d));
+    // The next look never passes a start or finish deadline still ahead.
+    let finish = finish_cap(e, now_ms);
+    let cap = |at: i64| {
+        let at = deadline.map_or(at, |d| at.min(d));
+        finish.map_or(at, |d| at.min(d))
+    };
     match delivery_look(e) {
         Some(at) if at - shift > now_ms => Verdict::LookAgain(cap(at)),
         Some(_) => Verdict::Resend(cap(now_ms + backoff_ms(resends, grace_ms) + shift)),
@@ -196,6 +239,30 @@ mod tests {
             children: None,
             map_reduce: None,
         }
+    }
+
+    #[test]
+    fn a_finish_deadline_caps_the_look_and_is_missed_once_open_or_finished_after_it() {
+        let mut e = exec(ExecStatus::Running, 0, Some(600_000));
+        e.definition.finish_deadline_secs = Some(60);
+        // The look goes to the deadline, not the lease's end.
+        assert_eq!(first_look(&e), Some(60_000));
+        assert_eq!(judge(&e, 0, false, 30_000, GRACE_MS), Verdict::LookAgain(60_000));
+        // Open past it: missed, unless reported.
+        assert_eq!(finish_missed(&e, false, 59_999), None);
+        assert_eq!(finish_missed(&e, false, 60_000), Some(60_000));
+        assert_eq!(finish_missed(&e, true, 90_000), None);
+        // Past it, the look is the lease's again (the miss is `finish_missed`'s, reported once).
+        assert_eq!(judge(&e, 0, true, 90_000, GRACE_MS), Verdict::LookAgain(600_000 + LEASE_MARGIN_MS + GRACE_MS));
+        // Final: missed only when it finished after the deadline.
+        e.status = ExecStatus::Succeeded;
+        e.timeline = vec![crate::AuditEvent::note(&e, 50_000, "w", "x")];
+        assert_eq!(finish_missed(&e, false, 90_000), None);
+        e.timeline = vec![crate::AuditEvent::note(&e, 70_000, "w", "x")];
+        assert_eq!(finish_missed(&e, false, 90_000), Some(60_000));
+        // A child's parent speaks for the fire.
+        e.child = Some(crate::children::ChildKey::Shard(0));
+        assert_eq!(finish_missed(&e, false, 90_000), None);
     }
 
     #[test]

@@ -67,6 +67,8 @@ pub mod codes {
     /// A note: the execution had not started by its job's start deadline (`startDeadlineSecs`);
     /// the miss was reported (operations log, `FireMissed` event). It still runs.
     pub const START_DEADLINE_MISSED: &str = "StartDeadlineMissed";
+    /// A note: the fire had not finished by its finish deadline (docs/outcomes.md).
+    pub const FINISH_DEADLINE_MISSED: &str = "FinishDeadlineMissed";
     /// Its upstream runs (`after`) were not satisfied by its dependency deadline: ended DEAD
     /// (`onDependencyDeadline: fail`) or SKIPPED (`skip`) with this code.
     pub const DEPENDENCY_NOT_MET: &str = "DependencyNotMet";

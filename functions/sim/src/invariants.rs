@@ -17,7 +17,12 @@
 //! - **dependencies**: a fire of a job with `after` applied its effect only after the upstream
 //!   run its period rule names had reached the status it waits for (unless the fire ran past
 //!   its dependency deadline under `onDependencyDeadline: run`, as its note says);
-//! - **events**: an event fire is never lost or doubled (see [`check_events`]).
+//! - **events**: an event fire is never lost or doubled (see [`check_events`]);
+//! - **outcomes**: every fire that ended FAILED or DEAD sent its `ExecutionDead` for that
+//!   attempt, and every outcome event names an execution that made its transition: a
+//!   `ExecutionDead` only for an attempt that ended so (docs/outcomes.md). A repeat of one
+//!   `eventId` (a flush whose `PutEvents` answer was lost, then retried) is counted, not a
+//!   violation: its id says it is the same event.
 //!
 //! Instants next to an operator action (its call under way, or one whose outcome the caller
 //! could not know) are checked for safety only (never twice, never paused), not for presence.
@@ -67,6 +72,8 @@ pub struct Evidence<'a> {
     pub tick_outages: &'a [(i64, i64)],
     /// `FireMissed` events per execution id.
     pub missed_events: &'a BTreeMap<String, u64>,
+    /// Outcome events put on the bus: (detail-type, execution id, attempt, event id).
+    pub outcome_events: &'a [(String, String, u64, String)],
     /// The largest clock skew of a worker (ms): timeline instants are the writing worker's
     /// (corrected) clock, effects' the simulated true time.
     pub max_skew_ms: i64,
@@ -186,6 +193,7 @@ pub fn check(ev: &Evidence<'_>) -> Vec<Violation> {
     }
     check_dependencies(ev, &mut out);
     check_events(ev, &mut out);
+    check_outcomes(ev, &mut out);
     for (s, wm) in ev.watermarks.iter().enumerate() {
         let now_min = ev.now_ms.div_euclid(60_000);
         match wm {
@@ -568,4 +576,49 @@ fn is_fire_of(w: &Workload, ops: &[&OpRecord], j: usize, t: i64) -> bool {
     let def = crate::workload::definition(0, 0, s, 1, w.start_ms, w.end_ms);
     let Ok(sch) = Schedule::parse(&def.schedule, ms(w.start_ms)) else { return true };
     sch.fires_between(ms(t - 1), ms(t), 1).first().is_some_and(|f| f.timestamp_millis() == t)
+}
+
+/// The `outcomes` invariant (module docs).
+fn check_outcomes(ev: &Evidence<'_>, out: &mut Vec<Violation>) {
+    let mut dead: BTreeMap<&str, Vec<u64>> = BTreeMap::new();
+    for (kind, id, attempt, _) in ev.outcome_events {
+        if kind == "ExecutionDead" {
+            dead.entry(id.as_str()).or_default().push(*attempt);
+        }
+    }
+    for e in ev.executions.values().flatten() {
+        if e.child.is_some() {
+            continue;
+        }
+        let id = e.id();
+        let sent = dead.remove(id.as_str()).unwrap_or_default();
+        let failed = matches!(e.status, ExecStatus::Failed | ExecStatus::Dead);
+        if failed && !sent.contains(&u64::from(e.attempt)) {
+            out.push(Violation {
+                invariant: "outcomes",
+                detail: format!(
+                    "{} at attempt {} but no ExecutionDead for it (sent for {sent:?})",
+                    e.status.as_str(),
+                    e.attempt
+                ),
+                execution: Some(id.clone()),
+            });
+        }
+        // A dead attempt later replayed (DEAD → READY) keeps its event; one past the attempts
+        // the execution reached is invented.
+        if let Some(a) = sent.iter().find(|a| **a > u64::from(e.attempt)) {
+            out.push(Violation {
+                invariant: "outcomes",
+                detail: format!("ExecutionDead for attempt {a}, past the execution's attempt {}", e.attempt),
+                execution: Some(id.clone()),
+            });
+        }
+    }
+    for (id, attempts) in dead {
+        out.push(Violation {
+            invariant: "outcomes",
+            detail: format!("ExecutionDead for attempts {attempts:?} of an execution that does not exist"),
+            execution: Some(id.to_string()),
+        });
+    }
 }

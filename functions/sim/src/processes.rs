@@ -164,6 +164,13 @@ pub fn reconciler(sh: &Shared, plan: &FaultPlan, from_ms: i64) -> JoinHandle<()>
     tokio::spawn(async move {
         let ctx = sh.world.ctx("reconciler");
         let events = sh.world.clients("reconciler").events;
+        // Auto-pauses (docs/outcomes.md) through the control plane's pause, as the tick wires it.
+        let pause: std::sync::Arc<dyn sundial_core::execution::outcome::AutoPause> = std::sync::Arc::new(
+            sundial_core::control::outcomes::ControlPause::new(sundial_core::control::Control::new(
+                sh.world.ctx("reconciler"),
+                sundial_core::control::ControlSettings::default(),
+            )),
+        );
         let mut minute = from_ms.div_euclid(60_000) + 1;
         while !sh.stop.is_cancelled() {
             let at = minute * 60_000 + 30_000;
@@ -172,6 +179,7 @@ pub fn reconciler(sh: &Shared, plan: &FaultPlan, from_ms: i64) -> JoinHandle<()>
                 let opts = ReconcileOptions {
                     actor: format!("reconciler:{minute}"),
                     events: Some(events.clone()),
+                    pause: Some(pause.clone()),
                     ..Default::default()
                 };
                 let run = reconcile(&ctx, sh.world.now(), &opts);

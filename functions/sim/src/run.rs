@@ -92,6 +92,8 @@ pub struct Outcome {
     /// The event source (docs/simulation.md, "events"): events, attempts sent, acknowledged,
     /// deduplicated, refused, failed or died, and of those ended between the claim and the put.
     pub events: crate::events::EventCounts,
+    /// Outcome events put on the bus, and how many repeated an `eventId` already sent.
+    pub outcomes: (usize, usize),
     /// The traces of the executions involved (timeline lines).
     pub traces: BTreeMap<String, Vec<String>>,
     /// A hash of every request and response of the run.
@@ -289,7 +291,16 @@ async fn check(
     let messages = sh.messages.lock().map(|g| g.clone()).unwrap_or_default();
     let live = sh.live.lock().map(|g| g.clone()).unwrap_or_default();
     let mut missed_events: BTreeMap<String, u64> = BTreeMap::new();
+    let mut outcome_events = Vec::new();
     for e in world.aws.events() {
+        if e.detail_type != "FireMissed" {
+            if let Ok(d) = serde_json::from_str::<serde_json::Value>(&e.detail) {
+                let id = d.get("executionId").and_then(|v| v.as_str()).unwrap_or_default().to_string();
+                let attempt = d.get("attempt").and_then(|v| v.as_u64()).unwrap_or(0);
+                let event_id = d.get("eventId").and_then(|v| v.as_str()).unwrap_or_default().to_string();
+                outcome_events.push((e.detail_type.clone(), id, attempt, event_id));
+            }
+        }
         if e.detail_type == "FireMissed" {
             let id = serde_json::from_str::<serde_json::Value>(&e.detail)
                 .ok()
@@ -320,6 +331,7 @@ async fn check(
         tick_outages: plan_outages,
         max_skew_ms,
         missed_events: &missed_events,
+        outcome_events: &outcome_events,
         events: &attempts,
         claims: &claims,
     };
@@ -401,6 +413,11 @@ async fn check(
         batch_settles,
         dependencies,
         events: sh.events.counts(w.events.len()),
+        outcomes: (
+            outcome_events.len(),
+            outcome_events.len()
+                - outcome_events.iter().map(|o| &o.3).collect::<std::collections::BTreeSet<_>>().len(),
+        ),
         traces,
         trace_hash: world.aws.trace_hash(),
         outcome_hash,
@@ -426,7 +443,7 @@ async fn all_for_job(execs: &ExecStore, tenant: &str, job: &str) -> Result<Vec<E
 /// Prints an outcome the way a failing test wants it: the violations, the traces, the replay.
 pub fn describe(o: &Outcome) -> String {
     let mut s = format!(
-        "seed {}: {} executions, {} effects, {} known-gap fires, {} AWS requests, messages per execution ≤ {} sent / {} live, batches settled: {} fires covered / {} with excepted instants, dependencies: {} jobs wait / {} fires waited / {} past their deadline, events: {} planned / {} sent / {} acknowledged / {} deduplicated / {} refused / {} failed or died ({} between claim and put), {} simulated min in {} ms, outcome {:016x}, trace {:016x}\n",
+        "seed {}: {} executions, {} effects, {} known-gap fires, {} AWS requests, messages per execution ≤ {} sent / {} live, batches settled: {} fires covered / {} with excepted instants, dependencies: {} jobs wait / {} fires waited / {} past their deadline, events: {} planned / {} sent / {} acknowledged / {} deduplicated / {} refused / {} failed or died ({} between claim and put), outcome events: {} sent / {} repeats of an id, {} simulated min in {} ms, outcome {:016x}, trace {:016x}\n",
         o.options.seed,
         o.executions,
         o.effects,
@@ -446,6 +463,8 @@ pub fn describe(o: &Outcome) -> String {
         o.events.refused,
         o.events.failed,
         o.events.after_claim,
+        o.outcomes.0,
+        o.outcomes.1,
         o.simulated_ms / 60_000,
         o.real_ms,
         o.outcome_hash,

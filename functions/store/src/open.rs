@@ -134,6 +134,33 @@ impl ExecStore {
         Ok(self.cas(key, "UpdateItem(open missed)", e).await?.is_ok())
     }
 
+    /// Records that `seen` is past its finish deadline, once: sets `fdm` only if absent, notes
+    /// it on the timeline and puts its `entry` (a `FinishDeadlineMissed` outbox entry) on the
+    /// outbox, held by the caller for its flush, all in one write; the next look at
+    /// `next_look`. True: the caller reports it (docs/outcomes.md).
+    pub async fn mark_finish_missed(
+        &self,
+        key: &ExecKey,
+        seen: &Snapshot,
+        entry: &str,
+        next_look: Option<i64>,
+        actor: &str,
+        now_ms: i64,
+    ) -> Result<bool, StoreError> {
+        let ev = AuditEvent::note(&seen.exec, now_ms, actor, codes::FINISH_DEADLINE_MISSED);
+        let mut e = Expr::default();
+        e.set(attr::FINISH_MISSED, n(now_ms))
+            .add_strings(attr::OUTBOX, vec![entry.to_string()])
+            .set(attr::OUTBOX_LEASE, n(now_ms + super::executions::OUTBOX_LEASE_MS))
+            .append_event(&ev);
+        if let Some(at) = next_look {
+            e.set(attr::OPEN_DUE, n(at));
+        }
+        e.cond_not_exists(attr::FINISH_MISSED);
+        as_seen(&mut e, seen);
+        Ok(self.cas(key, "UpdateItem(open finish missed)", e).await?.is_ok())
+    }
+
     /// A worker's [`ExecStore::mark_missed`]: it has just claimed `claimed` (RUNNING, its
     /// first attempt) after the start deadline. Sets `ms` only if no reconciler did first; true:
     /// this worker reports the miss.

@@ -362,6 +362,7 @@ fn execution(status: ExecStatus) -> Execution {
             retry: Default::default(),
             timeout_secs: 30,
             start_deadline_secs: None,
+            finish_deadline_secs: None,
             resources: Vec::new(),
             priority: Default::default(),
             shards: None,

@@ -273,6 +273,7 @@ mod tests {
             held: None,
             missed_at: None,
             outbox: Vec::new(),
+            finish_missed_at: None,
         }
     }
 

@@ -104,6 +104,9 @@ pub struct OutcomeEvent {
     /// many the success ended.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dead_fires: Option<usize>,
+    /// `FinishDeadlineMissed`: the instant by which it should have finished (RFC 3339, ms).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deadline: Option<String>,
     /// The worker pool.
     pub pool: String,
     /// The definition version the fire ran under.
@@ -259,7 +262,9 @@ impl Outcomes {
                         None => false,
                     }
                 }
-                OutcomeKind::ExecutionSucceeded | OutcomeKind::ExecutionFailed => true,
+                OutcomeKind::ExecutionSucceeded
+                | OutcomeKind::ExecutionFailed
+                | OutcomeKind::FinishDeadlineMissed => true,
             };
             let status = match entry.kind {
                 OutcomeKind::ExecutionFailed => ExecStatus::RetryWait,
@@ -277,6 +282,10 @@ impl Outcomes {
                 error_class: entry.error_class.clone(),
                 error_code: entry.error_code.clone(),
                 dead_fires,
+                deadline: (entry.kind == OutcomeKind::FinishDeadlineMissed)
+                    .then(|| sundial_model::reconcile::finish_deadline(e))
+                    .flatten()
+                    .map(|d| crate::store::items::ms_to_dt(d).to_rfc3339_opts(SecondsFormat::Millis, true)),
                 pool: e.definition.pool.clone(),
                 def_version: e.def_version,
             };

@@ -374,6 +374,22 @@ async fn one(
         let Some(now_seen) = execs.get(&entry.key, true).await? else { return Ok(Done::Missing) };
         seen = now_seen;
     }
+    if rules::finish_missed(&seen.exec, seen.finish_missed_at.is_some(), now_ms).is_some() {
+        // Not finished by its finish deadline (still open, or finished after it): reported once,
+        // through the outbox the mark writes (docs/outcomes.md, "Finish deadlines").
+        let kind = crate::model::outcome::OutcomeKind::FinishDeadlineMissed;
+        let pending = crate::model::outcome::OutboxEntry::new(kind, seen.exec.attempt).encode();
+        let next = rules::delivery_look(&seen.exec);
+        if execs.mark_finish_missed(&entry.key, &seen, &pending, next, &opts.actor, now_ms).await? {
+            let status = seen.exec.status;
+            let flushed =
+                Box::pin(outcomes.flush(&seen.exec, status, std::slice::from_ref(&pending), true, now))
+                    .await?;
+            sent.fetch_add(flushed.sent.len() as u64, std::sync::atomic::Ordering::Relaxed);
+        }
+        let Some(now_seen) = execs.get(&entry.key, true).await? else { return Ok(Done::Missing) };
+        seen = now_seen;
+    }
     let grace = opts.grace_ms.clamp(1, GRACE_MS);
     // A held execution (its job was paused) is not a missed start; a reported one is done.
     let reported = seen.missed_at.is_some() || seen.held.is_some();

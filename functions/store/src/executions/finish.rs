@@ -32,23 +32,25 @@ impl ExecStore {
         finish: &Finish,
         now: DateTime<Utc>,
     ) -> Result<(FinishResult, Vec<String>), StoreError> {
-        self.finish_with(key, fence, finish, &[], now).await
+        self.finish_with(key, fence, finish, &[], false, now).await
     }
 
     /// [`ExecStore::finish_waking`] that also puts `outbox` (encoded
     /// [`sundial_model::outcome::OutboxEntry`]s) on the item in the same write: the events
     /// this transition makes due (docs/outcomes.md). A final execution with entries stays in
     /// the `open` index, due a grace from now, so the reconciler sends what the caller's own
-    /// flush does not.
+    /// flush does not. `late`: the fire finishes past its finish deadline; it stays in the
+    /// index, due now, so the reconciler reports the miss if it did not already.
     pub async fn finish_with(
         &self,
         key: &ExecKey,
         fence: &Fence,
         finish: &Finish,
         outbox: &[String],
+        late: bool,
         now: DateTime<Utc>,
     ) -> Result<(FinishResult, Vec<String>), StoreError> {
-        let e = Self::finish_expr_with(key, fence, finish, outbox, now);
+        let e = Self::finish_expr_with(key, fence, finish, outbox, late, now);
         Ok(match self.cas(key, "UpdateItem(finish)", e).await? {
             Ok(new) => (FinishResult::Done, super::downstream_of(&new)),
             Err(old) => {
@@ -64,7 +66,7 @@ impl ExecStore {
 
     /// The fenced update of [`ExecStore::finish`] (also a map-reduce item's, in a transaction).
     pub(crate) fn finish_expr(key: &ExecKey, fence: &Fence, finish: &Finish, now: DateTime<Utc>) -> Expr {
-        Self::finish_expr_with(key, fence, finish, &[], now)
+        Self::finish_expr_with(key, fence, finish, &[], false, now)
     }
 
     /// [`ExecStore::finish_expr`] with outbox entries ([`ExecStore::finish_with`]).
@@ -73,6 +75,7 @@ impl ExecStore {
         fence: &Fence,
         finish: &Finish,
         outbox: &[String],
+        late: bool,
         now: DateTime<Utc>,
     ) -> Expr {
         let to = finish.status();
@@ -81,15 +84,17 @@ impl ExecStore {
             |_| {},
             |e| {
                 e.remove(attr::LEASE_UNTIL);
-                if to.is_terminal() && !outbox.is_empty() {
-                    // Its events are not sent yet: the reconciler looks a grace from now.
+                if to.is_terminal() && (!outbox.is_empty() || late) {
+                    // Its events are not sent yet: the reconciler looks a grace from now (at
+                    // once for a late finish, whose miss it reports if nobody did).
                     if !fence.indexed {
                         e.set(
                             attr::OPEN_PK,
                             s(keys::open_partition(keys::open_part(&key.tenant, &key.job_id))),
                         );
                     }
-                    e.set(attr::OPEN_DUE, n(now.timestamp_millis() + sundial_model::reconcile::GRACE_MS));
+                    let wait = if late { 0 } else { sundial_model::reconcile::GRACE_MS };
+                    e.set(attr::OPEN_DUE, n(now.timestamp_millis() + wait));
                 } else if to.is_terminal() && fence.indexed {
                     e.remove(attr::OPEN_PK).remove(attr::OPEN_DUE);
                 }

@@ -35,6 +35,8 @@ pub struct Snapshot {
     /// Outcome events its transitions made due and nobody has sent yet (encoded
     /// `sundial_model::outcome::OutboxEntry`s, docs/outcomes.md).
     pub outbox: Vec<String>,
+    /// When it was found past its finish deadline (ms; reported once).
+    pub finish_missed_at: Option<i64>,
 }
 
 /// Result of putting a new execution.

@@ -171,6 +171,9 @@ pub const OUTBOX: &str = "ob";
 /// Execution item: until when (ms) one flusher holds its outbox (the finish that wrote the
 /// entries holds it first; a reconciler or a later worker takes it once it has run out).
 pub const OUTBOX_LEASE: &str = "obl";
+/// When the fire was found past its finish deadline (ms). Set once, by the reconciler's
+/// conditional write, with its `FinishDeadlineMissed` outbox entry.
+pub const FINISH_MISSED: &str = "fdm";
 /// Job outcome item (`OUTCOMES`): the dead fires since the job's last success, a string set of
 /// execution ids (adding one twice counts it once).
 pub const DEAD_STREAK: &str = "ds";

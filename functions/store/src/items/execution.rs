@@ -179,6 +179,7 @@ pub fn snapshot_from_item(item: &Item) -> Result<Snapshot, DecodeError> {
         looked_done,
         checked_through,
         outbox,
+        finish_missed_at: get_n_opt(item, attr::FINISH_MISSED).ok().flatten(),
     })
 }
 

@@ -54,7 +54,11 @@ impl Worker {
         let (written, waiters) = if item {
             (self.finish_item(key, fence, &fin, result.as_ref()).await?, Vec::new())
         } else {
-            self.store.finish_with(key, fence, &fin, &encoded, now).await?
+            // Past its finish deadline: the reconciler looks at once and reports it, unless it
+            // already did (docs/outcomes.md, "Finish deadlines").
+            let late = status.is_terminal()
+                && sundial_model::reconcile::finish_deadline(e).is_some_and(|d| now.timestamp_millis() > d);
+            self.store.finish_with(key, fence, &fin, &encoded, late, now).await?
         };
         match written {
             FinishResult::TakenOver { status: cur, token } => {
