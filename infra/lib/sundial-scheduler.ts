@@ -295,6 +295,8 @@ export interface TargetAllow {
   readonly sqs?: string[];
   /** Globs of webhook host names (lowercase). */
   readonly http?: string[];
+  /** Globs of EventBridge bus ARNs (`eventBridge` targets, `arn:aws:events:*:123456789012:event-bus/acme-*`). */
+  readonly eventBridge?: string[];
   /** Globs of Secrets Manager secret ARNs the tenant's webhooks may name (signing keys, header values). */
   readonly secrets?: string[];
   /** In-process handler names the tenant may run. */
@@ -412,6 +414,13 @@ export interface SundialSchedulerProps {
    * Default: none.
    */
   readonly allowedTargetQueueArns?: string[];
+  /**
+   * EventBridge buses (ARNs or ARN globs) `eventBridge` targets may put events on
+   * (docs/targets.md). Granted to the tenant access role: `events:PutEvents` and
+   * `events:ListTagsForResource`, only where the bus's `sundial-tenant` tag equals the calling
+   * tenant. Default: none.
+   */
+  readonly allowedTargetEventBusArns?: string[];
   /**
    * Secrets Manager secrets webhook targets may use (`signingSecretArn`, and the `secretArn` of
    * `headers`): ARNs or ARN globs such as
@@ -1791,6 +1800,7 @@ export class SundialScheduler extends Construct {
       );
     }
     grant(['sqs:SendMessage', 'sqs:ListQueueTags'], props.allowedTargetQueueArns ?? []);
+    grant(['events:PutEvents', 'events:ListTagsForResource'], props.allowedTargetEventBusArns ?? []);
     grant(['secretsmanager:GetSecretValue', 'secretsmanager:DescribeSecret'], props.allowedTargetSecretArns ?? []);
     return role;
   }

@@ -36,6 +36,8 @@ const ACCOUNT = '123456789012';
 const REGION = 'eu-west-1';
 const TARGET_FUNCTION = `arn:aws:lambda:${REGION}:${ACCOUNT}:function:sundial-iam-target`;
 const TARGET_QUEUE = `arn:aws:sqs:${REGION}:${ACCOUNT}:sundial-iam-target`;
+/** A tenant's bus an `eventBridge` target puts on (`allowedTargetEventBusArns`). */
+const TARGET_BUS = `arn:aws:events:${REGION}:${ACCOUNT}:event-bus/sundial-iam-target`;
 /** A tenant's event queue (`eventSources`), recorded by the ingest as `queue:source`. */
 const SOURCE_QUEUE = `arn:aws:sqs:${REGION}:${ACCOUNT}:acme-files`;
 const TARGET_SECRETS = `arn:aws:secretsmanager:${REGION}:${ACCOUNT}:secret:sundial-webhooks/*`;
@@ -189,6 +191,7 @@ const PROPS: SundialSchedulerProps = {
   pools: [{ name: 'default' }, { name: 'bulk' }, { name: 'long', kind: 'ecs', runTimeout: Duration.minutes(30) }],
   allowedTargetFunctionArns: [TARGET_FUNCTION],
   allowedTargetQueueArns: [TARGET_QUEUE],
+  allowedTargetEventBusArns: [TARGET_BUS],
   allowedTargetSecretArns: [TARGET_SECRETS],
   // Provisioned, so the planner's recorded DescribeTable/UpdateTable are checked against the
   // grant that exists only then (an on-demand stack grants neither).
@@ -277,6 +280,8 @@ export function arnsOf(s: Synth, resource: string, pool?: string): string[] {
       return [A_TARGET_SECRET];
     case 'bus:events':
       return [s.resolver.arnOf(id(s.sundial.eventBus))];
+    case 'bus:target':
+      return [TARGET_BUS];
   }
   if (resource === 'role:tenant-access') return [s.resolver.arnOf(id(s.sundial.tenantAccessRole))];
   if ((m = resource.match(/^(role|user):(.+)$/))) return [`arn:aws:iam::${ACCOUNT}:${m[1]}/${m[2]}`];
@@ -387,10 +392,12 @@ describe('IAM: every recorded call is allowed by its role', () => {
       { role: 'tenant', action: 'lambda:GetFunction', resource: 'function:target' },
       { role: 'tenant', action: 'sqs:SendMessage', resource: 'queue:target' },
       { role: 'tenant', action: 'sqs:ListQueueTags', resource: 'queue:target' },
+      { role: 'tenant', action: 'events:PutEvents', resource: 'bus:target' },
+      { role: 'tenant', action: 'events:ListTagsForResource', resource: 'bus:target' },
     ];
     assert.deepEqual(denials(synth(), calls), []);
     // Deny by default: without allowed targets every tenant call is refused, the assume is not.
-    const bare = synth({ ...PROPS, allowedTargetFunctionArns: undefined, allowedTargetQueueArns: undefined, allowedTargetSecretArns: undefined });
+    const bare = synth({ ...PROPS, allowedTargetFunctionArns: undefined, allowedTargetQueueArns: undefined, allowedTargetEventBusArns: undefined, allowedTargetSecretArns: undefined });
     const d = denials(bare, calls);
     assert.deepEqual(
       d.map((x) => x.split(' (')[0]),

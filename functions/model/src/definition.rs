@@ -486,6 +486,16 @@ pub enum Target {
         #[serde(alias = "queue_url")]
         queue_url: String,
     },
+    /// Put the invocation as the `detail` of one event on a tenant's EventBridge bus
+    /// (fire and forget: done when the bus accepted it), as the tenant (docs/targets.md).
+    EventBridge {
+        /// The bus's ARN (`arn:aws:events:<region>:<account>:event-bus/<name>`); it must carry
+        /// the tag `sundial-tenant=<tenant>`.
+        event_bus_arn: String,
+        /// The event's `detail-type` (default `SundialJobFired`; its `source` is `sundial.job`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        detail_type: Option<String>,
+    },
     /// A Rust handler registered in the worker process (ECS pools). `inProcess`
     /// (`in_process` is read from definitions stored before 0.2).
     #[serde(alias = "in_process")]

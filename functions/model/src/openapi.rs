@@ -64,13 +64,15 @@ impl ToSchema for Target {
     }
 }
 
-/// The wire form of [`Target`]: `{"type": "lambda" | "http" | "sqs" | "inProcess", ...}`.
+/// The wire form of [`Target`]: `{"type": "lambda" | "http" | "sqs" | "eventBridge" |
+/// "inProcess", ...}`.
 #[derive(ToSchema)]
 #[serde(untagged)]
 #[schema(description = "What a worker calls, by `type`.", discriminator(property_name = "type", mapping(
     ("lambda" = "#/components/schemas/LambdaTarget"),
     ("http" = "#/components/schemas/HttpTarget"),
     ("sqs" = "#/components/schemas/SqsTarget"),
+    ("eventBridge" = "#/components/schemas/EventBridgeTarget"),
     ("inProcess" = "#/components/schemas/InProcessTarget"),
 )))]
 #[allow(dead_code)] // Schema only (module docs).
@@ -78,6 +80,7 @@ enum TargetWire {
     Lambda(LambdaTarget),
     Http(HttpTarget),
     Sqs(SqsTarget),
+    EventBridge(EventBridgeTarget),
     InProcess(InProcessTarget),
 }
 
@@ -136,6 +139,30 @@ struct SqsTarget {
     queue_url: String,
 }
 
+/// [`Target::EventBridge`].
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schema(
+    description = "Put the invocation as one event's detail on a tenant's EventBridge bus (source sundial.job), as the tenant; done when the bus accepted it"
+)]
+#[allow(dead_code)] // Schema only (module docs).
+struct EventBridgeTarget {
+    #[schema(schema_with = event_bridge_tag)]
+    r#type: String,
+    /// the bus's ARN; it must carry the tag sundial-tenant=<tenant>; the tenant's allowlist
+    /// applies when set
+    #[schema(
+        min_length = 30,
+        max_length = 1600,
+        pattern = "^arn:aws[a-z-]*:events:[a-z0-9-]+:[0-9]{12}:event-bus/.+$"
+    )]
+    event_bus_arn: String,
+    /// the event's detail-type (default SundialJobFired)
+    #[serde(default)]
+    #[schema(min_length = 1, max_length = 128)]
+    detail_type: Option<String>,
+}
+
 /// [`Target::InProcess`].
 #[derive(ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -157,6 +184,9 @@ fn http_tag() -> Object {
 }
 fn sqs_tag() -> Object {
     sundial_schedule::openapi::tag("sqs")
+}
+fn event_bridge_tag() -> Object {
+    sundial_schedule::openapi::tag("eventBridge")
 }
 fn in_process_tag() -> Object {
     sundial_schedule::openapi::tag("inProcess")
@@ -240,6 +270,10 @@ mod tests {
                 headers: [("Authorization".to_string(), secret)].into(),
             },
             Target::Sqs { queue_url: "https://sqs.eu-west-1.amazonaws.com/1/q".into() },
+            Target::EventBridge {
+                event_bus_arn: "arn:aws:events:eu-west-1:123456789012:event-bus/acme".into(),
+                detail_type: None,
+            },
             Target::InProcess { handler: "h".into() },
         ];
         assert_eq!(one_of["oneOf"].as_array().unwrap().len(), targets.len());

@@ -93,7 +93,7 @@ impl AccessRecorder {
             "dynamodb" => self.dynamodb(op, input, s, &mut out),
             "sqs" => self.sqs(op, input, s, &mut out),
             "lambda" => self.lambda(op, input, s, &mut out),
-            "secretsmanager" | "events" => self.own_resource(op, &mut out),
+            "secretsmanager" | "events" => self.own_resource(op, s, &mut out),
             _ => out.push((self.act(op), "unknown".into(), None)),
         }
         out
@@ -216,10 +216,13 @@ impl AccessRecorder {
     }
 
     /// A Secrets Manager or EventBridge request: the only secrets Sundial reads are targets'
-    /// (`secret:target`), and the only bus it writes to is its own (`SUNDIAL_EVENT_BUS`).
-    fn own_resource(&self, op: &str, out: &mut Vec<Triple>) {
+    /// (`secret:target`); the bus it writes to is its own (`SUNDIAL_EVENT_BUS`), or, as a
+    /// tenant, the tenant's target bus (`bus:target`, `eventBridge` targets).
+    fn own_resource(&self, op: &str, scope: &Scope, out: &mut Vec<Triple>) {
+        let tenant = scope.role().as_str() == "tenant";
         let r = match (self.service, op) {
             ("secretsmanager", "GetSecretValue" | "DescribeSecret") => "secret:target",
+            ("events", "PutEvents" | "ListTagsForResource") if tenant => "bus:target",
             ("events", "PutEvents") => "bus:events",
             _ => "unknown",
         };

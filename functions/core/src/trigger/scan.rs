@@ -484,11 +484,12 @@ impl Dispatch<'_> {
                     .entry((job.definition.pool.clone(), policy_name(&job.definition.misfire)))
                     .or_default() += plan.missed;
             }
-            // A job with a start deadline is indexed at the put whatever its class: the
+            // A job with a start or finish deadline is indexed at the put whatever its class: the
             // verification pass would index its open fires only a grace after their minute,
             // past a short deadline; the index entry makes the reconciler look at the deadline.
             let indexed = !(self.class.verified() && decision.is_none())
-                || job.definition.start_deadline_secs.is_some();
+                || job.definition.start_deadline_secs.is_some()
+                || job.definition.finish_deadline_secs.is_some();
             for fire in &plan.fires {
                 let e = Execution::ready(
                     job,

@@ -21,6 +21,9 @@ pub struct TargetAllow {
     /// Webhook host names (`*.acme.com`, `hooks.example.org`), matched lowercase.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub http: Vec<String>,
+    /// EventBridge bus ARN globs (`eventBridge` targets).
+    #[serde(default, rename = "eventBridge", skip_serializing_if = "Vec::is_empty")]
+    pub event_bridge: Vec<String>,
     /// Secrets Manager secrets a webhook may name as `signingSecretArn` or a header's
     /// `secretArn`, matched against the ARN as the job gives it, full or partial
     /// (`arn:aws:secretsmanager:*:123456789012:secret:acme/*`).
@@ -60,6 +63,13 @@ impl TryFrom<BTreeMap<String, TargetAllow>> for TenantTargets {
                     ));
                 }
             }
+            for g in &allow.event_bridge {
+                if g != "*" && !g.starts_with("arn:") {
+                    return Err(format!(
+                        "tenant {tenant:?}: eventBridge glob {g:?} must be an ARN glob (arn:aws:events:<region>:<account>:event-bus/<name>)"
+                    ));
+                }
+            }
             for g in &allow.sqs {
                 if g.contains('/') {
                     return Err(format!(
@@ -87,7 +97,7 @@ impl TenantTargets {
     /// Parses the JSON setting.
     pub fn parse(json: &str) -> Result<Self, String> {
         serde_json::from_str(json).map_err(|e| {
-            format!("not a tenant → {{lambda, sqs, http, secrets, inProcess, pools, cidrs}} map: {e}")
+            format!("not a tenant → {{lambda, sqs, http, eventBridge, secrets, inProcess, pools, cidrs}} map: {e}")
         })
     }
 

@@ -215,6 +215,20 @@ impl TargetPolicy {
                 let queue = check_queue_url(&cfg, parse_queue_url(queue_url, &self.addresses, &self.home)?)?;
                 listed("queue", "target.queueUrl", &queue.arn(), |a| &a.sqs)
             }
+            Target::EventBridge { event_bus_arn, detail_type } => {
+                if !is_event_bus_arn(event_bus_arn) {
+                    return Err(invalid(
+                        "target.eventBusArn",
+                        "must be an event bus ARN: arn:<partition>:events:<region>:<account>:event-bus/<name>",
+                    ));
+                }
+                if let Some(t) = detail_type {
+                    if t.is_empty() || t.len() > 128 {
+                        return Err(invalid("target.detailType", "must be 1-128 characters"));
+                    }
+                }
+                listed("event bus", "target.eventBusArn", event_bus_arn, |a| &a.event_bridge)
+            }
             Target::InProcess { handler } => {
                 if handler.is_empty() || handler.len() > 64 {
                     return Err(invalid("target.handler", "must be 1-64 characters"));
@@ -447,6 +461,24 @@ pub fn check_header_name(name: &str) -> Result<(), Refusal> {
 /// and dead-letter queue, and any other name under the pool queues' prefix (a pool added or
 /// renamed later). With an empty prefix only the first rule can apply, so it must name every
 /// lane.
+/// `arn:<partition>:events:<region>:<account>:event-bus/<name>` with a 12-digit account and a
+/// bus name of 1-256 of `[A-Za-z0-9._-/]`.
+pub fn is_event_bus_arn(arn: &str) -> bool {
+    let parts: Vec<&str> = arn.splitn(6, ':').collect();
+    let [a, partition, service, region, account, resource] = parts[..] else { return false };
+    let name = resource.strip_prefix("event-bus/").unwrap_or_default();
+    a == "arn"
+        && partition.starts_with("aws")
+        && service == "events"
+        && !region.is_empty()
+        && region.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        && account.len() == 12
+        && account.chars().all(|c| c.is_ascii_digit())
+        && !name.is_empty()
+        && name.len() <= 256
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || "._-/".contains(c))
+}
+
 fn check_queue_url(cfg: &Deployment<'_>, queue: QueueRef) -> Result<QueueRef, Refusal> {
     let base = queue.name.trim_end_matches(".fifo");
     let own = (!cfg.queue_prefix.is_empty() && base.starts_with(cfg.queue_prefix))
@@ -605,6 +637,54 @@ mod tests {
 
     fn sqs(url: &str) -> Target {
         Target::Sqs { queue_url: url.to_string() }
+    }
+
+    #[test]
+    fn event_bus_targets_are_arns_checked_against_the_tenants_globs() {
+        let bus = |arn: &str, dt: Option<&str>| Target::EventBridge {
+            event_bus_arn: arn.to_string(),
+            detail_type: dt.map(str::to_string),
+        };
+        let policy =
+            allowlist(r#"{"acme": {"eventBridge": ["arn:aws:events:*:123456789012:event-bus/acme-*"]}}"#);
+        let field = |f: &str, code| Some((code, f.to_string()));
+        assert_eq!(
+            refusal(&policy, "acme", &bus("arn:aws:events:eu-west-1:123456789012:event-bus/acme-ops", None)),
+            None
+        );
+        assert_eq!(
+            refusal(
+                &policy,
+                "acme",
+                &bus("arn:aws:events:eu-west-1:123456789012:event-bus/globex-ops", None)
+            ),
+            field("target.eventBusArn", codes::TARGET_NOT_ALLOWED)
+        );
+        for bad in [
+            "acme-ops",
+            "arn:aws:sqs:eu-west-1:123456789012:acme-ops",
+            "arn:aws:events:eu-west-1:1234:event-bus/acme-ops",
+            "arn:aws:events:eu-west-1:123456789012:rule/acme-ops",
+            "arn:aws:events:eu-west-1:123456789012:event-bus/",
+        ] {
+            assert_eq!(
+                refusal(&policy, "acme", &bus(bad, None)),
+                field("target.eventBusArn", codes::BAD_TARGET),
+                "{bad}"
+            );
+        }
+        let long = "x".repeat(129);
+        let ok_bus = "arn:aws:events:eu-west-1:123456789012:event-bus/acme-ops";
+        assert_eq!(
+            refusal(&policy, "acme", &bus(ok_bus, Some(&long))),
+            field("target.detailType", codes::BAD_TARGET)
+        );
+        // A tenant without eventBridge globs may name no bus.
+        let other = allowlist(r#"{"acme": {"sqs": ["*"]}}"#);
+        assert_eq!(
+            refusal(&other, "acme", &bus(ok_bus, None)),
+            field("target.eventBusArn", codes::TARGET_NOT_ALLOWED)
+        );
     }
 
     #[test]

@@ -52,6 +52,8 @@ pub enum Kind {
     Function,
     /// An SQS queue.
     Queue,
+    /// An EventBridge bus.
+    EventBus,
 }
 
 impl Kind {
@@ -60,6 +62,7 @@ impl Kind {
             Kind::Secret => "secret",
             Kind::Function => "Lambda function",
             Kind::Queue => "queue",
+            Kind::EventBus => "event bus",
         }
     }
 }
@@ -85,6 +88,8 @@ pub struct TenantClients {
     pub sqs: aws_sdk_sqs::Client,
     /// Secrets Manager (webhook secrets).
     pub secrets: aws_sdk_secretsmanager::Client,
+    /// EventBridge (`eventBridge` targets).
+    pub events: aws_sdk_eventbridge::Client,
 }
 
 /// A role session name for `tenant` (2-64 of `[\w+=,.@-]`; tenant ids are a subset).
@@ -144,6 +149,7 @@ impl TenantSessions {
             lambda: as_tenant!(aws_sdk_lambda, self.base.lambda),
             sqs: as_tenant!(aws_sdk_sqs, self.base.sqs),
             secrets: as_tenant!(aws_sdk_secretsmanager, self.base.secrets),
+            events: as_tenant!(aws_sdk_eventbridge, self.base.events),
         }
     }
 }
@@ -203,6 +209,7 @@ impl Ownership {
             Kind::Secret => self.secret_tag(resource).await,
             Kind::Function => self.function_tag(resource).await,
             Kind::Queue => self.queue_tag(resource).await,
+            Kind::EventBus => self.bus_tag(resource).await,
         };
         match tagged {
             Tagged::Value(Some(v)) if v == self.tenant => {
@@ -255,6 +262,15 @@ impl Ownership {
     async fn function_tag(&self, function: &str) -> Tagged {
         match self.clients.lambda.get_function().function_name(function).send().await {
             Ok(o) => Tagged::Value(o.tags().and_then(|t| t.get(TENANT_TAG)).cloned()),
+            Err(e) => judge(e),
+        }
+    }
+
+    async fn bus_tag(&self, arn: &str) -> Tagged {
+        match self.clients.events.list_tags_for_resource().resource_arn(arn).send().await {
+            Ok(o) => {
+                Tagged::Value(o.tags().iter().find(|t| t.key() == TENANT_TAG).map(|t| t.value().to_string()))
+            }
             Err(e) => judge(e),
         }
     }

@@ -7,6 +7,7 @@
 //! retrying (seed 002): throttling, 5xx, timeouts and connection errors retry; anything that says
 //! the request itself is wrong does not.
 
+pub mod eventbridge;
 pub mod http;
 pub mod identity;
 pub mod in_process;
@@ -161,6 +162,8 @@ pub struct RemoteTargets {
     pub http: http::HttpTarget,
     /// User queues.
     pub sqs: sqs::SqsTarget,
+    /// Tenants' EventBridge buses.
+    pub events: eventbridge::EventBridgeTarget,
     /// Confirms that functions and queues are the tenant's own before they are called.
     pub owner: identity::Ownership,
 }
@@ -178,6 +181,7 @@ impl RemoteTargets {
         Ok(RemoteTargets {
             lambda: lambda::LambdaTarget::new(clients.lambda.clone()),
             http: http::HttpTarget::new(addresses)?.with_secrets(secrets),
+            events: eventbridge::EventBridgeTarget::new(clients.events.clone()),
             sqs: sqs::SqsTarget::new(clients.sqs),
             owner,
         })
@@ -206,6 +210,12 @@ impl RemoteTargets {
                         .check(identity::Kind::Queue, queue_url, "target queue", &inv.execution_id)
                         .await?;
                     self.sqs.send(queue_url, inv).await
+                }
+                Target::EventBridge { event_bus_arn, detail_type } => {
+                    self.owner
+                        .check(identity::Kind::EventBus, event_bus_arn, "target event bus", &inv.execution_id)
+                        .await?;
+                    self.events.put(event_bus_arn, detail_type.as_deref(), inv).await
                 }
                 Target::InProcess { handler } => Err(RunError::permanent(
                     codes::BAD_TARGET,

@@ -188,6 +188,7 @@ impl Worker {
                         lambda: clients.lambda.clone(),
                         sqs: clients.sqs.clone(),
                         secrets: clients.secrets.clone(),
+                        events: clients.events.clone(),
                     },
                     settings.tenant_roles.clone(),
                 ),

@@ -1,0 +1,174 @@
+//! AWS targets beyond HTTPS, Lambda and SQS (docs/targets.md), run end to end on the emulator:
+//! an `eventBridge` target puts the invocation on a tenant's bus, as the tenant, where a
+//! tenant's rule delivers it to a queue read back through the real SDK.
+//!
+//! The takeover: a worker claims a fire, puts its event and stalls past its lease; another
+//! worker takes the fire over (a new fencing token) and puts its own. Both events reach the
+//! tenant, each with its token; the stale worker's finish is refused. A consumer keeps the
+//! highest token per execution id (docs/targets.md, "Fencing downstream").
+
+use anyhow::{Context, Result};
+use chrono::{Duration, Utc};
+use std::time::Instant;
+use sundial_core::execution::claim::{Finish, LeaseTerms};
+use sundial_core::execution::target::eventbridge::EventBridgeTarget;
+use sundial_core::execution::target::in_process::Handlers;
+use sundial_core::execution::target::Invocation;
+use sundial_core::execution::worker::{Disposition, NoExtend};
+use sundial_core::model::{ExecStatus, JobDefinition, Target};
+use sundial_core::schedule::ScheduleSpec;
+use sundial_core::store::executions::{ClaimOutcome, FinishResult};
+use sundial_tests::fixtures;
+use sundial_tests::TestEnv;
+
+/// A tenant's bus tagged for `owner`, and a rule on it sending every `sundial.job` event to a
+/// fresh queue: (bus ARN, queue URL).
+async fn tenant_bus(env: &TestEnv, name: &str, owner: &str) -> Result<(String, String)> {
+    let events = &env.clients.events;
+    let prefix = env.cfg.jobs_table.trim_end_matches("sundial-jobs").to_string();
+    let bus = format!("{prefix}{name}");
+    let tag = aws_sdk_eventbridge::types::Tag::builder().key("sundial-tenant").value(owner).build()?;
+    let arn =
+        events.create_event_bus().name(&bus).tags(tag).send().await?.event_bus_arn.context("bus ARN")?;
+    let queue_url = env
+        .clients
+        .sqs
+        .create_queue()
+        .queue_name(format!("{prefix}{name}-inbox"))
+        .send()
+        .await?
+        .queue_url
+        .unwrap_or_default();
+    let queue_arn = fixtures::queue_arn(env, &queue_url).await?;
+    let pattern = serde_json::json!({"source": ["sundial.job"]});
+    events
+        .put_rule()
+        .name(format!("{name}-all"))
+        .event_bus_name(&bus)
+        .event_pattern(pattern.to_string())
+        .send()
+        .await?;
+    let target = aws_sdk_eventbridge::types::Target::builder().id("inbox").arn(queue_arn).build()?;
+    events.put_targets().rule(format!("{name}-all")).event_bus_name(&bus).targets(target).send().await?;
+    Ok((arn, queue_url))
+}
+
+/// Every event delivered to `queue_url` until `min` arrived and one more poll brings nothing
+/// (a 20 s guard, not a timing assertion).
+async fn delivered(env: &TestEnv, queue_url: &str, min: usize) -> Result<Vec<serde_json::Value>> {
+    let start = Instant::now();
+    let mut out = Vec::new();
+    loop {
+        let got = env
+            .clients
+            .sqs
+            .receive_message()
+            .queue_url(queue_url)
+            .max_number_of_messages(10)
+            .wait_time_seconds(1)
+            .send()
+            .await?;
+        for m in got.messages() {
+            out.push(serde_json::from_str(m.body().unwrap_or_default())?);
+        }
+        if got.messages().is_empty() && out.len() >= min {
+            return Ok(out);
+        }
+        anyhow::ensure!(
+            start.elapsed().as_secs() < 20,
+            "only {} event(s) delivered, expected {min}",
+            out.len()
+        );
+    }
+}
+
+fn job(bus_arn: &str) -> JobDefinition {
+    JobDefinition::new(
+        ScheduleSpec::new("0 0 2 * * *", "UTC"),
+        Target::EventBridge { event_bus_arn: bus_arn.to_string(), detail_type: Some("SettlementRun".into()) },
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_event_bridge_target_puts_each_fire_on_the_tenants_bus_and_a_takeover_puts_it_with_the_new_token(
+) -> Result<()> {
+    Box::pin(event_bridge_target()).await
+}
+
+async fn event_bridge_target() -> Result<()> {
+    // GIVEN acme's bus (tagged for acme) with a rule to acme's inbox, and a job targeting it
+    let env = TestEnv::new("target-eb").await?;
+    let (bus, inbox) = tenant_bus(&env, "acme-events", "acme").await?;
+    let store = fixtures::store(&env);
+    let (worker, _) = fixtures::worker_with(&env, fixtures::settings("w2"), Handlers::new())?;
+    let deliver = |e: sundial_core::model::Execution| {
+        let worker = worker.clone();
+        async move {
+            let body = serde_json::to_string(&fixtures::message_of(&e, Utc::now()))?;
+            let stop = tokio_util::sync::CancellationToken::new();
+            anyhow::Ok(worker.handle("default", &body, &NoExtend, &stop).await)
+        }
+    };
+
+    // WHEN a fire is run
+    let past = Utc::now() - Duration::seconds(60);
+    let e = fixtures::ready_execution("acme", "settle", job(&bus), past, past);
+    let key = fixtures::put_execution(&env, &e).await?;
+    assert_eq!(deliver(e.clone()).await?, Disposition::Delete);
+    // THEN it SUCCEEDED, and acme's rule delivered one event carrying the invocation
+    assert_eq!(fixtures::snapshot(&env, &key).await?.exec.status, ExecStatus::Succeeded);
+    let events = delivered(&env, &inbox, 1).await?;
+    assert_eq!(events.len(), 1, "{events:?}");
+    let ev = &events[0];
+    assert_eq!(
+        (ev["source"].as_str(), ev["detail-type"].as_str()),
+        (Some("sundial.job"), Some("SettlementRun"))
+    );
+    assert_eq!(ev["detail"]["executionId"], e.global_id());
+    assert_eq!(ev["detail"]["fencingToken"], 1);
+    assert_eq!((ev["detail"]["tenant"].as_str(), ev["detail"]["attempt"].as_u64()), (Some("acme"), Some(1)));
+
+    // WHEN another fire is claimed by a worker that puts its event and then stalls past its
+    // lease, and a second worker takes it over
+    let at = past - Duration::seconds(30);
+    let f = fixtures::ready_execution("acme", "settle", job(&bus), at, at);
+    let fkey = fixtures::put_execution(&env, &f).await?;
+    let terms = LeaseTerms { duration_ms: 2_000, skew_margin_ms: 200, may_take_over: true };
+    let ClaimOutcome::Claimed(zombie) = store.claim(&fkey, "zombie", &terms, at).await? else {
+        anyhow::bail!("the first claim failed")
+    };
+    let direct = EventBridgeTarget::new(env.clients.events.clone());
+    let stale = Invocation::of(&zombie.snapshot.exec, zombie.fence.token, zombie.fence.attempt);
+    direct.put(&bus, Some("SettlementRun"), &stale).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+    assert_eq!(deliver(f.clone()).await?, Disposition::Delete);
+    // THEN the takeover ran it with a new token and SUCCEEDED; the stale worker's finish is refused
+    let snap = fixtures::snapshot(&env, &fkey).await?;
+    assert_eq!(snap.exec.status, ExecStatus::Succeeded);
+    assert_eq!(snap.exec.fencing_token, zombie.fence.token + 1);
+    let late = store.finish(&fkey, &zombie.fence, &Finish::Succeeded, Utc::now()).await?;
+    assert!(matches!(late, FinishResult::TakenOver { .. }), "{late:?}");
+    // AND both events reached acme, each with its token: the consumer keeps the highest
+    let events = delivered(&env, &inbox, 2).await?;
+    let mut tokens: Vec<u64> = events
+        .iter()
+        .filter(|e| e["detail"]["executionId"] == f.global_id())
+        .filter_map(|e| e["detail"]["fencingToken"].as_u64())
+        .collect();
+    tokens.sort_unstable();
+    assert_eq!(tokens, vec![zombie.fence.token, zombie.fence.token + 1]);
+    assert_eq!(tokens.last().copied(), Some(snap.exec.fencing_token), "the newest event is the final run's");
+
+    // WHEN a job names a bus that is not acme's (tagged for globex)
+    let (other, other_inbox) = tenant_bus(&env, "globex-events", "globex").await?;
+    let g = fixtures::ready_execution("acme", "sneaky", job(&other), past, past);
+    let gkey = fixtures::put_execution(&env, &g).await?;
+    assert_eq!(deliver(g.clone()).await?, Disposition::Delete);
+    // THEN the fire FAILED for good on the ownership check, and nothing reached globex's bus
+    let snap = fixtures::snapshot(&env, &gkey).await?;
+    assert_eq!(snap.exec.status, ExecStatus::Failed);
+    assert_eq!(snap.exec.last_error.as_ref().map(|(c, _)| c.as_str()), Some("TargetNotOwned"));
+    let none = env.clients.sqs.receive_message().queue_url(&other_inbox).wait_time_seconds(1).send().await?;
+    assert!(none.messages().is_empty());
+    env.cleanup().await;
+    Ok(())
+}
