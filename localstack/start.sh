@@ -99,7 +99,7 @@ else
   ensure_venv "$venv" "ministack==$MINISTACK_VERSION" \
     "import importlib.metadata as m; assert m.version('ministack') == '$MINISTACK_VERSION'"
   # Only the services Sundial uses; loopback only; its own scratch dir per port.
-  GATEWAY_PORT="$port" BIND_HOST=127.0.0.1 SERVICES=dynamodb,sqs,lambda,secretsmanager,iam,sts,events LOG_LEVEL=WARNING \
+  GATEWAY_PORT="$port" BIND_HOST=127.0.0.1 SERVICES=dynamodb,sqs,lambda,secretsmanager,iam,sts,events,sns LOG_LEVEL=WARNING \
     TMPDIR="$run_dir" $launcher nohup "$venv/bin/ministack" >"$log_file" 2>&1 < /dev/null &
   label="MiniStack $MINISTACK_VERSION"
 fi

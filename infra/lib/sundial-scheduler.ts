@@ -295,6 +295,8 @@ export interface TargetAllow {
   readonly sqs?: string[];
   /** Globs of webhook host names (lowercase). */
   readonly http?: string[];
+  /** Globs of SNS topic ARNs (`sns` targets, `arn:aws:sns:*:123456789012:acme-*`). */
+  readonly sns?: string[];
   /** Globs of EventBridge bus ARNs (`eventBridge` targets, `arn:aws:events:*:123456789012:event-bus/acme-*`). */
   readonly eventBridge?: string[];
   /** Globs of Secrets Manager secret ARNs the tenant's webhooks may name (signing keys, header values). */
@@ -421,6 +423,14 @@ export interface SundialSchedulerProps {
    * tenant. Default: none.
    */
   readonly allowedTargetEventBusArns?: string[];
+  /**
+   * SNS topics (ARNs or ARN globs) `sns` targets may publish to (docs/targets.md). Granted to the
+   * tenant access role: `sns:Publish` and `sns:ListTagsForResource`, only where the topic's
+   * `sundial-tenant` tag equals the calling tenant. A topic encrypted with a customer-managed
+   * KMS key also needs `kms:GenerateDataKey` and `kms:Decrypt` for `tenantAccessRole`. Default:
+   * none.
+   */
+  readonly allowedTargetTopicArns?: string[];
   /**
    * Secrets Manager secrets webhook targets may use (`signingSecretArn`, and the `secretArn` of
    * `headers`): ARNs or ARN globs such as
@@ -1801,6 +1811,7 @@ export class SundialScheduler extends Construct {
     }
     grant(['sqs:SendMessage', 'sqs:ListQueueTags'], props.allowedTargetQueueArns ?? []);
     grant(['events:PutEvents', 'events:ListTagsForResource'], props.allowedTargetEventBusArns ?? []);
+    grant(['sns:Publish', 'sns:ListTagsForResource'], props.allowedTargetTopicArns ?? []);
     grant(['secretsmanager:GetSecretValue', 'secretsmanager:DescribeSecret'], props.allowedTargetSecretArns ?? []);
     return role;
   }

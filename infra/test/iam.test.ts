@@ -38,6 +38,8 @@ const TARGET_FUNCTION = `arn:aws:lambda:${REGION}:${ACCOUNT}:function:sundial-ia
 const TARGET_QUEUE = `arn:aws:sqs:${REGION}:${ACCOUNT}:sundial-iam-target`;
 /** A tenant's bus an `eventBridge` target puts on (`allowedTargetEventBusArns`). */
 const TARGET_BUS = `arn:aws:events:${REGION}:${ACCOUNT}:event-bus/sundial-iam-target`;
+/** A tenant's topic an `sns` target publishes to (`allowedTargetTopicArns`). */
+const TARGET_TOPIC = `arn:aws:sns:${REGION}:${ACCOUNT}:sundial-iam-target`;
 /** A tenant's event queue (`eventSources`), recorded by the ingest as `queue:source`. */
 const SOURCE_QUEUE = `arn:aws:sqs:${REGION}:${ACCOUNT}:acme-files`;
 const TARGET_SECRETS = `arn:aws:secretsmanager:${REGION}:${ACCOUNT}:secret:sundial-webhooks/*`;
@@ -192,6 +194,7 @@ const PROPS: SundialSchedulerProps = {
   allowedTargetFunctionArns: [TARGET_FUNCTION],
   allowedTargetQueueArns: [TARGET_QUEUE],
   allowedTargetEventBusArns: [TARGET_BUS],
+  allowedTargetTopicArns: [TARGET_TOPIC],
   allowedTargetSecretArns: [TARGET_SECRETS],
   // Provisioned, so the planner's recorded DescribeTable/UpdateTable are checked against the
   // grant that exists only then (an on-demand stack grants neither).
@@ -282,6 +285,8 @@ export function arnsOf(s: Synth, resource: string, pool?: string): string[] {
       return [s.resolver.arnOf(id(s.sundial.eventBus))];
     case 'bus:target':
       return [TARGET_BUS];
+    case 'topic:target':
+      return [TARGET_TOPIC];
   }
   if (resource === 'role:tenant-access') return [s.resolver.arnOf(id(s.sundial.tenantAccessRole))];
   if ((m = resource.match(/^(role|user):(.+)$/))) return [`arn:aws:iam::${ACCOUNT}:${m[1]}/${m[2]}`];
@@ -394,10 +399,12 @@ describe('IAM: every recorded call is allowed by its role', () => {
       { role: 'tenant', action: 'sqs:ListQueueTags', resource: 'queue:target' },
       { role: 'tenant', action: 'events:PutEvents', resource: 'bus:target' },
       { role: 'tenant', action: 'events:ListTagsForResource', resource: 'bus:target' },
+      { role: 'tenant', action: 'sns:Publish', resource: 'topic:target' },
+      { role: 'tenant', action: 'sns:ListTagsForResource', resource: 'topic:target' },
     ];
     assert.deepEqual(denials(synth(), calls), []);
     // Deny by default: without allowed targets every tenant call is refused, the assume is not.
-    const bare = synth({ ...PROPS, allowedTargetFunctionArns: undefined, allowedTargetQueueArns: undefined, allowedTargetEventBusArns: undefined, allowedTargetSecretArns: undefined });
+    const bare = synth({ ...PROPS, allowedTargetFunctionArns: undefined, allowedTargetQueueArns: undefined, allowedTargetEventBusArns: undefined, allowedTargetTopicArns: undefined, allowedTargetSecretArns: undefined });
     const d = denials(bare, calls);
     assert.deepEqual(
       d.map((x) => x.split(' (')[0]),

@@ -172,3 +172,109 @@ async fn event_bridge_target() -> Result<()> {
     env.cleanup().await;
     Ok(())
 }
+
+/// A tenant's topic tagged for `owner`, with a raw-delivery SQS subscription: (topic ARN,
+/// queue URL).
+async fn tenant_topic(env: &TestEnv, name: &str, owner: &str) -> Result<(String, String)> {
+    let sns = &env.clients.sns;
+    let prefix = env.cfg.jobs_table.trim_end_matches("sundial-jobs").to_string();
+    let tag = aws_sdk_sns::types::Tag::builder().key("sundial-tenant").value(owner).build()?;
+    let arn = sns
+        .create_topic()
+        .name(format!("{prefix}{name}"))
+        .tags(tag)
+        .send()
+        .await?
+        .topic_arn
+        .context("topic ARN")?;
+    let queue_url = env
+        .clients
+        .sqs
+        .create_queue()
+        .queue_name(format!("{prefix}{name}-sub"))
+        .send()
+        .await?
+        .queue_url
+        .unwrap_or_default();
+    let queue_arn = fixtures::queue_arn(env, &queue_url).await?;
+    sns.subscribe()
+        .topic_arn(&arn)
+        .protocol("sqs")
+        .endpoint(queue_arn)
+        .attributes("RawMessageDelivery", "true")
+        .send()
+        .await?;
+    Ok((arn, queue_url))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_sns_target_publishes_each_fire_to_the_tenants_topic_and_a_takeover_publishes_the_new_token(
+) -> Result<()> {
+    Box::pin(sns_target()).await
+}
+
+async fn sns_target() -> Result<()> {
+    // GIVEN acme's topic (tagged for acme) with a queue subscribed, and a job publishing to it
+    let env = TestEnv::new("target-sns").await?;
+    let (topic, inbox) = tenant_topic(&env, "acme-alerts", "acme").await?;
+    let store = fixtures::store(&env);
+    let (worker, _) = fixtures::worker_with(&env, fixtures::settings("w2"), Handlers::new())?;
+    let deliver = |e: sundial_core::model::Execution| {
+        let worker = worker.clone();
+        async move {
+            let body = serde_json::to_string(&fixtures::message_of(&e, Utc::now()))?;
+            let stop = tokio_util::sync::CancellationToken::new();
+            anyhow::Ok(worker.handle("default", &body, &NoExtend, &stop).await)
+        }
+    };
+    let job = |arn: &str| {
+        JobDefinition::new(
+            ScheduleSpec::new("0 0 2 * * *", "UTC"),
+            Target::Sns { topic_arn: arn.to_string(), subject: Some("settlement".into()) },
+        )
+    };
+
+    // WHEN a fire is claimed by a worker that publishes and stalls past its lease, and another
+    // worker takes it over
+    let at = Utc::now() - Duration::seconds(90);
+    let f = fixtures::ready_execution("acme", "settle", job(&topic), at, at);
+    let fkey = fixtures::put_execution(&env, &f).await?;
+    let terms = LeaseTerms { duration_ms: 2_000, skew_margin_ms: 200, may_take_over: true };
+    let ClaimOutcome::Claimed(zombie) = store.claim(&fkey, "zombie", &terms, at).await? else {
+        anyhow::bail!("the first claim failed")
+    };
+    let direct = sundial_core::execution::target::sns::SnsTarget::new(env.clients.sns.clone());
+    let stale = Invocation::of(&zombie.snapshot.exec, zombie.fence.token, zombie.fence.attempt);
+    direct.publish(&topic, Some("settlement"), &stale).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+    assert_eq!(deliver(f.clone()).await?, Disposition::Delete);
+    // THEN the takeover SUCCEEDED with the next token, the stale finish is refused...
+    let snap = fixtures::snapshot(&env, &fkey).await?;
+    assert_eq!(snap.exec.status, ExecStatus::Succeeded);
+    assert_eq!(snap.exec.fencing_token, zombie.fence.token + 1);
+    let late = store.finish(&fkey, &zombie.fence, &Finish::Succeeded, Utc::now()).await?;
+    assert!(matches!(late, FinishResult::TakenOver { .. }), "{late:?}");
+    // ...and the subscriber got both messages, the invocation as the raw body, each with its
+    // token; the newest is the final run's
+    let msgs = delivered(&env, &inbox, 2).await?;
+    let mut tokens: Vec<u64> = msgs
+        .iter()
+        .filter(|m| m["executionId"] == f.global_id() && m["tenant"] == "acme")
+        .filter_map(|m| m["fencingToken"].as_u64())
+        .collect();
+    tokens.sort_unstable();
+    assert_eq!(tokens, vec![zombie.fence.token, zombie.fence.token + 1], "{msgs:?}");
+
+    // WHEN a job names globex's topic
+    let (other, other_inbox) = tenant_topic(&env, "globex-alerts", "globex").await?;
+    let g = fixtures::ready_execution("acme", "sneaky", job(&other), at, at);
+    let gkey = fixtures::put_execution(&env, &g).await?;
+    assert_eq!(deliver(g.clone()).await?, Disposition::Delete);
+    // THEN it FAILED on the ownership check and globex's subscriber got nothing
+    let snap = fixtures::snapshot(&env, &gkey).await?;
+    assert_eq!(snap.exec.status, ExecStatus::Failed);
+    assert_eq!(snap.exec.last_error.as_ref().map(|(c, _)| c.as_str()), Some("TargetNotOwned"));
+    let none = env.clients.sqs.receive_message().queue_url(&other_inbox).wait_time_seconds(1).send().await?;
+    assert!(none.messages().is_empty());
+    env.cleanup().await;
+    Ok(())
+}

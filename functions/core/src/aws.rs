@@ -19,6 +19,8 @@ pub struct Clients {
     pub secrets: aws_sdk_secretsmanager::Client,
     /// EventBridge (`FireMissed` events on the stack's bus).
     pub events: aws_sdk_eventbridge::Client,
+    /// SNS (`sns` targets, as the tenant).
+    pub sns: aws_sdk_sns::Client,
 }
 
 /// Loads the shared SDK configuration from the environment.
@@ -41,6 +43,7 @@ impl Clients {
             lambda: aws_sdk_lambda::Client::new(sdk),
             secrets: aws_sdk_secretsmanager::Client::new(sdk),
             events: aws_sdk_eventbridge::Client::new(sdk),
+            sns: aws_sdk_sns::Client::new(sdk),
         }
     }
 

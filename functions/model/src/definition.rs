@@ -496,6 +496,16 @@ pub enum Target {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         detail_type: Option<String>,
     },
+    /// Publish the invocation to a tenant's SNS topic (fire and forget: done when the topic
+    /// accepted it), as the tenant (docs/targets.md).
+    Sns {
+        /// The topic's ARN (`arn:aws:sns:<region>:<account>:<name>`, `.fifo` for a FIFO topic);
+        /// it must carry the tag `sundial-tenant=<tenant>`.
+        topic_arn: String,
+        /// The message's subject (email subscriptions; 1-100 characters).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        subject: Option<String>,
+    },
     /// A Rust handler registered in the worker process (ECS pools). `inProcess`
     /// (`in_process` is read from definitions stored before 0.2).
     #[serde(alias = "in_process")]

@@ -72,6 +72,7 @@ impl ToSchema for Target {
     ("lambda" = "#/components/schemas/LambdaTarget"),
     ("http" = "#/components/schemas/HttpTarget"),
     ("sqs" = "#/components/schemas/SqsTarget"),
+    ("sns" = "#/components/schemas/SnsTarget"),
     ("eventBridge" = "#/components/schemas/EventBridgeTarget"),
     ("inProcess" = "#/components/schemas/InProcessTarget"),
 )))]
@@ -80,6 +81,7 @@ enum TargetWire {
     Lambda(LambdaTarget),
     Http(HttpTarget),
     Sqs(SqsTarget),
+    Sns(SnsTarget),
     EventBridge(EventBridgeTarget),
     InProcess(InProcessTarget),
 }
@@ -139,6 +141,30 @@ struct SqsTarget {
     queue_url: String,
 }
 
+/// [`Target::Sns`].
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schema(
+    description = "Publish the invocation to a tenant's SNS topic, as the tenant; done when the topic accepted it"
+)]
+#[allow(dead_code)] // Schema only (module docs).
+struct SnsTarget {
+    #[schema(schema_with = sns_tag)]
+    r#type: String,
+    /// the topic's ARN; it must carry the tag sundial-tenant=<tenant>; the tenant's allowlist
+    /// applies when set
+    #[schema(
+        min_length = 20,
+        max_length = 1024,
+        pattern = "^arn:aws[a-z-]*:sns:[a-z0-9-]+:[0-9]{12}:[A-Za-z0-9_-]+(\\.fifo)?$"
+    )]
+    topic_arn: String,
+    /// the message's subject (1-100 characters)
+    #[serde(default)]
+    #[schema(min_length = 1, max_length = 100)]
+    subject: Option<String>,
+}
+
 /// [`Target::EventBridge`].
 #[derive(ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -184,6 +210,9 @@ fn http_tag() -> Object {
 }
 fn sqs_tag() -> Object {
     sundial_schedule::openapi::tag("sqs")
+}
+fn sns_tag() -> Object {
+    sundial_schedule::openapi::tag("sns")
 }
 fn event_bridge_tag() -> Object {
     sundial_schedule::openapi::tag("eventBridge")
@@ -274,6 +303,7 @@ mod tests {
                 event_bus_arn: "arn:aws:events:eu-west-1:123456789012:event-bus/acme".into(),
                 detail_type: None,
             },
+            Target::Sns { topic_arn: "arn:aws:sns:eu-west-1:123456789012:acme".into(), subject: None },
             Target::InProcess { handler: "h".into() },
         ];
         assert_eq!(one_of["oneOf"].as_array().unwrap().len(), targets.len());

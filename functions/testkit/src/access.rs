@@ -94,6 +94,8 @@ impl AccessRecorder {
             "sqs" => self.sqs(op, input, s, &mut out),
             "lambda" => self.lambda(op, input, s, &mut out),
             "secretsmanager" | "events" => self.own_resource(op, s, &mut out),
+            // Only a tenant session calls SNS: the `sns` targets' topics.
+            "sns" => out.push((self.act(op), "topic:target".into(), None)),
             _ => out.push((self.act(op), "unknown".into(), None)),
         }
         out

@@ -107,5 +107,8 @@ pub fn with_interceptors<I: Intercept + 'static>(
         events: aws_sdk_eventbridge::Client::from_conf(
             clients.events.config().to_builder().interceptor(make("events")).build(),
         ),
+        sns: aws_sdk_sns::Client::from_conf(
+            clients.sns.config().to_builder().interceptor(make("sns")).build(),
+        ),
     }
 }

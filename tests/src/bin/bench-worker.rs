@@ -71,6 +71,7 @@ fn counted_clients(counter: &Counter) -> Clients {
         lambda: base.lambda,
         secrets: base.secrets,
         events: base.events,
+        sns: base.sns,
     }
 }
 

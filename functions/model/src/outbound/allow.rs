@@ -21,6 +21,9 @@ pub struct TargetAllow {
     /// Webhook host names (`*.acme.com`, `hooks.example.org`), matched lowercase.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub http: Vec<String>,
+    /// SNS topic ARN globs (`sns` targets).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sns: Vec<String>,
     /// EventBridge bus ARN globs (`eventBridge` targets).
     #[serde(default, rename = "eventBridge", skip_serializing_if = "Vec::is_empty")]
     pub event_bridge: Vec<String>,
@@ -63,6 +66,13 @@ impl TryFrom<BTreeMap<String, TargetAllow>> for TenantTargets {
                     ));
                 }
             }
+            for g in &allow.sns {
+                if g != "*" && !g.starts_with("arn:") {
+                    return Err(format!(
+                        "tenant {tenant:?}: sns glob {g:?} must be an ARN glob (arn:aws:sns:<region>:<account>:<name>)"
+                    ));
+                }
+            }
             for g in &allow.event_bridge {
                 if g != "*" && !g.starts_with("arn:") {
                     return Err(format!(
@@ -97,7 +107,7 @@ impl TenantTargets {
     /// Parses the JSON setting.
     pub fn parse(json: &str) -> Result<Self, String> {
         serde_json::from_str(json).map_err(|e| {
-            format!("not a tenant → {{lambda, sqs, http, eventBridge, secrets, inProcess, pools, cidrs}} map: {e}")
+            format!("not a tenant → {{lambda, sqs, http, sns, eventBridge, secrets, inProcess, pools, cidrs}} map: {e}")
         })
     }
 

@@ -229,6 +229,20 @@ impl TargetPolicy {
                 }
                 listed("event bus", "target.eventBusArn", event_bus_arn, |a| &a.event_bridge)
             }
+            Target::Sns { topic_arn, subject } => {
+                if !is_topic_arn(topic_arn) {
+                    return Err(invalid(
+                        "target.topicArn",
+                        "must be an SNS topic ARN: arn:<partition>:sns:<region>:<account>:<name>",
+                    ));
+                }
+                if let Some(s) = subject {
+                    if s.is_empty() || s.len() > 100 || s.chars().any(char::is_control) {
+                        return Err(invalid("target.subject", "must be 1-100 printable characters"));
+                    }
+                }
+                listed("topic", "target.topicArn", topic_arn, |a| &a.sns)
+            }
             Target::InProcess { handler } => {
                 if handler.is_empty() || handler.len() > 64 {
                     return Err(invalid("target.handler", "must be 1-64 characters"));
@@ -479,6 +493,24 @@ pub fn is_event_bus_arn(arn: &str) -> bool {
         && name.chars().all(|c| c.is_ascii_alphanumeric() || "._-/".contains(c))
 }
 
+/// `arn:<partition>:sns:<region>:<account>:<name>` with a 12-digit account and a topic name of
+/// 1-256 of `[A-Za-z0-9_-]` (`.fifo` allowed at its end).
+pub fn is_topic_arn(arn: &str) -> bool {
+    let parts: Vec<&str> = arn.split(':').collect();
+    let [a, partition, service, region, account, name] = parts[..] else { return false };
+    let bare = name.strip_suffix(".fifo").unwrap_or(name);
+    a == "arn"
+        && partition.starts_with("aws")
+        && service == "sns"
+        && !region.is_empty()
+        && region.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        && account.len() == 12
+        && account.chars().all(|c| c.is_ascii_digit())
+        && !bare.is_empty()
+        && name.len() <= 256
+        && bare.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
 fn check_queue_url(cfg: &Deployment<'_>, queue: QueueRef) -> Result<QueueRef, Refusal> {
     let base = queue.name.trim_end_matches(".fifo");
     let own = (!cfg.queue_prefix.is_empty() && base.starts_with(cfg.queue_prefix))
@@ -684,6 +716,48 @@ mod tests {
         assert_eq!(
             refusal(&other, "acme", &bus(ok_bus, None)),
             field("target.eventBusArn", codes::TARGET_NOT_ALLOWED)
+        );
+    }
+
+    #[test]
+    fn topic_targets_are_arns_checked_against_the_tenants_globs() {
+        let topic = |arn: &str, subject: Option<&str>| Target::Sns {
+            topic_arn: arn.to_string(),
+            subject: subject.map(str::to_string),
+        };
+        let policy = allowlist(r#"{"acme": {"sns": ["arn:aws:sns:*:123456789012:acme-*"]}}"#);
+        let field = |f: &str, code| Some((code, f.to_string()));
+        for ok in [
+            "arn:aws:sns:eu-west-1:123456789012:acme-alerts",
+            "arn:aws:sns:eu-west-1:123456789012:acme-q.fifo",
+        ] {
+            assert_eq!(refusal(&policy, "acme", &topic(ok, Some("nightly"))), None, "{ok}");
+        }
+        assert_eq!(
+            refusal(&policy, "acme", &topic("arn:aws:sns:eu-west-1:123456789012:globex-alerts", None)),
+            field("target.topicArn", codes::TARGET_NOT_ALLOWED)
+        );
+        for bad in [
+            "acme-alerts",
+            "arn:aws:sqs:eu-west-1:123456789012:acme-alerts",
+            "arn:aws:sns:eu-west-1:123456789012:acme-alerts:sub-id",
+            "arn:aws:sns:eu-west-1:12345:acme-alerts",
+            "arn:aws:sns:eu-west-1:123456789012:acme.alerts",
+        ] {
+            assert_eq!(
+                refusal(&policy, "acme", &topic(bad, None)),
+                field("target.topicArn", codes::BAD_TARGET),
+                "{bad}"
+            );
+        }
+        let ok = "arn:aws:sns:eu-west-1:123456789012:acme-alerts";
+        assert_eq!(
+            refusal(&policy, "acme", &topic(ok, Some(""))),
+            field("target.subject", codes::BAD_TARGET)
+        );
+        assert_eq!(
+            refusal(&policy, "acme", &topic(ok, Some("a\nb"))),
+            field("target.subject", codes::BAD_TARGET)
         );
     }
 

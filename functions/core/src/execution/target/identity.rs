@@ -54,6 +54,8 @@ pub enum Kind {
     Queue,
     /// An EventBridge bus.
     EventBus,
+    /// An SNS topic.
+    Topic,
 }
 
 impl Kind {
@@ -63,6 +65,7 @@ impl Kind {
             Kind::Function => "Lambda function",
             Kind::Queue => "queue",
             Kind::EventBus => "event bus",
+            Kind::Topic => "topic",
         }
     }
 }
@@ -90,6 +93,8 @@ pub struct TenantClients {
     pub secrets: aws_sdk_secretsmanager::Client,
     /// EventBridge (`eventBridge` targets).
     pub events: aws_sdk_eventbridge::Client,
+    /// SNS (`sns` targets).
+    pub sns: aws_sdk_sns::Client,
 }
 
 /// A role session name for `tenant` (2-64 of `[\w+=,.@-]`; tenant ids are a subset).
@@ -150,6 +155,7 @@ impl TenantSessions {
             sqs: as_tenant!(aws_sdk_sqs, self.base.sqs),
             secrets: as_tenant!(aws_sdk_secretsmanager, self.base.secrets),
             events: as_tenant!(aws_sdk_eventbridge, self.base.events),
+            sns: as_tenant!(aws_sdk_sns, self.base.sns),
         }
     }
 }
@@ -210,6 +216,7 @@ impl Ownership {
             Kind::Function => self.function_tag(resource).await,
             Kind::Queue => self.queue_tag(resource).await,
             Kind::EventBus => self.bus_tag(resource).await,
+            Kind::Topic => self.topic_tag(resource).await,
         };
         match tagged {
             Tagged::Value(Some(v)) if v == self.tenant => {
@@ -268,6 +275,15 @@ impl Ownership {
 
     async fn bus_tag(&self, arn: &str) -> Tagged {
         match self.clients.events.list_tags_for_resource().resource_arn(arn).send().await {
+            Ok(o) => {
+                Tagged::Value(o.tags().iter().find(|t| t.key() == TENANT_TAG).map(|t| t.value().to_string()))
+            }
+            Err(e) => judge(e),
+        }
+    }
+
+    async fn topic_tag(&self, arn: &str) -> Tagged {
+        match self.clients.sns.list_tags_for_resource().resource_arn(arn).send().await {
             Ok(o) => {
                 Tagged::Value(o.tags().iter().find(|t| t.key() == TENANT_TAG).map(|t| t.value().to_string()))
             }

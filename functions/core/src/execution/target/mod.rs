@@ -14,6 +14,7 @@ pub mod in_process;
 pub mod lambda;
 pub mod secrets;
 pub mod signing;
+pub mod sns;
 pub mod sqs;
 
 use super::retry::{codes, RunError};
@@ -164,6 +165,8 @@ pub struct RemoteTargets {
     pub sqs: sqs::SqsTarget,
     /// Tenants' EventBridge buses.
     pub events: eventbridge::EventBridgeTarget,
+    /// Tenants' SNS topics.
+    pub sns: sns::SnsTarget,
     /// Confirms that functions and queues are the tenant's own before they are called.
     pub owner: identity::Ownership,
 }
@@ -182,6 +185,7 @@ impl RemoteTargets {
             lambda: lambda::LambdaTarget::new(clients.lambda.clone()),
             http: http::HttpTarget::new(addresses)?.with_secrets(secrets),
             events: eventbridge::EventBridgeTarget::new(clients.events.clone()),
+            sns: sns::SnsTarget::new(clients.sns.clone()),
             sqs: sqs::SqsTarget::new(clients.sqs),
             owner,
         })
@@ -216,6 +220,12 @@ impl RemoteTargets {
                         .check(identity::Kind::EventBus, event_bus_arn, "target event bus", &inv.execution_id)
                         .await?;
                     self.events.put(event_bus_arn, detail_type.as_deref(), inv).await
+                }
+                Target::Sns { topic_arn, subject } => {
+                    self.owner
+                        .check(identity::Kind::Topic, topic_arn, "target topic", &inv.execution_id)
+                        .await?;
+                    self.sns.publish(topic_arn, subject.as_deref(), inv).await
                 }
                 Target::InProcess { handler } => Err(RunError::permanent(
                     codes::BAD_TARGET,

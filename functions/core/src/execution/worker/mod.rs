@@ -189,6 +189,7 @@ impl Worker {
                         sqs: clients.sqs.clone(),
                         secrets: clients.secrets.clone(),
                         events: clients.events.clone(),
+                        sns: clients.sns.clone(),
                     },
                     settings.tenant_roles.clone(),
                 ),

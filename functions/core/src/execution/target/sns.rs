@@ -1,0 +1,108 @@
+//! SNS target: publishes the [`Invocation`] to a tenant's topic. Fire and forget: the attempt
+//! succeeds when the topic accepted the message. The execution id and fencing token also travel
+//! as message attributes (subscription filter policies can match them); a FIFO topic gets the
+//! execution id as its deduplication id and the job as its group.
+//!
+//! A refused publish is stored (and shown to the tenant) as its code and a generic sentence;
+//! AWS's message, which names roles and accounts, is logged with the execution id.
+
+use super::Invocation;
+use crate::execution::retry::{codes, RunError};
+use aws_sdk_sns::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
+use aws_sdk_sns::types::MessageAttributeValue;
+
+/// Publishes to tenants' topics.
+#[derive(Debug, Clone)]
+pub struct SnsTarget {
+    client: aws_sdk_sns::Client,
+}
+
+fn attr(v: String, kind: &str) -> Result<MessageAttributeValue, RunError> {
+    MessageAttributeValue::builder()
+        .data_type(kind)
+        .string_value(v)
+        .build()
+        .map_err(|e| RunError::permanent(codes::BAD_TARGET, e.to_string()))
+}
+
+impl SnsTarget {
+    /// A target using `client` (the tenant's session).
+    pub fn new(client: aws_sdk_sns::Client) -> Self {
+        SnsTarget { client }
+    }
+
+    /// Publishes one message to `topic_arn`.
+    pub async fn publish(
+        &self,
+        topic_arn: &str,
+        subject: Option<&str>,
+        inv: &Invocation,
+    ) -> Result<(), RunError> {
+        let mut req = self
+            .client
+            .publish()
+            .topic_arn(topic_arn)
+            .message(inv.to_json())
+            .set_subject(subject.map(str::to_string))
+            .message_attributes("sundial-execution-id", attr(inv.execution_id.clone(), "String")?)
+            .message_attributes("sundial-fencing-token", attr(inv.fencing_token.to_string(), "Number")?);
+        if topic_arn.ends_with(".fifo") {
+            req = req
+                .message_group_id(format!("{}:{}", inv.tenant, inv.job_id))
+                .message_deduplication_id(inv.execution_id.replace('@', "-"));
+        }
+        match req.send().await {
+            Ok(_) => Ok(()),
+            Err(e) => {
+                tracing::warn!(execution = %inv.execution_id, topic_arn, detail = %DisplayErrorContext(&e), "the SNS target failed");
+                Err(classify(e))
+            }
+        }
+    }
+}
+
+fn classify<E, R>(e: SdkError<E, R>) -> RunError
+where
+    E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
+    R: std::fmt::Debug + Send + Sync + 'static,
+{
+    match &e {
+        SdkError::ServiceError(s) => {
+            let code = s.err().code().unwrap_or("Unknown").to_string();
+            let message = format!("the SNS target failed ({})", code.trim_end_matches("Exception"));
+            if code.contains("Throttl") || code.contains("InternalError") || code.contains("KMSThrottling") {
+                RunError::retryable(code, message)
+            } else {
+                // Missing topic, authorization, invalid parameter: the job's target is wrong.
+                RunError::permanent(code, message)
+            }
+        }
+        _ => RunError::retryable("SnsPublish", "the SNS target could not be reached"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use aws_sdk_sns::operation::publish::PublishError;
+    use aws_smithy_runtime_api::client::orchestrator::HttpResponse;
+
+    #[test]
+    fn a_refused_publish_is_permanent_without_arns_a_throttled_one_retries() {
+        let err = |code: &str| {
+            let meta = aws_smithy_types::error::ErrorMetadata::builder()
+                .code(code)
+                .message("User: arn:aws:sts::123456789012:assumed-role/sundial-tenant/acme is not authorized")
+                .build();
+            let raw = HttpResponse::new(
+                403u16.try_into().unwrap_or_else(|e| panic!("{e:?}")),
+                aws_smithy_types::body::SdkBody::empty(),
+            );
+            classify(SdkError::service_error(PublishError::generic(meta), raw))
+        };
+        let denied = err("AuthorizationError");
+        assert!(!denied.is_retryable());
+        assert!(!denied.message.contains("arn:"), "{}", denied.message);
+        assert!(err("Throttled").is_retryable());
+    }
+}
