@@ -253,7 +253,10 @@ mod tests {
         assert_eq!(finish_missed(&e, false, 60_000), Some(60_000));
         assert_eq!(finish_missed(&e, true, 90_000), None);
         // Past it, the look is the lease's again (the miss is `finish_missed`'s, reported once).
-        assert_eq!(judge(&e, 0, true, 90_000, GRACE_MS), Verdict::LookAgain(600_000 + LEASE_MARGIN_MS + GRACE_MS));
+        assert_eq!(
+            judge(&e, 0, true, 90_000, GRACE_MS),
+            Verdict::LookAgain(600_000 + LEASE_MARGIN_MS + GRACE_MS)
+        );
         // Final: missed only when it finished after the deadline.
         e.status = ExecStatus::Succeeded;
         e.timeline = vec![crate::AuditEvent::note(&e, 50_000, "w", "x")];
