@@ -26,6 +26,11 @@ pub(crate) struct PreviewArgs {
     /// cron ('30 2 * * *'), either with Quartz day rules (L, L-n, LW, nW, FRIL, MON#2),
     /// 'rate(10 minutes)' or 'at(2026-12-01T09:00:00)'.
     expression: String,
+    /// A further expression (repeat for more): the fires are the union of all of them, once
+    /// per instant, each line followed by `[i]`, the index of the expression that makes it
+    /// (0: the first).
+    #[arg(long = "also", value_name = "EXPRESSION")]
+    also: Vec<String>,
     /// IANA time zone of the schedule.
     #[arg(long, default_value = "UTC")]
     tz: String,
@@ -139,6 +144,7 @@ pub(crate) fn run(args: PreviewArgs) -> anyhow::Result<()> {
     })?;
     let spec = ScheduleSpec {
         expression: args.expression.clone(),
+        expressions: args.also.clone(),
         timezone: args.tz.clone(),
         on_gap: args.on_gap.trim().parse()?,
         on_overlap: args.on_overlap.trim().parse()?,
@@ -162,6 +168,9 @@ pub(crate) fn run(args: PreviewArgs) -> anyhow::Result<()> {
         if let Some(job) = &args.more.job_id {
             out.push(' ');
             out.push_str(&fmt(schedule.dispatch_at(job, fire)));
+        }
+        if let (true, Some(i)) = (schedule.expression_count() > 1, schedule.expression_of(fire)) {
+            out.push_str(&format!(" [{i}]"));
         }
         out.push('\n');
     }

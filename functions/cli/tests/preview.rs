@@ -164,3 +164,18 @@ fn quartz_day_rules_on_berlin_dst_days_as_documented() {
          (MON#2 is the second Monday of the month)\n"
     );
 }
+
+#[test]
+fn further_expressions_print_the_union_with_the_expression_of_each_fire() {
+    // GIVEN weekdays at 09:00 and Saturdays at 12:00, WHEN previewed from Friday 2026-12-04,
+    // THEN the fires are the union, each followed by the index of its expression
+    let args =
+        ["--after", "2026-12-04T10:00:00Z", "--count", "3", "--also", "0 0 12 * * SAT", "0 0 9 * * MON-FRI"];
+    let o = sundial(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "2026-12-05T12:00:00Z [1]\n2026-12-07T09:00:00Z [0]\n2026-12-08T09:00:00Z [0]\n");
+    // AND a bad one is named by its index in the list
+    let o = sundial(&["--also", "0 0 12 * * SAT", "--also", "0 0 25 * * *", "0 0 9 * * *"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("expressions[1]: "), "{}", stderr(&o));
+}

@@ -4,6 +4,8 @@
 //! it) and says why, so the API can answer `400 {"field": .., "message": ..}` without parsing
 //! strings. All of them are permanent: retrying the same spec cannot succeed.
 
+use std::borrow::Cow;
+
 /// Why a [`ScheduleSpec`](super::ScheduleSpec) was refused. `Display` is one line:
 /// `"<field>: <reason>"`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -12,6 +14,15 @@ pub enum ScheduleError {
     /// The `expression` field (cron, `rate(..)`, `at(..)`).
     #[error("expression: {0}")]
     Expression(String),
+    /// One item of the `expressions` list, by its index in that list (malformed, a duplicate
+    /// of another expression, or past the limit).
+    #[error("expressions[{index}]: {reason}")]
+    Expressions {
+        /// Index in the `expressions` list (not counting `expression`).
+        index: usize,
+        /// Why.
+        reason: String,
+    },
     /// The `timezone` field (must be an IANA zone name).
     #[error("timezone: {0}")]
     Timezone(String),
@@ -40,8 +51,9 @@ pub enum ScheduleError {
 
 impl ScheduleError {
     /// The spec field at fault, spelled as in the JSON job definition.
-    pub fn field(&self) -> &'static str {
-        match self {
+    pub fn field(&self) -> Cow<'static, str> {
+        Cow::Borrowed(match self {
+            ScheduleError::Expressions { index, .. } => return Cow::Owned(format!("expressions[{index}]")),
             ScheduleError::Expression(_) => "expression",
             ScheduleError::Timezone(_) => "timezone",
             ScheduleError::OnGap(_) => "onGap",
@@ -51,7 +63,7 @@ impl ScheduleError {
             ScheduleError::Exclusions(_) => "exclusions",
             ScheduleError::JitterWindowSecs(_) => "jitterWindowSecs",
             ScheduleError::BusinessCalendar(_) => "businessCalendar",
-        }
+        })
     }
 
     /// The reason alone, without the field prefix.
@@ -65,7 +77,8 @@ impl ScheduleError {
             | ScheduleError::End(r)
             | ScheduleError::Exclusions(r)
             | ScheduleError::JitterWindowSecs(r)
-            | ScheduleError::BusinessCalendar(r) => r,
+            | ScheduleError::BusinessCalendar(r)
+            | ScheduleError::Expressions { reason: r, .. } => r,
         }
     }
 

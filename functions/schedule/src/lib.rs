@@ -9,8 +9,7 @@
 //! - `spec`: [`ScheduleSpec`], what a user submits.
 //! - `schedule`: [`Schedule`], a validated spec, and what it reports about itself.
 //! - `parse`: [`Schedule::parse`] and its variants, which validate a spec field by field.
-//! - `next_fire`: [`Schedule::next_after`] and [`Schedule::prev_at_or_before`] for cron, `rate()`
-//!   and `at()`; `search_cursor`: where a cron search for one overlap pass starts.
+//! - `next_fire`: the next and previous fire of one expression, for cron, `rate()` and `at()`; `search_cursor`: where a cron search for one overlap pass starts.
 //! - `preview`: [`Schedule::preview`] and [`Schedule::fires_between`].
 //! - `rolled`: cron fires rolled by a business calendar, and [`Schedule::preview_explained`].
 //! - `fire_origin`: [`Schedule::explain_fire`], what the calendar did to one fire already made.
@@ -27,6 +26,9 @@
 //! - `business`: shared business calendars ([`BusinessDays`]) and [`Roll`] policies.
 //! - `misfire`: [`plan_misfire`] and [`MisfirePolicy`].
 //! - `jitter`: [`jitter_offset`], deterministic per (job, scheduled_at).
+//! - `union`: several expressions (`expressions`): [`Schedule::next_after`],
+//!   [`Schedule::prev_at_or_before`] and [`Schedule::preview_explained`] as the union of each
+//!   expression's, and [`Schedule::expression_of`], which one made a fire.
 //! - `cadence`: [`Schedule::fires_every_minute`], which picks a job's due class in the scan.
 //! - [`openapi`]: the OpenAPI schemas the `utoipa::ToSchema` derives cannot give alone
 //!   ([`MisfirePolicy`]'s, one component per policy) and the pieces sundial-model's are built of.
@@ -63,6 +65,7 @@ mod search_cursor;
 pub mod serde_field;
 mod spec;
 pub mod tzdb;
+mod union;
 mod zone;
 
 pub use business::{
@@ -79,7 +82,7 @@ pub use misfire::{
 };
 pub use rolled::PreviewFire;
 pub use schedule::Schedule;
-pub use spec::{ScheduleSpec, MAX_JITTER_WINDOW_SECS};
+pub use spec::{ScheduleSpec, MAX_EXTRA_EXPRESSIONS, MAX_JITTER_WINDOW_SECS};
 pub use zone::{GapPolicy, OverlapPolicy};
 
 /// The version of the IANA tz database compiled into this build (e.g. `"2025b"`). Store it
@@ -98,3 +101,5 @@ mod day_rules;
 mod proptests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod union_tests;

@@ -1,5 +1,6 @@
-//! Next and previous fire: [`Schedule::next_after`] and [`Schedule::prev_at_or_before`], for
-//! cron (see "How a cron fire is found" in the crate docs), `rate()` and `at()`.
+//! Next and previous fire of one expression, for cron (see "How a cron fire is found" in the
+//! crate docs), `rate()` and `at()`; `union` makes [`Schedule::next_after`] and
+//! [`Schedule::prev_at_or_before`] of them.
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
 
@@ -36,9 +37,10 @@ fn div_ceil(a: i64, b: i64) -> i64 {
 }
 
 impl Schedule {
-    /// The first fire strictly after `after`, or `None` when the schedule is exhausted (past
-    /// `end`, an `at` already passed, or nothing left before 2100).
-    pub fn next_after(&self, after: DateTime<Utc>) -> Option<DateTime<Utc>> {
+    /// The first fire of this schedule's own expression (not its `others`) strictly after
+    /// `after`, or `None` when it is exhausted (past `end`, an `at` already passed, or nothing
+    /// left before 2100).
+    pub(crate) fn next_after_one(&self, after: DateTime<Utc>) -> Option<DateTime<Utc>> {
         // Nothing fires after 2100 (the `cron` crate's last year), and zone conversions of
         // instants near chrono's limits panic: answer from the bounds, never from chrono.
         if after.timestamp() >= HORIZON_SECS {
@@ -82,9 +84,9 @@ impl Schedule {
         }
     }
 
-    /// The last fire at or before `at_or_before`, or `None` if there is none (before `start`,
-    /// or before the first fire).
-    pub fn prev_at_or_before(&self, at_or_before: DateTime<Utc>) -> Option<DateTime<Utc>> {
+    /// The last fire of this schedule's own expression at or before `at_or_before`, or `None`
+    /// if there is none (before `start`, or before the first fire).
+    pub(crate) fn prev_at_or_before_one(&self, at_or_before: DateTime<Utc>) -> Option<DateTime<Utc>> {
         if at_or_before < earliest_instant() {
             return None;
         }

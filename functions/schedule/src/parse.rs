@@ -12,7 +12,7 @@ use crate::calendar::Exclusions;
 use crate::error::ScheduleError;
 use crate::expr::{self, Expr};
 use crate::schedule::{Business, Kind, Schedule};
-use crate::spec::{ScheduleSpec, MAX_JITTER_WINDOW_SECS};
+use crate::spec::{ScheduleSpec, MAX_EXTRA_EXPRESSIONS, MAX_JITTER_WINDOW_SECS};
 use crate::tzdb;
 use crate::zone::{self, GapPolicy, Lookup, OverlapPolicy, Pass, Zone};
 
@@ -37,9 +37,9 @@ impl Schedule {
         anchor: DateTime<Utc>,
         business: Option<Arc<BusinessDays>>,
     ) -> Result<Schedule, ScheduleError> {
-        let expr = expr::parse_expression(&spec.expression)?;
+        let exprs = parse_expressions(spec)?;
         let tz = Zone::Compiled(zone::parse_zone(&spec.timezone)?);
-        Schedule::build(spec, anchor, expr, tz, Schedule::business(spec, business)?)
+        Schedule::build_all(spec, anchor, exprs, tz, Schedule::business(spec, business)?)
     }
 
     /// [`Schedule::parse_with`] under the zone rules of `db` (another tz database release, for
@@ -53,13 +53,42 @@ impl Schedule {
         db: &tzdb::Tzdb,
         business: Option<Arc<BusinessDays>>,
     ) -> Result<Schedule, ScheduleError> {
-        let expr = expr::parse_expression(&spec.expression)?;
+        let exprs = parse_expressions(spec)?;
         let tz = db.zone(zone::parse_zone(&spec.timezone)?)?;
         let business = match business {
             None => None,
             some => Schedule::business(spec, some)?,
         };
-        Schedule::build(spec, anchor, expr, tz, business)
+        Schedule::build_all(spec, anchor, exprs, tz, business)
+    }
+
+    /// One schedule per expression, the first holding the others (see `union`).
+    fn build_all(
+        spec: &ScheduleSpec,
+        anchor: DateTime<Utc>,
+        exprs: Vec<Expr>,
+        tz: Zone,
+        business: Option<Business>,
+    ) -> Result<Schedule, ScheduleError> {
+        let mut members = exprs
+            .into_iter()
+            .map(|e| Schedule::build(spec, anchor, e, tz.clone(), business.clone()))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut first = members.remove(0);
+        first.others = members;
+        // Two spellings of one expression (`0 9 * * *`, `0 0 9 * * *`) fire at the same
+        // instants: the second is a mistake, not a second schedule.
+        for (i, s) in first.others.iter().enumerate() {
+            let before = std::iter::once(&first).chain(&first.others[..i]);
+            if let Some(j) = before.clone().position(|o| o.normalized == s.normalized) {
+                let of = if j == 0 { "expression".to_string() } else { format!("expressions[{}]", j - 1) };
+                return Err(ScheduleError::Expressions {
+                    index: i,
+                    reason: format!("fires exactly as {of} ({}); remove it", s.normalized),
+                });
+            }
+        }
+        Ok(first)
     }
 
     /// The business calendar of `spec`, checked against the one loaded for it.
@@ -108,8 +137,30 @@ impl Schedule {
             jitter_window_secs: spec.jitter_window_secs,
             normalized,
             business,
+            others: Vec::new(),
         })
     }
+}
+
+/// Every expression of the spec parsed, `expression` first; an error in `expressions` names
+/// its index there.
+fn parse_expressions(spec: &ScheduleSpec) -> Result<Vec<Expr>, ScheduleError> {
+    if spec.expressions.len() > MAX_EXTRA_EXPRESSIONS {
+        return Err(ScheduleError::Expressions {
+            index: MAX_EXTRA_EXPRESSIONS,
+            reason: format!(
+                "is one too many: at most {MAX_EXTRA_EXPRESSIONS} further expressions are allowed"
+            ),
+        });
+    }
+    let mut out = vec![expr::parse_expression(&spec.expression)?];
+    for (index, text) in spec.expressions.iter().enumerate() {
+        out.push(
+            expr::parse_expression(text)
+                .map_err(|e| ScheduleError::Expressions { index, reason: e.reason().to_string() })?,
+        );
+    }
+    Ok(out)
 }
 
 /// `start` and `end` each in range, and `end` not before `start`.

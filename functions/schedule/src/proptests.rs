@@ -447,3 +447,52 @@ fn dst_matrix_matches_oracle() {
     }
     assert_eq!(checked, 9 * 5 * 6, "4 zones x 2 transitions + Shanghai, 5 expressions, 6 policies");
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// Several expressions fire at the sorted union of each one's fires (each instant once),
+    /// `expression_of` names the first expression that fires at each, and `prev_at_or_before`
+    /// walks the union back.
+    #[test]
+    fn several_expressions_fire_at_the_union(
+        zone in prop::sample::select(ZONES),
+        exprs in prop::collection::vec(cron_text(), 2..4),
+        gap in gap(),
+        overlap in overlap(),
+        start in utc("2024-01-01T00:00:00Z").timestamp()..utc("2028-01-01T00:00:00Z").timestamp(),
+    ) {
+        let mut texts = exprs.clone();
+        texts.dedup();
+        let singles: Vec<Schedule> = texts.iter().map(|e| parse(e, zone, gap, overlap, vec![])).collect();
+        // Two spellings of one expression are refused; keep the first of each.
+        let mut kept: Vec<usize> = Vec::new();
+        for (i, s) in singles.iter().enumerate() {
+            if !kept.iter().any(|&k| singles[k].normalized == s.normalized) {
+                kept.push(i);
+            }
+        }
+        prop_assume!(kept.len() >= 2);
+        let mut spec = ScheduleSpec::new(texts[kept[0]].clone(), zone);
+        spec.expressions = kept[1..].iter().map(|&i| texts[i].clone()).collect();
+        spec.on_gap = gap;
+        spec.on_overlap = overlap;
+        let union = Schedule::parse(&spec, utc("2020-01-01T00:00:00Z")).unwrap();
+        let (from, to) = (DateTime::from_timestamp(start, 0).unwrap(), DateTime::from_timestamp(start + 40 * 86_400, 0).unwrap());
+        let per: Vec<Vec<DateTime<Utc>>> = kept.iter().map(|&i| singles[i].fires_between(from, to, 500)).collect();
+        let got = union.fires_between(from, to, 500);
+        let mut want: Vec<DateTime<Utc>> = per.iter().flatten().copied().collect();
+        want.sort();
+        want.dedup();
+        want.truncate(500);
+        prop_assert_eq!(&got, &want, "{:?} in {}", spec.all_expressions().collect::<Vec<_>>(), zone);
+        let mut prev = None;
+        for f in &got {
+            let first = per.iter().position(|p| p.contains(f));
+            prop_assert_eq!(union.expression_of(*f), first, "{}", f);
+            prop_assert_eq!(union.prev_at_or_before(*f - Duration::nanoseconds(1)).filter(|p| *p > from), prev);
+            prev = Some(*f);
+        }
+        prop_assert_eq!(union.expression_of(from + Duration::milliseconds(500)), None);
+    }
+}

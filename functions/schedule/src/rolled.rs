@@ -331,15 +331,19 @@ impl Schedule {
         }
     }
 
-    /// Like [`Schedule::preview`], with the reason of every rolled fire and the fires the
-    /// business calendar removed in between (a schedule without one explains nothing).
-    pub fn preview_explained(&self, after: DateTime<Utc>, count: usize) -> Vec<PreviewFire> {
+    /// The explained preview of this schedule's own expression (not its `others`): its next
+    /// `count` fires with the reason of every rolled one and the raw fires the business calendar
+    /// removed in between (a schedule without one explains nothing).
+    pub(crate) fn preview_explained_one(&self, after: DateTime<Utc>, count: usize) -> Vec<PreviewFire> {
         let (Kind::Cron(c), Some(b)) = (&self.kind, &self.business) else {
-            return self
-                .preview(after, count)
-                .into_iter()
-                .map(|at| PreviewFire::Fire { at, rolled_from: None, reason: None })
-                .collect();
+            let mut out = Vec::with_capacity(count.min(1024));
+            let mut cursor = after;
+            while out.len() < count {
+                let Some(at) = self.next_after_one(cursor) else { break };
+                out.push(PreviewFire::Fire { at, rolled_from: None, reason: None });
+                cursor = at;
+            }
+            return out;
         };
         // The fires with their sources.
         let mut fires: Vec<Explained> = Vec::new();
@@ -370,7 +374,7 @@ impl Schedule {
             .collect();
         let mut cursor = after;
         for _ in 0..EXPLAIN_RAW_LIMIT {
-            let Some(f) = raw.next_after(cursor).filter(|f| *f <= horizon) else { break };
+            let Some(f) = raw.next_after_one(cursor).filter(|f| *f <= horizon) else { break };
             cursor = f;
             let Some(src) = self.local_date(f) else { continue };
             let Some(why) = b.days.why_not(src) else { continue };

@@ -38,6 +38,10 @@ pub struct Schedule {
     pub(crate) normalized: String,
     /// The business calendar in force and the roll policy (`None`: every day is a business day).
     pub(crate) business: Option<Business>,
+    /// The spec's further expressions (`expressions`), each a schedule of one expression with
+    /// every other field of this one; empty for a single expression and in each of them. The
+    /// schedule fires at the union (see `union`).
+    pub(crate) others: Vec<Schedule>,
 }
 
 #[derive(Debug, Clone)]
@@ -57,6 +61,11 @@ impl Schedule {
     /// `at(local time)`.
     pub fn normalized_expression(&self) -> &str {
         &self.normalized
+    }
+
+    /// How many expressions the schedule fires by (1 + the spec's `expressions`).
+    pub fn expression_count(&self) -> usize {
+        1 + self.others.len()
     }
 
     /// The jitter window of the spec, in seconds (0 = off).

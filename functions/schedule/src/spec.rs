@@ -12,6 +12,10 @@ use crate::zone::{GapPolicy, OverlapPolicy};
 /// Longest jitter window: one day.
 pub const MAX_JITTER_WINDOW_SECS: u32 = 86_400;
 
+/// Most additional expressions in one spec (`expressions`): each costs one more search per
+/// next-fire question, and the tick asks one per fire.
+pub const MAX_EXTRA_EXPRESSIONS: usize = 10;
+
 /// What a user submits in a job definition (JSON, camelCase).
 ///
 /// Its OpenAPI schema is `Schedule` (the API's name for it); every field doc below is the
@@ -34,6 +38,15 @@ pub struct ScheduleSpec {
     /// `schedule.expression`.
     #[schema(min_length = 1, max_length = 256, examples("0 30 2 * * *"))]
     pub expression: String,
+    /// More expressions in the same form as `expression`, sharing every other field of the
+    /// schedule (zone, onGap/onOverlap, start/end, exclusions, jitter, business calendar). The
+    /// job fires at the union of their instants, once per instant: two expressions that fire at
+    /// the same instant make one fire, credited to the first of them (in the order
+    /// `expression`, `expressions[0]`, ...). A wrong or duplicate one is 400 on
+    /// `schedule.expressions[i]`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schema(max_items = 10)]
+    pub expressions: Vec<String>,
     /// IANA zone; an unknown one is 400 on `schedule.timezone`
     #[schema(min_length = 1, max_length = 64, examples("Europe/London"))]
     pub timezone: String,
@@ -79,6 +92,7 @@ impl ScheduleSpec {
     pub fn new(expression: impl Into<String>, timezone: impl Into<String>) -> ScheduleSpec {
         ScheduleSpec {
             expression: expression.into(),
+            expressions: Vec::new(),
             timezone: timezone.into(),
             on_gap: GapPolicy::default(),
             on_overlap: OverlapPolicy::default(),
@@ -88,5 +102,15 @@ impl ScheduleSpec {
             jitter_window_secs: 0,
             business_calendar: None,
         }
+    }
+
+    /// Every expression of the spec in index order: `expression`, then `expressions`.
+    pub fn all_expressions(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.expression.as_str()).chain(self.expressions.iter().map(String::as_str))
+    }
+
+    /// The text of expression `index` (0: `expression`; i + 1: `expressions[i]`).
+    pub fn expression_at(&self, index: usize) -> Option<&str> {
+        self.all_expressions().nth(index)
     }
 }

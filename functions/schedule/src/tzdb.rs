@@ -185,7 +185,8 @@ pub fn compare(
 ) -> Result<Vec<FireChange>, ScheduleError> {
     let old_s = Schedule::parse_in(spec, anchor, old, None)?;
     let new_s = Schedule::parse_in(spec, anchor, new, None)?;
-    let by_wall = !matches!(old_s.kind, Kind::Rate { .. });
+    // Grouped by wall time unless a rate() is among the expressions (its fires move with UTC).
+    let by_wall = !old_s.members().any(|m| matches!(m.kind, Kind::Rate { .. }));
     // Fires grouped by key (two under `onOverlap: both` share a wall time), and the last key a
     // list cut at `count` covers: past it nothing is known.
     let keyed = |s: &Schedule| {
