@@ -208,6 +208,17 @@ pub struct Execution {
     /// version or its calendar is no longer stored.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub business_calendar: Option<FireCalendar>,
+    /// For a fire of a schedule with several expressions (`schedule.expressions`): the text of
+    /// the expression that made it, the first in index order when several fire at that instant.
+    /// Computed, like `businessCalendar`, by the schedule of the definition version that made
+    /// the fire; absent for a schedule of one expression and for anything but a scheduled or
+    /// backfilled fire.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expression: Option<String>,
+    /// The index of `expression` among the schedule's expressions: 0 for `expression`, i + 1
+    /// for `expressions[i]`. Present with `expression`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expression_index: Option<u32>,
 }
 
 /// What a business calendar did to one fire: moved it (`rolledFrom`, `reason`), and which of

@@ -260,6 +260,21 @@ pub struct Preview {
     /// Fires a business calendar dropped (drafts with a business calendar only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skipped: Option<Vec<SkippedFire>>,
+    /// The expression that makes each fire, in the order of `fires` (drafts with several
+    /// expressions only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fire_expressions: Option<Vec<FireExpression>>,
+}
+
+/// Which of a schedule's expressions makes one fire: the first in index order when several
+/// fire at the same instant (they make one fire).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FireExpression {
+    /// 0 for `expression`, i + 1 for `expressions[i]`.
+    pub expression_index: u32,
+    /// Its text, as the definition has it.
+    pub expression: String,
 }
 
 /// A fire a business calendar moved.
@@ -314,6 +329,10 @@ pub struct UpcomingFires {
     /// calendar removed (jobs with a business calendar only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skipped: Option<Vec<SkippedFire>>,
+    /// The expression that makes each fire, in the order of `fires` (jobs with several
+    /// expressions only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fire_expressions: Option<Vec<FireExpression>>,
 }
 
 /// What kind of transition.

@@ -6,11 +6,12 @@
 use chrono::{DateTime, Utc};
 use sundial_api_types as wire;
 use sundial_core::control::calendars::CalendarView;
+use sundial_core::control::fire_calendar::FireFacts;
 use sundial_core::control::jobs::JobView;
 use sundial_core::execution::children::ChildKey;
 use sundial_core::execution::mapreduce::{MapState, Phase};
 use sundial_core::model::{ExecStatus, Execution, Job, JobState, OpsEntry};
-use sundial_core::schedule::{FireOrigin, PreviewFire};
+use sundial_core::schedule::{FireOrigin, PreviewFire, ScheduleSpec};
 use sundial_core::store::calendars::StoredCalendar;
 use sundial_core::store::items::ms_to_dt;
 
@@ -106,7 +107,18 @@ pub fn preview(fires: &[PreviewFire], explained: bool) -> wire::Preview {
         }
     }
     let (rolled, skipped) = if explained { (Some(rolled), Some(skipped)) } else { (None, None) };
-    wire::Preview { fires: at, rolled, skipped }
+    wire::Preview { fires: at, rolled, skipped, fire_expressions: None }
+}
+
+/// The expression of each fire, by index into `spec`'s expressions (0: `expression`).
+pub fn fire_expressions(spec: &ScheduleSpec, indexes: &[usize]) -> Vec<wire::FireExpression> {
+    indexes
+        .iter()
+        .map(|i| wire::FireExpression {
+            expression_index: u32::try_from(*i).unwrap_or(u32::MAX),
+            expression: spec.expression_at(*i).unwrap_or_default().to_string(),
+        })
+        .collect()
 }
 
 /// When the first attempt started and the last one ended (from the timeline).
@@ -164,21 +176,28 @@ pub fn execution(e: &Execution) -> wire::Execution {
         }),
         map_reduce: e.map_reduce.as_ref().map(map_reduce),
         business_calendar: None,
+        expression: None,
+        expression_index: None,
     }
 }
 
-/// Executions as lists show them, each with what its business calendar did to its fire
-/// (`origins`, in the same order, from [`sundial_core::control::fire_calendar::explain`]).
-pub fn executions_explained(execs: &[Execution], origins: &[Option<FireOrigin>]) -> Vec<wire::Execution> {
-    execs
-        .iter()
-        .zip(origins)
-        .map(|(e, o)| {
-            let mut v = execution(e);
-            v.business_calendar = o.as_ref().map(fire_calendar);
-            v
-        })
-        .collect()
+/// Executions as lists show them, each with what its business calendar did to its fire and
+/// which expression made it (`facts`, in the same order, from
+/// [`sundial_core::control::fire_calendar::explain`]).
+pub fn executions_explained(execs: &[Execution], facts: &[FireFacts]) -> Vec<wire::Execution> {
+    execs.iter().zip(facts).map(|(e, f)| execution_explained(e, f)).collect()
+}
+
+/// An execution with what its schedule says about its fire (see [`executions_explained`]).
+pub fn execution_explained(e: &Execution, f: &FireFacts) -> wire::Execution {
+    let mut v = execution(e);
+    v.business_calendar = f.calendar.as_ref().map(fire_calendar);
+    // The text from the execution's own definition snapshot: the version that made the fire.
+    if let Some(text) = f.expression.and_then(|i| e.definition.schedule.expression_at(i)) {
+        v.expression = Some(text.to_string());
+        v.expression_index = f.expression.and_then(|i| u32::try_from(i).ok());
+    }
+    v
 }
 
 /// What a business calendar did to one fire.
@@ -332,7 +351,7 @@ pub fn tz_report(r: &sundial_core::control::tzreport::TzReport) -> wire::TzRepor
 /// `GET /v1/jobs/{jobId}/upcoming`: the fires of a window and the transitions they cross.
 pub fn upcoming(
     u: &sundial_core::control::upcoming::Upcoming,
-    timezone: &str,
+    spec: &ScheduleSpec,
     from: DateTime<Utc>,
     to: DateTime<Utc>,
 ) -> wire::UpcomingFires {
@@ -340,7 +359,7 @@ pub fn upcoming(
     let local = |t: chrono::NaiveDateTime| t.format("%Y-%m-%dT%H:%M:%S").to_string();
     let explained = u.explained.as_ref().map(|lines| preview(lines, true));
     wire::UpcomingFires {
-        timezone: timezone.to_string(),
+        timezone: spec.timezone.clone(),
         from,
         to,
         fires: u.fires.clone(),
@@ -368,6 +387,7 @@ pub fn upcoming(
             .collect(),
         rolled: explained.as_ref().and_then(|p| p.rolled.clone()),
         skipped: explained.and_then(|p| p.skipped),
+        fire_expressions: u.expressions.as_deref().map(|ix| fire_expressions(spec, ix)),
     }
 }
 

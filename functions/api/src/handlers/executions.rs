@@ -154,9 +154,11 @@ pub(crate) async fn get_execution(
 ) -> Res<Json<ExecutionDetail>> {
     let snap = control::executions::get_snapshot(api.control(), &caller, &p.execution_id).await?;
     let mut v = dto::execution_detail(&snap.exec);
-    let origin =
+    let facts =
         control::fire_calendar::explain(api.control(), &caller, std::slice::from_ref(&snap.exec)).await?;
-    v.execution.business_calendar = origin.first().and_then(Option::as_ref).map(dto::fire_calendar);
+    if let Some(f) = facts.first() {
+        v.execution = dto::execution_explained(&snap.exec, f);
+    }
     v.checkpoint = Some(snap.checkpoint.unwrap_or(serde_json::Value::Null));
     v.total_run_ms = Some(snap.total_run_ms);
     if let Some(w) = control::dependencies::waiting(api.control(), &snap.exec).await? {

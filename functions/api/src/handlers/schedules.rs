@@ -32,8 +32,10 @@ pub(crate) async fn preview_schedule(
         return Err(ApiError::invalid("count", "must be between 1 and 1000"));
     }
     let after = b.after.unwrap_or(now);
-    let fires = control::jobs::preview(api.control(), &caller, &b.schedule, after, count as usize).await?;
-    Ok(Json(dto::preview(&fires, b.schedule.business_calendar.is_some())))
+    let p = control::jobs::preview(api.control(), &caller, &b.schedule, after, count as usize).await?;
+    let mut v = dto::preview(&p.lines, b.schedule.business_calendar.is_some());
+    v.fire_expressions = p.expressions.map(|ix| dto::fire_expressions(&b.schedule, &ix));
+    Ok(Json(v))
 }
 
 /// A job's fires in `days` days from `from`, with the daylight-saving transitions they cross.
@@ -63,9 +65,10 @@ pub(crate) async fn get_upcoming_fires(
             truncated: false,
             transitions: vec![],
             explained: None,
+            expressions: None,
         },
     };
-    Ok(Json(dto::upcoming(&u, &j.definition.schedule.timezone, from, to)))
+    Ok(Json(dto::upcoming(&u, &j.definition.schedule, from, to)))
 }
 
 /// Jobs whose fires the tz database upgrade moves.

@@ -10,6 +10,7 @@ mod common;
 mod console;
 mod exec_logs;
 mod execution_budget;
+mod expressions;
 mod fair_groups;
 mod fan_out_quota;
 mod fuzz;

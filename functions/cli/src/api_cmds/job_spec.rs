@@ -16,6 +16,11 @@ pub(crate) struct JobSpec {
     /// Schedule: cron ('0 30 2 * * *' or '30 2 * * *'), 'rate(10 seconds)' or 'at(...)'.
     #[arg(long)]
     schedule: Option<String>,
+    /// A further schedule expression, in the same zone and under the same policies (repeat for
+    /// more, at most 10): the job fires at the union of the expressions, once per instant.
+    /// Given at all, these replace the definition's `expressions`.
+    #[arg(long = "also-schedule", value_name = "EXPRESSION")]
+    also_schedule: Vec<String>,
     /// IANA time zone.
     #[arg(long)]
     tz: Option<String>,
@@ -128,6 +133,9 @@ impl JobSpec {
         let sched = def.entry("schedule").or_insert_with(|| json!({"timezone": "UTC"}));
         if let Some(s) = &self.schedule {
             sched["expression"] = json!(s);
+        }
+        if !self.also_schedule.is_empty() {
+            sched["expressions"] = json!(self.also_schedule);
         }
         if let Some(tz) = &self.tz {
             sched["timezone"] = json!(tz);

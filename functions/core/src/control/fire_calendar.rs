@@ -1,12 +1,15 @@
-//! What a job's business calendar did to the fires an execution read or list shows: rolled
-//! from which instant and why, and which of the schedule's instants it removed before each.
+//! What the schedule did to the fires an execution read or list shows: what its business
+//! calendar did (rolled from which instant and why, and which of the schedule's instants it
+//! removed before each), and which of its several expressions made the fire.
 //!
-//! Executions do not record it: the answer is computed again, by the schedule code, from the
-//! definition version that made the fire (`def_version`) with the calendar versions that
-//! version recorded, so it is the calendar the tick used, not today's. Calendar versions are
-//! immutable and cached per process ([`crate::schedules::calendars`]); a page costs one GetItem
-//! per distinct definition version among its calendar fires (usually one), nothing at all when
-//! none of its executions has a business calendar.
+//! Executions do not record either: the answer is computed again, by the schedule code, from
+//! the definition version that made the fire (`def_version`) with the calendar versions that
+//! version recorded, so it is the calendar and the expressions the tick used, not today's.
+//! (The expression is a pure function of that version and the instant, so a stored copy could
+//! only disagree with it.) Calendar versions are immutable and cached per process
+//! ([`crate::schedules::calendars`]); a page costs one GetItem per distinct definition version
+//! among its calendar or multi-expression fires (usually one), nothing at all when none of its
+//! executions has either.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -51,19 +54,31 @@ async fn schedule_of_version(
     Ok(crate::schedules::schedule_of(&job).ok())
 }
 
+/// What the schedule of the definition version that made one fire says about it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FireFacts {
+    /// What the business calendar did to it (`None`: no business calendar).
+    pub calendar: Option<FireOrigin>,
+    /// Which expression made it: 0 for `expression`, i + 1 for `expressions[i]` (`None`: a
+    /// schedule of one expression).
+    pub expression: Option<usize>,
+}
+
 /// For each of `execs` (the caller's), in order: what the business calendar of the definition
-/// version that made it did to its fire, or `None` (no business calendar, not a fire of the
-/// schedule, or not computable).
+/// version that made it did to its fire, and which of that version's expressions made it; all
+/// `None` for what does not apply (not a fire of the schedule, one expression, no business
+/// calendar) or is not computable.
 pub async fn explain(
     ctl: &Control,
     caller: &Caller,
     execs: &[Execution],
-) -> Result<Vec<Option<FireOrigin>>, ControlError> {
+) -> Result<Vec<FireFacts>, ControlError> {
     let mut schedules: HashMap<(&str, u64), Option<Arc<Schedule>>> = HashMap::new();
     let mut out = Vec::with_capacity(execs.len());
     for e in execs {
-        if e.definition.schedule.business_calendar.is_none() || !is_schedule_fire(e) {
-            out.push(None);
+        let spec = &e.definition.schedule;
+        if (spec.business_calendar.is_none() && spec.expressions.is_empty()) || !is_schedule_fire(e) {
+            out.push(FireFacts::default());
             continue;
         }
         let key = (e.job_id.as_str(), e.def_version);
@@ -75,7 +90,13 @@ pub async fn explain(
                 s
             }
         };
-        out.push(schedule.and_then(|s| s.explain_fire(e.scheduled_at, MAX_SKIPPED_SHOWN)));
+        out.push(match schedule {
+            None => FireFacts::default(),
+            Some(s) => FireFacts {
+                calendar: s.explain_fire(e.scheduled_at, MAX_SKIPPED_SHOWN),
+                expression: s.expression_of(e.scheduled_at).filter(|_| s.expression_count() > 1),
+            },
+        });
     }
     Ok(out)
 }

@@ -400,6 +400,15 @@ pub async fn set_state_as(
     Ok(JobView::new(job, next_fires, followed))
 }
 
+/// A draft's preview: its lines, and with several expressions the one that makes each fire.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Preview {
+    /// The fires, with the rolled and skipped ones explained.
+    pub lines: Vec<crate::schedule::PreviewFire>,
+    /// The expression of each fire line, in order ([`super::upcoming::expressions_of`]).
+    pub expressions: Option<Vec<usize>>,
+}
+
 /// A draft's next `count` fires after `after` (no job needed): the same parse as create, with
 /// the business calendar in force when the draft names one; rolled and skipped fires are
 /// explained.
@@ -409,7 +418,7 @@ pub async fn preview(
     spec: &crate::schedule::ScheduleSpec,
     after: DateTime<Utc>,
     count: usize,
-) -> Result<Vec<crate::schedule::PreviewFire>, ControlError> {
+) -> Result<Preview, ControlError> {
     if !crate::instant::in_range(after) {
         return Err(ControlError::invalid("after", crate::instant::RANGE_MESSAGE));
     }
@@ -432,5 +441,12 @@ pub async fn preview(
     };
     let schedule = Schedule::parse_with(spec, spec.start.unwrap_or(after), business)
         .map_err(|e| ControlError::invalid(format!("schedule.{}", e.field()), e.reason()))?;
-    Ok(schedule.preview_explained(after, count))
+    let lines = schedule.preview_explained(after, count);
+    let fires: Vec<DateTime<Utc>> = lines
+        .iter()
+        .filter(|l| matches!(l, crate::schedule::PreviewFire::Fire { .. }))
+        .map(crate::schedule::PreviewFire::at)
+        .collect();
+    let expressions = super::upcoming::expressions_of(&schedule, &fires);
+    Ok(Preview { lines, expressions })
 }

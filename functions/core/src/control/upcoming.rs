@@ -48,6 +48,17 @@ pub struct Upcoming {
     /// With a business calendar: the fires explained (rolled from where and why) and the
     /// instants the calendar removed, up to the last fire listed ([`Schedule::preview_explained`]).
     pub explained: Option<Vec<PreviewFire>>,
+    /// With several expressions: the one that makes each fire, in the order of `fires`
+    /// ([`expressions_of`]).
+    pub expressions: Option<Vec<usize>>,
+}
+
+/// The expression that makes each of `fires` (0: `expression`, i + 1: `expressions[i]`), or
+/// `None` for a schedule of one expression. A fire the schedule does not make counts as 0
+/// (cannot happen for fires it listed).
+pub fn expressions_of(schedule: &Schedule, fires: &[DateTime<Utc>]) -> Option<Vec<usize>> {
+    (schedule.expression_count() > 1)
+        .then(|| fires.iter().map(|f| schedule.expression_of(*f).unwrap_or(0)).collect())
 }
 
 /// Which way the clocks move.
@@ -132,14 +143,17 @@ fn offset_text(secs: i32) -> String {
     format!("UTC{sign}{:02}:{:02}", a / 3600, (a % 3600) / 60)
 }
 
-/// The wall times in `[from, to)` that the expression names, found by reading the same
-/// expression as if the zone were UTC (wall time = UTC time there). `rate()` schedules fire on
-/// absolute instants, so no wall time of theirs is ever in a gap.
+/// The wall times in `[from, to)` that the expressions name, found by reading the same
+/// expressions as if the zone were UTC (wall time = UTC time there). `rate()` expressions fire
+/// on absolute instants, so no wall time of theirs is ever in a gap.
 fn nominal_walls(spec: &ScheduleSpec, from: NaiveDateTime, to: NaiveDateTime) -> Vec<NaiveDateTime> {
-    if spec.expression.trim().to_ascii_lowercase().starts_with("rate") {
-        return Vec::new();
-    }
-    let mut utc = ScheduleSpec::new(spec.expression.clone(), "UTC");
+    let mut walls = spec
+        .all_expressions()
+        .filter(|e| !e.trim().to_ascii_lowercase().starts_with("rate"))
+        .map(String::from);
+    let Some(first) = walls.next() else { return Vec::new() };
+    let mut utc = ScheduleSpec::new(first, "UTC");
+    utc.expressions = walls.collect();
     utc.exclusions = spec.exclusions.clone();
     let Ok(s) = Schedule::parse(&utc, from.and_utc()) else { return Vec::new() };
     let mut out = Vec::new();
@@ -175,7 +189,8 @@ pub fn upcoming(
         Some(_) => schedule.preview_explained(from, fires.len()),
         None => Vec::new(),
     });
-    Upcoming { fires, truncated, transitions, explained }
+    let expressions = expressions_of(schedule, &fires);
+    Upcoming { fires, truncated, transitions, explained, expressions }
 }
 
 /// The fires in `(from, to]`, at most [`MAX_UPCOMING_FIRES`]; true if there were more.
