@@ -787,3 +787,34 @@ pub async fn make_available(env: &TestEnv, key: &ExecKey) -> Result<()> {
         .context("UpdateItem(make available)")?;
     Ok(())
 }
+
+/// The bodies (JSON) of the messages that reach `queue_url`, each deleted once read: long-polls
+/// (1 s) until at least `min` arrived and one more poll brings nothing. Fails after 20 s
+/// without `min`: a guard, not a timing assertion.
+pub async fn received(env: &TestEnv, queue_url: &str, min: usize) -> Result<Vec<serde_json::Value>> {
+    let start = std::time::Instant::now();
+    let mut out = Vec::new();
+    loop {
+        let got = env
+            .clients
+            .sqs
+            .receive_message()
+            .queue_url(queue_url)
+            .max_number_of_messages(10)
+            .wait_time_seconds(1)
+            .send()
+            .await?;
+        for m in got.messages() {
+            out.push(serde_json::from_str(m.body().unwrap_or_default())?);
+            if let Some(h) = m.receipt_handle() {
+                env.clients.sqs.delete_message().queue_url(queue_url).receipt_handle(h).send().await?;
+            }
+        }
+        if got.messages().is_empty() && out.len() >= min {
+            return Ok(out);
+        }
+        if start.elapsed().as_secs() >= 20 {
+            bail!("only {} message(s) reached the queue, expected {min}", out.len());
+        }
+    }
+}

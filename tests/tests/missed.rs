@@ -8,7 +8,6 @@
 
 use anyhow::{Context, Result};
 use chrono::{Duration, DurationRound, Utc};
-use std::time::Instant;
 use sundial_core::config::Config;
 use sundial_core::execution::children::{child_of, ChildKey};
 use sundial_core::execution::claim::{Finish, LeaseTerms};
@@ -80,31 +79,7 @@ async fn bus_with_rule_for(env: &TestEnv, job: &str) -> Result<Observed> {
 /// The event bodies the rule delivered so far: polls (long polling, 1 s) until at least `min`
 /// arrived, then once more to see that no more come. Fails after 20 s without `min`: a guard.
 async fn delivered(env: &TestEnv, o: &Observed, min: usize) -> Result<Vec<serde_json::Value>> {
-    let start = Instant::now();
-    let mut out = Vec::new();
-    loop {
-        let got = env
-            .clients
-            .sqs
-            .receive_message()
-            .queue_url(&o.queue_url)
-            .max_number_of_messages(10)
-            .wait_time_seconds(1)
-            .send()
-            .await?;
-        let msgs = got.messages();
-        for m in msgs {
-            out.push(serde_json::from_str(m.body().unwrap_or_default())?);
-        }
-        if msgs.is_empty() && out.len() >= min {
-            return Ok(out);
-        }
-        anyhow::ensure!(
-            start.elapsed().as_secs() < 20,
-            "only {} event(s) delivered, expected {min}",
-            out.len()
-        );
-    }
+    fixtures::received(env, &o.queue_url, min).await
 }
 
 /// The FireMissed entries of a job in the operations log.

@@ -9,15 +9,14 @@
 
 use anyhow::{Context, Result};
 use chrono::{Duration, Utc};
-use std::time::Instant;
 use sundial_core::execution::claim::{Finish, LeaseTerms};
 use sundial_core::execution::target::eventbridge::EventBridgeTarget;
 use sundial_core::execution::target::in_process::Handlers;
 use sundial_core::execution::target::Invocation;
-use sundial_core::execution::worker::{Disposition, NoExtend};
-use sundial_core::model::{ExecStatus, JobDefinition, Target};
+use sundial_core::execution::worker::{Disposition, NoExtend, Worker};
+use sundial_core::model::{ExecStatus, Execution, JobDefinition, Target};
 use sundial_core::schedule::ScheduleSpec;
-use sundial_core::store::executions::{ClaimOutcome, FinishResult};
+use sundial_core::store::executions::{ClaimOutcome, Claimed, FinishResult};
 use sundial_tests::fixtures;
 use sundial_tests::TestEnv;
 
@@ -53,32 +52,26 @@ async fn tenant_bus(env: &TestEnv, name: &str, owner: &str) -> Result<(String, S
     Ok((arn, queue_url))
 }
 
-/// Every event delivered to `queue_url` until `min` arrived and one more poll brings nothing
-/// (a 20 s guard, not a timing assertion).
+/// What reached `queue_url` ([`fixtures::received`]).
 async fn delivered(env: &TestEnv, queue_url: &str, min: usize) -> Result<Vec<serde_json::Value>> {
-    let start = Instant::now();
-    let mut out = Vec::new();
-    loop {
-        let got = env
-            .clients
-            .sqs
-            .receive_message()
-            .queue_url(queue_url)
-            .max_number_of_messages(10)
-            .wait_time_seconds(1)
-            .send()
-            .await?;
-        for m in got.messages() {
-            out.push(serde_json::from_str(m.body().unwrap_or_default())?);
-        }
-        if got.messages().is_empty() && out.len() >= min {
-            return Ok(out);
-        }
-        anyhow::ensure!(
-            start.elapsed().as_secs() < 20,
-            "only {} event(s) delivered, expected {min}",
-            out.len()
-        );
+    fixtures::received(env, queue_url, min).await
+}
+
+/// Runs `e`'s message through `worker` once.
+async fn deliver(worker: &Worker, e: &Execution) -> Result<Disposition> {
+    let body = serde_json::to_string(&fixtures::message_of(e, Utc::now()))?;
+    let stop = tokio_util::sync::CancellationToken::new();
+    Ok(worker.handle("default", &body, &NoExtend, &stop).await)
+}
+
+/// A worker's claim of `e`, put at `at`, with a 2 s lease that is long over: the next
+/// delivery takes it over.
+async fn stale_claim(env: &TestEnv, e: &Execution, at: chrono::DateTime<Utc>) -> Result<Claimed> {
+    let key = fixtures::put_execution(env, e).await?;
+    let terms = LeaseTerms { duration_ms: 2_000, skew_margin_ms: 200, may_take_over: true };
+    match fixtures::store(env).claim(&key, "zombie", &terms, at).await? {
+        ClaimOutcome::Claimed(c) => Ok(*c),
+        other => anyhow::bail!("the first claim failed: {other:?}"),
     }
 }
 
@@ -101,20 +94,12 @@ async fn event_bridge_target() -> Result<()> {
     let (bus, inbox) = tenant_bus(&env, "acme-events", "acme").await?;
     let store = fixtures::store(&env);
     let (worker, _) = fixtures::worker_with(&env, fixtures::settings("w2"), Handlers::new())?;
-    let deliver = |e: sundial_core::model::Execution| {
-        let worker = worker.clone();
-        async move {
-            let body = serde_json::to_string(&fixtures::message_of(&e, Utc::now()))?;
-            let stop = tokio_util::sync::CancellationToken::new();
-            anyhow::Ok(worker.handle("default", &body, &NoExtend, &stop).await)
-        }
-    };
 
     // WHEN a fire is run
     let past = Utc::now() - Duration::seconds(60);
     let e = fixtures::ready_execution("acme", "settle", job(&bus), past, past);
     let key = fixtures::put_execution(&env, &e).await?;
-    assert_eq!(deliver(e.clone()).await?, Disposition::Delete);
+    assert_eq!(deliver(&worker, &e).await?, Disposition::Delete);
     // THEN it SUCCEEDED, and acme's rule delivered one event carrying the invocation
     assert_eq!(fixtures::snapshot(&env, &key).await?.exec.status, ExecStatus::Succeeded);
     let events = delivered(&env, &inbox, 1).await?;
@@ -132,15 +117,12 @@ async fn event_bridge_target() -> Result<()> {
     // lease, and a second worker takes it over
     let at = past - Duration::seconds(30);
     let f = fixtures::ready_execution("acme", "settle", job(&bus), at, at);
-    let fkey = fixtures::put_execution(&env, &f).await?;
-    let terms = LeaseTerms { duration_ms: 2_000, skew_margin_ms: 200, may_take_over: true };
-    let ClaimOutcome::Claimed(zombie) = store.claim(&fkey, "zombie", &terms, at).await? else {
-        anyhow::bail!("the first claim failed")
-    };
+    let fkey = sundial_core::store::executions::ExecKey::of(&f);
+    let zombie = stale_claim(&env, &f, at).await?;
     let direct = EventBridgeTarget::new(env.clients.events.clone());
     let stale = Invocation::of(&zombie.snapshot.exec, zombie.fence.token, zombie.fence.attempt);
     direct.put(&bus, Some("SettlementRun"), &stale).await.map_err(|e| anyhow::anyhow!("{e}"))?;
-    assert_eq!(deliver(f.clone()).await?, Disposition::Delete);
+    assert_eq!(deliver(&worker, &f).await?, Disposition::Delete);
     // THEN the takeover ran it with a new token and SUCCEEDED; the stale worker's finish is refused
     let snap = fixtures::snapshot(&env, &fkey).await?;
     assert_eq!(snap.exec.status, ExecStatus::Succeeded);
@@ -162,7 +144,7 @@ async fn event_bridge_target() -> Result<()> {
     let (other, other_inbox) = tenant_bus(&env, "globex-events", "globex").await?;
     let g = fixtures::ready_execution("acme", "sneaky", job(&other), past, past);
     let gkey = fixtures::put_execution(&env, &g).await?;
-    assert_eq!(deliver(g.clone()).await?, Disposition::Delete);
+    assert_eq!(deliver(&worker, &g).await?, Disposition::Delete);
     // THEN the fire FAILED for good on the ownership check, and nothing reached globex's bus
     let snap = fixtures::snapshot(&env, &gkey).await?;
     assert_eq!(snap.exec.status, ExecStatus::Failed);
@@ -219,14 +201,6 @@ async fn sns_target() -> Result<()> {
     let (topic, inbox) = tenant_topic(&env, "acme-alerts", "acme").await?;
     let store = fixtures::store(&env);
     let (worker, _) = fixtures::worker_with(&env, fixtures::settings("w2"), Handlers::new())?;
-    let deliver = |e: sundial_core::model::Execution| {
-        let worker = worker.clone();
-        async move {
-            let body = serde_json::to_string(&fixtures::message_of(&e, Utc::now()))?;
-            let stop = tokio_util::sync::CancellationToken::new();
-            anyhow::Ok(worker.handle("default", &body, &NoExtend, &stop).await)
-        }
-    };
     let job = |arn: &str| {
         JobDefinition::new(
             ScheduleSpec::new("0 0 2 * * *", "UTC"),
@@ -238,15 +212,12 @@ async fn sns_target() -> Result<()> {
     // worker takes it over
     let at = Utc::now() - Duration::seconds(90);
     let f = fixtures::ready_execution("acme", "settle", job(&topic), at, at);
-    let fkey = fixtures::put_execution(&env, &f).await?;
-    let terms = LeaseTerms { duration_ms: 2_000, skew_margin_ms: 200, may_take_over: true };
-    let ClaimOutcome::Claimed(zombie) = store.claim(&fkey, "zombie", &terms, at).await? else {
-        anyhow::bail!("the first claim failed")
-    };
+    let fkey = sundial_core::store::executions::ExecKey::of(&f);
+    let zombie = stale_claim(&env, &f, at).await?;
     let direct = sundial_core::execution::target::sns::SnsTarget::new(env.clients.sns.clone());
     let stale = Invocation::of(&zombie.snapshot.exec, zombie.fence.token, zombie.fence.attempt);
     direct.publish(&topic, Some("settlement"), &stale).await.map_err(|e| anyhow::anyhow!("{e}"))?;
-    assert_eq!(deliver(f.clone()).await?, Disposition::Delete);
+    assert_eq!(deliver(&worker, &f).await?, Disposition::Delete);
     // THEN the takeover SUCCEEDED with the next token, the stale finish is refused...
     let snap = fixtures::snapshot(&env, &fkey).await?;
     assert_eq!(snap.exec.status, ExecStatus::Succeeded);
@@ -268,7 +239,7 @@ async fn sns_target() -> Result<()> {
     let (other, other_inbox) = tenant_topic(&env, "globex-alerts", "globex").await?;
     let g = fixtures::ready_execution("acme", "sneaky", job(&other), at, at);
     let gkey = fixtures::put_execution(&env, &g).await?;
-    assert_eq!(deliver(g.clone()).await?, Disposition::Delete);
+    assert_eq!(deliver(&worker, &g).await?, Disposition::Delete);
     // THEN it FAILED on the ownership check and globex's subscriber got nothing
     let snap = fixtures::snapshot(&env, &gkey).await?;
     assert_eq!(snap.exec.status, ExecStatus::Failed);

@@ -68,19 +68,7 @@ where
     E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
     R: std::fmt::Debug + Send + Sync + 'static,
 {
-    match &e {
-        SdkError::ServiceError(s) => {
-            let code = s.err().code().unwrap_or("Unknown").to_string();
-            let message = format!("the EventBridge target failed ({})", code.trim_end_matches("Exception"));
-            if code.contains("Throttl") || code.contains("Internal") || code.contains("ServiceUnavailable") {
-                RunError::retryable(code, message)
-            } else {
-                // Missing bus, access denied, invalid entry: the job's target is wrong.
-                RunError::permanent(code, message)
-            }
-        }
-        _ => RunError::retryable("EventBridgePut", "the EventBridge target could not be reached"),
-    }
+    super::classify_aws(e, "EventBridge target", "EventBridgePut")
 }
 
 #[cfg(test)]

@@ -66,19 +66,7 @@ where
     E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
     R: std::fmt::Debug + Send + Sync + 'static,
 {
-    match &e {
-        SdkError::ServiceError(s) => {
-            let code = s.err().code().unwrap_or("Unknown").to_string();
-            let message = format!("the SNS target failed ({})", code.trim_end_matches("Exception"));
-            if code.contains("Throttl") || code.contains("InternalError") || code.contains("KMSThrottling") {
-                RunError::retryable(code, message)
-            } else {
-                // Missing topic, authorization, invalid parameter: the job's target is wrong.
-                RunError::permanent(code, message)
-            }
-        }
-        _ => RunError::retryable("SnsPublish", "the SNS target could not be reached"),
-    }
+    super::classify_aws(e, "SNS target", "SnsPublish")
 }
 
 #[cfg(test)]

@@ -61,25 +61,7 @@ where
     E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
     R: std::fmt::Debug + Send + Sync + 'static,
 {
-    match &e {
-        SdkError::ServiceError(s) => {
-            let code = s.err().code().unwrap_or("Unknown").to_string();
-            let short = code.rsplit('.').next().unwrap_or_default().trim_end_matches("Exception");
-            let message = format!("the SQS target failed ({short})");
-            let retry = code.contains("Throttl")
-                || code.contains("RequestThrottled")
-                || code.contains("InternalError")
-                || code.contains("ServiceUnavailable")
-                || code.contains("KmsThrottled");
-            if retry {
-                RunError::retryable(code, message)
-            } else {
-                // Missing queue, access denied, invalid contents: the job's target is wrong.
-                RunError::permanent(code, message)
-            }
-        }
-        _ => RunError::retryable("SqsSend", "the SQS target could not be reached"),
-    }
+    super::classify_aws(e, "SQS target", "SqsSend")
 }
 
 #[cfg(test)]
