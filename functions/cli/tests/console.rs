@@ -852,6 +852,10 @@ fn the_console_in_a_real_browser() {
     b.fill("#f-shards", "3");
     // (and it takes events once per period, set in the form)
     b.select("#f-events", "oncePerPeriod");
+    // (and its deadlines and outcomes: docs/outcomes.md)
+    b.fill("#f-finishDeadlineSecs", "3600");
+    b.fill("#f-autoPauseAfterDeadFires", "3");
+    b.select("#f-outcomeEvents", "yes");
     b.click("#save-job");
     b.wait_text("h1", "sharded-report", WAIT);
     // THEN its page shows the fan-out, priority and events, as the API stored them
@@ -860,6 +864,9 @@ fn the_console_in_a_real_browser() {
     b.wait_text("main", "once per period", WAIT);
     let stored = api(port, "local", "GET", "/v1/jobs/sharded-report", None);
     assert_eq!(stored["definition"]["events"], json!({"oncePerPeriod": true}), "{stored}");
+    assert_eq!(stored["definition"]["finishDeadlineSecs"], 3600, "{stored}");
+    assert_eq!(stored["definition"]["autoPauseAfterDeadFires"], 3, "{stored}");
+    assert_eq!(stored["definition"]["outcomeEvents"], json!({"succeeded": true}), "{stored}");
     b.click("button[data-action=\"trigger\"]");
     b.confirm(None);
     // AND the parent reaches SUCCEEDED once its 3 children have
