@@ -28,14 +28,26 @@ pub(crate) struct JobSpec {
     #[arg(long)]
     pool: Option<String>,
     /// Webhook target URL.
-    #[arg(long, conflicts_with_all = ["lambda", "sqs", "handler"])]
+    #[arg(long, conflicts_with_all = ["lambda", "sqs", "handler", "event_bus", "topic"])]
     url: Option<String>,
     /// Lambda target (function name or ARN).
-    #[arg(long, conflicts_with_all = ["sqs", "handler"])]
+    #[arg(long, conflicts_with_all = ["sqs", "handler", "event_bus", "topic"])]
     lambda: Option<String>,
     /// SQS target (queue URL).
-    #[arg(long, conflicts_with = "handler")]
+    #[arg(long, conflicts_with_all = ["handler", "event_bus", "topic"])]
     sqs: Option<String>,
+    /// EventBridge target: the tenant's bus ARN (one event per fire, docs/targets.md).
+    #[arg(long, value_name = "BUS_ARN", conflicts_with_all = ["handler", "topic"])]
+    event_bus: Option<String>,
+    /// The EventBridge target's detail-type (default SundialJobFired).
+    #[arg(long, requires = "event_bus")]
+    detail_type: Option<String>,
+    /// SNS target: the tenant's topic ARN (one message per fire).
+    #[arg(long, value_name = "TOPIC_ARN", conflicts_with = "handler")]
+    topic: Option<String>,
+    /// The SNS target's message subject.
+    #[arg(long, requires = "topic")]
+    subject: Option<String>,
     /// In-process handler name (ECS pools).
     #[arg(long)]
     handler: Option<String>,
@@ -52,6 +64,16 @@ pub(crate) struct JobSpec {
     /// event, once per fire).
     #[arg(long)]
     start_deadline_secs: Option<u32>,
+    /// Report a fire not finished this many seconds after its scheduled instant (a
+    /// FinishDeadlineMissed event, once per fire; docs/outcomes.md).
+    #[arg(long)]
+    finish_deadline_secs: Option<u32>,
+    /// Pause the job after this many dead fires in a row (audited, a JobAutoPaused event).
+    #[arg(long, value_name = "N")]
+    auto_pause_after_dead_fires: Option<u32>,
+    /// Also send an ExecutionSucceeded event for each fire that succeeds.
+    #[arg(long)]
+    success_events: bool,
     /// Concurrency policy: ALLOW, FORBID, SERIALIZE, REPLACE.
     #[arg(long)]
     concurrency: Option<String>,
@@ -148,7 +170,23 @@ impl JobSpec {
             (_, Some(f), ..) => Some(json!({"type": "lambda", "function": f})),
             (_, _, Some(q), _) => Some(json!({"type": "sqs", "queueUrl": q})),
             (_, _, _, Some(h)) => Some(json!({"type": "inProcess", "handler": h})),
-            _ => None,
+            _ => match (&self.event_bus, &self.topic) {
+                (Some(b), _) => {
+                    let mut t = json!({"type": "eventBridge", "eventBusArn": b});
+                    if let Some(d) = &self.detail_type {
+                        t["detailType"] = json!(d);
+                    }
+                    Some(t)
+                }
+                (_, Some(a)) => {
+                    let mut t = json!({"type": "sns", "topicArn": a});
+                    if let Some(s) = &self.subject {
+                        t["subject"] = json!(s);
+                    }
+                    Some(t)
+                }
+                _ => None,
+            },
         };
         if let Some(t) = target {
             def.insert("target".into(), t);
@@ -165,6 +203,15 @@ impl JobSpec {
         }
         if let Some(d) = self.start_deadline_secs {
             def.insert("startDeadlineSecs".into(), json!(d));
+        }
+        if let Some(d) = self.finish_deadline_secs {
+            def.insert("finishDeadlineSecs".into(), json!(d));
+        }
+        if let Some(n) = self.auto_pause_after_dead_fires {
+            def.insert("autoPauseAfterDeadFires".into(), json!(n));
+        }
+        if self.success_events {
+            def.insert("outcomeEvents".into(), json!({"succeeded": true}));
         }
         if let Some(c) = &self.concurrency {
             def.insert("concurrency".into(), json!(c.to_uppercase()));
@@ -230,6 +277,40 @@ mod definition_flags {
     fn def(args: &[&str]) -> anyhow::Result<Map<String, Value>> {
         let t = T::try_parse_from(std::iter::once("t").chain(args.iter().copied()))?;
         t.spec.apply(Map::new())
+    }
+
+    #[test]
+    fn outcome_and_target_flags_set_the_fields() -> anyhow::Result<()> {
+        let d = def(&[
+            "j",
+            "--finish-deadline-secs",
+            "3600",
+            "--auto-pause-after-dead-fires",
+            "3",
+            "--success-events",
+            "--event-bus",
+            "arn:aws:events:eu-west-1:123456789012:event-bus/acme",
+            "--detail-type",
+            "Run",
+        ])?;
+        assert_eq!(
+            (&d["finishDeadlineSecs"], &d["autoPauseAfterDeadFires"], &d["outcomeEvents"]),
+            (&json!(3600), &json!(3), &json!({"succeeded": true}))
+        );
+        assert_eq!(
+            d["target"],
+            json!({"type": "eventBridge", "eventBusArn": "arn:aws:events:eu-west-1:123456789012:event-bus/acme", "detailType": "Run"})
+        );
+        let d = def(&["j", "--topic", "arn:aws:sns:eu-west-1:123456789012:acme", "--subject", "s"])?;
+        assert_eq!(
+            d["target"],
+            json!({"type": "sns", "topicArn": "arn:aws:sns:eu-west-1:123456789012:acme", "subject": "s"})
+        );
+        assert!(
+            def(&["j", "--topic", "arn:aws:sns:eu-west-1:123456789012:acme", "--url", "https://x"]).is_err()
+        );
+        assert!(def(&["j", "--subject", "s"]).is_err(), "a subject needs a topic");
+        Ok(())
     }
 
     #[test]
