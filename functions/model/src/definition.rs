@@ -502,7 +502,7 @@ pub enum Target {
         /// The topic's ARN (`arn:aws:sns:<region>:<account>:<name>`, `.fifo` for a FIFO topic);
         /// it must carry the tag `sundial-tenant=<tenant>`.
         topic_arn: String,
-        /// The message's subject (email subscriptions; 1-100 characters).
+        /// The message's subject (email subscriptions; 1-100 printable ASCII characters).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         subject: Option<String>,
     },

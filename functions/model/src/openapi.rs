@@ -156,12 +156,12 @@ struct SnsTarget {
     #[schema(
         min_length = 20,
         max_length = 1024,
-        pattern = "^arn:aws[a-z-]*:sns:[a-z0-9-]+:[0-9]{12}:[A-Za-z0-9_-]+(\\.fifo)?$"
+        pattern = "^arn:aws[a-z-]*:sns:[a-z0-9-]+:[0-9]{12}:[A-Za-z0-9_-]{1,251}(\\.fifo)?$"
     )]
     topic_arn: String,
-    /// the message's subject (1-100 characters)
+    /// the message's subject: 1-100 printable ASCII characters
     #[serde(default)]
-    #[schema(min_length = 1, max_length = 100)]
+    #[schema(min_length = 1, max_length = 100, pattern = "^[ -~]{1,100}$")]
     subject: Option<String>,
 }
 
@@ -180,7 +180,7 @@ struct EventBridgeTarget {
     #[schema(
         min_length = 30,
         max_length = 1600,
-        pattern = "^arn:aws[a-z-]*:events:[a-z0-9-]+:[0-9]{12}:event-bus/.+$"
+        pattern = "^arn:aws[a-z-]*:events:[a-z0-9-]+:[0-9]{12}:event-bus/[A-Za-z0-9._/-]{1,256}$"
     )]
     event_bus_arn: String,
     /// the event's detail-type (default SundialJobFired)

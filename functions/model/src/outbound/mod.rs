@@ -223,7 +223,7 @@ impl TargetPolicy {
                     ));
                 }
                 if let Some(t) = detail_type {
-                    if t.is_empty() || t.len() > 128 {
+                    if t.is_empty() || t.chars().count() > 128 {
                         return Err(invalid("target.detailType", "must be 1-128 characters"));
                     }
                 }
@@ -237,8 +237,8 @@ impl TargetPolicy {
                     ));
                 }
                 if let Some(s) = subject {
-                    if s.is_empty() || s.len() > 100 || s.chars().any(char::is_control) {
-                        return Err(invalid("target.subject", "must be 1-100 printable characters"));
+                    if s.is_empty() || s.len() > 100 || !s.chars().all(|c| (' '..='~').contains(&c)) {
+                        return Err(invalid("target.subject", "must be 1-100 printable ASCII characters"));
                     }
                 }
                 listed("topic", "target.topicArn", topic_arn, |a| &a.sns)
