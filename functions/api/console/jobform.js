@@ -74,12 +74,12 @@ export const FIELDS = [
     help: 'A fire not finished by then is reported once (FinishDeadlineMissed) and runs on.' },
   { path: 'autoPauseAfterDeadFires', label: 'Pause after this many dead fires in a row', kind: 'number',
     group: 'Deadlines and outcomes', help: 'Audited and announced (JobAutoPaused); a success or a resume starts the count over.' },
-  // `outcomeEvents` is absent or {succeeded: true}: shown as one choice.
-  { path: 'outcomeEvents', label: 'Send an event for each success', kind: 'select', options: ['no', 'yes'], def: 'no',
-    group: 'Deadlines and outcomes',
-    fromDef: (o) => (o && o.succeeded ? 'yes' : 'no'),
-    toDef: (v) => (v === 'yes' ? { succeeded: true } : undefined),
-    help: 'Failures, dead fires, recoveries and auto-pauses are always sent to the stack\u2019s event bus (docs/outcomes.md).' },
+  // `outcomeEvents` is absent, {} or {succeeded: true}: shown as one choice.
+  { path: 'outcomeEvents', label: 'Outcome events', kind: 'select', options: ['failures', 'recoveries', 'every'],
+    def: 'failures', group: 'Deadlines and outcomes',
+    fromDef: (o) => (!o ? 'failures' : o.succeeded ? 'every' : 'recoveries'),
+    toDef: (v) => (v === 'recoveries' ? {} : v === 'every' ? { succeeded: true } : undefined),
+    help: 'To the stack\u2019s event bus (docs/outcomes.md): failures and dead fires always; recoveries also tracks dead fires in a row (JobRecovered); every adds each success.' },
 ];
 
 function getPath(obj, path) {

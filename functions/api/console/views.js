@@ -66,6 +66,17 @@ function eventsInWords(e) {
   return e.oncePerPeriod ? 'once per period: an event runs the next fire now, whichever comes first' : 'each event runs';
 }
 
+/** The job's deadlines and outcome policy in words (docs/outcomes.md). */
+function outcomesInWords(d) {
+  const parts = [];
+  if (d.finishDeadlineSecs) parts.push(`must finish within ${d.finishDeadlineSecs} s`);
+  if (d.autoPauseAfterDeadFires) parts.push(`pauses after ${d.autoPauseAfterDeadFires} dead fires in a row`);
+  const o = d.outcomeEvents;
+  const tracked = o || d.autoPauseAfterDeadFires;
+  parts.push(o && o.succeeded ? 'an event for every outcome' : tracked ? 'events for failures and recoveries' : 'events for failures');
+  return parts.join('; ');
+}
+
 /** A sharded or broadcast job's fan-out in words (docs/children.md). */
 function fanOut(d) {
   if (d.shards) return `${d.shards} shards`;
@@ -306,12 +317,13 @@ export async function jobPage(root, [id], query) {
     h('p', { class: 'sub' }, `Fires ${scheduleInWords(d.schedule.expression, tz)}.`),
     facts([
       ['Next fire', fmt(job.nextFireAt, tz) + (job.nextFireAt && tz !== 'UTC' ? ` ${tz}` : '')],
-      ['Pool', d.pool], ['Version', `v${job.version}`], ['Target', d.target.url || d.target.function || d.target.queueUrl || d.target.handler],
+      ['Pool', d.pool], ['Version', `v${job.version}`], ['Target', d.target.url || d.target.function || d.target.queueUrl || d.target.eventBusArn || d.target.topicArn || d.target.handler],
       ['Concurrency', d.concurrency], ['Retry', `${d.retry?.maxAttempts ?? '—'} attempts`],
       ['Gap / overlap policy', `${d.schedule.onGap} / ${d.schedule.onOverlap}`],
       ['Priority', d.priority || 'normal'], ['Resources', (d.resources || []).join(', ') || '—'],
       ['Fan-out', fanOut(d)],
       ['Events', eventsInWords(d.events)],
+      ['Outcomes', outcomesInWords(d)],
       ['Updated', fmt(job.updatedAt)],
     ]),
     h('div', { class: 'actions' }, link(`#/ops?jobId=${enc(id)}`, 'Operations log of this job')),

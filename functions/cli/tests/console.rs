@@ -855,13 +855,14 @@ fn the_console_in_a_real_browser() {
     // (and its deadlines and outcomes: docs/outcomes.md)
     b.fill("#f-finishDeadlineSecs", "3600");
     b.fill("#f-autoPauseAfterDeadFires", "3");
-    b.select("#f-outcomeEvents", "yes");
+    b.select("#f-outcomeEvents", "every");
     b.click("#save-job");
     b.wait_text("h1", "sharded-report", WAIT);
     // THEN its page shows the fan-out, priority and events, as the API stored them
     b.wait_text("main", "3 shards", WAIT);
     b.wait_text("main", "high", WAIT);
     b.wait_text("main", "once per period", WAIT);
+    b.wait_text("main", "pauses after 3 dead fires in a row", WAIT);
     let stored = api(port, "local", "GET", "/v1/jobs/sharded-report", None);
     assert_eq!(stored["definition"]["events"], json!({"oncePerPeriod": true}), "{stored}");
     assert_eq!(stored["definition"]["finishDeadlineSecs"], 3600, "{stored}");

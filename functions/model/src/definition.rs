@@ -134,8 +134,9 @@ pub struct JobDefinition {
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "not_null")]
     #[schema(inline, nullable = false)]
     pub events: Option<crate::event::EventTrigger>,
-    // Outcome events (`OutcomeEvents`, inline): which events besides the always-sent ones the
-    // job's fires put on the stack's bus (docs/outcomes.md). Absent: no ExecutionSucceeded.
+    // Outcome events (`OutcomeEvents`, inline): with it (even `{}`) the job tracks its dead fires
+    // in a row and sends JobRecovered; `succeeded` adds ExecutionSucceeded (docs/outcomes.md).
+    // Absent: failures and dead fires only.
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "not_null")]
     #[schema(inline, nullable = false)]
     pub outcome_events: Option<crate::outcome::OutcomeEvents>,

@@ -117,12 +117,14 @@ pub fn event_id(tenant: &str, execution_id: &str, entry: &OutboxEntry) -> String
     format!("{tenant}/{execution_id}/{}", entry.encode())
 }
 
-/// A job's outcome-event options (`outcomeEvents`). Failures, dead fires, recoveries and
-/// auto-pauses are always sent when the deployment has an event bus; successes only when asked.
+/// A job's outcome-event options (`outcomeEvents`). Failures and dead fires are always sent
+/// when the deployment has an event bus; a job with `outcomeEvents` (even `{}`) or
+/// `autoPauseAfterDeadFires` also tracks its dead fires in a row (`JobRecovered`, `deadFires`);
+/// successes only when asked.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[schema(
-    description = "Which outcome events the job's fires send on the stack's EventBridge bus besides ExecutionFailed, ExecutionDead, JobRecovered and JobAutoPaused, which are always sent (docs/outcomes.md)."
+    description = "The job's outcome events on the stack's EventBridge bus (docs/outcomes.md): ExecutionFailed and ExecutionDead are always sent; with outcomeEvents (even {}) the job also tracks its dead fires in a row and sends JobRecovered; succeeded adds ExecutionSucceeded."
 )]
 pub struct OutcomeEvents {
     /// Also send `ExecutionSucceeded` for each fire that succeeds (one event per fire).

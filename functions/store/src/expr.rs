@@ -203,6 +203,17 @@ impl Expr {
         self
     }
 
+    /// Condition `(attribute_not_exists(a) OR size(a) < max OR contains(a, member))`: a set
+    /// that may take `member` without growing past `max` (it is there already, or there is
+    /// room).
+    pub fn cond_set_room(&mut self, a: &str, max: usize, member: &str) -> &mut Self {
+        let n = self.name(a);
+        let (m, v) =
+            (self.val(AttributeValue::N(max.to_string())), self.val(AttributeValue::S(member.into())));
+        self.cond.push(format!("(attribute_not_exists({n}) OR size({n}) < {m} OR contains({n}, {v}))"));
+        self
+    }
+
     /// Condition `attribute_exists(map.key)`.
     pub fn cond_entry_exists(&mut self, map: &str, key: &str) -> &mut Self {
         let n = self.entry(map, key);

@@ -113,6 +113,13 @@ pub struct OutcomeEvent {
     pub def_version: u64,
 }
 
+/// Whether `e`'s job tracks its dead fires in a row (`JobRecovered`, the auto-pause, `deadFires`):
+/// only a job that asks, with `outcomeEvents` (even `{}`) or `autoPauseAfterDeadFires`. Others
+/// spend nothing on a success and keep no streak.
+pub fn tracks_streak(e: &Execution) -> bool {
+    e.definition.outcome_events.is_some() || e.definition.auto_pause_after_dead_fires.is_some()
+}
+
 /// The entries a top-level execution's finish makes due (none for a child, a cancel, or a
 /// success nobody asked about). `recovering`: the job had dead fires before this success.
 pub fn due_on_finish(e: &Execution, fin: &Finish, attempt: u32, recovering: bool) -> Vec<OutboxEntry> {
@@ -231,6 +238,7 @@ impl Outcomes {
             i += 1;
             let mut dead_fires = None;
             let send = match entry.kind {
+                OutcomeKind::ExecutionDead if !tracks_streak(e) => true,
                 OutcomeKind::ExecutionDead => {
                     let d = self.store.add_dead_fire(&e.tenant, &e.job_id, &e.id()).await?;
                     dead_fires = Some(d.in_a_row);

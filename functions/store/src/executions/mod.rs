@@ -35,7 +35,7 @@ mod skip_replay;
 
 pub use dependencies::{downstream_of, Registration};
 pub use key::ExecKey;
-pub use outbox::{DeadFire, Recovery};
+pub use outbox::{DeadFire, Recovery, MAX_DEAD_STREAK};
 pub use outcomes::{
     CancelOutcome, CheckpointError, ClaimOutcome, Claimed, FinishResult, Heartbeat, PutOutcome, Snapshot,
 };

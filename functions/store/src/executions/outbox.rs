@@ -14,6 +14,9 @@ use crate::items::{attr, n, Item};
 use aws_sdk_dynamodb::types::ReturnValue;
 use sundial_model::keys;
 
+/// Most dead fires a job's streak holds (more than any `autoPauseAfterDeadFires`).
+pub const MAX_DEAD_STREAK: usize = 128;
+
 /// A job's dead fires in a row, as a dead fire's flush left them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DeadFire {
@@ -116,14 +119,28 @@ impl ExecStore {
         Ok(out.item.unwrap_or_default())
     }
 
-    /// Dead fires since the job's last success (one strongly consistent read; a worker reads
-    /// it before a success's finish to know whether the success is a recovery).
+    /// Dead fires since the job's last success, read eventually consistent (½ read unit): a
+    /// worker reads it before a success's finish to know whether the success is a recovery. A
+    /// dead fire written in the last second may not be seen yet: then the job's next success is
+    /// the recovery (its streak is still there), never a second one.
     pub async fn dead_in_a_row(&self, tenant: &str, job_id: &str) -> Result<usize, StoreError> {
-        Ok(set_len(&self.outcomes_item(tenant, job_id).await?, attr::DEAD_STREAK))
+        let out = self
+            .ddb
+            .get_item()
+            .table_name(&self.table)
+            .key(attr::PK, s(keys::job_pk(tenant, job_id)))
+            .key(attr::SK, s(keys::JOB_OUTCOMES_SK))
+            .projection_expression("#ds")
+            .expression_attribute_names("#ds", attr::DEAD_STREAK)
+            .send()
+            .await
+            .map_err(|e| StoreError::from_sdk("GetItem(outcomes)", e))?;
+        Ok(set_len(&out.item.unwrap_or_default(), attr::DEAD_STREAK))
     }
 
     /// Counts the dead fire `execution_id` (its id is added to a set: a second add counts it
-    /// once).
+    /// once). The set holds at most [`MAX_DEAD_STREAK`] ids: past that the streak counts as
+    /// that many, and the item stays small however long a job keeps dying.
     pub async fn add_dead_fire(
         &self,
         tenant: &str,
@@ -131,11 +148,18 @@ impl ExecStore {
         execution_id: &str,
     ) -> Result<DeadFire, StoreError> {
         let mut e = Expr::default();
-        e.add_strings(attr::DEAD_STREAK, vec![execution_id.to_string()]);
-        let item = self
+        e.add_strings(attr::DEAD_STREAK, vec![execution_id.to_string()]).cond_set_room(
+            attr::DEAD_STREAK,
+            MAX_DEAD_STREAK,
+            execution_id,
+        );
+        let item = match self
             .update_outcomes(tenant, job_id, "UpdateItem(dead fire)", e, ReturnValue::AllNew)
             .await?
-            .unwrap_or_default();
+        {
+            Ok(item) => item,
+            Err(()) => self.outcomes_item(tenant, job_id).await?,
+        };
         Ok(DeadFire {
             in_a_row: set_len(&item, attr::DEAD_STREAK),
             auto_paused_by: string(&item, attr::AUTO_PAUSED_BY),

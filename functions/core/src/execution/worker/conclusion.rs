@@ -99,12 +99,14 @@ impl Worker {
         })
     }
 
-    /// The outcome entries `fin` makes due for `e`. A success reads the job's dead fires in a
-    /// row first (one strongly consistent read): with any, it is the recovery. A failed read
-    /// only costs that: the job's next success is the recovery instead.
+    /// The outcome entries `fin` makes due for `e`. A success of a job that tracks its streak
+    /// ([`crate::execution::outcome::tracks_streak`]) reads the job's dead fires in a row first
+    /// (half a read unit): with any, it is the recovery. A failed read only costs that: the
+    /// job's next success is the recovery instead.
     async fn outbox_of(&self, e: &Execution, fin: &Finish, attempt: u32) -> Vec<OutboxEntry> {
         let recovering = matches!(fin, Finish::Succeeded)
             && e.child.is_none()
+            && crate::execution::outcome::tracks_streak(e)
             && match self.store.dead_in_a_row(&e.tenant, &e.job_id).await {
                 Ok(n) => n > 0,
                 Err(err) => {
