@@ -301,13 +301,15 @@ describe('least privilege', () => {
     }
   });
 
-  it('reconciler: queries the open index, reads and updates executions, sends to pool queues, reports missed starts, nothing else', () => {
+  it('reconciler: queries the open index, reads and updates executions, sends to pool queues, reports missed starts, pauses jobs for their dead fires, nothing else', () => {
     const st = roleStatements(b, s.reconcileFunction.role!);
     assert.deepEqual(actionsOn(st, b.stack.resolve(`${s.executionsTable.tableArn}/index/open`)), ['dynamodb:Query']);
-    // Query: a waiting parent's children (docs/children.md)
-    assert.deepEqual(actionsOn(st, execs), ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem']);
-    // PutItem only: the operations-log entry of a missed start; job definitions are not read
-    assert.deepEqual(actionsOn(st, jobs), ['dynamodb:PutItem']);
+    // Query: a waiting parent's children (docs/children.md); PutItem: the fires a job owes,
+    // put by the auto-pause before it pauses (docs/outcomes.md)
+    assert.deepEqual(actionsOn(st, execs), ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem']);
+    // PutItem: the operations-log entry of a missed start; the rest: the auto-pause's read and
+    // versioned write of the job (docs/outcomes.md)
+    assert.deepEqual(actionsOn(st, jobs), ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem']);
     assert.deepEqual(actionsOn(st, res(s.eventBus.eventBusArn)), ['events:PutEvents']);
     for (const pool of s.pools) {
       assert.deepEqual(actionsOn(st, res(pool.queue.queueArn)), ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage']);
