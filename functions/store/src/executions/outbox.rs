@@ -104,38 +104,40 @@ impl ExecStore {
         }
     }
 
-    /// The job's outcome item (strongly consistent; empty when the job never had a dead fire).
-    async fn outcomes_item(&self, tenant: &str, job_id: &str) -> Result<Item, StoreError> {
-        let out = self
+    /// The job's outcome item (empty when the job never had a dead fire), read strongly
+    /// consistent or not, whole or only `projection`.
+    async fn outcomes_item_with(
+        &self,
+        tenant: &str,
+        job_id: &str,
+        consistent: bool,
+        projection: Option<&str>,
+    ) -> Result<Item, StoreError> {
+        let mut req = self
             .ddb
             .get_item()
             .table_name(&self.table)
             .key(attr::PK, s(keys::job_pk(tenant, job_id)))
             .key(attr::SK, s(keys::JOB_OUTCOMES_SK))
-            .consistent_read(true)
-            .send()
-            .await
-            .map_err(|e| StoreError::from_sdk("GetItem(outcomes)", e))?;
+            .consistent_read(consistent);
+        if let Some(a) = projection {
+            req = req.projection_expression("#p").expression_attribute_names("#p", a);
+        }
+        let out = req.send().await.map_err(|e| StoreError::from_sdk("GetItem(outcomes)", e))?;
         Ok(out.item.unwrap_or_default())
     }
 
-    /// Dead fires since the job's last success, read eventually consistent (½ read unit): a
-    /// worker reads it before a success's finish to know whether the success is a recovery. A
+    async fn outcomes_item(&self, tenant: &str, job_id: &str) -> Result<Item, StoreError> {
+        self.outcomes_item_with(tenant, job_id, true, None).await
+    }
+
+    /// Dead fires since the job's last success, read eventually consistent (half a read unit):
+    /// a worker reads it before a success's finish to know whether the success is a recovery. A
     /// dead fire written in the last second may not be seen yet: then the job's next success is
     /// the recovery (its streak is still there), never a second one.
     pub async fn dead_in_a_row(&self, tenant: &str, job_id: &str) -> Result<usize, StoreError> {
-        let out = self
-            .ddb
-            .get_item()
-            .table_name(&self.table)
-            .key(attr::PK, s(keys::job_pk(tenant, job_id)))
-            .key(attr::SK, s(keys::JOB_OUTCOMES_SK))
-            .projection_expression("#ds")
-            .expression_attribute_names("#ds", attr::DEAD_STREAK)
-            .send()
-            .await
-            .map_err(|e| StoreError::from_sdk("GetItem(outcomes)", e))?;
-        Ok(set_len(&out.item.unwrap_or_default(), attr::DEAD_STREAK))
+        let item = self.outcomes_item_with(tenant, job_id, false, Some(attr::DEAD_STREAK)).await?;
+        Ok(set_len(&item, attr::DEAD_STREAK))
     }
 
     /// Counts the dead fire `execution_id` (its id is added to a set: a second add counts it
