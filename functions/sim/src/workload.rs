@@ -170,6 +170,14 @@ pub fn definition(seed: u64, i: u64, s: usize, v: i64, start_ms: i64, end_ms: i6
     if chance(seed, n + 3, 200) {
         def = def.with_start_deadline_secs(120);
     }
+    // Some jobs give each fire one attempt and track their outcomes (docs/outcomes.md): a
+    // simulated failure is then a dead fire, whose ExecutionDead the `outcomes` invariant
+    // looks for; later successes are their recoveries.
+    if chance(seed, n + 4, 150) {
+        def.retry.max_attempts = 1;
+        def.outcome_events =
+            Some(sundial_core::model::outcome::OutcomeEvents { succeeded: chance(seed, n + 5, 500) });
+    }
     def
 }
 

@@ -37,7 +37,9 @@ impl World {
     /// A fresh deployment at simulated instant `epoch_ms`, with `shards` logical shards.
     pub async fn new(seed: u64, epoch_ms: i64, shards: u32) -> Result<World> {
         let aws = Aws::new(seed, epoch_ms);
-        let cfg = Config::local("sim-", &POOLS, shards);
+        let mut cfg = Config::local("sim-", &POOLS, shards);
+        // The stack's bus, as the CDK construct makes it: FireMissed and outcome events.
+        cfg.event_bus = Some("sim-events".into());
         let clients = Clients::plain(&aws.sdk_config_for("provision"));
         let queues = provision::ensure_all(&clients, &cfg).await.context("provisioning the simulated AWS")?;
         Ok(World { aws, cfg, queues })
