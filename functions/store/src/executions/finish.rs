@@ -20,23 +20,13 @@ impl ExecStore {
         finish: &Finish,
         now: DateTime<Utc>,
     ) -> Result<FinishResult, StoreError> {
-        Ok(self.finish_waking(key, fence, finish, now).await?.0)
+        Ok(self.finish_with(key, fence, finish, &[], false, now).await?.0)
     }
 
-    /// [`ExecStore::finish`], and the executions waiting for this one as an upstream
-    /// ([`super::downstream_of`] of the item as written; empty unless recorded).
-    pub async fn finish_waking(
-        &self,
-        key: &ExecKey,
-        fence: &Fence,
-        finish: &Finish,
-        now: DateTime<Utc>,
-    ) -> Result<(FinishResult, Vec<String>), StoreError> {
-        self.finish_with(key, fence, finish, &[], false, now).await
-    }
-
-    /// [`ExecStore::finish_waking`] that also puts `outbox` (encoded
-    /// [`sundial_model::outcome::OutboxEntry`]s) on the item in the same write: the events
+    /// [`ExecStore::finish`], returning also the executions waiting for this one as an
+    /// upstream ([`super::downstream_of`] of the item as written; empty unless recorded), and
+    /// putting `outbox` (encoded [`sundial_model::outcome::OutboxEntry`]s, none for `&[]`) on
+    /// the item in the same write: the events
     /// this transition makes due (docs/outcomes.md). A final execution with entries stays in
     /// the `open` index, due a grace from now, so the reconciler sends what the caller's own
     /// flush does not. `late`: the fire finishes past its finish deadline; it stays in the
