@@ -31,6 +31,7 @@ from urllib.parse import parse_qsl, urlencode
 
 from werkzeug.serving import run_simple
 
+from moto.core.config import default_user_config
 from moto.moto_server.werkzeug_app import (
     DomainDispatcherApplication,
     MotoRequestHandler,
@@ -178,6 +179,10 @@ def main(argv: list[str] | None = None) -> None:
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
+
+    # Step Functions executions run their states (moto's ASL interpreter) instead of staying
+    # RUNNING forever with static history: the `stepFunctions` target tracks them to the end.
+    default_user_config["stepfunctions"]["execute_state_machine"] = True
 
     locked = os.environ.get("SUNDIAL_EMULATOR_UNLOCKED", "") not in ("1", "true", "yes")
     inner = DomainDispatcherApplication(create_backend_app)

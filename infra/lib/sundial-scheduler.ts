@@ -297,6 +297,8 @@ export interface TargetAllow {
   readonly http?: string[];
   /** Globs of SNS topic ARNs (`sns` targets, `arn:aws:sns:*:123456789012:acme-*`). */
   readonly sns?: string[];
+  /** Globs of Step Functions state machine ARNs (`stepFunctions` targets, `arn:aws:states:*:123456789012:stateMachine:acme-*`). */
+  readonly stepFunctions?: string[];
   /** Globs of EventBridge bus ARNs (`eventBridge` targets, `arn:aws:events:*:123456789012:event-bus/acme-*`). */
   readonly eventBridge?: string[];
   /** Globs of Secrets Manager secret ARNs the tenant's webhooks may name (signing keys, header values). */
@@ -431,6 +433,15 @@ export interface SundialSchedulerProps {
    * none.
    */
   readonly allowedTargetTopicArns?: string[];
+  /**
+   * Step Functions state machines (unqualified ARNs or ARN globs,
+   * `arn:aws:states:*:123456789012:stateMachine:acme-*`) `stepFunctions` targets may start
+   * (docs/targets.md). Granted to the tenant access role: `states:StartExecution` and
+   * `states:ListTagsForResource` on the machines, `states:DescribeExecution` on their executions
+   * (`arn:…:execution:<machine>:*`), only where the `sundial-tenant` tag equals the calling
+   * tenant (an execution is judged by its state machine's tags). Default: none.
+   */
+  readonly allowedTargetStateMachineArns?: string[];
   /**
    * Secrets Manager secrets webhook targets may use (`signingSecretArn`, and the `secretArn` of
    * `headers`): ARNs or ARN globs such as
@@ -1812,6 +1823,16 @@ export class SundialScheduler extends Construct {
     grant(['sqs:SendMessage', 'sqs:ListQueueTags'], props.allowedTargetQueueArns ?? []);
     grant(['events:PutEvents', 'events:ListTagsForResource'], props.allowedTargetEventBusArns ?? []);
     grant(['sns:Publish', 'sns:ListTagsForResource'], props.allowedTargetTopicArns ?? []);
+    const machines = props.allowedTargetStateMachineArns ?? [];
+    grant(['states:StartExecution', 'states:ListTagsForResource'], machines);
+    grant(['states:DescribeExecution'], machines.map(executionsOf));
+    for (const a of machines) {
+      acknowledge(
+        role,
+        `AwsSolutions-IAM5[Resource::${executionsOf(a)}]`,
+        'Executions of an allowed target state machine (allowedTargetStateMachineArns): their names are made per fire; the tenant tag condition applies to them too.',
+      );
+    }
     grant(['secretsmanager:GetSecretValue', 'secretsmanager:DescribeSecret'], props.allowedTargetSecretArns ?? []);
     return role;
   }
@@ -2112,6 +2133,11 @@ function tenantTagOf(auth: ApiAuth, fallback: string): string {
  * CDK's own Validations API: the construct needs no dependency on cdk-nag, and any policy
  * validation plugin reads the same acknowledgements (test/nag.test.ts runs AwsSolutionsChecks).
  */
+/** The executions of a state machine (ARN or ARN glob): `…:stateMachine:m` → `…:execution:m:*`. */
+function executionsOf(machineArn: string): string {
+  return `${machineArn.replace(':stateMachine:', ':execution:')}:*`;
+}
+
 function acknowledge(scope: IConstruct, id: string, reason: string): void {
   Validations.of(scope).acknowledge({ id, reason });
 }

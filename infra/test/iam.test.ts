@@ -40,6 +40,10 @@ const TARGET_QUEUE = `arn:aws:sqs:${REGION}:${ACCOUNT}:sundial-iam-target`;
 const TARGET_BUS = `arn:aws:events:${REGION}:${ACCOUNT}:event-bus/sundial-iam-target`;
 /** A tenant's topic an `sns` target publishes to (`allowedTargetTopicArns`). */
 const TARGET_TOPIC = `arn:aws:sns:${REGION}:${ACCOUNT}:sundial-iam-target`;
+/** A tenant's state machine a `stepFunctions` target starts (`allowedTargetStateMachineArns`). */
+const TARGET_MACHINE = `arn:aws:states:${REGION}:${ACCOUNT}:stateMachine:sundial-iam-target`;
+/** One of its executions, as a `stepFunctions` target names them (tracked with DescribeExecution). */
+const TARGET_MACHINE_RUN = `arn:aws:states:${REGION}:${ACCOUNT}:execution:sundial-iam-target:acme_settle_1764469800000-r1`;
 /** A tenant's event queue (`eventSources`), recorded by the ingest as `queue:source`. */
 const SOURCE_QUEUE = `arn:aws:sqs:${REGION}:${ACCOUNT}:acme-files`;
 const TARGET_SECRETS = `arn:aws:secretsmanager:${REGION}:${ACCOUNT}:secret:sundial-webhooks/*`;
@@ -195,6 +199,7 @@ const PROPS: SundialSchedulerProps = {
   allowedTargetQueueArns: [TARGET_QUEUE],
   allowedTargetEventBusArns: [TARGET_BUS],
   allowedTargetTopicArns: [TARGET_TOPIC],
+  allowedTargetStateMachineArns: [TARGET_MACHINE],
   allowedTargetSecretArns: [TARGET_SECRETS],
   // Provisioned, so the planner's recorded DescribeTable/UpdateTable are checked against the
   // grant that exists only then (an on-demand stack grants neither).
@@ -287,6 +292,10 @@ export function arnsOf(s: Synth, resource: string, pool?: string): string[] {
       return [TARGET_BUS];
     case 'topic:target':
       return [TARGET_TOPIC];
+    case 'state-machine:target':
+      return [TARGET_MACHINE];
+    case 'sfn-execution:target':
+      return [TARGET_MACHINE_RUN];
   }
   if (resource === 'role:tenant-access') return [s.resolver.arnOf(id(s.sundial.tenantAccessRole))];
   if ((m = resource.match(/^(role|user):(.+)$/))) return [`arn:aws:iam::${ACCOUNT}:${m[1]}/${m[2]}`];
@@ -401,10 +410,13 @@ describe('IAM: every recorded call is allowed by its role', () => {
       { role: 'tenant', action: 'events:ListTagsForResource', resource: 'bus:target' },
       { role: 'tenant', action: 'sns:Publish', resource: 'topic:target' },
       { role: 'tenant', action: 'sns:ListTagsForResource', resource: 'topic:target' },
+      { role: 'tenant', action: 'states:StartExecution', resource: 'state-machine:target' },
+      { role: 'tenant', action: 'states:ListTagsForResource', resource: 'state-machine:target' },
+      { role: 'tenant', action: 'states:DescribeExecution', resource: 'sfn-execution:target' },
     ];
     assert.deepEqual(denials(synth(), calls), []);
     // Deny by default: without allowed targets every tenant call is refused, the assume is not.
-    const bare = synth({ ...PROPS, allowedTargetFunctionArns: undefined, allowedTargetQueueArns: undefined, allowedTargetEventBusArns: undefined, allowedTargetTopicArns: undefined, allowedTargetSecretArns: undefined });
+    const bare = synth({ ...PROPS, allowedTargetFunctionArns: undefined, allowedTargetQueueArns: undefined, allowedTargetEventBusArns: undefined, allowedTargetTopicArns: undefined, allowedTargetStateMachineArns: undefined, allowedTargetSecretArns: undefined });
     const d = denials(bare, calls);
     assert.deepEqual(
       d.map((x) => x.split(' (')[0]),

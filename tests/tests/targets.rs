@@ -1,6 +1,8 @@
 //! AWS targets beyond HTTPS, Lambda and SQS (docs/targets.md), run end to end on the emulator:
 //! an `eventBridge` target puts the invocation on a tenant's bus, as the tenant, where a
-//! tenant's rule delivers it to a queue read back through the real SDK.
+//! tenant's rule delivers it to a queue read back through the real SDK; `sns` publishes it to a
+//! tenant's topic; `stepFunctions` starts a tenant's state machine and tracks the execution to
+//! its end (the emulator runs the states: MiniStack, and moto with `execute_state_machine`).
 //!
 //! The takeover: a worker claims a fire, puts its event and stalls past its lease; another
 //! worker takes the fire over (a new fencing token) and puts its own. Both events reach the
@@ -246,6 +248,143 @@ async fn sns_target() -> Result<()> {
     assert_eq!(snap.exec.last_error.as_ref().map(|(c, _)| c.as_str()), Some("TargetNotOwned"));
     let none = env.clients.sqs.receive_message().queue_url(&other_inbox).wait_time_seconds(1).send().await?;
     assert!(none.messages().is_empty());
+    env.cleanup().await;
+    Ok(())
+}
+
+/// A standard state machine of acme's tagged for `owner`, running `states` (Amazon States
+/// Language): its ARN.
+async fn tenant_machine(env: &TestEnv, name: &str, owner: &str, states: serde_json::Value) -> Result<String> {
+    let prefix = env.cfg.jobs_table.trim_end_matches("sundial-jobs").to_string();
+    let tag = aws_sdk_sfn::types::Tag::builder().key("sundial-tenant").value(owner).build();
+    let out = env
+        .clients
+        .sfn
+        .create_state_machine()
+        .name(format!("{prefix}{name}"))
+        .definition(states.to_string())
+        .role_arn("arn:aws:iam::123456789012:role/sundial-test-sfn")
+        .tags(tag)
+        .send()
+        .await?;
+    Ok(out.state_machine_arn().to_string())
+}
+
+/// The executions of `machine` (ListExecutions): (name, status).
+async fn machine_runs(env: &TestEnv, machine: &str) -> Result<Vec<(String, String)>> {
+    let out = env.clients.sfn.list_executions().state_machine_arn(machine).send().await?;
+    Ok(out.executions().iter().map(|x| (x.name().to_string(), x.status().as_str().to_string())).collect())
+}
+
+fn machine_job(arn: &str) -> JobDefinition {
+    let mut def = JobDefinition::new(
+        ScheduleSpec::new("0 0 2 * * *", "UTC"),
+        Target::StepFunctions { state_machine_arn: arn.to_string() },
+    );
+    def.timeout_secs = 60;
+    def
+}
+
+/// The Step Functions executions noted on `e`'s timeline.
+fn noted_runs(e: &Execution) -> Vec<String> {
+    e.timeline
+        .iter()
+        .filter_map(|ev| ev.code.as_deref()?.strip_prefix("StepFunctionsExecution "))
+        .map(str::to_string)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_step_functions_target_runs_each_fire_to_its_end_and_a_takeover_adopts_the_running_execution(
+) -> Result<()> {
+    Box::pin(step_functions_target()).await
+}
+
+async fn step_functions_target() -> Result<()> {
+    use sundial_core::execution::target::stepfunctions::{execution_name, run_of, StepFunctionsTarget};
+    // GIVEN acme's state machines (tagged for acme): one that waits a second and passes, one
+    // that fails
+    let env = TestEnv::new("target-sfn").await?;
+    let wait_pass = serde_json::json!({"StartAt": "Hold", "States": {
+        "Hold": {"Type": "Wait", "Seconds": 1, "Next": "Done"},
+        "Done": {"Type": "Pass", "End": true}}});
+    let machine = tenant_machine(&env, "acme-settle", "acme", wait_pass).await?;
+    let store = fixtures::store(&env);
+    let (worker, _) = fixtures::worker_with(&env, fixtures::settings("w2"), Handlers::new())?;
+
+    // WHEN a fire is run
+    let past = Utc::now() - Duration::seconds(60);
+    let e = fixtures::ready_execution("acme", "settle", machine_job(&machine), past, past);
+    let key = fixtures::put_execution(&env, &e).await?;
+    assert_eq!(deliver(&worker, &e).await?, Disposition::Delete);
+    // THEN it SUCCEEDED once its execution did, the execution named after the fire's first run,
+    // its input the invocation, its ARN on the fire's timeline
+    let snap = fixtures::snapshot(&env, &key).await?;
+    assert_eq!(snap.exec.status, ExecStatus::Succeeded, "{:?}", snap.exec.last_error);
+    let name = execution_name(&e.global_id(), 1);
+    assert_eq!(machine_runs(&env, &machine).await?, vec![(name.clone(), "SUCCEEDED".to_string())]);
+    let noted = noted_runs(&snap.exec);
+    assert_eq!(noted.len(), 1, "{:?}", snap.exec.timeline);
+    assert!(
+        noted[0].ends_with(&format!(":execution:{}:{name}", machine.rsplit(':').next().unwrap_or_default()))
+    );
+    let described = env.clients.sfn.describe_execution().execution_arn(&noted[0]).send().await?;
+    let input: serde_json::Value = serde_json::from_str(described.input().unwrap_or("{}"))?;
+    assert_eq!(
+        (input["executionId"].as_str(), input["fencingToken"].as_u64()),
+        (Some(e.global_id().as_str()), Some(1))
+    );
+
+    // WHEN another fire is claimed by a worker that starts its execution and then stalls past
+    // its lease, and a second worker takes it over (a new fencing token, so a new input)
+    let at = past - Duration::seconds(30);
+    let f = fixtures::ready_execution("acme", "settle", machine_job(&machine), at, at);
+    let fkey = sundial_core::store::executions::ExecKey::of(&f);
+    let zombie = stale_claim(&env, &f, at).await?;
+    let stale = Invocation::of(&zombie.snapshot.exec, zombie.fence.token, zombie.fence.attempt);
+    let fname = execution_name(&f.global_id(), run_of(&zombie.snapshot.exec));
+    let direct = StepFunctionsTarget::new(env.clients.sfn.clone());
+    let first = direct.start(&machine, &fname, &stale).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+    assert!(!first.adopted);
+    assert_eq!(deliver(&worker, &f).await?, Disposition::Delete);
+    // THEN the new holder adopted the zombie's execution and tracked it to SUCCEEDED: one
+    // execution for the fire; the stale worker's finish is refused
+    let snap = fixtures::snapshot(&env, &fkey).await?;
+    assert_eq!(snap.exec.status, ExecStatus::Succeeded, "{:?}", snap.exec.last_error);
+    assert_eq!(snap.exec.fencing_token, zombie.fence.token + 1);
+    assert_eq!(noted_runs(&snap.exec), vec![first.arn.clone()]);
+    let runs = machine_runs(&env, &machine).await?;
+    assert_eq!(runs.iter().filter(|(n, _)| *n == fname).count(), 1, "{runs:?}");
+    assert_eq!(runs.len(), 2, "{runs:?}");
+    let late = store.finish(&fkey, &zombie.fence, &Finish::Succeeded, Utc::now()).await?;
+    assert!(matches!(late, FinishResult::TakenOver { .. }), "{late:?}");
+
+    // WHEN a fire runs a machine that fails
+    let fail = serde_json::json!({"StartAt": "Refuse", "States": {
+        "Refuse": {"Type": "Fail", "Error": "SettlementError", "Cause": "ledger closed"}}});
+    let failing = tenant_machine(&env, "acme-refuse", "acme", fail).await?;
+    let mut def = machine_job(&failing);
+    def.retry.max_attempts = 1;
+    let g = fixtures::ready_execution("acme", "refuse", def, past, past);
+    let gkey = fixtures::put_execution(&env, &g).await?;
+    assert_eq!(deliver(&worker, &g).await?, Disposition::Delete);
+    // THEN the attempt failed with the execution's error and cause
+    let snap = fixtures::snapshot(&env, &gkey).await?;
+    assert!(matches!(snap.exec.status, ExecStatus::Failed | ExecStatus::Dead), "{:?}", snap.exec.status);
+    let (code, message) = snap.exec.last_error.clone().unwrap_or_default();
+    assert_eq!(code, "SettlementError");
+    assert!(message.contains("FAILED") && message.contains("ledger closed"), "{message}");
+
+    // WHEN a job names a machine that is not acme's (tagged for globex)
+    let pass = serde_json::json!({"StartAt": "Done", "States": {"Done": {"Type": "Pass", "End": true}}});
+    let other = tenant_machine(&env, "globex-settle", "globex", pass).await?;
+    let h = fixtures::ready_execution("acme", "sneaky", machine_job(&other), past, past);
+    let hkey = fixtures::put_execution(&env, &h).await?;
+    assert_eq!(deliver(&worker, &h).await?, Disposition::Delete);
+    // THEN it FAILED on the ownership check and globex's machine never ran
+    let snap = fixtures::snapshot(&env, &hkey).await?;
+    assert_eq!(snap.exec.last_error.as_ref().map(|(c, _)| c.as_str()), Some("TargetNotOwned"));
+    assert!(machine_runs(&env, &other).await?.is_empty());
     env.cleanup().await;
     Ok(())
 }

@@ -21,6 +21,8 @@ pub struct Clients {
     pub events: aws_sdk_eventbridge::Client,
     /// SNS (`sns` targets, as the tenant).
     pub sns: aws_sdk_sns::Client,
+    /// Step Functions (`stepFunctions` targets, as the tenant).
+    pub sfn: aws_sdk_sfn::Client,
 }
 
 /// Loads the shared SDK configuration from the environment.
@@ -44,6 +46,7 @@ impl Clients {
             secrets: aws_sdk_secretsmanager::Client::new(sdk),
             events: aws_sdk_eventbridge::Client::new(sdk),
             sns: aws_sdk_sns::Client::new(sdk),
+            sfn: aws_sdk_sfn::Client::new(sdk),
         }
     }
 

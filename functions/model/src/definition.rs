@@ -507,6 +507,15 @@ pub enum Target {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         subject: Option<String>,
     },
+    /// Start an execution of a tenant's Step Functions state machine (a standard workflow) with
+    /// the invocation as its input, named after the fire, and track it to completion: done when
+    /// it SUCCEEDED, failed (retry policy applies) when it FAILED, TIMED_OUT or was ABORTED; as
+    /// the tenant (docs/targets.md).
+    StepFunctions {
+        /// The state machine's ARN (`arn:aws:states:<region>:<account>:stateMachine:<name>`); it
+        /// must carry the tag `sundial-tenant=<tenant>`.
+        state_machine_arn: String,
+    },
     /// A Rust handler registered in the worker process (ECS pools). `inProcess`
     /// (`in_process` is read from definitions stored before 0.2).
     #[serde(alias = "in_process")]

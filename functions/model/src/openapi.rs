@@ -64,8 +64,8 @@ impl ToSchema for Target {
     }
 }
 
-/// The wire form of [`Target`]: `{"type": "lambda" | "http" | "sqs" | "eventBridge" |
-/// "inProcess", ...}`.
+/// The wire form of [`Target`]: `{"type": "lambda" | "http" | "sqs" | "sns" | "eventBridge" |
+/// "stepFunctions" | "inProcess", ...}`.
 #[derive(ToSchema)]
 #[serde(untagged)]
 #[schema(description = "What a worker calls, by `type`.", discriminator(property_name = "type", mapping(
@@ -74,6 +74,7 @@ impl ToSchema for Target {
     ("sqs" = "#/components/schemas/SqsTarget"),
     ("sns" = "#/components/schemas/SnsTarget"),
     ("eventBridge" = "#/components/schemas/EventBridgeTarget"),
+    ("stepFunctions" = "#/components/schemas/StepFunctionsTarget"),
     ("inProcess" = "#/components/schemas/InProcessTarget"),
 )))]
 #[allow(dead_code)] // Schema only (module docs).
@@ -83,6 +84,7 @@ enum TargetWire {
     Sqs(SqsTarget),
     Sns(SnsTarget),
     EventBridge(EventBridgeTarget),
+    StepFunctions(StepFunctionsTarget),
     InProcess(InProcessTarget),
 }
 
@@ -189,6 +191,26 @@ struct EventBridgeTarget {
     detail_type: Option<String>,
 }
 
+/// [`Target::StepFunctions`].
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schema(
+    description = "Start an execution of a tenant's Step Functions state machine (standard workflow) with the invocation as input, named after the fire, as the tenant; done when the execution SUCCEEDED"
+)]
+#[allow(dead_code)] // Schema only (module docs).
+struct StepFunctionsTarget {
+    #[schema(schema_with = step_functions_tag)]
+    r#type: String,
+    /// the state machine's ARN (unqualified); it must carry the tag sundial-tenant=<tenant>; the
+    /// tenant's allowlist applies when set
+    #[schema(
+        min_length = 45,
+        max_length = 256,
+        pattern = "^arn:aws[a-z-]*:states:[a-z0-9-]+:[0-9]{12}:stateMachine:[A-Za-z0-9_-]{1,80}$"
+    )]
+    state_machine_arn: String,
+}
+
 /// [`Target::InProcess`].
 #[derive(ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -213,6 +235,9 @@ fn sqs_tag() -> Object {
 }
 fn sns_tag() -> Object {
     sundial_schedule::openapi::tag("sns")
+}
+fn step_functions_tag() -> Object {
+    sundial_schedule::openapi::tag("stepFunctions")
 }
 fn event_bridge_tag() -> Object {
     sundial_schedule::openapi::tag("eventBridge")
@@ -304,6 +329,9 @@ mod tests {
                 detail_type: None,
             },
             Target::Sns { topic_arn: "arn:aws:sns:eu-west-1:123456789012:acme".into(), subject: None },
+            Target::StepFunctions {
+                state_machine_arn: "arn:aws:states:eu-west-1:123456789012:stateMachine:acme".into(),
+            },
             Target::InProcess { handler: "h".into() },
         ];
         assert_eq!(one_of["oneOf"].as_array().unwrap().len(), targets.len());

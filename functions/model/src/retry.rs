@@ -80,6 +80,9 @@ pub mod codes {
     pub const ADVANCED_BY_EVENT: &str = "AdvancedByEvent";
     /// A note: it waits for its upstream runs (`after`); the note names what is unmet.
     pub const WAITING_FOR_UPSTREAM: &str = "WaitingForUpstream";
+    /// A note: the Step Functions execution this claim started or adopted, written as
+    /// `StepFunctionsExecution <executionArn>` (docs/targets.md).
+    pub const STEP_FUNCTIONS_EXECUTION: &str = "StepFunctionsExecution";
 }
 
 /// Whether an error is worth another attempt.

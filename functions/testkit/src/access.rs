@@ -96,6 +96,13 @@ impl AccessRecorder {
             "secretsmanager" | "events" => self.own_resource(op, s, &mut out),
             // Only a tenant session calls SNS: the `sns` targets' topics.
             "sns" => out.push((self.act(op), "topic:target".into(), None)),
+            // Only a tenant session calls Step Functions: the `stepFunctions` targets' state
+            // machines, and the executions they start.
+            "states" => {
+                let r =
+                    if op == "DescribeExecution" { "sfn-execution:target" } else { "state-machine:target" };
+                out.push((self.act(op), r.into(), None))
+            }
             _ => out.push((self.act(op), "unknown".into(), None)),
         }
         out

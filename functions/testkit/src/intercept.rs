@@ -110,5 +110,8 @@ pub fn with_interceptors<I: Intercept + 'static>(
         sns: aws_sdk_sns::Client::from_conf(
             clients.sns.config().to_builder().interceptor(make("sns")).build(),
         ),
+        sfn: aws_sdk_sfn::Client::from_conf(
+            clients.sfn.config().to_builder().interceptor(make("states")).build(),
+        ),
     }
 }

@@ -72,6 +72,7 @@ fn counted_clients(counter: &Counter) -> Clients {
         secrets: base.secrets,
         events: base.events,
         sns: base.sns,
+        sfn: base.sfn,
     }
 }
 

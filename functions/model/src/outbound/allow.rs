@@ -24,6 +24,9 @@ pub struct TargetAllow {
     /// SNS topic ARN globs (`sns` targets).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sns: Vec<String>,
+    /// Step Functions state machine ARN globs (`stepFunctions` targets).
+    #[serde(default, rename = "stepFunctions", skip_serializing_if = "Vec::is_empty")]
+    pub step_functions: Vec<String>,
     /// EventBridge bus ARN globs (`eventBridge` targets).
     #[serde(default, rename = "eventBridge", skip_serializing_if = "Vec::is_empty")]
     pub event_bridge: Vec<String>,
@@ -73,6 +76,13 @@ impl TryFrom<BTreeMap<String, TargetAllow>> for TenantTargets {
                     ));
                 }
             }
+            for g in &allow.step_functions {
+                if g != "*" && !g.starts_with("arn:") {
+                    return Err(format!(
+                        "tenant {tenant:?}: stepFunctions glob {g:?} must be an ARN glob (arn:aws:states:<region>:<account>:stateMachine:<name>)"
+                    ));
+                }
+            }
             for g in &allow.event_bridge {
                 if g != "*" && !g.starts_with("arn:") {
                     return Err(format!(
@@ -107,7 +117,7 @@ impl TenantTargets {
     /// Parses the JSON setting.
     pub fn parse(json: &str) -> Result<Self, String> {
         serde_json::from_str(json).map_err(|e| {
-            format!("not a tenant → {{lambda, sqs, http, sns, eventBridge, secrets, inProcess, pools, cidrs}} map: {e}")
+            format!("not a tenant → {{lambda, sqs, http, sns, eventBridge, stepFunctions, secrets, inProcess, pools, cidrs}} map: {e}")
         })
     }
 

@@ -243,6 +243,15 @@ impl TargetPolicy {
                 }
                 listed("topic", "target.topicArn", topic_arn, |a| &a.sns)
             }
+            Target::StepFunctions { state_machine_arn } => {
+                if !is_state_machine_arn(state_machine_arn) {
+                    return Err(invalid(
+                        "target.stateMachineArn",
+                        "must be a state machine ARN: arn:<partition>:states:<region>:<account>:stateMachine:<name>",
+                    ));
+                }
+                listed("state machine", "target.stateMachineArn", state_machine_arn, |a| &a.step_functions)
+            }
             Target::InProcess { handler } => {
                 if handler.is_empty() || handler.len() > 64 {
                     return Err(invalid("target.handler", "must be 1-64 characters"));
@@ -511,6 +520,24 @@ pub fn is_topic_arn(arn: &str) -> bool {
         && bare.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
 }
 
+/// `arn:<partition>:states:<region>:<account>:stateMachine:<name>` with a 12-digit account and a
+/// name of 1-80 of `[A-Za-z0-9_-]` (unqualified: no version or alias, so its executions' ARNs
+/// follow from it).
+pub fn is_state_machine_arn(arn: &str) -> bool {
+    let parts: Vec<&str> = arn.split(':').collect();
+    let [a, partition, service, region, account, kind, name] = parts[..] else { return false };
+    a == "arn"
+        && partition.starts_with("aws")
+        && service == "states"
+        && !region.is_empty()
+        && region.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        && account.len() == 12
+        && account.chars().all(|c| c.is_ascii_digit())
+        && kind == "stateMachine"
+        && (1..=80).contains(&name.len())
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
 fn check_queue_url(cfg: &Deployment<'_>, queue: QueueRef) -> Result<QueueRef, Refusal> {
     let base = queue.name.trim_end_matches(".fifo");
     let own = (!cfg.queue_prefix.is_empty() && base.starts_with(cfg.queue_prefix))
@@ -716,6 +743,46 @@ mod tests {
         assert_eq!(
             refusal(&other, "acme", &bus(ok_bus, None)),
             field("target.eventBusArn", codes::TARGET_NOT_ALLOWED)
+        );
+    }
+
+    #[test]
+    fn state_machine_targets_are_arns_checked_against_the_tenants_globs() {
+        let machine = |arn: &str| Target::StepFunctions { state_machine_arn: arn.to_string() };
+        let policy = allowlist(
+            r#"{"acme": {"stepFunctions": ["arn:aws:states:*:123456789012:stateMachine:acme-*"]}}"#,
+        );
+        let field = |f: &str, code| Some((code, f.to_string()));
+        let ok = "arn:aws:states:eu-west-1:123456789012:stateMachine:acme-settle_v2";
+        assert_eq!(refusal(&policy, "acme", &machine(ok)), None);
+        assert_eq!(
+            refusal(
+                &policy,
+                "acme",
+                &machine("arn:aws:states:eu-west-1:123456789012:stateMachine:globex-settle")
+            ),
+            field("target.stateMachineArn", codes::TARGET_NOT_ALLOWED)
+        );
+        for bad in [
+            "acme-settle",
+            "arn:aws:states:eu-west-1:123456789012:execution:acme-settle:run-1",
+            "arn:aws:states:eu-west-1:123456789012:stateMachine:acme-settle:1",
+            "arn:aws:states:eu-west-1:12345:stateMachine:acme-settle",
+            "arn:aws:states:eu-west-1:123456789012:stateMachine:acme.settle",
+            "arn:aws:sns:eu-west-1:123456789012:stateMachine:acme-settle",
+        ] {
+            assert_eq!(
+                refusal(&policy, "acme", &machine(bad)),
+                field("target.stateMachineArn", codes::BAD_TARGET),
+                "{bad}"
+            );
+        }
+        let long = format!("arn:aws:states:eu-west-1:123456789012:stateMachine:acme-{}", "x".repeat(75));
+        assert_eq!(refusal(&policy, "acme", &machine(&long)), None);
+        let too_long = format!("{long}x");
+        assert_eq!(
+            refusal(&policy, "acme", &machine(&too_long)),
+            field("target.stateMachineArn", codes::BAD_TARGET)
         );
     }
 

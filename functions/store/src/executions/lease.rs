@@ -7,7 +7,7 @@ use crate::expr::Expr;
 use crate::items::{attr, n, Item};
 use crate::transition::Guard;
 use sundial_model::claim::Fence;
-use sundial_model::ExecStatus;
+use sundial_model::{AuditEvent, ExecStatus};
 
 impl ExecStore {
     /// Conditions of a lease holder's write: `st = RUNNING AND tok = fence.token AND lo =
@@ -61,6 +61,32 @@ impl ExecStore {
         e.set(attr::LEASE_UNTIL, n(0));
         Self::fenced(&mut e, fence);
         Ok(self.cas(key, "UpdateItem(release)", e).await?.is_ok())
+    }
+
+    /// Appends a note (`code`, e.g. the execution a Step Functions target started) to the
+    /// timeline at `now_ms` by `actor`, if `fence` still holds the execution. False if it is no
+    /// longer ours.
+    pub async fn note_held(
+        &self,
+        key: &ExecKey,
+        fence: &Fence,
+        code: &str,
+        actor: &str,
+        now_ms: i64,
+    ) -> Result<bool, StoreError> {
+        let ev = AuditEvent {
+            at: now_ms,
+            actor: actor.to_string(),
+            from: Some(ExecStatus::Running),
+            to: ExecStatus::Running,
+            attempt: fence.attempt,
+            token: fence.token,
+            code: Some(code.to_string()),
+        };
+        let mut e = Expr::default();
+        e.append_event(&ev);
+        Self::fenced(&mut e, fence);
+        Ok(self.cas(key, "UpdateItem(note)", e).await?.is_ok())
     }
 }
 

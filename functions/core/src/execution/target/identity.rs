@@ -56,6 +56,8 @@ pub enum Kind {
     EventBus,
     /// An SNS topic.
     Topic,
+    /// A Step Functions state machine.
+    StateMachine,
 }
 
 impl Kind {
@@ -66,6 +68,7 @@ impl Kind {
             Kind::Queue => "queue",
             Kind::EventBus => "event bus",
             Kind::Topic => "topic",
+            Kind::StateMachine => "state machine",
         }
     }
 }
@@ -95,6 +98,8 @@ pub struct TenantClients {
     pub events: aws_sdk_eventbridge::Client,
     /// SNS (`sns` targets).
     pub sns: aws_sdk_sns::Client,
+    /// Step Functions (`stepFunctions` targets).
+    pub sfn: aws_sdk_sfn::Client,
 }
 
 /// A role session name for `tenant` (2-64 of `[\w+=,.@-]`; tenant ids are a subset).
@@ -156,6 +161,7 @@ impl TenantSessions {
             secrets: as_tenant!(aws_sdk_secretsmanager, self.base.secrets),
             events: as_tenant!(aws_sdk_eventbridge, self.base.events),
             sns: as_tenant!(aws_sdk_sns, self.base.sns),
+            sfn: as_tenant!(aws_sdk_sfn, self.base.sfn),
         }
     }
 }
@@ -217,6 +223,7 @@ impl Ownership {
             Kind::Queue => self.queue_tag(resource).await,
             Kind::EventBus => self.bus_tag(resource).await,
             Kind::Topic => self.topic_tag(resource).await,
+            Kind::StateMachine => self.machine_tag(resource).await,
         };
         match tagged {
             Tagged::Value(Some(v)) if v == self.tenant => {
@@ -287,6 +294,18 @@ impl Ownership {
             Ok(o) => {
                 Tagged::Value(o.tags().iter().find(|t| t.key() == TENANT_TAG).map(|t| t.value().to_string()))
             }
+            Err(e) => judge(e),
+        }
+    }
+
+    async fn machine_tag(&self, arn: &str) -> Tagged {
+        match self.clients.sfn.list_tags_for_resource().resource_arn(arn).send().await {
+            Ok(o) => Tagged::Value(
+                o.tags()
+                    .iter()
+                    .find(|t| t.key() == Some(TENANT_TAG))
+                    .and_then(|t| t.value().map(str::to_string)),
+            ),
             Err(e) => judge(e),
         }
     }

@@ -16,6 +16,7 @@ pub mod secrets;
 pub mod signing;
 pub mod sns;
 pub mod sqs;
+pub mod stepfunctions;
 
 use super::retry::{codes, RunError};
 use crate::model::{Execution, Target};
@@ -167,6 +168,8 @@ pub struct RemoteTargets {
     pub events: eventbridge::EventBridgeTarget,
     /// Tenants' SNS topics.
     pub sns: sns::SnsTarget,
+    /// Tenants' Step Functions state machines.
+    pub sfn: stepfunctions::StepFunctionsTarget,
     /// Confirms that functions and queues are the tenant's own before they are called.
     pub owner: identity::Ownership,
 }
@@ -186,6 +189,7 @@ impl RemoteTargets {
             http: http::HttpTarget::new(addresses)?.with_secrets(secrets),
             events: eventbridge::EventBridgeTarget::new(clients.events.clone()),
             sns: sns::SnsTarget::new(clients.sns.clone()),
+            sfn: stepfunctions::StepFunctionsTarget::new(clients.sfn.clone()),
             sqs: sqs::SqsTarget::new(clients.sqs),
             owner,
         })
@@ -194,7 +198,8 @@ impl RemoteTargets {
     /// Calls a remote target at `now` (the worker's clock; it dates webhook signatures), after
     /// confirming that the function or queue is the tenant's (a webhook's secrets are confirmed
     /// as they are read). `Target::InProcess` is a configuration error here: only the worker's
-    /// handler registry runs those.
+    /// handler registry runs those; `Target::StepFunctions` too: the worker calls
+    /// [`RemoteTargets::start_state_machine`] and [`RemoteTargets::track_state_machine`].
     pub async fn call(&self, target: &Target, inv: &Invocation, now: DateTime<Utc>) -> Result<(), RunError> {
         crate::access::as_tenant(async {
             match target {
@@ -227,6 +232,12 @@ impl RemoteTargets {
                         .await?;
                     self.sns.publish(topic_arn, subject.as_deref(), inv).await
                 }
+                // Its execution's name needs the fire's run number, and the worker notes the
+                // execution on the timeline between the start and the tracking.
+                Target::StepFunctions { .. } => Err(RunError::permanent(
+                    codes::BAD_TARGET,
+                    "a Step Functions target is started and tracked by the worker",
+                )),
                 Target::InProcess { handler } => Err(RunError::permanent(
                     codes::BAD_TARGET,
                     format!("in-process handler {handler:?} is not remote"),
@@ -234,6 +245,36 @@ impl RemoteTargets {
             }
         })
         .await
+    }
+}
+
+impl RemoteTargets {
+    /// Starts (or adopts) the execution of `run` of the fire `inv` on `machine_arn`, after
+    /// confirming that the state machine is the tenant's; as the tenant. The worker notes the
+    /// execution on the fire's timeline, then [`RemoteTargets::track_state_machine`]s it.
+    pub async fn start_state_machine(
+        &self,
+        machine_arn: &str,
+        inv: &Invocation,
+        run: u32,
+    ) -> Result<stepfunctions::Started, RunError> {
+        crate::access::as_tenant(async {
+            self.owner
+                .check(identity::Kind::StateMachine, machine_arn, "target state machine", &inv.execution_id)
+                .await?;
+            let name = stepfunctions::execution_name(&inv.execution_id, run);
+            self.sfn.start(machine_arn, &name, inv).await
+        })
+        .await
+    }
+
+    /// Tracks a started execution until it closes (as the tenant).
+    pub async fn track_state_machine(
+        &self,
+        started: &stepfunctions::Started,
+        inv: &Invocation,
+    ) -> Result<(), RunError> {
+        crate::access::as_tenant(self.sfn.track(started, inv)).await
     }
 }
 

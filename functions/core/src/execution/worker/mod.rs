@@ -190,6 +190,7 @@ impl Worker {
                         secrets: clients.secrets.clone(),
                         events: clients.events.clone(),
                         sns: clients.sns.clone(),
+                        sfn: clients.sfn.clone(),
                     },
                     settings.tenant_roles.clone(),
                 ),

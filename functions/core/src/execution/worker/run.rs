@@ -354,8 +354,36 @@ impl Worker {
                     .await
                     .map(|()| None)
             }
+            Target::StepFunctions { state_machine_arn } => {
+                self.call_state_machine(d, e, fence, state_machine_arn, &inputs.inv).await.map(|()| None)
+            }
             t => self.remote.of(&e.tenant).await?.call(t, &inputs.inv, self.clock.now()).await.map(|()| None),
         }
+    }
+
+    /// A Step Functions target: starts the fire's execution (or adopts the one an earlier
+    /// claim of this run started), notes its ARN on the timeline, and tracks it to its end.
+    async fn call_state_machine(
+        &self,
+        d: &Delivery<'_>,
+        e: &Execution,
+        fence: &Fence,
+        machine_arn: &str,
+        inv: &Invocation,
+    ) -> Result<(), RunError> {
+        use crate::execution::target::stepfunctions::run_of;
+        let remote = self.remote.of(&e.tenant).await?;
+        let started = remote.start_state_machine(machine_arn, inv, run_of(e)).await?;
+        let code = format!("{} {}", codes::STEP_FUNCTIONS_EXECUTION, started.arn);
+        // Best effort: the timeline shows the execution; the run does not depend on the note.
+        match self.store.note_held(&d.key, fence, &code, &self.actor(), self.clock.now_ms()).await {
+            Ok(true) => {}
+            Ok(false) => tracing::warn!(execution = %d.key.id(), "lease lost before the Step Functions note"),
+            Err(err) => {
+                tracing::warn!(execution = %d.key.id(), error = %err, "the Step Functions note failed")
+            }
+        }
+        remote.track_state_machine(&started, inv).await
     }
 
     /// A map-reduce job's run (`docs/mapreduce.md`): an item's `run_item`, or the parent's
