@@ -28,26 +28,30 @@ pub(crate) struct JobSpec {
     #[arg(long)]
     pool: Option<String>,
     /// Webhook target URL.
-    #[arg(long, conflicts_with_all = ["lambda", "sqs", "handler", "event_bus", "topic"])]
+    #[arg(long, conflicts_with_all = ["lambda", "sqs", "handler", "event_bus", "topic", "state_machine"])]
     url: Option<String>,
     /// Lambda target (function name or ARN).
-    #[arg(long, conflicts_with_all = ["sqs", "handler", "event_bus", "topic"])]
+    #[arg(long, conflicts_with_all = ["sqs", "handler", "event_bus", "topic", "state_machine"])]
     lambda: Option<String>,
     /// SQS target (queue URL).
-    #[arg(long, conflicts_with_all = ["handler", "event_bus", "topic"])]
+    #[arg(long, conflicts_with_all = ["handler", "event_bus", "topic", "state_machine"])]
     sqs: Option<String>,
     /// EventBridge target: the tenant's bus ARN (one event per fire, docs/targets.md).
-    #[arg(long, value_name = "BUS_ARN", conflicts_with_all = ["handler", "topic"])]
+    #[arg(long, value_name = "BUS_ARN", conflicts_with_all = ["handler", "topic", "state_machine"])]
     event_bus: Option<String>,
     /// The EventBridge target's detail-type (default SundialJobFired).
     #[arg(long, requires = "event_bus")]
     detail_type: Option<String>,
     /// SNS target: the tenant's topic ARN (one message per fire).
-    #[arg(long, value_name = "TOPIC_ARN", conflicts_with = "handler")]
+    #[arg(long, value_name = "TOPIC_ARN", conflicts_with_all = ["handler", "state_machine"])]
     topic: Option<String>,
     /// The SNS target's message subject.
     #[arg(long, requires = "topic")]
     subject: Option<String>,
+    /// Step Functions target: the tenant's state machine ARN (one execution per fire's run,
+    /// tracked to its end; docs/targets.md).
+    #[arg(long, value_name = "STATE_MACHINE_ARN", conflicts_with = "handler")]
+    state_machine: Option<String>,
     /// In-process handler name (ECS pools).
     #[arg(long)]
     handler: Option<String>,
@@ -185,7 +189,10 @@ impl JobSpec {
                     }
                     Some(t)
                 }
-                _ => None,
+                _ => self
+                    .state_machine
+                    .as_ref()
+                    .map(|m| json!({"type": "stepFunctions", "stateMachineArn": m})),
             },
         };
         if let Some(t) = target {
@@ -310,6 +317,11 @@ mod definition_flags {
             def(&["j", "--topic", "arn:aws:sns:eu-west-1:123456789012:acme", "--url", "https://x"]).is_err()
         );
         assert!(def(&["j", "--subject", "s"]).is_err(), "a subject needs a topic");
+        let machine = "arn:aws:states:eu-west-1:123456789012:stateMachine:acme";
+        let d = def(&["j", "--state-machine", machine])?;
+        assert_eq!(d["target"], json!({"type": "stepFunctions", "stateMachineArn": machine}));
+        assert!(def(&["j", "--state-machine", machine, "--topic", "arn:aws:sns:eu-west-1:123456789012:a"])
+            .is_err());
         Ok(())
     }
 
