@@ -317,7 +317,7 @@ export async function jobPage(root, [id], query) {
     h('p', { class: 'sub' }, `Fires ${scheduleInWords(d.schedule.expression, tz)}.`),
     facts([
       ['Next fire', fmt(job.nextFireAt, tz) + (job.nextFireAt && tz !== 'UTC' ? ` ${tz}` : '')],
-      ['Pool', d.pool], ['Version', `v${job.version}`], ['Target', d.target.url || d.target.function || d.target.queueUrl || d.target.eventBusArn || d.target.topicArn || d.target.handler],
+      ['Pool', d.pool], ['Version', `v${job.version}`], ['Target', d.target.url || d.target.function || d.target.queueUrl || d.target.eventBusArn || d.target.topicArn || d.target.stateMachineArn || d.target.handler],
       ['Concurrency', d.concurrency], ['Retry', `${d.retry?.maxAttempts ?? '—'} attempts`],
       ['Gap / overlap policy', `${d.schedule.onGap} / ${d.schedule.onOverlap}`],
       ['Priority', d.priority || 'normal'], ['Resources', (d.resources || []).join(', ') || '—'],
