@@ -150,7 +150,7 @@ pub struct Job {
     /// `"{version}"`, for `If-Match`.
     #[schema(example = "\"3\"")]
     pub etag: String,
-    /// ENABLED, PAUSED, DELETED.
+    /// ENABLED, PAUSED, DELETED, or COMPLETED (its `maxRuns` scheduled fires were created).
     pub state: JobState,
     /// The definition with every default filled in.
     #[serde(deserialize_with = "crate::lenient::definition")]
@@ -174,6 +174,11 @@ pub struct Job {
     /// The business-calendar versions its planned fires used (jobs with a business calendar).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub calendar_versions: Vec<CalendarVersion>,
+    /// Scheduled fires created so far, counted against `maxRuns` (jobs with `maxRuns`, on `GET
+    /// /v1/jobs/{jobId}`; absent elsewhere).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub runs: Option<u64>,
 }
 
 /// A job after a change: create, update, delete, pause, resume.

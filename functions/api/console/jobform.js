@@ -71,6 +71,8 @@ export const FIELDS = [
     fromDef: (e) => (!e ? 'no' : e.oncePerPeriod ? 'oncePerPeriod' : 'each'),
     toDef: (v) => (v === 'each' ? {} : v === 'oncePerPeriod' ? { oncePerPeriod: true } : undefined),
     help: 'Events come through the API, the tenant\u2019s queue or its bus; once per period: an event runs the next fire now, whichever comes first.' },
+  { path: 'maxRuns', label: 'Ends after this many fires', kind: 'number', group: 'Deadlines and outcomes',
+    help: 'The job is COMPLETED once its schedule made this many fires (manual runs and backfills do not count).' },
   { path: 'startDeadlineSecs', label: 'Must start within (seconds)', kind: 'number', group: 'Deadlines and outcomes',
     help: 'A fire not started by then is reported once (FireMissed).' },
   { path: 'finishDeadlineSecs', label: 'Must finish within (seconds)', kind: 'number', group: 'Deadlines and outcomes',

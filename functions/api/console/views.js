@@ -69,6 +69,7 @@ function eventsInWords(e) {
 /** The job's deadlines and outcome policy in words (docs/outcomes.md). */
 function outcomesInWords(d) {
   const parts = [];
+  if (d.maxRuns) parts.push(`ends after ${d.maxRuns} fires`);
   if (d.finishDeadlineSecs) parts.push(`must finish within ${d.finishDeadlineSecs} s`);
   if (d.autoPauseAfterDeadFires) parts.push(`pauses after ${d.autoPauseAfterDeadFires} dead fires in a row`);
   const o = d.outcomeEvents;
@@ -96,7 +97,7 @@ function childLabel(c) {
 export async function jobsPage(root, _p, query) {
   const filters = { state: query.get('state') || '', pool: query.get('pool') || '', q: query.get('q') || '' };
   const list = h('div', { id: 'jobs-list' }, h('p', { class: 'muted' }, 'Loading…'));
-  const stateSel = h('select', { id: 'filter-state' }, ['', 'ENABLED', 'PAUSED', 'DELETED'].map((s) =>
+  const stateSel = h('select', { id: 'filter-state' }, ['', 'ENABLED', 'PAUSED', 'COMPLETED', 'DELETED'].map((s) =>
     h('option', { value: s, selected: s === filters.state }, s || 'any')));
   const pool = h('input', { id: 'filter-pool', value: filters.pool, placeholder: 'any' });
   const search = h('input', { id: 'filter-q', type: 'search', value: filters.q, placeholder: 'job id contains' });
@@ -324,6 +325,7 @@ export async function jobPage(root, [id], query) {
       ['Fan-out', fanOut(d)],
       ['Events', eventsInWords(d.events)],
       ['Outcomes', outcomesInWords(d)],
+      ...(d.maxRuns ? [['Runs', `${job.runs ?? '—'} of ${d.maxRuns} scheduled fires`]] : []),
       ['Updated', fmt(job.updatedAt)],
     ]),
     h('div', { class: 'actions' }, link(`#/ops?jobId=${enc(id)}`, 'Operations log of this job')),

@@ -46,6 +46,7 @@ pub fn job(j: &Job) -> wire::Job {
             .iter()
             .map(|(c, n)| wire::CalendarVersion { calendar: c.clone(), version: *n })
             .collect(),
+        runs: None,
     }
 }
 

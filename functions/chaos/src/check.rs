@@ -394,6 +394,7 @@ mod tests {
                 events: None,
                 outcome_events: None,
                 auto_pause_after_dead_fires: None,
+                max_runs: None,
             },
             missed_range: None,
             missed_except: Vec::new(),

@@ -147,7 +147,18 @@ pub struct JobDefinition {
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "not_null")]
     #[schema(nullable = false, minimum = 1, maximum = 100)]
     pub auto_pause_after_dead_fires: Option<u32>,
+    /// The job ends `COMPLETED` after this many scheduled fires (docs/schedule.md, "A run-count
+    /// limit"): each fire the trigger creates is counted in the same write that creates it, a
+    /// fire past the limit is never created, and the job leaves the trigger (audited `complete`,
+    /// actor `max-runs`). Manual runs, backfills and event runs are not counted. An edit may
+    /// raise it; a completed job whose limit was raised resumes. Absent: no limit.
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "not_null")]
+    #[schema(nullable = false, minimum = 1, maximum = 1000000000)]
+    pub max_runs: Option<u64>,
 }
+
+/// Largest `maxRuns`.
+pub const MAX_RUNS: u64 = 1_000_000_000;
 
 /// Most resources one job may use.
 pub const MAX_JOB_RESOURCES: usize = 8;
@@ -210,6 +221,7 @@ impl JobDefinition {
             events: None,
             outcome_events: None,
             auto_pause_after_dead_fires: None,
+            max_runs: None,
         }
     }
 
@@ -258,6 +270,12 @@ impl JobDefinition {
     /// The start deadline (seconds after the scheduled instant).
     pub fn with_start_deadline_secs(mut self, secs: u32) -> Self {
         self.start_deadline_secs = Some(secs);
+        self
+    }
+
+    /// The run-count limit (`maxRuns`).
+    pub fn with_max_runs(mut self, n: u64) -> Self {
+        self.max_runs = Some(n);
         self
     }
 
@@ -378,6 +396,11 @@ impl JobDefinition {
             let max = crate::outcome::MAX_AUTO_PAUSE_AFTER;
             if n == 0 || n > max {
                 return Err(invalid("autoPauseAfterDeadFires", format!("must be between 1 and {max}")));
+            }
+        }
+        if let Some(n) = def.max_runs {
+            if n == 0 || n > MAX_RUNS {
+                return Err(invalid("maxRuns", format!("must be between 1 and {MAX_RUNS}")));
             }
         }
         if let Some(d) = def.start_deadline_secs {

@@ -25,6 +25,8 @@ pub enum ErrorCode {
     AlreadyExists,
     /// 409: the job is deleted.
     JobDeleted,
+    /// 409: the job is completed (its `maxRuns` scheduled fires were created).
+    JobCompleted,
     /// 409: the execution is final.
     NotCancellable,
     /// 409: only DEAD executions are replayed.
@@ -76,6 +78,7 @@ impl ErrorCode {
             MethodNotAllowed => "method_not_allowed",
             AlreadyExists => "already_exists",
             JobDeleted => "job_deleted",
+            JobCompleted => "job_completed",
             NotCancellable => "not_cancellable",
             NotDead => "not_dead",
             TooOld => "too_old",

@@ -19,6 +19,9 @@ pub enum JobState {
     Paused,
     /// Soft-deleted: not triggering, kept for the retention period.
     Deleted,
+    /// Done: its `maxRuns` scheduled fires were all created; not triggering. The fires already
+    /// created run as usual. An edit raising `maxRuns` (or removing it) lets a resume enable it.
+    Completed,
 }
 
 /// A stored job: its definition plus identity, version and trigger position.

@@ -42,6 +42,7 @@ pub const KEY_FORMATS: &[&str] = &[
     "O#{ms}#{job}#{action}#{subject}#{nonce}",
     "SLOT",
     "OUTCOMES",
+    "RUNS",
     "T#{tenant}#RUN",
     "T#{tenant}#RUN#{gate shard}",
     "T#{tenant}#QUOTA",
@@ -158,6 +159,10 @@ pub const JOB_SLOT_SK: &str = "SLOT";
 /// its dead fires since the last success, who auto-paused it, who recovered it
 /// (docs/outcomes.md).
 pub const JOB_OUTCOMES_SK: &str = "OUTCOMES";
+
+/// Sort key of a job's run-count item (in the executions table, under the job's partition key):
+/// how many scheduled fires the trigger created for a job with `maxRuns` (docs/schedule.md).
+pub const JOB_RUNS_SK: &str = "RUNS";
 
 /// Partition key of an Idempotency-Key record ([`crate::store::idem`]; the key is any visible
 /// ASCII, up to 255 characters).
@@ -487,6 +492,7 @@ mod tests {
             ("ops_sk", ops_sk(ms, "nightly", "pause", "v4", 0xfeed)),
             ("JOB_SLOT_SK", JOB_SLOT_SK.into()),
             ("JOB_OUTCOMES_SK", JOB_OUTCOMES_SK.into()),
+            ("JOB_RUNS_SK", JOB_RUNS_SK.into()),
             ("tenant_running_pk", tenant_running_pk("acme")),
             ("tenant_quota_pk", tenant_quota_pk("acme")),
             ("idempotency_pk", idempotency_pk("acme", "k-1")),

@@ -38,6 +38,8 @@ pub enum OpsAction {
     /// cannot fire: a bad message, or a job that is not the tenant's, takes no events or is
     /// paused (`detail`: the source, the message and the error, naming the field).
     EventRejected,
+    /// Job completed: its `maxRuns` scheduled fires were all created (actor `max-runs`).
+    Complete,
 }
 
 impl OpsAction {
@@ -58,6 +60,7 @@ impl OpsAction {
             OpsAction::CalendarUpdate => "calendar_update",
             OpsAction::CalendarDelete => "calendar_delete",
             OpsAction::EventRejected => "event_rejected",
+            OpsAction::Complete => "complete",
         }
     }
 
@@ -79,6 +82,7 @@ impl OpsAction {
             CalendarUpdate,
             CalendarDelete,
             EventRejected,
+            Complete,
         ]
         .into_iter()
         .find(|a| a.as_str() == s)

@@ -432,6 +432,41 @@ pub async fn advance_job(
     }
 }
 
+/// Ends a job that created its `maxRuns` scheduled fires (docs/schedule.md, "A run-count
+/// limit"): `COMPLETED`, out of the `due` index, a new version, its `complete` audit entry by
+/// actor `max-runs` — one versioned write conditional on the version `job` was read at, so an
+/// edit since (which may have raised the limit) wins and the next scan judges again.
+/// [`Advance::Lost`] when the job changed since.
+pub async fn complete_job(
+    ddb: &aws_sdk_dynamodb::Client,
+    cfg: &Config,
+    job: &Job,
+    runs: u64,
+    now: DateTime<Utc>,
+    ops_retention_secs: i64,
+) -> Result<Advance, StoreError> {
+    let done = Job {
+        state: JobState::Completed,
+        version: job.version + 1,
+        updated_at: now,
+        next_fire_at: None,
+        ..job.clone()
+    };
+    let audit = OpsEntry::new(MAX_RUNS_ACTOR, sundial_model::OpsAction::Complete, &job.job_id, now)
+        .versions(Some(job.version), Some(done.version))
+        .detail(format!("{runs} scheduled fires created (maxRuns)"));
+    match put_job_change(ddb, cfg, Expect::Version(job.version), &done, None, &audit, ops_retention_secs)
+        .await
+    {
+        Ok(()) => Ok(Advance::Advanced),
+        Err(ChangeError::Store(e)) => Err(e),
+        Err(ChangeError::Exists | ChangeError::VersionConflict { .. }) => Ok(Advance::Lost),
+    }
+}
+
+/// The actor of a completion ([`complete_job`]).
+pub const MAX_RUNS_ACTOR: &str = "max-runs";
+
 /// The jobs of one `due` partition, and the items in it that did not decode.
 #[derive(Debug, Default)]
 pub struct DueJobs {

@@ -374,6 +374,7 @@ fn execution(status: ExecStatus) -> Execution {
             events: None,
             outcome_events: None,
             auto_pause_after_dead_fires: None,
+            max_runs: None,
         },
         missed_range: None,
         missed_except: Vec::new(),

@@ -52,7 +52,7 @@ pub(crate) async fn list_jobs(
     Ok(Json(Page::new(page.items.iter().map(|j| dto::job_at(j, now)).collect(), page.next)))
 }
 
-/// Read a job (with its real next fire).
+/// Read a job (with its real next fire and, with `maxRuns`, its scheduled fires so far).
 #[utoipa::path(get, path = "/v1/jobs/{jobId}", operation_id = "getJob", tag = "jobs", params(JobPath),
     responses(
         (status = 200, description = "The job", body = Job, headers(("ETag" = String, description = "its version"))),
@@ -65,7 +65,9 @@ pub(crate) async fn get_job(
     P(p): P<JobPath>,
 ) -> Res<(HeaderMap, Json<Job>)> {
     let j = control::jobs::get(api.control(), &caller, &p.job_id).await?;
-    Ok((headers(j.version, None)?, Json(dto::job_at(&j, now))))
+    let mut view = dto::job_at(&j, now);
+    view.runs = control::jobs::runs(api.control(), &j).await?;
+    Ok((headers(j.version, None)?, Json(view)))
 }
 
 /// Edit a job: a new definition version (If-Match required).

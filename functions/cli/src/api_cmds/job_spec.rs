@@ -78,6 +78,9 @@ pub(crate) struct JobSpec {
     /// Also send an ExecutionSucceeded event for each fire that succeeds.
     #[arg(long)]
     success_events: bool,
+    /// End the job (COMPLETED) after this many scheduled fires (docs/schedule.md).
+    #[arg(long, value_name = "N")]
+    max_runs: Option<u64>,
     /// Concurrency policy: ALLOW, FORBID, SERIALIZE, REPLACE.
     #[arg(long)]
     concurrency: Option<String>,
@@ -220,6 +223,9 @@ impl JobSpec {
         if self.success_events {
             def.insert("outcomeEvents".into(), json!({"succeeded": true}));
         }
+        if let Some(n) = self.max_runs {
+            def.insert("maxRuns".into(), json!(n));
+        }
         if let Some(c) = &self.concurrency {
             def.insert("concurrency".into(), json!(c.to_uppercase()));
         }
@@ -295,6 +301,8 @@ mod definition_flags {
             "--auto-pause-after-dead-fires",
             "3",
             "--success-events",
+            "--max-runs",
+            "12",
             "--event-bus",
             "arn:aws:events:eu-west-1:123456789012:event-bus/acme",
             "--detail-type",
@@ -304,6 +312,7 @@ mod definition_flags {
             (&d["finishDeadlineSecs"], &d["autoPauseAfterDeadFires"], &d["outcomeEvents"]),
             (&json!(3600), &json!(3), &json!({"succeeded": true}))
         );
+        assert_eq!(d["maxRuns"], 12);
         assert_eq!(
             d["target"],
             json!({"type": "eventBridge", "eventBusArn": "arn:aws:events:eu-west-1:123456789012:event-bus/acme", "detailType": "Run"})

@@ -147,6 +147,15 @@ pub async fn get(ctl: &Control, caller: &Caller, job_id: &str) -> Result<Job, Co
     ctl.job(caller, job_id).await
 }
 
+/// The scheduled fires `job` created so far, counted against its `maxRuns` (`None` without
+/// one): one eventually consistent read of its `RUNS` item (docs/schedule.md).
+pub async fn runs(ctl: &Control, job: &Job) -> Result<Option<u64>, ControlError> {
+    if job.definition.max_runs.is_none() {
+        return Ok(None);
+    }
+    Ok(Some(ctl.execs.runs(&job.tenant, &job.job_id, false).await?))
+}
+
 /// One immutable definition snapshot of the caller's job.
 pub async fn get_version(
     ctl: &Control,
@@ -292,6 +301,33 @@ async fn conflict_with_current(ctl: &Control, caller: &Caller, job_id: &str, e: 
     }
 }
 
+/// Refuses what a completed job cannot do (docs/schedule.md, "A run-count limit"): a pause, and a
+/// resume while its count is still at its `maxRuns` (an edit must raise the limit first).
+async fn still_completed(ctl: &Control, cur: &Job, state: JobState) -> Result<(), ControlError> {
+    let completed = |field: &'static str, message: String| ControlError::Conflict {
+        code: crate::model::ErrorCode::JobCompleted,
+        field,
+        message,
+    };
+    match (state, cur.definition.max_runs) {
+        (JobState::Paused, _) => Err(completed(
+            "jobId",
+            "the job is completed: it does not trigger; raise maxRuns and resume it, or delete it".into(),
+        )),
+        (JobState::Enabled, Some(max)) => {
+            let runs = ctl.execs.runs(&cur.tenant, &cur.job_id, true).await?;
+            if runs >= max {
+                return Err(completed(
+                    "maxRuns",
+                    format!("the job created {runs} of its {max} scheduled fires; raise maxRuns in an edit, then resume"),
+                ));
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
 fn deleted() -> ControlError {
     ControlError::Conflict {
         code: crate::model::ErrorCode::JobDeleted,
@@ -337,6 +373,9 @@ pub async fn set_state_as(
     if cur.state == JobState::Deleted && state != JobState::Deleted {
         return Err(deleted());
     }
+    if cur.state == JobState::Completed {
+        still_completed(ctl, &cur, state).await?;
+    }
     if cur.state == state {
         // Nothing to store, but the sweep runs again (it is idempotent): the job write commits
         // before its sweep, so a client retrying a change whose sweep failed part-way repairs it.
@@ -365,6 +404,7 @@ pub async fn set_state_as(
         JobState::Enabled => OpsAction::Resume,
         JobState::Paused => OpsAction::Pause,
         JobState::Deleted => OpsAction::Delete,
+        JobState::Completed => OpsAction::Complete,
     };
     let expires = (state == JobState::Deleted).then(|| now.timestamp() + ctl.settings.delete_retention_secs);
     let audit = OpsEntry::new(actor, action, job_id, now).versions(Some(cur.version), Some(job.version));

@@ -82,13 +82,16 @@ pub fn decide(job: &Job, schedule: Option<&Schedule>, s: &Snapshot, changed_at: 
         JobState::Deleted => Follow::Cancel(crate::execution::retry::codes::CANCELED),
         JobState::Paused if s.held.is_some() => Follow::Keep,
         JobState::Paused => Follow::Hold,
-        JobState::Enabled if s.held.is_some() => Follow::Release,
-        JobState::Enabled if e.definition != job.definition => amend_or_supersede(schedule, e),
+        // A completed job's fires run as an enabled job's: it only stopped creating new ones.
+        JobState::Enabled | JobState::Completed if s.held.is_some() => Follow::Release,
+        JobState::Enabled | JobState::Completed if e.definition != job.definition => {
+            amend_or_supersede(schedule, e)
+        }
         // Same definition, another calendar chain: the schedules are compared, not definitions.
-        JobState::Enabled if on_older_chain(job, e) && dropped_by(schedule, e) => {
+        JobState::Enabled | JobState::Completed if on_older_chain(job, e) && dropped_by(schedule, e) => {
             Follow::Cancel(crate::execution::retry::codes::SUPERSEDED)
         }
-        JobState::Enabled => Follow::Keep,
+        JobState::Enabled | JobState::Completed => Follow::Keep,
     }
 }
 

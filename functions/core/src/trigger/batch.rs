@@ -19,7 +19,7 @@
 
 use crate::model::{Execution, Job};
 use crate::schedule::Schedule;
-use crate::store::executions::{ExecKey, ExecStore, PutOutcome, Snapshot};
+use crate::store::executions::{CountedPut, ExecKey, ExecStore, PutOutcome, Snapshot};
 use crate::store::StoreError;
 use chrono::{DateTime, Duration, Utc};
 
@@ -32,15 +32,24 @@ pub(super) struct Put {
 }
 
 impl Put {
-    /// Creates the execution unless it exists.
-    pub(super) async fn put(&self, execs: &ExecStore) -> Result<PutOutcome, StoreError> {
-        if self.indexed {
-            execs.put_new(&self.exec).await
-        } else {
-            execs.put_new_unindexed(&self.exec).await
+    /// Creates the execution unless it exists; for a job with `maxRuns`, counted in the same
+    /// write and refused past the limit ([`CountedPut::Limit`]; a `fireOnce` batch is one run).
+    pub(super) async fn put(&self, execs: &ExecStore) -> Result<CountedPut, StoreError> {
+        if let Some(max) = self.exec.definition.max_runs {
+            return execs.put_counted(&self.exec, self.indexed, max).await;
         }
+        let outcome = if self.indexed {
+            execs.put_new(&self.exec).await?
+        } else {
+            execs.put_new_unindexed(&self.exec).await?
+        };
+        Ok(CountedPut::Put(outcome))
     }
 }
+
+/// The executions a walk put or stepped past, each with its outcome, and whether it stopped at
+/// the job's `maxRuns`.
+pub(super) type Walk = (Vec<(Execution, PutOutcome)>, bool);
 
 /// The last fire an existing execution stands for: its range end for a batch, else itself.
 fn covered_through(e: &Execution) -> DateTime<Utc> {
@@ -49,15 +58,19 @@ fn covered_through(e: &Execution) -> DateTime<Utc> {
 
 /// Puts `put`'s batch around the executions already in its range (see the module docs), and
 /// returns every execution of the walk with its outcome: the batches put (created, or found
-/// existing) and the existing executions stepped past. `put` must be a batch.
+/// existing) and the existing executions stepped past; the walk stops at a batch the job's
+/// `maxRuns` refuses. `put` must be a batch.
 pub(super) async fn put_batch(
     execs: &ExecStore,
     put: &Put,
     now: DateTime<Utc>,
     actor: &str,
-) -> Result<Vec<(Execution, PutOutcome)>, StoreError> {
+) -> Result<Walk, StoreError> {
     let (Some((job, schedule)), Some((first, last))) = (&put.batch_of, put.exec.missed_range) else {
-        return Ok(vec![(put.exec.clone(), put.put(execs).await?)]);
+        return Ok(match put.put(execs).await? {
+            CountedPut::Put(o) => (vec![(put.exec.clone(), o)], false),
+            CountedPut::Limit => (Vec::new(), true),
+        });
     };
     let existing: Vec<Snapshot> = execs
         .fires_between(&job.tenant, &job.job_id, first.timestamp_millis(), last.timestamp_millis())
@@ -97,7 +110,9 @@ pub(super) async fn put_batch(
                     indexed: put.indexed,
                     batch_of: None,
                 };
-                let outcome = batch.put(execs).await?;
+                let CountedPut::Put(outcome) = batch.put(execs).await? else {
+                    return Ok((out, true));
+                };
                 let through = match &outcome {
                     PutOutcome::Created => end,
                     // Put since the read: it stands for what it covers.
@@ -112,5 +127,5 @@ pub(super) async fn put_batch(
         };
         at = schedule.next_after(stood);
     }
-    Ok(out)
+    Ok((out, false))
 }

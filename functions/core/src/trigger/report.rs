@@ -95,6 +95,10 @@ pub struct ScanReport {
     pub verify_tracked: u64,
     /// Low-priority fires whose message the scan deferred because their pool was busy, by pool.
     pub low_deferred: BTreeMap<String, u64>,
+    /// Jobs that created their `maxRuns` scheduled fires and were completed by this scan.
+    pub completed: u64,
+    /// Fires a job's `maxRuns` refused (the job had created its last one already).
+    pub over_limit: u64,
 }
 
 impl ScanReport {
@@ -113,6 +117,8 @@ impl ScanReport {
         self.invalid += o.invalid;
         self.verified += o.verified;
         self.verify_tracked += o.verify_tracked;
+        self.completed += o.completed;
+        self.over_limit += o.over_limit;
         for (k, v) in o.missed {
             *self.missed.entry(k).or_default() += v;
         }

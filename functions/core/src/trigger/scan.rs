@@ -15,20 +15,21 @@ use crate::keys;
 use crate::model::{DueClass, ExecStatus, Execution, Job};
 use crate::queue::Outgoing;
 use crate::schedule::Schedule;
-use crate::store::executions::{ExecStore, PutOutcome};
+use crate::store::executions::{CountedPut, ExecStore, PutOutcome};
 use crate::store::jobs::{self, Advance};
 use crate::store::watermarks;
 use crate::store::StoreError;
 use crate::Ctx;
 use chrono::{DateTime, Duration, Utc};
 use futures_util::stream::{self, StreamExt};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
 use std::sync::Arc;
 use tokio::sync::Mutex;
 
-/// One job's advance: (job, position read, new position, class).
-type Move = (Job, DateTime<Utc>, Option<DateTime<Utc>>, DueClass);
+/// A job to move: the job, the position it was read at, its new position, and its new class
+/// (`None`: completed, its `maxRuns` fires created).
+type Move = (Job, DateTime<Utc>, Option<DateTime<Utc>>, Option<DueClass>);
 
 /// Conditional writes in flight at once per scanner.
 pub const WRITE_CONCURRENCY: usize = 32;
@@ -413,6 +414,17 @@ pub(super) struct Dispatch<'a> {
 struct Sends {
     outgoing: BTreeMap<String, Vec<Outgoing>>,
     created_fire_ms: BTreeMap<String, Vec<i64>>,
+    /// Jobs with `maxRuns` that created a fire (their count is read after the puts), and the
+    /// ones whose limit refused one: see [`Dispatch::completed`].
+    counted: BTreeSet<JobRef>,
+    limited: BTreeSet<JobRef>,
+}
+
+/// (tenant, job id).
+type JobRef = (String, String);
+
+fn job_ref(job: &Job) -> JobRef {
+    (job.tenant.clone(), job.job_id.clone())
 }
 
 impl Dispatch<'_> {
@@ -432,6 +444,7 @@ impl Dispatch<'_> {
         let (executions, all_done) = dx.executions(&group, &decisions, report);
         let execs = ctx.execs();
         let mut sends = dx.put_all(&execs, executions, report).await?;
+        let (counted, limited) = (std::mem::take(&mut sends.counted), std::mem::take(&mut sends.limited));
         // Injected crashes only fire where there was work, like a real crash mid-dispatch.
         let crash = if group.iter().any(|(_, _, _, p)| !p.fires.is_empty()) { opts.crash_at } else { None };
         if crash == Some(CrashPoint::AfterPut) {
@@ -445,7 +458,8 @@ impl Dispatch<'_> {
         if crash == Some(CrashPoint::BeforeAdvance) {
             return Err(ScanError::Crash(CrashPoint::BeforeAdvance));
         }
-        dx.advance(&execs, &group, &decisions, report).await?;
+        let done = dx.completed(&execs, &group, &counted, &limited).await?;
+        dx.advance(&execs, &group, &decisions, &done, report).await?;
         dx.park(parked, report).await?;
         Ok(all_done)
     }
@@ -518,28 +532,72 @@ impl Dispatch<'_> {
         report: &mut ScanReport,
     ) -> Result<Sends, ScanError> {
         // `fireOnce` batches walk their range around the executions already there (see `batch`);
-        // they follow outages only, so they go one by one after the ordinary puts.
+        // they follow outages only, so they go one by one after the ordinary puts. The fires of
+        // a job with `maxRuns` are counted in order: one after another per job (jobs side by
+        // side), so a limit always keeps the earliest fires.
+        let (counted, planned): (Vec<Put>, Vec<Put>) =
+            planned.into_iter().partition(|p| p.exec.definition.max_runs.is_some());
         let (batches, planned): (Vec<Put>, Vec<Put>) =
             planned.into_iter().partition(|p| p.batch_of.is_some());
-        let puts: Vec<(Put, Result<PutOutcome, StoreError>)> = stream::iter(planned)
+        let puts: Vec<Result<(Put, CountedPut), StoreError>> = stream::iter(planned)
             .map(|p| {
                 let execs = execs.clone();
                 async move {
-                    let r = p.put(&execs).await;
-                    (p, r)
+                    let r = p.put(&execs).await?;
+                    Ok((p, r))
                 }
             })
             .buffer_unordered(WRITE_CONCURRENCY)
             .collect()
             .await;
         let mut outcomes = Vec::with_capacity(puts.len());
-        for (p, r) in puts {
-            outcomes.push((p.exec, r?));
+        let mut sends = Sends::default();
+        for r in puts {
+            match r? {
+                (p, CountedPut::Put(o)) => outcomes.push((p.exec, o)),
+                (p, CountedPut::Limit) => {
+                    sends.limited.insert((p.exec.tenant.clone(), p.exec.job_id.clone()));
+                }
+            }
         }
         for p in &batches {
-            outcomes.extend(batch::put_batch(execs, p, self.now, &self.opts.actor).await?);
+            outcomes.extend(batch::put_batch(execs, p, self.now, &self.opts.actor).await?.0);
         }
-        let mut sends = Sends::default();
+        let mut by_job: BTreeMap<JobRef, Vec<Put>> = BTreeMap::new();
+        for p in counted {
+            by_job.entry((p.exec.tenant.clone(), p.exec.job_id.clone())).or_default().push(p);
+        }
+        let (now, actor) = (self.now, self.opts.actor.clone());
+        let walks: Vec<Result<(JobRef, batch::Walk), StoreError>> = stream::iter(by_job)
+            .map(|(job, mut puts)| {
+                let (execs, actor) = (execs.clone(), actor.clone());
+                async move {
+                    puts.sort_by_key(|p| p.exec.scheduled_at);
+                    let mut out = Vec::new();
+                    for p in &puts {
+                        let (walk, limited) = batch::put_batch(&execs, p, now, &actor).await?;
+                        out.extend(walk);
+                        if limited {
+                            return Ok((job, (out, true)));
+                        }
+                    }
+                    Ok((job, (out, false)))
+                }
+            })
+            .buffer_unordered(WRITE_CONCURRENCY)
+            .collect()
+            .await;
+        for w in walks {
+            let (job, (walk, limited)) = w?;
+            if walk.iter().any(|(_, o)| *o == PutOutcome::Created) {
+                sends.counted.insert(job.clone());
+            }
+            if limited {
+                report.over_limit += 1;
+                sends.limited.insert(job);
+            }
+            outcomes.extend(walk);
+        }
         for (e, r) in outcomes {
             let pool = e.definition.pool.clone();
             let status = match r {
@@ -633,13 +691,18 @@ impl Dispatch<'_> {
         execs: &ExecStore,
         group: &Planned,
         decisions: &[Option<DueClass>],
+        done: &BTreeSet<JobRef>,
         report: &mut ScanReport,
     ) -> Result<(), ScanError> {
+        // A job that created its last fire (`maxRuns`) is completed instead, whatever its class.
         let moves: Vec<Move> = group
             .iter()
             .zip(decisions)
             .filter_map(|((job, _, read_next, plan), d)| {
-                d.map(|to| (job.clone(), *read_next, plan.new_next, to))
+                if done.contains(&job_ref(job)) {
+                    return Some((job.clone(), *read_next, None, None));
+                }
+                d.map(|to| (job.clone(), *read_next, plan.new_next, Some(to)))
             })
             .collect();
         if self.class.verified() {
@@ -649,21 +712,61 @@ impl Dispatch<'_> {
                     u64::from(execs.track_job_since(&job.tenant, &job.job_id, self.since_ms, now_ms).await?);
             }
         }
-        let advances: Vec<Result<Advance, StoreError>> = stream::iter(moves)
+        let (now, retention) = (self.now, crate::missed::OPS_RETENTION_SECS);
+        let advances: Vec<Result<(bool, Advance), StoreError>> = stream::iter(moves)
             .map(|(job, read_next, new_next, class)| {
-                let (ddb, table) = (self.ctx.ddb.clone(), self.ctx.cfg.jobs_table.clone());
-                async move { jobs::advance_job(&ddb, &table, &job, read_next, new_next, class).await }
+                let (ddb, cfg) = (self.ctx.ddb.clone(), self.ctx.cfg.clone());
+                async move {
+                    match class {
+                        Some(class) => {
+                            jobs::advance_job(&ddb, &cfg.jobs_table, &job, read_next, new_next, class)
+                                .await
+                                .map(|a| (false, a))
+                        }
+                        None => {
+                            let runs = job.definition.max_runs.unwrap_or_default();
+                            jobs::complete_job(&ddb, &cfg, &job, runs, now, retention)
+                                .await
+                                .map(|a| (true, a))
+                        }
+                    }
+                }
             })
             .buffer_unordered(WRITE_CONCURRENCY)
             .collect()
             .await;
         for a in advances {
             match a? {
-                Advance::Advanced => report.advanced += 1,
-                Advance::Lost => report.advance_lost += 1,
+                (true, Advance::Advanced) => report.completed += 1,
+                (false, Advance::Advanced) => report.advanced += 1,
+                (_, Advance::Lost) => report.advance_lost += 1,
             }
         }
         Ok(())
+    }
+
+    /// The jobs of the group that created their last fire (`maxRuns`): the ones a limit refused
+    /// a fire, and the ones whose count (read strongly consistent after their puts) is at the
+    /// limit. A crash before the completion leaves the job enabled: its next fire is refused,
+    /// which completes it then.
+    async fn completed(
+        &self,
+        execs: &ExecStore,
+        group: &Planned,
+        counted: &BTreeSet<JobRef>,
+        limited: &BTreeSet<JobRef>,
+    ) -> Result<BTreeSet<JobRef>, StoreError> {
+        let mut done = limited.clone();
+        for (job, ..) in group {
+            let (Some(max), key) = (job.definition.max_runs, job_ref(job)) else { continue };
+            if counted.contains(&key)
+                && !done.contains(&key)
+                && execs.runs(&job.tenant, &job.job_id, true).await? >= max
+            {
+                done.insert(key);
+            }
+        }
+        Ok(done)
     }
 }
 

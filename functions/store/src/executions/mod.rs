@@ -31,6 +31,7 @@ mod outbox;
 mod outcomes;
 mod queries;
 mod read_write;
+mod runs;
 mod skip_replay;
 
 pub use dependencies::{downstream_of, Registration};
@@ -40,6 +41,7 @@ pub use outcomes::{
     CancelOutcome, CheckpointError, ClaimOutcome, Claimed, FinishResult, Heartbeat, PutOutcome, Snapshot,
 };
 pub use queries::JobPage;
+pub use runs::CountedPut;
 
 use super::items::Item;
 use aws_sdk_dynamodb::types::AttributeValue;

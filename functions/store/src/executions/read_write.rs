@@ -41,10 +41,7 @@ impl ExecStore {
     /// daily jobs, which the trigger's verification pass finds again (`trigger::verify`). Saves
     /// the index write at the put and the one at the final write.
     pub async fn put_new_unindexed(&self, e: &Execution) -> Result<PutOutcome, StoreError> {
-        let mut item = items::execution_to_item(e, EXECUTION_RETENTION_SECS);
-        item.remove(attr::OPEN_PK);
-        item.remove(attr::OPEN_DUE);
-        self.put(e, item).await
+        self.put(e, new_item(e, false)).await
     }
 
     async fn put(&self, e: &Execution, item: Item) -> Result<PutOutcome, StoreError> {
@@ -100,6 +97,16 @@ impl ExecStore {
             Err(err) => Err(StoreError::from_sdk(op, err)),
         }
     }
+}
+
+/// A new execution's item, with its `open` index entry or without.
+pub(super) fn new_item(e: &Execution, indexed: bool) -> Item {
+    let mut item = items::execution_to_item(e, EXECUTION_RETENTION_SECS);
+    if !indexed {
+        item.remove(attr::OPEN_PK);
+        item.remove(attr::OPEN_DUE);
+    }
+    item
 }
 
 fn old_item(err: SdkError<UpdateItemError, HttpResponse>) -> Option<Item> {

@@ -183,3 +183,6 @@ pub const AUTO_PAUSED_BY: &str = "apb";
 pub const RECOVERED_BY: &str = "rby";
 /// Job outcome item: how many dead fires the last recovery ended.
 pub const RECOVERED_AFTER: &str = "dn";
+/// Job run-count item (`RUNS`): how many scheduled fires the trigger created for a job with
+/// `maxRuns`, added to in the same transaction that puts each fire (docs/schedule.md).
+pub const RUN_COUNT: &str = "rc";

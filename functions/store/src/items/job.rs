@@ -17,6 +17,7 @@ pub fn state_str(s: JobState) -> &'static str {
         JobState::Enabled => "ENABLED",
         JobState::Paused => "PAUSED",
         JobState::Deleted => "DELETED",
+        JobState::Completed => "COMPLETED",
     }
 }
 
@@ -112,6 +113,7 @@ pub fn job_from_item(item: &Item) -> Result<Job, DecodeError> {
         "ENABLED" => JobState::Enabled,
         "PAUSED" => JobState::Paused,
         "DELETED" => JobState::Deleted,
+        "COMPLETED" => JobState::Completed,
         other => return Err(DecodeError { attr: attr::STATE, reason: format!("unknown state {other:?}") }),
     };
     Ok(Job {
