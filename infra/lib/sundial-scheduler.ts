@@ -804,7 +804,11 @@ export class SundialScheduler extends Construct {
     for (const fn of [this.tickFunction, this.scanFunction]) {
       allow(fn, ['dynamodb:Query'], [indexArn(this.jobsTable, 'due')]);
       allow(fn, ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], [this.jobsTable.tableArn]);
-      allow(fn, ['dynamodb:GetItem', 'dynamodb:PutItem'], [this.executionsTable.tableArn]);
+      // PutItem: each fire; UpdateItem: a `maxRuns` job's count (in the fire's transaction), and
+      // the `open` index entry the verification pass and a job leaving its every-minute or daily
+      // class give open fires; Query: that class leave reads the job's executions since the
+      // shard's verified minute (docs/trigger.md, docs/schedule.md).
+      allow(fn, ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:Query'], [this.executionsTable.tableArn]);
       // GetQueueAttributes: lane depths, the back-pressure signal that defers low-priority fires.
       allow(fn, ['sqs:SendMessage', 'sqs:GetQueueUrl', 'sqs:GetQueueAttributes'], poolQueueArns);
     }

@@ -264,7 +264,7 @@ describe('least privilege', () => {
     const st = roleStatements(b, s.tickFunction.role!);
     assert.deepEqual(actionsOn(st, dueIndex), ['dynamodb:Query']);
     assert.deepEqual(actionsOn(st, jobs), ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem']);
-    assert.deepEqual(actionsOn(st, execs), ['dynamodb:GetItem', 'dynamodb:PutItem']);
+    assert.deepEqual(actionsOn(st, execs), ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem']);
     for (const pool of s.pools) {
       // GetQueueAttributes: lane depths, the back-pressure signal (docs/priority.md)
       assert.deepEqual(actionsOn(st, res(pool.queue.queueArn)), ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage']);

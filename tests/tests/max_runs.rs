@@ -4,6 +4,8 @@
 //! emulator (MiniStack and moto).
 
 use chrono::Duration;
+use std::sync::Arc;
+use sundial_core::access::{self, Role, Scope};
 use sundial_core::control::{self, Caller, Control, ControlError, ControlSettings};
 use sundial_core::model::{ErrorCode, Execution, JobState, OpsAction};
 use sundial_core::schedule::MisfirePolicy;
@@ -11,6 +13,16 @@ use sundial_core::store::jobs::get_job;
 use sundial_core::trigger::scan::{CrashPoint, ScanOptions};
 use sundial_tests::trigger::{at, ctx, definition, executions, scan};
 use sundial_tests::TestEnv;
+
+/// A scan as the tick function runs it: its calls are recorded under the tick's role (the IAM
+/// recording checks the CDK grants allow them).
+async fn tick(
+    env: &TestEnv,
+    now: chrono::DateTime<chrono::Utc>,
+    opts: &ScanOptions,
+) -> Result<sundial_core::trigger::report::ScanReport, sundial_core::trigger::scan::ScanError> {
+    access::within(Some(Arc::new(Scope::new(Role::Tick, &env.cfg))), scan(env, now, opts)).await
+}
 
 fn caller() -> Caller {
     Caller { tenant: "acme".into(), principal: "ops".into() }
@@ -58,7 +70,7 @@ async fn a_job_ends_completed_after_exactly_max_runs_fires_across_a_crash_and_ra
         // WHEN the first scan (its window reaches 10:01:40: six fires of every20) crashes after
         // its puts, before any job is completed
         let crashed = ScanOptions { crash_at: Some(CrashPoint::AfterPut), ..Default::default() };
-        assert!(scan(&env, at("2026-11-30T10:00:00Z"), &crashed).await.is_err());
+        assert!(tick(&env, at("2026-11-30T10:00:00Z"), &crashed).await.is_err());
         // THEN only the first four fires exist: the fifth was refused by the count
         assert_eq!(
             times(&executions(&env, "acme", "every20").await?),
@@ -88,7 +100,7 @@ async fn a_job_ends_completed_after_exactly_max_runs_fires_across_a_crash_and_ra
 
         // WHEN the every-minute job is scanned minute by minute
         for m in 1..=5 {
-            scan(&env, at("2026-11-30T10:00:05Z") + Duration::minutes(m), &opts).await?;
+            tick(&env, at("2026-11-30T10:00:05Z") + Duration::minutes(m), &opts).await?;
         }
         // THEN it stops at three fires, completed by the scan that created the third (no fourth
         // is even tried), and later scans create nothing for either job
