@@ -35,15 +35,19 @@ impl Put {
     /// Creates the execution unless it exists; for a job with `maxRuns`, counted in the same
     /// write and refused past the limit ([`CountedPut::Limit`]; a `fireOnce` batch is one run).
     pub(super) async fn put(&self, execs: &ExecStore) -> Result<CountedPut, StoreError> {
-        if let Some(max) = self.exec.definition.max_runs {
-            return execs.put_counted(&self.exec, self.indexed, max).await;
+        match self.exec.definition.max_runs {
+            Some(max) => execs.put_counted(&self.exec, self.indexed, max).await,
+            None => self.put_plain(execs).await.map(CountedPut::Put),
         }
-        let outcome = if self.indexed {
-            execs.put_new(&self.exec).await?
+    }
+
+    /// Creates the execution unless it exists, uncounted (a job without `maxRuns`).
+    pub(super) async fn put_plain(&self, execs: &ExecStore) -> Result<PutOutcome, StoreError> {
+        if self.indexed {
+            execs.put_new(&self.exec).await
         } else {
-            execs.put_new_unindexed(&self.exec).await?
-        };
-        Ok(CountedPut::Put(outcome))
+            execs.put_new_unindexed(&self.exec).await
+        }
     }
 }
 

@@ -5,6 +5,8 @@
 //!   business-calendar caches the scan, the worker and the control plane share.
 //! - [`scan`]: the I/O loop over a shard range: put → send → advance → watermark; `batch`: a
 //!   `fireOnce` batch found existing at its put, whose range is then covered once.
+//! - `limit`: `maxRuns` — a limited job's fires put counted, in schedule order, and which
+//!   jobs the scan completes (docs/schedule.md, "A run-count limit").
 //! - [`verify`]: every-minute and daily fires are put without an `open` index entry; a grace
 //!   after their minute this pass looks them up and indexes the ones not final yet.
 //! - [`settle`]: the fires a job owes when a pause, edit or delete changes it, put first.
@@ -16,6 +18,7 @@ pub use crate::execution::follow;
 /// The schedule and calendar caches, from [`crate::schedules`] (kept under their old paths).
 pub use crate::schedules::{self as cache, calendars};
 mod batch;
+mod limit;
 pub mod plan;
 pub mod report;
 pub mod scan;

@@ -9,13 +9,15 @@
 //! absorbs the repeated message.
 
 use super::batch::{self, Put};
+use super::limit::{job_ref, JobRef};
 use super::plan::{plan_job, policy_name, CatchUpBudget, JobPlan};
 pub use super::report::{CrashPoint, ScanError, ScanReport};
+pub use super::settle::dispatch_one;
 use crate::keys;
 use crate::model::{DueClass, ExecStatus, Execution, Job};
 use crate::queue::Outgoing;
 use crate::schedule::Schedule;
-use crate::store::executions::{CountedPut, ExecStore, PutOutcome};
+use crate::store::executions::{ExecStore, PutOutcome};
 use crate::store::jobs::{self, Advance};
 use crate::store::watermarks;
 use crate::store::StoreError;
@@ -415,22 +417,15 @@ struct Sends {
     outgoing: BTreeMap<String, Vec<Outgoing>>,
     created_fire_ms: BTreeMap<String, Vec<i64>>,
     /// Jobs with `maxRuns` that created a fire (their count is read after the puts), and the
-    /// ones whose limit refused one: see [`Dispatch::completed`].
+    /// ones whose limit refused one: see [`super::limit::completed`].
     counted: BTreeSet<JobRef>,
     limited: BTreeSet<JobRef>,
-}
-
-/// (tenant, job id).
-type JobRef = (String, String);
-
-fn job_ref(job: &Job) -> JobRef {
-    (job.tenant.clone(), job.job_id.clone())
 }
 
 impl Dispatch<'_> {
     /// Put → send → advance for one group of jobs, then parks the ones that could not be
     /// planned. Returns false if any job was deferred.
-    async fn run(
+    pub(super) async fn run(
         &self,
         (group, parked): (Planned, Vec<Parked>),
         report: &mut ScanReport,
@@ -458,7 +453,7 @@ impl Dispatch<'_> {
         if crash == Some(CrashPoint::BeforeAdvance) {
             return Err(ScanError::Crash(CrashPoint::BeforeAdvance));
         }
-        let done = dx.completed(&execs, &group, &counted, &limited).await?;
+        let done = super::limit::completed(&execs, &group, &counted, &limited).await?;
         dx.advance(&execs, &group, &decisions, &done, report).await?;
         dx.park(parked, report).await?;
         Ok(all_done)
@@ -539,65 +534,23 @@ impl Dispatch<'_> {
             planned.into_iter().partition(|p| p.exec.definition.max_runs.is_some());
         let (batches, planned): (Vec<Put>, Vec<Put>) =
             planned.into_iter().partition(|p| p.batch_of.is_some());
-        let puts: Vec<Result<(Put, CountedPut), StoreError>> = stream::iter(planned)
+        let puts: Vec<Result<(Execution, PutOutcome), StoreError>> = stream::iter(planned)
             .map(|p| {
                 let execs = execs.clone();
-                async move {
-                    let r = p.put(&execs).await?;
-                    Ok((p, r))
-                }
+                async move { Ok((p.exec.clone(), p.put_plain(&execs).await?)) }
             })
             .buffer_unordered(WRITE_CONCURRENCY)
             .collect()
             .await;
-        let mut outcomes = Vec::with_capacity(puts.len());
+        let mut outcomes = puts.into_iter().collect::<Result<Vec<_>, _>>()?;
         let mut sends = Sends::default();
-        for r in puts {
-            match r? {
-                (p, CountedPut::Put(o)) => outcomes.push((p.exec, o)),
-                (p, CountedPut::Limit) => {
-                    sends.limited.insert((p.exec.tenant.clone(), p.exec.job_id.clone()));
-                }
-            }
-        }
         for p in &batches {
             outcomes.extend(batch::put_batch(execs, p, self.now, &self.opts.actor).await?.0);
         }
-        let mut by_job: BTreeMap<JobRef, Vec<Put>> = BTreeMap::new();
-        for p in counted {
-            by_job.entry((p.exec.tenant.clone(), p.exec.job_id.clone())).or_default().push(p);
-        }
-        let (now, actor) = (self.now, self.opts.actor.clone());
-        let walks: Vec<Result<(JobRef, batch::Walk), StoreError>> = stream::iter(by_job)
-            .map(|(job, mut puts)| {
-                let (execs, actor) = (execs.clone(), actor.clone());
-                async move {
-                    puts.sort_by_key(|p| p.exec.scheduled_at);
-                    let mut out = Vec::new();
-                    for p in &puts {
-                        let (walk, limited) = batch::put_batch(&execs, p, now, &actor).await?;
-                        out.extend(walk);
-                        if limited {
-                            return Ok((job, (out, true)));
-                        }
-                    }
-                    Ok((job, (out, false)))
-                }
-            })
-            .buffer_unordered(WRITE_CONCURRENCY)
-            .collect()
-            .await;
-        for w in walks {
-            let (job, (walk, limited)) = w?;
-            if walk.iter().any(|(_, o)| *o == PutOutcome::Created) {
-                sends.counted.insert(job.clone());
-            }
-            if limited {
-                report.over_limit += 1;
-                sends.limited.insert(job);
-            }
-            outcomes.extend(walk);
-        }
+        let counted = super::limit::put_in_order(execs, counted, self.now, &self.opts.actor).await?;
+        report.over_limit += counted.limited.len() as u64;
+        outcomes.extend(counted.outcomes);
+        (sends.counted, sends.limited) = (counted.counted, counted.limited);
         for (e, r) in outcomes {
             let pool = e.definition.pool.clone();
             let status = match r {
@@ -744,59 +697,4 @@ impl Dispatch<'_> {
         }
         Ok(())
     }
-
-    /// The jobs of the group that created their last fire (`maxRuns`): the ones a limit refused
-    /// a fire, and the ones whose count (read strongly consistent after their puts) is at the
-    /// limit. A crash before the completion leaves the job enabled: its next fire is refused,
-    /// which completes it then.
-    async fn completed(
-        &self,
-        execs: &ExecStore,
-        group: &Planned,
-        counted: &BTreeSet<JobRef>,
-        limited: &BTreeSet<JobRef>,
-    ) -> Result<BTreeSet<JobRef>, StoreError> {
-        let mut done = limited.clone();
-        for (job, ..) in group {
-            let (Some(max), key) = (job.definition.max_runs, job_ref(job)) else { continue };
-            if counted.contains(&key)
-                && !done.contains(&key)
-                && execs.runs(&job.tenant, &job.job_id, true).await? >= max
-            {
-                done.insert(key);
-            }
-        }
-        Ok(done)
-    }
-}
-
-/// Dispatches one job right away (the API calls it after creating, resuming or editing a job,
-/// so fires in the current minute are not late): the same put → send → CAS-advance as a scan,
-/// over the job's fires up to the end of the next minute. Racing a scan is safe (conditional
-/// puts, CAS on the read position); if this call fails or the process dies, the next tick
-/// finds the job in its admission partition and does the same work.
-pub async fn dispatch_one(
-    ctx: &Ctx,
-    job: &Job,
-    now: DateTime<Utc>,
-    actor: &str,
-) -> Result<ScanReport, ScanError> {
-    let mut report = ScanReport::default();
-    let (Some(next), true) = (job.next_fire_at, job.state == crate::model::JobState::Enabled) else {
-        return Ok(report);
-    };
-    if !load_calendars_or_log(ctx, job, &mut report).await? {
-        return Ok(report);
-    }
-    let Some(schedule) = parse_or_log(job, &mut report) else { return Ok(report) };
-    let window_end = keys::minute_start(keys::minute_of(now) + 2) - Duration::milliseconds(1);
-    // Only on-time fires here: a job admitted now has no missed fires to pace.
-    let mut budget = CatchUpBudget::new(0, 0);
-    let plan = plan_job(job, &schedule, next - Duration::milliseconds(1), window_end, now, &mut budget);
-    let opts = ScanOptions { actor: actor.to_string(), ..Default::default() };
-    let group = (vec![(job.clone(), schedule, next, plan)], Vec::new());
-    Dispatch { ctx, now, opts: &opts, class: Group::Admission, since_ms: now.timestamp_millis() }
-        .run(group, &mut report)
-        .await?;
-    Ok(report)
 }

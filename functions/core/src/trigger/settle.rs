@@ -54,3 +54,34 @@ async fn position(ctx: &Ctx, job: &Job, next: DateTime<Utc>) -> Result<DateTime<
     let pos = watermarks::position(&ctx.ddb, &ctx.cfg.jobs_table, job.shard).await?;
     Ok(pos.map_or(own, |p| own.max(keys::minute_start(p.planned_through() + 1) - Duration::milliseconds(1))))
 }
+
+/// Dispatches one job right away (the API calls it after creating, resuming or editing a job,
+/// so fires in the current minute are not late): the same put → send → CAS-advance as a scan,
+/// over the job's fires up to the end of the next minute. Racing a scan is safe (conditional
+/// puts, CAS on the read position); if this call fails or the process dies, the next tick
+/// finds the job in its admission partition and does the same work.
+pub async fn dispatch_one(
+    ctx: &Ctx,
+    job: &Job,
+    now: DateTime<Utc>,
+    actor: &str,
+) -> Result<ScanReport, ScanError> {
+    let mut report = ScanReport::default();
+    let (Some(next), true) = (job.next_fire_at, job.state == crate::model::JobState::Enabled) else {
+        return Ok(report);
+    };
+    if !load_calendars_or_log(ctx, job, &mut report).await? {
+        return Ok(report);
+    }
+    let Some(schedule) = parse_or_log(job, &mut report) else { return Ok(report) };
+    let window_end = keys::minute_start(keys::minute_of(now) + 2) - Duration::milliseconds(1);
+    // Only on-time fires here: a job admitted now has no missed fires to pace.
+    let mut budget = CatchUpBudget::new(0, 0);
+    let plan = plan_job(job, &schedule, next - Duration::milliseconds(1), window_end, now, &mut budget);
+    let opts = ScanOptions { actor: actor.to_string(), ..Default::default() };
+    let group = (vec![(job.clone(), schedule, next, plan)], Vec::new());
+    Dispatch { ctx, now, opts: &opts, class: Group::Admission, since_ms: now.timestamp_millis() }
+        .run(group, &mut report)
+        .await?;
+    Ok(report)
+}
