@@ -263,12 +263,7 @@ impl Ownership {
 
     async fn secret_tag(&self, arn: &str) -> Tagged {
         match self.clients.secrets.describe_secret().secret_id(arn).send().await {
-            Ok(o) => Tagged::Value(
-                o.tags()
-                    .iter()
-                    .find(|t| t.key() == Some(TENANT_TAG))
-                    .and_then(|t| t.value().map(str::to_string)),
-            ),
+            Ok(o) => Tagged::Value(tenant_tag(o.tags().iter().map(|t| (t.key(), t.value())))),
             Err(e) => judge(e),
         }
     }
@@ -300,12 +295,7 @@ impl Ownership {
 
     async fn machine_tag(&self, arn: &str) -> Tagged {
         match self.clients.sfn.list_tags_for_resource().resource_arn(arn).send().await {
-            Ok(o) => Tagged::Value(
-                o.tags()
-                    .iter()
-                    .find(|t| t.key() == Some(TENANT_TAG))
-                    .and_then(|t| t.value().map(str::to_string)),
-            ),
+            Ok(o) => Tagged::Value(tenant_tag(o.tags().iter().map(|t| (t.key(), t.value())))),
             Err(e) => judge(e),
         }
     }
@@ -344,6 +334,12 @@ where
         }
         _ => Tagged::Unsure(detail),
     }
+}
+
+/// The `sundial-tenant` tag's value among `tags` (key, value), as the SDKs whose tags have
+/// optional keys and values list them (Secrets Manager, Step Functions).
+fn tenant_tag<'a>(mut tags: impl Iterator<Item = (Option<&'a str>, Option<&'a str>)>) -> Option<String> {
+    tags.find(|(k, _)| *k == Some(TENANT_TAG)).and_then(|(_, v)| v.map(str::to_string))
 }
 
 #[cfg(test)]
