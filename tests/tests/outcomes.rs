@@ -132,6 +132,9 @@ impl World {
     fn reconciler(&self, name: &str) -> ReconcileOptions {
         ReconcileOptions {
             actor: format!("reconciler:{name}"),
+            // Notifications go out through a worker's webhook clients; a receiver that does not
+            // answer is given up on after a second (the deployment's default is longer).
+            notify: Some(self.healthy.notifier(std::time::Duration::from_secs(1))),
             events: Some(self.env.clients.events.clone()),
             pause: Some(Arc::new(ControlPause::new(Control::new(
                 ctx(&self.env),
@@ -403,6 +406,156 @@ async fn finish_deadlines() -> Result<()> {
         assert_eq!(snap.exec.status, ExecStatus::Succeeded);
         assert!(snap.open_due.is_none() && snap.outbox.is_empty(), "reported, then closed: {snap:?}");
     }
+    w.env.cleanup().await;
+    Ok(())
+}
+
+const NOTIFY_KEY: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+
+/// A job of one attempt per fire whose outcome events are also POSTed, signed, to `hook`.
+async fn notifying_job(w: &World, job_id: &str, hook: &fixtures::WebhookServer) -> Result<Execution> {
+    let arn = fixtures::tenant_secret(&w.env, &format!("{job_id}-notify"), NOTIFY_KEY, Some("acme")).await?;
+    let base = minutes_ago(10)?;
+    let mut def = job(1);
+    def.outcome_notify = Some(sundial_core::model::outcome::OutcomeNotify {
+        url: hook.url("/outcomes"),
+        signing_secret_arn: Some(arn),
+    });
+    create_job(&w.env, "acme", job_id, def, base + Duration::seconds(10)).await?;
+    // WHEN its first fire fails for good on a worker that dies before it can send anything
+    let a = w.fire(job_id, base + Duration::minutes(1)).await?;
+    w.handler.then(false);
+    assert_eq!(w.deliver(&w.crashing, &a).await?, Disposition::Delete);
+    let mut pending = w.outbox(&a).await?;
+    pending.sort();
+    assert_eq!(
+        pending,
+        ["ExecutionDead#1#retryable#Http503", "Notify:0::ExecutionDead#1#retryable#Http503"],
+        "the transition wrote the bus event and its notification"
+    );
+    assert!(hook.received().is_empty());
+    Ok(a)
+}
+
+/// Checks one notification as a receiver would: the signature over the raw body with the
+/// job's key, `webhook-id` = the event's id, and the bus event's detail with `detailType`.
+fn verify_notification(r: &fixtures::Received, a: &Execution, kind: &str) -> Result<()> {
+    use sundial_idempotency::webhook::{self, Headers};
+    let event_id = format!("acme/{}/ExecutionDead#1#retryable#Http503", a.id());
+    assert_eq!(r.header("webhook-id"), event_id);
+    assert_eq!(r.header("idempotency-key"), event_id);
+    let h = Headers {
+        id: r.header("webhook-id"),
+        timestamp: r.header("webhook-timestamp"),
+        signature: r.header("webhook-signature"),
+    };
+    let ts: i64 = r.header("webhook-timestamp").parse()?;
+    let v = webhook::verify(&[NOTIFY_KEY], &h, &r.raw_body, ts, webhook::DEFAULT_TOLERANCE_SECS);
+    assert!(v.is_ok(), "the signature verifies: {v:?}");
+    let wrong = webhook::verify(
+        &["whsec_c3VuZGlhbC10ZXN0LXJvdGF0ZWQta2V5LTAx"],
+        &h,
+        &r.raw_body,
+        ts,
+        webhook::DEFAULT_TOLERANCE_SECS,
+    );
+    assert!(wrong.is_err(), "another key does not verify");
+    let b = &r.body;
+    assert_eq!((b["detailType"].as_str(), b["eventId"].as_str()), (Some(kind), Some(event_id.as_str())));
+    assert_eq!((b["tenant"].as_str(), b["executionId"].as_str()), (Some("acme"), Some(a.id().as_str())));
+    assert_eq!((b["status"].as_str(), b["errorCode"].as_str()), (Some("DEAD"), Some("Http503")));
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_notification_is_sent_once_signed_by_the_reconciler_after_a_crash_before_the_emit() -> Result<()> {
+    Box::pin(notified_once_after_a_crash()).await
+}
+
+async fn notified_once_after_a_crash() -> Result<()> {
+    // GIVEN a job notifying a receiver that accepts everything, and a fire whose worker died
+    // after its transition
+    let w = World::new("outcomes-notify", "notify").await?;
+    let hook = fixtures::WebhookServer::start(vec![]).await?;
+    let a = notifying_job(&w, "notify", &hook).await?;
+    // WHEN the reconciler runs, then another
+    let later = a.scheduled_at + Duration::minutes(30);
+    assert_eq!(w.reconcile("r1", later).await?, 1);
+    assert_eq!(w.reconcile("r2", later + Duration::minutes(1)).await?, 0);
+    // THEN the bus event went out once, and one signed notification carrying the same detail
+    let events = delivered(&w.env, &w.queue_url, 1).await?;
+    assert_eq!(kinds(&events), ["ExecutionDead"]);
+    let got = hook.received();
+    assert_eq!(got.len(), 1, "{got:?}");
+    verify_notification(&got[0], &a, "ExecutionDead")?;
+    assert_eq!(got[0].body["eventId"], events[0]["detail"]["eventId"]);
+    let snap = fixtures::snapshot(&w.env, &ExecKey::of(&a)).await?;
+    assert!(snap.outbox.is_empty() && snap.open_due.is_none(), "sent, then closed: {snap:?}");
+    w.env.cleanup().await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_notification_is_retried_by_the_next_flush_without_resending_the_bus_event() -> Result<()> {
+    Box::pin(notification_retried()).await
+}
+
+async fn notification_retried() -> Result<()> {
+    // GIVEN a job notifying a receiver that answers 500 once, then 200
+    let w = World::new("outcomes-notify-500", "notify500").await?;
+    let hook = fixtures::WebhookServer::start(vec![fixtures::Reply::Status(500)]).await?;
+    let a = notifying_job(&w, "notify500", &hook).await?;
+    // WHEN the reconciler flushes the fire's outbox
+    let later = a.scheduled_at + Duration::minutes(30);
+    assert_eq!(w.reconcile("r1", later).await?, 1);
+    // THEN the bus event went out, and only the notification stays, one failure counted
+    assert_eq!(w.outbox(&a).await?, ["Notify:1::ExecutionDead#1#retryable#Http503"]);
+    // AND the next reconciler delivers it, sending nothing to the bus; a third sends nothing
+    assert_eq!(w.reconcile("r2", later + Duration::minutes(1)).await?, 0);
+    assert_eq!(w.reconcile("r3", later + Duration::minutes(2)).await?, 0);
+    let events = delivered(&w.env, &w.queue_url, 1).await?;
+    assert_eq!(kinds(&events), ["ExecutionDead"], "the bus event once");
+    let got = hook.received();
+    assert_eq!(got.len(), 2, "one refused, one accepted: {got:?}");
+    for r in &got {
+        verify_notification(r, &a, "ExecutionDead")?;
+    }
+    let snap = fixtures::snapshot(&w.env, &ExecKey::of(&a)).await?;
+    assert!(snap.outbox.is_empty() && snap.open_due.is_none(), "delivered, then closed: {snap:?}");
+    w.env.cleanup().await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_receiver_that_never_answers_is_given_up_after_the_bound_and_the_bus_event_still_goes_once(
+) -> Result<()> {
+    Box::pin(notification_given_up()).await
+}
+
+async fn notification_given_up() -> Result<()> {
+    // GIVEN a job notifying a receiver that never answers
+    let w = World::new("outcomes-notify-dead", "notifydead").await?;
+    let never = Arc::new(tokio::sync::Notify::new());
+    let script = (0..10).map(|_| fixtures::Reply::Hold(never.clone())).collect();
+    let hook = fixtures::WebhookServer::start(script).await?;
+    let a = notifying_job(&w, "notifydead", &hook).await?;
+    // WHEN reconcilers run a minute apart, more times than the bound
+    let later = a.scheduled_at + Duration::minutes(30);
+    let bound = sundial_core::model::outcome::MAX_NOTIFY_FAILURES as i64;
+    let mut sent = 0;
+    for i in 0..bound + 2 {
+        sent += w.reconcile(&format!("r{i}"), later + Duration::minutes(i)).await?;
+    }
+    // THEN the bus event went out once, the notification was tried exactly the bound's times,
+    // then given up with a note on the timeline, and the fire is closed
+    assert_eq!(sent, 1);
+    let events = delivered(&w.env, &w.queue_url, 1).await?;
+    assert_eq!(kinds(&events), ["ExecutionDead"]);
+    assert_eq!(hook.received().len(), bound as usize);
+    let snap = fixtures::snapshot(&w.env, &ExecKey::of(&a)).await?;
+    assert!(snap.outbox.is_empty() && snap.open_due.is_none(), "given up, then closed: {snap:?}");
+    let notes = snap.exec.timeline.iter().filter(|e| e.code.as_deref() == Some("OutcomeNotifyAbandoned"));
+    assert_eq!(notes.count(), 1, "{:?}", snap.exec.timeline);
     w.env.cleanup().await;
     Ok(())
 }

@@ -192,6 +192,7 @@ mod tests {
                 on_dependency_deadline: Default::default(),
                 events: None,
                 outcome_events: None,
+                outcome_notify: None,
                 auto_pause_after_dead_fires: None,
                 max_runs: None,
             },

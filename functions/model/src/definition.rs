@@ -140,6 +140,11 @@ pub struct JobDefinition {
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "not_null")]
     #[schema(inline, nullable = false)]
     pub outcome_events: Option<crate::outcome::OutcomeEvents>,
+    // Also POST each outcome event to an HTTPS receiver (`OutcomeNotify`, inline), signed like a
+    // webhook target's call (docs/outcomes.md, "HTTPS notifications"). Absent: the bus only.
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "not_null")]
+    #[schema(inline, nullable = false)]
+    pub outcome_notify: Option<crate::outcome::OutcomeNotify>,
     /// Pause the job after this many dead fires in a row (FAILED or DEAD; a success starts the
     /// count over, and so does a resume): audited (`job_paused`, actor `auto-pause:{executionId}`),
     /// announced by a `JobAutoPaused` event, resumed like any pause (docs/outcomes.md). Absent:
@@ -220,6 +225,7 @@ impl JobDefinition {
             on_dependency_deadline: crate::dependency::OnDependencyDeadline::Fail,
             events: None,
             outcome_events: None,
+            outcome_notify: None,
             auto_pause_after_dead_fires: None,
             max_runs: None,
         }
@@ -332,6 +338,9 @@ impl JobDefinition {
         def.validate_params()?;
         // The one target policy, the same the worker applies before every call.
         cfg.targets.check(cfg, tenant, &def.target)?;
+        if let Some(notify) = &def.outcome_notify {
+            cfg.targets.check_notify(cfg, tenant, notify)?;
+        }
         def.validate_policies()?;
         crate::children::validate(def)?;
         crate::mapreduce::validate(def)?;

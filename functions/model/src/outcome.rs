@@ -133,6 +133,86 @@ pub struct OutcomeEvents {
     pub succeeded: bool,
 }
 
+/// Where a job's outcome events are also POSTed (`outcomeNotify`, docs/outcomes.md "HTTPS
+/// notifications"): the fields of the HTTP target's, judged by the same target policy, signed
+/// the same way (Standard Webhooks, `webhook-id` = the event's `eventId`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schema(
+    description = "Each outcome event of the job is also POSTed as JSON to this URL (docs/outcomes.md, HTTPS notifications): the bus event's detail plus detailType, signed like a webhook target's call (webhook-id is the event's eventId), judged by the same address policy and allowlists as target.url."
+)]
+pub struct OutcomeNotify {
+    /// The receiver (`https://`; the HTTP target's rules).
+    #[schema(
+        min_length = 8,
+        max_length = 2048,
+        pattern = "^https://",
+        examples("https://hooks.example.com/outcomes")
+    )]
+    pub url: String,
+    /// ARN of the Secrets Manager secret holding the signing key(s), as a webhook target's
+    /// `signingSecretArn` (the tenant's own, tagged `sundial-tenant`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(
+        nullable = false,
+        max_length = 2048,
+        pattern = "^arn:[a-z-]+:secretsmanager:[a-z0-9-]+:[0-9]{12}:secret:.+$"
+    )]
+    pub signing_secret_arn: Option<String>,
+}
+
+/// Most failed deliveries of one notification before it is given up (the bus event is never
+/// held back by it): each failed flush of the outbox (the worker's, the next claim's, each
+/// reconciler run's, about a minute apart) counts one.
+pub const MAX_NOTIFY_FAILURES: u32 = 5;
+
+/// The outbox twin of an [`OutboxEntry`] for the job's `outcomeNotify`: written by the same
+/// transition as the bus entry, deleted on its own once the receiver accepted it, so neither
+/// delivery repeats the other. `Notify:{failures}:{deadFires}:{entry}`. The flush that sends
+/// the bus event rewrites it with the event's `deadFires` (known only then) before it deletes
+/// the bus entry, and a failed delivery with its count plus one; each rewrite is an add, then
+/// a delete of the old member, so a crash between them leaves two, read as one.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct NotifyEntry {
+    /// The event it delivers.
+    pub entry: OutboxEntry,
+    /// Deliveries that failed so far.
+    pub failures: u32,
+    /// The event's `deadFires`, once its bus event was sent (`None` before, or none to tell).
+    pub dead_fires: Option<usize>,
+}
+
+const NOTIFY_PREFIX: &str = "Notify:";
+
+impl NotifyEntry {
+    /// The twin of `entry`, not yet tried.
+    pub fn of(entry: &OutboxEntry) -> Self {
+        NotifyEntry { entry: entry.clone(), failures: 0, dead_fires: None }
+    }
+
+    /// The set member.
+    pub fn encode(&self) -> String {
+        let dead = self.dead_fires.map(|d| d.to_string()).unwrap_or_default();
+        format!("{NOTIFY_PREFIX}{}:{dead}:{}", self.failures, self.entry.encode())
+    }
+
+    /// Reads a stored member (`None`: not a notification entry).
+    pub fn parse(s: &str) -> Option<NotifyEntry> {
+        let mut parts = s.strip_prefix(NOTIFY_PREFIX)?.splitn(3, ':');
+        let failures = parts.next()?.parse().ok()?;
+        let dead = parts.next()?;
+        let dead_fires = if dead.is_empty() { None } else { Some(dead.parse().ok()?) };
+        Some(NotifyEntry { entry: OutboxEntry::parse(parts.next()?)?, failures, dead_fires })
+    }
+}
+
+/// The outbox members a transition writes for `entries`: each bus entry, and its
+/// [`NotifyEntry`] twin when the job has `outcomeNotify` (`notify`).
+pub fn members(entries: &[OutboxEntry], notify: bool) -> Vec<String> {
+    let twins = entries.iter().filter(|_| notify).map(|e| NotifyEntry::of(e).encode());
+    entries.iter().map(OutboxEntry::encode).chain(twins).collect()
+}
+
 /// Most dead fires in a row `autoPauseAfterDeadFires` may wait for.
 pub const MAX_AUTO_PAUSE_AFTER: u32 = 100;
 
@@ -154,5 +234,18 @@ mod tests {
             event_id("acme", "j@1", &OutboxEntry::new(OutcomeKind::ExecutionFailed, 2)),
             "each failed attempt is its own event"
         );
+    }
+
+    #[test]
+    fn a_notification_twin_reads_back_and_is_no_bus_entry() {
+        let e = OutboxEntry::with_error(OutcomeKind::ExecutionDead, 3, "retryable", "Http503");
+        let all = members(std::slice::from_ref(&e), true);
+        assert_eq!(all, ["ExecutionDead#3#retryable#Http503", "Notify:0::ExecutionDead#3#retryable#Http503"]);
+        assert_eq!(OutboxEntry::parse(&all[1]), None, "an older flusher leaves it alone");
+        let twin = NotifyEntry { entry: e.clone(), failures: 4, dead_fires: Some(2) };
+        assert_eq!(twin.encode(), "Notify:4:2:ExecutionDead#3#retryable#Http503");
+        assert_eq!(NotifyEntry::parse(&twin.encode()), Some(twin));
+        assert_eq!(NotifyEntry::parse(&all[0]), None);
+        assert_eq!(members(std::slice::from_ref(&e), false), ["ExecutionDead#3#retryable#Http503"]);
     }
 }

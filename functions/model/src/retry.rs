@@ -69,6 +69,9 @@ pub mod codes {
     pub const START_DEADLINE_MISSED: &str = "StartDeadlineMissed";
     /// A note: the fire had not finished by its finish deadline (docs/outcomes.md).
     pub const FINISH_DEADLINE_MISSED: &str = "FinishDeadlineMissed";
+    /// A note: an outcome event's HTTPS notification (`outcomeNotify`) failed
+    /// `MAX_NOTIFY_FAILURES` times and was given up; its bus event was sent (docs/outcomes.md).
+    pub const OUTCOME_NOTIFY_ABANDONED: &str = "OutcomeNotifyAbandoned";
     /// Its upstream runs (`after`) were not satisfied by its dependency deadline: ended DEAD
     /// (`onDependencyDeadline: fail`) or SKIPPED (`skip`) with this code.
     pub const DEPENDENCY_NOT_MET: &str = "DependencyNotMet";

@@ -142,7 +142,7 @@ impl ExecStore {
         &self,
         key: &ExecKey,
         seen: &Snapshot,
-        entry: &str,
+        entries: &[String],
         next_look: Option<i64>,
         actor: &str,
         now_ms: i64,
@@ -150,7 +150,7 @@ impl ExecStore {
         let ev = AuditEvent::note(&seen.exec, now_ms, actor, codes::FINISH_DEADLINE_MISSED);
         let mut e = Expr::default();
         e.set(attr::FINISH_MISSED, n(now_ms))
-            .add_strings(attr::OUTBOX, vec![entry.to_string()])
+            .add_strings(attr::OUTBOX, entries.to_vec())
             .set(attr::OUTBOX_LEASE, n(now_ms + super::executions::OUTBOX_LEASE_MS))
             .append_event(&ev);
         if let Some(at) = next_look {

@@ -373,6 +373,7 @@ fn execution(status: ExecStatus) -> Execution {
             on_dependency_deadline: Default::default(),
             events: None,
             outcome_events: None,
+            outcome_notify: None,
             auto_pause_after_dead_fires: None,
             max_runs: None,
         },

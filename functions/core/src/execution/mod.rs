@@ -29,6 +29,7 @@ pub mod clock;
 pub mod follow;
 pub mod mapreduce;
 pub mod metrics;
+pub mod notify;
 pub mod outcome;
 pub mod policy;
 pub mod resource_limits;

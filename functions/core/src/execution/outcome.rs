@@ -20,9 +20,10 @@
 //! that one event again on the retry, with the same `eventId`.
 
 use crate::execution::claim::Finish;
+use crate::execution::notify::Notifier;
 use crate::execution::retry::ErrorClass;
 use crate::missed::{MissReporter, ReportError};
-use crate::model::outcome::{event_id, OutboxEntry, OutcomeKind};
+use crate::model::outcome::{event_id, members, NotifyEntry, OutboxEntry, OutcomeKind, MAX_NOTIFY_FAILURES};
 use crate::model::{ExecStatus, Execution};
 use crate::store::executions::{ExecKey, ExecStore};
 use crate::store::StoreError;
@@ -161,6 +162,7 @@ pub struct Outcomes {
     store: ExecStore,
     bus: MissReporter,
     pause: Option<Arc<dyn AutoPause>>,
+    notify: Option<Arc<dyn Notifier>>,
 }
 
 impl std::fmt::Debug for Outcomes {
@@ -168,6 +170,7 @@ impl std::fmt::Debug for Outcomes {
         f.debug_struct("Outcomes")
             .field("bus", &self.bus.bus())
             .field("pause", &self.pause.is_some())
+            .field("notify", &self.notify.is_some())
             .finish()
     }
 }
@@ -179,12 +182,31 @@ pub struct Flushed {
     pub sent: Vec<OutcomeKind>,
     /// Entries done without an event (a recovery another success claimed; no bus).
     pub dropped: usize,
+    /// HTTPS notifications the receiver accepted (`outcomeNotify`).
+    pub notified: Vec<OutcomeKind>,
+    /// Notifications that failed this time and stay for the next flush.
+    pub notify_failed: usize,
+    /// Notifications given up after [`MAX_NOTIFY_FAILURES`] failures (a timeline note each).
+    pub notify_given_up: usize,
 }
 
 impl Outcomes {
     /// A flusher writing through `store`, sending through `bus`, pausing through `pause`.
     pub fn new(store: ExecStore, bus: MissReporter, pause: Option<Arc<dyn AutoPause>>) -> Self {
-        Outcomes { store, bus, pause }
+        Outcomes { store, bus, pause, notify: None }
+    }
+
+    /// This flusher, pausing jobs through `pause`.
+    pub fn with_pause(mut self, pause: Arc<dyn AutoPause>) -> Self {
+        self.pause = Some(pause);
+        self
+    }
+
+    /// This flusher, delivering `outcomeNotify` notifications through `notify`. Without one,
+    /// each pending notification counts a failed delivery (so it is given up, not kept forever).
+    pub fn with_notifier(mut self, notify: Option<Arc<dyn Notifier>>) -> Self {
+        self.notify = notify;
+        self
     }
 
     /// Whether this flusher can pause jobs.
@@ -210,7 +232,7 @@ impl Outcomes {
             return Ok(Flushed::default());
         }
         let r = self.send_all(e, &key, status, entries, now).await;
-        if r.is_err() {
+        if r.as_ref().map_or(true, |f| f.notify_failed > 0) {
             // Whoever comes next (a claim, the reconciler) need not wait for the lease.
             if let Err(err) = self.store.release_outbox(&key).await {
                 tracing::warn!(execution = %e.id(), error = %err, "outbox lease kept until it runs out");
@@ -229,6 +251,8 @@ impl Outcomes {
     ) -> Result<Flushed, OutcomeError> {
         let key = key.clone();
         let mut queue: Vec<OutboxEntry> = entries.iter().filter_map(|s| OutboxEntry::parse(s)).collect();
+        let mut twins: Vec<NotifyEntry> = entries.iter().filter_map(|s| NotifyEntry::parse(s)).collect();
+        let notifies = e.definition.outcome_notify.is_some();
         // Unknown entries (a newer version's) are left alone; job-level ones go last.
         queue.sort_by_key(|x| x.kind == OutcomeKind::JobAutoPaused);
         let mut done = Flushed::default();
@@ -248,7 +272,12 @@ impl Outcomes {
                         && self.store.claim_auto_pause(&e.tenant, &e.job_id, &e.id()).await?
                     {
                         let paused = OutboxEntry::new(OutcomeKind::JobAutoPaused, entry.attempt);
-                        self.store.outbox_add(&key, &[paused.encode()]).await?;
+                        self.store
+                            .outbox_add(&key, &members(std::slice::from_ref(&paused), notifies))
+                            .await?;
+                        if notifies && !twins.iter().any(|t| t.entry == paused) {
+                            twins.push(NotifyEntry::of(&paused));
+                        }
                         if !queue.contains(&paused) {
                             queue.push(paused);
                         }
@@ -274,29 +303,7 @@ impl Outcomes {
                 | OutcomeKind::ExecutionFailed
                 | OutcomeKind::FinishDeadlineMissed => true,
             };
-            let status = match entry.kind {
-                OutcomeKind::ExecutionFailed => ExecStatus::RetryWait,
-                OutcomeKind::ExecutionSucceeded | OutcomeKind::JobRecovered => ExecStatus::Succeeded,
-                _ => status,
-            };
-            let detail = OutcomeEvent {
-                event_id: event_id(&e.tenant, &e.id(), &entry),
-                tenant: e.tenant.clone(),
-                job_id: e.job_id.clone(),
-                execution_id: e.id(),
-                scheduled_at: e.scheduled_at.to_rfc3339_opts(SecondsFormat::Millis, true),
-                attempt: entry.attempt,
-                status: status.as_str().to_string(),
-                error_class: entry.error_class.clone(),
-                error_code: entry.error_code.clone(),
-                dead_fires,
-                deadline: (entry.kind == OutcomeKind::FinishDeadlineMissed)
-                    .then(|| sundial_model::reconcile::finish_deadline(e))
-                    .flatten()
-                    .map(|d| crate::store::items::ms_to_dt(d).to_rfc3339_opts(SecondsFormat::Millis, true)),
-                pool: e.definition.pool.clone(),
-                def_version: e.def_version,
-            };
+            let detail = event_detail(e, &entry, status, dead_fires);
             let put = send && {
                 let json = serde_json::to_string(&detail).unwrap_or_else(|_| "{}".into());
                 self.bus.put_event(entry.kind.as_str(), json, now).await?
@@ -307,9 +314,142 @@ impl Outcomes {
             } else {
                 done.dropped += 1;
             }
-            self.store.outbox_sent(&key, &[entry.encode()]).await?;
+            self.bus_done(&key, &entry, put, dead_fires, &mut twins).await?;
+        }
+        for group in same_event(twins) {
+            self.notify_one(e, &key, status, &group, now, &mut done).await?;
         }
         Ok(done)
+    }
+
+    /// Deletes a sent (or dropped: `put` false) bus entry. Its notification twins go with a
+    /// dropped one; a sent one's twin is rewritten first with the event's `deadFires` (only
+    /// this flush knows it), so the notification tells what the bus event told.
+    async fn bus_done(
+        &self,
+        key: &ExecKey,
+        entry: &OutboxEntry,
+        put: bool,
+        dead_fires: Option<usize>,
+        twins: &mut Vec<NotifyEntry>,
+    ) -> Result<(), OutcomeError> {
+        let mine: Vec<NotifyEntry> = twins.iter().filter(|t| &t.entry == entry).cloned().collect();
+        let mut gone = vec![entry.encode()];
+        if !put {
+            gone.extend(mine.iter().map(NotifyEntry::encode));
+            twins.retain(|t| &t.entry != entry);
+        } else if dead_fires.is_some() && !mine.is_empty() && mine.iter().all(|t| t.dead_fires != dead_fires)
+        {
+            let failures = mine.iter().map(|t| t.failures).max().unwrap_or(0);
+            let told = NotifyEntry { entry: entry.clone(), failures, dead_fires };
+            gone.extend(mine.iter().map(NotifyEntry::encode));
+            self.store.outbox_replace(key, &[told.encode()], &gone).await?;
+            twins.retain(|t| &t.entry != entry);
+            twins.push(told);
+            return Ok(());
+        }
+        self.store.outbox_sent(key, &gone).await?;
+        Ok(())
+    }
+
+    /// Delivers one event's notification (`group`: its twins, more than one only after a crash
+    /// between a rewrite's two writes). Accepted: its twins are deleted. Failed: rewritten with
+    /// one failure more for the next flush, or given up (with a timeline note) at
+    /// [`MAX_NOTIFY_FAILURES`]. Never an error of the flush: a dead receiver holds back nothing.
+    async fn notify_one(
+        &self,
+        e: &Execution,
+        key: &ExecKey,
+        status: ExecStatus,
+        group: &[NotifyEntry],
+        now: DateTime<Utc>,
+        done: &mut Flushed,
+    ) -> Result<(), OutcomeError> {
+        let Some(best) = group.iter().max_by_key(|t| (t.failures, t.dead_fires.is_some())) else {
+            return Ok(());
+        };
+        let all: Vec<String> = group.iter().map(NotifyEntry::encode).collect();
+        let detail = event_detail(e, &best.entry, status, best.dead_fires);
+        let r = match (&self.notify, &e.definition.outcome_notify) {
+            (Some(n), Some(to)) => {
+                let mut body = serde_json::to_value(&detail).unwrap_or_default();
+                body["detailType"] = best.entry.kind.as_str().into();
+                n.post(&e.tenant, to, &detail.event_id, body.to_string(), now).await
+            }
+            (None, _) => Err(crate::execution::retry::RunError::retryable(
+                "NoNotifier",
+                "this process cannot deliver notifications",
+            )),
+            // A definition without a receiver has nothing to deliver.
+            (_, None) => Ok(()),
+        };
+        let kind = best.entry.kind.as_str();
+        match r {
+            Ok(()) => {
+                self.store.outbox_sent(key, &all).await?;
+                tracing::info!(execution = %e.id(), event = kind, "outcome notification delivered");
+                done.notified.push(best.entry.kind);
+            }
+            Err(err) if best.failures + 1 >= MAX_NOTIFY_FAILURES => {
+                tracing::warn!(execution = %e.id(), event = kind, code = %err.code, error = %err.message, "outcome notification given up");
+                let code = crate::execution::retry::codes::OUTCOME_NOTIFY_ABANDONED;
+                let actor = format!("notify:{kind}");
+                self.store.outbox_give_up(key, e, &all, &actor, code, now.timestamp_millis()).await?;
+                done.notify_given_up += 1;
+            }
+            Err(err) => {
+                tracing::warn!(execution = %e.id(), event = kind, code = %err.code, error = %err.message, "outcome notification failed; the next flush retries it");
+                let next = NotifyEntry { failures: best.failures + 1, ..best.clone() };
+                self.store.outbox_replace(key, &[next.encode()], &all).await?;
+                done.notify_failed += 1;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Twins grouped by the event they deliver.
+fn same_event(mut twins: Vec<NotifyEntry>) -> Vec<Vec<NotifyEntry>> {
+    twins.sort();
+    let mut out: Vec<Vec<NotifyEntry>> = Vec::new();
+    for t in twins {
+        match out.last_mut() {
+            Some(g) if g[0].entry == t.entry => g.push(t),
+            _ => out.push(vec![t]),
+        }
+    }
+    out
+}
+
+/// The `detail` of `entry`'s event for `e`, whose transition wrote `status`.
+fn event_detail(
+    e: &Execution,
+    entry: &OutboxEntry,
+    status: ExecStatus,
+    dead_fires: Option<usize>,
+) -> OutcomeEvent {
+    let status = match entry.kind {
+        OutcomeKind::ExecutionFailed => ExecStatus::RetryWait,
+        OutcomeKind::ExecutionSucceeded | OutcomeKind::JobRecovered => ExecStatus::Succeeded,
+        _ => status,
+    };
+    OutcomeEvent {
+        event_id: event_id(&e.tenant, &e.id(), entry),
+        tenant: e.tenant.clone(),
+        job_id: e.job_id.clone(),
+        execution_id: e.id(),
+        scheduled_at: e.scheduled_at.to_rfc3339_opts(SecondsFormat::Millis, true),
+        attempt: entry.attempt,
+        status: status.as_str().to_string(),
+        error_class: entry.error_class.clone(),
+        error_code: entry.error_code.clone(),
+        dead_fires,
+        deadline: (entry.kind == OutcomeKind::FinishDeadlineMissed)
+            .then(|| sundial_model::reconcile::finish_deadline(e))
+            .flatten()
+            .map(|d| crate::store::items::ms_to_dt(d).to_rfc3339_opts(SecondsFormat::Millis, true)),
+        pool: e.definition.pool.clone(),
+        def_version: e.def_version,
     }
 }
 

@@ -66,6 +66,9 @@ pub struct ReconcileOptions {
     /// The control plane's pause, for jobs whose dead fires reach `autoPauseAfterDeadFires`
     /// (docs/outcomes.md); none: such an outbox entry waits for a run that has it.
     pub pause: Option<std::sync::Arc<dyn crate::execution::outcome::AutoPause>>,
+    /// Delivers jobs' `outcomeNotify` notifications (docs/outcomes.md); none: each pending one
+    /// counts a failed delivery, and is given up after `MAX_NOTIFY_FAILURES`.
+    pub notify: Option<std::sync::Arc<dyn crate::execution::notify::Notifier>>,
 }
 
 impl Default for ReconcileOptions {
@@ -78,6 +81,7 @@ impl Default for ReconcileOptions {
             events: None,
             max_items_per_look: 2_000,
             pause: None,
+            notify: None,
         }
     }
 }
@@ -222,7 +226,8 @@ async fn run(
     let backlogged = if due.is_empty() { BTreeSet::new() } else { backlogged_lanes(ctx).await };
     let backlogged = &backlogged;
     let reporter = &missed::MissReporter::new(ctx.ddb.clone(), opts.events.clone(), &ctx.cfg);
-    let outcomes = &Outcomes::new(execs.clone(), reporter.clone(), opts.pause.clone());
+    let outcomes = &Outcomes::new(execs.clone(), reporter.clone(), opts.pause.clone())
+        .with_notifier(opts.notify.clone());
     let sent = &std::sync::atomic::AtomicU64::new(0);
     let results: Vec<(OpenEntry, Result<Done, ReconcileError>)> = stream::iter(due)
         .map(|entry| {
@@ -378,13 +383,14 @@ async fn one(
         // Not finished by its finish deadline (still open, or finished after it): reported once,
         // through the outbox the mark writes (docs/outcomes.md, "Finish deadlines").
         let kind = crate::model::outcome::OutcomeKind::FinishDeadlineMissed;
-        let pending = crate::model::outcome::OutboxEntry::new(kind, seen.exec.attempt).encode();
+        let pending = crate::model::outcome::members(
+            &[crate::model::outcome::OutboxEntry::new(kind, seen.exec.attempt)],
+            seen.exec.definition.outcome_notify.is_some(),
+        );
         let next = rules::delivery_look(&seen.exec);
         if execs.mark_finish_missed(&entry.key, &seen, &pending, next, &opts.actor, now_ms).await? {
             let status = seen.exec.status;
-            let flushed =
-                Box::pin(outcomes.flush(&seen.exec, status, std::slice::from_ref(&pending), true, now))
-                    .await?;
+            let flushed = Box::pin(outcomes.flush(&seen.exec, status, &pending, true, now)).await?;
             sent.fetch_add(flushed.sent.len() as u64, std::sync::atomic::Ordering::Relaxed);
         }
         let Some(now_seen) = execs.get(&entry.key, true).await? else { return Ok(Done::Missing) };

@@ -49,6 +49,7 @@ use std::net::IpAddr;
 
 mod address;
 mod allow;
+mod notify;
 mod queue_url;
 
 pub use address::{is_public, AddressPolicy, Cidr};

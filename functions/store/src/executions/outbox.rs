@@ -54,6 +54,39 @@ impl ExecStore {
         }
     }
 
+    /// Replaces outbox members: adds `add`, then deletes `remove` (two writes: one update
+    /// expression cannot both add to and delete from one set). A crash between them leaves both,
+    /// which the flusher reads as one (docs/outcomes.md, "HTTPS notifications").
+    pub async fn outbox_replace(
+        &self,
+        key: &ExecKey,
+        add: &[String],
+        remove: &[String],
+    ) -> Result<(), StoreError> {
+        if !add.is_empty() && !self.outbox_add(key, add).await? {
+            return Ok(());
+        }
+        self.outbox_sent(key, remove).await
+    }
+
+    /// Gives up outbox entries (notifications that failed too often): deletes them with a
+    /// `code` note by `actor` on `exec`'s timeline (an execution gone meanwhile is no error).
+    pub async fn outbox_give_up(
+        &self,
+        key: &ExecKey,
+        exec: &sundial_model::Execution,
+        entries: &[String],
+        actor: &str,
+        code: &str,
+        now_ms: i64,
+    ) -> Result<(), StoreError> {
+        let ev = sundial_model::AuditEvent::note(exec, now_ms, actor, code);
+        let mut e = Expr::default();
+        e.delete_strings(attr::OUTBOX, entries.to_vec()).append_event(&ev).cond_exists(attr::PK);
+        let _gone = self.cas(key, "UpdateItem(outbox give up)", e).await?;
+        Ok(())
+    }
+
     /// Takes `key`'s outbox for one flush until `now_ms` + [`super::OUTBOX_LEASE_MS`]: false
     /// if it is empty or another flusher holds it (two reconcilers, a reconciler and a
     /// worker, never send one entry at once).

@@ -168,7 +168,7 @@ impl HttpTarget {
     }
 
     /// A secret's value, with a generic error for the tenant and the detail in the log.
-    async fn secret(&self, arn: &str, what: &str, inv: &Invocation) -> Result<std::sync::Arc<str>, RunError> {
+    async fn secret(&self, arn: &str, what: &str, id: &str) -> Result<std::sync::Arc<str>, RunError> {
         let Some(cache) = &self.secrets else {
             return Err(RunError::permanent(
                 SECRET_UNAVAILABLE,
@@ -176,7 +176,7 @@ impl HttpTarget {
             ));
         };
         cache.get(arn, what).await.map_err(|e| {
-            tracing::warn!(execution = %inv.execution_id, secret = arn, detail = %e.detail, code = %e.error.code, "webhook secret unavailable");
+            tracing::warn!(execution = %id, secret = arn, detail = %e.detail, code = %e.error.code, "webhook secret unavailable");
             e.error
         })
     }
@@ -209,7 +209,7 @@ impl HttpTarget {
                     format!("target.headers.{name}: not allowed"),
                 ));
             }
-            let secret = self.secret(&value.secret_arn, "header secret", inv).await?;
+            let secret = self.secret(&value.secret_arn, "header secret", &inv.execution_id).await?;
             let v = hyper::header::HeaderValue::from_str(secret.trim_end_matches(['\r', '\n'])).map_err(
                 |_| {
                     RunError::permanent(
@@ -223,16 +223,47 @@ impl HttpTarget {
             v.set_sensitive(true);
             req = req.header(name.as_str(), v);
         }
-        if let Some(arn) = hook.signing_secret_arn {
-            let value = self.secret(arn, "signing secret", inv).await?;
+        self.sign_and_send(req, hook.signing_secret_arn, &inv.execution_id, body, now_secs).await
+    }
+
+    /// POSTs an outcome event's notification (docs/outcomes.md, "HTTPS notifications"):
+    /// `body` signed as a webhook call is, `webhook-id` and `Idempotency-Key` being the event's
+    /// id (the same on every delivery of one event). Classified as [`HttpTarget::post`] is.
+    pub async fn post_event(
+        &self,
+        url: &str,
+        signing_secret_arn: Option<&str>,
+        event_id: &str,
+        body: String,
+        now_secs: i64,
+    ) -> Result<(), RunError> {
+        let uri = self.check_url(url)?;
+        let req = hyper::Request::post(uri)
+            .header(hyper::header::CONTENT_TYPE, "application/json")
+            .header(hyper::header::USER_AGENT, "sundial-notify")
+            .header(IDEMPOTENCY_KEY_HEADER, event_id)
+            .header(signing::ID_HEADER, event_id)
+            .header(signing::TIMESTAMP_HEADER, now_secs.to_string());
+        self.sign_and_send(req, signing_secret_arn, event_id, body, now_secs).await
+    }
+
+    /// Signs `req` (when a secret is named) with `id`, sends it with `body` and classifies the
+    /// answer; `id` also names the call in the log.
+    async fn sign_and_send(
+        &self,
+        mut req: hyper::http::request::Builder,
+        signing_secret_arn: Option<&str>,
+        id: &str,
+        body: String,
+        now_secs: i64,
+    ) -> Result<(), RunError> {
+        if let Some(arn) = signing_secret_arn {
+            let value = self.secret(arn, "signing secret", id).await?;
             let keys = SigningKey::parse_all(&value).map_err(|e| {
-                tracing::warn!(execution = %inv.execution_id, secret = arn, "signing secret is malformed");
+                tracing::warn!(execution = %id, secret = arn, "signing secret is malformed");
                 RunError::permanent(SECRET_UNAVAILABLE, e.to_string())
             })?;
-            req = req.header(
-                signing::SIGNATURE_HEADER,
-                signing::sign(&keys, &inv.execution_id, now_secs, body.as_bytes()),
-            );
+            req = req.header(signing::SIGNATURE_HEADER, signing::sign(&keys, id, now_secs, body.as_bytes()));
         }
         let req = req
             .body(Full::new(Bytes::from(body)))
@@ -241,12 +272,12 @@ impl HttpTarget {
             Ok(r) => r,
             Err(e) => {
                 if let Some(r) = find_refused(&e) {
-                    tracing::warn!(execution = %inv.execution_id, host = %r.host, addr = %r.addr, "webhook address refused");
+                    tracing::warn!(execution = %id, host = %r.host, addr = %r.addr, "webhook address refused");
                     return Err(refused());
                 }
                 // Refused, reset, timed out or TLS: one code and one sentence for the tenant,
                 // or `lastError` would scan ports and services for it. The kind is logged.
-                tracing::warn!(execution = %inv.execution_id, kind = connect_failure(&e), detail = %format!("{e}: {}", chain(&e)), "webhook unreachable");
+                tracing::warn!(execution = %id, kind = connect_failure(&e), detail = %format!("{e}: {}", chain(&e)), "webhook unreachable");
                 return Err(unreachable());
             }
         };
@@ -258,7 +289,7 @@ impl HttpTarget {
         // echoes the request's `Authorization` in its error page would put the tenant's secret
         // in Sundial's logs.
         let body = read_capped(resp.into_body(), MAX_RESPONSE_BYTES).await;
-        tracing::warn!(execution = %inv.execution_id, status, body_bytes = body.len(), "webhook answered an error");
+        tracing::warn!(execution = %id, status, body_bytes = body.len(), "webhook answered an error");
         let code = format!("Http{status}");
         let message = format!("the webhook answered {status}");
         Err(if matches!(status, 408 | 429) || status >= 500 {

@@ -50,7 +50,8 @@ impl Worker {
         let item = matches!(key.child, Some(crate::execution::children::ChildKey::Item(_)));
         // The outcome events this finish makes due, written with it (docs/outcomes.md).
         let outbox = if item { Vec::new() } else { Box::pin(self.outbox_of(e, &fin, fence.attempt)).await };
-        let encoded: Vec<String> = outbox.iter().map(|x| x.encode()).collect();
+        // With `outcomeNotify`, each event's notification twin too (docs/outcomes.md).
+        let encoded = crate::model::outcome::members(&outbox, e.definition.outcome_notify.is_some());
         let (written, waiters) = if item {
             (self.finish_item(key, fence, &fin, result.as_ref()).await?, Vec::new())
         } else {

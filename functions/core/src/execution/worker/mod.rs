@@ -141,7 +141,7 @@ pub struct Worker {
     slots: JobSlots,
     tenants: TenantGate,
     resources: ResourceGates,
-    remote: Remotes,
+    remote: Arc<Remotes>,
     handlers: Handlers,
     queues: Arc<PoolQueues>,
     clock: Arc<dyn Clock>,
@@ -171,31 +171,36 @@ impl Worker {
         let ddb = with_skew_probe(&clients.ddb, skew.clone(), clock.clone());
         let clock: Arc<dyn Clock> = Arc::new(ServiceClock::new(clock, skew.clone()));
         let store = ExecStore::new(ddb.clone(), cfg.executions_table.clone());
+        let remote = Arc::new(Remotes::new(
+            TenantSessions::new(
+                TenantClients {
+                    lambda: clients.lambda.clone(),
+                    sqs: clients.sqs.clone(),
+                    secrets: clients.secrets.clone(),
+                    events: clients.events.clone(),
+                    sns: clients.sns.clone(),
+                    sfn: clients.sfn.clone(),
+                },
+                settings.tenant_roles.clone(),
+            ),
+            cfg.targets.clone(),
+        ));
+        // Outcome notifications go out through the same per-tenant webhook clients as targets.
+        let notifier: Arc<dyn crate::execution::notify::Notifier> =
+            Arc::new(crate::execution::notify::HttpNotifier::new(remote.clone(), cfg.clone()));
         Ok(Worker {
             missed: MissReporter::new(ddb.clone(), Some(clients.events.clone()), &cfg),
             outcomes: crate::execution::outcome::Outcomes::new(
                 store.clone(),
                 MissReporter::new(ddb.clone(), Some(clients.events.clone()), &cfg),
                 None,
-            ),
+            )
+            .with_notifier(Some(notifier)),
             slots: JobSlots::new(store.clone()),
             resources: ResourceGates::new(ddb.clone(), cfg.jobs_table.clone(), cfg.executions_table.clone()),
             tenants: TenantGate::new(ddb, cfg.executions_table.clone()),
             store,
-            remote: Remotes::new(
-                TenantSessions::new(
-                    TenantClients {
-                        lambda: clients.lambda.clone(),
-                        sqs: clients.sqs.clone(),
-                        secrets: clients.secrets.clone(),
-                        events: clients.events.clone(),
-                        sns: clients.sns.clone(),
-                        sfn: clients.sfn.clone(),
-                    },
-                    settings.tenant_roles.clone(),
-                ),
-                cfg.targets.clone(),
-            ),
+            remote,
             handlers,
             // The worker only resolves URLs and copies dead letters: no fair-queue groups.
             queues: Arc::new(PoolQueues::new(clients.sqs.clone(), cfg.clone())),
@@ -212,9 +217,18 @@ impl Worker {
     /// `control::outcomes::ControlPause`). Without it, a job's auto-pause waits for the
     /// reconciler, which has one.
     pub fn with_auto_pause(mut self, pause: Arc<dyn crate::execution::outcome::AutoPause>) -> Self {
-        self.outcomes =
-            crate::execution::outcome::Outcomes::new(self.store.clone(), self.missed.clone(), Some(pause));
+        self.outcomes = self.outcomes.clone().with_pause(pause);
         self
+    }
+
+    /// A notifier of outcome notifications over this worker's per-tenant webhook clients,
+    /// each call given at most `timeout`: a reconciler in the same process (the local run,
+    /// tests) delivers with it.
+    pub fn notifier(&self, timeout: std::time::Duration) -> Arc<dyn crate::execution::notify::Notifier> {
+        Arc::new(
+            crate::execution::notify::HttpNotifier::new(self.remote.clone(), self.cfg.clone())
+                .with_timeout(timeout),
+        )
     }
 
     /// The settings.

@@ -1,0 +1,95 @@
+//! HTTPS notifications of outcome events (`outcomeNotify`, docs/outcomes.md "HTTPS
+//! notifications"): the bus event's `detail` plus `detailType`, POSTed to the job's receiver
+//! as the tenant, judged and signed exactly as a webhook target's call.
+//!
+//! The flush ([`super::outcome::Outcomes`]) decides when to call and what a failure means (the
+//! notification's own outbox entry stays for the next flush, up to
+//! [`crate::model::outcome::MAX_NOTIFY_FAILURES`]); this module only delivers one.
+
+use super::retry::RunError;
+use super::target::Remotes;
+use crate::config::Config;
+use crate::model::outcome::OutcomeNotify;
+use chrono::{DateTime, Utc};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A boxed future (the [`Notifier`] is a trait object).
+pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
+
+/// How long one notification may take (connect, send and answer): a receiver that never
+/// answers holds a flush up this long, per notification.
+pub const DEFAULT_NOTIFY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Delivers one notification.
+pub trait Notifier: Send + Sync + std::fmt::Debug {
+    /// POSTs `body` (JSON) for `tenant` to `to`, signed with `event_id` as its `webhook-id`:
+    /// `Ok` once the receiver answered 2xx.
+    fn post<'a>(
+        &'a self,
+        tenant: &'a str,
+        to: &'a OutcomeNotify,
+        event_id: &'a str,
+        body: String,
+        now: DateTime<Utc>,
+    ) -> BoxFuture<'a, Result<(), RunError>>;
+}
+
+/// The notifier over the worker's webhook clients: each tenant's own (its role session, secret
+/// cache and address policy), after the deployment's target policy judged the receiver again
+/// (a policy tightened since the job was saved applies).
+#[derive(Debug, Clone)]
+pub struct HttpNotifier {
+    remotes: Arc<Remotes>,
+    cfg: Config,
+    timeout: Duration,
+}
+
+impl HttpNotifier {
+    /// Notifies through `remotes`, judged by `cfg`'s target policy.
+    pub fn new(remotes: Arc<Remotes>, cfg: Config) -> Self {
+        HttpNotifier { remotes, cfg, timeout: DEFAULT_NOTIFY_TIMEOUT }
+    }
+
+    /// Gives each notification at most `timeout`.
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    async fn deliver(
+        &self,
+        tenant: &str,
+        to: &OutcomeNotify,
+        event_id: &str,
+        body: String,
+        now: DateTime<Utc>,
+    ) -> Result<(), RunError> {
+        self.cfg.targets.check_notify(&self.cfg, tenant, to)?;
+        let remote = self.remotes.of(tenant).await?;
+        let send = remote.http.post_event(
+            &to.url,
+            to.signing_secret_arn.as_deref(),
+            event_id,
+            body,
+            now.timestamp(),
+        );
+        match tokio::time::timeout(self.timeout, crate::access::as_tenant(send)).await {
+            Ok(r) => r,
+            Err(_) => Err(RunError::retryable("Timeout", "the notification receiver did not answer in time")),
+        }
+    }
+}
+
+impl Notifier for HttpNotifier {
+    fn post<'a>(
+        &'a self,
+        tenant: &'a str,
+        to: &'a OutcomeNotify,
+        event_id: &'a str,
+        body: String,
+        now: DateTime<Utc>,
+    ) -> BoxFuture<'a, Result<(), RunError>> {
+        Box::pin(self.deliver(tenant, to, event_id, body, now))
+    }
+}
