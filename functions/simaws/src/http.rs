@@ -4,7 +4,7 @@
 //! under the one lock, and hashed into the trace.
 
 use crate::error::ApiError;
-use crate::{services, sqs, Aws, State};
+use crate::{services, sfn, sqs, Aws, State};
 use aws_config::retry::RetryConfig;
 use aws_config::stalled_stream_protection::StalledStreamProtectionConfig;
 use aws_config::timeout::TimeoutConfig;
@@ -106,6 +106,7 @@ pub(crate) enum Service {
     Sqs,
     Secrets,
     Events,
+    StepFunctions,
     Lambda,
     Unknown,
 }
@@ -157,7 +158,7 @@ impl Reply {
 
 fn content_type(s: Service) -> &'static str {
     match s {
-        Service::Dynamo | Service::Sqs => "application/x-amz-json-1.0",
+        Service::Dynamo | Service::Sqs | Service::StepFunctions => "application/x-amz-json-1.0",
         Service::Secrets | Service::Events => "application/x-amz-json-1.1",
         Service::Lambda | Service::Unknown => "application/json",
     }
@@ -174,6 +175,7 @@ fn decode(req: &HttpRequest, process: Option<String>) -> Call {
         "AmazonSQS" => (Service::Sqs, op.to_string()),
         "secretsmanager" => (Service::Secrets, op.to_string()),
         "AWSEvents" => (Service::Events, op.to_string()),
+        "AWSStepFunctions" => (Service::StepFunctions, op.to_string()),
         "" if path.starts_with("/2015-03-31/functions/") => {
             let invoke = path.ends_with("/invocations") && req.method() == "POST";
             (Service::Lambda, if invoke { "Invoke" } else { "GetFunction" }.to_string())
@@ -196,6 +198,7 @@ fn service_name(s: Service) -> &'static str {
         Service::Sqs => "SQS",
         Service::Secrets => "SecretsManager",
         Service::Events => "EventBridge",
+        Service::StepFunctions => "StepFunctions",
         Service::Lambda => "Lambda",
         Service::Unknown => "Unknown",
     }
@@ -369,6 +372,7 @@ impl SimClient {
             Service::Sqs => Reply::of(Service::Sqs, sqs::call(aws, call).await),
             Service::Secrets => Reply::of(Service::Secrets, services::secrets(aws, call)),
             Service::Events => Reply::of(Service::Events, services::events(aws, call)),
+            Service::StepFunctions => Reply::of(Service::StepFunctions, sfn::call(aws, call)),
             Service::Lambda => services::lambda(aws, call).await,
             Service::Unknown if call.op.contains("(awsQuery") => {
                 query_error(&ApiError::unknown_operation("an awsQuery service (IAM, STS, ...)", &call.op))

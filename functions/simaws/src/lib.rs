@@ -1,7 +1,7 @@
 //! # sundial-simaws
 //!
 //! An in-process, deterministic AWS for the simulator: DynamoDB, SQS, Lambda `Invoke` /
-//! `GetFunction`, Secrets Manager and EventBridge `PutEvents`, served to the real SDK clients
+//! `GetFunction`, Secrets Manager, EventBridge `PutEvents` and Step Functions, served to the real SDK clients
 //! as their HTTP client ([`Aws::sdk_config`]), so the product's code runs unchanged on top.
 //! Time is the tokio clock (paused in the simulator, so a simulated day takes seconds), and
 //! every random draw (faults, latencies, ids) comes from the seed: the same seed and the same
@@ -13,6 +13,8 @@
 //! - `ddb` — DynamoDB (tables, sparse GSIs, expressions, Query/Scan paging, transactions).
 //! - `sqs` — SQS (visibility, delays, receive counts, redrive, long polls, batches).
 //! - `services` — Lambda, Secrets Manager, EventBridge.
+//! - `sfn` — Step Functions (state machines with tags; executions of `Pass`/`Wait`/`Succeed`/
+//!   `Fail` chains, RUNNING until their waits have passed in simulated time).
 //! - `error` — the one error type, as each protocol renders it.
 //! - [`contract`] — the contract suite: the semantics Sundial relies on, as cases run against
 //!   this simulator (`tests/contract.rs`) and against MiniStack and moto (the integration
@@ -28,9 +30,11 @@ mod ddb;
 mod error;
 mod http;
 mod services;
+mod sfn;
 mod sqs;
 
 pub use http::ENDPOINT;
+pub use sfn::SfnExecution;
 
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -152,14 +156,21 @@ pub(crate) struct State {
     pub(crate) ddb: ddb::Dynamo,
     pub(crate) sqs: sqs::Sqs,
     pub(crate) services: services::Services,
+    pub(crate) sfn: sfn::StepFunctions,
     pub(crate) stats: Stats,
     pub(crate) trace: sundial_hash::Fnv1a,
     /// Called with (queue URL, body) for every message a caller sends (lost ones included).
     pub(crate) on_send: Option<SendHook>,
+    /// Called with every Step Functions execution a `StartExecution` creates.
+    pub(crate) on_start_execution: Option<StartHook>,
 }
 
 /// A hook that sees every message sent: (queue URL, body).
 pub type SendHook = Arc<dyn Fn(&str, &str) + Send + Sync>;
+
+/// A hook that sees every Step Functions execution started (not an answer that returned a
+/// running one again): its whole course is known from its start.
+pub type StartHook = Arc<dyn Fn(&SfnExecution) + Send + Sync>;
 
 impl State {
     /// A uniform draw in [0, 1).
@@ -221,9 +232,11 @@ impl Aws {
             ddb: ddb::Dynamo::default(),
             sqs: sqs::Sqs::default(),
             services: services::Services::default(),
+            sfn: sfn::StepFunctions::default(),
             stats: Stats::default(),
             trace: sundial_hash::Fnv1a::new(),
             on_send: None,
+            on_start_execution: None,
         };
         let inner = Inner {
             state: Mutex::new(state),
@@ -274,6 +287,16 @@ impl Aws {
     /// Sets the hook that sees every message sent (for invariants over message counts).
     pub fn on_send(&self, h: SendHook) {
         self.lock().on_send = Some(h);
+    }
+
+    /// Sets the hook that sees every Step Functions execution started (for an effects ledger).
+    pub fn on_start_execution(&self, h: StartHook) {
+        self.lock().on_start_execution = Some(h);
+    }
+
+    /// How many `StartExecution`s were answered `ExecutionAlreadyExists` (names already taken).
+    pub fn sfn_already_exists(&self) -> u64 {
+        self.lock().sfn.already_exists
     }
 
     /// Sets the handler of every Lambda `Invoke`.

@@ -11,6 +11,7 @@
 
 mod ddb;
 mod services;
+mod sfn;
 mod sqs;
 
 /// What a case returns: `Err` names what differed.
@@ -69,6 +70,8 @@ cases!(
     services::secrets,
     services::lambda_invoke,
     services::put_events,
+    sfn::start_execution_by_name,
+    sfn::failed_execution,
 );
 
 /// Known gaps of an emulator (`SUNDIAL_EMULATOR`: `ministack`, `moto`) against what AWS documents,
