@@ -179,7 +179,8 @@ async fn a_job_promoted_to_every_minute_between_a_scans_reads_keeps_its_fires() 
         let (api, job) = (api.clone(), job.clone());
         Box::pin(async move {
             if s == shard {
-                if let Err(e) = sundial_core::trigger::scan::dispatch_one(&api, &job, t0, "api:test").await {
+                if let Err(e) = sundial_core::trigger::settle::dispatch_one(&api, &job, t0, "api:test").await
+                {
                     panic!("dispatch_one: {e}");
                 }
             }

@@ -275,7 +275,7 @@ async fn dispatch_one_queues_the_current_minute_at_creation() -> anyhow::Result<
             .await?;
     // WHEN the API dispatches it right away
     let ctx = sundial_tests::trigger::ctx(&env);
-    let r = sundial_core::trigger::scan::dispatch_one(&ctx, &job, now, "api:test").await?;
+    let r = sundial_core::trigger::settle::dispatch_one(&ctx, &job, now, "api:test").await?;
     // THEN the 12:00:45 fire is queued before it is due, without waiting for the next tick
     assert_eq!(r.created, 2, "12:00:45 and 12:01:45");
     let ex = executions(&env, "acme", "soon").await?;

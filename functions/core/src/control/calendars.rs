@@ -253,7 +253,7 @@ async fn replan(
         crate::execution::follow::follow_change(&ctl.execs, &job, now, &caller.actor()).await?;
         ctl.after_leaving(&cur, now).await;
         if job.state == JobState::Enabled {
-            if let Err(e) = crate::trigger::scan::dispatch_one(&ctl.ctx, &job, now, &caller.actor()).await {
+            if let Err(e) = crate::trigger::settle::dispatch_one(&ctl.ctx, &job, now, &caller.actor()).await {
                 tracing::warn!(job = %job.job_id, error = %e, "dispatch after calendar re-plan failed; the next tick repeats it");
             }
         }

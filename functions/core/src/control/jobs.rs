@@ -21,7 +21,7 @@ use crate::keys;
 use crate::model::{DueClass, Job, JobDefinition, JobState, OpsAction, OpsEntry};
 use crate::schedule::Schedule;
 use crate::store::jobs::{self as store, put_job_change, ChangeError, Expect};
-use crate::trigger::scan::dispatch_one;
+use crate::trigger::settle::dispatch_one;
 use chrono::{DateTime, Utc};
 
 /// How many upcoming fires a create, edit or resume returns.

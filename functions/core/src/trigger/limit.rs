@@ -4,7 +4,6 @@
 //! their limit are the ones the scan completes.
 
 use super::batch::{self, Put};
-use super::scan::{Planned, WRITE_CONCURRENCY};
 use crate::model::{Execution, Job};
 use crate::store::executions::{ExecStore, PutOutcome};
 use crate::store::StoreError;
@@ -36,6 +35,7 @@ pub(super) async fn put_in_order(
     puts: Vec<Put>,
     now: DateTime<Utc>,
     actor: &str,
+    concurrency: usize,
 ) -> Result<Counted, StoreError> {
     let mut by_job: BTreeMap<JobRef, Vec<Put>> = BTreeMap::new();
     for p in puts {
@@ -57,7 +57,7 @@ pub(super) async fn put_in_order(
                 Ok((job, (out, false)))
             }
         })
-        .buffer_unordered(WRITE_CONCURRENCY)
+        .buffer_unordered(concurrency)
         .collect()
         .await;
     let mut c = Counted { outcomes: Vec::new(), counted: BTreeSet::new(), limited: BTreeSet::new() };
@@ -74,17 +74,17 @@ pub(super) async fn put_in_order(
     Ok(c)
 }
 
-/// The jobs of the group that created their last fire: the ones a limit refused a fire, and the
+/// The jobs of the group (`group`: its jobs) that created their last fire: the ones a limit refused a fire, and the
 /// ones whose count (read strongly consistent after their puts) is at the limit. A crash before
 /// the completion leaves the job enabled: its next fire is refused, which completes it then.
 pub(super) async fn completed(
     execs: &ExecStore,
-    group: &Planned,
+    group: &[&Job],
     counted: &BTreeSet<JobRef>,
     limited: &BTreeSet<JobRef>,
 ) -> Result<BTreeSet<JobRef>, StoreError> {
     let mut done = limited.clone();
-    for (job, ..) in group {
+    for job in group {
         let (Some(max), key) = (job.definition.max_runs, job_ref(job)) else { continue };
         if counted.contains(&key)
             && !done.contains(&key)

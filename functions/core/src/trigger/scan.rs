@@ -12,7 +12,6 @@ use super::batch::{self, Put};
 use super::limit::{job_ref, JobRef};
 use super::plan::{plan_job, policy_name, CatchUpBudget, JobPlan};
 pub use super::report::{CrashPoint, ScanError, ScanReport};
-pub use super::settle::dispatch_one;
 use crate::keys;
 use crate::model::{DueClass, ExecStatus, Execution, Job};
 use crate::queue::Outgoing;
@@ -453,7 +452,8 @@ impl Dispatch<'_> {
         if crash == Some(CrashPoint::BeforeAdvance) {
             return Err(ScanError::Crash(CrashPoint::BeforeAdvance));
         }
-        let done = super::limit::completed(&execs, &group, &counted, &limited).await?;
+        let jobs: Vec<&Job> = group.iter().map(|(job, ..)| job).collect();
+        let done = super::limit::completed(&execs, &jobs, &counted, &limited).await?;
         dx.advance(&execs, &group, &decisions, &done, report).await?;
         dx.park(parked, report).await?;
         Ok(all_done)
@@ -547,7 +547,8 @@ impl Dispatch<'_> {
         for p in &batches {
             outcomes.extend(batch::put_batch(execs, p, self.now, &self.opts.actor).await?.0);
         }
-        let counted = super::limit::put_in_order(execs, counted, self.now, &self.opts.actor).await?;
+        let counted =
+            super::limit::put_in_order(execs, counted, self.now, &self.opts.actor, WRITE_CONCURRENCY).await?;
         report.over_limit += counted.limited.len() as u64;
         outcomes.extend(counted.outcomes);
         (sends.counted, sends.limited) = (counted.counted, counted.limited);
