@@ -7,6 +7,9 @@
 //! failure). The ledger it keeps is what the invariants read: one effect per execution, the
 //! fire instants each effect covers (a `fireOnce` batch covers its missed range), the definition
 //! version it ran (`params.v`), and every refused stale token.
+//!
+//! A `stepFunctions` job's effect is its Step Functions execution in the simulated AWS, which
+//! the ledger learns of as it starts ([`Ledger::step_functions_started`]).
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -41,6 +44,10 @@ pub struct Effect {
 #[derive(Debug, Default)]
 struct State {
     effects: BTreeMap<String, Effect>,
+    /// Step Functions executions started for each execution id, in start order.
+    step_functions: BTreeMap<String, Vec<sundial_simaws::SfnExecution>>,
+    /// Executions started while an earlier one of the same fire ran or had succeeded.
+    doubles: Vec<(String, String)>,
     highest: BTreeMap<String, u64>,
     stale_refused: u64,
     repeats: u64,
@@ -93,6 +100,43 @@ impl Ledger {
         }
         s.effects.insert(execution.to_string(), effect);
         Applied::Now
+    }
+
+    /// Records a Step Functions execution (the effect of a `stepFunctions` job's fire, see
+    /// [`crate::stepfunctions`]): its input is the invocation. One that will succeed is the
+    /// fire's effect, applied at the instant it closes. One started while an earlier execution
+    /// of the same fire runs or has succeeded is a double (a takeover must adopt the running
+    /// one; a new run only follows a failed one).
+    pub fn step_functions_started(&self, x: &sundial_simaws::SfnExecution) {
+        let Some(effect) = crate::stepfunctions::effect_of(x) else { return };
+        let id = effect.0;
+        let mut s = self.lock();
+        let earlier = s.step_functions.entry(id.clone()).or_default();
+        let live: Vec<String> = earlier
+            .iter()
+            .filter(|e| e.status_at(x.start_ms) != "FAILED")
+            .map(|e| format!("{} ({} at its start)", e.name, e.status_at(x.start_ms)))
+            .collect();
+        earlier.push(x.clone());
+        if !live.is_empty() {
+            let detail =
+                format!("Step Functions execution {} started while {} of the fire", x.name, live.join(", "));
+            s.doubles.push((id.clone(), detail));
+        }
+        if x.failure.is_none() {
+            s.effects.entry(id).or_insert(effect.1);
+        }
+    }
+
+    /// Step Functions executions started for a fire while another of it ran or had succeeded:
+    /// (execution id, what was seen).
+    pub fn step_functions_doubles(&self) -> Vec<(String, String)> {
+        self.lock().doubles.clone()
+    }
+
+    /// Step Functions executions started, by execution id.
+    pub fn step_functions(&self) -> BTreeMap<String, Vec<sundial_simaws::SfnExecution>> {
+        self.lock().step_functions.clone()
     }
 
     /// Every applied effect, by execution id.

@@ -15,7 +15,8 @@
 //! dying between the key claim and the put),
 //! then stops the faults, lets the system go quiet, and checks the invariants
 //! ([`invariants`]) over the tables, the queues and the effects ledger the simulated target
-//! keeps ([`ledger`]). A failing seed prints the command that replays it and the trace of the
+//! keeps ([`ledger`]; a `stepFunctions` job's effect is its execution in the simulated AWS,
+//! [`stepfunctions`]). A failing seed prints the command that replays it and the trace of the
 //! execution involved. `docs/simulation.md` explains how to run, replay and extend it.
 pub mod events;
 pub mod faults;
@@ -23,6 +24,7 @@ pub mod invariants;
 pub mod ledger;
 pub mod processes;
 pub mod run;
+pub mod stepfunctions;
 pub mod workload;
 pub mod world;
 

@@ -375,6 +375,8 @@ async fn act(
                     def.on_dependency_deadline = plan.def.on_dependency_deadline;
                     // And whether it takes events.
                     def.events = plan.def.events.clone();
+                    // And its target (a tenant's state machine is drawn once, with the tenant).
+                    def.target = plan.def.target.clone();
                     control::jobs::update(ctl, &who, &plan.job_id, cur.version, def, now).await.is_ok()
                 }
                 Err(_) => false,

@@ -155,6 +155,8 @@ async fn run_async(opts: &RunOptions) -> Result<Outcome> {
         }));
     }
     processes::until(&world, start).await;
+    let tenants = workload.jobs.iter().map(|j| j.tenant.as_str());
+    crate::stepfunctions::provision(&world, &sh.ledger, tenants).await?;
     create_jobs(&world, &workload).await?;
     let names = worker_names(opts);
     let plan = if opts.faults {
@@ -200,6 +202,8 @@ async fn run_async(opts: &RunOptions) -> Result<Outcome> {
     tokio::task::yield_now().await;
     let max_skew_ms = plan.skews.iter().map(|s| s.abs()).max().unwrap_or(0);
     let mut out = check(opts, &sh, &workload, end, &plan.tick_outages, max_skew_ms).await?;
+    out.violations.extend(crate::stepfunctions::violations(&sh.ledger));
+    out.explanation = format!("{}{}", crate::stepfunctions::summary(&sh.ledger, &world), out.explanation);
     if opts.explain.is_some() {
         out.explanation = format!("{}\nfault plan: {plan_text}", out.explanation);
     }

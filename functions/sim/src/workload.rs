@@ -197,6 +197,7 @@ pub fn draw(seed: u64, profile: &Profile, start_ms: i64) -> Workload {
         .collect();
     let mut jobs = jobs;
     add_dependencies(seed, &mut jobs);
+    add_step_functions(seed, &mut jobs);
     let mut ops = Vec::new();
     let hours = (profile.firing_minutes as u64).div_ceil(60);
     let count = u64::from(profile.ops_per_hour) * hours;
@@ -322,6 +323,18 @@ fn add_dependencies(seed: u64, jobs: &mut [JobPlan]) {
         def.after = vec![dep];
         def.dependency_deadline_secs = Some(DEPENDENCY_DEADLINE_SECS);
         def.on_dependency_deadline = policy;
+    }
+}
+
+/// About one job in twelve targets a state machine of its tenant's instead of the in-process
+/// handler (quick, slow or failing: [`crate::stepfunctions::MACHINES`]); an edit keeps it.
+fn add_step_functions(seed: u64, jobs: &mut [JobPlan]) {
+    for (i, job) in jobs.iter_mut().enumerate() {
+        let n = 2_000_000 + i as u64 * 4;
+        if chance(seed, n, 85) {
+            let kind = between(seed, n + 1, 0, crate::stepfunctions::MACHINES.len() as u64 - 1) as usize;
+            job.def.target = crate::stepfunctions::target(&job.tenant, kind);
+        }
     }
 }
 

@@ -40,6 +40,7 @@ impl World {
         let mut cfg = Config::local("sim-", &POOLS, shards);
         // The stack's bus, as the CDK construct makes it: FireMissed and outcome events.
         cfg.event_bus = Some("sim-events".into());
+        cfg.targets.tenants = Some(tenant_targets());
         let clients = Clients::plain(&aws.sdk_config_for("provision"));
         let queues = provision::ensure_all(&clients, &cfg).await.context("provisioning the simulated AWS")?;
         Ok(World { aws, cfg, queues })
@@ -60,6 +61,19 @@ impl World {
     pub fn now(&self) -> DateTime<Utc> {
         ms(self.aws.now_ms())
     }
+}
+
+/// The deployment's tenant allowlist: every tenant may run the simulated handler in either pool
+/// and start executions of the simulator's state machines (each tagged for one tenant, which
+/// the worker checks before every start).
+fn tenant_targets() -> sundial_core::outbound::TenantTargets {
+    let allow = sundial_core::outbound::TargetAllow {
+        in_process: vec![crate::ledger::HANDLER.into()],
+        pools: POOLS.iter().map(|p| p.to_string()).collect(),
+        step_functions: vec![crate::stepfunctions::GLOB.into()],
+        ..Default::default()
+    };
+    sundial_core::outbound::TenantTargets(BTreeMap::from([("*".to_string(), allow)]))
 }
 
 /// An instant from epoch milliseconds.

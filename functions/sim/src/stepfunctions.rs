@@ -1,0 +1,162 @@
+//! The `stepFunctions` target in the simulator: each tenant owns three state machines in the
+//! simulated AWS (tagged `sundial-tenant=<tenant>`, allowed by the deployment's `stepFunctions`
+//! glob), and a few jobs target one of them instead of the in-process handler.
+//!
+//! Why three: a quick machine (its executions close while the worker still holds the fire),
+//! a slow one (30 s, long enough that a worker killed or stalled mid-run leaves an execution
+//! running for the takeover to adopt) and a failing one (every run FAILED: each retry is a new
+//! run, a new execution, until the fire is DEAD).
+//!
+//! The effect of such a fire is its Step Functions execution: the ledger learns of every one
+//! as it starts ([`crate::ledger::Ledger::step_functions_started`]) and holds the product to
+//! docs/targets.md: a SUCCEEDED fire has an execution that succeeded (else the `effects`
+//! invariant's "SUCCEEDED without its effect"), and no execution of a fire starts while another
+//! of it runs or has succeeded (a takeover adopts; only a failed run is followed by a new one),
+//! reported by [`violations`] under `effects`.
+
+use crate::invariants::Violation;
+use crate::ledger::{Effect, Ledger};
+use crate::world::World;
+use anyhow::{Context, Result};
+use sundial_core::execution::target::Invocation;
+use sundial_core::model::Target;
+use sundial_simaws::SfnExecution;
+
+/// The state machines each tenant owns: (name suffix, definition).
+pub const MACHINES: [(&str, &str); 3] = [
+    ("quick", r#"{"StartAt":"W","States":{"W":{"Type":"Wait","Seconds":2,"End":true}}}"#),
+    ("slow", r#"{"StartAt":"W","States":{"W":{"Type":"Wait","Seconds":30,"End":true}}}"#),
+    (
+        "fails",
+        r#"{"StartAt":"W","States":{"W":{"Type":"Wait","Seconds":1,"Next":"F"},"F":{"Type":"Fail","Error":"SimSettlementError","Cause":"the simulated machine always fails"}}}"#,
+    ),
+];
+
+/// The deployment's allowlist glob: every tenant's machines (the tag says whose each is).
+pub const GLOB: &str = "arn:aws:states:us-east-1:000000000000:stateMachine:sim-*";
+
+/// The ARN of `tenant`'s machine `kind` (an index into [`MACHINES`]).
+pub fn machine_arn(tenant: &str, kind: usize) -> String {
+    let (suffix, _) = MACHINES[kind % MACHINES.len()];
+    format!("arn:aws:states:us-east-1:000000000000:stateMachine:sim-{tenant}-{suffix}")
+}
+
+/// The target of a job of `tenant` aimed at its machine `kind`.
+pub fn target(tenant: &str, kind: usize) -> Target {
+    Target::StepFunctions { state_machine_arn: machine_arn(tenant, kind) }
+}
+
+/// Creates every tenant's machines (through the SDK, as a tenant's deployment would), and lets
+/// `ledger` see every execution started.
+pub async fn provision<'a>(
+    world: &World,
+    ledger: &Ledger,
+    tenants: impl IntoIterator<Item = &'a str>,
+) -> Result<()> {
+    let sfn = world.clients("provision").sfn;
+    let mut seen = std::collections::BTreeSet::new();
+    for tenant in tenants.into_iter().filter(|t| seen.insert(t.to_string())) {
+        for (suffix, definition) in MACHINES {
+            let tag = aws_sdk_sfn::types::Tag::builder().key("sundial-tenant").value(tenant).build();
+            sfn.create_state_machine()
+                .name(format!("sim-{tenant}-{suffix}"))
+                .definition(definition)
+                .role_arn("arn:aws:iam::000000000000:role/sim-sfn")
+                .tags(tag)
+                .send()
+                .await
+                .with_context(|| format!("creating {tenant}'s state machine {suffix}"))?;
+        }
+    }
+    let ledger = ledger.clone();
+    world.aws.on_start_execution(std::sync::Arc::new(move |x| ledger.step_functions_started(x)));
+    Ok(())
+}
+
+/// The fire an execution was started for and the effect it stands for (applied when it
+/// closes), from its input, the invocation; `None` for an input that is not one.
+pub fn effect_of(x: &SfnExecution) -> Option<(String, Effect)> {
+    let inv: Invocation = serde_json::from_str(&x.input).ok()?;
+    // Keyed like the in-process handler's effects: `Execution::id()`, without the tenant.
+    let id = inv.execution_id.split_once(':').map_or(inv.execution_id.as_str(), |(_, r)| r).to_string();
+    let scheduled_ms = inv.scheduled_at.timestamp_millis();
+    let covers = inv
+        .missed_range
+        .as_ref()
+        .map_or((scheduled_ms, scheduled_ms), |r| (r.from.timestamp_millis(), r.to.timestamp_millis()));
+    let effect = Effect {
+        tenant: inv.tenant,
+        job_id: inv.job_id,
+        scheduled_ms,
+        covers,
+        token: inv.fencing_token,
+        version: inv.params.get("v").and_then(serde_json::Value::as_i64),
+        at_ms: x.stop_ms,
+        attempt: inv.attempt,
+    };
+    Some((id, effect))
+}
+
+/// The doubles the ledger saw, as `effects` violations.
+pub fn violations(ledger: &Ledger) -> Vec<Violation> {
+    ledger
+        .step_functions_doubles()
+        .into_iter()
+        .map(|(id, detail)| Violation { invariant: "effects", detail, execution: Some(id) })
+        .collect()
+}
+
+/// The run's summary of the target: executions started, the fires they were started for,
+/// fires with more than one (a run after a failed one), and starts answered
+/// `ExecutionAlreadyExists` (a takeover adopting, or an SDK retry after the execution closed).
+pub fn summary(ledger: &Ledger, world: &World) -> String {
+    let all = ledger.step_functions();
+    let started: usize = all.values().map(Vec::len).sum();
+    let several = all.values().filter(|v| v.len() > 1).count();
+    format!(
+        "step functions: {started} executions for {} fires ({several} with more than one run), {} starts adopted a taken name\n",
+        all.len(),
+        world.aws.sfn_already_exists()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn started(name: &str, token: u64, start_ms: i64, stop_ms: i64, fails: bool) -> SfnExecution {
+        let input = serde_json::json!({
+            "executionId": "tenant0:job0001@1774857300000", "fencingToken": token, "attempt": token,
+            "scheduledAt": "2026-03-30T07:55:00Z", "tenant": "tenant0", "jobId": "job0001", "params": {"v": 2},
+        });
+        SfnExecution {
+            arn: format!("arn:aws:states:us-east-1:000000000000:execution:sim-tenant0-slow:{name}"),
+            machine_arn: machine_arn("tenant0", 1),
+            name: name.into(),
+            input: input.to_string(),
+            start_ms,
+            stop_ms,
+            failure: fails.then(|| ("E".into(), "c".into())),
+        }
+    }
+
+    #[test]
+    fn a_succeeded_execution_is_the_fires_effect_and_a_start_beside_a_live_one_is_a_double() {
+        // GIVEN a fire whose first run FAILED and whose second run succeeds
+        let ledger = Ledger::default();
+        ledger.step_functions_started(&started("r1", 1, 1_000, 2_000, true));
+        ledger.step_functions_started(&started("r2", 2, 3_000, 33_000, false));
+        // THEN its effect is the second run's, applied when it closes, and nothing is doubled
+        let effects = ledger.effects();
+        let e = effects.get("job0001@1774857300000").map(|e| (e.token, e.at_ms, e.version));
+        assert_eq!(e, Some((2, 33_000, Some(2))));
+        assert!(violations(&ledger).is_empty());
+        // WHEN another execution of the fire starts while the second runs (a takeover that did
+        // not adopt)
+        ledger.step_functions_started(&started("r2-t3", 3, 10_000, 40_000, false));
+        // THEN it is an effects violation naming the running one
+        let v = violations(&ledger);
+        assert_eq!(v.len(), 1, "{v:?}");
+        assert!(v[0].detail.contains("r2 (RUNNING at its start)"), "{}", v[0].detail);
+    }
+}
