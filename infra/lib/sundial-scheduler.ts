@@ -779,7 +779,8 @@ export class SundialScheduler extends Construct {
       timeout: SCAN_TIMEOUT,
       memorySize: 512,
       // The same binary as the tick; a scan request never fans out further.
-      environment: envOf('tick', { scanFunction: '' }),
+      // No tenant role: only the reconciler acts as a tenant (outcome notifications).
+      environment: envOf('tick', { scanFunction: '', tenantRoleArn: '' }),
       description: 'Sundial scan: queues the due fires of a shard range',
       // A failed scan is repeated by the next tick from the shard watermark; retries would race it.
       retryAttempts: 0,
@@ -788,7 +789,7 @@ export class SundialScheduler extends Construct {
     this.tickFunction = this.rustFunction('Tick', 'tick', this.overrides.tick, {
       timeout: TICK_TIMEOUT,
       memorySize: 256,
-      environment: envOf('tick', { scanFunction: this.scanFunction.functionName }),
+      environment: envOf('tick', { scanFunction: this.scanFunction.functionName, tenantRoleArn: '' }),
       description: 'Sundial tick: fans the minute out to scan functions by shard range',
       retryAttempts: 0,
       reservedConcurrentExecutions: reserved === false ? undefined : reserved.tick ?? 2,
@@ -821,7 +822,9 @@ export class SundialScheduler extends Construct {
     this.reconcileFunction = this.rustFunction('Reconcile', 'tick', this.overrides.reconcile, {
       timeout: SCAN_TIMEOUT,
       memorySize: 256,
-      environment: envOf('tick', { scanFunction: '' }),
+      // The tenant access role: the reconciler delivers the outcome notifications a worker left
+      // behind as the tenant (docs/outcomes.md), like a worker's webhook call.
+      environment: envOf('tick', { scanFunction: '', tenantRoleArn: Lazy.string({ produce: () => this.tenantAccessRole.roleArn }) }),
       description: 'Sundial reconciler: re-sends executions whose delivery was lost',
       // The next run repeats a failed one; retries would only race it. Two overlapping runs are
       // safe (each write is a CAS on the execution as read), so no reserved concurrency: on a new
@@ -1798,9 +1801,11 @@ export class SundialScheduler extends Construct {
    * `allowedTarget*Arns`: a role with no statement (deny by default).
    */
   private tenantAccess(props: SundialSchedulerProps): iam.Role {
-    const workers = this.pools.map((p) => p.role);
+    // The workers call targets as the tenant; the reconciler delivers the outcome notifications
+    // a worker left behind (docs/outcomes.md), as the tenant too.
+    const workers = [...this.pools.map((p) => p.role), this.reconcileFunction.role!];
     const role = new iam.Role(this, 'TenantAccessRole', {
-      description: 'Sundial tenant access: workers call job targets as the tenant (session tag sundial-tenant)',
+      description: 'Sundial tenant access: workers call job targets, and the reconciler delivers outcome notifications, as the tenant (session tag sundial-tenant)',
       assumedBy: new iam.SessionTagsPrincipal(
         new iam.PrincipalWithConditions(new iam.CompositePrincipal(...workers.map((r) => new iam.ArnPrincipal(r.roleArn))), {
           Null: { [`aws:RequestTag/${TENANT_TAG_KEY}`]: 'false' },

@@ -301,7 +301,7 @@ describe('least privilege', () => {
     }
   });
 
-  it('reconciler: queries the open index, reads and updates executions, sends to pool queues, reports missed starts, pauses jobs for their dead fires, nothing else', () => {
+  it('reconciler: queries the open index, reads and updates executions, sends to pool queues, reports missed starts, pauses jobs for their dead fires, assumes the tenant access role for outcome notifications, nothing else', () => {
     const st = roleStatements(b, s.reconcileFunction.role!);
     assert.deepEqual(actionsOn(st, b.stack.resolve(`${s.executionsTable.tableArn}/index/open`)), ['dynamodb:Query']);
     // Query: a waiting parent's children (docs/children.md); PutItem: the fires a job owes,
@@ -326,7 +326,11 @@ describe('least privilege', () => {
       'sqs:GetQueueAttributes',
       'sqs:GetQueueUrl',
       'sqs:SendMessage',
+      // The outcome notifications a worker left behind, delivered as the tenant (docs/outcomes.md).
+      'sts:AssumeRole',
+      'sts:TagSession',
     ]);
+    assert.deepEqual(actionsOn(st, res(s.tenantAccessRole.roleArn)), ['sts:AssumeRole', 'sts:TagSession']);
   });
 
   it('scan: the same data access as the tick, and no invoke', () => {

@@ -86,10 +86,10 @@ describe('tenant boundary: targets only through the tenant-scoped identity', () 
     }
   });
 
-  it('the trust policy admits the worker roles only, for AssumeRole and TagSession, with the session tag required', () => {
+  it('the trust policy admits the worker roles and the reconciler (outcome notifications) only, for AssumeRole and TagSession, with the session tag required', () => {
     const role = b.json.Resources[logicalId(b.stack, tenantRoleOf(b) as unknown as { node: { defaultChild?: unknown } })];
     assert.equal(role.Type, 'AWS::IAM::Role');
-    const workers = new Set(s.pools.map((p) => JSON.stringify({ 'Fn::GetAtt': [logicalId(b.stack, p.role as any), 'Arn'] })));
+    const workers = new Set([...s.pools.map((p) => p.role), s.reconcileFunction.role!].map((r) => JSON.stringify({ 'Fn::GetAtt': [logicalId(b.stack, r as any), 'Arn'] })));
     const statements = arr(role.Properties.AssumeRolePolicyDocument.Statement) as any[];
     assert.ok(statements.length > 0);
     const principals = new Set<string>();

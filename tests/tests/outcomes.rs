@@ -15,6 +15,7 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use sundial_core::control::outcomes::ControlPause;
 use sundial_core::control::{jobs, Caller, Control, ControlSettings};
+use sundial_core::execution::notify::HttpNotifier;
 use sundial_core::execution::retry::RunError;
 use sundial_core::execution::target::in_process::{BoxFuture, Handler, HandlerContext, Handlers};
 use sundial_core::execution::worker::{Disposition, NoExtend, Worker};
@@ -132,9 +133,13 @@ impl World {
     fn reconciler(&self, name: &str) -> ReconcileOptions {
         ReconcileOptions {
             actor: format!("reconciler:{name}"),
-            // Notifications go out through a worker's webhook clients; a receiver that does not
-            // answer is given up on after a second (the deployment's default is longer).
-            notify: Some(self.healthy.notifier(std::time::Duration::from_secs(1))),
+            // Notifications go out through the reconciler's own notifier, built as the tick
+            // binary builds it (its tenant roles: none here, as in the local run); a receiver that
+            // does not answer is given up on after a second (the deployment's default is longer).
+            notify: Some(Arc::new(
+                HttpNotifier::for_tenants(&self.env.clients, Default::default(), self.env.cfg.clone())
+                    .with_timeout(std::time::Duration::from_secs(1)),
+            )),
             events: Some(self.env.clients.events.clone()),
             pause: Some(Arc::new(ControlPause::new(Control::new(
                 ctx(&self.env),

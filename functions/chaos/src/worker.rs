@@ -32,7 +32,8 @@ fn required(name: &str) -> anyhow::Result<String> {
 pub async fn main() -> anyhow::Result<()> {
     sundial_core::telemetry::init();
     let cfg = Config::from_env()?;
-    let settings = WorkerSettings::from_env()?;
+    let mut settings = WorkerSettings::from_env()?;
+    settings.tenant_roles = sundial_core::config::TenantRoleSettings::from_env()?.roles;
     let journal = Arc::new(Journal::open(&PathBuf::from(required(JOURNAL)?))?);
     let skew: i64 = match std::env::var(SKEW_MS) {
         Ok(v) if !v.is_empty() => {

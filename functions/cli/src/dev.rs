@@ -364,7 +364,7 @@ async fn tick_loop(ctx: Arc<Ctx>, fast: bool, stop: CancellationToken) {
 
 /// The reconciler, in-process, on its own schedule (every minute, half a minute after the
 /// tick; every 10 s in fast mode): re-sends executions whose delivery is gone.
-async fn reconcile_loop(ctx: Arc<Ctx>, fast: bool, stop: CancellationToken) {
+async fn reconcile_loop(ctx: Arc<Ctx>, clients: Clients, fast: bool, stop: CancellationToken) {
     // Auto-pauses (docs/outcomes.md) go through the control plane's pause, as on AWS.
     let control = Control::new(
         Ctx {
@@ -376,7 +376,19 @@ async fn reconcile_loop(ctx: Arc<Ctx>, fast: bool, stop: CancellationToken) {
     );
     let pause: Arc<dyn sundial_core::execution::outcome::AutoPause> =
         Arc::new(sundial_core::control::outcomes::ControlPause::new(control));
-    let opts = ReconcileOptions { actor: "reconciler:dev".into(), pause: Some(pause), ..Default::default() };
+    // Outcome notifications a worker left behind are delivered as on AWS (no role sessions here).
+    let notify: Arc<dyn sundial_core::execution::notify::Notifier> =
+        Arc::new(sundial_core::execution::notify::HttpNotifier::for_tenants(
+            &clients,
+            Default::default(),
+            ctx.cfg.clone(),
+        ));
+    let opts = ReconcileOptions {
+        actor: "reconciler:dev".into(),
+        pause: Some(pause),
+        notify: Some(notify),
+        ..Default::default()
+    };
     let offset = if fast { std::time::Duration::from_secs(5) } else { std::time::Duration::from_secs(30) };
     loop {
         let now = Utc::now();
@@ -485,7 +497,7 @@ pub(crate) async fn run(args: DevArgs, _api: &ApiArgs) -> anyhow::Result<()> {
     // The tick.
     tasks.spawn(tick_loop(Arc::new(trigger()), args.fast, stop.clone()));
     // The reconciler (its own schedule, as in the CDK app).
-    tasks.spawn(reconcile_loop(Arc::new(trigger()), args.fast, stop.clone()));
+    tasks.spawn(reconcile_loop(Arc::new(trigger()), clients.clone(), args.fast, stop.clone()));
 
     // The demo: a local target and a job that calls it every 10 s.
     let since = Utc::now();

@@ -144,7 +144,8 @@ pub struct WorkerSettings {
     pub worker_capacity: Option<u32>,
     /// How long a handler may take to stop after its cancellation token fires (ms).
     pub cancel_grace_ms: i64,
-    /// The roles outbound calls are made with, per tenant (`docs/tenancy.md`).
+    /// The roles outbound calls are made with, per tenant (`docs/tenancy.md`; the entry points
+    /// set them from [`TenantRoleSettings`]).
     pub tenant_roles: sundial_model::tenant::TenantRoles,
 }
 
@@ -244,8 +245,37 @@ impl WorkerSettings {
         if let Some(v) = int(&n.worker_capacity, 1, i64::from(u32::MAX))? {
             s.worker_capacity = u32::try_from(v).ok();
         }
+        // Unset or empty: every tenant gets the default cap (one tenant must not take every
+        // slot of a shared pool); a spec without a bare number keeps the default for the rest.
+        s.tenant_limits = TenantLimits::parse(&get(&n.tenant_max_running).unwrap_or_default())
+            .map_err(|reason| ConfigError::Invalid { name: n.tenant_max_running.clone(), reason })?;
+        if s.tenant_limits.default.is_none() {
+            s.tenant_limits.default = Some(r.defaults.tenant_max_running);
+        }
+        Ok(s)
+    }
+}
+
+/// The roles outbound calls are made with, per tenant (`docs/tenancy.md`): read by the
+/// workers, which call targets as the tenant, and by the tick binary, whose reconciler delivers
+/// a job's outcome notifications as the tenant (docs/outcomes.md).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TenantRoleSettings {
+    /// The shared tenant access role, and the per-tenant ones.
+    pub roles: sundial_model::tenant::TenantRoles,
+}
+
+impl TenantRoleSettings {
+    /// Reads the settings from the environment (all optional).
+    pub fn from_env() -> Result<Self, ConfigError> {
+        Self::from_lookup(process_env)
+    }
+
+    /// [`TenantRoleSettings::from_env`] with an injected lookup.
+    pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        let n = &Resources::get().env;
         let nonempty = |name: &str| get(name).filter(|v| !v.trim().is_empty());
-        s.tenant_roles.shared = match nonempty(&n.tenant_role_arn) {
+        let shared = match nonempty(&n.tenant_role_arn) {
             Some(arn) if sundial_model::tenant::is_role_arn(arn.trim()) => Some(arn.trim().to_string()),
             Some(arn) => {
                 return Err(ConfigError::Invalid {
@@ -255,18 +285,12 @@ impl WorkerSettings {
             }
             None => None,
         };
+        let mut roles = sundial_model::tenant::TenantRoles { shared, ..Default::default() };
         if let Some(v) = nonempty(&n.tenant_roles) {
-            s.tenant_roles.per_tenant = sundial_model::tenant::TenantRoles::parse_per_tenant(&v)
+            roles.per_tenant = sundial_model::tenant::TenantRoles::parse_per_tenant(&v)
                 .map_err(|reason| ConfigError::Invalid { name: n.tenant_roles.clone(), reason })?;
         }
-        // Unset or empty: every tenant gets the default cap (one tenant must not take every
-        // slot of a shared pool); a spec without a bare number keeps the default for the rest.
-        s.tenant_limits = TenantLimits::parse(&get(&n.tenant_max_running).unwrap_or_default())
-            .map_err(|reason| ConfigError::Invalid { name: n.tenant_max_running.clone(), reason })?;
-        if s.tenant_limits.default.is_none() {
-            s.tenant_limits.default = Some(r.defaults.tenant_max_running);
-        }
-        Ok(s)
+        Ok(TenantRoleSettings { roles })
     }
 }
 
@@ -1044,7 +1068,8 @@ mod tests {
 
     #[test]
     fn each_loader_reads_exactly_the_names_resources_json_gives_it() {
-        let cases: [(&str, BTreeSet<String>); 8] = [
+        let cases: [(&str, BTreeSet<String>); 9] = [
+            ("TenantRoleSettings", names_read(|g| drop(TenantRoleSettings::from_lookup(g)))),
             ("EventSourceSettings", names_read(|g| drop(EventSourceSettings::from_lookup(g)))),
             ("BackpressureSettings", names_read(|g| drop(BackpressureSettings::from_lookup(g)))),
             ("Config", names_read(|g| drop(Config::from_lookup(g)))),

@@ -73,6 +73,9 @@ pub struct TickService {
     pub backpressure: sundial_core::priority::Backpressure,
     /// The control plane's pause, for the reconciler's auto-pauses (docs/outcomes.md).
     pub pause: Option<std::sync::Arc<dyn sundial_core::execution::outcome::AutoPause>>,
+    /// The reconciler's deliverer of outcome notifications a worker left behind
+    /// (`outcomeNotify`, docs/outcomes.md), as the tenant.
+    pub notify: Option<std::sync::Arc<dyn sundial_core::execution::notify::Notifier>>,
 }
 
 /// A failed tick, typed for Lambda's error report.
@@ -170,6 +173,7 @@ impl TickService {
                     max_per_run: req.max_per_run.unwrap_or(defaults.max_per_run),
                     events: self.events.clone(),
                     pause: self.pause.clone(),
+                    notify: self.notify.clone(),
                     ..defaults
                 };
                 let r = match reconcile::reconcile(&self.ctx, now, &opts).await {

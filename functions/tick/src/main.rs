@@ -19,6 +19,9 @@ async fn main() -> Result<(), Error> {
     let cfg = Config::from_env()?;
     let clients = sundial_core::aws::Clients::from_env().await;
     let settings = TickSettings::from_env()?;
+    // The reconciler delivers outcome notifications a worker left behind, as the tenant.
+    let roles = sundial_core::config::TenantRoleSettings::from_env()?.roles;
+    let notify = sundial_core::execution::notify::HttpNotifier::for_tenants(&clients, roles, cfg.clone());
     let queues = PoolQueues::new(clients.sqs.clone(), cfg.clone());
     // The reconciler pauses jobs for their dead fires through the control plane's pause.
     let control_ctx =
@@ -31,6 +34,7 @@ async fn main() -> Result<(), Error> {
         events: Some(clients.events),
         backpressure: sundial_core::config::BackpressureSettings::from_env()?,
         pause: Some(std::sync::Arc::new(ControlPause::new(control))),
+        notify: Some(std::sync::Arc::new(notify)),
     };
     let service = &service;
     run(service_fn(move |event: LambdaEvent<TickEvent>| async move { service.handle_lambda(event).await }))

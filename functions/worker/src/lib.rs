@@ -25,7 +25,8 @@ use sundial_core::execution::worker::Worker;
 /// Builds a worker from the environment (config, settings, SDK clients), with `handlers`.
 pub async fn worker_from_env(handlers: Handlers) -> anyhow::Result<Arc<Worker>> {
     let cfg = Config::from_env()?;
-    let settings = WorkerSettings::from_env()?;
+    let mut settings = WorkerSettings::from_env()?;
+    settings.tenant_roles = sundial_core::config::TenantRoleSettings::from_env()?.roles;
     let clients = Clients::from_env().await;
     let w = Worker::new(cfg, settings, &clients, handlers, Arc::new(SystemClock), Arc::new(EmfStdout))?;
     Ok(Arc::new(w))

@@ -51,6 +51,19 @@ impl HttpNotifier {
         HttpNotifier { remotes, cfg, timeout: DEFAULT_NOTIFY_TIMEOUT }
     }
 
+    /// A notifier of its own over a process's `clients` (the tick binary's reconciler, which
+    /// has no worker): each tenant's calls over its role session of `roles`, judged by `cfg`.
+    pub fn for_tenants(
+        clients: &crate::aws::Clients,
+        roles: crate::model::tenant::TenantRoles,
+        cfg: Config,
+    ) -> Self {
+        use super::target::identity::{TenantClients, TenantSessions};
+        let remotes =
+            Remotes::new(TenantSessions::new(TenantClients::of(clients), roles), cfg.targets.clone());
+        HttpNotifier::new(Arc::new(remotes), cfg)
+    }
+
     /// Gives each notification at most `timeout`.
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;

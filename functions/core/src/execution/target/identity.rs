@@ -102,6 +102,20 @@ pub struct TenantClients {
     pub sfn: aws_sdk_sfn::Client,
 }
 
+impl TenantClients {
+    /// The base clients of a process's `clients` (before any tenant's role session).
+    pub fn of(clients: &crate::aws::Clients) -> Self {
+        TenantClients {
+            lambda: clients.lambda.clone(),
+            sqs: clients.sqs.clone(),
+            secrets: clients.secrets.clone(),
+            events: clients.events.clone(),
+            sns: clients.sns.clone(),
+            sfn: clients.sfn.clone(),
+        }
+    }
+}
+
 /// A role session name for `tenant` (2-64 of `[\w+=,.@-]`; tenant ids are a subset).
 fn session_name(tenant: &str) -> String {
     let clean: String = tenant

@@ -172,17 +172,7 @@ impl Worker {
         let clock: Arc<dyn Clock> = Arc::new(ServiceClock::new(clock, skew.clone()));
         let store = ExecStore::new(ddb.clone(), cfg.executions_table.clone());
         let remote = Arc::new(Remotes::new(
-            TenantSessions::new(
-                TenantClients {
-                    lambda: clients.lambda.clone(),
-                    sqs: clients.sqs.clone(),
-                    secrets: clients.secrets.clone(),
-                    events: clients.events.clone(),
-                    sns: clients.sns.clone(),
-                    sfn: clients.sfn.clone(),
-                },
-                settings.tenant_roles.clone(),
-            ),
+            TenantSessions::new(TenantClients::of(clients), settings.tenant_roles.clone()),
             cfg.targets.clone(),
         ));
         // Outcome notifications go out through the same per-tenant webhook clients as targets.
@@ -219,16 +209,6 @@ impl Worker {
     pub fn with_auto_pause(mut self, pause: Arc<dyn crate::execution::outcome::AutoPause>) -> Self {
         self.outcomes = self.outcomes.clone().with_pause(pause);
         self
-    }
-
-    /// A notifier of outcome notifications over this worker's per-tenant webhook clients,
-    /// each call given at most `timeout`: a reconciler in the same process (the local run,
-    /// tests) delivers with it.
-    pub fn notifier(&self, timeout: std::time::Duration) -> Arc<dyn crate::execution::notify::Notifier> {
-        Arc::new(
-            crate::execution::notify::HttpNotifier::new(self.remote.clone(), self.cfg.clone())
-                .with_timeout(timeout),
-        )
     }
 
     /// The settings.
