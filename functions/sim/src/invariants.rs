@@ -23,6 +23,10 @@
 //!   `ExecutionDead` only for an attempt that ended so (docs/outcomes.md). A repeat of one
 //!   `eventId` (a flush whose `PutEvents` answer was lost, then retried) is counted, not a
 //!   violation: its id says it is the same event.
+//! - **max_runs**: a job with `maxRuns` N created at most N scheduled fires (manual, event and
+//!   child executions aside; a `fireOnce` batch is one), its stored count equals the fires it
+//!   created (never counted twice, never uncounted), it is `COMPLETED` only with exactly N, and
+//!   fires past its N-th are not looked for by **fires** (docs/schedule.md, "A run-count limit").
 //!
 //! Instants next to an operator action (its call under way, or one whose outcome the caller
 //! could not know) are checked for safety only (never twice, never paused), not for presence.
@@ -35,7 +39,7 @@ use crate::world::ms;
 use std::collections::BTreeMap;
 use sundial_core::execution::retry::codes;
 use sundial_core::model::event::EVENT_CODE;
-use sundial_core::model::{ExecStatus, Execution, MANUAL_CODE};
+use sundial_core::model::{ExecStatus, Execution, JobState, MANUAL_CODE};
 use sundial_core::schedule::{MisfirePolicy, Schedule};
 
 /// One broken promise.
@@ -81,6 +85,8 @@ pub struct Evidence<'a> {
     pub events: &'a [Attempt],
     /// The instant each keyed event's `EVT#{key}` record holds at the end, by event index.
     pub claims: &'a BTreeMap<usize, i64>,
+    /// Each job's state at the end and its stored run count (`maxRuns`), by job index.
+    pub final_jobs: &'a BTreeMap<usize, (Option<JobState>, u64)>,
 }
 
 /// What a job was at an instant, as far as the operator log tells.
@@ -181,6 +187,46 @@ fn event_taken_ms(e: &Execution) -> Option<i64> {
         return e.timeline.first().map(|t| t.at);
     }
     e.timeline.iter().find(|t| t.code.as_deref() == Some(codes::ADVANCED_BY_EVENT)).map(|t| t.at)
+}
+
+/// The `max_runs` invariant for one job (see the module doc); returns the instant of its last
+/// fire when it created all N (presence is not looked for past it).
+fn check_max_runs(
+    ev: &Evidence<'_>,
+    j: usize,
+    plan: &crate::workload::JobPlan,
+    execs: &[Execution],
+    out: &mut Vec<Violation>,
+) -> Option<i64> {
+    let max = plan.def.max_runs?;
+    let mut fires: Vec<&Execution> =
+        execs.iter().filter(|e| !is_manual(e) && !is_event(e) && e.child.is_none()).collect();
+    fires.sort_by_key(|e| e.scheduled_at);
+    let (state, runs) = ev.final_jobs.get(&j).copied().unwrap_or((None, 0));
+    let who = format!("{}/{}", plan.tenant, plan.job_id);
+    let n = fires.len() as u64;
+    if n > max {
+        out.push(Violation {
+            invariant: "max_runs",
+            detail: format!("{who}: {n} scheduled fires, maxRuns {max}"),
+            execution: fires.get(max as usize).map(|e| e.id()),
+        });
+    }
+    if runs != n {
+        out.push(Violation {
+            invariant: "max_runs",
+            detail: format!("{who}: its count says {runs}, it created {n} scheduled fires"),
+            execution: None,
+        });
+    }
+    if state == Some(JobState::Completed) && n != max {
+        out.push(Violation {
+            invariant: "max_runs",
+            detail: format!("{who}: COMPLETED after {n} scheduled fires, maxRuns {max}"),
+            execution: None,
+        });
+    }
+    (n >= max).then(|| fires.get(max as usize - 1).map(|e| e.scheduled_at.timestamp_millis())).flatten()
 }
 
 /// Checks every invariant; an empty list is a clean run.
@@ -415,12 +461,15 @@ fn check_job(
             Known::Unknown => {}
         }
     }
-    // Presence: every fire of an enabled job, for fireAll and fireOnce jobs.
+    // Presence: every fire of an enabled job, for fireAll and fireOnce jobs, up to its last
+    // one under `maxRuns`.
+    let last_ms = check_max_runs(ev, j, plan, execs, out);
     if matches!(plan.def.misfire, MisfirePolicy::Skip) {
         return;
     }
+    let until = last_ms.unwrap_or(w.end_ms);
     let mut t = w.start_ms;
-    while t <= w.end_ms {
+    while t <= until {
         let Some(s) = schedule_at(w, ops, j, t) else {
             t += 1_000;
             continue;
@@ -431,6 +480,9 @@ fn check_job(
         else {
             return;
         };
+        if next > until {
+            return;
+        }
         t = next;
         if let Known::Enabled(_) = job_state_at(ops, t, w.start_ms) {
             let still = schedule_at(w, ops, j, t) == Some(s);

@@ -94,6 +94,8 @@ pub struct Outcome {
     pub events: crate::events::EventCounts,
     /// Outcome events put on the bus, and how many repeated an `eventId` already sent.
     pub outcomes: (usize, usize),
+    /// Jobs with `maxRuns`, and how many of them ended COMPLETED.
+    pub max_runs: (usize, usize),
     /// The traces of the executions involved (timeline lines).
     pub traces: BTreeMap<String, Vec<String>>,
     /// A hash of every request and response of the run.
@@ -272,10 +274,16 @@ async fn check(
     let ctx = world.ctx("checker");
     let mut executions: BTreeMap<usize, Vec<Execution>> = BTreeMap::new();
     let mut total = 0;
+    let mut final_jobs = BTreeMap::new();
     for (i, j) in w.jobs.iter().enumerate() {
         let es = all_for_job(&ctx.execs(), &j.tenant, &j.job_id).await?;
         total += es.len();
         executions.insert(i, es);
+        if j.def.max_runs.is_some() {
+            let job = sundial_core::store::jobs::get_job(&ctx.ddb, &world.cfg, &j.tenant, &j.job_id).await?;
+            let runs = ctx.execs().runs(&j.tenant, &j.job_id, true).await?;
+            final_jobs.insert(i, (job.map(|j| j.state), runs));
+        }
     }
     let mut watermarks = Vec::new();
     for s in 0..world.cfg.shards {
@@ -338,6 +346,7 @@ async fn check(
         outcome_events: &outcome_events,
         events: &attempts,
         claims: &claims,
+        final_jobs: &final_jobs,
     };
     let (violations, known_gaps): (Vec<Violation>, Vec<Violation>) =
         invariants::check(&ev).into_iter().partition(|v| !v.invariant.starts_with("known gap"));
@@ -422,6 +431,10 @@ async fn check(
             outcome_events.len()
                 - outcome_events.iter().map(|o| &o.3).collect::<std::collections::BTreeSet<_>>().len(),
         ),
+        max_runs: (
+            final_jobs.len(),
+            final_jobs.values().filter(|(s, _)| *s == Some(sundial_core::model::JobState::Completed)).count(),
+        ),
         traces,
         trace_hash: world.aws.trace_hash(),
         outcome_hash,
@@ -447,7 +460,7 @@ async fn all_for_job(execs: &ExecStore, tenant: &str, job: &str) -> Result<Vec<E
 /// Prints an outcome the way a failing test wants it: the violations, the traces, the replay.
 pub fn describe(o: &Outcome) -> String {
     let mut s = format!(
-        "seed {}: {} executions, {} effects, {} known-gap fires, {} AWS requests, messages per execution ≤ {} sent / {} live, batches settled: {} fires covered / {} with excepted instants, dependencies: {} jobs wait / {} fires waited / {} past their deadline, events: {} planned / {} sent / {} acknowledged / {} deduplicated / {} refused / {} failed or died ({} between claim and put), outcome events: {} sent / {} repeats of an id, {} simulated min in {} ms, outcome {:016x}, trace {:016x}\n",
+        "seed {}: {} executions, {} effects, {} known-gap fires, {} AWS requests, messages per execution ≤ {} sent / {} live, batches settled: {} fires covered / {} with excepted instants, dependencies: {} jobs wait / {} fires waited / {} past their deadline, events: {} planned / {} sent / {} acknowledged / {} deduplicated / {} refused / {} failed or died ({} between claim and put), outcome events: {} sent / {} repeats of an id, maxRuns: {} jobs / {} completed, {} simulated min in {} ms, outcome {:016x}, trace {:016x}\n",
         o.options.seed,
         o.executions,
         o.effects,
@@ -469,6 +482,8 @@ pub fn describe(o: &Outcome) -> String {
         o.events.after_claim,
         o.outcomes.0,
         o.outcomes.1,
+        o.max_runs.0,
+        o.max_runs.1,
         o.simulated_ms / 60_000,
         o.real_ms,
         o.outcome_hash,

@@ -178,7 +178,15 @@ pub fn definition(seed: u64, i: u64, s: usize, v: i64, start_ms: i64, end_ms: i6
         def.outcome_events =
             Some(sundial_core::model::outcome::OutcomeEvents { succeeded: chance(seed, n + 5, 500) });
     }
+    def.max_runs = max_runs(seed, i);
     def
+}
+
+/// Some jobs end after a few scheduled fires (`maxRuns`, docs/schedule.md), the same limit in
+/// every version of the job (an edit keeps it): the `max_runs` invariant checks the count.
+pub fn max_runs(seed: u64, i: u64) -> Option<u64> {
+    let n = i * 10 + 1_000_000;
+    chance(seed, n, 150).then(|| between(seed, n + 1, 2, 6))
 }
 
 /// Draws the workload of `seed`.
