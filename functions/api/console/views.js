@@ -70,6 +70,7 @@ function eventsInWords(e) {
 function outcomesInWords(d) {
   const parts = [];
   if (d.maxRuns) parts.push(`ends after ${d.maxRuns} fires`);
+  if (d.outcomeNotify) parts.push(`also notifies ${d.outcomeNotify.url}`);
   if (d.finishDeadlineSecs) parts.push(`must finish within ${d.finishDeadlineSecs} s`);
   if (d.autoPauseAfterDeadFires) parts.push(`pauses after ${d.autoPauseAfterDeadFires} dead fires in a row`);
   const o = d.outcomeEvents;

@@ -857,6 +857,7 @@ fn the_console_in_a_real_browser() {
     b.fill("#f-autoPauseAfterDeadFires", "3");
     b.select("#f-outcomeEvents", "every");
     b.fill("#f-maxRuns", "500");
+    b.fill("#f-outcomeNotify-url", "http://127.0.0.1:9/outcomes");
     b.click("#save-job");
     b.wait_text("h1", "sharded-report", WAIT);
     // THEN its page shows the fan-out, priority and events, as the API stored them
@@ -866,11 +867,17 @@ fn the_console_in_a_real_browser() {
     b.wait_text("main", "pauses after 3 dead fires in a row", WAIT);
     b.wait_text("main", "ends after 500 fires", WAIT);
     b.wait_text("main", "0 of 500 scheduled fires", WAIT);
+    b.wait_text("main", "also notifies http://127.0.0.1:9/outcomes", WAIT);
     let stored = api(port, "local", "GET", "/v1/jobs/sharded-report", None);
     assert_eq!(stored["definition"]["events"], json!({"oncePerPeriod": true}), "{stored}");
     assert_eq!(stored["definition"]["finishDeadlineSecs"], 3600, "{stored}");
     assert_eq!(stored["definition"]["autoPauseAfterDeadFires"], 3, "{stored}");
     assert_eq!((&stored["definition"]["maxRuns"], &stored["runs"]), (&json!(500), &json!(0)), "{stored}");
+    assert_eq!(
+        stored["definition"]["outcomeNotify"],
+        json!({"url": "http://127.0.0.1:9/outcomes"}),
+        "{stored}"
+    );
     assert_eq!(stored["definition"]["outcomeEvents"], json!({"succeeded": true}), "{stored}");
     b.click("button[data-action=\"trigger\"]");
     b.confirm(None);

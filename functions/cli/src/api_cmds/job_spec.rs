@@ -78,6 +78,13 @@ pub(crate) struct JobSpec {
     /// Also send an ExecutionSucceeded event for each fire that succeeds.
     #[arg(long)]
     success_events: bool,
+    /// Also POST each outcome event of the job to this HTTPS receiver, signed like a webhook
+    /// (docs/outcomes.md, "HTTPS notifications").
+    #[arg(long, value_name = "URL")]
+    notify_url: Option<String>,
+    /// The notification's signing secret (a Secrets Manager ARN of the tenant's).
+    #[arg(long, value_name = "SECRET_ARN", requires = "notify_url")]
+    notify_secret: Option<String>,
     /// End the job (COMPLETED) after this many scheduled fires (docs/schedule.md).
     #[arg(long, value_name = "N")]
     max_runs: Option<u64>,
@@ -226,6 +233,13 @@ impl JobSpec {
         if let Some(n) = self.max_runs {
             def.insert("maxRuns".into(), json!(n));
         }
+        if let Some(url) = &self.notify_url {
+            let mut notify = json!({"url": url});
+            if let Some(s) = &self.notify_secret {
+                notify["signingSecretArn"] = json!(s);
+            }
+            def.insert("outcomeNotify".into(), notify);
+        }
         if let Some(c) = &self.concurrency {
             def.insert("concurrency".into(), json!(c.to_uppercase()));
         }
@@ -313,6 +327,13 @@ mod definition_flags {
             (&json!(3600), &json!(3), &json!({"succeeded": true}))
         );
         assert_eq!(d["maxRuns"], 12);
+        let secret = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:acme-notify-AbCdEf";
+        let n = def(&["j", "--notify-url", "https://hooks.acme.com/o", "--notify-secret", secret])?;
+        assert_eq!(
+            n["outcomeNotify"],
+            json!({"url": "https://hooks.acme.com/o", "signingSecretArn": secret})
+        );
+        assert!(def(&["j", "--notify-secret", secret]).is_err(), "a secret needs a receiver");
         assert_eq!(
             d["target"],
             json!({"type": "eventBridge", "eventBusArn": "arn:aws:events:eu-west-1:123456789012:event-bus/acme", "detailType": "Run"})
