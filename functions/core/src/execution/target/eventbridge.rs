@@ -75,21 +75,11 @@ where
 mod tests {
     use super::*;
     use aws_sdk_eventbridge::operation::put_events::PutEventsError;
-    use aws_smithy_runtime_api::client::orchestrator::HttpResponse;
 
     #[test]
     fn a_refused_put_is_permanent_and_stored_without_arns_a_throttled_one_retries() {
-        let err = |code: &str, status: u16| {
-            let meta = aws_smithy_types::error::ErrorMetadata::builder()
-                .code(code)
-                .message("User: arn:aws:sts::123456789012:assumed-role/sundial-tenant/acme is not authorized")
-                .build();
-            let raw = HttpResponse::new(
-                status.try_into().unwrap_or_else(|e| panic!("{e:?}")),
-                aws_smithy_types::body::SdkBody::empty(),
-            );
-            classify(SdkError::service_error(PutEventsError::generic(meta), raw))
-        };
+        let err =
+            |code: &str, status: u16| classify(super::super::refused(code, status, PutEventsError::generic));
         let denied = err("AccessDeniedException", 400);
         assert!(!denied.is_retryable());
         assert!(

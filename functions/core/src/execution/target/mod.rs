@@ -348,6 +348,28 @@ where
     }
 }
 
+/// A refused AWS call as the SDK hands it to a target: `code`, an IAM-style message naming an
+/// ARN, and the HTTP `status` (the targets' classification tests).
+#[cfg(test)]
+pub(crate) fn refused<E>(
+    code: &str,
+    status: u16,
+    make: impl FnOnce(aws_smithy_types::error::ErrorMetadata) -> E,
+) -> aws_smithy_runtime_api::client::result::SdkError<
+    E,
+    aws_smithy_runtime_api::client::orchestrator::HttpResponse,
+> {
+    let meta = aws_smithy_types::error::ErrorMetadata::builder()
+        .code(code)
+        .message("User: arn:aws:sts::123456789012:assumed-role/sundial-tenant/acme is not authorized")
+        .build();
+    let raw = aws_smithy_runtime_api::client::orchestrator::HttpResponse::new(
+        status.try_into().unwrap_or_else(|e| panic!("{e:?}")),
+        aws_smithy_types::body::SdkBody::empty(),
+    );
+    aws_smithy_runtime_api::client::result::SdkError::service_error(make(meta), raw)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

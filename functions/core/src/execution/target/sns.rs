@@ -73,21 +73,10 @@ where
 mod tests {
     use super::*;
     use aws_sdk_sns::operation::publish::PublishError;
-    use aws_smithy_runtime_api::client::orchestrator::HttpResponse;
 
     #[test]
     fn a_refused_publish_is_permanent_without_arns_a_throttled_one_retries() {
-        let err = |code: &str| {
-            let meta = aws_smithy_types::error::ErrorMetadata::builder()
-                .code(code)
-                .message("User: arn:aws:sts::123456789012:assumed-role/sundial-tenant/acme is not authorized")
-                .build();
-            let raw = HttpResponse::new(
-                403u16.try_into().unwrap_or_else(|e| panic!("{e:?}")),
-                aws_smithy_types::body::SdkBody::empty(),
-            );
-            classify(SdkError::service_error(PublishError::generic(meta), raw))
-        };
+        let err = |code: &str| classify(super::super::refused(code, 403, PublishError::generic));
         let denied = err("AuthorizationError");
         assert!(!denied.is_retryable());
         assert!(!denied.message.contains("arn:"), "{}", denied.message);

@@ -191,7 +191,6 @@ where
 mod tests {
     use super::*;
     use aws_sdk_sfn::operation::start_execution::StartExecutionError;
-    use aws_smithy_runtime_api::client::orchestrator::HttpResponse;
 
     #[test]
     fn a_plain_fire_gets_a_readable_name_with_its_run() {
@@ -269,17 +268,7 @@ mod tests {
 
     #[test]
     fn a_refused_start_is_permanent_without_arns_a_throttled_one_retries() {
-        let err = |code: &str| {
-            let meta = aws_smithy_types::error::ErrorMetadata::builder()
-                .code(code)
-                .message("User: arn:aws:sts::123456789012:assumed-role/sundial-tenant/acme is not authorized")
-                .build();
-            let raw = HttpResponse::new(
-                400u16.try_into().unwrap_or_else(|e| panic!("{e:?}")),
-                aws_smithy_types::body::SdkBody::empty(),
-            );
-            classify(SdkError::service_error(StartExecutionError::generic(meta), raw))
-        };
+        let err = |code: &str| classify(super::super::refused(code, 400, StartExecutionError::generic));
         let denied = err("AccessDeniedException");
         assert!(!denied.is_retryable());
         assert!(!denied.message.contains("arn:"), "{}", denied.message);
