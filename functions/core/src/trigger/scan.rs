@@ -28,8 +28,7 @@ use std::ops::Range;
 use std::sync::Arc;
 use tokio::sync::Mutex;
 
-/// A job to move: the job, the position it was read at, its new position, and its new class
-/// (`None`: completed, its `maxRuns` fires created).
+/// (job, position read, new position, new class: `None` = completed at its `maxRuns`).
 type Move = (Job, DateTime<Utc>, Option<DateTime<Utc>>, Option<DueClass>);
 
 /// Conditional writes in flight at once per scanner.
@@ -415,8 +414,7 @@ pub(super) struct Dispatch<'a> {
 struct Sends {
     outgoing: BTreeMap<String, Vec<Outgoing>>,
     created_fire_ms: BTreeMap<String, Vec<i64>>,
-    /// Jobs with `maxRuns` that created a fire (their count is read after the puts), and the
-    /// ones whose limit refused one: see [`super::limit::completed`].
+    /// `maxRuns` jobs that created a fire, and ones a limit refused: [`super::limit::completed`].
     counted: BTreeSet<JobRef>,
     limited: BTreeSet<JobRef>,
 }
