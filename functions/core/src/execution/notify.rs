@@ -14,8 +14,8 @@ use chrono::{DateTime, Utc};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// A boxed future (the [`Notifier`] is a trait object).
-pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
+/// A boxed future (the [`Notifier`] is a trait object): the handlers' own.
+pub use super::target::in_process::BoxFuture;
 
 /// How long one notification may take (connect, send and answer): a receiver that never
 /// answers holds a flush up this long, per notification.

@@ -31,8 +31,8 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Serialize;
 use std::sync::Arc;
 
-/// A boxed future (the [`AutoPause`] hook is a trait object).
-pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
+/// A boxed future (the [`AutoPause`] hook is a trait object): the handlers' own.
+pub use super::target::in_process::BoxFuture;
 
 /// Pauses a job for its dead fires: the control plane's pause (`control::outcomes`), injected
 /// by the entry points, since the execution plane sits below the control plane.
