@@ -23,6 +23,8 @@ pub struct Clients {
     pub sns: aws_sdk_sns::Client,
     /// Step Functions (`stepFunctions` targets, as the tenant).
     pub sfn: aws_sdk_sfn::Client,
+    /// ECS (`ecs` targets: RunTask, tracked to the container's exit).
+    pub ecs: aws_sdk_ecs::Client,
 }
 
 /// Loads the shared SDK configuration from the environment.
@@ -47,6 +49,7 @@ impl Clients {
             events: aws_sdk_eventbridge::Client::new(sdk),
             sns: aws_sdk_sns::Client::new(sdk),
             sfn: aws_sdk_sfn::Client::new(sdk),
+            ecs: aws_sdk_ecs::Client::new(sdk),
         }
     }
 

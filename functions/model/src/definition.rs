@@ -548,6 +548,33 @@ pub enum Target {
         /// must carry the tag `sundial-tenant=<tenant>`.
         state_machine_arn: String,
     },
+    /// Run a task of a tenant's ECS task definition (a Fargate or EC2 batch job) with the fire's
+    /// identity as environment overrides of one container, and track it to its end: done when
+    /// that container exited 0, failed (retry policy applies) on any other exit or a task that
+    /// never started; as the tenant (docs/targets.md).
+    Ecs {
+        /// The cluster's ARN (`arn:aws:ecs:<region>:<account>:cluster/<name>`).
+        cluster_arn: String,
+        /// The task definition's ARN, with a revision (`…:task-definition/<family>:<revision>`)
+        /// or without (its latest ACTIVE revision when the fire runs); it must carry the tag
+        /// `sundial-tenant=<tenant>`.
+        task_definition_arn: String,
+        /// The container that receives the `SUNDIAL_*` environment overrides and whose exit
+        /// code decides the run.
+        container_name: String,
+        /// `FARGATE` (default) or `EC2`.
+        #[serde(default, skip_serializing_if = "EcsLaunchType::is_default")]
+        launch_type: EcsLaunchType,
+        /// The task's subnets (`awsvpc` networking; required for `FARGATE`), 1-16.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        subnets: Vec<String>,
+        /// The task's security groups (`awsvpc`), at most 5.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        security_groups: Vec<String>,
+        /// Whether the task's network interface gets a public IP (`awsvpc`; default false).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        assign_public_ip: bool,
+    },
     /// A Rust handler registered in the worker process (ECS pools). `inProcess`
     /// (`in_process` is read from definitions stored before 0.2).
     #[serde(alias = "in_process")]
@@ -561,6 +588,32 @@ impl Target {
     /// An unsigned webhook target.
     pub fn http(url: impl Into<String>) -> Self {
         Target::Http { url: url.into(), signing_secret_arn: None, headers: Default::default() }
+    }
+}
+
+/// How an `ecs` target's task is placed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum EcsLaunchType {
+    /// AWS Fargate (serverless; `awsvpc` networking, so the target names subnets).
+    #[default]
+    Fargate,
+    /// The cluster's EC2 container instances.
+    Ec2,
+}
+
+impl EcsLaunchType {
+    /// The default, left out when a definition is written.
+    pub fn is_default(&self) -> bool {
+        *self == EcsLaunchType::Fargate
+    }
+
+    /// The RunTask value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            EcsLaunchType::Fargate => "FARGATE",
+            EcsLaunchType::Ec2 => "EC2",
+        }
     }
 }
 

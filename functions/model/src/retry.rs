@@ -86,6 +86,9 @@ pub mod codes {
     /// A note: the Step Functions execution this claim started or adopted, written as
     /// `StepFunctionsExecution <executionArn>` (docs/targets.md).
     pub const STEP_FUNCTIONS_EXECUTION: &str = "StepFunctionsExecution";
+    /// A note: the ECS task this claim started or adopted, written as `EcsTask <taskArn>`
+    /// (docs/targets.md).
+    pub const ECS_TASK: &str = "EcsTask";
 }
 
 /// Whether an error is worth another attempt.

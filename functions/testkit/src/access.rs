@@ -103,6 +103,17 @@ impl AccessRecorder {
                     if op == "DescribeExecution" { "sfn-execution:target" } else { "state-machine:target" };
                 out.push((self.act(op), r.into(), None))
             }
+            // Only a tenant session calls ECS: the `ecs` targets' task definitions and the tasks
+            // they run. DescribeTaskDefinition and ListTasks take no resource (`*`, the latter
+            // conditioned on the cluster).
+            "ecs" => {
+                let r = match op {
+                    "RunTask" => "task-definition:target",
+                    "DescribeTasks" | "StopTask" => "ecs-task:target",
+                    _ => "unknown",
+                };
+                out.push((self.act(op), r.into(), None))
+            }
             _ => out.push((self.act(op), "unknown".into(), None)),
         }
         out

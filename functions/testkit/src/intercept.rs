@@ -113,5 +113,8 @@ pub fn with_interceptors<I: Intercept + 'static>(
         sfn: aws_sdk_sfn::Client::from_conf(
             clients.sfn.config().to_builder().interceptor(make("states")).build(),
         ),
+        ecs: aws_sdk_ecs::Client::from_conf(
+            clients.ecs.config().to_builder().interceptor(make("ecs")).build(),
+        ),
     }
 }

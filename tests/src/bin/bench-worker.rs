@@ -73,6 +73,7 @@ fn counted_clients(counter: &Counter) -> Clients {
         events: base.events,
         sns: base.sns,
         sfn: base.sfn,
+        ecs: base.ecs,
     }
 }
 

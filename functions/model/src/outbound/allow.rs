@@ -27,6 +27,14 @@ pub struct TargetAllow {
     /// Step Functions state machine ARN globs (`stepFunctions` targets).
     #[serde(default, rename = "stepFunctions", skip_serializing_if = "Vec::is_empty")]
     pub step_functions: Vec<String>,
+    /// ECS task definition globs (`ecs` targets), matched against the task definition's ARN
+    /// without its revision (`arn:aws:ecs:*:123456789012:task-definition/acme-*`): a family is
+    /// allowed at every revision.
+    #[serde(default, rename = "ecsTaskDefinitions", skip_serializing_if = "Vec::is_empty")]
+    pub ecs_task_definitions: Vec<String>,
+    /// ECS cluster ARN globs (`ecs` targets): where the tenant's tasks may run.
+    #[serde(default, rename = "ecsClusters", skip_serializing_if = "Vec::is_empty")]
+    pub ecs_clusters: Vec<String>,
     /// EventBridge bus ARN globs (`eventBridge` targets).
     #[serde(default, rename = "eventBridge", skip_serializing_if = "Vec::is_empty")]
     pub event_bridge: Vec<String>,
@@ -83,6 +91,22 @@ impl TryFrom<BTreeMap<String, TargetAllow>> for TenantTargets {
                     ));
                 }
             }
+            for (kind, globs, shape) in [
+                (
+                    "ecsTaskDefinitions",
+                    &allow.ecs_task_definitions,
+                    "arn:aws:ecs:<region>:<account>:task-definition/<family>",
+                ),
+                ("ecsClusters", &allow.ecs_clusters, "arn:aws:ecs:<region>:<account>:cluster/<name>"),
+            ] {
+                for g in globs {
+                    if g != "*" && !g.starts_with("arn:") {
+                        return Err(format!(
+                            "tenant {tenant:?}: {kind} glob {g:?} must be an ARN glob ({shape})"
+                        ));
+                    }
+                }
+            }
             for g in &allow.event_bridge {
                 if g != "*" && !g.starts_with("arn:") {
                     return Err(format!(
@@ -117,7 +141,7 @@ impl TenantTargets {
     /// Parses the JSON setting.
     pub fn parse(json: &str) -> Result<Self, String> {
         serde_json::from_str(json).map_err(|e| {
-            format!("not a tenant → {{lambda, sqs, http, sns, eventBridge, stepFunctions, secrets, inProcess, pools, cidrs}} map: {e}")
+            format!("not a tenant → {{lambda, sqs, http, sns, eventBridge, stepFunctions, ecsTaskDefinitions, ecsClusters, secrets, inProcess, pools, cidrs}} map: {e}")
         })
     }
 

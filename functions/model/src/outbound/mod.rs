@@ -253,6 +253,60 @@ impl TargetPolicy {
                 }
                 listed("state machine", "target.stateMachineArn", state_machine_arn, |a| &a.step_functions)
             }
+            Target::Ecs {
+                cluster_arn,
+                task_definition_arn,
+                container_name,
+                launch_type,
+                subnets,
+                security_groups,
+                assign_public_ip: _,
+            } => {
+                let cluster = ecs_arn(cluster_arn, "cluster").ok_or_else(|| {
+                    invalid(
+                        "target.clusterArn",
+                        "must be an ECS cluster ARN: arn:<partition>:ecs:<region>:<account>:cluster/<name>",
+                    )
+                })?;
+                let family = ecs_arn(task_definition_arn, "task-definition")
+                    .filter(|a| is_family_and_revision(a.name))
+                    .ok_or_else(|| {
+                        invalid(
+                            "target.taskDefinitionArn",
+                            "must be an ECS task definition ARN: arn:<partition>:ecs:<region>:<account>:task-definition/<family>[:<revision>]",
+                        )
+                    })?;
+                if (family.partition, family.region, family.account)
+                    != (cluster.partition, cluster.region, cluster.account)
+                {
+                    return Err(invalid(
+                        "target.taskDefinitionArn",
+                        "must be in the cluster's region and account",
+                    ));
+                }
+                if !is_ecs_name(container_name) {
+                    return Err(invalid("target.containerName", "must be 1-255 of [A-Za-z0-9_-]"));
+                }
+                check_ids("target.subnets", subnets, "subnet-", MAX_ECS_SUBNETS)?;
+                check_ids("target.securityGroups", security_groups, "sg-", MAX_ECS_SECURITY_GROUPS)?;
+                if *launch_type == crate::EcsLaunchType::Fargate && subnets.is_empty() {
+                    return Err(invalid(
+                        "target.subnets",
+                        "a FARGATE task needs at least one subnet (awsvpc networking)",
+                    ));
+                }
+                if subnets.is_empty() && !security_groups.is_empty() {
+                    return Err(invalid("target.securityGroups", "need subnets (awsvpc networking)"));
+                }
+                listed("ECS cluster", "target.clusterArn", cluster_arn, |a| &a.ecs_clusters)?;
+                let unrevised = task_definition_arn
+                    .rsplit_once(':')
+                    .filter(|(_, r)| r.chars().all(|c| c.is_ascii_digit()))
+                    .map_or(task_definition_arn.as_str(), |(f, _)| f);
+                listed("ECS task definition", "target.taskDefinitionArn", unrevised, |a| {
+                    &a.ecs_task_definitions
+                })
+            }
             Target::InProcess { handler } => {
                 if handler.is_empty() || handler.len() > 64 {
                     return Err(invalid("target.handler", "must be 1-64 characters"));
@@ -539,6 +593,82 @@ pub fn is_state_machine_arn(arn: &str) -> bool {
         && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
 }
 
+/// Most subnets an `ecs` target's `awsvpc` configuration takes (RunTask's limit).
+pub const MAX_ECS_SUBNETS: usize = 16;
+/// Most security groups an `ecs` target's `awsvpc` configuration takes (RunTask's limit).
+pub const MAX_ECS_SECURITY_GROUPS: usize = 5;
+
+/// The parts of an ECS ARN `arn:<partition>:ecs:<region>:<account>:<kind>/<name>`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EcsArn<'a> {
+    /// `aws`, `aws-cn`, ...
+    pub partition: &'a str,
+    /// The region.
+    pub region: &'a str,
+    /// The 12-digit account.
+    pub account: &'a str,
+    /// What follows `<kind>/` (a task definition's `family[:revision]`).
+    pub name: &'a str,
+}
+
+/// Splits an ECS ARN of `kind` (`cluster`, `task-definition`) whose name is 1-255 of
+/// `[A-Za-z0-9_-]` (a task definition's may end `:<revision>`).
+pub fn ecs_arn<'a>(arn: &'a str, kind: &str) -> Option<EcsArn<'a>> {
+    let mut parts = arn.splitn(6, ':');
+    let (a, partition, service, region, account, rest) =
+        (parts.next()?, parts.next()?, parts.next()?, parts.next()?, parts.next()?, parts.next()?);
+    let name = rest.strip_prefix(kind)?.strip_prefix('/')?;
+    let ok = a == "arn"
+        && partition.starts_with("aws")
+        && service == "ecs"
+        && !region.is_empty()
+        && region.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        && account.len() == 12
+        && account.chars().all(|c| c.is_ascii_digit())
+        && (kind == "task-definition" || is_ecs_name(name));
+    ok.then_some(EcsArn { partition, region, account, name })
+}
+
+/// 1-255 of `[A-Za-z0-9_-]`: an ECS cluster, task definition family or container name.
+pub fn is_ecs_name(s: &str) -> bool {
+    (1..=255).contains(&s.len()) && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
+/// `family` or `family:revision` (a revision of 1-9 digits, not 0).
+fn is_family_and_revision(s: &str) -> bool {
+    match s.split_once(':') {
+        None => is_ecs_name(s),
+        Some((family, rev)) => {
+            is_ecs_name(family)
+                && (1..=9).contains(&rev.len())
+                && rev.chars().all(|c| c.is_ascii_digit())
+                && !rev.starts_with('0')
+        }
+    }
+}
+
+/// AWS resource ids `prefix` + 8 or 17 lowercase hex digits, at most `max`, none twice.
+fn check_ids(field: &str, ids: &[String], prefix: &str, max: usize) -> Result<(), Refusal> {
+    if ids.len() > max {
+        return Err(invalid(field, format!("at most {max}")));
+    }
+    for (i, id) in ids.iter().enumerate() {
+        let hex = id.strip_prefix(prefix).unwrap_or("");
+        if !matches!(hex.len(), 8 | 17)
+            || !hex.chars().all(|c| c.is_ascii_digit() || ('a'..='f').contains(&c))
+        {
+            return Err(invalid(
+                format!("{field}[{i}]"),
+                format!("must be {prefix} and 8 or 17 lowercase hex digits"),
+            ));
+        }
+        if ids[..i].contains(id) {
+            return Err(invalid(format!("{field}[{i}]"), format!("{id:?} is listed twice")));
+        }
+    }
+    Ok(())
+}
+
 fn check_queue_url(cfg: &Deployment<'_>, queue: QueueRef) -> Result<QueueRef, Refusal> {
     let base = queue.name.trim_end_matches(".fifo");
     let own = (!cfg.queue_prefix.is_empty() && base.starts_with(cfg.queue_prefix))
@@ -785,6 +915,132 @@ mod tests {
             refusal(&policy, "acme", &machine(&too_long)),
             field("target.stateMachineArn", codes::BAD_TARGET)
         );
+    }
+
+    #[test]
+    fn ecs_targets_are_checked_field_by_field_and_against_both_globs() {
+        let acct = "arn:aws:ecs:eu-west-1:123456789012";
+        let task = |cluster: &str, def: &str, container: &str, subnets: &[&str], sgs: &[&str]| Target::Ecs {
+            cluster_arn: cluster.to_string(),
+            task_definition_arn: def.to_string(),
+            container_name: container.to_string(),
+            launch_type: crate::EcsLaunchType::Fargate,
+            subnets: subnets.iter().map(|s| s.to_string()).collect(),
+            security_groups: sgs.iter().map(|s| s.to_string()).collect(),
+            assign_public_ip: false,
+        };
+        let policy = allowlist(
+            r#"{"acme": {"ecsClusters": ["arn:aws:ecs:*:123456789012:cluster/batch"],
+                         "ecsTaskDefinitions": ["arn:aws:ecs:*:123456789012:task-definition/acme-*"]}}"#,
+        );
+        let field = |f: &str, code| Some((code, f.to_string()));
+        let cluster = format!("{acct}:cluster/batch");
+        let def = format!("{acct}:task-definition/acme-settle:12");
+        let sub = ["subnet-0a1b2c3d"];
+        // GIVEN a task definition of an allowed family, with or without a revision, on the cluster
+        assert_eq!(
+            refusal(&policy, "acme", &task(&cluster, &def, "main", &sub, &["sg-0123456789abcdef0"])),
+            None
+        );
+        let latest = format!("{acct}:task-definition/acme-settle");
+        assert_eq!(refusal(&policy, "acme", &task(&cluster, &latest, "main", &sub, &[])), None);
+        // THEN another family, another cluster, another account are refused, naming the field
+        let other = format!("{acct}:task-definition/globex-settle:1");
+        assert_eq!(
+            refusal(&policy, "acme", &task(&cluster, &other, "main", &sub, &[])),
+            field("target.taskDefinitionArn", codes::TARGET_NOT_ALLOWED)
+        );
+        let other_cluster = format!("{acct}:cluster/prod");
+        assert_eq!(
+            refusal(&policy, "acme", &task(&other_cluster, &def, "main", &sub, &[])),
+            field("target.clusterArn", codes::TARGET_NOT_ALLOWED)
+        );
+        let elsewhere = "arn:aws:ecs:eu-west-1:210987654321:task-definition/acme-settle:1";
+        assert_eq!(
+            refusal(&policy, "acme", &task(&cluster, elsewhere, "main", &sub, &[])),
+            field("target.taskDefinitionArn", codes::BAD_TARGET)
+        );
+        // AND malformed values name their field
+        for bad in [
+            "batch",
+            "arn:aws:ecs:eu-west-1:123456789012:service/batch",
+            "arn:aws:ecs:eu-west-1:12345:cluster/batch",
+            "arn:aws:ecs:eu-west-1:123456789012:cluster/ba.tch",
+        ] {
+            assert_eq!(
+                refusal(&policy, "acme", &task(bad, &def, "main", &sub, &[])),
+                field("target.clusterArn", codes::BAD_TARGET),
+                "{bad}"
+            );
+        }
+        for bad in
+            ["acme-settle:1", "task-definition/acme:0", "task-definition/acme:x", "task-definition/ac.me:1"]
+        {
+            let arn = format!("{acct}:{bad}");
+            let arn = if bad.starts_with("task-definition") { arn } else { bad.to_string() };
+            assert_eq!(
+                refusal(&policy, "acme", &task(&cluster, &arn, "main", &sub, &[])),
+                field("target.taskDefinitionArn", codes::BAD_TARGET),
+                "{bad}"
+            );
+        }
+        assert_eq!(
+            refusal(&policy, "acme", &task(&cluster, &def, "", &sub, &[])),
+            field("target.containerName", codes::BAD_TARGET)
+        );
+        assert_eq!(
+            refusal(&policy, "acme", &task(&cluster, &def, "main", &[], &[])),
+            field("target.subnets", codes::BAD_TARGET)
+        );
+        assert_eq!(
+            refusal(&policy, "acme", &task(&cluster, &def, "main", &["subnet-XYZ"], &[])),
+            field("target.subnets[0]", codes::BAD_TARGET)
+        );
+        assert_eq!(
+            refusal(&policy, "acme", &task(&cluster, &def, "main", &sub, &["sg-1", "sg-0a1b2c3d"])),
+            field("target.securityGroups[0]", codes::BAD_TARGET)
+        );
+        assert_eq!(
+            refusal(
+                &policy,
+                "acme",
+                &task(&cluster, &def, "main", &["subnet-0a1b2c3d", "subnet-0a1b2c3d"], &[])
+            ),
+            field("target.subnets[1]", codes::BAD_TARGET)
+        );
+        // AND an EC2 task may go without awsvpc networking, but not with groups and no subnets
+        let ec2 = |sgs: &[&str]| Target::Ecs {
+            cluster_arn: cluster.clone(),
+            task_definition_arn: def.clone(),
+            container_name: "main".into(),
+            launch_type: crate::EcsLaunchType::Ec2,
+            subnets: vec![],
+            security_groups: sgs.iter().map(|s| s.to_string()).collect(),
+            assign_public_ip: false,
+        };
+        assert_eq!(refusal(&policy, "acme", &ec2(&[])), None);
+        assert_eq!(
+            refusal(&policy, "acme", &ec2(&["sg-0a1b2c3d"])),
+            field("target.securityGroups", codes::BAD_TARGET)
+        );
+    }
+
+    #[test]
+    fn an_ecs_target_reads_and_writes_its_defaults_compactly() {
+        let json = r#"{"type":"ecs","clusterArn":"arn:aws:ecs:eu-west-1:123456789012:cluster/batch","taskDefinitionArn":"arn:aws:ecs:eu-west-1:123456789012:task-definition/acme:1","containerName":"main","subnets":["subnet-0a1b2c3d"]}"#;
+        let t: Target = serde_json::from_str(json).unwrap();
+        assert!(matches!(
+            &t,
+            Target::Ecs { launch_type: crate::EcsLaunchType::Fargate, assign_public_ip: false, .. }
+        ));
+        assert_eq!(serde_json::to_string(&t).unwrap(), json);
+        let ec2 = json.replace(r#","subnets""#, r#","launchType":"EC2","subnets""#);
+        assert!(matches!(
+            serde_json::from_str(&ec2).unwrap(),
+            Target::Ecs { launch_type: crate::EcsLaunchType::Ec2, .. }
+        ));
+        let typo = json.replace("containerName", "container");
+        assert!(serde_json::from_str::<Target>(&typo).is_err());
     }
 
     #[test]

@@ -58,6 +58,8 @@ pub enum Kind {
     Topic,
     /// A Step Functions state machine.
     StateMachine,
+    /// An ECS task definition (a revision, or a family's latest).
+    TaskDefinition,
 }
 
 impl Kind {
@@ -69,6 +71,7 @@ impl Kind {
             Kind::EventBus => "event bus",
             Kind::Topic => "topic",
             Kind::StateMachine => "state machine",
+            Kind::TaskDefinition => "task definition",
         }
     }
 }
@@ -100,6 +103,8 @@ pub struct TenantClients {
     pub sns: aws_sdk_sns::Client,
     /// Step Functions (`stepFunctions` targets).
     pub sfn: aws_sdk_sfn::Client,
+    /// ECS (`ecs` targets).
+    pub ecs: aws_sdk_ecs::Client,
 }
 
 impl TenantClients {
@@ -112,6 +117,7 @@ impl TenantClients {
             events: clients.events.clone(),
             sns: clients.sns.clone(),
             sfn: clients.sfn.clone(),
+            ecs: clients.ecs.clone(),
         }
     }
 }
@@ -176,6 +182,7 @@ impl TenantSessions {
             events: as_tenant!(aws_sdk_eventbridge, self.base.events),
             sns: as_tenant!(aws_sdk_sns, self.base.sns),
             sfn: as_tenant!(aws_sdk_sfn, self.base.sfn),
+            ecs: as_tenant!(aws_sdk_ecs, self.base.ecs),
         }
     }
 }
@@ -238,6 +245,7 @@ impl Ownership {
             Kind::EventBus => self.bus_tag(resource).await,
             Kind::Topic => self.topic_tag(resource).await,
             Kind::StateMachine => self.machine_tag(resource).await,
+            Kind::TaskDefinition => self.task_definition_tag(resource).await,
         };
         match tagged {
             Tagged::Value(Some(v)) if v == self.tenant => {
@@ -314,6 +322,26 @@ impl Ownership {
         }
     }
 
+    /// A task definition's tags come with its description, which also resolves a family to its
+    /// latest revision (`ListTagsForResource` needs the revision).
+    async fn task_definition_tag(&self, arn: &str) -> Tagged {
+        let req = self
+            .clients
+            .ecs
+            .describe_task_definition()
+            .task_definition(arn)
+            .include(aws_sdk_ecs::types::TaskDefinitionField::Tags);
+        match req.send().await {
+            Ok(o) => Tagged::Value(
+                o.tags()
+                    .iter()
+                    .find(|t| t.key() == Some(TENANT_TAG))
+                    .and_then(|t| t.value().map(str::to_string)),
+            ),
+            Err(e) => judge(e),
+        }
+    }
+
     async fn queue_tag(&self, url: &str) -> Tagged {
         match self.clients.sqs.list_queue_tags().queue_url(url).send().await {
             Ok(o) => Tagged::Value(o.tags().and_then(|t| t.get(TENANT_TAG)).cloned()),
@@ -339,7 +367,8 @@ where
                 || code.contains("InternalFailure")
                 || code.contains("InternalError")
                 || code.contains("ServiceException")
-                || code == "RequestThrottled";
+                || code == "RequestThrottled"
+                || code == "ServerException";
             if transient {
                 Tagged::Unsure(detail)
             } else {

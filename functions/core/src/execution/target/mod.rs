@@ -7,6 +7,7 @@
 //! retrying (seed 002): throttling, 5xx, timeouts and connection errors retry; anything that says
 //! the request itself is wrong does not.
 
+pub mod ecs;
 pub mod eventbridge;
 pub mod http;
 pub mod identity;
@@ -170,6 +171,8 @@ pub struct RemoteTargets {
     pub sns: sns::SnsTarget,
     /// Tenants' Step Functions state machines.
     pub sfn: stepfunctions::StepFunctionsTarget,
+    /// Tenants' ECS task definitions.
+    pub ecs: ecs::EcsTarget,
     /// Confirms that functions and queues are the tenant's own before they are called.
     pub owner: identity::Ownership,
 }
@@ -190,6 +193,7 @@ impl RemoteTargets {
             events: eventbridge::EventBridgeTarget::new(clients.events.clone()),
             sns: sns::SnsTarget::new(clients.sns.clone()),
             sfn: stepfunctions::StepFunctionsTarget::new(clients.sfn.clone()),
+            ecs: ecs::EcsTarget::new(clients.ecs.clone()),
             sqs: sqs::SqsTarget::new(clients.sqs),
             owner,
         })
@@ -198,8 +202,9 @@ impl RemoteTargets {
     /// Calls a remote target at `now` (the worker's clock; it dates webhook signatures), after
     /// confirming that the function or queue is the tenant's (a webhook's secrets are confirmed
     /// as they are read). `Target::InProcess` is a configuration error here: only the worker's
-    /// handler registry runs those; `Target::StepFunctions` too: the worker calls
-    /// [`RemoteTargets::start_state_machine`] and [`RemoteTargets::track_state_machine`].
+    /// handler registry runs those; `Target::StepFunctions` and `Target::Ecs` too: the worker
+    /// calls [`RemoteTargets::start_state_machine`] and [`RemoteTargets::track_state_machine`],
+    /// [`RemoteTargets::run_task`] and [`RemoteTargets::track_task`].
     pub async fn call(&self, target: &Target, inv: &Invocation, now: DateTime<Utc>) -> Result<(), RunError> {
         crate::access::as_tenant(async {
             match target {
@@ -238,6 +243,10 @@ impl RemoteTargets {
                     codes::BAD_TARGET,
                     "a Step Functions target is started and tracked by the worker",
                 )),
+                Target::Ecs { .. } => Err(RunError::permanent(
+                    codes::BAD_TARGET,
+                    "an ECS target is run and tracked by the worker",
+                )),
                 Target::InProcess { handler } => Err(RunError::permanent(
                     codes::BAD_TARGET,
                     format!("in-process handler {handler:?} is not remote"),
@@ -275,6 +284,49 @@ impl RemoteTargets {
         inv: &Invocation,
     ) -> Result<(), RunError> {
         crate::access::as_tenant(self.sfn.track(started, inv)).await
+    }
+}
+
+impl RemoteTargets {
+    /// Runs (or adopts) the task of `run` of the fire `inv`, after confirming that the task
+    /// definition is the tenant's; as the tenant. The worker notes the task on the fire's
+    /// timeline, then [`RemoteTargets::track_task`]s it.
+    pub async fn run_task(
+        &self,
+        spec: &ecs::TaskSpec<'_>,
+        inv: &Invocation,
+        run: u32,
+    ) -> Result<ecs::Started, RunError> {
+        crate::access::as_tenant(async {
+            self.owner
+                .check(
+                    identity::Kind::TaskDefinition,
+                    spec.task_definition,
+                    "target task definition",
+                    &inv.execution_id,
+                )
+                .await?;
+            let name = stepfunctions::fire_name(&inv.execution_id, run, ecs::MAX_NAME);
+            self.ecs.run(spec, &name, inv).await
+        })
+        .await
+    }
+
+    /// Tracks a task until it stops (as the tenant).
+    pub async fn track_task(
+        &self,
+        spec: &ecs::TaskSpec<'_>,
+        started: &ecs::Started,
+        inv: &Invocation,
+    ) -> Result<(), RunError> {
+        crate::access::as_tenant(self.ecs.track(spec.cluster, started, spec.container, inv)).await
+    }
+
+    /// Stops the running task of `run` of the fire `execution_id` (its attempt ended without it:
+    /// a timeout or a cancel), as the tenant.
+    pub async fn stop_task(&self, cluster: &str, execution_id: &str, run: u32, reason: &str) {
+        let name = stepfunctions::fire_name(execution_id, run, ecs::MAX_NAME);
+        crate::access::as_tenant(self.ecs.stop_run(cluster, &name, reason, execution_id)).await
     }
 }
 

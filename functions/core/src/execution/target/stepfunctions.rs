@@ -55,22 +55,29 @@ pub fn run_of(e: &Execution) -> u32 {
     u32::try_from(ended).unwrap_or(u32::MAX - 1) + 1
 }
 
-/// The execution name of `run` of the fire `execution_id` (`{tenant}:{job}@{ms}`): readable
-/// `{tenant}_{job}_{ms}-r{run}` when the tenant and job ids are of `[A-Za-z0-9-]` and it fits
-/// 80 characters (the two `_` stand for `:` and `@`, so two fires never share it); otherwise a
-/// prefix of it (`_` and other characters as `-`) and a 64-bit hash of the whole id,
-/// `{prefix}_{hash:016x}-r{run}`, one `_` only, so it never equals a readable name.
+/// The execution name of `run` of the fire `execution_id` (`{tenant}:{job}@{ms}`):
+/// [`fire_name`] within Step Functions' 80 characters.
 pub fn execution_name(execution_id: &str, run: u32) -> String {
+    fire_name(execution_id, run, MAX_NAME)
+}
+
+/// A name of `run` of the fire `execution_id` (`{tenant}:{job}@{ms}`) of at most `max` (≥ 40)
+/// characters of `[A-Za-z0-9_-]`: readable `{tenant}_{job}_{ms}-r{run}` when the tenant and job
+/// ids are of `[A-Za-z0-9-]` and it fits (the two `_` stand for `:` and `@`, so two fires never
+/// share it); otherwise a prefix of it (`_` and other characters as `-`) and a 64-bit hash of
+/// the whole id, `{prefix}_{hash:016x}-r{run}`, one `_` only, so it never equals a readable name.
+/// Step Functions execution names and ECS `startedBy`/`clientToken` values.
+pub fn fire_name(execution_id: &str, run: u32, max: usize) -> String {
     let suffix = format!("-r{run}");
     let plain = |c: char| c.is_ascii_alphanumeric() || c == '-';
     let readable = execution_id.matches(':').count() == 1
         && execution_id.matches('@').count() == 1
         && execution_id.chars().all(|c| plain(c) || c == ':' || c == '@');
-    if readable && execution_id.len() + suffix.len() <= MAX_NAME {
+    if readable && execution_id.len() + suffix.len() <= max {
         return format!("{}{suffix}", execution_id.replace([':', '@'], "_"));
     }
     let hash = sundial_hash::mix64(sundial_hash::fnv1a(execution_id.as_bytes()));
-    let keep = MAX_NAME - suffix.len() - 17;
+    let keep = max.saturating_sub(suffix.len() + 17);
     let prefix: String = execution_id.chars().map(|c| if plain(c) { c } else { '-' }).take(keep).collect();
     format!("{prefix}_{hash:016x}{suffix}")
 }

@@ -283,13 +283,16 @@ impl Worker {
                 return Ok(Settled::Exited(Disposition::RetryAfter(0)));
             }
             (Some(Stop::Cancelled), Err(_)) => {
+                self.stop_ecs_task(&c.snapshot.exec, "sundial: the execution was cancelled").await;
                 let d = self.conclude(d, fence, Finish::Canceled, &c.snapshot.exec, holds, m).await?;
                 return Ok(Settled::Exited(d));
             }
-            (Some(Stop::Timeout), Err(_)) => Err(RunError::retryable(
-                codes::TIMEOUT,
-                format!("run exceeded timeoutSecs = {}", c.snapshot.exec.definition.timeout_secs),
-            )),
+            (Some(Stop::Timeout), Err(_)) => {
+                let timeout = c.snapshot.exec.definition.timeout_secs;
+                self.stop_ecs_task(&c.snapshot.exec, &format!("sundial: timeoutSecs = {timeout} passed"))
+                    .await;
+                Err(RunError::retryable(codes::TIMEOUT, format!("run exceeded timeoutSecs = {timeout}")))
+            }
             (_, r) => r,
         };
         Ok(Settled::Result(result, holds))
@@ -357,6 +360,7 @@ impl Worker {
             Target::StepFunctions { state_machine_arn } => {
                 self.call_state_machine(d, e, fence, state_machine_arn, &inputs.inv).await.map(|()| None)
             }
+            Target::Ecs { .. } => self.call_ecs_task(d, e, fence, &inputs.inv).await.map(|()| None),
             t => self.remote.of(&e.tenant).await?.call(t, &inputs.inv, self.clock.now()).await.map(|()| None),
         }
     }
@@ -384,6 +388,42 @@ impl Worker {
             }
         }
         remote.track_state_machine(&started, inv).await
+    }
+
+    /// An ECS target: runs the fire's task (or adopts the one an earlier claim of this run ran),
+    /// notes its ARN on the timeline, and tracks it until it stops.
+    async fn call_ecs_task(
+        &self,
+        d: &Delivery<'_>,
+        e: &Execution,
+        fence: &Fence,
+        inv: &Invocation,
+    ) -> Result<(), RunError> {
+        use crate::execution::target::stepfunctions::run_of;
+        let Some(spec) = task_spec(&e.definition.target) else { return Ok(()) };
+        let remote = self.remote.of(&e.tenant).await?;
+        let started = remote.run_task(&spec, inv, run_of(e)).await?;
+        let code = format!("{} {}", codes::ECS_TASK, started.arn);
+        // Best effort: the timeline shows the task; the run does not depend on the note.
+        match self.store.note_held(&d.key, fence, &code, &self.actor(), self.clock.now_ms()).await {
+            Ok(true) => {}
+            Ok(false) => tracing::warn!(execution = %d.key.id(), "lease lost before the ECS task note"),
+            Err(err) => tracing::warn!(execution = %d.key.id(), error = %err, "the ECS task note failed"),
+        }
+        remote.track_task(&spec, &started, inv).await
+    }
+
+    /// After an attempt that ended without its ECS task (a timeout, a cancel): stops the task, so
+    /// that a retry never runs beside it. A lost lease or a shutdown leaves it to the next claim.
+    async fn stop_ecs_task(&self, e: &Execution, reason: &str) {
+        let Some(spec) = task_spec(&e.definition.target) else { return };
+        use crate::execution::target::stepfunctions::run_of;
+        match self.remote.of(&e.tenant).await {
+            Ok(remote) => remote.stop_task(spec.cluster, &e.global_id(), run_of(e), reason).await,
+            Err(err) => {
+                tracing::warn!(execution = %e.global_id(), error = %err, "no tenant session to stop the ECS task")
+            }
+        }
     }
 
     /// A map-reduce job's run (`docs/mapreduce.md`): an item's `run_item`, or the parent's
@@ -480,4 +520,28 @@ struct HandlerInputs {
     resumed_from: Option<serde_json::Value>,
     cancel: CancellationToken,
     checkpointer: FencedCheckpointer,
+}
+
+/// An ECS target's fields, `None` for any other target.
+fn task_spec(t: &Target) -> Option<crate::execution::target::ecs::TaskSpec<'_>> {
+    match t {
+        Target::Ecs {
+            cluster_arn,
+            task_definition_arn,
+            container_name,
+            launch_type,
+            subnets,
+            security_groups,
+            assign_public_ip,
+        } => Some(crate::execution::target::ecs::TaskSpec {
+            cluster: cluster_arn,
+            task_definition: task_definition_arn,
+            container: container_name,
+            launch_type: *launch_type,
+            subnets,
+            security_groups,
+            assign_public_ip: *assign_public_ip,
+        }),
+        _ => None,
+    }
 }

@@ -1,0 +1,440 @@
+//! ECS target: runs one task of a tenant's task definition with the fire's identity as
+//! environment overrides of one container, then tracks it with `DescribeTasks` until it stops.
+//! That container's exit code 0 is the attempt's success; any other exit code, or a task that
+//! stopped without one (it never started: an image pull, capacity, a Spot interruption), fails
+//! the attempt (retryable: the job's retry policy decides).
+//!
+//! One fire, one task, under takeovers. The task is started with `startedBy` and `clientToken`
+//! both set to the fire's run name ([`super::stepfunctions::fire_name`], the same name a Step
+//! Functions target gives its execution). A worker that loses its lease while the task runs is
+//! replaced by another claim, whose overrides differ (its fencing token): before it runs a task
+//! it lists the cluster's tasks started by that name and adopts the one it finds; and when two
+//! claims race past that listing, ECS answers the second `RunTask` of the token with a
+//! `ConflictException` (the same token with other parameters), after which the second claim
+//! finds and adopts the first one's task. A retry after a failed attempt is a new run of the
+//! fire, with a new name, and runs a new task. An adopted task keeps the environment it was
+//! started with, so its `SUNDIAL_FENCING_TOKEN` is the token of the claim that started it.
+//!
+//! When an attempt ends without the task (its `timeoutSecs` passed, or the execution was
+//! cancelled) the worker stops the run's task ([`EcsTarget::stop_run`]), so a retry never runs
+//! beside it; a lost lease or a worker shutdown leaves it running for the next claim to adopt.
+//!
+//! The polling is paced by `tokio::time::sleep` (the simulator's and tests' paused clock).
+//! A refused call is stored (and shown to the tenant) as its code and a generic sentence; AWS's
+//! message, which names roles and accounts, is logged with the execution id.
+
+use super::Invocation;
+use crate::execution::retry::RunError;
+use crate::model::EcsLaunchType;
+use aws_sdk_ecs::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
+use aws_sdk_ecs::types::{
+    AssignPublicIp, AwsVpcConfiguration, ContainerOverride, DesiredStatus, KeyValuePair, LaunchType,
+    NetworkConfiguration, PropagateTags, Task, TaskOverride,
+};
+use std::time::Duration;
+
+/// Longest `startedBy`/`clientToken` name: `clientToken` takes 64 characters (`startedBy` 128).
+pub const MAX_NAME: usize = 64;
+
+/// The first pause between two `DescribeTasks` calls; each pause doubles up to [`MAX_POLL`].
+pub const FIRST_POLL: Duration = Duration::from_secs(1);
+
+/// The longest pause between two `DescribeTasks` calls (three a minute per running fire).
+pub const MAX_POLL: Duration = Duration::from_secs(20);
+
+/// The largest invocation passed whole as `SUNDIAL_INVOCATION`: RunTask takes 8 KiB of
+/// overrides in all, and the other variables need some of it.
+pub const MAX_INVOCATION_ENV: usize = 6 * 1024;
+
+/// How often a claim that met another's `clientToken` looks for that claim's task (ECS lists
+/// a task shortly after it ran it).
+const ADOPT_LOOKS: u32 = 5;
+
+/// Longest `stoppedReason` kept in the attempt's error (the rest is cut).
+const MAX_REASON: usize = 512;
+
+/// What a fire's task runs: the target's fields.
+#[derive(Debug, Clone, Copy)]
+pub struct TaskSpec<'a> {
+    /// The cluster's ARN.
+    pub cluster: &'a str,
+    /// The task definition (with a revision, or a family's latest).
+    pub task_definition: &'a str,
+    /// The container that gets the overrides and whose exit decides.
+    pub container: &'a str,
+    /// FARGATE or EC2.
+    pub launch_type: EcsLaunchType,
+    /// `awsvpc` subnets (none: the task definition's own networking).
+    pub subnets: &'a [String],
+    /// `awsvpc` security groups.
+    pub security_groups: &'a [String],
+    /// Whether the network interface gets a public IP.
+    pub assign_public_ip: bool,
+}
+
+/// A task this attempt tracks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Started {
+    /// Its ARN.
+    pub arn: String,
+    /// Whether an earlier claim of the fire had started it (this one adopted it).
+    pub adopted: bool,
+}
+
+/// The environment a fire's container gets: `SUNDIAL_EXECUTION_ID`, `SUNDIAL_FENCING_TOKEN`,
+/// `SUNDIAL_IDEMPOTENCY_KEY` (the execution id, as webhooks' `Idempotency-Key`),
+/// `SUNDIAL_SCHEDULED_AT` (RFC 3339), `SUNDIAL_ATTEMPT`, `SUNDIAL_TENANT`, `SUNDIAL_JOB_ID`, and
+/// the whole invocation as JSON in `SUNDIAL_INVOCATION` when it is at most
+/// [`MAX_INVOCATION_ENV`] bytes (a larger one is left out: read `params` from `paramsRef`).
+pub fn environment(inv: &Invocation) -> Vec<(&'static str, String)> {
+    let mut env = vec![
+        ("SUNDIAL_EXECUTION_ID", inv.execution_id.clone()),
+        ("SUNDIAL_FENCING_TOKEN", inv.fencing_token.to_string()),
+        ("SUNDIAL_IDEMPOTENCY_KEY", inv.execution_id.clone()),
+        ("SUNDIAL_SCHEDULED_AT", inv.scheduled_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)),
+        ("SUNDIAL_ATTEMPT", inv.attempt.to_string()),
+        ("SUNDIAL_TENANT", inv.tenant.clone()),
+        ("SUNDIAL_JOB_ID", inv.job_id.clone()),
+    ];
+    let whole = inv.to_json();
+    if whole.len() <= MAX_INVOCATION_ENV {
+        env.push(("SUNDIAL_INVOCATION", whole));
+    }
+    env
+}
+
+/// Runs and tracks tasks of tenants' task definitions.
+#[derive(Debug, Clone)]
+pub struct EcsTarget {
+    client: aws_sdk_ecs::Client,
+}
+
+impl EcsTarget {
+    /// A target using `client` (the tenant's session).
+    pub fn new(client: aws_sdk_ecs::Client) -> Self {
+        EcsTarget { client }
+    }
+
+    /// Runs the task `name` (a run of the fire `inv`) of `spec`, or adopts the one of that name an
+    /// earlier claim of the run started.
+    pub async fn run(&self, spec: &TaskSpec<'_>, name: &str, inv: &Invocation) -> Result<Started, RunError> {
+        if let Some(arn) = self.find(spec.cluster, name, inv).await? {
+            tracing::info!(execution = %inv.execution_id, task = %arn, "adopting the ECS task an earlier claim ran");
+            return Ok(Started { arn, adopted: true });
+        }
+        let env = environment(inv)
+            .into_iter()
+            .map(|(k, v)| KeyValuePair::builder().name(k).value(v).build())
+            .collect::<Vec<_>>();
+        let overrides = TaskOverride::builder()
+            .container_overrides(
+                ContainerOverride::builder().name(spec.container).set_environment(Some(env)).build(),
+            )
+            .build();
+        let mut req = self
+            .client
+            .run_task()
+            .cluster(spec.cluster)
+            .task_definition(spec.task_definition)
+            .count(1)
+            .launch_type(LaunchType::from(spec.launch_type.as_str()))
+            .started_by(name)
+            .client_token(name)
+            // The task carries the task definition's `sundial-tenant` tag, on which the tenant
+            // role's DescribeTasks and StopTask are conditioned.
+            .propagate_tags(PropagateTags::TaskDefinition)
+            .overrides(overrides);
+        if !spec.subnets.is_empty() {
+            let vpc = AwsVpcConfiguration::builder()
+                .set_subnets(Some(spec.subnets.to_vec()))
+                .set_security_groups(
+                    (!spec.security_groups.is_empty()).then(|| spec.security_groups.to_vec()),
+                )
+                .assign_public_ip(if spec.assign_public_ip {
+                    AssignPublicIp::Enabled
+                } else {
+                    AssignPublicIp::Disabled
+                })
+                .build()
+                .map_err(|e| {
+                    RunError::permanent(crate::execution::retry::codes::BAD_TARGET, e.to_string())
+                })?;
+            req =
+                req.network_configuration(NetworkConfiguration::builder().awsvpc_configuration(vpc).build());
+        }
+        match req.send().await {
+            Ok(out) => {
+                if let Some(arn) = out.tasks().first().and_then(Task::task_arn) {
+                    return Ok(Started { arn: arn.to_string(), adopted: false });
+                }
+                // No task: ECS could not place it (capacity, an agent, a missing attribute).
+                let reasons: Vec<String> = out
+                    .failures()
+                    .iter()
+                    .map(|f| {
+                        format!(
+                            "{}{}",
+                            f.reason().unwrap_or("?"),
+                            f.detail().map(|d| format!(" ({d})")).unwrap_or_default()
+                        )
+                    })
+                    .collect();
+                tracing::warn!(execution = %inv.execution_id, ?reasons, "RunTask placed no task");
+                Err(RunError::retryable(
+                    "EcsRunTaskFailed",
+                    format!("ECS placed no task: {}", cut(&reasons.join("; "))),
+                ))
+            }
+            Err(e) if e.as_service_error().is_some_and(|s| s.code() == Some("ConflictException")) => {
+                // Another claim of this run ran it with its own overrides, under the same token.
+                let mut pause = FIRST_POLL;
+                for _ in 0..ADOPT_LOOKS {
+                    if let Some(arn) = self.find(spec.cluster, name, inv).await? {
+                        tracing::info!(execution = %inv.execution_id, task = %arn, "adopting the ECS task another claim ran");
+                        return Ok(Started { arn, adopted: true });
+                    }
+                    tokio::time::sleep(pause).await;
+                    pause *= 2;
+                }
+                Err(RunError::retryable(
+                    "EcsTaskNotFound",
+                    "another claim ran this fire's ECS task, which is not listed yet",
+                ))
+            }
+            Err(e) => {
+                tracing::warn!(execution = %inv.execution_id, cluster = spec.cluster, detail = %DisplayErrorContext(&e), "the ECS target failed to run a task");
+                Err(classify(e))
+            }
+        }
+    }
+
+    /// The task of the cluster started by `name`, running or stopped (the first, should there be
+    /// more).
+    async fn find(&self, cluster: &str, name: &str, inv: &Invocation) -> Result<Option<String>, RunError> {
+        for status in [DesiredStatus::Running, DesiredStatus::Stopped] {
+            let out = self
+                .client
+                .list_tasks()
+                .cluster(cluster)
+                .started_by(name)
+                .desired_status(status)
+                .send()
+                .await
+                .map_err(|e| {
+                    tracing::warn!(execution = %inv.execution_id, cluster, detail = %DisplayErrorContext(&e), "ListTasks failed");
+                    classify(e)
+                })?;
+            if let Some(arn) = out.task_arns().iter().min() {
+                return Ok(Some(arn.clone()));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Polls `started` until it stops: `Ok` when `container` exited 0, a retryable error naming
+    /// the exit code, or the stop code and reason, otherwise. A throttled or unanswered poll is
+    /// polled again; the worker's timeout bounds the whole wait.
+    pub async fn track(
+        &self,
+        cluster: &str,
+        started: &Started,
+        container: &str,
+        inv: &Invocation,
+    ) -> Result<(), RunError> {
+        let mut pause = FIRST_POLL;
+        loop {
+            match self.client.describe_tasks().cluster(cluster).tasks(&started.arn).send().await {
+                Ok(out) => match out.tasks().iter().find(|t| t.task_arn() == Some(started.arn.as_str())) {
+                    Some(task) => {
+                        if let Some(end) = stopped(task, container) {
+                            return end;
+                        }
+                    }
+                    None if !out.failures().is_empty() => {
+                        return Err(RunError::retryable(
+                            "EcsTaskMissing",
+                            "ECS no longer knows the fire's task",
+                        ));
+                    }
+                    None => {}
+                },
+                Err(e) => {
+                    tracing::warn!(execution = %inv.execution_id, task = %started.arn, detail = %DisplayErrorContext(&e), "DescribeTasks failed");
+                    let err = classify(e);
+                    if !err.is_retryable() {
+                        return Err(err);
+                    }
+                }
+            }
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(MAX_POLL);
+        }
+    }
+
+    /// Stops the running task of the run `name` (an attempt that timed out or was cancelled), so
+    /// that no retry runs beside it. Best effort: a failure is logged.
+    pub async fn stop_run(&self, cluster: &str, name: &str, reason: &str, execution: &str) {
+        let listed = self
+            .client
+            .list_tasks()
+            .cluster(cluster)
+            .started_by(name)
+            .desired_status(DesiredStatus::Running)
+            .send()
+            .await;
+        let arns = match listed {
+            Ok(out) => out.task_arns().to_vec(),
+            Err(e) => {
+                tracing::warn!(execution, cluster, detail = %DisplayErrorContext(&e), "ListTasks before StopTask failed");
+                return;
+            }
+        };
+        for arn in arns {
+            match self.client.stop_task().cluster(cluster).task(&arn).reason(reason).send().await {
+                Ok(_) => tracing::info!(execution, task = %arn, reason, "stopped the fire's ECS task"),
+                Err(e) => {
+                    tracing::warn!(execution, task = %arn, detail = %DisplayErrorContext(&e), "StopTask failed")
+                }
+            }
+        }
+    }
+}
+
+/// What a described task means: `None` until it has stopped.
+pub fn stopped(task: &Task, container: &str) -> Option<Result<(), RunError>> {
+    if task.last_status() != Some("STOPPED") {
+        return None;
+    }
+    let exit = task.containers().iter().find(|c| c.name() == Some(container)).and_then(|c| c.exit_code());
+    let reason = task.stopped_reason().filter(|r| !r.is_empty());
+    let with_reason = |mut m: String| {
+        if let Some(r) = reason {
+            m.push_str(": ");
+            m.push_str(&cut(r));
+        }
+        m
+    };
+    Some(match exit {
+        Some(0) => Ok(()),
+        // The tenant's own container's verdict: shown to the tenant as it is.
+        Some(code) => Err(RunError::retryable(
+            "EcsContainerExit",
+            with_reason(format!("the ECS task's container {container} exited with {code}")),
+        )),
+        None => {
+            let stop = task.stop_code().map_or("Unknown", |c| c.as_str());
+            Err(RunError::retryable(
+                format!("EcsTask.{stop}"),
+                with_reason(format!("the ECS task stopped without an exit code of {container} ({stop})")),
+            ))
+        }
+    })
+}
+
+fn cut(s: &str) -> String {
+    s.chars().take(MAX_REASON).collect()
+}
+
+fn classify<E, R>(e: SdkError<E, R>) -> RunError
+where
+    E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
+    R: std::fmt::Debug + Send + Sync + 'static,
+{
+    // ECS's own 5xx, and a cluster without capacity right now: a later attempt may run.
+    if let SdkError::ServiceError(s) = &e {
+        let code = s.err().code().unwrap_or_default();
+        if matches!(code, "ServerException" | "LimitExceededException" | "BlockedException") {
+            return RunError::retryable(code, format!("the ECS target failed ({code})"));
+        }
+    }
+    super::classify_aws(e, "ECS target", "EcsCall")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use aws_sdk_ecs::types::{Container, TaskStopCode};
+
+    fn task(status: &str, exit: Option<i32>, stop: Option<TaskStopCode>, reason: &str) -> Task {
+        Task::builder()
+            .task_arn("arn:aws:ecs:eu-west-1:123456789012:task/batch/0123")
+            .last_status(status)
+            .containers(Container::builder().name("sidecar").exit_code(0).build())
+            .containers(Container::builder().name("main").set_exit_code(exit).build())
+            .set_stop_code(stop)
+            .stopped_reason(reason)
+            .build()
+    }
+
+    #[test]
+    fn a_task_is_judged_by_its_container_once_it_has_stopped() {
+        assert!(stopped(&task("RUNNING", None, None, ""), "main").is_none());
+        assert!(stopped(&task("DEPROVISIONING", Some(1), None, ""), "main").is_none());
+        assert_eq!(
+            stopped(&task("STOPPED", Some(0), None, "Essential container in task exited"), "main"),
+            Some(Ok(()))
+        );
+        let Some(Err(e)) =
+            stopped(&task("STOPPED", Some(3), None, "Essential container in task exited"), "main")
+        else {
+            panic!("exit 3 is a failure")
+        };
+        assert!(e.is_retryable());
+        assert_eq!(e.code, "EcsContainerExit");
+        assert!(e.message.contains("main exited with 3: Essential container"), "{}", e.message);
+        // AND the other container's exit is not the one that decides
+        let Some(Err(e)) = stopped(
+            &task("STOPPED", None, Some(TaskStopCode::TaskFailedToStart), "CannotPullContainerError: nope"),
+            "main",
+        ) else {
+            panic!("a task that never started is a failure")
+        };
+        assert_eq!(e.code, "EcsTask.TaskFailedToStart");
+        assert!(e.is_retryable() && e.message.contains("CannotPullContainerError"), "{}", e.message);
+    }
+
+    #[test]
+    fn the_container_gets_the_fires_identity_and_a_small_invocation_whole() {
+        use chrono::TimeZone;
+        let mut inv = Invocation {
+            execution_id: "acme:settle@1764469800000".into(),
+            fencing_token: 7,
+            scheduled_at: chrono::Utc.timestamp_millis_opt(1_764_469_800_000).unwrap(),
+            attempt: 2,
+            tenant: "acme".into(),
+            job_id: "settle".into(),
+            params: serde_json::json!({"day": "2025-11-29"}),
+            params_ref: None,
+            missed_range: None,
+            shard_index: None,
+            shard_total: None,
+            member: None,
+            parent_execution_id: None,
+            logical_time: None,
+        };
+        let env: std::collections::BTreeMap<_, _> = environment(&inv).into_iter().collect();
+        assert_eq!(env["SUNDIAL_FENCING_TOKEN"], "7");
+        assert_eq!(env["SUNDIAL_EXECUTION_ID"], "acme:settle@1764469800000");
+        assert_eq!(env["SUNDIAL_IDEMPOTENCY_KEY"], "acme:settle@1764469800000");
+        assert_eq!(env["SUNDIAL_SCHEDULED_AT"], "2025-11-30T02:30:00.000Z");
+        assert_eq!(env["SUNDIAL_ATTEMPT"], "2");
+        let whole: serde_json::Value = serde_json::from_str(&env["SUNDIAL_INVOCATION"]).unwrap();
+        assert_eq!(whole["fencingToken"], 7);
+        // AND a large invocation is left out rather than overflowing RunTask's overrides
+        inv.params = serde_json::json!({"blob": "x".repeat(MAX_INVOCATION_ENV)});
+        assert!(!environment(&inv).iter().any(|(k, _)| *k == "SUNDIAL_INVOCATION"));
+        let total: usize = environment(&inv).iter().map(|(k, v)| k.len() + v.len()).sum();
+        assert!(total < 1024, "{total}");
+    }
+
+    #[test]
+    fn names_fit_the_client_token() {
+        let n = super::super::stepfunctions::fire_name(
+            &format!("acme:{}@1764469800000", "j".repeat(60)),
+            3,
+            MAX_NAME,
+        );
+        assert!(n.len() <= MAX_NAME && n.ends_with("-r3"), "{n}");
+        assert!(n.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'));
+    }
+}
