@@ -16,7 +16,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Annotations, ArnFormat, Duration, Lazy, RemovalPolicy, Stack, Tags, Token, Validations } from 'aws-cdk-lib';
+import { Annotations, Arn, ArnFormat, Duration, Lazy, RemovalPolicy, Stack, Tags, Token, Validations } from 'aws-cdk-lib';
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
 import * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpIamAuthorizer, HttpJwtAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
@@ -299,6 +299,13 @@ export interface TargetAllow {
   readonly sns?: string[];
   /** Globs of Step Functions state machine ARNs (`stepFunctions` targets, `arn:aws:states:*:123456789012:stateMachine:acme-*`). */
   readonly stepFunctions?: string[];
+  /**
+   * Globs of ECS task definition ARNs without the revision (`ecs` targets,
+   * `arn:aws:ecs:*:123456789012:task-definition/acme-*`): a family is allowed at every revision.
+   */
+  readonly ecsTaskDefinitions?: string[];
+  /** Globs of ECS cluster ARNs (`ecs` targets, `arn:aws:ecs:*:123456789012:cluster/batch`): where the tenant's tasks may run. */
+  readonly ecsClusters?: string[];
   /** Globs of EventBridge bus ARNs (`eventBridge` targets, `arn:aws:events:*:123456789012:event-bus/acme-*`). */
   readonly eventBridge?: string[];
   /** Globs of Secrets Manager secret ARNs the tenant's webhooks may name (signing keys, header values). */
@@ -442,6 +449,38 @@ export interface SundialSchedulerProps {
    * tenant (an execution is judged by its state machine's tags). Default: none.
    */
   readonly allowedTargetStateMachineArns?: string[];
+  /**
+   * ECS clusters (ARNs or ARN globs, `arn:aws:ecs:*:123456789012:cluster/batch-*`) `ecs` targets
+   * may run tasks on (docs/targets.md). Together with `allowedTargetTaskDefinitionArns` (one
+   * without the other is refused) the tenant access role gets: `ecs:RunTask` only with
+   * `ecs:cluster` one of these; `ecs:DescribeTasks` and `ecs:StopTask` on their tasks
+   * (`arn:…:task/<cluster name>/*`) where the task's `sundial-tenant` tag (propagated from its task
+   * definition) equals the calling tenant; `ecs:TagResource` on their tasks only as part of
+   * `RunTask` (`ecs:CreateAction`), which the propagated tags need; `ecs:ListTasks` (resource `*`)
+   * with `ecs:cluster` one of these. Default: none.
+   */
+  readonly allowedTargetEcsClusterArns?: string[];
+  /**
+   * ECS task definition families (ARNs or ARN globs without a revision,
+   * `arn:aws:ecs:*:123456789012:task-definition/acme-*`) `ecs` targets may run, at every revision
+   * (not `TaskDefinition.taskDefinitionArn`, which names one revision).
+   * Granted to the tenant access role with `allowedTargetEcsClusterArns`: `ecs:RunTask` on the
+   * family and its revisions (`…:*`) where the task definition's `sundial-tenant` tag equals the
+   * calling tenant, and `ecs:DescribeTaskDefinition`, which reads that tag and has no
+   * resource-level permission in IAM (resource `*`, unconditioned: the tenant session can describe
+   * any task definition of the account, environment values included; keep secrets in Secrets
+   * Manager or SSM, referenced by the task definition). Default: none.
+   */
+  readonly allowedTargetTaskDefinitionArns?: string[];
+  /**
+   * The task roles and execution roles (ARNs or ARN globs) of the task definitions `ecs` targets
+   * run: `RunTask` passes them, so the tenant access role gets `iam:PassRole` on them, only with
+   * `iam:PassedToService` = `ecs-tasks.amazonaws.com`. A task definition whose role is not listed
+   * cannot be run (AccessDenied). Never list Sundial's own roles or a role broader than a
+   * tenant's task needs. Needs `allowedTargetEcsClusterArns` and `allowedTargetTaskDefinitionArns`.
+   * Default: none (task definitions without roles only).
+   */
+  readonly allowedTargetEcsPassRoleArns?: string[];
   /**
    * Secrets Manager secrets webhook targets may use (`signingSecretArn`, and the `secretArn` of
    * `headers`): ARNs or ARN globs such as
@@ -1429,10 +1468,16 @@ export class SundialScheduler extends Construct {
     if (t === undefined) return '';
     for (const [tenant, allow] of Object.entries(t)) {
       for (const [kind, globs] of Object.entries(allow)) {
-        const kinds = ['lambda', 'sqs', 'http', 'secrets', 'inProcess', 'pools', 'cidrs'];
+        // The kinds of functions/model/src/outbound/allow.rs (`TargetAllow`), which refuses others.
+        const kinds = ['lambda', 'sqs', 'http', 'sns', 'stepFunctions', 'ecsTaskDefinitions', 'ecsClusters', 'eventBridge', 'secrets', 'inProcess', 'pools', 'cidrs'];
         if (!kinds.includes(kind)) throw new Error(`tenantTargets.${tenant}: unknown kind ${kind} (${kinds.join(', ')})`);
         if (!Array.isArray(globs) || globs.some((g) => typeof g !== 'string' || g.length === 0)) {
           throw new Error(`tenantTargets.${tenant}.${kind} must be a list of non-empty globs`);
+        }
+        // Matched against ARNs, as the Rust side refuses otherwise when it reads the setting.
+        const arnKinds = ['sns', 'stepFunctions', 'ecsTaskDefinitions', 'ecsClusters', 'eventBridge', 'secrets'];
+        if (arnKinds.includes(kind) && globs.some((g: string) => g !== '*' && !g.startsWith('arn:'))) {
+          throw new Error(`tenantTargets.${tenant}.${kind}: globs match ARNs, so each must be '*' or start with arn: (got ${JSON.stringify(globs)})`);
         }
         if (kind === 'sqs' && globs.some((g) => /^https?:|\//.test(g))) {
           throw new Error(`tenantTargets.${tenant}.sqs: globs match queue ARNs (arn:aws:sqs:<region>:<account>:<name>), not URLs`);
@@ -1842,8 +1887,76 @@ export class SundialScheduler extends Construct {
         'Executions of an allowed target state machine (allowedTargetStateMachineArns): their names are made per fire; the tenant tag condition applies to them too.',
       );
     }
+    this.grantEcsTargets(role, props, tenantOwned);
     grant(['secretsmanager:GetSecretValue', 'secretsmanager:DescribeSecret'], props.allowedTargetSecretArns ?? []);
     return role;
+  }
+
+  /**
+   * The `ecs` targets' grants on the tenant access role (docs/tenancy.md): exactly what
+   * functions/core/src/execution/target/ecs.rs calls, and what `RunTask` authorizes besides
+   * itself, as the Service Authorization Reference for Amazon ECS lists them:
+   * - `ecs:RunTask` on the task definitions (resource type task-definition, whose ARN always
+   *   names a revision: a family ARN run as is resolves to its latest), their `sundial-tenant` tag
+   *   the session's, `ecs:cluster` an allowed cluster;
+   * - `ecs:TagResource` on the new task, only within `RunTask` (`ecs:CreateAction`): the task's
+   *   tags, propagated from its task definition (`propagateTags: TASK_DEFINITION`), are applied at
+   *   creation, which ECS authorizes as `ecs:TagResource`;
+   * - `iam:PassRole` on the task definitions' task and execution roles, to `ecs-tasks.amazonaws.com`;
+   * - `ecs:DescribeTasks`, `ecs:StopTask` on the clusters' tasks (resource type task,
+   *   `task/<cluster name>/<id>`), their propagated `sundial-tenant` tag the session's;
+   * - `ecs:ListTasks` (adopting a takeover's task): its resource type is container-instance,
+   *   which a Fargate task has none of, so `*` with `ecs:cluster` an allowed cluster;
+   * - `ecs:DescribeTaskDefinition` (the ownership check reads the tag): no resource type, `*`.
+   * No statement without both clusters and task definitions (deny by default).
+   */
+  private grantEcsTargets(role: iam.Role, props: SundialSchedulerProps, tenantOwned: Record<string, Record<string, string>>): void {
+    const clusters = props.allowedTargetEcsClusterArns ?? [];
+    const families = props.allowedTargetTaskDefinitionArns ?? [];
+    const passRoles = props.allowedTargetEcsPassRoleArns ?? [];
+    if (clusters.length === 0 && families.length === 0) {
+      if (passRoles.length > 0) throw new Error('allowedTargetEcsPassRoleArns: give allowedTargetEcsClusterArns and allowedTargetTaskDefinitionArns too (the roles are passed by RunTask only)');
+      return;
+    }
+    if (clusters.length === 0 || families.length === 0) {
+      throw new Error('allowedTargetEcsClusterArns and allowedTargetTaskDefinitionArns go together: an ecs target runs a task definition on a cluster, and needs both');
+    }
+    clusters.forEach((a) => checkEcsArn(a, 'cluster', 'allowedTargetEcsClusterArns'));
+    families.forEach((a) => checkEcsArn(a, 'task-definition', 'allowedTargetTaskDefinitionArns'));
+    const inClusters = { ArnLike: { 'ecs:cluster': clusters } };
+    const tasks = clusters.map(tasksOf);
+    const revisions = families.map((a) => `${a}:*`);
+    role.addToPolicy(
+      new iam.PolicyStatement({ actions: ['ecs:RunTask'], resources: [...families, ...revisions], conditions: { ...tenantOwned, ...inClusters } }),
+    );
+    role.addToPolicy(new iam.PolicyStatement({ actions: ['ecs:DescribeTasks', 'ecs:StopTask'], resources: tasks, conditions: tenantOwned }));
+    role.addToPolicy(new iam.PolicyStatement({ actions: ['ecs:TagResource'], resources: tasks, conditions: { StringEquals: { 'ecs:CreateAction': 'RunTask' } } }));
+    role.addToPolicy(new iam.PolicyStatement({ actions: ['ecs:ListTasks'], resources: ['*'], conditions: inClusters }));
+    role.addToPolicy(new iam.PolicyStatement({ actions: ['ecs:DescribeTaskDefinition'], resources: ['*'] }));
+    if (passRoles.length > 0) {
+      role.addToPolicy(
+        new iam.PolicyStatement({ actions: ['iam:PassRole'], resources: passRoles, conditions: { StringEquals: { 'iam:PassedToService': 'ecs-tasks.amazonaws.com' } } }),
+      );
+    }
+    acknowledge(
+      role,
+      'AwsSolutions-IAM5[Resource::*]',
+      'ecs target (allowedTargetEcsClusterArns): ecs:DescribeTaskDefinition supports no resource-level permission, and ecs:ListTasks is authorized on container instances, which Fargate tasks have none of; ListTasks is limited to the allowed clusters by ecs:cluster.',
+    );
+    for (const a of revisions) {
+      acknowledge(
+        role,
+        `AwsSolutions-IAM5[Resource::${a}]`,
+        'Revisions of an allowed task definition family (allowedTargetTaskDefinitionArns): every revision ARN names one, and the family is allowed at each; the tenant tag and ecs:cluster conditions apply to them too.',
+      );
+    }
+    for (const a of tasks) {
+      acknowledge(
+        role,
+        `AwsSolutions-IAM5[Resource::${a}]`,
+        'Tasks of an allowed cluster (allowedTargetEcsClusterArns): their ids are made by RunTask; DescribeTasks and StopTask need the tenant tag the task got from its task definition, TagResource is allowed only within RunTask (ecs:CreateAction).',
+      );
+    }
   }
 
   /**
@@ -2137,16 +2250,39 @@ function tenantTagOf(auth: ApiAuth, fallback: string): string {
   return tag;
 }
 
-/**
- * Records an accepted cdk-nag finding on `scope` (and everything under it) with the reason, via
- * CDK's own Validations API: the construct needs no dependency on cdk-nag, and any policy
- * validation plugin reads the same acknowledgements (test/nag.test.ts runs AwsSolutionsChecks).
- */
 /** The executions of a state machine (ARN or ARN glob): `…:stateMachine:m` → `…:execution:m:*`. */
 function executionsOf(machineArn: string): string {
   return `${machineArn.replace(':stateMachine:', ':execution:')}:*`;
 }
 
+/**
+ * Refuses an ECS cluster ARN, or task definition family ARN, that is not one (globs allowed):
+ * the grants derive other ARNs from it. A task definition with a revision is refused: the
+ * family is granted at every revision. A token (e.g. `cluster.clusterArn`, or a family ARN made
+ * with `Stack.formatArn`) is taken as the ARN it stands for.
+ */
+function checkEcsArn(arn: string, kind: 'cluster' | 'task-definition', prop: string): void {
+  if (Token.isUnresolved(arn)) return;
+  if (!new RegExp(`^arn:[^:]+:ecs:[^:]*:[^:]*:${kind}/[^:/]+$`).test(arn)) {
+    const shape = kind === 'cluster' ? 'cluster/<name>' : 'task-definition/<family>, without a revision';
+    throw new Error(`${prop}: ${JSON.stringify(arn)} is not an ECS ${kind} ARN or ARN glob (arn:<partition>:ecs:<region>:<account>:${shape})`);
+  }
+}
+
+/** The tasks of a cluster (ARN or ARN glob): `…:cluster/c` → `…:task/c/*` (ECS's long task ARNs). */
+function tasksOf(clusterArn: string): string {
+  if (Token.isUnresolved(clusterArn)) {
+    const c = Arn.split(clusterArn, ArnFormat.SLASH_RESOURCE_NAME);
+    return Arn.format({ ...c, resource: 'task', resourceName: `${c.resourceName}/*` });
+  }
+  return `${clusterArn.replace(':cluster/', ':task/')}/*`;
+}
+
+/**
+ * Records an accepted cdk-nag finding on `scope` (and everything under it) with the reason, via
+ * CDK's own Validations API: the construct needs no dependency on cdk-nag, and any policy
+ * validation plugin reads the same acknowledgements (test/nag.test.ts runs AwsSolutionsChecks).
+ */
 function acknowledge(scope: IConstruct, id: string, reason: string): void {
   Validations.of(scope).acknowledge({ id, reason });
 }

@@ -16,8 +16,14 @@
  * key. One other condition is met, and only for the role `tenant` (calls made through a session
  * of the tenant access role, docs/tenancy.md): `StringEquals aws:ResourceTag/sundial-tenant =
  * ${aws:PrincipalTag/sundial-tenant}`, because the worker checks the target's tag against the
- * session's tenant before every such call (docs/iam.md, "What it does not cover"). Any other
- * condition counts as not satisfied.
+ * session's tenant before every such call (docs/iam.md, "What it does not cover"). Request
+ * context keys (`ecs:cluster`, `ecs:CreateAction`, `iam:PassedToService`) are compared, with
+ * `StringEquals`/`StringLike`/`ArnEquals`/`ArnLike` as IAM does, against the call's values
+ * (`requestContextOf`: an `ecs` call names the target cluster; a synthetic call may give its own);
+ * a key the call has no value for, and any other condition, counts as not satisfied. A call that
+ * IAM authorizes as more than one action is checked as each (`authorizationsOf`: `ecs:RunTask`
+ * also needs `ecs:TagResource` for the tags it applies and `iam:PassRole` for the task
+ * definition's roles).
  *
  * Without `SUNDIAL_IAM_RECORD` (e.g. `npm test` alone) the check is skipped with a notice;
  * `scripts/test.sh`, and so CI, always sets it.
@@ -44,6 +50,19 @@ const TARGET_TOPIC = `arn:aws:sns:${REGION}:${ACCOUNT}:sundial-iam-target`;
 const TARGET_MACHINE = `arn:aws:states:${REGION}:${ACCOUNT}:stateMachine:sundial-iam-target`;
 /** One of its executions, as a `stepFunctions` target names them (tracked with DescribeExecution). */
 const TARGET_MACHINE_RUN = `arn:aws:states:${REGION}:${ACCOUNT}:execution:sundial-iam-target:acme_settle_1764469800000-r1`;
+/** A tenant's cluster an `ecs` target runs its task on (`allowedTargetEcsClusterArns`). */
+const TARGET_CLUSTER = `arn:aws:ecs:${REGION}:${ACCOUNT}:cluster/sundial-iam-target`;
+/** Another cluster, not allowed. */
+const OTHER_CLUSTER = `arn:aws:ecs:${REGION}:${ACCOUNT}:cluster/sundial-iam-other`;
+/** A tenant's task definition family (`allowedTargetTaskDefinitionArns`). */
+const TARGET_TASK_FAMILY = `arn:aws:ecs:${REGION}:${ACCOUNT}:task-definition/sundial-iam-target`;
+/** One revision of it: the resource RunTask is authorized on (a family run as is resolves to its latest). */
+const TARGET_TASK_DEFINITION = `${TARGET_TASK_FAMILY}:3`;
+/** A task RunTask started on the cluster (tracked with DescribeTasks, stopped with StopTask). */
+const TARGET_TASK = `arn:aws:ecs:${REGION}:${ACCOUNT}:task/sundial-iam-target/0123456789abcdef0123456789abcdef`;
+/** The task definition's task and execution roles, which RunTask passes (`allowedTargetEcsPassRoleArns`). */
+const TARGET_TASK_ROLE = `arn:aws:iam::${ACCOUNT}:role/sundial-iam-target-task`;
+const TARGET_EXECUTION_ROLE = `arn:aws:iam::${ACCOUNT}:role/sundial-iam-target-execution`;
 /** A tenant's event queue (`eventSources`), recorded by the ingest as `queue:source`. */
 const SOURCE_QUEUE = `arn:aws:sqs:${REGION}:${ACCOUNT}:acme-files`;
 const TARGET_SECRETS = `arn:aws:secretsmanager:${REGION}:${ACCOUNT}:secret:sundial-webhooks/*`;
@@ -59,6 +78,11 @@ export interface Access {
   readonly action: string;
   readonly resource: string;
   readonly leadingKey?: string;
+  /**
+   * Request context keys of the call (`ecs:cluster`, ...) over those `requestContextOf` gives it;
+   * the recording carries none (synthetic calls only).
+   */
+  readonly context?: Readonly<Record<string, string>>;
 }
 
 export function readRecording(file: string): Access[] {
@@ -158,11 +182,36 @@ function statementsOf(stack: Stack, json: Json, role: iam.IRole, r: Resolver): S
 export const TENANT_TAG_KEY_CONDITION = 'aws:ResourceTag/sundial-tenant';
 export const TENANT_TAG_VALUE_CONDITION = '${aws:PrincipalTag/sundial-tenant}';
 
-/** What a condition is evaluated against: the recorded partition key, and the recorded role. */
+/**
+ * What a condition is evaluated against: the recorded partition key, the recorded role, and the
+ * request context keys the call has (`ecs:cluster`, `ecs:CreateAction`, `iam:PassedToService`).
+ */
 export interface CallContext {
   readonly leadingKey?: string;
   readonly role?: Access['role'];
+  readonly context?: Readonly<Record<string, string>>;
 }
+
+/**
+ * IAM's `ArnLike`/`ArnEquals`: each of the six `:`-separated parts of the ARN matched on its own
+ * (the last one, the resource, may hold `:`), `*` and `?` within that part.
+ */
+export function arnLike(pattern: string, arn: string): boolean {
+  const parts = (s: string) => {
+    const p = s.split(':');
+    return p.length < 6 ? undefined : [...p.slice(0, 5), p.slice(5).join(':')];
+  };
+  const [p, a] = [parts(pattern), parts(arn)];
+  return p !== undefined && a !== undefined && p.every((x, i) => globMatch(x, a[i]));
+}
+
+/** The condition operators evaluated on a request context key; any other fails. */
+const OPERATORS: Record<string, (pattern: string, value: string) => boolean> = {
+  StringEquals: (p, v) => p === v,
+  StringLike: globMatch,
+  ArnEquals: arnLike,
+  ArnLike: arnLike,
+};
 
 function conditionHolds(c: Statement['condition'], call: CallContext): boolean {
   if (!c) return true;
@@ -174,9 +223,18 @@ function conditionHolds(c: Statement['condition'], call: CallContext): boolean {
         if (call.role !== 'tenant' || arr(values).length !== 1 || arr(values)[0] !== TENANT_TAG_VALUE_CONDITION) return false;
         continue;
       }
-      if (op !== 'ForAllValues:StringLike' || key !== 'dynamodb:LeadingKeys') return false;
-      if (call.leadingKey === undefined) return false;
-      if (!arr(values).some((p) => globMatch(p, call.leadingKey!))) return false;
+      if (key === 'dynamodb:LeadingKeys') {
+        if (op !== 'ForAllValues:StringLike' || call.leadingKey === undefined) return false;
+        if (!arr(values).some((p) => globMatch(p, call.leadingKey!))) return false;
+        continue;
+      }
+      // A request context key: the call's value, as IAM compares it (any of the values). A key
+      // the call has no value for fails, as it does in IAM without `...IfExists`; so does a
+      // policy variable, which is not resolved here.
+      const value = call.context?.[key];
+      const matches = OPERATORS[op];
+      if (value === undefined || matches === undefined) return false;
+      if (!arr(values).some((p) => !p.includes('${') && matches(p, value))) return false;
     }
   }
   return true;
@@ -200,6 +258,9 @@ const PROPS: SundialSchedulerProps = {
   allowedTargetEventBusArns: [TARGET_BUS],
   allowedTargetTopicArns: [TARGET_TOPIC],
   allowedTargetStateMachineArns: [TARGET_MACHINE],
+  allowedTargetEcsClusterArns: [TARGET_CLUSTER],
+  allowedTargetTaskDefinitionArns: [TARGET_TASK_FAMILY],
+  allowedTargetEcsPassRoleArns: [TARGET_TASK_ROLE, TARGET_EXECUTION_ROLE],
   allowedTargetSecretArns: [TARGET_SECRETS],
   // Provisioned, so the planner's recorded DescribeTable/UpdateTable are checked against the
   // grant that exists only then (an on-demand stack grants neither).
@@ -296,23 +357,59 @@ export function arnsOf(s: Synth, resource: string, pool?: string): string[] {
       return [TARGET_MACHINE];
     case 'sfn-execution:target':
       return [TARGET_MACHINE_RUN];
+    case 'task-definition:target':
+      // As named (a family or one revision) and as resolved: both must be allowed.
+      return [TARGET_TASK_FAMILY, TARGET_TASK_DEFINITION];
+    case 'ecs-task:target':
+      return [TARGET_TASK];
+    case 'ecs-roles:target':
+      return [TARGET_TASK_ROLE, TARGET_EXECUTION_ROLE];
   }
   if (resource === 'role:tenant-access') return [s.resolver.arnOf(id(s.sundial.tenantAccessRole))];
   if ((m = resource.match(/^(role|user):(.+)$/))) return [`arn:aws:iam::${ACCOUNT}:${m[1]}/${m[2]}`];
   return [resource]; // `unknown`: only a `*` resource allows it
 }
 
+/** The `ecs` calls that name a cluster (`ecs:cluster`); DescribeTaskDefinition names none. */
+const ECS_CLUSTER_CALLS = ['ecs:RunTask', 'ecs:ListTasks', 'ecs:DescribeTasks', 'ecs:StopTask', 'ecs:TagResource'];
+
+/**
+ * The request context keys a call has in IAM that the recording does not carry: an `ecs` call
+ * on a cluster names it (`ecs:cluster`), the target cluster; the call's own `context` over that.
+ */
+export function requestContextOf(c: Access): Record<string, string> {
+  return { ...(ECS_CLUSTER_CALLS.includes(c.action) ? { 'ecs:cluster': TARGET_CLUSTER } : {}), ...c.context };
+}
+
+/**
+ * What IAM authorizes for one call (the Service Authorization Reference's operations table):
+ * the call itself and, for `ecs:RunTask`, `ecs:TagResource` on the new task within RunTask (the
+ * tags propagated from the task definition are applied at creation) and `iam:PassRole` of the
+ * task definition's roles to ECS tasks.
+ */
+export function authorizationsOf(c: Access): Access[] {
+  if (c.action !== 'ecs:RunTask') return [c];
+  return [
+    c,
+    { role: c.role, action: 'ecs:TagResource', resource: 'ecs-task:target', context: { ...c.context, 'ecs:CreateAction': 'RunTask' } },
+    { role: c.role, action: 'iam:PassRole', resource: 'ecs-roles:target', context: { 'iam:PassedToService': 'ecs-tasks.amazonaws.com' } },
+  ];
+}
+
 /** Every recorded call that the role it ran as does not allow, as readable lines. */
 export function denials(s: Synth, calls: Access[]): string[] {
   const out: string[] = [];
   const cache = new Map<iam.IRole, Statement[]>();
-  for (const c of calls) {
-    for (const r of rolesOf(s, c.role)) {
-      if (!cache.has(r.role)) cache.set(r.role, statementsOf(s.stack, s.json, r.role, s.resolver));
-      const stmts = cache.get(r.role)!;
-      for (const arn of arnsOf(s, c.resource, r.pool)) {
-        if (!allowed(stmts, c.action, arn, { leadingKey: c.leadingKey, role: c.role })) {
-          out.push(`${r.name}: ${c.action} on ${c.resource} (${arn})${c.leadingKey ? ` key ${c.leadingKey}` : ''}`);
+  for (const call of calls) {
+    for (const c of authorizationsOf(call)) {
+      const within = c === call ? '' : ` within ${call.action}`;
+      for (const r of rolesOf(s, c.role)) {
+        if (!cache.has(r.role)) cache.set(r.role, statementsOf(s.stack, s.json, r.role, s.resolver));
+        const stmts = cache.get(r.role)!;
+        for (const arn of arnsOf(s, c.resource, r.pool)) {
+          if (!allowed(stmts, c.action, arn, { leadingKey: c.leadingKey, role: c.role, context: requestContextOf(c) })) {
+            out.push(`${r.name}: ${c.action} on ${c.resource} (${arn})${c.leadingKey ? ` key ${c.leadingKey}` : ''}${within}`);
+          }
         }
       }
     }
@@ -357,6 +454,46 @@ describe('IAM: every recorded call is allowed by its role', () => {
     assert.ok(!allowed(other({ StringLike: { [TENANT_TAG_KEY_CONDITION]: TENANT_TAG_VALUE_CONDITION } }), 'secretsmanager:GetSecretValue', secret, { role: 'tenant' }));
   });
 
+  it('the evaluator: request context keys (ecs:cluster, ecs:CreateAction, iam:PassedToService) are compared with the call\'s values', () => {
+    const def = 'arn:aws:ecs:r:123456789012:task-definition/acme-settle:3';
+    const run: Statement[] = [
+      {
+        effect: 'Allow',
+        actions: ['ecs:RunTask'],
+        resources: ['arn:aws:ecs:r:123456789012:task-definition/acme-*:*'],
+        condition: { ArnLike: { 'ecs:cluster': ['arn:aws:ecs:*:123456789012:cluster/batch-*', 'arn:aws:ecs:r:123456789012:cluster/main'] } },
+      },
+    ];
+    const cluster = (c: string) => ({ context: { 'ecs:cluster': c } });
+    assert.ok(allowed(run, 'ecs:RunTask', def, cluster('arn:aws:ecs:eu-west-1:123456789012:cluster/batch-eu')));
+    assert.ok(allowed(run, 'ecs:RunTask', def, cluster('arn:aws:ecs:r:123456789012:cluster/main')));
+    // another cluster, another account (a `*` stays within its part of the ARN), no cluster at all
+    assert.ok(!allowed(run, 'ecs:RunTask', def, cluster('arn:aws:ecs:r:123456789012:cluster/other')));
+    assert.ok(!allowed(run, 'ecs:RunTask', def, cluster('arn:aws:ecs:r:210987654321:cluster/batch-eu')));
+    assert.ok(!allowed(run, 'ecs:RunTask', def, cluster('arn:aws:ecs:r:1:cluster/x:123456789012:cluster/batch-x')));
+    assert.ok(!allowed(run, 'ecs:RunTask', def));
+    // ArnLike compares part by part: the region's `*` does not reach into the account
+    assert.ok(arnLike('arn:aws:ecs:*:123456789012:cluster/b', 'arn:aws:ecs:eu-west-1:123456789012:cluster/b'));
+    assert.ok(!arnLike('arn:aws:ecs:*:cluster/b', 'arn:aws:ecs:eu-west-1:123456789012:cluster/b'));
+    assert.ok(arnLike('arn:aws:ecs:r:a:task-definition/f:*', 'arn:aws:ecs:r:a:task-definition/f:3'));
+    const tag: Statement[] = [
+      { effect: 'Allow', actions: ['ecs:TagResource'], resources: ['arn:aws:ecs:r:a:task/batch/*'], condition: { StringEquals: { 'ecs:CreateAction': 'RunTask' } } },
+    ];
+    const task = 'arn:aws:ecs:r:a:task/batch/0123';
+    assert.ok(allowed(tag, 'ecs:TagResource', task, { context: { 'ecs:CreateAction': 'RunTask' } }));
+    assert.ok(!allowed(tag, 'ecs:TagResource', task, { context: { 'ecs:CreateAction': 'StartTask' } }));
+    assert.ok(!allowed(tag, 'ecs:TagResource', task), 'a TagResource call of its own has no ecs:CreateAction');
+    const pass: Statement[] = [
+      { effect: 'Allow', actions: ['iam:PassRole'], resources: ['arn:aws:iam::a:role/t'], condition: { StringEquals: { 'iam:PassedToService': 'ecs-tasks.amazonaws.com' } } },
+    ];
+    assert.ok(allowed(pass, 'iam:PassRole', 'arn:aws:iam::a:role/t', { context: { 'iam:PassedToService': 'ecs-tasks.amazonaws.com' } }));
+    assert.ok(!allowed(pass, 'iam:PassRole', 'arn:aws:iam::a:role/t', { context: { 'iam:PassedToService': 'lambda.amazonaws.com' } }));
+    assert.ok(!allowed(pass, 'iam:PassRole', 'arn:aws:iam::a:role/t'));
+    // an operator not evaluated here fails rather than passes
+    const other: Statement[] = [{ ...pass[0], condition: { StringNotEquals: { 'iam:PassedToService': 'lambda.amazonaws.com' } } }];
+    assert.ok(!allowed(other, 'iam:PassRole', 'arn:aws:iam::a:role/t', { context: { 'iam:PassedToService': 'ecs-tasks.amazonaws.com' } }));
+  });
+
   it('the checker refuses what a role lacks (a recording the construct must not allow)', () => {
     const s = synth();
     const bad: Access[] = [
@@ -377,6 +514,14 @@ describe('IAM: every recorded call is allowed by its role', () => {
       { role: 'tenant', action: 'sqs:SendMessage', resource: 'queue:pool' },
       { role: 'tenant', action: 'lambda:InvokeFunction', resource: 'function:scan' },
       { role: 'tenant', action: 'sts:AssumeRole', resource: 'role:tenant-access' },
+      // ECS only as the tenant, on the allowed cluster, and TagResource and PassRole only as
+      // RunTask needs them.
+      { role: 'worker', action: 'ecs:RunTask', resource: 'task-definition:target' },
+      { role: 'tenant', action: 'ecs:RunTask', resource: 'task-definition:target', context: { 'ecs:cluster': OTHER_CLUSTER } },
+      { role: 'tenant', action: 'ecs:ListTasks', resource: 'unknown', context: { 'ecs:cluster': OTHER_CLUSTER } },
+      { role: 'tenant', action: 'ecs:TagResource', resource: 'ecs-task:target' },
+      { role: 'tenant', action: 'iam:PassRole', resource: 'ecs-roles:target', context: { 'iam:PassedToService': 'lambda.amazonaws.com' } },
+      { role: 'tenant', action: 'iam:PassRole', resource: 'role:tenant-access', context: { 'iam:PassedToService': 'ecs-tasks.amazonaws.com' } },
     ];
     const d = denials(s, bad);
     for (const b of bad) assert.ok(d.some((x) => x.includes(`${b.action} on ${b.resource}`)), `${JSON.stringify(b)} was allowed:\n${d.join('\n')}`);
@@ -413,15 +558,51 @@ describe('IAM: every recorded call is allowed by its role', () => {
       { role: 'tenant', action: 'states:StartExecution', resource: 'state-machine:target' },
       { role: 'tenant', action: 'states:ListTagsForResource', resource: 'state-machine:target' },
       { role: 'tenant', action: 'states:DescribeExecution', resource: 'sfn-execution:target' },
+      // functions/testkit/src/access.rs's `ecs` arm: the tag check, the adoption, the run, the
+      // tracking and the stop of a timed-out attempt's task.
+      { role: 'tenant', action: 'ecs:DescribeTaskDefinition', resource: 'unknown' },
+      { role: 'tenant', action: 'ecs:ListTasks', resource: 'unknown' },
+      { role: 'tenant', action: 'ecs:RunTask', resource: 'task-definition:target' },
+      { role: 'tenant', action: 'ecs:DescribeTasks', resource: 'ecs-task:target' },
+      { role: 'tenant', action: 'ecs:StopTask', resource: 'ecs-task:target' },
     ];
     assert.deepEqual(denials(synth(), calls), []);
-    // Deny by default: without allowed targets every tenant call is refused, the assume is not.
-    const bare = synth({ ...PROPS, allowedTargetFunctionArns: undefined, allowedTargetQueueArns: undefined, allowedTargetEventBusArns: undefined, allowedTargetTopicArns: undefined, allowedTargetStateMachineArns: undefined, allowedTargetSecretArns: undefined });
+    // Deny by default: without allowed targets every tenant call is refused (RunTask's TagResource
+    // and PassRole too), the assume is not.
+    const bare = synth({
+      ...PROPS,
+      allowedTargetFunctionArns: undefined,
+      allowedTargetQueueArns: undefined,
+      allowedTargetEventBusArns: undefined,
+      allowedTargetTopicArns: undefined,
+      allowedTargetStateMachineArns: undefined,
+      allowedTargetEcsClusterArns: undefined,
+      allowedTargetTaskDefinitionArns: undefined,
+      allowedTargetEcsPassRoleArns: undefined,
+      allowedTargetSecretArns: undefined,
+    });
     const d = denials(bare, calls);
+    const expected = calls.flatMap(authorizationsOf).filter((c) => c.role === 'tenant').map((c) => `tenant access role: ${c.action} on ${c.resource}`);
+    assert.ok(expected.includes('tenant access role: ecs:TagResource on ecs-task:target') && expected.includes('tenant access role: iam:PassRole on ecs-roles:target'));
+    // (one line per ARN: a task definition is checked as named and as resolved, two roles are passed)
+    assert.deepEqual([...new Set(d.map((x) => x.split(' (')[0]))], [...new Set(expected)].sort());
+  });
+
+  it('the tenant session\'s ECS calls: on an allowed cluster only, and RunTask with the roles it passes', () => {
+    const s = synth();
+    const run: Access = { role: 'tenant', action: 'ecs:RunTask', resource: 'task-definition:target' };
+    assert.deepEqual(denials(s, [run]), []);
+    // A cluster that is not allowed: RunTask and ListTasks are refused by the ecs:cluster condition.
+    const elsewhere = { 'ecs:cluster': OTHER_CLUSTER };
     assert.deepEqual(
-      d.map((x) => x.split(' (')[0]),
-      calls.filter((c) => c.role === 'tenant').map((c) => `tenant access role: ${c.action} on ${c.resource}`).sort(),
+      [...new Set(denials(s, [{ ...run, context: elsewhere }, { role: 'tenant', action: 'ecs:ListTasks', resource: 'unknown', context: elsewhere }]).map((x) => x.split(' (')[0]))],
+      ['tenant access role: ecs:ListTasks on unknown', 'tenant access role: ecs:RunTask on task-definition:target'],
     );
+    // A task definition whose roles are not listed cannot be run: its PassRole is refused.
+    const noRoles = denials(synth({ ...PROPS, allowedTargetEcsPassRoleArns: undefined }), [run]);
+    assert.deepEqual(noRoles.map((x) => x.split(' (')[0]), ['tenant access role: iam:PassRole on ecs-roles:target', 'tenant access role: iam:PassRole on ecs-roles:target']);
+    assert.ok(noRoles[0].includes(TARGET_EXECUTION_ROLE) && noRoles[1].includes(TARGET_TASK_ROLE), noRoles.join('\n'));
+    assert.ok(noRoles.every((x) => x.endsWith('within ecs:RunTask')), noRoles.join('\n'));
   });
 
   it('the test suite recording', { skip: RECORDING ? false : 'SUNDIAL_IAM_RECORD is not set (scripts/test.sh sets it)' }, (t) => {

@@ -820,6 +820,22 @@ describe('settings', () => {
     assert.equal(long.kind, 'ecs');
   });
 
+  it('tenantTargets takes every kind the Rust side reads (functions/model/src/outbound/allow.rs), ARN kinds as ARN globs only', () => {
+    const allow = {
+      acme: {
+        sns: ['arn:aws:sns:*:123456789012:acme-*'],
+        stepFunctions: ['arn:aws:states:*:123456789012:stateMachine:acme-*'],
+        ecsTaskDefinitions: ['arn:aws:ecs:*:123456789012:task-definition/acme-*'],
+        ecsClusters: ['arn:aws:ecs:*:123456789012:cluster/batch'],
+        eventBridge: ['*'],
+      },
+    };
+    const t = build({ ...JWT_PROPS, tenantTargets: allow }, 'SundialTargetKinds');
+    assert.deepEqual(JSON.parse(String(envOf(t, t.sundial.apiFunction)[e.tenantTargets])), allow);
+    assert.throws(() => build({ ...JWT_PROPS, tenantTargets: { acme: { ecsClusters: ['batch'] } } }, 'SundialTargetKindsBad'), /ecsClusters: globs match ARNs/);
+    assert.throws(() => build({ ...JWT_PROPS, tenantTargets: { acme: { ecs: ['*'] } as never } }, 'SundialTargetKindsUnknown'), /unknown kind ecs/);
+  });
+
   it('the tenant claim reaches the api', () => {
     assert.equal(envOf(b, b.sundial.apiFunction)[e.tenantClaim], 'tenant_id');
     assert.deepEqual(Annotations.fromStack(b.stack).findWarning('*', Match.stringLikeRegexp('tenantClaim')), [], 'no warning for an issuer-set claim');

@@ -10,7 +10,7 @@ import { App, Duration, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
-import { SundialScheduler } from '../lib/sundial-scheduler';
+import { SundialScheduler, SundialSchedulerProps } from '../lib/sundial-scheduler';
 import { build, Built, CDK_JSON_CONTEXT, envOf, fakeAssetsDir, JWT_PROPS, logicalId, roleStatements, Stmt } from './helpers';
 
 const SECRETS = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:sundial-webhooks/*';
@@ -134,6 +134,47 @@ describe('tenant boundary: targets only through the tenant-scoped identity', () 
       // CloudFormation-generated function names.
       assert.ok(own.includes(`:function:${b.stack.stackName}-*`), own);
     }
+  });
+
+  it('ecs targets: the tenant tag condition wherever IAM can evaluate it, and where it cannot, the narrowest condition there is', () => {
+    const CLUSTER = 'arn:aws:ecs:us-east-1:123456789012:cluster/batch';
+    const FAMILY = 'arn:aws:ecs:us-east-1:123456789012:task-definition/acme-*';
+    const ROLES = ['arn:aws:iam::123456789012:role/acme-task', 'arn:aws:iam::123456789012:role/acme-task-execution'];
+    const e = build(
+      { ...JWT_PROPS, allowedTargetEcsClusterArns: [CLUSTER], allowedTargetTaskDefinitionArns: [FAMILY], allowedTargetEcsPassRoleArns: ROLES, allowedTargetFunctionArns: undefined },
+      'SundialEcsTargets',
+    );
+    const st = roleStatements(e, tenantRoleOf(e));
+    const inCluster = { ArnLike: { 'ecs:cluster': [CLUSTER] } };
+    const TASKS = 'arn:aws:ecs:us-east-1:123456789012:task/batch/*';
+    const byAction = Object.fromEntries(st.map((x) => [x.actions.join(','), { resources: x.resources, condition: x.condition }]));
+    assert.deepEqual(byAction, {
+      // the task definition's tag and the cluster
+      'ecs:RunTask': { resources: [FAMILY, `${FAMILY}:*`], condition: { ...TAG_CONDITION, ...inCluster } },
+      // the task's tag, propagated from its task definition
+      'ecs:DescribeTasks,ecs:StopTask': { resources: [TASKS], condition: TAG_CONDITION },
+      // the task being created has no tag yet: only within RunTask
+      'ecs:TagResource': { resources: [TASKS], condition: { StringEquals: { 'ecs:CreateAction': 'RunTask' } } },
+      // authorized on container instances (none for Fargate): the cluster
+      'ecs:ListTasks': { resources: ['*'], condition: inCluster },
+      // no resource-level permission in IAM: the worker reads the tag with it
+      'ecs:DescribeTaskDefinition': { resources: ['*'], condition: undefined },
+      'iam:PassRole': { resources: ROLES, condition: { StringEquals: { 'iam:PassedToService': 'ecs-tasks.amazonaws.com' } } },
+    });
+    // and none of it on a worker's own role
+    for (const pool of e.sundial.pools) assert.ok(!roleStatements(e, pool.role).some((x) => x.actions.some((a) => a.startsWith('ecs:RunTask') || a === 'iam:PassRole')), pool.name);
+  });
+
+  it('ecs targets: clusters and task definitions go together, PassRole needs both, and ARNs must be what they say', () => {
+    const CLUSTER = 'arn:aws:ecs:us-east-1:123456789012:cluster/batch';
+    const FAMILY = 'arn:aws:ecs:us-east-1:123456789012:task-definition/acme-settle';
+    const make = (p: Partial<SundialSchedulerProps>) => () => build({ ...JWT_PROPS, ...p }, 'SundialEcsRefused');
+    assert.throws(make({ allowedTargetEcsClusterArns: [CLUSTER] }), /go together/);
+    assert.throws(make({ allowedTargetTaskDefinitionArns: [FAMILY] }), /go together/);
+    assert.throws(make({ allowedTargetEcsPassRoleArns: ['arn:aws:iam::123456789012:role/acme-task'] }), /allowedTargetEcsPassRoleArns/);
+    assert.throws(make({ allowedTargetEcsClusterArns: [CLUSTER], allowedTargetTaskDefinitionArns: [`${FAMILY}:3`] }), /without a revision/);
+    assert.throws(make({ allowedTargetEcsClusterArns: ['arn:aws:ecs:us-east-1:123456789012:service/batch/x'], allowedTargetTaskDefinitionArns: [FAMILY] }), /not an ECS cluster ARN/);
+    assert.throws(make({ allowedTargetEcsClusterArns: ['batch'], allowedTargetTaskDefinitionArns: [FAMILY] }), /not an ECS cluster ARN/);
   });
 
   it('deny by default: without allowed targets the tenant access role has no statement', () => {
