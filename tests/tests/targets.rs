@@ -388,3 +388,304 @@ async fn step_functions_target() -> Result<()> {
     env.cleanup().await;
     Ok(())
 }
+
+/// An ECS cluster for the test: its ARN.
+async fn ecs_cluster(env: &TestEnv, name: &str) -> Result<String> {
+    let prefix = env.cfg.jobs_table.trim_end_matches("sundial-jobs").to_string();
+    let out = env.clients.ecs.create_cluster().cluster_name(format!("{prefix}{name}")).send().await?;
+    out.cluster().and_then(|c| c.cluster_arn()).map(str::to_string).context("cluster ARN")
+}
+
+/// A task definition tagged for `owner` whose container `main` runs for `run_secs` and exits
+/// with `exit_code`: the emulated container of docs/emulators.md (no container runtime here;
+/// MiniStack's tasks run until stopped). Its ARN, with the revision.
+async fn tenant_task_definition(
+    env: &TestEnv,
+    family: &str,
+    owner: &str,
+    run_secs: u32,
+    exit_code: i32,
+) -> Result<String> {
+    use aws_sdk_ecs::types::{ContainerDefinition, KeyValuePair, Tag};
+    let prefix = env.cfg.jobs_table.trim_end_matches("sundial-jobs").to_string();
+    let var = |k: &str, v: String| KeyValuePair::builder().name(k).value(v).build();
+    let main = ContainerDefinition::builder()
+        .name("main")
+        .image("public.ecr.aws/docker/library/busybox:latest")
+        .memory(512)
+        .essential(true)
+        .environment(var("SUNDIAL_EMULATED_RUN_SECS", run_secs.to_string()))
+        .environment(var("SUNDIAL_EMULATED_EXIT_CODE", exit_code.to_string()))
+        .build();
+    let out = env
+        .clients
+        .ecs
+        .register_task_definition()
+        .family(format!("{prefix}{family}"))
+        .container_definitions(main)
+        .tags(Tag::builder().key("sundial-tenant").value(owner).build())
+        .send()
+        .await?;
+    out.task_definition()
+        .and_then(|t| t.task_definition_arn())
+        .map(str::to_string)
+        .context("task definition ARN")
+}
+
+fn task_job(cluster: &str, task_definition: &str) -> JobDefinition {
+    let mut def = JobDefinition::new(
+        ScheduleSpec::new("0 0 2 * * *", "UTC"),
+        Target::Ecs {
+            cluster_arn: cluster.to_string(),
+            task_definition_arn: task_definition.to_string(),
+            container_name: "main".into(),
+            launch_type: sundial_core::model::EcsLaunchType::Fargate,
+            subnets: vec!["subnet-0a1b2c3d".into()],
+            security_groups: vec![],
+            assign_public_ip: false,
+        },
+    );
+    def.timeout_secs = 60;
+    def.retry.max_attempts = 1;
+    def
+}
+
+/// The tasks of `cluster` started by `name`, running or stopped, described.
+async fn tasks_started_by(env: &TestEnv, cluster: &str, name: &str) -> Result<Vec<aws_sdk_ecs::types::Task>> {
+    use aws_sdk_ecs::types::DesiredStatus;
+    let mut arns = Vec::new();
+    for status in [DesiredStatus::Running, DesiredStatus::Stopped] {
+        let out = env
+            .clients
+            .ecs
+            .list_tasks()
+            .cluster(cluster)
+            .started_by(name)
+            .desired_status(status)
+            .send()
+            .await?;
+        arns.extend(out.task_arns().iter().cloned());
+    }
+    arns.sort();
+    arns.dedup();
+    if arns.is_empty() {
+        return Ok(vec![]);
+    }
+    let out = env.clients.ecs.describe_tasks().cluster(cluster).set_tasks(Some(arns)).send().await?;
+    Ok(out.tasks().to_vec())
+}
+
+/// The environment the fire's container `main` got.
+fn overrides_of(task: &aws_sdk_ecs::types::Task) -> std::collections::BTreeMap<String, String> {
+    task.overrides()
+        .map(|o| o.container_overrides())
+        .unwrap_or_default()
+        .iter()
+        .filter(|c| c.name() == Some("main"))
+        .flat_map(|c| c.environment())
+        .filter_map(|kv| Some((kv.name()?.to_string(), kv.value()?.to_string())))
+        .collect()
+}
+
+/// The ECS tasks noted on `e`'s timeline.
+fn noted_tasks(e: &Execution) -> Vec<String> {
+    e.timeline
+        .iter()
+        .filter_map(|ev| ev.code.as_deref()?.strip_prefix("EcsTask "))
+        .map(str::to_string)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ecs_target_runs_each_fire_as_one_task_judged_by_its_exit_code_and_a_takeover_adopts_it(
+) -> Result<()> {
+    Box::pin(ecs_target()).await
+}
+
+async fn ecs_target() -> Result<()> {
+    // GIVEN a cluster and acme's task definitions (one that takes 30 s), and a worker. On moto
+    // (patched, docs/emulators.md) tasks stop by themselves with their container's exit code;
+    // MiniStack has no container runtime without Docker, so its tasks run until stopped: the
+    // exit-code cases run on moto only. Each case is its own boxed future: one body holding
+    // every case's worker call takes more stack than a test thread has, unoptimized.
+    let env = TestEnv::new("target-ecs").await?;
+    let cluster = ecs_cluster(&env, "batch").await?;
+    let (worker, _) = fixtures::worker_with(&env, fixtures::settings("w2"), Handlers::new())?;
+    let w = EcsWorld { env: &env, cluster: &cluster, worker: &worker };
+    Box::pin(ecs_takeover_then_timeout(&w)).await?;
+    Box::pin(ecs_not_owned(&w)).await?;
+    if sundial_tests::on_moto() {
+        Box::pin(ecs_exit_codes(&w)).await?;
+    }
+    env.cleanup().await;
+    Ok(())
+}
+
+/// What the ECS cases share.
+struct EcsWorld<'a> {
+    env: &'a TestEnv,
+    cluster: &'a str,
+    worker: &'a Worker,
+}
+
+fn spec_of(def: &JobDefinition) -> sundial_core::execution::target::ecs::TaskSpec<'_> {
+    let Target::Ecs {
+        cluster_arn,
+        task_definition_arn,
+        container_name,
+        launch_type,
+        subnets,
+        security_groups,
+        assign_public_ip,
+    } = &def.target
+    else {
+        panic!("not an ecs target")
+    };
+    sundial_core::execution::target::ecs::TaskSpec {
+        cluster: cluster_arn,
+        task_definition: task_definition_arn,
+        container: container_name,
+        launch_type: *launch_type,
+        subnets,
+        security_groups,
+        assign_public_ip: *assign_public_ip,
+    }
+}
+
+async fn ecs_takeover_then_timeout(w: &EcsWorld<'_>) -> Result<()> {
+    use sundial_core::execution::target::ecs::{EcsTarget, MAX_NAME};
+    use sundial_core::execution::target::stepfunctions::{fire_name, run_of};
+    let (env, cluster, worker) = (w.env, w.cluster, w.worker);
+    let slow = tenant_task_definition(env, "acme-slow", "acme", 30, 0).await?;
+    let store = fixtures::store(env);
+    let past = Utc::now() - Duration::seconds(60);
+    // WHEN another fire is claimed by a worker that runs its task and then stalls past its lease,
+    // and a second worker takes it over (a new fencing token, so other overrides) with a 2 s
+    // timeout that the slow task outlasts
+    let at = past - Duration::seconds(30);
+    let mut def = task_job(cluster, &slow);
+    def.timeout_secs = 2;
+    def.retry.max_attempts = 3;
+    let f = fixtures::ready_execution("acme", "settle", def.clone(), at, at);
+    let fkey = sundial_core::store::executions::ExecKey::of(&f);
+    let zombie = stale_claim(env, &f, at).await?;
+    let stale = Invocation::of(&zombie.snapshot.exec, zombie.fence.token, zombie.fence.attempt);
+    let fname = fire_name(&f.global_id(), run_of(&zombie.snapshot.exec), MAX_NAME);
+    let direct = EcsTarget::new(env.clients.ecs.clone());
+    let first = direct.run(&spec_of(&def), &fname, &stale).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+    assert!(!first.adopted);
+    assert_eq!(deliver(worker, &f).await?, Disposition::Delete);
+    // THEN the new holder adopted the zombie's task (its ARN on the timeline, one task of that
+    // run, still with the token that started it), and when the attempt timed out it stopped the
+    // task, so no retry can run beside it; the stale worker's finish is refused
+    let snap = fixtures::snapshot(env, &fkey).await?;
+    assert_eq!(
+        snap.exec.fencing_token,
+        zombie.fence.token + 1,
+        "{:?} {:?}",
+        snap.exec.status,
+        snap.exec.last_error
+    );
+    assert_eq!(
+        noted_tasks(&snap.exec),
+        vec![first.arn.clone()],
+        "{:?} {:?}",
+        snap.exec.status,
+        snap.exec.last_error
+    );
+    assert_eq!(
+        snap.exec.last_error.as_ref().map(|(c, _)| c.as_str()),
+        Some("Timeout"),
+        "{:?}",
+        snap.exec.last_error
+    );
+    let tasks = tasks_started_by(env, cluster, &fname).await?;
+    assert_eq!(tasks.len(), 1, "{tasks:?}");
+    assert_eq!(overrides_of(&tasks[0]).get("SUNDIAL_FENCING_TOKEN"), Some(&zombie.fence.token.to_string()));
+    assert_eq!(tasks[0].last_status(), Some("STOPPED"), "{:?}", tasks[0]);
+    assert_eq!(tasks[0].stop_code().map(|c| c.as_str()), Some("UserInitiated"));
+    assert!(tasks[0].stopped_reason().unwrap_or_default().contains("timeoutSecs = 2"), "{:?}", tasks[0]);
+    let late = store.finish(&fkey, &zombie.fence, &Finish::Succeeded, Utc::now()).await?;
+    assert!(matches!(late, FinishResult::TakenOver { .. }), "{late:?}");
+
+    Ok(())
+}
+
+async fn ecs_not_owned(w: &EcsWorld<'_>) -> Result<()> {
+    use sundial_core::execution::target::{ecs::MAX_NAME, stepfunctions::fire_name};
+    let (env, cluster, worker) = (w.env, w.cluster, w.worker);
+    let past = Utc::now() - Duration::seconds(60);
+    // WHEN a job names a task definition that is not acme's (tagged for globex)
+    let other = tenant_task_definition(env, "globex-settle", "globex", 1, 0).await?;
+    let h = fixtures::ready_execution("acme", "sneaky", task_job(cluster, &other), past, past);
+    let hkey = fixtures::put_execution(env, &h).await?;
+    assert_eq!(deliver(worker, &h).await?, Disposition::Delete);
+    // THEN it FAILED on the ownership check and no task of globex's ran
+    let snap = fixtures::snapshot(env, &hkey).await?;
+    assert_eq!(snap.exec.last_error.as_ref().map(|(c, _)| c.as_str()), Some("TargetNotOwned"));
+    assert!(tasks_started_by(env, cluster, &fire_name(&h.global_id(), 1, MAX_NAME)).await?.is_empty());
+
+    Ok(())
+}
+
+async fn ecs_exit_codes(w: &EcsWorld<'_>) -> Result<()> {
+    use sundial_core::execution::target::ecs::{EcsTarget, MAX_NAME};
+    use sundial_core::execution::target::stepfunctions::{fire_name, run_of};
+    let (env, cluster, worker) = (w.env, w.cluster, w.worker);
+    let past = Utc::now() - Duration::seconds(60);
+    // WHEN a fire runs a task that exits 0 after a second
+    let quick = tenant_task_definition(env, "acme-settle", "acme", 1, 0).await?;
+    let e = fixtures::ready_execution("acme", "settle", task_job(cluster, &quick), past, past);
+    let key = fixtures::put_execution(env, &e).await?;
+    assert_eq!(deliver(worker, &e).await?, Disposition::Delete);
+    // THEN it SUCCEEDED once its task stopped with exit code 0: one task, started by the fire's
+    // first run, its container given the fire's identity and token, its ARN on the timeline
+    let snap = fixtures::snapshot(env, &key).await?;
+    assert_eq!(snap.exec.status, ExecStatus::Succeeded, "{:?}", snap.exec.last_error);
+    let name = fire_name(&e.global_id(), 1, MAX_NAME);
+    let tasks = tasks_started_by(env, cluster, &name).await?;
+    assert_eq!(tasks.len(), 1, "{tasks:?}");
+    assert_eq!(noted_tasks(&snap.exec), vec![tasks[0].task_arn().unwrap_or_default().to_string()]);
+    let got = overrides_of(&tasks[0]);
+    assert_eq!(got.get("SUNDIAL_EXECUTION_ID"), Some(&e.global_id()));
+    assert_eq!(got.get("SUNDIAL_FENCING_TOKEN").map(String::as_str), Some("1"));
+    let whole: serde_json::Value =
+        serde_json::from_str(got.get("SUNDIAL_INVOCATION").context("invocation")?)?;
+    assert_eq!(whole["executionId"].as_str(), Some(e.global_id().as_str()));
+    assert_eq!(
+        tasks[0].containers().iter().find(|c| c.name() == Some("main")).and_then(|c| c.exit_code()),
+        Some(0)
+    );
+
+    // WHEN a fire's task exits 3
+    let failing = tenant_task_definition(env, "acme-refuse", "acme", 1, 3).await?;
+    let g = fixtures::ready_execution("acme", "refuse", task_job(cluster, &failing), past, past);
+    let gkey = fixtures::put_execution(env, &g).await?;
+    assert_eq!(deliver(worker, &g).await?, Disposition::Delete);
+    // THEN the attempt failed, naming the container and its exit code
+    let snap = fixtures::snapshot(env, &gkey).await?;
+    assert!(matches!(snap.exec.status, ExecStatus::Failed | ExecStatus::Dead), "{:?}", snap.exec.status);
+    let (code, message) = snap.exec.last_error.clone().unwrap_or_default();
+    assert_eq!(code, "EcsContainerExit");
+    assert!(message.contains("main exited with 3"), "{message}");
+
+    // WHEN a fire's task is run by a zombie, and the new holder takes over while it runs
+    let at = past - Duration::seconds(45);
+    let mut def = task_job(cluster, &quick);
+    def.retry.max_attempts = 3;
+    let k = fixtures::ready_execution("acme", "settle", def, at, at);
+    let kkey = sundial_core::store::executions::ExecKey::of(&k);
+    let zombie = stale_claim(env, &k, at).await?;
+    let stale = Invocation::of(&zombie.snapshot.exec, zombie.fence.token, zombie.fence.attempt);
+    let kname = fire_name(&k.global_id(), run_of(&zombie.snapshot.exec), MAX_NAME);
+    let direct = EcsTarget::new(env.clients.ecs.clone());
+    let first =
+        direct.run(&spec_of(&k.definition), &kname, &stale).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+    assert_eq!(deliver(worker, &k).await?, Disposition::Delete);
+    // THEN it tracked the adopted task to its exit 0: SUCCEEDED, one task for the fire
+    let snap = fixtures::snapshot(env, &kkey).await?;
+    assert_eq!(snap.exec.status, ExecStatus::Succeeded, "{:?}", snap.exec.last_error);
+    assert_eq!(noted_tasks(&snap.exec), vec![first.arn.clone()]);
+    assert_eq!(tasks_started_by(env, cluster, &kname).await?.len(), 1);
+    Ok(())
+}

@@ -555,9 +555,8 @@ pub enum Target {
     Ecs {
         /// The cluster's ARN (`arn:aws:ecs:<region>:<account>:cluster/<name>`).
         cluster_arn: String,
-        /// The task definition's ARN, with a revision (`…:task-definition/<family>:<revision>`)
-        /// or without (its latest ACTIVE revision when the fire runs); it must carry the tag
-        /// `sundial-tenant=<tenant>`.
+        /// The task definition's ARN with its revision (`…:task-definition/<family>:<revision>`):
+        /// each fire runs exactly that revision; it must carry the tag `sundial-tenant=<tenant>`.
         task_definition_arn: String,
         /// The container that receives the `SUNDIAL_*` environment overrides and whose exit
         /// code decides the run.

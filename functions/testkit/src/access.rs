@@ -104,11 +104,10 @@ impl AccessRecorder {
                 out.push((self.act(op), r.into(), None))
             }
             // Only a tenant session calls ECS: the `ecs` targets' task definitions and the tasks
-            // they run. DescribeTaskDefinition and ListTasks take no resource (`*`, the latter
-            // conditioned on the cluster).
+            // they run. ListTasks takes no resource (`*`, conditioned on the cluster).
             "ecs" => {
                 let r = match op {
-                    "RunTask" => "task-definition:target",
+                    "RunTask" | "ListTagsForResource" => "task-definition:target",
                     "DescribeTasks" | "StopTask" => "ecs-task:target",
                     _ => "unknown",
                 };

@@ -273,7 +273,7 @@ impl TargetPolicy {
                     .ok_or_else(|| {
                         invalid(
                             "target.taskDefinitionArn",
-                            "must be an ECS task definition ARN: arn:<partition>:ecs:<region>:<account>:task-definition/<family>[:<revision>]",
+                            "must be an ECS task definition ARN with its revision: arn:<partition>:ecs:<region>:<account>:task-definition/<family>:<revision>",
                         )
                     })?;
                 if (family.partition, family.region, family.account)
@@ -634,17 +634,15 @@ pub fn is_ecs_name(s: &str) -> bool {
     (1..=255).contains(&s.len()) && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
 }
 
-/// `family` or `family:revision` (a revision of 1-9 digits, not 0).
+/// `family:revision` (a revision of 1-9 digits, not 0): a job names the revision it runs, so
+/// its tag can be read with a call scoped to it (docs/tenancy.md).
 fn is_family_and_revision(s: &str) -> bool {
-    match s.split_once(':') {
-        None => is_ecs_name(s),
-        Some((family, rev)) => {
-            is_ecs_name(family)
-                && (1..=9).contains(&rev.len())
-                && rev.chars().all(|c| c.is_ascii_digit())
-                && !rev.starts_with('0')
-        }
-    }
+    s.split_once(':').is_some_and(|(family, rev)| {
+        is_ecs_name(family)
+            && (1..=9).contains(&rev.len())
+            && rev.chars().all(|c| c.is_ascii_digit())
+            && !rev.starts_with('0')
+    })
 }
 
 /// AWS resource ids `prefix` + 8 or 17 lowercase hex digits, at most `max`, none twice.
@@ -937,13 +935,17 @@ mod tests {
         let cluster = format!("{acct}:cluster/batch");
         let def = format!("{acct}:task-definition/acme-settle:12");
         let sub = ["subnet-0a1b2c3d"];
-        // GIVEN a task definition of an allowed family, with or without a revision, on the cluster
+        // GIVEN a revision of an allowed family, on the cluster
         assert_eq!(
             refusal(&policy, "acme", &task(&cluster, &def, "main", &sub, &["sg-0123456789abcdef0"])),
             None
         );
+        // AND a family without a revision is refused: the run must name what it runs
         let latest = format!("{acct}:task-definition/acme-settle");
-        assert_eq!(refusal(&policy, "acme", &task(&cluster, &latest, "main", &sub, &[])), None);
+        assert_eq!(
+            refusal(&policy, "acme", &task(&cluster, &latest, "main", &sub, &[])),
+            field("target.taskDefinitionArn", codes::BAD_TARGET)
+        );
         // THEN another family, another cluster, another account are refused, naming the field
         let other = format!("{acct}:task-definition/globex-settle:1");
         assert_eq!(

@@ -58,7 +58,7 @@ const MAX_REASON: usize = 512;
 pub struct TaskSpec<'a> {
     /// The cluster's ARN.
     pub cluster: &'a str,
-    /// The task definition (with a revision, or a family's latest).
+    /// The task definition revision.
     pub task_definition: &'a str,
     /// The container that gets the overrides and whose exit decides.
     pub container: &'a str,

@@ -58,7 +58,7 @@ pub enum Kind {
     Topic,
     /// A Step Functions state machine.
     StateMachine,
-    /// An ECS task definition (a revision, or a family's latest).
+    /// An ECS task definition (a revision).
     TaskDefinition,
 }
 
@@ -322,16 +322,8 @@ impl Ownership {
         }
     }
 
-    /// A task definition's tags come with its description, which also resolves a family to its
-    /// latest revision (`ListTagsForResource` needs the revision).
     async fn task_definition_tag(&self, arn: &str) -> Tagged {
-        let req = self
-            .clients
-            .ecs
-            .describe_task_definition()
-            .task_definition(arn)
-            .include(aws_sdk_ecs::types::TaskDefinitionField::Tags);
-        match req.send().await {
+        match self.clients.ecs.list_tags_for_resource().resource_arn(arn).send().await {
             Ok(o) => Tagged::Value(
                 o.tags()
                     .iter()

@@ -283,13 +283,13 @@ impl Worker {
                 return Ok(Settled::Exited(Disposition::RetryAfter(0)));
             }
             (Some(Stop::Cancelled), Err(_)) => {
-                self.stop_ecs_task(&c.snapshot.exec, "sundial: the execution was cancelled").await;
+                self.stop_ecs_task(&c.snapshot.exec, || "sundial: the execution was cancelled".into()).await;
                 let d = self.conclude(d, fence, Finish::Canceled, &c.snapshot.exec, holds, m).await?;
                 return Ok(Settled::Exited(d));
             }
             (Some(Stop::Timeout), Err(_)) => {
                 let timeout = c.snapshot.exec.definition.timeout_secs;
-                self.stop_ecs_task(&c.snapshot.exec, &format!("sundial: timeoutSecs = {timeout} passed"))
+                self.stop_ecs_task(&c.snapshot.exec, || format!("sundial: timeoutSecs = {timeout} passed"))
                     .await;
                 Err(RunError::retryable(codes::TIMEOUT, format!("run exceeded timeoutSecs = {timeout}")))
             }
@@ -360,7 +360,9 @@ impl Worker {
             Target::StepFunctions { state_machine_arn } => {
                 self.call_state_machine(d, e, fence, state_machine_arn, &inputs.inv).await.map(|()| None)
             }
-            Target::Ecs { .. } => self.call_ecs_task(d, e, fence, &inputs.inv).await.map(|()| None),
+            // Boxed: the SDK calls' futures would otherwise grow every attempt's future (and the
+            // worker's stack) by their size.
+            Target::Ecs { .. } => Box::pin(self.call_ecs_task(d, e, fence, &inputs.inv)).await.map(|()| None),
             t => self.remote.of(&e.tenant).await?.call(t, &inputs.inv, self.clock.now()).await.map(|()| None),
         }
     }
@@ -415,11 +417,17 @@ impl Worker {
 
     /// After an attempt that ended without its ECS task (a timeout, a cancel): stops the task, so
     /// that a retry never runs beside it. A lost lease or a shutdown leaves it to the next claim.
-    async fn stop_ecs_task(&self, e: &Execution, reason: &str) {
+    /// Boxed, and only for an ECS target: the SDK calls' futures would otherwise grow every
+    /// settle's future (and the worker's stack) by their size.
+    async fn stop_ecs_task(&self, e: &Execution, reason: impl FnOnce() -> String) {
         let Some(spec) = task_spec(&e.definition.target) else { return };
+        Box::pin(self.stop_task_of(e, spec.cluster, &reason())).await
+    }
+
+    async fn stop_task_of(&self, e: &Execution, cluster: &str, reason: &str) {
         use crate::execution::target::stepfunctions::run_of;
         match self.remote.of(&e.tenant).await {
-            Ok(remote) => remote.stop_task(spec.cluster, &e.global_id(), run_of(e), reason).await,
+            Ok(remote) => remote.stop_task(cluster, &e.global_id(), run_of(e), reason).await,
             Err(err) => {
                 tracing::warn!(execution = %e.global_id(), error = %err, "no tenant session to stop the ECS task")
             }
