@@ -4,7 +4,7 @@
 //! under the one lock, and hashed into the trace.
 
 use crate::error::ApiError;
-use crate::{services, sfn, sqs, Aws, State};
+use crate::{ecs, services, sfn, sqs, Aws, State};
 use aws_config::retry::RetryConfig;
 use aws_config::stalled_stream_protection::StalledStreamProtectionConfig;
 use aws_config::timeout::TimeoutConfig;
@@ -107,6 +107,7 @@ pub(crate) enum Service {
     Secrets,
     Events,
     StepFunctions,
+    Ecs,
     Lambda,
     Unknown,
 }
@@ -159,7 +160,7 @@ impl Reply {
 fn content_type(s: Service) -> &'static str {
     match s {
         Service::Dynamo | Service::Sqs | Service::StepFunctions => "application/x-amz-json-1.0",
-        Service::Secrets | Service::Events => "application/x-amz-json-1.1",
+        Service::Secrets | Service::Events | Service::Ecs => "application/x-amz-json-1.1",
         Service::Lambda | Service::Unknown => "application/json",
     }
 }
@@ -176,6 +177,7 @@ fn decode(req: &HttpRequest, process: Option<String>) -> Call {
         "secretsmanager" => (Service::Secrets, op.to_string()),
         "AWSEvents" => (Service::Events, op.to_string()),
         "AWSStepFunctions" => (Service::StepFunctions, op.to_string()),
+        "AmazonEC2ContainerServiceV20141113" => (Service::Ecs, op.to_string()),
         "" if path.starts_with("/2015-03-31/functions/") => {
             let invoke = path.ends_with("/invocations") && req.method() == "POST";
             (Service::Lambda, if invoke { "Invoke" } else { "GetFunction" }.to_string())
@@ -199,6 +201,7 @@ fn service_name(s: Service) -> &'static str {
         Service::Secrets => "SecretsManager",
         Service::Events => "EventBridge",
         Service::StepFunctions => "StepFunctions",
+        Service::Ecs => "ECS",
         Service::Lambda => "Lambda",
         Service::Unknown => "Unknown",
     }
@@ -229,6 +232,7 @@ fn server_error(s: Service) -> ApiError {
         Service::Sqs => ApiError::new(500, "InternalError", "We encountered an internal error (simulated)")
             .with_query_error("InternalError;Receiver"),
         Service::Lambda => ApiError::new(500, "ServiceException", "Internal service error (simulated)"),
+        Service::Ecs => ApiError::new(500, "ServerException", "Server error (simulated)"),
         _ => ApiError::new(500, "InternalServerError", "Internal server error (simulated)"),
     }
 }
@@ -276,8 +280,8 @@ fn hash_json(h: Fnv1a, v: &Value) -> Fnv1a {
             let mut keys: Vec<&String> = m.keys().collect();
             keys.sort();
             keys.into_iter().fold(h.write(b"{"), |h, k| {
-                // The SDK fills idempotency tokens with random UUIDs.
-                if k == "ClientRequestToken" {
+                // The SDK fills idempotency tokens with random UUIDs (DynamoDB's, ECS RunTask's).
+                if k == "ClientRequestToken" || k == "clientToken" {
                     return h;
                 }
                 hash_json(h.write(k.as_bytes()).write(b":"), &m[k])
@@ -373,6 +377,7 @@ impl SimClient {
             Service::Secrets => Reply::of(Service::Secrets, services::secrets(aws, call)),
             Service::Events => Reply::of(Service::Events, services::events(aws, call)),
             Service::StepFunctions => Reply::of(Service::StepFunctions, sfn::call(aws, call)),
+            Service::Ecs => Reply::of(Service::Ecs, ecs::call(aws, call)),
             Service::Lambda => services::lambda(aws, call).await,
             Service::Unknown if call.op.contains("(awsQuery") => {
                 query_error(&ApiError::unknown_operation("an awsQuery service (IAM, STS, ...)", &call.op))

@@ -1,8 +1,9 @@
 //! # sundial-simaws
 //!
 //! An in-process, deterministic AWS for the simulator: DynamoDB, SQS, Lambda `Invoke` /
-//! `GetFunction`, Secrets Manager, EventBridge `PutEvents` and Step Functions, served to the real SDK clients
-//! as their HTTP client ([`Aws::sdk_config`]), so the product's code runs unchanged on top.
+//! `GetFunction`, Secrets Manager, EventBridge `PutEvents`, Step Functions and ECS, served to the
+//! real SDK clients as their HTTP client ([`Aws::sdk_config`]), so the product's code runs
+//! unchanged on top.
 //! Time is the tokio clock (paused in the simulator, so a simulated day takes seconds), and
 //! every random draw (faults, latencies, ids) comes from the seed: the same seed and the same
 //! workload give the same trace, byte for byte ([`Aws::trace_hash`]).
@@ -15,6 +16,8 @@
 //! - `services` — Lambda, Secrets Manager, EventBridge.
 //! - `sfn` — Step Functions (state machines with tags; executions of `Pass`/`Wait`/`Succeed`/
 //!   `Fail` chains, RUNNING until their waits have passed in simulated time).
+//! - `ecs` — ECS (clusters, task definitions, tasks whose emulated containers run and exit as
+//!   their environment says, in simulated time; `RunTask`'s `clientToken` idempotency).
 //! - `error` — the one error type, as each protocol renders it.
 //! - [`contract`] — the contract suite: the semantics Sundial relies on, as cases run against
 //!   this simulator (`tests/contract.rs`) and against MiniStack and moto (the integration
@@ -27,12 +30,14 @@
 
 pub mod contract;
 mod ddb;
+mod ecs;
 mod error;
 mod http;
 mod services;
 mod sfn;
 mod sqs;
 
+pub use ecs::{EcsContainer, EcsStopCode, EcsTask, EXIT_CODE_VAR, RUN_SECS_VAR};
 pub use http::ENDPOINT;
 pub use sfn::SfnExecution;
 
@@ -157,12 +162,15 @@ pub(crate) struct State {
     pub(crate) sqs: sqs::Sqs,
     pub(crate) services: services::Services,
     pub(crate) sfn: sfn::StepFunctions,
+    pub(crate) ecs: ecs::Ecs,
     pub(crate) stats: Stats,
     pub(crate) trace: sundial_hash::Fnv1a,
     /// Called with (queue URL, body) for every message a caller sends (lost ones included).
     pub(crate) on_send: Option<SendHook>,
     /// Called with every Step Functions execution a `StartExecution` creates.
     pub(crate) on_start_execution: Option<StartHook>,
+    /// Called with every ECS task a `RunTask` creates.
+    pub(crate) on_run_task: Option<RunTaskHook>,
 }
 
 /// A hook that sees every message sent: (queue URL, body).
@@ -171,6 +179,11 @@ pub type SendHook = Arc<dyn Fn(&str, &str) + Send + Sync>;
 /// A hook that sees every Step Functions execution started (not an answer that returned a
 /// running one again): its whole course is known from its start.
 pub type StartHook = Arc<dyn Fn(&SfnExecution) + Send + Sync>;
+
+/// A hook that sees every ECS task created (not a `clientToken` replay that answered the
+/// original tasks), as it is at its creation: its course is decided then, but a later `StopTask`
+/// can end it early ([`Aws::ecs_task`] reads it as it is now).
+pub type RunTaskHook = Arc<dyn Fn(&EcsTask) + Send + Sync>;
 
 impl State {
     /// A uniform draw in [0, 1).
@@ -233,10 +246,12 @@ impl Aws {
             sqs: sqs::Sqs::default(),
             services: services::Services::default(),
             sfn: sfn::StepFunctions::default(),
+            ecs: ecs::Ecs::default(),
             stats: Stats::default(),
             trace: sundial_hash::Fnv1a::new(),
             on_send: None,
             on_start_execution: None,
+            on_run_task: None,
         };
         let inner = Inner {
             state: Mutex::new(state),
@@ -299,6 +314,73 @@ impl Aws {
         self.lock().sfn.already_exists
     }
 
+    /// Sets the hook that sees every ECS task created (for an effects ledger).
+    pub fn on_run_task(&self, h: RunTaskHook) {
+        self.lock().on_run_task = Some(h);
+    }
+
+    /// An ECS task as it is now (`status_at(now_ms())`, `exit_code_at(now_ms())` read its end).
+    pub fn ecs_task(&self, arn: &str) -> Option<EcsTask> {
+        self.lock().ecs.task(arn)
+    }
+
+    /// Every ECS task so far, in creation order.
+    pub fn ecs_tasks(&self) -> Vec<EcsTask> {
+        self.lock().ecs.all_tasks()
+    }
+
+    /// How many `RunTask`s a `clientToken` answered with its original tasks (retries that
+    /// started nothing new).
+    pub fn ecs_token_replays(&self) -> u64 {
+        self.lock().ecs.token_replays
+    }
+
+    /// How many `RunTask`s were refused `ConflictException` (a token reused with other parameters).
+    pub fn ecs_token_conflicts(&self) -> u64 {
+        self.lock().ecs.token_conflicts
+    }
+
+    /// Creates an ECS cluster (the same name again is the same cluster): its ARN.
+    ///
+    /// # Panics
+    /// On a name ECS refuses (a harness bug).
+    pub fn create_cluster(&self, name: &str, tags: &[(&str, &str)]) -> String {
+        let req = serde_json::json!({ "clusterName": name, "tags": ecs_tags(tags) });
+        match self.lock().ecs.create_cluster(&req) {
+            Ok(out) => out["cluster"]["clusterArn"].as_str().unwrap_or_default().to_string(),
+            Err(e) => panic!("create_cluster({name:?}): {}", e.message),
+        }
+    }
+
+    /// Registers the next revision of an ECS task definition whose essential containers are
+    /// `(name, environment)` (the emulated-container variables, [`RUN_SECS_VAR`] and
+    /// [`EXIT_CODE_VAR`], among them): its ARN, with the revision.
+    ///
+    /// # Panics
+    /// On a family or container ECS refuses (a harness bug).
+    pub fn register_task_definition(
+        &self,
+        family: &str,
+        containers: &[(&str, &[(&str, &str)])],
+        tags: &[(&str, &str)],
+    ) -> String {
+        let defs: Vec<Value> = containers
+            .iter()
+            .map(|(name, env)| {
+                let env: Vec<Value> =
+                    env.iter().map(|(k, v)| serde_json::json!({ "name": k, "value": v })).collect();
+                serde_json::json!({ "name": name, "image": "simaws/emulated", "environment": env })
+            })
+            .collect();
+        let req =
+            serde_json::json!({ "family": family, "containerDefinitions": defs, "tags": ecs_tags(tags) });
+        let now = self.now_ms();
+        match self.lock().ecs.register(&req, now) {
+            Ok(out) => out["taskDefinition"]["taskDefinitionArn"].as_str().unwrap_or_default().to_string(),
+            Err(e) => panic!("register_task_definition({family:?}): {}", e.message),
+        }
+    }
+
     /// Sets the handler of every Lambda `Invoke`.
     pub fn on_invoke(&self, h: InvokeHandler) {
         *self.inner.invoke.lock().unwrap_or_else(|p| p.into_inner()) = Some(h);
@@ -353,6 +435,10 @@ impl Aws {
     pub fn trace_hash(&self) -> u64 {
         self.lock().trace.finish()
     }
+}
+
+fn ecs_tags(tags: &[(&str, &str)]) -> Vec<Value> {
+    tags.iter().map(|(k, v)| serde_json::json!({ "key": k, "value": v })).collect()
 }
 
 /// A uniform draw in [0, 1) from `rng`.
