@@ -2,7 +2,7 @@
 # Starts the local AWS emulator on 127.0.0.1:${SUNDIAL_EMULATOR_PORT:-4566} and waits until it answers.
 #
 #   SUNDIAL_EMULATOR=ministack   (default without a Docker engine: the fast one)
-#       pinned MiniStack from PyPI (MIT) in a cached venv, DynamoDB + SQS + Lambda + Secrets Manager + IAM + STS + EventBridge + SNS + Step Functions only. Safe
+#       pinned MiniStack from PyPI (MIT) in a cached venv, DynamoDB + SQS + Lambda + Secrets Manager + IAM + STS + EventBridge + SNS + Step Functions + ECS only. Safe
 #       under concurrency as it is: one asyncio loop runs every request's handler to the end
 #       (docs/emulators.md).
 #   SUNDIAL_EMULATOR=moto
@@ -99,7 +99,7 @@ else
   ensure_venv "$venv" "ministack==$MINISTACK_VERSION" \
     "import importlib.metadata as m; assert m.version('ministack') == '$MINISTACK_VERSION'"
   # Only the services Sundial uses; loopback only; its own scratch dir per port.
-  GATEWAY_PORT="$port" BIND_HOST=127.0.0.1 SERVICES=dynamodb,sqs,lambda,secretsmanager,iam,sts,events,sns,stepfunctions LOG_LEVEL=WARNING \
+  GATEWAY_PORT="$port" BIND_HOST=127.0.0.1 SERVICES=dynamodb,sqs,lambda,secretsmanager,iam,sts,events,sns,stepfunctions,ecs LOG_LEVEL=WARNING \
     TMPDIR="$run_dir" $launcher nohup "$venv/bin/ministack" >"$log_file" 2>&1 < /dev/null &
   label="MiniStack $MINISTACK_VERSION"
 fi

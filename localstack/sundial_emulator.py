@@ -14,6 +14,8 @@ until a message arrives or the requested wait has passed.
 
 `SUNDIAL_EMULATOR_UNLOCKED=1` turns the lock off. It exists only so the emulator fitness test can
 show that the lock is what makes the emulator fit (see README, "Emulator fitness").
+
+ECS tasks follow Sundial's emulated-container convention (`patch_ecs`), as the simulator's do.
 """
 
 from __future__ import annotations
@@ -21,7 +23,9 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import math
 import os
+import re
 import signal
 import sys
 import threading
@@ -167,6 +171,183 @@ def has_messages(payload: bytes) -> bool:
     return b"<Message>" in payload
 
 
+# ECS: there is no container runtime on this machine (no Docker), so moto 5.2.5 fakes one, in a
+# way Sundial's ECS target cannot be tested against: a task walks RUNNING -> ... -> STOPPED one
+# state per DescribeTasks call, its container reports exitCode 0 from the start (even while it
+# runs), ListTasks without desiredStatus lists stopped tasks too, and RunTask ignores
+# clientToken. `patch_ecs` makes each task follow the same emulated-container rules as the
+# simulator (functions/simaws/src/ecs.rs; docs/simulation.md), by the wall clock, and gives
+# RunTask AWS's clientToken idempotency. Nothing else of moto's ECS changes.
+RUN_SECS_VAR = "SUNDIAL_EMULATED_RUN_SECS"  # seconds from RunTask to the exit (default 1)
+EXIT_CODE_VAR = "SUNDIAL_EMULATED_EXIT_CODE"  # the exit code (default 0), or `none`: never starts
+STARTUP_S = 1.0  # PROVISIONING, then RUNNING
+SIGTERM_EXIT = 143  # what a container still running when its task stops reports (128 + 15)
+TOKEN_TTL_S = 24 * 3600  # how long AWS remembers a RunTask clientToken
+
+
+def emulated_run(env: dict[str, str]) -> tuple[float, int | None, str | None]:
+    """A container's (seconds to its exit, exit code, why it never starts) from its environment."""
+    secs = 1.0
+    if RUN_SECS_VAR in env:
+        raw = env[RUN_SECS_VAR]
+        try:  # Rust's f64 parse, as the simulator reads it, takes no `_` separators
+            secs = float(raw.strip()) if "_" not in raw else math.nan
+        except ValueError:
+            secs = math.nan
+        if not (math.isfinite(secs) and secs >= 0):
+            why = f"{RUN_SECS_VAR}={json.dumps(raw)} is not a non-negative number of seconds"
+            return 1.0, None, f"CannotStartContainerError: emulated: {why}"
+    code = env.get(EXIT_CODE_VAR, "0").strip()
+    if code == "none":
+        return secs, None, "CannotPullContainerError: emulated"
+    if not re.fullmatch(r"[+-]?[0-9]+", code) or not -(2**31) <= int(code) < 2**31:
+        why = f"{EXIT_CODE_VAR}={json.dumps(code)} is neither an integer nor none"
+        return secs, None, f"CannotStartContainerError: emulated: {why}"
+    return secs, int(code), None
+
+
+class Course:
+    """A task's course, decided at RunTask from its containers' effective environments."""
+
+    def __init__(self, definitions: list[dict[str, Any]], overrides: dict[str, Any]) -> None:
+        runs = {}  # name -> (essential, secs, code, why)
+        for d in definitions:
+            env = {e["name"]: e.get("value", "") for e in d.get("environment") or []}
+            for o in overrides.get("containerOverrides") or []:
+                if o.get("name") == d.get("name"):
+                    env.update({e["name"]: e.get("value", "") for e in o.get("environment") or []})
+            runs[d.get("name")] = (d.get("essential", True), *emulated_run(env))
+        self.secs = {name: r[1] for name, r in runs.items()}
+        failing = sorted((secs, why) for (_, secs, _, why) in runs.values() if why)
+        if failing:  # a container that never starts fails the task: no exit code anywhere
+            self.after, self.reason = failing[0]
+            self.started, self.stop_code = False, "TaskFailedToStart"
+            self.codes: dict[str, int | None] = {name: None for name in runs}
+            return
+        essential = [secs for (ess, secs, _, _) in runs.values() if ess] or list(self.secs.values())
+        self.after, self.reason = min(essential), "Essential container in task exited"
+        self.started, self.stop_code = True, "EssentialContainerExited"
+        self.codes = {n: code if secs <= self.after else SIGTERM_EXIT
+                      for n, (_, secs, code, _) in runs.items()}
+
+
+def patch_ecs() -> None:
+    """Gives moto's ECS tasks the emulated containers and RunTask the clientToken (see above)."""
+    from moto.core.responses import ActionResult
+    from moto.ecs import models
+    from moto.ecs.exceptions import ECSException
+    from moto.ecs.responses import EC2ContainerServiceResponse
+
+    class EmulatedTask(models.Task):
+        """A moto task whose status, stop and exit codes are its emulated containers'."""
+
+        # moto's model registry files a model by its module; and its serializer reads any
+        # attribute named like a Task field (stopped_at, exit_code), hence the `_` methods.
+        __module__ = models.__name__
+
+        def __init__(self, cluster: Any, task_definition: Any, *args: Any, **kwargs: Any) -> None:
+            self.created, self.user_stop, self.user_reason = time.time(), None, None
+            super().__init__(cluster, task_definition, *args, **kwargs)
+            self.course = Course(task_definition.container_definitions, self.overrides)
+
+        def _end(self) -> float:
+            natural = self.created + self.course.after
+            return natural if self.user_stop is None else min(natural, self.user_stop)
+
+        def _by_user(self) -> bool:
+            return self.user_stop is not None and self.user_stop < self.created + self.course.after
+
+        @property
+        def last_status(self) -> str:
+            now = time.time()
+            if now >= self._end():
+                return "STOPPED"
+            running = self.course.started and now >= self.created + STARTUP_S
+            return "RUNNING" if running else "PROVISIONING"
+
+        @last_status.setter
+        def last_status(self, value: str) -> None:  # moto's stop_task sets STOPPED: the StopTask
+            if value == "STOPPED" and self.user_stop is None:
+                self.user_stop = time.time()
+
+        # Derived from the course. moto assigns them too (at creation, and in stop_task): its
+        # desiredStatus is ignored, its stoppedReason kept as the StopTask's reason.
+        desired_status = property(lambda t: "STOPPED" if t.last_status == "STOPPED" else "RUNNING",
+                                  lambda t, v: None)
+        stop_code = property(lambda t: None if t.last_status != "STOPPED"
+                             else "UserInitiated" if t._by_user() else t.course.stop_code)
+        stopped_reason = property(lambda t: None if t.last_status != "STOPPED"
+                                  else t.user_reason if t._by_user() else t.course.reason,
+                                  lambda t, v: setattr(t, "user_reason", v))
+
+        def _exit_code(self, name: str) -> int | None:
+            code = self.course.codes.get(name)
+            own_end = self.created + self.course.secs.get(name, 0)
+            if self._by_user() and self.course.started and own_end > self._end():
+                return SIGTERM_EXIT  # still running at the StopTask
+            return code
+
+        @property
+        def containers(self) -> list[Any]:
+            status = self.last_status
+            for c in self._containers:  # absent (None) until the task stopped, as on AWS
+                c.last_status = "PENDING" if status == "PROVISIONING" else status
+                c.exitCode = self._exit_code(c.name) if status == "STOPPED" else None
+            return self._containers
+
+        @containers.setter
+        def containers(self, value: list[Any]) -> None:
+            self._containers = value
+
+    models.Task = EmulatedTask  # what run_task and start_task construct
+
+    original_stop = models.EC2ContainerServiceBackend.stop_task
+
+    def stop_task(backend: Any, cluster_str: str, task_str: str, reason: str) -> Any:
+        cluster = backend._get_cluster(cluster_str)
+        for arn, task in backend.tasks.get(cluster.name, {}).items():
+            if arn.endswith(task_str.split("/")[-1]) and task.last_status == "STOPPED":
+                return task  # AWS answers a stopped task unchanged
+        return original_stop(backend, cluster_str, task_str, reason)
+
+    original_list = models.EC2ContainerServiceBackend.list_tasks
+
+    def list_tasks(backend: Any, cluster: Any = None, instance: Any = None, family: Any = None,
+                   started_by: Any = None, service: Any = None, desired: str | None = None) -> Any:
+        # AWS lists desiredStatus RUNNING when none is given; moto lists every task
+        desired = desired or "RUNNING"
+        return original_list(backend, cluster, instance, family, started_by, service, desired)
+
+    original_run = EC2ContainerServiceResponse.run_task
+
+    def run_task(response: Any) -> Any:
+        token = response._get_param("clientToken")
+        if not token:
+            return original_run(response)
+        backend = response.ecs_backend
+        cluster = backend._get_cluster(response._get_param("cluster", "default"))
+        params = json.loads(response.body or "{}")  # what the token is held to: all but itself
+        params = {k: v for k, v in params.items() if k not in ("clientToken", "cluster")}
+        tokens = backend.__dict__.setdefault("sundial_run_tokens", {})
+        seen = tokens.get((cluster.arn, token))
+        if seen and time.time() - seen["at"] < TOKEN_TTL_S:
+            if seen["params"] != params:
+                e = ECSException("ConflictException", "The request uses the same client token as "
+                                 "a previous, but non-identical request.")
+                e.resource_ids = seen["tasks"]
+                raise e
+            tasks = [backend.tasks[cluster.name][arn] for arn in seen["tasks"]]
+            return ActionResult({"tasks": tasks, "failures": []})
+        result = original_run(response)
+        arns = [t.task_arn for t in result.result["tasks"]]
+        tokens[(cluster.arn, token)] = {"params": params, "tasks": arns, "at": time.time()}
+        return result
+
+    models.EC2ContainerServiceBackend.stop_task = stop_task
+    models.EC2ContainerServiceBackend.list_tasks = list_tasks
+    EC2ContainerServiceResponse.run_task = run_task
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--host", default="127.0.0.1")
@@ -183,6 +364,7 @@ def main(argv: list[str] | None = None) -> None:
     # Step Functions executions run their states (moto's ASL interpreter) instead of staying
     # RUNNING forever with static history: the `stepFunctions` target tracks them to the end.
     default_user_config["stepfunctions"]["execute_state_machine"] = True
+    patch_ecs()
 
     locked = os.environ.get("SUNDIAL_EMULATOR_UNLOCKED", "") not in ("1", "true", "yes")
     inner = DomainDispatcherApplication(create_backend_app)
