@@ -992,6 +992,54 @@ mod tests {
         assert_eq!((c.stopped_after_ms, c.exit_codes), (2_000, vec![Some(7), Some(1), Some(143)]));
     }
 
+    #[tokio::test(flavor = "current_thread", start_paused = true)]
+    async fn the_hook_sees_each_task_created_once_and_the_harness_reads_how_it_ended() {
+        use std::sync::{Arc, Mutex};
+        // GIVEN a cluster and a definition set up from the harness, and a ledger on the hook
+        let aws = Aws::new(3, T0);
+        let cluster = aws.create_cluster("batch", &[("sundial-tenant", "t1")]);
+        let def = aws.register_task_definition("job", &[("main", &[(EXIT_CODE_VAR, "4")])], &[]);
+        assert_eq!(def, "arn:aws:ecs:us-east-1:000000000000:task-definition/job:1");
+        let ledger = Arc::new(Mutex::new(Vec::new()));
+        let seen = ledger.clone();
+        aws.on_run_task(Arc::new(move |t: &EcsTask| seen.lock().unwrap().push(t.clone())));
+        // WHEN the SDK runs a task, and runs it again with the same clientToken
+        let ecs = aws_sdk_ecs::Client::new(&aws.sdk_config());
+        let fire = aws_sdk_ecs::types::KeyValuePair::builder().name("SUNDIAL_FIRE").value("r1").build();
+        let main = aws_sdk_ecs::types::ContainerOverride::builder().name("main").environment(fire).build();
+        let overrides = aws_sdk_ecs::types::TaskOverride::builder().container_overrides(main).build();
+        let run = || {
+            let (req, o) = (ecs.run_task(), overrides.clone());
+            req.cluster(&cluster)
+                .task_definition("job")
+                .started_by("fire-r1")
+                .client_token("fire-r1")
+                .overrides(o)
+        };
+        let first = run().send().await.unwrap().tasks()[0].task_arn().unwrap().to_string();
+        let again = run().send().await.unwrap().tasks()[0].task_arn().unwrap().to_string();
+        // THEN the hook saw one task, with its overrides' environment and its creation instant
+        assert_eq!(again, first);
+        let seen = ledger.lock().unwrap().clone();
+        assert_eq!(seen.len(), 1);
+        let t = &seen[0];
+        assert_eq!(
+            (t.arn.as_str(), t.cluster_arn.as_str(), t.task_definition_arn.as_str()),
+            (first.as_str(), cluster.as_str(), def.as_str())
+        );
+        assert_eq!(t.started_by.as_deref(), Some("fire-r1"));
+        let env: BTreeMap<String, String> = [("SUNDIAL_FIRE".to_string(), "r1".to_string())].into();
+        assert_eq!(t.override_env, [("main".to_string(), env)].into());
+        assert!(t.created_ms > T0 && t.status_at(t.created_ms) == "PROVISIONING");
+        assert_eq!(aws.ecs_token_replays(), 1);
+        // and, once its second has passed in simulated time, the harness reads how it ended
+        tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+        let end = aws.ecs_task(&first).unwrap();
+        assert_eq!((end.status_at(aws.now_ms()), end.exit_code_at(aws.now_ms())), ("STOPPED", Some(4)));
+        assert_eq!(end.stop_code, EcsStopCode::EssentialContainerExited);
+        assert_eq!(aws.ecs_tasks(), vec![end]);
+    }
+
     #[test]
     fn refusals_name_what_is_wrong() {
         let mut ecs = given(&[]);

@@ -10,6 +10,7 @@
 //! ([`is_simulator`]); the simulator's test registers the handler they call ([`ECHO`]).
 
 mod ddb;
+mod ecs;
 mod services;
 mod sfn;
 mod sqs;
@@ -72,6 +73,11 @@ cases!(
     services::put_events,
     sfn::start_execution_by_name,
     sfn::failed_execution,
+    ecs::run_task_exit_code,
+    ecs::client_token,
+    ecs::list_by_started_by,
+    ecs::stop_task,
+    ecs::refusals,
 );
 
 /// Known gaps of an emulator (`SUNDIAL_EMULATOR`: `ministack`, `moto`) against what AWS documents,
@@ -83,6 +89,32 @@ pub const KNOWN_GAPS: &[(&str, &str, &str)] = &[
         "ddb::transaction_tokens",
         "moto 5.2.5 ignores ClientRequestToken: a transaction retried with its token applies again \
          (AWS documents ten-minute idempotency; MiniStack and the simulator keep it)",
+    ),
+    (
+        "moto",
+        "ecs::refusals",
+        "moto 5.2.5 runs a task overriding a container its definition lacks, answers DescribeTasks \
+         of a missing task with no MISSING failure, and StopTask of one with a 500 (AWS refuses \
+         with InvalidParameterException; MiniStack and the simulator answer MISSING)",
+    ),
+    (
+        "ministack",
+        "ecs::run_task_exit_code",
+        "MiniStack 1.5.33 without Docker keeps every task RUNNING until StopTask: no emulated \
+         container exits (moto as localstack/sundial_emulator.py patches it and the simulator do)",
+    ),
+    (
+        "ministack",
+        "ecs::client_token",
+        "MiniStack 1.5.33 ignores RunTask's clientToken: a retry starts a second task, other \
+         parameters no ConflictException (AWS documents 24-hour idempotency; the simulator and \
+         patched moto keep it)",
+    ),
+    (
+        "ministack",
+        "ecs::refusals",
+        "MiniStack 1.5.33 runs a task on a cluster that does not exist and one overriding a \
+         container its definition lacks (AWS: ClusterNotFoundException, InvalidParameterException)",
     ),
     (
         "ministack",
