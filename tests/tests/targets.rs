@@ -2,7 +2,10 @@
 //! an `eventBridge` target puts the invocation on a tenant's bus, as the tenant, where a
 //! tenant's rule delivers it to a queue read back through the real SDK; `sns` publishes it to a
 //! tenant's topic; `stepFunctions` starts a tenant's state machine and tracks the execution to
-//! its end (the emulator runs the states: MiniStack, and moto with `execute_state_machine`).
+//! its end (the emulator runs the states: MiniStack, and moto with `execute_state_machine`); `ecs`
+//! runs a tenant's task definition and judges the fire by its container's exit code (moto, whose
+//! tasks `localstack/sundial_emulator.py` makes stop like a container; MiniStack's run until
+//! stopped, so there the test covers adoption, the stop at a timeout and ownership).
 //!
 //! The takeover: a worker claims a fire, puts its event and stalls past its lease; another
 //! worker takes the fire over (a new fencing token) and puts its own. Both events reach the
