@@ -463,13 +463,13 @@ export interface SundialSchedulerProps {
   /**
    * ECS task definition families (ARNs or ARN globs without a revision,
    * `arn:aws:ecs:*:123456789012:task-definition/acme-*`) `ecs` targets may run, at every revision
-   * (not `TaskDefinition.taskDefinitionArn`, which names one revision).
+   * (not `TaskDefinition.taskDefinitionArn`, which names one revision; an `ecs` target names
+   * one revision, `…:task-definition/<family>:<revision>`).
    * Granted to the tenant access role with `allowedTargetEcsClusterArns`: `ecs:RunTask` on the
-   * family and its revisions (`…:*`) where the task definition's `sundial-tenant` tag equals the
-   * calling tenant, and `ecs:DescribeTaskDefinition`, which reads that tag and has no
-   * resource-level permission in IAM (resource `*`, unconditioned: the tenant session can describe
-   * any task definition of the account, environment values included; keep secrets in Secrets
-   * Manager or SSM, referenced by the task definition). Default: none.
+   * family and its revisions (`…:*`), and `ecs:ListTagsForResource` on its revisions (`…:*`),
+   * with which the worker reads the target's `sundial-tenant` tag, both only where the task
+   * definition's `sundial-tenant` tag equals the calling tenant. `ecs:DescribeTaskDefinition`
+   * is not granted (IAM cannot narrow it below `*`). Default: none.
    */
   readonly allowedTargetTaskDefinitionArns?: string[];
   /**
@@ -1907,7 +1907,11 @@ export class SundialScheduler extends Construct {
    *   `task/<cluster name>/<id>`), their propagated `sundial-tenant` tag the session's;
    * - `ecs:ListTasks` (adopting a takeover's task): its resource type is container-instance,
    *   which a Fargate task has none of, so `*` with `ecs:cluster` an allowed cluster;
-   * - `ecs:DescribeTaskDefinition` (the ownership check reads the tag): no resource type, `*`.
+   * - `ecs:ListTagsForResource` (the ownership check reads the task definition's tag): on the
+   *   families' revisions (resource type task-definition, `task-definition/<family>:<revision>`;
+   *   a target names one revision), their `sundial-tenant` tag the session's (the reference lists
+   *   `aws:ResourceTag/${TagKey}` for it). Not `ecs:DescribeTaskDefinition`, which has no
+   *   resource type: it would need `*`, every task definition of the account.
    * No statement without both clusters and task definitions (deny by default).
    */
   private grantEcsTargets(role: iam.Role, props: SundialSchedulerProps, tenantOwned: Record<string, Record<string, string>>): void {
@@ -1932,7 +1936,7 @@ export class SundialScheduler extends Construct {
     role.addToPolicy(new iam.PolicyStatement({ actions: ['ecs:DescribeTasks', 'ecs:StopTask'], resources: tasks, conditions: tenantOwned }));
     role.addToPolicy(new iam.PolicyStatement({ actions: ['ecs:TagResource'], resources: tasks, conditions: { StringEquals: { 'ecs:CreateAction': 'RunTask' } } }));
     role.addToPolicy(new iam.PolicyStatement({ actions: ['ecs:ListTasks'], resources: ['*'], conditions: inClusters }));
-    role.addToPolicy(new iam.PolicyStatement({ actions: ['ecs:DescribeTaskDefinition'], resources: ['*'] }));
+    role.addToPolicy(new iam.PolicyStatement({ actions: ['ecs:ListTagsForResource'], resources: revisions, conditions: tenantOwned }));
     if (passRoles.length > 0) {
       role.addToPolicy(
         new iam.PolicyStatement({ actions: ['iam:PassRole'], resources: passRoles, conditions: { StringEquals: { 'iam:PassedToService': 'ecs-tasks.amazonaws.com' } } }),
@@ -1941,13 +1945,13 @@ export class SundialScheduler extends Construct {
     acknowledge(
       role,
       'AwsSolutions-IAM5[Resource::*]',
-      'ecs target (allowedTargetEcsClusterArns): ecs:DescribeTaskDefinition supports no resource-level permission, and ecs:ListTasks is authorized on container instances, which Fargate tasks have none of; ListTasks is limited to the allowed clusters by ecs:cluster.',
+      'ecs target (allowedTargetEcsClusterArns): ecs:ListTasks only, which is authorized on container instances, which Fargate tasks have none of; it is limited to the allowed clusters by ecs:cluster.',
     );
     for (const a of revisions) {
       acknowledge(
         role,
         `AwsSolutions-IAM5[Resource::${a}]`,
-        'Revisions of an allowed task definition family (allowedTargetTaskDefinitionArns): every revision ARN names one, and the family is allowed at each; the tenant tag and ecs:cluster conditions apply to them too.',
+        'Revisions of an allowed task definition family (allowedTargetTaskDefinitionArns): every revision ARN names one, and the family is allowed at each; RunTask (tenant tag and ecs:cluster conditions) and ListTagsForResource (tenant tag condition) on them.',
       );
     }
     for (const a of tasks) {

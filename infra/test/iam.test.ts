@@ -56,7 +56,10 @@ const TARGET_CLUSTER = `arn:aws:ecs:${REGION}:${ACCOUNT}:cluster/sundial-iam-tar
 const OTHER_CLUSTER = `arn:aws:ecs:${REGION}:${ACCOUNT}:cluster/sundial-iam-other`;
 /** A tenant's task definition family (`allowedTargetTaskDefinitionArns`). */
 const TARGET_TASK_FAMILY = `arn:aws:ecs:${REGION}:${ACCOUNT}:task-definition/sundial-iam-target`;
-/** One revision of it: the resource RunTask is authorized on (a family run as is resolves to its latest). */
+/**
+ * One revision of it: what an `ecs` target names (`…:task-definition/<family>:<revision>`), and
+ * the resource RunTask and ListTagsForResource are authorized on.
+ */
 const TARGET_TASK_DEFINITION = `${TARGET_TASK_FAMILY}:3`;
 /** A task RunTask started on the cluster (tracked with DescribeTasks, stopped with StopTask). */
 const TARGET_TASK = `arn:aws:ecs:${REGION}:${ACCOUNT}:task/sundial-iam-target/0123456789abcdef0123456789abcdef`;
@@ -358,8 +361,8 @@ export function arnsOf(s: Synth, resource: string, pool?: string): string[] {
     case 'sfn-execution:target':
       return [TARGET_MACHINE_RUN];
     case 'task-definition:target':
-      // As named (a family or one revision) and as resolved: both must be allowed.
-      return [TARGET_TASK_FAMILY, TARGET_TASK_DEFINITION];
+      // The revision the target names (a family ARN without one is refused by the Rust side).
+      return [TARGET_TASK_DEFINITION];
     case 'ecs-task:target':
       return [TARGET_TASK];
     case 'ecs-roles:target':
@@ -370,7 +373,7 @@ export function arnsOf(s: Synth, resource: string, pool?: string): string[] {
   return [resource]; // `unknown`: only a `*` resource allows it
 }
 
-/** The `ecs` calls that name a cluster (`ecs:cluster`); DescribeTaskDefinition names none. */
+/** The `ecs` calls that name a cluster (`ecs:cluster`); ListTagsForResource names none. */
 const ECS_CLUSTER_CALLS = ['ecs:RunTask', 'ecs:ListTasks', 'ecs:DescribeTasks', 'ecs:StopTask', 'ecs:TagResource'];
 
 /**
@@ -522,6 +525,13 @@ describe('IAM: every recorded call is allowed by its role', () => {
       { role: 'tenant', action: 'ecs:TagResource', resource: 'ecs-task:target' },
       { role: 'tenant', action: 'iam:PassRole', resource: 'ecs-roles:target', context: { 'iam:PassedToService': 'lambda.amazonaws.com' } },
       { role: 'tenant', action: 'iam:PassRole', resource: 'role:tenant-access', context: { 'iam:PassedToService': 'ecs-tasks.amazonaws.com' } },
+      // The task definition's tag is read with ListTagsForResource on the allowed families'
+      // revisions only: not with DescribeTaskDefinition (which IAM cannot narrow below `*`), not
+      // on another family's revision, not on a family ARN without a revision.
+      { role: 'tenant', action: 'ecs:DescribeTaskDefinition', resource: 'unknown' },
+      { role: 'tenant', action: 'ecs:ListTagsForResource', resource: `arn:aws:ecs:${REGION}:${ACCOUNT}:task-definition/sundial-iam-other:1` },
+      { role: 'tenant', action: 'ecs:ListTagsForResource', resource: TARGET_TASK_FAMILY },
+      { role: 'worker', action: 'ecs:ListTagsForResource', resource: 'task-definition:target' },
     ];
     const d = denials(s, bad);
     for (const b of bad) assert.ok(d.some((x) => x.includes(`${b.action} on ${b.resource}`)), `${JSON.stringify(b)} was allowed:\n${d.join('\n')}`);
@@ -560,7 +570,7 @@ describe('IAM: every recorded call is allowed by its role', () => {
       { role: 'tenant', action: 'states:DescribeExecution', resource: 'sfn-execution:target' },
       // functions/testkit/src/access.rs's `ecs` arm: the tag check, the adoption, the run, the
       // tracking and the stop of a timed-out attempt's task.
-      { role: 'tenant', action: 'ecs:DescribeTaskDefinition', resource: 'unknown' },
+      { role: 'tenant', action: 'ecs:ListTagsForResource', resource: 'task-definition:target' },
       { role: 'tenant', action: 'ecs:ListTasks', resource: 'unknown' },
       { role: 'tenant', action: 'ecs:RunTask', resource: 'task-definition:target' },
       { role: 'tenant', action: 'ecs:DescribeTasks', resource: 'ecs-task:target' },
@@ -584,11 +594,11 @@ describe('IAM: every recorded call is allowed by its role', () => {
     const d = denials(bare, calls);
     const expected = calls.flatMap(authorizationsOf).filter((c) => c.role === 'tenant').map((c) => `tenant access role: ${c.action} on ${c.resource}`);
     assert.ok(expected.includes('tenant access role: ecs:TagResource on ecs-task:target') && expected.includes('tenant access role: iam:PassRole on ecs-roles:target'));
-    // (one line per ARN: a task definition is checked as named and as resolved, two roles are passed)
+    // (one line per ARN: two roles are passed)
     assert.deepEqual([...new Set(d.map((x) => x.split(' (')[0]))], [...new Set(expected)].sort());
   });
 
-  it('the tenant session\'s ECS calls: on an allowed cluster only, and RunTask with the roles it passes', () => {
+  it('the tenant session\'s ECS calls: on an allowed cluster only, RunTask with the roles it passes, the tag read with ListTagsForResource (DescribeTaskDefinition denied)', () => {
     const s = synth();
     const run: Access = { role: 'tenant', action: 'ecs:RunTask', resource: 'task-definition:target' };
     assert.deepEqual(denials(s, [run]), []);
@@ -603,6 +613,13 @@ describe('IAM: every recorded call is allowed by its role', () => {
     assert.deepEqual(noRoles.map((x) => x.split(' (')[0]), ['tenant access role: iam:PassRole on ecs-roles:target', 'tenant access role: iam:PassRole on ecs-roles:target']);
     assert.ok(noRoles[0].includes(TARGET_EXECUTION_ROLE) && noRoles[1].includes(TARGET_TASK_ROLE), noRoles.join('\n'));
     assert.ok(noRoles.every((x) => x.endsWith('within ecs:RunTask')), noRoles.join('\n'));
+    // The ownership check's tag read: ListTagsForResource on the revision the target names; the
+    // DescribeTaskDefinition it replaced (resource `*`: every task definition of the account) is
+    // granted no more.
+    assert.deepEqual(denials(s, [{ role: 'tenant', action: 'ecs:ListTagsForResource', resource: 'task-definition:target' }]), []);
+    assert.deepEqual(denials(s, [{ role: 'tenant', action: 'ecs:DescribeTaskDefinition', resource: 'unknown' }]), [
+      'tenant access role: ecs:DescribeTaskDefinition on unknown (unknown)',
+    ]);
   });
 
   it('the test suite recording', { skip: RECORDING ? false : 'SUNDIAL_IAM_RECORD is not set (scripts/test.sh sets it)' }, (t) => {

@@ -63,7 +63,7 @@ const TARGETS = {
   allowedTargetQueueArns: ['arn:aws:sqs:eu-west-1:123456789012:outbox'],
   allowedTargetSecretArns: ['arn:aws:secretsmanager:eu-west-1:123456789012:secret:sundial-webhooks/signing-AbCdEf'],
   allowedTargetStateMachineArns: ['arn:aws:states:eu-west-1:123456789012:stateMachine:settle'],
-  // ecs targets: `*` (DescribeTaskDefinition, ListTasks), the family's revisions and the cluster's tasks
+  // ecs targets: `*` (ListTasks), the family's revisions (RunTask, ListTagsForResource) and the cluster's tasks
   allowedTargetEcsClusterArns: ['arn:aws:ecs:eu-west-1:123456789012:cluster/batch'],
   allowedTargetTaskDefinitionArns: ['arn:aws:ecs:eu-west-1:123456789012:task-definition/report'],
   allowedTargetEcsPassRoleArns: ['arn:aws:iam::123456789012:role/report-task'],

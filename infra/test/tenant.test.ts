@@ -157,10 +157,13 @@ describe('tenant boundary: targets only through the tenant-scoped identity', () 
       'ecs:TagResource': { resources: [TASKS], condition: { StringEquals: { 'ecs:CreateAction': 'RunTask' } } },
       // authorized on container instances (none for Fargate): the cluster
       'ecs:ListTasks': { resources: ['*'], condition: inCluster },
-      // no resource-level permission in IAM: the worker reads the tag with it
-      'ecs:DescribeTaskDefinition': { resources: ['*'], condition: undefined },
+      // the worker reads the task definition's tag with it: on the revisions, the tag condition
+      'ecs:ListTagsForResource': { resources: [`${FAMILY}:*`], condition: TAG_CONDITION },
       'iam:PassRole': { resources: ROLES, condition: { StringEquals: { 'iam:PassedToService': 'ecs-tasks.amazonaws.com' } } },
     });
+    // DescribeTaskDefinition (no resource type: `*`, every task definition of the account) is
+    // not granted, by any statement
+    assert.ok(!st.some((x) => grants(x, 'ecs:DescribeTaskDefinition')), JSON.stringify(st));
     // and none of it on a worker's own role
     for (const pool of e.sundial.pools) assert.ok(!roleStatements(e, pool.role).some((x) => x.actions.some((a) => a.startsWith('ecs:RunTask') || a === 'iam:PassRole')), pool.name);
   });
