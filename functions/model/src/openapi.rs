@@ -19,7 +19,8 @@ use utoipa::openapi::schema::{Array, Object, ObjectBuilder, Schema, Type};
 use utoipa::openapi::{Ref, RefOr};
 use utoipa::{PartialSchema, ToSchema};
 
-use crate::definition::{JobDefinition, SecretRef, Target, MAX_JOB_RESOURCES};
+use crate::definition::{EcsLaunchType, JobDefinition, SecretRef, Target, MAX_JOB_RESOURCES};
+use crate::outbound::{MAX_ECS_SECURITY_GROUPS, MAX_ECS_SUBNETS};
 use sundial_schedule::ScheduleSpec;
 
 /// A job's `resources`: distinct ids, at most [`MAX_JOB_RESOURCES`].
@@ -65,7 +66,7 @@ impl ToSchema for Target {
 }
 
 /// The wire form of [`Target`]: `{"type": "lambda" | "http" | "sqs" | "sns" | "eventBridge" |
-/// "stepFunctions" | "inProcess", ...}`.
+/// "stepFunctions" | "ecs" | "inProcess", ...}`.
 #[derive(ToSchema)]
 #[serde(untagged)]
 #[schema(description = "What a worker calls, by `type`.", discriminator(property_name = "type", mapping(
@@ -75,6 +76,7 @@ impl ToSchema for Target {
     ("sns" = "#/components/schemas/SnsTarget"),
     ("eventBridge" = "#/components/schemas/EventBridgeTarget"),
     ("stepFunctions" = "#/components/schemas/StepFunctionsTarget"),
+    ("ecs" = "#/components/schemas/EcsTarget"),
     ("inProcess" = "#/components/schemas/InProcessTarget"),
 )))]
 #[allow(dead_code)] // Schema only (module docs).
@@ -85,6 +87,7 @@ enum TargetWire {
     Sns(SnsTarget),
     EventBridge(EventBridgeTarget),
     StepFunctions(StepFunctionsTarget),
+    Ecs(EcsTarget),
     InProcess(InProcessTarget),
 }
 
@@ -211,6 +214,59 @@ struct StepFunctionsTarget {
     state_machine_arn: String,
 }
 
+/// [`Target::Ecs`]. The patterns are `outbound::ecs_arn`'s and `is_ecs_name`'s: the ARNs carry
+/// no `maxLength`, as the validator bounds only their names. What JSON Schema cannot say here
+/// (one region and account for both ARNs, subnets for `FARGATE`, groups only with subnets) is
+/// a 400 naming the field.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schema(
+    description = "Run a task of a tenant's ECS task definition (RunTask, as the tenant) with the fire's identity as environment overrides of one container, and track it to its end; done when that container exited 0, failed (the retry policy applies) on any other exit code or a task that never started"
+)]
+#[allow(dead_code)] // Schema only (module docs).
+struct EcsTarget {
+    #[schema(schema_with = ecs_tag)]
+    r#type: String,
+    /// the cluster's ARN, `arn:<partition>:ecs:<region>:<account>:cluster/<name>` (a name of
+    /// 1-255 of [A-Za-z0-9_-]); the tenant's allowlist (ecsClusters) applies when set
+    #[schema(
+        min_length = 36,
+        pattern = "^arn:aws[^:]*:ecs:[a-z0-9-]+:[0-9]{12}:cluster/[A-Za-z0-9_-]{1,255}$",
+        examples("arn:aws:ecs:eu-west-1:123456789012:cluster/batch")
+    )]
+    cluster_arn: String,
+    /// the task definition's ARN, in the cluster's region and account: with a revision
+    /// (`…:task-definition/<family>:<revision>`) or without (its latest ACTIVE revision when the
+    /// fire runs); it must carry the tag sundial-tenant=<tenant>; the tenant's allowlist
+    /// (ecsTaskDefinitions, family globs) applies when set
+    #[schema(
+        min_length = 44,
+        pattern = "^arn:aws[^:]*:ecs:[a-z0-9-]+:[0-9]{12}:task-definition/[A-Za-z0-9_-]{1,255}(:[1-9][0-9]{0,8})?$",
+        examples("arn:aws:ecs:eu-west-1:123456789012:task-definition/settle:3")
+    )]
+    task_definition_arn: String,
+    /// the container (of the task definition) that gets the SUNDIAL_* environment overrides
+    /// (SUNDIAL_EXECUTION_ID, SUNDIAL_FENCING_TOKEN, SUNDIAL_IDEMPOTENCY_KEY,
+    /// SUNDIAL_SCHEDULED_AT, SUNDIAL_ATTEMPT, SUNDIAL_TENANT, SUNDIAL_JOB_ID, the invocation when
+    /// small) and whose exit code decides the run (0 = success)
+    #[schema(min_length = 1, max_length = 255, pattern = "^[A-Za-z0-9_-]{1,255}$")]
+    container_name: String,
+    #[serde(default)]
+    #[schema(schema_with = ecs_launch_type)]
+    launch_type: (),
+    #[serde(default)]
+    #[schema(schema_with = ecs_subnets)]
+    subnets: (),
+    #[serde(default)]
+    #[schema(schema_with = ecs_security_groups)]
+    security_groups: (),
+    /// whether the task's network interface gets a public IP (awsvpc networking: ignored
+    /// without subnets; default false)
+    #[serde(default)]
+    #[schema(default = false)]
+    assign_public_ip: bool,
+}
+
 /// [`Target::InProcess`].
 #[derive(ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -239,11 +295,54 @@ fn sns_tag() -> Object {
 fn step_functions_tag() -> Object {
     sundial_schedule::openapi::tag("stepFunctions")
 }
+fn ecs_tag() -> Object {
+    sundial_schedule::openapi::tag("ecs")
+}
 fn event_bridge_tag() -> Object {
     sundial_schedule::openapi::tag("eventBridge")
 }
 fn in_process_tag() -> Object {
     sundial_schedule::openapi::tag("inProcess")
+}
+
+/// An `ecs` target's `launchType`: [`EcsLaunchType`]'s values, inline with the default, as
+/// `priority` is (a reference could carry neither the field's description nor its default).
+fn ecs_launch_type() -> Object {
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .enum_values(Some([EcsLaunchType::Fargate, EcsLaunchType::Ec2].map(|t| t.as_str())))
+        .default(Some(EcsLaunchType::default().as_str().into()))
+        .description(Some(
+            "where the task runs: FARGATE (default; needs subnets) or EC2 (the cluster's container \
+             instances)",
+        ))
+        .build()
+}
+
+/// An `ecs` target's `subnets`: distinct subnet ids, at most [`MAX_ECS_SUBNETS`].
+fn ecs_subnets() -> Array {
+    pattern_strings("^subnet-([0-9a-f]{8}|[0-9a-f]{17})$", Some("subnet-0a1b2c3d"))
+        .max_items(Some(MAX_ECS_SUBNETS))
+        .unique_items(true)
+        .description(Some(
+            "the task's subnets (awsvpc networking), none twice: required for FARGATE, optional for \
+             EC2 (without them the task uses the task definition's network mode); each `subnet-` and \
+             8 or 17 lowercase hex digits, else 400 on `target.subnets[i]`",
+        ))
+        .build()
+}
+
+/// An `ecs` target's `securityGroups`: distinct group ids, at most [`MAX_ECS_SECURITY_GROUPS`].
+fn ecs_security_groups() -> Array {
+    pattern_strings("^sg-([0-9a-f]{8}|[0-9a-f]{17})$", Some("sg-0a1b2c3d"))
+        .max_items(Some(MAX_ECS_SECURITY_GROUPS))
+        .unique_items(true)
+        .description(Some(
+            "the task's security groups (awsvpc networking), none twice; only with subnets. Absent: \
+             the VPC's default group. Each `sg-` and 8 or 17 lowercase hex digits, else 400 on \
+             `target.securityGroups[i]`",
+        ))
+        .build()
 }
 
 fn http_headers() -> Object {
@@ -332,6 +431,15 @@ mod tests {
             Target::StepFunctions {
                 state_machine_arn: "arn:aws:states:eu-west-1:123456789012:stateMachine:acme".into(),
             },
+            Target::Ecs {
+                cluster_arn: "arn:aws:ecs:eu-west-1:123456789012:cluster/batch".into(),
+                task_definition_arn: "arn:aws:ecs:eu-west-1:123456789012:task-definition/acme:1".into(),
+                container_name: "main".into(),
+                launch_type: crate::EcsLaunchType::Ec2,
+                subnets: vec!["subnet-0a1b2c3d".into()],
+                security_groups: vec!["sg-0a1b2c3d".into()],
+                assign_public_ip: true,
+            },
             Target::InProcess { handler: "h".into() },
         ];
         assert_eq!(one_of["oneOf"].as_array().unwrap().len(), targets.len());
@@ -356,6 +464,56 @@ mod tests {
             assert_eq!(std::mem::discriminant(&read), std::mem::discriminant(&target));
         }
         assert!(components.iter().any(|(n, _)| n == "SecretRef"), "headers' reference is registered");
+        let (_, ecs) = components.iter().find(|(n, _)| n == "EcsTarget").unwrap();
+        assert_eq!(ecs["properties"]["launchType"]["enum"], json_of(EcsLaunchType::schema())["enum"]);
+    }
+
+    /// `pattern` without its anchors, as a generator (proptest's takes none).
+    fn matching(pattern: &Value) -> proptest::string::RegexGeneratorStrategy<String> {
+        let p = pattern.as_str().unwrap_or_default();
+        proptest::string::string_regex(p.trim_start_matches('^').trim_end_matches('$'))
+            .unwrap_or_else(|e| panic!("{p}: {e}"))
+    }
+
+    #[test]
+    fn what_the_ecs_schema_admits_the_validator_accepts() {
+        use proptest::collection::btree_set;
+        use proptest::test_runner::TestRunner;
+
+        let components = components::<Target>();
+        let (_, ecs) = components.iter().find(|(n, _)| n == "EcsTarget").unwrap();
+        let p = &ecs["properties"];
+        let strategy = (
+            matching(&p["clusterArn"]["pattern"]),
+            matching(&p["taskDefinitionArn"]["pattern"]),
+            matching(&p["containerName"]["pattern"]),
+            btree_set(matching(&p["subnets"]["items"]["pattern"]), 1..=MAX_ECS_SUBNETS),
+            btree_set(matching(&p["securityGroups"]["items"]["pattern"]), 0..=MAX_ECS_SECURITY_GROUPS),
+        );
+        let policy = crate::outbound::TargetPolicy::default();
+        let pools = vec!["default".to_string()];
+        let cfg = || crate::Deployment { pools: &pools, shards: 16, queue_prefix: "t-", targets: &policy };
+        TestRunner::default()
+            .run(&strategy, |(cluster, def, container, subnets, groups)| {
+                // GIVEN values of each pattern, the task definition moved into the cluster's
+                // partition, region and account (both patterns share that prefix)
+                let prefix = &cluster[..cluster.find(":cluster/").unwrap_or_default()];
+                let family = &def[def.find(":task-definition/").unwrap_or_default()..];
+                let target = Target::Ecs {
+                    cluster_arn: cluster.clone(),
+                    task_definition_arn: format!("{prefix}{family}"),
+                    container_name: container,
+                    launch_type: EcsLaunchType::Fargate,
+                    subnets: subnets.into_iter().collect(),
+                    security_groups: groups.into_iter().collect(),
+                    assign_public_ip: false,
+                };
+                // THEN the validator accepts the target
+                let judged = policy.check(cfg(), "acme", &target).map_err(|r| r.error.to_string());
+                proptest::prop_assert_eq!(judged, Ok(()), "{:?}", target);
+                Ok(())
+            })
+            .unwrap_or_else(|e| panic!("{e}"));
     }
 
     #[test]
