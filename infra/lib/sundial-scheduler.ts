@@ -444,7 +444,7 @@ export interface SundialSchedulerProps {
    * Step Functions state machines (unqualified ARNs or ARN globs,
    * `arn:aws:states:*:123456789012:stateMachine:acme-*`) `stepFunctions` targets may start
    * (docs/targets.md). Granted to the tenant access role: `states:StartExecution` and
-   * `states:ListTagsForResource` on the machines, `states:DescribeExecution` on their executions
+   * `states:ListTagsForResource` on the machines, `states:DescribeExecution` and `states:StopExecution` (an attempt that times out or is cancelled stops its execution) on their executions
    * (`arn:…:execution:<machine>:*`), only where the `sundial-tenant` tag equals the calling
    * tenant (an execution is judged by its state machine's tags). Default: none.
    */
@@ -1879,7 +1879,7 @@ export class SundialScheduler extends Construct {
     grant(['sns:Publish', 'sns:ListTagsForResource'], props.allowedTargetTopicArns ?? []);
     const machines = props.allowedTargetStateMachineArns ?? [];
     grant(['states:StartExecution', 'states:ListTagsForResource'], machines);
-    grant(['states:DescribeExecution'], machines.map(executionsOf));
+    grant(['states:DescribeExecution', 'states:StopExecution'], machines.map(executionsOf));
     for (const a of machines) {
       acknowledge(
         role,

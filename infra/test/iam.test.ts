@@ -568,6 +568,7 @@ describe('IAM: every recorded call is allowed by its role', () => {
       { role: 'tenant', action: 'states:StartExecution', resource: 'state-machine:target' },
       { role: 'tenant', action: 'states:ListTagsForResource', resource: 'state-machine:target' },
       { role: 'tenant', action: 'states:DescribeExecution', resource: 'sfn-execution:target' },
+      { role: 'tenant', action: 'states:StopExecution', resource: 'sfn-execution:target' },
       // functions/testkit/src/access.rs's `ecs` arm: the tag check, the adoption, the run, the
       // tracking and the stop of a timed-out attempt's task.
       { role: 'tenant', action: 'ecs:ListTagsForResource', resource: 'task-definition:target' },

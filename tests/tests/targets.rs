@@ -392,6 +392,44 @@ async fn step_functions_target() -> Result<()> {
     Ok(())
 }
 
+/// A fire whose execution outlasts the job's `timeoutSecs`: the attempt stops the execution, so
+/// that the retry (a new run, a new execution) never runs beside it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_step_functions_execution_that_outlasts_the_timeout_is_stopped() -> Result<()> {
+    Box::pin(step_functions_timeout()).await
+}
+
+async fn step_functions_timeout() -> Result<()> {
+    use sundial_core::execution::target::stepfunctions::execution_name;
+    let owned = TestEnv::new("target-sfn-timeout").await?;
+    let (worker, _) = fixtures::worker_with(&owned, fixtures::settings("w2"), Handlers::new())?;
+    let (env, worker) = (&owned, &worker);
+    // GIVEN a machine that waits 30 s, and a job with a 2 s timeout
+    let long_wait = serde_json::json!({"StartAt": "Hold", "States": {
+        "Hold": {"Type": "Wait", "Seconds": 30, "Next": "Done"},
+        "Done": {"Type": "Pass", "End": true}}});
+    let machine = tenant_machine(env, "acme-long", "acme", long_wait).await?;
+    let mut def = machine_job(&machine);
+    def.timeout_secs = 2;
+    let past = Utc::now() - Duration::seconds(60);
+    let e = fixtures::ready_execution("acme", "long", def, past, past);
+    let key = fixtures::put_execution(env, &e).await?;
+    // WHEN a worker runs the fire
+    assert_eq!(deliver(worker, &e).await?, Disposition::Delete);
+    // THEN the attempt timed out and its execution was stopped (ABORTED), not left running
+    let snap = fixtures::snapshot(env, &key).await?;
+    assert_eq!(
+        snap.exec.last_error.as_ref().map(|(c, _)| c.as_str()),
+        Some("Timeout"),
+        "{:?}",
+        snap.exec.last_error
+    );
+    let name = execution_name(&e.global_id(), 1);
+    assert_eq!(machine_runs(env, &machine).await?, vec![(name, "ABORTED".to_string())]);
+    owned.cleanup().await;
+    Ok(())
+}
+
 /// An ECS cluster for the test: its ARN.
 async fn ecs_cluster(env: &TestEnv, name: &str) -> Result<String> {
     let prefix = env.cfg.jobs_table.trim_end_matches("sundial-jobs").to_string();

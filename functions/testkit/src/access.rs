@@ -100,7 +100,11 @@ impl AccessRecorder {
             // machines, and the executions they start.
             "states" => {
                 let r =
-                    if op == "DescribeExecution" { "sfn-execution:target" } else { "state-machine:target" };
+                    if matches!(op, "DescribeExecution" | "StopExecution") {
+                    "sfn-execution:target"
+                } else {
+                    "state-machine:target"
+                };
                 out.push((self.act(op), r.into(), None))
             }
             // Only a tenant session calls ECS: the `ecs` targets' task definitions and the tasks

@@ -277,6 +277,14 @@ impl RemoteTargets {
         .await
     }
 
+    /// Stops the execution of `run` of the fire `execution_id` on `machine_arn` (its attempt
+    /// ended without it: a timeout or a cancel), as the tenant.
+    pub async fn stop_state_machine(&self, machine_arn: &str, execution_id: &str, run: u32, reason: &str) {
+        let arn =
+            stepfunctions::execution_arn(machine_arn, &stepfunctions::execution_name(execution_id, run));
+        crate::access::as_tenant(self.sfn.stop(&arn, reason, execution_id)).await
+    }
+
     /// Tracks a started execution until it closes (as the tenant).
     pub async fn track_state_machine(
         &self,

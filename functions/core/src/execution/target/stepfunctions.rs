@@ -151,6 +151,22 @@ impl StepFunctionsTarget {
             pause = (pause * 2).min(MAX_POLL);
         }
     }
+
+    /// Stops the execution `arn` (error `Sundial.Stopped`, `reason` as its cause), so that a
+    /// retry never runs beside it. Best effort: an execution never started or already closed is
+    /// left as it is; any other failure is logged.
+    pub async fn stop(&self, arn: &str, reason: &str, execution: &str) {
+        let req = self.client.stop_execution().execution_arn(arn).error("Sundial.Stopped").cause(reason);
+        match req.send().await {
+            Ok(_) => tracing::info!(execution, arn, reason, "stopped the fire's Step Functions execution"),
+            Err(e) if e.as_service_error().is_some_and(|s| s.is_execution_does_not_exist()) => {
+                tracing::info!(execution, arn, "no Step Functions execution to stop")
+            }
+            Err(e) => {
+                tracing::warn!(execution, arn, detail = %DisplayErrorContext(&e), "StopExecution failed")
+            }
+        }
+    }
 }
 
 /// What a described status means: `None` while the execution runs.

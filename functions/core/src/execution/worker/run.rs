@@ -283,14 +283,13 @@ impl Worker {
                 return Ok(Settled::Exited(Disposition::RetryAfter(0)));
             }
             (Some(Stop::Cancelled), Err(_)) => {
-                self.stop_ecs_task(&c.snapshot.exec, || "sundial: the execution was cancelled".into()).await;
+                self.stop_run(&c.snapshot.exec, || "sundial: the execution was cancelled".into()).await;
                 let d = self.conclude(d, fence, Finish::Canceled, &c.snapshot.exec, holds, m).await?;
                 return Ok(Settled::Exited(d));
             }
             (Some(Stop::Timeout), Err(_)) => {
                 let timeout = c.snapshot.exec.definition.timeout_secs;
-                self.stop_ecs_task(&c.snapshot.exec, || format!("sundial: timeoutSecs = {timeout} passed"))
-                    .await;
+                self.stop_run(&c.snapshot.exec, || format!("sundial: timeoutSecs = {timeout} passed")).await;
                 Err(RunError::retryable(codes::TIMEOUT, format!("run exceeded timeoutSecs = {timeout}")))
             }
             (_, r) => r,
@@ -415,22 +414,33 @@ impl Worker {
         remote.track_task(&spec, &started, inv).await
     }
 
-    /// After an attempt that ended without its ECS task (a timeout, a cancel): stops the task, so
-    /// that a retry never runs beside it. A lost lease or a shutdown leaves it to the next claim.
-    /// Boxed, and only for an ECS target: the SDK calls' futures would otherwise grow every
-    /// settle's future (and the worker's stack) by their size.
-    async fn stop_ecs_task(&self, e: &Execution, reason: impl FnOnce() -> String) {
-        let Some(spec) = task_spec(&e.definition.target) else { return };
-        Box::pin(self.stop_task_of(e, spec.cluster, &reason())).await
+    /// After an attempt that ended without its Step Functions execution or ECS task (a timeout,
+    /// a cancel): stops it, so that a retry never runs beside it. A lost lease or a shutdown
+    /// leaves it to the next claim, which adopts it. Boxed, and only for those targets: the SDK
+    /// calls' futures would otherwise grow every settle's future (and the worker's stack).
+    async fn stop_run(&self, e: &Execution, reason: impl FnOnce() -> String) {
+        if matches!(e.definition.target, Target::Ecs { .. } | Target::StepFunctions { .. }) {
+            Box::pin(self.stop_run_of(e, &reason())).await
+        }
     }
 
-    async fn stop_task_of(&self, e: &Execution, cluster: &str, reason: &str) {
+    async fn stop_run_of(&self, e: &Execution, reason: &str) {
         use crate::execution::target::stepfunctions::run_of;
-        match self.remote.of(&e.tenant).await {
-            Ok(remote) => remote.stop_task(cluster, &e.global_id(), run_of(e), reason).await,
+        let remote = match self.remote.of(&e.tenant).await {
+            Ok(remote) => remote,
             Err(err) => {
-                tracing::warn!(execution = %e.global_id(), error = %err, "no tenant session to stop the ECS task")
+                tracing::warn!(execution = %e.global_id(), error = %err, "no tenant session to stop the run");
+                return;
             }
+        };
+        match &e.definition.target {
+            Target::Ecs { cluster_arn, .. } => {
+                remote.stop_task(cluster_arn, &e.global_id(), run_of(e), reason).await
+            }
+            Target::StepFunctions { state_machine_arn } => {
+                remote.stop_state_machine(state_machine_arn, &e.global_id(), run_of(e), reason).await
+            }
+            _ => {}
         }
     }
 
