@@ -28,30 +28,59 @@ pub(crate) struct JobSpec {
     #[arg(long)]
     pool: Option<String>,
     /// Webhook target URL.
-    #[arg(long, conflicts_with_all = ["lambda", "sqs", "handler", "event_bus", "topic", "state_machine"])]
+    #[arg(long, conflicts_with_all = ["lambda", "sqs", "handler", "event_bus", "topic", "state_machine", "ecs_cluster"])]
     url: Option<String>,
     /// Lambda target (function name or ARN).
-    #[arg(long, conflicts_with_all = ["sqs", "handler", "event_bus", "topic", "state_machine"])]
+    #[arg(long, conflicts_with_all = ["sqs", "handler", "event_bus", "topic", "state_machine", "ecs_cluster"])]
     lambda: Option<String>,
     /// SQS target (queue URL).
-    #[arg(long, conflicts_with_all = ["handler", "event_bus", "topic", "state_machine"])]
+    #[arg(long, conflicts_with_all = ["handler", "event_bus", "topic", "state_machine", "ecs_cluster"])]
     sqs: Option<String>,
     /// EventBridge target: the tenant's bus ARN (one event per fire, docs/targets.md).
-    #[arg(long, value_name = "BUS_ARN", conflicts_with_all = ["handler", "topic", "state_machine"])]
+    #[arg(long, value_name = "BUS_ARN", conflicts_with_all = ["handler", "topic", "state_machine", "ecs_cluster"])]
     event_bus: Option<String>,
     /// The EventBridge target's detail-type (default SundialJobFired).
     #[arg(long, requires = "event_bus")]
     detail_type: Option<String>,
     /// SNS target: the tenant's topic ARN (one message per fire).
-    #[arg(long, value_name = "TOPIC_ARN", conflicts_with_all = ["handler", "state_machine"])]
+    #[arg(long, value_name = "TOPIC_ARN", conflicts_with_all = ["handler", "state_machine", "ecs_cluster"])]
     topic: Option<String>,
     /// The SNS target's message subject.
     #[arg(long, requires = "topic")]
     subject: Option<String>,
     /// Step Functions target: the tenant's state machine ARN (one execution per fire's run,
     /// tracked to its end; docs/targets.md).
-    #[arg(long, value_name = "STATE_MACHINE_ARN", conflicts_with = "handler")]
+    #[arg(long, value_name = "STATE_MACHINE_ARN", conflicts_with_all = ["handler", "ecs_cluster"])]
     state_machine: Option<String>,
+    /// ECS target: the cluster's ARN, with --ecs-task-definition and --ecs-container (one task
+    /// per fire's run, tracked to the container's exit code; docs/targets.md).
+    #[arg(
+        long,
+        value_name = "CLUSTER_ARN",
+        conflicts_with = "handler",
+        requires_all = ["ecs_task_definition", "ecs_container"]
+    )]
+    ecs_cluster: Option<String>,
+    /// The ECS target's task definition ARN (`…:task-definition/<family>[:<revision>]`), tagged
+    /// sundial-tenant=<tenant>.
+    #[arg(long, value_name = "TASK_DEFINITION_ARN", requires_all = ["ecs_cluster", "ecs_container"])]
+    ecs_task_definition: Option<String>,
+    /// The ECS target's container that gets the SUNDIAL_* environment overrides and whose exit
+    /// code decides the run.
+    #[arg(long, value_name = "NAME", requires_all = ["ecs_cluster", "ecs_task_definition"])]
+    ecs_container: Option<String>,
+    /// The ECS target's launch type (default FARGATE, which needs --ecs-subnet).
+    #[arg(long, value_name = "FARGATE|EC2", value_parser = ["FARGATE", "EC2"], ignore_case = true, requires = "ecs_cluster")]
+    ecs_launch_type: Option<String>,
+    /// A subnet of the ECS task (awsvpc networking; repeat for several, at most 16).
+    #[arg(long = "ecs-subnet", value_name = "SUBNET_ID", requires = "ecs_cluster")]
+    ecs_subnets: Vec<String>,
+    /// A security group of the ECS task (repeat for several, at most 5; needs --ecs-subnet).
+    #[arg(long = "ecs-security-group", value_name = "SG_ID", requires = "ecs_cluster")]
+    ecs_security_groups: Vec<String>,
+    /// Give the ECS task's network interface a public IP.
+    #[arg(long, requires = "ecs_cluster")]
+    ecs_public_ip: bool,
     /// In-process handler name (ECS pools).
     #[arg(long)]
     handler: Option<String>,
@@ -156,6 +185,35 @@ fn dependency(v: &str) -> anyhow::Result<Value> {
 }
 
 impl JobSpec {
+    /// The `ecs` target of the `--ecs-*` flags, when they name one (clap holds the cluster, task
+    /// definition and container together, and the rest to them).
+    fn ecs_target(&self) -> Option<Value> {
+        let (Some(cluster), Some(def), Some(container)) =
+            (&self.ecs_cluster, &self.ecs_task_definition, &self.ecs_container)
+        else {
+            return None;
+        };
+        let mut t = json!({
+            "type": "ecs",
+            "clusterArn": cluster,
+            "taskDefinitionArn": def,
+            "containerName": container,
+        });
+        if let Some(l) = &self.ecs_launch_type {
+            t["launchType"] = json!(l.to_uppercase());
+        }
+        if !self.ecs_subnets.is_empty() {
+            t["subnets"] = json!(self.ecs_subnets);
+        }
+        if !self.ecs_security_groups.is_empty() {
+            t["securityGroups"] = json!(self.ecs_security_groups);
+        }
+        if self.ecs_public_ip {
+            t["assignPublicIp"] = json!(true);
+        }
+        Some(t)
+    }
+
     /// Applies the flags over `base` (a definition object).
     pub(super) fn apply(&self, mut def: Map<String, Value>) -> anyhow::Result<Map<String, Value>> {
         if let Some(f) = &self.file {
@@ -202,7 +260,8 @@ impl JobSpec {
                 _ => self
                     .state_machine
                     .as_ref()
-                    .map(|m| json!({"type": "stepFunctions", "stateMachineArn": m})),
+                    .map(|m| json!({"type": "stepFunctions", "stateMachineArn": m}))
+                    .or_else(|| self.ecs_target()),
             },
         };
         if let Some(t) = target {
@@ -352,6 +411,61 @@ mod definition_flags {
         assert_eq!(d["target"], json!({"type": "stepFunctions", "stateMachineArn": machine}));
         assert!(def(&["j", "--state-machine", machine, "--topic", "arn:aws:sns:eu-west-1:123456789012:a"])
             .is_err());
+        Ok(())
+    }
+
+    #[test]
+    fn the_ecs_flags_set_an_ecs_target_and_need_each_other() -> anyhow::Result<()> {
+        let cluster = "arn:aws:ecs:eu-west-1:123456789012:cluster/batch";
+        let task = "arn:aws:ecs:eu-west-1:123456789012:task-definition/settle:3";
+        let ecs = ["j", "--ecs-cluster", cluster, "--ecs-task-definition", task, "--ecs-container", "main"];
+        // GIVEN the three required flags THEN a FARGATE target with nothing else
+        let d = def(&ecs)?;
+        assert_eq!(
+            d["target"],
+            json!({"type": "ecs", "clusterArn": cluster, "taskDefinitionArn": task, "containerName": "main"})
+        );
+        // AND the network flags, repeated, and the launch type in any case
+        let more = [
+            "--schedule",
+            "0 0 6 * * *",
+            "--ecs-launch-type",
+            "ec2",
+            "--ecs-subnet",
+            "subnet-0a1b2c3d",
+            "--ecs-subnet",
+            "subnet-0123456789abcdef0",
+            "--ecs-security-group",
+            "sg-0a1b2c3d",
+            "--ecs-public-ip",
+        ];
+        let d = def(&[&ecs[..], &more].concat())?;
+        assert_eq!(
+            d["target"],
+            json!({"type": "ecs", "clusterArn": cluster, "taskDefinitionArn": task, "containerName": "main",
+                   "launchType": "EC2", "subnets": ["subnet-0a1b2c3d", "subnet-0123456789abcdef0"],
+                   "securityGroups": ["sg-0a1b2c3d"], "assignPublicIp": true})
+        );
+        assert!(definition(d).is_ok(), "the API's definition reads it");
+        // THEN a missing one of the three is an error naming it
+        for (i, flag) in [(1, "--ecs-cluster"), (3, "--ecs-task-definition"), (5, "--ecs-container")] {
+            let without: Vec<&str> = [&ecs[..i], &ecs[i + 2..]].concat();
+            let e = def(&without).err().map(|e| e.to_string()).unwrap_or_default();
+            assert!(e.contains(flag), "{without:?}: {e}");
+        }
+        // AND the optional ones need the target, the launch type is one of two, and the target
+        // excludes the others
+        for bad in [
+            &["j", "--ecs-subnet", "subnet-0a1b2c3d"][..],
+            &["j", "--ecs-public-ip"],
+            &[&ecs[..], &["--ecs-launch-type", "SPOT"]].concat(),
+            &[&ecs[..], &["--state-machine", "arn:aws:states:eu-west-1:123456789012:stateMachine:a"]]
+                .concat(),
+            &[&ecs[..], &["--url", "https://x.example.com"]].concat(),
+            &[&ecs[..], &["--handler", "h"]].concat(),
+        ] {
+            assert!(def(bad).is_err(), "{bad:?}");
+        }
         Ok(())
     }
 
