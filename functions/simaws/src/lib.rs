@@ -314,6 +314,11 @@ impl Aws {
         self.lock().sfn.already_exists
     }
 
+    /// The Step Functions execution `arn` as it is now (a `StopExecution` shows: ABORTED).
+    pub fn sfn_execution(&self, arn: &str) -> Option<SfnExecution> {
+        self.lock().sfn.execution(arn)
+    }
+
     /// Sets the hook that sees every ECS task created (for an effects ledger).
     pub fn on_run_task(&self, h: RunTaskHook) {
         self.lock().on_run_task = Some(h);

@@ -32,15 +32,18 @@ pub struct SfnExecution {
     pub start_ms: i64,
     /// When it closes (it is RUNNING before).
     pub stop_ms: i64,
-    /// Its error and cause when it closes FAILED; `None`: it closes SUCCEEDED.
+    /// Its error and cause when it closes FAILED (or ABORTED); `None`: it closes SUCCEEDED.
     pub failure: Option<(String, String)>,
+    /// Stopped by `StopExecution` (at `stop_ms`): it closes ABORTED.
+    pub aborted: bool,
 }
 
 impl SfnExecution {
-    /// `RUNNING`, `SUCCEEDED` or `FAILED` at `now_ms`.
+    /// `RUNNING`, `SUCCEEDED`, `FAILED` or `ABORTED` at `now_ms`.
     pub fn status_at(&self, now_ms: i64) -> &'static str {
         match (&self.failure, now_ms >= self.stop_ms) {
             (_, false) => "RUNNING",
+            (_, true) if self.aborted => "ABORTED",
             (None, true) => "SUCCEEDED",
             (Some(_), true) => "FAILED",
         }
@@ -205,6 +208,7 @@ impl StepFunctions {
             start_ms: now,
             stop_ms: now + m.course.run_ms,
             failure: m.course.failure.clone(),
+            aborted: false,
         };
         self.executions.insert(arn.clone(), x.clone());
         Ok((json!({ "executionArn": arn, "startDate": secs(now) }), Some(x)))
@@ -226,6 +230,27 @@ impl StepFunctions {
             (None, _) => v["output"] = json!(x.input),
         }
         Ok(v)
+    }
+
+    /// Stops a running execution at `now`: it closes ABORTED with the given error and cause. A
+    /// closed one is left as it is.
+    fn stop(&mut self, req: &Value, now: i64) -> Result<Value, ApiError> {
+        let arn = req["executionArn"].as_str().unwrap_or_default();
+        let x = self.executions.get_mut(arn).ok_or_else(|| {
+            ApiError::new(400, "ExecutionDoesNotExist", format!("Execution Does Not Exist: '{arn}'"))
+        })?;
+        if x.status_at(now) == "RUNNING" {
+            x.stop_ms = now;
+            x.aborted = true;
+            let text = |k: &str| req[k].as_str().unwrap_or_default().to_string();
+            x.failure = Some((text("error"), text("cause")));
+        }
+        Ok(json!({ "stopDate": secs(x.stop_ms) }))
+    }
+
+    /// The execution `arn` as it is now (a stop shows).
+    pub(crate) fn execution(&self, arn: &str) -> Option<SfnExecution> {
+        self.executions.get(arn).cloned()
     }
 
     /// Newest first, as AWS lists them; no paging.
@@ -266,6 +291,7 @@ pub(crate) fn call(aws: &Aws, call: &Call) -> Result<Value, ApiError> {
             "StartExecution" => sfn.start(req, now)?,
             "DescribeExecution" => (sfn.describe(req, now)?, None),
             "ListExecutions" => (sfn.list(req, now)?, None),
+            "StopExecution" => (sfn.stop(req, now)?, None),
             "ListTagsForResource" => (sfn.tags(req)?, None),
             "DeleteStateMachine" => {
                 sfn.machines.remove(req["stateMachineArn"].as_str().unwrap_or_default());
@@ -296,5 +322,32 @@ mod tests {
         assert_eq!(course_of(task).map_err(|e| e.code), Err("InvalidDefinition".to_string()));
         let lp = r#"{"StartAt":"P","States":{"P":{"Type":"Pass","Next":"P"}}}"#;
         assert!(course_of(lp).is_err());
+    }
+
+    #[test]
+    fn a_stopped_execution_closes_aborted_at_once_and_a_closed_one_stays_as_it_is() {
+        let mut sfn = StepFunctions::default();
+        let wait = r#"{"StartAt":"W","States":{"W":{"Type":"Wait","Seconds":30,"End":true}}}"#;
+        let quick = r#"{"StartAt":"P","States":{"P":{"Type":"Pass","End":true}}}"#;
+        let mut arns = vec![];
+        for (name, def) in [("long", wait), ("quick", quick)] {
+            let m = sfn.create(&json!({"name": name, "definition": def}), 0).unwrap();
+            let start = json!({"stateMachineArn": m["stateMachineArn"], "name": "r1", "input": "{}"});
+            arns.push(sfn.start(&start, 0).unwrap().0["executionArn"].as_str().unwrap().to_string());
+        }
+        let stop = |arn: &str| json!({"executionArn": arn, "error": "Sundial.Stopped", "cause": "timeout"});
+        // WHEN the running one is stopped at 5 s, and the closed one at 6 s
+        assert_eq!(sfn.stop(&stop(&arns[0]), 5_000).unwrap()["stopDate"], json!(5.0));
+        sfn.stop(&stop(&arns[1]), 6_000).unwrap();
+        // THEN the first is ABORTED from 5 s with the stop's error, the second still SUCCEEDED
+        let long = sfn.execution(&arns[0]).unwrap();
+        assert_eq!((long.status_at(4_999), long.status_at(5_000)), ("RUNNING", "ABORTED"));
+        let d = sfn.describe(&json!({"executionArn": arns[0]}), 7_000).unwrap();
+        assert_eq!((d["status"].as_str(), d["error"].as_str()), (Some("ABORTED"), Some("Sundial.Stopped")));
+        assert_eq!(sfn.execution(&arns[1]).unwrap().status_at(7_000), "SUCCEEDED");
+        assert_eq!(
+            sfn.stop(&stop("arn:nope"), 0).map_err(|e| e.code),
+            Err("ExecutionDoesNotExist".to_string())
+        );
     }
 }
