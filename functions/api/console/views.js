@@ -66,6 +66,16 @@ function eventsInWords(e) {
   return e.oncePerPeriod ? 'once per period: an event runs the next fire now, whichever comes first' : 'each event runs';
 }
 
+/** What the job's target calls: its URL, function, queue, ARN or handler; an ECS task by its
+ *  container, task definition and cluster (and the launch type when not the default). */
+function targetInWords(t) {
+  if (t.type === 'ecs') {
+    return `container ${t.containerName} of ${t.taskDefinitionArn} on ${t.clusterArn}` +
+      (t.launchType && t.launchType !== 'FARGATE' ? ` (${t.launchType})` : '');
+  }
+  return t.url || t.function || t.queueUrl || t.eventBusArn || t.topicArn || t.stateMachineArn || t.handler;
+}
+
 /** The job's deadlines and outcome policy in words (docs/outcomes.md). */
 function outcomesInWords(d) {
   const parts = [];
@@ -319,7 +329,7 @@ export async function jobPage(root, [id], query) {
     h('p', { class: 'sub' }, `Fires ${scheduleInWords(d.schedule.expression, tz)}.`),
     facts([
       ['Next fire', fmt(job.nextFireAt, tz) + (job.nextFireAt && tz !== 'UTC' ? ` ${tz}` : '')],
-      ['Pool', d.pool], ['Version', `v${job.version}`], ['Target', d.target.url || d.target.function || d.target.queueUrl || d.target.eventBusArn || d.target.topicArn || d.target.stateMachineArn || d.target.handler],
+      ['Pool', d.pool], ['Version', `v${job.version}`], ['Target', targetInWords(d.target)],
       ['Concurrency', d.concurrency], ['Retry', `${d.retry?.maxAttempts ?? '—'} attempts`],
       ['Gap / overlap policy', `${d.schedule.onGap} / ${d.schedule.onOverlap}`],
       ['Priority', d.priority || 'normal'], ['Resources', (d.resources || []).join(', ') || '—'],

@@ -928,6 +928,40 @@ fn the_console_in_a_real_browser() {
     );
     assert_eq!(cells, json!(["ok"]), "one fire, succeeded");
 
+    // WHEN an ECS job is created in the form, first without subnets (a FARGATE task needs them)
+    let cluster = "arn:aws:ecs:us-east-1:123456789012:cluster/batch";
+    let task = "arn:aws:ecs:us-east-1:123456789012:task-definition/settle:3";
+    b.goto(&format!("{base}#/jobs/new"));
+    b.fill("#f-jobId", "ecs-settle");
+    b.fill("#f-schedule-expression", &format!("0 0 {hour} * * *"));
+    b.select("#f-target-type", "ecs");
+    b.fill("#f-target-clusterArn", cluster);
+    b.fill("#f-target-taskDefinitionArn", task);
+    b.fill("#f-target-containerName", "main");
+    b.click("#save-job");
+    // THEN the API's 400 on target.subnets is shown beside the subnets field
+    b.wait_text("[data-field=\"target.subnets\"].invalid .msg", "at least one subnet", WAIT);
+    // AND one on a list item (target.subnets[1]) lands on the same field
+    b.fill("#f-target-subnets", "subnet-0a1b2c3d, subnet-XYZ");
+    b.click("#save-job");
+    b.wait_text("[data-field=\"target.subnets\"].invalid .msg", "lowercase hex", WAIT);
+    // WHEN the subnets are corrected, with a security group and a public IP
+    b.fill("#f-target-subnets", "subnet-0a1b2c3d, subnet-0123456789abcdef0");
+    b.fill("#f-target-securityGroups", "sg-0a1b2c3d");
+    b.select("#f-target-assignPublicIp", "yes");
+    b.click("#save-job");
+    // THEN its page names the container, the task definition and the cluster, as stored
+    b.wait_text("h1", "ecs-settle", WAIT);
+    b.wait_text("main", &format!("container main of {task} on {cluster}"), WAIT);
+    let stored = api(port, "local", "GET", "/v1/jobs/ecs-settle", None);
+    assert_eq!(
+        stored["definition"]["target"],
+        json!({"type": "ecs", "clusterArn": cluster, "taskDefinitionArn": task, "containerName": "main",
+               "subnets": ["subnet-0a1b2c3d", "subnet-0123456789abcdef0"], "securityGroups": ["sg-0a1b2c3d"],
+               "assignPublicIp": true}),
+        "{stored}"
+    );
+
     // WHEN the job is paused from its page
     b.goto(&format!("{base}#/jobs/nightly-report"));
     b.click("button[data-action=\"pause\"]");
