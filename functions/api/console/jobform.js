@@ -47,7 +47,7 @@ export const FIELDS = [
     show: (v) => v['target.type'] === 'ecs', help: 'arn:aws:ecs:<region>:<account>:cluster/<name>; each fire runs one task there and waits for its end.' },
   { path: 'target.taskDefinitionArn', label: 'Task definition ARN', kind: 'text', group: 'Target',
     show: (v) => v['target.type'] === 'ecs',
-    help: 'The tenant\u2019s task definition, tagged sundial-tenant, in the cluster\u2019s region and account; without :<revision>, its latest active one when the fire runs.' },
+    help: 'The tenant\u2019s task definition with its revision (\u2026:task-definition/<family>:<revision>), tagged sundial-tenant, in the cluster\u2019s region and account.' },
   { path: 'target.containerName', label: 'Container', kind: 'text', group: 'Target',
     show: (v) => v['target.type'] === 'ecs',
     help: 'Gets the fire\u2019s SUNDIAL_* environment variables; its exit code decides the run (0 = success).' },

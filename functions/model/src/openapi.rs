@@ -235,13 +235,13 @@ struct EcsTarget {
         examples("arn:aws:ecs:eu-west-1:123456789012:cluster/batch")
     )]
     cluster_arn: String,
-    /// the task definition's ARN, in the cluster's region and account: with a revision
-    /// (`…:task-definition/<family>:<revision>`) or without (its latest ACTIVE revision when the
-    /// fire runs); it must carry the tag sundial-tenant=<tenant>; the tenant's allowlist
-    /// (ecsTaskDefinitions, family globs) applies when set
+    /// the task definition's ARN with its revision (`…:task-definition/<family>:<revision>`), in
+    /// the cluster's region and account: each fire runs exactly that revision; it must carry the
+    /// tag sundial-tenant=<tenant>; the tenant's allowlist (ecsTaskDefinitions, family globs)
+    /// applies when set
     #[schema(
-        min_length = 44,
-        pattern = "^arn:aws[^:]*:ecs:[a-z0-9-]+:[0-9]{12}:task-definition/[A-Za-z0-9_-]{1,255}(:[1-9][0-9]{0,8})?$",
+        min_length = 46,
+        pattern = "^arn:aws[^:]*:ecs:[a-z0-9-]+:[0-9]{12}:task-definition/[A-Za-z0-9_-]{1,255}:[1-9][0-9]{0,8}$",
         examples("arn:aws:ecs:eu-west-1:123456789012:task-definition/settle:3")
     )]
     task_definition_arn: String,

@@ -61,7 +61,7 @@ pub(crate) struct JobSpec {
         requires_all = ["ecs_task_definition", "ecs_container"]
     )]
     ecs_cluster: Option<String>,
-    /// The ECS target's task definition ARN (`…:task-definition/<family>[:<revision>]`), tagged
+    /// The ECS target's task definition ARN (`…:task-definition/<family>:<revision>`), tagged
     /// sundial-tenant=<tenant>.
     #[arg(long, value_name = "TASK_DEFINITION_ARN", requires_all = ["ecs_cluster", "ecs_container"])]
     ecs_task_definition: Option<String>,
