@@ -570,27 +570,7 @@ struct EcsWorld<'a> {
 }
 
 fn spec_of(def: &JobDefinition) -> sundial_core::execution::target::ecs::TaskSpec<'_> {
-    let Target::Ecs {
-        cluster_arn,
-        task_definition_arn,
-        container_name,
-        launch_type,
-        subnets,
-        security_groups,
-        assign_public_ip,
-    } = &def.target
-    else {
-        panic!("not an ecs target")
-    };
-    sundial_core::execution::target::ecs::TaskSpec {
-        cluster: cluster_arn,
-        task_definition: task_definition_arn,
-        container: container_name,
-        launch_type: *launch_type,
-        subnets,
-        security_groups,
-        assign_public_ip: *assign_public_ip,
-    }
+    sundial_core::execution::target::ecs::TaskSpec::of(&def.target).expect("an ecs target")
 }
 
 async fn ecs_takeover_then_timeout(w: &EcsWorld<'_>) -> Result<()> {

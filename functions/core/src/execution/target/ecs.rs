@@ -72,6 +72,33 @@ pub struct TaskSpec<'a> {
     pub assign_public_ip: bool,
 }
 
+impl<'a> TaskSpec<'a> {
+    /// An `ecs` target's fields; `None` for any other target.
+    pub fn of(target: &'a crate::model::Target) -> Option<Self> {
+        let crate::model::Target::Ecs {
+            cluster_arn,
+            task_definition_arn,
+            container_name,
+            launch_type,
+            subnets,
+            security_groups,
+            assign_public_ip,
+        } = target
+        else {
+            return None;
+        };
+        Some(TaskSpec {
+            cluster: cluster_arn,
+            task_definition: task_definition_arn,
+            container: container_name,
+            launch_type: *launch_type,
+            subnets,
+            security_groups,
+            assign_public_ip: *assign_public_ip,
+        })
+    }
+}
+
 /// A task this attempt tracks.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Started {
@@ -395,23 +422,12 @@ mod tests {
 
     #[test]
     fn the_container_gets_the_fires_identity_and_a_small_invocation_whole() {
-        use chrono::TimeZone;
-        let mut inv = Invocation {
-            execution_id: "acme:settle@1764469800000".into(),
-            fencing_token: 7,
-            scheduled_at: chrono::Utc.timestamp_millis_opt(1_764_469_800_000).unwrap(),
-            attempt: 2,
-            tenant: "acme".into(),
-            job_id: "settle".into(),
-            params: serde_json::json!({"day": "2025-11-29"}),
-            params_ref: None,
-            missed_range: None,
-            shard_index: None,
-            shard_total: None,
-            member: None,
-            parent_execution_id: None,
-            logical_time: None,
-        };
+        let mut inv: Invocation = serde_json::from_value(serde_json::json!({
+            "executionId": "acme:settle@1764469800000", "fencingToken": 7, "attempt": 2,
+            "scheduledAt": "2025-11-30T02:30:00Z", "tenant": "acme", "jobId": "settle",
+            "params": {"day": "2025-11-29"}
+        }))
+        .unwrap_or_else(|e| panic!("{e}"));
         let env: std::collections::BTreeMap<_, _> = environment(&inv).into_iter().collect();
         assert_eq!(env["SUNDIAL_FENCING_TOKEN"], "7");
         assert_eq!(env["SUNDIAL_EXECUTION_ID"], "acme:settle@1764469800000");

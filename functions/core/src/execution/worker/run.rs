@@ -401,7 +401,9 @@ impl Worker {
         inv: &Invocation,
     ) -> Result<(), RunError> {
         use crate::execution::target::stepfunctions::run_of;
-        let Some(spec) = task_spec(&e.definition.target) else { return Ok(()) };
+        let Some(spec) = crate::execution::target::ecs::TaskSpec::of(&e.definition.target) else {
+            return Ok(());
+        };
         let remote = self.remote.of(&e.tenant).await?;
         let started = remote.run_task(&spec, inv, run_of(e)).await?;
         let code = format!("{} {}", codes::ECS_TASK, started.arn);
@@ -538,28 +540,4 @@ struct HandlerInputs {
     resumed_from: Option<serde_json::Value>,
     cancel: CancellationToken,
     checkpointer: FencedCheckpointer,
-}
-
-/// An ECS target's fields, `None` for any other target.
-fn task_spec(t: &Target) -> Option<crate::execution::target::ecs::TaskSpec<'_>> {
-    match t {
-        Target::Ecs {
-            cluster_arn,
-            task_definition_arn,
-            container_name,
-            launch_type,
-            subnets,
-            security_groups,
-            assign_public_ip,
-        } => Some(crate::execution::target::ecs::TaskSpec {
-            cluster: cluster_arn,
-            task_definition: task_definition_arn,
-            container: container_name,
-            launch_type: *launch_type,
-            subnets,
-            security_groups,
-            assign_public_ip: *assign_public_ip,
-        }),
-        _ => None,
-    }
 }
