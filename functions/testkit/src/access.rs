@@ -99,8 +99,7 @@ impl AccessRecorder {
             // Only a tenant session calls Step Functions: the `stepFunctions` targets' state
             // machines, and the executions they start.
             "states" => {
-                let r =
-                    if matches!(op, "DescribeExecution" | "StopExecution") {
+                let r = if matches!(op, "DescribeExecution" | "StopExecution") {
                     "sfn-execution:target"
                 } else {
                     "state-machine:target"
