@@ -9,13 +9,17 @@
 //! version it ran (`params.v`), and every refused stale token.
 //!
 //! A `stepFunctions` job's effect is its Step Functions execution in the simulated AWS, which
-//! the ledger learns of as it starts ([`Ledger::step_functions_started`]).
+//! the ledger learns of as it starts ([`Ledger::step_functions_started`]); an `ecs` job's is
+//! its task, which the ledger learns of as it is created ([`Ledger::ecs_task_created`]) and
+//! whose effect is applied once the run is over and every task has ended
+//! ([`crate::ecs::settle`]).
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use sundial_core::execution::retry::RunError;
 use sundial_core::execution::target::in_process::{BoxFuture, Handler, HandlerContext};
+use sundial_core::execution::target::Invocation;
 
 /// The handler name every simulated job targets.
 pub const HANDLER: &str = "sim-effect";
@@ -48,6 +52,8 @@ struct State {
     step_functions: BTreeMap<String, Vec<sundial_simaws::SfnExecution>>,
     /// Executions started while an earlier one of the same fire ran or had succeeded.
     doubles: Vec<(String, String)>,
+    /// ECS tasks created, in creation order, as they were then.
+    ecs_tasks: Vec<sundial_simaws::EcsTask>,
     highest: BTreeMap<String, u64>,
     stale_refused: u64,
     repeats: u64,
@@ -139,6 +145,22 @@ impl Ledger {
         self.lock().step_functions.clone()
     }
 
+    /// Records an ECS task created (for a fire of an `ecs` job, see [`crate::ecs`]).
+    pub fn ecs_task_created(&self, t: &sundial_simaws::EcsTask) {
+        self.lock().ecs_tasks.push(t.clone());
+    }
+
+    /// ECS tasks created, in creation order, as they were then.
+    pub fn ecs_tasks(&self) -> Vec<sundial_simaws::EcsTask> {
+        self.lock().ecs_tasks.clone()
+    }
+
+    /// Applies the effect of an ECS task whose container exited 0 for `execution`, unless one
+    /// stands already (the first task to end is the fire's effect).
+    pub fn ecs_effect(&self, execution: &str, effect: Effect) {
+        self.lock().effects.entry(execution.to_string()).or_insert(effect);
+    }
+
     /// Every applied effect, by execution id.
     pub fn effects(&self) -> BTreeMap<String, Effect> {
         self.lock().effects.clone()
@@ -149,6 +171,29 @@ impl Ledger {
         let s = self.lock();
         (s.runs, s.stale_refused, s.repeats)
     }
+}
+
+/// The fire an invocation is for, keyed like `Execution::id()` (`job@ms`, children suffixed:
+/// the invocation's id is that, qualified by the tenant), and the effect it stands for, applied
+/// at `at_ms`.
+pub fn effect_of(inv: &Invocation, at_ms: i64) -> (String, Effect) {
+    let id = inv.execution_id.split_once(':').map_or(inv.execution_id.as_str(), |(_, rest)| rest).to_string();
+    let scheduled_ms = inv.scheduled_at.timestamp_millis();
+    let covers = inv
+        .missed_range
+        .as_ref()
+        .map_or((scheduled_ms, scheduled_ms), |r| (r.from.timestamp_millis(), r.to.timestamp_millis()));
+    let effect = Effect {
+        tenant: inv.tenant.clone(),
+        job_id: inv.job_id.clone(),
+        scheduled_ms,
+        covers,
+        token: inv.fencing_token,
+        version: inv.params.get("v").and_then(serde_json::Value::as_i64),
+        at_ms,
+        attempt: inv.attempt,
+    };
+    (id, effect)
 }
 
 /// The simulated handler: fence, work for a seeded time (cooperatively cancellable), maybe
@@ -180,14 +225,7 @@ impl Handler for SimHandler {
     fn run(&self, ctx: HandlerContext) -> BoxFuture<'_, Result<(), RunError>> {
         Box::pin(async move {
             let inv = &ctx.invocation;
-            // The ledger is keyed like `Execution::id()` (`job@ms`, children suffixed): the
-            // invocation's id is that, qualified by the tenant.
-            let id = inv
-                .execution_id
-                .split_once(':')
-                .map(|(_, rest)| rest)
-                .unwrap_or(&inv.execution_id)
-                .to_string();
+            let (id, effect) = effect_of(inv, 0);
             let key = sundial_hash::fnv1a(
                 format!("{}#{}#{}", inv.execution_id, inv.fencing_token, inv.attempt).as_bytes(),
             );
@@ -203,22 +241,7 @@ impl Handler for SimHandler {
             if crate::chance(self.seed, key ^ 0xFA11, self.fail_permille) {
                 return Err(RunError::retryable("simulated", "the simulated target failed this attempt"));
             }
-            let scheduled_ms = inv.scheduled_at.timestamp_millis();
-            let covers = inv
-                .missed_range
-                .as_ref()
-                .map(|r| (r.from.timestamp_millis(), r.to.timestamp_millis()))
-                .unwrap_or((scheduled_ms, scheduled_ms));
-            let effect = Effect {
-                tenant: inv.tenant.clone(),
-                job_id: inv.job_id.clone(),
-                scheduled_ms,
-                covers,
-                token: inv.fencing_token,
-                version: inv.params.get("v").and_then(serde_json::Value::as_i64),
-                at_ms: (self.now_ms)(),
-                attempt: inv.attempt,
-            };
+            let effect = Effect { at_ms: (self.now_ms)(), ..effect };
             match self.ledger.apply(&id, effect) {
                 Applied::Stale => Err(RunError::retryable("stale", "a newer claim has run this execution")),
                 Applied::Now | Applied::Already => Ok(()),

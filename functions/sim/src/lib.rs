@@ -16,8 +16,10 @@
 //! then stops the faults, lets the system go quiet, and checks the invariants
 //! ([`invariants`]) over the tables, the queues and the effects ledger the simulated target
 //! keeps ([`ledger`]; a `stepFunctions` job's effect is its execution in the simulated AWS,
-//! [`stepfunctions`]). A failing seed prints the command that replays it and the trace of the
-//! execution involved. `docs/simulation.md` explains how to run, replay and extend it.
+//! [`stepfunctions`], an `ecs` job's its task, [`ecs`]). A failing seed prints the command that
+//! replays it and the trace of the execution involved. `docs/simulation.md` explains how to
+//! run, replay and extend it.
+pub mod ecs;
 pub mod events;
 pub mod faults;
 pub mod invariants;

@@ -375,8 +375,11 @@ async fn act(
                     def.on_dependency_deadline = plan.def.on_dependency_deadline;
                     // And whether it takes events.
                     def.events = plan.def.events.clone();
-                    // And its target (a tenant's state machine is drawn once, with the tenant).
+                    // And its target (a tenant's state machine or task definition is drawn once,
+                    // with the tenant), with the timeout and attempts drawn for it.
                     def.target = plan.def.target.clone();
+                    def.timeout_secs = plan.def.timeout_secs;
+                    def.retry.max_attempts = plan.def.retry.max_attempts;
                     control::jobs::update(ctl, &who, &plan.job_id, cur.version, def, now).await.is_ok()
                 }
                 Err(_) => false,

@@ -158,7 +158,8 @@ async fn run_async(opts: &RunOptions) -> Result<Outcome> {
     }
     processes::until(&world, start).await;
     let tenants = workload.jobs.iter().map(|j| j.tenant.as_str());
-    crate::stepfunctions::provision(&world, &sh.ledger, tenants).await?;
+    crate::stepfunctions::provision(&world, &sh.ledger, tenants.clone()).await?;
+    crate::ecs::provision(&world, &sh.ledger, tenants)?;
     create_jobs(&world, &workload).await?;
     let names = worker_names(opts);
     let plan = if opts.faults {
@@ -290,6 +291,8 @@ async fn check(
         let p = sundial_core::store::watermarks::position(&ctx.ddb, &world.cfg.jobs_table, s).await?;
         watermarks.push(p.map(|p| p.through));
     }
+    // Every task has ended by now: those that exited 0 are their fires' effects.
+    crate::ecs::settle(&sh.ledger, &world.aws);
     let effects = sh.ledger.effects();
     let mut h = sundial_hash::Fnv1a::new();
     for e in executions.values().flatten() {
@@ -348,8 +351,11 @@ async fn check(
         claims: &claims,
         final_jobs: &final_jobs,
     };
-    let (violations, known_gaps): (Vec<Violation>, Vec<Violation>) =
+    let (mut violations, known_gaps): (Vec<Violation>, Vec<Violation>) =
         invariants::check(&ev).into_iter().partition(|v| !v.invariant.starts_with("known gap"));
+    let (ecs_violations, ecs_counts) =
+        crate::ecs::check(&sh.ledger, &world.aws, executions.values().flatten(), max_skew_ms);
+    violations.extend(ecs_violations);
     let max_messages =
         (messages.values().copied().max().unwrap_or(0), live.values().copied().max().unwrap_or(0));
     let all = || executions.values().flatten();
@@ -375,7 +381,7 @@ async fn check(
             }
         }
     }
-    let mut explanation = String::new();
+    let mut explanation = crate::ecs::summary(&ecs_counts, &world.aws);
     if let Some(job) = &opts.explain {
         if let Some((i, plan)) = w.jobs.iter().enumerate().find(|(_, j)| &j.job_id == job) {
             explanation.push_str(&format!("job {job}: {:#?}\n", plan.def));

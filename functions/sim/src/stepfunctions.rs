@@ -77,24 +77,7 @@ pub async fn provision<'a>(
 /// closes), from its input, the invocation; `None` for an input that is not one.
 pub fn effect_of(x: &SfnExecution) -> Option<(String, Effect)> {
     let inv: Invocation = serde_json::from_str(&x.input).ok()?;
-    // Keyed like the in-process handler's effects: `Execution::id()`, without the tenant.
-    let id = inv.execution_id.split_once(':').map_or(inv.execution_id.as_str(), |(_, r)| r).to_string();
-    let scheduled_ms = inv.scheduled_at.timestamp_millis();
-    let covers = inv
-        .missed_range
-        .as_ref()
-        .map_or((scheduled_ms, scheduled_ms), |r| (r.from.timestamp_millis(), r.to.timestamp_millis()));
-    let effect = Effect {
-        tenant: inv.tenant,
-        job_id: inv.job_id,
-        scheduled_ms,
-        covers,
-        token: inv.fencing_token,
-        version: inv.params.get("v").and_then(serde_json::Value::as_i64),
-        at_ms: x.stop_ms,
-        attempt: inv.attempt,
-    };
-    Some((id, effect))
+    Some(crate::ledger::effect_of(&inv, x.stop_ms))
 }
 
 /// The doubles the ledger saw, as `effects` violations.
@@ -137,6 +120,7 @@ mod tests {
             start_ms,
             stop_ms,
             failure: fails.then(|| ("E".into(), "c".into())),
+            aborted: false,
         }
     }
 

@@ -206,6 +206,7 @@ pub fn draw(seed: u64, profile: &Profile, start_ms: i64) -> Workload {
     let mut jobs = jobs;
     add_dependencies(seed, &mut jobs);
     add_step_functions(seed, &mut jobs);
+    add_ecs(seed, &mut jobs);
     let mut ops = Vec::new();
     let hours = (profile.firing_minutes as u64).div_ceil(60);
     let count = u64::from(profile.ops_per_hour) * hours;
@@ -342,6 +343,36 @@ fn add_step_functions(seed: u64, jobs: &mut [JobPlan]) {
         if chance(seed, n, 85) {
             let kind = between(seed, n + 1, 0, crate::stepfunctions::MACHINES.len() as u64 - 1) as usize;
             job.def.target = crate::stepfunctions::target(&job.tenant, kind);
+        }
+    }
+}
+
+/// About one job in twelve (of those left to the in-process handler, as
+/// [`add_step_functions`] takes its share) runs a task definition of its tenant's instead, on
+/// FARGATE in the shared cluster. A run's ecs jobs take four turns from a seeded start, so that
+/// a run with a few covers most: the quick, the slow and the failing definition, and the slow
+/// one under a `timeoutSecs` shorter than its task with two attempts per fire (each attempt
+/// times out and stops its task, then the fire is DEAD). One job in ten draws the definition
+/// that never starts instead ([`crate::ecs::DEFINITIONS`]). An edit keeps the target, the
+/// timeout and the attempts.
+fn add_ecs(seed: u64, jobs: &mut [JobPlan]) {
+    let mut turn = between(seed, 2_099_999, 0, 3);
+    for (i, job) in jobs.iter_mut().enumerate() {
+        let n = 2_100_000 + i as u64 * 4;
+        let in_process = matches!(job.def.target, Target::InProcess { .. });
+        if !in_process || !chance(seed, n, 90) {
+            continue;
+        }
+        let (kind, times_out) = match turn % 4 {
+            _ if chance(seed, n + 1, 100) => (crate::ecs::NEVER, false),
+            3 => (crate::ecs::SLOW, true),
+            k => (k as usize, false),
+        };
+        turn += 1;
+        job.def.target = crate::ecs::target(&job.tenant, kind);
+        if times_out {
+            job.def.timeout_secs = crate::ecs::SHORT_TIMEOUT_SECS;
+            job.def.retry.max_attempts = job.def.retry.max_attempts.min(2);
         }
     }
 }

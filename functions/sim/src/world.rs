@@ -63,14 +63,18 @@ impl World {
     }
 }
 
-/// The deployment's tenant allowlist: every tenant may run the simulated handler in either pool
-/// and start executions of the simulator's state machines (each tagged for one tenant, which
-/// the worker checks before every start).
+/// The deployment's tenant allowlist: every tenant may run the simulated handler in either pool,
+/// start executions of the simulator's state machines and run its task definitions in the
+/// shared cluster (each machine and definition tagged for one tenant, which the worker checks
+/// before every start).
 fn tenant_targets() -> sundial_core::outbound::TenantTargets {
+    let (ecs_clusters, ecs_task_definitions) = crate::ecs::globs();
     let allow = sundial_core::outbound::TargetAllow {
         in_process: vec![crate::ledger::HANDLER.into()],
         pools: POOLS.iter().map(|p| p.to_string()).collect(),
         step_functions: vec![crate::stepfunctions::GLOB.into()],
+        ecs_clusters: vec![ecs_clusters],
+        ecs_task_definitions: vec![ecs_task_definitions],
         ..Default::default()
     };
     sundial_core::outbound::TenantTargets(BTreeMap::from([("*".to_string(), allow)]))
