@@ -51,7 +51,6 @@ struct State {
     /// Step Functions executions started for each execution id, in start order.
     step_functions: BTreeMap<String, Vec<sundial_simaws::SfnExecution>>,
     /// Executions started while an earlier one of the same fire ran or had succeeded.
-    doubles: Vec<(String, String)>,
     /// ECS tasks created, in creation order, as they were then.
     ecs_tasks: Vec<sundial_simaws::EcsTask>,
     highest: BTreeMap<String, u64>,
@@ -110,37 +109,20 @@ impl Ledger {
 
     /// Records a Step Functions execution (the effect of a `stepFunctions` job's fire, see
     /// [`crate::stepfunctions`]): its input is the invocation. One that will succeed is the
-    /// fire's effect, applied at the instant it closes. One started while an earlier execution
-    /// of the same fire runs or has succeeded is a double (a takeover must adopt the running
-    /// one; a new run only follows a failed one).
+    /// fire's effect, applied at the instant it closes. Whether one started beside a live one of
+    /// its fire is judged once the run is over ([`crate::stepfunctions::violations`]), with each
+    /// execution as it ended: a stop at a timeout or a cancel closes one ABORTED.
     pub fn step_functions_started(&self, x: &sundial_simaws::SfnExecution) {
         let Some(effect) = crate::stepfunctions::effect_of(x) else { return };
         let id = effect.0;
         let mut s = self.lock();
-        let earlier = s.step_functions.entry(id.clone()).or_default();
-        let live: Vec<String> = earlier
-            .iter()
-            .filter(|e| e.status_at(x.start_ms) != "FAILED")
-            .map(|e| format!("{} ({} at its start)", e.name, e.status_at(x.start_ms)))
-            .collect();
-        earlier.push(x.clone());
-        if !live.is_empty() {
-            let detail =
-                format!("Step Functions execution {} started while {} of the fire", x.name, live.join(", "));
-            s.doubles.push((id.clone(), detail));
-        }
+        s.step_functions.entry(id.clone()).or_default().push(x.clone());
         if x.failure.is_none() {
             s.effects.entry(id).or_insert(effect.1);
         }
     }
 
-    /// Step Functions executions started for a fire while another of it ran or had succeeded:
-    /// (execution id, what was seen).
-    pub fn step_functions_doubles(&self) -> Vec<(String, String)> {
-        self.lock().doubles.clone()
-    }
-
-    /// Step Functions executions started, by execution id.
+    /// The Step Functions executions of each fire, in the order they started.
     pub fn step_functions(&self) -> BTreeMap<String, Vec<sundial_simaws::SfnExecution>> {
         self.lock().step_functions.clone()
     }

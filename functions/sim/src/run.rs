@@ -205,7 +205,7 @@ async fn run_async(opts: &RunOptions) -> Result<Outcome> {
     tokio::task::yield_now().await;
     let max_skew_ms = plan.skews.iter().map(|s| s.abs()).max().unwrap_or(0);
     let mut out = check(opts, &sh, &workload, end, &plan.tick_outages, max_skew_ms).await?;
-    out.violations.extend(crate::stepfunctions::violations(&sh.ledger));
+    out.violations.extend(crate::stepfunctions::violations(&sh.ledger, |arn| world.aws.sfn_execution(arn)));
     out.explanation = format!("{}{}", crate::stepfunctions::summary(&sh.ledger, &world), out.explanation);
     if opts.explain.is_some() {
         out.explanation = format!("{}\nfault plan: {plan_text}", out.explanation);

@@ -80,13 +80,32 @@ pub fn effect_of(x: &SfnExecution) -> Option<(String, Effect)> {
     Some(crate::ledger::effect_of(&inv, x.stop_ms))
 }
 
-/// The doubles the ledger saw, as `effects` violations.
-pub fn violations(ledger: &Ledger) -> Vec<Violation> {
-    ledger
-        .step_functions_doubles()
-        .into_iter()
-        .map(|(id, detail)| Violation { invariant: "effects", detail, execution: Some(id) })
-        .collect()
+/// Executions started for a fire while an earlier one of it ran or had succeeded (a takeover
+/// must adopt the running one; a new run only follows a failed or stopped one), as `effects`
+/// violations. Each is judged as it ended (`current`, simaws's state now): an execution
+/// stopped at a timeout or a cancel is ABORTED from its stop on, no longer as it was started.
+pub fn violations(ledger: &Ledger, current: impl Fn(&str) -> Option<SfnExecution>) -> Vec<Violation> {
+    let mut out = Vec::new();
+    for (id, started) in ledger.step_functions() {
+        let xs: Vec<SfnExecution> =
+            started.iter().map(|x| current(&x.arn).unwrap_or_else(|| x.clone())).collect();
+        for (i, x) in xs.iter().enumerate() {
+            let live: Vec<String> = xs[..i]
+                .iter()
+                .filter(|e| !matches!(e.status_at(x.start_ms), "FAILED" | "ABORTED"))
+                .map(|e| format!("{} ({} at its start)", e.name, e.status_at(x.start_ms)))
+                .collect();
+            if !live.is_empty() {
+                let detail = format!(
+                    "Step Functions execution {} started while {} of the fire",
+                    x.name,
+                    live.join(", ")
+                );
+                out.push(Violation { invariant: "effects", detail, execution: Some(id.clone()) });
+            }
+        }
+    }
+    out
 }
 
 /// The run's summary of the target: executions started, the fires they were started for,
@@ -134,13 +153,22 @@ mod tests {
         let effects = ledger.effects();
         let e = effects.get("job0001@1774857300000").map(|e| (e.token, e.at_ms, e.version));
         assert_eq!(e, Some((2, 33_000, Some(2))));
-        assert!(violations(&ledger).is_empty());
+        assert!(violations(&ledger, |_| None).is_empty());
         // WHEN another execution of the fire starts while the second runs (a takeover that did
         // not adopt)
         ledger.step_functions_started(&started("r2-t3", 3, 10_000, 40_000, false));
         // THEN it is an effects violation naming the running one
-        let v = violations(&ledger);
+        let v = violations(&ledger, |_| None);
         assert_eq!(v.len(), 1, "{v:?}");
         assert!(v[0].detail.contains("r2 (RUNNING at its start)"), "{}", v[0].detail);
+        // AND none when the second run had been stopped (ABORTED) before the third started
+        let stopped = |arn: &str| {
+            let mut x = started("r2", 2, 3_000, 33_000, false);
+            x.stop_ms = 9_000;
+            x.aborted = true;
+            x.failure = Some(("Sundial.Stopped".into(), "timeout".into()));
+            (x.arn == arn).then_some(x)
+        };
+        assert!(violations(&ledger, stopped).is_empty());
     }
 }
