@@ -118,8 +118,7 @@ pub async fn run(env: &TestEnv, sc: &Scenario) -> Result<Outcome> {
     // GIVEN the noisy tenant's backlog: low-priority executions, due now, queued.
     let setup = std::time::Instant::now();
     let now = Utc::now();
-    let noisy_def =
-        fixtures::definition(Target::InProcess { handler: "noisy".into() }).with_priority(Priority::Low);
+    let noisy_def = fixtures::definition(Target::in_process("noisy")).with_priority(Priority::Low);
     let base = now - ChronoDuration::seconds(5);
     let execs: Vec<_> = (0..sc.noisy)
         .map(|i| {
@@ -175,7 +174,7 @@ pub async fn run(env: &TestEnv, sc: &Scenario) -> Result<Outcome> {
     }
 
     // WHEN the quiet tenant's on-time fires arrive in the main queue
-    let quiet_def = fixtures::definition(Target::InProcess { handler: "quiet".into() });
+    let quiet_def = fixtures::definition(Target::in_process("quiet"));
     let mut enqueued: Vec<Start> = Vec::new();
     for i in 0..sc.quiet_fires {
         let at = Utc::now();

@@ -57,7 +57,7 @@ fn child_key(parent: &ExecKey, c: ChildKey) -> ExecKey {
 async fn a_sharded_fire_runs_each_shard_once_and_the_parent_succeeds() -> anyhow::Result<()> {
     // GIVEN a job with shards = 4 and an in-process handler
     let env = TestEnv::new("kids-ok").await?;
-    let mut def = fixtures::definition(Target::InProcess { handler: "rec".into() });
+    let mut def = fixtures::definition(Target::in_process("rec"));
     def.shards = Some(4);
     let rec = Recorder::default();
     let parent = fixtures::create_ready(&env, "acme", "settle", def, Utc::now()).await?;
@@ -156,12 +156,12 @@ async fn a_failing_shard_retries_alone_and_the_parent_fails_naming_it() -> anyho
     // GIVEN shards = 4 where shard 1 fails twice then succeeds, and shard 2 always fails
     // (3 attempts allowed)
     let env = TestEnv::new("kids-fail").await?;
-    let mut def = fixtures::definition(Target::InProcess { handler: "rec".into() });
+    let mut def = fixtures::definition(Target::in_process("rec"));
     def.shards = Some(4);
     let rec_retry = Recorder { fail: vec![1], fail_times: 2, ..Default::default() };
     let rec_dead = Recorder { fail: vec![2], fail_times: u32::MAX, ..Default::default() };
     let ok = fixtures::create_ready(&env, "acme", "retry", def.clone(), Utc::now()).await?;
-    def.target = Target::InProcess { handler: "dead".into() };
+    def.target = Target::in_process("dead");
     let bad = fixtures::create_ready(&env, "acme", "dead", def, Utc::now()).await?;
 
     // WHEN a worker polls the pool
@@ -200,7 +200,7 @@ async fn a_failing_shard_retries_alone_and_the_parent_fails_naming_it() -> anyho
 async fn a_broadcast_fire_runs_once_per_member_each_seeing_its_member() -> anyhow::Result<()> {
     // GIVEN a job broadcast to three regional endpoints
     let env = TestEnv::new("kids-bcast").await?;
-    let mut def = fixtures::definition(Target::InProcess { handler: "rec".into() });
+    let mut def = fixtures::definition(Target::in_process("rec"));
     let members = vec!["eu-west-1".to_string(), "us-east-1".into(), "ap-south-1".into()];
     def.broadcast = Some(Broadcast { members: members.clone() });
     let rec = Recorder::default();
@@ -264,7 +264,7 @@ async fn a_fan_out_repeated_after_a_crash_creates_nothing_twice_and_reruns_no_fi
     // GIVEN a worker that put the 3 children of a fire and crashed before the parent's wait,
     // and a shard that already ran to SUCCEEDED meanwhile (its message had gone out)
     let env = TestEnv::new("kids-crash").await?;
-    let mut def = fixtures::definition(Target::InProcess { handler: "rec".into() });
+    let mut def = fixtures::definition(Target::in_process("rec"));
     def.shards = Some(3);
     let (parent, _, kids) = fanned_out_then_crashed(&env, "settle", def, "crashed").await?;
     let rec = Recorder::default();
@@ -315,7 +315,7 @@ async fn a_waiting_parent_whose_last_tally_write_was_lost_is_ended_by_the_reconc
     // GIVEN a waiting parent of 2 shards, both finished (one FAILED) but neither counted on it:
     // their workers died between the child's finish and the tally write
     let env = TestEnv::new("kids-reconcile").await?;
-    let mut def = fixtures::definition(Target::InProcess { handler: "rec".into() });
+    let mut def = fixtures::definition(Target::in_process("rec"));
     def.shards = Some(2);
     let (parent, fence, kids) = fanned_out_then_crashed(&env, "settle", def, "w1").await?;
     let store = fixtures::store(&env);
@@ -360,7 +360,7 @@ async fn a_waiting_parent_whose_last_tally_write_was_lost_is_ended_by_the_reconc
 async fn cancelling_a_waiting_parent_cancels_its_open_children() -> anyhow::Result<()> {
     // GIVEN a waiting parent whose 3 children were never delivered
     let env = TestEnv::new("kids-cancel").await?;
-    let mut def = fixtures::definition(Target::InProcess { handler: "rec".into() });
+    let mut def = fixtures::definition(Target::in_process("rec"));
     def.shards = Some(3);
     let (parent, fence, kids) = fanned_out_then_crashed(&env, "settle", def, "w1").await?;
     let store = fixtures::store(&env);
@@ -385,7 +385,7 @@ async fn a_forbid_job_with_a_start_deadline_fans_out_and_its_children_run_under_
     // GIVEN a stored FORBID job with 2 shards and a start deadline, and its fire put by the
     // trigger (so each first claim checks the job as it is now)
     let env = TestEnv::new("kids-job").await?;
-    let mut def = fixtures::definition(Target::InProcess { handler: "rec".into() });
+    let mut def = fixtures::definition(Target::in_process("rec"));
     def.shards = Some(2);
     def.concurrency = sundial_core::model::ConcurrencyPolicy::Forbid;
     def.start_deadline_secs = Some(600);
@@ -446,7 +446,7 @@ impl Handler for Hold {
 async fn the_concurrency_policy_applies_to_the_parent_until_its_last_child_ends() -> anyhow::Result<()> {
     // GIVEN a FORBID job with 2 shards whose first fire is waiting for its running children
     let env = TestEnv::new("kids-forbid").await?;
-    let mut def = fixtures::definition(Target::InProcess { handler: "hold".into() });
+    let mut def = fixtures::definition(Target::in_process("hold"));
     def.shards = Some(2);
     def.concurrency = sundial_core::model::ConcurrencyPolicy::Forbid;
     let hold = Hold::default();
@@ -490,7 +490,7 @@ async fn a_child_cancelled_alone_ends_its_parent_at_once_when_it_was_the_last() 
     use sundial_core::store::executions::ClaimOutcome;
     // GIVEN a waiting parent of 2 shards whose shard 0 succeeded and was counted
     let env = TestEnv::new("kids-cancel-one").await?;
-    let mut def = fixtures::definition(Target::InProcess { handler: "rec".into() });
+    let mut def = fixtures::definition(Target::in_process("rec"));
     def.shards = Some(2);
     let (parent, fence, kids) = fanned_out_then_crashed(&env, "settle", def, "w1").await?;
     let store = fixtures::store(&env);

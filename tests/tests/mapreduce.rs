@@ -26,7 +26,7 @@ use sundial_tests::TestEnv;
 const WITHIN: Duration = Duration::from_secs(120);
 
 fn count_job(items: u64, batch: u64, extra: serde_json::Value) -> JobDefinition {
-    let mut d = fixtures::definition(Target::InProcess { handler: "count".into() });
+    let mut d = fixtures::definition(Target::in_process("count"));
     d.map_reduce = Some(MapReduceSpec::default());
     let mut params = serde_json::json!({ "items": items, "batch": batch });
     if let (Some(p), Some(x)) = (params.as_object_mut(), extra.as_object()) {

@@ -232,8 +232,7 @@ async fn metered_fire(
 async fn a_sharded_fire_costs_a_few_requests_per_child() -> anyhow::Result<()> {
     // GIVEN an ordinary fire and a fire of the same job sharded 8 ways, each run by a metered worker
     let env = TestEnv::new("meter-kids").await?;
-    let def =
-        sundial_tests::fixtures::definition(sundial_core::model::Target::InProcess { handler: "ok".into() });
+    let def = sundial_tests::fixtures::definition(sundial_core::model::Target::in_process("ok"));
     let one = metered_fire(&env, "plain", def.clone()).await?;
     let n = 8u64;
     let mut sharded = def;

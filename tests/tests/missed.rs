@@ -311,7 +311,7 @@ async fn late_fire(label: &str) -> Result<LateFire> {
     env.cfg = with_bus(&env, &observed.bus);
     let minute = Utc::now().duration_trunc(Duration::minutes(1))? - Duration::minutes(5);
     let mut def = definition("0 * * * * *", "UTC", MisfirePolicy::FireOnce).with_start_deadline_secs(30);
-    def.target = Target::InProcess { handler: "noop".into() };
+    def.target = Target::in_process("noop");
     create_job(&env, "acme", "minutely", def, minute + Duration::seconds(20)).await?;
     scan(&env, minute + Duration::seconds(30), &ScanOptions::default()).await?;
     let fire = executions(&env, "acme", "minutely").await?.pop().context("a queued fire")?;
@@ -399,8 +399,7 @@ async fn a_map_reduce_fire_started_on_time_reports_no_miss_at_its_reduce() -> Re
     let env = TestEnv::new("missed-reduce").await?;
     let store = fixtures::store(&env);
     let sched = Utc::now().duration_trunc(Duration::seconds(1))? - Duration::minutes(10);
-    let mut def =
-        fixtures::definition(Target::InProcess { handler: "count".into() }).with_start_deadline_secs(30);
+    let mut def = fixtures::definition(Target::in_process("count")).with_start_deadline_secs(30);
     def.map_reduce = Some(MapReduceSpec::default());
     def.params = serde_json::json!({ "items": 1 });
     let e = fixtures::ready_execution("acme", "mr", def, sched, sched);
@@ -447,7 +446,7 @@ async fn a_replayed_dead_fire_with_a_start_deadline_is_not_reported_missed() -> 
     let env = TestEnv::new("missed-replay").await?;
     let store = fixtures::store(&env);
     let sched = Utc::now().duration_trunc(Duration::seconds(1))? - Duration::minutes(10);
-    let def = fixtures::definition(Target::InProcess { handler: "noop".into() }).with_start_deadline_secs(30);
+    let def = fixtures::definition(Target::in_process("noop")).with_start_deadline_secs(30);
     let e = fixtures::ready_execution("acme", "once", def, sched, sched);
     let key = fixtures::put_execution(&env, &e).await?;
     let terms = LeaseTerms { duration_ms: 30_000, skew_margin_ms: 200, may_take_over: true };

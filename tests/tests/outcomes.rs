@@ -178,7 +178,7 @@ impl World {
 
 fn job(max_attempts: u32) -> JobDefinition {
     let mut def = definition("0 * * * * *", "UTC", MisfirePolicy::FireAll { cap: 10 });
-    def.target = Target::InProcess { handler: "scripted".into() };
+    def.target = Target::in_process("scripted");
     def.retry = RetryPolicy { max_attempts, base_delay_secs: 1, ..RetryPolicy::default() };
     def
 }

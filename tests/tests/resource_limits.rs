@@ -48,7 +48,7 @@ async fn a_limit_of_three_shared_by_three_jobs_of_two_tenants_never_has_more_tha
     // four executions one second apart whose runs take 2.5 s (longer than the interval)
     let env = TestEnv::new("res-kill").await?;
     resources::put_limit(&env.clients.ddb, &env.cfg.jobs_table, "legacy-db", 3, "ops", Utc::now()).await?;
-    let mut def = fixtures::definition(Target::InProcess { handler: "sleep".into() });
+    let mut def = fixtures::definition(Target::in_process("sleep"));
     def.params = serde_json::json!({"ms": 2500, "stepMs": 500});
     def.resources = vec!["legacy-db".into()];
     def.retry.max_attempts = 5;

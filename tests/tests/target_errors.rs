@@ -18,18 +18,13 @@ async fn a_missing_function_or_queue_is_stored_without_arns_accounts_or_urls() -
     let env = TestEnv::new("target-errors").await?;
     let now = Utc::now();
     let function = "arn:aws:lambda:us-east-1:000000000000:function:sundial-no-such-fn";
-    let k_fn = fixtures::create_ready(
-        &env,
-        "acme",
-        "fn",
-        fixtures::definition(Target::Lambda { function: function.into() }),
-        now,
-    )
-    .await?;
+    let k_fn =
+        fixtures::create_ready(&env, "acme", "fn", fixtures::definition(Target::lambda(function)), now)
+            .await?;
     let queue_url =
         format!("{}/000000000000/no-such-queue-{}", sundial_tests::endpoint(), now.timestamp_millis());
-    let k_q = fixtures::create_ready(&env, "acme", "q", fixtures::definition(Target::Sqs { queue_url }), now)
-        .await?;
+    let k_q =
+        fixtures::create_ready(&env, "acme", "q", fixtures::definition(Target::sqs(queue_url)), now).await?;
 
     // WHEN a worker runs them
     let (worker, _) = fixtures::worker_with(&env, fixtures::settings("errors-1"), Handlers::new())?;

@@ -32,7 +32,7 @@ async fn the_worker_refuses_what_the_tenant_allowlist_and_the_own_queue_rule_ref
             .map_err(anyhow::Error::msg)?,
     );
     let now = Utc::now();
-    let q = |u: &str| fixtures::definition(Target::Sqs { queue_url: u.to_string() });
+    let q = |u: &str| fixtures::definition(Target::sqs(u.to_string()));
     let k_ok = fixtures::create_ready(&env, "acme", "ok", q(&urls[0]), now).await?;
     let k_other = fixtures::create_ready(&env, "acme", "other", q(&urls[1]), now).await?;
     let k_own = fixtures::create_ready(&env, "acme", "own", q(env.queue_url("default")), now).await?;

@@ -15,11 +15,13 @@
 use anyhow::{Context, Result};
 use chrono::{Duration, Utc};
 use sundial_core::execution::claim::{Finish, LeaseTerms};
-use sundial_core::execution::target::eventbridge::EventBridgeTarget;
+use sundial_core::execution::target::eventbridge::EventBridgeCaller;
 use sundial_core::execution::target::in_process::Handlers;
 use sundial_core::execution::target::Invocation;
 use sundial_core::execution::worker::{Disposition, NoExtend, Worker};
-use sundial_core::model::{ExecStatus, Execution, JobDefinition, Target};
+use sundial_core::model::{
+    EcsTarget, EventBridgeTarget, ExecStatus, Execution, JobDefinition, SnsTarget, Target,
+};
 use sundial_core::schedule::ScheduleSpec;
 use sundial_core::store::executions::{ClaimOutcome, Claimed, FinishResult};
 use sundial_tests::fixtures;
@@ -83,7 +85,10 @@ async fn stale_claim(env: &TestEnv, e: &Execution, at: chrono::DateTime<Utc>) ->
 fn job(bus_arn: &str) -> JobDefinition {
     JobDefinition::new(
         ScheduleSpec::new("0 0 2 * * *", "UTC"),
-        Target::EventBridge { event_bus_arn: bus_arn.to_string(), detail_type: Some("SettlementRun".into()) },
+        Target::EventBridge(EventBridgeTarget {
+            event_bus_arn: bus_arn.to_string(),
+            detail_type: Some("SettlementRun".into()),
+        }),
     )
 }
 
@@ -124,7 +129,7 @@ async fn event_bridge_target() -> Result<()> {
     let f = fixtures::ready_execution("acme", "settle", job(&bus), at, at);
     let fkey = sundial_core::store::executions::ExecKey::of(&f);
     let zombie = stale_claim(&env, &f, at).await?;
-    let direct = EventBridgeTarget::new(env.clients.events.clone());
+    let direct = EventBridgeCaller::new(env.clients.events.clone());
     let stale = Invocation::of(&zombie.snapshot.exec, zombie.fence.token, zombie.fence.attempt);
     direct.put(&bus, Some("SettlementRun"), &stale).await.map_err(|e| anyhow::anyhow!("{e}"))?;
     assert_eq!(deliver(&worker, &f).await?, Disposition::Delete);
@@ -209,7 +214,7 @@ async fn sns_target() -> Result<()> {
     let job = |arn: &str| {
         JobDefinition::new(
             ScheduleSpec::new("0 0 2 * * *", "UTC"),
-            Target::Sns { topic_arn: arn.to_string(), subject: Some("settlement".into()) },
+            Target::Sns(SnsTarget { topic_arn: arn.to_string(), subject: Some("settlement".into()) }),
         )
     };
 
@@ -219,7 +224,7 @@ async fn sns_target() -> Result<()> {
     let f = fixtures::ready_execution("acme", "settle", job(&topic), at, at);
     let fkey = sundial_core::store::executions::ExecKey::of(&f);
     let zombie = stale_claim(&env, &f, at).await?;
-    let direct = sundial_core::execution::target::sns::SnsTarget::new(env.clients.sns.clone());
+    let direct = sundial_core::execution::target::sns::SnsCaller::new(env.clients.sns.clone());
     let stale = Invocation::of(&zombie.snapshot.exec, zombie.fence.token, zombie.fence.attempt);
     direct.publish(&topic, Some("settlement"), &stale).await.map_err(|e| anyhow::anyhow!("{e}"))?;
     assert_eq!(deliver(&worker, &f).await?, Disposition::Delete);
@@ -280,10 +285,8 @@ async fn machine_runs(env: &TestEnv, machine: &str) -> Result<Vec<(String, Strin
 }
 
 fn machine_job(arn: &str) -> JobDefinition {
-    let mut def = JobDefinition::new(
-        ScheduleSpec::new("0 0 2 * * *", "UTC"),
-        Target::StepFunctions { state_machine_arn: arn.to_string() },
-    );
+    let mut def =
+        JobDefinition::new(ScheduleSpec::new("0 0 2 * * *", "UTC"), Target::step_functions(arn.to_string()));
     def.timeout_secs = 60;
     def
 }
@@ -304,7 +307,7 @@ async fn a_step_functions_target_runs_each_fire_to_its_end_and_a_takeover_adopts
 }
 
 async fn step_functions_target() -> Result<()> {
-    use sundial_core::execution::target::stepfunctions::{execution_name, run_of, StepFunctionsTarget};
+    use sundial_core::execution::target::stepfunctions::{execution_name, run_of, StepFunctionsCaller};
     // GIVEN acme's state machines (tagged for acme): one that waits a second and passes, one
     // that fails
     let env = TestEnv::new("target-sfn").await?;
@@ -346,7 +349,7 @@ async fn step_functions_target() -> Result<()> {
     let zombie = stale_claim(&env, &f, at).await?;
     let stale = Invocation::of(&zombie.snapshot.exec, zombie.fence.token, zombie.fence.attempt);
     let fname = execution_name(&f.global_id(), run_of(&zombie.snapshot.exec));
-    let direct = StepFunctionsTarget::new(env.clients.sfn.clone());
+    let direct = StepFunctionsCaller::new(env.clients.sfn.clone());
     let first = direct.start(&machine, &fname, &stale).await.map_err(|e| anyhow::anyhow!("{e}"))?;
     assert!(!first.adopted);
     assert_eq!(deliver(&worker, &f).await?, Disposition::Delete);
@@ -476,7 +479,7 @@ async fn tenant_task_definition(
 fn task_job(cluster: &str, task_definition: &str) -> JobDefinition {
     let mut def = JobDefinition::new(
         ScheduleSpec::new("0 0 2 * * *", "UTC"),
-        Target::Ecs {
+        Target::Ecs(EcsTarget {
             cluster_arn: cluster.to_string(),
             task_definition_arn: task_definition.to_string(),
             container_name: "main".into(),
@@ -484,7 +487,7 @@ fn task_job(cluster: &str, task_definition: &str) -> JobDefinition {
             subnets: vec!["subnet-0a1b2c3d".into()],
             security_groups: vec![],
             assign_public_ip: false,
-        },
+        }),
     );
     def.timeout_secs = 60;
     def.retry.max_attempts = 1;
@@ -569,12 +572,13 @@ struct EcsWorld<'a> {
     worker: &'a Worker,
 }
 
-fn spec_of(def: &JobDefinition) -> sundial_core::execution::target::ecs::TaskSpec<'_> {
-    sundial_core::execution::target::ecs::TaskSpec::of(&def.target).expect("an ecs target")
+fn spec_of(def: &JobDefinition) -> &EcsTarget {
+    let Target::Ecs(t) = &def.target else { panic!("an ecs target") };
+    t
 }
 
 async fn ecs_takeover_then_timeout(w: &EcsWorld<'_>) -> Result<()> {
-    use sundial_core::execution::target::ecs::{EcsTarget, MAX_NAME};
+    use sundial_core::execution::target::ecs::{EcsCaller, MAX_NAME};
     use sundial_core::execution::target::stepfunctions::{fire_name, run_of};
     let (env, cluster, worker) = (w.env, w.cluster, w.worker);
     let slow = tenant_task_definition(env, "acme-slow", "acme", 30, 0).await?;
@@ -592,8 +596,8 @@ async fn ecs_takeover_then_timeout(w: &EcsWorld<'_>) -> Result<()> {
     let zombie = stale_claim(env, &f, at).await?;
     let stale = Invocation::of(&zombie.snapshot.exec, zombie.fence.token, zombie.fence.attempt);
     let fname = fire_name(&f.global_id(), run_of(&zombie.snapshot.exec), MAX_NAME);
-    let direct = EcsTarget::new(env.clients.ecs.clone());
-    let first = direct.run(&spec_of(&def), &fname, &stale).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+    let direct = EcsCaller::new(env.clients.ecs.clone());
+    let first = direct.run(spec_of(&def), &fname, &stale).await.map_err(|e| anyhow::anyhow!("{e}"))?;
     assert!(!first.adopted);
     assert_eq!(deliver(worker, &f).await?, Disposition::Delete);
     // THEN the new holder adopted the zombie's task (its ARN on the timeline, one task of that
@@ -650,7 +654,7 @@ async fn ecs_not_owned(w: &EcsWorld<'_>) -> Result<()> {
 }
 
 async fn ecs_exit_codes(w: &EcsWorld<'_>) -> Result<()> {
-    use sundial_core::execution::target::ecs::{EcsTarget, MAX_NAME};
+    use sundial_core::execution::target::ecs::{EcsCaller, MAX_NAME};
     use sundial_core::execution::target::stepfunctions::{fire_name, run_of};
     let (env, cluster, worker) = (w.env, w.cluster, w.worker);
     let past = Utc::now() - Duration::seconds(60);
@@ -699,9 +703,9 @@ async fn ecs_exit_codes(w: &EcsWorld<'_>) -> Result<()> {
     let zombie = stale_claim(env, &k, at).await?;
     let stale = Invocation::of(&zombie.snapshot.exec, zombie.fence.token, zombie.fence.attempt);
     let kname = fire_name(&k.global_id(), run_of(&zombie.snapshot.exec), MAX_NAME);
-    let direct = EcsTarget::new(env.clients.ecs.clone());
+    let direct = EcsCaller::new(env.clients.ecs.clone());
     let first =
-        direct.run(&spec_of(&k.definition), &kname, &stale).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+        direct.run(spec_of(&k.definition), &kname, &stale).await.map_err(|e| anyhow::anyhow!("{e}"))?;
     assert_eq!(deliver(worker, &k).await?, Disposition::Delete);
     // THEN it tracked the adopted task to its exit 0: SUCCEEDED, one task for the fire
     let snap = fixtures::snapshot(env, &kkey).await?;

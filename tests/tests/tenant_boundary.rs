@@ -8,7 +8,7 @@
 use chrono::Utc;
 use std::time::Duration;
 use sundial_core::execution::target::in_process::Handlers;
-use sundial_core::model::{ExecStatus, SecretRef, Target};
+use sundial_core::model::{ExecStatus, HttpTarget, SecretRef, Target};
 use sundial_tests::fixtures::{self, WebhookServer};
 use sundial_tests::TestEnv;
 
@@ -24,15 +24,19 @@ async fn tenant_access_role(env: &TestEnv) -> anyhow::Result<String> {
 }
 
 fn header_target(url: &str, secret_arn: &str) -> Target {
-    Target::Http {
+    Target::Http(HttpTarget {
         url: url.into(),
         signing_secret_arn: None,
         headers: [("Authorization".to_string(), SecretRef { secret_arn: secret_arn.into() })].into(),
-    }
+    })
 }
 
 fn signing_target(url: &str, secret_arn: &str) -> Target {
-    Target::Http { url: url.into(), signing_secret_arn: Some(secret_arn.into()), headers: Default::default() }
+    Target::Http(HttpTarget {
+        url: url.into(),
+        signing_secret_arn: Some(secret_arn.into()),
+        headers: Default::default(),
+    })
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -70,9 +74,9 @@ async fn a_tenant_naming_another_tenants_secret_function_or_queue_is_refused_as_
     let untagged_header =
         globex("untagged-header", header_target(&attacker.url("/collect"), &untagged)).await?;
     let forge = globex("forge", signing_target(&attacker.url("/collect"), &acme_signing)).await?;
-    let their_fn = globex("their-fn", Target::Lambda { function: acme_fn.clone() }).await?;
-    let missing_function = globex("missing-fn", Target::Lambda { function: missing_fn }).await?;
-    let their_queue = globex("their-queue", Target::Sqs { queue_url: acme_queue.clone() }).await?;
+    let their_fn = globex("their-fn", Target::lambda(acme_fn.clone())).await?;
+    let missing_function = globex("missing-fn", Target::lambda(missing_fn)).await?;
+    let their_queue = globex("their-queue", Target::sqs(acme_queue.clone())).await?;
     let own = fixtures::create_ready(
         &env,
         "acme",

@@ -7,7 +7,7 @@
 use chrono::Utc;
 use std::time::Duration;
 use sundial_core::execution::target::in_process::Handlers;
-use sundial_core::model::{ExecStatus, SecretRef, Target};
+use sundial_core::model::{ExecStatus, HttpTarget, SecretRef, Target};
 use sundial_idempotency::webhook::{self, Headers};
 use sundial_tests::fixtures::{self, Reply, WebhookServer};
 use sundial_tests::TestEnv;
@@ -22,7 +22,11 @@ async fn secret(env: &TestEnv, name: &str, value: &str) -> anyhow::Result<String
 }
 
 fn signed(url: &str, arn: &str) -> Target {
-    Target::Http { url: url.into(), signing_secret_arn: Some(arn.into()), headers: Default::default() }
+    Target::Http(HttpTarget {
+        url: url.into(),
+        signing_secret_arn: Some(arn.into()),
+        headers: Default::default(),
+    })
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -122,11 +126,11 @@ async fn an_auth_header_is_sent_with_its_secret_value_and_never_stored() -> anyh
     let token_arn = secret(&env, "token", &token).await?;
     let signing_arn = secret(&env, "signing2", OLD_KEY).await?;
     let hook = WebhookServer::start(vec![]).await?;
-    let target = Target::Http {
+    let target = Target::Http(HttpTarget {
         url: hook.url("/run"),
         signing_secret_arn: Some(signing_arn),
         headers: [("Authorization".to_string(), SecretRef { secret_arn: token_arn })].into(),
-    };
+    });
     let key = fixtures::create_ready(&env, "acme", "auth", fixtures::definition(target), Utc::now()).await?;
 
     // WHEN a worker runs it

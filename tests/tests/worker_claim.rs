@@ -163,7 +163,7 @@ async fn a_zombie_worker_is_fenced_out_and_the_resource_keeps_the_new_owners_wri
     let env = TestEnv::new("zombie").await?;
     let clock = Arc::new(ManualClock::new(Utc::now() - CDuration::milliseconds(1_500)));
     let now = clock.now();
-    let def = fixtures::definition(Target::InProcess { handler: "write".into() });
+    let def = fixtures::definition(Target::in_process("write"));
     let e = fixtures::ready_execution("acme", "nightly", def, now - CDuration::seconds(1), now);
     let key = fixtures::put_execution(&env, &e).await?;
     let resource = Arc::new(FencedResource::new(&env, "report-output"));

@@ -88,7 +88,7 @@ async fn sigterm_releases_the_running_execution_and_the_next_worker_resumes_from
     // GIVEN a long in-process `sleep` job (3 s, a checkpoint every 100 ms) running in worker-ecs
     // with a 300 ms shutdown grace
     let env = TestEnv::new("ecs-term").await?;
-    let mut def = fixtures::definition(Target::InProcess { handler: "sleep".into() });
+    let mut def = fixtures::definition(Target::in_process("sleep"));
     def.params = serde_json::json!({"ms": 3000, "stepMs": 100});
     let key = fixtures::create_ready(&env, "acme", "long", def, Utc::now()).await?;
     let mut w = fixtures::spawn_worker_ecs(
@@ -187,10 +187,10 @@ async fn the_shipped_ecs_worker_runs_no_diagnostic_handler_unless_the_operator_o
     // and `count` (100,000 children a fire) for every tenant.
     // GIVEN jobs naming the diagnostic handlers
     let env = TestEnv::new("ecs-diag").await?;
-    let mut sleep = fixtures::definition(Target::InProcess { handler: "sleep".into() });
+    let mut sleep = fixtures::definition(Target::in_process("sleep"));
     sleep.params = serde_json::json!({"ms": 10});
     let k_sleep = fixtures::create_ready(&env, "acme", "sleep", sleep, Utc::now()).await?;
-    let mut count = fixtures::definition(Target::InProcess { handler: "count".into() });
+    let mut count = fixtures::definition(Target::in_process("count"));
     count.map_reduce = Some(Default::default());
     count.params = serde_json::json!({"items": 3, "batch": 3});
     let k_count = fixtures::create_ready(&env, "acme", "count", count, Utc::now()).await?;

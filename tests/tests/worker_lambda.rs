@@ -152,8 +152,7 @@ async fn lambda_targets_succeed_retry_and_fail_by_error_type() -> anyhow::Result
     let watch = LambdaWatch::start("sundial-testfn", &[]).await?;
     watch.warm_up("sundial-testfn").await?;
     let def = |params: serde_json::Value| {
-        let mut d =
-            fixtures::definition(sundial_core::model::Target::Lambda { function: "sundial-testfn".into() });
+        let mut d = fixtures::definition(sundial_core::model::Target::lambda("sundial-testfn"));
         d.params = params;
         d
     };
@@ -224,7 +223,7 @@ async fn a_record_whose_handling_panics_is_kept_not_deleted() -> anyhow::Result<
     let env = TestEnv::new("lambda-panic").await?;
     let ok = WebhookServer::start(vec![]).await?;
     let now = Utc::now();
-    let boom = fixtures::definition(Target::InProcess { handler: "boom".into() });
+    let boom = fixtures::definition(Target::in_process("boom"));
     let k_boom = fixtures::create_ready(&env, "acme", "boom", boom, now).await?;
     let k_ok =
         fixtures::create_ready(&env, "acme", "fine", fixtures::http_definition(&ok.url("/run")), now).await?;

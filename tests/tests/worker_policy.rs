@@ -329,7 +329,7 @@ impl Handler for Spin {
 }
 
 fn spin_job(spin: bool, policy: ConcurrencyPolicy) -> JobDefinition {
-    let mut d = fixtures::definition(Target::InProcess { handler: "spin".into() });
+    let mut d = fixtures::definition(Target::in_process("spin"));
     d.params = serde_json::json!({ "spin": spin });
     d.concurrency = policy;
     d

@@ -186,7 +186,7 @@ impl Handler for Stuck {
 async fn a_run_past_its_timeout_is_a_retryable_timeout() -> anyhow::Result<()> {
     // GIVEN an in-process job with a 1 s timeout whose handler hangs, allowed 2 attempts
     let env = TestEnv::new("retry-timeout").await?;
-    let mut def = fixtures::definition(Target::InProcess { handler: "stuck".into() });
+    let mut def = fixtures::definition(Target::in_process("stuck"));
     def.timeout_secs = 1;
     def.retry.max_attempts = 2;
     let key = fixtures::create_ready(&env, "acme", "hang", def, Utc::now()).await?;
@@ -304,7 +304,7 @@ async fn an_sqs_target_gets_the_invocation_and_its_token() -> anyhow::Result<()>
         &env,
         "acme",
         "toq",
-        fixtures::definition(Target::Sqs { queue_url: url.clone() }),
+        fixtures::definition(Target::sqs(url.clone())),
         Utc::now(),
     )
     .await?;

@@ -41,7 +41,7 @@ async fn a_map_reduce_settlement_with_a_crashed_map_holder_settles_every_merchan
         Layers::ALL,
         1,
     );
-    let mut def = fixtures::definition(Target::InProcess { handler: "settle-merchants".into() });
+    let mut def = fixtures::definition(Target::in_process("settle-merchants"));
     def.map_reduce = Some(MapReduceSpec::default());
     def.params = serde_json::json!({ "merchants": MERCHANTS });
     def.retry.max_attempts = 6;

@@ -373,7 +373,7 @@ mod tests {
             definition: JobDefinition {
                 schedule: ScheduleSpec::new("rate(5 seconds)", "UTC"),
                 pool: "default".into(),
-                target: Target::InProcess { handler: "chaos-effect".into() },
+                target: Target::in_process("chaos-effect"),
                 params: serde_json::Value::Null,
                 params_ref: None,
                 misfire: Default::default(),

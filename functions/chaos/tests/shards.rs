@@ -73,7 +73,7 @@ impl Fleet {
 }
 
 fn sharded(ignore_shard: bool, work_ms: u64) -> JobDefinition {
-    let mut d = fixtures::definition(Target::InProcess { handler: SHARD_HANDLER.into() });
+    let mut d = fixtures::definition(Target::in_process(SHARD_HANDLER));
     d.shards = Some(SHARDS);
     d.params = serde_json::json!({"items": ITEMS, "workMs": work_ms, "ignoreShard": ignore_shard});
     d.retry.max_attempts = 6;

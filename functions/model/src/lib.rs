@@ -21,8 +21,11 @@
 //! - [`retry`]: run errors (retryable or not) and the retry schedule.
 //! - [`claim`]: the claim decision (fencing tokens), a pure function the store applies.
 //! - [`priority`]: priorities, lanes, back-pressure and tenant-fairness rules.
-//! - [`outbound`]: the target policy (addresses, schemes, strict queue URLs, Sundial's own
-//!   queues and functions, per-tenant allowlists).
+//! - [`target`]: [`Target`], one kind to a file: each kind's fields, schema, limits and check
+//!   against the tenant's policy.
+//! - [`outbound`]: what the kinds' checks share: the target policy (addresses, strict queue
+//!   URLs, Sundial's own functions, per-tenant allowlists) and its refusals.
+//! - [`arn`]: the one ARN reader every validator uses.
 //! - [`reconcile`]: the reconciler's rules (when an open execution is looked at, and what is
 //!   done), pure so the store can index by them.
 //! - [`tenant`]: per-tenant running limits.
@@ -31,8 +34,9 @@
 //! - [`limits`]: the limits that relate to each other, with the relations asserted at compile
 //!   time.
 //! - [`openapi`]: the OpenAPI schemas that `#[derive(utoipa::ToSchema)]` cannot give alone:
-//!   [`Target`]'s (one component per variant), [`openapi::StoredDefinition`], list fields.
+//!   [`openapi::StoredDefinition`], list fields.
 
+pub mod arn;
 pub mod children;
 pub mod claim;
 pub mod definition;
@@ -53,6 +57,7 @@ pub mod priority;
 pub mod reconcile;
 pub mod resources;
 pub mod retry;
+pub mod target;
 pub mod tenant;
 
 pub use definition::*;
@@ -61,6 +66,10 @@ pub use error_code::ErrorCode;
 pub use execution::*;
 pub use job::*;
 pub use ops::*;
+pub use target::{
+    EcsLaunchType, EcsTarget, EventBridgeTarget, HttpTarget, InProcessTarget, LambdaTarget, SecretRef,
+    SnsTarget, SqsTarget, StepFunctionsTarget, Target,
+};
 
 #[cfg(test)]
 mod tests;

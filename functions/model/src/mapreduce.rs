@@ -47,7 +47,7 @@ impl MapReduceSpec {
 pub fn validate(def: &JobDefinition) -> Result<(), ValidationError> {
     let Some(spec) = &def.map_reduce else { return Ok(()) };
     let invalid = |f: &str, r: String| ValidationError { field: f.into(), reason: r };
-    if !matches!(def.target, Target::InProcess { .. }) {
+    if !matches!(def.target, Target::InProcess(_)) {
         return Err(invalid(
             "mapReduce",
             "a map-reduce job needs an in-process target (its handler emits the items)".into(),

@@ -5,21 +5,18 @@ use sundial_schedule::{MisfirePolicy, ScheduleSpec};
 
 #[test]
 fn definitions_are_camel_case_and_old_stored_spellings_still_read() {
-    let def = JobDefinition::new(
-        ScheduleSpec::new("* * * * *", "UTC"),
-        Target::Sqs { queue_url: "https://sqs.example/q".into() },
-    )
-    .with_misfire(MisfirePolicy::FireAll { cap: 5 });
+    let def = JobDefinition::new(ScheduleSpec::new("* * * * *", "UTC"), Target::sqs("https://sqs.example/q"))
+        .with_misfire(MisfirePolicy::FireAll { cap: 5 });
     let v = serde_json::to_value(&def).unwrap();
     assert_eq!(v["target"], serde_json::json!({"type": "sqs", "queueUrl": "https://sqs.example/q"}));
     assert_eq!(v["misfire"], serde_json::json!({"policy": "fireAll", "cap": 5}));
     let t: Target = serde_json::from_str(r#"{"type":"inProcess","handler":"h"}"#).unwrap();
-    assert_eq!(t, Target::InProcess { handler: "h".into() });
+    assert_eq!(t, Target::in_process("h"));
     // Stored before 0.2: snake_case names still read back.
     let old: Target = serde_json::from_str(r#"{"type":"in_process","handler":"h"}"#).unwrap();
     assert_eq!(old, t);
     let old: Target = serde_json::from_str(r#"{"type":"sqs","queue_url":"https://q"}"#).unwrap();
-    assert_eq!(old, Target::Sqs { queue_url: "https://q".into() });
+    assert_eq!(old, Target::sqs("https://q"));
     let old: MisfirePolicy = serde_json::from_str(r#"{"policy":"fire_all","cap":2}"#).unwrap();
     assert_eq!(old, MisfirePolicy::FireAll { cap: 2 });
     let back: MisfirePolicy = serde_json::from_value(v["misfire"].clone()).unwrap();
@@ -94,7 +91,7 @@ fn a_target_every_fire_would_refuse_is_refused_at_create() {
     // Sundial's own pool queue and DLQ are not targets
     for q in [cfg.queue_name("default"), cfg.dlq_name("default")] {
         let url = format!("https://sqs.us-east-1.amazonaws.com/123456789012/{q}");
-        assert_eq!(field(Target::Sqs { queue_url: url }), Some("target.queueUrl".to_string()), "{q}");
+        assert_eq!(field(Target::sqs(url)), Some("target.queueUrl".to_string()), "{q}");
     }
 }
 
@@ -117,9 +114,8 @@ fn a_tenant_allowlist_is_checked_at_create_with_the_field_named() {
         let def = JobDefinition::new(ScheduleSpec::new("rate(1 minute)", "UTC"), target);
         Job::new(&cfg, tenant, "nightly", def, now).err().map(|e| e.field)
     };
-    let lambda = |f: &str| Target::Lambda { function: f.into() };
-    let sqs =
-        |q: &str| Target::Sqs { queue_url: format!("https://sqs.eu-west-1.amazonaws.com/123456789012/{q}") };
+    let lambda = |f: &str| Target::lambda(f);
+    let sqs = |q: &str| Target::sqs(format!("https://sqs.eu-west-1.amazonaws.com/123456789012/{q}"));
     // THEN what is listed is accepted and everything else refused, naming the field
     assert_eq!(field("acme", lambda("arn:aws:lambda:eu-west-1:123456789012:function:acme-run")), None);
     assert_eq!(

@@ -29,7 +29,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use sundial_core::execution::target::ecs::MAX_NAME;
 use sundial_core::execution::target::stepfunctions::{fire_name, run_of};
 use sundial_core::execution::target::Invocation;
-use sundial_core::model::{EcsLaunchType, Execution, Target};
+use sundial_core::model::{EcsLaunchType, EcsTarget, Execution, Target};
 use sundial_simaws::{Aws, EcsStopCode, EcsTask, EXIT_CODE_VAR, RUN_SECS_VAR};
 
 /// One task definition each tenant owns: its family is `sim-{tenant}-{suffix}`, and its
@@ -94,7 +94,7 @@ pub fn task_definition_arn(tenant: &str, kind: usize) -> String {
 
 /// The target of a job of `tenant` running its definition `kind` on FARGATE.
 pub fn target(tenant: &str, kind: usize) -> Target {
-    Target::Ecs {
+    Target::Ecs(EcsTarget {
         cluster_arn: cluster_arn(),
         task_definition_arn: task_definition_arn(tenant, kind),
         container_name: CONTAINER.into(),
@@ -102,7 +102,7 @@ pub fn target(tenant: &str, kind: usize) -> Target {
         subnets: vec![SUBNET.into()],
         security_groups: Vec::new(),
         assign_public_ip: false,
-    }
+    })
 }
 
 /// Creates the shared cluster (no tag: clusters are shared) and every tenant's definitions,
@@ -173,7 +173,7 @@ fn fires_by_name<'a>(
     executions: impl IntoIterator<Item = &'a Execution>,
 ) -> BTreeMap<String, (&'a Execution, u32)> {
     let mut out = BTreeMap::new();
-    for e in executions.into_iter().filter(|e| matches!(e.definition.target, Target::Ecs { .. })) {
+    for e in executions.into_iter().filter(|e| matches!(e.definition.target, Target::Ecs(_))) {
         for run in 1..=run_of(e) {
             out.insert(fire_name(&e.global_id(), run, MAX_NAME), (e, run));
         }

@@ -43,7 +43,7 @@ pub fn machine_arn(tenant: &str, kind: usize) -> String {
 
 /// The target of a job of `tenant` aimed at its machine `kind`.
 pub fn target(tenant: &str, kind: usize) -> Target {
-    Target::StepFunctions { state_machine_arn: machine_arn(tenant, kind) }
+    Target::step_functions(machine_arn(tenant, kind))
 }
 
 /// Creates every tenant's machines (through the SDK, as a tenant's deployment would), and lets

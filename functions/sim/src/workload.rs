@@ -155,7 +155,7 @@ pub fn definition(seed: u64, i: u64, s: usize, v: i64, start_ms: i64, end_ms: i6
         _ => ConcurrencyPolicy::Replace,
     };
     let pool = if chance(seed, n + 2, 300) { "batch" } else { "default" };
-    let mut def = JobDefinition::new(spec, Target::InProcess { handler: HANDLER.into() })
+    let mut def = JobDefinition::new(spec, Target::in_process(HANDLER))
         .with_params(serde_json::json!({ "v": v }))
         .with_pool(pool)
         .with_misfire(misfire)
@@ -359,7 +359,7 @@ fn add_ecs(seed: u64, jobs: &mut [JobPlan]) {
     let mut turn = between(seed, 2_099_999, 0, 3);
     for (i, job) in jobs.iter_mut().enumerate() {
         let n = 2_100_000 + i as u64 * 4;
-        let in_process = matches!(job.def.target, Target::InProcess { .. });
+        let in_process = matches!(job.def.target, Target::InProcess(_));
         if !in_process || !chance(seed, n, 90) {
             continue;
         }

@@ -135,7 +135,7 @@ async fn main() -> Result<()> {
         }
     };
     let mut def = sundial_tests::trigger::definition(&expr_of(0), "UTC", MisfirePolicy::FireOnce);
-    def.target = Target::InProcess { handler: "noop".into() };
+    def.target = Target::in_process("noop");
     def.params = serde_json::json!({});
     let loaders: Vec<_> = (0..4)
         .map(|w| {

@@ -29,7 +29,7 @@ impl Handler for FailShard {
 async fn a_parent_shows_its_children_and_each_child_its_parent() {
     // GIVEN a fire of a job with 3 shards whose shard 1 fails permanently, run to its end
     let h = Harness::new("children", at("2026-12-01T10:00:00Z")).await;
-    let mut def = fixtures::definition(Target::InProcess { handler: "fail1".into() });
+    let mut def = fixtures::definition(Target::in_process("fail1"));
     def.shards = Some(3);
     let parent = fixtures::create_ready(&h.env, "acme", "settle", def, Utc::now())
         .await
@@ -102,7 +102,7 @@ async fn a_parent_shows_its_children_and_each_child_its_parent() {
 async fn the_children_list_is_paged_and_never_read_whole() {
     // GIVEN a fire with 25 shard children (written as the fan-out writes them)
     let h = Harness::new("children-pages", at("2026-12-01T10:00:00Z")).await;
-    let mut def = fixtures::definition(Target::InProcess { handler: "noop".into() });
+    let mut def = fixtures::definition(Target::in_process("noop"));
     def.shards = Some(25);
     let now = Utc::now();
     let parent = fixtures::ready_execution("acme", "wide", def, at("2026-12-01T09:00:00Z"), now);

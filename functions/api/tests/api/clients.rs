@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
-use sundial_core::model::{JobState, Target};
+use sundial_core::model::{HttpTarget, JobState, Target};
 use tokio::net::TcpListener;
 use tokio::process::Command;
 use tokio::task::JoinHandle;
@@ -113,7 +113,7 @@ async fn assert_stored(h: &Harness, job_id: &str, client: &str) {
     assert_eq!(job.definition.schedule.expression, "0 30 2 * * *");
     assert_eq!(job.definition.schedule.timezone, "Europe/London");
     match &job.definition.target {
-        Target::Http { url, .. } => assert_eq!(url, "https://hooks.example.com/run"),
+        Target::Http(HttpTarget { url, .. }) => assert_eq!(url, "https://hooks.example.com/run"),
         other => panic!("the {client} client sent target {other:?}"),
     }
     assert_eq!(job.definition.params, serde_json::json!({"client": client}));

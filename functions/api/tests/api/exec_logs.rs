@@ -17,7 +17,7 @@ fn line(m: &str) -> LogLine {
 async fn the_log_lines_of_an_execution_are_its_tenants_only() {
     // GIVEN the same job id and instant in two tenants, each with a line kept by the local run
     let mut h = Harness::new("execlogs", at("2026-12-01T10:00:00Z")).await;
-    let def = || fixtures::definition(Target::InProcess { handler: "noop".into() });
+    let def = || fixtures::definition(Target::in_process("noop"));
     let a = fixtures::create_ready(&h.env, "acme", "settle", def(), Utc::now())
         .await
         .unwrap_or_else(|e| panic!("{e}"));

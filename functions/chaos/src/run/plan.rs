@@ -20,7 +20,7 @@ pub fn definition(rate: u32, start: DateTime<Utc>, end: DateTime<Utc>, work_ms: 
     let mut schedule = ScheduleSpec::new(format!("rate({rate} seconds)"), "UTC");
     schedule.start = Some(start);
     schedule.end = Some(end);
-    JobDefinition::new(schedule, Target::InProcess { handler: HANDLER.into() })
+    JobDefinition::new(schedule, Target::in_process(HANDLER))
         .with_params(serde_json::json!({ "workMs": work_ms }))
         .with_misfire(MisfirePolicy::FireAll { cap: sundial_core::model::MAX_FIRE_ALL_CAP })
         .with_misfire_threshold_secs(5)

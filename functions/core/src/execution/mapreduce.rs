@@ -141,7 +141,7 @@ mod tests {
         assert_eq!(field(&d), None);
         d.map_reduce = Some(MapReduceSpec::default());
         assert_eq!(field(&d).as_deref(), Some("mapReduce"), "not in-process");
-        d.target = Target::InProcess { handler: "h".into() };
+        d.target = Target::in_process("h");
         assert_eq!(field(&d), None);
         d.map_reduce = Some(MapReduceSpec { max_items: Some(0) });
         assert_eq!(field(&d).as_deref(), Some("mapReduce.maxItems"));

@@ -4,7 +4,7 @@
 use super::{Refusal, TargetPolicy};
 use crate::deployment::Deployment;
 use crate::outcome::OutcomeNotify;
-use crate::Target;
+use crate::target::{HttpTarget, Target};
 
 impl TargetPolicy {
     /// Judges `tenant`'s notification receiver as [`TargetPolicy::check`] judges a webhook with
@@ -16,11 +16,10 @@ impl TargetPolicy {
         tenant: &str,
         notify: &OutcomeNotify,
     ) -> Result<(), Refusal> {
-        let as_webhook = Target::Http {
-            url: notify.url.clone(),
+        let as_webhook = Target::Http(HttpTarget {
             signing_secret_arn: notify.signing_secret_arn.clone(),
-            headers: Default::default(),
-        };
+            ..HttpTarget::new(notify.url.clone())
+        });
         self.check(cfg, tenant, &as_webhook).map_err(|mut r| {
             if let Some(rest) = r.error.field.strip_prefix("target.") {
                 r.error.field = format!("outcomeNotify.{rest}");

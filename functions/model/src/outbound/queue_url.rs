@@ -2,7 +2,8 @@
 //! SQS uses, whatever parser reads the URL next.
 
 use super::address::unwrap_v4;
-use super::{invalid, is_region, partition_of, AddressPolicy, Home, Refusal};
+use super::{invalid, AddressPolicy, Home, Refusal};
+use crate::arn::{is_region, partition_of};
 use std::net::IpAddr;
 
 /// An SQS queue named by a URL that [`parse_queue_url`] accepted.

@@ -16,7 +16,7 @@
 //! started with, so its `SUNDIAL_FENCING_TOKEN` is the token of the claim that started it.
 //!
 //! When an attempt ends without the task (its `timeoutSecs` passed, or the execution was
-//! cancelled) the worker stops the run's task ([`EcsTarget::stop_run`]), so a retry never runs
+//! cancelled) the worker stops the run's task ([`EcsCaller::stop_run`]), so a retry never runs
 //! beside it; a lost lease or a worker shutdown leaves it running for the next claim to adopt.
 //!
 //! The polling is paced by `tokio::time::sleep` (the simulator's and tests' paused clock).
@@ -25,7 +25,7 @@
 
 use super::Invocation;
 use crate::execution::retry::RunError;
-use crate::model::EcsLaunchType;
+use crate::model::EcsTarget;
 use aws_sdk_ecs::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
 use aws_sdk_ecs::types::{
     AssignPublicIp, AwsVpcConfiguration, ContainerOverride, DesiredStatus, KeyValuePair, LaunchType,
@@ -52,52 +52,6 @@ const ADOPT_LOOKS: u32 = 5;
 
 /// Longest `stoppedReason` kept in the attempt's error (the rest is cut).
 const MAX_REASON: usize = 512;
-
-/// What a fire's task runs: the target's fields.
-#[derive(Debug, Clone, Copy)]
-pub struct TaskSpec<'a> {
-    /// The cluster's ARN.
-    pub cluster: &'a str,
-    /// The task definition revision.
-    pub task_definition: &'a str,
-    /// The container that gets the overrides and whose exit decides.
-    pub container: &'a str,
-    /// FARGATE or EC2.
-    pub launch_type: EcsLaunchType,
-    /// `awsvpc` subnets (none: the task definition's own networking).
-    pub subnets: &'a [String],
-    /// `awsvpc` security groups.
-    pub security_groups: &'a [String],
-    /// Whether the network interface gets a public IP.
-    pub assign_public_ip: bool,
-}
-
-impl<'a> TaskSpec<'a> {
-    /// An `ecs` target's fields; `None` for any other target.
-    pub fn of(target: &'a crate::model::Target) -> Option<Self> {
-        let crate::model::Target::Ecs {
-            cluster_arn,
-            task_definition_arn,
-            container_name,
-            launch_type,
-            subnets,
-            security_groups,
-            assign_public_ip,
-        } = target
-        else {
-            return None;
-        };
-        Some(TaskSpec {
-            cluster: cluster_arn,
-            task_definition: task_definition_arn,
-            container: container_name,
-            launch_type: *launch_type,
-            subnets,
-            security_groups,
-            assign_public_ip: *assign_public_ip,
-        })
-    }
-}
 
 /// A task this attempt tracks.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -132,20 +86,20 @@ pub fn environment(inv: &Invocation) -> Vec<(&'static str, String)> {
 
 /// Runs and tracks tasks of tenants' task definitions.
 #[derive(Debug, Clone)]
-pub struct EcsTarget {
+pub struct EcsCaller {
     client: aws_sdk_ecs::Client,
 }
 
-impl EcsTarget {
+impl EcsCaller {
     /// A target using `client` (the tenant's session).
     pub fn new(client: aws_sdk_ecs::Client) -> Self {
-        EcsTarget { client }
+        EcsCaller { client }
     }
 
     /// Runs the task `name` (a run of the fire `inv`) of `spec`, or adopts the one of that name an
     /// earlier claim of the run started.
-    pub async fn run(&self, spec: &TaskSpec<'_>, name: &str, inv: &Invocation) -> Result<Started, RunError> {
-        if let Some(arn) = self.find(spec.cluster, name, inv).await? {
+    pub async fn run(&self, target: &EcsTarget, name: &str, inv: &Invocation) -> Result<Started, RunError> {
+        if let Some(arn) = self.find(&target.cluster_arn, name, inv).await? {
             tracing::info!(execution = %inv.execution_id, task = %arn, "adopting the ECS task an earlier claim ran");
             return Ok(Started { arn, adopted: true });
         }
@@ -155,29 +109,29 @@ impl EcsTarget {
             .collect::<Vec<_>>();
         let overrides = TaskOverride::builder()
             .container_overrides(
-                ContainerOverride::builder().name(spec.container).set_environment(Some(env)).build(),
+                ContainerOverride::builder().name(&target.container_name).set_environment(Some(env)).build(),
             )
             .build();
         let mut req = self
             .client
             .run_task()
-            .cluster(spec.cluster)
-            .task_definition(spec.task_definition)
+            .cluster(&target.cluster_arn)
+            .task_definition(&target.task_definition_arn)
             .count(1)
-            .launch_type(LaunchType::from(spec.launch_type.as_str()))
+            .launch_type(LaunchType::from(target.launch_type.as_str()))
             .started_by(name)
             .client_token(name)
             // The task carries the task definition's `sundial-tenant` tag, on which the tenant
             // role's DescribeTasks and StopTask are conditioned.
             .propagate_tags(PropagateTags::TaskDefinition)
             .overrides(overrides);
-        if !spec.subnets.is_empty() {
+        if !target.subnets.is_empty() {
             let vpc = AwsVpcConfiguration::builder()
-                .set_subnets(Some(spec.subnets.to_vec()))
+                .set_subnets(Some(target.subnets.to_vec()))
                 .set_security_groups(
-                    (!spec.security_groups.is_empty()).then(|| spec.security_groups.to_vec()),
+                    (!target.security_groups.is_empty()).then(|| target.security_groups.to_vec()),
                 )
-                .assign_public_ip(if spec.assign_public_ip {
+                .assign_public_ip(if target.assign_public_ip {
                     AssignPublicIp::Enabled
                 } else {
                     AssignPublicIp::Disabled
@@ -216,7 +170,7 @@ impl EcsTarget {
                 // Another claim of this run ran it with its own overrides, under the same token.
                 let mut pause = FIRST_POLL;
                 for _ in 0..ADOPT_LOOKS {
-                    if let Some(arn) = self.find(spec.cluster, name, inv).await? {
+                    if let Some(arn) = self.find(&target.cluster_arn, name, inv).await? {
                         tracing::info!(execution = %inv.execution_id, task = %arn, "adopting the ECS task another claim ran");
                         return Ok(Started { arn, adopted: true });
                     }
@@ -229,7 +183,7 @@ impl EcsTarget {
                 ))
             }
             Err(e) => {
-                tracing::warn!(execution = %inv.execution_id, cluster = spec.cluster, detail = %DisplayErrorContext(&e), "the ECS target failed to run a task");
+                tracing::warn!(execution = %inv.execution_id, cluster = %target.cluster_arn, detail = %DisplayErrorContext(&e), "the ECS target failed to run a task");
                 Err(classify(e))
             }
         }

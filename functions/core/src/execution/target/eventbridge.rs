@@ -19,14 +19,14 @@ pub const DEFAULT_DETAIL_TYPE: &str = "SundialJobFired";
 
 /// Puts events on tenants' buses.
 #[derive(Debug, Clone)]
-pub struct EventBridgeTarget {
+pub struct EventBridgeCaller {
     client: aws_sdk_eventbridge::Client,
 }
 
-impl EventBridgeTarget {
+impl EventBridgeCaller {
     /// A target using `client` (the tenant's session).
     pub fn new(client: aws_sdk_eventbridge::Client) -> Self {
-        EventBridgeTarget { client }
+        EventBridgeCaller { client }
     }
 
     /// Puts one event on `bus_arn`.

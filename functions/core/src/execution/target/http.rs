@@ -137,13 +137,13 @@ pub struct Webhook<'a> {
 
 /// The webhook client.
 #[derive(Debug, Clone)]
-pub struct HttpTarget {
+pub struct HttpCaller {
     client: Client<Connector, Full<Bytes>>,
     policy: Arc<AddressPolicy>,
     secrets: Option<SecretCache>,
 }
 
-impl HttpTarget {
+impl HttpCaller {
     /// A client using the system's root certificates that connects only where `policy` allows.
     pub fn new(policy: AddressPolicy) -> std::io::Result<Self> {
         let policy = Arc::new(policy);
@@ -157,7 +157,7 @@ impl HttpTarget {
             .wrap_connector(http);
         let client =
             Client::builder(TokioExecutor::new()).pool_idle_timeout(Duration::from_secs(30)).build(https);
-        Ok(HttpTarget { client, policy, secrets: None })
+        Ok(HttpCaller { client, policy, secrets: None })
     }
 
     /// Reads signing secrets (and header values) through `secrets`. Without it a job that names
@@ -183,7 +183,7 @@ impl HttpTarget {
 
     /// Checks a URL against the scheme and (for IP literals) address policy before any I/O.
     pub fn check_url(&self, url: &str) -> Result<Uri, RunError> {
-        crate::outbound::check_url(&self.policy, url)?;
+        crate::model::target::http::check_url(&self.policy, url)?;
         url.parse().map_err(|_| RunError::permanent(codes::BAD_TARGET, "target.url: is not a valid URL"))
     }
 
@@ -203,7 +203,7 @@ impl HttpTarget {
             .header(signing::TIMESTAMP_HEADER, now_secs.to_string());
         for (name, value) in hook.headers {
             // The policy refused reserved names already; this is the last line before the wire.
-            if crate::outbound::check_header_name(name).is_err() {
+            if crate::model::target::http::check_header_name(name).is_err() {
                 return Err(RunError::permanent(
                     codes::BAD_TARGET,
                     format!("target.headers.{name}: not allowed"),
@@ -228,7 +228,7 @@ impl HttpTarget {
 
     /// POSTs an outcome event's notification (docs/outcomes.md, "HTTPS notifications"):
     /// `body` signed as a webhook call is, `webhook-id` and `Idempotency-Key` being the event's
-    /// id (the same on every delivery of one event). Classified as [`HttpTarget::post`] is.
+    /// id (the same on every delivery of one event). Classified as [`HttpCaller::post`] is.
     pub async fn post_event(
         &self,
         url: &str,
@@ -367,7 +367,7 @@ mod tests {
 
     #[tokio::test]
     async fn ip_literal_urls_are_refused_before_any_io_unless_allowed() {
-        let strict = HttpTarget::new(AddressPolicy::default()).unwrap_or_else(|e| panic!("client: {e}"));
+        let strict = HttpCaller::new(AddressPolicy::default()).unwrap_or_else(|e| panic!("client: {e}"));
         for url in ["https://127.0.0.1/x", "https://169.254.169.254/latest/meta-data", "https://[::1]:8443/"]
         {
             let e = strict.check_url(url).err().unwrap_or_else(|| panic!("{url} accepted"));
@@ -379,14 +379,14 @@ mod tests {
             Some(codes::BAD_TARGET.into())
         );
         assert!(strict.check_url("https://example.com/hook").is_ok());
-        let lax = HttpTarget::new(AddressPolicy::dev_loopback()).unwrap_or_else(|e| panic!("client: {e}"));
+        let lax = HttpCaller::new(AddressPolicy::dev_loopback()).unwrap_or_else(|e| panic!("client: {e}"));
         assert!(lax.check_url("http://127.0.0.1:8080/x").is_ok());
     }
 
     #[tokio::test]
     async fn a_hostname_resolving_to_loopback_is_refused_at_connect() {
         // GIVEN `localhost`, which resolves to a loopback address
-        let strict = HttpTarget::new(AddressPolicy::default()).unwrap_or_else(|e| panic!("client: {e}"));
+        let strict = HttpCaller::new(AddressPolicy::default()).unwrap_or_else(|e| panic!("client: {e}"));
         let inv: Invocation = serde_json::from_value(serde_json::json!({
             "executionId": "j@1", "fencingToken": 1, "scheduledAt": "2026-01-01T00:00:00Z", "attempt": 1,
             "tenant": "t", "jobId": "j", "params": null
@@ -442,7 +442,7 @@ mod tests {
             tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap_or_else(|e| panic!("bind: {e}"));
         let url = format!("http://{}/hook", listener.local_addr().unwrap_or_else(|e| panic!("{e}")));
         drop(listener);
-        let client = HttpTarget::new(AddressPolicy::dev_loopback()).unwrap_or_else(|e| panic!("client: {e}"));
+        let client = HttpCaller::new(AddressPolicy::dev_loopback()).unwrap_or_else(|e| panic!("client: {e}"));
         let hook = Webhook { url: &url, signing_secret_arn: None, headers: &BTreeMap::new() };
         let e = client.post(&hook, &invocation(), 0).await.err().unwrap_or_else(|| panic!("no error"));
         assert_eq!(
@@ -457,7 +457,7 @@ mod tests {
         // GIVEN a webhook that answers 500 with a body that never ends
         let cap = 64 * 1024 * 1024;
         let (url, report) = endless_500(cap).await;
-        let client = HttpTarget::new(AddressPolicy::dev_loopback()).unwrap_or_else(|e| panic!("client: {e}"));
+        let client = HttpCaller::new(AddressPolicy::dev_loopback()).unwrap_or_else(|e| panic!("client: {e}"));
         // WHEN the worker posts to it
         let e = client
             .post(
@@ -480,7 +480,7 @@ mod tests {
     async fn refused_and_unreachable_webhooks_are_stored_without_addresses_or_ports() {
         // Issue 15 (outbound 8): lastError is shown to tenants; the addresses a host name
         // resolves to inside the deployment's network are not theirs to learn.
-        let strict = HttpTarget::new(AddressPolicy::default()).unwrap_or_else(|e| panic!("client: {e}"));
+        let strict = HttpCaller::new(AddressPolicy::default()).unwrap_or_else(|e| panic!("client: {e}"));
         let hook = Webhook {
             url: "https://localhost:8443/hook",
             signing_secret_arn: None,
@@ -493,7 +493,7 @@ mod tests {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
         let port = listener.local_addr().map(|a| a.port()).unwrap_or_else(|e| panic!("{e}"));
         drop(listener);
-        let dev = HttpTarget::new(AddressPolicy::dev_loopback()).unwrap_or_else(|e| panic!("client: {e}"));
+        let dev = HttpCaller::new(AddressPolicy::dev_loopback()).unwrap_or_else(|e| panic!("client: {e}"));
         let url = format!("http://127.0.0.1:{port}/hook");
         let e = dev
             .post(
@@ -513,7 +513,7 @@ mod tests {
         // A webhook inside an allowed private network answers with its own internals: the
         // status is the tenant's to see, the body is logged only.
         let (url, _report) = endless_500(1024 * 1024).await;
-        let client = HttpTarget::new(AddressPolicy::dev_loopback()).unwrap_or_else(|e| panic!("client: {e}"));
+        let client = HttpCaller::new(AddressPolicy::dev_loopback()).unwrap_or_else(|e| panic!("client: {e}"));
         let e = client
             .post(
                 &Webhook { url: &url, signing_secret_arn: None, headers: &BTreeMap::new() },

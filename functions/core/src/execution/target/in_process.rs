@@ -100,7 +100,7 @@ impl HandlerContext {
     }
 }
 
-/// Handlers by name (`Target::InProcess { handler }`).
+/// Handlers by name (an `inProcess` target's `handler`).
 #[derive(Clone, Default)]
 pub struct Handlers {
     map: HashMap<String, Arc<dyn Handler>>,

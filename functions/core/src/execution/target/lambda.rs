@@ -23,7 +23,7 @@ pub const NON_RETRYABLE_MARKER: &str = "NonRetryable";
 
 /// Invokes Lambda functions.
 #[derive(Debug, Clone)]
-pub struct LambdaTarget {
+pub struct LambdaCaller {
     client: aws_sdk_lambda::Client,
 }
 
@@ -49,11 +49,11 @@ pub fn classify_function_error(payload: &[u8]) -> RunError {
     }
 }
 
-impl LambdaTarget {
+impl LambdaCaller {
     /// A target using `client` (its endpoint decides where functions run: AWS, or
     /// `cargo lambda watch` on loopback in tests).
     pub fn new(client: aws_sdk_lambda::Client) -> Self {
-        LambdaTarget { client }
+        LambdaCaller { client }
     }
 
     /// Invokes `function` synchronously.

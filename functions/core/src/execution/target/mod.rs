@@ -20,7 +20,7 @@ pub mod sqs;
 pub mod stepfunctions;
 
 use super::retry::{codes, RunError};
-use crate::model::{Execution, Target};
+use crate::model::{EcsTarget, Execution, Target};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
@@ -160,19 +160,19 @@ impl Invocation {
 #[derive(Debug, Clone)]
 pub struct RemoteTargets {
     /// Lambda targets.
-    pub lambda: lambda::LambdaTarget,
+    pub lambda: lambda::LambdaCaller,
     /// Webhooks (their secrets read through the tenant's session, ownership confirmed).
-    pub http: http::HttpTarget,
+    pub http: http::HttpCaller,
     /// User queues.
-    pub sqs: sqs::SqsTarget,
+    pub sqs: sqs::SqsCaller,
     /// Tenants' EventBridge buses.
-    pub events: eventbridge::EventBridgeTarget,
+    pub events: eventbridge::EventBridgeCaller,
     /// Tenants' SNS topics.
-    pub sns: sns::SnsTarget,
+    pub sns: sns::SnsCaller,
     /// Tenants' Step Functions state machines.
-    pub sfn: stepfunctions::StepFunctionsTarget,
+    pub sfn: stepfunctions::StepFunctionsCaller,
     /// Tenants' ECS task definitions.
-    pub ecs: ecs::EcsTarget,
+    pub ecs: ecs::EcsCaller,
     /// Confirms that functions and queues are the tenant's own before they are called.
     pub owner: identity::Ownership,
 }
@@ -188,13 +188,13 @@ impl RemoteTargets {
         let secrets =
             secrets::SecretCache::new(clients.secrets.clone(), secrets::DEFAULT_TTL).owned_by(owner.clone());
         Ok(RemoteTargets {
-            lambda: lambda::LambdaTarget::new(clients.lambda.clone()),
-            http: http::HttpTarget::new(addresses)?.with_secrets(secrets),
-            events: eventbridge::EventBridgeTarget::new(clients.events.clone()),
-            sns: sns::SnsTarget::new(clients.sns.clone()),
-            sfn: stepfunctions::StepFunctionsTarget::new(clients.sfn.clone()),
-            ecs: ecs::EcsTarget::new(clients.ecs.clone()),
-            sqs: sqs::SqsTarget::new(clients.sqs),
+            lambda: lambda::LambdaCaller::new(clients.lambda.clone()),
+            http: http::HttpCaller::new(addresses)?.with_secrets(secrets),
+            events: eventbridge::EventBridgeCaller::new(clients.events.clone()),
+            sns: sns::SnsCaller::new(clients.sns.clone()),
+            sfn: stepfunctions::StepFunctionsCaller::new(clients.sfn.clone()),
+            ecs: ecs::EcsCaller::new(clients.ecs.clone()),
+            sqs: sqs::SqsCaller::new(clients.sqs),
             owner,
         })
     }
@@ -208,48 +208,56 @@ impl RemoteTargets {
     pub async fn call(&self, target: &Target, inv: &Invocation, now: DateTime<Utc>) -> Result<(), RunError> {
         crate::access::as_tenant(async {
             match target {
-                Target::Lambda { function } => {
+                Target::Lambda(t) => {
                     self.owner
-                        .check(identity::Kind::Function, function, "Lambda target", &inv.execution_id)
+                        .check(identity::Kind::Function, &t.function, "Lambda target", &inv.execution_id)
                         .await?;
-                    self.lambda.invoke(function, inv).await
+                    self.lambda.invoke(&t.function, inv).await
                 }
-                Target::Http { url, signing_secret_arn, headers } => {
-                    let hook =
-                        http::Webhook { url, signing_secret_arn: signing_secret_arn.as_deref(), headers };
+                Target::Http(t) => {
+                    let hook = http::Webhook {
+                        url: &t.url,
+                        signing_secret_arn: t.signing_secret_arn.as_deref(),
+                        headers: &t.headers,
+                    };
                     self.http.post(&hook, inv, now.timestamp()).await
                 }
-                Target::Sqs { queue_url } => {
+                Target::Sqs(t) => {
                     self.owner
-                        .check(identity::Kind::Queue, queue_url, "target queue", &inv.execution_id)
+                        .check(identity::Kind::Queue, &t.queue_url, "target queue", &inv.execution_id)
                         .await?;
-                    self.sqs.send(queue_url, inv).await
+                    self.sqs.send(&t.queue_url, inv).await
                 }
-                Target::EventBridge { event_bus_arn, detail_type } => {
+                Target::EventBridge(t) => {
                     self.owner
-                        .check(identity::Kind::EventBus, event_bus_arn, "target event bus", &inv.execution_id)
+                        .check(
+                            identity::Kind::EventBus,
+                            &t.event_bus_arn,
+                            "target event bus",
+                            &inv.execution_id,
+                        )
                         .await?;
-                    self.events.put(event_bus_arn, detail_type.as_deref(), inv).await
+                    self.events.put(&t.event_bus_arn, t.detail_type.as_deref(), inv).await
                 }
-                Target::Sns { topic_arn, subject } => {
+                Target::Sns(t) => {
                     self.owner
-                        .check(identity::Kind::Topic, topic_arn, "target topic", &inv.execution_id)
+                        .check(identity::Kind::Topic, &t.topic_arn, "target topic", &inv.execution_id)
                         .await?;
-                    self.sns.publish(topic_arn, subject.as_deref(), inv).await
+                    self.sns.publish(&t.topic_arn, t.subject.as_deref(), inv).await
                 }
                 // Its execution's name needs the fire's run number, and the worker notes the
                 // execution on the timeline between the start and the tracking.
-                Target::StepFunctions { .. } => Err(RunError::permanent(
+                Target::StepFunctions(_) => Err(RunError::permanent(
                     codes::BAD_TARGET,
                     "a Step Functions target is started and tracked by the worker",
                 )),
-                Target::Ecs { .. } => Err(RunError::permanent(
+                Target::Ecs(_) => Err(RunError::permanent(
                     codes::BAD_TARGET,
                     "an ECS target is run and tracked by the worker",
                 )),
-                Target::InProcess { handler } => Err(RunError::permanent(
+                Target::InProcess(t) => Err(RunError::permanent(
                     codes::BAD_TARGET,
-                    format!("in-process handler {handler:?} is not remote"),
+                    format!("in-process handler {:?} is not remote", t.handler),
                 )),
             }
         })
@@ -301,7 +309,7 @@ impl RemoteTargets {
     /// timeline, then [`RemoteTargets::track_task`]s it.
     pub async fn run_task(
         &self,
-        spec: &ecs::TaskSpec<'_>,
+        target: &EcsTarget,
         inv: &Invocation,
         run: u32,
     ) -> Result<ecs::Started, RunError> {
@@ -309,13 +317,13 @@ impl RemoteTargets {
             self.owner
                 .check(
                     identity::Kind::TaskDefinition,
-                    spec.task_definition,
+                    &target.task_definition_arn,
                     "target task definition",
                     &inv.execution_id,
                 )
                 .await?;
             let name = stepfunctions::fire_name(&inv.execution_id, run, ecs::MAX_NAME);
-            self.ecs.run(spec, &name, inv).await
+            self.ecs.run(target, &name, inv).await
         })
         .await
     }
@@ -323,11 +331,12 @@ impl RemoteTargets {
     /// Tracks a task until it stops (as the tenant).
     pub async fn track_task(
         &self,
-        spec: &ecs::TaskSpec<'_>,
+        target: &EcsTarget,
         started: &ecs::Started,
         inv: &Invocation,
     ) -> Result<(), RunError> {
-        crate::access::as_tenant(self.ecs.track(spec.cluster, started, spec.container, inv)).await
+        crate::access::as_tenant(self.ecs.track(&target.cluster_arn, started, &target.container_name, inv))
+            .await
     }
 
     /// Stops the running task of `run` of the fire `execution_id` (its attempt ended without it:

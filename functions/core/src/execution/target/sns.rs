@@ -13,7 +13,7 @@ use aws_sdk_sns::types::MessageAttributeValue;
 
 /// Publishes to tenants' topics.
 #[derive(Debug, Clone)]
-pub struct SnsTarget {
+pub struct SnsCaller {
     client: aws_sdk_sns::Client,
 }
 
@@ -25,10 +25,10 @@ fn attr(v: String, kind: &str) -> Result<MessageAttributeValue, RunError> {
         .map_err(|e| RunError::permanent(codes::BAD_TARGET, e.to_string()))
 }
 
-impl SnsTarget {
+impl SnsCaller {
     /// A target using `client` (the tenant's session).
     pub fn new(client: aws_sdk_sns::Client) -> Self {
-        SnsTarget { client }
+        SnsCaller { client }
     }
 
     /// Publishes one message to `topic_arn`.

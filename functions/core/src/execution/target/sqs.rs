@@ -14,7 +14,7 @@ use aws_sdk_sqs::types::MessageAttributeValue;
 
 /// Sends to user queues.
 #[derive(Debug, Clone)]
-pub struct SqsTarget {
+pub struct SqsCaller {
     client: aws_sdk_sqs::Client,
 }
 
@@ -26,10 +26,10 @@ fn attr(v: String, kind: &str) -> Result<MessageAttributeValue, RunError> {
         .map_err(|e| RunError::permanent(codes::BAD_TARGET, e.to_string()))
 }
 
-impl SqsTarget {
+impl SqsCaller {
     /// A target using `client`.
     pub fn new(client: aws_sdk_sqs::Client) -> Self {
-        SqsTarget { client }
+        SqsCaller { client }
     }
 
     /// Sends one message.

@@ -99,14 +99,14 @@ pub struct Started {
 
 /// Starts and tracks executions of tenants' state machines.
 #[derive(Debug, Clone)]
-pub struct StepFunctionsTarget {
+pub struct StepFunctionsCaller {
     client: aws_sdk_sfn::Client,
 }
 
-impl StepFunctionsTarget {
+impl StepFunctionsCaller {
     /// A target using `client` (the tenant's session).
     pub fn new(client: aws_sdk_sfn::Client) -> Self {
-        StepFunctionsTarget { client }
+        StepFunctionsCaller { client }
     }
 
     /// Starts the execution `name` of `machine_arn` with `inv` as its input, or adopts the one of

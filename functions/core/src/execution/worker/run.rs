@@ -14,7 +14,7 @@ use crate::execution::metrics::ExecMetrics;
 use crate::execution::retry::{after_failure, codes, jitter_unit, Budget, Progress, RunError, Verdict};
 use crate::execution::target::in_process::{BoxFuture, Checkpointer, HandlerContext};
 use crate::execution::target::Invocation;
-use crate::model::{ExecStatus, Execution, Target};
+use crate::model::{EcsTarget, ExecStatus, Execution, InProcessTarget, Target};
 use crate::store::error::StoreError;
 use crate::store::executions::{CheckpointError, Claimed, ExecKey, ExecStore, Heartbeat};
 use std::sync::{Arc, Mutex};
@@ -206,7 +206,7 @@ impl Worker {
             Some(r) => r,
             None => {
                 cancel.cancel();
-                let graced = if matches!(e.definition.target, Target::InProcess { .. }) {
+                let graced = if matches!(e.definition.target, Target::InProcess(_)) {
                     let grace = Duration::from_millis(self.settings.cancel_grace_ms as u64);
                     tokio::time::timeout(grace, &mut run).await.ok()
                 } else {
@@ -336,10 +336,10 @@ impl Worker {
         self.cfg.targets.check(&self.cfg, &e.tenant, &e.definition.target)?;
         self.cfg.targets.check_pool(&e.tenant, &e.definition.pool)?;
         match &e.definition.target {
-            Target::InProcess { handler } if e.definition.map_reduce.is_some() => {
+            Target::InProcess(InProcessTarget { handler }) if e.definition.map_reduce.is_some() => {
                 self.call_map_reduce(d, e, fence, handler, inputs).await
             }
-            Target::InProcess { handler } => {
+            Target::InProcess(InProcessTarget { handler }) => {
                 let Some(h) = self.handlers.get(handler) else {
                     return Err(RunError::permanent(
                         codes::UNKNOWN_HANDLER,
@@ -356,12 +356,12 @@ impl Worker {
                     .await
                     .map(|()| None)
             }
-            Target::StepFunctions { state_machine_arn } => {
-                self.call_state_machine(d, e, fence, state_machine_arn, &inputs.inv).await.map(|()| None)
+            Target::StepFunctions(t) => {
+                self.call_state_machine(d, e, fence, &t.state_machine_arn, &inputs.inv).await.map(|()| None)
             }
             // Boxed: the SDK calls' futures would otherwise grow every attempt's future (and the
             // worker's stack) by their size.
-            Target::Ecs { .. } => Box::pin(self.call_ecs_task(d, e, fence, &inputs.inv)).await.map(|()| None),
+            Target::Ecs(t) => Box::pin(self.call_ecs_task(d, e, t, fence, &inputs.inv)).await.map(|()| None),
             t => self.remote.of(&e.tenant).await?.call(t, &inputs.inv, self.clock.now()).await.map(|()| None),
         }
     }
@@ -397,15 +397,13 @@ impl Worker {
         &self,
         d: &Delivery<'_>,
         e: &Execution,
+        target: &EcsTarget,
         fence: &Fence,
         inv: &Invocation,
     ) -> Result<(), RunError> {
         use crate::execution::target::stepfunctions::run_of;
-        let Some(spec) = crate::execution::target::ecs::TaskSpec::of(&e.definition.target) else {
-            return Ok(());
-        };
         let remote = self.remote.of(&e.tenant).await?;
-        let started = remote.run_task(&spec, inv, run_of(e)).await?;
+        let started = remote.run_task(target, inv, run_of(e)).await?;
         let code = format!("{} {}", codes::ECS_TASK, started.arn);
         // Best effort: the timeline shows the task; the run does not depend on the note.
         match self.store.note_held(&d.key, fence, &code, &self.actor(), self.clock.now_ms()).await {
@@ -413,7 +411,7 @@ impl Worker {
             Ok(false) => tracing::warn!(execution = %d.key.id(), "lease lost before the ECS task note"),
             Err(err) => tracing::warn!(execution = %d.key.id(), error = %err, "the ECS task note failed"),
         }
-        remote.track_task(&spec, &started, inv).await
+        remote.track_task(target, &started, inv).await
     }
 
     /// After an attempt that ended without its Step Functions execution or ECS task (a timeout,
@@ -421,7 +419,7 @@ impl Worker {
     /// leaves it to the next claim, which adopts it. Boxed, and only for those targets: the SDK
     /// calls' futures would otherwise grow every settle's future (and the worker's stack).
     async fn stop_run(&self, e: &Execution, reason: impl FnOnce() -> String) {
-        if matches!(e.definition.target, Target::Ecs { .. } | Target::StepFunctions { .. }) {
+        if e.definition.target.tracked() {
             Box::pin(self.stop_run_of(e, &reason())).await
         }
     }
@@ -436,11 +434,9 @@ impl Worker {
             }
         };
         match &e.definition.target {
-            Target::Ecs { cluster_arn, .. } => {
-                remote.stop_task(cluster_arn, &e.global_id(), run_of(e), reason).await
-            }
-            Target::StepFunctions { state_machine_arn } => {
-                remote.stop_state_machine(state_machine_arn, &e.global_id(), run_of(e), reason).await
+            Target::Ecs(t) => remote.stop_task(&t.cluster_arn, &e.global_id(), run_of(e), reason).await,
+            Target::StepFunctions(t) => {
+                remote.stop_state_machine(&t.state_machine_arn, &e.global_id(), run_of(e), reason).await
             }
             _ => {}
         }
