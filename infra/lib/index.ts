@@ -1,8 +1,8 @@
 /**
  * `@sundial/cdk`: Sundial as a CDK construct.
  *
- * - `SundialScheduler` (./sundial-scheduler): every table, queue, function, the HTTP API, alarms
- *   and dashboard; grant methods and escape hatches.
+ * - `SundialScheduler` (./sundial-scheduler, its parts in ./scheduler/): every table, queue,
+ *   function, the HTTP API, alarms and dashboard; grant methods and escape hatches.
  * - `SundialCode` (./code): prebuilt assets or a build from the Rust workspace (cargo-lambda-cdk).
  * - `SundialStack` (./sundial-stack): a stack holding one scheduler and its outputs.
  * - `TOOLKIT_TABLES` (./toolkit): the handler toolkit's tables.

@@ -1,6 +1,6 @@
 /**
  * cdk-nag's AwsSolutions pack over stacks holding the construct: no finding (error or warning)
- * may be left unacknowledged. Each acknowledgement lives in lib/sundial-scheduler.ts next to the
+ * may be left unacknowledged. Each acknowledgement lives in lib/scheduler/*.ts next to the
  * resource it is about, with its reason (`acknowledge(...)`, CDK's Validations API, which
  * cdk-nag 3 reads); what could be fixed was fixed instead (own roles without
  * AWSLambdaBasicExecutionRole, VPC flow log, Container Insights).

@@ -1,0 +1,75 @@
+/**
+ * The queues of each pool: the main queue `{prefix}{pool}`, the low lane `{prefix}{pool}-low`
+ * and the DLQ both redrive to, with visibility above the pool's run timeout.
+ */
+import { Duration } from 'aws-cdk-lib';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import { dlqName, lowQueueName, queueName, resources } from '../resources';
+import { Sundial } from './context';
+import { DEFAULT_ECS_RUN_TIMEOUT, DEFAULT_LAMBDA_RUN_TIMEOUT, VISIBILITY_MARGIN_SECONDS } from './limits';
+import { PoolProps, WorkerKind } from './props';
+
+/** One pool's props, resolved kind and run timeout, and its three queues. */
+export interface PoolQueues {
+  readonly p: PoolProps;
+  readonly kind: WorkerKind;
+  readonly runTimeout: Duration;
+  readonly queue: sqs.Queue;
+  readonly lowQueue: sqs.Queue;
+  readonly dlq: sqs.Queue;
+}
+
+/** Every pool's queues, pool by pool. */
+export function poolQueues(s: Sundial, poolProps: PoolProps[], queuePrefix: string): PoolQueues[] {
+  return poolProps.map((p) => poolQueue(s, p, queuePrefix));
+}
+
+function poolQueue(s: Sundial, p: PoolProps, queuePrefix: string): PoolQueues {
+  const r = resources();
+  const kind = p.kind ?? 'lambda';
+  const runTimeout = p.runTimeout ?? (kind === 'lambda' ? DEFAULT_LAMBDA_RUN_TIMEOUT : DEFAULT_ECS_RUN_TIMEOUT);
+  const runSecs = runTimeout.toSeconds();
+  if (kind === 'lambda' && runSecs > 900) throw new Error(`pool ${p.name}: a Lambda worker runs at most 15 minutes`);
+  const visibility = Math.max(r.queues.visibilityTimeoutSeconds, runSecs + VISIBILITY_MARGIN_SECONDS);
+  if (visibility > 43_200) throw new Error(`pool ${p.name}: run timeout too long for SQS visibility (12 h)`);
+  const retention = Duration.seconds(r.queues.messageRetentionSeconds);
+  const qo = s.props.queueOverrides ?? {};
+  const encryption = queueEncryption(s);
+  const dlq = new sqs.Queue(s.scope, `Pool-${p.name}-Dlq`, {
+    ...qo.all,
+    ...qo.dlqs,
+    queueName: dlqName(queuePrefix, p.name),
+    retentionPeriod: retention,
+    ...encryption,
+    enforceSSL: true,
+  });
+  const queue = new sqs.Queue(s.scope, `Pool-${p.name}-Queue`, {
+    ...qo.all,
+    ...qo.queues,
+    queueName: queueName(queuePrefix, p.name),
+    retentionPeriod: retention,
+    visibilityTimeout: Duration.seconds(visibility),
+    ...encryption,
+    enforceSSL: true,
+    deadLetterQueue: { queue: dlq, maxReceiveCount: r.queues.maxReceiveCount },
+  });
+  // The low lane: same settings and DLQ; workers read it after the main queue.
+  const lowQueue = new sqs.Queue(s.scope, `Pool-${p.name}-LowQueue`, {
+    ...qo.all,
+    ...qo.queues,
+    queueName: lowQueueName(queuePrefix, p.name),
+    retentionPeriod: retention,
+    visibilityTimeout: Duration.seconds(visibility),
+    ...encryption,
+    enforceSSL: true,
+    deadLetterQueue: { queue: dlq, maxReceiveCount: r.queues.maxReceiveCount },
+  });
+  return { p, kind, runTimeout, queue, lowQueue, dlq };
+}
+
+/** Every queue Sundial makes is encrypted: with `encryptionKey`, or SQS-managed. */
+export function queueEncryption(s: Sundial): Pick<sqs.QueueProps, 'encryption' | 'encryptionMasterKey'> {
+  return s.encryptionKey
+    ? { encryption: sqs.QueueEncryption.KMS, encryptionMasterKey: s.encryptionKey }
+    : { encryption: sqs.QueueEncryption.SQS_MANAGED };
+}

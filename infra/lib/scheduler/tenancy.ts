@@ -1,0 +1,243 @@
+/**
+ * Tenancy (docs/tenancy.md): the tenant access role through which workers reach tenants'
+ * targets, and the guardrail statements that keep tenant principals away from Sundial itself.
+ */
+import { Arn, ArnFormat, Duration, Token } from 'aws-cdk-lib';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as kms from 'aws-cdk-lib/aws-kms';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { acknowledge, allow } from './context';
+import { SundialSchedulerProps } from './props';
+
+/** The tag that names a target's tenant, and the session tag of the tenant access role (docs/tenancy.md). */
+export const TENANT_TAG_KEY = 'sundial-tenant';
+
+/**
+ * The tenant access role (issue 28; docs/tenancy.md). Workers assume it with the session tag
+ * `sundial-tenant=<tenant>` of the execution they run and call its target only through that
+ * session, so AWS itself refuses a secret, function or queue tagged for another tenant (or not
+ * tagged at all): attribute-based access control, every statement conditioned on
+ * `aws:ResourceTag/sundial-tenant` = `${aws:PrincipalTag/sundial-tenant}`. The trust policy
+ * admits the stack's worker roles only, and only with exactly that session tag. No
+ * `allowedTarget*Arns`: a role with no statement (deny by default).
+ *
+ * `workers`: the roles that assume it. The workers call targets as the tenant; the reconciler
+ * delivers the outcome notifications a worker left behind (docs/outcomes.md), as the tenant too.
+ */
+export function tenantAccess(scope: Construct, props: SundialSchedulerProps, workers: iam.IRole[]): iam.Role {
+  const role = new iam.Role(scope, 'TenantAccessRole', {
+    description: 'Sundial tenant access: workers call job targets, and the reconciler delivers outcome notifications, as the tenant (session tag sundial-tenant)',
+    assumedBy: new iam.SessionTagsPrincipal(
+      new iam.PrincipalWithConditions(new iam.CompositePrincipal(...workers.map((r) => new iam.ArnPrincipal(r.roleArn))), {
+        Null: { [`aws:RequestTag/${TENANT_TAG_KEY}`]: 'false' },
+        'ForAllValues:StringEquals': { 'aws:TagKeys': [TENANT_TAG_KEY] },
+      }),
+    ),
+    maxSessionDuration: Duration.hours(1),
+  });
+  for (const w of workers) allow(w, ['sts:AssumeRole', 'sts:TagSession'], [role.roleArn]);
+  const tenantOwned = { StringEquals: { [`aws:ResourceTag/${TENANT_TAG_KEY}`]: `\${aws:PrincipalTag/${TENANT_TAG_KEY}}` } };
+  const grant = (actions: string[], resources: string[]) => {
+    if (resources.length === 0) return;
+    role.addToPolicy(new iam.PolicyStatement({ actions, resources, conditions: tenantOwned }));
+  };
+  const fns = props.allowedTargetFunctionArns ?? [];
+  grant(['lambda:InvokeFunction', 'lambda:GetFunction'], fns.flatMap((a) => [a, `${a}:*`]));
+  for (const a of fns) {
+    acknowledge(
+      role,
+      `AwsSolutions-IAM5[Resource::${a}:*]`,
+      'Versions and aliases of an allowed target function (allowedTargetFunctionArns): a job may name a qualified ARN of exactly that function; the tenant tag condition applies to them too.',
+    );
+  }
+  grant(['sqs:SendMessage', 'sqs:ListQueueTags'], props.allowedTargetQueueArns ?? []);
+  grant(['events:PutEvents', 'events:ListTagsForResource'], props.allowedTargetEventBusArns ?? []);
+  grant(['sns:Publish', 'sns:ListTagsForResource'], props.allowedTargetTopicArns ?? []);
+  const machines = props.allowedTargetStateMachineArns ?? [];
+  grant(['states:StartExecution', 'states:ListTagsForResource'], machines);
+  grant(['states:DescribeExecution', 'states:StopExecution'], machines.map(executionsOf));
+  for (const a of machines) {
+    acknowledge(
+      role,
+      `AwsSolutions-IAM5[Resource::${executionsOf(a)}]`,
+      'Executions of an allowed target state machine (allowedTargetStateMachineArns): their names are made per fire; the tenant tag condition applies to them too.',
+    );
+  }
+  grantEcsTargets(role, props, tenantOwned);
+  grant(['secretsmanager:GetSecretValue', 'secretsmanager:DescribeSecret'], props.allowedTargetSecretArns ?? []);
+  return role;
+}
+
+/**
+ * The `ecs` targets' grants on the tenant access role (docs/tenancy.md): exactly what
+ * functions/core/src/execution/target/ecs.rs calls, and what `RunTask` authorizes besides
+ * itself, as the Service Authorization Reference for Amazon ECS lists them:
+ * - `ecs:RunTask` on the task definitions (resource type task-definition, whose ARN always
+ *   names a revision: a family ARN run as is resolves to its latest), their `sundial-tenant` tag
+ *   the session's, `ecs:cluster` an allowed cluster;
+ * - `ecs:TagResource` on the new task, only within `RunTask` (`ecs:CreateAction`): the task's
+ *   tags, propagated from its task definition (`propagateTags: TASK_DEFINITION`), are applied at
+ *   creation, which ECS authorizes as `ecs:TagResource`;
+ * - `iam:PassRole` on the task definitions' task and execution roles, to `ecs-tasks.amazonaws.com`;
+ * - `ecs:DescribeTasks`, `ecs:StopTask` on the clusters' tasks (resource type task,
+ *   `task/<cluster name>/<id>`), their propagated `sundial-tenant` tag the session's;
+ * - `ecs:ListTasks` (adopting a takeover's task): its resource type is container-instance,
+ *   which a Fargate task has none of, so `*` with `ecs:cluster` an allowed cluster;
+ * - `ecs:ListTagsForResource` (the ownership check reads the task definition's tag): on the
+ *   families' revisions (resource type task-definition, `task-definition/<family>:<revision>`;
+ *   a target names one revision), their `sundial-tenant` tag the session's (the reference lists
+ *   `aws:ResourceTag/${TagKey}` for it). Not `ecs:DescribeTaskDefinition`, which has no
+ *   resource type: it would need `*`, every task definition of the account.
+ * No statement without both clusters and task definitions (deny by default).
+ */
+function grantEcsTargets(role: iam.Role, props: SundialSchedulerProps, tenantOwned: Record<string, Record<string, string>>): void {
+  const clusters = props.allowedTargetEcsClusterArns ?? [];
+  const families = props.allowedTargetTaskDefinitionArns ?? [];
+  const passRoles = props.allowedTargetEcsPassRoleArns ?? [];
+  if (clusters.length === 0 && families.length === 0) {
+    if (passRoles.length > 0) throw new Error('allowedTargetEcsPassRoleArns: give allowedTargetEcsClusterArns and allowedTargetTaskDefinitionArns too (the roles are passed by RunTask only)');
+    return;
+  }
+  if (clusters.length === 0 || families.length === 0) {
+    throw new Error('allowedTargetEcsClusterArns and allowedTargetTaskDefinitionArns go together: an ecs target runs a task definition on a cluster, and needs both');
+  }
+  clusters.forEach((a) => checkEcsArn(a, 'cluster', 'allowedTargetEcsClusterArns'));
+  families.forEach((a) => checkEcsArn(a, 'task-definition', 'allowedTargetTaskDefinitionArns'));
+  const inClusters = { ArnLike: { 'ecs:cluster': clusters } };
+  const tasks = clusters.map(tasksOf);
+  const revisions = families.map((a) => `${a}:*`);
+  role.addToPolicy(
+    new iam.PolicyStatement({ actions: ['ecs:RunTask'], resources: [...families, ...revisions], conditions: { ...tenantOwned, ...inClusters } }),
+  );
+  role.addToPolicy(new iam.PolicyStatement({ actions: ['ecs:DescribeTasks', 'ecs:StopTask'], resources: tasks, conditions: tenantOwned }));
+  role.addToPolicy(new iam.PolicyStatement({ actions: ['ecs:TagResource'], resources: tasks, conditions: { StringEquals: { 'ecs:CreateAction': 'RunTask' } } }));
+  role.addToPolicy(new iam.PolicyStatement({ actions: ['ecs:ListTasks'], resources: ['*'], conditions: inClusters }));
+  role.addToPolicy(new iam.PolicyStatement({ actions: ['ecs:ListTagsForResource'], resources: revisions, conditions: tenantOwned }));
+  if (passRoles.length > 0) {
+    role.addToPolicy(
+      new iam.PolicyStatement({ actions: ['iam:PassRole'], resources: passRoles, conditions: { StringEquals: { 'iam:PassedToService': 'ecs-tasks.amazonaws.com' } } }),
+    );
+  }
+  acknowledgeEcsTargets(role, revisions, tasks);
+}
+
+function acknowledgeEcsTargets(role: iam.Role, revisions: string[], tasks: string[]): void {
+  acknowledge(
+    role,
+    'AwsSolutions-IAM5[Resource::*]',
+    'ecs target (allowedTargetEcsClusterArns): ecs:ListTasks only, which is authorized on container instances, which Fargate tasks have none of; it is limited to the allowed clusters by ecs:cluster.',
+  );
+  for (const a of revisions) {
+    acknowledge(
+      role,
+      `AwsSolutions-IAM5[Resource::${a}]`,
+      'Revisions of an allowed task definition family (allowedTargetTaskDefinitionArns): every revision ARN names one, and the family is allowed at each; RunTask (tenant tag and ecs:cluster conditions) and ListTagsForResource (tenant tag condition) on them.',
+    );
+  }
+  for (const a of tasks) {
+    acknowledge(
+      role,
+      `AwsSolutions-IAM5[Resource::${a}]`,
+      'Tasks of an allowed cluster (allowedTargetEcsClusterArns): their ids are made by RunTask; DescribeTasks and StopTask need the tenant tag the task got from its task definition, TagResource is allowed only within RunTask (ecs:CreateAction).',
+    );
+  }
+}
+
+/** The executions of a state machine (ARN or ARN glob): `…:stateMachine:m` → `…:execution:m:*`. */
+function executionsOf(machineArn: string): string {
+  return `${machineArn.replace(':stateMachine:', ':execution:')}:*`;
+}
+
+/**
+ * Refuses an ECS cluster ARN, or task definition family ARN, that is not one (globs allowed):
+ * the grants derive other ARNs from it. A task definition with a revision is refused: the
+ * family is granted at every revision. A token (e.g. `cluster.clusterArn`, or a family ARN made
+ * with `Stack.formatArn`) is taken as the ARN it stands for.
+ */
+function checkEcsArn(arn: string, kind: 'cluster' | 'task-definition', prop: string): void {
+  if (Token.isUnresolved(arn)) return;
+  if (!new RegExp(`^arn:[^:]+:ecs:[^:]*:[^:]*:${kind}/[^:/]+$`).test(arn)) {
+    const shape = kind === 'cluster' ? 'cluster/<name>' : 'task-definition/<family>, without a revision';
+    throw new Error(`${prop}: ${JSON.stringify(arn)} is not an ECS ${kind} ARN or ARN glob (arn:<partition>:ecs:<region>:<account>:${shape})`);
+  }
+}
+
+/** The tasks of a cluster (ARN or ARN glob): `…:cluster/c` → `…:task/c/*` (ECS's long task ARNs). */
+function tasksOf(clusterArn: string): string {
+  if (Token.isUnresolved(clusterArn)) {
+    const c = Arn.split(clusterArn, ArnFormat.SLASH_RESOURCE_NAME);
+    return Arn.format({ ...c, resource: 'task', resourceName: `${c.resourceName}/*` });
+  }
+  return `${clusterArn.replace(':cluster/', ':task/')}/*`;
+}
+
+/** What the guardrail names besides the construct's own functions, tables, queues, roles and log groups. */
+export interface GuardrailScope {
+  /** The IAM tag that names an API caller's tenant. */
+  readonly principalTenantTag: string;
+  /** That tag and the tenant access role's session tag: the keys no tenant may set. */
+  readonly tenantTagKeys: string[];
+  readonly eventBus: events.IEventBus;
+  readonly tenantBuses: Record<string, events.EventBus>;
+  readonly tenantRules: events.Rule[];
+  readonly encryptionKey?: kms.IKey;
+  readonly tenantAccessRole: iam.Role;
+}
+
+/** `SundialScheduler.tenantGuardrailStatements` (its doc comment says what each statement denies). */
+export function guardrailStatements(scope: Construct, g: GuardrailScope, options: { readonly onlyTaggedPrincipals?: boolean }): iam.PolicyStatement[] {
+  const all = scope.node.findAll();
+  const functionArns = all.filter((c): c is lambda.Function => c instanceof lambda.Function).flatMap((f) => [f.functionArn, `${f.functionArn}:*`]);
+  const tableArns = all.filter((c): c is dynamodb.Table => c instanceof dynamodb.Table).flatMap((t) => [t.tableArn, `${t.tableArn}/*`]);
+  const queueArns = all.filter((c): c is sqs.Queue => c instanceof sqs.Queue).map((q) => q.queueArn);
+  const roleArns = all.filter((c): c is iam.Role => c instanceof iam.Role).map((r) => r.roleArn);
+  const logGroupArns = all.filter((c): c is logs.LogGroup => c instanceof logs.LogGroup).map((lg) => lg.logGroupArn);
+  const principal = options.onlyTaggedPrincipals ? { Null: { [`aws:PrincipalTag/${g.principalTenantTag}`]: 'false' } } : undefined;
+  const deny = (sid: string, actions: string[], resources: string[], conditions?: Record<string, unknown>) =>
+    new iam.PolicyStatement({ sid, effect: iam.Effect.DENY, actions, resources, conditions: { ...principal, ...conditions } });
+  const tagKeys = { 'ForAnyValue:StringEquals': { 'aws:TagKeys': g.tenantTagKeys } };
+  return [
+    deny('SundialFunctions', ['lambda:*'], functionArns),
+    deny('SundialEventSourceMappings', ['lambda:CreateEventSourceMapping', 'lambda:UpdateEventSourceMapping', 'lambda:DeleteEventSourceMapping'], ['*'], {
+      ArnLike: { 'lambda:FunctionArn': functionArns },
+    }),
+    deny('SundialTables', ['dynamodb:*'], tableArns),
+    deny('SundialQueues', ['sqs:*'], queueArns),
+    deny('SundialEventBus', ['events:*'], [g.eventBus.eventBusArn]),
+    deny('SundialLogs', ['logs:*'], logGroupArns),
+    // The tenants' buses (eventSources): a tenant may put events on its own bus and do nothing
+    // else to any (its rule and its bus policy are the construct's), nor put on another's.
+    ...(g.tenantRules.length + Object.keys(g.tenantBuses).length > 0
+      ? [
+          new iam.PolicyStatement({
+            sid: 'SundialTenantBusesAdmin',
+            effect: iam.Effect.DENY,
+            notActions: ['events:PutEvents'],
+            resources: [...Object.values(g.tenantBuses).map((b) => b.eventBusArn), ...g.tenantRules.map((r) => r.ruleArn)],
+            conditions: principal,
+          }),
+          // One statement per bus (Sids by position: tenant ids may differ only in '-' or '_').
+          ...Object.entries(g.tenantBuses).map(([tenant, bus], i) =>
+            deny(`SundialTenantBus${i}`, ['events:PutEvents'], [bus.eventBusArn], {
+              StringNotEquals: { [`aws:PrincipalTag/${g.principalTenantTag}`]: tenant },
+            }),
+          ),
+        ]
+      : []),
+    ...(g.encryptionKey ? [deny('SundialKey', ['kms:*'], [g.encryptionKey.keyArn])] : []),
+    deny('SundialRoles', ['iam:*'], roleArns),
+    deny('SundialAssumeRoles', ['sts:AssumeRole', 'sts:TagSession', 'sts:SetSourceIdentity'], [g.tenantAccessRole.roleArn, ...roleArns.filter((a) => a !== g.tenantAccessRole.roleArn)]),
+    deny('SundialTenantTagOfPrincipals', ['iam:TagRole', 'iam:UntagRole', 'iam:TagUser', 'iam:UntagUser', 'iam:CreateRole', 'iam:CreateUser'], ['*'], tagKeys),
+    deny(
+      'SundialTenantTagOfTargets',
+      ['secretsmanager:TagResource', 'secretsmanager:UntagResource', 'lambda:TagResource', 'lambda:UntagResource', 'sqs:TagQueue', 'sqs:UntagQueue'],
+      ['*'],
+      tagKeys,
+    ),
+  ];
+}
