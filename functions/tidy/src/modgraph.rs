@@ -7,7 +7,9 @@
 //! module's name, and the path strings of attributes (`with = "crate::x::f"`). A path that names
 //! an item a module re-exports (`pub use`, globs included) is followed to the file that defines
 //! it, up to four steps; a path that leaves the crate is no edge. Declaring a child (`mod x;`) is
-//! not an edge: using one of its items is.
+//! not an edge, nor is re-exporting what a module below defines (`pub use child::X;` in a
+//! `mod.rs`, `pub(crate)` or `self::` alike): using one of its items in the parent's own code is,
+//! as is a private `use child::X;` (attribute paths too, `schema_with = crate::openapi::f`).
 
 use crate::lex::Kind;
 use crate::rust::RustFile;
@@ -295,6 +297,24 @@ impl<'a> Tree<'a> {
         out.push(Edge { from, to, line, via: segs.join("::") });
     }
 
+    /// The edges of the `use` item at token `at` of file `fi`; the index after its tree. A
+    /// re-export (`pub use`, `pub(crate) use`, …) of what a module below its own defines is no
+    /// edge: a path through it is followed to the defining file, but exporting a child's item
+    /// does not make the parent depend on the child.
+    fn use_edges(&self, fi: usize, at: usize, reexport: bool, out: &mut Vec<Edge>) -> usize {
+        let mut items = Vec::new();
+        let end = self.use_tree(fi, at + 1, Vec::new(), &mut items);
+        let scope = self.scope_of(fi, at);
+        for u in items {
+            let below = |m: &Vec<String>| m.len() > scope.len() && m.starts_with(&scope);
+            if reexport && self.walk(&scope, &u.segs).is_some_and(|(m, _)| below(&m)) {
+                continue;
+            }
+            self.push_edge(fi, &scope, &u.segs, u.line, out);
+        }
+        end
+    }
+
     /// The edges out of file `fi`.
     fn file_edges(&self, fi: usize, out: &mut Vec<Edge>) {
         let f = &self.files[fi];
@@ -302,15 +322,11 @@ impl<'a> Tree<'a> {
         while i < f.toks.len() {
             let line = f.toks[i].line;
             if f.is(i, "use") && !f.is(i + 1, "<") {
-                let mut items = Vec::new();
-                let end = self.use_tree(fi, i + 1, Vec::new(), &mut items);
-                let scope = self.scope_of(fi, i);
-                for u in items {
-                    self.push_edge(fi, &scope, &u.segs, u.line, out);
-                }
-                i = end;
-            } else if f.is(i, "pub") && f.is(i + 1, "(") {
-                i = f.matching(i + 1) + 1;
+                i = self.use_edges(fi, i, false, out);
+            } else if f.is(i, "pub") {
+                let after = if f.is(i + 1, "(") { f.matching(i + 1) + 1 } else { i + 1 };
+                let reexport = f.is(after, "use") && !f.is(after + 1, "<");
+                i = if reexport { self.use_edges(fi, after, true, out) } else { after };
             } else if f.is(i, "mod") {
                 i += 2;
             } else if let Some((segs, end)) = self.path_at(fi, i) {

@@ -203,6 +203,48 @@ fn declaring_a_child_is_not_using_it_and_test_code_is_left_out() {
 }
 
 #[test]
+fn re_exporting_a_child_is_not_using_it() {
+    // A mod.rs that only re-exports its child, which uses the mod.rs's `Shared`: no cycle, in
+    // every spelling of the re-export; a path through it still reaches the child.
+    for export in ["pub use child::X;", "pub use self::child::X;", "pub(crate) use child::{X};"] {
+        let (_, ws) = one_crate(&[
+            ("lib.rs", "pub mod m;\npub mod user;\n"),
+            ("m/mod.rs", &format!("mod child;\n{export}\npub struct Shared;\n")),
+            ("m/child.rs", "pub struct X(pub super::Shared);\n"),
+            ("user.rs", "pub fn f(_: crate::m::X) {}\n"),
+        ]);
+        assert!(checks::cycles(&ws, &[]).is_empty(), "{export}: {:?}", checks::cycles(&ws, &[]));
+        let edges: Vec<(&str, &str)> =
+            ws.packages[0].graphs[0].edges.iter().map(|e| (e.from.as_str(), e.to.as_str())).collect();
+        assert_eq!(edges, [("c/src/m/child.rs", "c/src/m/mod.rs"), ("c/src/user.rs", "c/src/m/child.rs")]);
+    }
+    // The mod.rs's own code calling into the child, a private `use` of the child's item it then
+    // uses, or an attribute path naming it: each is an edge, and closes the cycle.
+    for parent in [
+        "mod child;\npub struct Shared;\npub fn g() {\n    child::f();\n}\n",
+        "mod child;\nuse child::f;\npub struct Shared;\npub fn g() {\n    f();\n}\n",
+        "mod child;\npub struct Shared;\n#[schema(schema_with = crate::m::child::f)]\npub struct S;\n",
+        "mod child;\npub struct Shared;\n#[serde(with = \"self::child::f\")]\npub struct S;\n",
+    ] {
+        let (_, ws) = one_crate(&[
+            ("lib.rs", "pub mod m;\n"),
+            ("m/mod.rs", parent),
+            ("m/child.rs", "pub fn f() {\n    let _ = super::Shared;\n}\n"),
+        ]);
+        let v = checks::cycles(&ws, &[]);
+        assert_eq!(v.len(), 1, "{parent}: {v:?}");
+        assert!(v[0].contains("c/src/m/child.rs, c/src/m/mod.rs"), "{v:?}");
+    }
+    // A re-export of a sibling's item is still an edge to the sibling.
+    let (_, ws) = one_crate(&[
+        ("lib.rs", "pub mod a;\npub mod b;\n"),
+        ("a.rs", "pub use crate::b::X;\npub struct Y;\n"),
+        ("b.rs", "pub struct X(pub crate::a::Y);\n"),
+    ]);
+    assert_eq!(checks::cycles(&ws, &[]).len(), 1);
+}
+
+#[test]
 fn paths_that_leave_the_crate_and_attribute_strings_are_read_right() {
     let (_, ws) = one_crate(&[
         ("lib.rs", "pub use other_crate as model;\npub mod a;\npub mod b;\n"),

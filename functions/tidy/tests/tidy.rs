@@ -71,8 +71,6 @@ const KNOWN_CYCLES: &[&str] = &[
     "sundial-schedule",
     "sundial-sim",
     "sundial-simaws",
-    "sundial-store",
-    "sundial-throughput",
 ];
 
 /// TEMPORARY: files outside `functions/hash/src/` that still write a stable-hash constant.
