@@ -2,9 +2,10 @@
 //! the tree passes). Each message names the file, what was counted and the limit.
 
 use crate::lex::{self, Kind};
+use crate::modgraph::{Edge, Graph};
 use crate::ts;
-use crate::workspace::{FnRecord, Sources, Workspace};
-use std::collections::BTreeMap;
+use crate::workspace::{FnRecord, Package, Sources, Workspace};
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Files over `limit` code lines. A file in `tolerated` may stay over it for now, up to its
 /// ceiling, which only goes down: a file that shrank must have its ceiling lowered, and one back
@@ -79,41 +80,130 @@ pub fn ungrouped(ws: &Workspace, groups: &[(&str, &[&str])]) -> Vec<String> {
     out
 }
 
-/// Module cycles: every crate's cycles, except those of the crates in `known`, which must still
-/// have one (a crate whose cycles are gone must leave the list).
-pub fn cycles(ws: &Workspace, known: &[&str]) -> Vec<String> {
+/// A tolerated module cycle: a crate and the files of one strongly connected component of its
+/// module graph, as paths relative to the crate's `src/`, sorted.
+pub type KnownCycle<'a> = (&'a str, &'a [&'a str]);
+
+/// Every crate's cycles today as [`KnownCycle`]s would list them: the crate, then the component's
+/// files relative to its `src/`, sorted; in order of crate name, then files.
+pub fn current_cycles(ws: &Workspace) -> Vec<(String, Vec<String>)> {
     let mut out = Vec::new();
     for p in &ws.packages {
-        let cycles = p.cycles();
-        let listed = known.contains(&p.name.as_str());
-        if cycles.is_empty() && listed {
-            out.push(format!("{} has no module cycle any more: remove it from KNOWN_CYCLES", p.name));
-        }
-        if !cycles.is_empty() && !listed {
-            out.push(format!("{} has module cycles:\n{}", p.name, describe_cycles(ws, &p.name)));
+        for (_, c) in p.cycles() {
+            let mut files: Vec<String> = c.iter().map(|f| p.rel(f).to_string()).collect();
+            files.sort();
+            out.push((p.name.clone(), files));
         }
     }
-    for n in known.iter().filter(|n| ws.package(n).is_none()) {
-        out.push(format!("KNOWN_CYCLES lists {n}, which is not a workspace crate"));
+    out.sort();
+    out
+}
+
+/// One entry of `KNOWN_CYCLES` as a line of Rust (`indent` before it), as the list holds it.
+pub fn cycle_entry(indent: &str, krate: &str, files: &[String]) -> String {
+    let files: Vec<String> = files.iter().map(|f| format!("{f:?}")).collect();
+    format!("{indent}({krate:?}, &[{}]),\n", files.join(", "))
+}
+
+/// Module cycles against the exact list of tolerated ones, a ratchet: a cycle passes only if it
+/// is one of `known` or lies inside one (a new cycle, in any crate, and a tolerated one grown by
+/// a file fail, naming the edges that close it), and each entry of `known` must still be exactly
+/// one of today's cycles (one that shrank, split or is gone must be replaced or removed; the
+/// message gives the new entry).
+pub fn cycles(ws: &Workspace, known: &[KnownCycle]) -> Vec<String> {
+    let mut out = Vec::new();
+    for p in &ws.packages {
+        let listed: Vec<BTreeSet<&str>> =
+            known.iter().filter(|(k, _)| *k == p.name).map(|(_, f)| f.iter().copied().collect()).collect();
+        let current: Vec<(&Graph, BTreeSet<&str>)> =
+            p.cycles().into_iter().map(|(g, c)| (g, c.iter().map(|f| p.rel(f)).collect())).collect();
+        for (g, c) in &current {
+            if listed.iter().any(|l| c.is_subset(l)) {
+                continue;
+            }
+            let files: Vec<&str> = c.iter().copied().collect();
+            let grown = listed.iter().filter(|l| !l.is_disjoint(c)).max_by_key(|l| l.intersection(c).count());
+            let what = match grown {
+                Some(l) => {
+                    let added: Vec<&str> = c.difference(l).copied().collect();
+                    format!("grows a tolerated cycle by {}", added.join(", "))
+                }
+                None => "a new cycle".to_string(),
+            };
+            let closing = edges_outside(g, p, c, &listed);
+            out.push(format!(
+                "{}: module cycle of {} files ({what}): {}\n  edges not inside a tolerated cycle:\n{closing}",
+                p.name,
+                c.len(),
+                files.join(", ")
+            ));
+        }
+        for l in &listed {
+            if current.iter().any(|(_, c)| c == l)
+                || current.iter().any(|(_, c)| !c.is_disjoint(l) && !c.is_subset(l))
+            {
+                continue;
+            }
+            let old: Vec<String> = l.iter().map(|f| f.to_string()).collect();
+            let entry = cycle_entry("    ", &p.name, &old);
+            let parts: Vec<Vec<String>> = current
+                .iter()
+                .filter(|(_, c)| c.is_subset(l))
+                .map(|(_, c)| c.iter().map(|f| f.to_string()).collect())
+                .collect();
+            if parts.is_empty() {
+                out.push(format!(
+                    "KNOWN_CYCLES: this cycle of {} is gone, remove its entry:\n{entry}",
+                    p.name
+                ));
+            } else {
+                let new: String = parts.iter().map(|c| cycle_entry("    ", &p.name, c)).collect();
+                out.push(format!(
+                    "KNOWN_CYCLES: this cycle of {} has shrunk, replace its entry\n{entry}  by\n{new}",
+                    p.name
+                ));
+            }
+        }
+    }
+    for (n, files) in known.iter().filter(|(n, _)| ws.package(n).is_none()) {
+        out.push(format!("KNOWN_CYCLES lists {n} ({}), which is not a workspace crate", files.join(", ")));
     }
     out
 }
 
-/// Each cycle of crate `name` with the edges inside it: `A uses B via path (line)`, one line
-/// per pair of files with the first path and how many more there are.
+/// The edges inside cycle `c` (files relative to `src/`) of graph `g` whose two ends are not in
+/// one tolerated cycle of `listed`, one line per pair of files as [`describe_cycles`] writes them.
+fn edges_outside(g: &Graph, p: &Package, c: &BTreeSet<&str>, listed: &[BTreeSet<&str>]) -> String {
+    let closes = |e: &&Edge| {
+        let (from, to) = (p.rel(&e.from), p.rel(&e.to));
+        c.contains(from) && c.contains(to) && !listed.iter().any(|l| l.contains(from) && l.contains(to))
+    };
+    edge_lines(g.edges.iter().filter(closes))
+}
+
+/// `A uses B via path (line)`, one line per pair of files with the first path and how many more.
+fn edge_lines<'a>(edges: impl Iterator<Item = &'a Edge>) -> String {
+    let mut pairs: BTreeMap<(&str, &str), Vec<&Edge>> = BTreeMap::new();
+    for e in edges {
+        pairs.entry((&e.from, &e.to)).or_default().push(e);
+    }
+    let mut s = String::new();
+    for ((from, to), es) in pairs {
+        let more = if es.len() > 1 { format!(" (+{} more)", es.len() - 1) } else { String::new() };
+        s += &format!("    {from}:{} uses {to} via `{}`{more}\n", es[0].line, es[0].via);
+    }
+    s
+}
+
+/// Each cycle of crate `name`: its files (relative to `src/`), then the edges inside it.
 pub fn describe_cycles(ws: &Workspace, name: &str) -> String {
     let Some(p) = ws.package(name) else { return String::new() };
     let mut s = String::new();
     for (g, c) in p.cycles() {
-        s += &format!("  {} files (target {}): {}\n", c.len(), g.root, c.join(", "));
-        let mut pairs: BTreeMap<(&str, &str), Vec<&crate::modgraph::Edge>> = BTreeMap::new();
-        for e in g.edges.iter().filter(|e| c.contains(&e.from) && c.contains(&e.to)) {
-            pairs.entry((&e.from, &e.to)).or_default().push(e);
-        }
-        for ((from, to), es) in pairs {
-            let more = if es.len() > 1 { format!(" (+{} more)", es.len() - 1) } else { String::new() };
-            s += &format!("    {from}:{} uses {to} via `{}`{more}\n", es[0].line, es[0].via);
-        }
+        let mut files: Vec<&str> = c.iter().map(|f| p.rel(f)).collect();
+        files.sort();
+        s += &format!("  {} files (target {}): {}\n", c.len(), p.rel(&g.root), files.join(", "));
+        s += &edge_lines(g.edges.iter().filter(|e| c.contains(&e.from) && c.contains(&e.to)));
     }
     s
 }

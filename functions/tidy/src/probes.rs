@@ -148,11 +148,76 @@ fn two_files_that_use_each_other_are_a_cycle() {
     assert!(v[0].contains("2 files"), "{v:?}");
     assert!(v[0].contains("c/src/a.rs:1 uses c/src/b.rs via `crate::b::X`"), "{v:?}");
     assert!(v[0].contains("c/src/b.rs:2 uses c/src/a.rs via `crate::a::Y`"), "{v:?}");
-    // Tolerated while listed; once the cycle is gone the crate must leave the list.
-    assert!(checks::cycles(&ws, &["c"]).is_empty());
-    let (_, ws) = one_crate(&[("lib.rs", "pub mod a;\n"), ("a.rs", "pub struct Y;\n")]);
-    let v = checks::cycles(&ws, &["c"]);
-    assert_eq!(v, ["c has no module cycle any more: remove it from KNOWN_CYCLES"]);
+    assert!(v[0].starts_with("c: module cycle of 2 files (a new cycle): a.rs, b.rs\n"), "{v:?}");
+}
+
+/// A model-like crate: `a` and `b` use each other; `extra` adds `c.rs` and `d.rs` and their uses.
+fn model_like(extra: &[(&str, &str)], a_uses: &str) -> (Sources, Workspace) {
+    let lib = "pub mod a;\npub mod b;\npub mod c;\npub mod d;\npub mod keys;\n";
+    let a = format!("pub struct A;\npub fn f(_: crate::b::B) {{\n    {a_uses}\n}}\n");
+    let mut files = vec![
+        ("lib.rs", lib.to_string()),
+        ("a.rs", a),
+        ("b.rs", "pub struct B(pub crate::a::A, pub crate::keys::Key);\n".to_string()),
+        ("keys.rs", "pub struct Key;\n".to_string()),
+    ];
+    for name in ["c.rs", "d.rs"] {
+        let text = extra.iter().find(|(p, _)| *p == name).map_or("pub struct Z;\n", |(_, t)| t);
+        files.push((name, text.to_string()));
+    }
+    let files: Vec<(&str, &str)> = files.iter().map(|(p, t)| (*p, t.as_str())).collect();
+    one_crate(&files)
+}
+
+#[test]
+fn the_tolerated_cycles_are_an_exact_ratchet() {
+    const AB: &[checks::KnownCycle] = &[("c", &["a.rs", "b.rs"])];
+    // The tolerated {a, b} passes.
+    let (_, ws) = model_like(&[], "");
+    assert!(checks::cycles(&ws, AB).is_empty(), "{:?}", checks::cycles(&ws, AB));
+    assert_eq!(
+        checks::current_cycles(&ws),
+        [("c".to_string(), vec!["a.rs".to_string(), "b.rs".to_string()])]
+    );
+    // A new cycle {c, d} in the same crate fails, naming its files and the edges closing it.
+    let cd = [
+        ("c.rs", "pub struct Z(pub crate::d::W);\n"),
+        ("d.rs", "pub struct W;\npub fn g(_: crate::c::Z) {}\n"),
+    ];
+    let (_, ws) = model_like(&cd, "");
+    let v = checks::cycles(&ws, AB);
+    assert_eq!(v.len(), 1, "{v:?}");
+    assert!(v[0].starts_with("c: module cycle of 2 files (a new cycle): c.rs, d.rs\n"), "{v:?}");
+    assert!(v[0].contains("c/src/c.rs:1 uses c/src/d.rs via `crate::d::W`"), "{v:?}");
+    assert!(v[0].contains("c/src/d.rs:2 uses c/src/c.rs via `crate::c::Z`"), "{v:?}");
+    // {a, b} grown to {a, b, c} fails, with the edges that are not inside {a, b}.
+    let (_, ws) = model_like(&[("c.rs", "pub struct Z(pub crate::b::B);\n")], "let _ = crate::c::Z;");
+    let v = checks::cycles(&ws, AB);
+    assert_eq!(v.len(), 1, "{v:?}");
+    assert!(
+        v[0].starts_with("c: module cycle of 3 files (grows a tolerated cycle by c.rs): a.rs, b.rs, c.rs")
+    );
+    assert!(v[0].contains("c/src/a.rs:3 uses c/src/c.rs via `crate::c::Z`"), "{v:?}");
+    assert!(v[0].contains("c/src/c.rs:1 uses c/src/b.rs via `crate::b::B`"), "{v:?}");
+    assert!(!v[0].contains("c/src/a.rs:2 uses c/src/b.rs"), "{v:?}");
+    // Tolerating {a, b, c} passes the smaller {a, b} of another tree, but the entry must shrink.
+    let (_, ws) = model_like(&[], "");
+    let v = checks::cycles(&ws, &[("c", &["a.rs", "b.rs", "c.rs"])]);
+    assert_eq!(
+        v,
+        ["KNOWN_CYCLES: this cycle of c has shrunk, replace its entry\n    (\"c\", &[\"a.rs\", \"b.rs\", \"c.rs\"]),\n  \
+          by\n    (\"c\", &[\"a.rs\", \"b.rs\"]),\n"]
+    );
+    // A tolerated cycle that is gone must leave the list, as must an entry for no crate.
+    let (_, ws) = model_like(&[], "");
+    let v = checks::cycles(&ws, &[("c", &["a.rs", "b.rs"]), ("c", &["c.rs", "d.rs"]), ("gone", &["x.rs"])]);
+    assert_eq!(
+        v,
+        [
+            "KNOWN_CYCLES: this cycle of c is gone, remove its entry:\n    (\"c\", &[\"c.rs\", \"d.rs\"]),\n",
+            "KNOWN_CYCLES lists gone (x.rs), which is not a workspace crate",
+        ]
+    );
 }
 
 #[test]
@@ -233,7 +298,7 @@ fn re_exporting_a_child_is_not_using_it() {
         ]);
         let v = checks::cycles(&ws, &[]);
         assert_eq!(v.len(), 1, "{parent}: {v:?}");
-        assert!(v[0].contains("c/src/m/child.rs, c/src/m/mod.rs"), "{v:?}");
+        assert!(v[0].contains("module cycle of 2 files (a new cycle): m/child.rs, m/mod.rs"), "{v:?}");
     }
     // A re-export of a sibling's item is still an edge to the sibling.
     let (_, ws) = one_crate(&[

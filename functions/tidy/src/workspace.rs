@@ -88,6 +88,11 @@ pub struct Package {
 }
 
 impl Package {
+    /// `path` relative to the crate's `src/` (unchanged if it is not under it).
+    pub fn rel<'a>(&self, path: &'a str) -> &'a str {
+        path.strip_prefix(&self.dir).and_then(|p| p.strip_prefix("/src/")).unwrap_or(path)
+    }
+
     /// Every cycle of every target, each once.
     pub fn cycles(&self) -> Vec<(&Graph, &Vec<String>)> {
         let mut seen = BTreeSet::new();
