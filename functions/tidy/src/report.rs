@@ -1,6 +1,8 @@
 //! The summary printed by `cargo test -p sundial-tidy -- --nocapture`: per crate, its production
-//! files, files over 500 code lines, functions over 70, and module cycles; the longest
-//! functions; the stable-hash copies; and the hand-written ARN splitters (counted, not checked).
+//! files, code lines, files over 500 code lines, functions over 70, and the number of module
+//! cycles (strongly connected components, SCCs) with their sizes, and the totals; each SCC's
+//! files; the files over 500 code lines; the longest functions; each SCC's edges; the
+//! stable-hash copies; and the hand-written ARN splitters (counted, not checked).
 
 use crate::checks;
 use crate::lex::Kind;
@@ -17,23 +19,8 @@ pub const LONG_FN: usize = 70;
 pub fn report(ws: &Workspace, src: &Sources) -> String {
     let rust = ws.rust_functions();
     let cdk = ws.ts_functions();
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "{:<22} {:>6} {:>6} {:>6} {:>6} {:>7}  cycles",
-        "crate", "files", "code", ">500", "fn>70", "longest"
-    );
-    for p in &ws.packages {
-        let code: usize = p.files.iter().map(RustFile::code_lines).sum();
-        let large = p.files.iter().filter(|f| f.code_lines() > LARGE_FILE).count();
-        let fns: Vec<&FnRecord> = rust.iter().filter(|f| f.package == p.name).collect();
-        let long = fns.iter().filter(|f| f.span.code_lines > LONG_FN).count();
-        let top = checks::longest(fns.iter().copied()).map_or(0, |f| f.span.code_lines);
-        let sizes: Vec<String> = p.cycles().iter().map(|(_, c)| c.len().to_string()).collect();
-        let cycles = if sizes.is_empty() { "-".to_string() } else { sizes.join("+") };
-        let (n, name) = (p.files.len(), &p.name);
-        let _ = writeln!(s, "{name:<22} {n:>6} {code:>6} {large:>6} {long:>6} {top:>7}  {cycles}");
-    }
+    let mut s = crate_table(ws, &rust);
+    s += &cycle_files(ws);
     let _ = writeln!(s, "\nfiles over {LARGE_FILE} code lines:");
     let mut sizes = ws.file_sizes();
     sizes.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
@@ -45,7 +32,7 @@ pub fn report(ws: &Workspace, src: &Sources) -> String {
     let _ = writeln!(s, "\nCDK functions over {LONG_FN} code lines:");
     let long_cdk: Vec<FnRecord> = cdk.into_iter().filter(|f| f.span.code_lines > LONG_FN).collect();
     s += &top_functions(&long_cdk, usize::MAX);
-    let _ = writeln!(s, "\nmodule cycles:");
+    let _ = writeln!(s, "\nmodule cycles with the edges inside them:");
     for p in ws.packages.iter().filter(|p| !p.cycles().is_empty()) {
         let _ = write!(s, "{}\n{}", p.name, checks::describe_cycles(ws, &p.name));
     }
@@ -63,6 +50,53 @@ pub fn report(ws: &Workspace, src: &Sources) -> String {
     for p in &ws.packages {
         for f in &p.unreached {
             let _ = writeln!(s, "  {f}");
+        }
+    }
+    s
+}
+
+/// Per crate: files, code lines, files over [`LARGE_FILE`], functions over [`LONG_FN`], the
+/// longest function, the number of SCCs and their sizes; then the totals.
+fn crate_table(ws: &Workspace, rust: &[FnRecord]) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{:<22} {:>6} {:>6} {:>6} {:>6} {:>7} {:>5}  files per SCC",
+        "crate", "files", "code", ">500", "fn>70", "longest", "SCCs"
+    );
+    let mut totals = [0usize; 5];
+    for p in &ws.packages {
+        let code: usize = p.files.iter().map(RustFile::code_lines).sum();
+        let large = p.files.iter().filter(|f| f.code_lines() > LARGE_FILE).count();
+        let fns: Vec<&FnRecord> = rust.iter().filter(|f| f.package == p.name).collect();
+        let long = fns.iter().filter(|f| f.span.code_lines > LONG_FN).count();
+        let top = checks::longest(fns.iter().copied()).map_or(0, |f| f.span.code_lines);
+        let cycles = p.cycles();
+        let sizes: Vec<String> = cycles.iter().map(|(_, c)| c.len().to_string()).collect();
+        let sizes = if sizes.is_empty() { "-".to_string() } else { sizes.join("+") };
+        let (n, name, sccs) = (p.files.len(), &p.name, cycles.len());
+        let _ = writeln!(s, "{name:<22} {n:>6} {code:>6} {large:>6} {long:>6} {top:>7} {sccs:>5}  {sizes}");
+        for (t, v) in totals.iter_mut().zip([n, code, large, long, sccs]) {
+            *t += v;
+        }
+    }
+    let [n, code, large, long, sccs] = totals;
+    let _ = writeln!(s, "{:<22} {n:>6} {code:>6} {large:>6} {long:>6} {:>7} {sccs:>5}", "total", "");
+    s
+}
+
+/// Per crate with module cycles: how many, and each one's files relative to its `src/`.
+fn cycle_files(ws: &Workspace) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "\nmodule cycles (SCCs of the file graph), per crate, files relative to src/:");
+    let cycles = checks::current_cycles(ws);
+    for p in &ws.packages {
+        let of: Vec<&Vec<String>> = cycles.iter().filter(|(k, _)| *k == p.name).map(|(_, f)| f).collect();
+        if !of.is_empty() {
+            let _ = writeln!(s, "{}: {} SCC{}", p.name, of.len(), if of.len() == 1 { "" } else { "s" });
+        }
+        for files in of {
+            let _ = writeln!(s, "  {:>3} files: {}", files.len(), files.join(", "));
         }
     }
     s
