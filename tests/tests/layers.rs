@@ -31,6 +31,8 @@ const LAYERS: &[(&str, u32)] = &[
     ("sundial-cli", 8),
     ("sundial-tests", 9),
     ("settlement-example", 9),
+    // Tooling without sundial dependencies, at the top so that nothing may depend on it.
+    ("sundial-tidy", 9),
 ];
 
 /// Crates that must compile without any AWS SDK service crate (their whole normal closure).
