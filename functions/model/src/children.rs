@@ -15,15 +15,11 @@
 //! for map-reduce children emitted at run time) an item key. Everything below the key (the
 //! store, the worker, the reconciler, the API) handles any kind the same way.
 
+pub use crate::limits::MAX_CHILDREN;
 use crate::{AuditEvent, ExecStatus, Execution, JobDefinition, ValidationError};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-
-/// Most children one fire may have (`shards`, broadcast members). The parent item records each
-/// child's final status, and DynamoDB bills a write by the whole item: at 100 children the
-/// parent stays near 2 KiB.
-pub const MAX_CHILDREN: u32 = 100;
 
 /// Audit code of a parent's RUNNING → WAITING event and of each child's creation event.
 pub const FAN_OUT_CODE: &str = "fan_out";
@@ -38,7 +34,7 @@ pub const CHILDREN_FAILED_CODE: &str = "ChildrenFailed";
 )]
 pub struct Broadcast {
     /// The members (1–100 distinct ids of `[A-Za-z0-9_-]`, e.g. regions or cells).
-    #[schema(schema_with = crate::openapi::members)]
+    #[schema(schema_with = crate::schema::members)]
     pub members: Vec<String>,
 }
 

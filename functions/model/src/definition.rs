@@ -3,20 +3,14 @@
 
 use crate::deployment::Deployment;
 use crate::limits;
+pub use crate::limits::{
+    MAX_FIRE_ALL_CAP, MAX_INLINE_PARAMS_BYTES, MAX_JOB_RESOURCES, MAX_START_DEADLINE_SECS,
+};
 use crate::target::Target;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use sundial_schedule::{BusinessDays, MisfirePolicy, Schedule, ScheduleSpec};
-
-/// Largest inline `params` document (bytes of JSON). Larger parameters are stored by reference
-/// (`paramsRef`, e.g. an S3 URI the handler reads) so executions stay small: DynamoDB bills
-/// writes per started KiB, and every execution copies its parameters.
-pub const MAX_INLINE_PARAMS_BYTES: usize = 4 * 1024;
-
-/// Most missed fires a `fireAll` misfire policy may replay (its `cap`): an every-second job
-/// after a long outage must not plan a million executions.
-pub const MAX_FIRE_ALL_CAP: u32 = 1_000;
 
 /// What a user submits to create or update a job.
 ///
@@ -88,7 +82,7 @@ pub struct JobDefinition {
     /// when its attempt ends. Each must name a limit an operator defined (`PUT
     /// /v1/resources/{resource}`), else 400 on `resources[i]`; none twice. Absent: none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schema(schema_with = crate::openapi::resources)]
+    #[schema(schema_with = crate::schema::resources)]
     pub resources: Vec<String>,
     // Priority within its pool (`Priority`, inline): `low` runs from the pool's low lane and is
     // deferred first when the pool is busy (docs/priority.md). Left out when `normal`.
@@ -166,13 +160,7 @@ pub struct JobDefinition {
 /// Largest `maxRuns`.
 pub const MAX_RUNS: u64 = 1_000_000_000;
 
-/// Most resources one job may use.
-pub const MAX_JOB_RESOURCES: usize = 8;
-
 pub use sundial_schedule::serde_field::not_null;
-
-/// Longest `startDeadlineSecs` (7 days): a fire not started a week late is long past any alert.
-pub const MAX_START_DEADLINE_SECS: u32 = 7 * 86_400;
 
 fn default_pool() -> String {
     "default".into()
@@ -184,19 +172,8 @@ fn default_timeout() -> u32 {
     300
 }
 
-/// Why a job definition or id was refused. Always permanent; `field` is the JSON path.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{field}: {reason}")]
-pub struct ValidationError {
-    /// The offending field (`schedule.expression`, `pool`, `retry.maxAttempts`, ...).
-    pub field: String,
-    /// Why.
-    pub reason: String,
-}
-
-pub(crate) fn invalid(field: impl Into<String>, reason: impl Into<String>) -> ValidationError {
-    ValidationError { field: field.into(), reason: reason.into() }
-}
+pub(crate) use crate::validation::invalid;
+pub use crate::validation::ValidationError;
 
 impl JobDefinition {
     /// A definition with the same defaults a JSON body without the optional fields gets: pool

@@ -3,8 +3,8 @@
 //! value, so validation needs no environment: the control plane passes its `Config`
 //! (`impl From<&Config> for Deployment`), tests and tools build one directly.
 
+use crate::lane::Lane;
 use crate::outbound::TargetPolicy;
-use crate::priority::Lane;
 use crate::resources::Resources;
 
 /// What validation needs to know of a deployment.

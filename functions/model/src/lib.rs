@@ -39,6 +39,7 @@
 pub mod arn;
 pub mod children;
 pub mod claim;
+pub mod codes;
 pub mod definition;
 pub mod dependency;
 pub mod deployment;
@@ -47,6 +48,7 @@ pub mod event;
 pub mod execution;
 pub mod job;
 pub mod keys;
+pub mod lane;
 pub mod limits;
 pub mod mapreduce;
 pub mod openapi;
@@ -57,8 +59,10 @@ pub mod priority;
 pub mod reconcile;
 pub mod resources;
 pub mod retry;
+pub mod schema;
 pub mod target;
 pub mod tenant;
+pub mod validation;
 
 pub use definition::*;
 pub use deployment::Deployment;

@@ -4,9 +4,26 @@
 //! Limits that stand alone (an expression's length, a calendar's dates) stay next to the code
 //! they bound; a limit belongs here when another limit, or an AWS service limit, constrains it.
 
-use crate::children::MAX_CHILDREN;
-use crate::mapreduce::{MAX_EMIT_BATCH, MAX_ITEM_BYTES};
-use crate::{MAX_FIRE_ALL_CAP, MAX_INLINE_PARAMS_BYTES, MAX_START_DEADLINE_SECS};
+/// Most children one fire may have (`shards`, broadcast members). The parent item records each
+/// child's final status, and DynamoDB bills a write by the whole item: at 100 children the
+/// parent stays near 2 KiB.
+pub const MAX_CHILDREN: u32 = 100;
+/// Items per emit transaction: one parent update and at most this many child puts
+/// (DynamoDB's `TransactWriteItems` takes 100 actions).
+pub const MAX_EMIT_BATCH: usize = 99;
+/// Largest item input and item result (bytes of JSON): they live on the child item.
+pub const MAX_ITEM_BYTES: usize = 1_024;
+/// Most missed fires a `fireAll` misfire policy may replay (its `cap`): an every-second job
+/// after a long outage must not plan a million executions.
+pub const MAX_FIRE_ALL_CAP: u32 = 1_000;
+/// Largest inline `params` document (bytes of JSON). Larger parameters are stored by reference
+/// (`paramsRef`, e.g. an S3 URI the handler reads) so executions stay small: DynamoDB bills
+/// writes per started KiB, and every execution copies its parameters.
+pub const MAX_INLINE_PARAMS_BYTES: usize = 4 * 1024;
+/// Longest `startDeadlineSecs` (7 days): a fire not started a week late is long past any alert.
+pub const MAX_START_DEADLINE_SECS: u32 = 7 * 86_400;
+/// Most resources one job may use.
+pub const MAX_JOB_RESOURCES: usize = 8;
 
 /// SQS's longest `DelaySeconds` (15 minutes): how far ahead a send can place a message.
 pub const SQS_MAX_DELAY_SECS: u32 = 900;

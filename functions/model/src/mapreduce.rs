@@ -3,17 +3,13 @@
 //! the execution plane (`sundial_core::execution::mapreduce`); `docs/mapreduce.md` has the
 //! protocol.
 
+pub use crate::limits::{MAX_EMIT_BATCH, MAX_ITEM_BYTES};
 use crate::{ExecStatus, JobDefinition, Target, ValidationError};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// Most items one fire may emit (`mapReduce.maxItems` defaults to it).
 pub const MAX_ITEMS: u32 = 100_000;
-/// Items per emit transaction: one parent update and at most this many child puts
-/// (DynamoDB's `TransactWriteItems` takes 100 actions).
-pub const MAX_EMIT_BATCH: usize = 99;
-/// Largest item input and item result (bytes of JSON): they live on the child item.
-pub const MAX_ITEM_BYTES: usize = 1_024;
 /// Audit code of the parent's WAITING → READY move into its reduce phase.
 pub const REDUCE_CODE: &str = "reduce";
 /// Audit code of the parent's seal (RUNNING → WAITING once its map returned).

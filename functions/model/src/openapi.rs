@@ -8,37 +8,13 @@
 
 use std::borrow::Cow;
 
-use sundial_schedule::openapi::{pattern_strings, ID_PATTERN};
-use utoipa::openapi::schema::{Array, Schema};
+use utoipa::openapi::schema::Schema;
 use utoipa::openapi::RefOr;
 use utoipa::{PartialSchema, ToSchema};
 
-use crate::definition::{JobDefinition, MAX_JOB_RESOURCES};
+use crate::definition::JobDefinition;
 use crate::target::Target;
 use sundial_schedule::ScheduleSpec;
-
-/// A job's `resources`: distinct ids, at most [`MAX_JOB_RESOURCES`].
-pub(crate) fn resources() -> Array {
-    pattern_strings(ID_PATTERN, None)
-        .max_items(Some(MAX_JOB_RESOURCES))
-        .unique_items(true)
-        .description(Some(
-            "Platform-wide resource limits its runs use (`[\"legacy-db\"]`, docs/resources.md): an \
-             execution starts only holding a unit of each (taken all or none), and gives them back \
-             when its attempt ends. Each must name a limit an operator defined (`PUT \
-             /v1/resources/{resource}`), else 400 on `resources[i]`; none twice. Absent: none.",
-        ))
-        .build()
-}
-
-/// A broadcast's `members`: 1 to [`MAX_CHILDREN`](crate::children::MAX_CHILDREN) distinct ids.
-pub(crate) fn members() -> Array {
-    pattern_strings(ID_PATTERN, None)
-        .min_items(Some(1))
-        .max_items(Some(crate::children::MAX_CHILDREN as usize))
-        .unique_items(true)
-        .build()
-}
 
 /// A [`JobDefinition`] as stored and read back (`Job.definition`): the same fields, with every
 /// default filled in, so the ones with a default are always present. Schema only: the value is

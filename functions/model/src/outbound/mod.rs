@@ -43,8 +43,8 @@
 //! the test suite; the CDK construct never sets it (infra/test checks).
 
 use crate::arn::{is_account, Arn};
-use crate::definition::ValidationError;
-use crate::retry::{codes, RunError};
+use crate::codes;
+use crate::validation::ValidationError;
 
 mod address;
 mod allow;
@@ -99,13 +99,6 @@ pub struct Refusal {
 impl From<Refusal> for ValidationError {
     fn from(r: Refusal) -> Self {
         r.error
-    }
-}
-
-impl From<Refusal> for RunError {
-    /// Always permanent: the same definition is refused on every attempt.
-    fn from(r: Refusal) -> Self {
-        RunError::permanent(r.code, r.error.to_string())
     }
 }
 

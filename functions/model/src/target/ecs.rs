@@ -261,7 +261,7 @@ fn security_groups_schema() -> Array {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::retry::codes;
+    use crate::codes;
     use crate::target::testing::{allowlist, field, refusal};
     use crate::target::Target;
 

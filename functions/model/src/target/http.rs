@@ -12,8 +12,8 @@ use utoipa::openapi::Ref;
 use utoipa::ToSchema;
 
 use super::view::PolicyView;
+use crate::codes;
 use crate::outbound::{invalid, refuse, AddressPolicy, Refusal};
-use crate::retry::codes;
 
 /// Most extra headers a webhook target may name.
 pub const MAX_HEADERS: usize = 10;

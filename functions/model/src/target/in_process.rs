@@ -32,8 +32,8 @@ impl InProcessTarget {
 
 #[cfg(test)]
 mod tests {
+    use crate::codes;
     use crate::outbound::TargetPolicy;
-    use crate::retry::codes;
     use crate::target::testing::{allowlist, refusal};
     use crate::target::Target;
 

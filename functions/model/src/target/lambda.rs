@@ -6,8 +6,8 @@ use utoipa::ToSchema;
 
 use super::view::PolicyView;
 use crate::arn::{is_account, is_region, partition_of, Arn};
+use crate::codes;
 use crate::outbound::{glob_match, invalid, refuse, Home, Refusal, TargetPolicy};
-use crate::retry::codes;
 
 /// Longest function reference a job may name (Lambda's own limit for `FunctionName`).
 pub const MAX_FUNCTION_LEN: usize = 170;

@@ -66,7 +66,7 @@ pub fn is_topic_arn(arn: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::retry::codes;
+    use crate::codes;
     use crate::target::testing::{allowlist, field, refusal};
     use crate::target::Target;
 

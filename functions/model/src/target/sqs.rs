@@ -7,10 +7,10 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::view::PolicyView;
+use crate::codes;
 use crate::deployment::Deployment;
+use crate::lane::Lane;
 use crate::outbound::{parse_queue_url, refuse, QueueRef, Refusal};
-use crate::priority::Lane;
-use crate::retry::codes;
 
 /// An `sqs` target.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]

@@ -56,7 +56,7 @@ pub fn is_state_machine_arn(arn: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use crate::retry::codes;
+    use crate::codes;
     use crate::target::testing::{allowlist, field, refusal};
     use crate::target::Target;
 
