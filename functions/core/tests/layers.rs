@@ -6,8 +6,10 @@
 //! - two files of one folder import each other, directly or through other files of the folder
 //!   (a cycle the compiler accepts and a reader cannot untangle).
 //!
-//! Paths through the re-exports of lower crates (`crate::model`, `crate::store`, ...) are not
-//! edges: those crates are below every module here.
+//! The lower crates (`sundial_model`, `sundial_store`, ...) are named by their own paths and sit
+//! below every module here, so they are not edges; a `crate::` path names a module of [`ORDER`]
+//! (or an item the crate root re-exports from one, `crate::Ctx`), and the crate root re-exports
+//! no other crate.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -28,15 +30,19 @@ const ORDER: &[&str] = &[
     "control",
 ];
 
-/// `crate::` names that are re-exports of lower crates (not modules of this crate).
-const LOWER: &[&str] =
-    &["schedule", "instant", "model", "keys", "outbound", "priority", "resources", "store", "queue", "Ctx"];
-
-/// Re-exports of `sundial-model` inside `execution` (`execution::{children, claim, retry}`).
-const MODEL_IN_EXECUTION: &[&str] = &["children", "claim", "retry"];
-
 fn src() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+/// The crate root's `pub use module::Item;` lines, as item -> module (`Ctx` -> `context`).
+fn root_items() -> BTreeMap<String, String> {
+    let lib = std::fs::read_to_string(src().join("lib.rs")).unwrap_or_default();
+    lib.lines()
+        .filter_map(|l| l.trim().strip_prefix("pub use ")?.strip_suffix(';'))
+        .filter_map(|p| p.split_once("::"))
+        .filter(|(module, item)| !module.starts_with("sundial_") && !item.contains(['{', ':', ' ']))
+        .map(|(module, item)| (item.to_string(), module.to_string()))
+        .collect()
 }
 
 fn files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -97,6 +103,7 @@ fn top_level_modules_import_only_lower_ones() {
     let mut all = Vec::new();
     files(&src(), &mut all);
     let rank = |m: &str| ORDER.iter().position(|o| *o == m);
+    let items = root_items();
     let mut wrong = Vec::new();
     for f in &all {
         let module = module_of(f);
@@ -108,11 +115,8 @@ fn top_level_modules_import_only_lower_ones() {
             continue;
         };
         for p in crate_paths(&production(f)) {
-            let target = &p[0];
-            if *target == module || LOWER.contains(&target.as_str()) {
-                continue;
-            }
-            if target == "execution" && p.get(1).is_some_and(|s| MODEL_IN_EXECUTION.contains(&s.as_str())) {
+            let target = items.get(&p[0]).unwrap_or(&p[0]);
+            if *target == module {
                 continue;
             }
             match rank(target) {
@@ -124,6 +128,18 @@ fn top_level_modules_import_only_lower_ones() {
     wrong.sort();
     wrong.dedup();
     assert!(wrong.is_empty(), "upward imports inside sundial-core:\n{}", wrong.join("\n"));
+}
+
+#[test]
+fn the_crate_root_re_exports_no_other_crate() {
+    let lib = std::fs::read_to_string(src().join("lib.rs")).unwrap_or_default();
+    let wrong: Vec<&str> = lib.lines().filter(|l| l.trim_start().starts_with("pub use sundial_")).collect();
+    assert!(
+        wrong.is_empty(),
+        "sundial-core re-exports a lower crate (its callers name it themselves):\n{}",
+        wrong.join("\n")
+    );
+    assert_eq!(root_items().get("Ctx").map(String::as_str), Some("context"));
 }
 
 #[test]
