@@ -1,7 +1,8 @@
 //! The crate graph is the architecture (docs/architecture.md): this test reads it from
 //! `cargo metadata` and fails when a crate imports one above it, when a pure crate (or the
 //! typed client) pulls an AWS SDK service crate, or when a Lambda binary links the offline
-//! tooling. The compiler already forbids cycles; this holds the *order* of the layers.
+//! tooling. The compiler already forbids cycles; this holds the *order* of the layers. It also
+//! holds the crate graph drawn in docs/architecture.md to the one the manifests declare.
 
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -59,6 +60,9 @@ struct Graph {
     /// the metadata's resolve unifies features over the whole workspace, so a feature the CLI
     /// turns on would otherwise count against the client)
     optional: BTreeMap<String, BTreeSet<String>>,
+    /// Every normal dependency a workspace crate's manifest declares on another workspace crate:
+    /// (crate, dependency, optional).
+    declared: BTreeSet<(String, String, bool)>,
 }
 
 fn graph() -> Graph {
@@ -104,11 +108,37 @@ fn graph() -> Graph {
             (p["id"].as_str().unwrap_or_default().to_string(), opt)
         })
         .collect();
-    let workspace = v["workspace_members"]
+    let workspace: BTreeSet<String> = v["workspace_members"]
         .as_array()
         .into_iter()
         .flatten()
         .filter_map(|m| m.as_str().map(str::to_string))
+        .collect();
+    let members: BTreeSet<String> = v["packages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|p| p["id"].as_str().is_some_and(|id| workspace.contains(id)))
+        .filter_map(|p| p["name"].as_str().map(str::to_string))
+        .collect();
+    let declared = v["packages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|p| p["name"].as_str().is_some_and(|n| members.contains(n)))
+        .flat_map(|p| {
+            let name = p["name"].as_str().unwrap_or_default().to_string();
+            p["dependencies"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|d| d["kind"].is_null())
+                .filter(|d| d["name"].as_str().is_some_and(|n| members.contains(n)))
+                .map(move |d| {
+                    let dep = d["name"].as_str().unwrap_or_default().to_string();
+                    (name.clone(), dep, d["optional"].as_bool() == Some(true))
+                })
+        })
         .collect();
     let mut normal = BTreeMap::new();
     for node in v["resolve"]["nodes"].as_array().into_iter().flatten() {
@@ -121,7 +151,7 @@ fn graph() -> Graph {
             .collect();
         normal.insert(node["id"].as_str().unwrap_or_default().to_string(), deps);
     }
-    Graph { names, normal, workspace, optional }
+    Graph { names, normal, workspace, optional, declared }
 }
 
 impl Graph {
@@ -217,4 +247,89 @@ fn no_lambda_links_the_offline_tooling() {
             "{name}: iam-record"
         );
     }
+}
+
+/// The crate graph of docs/architecture.md: its nodes' labels and its arrows as (from, to,
+/// dotted), by label. `a[sundial-a] --> b` is an arrow, `a -. feature .-> b` a dotted one, and a
+/// node is named by its label wherever one of its lines gives it.
+fn drawn_graph() -> (BTreeSet<String>, BTreeSet<(String, String, bool)>) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/architecture.md");
+    let doc = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let block = doc
+        .split("```mermaid")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .unwrap_or_else(|| panic!("docs/architecture.md has no mermaid block"));
+    let mut labels: BTreeMap<String, String> = BTreeMap::new();
+    let mut node = |s: &str| -> String {
+        let s = s.trim();
+        match s.split_once('[') {
+            Some((id, label)) => {
+                let label = label.trim_end_matches(']').to_string();
+                labels.insert(id.trim().to_string(), label);
+                id.trim().to_string()
+            }
+            None => s.to_string(),
+        }
+    };
+    let mut ids = BTreeSet::new();
+    let mut arrows = Vec::new();
+    for line in block.lines().map(str::trim) {
+        if line.is_empty() || line.starts_with("graph ") || line.starts_with("%%") {
+            continue;
+        }
+        let edge = if let Some((from, to)) = line.split_once("-->") {
+            Some((from, to, false))
+        } else if let (Some((from, _)), Some((_, to))) = (line.split_once("-."), line.split_once(".->")) {
+            Some((from, to, true))
+        } else {
+            None
+        };
+        match edge {
+            Some((from, to, dotted)) => {
+                let (from, to) = (node(from), node(to));
+                ids.extend([from.clone(), to.clone()]);
+                arrows.push((from, to, dotted));
+            }
+            None => {
+                ids.insert(node(line));
+            }
+        }
+    }
+    let label = |id: &String| {
+        labels.get(id).cloned().unwrap_or_else(|| panic!("docs/architecture.md: node {id} has no [label]"))
+    };
+    let nodes = ids.iter().map(label).collect();
+    let arrows = arrows.iter().map(|(f, t, d)| (label(f), label(t), *d)).collect();
+    (nodes, arrows)
+}
+
+#[test]
+fn the_architecture_doc_draws_the_declared_graph() {
+    let g = graph();
+    let (nodes, drawn) = drawn_graph();
+    let show = |(from, to, optional): &(String, String, bool)| {
+        if *optional {
+            format!("{from} -. optional .-> {to}")
+        } else {
+            format!("{from} --> {to}")
+        }
+    };
+    let mut wrong: Vec<String> = g
+        .declared
+        .difference(&drawn)
+        .map(|e| format!("missing from the doc: {}", show(e)))
+        .chain(drawn.difference(&g.declared).map(|e| format!("not a dependency: {}", show(e))))
+        .collect();
+    for id in &g.workspace {
+        if !nodes.contains(&g.names[id]) {
+            wrong.push(format!("missing from the doc: the crate {}", g.names[id]));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "docs/architecture.md's crate graph differs from the manifests (normal dependencies, \
+         dotted when optional):\n{}",
+        wrong.join("\n")
+    );
 }
