@@ -1,7 +1,7 @@
 /**
  * Sundial's resource definition, read from the one file both sides share.
  *
- * `functions/model/resources.json` is compiled into the Rust binaries (`sundial_core::resources`)
+ * `functions/model/resources.json` is compiled into the Rust binaries (`sundial_model::resources`)
  * and read here at synth time, so table names, keys, indexes, queue names and env variable names
  * cannot be kept in two places. `test/consistency.test.ts` checks that the synthesized template
  * says exactly what the file says.

@@ -17,11 +17,11 @@ use futures_util::stream::{self, StreamExt, TryStreamExt};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use sundial_core::execution::retry::RunError;
 use sundial_core::execution::target::in_process::{BoxFuture, Handler, HandlerContext, Handlers};
-use sundial_core::model::Target;
-use sundial_core::priority::{Lane, Priority};
-use sundial_core::queue::{Outgoing, PoolQueues};
+use sundial_model::priority::{Lane, Priority};
+use sundial_model::retry::RunError;
+use sundial_model::Target;
+use sundial_store::queue::{Outgoing, PoolQueues};
 
 /// What to run.
 #[derive(Debug, Clone)]

@@ -20,11 +20,9 @@ use sundial_core::execution::clock::{Clock, SystemClock};
 use sundial_core::execution::metrics::MemorySink;
 use sundial_core::execution::target::in_process::Handlers;
 use sundial_core::execution::worker::Worker;
-use sundial_core::model::{
-    AuditEvent, ExecMessage, ExecStatus, Execution, JobDefinition, RetryPolicy, Target,
-};
-use sundial_core::store::executions::{ExecKey, ExecStore, Snapshot};
-use sundial_core::store::items;
+use sundial_model::{AuditEvent, ExecMessage, ExecStatus, Execution, JobDefinition, RetryPolicy, Target};
+use sundial_store::executions::{ExecKey, ExecStore, Snapshot};
+use sundial_store::items;
 use tokio::net::TcpListener;
 use tokio::sync::Notify;
 
@@ -111,7 +109,7 @@ pub fn message_of(e: &Execution, enqueued_at: DateTime<Utc>) -> ExecMessage {
         scheduled_ms: e.scheduled_at.timestamp_millis(),
         fire_ms: e.fire_at.timestamp_millis(),
         enqueued_ms: enqueued_at.timestamp_millis(),
-        lane: sundial_core::priority::lane_of(e),
+        lane: sundial_model::priority::lane_of(e),
         child: e.child.as_ref().map(|c| c.sort_part()),
         wait_gen: 0,
     }
@@ -125,7 +123,7 @@ pub async fn enqueue(env: &TestEnv, e: &Execution, delay_secs: i32) -> Result<()
     env.clients
         .sqs
         .send_message()
-        .queue_url(if msg.lane == sundial_core::priority::Lane::Low { &q.low_url } else { &q.url })
+        .queue_url(if msg.lane == sundial_model::priority::Lane::Low { &q.low_url } else { &q.url })
         .message_body(body)
         .delay_seconds(delay_secs)
         .send()

@@ -111,7 +111,7 @@ impl TestEnv {
         let mut cfg = Config::local(&unique_prefix(label), pools, shards);
         // The tests' webhook servers listen on loopback: the dev-only policy (its `to_env`
         // carries it to the binaries the tests start).
-        cfg.targets = sundial_core::outbound::TargetPolicy::dev_loopback();
+        cfg.targets = sundial_model::outbound::TargetPolicy::dev_loopback();
         let queues = provision::ensure_all(&clients, &cfg).await.context("provisioning test resources")?;
         Ok(TestEnv { cfg, clients, queues })
     }

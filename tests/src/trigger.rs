@@ -5,14 +5,14 @@ use anyhow::Result;
 use aws_sdk_dynamodb::types::AttributeValue;
 use aws_sdk_sqs::types::QueueAttributeName;
 use chrono::{DateTime, Utc};
-use sundial_core::model::{Execution, Job, JobDefinition, Target};
-use sundial_core::queue::PoolQueues;
-use sundial_core::schedule::{MisfirePolicy, ScheduleSpec};
-use sundial_core::store::items;
-use sundial_core::store::jobs;
 use sundial_core::trigger::plan::CatchUpBudget;
 use sundial_core::trigger::scan::{scan_shards, ScanError, ScanOptions, ScanReport};
 use sundial_core::Ctx;
+use sundial_model::{Execution, Job, JobDefinition, Target};
+use sundial_schedule::{MisfirePolicy, ScheduleSpec};
+use sundial_store::items;
+use sundial_store::jobs;
+use sundial_store::queue::PoolQueues;
 use tokio::sync::Mutex;
 
 /// A parsed RFC 3339 instant.
@@ -85,8 +85,8 @@ pub async fn executions(env: &TestEnv, tenant: &str, job_id: &str) -> Result<Vec
             .table_name(&env.cfg.executions_table)
             // Executions only: the job's slot and outcome items share its partition.
             .key_condition_expression("pk = :p AND begins_with(sk, :e)")
-            .expression_attribute_values(":p", AttributeValue::S(sundial_core::keys::job_pk(tenant, job_id)))
-            .expression_attribute_values(":e", AttributeValue::S(sundial_core::keys::EXEC_SK_PREFIX.into()))
+            .expression_attribute_values(":p", AttributeValue::S(sundial_model::keys::job_pk(tenant, job_id)))
+            .expression_attribute_values(":e", AttributeValue::S(sundial_model::keys::EXEC_SK_PREFIX.into()))
             .consistent_read(true)
             .set_exclusive_start_key(start)
             .send()

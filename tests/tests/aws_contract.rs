@@ -7,8 +7,8 @@
 
 use sundial_core::aws::Clients;
 use sundial_core::config::Config;
-use sundial_core::schedule::MisfirePolicy;
 use sundial_core::trigger::scan::ScanOptions;
+use sundial_schedule::MisfirePolicy;
 use sundial_simaws::{contract, Aws};
 use sundial_testkit::provision;
 use sundial_tests::trigger::{at, create_job, definition, executions, queued, scan};
@@ -46,7 +46,7 @@ async fn the_products_trigger_scan_runs_unchanged_on_the_simulator() -> anyhow::
     let aws = Aws::new(29, at("2026-11-30T12:00:00Z").timestamp_millis());
     let clients = Clients::new(&aws.sdk_config());
     let mut cfg = Config::local(&unique_prefix("simscan"), &["default"], 16);
-    cfg.targets = sundial_core::outbound::TargetPolicy::dev_loopback();
+    cfg.targets = sundial_model::outbound::TargetPolicy::dev_loopback();
     let queues = provision::ensure_all(&clients, &cfg).await?;
     let env = TestEnv { cfg, clients, queues };
     let t0 = at("2026-11-30T12:00:05Z");

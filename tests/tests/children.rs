@@ -6,12 +6,12 @@ use chrono::Utc;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use sundial_core::execution::children::{Broadcast, ChildKey};
-use sundial_core::execution::retry::RunError;
 use sundial_core::execution::target::in_process::{BoxFuture, Handler, HandlerContext, Handlers};
 use sundial_core::execution::target::Invocation;
-use sundial_core::model::{ExecStatus, Target};
-use sundial_core::store::executions::ExecKey;
+use sundial_model::children::{Broadcast, ChildKey};
+use sundial_model::retry::RunError;
+use sundial_model::{ExecStatus, Target};
+use sundial_store::executions::ExecKey;
 use sundial_tests::fixtures;
 use sundial_tests::TestEnv;
 
@@ -106,7 +106,7 @@ async fn a_sharded_fire_runs_each_shard_once_and_the_parent_succeeds() -> anyhow
         .list_for_job(
             "acme",
             "settle",
-            &sundial_core::store::executions::JobPage {
+            &sundial_store::executions::JobPage {
                 status: None,
                 oldest_first: false,
                 limit: 50,
@@ -122,7 +122,7 @@ async fn a_sharded_fire_runs_each_shard_once_and_the_parent_succeeds() -> anyhow
         .list_for_job(
             "acme",
             "settle",
-            &sundial_core::store::executions::JobPage {
+            &sundial_store::executions::JobPage {
                 status: None,
                 oldest_first: false,
                 limit: 1,
@@ -138,7 +138,7 @@ async fn a_sharded_fire_runs_each_shard_once_and_the_parent_succeeds() -> anyhow
         .list_for_job(
             "acme",
             "settle",
-            &sundial_core::store::executions::JobPage {
+            &sundial_store::executions::JobPage {
                 status: None,
                 oldest_first: false,
                 limit: 1,
@@ -232,20 +232,17 @@ async fn a_broadcast_fire_runs_once_per_member_each_seeing_its_member() -> anyho
 async fn fanned_out_then_crashed(
     env: &TestEnv,
     job: &str,
-    def: sundial_core::model::JobDefinition,
+    def: sundial_model::JobDefinition,
     owner: &str,
-) -> anyhow::Result<(ExecKey, sundial_core::execution::claim::Fence, Vec<ExecKey>)> {
-    use sundial_core::execution::children::{child_of, plan};
-    use sundial_core::store::executions::ClaimOutcome;
+) -> anyhow::Result<(ExecKey, sundial_model::claim::Fence, Vec<ExecKey>)> {
+    use sundial_model::children::{child_of, plan};
+    use sundial_store::executions::ClaimOutcome;
     let now = Utc::now();
     let e = fixtures::ready_execution("acme", job, def, now, now);
     let parent = fixtures::put_execution(env, &e).await?;
     let store = fixtures::store(env);
-    let terms = sundial_core::execution::claim::LeaseTerms {
-        duration_ms: 500,
-        skew_margin_ms: 100,
-        may_take_over: true,
-    };
+    let terms =
+        sundial_model::claim::LeaseTerms { duration_ms: 500, skew_margin_ms: 100, may_take_over: true };
     let ClaimOutcome::Claimed(c) = store.claim(&parent, owner, &terms, now).await? else {
         anyhow::bail!("not claimed")
     };
@@ -310,8 +307,8 @@ async fn a_fan_out_repeated_after_a_crash_creates_nothing_twice_and_reruns_no_fi
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_waiting_parent_whose_last_tally_write_was_lost_is_ended_by_the_reconciler() -> anyhow::Result<()> {
-    use sundial_core::execution::claim::Finish;
-    use sundial_core::store::executions::ClaimOutcome;
+    use sundial_model::claim::Finish;
+    use sundial_store::executions::ClaimOutcome;
     // GIVEN a waiting parent of 2 shards, both finished (one FAILED) but neither counted on it:
     // their workers died between the child's finish and the tally write
     let env = TestEnv::new("kids-reconcile").await?;
@@ -322,12 +319,9 @@ async fn a_waiting_parent_whose_last_tally_write_was_lost_is_ended_by_the_reconc
     let now = Utc::now();
     let due = now.timestamp_millis() - 1;
     let r = store.await_children(&parent, &fence, 2, due, now).await?;
-    assert_eq!(r, sundial_core::store::executions::FinishResult::Done);
-    let terms = sundial_core::execution::claim::LeaseTerms {
-        duration_ms: 30_000,
-        skew_margin_ms: 100,
-        may_take_over: true,
-    };
+    assert_eq!(r, sundial_store::executions::FinishResult::Done);
+    let terms =
+        sundial_model::claim::LeaseTerms { duration_ms: 30_000, skew_margin_ms: 100, may_take_over: true };
     for (k, fin) in kids.iter().zip([
         Finish::Succeeded,
         Finish::Failed { error: RunError::permanent("Bad", "merchant file missing") },
@@ -371,7 +365,7 @@ async fn cancelling_a_waiting_parent_cancels_its_open_children() -> anyhow::Resu
     let out = store.request_cancel(&parent, "api:test", now).await?;
 
     // THEN it and each child are CANCELED
-    assert_eq!(out, sundial_core::store::executions::CancelOutcome::Canceled);
+    assert_eq!(out, sundial_store::executions::CancelOutcome::Canceled);
     assert_eq!(fixtures::snapshot(&env, &parent).await?.exec.status, ExecStatus::Canceled);
     for k in &kids {
         assert_eq!(fixtures::snapshot(&env, k).await?.exec.status, ExecStatus::Canceled, "{}", k.id());
@@ -387,7 +381,7 @@ async fn a_forbid_job_with_a_start_deadline_fans_out_and_its_children_run_under_
     let env = TestEnv::new("kids-job").await?;
     let mut def = fixtures::definition(Target::in_process("rec"));
     def.shards = Some(2);
-    def.concurrency = sundial_core::model::ConcurrencyPolicy::Forbid;
+    def.concurrency = sundial_model::ConcurrencyPolicy::Forbid;
     def.start_deadline_secs = Some(600);
     let now = Utc::now();
     let job = sundial_tests::trigger::create_job(
@@ -398,9 +392,9 @@ async fn a_forbid_job_with_a_start_deadline_fans_out_and_its_children_run_under_
         now - chrono::Duration::minutes(5),
     )
     .await?;
-    let sched = sundial_core::schedule::Schedule::parse(&job.definition.schedule, job.anchor)
+    let sched = sundial_schedule::Schedule::parse(&job.definition.schedule, job.anchor)
         .map_err(|e| anyhow::anyhow!("{e:?}"))?;
-    let e = sundial_core::model::Execution::ready(&job, &sched, now, None, now, "tick:test");
+    let e = sundial_model::Execution::ready(&job, &sched, now, None, now, "tick:test");
     let parent = fixtures::put_execution(&env, &e).await?;
     fixtures::enqueue(&env, &e, 0).await?;
 
@@ -421,7 +415,7 @@ async fn a_forbid_job_with_a_start_deadline_fans_out_and_its_children_run_under_
     assert_eq!(p.exec.status, ExecStatus::Succeeded, "{:#?}", p.exec.timeline);
     for kid in fixtures::store(&env).children_of(&parent).await? {
         assert_eq!(kid.status, ExecStatus::Succeeded, "{}: {:#?}", kid.id(), kid.timeline);
-        assert_eq!(kid.definition.concurrency, sundial_core::model::ConcurrencyPolicy::Allow);
+        assert_eq!(kid.definition.concurrency, sundial_model::ConcurrencyPolicy::Allow);
     }
     assert_eq!(rec.seen().len(), 2);
     Ok(())
@@ -448,7 +442,7 @@ async fn the_concurrency_policy_applies_to_the_parent_until_its_last_child_ends(
     let env = TestEnv::new("kids-forbid").await?;
     let mut def = fixtures::definition(Target::in_process("hold"));
     def.shards = Some(2);
-    def.concurrency = sundial_core::model::ConcurrencyPolicy::Forbid;
+    def.concurrency = sundial_model::ConcurrencyPolicy::Forbid;
     let hold = Hold::default();
     let (worker, _) = fixtures::worker_with(
         &env,
@@ -486,8 +480,8 @@ async fn the_concurrency_policy_applies_to_the_parent_until_its_last_child_ends(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_child_cancelled_alone_ends_its_parent_at_once_when_it_was_the_last() -> anyhow::Result<()> {
-    use sundial_core::execution::claim::Finish;
-    use sundial_core::store::executions::ClaimOutcome;
+    use sundial_model::claim::Finish;
+    use sundial_store::executions::ClaimOutcome;
     // GIVEN a waiting parent of 2 shards whose shard 0 succeeded and was counted
     let env = TestEnv::new("kids-cancel-one").await?;
     let mut def = fixtures::definition(Target::in_process("rec"));
@@ -496,11 +490,8 @@ async fn a_child_cancelled_alone_ends_its_parent_at_once_when_it_was_the_last() 
     let store = fixtures::store(&env);
     let now = Utc::now();
     store.await_children(&parent, &fence, 2, now.timestamp_millis() + 600_000, now).await?;
-    let terms = sundial_core::execution::claim::LeaseTerms {
-        duration_ms: 30_000,
-        skew_margin_ms: 100,
-        may_take_over: true,
-    };
+    let terms =
+        sundial_model::claim::LeaseTerms { duration_ms: 30_000, skew_margin_ms: 100, may_take_over: true };
     let ClaimOutcome::Claimed(c) = store.claim(&kids[0], "w2", &terms, now).await? else {
         anyhow::bail!("not claimed")
     };

@@ -9,10 +9,10 @@ use std::sync::Arc;
 use sundial_core::control::{self, Caller, Control, ControlSettings};
 use sundial_core::execution::target::in_process::Handlers;
 use sundial_core::execution::worker::{NoExtend, Worker};
-use sundial_core::model::dependency::{Dependency, DependencyPeriod, DependencyStatus, OnDependencyDeadline};
-use sundial_core::model::{ExecMessage, ExecStatus, Execution, Job, JobDefinition};
-use sundial_core::schedule::{MisfirePolicy, ScheduleSpec};
-use sundial_core::store::executions::ExecKey;
+use sundial_model::dependency::{Dependency, DependencyPeriod, DependencyStatus, OnDependencyDeadline};
+use sundial_model::{ExecMessage, ExecStatus, Execution, Job, JobDefinition};
+use sundial_schedule::{MisfirePolicy, ScheduleSpec};
+use sundial_store::executions::ExecKey;
 use sundial_tests::fixtures::{self, Reply, WebhookServer};
 use sundial_tests::trigger::{at, create_job, ctx, executions};
 use sundial_tests::TestEnv;
@@ -40,7 +40,7 @@ fn daily(url: &str, expr: &str, tz: &str) -> JobDefinition {
 
 /// Puts the READY execution of `job` at `instant` (as a tick would have).
 async fn put_fire(env: &TestEnv, job: &Job, instant: DateTime<Utc>) -> anyhow::Result<Execution> {
-    let sch = sundial_core::schedule::Schedule::parse(&job.definition.schedule, job.anchor)?;
+    let sch = sundial_schedule::Schedule::parse(&job.definition.schedule, job.anchor)?;
     let e = Execution::ready(job, &sch, instant, None, instant - CDuration::seconds(60), "tick");
     fixtures::store(env).put_new(&e).await?;
     Ok(e)
@@ -198,7 +198,7 @@ async fn pair(
     let mut down_def = up_def.clone().with_after(after("up"));
     up_def.retry.max_attempts = up_attempts;
     let up = create_job(env, "acme", "up", up_def, t - CDuration::hours(2)).await?;
-    down_def.target = sundial_core::model::Target::http(hook.url("/down"));
+    down_def.target = sundial_model::Target::http(hook.url("/down"));
     configure(&mut down_def);
     let down = create_job(env, "acme", "down", down_def, t - CDuration::hours(2)).await?;
     let ue = put_fire(env, &up, t).await?;
@@ -332,7 +332,7 @@ async fn a_waiting_fire_holds_no_slot_registers_once_and_sleeps_on_one_delayed_c
     // GIVEN a FORBID downstream waiting for an upstream that has not run
     let env = TestEnv::new("deps-wait").await?;
     let (_hook, ue, de) =
-        pair(&env, vec![], 3, |d| d.concurrency = sundial_core::model::ConcurrencyPolicy::Forbid).await?;
+        pair(&env, vec![], 3, |d| d.concurrency = sundial_model::ConcurrencyPolicy::Forbid).await?;
     let (w, _) = fixtures::worker_with(&env, fixtures::settings("w"), Handlers::new())?;
 
     // WHEN it is delivered twice (the second, a duplicate of the first message)
@@ -358,12 +358,11 @@ async fn a_waiting_fire_holds_no_slot_registers_once_and_sleeps_on_one_delayed_c
         .await?
         .item
         .unwrap_or_default();
-    assert_eq!(sundial_core::store::executions::downstream_of(&item), vec![de.id()]);
+    assert_eq!(sundial_store::executions::downstream_of(&item), vec![de.id()]);
     let (visible, delayed, _) = sundial_tests::trigger::queue_counts(&env, "default").await?;
     assert_eq!((visible, delayed), (0, 1), "one delayed copy");
-    let slot =
-        sundial_core::store::slots::get_slot(&env.clients.ddb, &env.cfg.executions_table, &ExecKey::of(&de))
-            .await?;
+    let slot = sundial_store::slots::get_slot(&env.clients.ddb, &env.cfg.executions_table, &ExecKey::of(&de))
+        .await?;
     assert_eq!(slot.holder, None, "no slot held while waiting");
     env.cleanup().await;
     Ok(())
@@ -423,10 +422,9 @@ async fn a_condemned_fire_whose_worker_died_after_the_claim_is_ended_dead_by_the
     assert!(store.note_ready(&de, "DependencyNotMet", "worker:gone", now.timestamp_millis()).await?);
     let seen = store.get(&key, true).await?;
     // a lease that ended ten seconds ago, as if its worker died then
-    let terms =
-        sundial_core::execution::claim::LeaseTerms { duration_ms: 1, skew_margin_ms: 0, may_take_over: true };
+    let terms = sundial_model::claim::LeaseTerms { duration_ms: 1, skew_margin_ms: 0, may_take_over: true };
     let claimed = store.claim_from(&key, seen, "gone", &terms, now - CDuration::seconds(10)).await?;
-    assert!(matches!(claimed, sundial_core::store::executions::ClaimOutcome::Claimed(_)), "{claimed:?}");
+    assert!(matches!(claimed, sundial_store::executions::ClaimOutcome::Claimed(_)), "{claimed:?}");
 
     // WHEN another worker takes it over
     let (w, _) = fixtures::worker_with(&env, fixtures::settings("w"), Handlers::new())?;

@@ -9,7 +9,7 @@ use chrono::Utc;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use sundial_core::execution::target::in_process::Handlers;
-use sundial_core::model::ExecStatus;
+use sundial_model::ExecStatus;
 use sundial_testkit::intercept::{with_interceptors, Observe, Observer};
 use sundial_tests::fixtures::{self, WebhookServer};
 use sundial_tests::TestEnv;

@@ -8,17 +8,17 @@ use chrono::{Duration as CDuration, Utc};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use sundial_core::execution::children::{child_of, ChildKey};
-use sundial_core::execution::claim::LeaseTerms;
 use sundial_core::execution::mapreduce::{
     count_key, phase_of, Count, EmitError, ItemInput, ItemResult, MapContext, MapReduce, MapReduceSpec,
     MapState, Phase,
 };
-use sundial_core::execution::retry::RunError;
 use sundial_core::execution::target::in_process::{BoxFuture, HandlerContext, Handlers};
-use sundial_core::model::{ExecStatus, Execution, JobDefinition, Target};
 use sundial_core::reconcile::{reconcile, ReconcileOptions};
-use sundial_core::store::executions::{ClaimOutcome, ExecKey};
+use sundial_model::children::{child_of, ChildKey};
+use sundial_model::claim::LeaseTerms;
+use sundial_model::retry::RunError;
+use sundial_model::{ExecStatus, Execution, JobDefinition, Target};
+use sundial_store::executions::{ClaimOutcome, ExecKey};
 use sundial_testkit::metering::Meter;
 use sundial_tests::fixtures;
 use sundial_tests::TestEnv;
@@ -320,12 +320,11 @@ async fn a_map_of_1000_items_survives_killed_and_paused_workers_every_item_once_
             }
         })
     };
-    let emitted = |s: &sundial_core::store::executions::Snapshot| match &s.exec.map_reduce {
+    let emitted = |s: &sundial_store::executions::Snapshot| match &s.exec.map_reduce {
         Some(MapState::Parent { emitted, .. }) => *emitted,
         _ => 0,
     };
-    let holder =
-        |s: &sundial_core::store::executions::Snapshot| s.exec.lease_owner.clone().unwrap_or_default();
+    let holder = |s: &sundial_store::executions::Snapshot| s.exec.lease_owner.clone().unwrap_or_default();
 
     // WHEN the map's holder is SIGKILLed after some batches
     let s = fixtures::wait_for(&env, &key, WITHIN, |s| emitted(s) >= 120).await?;
@@ -417,9 +416,7 @@ async fn the_reconciler_starts_the_reduce_the_last_items_worker_did_not() -> any
             anyhow::bail!("item claim")
         };
         let r = serde_json::json!({ "i": i });
-        store
-            .finish_item(&k, &c.fence, &sundial_core::execution::claim::Finish::Succeeded, Some(&r), now)
-            .await?;
+        store.finish_item(&k, &c.fence, &sundial_model::claim::Finish::Succeeded, Some(&r), now).await?;
     }
     let s = fixtures::snapshot(&env, &key).await?;
     assert_eq!(s.exec.status, ExecStatus::Waiting);
@@ -478,7 +475,7 @@ async fn a_dead_item_replayed_while_its_parent_waits_is_counted_once_and_the_red
     let lu = now.timestamp_millis() + 30_000;
     store.emit_items(&key, &p.fence, &items, &serde_json::json!({ "next": 3 }), lu, 100).await?;
     assert!(store.seal_map(&key, &p.fence, now.timestamp_millis() + 600_000, now).await?.is_ok());
-    use sundial_core::execution::claim::Finish;
+    use sundial_model::claim::Finish;
     let run = |k: ExecKey, fin: Finish| {
         let store = store.clone();
         async move {
@@ -496,7 +493,7 @@ async fn a_dead_item_replayed_while_its_parent_waits_is_counted_once_and_the_red
         digest: String::new(),
     };
     run(kids[0].clone(), dead).await?;
-    let counts = |s: &sundial_core::store::executions::Snapshot| s.exec.map_reduce.clone();
+    let counts = |s: &sundial_store::executions::Snapshot| s.exec.map_reduce.clone();
     let s = fixtures::snapshot(&env, &key).await?;
     assert_eq!(counts(&s), Some(MapState::Parent { phase: Phase::Wait, emitted: 3, done: 1, failed: 1 }));
 
@@ -537,7 +534,7 @@ fn metered_ctx(env: &TestEnv, meter: &Meter, component: &str) -> sundial_core::C
     let clients = meter.clients(&sundial_tests::sdk_config(), component);
     sundial_core::Ctx {
         ddb: clients.ddb.clone(),
-        queues: sundial_core::queue::PoolQueues::new(clients.sqs.clone(), env.cfg.clone()),
+        queues: sundial_store::queue::PoolQueues::new(clients.sqs.clone(), env.cfg.clone()),
         cfg: env.cfg.clone(),
     }
 }
@@ -572,9 +569,7 @@ async fn the_backstop_trusts_the_counts_reads_items_only_when_they_stall_and_bac
                 anyhow::bail!("item claim")
             };
             let r = serde_json::json!({ "i": i });
-            store
-                .finish_item(&k, &c.fence, &sundial_core::execution::claim::Finish::Succeeded, Some(&r), now)
-                .await?;
+            store.finish_item(&k, &c.fence, &sundial_model::claim::Finish::Succeeded, Some(&r), now).await?;
         } else {
             assert!(store.cancel_ready(item, "Canceled", "api:ops", now.timestamp_millis()).await?);
         }
@@ -597,7 +592,7 @@ async fn the_backstop_trusts_the_counts_reads_items_only_when_they_stall_and_bac
         let u = meter.snapshot().remove("reconciler").unwrap_or_default();
         // One Query per `open` partition; any more read the items.
         let queries = u.requests.get("dynamodb:Query").copied().unwrap_or(0);
-        item_reads.push(queries.saturating_sub(u64::from(sundial_core::keys::OPEN_PARTITIONS)));
+        item_reads.push(queries.saturating_sub(u64::from(sundial_model::keys::OPEN_PARTITIONS)));
         let s = fixtures::snapshot(&env, &key).await?;
         if s.exec.status != ExecStatus::Waiting {
             break;

@@ -7,10 +7,10 @@ use chrono::Duration;
 use std::sync::Arc;
 use sundial_core::access::{self, Role, Scope};
 use sundial_core::control::{self, Caller, Control, ControlError, ControlSettings};
-use sundial_core::model::{ErrorCode, Execution, JobState, OpsAction};
-use sundial_core::schedule::MisfirePolicy;
-use sundial_core::store::jobs::get_job;
 use sundial_core::trigger::scan::{CrashPoint, ScanOptions};
+use sundial_model::{ErrorCode, Execution, JobState, OpsAction};
+use sundial_schedule::MisfirePolicy;
+use sundial_store::jobs::get_job;
 use sundial_tests::trigger::{at, ctx, definition, executions, scan};
 use sundial_tests::TestEnv;
 

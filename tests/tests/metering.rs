@@ -1,8 +1,8 @@
 //! The metering interceptor counts what the trigger plane spends, against the emulator.
 
-use sundial_core::schedule::MisfirePolicy;
 use sundial_core::trigger::plan::CatchUpBudget;
 use sundial_core::trigger::scan::{scan_shards, ScanOptions};
+use sundial_schedule::MisfirePolicy;
 use sundial_testkit::metering::Meter;
 use sundial_tests::trigger::{at, create_job, definition, metered_ctx};
 use sundial_tests::TestEnv;
@@ -58,7 +58,7 @@ async fn the_back_pressure_signal_costs_two_queue_reads_per_pool_per_ten_seconds
     // normal ones
     let env = TestEnv::with("meter-bp", &["default"], 4).await?;
     for i in 0..20 {
-        let p = if i < 10 { sundial_core::priority::Priority::Low } else { Default::default() };
+        let p = if i < 10 { sundial_model::priority::Priority::Low } else { Default::default() };
         let def = definition("0 1 12 * * *", "UTC", MisfirePolicy::FireOnce).with_priority(p);
         create_job(&env, "acme", &format!("d{i}"), def, at("2026-11-30T11:59:00Z")).await?;
     }
@@ -87,7 +87,7 @@ async fn worker_usage(
     meter: &Meter,
     w: &sundial_core::execution::worker::Worker,
     job: &str,
-    def: &sundial_core::model::JobDefinition,
+    def: &sundial_model::JobDefinition,
     n: i64,
 ) -> anyhow::Result<sundial_testkit::metering::Usage> {
     use sundial_tests::fixtures;
@@ -111,7 +111,7 @@ async fn worker_usage(
 async fn a_resource_limit_costs_one_gate_read_and_two_gate_writes_per_execution_and_no_sqs(
 ) -> anyhow::Result<()> {
     use sundial_core::execution::resource_limits::{Acquired, ResourceGates};
-    use sundial_core::store::resource_limits as resources;
+    use sundial_store::resource_limits as resources;
     use sundial_tests::fixtures::{self, Reply, WebhookServer};
     // GIVEN a limit `legacy-db` of 20, a metered worker, and a webhook that answers at once
     let env = TestEnv::new("meter-res").await?;
@@ -187,7 +187,7 @@ async fn a_resource_limit_costs_one_gate_read_and_two_gate_writes_per_execution_
 async fn metered_fire(
     env: &TestEnv,
     job: &str,
-    def: sundial_core::model::JobDefinition,
+    def: sundial_model::JobDefinition,
 ) -> anyhow::Result<sundial_testkit::metering::Usage> {
     use std::sync::Arc;
     use sundial_core::execution::clock::SystemClock;
@@ -197,10 +197,7 @@ async fn metered_fire(
     use sundial_tests::fixtures;
     struct Ok_;
     impl Handler for Ok_ {
-        fn run(
-            &self,
-            _: HandlerContext,
-        ) -> BoxFuture<'_, Result<(), sundial_core::execution::retry::RunError>> {
+        fn run(&self, _: HandlerContext) -> BoxFuture<'_, Result<(), sundial_model::retry::RunError>> {
             Box::pin(async { Ok(()) })
         }
     }
@@ -224,7 +221,7 @@ async fn metered_fire(
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
     stop.cancel();
     poller.await??;
-    assert_eq!(s.exec.status, sundial_core::model::ExecStatus::Succeeded);
+    assert_eq!(s.exec.status, sundial_model::ExecStatus::Succeeded);
     Ok(meter.snapshot().remove("worker").unwrap_or_default())
 }
 
@@ -232,7 +229,7 @@ async fn metered_fire(
 async fn a_sharded_fire_costs_a_few_requests_per_child() -> anyhow::Result<()> {
     // GIVEN an ordinary fire and a fire of the same job sharded 8 ways, each run by a metered worker
     let env = TestEnv::new("meter-kids").await?;
-    let def = sundial_tests::fixtures::definition(sundial_core::model::Target::in_process("ok"));
+    let def = sundial_tests::fixtures::definition(sundial_model::Target::in_process("ok"));
     let one = metered_fire(&env, "plain", def.clone()).await?;
     let n = 8u64;
     let mut sharded = def;

@@ -9,18 +9,18 @@
 use anyhow::{Context, Result};
 use chrono::{Duration, DurationRound, Utc};
 use sundial_core::config::Config;
-use sundial_core::execution::children::{child_of, ChildKey};
-use sundial_core::execution::claim::{Finish, LeaseTerms};
 use sundial_core::execution::mapreduce::{count_key, Count, MapReduceSpec, MapState};
 use sundial_core::execution::metrics::MemorySink;
-use sundial_core::execution::retry::RunError;
 use sundial_core::execution::target::in_process::{BoxFuture, Handler, HandlerContext, Handlers};
 use sundial_core::metrics::Emf;
-use sundial_core::model::{ExecStatus, JobDefinition, OpsAction, OpsEntry, Target};
 use sundial_core::reconcile::{reconcile, ReconcileOptions, ReconcileReport};
-use sundial_core::schedule::MisfirePolicy;
-use sundial_core::store::executions::{ClaimOutcome, ExecKey};
 use sundial_core::trigger::scan::ScanOptions;
+use sundial_model::children::{child_of, ChildKey};
+use sundial_model::claim::{Finish, LeaseTerms};
+use sundial_model::retry::RunError;
+use sundial_model::{ExecStatus, JobDefinition, OpsAction, OpsEntry, Target};
+use sundial_schedule::MisfirePolicy;
+use sundial_store::executions::{ClaimOutcome, ExecKey};
 use sundial_tests::fixtures;
 use sundial_tests::trigger::{at, create_job, ctx, definition, executions, scan};
 use sundial_tests::TestEnv;
@@ -85,8 +85,7 @@ async fn delivered(env: &TestEnv, o: &Observed, min: usize) -> Result<Vec<serde_
 /// The FireMissed entries of a job in the operations log.
 async fn missed_entries(env: &TestEnv, tenant: &str, job: &str) -> Result<Vec<OpsEntry>> {
     let page =
-        sundial_core::store::ops::list(&env.clients.ddb, &env.cfg.jobs_table, tenant, Some(job), 100, None)
-            .await?;
+        sundial_store::ops::list(&env.clients.ddb, &env.cfg.jobs_table, tenant, Some(job), 100, None).await?;
     Ok(page.items.into_iter().filter(|e| e.action == OpsAction::FireMissed).collect())
 }
 
@@ -299,7 +298,7 @@ async fn a_miss_whose_event_cannot_be_sent_is_still_counted_logged_and_fails_the
 struct LateFire {
     env: TestEnv,
     observed: Observed,
-    fire: sundial_core::model::Execution,
+    fire: sundial_model::Execution,
     worker: std::sync::Arc<sundial_core::execution::worker::Worker>,
     sink: std::sync::Arc<sundial_core::execution::metrics::MemorySink>,
     body: String,
@@ -383,7 +382,7 @@ fn first_start_worker(
 async fn deliver_once(
     env: &TestEnv,
     worker: &sundial_core::execution::worker::Worker,
-    e: &sundial_core::model::Execution,
+    e: &sundial_model::Execution,
 ) -> Result<sundial_core::execution::worker::Disposition> {
     let mut msg = fixtures::message_of(e, Utc::now());
     msg.wait_gen = fixtures::snapshot(env, &ExecKey::of(e)).await?.wait_gen;

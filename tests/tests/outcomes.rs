@@ -16,14 +16,14 @@ use std::sync::{Arc, Mutex};
 use sundial_core::control::outcomes::ControlPause;
 use sundial_core::control::{jobs, Caller, Control, ControlSettings};
 use sundial_core::execution::notify::HttpNotifier;
-use sundial_core::execution::retry::RunError;
 use sundial_core::execution::target::in_process::{BoxFuture, Handler, HandlerContext, Handlers};
 use sundial_core::execution::worker::{Disposition, NoExtend, Worker};
-use sundial_core::model::{ExecStatus, Execution, JobDefinition, JobState, OpsAction, RetryPolicy, Target};
 use sundial_core::reconcile::{reconcile, ReconcileOptions};
-use sundial_core::schedule::MisfirePolicy;
-use sundial_core::store::executions::ExecKey;
 use sundial_core::trigger::scan::ScanOptions;
+use sundial_model::retry::RunError;
+use sundial_model::{ExecStatus, Execution, JobDefinition, JobState, OpsAction, RetryPolicy, Target};
+use sundial_schedule::MisfirePolicy;
+use sundial_store::executions::ExecKey;
 use sundial_tests::fixtures;
 use sundial_tests::trigger::{create_job, ctx, definition, executions, scan};
 use sundial_tests::TestEnv;
@@ -201,7 +201,7 @@ async fn dead_fires_recovery_and_auto_pause() -> Result<()> {
     let base = minutes_ago(10)?;
     let mut def = job(1);
     def.auto_pause_after_dead_fires = Some(2);
-    def.outcome_events = Some(sundial_core::model::outcome::OutcomeEvents { succeeded: true });
+    def.outcome_events = Some(sundial_model::outcome::OutcomeEvents { succeeded: true });
     create_job(&w.env, "acme", "settle", def, base + Duration::seconds(10)).await?;
     let later = |fire: &Execution| fire.scheduled_at + Duration::minutes(30);
 
@@ -268,7 +268,7 @@ async fn dead_fires_recovery_and_auto_pause() -> Result<()> {
     let caller = Caller { tenant: "acme".into(), principal: "test".into() };
     let view = jobs::get(&w.control, &caller, "settle").await?;
     assert_eq!(view.state, JobState::Paused);
-    let ops = sundial_core::store::ops::list(
+    let ops = sundial_store::ops::list(
         &w.env.clients.ddb,
         &w.env.cfg.jobs_table,
         "acme",
@@ -422,7 +422,7 @@ async fn notifying_job(w: &World, job_id: &str, hook: &fixtures::WebhookServer) 
     let arn = fixtures::tenant_secret(&w.env, &format!("{job_id}-notify"), NOTIFY_KEY, Some("acme")).await?;
     let base = minutes_ago(10)?;
     let mut def = job(1);
-    def.outcome_notify = Some(sundial_core::model::outcome::OutcomeNotify {
+    def.outcome_notify = Some(sundial_model::outcome::OutcomeNotify {
         url: hook.url("/outcomes"),
         signing_secret_arn: Some(arn),
     });
@@ -546,7 +546,7 @@ async fn notification_given_up() -> Result<()> {
     let a = notifying_job(&w, "notifydead", &hook).await?;
     // WHEN reconcilers run a minute apart, more times than the bound
     let later = a.scheduled_at + Duration::minutes(30);
-    let bound = sundial_core::model::outcome::MAX_NOTIFY_FAILURES as i64;
+    let bound = sundial_model::outcome::MAX_NOTIFY_FAILURES as i64;
     let mut sent = 0;
     for i in 0..bound + 2 {
         sent += w.reconcile(&format!("r{i}"), later + Duration::minutes(i)).await?;

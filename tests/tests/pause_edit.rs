@@ -7,11 +7,11 @@ use chrono::{DateTime, Utc};
 use std::sync::Arc;
 use sundial_core::control::{self, Caller, Control, ControlSettings};
 use sundial_core::execution::target::in_process::Handlers;
-use sundial_core::model::{ExecStatus, Execution, Job, JobDefinition, JobState, OpsAction, OpsEntry};
-use sundial_core::schedule::{BusinessCalendarRef, BusinessCalendarSpec, MisfirePolicy, Roll, ScheduleSpec};
-use sundial_core::store::executions::ExecKey;
-use sundial_core::store::jobs::{get_job, put_job_change, put_new_job, Expect};
 use sundial_core::trigger::scan::{PartitionHook, ScanOptions};
+use sundial_model::{ExecStatus, Execution, Job, JobDefinition, JobState, OpsAction, OpsEntry};
+use sundial_schedule::{BusinessCalendarRef, BusinessCalendarSpec, MisfirePolicy, Roll, ScheduleSpec};
+use sundial_store::executions::ExecKey;
+use sundial_store::jobs::{get_job, put_job_change, put_new_job, Expect};
 use sundial_tests::fixtures;
 use sundial_tests::trigger::{at, create_job, ctx, definition, executions, scan};
 use sundial_tests::TestEnv;
@@ -144,7 +144,7 @@ async fn scan_racing_a_pause(
     def.schedule = ScheduleSpec::new("0 * * * * *", "UTC");
     def.retry.max_age_secs = 7 * 86_400; // the fixed instants are hours before the wall clock
     create_job(env, "acme", "minutely", def, at("2026-11-30T12:00:05Z")).await?;
-    let shard = sundial_core::keys::shard_of("acme", "minutely", env.cfg.shards);
+    let shard = sundial_model::keys::shard_of("acme", "minutely", env.cfg.shards);
     let api = Arc::new(Control::new(ctx(env), ControlSettings::default()));
     let pauser = api.clone();
     let pause = PartitionHook(Arc::new(move |s: u32| {
@@ -374,7 +374,7 @@ async fn a_calendar_edit_declaring_today_a_holiday_stops_its_queued_and_racing_f
 
     // WHEN at 08:59:30 the calendar is edited to make today a holiday, while a scan that read
     // `late` before the edit puts its 09:00 fire after the edit's re-plan
-    let shard = sundial_core::keys::shard_of("acme", "late", env.cfg.shards);
+    let shard = sundial_model::keys::shard_of("acme", "late", env.cfg.shards);
     let editor = api.clone();
     let edit = PartitionHook(Arc::new(move |s: u32| {
         let api = editor.clone();
@@ -486,13 +486,13 @@ fn minutes_run(es: &[Execution]) -> std::collections::BTreeMap<String, Vec<Strin
 async fn minutely_fire_once(
     env: &TestEnv,
     hook: &fixtures::WebhookServer,
-) -> anyhow::Result<(Job, sundial_core::schedule::Schedule)> {
+) -> anyhow::Result<(Job, sundial_schedule::Schedule)> {
     let mut def = fixtures::http_definition(&hook.url("/run"));
     def.schedule = ScheduleSpec::new("0 * * * * *", "UTC");
     def.misfire = MisfirePolicy::FireOnce;
     def.retry.max_age_secs = 3_650 * 86_400;
     let job = create_job(env, "acme", "minutely", def, at("2026-11-30T09:59:30Z")).await?;
-    let sch = sundial_core::schedule::Schedule::parse(&job.definition.schedule, job.anchor)?;
+    let sch = sundial_schedule::Schedule::parse(&job.definition.schedule, job.anchor)?;
     Ok((job, sch))
 }
 

@@ -8,12 +8,12 @@
 use chrono::{TimeZone, Utc};
 use std::time::Duration;
 use sundial_core::control::{self, Caller, Control, ControlError, ControlSettings};
-use sundial_core::model::{JobDefinition, Target};
-use sundial_core::priority::{quiet_start_bound, Backpressure, Lane, Priority};
-use sundial_core::queue::PoolQueues;
-use sundial_core::schedule::ScheduleSpec;
 use sundial_core::trigger::scan::ScanOptions;
 use sundial_core::Ctx;
+use sundial_model::priority::{quiet_start_bound, Backpressure, Lane, Priority};
+use sundial_model::{JobDefinition, Target};
+use sundial_schedule::ScheduleSpec;
+use sundial_store::queue::PoolQueues;
 use sundial_tests::fairness::{self, Scenario};
 use sundial_tests::{trigger as tr, TestEnv};
 
@@ -140,11 +140,7 @@ async fn a_saturated_lane_refuses_its_new_work_with_retry_after() -> anyhow::Res
     assert!(
         matches!(
             e,
-            ControlError::Limited {
-                code: sundial_core::model::ErrorCode::Saturated,
-                retry_after_secs: 30,
-                ..
-            }
+            ControlError::Limited { code: sundial_model::ErrorCode::Saturated, retry_after_secs: 30, .. }
         ),
         "{e:?}"
     );
@@ -159,11 +155,8 @@ async fn a_saturated_lane_refuses_its_new_work_with_retry_after() -> anyhow::Res
         params: None,
     };
     let e = control::executions::backfill(&ctl, &caller, "mid", &req, now).await.expect_err("saturated");
-    assert!(
-        matches!(e, ControlError::Limited { code: sundial_core::model::ErrorCode::Saturated, .. }),
-        "{e:?}"
-    );
-    assert_eq!(Lane::Low, sundial_core::priority::backfill_lane());
+    assert!(matches!(e, ControlError::Limited { code: sundial_model::ErrorCode::Saturated, .. }), "{e:?}");
+    assert_eq!(Lane::Low, sundial_model::priority::backfill_lane());
     env.cleanup().await;
     Ok(())
 }

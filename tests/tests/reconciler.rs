@@ -4,13 +4,13 @@
 
 use chrono::{DateTime, Duration, Utc};
 use std::collections::BTreeSet;
-use sundial_core::model::{ExecMessage, ExecStatus};
-use sundial_core::queue::PoolQueues;
 use sundial_core::reconcile::{reconcile, ReconcileOptions};
-use sundial_core::schedule::MisfirePolicy;
 use sundial_core::trigger::plan::CatchUpBudget;
 use sundial_core::trigger::scan::{scan_shards, ScanOptions};
 use sundial_core::Ctx;
+use sundial_model::{ExecMessage, ExecStatus};
+use sundial_schedule::MisfirePolicy;
+use sundial_store::queue::PoolQueues;
 use sundial_tests::fixtures;
 use sundial_tests::trigger::{at, create_job, ctx, definition, executions};
 use sundial_tests::TestEnv;
@@ -88,8 +88,8 @@ async fn executions_written_while_sqs_was_down_are_sent_once_it_is_back() -> any
 }
 
 /// Lease terms of a test worker holding leases of `duration_ms`.
-fn lease(duration_ms: i64) -> sundial_core::execution::claim::LeaseTerms {
-    sundial_core::execution::claim::LeaseTerms { duration_ms, skew_margin_ms: 2_000, may_take_over: true }
+fn lease(duration_ms: i64) -> sundial_model::claim::LeaseTerms {
+    sundial_model::claim::LeaseTerms { duration_ms, skew_margin_ms: 2_000, may_take_over: true }
 }
 
 /// Stores `n` READY executions of job `job` firing at `fire` whose message was lost (never
@@ -99,7 +99,7 @@ async fn stranded(
     job: &str,
     fire: DateTime<Utc>,
     n: i64,
-) -> anyhow::Result<Vec<sundial_core::store::executions::ExecKey>> {
+) -> anyhow::Result<Vec<sundial_store::executions::ExecKey>> {
     let mut keys = Vec::new();
     for i in 0..n {
         let at = fire + Duration::milliseconds(i);
@@ -159,11 +159,11 @@ async fn an_execution_leaves_the_open_index_when_final_and_a_live_lease_is_left_
     let mut fences = Vec::new();
     for k in &keys {
         match store.claim(k, "w1", &terms, fire + Duration::seconds(1)).await? {
-            sundial_core::store::executions::ClaimOutcome::Claimed(c) => fences.push(c.fence),
+            sundial_store::executions::ClaimOutcome::Claimed(c) => fences.push(c.fence),
             other => panic!("{other:?}"),
         }
     }
-    let finish = sundial_core::execution::claim::Finish::Succeeded;
+    let finish = sundial_model::claim::Finish::Succeeded;
     store.finish(&keys[0], &fences[0], &finish, fire + Duration::seconds(1)).await?;
     let raw = store.raw(&keys[0]).await?.unwrap_or_default();
     assert!(!raw.contains_key("open_pk") && !raw.contains_key("open_due"), "a final execution is not open");
@@ -181,7 +181,7 @@ async fn an_execution_leaves_the_open_index_when_final_and_a_live_lease_is_left_
     assert!(messages(&env).await?.is_empty());
 
     // WHEN its worker is gone and the lease is long over
-    let later = sundial_core::store::items::ms_to_dt(s.open_due.unwrap_or_default() + 1);
+    let later = sundial_store::items::ms_to_dt(s.open_due.unwrap_or_default() + 1);
     let r = reconcile(&ctx(&env), later, &ReconcileOptions::default()).await?;
     // THEN it is sent again, so a worker can take it over with the next fencing token
     assert_eq!(r.resent_total(), 1, "{r:?}");
@@ -199,10 +199,10 @@ async fn the_reconciler_costs_o_of_the_open_executions_not_of_the_table() -> any
     let store = fixtures::store(&env);
     let terms = lease(60_000);
     for k in &done {
-        if let sundial_core::store::executions::ClaimOutcome::Claimed(c) =
+        if let sundial_store::executions::ClaimOutcome::Claimed(c) =
             store.claim(k, "w", &terms, fire + Duration::seconds(1)).await?
         {
-            let finish = sundial_core::execution::claim::Finish::Succeeded;
+            let finish = sundial_model::claim::Finish::Succeeded;
             store.finish(k, &c.fence, &finish, fire).await?;
         }
     }
@@ -223,7 +223,7 @@ async fn the_reconciler_costs_o_of_the_open_executions_not_of_the_table() -> any
     // THEN it read only the 20 open ones: one Query per open partition, one read and one
     // conditional write per open execution, and the sends
     let u = meter.snapshot().remove("reconciler").unwrap_or_default();
-    let partitions = u64::from(sundial_core::keys::OPEN_PARTITIONS);
+    let partitions = u64::from(sundial_model::keys::OPEN_PARTITIONS);
     assert_eq!(u.requests.get("dynamodb:Query"), Some(&partitions));
     assert_eq!(u.requests.get("dynamodb:GetItem"), Some(&20));
     assert_eq!(u.requests.get("dynamodb:UpdateItem"), Some(&20));
@@ -247,13 +247,13 @@ async fn a_backlogged_low_lane_is_not_flooded_with_duplicates_of_its_low_priorit
     let env = TestEnv::new("reconcile-lowlane").await?;
     let fire = at("2026-11-30T12:00:00Z");
     let low = fixtures::http_definition("https://hooks.example.com/run")
-        .with_priority(sundial_core::priority::Priority::Low);
+        .with_priority(sundial_model::priority::Priority::Low);
     fixtures::put_execution(&env, &fixtures::ready_execution("acme", "late", low.clone(), fire, fire))
         .await?;
     let other = fixtures::ready_execution("acme", "other", low, fire, fire);
     let backlog = sundial_core::reconcile::rules::BACKLOG_MIN_VISIBLE;
-    let msgs: Vec<sundial_core::queue::Outgoing> =
-        (0..backlog).map(|_| sundial_core::queue::Outgoing::for_execution(&other, fire)).collect();
+    let msgs: Vec<sundial_store::queue::Outgoing> =
+        (0..backlog).map(|_| sundial_store::queue::Outgoing::for_execution(&other, fire)).collect();
     let ctx = ctx(&env);
     ctx.queues.send_all("default", &msgs).await?;
     let grace = Duration::milliseconds(sundial_core::reconcile::GRACE_MS);
@@ -276,8 +276,8 @@ async fn a_pool_with_a_backlog_is_not_flooded_with_duplicates() -> anyhow::Resul
     let other =
         fixtures::ready_execution("acme", "other", fixtures::http_definition("https://x"), fire, fire);
     let backlog = sundial_core::reconcile::rules::BACKLOG_MIN_VISIBLE;
-    let msgs: Vec<sundial_core::queue::Outgoing> =
-        (0..backlog).map(|_| sundial_core::queue::Outgoing::for_execution(&other, fire)).collect();
+    let msgs: Vec<sundial_store::queue::Outgoing> =
+        (0..backlog).map(|_| sundial_store::queue::Outgoing::for_execution(&other, fire)).collect();
     let ctx = ctx(&env);
     ctx.queues.send_all("default", &msgs).await?;
     let grace = Duration::milliseconds(sundial_core::reconcile::GRACE_MS);
@@ -312,19 +312,15 @@ async fn a_replayed_execution_whose_message_was_lost_is_resent_on_the_usual_back
         sched,
     );
     let key = fixtures::put_execution(&env, &e).await?;
-    let terms = sundial_core::execution::claim::LeaseTerms {
-        duration_ms: 30_000,
-        skew_margin_ms: 200,
-        may_take_over: true,
-    };
-    let sundial_core::store::executions::ClaimOutcome::Claimed(c) =
-        store.claim(&key, "w", &terms, sched).await?
+    let terms =
+        sundial_model::claim::LeaseTerms { duration_ms: 30_000, skew_margin_ms: 200, may_take_over: true };
+    let sundial_store::executions::ClaimOutcome::Claimed(c) = store.claim(&key, "w", &terms, sched).await?
     else {
         anyhow::bail!("claim")
     };
-    let dead = sundial_core::execution::claim::Finish::Dead {
+    let dead = sundial_model::claim::Finish::Dead {
         reason: "attemptsExhausted".into(),
-        error: sundial_core::execution::retry::RunError::retryable("Boom", "down"),
+        error: sundial_model::retry::RunError::retryable("Boom", "down"),
         digest: String::new(),
     };
     store.finish(&key, &c.fence, &dead, sched).await?;

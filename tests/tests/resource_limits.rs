@@ -9,9 +9,9 @@ use std::time::Duration;
 use sundial_core::execution::resource_limits::{Acquired, ResourceGates};
 use sundial_core::execution::target::in_process::Handlers;
 use sundial_core::execution::worker::{Disposition, NoExtend};
-use sundial_core::model::{ExecStatus, Target};
-use sundial_core::store::executions::ExecKey;
-use sundial_core::store::resource_limits as resources;
+use sundial_model::{ExecStatus, Target};
+use sundial_store::executions::ExecKey;
+use sundial_store::resource_limits as resources;
 use sundial_tests::fixtures::{self, Reply, WebhookServer};
 use sundial_tests::TestEnv;
 

@@ -5,7 +5,7 @@
 use chrono::Utc;
 use std::time::Duration;
 use sundial_core::execution::target::in_process::Handlers;
-use sundial_core::model::{ExecStatus, Target};
+use sundial_model::{ExecStatus, Target};
 use sundial_tests::fixtures;
 use sundial_tests::TestEnv;
 

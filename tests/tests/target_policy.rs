@@ -6,8 +6,8 @@
 use chrono::Utc;
 use std::time::Duration;
 use sundial_core::execution::target::in_process::Handlers;
-use sundial_core::model::{ExecStatus, Target};
-use sundial_core::outbound::TenantTargets;
+use sundial_model::outbound::TenantTargets;
+use sundial_model::{ExecStatus, Target};
 use sundial_tests::fixtures;
 use sundial_tests::TestEnv;
 

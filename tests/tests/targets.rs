@@ -14,16 +14,14 @@
 
 use anyhow::{Context, Result};
 use chrono::{Duration, Utc};
-use sundial_core::execution::claim::{Finish, LeaseTerms};
 use sundial_core::execution::target::eventbridge::EventBridgeCaller;
 use sundial_core::execution::target::in_process::Handlers;
 use sundial_core::execution::target::Invocation;
 use sundial_core::execution::worker::{Disposition, NoExtend, Worker};
-use sundial_core::model::{
-    EcsTarget, EventBridgeTarget, ExecStatus, Execution, JobDefinition, SnsTarget, Target,
-};
-use sundial_core::schedule::ScheduleSpec;
-use sundial_core::store::executions::{ClaimOutcome, Claimed, FinishResult};
+use sundial_model::claim::{Finish, LeaseTerms};
+use sundial_model::{EcsTarget, EventBridgeTarget, ExecStatus, Execution, JobDefinition, SnsTarget, Target};
+use sundial_schedule::ScheduleSpec;
+use sundial_store::executions::{ClaimOutcome, Claimed, FinishResult};
 use sundial_tests::fixtures;
 use sundial_tests::TestEnv;
 
@@ -127,7 +125,7 @@ async fn event_bridge_target() -> Result<()> {
     // lease, and a second worker takes it over
     let at = past - Duration::seconds(30);
     let f = fixtures::ready_execution("acme", "settle", job(&bus), at, at);
-    let fkey = sundial_core::store::executions::ExecKey::of(&f);
+    let fkey = sundial_store::executions::ExecKey::of(&f);
     let zombie = stale_claim(&env, &f, at).await?;
     let direct = EventBridgeCaller::new(env.clients.events.clone());
     let stale = Invocation::of(&zombie.snapshot.exec, zombie.fence.token, zombie.fence.attempt);
@@ -222,7 +220,7 @@ async fn sns_target() -> Result<()> {
     // worker takes it over
     let at = Utc::now() - Duration::seconds(90);
     let f = fixtures::ready_execution("acme", "settle", job(&topic), at, at);
-    let fkey = sundial_core::store::executions::ExecKey::of(&f);
+    let fkey = sundial_store::executions::ExecKey::of(&f);
     let zombie = stale_claim(&env, &f, at).await?;
     let direct = sundial_core::execution::target::sns::SnsCaller::new(env.clients.sns.clone());
     let stale = Invocation::of(&zombie.snapshot.exec, zombie.fence.token, zombie.fence.attempt);
@@ -345,7 +343,7 @@ async fn step_functions_target() -> Result<()> {
     // its lease, and a second worker takes it over (a new fencing token, so a new input)
     let at = past - Duration::seconds(30);
     let f = fixtures::ready_execution("acme", "settle", machine_job(&machine), at, at);
-    let fkey = sundial_core::store::executions::ExecKey::of(&f);
+    let fkey = sundial_store::executions::ExecKey::of(&f);
     let zombie = stale_claim(&env, &f, at).await?;
     let stale = Invocation::of(&zombie.snapshot.exec, zombie.fence.token, zombie.fence.attempt);
     let fname = execution_name(&f.global_id(), run_of(&zombie.snapshot.exec));
@@ -483,7 +481,7 @@ fn task_job(cluster: &str, task_definition: &str) -> JobDefinition {
             cluster_arn: cluster.to_string(),
             task_definition_arn: task_definition.to_string(),
             container_name: "main".into(),
-            launch_type: sundial_core::model::EcsLaunchType::Fargate,
+            launch_type: sundial_model::EcsLaunchType::Fargate,
             subnets: vec!["subnet-0a1b2c3d".into()],
             security_groups: vec![],
             assign_public_ip: false,
@@ -592,7 +590,7 @@ async fn ecs_takeover_then_timeout(w: &EcsWorld<'_>) -> Result<()> {
     def.timeout_secs = 2;
     def.retry.max_attempts = 3;
     let f = fixtures::ready_execution("acme", "settle", def.clone(), at, at);
-    let fkey = sundial_core::store::executions::ExecKey::of(&f);
+    let fkey = sundial_store::executions::ExecKey::of(&f);
     let zombie = stale_claim(env, &f, at).await?;
     let stale = Invocation::of(&zombie.snapshot.exec, zombie.fence.token, zombie.fence.attempt);
     let fname = fire_name(&f.global_id(), run_of(&zombie.snapshot.exec), MAX_NAME);
@@ -699,7 +697,7 @@ async fn ecs_exit_codes(w: &EcsWorld<'_>) -> Result<()> {
     let mut def = task_job(cluster, &quick);
     def.retry.max_attempts = 3;
     let k = fixtures::ready_execution("acme", "settle", def, at, at);
-    let kkey = sundial_core::store::executions::ExecKey::of(&k);
+    let kkey = sundial_store::executions::ExecKey::of(&k);
     let zombie = stale_claim(env, &k, at).await?;
     let stale = Invocation::of(&zombie.snapshot.exec, zombie.fence.token, zombie.fence.attempt);
     let kname = fire_name(&k.global_id(), run_of(&zombie.snapshot.exec), MAX_NAME);

@@ -8,7 +8,7 @@
 use chrono::Utc;
 use std::time::Duration;
 use sundial_core::execution::target::in_process::Handlers;
-use sundial_core::model::{ExecStatus, HttpTarget, SecretRef, Target};
+use sundial_model::{ExecStatus, HttpTarget, SecretRef, Target};
 use sundial_tests::fixtures::{self, WebhookServer};
 use sundial_tests::TestEnv;
 

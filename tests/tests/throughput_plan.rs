@@ -5,10 +5,10 @@
 use aws_sdk_dynamodb::types::{
     BillingMode, GlobalSecondaryIndexUpdate, ProvisionedThroughput, UpdateGlobalSecondaryIndexAction,
 };
-use sundial_core::model::{DueClass, Job};
-use sundial_core::schedule::MisfirePolicy;
-use sundial_core::store::throughput::{describe_throughput, ThroughputError};
 use sundial_core::trigger::throughput::{run_plan, PlannerSettings};
+use sundial_model::{DueClass, Job};
+use sundial_schedule::MisfirePolicy;
+use sundial_store::throughput::{describe_throughput, ThroughputError};
 use sundial_tests::trigger::{at, ctx, definition};
 use sundial_tests::TestEnv;
 use sundial_throughput::Throughput;
@@ -34,13 +34,13 @@ async fn provision(env: &TestEnv, table: &str, units: i64) -> anyhow::Result<()>
 
 /// `n` daily jobs due at `due`, spread over the shards by their ids.
 async fn daily_jobs(env: &TestEnv, n: usize, due: chrono::DateTime<chrono::Utc>) -> anyhow::Result<()> {
-    let class = DueClass::Daily(sundial_core::keys::minute_of_day(sundial_core::keys::minute_of(due)));
+    let class = DueClass::Daily(sundial_model::keys::minute_of_day(sundial_model::keys::minute_of(due)));
     let expr = format!("0 {} {} * * *", due.format("%M"), due.format("%H"));
     for i in 0..n {
         let def = definition(&expr, "UTC", MisfirePolicy::FireOnce);
         let job = Job::new(&env.cfg, "acme", &format!("d{i:04}"), def, due - chrono::Duration::hours(1))?;
         let job = Job { due_class: class, next_fire_at: Some(due), ..job };
-        sundial_core::store::jobs::put_new_job(&env.clients.ddb, &env.cfg, &job).await?;
+        sundial_store::jobs::put_new_job(&env.clients.ddb, &env.cfg, &job).await?;
     }
     Ok(())
 }
@@ -73,7 +73,7 @@ async fn the_planner_raises_ahead_of_a_spike_and_lowers_after_it() -> anyhow::Re
     // minute: 10 fires/s × (5.5 WU − the 1 the tick spent on each at 11:59) × 1.25 = 57 WCU (and
     // 10 × 2.85 RU × 1.25 = 36 RCU); it moved the jobs table to the tick's 10 × 0.2 WU × 1.25 =
     // 3 WCU at 11:59 (a decrease of at least 20 %) and the workers' 10 × 1.0 RU × 1.25 = 13 RCU
-    let noon = sundial_core::keys::minute_of(at("2026-11-30T12:00:00Z"));
+    let noon = sundial_model::keys::minute_of(at("2026-11-30T12:00:00Z"));
     assert_eq!(r.forecast.iter().find(|(m, _)| *m == noon).map(|f| f.1), Some(600.0), "{r:?}");
     let execs = describe_throughput(&env.clients.ddb, &env.cfg.executions_table).await?;
     assert_eq!(execs.table.map(|p| p.units), Some(Throughput { wcu: 57, rcu: 36 }), "{r:?}");
@@ -94,7 +94,7 @@ async fn a_missing_table_is_a_typed_error() -> anyhow::Result<()> {
     let mut c = ctx(&env);
     c.cfg.jobs_table = format!("{}-missing", c.cfg.jobs_table);
     c.cfg.executions_table = format!("{}-missing", c.cfg.executions_table);
-    let e = sundial_core::store::throughput::describe_throughput(&c.ddb, &c.cfg.jobs_table).await;
+    let e = sundial_store::throughput::describe_throughput(&c.ddb, &c.cfg.jobs_table).await;
     assert!(matches!(e, Err(ThroughputError::Store(ref s)) if !s.is_retryable()), "{e:?}");
     env.cleanup().await;
     Ok(())

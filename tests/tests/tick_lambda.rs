@@ -4,7 +4,7 @@
 
 use aws_sdk_lambda::primitives::Blob;
 use std::sync::Arc;
-use sundial_core::schedule::MisfirePolicy;
+use sundial_schedule::MisfirePolicy;
 use sundial_tests::fixtures::function_env;
 use sundial_tests::lambda_watch::LambdaWatch;
 use sundial_tests::trigger::{create_job, definition, executions, queued};

@@ -1,12 +1,12 @@
 //! Trigger-plane liveness: one job, tenant or shard must never hold back another's on-time
 //! fires (DESIGN §5b). Each test reproduces a defect found in review, on fixed instants.
 
-use sundial_core::keys;
-use sundial_core::model::Job;
-use sundial_core::schedule::MisfirePolicy;
-use sundial_core::store::jobs;
 use sundial_core::trigger::plan::CatchUpBudget;
 use sundial_core::trigger::scan::{PartitionHook, ScanError, ScanOptions};
+use sundial_model::keys;
+use sundial_model::Job;
+use sundial_schedule::MisfirePolicy;
+use sundial_store::jobs;
 use sundial_tests::trigger::{at, create_job, definition, executions, scan, scan_with_budget};
 use sundial_tests::TestEnv;
 
@@ -136,7 +136,7 @@ async fn a_deferred_every_minute_job_does_not_hold_its_shard_forever() -> anyhow
     )
     .await?;
     let stored = jobs::get_job(&env.clients.ddb, &env.cfg, "acme", &ids[0]).await?;
-    assert_eq!(stored.map(|j| j.due_class), Some(sundial_core::model::DueClass::Every));
+    assert_eq!(stored.map(|j| j.due_class), Some(sundial_model::DueClass::Every));
 
     // WHEN the ticks come back after a 30-minute outage with a per-tenant catch-up budget of 40
     // missed fires (one job's 30 fit, a second's do not) and a walk of at most 10 minutes
@@ -211,7 +211,7 @@ async fn an_undecodable_job_item_is_skipped_and_its_partition_still_fires() -> a
         create_job(&env, "acme", "healthy", definition("0 1 12 * * *", "UTC", MisfirePolicy::FireOnce), t0)
             .await?;
     let shard = keys::shard_of("acme", "healthy", env.cfg.shards);
-    let mut item = sundial_core::store::items::job_to_item(&job);
+    let mut item = sundial_store::items::job_to_item(&job);
     let mut def: serde_json::Value = serde_json::to_value(&job.definition)?;
     def["aFieldFromTheFuture"] = serde_json::json!(true);
     let s = |v: String| aws_sdk_dynamodb::types::AttributeValue::S(v);
@@ -247,7 +247,7 @@ async fn an_every_minute_catch_up_does_not_starve_a_deferred_bucket_job_of_its_t
         .await?;
     scan(&env, at("2026-11-30T12:00:10Z"), &ScanOptions::default()).await?;
     let stored = jobs::get_job(&env.clients.ddb, &env.cfg, "acme", &ids[0]).await?;
-    assert_eq!(stored.map(|j| j.due_class), Some(sundial_core::model::DueClass::Every));
+    assert_eq!(stored.map(|j| j.due_class), Some(sundial_model::DueClass::Every));
 
     // WHEN the ticks come back after a 30-minute outage with a per-tenant catch-up budget of 40:
     // the every-minute job's ~180 missed fires go alone, the five-minutely job is deferred
@@ -269,7 +269,7 @@ async fn an_every_minute_catch_up_does_not_starve_a_deferred_bucket_job_of_its_t
     for t in ["2026-11-30T12:05:00Z", "2026-11-30T12:30:00Z", "2026-11-30T12:35:00Z"] {
         assert!(covers(at(t)), "{t} not fired: {:?}", ex.iter().map(|e| e.id()).collect::<Vec<_>>());
     }
-    let pos = sundial_core::store::watermarks::position(&env.clients.ddb, &env.cfg.jobs_table, shard).await?;
+    let pos = sundial_store::watermarks::position(&env.clients.ddb, &env.cfg.jobs_table, shard).await?;
     let through = pos.map(|p| p.through);
     assert!(
         through >= Some(keys::minute_of(at("2026-11-30T12:35:00Z"))),
@@ -288,9 +288,9 @@ async fn an_every_minute_catch_up_does_not_starve_a_deferred_bucket_job_of_its_t
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_job_whose_calendar_cannot_be_loaded_is_kept_for_a_later_tick_not_stranded() -> anyhow::Result<()> {
-    use sundial_core::model::{DueClass, OpsAction, OpsEntry};
-    use sundial_core::schedule::{BusinessCalendarRef, BusinessCalendarSpec, BusinessDays, Roll};
-    use sundial_core::store::calendars::{put_calendar, StoredCalendar};
+    use sundial_model::{DueClass, OpsAction, OpsEntry};
+    use sundial_schedule::{BusinessCalendarRef, BusinessCalendarSpec, BusinessDays, Roll};
+    use sundial_store::calendars::{put_calendar, StoredCalendar};
     // Review 2026-12 finding 2. GIVEN an hourly job (bucket class, in bucket 10:00) and an
     // every-minute job (every-minute class) on business calendar `plant` v1, whose version this
     // process has never loaded and which the store does not hold either (a restore that lags)
@@ -333,7 +333,7 @@ async fn a_job_whose_calendar_cannot_be_loaded_is_kept_for_a_later_tick_not_stra
     scan(&env, at("2026-11-30T10:02:10Z"), &ScanOptions::default()).await?;
     // THEN no fire of the unplannable ticks was lost: the hourly job's 10:00 and each of the
     // every-minute job's have an execution (late ones by its `fireAll` policy)
-    let fired = |ex: &[sundial_core::model::Execution]| -> Vec<String> {
+    let fired = |ex: &[sundial_model::Execution]| -> Vec<String> {
         ex.iter().map(|e| e.scheduled_at.format("%H:%M").to_string()).collect()
     };
     let hourly = executions(&env, "strand", "hourly").await?;

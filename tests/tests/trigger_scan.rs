@@ -4,11 +4,11 @@
 
 use chrono::Duration;
 use std::collections::BTreeMap;
-use sundial_core::model::{ExecStatus, JobState};
-use sundial_core::schedule::MisfirePolicy;
-use sundial_core::store::jobs;
 use sundial_core::trigger::plan::CatchUpBudget;
 use sundial_core::trigger::scan::{CrashPoint, ScanOptions};
+use sundial_model::{ExecStatus, JobState};
+use sundial_schedule::MisfirePolicy;
+use sundial_store::jobs;
 use sundial_tests::trigger::{
     at, covered_minutes, create_job, definition, executions, queue_counts, queued, scan, scan_with_budget,
 };
@@ -98,7 +98,7 @@ async fn a_ten_second_job_gets_six_executions_a_minute_each_delayed_to_its_secon
     let phase = chrono::Utc::now().timestamp_millis().rem_euclid(10_000);
     tokio::time::sleep(std::time::Duration::from_millis((10_500 - phase).rem_euclid(10_000) as u64)).await;
     let now = chrono::Utc::now();
-    let minute = sundial_core::keys::minute_start(sundial_core::keys::minute_of(now));
+    let minute = sundial_model::keys::minute_start(sundial_model::keys::minute_of(now));
     let mut def = definition("rate(10 seconds)", "UTC", MisfirePolicy::Skip);
     def.schedule.start = Some(minute);
     create_job(&env, "acme", "every10", def, now).await?;
@@ -194,7 +194,7 @@ async fn a_two_hour_outage_follows_each_misfire_policy_with_paced_catch_up() -> 
     // THEN catch-up took several ticks and no tick exceeded the per-tenant rate for missed fires
     assert!(ticks > 1, "the budget must have paced the catch-up: {created_per_tick:?}");
     // Executions the catch-up created for fires missed during the outage.
-    let late = |e: &sundial_core::model::Execution| {
+    let late = |e: &sundial_model::Execution| {
         e.scheduled_at < at("2026-11-30T07:59:00Z") && e.created_at >= at("2026-11-30T08:00:00Z")
     };
     let mut by_job = BTreeMap::new();
@@ -246,7 +246,7 @@ async fn a_job_created_into_an_already_scanned_minute_is_not_lost() -> anyhow::R
         at("2026-11-30T12:00:30Z"),
     )
     .await?;
-    assert_eq!(job.due_class, sundial_core::model::DueClass::Admission);
+    assert_eq!(job.due_class, sundial_model::DueClass::Admission);
     // AND the next tick runs at 12:01:00
     scan(&env, at("2026-11-30T12:01:00Z"), &ScanOptions::default()).await?;
     // THEN both fires exist: the admission partition is read on every tick
@@ -258,7 +258,7 @@ async fn a_job_created_into_an_already_scanned_minute_is_not_lost() -> anyhow::R
     assert_eq!(got, ["12:00:45", "12:01:45", "12:02:45"]);
     // AND the job left admission (for the every-minute class: it fires once a minute)
     let stored = jobs::get_job(&env.clients.ddb, &env.cfg, "acme", "late").await?.expect("job");
-    assert_eq!(stored.due_class, sundial_core::model::DueClass::Every);
+    assert_eq!(stored.due_class, sundial_model::DueClass::Every);
     assert_eq!(stored.next_fire_at, Some(at("2026-11-30T12:03:45Z")));
     env.cleanup().await;
     Ok(())
@@ -309,7 +309,7 @@ async fn jobs_firing_every_minute_stop_moving_between_buckets() -> anyhow::Resul
     // THEN it is advanced once (out of admission, into the every class) and never again
     assert_eq!(advanced, [1, 0, 0, 0, 0]);
     let stored = jobs::get_job(&env.clients.ddb, &env.cfg, "acme", "q20").await?.expect("job");
-    assert_eq!(stored.due_class, sundial_core::model::DueClass::Every);
+    assert_eq!(stored.due_class, sundial_model::DueClass::Every);
     // AND its fires are all there, once each: from its first fire after creation (07:59:40,
     // 20 s late at the first tick, inside the misfire threshold) through 08:05:40
     let ex = executions(&env, "acme", "q20").await?;
@@ -326,7 +326,7 @@ async fn an_advance_records_this_builds_tz_database_and_a_class_move_keeps_the_r
     // GIVEN an hourly job whose position (13:00) was computed under tz database 2022a
     let env = TestEnv::new("tick-tzdb").await?;
     let t0 = at("2026-11-30T12:00:05Z");
-    let mut job = sundial_core::model::Job::new(
+    let mut job = sundial_model::Job::new(
         &env.cfg,
         "acme",
         "hourly",
@@ -346,7 +346,7 @@ async fn an_advance_records_this_builds_tz_database_and_a_class_move_keeps_the_r
     // THEN the new position records the release this build computed it with
     let j = stored().await?.expect("the job");
     assert_eq!(j.next_fire_at, Some(at("2026-11-30T14:00:00Z")));
-    assert_eq!(j.tzdb_version, sundial_core::schedule::tzdb_version());
+    assert_eq!(j.tzdb_version, sundial_schedule::tzdb_version());
     env.cleanup().await;
     Ok(())
 }
@@ -355,9 +355,9 @@ async fn an_advance_records_this_builds_tz_database_and_a_class_move_keeps_the_r
 async fn a_business_calendar_job_fires_on_the_rolled_instant_with_the_stored_calendar_version(
 ) -> anyhow::Result<()> {
     use std::sync::Arc;
-    use sundial_core::model::{Job, OpsAction, OpsEntry};
-    use sundial_core::schedule::{BusinessCalendarRef, BusinessCalendarSpec, BusinessDays, Roll};
-    use sundial_core::store::calendars::{put_calendar, StoredCalendar};
+    use sundial_model::{Job, OpsAction, OpsEntry};
+    use sundial_schedule::{BusinessCalendarRef, BusinessCalendarSpec, BusinessDays, Roll};
+    use sundial_store::calendars::{put_calendar, StoredCalendar};
     // GIVEN cn-holidays v1 (National Day 10-01 and 10-02, a Thursday and a Friday) stored, and a
     // job on the 1st of each month at 09:00 Shanghai rolling 'following', created 09-30
     let env = TestEnv::new("bizcal-scan").await?;
@@ -454,7 +454,7 @@ async fn a_fire_once_batch_never_covers_a_fire_that_has_its_own_execution() -> a
     // K3: one of the scan's concurrent puts failed after the others landed)
     let opts = ScanOptions { crash_at: Some(CrashPoint::BeforeAdvance), ..Default::default() };
     assert!(scan(&env, at("2026-11-30T10:30:00Z"), &opts).await.is_err());
-    let lost = sundial_core::store::executions::ExecKey::new(
+    let lost = sundial_store::executions::ExecKey::new(
         "acme",
         "minutely",
         at("2026-11-30T10:29:00Z").timestamp_millis(),

@@ -13,11 +13,11 @@ use std::collections::BTreeMap;
 
 use chrono::Utc;
 use serde_json::{json, Value};
-use sundial_core::model::tenant::TenantLimits;
-use sundial_core::model::{ConcurrencyPolicy, DueClass, Job, JobDefinition};
-use sundial_core::schedule::MisfirePolicy;
 use sundial_core::trigger::plan::CatchUpBudget;
 use sundial_core::trigger::scan::{scan_shards, ScanOptions};
+use sundial_model::tenant::TenantLimits;
+use sundial_model::{ConcurrencyPolicy, DueClass, Job, JobDefinition};
+use sundial_schedule::MisfirePolicy;
 use sundial_testkit::metering::{item_kind, item_size, Meter, Usage};
 use sundial_tests::fixtures::{self, Reply, WebhookServer};
 use sundial_tests::trigger::{at, definition, metered_ctx};
@@ -141,14 +141,14 @@ async fn tick_units(class: &str) -> anyhow::Result<BTreeMap<String, f64>> {
         "bucket" => ("0 1 12 30 * *", DueClass::Bucket),
         _ => (
             "0 1 12 * * *",
-            DueClass::Daily(sundial_core::keys::minute_of_day(sundial_core::keys::minute_of(due))),
+            DueClass::Daily(sundial_model::keys::minute_of_day(sundial_model::keys::minute_of(due))),
         ),
     };
     for i in 0..N {
         let def = definition(expr, "UTC", MisfirePolicy::FireOnce);
         let job = Job::new(&env.cfg, "acme", &format!("j{i}"), def, at("2026-11-30T11:59:00Z"))?;
         let job = Job { due_class, next_fire_at: Some(due), ..job };
-        sundial_core::store::jobs::put_new_job(&env.clients.ddb, &env.cfg, &job).await?;
+        sundial_store::jobs::put_new_job(&env.clients.ddb, &env.cfg, &job).await?;
     }
     let meter = Meter::new(&env.cfg);
     let ctx = metered_ctx(&env, &meter, "tick");

@@ -6,14 +6,14 @@
 use chrono::{DateTime, Duration, Utc};
 use std::sync::Arc;
 use sundial_core::control::{self, Caller, Control, ControlSettings};
-use sundial_core::execution::claim::{Finish, LeaseTerms};
-use sundial_core::model::{DueClass, ExecStatus, JobState};
 use sundial_core::reconcile::{reconcile, ReconcileOptions};
-use sundial_core::schedule::MisfirePolicy;
-use sundial_core::store::executions::{ClaimOutcome, ExecKey, ExecStore};
-use sundial_core::store::{jobs, watermarks};
 use sundial_core::trigger::plan::CatchUpBudget;
 use sundial_core::trigger::scan::{scan_shards, PartitionHook, ScanOptions};
+use sundial_model::claim::{Finish, LeaseTerms};
+use sundial_model::{DueClass, ExecStatus, JobState};
+use sundial_schedule::MisfirePolicy;
+use sundial_store::executions::{ClaimOutcome, ExecKey, ExecStore};
+use sundial_store::{jobs, watermarks};
 use sundial_testkit::metering::Meter;
 use sundial_tests::trigger::{at, create_job, ctx, definition, executions, metered_ctx, scan};
 use sundial_tests::TestEnv;
@@ -38,7 +38,7 @@ async fn lose_messages(env: &TestEnv) -> anyhow::Result<()> {
 
 /// Moves every shard's watermark to the minute before `t`, as ticks every minute would have.
 async fn ticks_ran_until(env: &TestEnv, t: DateTime<Utc>) -> anyhow::Result<()> {
-    let minute = sundial_core::keys::minute_of(t) - 1;
+    let minute = sundial_model::keys::minute_of(t) - 1;
     for shard in 0..env.cfg.shards {
         watermarks::advance(&env.clients.ddb, &env.cfg.jobs_table, shard, minute, None).await?;
     }
@@ -192,7 +192,7 @@ async fn catch_up_fires_put_by_a_scan_that_read_the_job_before_a_pause_are_index
     // WHEN the 12:05 tick reads the every-minute partition (the job in it), the job is paused at
     // 12:05:05 (the API's sweep and its indexing of open fires run now), and only then the tick
     // puts the job's catch-up fires from what it read
-    let shard = sundial_core::keys::shard_of("acme", "minutely", env.cfg.shards);
+    let shard = sundial_model::keys::shard_of("acme", "minutely", env.cfg.shards);
     let pauser = ctl.clone();
     let pause = PartitionHook(Arc::new(move |s: u32| {
         let (api, caller) = (pauser.clone(), Caller { tenant: "acme".into(), principal: "ops".into() });
@@ -281,9 +281,9 @@ async fn a_daily_job_stays_in_its_class_and_leaves_it_before_its_zone_changes_ut
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_daily_business_calendar_fire_is_verified_by_a_process_that_never_loaded_its_calendar(
 ) -> anyhow::Result<()> {
-    use sundial_core::model::{Execution, Job, OpsAction, OpsEntry};
-    use sundial_core::schedule::{BusinessCalendarRef, BusinessCalendarSpec, BusinessDays, Roll, Schedule};
-    use sundial_core::store::calendars::{put_calendar, StoredCalendar};
+    use sundial_model::{Execution, Job, OpsAction, OpsEntry};
+    use sundial_schedule::{BusinessCalendarRef, BusinessCalendarSpec, BusinessDays, Roll, Schedule};
+    use sundial_store::calendars::{put_calendar, StoredCalendar};
     // Review 2026-12 finding 6. GIVEN a weekday 09:00 job on business calendar `desk` v1 (stored)
     // in the daily class, and its Monday 09:00 fire put without an index entry by another
     // process's walk (this one never loaded the calendar)
@@ -324,8 +324,8 @@ async fn a_daily_business_calendar_fire_is_verified_by_a_process_that_never_load
         &env.clients.ddb,
         &env.cfg.jobs_table,
         0,
-        sundial_core::keys::minute_of(at("2026-11-30T09:01:00Z")),
-        Some(sundial_core::keys::minute_of(at("2026-11-30T08:58:00Z"))),
+        sundial_model::keys::minute_of(at("2026-11-30T09:01:00Z")),
+        Some(sundial_model::keys::minute_of(at("2026-11-30T08:58:00Z"))),
     )
     .await?;
     // WHEN this process's tick at 09:04:10 verifies 08:59..09:01

@@ -3,12 +3,12 @@
 
 use chrono::{Duration as CDuration, Utc};
 use std::sync::Arc;
-use sundial_core::execution::claim::{Finish, LeaseTerms};
 use sundial_core::execution::clock::Clock;
-use sundial_core::execution::retry::RunError;
 use sundial_core::execution::target::in_process::{BoxFuture, Handler, HandlerContext, Handlers};
-use sundial_core::model::{ExecStatus, Target};
-use sundial_core::store::executions::{CheckpointError, ClaimOutcome, FinishResult, Heartbeat};
+use sundial_model::claim::{Finish, LeaseTerms};
+use sundial_model::retry::RunError;
+use sundial_model::{ExecStatus, Target};
+use sundial_store::executions::{CheckpointError, ClaimOutcome, FinishResult, Heartbeat};
 use sundial_tests::clock::ManualClock;
 use sundial_tests::fixtures::{self, FencedResource};
 use sundial_tests::TestEnv;
@@ -37,7 +37,7 @@ async fn claim_heartbeat_finish_is_one_write_each_and_audited() -> anyhow::Resul
     // AND A's heartbeat extends the lease; B's forged one (same token, other owner) does not
     let lu = Utc::now().timestamp_millis() + 5_000;
     assert_eq!(store.heartbeat(&key, &c.fence, lu).await?, Heartbeat::Extended { cancel_requested: false });
-    let forged = sundial_core::execution::claim::Fence { owner: "B".into(), ..c.fence.clone() };
+    let forged = sundial_model::claim::Fence { owner: "B".into(), ..c.fence.clone() };
     assert_eq!(store.heartbeat(&key, &forged, lu).await?, Heartbeat::Lost);
 
     // WHEN A finishes SUCCEEDED
@@ -104,7 +104,7 @@ async fn eight_workers_racing_one_claim_make_one_owner() -> anyhow::Result<()> {
     // WHEN they all claim at once
     let mut tasks = Vec::new();
     for i in 0..8 {
-        let store = sundial_core::store::executions::ExecStore::new(
+        let store = sundial_store::executions::ExecStore::new(
             sundial_tests::clients().ddb,
             env.cfg.executions_table.clone(),
         );

@@ -5,9 +5,9 @@
 use chrono::Utc;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use sundial_core::execution::retry::RunError;
 use sundial_core::execution::target::in_process::{BoxFuture, Handler, HandlerContext, Handlers, Sleep};
-use sundial_core::model::{ExecStatus, Target};
+use sundial_model::retry::RunError;
+use sundial_model::{ExecStatus, Target};
 use sundial_tests::fixtures::{self, Reply, WebhookServer};
 use sundial_tests::TestEnv;
 use tokio::sync::Notify;

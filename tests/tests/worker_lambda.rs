@@ -5,9 +5,9 @@ use aws_sdk_lambda::primitives::Blob;
 use chrono::{Duration as CDuration, Utc};
 use std::collections::BTreeSet;
 use std::time::Duration;
-use sundial_core::execution::retry::RunError;
 use sundial_core::execution::target::in_process::{BoxFuture, Handler, HandlerContext, Handlers};
-use sundial_core::model::{ExecStatus, Target};
+use sundial_model::retry::RunError;
+use sundial_model::{ExecStatus, Target};
 use sundial_tests::fixtures::{self, Reply, WebhookServer};
 use sundial_tests::lambda_watch::LambdaWatch;
 use sundial_tests::TestEnv;
@@ -152,7 +152,7 @@ async fn lambda_targets_succeed_retry_and_fail_by_error_type() -> anyhow::Result
     let watch = LambdaWatch::start("sundial-testfn", &[]).await?;
     watch.warm_up("sundial-testfn").await?;
     let def = |params: serde_json::Value| {
-        let mut d = fixtures::definition(sundial_core::model::Target::lambda("sundial-testfn"));
+        let mut d = fixtures::definition(sundial_model::Target::lambda("sundial-testfn"));
         d.params = params;
         d
     };

@@ -5,11 +5,11 @@ use chrono::{Duration as CDuration, Utc};
 use std::sync::Arc;
 use std::time::Duration;
 use sundial_core::execution::policy::{Seat, TenantGate};
-use sundial_core::execution::retry::RunError;
 use sundial_core::execution::target::in_process::{BoxFuture, Handler, HandlerContext, Handlers};
-use sundial_core::model::{ConcurrencyPolicy, ExecStatus, JobDefinition, Target};
-use sundial_core::store::executions::{CancelOutcome, ExecKey};
-use sundial_core::store::slots;
+use sundial_model::retry::RunError;
+use sundial_model::{ConcurrencyPolicy, ExecStatus, JobDefinition, Target};
+use sundial_store::executions::{CancelOutcome, ExecKey};
+use sundial_store::slots;
 use sundial_tests::fixtures::{self, Reply, WebhookServer};
 use sundial_tests::TestEnv;
 use tokio::sync::Notify;
@@ -117,7 +117,7 @@ async fn forbid_skips_fires_that_come_while_a_run_is_going_and_says_why() -> any
 async fn deliver(
     env: &TestEnv,
     w: &sundial_core::execution::worker::Worker,
-    e: &sundial_core::model::Execution,
+    e: &sundial_model::Execution,
 ) -> anyhow::Result<ExecKey> {
     let key = fixtures::put_execution(env, e).await?;
     let body = serde_json::to_string(&fixtures::message_of(e, Utc::now()))?;
@@ -251,7 +251,7 @@ async fn a_serialize_fire_is_woken_by_the_release_instead_of_polling_every_two_s
 /// Delivers `e`'s message (generation 0) to worker `w` once.
 async fn deliver_message(
     w: &sundial_core::execution::worker::Worker,
-    e: &sundial_core::model::Execution,
+    e: &sundial_model::Execution,
 ) -> anyhow::Result<()> {
     let body = serde_json::to_string(&fixtures::message_of(e, Utc::now()))?;
     w.handle("default", &body, &sundial_core::execution::worker::NoExtend, &CancellationToken::new()).await;
@@ -462,7 +462,7 @@ async fn a_tenant_confined_to_a_cell_no_larger_than_its_limit_runs_without_a_gat
     let wide = fixtures::create_ready(&env, "wide", "job", def, now).await?;
     let mut cfg = env.cfg.clone();
     cfg.targets.tenants = Some(
-        sundial_core::outbound::TenantTargets::parse(
+        sundial_model::outbound::TenantTargets::parse(
             r#"{"cellular": {"http": ["*"], "pools": ["default"]}, "wide": {"http": ["*"], "pools": ["*"]}}"#,
         )
         .map_err(anyhow::Error::msg)?,

@@ -5,10 +5,10 @@
 use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::Utc;
 use std::time::Duration;
-use sundial_core::execution::retry::RunError;
 use sundial_core::execution::target::in_process::{BoxFuture, Handler, HandlerContext, Handlers};
-use sundial_core::keys;
-use sundial_core::model::{ExecMessage, ExecStatus, Target};
+use sundial_model::keys;
+use sundial_model::retry::RunError;
+use sundial_model::{ExecMessage, ExecStatus, Target};
 use sundial_tests::fixtures::{self, Reply, WebhookServer};
 use sundial_tests::TestEnv;
 
@@ -16,7 +16,7 @@ const WITHIN: Duration = Duration::from_secs(30);
 
 async fn raw_item(
     env: &TestEnv,
-    key: &sundial_core::store::executions::ExecKey,
+    key: &sundial_store::executions::ExecKey,
 ) -> anyhow::Result<std::collections::HashMap<String, AttributeValue>> {
     Ok(env
         .clients
@@ -88,7 +88,7 @@ async fn a_retryable_error_twice_then_success_runs_three_attempts_on_one_message
     // AND a fire that succeeded is kept 7 days from its finish, not the audit tier's 90 from its
     // creation (docs/capacity.md, "Retention tiers")
     let finished = s.exec.timeline.last().map(|a| a.at / 1000).unwrap_or_default();
-    assert_eq!(expires_at(&item), finished + sundial_core::store::executions::SUCCEEDED_RETENTION_SECS);
+    assert_eq!(expires_at(&item), finished + sundial_store::executions::SUCCEEDED_RETENTION_SECS);
     assert_eq!(metrics.records().iter().map(|m| m.retries).sum::<u64>(), 2);
     env.cleanup().await;
     Ok(())
@@ -248,7 +248,7 @@ async fn webhooks_to_loopback_or_metadata_addresses_are_refused_unless_allowed()
 
     // WHEN a worker whose deployment does not allow loopback targets runs them
     let mut strict = env.cfg.clone();
-    strict.targets = sundial_core::outbound::TargetPolicy::default();
+    strict.targets = sundial_model::outbound::TargetPolicy::default();
     let (worker, _) =
         fixtures::worker_with_config(&env, strict, fixtures::settings("strict"), Handlers::new())?;
     let (stop, poller) = fixtures::spawn_poller(worker, 4);

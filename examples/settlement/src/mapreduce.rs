@@ -18,10 +18,10 @@ use serde_json::{json, Value};
 use sundial_core::execution::mapreduce::{
     ItemInput, ItemResult, MapContext, MapItem, MapReduce, MAX_EMIT_BATCH,
 };
-use sundial_core::execution::retry::RunError;
 use sundial_core::execution::target::in_process::{BoxFuture, HandlerContext};
-use sundial_core::model::ExecStatus;
 use sundial_idempotency::ExecutionContext;
+use sundial_model::retry::RunError;
+use sundial_model::ExecStatus;
 
 /// The map-reduce handler (register it with `Handlers::with_map_reduce("settle-merchants", ..)`).
 #[derive(Debug, Clone)]

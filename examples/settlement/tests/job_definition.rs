@@ -3,8 +3,8 @@
 
 use chrono::{NaiveDate, TimeZone, Utc};
 use settlement_example::settle::settle_date_for;
-use sundial_core::model::JobDefinition;
-use sundial_core::schedule::Schedule;
+use sundial_model::JobDefinition;
+use sundial_schedule::Schedule;
 
 #[test]
 fn job_json_fires_daily_at_two_in_shanghai_and_settles_the_previous_day() {

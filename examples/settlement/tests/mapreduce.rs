@@ -13,9 +13,9 @@ use settlement_example::Layers;
 use std::time::Duration;
 use sundial_core::execution::mapreduce::{MapReduceSpec, MapState};
 use sundial_core::execution::target::in_process::Handlers;
-use sundial_core::model::{ExecStatus, Target};
 use sundial_core::reconcile::{reconcile, ReconcileOptions};
 use sundial_idempotency::ExecutionContext;
+use sundial_model::{ExecStatus, Target};
 use sundial_tests::fixtures;
 use sundial_tests::TestEnv;
 
@@ -66,7 +66,7 @@ async fn a_map_reduce_settlement_with_a_crashed_map_holder_settles_every_merchan
     // WHEN w1 takes the map and crashes after its first batches (its task is aborted: no
     // release, no finish) while w2 goes on
     let (_stop1, p1) = fixtures::spawn_poller(w1, 8);
-    let emitted = |s: &sundial_core::store::executions::Snapshot| match &s.exec.map_reduce {
+    let emitted = |s: &sundial_store::executions::Snapshot| match &s.exec.map_reduce {
         Some(MapState::Parent { emitted, .. }) => *emitted,
         _ => 0,
     };

@@ -30,7 +30,7 @@ use sundial_api_types::ErrorCode;
 use sundial_core::access;
 use sundial_core::config::{ApiSettings, Tenancy};
 use sundial_core::control::Caller;
-use sundial_core::keys;
+use sundial_model::keys;
 
 /// How long a principal's tenant tag is trusted before it is read again: a changed or removed
 /// tag takes effect within this time.

@@ -8,12 +8,12 @@ use sundial_api_types as wire;
 use sundial_core::control::calendars::CalendarView;
 use sundial_core::control::fire_calendar::FireFacts;
 use sundial_core::control::jobs::JobView;
-use sundial_core::execution::children::ChildKey;
 use sundial_core::execution::mapreduce::{MapState, Phase};
-use sundial_core::model::{ExecStatus, Execution, Job, JobState, OpsEntry};
-use sundial_core::schedule::{FireOrigin, PreviewFire, ScheduleSpec};
-use sundial_core::store::calendars::StoredCalendar;
-use sundial_core::store::items::ms_to_dt;
+use sundial_model::children::ChildKey;
+use sundial_model::{ExecStatus, Execution, Job, JobState, OpsEntry};
+use sundial_schedule::{FireOrigin, PreviewFire, ScheduleSpec};
+use sundial_store::calendars::StoredCalendar;
+use sundial_store::items::ms_to_dt;
 
 /// The ETag of a version: `"{version}"`.
 pub fn etag(version: u64) -> String {
@@ -161,7 +161,7 @@ pub fn execution(e: &Execution) -> wire::Execution {
         parent_execution_id: e
             .child
             .as_ref()
-            .map(|_| sundial_core::keys::execution_id(&e.job_id, e.scheduled_at.timestamp_millis())),
+            .map(|_| sundial_model::keys::execution_id(&e.job_id, e.scheduled_at.timestamp_millis())),
         child: e.child.as_ref().map(|c| child(c, e.definition.shards)),
         children: e.children.as_ref().map(|t| wire::ChildrenSummary {
             total: t.total,
@@ -393,10 +393,7 @@ pub fn upcoming(
 }
 
 /// A resource limit. `operator`: the caller is an operator (sees who set it).
-pub fn resource(
-    r: &sundial_core::store::resource_limits::ResourceLimit,
-    operator: bool,
-) -> wire::ResourceLimit {
+pub fn resource(r: &sundial_store::resource_limits::ResourceLimit, operator: bool) -> wire::ResourceLimit {
     wire::ResourceLimit {
         resource: r.name.clone(),
         limit: r.limit,

@@ -243,7 +243,7 @@ impl utoipa::IntoParams for IdempotencyKeyHeader {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use sundial_core::model::JobDefinition;
+    use sundial_model::JobDefinition;
 
     #[test]
     fn body_errors_name_the_field() {

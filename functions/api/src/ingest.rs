@@ -42,7 +42,7 @@ use sundial_core::access::{scope, Role, Scope};
 use sundial_core::config::EventSourceSettings;
 use sundial_core::control::events::{self, EventIn};
 use sundial_core::control::{Caller, ControlError};
-use sundial_core::model::event::{parse_event_body, parse_event_message, source_instant, source_key};
+use sundial_model::event::{parse_event_body, parse_event_message, source_instant, source_key};
 
 /// The tag naming a resource's tenant.
 pub const TENANT_TAG: &str = "sundial-tenant";

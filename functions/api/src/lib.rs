@@ -49,8 +49,8 @@ use sundial_core::aws::Clients;
 use sundial_core::config::Config;
 use sundial_core::control::{Control, ControlSettings};
 use sundial_core::execution::clock::{Clock, SystemClock};
-use sundial_core::queue::PoolQueues;
 use sundial_core::Ctx;
+use sundial_store::queue::PoolQueues;
 
 /// The API's state: the control plane, a clock and settings. Cheap to clone (every handler gets
 /// one through axum's `State`).
@@ -137,7 +137,7 @@ impl Api {
 /// An API over `clients` and `cfg` with the system clock; the control plane enforces the
 /// quotas of `settings`.
 pub fn api_with(clients: &Clients, cfg: Config, settings: ApiSettings) -> Api {
-    api_with_backpressure(clients, cfg, settings, sundial_core::priority::Backpressure::default())
+    api_with_backpressure(clients, cfg, settings, sundial_model::priority::Backpressure::default())
 }
 
 /// [`api_with`] with back-pressure thresholds (`SUNDIAL_BACKPRESSURE_*`, docs/priority.md).
@@ -145,7 +145,7 @@ pub fn api_with_backpressure(
     clients: &Clients,
     cfg: Config,
     settings: ApiSettings,
-    backpressure: sundial_core::priority::Backpressure,
+    backpressure: sundial_model::priority::Backpressure,
 ) -> Api {
     let trigger =
         Ctx { ddb: clients.ddb.clone(), queues: PoolQueues::new(clients.sqs.clone(), cfg.clone()), cfg };

@@ -25,7 +25,7 @@ use std::future::Future;
 use std::sync::Arc;
 use sundial_api_types::ErrorCode;
 use sundial_core::control::Caller;
-use sundial_core::keys;
+use sundial_model::keys;
 use tokio::net::TcpListener;
 use tower::ServiceExt;
 

@@ -5,7 +5,7 @@
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Deserializer};
-use sundial_core::model::ExecStatus;
+use sundial_model::ExecStatus;
 use utoipa::IntoParams;
 
 /// Reads a parameter's text and checks it with `parse`, or fails with `msg`.
@@ -99,10 +99,10 @@ impl<'de> Deserialize<'de> for Instant {
             DateTime::parse_from_rfc3339(s)
                 .map(|t| t.with_timezone(&Utc))
                 .ok()
-                .filter(|t| sundial_core::instant::in_range(*t))
+                .filter(|t| sundial_schedule::instant::in_range(*t))
                 .map(Instant)
         };
-        text(d, parse, sundial_core::instant::RANGE_MESSAGE)
+        text(d, parse, sundial_schedule::instant::RANGE_MESSAGE)
     }
 }
 
@@ -113,7 +113,7 @@ pub struct Id(pub String);
 impl<'de> Deserialize<'de> for Id {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let s = String::deserialize(d)?;
-        sundial_core::keys::validate_id("id", &s).map_err(|e| serde::de::Error::custom(e.reason))?;
+        sundial_model::keys::validate_id("id", &s).map_err(|e| serde::de::Error::custom(e.reason))?;
         Ok(Id(s))
     }
 }

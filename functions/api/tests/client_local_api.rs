@@ -22,8 +22,8 @@ use sundial_client::{
 };
 use sundial_core::control::{Control, ControlSettings, Quotas};
 use sundial_core::execution::clock::Clock as _;
-use sundial_core::queue::PoolQueues;
 use sundial_core::Ctx;
+use sundial_store::queue::PoolQueues;
 use sundial_tests::clock::ManualClock;
 use sundial_tests::TestEnv;
 
@@ -195,8 +195,7 @@ async fn the_client_reads_the_tz_report_of_jobs_computed_under_an_older_release(
     // GIVEN a Mexico City job created through the client on 2023-03-30 by an API computing
     // under tz database 2022a (a TZif fixture in which Mexico still has DST)
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../schedule/tests/fixtures/tzdb-2022a");
-    let old =
-        sundial_core::schedule::tzdb::Tzdb::from_zoneinfo("2022a", &dir).unwrap_or_else(|e| panic!("{e}"));
+    let old = sundial_schedule::tzdb::Tzdb::from_zoneinfo("2022a", &dir).unwrap_or_else(|e| panic!("{e}"));
     let env = TestEnv::with("client-tz", &["default"], 8).await.unwrap_or_else(|e| panic!("emulator: {e}"));
     let clock = Arc::new(ManualClock::new(at("2023-03-30T12:00:00Z")));
     let before =
@@ -225,7 +224,7 @@ async fn the_client_reads_the_tz_report_of_jobs_computed_under_an_older_release(
     // THEN the job's 04-02 and 04-03 fires move from 14:00Z to 15:00Z, read back as typed values
     assert_eq!(
         (page.compiled_tzdb_version.as_str(), page.fires, page.examined),
-        (sundial_core::schedule::tzdb_version(), 5, 1)
+        (sundial_schedule::tzdb_version(), 5, 1)
     );
     assert_eq!(page.items, all);
     type Row = (String, Option<DateTime<Utc>>, Option<DateTime<Utc>>, Option<i64>);

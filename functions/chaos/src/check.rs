@@ -18,7 +18,7 @@
 
 use crate::effect::{EffectOutcome, Entry, FenceOutcome, ResourceRecord};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use sundial_core::model::{ExecStatus, Execution};
+use sundial_model::{ExecStatus, Execution};
 
 /// Everything the checker looks at.
 #[derive(Debug, Clone, Copy)]
@@ -216,7 +216,7 @@ pub fn check(ev: &Evidence<'_>) -> Report {
     for (job, fires) in ev.expected {
         for ms in fires {
             if !found.contains(&(job.clone(), *ms)) {
-                r.missing.push(sundial_core::keys::execution_id(job, *ms));
+                r.missing.push(sundial_model::keys::execution_id(job, *ms));
             }
         }
     }
@@ -344,8 +344,8 @@ pub fn check(ev: &Evidence<'_>) -> Report {
 mod tests {
     use super::*;
     use chrono::{DateTime, Utc};
-    use sundial_core::model::{AuditEvent, JobDefinition, Target};
-    use sundial_core::schedule::ScheduleSpec;
+    use sundial_model::{AuditEvent, JobDefinition, Target};
+    use sundial_schedule::ScheduleSpec;
 
     fn ev(at: i64, from: Option<ExecStatus>, to: ExecStatus, attempt: u32, token: u64) -> AuditEvent {
         AuditEvent { at, actor: "w".into(), from, to, attempt, token, code: None }

@@ -27,8 +27,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use sundial_core::execution::clock::Clock;
 use sundial_core::execution::metrics::{ExecMetrics, MetricsSink};
-use sundial_core::execution::retry::RunError;
 use sundial_core::execution::target::in_process::{BoxFuture, Handler, HandlerContext};
+use sundial_model::retry::RunError;
 
 /// The handler name jobs use (`{"type": "inProcess", "handler": "chaos-effect"}`).
 pub const HANDLER: &str = "chaos-effect";

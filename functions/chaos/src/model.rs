@@ -39,7 +39,7 @@
 
 use crate::explore::{self, Model};
 use std::fmt;
-use sundial_core::model::ExecStatus;
+use sundial_model::ExecStatus;
 
 /// The size of one instance.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

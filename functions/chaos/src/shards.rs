@@ -16,8 +16,8 @@ use crate::effect::{n, num};
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnValuesOnConditionCheckFailure};
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
-use sundial_core::execution::retry::RunError;
 use sundial_core::execution::target::in_process::{BoxFuture, Handler, HandlerContext};
+use sundial_model::retry::RunError;
 
 /// The handler name sharded jobs use.
 pub const SHARD_HANDLER: &str = "shard-effect";

@@ -12,9 +12,9 @@ use proptest::prelude::*;
 use proptest::test_runner::Config as ProptestConfig;
 use serde_json::{json, Value};
 use sundial_core::config::Config;
-use sundial_core::keys;
-use sundial_core::model::JobDefinition;
-use sundial_core::schedule::{Schedule, ScheduleSpec};
+use sundial_model::keys;
+use sundial_model::JobDefinition;
+use sundial_schedule::{Schedule, ScheduleSpec};
 
 fn cases(default: u32) -> ProptestConfig {
     let cases = std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(default);
@@ -362,7 +362,7 @@ fn validate_body(text: &str, now: DateTime<Utc>) {
             Ok(s) => exercise(&s, now),
             Err(e) => assert!(!e.field.is_empty() && !e.reason.is_empty(), "{e:?}"),
         }
-        let _ = sundial_core::model::Job::new(&cfg, "tenant-1", "job-1", def, now);
+        let _ = sundial_model::Job::new(&cfg, "tenant-1", "job-1", def, now);
     }
 }
 

@@ -3,7 +3,7 @@
 
 use anyhow::{bail, Context};
 use sundial_client::{Auth, Client, Iam};
-use sundial_core::resources::{Defaults, EnvNames, Resources};
+use sundial_model::resources::{Defaults, EnvNames, Resources};
 
 fn names() -> &'static EnvNames {
     &Resources::get().env

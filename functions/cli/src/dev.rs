@@ -45,15 +45,15 @@ use sundial_core::execution::clock::SystemClock;
 use sundial_core::execution::metrics::{ExecMetrics, MetricsSink};
 use sundial_core::execution::target::in_process::{Handlers, Sleep};
 use sundial_core::execution::worker::Worker;
-use sundial_core::model::{ExecStatus, Execution, JobDefinition, JobState, Target};
-use sundial_core::queue::PoolQueues;
 use sundial_core::reconcile::{reconcile, ReconcileOptions};
-use sundial_core::schedule::ScheduleSpec;
-use sundial_core::store::tables;
 use sundial_core::trigger::plan::CatchUpBudget;
 use sundial_core::trigger::scan::scan_shards;
 use sundial_core::trigger::scan::ScanOptions;
 use sundial_core::Ctx;
+use sundial_model::{ExecStatus, Execution, JobDefinition, JobState, Target};
+use sundial_schedule::ScheduleSpec;
+use sundial_store::queue::PoolQueues;
+use sundial_store::tables;
 use tokio::net::TcpListener;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
@@ -231,7 +231,7 @@ fn live_line(e: &Execution) -> String {
     let started = e.timeline.iter().find(|ev| ev.to == ExecStatus::Running).map(|ev| ev.at);
     let lag =
         started.map(|s| format!("{} ms", s - e.fire_at.timestamp_millis())).unwrap_or_else(|| "-".into());
-    let started = started.map(|s| hms(sundial_core::store::items::ms_to_dt(s))).unwrap_or_else(|| "-".into());
+    let started = started.map(|s| hms(sundial_store::items::ms_to_dt(s))).unwrap_or_else(|| "-".into());
     let err = e.last_error.as_ref().map(|(c, _)| format!("  ({c})")).unwrap_or_default();
     format!(
         "{:<34} scheduled {}  started {}  lag {:>7}  {:<10} attempt {}{}",
@@ -427,7 +427,7 @@ pub(crate) async fn run(args: DevArgs, _api: &ApiArgs) -> anyhow::Result<()> {
     let mut cfg = Config::local(&args.prefix, &pools, args.shards);
     // The local run's webhooks (the demo job, a developer's own server) are on loopback: the
     // dev-only policy, for the API's create-time checks and the workers alike.
-    cfg.targets = sundial_core::outbound::TargetPolicy::dev_loopback();
+    cfg.targets = sundial_model::outbound::TargetPolicy::dev_loopback();
     // Each pool has one local worker of `--slots` slots (below): what `GET /v1/pools` measures
     // saturation against.
     cfg.pool_capacity = args.pools.iter().map(|p| (p.clone(), args.slots.max(1) as u32)).collect();

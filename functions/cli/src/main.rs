@@ -206,7 +206,7 @@ mod tests {
         let mut read = BTreeSet::new();
         env_names(&Cli::command(), &mut read);
         let json: serde_json::Value =
-            serde_json::from_str(sundial_core::resources::RESOURCES_JSON).unwrap_or_else(|e| panic!("{e}"));
+            serde_json::from_str(sundial_model::resources::RESOURCES_JSON).unwrap_or_else(|e| panic!("{e}"));
         let declared: BTreeSet<String> = json["envLoaders"]["ApiArgs"]["names"]
             .as_array()
             .into_iter()

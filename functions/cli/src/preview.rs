@@ -11,7 +11,7 @@
 use anyhow::{anyhow, Context};
 use chrono::{DateTime, SecondsFormat, Utc};
 use std::sync::Arc;
-use sundial_core::schedule::{
+use sundial_schedule::{
     BusinessCalendarRef, BusinessCalendarSpec, BusinessDays, Calendar, PreviewFire, Roll, Schedule,
     ScheduleSpec,
 };

@@ -3,7 +3,7 @@
 use anyhow::Context;
 use sundial_core::aws::Clients;
 use sundial_core::config::Config;
-use sundial_core::store::tables;
+use sundial_store::tables;
 
 /// Where to provision.
 #[derive(clap::Args)]

@@ -8,7 +8,7 @@ use anyhow::Context;
 use serde_json::{json, Value};
 use std::path::PathBuf;
 use sundial_client::{Job, JobState, ListJobs, TzReport, TzReportRequest};
-use sundial_core::schedule::tzdb::{self, Tzdb};
+use sundial_schedule::tzdb::{self, Tzdb};
 
 /// `sundial tz-report` arguments.
 #[derive(clap::Args, Debug, Clone)]

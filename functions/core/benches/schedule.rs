@@ -12,7 +12,7 @@ use std::str::FromStr;
 
 use chrono::{DateTime, TimeZone, Utc};
 use criterion::{criterion_group, criterion_main, Criterion};
-use sundial_core::schedule::{plan_misfire, MisfirePolicy, OverlapPolicy, Schedule, ScheduleSpec};
+use sundial_schedule::{plan_misfire, MisfirePolicy, OverlapPolicy, Schedule, ScheduleSpec};
 
 const EXPRESSIONS: &[(&str, &str)] = &[
     ("every_second", "* * * * * *"),
@@ -87,11 +87,11 @@ fn bench_next(c: &mut Criterion) {
 /// check the advance makes.
 fn bench_parse_vs_cache(c: &mut Criterion) {
     let cfg = sundial_core::config::Config::local("bench-", &["default"], 16);
-    let def = sundial_core::model::JobDefinition::new(
+    let def = sundial_model::JobDefinition::new(
         ScheduleSpec::new("0 0 9 * * 1-5", "Europe/London"),
-        sundial_core::model::Target::http("https://x"),
+        sundial_model::Target::http("https://x"),
     );
-    let job = sundial_core::model::Job::new(&cfg, "t", "j", def, t0()).unwrap();
+    let job = sundial_model::Job::new(&cfg, "t", "j", def, t0()).unwrap();
     let mut g = c.benchmark_group("scan_schedule");
     g.bench_function("parse", |b| {
         b.iter(|| Schedule::parse(black_box(&job.definition.schedule), job.anchor))
@@ -156,7 +156,7 @@ fn bench_parse(c: &mut Criterion) {
 /// `modifiedFollowing` (the most work per fire: sources on both sides of each business day).
 fn bench_business(c: &mut Criterion) {
     use std::sync::Arc;
-    use sundial_core::schedule::{BusinessCalendarRef, BusinessCalendarSpec, BusinessDays, Roll};
+    use sundial_schedule::{BusinessCalendarRef, BusinessCalendarSpec, BusinessDays, Roll};
     let mut holidays = Vec::new();
     let mut working = Vec::new();
     for year in 2026..2036 {

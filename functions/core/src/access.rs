@@ -97,7 +97,7 @@ impl Scope {
             jobs_table: cfg.jobs_table.clone(),
             executions_table: cfg.executions_table.clone(),
             queue_prefix: cfg.queue_prefix.clone(),
-            dlq_suffix: crate::resources::Resources::get().queues.dlq_suffix.clone(),
+            dlq_suffix: sundial_model::resources::Resources::get().queues.dlq_suffix.clone(),
             pools: cfg.pools.clone(),
             own_pool: None,
             scan_function: None,
@@ -144,7 +144,7 @@ impl Scope {
             Some(p) => ("pool", p),
             None => match name.strip_suffix(self.dlq_suffix.as_str()).and_then(pool) {
                 Some(p) => ("dlq", p),
-                None => match name.strip_suffix(crate::priority::LOW_LANE_SUFFIX).and_then(pool) {
+                None => match name.strip_suffix(sundial_model::priority::LOW_LANE_SUFFIX).and_then(pool) {
                     Some(p) => ("low", p),
                     // The ingest reads its sources' tags; everyone else's other queue is a target.
                     None if self.role == Role::Ingest => return "queue:source".into(),

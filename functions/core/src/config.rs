@@ -24,10 +24,10 @@
 //! never touch the process environment. Locally, `sundial` and the tests use [`Config::local`],
 //! which derives every name from one prefix so parallel tests never share a table or a queue.
 
-use crate::resources::Resources;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
+use sundial_model::resources::Resources;
 use sundial_model::tenant::TenantLimits;
 pub use sundial_store::config::{process_env, validate_pool_name, Config, ConfigError};
 
@@ -83,7 +83,7 @@ impl TickSettings {
     }
 }
 
-/// Back-pressure thresholds ([`crate::priority::Backpressure`]), read by the tick (deferring
+/// Back-pressure thresholds ([`sundial_model::priority::Backpressure`]), read by the tick (deferring
 /// low-priority fires) and the api (429 `saturated`). The CDK construct sets them from its
 /// `backpressure` prop (`infra/lib/sundial-scheduler.ts`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,25 +91,25 @@ pub struct BackpressureSettings;
 
 impl BackpressureSettings {
     /// Defaults, overridden by the environment.
-    pub fn from_env() -> Result<crate::priority::Backpressure, ConfigError> {
+    pub fn from_env() -> Result<sundial_model::priority::Backpressure, ConfigError> {
         Self::from_lookup(process_env)
     }
 
     /// [`BackpressureSettings::from_env`] with an injected lookup.
     pub fn from_lookup(
         get: impl Fn(&str) -> Option<String>,
-    ) -> Result<crate::priority::Backpressure, ConfigError> {
+    ) -> Result<sundial_model::priority::Backpressure, ConfigError> {
         let n = &Resources::get().env;
-        let d = crate::priority::Backpressure::default();
+        let d = sundial_model::priority::Backpressure::default();
         let num = |name: &str, default: u64| get(name).map_or(Ok(default), |v| positive(name, &v));
         let defer_secs = num(&n.backpressure_defer_secs, u64::from(d.defer_secs))?;
-        if defer_secs > crate::queue::MAX_DELAY_SECS as u64 {
+        if defer_secs > sundial_store::queue::MAX_DELAY_SECS as u64 {
             return Err(ConfigError::Invalid {
                 name: n.backpressure_defer_secs.clone(),
-                reason: format!("at most {} (SQS's longest delay)", crate::queue::MAX_DELAY_SECS),
+                reason: format!("at most {} (SQS's longest delay)", sundial_store::queue::MAX_DELAY_SECS),
             });
         }
-        Ok(crate::priority::Backpressure {
+        Ok(sundial_model::priority::Backpressure {
             defer_depth: num(&n.backpressure_defer_depth, d.defer_depth)?,
             defer_secs: defer_secs as u32,
             saturated_depth: num(&n.backpressure_saturated_depth, d.saturated_depth)?,
@@ -126,7 +126,7 @@ pub struct WorkerSettings {
     pub pool: String,
     /// Lease length (ms). Heartbeats every third of it.
     pub lease_ms: i64,
-    /// See [`crate::execution::claim::LeaseTerms::skew_margin_ms`].
+    /// See [`sundial_model::claim::LeaseTerms::skew_margin_ms`].
     pub skew_margin_ms: i64,
     /// Largest tolerated distance between this worker's clock and the service's (ms).
     pub max_skew_ms: i64,
@@ -358,7 +358,7 @@ impl EcsWorkerSettings {
                 &r.env.shutdown_grace_secs,
                 r.defaults.shutdown_grace_secs,
             )?),
-            diagnostic_handlers: crate::store::config::flag(
+            diagnostic_handlers: sundial_store::config::flag(
                 &r.env.diagnostic_handlers,
                 get(&r.env.diagnostic_handlers).as_deref(),
             )?
@@ -368,7 +368,7 @@ impl EcsWorkerSettings {
 }
 
 /// Default request body limit of the API (bytes). Job parameters above
-/// [`crate::model::MAX_INLINE_PARAMS_BYTES`] go by reference (`paramsRef`), so a definition
+/// [`sundial_model::MAX_INLINE_PARAMS_BYTES`] go by reference (`paramsRef`), so a definition
 /// never needs more.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 16 * 1024;
 
@@ -458,7 +458,7 @@ impl Tenancy {
 
 /// Per-tenant quotas: one tenant cannot crowd out the tick, the queues or the
 /// account's Lambda concurrency for the others. Counted in the jobs table
-/// ([`crate::store::quota`]); exceeded is HTTP 429 with `Retry-After`. Defaults and variable
+/// ([`sundial_store::quota`]); exceeded is HTTP 429 with `Retry-After`. Defaults and variable
 /// names: `resources.json` (`quota*`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Quotas {
@@ -531,7 +531,7 @@ impl ApiSettings {
             s.operator_tenants =
                 v.split(',').map(str::trim).filter(|t| !t.is_empty()).map(String::from).collect();
             for t in &s.operator_tenants {
-                crate::keys::validate_id("tenant", t).map_err(|e| ConfigError::Invalid {
+                sundial_model::keys::validate_id("tenant", t).map_err(|e| ConfigError::Invalid {
                     name: n.operator_tenants.clone(),
                     reason: e.reason,
                 })?;
@@ -633,7 +633,7 @@ impl EventSourceSettings {
         let sources: Vec<EventSource> = serde_json::from_str(&v)
             .map_err(|e| bad(format!("not a JSON array of {{tenant, queueArn | bus}}: {e}")))?;
         for (i, s) in sources.iter().enumerate() {
-            crate::keys::validate_id("tenant", &s.tenant)
+            sundial_model::keys::validate_id("tenant", &s.tenant)
                 .map_err(|e| bad(format!("[{i}].tenant: {}", e.reason)))?;
             if s.queue_arn.is_some() == s.bus.is_some() {
                 return Err(bad(format!("[{i}]: give exactly one of queueArn and bus")));
@@ -694,9 +694,9 @@ fn positive<T: std::str::FromStr + Default + PartialEq>(name: &str, v: &str) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::outbound::TargetPolicy;
     use std::cell::RefCell;
     use std::collections::{BTreeSet, HashMap};
+    use sundial_model::outbound::TargetPolicy;
 
     #[test]
     fn the_default_worker_id_is_opaque_and_unique_per_process_start() {
@@ -834,7 +834,7 @@ mod tests {
         }
     }
 
-    fn names() -> &'static crate::resources::EnvNames {
+    fn names() -> &'static sundial_model::resources::EnvNames {
         &Resources::get().env
     }
 
@@ -1046,7 +1046,7 @@ mod tests {
     }
 
     fn resources_json() -> serde_json::Value {
-        serde_json::from_str(crate::resources::RESOURCES_JSON).unwrap_or_else(|e| panic!("{e}"))
+        serde_json::from_str(sundial_model::resources::RESOURCES_JSON).unwrap_or_else(|e| panic!("{e}"))
     }
 
     /// `envLoaders.{loader}.names` of resources.json, as variable names.

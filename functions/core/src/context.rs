@@ -3,8 +3,8 @@
 //! the worker builds its own (it wraps DynamoDB in the clock-skew probe).
 
 use crate::config::Config;
-use crate::queue::PoolQueues;
-use crate::store::executions::ExecStore;
+use sundial_store::executions::ExecStore;
+use sundial_store::queue::PoolQueues;
 
 /// Clients, names and pool queues, built once per process in each `main`.
 #[derive(Debug)]

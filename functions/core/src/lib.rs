@@ -5,10 +5,10 @@
 //! config, clients and handlers).
 //!
 //! ## Where things are
-//! The pure layers and the adapters are crates of their own (docs/architecture.md); this crate
-//! re-exports them under the paths its callers already use:
-//! [`schedule`] and [`instant`] (`sundial-schedule`), [`model`], [`keys`], [`outbound`],
-//! [`priority`], [`resources`] (`sundial-model`), [`store`] and [`queue`] (`sundial-store`).
+//! The pure layers and the adapters are crates of their own (docs/architecture.md), and every
+//! caller names the one it uses: [`sundial_schedule`] (the schedule maths, instants),
+//! [`sundial_model`] (the domain model, keys, priorities, the target policy, resources) and
+//! [`sundial_store`] (the DynamoDB and SQS adapters).
 //!
 //! ## Layout
 //! - [`context`]: [`Ctx`], the clients and names the tick and the control plane share.
@@ -42,12 +42,3 @@ pub mod telemetry;
 pub mod trigger;
 
 pub use context::Ctx;
-/// The domain model, from `sundial-model` (kept under the old paths for callers).
-pub use sundial_model as model;
-pub use sundial_model::{keys, outbound, priority, resources};
-/// The schedule maths, from `sundial-schedule` (kept under its old path for callers).
-pub use sundial_schedule as schedule;
-pub use sundial_schedule::instant;
-/// The DynamoDB and SQS adapters, from `sundial-store`.
-pub use sundial_store as store;
-pub use sundial_store::queue;

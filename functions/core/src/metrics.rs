@@ -120,7 +120,7 @@ impl Emf {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::resources::Resources;
+    use sundial_model::resources::Resources;
 
     /// Every metric name in an EMF line, and its namespace and dimension names.
     fn names_of(line: &str) -> (String, Vec<String>, Vec<String>) {
@@ -145,11 +145,11 @@ mod tests {
         report.deferred = 1;
         let mut lines = crate::trigger::tick::metric_lines(&report);
         for outcome in [
-            crate::model::ExecStatus::Succeeded,
-            crate::model::ExecStatus::Failed,
-            crate::model::ExecStatus::Dead,
-            crate::model::ExecStatus::Canceled,
-            crate::model::ExecStatus::Skipped,
+            sundial_model::ExecStatus::Succeeded,
+            sundial_model::ExecStatus::Failed,
+            sundial_model::ExecStatus::Dead,
+            sundial_model::ExecStatus::Canceled,
+            sundial_model::ExecStatus::Skipped,
         ] {
             let m = crate::execution::metrics::ExecMetrics {
                 pool: "default".into(),

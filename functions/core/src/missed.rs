@@ -19,10 +19,10 @@
 //! still runs when a worker takes it, under the job's age budget (`retry.maxAgeSecs`).
 
 use crate::config::Config;
-use crate::model::{ExecStatus, Execution, OpsAction, OpsEntry};
-use crate::store::StoreError;
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Serialize;
+use sundial_model::{ExecStatus, Execution, OpsAction, OpsEntry};
+use sundial_store::StoreError;
 
 /// The `source` of Sundial's events on the bus.
 pub const EVENT_SOURCE: &str = "sundial";
@@ -72,7 +72,7 @@ pub struct FireMissed {
 }
 
 fn rfc3339(ms: i64) -> String {
-    crate::store::items::ms_to_dt(ms).to_rfc3339_opts(SecondsFormat::Millis, true)
+    sundial_store::items::ms_to_dt(ms).to_rfc3339_opts(SecondsFormat::Millis, true)
 }
 
 impl FireMissed {
@@ -183,7 +183,7 @@ impl MissReporter {
     /// Writes the operations-log entry, then puts the event on the bus. Called only by the
     /// winner of the conditional write (module docs).
     pub async fn report(&self, m: &FireMissed, actor: &str, now: DateTime<Utc>) -> Result<(), ReportError> {
-        crate::store::ops::record(
+        sundial_store::ops::record(
             &self.ddb,
             &self.jobs_table,
             &m.tenant,
@@ -268,12 +268,12 @@ impl MissReporter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::items::ms_to_dt;
+    use sundial_store::items::ms_to_dt;
 
     #[test]
     fn the_detail_names_the_job_and_the_fire_in_the_documented_fields() {
         // GIVEN an execution of a job with a 30 s start deadline, scheduled at 09:00
-        let def: crate::model::JobDefinition = serde_json::from_value(serde_json::json!({
+        let def: sundial_model::JobDefinition = serde_json::from_value(serde_json::json!({
             "schedule": {"expression": "rate(1 minute)", "timezone": "UTC"},
             "target": {"type": "http", "url": "https://x"}, "pool": "batch", "startDeadlineSecs": 30
         }))

@@ -29,7 +29,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use sundial_core::execution::target::ecs::MAX_NAME;
 use sundial_core::execution::target::stepfunctions::{fire_name, run_of};
 use sundial_core::execution::target::Invocation;
-use sundial_core::model::{EcsLaunchType, EcsTarget, Execution, Target};
+use sundial_model::{EcsLaunchType, EcsTarget, Execution, Target};
 use sundial_simaws::{Aws, EcsStopCode, EcsTask, EXIT_CODE_VAR, RUN_SECS_VAR};
 
 /// One task definition each tenant owns: its family is `sim-{tenant}-{suffix}`, and its
@@ -332,7 +332,7 @@ fn adoptions<'a>(executions: impl IntoIterator<Item = &'a Execution>, tasks: &[E
         .iter()
         .filter_map(|t| Some((t.arn.as_str(), env(t)?.get("SUNDIAL_FENCING_TOKEN")?.parse().ok()?)))
         .collect();
-    let prefix = format!("{} ", sundial_core::execution::retry::codes::ECS_TASK);
+    let prefix = format!("{} ", sundial_model::retry::codes::ECS_TASK);
     executions
         .into_iter()
         .flat_map(|e| &e.timeline)
@@ -359,8 +359,8 @@ pub fn summary(c: &Counts, aws: &Aws) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use sundial_core::model::{AuditEvent, ExecStatus, Job, JobDefinition};
-    use sundial_core::schedule::{Schedule, ScheduleSpec};
+    use sundial_model::{AuditEvent, ExecStatus, Job, JobDefinition};
+    use sundial_schedule::{Schedule, ScheduleSpec};
 
     const T0: i64 = 1_774_857_300_000;
 
@@ -419,7 +419,7 @@ mod tests {
             code,
         };
         use ExecStatus::{Ready, RetryWait, Running, Succeeded};
-        let note = Some(format!("{} {adopted}", sundial_core::execution::retry::codes::ECS_TASK));
+        let note = Some(format!("{} {adopted}", sundial_model::retry::codes::ECS_TASK));
         e.timeline.extend([
             step(0, Ready, Running, 1, None),
             step(2_000, Running, RetryWait, 1, None),

@@ -238,7 +238,7 @@ fn event_at(ev: &EventPlan, now_ms: i64, first_at: &Mutex<Vec<Option<i64>>>, i: 
 }
 
 fn aborted() -> ControlError {
-    ControlError::Store(sundial_core::store::StoreError::Transient { op: "sim", message: "aborted".into() })
+    ControlError::Store(sundial_store::StoreError::Transient { op: "sim", message: "aborted".into() })
 }
 
 fn answer_of(r: Result<sundial_core::control::events::EventOutcome, ControlError>) -> Answer {
@@ -275,11 +275,10 @@ async fn claim_only(
     else {
         return Answer::Crashed;
     };
-    let Some(instant) = sundial_core::model::event::event_instant(&trigger, &schedule, ev.at.unwrap_or(now))
-    else {
+    let Some(instant) = sundial_model::event::event_instant(&trigger, &schedule, ev.at.unwrap_or(now)) else {
         return Answer::Crashed;
     };
-    let _ = sundial_core::store::events::claim_event_key(
+    let _ = sundial_store::events::claim_event_key(
         ctl.ddb(),
         ctl.cfg(),
         &who.tenant,
@@ -299,7 +298,7 @@ async fn claimed_not_put(ctl: &Control, tenant: &str, job_id: &str, key: &str) -
     let Some(instant) = claimed_instant(ctl.ddb(), ctl.cfg(), tenant, job_id, key).await else {
         return false;
     };
-    let exec = sundial_core::store::executions::ExecKey::new(tenant, job_id, instant);
+    let exec = sundial_store::executions::ExecKey::new(tenant, job_id, instant);
     matches!(ctl.execs.get(&exec, true).await, Ok(None))
 }
 
@@ -312,12 +311,12 @@ pub async fn claimed_instant(
     key: &str,
 ) -> Option<i64> {
     use aws_sdk_dynamodb::types::AttributeValue;
-    use sundial_core::store::items::attr;
+    use sundial_store::items::attr;
     let got = ddb
         .get_item()
         .table_name(&cfg.jobs_table)
-        .key(attr::PK, AttributeValue::S(sundial_core::keys::job_pk(tenant, job_id)))
-        .key(attr::SK, AttributeValue::S(sundial_core::keys::event_sk(key)))
+        .key(attr::PK, AttributeValue::S(sundial_model::keys::job_pk(tenant, job_id)))
+        .key(attr::SK, AttributeValue::S(sundial_model::keys::event_sk(key)))
         .consistent_read(true)
         .send()
         .await

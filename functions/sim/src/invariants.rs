@@ -37,10 +37,10 @@ use crate::processes::OpRecord;
 use crate::workload::{OpKind, Workload};
 use crate::world::ms;
 use std::collections::BTreeMap;
-use sundial_core::execution::retry::codes;
-use sundial_core::model::event::EVENT_CODE;
-use sundial_core::model::{ExecStatus, Execution, JobState, MANUAL_CODE};
-use sundial_core::schedule::{MisfirePolicy, Schedule};
+use sundial_model::event::EVENT_CODE;
+use sundial_model::retry::codes;
+use sundial_model::{ExecStatus, Execution, JobState, MANUAL_CODE};
+use sundial_schedule::{MisfirePolicy, Schedule};
 
 /// One broken promise.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -169,7 +169,7 @@ fn replace_job(ev: &Evidence<'_>, execution: &str) -> bool {
     ev.workload
         .jobs
         .iter()
-        .any(|j| j.job_id == job && j.def.concurrency == sundial_core::model::ConcurrencyPolicy::Replace)
+        .any(|j| j.job_id == job && j.def.concurrency == sundial_model::ConcurrencyPolicy::Replace)
 }
 
 fn is_manual(e: &Execution) -> bool {

@@ -17,9 +17,9 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use sundial_core::execution::retry::RunError;
 use sundial_core::execution::target::in_process::{BoxFuture, Handler, HandlerContext};
 use sundial_core::execution::target::Invocation;
+use sundial_model::retry::RunError;
 
 /// The handler name every simulated job targets.
 pub const HANDLER: &str = "sim-effect";

@@ -17,10 +17,10 @@ use sundial_core::control::{self, Caller, Control, ControlSettings};
 use sundial_core::execution::metrics::{ExecMetrics, MetricsSink};
 use sundial_core::execution::target::in_process::Handlers;
 use sundial_core::execution::worker::Worker;
-use sundial_core::model::JobState;
 use sundial_core::reconcile::{reconcile, ReconcileOptions};
 use sundial_core::trigger::scan::{ScanOptions, SendClock};
 use sundial_core::trigger::tick::run_tick;
+use sundial_model::JobState;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -114,8 +114,8 @@ pub fn sampler(sh: &Shared) -> JoinHandle<()> {
 
 /// The execution id an SQS message body carries (`ExecMessage`: `j`, `s`, `c`), if it is one.
 pub fn execution_of_message(body: &str) -> Option<String> {
-    let m: sundial_core::model::ExecMessage = serde_json::from_str(body).ok()?;
-    let base = sundial_core::keys::execution_id(&m.job_id, m.scheduled_ms);
+    let m: sundial_model::ExecMessage = serde_json::from_str(body).ok()?;
+    let base = sundial_model::keys::execution_id(&m.job_id, m.scheduled_ms);
     Some(match m.child.as_deref() {
         Some(c) => format!("{base}.{c}"),
         None => base,

@@ -12,8 +12,8 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 use sundial_core::control::{self, Caller, Control, ControlSettings};
-use sundial_core::model::Execution;
-use sundial_core::store::executions::{ExecStore, JobPage};
+use sundial_model::Execution;
+use sundial_store::executions::{ExecStore, JobPage};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -281,14 +281,14 @@ async fn check(
         total += es.len();
         executions.insert(i, es);
         if j.def.max_runs.is_some() {
-            let job = sundial_core::store::jobs::get_job(&ctx.ddb, &world.cfg, &j.tenant, &j.job_id).await?;
+            let job = sundial_store::jobs::get_job(&ctx.ddb, &world.cfg, &j.tenant, &j.job_id).await?;
             let runs = ctx.execs().runs(&j.tenant, &j.job_id, true).await?;
             final_jobs.insert(i, (job.map(|j| j.state), runs));
         }
     }
     let mut watermarks = Vec::new();
     for s in 0..world.cfg.shards {
-        let p = sundial_core::store::watermarks::position(&ctx.ddb, &world.cfg.jobs_table, s).await?;
+        let p = sundial_store::watermarks::position(&ctx.ddb, &world.cfg.jobs_table, s).await?;
         watermarks.push(p.map(|p| p.through));
     }
     // Every task has ended by now: those that exited 0 are their fires' effects.
@@ -361,9 +361,7 @@ async fn check(
     let all = || executions.values().flatten();
     let covered = all()
         .filter(|e| {
-            e.last_error
-                .as_ref()
-                .is_some_and(|(c, _)| c == sundial_core::execution::retry::codes::COVERED_BY_BATCH)
+            e.last_error.as_ref().is_some_and(|(c, _)| c == sundial_model::retry::codes::COVERED_BY_BATCH)
         })
         .count();
     let batch_settles = (covered, all().filter(|e| !e.missed_except.is_empty()).count());
@@ -439,7 +437,7 @@ async fn check(
         ),
         max_runs: (
             final_jobs.len(),
-            final_jobs.values().filter(|(s, _)| *s == Some(sundial_core::model::JobState::Completed)).count(),
+            final_jobs.values().filter(|(s, _)| *s == Some(sundial_model::JobState::Completed)).count(),
         ),
         traces,
         trace_hash: world.aws.trace_hash(),

@@ -19,7 +19,7 @@ use crate::ledger::{Effect, Ledger};
 use crate::world::World;
 use anyhow::{Context, Result};
 use sundial_core::execution::target::Invocation;
-use sundial_core::model::Target;
+use sundial_model::Target;
 use sundial_simaws::SfnExecution;
 
 /// The state machines each tenant owns: (name suffix, definition).

@@ -12,8 +12,8 @@
 
 use crate::ledger::HANDLER;
 use crate::{between, chance};
-use sundial_core::model::{ConcurrencyPolicy, JobDefinition, RetryPolicy, Target};
-use sundial_core::schedule::{MisfirePolicy, ScheduleSpec};
+use sundial_model::{ConcurrencyPolicy, JobDefinition, RetryPolicy, Target};
+use sundial_schedule::{MisfirePolicy, ScheduleSpec};
 
 /// How big a run is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -140,7 +140,7 @@ pub fn definition(seed: u64, i: u64, s: usize, v: i64, start_ms: i64, end_ms: i6
     spec.end = Some(crate::world::ms(end_ms));
     let n = 1000 + i * 16;
     let misfire = match between(seed, n, 0, 99) {
-        0..=59 => MisfirePolicy::FireAll { cap: sundial_core::model::MAX_FIRE_ALL_CAP },
+        0..=59 => MisfirePolicy::FireAll { cap: sundial_model::MAX_FIRE_ALL_CAP },
         60..=84 => MisfirePolicy::FireOnce,
         _ => MisfirePolicy::Skip,
     };
@@ -176,7 +176,7 @@ pub fn definition(seed: u64, i: u64, s: usize, v: i64, start_ms: i64, end_ms: i6
     if chance(seed, n + 4, 150) {
         def.retry.max_attempts = 1;
         def.outcome_events =
-            Some(sundial_core::model::outcome::OutcomeEvents { succeeded: chance(seed, n + 5, 500) });
+            Some(sundial_model::outcome::OutcomeEvents { succeeded: chance(seed, n + 5, 500) });
     }
     def.max_runs = max_runs(seed, i);
     def
@@ -247,7 +247,7 @@ const EVENT_DRAWS: u64 = 600_000;
 /// times (a quarter of the repeats within half a second, racing the first delivery), one keyed
 /// first delivery in six dying right after its key claim and one in ten aborted mid-call.
 fn add_events(seed: u64, jobs: &mut [JobPlan], start_ms: i64, end_ms: i64) -> Vec<EventPlan> {
-    use sundial_core::model::event::EventTrigger;
+    use sundial_model::event::EventTrigger;
     let mut out = Vec::new();
     if !chance(seed, EVENT_DRAWS, 500) {
         return out;
@@ -302,9 +302,7 @@ pub const DEPENDENCY_DEADLINE_SECS: u32 = 300;
 /// (indexes only go back, so no cycle forms): `same` period, `succeeded` or `final`, and each
 /// deadline policy.
 fn add_dependencies(seed: u64, jobs: &mut [JobPlan]) {
-    use sundial_core::model::dependency::{
-        Dependency, DependencyPeriod, DependencyStatus, OnDependencyDeadline,
-    };
+    use sundial_model::dependency::{Dependency, DependencyPeriod, DependencyStatus, OnDependencyDeadline};
     if !chance(seed, 50_000, 500) {
         return;
     }
@@ -458,7 +456,7 @@ mod tests {
             let w = draw(seed, &Profile::default(), 1_800_000_000_000);
             for j in &w.jobs {
                 let cfg = sundial_core::config::Config::local("v-", &crate::world::POOLS, 16);
-                sundial_core::model::Job::new(
+                sundial_model::Job::new(
                     &cfg,
                     &j.tenant,
                     &j.job_id,

@@ -8,9 +8,9 @@ use std::sync::Arc;
 use sundial_core::aws::Clients;
 use sundial_core::config::Config;
 use sundial_core::execution::clock::Clock;
-use sundial_core::queue::PoolQueues;
 use sundial_core::Ctx;
 use sundial_simaws::Aws;
+use sundial_store::queue::PoolQueues;
 use sundial_testkit::provision;
 
 /// The pools every simulated deployment has.
@@ -67,9 +67,9 @@ impl World {
 /// start executions of the simulator's state machines and run its task definitions in the
 /// shared cluster (each machine and definition tagged for one tenant, which the worker checks
 /// before every start).
-fn tenant_targets() -> sundial_core::outbound::TenantTargets {
+fn tenant_targets() -> sundial_model::outbound::TenantTargets {
     let (ecs_clusters, ecs_task_definitions) = crate::ecs::globs();
-    let allow = sundial_core::outbound::TargetAllow {
+    let allow = sundial_model::outbound::TargetAllow {
         in_process: vec![crate::ledger::HANDLER.into()],
         pools: POOLS.iter().map(|p| p.to_string()).collect(),
         step_functions: vec![crate::stepfunctions::GLOB.into()],
@@ -77,7 +77,7 @@ fn tenant_targets() -> sundial_core::outbound::TenantTargets {
         ecs_task_definitions: vec![ecs_task_definitions],
         ..Default::default()
     };
-    sundial_core::outbound::TenantTargets(BTreeMap::from([("*".to_string(), allow)]))
+    sundial_model::outbound::TenantTargets(BTreeMap::from([("*".to_string(), allow)]))
 }
 
 /// An instant from epoch milliseconds.

@@ -12,7 +12,7 @@ use std::io::Write;
 use std::sync::{Mutex, OnceLock};
 use sundial_core::access::{current, recording, write, Access, Scope};
 use sundial_core::aws::Clients;
-use sundial_core::store::items::attr;
+use sundial_store::items::attr;
 
 /// Installs the recorder in this process when `SUNDIAL_IAM_RECORD` names a file: calls go to
 /// that file, and every SDK client built afterwards by `sundial_core::aws::Clients` carries an

@@ -24,9 +24,9 @@ use aws_smithy_runtime_api::client::orchestrator::Metadata;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 use sundial_core::config::Config;
-use sundial_core::keys;
-use sundial_core::resources::{Resources, TableDef};
-use sundial_core::store::items::attr;
+use sundial_model::keys;
+use sundial_model::resources::{Resources, TableDef};
+use sundial_store::items::attr;
 
 /// Totals of one component.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -1,5 +1,5 @@
-//! Creates Sundial's tables, indexes and per-pool queues (with their low lanes and DLQs) from [`sundial_core::resources`].
-//! The table calls themselves are [`sundial_core::store::tables`]'s; this module orders them (create,
+//! Creates Sundial's tables, indexes and per-pool queues (with their low lanes and DLQs) from [`sundial_model::resources`].
+//! The table calls themselves are [`sundial_store::tables`]'s; this module orders them (create,
 //! wait until ACTIVE, enable TTL) and creates the queues.
 //!
 //! Used by the local run, the tests and the benches against the emulator. On AWS the CDK
@@ -10,8 +10,8 @@ use aws_sdk_sqs::types::QueueAttributeName;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 use sundial_core::config::Config;
-use sundial_core::resources::{Resources, TableDef};
-use sundial_core::store::tables::{self, TableError};
+use sundial_model::resources::{Resources, TableDef};
+use sundial_store::tables::{self, TableError};
 
 /// A provisioning step failed.
 #[derive(Debug, thiserror::Error)]
@@ -107,7 +107,7 @@ pub async fn ensure_queues(
         .await?;
         let (low_url, _) = ensure_queue(
             sqs,
-            &cfg.lane_queue_name(pool, sundial_core::priority::Lane::Low),
+            &cfg.lane_queue_name(pool, sundial_model::priority::Lane::Low),
             &[
                 (QueueAttributeName::MessageRetentionPeriod, q.message_retention_seconds.to_string()),
                 (QueueAttributeName::VisibilityTimeout, q.visibility_timeout_seconds.to_string()),

@@ -14,11 +14,11 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use sundial_core::config::TickSettings;
 use sundial_core::reconcile::{self, ReconcileError, ReconcileOptions, ReconcileReport};
-use sundial_core::store::throughput::ThroughputError;
 use sundial_core::trigger::scan::{ScanError, ScanOptions, ScanReport, SendClock};
 use sundial_core::trigger::throughput::{self, PlanReport, PlannerSettings};
 use sundial_core::trigger::tick::{run_scan, run_tick, ScanRequest, TickError, TickOutcome};
 use sundial_core::Ctx;
+use sundial_store::throughput::ThroughputError;
 
 /// The events this function accepts.
 #[derive(Debug, Deserialize)]
@@ -70,7 +70,7 @@ pub struct TickService {
     /// EventBridge client for the reconciler's `FireMissed` events (to `Config::event_bus`).
     pub events: Option<aws_sdk_eventbridge::Client>,
     /// Back-pressure thresholds (low-priority deferral; `SUNDIAL_BACKPRESSURE_*`).
-    pub backpressure: sundial_core::priority::Backpressure,
+    pub backpressure: sundial_model::priority::Backpressure,
     /// The control plane's pause, for the reconciler's auto-pauses (docs/outcomes.md).
     pub pause: Option<std::sync::Arc<dyn sundial_core::execution::outcome::AutoPause>>,
     /// The reconciler's deliverer of outcome notifications a worker left behind

@@ -6,8 +6,8 @@ use lambda_runtime::{run, service_fn, Error, LambdaEvent};
 use sundial_core::config::{Config, TickSettings};
 use sundial_core::control::outcomes::ControlPause;
 use sundial_core::control::{Control, ControlSettings};
-use sundial_core::queue::PoolQueues;
 use sundial_core::Ctx;
+use sundial_store::queue::PoolQueues;
 use sundial_tick::{TickEvent, TickService};
 
 #[tokio::main]

@@ -23,7 +23,7 @@ use sundial_core::access;
 use sundial_core::config::EcsWorkerSettings;
 use sundial_core::execution::target::in_process::BoxFuture;
 use sundial_core::execution::worker::{Disposition, MessageControl, Worker};
-use sundial_core::priority::{next_lane, Lane};
+use sundial_model::priority::{next_lane, Lane};
 use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 use tokio::task::{JoinHandle, JoinSet};
 use tokio_util::sync::CancellationToken;

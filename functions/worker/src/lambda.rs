@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 use sundial_core::execution::worker::{Disposition, NoExtend, Worker};
-use sundial_core::priority::Lane;
+use sundial_model::priority::Lane;
 use tokio::task::{self, JoinSet};
 use tokio_util::sync::CancellationToken;
 

@@ -17,11 +17,11 @@ use anyhow::Context;
 use chrono::{DateTime, Duration as CDuration, Utc};
 use std::time::Duration;
 use sundial_core::execution::target::in_process::Handlers;
-use sundial_core::model::dependency::Dependency;
-use sundial_core::model::{ExecStatus, Execution};
-use sundial_core::queue::{Outgoing, PoolQueues};
-use sundial_core::schedule::{Schedule, ScheduleSpec};
-use sundial_core::store::executions::ExecKey;
+use sundial_model::dependency::Dependency;
+use sundial_model::{ExecStatus, Execution};
+use sundial_schedule::{Schedule, ScheduleSpec};
+use sundial_store::executions::ExecKey;
+use sundial_store::queue::{Outgoing, PoolQueues};
 use sundial_tests::fixtures::{self, WebhookServer};
 use sundial_tests::trigger::create_job;
 use sundial_tests::TestEnv;
@@ -44,7 +44,7 @@ fn first(e: &Execution, to: ExecStatus) -> Option<i64> {
 }
 
 /// One fire of `job` at `t`, put and returned.
-async fn fire(env: &TestEnv, job: &sundial_core::model::Job, t: DateTime<Utc>) -> anyhow::Result<Execution> {
+async fn fire(env: &TestEnv, job: &sundial_model::Job, t: DateTime<Utc>) -> anyhow::Result<Execution> {
     let sch = Schedule::parse(&job.definition.schedule, job.anchor)?;
     let e = Execution::ready(job, &sch, t, None, Utc::now(), "bench");
     fixtures::store(env).put_new(&e).await.context("putting")?;

@@ -17,7 +17,7 @@
 use anyhow::Context;
 use serde_json::json;
 use std::time::Duration;
-use sundial_core::priority::quiet_start_bound;
+use sundial_model::priority::quiet_start_bound;
 use sundial_tests::bench::{percentile, sqs_cycles_per_sec};
 use sundial_tests::fairness::{self, Outcome, Scenario};
 use sundial_tests::TestEnv;

@@ -40,15 +40,15 @@ use std::time::Instant;
 use sundial_core::config::{Config, WorkerSettings};
 use sundial_core::execution::clock::SystemClock;
 use sundial_core::execution::metrics::MemorySink;
-use sundial_core::execution::retry::RunError;
 use sundial_core::execution::target::in_process::{BoxFuture, Handler, HandlerContext, Handlers};
 use sundial_core::execution::worker::Worker;
-use sundial_core::model::{DueClass, ExecStatus, Target};
-use sundial_core::queue::PoolQueues;
-use sundial_core::schedule::MisfirePolicy;
 use sundial_core::trigger::plan::CatchUpBudget;
 use sundial_core::trigger::scan::{scan_shards, ScanOptions, SendClock};
 use sundial_core::Ctx;
+use sundial_model::retry::RunError;
+use sundial_model::{DueClass, ExecStatus, Target};
+use sundial_schedule::MisfirePolicy;
+use sundial_store::queue::PoolQueues;
 use sundial_testkit::metering::Meter;
 
 struct Noop;
@@ -124,8 +124,8 @@ async fn main() -> Result<()> {
     let load_t = Instant::now();
     // MiniStack loads ~540 jobs/s with 4 loaders (moto ~150: pass a smaller --jobs there).
     let load_estimate = Duration::seconds((jobs as i64) / 400 + 20);
-    let d_min = sundial_core::keys::minute_of(Utc::now() + load_estimate) + 2;
-    let due: DateTime<Utc> = sundial_core::keys::minute_start(d_min);
+    let d_min = sundial_model::keys::minute_of(Utc::now() + load_estimate) + 2;
+    let due: DateTime<Utc> = sundial_model::keys::minute_start(d_min);
     let expr_of = |i: usize| {
         let sec = if spread { i % 60 } else { 0 };
         match class_arg.as_str() {
@@ -147,24 +147,19 @@ async fn main() -> Result<()> {
                     let mut def = def.clone();
                     def.schedule.expression = exprs[i].clone();
                     let first = due + Duration::seconds(if spread { (i % 60) as i64 } else { 0 });
-                    let job = sundial_core::model::Job::new(
-                        &cfg,
-                        "bench",
-                        &format!("job-{i:05}"),
-                        def,
-                        Utc::now(),
-                    )?;
+                    let job =
+                        sundial_model::Job::new(&cfg, "bench", &format!("job-{i:05}"), def, Utc::now())?;
                     // Where a scan would have left it: a daily job in the bucket of its fire, an
                     // every-minute job in the every class at its next fire D.
                     let class = match class_arg.as_str() {
                         "every-minute" => DueClass::Every,
                         "bucket" => DueClass::Bucket,
-                        _ => DueClass::Daily(sundial_core::keys::minute_of_day(
-                            sundial_core::keys::minute_of(due),
+                        _ => DueClass::Daily(sundial_model::keys::minute_of_day(
+                            sundial_model::keys::minute_of(due),
                         )),
                     };
-                    let job = sundial_core::model::Job { due_class: class, next_fire_at: Some(first), ..job };
-                    sundial_core::store::jobs::put_new_job(&ddb, &cfg, &job).await?;
+                    let job = sundial_model::Job { due_class: class, next_fire_at: Some(first), ..job };
+                    sundial_store::jobs::put_new_job(&ddb, &cfg, &job).await?;
                 }
                 anyhow::Ok(())
             })
@@ -286,10 +281,10 @@ async fn main() -> Result<()> {
     let mut verify_report = sundial_core::trigger::scan::ScanReport::default();
     let verify_now = due + Duration::minutes(3);
     for shard in 0..cfg.shards {
-        let every = sundial_core::store::jobs::query_due(
+        let every = sundial_store::jobs::query_due(
             &verify_ctx.ddb,
             &cfg.jobs_table,
-            &sundial_core::keys::every_bucket(shard),
+            &sundial_model::keys::every_bucket(shard),
         )
         .await?
         .jobs;

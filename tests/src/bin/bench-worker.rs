@@ -23,7 +23,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use sundial_core::aws::Clients;
 use sundial_core::execution::target::in_process::Handlers;
-use sundial_core::queue::{delay_secs, Outgoing, PoolQueues};
+use sundial_store::queue::{delay_secs, Outgoing, PoolQueues};
 use sundial_tests::fixtures::{self, WebhookServer};
 use sundial_tests::TestEnv;
 
@@ -198,7 +198,7 @@ async fn main() -> anyhow::Result<()> {
     lag.sort_unstable();
     wait.sort_unstable();
     let succeeded =
-        records.iter().filter(|r| r.outcome == Some(sundial_core::model::ExecStatus::Succeeded)).count();
+        records.iter().filter(|r| r.outcome == Some(sundial_model::ExecStatus::Succeeded)).count();
     let counts = counter.0.lock().map(|c| c.clone()).unwrap_or_default();
     let per = |k: &str| *counts.get(k).unwrap_or(&0) as f64 / executions as f64;
 

@@ -6,8 +6,8 @@ use crate::error::ApiError;
 use crate::extract::{parse_body, FromBody};
 use serde_json::Value;
 use sundial_api_types as wire;
-use sundial_core::model::JobDefinition;
-use sundial_core::schedule::BusinessCalendarSpec;
+use sundial_model::JobDefinition;
+use sundial_schedule::BusinessCalendarSpec;
 
 macro_rules! plain {
     ($($t:ty),* $(,)?) => {$(

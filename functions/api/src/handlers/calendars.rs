@@ -10,7 +10,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::Json;
 use sundial_api_types::{BusinessCalendar, BusinessCalendarChange, DeletedCalendar, ErrorBody, Page};
 use sundial_core::control;
-use sundial_core::schedule::BusinessCalendarSpec;
+use sundial_schedule::BusinessCalendarSpec;
 
 /// Create a business calendar, or edit it (If-Match): 201 when created, 200 when edited; the
 /// jobs using it are planned again.

@@ -216,7 +216,7 @@ pub(crate) async fn get_execution_logs(
     let id = snap.exec.id();
     let logs = api.exec_logs();
     let lines = logs.map(|l| l.lines(&caller.tenant, &id)).unwrap_or_default();
-    let global = sundial_core::store::executions::ExecKey::of(&snap.exec).global_id();
+    let global = sundial_store::executions::ExecKey::of(&snap.exec).global_id();
     let url = crate::console::insights_url(api.console_settings(), &global);
     Ok(Json(dto::exec_logs(&id, logs.is_some(), &lines, url)))
 }

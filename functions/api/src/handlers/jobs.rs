@@ -12,7 +12,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::Json;
 use sundial_api_types::{CreateJob, ErrorBody, Job, JobChange, Page, ResumeRequest, UpdateJob};
 use sundial_core::control;
-use sundial_core::model::JobState;
+use sundial_model::JobState;
 
 /// Create a job.
 ///

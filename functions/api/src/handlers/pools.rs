@@ -7,7 +7,7 @@ use axum::extract::State;
 use axum::Json;
 use sundial_api_types::{PoolQueue, PoolQueues, QueueDepth};
 use sundial_core::control;
-use sundial_core::queue::QueueCounts;
+use sundial_store::queue::QueueCounts;
 
 fn depth(c: QueueCounts) -> QueueDepth {
     QueueDepth { visible: c.visible, in_flight: c.in_flight, delayed: c.delayed }

@@ -10,7 +10,7 @@ use axum::extract::State;
 use axum::Json;
 use sundial_api_types::{ErrorBody, Preview, PreviewRequest, TzReport, UpcomingFires};
 use sundial_core::control;
-use sundial_core::model::JobState;
+use sundial_model::JobState;
 
 /// Fires per job the tz report compares when `fires` is not sent.
 const DEFAULT_REPORT_FIRES: u32 = 50;

@@ -2,7 +2,7 @@
 //! timeout (a 504 from the gateway, a dropped connection) with the same key and the same
 //! request gets the first answer again instead of a second job, run or backfill.
 //!
-//! - The first request with a key claims it ([`sundial_core::store::idem`]: a record with the
+//! - The first request with a key claims it ([`sundial_store::idem`]: a record with the
 //!   request's fingerprint, the instant it runs at, a 30 s lease and an owner nonce), runs, and
 //!   stores a 2xx answer for 24 hours.
 //! - A retry with the same key and the same request gets that answer back, with
@@ -32,8 +32,8 @@ use http_body_util::BodyExt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use sundial_api_types::ErrorCode;
 use sundial_core::control::{Caller, ControlError};
-use sundial_core::store::idem::{self, Claim, IdemRecord, IdemState};
-use sundial_core::store::items::ms_to_dt;
+use sundial_store::idem::{self, Claim, IdemRecord, IdemState};
+use sundial_store::items::ms_to_dt;
 
 /// The request header.
 pub const HEADER_NAME: &str = "Idempotency-Key";
@@ -82,7 +82,7 @@ fn nonce(now: DateTime<Utc>) -> String {
     )
 }
 
-fn store_error(e: sundial_core::store::StoreError) -> ApiError {
+fn store_error(e: sundial_store::StoreError) -> ApiError {
     ControlError::from(e).into()
 }
 

@@ -27,7 +27,7 @@ pub async fn layer(State(api): State<Api>, req: Request, next: Next) -> Response
     let second = now.timestamp();
     let counter = format!("api#{second}");
     let ctl = api.control();
-    let taken = sundial_core::store::quota::take(
+    let taken = sundial_store::quota::take(
         ctl.ddb(),
         &ctl.cfg().jobs_table,
         &caller.tenant,

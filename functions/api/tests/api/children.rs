@@ -4,10 +4,10 @@
 use crate::common::{at, Harness};
 use chrono::Utc;
 use std::time::Duration;
-use sundial_core::execution::retry::RunError;
 use sundial_core::execution::target::in_process::{BoxFuture, Handler, HandlerContext, Handlers};
-use sundial_core::model::children::ChildKey;
-use sundial_core::model::Target;
+use sundial_model::children::ChildKey;
+use sundial_model::retry::RunError;
+use sundial_model::Target;
 use sundial_tests::fixtures;
 
 struct FailShard(u32);
@@ -108,7 +108,7 @@ async fn the_children_list_is_paged_and_never_read_whole() {
     let parent = fixtures::ready_execution("acme", "wide", def, at("2026-12-01T09:00:00Z"), now);
     let key = fixtures::put_execution(&h.env, &parent).await.unwrap_or_else(|e| panic!("{e}"));
     for i in 0..25 {
-        let kid = sundial_core::model::children::child_of(&parent, ChildKey::Shard(i), now, "test");
+        let kid = sundial_model::children::child_of(&parent, ChildKey::Shard(i), now, "test");
         fixtures::put_execution(&h.env, &kid).await.unwrap_or_else(|e| panic!("{e}"));
     }
     let id = key.id();

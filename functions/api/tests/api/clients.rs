@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
-use sundial_core::model::{HttpTarget, JobState, Target};
+use sundial_model::{HttpTarget, JobState, Target};
 use tokio::net::TcpListener;
 use tokio::process::Command;
 use tokio::task::JoinHandle;
@@ -105,7 +105,7 @@ fn pip_tool(var: &str, venv: &str, exe: &str) -> PathBuf {
 /// The job the program created, as stored: enabled, the cron and webhook it sent, and nothing
 /// stored for the refused create.
 async fn assert_stored(h: &Harness, job_id: &str, client: &str) {
-    let job = sundial_core::store::jobs::get_job(&h.env.clients.ddb, &h.env.cfg, TENANT, job_id)
+    let job = sundial_store::jobs::get_job(&h.env.clients.ddb, &h.env.cfg, TENANT, job_id)
         .await
         .expect("read the job")
         .unwrap_or_else(|| panic!("the {client} client's job {job_id} is not in the store"));
@@ -118,7 +118,7 @@ async fn assert_stored(h: &Harness, job_id: &str, client: &str) {
     }
     assert_eq!(job.definition.params, serde_json::json!({"client": client}));
     let refused = format!("{job_id}-bad-cron");
-    let stored = sundial_core::store::jobs::get_job(&h.env.clients.ddb, &h.env.cfg, TENANT, &refused)
+    let stored = sundial_store::jobs::get_job(&h.env.clients.ddb, &h.env.cfg, TENANT, &refused)
         .await
         .expect("read the refused job");
     assert!(stored.is_none(), "the refused create stored {refused}");

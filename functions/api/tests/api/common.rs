@@ -8,8 +8,8 @@ use serde_json::{json, Value};
 use std::sync::Arc;
 use sundial_api::{lambda, Api, ApiSettings};
 use sundial_core::control::{Control, ControlSettings};
-use sundial_core::queue::PoolQueues;
 use sundial_core::Ctx;
+use sundial_store::queue::PoolQueues;
 use sundial_tests::clock::ManualClock;
 use sundial_tests::TestEnv;
 

@@ -6,7 +6,7 @@ use chrono::Utc;
 use std::sync::Arc;
 use sundial_api::console::{ConsoleAuth, ConsoleSettings};
 use sundial_api::exec_logs::{ExecLogs, LogLine};
-use sundial_core::model::Target;
+use sundial_model::Target;
 use sundial_tests::fixtures;
 
 fn line(m: &str) -> LogLine {

@@ -3,7 +3,7 @@
 
 use crate::common::{at, job_body, Harness};
 use serde_json::{json, Value};
-use sundial_core::store::idem::{self, IdemState};
+use sundial_store::idem::{self, IdemState};
 
 async fn post_with_key(h: &Harness, path: &str, body: &Value, key: &str) -> crate::common::Answer {
     h.call(

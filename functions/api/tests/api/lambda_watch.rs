@@ -55,8 +55,7 @@ async fn the_api_lambda_serves_api_gateway_v2_events() {
     assert_eq!(b["nextFires"].as_array().map(Vec::len), Some(5));
     assert_eq!(created["headers"]["etag"], "\"1\"", "{created}");
     // AND the job is stored under acme's key
-    let stored =
-        sundial_core::store::jobs::get_job(&env.clients.ddb, &env.cfg, "acme", "nightly").await.unwrap();
+    let stored = sundial_store::jobs::get_job(&env.clients.ddb, &env.cfg, "acme", "nightly").await.unwrap();
     assert_eq!(stored.map(|j| j.version), Some(1));
 
     // WHEN tenant globex asks for it, and a request comes without an authorizer
@@ -108,7 +107,7 @@ async fn the_ingest_lambda_fires_a_job_from_its_tenants_queue_batch() {
             bus: None,
         }],
     };
-    let name = sundial_core::resources::Resources::get().env.event_sources.clone();
+    let name = sundial_model::resources::Resources::get().env.event_sources.clone();
     let value = sources.to_env_value();
     let fn_env = sundial_tests::fixtures::function_env(&env, &[(name.as_str(), value.as_str())]);
     let watch = LambdaWatch::start("sundial-api", &fn_env).await.expect("cargo lambda watch");

@@ -4,11 +4,11 @@
 use crate::common::{at, job_body, Harness};
 use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
-use sundial_core::execution::claim::{Finish, LeaseTerms};
-use sundial_core::execution::retry::RunError;
-use sundial_core::model::{ExecStatus, Execution};
-use sundial_core::store::executions::{ExecKey, FinishResult};
 use sundial_core::trigger::scan::ScanOptions;
+use sundial_model::claim::{Finish, LeaseTerms};
+use sundial_model::retry::RunError;
+use sundial_model::{ExecStatus, Execution};
+use sundial_store::executions::{ExecKey, FinishResult};
 use sundial_tests::trigger::{executions, scan};
 
 async fn put(
@@ -222,7 +222,7 @@ async fn delete_is_soft_stops_triggering_and_keeps_history() {
         .ddb
         .get_item()
         .table_name(&h.env.cfg.jobs_table)
-        .key("pk", aws_sdk_dynamodb::types::AttributeValue::S(sundial_core::keys::job_pk("acme", "old")))
+        .key("pk", aws_sdk_dynamodb::types::AttributeValue::S(sundial_model::keys::job_pk("acme", "old")))
         .key("sk", aws_sdk_dynamodb::types::AttributeValue::S("DEF".into()))
         .send()
         .await
@@ -239,12 +239,12 @@ async fn replay_is_audited_and_keeps_the_execution_id() {
     h.create("acme", "flaky", "0 0 12 * * *").await;
     let run = h.post("acme", "/v1/jobs/flaky/trigger", &json!({})).await;
     let id = run.body["executionId"].as_str().unwrap().to_string();
-    let (job_id, ms) = sundial_core::keys::parse_execution_id(&id).unwrap();
+    let (job_id, ms) = sundial_model::keys::parse_execution_id(&id).unwrap();
     let key = ExecKey { tenant: "acme".into(), job_id, scheduled_ms: ms, child: None };
     let store = &h.api.control().execs;
     let terms = LeaseTerms { duration_ms: 30_000, skew_margin_ms: 2_000, may_take_over: true };
     let claimed = match store.claim(&key, "w1", &terms, at("2026-12-01T10:00:06Z")).await.unwrap() {
-        sundial_core::store::executions::ClaimOutcome::Claimed(c) => c,
+        sundial_store::executions::ClaimOutcome::Claimed(c) => c,
         other => panic!("{other:?}"),
     };
     let dead = Finish::Dead {
@@ -293,15 +293,13 @@ async fn replay_is_audited_and_keeps_the_execution_id() {
     let keys: Vec<(String, i64)> = msgs
         .messages()
         .iter()
-        .filter_map(|m| {
-            serde_json::from_str::<sundial_core::model::ExecMessage>(m.body().unwrap_or_default()).ok()
-        })
+        .filter_map(|m| serde_json::from_str::<sundial_model::ExecMessage>(m.body().unwrap_or_default()).ok())
         .map(|m| (m.job_id, m.scheduled_ms))
         .collect();
     assert!(keys.contains(&(key.job_id.clone(), key.scheduled_ms)), "{keys:?}");
     // AND a worker can claim it as attempt 1 with a higher token
     match store.claim(&key, "w2", &terms, at("2026-12-01T10:05:01Z")).await.unwrap() {
-        sundial_core::store::executions::ClaimOutcome::Claimed(c) => {
+        sundial_store::executions::ClaimOutcome::Claimed(c) => {
             assert_eq!((c.fence.attempt, c.fence.token), (1, claimed.fence.token + 1))
         }
         other => panic!("{other:?}"),
@@ -632,11 +630,11 @@ async fn an_event_and_the_schedule_fire_each_period_once_whichever_comes_first_a
     // WHEN the tick has put a fire ahead of its instant (as it does a minute before) and the
     // file lands just before it
     let third = at("2026-12-03T06:00:00Z");
-    let job = sundial_core::store::jobs::get_job(&h.env.clients.ddb, &h.env.cfg, "acme", "load")
+    let job = sundial_store::jobs::get_job(&h.env.clients.ddb, &h.env.cfg, "acme", "load")
         .await
         .unwrap()
         .expect("the job");
-    let sch = sundial_core::schedule::Schedule::parse(&job.definition.schedule, job.anchor).unwrap();
+    let sch = sundial_schedule::Schedule::parse(&job.definition.schedule, job.anchor).unwrap();
     let queued = Execution::ready(&job, &sch, third, None, at("2026-12-03T05:59:00Z"), "tick");
     sundial_tests::fixtures::store(&h.env).put_new(&queued).await.unwrap();
     assert!(queued.available_at > at("2026-12-03T05:59:40Z").timestamp_millis());

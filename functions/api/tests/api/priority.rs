@@ -6,7 +6,7 @@
 use crate::common::{at, job_body, Harness};
 use serde_json::json;
 use sundial_core::control::ControlSettings;
-use sundial_core::priority::Backpressure;
+use sundial_model::priority::Backpressure;
 
 fn low_saturates_at(n: u64) -> ControlSettings {
     ControlSettings {

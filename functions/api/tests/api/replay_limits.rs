@@ -7,10 +7,10 @@
 use crate::common::{at, Harness};
 use serde_json::json;
 use sundial_core::control::{ControlSettings, Quotas};
-use sundial_core::execution::claim::{Finish, LeaseTerms};
 use sundial_core::execution::clock::Clock as _;
-use sundial_core::execution::retry::RunError;
-use sundial_core::store::executions::{ClaimOutcome, ExecKey, FinishResult};
+use sundial_model::claim::{Finish, LeaseTerms};
+use sundial_model::retry::RunError;
+use sundial_store::executions::{ClaimOutcome, ExecKey, FinishResult};
 
 /// `sundial_core::control::dlq::RESEND_GAP_SECS` (a literal: the test predates the constant).
 const GAP_SECS: i64 = 60;
@@ -27,7 +27,7 @@ async fn dead_execution(h: &Harness, job: &str) -> (String, ExecKey) {
     let run = h.post("acme", &format!("/v1/jobs/{job}/trigger"), &json!({})).await;
     assert_eq!(run.status, 202, "{}", run.body);
     let id = run.body["executionId"].as_str().unwrap().to_string();
-    let (job_id, ms) = sundial_core::keys::parse_execution_id(&id).unwrap();
+    let (job_id, ms) = sundial_model::keys::parse_execution_id(&id).unwrap();
     let key = ExecKey { tenant: "acme".into(), job_id, scheduled_ms: ms, child: None };
     let store = &h.api.control().execs;
     let terms = LeaseTerms { duration_ms: 30_000, skew_margin_ms: 2_000, may_take_over: true };
@@ -64,8 +64,7 @@ async fn drain(h: &Harness, key: &ExecKey) -> usize {
             return mine;
         }
         for m in out.messages() {
-            if let Ok(msg) =
-                serde_json::from_str::<sundial_core::model::ExecMessage>(m.body().unwrap_or_default())
+            if let Ok(msg) = serde_json::from_str::<sundial_model::ExecMessage>(m.body().unwrap_or_default())
             {
                 if (msg.job_id.as_str(), msg.scheduled_ms) == (key.job_id.as_str(), key.scheduled_ms) {
                     mine += 1;

@@ -6,9 +6,9 @@ use crate::common::*;
 use serde_json::{json, Value};
 use sundial_api::Api;
 use sundial_core::control::{Control, ControlSettings};
-use sundial_core::queue::PoolQueues;
-use sundial_core::schedule::tzdb::Tzdb;
 use sundial_core::Ctx;
+use sundial_schedule::tzdb::Tzdb;
+use sundial_store::queue::PoolQueues;
 
 fn release_2022a() -> Tzdb {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../schedule/tests/fixtures/tzdb-2022a");
@@ -50,7 +50,7 @@ async fn the_report_lists_the_fires_that_move_when_mexico_city_drops_dst() {
     assert_eq!(a.body["error"]["message"], "'Europe/Kyiv' is not a zone of tz database 2022a");
 
     // WHEN the API on the compiled release, which can read 2022a, reports 5 fires per job
-    let compiled = sundial_core::schedule::tzdb_version();
+    let compiled = sundial_schedule::tzdb_version();
     switch(&mut h, ControlSettings { tzdb_releases: vec![old.clone()], ..ControlSettings::default() });
     let a = h.get("acme", "/v1/tz-report?fires=5").await;
     assert_eq!(a.status, 200, "{}", a.body);

@@ -148,9 +148,9 @@ pub(super) async fn plant_poison(ddb: &aws_sdk_dynamodb::Client, cfg: &Config, n
         let shard = i % cfg.shards.max(1);
         let s = |v: String| AttributeValue::S(v);
         let item = std::collections::HashMap::from([
-            ("pk".to_string(), s(sundial_core::keys::job_pk(TENANT, &format!("poison-{i}")))),
-            ("sk".to_string(), s(sundial_core::keys::JOB_DEF_SK.to_string())),
-            ("due_pk".to_string(), s(sundial_core::keys::admission_bucket(shard))),
+            ("pk".to_string(), s(sundial_model::keys::job_pk(TENANT, &format!("poison-{i}")))),
+            ("sk".to_string(), s(sundial_model::keys::JOB_DEF_SK.to_string())),
+            ("due_pk".to_string(), s(sundial_model::keys::admission_bucket(shard))),
             ("due_sk".to_string(), s(format!("0#{TENANT}#poison-{i}"))),
             ("def".to_string(), s(r#"{"aFieldFromTheFuture":true}"#.to_string())),
         ]);

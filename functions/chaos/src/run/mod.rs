@@ -51,9 +51,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use sundial_core::aws::Clients;
 use sundial_core::config::Config;
-use sundial_core::model::Job;
-use sundial_core::queue::PoolQueues;
 use sundial_core::Ctx;
+use sundial_model::Job;
+use sundial_store::queue::PoolQueues;
 use tokio::sync::Mutex;
 use trigger::{reconcile_loop, tick_loop};
 
@@ -218,7 +218,7 @@ fn check_run(
     rc: &RunConfig,
     timeline: &Timeline,
     created: &[Job],
-    executions: &[sundial_core::model::Execution],
+    executions: &[sundial_model::Execution],
     resources: &[crate::effect::ResourceRecord],
     journal: &[Entry],
 ) -> Result<Report> {

@@ -10,9 +10,9 @@ use chrono::{DateTime, Duration as CDuration, Utc};
 use std::collections::BTreeMap;
 use std::time::Duration;
 use sundial_core::config::Config;
-use sundial_core::model::{Job, JobDefinition, RetryPolicy, Target};
-use sundial_core::schedule::{MisfirePolicy, Schedule, ScheduleSpec};
-use sundial_core::store::jobs;
+use sundial_model::{Job, JobDefinition, RetryPolicy, Target};
+use sundial_schedule::{MisfirePolicy, Schedule, ScheduleSpec};
+use sundial_store::jobs;
 
 /// The chaos job definition: every `rate` seconds from `start` to `end`, the chaos handler,
 /// `fireAll` misfires late past 5 s, generous retries.
@@ -22,7 +22,7 @@ pub fn definition(rate: u32, start: DateTime<Utc>, end: DateTime<Utc>, work_ms: 
     schedule.end = Some(end);
     JobDefinition::new(schedule, Target::in_process(HANDLER))
         .with_params(serde_json::json!({ "workMs": work_ms }))
-        .with_misfire(MisfirePolicy::FireAll { cap: sundial_core::model::MAX_FIRE_ALL_CAP })
+        .with_misfire(MisfirePolicy::FireAll { cap: sundial_model::MAX_FIRE_ALL_CAP })
         .with_misfire_threshold_secs(5)
         .with_retry(RetryPolicy {
             max_attempts: 6,
@@ -48,8 +48,8 @@ pub fn outage_window(
     let before = CDuration::seconds(i64::from(horizon_secs) + 5);
     let length = CDuration::milliseconds(length.as_millis() as i64).max(before + CDuration::seconds(5));
     let earliest = t0 + CDuration::milliseconds(lead.as_millis() as i64) + before;
-    let boundary = sundial_core::keys::minute_start(
-        sundial_core::keys::minute_of(earliest - CDuration::milliseconds(1)) + 1,
+    let boundary = sundial_model::keys::minute_start(
+        sundial_model::keys::minute_of(earliest - CDuration::milliseconds(1)) + 1,
     );
     (boundary - before, boundary - before + length)
 }

@@ -9,8 +9,8 @@ use std::path::Path;
 use std::time::Duration;
 use sundial_core::aws::Clients;
 use sundial_core::config::Config;
-use sundial_core::model::Execution;
-use sundial_core::store::items;
+use sundial_model::Execution;
+use sundial_store::items;
 
 /// Reads every execution of the run's jobs (directly from the emulator).
 pub(super) async fn all_executions(
@@ -26,7 +26,10 @@ pub(super) async fn all_executions(
                 .query()
                 .table_name(&cfg.executions_table)
                 .key_condition_expression("pk = :p")
-                .expression_attribute_values(":p", AttributeValue::S(sundial_core::keys::job_pk(TENANT, job)))
+                .expression_attribute_values(
+                    ":p",
+                    AttributeValue::S(sundial_model::keys::job_pk(TENANT, job)),
+                )
                 .consistent_read(true)
                 .set_exclusive_start_key(start)
                 .send()

@@ -22,13 +22,13 @@ use std::sync::Arc;
 
 use super::page::{self, Page};
 use super::{Caller, Control, ControlError};
-use crate::keys;
-use crate::model::{DueClass, Job, JobState, OpsAction, OpsEntry};
-use crate::schedule::{BusinessCalendarSpec, BusinessDays, MAX_CALENDAR_DEPTH};
-use crate::store::calendars::{self as store, CalendarChangeError, StoredCalendar};
-use crate::store::jobs::{self as job_store, put_job_change, Expect};
 use crate::trigger::calendars::remember;
 use chrono::{DateTime, Utc};
+use sundial_model::keys;
+use sundial_model::{DueClass, Job, JobState, OpsAction, OpsEntry};
+use sundial_schedule::{BusinessCalendarSpec, BusinessDays, MAX_CALENDAR_DEPTH};
+use sundial_store::calendars::{self as store, CalendarChangeError, StoredCalendar};
+use sundial_store::jobs::{self as job_store, put_job_change, Expect};
 
 /// A calendar change and the jobs it re-planned.
 #[derive(Debug, Clone, PartialEq)]
@@ -90,7 +90,7 @@ pub async fn resolve_latest(
 pub async fn for_definition(
     ctl: &Control,
     tenant: &str,
-    def: &crate::model::JobDefinition,
+    def: &sundial_model::JobDefinition,
 ) -> Result<Option<Arc<BusinessDays>>, ControlError> {
     match &def.schedule.business_calendar {
         None => Ok(None),
@@ -121,7 +121,7 @@ pub async fn put(
         // Like a job id, a deleted calendar's id is not reused: its versions stay in the jobs'
         // history under that name (the fuzzer's use-after-free check found it re-created).
         return Err(ControlError::Conflict {
-            code: crate::model::ErrorCode::CalendarDeleted,
+            code: sundial_model::ErrorCode::CalendarDeleted,
             field: "calendarId",
             message: "the calendar is deleted; its id is not reused: choose another".into(),
         });
@@ -159,7 +159,7 @@ fn check_expected(live: Option<&StoredCalendar>, expected: Option<u64>) -> Resul
         }
         (None, Some(_)) => Err(not_found()),
         (Some(c), None) => Err(ControlError::Conflict {
-            code: crate::model::ErrorCode::CalendarExists,
+            code: sundial_model::ErrorCode::CalendarExists,
             field: "If-Match",
             message: format!(
                 "the calendar exists at version {}: send If-Match with its ETag to edit it",
@@ -246,9 +246,9 @@ async fn replan(
         let expect = Expect::Version(cur.version);
         match put_job_change(ctl.ddb(), ctl.cfg(), expect, &job, None, &audit, retention).await {
             Ok(()) => {}
-            Err(crate::store::jobs::ChangeError::VersionConflict { .. }) => continue,
-            Err(crate::store::jobs::ChangeError::Exists) => continue,
-            Err(crate::store::jobs::ChangeError::Store(e)) => return Err(e.into()),
+            Err(sundial_store::jobs::ChangeError::VersionConflict { .. }) => continue,
+            Err(sundial_store::jobs::ChangeError::Exists) => continue,
+            Err(sundial_store::jobs::ChangeError::Store(e)) => return Err(e.into()),
         }
         crate::execution::follow::follow_change(&ctl.execs, &job, now, &caller.actor()).await?;
         ctl.after_leaving(&cur, now).await;
@@ -288,7 +288,7 @@ async fn replanned(
     if days.chain() == cur.calendar_versions.as_slice() {
         return None;
     }
-    let schedule = match crate::schedule::Schedule::parse_with(
+    let schedule = match sundial_schedule::Schedule::parse_with(
         &cur.definition.schedule,
         cur.anchor,
         Some(days.clone()),
@@ -411,7 +411,7 @@ pub async fn delete(
             message.push_str(&format!(" {} calendar(s) extend it ({})", children.len(), shown(&children)));
         }
         return Err(ControlError::Conflict {
-            code: crate::model::ErrorCode::CalendarInUse,
+            code: sundial_model::ErrorCode::CalendarInUse,
             field: "calendarId",
             message,
         });

@@ -17,8 +17,8 @@
 use super::executions::{self, BackfillReport, BackfillRequest};
 use super::jobs::{self, JobView};
 use super::{Caller, Control, ControlError};
-use crate::model::JobState;
 use chrono::{DateTime, Duration, Utc};
+use sundial_model::JobState;
 
 /// What a resume replays of the paused window.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

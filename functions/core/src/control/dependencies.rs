@@ -7,10 +7,10 @@
 
 use super::error::ControlError;
 use super::Control;
-use crate::model::dependency::{self, Dependency};
-use crate::model::{JobDefinition, JobState};
-use crate::store::jobs;
 use std::collections::{BTreeMap, VecDeque};
+use sundial_model::dependency::{self, Dependency};
+use sundial_model::{JobDefinition, JobState};
+use sundial_store::jobs;
 
 /// Most jobs one check reads; a larger upstream graph is refused (400 on `after`).
 pub const MAX_GRAPH_JOBS: usize = 200;
@@ -152,14 +152,14 @@ pub struct WaitingFor {
     /// The upstream run's execution id (`None`: the upstream has no fire for the period).
     pub execution_id: Option<String>,
     /// Its status (`None`: not put yet, or no fire).
-    pub status: Option<crate::model::ExecStatus>,
+    pub status: Option<sundial_model::ExecStatus>,
     /// Whether it satisfies the dependency.
     pub met: bool,
 }
 
 /// What `e` waits for (`None` unless it is a READY fire of a job with `after`).
-pub async fn waiting(ctl: &Control, e: &crate::model::Execution) -> Result<Option<Waiting>, ControlError> {
-    if e.definition.after.is_empty() || e.status != crate::model::ExecStatus::Ready || e.child.is_some() {
+pub async fn waiting(ctl: &Control, e: &sundial_model::Execution) -> Result<Option<Waiting>, ControlError> {
+    if e.definition.after.is_empty() || e.status != sundial_model::ExecStatus::Ready || e.child.is_some() {
         return Ok(None);
     }
     let mut upstreams = Vec::new();
@@ -172,7 +172,7 @@ pub async fn waiting(ctl: &Control, e: &crate::model::Execution) -> Result<Optio
             .and_then(|s| d.upstream_instant(e.scheduled_at, &s));
         let status = match instant {
             Some(t) => {
-                let key = crate::store::executions::ExecKey::new(
+                let key = sundial_store::executions::ExecKey::new(
                     e.tenant.clone(),
                     d.job.clone(),
                     t.timestamp_millis(),
@@ -183,7 +183,7 @@ pub async fn waiting(ctl: &Control, e: &crate::model::Execution) -> Result<Optio
         };
         upstreams.push(WaitingFor {
             job: d.job.clone(),
-            execution_id: instant.map(|t| crate::keys::execution_id(&d.job, t.timestamp_millis())),
+            execution_id: instant.map(|t| sundial_model::keys::execution_id(&d.job, t.timestamp_millis())),
             status,
             met: status.is_some_and(|s| d.status.satisfied_by(s)),
         });
@@ -192,7 +192,7 @@ pub async fn waiting(ctl: &Control, e: &crate::model::Execution) -> Result<Optio
         .timeline
         .iter()
         .rev()
-        .find(|ev| ev.code.as_deref() == Some(crate::model::retry::codes::WAITING_FOR_UPSTREAM))
-        .map(|ev| crate::store::items::ms_to_dt(ev.at));
+        .find(|ev| ev.code.as_deref() == Some(sundial_model::retry::codes::WAITING_FOR_UPSTREAM))
+        .map(|ev| sundial_store::items::ms_to_dt(ev.at));
     Ok(Some(Waiting { upstreams, since }))
 }

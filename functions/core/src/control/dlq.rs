@@ -26,9 +26,9 @@ use super::executions::key_of;
 use super::ops;
 use super::page::Page;
 use super::{Caller, Control, ControlError};
-use crate::model::{ExecMessage, ExecStatus, Execution, OpsAction, OpsEntry};
-use crate::queue::Outgoing;
 use chrono::{DateTime, Utc};
+use sundial_model::{ExecMessage, ExecStatus, Execution, OpsAction, OpsEntry};
+use sundial_store::queue::Outgoing;
 
 /// Audit code of a replay's DEAD → READY event.
 pub const REPLAY_CODE: &str = "replay";
@@ -86,7 +86,7 @@ fn send_of(e: &Execution, now: DateTime<Utc>) -> Outgoing {
             scheduled_ms: e.scheduled_at.timestamp_millis(),
             fire_ms: now.timestamp_millis(),
             enqueued_ms: now.timestamp_millis(),
-            lane: crate::priority::lane_of(e),
+            lane: sundial_model::priority::lane_of(e),
             child: e.child.as_ref().map(|c| c.sort_part()),
             wait_gen: 0,
         },
@@ -154,7 +154,7 @@ async fn replay_metered(
     let key = key_of(caller, execution_id)?;
     let Some(snap) = ctl.execs.get(&key, true).await? else { return Ok((ReplayOutcome::NotFound, false)) };
     let e = snap.exec;
-    let lane = crate::priority::lane_of(&e);
+    let lane = sundial_model::priority::lane_of(&e);
     let from_replay = e.timeline.last().and_then(|ev| ev.code.as_deref()) == Some(REPLAY_CODE);
     if e.status == ExecStatus::Ready && from_replay {
         // At most one re-send per execution per gap: the others are answered alike, unsent.
@@ -210,7 +210,7 @@ async fn admit(
     ctl: &Control,
     caller: &Caller,
     pool: &str,
-    lane: crate::priority::Lane,
+    lane: sundial_model::priority::Lane,
     now: DateTime<Utc>,
     prepaid: bool,
 ) -> Result<(), ControlError> {

@@ -2,10 +2,10 @@
 //! says whether retrying may help. Store and queue errors keep their typed source; the API logs
 //! them and shows the caller a generic message, never their text.
 
-use crate::model::ValidationError;
-use crate::queue::QueueError;
-use crate::store::StoreError;
 use crate::trigger::scan::ScanError;
+use sundial_model::ValidationError;
+use sundial_store::queue::QueueError;
+use sundial_store::StoreError;
 
 /// A control-plane operation failed.
 #[derive(Debug, thiserror::Error)]
@@ -34,7 +34,7 @@ pub enum ControlError {
     #[error("{field}: {message}")]
     Conflict {
         /// Machine-readable code (`job_deleted`, `not_cancellable`, `not_dead`, ...).
-        code: crate::model::ErrorCode,
+        code: sundial_model::ErrorCode,
         /// The field the conflict is about.
         field: &'static str,
         /// Why.
@@ -44,7 +44,7 @@ pub enum ControlError {
     #[error("{field}: {message}")]
     Limited {
         /// `quota_exceeded` (a standing quota), `rate_limited` (a per-minute rate) or `saturated`.
-        code: crate::model::ErrorCode,
+        code: sundial_model::ErrorCode,
         /// The field or operation it is about.
         field: &'static str,
         /// Which limit, and its value.

@@ -5,11 +5,11 @@
 
 use super::ops;
 use super::{Caller, Control, ControlError};
-use crate::model::event::{self, EVENT_CODE};
-use crate::model::{Execution, JobState, OpsAction, OpsEntry};
-use crate::queue::Outgoing;
-use crate::store::executions::{ExecKey, PutOutcome};
 use chrono::{DateTime, Utc};
+use sundial_model::event::{self, EVENT_CODE};
+use sundial_model::{Execution, JobState, OpsAction, OpsEntry};
+use sundial_store::executions::{ExecKey, PutOutcome};
+use sundial_store::queue::Outgoing;
 
 /// One event for a job.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -73,7 +73,7 @@ pub async fn fire_as(
     };
     if let Some(key) = &ev.key {
         let ms = instant.timestamp_millis();
-        let given = crate::store::events::claim_event_key(
+        let given = sundial_store::events::claim_event_key(
             ctl.ddb(),
             ctl.cfg(),
             &caller.tenant,
@@ -83,7 +83,7 @@ pub async fn fire_as(
             now.timestamp(),
         )
         .await?;
-        instant = crate::store::items::ms_to_dt(given);
+        instant = sundial_store::items::ms_to_dt(given);
     }
     let mut e = Execution::ready(&job, &schedule, instant, None, now, actor);
     // Run now: an event before its fire's instant ("whichever comes first") starts at once.
@@ -141,14 +141,14 @@ async fn advance_if_ahead(
     now: DateTime<Utc>,
 ) -> Result<Execution, ControlError> {
     let now_ms = now.timestamp_millis();
-    let ahead = existing.status == crate::model::ExecStatus::Ready
+    let ahead = existing.status == sundial_model::ExecStatus::Ready
         && existing.never_claimed()
         && existing.available_at > now_ms
         && existing.child.is_none();
     if !ahead {
         return Ok(existing);
     }
-    let code = crate::model::retry::codes::ADVANCED_BY_EVENT;
+    let code = sundial_model::retry::codes::ADVANCED_BY_EVENT;
     if !ctl.execs.advance_ready(&existing, code, actor, now_ms).await? {
         return Ok(existing);
     }
@@ -171,7 +171,7 @@ pub async fn record_rejected(
     err: &ControlError,
     now: DateTime<Utc>,
 ) -> Result<(), ControlError> {
-    let job = if crate::keys::validate_id("jobId", job_id).is_ok() { job_id } else { "-" };
+    let job = if sundial_model::keys::validate_id("jobId", job_id).is_ok() { job_id } else { "-" };
     let detail = match err {
         ControlError::Invalid(e) => format!("{what}: {}: {}", e.field, e.reason),
         other => format!("{what}: {other}"),

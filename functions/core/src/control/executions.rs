@@ -15,14 +15,14 @@
 use super::ops;
 use super::page::{self, Page};
 use super::{Caller, Control, ControlError};
-use crate::keys;
-use crate::model::{ExecStatus, Execution, Job, JobState, OpsAction, OpsEntry};
-use crate::queue::Outgoing;
-use crate::schedule::Schedule;
-use crate::store::executions::{CancelOutcome, ExecKey, JobPage, PutOutcome};
 use chrono::{DateTime, Duration, Utc};
+use sundial_model::keys;
+use sundial_model::{ExecStatus, Execution, Job, JobState, OpsAction, OpsEntry};
+use sundial_schedule::Schedule;
+use sundial_store::executions::{CancelOutcome, ExecKey, JobPage, PutOutcome};
+use sundial_store::queue::Outgoing;
 
-pub use crate::model::{BACKFILL_CODE, MANUAL_CODE};
+pub use sundial_model::{BACKFILL_CODE, MANUAL_CODE};
 /// Largest backfill pacing (seconds between two backfilled executions).
 pub const MAX_PACE_SECS: u32 = 3_600;
 
@@ -53,7 +53,7 @@ pub async fn get_snapshot(
     ctl: &Control,
     caller: &Caller,
     execution_id: &str,
-) -> Result<crate::store::executions::Snapshot, ControlError> {
+) -> Result<sundial_store::executions::Snapshot, ControlError> {
     let key = key_of(caller, execution_id)?;
     ctl.execs.get(&key, true).await?.ok_or(ControlError::NotFound { what: "execution" })
 }
@@ -88,7 +88,7 @@ pub async fn children(
         Some(c) => {
             let part = page::decode("children", c)?;
             Some(
-                crate::model::children::ChildKey::parse(&part)
+                sundial_model::children::ChildKey::parse(&part)
                     .ok_or_else(|| ControlError::invalid("cursor", "not a cursor returned by this list"))?,
             )
         }
@@ -199,7 +199,7 @@ pub async fn cancel(
         CancelOutcome::Missing => return Err(ControlError::NotFound { what: "execution" }),
         CancelOutcome::AlreadyFinal(st) => {
             return Err(ControlError::Conflict {
-                code: crate::model::ErrorCode::NotCancellable,
+                code: sundial_model::ErrorCode::NotCancellable,
                 field: "executionId",
                 message: format!("the execution is already {}", st.as_str()),
             })
@@ -221,7 +221,7 @@ fn message_of(e: &Execution, now: DateTime<Utc>) -> Outgoing {
 pub(super) fn runnable_job(job: &Job) -> Result<Schedule, ControlError> {
     if job.state == JobState::Deleted {
         return Err(ControlError::Conflict {
-            code: crate::model::ErrorCode::JobDeleted,
+            code: sundial_model::ErrorCode::JobDeleted,
             field: "jobId",
             message: "the job is deleted".into(),
         });
@@ -234,7 +234,7 @@ pub(super) fn runnable_job(job: &Job) -> Result<Schedule, ControlError> {
 /// The executions one fire of `job` creates when it is made: itself and its fan-out children
 /// (shards, broadcast members). A map-reduce fire's items are made later, by its map phase.
 pub(super) fn executions_per_fire(job: &Job) -> u32 {
-    let children = crate::model::children::plan(&job.definition).map_or(0, |keys| keys.len());
+    let children = sundial_model::children::plan(&job.definition).map_or(0, |keys| keys.len());
     u32::try_from(children).unwrap_or(u32::MAX).saturating_add(1)
 }
 
@@ -250,7 +250,7 @@ pub async fn trigger_now(
 }
 
 /// [`trigger_now`] with per-run parameters merged over the job's
-/// ([`crate::model::merge_params`]; 400 on `params` when the result is too large).
+/// ([`sundial_model::merge_params`]; 400 on `params` when the result is too large).
 pub async fn trigger_now_with(
     ctl: &Control,
     caller: &Caller,
@@ -278,7 +278,7 @@ pub async fn trigger_now_with(
             super::quota::give_back_rate(ctl, &caller.tenant, "trigger", 1, now).await;
             super::quota::give_back_rate(ctl, &caller.tenant, "exec", 1, now).await;
             return Err(ControlError::Conflict {
-                code: crate::model::ErrorCode::AlreadyExists,
+                code: sundial_model::ErrorCode::AlreadyExists,
                 field: "jobId",
                 message: "an execution for this instant already exists; retry".into(),
             });
@@ -345,7 +345,8 @@ pub async fn backfill(
     let pace = Duration::seconds(i64::from(req.pace_secs));
     let start_of = |i: usize| now + pace * (i as i32);
     check_backfill_age(&job, &fires, start_of)?;
-    super::quota::check_saturation(ctl, &job.definition.pool, crate::priority::backfill_lane(), now).await?;
+    super::quota::check_saturation(ctl, &job.definition.pool, sundial_model::priority::backfill_lane(), now)
+        .await?;
     let executions = u32::try_from(fires.len()).unwrap_or(u32::MAX).saturating_mul(executions_per_fire(&job));
     super::quota::take_rate(ctl, &caller.tenant, "exec", executions, now).await?;
     let mut report = BackfillReport { fires: fires.len(), created: 0, existing: 0, last_start_at: None };
@@ -380,8 +381,8 @@ pub async fn backfill(
 /// A backfill's range: both ends in range, in order, not in the future; its pace bounded.
 pub(super) fn check_backfill_range(req: &BackfillRequest, now: DateTime<Utc>) -> Result<(), ControlError> {
     for (field, t) in [("from", req.from), ("to", req.to)] {
-        if !crate::instant::in_range(t) {
-            return Err(ControlError::invalid(field, crate::instant::RANGE_MESSAGE));
+        if !sundial_schedule::instant::in_range(t) {
+            return Err(ControlError::invalid(field, sundial_schedule::instant::RANGE_MESSAGE));
         }
     }
     if req.from > req.to {
@@ -398,13 +399,13 @@ pub(super) fn check_backfill_range(req: &BackfillRequest, now: DateTime<Utc>) ->
     }
     // An instant older than the shortest retention may have run and had its execution expire:
     // putting it again would run it twice (store::executions::SUCCEEDED_RETENTION_SECS).
-    let oldest = now - Duration::seconds(crate::store::executions::SUCCEEDED_RETENTION_SECS);
+    let oldest = now - Duration::seconds(sundial_store::executions::SUCCEEDED_RETENTION_SECS);
     if req.from < oldest {
         return Err(ControlError::invalid(
             "from",
             format!(
                 "must be within the last {} days: an older fire's execution may have succeeded and expired, and backfilling it would run it again",
-                crate::store::executions::SUCCEEDED_RETENTION_SECS / 86_400
+                sundial_store::executions::SUCCEEDED_RETENTION_SECS / 86_400
             ),
         ));
     }

@@ -15,10 +15,10 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::{Caller, Control, ControlError};
-use crate::model::{event::EVENT_CODE, Execution, MANUAL_CODE};
-use crate::schedule::{FireOrigin, Schedule};
 use crate::schedules::calendars::{ensure, LoadError};
-use crate::store::jobs::get_job_version;
+use sundial_model::{event::EVENT_CODE, Execution, MANUAL_CODE};
+use sundial_schedule::{FireOrigin, Schedule};
+use sundial_store::jobs::get_job_version;
 
 /// Skipped instants kept per fire (the count says how many there were).
 pub const MAX_SKIPPED_SHOWN: usize = 10;

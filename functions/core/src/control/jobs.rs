@@ -17,12 +17,12 @@
 use super::page::{self, Page};
 use super::{Caller, Control, ControlError};
 use crate::execution::follow::{follow_change, Followed};
-use crate::keys;
-use crate::model::{DueClass, Job, JobDefinition, JobState, OpsAction, OpsEntry};
-use crate::schedule::Schedule;
-use crate::store::jobs::{self as store, put_job_change, ChangeError, Expect};
 use crate::trigger::settle::dispatch_one;
 use chrono::{DateTime, Utc};
+use sundial_model::keys;
+use sundial_model::{DueClass, Job, JobDefinition, JobState, OpsAction, OpsEntry};
+use sundial_schedule::Schedule;
+use sundial_store::jobs::{self as store, put_job_change, ChangeError, Expect};
 
 /// How many upcoming fires a create, edit or resume returns.
 pub const NEXT_FIRES: usize = 5;
@@ -79,7 +79,7 @@ fn place(
     ctl: &Control,
     job: &mut Job,
     now: DateTime<Utc>,
-    business: Option<std::sync::Arc<crate::schedule::BusinessDays>>,
+    business: Option<std::sync::Arc<sundial_schedule::BusinessDays>>,
 ) -> Result<(), ControlError> {
     let db = &ctl.settings.tzdb;
     let schedule = Schedule::parse_in(&job.definition.schedule, job.anchor, db, business)
@@ -305,7 +305,7 @@ async fn conflict_with_current(ctl: &Control, caller: &Caller, job_id: &str, e: 
 /// resume while its count is still at its `maxRuns` (an edit must raise the limit first).
 async fn still_completed(ctl: &Control, cur: &Job, state: JobState) -> Result<(), ControlError> {
     let completed = |field: &'static str, message: String| ControlError::Conflict {
-        code: crate::model::ErrorCode::JobCompleted,
+        code: sundial_model::ErrorCode::JobCompleted,
         field,
         message,
     };
@@ -330,7 +330,7 @@ async fn still_completed(ctl: &Control, cur: &Job, state: JobState) -> Result<()
 
 fn deleted() -> ControlError {
     ControlError::Conflict {
-        code: crate::model::ErrorCode::JobDeleted,
+        code: sundial_model::ErrorCode::JobDeleted,
         field: "jobId",
         message: "the job is deleted".into(),
     }
@@ -444,7 +444,7 @@ pub async fn set_state_as(
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Preview {
     /// The fires, with the rolled and skipped ones explained.
-    pub lines: Vec<crate::schedule::PreviewFire>,
+    pub lines: Vec<sundial_schedule::PreviewFire>,
     /// The expression of each fire line, in order ([`super::upcoming::expressions_of`]).
     pub expressions: Option<Vec<usize>>,
 }
@@ -455,16 +455,16 @@ pub struct Preview {
 pub async fn preview(
     ctl: &Control,
     caller: &Caller,
-    spec: &crate::schedule::ScheduleSpec,
+    spec: &sundial_schedule::ScheduleSpec,
     after: DateTime<Utc>,
     count: usize,
 ) -> Result<Preview, ControlError> {
-    if !crate::instant::in_range(after) {
-        return Err(ControlError::invalid("after", crate::instant::RANGE_MESSAGE));
+    if !sundial_schedule::instant::in_range(after) {
+        return Err(ControlError::invalid("after", sundial_schedule::instant::RANGE_MESSAGE));
     }
     for (field, t) in [("schedule.start", spec.start), ("schedule.end", spec.end)] {
-        if t.is_some_and(|t| !crate::instant::in_range(t)) {
-            return Err(ControlError::invalid(field, crate::instant::RANGE_MESSAGE));
+        if t.is_some_and(|t| !sundial_schedule::instant::in_range(t)) {
+            return Err(ControlError::invalid(field, sundial_schedule::instant::RANGE_MESSAGE));
         }
     }
     let business = match &spec.business_calendar {
@@ -484,8 +484,8 @@ pub async fn preview(
     let lines = schedule.preview_explained(after, count);
     let fires: Vec<DateTime<Utc>> = lines
         .iter()
-        .filter(|l| matches!(l, crate::schedule::PreviewFire::Fire { .. }))
-        .map(crate::schedule::PreviewFire::at)
+        .filter(|l| matches!(l, sundial_schedule::PreviewFire::Fire { .. }))
+        .map(sundial_schedule::PreviewFire::at)
         .collect();
     let expressions = super::upcoming::expressions_of(&schedule, &fires);
     Ok(Preview { lines, expressions })

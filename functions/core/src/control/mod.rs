@@ -6,7 +6,7 @@
 //! and their errors to status codes; nothing here knows about requests or JSON bodies.
 //!
 //! Rules every function follows:
-//! - **Tenant first.** Every key is built from the caller's tenant (see [`crate::keys`]), so
+//! - **Tenant first.** Every key is built from the caller's tenant (see [`sundial_model::keys`]), so
 //!   another tenant's job or execution is simply *not found*: there is no read that could leak
 //!   it and no "forbidden" that would confirm it exists.
 //! - **Every change is audited where it happens.** A definition change (create, edit, pause,
@@ -56,11 +56,11 @@ pub mod upcoming;
 
 pub use error::ControlError;
 
-use crate::keys;
-use crate::model::Job;
-use crate::store::executions::ExecStore;
-use crate::store::jobs as jobs_store;
 use crate::Ctx;
+use sundial_model::keys;
+use sundial_model::Job;
+use sundial_store::executions::ExecStore;
+use sundial_store::jobs as jobs_store;
 
 /// Limits and retention periods of the control plane.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,7 +76,7 @@ pub struct ControlSettings {
     /// Per-tenant quotas.
     pub quotas: Quotas,
     /// Lane depths from which create, trigger-now and backfill answer 429 `saturated`.
-    pub backpressure: crate::priority::Backpressure,
+    pub backpressure: sundial_model::priority::Backpressure,
     /// The tz database release the control plane computes trigger positions with (create,
     /// edit, resume) and records on the job: the compiled one. A test sets an older release
     /// read from TZif data to create jobs "computed under" it.
@@ -89,7 +89,7 @@ pub struct ControlSettings {
     pub operator_tenants: Vec<String>,
 }
 
-use crate::schedule::tzdb::Tzdb;
+use sundial_schedule::tzdb::Tzdb;
 
 pub use crate::config::Quotas;
 
@@ -101,7 +101,7 @@ impl Default for ControlSettings {
             max_backfill: 1_000,
             max_page: 100,
             quotas: Quotas::default(),
-            backpressure: crate::priority::Backpressure::default(),
+            backpressure: sundial_model::priority::Backpressure::default(),
             tzdb: Tzdb::compiled(),
             tzdb_releases: Vec::new(),
             operator_tenants: Vec::new(),

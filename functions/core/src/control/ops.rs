@@ -2,20 +2,21 @@
 //! caller's log.
 //!
 //! Entries ([`OpsEntry`]) live in one partition per tenant, newest first (see
-//! [`crate::store::ops`]). Definition changes write their entry in the same transaction as the
-//! change ([`crate::store::jobs::put_job_change`]); execution operations (cancel, replay,
+//! [`sundial_store::ops`]). Definition changes write their entry in the same transaction as the
+//! change ([`sundial_store::jobs::put_job_change`]); execution operations (cancel, replay,
 //! trigger, backfill) write it with [`record`] right after their conditional write. Entries
 //! expire after [`super::ControlSettings::ops_retention_secs`].
 
 use super::page::{self, Page};
 use super::{Caller, Control, ControlError};
-use crate::keys;
-use crate::model::OpsEntry;
-use crate::store::{self, StoreError};
+use sundial_model::keys;
+use sundial_model::OpsEntry;
+use sundial_store::StoreError;
 
 /// Appends an entry (for operations whose authoritative record is elsewhere, see module doc).
 pub async fn record(ctl: &Control, tenant: &str, e: &OpsEntry) -> Result<(), StoreError> {
-    store::ops::record(ctl.ddb(), &ctl.cfg().jobs_table, tenant, e, ctl.settings.ops_retention_secs).await
+    sundial_store::ops::record(ctl.ddb(), &ctl.cfg().jobs_table, tenant, e, ctl.settings.ops_retention_secs)
+        .await
 }
 
 /// Lists the caller's operations, newest first, optionally for one job.
@@ -40,8 +41,14 @@ pub async fn list(
         None => None,
     };
     let limit = page::limit(limit, ctl.settings.max_page);
-    let found =
-        store::ops::list(ctl.ddb(), &ctl.cfg().jobs_table, &caller.tenant, job_id, limit, after.as_deref())
-            .await?;
+    let found = sundial_store::ops::list(
+        ctl.ddb(),
+        &ctl.cfg().jobs_table,
+        &caller.tenant,
+        job_id,
+        limit,
+        after.as_deref(),
+    )
+    .await?;
     Ok(Page { items: found.items, next: found.next.map(|sk| page::encode("ops", &sk)) })
 }

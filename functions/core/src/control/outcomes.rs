@@ -6,8 +6,8 @@
 
 use super::{jobs, Caller, Control, ControlError};
 use crate::execution::outcome::{AutoPause, BoxFuture, OutcomeError};
-use crate::model::JobState;
 use chrono::{DateTime, Utc};
+use sundial_model::JobState;
 
 /// [`AutoPause`] through a [`Control`].
 #[derive(Debug)]

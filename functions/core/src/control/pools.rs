@@ -3,8 +3,8 @@
 
 use super::resource_limits::is_operator;
 use super::{Caller, Control, ControlError};
-use crate::priority::Lane;
-use crate::queue::QueueCounts;
+use sundial_model::priority::Lane;
+use sundial_store::queue::QueueCounts;
 
 /// One pool's queues now.
 #[derive(Debug, Clone, PartialEq)]

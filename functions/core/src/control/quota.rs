@@ -1,12 +1,12 @@
 //! Enforcing [`super::Quotas`]: the live-job count, the shortest interval, and the per-minute
 //! rates of trigger-now and of executions created through the API. Counters live in the jobs
-//! table ([`crate::store::quota`]); windows are whole UTC minutes, so `Retry-After` is the
+//! table ([`sundial_store::quota`]); windows are whole UTC minutes, so `Retry-After` is the
 //! time to the next one.
 
 use super::{Control, ControlError};
-use crate::schedule::Schedule;
-use crate::store::quota;
 use chrono::{DateTime, Duration, Utc};
+use sundial_schedule::Schedule;
+use sundial_store::quota;
 
 /// The counter of live jobs.
 const JOBS: &str = "jobs";
@@ -50,7 +50,7 @@ pub(crate) fn check_interval(
 /// the most of them in any hour, or, when they all fall within less than an hour, their rate
 /// over the hour), times the executions a fire makes; with the field a refusal names.
 pub(crate) fn executions_per_hour(
-    def: &crate::model::JobDefinition,
+    def: &sundial_model::JobDefinition,
     schedule: &Schedule,
     now: DateTime<Utc>,
 ) -> (u64, &'static str) {
@@ -73,7 +73,7 @@ pub(crate) fn executions_per_hour(
             best as u64
         }
     };
-    let (per_fire, field) = crate::model::children::executions_per_fire(def);
+    let (per_fire, field) = sundial_model::children::executions_per_fire(def);
     (peak.saturating_mul(per_fire), field)
 }
 
@@ -96,7 +96,7 @@ pub(crate) async fn take_committed(
         }
     }
     Err(ControlError::Limited {
-        code: crate::model::ErrorCode::QuotaExceeded,
+        code: sundial_model::ErrorCode::QuotaExceeded,
         field,
         message: if fits.is_none() {
             format!("this job makes up to {amount} executions an hour (fires × executions per fire); the tenant's budget is {max} an hour")
@@ -126,7 +126,7 @@ pub(crate) async fn take_job(ctl: &Control, tenant: &str) -> Result<(), ControlE
         return Ok(());
     }
     Err(ControlError::Limited {
-        code: crate::model::ErrorCode::QuotaExceeded,
+        code: sundial_model::ErrorCode::QuotaExceeded,
         field: "jobId",
         message: format!("the tenant has {max} jobs, its quota; delete jobs or ask for a larger quota"),
         retry_after_secs: 60,
@@ -160,7 +160,7 @@ pub(crate) async fn take_rate(
         return Ok(());
     }
     Err(ControlError::Limited {
-        code: crate::model::ErrorCode::RateLimited,
+        code: sundial_model::ErrorCode::RateLimited,
         field: if amount > limit { "to" } else { "jobId" },
         message: if amount > limit {
             format!("{amount} {what} in one request; at most {limit} a minute: split the range")
@@ -191,16 +191,16 @@ pub(crate) async fn give_back_rate(
 pub(crate) async fn check_saturation(
     ctl: &Control,
     pool: &str,
-    lane: crate::priority::Lane,
+    lane: sundial_model::priority::Lane,
     now: DateTime<Utc>,
 ) -> Result<(), ControlError> {
     let depths = ctl.ctx.queues.depths(pool, now.timestamp_millis()).await;
-    crate::priority::creation(lane, &depths, &ctl.settings.backpressure).map_err(|s| {
+    sundial_model::priority::creation(lane, &depths, &ctl.settings.backpressure).map_err(|s| {
         crate::metrics::Emf::new(&[("Pool", pool)])
             .count("SaturatedRefusals", 1)
             .emit(now.timestamp_millis());
         ControlError::Limited {
-            code: crate::model::ErrorCode::Saturated,
+            code: sundial_model::ErrorCode::Saturated,
             field: "pool",
             // Not the depth or the threshold: the lane is shared, so its depth is other tenants'
             // load (issue 28, L1); the metric and the logs have it.

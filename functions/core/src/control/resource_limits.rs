@@ -14,10 +14,10 @@
 
 use super::{Caller, Control, ControlError};
 use crate::execution::resource_limits::ResourceGates;
-use crate::keys;
-use crate::model::JobDefinition;
-use crate::store::resource_limits::{self as store, ResourceLimit, MAX_RESOURCE_LIMIT};
 use chrono::{DateTime, Utc};
+use sundial_model::keys;
+use sundial_model::JobDefinition;
+use sundial_store::resource_limits::{self as store, ResourceLimit, MAX_RESOURCE_LIMIT};
 
 /// A limit with who holds it now.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -14,8 +14,8 @@ use chrono::{DateTime, Duration, Utc};
 
 use super::page::Page;
 use super::{Caller, Control, ControlError};
-use crate::model::{Job, JobState};
-use crate::schedule::tzdb::{self, FireChange, Tzdb};
+use sundial_model::{Job, JobState};
+use sundial_schedule::tzdb::{self, FireChange, Tzdb};
 
 /// Most fires per job a report compares.
 pub const MAX_REPORT_FIRES: usize = 1_000;
@@ -134,8 +134,8 @@ pub fn job_report(job: &Job, fires: usize, compiled: &Tzdb, releases: &[Tzdb]) -
 mod tests {
     use super::*;
     use crate::config::Config;
-    use crate::model::{JobDefinition, Target};
-    use crate::schedule::{Schedule, ScheduleSpec};
+    use sundial_model::{JobDefinition, Target};
+    use sundial_schedule::{Schedule, ScheduleSpec};
 
     fn at(s: &str) -> DateTime<Utc> {
         DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)

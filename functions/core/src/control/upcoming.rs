@@ -5,9 +5,9 @@
 //! class once and then never advanced (its position is the shard watermark, README
 //! "Every-minute class"), so its stored `next` stays at the fire where it entered the class.
 
-use crate::model::{DueClass, Job, JobState};
-use crate::schedule::{PreviewFire, Schedule};
 use chrono::{DateTime, Duration, Utc};
+use sundial_model::{DueClass, Job, JobState};
+use sundial_schedule::{PreviewFire, Schedule};
 
 /// The job's next fire not yet due at `now`: the stored trigger position, except for jobs
 /// whose position is the shard watermark (every-minute and daily classes), where a stored
@@ -29,9 +29,9 @@ pub fn next_fire(job: &Job, schedule: Option<&Schedule>, now: DateTime<Utc>) -> 
     }
 }
 
-use crate::schedule::{GapPolicy, OverlapPolicy, ScheduleSpec};
 use chrono::{NaiveDateTime, Offset, TimeZone};
 use chrono_tz::Tz;
+use sundial_schedule::{GapPolicy, OverlapPolicy, ScheduleSpec};
 
 /// Most fires one upcoming answer lists (an every-minute job has 40 320 in four weeks).
 pub const MAX_UPCOMING_FIRES: usize = 500;

@@ -17,11 +17,11 @@
 //! read the job before the change and wrote after this sweep is judged by the worker before its
 //! first claim ([`at_claim`]), from the marks the job keeps.
 
-use crate::model::{ExecStatus, Execution, Job, JobState};
-use crate::schedule::Schedule;
-use crate::store::executions::{ExecStore, Snapshot};
-use crate::store::StoreError;
 use chrono::{DateTime, Duration, Utc};
+use sundial_model::{ExecStatus, Execution, Job, JobState};
+use sundial_schedule::Schedule;
+use sundial_store::executions::{ExecStore, Snapshot};
+use sundial_store::StoreError;
 
 /// What a job change does to one execution.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,7 +54,7 @@ fn queued_ready(e: &Execution) -> bool {
 fn amend_or_supersede(schedule: Option<&Schedule>, e: &Execution) -> Follow {
     match schedule {
         Some(sch) if fires_at(sch, e.scheduled_at) => Follow::Amend,
-        _ => Follow::Cancel(crate::execution::retry::codes::SUPERSEDED),
+        _ => Follow::Cancel(sundial_model::retry::codes::SUPERSEDED),
     }
 }
 
@@ -79,7 +79,7 @@ pub fn decide(job: &Job, schedule: Option<&Schedule>, s: &Snapshot, changed_at: 
         return Follow::Keep;
     }
     match job.state {
-        JobState::Deleted => Follow::Cancel(crate::execution::retry::codes::CANCELED),
+        JobState::Deleted => Follow::Cancel(sundial_model::retry::codes::CANCELED),
         JobState::Paused if s.held.is_some() => Follow::Keep,
         JobState::Paused => Follow::Hold,
         // A completed job's fires run as an enabled job's: it only stopped creating new ones.
@@ -89,7 +89,7 @@ pub fn decide(job: &Job, schedule: Option<&Schedule>, s: &Snapshot, changed_at: 
         }
         // Same definition, another calendar chain: the schedules are compared, not definitions.
         JobState::Enabled | JobState::Completed if on_older_chain(job, e) && dropped_by(schedule, e) => {
-            Follow::Cancel(crate::execution::retry::codes::SUPERSEDED)
+            Follow::Cancel(sundial_model::retry::codes::SUPERSEDED)
         }
         JobState::Enabled | JobState::Completed => Follow::Keep,
     }
@@ -118,17 +118,17 @@ pub fn at_claim(job: Option<&Job>, schedule: Option<&Schedule>, s: &Snapshot) ->
     // or after the change, but was due while the job was as it was then.
     let at = e.scheduled_at;
     if job.state == JobState::Deleted && job.updated_at <= at {
-        return Follow::Cancel(crate::execution::retry::codes::CANCELED);
+        return Follow::Cancel(sundial_model::retry::codes::CANCELED);
     }
     if job.paused_at(at) {
-        return Follow::Cancel(crate::execution::retry::codes::PAUSED);
+        return Follow::Cancel(sundial_model::retry::codes::PAUSED);
     }
     if e.definition != job.definition && job.edited_at <= at {
         return amend_or_supersede(schedule, e);
     }
     let replanned = job.replanned_at.is_some_and(|r| r <= at);
     if replanned && on_older_chain(job, e) && dropped_by(schedule, e) {
-        return Follow::Cancel(crate::execution::retry::codes::SUPERSEDED);
+        return Follow::Cancel(sundial_model::retry::codes::SUPERSEDED);
     }
     Follow::Keep
 }
@@ -139,12 +139,12 @@ pub fn at_claim(job: Option<&Job>, schedule: Option<&Schedule>, s: &Snapshot) ->
 pub fn at_claim_covered(
     job: Option<&Job>,
     schedule: Option<&Schedule>,
-    covers: &[crate::model::BatchCover],
+    covers: &[sundial_model::BatchCover],
     s: &Snapshot,
 ) -> Follow {
     match at_claim(job, schedule, s) {
         Follow::Keep | Follow::Amend if covered(covers, s) => {
-            Follow::Cancel(crate::execution::retry::codes::COVERED_BY_BATCH)
+            Follow::Cancel(sundial_model::retry::codes::COVERED_BY_BATCH)
         }
         f => f,
     }
@@ -152,7 +152,7 @@ pub fn at_claim_covered(
 
 /// Whether `s` is an ordinary scheduled fire, READY, never claimed and not held, at an instant
 /// one of `covers` stands for.
-fn covered(covers: &[crate::model::BatchCover], s: &Snapshot) -> bool {
+fn covered(covers: &[sundial_model::BatchCover], s: &Snapshot) -> bool {
     let e = &s.exec;
     queued_ready(e)
         && e.never_claimed()
@@ -169,7 +169,7 @@ fn covered(covers: &[crate::model::BatchCover], s: &Snapshot) -> bool {
 /// fire runs. When the job's last pause window began after the instant, the window that held
 /// it is no longer recorded (the job keeps only its last one), so the hold stands. Pure.
 fn held_at_claim(job: Option<&Job>, s: &Snapshot) -> Follow {
-    let paused = Follow::Cancel(crate::execution::retry::codes::PAUSED);
+    let paused = Follow::Cancel(sundial_model::retry::codes::PAUSED);
     let Some(job) = job.filter(|j| j.state != JobState::Deleted) else { return paused };
     let at = s.exec.fire_at;
     let earlier_window = job.paused.is_some_and(|(from, _)| from > at);
@@ -244,9 +244,9 @@ pub async fn follow_change(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Execution, JobDefinition, Target, MANUAL_CODE};
-    use crate::schedule::ScheduleSpec;
-    use crate::store::items::ms_to_dt;
+    use sundial_model::{Execution, JobDefinition, Target, MANUAL_CODE};
+    use sundial_schedule::ScheduleSpec;
+    use sundial_store::items::ms_to_dt;
 
     const T0: i64 = 1_796_040_005_000; // 2026-11-30T12:00:05Z
 
@@ -310,7 +310,7 @@ mod tests {
         assert_eq!(decide(&v2, s2.as_ref(), &on_minute, change), Follow::Amend);
         assert_eq!(
             decide(&v2, s2.as_ref(), &half, change),
-            Follow::Cancel(crate::execution::retry::codes::SUPERSEDED)
+            Follow::Cancel(sundial_model::retry::codes::SUPERSEDED)
         );
     }
 
@@ -347,11 +347,11 @@ mod tests {
         let fire = queued(&j, T0 + 55_000);
         j.state = JobState::Paused;
         j.paused = Some((ms_to_dt(T0 + 5_000), None));
-        assert_eq!(at_claim(Some(&j), None, &fire), Follow::Cancel(crate::execution::retry::codes::PAUSED));
+        assert_eq!(at_claim(Some(&j), None, &fire), Follow::Cancel(sundial_model::retry::codes::PAUSED));
         // resumed after its instant: it was paused then, still canceled
         j.state = JobState::Enabled;
         j.paused = Some((ms_to_dt(T0 + 5_000), Some(ms_to_dt(T0 + 70_000))));
-        assert_eq!(at_claim(Some(&j), None, &fire), Follow::Cancel(crate::execution::retry::codes::PAUSED));
+        assert_eq!(at_claim(Some(&j), None, &fire), Follow::Cancel(sundial_model::retry::codes::PAUSED));
         // resumed before its instant: enabled then
         j.paused = Some((ms_to_dt(T0 + 5_000), Some(ms_to_dt(T0 + 30_000))));
         assert_eq!(at_claim(Some(&j), None, &fire), Follow::Keep);
@@ -366,7 +366,7 @@ mod tests {
     fn a_held_fire_is_canceled_only_if_the_job_was_paused_at_its_instant() {
         let mut j = job("0 * * * * *");
         let held = Snapshot { held: Some(2), ..queued(&j, T0 + 55_000) }; // 12:01:00
-        let paused = Follow::Cancel(crate::execution::retry::codes::PAUSED);
+        let paused = Follow::Cancel(sundial_model::retry::codes::PAUSED);
         // still paused, or resumed after the instant
         j.state = JobState::Paused;
         j.paused = Some((ms_to_dt(T0 + 15_000), None));
@@ -389,7 +389,7 @@ mod tests {
 
     #[test]
     fn a_calendar_replan_supersedes_only_the_fires_the_new_chain_drops() {
-        use crate::schedule::{BusinessCalendarRef, BusinessCalendarSpec, BusinessDays, Roll};
+        use sundial_schedule::{BusinessCalendarRef, BusinessCalendarSpec, BusinessDays, Roll};
         let chain = |version: u64, holidays: &[&str]| {
             let spec = BusinessCalendarSpec {
                 holidays: holidays.iter().map(|d| d.to_string()).collect(),
@@ -415,7 +415,7 @@ mod tests {
         v2.replanned_at = Some(ms_to_dt(T0 + 15_000));
         let days2 = chain(2, &["2026-11-30"]);
         let s2 = Schedule::parse_with(&v2.definition.schedule, v2.anchor, Some(days2)).ok();
-        let superseded = Follow::Cancel(crate::execution::retry::codes::SUPERSEDED);
+        let superseded = Follow::Cancel(sundial_model::retry::codes::SUPERSEDED);
         // THEN the sweep and the worker supersede today's fire and keep tomorrow's
         let change = ms_to_dt(T0 + 15_000);
         assert_eq!(decide(&v2, s2.as_ref(), &today, change), superseded);
@@ -446,8 +446,9 @@ mod tests {
     #[test]
     fn a_fire_a_batch_covers_is_canceled_at_its_first_claim_but_not_the_batch_or_a_retry() {
         let j = job("*/15 * * * * *");
-        let covered_code = Follow::Cancel(crate::execution::retry::codes::COVERED_BY_BATCH);
-        let cover = crate::model::BatchCover { first: ms_to_dt(T0 + 10_000), through: ms_to_dt(T0 + 55_000) };
+        let covered_code = Follow::Cancel(sundial_model::retry::codes::COVERED_BY_BATCH);
+        let cover =
+            sundial_model::BatchCover { first: ms_to_dt(T0 + 10_000), through: ms_to_dt(T0 + 55_000) };
         let inside = queued(&j, T0 + 25_000);
         assert_eq!(at_claim_covered(Some(&j), None, &[cover], &inside), covered_code);
         assert_eq!(at_claim_covered(Some(&j), None, &[], &inside), Follow::Keep, "no cover");
@@ -475,7 +476,7 @@ mod tests {
         paused.state = JobState::Paused;
         assert_eq!(
             at_claim_covered(Some(&paused), None, &[cover], &inside),
-            Follow::Cancel(crate::execution::retry::codes::PAUSED),
+            Follow::Cancel(sundial_model::retry::codes::PAUSED),
             "the job's own marks come first"
         );
     }

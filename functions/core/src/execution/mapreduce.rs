@@ -26,9 +26,9 @@ pub use sundial_model::mapreduce::*;
 pub use sundial_store::mapreduce::EmitError;
 
 use crate::execution::target::in_process::{BoxFuture, HandlerContext};
-use crate::model::ExecStatus;
 use serde_json::Value;
 use sundial_model::retry::RunError;
+use sundial_model::ExecStatus;
 
 /// Checks one emitted batch: keys, sizes, batch length. `Err` names the offending item.
 pub fn check_batch(items: &[MapItem]) -> Result<(), EmitError> {
@@ -40,7 +40,7 @@ pub fn check_batch(items: &[MapItem]) -> Result<(), EmitError> {
     }
     let mut seen = std::collections::HashSet::new();
     for (i, it) in items.iter().enumerate() {
-        crate::keys::validate_id("item", &it.key)
+        sundial_model::keys::validate_id("item", &it.key)
             .map_err(|e| EmitError::Invalid(format!("items[{i}].key: {}", e.reason)))?;
         if !seen.insert(it.key.as_str()) {
             return Err(EmitError::Invalid(format!(
@@ -130,8 +130,8 @@ pub fn check_result(v: &Value) -> Result<(), RunError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{JobDefinition, Target};
-    use crate::schedule::ScheduleSpec;
+    use sundial_model::{JobDefinition, Target};
+    use sundial_schedule::ScheduleSpec;
 
     #[test]
     fn validation_names_the_field() {

@@ -6,9 +6,9 @@
 //! takeovers and stale-token rejections whether leases are tuned right.
 
 use crate::metrics::Emf;
-use crate::model::ExecStatus;
 use std::fmt::Debug;
 use std::sync::Mutex;
+use sundial_model::ExecStatus;
 
 /// Metric names (the dashboard's).
 pub mod names {

@@ -13,7 +13,7 @@
 //! - [`claim`]: the claim protocol's pure rules: what a claimer does with an execution in its
 //!   current state, the fence a claim gives, how an attempt ends. Its conditional writes, with
 //!   typed outcomes (`Claimed`, `Held`, `TakenOver`, `Stale`), are
-//!   [`crate::store::executions::ExecStore`]'s.
+//!   [`sundial_store::executions::ExecStore`]'s.
 //! - [`children`]: sharded and broadcast jobs: a fire's parent fans out into child
 //!   executions and ends when they all have (`docs/children.md`).
 //! - [`policy`]: ALLOW / FORBID / SERIALIZE / REPLACE job slots, and per-tenant running limits.
@@ -25,6 +25,10 @@
 //!   in `functions/worker`.
 //!
 //! `docs/execution.md` describes the protocol and its decisions.
+//!
+//! [`children`]: sundial_model::children
+//! [`claim`]: sundial_model::claim
+//! [`retry`]: sundial_model::retry
 pub mod clock;
 pub mod follow;
 pub mod mapreduce;
@@ -34,5 +38,4 @@ pub mod outcome;
 pub mod policy;
 pub mod resource_limits;
 pub mod target;
-pub use sundial_model::{children, claim, retry};
 pub mod worker;

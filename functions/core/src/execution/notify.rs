@@ -4,15 +4,15 @@
 //!
 //! The flush ([`super::outcome::Outcomes`]) decides when to call and what a failure means (the
 //! notification's own outbox entry stays for the next flush, up to
-//! [`crate::model::outcome::MAX_NOTIFY_FAILURES`]); this module only delivers one.
+//! [`sundial_model::outcome::MAX_NOTIFY_FAILURES`]); this module only delivers one.
 
-use super::retry::RunError;
 use super::target::Remotes;
 use crate::config::Config;
-use crate::model::outcome::OutcomeNotify;
 use chrono::{DateTime, Utc};
 use std::sync::Arc;
 use std::time::Duration;
+use sundial_model::outcome::OutcomeNotify;
+use sundial_model::retry::RunError;
 
 /// A boxed future (the [`Notifier`] is a trait object): the handlers' own.
 pub use super::target::in_process::BoxFuture;
@@ -55,7 +55,7 @@ impl HttpNotifier {
     /// has no worker): each tenant's calls over its role session of `roles`, judged by `cfg`.
     pub fn for_tenants(
         clients: &crate::aws::Clients,
-        roles: crate::model::tenant::TenantRoles,
+        roles: sundial_model::tenant::TenantRoles,
         cfg: Config,
     ) -> Self {
         use super::target::identity::{TenantClients, TenantSessions};

@@ -19,17 +19,17 @@
 //! (execution, transition): a flush that crashes between its PutEvents and its DELETE sends
 //! that one event again on the retry, with the same `eventId`.
 
-use crate::execution::claim::Finish;
 use crate::execution::notify::Notifier;
-use crate::execution::retry::ErrorClass;
 use crate::missed::{MissReporter, ReportError};
-use crate::model::outcome::{event_id, members, NotifyEntry, OutboxEntry, OutcomeKind, MAX_NOTIFY_FAILURES};
-use crate::model::{ExecStatus, Execution};
-use crate::store::executions::{ExecKey, ExecStore};
-use crate::store::StoreError;
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Serialize;
 use std::sync::Arc;
+use sundial_model::claim::Finish;
+use sundial_model::outcome::{event_id, members, NotifyEntry, OutboxEntry, OutcomeKind, MAX_NOTIFY_FAILURES};
+use sundial_model::retry::ErrorClass;
+use sundial_model::{ExecStatus, Execution};
+use sundial_store::executions::{ExecKey, ExecStore};
+use sundial_store::StoreError;
 
 /// A boxed future (the [`AutoPause`] hook is a trait object): the handlers' own.
 pub use super::target::in_process::BoxFuture;
@@ -131,7 +131,7 @@ pub fn due_on_finish(e: &Execution, fin: &Finish, attempt: u32, recovering: bool
         ErrorClass::Retryable => "retryable".to_string(),
         ErrorClass::Permanent => "permanent".to_string(),
     };
-    let with = |kind, err: &crate::execution::retry::RunError| OutboxEntry {
+    let with = |kind, err: &sundial_model::retry::RunError| OutboxEntry {
         kind,
         attempt,
         error_class: Some(class(err.class)),
@@ -376,7 +376,7 @@ impl Outcomes {
                 body["detailType"] = best.entry.kind.as_str().into();
                 n.post(&e.tenant, to, &detail.event_id, body.to_string(), now).await
             }
-            (None, _) => Err(crate::execution::retry::RunError::retryable(
+            (None, _) => Err(sundial_model::retry::RunError::retryable(
                 "NoNotifier",
                 "this process cannot deliver notifications",
             )),
@@ -392,7 +392,7 @@ impl Outcomes {
             }
             Err(err) if best.failures + 1 >= MAX_NOTIFY_FAILURES => {
                 tracing::warn!(execution = %e.id(), event = kind, code = %err.code, error = %err.message, "outcome notification given up");
-                let code = crate::execution::retry::codes::OUTCOME_NOTIFY_ABANDONED;
+                let code = sundial_model::retry::codes::OUTCOME_NOTIFY_ABANDONED;
                 let actor = format!("notify:{kind}");
                 self.store.outbox_give_up(key, e, &all, &actor, code, now.timestamp_millis()).await?;
                 done.notify_given_up += 1;
@@ -447,7 +447,7 @@ fn event_detail(
         deadline: (entry.kind == OutcomeKind::FinishDeadlineMissed)
             .then(|| sundial_model::reconcile::finish_deadline(e))
             .flatten()
-            .map(|d| crate::store::items::ms_to_dt(d).to_rfc3339_opts(SecondsFormat::Millis, true)),
+            .map(|d| sundial_store::items::ms_to_dt(d).to_rfc3339_opts(SecondsFormat::Millis, true)),
         pool: e.definition.pool.clone(),
         def_version: e.def_version,
     }
@@ -456,12 +456,12 @@ fn event_detail(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::execution::retry::RunError;
+    use sundial_model::retry::RunError;
 
     fn exec(def: serde_json::Value) -> Execution {
-        let definition: crate::model::JobDefinition =
+        let definition: sundial_model::JobDefinition =
             serde_json::from_value(def).unwrap_or_else(|e| panic!("{e}"));
-        let at = crate::store::items::ms_to_dt(1_764_579_600_000);
+        let at = sundial_store::items::ms_to_dt(1_764_579_600_000);
         Execution {
             tenant: "acme".into(),
             job_id: "nightly".into(),
@@ -517,7 +517,7 @@ mod tests {
             ["ExecutionSucceeded#1##", "JobRecovered#1##"]
         );
         let mut child = e.clone();
-        child.child = Some(crate::execution::children::ChildKey::Shard(0));
+        child.child = Some(sundial_model::children::ChildKey::Shard(0));
         assert!(due_on_finish(&child, &dead, 3, false).is_empty(), "a child's parent speaks for the fire");
     }
 }

@@ -19,21 +19,21 @@
 //!   runner sees at the next heartbeat or checkpoint), then waits until the slot is free.
 //!
 //! **Per tenant**: with a limit configured, a tenant's running gate maps each running execution
-//! (its admission's entry, [`crate::keys::gate_entry`]) to its lease end; a claim joins it only while fewer than `limit`
+//! (its admission's entry, [`sundial_model::keys::gate_entry`]) to its lease end; a claim joins it only while fewer than `limit`
 //! entries are live, by CAS on a version; heartbeats and finishes change their own entry and bump
 //! that version, so a racing join cannot undo them. Entries carry leases (extended by
 //! heartbeats), so a crashed worker's entry lapses instead of leaking a slot forever.
 //!
-//! Both items live in the executions table; [`crate::store::slots`] reads and writes them, and
-//! their keys are in [`crate::keys`]. This module decides.
+//! Both items live in the executions table; [`sundial_store::slots`] reads and writes them, and
+//! their keys are in [`sundial_model::keys`]. This module decides.
 
-use crate::keys;
-use crate::model::{ConcurrencyPolicy, ExecStatus, Execution};
-use crate::store::error::StoreError;
-use crate::store::executions::{ExecKey, ExecStore};
-use crate::store::slots::{self, Take};
 use chrono::{DateTime, Utc};
 use std::collections::HashMap;
+use sundial_model::keys;
+use sundial_model::{ConcurrencyPolicy, ExecStatus, Execution};
+use sundial_store::error::StoreError;
+use sundial_store::executions::{ExecKey, ExecStore};
+use sundial_store::slots::{self, Take};
 
 /// How long a waiting fire stays away before it looks again (ms): the tenant's running limit,
 /// slot contention.
@@ -296,7 +296,7 @@ impl TenantGate {
     }
 
     /// Joins `key`'s tenant's running set as `entry` (its admission's,
-    /// [`crate::keys::gate_entry`]) until `lease_until` if fewer than `limit` live entries are
+    /// [`sundial_model::keys::gate_entry`]) until `lease_until` if fewer than `limit` live entries are
     /// in it: tries the entry's home shard (a hash of it), then the others in turn, each
     /// admitting its [`gate_quota`]. An entry counts as live until its lease end plus
     /// `skew_margin_ms`.
@@ -309,8 +309,8 @@ impl TenantGate {
         skew_margin_ms: i64,
         now_ms: i64,
     ) -> Result<Seat, StoreError> {
-        let home = crate::keys::shard_of(&key.tenant, entry, gate_shards(limit));
-        let gate = |shard| crate::keys::tenant_running_shard_pk(&key.tenant, shard);
+        let home = sundial_model::keys::shard_of(&key.tenant, entry, gate_shards(limit));
+        let gate = |shard| sundial_model::keys::tenant_running_shard_pk(&key.tenant, shard);
         let entry = GateEntry { id: entry, home, lease_until, share: None };
         Ok(acquire_gate(&self.ddb, &self.table, &gate, &entry, limit, skew_margin_ms, now_ms).await?.0)
     }
@@ -341,7 +341,7 @@ impl TenantGate {
                 set.leases
                     .into_iter()
                     .filter(|(_, lu)| *lu >= now_ms)
-                    .map(|(k, _)| crate::keys::gate_entry_execution(&k).to_string()),
+                    .map(|(k, _)| sundial_model::keys::gate_entry_execution(&k).to_string()),
             );
         }
         v.sort();

@@ -6,7 +6,7 @@
 //! The holder set is the tenant running gate's leased map ([`super::policy::acquire_gate`]),
 //! one gate per resource instead of per tenant, its entries keyed by the *global* execution id
 //! (`{tenant}:{job}@{ms}`, since tenants share it) and the admission that took them
-//! ([`crate::keys::gate_entry`]: a failed admission gives back only its own): joined by CAS on a version while fewer than
+//! ([`sundial_model::keys::gate_entry`]: a failed admission gives back only its own): joined by CAS on a version while fewer than
 //! the limit are live, extended by heartbeats, left at the attempt's end, and dropped by the next
 //! acquirer once its lease (+ skew margin) is over, so a holder that died frees its unit when its
 //! lease ends.
@@ -24,11 +24,11 @@
 //! the guarded downstream is protected rather than flooded, and `ResourceUndefined` says so.
 
 use super::policy::{acquire_gate, GateEntry, Seat};
-use crate::keys;
-use crate::store::error::StoreError;
-use crate::store::{resource_limits as resources, slots};
 use std::collections::HashMap;
 use std::sync::Mutex;
+use sundial_model::keys;
+use sundial_store::error::StoreError;
+use sundial_store::{resource_limits as resources, slots};
 
 /// How long a worker trusts a limit it read (ms): a changed limit takes effect within this.
 pub const LIMIT_CACHE_MS: i64 = 10_000;
@@ -258,7 +258,7 @@ impl ResourceGates {
                 set.leases
                     .into_iter()
                     .filter(|(_, lu)| *lu >= now_ms)
-                    .map(|(k, lu)| (crate::keys::gate_entry_execution(&k).to_string(), lu)),
+                    .map(|(k, lu)| (sundial_model::keys::gate_entry_execution(&k).to_string(), lu)),
             );
         }
         v.sort();

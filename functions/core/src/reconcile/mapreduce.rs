@@ -18,11 +18,11 @@
 
 use super::{backoff_ms, Done, ReconcileError, ReconcileOptions, GRACE_MS};
 use crate::execution::mapreduce::{ready_to_reduce, MapState};
-use crate::model::ExecStatus;
-use crate::queue::Outgoing;
-use crate::store::executions::{ExecStore, Snapshot};
-use crate::store::open::OpenEntry;
 use chrono::{DateTime, Utc};
+use sundial_model::ExecStatus;
+use sundial_store::executions::{ExecStore, Snapshot};
+use sundial_store::open::OpenEntry;
+use sundial_store::queue::Outgoing;
 
 /// Looks at a waiting parent before the reconciler may read its items (with the backoff, about
 /// 14 minutes into the wait), and only if the counts did not move since the previous look.

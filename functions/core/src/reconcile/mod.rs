@@ -36,14 +36,14 @@ pub use rules::{backoff_ms, first_look, judge, Verdict, GRACE_MS};
 
 use crate::execution::outcome::Outcomes;
 use crate::metrics::Emf;
-use crate::queue::{Outgoing, QueueError};
-use crate::store::executions::ExecStore;
-use crate::store::open::OpenEntry;
-use crate::store::StoreError;
 use crate::Ctx;
 use chrono::{DateTime, Utc};
 use futures_util::stream::{self, StreamExt};
 use std::collections::{BTreeMap, BTreeSet};
+use sundial_store::executions::ExecStore;
+use sundial_store::open::OpenEntry;
+use sundial_store::queue::{Outgoing, QueueError};
+use sundial_store::StoreError;
 
 /// Reconciler settings.
 #[derive(Debug, Clone)]
@@ -263,7 +263,7 @@ async fn read_due(
     report: &mut ReconcileReport,
 ) -> Result<Vec<OpenEntry>, ReconcileError> {
     let mut due: Vec<OpenEntry> = Vec::new();
-    'parts: for part in 0..crate::keys::OPEN_PARTITIONS {
+    'parts: for part in 0..sundial_model::keys::OPEN_PARTITIONS {
         let mut start = None;
         loop {
             let left = opts.max_per_run.saturating_sub(due.len());
@@ -285,10 +285,10 @@ async fn read_due(
 
 /// Pool lanes with a visible backlog (one GetQueueAttributes per pool lane and run, only when
 /// something is due): an execution is judged by its own lane's queue (docs/priority.md).
-async fn backlogged_lanes(ctx: &Ctx) -> BTreeSet<(String, crate::priority::Lane)> {
+async fn backlogged_lanes(ctx: &Ctx) -> BTreeSet<(String, sundial_model::priority::Lane)> {
     let mut backlogged = BTreeSet::new();
     for pool in &ctx.cfg.pools {
-        for lane in crate::priority::Lane::ALL {
+        for lane in sundial_model::priority::Lane::ALL {
             match ctx.queues.lane_depth(pool, lane).await {
                 Ok(n) if n >= rules::BACKLOG_MIN_VISIBLE => {
                     backlogged.insert((pool.clone(), lane));
@@ -367,7 +367,7 @@ async fn one(
     entry: &OpenEntry,
     now: DateTime<Utc>,
     opts: &ReconcileOptions,
-    backlogged: &std::collections::BTreeSet<(String, crate::priority::Lane)>,
+    backlogged: &std::collections::BTreeSet<(String, sundial_model::priority::Lane)>,
 ) -> Result<Done, ReconcileError> {
     let now_ms = now.timestamp_millis();
     let Some(mut seen) = execs.get(&entry.key, false).await? else { return Ok(Done::Missing) };
@@ -382,9 +382,9 @@ async fn one(
     if rules::finish_missed(&seen.exec, seen.finish_missed_at.is_some(), now_ms).is_some() {
         // Not finished by its finish deadline (still open, or finished after it): reported once,
         // through the outbox the mark writes (docs/outcomes.md, "Finish deadlines").
-        let kind = crate::model::outcome::OutcomeKind::FinishDeadlineMissed;
-        let pending = crate::model::outcome::members(
-            &[crate::model::outcome::OutboxEntry::new(kind, seen.exec.attempt)],
+        let kind = sundial_model::outcome::OutcomeKind::FinishDeadlineMissed;
+        let pending = sundial_model::outcome::members(
+            &[sundial_model::outcome::OutboxEntry::new(kind, seen.exec.attempt)],
             seen.exec.definition.outcome_notify.is_some(),
         );
         let next = rules::delivery_look(&seen.exec);
@@ -402,9 +402,10 @@ async fn one(
     let verdict = match judge(&seen.exec, seen.resends, reported, now_ms, grace) {
         // Its pool has a backlog and it is not that late: it may be waiting its turn.
         Verdict::Resend(_)
-            if backlogged
-                .contains(&(seen.exec.definition.pool.clone(), crate::priority::lane_of(&seen.exec)))
-                && rules::overdue_ms(&seen.exec, now_ms) < grace * rules::BACKLOG_GRACES =>
+            if backlogged.contains(&(
+                seen.exec.definition.pool.clone(),
+                sundial_model::priority::lane_of(&seen.exec),
+            )) && rules::overdue_ms(&seen.exec, now_ms) < grace * rules::BACKLOG_GRACES =>
         {
             // A grace from now, in the index's terms (which count in default graces).
             if execs.look_again(&entry.key, &seen, now_ms + GRACE_MS).await? {
@@ -463,11 +464,11 @@ async fn one(
 async fn aggregate(
     execs: &ExecStore,
     entry: &OpenEntry,
-    seen: &crate::store::executions::Snapshot,
+    seen: &sundial_store::executions::Snapshot,
     now: DateTime<Utc>,
     opts: &ReconcileOptions,
 ) -> Result<Done, ReconcileError> {
-    use crate::execution::children::verdict;
+    use sundial_model::children::verdict;
     let parent = &seen.exec;
     if parent.map_reduce.is_some() {
         return crate::reconcile::mapreduce::aggregate(execs, entry, seen, now, opts).await;

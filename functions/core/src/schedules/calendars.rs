@@ -8,12 +8,12 @@
 //! ([`crate::control::calendars`]), which then name the new versions.
 
 use super::weighted::Weighted;
-use crate::model::Job;
-use crate::schedule::BusinessDays;
-use crate::store::calendars::get_calendar_version;
-use crate::store::items::encode_calendar_versions;
-use crate::store::StoreError;
 use std::sync::{Arc, Mutex, OnceLock};
+use sundial_model::Job;
+use sundial_schedule::BusinessDays;
+use sundial_store::calendars::get_calendar_version;
+use sundial_store::items::encode_calendar_versions;
+use sundial_store::StoreError;
 
 type Key = (String, String);
 

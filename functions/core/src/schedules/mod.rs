@@ -13,9 +13,9 @@
 pub mod calendars;
 pub mod weighted;
 
-use crate::model::Job;
-use crate::schedule::{Schedule, ScheduleError, ScheduleSpec};
 use std::sync::{Arc, Mutex, OnceLock};
+use sundial_model::Job;
+use sundial_schedule::{Schedule, ScheduleError, ScheduleSpec};
 use weighted::Weighted;
 
 /// The schedule cache's default budget (bytes): the tick and scan functions'.
@@ -56,7 +56,7 @@ fn key_of(job: &Job) -> Key {
         version: job.version,
         anchor_ms: job.anchor.timestamp_millis(),
         spec,
-        calendars: crate::store::items::encode_calendar_versions(&job.calendar_versions),
+        calendars: sundial_store::items::encode_calendar_versions(&job.calendar_versions),
     }
 }
 
@@ -91,7 +91,7 @@ pub fn schedule_of(job: &Job) -> Result<Arc<Schedule>, ScheduleError> {
         Some(calendars::cached(&job.tenant, &job.calendar_versions).ok_or_else(|| {
             ScheduleError::BusinessCalendar(format!(
                 "calendar versions {} are not loaded",
-                crate::store::items::encode_calendar_versions(&job.calendar_versions)
+                sundial_store::items::encode_calendar_versions(&job.calendar_versions)
             ))
         })?)
     };
@@ -107,8 +107,8 @@ pub fn schedule_of(job: &Job) -> Result<Arc<Schedule>, ScheduleError> {
 mod tests {
     use super::*;
     use crate::config::Config;
-    use crate::model::{JobDefinition, Target};
     use chrono::{TimeZone, Utc};
+    use sundial_model::{JobDefinition, Target};
 
     fn job(id: &str, expr: &str, at_secs: i64) -> Job {
         let cfg = Config::local("t-", &["default"], 4);

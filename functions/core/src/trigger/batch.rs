@@ -17,11 +17,11 @@
 //! So every missed fire is in exactly one execution, whichever scan put it. A put that finds
 //! its key taken (a concurrent scan put it since the read) counts as an execution there.
 
-use crate::model::{Execution, Job};
-use crate::schedule::Schedule;
-use crate::store::executions::{CountedPut, ExecKey, ExecStore, PutOutcome, Snapshot};
-use crate::store::StoreError;
 use chrono::{DateTime, Duration, Utc};
+use sundial_model::{Execution, Job};
+use sundial_schedule::Schedule;
+use sundial_store::executions::{CountedPut, ExecKey, ExecStore, PutOutcome, Snapshot};
+use sundial_store::StoreError;
 
 /// A planned execution with what its put needs: whether it gets an `open` index entry, and for
 /// a `fireOnce` batch the job and schedule that plan its walk.

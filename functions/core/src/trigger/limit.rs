@@ -4,12 +4,12 @@
 //! their limit are the ones the scan completes.
 
 use super::batch::{self, Put};
-use crate::model::{Execution, Job};
-use crate::store::executions::{ExecStore, PutOutcome};
-use crate::store::StoreError;
 use chrono::{DateTime, Utc};
 use futures_util::stream::{self, StreamExt};
 use std::collections::{BTreeMap, BTreeSet};
+use sundial_model::{Execution, Job};
+use sundial_store::executions::{ExecStore, PutOutcome};
+use sundial_store::StoreError;
 
 /// (tenant, job id).
 pub(super) type JobRef = (String, String);

@@ -1,10 +1,10 @@
 //! Pure planning: which executions one job gets in one scan, and where its trigger position
 //! moves. No I/O; `now` is an argument.
 
-use crate::model::Job;
-use crate::schedule::{plan_misfire, MisfirePolicy, PlannedFire, Schedule};
 use chrono::{DateTime, Duration, Utc};
 use std::collections::HashMap;
+use sundial_model::Job;
+use sundial_schedule::{plan_misfire, MisfirePolicy, PlannedFire, Schedule};
 
 /// Most future fires one job gets per scan (an every-second job gets 60-120 per window).
 pub const MAX_FIRES_PER_JOB: usize = 10_000;

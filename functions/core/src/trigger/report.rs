@@ -1,9 +1,9 @@
 //! What a shard scan reports ([`ScanReport`], counts per tick and per pool) and how it fails
 //! ([`ScanError`]): shared by the scan and the verification pass, which both fill one report.
 
-use crate::queue::QueueError;
-use crate::store::StoreError;
 use std::collections::BTreeMap;
+use sundial_store::queue::QueueError;
+use sundial_store::StoreError;
 
 /// Where a test makes the scan stop as if the process had crashed (fault injection).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -12,20 +12,20 @@ use super::batch::{self, Put};
 use super::limit::{job_ref, JobRef};
 use super::plan::{plan_job, policy_name, CatchUpBudget, JobPlan};
 pub use super::report::{CrashPoint, ScanError, ScanReport};
-use crate::keys;
-use crate::model::{DueClass, ExecStatus, Execution, Job};
-use crate::queue::Outgoing;
-use crate::schedule::Schedule;
-use crate::store::executions::{ExecStore, PutOutcome};
-use crate::store::jobs::{self, Advance};
-use crate::store::watermarks;
-use crate::store::StoreError;
 use crate::Ctx;
 use chrono::{DateTime, Duration, Utc};
 use futures_util::stream::{self, StreamExt};
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
 use std::sync::Arc;
+use sundial_model::keys;
+use sundial_model::{DueClass, ExecStatus, Execution, Job};
+use sundial_schedule::Schedule;
+use sundial_store::executions::{ExecStore, PutOutcome};
+use sundial_store::jobs::{self, Advance};
+use sundial_store::queue::Outgoing;
+use sundial_store::watermarks;
+use sundial_store::StoreError;
 use tokio::sync::Mutex;
 
 /// (job, position read, new position, new class: `None` = completed at its `maxRuns`).
@@ -59,7 +59,7 @@ pub struct ScanOptions {
     pub verify_grace_ms: i64,
     /// Back-pressure thresholds: low-priority fires are deferred while the pool is busy
     /// (docs/priority.md); `None` turns deferral off.
-    pub backpressure: Option<crate::priority::Backpressure>,
+    pub backpressure: Option<sundial_model::priority::Backpressure>,
 }
 
 /// A test hook run with the shard number between a scan's two class-partition reads.
@@ -98,7 +98,7 @@ impl Default for ScanOptions {
             between_class_reads: None,
             after_class_reads: None,
             verify_grace_ms: sundial_model::reconcile::GRACE_MS,
-            backpressure: Some(crate::priority::Backpressure::default()),
+            backpressure: Some(sundial_model::priority::Backpressure::default()),
         }
     }
 }
@@ -578,13 +578,13 @@ impl Dispatch<'_> {
     async fn hold_back_low(&self, outgoing: &mut BTreeMap<String, Vec<Outgoing>>, report: &mut ScanReport) {
         let Some(bp) = &self.opts.backpressure else { return };
         for (pool, msgs) in outgoing.iter_mut() {
-            if !msgs.iter().any(|m| m.message.lane == crate::priority::Lane::Low) {
+            if !msgs.iter().any(|m| m.message.lane == sundial_model::priority::Lane::Low) {
                 continue;
             }
             let depths = self.ctx.queues.depths(pool, self.now.timestamp_millis()).await;
             for m in msgs.iter_mut() {
                 let (delay, deferred) =
-                    crate::priority::tick_delay(m.message.lane, m.delay_secs, &depths, bp);
+                    sundial_model::priority::tick_delay(m.message.lane, m.delay_secs, &depths, bp);
                 m.delay_secs = delay;
                 if deferred {
                     *report.low_deferred.entry(pool.clone()).or_default() += 1;

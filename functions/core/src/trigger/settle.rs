@@ -8,11 +8,11 @@
 
 use super::plan::{plan_job, CatchUpBudget};
 use super::scan::{load_calendars_or_log, parse_or_log, Dispatch, Group, ScanError, ScanOptions, ScanReport};
-use crate::keys;
-use crate::model::{DueClass, Job, JobState};
-use crate::store::watermarks;
 use crate::Ctx;
 use chrono::{DateTime, Duration, Utc};
+use sundial_model::keys;
+use sundial_model::{DueClass, Job, JobState};
+use sundial_store::watermarks;
 
 /// Puts and sends the fires `job` owes at `now` (nothing when the tick is up to date).
 pub async fn settle_owed(
@@ -67,7 +67,7 @@ pub async fn dispatch_one(
     actor: &str,
 ) -> Result<ScanReport, ScanError> {
     let mut report = ScanReport::default();
-    let (Some(next), true) = (job.next_fire_at, job.state == crate::model::JobState::Enabled) else {
+    let (Some(next), true) = (job.next_fire_at, job.state == sundial_model::JobState::Enabled) else {
         return Ok(report);
     };
     if !load_calendars_or_log(ctx, job, &mut report).await? {

@@ -16,10 +16,10 @@ use chrono::{DateTime, Utc};
 use sundial_throughput::{plan, Decreases, MinuteDemand, Settings, Throughput};
 
 use crate::access::{self, Role, Scope};
-use crate::keys;
-use crate::store::error::StoreError;
-use crate::store::throughput::{self as store, Provisioned, ThroughputError};
 use crate::Ctx;
+use sundial_model::keys;
+use sundial_store::error::StoreError;
+use sundial_store::throughput::{self as store, Provisioned, ThroughputError};
 
 /// Units one fire costs on a table or one of its indexes, writes and reads (the typical mix's,
 /// from `sundial capacity --explain`, which takes them from the checked-in bench documents).

@@ -138,7 +138,7 @@ pub async fn run_scan(ctx: &Ctx, req: &ScanRequest, opts: &ScanOptions) -> Resul
 }
 
 async fn scan(ctx: &Ctx, req: &ScanRequest, opts: &ScanOptions) -> Result<ScanReport, ScanError> {
-    let now = crate::store::items::ms_to_dt(req.now_ms);
+    let now = sundial_store::items::ms_to_dt(req.now_ms);
     let budget = Mutex::new(CatchUpBudget::new(req.catch_up_global, req.catch_up_per_tenant));
     let report = scan_shards(ctx, req.from..req.to.min(ctx.cfg.shards), now, &budget, opts)
         .await

@@ -34,13 +34,13 @@
 
 use super::report::{ScanError, ScanReport};
 use crate::context::Ctx;
-use crate::keys;
-use crate::model::{DueClass, Job, JobState};
 use crate::schedules as cache;
-use crate::store::error::StoreError;
-use crate::store::executions::ExecKey;
-use crate::store::{jobs, watermarks};
 use chrono::{DateTime, Duration, Utc};
+use sundial_model::keys;
+use sundial_model::{DueClass, Job, JobState};
+use sundial_store::error::StoreError;
+use sundial_store::executions::ExecKey;
+use sundial_store::{jobs, watermarks};
 
 /// Minutes one tick verifies per shard at most (a backlog after an outage is worked off over
 /// several ticks, like the watermark's walk).

@@ -24,14 +24,14 @@
 //! message, which names roles and accounts, is logged with the execution id.
 
 use super::Invocation;
-use crate::execution::retry::RunError;
-use crate::model::EcsTarget;
 use aws_sdk_ecs::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
 use aws_sdk_ecs::types::{
     AssignPublicIp, AwsVpcConfiguration, ContainerOverride, DesiredStatus, KeyValuePair, LaunchType,
     NetworkConfiguration, PropagateTags, Task, TaskOverride,
 };
 use std::time::Duration;
+use sundial_model::retry::RunError;
+use sundial_model::EcsTarget;
 
 /// Longest `startedBy`/`clientToken` name: `clientToken` takes 64 characters (`startedBy` 128).
 pub const MAX_NAME: usize = 64;
@@ -137,9 +137,7 @@ impl EcsCaller {
                     AssignPublicIp::Disabled
                 })
                 .build()
-                .map_err(|e| {
-                    RunError::permanent(crate::execution::retry::codes::BAD_TARGET, e.to_string())
-                })?;
+                .map_err(|e| RunError::permanent(sundial_model::retry::codes::BAD_TARGET, e.to_string()))?;
             req =
                 req.network_configuration(NetworkConfiguration::builder().awsvpc_configuration(vpc).build());
         }

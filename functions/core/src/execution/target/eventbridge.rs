@@ -8,8 +8,8 @@
 //! message, which names roles and accounts, is logged with the execution id.
 
 use super::Invocation;
-use crate::execution::retry::RunError;
 use aws_sdk_eventbridge::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
+use sundial_model::retry::RunError;
 
 /// The `source` of the events a job puts.
 pub const SOURCE: &str = "sundial.job";

@@ -14,7 +14,7 @@
 //! webhook inside an allowed private network answers with its internals), so they go to the
 //! worker's log with the execution id, never to the execution.
 //!
-//! Address policy ([`crate::outbound::AddressPolicy`]): a scheduler that POSTs to user-supplied
+//! Address policy ([`sundial_model::outbound::AddressPolicy`]): a scheduler that POSTs to user-supplied
 //! URLs from inside a VPC is a server-side request forgery engine unless it refuses internal
 //! addresses. Public addresses are allowed, private ones only inside the deployment's listed
 //! networks, and loopback, link-local (the metadata service) and the EC2 service addresses
@@ -26,9 +26,6 @@
 use super::secrets::{SecretCache, SECRET_UNAVAILABLE};
 use super::signing::{self, SigningKey};
 use super::Invocation;
-use crate::execution::retry::{codes, RunError};
-use crate::model::SecretRef;
-use crate::outbound::AddressPolicy;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::Uri;
@@ -43,6 +40,9 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
+use sundial_model::outbound::AddressPolicy;
+use sundial_model::retry::{codes, RunError};
+use sundial_model::SecretRef;
 
 /// Header carrying the fencing token.
 pub const FENCING_TOKEN_HEADER: &str = "x-sundial-fencing-token";
@@ -77,7 +77,7 @@ where
     buf
 }
 
-pub use crate::outbound::is_public;
+pub use sundial_model::outbound::is_public;
 
 /// An address the deployment does not allow webhooks to reach.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -183,7 +183,7 @@ impl HttpCaller {
 
     /// Checks a URL against the scheme and (for IP literals) address policy before any I/O.
     pub fn check_url(&self, url: &str) -> Result<Uri, RunError> {
-        crate::model::target::http::check_url(&self.policy, url)?;
+        sundial_model::target::http::check_url(&self.policy, url)?;
         url.parse().map_err(|_| RunError::permanent(codes::BAD_TARGET, "target.url: is not a valid URL"))
     }
 
@@ -203,7 +203,7 @@ impl HttpCaller {
             .header(signing::TIMESTAMP_HEADER, now_secs.to_string());
         for (name, value) in hook.headers {
             // The policy refused reserved names already; this is the last line before the wire.
-            if crate::model::target::http::check_header_name(name).is_err() {
+            if sundial_model::target::http::check_header_name(name).is_err() {
                 return Err(RunError::permanent(
                     codes::BAD_TARGET,
                     format!("target.headers.{name}: not allowed"),

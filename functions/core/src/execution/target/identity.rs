@@ -21,12 +21,12 @@
 //! (`super::Remotes`, bounded): a tenant costs one `AssumeRole` per hour per worker process, and
 //! a resource one tag read per [`OWNERSHIP_TTL`].
 
-use crate::execution::retry::{codes, RunError};
-pub use crate::model::tenant::TenantRoles;
 use aws_sdk_lambda::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use sundial_model::retry::{codes, RunError};
+pub use sundial_model::tenant::TenantRoles;
 use tokio::time::Instant;
 
 /// The tag that names a resource's tenant (on secrets, functions and queues) and the session's.

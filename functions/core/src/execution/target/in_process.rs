@@ -10,8 +10,6 @@
 //! [`HandlerContext::is_cancelled`] between steps, or `select!` on [`HandlerContext::cancelled`].
 
 use super::Invocation;
-use crate::execution::retry::RunError;
-use crate::store::executions::CheckpointError;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::fmt;
@@ -19,6 +17,8 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
+use sundial_model::retry::RunError;
+use sundial_store::executions::CheckpointError;
 use tokio_util::sync::CancellationToken;
 
 /// A boxed, sendable future (handlers are stored as trait objects).

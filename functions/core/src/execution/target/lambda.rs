@@ -12,11 +12,11 @@
 //! `errorMessage` is the tenant's own function speaking and is kept.
 
 use super::Invocation;
-use crate::execution::retry::{codes, RunError};
 use aws_sdk_lambda::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
 use aws_sdk_lambda::operation::invoke::InvokeError;
 use aws_sdk_lambda::primitives::Blob;
 use aws_smithy_runtime_api::client::orchestrator::HttpResponse;
+use sundial_model::retry::{codes, RunError};
 
 /// The marker a handler puts in its error type to say "do not retry".
 pub const NON_RETRYABLE_MARKER: &str = "NonRetryable";

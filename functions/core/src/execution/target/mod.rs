@@ -19,10 +19,10 @@ pub mod sns;
 pub mod sqs;
 pub mod stepfunctions;
 
-use super::retry::{codes, RunError};
-use crate::model::{EcsTarget, Execution, Target};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
+use sundial_model::retry::{codes, RunError};
+use sundial_model::{EcsTarget, Execution, Target};
 
 /// The document every target receives (JSON, camelCase).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -91,12 +91,12 @@ impl LogicalTime {
     /// rate's period then starts at the instant; business-calendar rolls are not applied, as
     /// the calendar is not read on the worker's path). `None` when the zone or the expression
     /// do not parse (a definition stored before a change of rules).
-    pub fn of(spec: &crate::schedule::ScheduleSpec, at: DateTime<Utc>) -> Option<Self> {
+    pub fn of(spec: &sundial_schedule::ScheduleSpec, at: DateTime<Utc>) -> Option<Self> {
         let tz: chrono_tz::Tz = spec.timezone.parse().ok()?;
         let local = at.with_timezone(&tz);
         let mut plain = spec.clone();
         plain.business_calendar = None;
-        let schedule = crate::schedule::Schedule::parse(&plain, at).ok();
+        let schedule = sundial_schedule::Schedule::parse(&plain, at).ok();
         let period_start = schedule.as_ref().and_then(|s| s.prev_at_or_before(at)).unwrap_or(at);
         Some(LogicalTime {
             timezone: spec.timezone.clone(),
@@ -124,13 +124,17 @@ pub struct MissedRange {
 impl Invocation {
     /// The invocation of a claimed execution.
     pub fn of(e: &Execution, token: u64, attempt: u32) -> Self {
-        let pos = crate::execution::children::Position::of(e);
+        let pos = sundial_model::children::Position::of(e);
         Invocation {
             shard_index: pos.shard_index,
             shard_total: pos.shard_total,
             member: pos.member,
             parent_execution_id: e.child.as_ref().map(|_| {
-                crate::keys::global_execution_id(&e.tenant, &e.job_id, e.scheduled_at.timestamp_millis())
+                sundial_model::keys::global_execution_id(
+                    &e.tenant,
+                    &e.job_id,
+                    e.scheduled_at.timestamp_millis(),
+                )
             }),
             logical_time: LogicalTime::of(&e.definition.schedule, e.scheduled_at),
             execution_id: e.global_id(),
@@ -182,7 +186,7 @@ impl RemoteTargets {
     pub fn of_tenant(
         tenant: &str,
         clients: identity::TenantClients,
-        addresses: crate::outbound::AddressPolicy,
+        addresses: sundial_model::outbound::AddressPolicy,
     ) -> std::io::Result<Self> {
         let owner = identity::Ownership::new(tenant, clients.clone());
         let secrets =
@@ -352,14 +356,14 @@ impl RemoteTargets {
 #[derive(Debug)]
 pub struct Remotes {
     sessions: identity::TenantSessions,
-    policy: crate::outbound::TargetPolicy,
+    policy: sundial_model::outbound::TargetPolicy,
     tenants: std::sync::Mutex<std::collections::HashMap<String, std::sync::Arc<RemoteTargets>>>,
 }
 
 impl Remotes {
     /// The targets of every tenant, through `sessions`; each tenant's webhooks reach the addresses
     /// `policy` allows it (the deployment's networks narrowed to the tenant's own `cidrs`).
-    pub fn new(sessions: identity::TenantSessions, policy: crate::outbound::TargetPolicy) -> Self {
+    pub fn new(sessions: identity::TenantSessions, policy: sundial_model::outbound::TargetPolicy) -> Self {
         Remotes { sessions, policy, tenants: Default::default() }
     }
 
@@ -448,7 +452,7 @@ mod tests {
         let inv = Invocation {
             execution_id: "j@1".into(),
             fencing_token: 3,
-            scheduled_at: crate::store::items::ms_to_dt(1_000),
+            scheduled_at: sundial_store::items::ms_to_dt(1_000),
             attempt: 2,
             tenant: "t".into(),
             job_id: "j".into(),
@@ -472,17 +476,17 @@ mod tests {
     fn jobs_of_two_tenants_with_one_name_and_instant_get_distinct_idempotency_keys() {
         // Issue 13 scenario 11: the id leaves the system as the inbox key, the `Idempotency-Key`
         // header and the FIFO deduplication id, so it must name the tenant.
-        let def = crate::model::JobDefinition::new(
-            crate::schedule::ScheduleSpec::new("rate(1 minute)", "UTC"),
+        let def = sundial_model::JobDefinition::new(
+            sundial_schedule::ScheduleSpec::new("rate(1 minute)", "UTC"),
             Target::http("https://x"),
         );
         let cfg = crate::config::Config::local("t-", &["default"], 8);
-        let at = crate::store::items::ms_to_dt(1_764_469_800_000);
+        let at = sundial_store::items::ms_to_dt(1_764_469_800_000);
         let exec = |tenant: &str| {
-            let job = crate::model::Job::new(&cfg, tenant, "nightly", def.clone(), at)
+            let job = sundial_model::Job::new(&cfg, tenant, "nightly", def.clone(), at)
                 .unwrap_or_else(|e| panic!("{e}"));
             let schedule =
-                crate::schedule::Schedule::parse(&def.schedule, at).unwrap_or_else(|e| panic!("{e}"));
+                sundial_schedule::Schedule::parse(&def.schedule, at).unwrap_or_else(|e| panic!("{e}"));
             Execution::ready(&job, &schedule, at, None, at, "test")
         };
         let (a, b) = (Invocation::of(&exec("acme"), 1, 1), Invocation::of(&exec("globex"), 1, 1));
@@ -494,7 +498,7 @@ mod tests {
         let at = |s: &str| {
             DateTime::parse_from_rfc3339(s).map(|t| t.with_timezone(&Utc)).unwrap_or_else(|e| panic!("{e}"))
         };
-        let spec = crate::schedule::ScheduleSpec::new("0 30 23 * * *", "America/New_York");
+        let spec = sundial_schedule::ScheduleSpec::new("0 30 23 * * *", "America/New_York");
         // 23:30 on the day New York moves to EDT: 03:30Z the next morning
         let lt = LogicalTime::of(&spec, at("2026-03-09T03:30:00Z")).unwrap_or_else(|| panic!("parses"));
         assert_eq!(lt.scheduled_local, "2026-03-08T23:30:00-04:00");

@@ -17,11 +17,11 @@
 //! secret's `sundial-tenant` tag is confirmed before its value is read.
 
 use super::identity::{not_owned, Kind, Ownership};
-use crate::execution::retry::RunError;
 use aws_sdk_secretsmanager::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use sundial_model::retry::RunError;
 use tokio::time::Instant;
 
 /// How long a fetched secret is used before it is read again.

@@ -7,9 +7,9 @@
 //! AWS's message, which names roles and accounts, is logged with the execution id.
 
 use super::Invocation;
-use crate::execution::retry::{codes, RunError};
 use aws_sdk_sns::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
 use aws_sdk_sns::types::MessageAttributeValue;
+use sundial_model::retry::{codes, RunError};
 
 /// Publishes to tenants' topics.
 #[derive(Debug, Clone)]

@@ -8,9 +8,9 @@
 //! message, which names the worker's role and the account, is logged with the execution id.
 
 use super::Invocation;
-use crate::execution::retry::{codes, RunError};
 use aws_sdk_sqs::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
 use aws_sdk_sqs::types::MessageAttributeValue;
+use sundial_model::retry::{codes, RunError};
 
 /// Sends to user queues.
 #[derive(Debug, Clone)]

@@ -20,11 +20,11 @@
 //! message, which names roles and accounts, is logged with the execution id.
 
 use super::Invocation;
-use crate::execution::retry::RunError;
-use crate::model::{ExecStatus, Execution};
 use aws_sdk_sfn::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
 use aws_sdk_sfn::types::ExecutionStatus;
 use std::time::Duration;
+use sundial_model::retry::RunError;
+use sundial_model::{ExecStatus, Execution};
 
 /// Longest execution name Step Functions accepts.
 pub const MAX_NAME: usize = 80;
@@ -248,15 +248,15 @@ mod tests {
 
     #[test]
     fn the_run_counts_failed_attempts_not_takeovers() {
-        let def = crate::model::JobDefinition::new(
-            crate::schedule::ScheduleSpec::new("rate(1 minute)", "UTC"),
-            crate::model::Target::http("https://x"),
+        let def = sundial_model::JobDefinition::new(
+            sundial_schedule::ScheduleSpec::new("rate(1 minute)", "UTC"),
+            sundial_model::Target::http("https://x"),
         );
         let cfg = crate::config::Config::local("t-", &["default"], 8);
-        let at = crate::store::items::ms_to_dt(1_764_469_800_000);
+        let at = sundial_store::items::ms_to_dt(1_764_469_800_000);
         let job =
-            crate::model::Job::new(&cfg, "acme", "j", def.clone(), at).unwrap_or_else(|e| panic!("{e}"));
-        let schedule = crate::schedule::Schedule::parse(&def.schedule, at).unwrap_or_else(|e| panic!("{e}"));
+            sundial_model::Job::new(&cfg, "acme", "j", def.clone(), at).unwrap_or_else(|e| panic!("{e}"));
+        let schedule = sundial_schedule::Schedule::parse(&def.schedule, at).unwrap_or_else(|e| panic!("{e}"));
         let mut e = Execution::ready(&job, &schedule, at, None, at, "test");
         let step = |e: &mut Execution, from, to| {
             let mut ev = e.timeline[0].clone();

@@ -7,19 +7,19 @@
 use super::attempt::{Exit, Holds};
 use super::dependencies::Deps;
 use super::{secs_ceil, Delivery, Disposition, Worker};
-use crate::execution::claim::{next_step, Step};
 use crate::execution::follow::{at_claim_covered, Follow};
 use crate::execution::metrics::ExecMetrics;
 use crate::execution::policy::{Admission, Seat};
 use crate::execution::resource_limits::Acquired;
-use crate::model::ExecStatus;
-use crate::store::error::StoreError;
-use crate::store::executions::Snapshot;
-use crate::store::jobs;
 use chrono::{DateTime, Utc};
 use std::ops::ControlFlow;
 use std::time::Duration;
+use sundial_model::claim::{next_step, Step};
 use sundial_model::reconcile::stale_copy;
+use sundial_model::ExecStatus;
+use sundial_store::error::StoreError;
+use sundial_store::executions::Snapshot;
+use sundial_store::jobs;
 
 /// What admission decided.
 pub(super) enum Gate {

@@ -10,9 +10,9 @@
 
 use super::Worker;
 use crate::execution::resource_limits::Held;
-use crate::model::{ConcurrencyPolicy, ExecStatus};
-use crate::store::error::StoreError;
-use crate::store::executions::ExecKey;
+use sundial_model::{ConcurrencyPolicy, ExecStatus};
+use sundial_store::error::StoreError;
+use sundial_store::executions::ExecKey;
 
 /// How an attempt ended, as far as its holds are concerned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,7 +30,7 @@ pub(super) enum Exit {
 }
 
 /// The holds of one attempt. Create it at admission, end it exactly once with [`Holds::end`].
-/// Its entries are keyed by its admission ([`crate::keys::gate_entry`]), so they are its own:
+/// Its entries are keyed by its admission ([`sundial_model::keys::gate_entry`]), so they are its own:
 /// another admission of the same execution (a duplicate delivery, a takeover) has its own, and
 /// neither can give back the other's.
 #[must_use = "an attempt's holds must be ended with Holds::end"]
@@ -55,7 +55,7 @@ impl Holds {
 
     /// This admission's entry in its tenant's running gate.
     pub(super) fn tenant_entry(key: &ExecKey, admission: &str) -> String {
-        crate::keys::gate_entry(&key.id(), admission)
+        sundial_model::keys::gate_entry(&key.id(), admission)
     }
 
     /// This attempt's entry in a resource's holder gate.
@@ -65,7 +65,7 @@ impl Holds {
 
     /// This admission's entry in a resource's holder gate (global: tenants share those gates).
     pub(super) fn resource_entry(key: &ExecKey, admission: &str) -> String {
-        crate::keys::gate_entry(&key.global_id(), admission)
+        sundial_model::keys::gate_entry(&key.global_id(), admission)
     }
 
     /// The same holds, also holding `resources` (taken all at once at admission).

@@ -22,14 +22,14 @@
 //! again (the put is idempotent, a fire canceled as covered stays covered).
 
 use super::{Disposition, Worker};
-use crate::model::{BatchCover, ExecStatus, Execution};
-use crate::schedule::Schedule;
-use crate::store::executions::{ExecKey, Snapshot};
-use crate::store::{jobs, StoreError};
 use chrono::{DateTime, Duration, Utc};
 use std::collections::BTreeSet;
 use std::ops::ControlFlow;
 use sundial_model::retry::codes::COVERED_BY_BATCH;
+use sundial_model::{BatchCover, ExecStatus, Execution};
+use sundial_schedule::Schedule;
+use sundial_store::executions::{ExecKey, Snapshot};
+use sundial_store::{jobs, StoreError};
 
 /// How often one fire's CAS may be lost to concurrent changes before the delivery is retried.
 const MAX_RACES: usize = 4;
@@ -244,8 +244,8 @@ impl Worker {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Job, JobDefinition, Target, MANUAL_CODE};
-    use crate::schedule::ScheduleSpec;
+    use sundial_model::{Job, JobDefinition, Target, MANUAL_CODE};
+    use sundial_schedule::ScheduleSpec;
 
     fn at(s: i64) -> DateTime<Utc> {
         DateTime::from_timestamp(1_774_829_940 + s, 0).unwrap_or_default()

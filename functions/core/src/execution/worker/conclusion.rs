@@ -6,15 +6,15 @@
 
 use super::attempt::{Exit, Holds};
 use super::{secs_ceil, Delivery, Disposition, Worker};
-use crate::execution::claim::{Fence, Finish};
 use crate::execution::metrics::ExecMetrics;
 use crate::execution::outcome::due_on_finish;
-use crate::execution::retry::codes;
-use crate::model::outcome::OutboxEntry;
-use crate::model::{ExecStatus, Execution};
-use crate::store::error::StoreError;
-use crate::store::executions::{ClaimOutcome, FinishResult};
 use chrono::{DateTime, Utc};
+use sundial_model::claim::{Fence, Finish};
+use sundial_model::outcome::OutboxEntry;
+use sundial_model::retry::codes;
+use sundial_model::{ExecStatus, Execution};
+use sundial_store::error::StoreError;
+use sundial_store::executions::{ClaimOutcome, FinishResult};
 
 impl Worker {
     /// Records the finish and turns it into a disposition (and the metrics, DLQ copy, slot and
@@ -47,11 +47,11 @@ impl Worker {
         let key = &d.key;
         let now = self.clock.now();
         let status = fin.status();
-        let item = matches!(key.child, Some(crate::execution::children::ChildKey::Item(_)));
+        let item = matches!(key.child, Some(sundial_model::children::ChildKey::Item(_)));
         // The outcome events this finish makes due, written with it (docs/outcomes.md).
         let outbox = if item { Vec::new() } else { Box::pin(self.outbox_of(e, &fin, fence.attempt)).await };
         // With `outcomeNotify`, each event's notification twin too (docs/outcomes.md).
-        let encoded = crate::model::outcome::members(&outbox, e.definition.outcome_notify.is_some());
+        let encoded = sundial_model::outcome::members(&outbox, e.definition.outcome_notify.is_some());
         let (written, waiters) = if item {
             (self.finish_item(key, fence, &fin, result.as_ref()).await?, Vec::new())
         } else {

@@ -6,15 +6,15 @@
 
 use super::{secs_ceil, Delivery, Disposition, Worker};
 use crate::execution::metrics::ExecMetrics;
-use crate::model::dependency::{self, OnDependencyDeadline, Upstream, Verdict};
-use crate::model::{ExecStatus, JobState};
-use crate::queue::Outgoing;
-use crate::store::error::StoreError;
-use crate::store::executions::{ExecKey, Registration, Snapshot};
-use crate::store::jobs;
 use chrono::{DateTime, Utc};
 use std::ops::ControlFlow;
+use sundial_model::dependency::{self, OnDependencyDeadline, Upstream, Verdict};
 use sundial_model::retry::codes;
+use sundial_model::{ExecStatus, JobState};
+use sundial_store::error::StoreError;
+use sundial_store::executions::{ExecKey, Registration, Snapshot};
+use sundial_store::jobs;
+use sundial_store::queue::Outgoing;
 
 /// What a fire with dependencies does once they are decided.
 pub(super) enum Deps {

@@ -18,14 +18,14 @@
 
 use super::attempt::{Exit, Holds};
 use super::{Delivery, Disposition, Worker};
-use crate::execution::children;
-use crate::execution::claim::Fence;
 use crate::execution::metrics::ExecMetrics;
-use crate::model::{ConcurrencyPolicy, ExecStatus, Execution};
-use crate::queue::Outgoing;
-use crate::store::error::StoreError;
-use crate::store::executions::{ExecKey, FinishResult, PutOutcome};
 use futures_util::future::try_join_all;
+use sundial_model::children;
+use sundial_model::claim::Fence;
+use sundial_model::{ConcurrencyPolicy, ExecStatus, Execution};
+use sundial_store::error::StoreError;
+use sundial_store::executions::{ExecKey, FinishResult, PutOutcome};
+use sundial_store::queue::Outgoing;
 
 /// Children put at once.
 const PUT_CONCURRENCY: usize = 16;

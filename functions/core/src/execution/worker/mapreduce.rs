@@ -15,17 +15,17 @@
 use super::attempt::{Exit, Holds};
 use super::{Delivery, Disposition, Worker};
 use crate::access::Scope;
-use crate::execution::children::{child_of, ChildKey};
-use crate::execution::claim::Fence;
 use crate::execution::clock::Clock;
 use crate::execution::mapreduce::{ready_to_reduce, EmitError, Emitted, Emitter, MapItem, MapState};
 use crate::execution::metrics::ExecMetrics;
 use crate::execution::target::in_process::BoxFuture;
-use crate::model::{ConcurrencyPolicy, ExecStatus, Execution};
-use crate::queue::{Outgoing, PoolQueues};
-use crate::store::error::StoreError;
-use crate::store::executions::{ExecKey, ExecStore, FinishResult};
 use std::sync::{Arc, Mutex};
+use sundial_model::children::{child_of, ChildKey};
+use sundial_model::claim::Fence;
+use sundial_model::{ConcurrencyPolicy, ExecStatus, Execution};
+use sundial_store::error::StoreError;
+use sundial_store::executions::{ExecKey, ExecStore, FinishResult};
+use sundial_store::queue::{Outgoing, PoolQueues};
 
 /// The emitter of one claim of a map-reduce parent.
 pub(super) struct WorkerEmitter {
@@ -155,7 +155,7 @@ impl Worker {
         &self,
         key: &ExecKey,
         fence: &Fence,
-        fin: &crate::execution::claim::Finish,
+        fin: &sundial_model::claim::Finish,
         result: Option<&serde_json::Value>,
     ) -> Result<FinishResult, StoreError> {
         self.store.finish_item(key, fence, fin, result, self.clock.now()).await

@@ -51,7 +51,6 @@ mod settings;
 /// logged inside under the right tenant's execution.
 pub const EXECUTION_SPAN: &str = "execution";
 
-use super::claim::LeaseTerms;
 use super::clock::{with_skew_probe, Clock, ServiceClock, SkewGuard};
 use super::metrics::{ExecMetrics, MetricsSink};
 use super::policy::{JobSlots, TenantGate};
@@ -62,14 +61,15 @@ use super::target::Remotes;
 use crate::aws::Clients;
 use crate::config::{Config, WorkerSettings};
 use crate::missed::{FireMissed, MissReason, MissReporter};
-use crate::model::{ConcurrencyPolicy, ExecMessage, ExecStatus, JobDefinition};
-use crate::queue::{Outgoing, PoolQueues, QueueError, MAX_DELAY_SECS};
-use crate::store::error::StoreError;
-use crate::store::executions::{ClaimOutcome, Claimed, ExecKey, ExecStore, Snapshot};
 use admission::Gate;
 use attempt::Exit;
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
+use sundial_model::claim::LeaseTerms;
+use sundial_model::{ConcurrencyPolicy, ExecMessage, ExecStatus, JobDefinition};
+use sundial_store::error::StoreError;
+use sundial_store::executions::{ClaimOutcome, Claimed, ExecKey, ExecStore, Snapshot};
+use sundial_store::queue::{Outgoing, PoolQueues, QueueError, MAX_DELAY_SECS};
 use tokio_util::sync::CancellationToken;
 
 /// Whole seconds covering `ms` (SQS visibility and delays have 1 s resolution), capped at
@@ -253,16 +253,20 @@ impl Worker {
     }
 
     /// The URL of one lane of a pool (the main queue or the low lane, docs/priority.md).
-    pub async fn lane_url(&self, pool: &str, lane: crate::priority::Lane) -> Result<String, QueueError> {
+    pub async fn lane_url(
+        &self,
+        pool: &str,
+        lane: sundial_model::priority::Lane,
+    ) -> Result<String, QueueError> {
         self.queues.lane_url(pool, lane).await
     }
 
     /// The pool and lane of a queue ARN or URL (this worker's pool's main queue if it is none
     /// of Sundial's).
-    pub fn lane_of_queue(&self, arn_or_url: &str) -> (String, crate::priority::Lane) {
+    pub fn lane_of_queue(&self, arn_or_url: &str) -> (String, sundial_model::priority::Lane) {
         self.queues
             .lane_of_queue(arn_or_url)
-            .unwrap_or_else(|| (self.settings.pool.clone(), crate::priority::Lane::Main))
+            .unwrap_or_else(|| (self.settings.pool.clone(), sundial_model::priority::Lane::Main))
     }
 
     /// The pool of a queue ARN or URL (its name minus the configured prefix).
@@ -355,7 +359,7 @@ impl Worker {
     }
 
     /// A new admission's id, unique among this worker's (and, with the worker id, among all):
-    /// the key its gate entries are held under ([`crate::keys::gate_entry`]).
+    /// the key its gate entries are held under ([`sundial_model::keys::gate_entry`]).
     fn admission_id(&self) -> String {
         let n = self.admissions.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         format!("{}.{n}", self.settings.worker_id)
@@ -504,8 +508,8 @@ impl Worker {
 /// no longer parses).
 async fn job_schedule(
     w: &Worker,
-    job: &crate::model::Job,
-) -> Result<Option<crate::schedule::Schedule>, StoreError> {
+    job: &sundial_model::Job,
+) -> Result<Option<sundial_schedule::Schedule>, StoreError> {
     match crate::schedules::calendars::ensure(w.store.client(), &w.cfg.jobs_table, job).await {
         Ok(()) => {}
         Err(crate::schedules::calendars::LoadError::Store(e)) => return Err(e),
@@ -518,7 +522,7 @@ async fn job_schedule(
         [] => None,
         chain => crate::schedules::calendars::cached(&job.tenant, chain),
     };
-    Ok(crate::schedule::Schedule::parse_with(&job.definition.schedule, job.anchor, business).ok())
+    Ok(sundial_schedule::Schedule::parse_with(&job.definition.schedule, job.anchor, business).ok())
 }
 
 #[cfg(test)]

@@ -8,17 +8,17 @@
 use super::attempt::{Exit, Holds};
 use super::conclusion::Outcome;
 use super::{Delivery, Disposition, Worker};
-use crate::execution::claim::{Fence, Finish};
 use crate::execution::clock::Clock;
 use crate::execution::metrics::ExecMetrics;
-use crate::execution::retry::{after_failure, codes, jitter_unit, Budget, Progress, RunError, Verdict};
 use crate::execution::target::in_process::{BoxFuture, Checkpointer, HandlerContext};
 use crate::execution::target::Invocation;
-use crate::model::{EcsTarget, ExecStatus, Execution, InProcessTarget, Target};
-use crate::store::error::StoreError;
-use crate::store::executions::{CheckpointError, Claimed, ExecKey, ExecStore, Heartbeat};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use sundial_model::claim::{Fence, Finish};
+use sundial_model::retry::{after_failure, codes, jitter_unit, Budget, Progress, RunError, Verdict};
+use sundial_model::{EcsTarget, ExecStatus, Execution, InProcessTarget, Target};
+use sundial_store::error::StoreError;
+use sundial_store::executions::{CheckpointError, Claimed, ExecKey, ExecStore, Heartbeat};
 use tokio_util::sync::CancellationToken;
 
 /// Why a run stopped early.
@@ -138,7 +138,7 @@ impl Worker {
             return self.conclude(d, &c.fence, fin, e, holds, m).await;
         }
         // A sharded or broadcast parent is not run: its children are (`fanout`).
-        if crate::execution::children::fans_out(e) {
+        if sundial_model::children::fans_out(e) {
             return self.fan_out(d, e, &c.fence, policy, holds, m).await;
         }
         let attempt = self.attempt(d, &c, &holds).await;
@@ -463,7 +463,7 @@ impl Worker {
         let rejected = checkpointer.rejected.clone();
         let scope = checkpointer.scope.clone();
         let ctx = HandlerContext::new(inv, resumed_from, cancel.clone(), Arc::new(checkpointer));
-        if let Some(crate::execution::children::ChildKey::Item(k)) = &e.child {
+        if let Some(sundial_model::children::ChildKey::Item(k)) = &e.child {
             let input = match &e.map_reduce {
                 Some(MapState::Item { input, .. }) => input.clone(),
                 _ => serde_json::Value::Null,
