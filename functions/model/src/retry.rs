@@ -195,6 +195,13 @@ pub fn jitter_unit(execution_id: &str, attempt: u32) -> f64 {
     (z >> 11) as f64 / (1u64 << 53) as f64
 }
 
+impl From<crate::outbound::Refusal> for RunError {
+    /// Always permanent: the same definition is refused on every attempt.
+    fn from(r: crate::outbound::Refusal) -> Self {
+        RunError::permanent(r.code, r.error.to_string())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -319,12 +326,5 @@ mod tests {
                 prop_assert_eq!(available_at, 7 + delay_ms);
             }
         }
-    }
-}
-
-impl From<crate::outbound::Refusal> for RunError {
-    /// Always permanent: the same definition is refused on every attempt.
-    fn from(r: crate::outbound::Refusal) -> Self {
-        RunError::permanent(r.code, r.error.to_string())
     }
 }
