@@ -5,7 +5,7 @@ locking, and werkzeug serves each request on its own thread. Two clients doing r
 one DynamoDB item both see the old value and both "win" their conditional write, and two SQS
 consumers can receive the same message. Real AWS never does that, and Sundial's correctness tests
 would then be testing the emulator. So every request runs under one process-wide lock
-(measured in DESIGN.md section 5: it also made the emulator faster, by removing GIL thrash).
+(measured, docs/emulators.md: it also made the emulator faster, by removing GIL thrash).
 
 SQS long polls (`WaitTimeSeconds > 0`) must not hold that lock while they wait, or one idle
 consumer would stall every other client for up to 20 s. A long poll is therefore rewritten into

@@ -1,7 +1,7 @@
 /**
  * `SundialScheduler`: the whole of Sundial as one construct to drop into a stack.
  *
- * Layout (see DESIGN.md §1):
+ * Layout (see docs/architecture.md and the README's "How it works"):
  *   EventBridge rate(1 minute) -> Tick -> (async, per shard range) -> Scan
  *   Scan -> jobs/executions tables -> per-pool SQS queue (+ DLQ)
  *   pool queue -> worker Lambda (SQS event source) or ECS Fargate long-poll worker

@@ -1,6 +1,6 @@
 //! Fixtures for execution-plane tests: READY executions as the trigger would create them, their
 //! queue messages, in-process workers, a local webhook server that records what it receives,
-//! and a fenced resource (seed 000 §5's `report_output`) that refuses older tokens.
+//! and a fenced resource (docs/targets.md, "Fencing downstream") that refuses older tokens.
 
 use crate::TestEnv;
 use anyhow::{bail, Context, Result};
@@ -467,8 +467,8 @@ async fn answer(
     resp
 }
 
-/// A resource protected by fencing tokens (seed 000 §5): a write carrying token `t` succeeds
-/// only if every earlier accepted write carried a smaller token.
+/// A resource protected by fencing tokens (docs/targets.md, "Fencing downstream"): a write carrying
+/// token `t` succeeds only if every earlier accepted write carried a smaller token.
 pub struct FencedResource {
     ddb: aws_sdk_dynamodb::Client,
     table: String,

@@ -1,4 +1,4 @@
-//! No fire is ever lost (seed 000 §1: every due execution is eventually claimed): executions
+//! No fire is ever lost (docs/reconciler.md: every due execution is eventually claimed): executions
 //! whose delivery is gone are found from the execution records and sent again. Fixed instants,
 //! an injected clock, the real SDK against the emulator.
 

@@ -1,5 +1,6 @@
 //! Trigger-plane liveness: one job, tenant or shard must never hold back another's on-time
-//! fires (DESIGN §5b). Each test reproduces a defect found in review, on fixed instants.
+//! fires (docs/trigger.md, "No one holds back an on-time fire"). Each test reproduces a defect
+//! found in review, on fixed instants.
 
 use sundial_core::trigger::plan::CatchUpBudget;
 use sundial_core::trigger::scan::{PartitionHook, ScanError, ScanOptions};

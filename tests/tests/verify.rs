@@ -1,7 +1,7 @@
-//! Every-minute and daily fires cost three write units a run (DESIGN §6) and are still never
-//! lost: they are put without an `open` index entry, and the scan's verification pass indexes
-//! any that is not final a grace after its minute (`functions/core/src/trigger/verify.rs`).
-//! Fixed instants, the real SDK against the emulator.
+//! Every-minute and daily fires cost three write units a run (docs/performance.md, "Targets") and
+//! are still never lost: they are put without an `open` index entry, and the scan's verification
+//! pass indexes any that is not final a grace after its minute
+//! (`functions/core/src/trigger/verify.rs`). Fixed instants, the real SDK against the emulator.
 
 use chrono::{DateTime, Duration, Utc};
 use std::sync::Arc;

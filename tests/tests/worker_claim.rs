@@ -1,5 +1,6 @@
 //! Claim / heartbeat / finish as conditional writes against the emulator: the happy path, a
-//! claim race, and the zombie worker of seed 000 §5 (pause past the lease, takeover, wake-up).
+//! claim race, and the zombie worker of docs/execution.md §1 (pause past the lease, takeover,
+//! wake-up).
 
 use chrono::{Duration as CDuration, Utc};
 use std::sync::Arc;

@@ -1,5 +1,5 @@
-//! Concurrency policies (seed 000 §10) with a job whose run outlasts its interval, the per-tenant
-//! running limit, and cancellation of READY and RUNNING executions.
+//! Concurrency policies (docs/execution.md §6) with a job whose run outlasts its interval, the
+//! per-tenant running limit, and cancellation of READY and RUNNING executions.
 
 use chrono::{Duration as CDuration, Utc};
 use std::sync::Arc;

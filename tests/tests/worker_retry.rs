@@ -1,4 +1,4 @@
-//! Retries (seed 000 §11, seed 002): retryable errors back off on the same message until they
+//! Retries (docs/execution.md §4): retryable errors back off on the same message until they
 //! succeed or the budget runs out (DEAD, copied to the pool's DLQ); business errors fail at once;
 //! timeouts retry. Also the webhook address policy.
 

@@ -1,4 +1,4 @@
-//! # settlement-example: seed 002's merchant settlement as a Sundial job
+//! # settlement-example: the merchant settlement of docs/idempotency.md as a Sundial job
 //!
 //! A daily settlement of merchants at 02:00 in Asia/Shanghai (`job.json` is its Sundial job
 //! definition), written with `sundial-idempotency` so that running it twice, three times, or

@@ -18,7 +18,7 @@ use std::time::Duration;
 use sundial_idempotency::ExecutionContext;
 
 #[derive(Parser)]
-#[command(about = "Seed 002's merchant settlement as a Sundial job, on the local emulator")]
+#[command(about = "The settlement of docs/idempotency.md as a Sundial job, on the local emulator")]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,

@@ -1,8 +1,8 @@
 //! The settlement as a Sundial map-reduce job over merchants (`docs/mapreduce.md`).
 //!
-//! Seed 002's job settles 10,000 merchants in one long execution; here each merchant is its
-//! own child execution. The map emits one item per merchant (`m00042`, batches of 99, the
-//! cursor the next merchant index, so a takeover resumes where the last committed batch
+//! The single-execution job (`settle.rs`) settles 10,000 merchants in one long execution; here each
+//! merchant is its own child execution. The map emits one item per merchant (`m00042`, batches of
+//! 99, the cursor the next merchant index, so a takeover resumes where the last committed batch
 //! ended). Each item settles its merchant with the same layers as a lane of
 //! [`Settlement::run`] (CAS claim, unique detail row, keyed credit, CAS finish) under the
 //! item's own execution id and fencing token, and is retried alone when its credit's outcome

@@ -1,4 +1,4 @@
-//! The settlement job: seed 002's recipe (结算场景落地配方) as a Sundial handler.
+//! The settlement job: the recipe of docs/idempotency.md as a Sundial handler.
 //!
 //! ```text
 //! 02:00 Asia/Shanghai ─> Sundial claims the execution (fencing token t) ─> run():

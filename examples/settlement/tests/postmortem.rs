@@ -1,6 +1,6 @@
-//! Seed 002's post-mortem, reproduced against the local emulator and a real HTTP account
-//! service: A pauses mid-run, a timeout fails the execution over to B, B is killed half-way,
-//! C re-runs it, stale A wakes up, and the trigger is delivered once more.
+//! The settlement post-mortem of docs/idempotency.md, reproduced against the local emulator and a
+//! real HTTP account service: A pauses mid-run, a timeout fails the execution over to B, B is
+//! killed half-way, C re-runs it, stale A wakes up, and the trigger is delivered once more.
 //!
 //! With every layer on, every merchant is settled exactly once, credited exactly once, and
 //! reconciliation is clean. Then each per-item layer is removed in turn (the example's test

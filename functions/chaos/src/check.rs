@@ -1,8 +1,8 @@
 //! The end-of-run checker: pure functions over the final table state, the fenced resources and
 //! the journal. No I/O, so each rule is unit-tested on hand-made histories.
 //!
-//! What it holds Sundial to (its promise of no lost fire and no accepted stale write, seed 000
-//! §5–§6):
+//! What it holds Sundial to (its promise of no lost fire and no accepted stale write,
+//! docs/reliability.md):
 //! - **fires**: every expected fire has exactly one execution, and no execution exists for an
 //!   instant the schedule does not have (the primary key makes "doubled" impossible, so an extra
 //!   instant is the only way to double a fire);

@@ -2,9 +2,9 @@
 //! effect (in DynamoDB, behind the fault proxy like everything else), and an append-only journal
 //! (a local JSON-lines file every worker process appends to).
 //!
-//! The handler does what seed 000 §5 and §7 ask of a real one: it first *fences* the
-//! execution's resource with its token (`tok < :mine`, so a zombie that wakes after a takeover
-//! is refused), works for a while with fenced checkpoints, then applies its effect once
+//! The handler does what docs/targets.md, "Fencing downstream", asks of a real one: it first
+//! *fences* the execution's resource with its token (`tok < :mine`, so a zombie that wakes after a
+//! takeover is refused), works for a while with fenced checkpoints, then applies its effect once
 //! (`tok = :mine AND attribute_not_exists(applied)`). A write whose answer was lost ("did it
 //! happen?") is recognised on the retry by the item the failed condition returns: if the stored
 //! token or `applied` is the caller's own, it happened.

@@ -2,14 +2,14 @@
 //! checker that says whether every item's effect happened exactly once.
 //!
 //! The handler ([`ShardHandler`], `shard-effect`) settles `items` merchants; merchant `m`
-//! belongs to shard `m % shardTotal`. Like a real one (seed 002's recipe), it first fences its
-//! child execution's ledger entry with its token, then applies each of *its* merchants' effects
-//! once, each write conditional on the token still holding the entry
-//! (`tok = :mine AND attribute_not_exists(applied.m)`): a takeover after a SIGKILL re-applies
-//! nothing it already applied, and a paused (SIGSTOP) holder that wakes after the takeover is
-//! refused. The ledger is one item per child execution (`SHD#{execution id}`), so effects of
-//! two *different* children on one merchant are both accepted: that is exactly what a handler
-//! that ignores `shardIndex` does (every child settles every merchant), and what [`check`]
+//! belongs to shard `m % shardTotal`. Like a real one (docs/idempotency.md,
+//! "The settlement example"), it first fences its child execution's ledger entry with its token,
+//! then applies each of *its* merchants' effects once, each write conditional on the token still
+//! holding the entry (`tok = :mine AND attribute_not_exists(applied.m)`): a takeover after a
+//! SIGKILL re-applies nothing it already applied, and a paused (SIGSTOP) holder that wakes after
+//! the takeover is refused. The ledger is one item per child execution (`SHD#{execution id}`), so
+//! effects of two *different* children on one merchant are both accepted: that is exactly what a
+//! handler that ignores `shardIndex` does (every child settles every merchant), and what [`check`]
 //! must catch.
 
 use crate::effect::{n, num};

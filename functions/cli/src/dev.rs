@@ -349,7 +349,8 @@ async fn tick_loop(ctx: Arc<Ctx>, fast: bool, stop: CancellationToken) {
         first = false;
         let now = Utc::now();
         // Dropping a tick mid-scan on shutdown is safe: every step is idempotent and the trigger
-        // position only moves by CAS after its executions are queued (DESIGN §1).
+        // position only moves by CAS after its executions are queued (docs/trigger.md,
+        // "Why each step is safe to repeat").
         let budget = budget(&settings);
         let outcome = tokio::select! {
             r = scan_shards(&ctx, 0..ctx.cfg.shards, now, &budget, &opts) => r,

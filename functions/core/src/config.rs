@@ -41,7 +41,7 @@ pub struct TickSettings {
     pub shards_per_scan: u32,
     /// The scan function (name or ARN); `None` = always in-process.
     pub scan_function: Option<String>,
-    /// Missed-fire executions per tick, all tenants (seed 000 §9 global rate).
+    /// Missed-fire executions per tick, all tenants (the global catch-up rate, docs/trigger.md).
     pub catch_up_global: u64,
     /// Missed-fire executions per tick per tenant.
     pub catch_up_per_tenant: u64,

@@ -2,8 +2,8 @@
 //!
 //! A Lambda's stdout goes to CloudWatch Logs, which turns EMF JSON lines into metrics with no
 //! API call and no extra latency. Dimensions are low-cardinality only (`Pool`, `Policy`): job and
-//! execution ids belong in logs, never in metric dimensions (seed 000 §15): they ride along as
-//! EMF *properties* (fields of the same log line that are not metrics), so a Logs Insights query
+//! execution ids belong in logs, never in metric dimensions (docs/execution.md §9): they ride along
+//! as EMF *properties* (fields of the same log line that are not metrics), so a Logs Insights query
 //! finds the execution behind a lag spike.
 //!
 //! EMF takes at most [`MAX_VALUES`] values per metric in one record; a distribution with more

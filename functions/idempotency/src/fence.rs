@@ -3,8 +3,8 @@
 //! A lease tells who *should* be running; it cannot stop a worker that paused (GC, swap, a
 //! network partition) past its lease and then wakes up and writes. Sundial increments the
 //! execution's fencing token on every claim, so the newest attempt holds the largest token. A
-//! protected item remembers the token of its last writer (`last_fencing_token`, seed 000 §5)
-//! and accepts a write only from a token newer than that:
+//! protected item remembers the token of its last writer (`last_fencing_token`, docs/targets.md,
+//! "Fencing downstream") and accepts a write only from a token newer than that:
 //!
 //! ```sql
 //! UPDATE report_output SET object_key = :key, last_fencing_token = :token
@@ -26,9 +26,10 @@ pub const FENCE_ATTR: &str = "last_fencing_token";
 /// Which tokens a fenced item accepts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum FenceMode {
-    /// Only a token strictly newer than the stored one (seed 000 §5): each attempt writes its
-    /// output once; a second write by the same attempt is reported as [`FenceOutcome::Stale`]
-    /// with `stored == mine`, which tells a retrying writer that its first write landed.
+    /// Only a token strictly newer than the stored one (docs/targets.md, "Fencing downstream"):
+    /// each attempt writes its output once; a second write by the same attempt is reported as
+    /// [`FenceOutcome::Stale`] with `stored == mine`, which tells a retrying writer that its first
+    /// write landed.
     #[default]
     StrictlyNewer,
     /// A token newer than *or equal to* the stored one: for items the same attempt rewrites

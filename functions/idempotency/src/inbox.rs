@@ -1,6 +1,6 @@
 //! The inbox: run a step at most once per `(executionId, step)`.
 //!
-//! Seed 000 §7's idempotent inbox, on DynamoDB:
+//! The idempotent inbox of docs/idempotency.md ("The pieces"), on DynamoDB:
 //!
 //! ```sql
 //! INSERT INTO job_inbox(execution_id, handler) VALUES (:executionId, 'invoice') ON CONFLICT DO NOTHING;

@@ -2,11 +2,11 @@
 //!
 //! Sundial triggers an execution once, but a trigger is not an execution: a worker that looks
 //! dead after a timeout is replaced while it may still be running, a crashed run is retried from
-//! the start, a paused process wakes up and keeps writing. Seed 002 is the post-mortem of a
-//! settlement that paid merchants twice that way. Its conclusion, which this crate packages for
-//! handler authors: a lock or a done-marker only lowers the odds; **per-item idempotency** is
-//! what stays correct under every failure. `docs/idempotency.md` has the full table of which
-//! piece covers which failure.
+//! the start, a paused process wakes up and keeps writing. docs/idempotency.md retells the
+//! post-mortem of a settlement that paid merchants twice that way. Its conclusion, which this crate
+//! packages for handler authors: a lock or a done-marker only lowers the odds; **per-item
+//! idempotency** is what stays correct under every failure. `docs/idempotency.md` has the full
+//! table of which piece covers which failure.
 //!
 //! The handler receives `executionId` and `fencingToken` from Sundial's worker (the token grows
 //! with every claim of the execution); put them in an [`ExecutionContext`]. Nothing here depends
@@ -22,8 +22,8 @@
 //! - [`state`]: per-item CAS state machine (`UNSETTLED → SETTLING → SETTLED`); zero rows affected
 //!   is [`state::CasOutcome::AlreadyHandled`], "done by someone else", never an error.
 //! - [`fence`]: fenced writes: a write succeeds only if the caller's fencing token is newer than
-//!   the one stored on the item (seed 000 §5 `last_fencing_token`), so a stale worker cannot
-//!   overwrite a newer worker's output.
+//!   the one stored on the item (`last_fencing_token`, docs/targets.md, "Fencing downstream"), so a
+//!   stale worker cannot overwrite a newer worker's output.
 //! - [`outbound`]: calls that leave the system: a stable idempotency key per item, "query before
 //!   retry" after a timeout, and a durable record of the outcome when the far side cannot say.
 //! - [`reconcile`]: compare the local ledger with the far side's and list every difference: the

@@ -2,16 +2,16 @@
 //!
 //! `settle:done:{settle_date}` written at the end of a batch lets a re-trigger of a *finished*
 //! batch exit after one read instead of walking 10,000 items. It does nothing for the failure
-//! that actually paid merchants twice in seed 002: a batch that crashed half-way has no marker,
-//! so its re-run walks every item again, and two overlapping runs both start before either
-//! finishes. Correctness must come from the per-item layers ([`crate::unique`],
-//! [`crate::state`], [`crate::outbound`]); with them in place, deleting every marker changes the
-//! cost of a re-run, never its result.
+//! that actually paid merchants twice in the post-mortem of docs/idempotency.md: a batch that
+//! crashed half-way has no marker, so its re-run walks every item again, and two overlapping runs
+//! both start before either finishes. Correctness must come from the per-item layers
+//! ([`crate::unique`], [`crate::state`], [`crate::outbound`]); with them in place, deleting every
+//! marker changes the cost of a re-run, never its result.
 //!
-//! Markers expire (`expires_at`, epoch seconds, the attribute DynamoDB TTL is set on): the
-//! seed's "short TTL" keeps a marker from outliving the batch window it speaks for. DynamoDB
-//! deletes expired items lazily, so [`DoneMarkers::check`] also ignores an expired marker
-//! itself, against the `now` it is given.
+//! Markers expire (`expires_at`, epoch seconds, the attribute DynamoDB TTL is set on): a short TTL
+//! (docs/idempotency.md, "The pieces") keeps a marker from outliving the batch window it speaks
+//! for. DynamoDB deletes expired items lazily, so [`DoneMarkers::check`] also ignores an expired
+//! marker itself, against the `now` it is given.
 
 use crate::attr::{get_time, get_u64, key_text, n, req_str, s, time};
 use crate::context::ExecutionContext;

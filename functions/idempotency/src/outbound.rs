@@ -2,7 +2,8 @@
 //!
 //! A unique key and a CAS protect *our* tables. A credit to an account service, a bank
 //! transfer, an e-mail: the far side does them, and a timeout leaves us unable to tell "it
-//! happened and the answer was lost" from "it never arrived" (seed 002, 界外调用). Three rules:
+//! happened and the answer was lost" from "it never arrived" (docs/idempotency.md, calls outside
+//! the system). Three rules:
 //!
 //! 1. **A stable idempotency key per item**, derived from the natural key (`settle:{merchant}:
 //!    {date}`), never from the attempt or the execution. Every attempt, failover copy and re-run

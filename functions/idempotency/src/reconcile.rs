@@ -2,9 +2,9 @@
 //!
 //! The per-item layers keep *our* tables right; whether the far side applied each request
 //! exactly once is something we can only check after the fact. Reconciliation is the final
-//! defence for effects outside the system (seed 002: 对账兜底): it catches a far side that
-//! ignored an idempotency key, an outcome left unknown, and a local bug that wrote an item
-//! twice.
+//! defence for effects outside the system (docs/idempotency.md,
+//! "Which layer covers which failure"): it catches a far side that ignored an idempotency key, an
+//! outcome left unknown, and a local bug that wrote an item twice.
 //!
 //! Both ledgers are lists of [`LedgerEntry`] keyed by the *business* key (merchant + date), not
 //! by idempotency key: two credits for one merchant under two different keys are exactly the

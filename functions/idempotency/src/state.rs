@@ -1,6 +1,6 @@
 //! Per-item CAS state machine: the layer that keeps a re-run from repeating finished items.
 //!
-//! Seed 002's recipe, per merchant:
+//! The settlement recipe of docs/idempotency.md, per merchant:
 //!
 //! ```sql
 //! UPDATE merchant SET settle_status = 'SETTLING' WHERE id = ? AND settle_status = 'UNSETTLED';

@@ -1,4 +1,4 @@
-//! Insert under a natural key: the layer that stopped nothing in seed 002's incident.
+//! Insert under a natural key: the layer missing in the post-mortem of docs/idempotency.md.
 //!
 //! The detail table of the settlement had no `UNIQUE(merchant_id, settle_date)`, so both full
 //! runs wrote their rows. In DynamoDB the unique constraint is the primary key itself: make the

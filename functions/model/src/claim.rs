@@ -1,4 +1,4 @@
-//! The claim protocol's pure rules (seed 000 §5–§6), apart from the writes that apply them
+//! The claim protocol's pure rules (docs/execution.md §2), apart from the writes that apply them
 //! ([`crate::store::executions::ExecStore`]):
 //! - [`next_step`]: what a claimer does with an execution in its current state (claim it,
 //!   complete a requested cancel, wait for its availability or for another worker's lease, or

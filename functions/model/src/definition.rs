@@ -466,7 +466,7 @@ fn validate_resources(resources: &[String]) -> Result<(), ValidationError> {
     Ok(())
 }
 
-/// Seed 000 §10: what happens when a fire comes while the previous run is still going.
+/// What happens when a fire comes while the previous run is still going (docs/execution.md §6).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 #[schema(
@@ -485,7 +485,7 @@ pub enum ConcurrencyPolicy {
     Replace,
 }
 
-/// Seed 000 §11: retry classification lives in the error; the budget lives here.
+/// Retry classification lives in the error; the budget lives here (docs/execution.md §4).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[schema(as = Retry, description = "baseDelaySecs must not exceed maxDelaySecs")]

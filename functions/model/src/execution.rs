@@ -1,5 +1,6 @@
-//! An [`Execution`]: the immutable record of one scheduled instant (seed 000 §3), its one-way
-//! status machine, its audit timeline and the queue message that carries it.
+//! An [`Execution`]: the immutable record of one scheduled instant (docs/architecture.md,
+//! "Three planes"), its one-way status machine, its audit timeline and the queue message that
+//! carries it.
 
 use crate::{Job, JobDefinition};
 use chrono::{DateTime, Utc};
@@ -83,8 +84,8 @@ impl ExecStatus {
         )
     }
 
-    /// The allowed edges of the one-way state machine (seed 000 §6). `Running -> Running` is a
-    /// lease takeover (new token); `Dead -> Ready` is an audited DLQ replay.
+    /// The allowed edges of the one-way state machine (docs/execution.md §2). `Running -> Running`
+    /// is a lease takeover (new token); `Dead -> Ready` is an audited DLQ replay.
     pub fn can_move_to(self, to: ExecStatus) -> bool {
         use ExecStatus::*;
         matches!(

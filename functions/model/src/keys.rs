@@ -8,10 +8,10 @@
 //! - Each job is its own partition (`T#{tenant}#J#{job}`): a tenant with a million jobs that
 //!   fire every minute must not funnel its advances into one 1,000-WCU partition.
 //! - The due index is keyed by `{minute}#{shard}`: one minute's fires spread over `shards`
-//!   partitions, never one hot "due now" key (DESIGN §3). The shard is a stable hash of the job
-//!   id modulo a logical shard count much larger than any number of scanners.
+//!   partitions, never one hot "due now" key (docs/trigger.md, "Shards"). The shard is a stable
+//!   hash of the job id modulo a logical shard count much larger than any number of scanners.
 //! - Executions sort under their job by scheduled instant: `(job, scheduled_at)` *is* the
-//!   primary key, so the seed's `UNIQUE(job_id, scheduled_at)` needs no extra index.
+//!   primary key, so "one execution per `(job, scheduled_at)`" needs no extra index.
 //! - A job's concurrency slot sits in its executions' partition (`SLOT`), so its policy reads
 //!   and writes stay on the job's own partition; a tenant's running gate is one item per tenant
 //!   (`T#{tenant}#RUN`), touched only by tenants with a running limit.

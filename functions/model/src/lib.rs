@@ -12,8 +12,9 @@
 //!   fire's verdict.
 //! - [`event`]: event triggers (`events`): which execution an event is, its key and instant.
 //! - [`job`]: [`Job`], a definition's stored, versioned form with its trigger position.
-//! - [`execution`]: [`Execution`] (immutable facts about one scheduled instant, seed 000 §3),
-//!   [`ExecStatus`] and its one-way machine, [`AuditEvent`], [`ExecMessage`].
+//! - [`execution`]: [`Execution`] (immutable facts about one scheduled instant,
+//!   docs/architecture.md), [`ExecStatus`] and its one-way machine, [`AuditEvent`],
+//!   [`ExecMessage`].
 //! - [`ops`]: operations-log entries.
 //! - [`keys`]: every DynamoDB key format and every execution identity (ids, child keys).
 //! - [`children`]: sharded and broadcast fan-out (child keys, tallies, the parent's verdict).

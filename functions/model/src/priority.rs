@@ -1,4 +1,4 @@
-//! Priorities, back-pressure and tenant fairness (seed 000 §12): when a pool's queue is deep,
+//! Priorities, back-pressure and tenant fairness (docs/priority.md): when a pool's queue is deep,
 //! defer low-priority work and refuse new work instead of scaling until the database falls over.
 //!
 //! SQS has no priority, so a pool has two *lanes*, two queues: the main queue

@@ -1,8 +1,8 @@
 //! Retry classification, backoff and budgets: pure functions of their inputs (and `now`).
 //!
-//! Seed 002 ("失败重试分级"): a business error is never retried, because retrying a bug or an
+//! docs/execution.md §4: a business error is never retried, because retrying a bug or an
 //! unmet precondition only copies bad data; network, throttling and node failures are retried a
-//! bounded number of times. Seed 000 §11: the wait is `min(max, base·2^n)·rand(0.5, 1.5)`, and
+//! bounded number of times. The wait is `min(max, base·2^n)·rand(0.5, 1.5)`, and
 //! three budgets stop the retries: attempts, age since the scheduled instant, and total run time.
 //!
 //! The jitter is not drawn from a global RNG but hashed from (execution id, attempt): it spreads a
@@ -66,7 +66,7 @@ impl RunError {
     }
 }
 
-/// The three budgets of seed 000 §11, resolved for one execution.
+/// The three budgets of docs/execution.md §4, resolved for one execution.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Budget {
     /// Attempts in all (1 = no retry).

@@ -83,7 +83,8 @@ impl ScheduleError {
     }
 
     /// Always `false`: a spec that failed validation fails again. Kept so callers can treat
-    /// every Sundial error type alike (STYLE §4).
+    /// every Sundial error type alike (docs/architecture.md,
+    /// "Errors say whether a retry can help").
     pub fn is_retryable(&self) -> bool {
         false
     }

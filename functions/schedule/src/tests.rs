@@ -180,8 +180,8 @@ fn new_york_hourly_across_both_transitions() {
 
 #[test]
 fn new_york_every_15_minutes_fall_back_in_order() {
-    // DESIGN §4: the crate's zone iterator yields 05:00, 06:00, 05:30, 06:30 here. Ours is
-    // ordered, and `both` gives every quarter hour of real time.
+    // docs/schedule.md, "How a cron fire is found": the crate's zone iterator yields 05:00, 06:00,
+    // 05:30, 06:30 here. Ours is ordered, and `both` gives every quarter hour of real time.
     let s = sched("0 */15 * * * *", "America/New_York", Shift, Both);
     let f = s.fires_between(utc("2026-11-01T04:50:00Z"), utc("2026-11-01T07:10:00Z"), 1000);
     assert_eq!(f.len(), 9, "{f:?}");

@@ -3,8 +3,8 @@
 //! Every simulated job runs the in-process handler [`HANDLER`]. Like a real target that moves
 //! money, it is fenced and idempotent: it refuses a fencing token older than the highest it has
 //! seen for the execution (a zombie's write), and applies the effect of an execution at most
-//! once, keyed by the execution id (seed 002: the per-item idempotency that holds under every
-//! failure). The ledger it keeps is what the invariants read: one effect per execution, the
+//! once, keyed by the execution id (docs/idempotency.md: the per-item idempotency that holds under
+//! every failure). The ledger it keeps is what the invariants read: one effect per execution, the
 //! fire instants each effect covers (a `fireOnce` batch covers its missed range), the definition
 //! version it ran (`params.v`), and every refused stale token.
 //!

@@ -1,6 +1,6 @@
 //! Job items: the definition item (`DEF`) with its trigger position, the immutable version
 //! snapshots (`V#{version}`), the `by_tenant` listing and batch reads, and the `due` index reads
-//! and CAS advance of the trigger plane (DESIGN §1: put → send → advance → watermark).
+//! and CAS advance of the trigger plane (docs/trigger.md: put → send → advance → watermark).
 //!
 //! A job's definition item carries its trigger position (`next`) and, while enabled, the `due`
 //! index keys of the bucket that position falls in. Every edit bumps `ver`, which the trigger's

@@ -1,8 +1,8 @@
 //! SQS adapter: per-pool queue URLs (cached), batched delayed sends, and dead-letter copies.
 //!
-//! Batching is part of the cost budget (DESIGN §6: ≤ 0.3 SQS requests per execution): ten
-//! executions share one `SendMessageBatch`, and each entry carries its own `DelaySeconds` so
-//! it reaches a worker on its second rather than somewhere in the minute.
+//! Batching is part of the cost budget (docs/performance.md, "Targets": ≤ 0.3 SQS requests per
+//! execution): ten executions share one `SendMessageBatch`, and each entry carries its own
+//! `DelaySeconds` so it reaches a worker on its second rather than somewhere in the minute.
 
 use crate::config::Config;
 use aws_sdk_sqs::types::{MessageAttributeValue, SendMessageBatchRequestEntry};

@@ -4,7 +4,8 @@
 //! worker, api) and every request is counted by service and operation. DynamoDB capacity is
 //! *computed* from the request and response with DynamoDB's published rules — the local
 //! emulator reports no real consumed capacity — so benches and tests can check the cost budget
-//! (DESIGN §6: ≤ 3 write units, ≤ 0.3 SQS requests per execution) on any endpoint:
+//! (docs/performance.md, "Targets": ≤ 3 write units, ≤ 0.3 SQS requests per execution) on any
+//! endpoint:
 //!
 //! - PutItem: one write unit per started KiB of the item, plus the same for every index whose
 //!   keys the item carries (`ALL` projection) or one per `KEYS_ONLY` index.

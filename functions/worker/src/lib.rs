@@ -5,8 +5,8 @@
 //!   lists the ones to keep (`batch_item_failures`, partial batch response) after moving each
 //!   kept message's visibility to when it should come back (retry backoff, lease end).
 //! - [`ecs`]: the long-running ECS binary. It long-polls its pool's queue for only as many
-//!   messages as it has free slots (seed 000 §12: never take a thousand and queue them locally
-//!   while their leases run out), extends visibility while working, and on SIGTERM stops
+//!   messages as it has free slots (docs/execution.md §7: never take a thousand and queue them
+//!   locally while their leases run out), extends visibility while working, and on SIGTERM stops
 //!   receiving, lets running work finish for a grace period, then releases what it still holds.
 //!
 //! The binaries only read config, build clients and call into these modules.

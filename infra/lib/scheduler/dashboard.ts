@@ -239,7 +239,7 @@ function poolAlarms(s: Sundial, pool: SundialPool, p: PoolProps, lagThresholdMs:
     comparisonOperator: cw.ComparisonOperator.GREATER_THAN_THRESHOLD,
   });
 
-  // The precision SLO (DESIGN §6): p99 of worker start − scheduled second.
+  // The precision SLO (docs/performance.md, "Targets"): p99 of worker start − scheduled second.
   alarm(s, `Pool-${name}-StartLag`, {
     alarmDescription: `Sundial pool ${name}: p99 start lag (worker start − scheduled) above ${lagThresholdMs} ms`,
     metric: emf(Metrics.startLag, name, 'p99'),

@@ -38,9 +38,10 @@ export interface PoolProps {
   readonly memorySize?: number;
   /**
    * Lambda pools: how long the SQS event source gathers messages before invoking (0-300 s,
-   * default 0). 0 keeps the start lag low (DESIGN §6: p99 ≤ 1 s); a pool whose fires trickle in
-   * fewer than 10 a second pays up to one invocation per run. A window of a few seconds fills
-   * batches of 10 (0.1 invocations a run, the cost budget) at the price of that much lag.
+   * default 0). 0 keeps the start lag low (docs/performance.md, "Targets": p99 ≤ 1 s); a pool whose
+   * fires trickle in fewer than 10 a second pays up to one invocation per run. A window of a few
+   * seconds fills batches of 10 (0.1 invocations a run, the cost budget) at the price of that much
+   * lag.
    */
   readonly batchingWindow?: Duration;
   /** ECS pools: minimum number of tasks (default 1). */

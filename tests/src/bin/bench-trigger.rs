@@ -18,7 +18,7 @@
 //!
 //! `--class` chooses the jobs and the `due` class a scan would have left them in:
 //! - `daily` (default): `0 M H * * *` once-a-day crons in the daily class `D#{minute of day}`,
-//!   never advanced (DESIGN §6's daily budget: ≤ 4 write units a run);
+//!   never advanced (docs/performance.md, "Targets": a daily job's ≤ 4 write units a run);
 //! - `every-minute` (or `--every-minute`): `0 * * * * *` in the every-minute class `E#`, never
 //!   advanced (the budget case: ≤ 3 write units a run);
 //! - `bucket`: monthly crons in their minute bucket, advanced to next month's bucket on every

@@ -1,4 +1,4 @@
-//! # The control plane's domain (seed 000 §2, §14)
+//! # The control plane's domain (docs/architecture.md, "Three planes"; docs/api.md, "Decisions")
 //!
 //! What the HTTP API does, minus HTTP: create, read, list, edit, pause, resume and delete jobs;
 //! list, read and cancel executions; list and replay dead letters; trigger a job now; backfill a

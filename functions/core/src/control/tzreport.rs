@@ -1,6 +1,6 @@
-//! The tzdb upgrade report (seed 000 §8): which of the caller's jobs would fire at other
-//! instants under the compiled tz database release than under the release their trigger
-//! position was computed with, fire by fire.
+//! The tzdb upgrade report (docs/schedule.md, "tz database upgrades"): which of the caller's jobs
+//! would fire at other instants under the compiled tz database release than under the release their
+//! trigger position was computed with, fire by fire.
 //!
 //! Each job records its release ([`Job::tzdb_version`]). A job recorded under the compiled
 //! release has nothing to compare. For any other, the report needs that release's rules: it

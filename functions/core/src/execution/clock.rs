@@ -2,8 +2,8 @@
 //! worker's clock against the service's.
 //!
 //! DynamoDB has no server-side clock in conditions, so a lease is a timestamp written by one
-//! worker and compared by another (DESIGN §4). Seed 000 §5 warns that local clock skew then
-//! decides ownership. Sundial's rule:
+//! worker and compared by another (docs/execution.md §3). Local clock skew would then decide
+//! ownership. Sundial's rule:
 //!
 //! 1. Correctness never rests on the lease: every write of a running execution is conditional on
 //!    its fencing token, so an early takeover costs duplicate work, never a stale result.

@@ -1,9 +1,9 @@
 //! Execution-plane metrics as CloudWatch EMF lines (namespace `Sundial`, dimension `Pool`).
 //!
 //! One line per handled message, so a busy worker logs once per execution rather than once per
-//! metric. The names are the CDK dashboard's (`infra/`): change them together. Seed 000 §15:
-//! queue wait tells whether capacity is short, start lag whether executions start on time,
-//! takeovers and stale-token rejections whether leases are tuned right.
+//! metric. The names are the CDK dashboard's (`infra/`): change them together. As
+//! docs/execution.md §9 says: queue wait tells whether capacity is short, start lag whether
+//! executions start on time, takeovers and stale-token rejections whether leases are tuned right.
 
 use crate::metrics::Emf;
 use std::fmt::Debug;

@@ -1,4 +1,4 @@
-//! # The execution plane (seed 000 §5–§7, §10–§13; seed 002)
+//! # The execution plane (docs/execution.md; for handlers, docs/idempotency.md)
 //!
 //! The scheduler's promise is *a due execution is eventually claimed*; the handler's is *a
 //! repeated execution id causes no repeated side effect*. Between the two sit leases (who runs

@@ -1,4 +1,4 @@
-//! Concurrency policies (seed 000 §10) and the per-tenant running limit.
+//! Concurrency policies and the per-tenant running limit (docs/execution.md §6).
 //!
 //! **Per job** (`ALLOW` costs nothing): a job that is not `ALLOW` has one *slot* item next to its
 //! executions naming the execution that holds it and the latest execution that released it. An execution must hold the slot before its claim and keeps

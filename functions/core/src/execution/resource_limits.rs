@@ -1,7 +1,7 @@
-//! Resource limits (seed 000 §10 "全平台最多 20 个访问某旧数据库的任务"): a job lists
-//! the named resources its runs use (`resources: ["legacy-db"]`); an operator sets each one's
-//! limit once for the whole platform (`PUT /v1/resources/legacy-db {"limit": 20}`); at most that
-//! many executions hold it at once, whatever their tenant, job or pool.
+//! Resource limits (docs/resources.md: "at most 20 runs may use the legacy database at once"): a
+//! job lists the named resources its runs use (`resources: ["legacy-db"]`); an operator sets each
+//! one's limit once for the whole platform (`PUT /v1/resources/legacy-db {"limit": 20}`); at most
+//! that many executions hold it at once, whatever their tenant, job or pool.
 //!
 //! The holder set is the tenant running gate's leased map ([`super::policy::acquire_gate`]),
 //! one gate per resource instead of per tenant, its entries keyed by the *global* execution id

@@ -1,4 +1,4 @@
-//! # The reconciler: every due execution is eventually delivered (seed 000 §1, §16)
+//! # The reconciler: every due execution is eventually delivered (docs/reconciler.md)
 //!
 //! The trigger persists an execution, then sends its message; a worker acts on the message. The
 //! execution item is the intent, the message only a delivery of it. Deliveries get lost: a send

@@ -1,4 +1,4 @@
-//! The trigger plane: turns "should run at T" into immutable executions (seed 000 §2, §4).
+//! The trigger plane: turns "should run at T" into immutable executions (docs/trigger.md).
 //!
 //! - [`plan`]: pure — which fires a job gets in a window, misfire policy, catch-up budget.
 //! - [`cache`] and [`calendars`]: re-exported from [`crate::schedules`], the parsed-schedule and

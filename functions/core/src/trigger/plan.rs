@@ -24,8 +24,8 @@ pub struct JobPlan {
     pub deferred: bool,
 }
 
-/// The catch-up rate limit of one tick (seed 000 §9: recovery must not be a stampede).
-/// Only executions for *missed* fires count; on-time fires are never held back.
+/// The catch-up rate limit of one tick (docs/trigger.md, "Misfires and catch-up": recovery must not
+/// be a stampede). Only executions for *missed* fires count; on-time fires are never held back.
 #[derive(Debug, Clone)]
 pub struct CatchUpBudget {
     global: u64,

@@ -4,9 +4,9 @@
 //! there to `now + horizon`, and for every job found: put its executions (conditional), send
 //! them to the job's pool queue with per-message delays, CAS-advance the job to its next
 //! bucket, and finally move the watermark. That order makes the job's trigger position the
-//! outbox (DESIGN §1): a crash at any point leaves the position where it was, and the next
-//! tick repeats idempotent steps — the unique key absorbs the repeated put, the worker's claim
-//! absorbs the repeated message.
+//! outbox (docs/trigger.md, "Why each step is safe to repeat"): a crash at any point leaves the
+//! position where it was, and the next tick repeats idempotent steps — the unique key absorbs the
+//! repeated put, the worker's claim absorbs the repeated message.
 
 use super::batch::{self, Put};
 use super::limit::{job_ref, JobRef};

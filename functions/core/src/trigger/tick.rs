@@ -3,8 +3,9 @@
 //!
 //! Fan-out splits the logical shards into contiguous ranges and invokes the scan function
 //! asynchronously (`InvocationType::Event`) once per range. Ranges, not single shards, keep the
-//! invoke count low (DESIGN §6: ≤ 0.1 Lambda invocations per execution); contiguous ranges of a
-//! fixed logical shard space mean adding scanners never remaps a job (seed 000 §4).
+//! invoke count low (docs/performance.md, "Targets": ≤ 0.1 Lambda invocations per execution);
+//! contiguous ranges of a fixed logical shard space mean adding scanners never remaps a job
+//! (docs/trigger.md, "Shards").
 
 use super::plan::CatchUpBudget;
 use super::scan::{scan_shards, ScanError, ScanOptions, ScanReport};

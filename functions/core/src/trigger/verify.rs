@@ -3,10 +3,10 @@
 //!
 //! The reconciler (`crate::reconcile`) finds stranded executions through the sparse `open`
 //! index; entering and leaving it costs two index writes per execution, which would take an
-//! every-minute job from 3 to 5 write units a run (DESIGN §6 budgets 3). But the fires of jobs
-//! whose position is the shard watermark (the every-minute class `E#{shard}` and the daily
-//! class `D#{minute of day}#{shard}`) can be found again from the job items themselves: the
-//! fires of minute `v` are the schedule's fires in `v` of the jobs in those partitions. So the
+//! every-minute job from 3 to 5 write units a run (docs/performance.md, "Targets", budgets 3). But
+//! the fires of jobs whose position is the shard watermark (the every-minute class `E#{shard}` and
+//! the daily class `D#{minute of day}#{shard}`) can be found again from the job items themselves:
+//! the fires of minute `v` are the schedule's fires in `v` of the jobs in those partitions. So the
 //! scan puts them without the index entry, and once their minute is a grace in the past
 //! (`ScanOptions::verify_grace_ms`, the reconciler's grace), this pass looks them up (one
 //! eventually consistent BatchGetItem read per fire, no write) and puts each one that is not

@@ -1,4 +1,4 @@
-//! The claim (seed 000 §5): READY or RETRY_WAIT once available, or RUNNING whose lease
+//! The claim (docs/execution.md §2): READY or RETRY_WAIT once available, or RUNNING whose lease
 //! expired, moves to RUNNING with a new lease and `tok + 1`, by compare-and-set.
 
 use super::{s, ClaimOutcome, Claimed, ExecKey, ExecStore, Snapshot};
@@ -21,8 +21,8 @@ enum Round {
 }
 
 impl ExecStore {
-    /// Claims an execution for `owner` (seed 000 §5): READY or RETRY_WAIT once available, or
-    /// RUNNING whose lease expired, moves to RUNNING with a new lease and `tok + 1`. A cancel
+    /// Claims an execution for `owner` (docs/execution.md §2): READY or RETRY_WAIT once available,
+    /// or RUNNING whose lease expired, moves to RUNNING with a new lease and `tok + 1`. A cancel
     /// requested on an execution nobody runs is completed here (→ CANCELED) instead.
     pub async fn claim(
         &self,

@@ -1,5 +1,5 @@
-//! Execution items: creation, the one read, and every conditional write of an execution's
-//! life (seed 000 §5–§6), plus the Queries over a job's executions and the `attention` index.
+//! Execution items: creation, the one read, and every conditional write of an execution's life
+//! (docs/execution.md §2), plus the Queries over a job's executions and the `attention` index.
 //!
 //! - [`ExecStore::put_new`]: `PutItem IF attribute_not_exists(pk)`. The key is (job,
 //!   scheduled_at), so a second put for the same fire is absorbed: [`PutOutcome::Exists`] is

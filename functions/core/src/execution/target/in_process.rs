@@ -1,12 +1,12 @@
 //! In-process Rust handlers, run by the ECS worker binary (long jobs, checkpoints).
 //!
 //! A [`Handler`] receives a [`HandlerContext`]: the invocation, the checkpoint a previous holder
-//! committed (seed 000 §13: a worker that takes over resumes from the last committed checkpoint
-//! instead of starting over), a cancellation token, and [`HandlerContext::checkpoint`]. The
-//! checkpoint write is fenced on the claim's token: once another worker has taken the execution
+//! committed (docs/execution.md §5: a worker that takes over resumes from the last committed
+//! checkpoint instead of starting over), a cancellation token, and [`HandlerContext::checkpoint`].
+//! The checkpoint write is fenced on the claim's token: once another worker has taken the execution
 //! over, it is refused with [`CheckpointError::Stale`], and the handler's cancellation token fires
 //! so a zombie stops at its next safe point instead of publishing work. Cancellation (a user's
-//! cancel, REPLACE, a timeout, worker shutdown) is cooperative (seed 000 §10): check
+//! cancel, REPLACE, a timeout, worker shutdown) is cooperative (docs/execution.md §5): check
 //! [`HandlerContext::is_cancelled`] between steps, or `select!` on [`HandlerContext::cancelled`].
 
 use super::Invocation;

@@ -1,11 +1,11 @@
 //! Targets: what a worker calls for an execution, and how each one's failures are classified.
 //!
-//! Every target gets the same [`Invocation`] document: the execution id (a stable idempotency
-//! key, seed 000 §7), the fencing token (so a protected resource can refuse an older holder,
-//! §5), the scheduled instant, the attempt, the job's parameters and, for `fire_once` misfires,
-//! the missed range. Each adapter maps its failures to a [`RunError`] whose class decides
-//! retrying (seed 002): throttling, 5xx, timeouts and connection errors retry; anything that says
-//! the request itself is wrong does not.
+//! Every target gets the same [`Invocation`] document: the execution id (a stable idempotency key,
+//! docs/execution.md §1), the fencing token (so a protected resource can refuse an older holder,
+//! docs/targets.md, "Fencing downstream"), the scheduled instant, the attempt, the job's parameters
+//! and, for `fire_once` misfires, the missed range. Each adapter maps its failures to a
+//! [`RunError`] whose class decides retrying (docs/execution.md §4): throttling, 5xx, timeouts and
+//! connection errors retry; anything that says the request itself is wrong does not.
 
 pub mod ecs;
 pub mod eventbridge;
