@@ -29,179 +29,25 @@
 //!   `ReconcileOverdueMs` are emitted, and the CDK app alarms on re-sends.
 
 mod mapreduce;
+mod options;
+mod report;
 pub use crate::missed;
 pub use sundial_model::reconcile as rules;
 
+pub use options::ReconcileOptions;
+use report::Done;
+pub use report::{ReconcileError, ReconcileReport};
 pub use rules::{backoff_ms, first_look, judge, Verdict, GRACE_MS};
 
 use crate::execution::outcome::Outcomes;
-use crate::metrics::Emf;
-use crate::queue::{Outgoing, QueueError};
+use crate::queue::Outgoing;
 use crate::store::executions::{ExecStore, Snapshot};
 use crate::store::open::OpenEntry;
-use crate::store::StoreError;
 use crate::Ctx;
 use chrono::{DateTime, Utc};
 use futures_util::stream::{self, StreamExt};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, Ordering};
-
-/// Reconciler settings.
-#[derive(Debug, Clone)]
-pub struct ReconcileOptions {
-    /// Who writes the notes (`reconciler:<request id>`).
-    pub actor: String,
-    /// Most executions examined in one run (the rest wait for the next run).
-    pub max_per_run: usize,
-    /// Executions examined at once.
-    pub concurrency: usize,
-    /// How long past its due instant an execution nothing acts on waits before a re-send (ms;
-    /// default [`GRACE_MS`]; the compressed chaos run uses seconds).
-    pub grace_ms: i64,
-    /// The EventBridge client `FireMissed` events go out with (to `Config::event_bus`); none:
-    /// start-deadline misses are still recorded, logged and counted, but send no event.
-    pub events: Option<aws_sdk_eventbridge::Client>,
-    /// Most items of one waiting map-reduce parent read in one look, keys and status only
-    /// (`mapreduce`: only once its counts stall).
-    pub max_items_per_look: usize,
-    /// The control plane's pause, for jobs whose dead fires reach `autoPauseAfterDeadFires`
-    /// (docs/outcomes.md); none: such an outbox entry waits for a run that has it.
-    pub pause: Option<std::sync::Arc<dyn crate::execution::outcome::AutoPause>>,
-    /// Delivers jobs' `outcomeNotify` notifications (docs/outcomes.md); none: each pending one
-    /// counts a failed delivery, and is given up after `MAX_NOTIFY_FAILURES`.
-    pub notify: Option<std::sync::Arc<dyn crate::execution::notify::Notifier>>,
-}
-
-impl Default for ReconcileOptions {
-    fn default() -> Self {
-        ReconcileOptions {
-            actor: "reconciler".into(),
-            max_per_run: 2_000,
-            concurrency: 16,
-            grace_ms: GRACE_MS,
-            events: None,
-            max_items_per_look: 2_000,
-            pause: None,
-            notify: None,
-        }
-    }
-}
-
-/// What one run did.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ReconcileReport {
-    /// Index entries examined.
-    pub examined: u64,
-    /// Messages re-sent, by pool.
-    pub resent: BTreeMap<String, u64>,
-    /// Executions someone is acting on: looked at again later.
-    pub looked_again: u64,
-    /// Final executions taken out of the index.
-    pub closed: u64,
-    /// Executions that changed between the read and the write (a worker acted: nothing to do).
-    pub raced: u64,
-    /// Index entries whose execution is gone (expired).
-    pub missing: u64,
-    /// Executions whose handling failed (store or queue error; retried by the next run).
-    pub failed: u64,
-    /// How long past its due look the most overdue execution was (ms).
-    pub max_overdue_ms: i64,
-    /// Whether the run stopped at `max_per_run` with more due.
-    pub truncated: bool,
-    /// Re-sends put off because the execution's pool has a visible backlog (it may just be
-    /// waiting its turn; see [`rules::BACKLOG_GRACES`]).
-    pub deferred_backlog: u64,
-    /// Fires found not started past their start deadline and reported by this run, by pool.
-    pub missed: BTreeMap<String, u64>,
-    /// Outcome events this run sent from outboxes their workers did not flush
-    /// (docs/outcomes.md).
-    pub outcome_events: u64,
-}
-
-impl ReconcileReport {
-    /// Re-sends in all pools.
-    pub fn resent_total(&self) -> u64 {
-        self.resent.values().sum()
-    }
-
-    /// Missed starts in all pools.
-    pub fn missed_total(&self) -> u64 {
-        self.missed.values().sum()
-    }
-
-    /// The EMF records of a run (names from `resources.json` `metrics.names`).
-    pub fn metric_lines(&self) -> Vec<Emf> {
-        let mut out: Vec<Emf> = self
-            .resent
-            .iter()
-            .map(|(pool, n)| Emf::new(&[("Pool", pool)]).count("ExecutionsResent", *n))
-            .collect();
-        // Per pool, never per job: one job's misses are alerted on through its FireMissed
-        // events (an EventBridge rule on `detail.jobId`).
-        out.extend(self.missed.iter().map(|(pool, n)| Emf::new(&[("Pool", pool)]).count("FiresMissed", *n)));
-        out.push(
-            Emf::new(&[])
-                .count("ReconcileExamined", self.examined)
-                .count("ReconcileFailed", self.failed)
-                .millis("ReconcileOverdueMs", &[self.max_overdue_ms.max(0)]),
-        );
-        out
-    }
-}
-
-/// A run failed somewhere; every other execution was handled (`report`).
-#[derive(Debug, thiserror::Error)]
-pub enum ReconcileError {
-    /// DynamoDB failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    /// SQS failed.
-    #[error(transparent)]
-    Queue(#[from] QueueError),
-    /// A missed start was recorded but its report (log entry or event) failed: that report is
-    /// lost (the timeline note stays), and the run fails so the reconciler's error alarm fires.
-    #[error("start deadline miss recorded, report failed: {0}")]
-    Report(#[from] missed::ReportError),
-    /// An outbox flush stopped (its entries stay for the next run).
-    #[error("outcome events: {0}")]
-    Outcome(#[from] crate::execution::outcome::OutcomeError),
-    /// Some executions failed (logged each); the next run retries them.
-    #[error("{failed} execution(s) could not be reconciled; first: {first}")]
-    Partial {
-        /// How many.
-        failed: u64,
-        /// The first error.
-        first: Box<ReconcileError>,
-        /// What the run did.
-        report: Box<ReconcileReport>,
-    },
-}
-
-impl ReconcileError {
-    /// Whether retrying now may help (every failure is retried by the next run anyway).
-    pub fn is_retryable(&self) -> bool {
-        match self {
-            ReconcileError::Store(e) => e.is_retryable(),
-            ReconcileError::Queue(e) => e.is_retryable(),
-            ReconcileError::Report(e) => e.is_retryable(),
-            ReconcileError::Outcome(e) => e.is_retryable(),
-            ReconcileError::Partial { first, .. } => first.is_retryable(),
-        }
-    }
-}
-
-/// What happened to one execution.
-enum Done {
-    Resent(String, Box<Outgoing>),
-    /// A missed start recorded (counted whatever happens to its report), and the report's
-    /// failure if it failed.
-    Missed(String, Option<missed::ReportError>),
-    Backlogged,
-    LookedAgain,
-    Closed,
-    Raced,
-    Missing,
-}
 
 /// One reconciler run at `now`.
 pub async fn reconcile(
