@@ -25,7 +25,7 @@
 pub use sundial_model::mapreduce::*;
 pub use sundial_store::mapreduce::EmitError;
 
-use crate::execution::target::in_process::{BoxFuture, HandlerContext};
+use crate::execution::handler::{BoxFuture, HandlerContext};
 use serde_json::Value;
 use sundial_model::retry::RunError;
 use sundial_model::ExecStatus;

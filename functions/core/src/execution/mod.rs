@@ -20,6 +20,8 @@
 //! - [`resources`]: platform-wide resource limits (`resources: ["legacy-db"]`), held all or
 //!   none through an attempt (`docs/resources.md`).
 //! - [`target`]: Lambda, HTTPS webhook (with the address policy), SQS, and in-process handlers.
+//! - [`handler`]: what an in-process handler, plain or map-reduce, gets for one attempt (its
+//!   invocation, checkpoints, cancellation).
 //! - [`metrics`]: EMF lines for the dashboard.
 //! - [`worker`]: one message in, one disposition out; shared by the Lambda and ECS entry points
 //!   in `functions/worker`.
@@ -31,6 +33,7 @@
 //! [`retry`]: sundial_model::retry
 pub mod clock;
 pub mod follow;
+pub mod handler;
 pub mod mapreduce;
 pub mod metrics;
 pub mod notify;

@@ -12,13 +12,15 @@
 //! [`ReconcileOptions::max_items_per_look`] a look, resuming where the last look stopped
 //! (`checked_through`: every item up to it is final) and stopping at the first item still open.
 //! The reduce starts once every item is final. Every look that finds the parent not ready
-//! counts one more look, so they back off from 2 to 60 minutes ([`super::backoff_ms`]): a
+//! counts one more look, so they back off from 2 to 60 minutes ([`backoff_ms`]): a
 //! 100,000-item fire whose items take an hour costs a handful of parent reads, not a read of
 //! every item every 2 minutes (protocol review 2026-12, finding 8).
 
-use super::{backoff_ms, Done, ReconcileError, ReconcileOptions, GRACE_MS};
+use super::options::ReconcileOptions;
+use super::report::{Done, ReconcileError};
 use crate::execution::mapreduce::{ready_to_reduce, MapState};
 use chrono::{DateTime, Utc};
+use sundial_model::reconcile::{backoff_ms, GRACE_MS};
 use sundial_model::ExecStatus;
 use sundial_store::executions::{ExecStore, Snapshot};
 use sundial_store::open::OpenEntry;

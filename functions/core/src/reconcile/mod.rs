@@ -29,178 +29,25 @@
 //!   `ReconcileOverdueMs` are emitted, and the CDK app alarms on re-sends.
 
 mod mapreduce;
+mod options;
+mod report;
 pub use crate::missed;
 pub use sundial_model::reconcile as rules;
 
+pub use options::ReconcileOptions;
+use report::Done;
+pub use report::{ReconcileError, ReconcileReport};
 pub use rules::{backoff_ms, first_look, judge, Verdict, GRACE_MS};
 
 use crate::execution::outcome::Outcomes;
-use crate::metrics::Emf;
 use crate::Ctx;
 use chrono::{DateTime, Utc};
 use futures_util::stream::{self, StreamExt};
 use std::collections::{BTreeMap, BTreeSet};
-use sundial_store::executions::ExecStore;
+use std::sync::atomic::{AtomicU64, Ordering};
+use sundial_store::executions::{ExecStore, Snapshot};
 use sundial_store::open::OpenEntry;
-use sundial_store::queue::{Outgoing, QueueError};
-use sundial_store::StoreError;
-
-/// Reconciler settings.
-#[derive(Debug, Clone)]
-pub struct ReconcileOptions {
-    /// Who writes the notes (`reconciler:<request id>`).
-    pub actor: String,
-    /// Most executions examined in one run (the rest wait for the next run).
-    pub max_per_run: usize,
-    /// Executions examined at once.
-    pub concurrency: usize,
-    /// How long past its due instant an execution nothing acts on waits before a re-send (ms;
-    /// default [`GRACE_MS`]; the compressed chaos run uses seconds).
-    pub grace_ms: i64,
-    /// The EventBridge client `FireMissed` events go out with (to `Config::event_bus`); none:
-    /// start-deadline misses are still recorded, logged and counted, but send no event.
-    pub events: Option<aws_sdk_eventbridge::Client>,
-    /// Most items of one waiting map-reduce parent read in one look, keys and status only
-    /// (`mapreduce`: only once its counts stall).
-    pub max_items_per_look: usize,
-    /// The control plane's pause, for jobs whose dead fires reach `autoPauseAfterDeadFires`
-    /// (docs/outcomes.md); none: such an outbox entry waits for a run that has it.
-    pub pause: Option<std::sync::Arc<dyn crate::execution::outcome::AutoPause>>,
-    /// Delivers jobs' `outcomeNotify` notifications (docs/outcomes.md); none: each pending one
-    /// counts a failed delivery, and is given up after `MAX_NOTIFY_FAILURES`.
-    pub notify: Option<std::sync::Arc<dyn crate::execution::notify::Notifier>>,
-}
-
-impl Default for ReconcileOptions {
-    fn default() -> Self {
-        ReconcileOptions {
-            actor: "reconciler".into(),
-            max_per_run: 2_000,
-            concurrency: 16,
-            grace_ms: GRACE_MS,
-            events: None,
-            max_items_per_look: 2_000,
-            pause: None,
-            notify: None,
-        }
-    }
-}
-
-/// What one run did.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ReconcileReport {
-    /// Index entries examined.
-    pub examined: u64,
-    /// Messages re-sent, by pool.
-    pub resent: BTreeMap<String, u64>,
-    /// Executions someone is acting on: looked at again later.
-    pub looked_again: u64,
-    /// Final executions taken out of the index.
-    pub closed: u64,
-    /// Executions that changed between the read and the write (a worker acted: nothing to do).
-    pub raced: u64,
-    /// Index entries whose execution is gone (expired).
-    pub missing: u64,
-    /// Executions whose handling failed (store or queue error; retried by the next run).
-    pub failed: u64,
-    /// How long past its due look the most overdue execution was (ms).
-    pub max_overdue_ms: i64,
-    /// Whether the run stopped at `max_per_run` with more due.
-    pub truncated: bool,
-    /// Re-sends put off because the execution's pool has a visible backlog (it may just be
-    /// waiting its turn; see [`rules::BACKLOG_GRACES`]).
-    pub deferred_backlog: u64,
-    /// Fires found not started past their start deadline and reported by this run, by pool.
-    pub missed: BTreeMap<String, u64>,
-    /// Outcome events this run sent from outboxes their workers did not flush
-    /// (docs/outcomes.md).
-    pub outcome_events: u64,
-}
-
-impl ReconcileReport {
-    /// Re-sends in all pools.
-    pub fn resent_total(&self) -> u64 {
-        self.resent.values().sum()
-    }
-
-    /// Missed starts in all pools.
-    pub fn missed_total(&self) -> u64 {
-        self.missed.values().sum()
-    }
-
-    /// The EMF records of a run (names from `resources.json` `metrics.names`).
-    pub fn metric_lines(&self) -> Vec<Emf> {
-        let mut out: Vec<Emf> = self
-            .resent
-            .iter()
-            .map(|(pool, n)| Emf::new(&[("Pool", pool)]).count("ExecutionsResent", *n))
-            .collect();
-        // Per pool, never per job: one job's misses are alerted on through its FireMissed
-        // events (an EventBridge rule on `detail.jobId`).
-        out.extend(self.missed.iter().map(|(pool, n)| Emf::new(&[("Pool", pool)]).count("FiresMissed", *n)));
-        out.push(
-            Emf::new(&[])
-                .count("ReconcileExamined", self.examined)
-                .count("ReconcileFailed", self.failed)
-                .millis("ReconcileOverdueMs", &[self.max_overdue_ms.max(0)]),
-        );
-        out
-    }
-}
-
-/// A run failed somewhere; every other execution was handled (`report`).
-#[derive(Debug, thiserror::Error)]
-pub enum ReconcileError {
-    /// DynamoDB failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    /// SQS failed.
-    #[error(transparent)]
-    Queue(#[from] QueueError),
-    /// A missed start was recorded but its report (log entry or event) failed: that report is
-    /// lost (the timeline note stays), and the run fails so the reconciler's error alarm fires.
-    #[error("start deadline miss recorded, report failed: {0}")]
-    Report(#[from] missed::ReportError),
-    /// An outbox flush stopped (its entries stay for the next run).
-    #[error("outcome events: {0}")]
-    Outcome(#[from] crate::execution::outcome::OutcomeError),
-    /// Some executions failed (logged each); the next run retries them.
-    #[error("{failed} execution(s) could not be reconciled; first: {first}")]
-    Partial {
-        /// How many.
-        failed: u64,
-        /// The first error.
-        first: Box<ReconcileError>,
-        /// What the run did.
-        report: Box<ReconcileReport>,
-    },
-}
-
-impl ReconcileError {
-    /// Whether retrying now may help (every failure is retried by the next run anyway).
-    pub fn is_retryable(&self) -> bool {
-        match self {
-            ReconcileError::Store(e) => e.is_retryable(),
-            ReconcileError::Queue(e) => e.is_retryable(),
-            ReconcileError::Report(e) => e.is_retryable(),
-            ReconcileError::Outcome(e) => e.is_retryable(),
-            ReconcileError::Partial { first, .. } => first.is_retryable(),
-        }
-    }
-}
-
-/// What happened to one execution.
-enum Done {
-    Resent(String, Box<Outgoing>),
-    /// A missed start recorded (counted whatever happens to its report), and the report's
-    /// failure if it failed.
-    Missed(String, Option<missed::ReportError>),
-    Backlogged,
-    LookedAgain,
-    Closed,
-    Raced,
-    Missing,
-}
+use sundial_store::queue::Outgoing;
 
 /// One reconciler run at `now`.
 pub async fn reconcile(
@@ -224,24 +71,17 @@ async fn run(
     let shift = (GRACE_MS - opts.grace_ms).max(0);
     report.max_overdue_ms = due.iter().map(|e| now_ms + shift - e.due).max().unwrap_or(0);
     let backlogged = if due.is_empty() { BTreeSet::new() } else { backlogged_lanes(ctx).await };
-    let backlogged = &backlogged;
-    let reporter = &missed::MissReporter::new(ctx.ddb.clone(), opts.events.clone(), &ctx.cfg);
-    let outcomes = &Outcomes::new(execs.clone(), reporter.clone(), opts.pause.clone())
-        .with_notifier(opts.notify.clone());
-    let sent = &std::sync::atomic::AtomicU64::new(0);
+    let pass = &Pass::new(ctx, execs, opts, backlogged);
     let results: Vec<(OpenEntry, Result<Done, ReconcileError>)> = stream::iter(due)
-        .map(|entry| {
-            let execs = execs.clone();
-            async move {
-                let r = one(&execs, reporter, outcomes, sent, &entry, now, opts, backlogged).await;
-                (entry, r)
-            }
+        .map(|entry| async move {
+            let r = pass.look_at(&entry, now).await;
+            (entry, r)
         })
         .buffer_unordered(opts.concurrency.max(1))
         .collect()
         .await;
     let mut first = None;
-    report.outcome_events = sent.load(std::sync::atomic::Ordering::Relaxed);
+    report.outcome_events = pass.outcome_events.load(Ordering::Relaxed);
     let outgoing = tally(results, &mut report, &mut first);
     resend(ctx, outgoing, &mut report, &mut first).await;
     match first {
@@ -358,142 +198,222 @@ async fn resend(
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-async fn one(
-    execs: &ExecStore,
-    reporter: &missed::MissReporter,
-    outcomes: &Outcomes,
-    sent: &std::sync::atomic::AtomicU64,
-    entry: &OpenEntry,
-    now: DateTime<Utc>,
-    opts: &ReconcileOptions,
-    backlogged: &std::collections::BTreeSet<(String, sundial_model::priority::Lane)>,
-) -> Result<Done, ReconcileError> {
-    let now_ms = now.timestamp_millis();
-    let Some(mut seen) = execs.get(&entry.key, false).await? else { return Ok(Done::Missing) };
-    if !seen.outbox.is_empty() {
-        // Outcome events a worker wrote and did not send (it crashed, or its PutEvents failed).
-        let flushed =
-            Box::pin(outcomes.flush(&seen.exec, seen.exec.status, &seen.outbox, false, now)).await?;
-        sent.fetch_add(flushed.sent.len() as u64, std::sync::atomic::Ordering::Relaxed);
-        let Some(now_seen) = execs.get(&entry.key, true).await? else { return Ok(Done::Missing) };
-        seen = now_seen;
+/// What every look of one run shares: the clients, the settings, the lanes found backlogged, and
+/// the one count the looks add to. The looks run concurrently (`buffer_unordered`) and share it
+/// by reference, so that count is atomic.
+struct Pass<'a> {
+    execs: ExecStore,
+    reporter: missed::MissReporter,
+    outcomes: Outcomes,
+    opts: &'a ReconcileOptions,
+    /// Pool lanes with a visible backlog ([`backlogged_lanes`]).
+    backlogged: BTreeSet<(String, sundial_model::priority::Lane)>,
+    /// Outcome events the looks sent ([`ReconcileReport::outcome_events`]).
+    outcome_events: AtomicU64,
+}
+
+impl<'a> Pass<'a> {
+    fn new(
+        ctx: &Ctx,
+        execs: ExecStore,
+        opts: &'a ReconcileOptions,
+        backlogged: BTreeSet<(String, sundial_model::priority::Lane)>,
+    ) -> Self {
+        let reporter = missed::MissReporter::new(ctx.ddb.clone(), opts.events.clone(), &ctx.cfg);
+        let outcomes = Outcomes::new(execs.clone(), reporter.clone(), opts.pause.clone())
+            .with_notifier(opts.notify.clone());
+        Pass { execs, reporter, outcomes, opts, backlogged, outcome_events: AtomicU64::new(0) }
     }
-    if rules::finish_missed(&seen.exec, seen.finish_missed_at.is_some(), now_ms).is_some() {
-        // Not finished by its finish deadline (still open, or finished after it): reported once,
-        // through the outbox the mark writes (docs/outcomes.md, "Finish deadlines").
+
+    /// One due execution: read, brought up to date (outcome events nobody sent, a finish
+    /// deadline passed), judged, and the verdict acted on.
+    async fn look_at(&self, entry: &OpenEntry, now: DateTime<Utc>) -> Result<Done, ReconcileError> {
+        let Some(seen) = self.execs.get(&entry.key, false).await? else { return Ok(Done::Missing) };
+        let Some(seen) = self.flush_outbox(entry, seen, now).await? else { return Ok(Done::Missing) };
+        let Some(seen) = self.finish_missed(entry, seen, now).await? else { return Ok(Done::Missing) };
+        let now_ms = now.timestamp_millis();
+        let grace = self.opts.grace_ms.clamp(1, GRACE_MS);
+        // A held execution (its job was paused) is not a missed start; a reported one is done.
+        let reported = seen.missed_at.is_some() || seen.held.is_some();
+        let verdict = judge(&seen.exec, seen.resends, reported, now_ms, grace);
+        if matches!(verdict, Verdict::Resend(_)) && self.waits_its_turn(&seen, now_ms, grace) {
+            // A grace from now, in the index's terms (which count in default graces).
+            if self.execs.look_again(&entry.key, &seen, now_ms + GRACE_MS).await? {
+                return Ok(Done::Backlogged);
+            }
+            return Ok(Done::Raced);
+        }
+        self.act(entry, &seen, verdict, now).await
+    }
+
+    /// Outcome events a worker wrote and did not send (it crashed, or its PutEvents failed):
+    /// sent, then the execution read again (`None`: it is gone).
+    async fn flush_outbox(
+        &self,
+        entry: &OpenEntry,
+        seen: Snapshot,
+        now: DateTime<Utc>,
+    ) -> Result<Option<Snapshot>, ReconcileError> {
+        if seen.outbox.is_empty() {
+            return Ok(Some(seen));
+        }
+        let flushed =
+            Box::pin(self.outcomes.flush(&seen.exec, seen.exec.status, &seen.outbox, false, now)).await?;
+        self.count_sent(flushed.sent.len());
+        Ok(self.execs.get(&entry.key, true).await?)
+    }
+
+    /// Not finished by its finish deadline (still open, or finished after it): reported once,
+    /// through the outbox the mark writes (docs/outcomes.md, "Finish deadlines"), then the
+    /// execution read again (`None`: it is gone).
+    async fn finish_missed(
+        &self,
+        entry: &OpenEntry,
+        seen: Snapshot,
+        now: DateTime<Utc>,
+    ) -> Result<Option<Snapshot>, ReconcileError> {
+        let now_ms = now.timestamp_millis();
+        if rules::finish_missed(&seen.exec, seen.finish_missed_at.is_some(), now_ms).is_none() {
+            return Ok(Some(seen));
+        }
         let kind = sundial_model::outcome::OutcomeKind::FinishDeadlineMissed;
         let pending = sundial_model::outcome::members(
             &[sundial_model::outcome::OutboxEntry::new(kind, seen.exec.attempt)],
             seen.exec.definition.outcome_notify.is_some(),
         );
         let next = rules::delivery_look(&seen.exec);
-        if execs.mark_finish_missed(&entry.key, &seen, &pending, next, &opts.actor, now_ms).await? {
+        if self.execs.mark_finish_missed(&entry.key, &seen, &pending, next, &self.opts.actor, now_ms).await? {
             let status = seen.exec.status;
-            let flushed = Box::pin(outcomes.flush(&seen.exec, status, &pending, true, now)).await?;
-            sent.fetch_add(flushed.sent.len() as u64, std::sync::atomic::Ordering::Relaxed);
+            let flushed = Box::pin(self.outcomes.flush(&seen.exec, status, &pending, true, now)).await?;
+            self.count_sent(flushed.sent.len());
         }
-        let Some(now_seen) = execs.get(&entry.key, true).await? else { return Ok(Done::Missing) };
-        seen = now_seen;
+        Ok(self.execs.get(&entry.key, true).await?)
     }
-    let grace = opts.grace_ms.clamp(1, GRACE_MS);
-    // A held execution (its job was paused) is not a missed start; a reported one is done.
-    let reported = seen.missed_at.is_some() || seen.held.is_some();
-    let verdict = match judge(&seen.exec, seen.resends, reported, now_ms, grace) {
-        // Its pool has a backlog and it is not that late: it may be waiting its turn.
-        Verdict::Resend(_)
-            if backlogged.contains(&(
-                seen.exec.definition.pool.clone(),
-                sundial_model::priority::lane_of(&seen.exec),
-            )) && rules::overdue_ms(&seen.exec, now_ms) < grace * rules::BACKLOG_GRACES =>
-        {
-            // A grace from now, in the index's terms (which count in default graces).
-            if execs.look_again(&entry.key, &seen, now_ms + GRACE_MS).await? {
-                return Ok(Done::Backlogged);
+
+    /// Whether a re-send is put off: its pool lane has a backlog and it is not that late, so it
+    /// may just be waiting its turn.
+    fn waits_its_turn(&self, seen: &Snapshot, now_ms: i64, grace: i64) -> bool {
+        self.backlogged
+            .contains(&(seen.exec.definition.pool.clone(), sundial_model::priority::lane_of(&seen.exec)))
+            && rules::overdue_ms(&seen.exec, now_ms) < grace * rules::BACKLOG_GRACES
+    }
+
+    /// Acts on the verdict with one write conditioned on what was read (`Raced`: it changed
+    /// meanwhile, a worker acted).
+    async fn act(
+        &self,
+        entry: &OpenEntry,
+        seen: &Snapshot,
+        verdict: Verdict,
+        now: DateTime<Utc>,
+    ) -> Result<Done, ReconcileError> {
+        let execs = &self.execs;
+        Ok(match verdict {
+            Verdict::Close => {
+                if execs.close_open(&entry.key, seen).await? {
+                    Done::Closed
+                } else {
+                    Done::Raced
+                }
             }
+            // Already where it should be (a reconciler with a shorter grace reads ahead): no write.
+            Verdict::LookAgain(at) if seen.open_due == Some(at) => Done::LookedAgain,
+            Verdict::LookAgain(at) => {
+                if execs.look_again(&entry.key, seen, at).await? {
+                    Done::LookedAgain
+                } else {
+                    Done::Raced
+                }
+            }
+            Verdict::Missed { deadline, next } => self.missed_start(entry, seen, deadline, next, now).await?,
+            Verdict::Aggregate => self.aggregate(entry, seen, now).await?,
+            Verdict::Resend(next) => self.mark_resent(entry, seen, next, now).await?,
+        })
+    }
+
+    /// Not started by its start deadline: marked, then reported (the report's failure is
+    /// counted by [`tally`], the mark stays).
+    async fn missed_start(
+        &self,
+        entry: &OpenEntry,
+        seen: &Snapshot,
+        deadline: i64,
+        next: i64,
+        now: DateTime<Utc>,
+    ) -> Result<Done, ReconcileError> {
+        let opts = self.opts;
+        if !self.execs.mark_missed(&entry.key, seen, next, &opts.actor, now.timestamp_millis()).await? {
+            // Claimed, cancelled or reported by someone else meanwhile: theirs to report.
             return Ok(Done::Raced);
         }
-        v => v,
-    };
-    Ok(match verdict {
-        Verdict::Close => {
-            if execs.close_open(&entry.key, &seen).await? {
+        let m = missed::FireMissed::of(&seen.exec, deadline, now, missed::MissReason::NotStarted);
+        let pool = seen.exec.definition.pool.clone();
+        Ok(Done::Missed(pool, self.reporter.report(&m, &opts.actor, now).await.err()))
+    }
+
+    /// Nothing acts on it: the re-send is noted on the execution, and its message is sent once
+    /// the run's looks are done ([`resend`]).
+    async fn mark_resent(
+        &self,
+        entry: &OpenEntry,
+        seen: &Snapshot,
+        next: i64,
+        now: DateTime<Utc>,
+    ) -> Result<Done, ReconcileError> {
+        let now_ms = now.timestamp_millis();
+        let Some(n) = self.execs.mark_resent(&entry.key, seen, next, &self.opts.actor, now_ms).await? else {
+            return Ok(Done::Raced);
+        };
+        let pool = seen.exec.definition.pool.clone();
+        tracing::warn!(execution = %entry.key.global_id(), status = seen.exec.status.as_str(), resends = n, pool, "re-sending a stranded execution");
+        let mut out = Outgoing::for_execution(&seen.exec, now);
+        // The new chain's generation, raised by `mark_resent`.
+        out.message.wait_gen = seen.wait_gen + 1;
+        Ok(Done::Resent(pool, Box::new(out)))
+    }
+
+    /// The backstop for a waiting parent (`docs/children.md`): its children's final statuses,
+    /// read from the children themselves, are recorded on it (each child's worker normally did
+    /// that; a crash between a child's finish and its tally write loses nothing), and the parent
+    /// ends when they are all final. Otherwise it is looked at again after a backoff.
+    async fn aggregate(
+        &self,
+        entry: &OpenEntry,
+        seen: &Snapshot,
+        now: DateTime<Utc>,
+    ) -> Result<Done, ReconcileError> {
+        use sundial_model::children::verdict;
+        let (execs, opts) = (&self.execs, self.opts);
+        let parent = &seen.exec;
+        if parent.map_reduce.is_some() {
+            return crate::reconcile::mapreduce::aggregate(execs, entry, seen, now, opts).await;
+        }
+        let total = parent.children.as_ref().map_or(0, |t| t.total);
+        let kids = execs.children_of(&entry.key).await?;
+        let mut tally = ExecStore::tally_from(total, &kids);
+        // What the children's workers recorded stays (a child replayed since is judged as it is now).
+        if let Some(t) = &parent.children {
+            for (tag, st) in &t.finished {
+                tally.finished.entry(tag.clone()).or_insert(*st);
+            }
+        }
+        if let Some(end) = verdict(&tally) {
+            tracing::warn!(execution = %entry.key.global_id(), status = end.status().as_str(), "ending a waiting parent whose last child's tally write was lost");
+            return Ok(if execs.complete_parent(&entry.key, parent, &end, &opts.actor, now).await? {
                 Done::Closed
             } else {
                 Done::Raced
-            }
+            });
         }
-        // Already where it should be (a reconciler with a shorter grace reads ahead): no write.
-        Verdict::LookAgain(at) if seen.open_due == Some(at) => Done::LookedAgain,
-        Verdict::LookAgain(at) => {
-            if execs.look_again(&entry.key, &seen, at).await? {
-                Done::LookedAgain
-            } else {
-                Done::Raced
-            }
-        }
-        Verdict::Missed { deadline, next } => {
-            if !execs.mark_missed(&entry.key, &seen, next, &opts.actor, now_ms).await? {
-                // Claimed, cancelled or reported by someone else meanwhile: theirs to report.
-                return Ok(Done::Raced);
-            }
-            let m = missed::FireMissed::of(&seen.exec, deadline, now, missed::MissReason::NotStarted);
-            let pool = seen.exec.definition.pool.clone();
-            Done::Missed(pool, reporter.report(&m, &opts.actor, now).await.err())
-        }
-        Verdict::Aggregate => aggregate(execs, entry, &seen, now, opts).await?,
-        Verdict::Resend(next) => match execs.mark_resent(&entry.key, &seen, next, &opts.actor, now_ms).await?
-        {
-            None => Done::Raced,
-            Some(n) => {
-                let pool = seen.exec.definition.pool.clone();
-                tracing::warn!(execution = %entry.key.global_id(), status = seen.exec.status.as_str(), resends = n, pool, "re-sending a stranded execution");
-                let mut out = Outgoing::for_execution(&seen.exec, now);
-                // The new chain's generation, raised by `mark_resent`.
-                out.message.wait_gen = seen.wait_gen + 1;
-                Done::Resent(pool, Box::new(out))
-            }
-        },
-    })
-}
+        // Children still run: look again after one of their attempts could have ended.
+        let next = now.timestamp_millis()
+            + (i64::from(parent.definition.timeout_secs) * 1_000).clamp(GRACE_MS, rules::MAX_BACKOFF_MS);
+        Ok(if execs.look_again(&entry.key, seen, next).await? { Done::LookedAgain } else { Done::Raced })
+    }
 
-/// The backstop for a waiting parent (`docs/children.md`): its children's final statuses,
-/// read from the children themselves, are recorded on it (each child's worker normally did
-/// that; a crash between a child's finish and its tally write loses nothing), and the parent
-/// ends when they are all final. Otherwise it is looked at again after a backoff.
-async fn aggregate(
-    execs: &ExecStore,
-    entry: &OpenEntry,
-    seen: &sundial_store::executions::Snapshot,
-    now: DateTime<Utc>,
-    opts: &ReconcileOptions,
-) -> Result<Done, ReconcileError> {
-    use sundial_model::children::verdict;
-    let parent = &seen.exec;
-    if parent.map_reduce.is_some() {
-        return crate::reconcile::mapreduce::aggregate(execs, entry, seen, now, opts).await;
+    fn count_sent(&self, n: usize) {
+        self.outcome_events.fetch_add(n as u64, Ordering::Relaxed);
     }
-    let total = parent.children.as_ref().map_or(0, |t| t.total);
-    let kids = execs.children_of(&entry.key).await?;
-    let mut tally = ExecStore::tally_from(total, &kids);
-    // What the children's workers recorded stays (a child replayed since is judged as it is now).
-    if let Some(t) = &parent.children {
-        for (tag, st) in &t.finished {
-            tally.finished.entry(tag.clone()).or_insert(*st);
-        }
-    }
-    if let Some(end) = verdict(&tally) {
-        tracing::warn!(execution = %entry.key.global_id(), status = end.status().as_str(), "ending a waiting parent whose last child's tally write was lost");
-        return Ok(if execs.complete_parent(&entry.key, parent, &end, &opts.actor, now).await? {
-            Done::Closed
-        } else {
-            Done::Raced
-        });
-    }
-    // Children still run: look again after one of their attempts could have ended.
-    let next = now.timestamp_millis()
-        + (i64::from(parent.definition.timeout_secs) * 1_000).clamp(GRACE_MS, rules::MAX_BACKOFF_MS);
-    Ok(if execs.look_again(&entry.key, seen, next).await? { Done::LookedAgain } else { Done::Raced })
 }
 
 /// Emits a run's EMF lines.
