@@ -1,12 +1,16 @@
 //! The OpenAPI document, generated: every operation from its handler's `#[utoipa::path]`
-//! ([`crate::app::operations`]), every schema from the wire types, and the answers the layers
+//! ([`crate::operations`]), every schema from the wire types, and the answers the layers
 //! give added to the operations they guard (a layer that can refuse a request documents that
 //! refusal once, here, instead of on every handler). `functions/api/openapi.json` is a golden
 //! copy: a test regenerates the document and fails on any difference, so a change of the
 //! contract is a visible diff in review (`functions/api/tests/golden.rs`; its header says how to
 //! rewrite the copy).
 
-use crate::app::{operations, public_operations};
+use crate::operations::operations;
+use crate::Api;
+use axum::http::header::CONTENT_TYPE;
+use axum::http::HeaderValue;
+use axum::response::IntoResponse;
 use std::sync::OnceLock;
 use sundial_api_types::ErrorBody;
 use utoipa::openapi::path::{Operation, ParameterIn};
@@ -16,6 +20,8 @@ use utoipa::openapi::security::{
 };
 use utoipa::openapi::{ContentBuilder, OpenApi, Ref, RefOr, Response};
 use utoipa::{OpenApi as _, ToSchema};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 /// The document's description.
 const DESCRIPTION: &str = "Jobs, executions, dead letters and the operations log of one tenant. The tenant comes from the authorizer (JWT claim `tenant`, or the IAM caller's tag or account); another tenant's ids answer 404. Every error is `{\"error\": {\"code\", \"message\", \"field\"}}` with `field` naming the offending JSON path, parameter or header, and `code` one of `ErrorCode`. Request bodies must be `application/json`, at most 16 KiB; inline `params` at most 4 KiB (use `paramsRef` for more). Unknown fields are refused at every level of every request body; answers may carry fields a client does not know yet (read them leniently). Per-tenant quotas and the per-tenant request throttle answer 429 with `Retry-After`. Every answer carries `X-Request-Id`. This document is generated from the server's code and is the contract: the test suite fuzzes the API from it (Schemathesis). See docs/api.md.";
@@ -145,6 +151,23 @@ fn security(doc: &mut OpenApi) {
         SecurityRequirement::new("jwt", Vec::<String>::new()),
         SecurityRequirement::new("iam", Vec::<String>::new()),
     ]);
+}
+
+/// The documented operations served without a caller: this document's own route. Here, beside
+/// the document, because the document lists it and it serves the document (in the router's
+/// file, each would import the other).
+pub(crate) fn public_operations() -> OpenApiRouter<Api> {
+    OpenApiRouter::new().routes(routes!(open_api))
+}
+
+/// This document (generated from the handlers and the wire types; `functions/api/openapi.json`
+/// is its checked-in copy).
+#[utoipa::path(get, path = "/openapi.json", operation_id = "openApi", tag = "meta", security(()),
+    responses((status = 200, description = "The OpenAPI document", content_type = "application/json", body = Object)))]
+pub(crate) async fn open_api() -> axum::response::Response {
+    let mut r = json().into_response();
+    r.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    r
 }
 
 /// Builds the document.

@@ -219,27 +219,6 @@ impl utoipa::IntoParams for IfMatchRequired {
     }
 }
 
-/// The `Idempotency-Key` header (read by crate::layers::idempotency; named here for the document).
-pub struct IdempotencyKeyHeader;
-
-impl utoipa::IntoParams for IdempotencyKeyHeader {
-    fn into_params(_: impl Fn() -> Option<ParameterIn>) -> Vec<Parameter> {
-        let schema = ObjectBuilder::new()
-            .schema_type(Type::String)
-            .min_length(Some(1))
-            .max_length(Some(255))
-            .pattern(Some("^[!-~]+$"));
-        let p = ParameterBuilder::new()
-            .name(crate::layers::idempotency::HEADER_NAME)
-            .parameter_in(ParameterIn::Header)
-            .required(Required::False)
-            .description(Some("Makes the request safe to retry: for 24 hours the same key with the same request gets the first answer again (with `Idempotent-Replayed: true`), the same key with another request is 422, and while the first still runs 409 `idempotency_in_progress`. Answers other than 2xx are not kept."))
-            .schema(Some(schema))
-            .build();
-        vec![p]
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -9,13 +9,16 @@
 //!
 //! ## Layout
 //! - [`app`]: the router: every operation and the layers around them.
+//! - `operations`: the authenticated operations by handler, which the router serves and the
+//!   document describes.
 //! - [`layers`]: request id, hardening headers, the error mapper, the clock, caller and tenant,
 //!   the per-tenant throttle, body size and type, `Idempotency-Key`.
 //! - `handlers`: one function per operation, by family (jobs, schedules, executions, dead
-//!   letters, calendars, resources, the operations log, this document and the console).
+//!   letters, calendars, resources, the operations log and the console).
 //! - [`extract`]: the extractors (caller, instant, path, query, body, `If-Match`).
 //! - [`params`]: path and query parameters as checked types.
-//! - [`doc`]: the OpenAPI document (served at `/openapi.json`; `openapi.json` is its golden copy).
+//! - [`doc`]: the OpenAPI document and its route (`/openapi.json`; `openapi.json` is its golden
+//!   copy).
 //! - [`dto`]: the domain's values as wire types ([`sundial_api_types`]).
 //! - [`auth`]: tenant and principal from the authorizer context (JWT claims or IAM).
 //! - [`error`]: the `{"error": {code, message, field}}` shape and status mapping.
@@ -38,6 +41,7 @@ pub mod ingest;
 pub mod lambda;
 pub mod layers;
 pub mod local;
+mod operations;
 pub mod params;
 
 pub use sundial_core::config::ApiSettings;

@@ -1,10 +1,11 @@
-//! Reading the documents the bench binary writes (one per trigger class) into [`ClassCost`]s.
+//! Reading the documents the bench binary writes (one per trigger class) into [`ClassCost`]s,
+//! and the three of them into [`Costs`].
 
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
-use crate::costs::{ClassCost, ItemKind};
+use crate::costs::{ClassCost, Costs, ItemKind};
 use crate::validate::check_non_negative;
 
 /// One document written by the bench binary (only the fields the model uses).
@@ -37,6 +38,28 @@ struct BenchPhase {
     sqs_requests: f64,
     #[serde(default)]
     lambda_invokes: f64,
+}
+
+// In this file rather than costs.rs: the reading builds on the costs' types, so costs.rs
+// calling it would make the two files import each other.
+impl Costs {
+    /// Builds the three classes from the JSON documents the bench binary writes, one per class:
+    /// `{"jobs": n, "perExecution": {"tick": {...}, "worker": {...}}}`, where each phase has
+    /// optional `writesByKind`, `readsByKind` (units per execution), `sqsRequests` and
+    /// `lambdaInvokes`; other fields (`writeUnits`, `requests`, ...) are ignored.
+    ///
+    /// Units are summed over tick and worker and attributed with [`ItemKind::from_bench_key`]
+    /// (several keys landing on `other` add up); kinds that sum to 0 are left out.
+    /// `sqs_requests` is tick + worker. `lambda_invokes` is tick + worker as measured but never
+    /// used by the model, which takes `1 / worker_batch_size`. The `watermark` kind is kept for
+    /// reference but ignored by the model, which adds `shards / 60` watermark writes itself.
+    pub fn from_bench(every_minute: &str, daily: &str, bucket: &str) -> Result<Costs, String> {
+        Ok(Costs {
+            every_minute: class_from_bench("everyMinute", every_minute)?,
+            daily: class_from_bench("daily", daily)?,
+            bucket: class_from_bench("bucket", bucket)?,
+        })
+    }
 }
 
 /// One class's costs from its bench document: tick + worker (+ verify), kinds mapped, then

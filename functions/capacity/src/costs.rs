@@ -5,8 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::bench::class_from_bench;
-use crate::validate::{check_map, check_non_negative};
+use crate::validate::check_non_negative;
 
 /// Kind of item a measured request unit was spent on; the keys of [`ClassCost`] maps.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -238,30 +237,26 @@ impl Costs {
         Ok(costs)
     }
 
-    /// Builds the three classes from the JSON documents the bench binary writes, one per class:
-    /// `{"jobs": n, "perExecution": {"tick": {...}, "worker": {...}}}`, where each phase has
-    /// optional `writesByKind`, `readsByKind` (units per execution), `sqsRequests` and
-    /// `lambdaInvokes`; other fields (`writeUnits`, `requests`, ...) are ignored.
-    ///
-    /// Units are summed over tick and worker and attributed with [`ItemKind::from_bench_key`]
-    /// (several keys landing on `other` add up); kinds that sum to 0 are left out.
-    /// `sqs_requests` is tick + worker. `lambda_invokes` is tick + worker as measured but never
-    /// used by the model, which takes `1 / worker_batch_size`. The `watermark` kind is kept for
-    /// reference but ignored by the model, which adds `shards / 60` watermark writes itself.
-    pub fn from_bench(every_minute: &str, daily: &str, bucket: &str) -> Result<Costs, String> {
-        Ok(Costs {
-            every_minute: class_from_bench("everyMinute", every_minute)?,
-            daily: class_from_bench("daily", daily)?,
-            bucket: class_from_bench("bucket", bucket)?,
-        })
-    }
-
     /// Checks the three classes (known item kinds, finite non-negative numbers).
     pub fn validate(&self) -> Result<(), String> {
         self.every_minute.validate("everyMinute")?;
         self.daily.validate("daily")?;
         self.bucket.validate("bucket")
     }
+}
+
+/// Checks one map of `class`: every key a known item kind, every value finite and ≥ 0. Here,
+/// not in `validate.rs` with the other checks, because it reads [`ItemKind`]: the checks stay
+/// below the costs.
+fn check_map(class: &str, which: &str, map: &BTreeMap<String, f64>) -> Result<(), String> {
+    for (key, value) in map {
+        if ItemKind::parse(key).is_none() {
+            let known: Vec<&str> = ItemKind::ALL.iter().map(|k| k.key()).collect();
+            return Err(format!("{class}.{which}: unknown item kind {key:?} (known: {})", known.join(", ")));
+        }
+        check_non_negative(&format!("{class}.{which}.{key}"), *value)?;
+    }
+    Ok(())
 }
 
 /// Units keyed by [`ItemKind::key`], for the example costs.

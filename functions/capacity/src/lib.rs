@@ -35,6 +35,7 @@
 
 mod bench;
 mod costs;
+mod crossover;
 mod explain;
 mod fit;
 mod limits;
@@ -52,16 +53,17 @@ mod violations;
 mod tests;
 
 pub use costs::{ClassCost, Costs, ItemKind, Table};
+pub use crossover::crossover_schedules;
 pub use explain::render_explain;
 pub use fit::fit;
 pub use limits::Limits;
 pub use markdown::render_markdown;
 pub use model::{model, scan_partition_rate};
 pub use prices::{Prices, ReservedPrice};
-pub use provisioned::{crossover_schedules, PlannedTable, ProvisionedCost};
 pub use report::{
     BillingMode, CapacityUnit, CellsAlternative, Check, Knob, LambdaLoad, MonthlyCost, PartitionKind,
-    PartitionLoad, PerFire, Recommendation, Report, SpikeLoad, SqsLoad, TableLoad, Violation,
+    PartitionLoad, PerFire, PlannedTable, ProvisionedCost, Recommendation, Report, SpikeLoad, SqsLoad,
+    TableLoad, Violation,
 };
 pub use scenario::{scenario_by_name, scenario_names, ClassMix, Scenario};
 

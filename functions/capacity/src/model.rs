@@ -9,7 +9,7 @@ use crate::report::{
     CapacityUnit, CellsAlternative, LambdaLoad, MonthlyCost, PartitionKind, PartitionLoad, PerFire, Report,
     SpikeLoad, SqsLoad, TableLoad,
 };
-use crate::scenario::Scenario;
+use crate::scenario::{knob, Scenario};
 use crate::{
     BYTES_PER_GB, EVENTUALLY_CONSISTENT_FACTOR, EVERY_MINUTE_READS_PER_TICK, ITEM_OVERHEAD_BYTES,
     MAX_JOB_FIRES_PER_SEC, MIN_SCAN_SECONDS, READ_UNIT_BYTES, SECONDS_PER_MONTH, TICKS_PER_MONTH,
@@ -58,11 +58,6 @@ pub fn model(s: &Scenario, c: &Costs, limits: &Limits, prices: &Prices) -> Repor
         provisioned,
         with_cells,
     }
-}
-
-/// A knob clamped to at least 1, as f64.
-pub(crate) fn knob(value: u32) -> f64 {
-    f64::from(value.max(1))
 }
 
 /// Per-fire units of one class mixed by the scenario's class shares.

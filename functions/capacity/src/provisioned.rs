@@ -9,96 +9,18 @@
 //! rest of the units of its own fires (the worker's and the verification's). Index units are pooled with their table's (as
 //! the rest of the model counts them), which leaves out the per-index rounding up of a few units.
 
-use serde::{Deserialize, Serialize};
 use sundial_throughput::{simulate, Settings, Simulation};
 
-use crate::costs::Costs;
 use crate::limits::Limits;
-use crate::model::knob;
-use crate::model::model;
 use crate::prices::{Prices, ReservedPrice};
-use crate::report::{MonthlyCost, PerFire};
-use crate::scenario::Scenario;
+use crate::report::{MonthlyCost, PerFire, PlannedTable, ProvisionedCost, ReservedCost};
+use crate::scenario::{knob, Scenario};
 use crate::{SECONDS_PER_MONTH, TICK_PERIOD_SECONDS};
 
 /// Minutes in the simulated day.
 const MINUTES_PER_DAY: usize = 1_440;
 /// Minutes in an hour, the period of the spike.
 const MINUTES_PER_HOUR: usize = 60;
-
-/// What the plan provisions for one table kind over the day.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct PlannedTable {
-    /// Tables of this kind (each provisioned alike).
-    pub tables: u32,
-    /// Mean provisioned WCU of one table.
-    pub mean_wcu: f64,
-    /// Mean provisioned RCU of one table.
-    pub mean_rcu: f64,
-    /// Highest WCU provisioned on one table.
-    pub peak_wcu: u64,
-    /// Highest RCU provisioned on one table.
-    pub peak_rcu: u64,
-    /// Lowest WCU provisioned on one table over the day.
-    pub low_wcu: u64,
-    /// Lowest RCU provisioned on one table over the day.
-    pub low_rcu: u64,
-    /// Decreases spent a day (DynamoDB allows 27).
-    pub decreases_per_day: u32,
-    /// Minutes a day the demand was above what could be provisioned (the table quota binds).
-    pub short_minutes: u32,
-}
-
-/// The monthly bill in provisioned mode beside the on-demand one.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct ProvisionedCost {
-    /// The jobs table.
-    pub jobs: PlannedTable,
-    /// Each executions table.
-    pub executions: PlannedTable,
-    /// Provisioned write units bought over the month (WCU-hours) in dollars.
-    pub dynamo_writes: f64,
-    /// Provisioned read units bought over the month (RCU-hours) in dollars.
-    pub dynamo_reads: f64,
-    /// Demand ÷ provisioned over the month, write units.
-    pub write_utilisation: f64,
-    /// Demand ÷ provisioned over the month, read units.
-    pub read_utilisation: f64,
-    /// The on-demand bill with its DynamoDB request lines replaced by the two above.
-    pub total: f64,
-    /// `total` per million fires.
-    pub per_million_fires: f64,
-    /// `total / eventbridge_scheduler`.
-    pub ratio_to_eventbridge: f64,
-    /// The same plan with its base covered by reserved capacity, one entry per term priced.
-    pub reserved: Vec<ReservedCost>,
-}
-
-/// Provisioned mode with the base of the plan bought as reserved capacity: the units every
-/// minute of the day keeps provisioned (the plan's low, all tables together), rounded down to
-/// DynamoDB's blocks of 100, at the term's rate; the rest of the plan at the provisioned rate.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct ReservedCost {
-    /// Length of the commitment, years.
-    pub term_years: u32,
-    /// WCU reserved (a multiple of 100).
-    pub reserved_wcu: u64,
-    /// RCU reserved (a multiple of 100).
-    pub reserved_rcu: u64,
-    /// DynamoDB write capacity, reserved and provisioned, $/month.
-    pub dynamo_writes: f64,
-    /// DynamoDB read capacity, reserved and provisioned, $/month.
-    pub dynamo_reads: f64,
-    /// The provisioned bill with the two lines above.
-    pub total: f64,
-    /// `total` per million fires.
-    pub per_million_fires: f64,
-    /// `total / eventbridge_scheduler`.
-    pub ratio_to_eventbridge: f64,
-}
 
 /// Fires per second in each minute of the scenario's day.
 pub(crate) fn day_profile(s: &Scenario) -> Vec<f64> {
@@ -256,41 +178,4 @@ impl Base {
             ratio_to_eventbridge: if self.eventbridge > 0.0 { total / self.eventbridge } else { 0.0 },
         }
     }
-}
-
-/// The scenario scaled by `k`: schedules and rates alike, knobs as they are.
-fn scaled(s: &Scenario, k: f64) -> Scenario {
-    Scenario {
-        schedules: (s.schedules as f64 * k).round().max(1.0) as u64,
-        peak_fires_per_sec: s.peak_fires_per_sec * k,
-        mean_fires_per_sec: s.mean_fires_per_sec * k,
-        spike_fires: s.spike_fires.map(|f| f * k),
-        ..s.clone()
-    }
-}
-
-/// The fewest schedules (the scenario scaled, its knobs kept) from which provisioned mode costs
-/// no more than on demand, found by bisection on the scale between 10⁻⁶ and 10³; `None` when
-/// provisioned mode is dearer across that range.
-pub fn crossover_schedules(s: &Scenario, c: &Costs, limits: &Limits, prices: &Prices) -> Option<u64> {
-    let cheaper = |k: f64| {
-        let r = model(&scaled(s, k), c, limits, prices);
-        r.provisioned.total <= r.cost.total
-    };
-    let (mut lo, mut hi) = (1e-6_f64, 1e3_f64);
-    if !cheaper(hi) {
-        return None;
-    }
-    if cheaper(lo) {
-        return Some(scaled(s, lo).schedules);
-    }
-    for _ in 0..60 {
-        let mid = (lo * hi).sqrt();
-        if cheaper(mid) {
-            hi = mid
-        } else {
-            lo = mid
-        }
-    }
-    Some(scaled(s, hi).schedules)
 }

@@ -4,7 +4,6 @@
 use serde::{Deserialize, Serialize};
 
 use crate::limits::Limits;
-use crate::provisioned::ProvisionedCost;
 use crate::scenario::Scenario;
 
 /// Per-fire units after mixing the classes and applying the conditional kinds.
@@ -241,6 +240,83 @@ pub struct MonthlyCost {
     pub per_million_fires: f64,
     /// EventBridge Scheduler for the same fires.
     pub eventbridge_scheduler: f64,
+    /// `total / eventbridge_scheduler`.
+    pub ratio_to_eventbridge: f64,
+}
+
+// Provisioned mode's figures, priced by `provisioned.rs`: here with the rest of the report that
+// holds them, so the report does not import the pricing that imports the report.
+
+/// What the plan provisions for one table kind over the day.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct PlannedTable {
+    /// Tables of this kind (each provisioned alike).
+    pub tables: u32,
+    /// Mean provisioned WCU of one table.
+    pub mean_wcu: f64,
+    /// Mean provisioned RCU of one table.
+    pub mean_rcu: f64,
+    /// Highest WCU provisioned on one table.
+    pub peak_wcu: u64,
+    /// Highest RCU provisioned on one table.
+    pub peak_rcu: u64,
+    /// Lowest WCU provisioned on one table over the day.
+    pub low_wcu: u64,
+    /// Lowest RCU provisioned on one table over the day.
+    pub low_rcu: u64,
+    /// Decreases spent a day (DynamoDB allows 27).
+    pub decreases_per_day: u32,
+    /// Minutes a day the demand was above what could be provisioned (the table quota binds).
+    pub short_minutes: u32,
+}
+
+/// The monthly bill in provisioned mode beside the on-demand one.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ProvisionedCost {
+    /// The jobs table.
+    pub jobs: PlannedTable,
+    /// Each executions table.
+    pub executions: PlannedTable,
+    /// Provisioned write units bought over the month (WCU-hours) in dollars.
+    pub dynamo_writes: f64,
+    /// Provisioned read units bought over the month (RCU-hours) in dollars.
+    pub dynamo_reads: f64,
+    /// Demand ÷ provisioned over the month, write units.
+    pub write_utilisation: f64,
+    /// Demand ÷ provisioned over the month, read units.
+    pub read_utilisation: f64,
+    /// The on-demand bill with its DynamoDB request lines replaced by the two above.
+    pub total: f64,
+    /// `total` per million fires.
+    pub per_million_fires: f64,
+    /// `total / eventbridge_scheduler`.
+    pub ratio_to_eventbridge: f64,
+    /// The same plan with its base covered by reserved capacity, one entry per term priced.
+    pub reserved: Vec<ReservedCost>,
+}
+
+/// Provisioned mode with the base of the plan bought as reserved capacity: the units every
+/// minute of the day keeps provisioned (the plan's low, all tables together), rounded down to
+/// DynamoDB's blocks of 100, at the term's rate; the rest of the plan at the provisioned rate.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ReservedCost {
+    /// Length of the commitment, years.
+    pub term_years: u32,
+    /// WCU reserved (a multiple of 100).
+    pub reserved_wcu: u64,
+    /// RCU reserved (a multiple of 100).
+    pub reserved_rcu: u64,
+    /// DynamoDB write capacity, reserved and provisioned, $/month.
+    pub dynamo_writes: f64,
+    /// DynamoDB read capacity, reserved and provisioned, $/month.
+    pub dynamo_reads: f64,
+    /// The provisioned bill with the two lines above.
+    pub total: f64,
+    /// `total` per million fires.
+    pub per_million_fires: f64,
     /// `total / eventbridge_scheduler`.
     pub ratio_to_eventbridge: f64,
 }

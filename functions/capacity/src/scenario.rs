@@ -5,6 +5,11 @@ use serde::{Deserialize, Serialize};
 use crate::validate::{check_non_negative, check_positive, check_share};
 use crate::TICK_PERIOD_SECONDS;
 
+/// A knob clamped to at least 1, as f64 (the model treats knobs of 0 as 1).
+pub(crate) fn knob(value: u32) -> f64 {
+    f64::from(value.max(1))
+}
+
 /// Share of fires coming from each trigger class; the three shares sum to 1.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]

@@ -1,8 +1,9 @@
 //! Which limits a report passes, each with what is over and a suggested fix.
 
-use crate::model::{ceil_count, job_read_units, knob};
+use crate::model::{ceil_count, job_read_units};
 use crate::numbers::num;
 use crate::report::{CapacityUnit, Check, Knob, PartitionKind, PartitionLoad, Report, Violation};
+use crate::scenario::knob;
 use crate::{EVERY_MINUTE_READS_PER_TICK, TICK_PERIOD_SECONDS, TOLERANCE};
 
 /// Whether `value` is over `limit` beyond float noise.

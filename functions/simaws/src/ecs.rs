@@ -23,9 +23,9 @@
 //! `family` and `desiredStatus` (RUNNING by default); `propagateTags: TASK_DEFINITION` (the
 //! tenant's tag on the task, which the tenant role's DescribeTasks and StopTask are conditioned on).
 
+use crate::call::Call;
 use crate::ddb::{ACCOUNT, REGION};
 use crate::error::ApiError;
-use crate::http::Call;
 use crate::Aws;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;

@@ -3,6 +3,7 @@
 //! (Lambda's restJson), delayed by a seeded latency, possibly failed by a seeded fault, served
 //! under the one lock, and hashed into the trace.
 
+use crate::call::{Call, Reply, Service};
 use crate::error::ApiError;
 use crate::{ecs, services, sfn, sqs, Aws, State};
 use aws_config::retry::RetryConfig;
@@ -97,72 +98,6 @@ fn query_error(e: &ApiError) -> Reply {
         e.code, e.message
     );
     Reply { status: e.status, headers: vec![("content-type", "text/xml".into())], body: body.into_bytes() }
-}
-
-/// Which service a request is for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Service {
-    Dynamo,
-    Sqs,
-    Secrets,
-    Events,
-    StepFunctions,
-    Ecs,
-    Lambda,
-    Unknown,
-}
-
-/// A request, decoded.
-pub(crate) struct Call {
-    pub(crate) service: Service,
-    /// The operation (`PutItem`, `Invoke`, ...).
-    pub(crate) op: String,
-    pub(crate) json: Value,
-    pub(crate) raw: Vec<u8>,
-    pub(crate) path: String,
-    pub(crate) invocation_type: Option<String>,
-    pub(crate) process: Option<String>,
-}
-
-/// A response, before it becomes HTTP.
-pub(crate) struct Reply {
-    pub(crate) status: u16,
-    pub(crate) headers: Vec<(&'static str, String)>,
-    pub(crate) body: Vec<u8>,
-}
-
-impl Reply {
-    pub(crate) fn json(service: Service, v: &Value) -> Reply {
-        Reply {
-            status: 200,
-            headers: vec![("content-type", content_type(service).into())],
-            body: v.to_string().into_bytes(),
-        }
-    }
-
-    pub(crate) fn error(service: Service, e: &ApiError) -> Reply {
-        let mut headers =
-            vec![("content-type", content_type(service).into()), ("x-amzn-errortype", e.code.clone())];
-        if let Some(q) = &e.query_error {
-            headers.push(("x-amzn-query-error", q.clone()));
-        }
-        Reply { status: e.status, headers, body: e.json_body().to_string().into_bytes() }
-    }
-
-    pub(crate) fn of(service: Service, r: Result<Value, ApiError>) -> Reply {
-        match r {
-            Ok(v) => Reply::json(service, &v),
-            Err(e) => Reply::error(service, &e),
-        }
-    }
-}
-
-fn content_type(s: Service) -> &'static str {
-    match s {
-        Service::Dynamo | Service::Sqs | Service::StepFunctions => "application/x-amz-json-1.0",
-        Service::Secrets | Service::Events | Service::Ecs => "application/x-amz-json-1.1",
-        Service::Lambda | Service::Unknown => "application/json",
-    }
 }
 
 fn decode(req: &HttpRequest, process: Option<String>) -> Call {

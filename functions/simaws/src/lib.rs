@@ -11,6 +11,7 @@
 //! Layout:
 //! - `http` — the SDK-facing side: the `HttpClient`, routing by `X-Amz-Target` / path, faults,
 //!   latency, the trace hash.
+//! - `call` — a request decoded for a service, and its reply.
 //! - `ddb` — DynamoDB (tables, sparse GSIs, expressions, Query/Scan paging, transactions).
 //! - `sqs` — SQS (visibility, delays, receive counts, redrive, long polls, batches).
 //! - `services` — Lambda, Secrets Manager, EventBridge.
@@ -28,6 +29,7 @@
 //! (index reads lag only under the `gsi_lag_ms` fault), TTL deletion, FIFO queues, IAM. See
 //! docs/simulation.md.
 
+mod call;
 pub mod contract;
 mod ddb;
 mod ecs;

@@ -2,9 +2,9 @@
 //! registered functions), Secrets Manager (create, get, describe, tag) and EventBridge
 //! (`PutEvents` recorded in order, `CreateEventBus`).
 
+use crate::call::{Call, Reply, Service};
 use crate::ddb::{ACCOUNT, REGION};
 use crate::error::ApiError;
-use crate::http::{Call, Reply, Service};
 use crate::{Aws, Event, Invocation, InvocationType, InvokeOutcome};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;

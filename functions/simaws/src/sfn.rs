@@ -14,9 +14,9 @@
 //! same input while the first still runs answer that execution again (how an SDK retry of a
 //! lost response stays one execution).
 
+use crate::call::Call;
 use crate::ddb::{ACCOUNT, REGION};
 use crate::error::ApiError;
-use crate::http::Call;
 use crate::Aws;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;

@@ -4,7 +4,8 @@
 use super::{location, Res};
 use crate::dto;
 use crate::error::ApiError;
-use crate::extract::{Auth, Body, IdempotencyKeyHeader, Now, P, Q};
+use crate::extract::{Auth, Body, Now, P, Q};
+use crate::layers::idempotency::IdempotencyKeyHeader;
 use crate::params::{ChildrenQuery, ExecutionPath, ExecutionsQuery, Int, JobExecutionsQuery, JobPath};
 use crate::Api;
 use axum::extract::State;

@@ -34,6 +34,8 @@ use sundial_api_types::ErrorCode;
 use sundial_core::control::{Caller, ControlError};
 use sundial_store::idem::{self, Claim, IdemRecord, IdemState};
 use sundial_store::items::ms_to_dt;
+use utoipa::openapi::path::{Parameter, ParameterBuilder, ParameterIn};
+use utoipa::openapi::{ObjectBuilder, Required, Type};
 
 /// The request header.
 pub const HEADER_NAME: &str = "Idempotency-Key";
@@ -53,6 +55,29 @@ pub const OPERATIONS: &[(Method, &str, &str)] = &[
     (Method::POST, "/v1/jobs/{jobId}/backfill", "BackfillJob"),
     (Method::POST, "/v1/jobs/{jobId}/events", "PostJobEvent"),
 ];
+
+/// The `Idempotency-Key` header as the document names it on the operations above. Here, beside
+/// [`HEADER_NAME`], rather than with the extractors: this layer reads [`crate::extract::Now`],
+/// so `extract.rs` naming the header would make the two files import each other.
+pub struct IdempotencyKeyHeader;
+
+impl utoipa::IntoParams for IdempotencyKeyHeader {
+    fn into_params(_: impl Fn() -> Option<ParameterIn>) -> Vec<Parameter> {
+        let schema = ObjectBuilder::new()
+            .schema_type(Type::String)
+            .min_length(Some(1))
+            .max_length(Some(255))
+            .pattern(Some("^[!-~]+$"));
+        let p = ParameterBuilder::new()
+            .name(HEADER_NAME)
+            .parameter_in(ParameterIn::Header)
+            .required(Required::False)
+            .description(Some("Makes the request safe to retry: for 24 hours the same key with the same request gets the first answer again (with `Idempotent-Replayed: true`), the same key with another request is 422, and while the first still runs 409 `idempotency_in_progress`. Answers other than 2xx are not kept."))
+            .schema(Some(schema))
+            .build();
+        vec![p]
+    }
+}
 
 /// The `Idempotency-Key` of a request: 1-255 visible ASCII characters, or a 400.
 pub fn key_of(headers: &HeaderMap) -> Result<Option<String>, ApiError> {

@@ -3,12 +3,14 @@
 //!
 //! [`ClientBuilder`] sets a [`Client`] up (`builder.rs`); every operation builds one logical
 //! request that the retry loop sends, attempt by attempt (`request.rs`). The operations are
-//! grouped by resource: jobs, business calendars, resource limits, executions and dead letters.
+//! grouped by resource: jobs, business calendars, resource limits, executions and dead letters,
+//! and any list read page by page (`lists.rs`).
 
 mod builder;
 mod calendars;
 mod executions;
 mod jobs;
+mod lists;
 mod request;
 mod resource_limits;
 #[cfg(test)]
@@ -19,16 +21,11 @@ pub(crate) use request::enc;
 pub use request::idempotency_key;
 
 use crate::auth::Auth;
-use crate::error::Error;
-use crate::page::{ListRequest, Pager};
 use crate::retry::{Clock, RetryPolicy};
-use crate::types::Page;
 use builder::OnRetry;
 use bytes::Bytes;
 use http_body_util::Full;
-use hyper::Method;
 use hyper_util::client::legacy::connect::HttpConnector;
-use request::Call;
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -73,20 +70,5 @@ impl Client {
     /// The API's base URL.
     pub fn base_url(&self) -> &str {
         &self.inner.base
-    }
-
-    /// One page of any list.
-    pub async fn page<R: ListRequest>(&self, req: &R) -> Result<Page<R::Item>, Error> {
-        self.execute(Call::new(Method::GET, req.path_and_query())).await
-    }
-
-    /// A pager over any list, from `first`'s cursor (or the start).
-    pub fn pages<R: ListRequest>(&self, first: R) -> Pager<R> {
-        Pager::new(self.clone(), first)
-    }
-
-    /// Every item of a list, following `nextCursor` to the end.
-    pub async fn all<R: ListRequest>(&self, first: R) -> Result<Vec<R::Item>, Error> {
-        self.pages(first).collect_all().await
     }
 }

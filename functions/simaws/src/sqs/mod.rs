@@ -10,9 +10,9 @@
 
 mod messages;
 
+use crate::call::Call;
 use crate::ddb::{ACCOUNT, REGION};
 use crate::error::ApiError;
-use crate::http::Call;
 use crate::{Aws, QueueStats};
 use serde_json::{json, Map, Value};
 use std::collections::{BTreeMap, BTreeSet};
