@@ -8,37 +8,32 @@ use sundial_tidy::checks::KnownCycle;
 /// Files over MAX_FILE_CODE_LINES (main.rs) today, each with its code lines as a ceiling that
 /// only goes down; an entry leaves the list once its file is within the limit.
 pub(crate) const KNOWN_LONG_FILES: &[(&str, usize)] = &[
-    ("infra/lib/sundial-scheduler.ts", 1568),
 ];
 
 /// The longest function (code lines, `fn` line to closing brace) of the shipped crates. Lower
 /// it when the longest function shrinks; the test says when and to what.
-pub(crate) const MAX_FN_LINES_SHIPPED: usize = 147;
+pub(crate) const MAX_FN_LINES_SHIPPED: usize = 127;
 
 /// The same for the tooling: simulators, chaos, test kit and harness, the example, tidy.
-pub(crate) const MAX_FN_LINES_TOOLING: usize = 230;
+pub(crate) const MAX_FN_LINES_TOOLING: usize = 225;
 
 /// The same for the CDK TypeScript (`infra/lib`): functions, methods, constructors and arrow
 /// functions bound to a name.
-pub(crate) const MAX_FN_LINES_CDK: usize = 421;
+pub(crate) const MAX_FN_LINES_CDK: usize = 56;
 
 /// TEMPORARY: the module cycles tolerated while they are being broken, each a crate and the
 /// files (relative to its `src/`) of one strongly connected component of its module graph.
 /// Any other cycle fails, as does one of these grown by a file; an entry whose cycle shrank or
 /// is gone fails until it is replaced or removed.
 pub(crate) const KNOWN_CYCLES: &[KnownCycle] = &[
-    ("sundial-api", &["app.rs", "doc.rs", "extract.rs", "handlers/bodies.rs", "handlers/calendars.rs", "handlers/dlq.rs", "handlers/executions.rs", "handlers/jobs.rs", "handlers/meta.rs", "handlers/ops.rs", "handlers/pools.rs", "handlers/resource_limits.rs", "handlers/schedules.rs", "layers/body.rs", "layers/clock.rs", "layers/idempotency.rs", "layers/scope.rs", "layers/throttle.rs", "lib.rs"]),
+    ("sundial-api", &["app.rs", "doc.rs", "handlers/calendars.rs", "handlers/dlq.rs", "handlers/executions.rs", "handlers/jobs.rs", "handlers/meta.rs", "handlers/ops.rs", "handlers/pools.rs", "handlers/resource_limits.rs", "handlers/schedules.rs", "layers/body.rs", "layers/clock.rs", "layers/idempotency.rs", "layers/scope.rs", "layers/throttle.rs", "lib.rs", "operations.rs"]),
     ("sundial-api-types", &["executions.rs", "jobs.rs"]),
-    ("sundial-capacity", &["bench.rs", "costs.rs", "validate.rs"]),
-    ("sundial-capacity", &["model.rs", "provisioned.rs", "report.rs"]),
     ("sundial-chaos", &["run/faults.rs", "run/mod.rs", "run/plan.rs", "run/tables.rs"]),
-    ("sundial-client", &["client/builder.rs", "client/mod.rs", "client/request.rs", "page.rs"]),
-    ("sundial-core", &["execution/mapreduce.rs", "execution/target/in_process.rs"]),
+    ("sundial-client", &["client/builder.rs", "client/mod.rs"]),
     ("sundial-core", &["execution/target/ecs.rs", "execution/target/eventbridge.rs", "execution/target/http.rs", "execution/target/lambda.rs", "execution/target/mod.rs", "execution/target/sns.rs", "execution/target/sqs.rs", "execution/target/stepfunctions.rs"]),
     ("sundial-core", &["execution/worker/admission.rs", "execution/worker/attempt.rs", "execution/worker/dependencies.rs", "execution/worker/mod.rs"]),
-    ("sundial-core", &["reconcile/mapreduce.rs", "reconcile/mod.rs"]),
     ("sundial-core", &["schedules/calendars.rs", "schedules/mod.rs"]),
-    ("sundial-model", &["children.rs", "definition.rs", "dependency.rs", "deployment.rs", "event.rs", "execution.rs", "keys.rs", "limits.rs", "mapreduce.rs", "openapi.rs", "outbound/mod.rs", "priority.rs", "retry.rs"]),
+    ("sundial-model", &["children.rs", "definition.rs", "dependency.rs", "execution.rs", "keys.rs", "mapreduce.rs", "priority.rs"]),
     ("sundial-schedule", &["business.rs", "calendar.rs", "misfire.rs", "openapi.rs", "schedule.rs"]),
     ("sundial-schedule", &["expr.rs", "expr/rate_at.rs"]),
     ("sundial-sim", &["ecs.rs", "events.rs", "invariants.rs", "ledger.rs", "processes.rs", "stepfunctions.rs", "workload.rs", "world.rs"]),
@@ -48,5 +43,4 @@ pub(crate) const KNOWN_CYCLES: &[KnownCycle] = &[
 
 /// TEMPORARY: files outside `functions/hash/src/` that still write a stable-hash constant.
 pub(crate) const KNOWN_HASH_COPIES: &[&str] = &[
-    "functions/model/src/event.rs",
 ];
