@@ -30,6 +30,7 @@ use sundial_api_types::ErrorCode;
 use sundial_core::access;
 use sundial_core::config::{ApiSettings, Tenancy};
 use sundial_core::control::Caller;
+use sundial_model::arn::Arn;
 use sundial_model::keys;
 
 /// How long a principal's tenant tag is trusted before it is read again: a changed or removed
@@ -61,9 +62,7 @@ impl Principal {
     /// `arn:aws:iam::{account}:user/{path/}{name}`. Anything else (root, federated users,
     /// malformed) is `None`.
     pub fn of_arn(arn: &str) -> Option<(String, Principal)> {
-        let mut parts = arn.splitn(6, ':');
-        let (_arn, _partition, service, _region, account, resource) =
-            (parts.next()?, parts.next()?, parts.next()?, parts.next()?, parts.next()?, parts.next()?);
+        let Arn { service, account, resource, .. } = Arn::parse(arn)?;
         let principal = match service {
             "sts" => {
                 let mut r = resource.splitn(3, '/');

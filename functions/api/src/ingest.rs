@@ -42,6 +42,7 @@ use sundial_core::access::{scope, Role, Scope};
 use sundial_core::config::EventSourceSettings;
 use sundial_core::control::events::{self, EventIn};
 use sundial_core::control::{Caller, ControlError};
+use sundial_model::arn::Arn;
 use sundial_model::event::{parse_event_body, parse_event_message, source_instant, source_key};
 
 /// The tag naming a resource's tenant.
@@ -176,7 +177,7 @@ impl Ingest {
             }
             Err(reason) => return retry(reason),
         }
-        let queue = arn.rsplit(':').next().unwrap_or_default();
+        let queue = Arn::parse(arn).map_or("", |a| a.resource);
         let actor = format!("source:sqs:{queue}");
         let id = m.message_id.clone().unwrap_or_default();
         let what = format!("message {id} of queue {queue}");
@@ -283,8 +284,7 @@ impl Ingest {
                 }
             }
         }
-        let mut parts = arn.split(':');
-        let (account, name) = (parts.nth(4).unwrap_or_default(), parts.next().unwrap_or_default());
+        let (account, name) = Arn::parse(arn).map_or(("", ""), |a| (a.account, a.resource));
         let url = match self
             .sqs
             .get_queue_url()

@@ -638,7 +638,9 @@ impl EventSourceSettings {
             if s.queue_arn.is_some() == s.bus.is_some() {
                 return Err(bad(format!("[{i}]: give exactly one of queueArn and bus")));
             }
-            if s.queue_arn.as_deref().is_some_and(|a| !a.starts_with("arn:") || a.split(':').count() != 6) {
+            let not_arn =
+                |a: &str| sundial_model::arn::Arn::parse(a).is_none_or(|a| a.resource.contains(':'));
+            if s.queue_arn.as_deref().is_some_and(not_arn) {
                 return Err(bad(format!("[{i}].queueArn: not an SQS queue ARN")));
             }
         }

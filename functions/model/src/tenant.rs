@@ -66,15 +66,13 @@ impl TenantRoles {
 
 /// `arn:<partition>:iam::<12 digits>:role/<name>`.
 pub fn is_role_arn(arn: &str) -> bool {
-    let parts: Vec<&str> = arn.splitn(6, ':').collect();
-    parts.len() == 6
-        && parts[0] == "arn"
-        && !parts[1].is_empty()
-        && parts[2] == "iam"
-        && parts[3].is_empty()
-        && parts[4].len() == 12
-        && parts[4].bytes().all(|b| b.is_ascii_digit())
-        && parts[5].strip_prefix("role/").is_some_and(|n| !n.is_empty())
+    crate::arn::Arn::parse(arn).is_some_and(|a| {
+        !a.partition.is_empty()
+            && a.service == "iam"
+            && a.region.is_empty()
+            && crate::arn::is_account(a.account)
+            && a.name_after("role/").is_some_and(|n| !n.is_empty())
+    })
 }
 
 #[cfg(test)]
