@@ -65,7 +65,12 @@ const TOOLING: &[&str] = &[
 fn tree() -> &'static (Sources, Workspace) {
     static TREE: OnceLock<(Sources, Workspace)> = OnceLock::new();
     TREE.get_or_init(|| {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        // The checkout being tested, read when the test runs: cargo reuses a build across
+        // checkouts that share a target directory (CI's clone and a working tree), and a path
+        // fixed at compile time would then read the other checkout.
+        let crate_dir = std::env::var_os("CARGO_MANIFEST_DIR")
+            .map_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf(), Into::into);
+        let root = crate_dir.join("../..");
         let src = Sources::load(&root).unwrap_or_else(|e| panic!("reading {}: {e}", root.display()));
         let ws = workspace::analyse(&src);
         assert!(ws.packages.len() > 20, "found only {} workspace crates", ws.packages.len());
