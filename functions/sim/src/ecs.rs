@@ -21,8 +21,8 @@
 //! - no task runs past the instant its fire became final (a timed-out or cancelled attempt
 //!   stops its task; a success waited for it).
 
-use crate::invariants::Violation;
 use crate::ledger::{Effect, Ledger};
+use crate::violation::Violation;
 use crate::world::{ms, World};
 use anyhow::{bail, Result};
 use std::collections::{BTreeMap, BTreeSet};

@@ -31,9 +31,10 @@
 //! Instants next to an operator action (its call under way, or one whose outcome the caller
 //! could not know) are checked for safety only (never twice, never paused), not for presence.
 
-use crate::events::{Answer, Attempt};
+use crate::eventlog::{Answer, Attempt};
 use crate::ledger::Effect;
 use crate::processes::OpRecord;
+use crate::violation::Violation;
 use crate::workload::{OpKind, Workload};
 use crate::world::ms;
 use std::collections::BTreeMap;
@@ -41,17 +42,6 @@ use sundial_model::event::EVENT_CODE;
 use sundial_model::retry::codes;
 use sundial_model::{ExecStatus, Execution, JobState, MANUAL_CODE};
 use sundial_schedule::{MisfirePolicy, Schedule};
-
-/// One broken promise.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Violation {
-    /// Which invariant.
-    pub invariant: &'static str,
-    /// What was seen.
-    pub detail: String,
-    /// The execution involved, if one.
-    pub execution: Option<String>,
-}
 
 /// Everything the checker reads.
 #[derive(Debug)]

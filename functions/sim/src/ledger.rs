@@ -112,13 +112,15 @@ impl Ledger {
     /// fire's effect, applied at the instant it closes. Whether one started beside a live one of
     /// its fire is judged once the run is over ([`crate::stepfunctions::violations`]), with each
     /// execution as it ended: a stop at a timeout or a cancel closes one ABORTED.
-    pub fn step_functions_started(&self, x: &sundial_simaws::SfnExecution) {
-        let Some(effect) = crate::stepfunctions::effect_of(x) else { return };
-        let id = effect.0;
+    ///
+    /// `id` and `effect` are the fire and the effect the execution stands for, read from its
+    /// input by [`crate::stepfunctions::record`]: the ledger does not know how Step Functions
+    /// carries an invocation (that module builds on the ledger, not the other way round).
+    pub fn step_functions_started(&self, x: &sundial_simaws::SfnExecution, id: String, effect: Effect) {
         let mut s = self.lock();
         s.step_functions.entry(id.clone()).or_default().push(x.clone());
         if x.failure.is_none() {
-            s.effects.entry(id).or_insert(effect.1);
+            s.effects.entry(id).or_insert(effect);
         }
     }
 

@@ -12,14 +12,15 @@
 //! ([`faults`]: lost and duplicated messages, lost responses, throttling, SQS down, tick and
 //! reconciler outages, workers killed at an await point and restarted, per-worker clock skew),
 //! the events an at-least-once source sends ([`events`]: repeated, keyed or not, its sender
-//! dying between the key claim and the put),
-//! then stops the faults, lets the system go quiet, and checks the invariants
-//! ([`invariants`]) over the tables, the queues and the effects ledger the simulated target
-//! keeps ([`ledger`]; a `stepFunctions` job's effect is its execution in the simulated AWS,
-//! [`stepfunctions`], an `ecs` job's its task, [`ecs`]). A failing seed prints the command that
-//! replays it and the trace of the execution involved. `docs/simulation.md` explains how to
-//! run, replay and extend it.
+//! dying between the key claim and the put; every attempt logged in [`eventlog`]),
+//! then stops the faults, lets the system go quiet, and checks the invariants ([`invariants`];
+//! each broken one a [`violation::Violation`]) over the tables, the queues and the effects
+//! ledger the simulated target keeps ([`ledger`]; a `stepFunctions` job's effect is its
+//! execution in the simulated AWS, [`stepfunctions`], an `ecs` job's its task, [`ecs`]). A
+//! failing seed prints the command that replays it and the trace of the execution involved.
+//! `docs/simulation.md` explains how to run, replay and extend it.
 pub mod ecs;
+pub mod eventlog;
 pub mod events;
 pub mod faults;
 pub mod invariants;
@@ -27,6 +28,7 @@ pub mod ledger;
 pub mod processes;
 pub mod run;
 pub mod stepfunctions;
+pub mod violation;
 pub mod workload;
 pub mod world;
 

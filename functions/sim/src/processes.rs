@@ -86,7 +86,7 @@ pub struct Shared {
     /// The most copies of one execution's message live at once (sampled every simulated 30 s).
     pub live: Arc<Mutex<BTreeMap<String, u64>>>,
     /// Every attempt of the event source.
-    pub events: crate::events::EventLog,
+    pub events: crate::eventlog::EventLog,
 }
 
 /// Samples the queues every 30 simulated seconds: the most copies of each execution's message

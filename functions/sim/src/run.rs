@@ -2,9 +2,10 @@
 //! faults, stop them, let the system go quiet, check the invariants.
 
 use crate::faults::{self, FaultPlan};
-use crate::invariants::{self, Evidence, Violation};
+use crate::invariants::{self, Evidence};
 use crate::ledger::Ledger;
 use crate::processes::{self, Counters, Shared};
+use crate::violation::Violation;
 use crate::workload::{self, Profile, Workload};
 use crate::world::{ms, World, POOLS};
 use anyhow::{Context, Result};
@@ -12,6 +13,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 use sundial_core::control::{self, Caller, Control, ControlSettings};
+use sundial_model::outbound::{TargetAllow, TenantTargets};
 use sundial_model::Execution;
 use sundial_store::executions::{ExecStore, JobPage};
 use tokio::task::JoinHandle;
@@ -91,7 +93,7 @@ pub struct Outcome {
     pub dependencies: (usize, usize, usize),
     /// The event source (docs/simulation.md, "events"): events, attempts sent, acknowledged,
     /// deduplicated, refused, failed or died, and of those ended between the claim and the put.
-    pub events: crate::events::EventCounts,
+    pub events: crate::eventlog::EventCounts,
     /// Outcome events put on the bus, and how many repeated an `eventId` already sent.
     pub outcomes: (usize, usize),
     /// Jobs with `maxRuns`, and how many of them ended COMPLETED.
@@ -130,10 +132,27 @@ pub fn run(opts: &RunOptions) -> Result<Outcome> {
     Ok(out)
 }
 
+/// The deployment's tenant allowlist: every tenant may run the simulated handler in either pool,
+/// start executions of the simulator's state machines and run its task definitions in the
+/// shared cluster (each machine and definition tagged for one tenant, which the worker checks
+/// before every start).
+fn tenant_targets() -> TenantTargets {
+    let (ecs_clusters, ecs_task_definitions) = crate::ecs::globs();
+    let allow = TargetAllow {
+        in_process: vec![crate::ledger::HANDLER.into()],
+        pools: POOLS.iter().map(|p| p.to_string()).collect(),
+        step_functions: vec![crate::stepfunctions::GLOB.into()],
+        ecs_clusters: vec![ecs_clusters],
+        ecs_task_definitions: vec![ecs_task_definitions],
+        ..Default::default()
+    };
+    TenantTargets(BTreeMap::from([("*".to_string(), allow)]))
+}
+
 async fn run_async(opts: &RunOptions) -> Result<Outcome> {
     let seed = opts.seed;
     let start = start_ms(seed);
-    let world = World::new(seed, start - 120_000, opts.shards).await?;
+    let world = World::new(seed, start - 120_000, opts.shards, tenant_targets()).await?;
     let workload = workload::draw(seed, &opts.profile, start);
     let sh = Shared {
         world: world.clone(),
@@ -144,7 +163,7 @@ async fn run_async(opts: &RunOptions) -> Result<Outcome> {
         stop: CancellationToken::new(),
         messages: Arc::new(Mutex::new(BTreeMap::new())),
         live: Arc::new(Mutex::new(BTreeMap::new())),
-        events: crate::events::EventLog::default(),
+        events: crate::eventlog::EventLog::default(),
     };
     {
         let counts = sh.messages.clone();

@@ -14,8 +14,8 @@
 //! of it runs or has succeeded (a takeover adopts; only a failed run is followed by a new one),
 //! reported by [`violations`] under `effects`.
 
-use crate::invariants::Violation;
 use crate::ledger::{Effect, Ledger};
+use crate::violation::Violation;
 use crate::world::World;
 use anyhow::{Context, Result};
 use sundial_core::execution::target::Invocation;
@@ -69,7 +69,7 @@ pub async fn provision<'a>(
         }
     }
     let ledger = ledger.clone();
-    world.aws.on_start_execution(std::sync::Arc::new(move |x| ledger.step_functions_started(x)));
+    world.aws.on_start_execution(std::sync::Arc::new(move |x| record(&ledger, x)));
     Ok(())
 }
 
@@ -78,6 +78,15 @@ pub async fn provision<'a>(
 pub fn effect_of(x: &SfnExecution) -> Option<(String, Effect)> {
     let inv: Invocation = serde_json::from_str(&x.input).ok()?;
     Some(crate::ledger::effect_of(&inv, x.stop_ms))
+}
+
+/// Hands `ledger` an execution as it starts, with the fire it was started for and the effect it
+/// stands for ([`effect_of`]); one whose input is not an invocation is not a fire's, and is not
+/// recorded.
+pub fn record(ledger: &Ledger, x: &SfnExecution) {
+    if let Some((id, effect)) = effect_of(x) {
+        ledger.step_functions_started(x, id, effect);
+    }
 }
 
 /// Executions started for a fire while an earlier one of it ran or had succeeded (a takeover
@@ -147,8 +156,8 @@ mod tests {
     fn a_succeeded_execution_is_the_fires_effect_and_a_start_beside_a_live_one_is_a_double() {
         // GIVEN a fire whose first run FAILED and whose second run succeeds
         let ledger = Ledger::default();
-        ledger.step_functions_started(&started("r1", 1, 1_000, 2_000, true));
-        ledger.step_functions_started(&started("r2", 2, 3_000, 33_000, false));
+        record(&ledger, &started("r1", 1, 1_000, 2_000, true));
+        record(&ledger, &started("r2", 2, 3_000, 33_000, false));
         // THEN its effect is the second run's, applied when it closes, and nothing is doubled
         let effects = ledger.effects();
         let e = effects.get("job0001@1774857300000").map(|e| (e.token, e.at_ms, e.version));
@@ -156,7 +165,7 @@ mod tests {
         assert!(violations(&ledger, |_| None).is_empty());
         // WHEN another execution of the fire starts while the second runs (a takeover that did
         // not adopt)
-        ledger.step_functions_started(&started("r2-t3", 3, 10_000, 40_000, false));
+        record(&ledger, &started("r2-t3", 3, 10_000, 40_000, false));
         // THEN it is an effects violation naming the running one
         let v = violations(&ledger, |_| None);
         assert_eq!(v.len(), 1, "{v:?}");

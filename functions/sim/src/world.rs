@@ -9,6 +9,7 @@ use sundial_core::aws::Clients;
 use sundial_core::config::Config;
 use sundial_core::execution::clock::Clock;
 use sundial_core::Ctx;
+use sundial_model::outbound::TenantTargets;
 use sundial_simaws::Aws;
 use sundial_store::queue::PoolQueues;
 use sundial_testkit::provision;
@@ -34,13 +35,15 @@ impl std::fmt::Debug for World {
 }
 
 impl World {
-    /// A fresh deployment at simulated instant `epoch_ms`, with `shards` logical shards.
-    pub async fn new(seed: u64, epoch_ms: i64, shards: u32) -> Result<World> {
+    /// A fresh deployment at simulated instant `epoch_ms`, with `shards` logical shards, whose
+    /// tenants may call `targets` (the caller names them: the targets' modules build on the
+    /// world).
+    pub async fn new(seed: u64, epoch_ms: i64, shards: u32, targets: TenantTargets) -> Result<World> {
         let aws = Aws::new(seed, epoch_ms);
         let mut cfg = Config::local("sim-", &POOLS, shards);
         // The stack's bus, as the CDK construct makes it: FireMissed and outcome events.
         cfg.event_bus = Some("sim-events".into());
-        cfg.targets.tenants = Some(tenant_targets());
+        cfg.targets.tenants = Some(targets);
         let clients = Clients::plain(&aws.sdk_config_for("provision"));
         let queues = provision::ensure_all(&clients, &cfg).await.context("provisioning the simulated AWS")?;
         Ok(World { aws, cfg, queues })
@@ -61,23 +64,6 @@ impl World {
     pub fn now(&self) -> DateTime<Utc> {
         ms(self.aws.now_ms())
     }
-}
-
-/// The deployment's tenant allowlist: every tenant may run the simulated handler in either pool,
-/// start executions of the simulator's state machines and run its task definitions in the
-/// shared cluster (each machine and definition tagged for one tenant, which the worker checks
-/// before every start).
-fn tenant_targets() -> sundial_model::outbound::TenantTargets {
-    let (ecs_clusters, ecs_task_definitions) = crate::ecs::globs();
-    let allow = sundial_model::outbound::TargetAllow {
-        in_process: vec![crate::ledger::HANDLER.into()],
-        pools: POOLS.iter().map(|p| p.to_string()).collect(),
-        step_functions: vec![crate::stepfunctions::GLOB.into()],
-        ecs_clusters: vec![ecs_clusters],
-        ecs_task_definitions: vec![ecs_task_definitions],
-        ..Default::default()
-    };
-    sundial_model::outbound::TenantTargets(BTreeMap::from([("*".to_string(), allow)]))
 }
 
 /// An instant from epoch milliseconds.
