@@ -24,6 +24,25 @@ fn free_port() -> Result<u16> {
     Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
 }
 
+/// Builds `package` as `cargo lambda watch` will run it (the dev profile, the same features),
+/// before any clock starts: the watch then finds the binary fresh, and its first invoke only
+/// starts it. Without this the first invoke compiled the function under a 300 s bound, which a
+/// cold build on a loaded 2-core machine overran. No timeout here: a build takes what it takes.
+async fn build(root: &std::path::Path, package: &str) -> Result<()> {
+    let log_path = std::env::temp_dir().join(format!("sundial-lambda-build-{package}.log"));
+    let log = std::fs::File::create(&log_path).map(Stdio::from).unwrap_or_else(|_| Stdio::null());
+    let mut cmd = Command::new("cargo");
+    cmd.current_dir(root).args(["build", "--quiet", "-p", package]);
+    if RECORDED.contains(&package) {
+        cmd.args(["-F", "iam-record"]);
+    }
+    let status = cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(log).status().await?;
+    if !status.success() {
+        bail!("cargo build -p {package} failed ({status}); see {}", log_path.display());
+    }
+    Ok(())
+}
+
 impl LambdaWatch {
     /// Starts `cargo lambda watch -p <package>` with `env` passed to the function. In values,
     /// `{watch}` is replaced by this watch's own endpoint (a function that invokes functions,
@@ -41,6 +60,7 @@ impl LambdaWatch {
         let lock = tokio::task::spawn_blocking(move || lock.lock().map(|_| lock)).await??;
         let port = free_port()?;
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        build(&root, package).await?;
         // cargo-lambda runs in its own PID namespace when `unshare` allows it (root, as here and
         // in CI): whatever it signals on shutdown, it can only reach its own processes, and
         // killing `unshare` (which runs with --kill-child) takes the whole namespace down.
