@@ -528,14 +528,16 @@ impl FencedResource {
 }
 
 /// A background ECS poll loop: stop it with the token, then await its stats.
-pub type Poller =
-    (tokio_util::sync::CancellationToken, tokio::task::JoinHandle<Result<Arc<sundial_worker::ecs::Stats>>>);
+pub type Poller = (
+    tokio_util::sync::CancellationToken,
+    tokio::task::JoinHandle<Result<Arc<sundial_worker::long_poll::Stats>>>,
+);
 
 /// Runs the ECS poll loop of `worker` in the background (1 s long polls).
 pub fn spawn_poller(worker: Arc<Worker>, slots: usize) -> Poller {
     spawn_poller_with(
         worker,
-        sundial_worker::ecs::EcsOptions {
+        sundial_worker::long_poll::EcsOptions {
             slots,
             shutdown_grace: Duration::from_secs(5),
             wait_secs: 1,
@@ -545,10 +547,10 @@ pub fn spawn_poller(worker: Arc<Worker>, slots: usize) -> Poller {
 }
 
 /// Runs the ECS poll loop of `worker` in the background with `opts`.
-pub fn spawn_poller_with(worker: Arc<Worker>, opts: sundial_worker::ecs::EcsOptions) -> Poller {
+pub fn spawn_poller_with(worker: Arc<Worker>, opts: sundial_worker::long_poll::EcsOptions) -> Poller {
     let shutdown = tokio_util::sync::CancellationToken::new();
     let s = shutdown.clone();
-    let h = tokio::spawn(async move { sundial_worker::ecs::run(worker, opts, s).await });
+    let h = tokio::spawn(async move { sundial_worker::long_poll::run(worker, opts, s).await });
     (shutdown, h)
 }
 

@@ -19,7 +19,7 @@
 //!   (`after_failure`), earlier ones RETRY_WAIT.
 //! - **messages**: a worker holds at most one; a delete follows only a terminal finish or a read
 //!   that found the execution final; every other outcome (held, not yet, refused, crash) returns
-//!   the message to the queue (visibility timeout), as `worker.rs` and `ecs.rs` do.
+//!   the message to the queue (visibility timeout), as `worker.rs` and `long_poll.rs` do.
 //! - **faults** (bounded, so the graph is finite): a crash loses a worker's local state and
 //!   returns its message; a *pause* lets a live holder's lease expire (GC pause, SIGSTOP, clock
 //!   jump). A crashed holder's lease expires for free. Duplicate deliveries start as extra

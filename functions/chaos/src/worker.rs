@@ -1,4 +1,4 @@
-//! The chaos run's worker process: the real ECS long-poll loop (`sundial_worker::ecs::run`) with
+//! The chaos run's worker process: the real ECS long-poll loop (`sundial_worker::long_poll::run`) with
 //! the chaos handler registered, its metrics journalled, and optionally a skewed clock.
 //!
 //! The run starts several of these as child processes (`chaos worker`) with `AWS_ENDPOINT_URL`
@@ -57,7 +57,7 @@ pub async fn main() -> anyhow::Result<()> {
     };
     let handlers = Handlers::new().with(HANDLER, handler).with(crate::shards::SHARD_HANDLER, shards);
     let worker = Arc::new(Worker::new(cfg, settings, &clients, handlers, clock, sink)?);
-    let opts = sundial_worker::ecs::EcsOptions::from_env()?;
+    let opts = sundial_worker::long_poll::EcsOptions::from_env()?;
     let shutdown = CancellationToken::new();
     let mut term = signal(SignalKind::terminate())?;
     let trigger = shutdown.clone();
@@ -65,6 +65,6 @@ pub async fn main() -> anyhow::Result<()> {
         term.recv().await;
         trigger.cancel();
     });
-    sundial_worker::ecs::run(worker, opts, shutdown).await?;
+    sundial_worker::long_poll::run(worker, opts, shutdown).await?;
     Ok(())
 }

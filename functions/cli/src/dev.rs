@@ -479,7 +479,7 @@ pub(crate) async fn run(args: DevArgs, _api: &ApiArgs) -> anyhow::Result<()> {
             Arc::new(SystemClock),
             Arc::new(Quiet),
         )?);
-        let opts = sundial_worker::ecs::EcsOptions {
+        let opts = sundial_worker::long_poll::EcsOptions {
             slots: args.slots.max(1),
             shutdown_grace: Duration::from_secs(5),
             wait_secs: if args.fast { 1 } else { 5 },
@@ -488,7 +488,7 @@ pub(crate) async fn run(args: DevArgs, _api: &ApiArgs) -> anyhow::Result<()> {
         let s = stop.clone();
         let pool = pool.clone();
         tasks.spawn(async move {
-            if let Err(e) = sundial_worker::ecs::run(worker, opts, s).await {
+            if let Err(e) = sundial_worker::long_poll::run(worker, opts, s).await {
                 eprintln!("worker for pool {pool} stopped: {e:#}");
             }
         });

@@ -212,13 +212,13 @@ pub fn worker(sh: &Shared, name: &str, pool: &str, skew_ms: i64) -> anyhow::Resu
 pub fn ecs(sh: &Shared, worker: Arc<Worker>) -> JoinHandle<()> {
     let stop = sh.stop.clone();
     tokio::spawn(async move {
-        let opts = sundial_worker::ecs::EcsOptions {
+        let opts = sundial_worker::long_poll::EcsOptions {
             slots: 8,
             shutdown_grace: Duration::from_secs(30),
             wait_secs: 20,
             diagnostic_handlers: false,
         };
-        let _ = sundial_worker::ecs::run(worker, opts, stop).await;
+        let _ = sundial_worker::long_poll::run(worker, opts, stop).await;
     })
 }
 

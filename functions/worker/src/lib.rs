@@ -4,15 +4,15 @@
 //! - [`lambda`]: the SQS-triggered Lambda. Messages of a batch run concurrently; the response
 //!   lists the ones to keep (`batch_item_failures`, partial batch response) after moving each
 //!   kept message's visibility to when it should come back (retry backoff, lease end).
-//! - [`ecs`]: the long-running ECS binary. It long-polls its pool's queue for only as many
+//! - [`long_poll`]: the long-running ECS binary's loop. It long-polls its pool's queue for only as many
 //!   messages as it has free slots (seed 000 §12: never take a thousand and queue them locally
 //!   while their leases run out), extends visibility while working, and on SIGTERM stops
 //!   receiving, lets running work finish for a grace period, then releases what it still holds.
 //!
 //! The binaries only read config, build clients and call into these modules.
 
-pub mod ecs;
 pub mod lambda;
+pub mod long_poll;
 
 use std::sync::Arc;
 use sundial_core::aws::Clients;

@@ -87,7 +87,7 @@ async fn main() -> anyhow::Result<()> {
     let (w, sink) = fixtures::worker_with(&env, fixtures::settings("bench-deps"), Handlers::new())?;
     let (stop, poller) = fixtures::spawn_poller_with(
         w,
-        sundial_worker::ecs::EcsOptions {
+        sundial_worker::long_poll::EcsOptions {
             slots: 64,
             shutdown_grace: Duration::from_secs(5),
             wait_secs: 20,

@@ -250,13 +250,13 @@ async fn main() -> Result<()> {
         sink.clone(),
     )?);
     let shutdown = tokio_util::sync::CancellationToken::new();
-    let opts = sundial_worker::ecs::EcsOptions {
+    let opts = sundial_worker::long_poll::EcsOptions {
         slots: 32,
         shutdown_grace: std::time::Duration::from_secs(5),
         wait_secs: 1,
         diagnostic_handlers: false,
     };
-    let poller = tokio::spawn(sundial_worker::ecs::run(worker, opts, shutdown.clone()));
+    let poller = tokio::spawn(sundial_worker::long_poll::run(worker, opts, shutdown.clone()));
     let deadline = Instant::now() + std::time::Duration::from_secs(120 + jobs as u64 / 10);
     loop {
         let done = sink.records().iter().filter(|m| m.outcome == Some(ExecStatus::Succeeded)).count();

@@ -164,7 +164,7 @@ async fn main() -> anyhow::Result<()> {
         sinks.push(sink);
         pollers.push(fixtures::spawn_poller_with(
             w,
-            sundial_worker::ecs::EcsOptions {
+            sundial_worker::long_poll::EcsOptions {
                 slots: SLOTS,
                 shutdown_grace: Duration::from_secs(5),
                 wait_secs: 20,

@@ -1,4 +1,4 @@
-//! The `worker-ecs` binary: long-polls its pool's queue ([`sundial_worker::ecs::run`]) until
+//! The `worker-ecs` binary: long-polls its pool's queue ([`sundial_worker::long_poll::run`]) until
 //! SIGTERM (ECS stop) or Ctrl-C. It runs remote targets (webhooks, Lambda, SQS) and registers no
 //! in-process handler: build your own binary with your handlers the same way. The diagnostic
 //! `sleep` and map-reduce `count` handlers exist only where the operator opts in with
@@ -13,7 +13,7 @@ async fn main() -> anyhow::Result<()> {
     sundial_core::telemetry::init();
     #[cfg(feature = "iam-record")]
     sundial_testkit::access::install();
-    let opts = sundial_worker::ecs::EcsOptions::from_env()?;
+    let opts = sundial_worker::long_poll::EcsOptions::from_env()?;
     let handlers = if opts.diagnostic_handlers {
         tracing::warn!("diagnostic handlers sleep and count registered (SUNDIAL_DIAGNOSTIC_HANDLERS)");
         Handlers::new()
@@ -33,7 +33,7 @@ async fn main() -> anyhow::Result<()> {
         }
         trigger.cancel();
     });
-    let stats = sundial_worker::ecs::run(worker, opts, shutdown).await?;
+    let stats = sundial_worker::long_poll::run(worker, opts, shutdown).await?;
     tracing::info!(?stats, "stopped");
     Ok(())
 }
