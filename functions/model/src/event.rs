@@ -166,12 +166,8 @@ pub fn source_key(prefix: &str, id: &str) -> String {
     if key.len() <= MAX_EVENT_KEY_CHARS && !id.is_empty() && id.chars().all(allowed) {
         key
     } else {
-        format!("{prefix}-h{:016x}", fnv1a(id.as_bytes()))
+        format!("{prefix}-h{:016x}", sundial_hash::fnv1a(id.as_bytes()))
     }
-}
-
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3))
 }
 
 /// The instant a source's event is given when it names none: the source's timestamp of it
@@ -261,5 +257,14 @@ mod tests {
         assert_eq!(source_instant(Some(at("2026-11-29T11:59:00Z")), now), now);
         assert_eq!(source_instant(Some(at("2026-12-01T12:10:00Z")), now), now);
         assert_eq!(source_instant(None, now), now);
+    }
+
+    #[test]
+    fn a_hashed_source_key_keeps_its_value() {
+        // Golden values: a source's key is its execution's deduplication key, so a hash that
+        // changed would make a redelivered message or event a second execution.
+        assert_eq!(source_key("sqs", "a b"), "sqs-he63f991904833892");
+        assert_eq!(source_key("eb", "ünïcode/id?"), "eb-h7ae7f7aa749f7dda");
+        assert_eq!(source_key("sqs", ""), "sqs-hcbf29ce484222325");
     }
 }
