@@ -16,6 +16,9 @@
 //!
 //! Nothing waits on the real minute: the job fires through the console's "Run now" button, and
 //! every wait polls the page for an expected state with a deadline.
+//!
+//! One test needs no browser: every field path of the console's job form is looked up in the
+//! API's OpenAPI document (`every_field_of_the_console_job_form_is_in_the_openapi_schema`).
 
 use base64::Engine;
 use serde_json::{json, Value};
@@ -1227,4 +1230,135 @@ fn the_console_in_a_real_browser() {
     b.audit_self_check();
     b.a11y_report();
     eprintln!("screenshots in {}", shots.display());
+}
+
+/// One entry of the job form's `FIELDS` (`functions/api/console/jobform.js`).
+struct FormField {
+    /// Its JSON path in a definition (`target.url`).
+    path: String,
+    /// Written on create only, never read back (`jobId`).
+    create_only: bool,
+    /// The target type the field shows for (`show: (v) => v['target.type'] === 'ecs'`), if any.
+    target_type: Option<String>,
+}
+
+/// Reads `FIELDS` out of the form's source: every entry starts with `{ path: '…'`.
+fn form_fields(js: &str) -> Vec<FormField> {
+    let start = js.find("export const FIELDS = [").expect("jobform.js declares `export const FIELDS = [`");
+    let block = &js[start..start + js[start..].find("\n];").expect("FIELDS ends with `];` on its own line")];
+    let quoted = |s: &str, after: &str| {
+        s.find(after).map(|i| s[i + after.len()..].split('\'').next().unwrap_or("").to_string())
+    };
+    let fields: Vec<FormField> = block
+        .split("{ path: '")
+        .skip(1)
+        .map(|entry| FormField {
+            path: entry.split('\'').next().unwrap_or("").to_string(),
+            create_only: entry.contains("createOnly: true"),
+            target_type: quoted(entry, "v['target.type'] === '"),
+        })
+        .collect();
+    // A field written another way would be skipped silently: this reader must see them all.
+    assert_eq!(
+        fields.len(),
+        block.matches("path:").count(),
+        "every FIELDS entry of jobform.js starts with `{{ path: '…'` (this test reads them that way)"
+    );
+    fields
+}
+
+/// `schema` with its `$ref` followed (and the referenced schema's name, for messages).
+fn deref<'a>(doc: &'a Value, schema: &'a Value, name: &str) -> (&'a Value, String) {
+    match schema.get("$ref").and_then(Value::as_str) {
+        Some(r) => {
+            let target = r.strip_prefix("#/components/schemas/").unwrap_or(r);
+            let s = doc["components"]["schemas"]
+                .get(target)
+                .unwrap_or_else(|| panic!("openapi.json: no schema {r}"));
+            deref(doc, s, target)
+        }
+        None => (schema, name.to_string()),
+    }
+}
+
+/// Whether `path` names a property inside `schema`: `$ref`s followed, an array's path going on
+/// into its items, a union's into one of its members (for a union with a discriminator and a
+/// known `target_type`, into that type's member only). `Err` says where the path stops.
+fn walk(
+    doc: &Value,
+    schema: &Value,
+    name: &str,
+    path: &[&str],
+    target_type: Option<&str>,
+) -> Result<(), String> {
+    let (schema, name) = deref(doc, schema, name);
+    let Some((first, rest)) = path.split_first() else { return Ok(()) };
+    if let Some(items) = schema.get("items") {
+        return walk(doc, items, &format!("{name}[]"), path, target_type);
+    }
+    let mapping = schema.pointer("/discriminator/mapping").and_then(Value::as_object);
+    if let (Some(mapping), Some(t)) = (mapping, target_type) {
+        let member = mapping.get(t).ok_or_else(|| format!("{name} has no member for type `{t}`"))?;
+        return walk(doc, &json!({ "$ref": member }), &name, path, target_type);
+    }
+    let members =
+        ["oneOf", "anyOf", "allOf"].iter().filter_map(|k| schema.get(*k)).filter_map(Value::as_array);
+    let members: Vec<&Value> = members.flatten().collect();
+    let mut errors = Vec::new();
+    for m in &members {
+        match walk(doc, m, &name, path, target_type) {
+            Ok(()) => return Ok(()),
+            Err(e) => errors.push(e),
+        }
+    }
+    if let Some(p) = schema.pointer(&format!("/properties/{first}")) {
+        return walk(doc, p, &format!("{name}.{first}"), rest, target_type);
+    }
+    match schema.get("additionalProperties") {
+        Some(extra) if extra.is_object() => walk(doc, extra, &format!("{name}.*"), rest, target_type),
+        _ if !members.is_empty() => Err(errors.join("; ")),
+        _ => Err(format!("{name} has no property `{first}`")),
+    }
+}
+
+/// GIVEN the console's job form and the API's OpenAPI document
+/// WHEN every field path of the form is looked up in the schemas the form reads (a job's stored
+/// `definition`, on edit) and writes (`CreateJob`, `UpdateJob`), a target field in its target
+/// type's member of the `Target` union
+/// THEN each one exists: a path misspelled in the form, or renamed in the API, fails here by name
+/// instead of silently dropping the field (no browser needed).
+#[test]
+fn every_field_of_the_console_job_form_is_in_the_openapi_schema() {
+    let api = Path::new(env!("CARGO_MANIFEST_DIR")).join("../api");
+    let read = |p: PathBuf| std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    let js = read(api.join("console/jobform.js"));
+    let doc: Value = serde_json::from_str(&read(api.join("openapi.json"))).expect("openapi.json is JSON");
+    let fields = form_fields(&js);
+    assert!(fields.iter().any(|f| f.path == "target.clusterArn"), "FIELDS read from jobform.js");
+    let job_definition = json!({ "$ref": "#/components/schemas/Job" });
+    let mut wrong = Vec::new();
+    for f in &fields {
+        let segments: Vec<&str> = f.path.split('.').collect();
+        let create = json!({ "$ref": "#/components/schemas/CreateJob" });
+        let update = json!({ "$ref": "#/components/schemas/UpdateJob" });
+        let mut uses = vec![("written by a create", create, segments.clone())];
+        if !f.create_only {
+            let read_path = [&["definition"][..], &segments].concat();
+            uses.push(("read on edit", job_definition.clone(), read_path));
+            uses.push(("written by an edit", update, segments.clone()));
+        }
+        for (how, schema, path) in uses {
+            if let Err(e) = walk(&doc, &schema, "", &path, f.target_type.as_deref()) {
+                let of_type =
+                    f.target_type.as_ref().map(|t| format!(" (target type {t})")).unwrap_or_default();
+                wrong.push(format!("`{}`{of_type}, {how}: {e}", f.path));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "fields of the console's job form (functions/api/console/jobform.js) missing from \
+         functions/api/openapi.json:\n{}",
+        wrong.join("\n")
+    );
 }
