@@ -30,7 +30,6 @@ pub(crate) const KNOWN_CYCLES: &[KnownCycle] = &[
     ("sundial-api-types", &["executions.rs", "jobs.rs"]),
     ("sundial-chaos", &["run/faults.rs", "run/mod.rs", "run/plan.rs", "run/tables.rs"]),
     ("sundial-client", &["client/builder.rs", "client/mod.rs"]),
-    ("sundial-core", &["schedules/calendars.rs", "schedules/mod.rs"]),
     ("sundial-model", &["children.rs", "definition.rs", "dependency.rs", "execution.rs", "keys.rs", "mapreduce.rs", "priority.rs"]),
     ("sundial-schedule", &["business.rs", "calendar.rs", "misfire.rs", "openapi.rs", "schedule.rs"]),
     ("sundial-schedule", &["expr.rs", "expr/rate_at.rs"]),
