@@ -27,7 +27,6 @@ pub(crate) const MAX_FN_LINES_CDK: usize = 56;
 /// is gone fails until it is replaced or removed.
 pub(crate) const KNOWN_CYCLES: &[KnownCycle] = &[
     ("sundial-api", &["app.rs", "doc.rs", "handlers/calendars.rs", "handlers/dlq.rs", "handlers/executions.rs", "handlers/jobs.rs", "handlers/meta.rs", "handlers/ops.rs", "handlers/pools.rs", "handlers/resource_limits.rs", "handlers/schedules.rs", "layers/body.rs", "layers/clock.rs", "layers/idempotency.rs", "layers/scope.rs", "layers/throttle.rs", "lib.rs", "operations.rs"]),
-    ("sundial-api-types", &["executions.rs", "jobs.rs"]),
     ("sundial-chaos", &["run/faults.rs", "run/mod.rs", "run/plan.rs", "run/tables.rs"]),
     ("sundial-model", &["children.rs", "definition.rs", "dependency.rs", "execution.rs", "keys.rs", "mapreduce.rs", "priority.rs"]),
     ("sundial-schedule", &["business.rs", "calendar.rs", "misfire.rs", "openapi.rs", "schedule.rs"]),
