@@ -234,9 +234,20 @@ pub struct FireCalendar {
     pub reason: Option<String>,
     /// The schedule's instants after its previous fire and before this one that the calendar
     /// removed (skipped, or rolled onto an instant that fires anyway), ascending: the first 10.
-    pub skipped_before: Vec<crate::SkippedFire>,
+    pub skipped_before: Vec<SkippedFire>,
     /// How many such instants there were in all (at most 10,000 are looked at).
     pub skipped_before_count: u32,
+}
+
+/// A fire a business calendar dropped.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SkippedFire {
+    /// Where the schedule put it.
+    #[serde(serialize_with = "time::one")]
+    pub at: DateTime<Utc>,
+    /// Why.
+    pub reason: String,
 }
 
 /// One transition of an execution's audit trail.

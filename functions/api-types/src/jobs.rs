@@ -1,6 +1,7 @@
 //! Jobs: create and edit bodies, a job, a job after a change, schedule previews, upcoming fires
 //! and the tzdb upgrade report.
 
+use crate::executions::SkippedFire;
 use crate::time;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -293,17 +294,6 @@ pub struct RolledFire {
     #[serde(serialize_with = "time::one")]
     pub rolled_from: DateTime<Utc>,
     /// Why (`holiday 2026-12-25 (Christmas)`).
-    pub reason: String,
-}
-
-/// A fire a business calendar dropped.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct SkippedFire {
-    /// Where the schedule put it.
-    #[serde(serialize_with = "time::one")]
-    pub at: DateTime<Utc>,
-    /// Why.
     pub reason: String,
 }
 

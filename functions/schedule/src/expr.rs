@@ -31,12 +31,11 @@ use chrono::NaiveDateTime;
 use super::error::ScheduleError;
 use cron_expr::parse_cron;
 pub(crate) use cron_expr::CronExpr;
+pub use rate_at::MAX_RATE_SECS;
 use rate_at::{parse_at, parse_rate};
 
 /// Longest expression accepted.
 pub const MAX_EXPRESSION_LEN: usize = 256;
-/// Longest `rate()` interval: ten years of days.
-pub const MAX_RATE_SECS: i64 = 3650 * 86_400;
 
 /// A parsed expression.
 #[derive(Debug, Clone)]

@@ -30,8 +30,9 @@
 //!   [`Schedule::prev_at_or_before`] and [`Schedule::preview_explained`] as the union of each
 //!   expression's, and [`Schedule::expression_of`], which one made a fire.
 //! - `cadence`: [`Schedule::fires_every_minute`], which picks a job's due class in the scan.
-//! - [`openapi`]: the OpenAPI schemas the `utoipa::ToSchema` derives cannot give alone
-//!   ([`MisfirePolicy`]'s, one component per policy) and the pieces sundial-model's are built of.
+//! - [`openapi`]: the OpenAPI pieces the `utoipa::ToSchema` derives cannot give alone, which
+//!   this crate's schemas and sundial-model's are built of.
+//! - `misfire_schema`: [`MisfirePolicy`]'s OpenAPI schema, one component per policy.
 //!
 //! ## How a cron fire is found
 //! The `cron` crate enumerates *local wall-clock* times (it is run on naive local times as if
@@ -55,6 +56,7 @@ pub mod instant;
 mod jitter;
 pub mod minute;
 mod misfire;
+mod misfire_schema;
 mod next_fire;
 pub mod openapi;
 mod parse;

@@ -1,6 +1,7 @@
 //! [`ClientBuilder`]: the base URL, auth mode, tenant, retry policy, clock and timeout of a
 //! [`Client`], and the hook told about each retry.
 
+use super::notice::{OnRetry, RetryNotice};
 use super::{Client, Inner};
 use crate::auth::Auth;
 use crate::error::Error;
@@ -9,22 +10,6 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use std::sync::Arc;
 use std::time::Duration;
-
-/// What [`ClientBuilder::on_retry`] is told before each wait.
-#[derive(Debug)]
-#[non_exhaustive]
-pub struct RetryNotice<'a> {
-    /// Attempts made so far.
-    pub attempts: u32,
-    /// The wait before the next one.
-    pub wait: Duration,
-    /// Why the last one failed.
-    pub error: &'a Error,
-    /// The key every attempt of a creating POST carries.
-    pub idempotency_key: Option<&'a str>,
-}
-
-pub(super) type OnRetry = Arc<dyn Fn(&RetryNotice<'_>) + Send + Sync>;
 
 /// Sets up a [`Client`].
 pub struct ClientBuilder {

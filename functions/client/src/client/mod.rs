@@ -11,21 +11,23 @@ mod calendars;
 mod executions;
 mod jobs;
 mod lists;
+mod notice;
 mod request;
 mod resource_limits;
 #[cfg(test)]
 mod tests;
 
-pub use builder::{ClientBuilder, RetryNotice};
+pub use builder::ClientBuilder;
+pub use notice::RetryNotice;
 pub(crate) use request::enc;
 pub use request::idempotency_key;
 
 use crate::auth::Auth;
 use crate::retry::{Clock, RetryPolicy};
-use builder::OnRetry;
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper_util::client::legacy::connect::HttpConnector;
+use notice::OnRetry;
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;

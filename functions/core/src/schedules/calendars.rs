@@ -15,11 +15,14 @@ use sundial_store::calendars::get_calendar_version;
 use sundial_store::items::encode_calendar_versions;
 use sundial_store::StoreError;
 
+/// The calendar cache's default budget (bytes).
+pub const DEFAULT_CALENDAR_BYTES: usize = 32 * 1024 * 1024;
+
 type Key = (String, String);
 
 fn cache() -> &'static Mutex<Weighted<Key, Arc<BusinessDays>>> {
     static CACHE: OnceLock<Mutex<Weighted<Key, Arc<BusinessDays>>>> = OnceLock::new();
-    CACHE.get_or_init(|| Mutex::new(Weighted::new(super::DEFAULT_CALENDAR_BYTES)))
+    CACHE.get_or_init(|| Mutex::new(Weighted::new(DEFAULT_CALENDAR_BYTES)))
 }
 
 /// Sets the cache's budget (bytes) for this process.

@@ -13,6 +13,8 @@
 pub mod calendars;
 pub mod weighted;
 
+pub use calendars::DEFAULT_CALENDAR_BYTES;
+
 use std::sync::{Arc, Mutex, OnceLock};
 use sundial_model::Job;
 use sundial_schedule::{Schedule, ScheduleError, ScheduleSpec};
@@ -20,8 +22,6 @@ use weighted::Weighted;
 
 /// The schedule cache's default budget (bytes): the tick and scan functions'.
 pub const DEFAULT_SCHEDULE_BYTES: usize = 64 * 1024 * 1024;
-/// The calendar cache's default budget (bytes).
-pub const DEFAULT_CALENDAR_BYTES: usize = 32 * 1024 * 1024;
 /// What a parsed cron schedule is counted as (its ordinal sets: up to 60 seconds, 60 minutes,
 /// 24 hours, 31 days, 12 months, 7 weekdays and 131 years, in B-tree sets).
 const CRON_BYTES: usize = 16 * 1024;

@@ -2,8 +2,10 @@
 
 use chrono::NaiveDateTime;
 
-use super::MAX_RATE_SECS;
 use crate::error::ScheduleError;
+
+/// Longest `rate()` interval: ten years of days.
+pub const MAX_RATE_SECS: i64 = 3650 * 86_400;
 
 pub(super) fn parse_rate(s: &str) -> Result<i64, ScheduleError> {
     let err = |m: &str| ScheduleError::Expression(format!("'{s}': {m}"));

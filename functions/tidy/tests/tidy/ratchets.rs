@@ -27,15 +27,8 @@ pub(crate) const MAX_FN_LINES_CDK: usize = 56;
 /// is gone fails until it is replaced or removed.
 pub(crate) const KNOWN_CYCLES: &[KnownCycle] = &[
     ("sundial-api", &["app.rs", "doc.rs", "handlers/calendars.rs", "handlers/dlq.rs", "handlers/executions.rs", "handlers/jobs.rs", "handlers/meta.rs", "handlers/ops.rs", "handlers/pools.rs", "handlers/resource_limits.rs", "handlers/schedules.rs", "layers/body.rs", "layers/clock.rs", "layers/idempotency.rs", "layers/scope.rs", "layers/throttle.rs", "lib.rs", "operations.rs"]),
-    ("sundial-api-types", &["executions.rs", "jobs.rs"]),
     ("sundial-chaos", &["run/faults.rs", "run/mod.rs", "run/plan.rs", "run/tables.rs"]),
-    ("sundial-client", &["client/builder.rs", "client/mod.rs"]),
-    ("sundial-core", &["execution/target/ecs.rs", "execution/target/eventbridge.rs", "execution/target/http.rs", "execution/target/lambda.rs", "execution/target/mod.rs", "execution/target/sns.rs", "execution/target/sqs.rs", "execution/target/stepfunctions.rs"]),
-    ("sundial-core", &["execution/worker/admission.rs", "execution/worker/attempt.rs", "execution/worker/dependencies.rs", "execution/worker/mod.rs"]),
-    ("sundial-core", &["schedules/calendars.rs", "schedules/mod.rs"]),
     ("sundial-model", &["children.rs", "definition.rs", "dependency.rs", "execution.rs", "keys.rs", "mapreduce.rs", "priority.rs"]),
-    ("sundial-schedule", &["business.rs", "calendar.rs", "misfire.rs", "openapi.rs", "schedule.rs"]),
-    ("sundial-schedule", &["expr.rs", "expr/rate_at.rs"]),
     ("sundial-simaws", &["contract/ddb/mod.rs", "contract/ddb/reads.rs", "contract/ecs.rs", "contract/mod.rs", "contract/services.rs", "contract/sfn.rs", "contract/sqs.rs"]),
     ("sundial-simaws", &["ddb/eval.rs", "ddb/expr.rs", "ddb/mod.rs", "ddb/read.rs", "ddb/table.rs", "ddb/txn.rs", "ddb/value.rs", "ddb/write.rs", "ecs.rs", "http.rs", "lib.rs", "services.rs", "sfn.rs", "sqs/messages.rs", "sqs/mod.rs"]),
 ];

@@ -326,7 +326,7 @@ where
             return RunError::retryable(code, format!("the ECS target failed ({code})"));
         }
     }
-    super::classify_aws(e, "ECS target", "EcsCall")
+    super::aws_error::classify_aws(e, "ECS target", "EcsCall")
 }
 
 #[cfg(test)]

@@ -68,7 +68,7 @@ where
     E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
     R: std::fmt::Debug + Send + Sync + 'static,
 {
-    super::classify_aws(e, "EventBridge target", "EventBridgePut")
+    super::aws_error::classify_aws(e, "EventBridge target", "EventBridgePut")
 }
 
 #[cfg(test)]
@@ -78,8 +78,9 @@ mod tests {
 
     #[test]
     fn a_refused_put_is_permanent_and_stored_without_arns_a_throttled_one_retries() {
-        let err =
-            |code: &str, status: u16| classify(super::super::refused(code, status, PutEventsError::generic));
+        let err = |code: &str, status: u16| {
+            classify(super::super::aws_error::refused(code, status, PutEventsError::generic))
+        };
         let denied = err("AccessDeniedException", 400);
         assert!(!denied.is_retryable());
         assert!(

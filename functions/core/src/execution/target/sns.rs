@@ -66,7 +66,7 @@ where
     E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
     R: std::fmt::Debug + Send + Sync + 'static,
 {
-    super::classify_aws(e, "SNS target", "SnsPublish")
+    super::aws_error::classify_aws(e, "SNS target", "SnsPublish")
 }
 
 #[cfg(test)]
@@ -76,7 +76,7 @@ mod tests {
 
     #[test]
     fn a_refused_publish_is_permanent_without_arns_a_throttled_one_retries() {
-        let err = |code: &str| classify(super::super::refused(code, 403, PublishError::generic));
+        let err = |code: &str| classify(super::super::aws_error::refused(code, 403, PublishError::generic));
         let denied = err("AuthorizationError");
         assert!(!denied.is_retryable());
         assert!(!denied.message.contains("arn:"), "{}", denied.message);

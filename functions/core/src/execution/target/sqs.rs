@@ -61,7 +61,7 @@ where
     E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
     R: std::fmt::Debug + Send + Sync + 'static,
 {
-    super::classify_aws(e, "SQS target", "SqsSend")
+    super::aws_error::classify_aws(e, "SQS target", "SqsSend")
 }
 
 #[cfg(test)]

@@ -207,7 +207,7 @@ where
             );
         }
     }
-    super::classify_aws(e, "Step Functions target", "StepFunctionsCall")
+    super::aws_error::classify_aws(e, "Step Functions target", "StepFunctionsCall")
 }
 
 #[cfg(test)]
@@ -291,7 +291,8 @@ mod tests {
 
     #[test]
     fn a_refused_start_is_permanent_without_arns_a_throttled_one_retries() {
-        let err = |code: &str| classify(super::super::refused(code, 400, StartExecutionError::generic));
+        let err =
+            |code: &str| classify(super::super::aws_error::refused(code, 400, StartExecutionError::generic));
         let denied = err("AccessDeniedException");
         assert!(!denied.is_retryable());
         assert!(!denied.message.contains("arn:"), "{}", denied.message);

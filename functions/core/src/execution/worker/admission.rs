@@ -18,7 +18,7 @@ use sundial_model::claim::{next_step, Step};
 use sundial_model::reconcile::stale_copy;
 use sundial_model::ExecStatus;
 use sundial_store::error::StoreError;
-use sundial_store::executions::Snapshot;
+use sundial_store::executions::{ClaimOutcome, Snapshot};
 use sundial_store::jobs;
 
 /// What admission decided.
@@ -313,4 +313,42 @@ impl Worker {
 /// The resources the snapshot's job uses (none when it was not found).
 fn names(snapshot: &Option<Snapshot>) -> &[String] {
     snapshot.as_ref().map_or(&[], |s| s.exec.definition.resources.as_slice())
+}
+
+impl Worker {
+    /// Admission, claim, then either the run or the reason there is none.
+    pub(super) async fn deliver(
+        &self,
+        d: &Delivery<'_>,
+        m: &mut ExecMetrics,
+    ) -> Result<Disposition, StoreError> {
+        let (snapshot, now, holds, doomed) = match self.admit(d, m).await? {
+            Gate::Claim { snapshot, now, holds, doomed } => (snapshot, now, holds, doomed),
+            Gate::Done(disposition) => return Ok(disposition),
+        };
+        let owner = &self.settings.worker_id;
+        match self.store.claim_from(&d.key, *snapshot, owner, &self.terms(), now).await? {
+            ClaimOutcome::Claimed(c) => {
+                tracing::info!(
+                    execution = %d.key.id(),
+                    attempt = c.fence.attempt,
+                    token = c.fence.token,
+                    "claimed by {owner}: attempt {} running",
+                    c.fence.attempt
+                );
+                self.report_late_start(&d.key, &c, now, m).await;
+                let r = self.run_claimed(d, *c, holds, doomed, m).await;
+                if let Some(status) = m.outcome {
+                    let ms = m.duration_ms.unwrap_or_default();
+                    tracing::info!(execution = %d.key.id(), "attempt ended: {} after {ms} ms", status.as_str());
+                }
+                r
+            }
+            other => {
+                let canceled = matches!(other, ClaimOutcome::Finished(ExecStatus::Canceled));
+                holds.end(self, Exit::NotClaimed { canceled }).await?;
+                Ok(self.unclaimed(d, other, now).await)
+            }
+        }
+    }
 }

@@ -61,14 +61,12 @@ use super::target::Remotes;
 use crate::aws::Clients;
 use crate::config::{Config, WorkerSettings};
 use crate::missed::{FireMissed, MissReason, MissReporter};
-use admission::Gate;
-use attempt::Exit;
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
 use sundial_model::claim::LeaseTerms;
 use sundial_model::{ConcurrencyPolicy, ExecMessage, ExecStatus, JobDefinition};
 use sundial_store::error::StoreError;
-use sundial_store::executions::{ClaimOutcome, Claimed, ExecKey, ExecStore, Snapshot};
+use sundial_store::executions::{Claimed, ExecKey, ExecStore, Snapshot};
 use sundial_store::queue::{Outgoing, PoolQueues, QueueError, MAX_DELAY_SECS};
 use tokio_util::sync::CancellationToken;
 
@@ -423,38 +421,6 @@ impl Worker {
         m.clock_skew = u64::from(!self.skew.trusted());
         self.metrics.record(&m, self.clock.now_ms());
         disposition
-    }
-
-    /// Admission, claim, then either the run or the reason there is none.
-    async fn deliver(&self, d: &Delivery<'_>, m: &mut ExecMetrics) -> Result<Disposition, StoreError> {
-        let (snapshot, now, holds, doomed) = match self.admit(d, m).await? {
-            Gate::Claim { snapshot, now, holds, doomed } => (snapshot, now, holds, doomed),
-            Gate::Done(disposition) => return Ok(disposition),
-        };
-        let owner = &self.settings.worker_id;
-        match self.store.claim_from(&d.key, *snapshot, owner, &self.terms(), now).await? {
-            ClaimOutcome::Claimed(c) => {
-                tracing::info!(
-                    execution = %d.key.id(),
-                    attempt = c.fence.attempt,
-                    token = c.fence.token,
-                    "claimed by {owner}: attempt {} running",
-                    c.fence.attempt
-                );
-                self.report_late_start(&d.key, &c, now, m).await;
-                let r = self.run_claimed(d, *c, holds, doomed, m).await;
-                if let Some(status) = m.outcome {
-                    let ms = m.duration_ms.unwrap_or_default();
-                    tracing::info!(execution = %d.key.id(), "attempt ended: {} after {ms} ms", status.as_str());
-                }
-                r
-            }
-            other => {
-                let canceled = matches!(other, ClaimOutcome::Finished(ExecStatus::Canceled));
-                holds.end(self, Exit::NotClaimed { canceled }).await?;
-                Ok(self.unclaimed(d, other, now).await)
-            }
-        }
     }
 }
 
