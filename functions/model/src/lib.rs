@@ -6,8 +6,11 @@
 //! types to items.
 //!
 //! ## Layout
-//! - [`definition`]: [`JobDefinition`] (schedule, target, retry and concurrency policies) and
-//!   its validation against a [`Deployment`] (pools, shards, target policy, own queue names).
+//! - [`definition`]: [`JobDefinition`] (schedule, target, retry and concurrency policies), its
+//!   builders and defaults.
+//! - `validate`: [`JobDefinition::validate`], a definition's validation against a
+//!   [`Deployment`] (pools, shards, target policy, own queue names), and
+//!   [`JobDefinition::with_run_params`].
 //! - [`dependency`]: per-period dependencies (`after`): the period rule, cycles, the waiting
 //!   fire's verdict.
 //! - [`event`]: event triggers (`events`): which execution an event is, its key and instant.
@@ -63,6 +66,7 @@ pub mod retry;
 pub mod schema;
 pub mod target;
 pub mod tenant;
+mod validate;
 pub mod validation;
 
 pub use definition::*;
