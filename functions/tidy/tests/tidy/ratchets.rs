@@ -33,7 +33,6 @@ pub(crate) const KNOWN_CYCLES: &[KnownCycle] = &[
     ("sundial-core", &["execution/target/ecs.rs", "execution/target/eventbridge.rs", "execution/target/http.rs", "execution/target/lambda.rs", "execution/target/mod.rs", "execution/target/sns.rs", "execution/target/sqs.rs", "execution/target/stepfunctions.rs"]),
     ("sundial-core", &["execution/worker/admission.rs", "execution/worker/attempt.rs", "execution/worker/dependencies.rs", "execution/worker/mod.rs"]),
     ("sundial-core", &["schedules/calendars.rs", "schedules/mod.rs"]),
-    ("sundial-model", &["children.rs", "definition.rs", "dependency.rs", "execution.rs", "keys.rs", "mapreduce.rs", "priority.rs"]),
     ("sundial-schedule", &["business.rs", "calendar.rs", "misfire.rs", "openapi.rs", "schedule.rs"]),
     ("sundial-schedule", &["expr.rs", "expr/rate_at.rs"]),
     ("sundial-sim", &["ecs.rs", "events.rs", "invariants.rs", "ledger.rs", "processes.rs", "stepfunctions.rs", "workload.rs", "world.rs"]),
