@@ -15,77 +15,18 @@
 //! for map-reduce children emitted at run time) an item key. Everything below the key (the
 //! store, the worker, the reconciler, the API) handles any kind the same way.
 
+mod types;
+
 pub use crate::limits::MAX_CHILDREN;
+pub use types::{Broadcast, ChildKey, Tally};
+
 use crate::{AuditEvent, ExecStatus, Execution, JobDefinition, ValidationError};
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 
 /// Audit code of a parent's RUNNING → WAITING event and of each child's creation event.
 pub const FAN_OUT_CODE: &str = "fan_out";
 /// Error code of a parent some of whose children did not succeed.
 pub const CHILDREN_FAILED_CODE: &str = "ChildrenFailed";
-
-/// A broadcast job's target set: one child per member, each seeing its member.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-#[schema(
-    description = "Broadcast job (docs/children.md): each fire runs as one child execution per member, each invoked with its member; every member does the whole job (cache warm-ups, per-region refreshes), never work that must happen once, such as moving money. Not with shards."
-)]
-pub struct Broadcast {
-    /// The members (1–100 distinct ids of `[A-Za-z0-9_-]`, e.g. regions or cells).
-    #[schema(schema_with = crate::schema::members)]
-    pub members: Vec<String>,
-}
-
-/// Which child of a parent an execution is.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-#[non_exhaustive]
-pub enum ChildKey {
-    /// Shard `i` of a sharded job (0-based, below `shards`).
-    Shard(u32),
-    /// One member of a broadcast job's set.
-    Member(String),
-    /// One item of a map step (reserved: emitted at run time by an in-process handler, each
-    /// with its own idempotency key, followed by a fenced reduce; not created yet).
-    Item(String),
-}
-
-impl ChildKey {
-    /// The short tag in ids and in the parent's tally: `s3`, `m-eu-west-1`, `i-<key>`.
-    pub fn tag(&self) -> String {
-        match self {
-            ChildKey::Shard(i) => format!("s{i}"),
-            ChildKey::Member(m) => format!("m-{m}"),
-            ChildKey::Item(k) => format!("i-{k}"),
-        }
-    }
-
-    /// The part of the sort key: as [`ChildKey::tag`], shard indexes zero-padded to sort.
-    pub fn sort_part(&self) -> String {
-        match self {
-            ChildKey::Shard(i) => format!("s{i:05}"),
-            other => other.tag(),
-        }
-    }
-
-    /// Parses a tag or a sort part.
-    pub fn parse(s: &str) -> Option<Self> {
-        let ok_id = |v: &str| crate::keys::validate_id("child", v).is_ok();
-        if let Some(i) = s.strip_prefix('s') {
-            return (!i.is_empty() && i.len() <= 5 && i.bytes().all(|b| b.is_ascii_digit()))
-                .then(|| i.parse().ok().map(ChildKey::Shard))
-                .flatten();
-        }
-        if let Some(m) = s.strip_prefix("m-") {
-            return ok_id(m).then(|| ChildKey::Member(m.to_string()));
-        }
-        if let Some(k) = s.strip_prefix("i-") {
-            return ok_id(k).then(|| ChildKey::Item(k.to_string()));
-        }
-        None
-    }
-}
 
 /// Where a child sits among its siblings, as its invocation tells the handler.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -112,15 +53,6 @@ impl Position {
             Some(ChildKey::Item(k)) => Position { item: Some(k.clone()), ..Default::default() },
         }
     }
-}
-
-/// A parent's children: how many, and the final status of each one counted so far (by tag).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Tally {
-    /// How many children the fan-out created.
-    pub total: u32,
-    /// Final status of each child counted so far, by [`ChildKey::tag`].
-    pub finished: BTreeMap<String, ExecStatus>,
 }
 
 /// How a parent ends once every child is final.

@@ -6,22 +6,27 @@
 //! types to items.
 //!
 //! ## Layout
-//! - [`definition`]: [`JobDefinition`] (schedule, target, retry and concurrency policies) and
-//!   its validation against a [`Deployment`] (pools, shards, target policy, own queue names).
+//! - [`definition`]: [`JobDefinition`] (schedule, target, retry and concurrency policies), its
+//!   builders and defaults.
+//! - `validate`: [`JobDefinition::validate`], a definition's validation against a
+//!   [`Deployment`] (pools, shards, target policy, own queue names), and
+//!   [`JobDefinition::with_run_params`].
 //! - [`dependency`]: per-period dependencies (`after`): the period rule, cycles, the waiting
-//!   fire's verdict.
+//!   fire's verdict; the types a definition embeds in `dependency/types.rs`.
 //! - [`event`]: event triggers (`events`): which execution an event is, its key and instant.
 //! - [`job`]: [`Job`], a definition's stored, versioned form with its trigger position.
 //! - [`execution`]: [`Execution`] (immutable facts about one scheduled instant,
-//!   docs/architecture.md), [`ExecStatus`] and its one-way machine, [`AuditEvent`],
-//!   [`ExecMessage`].
+//!   docs/architecture.md), [`AuditEvent`], [`ExecMessage`]; [`ExecStatus`] and its one-way
+//!   machine in `execution/status.rs`.
 //! - [`ops`]: operations-log entries.
 //! - [`keys`]: every DynamoDB key format and every execution identity (ids, child keys).
-//! - [`children`]: sharded and broadcast fan-out (child keys, tallies, the parent's verdict).
-//! - [`mapreduce`]: map-reduce spec and state.
+//! - [`children`]: sharded and broadcast fan-out (child keys, tallies, the parent's verdict);
+//!   the types a definition and an execution embed in `children/types.rs`.
+//! - [`mapreduce`]: map-reduce spec and state (in `mapreduce/types.rs`) and the rules over them.
 //! - [`retry`]: run errors (retryable or not) and the retry schedule.
 //! - [`claim`]: the claim decision (fencing tokens), a pure function the store applies.
-//! - [`priority`]: priorities, lanes, back-pressure and tenant-fairness rules.
+//! - [`priority`]: priorities (the type in `priority/types.rs`), lanes, back-pressure and
+//!   tenant-fairness rules.
 //! - [`target`]: [`Target`], one kind to a file: each kind's fields, schema, limits and check
 //!   against the tenant's policy.
 //! - [`outbound`]: what the kinds' checks share: the target policy (addresses, strict queue
@@ -36,6 +41,12 @@
 //!   time.
 //! - [`openapi`]: the OpenAPI schemas that `#[derive(utoipa::ToSchema)]` cannot give alone:
 //!   [`openapi::StoredDefinition`], list fields.
+//!
+//! The module graph has no cycle (the tidy test checks): the types a definition or an
+//! execution embeds ([`ExecStatus`], [`children::ChildKey`], [`mapreduce::MapState`], ...) sit
+//! in the leaf files named above, re-exported at their module's path, below the definition,
+//! the execution and the key formats; the rules that read a definition or an execution stay in
+//! their module, above both.
 
 pub mod arn;
 pub mod children;
@@ -63,6 +74,7 @@ pub mod retry;
 pub mod schema;
 pub mod target;
 pub mod tenant;
+mod validate;
 pub mod validation;
 
 pub use definition::*;

@@ -25,63 +25,10 @@
 //! ([`backfill_lane`]), so a tenant's 100,000-execution backfill never sits in front of
 //! anyone's on-time fire, whatever the job's priority.
 
-use serde::{Deserialize, Serialize};
-
-/// A job's priority within its pool.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Default,
-    Serialize,
-    Deserialize,
-    PartialOrd,
-    Ord,
-    utoipa::ToSchema,
-)]
-#[serde(rename_all = "lowercase")]
-#[schema(
-    default = "normal",
-    description = "Priority within the pool. `low` runs from the pool's low lane, which workers read after the main queue, and is deferred first when the pool is busy (its message held back while the pool's queue is deep); `high` and `normal` share the main queue, `high` is never deferred. A create, trigger-now or backfill into a saturated lane answers 429 `saturated` with `Retry-After` (docs/priority.md). Absent: normal."
-)]
-pub enum Priority {
-    /// Never deferred by the tick; main queue.
-    High,
-    /// The default; main queue.
-    #[default]
-    Normal,
-    /// Low lane; deferred first when the pool is busy.
-    Low,
-}
-
-impl Priority {
-    /// Whether this is the default (left out of stored and returned definitions).
-    pub fn is_normal(&self) -> bool {
-        *self == Priority::Normal
-    }
-
-    /// The lane its executions are sent to.
-    pub fn lane(self) -> Lane {
-        match self {
-            Priority::Low => Lane::Low,
-            Priority::High | Priority::Normal => Lane::Main,
-        }
-    }
-
-    /// Its name in the API.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Priority::High => "high",
-            Priority::Normal => "normal",
-            Priority::Low => "low",
-        }
-    }
-}
+mod types;
 
 pub use crate::lane::{Lane, LOW_LANE_SUFFIX};
+pub use types::Priority;
 
 /// How long a lane's depth is reused before it is read again (ms): bounds the signal's cost to
 /// one `GetQueueAttributes` per lane per 10 s per process, whatever the traffic.

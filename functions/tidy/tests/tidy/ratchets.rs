@@ -28,7 +28,6 @@ pub(crate) const MAX_FN_LINES_CDK: usize = 56;
 pub(crate) const KNOWN_CYCLES: &[KnownCycle] = &[
     ("sundial-api", &["app.rs", "doc.rs", "handlers/calendars.rs", "handlers/dlq.rs", "handlers/executions.rs", "handlers/jobs.rs", "handlers/meta.rs", "handlers/ops.rs", "handlers/pools.rs", "handlers/resource_limits.rs", "handlers/schedules.rs", "layers/body.rs", "layers/clock.rs", "layers/idempotency.rs", "layers/scope.rs", "layers/throttle.rs", "lib.rs", "operations.rs"]),
     ("sundial-chaos", &["run/faults.rs", "run/mod.rs", "run/plan.rs", "run/tables.rs"]),
-    ("sundial-model", &["children.rs", "definition.rs", "dependency.rs", "execution.rs", "keys.rs", "mapreduce.rs", "priority.rs"]),
     ("sundial-simaws", &["contract/ddb/mod.rs", "contract/ddb/reads.rs", "contract/ecs.rs", "contract/mod.rs", "contract/services.rs", "contract/sfn.rs", "contract/sqs.rs"]),
     ("sundial-simaws", &["ddb/eval.rs", "ddb/expr.rs", "ddb/mod.rs", "ddb/read.rs", "ddb/table.rs", "ddb/txn.rs", "ddb/value.rs", "ddb/write.rs", "ecs.rs", "http.rs", "lib.rs", "services.rs", "sfn.rs", "sqs/messages.rs", "sqs/mod.rs"]),
 ];
