@@ -23,24 +23,16 @@
 
 use crate::client::ApiArgs;
 use anyhow::{bail, Context};
-use bytes::Bytes;
 use chrono::{DateTime, SecondsFormat, Utc};
-use http_body_util::Full;
-use hyper::server::conn::http1;
-use hyper::service::service_fn;
-use hyper::{Request, Response};
-use hyper_util::rt::TokioIo;
-use serde_json::json;
 use std::collections::HashMap;
-use std::convert::Infallible;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use std::time::Duration;
 use sundial_api::{Api, ApiSettings};
 use sundial_core::aws::Clients;
 use sundial_core::config::{Config, LocalRunSettings, TickSettings, WorkerSettings};
-use sundial_core::control::{self, Caller, Control, ControlError, ControlSettings};
+use sundial_core::control::{self, Caller, Control, ControlSettings};
 use sundial_core::execution::clock::SystemClock;
 use sundial_core::execution::metrics::{ExecMetrics, MetricsSink};
 use sundial_core::execution::target::in_process::{Handlers, Sleep};
@@ -50,16 +42,16 @@ use sundial_core::trigger::plan::CatchUpBudget;
 use sundial_core::trigger::scan::scan_shards;
 use sundial_core::trigger::scan::ScanOptions;
 use sundial_core::Ctx;
-use sundial_model::{ExecStatus, Execution, JobDefinition, JobState, Target};
-use sundial_schedule::ScheduleSpec;
+use sundial_model::{ExecStatus, Execution};
 use sundial_store::queue::PoolQueues;
 use sundial_store::tables;
 use tokio::net::TcpListener;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-/// The demo job's id.
-pub(crate) const DEMO_JOB: &str = "demo";
+mod demo;
+use demo::{demo_definition, demo_target, ensure_demo, DEMO_JOB};
+
 /// The tenant of the local API when no `X-Sundial-Tenant` is sent (the CLI's default).
 const TENANT: &str = sundial_api::local::LOCAL_TENANT;
 
@@ -174,52 +166,6 @@ async fn ensure_emulator(clients: &Clients, endpoint: &str) -> anyhow::Result<bo
         bail!("the emulator did not start; see localstack/.run/");
     }
     Ok(true)
-}
-
-/// The demo target: answers 200 to every request and counts them.
-async fn demo_target(listener: TcpListener, calls: Arc<AtomicU64>, stop: CancellationToken) {
-    loop {
-        let stream = tokio::select! {
-            r = listener.accept() => match r { Ok((s, _)) => s, Err(_) => continue },
-            _ = stop.cancelled() => return,
-        };
-        let calls = calls.clone();
-        tokio::spawn(async move {
-            let svc = service_fn(move |_req: Request<hyper::body::Incoming>| {
-                calls.fetch_add(1, Ordering::Relaxed);
-                async { Ok::<_, Infallible>(Response::new(Full::new(Bytes::from_static(b"{\"ok\":true}")))) }
-            });
-            let _ = http1::Builder::new().serve_connection(TokioIo::new(stream), svc).await;
-        });
-    }
-}
-
-fn demo_definition(pool: &str, target_url: &str) -> JobDefinition {
-    JobDefinition::new(ScheduleSpec::new("*/10 * * * * *", "UTC"), Target::http(target_url.to_string()))
-        .with_pool(pool)
-        .with_params(json!({"hello": "sundial"}))
-        .with_timeout_secs(10)
-}
-
-/// Creates the demo job, or points an existing one at this run's target and resumes it.
-async fn ensure_demo(ctl: &Control, caller: &Caller, def: JobDefinition) -> anyhow::Result<()> {
-    let now = Utc::now();
-    match control::jobs::create(ctl, caller, DEMO_JOB, def.clone(), now).await {
-        Ok(_) => Ok(()),
-        Err(ControlError::Exists) => {
-            let cur = control::jobs::get(ctl, caller, DEMO_JOB).await?;
-            if cur.state == JobState::Deleted {
-                println!("the demo job was deleted in this stack; not recreating it (use another --prefix)");
-                return Ok(());
-            }
-            let v = control::jobs::update(ctl, caller, DEMO_JOB, cur.version, def, now).await?;
-            if v.job.state == JobState::Paused {
-                control::jobs::set_state(ctl, caller, DEMO_JOB, JobState::Enabled, None, Utc::now()).await?;
-            }
-            Ok(())
-        }
-        Err(e) => Err(e.into()),
-    }
 }
 
 fn hms(t: DateTime<Utc>) -> String {
@@ -416,14 +362,9 @@ async fn reconcile_loop(ctx: Arc<Ctx>, clients: Clients, fast: bool, stop: Cance
     }
 }
 
-/// Runs `sundial dev` until Ctrl-C or SIGTERM.
-pub(crate) async fn run(args: DevArgs, _api: &ApiArgs) -> anyhow::Result<()> {
-    for p in &args.pools {
-        sundial_core::config::validate_pool_name(p).map_err(|e| anyhow::anyhow!("--pools: {e}"))?;
-    }
-    let endpoint = endpoint()?;
-    let clients = Clients::new(&crate::local_aws::sdk_config(&endpoint));
-    let started_emulator = ensure_emulator(&clients, &endpoint).await?;
+/// The local configuration: the emulator's tables and queues under `--prefix`, one worker of
+/// `--slots` slots per pool.
+fn dev_config(args: &DevArgs) -> Config {
     let pools: Vec<&str> = args.pools.iter().map(String::as_str).collect();
     let mut cfg = Config::local(&args.prefix, &pools, args.shards);
     // The local run's webhooks (the demo job, a developer's own server) are on loopback: the
@@ -432,136 +373,201 @@ pub(crate) async fn run(args: DevArgs, _api: &ApiArgs) -> anyhow::Result<()> {
     // Each pool has one local worker of `--slots` slots (below): what `GET /v1/pools` measures
     // saturation against.
     cfg.pool_capacity = args.pools.iter().map(|p| (p.clone(), args.slots.max(1) as u32)).collect();
-    sundial_testkit::provision::ensure_all(&clients, &cfg).await.context("creating tables and queues")?;
+    cfg
+}
 
-    let stop = CancellationToken::new();
-    let mut tasks = JoinSet::new();
-    let trigger = || Ctx {
-        ddb: clients.ddb.clone(),
-        cfg: cfg.clone(),
-        queues: PoolQueues::new(clients.sqs.clone(), cfg.clone()),
-    };
+/// The in-process services of one `sundial dev` run: what each start-up step needs, and the
+/// tasks that shutdown waits for (all of them watch `stop`).
+struct Local {
+    clients: Clients,
+    cfg: Config,
+    stop: CancellationToken,
+    tasks: JoinSet<()>,
+}
 
-    // API (the same router as the Lambda).
-    let listener = TcpListener::bind(("127.0.0.1", args.port))
-        .await
-        .with_context(|| format!("port {} is taken; pass --port 0 for any free port", args.port))?;
-    let api_url = format!("http://{}", listener.local_addr()?);
-    // The one local user is also the platform operator: it may set resource limits.
-    let operators = vec![TENANT.to_string()];
-    let api = Arc::new(
-        Api::new(
-            Control::new(
-                trigger(),
-                ControlSettings { operator_tenants: operators.clone(), ..ControlSettings::default() },
-            ),
-            Arc::new(SystemClock),
-            // One local user: no per-tenant request throttle (the deployed API has one).
-            ApiSettings { operator_tenants: operators, tenant_api_rps: 0, ..ApiSettings::default() },
-        )
-        .with_exec_logs(EXEC_LOGS.get_or_init(Default::default).clone()),
-    );
-    let s = stop.clone();
-    let ingest_api = (*api).clone();
-    tasks.spawn(async move {
-        if let Err(e) = sundial_api::local::serve(api, listener, s.cancelled_owned()).await {
-            eprintln!("API server stopped: {e}");
+impl Local {
+    /// A trigger-plane context on the local tables and queues.
+    fn trigger(&self) -> Ctx {
+        Ctx {
+            ddb: self.clients.ddb.clone(),
+            cfg: self.cfg.clone(),
+            queues: PoolQueues::new(self.clients.sqs.clone(), self.cfg.clone()),
         }
-    });
+    }
 
-    // Workers, one per pool (loopback targets allowed by `cfg.targets`).
-    for pool in &args.pools {
-        let settings = WorkerSettings::new(format!("dev-{pool}-{}", std::process::id()), pool.clone());
-        let worker = Arc::new(Worker::new(
-            cfg.clone(),
-            settings,
-            &clients,
-            Handlers::new().with("sleep", Sleep),
-            Arc::new(SystemClock),
-            Arc::new(Quiet),
-        )?);
-        let opts = sundial_worker::long_poll::EcsOptions {
-            slots: args.slots.max(1),
-            shutdown_grace: Duration::from_secs(5),
-            wait_secs: if args.fast { 1 } else { 5 },
-            diagnostic_handlers: false,
-        };
-        let s = stop.clone();
-        let pool = pool.clone();
-        tasks.spawn(async move {
-            if let Err(e) = sundial_worker::long_poll::run(worker, opts, s).await {
-                eprintln!("worker for pool {pool} stopped: {e:#}");
+    /// API (the same router as the Lambda). Returns its URL, and a copy of it for the event feed.
+    async fn spawn_api(&mut self, port: u16) -> anyhow::Result<(String, Api)> {
+        let listener = TcpListener::bind(("127.0.0.1", port))
+            .await
+            .with_context(|| format!("port {port} is taken; pass --port 0 for any free port"))?;
+        let api_url = format!("http://{}", listener.local_addr()?);
+        // The one local user is also the platform operator: it may set resource limits.
+        let operators = vec![TENANT.to_string()];
+        let api = Arc::new(
+            Api::new(
+                Control::new(
+                    self.trigger(),
+                    ControlSettings { operator_tenants: operators.clone(), ..ControlSettings::default() },
+                ),
+                Arc::new(SystemClock),
+                // One local user: no per-tenant request throttle (the deployed API has one).
+                ApiSettings { operator_tenants: operators, tenant_api_rps: 0, ..ApiSettings::default() },
+            )
+            .with_exec_logs(EXEC_LOGS.get_or_init(Default::default).clone()),
+        );
+        let s = self.stop.clone();
+        let ingest_api = (*api).clone();
+        self.tasks.spawn(async move {
+            if let Err(e) = sundial_api::local::serve(api, listener, s.cancelled_owned()).await {
+                eprintln!("API server stopped: {e}");
             }
         });
+        Ok((api_url, ingest_api))
     }
 
-    // The tick.
-    tasks.spawn(tick_loop(Arc::new(trigger()), args.fast, stop.clone()));
-    // The reconciler (its own schedule, as in the CDK app).
-    tasks.spawn(reconcile_loop(Arc::new(trigger()), clients.clone(), args.fast, stop.clone()));
+    /// Workers, one per pool (loopback targets allowed by `cfg.targets`).
+    fn spawn_workers(&mut self, args: &DevArgs) -> anyhow::Result<()> {
+        for pool in &args.pools {
+            let settings = WorkerSettings::new(format!("dev-{pool}-{}", std::process::id()), pool.clone());
+            let worker = Arc::new(Worker::new(
+                self.cfg.clone(),
+                settings,
+                &self.clients,
+                Handlers::new().with("sleep", Sleep),
+                Arc::new(SystemClock),
+                Arc::new(Quiet),
+            )?);
+            let opts = sundial_worker::long_poll::EcsOptions {
+                slots: args.slots.max(1),
+                shutdown_grace: Duration::from_secs(5),
+                wait_secs: if args.fast { 1 } else { 5 },
+                diagnostic_handlers: false,
+            };
+            let s = self.stop.clone();
+            let pool = pool.clone();
+            self.tasks.spawn(async move {
+                if let Err(e) = sundial_worker::long_poll::run(worker, opts, s).await {
+                    eprintln!("worker for pool {pool} stopped: {e:#}");
+                }
+            });
+        }
+        Ok(())
+    }
 
-    // The demo: a local target and a job that calls it every 10 s.
-    let since = Utc::now();
-    let control = Arc::new(Control::new(trigger(), ControlSettings::default()));
-    let mut demo_line = String::from("  demo job   none (--no-demo)");
-    if !args.no_demo {
+    /// The tick, and the reconciler on its own schedule (as in the CDK app).
+    fn spawn_loops(&mut self, fast: bool) {
+        let tick = tick_loop(Arc::new(self.trigger()), fast, self.stop.clone());
+        self.tasks.spawn(tick);
+        let reconciler =
+            reconcile_loop(Arc::new(self.trigger()), self.clients.clone(), fast, self.stop.clone());
+        self.tasks.spawn(reconciler);
+    }
+
+    /// The demo: a local target and a job that calls it every 10 s. Returns the banner's line.
+    async fn spawn_demo(&mut self, args: &DevArgs, control: &Control) -> anyhow::Result<String> {
+        if args.no_demo {
+            return Ok(String::from("  demo job   none (--no-demo)"));
+        }
         let target = TcpListener::bind(("127.0.0.1", 0)).await?;
         let target_url = format!("http://{}/demo", target.local_addr()?);
-        tasks.spawn(demo_target(target, Arc::new(AtomicU64::new(0)), stop.clone()));
+        self.tasks.spawn(demo_target(target, Arc::new(AtomicU64::new(0)), self.stop.clone()));
         let caller = Caller { tenant: TENANT.into(), principal: "sundial-dev".into() };
-        ensure_demo(&control, &caller, demo_definition(&args.pools[0], &target_url)).await?;
-        demo_line = format!("  demo job   '{DEMO_JOB}' fires every 10 s → POST {target_url}");
+        ensure_demo(control, &caller, demo_definition(&args.pools[0], &target_url)).await?;
+        Ok(format!("  demo job   '{DEMO_JOB}' fires every 10 s → POST {target_url}"))
     }
-    tasks.spawn(live_lines(control, since, stop.clone()));
+
+    /// Waits for Ctrl-C or SIGTERM, then stops every task (aborting those still running after
+    /// 15 s) and the emulator if this run started it.
+    async fn run_until_signal(mut self, started_emulator: bool) -> anyhow::Result<()> {
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+        }
+        println!("stopping: tick, workers (up to 5 s for running executions), API, demo target");
+        self.stop.cancel();
+        let tasks = &mut self.tasks;
+        let drained = tokio::time::timeout(Duration::from_secs(15), async {
+            while tasks.join_next().await.is_some() {}
+        })
+        .await;
+        if drained.is_err() {
+            self.tasks.abort_all();
+        }
+        if started_emulator {
+            let script = repo_root().join("localstack/stop.sh");
+            let _ = tokio::process::Command::new(script).stdin(std::process::Stdio::null()).status().await;
+        }
+        println!("stopped");
+        Ok(())
+    }
+}
+
+/// The addresses `sundial dev` prints once everything is up.
+struct Banner {
+    api_url: String,
+    endpoint: String,
+    events_url: String,
+    demo_line: String,
+}
+
+impl Banner {
+    fn print(&self, args: &DevArgs, cfg: &Config) {
+        let Banner { api_url, endpoint, events_url, demo_line } = self;
+        println!("Sundial is running locally");
+        println!("  API        {api_url}   (OpenAPI: {api_url}/openapi.json)");
+        println!("  console    {api_url}/console   (the web console: jobs, fires, executions, dead letters)");
+        println!("  emulator   {endpoint}   tables {} {}", cfg.jobs_table, cfg.executions_table);
+        println!(
+            "  tick       {}",
+            if args.fast { "every 10 s (--fast)" } else { "every minute, on the minute" }
+        );
+        println!(
+            "  reconciler {}",
+            if args.fast { "every 10 s, 5 s after the tick" } else { "every minute, 30 s after the tick" }
+        );
+        println!("  workers    {} ({} slots each)", args.pools.join(", "), args.slots.max(1));
+        println!("{demo_line}");
+        println!("  events     queue {events_url} (tenant {TENANT}): sundial events send --queue-url {events_url} <job> [--key K] [--params JSON]");
+        println!("  try        SUNDIAL_API_URL={api_url} sundial jobs list");
+        println!("Ctrl-C stops everything. One line per execution:");
+    }
+}
+
+/// Runs `sundial dev` until Ctrl-C or SIGTERM.
+pub(crate) async fn run(args: DevArgs, _api: &ApiArgs) -> anyhow::Result<()> {
+    for p in &args.pools {
+        sundial_core::config::validate_pool_name(p).map_err(|e| anyhow::anyhow!("--pools: {e}"))?;
+    }
+    let endpoint = endpoint()?;
+    let clients = Clients::new(&crate::local_aws::sdk_config(&endpoint));
+    let started_emulator = ensure_emulator(&clients, &endpoint).await?;
+    let cfg = dev_config(&args);
+    sundial_testkit::provision::ensure_all(&clients, &cfg).await.context("creating tables and queues")?;
+
+    let mut local = Local { clients, cfg, stop: CancellationToken::new(), tasks: JoinSet::new() };
+    let (api_url, ingest_api) = local.spawn_api(args.port).await?;
+    local.spawn_workers(&args)?;
+    local.spawn_loops(args.fast);
+
+    let since = Utc::now();
+    let control = Arc::new(Control::new(local.trigger(), ControlSettings::default()));
+    let demo_line = local.spawn_demo(&args, &control).await?;
+    local.tasks.spawn(live_lines(control, since, local.stop.clone()));
     // The local tenant's event queue, fed to the ingest handler as the deployed mapping does.
     let (events_url, feed) = crate::event_source::start(
         ingest_api,
-        clients.sqs.clone(),
+        local.clients.sqs.clone(),
         &args.prefix,
         TENANT,
         args.fast,
-        stop.clone(),
+        local.stop.clone(),
     )
     .await?;
-    tasks.spawn(feed);
+    local.tasks.spawn(feed);
 
-    println!("Sundial is running locally");
-    println!("  API        {api_url}   (OpenAPI: {api_url}/openapi.json)");
-    println!("  console    {api_url}/console   (the web console: jobs, fires, executions, dead letters)");
-    println!("  emulator   {endpoint}   tables {} {}", cfg.jobs_table, cfg.executions_table);
-    println!(
-        "  tick       {}",
-        if args.fast { "every 10 s (--fast)" } else { "every minute, on the minute" }
-    );
-    println!(
-        "  reconciler {}",
-        if args.fast { "every 10 s, 5 s after the tick" } else { "every minute, 30 s after the tick" }
-    );
-    println!("  workers    {} ({} slots each)", args.pools.join(", "), args.slots.max(1));
-    println!("{demo_line}");
-    println!("  events     queue {events_url} (tenant {TENANT}): sundial events send --queue-url {events_url} <job> [--key K] [--params JSON]");
-    println!("  try        SUNDIAL_API_URL={api_url} sundial jobs list");
-    println!("Ctrl-C stops everything. One line per execution:");
-
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = term.recv() => {}
-    }
-    println!("stopping: tick, workers (up to 5 s for running executions), API, demo target");
-    stop.cancel();
-    let drained =
-        tokio::time::timeout(Duration::from_secs(15), async { while tasks.join_next().await.is_some() {} })
-            .await;
-    if drained.is_err() {
-        tasks.abort_all();
-    }
-    if started_emulator {
-        let script = repo_root().join("localstack/stop.sh");
-        let _ = tokio::process::Command::new(script).stdin(std::process::Stdio::null()).status().await;
-    }
-    println!("stopped");
-    Ok(())
+    Banner { api_url, endpoint, events_url, demo_line }.print(&args, &local.cfg);
+    local.run_until_signal(started_emulator).await
 }
 
 #[cfg(test)]

@@ -214,30 +214,9 @@ impl JobSpec {
         Some(t)
     }
 
-    /// Applies the flags over `base` (a definition object).
-    pub(super) fn apply(&self, mut def: Map<String, Value>) -> anyhow::Result<Map<String, Value>> {
-        if let Some(f) = &self.file {
-            let text = std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?;
-            let v: Value =
-                serde_json::from_str(&text).with_context(|| format!("{} is not JSON", f.display()))?;
-            let obj = v.as_object().with_context(|| format!("{} is not a JSON object", f.display()))?;
-            def.extend(obj.clone());
-        }
-        def.remove("jobId");
-        let sched = def.entry("schedule").or_insert_with(|| json!({"timezone": "UTC"}));
-        if let Some(s) = &self.schedule {
-            sched["expression"] = json!(s);
-        }
-        if !self.also_schedule.is_empty() {
-            sched["expressions"] = json!(self.also_schedule);
-        }
-        if let Some(tz) = &self.tz {
-            sched["timezone"] = json!(tz);
-        }
-        if let Some(p) = &self.pool {
-            def.insert("pool".into(), json!(p));
-        }
-        let target = match (&self.url, &self.lambda, &self.sqs, &self.handler) {
+    /// The target of the target flags, when one is given (clap lets at most one through).
+    fn target(&self) -> Option<Value> {
+        match (&self.url, &self.lambda, &self.sqs, &self.handler) {
             (Some(u), ..) => Some(json!({"type": "http", "url": u})),
             (_, Some(f), ..) => Some(json!({"type": "lambda", "function": f})),
             (_, _, Some(q), _) => Some(json!({"type": "sqs", "queueUrl": q})),
@@ -263,10 +242,40 @@ impl JobSpec {
                     .map(|m| json!({"type": "stepFunctions", "stateMachineArn": m}))
                     .or_else(|| self.ecs_target()),
             },
-        };
-        if let Some(t) = target {
+        }
+    }
+
+    /// `--file` over `def`, then the schedule, pool and target flags.
+    fn apply_file_and_schedule(&self, def: &mut Map<String, Value>) -> anyhow::Result<()> {
+        if let Some(f) = &self.file {
+            let text = std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?;
+            let v: Value =
+                serde_json::from_str(&text).with_context(|| format!("{} is not JSON", f.display()))?;
+            let obj = v.as_object().with_context(|| format!("{} is not a JSON object", f.display()))?;
+            def.extend(obj.clone());
+        }
+        def.remove("jobId");
+        let sched = def.entry("schedule").or_insert_with(|| json!({"timezone": "UTC"}));
+        if let Some(s) = &self.schedule {
+            sched["expression"] = json!(s);
+        }
+        if !self.also_schedule.is_empty() {
+            sched["expressions"] = json!(self.also_schedule);
+        }
+        if let Some(tz) = &self.tz {
+            sched["timezone"] = json!(tz);
+        }
+        if let Some(p) = &self.pool {
+            def.insert("pool".into(), json!(p));
+        }
+        if let Some(t) = self.target() {
             def.insert("target".into(), t);
         }
+        Ok(())
+    }
+
+    /// How each run goes: params, retries, time limits, outcome reports, concurrency, priority.
+    fn apply_run_flags(&self, def: &mut Map<String, Value>) -> anyhow::Result<()> {
         if let Some(p) = &self.params {
             let v: Value = serde_json::from_str(p).context("--params is not JSON")?;
             def.insert("params".into(), v);
@@ -308,6 +317,11 @@ impl JobSpec {
         if let Some(p) = &self.priority {
             def.insert("priority".into(), json!(p.to_lowercase()));
         }
+        Ok(())
+    }
+
+    /// The fan-out (shards, broadcast, map-reduce), the dependencies and the event trigger.
+    fn apply_fan_out_and_triggers(&self, def: &mut Map<String, Value>) -> anyhow::Result<()> {
         if let Some(n) = self.shards {
             def.remove("broadcast");
             def.insert("shards".into(), json!(n));
@@ -339,6 +353,14 @@ impl JobSpec {
             }
             Some(o) => anyhow::bail!("--events is each or once-per-period, not {o:?}"),
         }
+        Ok(())
+    }
+
+    /// Applies the flags over `base` (a definition object).
+    pub(super) fn apply(&self, mut def: Map<String, Value>) -> anyhow::Result<Map<String, Value>> {
+        self.apply_file_and_schedule(&mut def)?;
+        self.apply_run_flags(&mut def)?;
+        self.apply_fan_out_and_triggers(&mut def)?;
         Ok(def)
     }
 }

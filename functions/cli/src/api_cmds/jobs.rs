@@ -172,25 +172,13 @@ pub(crate) async fn jobs(args: &ApiArgs, cmd: JobsCmd) -> anyhow::Result<()> {
         }
         JobsCmd::Resume { job_id, catch_up, pace_secs } => {
             let req = sundial_client::types::ResumeRequest { catch_up, pace_secs };
-            let v = to_json(&c.resume_job_with(&job_id, None, &req).await?)?;
-            if let Some(r) = v.get("catchUp").filter(|_| out != Output::Json) {
-                println!(
-                    "caught up: {} fires of the paused window, {} created, {} existing",
-                    r["fires"], r["created"], r["existing"]
-                );
-            }
-            show_change(&v)
+            resume_with(&c, out, &job_id, &req).await?
         }
         JobsCmd::Delete { job_id } => show_change(&to_json(&c.delete_job(&job_id, None).await?)?),
         JobsCmd::Trigger { job_id, params } => {
             let req =
                 sundial_client::types::TriggerRequest { params: json_flag("--params", params.as_deref())? };
-            let v = to_json(&c.trigger_job_with(&job_id, &req).await?)?;
-            if out == Output::Json {
-                print_json(&v)
-            } else {
-                println!("{}", render_execution(&v))
-            }
+            trigger(&c, out, &job_id, &req).await?
         }
         JobsCmd::Backfill { job_id, from, to, pace_secs, params } => {
             let params = json_flag("--params", params.as_deref())?;
@@ -210,14 +198,63 @@ pub(crate) async fn jobs(args: &ApiArgs, cmd: JobsCmd) -> anyhow::Result<()> {
                 params: json_flag("--params", params.as_deref())?,
                 at: at.as_deref().map(|a| instant("--at", a)).transpose()?,
             };
-            let r = c.post_job_event(&job_id, &req).await?;
-            if out == Output::Json {
-                print_json(&to_json(&r)?)
-            } else {
-                let what = if r.created { "created" } else { "deduplicated onto" };
-                println!("event {what} {}", render_execution(&to_json(&r.execution)?));
-            }
+            event(&c, out, &job_id, &req).await?
         }
+    }
+    Ok(())
+}
+
+/// `jobs resume` with a catch-up policy or pace: the resumed job, and what the catch-up created.
+async fn resume_with(
+    c: &Client,
+    out: Output,
+    job_id: &str,
+    req: &sundial_client::types::ResumeRequest,
+) -> anyhow::Result<()> {
+    let v = to_json(&c.resume_job_with(job_id, None, req).await?)?;
+    if let Some(r) = v.get("catchUp").filter(|_| out != Output::Json) {
+        println!(
+            "caught up: {} fires of the paused window, {} created, {} existing",
+            r["fires"], r["created"], r["existing"]
+        );
+    }
+    if out == Output::Json {
+        print_json(&v)
+    } else {
+        print_change(&v)
+    }
+    Ok(())
+}
+
+/// `jobs trigger`: the manual run it created.
+async fn trigger(
+    c: &Client,
+    out: Output,
+    job_id: &str,
+    req: &sundial_client::types::TriggerRequest,
+) -> anyhow::Result<()> {
+    let v = to_json(&c.trigger_job_with(job_id, req).await?)?;
+    if out == Output::Json {
+        print_json(&v)
+    } else {
+        println!("{}", render_execution(&v))
+    }
+    Ok(())
+}
+
+/// `jobs event`: the execution the event created, or the one it was deduplicated onto.
+async fn event(
+    c: &Client,
+    out: Output,
+    job_id: &str,
+    req: &sundial_client::types::EventRequest,
+) -> anyhow::Result<()> {
+    let r = c.post_job_event(job_id, req).await?;
+    if out == Output::Json {
+        print_json(&to_json(&r)?)
+    } else {
+        let what = if r.created { "created" } else { "deduplicated onto" };
+        println!("event {what} {}", render_execution(&to_json(&r.execution)?));
     }
     Ok(())
 }

@@ -89,6 +89,37 @@ pub(crate) fn render_execution(e: &Value) -> String {
     if !e["lastError"].is_null() {
         out.push(format!("error      {}: {}", s(&e["lastError"]["code"]), s(&e["lastError"]["message"])));
     }
+    push_calendar_and_waits(e, &mut out);
+    push_family(e, &mut out);
+    out.push(String::new());
+    out.push(timeline_table(e));
+    out.join("\n")
+}
+
+/// An execution's timeline, one row per transition.
+fn timeline_table(e: &Value) -> String {
+    let rows: Vec<Vec<String>> = e["timeline"]
+        .as_array()
+        .map(|tl| {
+            tl.iter()
+                .map(|ev| {
+                    vec![
+                        s(&ev["at"]),
+                        format!("{} → {}", s(&ev["from"]), s(&ev["to"])),
+                        s(&ev["attempt"]),
+                        s(&ev["token"]),
+                        s(&ev["actor"]),
+                        s(&ev["code"]),
+                    ]
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    table(&["AT", "TRANSITION", "ATTEMPT", "TOKEN", "ACTOR", "CODE"], &rows)
+}
+
+/// The lines of what the business calendar did to the fire, and of the upstream runs it waits for.
+fn push_calendar_and_waits(e: &Value, out: &mut Vec<String>) {
     // What the job's business calendar did to this fire (issue 34's roll marks, as text).
     let cal = &e["businessCalendar"];
     if let Some(from) = cal["rolledFrom"].as_str() {
@@ -109,6 +140,10 @@ pub(crate) fn render_execution(e: &Value) -> String {
             out.push(format!("           {} {run}: {st} ({met})", s(&u["job"])));
         }
     }
+}
+
+/// The lines of the execution's parent, its children's tally and its children.
+fn push_family(e: &Value, out: &mut Vec<String>) {
     if let Some(p) = e["parentExecutionId"].as_str() {
         out.push(format!("parent     {p}   child {}", s(&e["child"]["tag"])));
     }
@@ -130,26 +165,6 @@ pub(crate) fn render_execution(e: &Value) -> String {
         out.push(String::new());
         out.push(table(&EXEC_HEADERS, &exec_rows(kids)));
     }
-    out.push(String::new());
-    let rows: Vec<Vec<String>> = e["timeline"]
-        .as_array()
-        .map(|tl| {
-            tl.iter()
-                .map(|ev| {
-                    vec![
-                        s(&ev["at"]),
-                        format!("{} → {}", s(&ev["from"]), s(&ev["to"])),
-                        s(&ev["attempt"]),
-                        s(&ev["token"]),
-                        s(&ev["actor"]),
-                        s(&ev["code"]),
-                    ]
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    out.push(table(&["AT", "TRANSITION", "ATTEMPT", "TOKEN", "ACTOR", "CODE"], &rows));
-    out.join("\n")
 }
 
 pub(crate) fn next_hint(v: &Value) {

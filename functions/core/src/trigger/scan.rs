@@ -145,118 +145,193 @@ async fn scan_shard(
     opts: &ScanOptions,
 ) -> Result<ScanReport, ScanError> {
     let mut report = ScanReport { shards: 1, ..Default::default() };
-    let table = &ctx.cfg.jobs_table;
-    let now_min = keys::minute_of(now);
-    let target = keys::minute_of(now + Duration::seconds(i64::from(opts.horizon_secs)));
-    let pos = watermarks::position(&ctx.ddb, table, shard).await?;
-    let wm = pos.map_or(now_min - 1, |p| p.through);
-    // Verification resumes from its own position; the first time (a new shard, or a shard
-    // scanned by a version without it), from the watermark: earlier fires were put with their
-    // `open` index entry.
-    let verified = pos.and_then(|p| p.verified).unwrap_or(wm);
-    // Every-minute and daily fires are planned after the last minute a scan already dispatched
-    // them for, which is past the watermark while a deferred bucket job holds it. Planned from
-    // the watermark, their existing fires would be counted against the catch-up budget again on
-    // every tick: a large `fireAll` catch-up would go "alone" each time and starve the deferred
-    // job that holds the watermark, for good.
-    let planned = pos.map_or(wm, |p| p.planned_through());
-    let since_ms = keys::minute_start(verified + 1).timestamp_millis();
-    // Re-read the current minute even when the watermark is past it: a job created or resumed
-    // after the previous tick may have landed in it (reads are cheap; the CAS makes it safe).
-    let first = (wm + 1).min(now_min);
-    let last = target.min(first + opts.max_buckets - 1);
-    let window_end = keys::minute_start(last + 1) - Duration::milliseconds(1);
-
-    // Admission first, then every-minute: a job that moves from the one to the other between
-    // the two reads (the API's `dispatch_one` promoting it) is then seen in the second read.
-    // In the other order it would be in neither, and the watermark would move past its fires.
-    // Admission: jobs just created, resumed or edited, wherever their first fire falls.
-    let admitted = due_jobs(ctx, &keys::admission_bucket(shard), &mut report).await?;
-    report.buckets += 1;
-    if let Some(hook) = &opts.between_class_reads {
-        (hook.0)(shard).await;
-    }
-    // Jobs that fire every minute: never moved between buckets; their position is the
-    // watermark (and their stored `next`, the first fire after creation or resume).
-    let every = due_jobs(ctx, &keys::every_bucket(shard), &mut report).await?;
-    report.buckets += 1;
-    if let Some(hook) = &opts.after_class_reads {
-        (hook.0)(shard).await;
-    }
-    let every_jobs = every.clone();
-    let mut class_reads =
-        super::verify::ClassReads { buckets: vec![keys::every_bucket(shard)], jobs: every.clone() };
-    let group = plan_group(ctx, admitted, None, window_end, now, budget, &mut report).await?;
-    // A deferred admission job stays in the admission partition, which every tick reads: it
-    // does not hold the watermark back.
-    Dispatch { ctx, now, opts, class: Group::Admission, since_ms }.run(group, &mut report).await?;
-    let planned_end = keys::minute_start(planned + 1) - Duration::milliseconds(1);
-    let group = plan_group(ctx, every, Some(planned_end), window_end, now, budget, &mut report).await?;
-    // A deferred every-minute job moves to the admission partition at its first unplanned
-    // fire (its own position from then on), so it never holds the shard's watermark: with a
-    // fixed query order the same job would be deferred every tick and, past `max_buckets`, the
-    // walk would never reach the present for any job of the shard.
-    Dispatch { ctx, now, opts, class: Group::Every, since_ms }.run(group, &mut report).await?;
-
-    // Every bucket of the walk is read even after one keeps a deferred job: on-time fires in
-    // later minutes (of other jobs and tenants) must not wait behind a catch-up backlog, where
-    // a `skip` job would pass its misfire threshold and lose its fire. Only the watermark
-    // stops before the first bucket that still holds a deferred job.
-    let mut held_at: Option<i64> = None;
-    for minute in first..=last {
-        let due = due_jobs(ctx, &keys::due_bucket(minute, shard), &mut report).await?;
-        report.buckets += 1;
-        let group = plan_group(ctx, due, None, window_end, now, budget, &mut report).await?;
-        if !(Dispatch { ctx, now, opts, class: Group::Bucket, since_ms }).run(group, &mut report).await?
-            && held_at.is_none()
-        {
-            held_at = Some(minute);
-        }
-        // Daily jobs of this minute of the day: like every-minute jobs their position is the
-        // planned minute (a minute at or before it was dispatched already), and a deferred one
-        // moves to admission instead of holding the watermark.
-        if minute > planned {
-            let slot = keys::minute_of_day(minute);
-            let daily = due_jobs(ctx, &keys::daily_bucket(slot, shard), &mut report).await?;
-            report.buckets += 1;
-            class_reads.buckets.push(keys::daily_bucket(slot, shard));
-            class_reads.jobs.extend(daily.iter().cloned());
-            let minute_end = keys::minute_start(minute + 1) - Duration::milliseconds(1);
-            let group =
-                plan_group(ctx, daily, Some(planned_end), minute_end, now, budget, &mut report).await?;
-            Dispatch { ctx, now, opts, class: Group::Daily(slot), since_ms }.run(group, &mut report).await?;
-        }
-    }
+    let scan = ShardScan { ctx, shard, now, budget, opts };
+    let w = scan.window().await?;
+    let (every_jobs, mut class_reads) = scan.classes(&w, &mut report).await?;
+    let held_at = scan.buckets(&w, &mut class_reads, &mut report).await?;
     // A job that left its class while this scan ran: fires put from the older read get indexed.
-    super::verify::catch_racing_leaves(ctx, shard, pos, &class_reads, since_ms, now).await?;
+    super::verify::catch_racing_leaves(ctx, shard, w.pos, &class_reads, w.since_ms, now).await?;
     if opts.crash_at == Some(CrashPoint::BeforeWatermark) {
         return Err(ScanError::Crash(CrashPoint::BeforeWatermark));
     }
-    // Deferred bucket jobs keep the watermark before their bucket (deferred every-minute jobs
-    // moved to the admission partition above).
-    let through = held_at.map_or(last, |m| m - 1);
-    if held_at.is_none() && last >= target {
-        report.shards_complete += 1;
-    }
-    let grace = Duration::milliseconds(opts.verify_grace_ms);
-    let verify_to = through.max(wm).min(keys::minute_of(now - grace) - 1);
-    let new_verified =
-        super::verify::verify_minutes(ctx, shard, &every_jobs, verified, verify_to, now, &mut report).await?;
-    // Written the first time too: a verified minute derived from a moving watermark would move
-    // past fires it never checked.
-    let moved_verified =
-        (new_verified > verified || pos.is_none_or(|p| p.verified.is_none())).then_some(new_verified);
-    if through > wm {
-        watermarks::advance(&ctx.ddb, table, shard, through, moved_verified).await?;
-    } else if let Some(v) = moved_verified {
-        watermarks::advance_verified(&ctx.ddb, table, shard, v).await?;
-    }
-    // The walk dispatched every-minute and daily fires through `last`; recorded only while the
-    // watermark stays behind it (otherwise the watermark says as much).
-    if last > through && last > planned {
-        watermarks::advance_planned(&ctx.ddb, table, shard, last).await?;
-    }
+    scan.advance(&w, held_at, &every_jobs, &mut report).await?;
     Ok(report)
+}
+
+/// One shard's scan at `now`: what each of its phases reads.
+struct ShardScan<'a> {
+    ctx: &'a Ctx,
+    shard: u32,
+    now: DateTime<Utc>,
+    budget: &'a Mutex<CatchUpBudget>,
+    opts: &'a ScanOptions,
+}
+
+/// Where one shard's scan starts and stops (epoch minutes), from its stored position.
+struct Window {
+    pos: Option<watermarks::Position>,
+    /// The watermark: the last minute fully scanned.
+    wm: i64,
+    verified: i64,
+    planned: i64,
+    /// The first instant verification looks at.
+    since_ms: i64,
+    /// The last minute of the horizon.
+    target: i64,
+    /// The buckets this scan walks.
+    first: i64,
+    last: i64,
+    window_end: DateTime<Utc>,
+    planned_end: DateTime<Utc>,
+}
+
+impl ShardScan<'_> {
+    /// Reads the shard's position and derives the minutes this scan walks.
+    async fn window(&self) -> Result<Window, ScanError> {
+        let (now, opts) = (self.now, self.opts);
+        let now_min = keys::minute_of(now);
+        let target = keys::minute_of(now + Duration::seconds(i64::from(opts.horizon_secs)));
+        let pos = watermarks::position(&self.ctx.ddb, &self.ctx.cfg.jobs_table, self.shard).await?;
+        let wm = pos.map_or(now_min - 1, |p| p.through);
+        // Verification resumes from its own position; the first time (a new shard, or a shard
+        // scanned by a version without it), from the watermark: earlier fires were put with their
+        // `open` index entry.
+        let verified = pos.and_then(|p| p.verified).unwrap_or(wm);
+        // Every-minute and daily fires are planned after the last minute a scan already dispatched
+        // them for, which is past the watermark while a deferred bucket job holds it. Planned from
+        // the watermark, their existing fires would be counted against the catch-up budget again on
+        // every tick: a large `fireAll` catch-up would go "alone" each time and starve the deferred
+        // job that holds the watermark, for good.
+        let planned = pos.map_or(wm, |p| p.planned_through());
+        let since_ms = keys::minute_start(verified + 1).timestamp_millis();
+        // Re-read the current minute even when the watermark is past it: a job created or resumed
+        // after the previous tick may have landed in it (reads are cheap; the CAS makes it safe).
+        let first = (wm + 1).min(now_min);
+        let last = target.min(first + opts.max_buckets - 1);
+        let window_end = keys::minute_start(last + 1) - Duration::milliseconds(1);
+        let planned_end = keys::minute_start(planned + 1) - Duration::milliseconds(1);
+        Ok(Window { pos, wm, verified, planned, since_ms, target, first, last, window_end, planned_end })
+    }
+
+    /// The admission and every-minute phases; returns the every-minute jobs read, and the class
+    /// reads that `catch_racing_leaves` checks.
+    async fn classes(
+        &self,
+        w: &Window,
+        report: &mut ScanReport,
+    ) -> Result<(Vec<Job>, super::verify::ClassReads), ScanError> {
+        let (ctx, shard, now, opts, budget) = (self.ctx, self.shard, self.now, self.opts, self.budget);
+        let since_ms = w.since_ms;
+        // Admission first, then every-minute: a job that moves from the one to the other between
+        // the two reads (the API's `dispatch_one` promoting it) is then seen in the second read.
+        // In the other order it would be in neither, and the watermark would move past its fires.
+        // Admission: jobs just created, resumed or edited, wherever their first fire falls.
+        let admitted = due_jobs(ctx, &keys::admission_bucket(shard), report).await?;
+        report.buckets += 1;
+        if let Some(hook) = &opts.between_class_reads {
+            (hook.0)(shard).await;
+        }
+        // Jobs that fire every minute: never moved between buckets; their position is the
+        // watermark (and their stored `next`, the first fire after creation or resume).
+        let every = due_jobs(ctx, &keys::every_bucket(shard), report).await?;
+        report.buckets += 1;
+        if let Some(hook) = &opts.after_class_reads {
+            (hook.0)(shard).await;
+        }
+        let every_jobs = every.clone();
+        let class_reads =
+            super::verify::ClassReads { buckets: vec![keys::every_bucket(shard)], jobs: every.clone() };
+        let group = plan_group(ctx, admitted, None, w.window_end, now, budget, report).await?;
+        // A deferred admission job stays in the admission partition, which every tick reads: it
+        // does not hold the watermark back.
+        Dispatch { ctx, now, opts, class: Group::Admission, since_ms }.run(group, report).await?;
+        let group = plan_group(ctx, every, Some(w.planned_end), w.window_end, now, budget, report).await?;
+        // A deferred every-minute job moves to the admission partition at its first unplanned
+        // fire (its own position from then on), so it never holds the shard's watermark: with a
+        // fixed query order the same job would be deferred every tick and, past `max_buckets`, the
+        // walk would never reach the present for any job of the shard.
+        Dispatch { ctx, now, opts, class: Group::Every, since_ms }.run(group, report).await?;
+        Ok((every_jobs, class_reads))
+    }
+
+    /// The bucket walk, with the daily phase of each minute; returns the first minute whose
+    /// bucket still holds a deferred job.
+    async fn buckets(
+        &self,
+        w: &Window,
+        class_reads: &mut super::verify::ClassReads,
+        report: &mut ScanReport,
+    ) -> Result<Option<i64>, ScanError> {
+        let (ctx, shard, now, opts, budget) = (self.ctx, self.shard, self.now, self.opts, self.budget);
+        let since_ms = w.since_ms;
+        // Every bucket of the walk is read even after one keeps a deferred job: on-time fires in
+        // later minutes (of other jobs and tenants) must not wait behind a catch-up backlog, where
+        // a `skip` job would pass its misfire threshold and lose its fire. Only the watermark
+        // stops before the first bucket that still holds a deferred job.
+        let mut held_at: Option<i64> = None;
+        for minute in w.first..=w.last {
+            let due = due_jobs(ctx, &keys::due_bucket(minute, shard), report).await?;
+            report.buckets += 1;
+            let group = plan_group(ctx, due, None, w.window_end, now, budget, report).await?;
+            if !(Dispatch { ctx, now, opts, class: Group::Bucket, since_ms }).run(group, report).await?
+                && held_at.is_none()
+            {
+                held_at = Some(minute);
+            }
+            // Daily jobs of this minute of the day: like every-minute jobs their position is the
+            // planned minute (a minute at or before it was dispatched already), and a deferred one
+            // moves to admission instead of holding the watermark.
+            if minute > w.planned {
+                let slot = keys::minute_of_day(minute);
+                let daily = due_jobs(ctx, &keys::daily_bucket(slot, shard), report).await?;
+                report.buckets += 1;
+                class_reads.buckets.push(keys::daily_bucket(slot, shard));
+                class_reads.jobs.extend(daily.iter().cloned());
+                let minute_end = keys::minute_start(minute + 1) - Duration::milliseconds(1);
+                let group =
+                    plan_group(ctx, daily, Some(w.planned_end), minute_end, now, budget, report).await?;
+                Dispatch { ctx, now, opts, class: Group::Daily(slot), since_ms }.run(group, report).await?;
+            }
+        }
+        Ok(held_at)
+    }
+
+    /// Verifies the minutes up to the new watermark, and moves the shard's position.
+    async fn advance(
+        &self,
+        w: &Window,
+        held_at: Option<i64>,
+        every_jobs: &[Job],
+        report: &mut ScanReport,
+    ) -> Result<(), ScanError> {
+        let (ctx, shard, now, table) = (self.ctx, self.shard, self.now, &self.ctx.cfg.jobs_table);
+        let (wm, verified, last) = (w.wm, w.verified, w.last);
+        // Deferred bucket jobs keep the watermark before their bucket (deferred every-minute jobs
+        // moved to the admission partition above).
+        let through = held_at.map_or(last, |m| m - 1);
+        if held_at.is_none() && last >= w.target {
+            report.shards_complete += 1;
+        }
+        let grace = Duration::milliseconds(self.opts.verify_grace_ms);
+        let verify_to = through.max(wm).min(keys::minute_of(now - grace) - 1);
+        let new_verified =
+            super::verify::verify_minutes(ctx, shard, every_jobs, verified, verify_to, now, report).await?;
+        // Written the first time too: a verified minute derived from a moving watermark would move
+        // past fires it never checked.
+        let moved_verified =
+            (new_verified > verified || w.pos.is_none_or(|p| p.verified.is_none())).then_some(new_verified);
+        if through > wm {
+            watermarks::advance(&ctx.ddb, table, shard, through, moved_verified).await?;
+        } else if let Some(v) = moved_verified {
+            watermarks::advance_verified(&ctx.ddb, table, shard, v).await?;
+        }
+        // The walk dispatched every-minute and daily fires through `last`; recorded only while the
+        // watermark stays behind it (otherwise the watermark says as much).
+        if last > through && last > w.planned {
+            watermarks::advance_planned(&ctx.ddb, table, shard, last).await?;
+        }
+        Ok(())
+    }
 }
 
 /// The jobs of one `due` partition; undecodable items (poison) are counted as invalid and

@@ -25,6 +25,7 @@
 
 use super::Invocation;
 use aws_sdk_ecs::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
+use aws_sdk_ecs::operation::run_task::RunTaskOutput;
 use aws_sdk_ecs::types::{
     AssignPublicIp, AwsVpcConfiguration, ContainerOverride, DesiredStatus, KeyValuePair, LaunchType,
     NetworkConfiguration, PropagateTags, Task, TaskOverride,
@@ -84,6 +85,41 @@ pub fn environment(inv: &Invocation) -> Vec<(&'static str, String)> {
     env
 }
 
+/// The task's network (awsvpc) when the target names subnets; a bad one is the target's fault.
+fn network_configuration(target: &EcsTarget) -> Result<Option<NetworkConfiguration>, RunError> {
+    if target.subnets.is_empty() {
+        return Ok(None);
+    }
+    let vpc = AwsVpcConfiguration::builder()
+        .set_subnets(Some(target.subnets.to_vec()))
+        .set_security_groups((!target.security_groups.is_empty()).then(|| target.security_groups.to_vec()))
+        .assign_public_ip(if target.assign_public_ip {
+            AssignPublicIp::Enabled
+        } else {
+            AssignPublicIp::Disabled
+        })
+        .build()
+        .map_err(|e| RunError::permanent(sundial_model::retry::codes::BAD_TARGET, e.to_string()))?;
+    Ok(Some(NetworkConfiguration::builder().awsvpc_configuration(vpc).build()))
+}
+
+/// No task: ECS could not place it (capacity, an agent, a missing attribute).
+fn placed_no_task(out: &RunTaskOutput, inv: &Invocation) -> RunError {
+    let reasons: Vec<String> = out
+        .failures()
+        .iter()
+        .map(|f| {
+            format!(
+                "{}{}",
+                f.reason().unwrap_or("?"),
+                f.detail().map(|d| format!(" ({d})")).unwrap_or_default()
+            )
+        })
+        .collect();
+    tracing::warn!(execution = %inv.execution_id, ?reasons, "RunTask placed no task");
+    RunError::retryable("EcsRunTaskFailed", format!("ECS placed no task: {}", cut(&reasons.join("; "))))
+}
+
 /// Runs and tracks tasks of tenants' task definitions.
 #[derive(Debug, Clone)]
 pub struct EcsCaller {
@@ -125,66 +161,48 @@ impl EcsCaller {
             // role's DescribeTasks and StopTask are conditioned.
             .propagate_tags(PropagateTags::TaskDefinition)
             .overrides(overrides);
-        if !target.subnets.is_empty() {
-            let vpc = AwsVpcConfiguration::builder()
-                .set_subnets(Some(target.subnets.to_vec()))
-                .set_security_groups(
-                    (!target.security_groups.is_empty()).then(|| target.security_groups.to_vec()),
-                )
-                .assign_public_ip(if target.assign_public_ip {
-                    AssignPublicIp::Enabled
-                } else {
-                    AssignPublicIp::Disabled
-                })
-                .build()
-                .map_err(|e| RunError::permanent(sundial_model::retry::codes::BAD_TARGET, e.to_string()))?;
-            req =
-                req.network_configuration(NetworkConfiguration::builder().awsvpc_configuration(vpc).build());
+        if let Some(network) = network_configuration(target)? {
+            req = req.network_configuration(network);
         }
         match req.send().await {
             Ok(out) => {
                 if let Some(arn) = out.tasks().first().and_then(Task::task_arn) {
                     return Ok(Started { arn: arn.to_string(), adopted: false });
                 }
-                // No task: ECS could not place it (capacity, an agent, a missing attribute).
-                let reasons: Vec<String> = out
-                    .failures()
-                    .iter()
-                    .map(|f| {
-                        format!(
-                            "{}{}",
-                            f.reason().unwrap_or("?"),
-                            f.detail().map(|d| format!(" ({d})")).unwrap_or_default()
-                        )
-                    })
-                    .collect();
-                tracing::warn!(execution = %inv.execution_id, ?reasons, "RunTask placed no task");
-                Err(RunError::retryable(
-                    "EcsRunTaskFailed",
-                    format!("ECS placed no task: {}", cut(&reasons.join("; "))),
-                ))
+                Err(placed_no_task(&out, inv))
             }
             Err(e) if e.as_service_error().is_some_and(|s| s.code() == Some("ConflictException")) => {
                 // Another claim of this run ran it with its own overrides, under the same token.
-                let mut pause = FIRST_POLL;
-                for _ in 0..ADOPT_LOOKS {
-                    if let Some(arn) = self.find(&target.cluster_arn, name, inv).await? {
-                        tracing::info!(execution = %inv.execution_id, task = %arn, "adopting the ECS task another claim ran");
-                        return Ok(Started { arn, adopted: true });
-                    }
-                    tokio::time::sleep(pause).await;
-                    pause *= 2;
-                }
-                Err(RunError::retryable(
-                    "EcsTaskNotFound",
-                    "another claim ran this fire's ECS task, which is not listed yet",
-                ))
+                self.adopt_after_conflict(&target.cluster_arn, name, inv).await
             }
             Err(e) => {
                 tracing::warn!(execution = %inv.execution_id, cluster = %target.cluster_arn, detail = %DisplayErrorContext(&e), "the ECS target failed to run a task");
                 Err(classify(e))
             }
         }
+    }
+
+    /// Adopts the task another claim of the run started under the same token, looking for it
+    /// until it is listed (`ADOPT_LOOKS` times, the pause doubling).
+    async fn adopt_after_conflict(
+        &self,
+        cluster: &str,
+        name: &str,
+        inv: &Invocation,
+    ) -> Result<Started, RunError> {
+        let mut pause = FIRST_POLL;
+        for _ in 0..ADOPT_LOOKS {
+            if let Some(arn) = self.find(cluster, name, inv).await? {
+                tracing::info!(execution = %inv.execution_id, task = %arn, "adopting the ECS task another claim ran");
+                return Ok(Started { arn, adopted: true });
+            }
+            tokio::time::sleep(pause).await;
+            pause *= 2;
+        }
+        Err(RunError::retryable(
+            "EcsTaskNotFound",
+            "another claim ran this fire's ECS task, which is not listed yet",
+        ))
     }
 
     /// The task of the cluster started by `name`, running or stopped (the first, should there be

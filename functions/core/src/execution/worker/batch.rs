@@ -160,85 +160,145 @@ impl Worker {
             return Ok(ControlFlow::Continue(Some(s.clone())));
         };
         let cover = BatchCover { first, through };
-        let key = ExecKey::of(batch);
         let (tenant, job) = (&batch.tenant, &batch.job_id);
-        let client = self.store.client();
         let expires_at = cover_expires_at(batch, through);
         // 0. Its place among the job's batches: the earlier ones stand for what they share.
         let Some(earlier) = self.register(tenant, job, cover, expires_at, now).await? else {
             return Ok(ControlFlow::Break(Disposition::RetryAfter(1)));
         };
-        jobs::put_batch_cover(client, &self.cfg, tenant, job, cover, expires_at).await?;
+        jobs::put_batch_cover(self.store.client(), &self.cfg, tenant, job, cover, expires_at).await?;
         let found = self
             .store
             .fires_between(tenant, job, first.timestamp_millis() + 1, through.timestamp_millis())
             .await?;
-        let (actor, now_ms) = (self.actor(), now.timestamp_millis());
         let mut except: BTreeSet<DateTime<Utc>> =
             batch.missed_except.iter().copied().filter(|t| *t == first || cover.covers(*t)).collect();
         except.extend(owned_by_earlier(schedule, cover, &earlier));
-        let mut later: Option<Vec<DateTime<Utc>>> = None;
-        let mut canceled = 0;
+        let mut st = Settling {
+            batch,
+            schedule,
+            cover,
+            earlier,
+            except,
+            later: None,
+            canceled: 0,
+            actor: self.actor(),
+            now_ms: now.timestamp_millis(),
+        };
         for f in found {
-            let mut e = f.exec;
-            let mut races = 0;
-            loop {
-                match in_range(&e, &earlier) {
-                    InRange::Ignore | InRange::Covered => break,
-                    InRange::Except(a, b) => {
-                        except.extend(instants(schedule, a, b, cover));
-                        break;
-                    }
-                    InRange::Unordered(a, b) => {
-                        if later.is_none() {
-                            let reg = jobs::batch_registry(client, &self.cfg, tenant, job).await?;
-                            later = Some(reg.batches.iter().map(|(c, _)| c.first).collect());
-                        }
-                        if !later.as_ref().is_some_and(|l| l.contains(&e.scheduled_at)) {
-                            except.extend(instants(schedule, a, b, cover));
-                        }
-                        break;
-                    }
-                    InRange::Cancel => {
-                        if self.store.cancel_ready(&e, COVERED_BY_BATCH, &actor, now_ms).await? {
-                            canceled += 1;
-                            break;
-                        }
-                    }
-                }
-                races += 1;
-                let again = self.store.get(&ExecKey::of(&e), true).await?;
-                match again {
-                    Some(g) if races < MAX_RACES => e = g.exec,
-                    Some(_) => return Ok(ControlFlow::Break(Disposition::RetryAfter(1))),
-                    None => break,
-                }
+            if let ControlFlow::Break(d) = self.settle_fire(&mut st, f.exec).await? {
+                return Ok(ControlFlow::Break(d));
             }
         }
-        // Every instant it would stand for is another's: it runs nothing, and is canceled.
-        if let Some(sch) = schedule {
-            let all = sch.fires_between(first - Duration::milliseconds(1), through, MAX_INNER_INSTANTS);
-            if !all.is_empty() && all.iter().all(|t| except.contains(t)) {
-                if self.store.cancel_ready(batch, COVERED_BY_BATCH, &actor, now_ms).await? {
-                    tracing::info!(execution = %key.id(), "fireOnce batch covered whole by batches settled before it; canceled");
-                    return Ok(ControlFlow::Break(Disposition::Delete));
+        if let ControlFlow::Break(d) = self.cancel_if_covered_whole(&st).await? {
+            return Ok(ControlFlow::Break(d));
+        }
+        self.record_except(s, st).await
+    }
+
+    /// Decides one fire `e` found in the batch's range: cancels it, or adds the instants it
+    /// stands for to the batch's exceptions; reads it again after a lost CAS.
+    async fn settle_fire(
+        &self,
+        st: &mut Settling<'_>,
+        mut e: Execution,
+    ) -> Result<ControlFlow<Disposition>, StoreError> {
+        let mut races = 0;
+        loop {
+            match in_range(&e, &st.earlier) {
+                InRange::Ignore | InRange::Covered => break,
+                InRange::Except(a, b) => {
+                    st.except.extend(instants(st.schedule, a, b, st.cover));
+                    break;
                 }
-                return Ok(ControlFlow::Break(Disposition::RetryAfter(1)));
+                InRange::Unordered(a, b) => {
+                    if st.later.is_none() {
+                        let (tenant, job) = (&st.batch.tenant, &st.batch.job_id);
+                        let reg = jobs::batch_registry(self.store.client(), &self.cfg, tenant, job).await?;
+                        st.later = Some(reg.batches.iter().map(|(c, _)| c.first).collect());
+                    }
+                    if !st.later.as_ref().is_some_and(|l| l.contains(&e.scheduled_at)) {
+                        st.except.extend(instants(st.schedule, a, b, st.cover));
+                    }
+                    break;
+                }
+                InRange::Cancel => {
+                    if self.store.cancel_ready(&e, COVERED_BY_BATCH, &st.actor, st.now_ms).await? {
+                        st.canceled += 1;
+                        break;
+                    }
+                }
+            }
+            races += 1;
+            let again = self.store.get(&ExecKey::of(&e), true).await?;
+            match again {
+                Some(g) if races < MAX_RACES => e = g.exec,
+                Some(_) => return Ok(ControlFlow::Break(Disposition::RetryAfter(1))),
+                None => break,
             }
         }
-        let except: Vec<DateTime<Utc>> = except.into_iter().collect();
+        Ok(ControlFlow::Continue(()))
+    }
+
+    /// Every instant it would stand for is another's: it runs nothing, and is canceled.
+    async fn cancel_if_covered_whole(
+        &self,
+        st: &Settling<'_>,
+    ) -> Result<ControlFlow<Disposition>, StoreError> {
+        let Some(sch) = st.schedule else {
+            return Ok(ControlFlow::Continue(()));
+        };
+        let (first, through) = (st.cover.first, st.cover.through);
+        let all = sch.fires_between(first - Duration::milliseconds(1), through, MAX_INNER_INSTANTS);
+        if all.is_empty() || !all.iter().all(|t| st.except.contains(t)) {
+            return Ok(ControlFlow::Continue(()));
+        }
+        if self.store.cancel_ready(st.batch, COVERED_BY_BATCH, &st.actor, st.now_ms).await? {
+            let key = ExecKey::of(st.batch);
+            tracing::info!(execution = %key.id(), "fireOnce batch covered whole by batches settled before it; canceled");
+            return Ok(ControlFlow::Break(Disposition::Delete));
+        }
+        Ok(ControlFlow::Break(Disposition::RetryAfter(1)))
+    }
+
+    /// Records on batch `s` the instants it does not stand for, and goes on with it as read then.
+    async fn record_except(
+        &self,
+        s: &Snapshot,
+        st: Settling<'_>,
+    ) -> Result<ControlFlow<Disposition, Option<Snapshot>>, StoreError> {
+        let (batch, key) = (st.batch, ExecKey::of(st.batch));
+        let except: Vec<DateTime<Utc>> = st.except.into_iter().collect();
+        let canceled = st.canceled;
         if canceled > 0 || !except.is_empty() {
             tracing::info!(execution = %key.id(), canceled, excepted = except.len(), "fireOnce batch settled with the fires in its range");
         }
         if except == batch.missed_except {
             return Ok(ControlFlow::Continue(Some(s.clone())));
         }
-        if !self.store.except_from_batch(batch, &except, &actor, now_ms).await? {
+        if !self.store.except_from_batch(batch, &except, &st.actor, st.now_ms).await? {
             // Changed meanwhile (claimed by another delivery, held, amended): judge it again.
             return Ok(ControlFlow::Break(Disposition::RetryAfter(1)));
         }
         Ok(ControlFlow::Continue(self.store.get(&key, true).await?))
     }
+}
+
+/// One settling of a batch: what it has found out so far about the fires in its range.
+struct Settling<'a> {
+    batch: &'a Execution,
+    schedule: Option<&'a Schedule>,
+    cover: BatchCover,
+    /// The batches registered before it (by their own instant).
+    earlier: Vec<BatchCover>,
+    /// The instants it does not stand for.
+    except: BTreeSet<DateTime<Utc>>,
+    /// Every registered batch's own instant, read once an `Unordered` fire asks for them.
+    later: Option<Vec<DateTime<Utc>>>,
+    /// The fires it canceled as covered.
+    canceled: u32,
+    actor: String,
+    now_ms: i64,
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use chrono::{DateTime, Utc};
 use std::ops::ControlFlow;
 use sundial_model::dependency::{self, OnDependencyDeadline, Upstream, Verdict};
 use sundial_model::retry::codes;
-use sundial_model::{ExecStatus, JobState};
+use sundial_model::{ExecStatus, Execution, JobState};
 use sundial_store::error::StoreError;
 use sundial_store::executions::{ExecKey, Registration, Snapshot};
 use sundial_store::jobs;
@@ -51,31 +51,7 @@ impl Worker {
             return Ok(ControlFlow::Continue(Deps::Met));
         }
         let key = &d.key;
-        let mut looked: Vec<(&dependency::Dependency, Upstream, Option<i64>)> = Vec::new();
-        for dep in &e.definition.after {
-            let job = jobs::get_job(self.store.client(), &self.cfg, &key.tenant, &dep.job).await?;
-            let schedule = match job.as_ref().filter(|j| j.state != JobState::Deleted) {
-                Some(j) => super::job_schedule(self, j).await?,
-                None => None,
-            };
-            let Some(at) = schedule.as_ref().and_then(|sch| dep.upstream_instant(e.scheduled_at, sch)) else {
-                looked.push((dep, Upstream::NoFire, None));
-                continue;
-            };
-            let up = ExecKey::new(key.tenant.clone(), dep.job.clone(), at.timestamp_millis());
-            // A satisfying status is final (SUCCEEDED stays, any end stays ended), so even an
-            // eventually consistent read that shows one is right; anything else is asked of the
-            // item itself, by the registration's conditional write.
-            let seen = self.store.get(&up, false).await?.map(|u| u.exec.status);
-            let state = match seen {
-                Some(st) if dep.status.satisfied_by(st) => Upstream::Run(st),
-                _ => match self.store.wait_on(&up, &key.id(), dep.status).await? {
-                    Registration::Registered(st) | Registration::Satisfied(st) => Upstream::Run(st),
-                    Registration::Missing => Upstream::NotPut,
-                },
-            };
-            looked.push((dep, state, Some(up.scheduled_ms)));
-        }
+        let looked = self.look_upstream(key, e).await?;
         let pairs: Vec<(&dependency::Dependency, Upstream)> =
             looked.iter().map(|(d, u, _)| (*d, u.clone())).collect();
         let now_ms = now.timestamp_millis();
@@ -125,6 +101,41 @@ impl Worker {
                 ))))
             }
         }
+    }
+
+    /// Looks at each upstream run of `e` (of `key`): its state, and its instant when its job
+    /// has a fire there; registers `e` as a waiter on those not yet satisfied.
+    async fn look_upstream<'e>(
+        &self,
+        key: &ExecKey,
+        e: &'e Execution,
+    ) -> Result<Vec<(&'e dependency::Dependency, Upstream, Option<i64>)>, StoreError> {
+        let mut looked: Vec<(&dependency::Dependency, Upstream, Option<i64>)> = Vec::new();
+        for dep in &e.definition.after {
+            let job = jobs::get_job(self.store.client(), &self.cfg, &key.tenant, &dep.job).await?;
+            let schedule = match job.as_ref().filter(|j| j.state != JobState::Deleted) {
+                Some(j) => super::job_schedule(self, j).await?,
+                None => None,
+            };
+            let Some(at) = schedule.as_ref().and_then(|sch| dep.upstream_instant(e.scheduled_at, sch)) else {
+                looked.push((dep, Upstream::NoFire, None));
+                continue;
+            };
+            let up = ExecKey::new(key.tenant.clone(), dep.job.clone(), at.timestamp_millis());
+            // A satisfying status is final (SUCCEEDED stays, any end stays ended), so even an
+            // eventually consistent read that shows one is right; anything else is asked of the
+            // item itself, by the registration's conditional write.
+            let seen = self.store.get(&up, false).await?.map(|u| u.exec.status);
+            let state = match seen {
+                Some(st) if dep.status.satisfied_by(st) => Upstream::Run(st),
+                _ => match self.store.wait_on(&up, &key.id(), dep.status).await? {
+                    Registration::Registered(st) | Registration::Satisfied(st) => Upstream::Run(st),
+                    Registration::Missing => Upstream::NotPut,
+                },
+            };
+            looked.push((dep, state, Some(up.scheduled_ms)));
+        }
+        Ok(looked)
     }
 
     /// Wakes the executions `ids` (of `key`'s tenant) that wait for `key` as an upstream and
