@@ -84,11 +84,13 @@ async fn every_item_runs_once_a_failing_item_retries_alone_and_the_reduce_gets_e
 
     // WHEN a worker polls the pool
     let rec = Recorded::default();
-    let (worker, _) = fixtures::worker_with(
-        &env,
-        fixtures::settings("mr-1"),
-        Handlers::new().with_map_reduce("count", rec.clone()),
-    )?;
+    // A lease long enough that a loaded machine never lets it lapse mid-map: this test checks
+    // the map-reduce path, not a takeover (the chaos test below covers those), and with the
+    // 2 s test lease a full-suite run on moto once saw the parent taken over (LeaseExpired).
+    let mut settings = fixtures::settings("mr-1");
+    settings.lease_ms = 15_000;
+    let (worker, _) =
+        fixtures::worker_with(&env, settings, Handlers::new().with_map_reduce("count", rec.clone()))?;
     let (stop, poller) = fixtures::spawn_poller(worker, 16);
     let p = fixtures::wait_for(&env, &parent, WITHIN, |s| s.exec.status.is_terminal()).await?;
     stop.cancel();
