@@ -474,6 +474,20 @@ async fn tenant_task_definition(
         .context("task definition ARN")
 }
 
+/// The network the deployment gives acme's tasks (its `ecsSubnets`, `ecsSecurityGroups`).
+const ECS_SUBNET: &str = "subnet-0a1b2c3d";
+const ECS_GROUP: &str = "sg-0a1b2c3d";
+
+/// The deployment's allowlist for the ECS cases: acme may run any task definition on any
+/// cluster (ownership is the tag's judgement), in one subnet with one security group.
+fn ecs_allowlist() -> Result<sundial_model::outbound::TenantTargets> {
+    sundial_model::outbound::TenantTargets::parse(&format!(
+        r#"{{"acme": {{"ecsClusters": ["*"], "ecsTaskDefinitions": ["*"], "pools": ["default"],
+                      "ecsSubnets": ["{ECS_SUBNET}"], "ecsSecurityGroups": ["{ECS_GROUP}"]}}}}"#
+    ))
+    .map_err(anyhow::Error::msg)
+}
+
 fn task_job(cluster: &str, task_definition: &str) -> JobDefinition {
     let mut def = JobDefinition::new(
         ScheduleSpec::new("0 0 2 * * *", "UTC"),
@@ -482,8 +496,8 @@ fn task_job(cluster: &str, task_definition: &str) -> JobDefinition {
             task_definition_arn: task_definition.to_string(),
             container_name: "main".into(),
             launch_type: sundial_model::EcsLaunchType::Fargate,
-            subnets: vec!["subnet-0a1b2c3d".into()],
-            security_groups: vec![],
+            subnets: vec![ECS_SUBNET.into()],
+            security_groups: vec![ECS_GROUP.into()],
             assign_public_ip: false,
         }),
     );
@@ -552,10 +566,13 @@ async fn ecs_target() -> Result<()> {
     // every case's worker call takes more stack than a test thread has, unoptimized.
     let env = TestEnv::new("target-ecs").await?;
     let cluster = ecs_cluster(&env, "batch").await?;
-    let (worker, _) = fixtures::worker_with(&env, fixtures::settings("w2"), Handlers::new())?;
+    let mut cfg = env.cfg.clone();
+    cfg.targets.tenants = Some(ecs_allowlist()?);
+    let (worker, _) = fixtures::worker_with_config(&env, cfg, fixtures::settings("w2"), Handlers::new())?;
     let w = EcsWorld { env: &env, cluster: &cluster, worker: &worker };
     Box::pin(ecs_takeover_then_timeout(&w)).await?;
     Box::pin(ecs_not_owned(&w)).await?;
+    Box::pin(ecs_network_not_given(&w)).await?;
     if sundial_tests::on_moto() {
         Box::pin(ecs_exit_codes(&w)).await?;
     }
@@ -648,6 +665,33 @@ async fn ecs_not_owned(w: &EcsWorld<'_>) -> Result<()> {
     assert_eq!(snap.exec.last_error.as_ref().map(|(c, _)| c.as_str()), Some("TargetNotOwned"));
     assert!(tasks_started_by(env, cluster, &fire_name(&h.global_id(), 1, MAX_NAME)).await?.is_empty());
 
+    Ok(())
+}
+
+async fn ecs_network_not_given(w: &EcsWorld<'_>) -> Result<()> {
+    use sundial_core::execution::target::{ecs::MAX_NAME, stepfunctions::fire_name};
+    let (env, cluster, worker) = (w.env, w.cluster, w.worker);
+    let past = Utc::now() - Duration::seconds(60);
+    // WHEN a stored job of acme (written before the allowlist, or straight to the table) names
+    // its own task definition in a subnet, then a security group, the deployment never gave it
+    let own = tenant_task_definition(env, "acme-netless", "acme", 1, 0).await?;
+    for (job, subnet, group, field) in [
+        ("net-a", "subnet-0bbb0000", ECS_GROUP, "target.subnets[0]"),
+        ("net-b", ECS_SUBNET, "sg-0bbb0000", "target.securityGroups[0]"),
+    ] {
+        let mut def = task_job(cluster, &own);
+        let Target::Ecs(t) = &mut def.target else { unreachable!() };
+        (t.subnets, t.security_groups) = (vec![subnet.into()], vec![group.into()]);
+        let e = fixtures::ready_execution("acme", job, def, past, past);
+        let key = fixtures::put_execution(env, &e).await?;
+        assert_eq!(deliver(worker, &e).await?, Disposition::Delete);
+        // THEN the worker refused it before RunTask, naming the field, and no task ran
+        let snap = fixtures::snapshot(env, &key).await?;
+        let (code, message) = snap.exec.last_error.clone().unwrap_or_default();
+        assert_eq!((snap.exec.status, code.as_str()), (ExecStatus::Failed, "TargetNotAllowed"), "{message}");
+        assert!(message.starts_with(field), "{message}");
+        assert!(tasks_started_by(env, cluster, &fire_name(&e.global_id(), 1, MAX_NAME)).await?.is_empty());
+    }
     Ok(())
 }
 

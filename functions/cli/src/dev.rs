@@ -80,6 +80,12 @@ pub(crate) struct DevArgs {
     /// Executions one worker runs at once.
     #[arg(long, default_value_t = 8)]
     slots: usize,
+    /// Per-tenant target allowlists, as a deployment's `SUNDIAL_TENANT_TARGETS` (a JSON object
+    /// from tenant, or `*`, to what it may call: docs/tenancy.md). Unset: any target the other
+    /// checks accept, and no ECS network for any tenant (an `ecs` target naming subnets needs
+    /// `ecsSubnets` and `ecsSecurityGroups` here).
+    #[arg(long, env = "SUNDIAL_TENANT_TARGETS", value_name = "JSON")]
+    tenant_targets: Option<String>,
 }
 
 /// The worker log lines the console shows per execution (`GET /v1/executions/{id}/logs`).
@@ -364,16 +370,21 @@ async fn reconcile_loop(ctx: Arc<Ctx>, clients: Clients, fast: bool, stop: Cance
 
 /// The local configuration: the emulator's tables and queues under `--prefix`, one worker of
 /// `--slots` slots per pool.
-fn dev_config(args: &DevArgs) -> Config {
+fn dev_config(args: &DevArgs) -> anyhow::Result<Config> {
     let pools: Vec<&str> = args.pools.iter().map(String::as_str).collect();
     let mut cfg = Config::local(&args.prefix, &pools, args.shards);
     // The local run's webhooks (the demo job, a developer's own server) are on loopback: the
     // dev-only policy, for the API's create-time checks and the workers alike.
     cfg.targets = sundial_model::outbound::TargetPolicy::dev_loopback();
+    if let Some(json) = args.tenant_targets.as_deref().filter(|j| !j.trim().is_empty()) {
+        let tenants = sundial_model::outbound::TenantTargets::parse(json)
+            .map_err(|e| anyhow::anyhow!("--tenant-targets (SUNDIAL_TENANT_TARGETS): {e}"))?;
+        cfg.targets.tenants = Some(tenants);
+    }
     // Each pool has one local worker of `--slots` slots (below): what `GET /v1/pools` measures
     // saturation against.
     cfg.pool_capacity = args.pools.iter().map(|p| (p.clone(), args.slots.max(1) as u32)).collect();
-    cfg
+    Ok(cfg)
 }
 
 /// The in-process services of one `sundial dev` run: what each start-up step needs, and the
@@ -542,7 +553,7 @@ pub(crate) async fn run(args: DevArgs, _api: &ApiArgs) -> anyhow::Result<()> {
     let endpoint = endpoint()?;
     let clients = Clients::new(&crate::local_aws::sdk_config(&endpoint));
     let started_emulator = ensure_emulator(&clients, &endpoint).await?;
-    let cfg = dev_config(&args);
+    let cfg = dev_config(&args)?;
     sundial_testkit::provision::ensure_all(&clients, &cfg).await.context("creating tables and queues")?;
 
     let mut local = Local { clients, cfg, stop: CancellationToken::new(), tasks: JoinSet::new() };

@@ -466,11 +466,20 @@ fn browser_binaries() -> Option<(PathBuf, PathBuf)> {
     }
 }
 
+/// The local run's allowlist: every kind open to every tenant (`*`), and an ECS network: an
+/// `ecs` target's subnets and groups are always the deployment's to give (docs/tenancy.md).
+const CONSOLE_TARGETS: &str = r#"{"*": {"lambda": ["*"], "sqs": ["*"], "http": ["*"], "sns": ["*"],
+    "stepFunctions": ["*"], "ecsTaskDefinitions": ["*"], "ecsClusters": ["*"], "eventBridge": ["*"],
+    "secrets": ["*"], "inProcess": ["*"], "pools": ["*"], "ecsSubnets": ["subnet-*"],
+    "ecsSecurityGroups": ["sg-*"], "ecsPublicIp": true}}"#;
+
 /// `sundial dev --fast` on a free port with this test's table prefix; returns it and its API port.
 fn local_run() -> (Proc, u16) {
     let prefix = format!("console-{}-", std::process::id());
     let mut child = Command::new(env!("CARGO_BIN_EXE_sundial"))
         .args(["dev", "--fast", "--no-demo", "--port", "0", "--shards", "2", "--prefix", &prefix])
+        // (every target open to the console's tenant, and the ECS network its form names)
+        .args(["--tenant-targets", CONSOLE_TARGETS])
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()

@@ -66,8 +66,10 @@ pub const SHORT_TIMEOUT_SECS: u32 = 20;
 /// The container that gets the fire's overrides and whose exit decides.
 pub const CONTAINER: &str = "main";
 
-/// The subnet every simulated task is placed in (FARGATE needs one).
+/// The subnet every simulated task is placed in (FARGATE needs one), given to every tenant.
 pub const SUBNET: &str = "subnet-0a1b2c3d";
+/// The security group every simulated task carries, given to every tenant.
+pub const SECURITY_GROUP: &str = "sg-0a1b2c3d";
 
 /// Where simaws's ECS lives (its one region and account).
 const ARN_PREFIX: &str = "arn:aws:ecs:us-east-1:000000000000";
@@ -100,7 +102,7 @@ pub fn target(tenant: &str, kind: usize) -> Target {
         container_name: CONTAINER.into(),
         launch_type: EcsLaunchType::Fargate,
         subnets: vec![SUBNET.into()],
-        security_groups: Vec::new(),
+        security_groups: vec![SECURITY_GROUP.into()],
         assign_public_ip: false,
     })
 }

@@ -134,7 +134,7 @@ pub fn run(opts: &RunOptions) -> Result<Outcome> {
 
 /// The deployment's tenant allowlist: every tenant may run the simulated handler in either pool,
 /// start executions of the simulator's state machines and run its task definitions in the
-/// shared cluster (each machine and definition tagged for one tenant, which the worker checks
+/// shared cluster and network (each machine and definition tagged for one tenant, which the worker checks
 /// before every start).
 fn tenant_targets() -> TenantTargets {
     let (ecs_clusters, ecs_task_definitions) = crate::ecs::globs();
@@ -144,6 +144,8 @@ fn tenant_targets() -> TenantTargets {
         step_functions: vec![crate::stepfunctions::GLOB.into()],
         ecs_clusters: vec![ecs_clusters],
         ecs_task_definitions: vec![ecs_task_definitions],
+        ecs_subnets: vec![crate::ecs::SUBNET.into()],
+        ecs_security_groups: vec![crate::ecs::SECURITY_GROUP.into()],
         ..Default::default()
     };
     TenantTargets(BTreeMap::from([("*".to_string(), allow)]))

@@ -8,6 +8,7 @@ mod children;
 mod clients;
 mod common;
 mod console;
+mod ecs_network;
 mod exec_logs;
 mod execution_budget;
 mod expressions;

@@ -35,6 +35,21 @@ pub struct TargetAllow {
     /// ECS cluster ARN globs (`ecs` targets): where the tenant's tasks may run.
     #[serde(default, rename = "ecsClusters", skip_serializing_if = "Vec::is_empty")]
     pub ecs_clusters: Vec<String>,
+    /// Subnets an `ecs` target's task may be placed in (`subnet-0a1b2c3d`, or globs such as
+    /// `subnet-*`): ECS creates the task's network interface with its own service-linked role,
+    /// so no IAM grant of the tenant's stands between a task and a subnet; this list does. None
+    /// listed: the tenant's targets name no subnets (an `EC2` task in its definition's network
+    /// mode only).
+    #[serde(default, rename = "ecsSubnets", skip_serializing_if = "Vec::is_empty")]
+    pub ecs_subnets: Vec<String>,
+    /// Security groups an `ecs` target's task may carry (`sg-0a1b2c3d`, or globs). A target with
+    /// subnets must name at least one (without, ECS would give the task the VPC's default group,
+    /// which was given to nobody).
+    #[serde(default, rename = "ecsSecurityGroups", skip_serializing_if = "Vec::is_empty")]
+    pub ecs_security_groups: Vec<String>,
+    /// Whether the tenant's ECS tasks may get a public IP (`assignPublicIp`); default false.
+    #[serde(default, rename = "ecsPublicIp", skip_serializing_if = "std::ops::Not::not")]
+    pub ecs_public_ip: bool,
     /// EventBridge bus ARN globs (`eventBridge` targets).
     #[serde(default, rename = "eventBridge", skip_serializing_if = "Vec::is_empty")]
     pub event_bridge: Vec<String>,
@@ -107,6 +122,18 @@ impl TryFrom<BTreeMap<String, TargetAllow>> for TenantTargets {
                     }
                 }
             }
+            for (kind, globs, prefix) in [
+                ("ecsSubnets", &allow.ecs_subnets, "subnet-"),
+                ("ecsSecurityGroups", &allow.ecs_security_groups, "sg-"),
+            ] {
+                for g in globs {
+                    if g != "*" && !g.starts_with(prefix) {
+                        return Err(format!(
+                            "tenant {tenant:?}: {kind} entry {g:?} must be an id or glob starting {prefix} (or *)"
+                        ));
+                    }
+                }
+            }
             for g in &allow.event_bridge {
                 if g != "*" && !g.starts_with("arn:") {
                     return Err(format!(
@@ -141,7 +168,7 @@ impl TenantTargets {
     /// Parses the JSON setting.
     pub fn parse(json: &str) -> Result<Self, String> {
         serde_json::from_str(json).map_err(|e| {
-            format!("not a tenant → {{lambda, sqs, http, sns, eventBridge, stepFunctions, ecsTaskDefinitions, ecsClusters, secrets, inProcess, pools, cidrs}} map: {e}")
+            format!("not a tenant → {{lambda, sqs, http, sns, eventBridge, stepFunctions, ecsTaskDefinitions, ecsClusters, ecsSubnets, ecsSecurityGroups, ecsPublicIp, secrets, inProcess, pools, cidrs}} map: {e}")
         })
     }
 
@@ -150,7 +177,7 @@ impl TenantTargets {
         serde_json::to_string(self).unwrap_or_default()
     }
 
-    pub(super) fn of(&self, tenant: &str) -> Option<&TargetAllow> {
+    pub(crate) fn of(&self, tenant: &str) -> Option<&TargetAllow> {
         self.0.get(tenant).or_else(|| self.0.get("*"))
     }
 }

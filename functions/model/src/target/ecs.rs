@@ -11,7 +11,8 @@ use utoipa::ToSchema;
 
 use super::view::PolicyView;
 use crate::arn::Arn;
-use crate::outbound::{invalid, Refusal};
+use crate::codes;
+use crate::outbound::{glob_match, invalid, refuse, Refusal, TargetAllow};
 
 /// Most subnets an `ecs` target's `awsvpc` configuration takes (RunTask's limit).
 pub const MAX_ECS_SUBNETS: usize = 16;
@@ -124,6 +125,7 @@ impl EcsTarget {
             return Err(invalid("target.containerName", "must be 1-255 of [A-Za-z0-9_-]"));
         }
         self.check_network()?;
+        self.check_network_given(view)?;
         view.listed("ECS cluster", "target.clusterArn", &self.cluster_arn, |a| &a.ecs_clusters)?;
         view.listed("ECS task definition", "target.taskDefinitionArn", self.family_arn(), |a| {
             &a.ecs_task_definitions
@@ -143,6 +145,58 @@ impl EcsTarget {
         }
         if self.subnets.is_empty() && !self.security_groups.is_empty() {
             return Err(invalid("target.securityGroups", "need subnets (awsvpc networking)"));
+        }
+        Ok(())
+    }
+
+    /// The network is the tenant's own: each subnet and group one the deployment gave it
+    /// (`ecsSubnets`, `ecsSecurityGroups`), at least one group with subnets, a public IP only
+    /// where `ecsPublicIp` allows it. A deployment without allowlists gives no tenant a
+    /// network: ECS places a task wherever RunTask says, with its service-linked role, so the
+    /// tenant's own IAM cannot be what keeps B's container out of A's subnet and security group
+    /// (docs/tenancy.md, "ECS tasks").
+    fn check_network_given(&self, view: &PolicyView<'_>) -> Result<(), Refusal> {
+        let Some(tenants) = &view.policy.tenants else {
+            if self.subnets.is_empty() && !self.assign_public_ip {
+                return Ok(());
+            }
+            let field = if self.subnets.is_empty() { "target.assignPublicIp" } else { "target.subnets" };
+            return Err(refuse(
+                codes::TARGET_NOT_ALLOWED,
+                field,
+                "this deployment gives no tenant an ECS network: subnets, security groups and a public IP are allowed only through the tenant's allowlist (tenantTargets: ecsSubnets, ecsSecurityGroups, ecsPublicIp)",
+            ));
+        };
+        let allow = tenants.of(view.tenant);
+        let given = |globs: fn(&TargetAllow) -> &Vec<String>, id: &str| {
+            allow.is_some_and(|a| globs(a).iter().any(|g| glob_match(g, id)))
+        };
+        let not_given = |field: String, what: &str| {
+            refuse(
+                codes::TARGET_NOT_ALLOWED,
+                field,
+                format!("this deployment does not give tenant {:?} this {what}", view.tenant),
+            )
+        };
+        for (i, s) in self.subnets.iter().enumerate() {
+            if !given(|a| &a.ecs_subnets, s) {
+                return Err(not_given(format!("target.subnets[{i}]"), "subnet"));
+            }
+        }
+        for (i, g) in self.security_groups.iter().enumerate() {
+            if !given(|a| &a.ecs_security_groups, g) {
+                return Err(not_given(format!("target.securityGroups[{i}]"), "security group"));
+            }
+        }
+        if !self.subnets.is_empty() && self.security_groups.is_empty() {
+            return Err(refuse(
+                codes::TARGET_NOT_ALLOWED,
+                "target.securityGroups",
+                "name at least one of the tenant's security groups: without, ECS gives the task the VPC's default group, which no tenant was given",
+            ));
+        }
+        if self.assign_public_ip && !allow.is_some_and(|a| a.ecs_public_ip) {
+            return Err(not_given("target.assignPublicIp".into(), "public IP (ecsPublicIp)"));
         }
         Ok(())
     }
@@ -266,6 +320,7 @@ mod tests {
     use crate::target::Target;
 
     const ACCT: &str = "arn:aws:ecs:eu-west-1:123456789012";
+    const SG: [&str; 1] = ["sg-0a1b2c3d"];
 
     fn task(cluster: &str, def: &str, container: &str, subnets: &[&str], sgs: &[&str]) -> Target {
         Target::Ecs(EcsTarget {
@@ -282,7 +337,9 @@ mod tests {
     fn policy() -> crate::outbound::TargetPolicy {
         allowlist(
             r#"{"acme": {"ecsClusters": ["arn:aws:ecs:*:123456789012:cluster/batch"],
-                         "ecsTaskDefinitions": ["arn:aws:ecs:*:123456789012:task-definition/acme-*"]}}"#,
+                         "ecsTaskDefinitions": ["arn:aws:ecs:*:123456789012:task-definition/acme-*"],
+                         "ecsSubnets": ["subnet-0a1b2c3d"],
+                         "ecsSecurityGroups": ["sg-0a1b2c3d", "sg-0123456789abcdef0"]}}"#,
         )
     }
 
@@ -300,23 +357,23 @@ mod tests {
         // AND a family without a revision is refused: the run must name what it runs
         let latest = format!("{ACCT}:task-definition/acme-settle");
         assert_eq!(
-            refusal(&policy, "acme", &task(&cluster, &latest, "main", &sub, &[])),
+            refusal(&policy, "acme", &task(&cluster, &latest, "main", &sub, &SG)),
             field("target.taskDefinitionArn", codes::BAD_TARGET)
         );
         // THEN another family, another cluster, another account are refused, naming the field
         let other = format!("{ACCT}:task-definition/globex-settle:1");
         assert_eq!(
-            refusal(&policy, "acme", &task(&cluster, &other, "main", &sub, &[])),
+            refusal(&policy, "acme", &task(&cluster, &other, "main", &sub, &SG)),
             field("target.taskDefinitionArn", codes::TARGET_NOT_ALLOWED)
         );
         let other_cluster = format!("{ACCT}:cluster/prod");
         assert_eq!(
-            refusal(&policy, "acme", &task(&other_cluster, &def, "main", &sub, &[])),
+            refusal(&policy, "acme", &task(&other_cluster, &def, "main", &sub, &SG)),
             field("target.clusterArn", codes::TARGET_NOT_ALLOWED)
         );
         let elsewhere = "arn:aws:ecs:eu-west-1:210987654321:task-definition/acme-settle:1";
         assert_eq!(
-            refusal(&policy, "acme", &task(&cluster, elsewhere, "main", &sub, &[])),
+            refusal(&policy, "acme", &task(&cluster, elsewhere, "main", &sub, &SG)),
             field("target.taskDefinitionArn", codes::BAD_TARGET)
         );
     }
@@ -334,7 +391,7 @@ mod tests {
             "arn:aws:ecs:eu-west-1:123456789012:cluster/ba.tch",
         ] {
             assert_eq!(
-                refusal(&policy, "acme", &task(bad, &def, "main", &sub, &[])),
+                refusal(&policy, "acme", &task(bad, &def, "main", &sub, &SG)),
                 field("target.clusterArn", codes::BAD_TARGET),
                 "{bad}"
             );
@@ -345,13 +402,13 @@ mod tests {
             let arn = format!("{ACCT}:{bad}");
             let arn = if bad.starts_with("task-definition") { arn } else { bad.to_string() };
             assert_eq!(
-                refusal(&policy, "acme", &task(&cluster, &arn, "main", &sub, &[])),
+                refusal(&policy, "acme", &task(&cluster, &arn, "main", &sub, &SG)),
                 field("target.taskDefinitionArn", codes::BAD_TARGET),
                 "{bad}"
             );
         }
         assert_eq!(
-            refusal(&policy, "acme", &task(&cluster, &def, "", &sub, &[])),
+            refusal(&policy, "acme", &task(&cluster, &def, "", &sub, &SG)),
             field("target.containerName", codes::BAD_TARGET)
         );
     }
@@ -399,6 +456,89 @@ mod tests {
             refusal(&policy, "acme", &ec2(&["sg-0a1b2c3d"])),
             field("target.securityGroups", codes::BAD_TARGET)
         );
+    }
+
+    #[test]
+    fn an_ecs_network_must_be_one_the_tenant_was_given() {
+        // GIVEN acme given one subnet and one group, globex given a subnet of its own
+        let policy = allowlist(
+            r#"{"acme": {"ecsClusters": ["*"], "ecsTaskDefinitions": ["*"],
+                         "ecsSubnets": ["subnet-0a1b2c3d"], "ecsSecurityGroups": ["sg-0a1b2c3d"]},
+                "globex": {"ecsClusters": ["*"], "ecsTaskDefinitions": ["*"], "ecsPublicIp": true,
+                           "ecsSubnets": ["subnet-1111aaaa"], "ecsSecurityGroups": ["sg-1111aaaa"]}}"#,
+        );
+        let cluster = format!("{ACCT}:cluster/shared");
+        let def = format!("{ACCT}:task-definition/globex-tool:3");
+        let with = |subnets: &[&str], sgs: &[&str], public: bool| {
+            let Target::Ecs(mut t) = task(&cluster, &def, "main", subnets, sgs) else { unreachable!() };
+            t.assign_public_ip = public;
+            Target::Ecs(t)
+        };
+        // THEN globex in its own network passes, with the public IP it was given
+        assert_eq!(refusal(&policy, "globex", &with(&["subnet-1111aaaa"], &["sg-1111aaaa"], true)), None);
+        // AND globex naming acme's subnet, or acme's group, is refused naming the entry
+        assert_eq!(
+            refusal(
+                &policy,
+                "globex",
+                &with(&["subnet-1111aaaa", "subnet-0a1b2c3d"], &["sg-1111aaaa"], false)
+            ),
+            field("target.subnets[1]", codes::TARGET_NOT_ALLOWED)
+        );
+        assert_eq!(
+            refusal(&policy, "globex", &with(&["subnet-1111aaaa"], &["sg-0a1b2c3d"], false)),
+            field("target.securityGroups[0]", codes::TARGET_NOT_ALLOWED)
+        );
+        // AND no group at all (the VPC's default group) is refused, as is a public IP not given
+        assert_eq!(
+            refusal(&policy, "globex", &with(&["subnet-1111aaaa"], &[], false)),
+            field("target.securityGroups", codes::TARGET_NOT_ALLOWED)
+        );
+        assert_eq!(
+            refusal(&policy, "acme", &with(&["subnet-0a1b2c3d"], &["sg-0a1b2c3d"], true)),
+            field("target.assignPublicIp", codes::TARGET_NOT_ALLOWED)
+        );
+        // AND a tenant the allowlists do not list gets no network
+        assert_eq!(
+            refusal(&policy, "initech", &with(&["subnet-0a1b2c3d"], &["sg-0a1b2c3d"], false)),
+            field("target.subnets[0]", codes::TARGET_NOT_ALLOWED)
+        );
+    }
+
+    #[test]
+    fn without_allowlists_an_ecs_target_names_no_network() {
+        // GIVEN an open deployment (no tenantTargets)
+        let open = crate::outbound::TargetPolicy::default();
+        let cluster = format!("{ACCT}:cluster/shared");
+        let def = format!("{ACCT}:task-definition/globex-tool:3");
+        // THEN a FARGATE task naming a subnet and group is refused on its subnets
+        assert_eq!(
+            refusal(&open, "globex", &task(&cluster, &def, "main", &["subnet-0a1b2c3d"], &SG)),
+            field("target.subnets", codes::TARGET_NOT_ALLOWED)
+        );
+        // AND an EC2 task in its definition's network mode passes, but not with a public IP
+        let Target::Ecs(mut ec2) = task(&cluster, &def, "main", &[], &[]) else { unreachable!() };
+        ec2.launch_type = EcsLaunchType::Ec2;
+        assert_eq!(refusal(&open, "globex", &Target::Ecs(ec2.clone())), None);
+        ec2.assign_public_ip = true;
+        assert_eq!(
+            refusal(&open, "globex", &Target::Ecs(ec2)),
+            field("target.assignPublicIp", codes::TARGET_NOT_ALLOWED)
+        );
+    }
+
+    #[test]
+    fn network_allowlist_entries_are_ids_or_globs_of_their_kind() {
+        for bad in [
+            r#"{"acme": {"ecsSubnets": ["sg-0a1b2c3d"]}}"#,
+            r#"{"acme": {"ecsSecurityGroups": ["0a1b2c3d"]}}"#,
+        ] {
+            assert!(crate::outbound::TenantTargets::parse(bad).is_err(), "{bad}");
+        }
+        assert!(crate::outbound::TenantTargets::parse(
+            r#"{"acme": {"ecsSubnets": ["subnet-*"], "ecsSecurityGroups": ["*"], "ecsPublicIp": false}}"#
+        )
+        .is_ok());
     }
 
     #[test]

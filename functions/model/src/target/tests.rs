@@ -119,9 +119,13 @@ fn what_the_ecs_schema_admits_the_validator_accepts() {
         matching(&p["taskDefinitionArn"]["pattern"]),
         matching(&p["containerName"]["pattern"]),
         btree_set(matching(&p["subnets"]["items"]["pattern"]), 1..=MAX_ECS_SUBNETS),
-        btree_set(matching(&p["securityGroups"]["items"]["pattern"]), 0..=MAX_ECS_SECURITY_GROUPS),
+        btree_set(matching(&p["securityGroups"]["items"]["pattern"]), 1..=MAX_ECS_SECURITY_GROUPS),
     );
-    let policy = TargetPolicy::default();
+    // (a network the tenant was given: which one is the allowlist's judgement, not the schema's)
+    let policy = allowlist(
+        r#"{"acme": {"ecsClusters": ["*"], "ecsTaskDefinitions": ["*"],
+                     "ecsSubnets": ["*"], "ecsSecurityGroups": ["*"]}}"#,
+    );
     let pools = vec!["default".to_string()];
     let cfg = || Deployment { pools: &pools, shards: 16, queue_prefix: "t-", targets: &policy };
     TestRunner::default()
