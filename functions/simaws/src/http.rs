@@ -117,6 +117,9 @@ fn decode(req: &HttpRequest, process: Option<String>) -> Call {
             let invoke = path.ends_with("/invocations") && req.method() == "POST";
             (Service::Lambda, if invoke { "Invoke" } else { "GetFunction" }.to_string())
         }
+        "" if path.starts_with("/2017-03-31/tags/") && req.method() == "GET" => {
+            (Service::Lambda, "ListTags".to_string())
+        }
         "" => (Service::Unknown, query_action(&raw).unwrap_or_else(|| format!("{} {path}", req.method()))),
         _ => (Service::Unknown, target.to_string()),
     };

@@ -1,4 +1,4 @@
-//! The small services: Lambda (`Invoke` through the harness's handler, `GetFunction` of
+//! The small services: Lambda (`Invoke` through the harness's handler, `GetFunction` and `ListTags` of
 //! registered functions), Secrets Manager (create, get, describe, tag) and EventBridge
 //! (`PutEvents` recorded in order, `CreateEventBus`).
 
@@ -205,6 +205,16 @@ fn lambda_error(status: u16, code: &str, message: &str) -> Reply {
 pub(crate) async fn lambda(aws: &Aws, call: &Call) -> Reply {
     let rest = call.path.trim_start_matches("/2015-03-31/functions/");
     let function = percent_decode(rest.trim_end_matches("/invocations").trim_end_matches('/'));
+    if call.op == "ListTags" {
+        // `GET /2017-03-31/tags/{ARN}`: a function's tags, by its unqualified ARN only.
+        let arn = percent_decode(call.path.trim_start_matches("/2017-03-31/tags/"));
+        let st = aws.lock();
+        let name = arn.strip_prefix(&format!("arn:aws:lambda:{REGION}:{ACCOUNT}:function:")).unwrap_or("");
+        return match st.services.functions.get(name).filter(|_| !name.contains(':')) {
+            Some(tags) => Reply::json(Service::Lambda, &json!({ "Tags": tags })),
+            None => lambda_error(404, "ResourceNotFoundException", &format!("Function not found: {arn}")),
+        };
+    }
     if call.op == "GetFunction" {
         let st = aws.lock();
         let name = function_name(&function);

@@ -232,6 +232,8 @@ impl AccessRecorder {
             input.downcast_ref::<aws_sdk_lambda::operation::get_function::GetFunctionInput>()
         {
             out.push((act("GetFunction"), s.function(i.function_name().unwrap_or_default()), None));
+        } else if let Some(i) = input.downcast_ref::<aws_sdk_lambda::operation::list_tags::ListTagsInput>() {
+            out.push((act("ListTags"), s.function(i.resource().unwrap_or_default()), None));
         } else {
             out.push((act(op), "unknown".into(), None));
         }

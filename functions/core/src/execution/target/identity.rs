@@ -240,7 +240,7 @@ impl Ownership {
         }
         let tagged = match kind {
             Kind::Secret => self.secret_tag(resource).await,
-            Kind::Function => self.function_tag(resource).await,
+            Kind::Function => Box::pin(self.function_tag(resource)).await,
             Kind::Queue => self.queue_tag(resource).await,
             Kind::EventBus => self.bus_tag(resource).await,
             Kind::Topic => self.topic_tag(resource).await,
@@ -290,8 +290,23 @@ impl Ownership {
         }
     }
 
+    /// A function's tag, read with `ListTags` on its unqualified ARN. `GetFunction` (granted
+    /// for any form of the name: bare, partial, qualified) resolves that ARN; its own `Tags`
+    /// are never read, because AWS fills them only for a caller allowed `lambda:ListTags` and
+    /// otherwise answers a `TagsError` in their place, which says nothing of the owner (every
+    /// function would read as untagged: issue 49, F1). A `TagsError` is "cannot tell", and so
+    /// is an answer without an ARN.
     async fn function_tag(&self, function: &str) -> Tagged {
-        match self.clients.lambda.get_function().function_name(function).send().await {
+        let got = match self.clients.lambda.get_function().function_name(function).send().await {
+            Ok(o) => o,
+            Err(e) => return judge(e),
+        };
+        let Some(arn) = got.configuration().and_then(|c| c.function_arn()).map(unqualified_function_arn)
+        else {
+            let why = got.tags_error().map_or("no FunctionArn".to_string(), |e| format!("{e:?}"));
+            return Tagged::Unsure(format!("GetFunction named no function ARN to read tags of ({why})"));
+        };
+        match self.clients.lambda.list_tags().resource(arn).send().await {
             Ok(o) => Tagged::Value(o.tags().and_then(|t| t.get(TENANT_TAG)).cloned()),
             Err(e) => judge(e),
         }
@@ -371,6 +386,16 @@ where
     }
 }
 
+/// `arn:…:function:<name>` of a function ARN that may carry a version or alias
+/// (`…:function:<name>:<qualifier>`): Lambda keeps tags on the function, and `ListTags` takes
+/// only its unqualified ARN.
+fn unqualified_function_arn(arn: &str) -> &str {
+    match arn.match_indices(':').nth(6) {
+        Some((i, _)) => &arn[..i],
+        None => arn,
+    }
+}
+
 /// The `sundial-tenant` tag's value among `tags` (key, value), as the SDKs whose tags have
 /// optional keys and values list them (Secrets Manager, Step Functions).
 fn tenant_tag<'a>(mut tags: impl Iterator<Item = (Option<&'a str>, Option<&'a str>)>) -> Option<String> {
@@ -389,6 +414,99 @@ mod tests {
         assert_eq!(a.code, codes::TARGET_NOT_OWNED);
         assert!(a.message.contains("sundial-tenant=acme"), "{}", a.message);
         assert!(!a.message.contains("NotFound") && !a.message.contains("AccessDenied"), "{}", a.message);
+    }
+
+    #[test]
+    fn tags_are_read_on_the_unqualified_function() {
+        let f = "arn:aws:lambda:eu-west-1:123456789012:function:acme-run";
+        assert_eq!(unqualified_function_arn(f), f);
+        assert_eq!(unqualified_function_arn(&format!("{f}:prod")), f);
+        assert_eq!(unqualified_function_arn(&format!("{f}:7")), f);
+    }
+
+    /// A Lambda endpoint on loopback answering as AWS does to a caller not allowed
+    /// `lambda:ListTags`: `GetFunction` with a `TagsError` and no `Tags`, then `ListTags` with
+    /// `list_tags` (status, body). Counts the `ListTags` calls.
+    async fn lambda_stub(list_tags: (u16, &'static str)) -> (TenantClients, Arc<Mutex<Vec<String>>>) {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let url = format!("http://{}", listener.local_addr().expect("addr"));
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let log = seen.clone();
+        tokio::spawn(async move {
+            while let Ok((mut sock, _)) = listener.accept().await {
+                let mut buf = vec![0u8; 16 * 1024];
+                let n = sock.read(&mut buf).await.unwrap_or(0);
+                let head = String::from_utf8_lossy(&buf[..n]).to_string();
+                let path = head.split_whitespace().nth(1).unwrap_or_default().to_string();
+                log.lock().unwrap_or_else(|p| p.into_inner()).push(path.clone());
+                let (status, body) = if path.starts_with("/2015-03-31/functions/") {
+                    (
+                        200,
+                        r#"{"Configuration": {"FunctionName": "acme-run", "FunctionArn": "arn:aws:lambda:eu-west-1:123456789012:function:acme-run:prod"}, "TagsError": {"ErrorCode": "AccessDeniedException", "Message": "not allowed lambda:ListTags"}}"#,
+                    )
+                } else {
+                    list_tags
+                };
+                let err = if status == 200 {
+                    String::new()
+                } else {
+                    format!(
+                        "x-amzn-errortype: {}\r\n",
+                        if status == 429 { "TooManyRequestsException" } else { "AccessDeniedException" }
+                    )
+                };
+                let reply = format!(
+                    "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\n{err}content-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = sock.write_all(reply.as_bytes()).await;
+            }
+        });
+        let cfg = aws_config::SdkConfig::builder()
+            .behavior_version(aws_config::BehaviorVersion::latest())
+            .region(aws_config::Region::new("eu-west-1"))
+            .credentials_provider(aws_sdk_lambda::config::SharedCredentialsProvider::new(
+                aws_sdk_lambda::config::Credentials::new("AKID", "secret", None, None, "stub"),
+            ))
+            .endpoint_url(url)
+            .build();
+        let clients = TenantClients {
+            lambda: aws_sdk_lambda::Client::new(&cfg),
+            sqs: aws_sdk_sqs::Client::new(&cfg),
+            secrets: aws_sdk_secretsmanager::Client::new(&cfg),
+            events: aws_sdk_eventbridge::Client::new(&cfg),
+            sns: aws_sdk_sns::Client::new(&cfg),
+            sfn: aws_sdk_sfn::Client::new(&cfg),
+            ecs: aws_sdk_ecs::Client::new(&cfg),
+        };
+        (clients, seen)
+    }
+
+    #[tokio::test]
+    async fn a_get_function_answer_with_tags_error_and_no_tags_is_not_read_as_untagged() {
+        // GIVEN GetFunction answering a TagsError (no lambda:ListTags on real AWS) and ListTags
+        // naming acme: THEN acme's alias-qualified function is acme's, read on the function
+        let (clients, seen) = lambda_stub((200, r#"{"Tags": {"sundial-tenant": "acme"}}"#)).await;
+        let own = Ownership::new("acme", clients);
+        own.check(Kind::Function, "acme-run:prod", "function", "x").await.expect("acme's own function");
+        let paths = seen.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        assert_eq!(paths.len(), 2, "{paths:?}");
+        assert!(paths[1].starts_with("/2017-03-31/tags/") && paths[1].ends_with("acme-run"), "{paths:?}");
+        // AND another tenant is refused, with the one not-owned error
+        let (clients, _) = lambda_stub((200, r#"{"Tags": {"sundial-tenant": "acme"}}"#)).await;
+        let e = Ownership::new("globex", clients).check(Kind::Function, "acme-run", "function", "x").await;
+        assert_eq!(
+            e.map_err(|e| (e.code.clone(), e.is_retryable())),
+            Err((codes::TARGET_NOT_OWNED.to_string(), false))
+        );
+        // AND a ListTags that is throttled is "cannot tell" (retry), never "untagged"
+        let (clients, _) = lambda_stub((429, r#"{"message": "slow down"}"#)).await;
+        let e = Ownership::new("acme", clients).check(Kind::Function, "acme-run", "function", "x").await;
+        assert_eq!(
+            e.map_err(|e| (e.code.clone(), e.is_retryable())),
+            Err((codes::TARGET_NOT_OWNED.to_string(), true))
+        );
     }
 
     #[test]
