@@ -573,6 +573,7 @@ async fn ecs_target() -> Result<()> {
     Box::pin(ecs_takeover_then_timeout(&w)).await?;
     Box::pin(ecs_not_owned(&w)).await?;
     Box::pin(ecs_network_not_given(&w)).await?;
+    Box::pin(ecs_planted_tasks_not_adopted(&w)).await?;
     if sundial_tests::on_moto() {
         Box::pin(ecs_exit_codes(&w)).await?;
     }
@@ -691,6 +692,73 @@ async fn ecs_network_not_given(w: &EcsWorld<'_>) -> Result<()> {
         assert_eq!((snap.exec.status, code.as_str()), (ExecStatus::Failed, "TargetNotAllowed"), "{message}");
         assert!(message.starts_with(field), "{message}");
         assert!(tasks_started_by(env, cluster, &fire_name(&e.global_id(), 1, MAX_NAME)).await?.is_empty());
+    }
+    Ok(())
+}
+
+/// Runs a task of `definition` on `cluster` as another principal would: started by `name`,
+/// tagged for `owner`, its container given `execution` as `SUNDIAL_EXECUTION_ID`.
+async fn plant_task(
+    env: &TestEnv,
+    cluster: &str,
+    definition: &str,
+    name: &str,
+    owner: &str,
+    execution: &str,
+) -> Result<String> {
+    use aws_sdk_ecs::types::{ContainerOverride, KeyValuePair, LaunchType, Tag, TaskOverride};
+    let env_var = KeyValuePair::builder().name("SUNDIAL_EXECUTION_ID").value(execution).build();
+    let out = env
+        .clients
+        .ecs
+        .run_task()
+        .cluster(cluster)
+        .task_definition(definition)
+        .launch_type(LaunchType::Fargate)
+        .started_by(name)
+        .tags(Tag::builder().key("sundial-tenant").value(owner).build())
+        .overrides(
+            TaskOverride::builder()
+                .container_overrides(ContainerOverride::builder().name("main").environment(env_var).build())
+                .build(),
+        )
+        .send()
+        .await?;
+    out.tasks().first().and_then(|t| t.task_arn()).map(str::to_string).context("planted task ARN")
+}
+
+async fn ecs_planted_tasks_not_adopted(w: &EcsWorld<'_>) -> Result<()> {
+    use sundial_core::execution::target::{ecs::MAX_NAME, stepfunctions::fire_name};
+    let (env, cluster, worker) = (w.env, w.cluster, w.worker);
+    let past = Utc::now() - Duration::seconds(60);
+    // GIVEN acme's fire (2 s timeout) and, before it runs, tasks another principal started under
+    // the fire's run name: globex's definition carrying acme's execution id; acme's own
+    // definition tagged for globex; acme's own definition, tagged acme, for another fire
+    let own = tenant_task_definition(env, "acme-planted", "acme", 30, 0).await?;
+    let theirs = tenant_task_definition(env, "globex-planted", "globex", 30, 0).await?;
+    let mut def = task_job(cluster, &own);
+    def.timeout_secs = 2;
+    let e = fixtures::ready_execution("acme", "planted", def, past, past);
+    let (id, name) = (e.global_id(), fire_name(&e.global_id(), 1, MAX_NAME));
+    let planted = [
+        plant_task(env, cluster, &theirs, &name, "globex", &id).await?,
+        plant_task(env, cluster, &own, &name, "globex", &id).await?,
+        plant_task(env, cluster, &own, &name, "acme", "acme:other@1764469800000").await?,
+    ];
+    let key = fixtures::put_execution(env, &e).await?;
+    // WHEN acme's worker runs the fire, which times out
+    assert_eq!(deliver(worker, &e).await?, Disposition::Delete);
+    // THEN it ran a task of its own rather than adopting one of them, and stopped only its own
+    let snap = fixtures::snapshot(env, &key).await?;
+    let noted = noted_tasks(&snap.exec);
+    assert_eq!(noted.len(), 1, "{noted:?} {:?}", snap.exec.last_error);
+    assert!(!planted.contains(&noted[0]), "adopted a planted task: {noted:?}");
+    let tasks = tasks_started_by(env, cluster, &name).await?;
+    assert_eq!(tasks.len(), 4, "{tasks:?}");
+    for t in &tasks {
+        let stopped_by_acme = t.stopped_reason().unwrap_or_default().contains("timeoutSecs");
+        let mine = t.task_arn() == Some(noted[0].as_str());
+        assert_eq!(stopped_by_acme, mine, "{t:?}");
     }
     Ok(())
 }

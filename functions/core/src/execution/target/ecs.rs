@@ -23,12 +23,13 @@
 //! A refused call is stored (and shown to the tenant) as its code and a generic sentence; AWS's
 //! message, which names roles and accounts, is logged with the execution id.
 
+use super::identity::TENANT_TAG;
 use super::Invocation;
 use aws_sdk_ecs::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
 use aws_sdk_ecs::operation::run_task::RunTaskOutput;
 use aws_sdk_ecs::types::{
     AssignPublicIp, AwsVpcConfiguration, ContainerOverride, DesiredStatus, KeyValuePair, LaunchType,
-    NetworkConfiguration, PropagateTags, Task, TaskOverride,
+    NetworkConfiguration, Tag, Task, TaskField, TaskOverride,
 };
 use std::time::Duration;
 use sundial_model::retry::RunError;
@@ -135,7 +136,8 @@ impl EcsCaller {
     /// Runs the task `name` (a run of the fire `inv`) of `spec`, or adopts the one of that name an
     /// earlier claim of the run started.
     pub async fn run(&self, target: &EcsTarget, name: &str, inv: &Invocation) -> Result<Started, RunError> {
-        if let Some(arn) = self.find(&target.cluster_arn, name, inv).await? {
+        let fire = Fire { target, tenant: &inv.tenant, execution_id: &inv.execution_id };
+        if let Some(arn) = Box::pin(self.find(&fire, name)).await? {
             tracing::info!(execution = %inv.execution_id, task = %arn, "adopting the ECS task an earlier claim ran");
             return Ok(Started { arn, adopted: true });
         }
@@ -157,9 +159,11 @@ impl EcsCaller {
             .launch_type(LaunchType::from(target.launch_type.as_str()))
             .started_by(name)
             .client_token(name)
-            // The task carries the task definition's `sundial-tenant` tag, on which the tenant
-            // role's DescribeTasks and StopTask are conditioned.
-            .propagate_tags(PropagateTags::TaskDefinition)
+            // The task carries the tenant's `sundial-tenant` tag, set here rather than
+            // propagated from the definition, so that it is there whatever the definition
+            // carries: the tenant role's DescribeTasks and StopTask are conditioned on it, and
+            // adoption takes only a task that carries it.
+            .tags(Tag::builder().key(TENANT_TAG).value(&inv.tenant).build())
             .overrides(overrides);
         if let Some(network) = network_configuration(target)? {
             req = req.network_configuration(network);
@@ -173,7 +177,7 @@ impl EcsCaller {
             }
             Err(e) if e.as_service_error().is_some_and(|s| s.code() == Some("ConflictException")) => {
                 // Another claim of this run ran it with its own overrides, under the same token.
-                self.adopt_after_conflict(&target.cluster_arn, name, inv).await
+                Box::pin(self.adopt_after_conflict(&fire, name)).await
             }
             Err(e) => {
                 tracing::warn!(execution = %inv.execution_id, cluster = %target.cluster_arn, detail = %DisplayErrorContext(&e), "the ECS target failed to run a task");
@@ -184,16 +188,11 @@ impl EcsCaller {
 
     /// Adopts the task another claim of the run started under the same token, looking for it
     /// until it is listed (`ADOPT_LOOKS` times, the pause doubling).
-    async fn adopt_after_conflict(
-        &self,
-        cluster: &str,
-        name: &str,
-        inv: &Invocation,
-    ) -> Result<Started, RunError> {
+    async fn adopt_after_conflict(&self, fire: &Fire<'_>, name: &str) -> Result<Started, RunError> {
         let mut pause = FIRST_POLL;
         for _ in 0..ADOPT_LOOKS {
-            if let Some(arn) = self.find(cluster, name, inv).await? {
-                tracing::info!(execution = %inv.execution_id, task = %arn, "adopting the ECS task another claim ran");
+            if let Some(arn) = Box::pin(self.find(fire, name)).await? {
+                tracing::info!(execution = %fire.execution_id, task = %arn, "adopting the ECS task another claim ran");
                 return Ok(Started { arn, adopted: true });
             }
             tokio::time::sleep(pause).await;
@@ -205,27 +204,75 @@ impl EcsCaller {
         ))
     }
 
-    /// The task of the cluster started by `name`, running or stopped (the first, should there be
-    /// more).
-    async fn find(&self, cluster: &str, name: &str, inv: &Invocation) -> Result<Option<String>, RunError> {
+    /// The tasks of the cluster started by `name` in `status`.
+    async fn listed(
+        &self,
+        fire: &Fire<'_>,
+        name: &str,
+        status: DesiredStatus,
+    ) -> Result<Vec<String>, RunError> {
+        let cluster = &fire.target.cluster_arn;
+        let out = self
+            .client
+            .list_tasks()
+            .cluster(cluster)
+            .started_by(name)
+            .desired_status(status)
+            .send()
+            .await
+            .map_err(|e| {
+                tracing::warn!(execution = %fire.execution_id, cluster, detail = %DisplayErrorContext(&e), "ListTasks failed");
+                classify(e)
+            })?;
+        let mut arns = out.task_arns().to_vec();
+        arns.sort();
+        Ok(arns)
+    }
+
+    /// The fire's own task among those of the cluster started by `name`, running or stopped:
+    /// the first that [`Fire::owns`]. `startedBy` is only a name, which any principal allowed
+    /// to run tasks on the cluster can give its own task; a task that is not the fire's is
+    /// reported and left alone (issue 49, N2), and one whose description the tenant's session
+    /// is refused (another tenant's, on AWS) is not the fire's either.
+    async fn find(&self, fire: &Fire<'_>, name: &str) -> Result<Option<String>, RunError> {
         for status in [DesiredStatus::Running, DesiredStatus::Stopped] {
-            let out = self
-                .client
-                .list_tasks()
-                .cluster(cluster)
-                .started_by(name)
-                .desired_status(status)
-                .send()
-                .await
-                .map_err(|e| {
-                    tracing::warn!(execution = %inv.execution_id, cluster, detail = %DisplayErrorContext(&e), "ListTasks failed");
-                    classify(e)
-                })?;
-            if let Some(arn) = out.task_arns().iter().min() {
-                return Ok(Some(arn.clone()));
+            for arn in self.listed(fire, name, status).await? {
+                if Box::pin(self.is_own(fire, &arn)).await? {
+                    return Ok(Some(arn));
+                }
             }
         }
         Ok(None)
+    }
+
+    /// Whether the task `arn` is the fire's own ([`Fire::owns`]), described with its tags.
+    async fn is_own(&self, fire: &Fire<'_>, arn: &str) -> Result<bool, RunError> {
+        let described = self
+            .client
+            .describe_tasks()
+            .cluster(&fire.target.cluster_arn)
+            .tasks(arn)
+            .include(TaskField::Tags)
+            .send()
+            .await;
+        let why = match described {
+            Ok(out) => match out.tasks().iter().find(|t| t.task_arn() == Some(arn)) {
+                Some(task) => match fire.owns(task) {
+                    Ok(()) => return Ok(true),
+                    Err(why) => why,
+                },
+                None => "not described".to_string(),
+            },
+            Err(e) => {
+                let err = classify(e);
+                if err.is_retryable() {
+                    return Err(err);
+                }
+                format!("its description was refused ({})", err.code)
+            }
+        };
+        tracing::warn!(execution = %fire.execution_id, task = %arn, why, "a task named like the fire is not the fire's: not adopted, not stopped");
+        Ok(false)
     }
 
     /// Polls `started` until it stops: `Ok` when `container` exited 0, a retryable error naming
@@ -268,25 +315,28 @@ impl EcsCaller {
         }
     }
 
-    /// Stops the running task of the run `name` (an attempt that timed out or was cancelled), so
-    /// that no retry runs beside it. Best effort: a failure is logged.
-    pub async fn stop_run(&self, cluster: &str, name: &str, reason: &str, execution: &str) {
-        let listed = self
-            .client
-            .list_tasks()
-            .cluster(cluster)
-            .started_by(name)
-            .desired_status(DesiredStatus::Running)
-            .send()
-            .await;
-        let arns = match listed {
-            Ok(out) => out.task_arns().to_vec(),
+    /// Stops the running task of the run `name` of `fire` (an attempt that timed out or was
+    /// cancelled), so that no retry runs beside it; only the fire's own ([`Fire::owns`]), never
+    /// another principal's task named like it. Best effort: a failure is logged.
+    pub async fn stop_run(&self, fire: &Fire<'_>, name: &str, reason: &str) {
+        let execution = fire.execution_id;
+        let arns = match self.listed(fire, name, DesiredStatus::Running).await {
+            Ok(arns) => arns,
             Err(e) => {
-                tracing::warn!(execution, cluster, detail = %DisplayErrorContext(&e), "ListTasks before StopTask failed");
+                tracing::warn!(execution, error = %e, "ListTasks before StopTask failed");
                 return;
             }
         };
         for arn in arns {
+            match Box::pin(self.is_own(fire, &arn)).await {
+                Ok(true) => {}
+                Ok(false) => continue,
+                Err(e) => {
+                    tracing::warn!(execution, task = %arn, error = %e, "DescribeTasks before StopTask failed");
+                    continue;
+                }
+            }
+            let cluster = &fire.target.cluster_arn;
             match self.client.stop_task().cluster(cluster).task(&arn).reason(reason).send().await {
                 Ok(_) => tracing::info!(execution, task = %arn, reason, "stopped the fire's ECS task"),
                 Err(e) => {
@@ -294,6 +344,45 @@ impl EcsCaller {
                 }
             }
         }
+    }
+}
+
+/// One fire of an `ecs` target: what a task named like it must show to be its own.
+#[derive(Debug, Clone, Copy)]
+pub struct Fire<'a> {
+    /// The job's target (its cluster, task definition revision and container).
+    pub target: &'a EcsTarget,
+    /// The job's tenant.
+    pub tenant: &'a str,
+    /// The fire's execution id (global).
+    pub execution_id: &'a str,
+}
+
+impl Fire<'_> {
+    /// `Ok` when `task` is this fire's own: it runs the target's task definition revision,
+    /// carries the tag `sundial-tenant=<tenant>`, and its container got this fire's
+    /// `SUNDIAL_EXECUTION_ID`. Otherwise why not (for the log).
+    pub fn owns(&self, task: &Task) -> Result<(), String> {
+        if task.task_definition_arn() != Some(self.target.task_definition_arn.as_str()) {
+            return Err(format!("it runs {:?}", task.task_definition_arn()));
+        }
+        let tag = task.tags().iter().find(|t| t.key() == Some(TENANT_TAG)).and_then(Tag::value);
+        if tag != Some(self.tenant) {
+            return Err(format!("it is tagged {TENANT_TAG}={tag:?}"));
+        }
+        let execution = task
+            .overrides()
+            .map(|o| o.container_overrides())
+            .unwrap_or_default()
+            .iter()
+            .filter(|c| c.name() == Some(self.target.container_name.as_str()))
+            .flat_map(|c| c.environment())
+            .find(|kv| kv.name() == Some("SUNDIAL_EXECUTION_ID"))
+            .and_then(KeyValuePair::value);
+        if execution != Some(self.execution_id) {
+            return Err(format!("its SUNDIAL_EXECUTION_ID is {execution:?}"));
+        }
+        Ok(())
     }
 }
 

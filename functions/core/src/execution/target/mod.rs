@@ -211,11 +211,19 @@ impl RemoteTargets {
             .await
     }
 
-    /// Stops the running task of `run` of the fire `execution_id` (its attempt ended without it:
-    /// a timeout or a cancel), as the tenant.
-    pub async fn stop_task(&self, cluster: &str, execution_id: &str, run: u32, reason: &str) {
+    /// Stops the running task of `run` of the fire `execution_id` of `tenant` (its attempt
+    /// ended without it: a timeout or a cancel), as the tenant.
+    pub async fn stop_task(
+        &self,
+        target: &EcsTarget,
+        tenant: &str,
+        execution_id: &str,
+        run: u32,
+        reason: &str,
+    ) {
         let name = stepfunctions::fire_name(execution_id, run, ecs::MAX_NAME);
-        crate::access::as_tenant(self.ecs.stop_run(cluster, &name, reason, execution_id)).await
+        let fire = ecs::Fire { target, tenant, execution_id };
+        crate::access::as_tenant(self.ecs.stop_run(&fire, &name, reason)).await
     }
 }
 

@@ -434,7 +434,7 @@ impl Worker {
             }
         };
         match &e.definition.target {
-            Target::Ecs(t) => remote.stop_task(&t.cluster_arn, &e.global_id(), run_of(e), reason).await,
+            Target::Ecs(t) => remote.stop_task(t, &e.tenant, &e.global_id(), run_of(e), reason).await,
             Target::StepFunctions(t) => {
                 remote.stop_state_machine(&t.state_machine_arn, &e.global_id(), run_of(e), reason).await
             }
