@@ -85,6 +85,32 @@ pub(crate) async fn take_committed(
     })
 }
 
+/// Charges the increase of a job whose calendar was re-planned: the calendar is stored already
+/// and the job fires by it either way, so an increase is taken even past the budget (logged),
+/// and the tenant's next creates and edits are refused until it is back under. Returns what
+/// was taken, for [`give_back_committed`] if the job write then fails.
+pub(crate) async fn force_committed(ctl: &Control, tenant: &str, job: &str, amount: u64) -> u64 {
+    let max = ctl.settings.quotas.executions_per_hour;
+    let Ok(a) = u32::try_from(amount) else { return 0 };
+    if a == 0 {
+        return 0;
+    }
+    // The budget first, so the warning below only speaks of real overruns.
+    match quota::take(ctl.ddb(), &ctl.cfg().jobs_table, tenant, COMMITTED, a, max, None).await {
+        Ok(true) => return amount,
+        Ok(false) => {
+            tracing::warn!(tenant, job, amount, max, "calendar re-plan: the job's busiest hour is over the tenant's execution budget; charged anyway")
+        }
+        Err(e) => {
+            tracing::warn!(tenant, job, error = %e, "calendar re-plan: could not charge the execution budget")
+        }
+    }
+    match quota::take(ctl.ddb(), &ctl.cfg().jobs_table, tenant, COMMITTED, a, u32::MAX, None).await {
+        Ok(true) => amount,
+        _ => 0,
+    }
+}
+
 /// Gives back what [`take_committed`] took (a delete, an edit that makes a job quieter, or a
 /// change that did not happen).
 pub(crate) async fn give_back_committed(ctl: &Control, tenant: &str, amount: u64) {
