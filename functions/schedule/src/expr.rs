@@ -30,7 +30,7 @@ use chrono::NaiveDateTime;
 
 use super::error::ScheduleError;
 use cron_expr::parse_cron;
-pub(crate) use cron_expr::CronExpr;
+pub(crate) use cron_expr::{CronExpr, TimesOfDay};
 pub use rate_at::MAX_RATE_SECS;
 use rate_at::{parse_at, parse_rate};
 

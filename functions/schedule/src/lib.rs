@@ -30,6 +30,8 @@
 //!   [`Schedule::prev_at_or_before`] and [`Schedule::preview_explained`] as the union of each
 //!   expression's, and [`Schedule::expression_of`], which one made a fire.
 //! - `cadence`: [`Schedule::fires_every_minute`], which picks a job's due class in the scan.
+//! - `density`: [`Schedule::density`], the most fires in any hour and the shortest gap between
+//!   fires over the whole cycle, computed from the fields (what budgets charge).
 //! - [`openapi`]: the OpenAPI pieces the `utoipa::ToSchema` derives cannot give alone, which
 //!   this crate's schemas and sundial-model's are built of.
 //! - `misfire_schema`: [`MisfirePolicy`]'s OpenAPI schema, one component per policy.
@@ -48,6 +50,7 @@ mod business;
 mod cadence;
 mod calendar;
 mod days;
+mod density;
 pub mod error;
 mod expr;
 mod fire_origin;
@@ -75,6 +78,7 @@ pub use business::{
     MAX_CALENDAR_DATES, MAX_CALENDAR_DEPTH, MAX_ROLL_DAYS,
 };
 pub use calendar::{Calendar, MAX_EXCLUDED_DATES};
+pub use density::Density;
 pub use error::ScheduleError;
 pub use expr::{MAX_EXPRESSION_LEN, MAX_RATE_SECS};
 pub use fire_origin::FireOrigin;
@@ -99,6 +103,8 @@ mod bad_input;
 mod business_tests;
 #[cfg(test)]
 mod day_rules;
+#[cfg(test)]
+mod density_tests;
 #[cfg(test)]
 mod proptests;
 #[cfg(test)]

@@ -15,7 +15,7 @@ use crate::zone::{self, local_of, resolve_wall, GapPolicy, OverlapPolicy, Pass, 
 pub(crate) const MAX_SEARCH_STEPS: u32 = 100_000;
 
 /// No `rate()` fire after 2100-12-31T23:59:59Z, matching the `cron` crate's last year.
-const HORIZON_SECS: i64 = 4_133_980_799;
+pub(crate) const HORIZON_SECS: i64 = 4_133_980_799;
 
 /// No fire before 1970 (the `cron` crate's first year); also keeps zone conversions away from
 /// chrono's lower limit.

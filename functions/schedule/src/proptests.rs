@@ -15,7 +15,7 @@ use super::tests::utc;
 use super::*;
 use crate::schedule::Kind;
 
-const ZONES: &[&str] = &[
+pub(super) const ZONES: &[&str] = &[
     "America/New_York",
     "Europe/London",
     "Australia/Sydney",
@@ -68,9 +68,9 @@ fn transitions(tz: Tz) -> Vec<Transition> {
 }
 
 /// (instant, offset before, offset after), Unix seconds.
-type Transition = (i64, i64, i64);
+pub(super) type Transition = (i64, i64, i64);
 
-fn transitions_cached(zone: &str) -> Vec<Transition> {
+pub(super) fn transitions_cached(zone: &str) -> Vec<Transition> {
     use std::sync::{Mutex, OnceLock};
     static CACHE: OnceLock<Mutex<HashMap<String, Vec<Transition>>>> = OnceLock::new();
     let cache = CACHE.get_or_init(Default::default);

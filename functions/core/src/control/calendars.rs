@@ -13,6 +13,14 @@
 //! keeps job writes free of a reference index. A re-plan that loses a race with a job edit is
 //! skipped: the edit resolved the calendar in force itself.
 //!
+//! A re-plan also charges the job's busiest hour again (`quota::executions_per_hour`). That
+//! hour does not depend on the calendar (a calendar only removes fires or moves them to
+//! another day at the same local time), but a charge stored before it was computed over the
+//! whole cycle may be short. The calendar is stored by then and the job fires by it either
+//! way, so an increase is charged even past the tenant's budget (logged), which then refuses
+//! the tenant's next creates and busier edits until it is back under; the calendar edit itself
+//! is not refused.
+//!
 //! ## Delete
 //! Refused (409 `calendar_in_use`) while a job that is not deleted names the calendar, or
 //! another calendar names it as parent. The current item becomes a tombstone; versions stay, so
@@ -238,18 +246,29 @@ async fn replan(
 ) -> Result<Vec<String>, ControlError> {
     let mut done = Vec::new();
     for cur in all_jobs(ctl, &caller.tenant).await? {
-        let Some((job, audit)) = replanned(ctl, caller, id, &cur, now).await else { continue };
+        let Some((mut job, audit)) = replanned(ctl, caller, id, &cur, now).await else { continue };
         // Fires owed before now stay the old calendar's (like an edit's, see `jobs::update`).
         crate::trigger::settle::settle_owed(&ctl.ctx, &cur, now, &caller.actor()).await?;
         crate::trigger::verify::before_leaving(&ctl.ctx, &cur, now).await?;
+        // The job is charged its busiest hour again (a charge from before it was computed
+        // exactly may be short); the job records what was taken, so a delete gives that back.
+        let more = job.committed_per_hour.saturating_sub(cur.committed_per_hour);
+        let taken = super::quota::force_committed(ctl, &caller.tenant, &cur.job_id, more).await;
+        job.committed_per_hour -= more - taken;
         let retention = ctl.settings.ops_retention_secs;
         let expect = Expect::Version(cur.version);
-        match put_job_change(ctl.ddb(), ctl.cfg(), expect, &job, None, &audit, retention).await {
+        let stored = put_job_change(ctl.ddb(), ctl.cfg(), expect, &job, None, &audit, retention).await;
+        if stored.is_err() {
+            super::quota::give_back_committed(ctl, &caller.tenant, taken).await;
+        }
+        match stored {
             Ok(()) => {}
             Err(sundial_store::jobs::ChangeError::VersionConflict { .. }) => continue,
             Err(sundial_store::jobs::ChangeError::Exists) => continue,
             Err(sundial_store::jobs::ChangeError::Store(e)) => return Err(e.into()),
         }
+        let less = cur.committed_per_hour.saturating_sub(job.committed_per_hour);
+        super::quota::give_back_committed(ctl, &caller.tenant, less).await;
         crate::execution::follow::follow_change(&ctl.execs, &job, now, &caller.actor()).await?;
         ctl.after_leaving(&cur, now).await;
         if job.state == JobState::Enabled {
@@ -304,6 +323,7 @@ async fn replanned(
         calendar_versions: days.chain().to_vec(),
         updated_at: now,
         replanned_at: Some(now),
+        committed_per_hour: super::quota::executions_per_hour(&cur.definition, &schedule, now).0,
         ..cur.clone()
     };
     if job.state == JobState::Enabled {

@@ -80,13 +80,13 @@ fn place(
     job: &mut Job,
     now: DateTime<Utc>,
     business: Option<std::sync::Arc<sundial_schedule::BusinessDays>>,
-) -> Result<(), ControlError> {
+) -> Result<Schedule, ControlError> {
     let db = &ctl.settings.tzdb;
     let schedule = Schedule::parse_in(&job.definition.schedule, job.anchor, db, business)
         .map_err(|e| ControlError::invalid(format!("schedule.{}", e.field()), e.reason()))?;
     job.next_fire_at = schedule.next_after(now);
     job.tzdb_version = db.version().to_string();
-    Ok(())
+    Ok(schedule)
 }
 
 /// Queues the job's fires up to the end of the next minute. A failure is not the caller's: the
@@ -336,6 +336,30 @@ fn deleted() -> ControlError {
     }
 }
 
+/// `job` as it resumes: on the calendar in force now (a paused job is re-planned by calendar
+/// edits too, but a calendar deleted meanwhile is refused here), placed from `now`, and charged
+/// its busiest hour again (the zone's rules or the calendar may have changed while it was
+/// paused, and a charge stored before it was computed over the whole cycle may be short).
+/// Returns the field a budget refusal names.
+async fn resumed(
+    ctl: &Control,
+    caller: &Caller,
+    cur: &Job,
+    job: &mut Job,
+    now: DateTime<Utc>,
+) -> Result<&'static str, ControlError> {
+    let business = super::calendars::for_definition(ctl, &caller.tenant, &job.definition).await?;
+    job.calendar_versions = business.as_ref().map(|b| b.chain().to_vec()).unwrap_or_default();
+    if job.calendar_versions != cur.calendar_versions {
+        job.replanned_at = Some(now);
+    }
+    let schedule = place(ctl, job, now, business)?;
+    job.due_class = DueClass::Admission;
+    let (committed, field) = super::quota::executions_per_hour(&job.definition, &schedule, now);
+    job.committed_per_hour = committed;
+    Ok(field)
+}
+
 /// Pauses, resumes or deletes the caller's job (`expected`: an optional If-Match version).
 /// Asking for the state the job is already in stores nothing and only sweeps its queued-ahead
 /// executions again. Pause and delete take the job
@@ -389,17 +413,10 @@ pub async fn set_state_as(
         (JobState::Paused, JobState::Enabled) => job.paused = cur.paused.map(|(from, _)| (from, Some(now))),
         _ => {}
     }
-    if state == JobState::Enabled {
-        // A resumed job takes the calendar in force now (a paused job is re-planned by calendar
-        // edits too, but a calendar deleted meanwhile is refused here).
-        let business = super::calendars::for_definition(ctl, &caller.tenant, &job.definition).await?;
-        job.calendar_versions = business.as_ref().map(|b| b.chain().to_vec()).unwrap_or_default();
-        if job.calendar_versions != cur.calendar_versions {
-            job.replanned_at = Some(now);
-        }
-        place(ctl, &mut job, now, business)?;
-        job.due_class = DueClass::Admission;
-    }
+    let field = match state {
+        JobState::Enabled => resumed(ctl, caller, &cur, &mut job, now).await?,
+        _ => "schedule.expression",
+    };
     let action = match state {
         JobState::Enabled => OpsAction::Resume,
         JobState::Paused => OpsAction::Pause,
@@ -414,9 +431,15 @@ pub async fn set_state_as(
     // not created them yet: put first, under the definition they were due under.
     crate::trigger::settle::settle_owed(&ctl.ctx, &cur, now, actor).await?;
     crate::trigger::verify::before_leaving(&ctl.ctx, &cur, now).await?;
+    // A resume that makes the job busier takes the difference first, like an edit.
+    let more = job.committed_per_hour.saturating_sub(cur.committed_per_hour);
+    super::quota::take_committed(ctl, &caller.tenant, more, field).await?;
     if let Err(e) = put_job_change(ctl.ddb(), ctl.cfg(), expect, &job, expires, &audit, retention).await {
+        super::quota::give_back_committed(ctl, &caller.tenant, more).await;
         return Err(conflict_with_current(ctl, caller, job_id, e).await);
     }
+    let less = cur.committed_per_hour.saturating_sub(job.committed_per_hour);
+    super::quota::give_back_committed(ctl, &caller.tenant, less).await;
     if state == JobState::Deleted {
         super::quota::give_back_job(ctl, &caller.tenant).await;
         super::quota::give_back_committed(ctl, &caller.tenant, cur.committed_per_hour).await;

@@ -17,6 +17,17 @@ pub(crate) struct CronExpr {
     engine: Engine,
     /// The normalised 6/7-field text (branches joined by ` | ` under the 5-field OR rule).
     pub(crate) normalized: String,
+    /// The seconds, minutes and hours the expression fires at, the same on every day it fires
+    /// (the day fields only choose the days): what `density` computes from.
+    pub(crate) times: TimesOfDay,
+}
+
+/// The time fields of a cron expression, each value sorted and distinct.
+#[derive(Debug, Clone)]
+pub(crate) struct TimesOfDay {
+    pub(crate) secs: Vec<u32>,
+    pub(crate) mins: Vec<u32>,
+    pub(crate) hours: Vec<u32>,
 }
 
 /// Who computes the wall times of a cron expression.
@@ -191,7 +202,9 @@ pub(super) fn parse_cron(s: &str) -> Result<CronExpr, ScheduleError> {
             )))
         }
     };
-    let cron = CronExpr { engine: parsed.engine(s)?, normalized: parsed.branches().join(" | ") };
+    let times =
+        TimesOfDay { secs: parsed.secs.clone(), mins: parsed.mins.clone(), hours: parsed.hours.clone() };
+    let cron = CronExpr { engine: parsed.engine(s)?, normalized: parsed.branches().join(" | "), times };
     let epoch = chrono::NaiveDate::from_ymd_opt(1969, 12, 31).and_then(|d| d.and_hms_opt(23, 59, 59));
     if epoch.and_then(|e| cron.next_wall(e)).is_none() {
         return Err(ScheduleError::Expression(format!("'{s}' never matches a real date (e.g. 30 February)")));
