@@ -76,6 +76,9 @@ describe('tenant boundary: targets only through the tenant-scoped identity', () 
     assert.deepEqual(on('secretsmanager:DescribeSecret'), [SECRETS]);
     assert.deepEqual(on('lambda:InvokeFunction'), [FUNCTION, `${FUNCTION}:*`]);
     assert.deepEqual(on('lambda:GetFunction'), [FUNCTION, `${FUNCTION}:*`]);
+    // GetFunction answers a function's tags only to a caller allowed lambda:ListTags (review
+    // F1), so the ownership check reads them with ListTags, on the unqualified function.
+    assert.deepEqual(on('lambda:ListTags'), [FUNCTION]);
     assert.deepEqual(on('sqs:SendMessage'), [QUEUE]);
     assert.deepEqual(on('sqs:ListQueueTags'), [QUEUE]);
     assert.ok(st.length > 0);

@@ -373,8 +373,9 @@ export interface SundialSchedulerProps {
   /**
    * Lambda functions (ARNs or ARN globs) jobs may invoke as targets. Granted to the tenant access
    * role (`tenantAccessRole`), never to the workers' roles: `lambda:InvokeFunction` and
-   * `lambda:GetFunction` on them and their versions and aliases, only where the function's
-   * `sundial-tenant` tag equals the calling tenant (docs/tenancy.md). Default: none.
+   * `lambda:GetFunction` on them and their versions and aliases, and `lambda:ListTags` (the
+   * ownership check's tag read) on them, only where the function's `sundial-tenant` tag equals
+   * the calling tenant (docs/tenancy.md). Default: none.
    */
   readonly allowedTargetFunctionArns?: string[];
   /**

@@ -48,6 +48,9 @@ export function tenantAccess(scope: Construct, props: SundialSchedulerProps, wor
   };
   const fns = props.allowedTargetFunctionArns ?? [];
   grant(['lambda:InvokeFunction', 'lambda:GetFunction'], fns.flatMap((a) => [a, `${a}:*`]));
+  // The ownership check reads the tags with ListTags: GetFunction's `Tags` is left out for a
+  // caller without an explicit allow of lambda:ListTags. Tags belong to the unqualified function.
+  grant(['lambda:ListTags'], fns);
   for (const a of fns) {
     acknowledge(
       role,
