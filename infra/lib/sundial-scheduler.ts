@@ -224,8 +224,11 @@ export class SundialScheduler extends Construct {
    *   `sts:SetSourceIdentity` on them, the tenant access role first;
    * - tagging with the tenant tag (`sundial-tenant`, and `apiAuth.tenantTag`): `iam:TagRole`,
    *   `iam:UntagRole`, `iam:TagUser`, `iam:UntagUser`, `iam:CreateRole`, `iam:CreateUser` (a
-   *   principal's tenant), and `TagResource`/`UntagResource` of secrets and functions,
-   *   `TagQueue`/`UntagQueue` of queues (a target's tenant), by `aws:TagKeys`.
+   *   principal's tenant), by `aws:TagKeys`; and of every kind of target whose tag the workers
+   *   judge (secrets, functions, queues, buses, topics, state machines, ECS task definitions,
+   *   clusters and tasks), tagging, untagging and creating with tags, by `aws:TagKeys` and (one
+   *   statement per key) `aws:RequestTag`, for every principal but the tenant access role, whose
+   *   RunTask tags the task with its tenant's tag.
    *
    * `onlyTaggedPrincipals` adds `Null: { aws:PrincipalTag/<apiAuth.tenantTag>: false }` to each, so the
    * statements can go into an SCP (or any policy shared with Sundial's own roles and the

@@ -5,6 +5,8 @@
  * API role holds a grant on a tenant's secret, function or queue any more.
  */
 import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { describe, it } from 'node:test';
 import { App, Duration, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
@@ -17,6 +19,18 @@ const SECRETS = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:sundial-we
 const FUNCTION = 'arn:aws:lambda:us-east-1:123456789012:function:report-builder';
 const QUEUE = 'arn:aws:sqs:us-east-1:123456789012:outbox';
 const TAG_CONDITION = { StringEquals: { 'aws:ResourceTag/sundial-tenant': '${aws:PrincipalTag/sundial-tenant}' } };
+
+/** What sets the tenant tag of each kind of target the worker's ownership check reads (identity::Kind). */
+const TAGGING_OF_KIND: Record<string, string[]> = {
+  Secret: ['secretsmanager:TagResource', 'secretsmanager:UntagResource', 'secretsmanager:CreateSecret'],
+  Function: ['lambda:TagResource', 'lambda:UntagResource', 'lambda:CreateFunction'],
+  Queue: ['sqs:TagQueue', 'sqs:UntagQueue', 'sqs:CreateQueue'],
+  EventBus: ['events:TagResource', 'events:UntagResource', 'events:CreateEventBus'],
+  Topic: ['sns:TagResource', 'sns:UntagResource', 'sns:CreateTopic'],
+  StateMachine: ['states:TagResource', 'states:UntagResource', 'states:CreateStateMachine'],
+  // RunTask's and StartTask's tags (propagated or given) are authorized as ecs:TagResource too.
+  TaskDefinition: ['ecs:TagResource', 'ecs:UntagResource', 'ecs:RegisterTaskDefinition'],
+};
 
 const arr = <T>(v: T | T[] | undefined): T[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
 /** IAM's action glob (`secretsmanager:*`, `*`), case-insensitive. */
@@ -256,23 +270,52 @@ describe('deployment boundary: the guardrail for tenant principals (review H1, L
     // both the API's principal tag (here `team`) and the session tag of the tenant access role
     assert.deepEqual(p.Condition, { 'ForAnyValue:StringEquals': { 'aws:TagKeys': ['sundial-tenant', 'team'] } });
     const t = bySid('SundialTenantTagOfTargets');
-    assert.deepEqual(arr(t.Action).sort(), [
-      'lambda:TagResource',
-      'lambda:UntagResource',
-      'secretsmanager:TagResource',
-      'secretsmanager:UntagResource',
-      'sqs:TagQueue',
-      'sqs:UntagQueue',
-    ]);
-    assert.deepEqual(t.Condition, p.Condition);
+    assert.deepEqual(arr(t.Resource), ['*']);
+    assert.deepEqual(t.Condition['ForAnyValue:StringEquals'], p.Condition['ForAnyValue:StringEquals']);
+  });
+
+  it('the tenant tag of every kind of target Sundial judges by it (identity::Kind): no tagging, untagging or creating with it (review N3)', () => {
+    // The kinds the worker's ownership check knows, read from the Rust source, so that a kind
+    // added there without its tagging actions here fails this test.
+    const src = fs.readFileSync(path.join(__dirname, '..', '..', 'functions/core/src/execution/target/identity.rs'), 'utf8');
+    const body = src.match(/pub enum Kind \{([\s\S]*?)\n\}/);
+    assert.ok(body, 'identity.rs declares `pub enum Kind`');
+    const kinds = [...body[1].matchAll(/^\s*([A-Z][A-Za-z0-9]*),?\s*$/gm)].map((m) => m[1]);
+    assert.ok(kinds.length >= 7, JSON.stringify(kinds));
+    assert.deepEqual(kinds.filter((k) => !(k in TAGGING_OF_KIND)), [], 'a kind without its tagging actions: add them to the guardrail and to TAGGING_OF_KIND');
+    const t = bySid('SundialTenantTagOfTargets');
+    const denied = arr(t.Action) as string[];
+    // ECS clusters: where a tenant's task may run (tenantTargets ecsClusters)
+    const expected = [...kinds.flatMap((k) => TAGGING_OF_KIND[k]), 'ecs:CreateCluster'];
+    assert.deepEqual(expected.filter((a) => !denied.includes(a)), []);
+    // Tag at creation is also caught by the request tag itself, one statement per key (Null
+    // conditions of one statement must all hold).
+    const tagging = denied.filter((a) => !/:Untag/.test(a));
+    for (const [i, key] of ['sundial-tenant', 'team'].entries()) {
+      const r = bySid(`SundialTenantRequestTag${i}`);
+      assert.deepEqual(arr(r.Action), tagging, key);
+      assert.deepEqual(arr(r.Resource), ['*']);
+      assert.deepEqual(r.Condition.Null, { [`aws:RequestTag/${key}`]: 'false' }, key);
+    }
+  });
+
+  it("the tenant access role stays free to tag a task at RunTask with its tenant's tag (propagated from the task definition)", () => {
+    const role = b.stack.resolve(s.tenantAccessRole.roleArn);
+    for (const sid of ['SundialTenantTagOfTargets', 'SundialTenantRequestTag0', 'SundialTenantRequestTag1']) {
+      assert.deepEqual(bySid(sid).Condition.ArnNotEquals, { 'aws:PrincipalArn': role }, sid);
+    }
+    const scp = b.stack.resolve(s.tenantGuardrailStatements({ onlyTaggedPrincipals: true }).map((x) => x.toStatementJson())) as any[];
+    // The session carries aws:PrincipalTag/sundial-tenant, so an SCP's tagged-principal scope alone would catch it.
+    assert.deepEqual(bySid('SundialTenantTagOfTargets', scp).Condition.ArnNotEquals, { 'aws:PrincipalArn': role });
   });
 
   it('for an SCP: every statement only for principals carrying the tenant tag', () => {
     const scp = b.stack.resolve(s.tenantGuardrailStatements({ onlyTaggedPrincipals: true }).map((x) => x.toStatementJson())) as any[];
     assert.equal(scp.length, statements().length);
-    for (const x of scp) assert.deepEqual(x.Condition.Null, { 'aws:PrincipalTag/team': 'false' }, x.Sid);
+    for (const x of scp) assert.equal(x.Condition.Null['aws:PrincipalTag/team'], 'false', x.Sid);
     assert.deepEqual(bySid('SundialTenantTagOfTargets', scp).Condition['ForAnyValue:StringEquals'], { 'aws:TagKeys': ['sundial-tenant', 'team'] });
-    for (const x of statements()) assert.equal(x.Condition?.Null, undefined, `${x.Sid}: no principal condition unless asked`);
+    assert.deepEqual(bySid('SundialTenantRequestTag1', scp).Condition.Null, { 'aws:RequestTag/team': 'false', 'aws:PrincipalTag/team': 'false' });
+    for (const x of statements()) assert.equal(x.Condition?.Null?.['aws:PrincipalTag/team'], undefined, `${x.Sid}: no principal condition unless asked`);
   });
 
   it('as a managed policy of the stack, created once; the key is covered when there is one', () => {

@@ -200,10 +200,18 @@ export function guardrailStatements(scope: Construct, g: GuardrailScope, options
   const queueArns = all.filter((c): c is sqs.Queue => c instanceof sqs.Queue).map((q) => q.queueArn);
   const roleArns = all.filter((c): c is iam.Role => c instanceof iam.Role).map((r) => r.roleArn);
   const logGroupArns = all.filter((c): c is logs.LogGroup => c instanceof logs.LogGroup).map((lg) => lg.logGroupArn);
-  const principal = options.onlyTaggedPrincipals ? { Null: { [`aws:PrincipalTag/${g.principalTenantTag}`]: 'false' } } : undefined;
-  const deny = (sid: string, actions: string[], resources: string[], conditions?: Record<string, unknown>) =>
-    new iam.PolicyStatement({ sid, effect: iam.Effect.DENY, actions, resources, conditions: { ...principal, ...conditions } });
+  const principal: Record<string, string> = options.onlyTaggedPrincipals ? { [`aws:PrincipalTag/${g.principalTenantTag}`]: 'false' } : {};
+  const deny = (sid: string, actions: string[], resources: string[], conditions: Record<string, Record<string, unknown>> = {}) => {
+    // The tagged-principal scope and a statement's own Null condition share the one `Null` block.
+    const nulls = { ...principal, ...conditions.Null };
+    const all = { ...conditions, ...(Object.keys(nulls).length > 0 ? { Null: nulls } : {}) };
+    return new iam.PolicyStatement({ sid, effect: iam.Effect.DENY, actions, resources, conditions: all });
+  };
   const tagKeys = { 'ForAnyValue:StringEquals': { 'aws:TagKeys': g.tenantTagKeys } };
+  // The tenant access role's session carries the tenant tag (so an SCP's tagged-principal scope
+  // takes it in) and tags the tasks it runs with it: RunTask applies the task definition's
+  // propagated `sundial-tenant` tag, which ECS authorizes as ecs:TagResource.
+  const notTenantSession = { ArnNotEquals: { 'aws:PrincipalArn': g.tenantAccessRole.roleArn } };
   return [
     deny('SundialFunctions', ['lambda:*'], functionArns),
     deny('SundialEventSourceMappings', ['lambda:CreateEventSourceMapping', 'lambda:UpdateEventSourceMapping', 'lambda:DeleteEventSourceMapping'], ['*'], {
@@ -236,11 +244,31 @@ export function guardrailStatements(scope: Construct, g: GuardrailScope, options
     deny('SundialRoles', ['iam:*'], roleArns),
     deny('SundialAssumeRoles', ['sts:AssumeRole', 'sts:TagSession', 'sts:SetSourceIdentity'], [g.tenantAccessRole.roleArn, ...roleArns.filter((a) => a !== g.tenantAccessRole.roleArn)]),
     deny('SundialTenantTagOfPrincipals', ['iam:TagRole', 'iam:UntagRole', 'iam:TagUser', 'iam:UntagUser', 'iam:CreateRole', 'iam:CreateUser'], ['*'], tagKeys),
-    deny(
-      'SundialTenantTagOfTargets',
-      ['secretsmanager:TagResource', 'secretsmanager:UntagResource', 'lambda:TagResource', 'lambda:UntagResource', 'sqs:TagQueue', 'sqs:UntagQueue'],
-      ['*'],
-      tagKeys,
+    deny('SundialTenantTagOfTargets', TARGET_TAGGING, ['*'], { ...tagKeys, ...notTenantSession }),
+    // Tag at creation, by the request tag itself as well: one statement per key, since the keys
+    // of one `Null` block must all hold.
+    ...g.tenantTagKeys.map((key, i) =>
+      deny(`SundialTenantRequestTag${i}`, TARGET_TAGGING.filter((a) => !/:Untag/.test(a)), ['*'], {
+        Null: { [`aws:RequestTag/${key}`]: 'false' },
+        ...notTenantSession,
+      }),
     ),
   ];
 }
+
+/**
+ * Every action that sets or removes the tag a target's tenant is judged by, for each kind the
+ * worker's ownership check reads (functions/core/src/execution/target/identity.rs `Kind`; a test
+ * keeps the two lists together): tagging, untagging, and creating with tags, which the services
+ * authorize with `aws:TagKeys` and `aws:RequestTag`. ECS: task definitions, the clusters tasks run
+ * on, and tasks (RunTask and StartTask tags are authorized as `ecs:TagResource`).
+ */
+const TARGET_TAGGING = [
+  'secretsmanager:TagResource', 'secretsmanager:UntagResource', 'secretsmanager:CreateSecret',
+  'lambda:TagResource', 'lambda:UntagResource', 'lambda:CreateFunction',
+  'sqs:TagQueue', 'sqs:UntagQueue', 'sqs:CreateQueue',
+  'events:TagResource', 'events:UntagResource', 'events:CreateEventBus',
+  'sns:TagResource', 'sns:UntagResource', 'sns:CreateTopic',
+  'states:TagResource', 'states:UntagResource', 'states:CreateStateMachine',
+  'ecs:TagResource', 'ecs:UntagResource', 'ecs:RegisterTaskDefinition', 'ecs:CreateCluster',
+];
