@@ -50,7 +50,7 @@ import { ApiAuth, SundialPool, SundialSchedulerProps } from './scheduler/props';
 import { poolQueues } from './scheduler/queues';
 import { envFactory, ownFunctionGlobs, settingValues } from './scheduler/settings';
 import { createTables } from './scheduler/tables';
-import { guardrailStatements, tenantAccess, TENANT_TAG_KEY } from './scheduler/tenancy';
+import { denyPassingOwnRoles, guardrailStatements, tenantAccess, TENANT_TAG_KEY } from './scheduler/tenancy';
 import { workers } from './scheduler/workers';
 import { TOOLKIT_TABLES, ToolkitTableName } from './toolkit';
 
@@ -165,6 +165,8 @@ export class SundialScheduler extends Construct {
       this.tenantRules.push(...sources.rules);
     }
     this.dashboard = observe(s, { tick, scan, reconcile: this.reconcileFunction }, this.pools, poolProps, props.scheduleLagAlarmThresholdMs ?? 5000);
+    // Last: it names every role the parts above made.
+    denyPassingOwnRoles(this, this.tenantAccessRole);
   }
 
   /** The cluster of ECS pools, if any. */

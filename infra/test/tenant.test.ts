@@ -32,6 +32,9 @@ const TAGGING_OF_KIND: Record<string, string[]> = {
   TaskDefinition: ['ecs:TagResource', 'ecs:UntagResource', 'ecs:RegisterTaskDefinition'],
 };
 
+/** The tenant access role's Deny of passing the construct's own roles. */
+const isPassRoleDeny = (s: Stmt) => s.effect === 'Deny' && s.actions.length === 1 && s.actions[0] === 'iam:PassRole';
+
 const arr = <T>(v: T | T[] | undefined): T[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
 /** IAM's action glob (`secretsmanager:*`, `*`), case-insensitive. */
 const actionMatches = (pattern: string, action: string): boolean =>
@@ -96,7 +99,7 @@ describe('tenant boundary: targets only through the tenant-scoped identity', () 
     assert.deepEqual(on('sqs:SendMessage'), [QUEUE]);
     assert.deepEqual(on('sqs:ListQueueTags'), [QUEUE]);
     assert.ok(st.length > 0);
-    for (const x of st) {
+    for (const x of st.filter((y) => !isPassRoleDeny(y))) {
       assert.equal(x.effect, 'Allow');
       assert.deepEqual(x.condition, TAG_CONDITION, `${x.actions}: the tag condition`);
       assert.ok(!x.actions.some((a) => a.includes('*')), `${x.actions}: exact actions`);
@@ -164,7 +167,7 @@ describe('tenant boundary: targets only through the tenant-scoped identity', () 
     const st = roleStatements(e, tenantRoleOf(e));
     const inCluster = { ArnLike: { 'ecs:cluster': [CLUSTER] } };
     const TASKS = 'arn:aws:ecs:us-east-1:123456789012:task/batch/*';
-    const byAction = Object.fromEntries(st.map((x) => [x.actions.join(','), { resources: x.resources, condition: x.condition }]));
+    const byAction = Object.fromEntries(st.filter((x) => x.effect === 'Allow').map((x) => [x.actions.join(','), { resources: x.resources, condition: x.condition }]));
     assert.deepEqual(byAction, {
       // the task definition's tag and the cluster
       'ecs:RunTask': { resources: [FAMILY, `${FAMILY}:*`], condition: { ...TAG_CONDITION, ...inCluster } },
@@ -176,7 +179,8 @@ describe('tenant boundary: targets only through the tenant-scoped identity', () 
       'ecs:ListTasks': { resources: ['*'], condition: inCluster },
       // the worker reads the task definition's tag with it: on the revisions, the tag condition
       'ecs:ListTagsForResource': { resources: [`${FAMILY}:*`], condition: TAG_CONDITION },
-      'iam:PassRole': { resources: ROLES, condition: { StringEquals: { 'iam:PassedToService': 'ecs-tasks.amazonaws.com' } } },
+      // only a role tagged for the session's tenant (review N4), and only to ECS tasks
+      'iam:PassRole': { resources: ROLES, condition: { StringEquals: { ...TAG_CONDITION.StringEquals, 'iam:PassedToService': 'ecs-tasks.amazonaws.com' } } },
     });
     // DescribeTaskDefinition (no resource type: `*`, every task definition of the account) is
     // not granted, by any statement
@@ -197,9 +201,29 @@ describe('tenant boundary: targets only through the tenant-scoped identity', () 
     assert.throws(make({ allowedTargetEcsClusterArns: ['batch'], allowedTargetTaskDefinitionArns: [FAMILY] }), /not an ECS cluster ARN/);
   });
 
-  it('deny by default: without allowed targets the tenant access role has no statement', () => {
+  it('ecs targets: never a role of the construct to pass (review N4): an explicit Deny on each, and no glob that names them', () => {
+    const CLUSTER = 'arn:aws:ecs:us-east-1:123456789012:cluster/batch';
+    const FAMILY = 'arn:aws:ecs:us-east-1:123456789012:task-definition/acme-*';
+    const ecs = { ...JWT_PROPS, allowedTargetEcsClusterArns: [CLUSTER], allowedTargetTaskDefinitionArns: [FAMILY] };
+    const e = build({ ...ecs, pools: [{ name: 'default' }, { name: 'long', kind: 'ecs' }], allowedTargetEcsPassRoleArns: ['arn:aws:iam::123456789012:role/tenants/*'] }, 'SundialPassRole');
+    const deny = roleStatements(e, tenantRoleOf(e)).filter(isPassRoleDeny);
+    assert.equal(deny.length, 1);
+    const own = e.sundial.node.findAll().filter((c): c is iam.Role => c instanceof iam.Role);
+    assert.ok(own.length >= 6, own.map((r) => r.node.path).join());
+    assert.deepEqual(deny[0].resources.map((r) => JSON.stringify(r)).sort(), own.map((r) => JSON.stringify(e.stack.resolve(r.roleArn))).sort());
+    // A glob that can name them is refused at synth, naming the prop: every role, or the names
+    // CloudFormation gives the stack's roles (`<stackName>-<logical id>-<suffix>`).
+    const refused = (glob: string) => () => build({ ...ecs, allowedTargetEcsPassRoleArns: [glob] }, 'SundialRefused');
+    for (const glob of ['arn:aws:iam::*:role/*', 'arn:aws:iam::123456789012:role/*', 'arn:aws:iam::123456789012:role/Sundial*', 'arn:aws:iam::123456789012:role/SundialRefused-*', 'arn:aws:iam::123456789012:role/SundialRefused-SundialWorker*', 'arn:aws:iam::123456789012:role/*-task']) {
+      assert.throws(refused(glob), /allowedTargetEcsPassRoleArns: .*roles of this stack/, glob);
+    }
+    assert.throws(refused('arn:aws:ecs:us-east-1:123456789012:role/x'), /allowedTargetEcsPassRoleArns: .*not an IAM role ARN/);
+    for (const glob of ['arn:aws:iam::123456789012:role/acme-*', 'arn:aws:iam::123456789012:role/tenants/*', 'arn:aws:iam::123456789012:role/acme-task']) refused(glob)();
+  });
+
+  it('deny by default: without allowed targets the tenant access role allows nothing', () => {
     const p = build({ ...JWT_PROPS, allowedTargetFunctionArns: undefined });
-    assert.deepEqual(roleStatements(p, tenantRoleOf(p)), []);
+    assert.deepEqual(roleStatements(p, tenantRoleOf(p)).filter((x) => !isPassRoleDeny(x)), []);
     for (const pool of p.sundial.pools) {
       const st = roleStatements(p, pool.role);
       for (const a of ['secretsmanager:GetSecretValue', 'lambda:InvokeFunction']) assert.ok(!st.some((x) => grants(x, a)), `${pool.name}: ${a}`);

@@ -436,9 +436,13 @@ export interface SundialSchedulerProps {
   /**
    * The task roles and execution roles (ARNs or ARN globs) of the task definitions `ecs` targets
    * run: `RunTask` passes them, so the tenant access role gets `iam:PassRole` on them, only with
-   * `iam:PassedToService` = `ecs-tasks.amazonaws.com`. A task definition whose role is not listed
-   * cannot be run (AccessDenied). Never list Sundial's own roles or a role broader than a
-   * tenant's task needs. Needs `allowedTargetEcsClusterArns` and `allowedTargetTaskDefinitionArns`.
+   * `iam:PassedToService` = `ecs-tasks.amazonaws.com` and only where the role's `sundial-tenant`
+   * tag equals the calling tenant: tag each tenant's task and execution roles
+   * `sundial-tenant=<tenant>`. A task definition whose role is not listed, or not tagged for the
+   * tenant, cannot be run (AccessDenied). The construct's own roles can never be passed (an
+   * explicit Deny), and a glob that could name them (`role/*`, `role/<stackName>-*`) is refused
+   * at synth: list the tenants' roles by a prefix or path of their own (`role/tenants/*`). Needs
+   * `allowedTargetEcsClusterArns` and `allowedTargetTaskDefinitionArns`.
    * Default: none (task definitions without roles only).
    */
   readonly allowedTargetEcsPassRoleArns?: string[];

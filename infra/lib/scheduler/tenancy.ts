@@ -2,7 +2,7 @@
  * Tenancy (docs/tenancy.md): the tenant access role through which workers reach tenants'
  * targets, and the guardrail statements that keep tenant principals away from Sundial itself.
  */
-import { Arn, ArnFormat, Duration, Token } from 'aws-cdk-lib';
+import { Arn, ArnFormat, Duration, Stack, Token } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -122,9 +122,11 @@ function grantEcsTargets(role: iam.Role, props: SundialSchedulerProps, tenantOwn
   role.addToPolicy(new iam.PolicyStatement({ actions: ['ecs:ListTasks'], resources: ['*'], conditions: inClusters }));
   role.addToPolicy(new iam.PolicyStatement({ actions: ['ecs:ListTagsForResource'], resources: revisions, conditions: tenantOwned }));
   if (passRoles.length > 0) {
-    role.addToPolicy(
-      new iam.PolicyStatement({ actions: ['iam:PassRole'], resources: passRoles, conditions: { StringEquals: { 'iam:PassedToService': 'ecs-tasks.amazonaws.com' } } }),
-    );
+    passRoles.forEach((a) => checkPassRole(a, Stack.of(role)));
+    // Only a role tagged for the session's tenant: tenant B cannot run its task definition with
+    // tenant A's task role (review N4). IAM reads the passed role's tags for aws:ResourceTag.
+    const toEcsTasks = { StringEquals: { ...tenantOwned.StringEquals, 'iam:PassedToService': 'ecs-tasks.amazonaws.com' } };
+    role.addToPolicy(new iam.PolicyStatement({ actions: ['iam:PassRole'], resources: passRoles, conditions: toEcsTasks }));
   }
   acknowledgeEcsTargets(role, revisions, tasks);
 }
@@ -147,6 +149,43 @@ function acknowledgeEcsTargets(role: iam.Role, revisions: string[], tasks: strin
       role,
       `AwsSolutions-IAM5[Resource::${a}]`,
       'Tasks of an allowed cluster (allowedTargetEcsClusterArns): their ids are made by RunTask; DescribeTasks and StopTask need the tenant tag the task got from its task definition, TagResource is allowed only within RunTask (ecs:CreateAction).',
+    );
+  }
+}
+
+/**
+ * The tenant access role may never pass a role of the construct (a worker's task role could
+ * assume the tenant access role as any tenant): an explicit Deny of `iam:PassRole` on each, over
+ * whatever `allowedTargetEcsPassRoleArns` allows. Called once the construct has made every role.
+ */
+export function denyPassingOwnRoles(scope: Construct, role: iam.Role): void {
+  const own = scope.node.findAll().filter((c): c is iam.Role => c instanceof iam.Role);
+  role.addToPolicy(new iam.PolicyStatement({ effect: iam.Effect.DENY, actions: ['iam:PassRole'], resources: own.map((r) => r.roleArn) }));
+}
+
+/**
+ * Refuses a pass-role ARN (or glob) that is not an IAM role's, or that could name a role of
+ * this stack: CloudFormation names the construct's roles `<stackName>-<logical id>-<suffix>`, so
+ * a glob whose name part can start that way (`role/*`, `role/<stackName>-*`, `role/*-task`) is
+ * refused, unless it names another account than the stack's. List the tenants' task roles by a
+ * prefix or path of their own (`role/tenants/*`). The tenant access role's Deny on the exact
+ * ARNs (`denyPassingOwnRoles`) holds whatever this lets through.
+ */
+function checkPassRole(arn: string, stack: Stack): void {
+  const prop = 'allowedTargetEcsPassRoleArns';
+  if (Token.isUnresolved(arn)) return;
+  const m = /^arn:[^:]+:iam::([^:]*):role\/(.+)$/.exec(arn);
+  if (!m) throw new Error(`${prop}: ${JSON.stringify(arn)} is not an IAM role ARN or ARN glob (arn:<partition>:iam::<account>:role/<name>)`);
+  const [, account, name] = m;
+  if (/^\d{12}$/.test(account) && !Token.isUnresolved(stack.account) && account !== stack.account) return;
+  const literal = name.split(/[*?]/)[0];
+  const own = `${stack.stackName}-`;
+  const canName = Token.isUnresolved(stack.stackName)
+    ? literal.length < name.length && literal === ''
+    : literal.startsWith(own) || (literal.length < name.length && own.startsWith(literal));
+  if (canName) {
+    throw new Error(
+      `${prop}: ${JSON.stringify(arn)} can name the roles of this stack (CloudFormation names them ${own}…), whose credentials act as any tenant; list the tenants' task roles by a name prefix or path of their own, e.g. arn:aws:iam::<account>:role/tenants/*`,
     );
   }
 }
