@@ -836,6 +836,28 @@ describe('settings', () => {
     assert.throws(() => build({ ...JWT_PROPS, tenantTargets: { acme: { ecs: ['*'] } as never } }, 'SundialTargetKindsUnknown'), /unknown kind ecs/);
   });
 
+  it('tenantTargets: the ECS network a tenant may choose (review N1), subnets and security groups by id or glob, a public IP by yes or no', () => {
+    const allow = {
+      acme: {
+        ecsClusters: ['arn:aws:ecs:*:123456789012:cluster/batch'],
+        ecsSubnets: ['subnet-0123456789abcdef0', 'subnet-0aa*'],
+        ecsSecurityGroups: ['sg-0123456789abcdef0'],
+        ecsPublicIp: true,
+      },
+      '*': { ecsSubnets: ['*'], ecsPublicIp: false },
+    };
+    const t = build({ ...JWT_PROPS, tenantTargets: allow }, 'SundialTargetNetwork');
+    // The names the workers deserialize (SUNDIAL_TENANT_TARGETS, unknown fields refused).
+    assert.deepEqual(JSON.parse(String(envOf(t, t.sundial.apiFunction)[e.tenantTargets])), allow);
+    const refused = (acme: Record<string, unknown>, message: RegExp) =>
+      assert.throws(() => build({ ...JWT_PROPS, tenantTargets: { acme } as never }, 'SundialTargetNetworkBad'), message, JSON.stringify(acme));
+    refused({ ecsSubnets: ['sg-0123'] }, /tenantTargets\.acme\.ecsSubnets: .*subnet-/);
+    refused({ ecsSubnets: ['subnet-0123', 'vpc-1'] }, /tenantTargets\.acme\.ecsSubnets: .*subnet-/);
+    refused({ ecsSecurityGroups: ['subnet-0123'] }, /tenantTargets\.acme\.ecsSecurityGroups: .*sg-/);
+    refused({ ecsSecurityGroups: 'sg-0123' }, /tenantTargets\.acme\.ecsSecurityGroups must be a list/);
+    refused({ ecsPublicIp: 'true' }, /tenantTargets\.acme\.ecsPublicIp must be true or false/);
+  });
+
   it('the tenant claim reaches the api', () => {
     assert.equal(envOf(b, b.sundial.apiFunction)[e.tenantClaim], 'tenant_id');
     assert.deepEqual(Annotations.fromStack(b.stack).findWarning('*', Match.stringLikeRegexp('tenantClaim')), [], 'no warning for an issuer-set claim');

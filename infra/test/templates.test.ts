@@ -218,7 +218,15 @@ const CASES: Record<string, () => Synthesized> = {
         },
         privateTargetCidrs: ['10.1.0.0/16', 'fd12::/16'],
         tenantTargets: {
-          acme: { lambda: ['arn:aws:lambda:*:*:function:acme-*'], http: ['*.acme.com'], pools: ['default'], cidrs: ['10.1.0.0/16'] },
+          acme: {
+            lambda: ['arn:aws:lambda:*:*:function:acme-*'],
+            http: ['*.acme.com'],
+            pools: ['default'],
+            cidrs: ['10.1.0.0/16'],
+            ecsSubnets: ['subnet-0aa*'],
+            ecsSecurityGroups: ['sg-0123456789abcdef0'],
+            ecsPublicIp: false,
+          },
           '*': { http: ['*'] },
         },
         tenantRoles: { globex: 'arn:aws:iam::444444444444:role/sundial-globex' },

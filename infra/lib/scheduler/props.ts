@@ -287,6 +287,17 @@ export interface TargetAllow {
   readonly pools?: string[];
   /** Private networks (CIDRs) the tenant's webhooks may reach, within `privateTargetCidrs`. */
   readonly cidrs?: string[];
+  /**
+   * Subnets an `ecs` target's task may be placed in (`target.subnets`): ids (`subnet-0123…`) or
+   * `*` globs (`subnet-0aa*`, `*`). Left out: none, so a tenant with an entry can run no task
+   * that names a subnet. ECS creates the task's network interface with its own service-linked
+   * role, so IAM does not judge the subnet: this list is the only check (docs/tenancy.md).
+   */
+  readonly ecsSubnets?: string[];
+  /** Security groups an `ecs` target's task may join (`target.securityGroups`): ids (`sg-0123…`) or `*` globs. Left out: none. */
+  readonly ecsSecurityGroups?: string[];
+  /** Whether an `ecs` target may ask for a public IP (`target.assignPublicIp`). Default false. */
+  readonly ecsPublicIp?: boolean;
 }
 
 /**

@@ -194,16 +194,38 @@ function tenantRoles(t: Record<string, string> | undefined): string {
   return JSON.stringify(t);
 }
 
+/**
+ * The fields of one tenant's allowlist: those of functions/model/src/outbound/allow.rs
+ * (`TargetAllow`), which refuses others. All lists of globs but `ecsPublicIp`, a boolean.
+ */
+const TARGET_ALLOW_FIELDS = [
+  'lambda', 'sqs', 'http', 'sns', 'stepFunctions', 'ecsTaskDefinitions', 'ecsClusters', 'eventBridge', 'secrets', 'inProcess', 'pools', 'cidrs',
+  'ecsSubnets', 'ecsSecurityGroups', 'ecsPublicIp',
+];
+
+/** The ECS network ids an allowlist names: an id of that prefix (hex, `*` globs within it) or `*`. */
+const ECS_NETWORK_IDS: Record<string, { prefix: string; what: string }> = {
+  ecsSubnets: { prefix: 'subnet-', what: 'subnet ids' },
+  ecsSecurityGroups: { prefix: 'sg-', what: 'security group ids' },
+};
+
 /** `SUNDIAL_TENANT_TARGETS`: the allowlists as JSON, validated at synth (empty = unset). */
 function tenantTargets(t: Record<string, TargetAllow> | undefined): string {
   if (t === undefined) return '';
   for (const [tenant, allow] of Object.entries(t)) {
-    for (const [kind, globs] of Object.entries(allow)) {
-      // The kinds of functions/model/src/outbound/allow.rs (`TargetAllow`), which refuses others.
-      const kinds = ['lambda', 'sqs', 'http', 'sns', 'stepFunctions', 'ecsTaskDefinitions', 'ecsClusters', 'eventBridge', 'secrets', 'inProcess', 'pools', 'cidrs'];
+    for (const [kind, globs] of Object.entries(allow) as Array<[string, unknown]>) {
+      const kinds = TARGET_ALLOW_FIELDS;
       if (!kinds.includes(kind)) throw new Error(`tenantTargets.${tenant}: unknown kind ${kind} (${kinds.join(', ')})`);
+      if (kind === 'ecsPublicIp') {
+        if (typeof globs !== 'boolean') throw new Error(`tenantTargets.${tenant}.ecsPublicIp must be true or false, got ${JSON.stringify(globs)}`);
+        continue;
+      }
       if (!Array.isArray(globs) || globs.some((g) => typeof g !== 'string' || g.length === 0)) {
         throw new Error(`tenantTargets.${tenant}.${kind} must be a list of non-empty globs`);
+      }
+      const ids = ECS_NETWORK_IDS[kind];
+      if (ids && globs.some((g: string) => g !== '*' && !new RegExp(`^${ids.prefix}[0-9a-f*]+$`).test(g))) {
+        throw new Error(`tenantTargets.${tenant}.${kind}: ${ids.what} (${ids.prefix}0123abcd…) or * globs of them, got ${JSON.stringify(globs)}`);
       }
       // Matched against ARNs, as the Rust side refuses otherwise when it reads the setting.
       const arnKinds = ['sns', 'stepFunctions', 'ecsTaskDefinitions', 'ecsClusters', 'eventBridge', 'secrets'];
