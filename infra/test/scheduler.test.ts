@@ -611,6 +611,28 @@ describe('api', () => {
     assert.throws(() => build({ ...JWT_PROPS, quotas: { maxJobs: 0 } }), /quotas\.maxJobs/);
   });
 
+  it('the public routes have a throttle of their own (review N7): a flood of them cannot use up what tenants share', () => {
+    const PUBLIC = ['GET /console', 'GET /console/{file}', 'GET /openapi.json'];
+    const stageOf = (x: Built) => Object.entries(x.template.findResources('AWS::ApiGatewayV2::Stage'))[0];
+    const b = build();
+    const [, stage] = stageOf(b);
+    assert.deepEqual(Object.keys(stage.Properties.RouteSettings ?? {}).sort(), PUBLIC);
+    for (const key of PUBLIC) assert.deepEqual(stage.Properties.RouteSettings[key], { ThrottlingRateLimit: 10, ThrottlingBurstLimit: 20 }, key);
+    // The authenticated routes keep the stage's default.
+    assert.deepEqual(stage.Properties.DefaultRouteSettings, { ThrottlingRateLimit: 100, ThrottlingBurstLimit: 200 });
+    // CloudFormation refuses route settings of a route that does not exist yet: the stage waits for them.
+    const routes = b.template.findResources('AWS::ApiGatewayV2::Route');
+    const publicIds = Object.entries(routes).filter(([, r]) => PUBLIC.includes(r.Properties.RouteKey)).map(([id]) => id);
+    assert.equal(publicIds.length, 3);
+    for (const id of publicIds) assert.ok((stage.DependsOn ?? []).includes(id), `the stage depends on ${id}`);
+
+    const c = build({ ...JWT_PROPS, apiThrottle: { publicRoutes: { rateLimit: 2, burstLimit: 5 } } }, 'SundialPublicThrottle');
+    const [, cs] = stageOf(c);
+    for (const key of PUBLIC) assert.deepEqual(cs.Properties.RouteSettings[key], { ThrottlingRateLimit: 2, ThrottlingBurstLimit: 5 }, key);
+    assert.deepEqual(cs.Properties.DefaultRouteSettings, { ThrottlingRateLimit: 100, ThrottlingBurstLimit: 200 });
+    assert.throws(() => build({ ...JWT_PROPS, apiThrottle: { publicRoutes: { burstLimit: -1 } } }, 'SundialPublicThrottleBad'), /apiThrottle\.publicRoutes\.burstLimit/);
+  });
+
   it('reserves the api function 50 concurrent executions by default (a tenant\'s slow requests cannot take the workers\' share), or as asked', () => {
     const reservedOf = (x: Built) =>
       x.template.findResources('AWS::Lambda::Function')[logicalId(x.stack, x.sundial.apiFunction)].Properties.ReservedConcurrentExecutions;

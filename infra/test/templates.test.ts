@@ -232,7 +232,7 @@ const CASES: Record<string, () => Synthesized> = {
         tenantRoles: { globex: 'arn:aws:iam::444444444444:role/sundial-globex' },
         quotas: { maxJobs: 50, minIntervalSecs: 60, apiExecutionsPerMinute: 100, triggersPerMinute: 5, executionsPerHour: 5000, tenantRequestsPerSecond: 0 },
         operatorTenants: ['ops', 'sre'],
-        apiThrottle: { rateLimit: 10, burstLimit: 20 },
+        apiThrottle: { rateLimit: 10, burstLimit: 20, publicRoutes: { rateLimit: 5, burstLimit: 10 } },
         apiReservedConcurrency: 20,
         backpressure: { deferDepth: 500, deferSecs: 90, saturatedDepth: 9000 },
         functionOverrides: { workers: { functionName: 'acme-sundial-worker' } },

@@ -130,6 +130,12 @@ export interface ApiThrottleProps {
   readonly rateLimit?: number;
   /** Burst [200]. */
   readonly burstLimit?: number;
+  /**
+   * The routes anyone may call without signing in (`GET /openapi.json`, `/console`,
+   * `/console/{file}`): a route-level throttle of their own [10 a second, burst 20], so that an
+   * unauthenticated flood of them is refused there, not out of the limit tenants share.
+   */
+  readonly publicRoutes?: { readonly rateLimit?: number; readonly burstLimit?: number };
 }
 
 /** Settings of every worker, Lambda or ECS. Defaults: resources.json `defaults`. */
