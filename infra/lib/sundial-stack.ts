@@ -20,6 +20,12 @@ export class SundialStack extends Stack {
     new CfnOutput(this, 'QueuePrefix', { value: s.queuePrefix });
     new CfnOutput(this, 'EventBusName', { value: s.eventBusName });
     new CfnOutput(this, 'TickFunctionName', { value: s.tickFunction.functionName });
+    // Attach it to every tenant principal of this account (docs/tenancy.md, "The guardrail
+    // policy"): nothing else stops one from invoking Sundial's functions or re-tagging targets.
+    new CfnOutput(this, 'TenantGuardrailPolicyArn', {
+      description: "Attach to every tenant role, user or group in this account: denies them Sundial's functions, tables, queues, roles and the tenant tag",
+      value: s.tenantGuardrailPolicy().managedPolicyArn,
+    });
     new CfnOutput(this, 'DashboardUrl', {
       description: 'The CloudWatch dashboard: tick and scan, and per pool lag, queue wait, outcomes, takeovers, DLQ depth',
       value: `https://${this.region}.console.aws.amazon.com/cloudwatch/home?region=${this.region}#dashboards:name=${s.dashboard.dashboardName}`,

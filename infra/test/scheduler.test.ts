@@ -858,6 +858,21 @@ describe('settings', () => {
     assert.throws(() => build({ ...JWT_PROPS, tenantTargets: { acme: { ecs: ['*'] } as never } }, 'SundialTargetKindsUnknown'), /unknown kind ecs/);
   });
 
+  it('warns at synth when nothing but IAM keeps tenants apart: tenantTargets unset, and allowedTarget*Arns without it (review M3)', () => {
+    const warned = (x: Built, id: string) => Annotations.fromStack(x.stack).findWarning('*', Match.stringLikeRegexp(`\\[ack: ${id}\\]`));
+    // JWT_PROPS: tenants (every apiAuth serves them), allowedTargetFunctionArns, no tenantTargets
+    const b = build();
+    assert.equal(warned(b, 'sundial:tenant-targets-unset').length, 1);
+    const arns = warned(b, 'sundial:allowed-targets-without-tenant-targets');
+    assert.equal(arns.length, 1);
+    assert.match(String(arns[0].entry.data), /allowedTargetFunctionArns/);
+    const bare = build({ ...JWT_PROPS, allowedTargetFunctionArns: undefined }, 'SundialNoTargets');
+    assert.equal(warned(bare, 'sundial:tenant-targets-unset').length, 1);
+    assert.equal(warned(bare, 'sundial:allowed-targets-without-tenant-targets').length, 0);
+    const bounded = build({ ...JWT_PROPS, tenantTargets: { '*': { http: ['*'] } } }, 'SundialBounded');
+    assert.equal(warned(bounded, 'sundial:tenant-targets-unset').length + warned(bounded, 'sundial:allowed-targets-without-tenant-targets').length, 0);
+  });
+
   it('tenantTargets: the ECS network a tenant may choose (review N1), subnets and security groups by id or glob, a public IP by yes or no', () => {
     const allow = {
       acme: {

@@ -13,6 +13,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import { SundialScheduler, SundialSchedulerProps } from '../lib/sundial-scheduler';
+import { SundialStack } from '../lib/sundial-stack';
 import { build, Built, CDK_JSON_CONTEXT, envOf, fakeAssetsDir, JWT_PROPS, logicalId, roleStatements, Stmt } from './helpers';
 
 const SECRETS = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:sundial-webhooks/*';
@@ -340,6 +341,18 @@ describe('deployment boundary: the guardrail for tenant principals (review H1, L
     assert.deepEqual(bySid('SundialTenantTagOfTargets', scp).Condition['ForAnyValue:StringEquals'], { 'aws:TagKeys': ['sundial-tenant', 'team'] });
     assert.deepEqual(bySid('SundialTenantRequestTag1', scp).Condition.Null, { 'aws:RequestTag/team': 'false', 'aws:PrincipalTag/team': 'false' });
     for (const x of statements()) assert.equal(x.Condition?.Null?.['aws:PrincipalTag/team'], undefined, `${x.Sid}: no principal condition unless asked`);
+  });
+
+  it('the app (bin/app.ts, SundialStack) makes the guardrail policy and names it in an output, to attach to every tenant principal', () => {
+    const app = new App({ builtinCloudFormationValidation: false, context: CDK_JSON_CONTEXT });
+    const stack = new SundialStack(app, 'GuardrailApp', { scheduler: { ...JWT_PROPS, assetsDir: fakeAssetsDir() } });
+    const t = Template.fromStack(stack);
+    const policies = Object.entries(t.findResources('AWS::IAM::ManagedPolicy')) as Array<[string, any]>;
+    assert.equal(policies.length, 1);
+    const [id, policy] = policies[0];
+    assert.ok((policy.Properties.PolicyDocument.Statement as any[]).some((x) => x.Sid === 'SundialTenantTagOfTargets'));
+    const outputs = t.findOutputs('TenantGuardrailPolicyArn');
+    assert.deepEqual(Object.values(outputs).map((o: any) => o.Value), [{ Ref: id }]);
   });
 
   it('as a managed policy of the stack, created once; the key is covered when there is one', () => {

@@ -44,6 +44,7 @@ export function settingValues(s: Sundial, poolProps: PoolProps[], named: Named):
   const { props } = s;
   const tenantLimits = tenantMaxRunning(props.workers ?? {});
   const claim = tenantClaimOf(s);
+  warnUnboundedTenants(s);
   // The groups are checked in this order: of several bad props, the same one is reported first.
   return {
     ...tickSettings(props, poolProps, named),
@@ -51,6 +52,35 @@ export function settingValues(s: Sundial, poolProps: PoolProps[], named: Named):
     ...identitySettings(s, claim, named.eventBusName),
     ...quotaSettings(props),
   };
+}
+
+/** The props that say what the tenant access role may reach at all (tenancy.ts). */
+const ALLOWED_TARGET_PROPS = [
+  'allowedTargetFunctionArns', 'allowedTargetQueueArns', 'allowedTargetEventBusArns', 'allowedTargetTopicArns',
+  'allowedTargetStateMachineArns', 'allowedTargetEcsClusterArns', 'allowedTargetTaskDefinitionArns',
+  'allowedTargetEcsPassRoleArns', 'allowedTargetSecretArns',
+] as const;
+
+/**
+ * Every deployment serves tenants (whatever `apiAuth` says), and without `tenantTargets` every
+ * tenant may use everything the deployment offers (review M3): warned at synth, and more
+ * pointedly when `allowedTarget*Arns` give the tenant access role targets that nothing but each
+ * target's `sundial-tenant` tag then divides between tenants.
+ */
+function warnUnboundedTenants(s: Sundial): void {
+  const { props } = s;
+  if (props.tenantTargets !== undefined) return;
+  Annotations.of(s.scope).addWarningV2(
+    'sundial:tenant-targets-unset',
+    "tenantTargets is unset: every tenant may use every pool, in-process handler, public webhook host, ECS subnet and security group, and the deployment's privateTargetCidrs. Set tenantTargets (a '*' entry covers the tenants without one of their own; docs/tenancy.md).",
+  );
+  const given = ALLOWED_TARGET_PROPS.filter((p) => (props[p]?.length ?? 0) > 0);
+  if (given.length > 0) {
+    Annotations.of(s.scope).addWarningV2(
+      'sundial:allowed-targets-without-tenant-targets',
+      `${given.join(', ')} without tenantTargets: any tenant may name any of those targets in its jobs, and only each target's sundial-tenant tag (IAM, and the workers' check) keeps it from another tenant's. Say per tenant which targets it may call with tenantTargets (docs/tenancy.md).`,
+    );
+  }
 }
 
 function int(what: string, v: number, lo: number, hi: number): string {
