@@ -97,7 +97,8 @@ export class SundialScheduler extends Construct {
    * The tenant access role (docs/tenancy.md): every worker assumes it with the session tag
    * `sundial-tenant=<tenant>` and calls job targets (Lambda, SQS) and reads webhook secrets only
    * through that session. Its statements are the `allowedTarget*Arns` grants, each limited to
-   * resources whose `sundial-tenant` tag equals the session's; its trust policy admits the
+   * resources whose `sundial-tenant` tag equals the session's, and a Deny of `iam:PassRole` on
+   * every role of the construct; its trust policy admits the
    * stack's worker roles only, and only with that one session tag. Grant it `kms:Decrypt` on a
    * customer-managed key of a target secret or queue.
    */
