@@ -42,7 +42,7 @@ class PaymentsStack extends Stack {
     // principal of this account) off Sundial's functions, tables, roles and the tenant tag.
     const operators = new iam.Role(this, 'Operators', { assumedBy: new iam.AccountRootPrincipal() });
     Tags.of(operators).add('sundial-tenant', 'payments');
-    operators.addManagedPolicy(sundial.tenantGuardrailPolicy());
+    for (const policy of sundial.tenantGuardrailPolicies()) operators.addManagedPolicy(policy);
     sundial.grantInvokeApi(operators);
     // A reporting job reads executions directly.
     const reporting = new iam.Role(this, 'Reporting', { assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com') });

@@ -239,13 +239,9 @@ export function guardrailStatements(scope: Construct, g: GuardrailScope, options
   const queueArns = all.filter((c): c is sqs.Queue => c instanceof sqs.Queue).map((q) => q.queueArn);
   const roleArns = all.filter((c): c is iam.Role => c instanceof iam.Role).map((r) => r.roleArn);
   const logGroupArns = all.filter((c): c is logs.LogGroup => c instanceof logs.LogGroup).map((lg) => lg.logGroupArn);
-  const principal: Record<string, string> = options.onlyTaggedPrincipals ? { [`aws:PrincipalTag/${g.principalTenantTag}`]: 'false' } : {};
-  const deny = (sid: string, actions: string[], resources: string[], conditions: Record<string, Record<string, unknown>> = {}) => {
-    // The tagged-principal scope and a statement's own Null condition share the one `Null` block.
-    const nulls = { ...principal, ...conditions.Null };
-    const all = { ...conditions, ...(Object.keys(nulls).length > 0 ? { Null: nulls } : {}) };
-    return new iam.PolicyStatement({ sid, effect: iam.Effect.DENY, actions, resources, conditions: all });
-  };
+  const principal = options.onlyTaggedPrincipals ? { Null: { [`aws:PrincipalTag/${g.principalTenantTag}`]: 'false' } } : undefined;
+  const deny = (sid: string, actions: string[], resources: string[], conditions?: Record<string, unknown>) =>
+    new iam.PolicyStatement({ sid, effect: iam.Effect.DENY, actions, resources, conditions: { ...principal, ...conditions } });
   const tagKeys = { 'ForAnyValue:StringEquals': { 'aws:TagKeys': g.tenantTagKeys } };
   // The tenant access role's session carries the tenant tag (so an SCP's tagged-principal scope
   // takes it in) and tags the tasks it runs with it: RunTask applies the task definition's
@@ -283,16 +279,27 @@ export function guardrailStatements(scope: Construct, g: GuardrailScope, options
     deny('SundialRoles', ['iam:*'], roleArns),
     deny('SundialAssumeRoles', ['sts:AssumeRole', 'sts:TagSession', 'sts:SetSourceIdentity'], [g.tenantAccessRole.roleArn, ...roleArns.filter((a) => a !== g.tenantAccessRole.roleArn)]),
     deny('SundialTenantTagOfPrincipals', ['iam:TagRole', 'iam:UntagRole', 'iam:TagUser', 'iam:UntagUser', 'iam:CreateRole', 'iam:CreateUser'], ['*'], tagKeys),
+    // Tag at creation included: every action here takes aws:TagKeys, which holds the key of
+    // every tag the request carries (aws:RequestTag/<key> present implies it), so one statement
+    // covers both; the managed policy must stay within IAM's 6,144 characters.
     deny('SundialTenantTagOfTargets', TARGET_TAGGING, ['*'], { ...tagKeys, ...notTenantSession }),
-    // Tag at creation, by the request tag itself as well: one statement per key, since the keys
-    // of one `Null` block must all hold.
-    ...g.tenantTagKeys.map((key, i) =>
-      deny(`SundialTenantRequestTag${i}`, TARGET_TAGGING.filter((a) => !/:Untag/.test(a)), ['*'], {
-        Null: { [`aws:RequestTag/${key}`]: 'false' },
-        ...notTenantSession,
-      }),
-    ),
   ];
+}
+
+/** Which guardrail policy (`tenantGuardrailPolicies`) holds a statement, by its Sid. */
+const GUARDRAIL_PARTS: Array<{ part: string; sids: RegExp }> = [
+  { part: 'Functions', sids: /^Sundial(Functions|EventSourceMappings)$/ },
+  { part: 'Data', sids: /^Sundial(Tables|Queues|EventBus|Logs|TenantBus.*|Key)$/ },
+  { part: 'Identity', sids: /^Sundial(Roles|AssumeRoles|TenantTagOf.*)$/ },
+];
+
+/** The guardrail statements by part, each statement in exactly one (a new Sid must be given one). */
+export function guardrailParts(statements: iam.PolicyStatement[]): Array<{ part: string; statements: iam.PolicyStatement[] }> {
+  for (const st of statements) {
+    const n = GUARDRAIL_PARTS.filter((p) => p.sids.test(st.sid ?? '')).length;
+    if (n !== 1) throw new Error(`guardrail statement ${st.sid} belongs to ${n} policies, not one (GUARDRAIL_PARTS)`);
+  }
+  return GUARDRAIL_PARTS.map(({ part, sids }) => ({ part, statements: statements.filter((st) => sids.test(st.sid ?? '')) }));
 }
 
 /**
