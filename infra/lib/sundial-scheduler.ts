@@ -50,7 +50,7 @@ import { ApiAuth, SundialPool, SundialSchedulerProps } from './scheduler/props';
 import { poolQueues } from './scheduler/queues';
 import { envFactory, ownFunctionGlobs, settingValues } from './scheduler/settings';
 import { createTables } from './scheduler/tables';
-import { guardrailStatements, tenantAccess, TENANT_TAG_KEY } from './scheduler/tenancy';
+import { denyPassingOwnRoles, guardrailParts, guardrailStatements, tenantAccess, TENANT_TAG_KEY } from './scheduler/tenancy';
 import { workers } from './scheduler/workers';
 import { TOOLKIT_TABLES, ToolkitTableName } from './toolkit';
 
@@ -97,7 +97,8 @@ export class SundialScheduler extends Construct {
    * The tenant access role (docs/tenancy.md): every worker assumes it with the session tag
    * `sundial-tenant=<tenant>` and calls job targets (Lambda, SQS) and reads webhook secrets only
    * through that session. Its statements are the `allowedTarget*Arns` grants, each limited to
-   * resources whose `sundial-tenant` tag equals the session's; its trust policy admits the
+   * resources whose `sundial-tenant` tag equals the session's, and a Deny of `iam:PassRole` on
+   * every role of the construct; its trust policy admits the
    * stack's worker roles only, and only with that one session tag. Grant it `kms:Decrypt` on a
    * customer-managed key of a target secret or queue.
    */
@@ -109,6 +110,7 @@ export class SundialScheduler extends Construct {
   /** That tag and the tenant access role's session tag: the keys no tenant may set. */
   private readonly tenantTagKeys: string[];
   private guardrailPolicy?: iam.ManagedPolicy;
+  private guardrailPolicies?: iam.ManagedPolicy[];
 
   constructor(scope: Construct, id: string, props: SundialSchedulerProps) {
     super(scope, id);
@@ -165,6 +167,8 @@ export class SundialScheduler extends Construct {
       this.tenantRules.push(...sources.rules);
     }
     this.dashboard = observe(s, { tick, scan, reconcile: this.reconcileFunction }, this.pools, poolProps, props.scheduleLagAlarmThresholdMs ?? 5000);
+    // Last: it names every role the parts above made.
+    denyPassingOwnRoles(this, this.tenantAccessRole);
   }
 
   /** The cluster of ECS pools, if any. */
@@ -224,8 +228,11 @@ export class SundialScheduler extends Construct {
    *   `sts:SetSourceIdentity` on them, the tenant access role first;
    * - tagging with the tenant tag (`sundial-tenant`, and `apiAuth.tenantTag`): `iam:TagRole`,
    *   `iam:UntagRole`, `iam:TagUser`, `iam:UntagUser`, `iam:CreateRole`, `iam:CreateUser` (a
-   *   principal's tenant), and `TagResource`/`UntagResource` of secrets and functions,
-   *   `TagQueue`/`UntagQueue` of queues (a target's tenant), by `aws:TagKeys`.
+   *   principal's tenant), by `aws:TagKeys`; and of every kind of target whose tag the workers
+   *   judge (secrets, functions, queues, buses, topics, state machines, ECS task definitions,
+   *   clusters and tasks), tagging, untagging and creating with tags, by `aws:TagKeys`, for
+   *   every principal but the tenant access role, whose RunTask tags the task with its tenant's
+   *   tag.
    *
    * `onlyTaggedPrincipals` adds `Null: { aws:PrincipalTag/<apiAuth.tenantTag>: false }` to each, so the
    * statements can go into an SCP (or any policy shared with Sundial's own roles and the
@@ -251,7 +258,9 @@ export class SundialScheduler extends Construct {
   /**
    * `tenantGuardrailStatements()` as a customer-managed policy of this stack (created once), to
    * attach to every tenant principal (role, user or group): its Deny statements override any
-   * Allow the principal has. As a permissions boundary it needs an Allow as well (a boundary
+   * Allow the principal has. One policy outgrows IAM's 6,144 characters for a managed policy
+   * once the stack has more than a few functions or a long name: prefer
+   * `tenantGuardrailPolicies()`. As a permissions boundary it needs an Allow as well (a boundary
    * allows only what it allows); as an SCP use `tenantGuardrailStatements({ onlyTaggedPrincipals:
    * true })` (docs/tenancy.md has the JSON).
    */
@@ -261,6 +270,25 @@ export class SundialScheduler extends Construct {
       statements: this.tenantGuardrailStatements(),
     });
     return this.guardrailPolicy;
+  }
+
+  /**
+   * `tenantGuardrailStatements()` as customer-managed policies of this stack (created once),
+   * split by concern: Sundial's functions; its data (tables, queues, buses, log groups, key);
+   * its roles and the tenant tag. Attach every one of them to every tenant principal. One
+   * policy (`tenantGuardrailPolicy`) can outgrow IAM's 6,144 characters for a managed policy: the
+   * statements name each function, table, queue, log group and role by ARN, and every ARN grows
+   * with the stack name.
+   */
+  public tenantGuardrailPolicies(): iam.ManagedPolicy[] {
+    this.guardrailPolicies ??= guardrailParts(this.tenantGuardrailStatements()).map(
+      ({ part, statements }) =>
+        new iam.ManagedPolicy(this, `TenantGuardrail${part}`, {
+          description: `Sundial: what a tenant principal must never do (${part.toLowerCase()}); attach with the other TenantGuardrail policies`,
+          statements,
+        }),
+    );
+    return this.guardrailPolicies;
   }
 
   /**

@@ -1,5 +1,5 @@
 /** The small stack the app deploys: one SundialScheduler and its outputs. */
-import { CfnOutput, Stack, StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Fn, Stack, StackProps } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { SundialScheduler, SundialSchedulerProps } from './sundial-scheduler';
 
@@ -20,6 +20,12 @@ export class SundialStack extends Stack {
     new CfnOutput(this, 'QueuePrefix', { value: s.queuePrefix });
     new CfnOutput(this, 'EventBusName', { value: s.eventBusName });
     new CfnOutput(this, 'TickFunctionName', { value: s.tickFunction.functionName });
+    // Attach it to every tenant principal of this account (docs/tenancy.md, "The guardrail
+    // policy"): nothing else stops one from invoking Sundial's functions or re-tagging targets.
+    new CfnOutput(this, 'TenantGuardrailPolicyArns', {
+      description: "Attach each (comma-separated) to every tenant role, user or group in this account: they deny them Sundial's functions, tables, queues, roles and the tenant tag",
+      value: Fn.join(',', s.tenantGuardrailPolicies().map((p) => p.managedPolicyArn)),
+    });
     new CfnOutput(this, 'DashboardUrl', {
       description: 'The CloudWatch dashboard: tick and scan, and per pool lag, queue wait, outcomes, takeovers, DLQ depth',
       value: `https://${this.region}.console.aws.amazon.com/cloudwatch/home?region=${this.region}#dashboards:name=${s.dashboard.dashboardName}`,

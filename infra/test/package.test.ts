@@ -96,6 +96,14 @@ describe('the npm package and an app that uses it', () => {
     for (const tb of tables) assert.equal(tb.Properties.SSESpecification?.SSEType, 'KMS');
     const policies = JSON.stringify(res.filter((r) => r.Type === 'AWS::IAM::Policy'));
     assert.ok(policies.includes('execute-api:Invoke'), 'grantInvokeApi reached the operators role');
+    // The tenant principal carries the guardrail: tagged with its tenant, the policy attached.
+    const guardrail = Object.entries(t.Resources as Record<string, { Type: string; Properties: any }>).find(
+      ([, r]) => r.Type === 'AWS::IAM::ManagedPolicy' && r.Properties.PolicyDocument.Statement.some((x: any) => x.Sid === 'SundialTenantTagOfTargets'),
+    );
+    assert.ok(guardrail, 'the guardrail policy');
+    const tenants = res.filter((r) => r.Type === 'AWS::IAM::Role' && (r.Properties.Tags ?? []).some((x: any) => x.Key === 'sundial-tenant'));
+    assert.ok(tenants.length > 0, 'a tenant principal');
+    for (const r of tenants) assert.ok(JSON.stringify(r.Properties.ManagedPolicyArns ?? []).includes(guardrail[0]), JSON.stringify(r.Properties));
     const fns = res.filter((r) => r.Type === 'AWS::Lambda::Function');
     assert.equal(fns.length, 6);
     for (const f of fns) assert.deepEqual(f.Properties.TracingConfig, { Mode: 'Active' });

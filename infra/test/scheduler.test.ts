@@ -611,6 +611,28 @@ describe('api', () => {
     assert.throws(() => build({ ...JWT_PROPS, quotas: { maxJobs: 0 } }), /quotas\.maxJobs/);
   });
 
+  it('the public routes have a throttle of their own (review N7): a flood of them cannot use up what tenants share', () => {
+    const PUBLIC = ['GET /console', 'GET /console/{file}', 'GET /openapi.json'];
+    const stageOf = (x: Built) => Object.entries(x.template.findResources('AWS::ApiGatewayV2::Stage'))[0];
+    const b = build();
+    const [, stage] = stageOf(b);
+    assert.deepEqual(Object.keys(stage.Properties.RouteSettings ?? {}).sort(), PUBLIC);
+    for (const key of PUBLIC) assert.deepEqual(stage.Properties.RouteSettings[key], { ThrottlingRateLimit: 10, ThrottlingBurstLimit: 20 }, key);
+    // The authenticated routes keep the stage's default.
+    assert.deepEqual(stage.Properties.DefaultRouteSettings, { ThrottlingRateLimit: 100, ThrottlingBurstLimit: 200 });
+    // CloudFormation refuses route settings of a route that does not exist yet: the stage waits for them.
+    const routes = b.template.findResources('AWS::ApiGatewayV2::Route');
+    const publicIds = Object.entries(routes).filter(([, r]) => PUBLIC.includes(r.Properties.RouteKey)).map(([id]) => id);
+    assert.equal(publicIds.length, 3);
+    for (const id of publicIds) assert.ok((stage.DependsOn ?? []).includes(id), `the stage depends on ${id}`);
+
+    const c = build({ ...JWT_PROPS, apiThrottle: { publicRoutes: { rateLimit: 2, burstLimit: 5 } } }, 'SundialPublicThrottle');
+    const [, cs] = stageOf(c);
+    for (const key of PUBLIC) assert.deepEqual(cs.Properties.RouteSettings[key], { ThrottlingRateLimit: 2, ThrottlingBurstLimit: 5 }, key);
+    assert.deepEqual(cs.Properties.DefaultRouteSettings, { ThrottlingRateLimit: 100, ThrottlingBurstLimit: 200 });
+    assert.throws(() => build({ ...JWT_PROPS, apiThrottle: { publicRoutes: { burstLimit: -1 } } }, 'SundialPublicThrottleBad'), /apiThrottle\.publicRoutes\.burstLimit/);
+  });
+
   it('reserves the api function 50 concurrent executions by default (a tenant\'s slow requests cannot take the workers\' share), or as asked', () => {
     const reservedOf = (x: Built) =>
       x.template.findResources('AWS::Lambda::Function')[logicalId(x.stack, x.sundial.apiFunction)].Properties.ReservedConcurrentExecutions;
@@ -834,6 +856,43 @@ describe('settings', () => {
     assert.deepEqual(JSON.parse(String(envOf(t, t.sundial.apiFunction)[e.tenantTargets])), allow);
     assert.throws(() => build({ ...JWT_PROPS, tenantTargets: { acme: { ecsClusters: ['batch'] } } }, 'SundialTargetKindsBad'), /ecsClusters: globs match ARNs/);
     assert.throws(() => build({ ...JWT_PROPS, tenantTargets: { acme: { ecs: ['*'] } as never } }, 'SundialTargetKindsUnknown'), /unknown kind ecs/);
+  });
+
+  it('warns at synth when nothing but IAM keeps tenants apart: tenantTargets unset, and allowedTarget*Arns without it (review M3)', () => {
+    const warned = (x: Built, id: string) => Annotations.fromStack(x.stack).findWarning('*', Match.stringLikeRegexp(`\\[ack: ${id}\\]`));
+    // JWT_PROPS: tenants (every apiAuth serves them), allowedTargetFunctionArns, no tenantTargets
+    const b = build();
+    assert.equal(warned(b, 'sundial:tenant-targets-unset').length, 1);
+    const arns = warned(b, 'sundial:allowed-targets-without-tenant-targets');
+    assert.equal(arns.length, 1);
+    assert.match(String(arns[0].entry.data), /allowedTargetFunctionArns/);
+    const bare = build({ ...JWT_PROPS, allowedTargetFunctionArns: undefined }, 'SundialNoTargets');
+    assert.equal(warned(bare, 'sundial:tenant-targets-unset').length, 1);
+    assert.equal(warned(bare, 'sundial:allowed-targets-without-tenant-targets').length, 0);
+    const bounded = build({ ...JWT_PROPS, tenantTargets: { '*': { http: ['*'] } } }, 'SundialBounded');
+    assert.equal(warned(bounded, 'sundial:tenant-targets-unset').length + warned(bounded, 'sundial:allowed-targets-without-tenant-targets').length, 0);
+  });
+
+  it('tenantTargets: the ECS network a tenant may choose (review N1), subnets and security groups by id or glob, a public IP by yes or no', () => {
+    const allow = {
+      acme: {
+        ecsClusters: ['arn:aws:ecs:*:123456789012:cluster/batch'],
+        ecsSubnets: ['subnet-0123456789abcdef0', 'subnet-0aa*'],
+        ecsSecurityGroups: ['sg-0123456789abcdef0'],
+        ecsPublicIp: true,
+      },
+      '*': { ecsSubnets: ['*'], ecsPublicIp: false },
+    };
+    const t = build({ ...JWT_PROPS, tenantTargets: allow }, 'SundialTargetNetwork');
+    // The names the workers deserialize (SUNDIAL_TENANT_TARGETS, unknown fields refused).
+    assert.deepEqual(JSON.parse(String(envOf(t, t.sundial.apiFunction)[e.tenantTargets])), allow);
+    const refused = (acme: Record<string, unknown>, message: RegExp) =>
+      assert.throws(() => build({ ...JWT_PROPS, tenantTargets: { acme } as never }, 'SundialTargetNetworkBad'), message, JSON.stringify(acme));
+    refused({ ecsSubnets: ['sg-0123'] }, /tenantTargets\.acme\.ecsSubnets: .*subnet-/);
+    refused({ ecsSubnets: ['subnet-0123', 'vpc-1'] }, /tenantTargets\.acme\.ecsSubnets: .*subnet-/);
+    refused({ ecsSecurityGroups: ['subnet-0123'] }, /tenantTargets\.acme\.ecsSecurityGroups: .*sg-/);
+    refused({ ecsSecurityGroups: 'sg-0123' }, /tenantTargets\.acme\.ecsSecurityGroups must be a list/);
+    refused({ ecsPublicIp: 'true' }, /tenantTargets\.acme\.ecsPublicIp must be true or false/);
   });
 
   it('the tenant claim reaches the api', () => {

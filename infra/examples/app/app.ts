@@ -7,7 +7,7 @@
  *   npx cdk synth -c sundial:assetsDir=/path/to/built/assets    # infra/scripts/build-assets.sh output
  *   npx cdk synth -c sundial:manifestPath=/path/to/sundial/Cargo.toml   # build with cargo lambda at synth
  */
-import { App, CfnOutput, Duration, Stack, StackProps } from 'aws-cdk-lib';
+import { App, CfnOutput, Duration, Stack, StackProps, Tags } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import { Construct } from 'constructs';
@@ -32,10 +32,17 @@ class PaymentsStack extends Stack {
       toolkitTables: { namePrefix: 'payments-' },
       functionOverrides: { api: { memorySize: 512 } },
       retainData: false,
+      // What each tenant may call (review M3): without it every tenant may use every pool,
+      // public webhook host and in-process handler, and synth warns.
+      tenantTargets: { payments: { pools: ['default', 'settlement'], http: ['*.payments.example.com'] } },
     });
 
-    // The team's operators call the API with SigV4 (`sundial --auth iam ...`).
+    // The team's operators call the API with SigV4 (`sundial --auth iam ...`) as tenant
+    // `payments`: the tag names their tenant, and the guardrail keeps them (and every tenant
+    // principal of this account) off Sundial's functions, tables, roles and the tenant tag.
     const operators = new iam.Role(this, 'Operators', { assumedBy: new iam.AccountRootPrincipal() });
+    Tags.of(operators).add('sundial-tenant', 'payments');
+    for (const policy of sundial.tenantGuardrailPolicies()) operators.addManagedPolicy(policy);
     sundial.grantInvokeApi(operators);
     // A reporting job reads executions directly.
     const reporting = new iam.Role(this, 'Reporting', { assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com') });

@@ -63,8 +63,8 @@ export function api(
     reservedConcurrentExecutions: apiReserved === false ? undefined : apiReserved,
   });
   grantApi(s, fn, t);
-  const httpApi = httpApiWithStage(s);
-  apiRoutes(s, httpApi, fn);
+  const { httpApi, stage } = httpApiWithStage(s);
+  throttlePublicRoutes(s, stage, apiRoutes(s, httpApi, fn));
   acknowledgeIndexReads(s, fn, [t.jobs, t.executions]);
   return { fn, httpApi };
 }
@@ -119,10 +119,10 @@ function grantTagReads(s: Sundial, fn: lambda.Function): void {
 }
 
 /** The HTTP API and its `$default` stage: the throttle of all callers, JSON access logs. */
-function httpApiWithStage(s: Sundial): apigwv2.HttpApi {
+function httpApiWithStage(s: Sundial): { httpApi: apigwv2.HttpApi; stage: apigwv2.HttpStage } {
   const httpApi = new apigwv2.HttpApi(s.scope, 'HttpApi', { description: 'Sundial API', createDefaultStage: false });
   const accessLogs = logGroup(s, 'ApiAccessLogs');
-  new apigwv2.HttpStage(s.scope, 'HttpApiDefaultStage', {
+  const stage = new apigwv2.HttpStage(s.scope, 'HttpApiDefaultStage', {
     httpApi,
     stageName: '$default',
     autoDeploy: true,
@@ -145,11 +145,36 @@ function httpApiWithStage(s: Sundial): apigwv2.HttpApi {
       ),
     },
   });
-  return httpApi;
+  return { httpApi, stage };
 }
 
-/** Every route to the api function: all behind the authorizer but the public documents. */
-function apiRoutes(s: Sundial, httpApi: apigwv2.HttpApi, fn: lambda.Function): void {
+/** The route keys of the routes without an authorizer (`apiRoutes`). */
+const PUBLIC_ROUTE_KEYS = ['GET /openapi.json', 'GET /console', 'GET /console/{file}'];
+
+/**
+ * A route-level throttle for the public routes (`apiThrottle.publicRoutes`): anyone can call
+ * them, so a flood of them is refused at their own limit rather than at the stage default that
+ * every tenant's requests go through. CloudFormation refuses route settings that name a route
+ * not yet created, so the stage waits for the routes.
+ */
+function throttlePublicRoutes(s: Sundial, stage: apigwv2.HttpStage, routes: apigwv2.HttpRoute[]): void {
+  const p = s.props.apiThrottle?.publicRoutes ?? {};
+  const limit = (what: string, v: number, integer: boolean) => {
+    if (!Number.isFinite(v) || v < 0 || (integer && !Number.isInteger(v))) {
+      throw new Error(`apiThrottle.publicRoutes.${what} must be a${integer ? ' whole' : ''} number of at least 0, got ${v}`);
+    }
+    return v;
+  };
+  const settings = { ThrottlingRateLimit: limit('rateLimit', p.rateLimit ?? 10, false), ThrottlingBurstLimit: limit('burstLimit', p.burstLimit ?? 20, true) };
+  (stage.node.defaultChild as apigwv2.CfnStage).routeSettings = Object.fromEntries(PUBLIC_ROUTE_KEYS.map((k) => [k, settings]));
+  stage.node.addDependency(...routes);
+}
+
+/**
+ * Every route to the api function: all behind the authorizer but the public documents, which
+ * it returns (their keys are `PUBLIC_ROUTE_KEYS`).
+ */
+function apiRoutes(s: Sundial, httpApi: apigwv2.HttpApi, fn: lambda.Function): apigwv2.HttpRoute[] {
   const auth = s.props.apiAuth;
   const integration = new HttpLambdaIntegration('ApiIntegration', fn);
   const authorizer =
@@ -171,6 +196,7 @@ function apiRoutes(s: Sundial, httpApi: apigwv2.HttpApi, fn: lambda.Function): v
   for (const route of consoleRoutes) {
     acknowledge(route, 'AwsSolutions-APIG4', 'GET /console and /console/{file} are public by design: the web console\'s static files and its sign-in settings hold no tenant data; every data call goes to a /v1 route, which needs JWT or IAM auth.');
   }
+  return [...openapi, ...consoleRoutes];
 }
 
 /**

@@ -130,6 +130,12 @@ export interface ApiThrottleProps {
   readonly rateLimit?: number;
   /** Burst [200]. */
   readonly burstLimit?: number;
+  /**
+   * The routes anyone may call without signing in (`GET /openapi.json`, `/console`,
+   * `/console/{file}`): a route-level throttle of their own [10 a second, burst 20], so that an
+   * unauthenticated flood of them is refused there, not out of the limit tenants share.
+   */
+  readonly publicRoutes?: { readonly rateLimit?: number; readonly burstLimit?: number };
 }
 
 /** Settings of every worker, Lambda or ECS. Defaults: resources.json `defaults`. */
@@ -287,6 +293,17 @@ export interface TargetAllow {
   readonly pools?: string[];
   /** Private networks (CIDRs) the tenant's webhooks may reach, within `privateTargetCidrs`. */
   readonly cidrs?: string[];
+  /**
+   * Subnets an `ecs` target's task may be placed in (`target.subnets`): ids (`subnet-0123…`) or
+   * `*` globs (`subnet-0aa*`, `*`). Left out: none, so a tenant with an entry can run no task
+   * that names a subnet. ECS creates the task's network interface with its own service-linked
+   * role, so IAM does not judge the subnet: this list is the only check (docs/tenancy.md).
+   */
+  readonly ecsSubnets?: string[];
+  /** Security groups an `ecs` target's task may join (`target.securityGroups`): ids (`sg-0123…`) or `*` globs. Left out: none. */
+  readonly ecsSecurityGroups?: string[];
+  /** Whether an `ecs` target may ask for a public IP (`target.assignPublicIp`). Default false. */
+  readonly ecsPublicIp?: boolean;
 }
 
 /**
@@ -373,8 +390,9 @@ export interface SundialSchedulerProps {
   /**
    * Lambda functions (ARNs or ARN globs) jobs may invoke as targets. Granted to the tenant access
    * role (`tenantAccessRole`), never to the workers' roles: `lambda:InvokeFunction` and
-   * `lambda:GetFunction` on them and their versions and aliases, only where the function's
-   * `sundial-tenant` tag equals the calling tenant (docs/tenancy.md). Default: none.
+   * `lambda:GetFunction` on them and their versions and aliases, and `lambda:ListTags` (the
+   * ownership check's tag read) on them, only where the function's `sundial-tenant` tag equals
+   * the calling tenant (docs/tenancy.md). Default: none.
    */
   readonly allowedTargetFunctionArns?: string[];
   /**
@@ -435,9 +453,13 @@ export interface SundialSchedulerProps {
   /**
    * The task roles and execution roles (ARNs or ARN globs) of the task definitions `ecs` targets
    * run: `RunTask` passes them, so the tenant access role gets `iam:PassRole` on them, only with
-   * `iam:PassedToService` = `ecs-tasks.amazonaws.com`. A task definition whose role is not listed
-   * cannot be run (AccessDenied). Never list Sundial's own roles or a role broader than a
-   * tenant's task needs. Needs `allowedTargetEcsClusterArns` and `allowedTargetTaskDefinitionArns`.
+   * `iam:PassedToService` = `ecs-tasks.amazonaws.com` and only where the role's `sundial-tenant`
+   * tag equals the calling tenant: tag each tenant's task and execution roles
+   * `sundial-tenant=<tenant>`. A task definition whose role is not listed, or not tagged for the
+   * tenant, cannot be run (AccessDenied). The construct's own roles can never be passed (an
+   * explicit Deny), and a glob that could name them (`role/*`, `role/<stackName>-*`) is refused
+   * at synth: list the tenants' roles by a prefix or path of their own (`role/tenants/*`). Needs
+   * `allowedTargetEcsClusterArns` and `allowedTargetTaskDefinitionArns`.
    * Default: none (task definitions without roles only).
    */
   readonly allowedTargetEcsPassRoleArns?: string[];

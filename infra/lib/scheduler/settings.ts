@@ -44,6 +44,7 @@ export function settingValues(s: Sundial, poolProps: PoolProps[], named: Named):
   const { props } = s;
   const tenantLimits = tenantMaxRunning(props.workers ?? {});
   const claim = tenantClaimOf(s);
+  warnUnboundedTenants(s);
   // The groups are checked in this order: of several bad props, the same one is reported first.
   return {
     ...tickSettings(props, poolProps, named),
@@ -51,6 +52,35 @@ export function settingValues(s: Sundial, poolProps: PoolProps[], named: Named):
     ...identitySettings(s, claim, named.eventBusName),
     ...quotaSettings(props),
   };
+}
+
+/** The props that say what the tenant access role may reach at all (tenancy.ts). */
+const ALLOWED_TARGET_PROPS = [
+  'allowedTargetFunctionArns', 'allowedTargetQueueArns', 'allowedTargetEventBusArns', 'allowedTargetTopicArns',
+  'allowedTargetStateMachineArns', 'allowedTargetEcsClusterArns', 'allowedTargetTaskDefinitionArns',
+  'allowedTargetEcsPassRoleArns', 'allowedTargetSecretArns',
+] as const;
+
+/**
+ * Every deployment serves tenants (whatever `apiAuth` says), and without `tenantTargets` every
+ * tenant may use everything the deployment offers (review M3): warned at synth, and more
+ * pointedly when `allowedTarget*Arns` give the tenant access role targets that nothing but each
+ * target's `sundial-tenant` tag then divides between tenants.
+ */
+function warnUnboundedTenants(s: Sundial): void {
+  const { props } = s;
+  if (props.tenantTargets !== undefined) return;
+  Annotations.of(s.scope).addWarningV2(
+    'sundial:tenant-targets-unset',
+    "tenantTargets is unset: every tenant may use every pool, in-process handler, public webhook host, ECS subnet and security group, and the deployment's privateTargetCidrs. Set tenantTargets (a '*' entry covers the tenants without one of their own; docs/tenancy.md).",
+  );
+  const given = ALLOWED_TARGET_PROPS.filter((p) => (props[p]?.length ?? 0) > 0);
+  if (given.length > 0) {
+    Annotations.of(s.scope).addWarningV2(
+      'sundial:allowed-targets-without-tenant-targets',
+      `${given.join(', ')} without tenantTargets: any tenant may name any of those targets in its jobs, and only each target's sundial-tenant tag (IAM, and the workers' check) keeps it from another tenant's. Say per tenant which targets it may call with tenantTargets (docs/tenancy.md).`,
+    );
+  }
 }
 
 function int(what: string, v: number, lo: number, hi: number): string {
@@ -194,16 +224,38 @@ function tenantRoles(t: Record<string, string> | undefined): string {
   return JSON.stringify(t);
 }
 
+/**
+ * The fields of one tenant's allowlist: those of functions/model/src/outbound/allow.rs
+ * (`TargetAllow`), which refuses others. All lists of globs but `ecsPublicIp`, a boolean.
+ */
+const TARGET_ALLOW_FIELDS = [
+  'lambda', 'sqs', 'http', 'sns', 'stepFunctions', 'ecsTaskDefinitions', 'ecsClusters', 'eventBridge', 'secrets', 'inProcess', 'pools', 'cidrs',
+  'ecsSubnets', 'ecsSecurityGroups', 'ecsPublicIp',
+];
+
+/** The ECS network ids an allowlist names: an id of that prefix (hex, `*` globs within it) or `*`. */
+const ECS_NETWORK_IDS: Record<string, { prefix: string; what: string }> = {
+  ecsSubnets: { prefix: 'subnet-', what: 'subnet ids' },
+  ecsSecurityGroups: { prefix: 'sg-', what: 'security group ids' },
+};
+
 /** `SUNDIAL_TENANT_TARGETS`: the allowlists as JSON, validated at synth (empty = unset). */
 function tenantTargets(t: Record<string, TargetAllow> | undefined): string {
   if (t === undefined) return '';
   for (const [tenant, allow] of Object.entries(t)) {
-    for (const [kind, globs] of Object.entries(allow)) {
-      // The kinds of functions/model/src/outbound/allow.rs (`TargetAllow`), which refuses others.
-      const kinds = ['lambda', 'sqs', 'http', 'sns', 'stepFunctions', 'ecsTaskDefinitions', 'ecsClusters', 'eventBridge', 'secrets', 'inProcess', 'pools', 'cidrs'];
+    for (const [kind, globs] of Object.entries(allow) as Array<[string, unknown]>) {
+      const kinds = TARGET_ALLOW_FIELDS;
       if (!kinds.includes(kind)) throw new Error(`tenantTargets.${tenant}: unknown kind ${kind} (${kinds.join(', ')})`);
+      if (kind === 'ecsPublicIp') {
+        if (typeof globs !== 'boolean') throw new Error(`tenantTargets.${tenant}.ecsPublicIp must be true or false, got ${JSON.stringify(globs)}`);
+        continue;
+      }
       if (!Array.isArray(globs) || globs.some((g) => typeof g !== 'string' || g.length === 0)) {
         throw new Error(`tenantTargets.${tenant}.${kind} must be a list of non-empty globs`);
+      }
+      const ids = ECS_NETWORK_IDS[kind];
+      if (ids && globs.some((g: string) => g !== '*' && !new RegExp(`^${ids.prefix}[0-9a-f*]+$`).test(g))) {
+        throw new Error(`tenantTargets.${tenant}.${kind}: ${ids.what} (${ids.prefix}0123abcd…) or * globs of them, got ${JSON.stringify(globs)}`);
       }
       // Matched against ARNs, as the Rust side refuses otherwise when it reads the setting.
       const arnKinds = ['sns', 'stepFunctions', 'ecsTaskDefinitions', 'ecsClusters', 'eventBridge', 'secrets'];

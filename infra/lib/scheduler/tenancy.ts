@@ -2,7 +2,7 @@
  * Tenancy (docs/tenancy.md): the tenant access role through which workers reach tenants'
  * targets, and the guardrail statements that keep tenant principals away from Sundial itself.
  */
-import { Arn, ArnFormat, Duration, Token } from 'aws-cdk-lib';
+import { Arn, ArnFormat, Duration, Stack, Token } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -48,6 +48,9 @@ export function tenantAccess(scope: Construct, props: SundialSchedulerProps, wor
   };
   const fns = props.allowedTargetFunctionArns ?? [];
   grant(['lambda:InvokeFunction', 'lambda:GetFunction'], fns.flatMap((a) => [a, `${a}:*`]));
+  // The ownership check reads the tags with ListTags: GetFunction's `Tags` is left out for a
+  // caller without an explicit allow of lambda:ListTags. Tags belong to the unqualified function.
+  grant(['lambda:ListTags'], fns);
   for (const a of fns) {
     acknowledge(
       role,
@@ -119,9 +122,11 @@ function grantEcsTargets(role: iam.Role, props: SundialSchedulerProps, tenantOwn
   role.addToPolicy(new iam.PolicyStatement({ actions: ['ecs:ListTasks'], resources: ['*'], conditions: inClusters }));
   role.addToPolicy(new iam.PolicyStatement({ actions: ['ecs:ListTagsForResource'], resources: revisions, conditions: tenantOwned }));
   if (passRoles.length > 0) {
-    role.addToPolicy(
-      new iam.PolicyStatement({ actions: ['iam:PassRole'], resources: passRoles, conditions: { StringEquals: { 'iam:PassedToService': 'ecs-tasks.amazonaws.com' } } }),
-    );
+    passRoles.forEach((a) => checkPassRole(a, Stack.of(role)));
+    // Only a role tagged for the session's tenant: tenant B cannot run its task definition with
+    // tenant A's task role (review N4). IAM reads the passed role's tags for aws:ResourceTag.
+    const toEcsTasks = { StringEquals: { ...tenantOwned.StringEquals, 'iam:PassedToService': 'ecs-tasks.amazonaws.com' } };
+    role.addToPolicy(new iam.PolicyStatement({ actions: ['iam:PassRole'], resources: passRoles, conditions: toEcsTasks }));
   }
   acknowledgeEcsTargets(role, revisions, tasks);
 }
@@ -144,6 +149,43 @@ function acknowledgeEcsTargets(role: iam.Role, revisions: string[], tasks: strin
       role,
       `AwsSolutions-IAM5[Resource::${a}]`,
       'Tasks of an allowed cluster (allowedTargetEcsClusterArns): their ids are made by RunTask; DescribeTasks and StopTask need the tenant tag the task got from its task definition, TagResource is allowed only within RunTask (ecs:CreateAction).',
+    );
+  }
+}
+
+/**
+ * The tenant access role may never pass a role of the construct (a worker's task role could
+ * assume the tenant access role as any tenant): an explicit Deny of `iam:PassRole` on each, over
+ * whatever `allowedTargetEcsPassRoleArns` allows. Called once the construct has made every role.
+ */
+export function denyPassingOwnRoles(scope: Construct, role: iam.Role): void {
+  const own = scope.node.findAll().filter((c): c is iam.Role => c instanceof iam.Role);
+  role.addToPolicy(new iam.PolicyStatement({ effect: iam.Effect.DENY, actions: ['iam:PassRole'], resources: own.map((r) => r.roleArn) }));
+}
+
+/**
+ * Refuses a pass-role ARN (or glob) that is not an IAM role's, or that could name a role of
+ * this stack: CloudFormation names the construct's roles `<stackName>-<logical id>-<suffix>`, so
+ * a glob whose name part can start that way (`role/*`, `role/<stackName>-*`, `role/*-task`) is
+ * refused, unless it names another account than the stack's. List the tenants' task roles by a
+ * prefix or path of their own (`role/tenants/*`). The tenant access role's Deny on the exact
+ * ARNs (`denyPassingOwnRoles`) holds whatever this lets through.
+ */
+function checkPassRole(arn: string, stack: Stack): void {
+  const prop = 'allowedTargetEcsPassRoleArns';
+  if (Token.isUnresolved(arn)) return;
+  const m = /^arn:[^:]+:iam::([^:]*):role\/(.+)$/.exec(arn);
+  if (!m) throw new Error(`${prop}: ${JSON.stringify(arn)} is not an IAM role ARN or ARN glob (arn:<partition>:iam::<account>:role/<name>)`);
+  const [, account, name] = m;
+  if (/^\d{12}$/.test(account) && !Token.isUnresolved(stack.account) && account !== stack.account) return;
+  const literal = name.split(/[*?]/)[0];
+  const own = `${stack.stackName}-`;
+  const canName = Token.isUnresolved(stack.stackName)
+    ? literal.length < name.length && literal === ''
+    : literal.startsWith(own) || (literal.length < name.length && own.startsWith(literal));
+  if (canName) {
+    throw new Error(
+      `${prop}: ${JSON.stringify(arn)} can name the roles of this stack (CloudFormation names them ${own}…), whose credentials act as any tenant; list the tenants' task roles by a name prefix or path of their own, e.g. arn:aws:iam::<account>:role/tenants/*`,
     );
   }
 }
@@ -201,6 +243,10 @@ export function guardrailStatements(scope: Construct, g: GuardrailScope, options
   const deny = (sid: string, actions: string[], resources: string[], conditions?: Record<string, unknown>) =>
     new iam.PolicyStatement({ sid, effect: iam.Effect.DENY, actions, resources, conditions: { ...principal, ...conditions } });
   const tagKeys = { 'ForAnyValue:StringEquals': { 'aws:TagKeys': g.tenantTagKeys } };
+  // The tenant access role's session carries the tenant tag (so an SCP's tagged-principal scope
+  // takes it in) and tags the tasks it runs with it: RunTask applies the task definition's
+  // propagated `sundial-tenant` tag, which ECS authorizes as ecs:TagResource.
+  const notTenantSession = { ArnNotEquals: { 'aws:PrincipalArn': g.tenantAccessRole.roleArn } };
   return [
     deny('SundialFunctions', ['lambda:*'], functionArns),
     deny('SundialEventSourceMappings', ['lambda:CreateEventSourceMapping', 'lambda:UpdateEventSourceMapping', 'lambda:DeleteEventSourceMapping'], ['*'], {
@@ -233,11 +279,42 @@ export function guardrailStatements(scope: Construct, g: GuardrailScope, options
     deny('SundialRoles', ['iam:*'], roleArns),
     deny('SundialAssumeRoles', ['sts:AssumeRole', 'sts:TagSession', 'sts:SetSourceIdentity'], [g.tenantAccessRole.roleArn, ...roleArns.filter((a) => a !== g.tenantAccessRole.roleArn)]),
     deny('SundialTenantTagOfPrincipals', ['iam:TagRole', 'iam:UntagRole', 'iam:TagUser', 'iam:UntagUser', 'iam:CreateRole', 'iam:CreateUser'], ['*'], tagKeys),
-    deny(
-      'SundialTenantTagOfTargets',
-      ['secretsmanager:TagResource', 'secretsmanager:UntagResource', 'lambda:TagResource', 'lambda:UntagResource', 'sqs:TagQueue', 'sqs:UntagQueue'],
-      ['*'],
-      tagKeys,
-    ),
+    // Tag at creation included: every action here takes aws:TagKeys, which holds the key of
+    // every tag the request carries (aws:RequestTag/<key> present implies it), so one statement
+    // covers both; the managed policy must stay within IAM's 6,144 characters.
+    deny('SundialTenantTagOfTargets', TARGET_TAGGING, ['*'], { ...tagKeys, ...notTenantSession }),
   ];
 }
+
+/** Which guardrail policy (`tenantGuardrailPolicies`) holds a statement, by its Sid. */
+const GUARDRAIL_PARTS: Array<{ part: string; sids: RegExp }> = [
+  { part: 'Functions', sids: /^Sundial(Functions|EventSourceMappings)$/ },
+  { part: 'Data', sids: /^Sundial(Tables|Queues|EventBus|Logs|TenantBus.*|Key)$/ },
+  { part: 'Identity', sids: /^Sundial(Roles|AssumeRoles|TenantTagOf.*)$/ },
+];
+
+/** The guardrail statements by part, each statement in exactly one (a new Sid must be given one). */
+export function guardrailParts(statements: iam.PolicyStatement[]): Array<{ part: string; statements: iam.PolicyStatement[] }> {
+  for (const st of statements) {
+    const n = GUARDRAIL_PARTS.filter((p) => p.sids.test(st.sid ?? '')).length;
+    if (n !== 1) throw new Error(`guardrail statement ${st.sid} belongs to ${n} policies, not one (GUARDRAIL_PARTS)`);
+  }
+  return GUARDRAIL_PARTS.map(({ part, sids }) => ({ part, statements: statements.filter((st) => sids.test(st.sid ?? '')) }));
+}
+
+/**
+ * Every action that sets or removes the tag a target's tenant is judged by, for each kind the
+ * worker's ownership check reads (functions/core/src/execution/target/identity.rs `Kind`; a test
+ * keeps the two lists together): tagging, untagging, and creating with tags, which the services
+ * authorize with `aws:TagKeys` and `aws:RequestTag`. ECS: task definitions, the clusters tasks run
+ * on, and tasks (RunTask and StartTask tags are authorized as `ecs:TagResource`).
+ */
+const TARGET_TAGGING = [
+  'secretsmanager:TagResource', 'secretsmanager:UntagResource', 'secretsmanager:CreateSecret',
+  'lambda:TagResource', 'lambda:UntagResource', 'lambda:CreateFunction',
+  'sqs:TagQueue', 'sqs:UntagQueue', 'sqs:CreateQueue',
+  'events:TagResource', 'events:UntagResource', 'events:CreateEventBus',
+  'sns:TagResource', 'sns:UntagResource', 'sns:CreateTopic',
+  'states:TagResource', 'states:UntagResource', 'states:CreateStateMachine',
+  'ecs:TagResource', 'ecs:UntagResource', 'ecs:RegisterTaskDefinition', 'ecs:CreateCluster',
+];
