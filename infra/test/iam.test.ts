@@ -202,7 +202,7 @@ const ECS_CLUSTER_CALLS = ['ecs:RunTask', 'ecs:ListTasks', 'ecs:DescribeTasks', 
  * The request context keys a call has in IAM that the recording does not carry: an `ecs` call
  * on a cluster names it (`ecs:cluster`), the target cluster; the call's own `context` over that.
  */
-export function requestContextOf(c: Access): Record<string, string> {
+export function requestContextOf(c: Access): Record<string, string | string[]> {
   return { ...(ECS_CLUSTER_CALLS.includes(c.action) ? { 'ecs:cluster': TARGET_CLUSTER } : {}), ...c.context };
 }
 
@@ -216,7 +216,13 @@ export function authorizationsOf(c: Access): Access[] {
   if (c.action !== 'ecs:RunTask') return [c];
   return [
     c,
-    { role: c.role, action: 'ecs:TagResource', resource: 'ecs-task:target', context: { ...c.context, 'ecs:CreateAction': 'RunTask' } },
+    // the task definition's tags, the tenant's among them (propagateTags: TASK_DEFINITION)
+    {
+      role: c.role,
+      action: 'ecs:TagResource',
+      resource: 'ecs-task:target',
+      context: { ...c.context, 'ecs:CreateAction': 'RunTask', 'aws:TagKeys': [TENANT_TAG], [`aws:RequestTag/${TENANT_TAG}`]: TENANT },
+    },
     { role: c.role, action: 'iam:PassRole', resource: 'ecs-roles:target', context: { 'iam:PassedToService': 'ecs-tasks.amazonaws.com' } },
   ];
 }
