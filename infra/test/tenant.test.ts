@@ -171,7 +171,7 @@ describe('tenant boundary: targets only through the tenant-scoped identity', () 
     const byAction = Object.fromEntries(st.filter((x) => x.effect === 'Allow').map((x) => [x.actions.join(','), { resources: x.resources, condition: x.condition }]));
     assert.deepEqual(byAction, {
       // the task definition's tag and the cluster
-      'ecs:RunTask': { resources: [FAMILY, `${FAMILY}:*`], condition: { ...TAG_CONDITION, ...inCluster } },
+      'ecs:RunTask': { resources: [`${FAMILY}:*`], condition: { ...TAG_CONDITION, ...inCluster } },
       // the task's tag, propagated from its task definition
       'ecs:DescribeTasks,ecs:StopTask': { resources: [TASKS], condition: TAG_CONDITION },
       // the task being created has no tag yet: only within RunTask

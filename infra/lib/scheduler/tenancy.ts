@@ -80,9 +80,9 @@ export function tenantAccess(scope: Construct, props: SundialSchedulerProps, wor
  * The `ecs` targets' grants on the tenant access role (docs/tenancy.md): exactly what
  * functions/core/src/execution/target/ecs.rs calls, and what `RunTask` authorizes besides
  * itself, as the Service Authorization Reference for Amazon ECS lists them:
- * - `ecs:RunTask` on the task definitions (resource type task-definition, whose ARN always
- *   names a revision: a family ARN run as is resolves to its latest), their `sundial-tenant` tag
- *   the session's, `ecs:cluster` an allowed cluster;
+ * - `ecs:RunTask` on the families' revisions (resource type task-definition, whose ARN always
+ *   names a revision: a family ARN matches no request, and a target names a revision), their
+ *   `sundial-tenant` tag the session's, `ecs:cluster` an allowed cluster;
  * - `ecs:TagResource` on the new task, only within `RunTask` (`ecs:CreateAction`): the task's
  *   tags, propagated from its task definition (`propagateTags: TASK_DEFINITION`), are applied at
  *   creation, which ECS authorizes as `ecs:TagResource`;
@@ -114,9 +114,7 @@ function grantEcsTargets(role: iam.Role, props: SundialSchedulerProps, tenantOwn
   const inClusters = { ArnLike: { 'ecs:cluster': clusters } };
   const tasks = clusters.map(tasksOf);
   const revisions = families.map((a) => `${a}:*`);
-  role.addToPolicy(
-    new iam.PolicyStatement({ actions: ['ecs:RunTask'], resources: [...families, ...revisions], conditions: { ...tenantOwned, ...inClusters } }),
-  );
+  role.addToPolicy(new iam.PolicyStatement({ actions: ['ecs:RunTask'], resources: revisions, conditions: { ...tenantOwned, ...inClusters } }));
   role.addToPolicy(new iam.PolicyStatement({ actions: ['ecs:DescribeTasks', 'ecs:StopTask'], resources: tasks, conditions: tenantOwned }));
   role.addToPolicy(new iam.PolicyStatement({ actions: ['ecs:TagResource'], resources: tasks, conditions: { StringEquals: { 'ecs:CreateAction': 'RunTask' } } }));
   role.addToPolicy(new iam.PolicyStatement({ actions: ['ecs:ListTasks'], resources: ['*'], conditions: inClusters }));
