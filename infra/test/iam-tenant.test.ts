@@ -68,6 +68,9 @@ async function cellContext(action: string, arn: string, resourceTenant: string):
   const ctx: Record<string, string | string[]> = {
     'aws:SecureTransport': 'true',
     'aws:PrincipalAccount': ACCOUNT,
+    // a role session's aws:PrincipalArn is its role's ARN, never the session's (AWS's global
+    // condition keys reference)
+    'aws:PrincipalArn': roleArnOf(s, s.sundial.tenantAccessRole),
     [`aws:PrincipalTag/${TENANT_TAG}`]: 'acme',
   };
   for (const key of [`aws:ResourceTag/${TENANT_TAG}`, `iam:ResourceTag/${TENANT_TAG}`, `ecs:ResourceTag/${TENANT_TAG}`]) {
@@ -75,7 +78,7 @@ async function cellContext(action: string, arn: string, resourceTenant: string):
   }
   if (action.startsWith('ecs:') && action !== 'ecs:ListTagsForResource') ctx['ecs:cluster'] = TARGET_CLUSTER;
   if (action === 'ecs:TagResource') {
-    // within RunTask: the task is created with its task definition's tags
+    // within RunTask: the worker tags the task with the session's tenant
     Object.assign(ctx, { 'ecs:CreateAction': 'RunTask', [`aws:RequestTag/${TENANT_TAG}`]: resourceTenant, 'aws:TagKeys': [TENANT_TAG] });
   }
   if (action === 'iam:PassRole') ctx['iam:PassedToService'] = 'ecs-tasks.amazonaws.com';
@@ -110,10 +113,6 @@ const arnOf = async (c: Cell) => (c.pattern === '*' ? placeholderArn(c.action, {
  * another change closes; `exception` is where IAM offers no tenant key (docs/tenancy.md).
  */
 const GLOBEX_ALLOWED: Record<string, { readonly todo?: string; readonly exception?: string }> = {
-  'iam:PassRole': { todo: 'review N4: PassRole is not bound to the tenant (iam:ResourceTag/sundial-tenant on the role)' },
-  'ecs:TagResource': {
-    todo: 'the tags applied within RunTask are not bound to the tenant (aws:RequestTag/sundial-tenant = the principal tag); RunTask itself is',
-  },
   'ecs:ListTasks': { exception: 'authorized on container instances (none for Fargate), bound by ecs:cluster only: IAM has no tenant key for it' },
 };
 
@@ -139,7 +138,7 @@ describe('the cross-tenant matrix: a session of acme, on resources tagged acme (
     }
   }
 
-  it('lambda: lambda:ListTags on the target function: acme allowed [expected to fail until F1 lands]', { todo: 'review F1: lambda:ListTags is not granted yet (with the tag condition)' }, async () => {
+  it('lambda: lambda:ListTags on the target function: acme allowed', async () => {
     assert.equal(await asTenant(LIST_TAGS.action, TARGET_FUNCTION, 'acme'), 'Allowed');
   });
 
@@ -211,19 +210,6 @@ const TAG_CASES: TagCase[] = [
 
 /** The cases that fail today (review N3), each with what makes it pass. */
 const GUARDRAIL_TODO: Record<string, string> = {
-  'events:tag': 'review N3: deny events:TagResource with aws:TagKeys sundial-tenant',
-  'events:untag': 'review N3: deny events:UntagResource with aws:TagKeys sundial-tenant',
-  'events:tag-on-create': 'review N3: deny events:CreateEventBus with aws:TagKeys sundial-tenant',
-  'sns:tag': 'review N3: deny sns:TagResource with aws:TagKeys sundial-tenant',
-  'sns:untag': 'review N3: deny sns:UntagResource with aws:TagKeys sundial-tenant',
-  'sns:tag-on-create': 'review N3: deny sns:TagResource (or sns:CreateTopic) with aws:TagKeys sundial-tenant',
-  'states:tag': 'review N3: deny states:TagResource with aws:TagKeys sundial-tenant',
-  'states:untag': 'review N3: deny states:UntagResource with aws:TagKeys sundial-tenant',
-  'states:tag-on-create': 'review N3: deny states:CreateStateMachine with aws:TagKeys sundial-tenant',
-  'ecs:tag': 'review N3: deny ecs:TagResource with aws:TagKeys sundial-tenant',
-  'ecs:untag': 'review N3: deny ecs:UntagResource with aws:TagKeys sundial-tenant',
-  'ecs:tag-on-create': 'review N3: deny ecs:TagResource (ecs:CreateAction RegisterTaskDefinition) with aws:TagKeys sundial-tenant',
-  'lambda:tag-on-create': 'not in review N3: deny lambda:CreateFunction with aws:TagKeys sundial-tenant (iam-data lists no TagResource for it)',
 };
 
 async function guardrailDecisions(c: TagCase): Promise<string[]> {

@@ -209,14 +209,14 @@ export function requestContextOf(c: Access): Record<string, string | string[]> {
 /**
  * What IAM authorizes for one call (the Service Authorization Reference's operations table):
  * the call itself and, for `ecs:RunTask`, `ecs:TagResource` on the new task within RunTask (the
- * tags propagated from the task definition are applied at creation) and `iam:PassRole` of the
+ * worker's `sundial-tenant=<tenant>` tag is applied at creation) and `iam:PassRole` of the
  * task definition's roles to ECS tasks.
  */
 export function authorizationsOf(c: Access): Access[] {
   if (c.action !== 'ecs:RunTask') return [c];
   return [
     c,
-    // the task definition's tags, the tenant's among them (propagateTags: TASK_DEFINITION)
+    // the tenant's tag, which the worker sets at RunTask
     {
       role: c.role,
       action: 'ecs:TagResource',
@@ -235,7 +235,9 @@ export async function contextOf(c: Access, arn: string, principalArn: string): P
   const ctx: Record<string, string | string[]> = {
     'aws:SecureTransport': 'true',
     'aws:PrincipalAccount': ACCOUNT,
-    'aws:PrincipalArn': principalArn,
+    // a role session's aws:PrincipalArn is its role's ARN, never the session's (AWS's global
+    // condition keys reference)
+    'aws:PrincipalArn': principalArn.replace(/^arn:aws:sts::(\d+):assumed-role\/([^/]+)\/.+$/, 'arn:aws:iam::$1:role/$2'),
     'aws:RequestedRegion': REGION,
   };
   if (c.role === 'tenant') {

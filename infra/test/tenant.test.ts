@@ -175,7 +175,7 @@ describe('tenant boundary: targets only through the tenant-scoped identity', () 
       // the task's tag, propagated from its task definition
       'ecs:DescribeTasks,ecs:StopTask': { resources: [TASKS], condition: TAG_CONDITION },
       // the task being created has no tag yet: only within RunTask
-      'ecs:TagResource': { resources: [TASKS], condition: { StringEquals: { 'ecs:CreateAction': 'RunTask' } } },
+      'ecs:TagResource': { resources: [TASKS], condition: { StringEquals: { 'ecs:CreateAction': 'RunTask', 'aws:RequestTag/sundial-tenant': '${aws:PrincipalTag/sundial-tenant}' } } },
       // authorized on container instances (none for Fargate): the cluster
       'ecs:ListTasks': { resources: ['*'], condition: inCluster },
       // the worker reads the task definition's tag with it: on the revisions, the tag condition

@@ -432,9 +432,9 @@ export interface SundialSchedulerProps {
    * may run tasks on (docs/targets.md). Together with `allowedTargetTaskDefinitionArns` (one
    * without the other is refused) the tenant access role gets: `ecs:RunTask` only with
    * `ecs:cluster` one of these; `ecs:DescribeTasks` and `ecs:StopTask` on their tasks
-   * (`arn:…:task/<cluster name>/*`) where the task's `sundial-tenant` tag (propagated from its task
-   * definition) equals the calling tenant; `ecs:TagResource` on their tasks only as part of
-   * `RunTask` (`ecs:CreateAction`), which the propagated tags need; `ecs:ListTasks` (resource `*`)
+   * (`arn:…:task/<cluster name>/*`) where the task's `sundial-tenant` tag (set at `RunTask`)
+   * equals the calling tenant; `ecs:TagResource` on their tasks only as part of `RunTask`
+   * (`ecs:CreateAction`) with the calling tenant's tag value; `ecs:ListTasks` (resource `*`)
    * with `ecs:cluster` one of these. Default: none.
    */
   readonly allowedTargetEcsClusterArns?: string[];

@@ -83,12 +83,12 @@ export function tenantAccess(scope: Construct, props: SundialSchedulerProps, wor
  * - `ecs:RunTask` on the families' revisions (resource type task-definition, whose ARN always
  *   names a revision: a family ARN matches no request, and a target names a revision), their
  *   `sundial-tenant` tag the session's, `ecs:cluster` an allowed cluster;
- * - `ecs:TagResource` on the new task, only within `RunTask` (`ecs:CreateAction`): the task's
- *   tags, propagated from its task definition (`propagateTags: TASK_DEFINITION`), are applied at
- *   creation, which ECS authorizes as `ecs:TagResource`;
+ * - `ecs:TagResource` on the new task, only within `RunTask` (`ecs:CreateAction`) and only with
+ *   the session's own tenant as the `sundial-tenant` value (`aws:RequestTag`): the worker tags the
+ *   task `sundial-tenant=<tenant>` at `RunTask`, which ECS authorizes as `ecs:TagResource`;
  * - `iam:PassRole` on the task definitions' task and execution roles, to `ecs-tasks.amazonaws.com`;
  * - `ecs:DescribeTasks`, `ecs:StopTask` on the clusters' tasks (resource type task,
- *   `task/<cluster name>/<id>`), their propagated `sundial-tenant` tag the session's;
+ *   `task/<cluster name>/<id>`), their `sundial-tenant` tag (set at RunTask) the session's;
  * - `ecs:ListTasks` (adopting a takeover's task): its resource type is container-instance,
  *   which a Fargate task has none of, so `*` with `ecs:cluster` an allowed cluster;
  * - `ecs:ListTagsForResource` (the ownership check reads the task definition's tag): on the
@@ -116,7 +116,13 @@ function grantEcsTargets(role: iam.Role, props: SundialSchedulerProps, tenantOwn
   const revisions = families.map((a) => `${a}:*`);
   role.addToPolicy(new iam.PolicyStatement({ actions: ['ecs:RunTask'], resources: revisions, conditions: { ...tenantOwned, ...inClusters } }));
   role.addToPolicy(new iam.PolicyStatement({ actions: ['ecs:DescribeTasks', 'ecs:StopTask'], resources: tasks, conditions: tenantOwned }));
-  role.addToPolicy(new iam.PolicyStatement({ actions: ['ecs:TagResource'], resources: tasks, conditions: { StringEquals: { 'ecs:CreateAction': 'RunTask' } } }));
+  role.addToPolicy(
+    new iam.PolicyStatement({
+      actions: ['ecs:TagResource'],
+      resources: tasks,
+      conditions: { StringEquals: { 'ecs:CreateAction': 'RunTask', [`aws:RequestTag/${TENANT_TAG_KEY}`]: `\${aws:PrincipalTag/${TENANT_TAG_KEY}}` } },
+    }),
+  );
   role.addToPolicy(new iam.PolicyStatement({ actions: ['ecs:ListTasks'], resources: ['*'], conditions: inClusters }));
   role.addToPolicy(new iam.PolicyStatement({ actions: ['ecs:ListTagsForResource'], resources: revisions, conditions: tenantOwned }));
   if (passRoles.length > 0) {
@@ -146,7 +152,7 @@ function acknowledgeEcsTargets(role: iam.Role, revisions: string[], tasks: strin
     acknowledge(
       role,
       `AwsSolutions-IAM5[Resource::${a}]`,
-      'Tasks of an allowed cluster (allowedTargetEcsClusterArns): their ids are made by RunTask; DescribeTasks and StopTask need the tenant tag the task got from its task definition, TagResource is allowed only within RunTask (ecs:CreateAction).',
+      'Tasks of an allowed cluster (allowedTargetEcsClusterArns): their ids are made by RunTask; DescribeTasks and StopTask need the tenant tag the task got at RunTask, TagResource is allowed only within RunTask (ecs:CreateAction) with the tenant tag of the session.',
     );
   }
 }
@@ -242,8 +248,8 @@ export function guardrailStatements(scope: Construct, g: GuardrailScope, options
     new iam.PolicyStatement({ sid, effect: iam.Effect.DENY, actions, resources, conditions: { ...principal, ...conditions } });
   const tagKeys = { 'ForAnyValue:StringEquals': { 'aws:TagKeys': g.tenantTagKeys } };
   // The tenant access role's session carries the tenant tag (so an SCP's tagged-principal scope
-  // takes it in) and tags the tasks it runs with it: RunTask applies the task definition's
-  // propagated `sundial-tenant` tag, which ECS authorizes as ecs:TagResource.
+  // takes it in) and tags the tasks it runs with it: RunTask tags the task
+  // `sundial-tenant=<tenant>`, which ECS authorizes as ecs:TagResource.
   const notTenantSession = { ArnNotEquals: { 'aws:PrincipalArn': g.tenantAccessRole.roleArn } };
   return [
     deny('SundialFunctions', ['lambda:*'], functionArns),
