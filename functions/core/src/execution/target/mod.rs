@@ -186,16 +186,15 @@ impl RemoteTargets {
         run: u32,
     ) -> Result<ecs::Started, RunError> {
         crate::access::as_tenant(async {
-            self.owner
-                .check(
-                    identity::Kind::TaskDefinition,
-                    &target.task_definition_arn,
-                    "target task definition",
-                    &inv.execution_id,
-                )
-                .await?;
+            Box::pin(self.owner.check(
+                identity::Kind::TaskDefinition,
+                &target.task_definition_arn,
+                "target task definition",
+                &inv.execution_id,
+            ))
+            .await?;
             let name = stepfunctions::fire_name(&inv.execution_id, run, ecs::MAX_NAME);
-            self.ecs.run(target, &name, inv).await
+            Box::pin(self.ecs.run(target, &name, inv)).await
         })
         .await
     }

@@ -403,7 +403,7 @@ impl Worker {
     ) -> Result<(), RunError> {
         use crate::execution::target::stepfunctions::run_of;
         let remote = self.remote.of(&e.tenant).await?;
-        let started = remote.run_task(target, inv, run_of(e)).await?;
+        let started = Box::pin(remote.run_task(target, inv, run_of(e))).await?;
         let code = format!("{} {}", codes::ECS_TASK, started.arn);
         // Best effort: the timeline shows the task; the run does not depend on the note.
         match self.store.note_held(&d.key, fence, &code, &self.actor(), self.clock.now_ms()).await {
@@ -411,7 +411,7 @@ impl Worker {
             Ok(false) => tracing::warn!(execution = %d.key.id(), "lease lost before the ECS task note"),
             Err(err) => tracing::warn!(execution = %d.key.id(), error = %err, "the ECS task note failed"),
         }
-        remote.track_task(target, &started, inv).await
+        Box::pin(remote.track_task(target, &started, inv)).await
     }
 
     /// After an attempt that ended without its Step Functions execution or ECS task (a timeout,
