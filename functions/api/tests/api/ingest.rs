@@ -272,3 +272,34 @@ async fn events_on_a_tenants_bus_fire_once_per_event_id_and_a_stamp_not_declared
     assert!(matches!(ingest.handle_bus(&d).await, Fate::Fired { created: false, .. }));
     h.env.cleanup().await;
 }
+
+#[tokio::test]
+async fn refused_events_past_the_minutes_limit_are_counted_not_logged() {
+    use sundial_core::control::events::MAX_LOGGED_REJECTIONS_PER_MINUTE as MAX;
+    // GIVEN acme's queue declared as its source
+    let h = Harness::new("ingest-flood", Utc::now()).await;
+    let files = tenant_queue(&h.env, "flood", "acme").await.expect("queue");
+    let files_arn = queue_arn(&h, &files).await;
+    let sources = EventSourceSettings { sources: vec![queue_source("acme", &files_arn)] };
+    let ingest = Ingest::new(h.api.clone(), sources, h.env.clients.sqs.clone());
+    // WHEN anyone the queue admits sends more refusable messages in one minute than are logged
+    let bodies: Vec<String> = (0..MAX + 5).map(|i| format!("not json {i}")).collect();
+    let (batch, _) = deliver(&h, &files, &files_arn, &bodies).await;
+    h.clock.set(Utc.with_ymd_and_hms(2026, 12, 6, 12, 0, 10).single().expect("instant"));
+    let out = handle(&ingest, &batch).await.expect("an SQS batch is answered");
+    // THEN every message is refused for good (none left for redelivery)
+    assert_eq!(failures(&out), 0, "{out}");
+    // AND the log holds the minute's first MAX refusals and one entry saying the rest are
+    // counted, not logged: the flood writes a bounded number of audit entries
+    let refused = rejections(&h, "acme").await;
+    let details: Vec<&str> = refused.iter().map(|o| o["detail"].as_str().unwrap_or_default()).collect();
+    assert_eq!(refused.len(), MAX as usize + 1, "{details:?}");
+    assert_eq!(details.iter().filter(|d| d.contains("counted, not logged")).count(), 1, "{details:?}");
+    // AND the next minute logs again
+    h.clock.set(Utc.with_ymd_and_hms(2026, 12, 6, 12, 1, 10).single().expect("instant"));
+    let (again, _) = deliver(&h, &files, &files_arn, &["still not json".to_string()]).await;
+    h.clock.set(Utc.with_ymd_and_hms(2026, 12, 6, 12, 1, 10).single().expect("instant"));
+    assert_eq!(failures(&handle(&ingest, &again).await.expect("answered")), 0);
+    assert_eq!(rejections(&h, "acme").await.len(), MAX as usize + 2);
+    h.env.cleanup().await;
+}

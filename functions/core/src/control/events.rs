@@ -158,10 +158,17 @@ async fn advance_if_ahead(
     Ok(advanced)
 }
 
+/// Most refused events of one source (`actor`) logged one by one per minute: past it, one entry
+/// says the rest of the minute's are counted, not logged (issue 49, N9). Anyone a tenant's queue
+/// policy or bus admits can send refusable messages at SQS speed; each logged one is a write to
+/// the shared table that would also bury the tenant's real audit entries.
+pub const MAX_LOGGED_REJECTIONS_PER_MINUTE: u32 = 20;
+
 /// Records in the tenant's operations log that an event from one of its sources could not fire
 /// (`event_rejected`): a source has no one to answer, so the refusal is kept where the tenant
 /// reads its audit trail (`GET /v1/operations`), with the error naming the field. `job_id` is what the
-/// message named (`-` when it named none).
+/// message named (`-` when it named none). At most [`MAX_LOGGED_REJECTIONS_PER_MINUTE`] a minute
+/// per source, then one entry saying so; the rest are counted (the counter `rejected#…`).
 pub async fn record_rejected(
     ctl: &Control,
     tenant: &str,
@@ -176,6 +183,50 @@ pub async fn record_rejected(
         ControlError::Invalid(e) => format!("{what}: {}: {}", e.field, e.reason),
         other => format!("{what}: {other}"),
     };
-    let entry = OpsEntry::new(actor, OpsAction::EventRejected, job, now).detail(detail);
+    let entry = match rejection_slot(ctl, tenant, actor, now).await? {
+        Slot::Logged => OpsEntry::new(actor, OpsAction::EventRejected, job, now).detail(detail),
+        Slot::FirstOver => OpsEntry::new(actor, OpsAction::EventRejected, "-", now).detail(format!(
+            "more than {MAX_LOGGED_REJECTIONS_PER_MINUTE} events of this source were refused this minute: the rest of the minute's are counted, not logged"
+        )),
+        Slot::Counted => {
+            tracing::info!(tenant, actor, "event rejected; past this minute's logged rejections, counted only");
+            return Ok(());
+        }
+    };
     Ok(ops::record(ctl, tenant, &entry).await?)
+}
+
+/// Where one refused event of `actor` goes this minute.
+enum Slot {
+    /// Logged on its own.
+    Logged,
+    /// The first past the limit: one entry says so.
+    FirstOver,
+    /// Counted only.
+    Counted,
+}
+
+async fn rejection_slot(
+    ctl: &Control,
+    tenant: &str,
+    actor: &str,
+    now: DateTime<Utc>,
+) -> Result<Slot, ControlError> {
+    use sundial_store::quota;
+    let minute = now.timestamp().div_euclid(60);
+    let expires = Some((minute + 2) * 60);
+    let (ddb, table) = (ctl.ddb(), &ctl.cfg().jobs_table);
+    let logged = format!("rejected#{actor}#{minute}");
+    if quota::take(ddb, table, tenant, &logged, 1, MAX_LOGGED_REJECTIONS_PER_MINUTE, expires).await? {
+        return Ok(Slot::Logged);
+    }
+    let over = format!("rejected-over#{actor}#{minute}");
+    if quota::take(ddb, table, tenant, &over, 1, 1, expires).await? {
+        return Ok(Slot::FirstOver);
+    }
+    // (the count of the rest, for an operator reading the table)
+    let _ =
+        quota::take(ddb, table, tenant, &format!("rejected-counted#{actor}#{minute}"), 1, u32::MAX, expires)
+            .await;
+    Ok(Slot::Counted)
 }
