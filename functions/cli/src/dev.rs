@@ -84,7 +84,7 @@ pub(crate) struct DevArgs {
     /// from tenant, or `*`, to what it may call: docs/tenancy.md). Unset: any target the other
     /// checks accept, and no ECS network for any tenant (an `ecs` target naming subnets needs
     /// `ecsSubnets` and `ecsSecurityGroups` here).
-    #[arg(long, env = "SUNDIAL_TENANT_TARGETS", value_name = "JSON")]
+    #[arg(long, value_name = "JSON")]
     tenant_targets: Option<String>,
 }
 
@@ -378,7 +378,7 @@ fn dev_config(args: &DevArgs) -> anyhow::Result<Config> {
     cfg.targets = sundial_model::outbound::TargetPolicy::dev_loopback();
     if let Some(json) = args.tenant_targets.as_deref().filter(|j| !j.trim().is_empty()) {
         let tenants = sundial_model::outbound::TenantTargets::parse(json)
-            .map_err(|e| anyhow::anyhow!("--tenant-targets (SUNDIAL_TENANT_TARGETS): {e}"))?;
+            .map_err(|e| anyhow::anyhow!("--tenant-targets: {e}"))?;
         cfg.targets.tenants = Some(tenants);
     }
     // Each pool has one local worker of `--slots` slots (below): what `GET /v1/pools` measures
