@@ -94,6 +94,7 @@ export interface EnvNames {
   readonly maxTotalRunSecs: string;
   readonly tenantMaxRunning: string;
   readonly workerCapacity: string;
+  readonly runNameKey: string;
   readonly poolCapacity: string;
   readonly devLoopbackTargets: string;
   readonly privateTargetCidrs: string;

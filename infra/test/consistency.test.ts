@@ -145,7 +145,13 @@ describe('CDK template matches resources.json', () => {
       workerSettings(vars, `worker ${pool.name}`);
     }
     const [td] = Object.values(b.template.findResources('AWS::ECS::TaskDefinition'));
-    const ecsVars = Object.fromEntries(td.Properties.ContainerDefinitions[0].Environment.map((e: any) => [e.Name, e.Value]));
+    // (plain variables and container secrets: the run-name key is a secret, never a plain value)
+    const container = td.Properties.ContainerDefinitions[0];
+    const ecsVars = Object.fromEntries([
+      ...container.Environment.map((e: any) => [e.Name, e.Value]),
+      ...(container.Secrets ?? []).map((e: any) => [e.Name, e.ValueFrom]),
+    ]);
+    assert.deepEqual((container.Secrets ?? []).map((e: any) => e.Name), [env.runNameKey], 'ecs worker: the run-name key is a container secret');
     check(ecsVars, 'worker-ecs', [env.pool], 'ecs worker');
     assert.equal(ecsVars[env.pool], 'long');
     workerSettings(ecsVars, 'ecs worker');
@@ -158,7 +164,7 @@ describe('CDK template matches resources.json', () => {
     for (const r of Object.values(b.json.Resources)) {
       if (r.Type === 'AWS::Lambda::Function') Object.keys(r.Properties.Environment?.Variables ?? {}).forEach((k) => used.add(k));
       if (r.Type === 'AWS::ECS::TaskDefinition') {
-        for (const c of r.Properties.ContainerDefinitions) (c.Environment ?? []).forEach((e: any) => used.add(e.Name));
+        for (const c of r.Properties.ContainerDefinitions) [...(c.Environment ?? []), ...(c.Secrets ?? [])].forEach((e: any) => used.add(e.Name));
       }
     }
     const declared = new Set<string>([
@@ -190,7 +196,7 @@ describe('CDK template matches resources.json', () => {
           r.Type === 'AWS::Lambda::Function'
             ? Object.keys(r.Properties.Environment?.Variables ?? {})
             : r.Type === 'AWS::ECS::TaskDefinition'
-              ? r.Properties.ContainerDefinitions.flatMap((c: any) => (c.Environment ?? []).map((e: any) => e.Name))
+              ? r.Properties.ContainerDefinitions.flatMap((c: any) => [...(c.Environment ?? []), ...(c.Secrets ?? [])].map((e: any) => e.Name))
               : [];
         assert.ok(!vars.includes(dev), `${id} sets ${dev}`);
       }

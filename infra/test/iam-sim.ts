@@ -90,6 +90,7 @@ const arr = <T>(v: T | T[] | undefined): T[] => (v === undefined ? [] : Array.is
 const ARN_OF: Record<string, (id: string) => string> = {
   'AWS::DynamoDB::Table': (id) => `arn:aws:dynamodb:${REGION}:${ACCOUNT}:table/${id}`,
   'AWS::SQS::Queue': (id) => `arn:aws:sqs:${REGION}:${ACCOUNT}:${id}`,
+  'AWS::SecretsManager::Secret': (id) => `arn:aws:secretsmanager:${REGION}:${ACCOUNT}:secret:${id}-AbCdEf`,
   'AWS::Lambda::Function': (id) => `arn:aws:lambda:${REGION}:${ACCOUNT}:function:${id}`,
   'AWS::IAM::Role': (id) => `arn:aws:iam::${ACCOUNT}:role/${id}`,
   'AWS::IAM::ManagedPolicy': (id) => `arn:aws:iam::${ACCOUNT}:policy/${id}`,
@@ -101,7 +102,7 @@ const ARN_OF: Record<string, (id: string) => string> = {
   'AWS::KMS::Key': (id) => `arn:aws:kms:${REGION}:${ACCOUNT}:key/${id}`,
 };
 /** Resource types whose `Ref` is their ARN. */
-const REF_IS_ARN = new Set(['AWS::ECS::TaskDefinition', 'AWS::IAM::ManagedPolicy']);
+const REF_IS_ARN = new Set(['AWS::ECS::TaskDefinition', 'AWS::IAM::ManagedPolicy', 'AWS::SecretsManager::Secret']);
 const PSEUDO: Record<string, string> = { 'AWS::Region': REGION, 'AWS::AccountId': ACCOUNT, 'AWS::Partition': 'aws', 'AWS::URLSuffix': 'amazonaws.com' };
 
 /** Resolves CloudFormation intrinsics in a policy to concrete strings. */

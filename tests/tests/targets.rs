@@ -574,6 +574,7 @@ async fn ecs_target() -> Result<()> {
     Box::pin(ecs_not_owned(&w)).await?;
     Box::pin(ecs_network_not_given(&w)).await?;
     Box::pin(ecs_planted_tasks_not_adopted(&w)).await?;
+    Box::pin(ecs_adopts_a_task_named_before_keyed_names(&w)).await?;
     if sundial_tests::on_moto() {
         Box::pin(ecs_exit_codes(&w)).await?;
     }
@@ -594,8 +595,8 @@ fn spec_of(def: &JobDefinition) -> &EcsTarget {
 }
 
 async fn ecs_takeover_then_timeout(w: &EcsWorld<'_>) -> Result<()> {
-    use sundial_core::execution::target::ecs::{EcsCaller, MAX_NAME};
-    use sundial_core::execution::target::stepfunctions::{fire_name, run_of};
+    use sundial_core::execution::target::ecs::{EcsCaller, RunNames};
+    use sundial_core::execution::target::stepfunctions::run_of;
     let (env, cluster, worker) = (w.env, w.cluster, w.worker);
     let slow = tenant_task_definition(env, "acme-slow", "acme", 30, 0).await?;
     let store = fixtures::store(env);
@@ -611,9 +612,12 @@ async fn ecs_takeover_then_timeout(w: &EcsWorld<'_>) -> Result<()> {
     let fkey = sundial_store::executions::ExecKey::of(&f);
     let zombie = stale_claim(env, &f, at).await?;
     let stale = Invocation::of(&zombie.snapshot.exec, zombie.fence.token, zombie.fence.attempt);
-    let fname = fire_name(&f.global_id(), run_of(&zombie.snapshot.exec), MAX_NAME);
+    let fname = RunNames::default().name(&f.global_id(), run_of(&zombie.snapshot.exec));
     let direct = EcsCaller::new(env.clients.ecs.clone());
-    let first = direct.run(spec_of(&def), &fname, &stale).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+    let first = direct
+        .run(spec_of(&def), std::slice::from_ref(&fname), &stale)
+        .await
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
     assert!(!first.adopted);
     assert_eq!(deliver(worker, &f).await?, Disposition::Delete);
     // THEN the new holder adopted the zombie's task (its ARN on the timeline, one task of that
@@ -653,7 +657,7 @@ async fn ecs_takeover_then_timeout(w: &EcsWorld<'_>) -> Result<()> {
 }
 
 async fn ecs_not_owned(w: &EcsWorld<'_>) -> Result<()> {
-    use sundial_core::execution::target::{ecs::MAX_NAME, stepfunctions::fire_name};
+    use sundial_core::execution::target::ecs::RunNames;
     let (env, cluster, worker) = (w.env, w.cluster, w.worker);
     let past = Utc::now() - Duration::seconds(60);
     // WHEN a job names a task definition that is not acme's (tagged for globex)
@@ -664,13 +668,13 @@ async fn ecs_not_owned(w: &EcsWorld<'_>) -> Result<()> {
     // THEN it FAILED on the ownership check and no task of globex's ran
     let snap = fixtures::snapshot(env, &hkey).await?;
     assert_eq!(snap.exec.last_error.as_ref().map(|(c, _)| c.as_str()), Some("TargetNotOwned"));
-    assert!(tasks_started_by(env, cluster, &fire_name(&h.global_id(), 1, MAX_NAME)).await?.is_empty());
+    assert!(tasks_started_by(env, cluster, &RunNames::default().name(&h.global_id(), 1)).await?.is_empty());
 
     Ok(())
 }
 
 async fn ecs_network_not_given(w: &EcsWorld<'_>) -> Result<()> {
-    use sundial_core::execution::target::{ecs::MAX_NAME, stepfunctions::fire_name};
+    use sundial_core::execution::target::ecs::RunNames;
     let (env, cluster, worker) = (w.env, w.cluster, w.worker);
     let past = Utc::now() - Duration::seconds(60);
     // WHEN a stored job of acme (written before the allowlist, or straight to the table) names
@@ -691,7 +695,9 @@ async fn ecs_network_not_given(w: &EcsWorld<'_>) -> Result<()> {
         let (code, message) = snap.exec.last_error.clone().unwrap_or_default();
         assert_eq!((snap.exec.status, code.as_str()), (ExecStatus::Failed, "TargetNotAllowed"), "{message}");
         assert!(message.starts_with(field), "{message}");
-        assert!(tasks_started_by(env, cluster, &fire_name(&e.global_id(), 1, MAX_NAME)).await?.is_empty());
+        assert!(tasks_started_by(env, cluster, &RunNames::default().name(&e.global_id(), 1))
+            .await?
+            .is_empty());
     }
     Ok(())
 }
@@ -728,7 +734,7 @@ async fn plant_task(
 }
 
 async fn ecs_planted_tasks_not_adopted(w: &EcsWorld<'_>) -> Result<()> {
-    use sundial_core::execution::target::{ecs::MAX_NAME, stepfunctions::fire_name};
+    use sundial_core::execution::target::ecs::RunNames;
     let (env, cluster, worker) = (w.env, w.cluster, w.worker);
     let past = Utc::now() - Duration::seconds(60);
     // GIVEN acme's fire (2 s timeout) and, before it runs, tasks another principal started under
@@ -739,7 +745,7 @@ async fn ecs_planted_tasks_not_adopted(w: &EcsWorld<'_>) -> Result<()> {
     let mut def = task_job(cluster, &own);
     def.timeout_secs = 2;
     let e = fixtures::ready_execution("acme", "planted", def, past, past);
-    let (id, name) = (e.global_id(), fire_name(&e.global_id(), 1, MAX_NAME));
+    let (id, name) = (e.global_id(), RunNames::default().name(&e.global_id(), 1));
     let planted = [
         plant_task(env, cluster, &theirs, &name, "globex", &id).await?,
         plant_task(env, cluster, &own, &name, "globex", &id).await?,
@@ -763,9 +769,35 @@ async fn ecs_planted_tasks_not_adopted(w: &EcsWorld<'_>) -> Result<()> {
     Ok(())
 }
 
-async fn ecs_exit_codes(w: &EcsWorld<'_>) -> Result<()> {
+async fn ecs_adopts_a_task_named_before_keyed_names(w: &EcsWorld<'_>) -> Result<()> {
     use sundial_core::execution::target::ecs::{EcsCaller, MAX_NAME};
     use sundial_core::execution::target::stepfunctions::{fire_name, run_of};
+    let (env, cluster, worker) = (w.env, w.cluster, w.worker);
+    // GIVEN a fire whose task a claim started under the name runs had before keyed names (a
+    // worker of the previous release), and which then stalled past its lease
+    let slow = tenant_task_definition(env, "acme-legacy", "acme", 30, 0).await?;
+    let at = Utc::now() - Duration::seconds(90);
+    let mut def = task_job(cluster, &slow);
+    def.timeout_secs = 2;
+    def.retry.max_attempts = 3;
+    let f = fixtures::ready_execution("acme", "legacy", def.clone(), at, at);
+    let key = sundial_store::executions::ExecKey::of(&f);
+    let zombie = stale_claim(env, &f, at).await?;
+    let stale = Invocation::of(&zombie.snapshot.exec, zombie.fence.token, zombie.fence.attempt);
+    let old = fire_name(&f.global_id(), run_of(&zombie.snapshot.exec), MAX_NAME);
+    let direct = EcsCaller::new(env.clients.ecs.clone());
+    let first = direct.run(spec_of(&def), &[old], &stale).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+    // WHEN this release's worker takes the fire over
+    assert_eq!(deliver(worker, &f).await?, Disposition::Delete);
+    // THEN it adopted that task rather than running a second one
+    let snap = fixtures::snapshot(env, &key).await?;
+    assert_eq!(noted_tasks(&snap.exec), vec![first.arn], "{:?}", snap.exec.last_error);
+    Ok(())
+}
+
+async fn ecs_exit_codes(w: &EcsWorld<'_>) -> Result<()> {
+    use sundial_core::execution::target::ecs::{EcsCaller, RunNames};
+    use sundial_core::execution::target::stepfunctions::run_of;
     let (env, cluster, worker) = (w.env, w.cluster, w.worker);
     let past = Utc::now() - Duration::seconds(60);
     // WHEN a fire runs a task that exits 0 after a second
@@ -777,7 +809,7 @@ async fn ecs_exit_codes(w: &EcsWorld<'_>) -> Result<()> {
     // first run, its container given the fire's identity and token, its ARN on the timeline
     let snap = fixtures::snapshot(env, &key).await?;
     assert_eq!(snap.exec.status, ExecStatus::Succeeded, "{:?}", snap.exec.last_error);
-    let name = fire_name(&e.global_id(), 1, MAX_NAME);
+    let name = RunNames::default().name(&e.global_id(), 1);
     let tasks = tasks_started_by(env, cluster, &name).await?;
     assert_eq!(tasks.len(), 1, "{tasks:?}");
     assert_eq!(noted_tasks(&snap.exec), vec![tasks[0].task_arn().unwrap_or_default().to_string()]);
@@ -812,10 +844,12 @@ async fn ecs_exit_codes(w: &EcsWorld<'_>) -> Result<()> {
     let kkey = sundial_store::executions::ExecKey::of(&k);
     let zombie = stale_claim(env, &k, at).await?;
     let stale = Invocation::of(&zombie.snapshot.exec, zombie.fence.token, zombie.fence.attempt);
-    let kname = fire_name(&k.global_id(), run_of(&zombie.snapshot.exec), MAX_NAME);
+    let kname = RunNames::default().name(&k.global_id(), run_of(&zombie.snapshot.exec));
     let direct = EcsCaller::new(env.clients.ecs.clone());
-    let first =
-        direct.run(spec_of(&k.definition), &kname, &stale).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+    let first = direct
+        .run(spec_of(&k.definition), std::slice::from_ref(&kname), &stale)
+        .await
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
     assert_eq!(deliver(worker, &k).await?, Disposition::Delete);
     // THEN it tracked the adopted task to its exit 0: SUCCEEDED, one task for the fire
     let snap = fixtures::snapshot(env, &kkey).await?;

@@ -147,6 +147,9 @@ pub struct WorkerSettings {
     /// The roles outbound calls are made with, per tenant (`docs/tenancy.md`; the entry points
     /// set them from [`TenantRoleSettings`]).
     pub tenant_roles: sundial_model::tenant::TenantRoles,
+    /// The deployment's key for ECS run names (`SUNDIAL_RUN_NAME_KEY`; empty: unkeyed):
+    /// [`crate::execution::target::ecs::RunNames`].
+    pub run_name_key: String,
 }
 
 impl WorkerSettings {
@@ -165,6 +168,7 @@ impl WorkerSettings {
             worker_capacity: None,
             cancel_grace_ms: 2_000,
             tenant_roles: Default::default(),
+            run_name_key: String::new(),
         }
     }
 
@@ -252,6 +256,7 @@ impl WorkerSettings {
         if s.tenant_limits.default.is_none() {
             s.tenant_limits.default = Some(r.defaults.tenant_max_running);
         }
+        s.run_name_key = get(&n.run_name_key).unwrap_or_default();
         Ok(s)
     }
 }

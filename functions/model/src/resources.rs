@@ -151,6 +151,8 @@ pub struct EnvNames {
     pub tenant_max_running: String,
     /// The most executions all the stack's workers can run at once (worker).
     pub worker_capacity: String,
+    /// The deployment's secret key for ECS run names (worker).
+    pub run_name_key: String,
     /// The most executions each pool's workers can run at once, `pool=n,…` (worker).
     pub pool_capacity: String,
     /// The stack's tenant access role, assumed with the tenant's session tag for every outbound

@@ -26,8 +26,8 @@ use crate::violation::Violation;
 use crate::world::{ms, World};
 use anyhow::{bail, Result};
 use std::collections::{BTreeMap, BTreeSet};
-use sundial_core::execution::target::ecs::MAX_NAME;
-use sundial_core::execution::target::stepfunctions::{fire_name, run_of};
+use sundial_core::execution::target::ecs::RunNames;
+use sundial_core::execution::target::stepfunctions::run_of;
 use sundial_core::execution::target::Invocation;
 use sundial_model::{EcsLaunchType, EcsTarget, Execution, Target};
 use sundial_simaws::{Aws, EcsStopCode, EcsTask, EXIT_CODE_VAR, RUN_SECS_VAR};
@@ -177,7 +177,7 @@ fn fires_by_name<'a>(
     let mut out = BTreeMap::new();
     for e in executions.into_iter().filter(|e| matches!(e.definition.target, Target::Ecs(_))) {
         for run in 1..=run_of(e) {
-            out.insert(fire_name(&e.global_id(), run, MAX_NAME), (e, run));
+            out.insert(RunNames::default().name(&e.global_id(), run), (e, run));
         }
     }
     out
@@ -384,7 +384,7 @@ mod tests {
             arn: format!("{ARN_PREFIX}:task/{CLUSTER}/{id}"),
             cluster_arn: cluster_arn(),
             task_definition_arn: task_definition_arn("tenant0", SLOW),
-            started_by: Some(fire_name(fire, run, MAX_NAME)),
+            started_by: Some(RunNames::default().name(fire, run)),
             group: "family:sim-tenant0-slow".into(),
             launch_type: Some("FARGATE".into()),
             override_env: [(CONTAINER.to_string(), env)].into(),

@@ -12,6 +12,7 @@ import { Platform } from 'aws-cdk-lib/aws-ecr-assets';
 import * as ecs from 'aws-cdk-lib/aws-ecs';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { acknowledge, allow, grantKey, logGroup, Sundial } from './context';
@@ -19,6 +20,7 @@ import { rustFunction } from './functions';
 import { ECS_MAX_HEALTHY_PERCENT, ECS_STOP_TIMEOUT, LAMBDA_BATCH_SIZE } from './limits';
 import { PoolProps, SundialPool } from './props';
 import { PoolQueues } from './queues';
+import { resources } from '../resources';
 import { ecsSettings, EnvOf, Settings } from './settings';
 
 /** What the workers are granted on: Sundial's own tables and bus. */
@@ -46,9 +48,11 @@ export function workers(
   late: WorkerLate,
 ): { pools: SundialPool[]; cluster?: ecs.Cluster } {
   // The workers' env only holds tokens for these; they resolve once the role and the api exist.
+  const runNameKey = runNameKeySecret(s);
   const tenantEnv: Settings = {
     tenantRoleArn: Lazy.string({ produce: late.tenantRoleArn }),
     ownFunctions: Lazy.string({ produce: late.ownFunctions }),
+    runNameKey: runNameKey.secretValue.unsafeUnwrap(),
   };
   const pools: SundialPool[] = [];
   let cluster: ecs.Cluster | undefined;
@@ -60,13 +64,34 @@ export function workers(
       const env = envOf('worker-ecs', { pool: q.p.name, ...tenantEnv, ...ecsSettings(q.p) });
       if (q.p.lowMaxConcurrency !== undefined) throw new Error(`pool ${q.p.name}: lowMaxConcurrency applies to Lambda pools only`);
       cluster ??= ecsCluster(s);
-      pool = { ...ecsPool(s, cluster, q, env), lowQueue: q.lowQueue };
+      pool = { ...ecsPool(s, cluster, q, env, runNameKey), lowQueue: q.lowQueue };
     }
     grantWorker(pool.role, q.queue, q.dlq, t);
     grantWorker(pool.role, q.lowQueue, q.dlq, t);
     pools.push(pool);
   }
   return { pools, cluster };
+}
+
+/**
+ * The key ECS run names are keyed by (`SUNDIAL_RUN_NAME_KEY`, docs/tenancy.md "Adopting a
+ * task"): generated once per stack, so no other principal can tell a coming fire's
+ * `startedBy`/`clientToken`. Never rotated: a takeover finds a run's task by its name, and a
+ * new key would name runs in flight differently. Lambda workers get it through a dynamic
+ * reference in their environment (the guardrail denies tenant principals every `lambda:`
+ * action on Sundial's functions); ECS workers as a container secret.
+ */
+function runNameKeySecret(s: Sundial): secretsmanager.Secret {
+  const key = new secretsmanager.Secret(s.scope, 'RunNameKey', {
+    description: 'Sundial: the key of ECS run names (startedBy, clientToken); never rotate it while fires run',
+    generateSecretString: { passwordLength: 48, excludePunctuation: true },
+  });
+  acknowledge(
+    key,
+    'AwsSolutions-SMG4',
+    'The key of ECS run names must not change while fires run: a takeover finds the run\'s task by a name made with it (docs/tenancy.md).',
+  );
+  return key;
 }
 
 /** A Lambda pool: the worker function, an event source on the queue and a capped one on the low lane. */
@@ -129,9 +154,15 @@ function ecsCluster(s: Sundial): ecs.Cluster {
 }
 
 /** An ECS pool: the worker task definition and its Fargate service, scaled on the queue's backlog. */
-function ecsPool(s: Sundial, cluster: ecs.Cluster, q: PoolQueues, env: Record<string, string>): Omit<SundialPool, 'lowQueue'> {
+function ecsPool(
+  s: Sundial,
+  cluster: ecs.Cluster,
+  q: PoolQueues,
+  env: Record<string, string>,
+  runNameKey: secretsmanager.ISecret,
+): Omit<SundialPool, 'lowQueue'> {
   const { p, queue, dlq, runTimeout } = q;
-  const taskDef = workerTaskDefinition(s, p, env);
+  const taskDef = workerTaskDefinition(s, p, env, runNameKey);
   const minTasks = p.minTasks ?? 1;
   const maxTasks = p.maxConcurrency ?? 1;
   if (!Number.isInteger(maxTasks) || maxTasks < minTasks) {
@@ -165,7 +196,15 @@ function ecsPool(s: Sundial, cluster: ecs.Cluster, q: PoolQueues, env: Record<st
 }
 
 /** The worker-ecs container on arm64 Fargate, its log group, and the key for its task role. */
-function workerTaskDefinition(s: Sundial, p: PoolProps, env: Record<string, string>): ecs.FargateTaskDefinition {
+function workerTaskDefinition(
+  s: Sundial,
+  p: PoolProps,
+  env: Record<string, string>,
+  runNameKey: secretsmanager.ISecret,
+): ecs.FargateTaskDefinition {
+  // The run-name key is a container secret, not a plain variable of the task definition.
+  const keyName = resources().env.runNameKey;
+  const { [keyName]: _key, ...plain } = env;
   const taskDef = new ecs.FargateTaskDefinition(s.scope, `WorkerTask-${p.name}`, {
     cpu: p.cpu ?? 256,
     memoryLimitMiB: p.memoryLimitMiB ?? 512,
@@ -179,7 +218,8 @@ function workerTaskDefinition(s: Sundial, p: PoolProps, env: Record<string, stri
   taskDef.addContainer('worker', {
     image,
     // The variables Lambda's logging controls set, read by the same telemetry setup.
-    environment: { AWS_LAMBDA_LOG_FORMAT: 'JSON', AWS_LAMBDA_LOG_LEVEL: s.logLevel, ...env },
+    environment: { AWS_LAMBDA_LOG_FORMAT: 'JSON', AWS_LAMBDA_LOG_LEVEL: s.logLevel, ...plain },
+    secrets: { [keyName]: ecs.Secret.fromSecretsManager(runNameKey) },
     logging: ecs.LogDrivers.awsLogs({ streamPrefix: p.name, logGroup: logs }),
     readonlyRootFilesystem: true,
     // Fargate allows at most 120 s between SIGTERM and SIGKILL: the worker stops claiming and

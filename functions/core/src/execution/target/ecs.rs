@@ -55,6 +55,60 @@ const ADOPT_LOOKS: u32 = 5;
 /// Longest `stoppedReason` kept in the attempt's error (the rest is cut).
 const MAX_REASON: usize = 512;
 
+/// How a fire's tasks are named (`startedBy` and `clientToken`, one name per run of the fire):
+/// `sd-` and 32 hex digits of HMAC-SHA256 of the whole execution id under the deployment's key
+/// (`SUNDIAL_RUN_NAME_KEY`), then `-r{run}`. No prefix of the id and no lossy mapping, so two
+/// fires never share a name (issue 49, N8); and without the key nobody can tell a coming fire's
+/// name, so no other principal can start a task under it first or spend its `clientToken`.
+/// Without a key (the local run, the tests) the digest is plain SHA-256: collision-free still,
+/// but guessable. The key must stay the same across deploys while fires run: a takeover looks
+/// for the run's task under this name (and, for fires started before keyed names, under
+/// [`super::stepfunctions::fire_name`]'s).
+#[derive(Clone, Default)]
+pub struct RunNames {
+    key: Option<std::sync::Arc<[u8]>>,
+}
+
+impl std::fmt::Debug for RunNames {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunNames").field("keyed", &self.key.is_some()).finish()
+    }
+}
+
+impl RunNames {
+    /// Names under `key` (blank: unkeyed).
+    pub fn keyed(key: &str) -> Self {
+        let key = key.trim();
+        RunNames { key: (!key.is_empty()).then(|| key.as_bytes().into()) }
+    }
+
+    /// The name of `run` of the fire `execution_id`.
+    pub fn name(&self, execution_id: &str, run: u32) -> String {
+        use hmac::{Hmac, KeyInit, Mac};
+        use sha2::{Digest, Sha256};
+        const DOMAIN: &[u8] = b"sundial ecs run name\0";
+        let digest: Vec<u8> = match &self.key {
+            Some(k) => {
+                let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(k).unwrap_or_else(|_| unreachable!());
+                mac.update(DOMAIN);
+                mac.update(execution_id.as_bytes());
+                mac.finalize().into_bytes().to_vec()
+            }
+            None => {
+                Sha256::new().chain_update(DOMAIN).chain_update(execution_id.as_bytes()).finalize().to_vec()
+            }
+        };
+        let hex: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
+        format!("sd-{hex}-r{run}")
+    }
+
+    /// Every name `run` of the fire may carry, the one to start it under first: this
+    /// deployment's, then the name before keyed names (a fire in flight across the upgrade).
+    pub fn all(&self, execution_id: &str, run: u32) -> Vec<String> {
+        vec![self.name(execution_id, run), super::stepfunctions::fire_name(execution_id, run, MAX_NAME)]
+    }
+}
+
 /// A task this attempt tracks.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Started {
@@ -133,11 +187,20 @@ impl EcsCaller {
         EcsCaller { client }
     }
 
-    /// Runs the task `name` (a run of the fire `inv`) of `spec`, or adopts the one of that name an
-    /// earlier claim of the run started.
-    pub async fn run(&self, target: &EcsTarget, name: &str, inv: &Invocation) -> Result<Started, RunError> {
+    /// Runs the task of a run of the fire `inv` of `target` under the first of `names` (the run's
+    /// names, [`RunNames::all`]), or adopts the fire's own task an earlier claim of the run
+    /// started under any of them.
+    pub async fn run(
+        &self,
+        target: &EcsTarget,
+        names: &[String],
+        inv: &Invocation,
+    ) -> Result<Started, RunError> {
         let fire = Fire { target, tenant: &inv.tenant, execution_id: &inv.execution_id };
-        if let Some(arn) = Box::pin(self.find(&fire, name)).await? {
+        let Some(name) = names.first() else {
+            return Err(RunError::permanent(sundial_model::retry::codes::BAD_TARGET, "no run name"));
+        };
+        if let Some(arn) = Box::pin(self.find(&fire, names)).await? {
             tracing::info!(execution = %inv.execution_id, task = %arn, "adopting the ECS task an earlier claim ran");
             return Ok(Started { arn, adopted: true });
         }
@@ -177,7 +240,7 @@ impl EcsCaller {
             }
             Err(e) if e.as_service_error().is_some_and(|s| s.code() == Some("ConflictException")) => {
                 // Another claim of this run ran it with its own overrides, under the same token.
-                Box::pin(self.adopt_after_conflict(&fire, name)).await
+                Box::pin(self.adopt_after_conflict(&fire, &names[..1])).await
             }
             Err(e) => {
                 tracing::warn!(execution = %inv.execution_id, cluster = %target.cluster_arn, detail = %DisplayErrorContext(&e), "the ECS target failed to run a task");
@@ -188,10 +251,10 @@ impl EcsCaller {
 
     /// Adopts the task another claim of the run started under the same token, looking for it
     /// until it is listed (`ADOPT_LOOKS` times, the pause doubling).
-    async fn adopt_after_conflict(&self, fire: &Fire<'_>, name: &str) -> Result<Started, RunError> {
+    async fn adopt_after_conflict(&self, fire: &Fire<'_>, names: &[String]) -> Result<Started, RunError> {
         let mut pause = FIRST_POLL;
         for _ in 0..ADOPT_LOOKS {
-            if let Some(arn) = Box::pin(self.find(fire, name)).await? {
+            if let Some(arn) = Box::pin(self.find(fire, names)).await? {
                 tracing::info!(execution = %fire.execution_id, task = %arn, "adopting the ECS task another claim ran");
                 return Ok(Started { arn, adopted: true });
             }
@@ -229,16 +292,18 @@ impl EcsCaller {
         Ok(arns)
     }
 
-    /// The fire's own task among those of the cluster started by `name`, running or stopped:
+    /// The fire's own task among those of the cluster started by one of `names`, running or stopped:
     /// the first that [`Fire::owns`]. `startedBy` is only a name, which any principal allowed
     /// to run tasks on the cluster can give its own task; a task that is not the fire's is
     /// reported and left alone (issue 49, N2), and one whose description the tenant's session
     /// is refused (another tenant's, on AWS) is not the fire's either.
-    async fn find(&self, fire: &Fire<'_>, name: &str) -> Result<Option<String>, RunError> {
-        for status in [DesiredStatus::Running, DesiredStatus::Stopped] {
-            for arn in self.listed(fire, name, status).await? {
-                if Box::pin(self.is_own(fire, &arn)).await? {
-                    return Ok(Some(arn));
+    async fn find(&self, fire: &Fire<'_>, names: &[String]) -> Result<Option<String>, RunError> {
+        for name in names {
+            for status in [DesiredStatus::Running, DesiredStatus::Stopped] {
+                for arn in self.listed(fire, name, status).await? {
+                    if Box::pin(self.is_own(fire, &arn)).await? {
+                        return Ok(Some(arn));
+                    }
                 }
             }
         }
@@ -315,18 +380,22 @@ impl EcsCaller {
         }
     }
 
-    /// Stops the running task of the run `name` of `fire` (an attempt that timed out or was
-    /// cancelled), so that no retry runs beside it; only the fire's own ([`Fire::owns`]), never
-    /// another principal's task named like it. Best effort: a failure is logged.
-    pub async fn stop_run(&self, fire: &Fire<'_>, name: &str, reason: &str) {
+    /// Stops the running task of the run named `names` ([`RunNames::all`]) of `fire` (an
+    /// attempt that timed out or was cancelled), so that no retry runs beside it; only the
+    /// fire's own ([`Fire::owns`]), never another principal's task named like it. Best effort:
+    /// a failure is logged.
+    pub async fn stop_run(&self, fire: &Fire<'_>, names: &[String], reason: &str) {
         let execution = fire.execution_id;
-        let arns = match self.listed(fire, name, DesiredStatus::Running).await {
-            Ok(arns) => arns,
-            Err(e) => {
-                tracing::warn!(execution, error = %e, "ListTasks before StopTask failed");
-                return;
+        let mut arns = Vec::new();
+        for name in names {
+            match self.listed(fire, name, DesiredStatus::Running).await {
+                Ok(found) => arns.extend(found),
+                Err(e) => {
+                    tracing::warn!(execution, error = %e, "ListTasks before StopTask failed");
+                    return;
+                }
             }
-        };
+        }
         for arn in arns {
             match Box::pin(self.is_own(fire, &arn)).await {
                 Ok(true) => {}
@@ -500,6 +569,27 @@ mod tests {
         assert!(!environment(&inv).iter().any(|(k, _)| *k == "SUNDIAL_INVOCATION"));
         let total: usize = environment(&inv).iter().map(|(k, v)| k.len() + v.len()).sum();
         assert!(total < 1024, "{total}");
+    }
+
+    #[test]
+    fn run_names_are_whole_id_digests_keyed_by_the_deployment() {
+        let (a, b) = ("acme_eu:settle@1764469800000", "acme-eu:settle@1764469800000");
+        let plain = RunNames::default();
+        let keyed = RunNames::keyed("k3y-of-the-deployment");
+        for names in [&plain, &keyed] {
+            let n = names.name(a, 1);
+            assert!(n.len() <= MAX_NAME && n.starts_with("sd-") && n.ends_with("-r1"), "{n}");
+            assert!(n.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'), "{n}");
+            // ids that the old names mapped onto one prefix differ, as do runs
+            assert_ne!(n, names.name(b, 1));
+            assert_ne!(n, names.name(a, 2));
+            assert_eq!(names.all(a, 1)[0], n);
+        }
+        // AND without the key the name cannot be told from the id (the key is the secret)
+        assert_ne!(plain.name(a, 1), keyed.name(a, 1));
+        assert_ne!(keyed.name(a, 1), RunNames::keyed("another key").name(a, 1));
+        assert_eq!(RunNames::keyed("  ").name(a, 1), plain.name(a, 1));
+        assert!(!format!("{keyed:?}").contains("k3y"));
     }
 
     #[test]

@@ -47,6 +47,8 @@ pub struct RemoteTargets {
     pub ecs: ecs::EcsCaller,
     /// Confirms that functions and queues are the tenant's own before they are called.
     pub owner: identity::Ownership,
+    /// How its ECS runs are named.
+    pub names: ecs::RunNames,
 }
 
 impl RemoteTargets {
@@ -68,6 +70,7 @@ impl RemoteTargets {
             ecs: ecs::EcsCaller::new(clients.ecs.clone()),
             sqs: sqs::SqsCaller::new(clients.sqs),
             owner,
+            names: ecs::RunNames::default(),
         })
     }
 
@@ -193,8 +196,8 @@ impl RemoteTargets {
                 &inv.execution_id,
             ))
             .await?;
-            let name = stepfunctions::fire_name(&inv.execution_id, run, ecs::MAX_NAME);
-            Box::pin(self.ecs.run(target, &name, inv)).await
+            let names = self.names.all(&inv.execution_id, run);
+            Box::pin(self.ecs.run(target, &names, inv)).await
         })
         .await
     }
@@ -220,9 +223,9 @@ impl RemoteTargets {
         run: u32,
         reason: &str,
     ) {
-        let name = stepfunctions::fire_name(execution_id, run, ecs::MAX_NAME);
+        let names = self.names.all(execution_id, run);
         let fire = ecs::Fire { target, tenant, execution_id };
-        crate::access::as_tenant(self.ecs.stop_run(&fire, &name, reason)).await
+        crate::access::as_tenant(self.ecs.stop_run(&fire, &names, reason)).await
     }
 }
 
@@ -232,6 +235,7 @@ impl RemoteTargets {
 pub struct Remotes {
     sessions: identity::TenantSessions,
     policy: sundial_model::outbound::TargetPolicy,
+    names: ecs::RunNames,
     tenants: std::sync::Mutex<std::collections::HashMap<String, std::sync::Arc<RemoteTargets>>>,
 }
 
@@ -239,7 +243,13 @@ impl Remotes {
     /// The targets of every tenant, through `sessions`; each tenant's webhooks reach the addresses
     /// `policy` allows it (the deployment's networks narrowed to the tenant's own `cidrs`).
     pub fn new(sessions: identity::TenantSessions, policy: sundial_model::outbound::TargetPolicy) -> Self {
-        Remotes { sessions, policy, tenants: Default::default() }
+        Remotes { sessions, policy, names: ecs::RunNames::default(), tenants: Default::default() }
+    }
+
+    /// The same, naming ECS runs with `names` (the deployment's key, `SUNDIAL_RUN_NAME_KEY`).
+    pub fn with_run_names(mut self, names: ecs::RunNames) -> Self {
+        self.names = names;
+        self
     }
 
     /// `tenant`'s targets.
@@ -252,7 +262,7 @@ impl Remotes {
             RemoteTargets::of_tenant(tenant, clients, self.policy.addresses_for(tenant)).map_err(|e| {
                 RunError::retryable(codes::BAD_TARGET, format!("the webhook client could not start: {e}"))
             })?;
-        let targets = std::sync::Arc::new(targets);
+        let targets = std::sync::Arc::new(RemoteTargets { names: self.names.clone(), ..targets });
         if let Ok(mut m) = self.tenants.lock() {
             if m.len() >= identity::MAX_TENANTS {
                 m.clear();

@@ -169,10 +169,13 @@ impl Worker {
         let ddb = with_skew_probe(&clients.ddb, skew.clone(), clock.clone());
         let clock: Arc<dyn Clock> = Arc::new(ServiceClock::new(clock, skew.clone()));
         let store = ExecStore::new(ddb.clone(), cfg.executions_table.clone());
-        let remote = Arc::new(Remotes::new(
-            TenantSessions::new(TenantClients::of(clients), settings.tenant_roles.clone()),
-            cfg.targets.clone(),
-        ));
+        let remote = Arc::new(
+            Remotes::new(
+                TenantSessions::new(TenantClients::of(clients), settings.tenant_roles.clone()),
+                cfg.targets.clone(),
+            )
+            .with_run_names(crate::execution::target::ecs::RunNames::keyed(&settings.run_name_key)),
+        );
         // Outcome notifications go out through the same per-tenant webhook clients as targets.
         let notifier: Arc<dyn crate::execution::notify::Notifier> =
             Arc::new(crate::execution::notify::HttpNotifier::new(remote.clone(), cfg.clone()));
