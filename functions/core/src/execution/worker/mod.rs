@@ -173,9 +173,11 @@ impl Worker {
             TenantSessions::new(TenantClients::of(clients), settings.tenant_roles.clone()),
             cfg.targets.clone(),
         ));
-        // Outcome notifications go out through the same per-tenant webhook clients as targets.
+        // Outcome notifications go out through the same per-tenant webhook clients as targets,
+        // on the worker's own pool: a finish hands them over and never waits for a receiver.
         let notifier: Arc<dyn crate::execution::notify::Notifier> =
             Arc::new(crate::execution::notify::HttpNotifier::new(remote.clone(), cfg.clone()));
+        let notify = crate::execution::notify_pool::NotifyPool::new(notifier);
         Ok(Worker {
             missed: MissReporter::new(ddb.clone(), Some(clients.events.clone()), &cfg),
             outcomes: crate::execution::outcome::Outcomes::new(
@@ -183,7 +185,7 @@ impl Worker {
                 MissReporter::new(ddb.clone(), Some(clients.events.clone()), &cfg),
                 None,
             )
-            .with_notifier(Some(notifier)),
+            .with_notifier(Some(notify)),
             slots: JobSlots::new(store.clone()),
             resources: ResourceGates::new(ddb.clone(), cfg.jobs_table.clone(), cfg.executions_table.clone()),
             tenants: TenantGate::new(ddb, cfg.executions_table.clone()),
