@@ -217,6 +217,15 @@ impl Outcomes {
         self
     }
 
+    /// Waits at most `max` for the notifications in flight in this flusher's pool (true: none
+    /// is; so too without a pool).
+    pub async fn settle(&self, max: std::time::Duration) -> bool {
+        match &self.notify {
+            Some(pool) => pool.settle(max).await,
+            None => true,
+        }
+    }
+
     /// Whether this flusher can pause jobs.
     pub fn can_pause(&self) -> bool {
         self.pause.is_some()

@@ -211,6 +211,13 @@ impl Worker {
         self
     }
 
+    /// Waits at most `max` for the outcome notifications this worker's finishes started
+    /// (true: none is in flight). Only for the end of a Lambda batch, which may be frozen
+    /// once it returns; a finish itself never waits for a receiver.
+    pub async fn settle_notifications(&self, max: std::time::Duration) -> bool {
+        self.outcomes.settle(max).await
+    }
+
     /// The settings.
     pub fn settings(&self) -> &WorkerSettings {
         &self.settings
