@@ -16,6 +16,7 @@ use std::sync::{Arc, Mutex};
 use sundial_core::control::outcomes::ControlPause;
 use sundial_core::control::{jobs, Caller, Control, ControlSettings};
 use sundial_core::execution::notify::HttpNotifier;
+use sundial_core::execution::notify_pool::NotifyPool;
 use sundial_core::execution::target::in_process::{BoxFuture, Handler, HandlerContext, Handlers};
 use sundial_core::execution::worker::{Disposition, NoExtend, Worker};
 use sundial_core::reconcile::{reconcile, ReconcileOptions};
@@ -136,10 +137,10 @@ impl World {
             // Notifications go out through the reconciler's own notifier, built as the tick
             // binary builds it (its tenant roles: none here, as in the local run); a receiver that
             // does not answer is given up on after a second (the deployment's default is longer).
-            notify: Some(Arc::new(
+            notify: Some(NotifyPool::new(Arc::new(
                 HttpNotifier::for_tenants(&self.env.clients, Default::default(), self.env.cfg.clone())
                     .with_timeout(std::time::Duration::from_secs(1)),
-            )),
+            ))),
             events: Some(self.env.clients.events.clone()),
             pause: Some(Arc::new(ControlPause::new(Control::new(
                 ctx(&self.env),

@@ -339,7 +339,7 @@ async fn reconcile_loop(ctx: Arc<Ctx>, clients: Clients, fast: bool, stop: Cance
     let opts = ReconcileOptions {
         actor: "reconciler:dev".into(),
         pause: Some(pause),
-        notify: Some(notify),
+        notify: Some(sundial_core::execution::notify_pool::NotifyPool::new(notify)),
         ..Default::default()
     };
     let offset = if fast { std::time::Duration::from_secs(5) } else { std::time::Duration::from_secs(30) };

@@ -73,9 +73,10 @@ pub struct TickService {
     pub backpressure: sundial_model::priority::Backpressure,
     /// The control plane's pause, for the reconciler's auto-pauses (docs/outcomes.md).
     pub pause: Option<std::sync::Arc<dyn sundial_core::execution::outcome::AutoPause>>,
-    /// The reconciler's deliverer of outcome notifications a worker left behind
-    /// (`outcomeNotify`, docs/outcomes.md), as the tenant.
-    pub notify: Option<std::sync::Arc<dyn sundial_core::execution::notify::Notifier>>,
+    /// The reconciler's delivery pool for outcome notifications a worker left behind
+    /// (`outcomeNotify`, docs/outcomes.md), as the tenant: one per process, so its per-tenant
+    /// caps hold across runs of a warm Lambda.
+    pub notify: Option<sundial_core::execution::notify_pool::NotifyPool>,
 }
 
 /// A failed tick, typed for Lambda's error report.

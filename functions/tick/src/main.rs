@@ -34,7 +34,7 @@ async fn main() -> Result<(), Error> {
         events: Some(clients.events),
         backpressure: sundial_core::config::BackpressureSettings::from_env()?,
         pause: Some(std::sync::Arc::new(ControlPause::new(control))),
-        notify: Some(std::sync::Arc::new(notify)),
+        notify: Some(sundial_core::execution::notify_pool::NotifyPool::new(std::sync::Arc::new(notify))),
     };
     let service = &service;
     run(service_fn(move |event: LambdaEvent<TickEvent>| async move { service.handle_lambda(event).await }))

@@ -135,6 +135,11 @@ pub async fn function_handler(
         })
     };
     let resp = handle_event(&worker, event.payload, &stop).await;
+    // Outcome notifications run off the finishes' path; give those in flight a short, bounded
+    // chance to end before the sandbox may be frozen (what is left stays in the outbox).
+    if !stop.is_cancelled() {
+        worker.settle_notifications(sundial_core::reconcile::DEFAULT_NOTIFY_SETTLE).await;
+    }
     timer.abort();
     Ok(resp)
 }

@@ -37,6 +37,7 @@ pub mod handler;
 pub mod mapreduce;
 pub mod metrics;
 pub mod notify;
+pub mod notify_pool;
 pub mod outcome;
 pub mod policy;
 pub mod resource_limits;

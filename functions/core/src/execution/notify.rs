@@ -4,7 +4,8 @@
 //!
 //! The flush ([`super::outcome::Outcomes`]) decides when to call and what a failure means (the
 //! notification's own outbox entry stays for the next flush, up to
-//! [`sundial_model::outcome::MAX_NOTIFY_FAILURES`]); this module only delivers one.
+//! [`sundial_model::outcome::MAX_NOTIFY_FAILURES`]), the pool ([`super::notify_pool`]) runs the
+//! call off the flush's path; this module only delivers one.
 
 use super::target::Remotes;
 use crate::config::Config;
@@ -17,9 +18,10 @@ use sundial_model::retry::RunError;
 /// A boxed future (the [`Notifier`] is a trait object): the handlers' own.
 pub use super::target::in_process::BoxFuture;
 
-/// How long one notification may take (connect, send and answer): a receiver that never
-/// answers holds a flush up this long, per notification.
-pub const DEFAULT_NOTIFY_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long one notification may take (connect, send and answer). A receiver that never
+/// answers holds one of its own tenant's delivery slots this long ([`super::notify_pool`]),
+/// never a flush, a worker's finish or the reconciler.
+pub const DEFAULT_NOTIFY_TIMEOUT: Duration = Duration::from_secs(3);
 
 /// Delivers one notification.
 pub trait Notifier: Send + Sync + std::fmt::Debug {

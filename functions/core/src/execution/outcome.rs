@@ -19,14 +19,15 @@
 //! (execution, transition): a flush that crashes between its PutEvents and its DELETE sends
 //! that one event again on the retry, with the same `eventId`.
 
-use crate::execution::notify::Notifier;
+use crate::execution::notify_pool::{Admit, NotifyPool};
 use crate::missed::{MissReporter, ReportError};
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Serialize;
 use std::sync::Arc;
 use sundial_model::claim::Finish;
+use sundial_model::outcome::OutcomeNotify;
 use sundial_model::outcome::{event_id, members, NotifyEntry, OutboxEntry, OutcomeKind, MAX_NOTIFY_FAILURES};
-use sundial_model::retry::ErrorClass;
+use sundial_model::retry::{ErrorClass, RunError};
 use sundial_model::{ExecStatus, Execution};
 use sundial_store::executions::{ExecKey, ExecStore};
 use sundial_store::StoreError;
@@ -162,7 +163,7 @@ pub struct Outcomes {
     store: ExecStore,
     bus: MissReporter,
     pause: Option<Arc<dyn AutoPause>>,
-    notify: Option<Arc<dyn Notifier>>,
+    notify: Option<NotifyPool>,
 }
 
 impl std::fmt::Debug for Outcomes {
@@ -188,6 +189,12 @@ pub struct Flushed {
     pub notify_failed: usize,
     /// Notifications given up after [`MAX_NOTIFY_FAILURES`] failures (a timeline note each).
     pub notify_given_up: usize,
+    /// Notifications handed to the process's [`NotifyPool`]: each one's task writes its result
+    /// back to the outbox (delivered, one failure more, or given up), as the three above say.
+    pub notify_started: usize,
+    /// Notifications left in the outbox for a later flush: their tenant, or the process, had
+    /// as many in flight as the pool allows, or this one was in flight already.
+    pub notify_deferred: usize,
 }
 
 impl Outcomes {
@@ -202,11 +209,21 @@ impl Outcomes {
         self
     }
 
-    /// This flusher, delivering `outcomeNotify` notifications through `notify`. Without one,
-    /// each pending notification counts a failed delivery (so it is given up, not kept forever).
-    pub fn with_notifier(mut self, notify: Option<Arc<dyn Notifier>>) -> Self {
+    /// This flusher, handing `outcomeNotify` notifications to `notify` (the process's pool: the
+    /// flush never waits for a receiver). Without one, each pending notification counts a
+    /// failed delivery (so it is given up, not kept forever).
+    pub fn with_notifier(mut self, notify: Option<NotifyPool>) -> Self {
         self.notify = notify;
         self
+    }
+
+    /// Waits at most `max` for the notifications in flight in this flusher's pool (true: none
+    /// is; so too without a pool).
+    pub async fn settle(&self, max: std::time::Duration) -> bool {
+        match &self.notify {
+            Some(pool) => pool.settle(max).await,
+            None => true,
+        }
     }
 
     /// Whether this flusher can pause jobs.
@@ -232,7 +249,10 @@ impl Outcomes {
             return Ok(Flushed::default());
         }
         let r = self.send_all(e, &key, status, entries, now).await;
-        if r.as_ref().map_or(true, |f| f.notify_failed > 0) {
+        // A notification in flight keeps the lease (its task gives it back if it fails): no
+        // other flusher sends it meanwhile.
+        let waits = |f: &Flushed| f.notify_failed > 0 || (f.notify_deferred > 0 && f.notify_started == 0);
+        if r.as_ref().map_or(true, waits) {
             // Whoever comes next (a claim, the reconciler) need not wait for the lease.
             if let Err(err) = self.store.release_outbox(&key).await {
                 tracing::warn!(execution = %e.id(), error = %err, "outbox lease kept until it runs out");
@@ -352,10 +372,11 @@ impl Outcomes {
         Ok(())
     }
 
-    /// Delivers one event's notification (`group`: its twins, more than one only after a crash
-    /// between a rewrite's two writes). Accepted: its twins are deleted. Failed: rewritten with
-    /// one failure more for the next flush, or given up (with a timeline note) at
-    /// [`MAX_NOTIFY_FAILURES`]. Never an error of the flush: a dead receiver holds back nothing.
+    /// Hands one event's notification (`group`: its twins, more than one only after a crash
+    /// between a rewrite's two writes) to the pool, which delivers it and writes the result
+    /// back ([`Delivery`]); a tenant over its cap leaves it in the outbox for a later flush.
+    /// Never an error of the flush, never a wait for the receiver: a dead receiver holds back
+    /// nothing.
     async fn notify_one(
         &self,
         e: &Execution,
@@ -369,43 +390,136 @@ impl Outcomes {
             return Ok(());
         };
         let all: Vec<String> = group.iter().map(NotifyEntry::encode).collect();
-        let detail = event_detail(e, &best.entry, status, best.dead_fires);
-        let r = match (&self.notify, &e.definition.outcome_notify) {
-            (Some(n), Some(to)) => {
-                let mut body = serde_json::to_value(&detail).unwrap_or_default();
-                body["detailType"] = best.entry.kind.as_str().into();
-                n.post(&e.tenant, to, &detail.event_id, body.to_string(), now).await
+        let (pool, to) = match (&self.notify, &e.definition.outcome_notify) {
+            (Some(pool), Some(to)) => (pool, to.clone()),
+            (None, _) => {
+                let err = RunError::retryable("NoNotifier", "this process cannot deliver notifications");
+                done.count(record(&self.store, e, key, best, &all, Err(err), now).await?);
+                return Ok(());
             }
-            (None, _) => Err(sundial_model::retry::RunError::retryable(
-                "NoNotifier",
-                "this process cannot deliver notifications",
-            )),
             // A definition without a receiver has nothing to deliver.
-            (_, None) => Ok(()),
+            (_, None) => {
+                done.count(record(&self.store, e, key, best, &all, Ok(()), now).await?);
+                return Ok(());
+            }
         };
-        let kind = best.entry.kind.as_str();
-        match r {
-            Ok(()) => {
-                self.store.outbox_sent(key, &all).await?;
-                tracing::info!(execution = %e.id(), event = kind, "outcome notification delivered");
-                done.notified.push(best.entry.kind);
-            }
-            Err(err) if best.failures + 1 >= MAX_NOTIFY_FAILURES => {
-                tracing::warn!(execution = %e.id(), event = kind, code = %err.code, error = %err.message, "outcome notification given up");
-                let code = sundial_model::retry::codes::OUTCOME_NOTIFY_ABANDONED;
-                let actor = format!("notify:{kind}");
-                self.store.outbox_give_up(key, e, &all, &actor, code, now.timestamp_millis()).await?;
-                done.notify_given_up += 1;
-            }
-            Err(err) => {
-                tracing::warn!(execution = %e.id(), event = kind, code = %err.code, error = %err.message, "outcome notification failed; the next flush retries it");
-                let next = NotifyEntry { failures: best.failures + 1, ..best.clone() };
-                self.store.outbox_replace(key, &[next.encode()], &all).await?;
-                done.notify_failed += 1;
+        let detail = event_detail(e, &best.entry, status, best.dead_fires);
+        let mut body = serde_json::to_value(&detail).unwrap_or_default();
+        body["detailType"] = best.entry.kind.as_str().into();
+        let id = detail.event_id.clone();
+        let delivery = Delivery {
+            store: self.store.clone(),
+            exec: e.clone(),
+            key: key.clone(),
+            best: best.clone(),
+            all,
+            to,
+            event_id: detail.event_id,
+            body: body.to_string(),
+            now,
+        };
+        match pool.spawn(&e.tenant, &id, delivery.run(pool.clone())) {
+            Admit::Started => done.notify_started += 1,
+            Admit::Busy | Admit::InFlight => {
+                tracing::info!(execution = %e.id(), event = best.entry.kind.as_str(), "outcome notification left for a later flush: its tenant's deliveries are all in flight");
+                done.notify_deferred += 1;
             }
         }
         Ok(())
     }
+}
+
+impl Flushed {
+    fn count(&mut self, r: Recorded) {
+        match r {
+            Recorded::Delivered(kind) => self.notified.push(kind),
+            Recorded::Failed => self.notify_failed += 1,
+            Recorded::GivenUp => self.notify_given_up += 1,
+        }
+    }
+}
+
+/// One notification, delivered on the pool's task: everything it needs, owned.
+struct Delivery {
+    store: ExecStore,
+    exec: Execution,
+    key: ExecKey,
+    /// The twin whose failures count ([`Outcomes::notify_one`]), and all of the event's twins.
+    best: NotifyEntry,
+    all: Vec<String>,
+    to: OutcomeNotify,
+    event_id: String,
+    body: String,
+    now: DateTime<Utc>,
+}
+
+impl Delivery {
+    /// POSTs within the pool's timeout (whatever the notifier's own), then writes the result
+    /// back. A failed one gives the outbox lease back, so the next flush need not wait for it;
+    /// a result that cannot be written leaves the twin as it was, for the next flush.
+    async fn run(self, pool: NotifyPool) {
+        let Delivery { store, exec, key, best, all, to, event_id, body, now } = self;
+        let notifier = pool.notifier();
+        let post = notifier.post(&exec.tenant, &to, &event_id, body, now);
+        let r = match tokio::time::timeout(pool.limits().timeout, post).await {
+            Ok(r) => r,
+            Err(_) => Err(RunError::retryable("Timeout", "the notification receiver did not answer in time")),
+        };
+        match Box::pin(record(&store, &exec, &key, &best, &all, r, now)).await {
+            Ok(Recorded::Failed) => {
+                if let Err(err) = store.release_outbox(&key).await {
+                    tracing::warn!(execution = %exec.id(), error = %err, "outbox lease kept until it runs out");
+                }
+            }
+            Ok(_) => {}
+            Err(err) => {
+                tracing::warn!(execution = %exec.id(), error = %err, "outcome notification's result not written; the next flush delivers it again");
+            }
+        }
+    }
+}
+
+/// What one delivery's result did to the outbox.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Recorded {
+    Delivered(OutcomeKind),
+    Failed,
+    GivenUp,
+}
+
+/// Writes one notification's result back. Accepted: its twins (`all`) are deleted. Failed:
+/// rewritten with one failure more for the next flush, or given up (with a timeline note) at
+/// [`MAX_NOTIFY_FAILURES`].
+async fn record(
+    store: &ExecStore,
+    e: &Execution,
+    key: &ExecKey,
+    best: &NotifyEntry,
+    all: &[String],
+    r: Result<(), RunError>,
+    now: DateTime<Utc>,
+) -> Result<Recorded, OutcomeError> {
+    let kind = best.entry.kind.as_str();
+    Ok(match r {
+        Ok(()) => {
+            store.outbox_sent(key, all).await?;
+            tracing::info!(execution = %e.id(), event = kind, "outcome notification delivered");
+            Recorded::Delivered(best.entry.kind)
+        }
+        Err(err) if best.failures + 1 >= MAX_NOTIFY_FAILURES => {
+            tracing::warn!(execution = %e.id(), event = kind, code = %err.code, error = %err.message, "outcome notification given up");
+            let code = sundial_model::retry::codes::OUTCOME_NOTIFY_ABANDONED;
+            let actor = format!("notify:{kind}");
+            store.outbox_give_up(key, e, all, &actor, code, now.timestamp_millis()).await?;
+            Recorded::GivenUp
+        }
+        Err(err) => {
+            tracing::warn!(execution = %e.id(), event = kind, code = %err.code, error = %err.message, "outcome notification failed; the next flush retries it");
+            let next = NotifyEntry { failures: best.failures + 1, ..best.clone() };
+            store.outbox_replace(key, &[next.encode()], all).await?;
+            Recorded::Failed
+        }
+    })
 }
 
 /// Twins grouped by the event they deliver.
@@ -456,7 +570,6 @@ fn event_detail(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use sundial_model::retry::RunError;
 
     fn exec(def: serde_json::Value) -> Execution {
         let definition: sundial_model::JobDefinition =

@@ -176,9 +176,11 @@ impl Worker {
             )
             .with_run_names(crate::execution::target::ecs::RunNames::keyed(&settings.run_name_key)),
         );
-        // Outcome notifications go out through the same per-tenant webhook clients as targets.
+        // Outcome notifications go out through the same per-tenant webhook clients as targets,
+        // on the worker's own pool: a finish hands them over and never waits for a receiver.
         let notifier: Arc<dyn crate::execution::notify::Notifier> =
             Arc::new(crate::execution::notify::HttpNotifier::new(remote.clone(), cfg.clone()));
+        let notify = crate::execution::notify_pool::NotifyPool::new(notifier);
         Ok(Worker {
             missed: MissReporter::new(ddb.clone(), Some(clients.events.clone()), &cfg),
             outcomes: crate::execution::outcome::Outcomes::new(
@@ -186,7 +188,7 @@ impl Worker {
                 MissReporter::new(ddb.clone(), Some(clients.events.clone()), &cfg),
                 None,
             )
-            .with_notifier(Some(notifier)),
+            .with_notifier(Some(notify)),
             slots: JobSlots::new(store.clone()),
             resources: ResourceGates::new(ddb.clone(), cfg.jobs_table.clone(), cfg.executions_table.clone()),
             tenants: TenantGate::new(ddb, cfg.executions_table.clone()),
@@ -210,6 +212,13 @@ impl Worker {
     pub fn with_auto_pause(mut self, pause: Arc<dyn crate::execution::outcome::AutoPause>) -> Self {
         self.outcomes = self.outcomes.clone().with_pause(pause);
         self
+    }
+
+    /// Waits at most `max` for the outcome notifications this worker's finishes started
+    /// (true: none is in flight). Only for the end of a Lambda batch, which may be frozen
+    /// once it returns; a finish itself never waits for a receiver.
+    pub async fn settle_notifications(&self, max: std::time::Duration) -> bool {
+        self.outcomes.settle(max).await
     }
 
     /// The settings.
