@@ -1035,6 +1035,13 @@ fn the_console_in_a_real_browser() {
     b.keys("sharded");
     b.keys(ENTER);
     b.wait_for("the search applied", "location.hash.includes('q=sharded')", WAIT);
+    // (the filtered list is fetched after the hash changes: wait until it holds the job, or
+    // the Tab walk can run through a list still loading, as it once did on a loaded machine)
+    b.wait_for(
+        "the filtered list",
+        "!!document.querySelector('#jobs-list a[href=\"#/jobs/sharded-report\"]')",
+        WAIT,
+    );
     b.tab_enter("#jobs-list a[href=\"#/jobs/sharded-report\"]");
     b.wait_text("h1", "sharded-report", WAIT);
     b.tab_enter("button[data-action=\"pause\"]");
