@@ -405,7 +405,8 @@ mod tests {
     /// The fire: run 1 failed, run 2's claim (token 2) ran a task, a takeover (token 3) noted
     /// `adopted` and it SUCCEEDED at `T0 + 36 s`.
     fn fire(adopted: &str) -> Execution {
-        let cfg = sundial_core::config::Config::local("sim-", &crate::world::POOLS, 16);
+        let mut cfg = sundial_core::config::Config::local("sim-", &crate::world::POOLS, 16);
+        cfg.targets.tenants = Some(crate::run::tenant_targets());
         let def = JobDefinition::new(ScheduleSpec::new("0 * * * * *", "UTC"), target("tenant0", SLOW));
         let now = ms(T0);
         let job = Job::new(&cfg, "tenant0", "job0001", def, now).unwrap_or_else(|e| panic!("{e}"));

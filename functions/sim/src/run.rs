@@ -136,7 +136,7 @@ pub fn run(opts: &RunOptions) -> Result<Outcome> {
 /// start executions of the simulator's state machines and run its task definitions in the
 /// shared cluster and network (each machine and definition tagged for one tenant, which the worker checks
 /// before every start).
-fn tenant_targets() -> TenantTargets {
+pub(crate) fn tenant_targets() -> TenantTargets {
     let (ecs_clusters, ecs_task_definitions) = crate::ecs::globs();
     let allow = TargetAllow {
         in_process: vec![crate::ledger::HANDLER.into()],

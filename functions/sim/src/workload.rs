@@ -455,7 +455,9 @@ mod tests {
         for seed in 0..20 {
             let w = draw(seed, &Profile::default(), 1_800_000_000_000);
             for j in &w.jobs {
-                let cfg = sundial_core::config::Config::local("v-", &crate::world::POOLS, 16);
+                // (the simulated deployment's allowlist: an ECS network is the deployment's to give)
+                let mut cfg = sundial_core::config::Config::local("v-", &crate::world::POOLS, 16);
+                cfg.targets.tenants = Some(crate::run::tenant_targets());
                 sundial_model::Job::new(
                     &cfg,
                     &j.tenant,
