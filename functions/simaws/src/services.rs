@@ -33,7 +33,8 @@ fn tag_map(tags: &[(&str, &str)]) -> BTreeMap<String, String> {
 fn function_name(f: &str) -> &str {
     match f.split_once(":function:") {
         Some((_, rest)) => rest.split(':').next().unwrap_or(rest),
-        None => f,
+        // a bare name may carry a version or alias (`name:prod`), as on AWS
+        None => f.split(':').next().unwrap_or(f),
     }
 }
 

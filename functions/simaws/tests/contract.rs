@@ -58,3 +58,19 @@ async fn the_same_seed_replays_the_same_trace() {
     }
     assert_eq!(hashes[0], hashes[1]);
 }
+
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn list_tags_reads_a_functions_tags_by_its_unqualified_arn() {
+    // GIVEN a function tagged for acme (the ownership check reads it so: issue 49, F1)
+    let aws = Aws::new(7, 1_767_225_600_000);
+    aws.create_function("acme-run", &[("sundial-tenant", "acme")]);
+    let lambda = aws_sdk_lambda::Client::new(&aws.sdk_config());
+    // WHEN its ARN is resolved from a qualified name and its tags listed
+    let got = lambda.get_function().function_name("acme-run:prod").send().await.expect("GetFunction");
+    let arn = got.configuration().and_then(|c| c.function_arn()).expect("FunctionArn").to_string();
+    let tags = lambda.list_tags().resource(&arn).send().await.expect("ListTags");
+    // THEN the tag is there; a qualified or unknown ARN is not found, as on AWS
+    assert_eq!(tags.tags().and_then(|t| t.get("sundial-tenant")).map(String::as_str), Some("acme"));
+    assert!(lambda.list_tags().resource(format!("{arn}:prod")).send().await.is_err());
+    assert!(lambda.list_tags().resource(arn.replace("acme-run", "nobody")).send().await.is_err());
+}

@@ -101,19 +101,6 @@ pub(super) async fn lambda_invoke(sdk: &aws_config::SdkConfig, prefix: &str) -> 
         .await
         .map_err(fail("Invoke Event"))?;
     ensure!(out.status_code() == 202, "an Event invoke answered {}", out.status_code());
-    // Tags are read by the function's unqualified ARN (the ownership check, issue 49 F1).
-    let arn = lambda
-        .get_function()
-        .function_name(&f)
-        .send()
-        .await
-        .map_err(fail("GetFunction"))?
-        .configuration()
-        .and_then(|c| c.function_arn())
-        .map(str::to_string)
-        .ok_or("GetFunction named no FunctionArn")?;
-    let tags = lambda.list_tags().resource(&arn).send().await.map_err(fail("ListTags"))?;
-    ensure!(tags.tags().is_some(), "ListTags of {arn}: no Tags map");
     let e = lambda
         .get_function()
         .function_name(format!("{prefix}none"))
