@@ -38,6 +38,11 @@ impl Deployment<'_> {
         format!("{}{pool}{}", self.queue_prefix, lane.suffix())
     }
 
+    /// Outcome-notification queue name of a pool: `{prefix}{pool}-notify` (docs/outcomes.md).
+    pub fn notify_queue_name(&self, pool: &str) -> String {
+        format!("{}{pool}{}", self.queue_prefix, Resources::get().queues.notify_suffix)
+    }
+
     /// Dead-letter queue name of a pool.
     pub fn dlq_name(&self, pool: &str) -> String {
         format!("{}{pool}{}", self.queue_prefix, Resources::get().queues.dlq_suffix)

@@ -99,6 +99,9 @@ pub struct QueueDefs {
     pub default_prefix: String,
     /// Suffix of each pool's dead-letter queue.
     pub dlq_suffix: String,
+    /// Suffix of each pool's outcome-notification queue `{prefix}{p}{notify_suffix}`
+    /// (docs/outcomes.md, "HTTPS notifications").
+    pub notify_suffix: String,
     /// Receives before SQS moves a message to the DLQ (a backstop: Sundial's own retry budget
     /// sends DEAD executions there first).
     pub max_receive_count: u32,

@@ -191,6 +191,11 @@ impl Config {
         sundial_model::Deployment::from(self).lane_queue_name(pool, lane)
     }
 
+    /// Outcome-notification queue name of a pool (docs/outcomes.md).
+    pub fn notify_queue_name(&self, pool: &str) -> String {
+        sundial_model::Deployment::from(self).notify_queue_name(pool)
+    }
+
     /// Dead-letter queue name of a pool.
     pub fn dlq_name(&self, pool: &str) -> String {
         sundial_model::Deployment::from(self).dlq_name(pool)
