@@ -113,9 +113,19 @@ struct World {
 
 impl World {
     async fn new(label: &str, job: &str) -> Result<World> {
+        World::with_bus(label, job, true).await
+    }
+
+    /// `bus`: whether the deployment has an event bus (without one, `queue_url` is empty).
+    async fn with_bus(label: &str, job: &str, bus: bool) -> Result<World> {
         let mut env = TestEnv::new(label).await?;
-        let (bus, queue_url) = bus_with_rule_for(&env, job).await?;
-        env.cfg.event_bus = Some(bus);
+        let queue_url = if bus {
+            let (bus, queue_url) = bus_with_rule_for(&env, job).await?;
+            env.cfg.event_bus = Some(bus);
+            queue_url
+        } else {
+            String::new()
+        };
         let handler = Scripted::default();
         let handlers = || Handlers::new().with("scripted", handler.clone());
         let mut cut = env.clients.clone();
@@ -562,6 +572,39 @@ async fn notification_given_up() -> Result<()> {
     assert!(snap.outbox.is_empty() && snap.open_due.is_none(), "given up, then closed: {snap:?}");
     let notes = snap.exec.timeline.iter().filter(|e| e.code.as_deref() == Some("OutcomeNotifyAbandoned"));
     assert_eq!(notes.count(), 1, "{:?}", snap.exec.timeline);
+    w.env.cleanup().await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_notification_is_delivered_when_the_deployment_has_no_event_bus() -> Result<()> {
+    Box::pin(notified_without_a_bus()).await
+}
+
+async fn notified_without_a_bus() -> Result<()> {
+    // GIVEN a deployment with no event bus, and a job whose outcomes are POSTed to a receiver
+    let w = World::with_bus("outcomes-notify-nobus", "nobus", false).await?;
+    let hook = fixtures::WebhookServer::start(vec![]).await?;
+    let arn = fixtures::tenant_secret(&w.env, "nobus-notify", NOTIFY_KEY, Some("acme")).await?;
+    let base = minutes_ago(10)?;
+    let mut def = job(1);
+    def.outcome_notify = Some(sundial_model::outcome::OutcomeNotify {
+        url: hook.url("/outcomes"),
+        signing_secret_arn: Some(arn),
+    });
+    create_job(&w.env, "acme", "nobus", def, base + Duration::seconds(10)).await?;
+    // WHEN its fire fails for good, and the reconciler runs after it
+    let a = w.fire("nobus", base + Duration::minutes(1)).await?;
+    w.handler.then(false);
+    assert_eq!(w.deliver(&w.healthy, &a).await?, Disposition::Delete);
+    w.reconcile("r1", a.scheduled_at + Duration::minutes(30)).await?;
+    w.healthy.settle_notifications(std::time::Duration::from_secs(5)).await;
+    // THEN the receiver got the notification once, though no bus event could go out
+    let got = hook.received();
+    assert_eq!(got.len(), 1, "the notification does not depend on a bus: {got:?}");
+    verify_notification(&got[0], &a, "ExecutionDead")?;
+    let snap = fixtures::snapshot(&w.env, &ExecKey::of(&a)).await?;
+    assert!(snap.outbox.is_empty(), "delivered, then gone: {snap:?}");
     w.env.cleanup().await;
     Ok(())
 }

@@ -334,7 +334,8 @@ impl Outcomes {
             } else {
                 done.dropped += 1;
             }
-            self.bus_done(&key, &entry, put, dead_fires, &mut twins).await?;
+            // Its notification goes whenever the event is due, bus or no bus.
+            self.bus_done(&key, &entry, send, dead_fires, &mut twins).await?;
         }
         for group in same_event(twins) {
             self.notify_one(e, &key, status, &group, now, &mut done).await?;
@@ -342,20 +343,21 @@ impl Outcomes {
         Ok(done)
     }
 
-    /// Deletes a sent (or dropped: `put` false) bus entry. Its notification twins go with a
-    /// dropped one; a sent one's twin is rewritten first with the event's `deadFires` (only
+    /// Deletes a done bus entry: `due` when its event was due (sent, or no bus to send it to),
+    /// false when it was not (a recovery another success claimed). Its notification twins go
+    /// with one not due; a due one's twin is rewritten first with the event's `deadFires` (only
     /// this flush knows it), so the notification tells what the bus event told.
     async fn bus_done(
         &self,
         key: &ExecKey,
         entry: &OutboxEntry,
-        put: bool,
+        due: bool,
         dead_fires: Option<usize>,
         twins: &mut Vec<NotifyEntry>,
     ) -> Result<(), OutcomeError> {
         let mine: Vec<NotifyEntry> = twins.iter().filter(|t| &t.entry == entry).cloned().collect();
         let mut gone = vec![entry.encode()];
-        if !put {
+        if !due {
             gone.extend(mine.iter().map(NotifyEntry::encode));
             twins.retain(|t| &t.entry != entry);
         } else if dead_fires.is_some() && !mine.is_empty() && mine.iter().all(|t| t.dead_fires != dead_fires)
