@@ -38,11 +38,15 @@ fn daily(url: &str, expr: &str, tz: &str) -> JobDefinition {
     def
 }
 
-/// Puts the READY execution of `job` at `instant` (as a tick would have).
+/// Puts the READY execution of `job` at `instant` (as a tick would have), expiring a day after
+/// the wall clock (`fixtures::put_execution`), not 90 days after its creation: the chain test's
+/// fires are created in March 2026, long enough ago that their retention has passed, and
+/// MiniStack's TTL reaper (every 60 s, by the wall clock) deleted a waiting fire mid-test when
+/// its sweep fell inside the test, so a wake was never sent (`woken.len()` below 6).
 async fn put_fire(env: &TestEnv, job: &Job, instant: DateTime<Utc>) -> anyhow::Result<Execution> {
     let sch = sundial_schedule::Schedule::parse(&job.definition.schedule, job.anchor)?;
     let e = Execution::ready(job, &sch, instant, None, instant - CDuration::seconds(60), "tick");
-    fixtures::store(env).put_new(&e).await?;
+    fixtures::put_execution(env, &e).await?;
     Ok(e)
 }
 

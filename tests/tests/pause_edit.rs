@@ -514,7 +514,6 @@ async fn a_fire_once_batch_and_ordinary_fires_put_in_its_range_by_another_scan_r
     let env = TestEnv::new("batch-k6").await?;
     let hook = fixtures::WebhookServer::start(vec![]).await?;
     let (job, sch) = minutely_fire_once(&env, &hook).await?;
-    let store = fixtures::store(&env);
     let put_at = at("2026-11-30T10:12:00Z");
     let ready = |t: &str, range: Option<(&str, &str)>| {
         Execution::ready(&job, &sch, at(t), range.map(|(a, b)| (at(a), at(b))), put_at, "tick")
@@ -526,7 +525,7 @@ async fn a_fire_once_batch_and_ordinary_fires_put_in_its_range_by_another_scan_r
         ready("2026-11-30T10:08:00Z", None),
     );
     for e in [&batch, &early, &late] {
-        store.put_new(e).await?;
+        fixtures::put_execution(&env, e).await?;
     }
     let (w, _) = fixtures::worker_with(&env, fixtures::settings("w"), Handlers::new())?;
 
@@ -534,7 +533,7 @@ async fn a_fire_once_batch_and_ordinary_fires_put_in_its_range_by_another_scan_r
     handle_once(&w, &early, put_at).await;
     handle_once(&w, &batch, put_at).await;
     handle_once(&w, &late, put_at).await;
-    store.put_new(&later).await?;
+    fixtures::put_execution(&env, &later).await?;
     handle_once(&w, &later, put_at).await;
 
     // THEN every minute 10:02–10:10 ran exactly once: 10:04 on its own (the batch excepts it),
@@ -572,7 +571,6 @@ async fn overlapping_fire_once_batches_put_by_two_scans_run_each_instant_once_in
     let env = TestEnv::new("batch-k6b").await?;
     let hook = fixtures::WebhookServer::start(vec![]).await?;
     let (job, sch) = minutely_fire_once(&env, &hook).await?;
-    let store = fixtures::store(&env);
     let put_at = at("2026-11-30T10:14:00Z");
     let batch = |a: &str, b: &str| Execution::ready(&job, &sch, at(a), Some((at(a), at(b))), put_at, "tick");
     let outer = batch("2026-11-30T10:02:00Z", "2026-11-30T10:10:00Z");
@@ -582,11 +580,11 @@ async fn overlapping_fire_once_batches_put_by_two_scans_run_each_instant_once_in
 
     // WHEN the straddling batch is put and handled, then the outer, and only then the inner is
     // put (by a scan that read before the outer settled) and handled
-    store.put_new(&straddling).await?;
-    store.put_new(&outer).await?;
+    fixtures::put_execution(&env, &straddling).await?;
+    fixtures::put_execution(&env, &outer).await?;
     handle_once(&w, &straddling, put_at).await;
     handle_once(&w, &outer, put_at).await;
-    store.put_new(&inner).await?;
+    fixtures::put_execution(&env, &inner).await?;
     handle_once(&w, &inner, put_at).await;
 
     // THEN every minute 10:02–10:13 ran exactly once
