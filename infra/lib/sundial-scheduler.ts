@@ -19,7 +19,7 @@
  *   props.ts          the props types (re-exported here)
  *   context.ts        the props' defaults and checks, and the helpers every part uses
  *   tables.ts         jobs, executions and the toolkit's tables
- *   queues.ts         each pool's queue, low lane and DLQ
+ *   queues.ts         each pool's queue, low lane, DLQ and notify queue
  *   settings.ts       the env contract: every setting's value, validated at synth
  *   functions.ts      how a Rust function is made; the tick, scan, planner and reconciler
  *   workers.ts        each pool's workers (Lambda or ECS) and their grants
