@@ -47,7 +47,7 @@ import { observe } from './scheduler/dashboard';
 import { sundialEventBus, tenantEventSources } from './scheduler/event-sources';
 import { reconciler, tickAndScan } from './scheduler/functions';
 import { ApiAuth, SundialPool, SundialSchedulerProps } from './scheduler/props';
-import { poolQueues } from './scheduler/queues';
+import { loopQueueArns, poolQueues } from './scheduler/queues';
 import { envFactory, ownFunctionGlobs, settingValues } from './scheduler/settings';
 import { createTables } from './scheduler/tables';
 import { denyPassingOwnRoles, guardrailParts, guardrailStatements, tenantAccess, TENANT_TAG_KEY } from './scheduler/tenancy';
@@ -140,7 +140,7 @@ export class SundialScheduler extends Construct {
         eventBusName: this.eventBusName,
       }),
     );
-    const loop = { jobs: tables.jobs, executions: tables.executions, poolQueueArns: queues.flatMap((q) => [q.queue.queueArn, q.lowQueue.queueArn]) };
+    const loop = { jobs: tables.jobs, executions: tables.executions, ...loopQueueArns(queues) };
 
     const { tick, scan } = tickAndScan(s, envOf, loop);
     this.tickFunction = tick;

@@ -109,4 +109,13 @@ describe('outcome notifications', () => {
       for (const x of sqsResources) assert.ok(own.includes(JSON.stringify(x)), `${p.name}: sqs on ${JSON.stringify(x)}`);
     }
   });
+
+  it('the reconciler sends to every pool\'s notify queue; the tick, the scan and the api to none', () => {
+    const st = roleStatements(b, s.reconcileFunction.role!);
+    for (const p of s.pools) assert.deepEqual(actionsOn(st, res(p.notifyQueue.queueArn)), ['sqs:GetQueueUrl', 'sqs:SendMessage'], p.name);
+    for (const fn of [s.tickFunction, s.scanFunction, s.apiFunction]) {
+      const other = roleStatements(b, fn.role!);
+      for (const p of s.pools) assert.deepEqual(actionsOn(other, res(p.notifyQueue.queueArn)), [], `${fn.node.id} on ${p.name}`);
+    }
+  });
 });

@@ -100,6 +100,17 @@ function poolNotifyQueue(s: Sundial, p: PoolProps, queuePrefix: string, visibili
   return queue;
 }
 
+/**
+ * The queues the control loop's functions send to: both lanes of every pool (the tick, scan,
+ * api, ingest and reconciler), and every pool's notify queue (the reconciler).
+ */
+export function loopQueueArns(queues: PoolQueues[]): { poolQueueArns: string[]; notifyQueueArns: string[] } {
+  return {
+    poolQueueArns: queues.flatMap((q) => [q.queue.queueArn, q.lowQueue.queueArn]),
+    notifyQueueArns: queues.map((q) => q.notifyQueue.queueArn),
+  };
+}
+
 /** Every queue Sundial makes is encrypted: with `encryptionKey`, or SQS-managed. */
 export function queueEncryption(s: Sundial): Pick<sqs.QueueProps, 'encryption' | 'encryptionMasterKey'> {
   return s.encryptionKey
