@@ -118,4 +118,25 @@ describe('outcome notifications', () => {
       for (const p of s.pools) assert.deepEqual(actionsOn(other, res(p.notifyQueue.queueArn)), [], `${fn.node.id} on ${p.name}`);
     }
   });
+
+  it('alarms per pool when a notification has waited over 15 minutes', () => {
+    const alarms = Object.values(b.json.Resources).filter((x) => x.Type === 'AWS::CloudWatch::Alarm');
+    for (const p of s.pools) {
+      const queueName = JSON.stringify([{ Name: 'QueueName', Value: res(p.notifyQueue.queueName) }]);
+      const mine = alarms.filter((a) => a.Properties.MetricName === 'ApproximateAgeOfOldestMessage' && JSON.stringify(a.Properties.Dimensions) === queueName);
+      assert.equal(mine.length, 1, p.name);
+      const a = mine[0].Properties;
+      assert.equal(a.Namespace, 'AWS/SQS');
+      assert.equal(a.Statistic, 'Maximum');
+      assert.equal(a.Period, 60);
+      assert.equal(a.Threshold, Duration.minutes(15).toSeconds());
+      assert.equal(a.ComparisonOperator, 'GreaterThanThreshold');
+      assert.equal(a.EvaluationPeriods, 3);
+      assert.equal(a.DatapointsToAlarm, 3);
+      assert.equal(a.TreatMissingData, 'notBreaching');
+      assert.match(a.AlarmDescription, new RegExp(`pool ${p.name}: .*receivers are not being reached`));
+      assert.deepEqual(a.AlarmActions, [JWT_PROPS.alarmTopicArn]);
+      assert.deepEqual(a.OKActions, [JWT_PROPS.alarmTopicArn]);
+    }
+  });
 });
