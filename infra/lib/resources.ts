@@ -68,6 +68,8 @@ export interface QueueDefs {
   readonly namePrefixEnvVar: string;
   readonly defaultPrefix: string;
   readonly dlqSuffix: string;
+  /** Suffix of each pool's outcome-notification queue (docs/outcomes.md, "HTTPS notifications"). */
+  readonly notifySuffix: string;
   readonly maxReceiveCount: number;
   readonly messageRetentionSeconds: number;
   readonly visibilityTimeoutSeconds: number;
@@ -243,7 +245,7 @@ export function loadResources(file: string = RESOURCES_JSON_PATH): Resources {
     }
   }
   const q = r.queues;
-  if (!q || !q.namePrefixEnvVar || q.dlqSuffix === undefined || !(q.maxReceiveCount > 0)) fail('queues is incomplete');
+  if (!q || !q.namePrefixEnvVar || q.dlqSuffix === undefined || !q.notifySuffix || !(q.maxReceiveCount > 0)) fail('queues is incomplete');
   for (const [name, loader] of loaders(r)) {
     if (!Array.isArray(loader.binaries) || !Array.isArray(loader.names)) fail(`envLoaders.${name} needs binaries and names`);
     for (const k of loader.names) if (!r.env?.[k]) fail(`envLoaders.${name}: env.${k} is missing`);
@@ -290,6 +292,11 @@ export function queueName(prefix: string, pool: string): string {
 /** Low lane of pool `p`: `{prefix}{p}-low` (low priority and backfills; docs/priority.md). */
 export function lowQueueName(prefix: string, pool: string): string {
   return `${prefix}${pool}-low`;
+}
+
+/** Outcome-notification queue of pool `p`: `{prefix}{p}{notifySuffix}` (docs/outcomes.md, "HTTPS notifications"). */
+export function notifyQueueName(prefix: string, pool: string, r: Resources = resources()): string {
+  return `${prefix}${pool}${r.queues.notifySuffix}`;
 }
 
 /** Dead-letter queue of pool `p`: `{prefix}{p}{dlqSuffix}`. */

@@ -19,7 +19,7 @@
  *   props.ts          the props types (re-exported here)
  *   context.ts        the props' defaults and checks, and the helpers every part uses
  *   tables.ts         jobs, executions and the toolkit's tables
- *   queues.ts         each pool's queue, low lane and DLQ
+ *   queues.ts         each pool's queue, low lane, DLQ and notify queue
  *   settings.ts       the env contract: every setting's value, validated at synth
  *   functions.ts      how a Rust function is made; the tick, scan, planner and reconciler
  *   workers.ts        each pool's workers (Lambda or ECS) and their grants
@@ -47,7 +47,7 @@ import { observe } from './scheduler/dashboard';
 import { sundialEventBus, tenantEventSources } from './scheduler/event-sources';
 import { reconciler, tickAndScan } from './scheduler/functions';
 import { ApiAuth, SundialPool, SundialSchedulerProps } from './scheduler/props';
-import { poolQueues } from './scheduler/queues';
+import { loopQueueArns, poolQueues } from './scheduler/queues';
 import { envFactory, ownFunctionGlobs, settingValues } from './scheduler/settings';
 import { createTables } from './scheduler/tables';
 import { denyPassingOwnRoles, guardrailParts, guardrailStatements, tenantAccess, TENANT_TAG_KEY } from './scheduler/tenancy';
@@ -140,7 +140,7 @@ export class SundialScheduler extends Construct {
         eventBusName: this.eventBusName,
       }),
     );
-    const loop = { jobs: tables.jobs, executions: tables.executions, poolQueueArns: queues.flatMap((q) => [q.queue.queueArn, q.lowQueue.queueArn]) };
+    const loop = { jobs: tables.jobs, executions: tables.executions, ...loopQueueArns(queues) };
 
     const { tick, scan } = tickAndScan(s, envOf, loop);
     this.tickFunction = tick;

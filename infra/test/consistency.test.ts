@@ -78,7 +78,7 @@ describe('CDK template matches resources.json', () => {
     }
   });
 
-  it('names queues {prefix}{pool}, low lanes {prefix}{pool}-low and DLQs {prefix}{pool}{dlqSuffix}, with the maxReceiveCount and retention', () => {
+  it('names queues {prefix}{pool}, low lanes {prefix}{pool}-low, DLQs {prefix}{pool}{dlqSuffix} and notify queues {prefix}{pool}{notifySuffix}, with the maxReceiveCount and retention', () => {
     // The ingest's dead letters (bus events it failed to take) are no pool's: CloudFormation names it.
     const ingestDlq = logicalId(b.stack, s.ingestDeadLetterQueue!);
     const names = Object.entries(b.template.findResources('AWS::SQS::Queue'))
@@ -86,12 +86,15 @@ describe('CDK template matches resources.json', () => {
       .map(([, q]) => q.Properties.QueueName)
       .sort();
     const pools = ['default', 'bulk', 'long'];
-    assert.deepEqual(names, pools.flatMap((p) => [`acme-${p}`, `acme-${p}-low`, `acme-${p}${def.queues.dlqSuffix}`]).sort());
+    const { dlqSuffix, notifySuffix } = def.queues;
+    assert.deepEqual(names, pools.flatMap((p) => [`acme-${p}`, `acme-${p}-low`, `acme-${p}${dlqSuffix}`, `acme-${p}${notifySuffix}`]).sort());
     for (const pool of s.pools) {
       const q = b.json.Resources[logicalId(b.stack, pool.queue)].Properties;
       assert.equal(q.RedrivePolicy.maxReceiveCount, def.queues.maxReceiveCount);
       assert.equal(q.MessageRetentionPeriod, def.queues.messageRetentionSeconds);
       assert.ok(q.VisibilityTimeout >= def.queues.visibilityTimeoutSeconds);
+      const n = b.json.Resources[logicalId(b.stack, pool.notifyQueue)].Properties;
+      assert.equal(n.MessageRetentionPeriod, def.queues.messageRetentionSeconds);
     }
   });
 

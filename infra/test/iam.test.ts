@@ -159,6 +159,10 @@ export async function arnsOf(s: Synth, resource: string, pool?: string, action?:
       return own.map((p) => queueArn(p.lowQueue));
     case 'queue:other-low':
       return others.map((p) => queueArn(p.lowQueue));
+    case 'queue:notify':
+      return own.map((p) => queueArn(p.notifyQueue));
+    case 'queue:other-notify':
+      return others.map((p) => queueArn(p.notifyQueue));
     case 'queue:target':
       return [TARGET_QUEUE];
     case 'queue:source':
@@ -461,6 +465,31 @@ describe('IAM: every recorded call is allowed by its role', () => {
     assert.deepEqual(await denials(s, [{ role: 'tenant', action: 'ecs:DescribeTaskDefinition', resource: 'unknown' }]), [
       'tenant access role: ecs:DescribeTaskDefinition on unknown (*): ImplicitlyDenied',
     ]);
+  });
+
+  it('the notify queues (a synthetic recording of what the Rust side records): workers on their own pool\'s, the reconciler sending to all', async () => {
+    const s = synth();
+    const consume = ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:ChangeMessageVisibility', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'];
+    const calls: Access[] = [
+      ...consume.map((action): Access => ({ role: 'worker', action, resource: 'queue:notify' })),
+      { role: 'reconcile', action: 'sqs:GetQueueUrl', resource: 'queue:notify' },
+      { role: 'reconcile', action: 'sqs:SendMessage', resource: 'queue:notify' },
+    ];
+    assert.deepEqual(await denials(s, calls), []);
+    const bad: Access[] = [
+      ...consume.map((action): Access => ({ role: 'worker', action, resource: 'queue:other-notify' })),
+      { role: 'reconcile', action: 'sqs:ReceiveMessage', resource: 'queue:notify' },
+      { role: 'tick', action: 'sqs:SendMessage', resource: 'queue:notify' },
+      { role: 'api', action: 'sqs:SendMessage', resource: 'queue:notify' },
+      { role: 'tenant', action: 'sqs:SendMessage', resource: 'queue:notify' },
+    ];
+    // Every (role, queue) pair of each call is refused: each of the three pools' workers on each
+    // of the two other pools' notify queues, and the other roles on all three.
+    const pairs = async (c: Access) => (await Promise.all(rolesOf(s, c.role).map(async (x) => (await arnsOf(s, c.resource, x.pool, c.action)).length))).reduce((a, n) => a + n, 0);
+    const expected = (await Promise.all(bad.map(pairs))).reduce((a, n) => a + n, 0);
+    assert.equal(expected, consume.length * 3 * 2 + 4 * 3);
+    const d = await denials(s, bad);
+    assert.equal(d.length, expected, d.join('\n'));
   });
 
   it('the sample recording (fixtures/iam-calls.sample.jsonl: every role, every target kind) is allowed', async (t) => {

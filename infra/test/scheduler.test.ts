@@ -107,8 +107,8 @@ describe('queues', () => {
 
   it('deny every request not made over TLS', () => {
     const policies = Object.values(b.template.findResources('AWS::SQS::QueuePolicy'));
-    // one per queue: 2 pools x (queue + low lane + DLQ)
-    assert.equal(policies.length, 6);
+    // one per queue: 2 pools x (queue + low lane + DLQ + notify queue)
+    assert.equal(policies.length, 8);
     for (const p of policies) {
       assert.ok(
         p.Properties.PolicyDocument.Statement.some(
@@ -221,8 +221,9 @@ describe('functions', () => {
 
   it('workers consume their pool queue with partial batch responses and maximum concurrency', () => {
     const maps = Object.values(b.template.findResources('AWS::Lambda::EventSourceMapping'));
-    // the pool queue and its low lane (docs/priority.md; test/priority.test.ts)
-    assert.equal(maps.length, 4);
+    // the pool queue, its low lane (docs/priority.md; test/priority.test.ts) and its notify
+    // queue (test/notify.test.ts)
+    assert.equal(maps.length, 6);
     const byPool = new Map(b.sundial.pools.map((p) => [p.name, p]));
     for (const [name, max] of [
       ['default', 20],
@@ -690,8 +691,8 @@ describe('ECS pools', () => {
     assert.equal(env.SUNDIAL_POOL, 'long');
     assert.equal(env.SUNDIAL_PRIVATE_TARGET_CIDRS, '');
     assert.equal(env.SUNDIAL_POOLS, 'default,long');
-    // only the Lambda pool has event sources (its queue and its low lane)
-    b.template.resourceCountIs('AWS::Lambda::EventSourceMapping', 2);
+    // only the Lambda pool has event sources (its queue, its low lane and its notify queue)
+    b.template.resourceCountIs('AWS::Lambda::EventSourceMapping', 3);
     b.template.hasResourceProperties('AWS::ApplicationAutoScaling::ScalableTarget', { MaxCapacity: 4, MinCapacity: 1 });
   });
 
@@ -728,6 +729,8 @@ describe('validation', () => {
     ['a JWT without audience', { apiAuth: { kind: 'jwt', issuer: 'https://x/', audience: [] } }, /audience/],
     ['a queue prefix with a dot', { queuePrefix: 'a.b-' }, /queuePrefix/],
     ['a queue name over 80 characters', { queuePrefix: 'x'.repeat(70) }, /80 characters/],
+    // {prefix}default-dlq fits in 80; {prefix}default-notify, the longest name, does not
+    ['a notify queue name over 80 characters', { queuePrefix: 'x'.repeat(68) }, /x{68}default-notify is longer than SQS's 80/],
     ['a lease under 2 s', { workers: { lease: Duration.seconds(1) } }, /workers.lease/],
     ['a skew margin over 60 s', { workers: { skewMargin: Duration.minutes(2) } }, /workers.skewMargin/],
     ['a zero catch-up budget', { tick: { catchUpGlobal: 0 } }, /tick.catchUpGlobal/],

@@ -46,8 +46,8 @@ describe('cdk synth (the CLI, offline, no Rust build)', () => {
     try {
       const types = Object.values(template.Resources).map((r: any) => r.Type);
       assert.equal(types.filter((x) => x === 'AWS::DynamoDB::Table').length, 2);
-      // the default pool's queue, low lane and DLQ
-      assert.equal(types.filter((x) => x === 'AWS::SQS::Queue').length, 3);
+      // the default pool's queue, low lane, DLQ and notify queue
+      assert.equal(types.filter((x) => x === 'AWS::SQS::Queue').length, 4);
       // tick, scan, reconcile, api, the default pool's worker
       assert.equal(types.filter((x) => x === 'AWS::Lambda::Function').length, 5);
       const routes = Object.values(template.Resources).filter((r: any) => r.Type === 'AWS::ApiGatewayV2::Route') as any[];
@@ -81,7 +81,8 @@ describe('cdk synth (the CLI, offline, no Rust build)', () => {
       const auth = res.find((r) => r.Type === 'AWS::ApiGatewayV2::Authorizer');
       assert.deepEqual(auth.Properties.JwtConfiguration, { Issuer: 'https://issuer.example.com/', Audience: ['a', 'b'] });
       const queues = res.filter((r) => r.Type === 'AWS::SQS::Queue').map((r) => r.Properties.QueueName).sort();
-      assert.deepEqual(queues, ['Sundial-default', 'Sundial-default-dlq', 'Sundial-default-low', 'Sundial-reports', 'Sundial-reports-dlq', 'Sundial-reports-low']);
+      const lanes = ['', '-dlq', '-low', '-notify'];
+      assert.deepEqual(queues, ['default', 'reports'].flatMap((p) => lanes.map((l) => `Sundial-${p}${l}`)));
       const tick = res.find((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.Environment.Variables.SUNDIAL_SCAN_FUNCTION);
       assert.equal(tick.Properties.Environment.Variables.SUNDIAL_SHARDS, '64');
       assert.equal(tick.Properties.Environment.Variables.SUNDIAL_POOLS, 'default,reports');

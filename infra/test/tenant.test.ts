@@ -64,7 +64,7 @@ describe('tenant boundary: targets only through the tenant-scoped identity', () 
       res(f.functionArn),
     ),
   );
-  const ownQueues = new Set(s.pools.flatMap((p) => [p.queue, p.lowQueue, p.dlq]).map((q) => res(q.queueArn)));
+  const ownQueues = new Set(s.pools.flatMap((p) => [p.queue, p.lowQueue, p.dlq, p.notifyQueue]).map((q) => res(q.queueArn)));
   const sundialRoles = [
     ...s.pools.map((p) => ({ name: `worker of ${p.name} (${p.kind})`, role: p.role })),
     { name: 'api', role: s.apiFunction.role! },
@@ -269,7 +269,7 @@ describe('deployment boundary: the guardrail for tenant principals (review H1, L
     assert.deepEqual(arr(t.Resource).map((r) => JSON.stringify(r)).sort(), refs(tables.flatMap((x) => [x.tableArn, `${x.tableArn}/*`])));
     const q = bySid('SundialQueues');
     assert.deepEqual(arr(q.Action), ['sqs:*']);
-    assert.deepEqual(arr(q.Resource).map((r) => JSON.stringify(r)).sort(), refs(s.pools.flatMap((p) => [p.queue, p.lowQueue, p.dlq]).map((x) => x.queueArn)));
+    assert.deepEqual(arr(q.Resource).map((r) => JSON.stringify(r)).sort(), refs(s.pools.flatMap((p) => [p.queue, p.lowQueue, p.dlq, p.notifyQueue]).map((x) => x.queueArn)));
     assert.deepEqual(arr(bySid('SundialEventBus').Resource).map((r) => JSON.stringify(r)), refs([s.eventBus.eventBusArn]));
     const logs = bySid('SundialLogs');
     assert.deepEqual(arr(logs.Action), ['logs:*']);

@@ -15,7 +15,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct, IConstruct } from 'constructs';
 import { ResolvedCode, SundialCode } from '../code';
-import { dlqName, PACKAGE_ROOT, resources, validatePoolName } from '../resources';
+import { dlqName, lowQueueName, notifyQueueName, PACKAGE_ROOT, queueName, resources, validatePoolName } from '../resources';
 import {
   FunctionOverridesProps,
   PoolProps,
@@ -92,7 +92,8 @@ export function layout(s: Sundial): { shards: number; poolProps: PoolProps[]; qu
       throw new Error(`queuePrefix ${JSON.stringify(queuePrefix)} may only contain A-Z, a-z, 0-9, '-' and '_'`);
     }
     for (const p of poolProps) {
-      const longest = dlqName(queuePrefix, p.name);
+      const names = [queueName, lowQueueName, dlqName, notifyQueueName].map((f) => f(queuePrefix, p.name));
+      const longest = names.reduce((a, b) => (b.length > a.length ? b : a));
       if (longest.length > 80) {
         throw new Error(`queue name ${longest} is longer than SQS's 80 characters; set a shorter queuePrefix`);
       }

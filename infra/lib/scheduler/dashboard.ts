@@ -11,6 +11,8 @@ import { TICK_TIMEOUT } from './limits';
 import { PoolProps, SundialPool } from './props';
 
 const MINUTE = Duration.minutes(1);
+/** The age of a pool's oldest outcome notification that raises its alarm. */
+const NOTIFY_AGE_ALARM = Duration.minutes(15);
 
 /** The control loop's functions, whose own metrics are watched. */
 export interface LoopFunctions {
@@ -38,6 +40,7 @@ export function observe(s: Sundial, fns: LoopFunctions, pools: SundialPool[], po
   dashboard.addWidgets(...loopWidgets(fns));
   for (const pool of pools) {
     poolAlarms(s, pool, poolProps.find((x) => x.name === pool.name)!, lagThresholdMs);
+    notifyAlarm(s, pool);
     dashboard.addWidgets(...poolWidgets(pool));
   }
   return dashboard;
@@ -245,6 +248,23 @@ function poolAlarms(s: Sundial, pool: SundialPool, p: PoolProps, lagThresholdMs:
     metric: emf(Metrics.startLag, name, 'p99'),
     threshold: lagThresholdMs,
     evaluationPeriods: 5,
+    datapointsToAlarm: 3,
+    comparisonOperator: cw.ComparisonOperator.GREATER_THAN_THRESHOLD,
+  });
+}
+
+/**
+ * Outcome notifications waiting too long in a pool's notify queue (docs/outcomes.md, "HTTPS
+ * notifications"): each message is deleted once delivered and given up after its last failure,
+ * so an old one means the workers are not reaching the receivers (or not reading the queue).
+ */
+function notifyAlarm(s: Sundial, pool: SundialPool): void {
+  const name = pool.name;
+  alarm(s, `Pool-${name}-NotifyOldestMessage`, {
+    alarmDescription: `Sundial pool ${name}: outcome notifications have waited over 15 minutes (receivers are not being reached)`,
+    metric: pool.notifyQueue.metricApproximateAgeOfOldestMessage({ period: MINUTE, statistic: 'Maximum' }),
+    threshold: NOTIFY_AGE_ALARM.toSeconds(),
+    evaluationPeriods: 3,
     datapointsToAlarm: 3,
     comparisonOperator: cw.ComparisonOperator.GREATER_THAN_THRESHOLD,
   });

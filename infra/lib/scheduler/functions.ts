@@ -123,6 +123,8 @@ export interface LoopResources {
   readonly executions: dynamodb.Table;
   /** Both lanes of every pool (docs/priority.md). */
   readonly poolQueueArns: string[];
+  /** Every pool's outcome-notification queue (docs/outcomes.md): the reconciler sends to them. */
+  readonly notifyQueueArns: string[];
 }
 
 /** The scan and the tick (one binary), the tick's minute rule, their grants, and the planner. */
@@ -225,6 +227,9 @@ export function reconciler(s: Sundial, envOf: EnvOf, t: LoopResources, eventBus:
   allow(fn, ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:Query'], [t.executions.tableArn]);
   // GetQueueAttributes: a pool with a visible backlog gets more time before a re-send.
   allow(fn, ['sqs:SendMessage', 'sqs:GetQueueUrl', 'sqs:GetQueueAttributes'], t.poolQueueArns);
+  // Outcome notifications (docs/outcomes.md) go to the notify queue of the execution's pool,
+  // any pool's; that pool's workers deliver them.
+  allow(fn, ['sqs:SendMessage', 'sqs:GetQueueUrl'], t.notifyQueueArns);
   // A fire not started by its start deadline: an operations-log entry (jobs table) and a
   // FireMissed event on the stack's bus.
   allow(fn, ['dynamodb:PutItem'], [t.jobs.tableArn]);

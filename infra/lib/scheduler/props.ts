@@ -57,6 +57,14 @@ export interface PoolProps {
    * (docs/priority.md). ECS workers read the low lane only when the main queue is empty.
    */
   readonly lowMaxConcurrency?: number;
+  /**
+   * Lambda pools: the maximum concurrency of the event source on the pool's outcome-notification
+   * queue `{prefix}{pool}-notify` (2-1000, default 2): how many worker invocations at once POST
+   * outcome notifications to tenants' receivers (docs/outcomes.md, "HTTPS notifications"): a
+   * burst of notifications, or slow receivers, never hold more invocations than this. ECS
+   * workers long-poll the notify queue themselves.
+   */
+  readonly notifyConcurrency?: number;
   /** Alarm when the oldest message in the pool's low lane is older than this (default 30 minutes): low work is starved. */
   readonly lowLaneAgeAlarmThreshold?: Duration;
   /** ECS pools: executions one task runs at once, 1-1000 (`SUNDIAL_WORKER_SLOTS`, default 10: one full receive of 10 messages per round). */
@@ -247,7 +255,7 @@ export const PROTECTED_QUEUE_PROPS = [
 ] as const;
 export type ProtectedQueueProp = (typeof PROTECTED_QUEUE_PROPS)[number];
 
-/** Per-queue overrides: `all` first, then pool queues or DLQs. */
+/** Per-queue overrides: `all` first, then pool queues (both lanes and the notify queue) or DLQs. */
 export interface QueueOverridesProps {
   readonly all?: QueueOverrides;
   readonly queues?: QueueOverrides;
@@ -550,7 +558,7 @@ export interface SundialSchedulerProps {
    * Gateway answers 429/503 for the excess. `false` reserves nothing (accounts still at the
    * new-account limit of 10, where any reservation fails the deployment; see
    * `tick.reservedConcurrency`). Workers get none: each pool's event sources already cap it at
-   * `maxConcurrency` + `lowMaxConcurrency`. Default 50.
+   * `maxConcurrency` + `lowMaxConcurrency` + `notifyConcurrency`. Default 50.
    */
   readonly apiReservedConcurrency?: number | false;
   /**
@@ -576,6 +584,8 @@ export interface SundialPool {
   /** The low lane `{prefix}{pool}-low`: low-priority and backfilled executions (docs/priority.md). */
   readonly lowQueue: sqs.Queue;
   readonly dlq: sqs.Queue;
+  /** The outcome notifications `{prefix}{pool}-notify`, which the pool's workers deliver (docs/outcomes.md). */
+  readonly notifyQueue: sqs.Queue;
   readonly runTimeout: Duration;
   /** Lambda pools. */
   readonly worker?: lambda.Function;

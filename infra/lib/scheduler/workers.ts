@@ -1,7 +1,7 @@
 /**
- * The workers that drain each pool's queues: a worker Lambda with an event source per lane, or
- * an ECS Fargate service of long-poll workers (one cluster for all ECS pools), and the grants a
- * worker has on Sundial's own tables, queues and bus.
+ * The workers that drain each pool's queues: a worker Lambda with an event source per lane and
+ * one on the notify queue, or an ECS Fargate service of long-poll workers (one cluster for all
+ * ECS pools), and the grants a worker has on Sundial's own tables, queues and bus.
  */
 import * as path from 'node:path';
 import { Duration, Lazy } from 'aws-cdk-lib';
@@ -62,12 +62,15 @@ export function workers(
       pool = lambdaPool(s, q, envOf, tenantEnv);
     } else {
       const env = envOf('worker-ecs', { pool: q.p.name, ...tenantEnv, ...ecsSettings(q.p) });
-      if (q.p.lowMaxConcurrency !== undefined) throw new Error(`pool ${q.p.name}: lowMaxConcurrency applies to Lambda pools only`);
+      for (const prop of ['lowMaxConcurrency', 'notifyConcurrency'] as const) {
+        if (q.p[prop] !== undefined) throw new Error(`pool ${q.p.name}: ${prop} applies to Lambda pools only`);
+      }
       cluster ??= ecsCluster(s);
-      pool = { ...ecsPool(s, cluster, q, env, runNameKey), lowQueue: q.lowQueue };
+      pool = { ...ecsPool(s, cluster, q, env, runNameKey), lowQueue: q.lowQueue, notifyQueue: q.notifyQueue };
     }
     grantWorker(pool.role, q.queue, q.dlq, t);
     grantWorker(pool.role, q.lowQueue, q.dlq, t);
+    grantNotify(pool.role, q.notifyQueue);
     pools.push(pool);
   }
   return { pools, cluster };
@@ -94,7 +97,7 @@ function runNameKeySecret(s: Sundial): secretsmanager.Secret {
   return key;
 }
 
-/** A Lambda pool: the worker function, an event source on the queue and a capped one on the low lane. */
+/** A Lambda pool: the worker function, an event source on the queue and capped ones on the low lane and the notify queue. */
 function lambdaPool(s: Sundial, q: PoolQueues, envOf: EnvOf, tenantEnv: Settings): SundialPool {
   if (q.p.slots !== undefined || q.p.shutdownGrace !== undefined) {
     throw new Error(`pool ${q.p.name}: slots and shutdownGrace apply to ECS pools only`);
@@ -123,14 +126,25 @@ function lambdaPool(s: Sundial, q: PoolQueues, envOf: EnvOf, tenantEnv: Settings
   );
   // The low lane's own event source, capped: low work never takes more than this many
   // invocations, whatever its backlog (docs/priority.md).
-  const lowMaxConcurrency = q.p.lowMaxConcurrency ?? 2;
-  if (!Number.isInteger(lowMaxConcurrency) || lowMaxConcurrency < 2 || lowMaxConcurrency > 1000) {
-    throw new Error(`pool ${q.p.name}: lowMaxConcurrency must be 2-1000 (SQS event source limit)`);
+  worker.addEventSource(cappedSource(q, q.lowQueue, 'lowMaxConcurrency'));
+  // The notify queue's, capped the same way: outcome notifications to tenants' receivers
+  // (docs/outcomes.md) never hold more invocations than this, however slow the receivers.
+  worker.addEventSource(cappedSource(q, q.notifyQueue, 'notifyConcurrency'));
+  const { queue, lowQueue, dlq, notifyQueue, runTimeout } = q;
+  return { name: q.p.name, kind: 'lambda', queue, lowQueue, dlq, notifyQueue, runTimeout, worker, role: worker.role! };
+}
+
+/**
+ * An event source on a side queue of a Lambda pool (the low lane, the notify queue): full
+ * batches, each record's failure reported on its own, and at most the pool's `prop`
+ * invocations at once (2-1000, default 2).
+ */
+function cappedSource(q: PoolQueues, queue: sqs.IQueue, prop: 'lowMaxConcurrency' | 'notifyConcurrency'): SqsEventSource {
+  const maxConcurrency = q.p[prop] ?? 2;
+  if (!Number.isInteger(maxConcurrency) || maxConcurrency < 2 || maxConcurrency > 1000) {
+    throw new Error(`pool ${q.p.name}: ${prop} must be 2-1000 (SQS event source limit)`);
   }
-  worker.addEventSource(
-    new SqsEventSource(q.lowQueue, { batchSize: LAMBDA_BATCH_SIZE, reportBatchItemFailures: true, maxConcurrency: lowMaxConcurrency }),
-  );
-  return { name: q.p.name, kind: 'lambda', queue: q.queue, lowQueue: q.lowQueue, dlq: q.dlq, runTimeout: q.runTimeout, worker, role: worker.role! };
+  return new SqsEventSource(queue, { batchSize: LAMBDA_BATCH_SIZE, reportBatchItemFailures: true, maxConcurrency });
 }
 
 /** One cluster (and, unless a VPC is given, one public-subnet VPC without NAT) for all ECS pools. */
@@ -160,7 +174,7 @@ function ecsPool(
   q: PoolQueues,
   env: Record<string, string>,
   runNameKey: secretsmanager.ISecret,
-): Omit<SundialPool, 'lowQueue'> {
+): Omit<SundialPool, 'lowQueue' | 'notifyQueue'> {
   const { p, queue, dlq, runTimeout } = q;
   const taskDef = workerTaskDefinition(s, p, env, runNameKey);
   const minTasks = p.minTasks ?? 1;
@@ -275,4 +289,17 @@ function grantWorker(role: iam.IRole, queue: sqs.IQueue, dlq: sqs.IQueue, t: Wor
     [queue.queueArn],
   );
   allow(role, ['sqs:SendMessage', 'sqs:GetQueueUrl'], [dlq.queueArn]);
+}
+
+/**
+ * The worker's grants on its own pool's outcome-notification queue, and no other pool's: it
+ * sends the notifications of the executions it ends, consumes them (the Lambda's event source,
+ * or the ECS worker's long poll), and re-sends a failed one as a new, delayed copy.
+ */
+function grantNotify(role: iam.IRole, notifyQueue: sqs.IQueue): void {
+  allow(
+    role,
+    ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:ChangeMessageVisibility', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'],
+    [notifyQueue.queueArn],
+  );
 }
