@@ -167,6 +167,8 @@ pub fn settings(id: &str) -> WorkerSettings {
     s.skew_margin_ms = 200;
     s.early_hold_ms = 1_500;
     s.cancel_grace_ms = 1_000;
+    // A failed notification's retry comes back at once (the deployment waits 10 s and more).
+    s.notify_retry_base_secs = 0;
     s
 }
 

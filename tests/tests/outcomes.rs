@@ -16,7 +16,6 @@ use std::sync::{Arc, Mutex};
 use sundial_core::control::outcomes::ControlPause;
 use sundial_core::control::{jobs, Caller, Control, ControlSettings};
 use sundial_core::execution::notify::HttpNotifier;
-use sundial_core::execution::notify_pool::NotifyPool;
 use sundial_core::execution::target::in_process::{BoxFuture, Handler, HandlerContext, Handlers};
 use sundial_core::execution::worker::{Disposition, NoExtend, Worker};
 use sundial_core::reconcile::{reconcile, ReconcileOptions};
@@ -108,6 +107,8 @@ struct World {
     crashing: Arc<Worker>,
     /// A worker that reaches the bus.
     healthy: Arc<Worker>,
+    /// The consumer of the default pool's notification queue.
+    notifier: Arc<Worker>,
     control: Control,
 }
 
@@ -138,19 +139,19 @@ impl World {
             fixtures::worker_with_clients(&env, fixtures::settings("crashing"), handlers(), &cut)?;
         let (healthy, _) = fixtures::worker_with(&env, fixtures::settings("healthy"), handlers())?;
         let control = Control::new(ctx(&env), ControlSettings::default());
-        Ok(World { env, queue_url, handler, crashing, healthy, control })
+        // The notification queue's consumer: a receiver that does not answer is given up on
+        // after a second (the deployment's timeout is 3 s).
+        let (notifier, _) = fixtures::worker_with(&env, fixtures::settings("notifier"), Handlers::new())?;
+        let http = HttpNotifier::for_tenants(&env.clients, Default::default(), env.cfg.clone())
+            .with_timeout(std::time::Duration::from_secs(1));
+        let notifier =
+            Arc::new(Arc::into_inner(notifier).context("one owner")?.with_notifier(Arc::new(http)));
+        Ok(World { env, queue_url, handler, crashing, healthy, notifier, control })
     }
 
     fn reconciler(&self, name: &str) -> ReconcileOptions {
         ReconcileOptions {
             actor: format!("reconciler:{name}"),
-            // Notifications go out through the reconciler's own notifier, built as the tick
-            // binary builds it (its tenant roles: none here, as in the local run); a receiver that
-            // does not answer is given up on after a second (the deployment's default is longer).
-            notify: Some(NotifyPool::new(Arc::new(
-                HttpNotifier::for_tenants(&self.env.clients, Default::default(), self.env.cfg.clone())
-                    .with_timeout(std::time::Duration::from_secs(1)),
-            ))),
             events: Some(self.env.clients.events.clone()),
             pause: Some(Arc::new(ControlPause::new(Control::new(
                 ctx(&self.env),
@@ -165,6 +166,29 @@ impl World {
         // Boxed: the reconciler's future (with the pause's) is large for a test thread's stack.
         let r = Box::pin(reconcile(&ctx(&self.env), now, &self.reconciler(name))).await?;
         Ok(r.outcome_events)
+    }
+
+    /// Hands every visible message of the default pool's notification queue to the `notifier`
+    /// worker, as its consumer would (a delivered one deleted; a failed one re-queued by the
+    /// worker with its count raised, at once in these tests), until none is left: how many
+    /// deliveries were tried.
+    async fn deliver_notifications(&self) -> Result<usize> {
+        let url = self.env.queues["default"].notify_url.clone();
+        let mut tried = 0;
+        for _ in 0..20 {
+            let msgs = fixtures::receive(&self.env, &url, 60).await?;
+            if msgs.is_empty() {
+                break;
+            }
+            for m in msgs {
+                tried += 1;
+                let d = self.notifier.deliver_notification("default", m.body().unwrap_or_default()).await;
+                assert_eq!(d, Disposition::Delete, "each message ends, or is replaced by its retry");
+                let receipt = m.receipt_handle().unwrap_or_default();
+                self.env.clients.sqs.delete_message().queue_url(&url).receipt_handle(receipt).send().await?;
+            }
+        }
+        Ok(tried)
     }
 
     async fn deliver(&self, worker: &Worker, e: &Execution) -> Result<Disposition> {
@@ -498,6 +522,8 @@ async fn notified_once_after_a_crash() -> Result<()> {
     let later = a.scheduled_at + Duration::minutes(30);
     assert_eq!(w.reconcile("r1", later).await?, 1);
     assert_eq!(w.reconcile("r2", later + Duration::minutes(1)).await?, 0);
+    // AND the pool's notification consumer takes what they queued
+    assert_eq!(w.deliver_notifications().await?, 1);
     // THEN the bus event went out once, and one signed notification carrying the same detail
     let events = delivered(&w.env, &w.queue_url, 1).await?;
     assert_eq!(kinds(&events), ["ExecutionDead"]);
@@ -521,12 +547,13 @@ async fn notification_retried() -> Result<()> {
     let w = World::new("outcomes-notify-500", "notify500").await?;
     let hook = fixtures::WebhookServer::start(vec![fixtures::Reply::Status(500)]).await?;
     let a = notifying_job(&w, "notify500", &hook).await?;
-    // WHEN the reconciler flushes the fire's outbox
+    // WHEN the reconciler flushes the fire's outbox, and the notification queue is consumed
     let later = a.scheduled_at + Duration::minutes(30);
     assert_eq!(w.reconcile("r1", later).await?, 1);
-    // THEN the bus event went out, and only the notification stays, one failure counted
-    assert_eq!(w.outbox(&a).await?, ["Notify:1::ExecutionDead#1#retryable#Http503"]);
-    // AND the next reconciler delivers it, sending nothing to the bus; a third sends nothing
+    assert!(w.outbox(&a).await?.is_empty(), "the notification moved to its queue");
+    // THEN the refused delivery was retried from the queue and accepted; later reconcilers
+    // send nothing to the bus
+    assert_eq!(w.deliver_notifications().await?, 2);
     assert_eq!(w.reconcile("r2", later + Duration::minutes(1)).await?, 0);
     assert_eq!(w.reconcile("r3", later + Duration::minutes(2)).await?, 0);
     let events = delivered(&w.env, &w.queue_url, 1).await?;
@@ -562,6 +589,8 @@ async fn notification_given_up() -> Result<()> {
     for i in 0..bound + 2 {
         sent += w.reconcile(&format!("r{i}"), later + Duration::minutes(i)).await?;
     }
+    // AND the notification queue is consumed (each failure re-queues it at once here)
+    assert_eq!(w.deliver_notifications().await?, bound as usize);
     // THEN the bus event went out once, the notification was tried exactly the bound's times,
     // then given up with a note on the timeline, and the fire is closed
     assert_eq!(sent, 1);
@@ -598,7 +627,7 @@ async fn notified_without_a_bus() -> Result<()> {
     w.handler.then(false);
     assert_eq!(w.deliver(&w.healthy, &a).await?, Disposition::Delete);
     w.reconcile("r1", a.scheduled_at + Duration::minutes(30)).await?;
-    w.healthy.settle_notifications(std::time::Duration::from_secs(5)).await;
+    assert_eq!(w.deliver_notifications().await?, 1);
     // THEN the receiver got the notification once, though no bus event could go out
     let got = hook.received();
     assert_eq!(got.len(), 1, "the notification does not depend on a bus: {got:?}");

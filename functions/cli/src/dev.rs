@@ -317,7 +317,7 @@ async fn tick_loop(ctx: Arc<Ctx>, fast: bool, stop: CancellationToken) {
 
 /// The reconciler, in-process, on its own schedule (every minute, half a minute after the
 /// tick; every 10 s in fast mode): re-sends executions whose delivery is gone.
-async fn reconcile_loop(ctx: Arc<Ctx>, clients: Clients, fast: bool, stop: CancellationToken) {
+async fn reconcile_loop(ctx: Arc<Ctx>, fast: bool, stop: CancellationToken) {
     // Auto-pauses (docs/outcomes.md) go through the control plane's pause, as on AWS.
     let control = Control::new(
         Ctx {
@@ -329,19 +329,7 @@ async fn reconcile_loop(ctx: Arc<Ctx>, clients: Clients, fast: bool, stop: Cance
     );
     let pause: Arc<dyn sundial_core::execution::outcome::AutoPause> =
         Arc::new(sundial_core::control::outcomes::ControlPause::new(control));
-    // Outcome notifications a worker left behind are delivered as on AWS (no role sessions here).
-    let notify: Arc<dyn sundial_core::execution::notify::Notifier> =
-        Arc::new(sundial_core::execution::notify::HttpNotifier::for_tenants(
-            &clients,
-            Default::default(),
-            ctx.cfg.clone(),
-        ));
-    let opts = ReconcileOptions {
-        actor: "reconciler:dev".into(),
-        pause: Some(pause),
-        notify: Some(sundial_core::execution::notify_pool::NotifyPool::new(notify)),
-        ..Default::default()
-    };
+    let opts = ReconcileOptions { actor: "reconciler:dev".into(), pause: Some(pause), ..Default::default() };
     let offset = if fast { std::time::Duration::from_secs(5) } else { std::time::Duration::from_secs(30) };
     loop {
         let now = Utc::now();
@@ -469,8 +457,7 @@ impl Local {
     fn spawn_loops(&mut self, fast: bool) {
         let tick = tick_loop(Arc::new(self.trigger()), fast, self.stop.clone());
         self.tasks.spawn(tick);
-        let reconciler =
-            reconcile_loop(Arc::new(self.trigger()), self.clients.clone(), fast, self.stop.clone());
+        let reconciler = reconcile_loop(Arc::new(self.trigger()), fast, self.stop.clone());
         self.tasks.spawn(reconciler);
     }
 

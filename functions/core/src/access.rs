@@ -21,7 +21,7 @@
 //! - Resources are recorded by what they are to Sundial, not by name, because every test uses
 //!   its own table and queue names: `table:jobs`, `index:executions/open`, `queue:pool` (a pool
 //!   queue; for a worker its own pool's), `queue:other-pool`, `queue:low` (its low lane),
-//!   `queue:other-low`, `queue:dlq`, `queue:other-dlq`,
+//!   `queue:other-low`, `queue:dlq`, `queue:other-dlq`, `queue:notify`, `queue:other-notify`,
 //!   `queue:target`, `queue:source` (a tenant's event queue, to the ingest), `function:scan`, `function:target`, `secret:target`, `bus:events`, `role:{name}`,
 //!   `user:{name}`. DynamoDB deletes also record the item's partition key (`leadingKey`), so the
 //!   construct's condition on `dynamodb:LeadingKeys` is evaluated too.
@@ -82,6 +82,7 @@ pub struct Scope {
     executions_table: String,
     queue_prefix: String,
     dlq_suffix: String,
+    notify_suffix: String,
     pools: Vec<String>,
     /// A worker's own pool.
     own_pool: Option<String>,
@@ -98,6 +99,7 @@ impl Scope {
             executions_table: cfg.executions_table.clone(),
             queue_prefix: cfg.queue_prefix.clone(),
             dlq_suffix: sundial_model::resources::Resources::get().queues.dlq_suffix.clone(),
+            notify_suffix: sundial_model::resources::Resources::get().queues.notify_suffix.clone(),
             pools: cfg.pools.clone(),
             own_pool: None,
             scan_function: None,
@@ -146,9 +148,13 @@ impl Scope {
                 Some(p) => ("dlq", p),
                 None => match name.strip_suffix(sundial_model::priority::LOW_LANE_SUFFIX).and_then(pool) {
                     Some(p) => ("low", p),
-                    // The ingest reads its sources' tags; everyone else's other queue is a target.
-                    None if self.role == Role::Ingest => return "queue:source".into(),
-                    None => return "queue:target".into(),
+                    None => match name.strip_suffix(self.notify_suffix.as_str()).and_then(pool) {
+                        Some(p) => ("notify", p),
+                        // The ingest reads its sources' tags; everyone else's other queue is a
+                        // target.
+                        None if self.role == Role::Ingest => return "queue:source".into(),
+                        None => return "queue:target".into(),
+                    },
                 },
             },
         };
@@ -291,6 +297,7 @@ mod tests {
         assert_eq!(s.queue("t-default"), "queue:pool");
         assert_eq!(s.queue("t-batch-dlq"), "queue:dlq");
         assert_eq!(s.queue("t-batch-low"), "queue:low");
+        assert_eq!(s.queue("t-batch-notify"), "queue:notify");
         assert_eq!(s.queue("t-nope"), "queue:target");
         assert_eq!(s.queue("orders"), "queue:target");
         let w = Scope::new(Role::Worker, &cfg()).pool("batch");
@@ -298,6 +305,8 @@ mod tests {
         assert_eq!(w.queue("t-batch-dlq"), "queue:dlq");
         assert_eq!(w.queue("t-default"), "queue:other-pool");
         assert_eq!(w.queue("t-default-dlq"), "queue:other-dlq");
+        assert_eq!(w.queue("t-batch-notify"), "queue:notify");
+        assert_eq!(w.queue("t-default-notify"), "queue:other-notify");
         assert_eq!(w.queue("t-batch-low"), "queue:low");
         assert_eq!(w.queue("t-default-low"), "queue:other-low");
         let t = Scope::new(Role::Tick, &cfg()).scan_function(Some("sundial-scan"));

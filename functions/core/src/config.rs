@@ -150,6 +150,9 @@ pub struct WorkerSettings {
     /// The deployment's key for ECS run names (`SUNDIAL_RUN_NAME_KEY`; empty: unkeyed):
     /// [`crate::execution::target::ecs::RunNames`].
     pub run_name_key: String,
+    /// The base of an outcome notification's retry delays (s): base, 6×, 30×, 90×
+    /// ([`sundial_model::outcome::notify_retry_delay_secs`]; tests set 0).
+    pub notify_retry_base_secs: u32,
 }
 
 impl WorkerSettings {
@@ -169,6 +172,7 @@ impl WorkerSettings {
             cancel_grace_ms: 2_000,
             tenant_roles: Default::default(),
             run_name_key: String::new(),
+            notify_retry_base_secs: sundial_model::outcome::NOTIFY_RETRY_BASE_SECS,
         }
     }
 

@@ -213,6 +213,55 @@ pub fn members(entries: &[OutboxEntry], notify: bool) -> Vec<String> {
     entries.iter().map(OutboxEntry::encode).chain(twins).collect()
 }
 
+/// One outcome notification on its pool's notification queue (`{prefix}{pool}-notify`,
+/// docs/outcomes.md): everything its delivery needs, taken from the execution when the flush
+/// moved it out of the outbox. Its consumer POSTs `body` to `to` as `tenant`; a failure sends a
+/// new copy with `failures` one more, delayed by [`notify_retry_delay_secs`], until
+/// [`MAX_NOTIFY_FAILURES`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NotifyMessage {
+    /// The execution's tenant: the delivery calls as this tenant.
+    pub tenant: String,
+    /// The execution's job.
+    pub job_id: String,
+    /// The execution's instant (ms).
+    pub scheduled_ms: i64,
+    /// The event it delivers.
+    pub kind: OutcomeKind,
+    /// The event's id: the `webhook-id` and `idempotency-key` (a receiver deduplicates by it).
+    pub event_id: String,
+    /// Where it goes.
+    pub to: OutcomeNotify,
+    /// The JSON body: the bus event's detail with `detailType`.
+    pub body: String,
+    /// Deliveries that failed so far.
+    pub failures: u32,
+}
+
+impl NotifyMessage {
+    /// The execution id it reports on.
+    pub fn execution_id(&self) -> String {
+        crate::keys::execution_id(&self.job_id, self.scheduled_ms)
+    }
+}
+
+/// How long a notification waits before its next try after `failures` failed deliveries
+/// (1 and up), at `base` seconds: base, 6×, 30×, 90× (10 s, 1 min, 5 min, 15 min at the
+/// deployment's 10 s), never past SQS's 900 s delay. With base 0 (tests), at once.
+pub fn notify_retry_delay_secs(failures: u32, base: u32) -> i32 {
+    let factor: u32 = match failures {
+        0 | 1 => 1,
+        2 => 6,
+        3 => 30,
+        _ => 90,
+    };
+    base.saturating_mul(factor).min(900) as i32
+}
+
+/// The deployment's base of [`notify_retry_delay_secs`].
+pub const NOTIFY_RETRY_BASE_SECS: u32 = 10;
+
 /// Most dead fires in a row `autoPauseAfterDeadFires` may wait for.
 pub const MAX_AUTO_PAUSE_AFTER: u32 = 100;
 
@@ -247,5 +296,27 @@ mod tests {
         assert_eq!(NotifyEntry::parse(&twin.encode()), Some(twin));
         assert_eq!(NotifyEntry::parse(&all[0]), None);
         assert_eq!(members(std::slice::from_ref(&e), false), ["ExecutionDead#3#retryable#Http503"]);
+    }
+
+    #[test]
+    fn a_notification_backs_off_to_the_sqs_delay_cap_and_reads_back() {
+        let delays: Vec<i32> = (1..=5).map(|f| notify_retry_delay_secs(f, NOTIFY_RETRY_BASE_SECS)).collect();
+        assert_eq!(delays, [10, 60, 300, 900, 900]);
+        assert_eq!(notify_retry_delay_secs(3, 0), 0);
+        assert_eq!(notify_retry_delay_secs(4, 1_000), 900, "never past SQS's cap");
+        let m = NotifyMessage {
+            tenant: "acme".into(),
+            job_id: "nightly".into(),
+            scheduled_ms: 1_764_547_200_000,
+            kind: OutcomeKind::ExecutionDead,
+            event_id: "acme/nightly@1764547200000/ExecutionDead#1##".into(),
+            to: OutcomeNotify { url: "https://hooks.example/x".into(), signing_secret_arn: None },
+            body: "{}".into(),
+            failures: 2,
+        };
+        let json = serde_json::to_string(&m).unwrap_or_default();
+        assert!(json.contains("\"kind\":\"ExecutionDead\"") && json.contains("\"failures\":2"), "{json}");
+        assert_eq!(serde_json::from_str::<NotifyMessage>(&json).ok(), Some(m.clone()));
+        assert_eq!(m.execution_id(), "nightly@1764547200000");
     }
 }

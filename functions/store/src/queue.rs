@@ -143,6 +143,36 @@ impl PoolQueues {
         self.url_of(pool, self.cfg.lane_queue_name(pool, lane)).await
     }
 
+    /// The URL of a pool's outcome-notification queue (docs/outcomes.md).
+    pub async fn notify_url(&self, pool: &str) -> Result<String, QueueError> {
+        self.url_of(pool, self.cfg.notify_queue_name(pool)).await
+    }
+
+    /// Sends one outcome notification to `pool`'s notification queue, held `delay_secs`
+    /// (0..=900); with fair groups, in its tenant's group.
+    pub async fn send_notify(
+        &self,
+        pool: &str,
+        msg: &sundial_model::outcome::NotifyMessage,
+        delay_secs: i32,
+    ) -> Result<(), QueueError> {
+        let url = self.notify_url(pool).await?;
+        let body = serde_json::to_string(msg).unwrap_or_default();
+        let mut req =
+            self.sqs.send_message().queue_url(url).message_body(body).delay_seconds(delay_secs.clamp(0, 900));
+        if self.fair_groups {
+            req = req.message_group_id(&msg.tenant);
+        }
+        req.send().await.map(|_| ()).map_err(|e| QueueError::Send { pool: pool.into(), source: e.into() })
+    }
+
+    /// The pool whose notification queue an ARN or URL names (`{prefix}{pool}-notify` of a
+    /// configured pool), if it is one.
+    pub fn notify_pool_of_queue(&self, arn_or_url: &str) -> Option<String> {
+        let name = arn_or_url.rsplit([':', '/']).next().unwrap_or_default();
+        self.cfg.pools.iter().find(|p| self.cfg.notify_queue_name(p) == name).cloned()
+    }
+
     /// The URL of a pool's dead-letter queue.
     pub async fn dlq_url(&self, pool: &str) -> Result<String, QueueError> {
         self.url_of(pool, self.cfg.dlq_name(pool)).await

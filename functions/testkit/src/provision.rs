@@ -52,6 +52,10 @@ pub struct PoolQueues {
     pub dlq_arn: String,
     /// The low lane `{queue}-low` (low priority and backfills; same DLQ, docs/priority.md).
     pub low_url: String,
+    /// The outcome-notification queue `{queue}-notify` (docs/outcomes.md).
+    pub notify_url: String,
+    /// The outcome-notification queue's ARN.
+    pub notify_arn: String,
 }
 
 /// Creates both tables (if absent) and waits until they are ACTIVE.
@@ -115,7 +119,17 @@ pub async fn ensure_queues(
             ],
         )
         .await?;
-        out.insert(pool.clone(), PoolQueues { url, arn, dlq_url, dlq_arn, low_url });
+        // Outcome notifications (docs/outcomes.md): no DLQ, their consumer ends each message.
+        let (notify_url, notify_arn) = ensure_queue(
+            sqs,
+            &cfg.notify_queue_name(pool),
+            &[
+                (QueueAttributeName::MessageRetentionPeriod, q.message_retention_seconds.to_string()),
+                (QueueAttributeName::VisibilityTimeout, q.visibility_timeout_seconds.to_string()),
+            ],
+        )
+        .await?;
+        out.insert(pool.clone(), PoolQueues { url, arn, dlq_url, dlq_arn, low_url, notify_url, notify_arn });
     }
     Ok(out)
 }

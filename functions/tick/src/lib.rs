@@ -73,10 +73,6 @@ pub struct TickService {
     pub backpressure: sundial_model::priority::Backpressure,
     /// The control plane's pause, for the reconciler's auto-pauses (docs/outcomes.md).
     pub pause: Option<std::sync::Arc<dyn sundial_core::execution::outcome::AutoPause>>,
-    /// The reconciler's delivery pool for outcome notifications a worker left behind
-    /// (`outcomeNotify`, docs/outcomes.md), as the tenant: one per process, so its per-tenant
-    /// caps hold across runs of a warm Lambda.
-    pub notify: Option<sundial_core::execution::notify_pool::NotifyPool>,
 }
 
 /// A failed tick, typed for Lambda's error report.
@@ -174,7 +170,6 @@ impl TickService {
                     max_per_run: req.max_per_run.unwrap_or(defaults.max_per_run),
                     events: self.events.clone(),
                     pause: self.pause.clone(),
-                    notify: self.notify.clone(),
                     ..defaults
                 };
                 let r = match reconcile::reconcile(&self.ctx, now, &opts).await {

@@ -19,9 +19,9 @@ async fn main() -> Result<(), Error> {
     let cfg = Config::from_env()?;
     let clients = sundial_core::aws::Clients::from_env().await;
     let settings = TickSettings::from_env()?;
-    // The reconciler delivers outcome notifications a worker left behind, as the tenant.
-    let roles = sundial_core::config::TenantRoleSettings::from_env()?.roles;
-    let notify = sundial_core::execution::notify::HttpNotifier::for_tenants(&clients, roles, cfg.clone());
+    // Read (and so checked) as the deployment sets it; since outcome notifications moved to
+    // their pools' queues, the reconciler makes no call as a tenant.
+    let _roles = sundial_core::config::TenantRoleSettings::from_env()?;
     let queues = PoolQueues::new(clients.sqs.clone(), cfg.clone());
     // The reconciler pauses jobs for their dead fires through the control plane's pause.
     let control_ctx =
@@ -34,7 +34,6 @@ async fn main() -> Result<(), Error> {
         events: Some(clients.events),
         backpressure: sundial_core::config::BackpressureSettings::from_env()?,
         pause: Some(std::sync::Arc::new(ControlPause::new(control))),
-        notify: Some(sundial_core::execution::notify_pool::NotifyPool::new(std::sync::Arc::new(notify))),
     };
     let service = &service;
     run(service_fn(move |event: LambdaEvent<TickEvent>| async move { service.handle_lambda(event).await }))

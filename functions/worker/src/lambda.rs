@@ -40,6 +40,10 @@ pub async fn handle_event(
         let (w, stop) = (worker.clone(), stop.clone());
         let message_id = rec.message_id.clone().unwrap_or_default();
         let task = set.spawn(async move {
+            // The pool's outcome-notification queue (docs/outcomes.md): its own consumer.
+            if let Some(pool) = rec.event_source_arn.as_deref().and_then(|a| w.notify_pool_of_queue(a)) {
+                return notification(&w, &pool, rec).await;
+            }
             let (pool, lane) = rec
                 .event_source_arn
                 .as_deref()
@@ -82,6 +86,27 @@ pub async fn handle_event(
     resp
 }
 
+/// One record of a notification queue: true to keep its message (it comes back when asked).
+async fn notification(w: &Worker, pool: &str, rec: aws_lambda_events::sqs::SqsMessage) -> bool {
+    let body = rec.body.unwrap_or_default();
+    match w.deliver_notification(pool, &body).await {
+        Disposition::Delete => false,
+        Disposition::Leave => true,
+        Disposition::RetryAfter(secs) => {
+            let scope = w.access_scope(pool);
+            let receipt = rec.receipt_handle.unwrap_or_default();
+            sundial_core::access::scope(scope, async {
+                match w.notify_url(pool).await {
+                    Ok(url) => change_visibility_of(w, &url, &receipt, secs).await,
+                    Err(e) => tracing::error!(pool, error = %e, "no notification queue URL; the message returns after its visibility"),
+                }
+            })
+            .await;
+            true
+        }
+    }
+}
+
 async fn set_visibility(w: &Worker, pool: &str, lane: Lane, receipt: &str, secs: i32) {
     sundial_core::access::scope(w.access_scope(pool), change_visibility(w, pool, lane, receipt, secs)).await
 }
@@ -94,6 +119,10 @@ async fn change_visibility(w: &Worker, pool: &str, lane: Lane, receipt: &str, se
             return;
         }
     };
+    change_visibility_of(w, &url, receipt, secs).await
+}
+
+async fn change_visibility_of(w: &Worker, url: &str, receipt: &str, secs: i32) {
     if let Err(e) = w
         .sqs()
         .change_message_visibility()
@@ -135,11 +164,6 @@ pub async fn function_handler(
         })
     };
     let resp = handle_event(&worker, event.payload, &stop).await;
-    // Outcome notifications run off the finishes' path; give those in flight a short, bounded
-    // chance to end before the sandbox may be frozen (what is left stays in the outbox).
-    if !stop.is_cancelled() {
-        worker.settle_notifications(sundial_core::reconcile::DEFAULT_NOTIFY_SETTLE).await;
-    }
     timer.abort();
     Ok(resp)
 }

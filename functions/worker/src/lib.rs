@@ -9,10 +9,14 @@
 //!   locally while their leases run out), extends visibility while working, and on SIGTERM stops
 //!   receiving, lets running work finish for a grace period, then releases what it still holds.
 //!
+//! - [`notify_poll`]: the ECS binary's consumer of its pool's outcome-notification queue (the
+//!   Lambda's is an event source of its own, dispatched by [`lambda`]).
+//!
 //! The binaries only read config, build clients and call into these modules.
 
 pub mod lambda;
 pub mod long_poll;
+pub mod notify_poll;
 
 use std::sync::Arc;
 use sundial_core::aws::Clients;

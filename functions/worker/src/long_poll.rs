@@ -12,6 +12,8 @@
 //!   queue came back empty or every `LOW_LANE_EVERY`th receive; a long poll only when both
 //!   were empty, on the main queue, at most [`IDLE_WAIT_SECS`] so an idle pool's low lane is
 //!   looked at again within that.
+//! - Outcome notifications: the pool's notification queue has its own loop
+//!   ([`crate::notify_poll`]), apart from the execution slots.
 //! - Shutdown (SIGTERM): stop receiving; let running executions finish for a grace period;
 //!   then cancel them, which releases their leases and returns their messages at once.
 
@@ -151,9 +153,15 @@ async fn poll(
     opts: EcsOptions,
     shutdown: CancellationToken,
 ) -> anyhow::Result<Arc<Stats>> {
+    // The pool's outcome notifications, on their own task and queue (docs/outcomes.md).
+    let notify = tokio::spawn(access::within(
+        access::current(),
+        crate::notify_poll::run(worker.clone(), opts.wait_secs, shutdown.clone()),
+    ));
     let (mut poller, deleters) = Poller::start(worker, opts).await?;
     poller.receive_until(&shutdown).await?;
     poller.drain().await;
+    let _ = notify.await;
     let stats = poller.shared.stats.clone();
     // Closes the delete channels: the batchers flush what is pending and end.
     drop(poller);

@@ -1,21 +1,17 @@
-//! The process's outcome-notification deliveries (docs/outcomes.md, "HTTPS notifications"),
-//! off the critical path: a flush hands each notification to the pool and returns; the pool
-//! runs it on a task of its own.
+//! The per-process caps on outcome-notification deliveries (docs/outcomes.md, "HTTPS
+//! notifications"). Deliveries come off each pool's notification queue
+//! ([`crate::execution::worker::Worker::deliver_notification`]); before one calls its
+//! receiver it takes a slot here.
 //!
 //! A receiver is the tenant's to choose, so it may accept a connection and never answer. What
 //! that costs is bounded three ways: each delivery gets at most [`PoolLimits::timeout`]; a
 //! tenant has at most [`PoolLimits::per_tenant`] deliveries in flight in this process; the
-//! process at most [`PoolLimits::global`]. A notification over a cap is not queued: it stays
-//! in its execution's outbox, where the next flush or reconciler run finds it. So memory stays
-//! bounded, and a slow tenant waits on its own receiver while every other tenant's flushes,
-//! finishes and reconciler looks go on.
-//!
-//! The pool only runs deliveries; the flush ([`super::outcome::Outcomes`]) decides what one
-//! delivers and how its result is written back to the outbox.
+//! process at most [`PoolLimits::global`]. A notification over a cap is not held in memory: its
+//! message goes back to the queue for a few seconds. So a slow tenant waits on its own receiver
+//! while every other tenant's notifications, and every finish and reconciler look, go on.
 
 use super::notify::{Notifier, DEFAULT_NOTIFY_TIMEOUT};
 use std::collections::{BTreeMap, BTreeSet};
-use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -24,10 +20,6 @@ pub const DEFAULT_PER_TENANT: usize = 2;
 /// How many notifications one process may have in flight.
 pub const DEFAULT_GLOBAL: usize = 64;
 
-// A delivery ends well before the outbox lease its flush took runs out, so no other flusher
-// sends a notification while this process still has it in flight (unless the process froze).
-const _: () =
-    assert!(DEFAULT_NOTIFY_TIMEOUT.as_millis() < sundial_store::executions::OUTBOX_LEASE_MS as u128);
 const _: () = assert!(DEFAULT_PER_TENANT >= 1 && DEFAULT_PER_TENANT <= DEFAULT_GLOBAL);
 
 /// The pool's bounds.
@@ -47,12 +39,10 @@ impl Default for PoolLimits {
     }
 }
 
-/// What [`NotifyPool::spawn`] did with a delivery.
+/// Why [`NotifyPool::try_acquire`] gave no slot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Admit {
-    /// Running on its own task.
-    Started,
-    /// Its tenant, or the process, is at its cap: not started (it stays in the outbox).
+    /// Its tenant, or the process, is at its cap: not started (its message comes back soon).
     Busy,
     /// The same notification is in flight already (an earlier flush of this process).
     InFlight,
@@ -68,8 +58,6 @@ struct Inner {
     notifier: Arc<dyn Notifier>,
     limits: PoolLimits,
     state: Mutex<State>,
-    /// Woken each time a delivery ends ([`NotifyPool::settle`]).
-    ended: tokio::sync::Notify,
 }
 
 #[derive(Default)]
@@ -99,7 +87,7 @@ impl NotifyPool {
     pub fn with_limits(notifier: Arc<dyn Notifier>, limits: PoolLimits) -> Self {
         let limits =
             PoolLimits { per_tenant: limits.per_tenant.max(1), global: limits.global.max(1), ..limits };
-        let inner = Inner { notifier, limits, state: Mutex::default(), ended: tokio::sync::Notify::new() };
+        let inner = Inner { notifier, limits, state: Mutex::default() };
         NotifyPool { inner: Arc::new(inner) }
     }
 
@@ -123,56 +111,27 @@ impl NotifyPool {
         self.inner.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Runs `delivery` of notification `id` for `tenant` on its own task (inside the caller's
-    /// access scope), unless the tenant or the process is at its cap, or `id` is in flight.
-    pub fn spawn<F>(&self, tenant: &str, id: &str, delivery: F) -> Admit
-    where
-        F: Future<Output = ()> + Send + 'static,
-    {
-        {
-            let mut st = self.state();
-            if st.ids.contains(id) {
-                return Admit::InFlight;
-            }
-            let mine = st.per_tenant.get(tenant).copied().unwrap_or(0);
-            if mine >= self.inner.limits.per_tenant || st.total >= self.inner.limits.global {
-                return Admit::Busy;
-            }
-            st.per_tenant.insert(tenant.to_string(), mine + 1);
-            st.ids.insert(id.to_string());
-            st.total += 1;
+    /// A slot for notification `id` of `tenant`, given back when the slot is dropped: `Busy`
+    /// when the tenant or the process is at its cap, `InFlight` when `id` is being delivered
+    /// already (another copy of the same message).
+    pub fn try_acquire(&self, tenant: &str, id: &str) -> Result<Slot, Admit> {
+        let mut st = self.state();
+        if st.ids.contains(id) {
+            return Err(Admit::InFlight);
         }
-        // The slot is given back when the task ends, however it ends (panic included).
-        let slot = Slot { pool: self.clone(), tenant: tenant.to_string(), id: id.to_string() };
-        let scope = crate::access::current();
-        tokio::spawn(crate::access::within(scope, async move {
-            let _slot = slot;
-            delivery.await;
-        }));
-        Admit::Started
-    }
-
-    /// Waits until no delivery is in flight, or `max` passed: true if none is. A process that
-    /// may be frozen once it returns (a Lambda) calls it last; what is still in flight then
-    /// stays in the outbox, and the outbox lease's end hands it to a later flush.
-    pub async fn settle(&self, max: Duration) -> bool {
-        let deadline = tokio::time::Instant::now() + max;
-        loop {
-            let ended = self.inner.ended.notified();
-            tokio::pin!(ended);
-            ended.as_mut().enable();
-            if self.in_flight() == 0 {
-                return true;
-            }
-            if tokio::time::timeout_at(deadline, ended).await.is_err() {
-                return self.in_flight() == 0;
-            }
+        let mine = st.per_tenant.get(tenant).copied().unwrap_or(0);
+        if mine >= self.inner.limits.per_tenant || st.total >= self.inner.limits.global {
+            return Err(Admit::Busy);
         }
+        st.per_tenant.insert(tenant.to_string(), mine + 1);
+        st.ids.insert(id.to_string());
+        st.total += 1;
+        Ok(Slot { pool: self.clone(), tenant: tenant.to_string(), id: id.to_string() })
     }
 }
 
-/// One delivery's place in the pool's counts.
-struct Slot {
+/// One delivery's place in the pool's counts; dropping it gives the place back.
+pub struct Slot {
     pool: NotifyPool,
     tenant: String,
     id: String,
@@ -191,7 +150,6 @@ impl Drop for Slot {
                 }
             }
         }
-        self.pool.inner.ended.notify_waiters();
     }
 }
 
@@ -223,40 +181,34 @@ mod tests {
         NotifyPool::with_limits(Arc::new(Never), limits)
     }
 
-    fn sleeper(secs: u64) -> impl Future<Output = ()> + Send + 'static {
-        tokio::time::sleep(Duration::from_secs(secs))
+    #[test]
+    fn a_delivery_ends_well_before_its_message_could_be_received_again() {
+        // The notification queues' visibility timeout (resources.json): no other consumer
+        // receives a message while this process still delivers it (unless the process froze).
+        let visibility = sundial_model::resources::Resources::get().queues.visibility_timeout_seconds;
+        assert!(DEFAULT_NOTIFY_TIMEOUT < Duration::from_secs(u64::from(visibility) / 4));
     }
 
-    #[tokio::test(start_paused = true)]
-    async fn a_tenant_at_its_cap_is_refused_while_others_start_and_an_id_runs_once() {
+    #[test]
+    fn a_tenant_at_its_cap_is_refused_while_others_start_and_an_id_runs_once() {
         // GIVEN a pool of 2 per tenant and 3 in all
         let p = pool(2, 3);
-        // WHEN tenant b starts two, a third, and the first again
-        assert_eq!(p.spawn("b", "b1", sleeper(30)), Admit::Started);
-        assert_eq!(p.spawn("b", "b1", sleeper(30)), Admit::InFlight);
-        assert_eq!(p.spawn("b", "b2", sleeper(30)), Admit::Started);
-        // THEN b is at its cap, a still starts one, then the process is full
-        assert_eq!(p.spawn("b", "b3", sleeper(1)), Admit::Busy);
-        assert_eq!(p.spawn("a", "a1", sleeper(1)), Admit::Started);
-        assert_eq!(p.spawn("c", "c1", sleeper(1)), Admit::Busy);
+        // WHEN tenant b takes two slots, a third, and the first again
+        let b1 = p.try_acquire("b", "b1");
+        assert!(b1.is_ok());
+        assert_eq!(p.try_acquire("b", "b1").err(), Some(Admit::InFlight));
+        let _b2 = p.try_acquire("b", "b2");
+        // THEN b is at its cap, a still gets one, then the process is full
+        assert_eq!(p.try_acquire("b", "b3").err(), Some(Admit::Busy));
+        let a1 = p.try_acquire("a", "a1");
+        assert!(a1.is_ok());
+        assert_eq!(p.try_acquire("c", "c1").err(), Some(Admit::Busy));
         assert_eq!(p.in_flight(), 3);
-        // AND a's delivery ending frees its slot
-        assert!(!p.settle(Duration::from_secs(2)).await, "b's are still in flight");
+        // AND a slot given back frees its place, and its id
+        drop(a1);
         assert_eq!(p.in_flight(), 2);
-        assert_eq!(p.spawn("c", "c1", sleeper(1)), Admit::Started);
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn settle_waits_for_deliveries_but_never_longer_than_asked() {
-        let p = pool(2, 8);
-        assert!(p.settle(Duration::from_secs(1)).await, "nothing in flight");
-        let started = tokio::time::Instant::now();
-        p.spawn("a", "a1", sleeper(1));
-        assert!(p.settle(Duration::from_secs(5)).await);
-        assert_eq!(started.elapsed(), Duration::from_secs(1), "returned as the delivery ended");
-        p.spawn("b", "b1", std::future::pending());
-        let started = tokio::time::Instant::now();
-        assert!(!p.settle(Duration::from_millis(1_500)).await);
-        assert_eq!(started.elapsed(), Duration::from_millis(1_500), "bounded");
+        assert!(p.try_acquire("c", "c1").is_ok());
+        drop(b1);
+        assert!(p.try_acquire("b", "b1").is_ok(), "b is under its cap again");
     }
 }

@@ -19,14 +19,14 @@
 //! (execution, transition): a flush that crashes between its PutEvents and its DELETE sends
 //! that one event again on the retry, with the same `eventId`.
 
-use crate::execution::notify_pool::{Admit, NotifyPool};
 use crate::missed::{MissReporter, ReportError};
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Serialize;
 use std::sync::Arc;
 use sundial_model::claim::Finish;
-use sundial_model::outcome::OutcomeNotify;
-use sundial_model::outcome::{event_id, members, NotifyEntry, OutboxEntry, OutcomeKind, MAX_NOTIFY_FAILURES};
+use sundial_model::outcome::{
+    event_id, members, NotifyEntry, NotifyMessage, OutboxEntry, OutcomeKind, MAX_NOTIFY_FAILURES,
+};
 use sundial_model::retry::{ErrorClass, RunError};
 use sundial_model::{ExecStatus, Execution};
 use sundial_store::executions::{ExecKey, ExecStore};
@@ -163,7 +163,7 @@ pub struct Outcomes {
     store: ExecStore,
     bus: MissReporter,
     pause: Option<Arc<dyn AutoPause>>,
-    notify: Option<NotifyPool>,
+    queues: Option<Arc<sundial_store::queue::PoolQueues>>,
 }
 
 impl std::fmt::Debug for Outcomes {
@@ -171,7 +171,7 @@ impl std::fmt::Debug for Outcomes {
         f.debug_struct("Outcomes")
             .field("bus", &self.bus.bus())
             .field("pause", &self.pause.is_some())
-            .field("notify", &self.notify.is_some())
+            .field("notify_queues", &self.queues.is_some())
             .finish()
     }
 }
@@ -183,24 +183,20 @@ pub struct Flushed {
     pub sent: Vec<OutcomeKind>,
     /// Entries done without an event (a recovery another success claimed; no bus).
     pub dropped: usize,
-    /// HTTPS notifications the receiver accepted (`outcomeNotify`).
-    pub notified: Vec<OutcomeKind>,
-    /// Notifications that failed this time and stay for the next flush.
+    /// HTTPS notifications (`outcomeNotify`) moved to their pool's notification queue, whose
+    /// consumer delivers them (docs/outcomes.md).
+    pub notify_queued: Vec<OutcomeKind>,
+    /// Notifications that could not be queued this time (or, in a process without the queues,
+    /// counted a failed delivery) and stay in the outbox for the next flush.
     pub notify_failed: usize,
     /// Notifications given up after [`MAX_NOTIFY_FAILURES`] failures (a timeline note each).
     pub notify_given_up: usize,
-    /// Notifications handed to the process's [`NotifyPool`]: each one's task writes its result
-    /// back to the outbox (delivered, one failure more, or given up), as the three above say.
-    pub notify_started: usize,
-    /// Notifications left in the outbox for a later flush: their tenant, or the process, had
-    /// as many in flight as the pool allows, or this one was in flight already.
-    pub notify_deferred: usize,
 }
 
 impl Outcomes {
     /// A flusher writing through `store`, sending through `bus`, pausing through `pause`.
     pub fn new(store: ExecStore, bus: MissReporter, pause: Option<Arc<dyn AutoPause>>) -> Self {
-        Outcomes { store, bus, pause, notify: None }
+        Outcomes { store, bus, pause, queues: None }
     }
 
     /// This flusher, pausing jobs through `pause`.
@@ -209,21 +205,12 @@ impl Outcomes {
         self
     }
 
-    /// This flusher, handing `outcomeNotify` notifications to `notify` (the process's pool: the
-    /// flush never waits for a receiver). Without one, each pending notification counts a
-    /// failed delivery (so it is given up, not kept forever).
-    pub fn with_notifier(mut self, notify: Option<NotifyPool>) -> Self {
-        self.notify = notify;
+    /// This flusher, moving `outcomeNotify` notifications to their pool's notification queue
+    /// through `queues` (the flush never calls a receiver). Without them, each pending
+    /// notification counts a failed delivery (so it is given up, not kept forever).
+    pub fn with_queues(mut self, queues: Arc<sundial_store::queue::PoolQueues>) -> Self {
+        self.queues = Some(queues);
         self
-    }
-
-    /// Waits at most `max` for the notifications in flight in this flusher's pool (true: none
-    /// is; so too without a pool).
-    pub async fn settle(&self, max: std::time::Duration) -> bool {
-        match &self.notify {
-            Some(pool) => pool.settle(max).await,
-            None => true,
-        }
     }
 
     /// Whether this flusher can pause jobs.
@@ -249,10 +236,7 @@ impl Outcomes {
             return Ok(Flushed::default());
         }
         let r = self.send_all(e, &key, status, entries, now).await;
-        // A notification in flight keeps the lease (its task gives it back if it fails): no
-        // other flusher sends it meanwhile.
-        let waits = |f: &Flushed| f.notify_failed > 0 || (f.notify_deferred > 0 && f.notify_started == 0);
-        if r.as_ref().map_or(true, waits) {
+        if r.as_ref().map_or(true, |f| f.notify_failed > 0) {
             // Whoever comes next (a claim, the reconciler) need not wait for the lease.
             if let Err(err) = self.store.release_outbox(&key).await {
                 tracing::warn!(execution = %e.id(), error = %err, "outbox lease kept until it runs out");
@@ -374,11 +358,11 @@ impl Outcomes {
         Ok(())
     }
 
-    /// Hands one event's notification (`group`: its twins, more than one only after a crash
-    /// between a rewrite's two writes) to the pool, which delivers it and writes the result
-    /// back ([`Delivery`]); a tenant over its cap leaves it in the outbox for a later flush.
-    /// Never an error of the flush, never a wait for the receiver: a dead receiver holds back
-    /// nothing.
+    /// Moves one event's notification (`group`: its twins, more than one only after a crash
+    /// between a rewrite's two writes) to its pool's notification queue, then deletes the twins:
+    /// the queue's consumer delivers it ([`crate::execution::worker::Worker::deliver_notification`]).
+    /// A crash between the two sends it again with the same `webhook-id`. Never a wait for the
+    /// receiver: a dead receiver holds back nothing.
     async fn notify_one(
         &self,
         e: &Execution,
@@ -392,39 +376,40 @@ impl Outcomes {
             return Ok(());
         };
         let all: Vec<String> = group.iter().map(NotifyEntry::encode).collect();
-        let (pool, to) = match (&self.notify, &e.definition.outcome_notify) {
-            (Some(pool), Some(to)) => (pool, to.clone()),
-            (None, _) => {
-                let err = RunError::retryable("NoNotifier", "this process cannot deliver notifications");
-                done.count(record(&self.store, e, key, best, &all, Err(err), now).await?);
-                return Ok(());
-            }
+        let (queues, to) = match (&self.queues, &e.definition.outcome_notify) {
             // A definition without a receiver has nothing to deliver.
             (_, None) => {
                 done.count(record(&self.store, e, key, best, &all, Ok(()), now).await?);
                 return Ok(());
             }
+            (None, _) => {
+                let err = RunError::retryable("NoNotifier", "this process cannot deliver notifications");
+                done.count(record(&self.store, e, key, best, &all, Err(err), now).await?);
+                return Ok(());
+            }
+            (Some(q), Some(to)) => (q, to.clone()),
         };
         let detail = event_detail(e, &best.entry, status, best.dead_fires);
         let mut body = serde_json::to_value(&detail).unwrap_or_default();
         body["detailType"] = best.entry.kind.as_str().into();
-        let id = detail.event_id.clone();
-        let delivery = Delivery {
-            store: self.store.clone(),
-            exec: e.clone(),
-            key: key.clone(),
-            best: best.clone(),
-            all,
-            to,
+        let msg = NotifyMessage {
+            tenant: e.tenant.clone(),
+            job_id: e.job_id.clone(),
+            scheduled_ms: key.scheduled_ms,
+            kind: best.entry.kind,
             event_id: detail.event_id,
+            to,
             body: body.to_string(),
-            now,
+            failures: best.failures,
         };
-        match pool.spawn(&e.tenant, &id, delivery.run(pool.clone())) {
-            Admit::Started => done.notify_started += 1,
-            Admit::Busy | Admit::InFlight => {
-                tracing::info!(execution = %e.id(), event = best.entry.kind.as_str(), "outcome notification left for a later flush: its tenant's deliveries are all in flight");
-                done.notify_deferred += 1;
+        match queues.send_notify(&e.definition.pool, &msg, 0).await {
+            Ok(()) => {
+                self.store.outbox_sent(key, &all).await?;
+                done.notify_queued.push(best.entry.kind);
+            }
+            Err(err) => {
+                tracing::warn!(execution = %e.id(), event = best.entry.kind.as_str(), error = %err, "outcome notification not queued; the next flush queues it");
+                done.notify_failed += 1;
             }
         }
         Ok(())
@@ -434,49 +419,9 @@ impl Outcomes {
 impl Flushed {
     fn count(&mut self, r: Recorded) {
         match r {
-            Recorded::Delivered(kind) => self.notified.push(kind),
+            Recorded::Delivered(kind) => self.notify_queued.push(kind),
             Recorded::Failed => self.notify_failed += 1,
             Recorded::GivenUp => self.notify_given_up += 1,
-        }
-    }
-}
-
-/// One notification, delivered on the pool's task: everything it needs, owned.
-struct Delivery {
-    store: ExecStore,
-    exec: Execution,
-    key: ExecKey,
-    /// The twin whose failures count ([`Outcomes::notify_one`]), and all of the event's twins.
-    best: NotifyEntry,
-    all: Vec<String>,
-    to: OutcomeNotify,
-    event_id: String,
-    body: String,
-    now: DateTime<Utc>,
-}
-
-impl Delivery {
-    /// POSTs within the pool's timeout (whatever the notifier's own), then writes the result
-    /// back. A failed one gives the outbox lease back, so the next flush need not wait for it;
-    /// a result that cannot be written leaves the twin as it was, for the next flush.
-    async fn run(self, pool: NotifyPool) {
-        let Delivery { store, exec, key, best, all, to, event_id, body, now } = self;
-        let notifier = pool.notifier();
-        let post = notifier.post(&exec.tenant, &to, &event_id, body, now);
-        let r = match tokio::time::timeout(pool.limits().timeout, post).await {
-            Ok(r) => r,
-            Err(_) => Err(RunError::retryable("Timeout", "the notification receiver did not answer in time")),
-        };
-        match Box::pin(record(&store, &exec, &key, &best, &all, r, now)).await {
-            Ok(Recorded::Failed) => {
-                if let Err(err) = store.release_outbox(&key).await {
-                    tracing::warn!(execution = %exec.id(), error = %err, "outbox lease kept until it runs out");
-                }
-            }
-            Ok(_) => {}
-            Err(err) => {
-                tracing::warn!(execution = %exec.id(), error = %err, "outcome notification's result not written; the next flush delivers it again");
-            }
         }
     }
 }

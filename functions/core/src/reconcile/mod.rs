@@ -34,7 +34,7 @@ mod report;
 pub use crate::missed;
 pub use sundial_model::reconcile as rules;
 
-pub use options::{ReconcileOptions, DEFAULT_NOTIFY_SETTLE};
+pub use options::ReconcileOptions;
 use report::Done;
 pub use report::{ReconcileError, ReconcileReport};
 pub use rules::{backoff_ms, first_look, judge, Verdict, GRACE_MS};
@@ -84,17 +84,6 @@ async fn run(
     report.outcome_events = pass.outcome_events.load(Ordering::Relaxed);
     let outgoing = tally(results, &mut report, &mut first);
     resend(ctx, outgoing, &mut report, &mut first).await;
-    // Notifications run on their own tasks and never held up a look or the re-sends above;
-    // waiting for them here (bounded) only gives those in flight a chance to finish before
-    // a Lambda freezes. What is still in flight stays in its outbox for a later run.
-    if let Some(pool) = &opts.notify {
-        if !pool.settle(opts.notify_settle).await {
-            tracing::info!(
-                in_flight = pool.in_flight(),
-                "notifications still in flight; a later run retries what they leave"
-            );
-        }
-    }
     match first {
         None => Ok(report),
         Some(first) => Err(ReconcileError::Partial {
@@ -231,8 +220,13 @@ impl<'a> Pass<'a> {
         backlogged: BTreeSet<(String, sundial_model::priority::Lane)>,
     ) -> Self {
         let reporter = missed::MissReporter::new(ctx.ddb.clone(), opts.events.clone(), &ctx.cfg);
-        let outcomes = Outcomes::new(execs.clone(), reporter.clone(), opts.pause.clone())
-            .with_notifier(opts.notify.clone());
+        // Notifications go to their pool's queue, whose consumer delivers them: no run waits
+        // on a receiver (docs/outcomes.md).
+        let queues = std::sync::Arc::new(sundial_store::queue::PoolQueues::new(
+            ctx.queues.client().clone(),
+            ctx.cfg.clone(),
+        ));
+        let outcomes = Outcomes::new(execs.clone(), reporter.clone(), opts.pause.clone()).with_queues(queues);
         Pass { execs, reporter, outcomes, opts, backlogged, outcome_events: AtomicU64::new(0) }
     }
 

@@ -24,21 +24,7 @@ pub struct ReconcileOptions {
     /// The control plane's pause, for jobs whose dead fires reach `autoPauseAfterDeadFires`
     /// (docs/outcomes.md); none: such an outbox entry waits for a run that has it.
     pub pause: Option<std::sync::Arc<dyn crate::execution::outcome::AutoPause>>,
-    /// The process's pool delivering jobs' `outcomeNotify` notifications (docs/outcomes.md),
-    /// shared by its runs so its per-tenant caps hold across them; none: each pending one
-    /// counts a failed delivery, and is given up after `MAX_NOTIFY_FAILURES`.
-    pub notify: Option<crate::execution::notify_pool::NotifyPool>,
-    /// Longest a run waits, once its looks are done, for the notifications it started: a Lambda
-    /// may be frozen once the run returns, and what is still in flight then stays in the outbox
-    /// for a later run ([`DEFAULT_NOTIFY_SETTLE`]).
-    pub notify_settle: std::time::Duration,
 }
-
-/// How long a run waits for its notifications in flight: enough for a receiver that answers,
-/// well under one delivery's timeout, so a tarpit costs a run at most this.
-pub const DEFAULT_NOTIFY_SETTLE: std::time::Duration = std::time::Duration::from_millis(1_500);
-const _: () =
-    assert!(DEFAULT_NOTIFY_SETTLE.as_millis() < crate::execution::notify::DEFAULT_NOTIFY_TIMEOUT.as_millis());
 
 impl Default for ReconcileOptions {
     fn default() -> Self {
@@ -50,8 +36,6 @@ impl Default for ReconcileOptions {
             events: None,
             max_items_per_look: 2_000,
             pause: None,
-            notify: None,
-            notify_settle: DEFAULT_NOTIFY_SETTLE,
         }
     }
 }

@@ -36,15 +36,17 @@ impl SqsTarget {
     }
 }
 
-/// Refuses Sundial's own queues: a current pool's lanes (`{prefix}{pool}`, `{prefix}{pool}-low`)
-/// and dead-letter queue, and any other name under the pool queues' prefix (a pool added or
+/// Refuses Sundial's own queues: a current pool's lanes (`{prefix}{pool}`, `{prefix}{pool}-low`),
+/// dead-letter queue and notification queue (`{prefix}{pool}-notify`), and any other name under the pool queues' prefix (a pool added or
 /// renamed later). With an empty prefix only the first rule can apply, so it must name every
 /// lane.
 fn check_not_own(cfg: &Deployment<'_>, queue: QueueRef) -> Result<QueueRef, Refusal> {
     let base = queue.name.trim_end_matches(".fifo");
     let own = (!cfg.queue_prefix.is_empty() && base.starts_with(cfg.queue_prefix))
         || cfg.pools.iter().any(|p| {
-            base == cfg.dlq_name(p) || Lane::ALL.iter().any(|lane| base == cfg.lane_queue_name(p, *lane))
+            base == cfg.dlq_name(p)
+                || base == cfg.notify_queue_name(p)
+                || Lane::ALL.iter().any(|lane| base == cfg.lane_queue_name(p, *lane))
         });
     if own {
         return Err(refuse(codes::TARGET_NOT_ALLOWED, "target.queueUrl", "is one of Sundial's own queues"));
@@ -145,8 +147,8 @@ mod tests {
         let policy = TargetPolicy::default();
         let pools = vec!["default".to_string()];
         let cfg = Deployment { pools: &pools, shards: 16, queue_prefix: "", targets: &policy };
-        // THEN the pool queue, its low lane and its DLQ are all Sundial's own
-        for name in ["default", "default-low", "default-dlq", "default-low.fifo"] {
+        // THEN the pool queue, its low lane, its DLQ and its notification queue are all Sundial's own
+        for name in ["default", "default-low", "default-dlq", "default-low.fifo", "default-notify"] {
             let url = format!("https://sqs.us-east-1.amazonaws.com/123456789012/{name}");
             let refused = policy.check(cfg, "acme", &sqs(&url)).err().map(|r| (r.code, r.error.field));
             assert_eq!(refused, Some((codes::TARGET_NOT_ALLOWED, "target.queueUrl".to_string())), "{name}");

@@ -82,7 +82,10 @@ impl ExecStore {
     ) -> Result<(), StoreError> {
         let ev = sundial_model::AuditEvent::note(exec, now_ms, actor, code);
         let mut e = Expr::default();
-        e.delete_strings(attr::OUTBOX, entries.to_vec()).append_event(&ev).cond_exists(attr::PK);
+        if !entries.is_empty() {
+            e.delete_strings(attr::OUTBOX, entries.to_vec());
+        }
+        e.append_event(&ev).cond_exists(attr::PK);
         let _gone = self.cas(key, "UpdateItem(outbox give up)", e).await?;
         Ok(())
     }

@@ -43,6 +43,7 @@ mod conclusion;
 mod dependencies;
 mod fanout;
 mod mapreduce;
+mod notifications;
 mod run;
 mod settings;
 
@@ -148,6 +149,8 @@ pub struct Worker {
     missed: MissReporter,
     /// Outcome events: the bus and, when wired, the pause hook (docs/outcomes.md).
     outcomes: crate::execution::outcome::Outcomes,
+    /// Caps on the outcome notifications this process delivers (docs/outcomes.md).
+    notify: crate::execution::notify_pool::NotifyPool,
     /// Admissions so far: each one's gate entries are keyed `{worker}.{n}` ([`Worker::admission_id`]).
     admissions: std::sync::atomic::AtomicU64,
 }
@@ -181,6 +184,8 @@ impl Worker {
         let notifier: Arc<dyn crate::execution::notify::Notifier> =
             Arc::new(crate::execution::notify::HttpNotifier::new(remote.clone(), cfg.clone()));
         let notify = crate::execution::notify_pool::NotifyPool::new(notifier);
+        // The worker only resolves URLs, copies dead letters and queues notifications.
+        let queues = Arc::new(PoolQueues::new(clients.sqs.clone(), cfg.clone()));
         Ok(Worker {
             missed: MissReporter::new(ddb.clone(), Some(clients.events.clone()), &cfg),
             outcomes: crate::execution::outcome::Outcomes::new(
@@ -188,15 +193,15 @@ impl Worker {
                 MissReporter::new(ddb.clone(), Some(clients.events.clone()), &cfg),
                 None,
             )
-            .with_notifier(Some(notify)),
+            .with_queues(queues.clone()),
+            notify,
             slots: JobSlots::new(store.clone()),
             resources: ResourceGates::new(ddb.clone(), cfg.jobs_table.clone(), cfg.executions_table.clone()),
             tenants: TenantGate::new(ddb, cfg.executions_table.clone()),
             store,
             remote,
             handlers,
-            // The worker only resolves URLs and copies dead letters: no fair-queue groups.
-            queues: Arc::new(PoolQueues::new(clients.sqs.clone(), cfg.clone())),
+            queues,
             clock,
             skew,
             metrics,
@@ -212,13 +217,6 @@ impl Worker {
     pub fn with_auto_pause(mut self, pause: Arc<dyn crate::execution::outcome::AutoPause>) -> Self {
         self.outcomes = self.outcomes.clone().with_pause(pause);
         self
-    }
-
-    /// Waits at most `max` for the outcome notifications this worker's finishes started
-    /// (true: none is in flight). Only for the end of a Lambda batch, which may be frozen
-    /// once it returns; a finish itself never waits for a receiver.
-    pub async fn settle_notifications(&self, max: std::time::Duration) -> bool {
-        self.outcomes.settle(max).await
     }
 
     /// The settings.
