@@ -246,3 +246,58 @@ async fn a_record_whose_handling_panics_is_kept_not_deleted() -> anyhow::Result<
     env.cleanup().await;
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_notification_queue_record_is_delivered_and_a_refused_one_requeued_with_its_count(
+) -> anyhow::Result<()> {
+    // GIVEN two outcome notifications on the default pool's notification queue: one to a
+    // receiver that answers 200, one to a receiver that answers 500
+    let env = TestEnv::new("lambda-notify").await?;
+    let ok = WebhookServer::start(vec![]).await?;
+    let refusing = WebhookServer::start(vec![Reply::Status(500)]).await?;
+    let url = env.queues["default"].notify_url.clone();
+    for (job, hook) in [("ok", &ok), ("refused", &refusing)] {
+        let msg = sundial_model::outcome::NotifyMessage {
+            tenant: "acme".into(),
+            job_id: job.into(),
+            scheduled_ms: 1_796_000_000_000,
+            kind: sundial_model::outcome::OutcomeKind::ExecutionDead,
+            event_id: format!("acme/{job}@1796000000000/ExecutionDead#1##"),
+            to: sundial_model::outcome::OutcomeNotify {
+                url: hook.url("/outcomes"),
+                signing_secret_arn: None,
+            },
+            body: serde_json::json!({"detailType": "ExecutionDead", "jobId": job}).to_string(),
+            failures: 0,
+        };
+        let body = serde_json::to_string(&msg)?;
+        env.clients.sqs.send_message().queue_url(&url).message_body(body).send().await?;
+    }
+    let mut msgs = Vec::new();
+    while msgs.len() < 2 {
+        msgs.extend(fixtures::receive(&env, &url, 30).await?);
+    }
+    // WHEN the worker function gets them as a batch of the notification queue's event source
+    let mut json = fixtures::sqs_event_json(&env, "default", &msgs);
+    for r in json["Records"].as_array_mut().into_iter().flatten() {
+        r["eventSourceARN"] = env.queues["default"].notify_arn.clone().into();
+    }
+    let event = serde_json::from_value(json)?;
+    let (worker, _) = fixtures::worker_with(&env, fixtures::settings("lambda-n"), Handlers::new())?;
+    let resp = sundial_worker::lambda::handle_event(&worker, event, &CancellationToken::new()).await;
+
+    // THEN neither record is kept: one delivered, with its event id as webhook-id; the refused
+    // one replaced by a copy with one failure counted (at once: the tests' retry base is 0)
+    assert!(resp.batch_item_failures.is_empty(), "{:?}", resp.batch_item_failures);
+    let got = ok.received();
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].header("webhook-id"), "acme/ok@1796000000000/ExecutionDead#1##");
+    assert_eq!(refusing.received().len(), 1);
+    let again = fixtures::receive(&env, &url, 30).await?;
+    assert_eq!(again.len(), 1, "{again:?}");
+    let next: sundial_model::outcome::NotifyMessage =
+        serde_json::from_str(again[0].body().unwrap_or_default())?;
+    assert_eq!((next.job_id.as_str(), next.failures), ("refused", 1));
+    env.cleanup().await;
+    Ok(())
+}
