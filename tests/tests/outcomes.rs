@@ -637,3 +637,55 @@ async fn notified_without_a_bus() -> Result<()> {
     w.env.cleanup().await;
     Ok(())
 }
+
+/// The control plane's pause, then a crash before the flush can go on (the entry stays).
+#[derive(Debug)]
+struct PauseThenCrash(ControlPause);
+
+impl sundial_core::execution::outcome::AutoPause for PauseThenCrash {
+    fn pause<'a>(
+        &'a self,
+        tenant: &'a str,
+        job_id: &'a str,
+        execution_id: &'a str,
+        now: DateTime<Utc>,
+    ) -> BoxFuture<'a, Result<(), sundial_core::execution::outcome::OutcomeError>> {
+        Box::pin(async move {
+            self.0.pause(tenant, job_id, execution_id, now).await?;
+            Err(sundial_core::execution::outcome::OutcomeError::Pause("crashed after the pause".into()))
+        })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_auto_pause_retried_after_the_owner_resumed_does_not_pause_the_job_again() -> Result<()> {
+    Box::pin(auto_pause_not_reapplied()).await
+}
+
+async fn auto_pause_not_reapplied() -> Result<()> {
+    // GIVEN a job that pauses after one dead fire, and a fire that died
+    let w = World::new("outcomes-repause", "repause").await?;
+    let base = minutes_ago(10)?;
+    let mut def = job(1);
+    def.auto_pause_after_dead_fires = Some(1);
+    create_job(&w.env, "acme", "repause", def, base + Duration::seconds(10)).await?;
+    let a = w.fire("repause", base + Duration::minutes(1)).await?;
+    w.handler.then(false);
+    assert_eq!(w.deliver(&w.crashing, &a).await?, Disposition::Delete);
+    // AND a reconciler that paused the job, then died before its JobAutoPaused entry was done
+    let crash = PauseThenCrash(ControlPause::new(Control::new(ctx(&w.env), ControlSettings::default())));
+    let opts = ReconcileOptions { pause: Some(Arc::new(crash)), ..w.reconciler("r1") };
+    let later = a.scheduled_at + Duration::minutes(30);
+    let _partial = Box::pin(reconcile(&ctx(&w.env), later, &opts)).await;
+    let caller = Caller { tenant: "acme".into(), principal: "test".into() };
+    assert_eq!(jobs::get(&w.control, &caller, "repause").await?.state, JobState::Paused);
+    assert!(w.outbox(&a).await?.iter().any(|x| x.starts_with("JobAutoPaused")), "the entry stays");
+    // WHEN the owner resumes the job, and the next reconciler retries the entry
+    Box::pin(jobs::set_state(&w.control, &caller, "repause", JobState::Enabled, None, Utc::now())).await?;
+    w.reconcile("r2", later + Duration::minutes(2)).await?;
+    // THEN the job stays enabled: the owner's resume is not undone by a stale auto-pause
+    assert_eq!(jobs::get(&w.control, &caller, "repause").await?.state, JobState::Enabled);
+    assert!(w.outbox(&a).await?.is_empty(), "the stale entry is done");
+    w.env.cleanup().await;
+    Ok(())
+}

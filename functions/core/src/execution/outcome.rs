@@ -290,9 +290,16 @@ impl Outcomes {
                 }
                 OutcomeKind::JobAutoPaused => {
                     let Some(p) = &self.pause else { return Err(OutcomeError::NoPause) };
-                    p.pause(&e.tenant, &e.job_id, &e.id(), now).await?;
-                    dead_fires = Some(self.store.dead_in_a_row(&e.tenant, &e.job_id).await?);
-                    true
+                    // Only while the streak that claimed the pause is current: a flush retried
+                    // after an owner's resume (which reset it) must not pause the job again.
+                    if self.store.auto_paused_by(&e.tenant, &e.job_id).await?.as_deref() == Some(&e.id()) {
+                        p.pause(&e.tenant, &e.job_id, &e.id(), now).await?;
+                        dead_fires = Some(self.store.dead_in_a_row(&e.tenant, &e.job_id).await?);
+                        true
+                    } else {
+                        tracing::info!(execution = %e.id(), "auto-pause dropped: the job was resumed since its streak claimed it");
+                        false
+                    }
                 }
                 OutcomeKind::JobRecovered => {
                     match self.store.claim_recovery(&e.tenant, &e.job_id, &e.id()).await? {

@@ -176,6 +176,13 @@ impl ExecStore {
         Ok(set_len(&item, attr::DEAD_STREAK))
     }
 
+    /// The execution whose dead fire paused the job (`autoPauseAfterDeadFires`), if the
+    /// current streak paused it: an owner's resume resets the streak, and with it this.
+    pub async fn auto_paused_by(&self, tenant: &str, job_id: &str) -> Result<Option<String>, StoreError> {
+        let item = self.outcomes_item_with(tenant, job_id, true, Some(attr::AUTO_PAUSED_BY)).await?;
+        Ok(string(&item, attr::AUTO_PAUSED_BY))
+    }
+
     /// Counts the dead fire `execution_id` (its id is added to a set: a second add counts it
     /// once). The set holds at most [`MAX_DEAD_STREAK`] ids: past that the streak counts as
     /// that many, and the item stays small however long a job keeps dying.
