@@ -61,6 +61,24 @@ pub fn event_instant(
     }
 }
 
+/// How far past its `at` an event's instant may be moved to a free millisecond (events stamped
+/// alike, or an instant of the schedule): more events than this at one instant are refused for
+/// a retry.
+pub const MAX_EVENT_NUDGE_MS: i64 = 1_000;
+
+/// `instant`, or the first millisecond after it that is no instant of `schedule`: an event of
+/// its own never takes (and so never replaces or merges with) a scheduled fire.
+pub fn off_schedule(schedule: &Schedule, instant: DateTime<Utc>) -> DateTime<Utc> {
+    let mut t = instant;
+    for _ in 0..MAX_EVENT_NUDGE_MS {
+        if schedule.next_after(t - Duration::milliseconds(1)) != Some(t) {
+            return t;
+        }
+        t += Duration::milliseconds(1);
+    }
+    t
+}
+
 /// Longest event key (characters).
 pub const MAX_EVENT_KEY_CHARS: usize = 200;
 
@@ -188,6 +206,20 @@ mod tests {
 
     fn at(s: &str) -> DateTime<Utc> {
         DateTime::parse_from_rfc3339(s).map(|t| t.with_timezone(&Utc)).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn an_event_of_its_own_never_takes_an_instant_of_the_schedule() {
+        let every_second =
+            Schedule::parse(&ScheduleSpec::new("* * * * * *", "UTC"), at("2026-01-01T00:00:00Z"))
+                .unwrap_or_else(|e| panic!("{e:?}"));
+        // EventBridge's whole-second time on an every-second job: the next millisecond
+        assert_eq!(off_schedule(&every_second, at("2026-12-01T03:00:00Z")), at("2026-12-01T03:00:00.001Z"));
+        // between instants: as it is
+        assert_eq!(
+            off_schedule(&every_second, at("2026-12-01T03:00:00.500Z")),
+            at("2026-12-01T03:00:00.500Z")
+        );
     }
 
     #[test]

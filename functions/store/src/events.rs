@@ -22,6 +22,48 @@ pub async fn claim_event_key(
     instant_ms: i64,
     now_secs: i64,
 ) -> Result<i64, StoreError> {
+    Ok(claim_event_key_fresh(ddb, cfg, tenant, job, key, instant_ms, now_secs).await?.0)
+}
+
+/// Moves the event `key`'s recorded instant from `from_ms` to `to_ms` (its first choice was
+/// taken by another event or the schedule): false if the record no longer says `from_ms`.
+pub async fn move_event_key(
+    ddb: &aws_sdk_dynamodb::Client,
+    cfg: &Config,
+    tenant: &str,
+    job: &str,
+    key: &str,
+    from_ms: i64,
+    to_ms: i64,
+) -> Result<bool, StoreError> {
+    let mut e = Expr::new();
+    e.set(attr::SCHED, n(to_ms)).cond_eq(attr::SCHED, n(from_ms));
+    let res = ddb
+        .update_item()
+        .table_name(&cfg.jobs_table)
+        .key(attr::PK, AttributeValue::S(keys::job_pk(tenant, job)))
+        .key(attr::SK, AttributeValue::S(keys::event_sk(key)))
+        .expr(e)
+        .send()
+        .await;
+    match res {
+        Ok(_) => Ok(true),
+        Err(e) if is_condition_failed(&e) => Ok(false),
+        Err(e) => Err(StoreError::from_sdk("UpdateItem(event key)", e)),
+    }
+}
+
+/// [`claim_event_key`], and whether this call made the record (true) or found an earlier
+/// event's (false: a redelivery of the same key).
+pub async fn claim_event_key_fresh(
+    ddb: &aws_sdk_dynamodb::Client,
+    cfg: &Config,
+    tenant: &str,
+    job: &str,
+    key: &str,
+    instant_ms: i64,
+    now_secs: i64,
+) -> Result<(i64, bool), StoreError> {
     let mut cond = Expr::new();
     cond.cond_absent_or(attr::EXPIRES, Cmp::Lt, n(now_secs));
     let expires = now_secs + sundial_model::event::EVENT_KEY_RETENTION_SECS;
@@ -37,7 +79,7 @@ pub async fn claim_event_key(
         .send()
         .await;
     let old = match res {
-        Ok(_) => return Ok(instant_ms),
+        Ok(_) => return Ok((instant_ms, true)),
         Err(e) if is_condition_failed(&e) => match e.into_service_error() {
             PutItemError::ConditionalCheckFailedException(c) => c.item,
             _ => None,
@@ -59,10 +101,11 @@ pub async fn claim_event_key(
                 .item
         }
     };
-    Ok(old
+    let given = old
         .as_ref()
         .and_then(|i| i.get(attr::SCHED))
         .and_then(|v| v.as_n().ok())
         .and_then(|v| v.parse().ok())
-        .unwrap_or(instant_ms))
+        .unwrap_or(instant_ms);
+    Ok((given, false))
 }

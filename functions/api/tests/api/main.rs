@@ -9,6 +9,7 @@ mod clients;
 mod common;
 mod console;
 mod ecs_network;
+mod events_distinct;
 mod exec_logs;
 mod execution_budget;
 mod expressions;

@@ -71,9 +71,15 @@ pub async fn fire_as(
     let Some(mut instant) = event::event_instant(&trigger, &schedule, at) else {
         return Err(ControlError::invalid("jobId", "the job's schedule has no fire left for this event"));
     };
+    // An event of its own (not `oncePerPeriod`) never takes an instant of the schedule.
+    let distinct = !trigger.once_per_period;
+    if distinct {
+        instant = event::off_schedule(&schedule, instant);
+    }
+    let mut fresh = true;
     if let Some(key) = &ev.key {
         let ms = instant.timestamp_millis();
-        let given = sundial_store::events::claim_event_key(
+        let (given, new) = sundial_store::events::claim_event_key_fresh(
             ctl.ddb(),
             ctl.cfg(),
             &caller.tenant,
@@ -83,35 +89,71 @@ pub async fn fire_as(
             now.timestamp(),
         )
         .await?;
-        instant = sundial_store::items::ms_to_dt(given);
+        (instant, fresh) = (sundial_store::items::ms_to_dt(given), new);
     }
-    let mut e = Execution::ready(&job, &schedule, instant, None, now, actor);
-    // Run now: an event before its fire's instant ("whichever comes first") starts at once.
-    e.fire_at = now;
-    e.available_at = e.fire_at.timestamp_millis();
-    if let Some(first) = e.timeline.first_mut() {
-        first.code = Some(EVENT_CODE.into());
-    }
-    let key = ExecKey::of(&e);
     super::quota::check_saturation(ctl, &job.definition.pool, job.definition.priority.lane(), now).await?;
     // Metered like a trigger-now: one `exec` token per execution the fire makes.
     let tokens = super::executions::executions_per_fire(&job);
     super::quota::take_rate(ctl, &caller.tenant, "exec", tokens, now).await?;
-    match ctl.execs.put_new(&e).await {
-        Ok(PutOutcome::Created) => {}
-        Ok(PutOutcome::Exists(_)) => {
-            super::quota::give_back_rate(ctl, &caller.tenant, "exec", tokens, now).await;
-            let Some(existing) = ctl.execs.get(&key, true).await?.map(|s| s.exec) else {
-                return Ok(EventOutcome { execution: e, created: false });
-            };
-            let existing = advance_if_ahead(ctl, actor, existing, now).await?;
-            return Ok(EventOutcome { execution: existing, created: false });
+    let e = loop {
+        let e = event_execution(&job, &schedule, instant, actor, now);
+        match ctl.execs.put_new(&e).await {
+            Ok(PutOutcome::Created) => break e,
+            // Another event's (or a keyless one's) execution holds the instant: this new event
+            // takes the next free millisecond, never that execution (protocol review N2).
+            Ok(PutOutcome::Exists(_)) if distinct && fresh => {
+                let next = event::off_schedule(&schedule, instant + chrono::Duration::milliseconds(1));
+                if next - at > chrono::Duration::milliseconds(event::MAX_EVENT_NUDGE_MS) {
+                    super::quota::give_back_rate(ctl, &caller.tenant, "exec", tokens, now).await;
+                    return Err(ControlError::Limited {
+                        code: sundial_model::ErrorCode::Throttled,
+                        field: "at",
+                        message: format!(
+                            "more than {} events at {}: send it again",
+                            event::MAX_EVENT_NUDGE_MS,
+                            at.to_rfc3339()
+                        ),
+                        retry_after_secs: 1,
+                    });
+                }
+                if let Some(k) = &ev.key {
+                    let moved = sundial_store::events::move_event_key(
+                        ctl.ddb(),
+                        ctl.cfg(),
+                        &caller.tenant,
+                        job_id,
+                        k,
+                        instant.timestamp_millis(),
+                        next.timestamp_millis(),
+                    )
+                    .await;
+                    if !matches!(moved, Ok(true)) {
+                        super::quota::give_back_rate(ctl, &caller.tenant, "exec", tokens, now).await;
+                        moved?;
+                        return Err(ControlError::Limited {
+                            code: sundial_model::ErrorCode::Throttled,
+                            field: "key",
+                            message: format!("event {k} is being placed by another request: send it again"),
+                            retry_after_secs: 1,
+                        });
+                    }
+                }
+                instant = next;
+            }
+            Ok(PutOutcome::Exists(_)) => {
+                super::quota::give_back_rate(ctl, &caller.tenant, "exec", tokens, now).await;
+                let Some(existing) = ctl.execs.get(&ExecKey::of(&e), true).await?.map(|s| s.exec) else {
+                    return Ok(EventOutcome { execution: e, created: false });
+                };
+                let existing = advance_if_ahead(ctl, actor, existing, now).await?;
+                return Ok(EventOutcome { execution: existing, created: false });
+            }
+            Err(err) => {
+                super::quota::give_back_rate(ctl, &caller.tenant, "exec", tokens, now).await;
+                return Err(err.into());
+            }
         }
-        Err(err) => {
-            super::quota::give_back_rate(ctl, &caller.tenant, "exec", tokens, now).await;
-            return Err(err.into());
-        }
-    }
+    };
     // A failed send leaves the execution READY and answers the error: the reconciler sends it
     // after its grace (it is in the `open` index like every READY execution), and the sender's
     // retry lands on it and is acknowledged with it, which is then true. It is never canceled
@@ -129,6 +171,24 @@ pub async fn fire_as(
     }
     ops::record(ctl, &caller.tenant, &entry).await?;
     Ok(EventOutcome { execution: e, created: true })
+}
+
+/// The execution an event at `instant` makes: READY, run now (an event before its fire's
+/// instant, "whichever comes first", starts at once), its creation noted as an event.
+fn event_execution(
+    job: &sundial_model::Job,
+    schedule: &sundial_schedule::Schedule,
+    instant: DateTime<Utc>,
+    actor: &str,
+    now: DateTime<Utc>,
+) -> Execution {
+    let mut e = Execution::ready(job, schedule, instant, None, now, actor);
+    e.fire_at = now;
+    e.available_at = e.fire_at.timestamp_millis();
+    if let Some(first) = e.timeline.first_mut() {
+        first.code = Some(EVENT_CODE.into());
+    }
+    e
 }
 
 /// "Whichever comes first" inside the tick's queued-ahead window: the fire's execution was put
