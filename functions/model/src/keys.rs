@@ -99,6 +99,12 @@ pub fn event_sk(key: &str) -> String {
     format!("EVT#{key}")
 }
 
+/// Sort key of the record saying which event key holds instant `ms` of a job (an event's own
+/// instant, docs/dependencies.md "Event triggers"): `EVTI#{ms}`, never an `EVT#` prefix.
+pub fn event_instant_sk(ms: i64) -> String {
+    format!("EVTI#{ms}")
+}
+
 pub use sundial_schedule::id::{validate_id, KeyError};
 pub use sundial_schedule::minute::{minute_of, minute_of_day, minute_start};
 

@@ -175,9 +175,13 @@ async fn claim_only(
     else {
         return Answer::Crashed;
     };
-    let Some(instant) = sundial_model::event::event_instant(&trigger, &schedule, ev.at.unwrap_or(now)) else {
+    let Some(mut instant) = sundial_model::event::event_instant(&trigger, &schedule, ev.at.unwrap_or(now))
+    else {
         return Answer::Crashed;
     };
+    if !trigger.once_per_period {
+        instant = sundial_model::event::off_schedule(&schedule, instant);
+    }
     let _ = sundial_store::events::claim_event_key(
         ctl.ddb(),
         ctl.cfg(),

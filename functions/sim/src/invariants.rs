@@ -487,6 +487,13 @@ fn check_job(
     }
 }
 
+/// Whether an event stamped `at` may have been given instant `t`: `at` itself, or a later
+/// millisecond within [`sundial_model::event::MAX_EVENT_NUDGE_MS`] (an instant of the schedule,
+/// or one another event held, is passed over).
+fn nudged_from(at: i64, t: i64) -> bool {
+    (at..=at + sundial_model::event::MAX_EVENT_NUDGE_MS).contains(&t)
+}
+
 /// The events invariant: an event fire is never lost or doubled.
 ///
 /// - **Lost**: an acknowledged event (`fire` returned Ok, naming an execution) whose execution
@@ -503,7 +510,8 @@ fn check_job(
 ///   `oncePerPeriod`, an event execution that is not one of the schedule's fires (the period's
 ///   fire and its event would be two effects).
 /// - An event without `oncePerPeriod` is given its own instant: its `at`, or the arrival of a
-///   delivery of it.
+///   delivery of it, or the first millisecond after it that no scheduled fire and no other event
+///   holds (at most `MAX_EVENT_NUDGE_MS` later).
 pub fn check_events(ev: &Evidence<'_>, out: &mut Vec<Violation>) {
     let w = ev.workload;
     let mut by_event: BTreeMap<usize, Vec<&Attempt>> = BTreeMap::new();
@@ -544,7 +552,7 @@ pub fn check_events(ev: &Evidence<'_>, out: &mut Vec<Violation>) {
             }
         }
         let once = w.jobs[j].def.events.as_ref().is_some_and(|t| t.once_per_period);
-        if !once && !attempts.iter().any(|a| a.at_ms.unwrap_or(a.started_ms) == first_ms) {
+        if !once && !attempts.iter().any(|a| nudged_from(a.at_ms.unwrap_or(a.started_ms), first_ms)) {
             out.push(what(format!("{name}: given {}, neither its `at` nor an arrival", ms(first_ms))));
         }
         match execs.iter().find(|e| e.id() == *first) {
@@ -571,7 +579,7 @@ pub fn check_events(ev: &Evidence<'_>, out: &mut Vec<Violation>) {
             let t = e.scheduled_at.timestamp_millis();
             // With `oncePerPeriod` the instant is the period's fire (checked below), which
             // the key (job, instant) makes one execution however many events reach it.
-            if !trigger.once_per_period && !slot.contains(&t) {
+            if !trigger.once_per_period && !slot.iter().any(|x| nudged_from(*x, t)) {
                 out.push(Violation {
                     invariant: "events",
                     detail: "an event execution no delivery of an event can have made".into(),

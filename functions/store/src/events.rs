@@ -53,6 +53,39 @@ pub async fn move_event_key(
     }
 }
 
+/// Claims instant `instant_ms` of `tenant`'s `job` for the event `key` (the `EVTI#{ms}` record
+/// names its key): true if it is this key's, now or already; false if another key holds it.
+pub async fn claim_event_instant(
+    ddb: &aws_sdk_dynamodb::Client,
+    cfg: &Config,
+    tenant: &str,
+    job: &str,
+    key: &str,
+    instant_ms: i64,
+    now_secs: i64,
+) -> Result<bool, StoreError> {
+    // Absent, or this key's already (a redelivery). An expired record is not taken over:
+    // events are at most a day old, so its instant is long out of reach.
+    let mut cond = Expr::new();
+    cond.cond_absent_or(attr::LEASE_OWNER, Cmp::Eq, AttributeValue::S(key.to_string()));
+    let expires = now_secs + sundial_model::event::EVENT_KEY_RETENTION_SECS;
+    let res = ddb
+        .put_item()
+        .table_name(&cfg.jobs_table)
+        .item(attr::PK, AttributeValue::S(keys::job_pk(tenant, job)))
+        .item(attr::SK, AttributeValue::S(keys::event_instant_sk(instant_ms)))
+        .item(attr::LEASE_OWNER, AttributeValue::S(key.to_string()))
+        .item(attr::EXPIRES, n(expires))
+        .expr(cond)
+        .send()
+        .await;
+    match res {
+        Ok(_) => Ok(true),
+        Err(e) if is_condition_failed(&e) => Ok(false),
+        Err(e) => Err(StoreError::from_sdk("PutItem(event instant)", e)),
+    }
+}
+
 /// [`claim_event_key`], and whether this call made the record (true) or found an earlier
 /// event's (false: a redelivery of the same key).
 pub async fn claim_event_key_fresh(

@@ -76,84 +76,32 @@ pub async fn fire_as(
     if distinct {
         instant = event::off_schedule(&schedule, instant);
     }
-    let mut fresh = true;
     if let Some(key) = &ev.key {
-        let ms = instant.timestamp_millis();
-        let (given, new) = sundial_store::events::claim_event_key_fresh(
-            ctl.ddb(),
-            ctl.cfg(),
-            &caller.tenant,
-            job_id,
-            key,
-            ms,
-            now.timestamp(),
-        )
-        .await?;
-        (instant, fresh) = (sundial_store::items::ms_to_dt(given), new);
+        let who = (caller.tenant.as_str(), job_id, key.as_str());
+        instant = place_keyed(ctl, who, instant, distinct.then_some(&schedule), at, now).await?;
     }
     super::quota::check_saturation(ctl, &job.definition.pool, job.definition.priority.lane(), now).await?;
     // Metered like a trigger-now: one `exec` token per execution the fire makes.
     let tokens = super::executions::executions_per_fire(&job);
     super::quota::take_rate(ctl, &caller.tenant, "exec", tokens, now).await?;
-    let e = loop {
-        let e = event_execution(&job, &schedule, instant, actor, now);
-        match ctl.execs.put_new(&e).await {
-            Ok(PutOutcome::Created) => break e,
-            // Another event's (or a keyless one's) execution holds the instant: this new event
-            // takes the next free millisecond, never that execution (protocol review N2).
-            Ok(PutOutcome::Exists(_)) if distinct && fresh => {
-                let next = event::off_schedule(&schedule, instant + chrono::Duration::milliseconds(1));
-                if next - at > chrono::Duration::milliseconds(event::MAX_EVENT_NUDGE_MS) {
-                    super::quota::give_back_rate(ctl, &caller.tenant, "exec", tokens, now).await;
-                    return Err(ControlError::Limited {
-                        code: sundial_model::ErrorCode::Throttled,
-                        field: "at",
-                        message: format!(
-                            "more than {} events at {}: send it again",
-                            event::MAX_EVENT_NUDGE_MS,
-                            at.to_rfc3339()
-                        ),
-                        retry_after_secs: 1,
-                    });
-                }
-                if let Some(k) = &ev.key {
-                    let moved = sundial_store::events::move_event_key(
-                        ctl.ddb(),
-                        ctl.cfg(),
-                        &caller.tenant,
-                        job_id,
-                        k,
-                        instant.timestamp_millis(),
-                        next.timestamp_millis(),
-                    )
-                    .await;
-                    if !matches!(moved, Ok(true)) {
-                        super::quota::give_back_rate(ctl, &caller.tenant, "exec", tokens, now).await;
-                        moved?;
-                        return Err(ControlError::Limited {
-                            code: sundial_model::ErrorCode::Throttled,
-                            field: "key",
-                            message: format!("event {k} is being placed by another request: send it again"),
-                            retry_after_secs: 1,
-                        });
-                    }
-                }
-                instant = next;
-            }
-            Ok(PutOutcome::Exists(_)) => {
-                super::quota::give_back_rate(ctl, &caller.tenant, "exec", tokens, now).await;
-                let Some(existing) = ctl.execs.get(&ExecKey::of(&e), true).await?.map(|s| s.exec) else {
-                    return Ok(EventOutcome { execution: e, created: false });
-                };
-                let existing = advance_if_ahead(ctl, actor, existing, now).await?;
-                return Ok(EventOutcome { execution: existing, created: false });
-            }
-            Err(err) => {
-                super::quota::give_back_rate(ctl, &caller.tenant, "exec", tokens, now).await;
-                return Err(err.into());
-            }
+    let e = event_execution(&job, &schedule, instant, actor, now);
+    match ctl.execs.put_new(&e).await {
+        Ok(PutOutcome::Created) => {}
+        // This event's own execution (a redelivery: its key holds the instant), or a keyless
+        // event's repeat, or the period's fire with `oncePerPeriod`.
+        Ok(PutOutcome::Exists(_)) => {
+            super::quota::give_back_rate(ctl, &caller.tenant, "exec", tokens, now).await;
+            let Some(existing) = ctl.execs.get(&ExecKey::of(&e), true).await?.map(|s| s.exec) else {
+                return Ok(EventOutcome { execution: e, created: false });
+            };
+            let existing = advance_if_ahead(ctl, actor, existing, now).await?;
+            return Ok(EventOutcome { execution: existing, created: false });
         }
-    };
+        Err(err) => {
+            super::quota::give_back_rate(ctl, &caller.tenant, "exec", tokens, now).await;
+            return Err(err.into());
+        }
+    }
     // A failed send leaves the execution READY and answers the error: the reconciler sends it
     // after its grace (it is in the `open` index like every READY execution), and the sender's
     // retry lands on it and is acknowledged with it, which is then true. It is never canceled
@@ -171,6 +119,51 @@ pub async fn fire_as(
     }
     ops::record(ctl, &caller.tenant, &entry).await?;
     Ok(EventOutcome { execution: e, created: true })
+}
+
+/// The instant of the event `key`: the one it was given before (a redelivery), or `instant`, or,
+/// for an event of its own (`schedule`: the job's, to pass over its instants), the first later
+/// millisecond that no other event's key holds (protocol review N2: two events stamped alike
+/// each run). The key's record (`EVT#{key}`) names the instant, and the instant's record
+/// (`EVTI#{ms}`) names the key; a concurrent delivery of the same key converges on the same
+/// pair, since only a conditional move changes the key's instant.
+async fn place_keyed(
+    ctl: &Control,
+    (tenant, job_id, key): (&str, &str, &str),
+    instant: DateTime<Utc>,
+    schedule: Option<&sundial_schedule::Schedule>,
+    at: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> Result<DateTime<Utc>, ControlError> {
+    use sundial_store::events as ev;
+    let (ddb, cfg, now_s) = (ctl.ddb(), ctl.cfg(), now.timestamp());
+    let mut ms =
+        ev::claim_event_key(ddb, cfg, tenant, job_id, key, instant.timestamp_millis(), now_s).await?;
+    let Some(schedule) = schedule else { return Ok(sundial_store::items::ms_to_dt(ms)) };
+    loop {
+        if ev::claim_event_instant(ddb, cfg, tenant, job_id, key, ms, now_s).await? {
+            return Ok(sundial_store::items::ms_to_dt(ms));
+        }
+        let next = event::off_schedule(schedule, sundial_store::items::ms_to_dt(ms + 1));
+        if next - at > chrono::Duration::milliseconds(event::MAX_EVENT_NUDGE_MS) {
+            return Err(ControlError::Limited {
+                code: sundial_model::ErrorCode::Throttled,
+                field: "at",
+                message: format!(
+                    "more than {} events at {}: send it again",
+                    event::MAX_EVENT_NUDGE_MS,
+                    at.to_rfc3339()
+                ),
+                retry_after_secs: 1,
+            });
+        }
+        ms = if ev::move_event_key(ddb, cfg, tenant, job_id, key, ms, next.timestamp_millis()).await? {
+            next.timestamp_millis()
+        } else {
+            // Another delivery of this key moved it first: follow it.
+            ev::claim_event_key(ddb, cfg, tenant, job_id, key, ms, now_s).await?
+        };
+    }
 }
 
 /// The execution an event at `instant` makes: READY, run now (an event before its fire's
