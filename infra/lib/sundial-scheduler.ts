@@ -82,7 +82,7 @@ export class SundialScheduler extends Construct {
   public readonly dashboard: cw.Dashboard;
   /**
    * The stack's own EventBridge bus: the reconciler and the workers put `FireMissed` events on
-   * it (source `sundial`, detail-type `FireMissed`, detail: tenant, jobId, executionId,
+   * it (source `sundial`, detail-type `FireMissed`, detail: eventId, tenant, jobId, executionId,
    * scheduledAt, deadline, observedAt, startDeadlineSecs, reason, status, pool, defVersion).
    * Add rules to it, e.g. one that matches `detail.jobId` to alert on one job.
    */

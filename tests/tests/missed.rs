@@ -181,6 +181,11 @@ async fn a_fire_not_started_by_its_deadline_is_reported_once_with_workers_stoppe
     assert_eq!(d["tenant"], "acme");
     assert_eq!(d["jobId"], "nightly");
     assert_eq!(d["executionId"], fires[0].id());
+    assert_eq!(
+        d["eventId"],
+        format!("acme/{}/FireMissed", fires[0].id()),
+        "one id per fire, to deduplicate by"
+    );
     assert_eq!(d["scheduledAt"], "2026-12-01T09:00:00.000Z");
     assert_eq!(d["deadline"], "2026-12-01T09:01:00.000Z");
     assert_eq!(d["observedAt"], "2026-12-01T09:01:30.000Z");

@@ -15,7 +15,9 @@
 //!    filter on `detail.jobId` to alert on one job).
 //!
 //! Marked first, reported second: a crash between the write and the report loses that report
-//! (the timeline note stays), never duplicates it. The miss changes nothing else: the fire
+//! (the timeline note stays), never makes a second one. The one report may still arrive twice
+//! (an SDK retry of a `PutEvents` whose answer was lost, the bus's own at-least-once delivery):
+//! the same detail, with the same `eventId` to deduplicate by. The miss changes nothing else: the fire
 //! still runs when a worker takes it, under the job's age budget (`retry.maxAgeSecs`).
 
 use crate::config::Config;
@@ -47,6 +49,10 @@ pub enum MissReason {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FireMissed {
+    /// The report's id, `{tenant}/{executionId}/FireMissed`: one per fire. The bus (and the
+    /// SDK's retry of a `PutEvents` whose answer was lost) may deliver the report more than
+    /// once; a consumer deduplicates by this id, as for outcome events.
+    pub event_id: String,
     /// The job's tenant.
     pub tenant: String,
     /// The job.
@@ -79,6 +85,7 @@ impl FireMissed {
     /// The report of `e`, missed at `deadline` (ms), noticed at `now` for `reason`.
     pub fn of(e: &Execution, deadline: i64, now: DateTime<Utc>, reason: MissReason) -> Self {
         FireMissed {
+            event_id: format!("{}/{}/{DETAIL_TYPE}", e.tenant, e.id()),
             tenant: e.tenant.clone(),
             job_id: e.job_id.clone(),
             execution_id: e.id(),

@@ -13,7 +13,8 @@
 //! - **versions**: an effect ran the definition version in force at its fire's instant;
 //! - **quiet**: every shard's watermark reached the present;
 //! - **messages**: the messages sent per execution stay bounded;
-//! - **alerts**: `FireMissed` at most once per execution;
+//! - **alerts**: at most one `FireMissed` report per execution (a transport repeat of the same
+//!   report, the same detail and `eventId`, is one);
 //! - **dependencies**: a fire of a job with `after` applied its effect only after the upstream
 //!   run its period rule names had reached the status it waits for (unless the fire ran past
 //!   its dependency deadline under `onDependencyDeadline: run`, as its note says);
@@ -245,7 +246,7 @@ pub fn check(ev: &Evidence<'_>) -> Vec<Violation> {
         if *n > 1 {
             out.push(Violation {
                 invariant: "alerts",
-                detail: format!("{n} FireMissed events"),
+                detail: format!("{n} distinct FireMissed reports"),
                 execution: Some(id.clone()),
             });
         }

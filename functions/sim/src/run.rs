@@ -326,7 +326,9 @@ async fn check(
     let ops = sh.ops.lock().map(|g| g.clone()).unwrap_or_default();
     let messages = sh.messages.lock().map(|g| g.clone()).unwrap_or_default();
     let live = sh.live.lock().map(|g| g.clone()).unwrap_or_default();
-    let mut missed_events: BTreeMap<String, u64> = BTreeMap::new();
+    // Distinct reports per execution: a transport repeat (an SDK retry of a PutEvents whose
+    // answer was lost) carries the same detail and is one report.
+    let mut missed_reports: BTreeMap<String, std::collections::BTreeSet<String>> = BTreeMap::new();
     let mut outcome_events = Vec::new();
     for e in world.aws.events() {
         if e.detail_type != "FireMissed" {
@@ -342,9 +344,11 @@ async fn check(
                 .ok()
                 .and_then(|d| d.get("executionId").and_then(|v| v.as_str()).map(str::to_string))
                 .unwrap_or_default();
-            *missed_events.entry(id).or_insert(0) += 1;
+            missed_reports.entry(id).or_default().insert(e.detail.clone());
         }
     }
+    let missed_events: BTreeMap<String, u64> =
+        missed_reports.into_iter().map(|(id, reports)| (id, reports.len() as u64)).collect();
     let attempts = sh.events.attempts();
     let mut claims = BTreeMap::new();
     for (i, e) in w.events.iter().enumerate() {
