@@ -1,5 +1,5 @@
-//! The simulator in CI: fresh seeds for a bounded time, a replay that gives the same trace,
-//! and the seeds that once failed (each names the finding it reproduced).
+//! The simulator in CI: fresh seeds for a bounded time and a replay that gives the same trace
+//! (the seeds that once failed are replayed by `regressions.rs`).
 
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use sundial_sim::run::{describe, run, RunOptions};
