@@ -321,6 +321,7 @@ mod tests {
         assert_eq!(
             v,
             serde_json::json!({
+                "eventId": "acme/nightly@1764579600000/FireMissed",
                 "tenant": "acme", "jobId": "nightly", "executionId": "nightly@1764579600000",
                 "scheduledAt": "2025-12-01T09:00:00.000Z", "deadline": "2025-12-01T09:00:30.000Z",
                 "observedAt": "2025-12-01T09:01:01.000Z", "startDeadlineSecs": 30,

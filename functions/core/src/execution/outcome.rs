@@ -289,17 +289,8 @@ impl Outcomes {
                     true
                 }
                 OutcomeKind::JobAutoPaused => {
-                    let Some(p) = &self.pause else { return Err(OutcomeError::NoPause) };
-                    // Only while the streak that claimed the pause is current: a flush retried
-                    // after an owner's resume (which reset it) must not pause the job again.
-                    if self.store.auto_paused_by(&e.tenant, &e.job_id).await?.as_deref() == Some(&e.id()) {
-                        p.pause(&e.tenant, &e.job_id, &e.id(), now).await?;
-                        dead_fires = Some(self.store.dead_in_a_row(&e.tenant, &e.job_id).await?);
-                        true
-                    } else {
-                        tracing::info!(execution = %e.id(), "auto-pause dropped: the job was resumed since its streak claimed it");
-                        false
-                    }
+                    dead_fires = self.auto_pause(e, now).await?;
+                    dead_fires.is_some()
                 }
                 OutcomeKind::JobRecovered => {
                     match self.store.claim_recovery(&e.tenant, &e.job_id, &e.id()).await? {
@@ -332,6 +323,19 @@ impl Outcomes {
             self.notify_one(e, &key, status, &group, now, &mut done).await?;
         }
         Ok(done)
+    }
+
+    /// Pauses `e`'s job for its dead fires: the dead fires in a row it paused for, or `None`
+    /// when the streak that claimed the pause is over (an owner's resume reset it), so a flush
+    /// retried after the resume does not pause the job again (protocol review N3).
+    async fn auto_pause(&self, e: &Execution, now: DateTime<Utc>) -> Result<Option<usize>, OutcomeError> {
+        let Some(p) = &self.pause else { return Err(OutcomeError::NoPause) };
+        if self.store.auto_paused_by(&e.tenant, &e.job_id).await?.as_deref() != Some(&e.id()) {
+            tracing::info!(execution = %e.id(), "auto-pause dropped: the job was resumed since its streak claimed it");
+            return Ok(None);
+        }
+        p.pause(&e.tenant, &e.job_id, &e.id(), now).await?;
+        Ok(Some(self.store.dead_in_a_row(&e.tenant, &e.job_id).await?))
     }
 
     /// Deletes a done bus entry: `due` when its event was due (sent, or no bus to send it to),

@@ -12,7 +12,7 @@ pub(crate) const KNOWN_LONG_FILES: &[(&str, usize)] = &[
 
 /// The longest function (code lines, `fn` line to closing brace) of the shipped crates. Lower
 /// it when the longest function shrinks; the test says when and to what.
-pub(crate) const MAX_FN_LINES_SHIPPED: usize = 79;
+pub(crate) const MAX_FN_LINES_SHIPPED: usize = 77;
 
 /// The same for the tooling: simulators, chaos, test kit and harness, the example, tidy.
 pub(crate) const MAX_FN_LINES_TOOLING: usize = 225;
