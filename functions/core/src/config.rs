@@ -1,14 +1,11 @@
-//! Runtime settings: every Sundial setting (`SUNDIAL_*` variable) a binary reads is read here,
-//! and only here. The exceptions are the `sundial` CLI's API arguments, which clap reads under
-//! names taken from the same file, and the standard variables: the SDK's `AWS_*` and the logging
-//! ones of [`crate::telemetry`].
+//! Runtime settings: every `SUNDIAL_*` variable a binary reads is read here, and only here
+//! (except the `sundial` CLI's API arguments, which clap reads under names from the same file,
+//! and the standard `AWS_*` and logging variables of [`crate::telemetry`]).
 //!
-//! Names and defaults come from `resources.json` (`env`, `defaults`); its `envLoaders` section
-//! says which loader below reads which names and which binaries run it, and tests hold both
-//! sides to it (the names each loader asks for, and no `SUNDIAL_` literal elsewhere in the
-//! product sources). On AWS the CDK construct sets every one of them
-//! (`infra/lib/sundial-scheduler.ts`, from the same file); README.md "Settings" has one row per
-//! variable.
+//! Names and defaults come from `resources.json` (`env`, `defaults`); its `envLoaders` says
+//! which loader reads which names in which binaries, and tests hold both sides to it (no
+//! `SUNDIAL_` literal elsewhere in the product sources). The CDK construct sets every one on
+//! AWS; README.md "Settings" has one row per variable.
 //!
 //! | loader | binaries | variables |
 //! |---|---|---|
@@ -150,8 +147,7 @@ pub struct WorkerSettings {
     /// The deployment's key for ECS run names (`SUNDIAL_RUN_NAME_KEY`; empty: unkeyed):
     /// [`crate::execution::target::ecs::RunNames`].
     pub run_name_key: String,
-    /// The base of an outcome notification's retry delays (s): base, 6×, 30×, 90×
-    /// ([`sundial_model::outcome::notify_retry_delay_secs`]; tests set 0).
+    /// Base of a notification's retry delays (s; `outcome::notify_retry_delay_secs`; tests: 0).
     pub notify_retry_base_secs: u32,
 }
 
