@@ -19,6 +19,7 @@ pub use crate::execution::follow;
 pub use crate::schedules::{self as cache, calendars};
 mod batch;
 mod limit;
+mod moves;
 pub mod plan;
 pub mod report;
 pub mod scan;
