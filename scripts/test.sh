@@ -66,12 +66,17 @@ cargo fmt --all -- --check
 
 step "cargo clippy --all-targets -- -D warnings"
 cargo clippy --workspace --all-targets -- -D warnings
+# The planted bugs compile only with the `mutants` feature (docs/simulation.md, "Planted bugs").
+cargo clippy -p sundial-sim --features mutants --all-targets -- -D warnings
 
 step "emulator 1 of 2: MiniStack on $ministack_port"
 use_emulator ministack "$ministack_port"
 
 step "cargo test on MiniStack (unit, property, integration, cargo lambda watch)"
 cargo test --workspace --no-fail-fast
+
+step "the simulator kills every planted bug (functions/sim/tests/mutants.rs)"
+cargo test -p sundial-sim --features mutants --test mutants -- --nocapture
 
 step "emulator 2 of 2: moto on $moto_port"
 use_emulator moto "$moto_port"

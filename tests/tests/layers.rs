@@ -13,6 +13,8 @@ use std::process::Command;
 const LAYERS: &[(&str, u32)] = &[
     ("sundial-hash", 0),
     ("sundial-throughput", 0),
+    // The planted-bug switch: compiled to nothing unless a build turns its `on` feature on.
+    ("sundial-mutants", 0),
     ("sundial-simaws", 1),
     ("sundial-schedule", 1),
     ("sundial-model", 2),
@@ -39,6 +41,7 @@ const LAYERS: &[(&str, u32)] = &[
 /// Crates that must compile without any AWS SDK service crate (their whole normal closure).
 const NO_AWS_SDK: &[&str] = &[
     "sundial-hash",
+    "sundial-mutants",
     "sundial-throughput",
     "sundial-schedule",
     "sundial-model",

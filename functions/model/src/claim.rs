@@ -91,7 +91,9 @@ pub fn next_step(e: &Execution, terms: &LeaseTerms, now_ms: i64) -> Step {
         }
         ExecStatus::Running => {
             let expires = e.lease_until.unwrap_or(0).saturating_add(terms.skew_margin_ms);
-            if expires >= now_ms || !terms.may_take_over {
+            let live =
+                expires >= now_ms && !sundial_mutants::active(sundial_mutants::Mutant::TakeoverLiveLease);
+            if live || !terms.may_take_over {
                 Step::Held(expires.max(now_ms))
             } else if e.cancel_requested {
                 Step::Cancel { from: e.status, token, attempt }

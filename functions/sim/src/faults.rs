@@ -1,7 +1,8 @@
 //! The faults of a run, drawn from its seed: when the tick and the reconciler are down, when
 //! the network loses responses, throttles or fails, when SQS is down while DynamoDB is up, when
 //! messages are lost, duplicated or delayed, which worker is killed when (at whatever await
-//! point it is in) and for how long, and each worker's clock skew.
+//! point it is in) and for how long, which worker stalls when (a zombie: frozen past its lease,
+//! then it wakes and carries on), and each worker's clock skew.
 
 use crate::{between, chance};
 use sundial_simaws::Faults;
@@ -28,6 +29,22 @@ pub struct Kill {
     pub down_ms: i64,
 }
 
+/// A worker frozen at `at_ms` for `len_ms`: every request it makes meanwhile waits until it
+/// wakes (a long GC pause, a partition), while its own work goes on. The fault controller aims
+/// it at a worker in the middle of a long target call, if one is (`Ledger::busy`), else at
+/// `worker`. Longer than a lease, so
+/// what it held is taken over; when it wakes, its heartbeats, finishes and notes arrive late, as
+/// a zombie's, and must be fenced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stall {
+    /// When (ms).
+    pub at_ms: i64,
+    /// Which worker.
+    pub worker: usize,
+    /// How long (ms).
+    pub len_ms: i64,
+}
+
 /// Every fault of a run.
 #[derive(Debug, Clone, Default)]
 pub struct FaultPlan {
@@ -39,6 +56,8 @@ pub struct FaultPlan {
     pub net: Vec<NetWindow>,
     /// Worker kills, in time order.
     pub kills: Vec<Kill>,
+    /// Worker stalls (zombies), in time order.
+    pub stalls: Vec<Stall>,
     /// Each worker's clock skew (ms).
     pub skews: Vec<i64>,
 }
@@ -118,6 +137,7 @@ pub fn draw(seed: u64, from: i64, to: i64, workers: usize) -> FaultPlan {
         }
     }
     kills.sort_by_key(|k| (k.at_ms, k.worker));
+    let stalls = stalls(seed, from, to, workers);
     let skews = (0..workers)
         .map(|w| {
             let n = 90_000 + w as u64;
@@ -125,5 +145,30 @@ pub fn draw(seed: u64, from: i64, to: i64, workers: usize) -> FaultPlan {
             between(seed, n + 1, 0, 2 * mag) as i64 - mag as i64
         })
         .collect();
-    FaultPlan { tick_outages, reconciler_outages, net, kills, skews }
+    FaultPlan { tick_outages, reconciler_outages, net, kills, stalls, skews }
+}
+
+/// Each worker stalls 0 to 3 times, in the first 12 s of a minute (when the most fires run, so
+/// the stall most likely freezes a run in progress): half the stalls for 40 to 150 s (it wakes
+/// while the takeover of what it held may still run, and its late writes meet the new claim),
+/// half for two to eight minutes.
+fn stalls(seed: u64, from: i64, to: i64, workers: usize) -> Vec<Stall> {
+    let mut out = Vec::new();
+    for w in 0..workers {
+        for j in 0..between(seed, 95_000 + w as u64 * 64, 0, 3) {
+            let n = 95_001 + w as u64 * 64 + j * 4;
+            let minute = (from + between(seed, n, 0, (to - from).max(1) as u64) as i64).div_euclid(60_000);
+            out.push(Stall {
+                at_ms: minute * 60_000 + between(seed, n + 1, 100, 12_000) as i64,
+                worker: w,
+                len_ms: if chance(seed, n + 2, 500) {
+                    between(seed, n + 3, 40_000, 150_000)
+                } else {
+                    between(seed, n + 3, 120_000, 8 * 60_000)
+                } as i64,
+            });
+        }
+    }
+    out.sort_by_key(|s| (s.at_ms, s.worker));
+    out
 }

@@ -155,7 +155,7 @@ fn schedule_at(w: &Workload, ops: &[&OpRecord], job: usize, t: i64) -> Option<us
 
 /// Known gap K2 (docs/simulation.md): copies of a `Replace`-policy fire that waits behind the
 /// run it replaces multiply (seed 101: 9 live at once, 111 sent in three minutes).
-fn replace_job(ev: &Evidence<'_>, execution: &str) -> bool {
+pub(crate) fn replace_job(ev: &Evidence<'_>, execution: &str) -> bool {
     let job = execution.split('@').next().unwrap_or_default();
     ev.workload
         .jobs
@@ -510,6 +510,9 @@ fn nudged_from(at: i64, t: i64) -> bool {
 ///   an event that no delivery of an event can have made (a second execution for a key); with
 ///   `oncePerPeriod`, an event execution that is not one of the schedule's fires (the period's
 ///   fire and its event would be two effects).
+/// - **Merged**: two events with different keys acknowledged onto one execution, where the job
+///   has no `oncePerPeriod` (protocol review N2: the second event is acknowledged and never
+///   runs). The workload sends such twins: a keyed event and another key at the same instant.
 /// - An event without `oncePerPeriod` is given its own instant: its `at`, or the arrival of a
 ///   delivery of it, or the first millisecond after it that no scheduled fire and no other event
 ///   holds (at most `MAX_EVENT_NUDGE_MS` later).
@@ -521,6 +524,8 @@ pub fn check_events(ev: &Evidence<'_>, out: &mut Vec<Violation>) {
     }
     // Per job: the instants some attempt can have made an execution at.
     let mut possible: BTreeMap<usize, Vec<i64>> = BTreeMap::new();
+    // Each execution a keyed event of a job without `oncePerPeriod` was acknowledged with.
+    let mut keyed_on: BTreeMap<&String, (&String, usize)> = BTreeMap::new();
     for (&i, attempts) in &by_event {
         let plan = &w.events[i];
         let j = plan.job;
@@ -539,6 +544,21 @@ pub fn check_events(ev: &Evidence<'_>, out: &mut Vec<Violation>) {
             .collect();
         let Some(&(first, first_ms)) = acks.first() else { continue };
         slot.push(first_ms);
+        let once_job = w.jobs[j].def.events.as_ref().is_some_and(|t| t.once_per_period);
+        if let (Some(key), false) = (&plan.key, once_job) {
+            for (execution, _) in &acks {
+                match keyed_on.get(execution) {
+                    Some((other, _)) if *other != key => out.push(Violation {
+                        invariant: "events",
+                        detail: format!("merged: {key} and {other} acknowledged onto one execution"),
+                        execution: Some((*execution).clone()),
+                    }),
+                    _ => {
+                        keyed_on.insert(execution, (key, i));
+                    }
+                }
+            }
+        }
         let what = |detail: String| Violation { invariant: "events", detail, execution: Some(first.clone()) };
         let name = plan.key.clone().unwrap_or_else(|| format!("keyless event {i}"));
         if let Some((other, _)) = acks.iter().find(|(x, _)| *x != first) {

@@ -45,8 +45,31 @@ pub struct Effect {
     pub attempt: u32,
 }
 
+/// One invocation of the simulated target, as it arrived (before the target's own fencing):
+/// what a naive target, without a fence or an idempotency key, would run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Invoked {
+    /// The execution (`job@ms`).
+    pub execution: String,
+    /// The fencing token it carried.
+    pub token: u64,
+    /// The attempt it carried.
+    pub attempt: u32,
+    /// The worker process that invoked it.
+    pub process: String,
+    /// When (simulated ms).
+    pub at_ms: i64,
+    /// When its work ended (ms): at once if the target refused it, else when the work ended or
+    /// was cancelled, or, if its worker was killed meanwhile, when it would have ended.
+    pub end_ms: i64,
+}
+
 #[derive(Debug, Default)]
 struct State {
+    /// Every invocation of the in-process target, in arrival order.
+    invocations: Vec<Invoked>,
+    /// Runs in progress: (process, execution) → the instant the run's work ends (ms).
+    running: BTreeMap<(String, String), i64>,
     effects: BTreeMap<String, Effect>,
     /// Step Functions executions started for each execution id, in start order.
     step_functions: BTreeMap<String, Vec<sundial_simaws::SfnExecution>>,
@@ -57,6 +80,17 @@ struct State {
     stale_refused: u64,
     repeats: u64,
     runs: u64,
+}
+
+impl State {
+    /// Sets the end of `process`'s latest invocation of `execution`.
+    fn set_end(&mut self, process: &str, execution: &str, end_ms: i64) {
+        if let Some(i) =
+            self.invocations.iter_mut().rev().find(|i| i.process == process && i.execution == execution)
+        {
+            i.end_ms = end_ms;
+        }
+    }
 }
 
 /// The effects ledger (shared by every simulated worker).
@@ -150,6 +184,42 @@ impl Ledger {
         self.lock().effects.clone()
     }
 
+    /// Records an invocation as it arrives.
+    pub fn invoked(&self, inv: Invoked) {
+        self.lock().invocations.push(inv);
+    }
+
+    /// The worker processes running a target call now whose work goes on for at least
+    /// `min_ms` more, in name order: where a stall makes a zombie.
+    pub fn busy(&self, now_ms: i64, min_ms: i64) -> Vec<String> {
+        let s = self.lock();
+        let mut out: Vec<String> = s
+            .running
+            .iter()
+            .filter(|(_, end)| **end - now_ms >= min_ms)
+            .map(|((p, _), _)| p.clone())
+            .collect();
+        out.dedup();
+        out
+    }
+
+    fn run_starts(&self, process: &str, execution: &str, end_ms: i64) {
+        let mut s = self.lock();
+        s.running.insert((process.to_string(), execution.to_string()), end_ms);
+        s.set_end(process, execution, end_ms);
+    }
+
+    fn run_ends(&self, process: &str, execution: &str, now_ms: i64) {
+        let mut s = self.lock();
+        s.running.remove(&(process.to_string(), execution.to_string()));
+        s.set_end(process, execution, now_ms);
+    }
+
+    /// Every invocation of the in-process target, in arrival order.
+    pub fn invocations(&self) -> Vec<Invoked> {
+        self.lock().invocations.clone()
+    }
+
     /// (runs, stale tokens refused, idempotent repeats).
     pub fn counts(&self) -> (u64, u64, u64) {
         let s = self.lock();
@@ -194,6 +264,8 @@ pub struct SimHandler {
     pub fail_permille: u64,
     /// The simulated clock (ms), for the effect's instant.
     pub now_ms: Arc<dyn Fn() -> i64 + Send + Sync>,
+    /// The worker process it runs in.
+    pub process: String,
 }
 
 impl std::fmt::Debug for SimHandler {
@@ -210,17 +282,34 @@ impl Handler for SimHandler {
         Box::pin(async move {
             let inv = &ctx.invocation;
             let (id, effect) = effect_of(inv, 0);
+            self.ledger.invoked(Invoked {
+                execution: id.clone(),
+                token: inv.fencing_token,
+                attempt: inv.attempt,
+                process: self.process.clone(),
+                at_ms: (self.now_ms)(),
+                end_ms: (self.now_ms)(),
+            });
             let key = sundial_hash::fnv1a(
                 format!("{}#{}#{}", inv.execution_id, inv.fencing_token, inv.attempt).as_bytes(),
             );
             if !self.ledger.fence(&id, inv.fencing_token) {
                 return Err(RunError::retryable("stale", "a newer claim has run this execution"));
             }
-            let work = crate::between(self.seed, key, self.work_ms.0, self.work_ms.1);
-            tokio::select! {
+            // A job's own work time (`params.workMs`, a slow job's), else the handler's.
+            let range =
+                inv.params.get("workMs").and_then(|r| Some((r.get(0)?.as_u64()?, r.get(1)?.as_u64()?)));
+            let (lo, hi) = range.unwrap_or(self.work_ms);
+            let work = crate::between(self.seed, key, lo, hi);
+            self.ledger.run_starts(&self.process, &id, (self.now_ms)() + work as i64);
+            let cancelled = tokio::select! {
                 biased;
-                _ = ctx.cancelled() => return Err(RunError::cancelled()),
-                _ = tokio::time::sleep(Duration::from_millis(work)) => {}
+                _ = ctx.cancelled() => true,
+                _ = tokio::time::sleep(Duration::from_millis(work)) => false,
+            };
+            self.ledger.run_ends(&self.process, &id, (self.now_ms)());
+            if cancelled {
+                return Err(RunError::cancelled());
             }
             if crate::chance(self.seed, key ^ 0xFA11, self.fail_permille) {
                 return Err(RunError::retryable("simulated", "the simulated target failed this attempt"));

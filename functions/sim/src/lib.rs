@@ -19,10 +19,12 @@
 //! execution in the simulated AWS, [`stepfunctions`], an `ecs` job's its task, [`ecs`]). A
 //! failing seed prints the command that replays it and the trace of the execution involved.
 //! `docs/simulation.md` explains how to run, replay and extend it.
+pub mod coverage;
 pub mod ecs;
 pub mod eventlog;
 pub mod events;
 pub mod faults;
+pub mod fencing;
 pub mod invariants;
 pub mod ledger;
 pub mod processes;

@@ -87,6 +87,8 @@ pub struct Shared {
     pub live: Arc<Mutex<BTreeMap<String, u64>>>,
     /// Every attempt of the event source.
     pub events: crate::eventlog::EventLog,
+    /// Every write to an execution item (for the claims and stale-write checks).
+    pub writes: crate::fencing::WriteLog,
 }
 
 /// Samples the queues every 30 simulated seconds: the most copies of each execution's message
@@ -98,7 +100,7 @@ pub fn sampler(sh: &Shared) -> JoinHandle<()> {
             tokio::time::sleep(Duration::from_secs(30)).await;
             let mut now: BTreeMap<String, u64> = BTreeMap::new();
             for body in sh.world.aws.message_bodies() {
-                if let Some(id) = execution_of_message(&body) {
+                if let Some(id) = crate::world::execution_of_message(&body) {
                     *now.entry(id).or_insert(0) += 1;
                 }
             }
@@ -112,15 +114,6 @@ pub fn sampler(sh: &Shared) -> JoinHandle<()> {
     })
 }
 
-/// The execution id an SQS message body carries (`ExecMessage`: `j`, `s`, `c`), if it is one.
-pub fn execution_of_message(body: &str) -> Option<String> {
-    let m: sundial_model::ExecMessage = serde_json::from_str(body).ok()?;
-    let base = sundial_model::keys::execution_id(&m.job_id, m.scheduled_ms);
-    Some(match m.child.as_deref() {
-        Some(c) => format!("{base}.{c}"),
-        None => base,
-    })
-}
 
 fn caller(tenant: &str) -> Caller {
     Caller { tenant: tenant.into(), principal: "sim-operator".into() }
@@ -201,6 +194,7 @@ pub fn worker(sh: &Shared, name: &str, pool: &str, skew_ms: i64) -> anyhow::Resu
         work_ms: (20, 2_000),
         fail_permille: 50,
         now_ms: Arc::new(move || aws.now_ms()),
+        process: name.to_string(),
     };
     let handlers = Handlers::new().with(HANDLER, handler);
     let clock = SimClock::new(sh.world.aws.clone(), skew_ms);
@@ -394,6 +388,7 @@ async fn act(
 pub fn faults(
     sh: &Shared,
     plan: &FaultPlan,
+    stall_names: Vec<String>,
     workers: Arc<Mutex<Vec<JoinHandle<()>>>>,
     restart: Arc<dyn Fn(usize, u32) -> Option<JoinHandle<()>> + Send + Sync>,
 ) -> JoinHandle<()> {
@@ -408,6 +403,9 @@ pub fn faults(
             events.push((k.at_ms, 2, i));
             events.push((k.at_ms + k.down_ms, 3, i));
         }
+        for (i, s) in plan.stalls.iter().enumerate() {
+            events.push((s.at_ms, 4, i));
+        }
         events.sort();
         let mut generation: BTreeMap<usize, u32> = BTreeMap::new();
         for (t, what, i) in events {
@@ -416,6 +414,19 @@ pub fn faults(
                 break;
             }
             match what {
+                4 => {
+                    // Aimed where it makes a zombie: a worker in the middle of a long target call
+                    // (the seed picks which), else the drawn one.
+                    let s = plan.stalls[i];
+                    let busy = sh.ledger.busy(t, 15_000);
+                    let who = match busy.len() {
+                        0 => format!("{}.", stall_names[s.worker]),
+                        n => {
+                            busy[crate::between(sh.seed, 96_000 + i as u64, 0, n as u64 - 1) as usize].clone()
+                        }
+                    };
+                    sh.world.aws.stall(&who, s.at_ms + s.len_ms);
+                }
                 0 => sh.world.aws.set_faults(plan.net[i].faults.clone()),
                 1 => sh.world.aws.set_faults(Default::default()),
                 2 => {

@@ -155,8 +155,17 @@ pub fn definition(seed: u64, i: u64, s: usize, v: i64, start_ms: i64, end_ms: i6
         _ => ConcurrencyPolicy::Replace,
     };
     let pool = if chance(seed, n + 2, 300) { "batch" } else { "default" };
+    // A third of the ALLOW jobs that fire at most once a minute run 20 to 50 s (under their
+    // 60 s timeout): long enough that a takeover still runs when the worker it took over from
+    // wakes from a stall (a zombie whose late writes the fence must refuse).
+    let slow = concurrency == ConcurrencyPolicy::Allow && !every_few_secs && chance(seed, n + 6, 333);
+    let params = if slow {
+        serde_json::json!({ "v": v, "workMs": [20_000, 50_000] })
+    } else {
+        serde_json::json!({ "v": v })
+    };
     let mut def = JobDefinition::new(spec, Target::in_process(HANDLER))
-        .with_params(serde_json::json!({ "v": v }))
+        .with_params(params)
         .with_pool(pool)
         .with_misfire(misfire)
         .with_concurrency(concurrency)
@@ -288,7 +297,18 @@ fn add_events(seed: u64, jobs: &mut [JobPlan], start_ms: i64, end_ms: i64) -> Ve
                 16..=25 => Some(SenderCrash::After(between(seed, m + 15, 0, 400))),
                 _ => None,
             };
+            // One keyed event in seven has a twin: another key at the same instant (two files
+            // landing in one millisecond, or two bus events stamped with one whole second).
+            let twin = key.as_ref().filter(|_| chance(seed, m + 16, 143)).map(|k| EventPlan {
+                at_ms,
+                job: i,
+                key: Some(format!("{k}-twin")),
+                past_ms,
+                repeats_ms: Vec::new(),
+                crash: None,
+            });
             out.push(EventPlan { at_ms, job: i, key, past_ms, repeats_ms, crash });
+            out.extend(twin);
         }
     }
     out.sort_by_key(|e| (e.at_ms, e.job));

@@ -96,3 +96,13 @@ impl Clock for SimClock {
         ms(self.aws.now_ms() + self.skew_ms)
     }
 }
+
+/// The execution id an SQS message body carries (`ExecMessage`: `j`, `s`, `c`), if it is one.
+pub fn execution_of_message(body: &str) -> Option<String> {
+    let m: sundial_model::ExecMessage = serde_json::from_str(body).ok()?;
+    let base = sundial_model::keys::execution_id(&m.job_id, m.scheduled_ms);
+    Some(match m.child.as_deref() {
+        Some(c) => format!("{base}.{c}"),
+        None => base,
+    })
+}

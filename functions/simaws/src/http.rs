@@ -260,6 +260,7 @@ fn hash_response(h: Fnv1a, body: &[u8]) -> Fnv1a {
 impl SimClient {
     async fn serve(self, req: HttpRequest) -> Result<HttpResponse, ConnectorError> {
         let call = decode(&req, self.process.clone());
+        self.wait_out_stall(call.process.as_deref()).await;
         let (latency, plan) = before(&mut self.aws.lock(), &call);
         // A round trip is never instantaneous: a caller that retries at once on an error still
         // moves simulated time forward instead of spinning at one instant.
@@ -292,6 +293,26 @@ impl SimClient {
         to_http(reply)
     }
 
+    /// Waits while the calling process is stalled ([`Aws::stall`]).
+    async fn wait_out_stall(&self, process: Option<&str>) {
+        let Some(p) = process else { return };
+        loop {
+            let now = self.aws.now_ms();
+            let until = {
+                let st = self.aws.lock();
+                st.stalls
+                    .iter()
+                    .filter(|(pre, t)| *t > now && p.starts_with(pre.as_str()))
+                    .map(|(_, t)| *t)
+                    .max()
+            };
+            match until {
+                Some(t) => tokio::time::sleep(Duration::from_millis((t - now) as u64)).await,
+                None => return,
+            }
+        }
+    }
+
     async fn dispatch(&self, call: &Call) -> Reply {
         let aws = &self.aws;
         match call.service {
@@ -301,6 +322,9 @@ impl SimClient {
                 let f = st.faults_for(call.process.as_ref());
                 let (p, lag) = (f.ddb_unprocessed, f.gsi_lag_ms);
                 let index_at = if lag > 0 { now + st.rng.below(lag + 1) as i64 } else { now };
+                if st.on_write.is_some() {
+                    st.ddb.log = Some(Vec::new());
+                }
                 let State { ddb, rng, stats, .. } = &mut *st;
                 let mut unprocessed = || {
                     let hit = p > 0.0 && crate::unit(rng) < p;
@@ -309,7 +333,19 @@ impl SimClient {
                     }
                     hit
                 };
-                Reply::of(Service::Dynamo, ddb.call(&call.op, &call.json, (now, index_at), &mut unprocessed))
+                let out = ddb.call(&call.op, &call.json, (now, index_at), &mut unprocessed);
+                if let (Some(hook), Some(log)) = (st.on_write.clone(), st.ddb.log.take()) {
+                    for (table, old, new) in log {
+                        hook(&crate::AppliedWrite {
+                            process: call.process.clone(),
+                            table,
+                            at_ms: now,
+                            old: old.as_ref().map(crate::ddb::value::item_to_json_map),
+                            new: new.as_ref().map(crate::ddb::value::item_to_json_map),
+                        });
+                    }
+                }
+                Reply::of(Service::Dynamo, out)
             }
             Service::Sqs => Reply::of(Service::Sqs, sqs::call(aws, call).await),
             Service::Secrets => Reply::of(Service::Secrets, services::secrets(aws, call)),

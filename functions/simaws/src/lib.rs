@@ -167,16 +167,46 @@ pub(crate) struct State {
     pub(crate) ecs: ecs::Ecs,
     pub(crate) stats: Stats,
     pub(crate) trace: sundial_hash::Fnv1a,
-    /// Called with (queue URL, body) for every message a caller sends (lost ones included).
+    /// Called with (queue URL, body, lost) for every message a caller sends (lost ones included).
     pub(crate) on_send: Option<SendHook>,
+    /// Called with every message a caller deletes.
+    pub(crate) on_delete: Option<DeleteHook>,
     /// Called with every Step Functions execution a `StartExecution` creates.
     pub(crate) on_start_execution: Option<StartHook>,
     /// Called with every ECS task a `RunTask` creates.
     pub(crate) on_run_task: Option<RunTaskHook>,
+    /// Called with every DynamoDB write applied.
+    pub(crate) on_write: Option<WriteHook>,
+    /// Processes stalled (by tag prefix) until an instant (ms): their requests wait for it.
+    pub(crate) stalls: Vec<(String, i64)>,
 }
 
-/// A hook that sees every message sent: (queue URL, body).
-pub type SendHook = Arc<dyn Fn(&str, &str) + Send + Sync>;
+/// One DynamoDB item write as applied (a transaction's or batch's each on its own), in apply
+/// order: what a checker of the store's writes needs (who wrote what over what).
+#[derive(Debug, Clone, PartialEq)]
+pub struct AppliedWrite {
+    /// The process whose request applied it ([`Aws::sdk_config_for`]).
+    pub process: Option<String>,
+    /// The table.
+    pub table: String,
+    /// The simulated instant it applied (ms).
+    pub at_ms: i64,
+    /// The item before (`None`: it did not exist).
+    pub old: Option<Item>,
+    /// The item after (`None`: deleted).
+    pub new: Option<Item>,
+}
+
+/// A hook that sees every DynamoDB write applied.
+pub type WriteHook = Arc<dyn Fn(&AppliedWrite) + Send + Sync>;
+
+/// A hook that sees every message sent: (queue URL, body, whether a fault lost it, now in ms).
+pub type SendHook = Arc<dyn Fn(&str, &str, bool, i64) + Send + Sync>;
+
+/// A hook that sees every message a caller deleted: the deleting process, the message's body,
+/// the body of every message still live in any queue (visible, in flight or delayed), and now
+/// (ms).
+pub type DeleteHook = Arc<dyn Fn(Option<&str>, &str, &mut dyn Iterator<Item = &str>, i64) + Send + Sync>;
 
 /// A hook that sees every Step Functions execution started (not an answer that returned a
 /// running one again): its whole course is known from its start.
@@ -254,6 +284,9 @@ impl Aws {
             on_send: None,
             on_start_execution: None,
             on_run_task: None,
+            on_write: None,
+            on_delete: None,
+            stalls: Vec::new(),
         };
         let inner = Inner {
             state: Mutex::new(state),
@@ -319,6 +352,27 @@ impl Aws {
     /// The Step Functions execution `arn` as it is now (a `StopExecution` shows: ABORTED).
     pub fn sfn_execution(&self, arn: &str) -> Option<SfnExecution> {
         self.lock().sfn.execution(arn)
+    }
+
+    /// Sets the hook that sees every message deleted (for a checker of message custody).
+    pub fn on_delete(&self, h: DeleteHook) {
+        self.lock().on_delete = Some(h);
+    }
+
+    /// Sets the hook that sees every DynamoDB write applied (for a checker of the store's
+    /// writes: fencing, claims). Writes are then logged as they apply, at some cost.
+    pub fn on_write(&self, h: WriteHook) {
+        self.lock().on_write = Some(h);
+    }
+
+    /// Stalls every process whose tag starts with `prefix` until `until_ms`: a request it makes
+    /// meanwhile waits for that instant before it reaches AWS, as a process frozen by a long GC
+    /// pause or cut off by a partition sends nothing until it wakes. Its timers and its own work
+    /// go on (a zombie's target call finishes; its heartbeat does not arrive).
+    pub fn stall(&self, prefix: &str, until_ms: i64) {
+        let mut s = self.lock();
+        s.stalls.retain(|(p, _)| p != prefix);
+        s.stalls.push((prefix.to_string(), until_ms));
     }
 
     /// Sets the hook that sees every ECS task created (for an effects ledger).

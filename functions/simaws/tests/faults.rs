@@ -225,3 +225,67 @@ async fn a_lagging_index_answers_with_what_it_held() {
     assert!(in_index("open").await.is_empty(), "the lag passed");
     assert_eq!(in_index("done").await, ["2"]);
 }
+
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn a_stalled_process_reaches_aws_only_when_it_wakes_and_others_go_on() {
+    let aws = Aws::new(5, 1_000_000);
+    let frozen = aws_sdk_dynamodb::Client::new(&aws.sdk_config_for("w1.0"));
+    let other = aws_sdk_dynamodb::Client::new(&aws.sdk_config_for("w2.0"));
+    table(&other).await;
+    let writes = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = writes.clone();
+    aws.on_write(std::sync::Arc::new(move |w: &sundial_simaws::AppliedWrite| {
+        seen.lock().unwrap_or_else(|p| p.into_inner()).push(w.clone());
+    }));
+    let wake = aws.now_ms() + 60_000;
+    aws.stall("w1.", wake);
+    put(&other, "b").send().await.unwrap_or_else(|e| panic!("{e}"));
+    assert!(aws.now_ms() < wake, "a process that is not stalled waited");
+    put(&frozen, "a").send().await.unwrap_or_else(|e| panic!("{e}"));
+    let w = writes.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    assert_eq!(w.len(), 2, "{w:?}");
+    assert_eq!((w[0].process.as_deref(), w[1].process.as_deref()), (Some("w2.0"), Some("w1.0")));
+    assert!(w[1].at_ms >= wake, "the stalled put applied at {} before its wake at {wake}", w[1].at_ms);
+    assert!(w[1].old.is_none() && w[1].new.as_ref().is_some_and(|i| i["pk"]["S"] == "a"));
+}
+
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn the_delete_hook_sees_the_deleted_body_who_deleted_it_and_what_is_still_live() {
+    let aws = Aws::new(5, 0);
+    let sqs = aws_sdk_sqs::Client::new(&aws.sdk_config_for("w1.0"));
+    let url = sqs.create_queue().queue_name("q").send().await.unwrap_or_else(|e| panic!("{e}")).queue_url;
+    let url = url.unwrap_or_default();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let s = seen.clone();
+    aws.on_delete(std::sync::Arc::new(
+        move |p: Option<&str>, body: &str, live: &mut dyn Iterator<Item = &str>, _now: i64| {
+            let live: Vec<String> = live.map(str::to_string).collect();
+            s.lock().unwrap_or_else(|p| p.into_inner()).push((p.map(str::to_string), body.to_string(), live));
+        },
+    ));
+    for b in ["one", "two"] {
+        sqs.send_message().queue_url(&url).message_body(b).send().await.unwrap_or_else(|e| panic!("{e}"));
+    }
+    let got = sqs.receive_message().queue_url(&url).max_number_of_messages(1).send().await;
+    let m = got.unwrap_or_else(|e| panic!("{e}")).messages.unwrap_or_default().remove(0);
+    let handle = m.receipt_handle.unwrap_or_default();
+    sqs.delete_message()
+        .queue_url(&url)
+        .receipt_handle(&handle)
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    // A stale handle deletes nothing, and the hook hears nothing of it.
+    sqs.delete_message()
+        .queue_url(&url)
+        .receipt_handle(&handle)
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let seen = seen.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    let (who, body, live) = &seen[0];
+    assert_eq!(who.as_deref(), Some("w1.0"));
+    assert_eq!(body, "one");
+    assert_eq!(live, &vec!["two".to_string()]);
+}

@@ -76,7 +76,9 @@ pub async fn fire_as(
     if distinct {
         instant = event::off_schedule(&schedule, instant);
     }
-    if let Some(key) = &ev.key {
+    if let Some(key) =
+        ev.key.as_ref().filter(|_| !sundial_mutants::active(sundial_mutants::Mutant::EventSkipsKeyClaim))
+    {
         let who = (caller.tenant.as_str(), job_id, key.as_str());
         instant = place_keyed(ctl, who, instant, distinct.then_some(&schedule), at, now).await?;
     }
@@ -139,7 +141,11 @@ async fn place_keyed(
     let (ddb, cfg, now_s) = (ctl.ddb(), ctl.cfg(), now.timestamp());
     let mut ms =
         ev::claim_event_key(ddb, cfg, tenant, job_id, key, instant.timestamp_millis(), now_s).await?;
-    let Some(schedule) = schedule else { return Ok(sundial_store::items::ms_to_dt(ms)) };
+    let Some(schedule) =
+        schedule.filter(|_| !sundial_mutants::active(sundial_mutants::Mutant::EventsNotNudged))
+    else {
+        return Ok(sundial_store::items::ms_to_dt(ms));
+    };
     loop {
         if ev::claim_event_instant(ddb, cfg, tenant, job_id, key, ms, now_s).await? {
             return Ok(sundial_store::items::ms_to_dt(ms));

@@ -53,6 +53,7 @@ fn queued_ready(e: &Execution) -> bool {
 /// fires at its instant, canceled as superseded otherwise.
 fn amend_or_supersede(schedule: Option<&Schedule>, e: &Execution) -> Follow {
     match schedule {
+        Some(_) if sundial_mutants::active(sundial_mutants::Mutant::EditKeepsDroppedFires) => Follow::Amend,
         Some(sch) if fires_at(sch, e.scheduled_at) => Follow::Amend,
         _ => Follow::Cancel(sundial_model::retry::codes::SUPERSEDED),
     }
@@ -79,6 +80,10 @@ pub fn decide(job: &Job, schedule: Option<&Schedule>, s: &Snapshot, changed_at: 
         return Follow::Keep;
     }
     match job.state {
+        JobState::Deleted if sundial_mutants::active(sundial_mutants::Mutant::DeletedJobRuns) => Follow::Keep,
+        JobState::Paused if sundial_mutants::active(sundial_mutants::Mutant::PauseNotEnforced) => {
+            Follow::Keep
+        }
         JobState::Deleted => Follow::Cancel(sundial_model::retry::codes::CANCELED),
         JobState::Paused if s.held.is_some() => Follow::Keep,
         JobState::Paused => Follow::Hold,
@@ -117,10 +122,13 @@ pub fn at_claim(job: Option<&Job>, schedule: Option<&Schedule>, s: &Snapshot) ->
     // put late (a catch-up, or the change's own settling of what the job owed) is delivered at
     // or after the change, but was due while the job was as it was then.
     let at = e.scheduled_at;
-    if job.state == JobState::Deleted && job.updated_at <= at {
+    if job.state == JobState::Deleted
+        && job.updated_at <= at
+        && !sundial_mutants::active(sundial_mutants::Mutant::DeletedJobRuns)
+    {
         return Follow::Cancel(sundial_model::retry::codes::CANCELED);
     }
-    if job.paused_at(at) {
+    if job.paused_at(at) && !sundial_mutants::active(sundial_mutants::Mutant::PauseNotEnforced) {
         return Follow::Cancel(sundial_model::retry::codes::PAUSED);
     }
     if e.definition != job.definition && job.edited_at <= at {

@@ -150,6 +150,11 @@ pub fn due_on_finish(e: &Execution, fin: &Finish, attempt: u32, recovering: bool
             out
         }
         Finish::RetryWait { error, .. } => vec![with(OutcomeKind::ExecutionFailed, error)],
+        Finish::Failed { .. } | Finish::Dead { .. }
+            if sundial_mutants::active(sundial_mutants::Mutant::OutcomeDeadDropped) =>
+        {
+            Vec::new()
+        }
         Finish::Failed { error } | Finish::Dead { error, .. } => {
             vec![with(OutcomeKind::ExecutionDead, error)]
         }

@@ -104,6 +104,9 @@ async fn read_due(
 ) -> Result<Vec<OpenEntry>, ReconcileError> {
     let mut due: Vec<OpenEntry> = Vec::new();
     'parts: for part in 0..sundial_model::keys::OPEN_PARTITIONS {
+        if part == 5 && sundial_mutants::active(sundial_mutants::Mutant::ReconcileSkipsPartition) {
+            continue;
+        }
         let mut start = None;
         loop {
             let left = opts.max_per_run.saturating_sub(due.len());

@@ -22,6 +22,9 @@ pub async fn settle_owed(
     actor: &str,
 ) -> Result<ScanReport, ScanError> {
     let mut report = ScanReport::default();
+    if sundial_mutants::active(sundial_mutants::Mutant::SettleDropsOwed) {
+        return Ok(report);
+    }
     let (Some(next), JobState::Enabled) = (job.next_fire_at, job.state) else { return Ok(report) };
     let last_scheduled = position(ctx, job, next).await?;
     if last_scheduled >= now {

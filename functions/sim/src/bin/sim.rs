@@ -5,7 +5,9 @@
 //! sim --seeds 100 --from 1000        # seeds 1000..1099
 //! sim --for-secs 600                 # fresh seeds until 10 minutes of real time have passed
 //! options: --jobs N --tenants N --minutes N --ops-per-hour N --no-faults --json FILE
+//!          --quiet-minutes N (simulated minutes after the faults stop, before the check; 150)
 //!          --explain JOB (print the job's definition, actions, executions and the fault plan)
+//!          --mutant NAME (switch one planted bug on: a build with `--features mutants` only)
 //! ```
 //! Exits 1 when a seed breaks an invariant, after printing its violations, the traces of the
 //! executions involved and the command that replays it.
@@ -19,6 +21,14 @@ fn arg<T: std::str::FromStr>(args: &[String], name: &str) -> Option<T> {
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().collect();
+    if let Some(name) = arg::<String>(&args, "--mutant") {
+        let m = sundial_mutants::Mutant::parse(&name)
+            .ok_or_else(|| anyhow::anyhow!("--mutant: no planted bug is named {name:?}"))?;
+        if !sundial_mutants::activate(Some(m)) {
+            anyhow::bail!("--mutant: this build carries no planted bugs (build it with --features mutants)");
+        }
+        println!("mutant: {name}");
+    }
     let fresh = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1);
     let seeds: Vec<u64> = match (arg::<u64>(&args, "--seed"), arg::<u64>(&args, "--seeds")) {
         (Some(s), _) => vec![s],
@@ -42,6 +52,9 @@ fn main() -> anyhow::Result<()> {
         }
         if let Some(v) = arg(&args, "--ops-per-hour") {
             o.profile.ops_per_hour = v;
+        }
+        if let Some(v) = arg(&args, "--quiet-minutes") {
+            o.quiet_minutes = v;
         }
         o.faults = !args.iter().any(|a| a == "--no-faults");
         o.explain = arg(&args, "--explain");

@@ -23,6 +23,9 @@ use table::Table;
 pub(crate) const ACCOUNT: &str = "000000000000";
 pub(crate) const REGION: &str = "us-east-1";
 
+/// One write applied: (table, old item, new item).
+pub(crate) type Applied = (String, Option<value::Item>, Option<value::Item>);
+
 /// Every table of the account.
 #[derive(Default)]
 pub(crate) struct Dynamo {
@@ -31,6 +34,9 @@ pub(crate) struct Dynamo {
     pub(crate) tokens: txn::Tokens,
     /// When the indexes see the writes of the current request (now, or later under a lag).
     pub(crate) index_at: i64,
+    /// The writes the current request applied, (table, old item, new item), kept only while a
+    /// write hook wants them (`Some`).
+    pub(crate) log: Option<Vec<Applied>>,
 }
 
 /// `TableName` of a request, as a name (an ARN is accepted too).

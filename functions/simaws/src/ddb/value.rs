@@ -285,7 +285,12 @@ pub(crate) fn item_from_json(v: &Value) -> Result<Item, ApiError> {
 }
 
 pub(crate) fn item_to_json(item: &Item) -> Value {
-    Value::Object(item.iter().map(|(k, v)| (k.clone(), v.to_json())).collect::<Map<_, _>>())
+    Value::Object(item_to_json_map(item))
+}
+
+/// An item in DynamoDB JSON, as a map.
+pub(crate) fn item_to_json_map(item: &Item) -> Map<String, Value> {
+    item.iter().map(|(k, v)| (k.clone(), v.to_json())).collect()
 }
 
 /// Order and equality of two values as conditions see them: `None` when they are not comparable

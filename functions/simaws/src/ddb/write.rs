@@ -92,8 +92,8 @@ pub(crate) fn plan(db: &Dynamo, kind: &str, req: &Value) -> Result<Plan, ApiErro
 pub(crate) fn commit(db: &mut Dynamo, p: Plan) -> Result<(Option<Item>, Option<Item>), ApiError> {
     let at = db.index_at;
     let t = db.table_mut(&p.table)?;
-    Ok(match p.write {
-        Write::Nothing => (p.old, None),
+    let out = match p.write {
+        Write::Nothing => return Ok((p.old, None)),
         Write::Put(item) => {
             t.put(p.pk, item.clone(), at);
             (p.old, Some(item))
@@ -102,7 +102,11 @@ pub(crate) fn commit(db: &mut Dynamo, p: Plan) -> Result<(Option<Item>, Option<I
             t.delete(&p.pk, at);
             (p.old, None)
         }
-    })
+    };
+    if let Some(log) = &mut db.log {
+        log.push((p.table, out.0.clone(), out.1.clone()));
+    }
+    Ok(out)
 }
 
 /// PutItem, UpdateItem or DeleteItem.

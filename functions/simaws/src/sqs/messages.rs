@@ -87,10 +87,11 @@ fn send_one(st: &mut State, url: &str, entry: &Value, now: i64, f: &Faults) -> R
         None => q.attr("DelaySeconds"),
     };
     let id = message_id(st);
+    let lost = st.chance(f.sqs_lose_on_send);
     if let Some(h) = &st.on_send {
-        h(url, body);
+        h(url, body, lost, now);
     }
-    if st.chance(f.sqs_lose_on_send) {
+    if lost {
         st.fault("sqs_lose_on_send");
         return Ok(id);
     }
@@ -183,7 +184,7 @@ fn send_batch(st: &mut State, req: &Value, now: i64, f: &Faults) -> Result<Value
 
 /// Deletes by receipt handle: a handle older than the message's latest receive deletes nothing
 /// (and succeeds), as SQS documents; so does a handle of a message already gone.
-fn delete_one(sqs: &mut Sqs, url: &str, receipt: &str) -> Result<(), ApiError> {
+fn delete_one(sqs: &mut Sqs, url: &str, receipt: &str) -> Result<Option<String>, ApiError> {
     let (qname, seq, nonce) = parse_handle(receipt)?;
     let q = sqs.queue_mut(url)?;
     if qname != q.name {
@@ -192,10 +193,19 @@ fn delete_one(sqs: &mut Sqs, url: &str, receipt: &str) -> Result<(), ApiError> {
     if let Some(m) = q.msgs.get(&seq) {
         if m.receipt == nonce {
             q.ready.remove(&(m.visible_at, seq));
-            q.msgs.remove(&seq);
+            return Ok(q.msgs.remove(&seq).map(|m| m.body));
         }
     }
-    Ok(())
+    Ok(None)
+}
+
+/// Tells the delete hook, if any, of each message `process` deleted.
+fn deleted(st: &State, process: Option<&str>, bodies: &[String], now: i64) {
+    let Some(h) = &st.on_delete else { return };
+    for b in bodies {
+        let mut live = st.sqs.queues.values().flat_map(|q| q.msgs.values().map(|m| m.body.as_str()));
+        h(process, b, &mut live, now);
+    }
 }
 
 fn change_one(sqs: &mut Sqs, url: &str, receipt: &str, timeout: i64, now: i64) -> Result<(), ApiError> {
@@ -218,7 +228,13 @@ fn change_one(sqs: &mut Sqs, url: &str, receipt: &str, timeout: i64, now: i64) -
     Ok(())
 }
 
-pub(super) fn call(st: &mut State, op: &str, req: &Value, now: i64, f: &Faults) -> Result<Value, ApiError> {
+pub(super) fn call(
+    st: &mut State,
+    (op, process): (&str, Option<&str>),
+    req: &Value,
+    now: i64,
+    f: &Faults,
+) -> Result<Value, ApiError> {
     let url = req["QueueUrl"].as_str().unwrap_or_default();
     let handle_of = |e: &Value| e["ReceiptHandle"].as_str().unwrap_or_default().to_string();
     match op {
@@ -227,7 +243,11 @@ pub(super) fn call(st: &mut State, op: &str, req: &Value, now: i64, f: &Faults) 
             Ok(json!({ "MessageId": id }))
         }
         "SendMessageBatch" => send_batch(st, req, now, f),
-        "DeleteMessage" => delete_one(&mut st.sqs, url, &handle_of(req)).map(|_| json!({})),
+        "DeleteMessage" => {
+            let gone = delete_one(&mut st.sqs, url, &handle_of(req))?;
+            deleted(st, process, gone.as_slice(), now);
+            Ok(json!({}))
+        }
         "ChangeMessageVisibility" => {
             let t = req["VisibilityTimeout"].as_i64().unwrap_or(0);
             change_one(&mut st.sqs, url, &handle_of(req), t, now).map(|_| json!({}))
@@ -236,10 +256,10 @@ pub(super) fn call(st: &mut State, op: &str, req: &Value, now: i64, f: &Faults) 
             st.sqs.queue(url)?;
             let entries = req["Entries"].as_array().cloned().unwrap_or_default();
             check_batch(&entries, entry_id)?;
-            let (mut ok, mut bad) = (Vec::new(), Vec::new());
+            let (mut ok, mut bad, mut gone) = (Vec::new(), Vec::new(), Vec::new());
             for e in &entries {
                 let r = if op == "DeleteMessageBatch" {
-                    delete_one(&mut st.sqs, url, &handle_of(e))
+                    delete_one(&mut st.sqs, url, &handle_of(e)).map(|b| gone.extend(b))
                 } else {
                     change_one(
                         &mut st.sqs,
@@ -254,6 +274,7 @@ pub(super) fn call(st: &mut State, op: &str, req: &Value, now: i64, f: &Faults) 
                     Err(err) => bad.push(failed(entry_id(e), &err)),
                 }
             }
+            deleted(st, process, &gone, now);
             Ok(json!({ "Successful": ok, "Failed": bad }))
         }
     }

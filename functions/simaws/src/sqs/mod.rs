@@ -341,7 +341,7 @@ pub(crate) async fn call(aws: &Aws, call: &Call) -> Result<Value, ApiError> {
             let now = aws.now_ms();
             let mut st = aws.lock();
             let faults = st.faults_for(call.process.as_ref());
-            messages::call(&mut st, &call.op, req, now, &faults)
+            messages::call(&mut st, (&call.op, call.process.as_deref()), req, now, &faults)
         }
         op => {
             let now = aws.now_ms();

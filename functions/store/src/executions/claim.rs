@@ -92,9 +92,10 @@ impl ExecStore {
         Ok(match step {
             Step::Claim { from, token, attempt } => {
                 let lease_until = now_ms + terms.duration_ms;
+                let raise = u64::from(!sundial_mutants::active(sundial_mutants::Mutant::ClaimReusesToken));
                 let fence = Fence {
                     owner: owner.to_string(),
-                    token: token + 1,
+                    token: token + raise,
                     attempt: attempt + 1,
                     indexed: cur.open_due.is_some(),
                 };
@@ -156,7 +157,9 @@ impl ExecStore {
         if from.needs_attention() {
             e.remove(attr::ATT_PK).remove(attr::ATT_SK);
         }
-        if takeover {
+        if takeover && sundial_mutants::active(sundial_mutants::Mutant::TakeoverLiveLease) {
+            // Planted: no lease condition.
+        } else if takeover {
             let exp = now_ms - terms.skew_margin_ms;
             e.cond_cmp(attr::LEASE_UNTIL, Cmp::Lt, n(exp));
         } else {

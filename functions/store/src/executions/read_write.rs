@@ -46,7 +46,9 @@ impl ExecStore {
 
     async fn put(&self, e: &Execution, item: Item) -> Result<PutOutcome, StoreError> {
         let mut cond = Expr::new();
-        cond.cond_not_exists(attr::PK);
+        if !sundial_mutants::active(sundial_mutants::Mutant::PutOverwrites) {
+            cond.cond_not_exists(attr::PK);
+        }
         let res = self
             .ddb
             .put_item()

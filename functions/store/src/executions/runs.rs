@@ -46,9 +46,11 @@ impl ExecStore {
             .build()
             .map_err(permanent)?;
         let mut count = Expr::new();
+        let below =
+            if sundial_mutants::active(sundial_mutants::Mutant::MaxRunsOffByOne) { Cmp::Le } else { Cmp::Lt };
         count.add(attr::RUN_COUNT, 1).cond_absent_or(
             attr::RUN_COUNT,
-            Cmp::Lt,
+            below,
             AttributeValue::N(max_runs.to_string()),
         );
         let update = Update::builder()

@@ -48,6 +48,8 @@ const SHIPPED: &[&str] = &[
     "sundial-client",
     "sundial-cli",
     "sundial-idempotency",
+    // Linked into model, store and core; compiled to nothing without the `mutants` feature.
+    "sundial-mutants",
 ];
 
 /// The crates that test, simulate or show the shipped ones.

@@ -167,6 +167,11 @@ impl Worker {
                 }
             }
             ClaimOutcome::Finished(_) => Disposition::Delete,
+            ClaimOutcome::NotYet { .. } | ClaimOutcome::Held { .. }
+                if sundial_mutants::active(sundial_mutants::Mutant::WorkerAcksRefusedClaim) =>
+            {
+                Disposition::Delete
+            }
             ClaimOutcome::NotYet { available_at } => {
                 self.wait(d, secs_ceil(available_at - now_ms).max(1)).await
             }

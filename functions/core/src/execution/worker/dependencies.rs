@@ -43,6 +43,7 @@ impl Worker {
         let noted =
             |code: &str| e.timeline.iter().any(|ev| ev.at >= base && ev.code.as_deref() == Some(code));
         if e.definition.after.is_empty()
+            || sundial_mutants::active(sundial_mutants::Mutant::DependencyNeverWaits)
             || e.status != ExecStatus::Ready
             || e.child.is_some()
             || e.timeline.first().and_then(|ev| ev.code.as_deref()) == Some(sundial_model::MANUAL_CODE)

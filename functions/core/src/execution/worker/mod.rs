@@ -421,7 +421,9 @@ impl Worker {
             Ok(x) => x,
             Err(e) => {
                 tracing::warn!(execution = %d.key.id(), error = %e, retryable = e.is_retryable(), "store error");
-                if e.is_retryable() {
+                if sundial_mutants::active(sundial_mutants::Mutant::WorkerAcksStoreError) {
+                    Disposition::Delete
+                } else if e.is_retryable() {
                     Disposition::RetryAfter(2)
                 } else {
                     Disposition::Leave
