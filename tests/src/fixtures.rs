@@ -608,6 +608,29 @@ pub async fn receive_n(
     Ok(got)
 }
 
+/// The bodies of the messages visible now in `pool`'s queue and its low lane, each received
+/// once (kept invisible for five minutes): what a pool's workers would be handed next.
+pub async fn receive_visible(env: &TestEnv, pool: &str) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    for url in [&env.queues[pool].url, &env.queues[pool].low_url] {
+        loop {
+            let got = receive(env, url, 300).await?;
+            if got.is_empty() {
+                break;
+            }
+            out.extend(got.into_iter().filter_map(|m| m.body));
+        }
+    }
+    Ok(out)
+}
+
+/// One worker's handling of a message `body` received from `pool`, as the pool's delivery would
+/// hand it over (no visibility extension, never asked to stop).
+pub async fn handle_body(w: &Worker, pool: &str, body: &str) {
+    let stop = tokio_util::sync::CancellationToken::new();
+    w.handle(pool, body, &sundial_core::execution::worker::NoExtend, &stop).await;
+}
+
 /// The environment a worker function needs to reach the emulator (for `cargo lambda watch`).
 pub fn function_env(env: &TestEnv, extra: &[(&str, &str)]) -> Vec<(String, String)> {
     let mut v = env.cfg.to_env();

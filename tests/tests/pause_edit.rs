@@ -89,7 +89,7 @@ async fn an_edit_moves_queued_ahead_fires_to_the_new_version_and_cancels_the_one
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_fire_held_by_a_pause_is_canceled_at_its_instant_and_a_later_resume_does_not_revive_it(
+async fn a_fire_held_through_its_instant_waits_for_the_resume_which_cancels_it_without_a_catch_up(
 ) -> anyhow::Result<()> {
     // GIVEN an every-minute job created at 12:00:05 (12:01 queued ahead), paused at 12:00:20
     let env = TestEnv::new("pause-held").await?;
@@ -111,9 +111,18 @@ async fn a_fire_held_by_a_pause_is_canceled_at_its_instant_and_a_later_resume_do
     let e = at_instant(&executions(&env, "acme", "minutely").await?, "2026-11-30T12:01:00Z").clone();
     assert_eq!(v.held, vec![e.id()]);
 
-    // WHEN a worker receives its message after 12:01, and the job is resumed after that
+    // WHEN a worker receives its message after 12:01, while the job is paused
     deliver(&env, &e).await?;
-    control::jobs::set_state(
+    // THEN it stays READY and held: the resume decides (a catch-up would run it)
+    let s = fixtures::snapshot(&env, &ExecKey::of(&e)).await?;
+    assert_eq!(
+        (s.exec.status, s.held.is_some()),
+        (ExecStatus::Ready, true),
+        "timeline {:?}",
+        s.exec.timeline
+    );
+    // WHEN the job is resumed after 12:01 without a catch-up, and the message comes again
+    let resumed = control::jobs::set_state(
         &ctl,
         &caller(),
         "minutely",
@@ -122,12 +131,67 @@ async fn a_fire_held_by_a_pause_is_canceled_at_its_instant_and_a_later_resume_do
         at("2026-11-30T12:01:30Z"),
     )
     .await?;
+    deliver(&env, &e).await?;
 
-    // THEN it was canceled (paused at its instant), audited, and the target never called
+    // THEN the resume canceled it (paused at its instant), audited, and the target was never
+    // called
+    assert_eq!(resumed.canceled, vec![e.id()]);
     let s = fixtures::snapshot(&env, &ExecKey::of(&e)).await?;
     assert_eq!(s.exec.status, ExecStatus::Canceled, "timeline {:?}", s.exec.timeline);
     let codes: Vec<Option<String>> = s.exec.timeline.iter().map(|ev| ev.code.clone()).collect();
     assert_eq!(codes, vec![None, Some("HeldByPause".into()), Some("Paused".into())]);
+    assert!(hook.received().is_empty());
+    env.cleanup().await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fire_held_through_a_long_pause_is_no_lost_delivery_and_a_delete_cancels_it() -> anyhow::Result<()>
+{
+    // GIVEN an every-minute job created at 12:00:05 (12:01 queued ahead), paused at 12:00:20,
+    // whose 12:01 fire a worker received at its instant and left READY and held
+    let env = TestEnv::new("pause-long").await?;
+    let ctl = Control::new(ctx(&env), ControlSettings::default());
+    let hook = webhook_job(&ctl, "minutely", "0 * * * * *").await?;
+    set_state(&ctl, "minutely", JobState::Paused, at("2026-11-30T12:00:20Z")).await?;
+    let e = at_instant(&executions(&env, "acme", "minutely").await?, "2026-11-30T12:01:00Z").clone();
+    deliver(&env, &e).await?;
+
+    // WHEN the reconciler looks past its grace, and again past its backoff
+    let opts = sundial_core::reconcile::ReconcileOptions::default();
+    let ctx = ctx(&env);
+    let first = sundial_core::reconcile::reconcile(&ctx, at("2026-11-30T12:03:10Z"), &opts).await?;
+    let second = sundial_core::reconcile::reconcile(&ctx, at("2026-11-30T12:07:20Z"), &opts).await?;
+
+    // THEN it re-sends the held fire once a backoff, for its worker to judge the hold again, but
+    // not as a lost delivery (the alarmed count) nor as a missed start
+    for r in [&first, &second] {
+        assert_eq!((r.resent_total(), r.held_resent, r.missed_total()), (0, 1, 0), "{r:?}");
+    }
+    let s = fixtures::snapshot(&env, &ExecKey::of(&e)).await?;
+    assert_eq!(
+        (s.exec.status, s.held.is_some()),
+        (ExecStatus::Ready, true),
+        "timeline {:?}",
+        s.exec.timeline
+    );
+
+    // WHEN the job is deleted, still paused
+    let deleted = control::jobs::set_state(
+        &ctl,
+        &caller(),
+        "minutely",
+        JobState::Deleted,
+        None,
+        at("2026-11-30T12:08:00Z"),
+    )
+    .await?;
+
+    // THEN the delete cancels it (paused at its instant), and the target was never called
+    assert!(deleted.canceled.contains(&e.id()), "{deleted:?}");
+    let s = fixtures::snapshot(&env, &ExecKey::of(&e)).await?;
+    assert_eq!(s.exec.status, ExecStatus::Canceled, "timeline {:?}", s.exec.timeline);
+    assert_eq!(s.exec.last_error.map(|x| x.0).as_deref(), Some("Paused"));
     assert!(hook.received().is_empty());
     env.cleanup().await;
     Ok(())

@@ -419,9 +419,14 @@ pub struct BackfillReport {
     pub fires: u64,
     /// Executions created.
     pub created: u64,
-    /// Fires that already had their execution.
+    /// Fires that already had their execution (left as it is).
     pub existing: u64,
-    /// When the last created one starts (paced).
+    /// Fires whose execution was queued ahead of the job's pause and kept from running by it
+    /// (held): taken over and run like the created ones, paced with them. Neither created nor
+    /// existing.
+    #[serde(default)]
+    pub released: u64,
+    /// When the last created or released one starts (paced).
     #[serde(serialize_with = "time::opt")]
     #[schema(required = true)]
     pub last_start_at: Option<DateTime<Utc>>,

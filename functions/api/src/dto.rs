@@ -69,6 +69,7 @@ pub fn backfill_report(r: &sundial_core::control::executions::BackfillReport) ->
         fires: r.fires as u64,
         created: r.created as u64,
         existing: r.existing as u64,
+        released: r.released as u64,
         last_start_at: r.last_start_at,
     }
 }

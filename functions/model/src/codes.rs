@@ -37,6 +37,10 @@ pub const RESENT: &str = "Resent";
 pub const HELD: &str = "HeldByPause";
 /// A note: a resume before its instant released a held execution.
 pub const UNHELD: &str = "ReleasedByResume";
+/// A note: a backfill, or a resume's catch-up, replays the instant of this queued-ahead fire,
+/// which the job's pause kept from running (held by it, or put by a scan that raced it): it now
+/// runs as a backfilled fire would, at its paced start, whatever the job's state.
+pub const CAUGHT_UP: &str = "CaughtUp";
 /// A note: an edit moved a queued-ahead execution to the new definition version.
 pub const AMENDED: &str = "Amended";
 /// Canceled because an edit removed its instant from the schedule.

@@ -200,6 +200,13 @@ impl Execution {
         !matches!(first_code, Some(MANUAL_CODE) | Some(BACKFILL_CODE) | Some(crate::event::EVENT_CODE))
     }
 
+    /// Whether a backfill (or a resume's catch-up) took this queued-ahead fire over to replay
+    /// its instant (a `CaughtUp` note): from then on it runs like a backfilled fire, whatever
+    /// the job's state.
+    pub fn is_caught_up(&self) -> bool {
+        self.timeline.iter().any(|ev| ev.code.as_deref() == Some(crate::codes::CAUGHT_UP))
+    }
+
     /// The public id (`{job}@{scheduled ms}`), relative to the caller's tenant (the API's).
     pub fn id(&self) -> String {
         crate::keys::child_execution_id(

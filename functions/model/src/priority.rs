@@ -126,12 +126,13 @@ pub fn backfill_lane() -> Lane {
     Lane::Low
 }
 
-/// The lane an execution travels in: a backfilled one (its first audit event says so) in the
-/// low lane, any other in its job's priority's lane. Every send of an execution (tick, API,
-/// reconciler, dead-letter replay) asks this, so a re-send keeps its lane.
+/// The lane an execution travels in: a backfilled one (its first audit event says so, or a
+/// `CaughtUp` note: a queued-ahead fire a backfill replays) in the low lane, any other in its
+/// job's priority's lane. Every send of an execution (tick, API, reconciler, dead-letter
+/// replay) asks this, so a re-send keeps its lane.
 pub fn lane_of(e: &crate::Execution) -> Lane {
     let backfilled = e.timeline.first().and_then(|ev| ev.code.as_deref()) == Some(crate::BACKFILL_CODE);
-    if backfilled {
+    if backfilled || e.is_caught_up() {
         backfill_lane()
     } else {
         e.definition.priority.lane()

@@ -4,7 +4,8 @@
 //! - **fires**: each fire of an enabled job has exactly one execution (a `fireOnce` batch stands
 //!   for the instants of its missed range), and no instant is covered twice (two executions, or
 //!   two batches whose ranges overlap); `skip` jobs at most once;
-//! - **final**: every execution reached a final state;
+//! - **final**: every execution reached a final state, but a fire held by the pause of a job
+//!   still paused at the end (it waits READY for the resume, which may replay it);
 //! - **effects**: every SUCCEEDED execution applied its effect, each execution at most once
 //!   (the ledger is idempotent by execution id; a second batch over the same instants is a
 //!   second effect);
@@ -335,6 +336,15 @@ fn check_dependencies(ev: &Evidence<'_>, out: &mut Vec<Violation>) {
     }
 }
 
+/// Whether `e` is READY and held by a pause, as its timeline tells: its last hold or release
+/// note is the hold.
+fn held(e: &Execution) -> bool {
+    let last = e.timeline.iter().rev().find_map(|ev| {
+        ev.code.as_deref().filter(|c| [codes::HELD, codes::UNHELD, codes::CAUGHT_UP].contains(c))
+    });
+    e.status == ExecStatus::Ready && last == Some(codes::HELD)
+}
+
 /// Most copies of one execution's message live at once: the one in flight, a wait copy or a
 /// re-send overlapping it, a verification re-send, and the duplicates SQS itself may keep
 /// (at-least-once; the fault windows duplicate up to 10 % of receives). A wait or a re-send
@@ -352,9 +362,11 @@ fn check_job(
     let w = ev.workload;
     let mut covered: BTreeMap<i64, Vec<String>> = BTreeMap::new();
     let mut canceled: BTreeMap<i64, Vec<String>> = BTreeMap::new();
+    let paused = ev.final_jobs.get(&j).is_some_and(|(s, _)| *s == Some(JobState::Paused));
     for e in execs {
         let id = e.id();
-        if !e.status.is_terminal() {
+        let waits_for_resume = paused && held(e);
+        if !e.status.is_terminal() && !waits_for_resume {
             out.push(Violation {
                 invariant: "final",
                 detail: format!("{:?} at the end", e.status),

@@ -1,12 +1,13 @@
 //! Writes on queued-ahead executions when their job changes (pause, resume, edit, delete): hold,
-//! release, amend to the new definition, cancel with a reason. Each is a CAS on the execution as
+//! release, amend to the new definition, cancel with a reason; and the take-over of a fire a
+//! backfill (a resume's catch-up) replays. Each is a CAS on the execution as
 //! read (READY, never claimed: token as read) and appends its note or transition to the
 //! timeline, so a worker that claims in between wins and the change does not touch a run.
 
 use super::error::StoreError;
-use super::executions::{ExecKey, ExecStore};
+use super::executions::{ExecKey, ExecStore, Snapshot};
 use super::expr::Expr;
-use super::items::{attr, n};
+use super::items::{self, attr, n};
 use super::transition::Guard;
 use aws_sdk_dynamodb::types::AttributeValue;
 use sundial_model::{AuditEvent, ExecStatus, Execution, JobDefinition};
@@ -56,6 +57,56 @@ impl ExecStore {
         untouched(&mut e, seen);
         e.cond_exists(attr::HELD);
         Ok(self.cas(&ExecKey::of(seen), "UpdateItem(release hold)", e).await?.is_ok())
+    }
+
+    /// Takes `seen`, a queued-ahead fire still READY and never claimed, over for a backfill (a
+    /// resume's catch-up) that replays its instant: `to` is the execution the backfill would
+    /// have created there (its definition and version, its paced start). In one write its
+    /// pause's hold goes, it moves to `to`'s definition and start, gets a `CaughtUp` note (its
+    /// worker no longer checks it against the pause, `Execution::is_caught_up`), a new chain of
+    /// copies (older copies drop themselves) and an `open` index entry due at its first look,
+    /// with its re-send count started over. The execution as written, or `None` if it changed
+    /// meanwhile.
+    pub async fn catch_up(
+        &self,
+        seen: &Snapshot,
+        to: &Execution,
+        actor: &str,
+        now_ms: i64,
+    ) -> Result<Option<Snapshot>, StoreError> {
+        let taken = Execution {
+            definition: to.definition.clone(),
+            def_version: to.def_version,
+            fire_at: to.fire_at,
+            available_at: to.available_at,
+            ..seen.exec.clone()
+        };
+        let mut e = Expr::default();
+        e.set(attr::DEF, s(serde_json::to_string(&taken.definition).unwrap_or_default()))
+            .set(attr::VERSION, n(taken.def_version))
+            .set(attr::FIRE, n(taken.fire_at.timestamp_millis()))
+            .set(attr::AVAILABLE, n(taken.available_at))
+            .set(attr::WAIT_GEN, n(seen.wait_gen as i64 + 1))
+            .remove(attr::HELD)
+            .remove(attr::RESENDS)
+            .append_event(&AuditEvent::note(
+                &seen.exec,
+                now_ms,
+                actor,
+                sundial_model::retry::codes::CAUGHT_UP,
+            ));
+        if let Some(at) = sundial_model::reconcile::first_look(&taken) {
+            let part = sundial_model::keys::open_partition(sundial_model::keys::open_part(
+                &seen.exec.tenant,
+                &seen.exec.job_id,
+            ));
+            e.set(attr::OPEN_PK, s(part)).set(attr::OPEN_DUE, n(at));
+        }
+        untouched(&mut e, &seen.exec);
+        match self.cas(&ExecKey::of(&seen.exec), "UpdateItem(catch up)", e).await? {
+            Ok(item) => Ok(Some(items::snapshot_from_item(&item)?)),
+            Err(_) => Ok(None),
+        }
     }
 
     /// Moves a queued-ahead execution to definition `def` of job version `version` (an edit

@@ -4,11 +4,14 @@
 use crate::common::{at, job_body, Harness};
 use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
+use std::sync::{Arc, Mutex};
+use sundial_core::execution::target::in_process::{BoxFuture, Handler, HandlerContext, Handlers};
 use sundial_core::trigger::scan::ScanOptions;
 use sundial_model::claim::{Finish, LeaseTerms};
 use sundial_model::retry::RunError;
 use sundial_model::{ExecStatus, Execution};
 use sundial_store::executions::{ExecKey, FinishResult};
+use sundial_tests::fixtures;
 use sundial_tests::trigger::{executions, scan};
 
 async fn put(
@@ -171,16 +174,16 @@ async fn pause_stops_new_executions_and_resume_restarts_without_a_misfire_storm(
     assert!(!new.is_empty(), "resume restarts the job");
     assert!(new.iter().all(|e| e.scheduled_at > resume), "{:?}", scheduled(&es));
     assert!(new.iter().all(|e| e.missed_range.is_none()), "no misfire batch for the pause");
-    // (the paused period's executions stay held: a worker cancels each at its instant)
-    let paused_gap = es
-        .iter()
-        .filter(|e| {
-            e.scheduled_at > pause
-                && e.scheduled_at <= resume
-                && held_note(e).as_deref() != Some("HeldByPause")
-        })
-        .count();
-    assert_eq!(paused_gap, 0, "no execution runs for the paused period");
+    // (the paused period's executions, held through their instants, are canceled by the
+    // resume, which lists them: none runs)
+    let paused_gap: Vec<&Execution> =
+        es.iter().filter(|e| e.scheduled_at > pause && e.scheduled_at <= resume).collect();
+    assert!(!paused_gap.is_empty());
+    for e in &paused_gap {
+        let code = e.last_error.as_ref().map(|x| x.0.as_str());
+        assert_eq!((e.status, code), (ExecStatus::Canceled, Some("Paused")), "{}: {:?}", e.id(), e.timeline);
+    }
+    assert_eq!(r.body["canceledExecutions"].as_array().map(Vec::len), Some(paused_gap.len()), "{}", r.body);
     assert_eq!(r.body["nextFires"][0], "2026-12-01T10:10:05.000Z");
     h.env.cleanup().await;
 }
@@ -850,6 +853,107 @@ async fn a_resume_replays_the_paused_window_as_asked_and_a_window_it_cannot_cove
     h.create("acme", "fresh", "0 0 * * * *").await;
     let fresh = h.post("acme", "/v1/jobs/fresh/resume", &json!({"catchUp": "all"})).await;
     assert_eq!((fresh.status, fresh.error_field()), (400, Some("catchUp")), "{}", fresh.body);
+    h.env.cleanup().await;
+}
+
+/// An in-process handler that records the execution id of every run it is given: one target
+/// effect per run.
+#[derive(Clone, Default)]
+struct Runs(Arc<Mutex<Vec<String>>>);
+
+impl Handler for Runs {
+    fn run(&self, ctx: HandlerContext) -> BoxFuture<'_, Result<(), RunError>> {
+        Box::pin(async move {
+            if let Ok(mut seen) = self.0.lock() {
+                seen.push(ctx.invocation.execution_id.clone());
+            }
+            Ok(())
+        })
+    }
+}
+
+impl Runs {
+    /// How many times `e` ran.
+    fn of(&self, e: &Execution) -> usize {
+        self.0.lock().map(|seen| seen.iter().filter(|id| **id == e.global_id()).count()).unwrap_or(0)
+    }
+}
+
+#[tokio::test]
+async fn a_resume_runs_the_fires_its_pause_held_through_their_instants_as_its_catch_up_asks() {
+    // GIVEN three jobs firing every 10 s on an in-process handler, created at 10:00:05, and a
+    // tick at 10:01:00 that queued their fires ahead
+    let h = Harness::new("catch-up-held", at("2026-12-01T10:00:05Z")).await;
+    let jobs = ["all", "last", "none"];
+    for id in jobs {
+        let mut body = job_body(id, "*/10 * * * * *");
+        body["target"] = json!({"type": "inProcess", "handler": "runs"});
+        // The worker reads the wall clock: the fixed instants must stay young enough to start.
+        body["retry"] = json!({"maxAgeSecs": 315_360_000});
+        let c = h.post("acme", "/v1/jobs", &body).await;
+        assert_eq!(c.status, 201, "{}", c.body);
+    }
+    scan(&h.env, at("2026-12-01T10:01:00Z"), &ScanOptions::default()).await.unwrap();
+    // WHEN each is paused at 10:01:05
+    h.clock.set(at("2026-12-01T10:01:05Z"));
+    for id in jobs {
+        assert_eq!(h.post("acme", &format!("/v1/jobs/{id}/pause"), &json!({})).await.status, 200);
+    }
+    // AND a worker receives each of its 10:01:10 to 10:01:40 fires, queued ahead and held, at
+    // its instant, while the job is still paused
+    let window: Vec<DateTime<Utc>> =
+        (1..=4).map(|i| at("2026-12-01T10:01:00Z") + chrono::Duration::seconds(10 * i)).collect();
+    let runs = Runs::default();
+    let handlers = Handlers::new().with("runs", runs.clone());
+    let (w, _) = fixtures::worker_with(&h.env, fixtures::settings("w"), handlers).unwrap();
+    let of = |es: &[Execution], t: DateTime<Utc>| {
+        es.iter().find(|e| e.scheduled_at == t).cloned().unwrap_or_else(|| panic!("no execution at {t}"))
+    };
+    for id in jobs {
+        let es = executions(&h.env, "acme", id).await.unwrap();
+        for t in &window {
+            let e = of(&es, *t);
+            let held = fixtures::snapshot(&h.env, &ExecKey::of(&e)).await.unwrap().held;
+            assert!(held.is_some(), "{id} {t}: not held by the pause: {:?}", e.timeline);
+            let body = serde_json::to_string(&fixtures::message_of(&e, at("2026-12-01T10:01:00Z"))).unwrap();
+            fixtures::handle_body(&w, "default", &body).await;
+        }
+    }
+    // AND at 10:01:45 `all` is resumed with catchUp all, `last` with catchUp last, `none` plainly
+    h.clock.set(at("2026-12-01T10:01:45Z"));
+    let all = h.post("acme", "/v1/jobs/all/resume", &json!({"catchUp": "all"})).await;
+    let last = h.post("acme", "/v1/jobs/last/resume", &json!({"catchUp": "last"})).await;
+    let none = h.call("acme", "POST", "/v1/jobs/none/resume", None, &[]).await;
+    // THEN each catch-up says it released the held fires it replays: none created, none existing
+    let counts = |r: &crate::common::Answer| {
+        let c = &r.body["catchUp"];
+        [&c["fires"], &c["created"], &c["existing"], &c["released"]].map(|v| v.as_u64())
+    };
+    assert_eq!(counts(&all), [Some(4), Some(0), Some(0), Some(4)], "{}", all.body);
+    assert_eq!(counts(&last), [Some(1), Some(0), Some(0), Some(1)], "{}", last.body);
+    assert_eq!((none.status, &none.body["job"]["state"]), (200, &json!("ENABLED")), "{}", none.body);
+    // WHEN a worker is handed what is visible in the pool's queues: what the resumes sent
+    for body in fixtures::receive_visible(&h.env, "default").await.unwrap() {
+        fixtures::handle_body(&w, "default", &body).await;
+    }
+    // THEN every instant of all's window ran once; of last's, the latest only, the others
+    // canceled as paused; of none's, none
+    for id in jobs {
+        let es = executions(&h.env, "acme", id).await.unwrap();
+        for t in &window {
+            let e = of(&es, *t);
+            if id == "all" || (id == "last" && *t == window[3]) {
+                assert_eq!((e.status, runs.of(&e)), (ExecStatus::Succeeded, 1), "{id} {t}: {:?}", e.timeline);
+            } else {
+                assert_eq!((e.status, runs.of(&e)), (ExecStatus::Canceled, 0), "{id} {t}: {:?}", e.timeline);
+                assert_eq!(e.last_error.as_ref().map(|x| x.0.as_str()), Some("Paused"), "{id} {t}");
+            }
+        }
+    }
+    // WHEN the catch-up resume is sent again (a client retrying after a timeout)
+    let again = h.post("acme", "/v1/jobs/all/resume", &json!({"catchUp": "all"})).await;
+    // THEN nothing is released or run twice: the four fires have their executions
+    assert_eq!(counts(&again), [Some(4), Some(0), Some(4), Some(0)], "{}", again.body);
     h.env.cleanup().await;
 }
 

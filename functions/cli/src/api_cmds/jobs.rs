@@ -214,8 +214,8 @@ async fn resume_with(
     let v = to_json(&c.resume_job_with(job_id, None, req).await?)?;
     if let Some(r) = v.get("catchUp").filter(|_| out != Output::Json) {
         println!(
-            "caught up: {} fires of the paused window, {} created, {} existing",
-            r["fires"], r["created"], r["existing"]
+            "caught up: {} fires of the paused window, {} created, {} released from the pause, {} existing",
+            r["fires"], r["created"], r["released"], r["existing"]
         );
     }
     if out == Output::Json {
@@ -362,9 +362,10 @@ async fn backfill(
         print_json(&v)
     } else {
         println!(
-            "{} fires in range: {} created, {} already had an execution; last starts at {}",
+            "{} fires in range: {} created, {} released from a pause, {} already had an execution; last starts at {}",
             s(&v["fires"]),
             s(&v["created"]),
+            s(&v["released"]),
             s(&v["existing"]),
             s(&v["lastStartAt"])
         );

@@ -9,14 +9,23 @@
 //! retention limits of a backfill apply, and are checked **before** the resume: a refusal (400
 //! on `catchUp` or `paceSecs`) leaves the job paused and nothing written.
 //!
+//! The fires the tick queued ahead of the pause (about a minute's) have executions already,
+//! held by the pause: their workers leave them READY while it lasts. An instant the catch-up
+//! replays takes its held execution over (released, noted `CaughtUp`, paced like the others,
+//! counted `released`; `follow::replays`); once the catch-up is done, the held fires of
+//! instants it did not replay (all of them without a catch-up) are canceled (`Paused`,
+//! `follow::close_window`) and listed with the resume's canceled executions. A fire an older
+//! worker already canceled (`Paused`) stays so: a final execution is never re-armed.
+//!
 //! The resume commits first, the catch-up second. If the catch-up then fails (throttled, the
 //! pool saturated, a store error), the job stays resumed and the error is the answer; the same
-//! call again finds the job enabled with the same recorded window and creates what is missing:
-//! executions are keyed by instant, so nothing runs twice.
+//! call again finds the job enabled with the same recorded window and creates (or takes over)
+//! what is missing: executions are keyed by instant, so nothing runs twice.
 
 use super::executions::{self, BackfillReport, BackfillRequest};
 use super::jobs::{self, JobView};
 use super::{Caller, Control, ControlError};
+use crate::execution::follow;
 use chrono::{DateTime, Duration, Utc};
 use sundial_model::JobState;
 
@@ -49,7 +58,8 @@ impl CatchUp {
 }
 
 /// Resumes the caller's job and replays what `catch_up` asks of its paused window, `pace_secs`
-/// apart (see the module doc). Without catch-up it is [`jobs::set_state`] to enabled.
+/// apart, then cancels the held fires of the window it did not replay (see the module doc).
+/// Without catch-up it is [`jobs::set_state`] to enabled.
 pub async fn resume(
     ctl: &Control,
     caller: &Caller,
@@ -90,8 +100,7 @@ pub async fn resume(
     }
     let (Some(first), Some(last)) = (fires.first().copied(), fires.last().copied()) else {
         let view = jobs::set_state(ctl, caller, job_id, JobState::Enabled, expected, now).await?;
-        let none = BackfillReport { fires: 0, created: 0, existing: 0, last_start_at: None };
-        return Ok((view, Some(none)));
+        return Ok((view, Some(BackfillReport::default())));
     };
     let req = BackfillRequest { from: first, to: last, pace_secs, params: None };
     // The backfill's own checks, before anything is written, naming this request's fields.
@@ -105,9 +114,27 @@ pub async fn resume(
     executions::check_backfill_range(&req, now).map_err(as_catch_up)?;
     let pace = Duration::seconds(i64::from(pace_secs));
     executions::check_backfill_age(&cur, &fires, |i| now + pace * (i as i32)).map_err(as_catch_up)?;
-    let view = jobs::set_state(ctl, caller, job_id, JobState::Enabled, expected, now).await?;
+    // The fires the pause held through their instants stay as they are until the backfill has
+    // taken over the ones it replays.
+    let view =
+        jobs::change_state(ctl, caller, &caller.actor(), job_id, JobState::Enabled, expected, now).await?;
     let report = executions::backfill(ctl, caller, job_id, &req, now).await?;
-    Ok((view, Some(report)))
+    Ok((close_window(ctl, caller, view, &fires, now).await?, Some(report)))
+}
+
+/// `view` (the resumed job) with the held fires of its last pause window that `replayed` (the
+/// instants its catch-up ran) leaves out canceled (`Paused`), listed among its canceled
+/// executions.
+async fn close_window(
+    ctl: &Control,
+    caller: &Caller,
+    mut view: JobView,
+    replayed: &[DateTime<Utc>],
+    now: DateTime<Utc>,
+) -> Result<JobView, ControlError> {
+    let canceled = follow::close_window(&ctl.execs, &view.job, replayed, now, &caller.actor()).await?;
+    view.canceled.extend(canceled);
+    Ok(view)
 }
 
 #[cfg(test)]

@@ -10,7 +10,9 @@
 //! Manual runs and backfills create executions exactly like the trigger does (same item, same
 //! message, same unique key `(job, scheduled_at)`), then send them to the job's pool queue.
 //! A backfill is idempotent: a fire that already has an execution is left alone (or re-sent if
-//! it is still READY, like the scan does after a crash between put and send).
+//! it is still READY, like the scan does after a crash between put and send), except a fire
+//! queued ahead of a pause that the pause kept from running (held, still READY): the backfill
+//! takes it over and runs it as it would a fire it created (`follow::replays`).
 
 use super::ops;
 use super::page::{self, Page};
@@ -310,7 +312,7 @@ pub struct BackfillRequest {
 }
 
 /// What a backfill did.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct BackfillReport {
     /// Fires of the schedule in the range.
     pub fires: usize,
@@ -318,7 +320,10 @@ pub struct BackfillReport {
     pub created: usize,
     /// Fires that already had an execution (left alone; re-sent if still READY).
     pub existing: usize,
-    /// When the last created execution is due to start.
+    /// Fires whose execution was queued ahead of a pause that kept it from running: taken over
+    /// (hold released, noted `CaughtUp`) and paced like the created ones.
+    pub released: usize,
+    /// When the last created or released execution is due to start.
     pub last_start_at: Option<DateTime<Utc>>,
 }
 
@@ -349,7 +354,7 @@ pub async fn backfill(
         .await?;
     let executions = u32::try_from(fires.len()).unwrap_or(u32::MAX).saturating_mul(executions_per_fire(&job));
     super::quota::take_rate(ctl, &caller.tenant, "exec", executions, now).await?;
-    let mut report = BackfillReport { fires: fires.len(), created: 0, existing: 0, last_start_at: None };
+    let mut report = BackfillReport { fires: fires.len(), ..BackfillReport::default() };
     let mut out = Vec::new();
     for (i, f) in fires.iter().enumerate() {
         let mut e = Execution::ready(&job, &schedule, *f, None, now, &caller.actor());
@@ -358,7 +363,7 @@ pub async fn backfill(
         if let Some(ev) = e.timeline.first_mut() {
             ev.code = Some(BACKFILL_CODE.into());
         }
-        if let Some(msg) = put_backfilled(ctl, &e, now, &mut report).await? {
+        if let Some(msg) = put_backfilled(ctl, &job, &e, &caller.actor(), now, &mut report).await? {
             out.push(msg);
         }
     }
@@ -366,12 +371,13 @@ pub async fn backfill(
     let entry = OpsEntry::new(caller.actor(), OpsAction::Backfill, job_id, now)
         .versions(None, Some(job.version))
         .detail(format!(
-            "{} to {}: {} fires, {} created, {} existing, pace {} s",
+            "{} to {}: {} fires, {} created, {} existing, {} released, pace {} s",
             req.from.to_rfc3339(),
             req.to.to_rfc3339(),
             report.fires,
             report.created,
             report.existing,
+            report.released,
             req.pace_secs
         ));
     ops::record(ctl, &caller.tenant, &entry).await?;
@@ -433,11 +439,14 @@ pub(super) fn check_backfill_age(
     ))
 }
 
-/// Puts one backfilled execution; its message if it must be sent (created, or found READY and
-/// possibly never sent: an earlier backfill failed between put and send).
+/// Puts one backfilled execution `e` of `job` for `actor`; its message if it must be sent
+/// (created; found READY and kept from running by the job's pause, then taken over; or found
+/// READY otherwise and possibly never sent: an earlier backfill failed between put and send).
 async fn put_backfilled(
     ctl: &Control,
+    job: &Job,
     e: &Execution,
+    actor: &str,
     now: DateTime<Utc>,
     report: &mut BackfillReport,
 ) -> Result<Option<Outgoing>, ControlError> {
@@ -447,14 +456,32 @@ async fn put_backfilled(
             report.last_start_at = Some(e.fire_at);
             Ok(Some(message_of(e, now)))
         }
-        PutOutcome::Exists(st) => {
-            report.existing += 1;
-            if st != ExecStatus::Ready {
-                return Ok(None);
+        PutOutcome::Exists(ExecStatus::Ready) => {
+            let Some(cur) = ctl.execs.get(&ExecKey::of(e), true).await? else { return Ok(None) };
+            if crate::execution::follow::replays(job, &cur) {
+                if let Some(taken) = ctl.execs.catch_up(&cur, e, actor, now.timestamp_millis()).await? {
+                    report.released += 1;
+                    report.last_start_at = Some(e.fire_at);
+                    return Ok(Some(current_message(&taken, now)));
+                }
+                // Changed since it was read (claimed, canceled): it is what it is now.
             }
-            Ok(ctl.execs.get(&ExecKey::of(e), true).await?.map(|cur| message_of(&cur.exec, now)))
+            report.existing += 1;
+            Ok(Some(current_message(&cur, now)))
+        }
+        PutOutcome::Exists(_) => {
+            report.existing += 1;
+            Ok(None)
         }
     }
+}
+
+/// The message of `s` as it is now: the copies of its current chain (a re-send or a wait raised
+/// its generation, and older copies drop themselves).
+fn current_message(s: &sundial_store::executions::Snapshot, now: DateTime<Utc>) -> Outgoing {
+    let mut out = message_of(&s.exec, now);
+    out.message.wait_gen = s.wait_gen;
+    out
 }
 
 #[cfg(test)]

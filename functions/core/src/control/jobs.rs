@@ -16,7 +16,7 @@
 
 use super::page::{self, Page};
 use super::{Caller, Control, ControlError};
-use crate::execution::follow::{follow_change, Followed};
+use crate::execution::follow::{self, follow_change, Followed};
 use crate::trigger::settle::dispatch_one;
 use chrono::{DateTime, Utc};
 use sundial_model::keys;
@@ -34,7 +34,8 @@ pub struct JobView {
     pub job: Job,
     /// Its next [`NEXT_FIRES`] fires after `now` (empty unless enabled).
     pub next_fires: Vec<DateTime<Utc>>,
-    /// Queued-ahead executions this change canceled (an edit removed their instant; delete).
+    /// Queued-ahead executions this change canceled (an edit removed their instant; delete; a
+    /// resume: the fires its pause held through their instants that no catch-up replays).
     pub canceled: Vec<String>,
     /// Queued-ahead executions a pause held (they run only if resumed before their instant).
     pub held: Vec<String>,
@@ -364,7 +365,9 @@ async fn resumed(
 /// Asking for the state the job is already in stores nothing and only sweeps its queued-ahead
 /// executions again. Pause and delete take the job
 /// out of the `due` index and cancel its READY executions for later fires; resume re-admits it
-/// at its first fire after `now`. Delete is soft: the definition and its versions are kept for
+/// at its first fire after `now` and cancels the fires its pause held through their instants
+/// (`Paused`, [`follow::close_window`]; a resume with a catch-up runs some instead:
+/// [`super::catch_up`]). Delete is soft: the definition and its versions are kept for
 /// [`super::ControlSettings::delete_retention_secs`], executions for their own retention.
 pub async fn set_state(
     ctl: &Control,
@@ -380,6 +383,24 @@ pub async fn set_state(
 /// [`set_state`] recorded as `actor` (the auto-pause's `auto-pause:{executionId}`,
 /// docs/outcomes.md) rather than the caller's `api:` actor.
 pub async fn set_state_as(
+    ctl: &Control,
+    caller: &Caller,
+    actor: &str,
+    job_id: &str,
+    state: JobState,
+    expected: Option<u64>,
+    now: DateTime<Utc>,
+) -> Result<JobView, ControlError> {
+    let mut view = change_state(ctl, caller, actor, job_id, state, expected, now).await?;
+    if state == JobState::Enabled {
+        view.canceled.extend(follow::close_window(&ctl.execs, &view.job, &[], now, actor).await?);
+    }
+    Ok(view)
+}
+
+/// [`set_state_as`], except that a resume leaves the fires its pause held through their
+/// instants as they are: a catch-up replays some, then closes the window itself.
+pub(super) async fn change_state(
     ctl: &Control,
     caller: &Caller,
     actor: &str,

@@ -6,16 +6,19 @@
 //!
 //! | change | queued-ahead READY execution (never claimed, instant after the change) |
 //! |---|---|
-//! | pause | **held**: a worker that receives it at its instant cancels it (code `Paused`), unless a resume released it first |
-//! | resume | held ones are **released**: the job is enabled at their instant |
+//! | pause | **held**: a worker that receives it at its instant while the pause lasts leaves it READY and held, and drops the message; the resume decides |
+//! | resume | held ones whose instant is still ahead are **released**: the job is enabled at their instant. Held ones whose instant the pause covered are **taken over** by the resume's catch-up if it replays their instant ([`replays`]: `CaughtUp`, run at their paced start), else **canceled** (code `Paused`, [`close_window`]) |
 //! | edit | instants the new schedule keeps are **amended** to the new definition and version; the others are **canceled** (code `Superseded`) |
 //! | calendar edit (a re-plan: same definition, new calendar chain) | instants the schedule on the new chain drops are **canceled** (code `Superseded`); the others are kept |
-//! | delete | **canceled** |
+//! | delete | **canceled** (held ones whose instant the pause covered: code `Paused`) |
 //!
-//! Manual runs and backfills are never touched (they run whatever the job's state), nor is
-//! anything already claimed. The API applies this right after its change; a put by a scan that
-//! read the job before the change and wrote after this sweep is judged by the worker before its
-//! first claim ([`at_claim`]), from the marks the job keeps.
+//! Manual runs, backfills and fires a backfill took over are never touched (they run whatever
+//! the job's state), nor is anything already claimed. A held fire stays READY as long as its
+//! pause: the reconciler re-sends it after each backoff (not a lost delivery, not a missed
+//! start), and the worker that receives it judges the hold again. The API applies this right
+//! after its change; a put by a scan that read the job before the change and wrote after this
+//! sweep is judged by the worker before its first claim ([`at_claim`]), from the marks the job
+//! keeps.
 
 use chrono::{DateTime, Duration, Utc};
 use sundial_model::{ExecStatus, Execution, Job, JobState};
@@ -43,10 +46,10 @@ fn fires_at(schedule: &Schedule, at: DateTime<Utc>) -> bool {
     schedule.next_after(at - Duration::milliseconds(1)) == Some(at)
 }
 
-/// A READY execution the trigger queued (not a manual run or a backfill, which run whatever the
-/// job's state).
+/// A READY execution the trigger queued (not a manual run or a backfill, nor a fire a backfill
+/// took over: those run whatever the job's state).
 fn queued_ready(e: &Execution) -> bool {
-    e.status == ExecStatus::Ready && e.is_scheduled_fire()
+    e.status == ExecStatus::Ready && e.is_scheduled_fire() && !e.is_caught_up()
 }
 
 /// An execution on another definition than the job's: amended if `schedule` (the job's) still
@@ -172,19 +175,90 @@ fn covered(covers: &[sundial_model::BatchCover], s: &Snapshot) -> bool {
 
 /// A held execution at its instant. A hold is only a pause's note, written without a condition
 /// on the job, so it can be stale: a pause's hold that landed after a concurrent resume's sweep,
-/// or one that a resume's sweep left behind when it failed part-way. So the job decides: paused
-/// at the instant (or gone) → cancel (`Paused`); enabled at the instant → `Release`, and the
-/// fire runs. When the job's last pause window began after the instant, the window that held
-/// it is no longer recorded (the job keeps only its last one), so the hold stands. Pure.
+/// or one that a resume's sweep left behind when it failed part-way. So the job decides: still
+/// paused, in a window that began by the instant → `Hold`: it stays READY and held (the worker
+/// drops the message) for the resume to decide, which may replay it (`catchUp`); paused at the
+/// instant in a window that has ended (or the job gone) → cancel (`Paused`); enabled at the
+/// instant → `Release`, and the fire runs. When the job's last pause window began after the
+/// instant, the window that held it is no longer recorded (the job keeps only its last one),
+/// so the hold stands and the fire is canceled. Pure.
 fn held_at_claim(job: Option<&Job>, s: &Snapshot) -> Follow {
     let paused = Follow::Cancel(sundial_model::retry::codes::PAUSED);
     let Some(job) = job.filter(|j| j.state != JobState::Deleted) else { return paused };
     let at = s.exec.fire_at;
+    if job.state == JobState::Paused && job.paused.is_some_and(|(from, until)| until.is_none() && from <= at)
+    {
+        return Follow::Hold;
+    }
     let earlier_window = job.paused.is_some_and(|(from, _)| from > at);
     if job.paused_at(at) || earlier_window {
         return paused;
     }
     Follow::Release
+}
+
+/// Whether a backfill (a resume's catch-up) that replays the instant of `s`, an execution that
+/// already has it, takes `s` over to run it ([`ExecStore::catch_up`]): a fire the trigger queued,
+/// READY and never claimed, that the job's pause kept from running: held, or put at an instant
+/// the job was paused (a scan that raced the pause), which its worker would cancel. Anything
+/// else is the backfill's "existing". Pure.
+pub fn replays(job: &Job, s: &Snapshot) -> bool {
+    let e = &s.exec;
+    queued_ready(e)
+        && e.never_claimed()
+        && e.child.is_none()
+        && (s.held.is_some() || job.paused_at(e.scheduled_at))
+}
+
+/// What a resumed (or deleted) job does to `s`, an execution of its last pause window, once its
+/// catch-up replayed the instants `replayed` (none without one): a queued-ahead fire the pause
+/// kept from running, held or put at a paused instant, is canceled (`Paused`), as its worker
+/// would at its next delivery. Nothing while the job is still paused (the resume decides), and
+/// nothing for an instant the catch-up replayed. Pure.
+pub fn after_window(job: &Job, s: &Snapshot, replayed: &[DateTime<Utc>]) -> Follow {
+    let e = &s.exec;
+    if job.state == JobState::Paused
+        || !queued_ready(e)
+        || !e.never_claimed()
+        || e.child.is_some()
+        || replayed.contains(&e.scheduled_at)
+    {
+        return Follow::Keep;
+    }
+    let verdict = match s.held {
+        Some(_) => held_at_claim(Some(job), s),
+        None if job.paused_at(e.scheduled_at) => Follow::Cancel(sundial_model::retry::codes::PAUSED),
+        None => Follow::Keep,
+    };
+    match verdict {
+        Follow::Cancel(code) => Follow::Cancel(code),
+        _ => Follow::Keep,
+    }
+}
+
+/// Cancels the fires of `job`'s last pause window, through `now`, that the pause kept from
+/// running and its resume's catch-up did not replay (`replayed`; see [`after_window`]). The
+/// window holds only what was queued ahead of the pause and what was made by hand or by a
+/// backfill: the tick makes nothing for a paused job. Returns their public ids.
+pub async fn close_window(
+    execs: &ExecStore,
+    job: &Job,
+    replayed: &[DateTime<Utc>],
+    now: DateTime<Utc>,
+    actor: &str,
+) -> Result<Vec<String>, StoreError> {
+    let Some((from, until)) = job.paused else { return Ok(Vec::new()) };
+    let to = until.unwrap_or(now).min(now).timestamp_millis();
+    let now_ms = now.timestamp_millis();
+    let mut canceled = Vec::new();
+    for s in execs.fires_between(&job.tenant, &job.job_id, from.timestamp_millis(), to).await? {
+        if let Follow::Cancel(code) = after_window(job, &s, replayed) {
+            if execs.cancel_ready(&s.exec, code, actor, now_ms).await? {
+                canceled.push(s.exec.id());
+            }
+        }
+    }
+    Ok(canceled)
 }
 
 /// What [`follow_change`] did (public execution ids).
@@ -200,9 +274,9 @@ pub struct Followed {
     pub canceled: Vec<String>,
 }
 
-/// Applies the job's current state to its executions queued after `now` (see the module doc).
-/// Each write is a CAS on the execution as read: one that a worker claimed in between is left
-/// alone.
+/// Applies the job's current state to its executions queued after `now` (see the module doc),
+/// and for a deleted job to those of its last pause window too ([`close_window`]). Each write
+/// is a CAS on the execution as read: one that a worker claimed in between is left alone.
 pub async fn follow_change(
     execs: &ExecStore,
     job: &Job,
@@ -245,6 +319,9 @@ pub async fn follow_change(
                 }
             }
         }
+    }
+    if job.state == JobState::Deleted {
+        done.canceled.extend(close_window(execs, job, &[], now, actor).await?);
     }
     Ok(done)
 }
@@ -371,14 +448,18 @@ mod tests {
     }
 
     #[test]
-    fn a_held_fire_is_canceled_only_if_the_job_was_paused_at_its_instant() {
+    fn a_held_fire_stands_while_its_pause_lasts_and_is_canceled_only_if_the_job_was_paused_at_its_instant() {
         let mut j = job("0 * * * * *");
         let held = Snapshot { held: Some(2), ..queued(&j, T0 + 55_000) }; // 12:01:00
         let paused = Follow::Cancel(sundial_model::retry::codes::PAUSED);
-        // still paused, or resumed after the instant
+        // still paused: the hold stands, READY, for the resume to decide
         j.state = JobState::Paused;
         j.paused = Some((ms_to_dt(T0 + 15_000), None));
+        assert_eq!(at_claim(Some(&j), None, &held), Follow::Hold);
+        // still paused, in a window that began after the instant: not the pause that held it
+        j.paused = Some((ms_to_dt(T0 + 60_000), None));
         assert_eq!(at_claim(Some(&j), None, &held), paused);
+        // resumed after the instant
         j.state = JobState::Enabled;
         j.paused = Some((ms_to_dt(T0 + 15_000), Some(ms_to_dt(T0 + 70_000))));
         assert_eq!(at_claim(Some(&j), None, &held), paused);
@@ -389,10 +470,97 @@ mod tests {
         // the last window began after the instant: the one that held it is not recorded
         j.paused = Some((ms_to_dt(T0 + 70_000), Some(ms_to_dt(T0 + 80_000))));
         assert_eq!(at_claim(Some(&j), None, &held), paused);
-        // no job, or a deleted one
+        // no job, or a deleted one (deleted while paused too)
         assert_eq!(at_claim(None, None, &held), paused);
         j.state = JobState::Deleted;
         assert_eq!(at_claim(Some(&j), None, &held), paused);
+        j.paused = Some((ms_to_dt(T0 + 15_000), None));
+        assert_eq!(at_claim(Some(&j), None, &held), paused);
+    }
+
+    /// `s` with the note a backfill's take-over writes.
+    fn caught_up(s: &Snapshot) -> Snapshot {
+        let mut s = Snapshot { held: None, ..s.clone() };
+        let note = sundial_model::AuditEvent::note(
+            &s.exec,
+            T0 + 80_000,
+            "api:x",
+            sundial_model::retry::codes::CAUGHT_UP,
+        );
+        s.exec.timeline.push(note);
+        s
+    }
+
+    #[test]
+    fn a_backfill_takes_over_the_fires_the_pause_kept_from_running_and_they_then_run_whatever_the_job() {
+        // GIVEN an every-minute job paused at 12:00:20, and its 12:01 fire queued ahead
+        let mut j = job("0 * * * * *");
+        j.state = JobState::Paused;
+        j.paused = Some((ms_to_dt(T0 + 15_000), None));
+        let fire = queued(&j, T0 + 55_000);
+        let held = Snapshot { held: Some(2), ..fire.clone() };
+        // THEN a backfill of 12:01 takes it over, held or put unheld by a scan that raced the
+        // pause, while the job is paused and once it is resumed
+        assert!(replays(&j, &held) && replays(&j, &fire));
+        j.state = JobState::Enabled;
+        j.paused = Some((ms_to_dt(T0 + 15_000), Some(ms_to_dt(T0 + 70_000))));
+        assert!(replays(&j, &held) && replays(&j, &fire));
+        // AND not a fire of an instant the job was enabled at, nor one claimed, made by hand,
+        // final, or taken over already
+        assert!(!replays(&j, &queued(&j, T0 - 5_000)));
+        let mut claimed = held.clone();
+        claimed.exec.fencing_token = 1;
+        let mut manual = held.clone();
+        manual.exec.timeline[0].code = Some(MANUAL_CODE.into());
+        let mut canceled = held.clone();
+        canceled.exec.status = ExecStatus::Canceled;
+        for s in [&claimed, &manual, &canceled, &caught_up(&held)] {
+            assert!(!replays(&j, s), "{:?}", s.exec.timeline);
+        }
+        // AND once taken over its worker runs it, though the job was paused at its instant, and
+        // a later pause or edit leaves it alone, as it does a backfill
+        let paused = Follow::Cancel(sundial_model::retry::codes::PAUSED);
+        assert_eq!(at_claim(Some(&j), None, &fire), paused);
+        assert_eq!(at_claim(Some(&j), None, &caught_up(&held)), Follow::Keep);
+        j.state = JobState::Paused;
+        assert_eq!(decide(&j, None, &fire, ms_to_dt(T0 + 20_000)), Follow::Hold);
+        assert_eq!(decide(&j, None, &caught_up(&held), ms_to_dt(T0 + 20_000)), Follow::Keep);
+    }
+
+    #[test]
+    fn the_end_of_a_pause_cancels_the_fires_it_held_that_its_catch_up_did_not_replay() {
+        // GIVEN an every-minute job paused at 12:00:20, its 12:01 and 12:02 fires held
+        let mut j = job("0 * * * * *");
+        let (one, two) = (queued(&j, T0 + 55_000), queued(&j, T0 + 115_000));
+        let held = |s: &Snapshot| Snapshot { held: Some(2), ..s.clone() };
+        let (one_at, two_at) = (one.exec.scheduled_at, two.exec.scheduled_at);
+        let paused = Follow::Cancel(sundial_model::retry::codes::PAUSED);
+        j.state = JobState::Paused;
+        j.paused = Some((ms_to_dt(T0 + 15_000), None));
+        // THEN while it lasts nothing is decided
+        assert_eq!(after_window(&j, &held(&one), &[]), Follow::Keep);
+        // WHEN it is resumed at 12:02:30: without a catch-up both are canceled; with catchUp
+        // last, 12:01 only; with all, neither
+        j.state = JobState::Enabled;
+        j.paused = Some((ms_to_dt(T0 + 15_000), Some(ms_to_dt(T0 + 145_000))));
+        assert_eq!(after_window(&j, &held(&one), &[]), paused);
+        assert_eq!(after_window(&j, &held(&two), &[]), paused);
+        assert_eq!(after_window(&j, &held(&one), &[two_at]), paused);
+        assert_eq!(after_window(&j, &held(&two), &[two_at]), Follow::Keep);
+        assert_eq!(after_window(&j, &held(&one), &[one_at, two_at]), Follow::Keep);
+        // AND a fire put unheld at a paused instant (a scan that raced the pause) goes the same way
+        assert_eq!(after_window(&j, &one, &[]), paused);
+        // AND a fire of an instant the job was enabled at, one taken over, one made by hand are
+        // left alone
+        assert_eq!(after_window(&j, &queued(&j, T0 + 175_000), &[]), Follow::Keep);
+        assert_eq!(after_window(&j, &caught_up(&held(&one)), &[]), Follow::Keep);
+        let mut manual = held(&one);
+        manual.exec.timeline[0].code = Some(MANUAL_CODE.into());
+        assert_eq!(after_window(&j, &manual, &[]), Follow::Keep);
+        // AND a job deleted while paused cancels what its pause held
+        j.state = JobState::Deleted;
+        j.paused = Some((ms_to_dt(T0 + 15_000), None));
+        assert_eq!(after_window(&j, &held(&one), &[]), paused);
     }
 
     #[test]

@@ -27,6 +27,10 @@
 //! - **Audited and measured.** Each re-send is a note on the execution's timeline (code
 //!   `Resent`, actor `reconciler:<id>`); `ExecutionsResent` (per pool), `ReconcileExamined` and
 //!   `ReconcileOverdueMs` are emitted, and the CDK app alarms on re-sends.
+//! - **A held fire is not lost.** A fire queued ahead of a pause stays READY and held while the
+//!   pause lasts (`execution::follow`): it is re-sent on the same backoff, so a worker judges
+//!   the hold again (the pause may have ended, the job been deleted), but it is no missed start
+//!   and no lost delivery: counted apart (`held_resent`), not in `ExecutionsResent`.
 
 mod mapreduce;
 mod options;
@@ -146,18 +150,30 @@ async fn backlogged_lanes(ctx: &Ctx) -> BTreeSet<(String, sundial_model::priorit
     backlogged
 }
 
+/// The messages one run re-sends to one pool, and how many of them are of held executions.
+#[derive(Default)]
+struct Sends {
+    msgs: Vec<Outgoing>,
+    held: u64,
+}
+
 /// Counts each look's outcome in the report and collects the messages to re-send per pool;
 /// the first failure is kept for the run's error.
 fn tally(
     results: Vec<(OpenEntry, Result<Done, ReconcileError>)>,
     report: &mut ReconcileReport,
     first: &mut Option<ReconcileError>,
-) -> BTreeMap<String, Vec<Outgoing>> {
-    let mut outgoing: BTreeMap<String, Vec<Outgoing>> = BTreeMap::new();
+) -> BTreeMap<String, Sends> {
+    let mut outgoing: BTreeMap<String, Sends> = BTreeMap::new();
     for (entry, r) in results {
         report.examined += 1;
         match r {
-            Ok(Done::Resent(pool, msg)) => outgoing.entry(pool).or_default().push(*msg),
+            Ok(Done::Resent(pool, msg)) => outgoing.entry(pool).or_default().msgs.push(*msg),
+            Ok(Done::HeldResent(pool, msg)) => {
+                let sends = outgoing.entry(pool).or_default();
+                sends.msgs.push(*msg);
+                sends.held += 1;
+            }
             Ok(Done::Missed(pool, failed)) => {
                 *report.missed.entry(pool).or_default() += 1;
                 if let Some(e) = failed {
@@ -185,13 +201,19 @@ fn tally(
 /// next look, it never loses it; a failed send is retried the same way.
 async fn resend(
     ctx: &Ctx,
-    outgoing: BTreeMap<String, Vec<Outgoing>>,
+    outgoing: BTreeMap<String, Sends>,
     report: &mut ReconcileReport,
     first: &mut Option<ReconcileError>,
 ) {
-    for (pool, msgs) in outgoing {
+    for (pool, Sends { msgs, held }) in outgoing {
         match ctx.queues.send_all(&pool, &msgs).await {
-            Ok(()) => *report.resent.entry(pool).or_default() += msgs.len() as u64,
+            Ok(()) => {
+                report.held_resent += held;
+                let lost = msgs.len() as u64 - held;
+                if lost > 0 {
+                    *report.resent.entry(pool).or_default() += lost;
+                }
+            }
             Err(e) => {
                 tracing::error!(pool, error = %e, count = msgs.len(), "re-send failed; the next look after the backoff retries it");
                 report.failed += msgs.len() as u64;
@@ -373,10 +395,14 @@ impl<'a> Pass<'a> {
             return Ok(Done::Raced);
         };
         let pool = seen.exec.definition.pool.clone();
-        tracing::warn!(execution = %entry.key.global_id(), status = seen.exec.status.as_str(), resends = n, pool, "re-sending a stranded execution");
         let mut out = Outgoing::for_execution(&seen.exec, now);
         // The new chain's generation, raised by `mark_resent`.
         out.message.wait_gen = seen.wait_gen + 1;
+        if seen.held.is_some() {
+            tracing::debug!(execution = %entry.key.global_id(), resends = n, pool, "re-sending an execution held by a pause, for its worker to judge the hold again");
+            return Ok(Done::HeldResent(pool, Box::new(out)));
+        }
+        tracing::warn!(execution = %entry.key.global_id(), status = seen.exec.status.as_str(), resends = n, pool, "re-sending a stranded execution");
         Ok(Done::Resent(pool, Box::new(out)))
     }
 

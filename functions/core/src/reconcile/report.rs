@@ -13,8 +13,12 @@ use sundial_store::StoreError;
 pub struct ReconcileReport {
     /// Index entries examined.
     pub examined: u64,
-    /// Messages re-sent, by pool.
+    /// Messages re-sent, by pool (lost deliveries: what the `ExecutionsResent` alarm counts).
     pub resent: BTreeMap<String, u64>,
+    /// Messages re-sent of executions held by their job's pause: not lost, waiting for the
+    /// resume; each copy lets a worker judge the hold again (the pause may be over, or the job
+    /// deleted). Not in `resent`.
+    pub held_resent: u64,
     /// Executions someone is acting on: looked at again later.
     pub looked_again: u64,
     /// Final executions taken out of the index.
@@ -114,6 +118,8 @@ impl ReconcileError {
 /// What happened to one execution.
 pub(super) enum Done {
     Resent(String, Box<Outgoing>),
+    /// The re-send of an execution held by a pause (see [`ReconcileReport::held_resent`]).
+    HeldResent(String, Box<Outgoing>),
     /// A missed start recorded (counted whatever happens to its report), and the report's
     /// failure if it failed.
     Missed(String, Option<missed::ReportError>),

@@ -142,8 +142,9 @@ impl Worker {
     /// Due and READY: held by a pause, or (first claim ever of a scheduled execution: not a
     /// reduce, not a replay) put by a scan
     /// that read the job before a pause or an edit and escaped the API's sweep (`at_claim`).
-    /// A hold is checked against the job too: a stale one (the job was enabled at the instant)
-    /// is released, audited, and the fire is then judged like any other.
+    /// A hold is checked against the job too: one whose pause is still on stands (the fire is
+    /// not claimed, the message dropped); a stale one (the job was enabled at the instant) is
+    /// released, audited, and the fire is then judged like any other.
     async fn follow_job(
         &self,
         d: &Delivery<'_>,
@@ -185,7 +186,14 @@ impl Worker {
                     }
                     snapshot = self.store.get(key, true).await?;
                 }
-                Follow::Keep | Follow::Hold => break,
+                Follow::Hold => {
+                    // Never claimed while its pause is on: it stays READY and held for the resume
+                    // to decide (its catch-up may replay it, else it is canceled). This copy goes;
+                    // the resume sends it again, or the reconciler after its backoff.
+                    tracing::info!(execution = %key.id(), "held by a pause still on: left READY for the resume");
+                    return Ok(ControlFlow::Break(Gate::Done(Disposition::Delete)));
+                }
+                Follow::Keep => break,
             }
         }
         // A `fireOnce` batch about to be claimed first settles its range (K6).
