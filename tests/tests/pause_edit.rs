@@ -96,7 +96,7 @@ async fn a_fire_held_through_its_instant_waits_for_the_resume_which_cancels_it_w
     let hook = fixtures::WebhookServer::start(vec![]).await?;
     let mut def = fixtures::http_definition(&hook.url("/run"));
     def.schedule = ScheduleSpec::new("0 * * * * *", "UTC");
-    def.retry.max_age_secs = 7 * 86_400;
+    def.retry.max_age_secs = 3_650 * 86_400; // the fixed instants are days before the wall clock
     let ctl = Control::new(ctx(&env), ControlSettings::default());
     control::jobs::create(&ctl, &caller(), "minutely", def, at("2026-11-30T12:00:05Z")).await?;
     let v = control::jobs::set_state(
@@ -206,7 +206,7 @@ async fn scan_racing_a_pause(
     let hook = fixtures::WebhookServer::start(vec![]).await?;
     let mut def = fixtures::http_definition(&hook.url("/run"));
     def.schedule = ScheduleSpec::new("0 * * * * *", "UTC");
-    def.retry.max_age_secs = 7 * 86_400; // the fixed instants are hours before the wall clock
+    def.retry.max_age_secs = 3_650 * 86_400; // the fixed instants are days before the wall clock
     create_job(env, "acme", "minutely", def, at("2026-11-30T12:00:05Z")).await?;
     let shard = sundial_model::keys::shard_of("acme", "minutely", env.cfg.shards);
     let api = Arc::new(Control::new(ctx(env), ControlSettings::default()));
@@ -287,7 +287,7 @@ async fn webhook_job(ctl: &Control, id: &str, expr: &str) -> anyhow::Result<fixt
     let hook = fixtures::WebhookServer::start(vec![]).await?;
     let mut def = fixtures::http_definition(&hook.url("/run"));
     def.schedule = ScheduleSpec::new(expr, "UTC");
-    def.retry.max_age_secs = 7 * 86_400; // the fixed instants are hours before the wall clock
+    def.retry.max_age_secs = 3_650 * 86_400; // the fixed instants are days before the wall clock
     control::jobs::create(ctl, &caller(), id, def, at("2026-11-30T12:00:05Z")).await?;
     Ok(hook)
 }
@@ -397,7 +397,7 @@ fn calendar_definition(hook: &fixtures::WebhookServer, expr: &str, tz: &str) -> 
     def.schedule = ScheduleSpec::new(expr, tz);
     def.schedule.business_calendar =
         Some(BusinessCalendarRef { calendar: "hol".into(), roll: Roll::Following });
-    def.retry.max_age_secs = 7 * 86_400;
+    def.retry.max_age_secs = 3_650 * 86_400; // the fixed instants are days before the wall clock
     def
 }
 
