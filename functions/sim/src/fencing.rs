@@ -90,7 +90,7 @@ struct Log {
     now: BTreeMap<String, Now>,
     /// The last instant a send of each execution's message was lost to a fault (ms).
     lost: BTreeMap<String, i64>,
-    custody: Vec<Violation>,
+    custody: Vec<(i64, String, Violation)>,
 }
 
 /// Every write to an execution item of the run, in apply order, and the custody check fed by
@@ -159,7 +159,7 @@ impl WriteLog {
         if g.lost.get(&id).is_some_and(|t| at_ms - t < 15 * 60_000) {
             return;
         }
-        if g.custody.iter().any(|v| v.execution.as_deref() == Some(id.as_str())) {
+        if g.custody.iter().any(|(_, _, v)| v.execution.as_deref() == Some(id.as_str())) {
             return;
         }
         let (job, ms) = id.rsplit_once('@').unwrap_or((id.as_str(), ""));
@@ -174,7 +174,7 @@ impl WriteLog {
             }
         }
         if !other {
-            g.custody.push(Violation {
+            g.custody.push((at_ms, process.to_string(), Violation {
                 invariant: "custody",
                 detail: format!(
                     "{process} deleted the last message of the execution at {} while it was {} (not held): only the reconciler can start it now",
@@ -182,7 +182,7 @@ impl WriteLog {
                     now.status
                 ),
                 execution: Some(id),
-            });
+            }));
         }
     }
 
@@ -191,8 +191,9 @@ impl WriteLog {
         self.0.lock().map(|g| g.writes.clone()).unwrap_or_default()
     }
 
-    /// The custody violations so far.
-    pub fn custody(&self) -> Vec<Violation> {
+    /// The custody violations so far, each with the instant of its delete (ms) and the process
+    /// that deleted.
+    pub fn custody(&self) -> Vec<(i64, String, Violation)> {
         self.0.lock().map(|g| g.custody.clone()).unwrap_or_default()
     }
 }

@@ -169,7 +169,7 @@ fn is_manual(e: &Execution) -> bool {
 }
 
 /// Whether an event made `e` (its creation code).
-fn is_event(e: &Execution) -> bool {
+pub(crate) fn is_event(e: &Execution) -> bool {
     e.timeline.first().and_then(|ev| ev.code.as_deref()) == Some(EVENT_CODE)
 }
 

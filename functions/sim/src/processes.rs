@@ -114,7 +114,6 @@ pub fn sampler(sh: &Shared) -> JoinHandle<()> {
     })
 }
 
-
 fn caller(tenant: &str) -> Caller {
     Caller { tenant: tenant.into(), principal: "sim-operator".into() }
 }

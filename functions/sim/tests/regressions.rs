@@ -12,6 +12,8 @@ fn faults_only(seed: u64) -> RunOptions {
     o.profile.jobs = 12;
     o.profile.firing_minutes = 60;
     o.profile.ops_per_hour = 0;
+    // The shape that found them had no zombies yet.
+    o.stalls = false;
     o
 }
 
@@ -40,4 +42,30 @@ fn seed_13_a_missed_start_is_one_report_and_a_keyless_event_one_run() {
 #[test]
 fn seed_2718281_missed_starts_repeated_by_the_transport_are_one_report_each() {
     holds(faults_only(2_718_281));
+}
+
+/// Open (docs/simulation.md, K11): seed 227 of CI's faults shape, once the workload drew slow
+/// jobs and event twins (issue 50): 7 copies of one fire's message live at once (28 sent), an
+/// every-15-s ECS job whose runs fail and retry in an SQS fault window. Ignored until fixed.
+#[test]
+#[ignore = "open: K11, message copies of a retrying fire"]
+fn seed_227_a_retrying_fire_keeps_at_most_six_copies_live() {
+    holds(faults_only(227));
+}
+
+/// Open (K11): seeds 244 and 269 of CI's faults shape: 8 copies of one fire's message live at
+/// once (15 and 49 sent). Ignored until fixed.
+#[test]
+#[ignore = "open: K11, message copies"]
+fn seeds_244_and_269_keep_at_most_six_copies_live() {
+    holds(faults_only(244));
+    holds(faults_only(269));
+}
+
+/// Open (K12): seed 291 of CI's faults shape: a fire of job0000 at 23:37:00 has no execution
+/// (16 executions in the whole run). Not yet diagnosed. Ignored until fixed.
+#[test]
+#[ignore = "open: K12, a lost fire"]
+fn seed_291_every_fire_has_its_execution() {
+    holds(faults_only(291));
 }

@@ -6,6 +6,7 @@
 //! sim --for-secs 600                 # fresh seeds until 10 minutes of real time have passed
 //! options: --jobs N --tenants N --minutes N --ops-per-hour N --no-faults --json FILE
 //!          --quiet-minutes N (simulated minutes after the faults stop, before the check; 150)
+//!          --no-stalls (every fault but the zombies: CI's fresh seeds)
 //!          --explain JOB (print the job's definition, actions, executions and the fault plan)
 //!          --mutant NAME (switch one planted bug on: a build with `--features mutants` only)
 //! ```
@@ -57,6 +58,7 @@ fn main() -> anyhow::Result<()> {
             o.quiet_minutes = v;
         }
         o.faults = !args.iter().any(|a| a == "--no-faults");
+        o.stalls = !args.iter().any(|a| a == "--no-stalls");
         o.explain = arg(&args, "--explain");
         o
     };
