@@ -613,6 +613,9 @@ pub fn describe(o: &Outcome) -> String {
             }
         }
     }
+    for v in o.known_gaps.iter().take(10) {
+        s.push_str(&format!("  {}: {} {}\n", v.invariant, v.detail, v.execution.clone().unwrap_or_default()));
+    }
     if o.violations.len() > 20 {
         s.push_str(&format!("  ... and {} more\n", o.violations.len() - 20));
     }

@@ -183,6 +183,11 @@ pub(crate) const MIN_LATENCY_MS: u64 = 1;
 fn before(st: &mut State, call: &Call) -> (u64, Before) {
     let key = format!("{}.{}", service_name(call.service), call.op);
     *st.stats.requests.entry(key).or_default() += 1;
+    if let Some(i) = st.lose_next.iter().position(|op| *op == call.op) {
+        st.lose_next.remove(i);
+        st.fault("lost_response");
+        return (0, Before::Serve { lose_response: true });
+    }
     let aimed = st.aimed(call.process.as_ref());
     let f = st.faults.clone();
     if !aimed || call.service == Service::Unknown {
@@ -257,6 +262,33 @@ fn hash_response(h: Fnv1a, body: &[u8]) -> Fnv1a {
     }
 }
 
+/// Prints a request and its answer when `SUNDIAL_SIMAWS_TRACE` is set and the process, the
+/// operation or the request names its value (a debugging aid: `SUNDIAL_SIMAWS_TRACE=job0000@17`).
+fn debug_trace(aws: &Aws, call: &Call, reply: &Reply) {
+    static FILTER: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    let Some(f) = FILTER.get_or_init(|| std::env::var("SUNDIAL_SIMAWS_TRACE").ok()) else { return };
+    let process = call.process.as_deref().unwrap_or("");
+    let req = if call.json.is_null() {
+        String::from_utf8_lossy(&call.raw).into_owned()
+    } else {
+        call.json.to_string()
+    };
+    let body = String::from_utf8_lossy(&reply.body);
+    if ![process, call.op.as_str(), req.as_str(), &body].iter().any(|s| s.contains(f.as_str())) {
+        return;
+    }
+    let t = aws.now_ms().rem_euclid(86_400_000);
+    let at = format!("{:02}:{:02}:{:02}.{:03}", t / 3_600_000, t / 60_000 % 60, t / 1_000 % 60, t % 1_000);
+    eprintln!(
+        "{} {process} {} {} -> {} {}",
+        at,
+        call.op,
+        req.chars().take(600).collect::<String>(),
+        reply.status,
+        body.chars().take(300).collect::<String>()
+    );
+}
+
 impl SimClient {
     async fn serve(self, req: HttpRequest) -> Result<HttpResponse, ConnectorError> {
         let call = decode(&req, self.process.clone());
@@ -279,6 +311,7 @@ impl SimClient {
                 }
             }
         };
+        debug_trace(&self.aws, &call, &reply);
         reply.headers.push(("x-amzn-requestid", format!("sim-{:016x}", self.aws.lock().rng.next_u64())));
         {
             let mut st = self.aws.lock();

@@ -179,6 +179,8 @@ pub(crate) struct State {
     pub(crate) on_write: Option<WriteHook>,
     /// Processes stalled (by tag prefix) until an instant (ms): their requests wait for it.
     pub(crate) stalls: Vec<(String, i64)>,
+    /// Operations whose next request is applied and then answered 500 ([`Aws::lose_next_response`]).
+    pub(crate) lose_next: Vec<String>,
 }
 
 /// One DynamoDB item write as applied (a transaction's or batch's each on its own), in apply
@@ -287,6 +289,7 @@ impl Aws {
             on_write: None,
             on_delete: None,
             stalls: Vec::new(),
+            lose_next: Vec::new(),
         };
         let inner = Inner {
             state: Mutex::new(state),
@@ -373,6 +376,14 @@ impl Aws {
         let mut s = self.lock();
         s.stalls.retain(|(p, _)| p != prefix);
         s.stalls.push((prefix.to_string(), until_ms));
+    }
+
+    /// Applies the next request of operation `op` (`UpdateItem`, `SendMessageBatch`, ...), whoever
+    /// makes it, then answers it with a 500 as if its response were lost: the caller cannot know
+    /// it applied, and its SDK sends it again. One request per call; a deterministic
+    /// `lost_response` fault for tests.
+    pub fn lose_next_response(&self, op: &str) {
+        self.lock().lose_next.push(op.to_string());
     }
 
     /// Sets the hook that sees every ECS task created (for an effects ledger).

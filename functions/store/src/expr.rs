@@ -52,6 +52,8 @@ pub struct Expr {
     projection: Vec<String>,
     names: HashMap<String, String>,
     values: HashMap<String, AttributeValue>,
+    /// What the update writes, for telling its own landing from a race (`crate::landed`).
+    written: crate::landed::Written,
 }
 
 impl Expr {
@@ -99,6 +101,7 @@ impl Expr {
 
     /// `SET a = v`.
     pub fn set(&mut self, a: &str, v: AttributeValue) -> &mut Self {
+        self.written.set(a, &v);
         let (n, v) = (self.name(a), self.val(v));
         self.set.push(format!("{n} = {v}"));
         self
@@ -106,6 +109,7 @@ impl Expr {
 
     /// `SET map.key = v` (one entry of a map attribute).
     pub fn set_entry(&mut self, map: &str, key: &str, v: AttributeValue) -> &mut Self {
+        self.written.opaque();
         let (n, v) = (self.entry(map, key), self.val(v));
         self.set.push(format!("{n} = {v}"));
         self
@@ -113,6 +117,7 @@ impl Expr {
 
     /// `SET a = list_append(a, items)`: appends to a list attribute.
     pub fn append(&mut self, a: &str, items: Vec<AttributeValue>) -> &mut Self {
+        self.written.append(a, &items);
         let (n, v) = (self.name(a), self.val(AttributeValue::L(items)));
         self.set.push(format!("{n} = list_append({n}, {v})"));
         self
@@ -126,6 +131,7 @@ impl Expr {
 
     /// `SET a = a + by` (the attribute must exist).
     pub fn increment(&mut self, a: &str, by: i64) -> &mut Self {
+        self.written.opaque();
         let (n, v) = (self.name(a), self.val(AttributeValue::N(by.to_string())));
         self.set.push(format!("{n} = {n} + {v}"));
         self
@@ -133,6 +139,7 @@ impl Expr {
 
     /// `SET a = if_not_exists(a, 0) + by` (a counter that may not exist yet).
     pub fn add(&mut self, a: &str, by: i64) -> &mut Self {
+        self.written.opaque();
         let (n, v) = (self.name(a), self.val(AttributeValue::N(by.to_string())));
         let zero = self.val(AttributeValue::N("0".into()));
         self.set.push(format!("{n} = if_not_exists({n}, {zero}) + {v}"));
@@ -142,6 +149,7 @@ impl Expr {
     /// `ADD a :set`: puts strings into a string-set attribute (created if absent); a string
     /// already there is not added twice.
     pub fn add_strings(&mut self, a: &str, items: Vec<String>) -> &mut Self {
+        self.written.add_strings(a, &items);
         let (n, v) = (self.name(a), self.val(AttributeValue::Ss(items)));
         self.add.push(format!("{n} {v}"));
         self
@@ -150,6 +158,7 @@ impl Expr {
     /// `DELETE a :set`: takes strings out of a string-set attribute (absent ones are no error;
     /// a set left empty is removed).
     pub fn delete_strings(&mut self, a: &str, items: Vec<String>) -> &mut Self {
+        self.written.delete_strings(a, &items);
         let (n, v) = (self.name(a), self.val(AttributeValue::Ss(items)));
         self.delete.push(format!("{n} {v}"));
         self
@@ -157,6 +166,7 @@ impl Expr {
 
     /// `REMOVE a`.
     pub fn remove(&mut self, a: &str) -> &mut Self {
+        self.written.remove(a);
         let n = self.name(a);
         self.remove.push(n);
         self
@@ -164,6 +174,7 @@ impl Expr {
 
     /// `REMOVE map.key`.
     pub fn remove_entry(&mut self, map: &str, key: &str) -> &mut Self {
+        self.written.opaque();
         let n = self.entry(map, key);
         self.remove.push(n);
         self
@@ -176,6 +187,9 @@ impl Expr {
 
     /// Condition `a <op> v`.
     pub fn cond_cmp(&mut self, a: &str, op: Cmp, v: AttributeValue) -> &mut Self {
+        if op == Cmp::Eq {
+            self.written.holds(a, &v);
+        }
         let c = self.compare(a, op, v);
         self.cond.push(c);
         self
@@ -295,6 +309,12 @@ impl Expr {
             parts.push(format!("DELETE {}", self.delete.join(", ")));
         }
         (!parts.is_empty()).then(|| parts.join(" "))
+    }
+
+    /// Whether `item`, returned by this update's failed condition, is what the update itself
+    /// wrote on an earlier attempt whose response was lost (`crate::landed`).
+    pub(crate) fn landed(&self, item: &HashMap<String, AttributeValue>) -> bool {
+        self.written.landed(item)
     }
 
     /// The update and condition expressions as a request carries them (for request-shape tests).

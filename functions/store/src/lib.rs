@@ -51,6 +51,7 @@ pub mod expr;
 pub mod idem;
 pub mod items;
 pub mod jobs;
+mod landed;
 pub mod mapreduce;
 pub mod open;
 pub mod ops;

@@ -87,6 +87,21 @@ impl ExecStore {
         Ok(self.cas(key, "UpdateItem(open wait)", e).await?.is_ok().then_some(gen))
     }
 
+    /// Undoes a raise of `key`'s wait generation to `gen` whose new chain's copy could not be
+    /// sent (the send failed): back to `gen - 1`, only if it is still `gen`. The copies already
+    /// queued then stand for the execution again, instead of each dropping itself as stale when
+    /// it comes (`sundial_model::reconcile::stale_copy`), which would delete the last of them.
+    /// A copy of `gen` that was sent after all is newer than the generation, never stale. False
+    /// if it changed meanwhile (a newer chain, a claim: theirs to carry).
+    pub async fn undo_wait_gen(&self, key: &ExecKey, gen: u64) -> Result<bool, StoreError> {
+        if gen == 0 {
+            return Ok(false);
+        }
+        let mut e = Expr::default();
+        e.set(attr::WAIT_GEN, n(gen as i64 - 1)).cond_eq(attr::WAIT_GEN, n(gen as i64));
+        Ok(self.cas(key, "UpdateItem(open wait undone)", e).await?.is_ok())
+    }
+
     /// Records a re-send by the reconciler (`actor`) at `now_ms`: a note on the timeline, one
     /// more re-send, the next look at `next_look` (ms), and a new wait generation (the re-sent
     /// message carries `seen.wait_gen + 1`); only if the execution is still as `seen`, so two

@@ -49,7 +49,7 @@ use chrono::{DateTime, Utc};
 use futures_util::stream::{self, StreamExt};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, Ordering};
-use sundial_store::executions::{ExecStore, Snapshot};
+use sundial_store::executions::{ExecKey, ExecStore, Snapshot};
 use sundial_store::open::OpenEntry;
 use sundial_store::queue::Outgoing;
 
@@ -218,7 +218,21 @@ async fn resend(
                 tracing::error!(pool, error = %e, count = msgs.len(), "re-send failed; the next look after the backoff retries it");
                 report.failed += msgs.len() as u64;
                 first.get_or_insert(e.into());
+                undo_generations(ctx, &msgs).await;
             }
+        }
+    }
+}
+
+/// The re-sends in `msgs` were not sent: each execution's generation goes back to what its
+/// queued copies carry (`ExecStore::undo_wait_gen`), so they still stand for it until the next
+/// look re-sends (a failure is logged: the next look comes either way).
+async fn undo_generations(ctx: &Ctx, msgs: &[Outgoing]) {
+    let execs = ctx.execs();
+    for m in msgs {
+        let key = ExecKey::of_message(&m.message);
+        if let Err(e) = execs.undo_wait_gen(&key, m.message.wait_gen).await {
+            tracing::warn!(execution = %key.id(), error = %e, "could not undo an unsent re-send's generation; its queued copies drop themselves until the next look");
         }
     }
 }

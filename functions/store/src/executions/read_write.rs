@@ -78,7 +78,8 @@ impl ExecStore {
 
     /// The conditional update every write of an execution goes through: `Ok(new item)`, or
     /// `Err(the item as it was)` when the condition failed (no extra read: the service returns
-    /// it).
+    /// it). A failed condition whose item shows this very update (an earlier attempt landed and
+    /// its response was lost, `crate::landed`) is `Ok` with that item.
     pub(crate) async fn cas(
         &self,
         key: &ExecKey,
@@ -93,9 +94,16 @@ impl ExecStore {
             .key(attr::SK, s(key.sk()))
             .return_values(ReturnValue::AllNew)
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld);
+        let mut e = e;
+        e.set(attr::WRITE_ID, s(crate::landed::write_id()));
+        let check = e.clone();
         match req.expr(e).send().await {
             Ok(out) => Ok(Ok(out.attributes.unwrap_or_default())),
-            Err(err) if is_condition_failed(&err) => Ok(Err(old_item(err))),
+            Err(err) if is_condition_failed(&err) => Ok(match old_item(err) {
+                // Its own earlier attempt, whose response was lost (the SDK sent it again).
+                Some(item) if check.landed(&item) => Ok(item),
+                old => Err(old),
+            }),
             Err(err) => Err(StoreError::from_sdk(op, err)),
         }
     }

@@ -105,6 +105,10 @@ pub const PLANNED: &str = "pl";
 pub const LEFT_CLASS: &str = "lv";
 /// How many times the reconciler re-sent the execution's message.
 pub const RESENDS: &str = "rs";
+/// The id of the last conditional update of the execution (unique per write): a writer whose
+/// response was lost, and whose SDK retry then failed its condition, tells its own landed write
+/// by it (`crate::landed`).
+pub const WRITE_ID: &str = "wid";
 /// The wait generation of an open execution: raised by whoever starts a new chain of queue
 /// copies for it (a wait that moves its reconciler look, a re-send); copies of an older
 /// generation are dropped (`sundial_model::reconcile::stale_copy`).

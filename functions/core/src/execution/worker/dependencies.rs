@@ -178,7 +178,11 @@ impl Worker {
         let Some(gen) = self.store.note_wait(wk, &s, look).await? else { return Ok(false) };
         let mut wake = Outgoing::for_execution(&s.exec, now);
         wake.message.wait_gen = gen;
-        self.queues.send_all(&s.exec.definition.pool, &[wake]).await?;
+        if let Err(e) = self.queues.send_all(&s.exec.definition.pool, &[wake]).await {
+            // Its queued copies stand for it again; the reconciler's look comes as for a lost wake.
+            self.store.undo_wait_gen(wk, gen).await?;
+            return Err(e.into());
+        }
         Ok(true)
     }
 }
