@@ -427,34 +427,28 @@ async fn check(
         final_jobs: &final_jobs,
     };
     let mut found = invariants::check(&ev);
-    // Custody findings are known gaps until diagnosed (docs/simulation.md, K2 for a REPLACE
-    // fire's wait path, K8 for the others): counted on every run's line, and a planted bug that
-    // adds to them is killed (tests/mutants.rs), but a fresh seed does not fail on them.
+    // Custody (K8, fixed): a violation, except on a REPLACE job's wait path (K2, open).
     for (_, _, mut v) in sh.writes.custody() {
-        let replace = v.execution.as_deref().is_some_and(|id| invariants::replace_job(&ev, id));
-        v.invariant = if replace { "known gap K2" } else { "known gap K8" };
-        found.push(v);
-    }
-    // Two event executions a millisecond apart of a SERIALIZE or FORBID job run at once: K9.
-    let invocations = sh.ledger.invocations();
-    let serial: std::collections::BTreeSet<&str> = w
-        .jobs
-        .iter()
-        .filter(|j| {
-            matches!(
-                j.def.concurrency,
-                sundial_model::ConcurrencyPolicy::Serialize | sundial_model::ConcurrencyPolicy::Forbid
-            )
-        })
-        .map(|j| j.job_id.as_str())
-        .collect();
-    for mut v in crate::fencing::check_overlaps(&invocations, &serial) {
-        let event = |id: &str| executions.values().flatten().any(|e| e.id() == id && invariants::is_event(e));
-        if v.execution.as_deref().is_some_and(event) {
-            v.invariant = "known gap K9";
+        if v.execution.as_deref().is_some_and(|id| invariants::replace_job(&ev, id)) {
+            v.invariant = "known gap K2";
         }
         found.push(v);
     }
+    // Runs of one job overlap only where both executions' own definitions allow it: an edit
+    // may change the policy, and each fire is admitted under the definition it was put with.
+    let invocations = sh.ledger.invocations();
+    let serial: std::collections::BTreeSet<String> = executions
+        .values()
+        .flatten()
+        .filter(|e| {
+            matches!(
+                e.definition.concurrency,
+                sundial_model::ConcurrencyPolicy::Serialize | sundial_model::ConcurrencyPolicy::Forbid
+            )
+        })
+        .map(|e| e.id())
+        .collect();
+    found.extend(crate::fencing::check_overlaps(&invocations, &serial.iter().map(String::as_str).collect()));
     let (mut violations, known_gaps): (Vec<Violation>, Vec<Violation>) =
         found.into_iter().partition(|v| !v.invariant.starts_with("known gap"));
     let (ecs_violations, ecs_counts) =
@@ -515,8 +509,13 @@ async fn check(
             }
             for e in executions.get(&i).into_iter().flatten() {
                 explanation.push_str(&format!(
-                    "exec {} {:?} range={:?} except={:?} v={}\n",
-                    e.scheduled_at, e.status, e.missed_range, e.missed_except, e.def_version
+                    "exec {} {:?} range={:?} except={:?} v={} {:?}\n",
+                    e.scheduled_at,
+                    e.status,
+                    e.missed_range,
+                    e.missed_except,
+                    e.def_version,
+                    e.definition.concurrency
                 ));
                 for t in &e.timeline {
                     explanation.push_str(&format!("    {} {t:?}\n", ms(t.at)));

@@ -42,7 +42,7 @@ fn hunt(m: Mutant) -> Hunt {
         TickSkipsFailedBucket => (FAULTS_12, 11),
         ClaimReusesToken => (FAULTS, 1),
         EventSkipsKeyClaim => (OPS, 3),
-        TakeoverLiveLease => (FAULTS, 1),
+        TakeoverLiveLease => (FAULTS, 2),
         HeartbeatUnfenced | CancelUnfenced | EditKeepsDroppedFires => (FAULTS_12, 13),
         DependencyNeverWaits => (OPS, 4),
         PauseNotEnforced => (OPS, 1),
@@ -61,10 +61,6 @@ fn hunt(m: Mutant) -> Hunt {
 /// Mutants the simulator does not kill yet, each with why: run like the others, and the test
 /// fails if one is killed (take it off this list) or if one not on it survives.
 const SURVIVES_TODAY: &[(Mutant, &str)] = &[
-    (
-        Mutant::WorkerAcksStoreError,
-        "its deletes land in network fault windows, where custody findings are the open known gap K8; killed only as more K8 fires on a seed that has some unmutated",
-    ),
     (
         Mutant::HeartbeatUnfenced,
         "a zombie's late heartbeat extends the new holder's lease by the same 30 s it would have had; nothing observable changes unless the holder dies then",

@@ -73,6 +73,22 @@ pub async fn advance(
     update_if(ddb, table, (keys::watermark_pk(shard), keys::WATERMARK_SK), e, "UpdateItem").await
 }
 
+/// Starts a shard's watermark at `through` if it has none yet (the shard was never scanned).
+/// The API calls it before it moves a new job out of the admission partition into the bucket of
+/// a later fire ([`keys::minute_of`] of now, less one): without it, a tick that first runs
+/// after that would start from its own present and never read the bucket the job waits in, so
+/// the job and every fire owed since would be lost. True if this call started it.
+pub async fn start_if_never(
+    ddb: &aws_sdk_dynamodb::Client,
+    table: &str,
+    shard: u32,
+    through: i64,
+) -> Result<bool, StoreError> {
+    let mut e = Expr::new();
+    e.set(attr::THROUGH, n(through)).cond_not_exists(attr::THROUGH);
+    update_if(ddb, table, (keys::watermark_pk(shard), keys::WATERMARK_SK), e, "UpdateItem").await
+}
+
 /// Counts one more job leaving the shard's every-minute or daily class (after the change that
 /// took it out committed). Unconditional: it only ever grows.
 pub async fn note_leaving(ddb: &aws_sdk_dynamodb::Client, table: &str, shard: u32) -> Result<(), StoreError> {

@@ -77,6 +77,9 @@ pub async fn dispatch_one(
         return Ok(report);
     }
     let Some(schedule) = parse_or_log(job, &mut report) else { return Ok(report) };
+    // A shard never scanned has no watermark, and its first tick would start from its own
+    // present: the job about to move into a later bucket would never be read there.
+    watermarks::start_if_never(&ctx.ddb, &ctx.cfg.jobs_table, job.shard, keys::minute_of(now) - 1).await?;
     let window_end = keys::minute_start(keys::minute_of(now) + 2) - Duration::milliseconds(1);
     // Only on-time fires here: a job admitted now has no missed fires to pace.
     let mut budget = CatchUpBudget::new(0, 0);

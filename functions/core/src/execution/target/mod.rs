@@ -142,7 +142,9 @@ impl RemoteTargets {
 
 impl RemoteTargets {
     /// Starts (or adopts) the execution of `run` of the fire `inv` on `machine_arn`, after
-    /// confirming that the state machine is the tenant's; as the tenant. The worker notes the
+    /// confirming that the state machine is the tenant's; as the tenant. A later run first looks
+    /// at the previous one and adopts it if it is running or succeeded (an attempt that timed out
+    /// as its execution closed successfully must not run the fire again). The worker notes the
     /// execution on the fire's timeline, then [`RemoteTargets::track_state_machine`]s it.
     pub async fn start_state_machine(
         &self,
@@ -154,6 +156,14 @@ impl RemoteTargets {
             self.owner
                 .check(identity::Kind::StateMachine, machine_arn, "target state machine", &inv.execution_id)
                 .await?;
+            if run > 1 {
+                let prev = stepfunctions::execution_name(&inv.execution_id, run - 1);
+                let arn = stepfunctions::execution_arn(machine_arn, &prev);
+                if self.sfn.previous_stands(&arn, inv).await? {
+                    tracing::info!(execution = %inv.execution_id, arn, "adopting the previous run's Step Functions execution: it is running or succeeded");
+                    return Ok(stepfunctions::Started { arn, adopted: true });
+                }
+            }
             let name = stepfunctions::execution_name(&inv.execution_id, run);
             self.sfn.start(machine_arn, &name, inv).await
         })

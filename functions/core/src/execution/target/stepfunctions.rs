@@ -127,6 +127,22 @@ impl StepFunctionsCaller {
         }
     }
 
+    /// Whether the fire's previous run `arn` still stands for it: RUNNING (a stop that did not
+    /// land) or SUCCEEDED (it closed as its attempt timed out, or the attempt's tracking failed).
+    /// Then the next run adopts it instead of starting beside it or doing the work twice. `Ok(false)`
+    /// when it failed, was stopped or never started; an unanswered look is a retryable error
+    /// (starting blind could run the fire twice).
+    pub async fn previous_stands(&self, arn: &str, inv: &Invocation) -> Result<bool, RunError> {
+        match self.client.describe_execution().execution_arn(arn).send().await {
+            Ok(out) => Ok(matches!(out.status(), ExecutionStatus::Running | ExecutionStatus::Succeeded)),
+            Err(e) if e.as_service_error().is_some_and(|s| s.is_execution_does_not_exist()) => Ok(false),
+            Err(e) => {
+                tracing::warn!(execution = %inv.execution_id, arn, detail = %DisplayErrorContext(&e), "could not look at the fire's previous Step Functions run");
+                Err(classify(e))
+            }
+        }
+    }
+
     /// Polls `started` until it closes: `Ok` when it SUCCEEDED, a retryable error with its error
     /// and cause when it FAILED, TIMED_OUT or was ABORTED. A throttled or unanswered poll is
     /// polled again; the worker's timeout bounds the whole wait.
