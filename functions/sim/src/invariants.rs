@@ -345,7 +345,8 @@ fn held(e: &Execution) -> bool {
     e.status == ExecStatus::Ready && last == Some(codes::HELD)
 }
 
-/// Most copies of one execution's message live at once: the one in flight, a wait copy or a
+/// Most copies of one execution's message live at once (in the queues workers receive from;
+/// a dead-letter queue's copies are parked, not live): the one in flight, a wait copy or a
 /// re-send overlapping it, a verification re-send, and the duplicates SQS itself may keep
 /// (at-least-once; the fault windows duplicate up to 10 % of receives). A wait or a re-send
 /// that multiplies copies (finding 3) exceeds it.

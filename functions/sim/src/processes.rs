@@ -99,7 +99,7 @@ pub fn sampler(sh: &Shared) -> JoinHandle<()> {
         while !sh.stop.is_cancelled() {
             tokio::time::sleep(Duration::from_secs(30)).await;
             let mut now: BTreeMap<String, u64> = BTreeMap::new();
-            for body in sh.world.aws.message_bodies() {
+            for body in sh.world.aws.live_message_bodies() {
                 if let Some(id) = crate::world::execution_of_message(&body) {
                     *now.entry(id).or_insert(0) += 1;
                 }

@@ -330,11 +330,17 @@ impl Aws {
         self.lock().faults = f;
     }
 
-    /// The body of every message in every queue (visible, in flight or delayed), in queue and
-    /// send order: what is live now.
+    /// The body of every message in every queue (visible, in flight or delayed; dead-letter
+    /// queues included), in queue and send order.
     pub fn message_bodies(&self) -> Vec<String> {
         let s = self.lock();
         s.sqs.queues.values().flat_map(|q| q.msgs.values().map(|m| m.body.clone())).collect()
+    }
+
+    /// The bodies of every message a consumer may still receive: [`Aws::message_bodies`]
+    /// without the dead-letter queues' (parked for an operator, never delivered).
+    pub fn live_message_bodies(&self) -> Vec<String> {
+        self.lock().sqs.live_bodies().map(str::to_string).collect()
     }
 
     /// Sets the hook that sees every message sent (for invariants over message counts).

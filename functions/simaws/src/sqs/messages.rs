@@ -203,7 +203,7 @@ fn delete_one(sqs: &mut Sqs, url: &str, receipt: &str) -> Result<Option<String>,
 fn deleted(st: &State, process: Option<&str>, bodies: &[String], now: i64) {
     let Some(h) = &st.on_delete else { return };
     for b in bodies {
-        let mut live = st.sqs.queues.values().flat_map(|q| q.msgs.values().map(|m| m.body.as_str()));
+        let mut live = st.sqs.live_bodies();
         h(process, b, &mut live, now);
     }
 }

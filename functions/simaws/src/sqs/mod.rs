@@ -53,6 +53,20 @@ pub(crate) struct Sqs {
     pub(crate) seq: u64,
 }
 
+impl Sqs {
+    /// The bodies of the messages a consumer may still receive: every queue's but a
+    /// dead-letter queue's (a queue another one's redrive policy names), whose messages are
+    /// parked for an operator, not delivered.
+    pub(crate) fn live_bodies(&self) -> impl Iterator<Item = &str> {
+        let dead: std::collections::BTreeSet<String> =
+            self.queues.values().filter_map(|q| q.redrive().map(|(d, _)| d)).collect();
+        self.queues
+            .iter()
+            .filter(move |(name, _)| !dead.contains(name.as_str()))
+            .flat_map(|(_, q)| q.msgs.values().map(|m| m.body.as_str()))
+    }
+}
+
 const DEFAULTS: &[(&str, &str)] = &[
     ("VisibilityTimeout", "30"),
     ("DelaySeconds", "0"),

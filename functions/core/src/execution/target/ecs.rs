@@ -55,6 +55,10 @@ const ADOPT_LOOKS: u32 = 5;
 /// Longest `stoppedReason` kept in the attempt's error (the rest is cut).
 const MAX_REASON: usize = 512;
 
+/// How many times [`EcsCaller::stop_run`] tries to stop a run's task (each try is the SDK's
+/// own attempts): with a pause from [`FIRST_POLL`] doubling, about 15 s in all.
+pub const STOP_TRIES: u32 = 5;
+
 /// How a fire's tasks are named (`startedBy` and `clientToken`, one name per run of the fire):
 /// `sd-` and 32 hex digits of HMAC-SHA256 of the whole execution id under the deployment's key
 /// (`SUNDIAL_RUN_NAME_KEY`), then `-r{run}`. No prefix of the id and no lossy mapping, so two
@@ -381,38 +385,53 @@ impl EcsCaller {
     }
 
     /// Stops the running task of the run named `names` ([`RunNames::all`]) of `fire` (an
-    /// attempt that timed out or was cancelled), so that no retry runs beside it; only the
-    /// fire's own ([`Fire::owns`]), never another principal's task named like it. Best effort:
-    /// a failure is logged.
+    /// attempt that timed out or was cancelled), so that no retry runs beside it and the fire is
+    /// not final while its task still runs; only the fire's own ([`Fire::owns`]), never another
+    /// principal's task named like it. A throttled or unanswered call is tried again, up to
+    /// [`STOP_TRIES`] times with a doubling pause (a throttling window outlasts the SDK's own
+    /// three attempts: the full mix's seed 25 left a timed-out task running past its DEAD fire).
+    /// Past that, or on a permanent error, it is logged and left.
     pub async fn stop_run(&self, fire: &Fire<'_>, names: &[String], reason: &str) {
         let execution = fire.execution_id;
-        let mut arns = Vec::new();
-        for name in names {
-            match self.listed(fire, name, DesiredStatus::Running).await {
-                Ok(found) => arns.extend(found),
+        let mut pause = FIRST_POLL;
+        for tries_left in (0..STOP_TRIES).rev() {
+            match self.try_stop_run(fire, names, reason).await {
+                Ok(()) => return,
+                Err(e) if e.is_retryable() && tries_left > 0 => {
+                    tracing::info!(execution, error = %e, "stopping the fire's ECS task failed; trying again");
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2).min(MAX_POLL);
+                }
                 Err(e) => {
-                    tracing::warn!(execution, error = %e, "ListTasks before StopTask failed");
+                    tracing::warn!(execution, error = %e, "could not stop the fire's ECS task");
                     return;
                 }
             }
         }
+    }
+
+    /// One try of [`EcsCaller::stop_run`]: every running task named like the run, if it is the
+    /// fire's own, is stopped (a task already stopped is left as it is).
+    async fn try_stop_run(&self, fire: &Fire<'_>, names: &[String], reason: &str) -> Result<(), RunError> {
+        let execution = fire.execution_id;
+        let mut arns = Vec::new();
+        for name in names {
+            arns.extend(self.listed(fire, name, DesiredStatus::Running).await?);
+        }
         for arn in arns {
-            match Box::pin(self.is_own(fire, &arn)).await {
-                Ok(true) => {}
-                Ok(false) => continue,
-                Err(e) => {
-                    tracing::warn!(execution, task = %arn, error = %e, "DescribeTasks before StopTask failed");
-                    continue;
-                }
+            if !Box::pin(self.is_own(fire, &arn)).await? {
+                continue;
             }
             let cluster = &fire.target.cluster_arn;
             match self.client.stop_task().cluster(cluster).task(&arn).reason(reason).send().await {
                 Ok(_) => tracing::info!(execution, task = %arn, reason, "stopped the fire's ECS task"),
                 Err(e) => {
-                    tracing::warn!(execution, task = %arn, detail = %DisplayErrorContext(&e), "StopTask failed")
+                    tracing::warn!(execution, task = %arn, detail = %DisplayErrorContext(&e), "StopTask failed");
+                    return Err(classify(e));
                 }
             }
         }
+        Ok(())
     }
 }
 

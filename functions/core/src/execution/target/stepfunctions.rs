@@ -40,6 +40,10 @@ pub const MAX_POLL: Duration = Duration::from_secs(20);
 /// Longest `cause` kept in the attempt's error (the rest is cut).
 const MAX_CAUSE: usize = 512;
 
+/// How many times [`StepFunctionsCaller::stop`] tries to stop an execution (each try is the SDK's
+/// own attempts).
+pub const STOP_TRIES: u32 = 5;
+
 /// The run number of a claimed fire: 1 + the attempts that ended in failure (RUNNING → a retry
 /// wait, FAILED or DEAD, e.g. before a replay). A takeover or a released lease keeps the run
 /// number, so the new holder adopts the execution already started.
@@ -169,17 +173,30 @@ impl StepFunctionsCaller {
     }
 
     /// Stops the execution `arn` (error `Sundial.Stopped`, `reason` as its cause), so that a
-    /// retry never runs beside it. Best effort: an execution never started or already closed is
-    /// left as it is; any other failure is logged.
+    /// retry never runs beside it. An execution never started or already closed is left as it
+    /// is; a throttled or unanswered stop is tried again (up to [`STOP_TRIES`] times, the pause
+    /// doubling from [`FIRST_POLL`]); any other failure is logged.
     pub async fn stop(&self, arn: &str, reason: &str, execution: &str) {
-        let req = self.client.stop_execution().execution_arn(arn).error("Sundial.Stopped").cause(reason);
-        match req.send().await {
-            Ok(_) => tracing::info!(execution, arn, reason, "stopped the fire's Step Functions execution"),
-            Err(e) if e.as_service_error().is_some_and(|s| s.is_execution_does_not_exist()) => {
-                tracing::info!(execution, arn, "no Step Functions execution to stop")
-            }
-            Err(e) => {
-                tracing::warn!(execution, arn, detail = %DisplayErrorContext(&e), "StopExecution failed")
+        let mut pause = FIRST_POLL;
+        for tries_left in (0..STOP_TRIES).rev() {
+            let req = self.client.stop_execution().execution_arn(arn).error("Sundial.Stopped").cause(reason);
+            match req.send().await {
+                Ok(_) => {
+                    tracing::info!(execution, arn, reason, "stopped the fire's Step Functions execution");
+                    return;
+                }
+                Err(e) if e.as_service_error().is_some_and(|s| s.is_execution_does_not_exist()) => {
+                    tracing::info!(execution, arn, "no Step Functions execution to stop");
+                    return;
+                }
+                Err(e) => {
+                    tracing::warn!(execution, arn, detail = %DisplayErrorContext(&e), "StopExecution failed");
+                    if tries_left == 0 || !classify(e).is_retryable() {
+                        return;
+                    }
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2).min(MAX_POLL);
+                }
             }
         }
     }
