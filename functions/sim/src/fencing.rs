@@ -23,7 +23,8 @@
 //!   live in a queue (a wait's re-send, a newer chain). Deleting the last copy of a READY or
 //!   RETRY_WAIT execution leaves it to the reconciler's safety net: a lost delivery the product
 //!   made itself (a message acknowledged on a store error, or on a claim it could not make yet).
-//!   A copy a fault lost on its send in the last 15 minutes excuses it.
+//!   A copy a fault lost on its send in the last 15 minutes excuses it, and so does a copy
+//!   sent within [`CUSTODY_GAP_MS`] after the delete (a re-send marked before it, sent after).
 
 use crate::ledger::Invoked;
 use crate::violation::Violation;
@@ -77,6 +78,12 @@ fn fenced(item: &serde_json::Map<String, Value>) -> Option<Fenced> {
     })
 }
 
+/// A delete of the last copy is no custody finding when a new copy is sent within this long
+/// after it (ms): the process that raised the generation, marked first, sends second (the
+/// reconciler's re-sends go out once its looks are done), and a stale copy dropped in between
+/// leaves the fire to that send, not to the reconciler's next look minutes later.
+pub const CUSTODY_GAP_MS: i64 = 30_000;
+
 /// What custody needs of an execution now: its status and whether a pause holds it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Now {
@@ -91,6 +98,8 @@ struct Log {
     now: BTreeMap<String, Now>,
     /// The last instant a send of each execution's message was lost to a fault (ms).
     lost: BTreeMap<String, i64>,
+    /// When each execution's message was sent to a queue workers receive from (ms).
+    sent: BTreeMap<String, Vec<i64>>,
     custody: Vec<(i64, String, Violation)>,
 }
 
@@ -149,6 +158,19 @@ impl WriteLog {
         }
     }
 
+    /// Notes that `body` was sent to `queue` at `at_ms` (a dead-letter queue's copies are
+    /// parked, not sent for a worker).
+    pub fn sent(&self, queue: &str, body: &str, at_ms: i64) {
+        if queue.ends_with("-dlq") {
+            return;
+        }
+        if let Some(id) = crate::world::execution_of_message(body) {
+            if let Ok(mut g) = self.0.lock() {
+                g.sent.entry(id).or_default().push(at_ms);
+            }
+        }
+    }
+
     /// The custody check at one delete (module doc).
     fn deleted(&self, process: &str, body: &str, live: &mut dyn Iterator<Item = &str>, at_ms: i64) {
         let Some(id) = crate::world::execution_of_message(body) else { return };
@@ -195,7 +217,15 @@ impl WriteLog {
     /// The custody violations so far, each with the instant of its delete (ms) and the process
     /// that deleted.
     pub fn custody(&self) -> Vec<(i64, String, Violation)> {
-        self.0.lock().map(|g| g.custody.clone()).unwrap_or_default()
+        let Ok(g) = self.0.lock() else { return Vec::new() };
+        g.custody
+            .iter()
+            .filter(|(at, _, v)| {
+                let sends = v.execution.as_ref().and_then(|id| g.sent.get(id));
+                !sends.is_some_and(|s| s.iter().any(|t| *t >= *at && *t - *at <= CUSTODY_GAP_MS))
+            })
+            .cloned()
+            .collect()
     }
 }
 

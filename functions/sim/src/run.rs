@@ -186,9 +186,11 @@ async fn run_async(opts: &RunOptions) -> Result<Outcome> {
     {
         let counts = sh.messages.clone();
         let writes = sh.writes.clone();
-        world.aws.on_send(Arc::new(move |_queue: &str, body: &str, lost: bool, now: i64| {
+        world.aws.on_send(Arc::new(move |queue: &str, body: &str, lost: bool, now: i64| {
             if lost {
                 writes.lost_send(body, now);
+            } else {
+                writes.sent(queue, body, now);
             }
             if let Some(id) = crate::world::execution_of_message(body) {
                 if let Ok(mut g) = counts.lock() {

@@ -122,3 +122,15 @@ fn seeds_218_and_13_never_run_a_state_machine_twice_for_one_fire() {
 fn seed_9_a_cancel_by_cas_is_not_a_stale_write() {
     holds(shape(9, 24, 60, 12, true));
 }
+
+/// Seed 55 of the full mix: a dependency wait and the upstream's wake both raised job0003's
+/// 21:00 fire's generation and both their sends failed; the wait's undo (back to 1) failed its
+/// condition (the wake had raised it to 2) and the wake's undo left 1, so the only queued copy
+/// (generation 0) dropped itself as stale at 21:03. An undo now lowers the generation to its
+/// queued copies' (never makes one stale). Failed on cdb5474. Seed 49: a reconciler's re-send,
+/// marked first and sent 0.2 s after a stale copy's delete, is no custody finding.
+#[test]
+fn seeds_55_and_49_keep_the_queued_copy_of_a_fire_whose_raises_were_undone() {
+    holds(shape(55, 24, 60, 12, true));
+    holds(shape(49, 24, 60, 12, true));
+}

@@ -25,6 +25,8 @@ pub enum Cmp {
     Le,
     /// `<>`
     Ne,
+    /// `>`
+    Gt,
 }
 
 impl Cmp {
@@ -34,6 +36,7 @@ impl Cmp {
             Cmp::Lt => "<",
             Cmp::Le => "<=",
             Cmp::Ne => "<>",
+            Cmp::Gt => ">",
         }
     }
 }

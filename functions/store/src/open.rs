@@ -87,18 +87,18 @@ impl ExecStore {
         Ok(self.cas(key, "UpdateItem(open wait)", e).await?.is_ok().then_some(gen))
     }
 
-    /// Undoes a raise of `key`'s wait generation to `gen` whose new chain's copy could not be
-    /// sent (the send failed): back to `gen - 1`, only if it is still `gen`. The copies already
-    /// queued then stand for the execution again, instead of each dropping itself as stale when
-    /// it comes (`sundial_model::reconcile::stale_copy`), which would delete the last of them.
-    /// A copy of `gen` that was sent after all is newer than the generation, never stale. False
-    /// if it changed meanwhile (a newer chain, a claim: theirs to carry).
-    pub async fn undo_wait_gen(&self, key: &ExecKey, gen: u64) -> Result<bool, StoreError> {
-        if gen == 0 {
-            return Ok(false);
-        }
+    /// Undoes a raise of `key`'s wait generation whose new chain's copy could not be sent (the
+    /// send failed): lowers the generation to `to`, the one the copies still queued carry, if it
+    /// is above it. Lowering never makes a copy stale (a copy is dropped only below the
+    /// generation), so the queued copies stand for the execution again instead of each dropping
+    /// itself when it comes (`sundial_model::reconcile::stale_copy`), which would delete the
+    /// last of them; at worst two chains of copies live on, which the claim's CAS decides
+    /// between. Lowering rather than restoring: two raises whose sends both failed (a wait and a
+    /// wake) may undo in either order and still end at the older copies' generation (the
+    /// full mix's seed 55). False if it was not above `to`.
+    pub async fn undo_wait_gen(&self, key: &ExecKey, to: u64) -> Result<bool, StoreError> {
         let mut e = Expr::default();
-        e.set(attr::WAIT_GEN, n(gen as i64 - 1)).cond_eq(attr::WAIT_GEN, n(gen as i64));
+        e.set(attr::WAIT_GEN, n(to as i64)).cond_cmp(attr::WAIT_GEN, Cmp::Gt, n(to as i64));
         Ok(self.cas(key, "UpdateItem(open wait undone)", e).await?.is_ok())
     }
 

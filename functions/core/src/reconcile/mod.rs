@@ -231,7 +231,8 @@ async fn undo_generations(ctx: &Ctx, msgs: &[Outgoing]) {
     let execs = ctx.execs();
     for m in msgs {
         let key = ExecKey::of_message(&m.message);
-        if let Err(e) = execs.undo_wait_gen(&key, m.message.wait_gen).await {
+        // The copies queued before carry the generation below the re-send's.
+        if let Err(e) = execs.undo_wait_gen(&key, m.message.wait_gen.saturating_sub(1)).await {
             tracing::warn!(execution = %key.id(), error = %e, "could not undo an unsent re-send's generation; its queued copies drop themselves until the next look");
         }
     }
