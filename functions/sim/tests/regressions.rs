@@ -134,3 +134,13 @@ fn seeds_55_and_49_keep_the_queued_copy_of_a_fire_whose_raises_were_undone() {
     holds(shape(55, 24, 60, 12, true));
     holds(shape(49, 24, 60, 12, true));
 }
+
+/// Seed 122 of the full mix: job0007's 11:06:10 fire had copies from the tick, two event
+/// nudges (one sent twice, its response lost) and, once one Lambda batch held several of them,
+/// a re-queued copy for each one that found the fire held by its own batch-mate: 7 live at once.
+/// A copy of an execution this very process is running is now deleted (its own message stands
+/// for it). Failed on c16037c.
+#[test]
+fn seed_122_a_worker_drops_copies_of_the_fire_it_is_running() {
+    holds(shape(122, 24, 60, 12, true));
+}

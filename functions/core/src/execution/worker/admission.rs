@@ -337,6 +337,7 @@ impl Worker {
         let owner = &self.settings.worker_id;
         match self.store.claim_from(&d.key, *snapshot, owner, &self.terms(), now).await? {
             ClaimOutcome::Claimed(c) => {
+                let _running = self.in_flight.enter(&d.key);
                 tracing::info!(
                     execution = %d.key.id(),
                     attempt = c.fence.attempt,

@@ -175,6 +175,12 @@ impl Worker {
             ClaimOutcome::NotYet { available_at } => {
                 self.wait(d, secs_ceil(available_at - now_ms).max(1)).await
             }
+            // Another copy of an execution this process runs now: its own message stands for
+            // it (`in_flight`).
+            ClaimOutcome::Held { .. } if self.in_flight.contains(&d.key) => {
+                tracing::debug!(execution = %d.key.id(), "another copy of an execution this worker is running: dropped");
+                Disposition::Delete
+            }
             ClaimOutcome::Held { expires_at } => {
                 self.wait(d, secs_ceil(expires_at - now_ms).max(1) + 1).await
             }

@@ -42,6 +42,7 @@ mod batch;
 mod conclusion;
 mod dependencies;
 mod fanout;
+mod in_flight;
 mod mapreduce;
 mod notifications;
 mod run;
@@ -153,6 +154,8 @@ pub struct Worker {
     notify: crate::execution::notify_pool::NotifyPool,
     /// Admissions so far: each one's gate entries are keyed `{worker}.{n}` ([`Worker::admission_id`]).
     admissions: std::sync::atomic::AtomicU64,
+    /// The executions this process runs right now (`in_flight`).
+    in_flight: in_flight::InFlight,
 }
 
 impl Worker {
@@ -208,6 +211,7 @@ impl Worker {
             cfg,
             settings,
             admissions: std::sync::atomic::AtomicU64::new(0),
+            in_flight: in_flight::InFlight::default(),
         })
     }
 
