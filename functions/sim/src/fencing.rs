@@ -15,7 +15,7 @@
 //!   execution: a process whose last claim of it carries a token below the execution's current
 //!   one changes neither the status nor the lease of the RUNNING execution (a zombie's finish,
 //!   heartbeat or note is fenced; a CAS on a waiting execution, such as a worker cancelling a
-//!   RETRY_WAIT fire, is not a holder's write);
+//!   RETRY_WAIT fire, or on a RUNNING one whose lease has expired, is not a holder's write);
 //! - **invocations**: the target is invoked at most once per claim (execution and token): a
 //!   second invocation under the same token is a second run no fence can tell apart;
 //! - **custody**: a worker deletes an execution's message only when something else stands for
@@ -303,7 +303,10 @@ pub fn check_writes(writes: &[ExecWrite], max_skew_ms: i64) -> Vec<Violation> {
             // Only a holder writes a RUNNING execution (a finish, a heartbeat, a release); a
             // CAS on a waiting one (a worker cancelling a RETRY_WAIT fire whose cancel was
             // requested) is anyone's, whatever it once claimed.
-            if *mine < old.token && changed && old.status == "RUNNING" && !reported {
+            // A non-holder's CAS on a RUNNING execution whose lease has expired (a cancel that
+            // ends an abandoned run, as a takeover would) is not a zombie's write either.
+            let live = old.lease_until.is_none_or(|lu| w.at_ms < lu + max_skew_ms + 1_000);
+            if *mine < old.token && changed && old.status == "RUNNING" && live && !reported {
                 reported = true;
                 out.push(Violation {
                     invariant: "stale write",
@@ -497,6 +500,18 @@ mod tests {
             w("b", 99, f("RETRY_WAIT", 1, "a", None), f("RUNNING", 3, "b", Some(30_099))),
             w("b", 120, f("RUNNING", 3, "b", Some(30_099)), f("RETRY_WAIT", 3, "b", None)),
             w("a", 200, f("RETRY_WAIT", 3, "b", None), f("CANCELED", 3, "b", None)),
+        ];
+        assert_eq!(check_writes(&ws, 0), Vec::new());
+    }
+
+    #[test]
+    fn a_cancel_of_an_abandoned_run_after_its_lease_expired_is_not_a_stale_write() {
+        // Full mix seed 154: a worker that once held token 1 ends the run of token 3, its lease
+        // expired and its cancel requested, by a CAS on token 3.
+        let ws = [
+            w("a", 10, f("READY", 0, "", None), f("RUNNING", 1, "a", Some(30_010))),
+            w("b", 40_000, f("RUNNING", 1, "a", Some(30_010)), f("RUNNING", 3, "b", Some(70_000))),
+            w("a", 75_000, f("RUNNING", 3, "b", Some(70_000)), f("CANCELED", 3, "b", None)),
         ];
         assert_eq!(check_writes(&ws, 0), Vec::new());
     }

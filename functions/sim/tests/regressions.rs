@@ -144,3 +144,14 @@ fn seeds_55_and_49_keep_the_queued_copy_of_a_fire_whose_raises_were_undone() {
 fn seed_122_a_worker_drops_copies_of_the_fire_it_is_running() {
     holds(shape(122, 24, 60, 12, true));
 }
+
+/// Seed 141 of the full mix: a SERIALIZE fire's retry copy carried the generation of the copy
+/// its attempt was claimed with, while a wake had raised the execution's during the attempt;
+/// the retry copy dropped itself as stale and the retry started 22 minutes late, by the
+/// reconciler. A retry's copy now carries the generation the execution has. Failed on 50184c6.
+/// Seed 154: a cancel that ended an abandoned run (its lease expired) by CAS is no stale write.
+#[test]
+fn seeds_141_and_154_a_retry_copy_is_never_stale_when_sent() {
+    holds(shape(141, 24, 60, 12, true));
+    holds(shape(154, 24, 60, 12, true));
+}

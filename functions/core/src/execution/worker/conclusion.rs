@@ -87,7 +87,15 @@ impl Worker {
         Ok(match fin {
             Finish::RetryWait { available_at, .. } => {
                 m.retries = 1;
-                self.wait(d, secs_ceil(available_at - now.timestamp_millis()).max(1)).await
+                let secs = secs_ceil(available_at - now.timestamp_millis()).max(1);
+                // The retry's copy carries the generation the execution has now: a wake or a
+                // re-send may have raised it while this attempt ran, and a copy below it would
+                // drop itself as stale when it comes (the full mix's seed 141).
+                let gen = match self.store.get(key, true).await {
+                    Ok(Some(s)) => s.wait_gen.max(d.msg.wait_gen),
+                    _ => d.msg.wait_gen,
+                };
+                self.requeue(d, gen, secs).await
             }
             Finish::Dead { reason, .. } => {
                 match self.queues.dead_letter(d.pool, d.body, &reason, &key.id()).await {
