@@ -13,7 +13,8 @@
 //! reconciler outages, workers killed at an await point and restarted, per-worker clock skew),
 //! the events an at-least-once source sends ([`events`]: repeated, keyed or not, its sender
 //! dying between the key claim and the put; every attempt logged in [`eventlog`]),
-//! then stops the faults, lets the system go quiet, and checks the invariants ([`invariants`];
+//! then stops the faults, lets the system go quiet, and checks the invariants ([`invariants`],
+//! over the [`evidence`] it gathered;
 //! each broken one a [`violation::Violation`]) over the tables, the queues and the effects
 //! ledger the simulated target keeps ([`ledger`]; a `stepFunctions` job's effect is its
 //! execution in the simulated AWS, [`stepfunctions`], an `ecs` job's its task, [`ecs`]). A
@@ -23,6 +24,7 @@ pub mod coverage;
 pub mod ecs;
 pub mod eventlog;
 pub mod events;
+pub mod evidence;
 pub mod faults;
 pub mod fencing;
 pub mod invariants;

@@ -37,7 +37,7 @@ pub struct RunOptions {
     /// Whether faults are injected.
     pub faults: bool,
     /// Whether, among the faults, workers stall past their leases (zombies). CI's fresh seeds
-    /// run without them until the findings they bring are fixed (docs/simulation.md, K10).
+    /// run with them since K10's fix; `--no-stalls` replays the seeds found without them.
     pub stalls: bool,
     /// A job id to explain in the outcome (its definition, operator actions, the fault plan
     /// and every execution), for diagnosing a violation.
