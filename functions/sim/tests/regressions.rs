@@ -173,3 +173,12 @@ fn seed_220_an_event_never_runs_an_instant_a_batch_covered() {
 fn seed_218_full_mix_never_deletes_the_last_copy_of_a_waiting_fire() {
     holds(shape(218, 24, 60, 12, true));
 }
+
+/// Open (K16): seed 146 of the full mix: keyless `oncePerPeriod` events whose instants fell
+/// before an edit, arriving after it, were placed under the edited schedule (runs at 17:53 and
+/// 17:55 that the schedule in force at their instants did not have). Ignored until fixed.
+#[test]
+#[ignore = "open: K16, a late event judged under a later edit"]
+fn seed_146_a_late_event_is_placed_under_the_schedule_of_its_instant() {
+    holds(shape(146, 24, 60, 12, true));
+}
