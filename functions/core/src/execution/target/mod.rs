@@ -159,7 +159,7 @@ impl RemoteTargets {
             if run > 1 {
                 let prev = stepfunctions::execution_name(&inv.execution_id, run - 1);
                 let arn = stepfunctions::execution_arn(machine_arn, &prev);
-                if self.sfn.previous_stands(&arn, inv).await? {
+                if Box::pin(self.sfn.previous_stands(&arn, inv)).await? {
                     tracing::info!(execution = %inv.execution_id, arn, "adopting the previous run's Step Functions execution: it is running or succeeded");
                     return Ok(stepfunctions::Started { arn, adopted: true });
                 }

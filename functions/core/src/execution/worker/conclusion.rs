@@ -88,14 +88,8 @@ impl Worker {
             Finish::RetryWait { available_at, .. } => {
                 m.retries = 1;
                 let secs = secs_ceil(available_at - now.timestamp_millis()).max(1);
-                // The retry's copy carries the generation the execution has now: a wake or a
-                // re-send may have raised it while this attempt ran, and a copy below it would
-                // drop itself as stale when it comes (the full mix's seed 141).
-                let gen = match self.store.get(key, true).await {
-                    Ok(Some(s)) => s.wait_gen.max(d.msg.wait_gen),
-                    _ => d.msg.wait_gen,
-                };
-                self.requeue(d, gen, secs).await
+                // Boxed: its awaits would otherwise grow every finish's future (and the stack).
+                Box::pin(self.retry_copy(d, secs)).await
             }
             Finish::Dead { reason, .. } => {
                 match self.queues.dead_letter(d.pool, d.body, &reason, &key.id()).await {
@@ -151,6 +145,17 @@ impl Worker {
                 tracing::error!(execution = %e.id(), error = %err, "outcome flush task failed; the reconciler sends them")
             }
         }
+    }
+
+    /// Queues the copy that brings a RETRY_WAIT fire back in `secs`. It carries the generation
+    /// the execution has now: a wake or a re-send may have raised it while the attempt ran, and
+    /// a copy below it would drop itself as stale when it comes (the full mix's seed 141).
+    async fn retry_copy(&self, d: &Delivery<'_>, secs: i32) -> Disposition {
+        let gen = match self.store.get(&d.key, true).await {
+            Ok(Some(s)) => s.wait_gen.max(d.msg.wait_gen),
+            _ => d.msg.wait_gen,
+        };
+        self.requeue(d, gen, secs).await
     }
 
     /// The disposition of a message whose execution was not claimed.

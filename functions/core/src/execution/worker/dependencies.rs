@@ -180,7 +180,7 @@ impl Worker {
         wake.message.wait_gen = gen;
         if let Err(e) = self.queues.send_all(&s.exec.definition.pool, &[wake]).await {
             // Its queued copies stand for it again; the reconciler's look comes as for a lost wake.
-            self.store.undo_wait_gen(wk, s.wait_gen).await?;
+            Box::pin(self.store.undo_wait_gen(wk, s.wait_gen)).await?;
             return Err(e.into());
         }
         Ok(true)

@@ -368,7 +368,7 @@ impl Worker {
                 // The returned copy carries the generation it came with: a raise this wait made
                 // would have it drop itself as stale when it comes back.
                 if gen > d.msg.wait_gen {
-                    if let Err(e) = self.store.undo_wait_gen(&d.key, d.msg.wait_gen).await {
+                    if let Err(e) = Box::pin(self.store.undo_wait_gen(&d.key, d.msg.wait_gen)).await {
                         tracing::warn!(execution = %d.key.id(), error = %e, "could not undo the wait's generation; the reconciler re-sends it");
                     }
                 }
