@@ -174,11 +174,17 @@ fn seed_218_full_mix_never_deletes_the_last_copy_of_a_waiting_fire() {
     holds(shape(218, 24, 60, 12, true));
 }
 
-/// Open (K16): seed 146 of the full mix: keyless `oncePerPeriod` events whose instants fell
-/// before an edit, arriving after it, were placed under the edited schedule (runs at 17:53 and
-/// 17:55 that the schedule in force at their instants did not have). Ignored until fixed.
+/// K16 was the invariant's: a `oncePerPeriod` event execution was judged only by the schedule
+/// in force at its instant, not by the definition it was put with. CI's ops shape, fresh seed
+/// 16003666 (`26a0ac9`): an event placed at 08:04 on the 08:30 fire of `0 30 */2 * * *`, then an
+/// edit at 08:19 that dropped 08:30. Seed 146 of the full mix: two late events placed under the
+/// edited, every-minute schedule. Either schedule may hold the instant.
 #[test]
-#[ignore = "open: K16, a late event judged under a later edit"]
-fn seed_146_a_late_event_is_placed_under_the_schedule_of_its_instant() {
+fn seeds_16003666_and_146_an_event_fire_of_its_own_definition_is_one() {
+    let mut ops = RunOptions::new(16_003_666);
+    ops.profile.jobs = 12;
+    ops.profile.firing_minutes = 60;
+    ops.faults = false;
+    holds(ops);
     holds(shape(146, 24, 60, 12, true));
 }
