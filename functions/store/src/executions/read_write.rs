@@ -96,8 +96,11 @@ impl ExecStore {
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld);
         let mut e = e;
         e.set(attr::WRITE_ID, s(crate::landed::write_id()));
-        let check = e.clone();
-        match req.expr(e).send().await {
+        // Both boxed: every execution write's future (nested deep in a worker's) stays a few
+        // pointers, not the SDK's whole send future and a copy of the expression (a debug
+        // build's 2 MiB test threads overflowed when they were inline).
+        let check = Box::new(e.clone());
+        match Box::pin(req.expr(e).send()).await {
             Ok(out) => Ok(Ok(out.attributes.unwrap_or_default())),
             Err(err) if is_condition_failed(&err) => Ok(match old_item(err) {
                 // Its own earlier attempt, whose response was lost (the SDK sent it again).
