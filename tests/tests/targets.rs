@@ -615,7 +615,7 @@ async fn ecs_takeover_then_timeout(w: &EcsWorld<'_>) -> Result<()> {
     let fname = RunNames::default().name(&f.global_id(), run_of(&zombie.snapshot.exec));
     let direct = EcsCaller::new(env.clients.ecs.clone());
     let first = direct
-        .run(spec_of(&def), std::slice::from_ref(&fname), &stale)
+        .run(spec_of(&def), std::slice::from_ref(&fname), &[], &stale)
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     assert!(!first.adopted);
@@ -786,7 +786,7 @@ async fn ecs_adopts_a_task_named_before_keyed_names(w: &EcsWorld<'_>) -> Result<
     let stale = Invocation::of(&zombie.snapshot.exec, zombie.fence.token, zombie.fence.attempt);
     let old = fire_name(&f.global_id(), run_of(&zombie.snapshot.exec), MAX_NAME);
     let direct = EcsCaller::new(env.clients.ecs.clone());
-    let first = direct.run(spec_of(&def), &[old], &stale).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+    let first = direct.run(spec_of(&def), &[old], &[], &stale).await.map_err(|e| anyhow::anyhow!("{e}"))?;
     // WHEN this release's worker takes the fire over
     assert_eq!(deliver(worker, &f).await?, Disposition::Delete);
     // THEN it adopted that task rather than running a second one
@@ -847,7 +847,7 @@ async fn ecs_exit_codes(w: &EcsWorld<'_>) -> Result<()> {
     let kname = RunNames::default().name(&k.global_id(), run_of(&zombie.snapshot.exec));
     let direct = EcsCaller::new(env.clients.ecs.clone());
     let first = direct
-        .run(spec_of(&k.definition), std::slice::from_ref(&kname), &stale)
+        .run(spec_of(&k.definition), std::slice::from_ref(&kname), &[], &stale)
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     assert_eq!(deliver(worker, &k).await?, Disposition::Delete);

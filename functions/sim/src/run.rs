@@ -233,6 +233,9 @@ async fn run_async(opts: &RunOptions) -> Result<Outcome> {
         for st in &plan.stalls {
             eprintln!("stall {} at {} for {} ms", names[st.worker].0, ms(st.at_ms), st.len_ms);
         }
+        for k in &plan.kills {
+            eprintln!("kill {} at {} for {} ms", names[k.worker].0, ms(k.at_ms), k.down_ms);
+        }
     }
     let end = workload.end_ms + opts.quiet_minutes * 60_000;
     processes::until(&world, workload.end_ms).await;

@@ -193,11 +193,16 @@ impl EcsCaller {
 
     /// Runs the task of a run of the fire `inv` of `target` under the first of `names` (the run's
     /// names, [`RunNames::all`]), or adopts the fire's own task an earlier claim of the run
-    /// started under any of them.
+    /// started under any of them, or one of an earlier run (`earlier`: their names) still
+    /// running: a RunTask whose answer was lost (its attempt failed, yet the task started), or
+    /// a stop that did not land. A second task beside it would run the fire twice (the faults
+    /// shape's seed 244: attempt 1's RunTask answered 500 three times, its task ran on beside
+    /// attempt 2's, past the fire's DEAD).
     pub async fn run(
         &self,
         target: &EcsTarget,
         names: &[String],
+        earlier: &[String],
         inv: &Invocation,
     ) -> Result<Started, RunError> {
         let fire = Fire { target, tenant: &inv.tenant, execution_id: &inv.execution_id };
@@ -206,6 +211,10 @@ impl EcsCaller {
         };
         if let Some(arn) = Box::pin(self.find(&fire, names)).await? {
             tracing::info!(execution = %inv.execution_id, task = %arn, "adopting the ECS task an earlier claim ran");
+            return Ok(Started { arn, adopted: true });
+        }
+        if let Some(arn) = Box::pin(self.running_own(&fire, earlier)).await? {
+            tracing::info!(execution = %inv.execution_id, task = %arn, "adopting an earlier run's ECS task, still running");
             return Ok(Started { arn, adopted: true });
         }
         let env = environment(inv)
@@ -308,6 +317,19 @@ impl EcsCaller {
                     if Box::pin(self.is_own(fire, &arn)).await? {
                         return Ok(Some(arn));
                     }
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// The fire's own task among the running ones started by one of `names`, if one is. An
+    /// unanswered look is a retryable error: starting blind could run the fire twice.
+    async fn running_own(&self, fire: &Fire<'_>, names: &[String]) -> Result<Option<String>, RunError> {
+        for name in names {
+            for arn in self.listed(fire, name, DesiredStatus::Running).await? {
+                if Box::pin(self.is_own(fire, &arn)).await? {
+                    return Ok(Some(arn));
                 }
             }
         }

@@ -190,7 +190,8 @@ impl RemoteTargets {
 
 impl RemoteTargets {
     /// Runs (or adopts) the task of `run` of the fire `inv`, after confirming that the task
-    /// definition is the tenant's; as the tenant. The worker notes the task on the fire's
+    /// definition is the tenant's; as the tenant. A later run first looks for an earlier run's
+    /// task still running, and adopts it. The worker notes the task on the fire's
     /// timeline, then [`RemoteTargets::track_task`]s it.
     pub async fn run_task(
         &self,
@@ -207,7 +208,8 @@ impl RemoteTargets {
             ))
             .await?;
             let names = self.names.all(&inv.execution_id, run);
-            Box::pin(self.ecs.run(target, &names, inv)).await
+            let earlier: Vec<String> = (1..run).flat_map(|r| self.names.all(&inv.execution_id, r)).collect();
+            Box::pin(self.ecs.run(target, &names, &earlier, inv)).await
         })
         .await
     }
@@ -224,7 +226,8 @@ impl RemoteTargets {
     }
 
     /// Stops the running task of `run` of the fire `execution_id` of `tenant` (its attempt
-    /// ended without it: a timeout or a cancel), as the tenant.
+    /// ended without it: a timeout or a cancel), as the tenant: the task of any run up to it,
+    /// since a run may have adopted an earlier run's task ([`ecs::EcsCaller::run`]).
     pub async fn stop_task(
         &self,
         target: &EcsTarget,
@@ -233,7 +236,7 @@ impl RemoteTargets {
         run: u32,
         reason: &str,
     ) {
-        let names = self.names.all(execution_id, run);
+        let names: Vec<String> = (1..=run).rev().flat_map(|r| self.names.all(execution_id, r)).collect();
         let fire = ecs::Fire { target, tenant, execution_id };
         crate::access::as_tenant(self.ecs.stop_run(&fire, &names, reason)).await
     }

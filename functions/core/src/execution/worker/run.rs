@@ -378,7 +378,10 @@ impl Worker {
     ) -> Result<(), RunError> {
         use crate::execution::target::stepfunctions::run_of;
         let remote = self.remote.of(&e.tenant).await?;
-        let started = remote.start_state_machine(machine_arn, inv, run_of(e)).await?;
+        let started = match remote.start_state_machine(machine_arn, inv, run_of(e)).await {
+            Ok(started) => started,
+            Err(err) => return Err(self.unstarted(e, err).await),
+        };
         let code = format!("{} {}", codes::STEP_FUNCTIONS_EXECUTION, started.arn);
         // Best effort: the timeline shows the execution; the run does not depend on the note.
         match self.store.note_held(&d.key, fence, &code, &self.actor(), self.clock.now_ms()).await {
@@ -403,7 +406,10 @@ impl Worker {
     ) -> Result<(), RunError> {
         use crate::execution::target::stepfunctions::run_of;
         let remote = self.remote.of(&e.tenant).await?;
-        let started = Box::pin(remote.run_task(target, inv, run_of(e))).await?;
+        let started = match Box::pin(remote.run_task(target, inv, run_of(e))).await {
+            Ok(started) => started,
+            Err(err) => return Err(self.unstarted(e, err).await),
+        };
         let code = format!("{} {}", codes::ECS_TASK, started.arn);
         // Best effort: the timeline shows the task; the run does not depend on the note.
         match self.store.note_held(&d.key, fence, &code, &self.actor(), self.clock.now_ms()).await {
@@ -412,6 +418,19 @@ impl Worker {
             Err(err) => tracing::warn!(execution = %d.key.id(), error = %err, "the ECS task note failed"),
         }
         Box::pin(remote.track_task(target, &started, inv)).await
+    }
+
+    /// An attempt whose start of its Step Functions execution or ECS task failed with `err`:
+    /// if the failure may hide a start (a 5xx, a timeout, an answer lost after the call was
+    /// applied, whose SDK retries then failed), the run is stopped before the failure is
+    /// recorded, so nothing of a failed attempt runs on beside the next one or past the fire's
+    /// end (the faults shape's seed 244: RunTask answered 500 three times, the fire went DEAD,
+    /// its task ran on). A refused start (permanent) started nothing.
+    async fn unstarted(&self, e: &Execution, err: RunError) -> RunError {
+        if err.is_retryable() {
+            Box::pin(self.stop_run_of(e, "sundial: the attempt's start failed")).await;
+        }
+        err
     }
 
     /// After an attempt that ended without its Step Functions execution or ECS task (a timeout,
