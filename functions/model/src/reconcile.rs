@@ -134,7 +134,8 @@ pub fn wait_look(e: &Execution, open_due: Option<i64>, reported: bool, retry_at:
 /// Whether a delivered copy of generation `msg_gen` is stale for an execution at generation
 /// `exec_gen`: a newer chain of copies was started (a wait that moved the reconciler's look, a
 /// re-send), so this one is dropped instead of re-queued. Every raise of the generation comes
-/// with the new chain's send and an `open` index entry, so dropping loses nothing.
+/// with the new chain's send (a worker's after it, the reconciler's undone if it fails) and an
+/// `open` index entry, so dropping loses nothing.
 pub fn stale_copy(msg_gen: u64, exec_gen: u64) -> bool {
     msg_gen < exec_gen
 }

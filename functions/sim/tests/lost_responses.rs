@@ -11,56 +11,11 @@
 //! ([`sundial_simaws::Aws::lose_next_response`]), on a paused tokio clock.
 
 use sundial_model::claim::{Fence, Finish, LeaseTerms};
-use sundial_model::{ExecStatus, Execution, JobDefinition};
+mod common;
+
+use common::{paused_runtime, ready};
+use sundial_model::ExecStatus;
 use sundial_store::executions::{ClaimOutcome, ExecKey, ExecStore, FinishResult, Heartbeat};
-
-fn paused_runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .start_paused(true)
-        .build()
-        .unwrap_or_else(|e| panic!("runtime: {e}"))
-}
-
-async fn world() -> sundial_sim::world::World {
-    let epoch = 1_774_728_000_000; // 2026-03-28T20:00:00Z
-    sundial_sim::world::World::new(11, epoch, 1, Default::default())
-        .await
-        .unwrap_or_else(|e| panic!("world: {e:#}"))
-}
-
-/// A READY fire of `job` at `at_ms`, in the `open` index.
-fn ready(job: &str, at_ms: i64) -> Execution {
-    let def = serde_json::json!({
-        "schedule": {"expression": "rate(1 minute)", "timezone": "UTC"},
-        "target": {"type": "http", "url": "https://example.com/run"}
-    });
-    let definition: JobDefinition = serde_json::from_value(def).unwrap_or_else(|e| panic!("{e}"));
-    let at = sundial_sim::world::ms(at_ms);
-    Execution {
-        tenant: "alpha".into(),
-        job_id: job.into(),
-        scheduled_at: at,
-        fire_at: at,
-        created_at: at,
-        status: ExecStatus::Ready,
-        attempt: 0,
-        fencing_token: 0,
-        lease_owner: None,
-        lease_until: None,
-        available_at: at_ms,
-        def_version: 1,
-        definition,
-        missed_range: None,
-        missed_except: Vec::new(),
-        last_error: None,
-        cancel_requested: false,
-        timeline: vec![],
-        child: None,
-        children: None,
-        map_reduce: None,
-    }
-}
 
 async fn given(w: &sundial_sim::world::World, job: &str) -> (ExecStore, ExecKey) {
     let store = ExecStore::new(w.clients("worker").ddb, w.cfg.executions_table.clone());
@@ -78,7 +33,7 @@ fn faults(w: &sundial_sim::world::World) -> u64 {
 #[test]
 fn a_resend_whose_response_was_lost_is_still_the_reconcilers_to_send() {
     paused_runtime().block_on(async {
-        let w = world().await;
+        let w = common::world(11).await;
         let (store, key) = given(&w, "resent").await;
         let seen = store
             .get(&key, true)
@@ -106,7 +61,7 @@ fn a_resend_whose_response_was_lost_is_still_the_reconcilers_to_send() {
 #[test]
 fn a_wait_whose_response_was_lost_still_gives_its_copy_the_new_generation() {
     paused_runtime().block_on(async {
-        let w = world().await;
+        let w = common::world(11).await;
         let (store, key) = given(&w, "waiting").await;
         let seen = store
             .get(&key, true)
@@ -124,7 +79,7 @@ fn a_wait_whose_response_was_lost_still_gives_its_copy_the_new_generation() {
 #[test]
 fn a_claim_finish_and_heartbeat_whose_responses_were_lost_are_still_the_workers() {
     paused_runtime().block_on(async {
-        let w = world().await;
+        let w = common::world(11).await;
         let (store, key) = given(&w, "claimed").await;
         w.aws.lose_next_response("UpdateItem");
         let claimed = match store.claim(&key, "w1", &TERMS, w.now()).await.unwrap_or_else(|e| panic!("{e}")) {
@@ -164,7 +119,7 @@ fn a_claim_finish_and_heartbeat_whose_responses_were_lost_are_still_the_workers(
 #[test]
 fn a_zombies_write_after_a_takeover_is_still_refused() {
     paused_runtime().block_on(async {
-        let w = world().await;
+        let w = common::world(11).await;
         let (store, key) = given(&w, "zombie").await;
         let first = match store.claim(&key, "w1", &TERMS, w.now()).await.unwrap_or_else(|e| panic!("{e}")) {
             ClaimOutcome::Claimed(c) => c,

@@ -6,16 +6,18 @@
 //! Deterministic: the simulated AWS on a paused tokio clock, so every wait below is virtual and
 //! the assertions read virtual elapsed time, never the wall clock.
 
+mod common;
+
+use common::paused_runtime;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use sundial_core::execution::notify::{BoxFuture, Notifier, DEFAULT_NOTIFY_TIMEOUT};
 use sundial_core::execution::notify_pool::DEFAULT_PER_TENANT;
-use sundial_core::execution::target::in_process::Handlers;
 use sundial_core::execution::worker::{Disposition, Worker};
 use sundial_model::outcome::OutcomeNotify;
 use sundial_model::retry::RunError;
-use sundial_model::{ExecStatus, Execution, JobDefinition};
+use sundial_model::{ExecStatus, Execution};
 use sundial_store::executions::{ExecKey, ExecStore};
 
 /// How long the tarpit holds each notification before it gives up (virtual time).
@@ -53,56 +55,17 @@ impl Notifier for Tarpit {
     }
 }
 
-fn paused_runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .start_paused(true)
-        .build()
-        .unwrap_or_else(|e| panic!("runtime: {e}"))
-}
-
-async fn world() -> sundial_sim::world::World {
-    let epoch = 1_774_728_000_000; // 2026-03-28T20:00:00Z
-    sundial_sim::world::World::new(7, epoch, 1, Default::default())
-        .await
-        .unwrap_or_else(|e| panic!("world: {e:#}"))
-}
-
-/// An open execution of `tenant`'s `job` at `at_ms` in `status`, due for the reconciler's look
-/// long ago; its job notifies the tarpit when `notifies`.
+/// An open execution of `tenant`'s `job` at `at_ms` in `status`, its first attempt made, due
+/// for the reconciler's look long ago; its job notifies the tarpit when `notifies`.
 fn execution(tenant: &str, job: &str, at_ms: i64, status: ExecStatus, notifies: bool) -> Execution {
-    let mut def = serde_json::json!({
-        "schedule": {"expression": "rate(1 minute)", "timezone": "UTC"},
-        "target": {"type": "http", "url": "https://example.com/run"}
-    });
-    if notifies {
-        def["outcomeNotify"] = serde_json::json!({"url": "https://tarpit.example.com/hook"});
-    }
-    let definition: JobDefinition = serde_json::from_value(def).unwrap_or_else(|e| panic!("{e}"));
-    let at = sundial_sim::world::ms(at_ms);
-    Execution {
-        tenant: tenant.into(),
-        job_id: job.into(),
-        scheduled_at: at,
-        fire_at: at,
-        created_at: at,
-        status,
-        attempt: 1,
-        fencing_token: 1,
-        lease_owner: None,
-        lease_until: None,
-        available_at: at_ms,
-        def_version: 1,
-        definition,
-        missed_range: None,
-        missed_except: Vec::new(),
-        last_error: None,
-        cancel_requested: false,
-        timeline: vec![],
-        child: None,
-        children: None,
-        map_reduce: None,
-    }
+    let extra = if notifies {
+        serde_json::json!({"outcomeNotify": {"url": "https://tarpit.example.com/hook"}})
+    } else {
+        serde_json::json!({})
+    };
+    let mut e = common::execution(tenant, job, at_ms, status, common::definition(extra));
+    (e.attempt, e.fencing_token) = (1, 1);
+    e
 }
 
 /// GIVEN tenant B's [`B_ENTRIES`] failed attempts, each with its notification to the tarpit
@@ -129,13 +92,7 @@ async fn outbox_of(store: &ExecStore, key: &ExecKey) -> Vec<String> {
 
 /// A worker of the `default` pool delivering through `notifier`.
 fn worker(w: &sundial_sim::world::World, notifier: Arc<dyn Notifier>) -> Arc<Worker> {
-    let clients = w.clients("worker");
-    let settings = sundial_core::config::WorkerSettings::new("worker", "default");
-    let clock = sundial_sim::world::SimClock::new(w.aws.clone(), 0);
-    let metrics = Arc::new(sundial_core::execution::metrics::MemorySink::default());
-    let worker = Worker::new(w.cfg.clone(), settings, &clients, Handlers::new(), clock, metrics)
-        .unwrap_or_else(|e| panic!("worker: {e}"));
-    Arc::new(worker.with_notifier(notifier))
+    Arc::new(common::worker(w, "worker").with_notifier(notifier))
 }
 
 /// Receives up to ten messages of the default pool's notification queue.
@@ -148,7 +105,7 @@ async fn receive(w: &sundial_sim::world::World) -> Vec<aws_sdk_sqs::types::Messa
 #[test]
 fn one_tenants_tarpit_receiver_holds_back_neither_the_reconciler_nor_another_tenants_notification() {
     paused_runtime().block_on(Box::pin(async {
-        let w = world().await;
+        let w = common::world(7).await;
         let ctx = w.ctx("reconciler");
         let store = ExecStore::new(ctx.ddb.clone(), w.cfg.executions_table.clone());
         let (b, a) = given(&w, &store).await;
@@ -218,7 +175,7 @@ fn one_tenants_tarpit_receiver_holds_back_neither_the_reconciler_nor_another_ten
 fn a_finishing_workers_flush_queues_the_notification_and_calls_no_receiver() {
     paused_runtime().block_on(Box::pin(async {
         // GIVEN a failed attempt of B whose finish wrote its bus event and its notification
-        let w = world().await;
+        let w = common::world(7).await;
         let c = w.clients("worker");
         let store = ExecStore::new(c.ddb.clone(), w.cfg.executions_table.clone());
         let e = execution("bravo", "flaky", w.aws.now_ms() - 60_000, ExecStatus::RetryWait, true);

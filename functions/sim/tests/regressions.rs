@@ -166,10 +166,14 @@ fn seed_220_an_event_never_runs_an_instant_a_batch_covered() {
     holds(shape(220, 24, 60, 12, true));
 }
 
-/// Open (K15): seed 218 of the full mix: job0014's 01:48:40 fire's last message was deleted
-/// while it was READY (custody). Not yet diagnosed. Ignored until fixed.
+/// K15: seed 218 of the full mix: job0014's 01:48:40 fire waited for its upstream; a
+/// re-send raised its wait generation to 1, and the worker it reached raised it to 2 for its
+/// wait, then was killed (01:52:41) between two attempts of the wait copy's send. The copy it
+/// had been handed came back at generation 1 and dropped itself as stale, then the tick's
+/// older copy: nothing was queued until the reconciler's moved look re-sent it at 01:59:30.
+/// Failed on 123b038; a wait's (and a wake's) copy now leaves before the raise. The
+/// deterministic case is `unsent_resends.rs`.
 #[test]
-#[ignore = "open: K15, custody"]
 fn seed_218_full_mix_never_deletes_the_last_copy_of_a_waiting_fire() {
     holds(shape(218, 24, 60, 12, true));
 }

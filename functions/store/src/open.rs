@@ -63,11 +63,12 @@ impl ExecStore {
         Ok(self.cas(key, "UpdateItem(open look again)", e).await?.is_ok())
     }
 
-    /// A worker re-queues `seen`, waiting at admission: moves the reconciler's next look to
-    /// `at` (ms; into the index if it was outside) and raises its wait generation, so the
-    /// worker's copy starts the one live chain of copies
-    /// ([`sundial_model::reconcile::wait_look`]); only if it is still as `seen`. The new
-    /// generation, or `None` if it changed meanwhile (the copy then keeps its own).
+    /// A worker re-queued `seen`, waiting at admission or woken: moves the reconciler's next
+    /// look to `at` (ms; into the index if it was outside) and raises its wait generation to
+    /// the one the copy it has just sent carries, so that copy is the one live chain
+    /// ([`sundial_model::reconcile::wait_look`]); only if it is still as `seen`. The copy is
+    /// sent first, so a worker that dies before this write leaves two chains, never none. The
+    /// new generation, or `None` if it changed meanwhile.
     pub async fn note_wait(
         &self,
         key: &ExecKey,
@@ -87,15 +88,15 @@ impl ExecStore {
         Ok(self.cas(key, "UpdateItem(open wait)", e).await?.is_ok().then_some(gen))
     }
 
-    /// Undoes a raise of `key`'s wait generation whose new chain's copy could not be sent (the
-    /// send failed): lowers the generation to `to`, the one the copies still queued carry, if it
+    /// Undoes the reconciler's raise of `key`'s wait generation ([`ExecStore::mark_resent`])
+    /// whose re-sent copy could not be sent (the send failed): lowers the generation to `to`, the one the copies still queued carry, if it
     /// is above it. Lowering never makes a copy stale (a copy is dropped only below the
     /// generation), so the queued copies stand for the execution again instead of each dropping
     /// itself when it comes (`sundial_model::reconcile::stale_copy`), which would delete the
     /// last of them; at worst two chains of copies live on, which the claim's CAS decides
-    /// between. Lowering rather than restoring: two raises whose sends both failed (a wait and a
-    /// wake) may undo in either order and still end at the older copies' generation (the
-    /// full mix's seed 55). False if it was not above `to`.
+    /// between. Lowering rather than restoring: two raises whose sends both failed may undo in
+    /// either order and still end at the older copies' generation (the full mix's seed 55, when
+    /// a worker's wait and wake still raised before they sent). False if it was not above `to`.
     pub async fn undo_wait_gen(&self, key: &ExecKey, to: u64) -> Result<bool, StoreError> {
         let mut e = Expr::default();
         e.set(attr::WAIT_GEN, n(to as i64)).cond_cmp(attr::WAIT_GEN, Cmp::Gt, n(to as i64));

@@ -161,10 +161,12 @@ impl Worker {
         }
     }
 
-    /// A new chain for READY `wk`: its wait generation raised with the reconciler's look moved
-    /// past the wake (older copies drop themselves; a lost wake is re-sent by the reconciler),
-    /// then one copy sent now. False when it is not READY (it has its own messages) or changed
-    /// meanwhile (whoever changed it acts).
+    /// A new chain for READY `wk`: one copy sent now, then its wait generation raised to the
+    /// copy's with the reconciler's look moved past the wake (older copies drop themselves; a
+    /// lost wake is re-sent by the reconciler). The copy leaves before the raise, as a wait's
+    /// does ([`Worker::wait_admission`]): a worker that dies between them leaves two chains,
+    /// never a raise with no copy. False when it is not READY (it has its own messages) or
+    /// changed before the raise (whoever changed it acts; the copy sent is one more).
     pub(super) async fn wake_ready(
         &self,
         wk: &ExecKey,
@@ -175,14 +177,10 @@ impl Worker {
         }
         let now = self.clock.now();
         let look = now.timestamp_millis() + 2 * sundial_model::reconcile::GRACE_MS;
-        let Some(gen) = self.store.note_wait(wk, &s, look).await? else { return Ok(false) };
         let mut wake = Outgoing::for_execution(&s.exec, now);
-        wake.message.wait_gen = gen;
-        if let Err(e) = self.queues.send_all(&s.exec.definition.pool, &[wake]).await {
-            // Its queued copies stand for it again; the reconciler's look comes as for a lost wake.
-            Box::pin(self.store.undo_wait_gen(wk, s.wait_gen)).await?;
-            return Err(e.into());
-        }
-        Ok(true)
+        wake.message.wait_gen = s.wait_gen + 1;
+        // A failed send raised nothing: the queued copies still stand for it.
+        self.queues.send_all(&s.exec.definition.pool, &[wake]).await?;
+        Ok(Box::pin(self.store.note_wait(wk, &s, look)).await?.is_some())
     }
 }

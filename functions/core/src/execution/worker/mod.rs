@@ -310,21 +310,29 @@ impl Worker {
     /// each time, for as long as the wait lasts). About once a grace, one conditional write moves
     /// its look past the wait and raises its wait generation, and the copy carries the new one:
     /// every older copy then drops itself (`docs/reconciler.md`, "Waiting is not lost").
+    ///
+    /// The copy leaves first and the raise follows it, never the other way round: a worker that
+    /// dies between the two (killed, its Lambda timed out, during the SDK's pause between two
+    /// attempts of the send) then leaves two chains of copies, which the claim's CAS decides
+    /// between, and never a raise with no copy of its generation, which would make the copy it
+    /// was handed drop itself when SQS gives it back (the full mix's seed 218, K15). The copy
+    /// carries the generation the raise will write (at least the delivered one's, in case `s`
+    /// was read before a raise the delivered copy carries).
     async fn wait_admission(&self, d: &Delivery<'_>, s: &Snapshot, secs: i32) -> Disposition {
         let retry_at = self.clock.now_ms() + i64::from(secs) * 1_000;
         let reported = s.missed_at.is_some() || s.held.is_some();
-        let mut gen = d.msg.wait_gen;
-        if let Some(at) = sundial_model::reconcile::wait_look(&s.exec, s.open_due, reported, retry_at) {
-            match self.store.note_wait(&d.key, s, at).await {
-                Ok(Some(g)) => gen = g,
-                // Changed since it was read: whoever changed it decides; this copy goes on.
-                Ok(None) => {}
-                Err(e) => {
-                    tracing::warn!(execution = %d.key.id(), error = %e, "could not move a waiting execution's reconciler look; it may be re-sent")
-                }
+        let Some(at) = sundial_model::reconcile::wait_look(&s.exec, s.open_due, reported, retry_at) else {
+            return self.requeue(d, d.msg.wait_gen, secs).await;
+        };
+        let disposition = self.requeue(d, (s.wait_gen + 1).max(d.msg.wait_gen), secs).await;
+        if disposition == Disposition::Delete {
+            // `None`: changed since it was read; whoever changed it decides, and the copy sent
+            // stands for it meanwhile.
+            if let Err(e) = Box::pin(self.store.note_wait(&d.key, s, at)).await {
+                tracing::warn!(execution = %d.key.id(), error = %e, "could not move a waiting execution's reconciler look; it may be re-sent")
             }
         }
-        self.requeue(d, gen, secs).await
+        disposition
     }
 
     /// Wakes the first READY fire of `key`'s job scheduled after it and due by now, once `key`
@@ -356,7 +364,9 @@ impl Worker {
         Ok(())
     }
 
-    /// Sends a fresh copy of the delivered message, generation `gen`, delayed by `secs`.
+    /// Sends a fresh copy of the delivered message, generation `gen`, delayed by `secs`. If the
+    /// send fails, the delivered copy is returned instead: nothing was raised before the send
+    /// ([`Worker::wait_admission`]), so it still stands for the execution.
     async fn requeue(&self, d: &Delivery<'_>, gen: u64, secs: i32) -> Disposition {
         let mut message = d.msg.clone();
         message.wait_gen = gen;
@@ -365,13 +375,6 @@ impl Worker {
             Ok(()) => Disposition::Delete,
             Err(e) => {
                 tracing::warn!(execution = %d.key.id(), error = %e, "could not re-queue a waiting execution; returning its message instead");
-                // The returned copy carries the generation it came with: a raise this wait made
-                // would have it drop itself as stale when it comes back.
-                if gen > d.msg.wait_gen {
-                    if let Err(e) = Box::pin(self.store.undo_wait_gen(&d.key, d.msg.wait_gen)).await {
-                        tracing::warn!(execution = %d.key.id(), error = %e, "could not undo the wait's generation; the reconciler re-sends it");
-                    }
-                }
                 Disposition::RetryAfter(secs)
             }
         }
