@@ -200,6 +200,18 @@ impl Execution {
         !matches!(first_code, Some(MANUAL_CODE) | Some(BACKFILL_CODE) | Some(crate::event::EVENT_CODE))
     }
 
+    /// Whether this execution stands for a fire of the schedule: a scheduled fire, or a
+    /// `oncePerPeriod` event's, which takes the period's fire's instant (put with a definition
+    /// whose `events` says so). A `fireOnce` batch and the fires in its range decide each such
+    /// instant between them, whoever was put first (docs/execution.md, "A batch's first claim";
+    /// the full mix's seed 220, K14: an event late for a fire a batch had run ran it again).
+    pub fn stands_for_fire(&self) -> bool {
+        let first_code = self.timeline.first().and_then(|ev| ev.code.as_deref());
+        let once_event = first_code == Some(crate::event::EVENT_CODE)
+            && self.definition.events.as_ref().is_some_and(|t| t.once_per_period);
+        self.is_scheduled_fire() || once_event
+    }
+
     /// Whether a backfill (or a resume's catch-up) took this queued-ahead fire over to replay
     /// its instant (a `CaughtUp` note): from then on it runs like a backfilled fire, whatever
     /// the job's state.

@@ -543,7 +543,10 @@ pub fn check_events(ev: &Evidence<'_>, out: &mut Vec<Violation>) {
             out.push(what(format!("{name}: acknowledged as {first} and as {other}")));
         }
         if let Some(claimed) = ev.claims.get(&i) {
-            if *claimed != first_ms {
+            // With `oncePerPeriod`, a `fireOnce` batch that stands for the recorded fire is
+            // that fire's execution (K14).
+            let batch_of = |c: i64| execs.iter().any(|e| e.id() == *first && batch_stands_for(e, c));
+            if *claimed != first_ms && !(once_job && batch_of(*claimed)) {
                 out.push(what(format!(
                     "{name}: its key records {}, it was acknowledged as {first}",
                     ms(*claimed)
@@ -597,6 +600,13 @@ pub fn check_events(ev: &Evidence<'_>, out: &mut Vec<Violation>) {
             }
         }
     }
+}
+
+/// Whether `e` is a `fireOnce` batch standing for the fire at `t_ms`: in its range, after its
+/// own instant, and not excepted.
+fn batch_stands_for(e: &Execution, t_ms: i64) -> bool {
+    let t = crate::world::ms(t_ms);
+    e.missed_range.is_some_and(|(a, b)| a < t && t <= b) && !e.missed_except.contains(&t)
 }
 
 /// Why an acknowledged event's execution is lost.

@@ -156,12 +156,12 @@ fn seeds_141_and_154_a_retry_copy_is_never_stale_when_sent() {
     holds(shape(154, 24, 60, 12, true));
 }
 
-/// Open (docs/simulation.md, K14): seed 220 of the full mix: a keyless event at 14:18:30,
-/// sent 18 minutes late, created its own execution at an instant a `fireOnce` batch (14:16:00,
-/// covering to 14:20:00) had already run: one instant, two runs. The event path does not read
-/// the batch covers. Ignored until fixed.
+/// K14: seed 220 of the full mix: a `oncePerPeriod` event for 14:18:15, sent 18 minutes late,
+/// created its own execution at the 14:18:30 fire, which a `fireOnce` batch (14:16:00,
+/// covering to 14:20:00) had already run: one instant, two runs. Failed on 123b038; an event
+/// for a fire a batch stands for is now deduplicated onto the batch, and a `oncePerPeriod`
+/// event's execution is settled with a batch like the fire it stands for.
 #[test]
-#[ignore = "open: K14, an event on an instant a batch covered"]
 fn seed_220_an_event_never_runs_an_instant_a_batch_covered() {
     holds(shape(220, 24, 60, 12, true));
 }

@@ -82,6 +82,11 @@ pub async fn fire_as(
         let who = (caller.tenant.as_str(), job_id, key.as_str());
         instant = place_keyed(ctl, who, instant, distinct.then_some(&schedule), at, now).await?;
     }
+    if trigger.once_per_period {
+        if let Some(batch) = covering_batch(ctl, &caller.tenant, job_id, instant).await? {
+            return Ok(EventOutcome { execution: batch, created: false });
+        }
+    }
     super::quota::check_saturation(ctl, &job.definition.pool, job.definition.priority.lane(), now).await?;
     // Metered like a trigger-now: one `exec` token per execution the fire makes.
     let tokens = super::executions::executions_per_fire(&job);
@@ -121,6 +126,33 @@ pub async fn fire_as(
     }
     ops::record(ctl, &caller.tenant, &entry).await?;
     Ok(EventOutcome { execution: e, created: true })
+}
+
+/// With `oncePerPeriod`, the `fireOnce` batch that already stands for the period's fire at
+/// `instant`, if one does (its cover is recorded at its first claim): the event is then
+/// deduplicated onto it, as onto the fire's own execution. An event late for a fire that a
+/// batch ran after an outage would otherwise run that fire a second time (the full mix's seed
+/// 220, K14). A batch registered after this read is settled at the claims instead: the event's
+/// execution, never claimed, is then canceled as covered (`CoveredByBatch`), or, already
+/// claimed, excepted from the batch.
+async fn covering_batch(
+    ctl: &Control,
+    tenant: &str,
+    job_id: &str,
+    instant: DateTime<Utc>,
+) -> Result<Option<Execution>, ControlError> {
+    let (_, covers) =
+        sundial_store::jobs::get_job_and_covers(&ctl.ctx.ddb, &ctl.ctx.cfg, tenant, job_id).await?;
+    for c in covers.iter().filter(|c| c.covers(instant)) {
+        let key = ExecKey::new(tenant, job_id, c.first.timestamp_millis());
+        // A batch that excepted the instant does not stand for it: whatever does is found by
+        // the event's own put.
+        if let Some(s) = ctl.execs.get(&key, true).await?.filter(|s| !s.exec.missed_except.contains(&instant))
+        {
+            return Ok(Some(s.exec));
+        }
+    }
+    Ok(None)
 }
 
 /// The instant of the event `key`: the one it was given before (a redelivery), or `instant`, or,

@@ -161,11 +161,13 @@ pub fn at_claim_covered(
     }
 }
 
-/// Whether `s` is an ordinary scheduled fire, READY, never claimed and not held, at an instant
-/// one of `covers` stands for.
+/// Whether `s` is an ordinary fire (scheduled, or a `oncePerPeriod` event's), READY, never
+/// claimed and not held, at an instant one of `covers` stands for.
 fn covered(covers: &[sundial_model::BatchCover], s: &Snapshot) -> bool {
     let e = &s.exec;
-    queued_ready(e)
+    e.status == ExecStatus::Ready
+        && e.stands_for_fire()
+        && !e.is_caught_up()
         && e.never_claimed()
         && s.held.is_none()
         && e.missed_range.is_none()
@@ -647,6 +649,13 @@ mod tests {
         let mut manual = queued(&j, T0 + 25_000);
         manual.exec.timeline[0].code = Some(MANUAL_CODE.into());
         assert_eq!(at_claim_covered(Some(&j), None, &[cover], &manual), Follow::Keep);
+        // An event's execution at a covered instant: of its own it is kept; with
+        // `oncePerPeriod` it is the period's fire, which the batch ran (K14)
+        let mut event = queued(&j, T0 + 25_000);
+        event.exec.timeline[0].code = Some(sundial_model::event::EVENT_CODE.into());
+        assert_eq!(at_claim_covered(Some(&j), None, &[cover], &event), Follow::Keep, "an event of its own");
+        event.exec.definition.events = Some(sundial_model::event::EventTrigger { once_per_period: true });
+        assert_eq!(at_claim_covered(Some(&j), None, &[cover], &event), covered_code, "a oncePerPeriod event");
         let mut paused = j.clone();
         paused.paused = Some((ms_to_dt(T0), None));
         paused.state = JobState::Paused;

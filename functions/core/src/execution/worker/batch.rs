@@ -41,8 +41,9 @@ const MAX_INNER_INSTANTS: usize = 100_000;
 /// What a batch does with one execution found in its range. Pure.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum InRange {
-    /// Not a scheduled fire (a manual run, a backfill, a child), or a batch that settles after
-    /// this one (it will except what they share): no instant of the batch's.
+    /// Not a fire of the schedule (a manual run, a backfill, an event of its own, a child), or
+    /// a batch that settles after this one (it will except what they share): no instant of the
+    /// batch's.
     Ignore,
     /// An ordinary fire not yet started: the batch stands for it, and cancels it.
     Cancel,
@@ -59,7 +60,7 @@ pub(crate) enum InRange {
 /// Decides what the batch does with `e`, an execution in its range, given the batches
 /// registered before it (`earlier`, by their own instant). Pure.
 pub(crate) fn in_range(e: &Execution, earlier: &[BatchCover]) -> InRange {
-    if e.child.is_some() || !e.is_scheduled_fire() {
+    if e.child.is_some() || !e.stands_for_fire() {
         return InRange::Ignore;
     }
     if let Some((a, b)) = e.missed_range {
@@ -360,6 +361,16 @@ mod tests {
         let mut manual = fire(15, ExecStatus::Ready, 0);
         manual.timeline[0].code = Some(MANUAL_CODE.into());
         assert_eq!(in_range(&manual, &[]), InRange::Ignore);
+        // An event's execution: of its own (an instant no fire holds), ignored; with
+        // `oncePerPeriod` it is the period's fire, settled like one (K14)
+        let mut event = fire(15, ExecStatus::Ready, 0);
+        event.timeline[0].code = Some(sundial_model::event::EVENT_CODE.into());
+        assert_eq!(in_range(&event, &[]), InRange::Ignore, "an event of its own");
+        event.definition.events = Some(sundial_model::event::EventTrigger { once_per_period: true });
+        assert_eq!(in_range(&event, &[]), InRange::Cancel, "a oncePerPeriod event not started");
+        event.status = ExecStatus::Running;
+        event.fencing_token = 1;
+        assert_eq!(in_range(&event, &[]), InRange::Except(at(15), at(15)), "one started");
     }
 
     #[test]
