@@ -171,11 +171,14 @@ fn seed_220_an_event_never_runs_an_instant_a_batch_covered() {
 /// wait, then was killed (01:52:41) between two attempts of the wait copy's send. The copy it
 /// had been handed came back at generation 1 and dropped itself as stale, then the tick's
 /// older copy: nothing was queued until the reconciler's moved look re-sent it at 01:59:30.
-/// Failed on 123b038; a wait's (and a wake's) copy now leaves before the raise. The
-/// deterministic case is `unsent_resends.rs`.
+/// Failed on 123b038; a worker's raise now counts for staleness only once its copy is sent.
+/// The deterministic case is `unsent_resends.rs`. Seed 4 of the full mix: 7 live copies of a
+/// fire waiting for its upstream, on 06e422e, whose fix sent the copy before the raise (a lost
+/// race then left two chains at one generation, doubling at every wait).
 #[test]
 fn seed_218_full_mix_never_deletes_the_last_copy_of_a_waiting_fire() {
     holds(shape(218, 24, 60, 12, true));
+    holds(shape(4, 24, 60, 12, true));
 }
 
 /// K16 was the invariant's: a `oncePerPeriod` event execution was judged only by the schedule

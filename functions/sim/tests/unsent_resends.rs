@@ -56,8 +56,8 @@ fn a_resend_that_could_not_be_sent_leaves_the_queued_copies_standing() {
 }
 
 /// A wait at admission moves the reconciler's look and raises the wait generation, so older
-/// copies drop themselves. A worker that dies after the raise and before the wait's own copy
-/// has left (killed, its Lambda timed out, at the SDK's pause between two attempts of the send)
+/// copies drop themselves once its copy is sent. A worker that dies after the raise and before
+/// the wait's own copy has left (killed, its Lambda timed out, at the SDK's pause between two attempts of the send)
 /// must not have made the copy it was handed stale: SQS gives that copy back when its
 /// visibility ends, and if it drops itself as stale, nothing is queued and the fire waits for
 /// the reconciler's moved look, minutes late (docs/simulation.md, K15; seed 218 of the full
@@ -93,10 +93,10 @@ fn a_wait_cut_short_before_its_copy_left_leaves_the_delivered_copy_standing() {
             .unwrap_or_else(|| panic!("no item"));
         assert_eq!(after.exec.status, ExecStatus::Ready);
         assert!(
-            !sundial_model::reconcile::stale_copy(delivered.wait_gen, after.wait_gen),
+            !sundial_model::reconcile::stale_copy(delivered.wait_gen, after.wait_gen_sent),
             "the wait's copy never left, yet the delivered copy (generation {}) is stale at generation {}",
             delivered.wait_gen,
-            after.wait_gen
+            after.wait_gen_sent
         );
     }));
 }

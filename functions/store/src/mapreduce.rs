@@ -324,7 +324,7 @@ impl ExecStore {
         let mut e = Self::start_reduce_expr(key, parent, actor, now);
         // The reduce's message (generation 0) starts the parent's only chain of copies, and
         // the wait's looks (counted for their backoff) are over.
-        for a in [attr::WAIT_GEN, attr::RESENDS, attr::MAP_LOOKED, attr::MAP_CHECKED] {
+        for a in [attr::WAIT_GEN, attr::WAIT_GEN_SENT, attr::RESENDS, attr::MAP_LOOKED, attr::MAP_CHECKED] {
             e.remove(a);
         }
         Ok(self.cas(key, "UpdateItem(start reduce)", e).await?.is_ok())

@@ -63,12 +63,13 @@ impl ExecStore {
         Ok(self.cas(key, "UpdateItem(open look again)", e).await?.is_ok())
     }
 
-    /// A worker re-queued `seen`, waiting at admission or woken: moves the reconciler's next
-    /// look to `at` (ms; into the index if it was outside) and raises its wait generation to
-    /// the one the copy it has just sent carries, so that copy is the one live chain
-    /// ([`sundial_model::reconcile::wait_look`]); only if it is still as `seen`. The copy is
-    /// sent first, so a worker that dies before this write leaves two chains, never none. The
-    /// new generation, or `None` if it changed meanwhile.
+    /// A worker re-queues `seen`, waiting at admission or woken: moves the reconciler's next
+    /// look to `at` (ms; into the index if it was outside) and raises its wait generation, so
+    /// the worker's copy starts the one live chain of copies
+    /// ([`sundial_model::reconcile::wait_look`]); only if it is still as `seen`, so of two
+    /// workers' waits one starts a chain. The raise is pending until
+    /// [`ExecStore::note_wait_sent`] records the copy sent: older copies stand until then. The
+    /// new generation, or `None` if it changed meanwhile (the copy then keeps its own).
     pub async fn note_wait(
         &self,
         key: &ExecKey,
@@ -79,13 +80,28 @@ impl ExecStore {
         let mut e = Expr::default();
         e.set(attr::OPEN_PK, s(keys::open_partition(keys::open_part(&key.tenant, &key.job_id))))
             .set(attr::OPEN_DUE, n(at))
-            .set(attr::WAIT_GEN, n(gen as i64));
+            .set(attr::WAIT_GEN, n(gen as i64))
+            // Written out, so that an item without it does not read as sent at the raise.
+            .set(attr::WAIT_GEN_SENT, n(seen.wait_gen_sent as i64));
         as_seen(&mut e, seen);
         match seen.wait_gen {
             0 => e.cond_absent_or(attr::WAIT_GEN, Cmp::Eq, n(0)),
             g => e.cond_eq(attr::WAIT_GEN, n(g as i64)),
         };
         Ok(self.cas(key, "UpdateItem(open wait)", e).await?.is_ok().then_some(gen))
+    }
+
+    /// Records that the copy of wait generation `gen` of `key` was sent (a worker's wait or
+    /// wake, after [`ExecStore::note_wait`]): from now on copies below it are stale. Only
+    /// raises it. False if it was already there (or the execution is gone).
+    pub async fn note_wait_sent(&self, key: &ExecKey, gen: u64) -> Result<bool, StoreError> {
+        let mut e = Expr::default();
+        e.set(attr::WAIT_GEN_SENT, n(gen as i64)).cond_exists(attr::PK).cond_absent_or(
+            attr::WAIT_GEN_SENT,
+            Cmp::Lt,
+            n(gen as i64),
+        );
+        Ok(self.cas(key, "UpdateItem(open wait sent)", e).await?.is_ok())
     }
 
     /// Undoes the reconciler's raise of `key`'s wait generation ([`ExecStore::mark_resent`])
@@ -99,7 +115,11 @@ impl ExecStore {
     /// a worker's wait and wake still raised before they sent). False if it was not above `to`.
     pub async fn undo_wait_gen(&self, key: &ExecKey, to: u64) -> Result<bool, StoreError> {
         let mut e = Expr::default();
-        e.set(attr::WAIT_GEN, n(to as i64)).cond_cmp(attr::WAIT_GEN, Cmp::Gt, n(to as i64));
+        e.set(attr::WAIT_GEN, n(to as i64)).set(attr::WAIT_GEN_SENT, n(to as i64)).cond_cmp(
+            attr::WAIT_GEN,
+            Cmp::Gt,
+            n(to as i64),
+        );
         Ok(self.cas(key, "UpdateItem(open wait undone)", e).await?.is_ok())
     }
 
@@ -121,7 +141,8 @@ impl ExecStore {
         let count = seen.resends.saturating_add(1);
         e.set(attr::OPEN_DUE, n(next_look)).set(attr::RESENDS, n(count)).append_event(&ev);
         // The re-send starts a new chain of copies: any older one still waiting drops itself.
-        e.set(attr::WAIT_GEN, n(seen.wait_gen as i64 + 1));
+        e.set(attr::WAIT_GEN, n(seen.wait_gen as i64 + 1))
+            .set(attr::WAIT_GEN_SENT, n(seen.wait_gen as i64 + 1));
         as_seen(&mut e, seen);
         Ok(match self.cas(key, "UpdateItem(open resent)", e).await? {
             Ok(_) => Some(count),

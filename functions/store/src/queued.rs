@@ -87,6 +87,7 @@ impl ExecStore {
             .set(attr::FIRE, n(taken.fire_at.timestamp_millis()))
             .set(attr::AVAILABLE, n(taken.available_at))
             .set(attr::WAIT_GEN, n(seen.wait_gen as i64 + 1))
+            .set(attr::WAIT_GEN_SENT, n(seen.wait_gen as i64 + 1))
             .remove(attr::HELD)
             .remove(attr::RESENDS)
             .append_event(&AuditEvent::note(

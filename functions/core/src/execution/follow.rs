@@ -352,6 +352,7 @@ mod tests {
         let exec = Execution::ready(job, s, ms_to_dt(at_ms), None, ms_to_dt(T0), "tick");
         Snapshot {
             wait_gen: 0,
+            wait_gen_sent: 0,
             looked_done: None,
             checked_through: None,
             exec,

@@ -27,6 +27,9 @@ pub struct Snapshot {
     pub missed_at: Option<i64>,
     /// Its wait generation (0 until a wait or a re-send started a new chain of copies).
     pub wait_gen: u64,
+    /// The wait generation whose chain's copy was sent (`attr::WAIT_GEN_SENT`): a copy is stale
+    /// only below it. Below [`Snapshot::wait_gen`] while a worker's raise awaits its send.
+    pub wait_gen_sent: u64,
     /// A waiting map-reduce parent: its done count at the reconciler's last look.
     pub looked_done: Option<u64>,
     /// A waiting map-reduce parent: the sort key through which the reconciler found every item

@@ -83,7 +83,7 @@ impl ExecStore {
         // The replay's own send counts as the first re-send (see [`ExecStore::take_resend`]).
         e.set(attr::RESENT, n(now.timestamp_millis()));
         // The replay's message (generation 0) starts the execution's only chain of copies.
-        e.remove(attr::WAIT_GEN);
+        e.remove(attr::WAIT_GEN).remove(attr::WAIT_GEN_SENT);
         if matches!(key.child, Some(sundial_model::children::ChildKey::Item(_))) {
             // A map-reduce item leaves its parent's count in the same write (`docs/mapreduce.md`).
             return self.replay_item(key, e).await;

@@ -113,6 +113,12 @@ pub const WRITE_ID: &str = "wid";
 /// copies for it (a wait that moves its reconciler look, a re-send); copies of an older
 /// generation are dropped (`sundial_model::reconcile::stale_copy`).
 pub const WAIT_GEN: &str = "wg";
+/// The wait generation whose chain's copy was sent: a worker raises [`WAIT_GEN`] first (the
+/// CAS that lets one wait start a chain), sends the copy, then sets this; copies are dropped
+/// only below it, so a worker that dies between its raise and its send leaves older copies
+/// standing (the full mix's seed 218, K15). Absent: equal to [`WAIT_GEN`] (every other raiser
+/// sets both at once).
+pub const WAIT_GEN_SENT: &str = "wgs";
 /// Execution item: the executions of the same tenant waiting for this one as an upstream
 /// (`after`, docs/dependencies.md), a string set of execution ids; its final finish wakes them.
 pub const DOWNSTREAM: &str = "dw";

@@ -161,6 +161,8 @@ pub fn snapshot_from_item(item: &Item) -> Result<Snapshot, DecodeError> {
     let held = get_n_opt(item, attr::HELD).ok().flatten().map(|v| v.max(0) as u64);
     let missed_at = get_n_opt(item, attr::MISSED).ok().flatten();
     let wait_gen = get_n_opt(item, attr::WAIT_GEN).ok().flatten().map_or(0, |v| v.max(0) as u64);
+    let wait_gen_sent =
+        get_n_opt(item, attr::WAIT_GEN_SENT).ok().flatten().map_or(wait_gen, |v| v.max(0) as u64);
     let looked_done = get_n_opt(item, attr::MAP_LOOKED).ok().flatten().map(|v| v.max(0) as u64);
     let checked_through = item.get(attr::MAP_CHECKED).and_then(|v| v.as_s().ok()).cloned();
     let mut outbox: Vec<String> =
@@ -176,6 +178,7 @@ pub fn snapshot_from_item(item: &Item) -> Result<Snapshot, DecodeError> {
         held,
         missed_at,
         wait_gen,
+        wait_gen_sent,
         looked_done,
         checked_through,
         outbox,

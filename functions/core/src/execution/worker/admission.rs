@@ -38,8 +38,8 @@ impl Worker {
     /// asks the concurrency policy, the tenant's running limit and the resource limits.
     pub(super) async fn admit(&self, d: &Delivery<'_>, m: &mut ExecMetrics) -> Result<Gate, StoreError> {
         let snapshot = self.store.get(&d.key, false).await?;
-        if let Some(s) = snapshot.as_ref().filter(|s| stale_copy(d.msg.wait_gen, s.wait_gen)) {
-            tracing::debug!(execution = %d.key.id(), copy = d.msg.wait_gen, current = s.wait_gen, "a stale copy of a waiting execution: dropped");
+        if let Some(s) = snapshot.as_ref().filter(|s| stale_copy(d.msg.wait_gen, s.wait_gen_sent)) {
+            tracing::debug!(execution = %d.key.id(), copy = d.msg.wait_gen, current = s.wait_gen_sent, "a stale copy of a waiting execution: dropped");
             return Ok(Gate::Done(Disposition::Delete));
         }
         let now = match self.hold_early(d, snapshot.as_ref()).await {

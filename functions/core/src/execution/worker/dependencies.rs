@@ -161,12 +161,12 @@ impl Worker {
         }
     }
 
-    /// A new chain for READY `wk`: one copy sent now, then its wait generation raised to the
-    /// copy's with the reconciler's look moved past the wake (older copies drop themselves; a
-    /// lost wake is re-sent by the reconciler). The copy leaves before the raise, as a wait's
-    /// does ([`Worker::wait_admission`]): a worker that dies between them leaves two chains,
-    /// never a raise with no copy. False when it is not READY (it has its own messages) or
-    /// changed before the raise (whoever changed it acts; the copy sent is one more).
+    /// A new chain for READY `wk`: its wait generation raised with the reconciler's look moved
+    /// past the wake (a lost wake is re-sent by the reconciler), one copy sent now, then the
+    /// raise marked sent, from which on older copies drop themselves (as a wait's,
+    /// [`Worker::wait_admission`]: a worker that dies before the mark leaves them standing).
+    /// False when it is not READY (it has its own messages) or changed meanwhile (whoever
+    /// changed it acts).
     pub(super) async fn wake_ready(
         &self,
         wk: &ExecKey,
@@ -177,10 +177,12 @@ impl Worker {
         }
         let now = self.clock.now();
         let look = now.timestamp_millis() + 2 * sundial_model::reconcile::GRACE_MS;
+        let Some(gen) = self.store.note_wait(wk, &s, look).await? else { return Ok(false) };
         let mut wake = Outgoing::for_execution(&s.exec, now);
-        wake.message.wait_gen = s.wait_gen + 1;
-        // A failed send raised nothing: the queued copies still stand for it.
+        wake.message.wait_gen = gen;
+        // A failed send is never marked: the queued copies still stand for it.
         self.queues.send_all(&s.exec.definition.pool, &[wake]).await?;
-        Ok(Box::pin(self.store.note_wait(wk, &s, look)).await?.is_some())
+        self.mark_sent(wk, gen).await;
+        Ok(true)
     }
 }

@@ -311,28 +311,42 @@ impl Worker {
     /// its look past the wait and raises its wait generation, and the copy carries the new one:
     /// every older copy then drops itself (`docs/reconciler.md`, "Waiting is not lost").
     ///
-    /// The copy leaves first and the raise follows it, never the other way round: a worker that
-    /// dies between the two (killed, its Lambda timed out, during the SDK's pause between two
-    /// attempts of the send) then leaves two chains of copies, which the claim's CAS decides
-    /// between, and never a raise with no copy of its generation, which would make the copy it
-    /// was handed drop itself when SQS gives it back (the full mix's seed 218, K15). The copy
-    /// carries the generation the raise will write (at least the delivered one's, in case `s`
-    /// was read before a raise the delivered copy carries).
+    /// The raise is the CAS that lets one of two concurrent waits start a chain; it is pending
+    /// until the copy is sent, and only then marked sent ([`ExecStore::note_wait_sent`]): a copy
+    /// is stale only below the sent generation. A worker that dies between its raise and its
+    /// send (killed, its Lambda timed out, during the SDK's pause between two attempts of the
+    /// send) leaves the copy it was handed standing when SQS gives it back, instead of a raise
+    /// that makes it drop itself with nothing queued (the full mix's seed 218, K15); a failed
+    /// send, likewise, leaves nothing to undo.
+    ///
+    /// [`ExecStore::note_wait_sent`]: sundial_store::executions::ExecStore::note_wait_sent
     async fn wait_admission(&self, d: &Delivery<'_>, s: &Snapshot, secs: i32) -> Disposition {
         let retry_at = self.clock.now_ms() + i64::from(secs) * 1_000;
         let reported = s.missed_at.is_some() || s.held.is_some();
-        let Some(at) = sundial_model::reconcile::wait_look(&s.exec, s.open_due, reported, retry_at) else {
-            return self.requeue(d, d.msg.wait_gen, secs).await;
-        };
-        let disposition = self.requeue(d, (s.wait_gen + 1).max(d.msg.wait_gen), secs).await;
-        if disposition == Disposition::Delete {
-            // `None`: changed since it was read; whoever changed it decides, and the copy sent
-            // stands for it meanwhile.
-            if let Err(e) = Box::pin(self.store.note_wait(&d.key, s, at)).await {
-                tracing::warn!(execution = %d.key.id(), error = %e, "could not move a waiting execution's reconciler look; it may be re-sent")
+        let mut raised = None;
+        if let Some(at) = sundial_model::reconcile::wait_look(&s.exec, s.open_due, reported, retry_at) {
+            match self.store.note_wait(&d.key, s, at).await {
+                Ok(g) => raised = g,
+                Err(e) => {
+                    tracing::warn!(execution = %d.key.id(), error = %e, "could not move a waiting execution's reconciler look; it may be re-sent")
+                }
             }
         }
+        // `None`: changed since it was read; whoever changed it decides, and this copy goes on.
+        let disposition = self.requeue(d, raised.unwrap_or(d.msg.wait_gen), secs).await;
+        if let (Some(gen), Disposition::Delete) = (raised, disposition) {
+            self.mark_sent(&d.key, gen).await;
+        }
         disposition
+    }
+
+    /// Marks the copy of wait generation `gen` of `key` sent (see [`Worker::wait_admission`]).
+    /// A failure is logged: the older copies then stand beside the new one, two chains the
+    /// claim's CAS decides between, until the next wait's mark.
+    async fn mark_sent(&self, key: &ExecKey, gen: u64) {
+        if let Err(e) = Box::pin(self.store.note_wait_sent(key, gen)).await {
+            tracing::warn!(execution = %key.id(), error = %e, "could not mark a wait's copy sent; older copies still stand");
+        }
     }
 
     /// Wakes the first READY fire of `key`'s job scheduled after it and due by now, once `key`
@@ -365,8 +379,8 @@ impl Worker {
     }
 
     /// Sends a fresh copy of the delivered message, generation `gen`, delayed by `secs`. If the
-    /// send fails, the delivered copy is returned instead: nothing was raised before the send
-    /// ([`Worker::wait_admission`]), so it still stands for the execution.
+    /// send fails, the delivered copy is returned instead: a raise is marked sent only once its
+    /// copy is out ([`Worker::wait_admission`]), so it still stands for the execution.
     async fn requeue(&self, d: &Delivery<'_>, gen: u64, secs: i32) -> Disposition {
         let mut message = d.msg.clone();
         message.wait_gen = gen;
