@@ -37,8 +37,11 @@ pub enum Mutant {
     TakeoverLiveLease,
     /// A heartbeat extends the lease without checking the token and owner.
     HeartbeatUnfenced,
-    /// The cancel of a RUNNING execution ignores the fencing token it read.
-    CancelUnfenced,
+    /// A runner does not act on a cancel requested while it runs (the heartbeat reports the
+    /// flag; the run goes on to its end). It replaces a cancel flag written without the token
+    /// it read, an equivalent mutant: the request re-reads and flags whichever attempt runs, so
+    /// no behaviour differed.
+    CancelIgnored,
     /// A fire of a job with `after` does not wait for its upstream.
     DependencyNeverWaits,
     /// A pause is not honoured for fires already queued: the pause's sweep does not hold them
@@ -82,7 +85,7 @@ impl Mutant {
         Mutant::EventSkipsKeyClaim,
         Mutant::TakeoverLiveLease,
         Mutant::HeartbeatUnfenced,
-        Mutant::CancelUnfenced,
+        Mutant::CancelIgnored,
         Mutant::DependencyNeverWaits,
         Mutant::PauseNotEnforced,
         Mutant::SettleDropsOwed,
@@ -109,7 +112,7 @@ impl Mutant {
             Mutant::EventSkipsKeyClaim => "event-skips-key-claim",
             Mutant::TakeoverLiveLease => "takeover-live-lease",
             Mutant::HeartbeatUnfenced => "heartbeat-unfenced",
-            Mutant::CancelUnfenced => "cancel-unfenced",
+            Mutant::CancelIgnored => "cancel-ignored",
             Mutant::DependencyNeverWaits => "dependency-never-waits",
             Mutant::PauseNotEnforced => "pause-not-enforced",
             Mutant::SettleDropsOwed => "settle-drops-owed",

@@ -35,6 +35,7 @@ pub const DRAWABLE: &[&str] = &[
     "op:edit-schedule",
     "op:delete",
     "op:trigger-now",
+    "op:cancel",
     "fault:tick-outage",
     "fault:reconciler-outage",
     "fault:network",
@@ -113,6 +114,7 @@ pub fn drawn(w: &Workload, plan: &FaultPlan) -> BTreeSet<&'static str> {
             OpKind::Edit { schedule: None } => "op:edit",
             OpKind::Delete => "op:delete",
             OpKind::TriggerNow => "op:trigger-now",
+            OpKind::Cancel => "op:cancel",
         });
     }
     let faults = [

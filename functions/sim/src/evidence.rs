@@ -30,6 +30,9 @@ pub struct Evidence<'a> {
     pub live: &'a BTreeMap<String, u64>,
     /// The tick's outages `[from, to)` (ms).
     pub tick_outages: &'a [(i64, i64)],
+    /// Every window in which a fault could delay a worker (network windows, worker stalls and
+    /// kills, reconciler outages), `[from, to)` (ms).
+    pub disturbed: &'a [(i64, i64)],
     /// `FireMissed` events per execution id.
     pub missed_events: &'a BTreeMap<String, u64>,
     /// Outcome events put on the bus: (detail-type, execution id, attempt, event id).

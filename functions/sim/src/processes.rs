@@ -20,7 +20,7 @@ use sundial_core::execution::worker::Worker;
 use sundial_core::reconcile::{reconcile, ReconcileOptions};
 use sundial_core::trigger::scan::{ScanOptions, SendClock};
 use sundial_core::trigger::tick::run_tick;
-use sundial_model::JobState;
+use sundial_model::{ExecStatus, JobState};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -47,6 +47,9 @@ pub struct OpRecord {
     pub ok: bool,
     /// The version marker an edit set.
     pub version: Option<i64>,
+    /// A cancel's execution, and whether it was running (the cancel flag set for its runner,
+    /// rather than CANCELED at once).
+    pub canceled: Option<(String, bool)>,
 }
 
 /// Counters the simulated workers' metrics sink keeps.
@@ -330,6 +333,7 @@ async fn act(
     let started_ms = sh.world.aws.now_ms();
     let now = ms(started_ms);
     let mut version = None;
+    let mut canceled = None;
     let ok = match kind {
         OpKind::Pause => {
             control::jobs::set_state(ctl, &who, &plan.job_id, JobState::Paused, None, now).await.is_ok()
@@ -341,6 +345,10 @@ async fn act(
             control::jobs::set_state(ctl, &who, &plan.job_id, JobState::Deleted, None, now).await.is_ok()
         }
         OpKind::TriggerNow => control::executions::trigger_now(ctl, &who, &plan.job_id, now).await.is_ok(),
+        OpKind::Cancel => {
+            canceled = cancel_newest(ctl, &who, &plan.job_id, now).await;
+            canceled.is_some()
+        }
         OpKind::Edit { schedule } => {
             let v = versions.lock().map(|mut g| {
                 g[job] += 1;
@@ -379,7 +387,34 @@ async fn act(
             }
         }
     };
-    OpRecord { job, kind: kind.clone(), started_ms, ended_ms: sh.world.aws.now_ms(), ok, version }
+    OpRecord { job, kind: kind.clone(), started_ms, ended_ms: sh.world.aws.now_ms(), ok, version, canceled }
+}
+
+/// Cancels `job_id`'s newest RUNNING execution, else its newest READY one (possibly queued
+/// ahead), through the API: the execution and whether it was running, if one was canceled.
+async fn cancel_newest(
+    ctl: &Control,
+    who: &Caller,
+    job_id: &str,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Option<(String, bool)> {
+    use control::executions::{cancel, list_for_job, JobExecFilter};
+    for status in [ExecStatus::Running, ExecStatus::Ready] {
+        let f = JobExecFilter { status: Some(status), limit: Some(1), ..Default::default() };
+        let Some(e) = list_for_job(ctl, who, job_id, &f).await.ok()?.items.into_iter().next() else {
+            continue;
+        };
+        let id = e.id();
+        let got = cancel(ctl, who, &id, now).await;
+        if std::env::var("SUNDIAL_SIM_DEBUG").is_ok() {
+            eprintln!(
+                "cancel {id} ({status:?}) at {now}: {:?}",
+                got.as_ref().map(|(e, done)| (e.status, done))
+            );
+        }
+        return got.ok().map(|(_, done)| (id, !done));
+    }
+    None
 }
 
 /// The fault controller: applies each network window, and kills and restarts workers.

@@ -71,6 +71,9 @@ impl RunOptions {
         if self.faults && !self.stalls {
             quiet.push_str(" --no-stalls");
         }
+        if self.profile.cancels_per_hour > 0 {
+            quiet.push_str(&format!(" --cancels-per-hour {}", self.profile.cancels_per_hour));
+        }
         format!(
             "cargo run -p sundial-sim --bin sim -- --seed {} --jobs {} --tenants {} --minutes {} --ops-per-hour {}{}{quiet}",
             self.seed, p.jobs, p.tenants, p.firing_minutes, p.ops_per_hour, if self.faults { "" } else { " --no-faults" }
@@ -252,7 +255,11 @@ async fn run_async(opts: &RunOptions) -> Result<Outcome> {
     }
     tokio::task::yield_now().await;
     let max_skew_ms = plan.skews.iter().map(|s| s.abs()).max().unwrap_or(0);
-    let mut out = check(opts, &sh, &workload, end, &plan.tick_outages, max_skew_ms).await?;
+    let mut disturbed: Vec<(i64, i64)> = plan.net.iter().map(|n| (n.from_ms, n.to_ms)).collect();
+    disturbed.extend(plan.stalls.iter().map(|st| (st.at_ms, st.at_ms + st.len_ms)));
+    disturbed.extend(plan.kills.iter().map(|k| (k.at_ms, k.at_ms + k.down_ms)));
+    disturbed.extend(plan.reconciler_outages.iter().copied());
+    let mut out = check(opts, &sh, &workload, end, (&plan.tick_outages, &disturbed), max_skew_ms).await?;
     out.violations.extend(crate::stepfunctions::violations(&sh.ledger, |arn| world.aws.sfn_execution(arn)));
     let fencing = crate::fencing::summary(&sh.writes.writes(), &sh.ledger.invocations(), plan.stalls.len());
     out.coverage = crate::coverage::drawn(&workload, &plan);
@@ -339,12 +346,15 @@ async fn create_jobs(world: &World, w: &Workload) -> Result<()> {
     Ok(())
 }
 
+/// A window of simulated time `[from, to)` (ms).
+type Window = (i64, i64);
+
 async fn check(
     opts: &RunOptions,
     sh: &Shared,
     w: &Workload,
     end: i64,
-    plan_outages: &[(i64, i64)],
+    (plan_outages, disturbed): (&[Window], &[Window]),
     max_skew_ms: i64,
 ) -> Result<Outcome> {
     let world = &sh.world;
@@ -424,6 +434,7 @@ async fn check(
         messages: &messages,
         live: &live,
         tick_outages: plan_outages,
+        disturbed,
         max_skew_ms,
         missed_events: &missed_events,
         outcome_events: &outcome_events,

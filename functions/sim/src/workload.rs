@@ -26,11 +26,14 @@ pub struct Profile {
     pub firing_minutes: i64,
     /// Operator actions per simulated hour.
     pub ops_per_hour: u32,
+    /// Operator cancels per simulated hour, of a job's newest running (else queued) execution;
+    /// drawn from a stream of their own, so a shape without them draws what it always did.
+    pub cancels_per_hour: u32,
 }
 
 impl Default for Profile {
     fn default() -> Self {
-        Profile { jobs: 24, tenants: 3, firing_minutes: 180, ops_per_hour: 12 }
+        Profile { jobs: 24, tenants: 3, firing_minutes: 180, ops_per_hour: 12, cancels_per_hour: 0 }
     }
 }
 
@@ -75,6 +78,8 @@ pub enum OpKind {
     Delete,
     /// Trigger a run now.
     TriggerNow,
+    /// Cancel the job's newest running execution, else its newest queued one.
+    Cancel,
 }
 
 /// An operator action at a simulated instant.
@@ -241,9 +246,55 @@ pub fn draw(seed: u64, profile: &Profile, start_ms: i64) -> Workload {
         }
         ops.push(Op { at_ms, job, kind });
     }
+    add_cancels(seed, *profile, &jobs, (start_ms, end_ms), &mut ops);
     ops.sort_by_key(|o| o.at_ms);
     let events = add_events(seed, &mut jobs, start_ms, end_ms);
     Workload { jobs, ops, events, start_ms, end_ms }
+}
+
+/// Where the cancels' draws start in the seed's stream (clear of every other draw).
+const CANCEL_DRAWS: u64 = 70_000;
+
+/// `profile.cancels_per_hour` operator cancels, each aimed at a fire of a drawn job: half a few
+/// seconds into a slow job's run (long enough to be caught running), half just before any
+/// job's fire (queued ahead).
+fn add_cancels(
+    seed: u64,
+    profile: Profile,
+    jobs: &[JobPlan],
+    (start_ms, end_ms): (i64, i64),
+    ops: &mut Vec<Op>,
+) {
+    let hours = (profile.firing_minutes as u64).div_ceil(60);
+    let slow: Vec<usize> = (0..jobs.len()).filter(|&j| jobs[j].def.params.get("workMs").is_some()).collect();
+    for k in 0..u64::from(profile.cancels_per_hour) * hours {
+        let n = CANCEL_DRAWS + k * 4;
+        let base =
+            start_ms + between(seed, n + 1, 60_000, (end_ms - start_ms - 60_000).max(60_000) as u64) as i64;
+        // Half aimed a few seconds into a slow job's run (still running), half before any
+        // job's fire (queued ahead).
+        let running = !slow.is_empty() && chance(seed, n + 2, 500);
+        let job = if running {
+            slow[between(seed, n, 0, slow.len() as u64 - 1) as usize]
+        } else {
+            between(seed, n, 0, jobs.len().max(1) as u64 - 1) as usize
+        };
+        let Some(fire) = next_fire(&jobs[job].def, start_ms, base) else { continue };
+        let at_ms = if running {
+            fire + between(seed, n + 3, 2_000, 15_000) as i64
+        } else {
+            fire - between(seed, n + 3, 5_000, 40_000) as i64
+        };
+        ops.push(Op { at_ms, job, kind: OpKind::Cancel });
+    }
+}
+
+/// The first fire of `def` at or after `at` (ms), its schedule anchored at `start_ms`.
+fn next_fire(def: &JobDefinition, start_ms: i64, at: i64) -> Option<i64> {
+    let sch = sundial_schedule::Schedule::parse(&def.schedule, crate::world::ms(start_ms)).ok()?;
+    sch.fires_between(crate::world::ms(at - 1), crate::world::ms(at + 86_400_000), 1)
+        .first()
+        .map(|t| t.timestamp_millis())
 }
 
 /// Where the event draws start in the seed's stream (clear of the jobs', the actions', the

@@ -17,13 +17,14 @@ fn max_seeds() -> u64 {
 }
 
 /// The fresh seeds CI holds the product to: the full mix, the `sim` binary's default shape
-/// but an hour of firing: 24 jobs of 3 tenants, every fault (zombies included) and 12 operator
-/// actions an hour racing the tick, all at once.
+/// but an hour of firing: 24 jobs of 3 tenants, every fault (zombies included), 12 operator
+/// actions an hour racing the tick and 6 operator cancels, all at once.
 fn ci_options(seed: u64) -> RunOptions {
     let mut o = RunOptions::new(seed);
     o.profile.jobs = 24;
     o.profile.firing_minutes = 60;
     o.profile.ops_per_hour = 12;
+    o.profile.cancels_per_hour = 6;
     o
 }
 

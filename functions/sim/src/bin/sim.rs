@@ -4,7 +4,7 @@
 //! sim --seed 42                      # one seed (replays exactly)
 //! sim --seeds 100 --from 1000        # seeds 1000..1099
 //! sim --for-secs 600                 # fresh seeds until 10 minutes of real time have passed
-//! options: --jobs N --tenants N --minutes N --ops-per-hour N --no-faults --json FILE
+//! options: --jobs N --tenants N --minutes N --ops-per-hour N --cancels-per-hour N --no-faults --json FILE
 //!          --quiet-minutes N (simulated minutes after the faults stop, before the check; 150)
 //!          --no-stalls (every fault but the zombies: CI's fresh seeds)
 //!          --explain JOB (print the job's definition, actions, executions and the fault plan)
@@ -53,6 +53,9 @@ fn main() -> anyhow::Result<()> {
         }
         if let Some(v) = arg(&args, "--ops-per-hour") {
             o.profile.ops_per_hour = v;
+        }
+        if let Some(v) = arg(&args, "--cancels-per-hour") {
+            o.profile.cancels_per_hour = v;
         }
         if let Some(v) = arg(&args, "--quiet-minutes") {
             o.quiet_minutes = v;

@@ -3,7 +3,8 @@
 //!
 //! - **fires**: each fire of an enabled job has exactly one execution (a `fireOnce` batch stands
 //!   for the instants of its missed range), and no instant is covered twice (two executions, or
-//!   two batches whose ranges overlap); `skip` jobs at most once;
+//!   two batches whose ranges overlap); `skip` jobs at most once; a scheduled fire runs only at
+//!   an instant of the schedule in force at its instant or at its first claim;
 //! - **final**: every execution reached a final state, but a fire held by the pause of a job
 //!   still paused at the end (it waits READY for the resume, which may replay it);
 //! - **effects**: every SUCCEEDED execution applied its effect, each execution at most once
@@ -29,6 +30,7 @@
 //!   child executions aside; a `fireOnce` batch is one), its stored count equals the fires it
 //!   created (never counted twice, never uncounted), it is `COMPLETED` only with exactly N, and
 //!   fires past its N-th are not looked for by **fires** (docs/schedule.md, "A run-count limit").
+//! - **cancel**: an operator's cancel is honoured (see [`check_cancels`]).
 //!
 //! Instants next to an operator action (its call under way, or one whose outcome the caller
 //! could not know) are checked for safety only (never twice, never paused), not for presence.

@@ -68,11 +68,7 @@ impl ExecStore {
                 ExecStatus::Running => {
                     let mut e = Expr::default();
                     e.set(attr::CANCEL, AttributeValue::Bool(true));
-                    if sundial_mutants::active(sundial_mutants::Mutant::CancelUnfenced) {
-                        e.cond_eq(attr::STATUS, AttributeValue::S(ExecStatus::Running.as_str().into()));
-                    } else {
-                        Guard::Token(ex.fencing_token).conditions(&mut e, ExecStatus::Running);
-                    }
+                    Guard::Token(ex.fencing_token).conditions(&mut e, ExecStatus::Running);
                     if self.cas(key, "UpdateItem(cancel-flag)", e).await?.is_ok() {
                         return Ok(CancelOutcome::Requested);
                     }

@@ -241,7 +241,8 @@ impl Worker {
                     if let Err(e) = holds.extend(self, lu).await {
                         tracing::warn!(error = %e, "tenant or resource gate lease extension failed");
                     }
-                    if cancel_requested && !cancel.is_cancelled() {
+                    let ignored = sundial_mutants::active(sundial_mutants::Mutant::CancelIgnored);
+                    if cancel_requested && !cancel.is_cancelled() && !ignored {
                         stop.set(Stop::Cancelled);
                         cancel.cancel();
                     }
