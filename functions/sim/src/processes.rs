@@ -102,7 +102,9 @@ pub fn sampler(sh: &Shared) -> JoinHandle<()> {
         while !sh.stop.is_cancelled() {
             tokio::time::sleep(Duration::from_secs(30)).await;
             let mut now: BTreeMap<String, u64> = BTreeMap::new();
-            for body in sh.world.aws.live_message_bodies() {
+            // A send whose answer was lost is sent again by the SDK: its first copy is the
+            // transport's duplicate, not the product's.
+            for body in sh.world.aws.live_message_bodies_answered() {
                 if let Some(id) = crate::world::execution_of_message(&body) {
                     *now.entry(id).or_insert(0) += 1;
                 }

@@ -305,6 +305,9 @@ impl SimClient {
             Before::Serve { lose_response } => {
                 let r = self.dispatch(&call).await;
                 if lose_response {
+                    if call.service == Service::Sqs && r.status == 200 {
+                        self.aws.lock().sqs.mark_lost_replies(&r.body);
+                    }
                     Reply::error(call.service, &server_error(call.service))
                 } else {
                     r

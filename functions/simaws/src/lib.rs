@@ -343,6 +343,13 @@ impl Aws {
         self.lock().sqs.live_bodies().map(str::to_string).collect()
     }
 
+    /// [`Aws::live_message_bodies`] without the messages of sends whose answer was lost (the
+    /// sender's SDK sent each again: the transport's duplicates, which no sender can avoid on
+    /// a standard queue).
+    pub fn live_message_bodies_answered(&self) -> Vec<String> {
+        self.lock().sqs.live_bodies_answered().map(str::to_string).collect()
+    }
+
     /// Sets the hook that sees every message sent (for invariants over message counts).
     pub fn on_send(&self, h: SendHook) {
         self.lock().on_send = Some(h);

@@ -319,7 +319,10 @@ fn held(e: &Execution) -> bool {
 /// a dead-letter queue's copies are parked, not live): the one in flight, a wait copy or a
 /// re-send overlapping it, a verification re-send, and the duplicates SQS itself may keep
 /// (at-least-once; the fault windows duplicate up to 10 % of receives). A wait or a re-send
-/// that multiplies copies (finding 3) exceeds it.
+/// that multiplies copies (finding 3) exceeds it. A copy sent by a request whose answer was
+/// lost is not counted: the sender's SDK sent it again, a duplicate no sender can avoid on a
+/// standard queue (the full mix's seed 244: an ECS fire retried six times through a network
+/// window kept 9 copies, most of them such).
 pub const MAX_LIVE_COPIES: u64 = 6;
 
 fn check_job(

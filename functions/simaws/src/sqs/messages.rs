@@ -111,6 +111,7 @@ fn send_one(st: &mut State, url: &str, entry: &Value, now: i64, f: &Faults) -> R
         receives: 0,
         first_receive_ms: None,
         receipt: 0,
+        lost_reply: false,
     };
     let q = st.sqs.queue_mut(url)?;
     q.ready.insert((visible_at, seq));

@@ -30,6 +30,9 @@ pub(crate) struct Msg {
     pub(crate) first_receive_ms: Option<i64>,
     /// The nonce of the latest receipt handle (0: never received).
     pub(crate) receipt: u64,
+    /// Sent by a request whose answer was lost: the sender's SDK sends it again, so this one
+    /// is the transport's duplicate ([`Sqs::mark_lost_replies`]).
+    pub(crate) lost_reply: bool,
 }
 
 pub(crate) struct Queue {
@@ -57,6 +60,31 @@ impl Sqs {
     /// The bodies of the messages a consumer may still receive: every queue's but a
     /// dead-letter queue's (a queue another one's redrive policy names), whose messages are
     /// parked for an operator, not delivered.
+    /// Marks the messages a send answered with `reply` made (its `MessageId`s) as sent by a
+    /// request whose answer was lost.
+    pub(crate) fn mark_lost_replies(&mut self, reply: &[u8]) {
+        let Ok(v) = serde_json::from_slice::<Value>(reply) else { return };
+        let mut ids: Vec<&str> = v.get("MessageId").and_then(Value::as_str).into_iter().collect();
+        if let Some(ok) = v.get("Successful").and_then(Value::as_array) {
+            ids.extend(ok.iter().filter_map(|e| e.get("MessageId").and_then(Value::as_str)));
+        }
+        for q in self.queues.values_mut() {
+            for m in q.msgs.values_mut().filter(|m| ids.contains(&m.id.as_str())) {
+                m.lost_reply = true;
+            }
+        }
+    }
+
+    /// [`Sqs::live_bodies`] without the messages of sends whose answer was lost.
+    pub(crate) fn live_bodies_answered(&self) -> impl Iterator<Item = &str> {
+        let dead: std::collections::BTreeSet<String> =
+            self.queues.values().filter_map(|q| q.redrive().map(|(d, _)| d)).collect();
+        self.queues
+            .iter()
+            .filter(move |(name, _)| !dead.contains(name.as_str()))
+            .flat_map(|(_, q)| q.msgs.values().filter(|m| !m.lost_reply).map(|m| m.body.as_str()))
+    }
+
     pub(crate) fn live_bodies(&self) -> impl Iterator<Item = &str> {
         let dead: std::collections::BTreeSet<String> =
             self.queues.values().filter_map(|q| q.redrive().map(|(d, _)| d)).collect();
