@@ -67,6 +67,10 @@ fn hunt(m: Mutant) -> Hunt {
 /// fails if one is killed (take it off this list) or if one not on it survives.
 const SURVIVES_TODAY: &[(Mutant, &str)] = &[
     (
+        Mutant::TickSkipsFailedBucket,
+        "a bucket read must fail past the SDK's three attempts while a bucket-class job is due in it; FAULTS_12 seed 11 did before the lost-response fixes and again between the K15 fix and the reconciler's pending re-send, and no seed of FAULTS_12 1-30 does since: a throttling window aimed at the tick's reads is the fault it needs",
+    ),
+    (
         Mutant::HeartbeatUnfenced,
         "a zombie's heartbeat lands only if it wakes while its own run still goes on and the takeover's run too; the stalls rarely line up so, and the lease it extends is the new holder's, by what it already had",
     ),

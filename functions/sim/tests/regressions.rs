@@ -181,6 +181,19 @@ fn seed_218_full_mix_never_deletes_the_last_copy_of_a_waiting_fire() {
     holds(shape(4, 24, 60, 12, true));
 }
 
+/// Seed 701 of the full mix with 6 operator cancels an hour: a fire waiting for its upstream
+/// (its wait copy live, generation 1), a worker's wake raised it to 2 and could not send (SQS
+/// down), then the reconciler's re-send raised it to 3, could not send either, and undid to 2,
+/// marking the wake's unsent generation as the copies'. The live copy dropped itself and the
+/// fire ran 21 minutes late. Failed on 60a9074; a re-send is now marked sent only once sent,
+/// with no undo.
+#[test]
+fn seed_701_an_unsent_resend_never_makes_the_live_copy_stale() {
+    let mut o = shape(701, 24, 60, 12, true);
+    o.profile.cancels_per_hour = 6;
+    holds(o);
+}
+
 /// The invariant's: seed 244 of the full mix (24 jobs, an hour, 12 actions an hour): an ECS
 /// fire retried six times through a network window kept 9 copies of its message live; most
 /// were sent by requests whose answer was lost, each sent again by the SDK, a duplicate no

@@ -47,9 +47,9 @@ fn a_resend_that_could_not_be_sent_leaves_the_queued_copies_standing() {
             .unwrap_or_else(|| panic!("no item"));
         assert_eq!(after.exec.status, ExecStatus::Ready);
         assert!(
-            !sundial_model::reconcile::stale_copy(0, after.wait_gen),
+            !sundial_model::reconcile::stale_copy(0, after.wait_gen_sent),
             "the re-send never left, yet the queued copy (generation 0) is stale at generation {}",
-            after.wait_gen
+            after.wait_gen_sent
         );
         assert_eq!(after.resends, 1, "the re-send is still counted, and its backoff kept");
     });

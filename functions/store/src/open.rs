@@ -104,25 +104,6 @@ impl ExecStore {
         Ok(self.cas(key, "UpdateItem(open wait sent)", e).await?.is_ok())
     }
 
-    /// Undoes the reconciler's raise of `key`'s wait generation ([`ExecStore::mark_resent`])
-    /// whose re-sent copy could not be sent (the send failed): lowers the generation to `to`, the one the copies still queued carry, if it
-    /// is above it. Lowering never makes a copy stale (a copy is dropped only below the
-    /// generation), so the queued copies stand for the execution again instead of each dropping
-    /// itself when it comes (`sundial_model::reconcile::stale_copy`), which would delete the
-    /// last of them; at worst two chains of copies live on, which the claim's CAS decides
-    /// between. Lowering rather than restoring: two raises whose sends both failed may undo in
-    /// either order and still end at the older copies' generation (the full mix's seed 55, when
-    /// a worker's wait and wake still raised before they sent). False if it was not above `to`.
-    pub async fn undo_wait_gen(&self, key: &ExecKey, to: u64) -> Result<bool, StoreError> {
-        let mut e = Expr::default();
-        e.set(attr::WAIT_GEN, n(to as i64)).set(attr::WAIT_GEN_SENT, n(to as i64)).cond_cmp(
-            attr::WAIT_GEN,
-            Cmp::Gt,
-            n(to as i64),
-        );
-        Ok(self.cas(key, "UpdateItem(open wait undone)", e).await?.is_ok())
-    }
-
     /// Records a re-send by the reconciler (`actor`) at `now_ms`: a note on the timeline, one
     /// more re-send, the next look at `next_look` (ms), and a new wait generation (the re-sent
     /// message carries `seen.wait_gen + 1`); only if the execution is still as `seen`, so two
@@ -141,8 +122,9 @@ impl ExecStore {
         let count = seen.resends.saturating_add(1);
         e.set(attr::OPEN_DUE, n(next_look)).set(attr::RESENDS, n(count)).append_event(&ev);
         // The re-send starts a new chain of copies: any older one still waiting drops itself.
+        // Pending until the re-send is out (`note_wait_sent`): the older copies stand till then.
         e.set(attr::WAIT_GEN, n(seen.wait_gen as i64 + 1))
-            .set(attr::WAIT_GEN_SENT, n(seen.wait_gen as i64 + 1));
+            .set(attr::WAIT_GEN_SENT, n(seen.wait_gen_sent as i64));
         as_seen(&mut e, seen);
         Ok(match self.cas(key, "UpdateItem(open resent)", e).await? {
             Ok(_) => Some(count),

@@ -208,6 +208,7 @@ async fn resend(
     for (pool, Sends { msgs, held }) in outgoing {
         match ctx.queues.send_all(&pool, &msgs).await {
             Ok(()) => {
+                mark_sent(ctx, &msgs).await;
                 report.held_resent += held;
                 let lost = msgs.len() as u64 - held;
                 if lost > 0 {
@@ -218,22 +219,24 @@ async fn resend(
                 tracing::error!(pool, error = %e, count = msgs.len(), "re-send failed; the next look after the backoff retries it");
                 report.failed += msgs.len() as u64;
                 first.get_or_insert(e.into());
-                undo_generations(ctx, &msgs).await;
             }
         }
     }
 }
 
-/// The re-sends in `msgs` were not sent: each execution's generation goes back to what its
-/// queued copies carry (`ExecStore::undo_wait_gen`), so they still stand for it until the next
-/// look re-sends (a failure is logged: the next look comes either way).
-async fn undo_generations(ctx: &Ctx, msgs: &[Outgoing]) {
+/// The re-sends in `msgs` were sent: each execution's new generation is marked sent
+/// (`ExecStore::note_wait_sent`), from which on the copies queued before drop themselves. Until
+/// then they stand, so a re-send that was marked but not sent (its send failed, or the
+/// reconciler stopped in between) leaves them standing: the full mix's seed 701 with cancels,
+/// where undoing an unsent re-send to the generation below it marked a worker's unsent wake
+/// as sent and made the live copy stale. A failure is logged: the older copies then stand
+/// beside the new one until the next raise.
+async fn mark_sent(ctx: &Ctx, msgs: &[Outgoing]) {
     let execs = ctx.execs();
     for m in msgs {
         let key = ExecKey::of_message(&m.message);
-        // The copies queued before carry the generation below the re-send's.
-        if let Err(e) = execs.undo_wait_gen(&key, m.message.wait_gen.saturating_sub(1)).await {
-            tracing::warn!(execution = %key.id(), error = %e, "could not undo an unsent re-send's generation; its queued copies drop themselves until the next look");
+        if let Err(e) = execs.note_wait_sent(&key, m.message.wait_gen).await {
+            tracing::warn!(execution = %key.id(), error = %e, "could not mark a re-send sent; its older copies still stand");
         }
     }
 }

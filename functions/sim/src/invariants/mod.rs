@@ -49,6 +49,7 @@ pub use crate::evidence::Evidence;
 pub use events::check_events;
 
 mod events;
+mod timeliness;
 
 /// What a job was at an instant, as far as the operator log tells.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -202,6 +203,7 @@ pub fn check(ev: &Evidence<'_>) -> Vec<Violation> {
     check_events(ev, &mut out);
     check_outcomes(ev, &mut out);
     check_cancels(ev, &mut out);
+    timeliness::check_timeliness(ev, &mut out);
     for (s, wm) in ev.watermarks.iter().enumerate() {
         let now_min = ev.now_ms.div_euclid(60_000);
         match wm {
