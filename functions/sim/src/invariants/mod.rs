@@ -30,7 +30,9 @@
 //!   child executions aside; a `fireOnce` batch is one), its stored count equals the fires it
 //!   created (never counted twice, never uncounted), it is `COMPLETED` only with exactly N, and
 //!   fires past its N-th are not looked for by **fires** (docs/schedule.md, "A run-count limit").
-//! - **cancel**: an operator's cancel is honoured (see [`check_cancels`]).
+//! - **cancel**: an operator's cancel is honoured (see [`check_cancels`]);
+//! - **timeliness**: a fire nothing makes wait starts soon after its instant unless a fault
+//!   covers it (`timeliness.rs`).
 //!
 //! Instants next to an operator action (its call under way, or one whose outcome the caller
 //! could not know) are checked for safety only (never twice, never paused), not for presence.
