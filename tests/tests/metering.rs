@@ -173,8 +173,13 @@ async fn a_resource_limit_costs_one_gate_read_and_two_gate_writes_per_execution_
     // limit read (cached afterwards), one gate read, one send of the fresh copy (a batch of one;
     // the queue URL is resolved once per process; the poll loop or the event source deletes the
     // delivered message), and, as the execution's first wait, one write moving its reconciler
-    // look past the wait (a later wait within a grace writes nothing)
-    assert_eq!(c.requests.get("dynamodb:UpdateItem"), Some(&1), "a first wait moves the look");
+    // look past the wait and raising its generation, and one marking that generation sent once
+    // its copy is out (K15, docs/reconciler.md; a later wait within a grace writes nothing)
+    assert_eq!(
+        c.requests.get("dynamodb:UpdateItem"),
+        Some(&2),
+        "a first wait moves the look, then marks it sent"
+    );
     assert_eq!(c.requests.get("sqs:SendMessageBatch"), Some(&1));
     assert_eq!(c.requests.get("dynamodb:GetItem"), Some(&3), "execution, limit, gate");
     assert_eq!(c.requests.get("dynamodb:Query"), Some(&1), "the job, with its batch covers");

@@ -49,6 +49,7 @@ use sundial_schedule::{MisfirePolicy, Schedule};
 
 pub use crate::evidence::Evidence;
 pub use events::check_events;
+pub use timeliness::check_timeliness;
 
 mod events;
 mod timeliness;
@@ -205,7 +206,7 @@ pub fn check(ev: &Evidence<'_>) -> Vec<Violation> {
     check_events(ev, &mut out);
     check_outcomes(ev, &mut out);
     check_cancels(ev, &mut out);
-    timeliness::check_timeliness(ev, &mut out);
+    check_timeliness(ev, &mut out);
     for (s, wm) in ev.watermarks.iter().enumerate() {
         let now_min = ev.now_ms.div_euclid(60_000);
         match wm {

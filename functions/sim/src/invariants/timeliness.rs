@@ -24,7 +24,7 @@ const COVER_BEFORE_MS: i64 = 120_000;
 /// outage) or an operator action on its job overlaps the span from shortly before its
 /// instant to its start. Batches, catch-up replays, manual, event and child executions are
 /// not judged.
-pub(super) fn check_timeliness(ev: &Evidence<'_>, out: &mut Vec<Violation>) {
+pub fn check_timeliness(ev: &Evidence<'_>, out: &mut Vec<Violation>) {
     for (j, plan) in ev.workload.jobs.iter().enumerate() {
         if plan.def.concurrency != ConcurrencyPolicy::Allow || !plan.def.after.is_empty() {
             continue;
