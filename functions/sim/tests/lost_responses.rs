@@ -35,20 +35,12 @@ fn a_resend_whose_response_was_lost_is_still_the_reconcilers_to_send() {
     paused_runtime().block_on(async {
         let w = common::world(11).await;
         let (store, key) = given(&w, "resent").await;
-        let seen = store
-            .get(&key, true)
-            .await
-            .unwrap_or_else(|e| panic!("{e}"))
-            .unwrap_or_else(|| panic!("no item"));
+        let seen = common::stored(&store, &key).await;
         let now = w.aws.now_ms();
         w.aws.lose_next_response("UpdateItem");
         let got = store.mark_resent(&key, &seen, now + 120_000, "reconciler:1", now).await;
         assert_eq!(faults(&w), 1, "the response was lost once");
-        let after = store
-            .get(&key, true)
-            .await
-            .unwrap_or_else(|e| panic!("{e}"))
-            .unwrap_or_else(|| panic!("no item"));
+        let after = common::stored(&store, &key).await;
         assert_eq!(after.wait_gen, seen.wait_gen + 1, "the write landed once");
         assert_eq!(
             got.unwrap_or_else(|e| panic!("{e}")),
@@ -63,11 +55,7 @@ fn a_wait_whose_response_was_lost_still_gives_its_copy_the_new_generation() {
     paused_runtime().block_on(async {
         let w = common::world(11).await;
         let (store, key) = given(&w, "waiting").await;
-        let seen = store
-            .get(&key, true)
-            .await
-            .unwrap_or_else(|e| panic!("{e}"))
-            .unwrap_or_else(|| panic!("no item"));
+        let seen = common::stored(&store, &key).await;
         w.aws.lose_next_response("UpdateItem");
         let got =
             store.note_wait(&key, &seen, w.aws.now_ms() + 60_000).await.unwrap_or_else(|e| panic!("{e}"));
@@ -101,11 +89,7 @@ fn a_claim_finish_and_heartbeat_whose_responses_were_lost_are_still_the_workers(
             store.finish(&key, &fence, &Finish::Succeeded, w.now()).await.unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(done, FinishResult::Done, "its own finish was taken for a takeover");
         assert_eq!(faults(&w), 3);
-        let after = store
-            .get(&key, true)
-            .await
-            .unwrap_or_else(|e| panic!("{e}"))
-            .unwrap_or_else(|| panic!("no item"));
+        let after = common::stored(&store, &key).await;
         assert_eq!(after.exec.status, ExecStatus::Succeeded);
         assert_eq!(
             after.exec.timeline.len(),
@@ -145,11 +129,7 @@ fn a_zombies_write_after_a_takeover_is_still_refused() {
             matches!(done, FinishResult::TakenOver { .. }),
             "a zombie's finish must stay fenced: {done:?}"
         );
-        let after = store
-            .get(&key, true)
-            .await
-            .unwrap_or_else(|e| panic!("{e}"))
-            .unwrap_or_else(|| panic!("no item"));
+        let after = common::stored(&store, &key).await;
         assert_eq!(after.exec.status, ExecStatus::Running);
         assert_eq!(after.exec.lease_owner.as_deref(), Some("w2"));
     });

@@ -40,11 +40,7 @@ fn a_resend_that_could_not_be_sent_leaves_the_queued_copies_standing() {
         };
         assert!(failed >= 1, "the re-send was not even tried: {report:?}");
         // THEN the queued copy still stands for it: the generation is what it carries.
-        let after = store
-            .get(&key, true)
-            .await
-            .unwrap_or_else(|e| panic!("{e}"))
-            .unwrap_or_else(|| panic!("no item"));
+        let after = common::stored(&store, &key).await;
         assert_eq!(after.exec.status, ExecStatus::Ready);
         assert!(
             !sundial_model::reconcile::stale_copy(0, after.wait_gen_sent),
@@ -86,11 +82,7 @@ fn a_wait_cut_short_before_its_copy_left_leaves_the_delivered_copy_standing() {
         assert!(cut.is_err(), "the worker ended before it was cut: {cut:?}");
         assert!(w.aws.stats().faults.get("sqs_down").copied().unwrap_or(0) >= 1, "no send was tried");
         // THEN the delivered copy, given back by SQS, still stands for the fire
-        let after = store
-            .get(&key, true)
-            .await
-            .unwrap_or_else(|e| panic!("{e}"))
-            .unwrap_or_else(|| panic!("no item"));
+        let after = common::stored(&store, &key).await;
         assert_eq!(after.exec.status, ExecStatus::Ready);
         assert!(
             !sundial_model::reconcile::stale_copy(delivered.wait_gen, after.wait_gen_sent),

@@ -84,3 +84,11 @@ pub(crate) fn worker(w: &sundial_sim::world::World, id: &str) -> sundial_core::e
     sundial_core::execution::worker::Worker::new(w.cfg.clone(), settings, &clients, handlers, clock, metrics)
         .unwrap_or_else(|e| panic!("worker: {e}"))
 }
+
+/// `key`'s execution as stored now (a consistent read); panics if it is not there.
+pub(crate) async fn stored(
+    store: &sundial_store::executions::ExecStore,
+    key: &sundial_store::executions::ExecKey,
+) -> sundial_store::executions::Snapshot {
+    store.get(key, true).await.unwrap_or_else(|e| panic!("{e}")).unwrap_or_else(|| panic!("no item"))
+}

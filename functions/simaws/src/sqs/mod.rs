@@ -57,9 +57,6 @@ pub(crate) struct Sqs {
 }
 
 impl Sqs {
-    /// The bodies of the messages a consumer may still receive: every queue's but a
-    /// dead-letter queue's (a queue another one's redrive policy names), whose messages are
-    /// parked for an operator, not delivered.
     /// Marks the messages a send answered with `reply` made (its `MessageId`s) as sent by a
     /// request whose answer was lost.
     pub(crate) fn mark_lost_replies(&mut self, reply: &[u8]) {
@@ -75,23 +72,26 @@ impl Sqs {
         }
     }
 
-    /// [`Sqs::live_bodies`] without the messages of sends whose answer was lost.
-    pub(crate) fn live_bodies_answered(&self) -> impl Iterator<Item = &str> {
+    /// The messages a consumer may still receive: every queue's but a dead-letter queue's (a
+    /// queue another one's redrive policy names), whose messages are parked for an operator,
+    /// not delivered.
+    fn live(&self) -> impl Iterator<Item = &Msg> {
         let dead: std::collections::BTreeSet<String> =
             self.queues.values().filter_map(|q| q.redrive().map(|(d, _)| d)).collect();
         self.queues
             .iter()
             .filter(move |(name, _)| !dead.contains(name.as_str()))
-            .flat_map(|(_, q)| q.msgs.values().filter(|m| !m.lost_reply).map(|m| m.body.as_str()))
+            .flat_map(|(_, q)| q.msgs.values())
     }
 
+    /// The bodies of [`Sqs::live`]'s messages.
     pub(crate) fn live_bodies(&self) -> impl Iterator<Item = &str> {
-        let dead: std::collections::BTreeSet<String> =
-            self.queues.values().filter_map(|q| q.redrive().map(|(d, _)| d)).collect();
-        self.queues
-            .iter()
-            .filter(move |(name, _)| !dead.contains(name.as_str()))
-            .flat_map(|(_, q)| q.msgs.values().map(|m| m.body.as_str()))
+        self.live().map(|m| m.body.as_str())
+    }
+
+    /// [`Sqs::live_bodies`] without the messages of sends whose answer was lost.
+    pub(crate) fn live_bodies_answered(&self) -> impl Iterator<Item = &str> {
+        self.live().filter(|m| !m.lost_reply).map(|m| m.body.as_str())
     }
 }
 
