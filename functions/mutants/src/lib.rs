@@ -70,11 +70,15 @@ pub enum Mutant {
     /// A delete is not honoured for fires already queued: the delete's sweep does not cancel
     /// them and a worker does not check the job's deletion at the fire's instant.
     DeletedJobRuns,
+    /// A resume's catch-up does not take over the fires the pause held at its window's
+    /// instants (it counts them as existing) and the window's close cancels them (`Paused`):
+    /// the review's "resume with catch-up loses the paused window's queued-ahead fires".
+    CatchUpSkipsHeld,
 }
 
 impl Mutant {
     /// Every mutant, in catalog order.
-    pub const ALL: [Mutant; 22] = [
+    pub const ALL: [Mutant; 23] = [
         Mutant::FinishUnfenced,
         Mutant::PutOverwrites,
         Mutant::ReconcileSkipsPartition,
@@ -97,6 +101,7 @@ impl Mutant {
         Mutant::EditKeepsDroppedFires,
         Mutant::VerifyTracksNothing,
         Mutant::DeletedJobRuns,
+        Mutant::CatchUpSkipsHeld,
     ];
 
     /// The name a run selects it by (kebab case).
@@ -124,6 +129,7 @@ impl Mutant {
             Mutant::EditKeepsDroppedFires => "edit-keeps-dropped-fires",
             Mutant::VerifyTracksNothing => "verify-tracks-nothing",
             Mutant::DeletedJobRuns => "deleted-job-runs",
+            Mutant::CatchUpSkipsHeld => "catch-up-skips-held",
         }
     }
 

@@ -6,6 +6,7 @@
 use crate::faults::FaultPlan;
 use crate::workload::{OpKind, Workload};
 use std::collections::BTreeSet;
+use sundial_core::control::catch_up::CatchUp;
 use sundial_model::{ConcurrencyPolicy, Target};
 use sundial_schedule::MisfirePolicy;
 
@@ -36,6 +37,8 @@ pub const DRAWABLE: &[&str] = &[
     "op:delete",
     "op:trigger-now",
     "op:cancel",
+    "resume-catch-up",
+    "several-expressions",
     "fault:tick-outage",
     "fault:reconciler-outage",
     "fault:network",
@@ -60,8 +63,6 @@ pub const NOT_YET: &[&str] = &[
     "target:sns",
     "dlq-replay",
     "backfill",
-    "resume-catch-up",
-    "several-expressions",
     "ingest-sources",
     "auto-pause",
     "finish-deadlines",
@@ -100,6 +101,7 @@ pub fn drawn(w: &Workload, plan: &FaultPlan) -> BTreeSet<&'static str> {
             (!def.after.is_empty(), "dependencies"),
             (def.events.as_ref().is_some_and(|e| e.once_per_period), "events:once-per-period"),
             (def.params.get("workMs").is_some(), "slow-runs"),
+            (!def.schedule.expressions.is_empty(), "several-expressions"),
         ];
         d.extend(flags.into_iter().filter(|(on, _)| *on).map(|(_, name)| name));
     }
@@ -107,9 +109,12 @@ pub fn drawn(w: &Workload, plan: &FaultPlan) -> BTreeSet<&'static str> {
         d.insert(if e.key.is_some() { "events:keyed" } else { "events:keyless" });
     }
     for op in &w.ops {
+        if matches!(op.kind, OpKind::Resume { catch_up, .. } if catch_up != CatchUp::None) {
+            d.insert("resume-catch-up");
+        }
         d.insert(match op.kind {
             OpKind::Pause => "op:pause",
-            OpKind::Resume => "op:resume",
+            OpKind::Resume { .. } => "op:resume",
             OpKind::Edit { schedule: Some(_) } => "op:edit-schedule",
             OpKind::Edit { schedule: None } => "op:edit",
             OpKind::Delete => "op:delete",

@@ -13,7 +13,8 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use sundial_core::config::{TickSettings, WorkerSettings};
-use sundial_core::control::{self, Caller, Control, ControlSettings};
+use sundial_core::control::catch_up::CatchUp;
+use sundial_core::control::{self, Caller, Control, ControlError, ControlSettings};
 use sundial_core::execution::metrics::{ExecMetrics, MetricsSink};
 use sundial_core::execution::target::in_process::Handlers;
 use sundial_core::execution::worker::Worker;
@@ -336,12 +337,15 @@ async fn act(
     let now = ms(started_ms);
     let mut version = None;
     let mut canceled = None;
-    let ok = match kind {
+    let mut kind = kind.clone();
+    let ok = match &kind.clone() {
         OpKind::Pause => {
             control::jobs::set_state(ctl, &who, &plan.job_id, JobState::Paused, None, now).await.is_ok()
         }
-        OpKind::Resume => {
-            control::jobs::set_state(ctl, &who, &plan.job_id, JobState::Enabled, None, now).await.is_ok()
+        OpKind::Resume { catch_up, pace_secs } => {
+            let (ok, asked) = resume(sh, ctl, &who, &plan.job_id, *catch_up, *pace_secs).await;
+            kind = OpKind::Resume { catch_up: asked, pace_secs: *pace_secs };
+            ok
         }
         OpKind::Delete => {
             control::jobs::set_state(ctl, &who, &plan.job_id, JobState::Deleted, None, now).await.is_ok()
@@ -364,12 +368,7 @@ async fn act(
                     // An edit that does not change the schedule keeps the one the job has now
                     // (an earlier edit's), not the workload's first: the invariants expect that.
                     let current = &cur.definition.schedule;
-                    let s = schedule.unwrap_or_else(|| {
-                        crate::workload::SCHEDULES
-                            .iter()
-                            .position(|(e, z)| *e == current.expression && *z == current.timezone)
-                            .unwrap_or(0)
-                    });
+                    let s = schedule.unwrap_or_else(|| crate::workload::schedule_index(current).unwrap_or(0));
                     let mut def =
                         crate::workload::definition(sh.seed, job as u64, s, v, w.start_ms, w.end_ms);
                     // An edit keeps what the job waits for (the workload's, drawn once).
@@ -389,7 +388,35 @@ async fn act(
             }
         }
     };
-    OpRecord { job, kind: kind.clone(), started_ms, ended_ms: sh.world.aws.now_ms(), ok, version, canceled }
+    OpRecord { job, kind, started_ms, ended_ms: sh.world.aws.now_ms(), ok, version, canceled }
+}
+
+/// Resumes `job_id` replaying what `catch_up` asks, as an operator would: a window with more
+/// fires than a catch-up may replay (400 on `catchUp`) is resumed without one, and a call that
+/// failed otherwise (throttled, the pool saturated, the network) is tried again, up to three
+/// times, a second apart (the same call finds the recorded window: nothing runs twice).
+/// Whether it succeeded, and the catch-up it finally asked for.
+async fn resume(
+    sh: &Shared,
+    ctl: &Control,
+    who: &Caller,
+    job_id: &str,
+    catch_up: CatchUp,
+    pace_secs: u32,
+) -> (bool, CatchUp) {
+    let mut asked = catch_up;
+    for _ in 0..3 {
+        let now = ms(sh.world.aws.now_ms());
+        match control::catch_up::resume(ctl, who, job_id, None, asked, pace_secs, now).await {
+            Ok(_) => return (true, asked),
+            Err(ControlError::Invalid(v)) if v.field == "catchUp" && asked != CatchUp::None => {
+                asked = CatchUp::None;
+            }
+            Err(e) if e.is_retryable() => tokio::time::sleep(Duration::from_secs(1)).await,
+            Err(_) => return (false, asked),
+        }
+    }
+    (false, asked)
 }
 
 /// Cancels `job_id`'s newest RUNNING execution, else its newest READY one (possibly queued

@@ -12,6 +12,7 @@
 
 use crate::ledger::HANDLER;
 use crate::{between, chance};
+use sundial_core::control::catch_up::CatchUp;
 use sundial_model::{ConcurrencyPolicy, JobDefinition, RetryPolicy, Target};
 use sundial_schedule::{MisfirePolicy, ScheduleSpec};
 
@@ -37,8 +38,10 @@ impl Default for Profile {
     }
 }
 
-/// The schedules a run draws from: (expression, zone).
-pub const SCHEDULES: [(&str, &str); 10] = [
+/// The schedules a run draws from: (expressions, zone). An entry with `|` is a schedule of
+/// several expressions (`schedule.expressions`, docs/schedule.md): the job fires at the union
+/// of their instants, once per instant where two meet.
+pub const SCHEDULES: [(&str, &str); 12] = [
     ("*/10 * * * * *", "UTC"),
     ("*/15 * * * * *", "UTC"),
     ("0 * * * * *", "UTC"),
@@ -49,7 +52,37 @@ pub const SCHEDULES: [(&str, &str); 10] = [
     ("0 30 */2 * * *", "America/New_York"),
     ("0 0 9 * * *", "Europe/Berlin"),
     ("0 45 6 * * *", "Asia/Kolkata"),
+    // Every second and every third minute: the two meet every sixth.
+    ("0 */2 * * * *|0 */3 * * * *", "UTC"),
+    // On the quarter hour, and at :20 past every fifth minute, in a zone.
+    ("0 */15 * * * *|20 */5 * * * *|0 0 */2 * * *", "America/New_York"),
 ];
+
+/// How many of [`SCHEDULES`] a job's first draw and an edit's choose from (the first ten, as
+/// they always have: a seed draws what it drew); the schedules of several expressions are
+/// drawn from a stream of their own ([`several_expressions`]).
+const DRAWN_SCHEDULES: u64 = 10;
+
+/// The index in [`SCHEDULES`] of `spec`'s expressions and zone, if it is one of them.
+pub fn schedule_index(spec: &ScheduleSpec) -> Option<usize> {
+    let exprs: Vec<&str> = std::iter::once(spec.expression.as_str())
+        .chain(spec.expressions.iter().map(String::as_str))
+        .collect();
+    SCHEDULES.iter().position(|(e, z)| e.split('|').eq(exprs.iter().copied()) && *z == spec.timezone)
+}
+
+/// Where the several-expressions draws start in the seed's stream (clear of every other draw).
+const SEVERAL_DRAWS: u64 = 2_200_000;
+
+/// One job in ten fires on a schedule of several expressions instead of its drawn one.
+fn several_expressions(seed: u64, i: u64, s: usize) -> usize {
+    let n = SEVERAL_DRAWS + i * 2;
+    if chance(seed, n, 100) {
+        DRAWN_SCHEDULES as usize + between(seed, n + 1, 0, (SCHEDULES.len() - 11) as u64) as usize
+    } else {
+        s
+    }
+}
 
 /// One job of the run.
 #[derive(Debug, Clone)]
@@ -67,8 +100,15 @@ pub struct JobPlan {
 pub enum OpKind {
     /// Pause the job.
     Pause,
-    /// Resume it.
-    Resume,
+    /// Resume it, replaying what `catch_up` asks of the paused window (docs/api.md, resume),
+    /// its replays started `pace_secs` apart.
+    Resume {
+        /// What the resume replays; the operator falls back to none when the window has more
+        /// fires than a catch-up may replay (the 400 a user gets), and the record says so.
+        catch_up: CatchUp,
+        /// Seconds between two replays' starts.
+        pace_secs: u32,
+    },
     /// Edit it: new parameters (the next version marker), maybe another schedule.
     Edit {
         /// The schedule to switch to, if the edit changes it.
@@ -139,8 +179,11 @@ pub struct Workload {
 
 /// The definition of job `i` with schedule `s` and version marker `v`.
 pub fn definition(seed: u64, i: u64, s: usize, v: i64, start_ms: i64, end_ms: i64) -> JobDefinition {
-    let (expr, zone) = SCHEDULES[s % SCHEDULES.len()];
-    let mut spec = ScheduleSpec::new(expr, zone);
+    let (exprs, zone) = SCHEDULES[s % SCHEDULES.len()];
+    let mut exprs = exprs.split('|');
+    let mut spec = ScheduleSpec::new(exprs.next().unwrap_or_default(), zone);
+    spec.expressions = exprs.map(String::from).collect();
+    let every_few_secs = spec.expression.starts_with("*/");
     spec.start = Some(crate::world::ms(start_ms));
     spec.end = Some(crate::world::ms(end_ms));
     let n = 1000 + i * 16;
@@ -151,7 +194,6 @@ pub fn definition(seed: u64, i: u64, s: usize, v: i64, start_ms: i64, end_ms: i6
     };
     // SERIALIZE only where a run (up to 2 s, a few retries) fits the period: a SERIALIZE job
     // that fires faster than it runs builds a backlog without end, on AWS as here.
-    let every_few_secs = expr.starts_with("*/");
     let concurrency = match between(seed, n + 1, 0, 99) {
         0..=64 => ConcurrencyPolicy::Allow,
         65..=84 if !every_few_secs => ConcurrencyPolicy::Serialize,
@@ -209,7 +251,7 @@ pub fn draw(seed: u64, profile: &Profile, start_ms: i64) -> Workload {
     let jobs: Vec<JobPlan> = (0..profile.jobs)
         .map(|i| {
             let i = u64::from(i);
-            let s = between(seed, 100 + i, 0, SCHEDULES.len() as u64 - 1) as usize;
+            let s = several_expressions(seed, i, between(seed, 100 + i, 0, DRAWN_SCHEDULES - 1) as usize);
             JobPlan {
                 tenant: format!("tenant{}", between(seed, 200 + i, 0, u64::from(profile.tenants.max(1)) - 1)),
                 job_id: format!("job{i:04}"),
@@ -233,7 +275,7 @@ pub fn draw(seed: u64, profile: &Profile, start_ms: i64) -> Workload {
             0..=34 => OpKind::Pause,
             35..=69 => OpKind::Edit {
                 schedule: chance(seed, n + 3, 300)
-                    .then(|| between(seed, n + 4, 0, SCHEDULES.len() as u64 - 1) as usize),
+                    .then(|| between(seed, n + 4, 0, DRAWN_SCHEDULES - 1) as usize),
             },
             70..=94 => OpKind::TriggerNow,
             _ => OpKind::Delete,
@@ -242,7 +284,7 @@ pub fn draw(seed: u64, profile: &Profile, start_ms: i64) -> Workload {
             // Every pause is resumed after 30 s to 90 min (sometimes inside the queued-ahead
             // window, racing the tick), unless the job is deleted first.
             let back = at_ms + between(seed, n + 5, 30_000, 90 * 60_000) as i64;
-            ops.push(Op { at_ms: back, job, kind: OpKind::Resume });
+            ops.push(Op { at_ms: back, job, kind: resume(seed, k) });
         }
         ops.push(Op { at_ms, job, kind });
     }
@@ -250,6 +292,22 @@ pub fn draw(seed: u64, profile: &Profile, start_ms: i64) -> Workload {
     ops.sort_by_key(|o| o.at_ms);
     let events = add_events(seed, &mut jobs, start_ms, end_ms);
     Workload { jobs, ops, events, start_ms, end_ms }
+}
+
+/// Where the resumes' catch-up draws start in the seed's stream (clear of every other draw).
+const CATCH_UP_DRAWS: u64 = 80_000;
+
+/// The resume of the `k`-th action's pause: half replay nothing, three in ten every fire of
+/// the paused window (`catchUp: all`), one in five its latest (`last`), paced 0 to 3 s; drawn
+/// from a stream of their own, so the actions' times and jobs stay what they were.
+fn resume(seed: u64, k: u64) -> OpKind {
+    let n = CATCH_UP_DRAWS + k * 2;
+    let catch_up = match between(seed, n, 0, 99) {
+        0..=49 => CatchUp::None,
+        50..=79 => CatchUp::All,
+        _ => CatchUp::Last,
+    };
+    OpKind::Resume { catch_up, pace_secs: between(seed, n + 1, 0, 3) as u32 }
 }
 
 /// Where the cancels' draws start in the seed's stream (clear of every other draw).

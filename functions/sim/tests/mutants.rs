@@ -40,7 +40,7 @@ fn hunt(m: Mutant) -> Hunt {
         FinishUnfenced => (FAULTS_12, 13),
         PutOverwrites => (FAULTS, 3),
         ReconcileSkipsPartition => (FAULTS_12, 14),
-        WorkerAcksStoreError => (FAULTS, 4),
+        WorkerAcksStoreError => (FAULTS_12, 6),
         WorkerAcksRefusedClaim => (FAULTS, 1),
         TickSkipsFailedBucket => (FAULTS_12, 11),
         ClaimReusesToken => (FAULTS, 1),
@@ -50,7 +50,7 @@ fn hunt(m: Mutant) -> Hunt {
         CancelIgnored => (CANCELS, 2),
         EditKeepsDroppedFires => (OPS, 5),
         DependencyNeverWaits => (OPS, 4),
-        PauseNotEnforced => (OPS, 1),
+        PauseNotEnforced => (OPS, 2),
         SettleDropsOwed => (MIX_24, 12),
         MaxRunsOffByOne => (OPS, 4),
         EventsNotNudged => (OPS, 3),
@@ -59,6 +59,7 @@ fn hunt(m: Mutant) -> Hunt {
         BatchSkipsRegistry => (FAULTS, 4),
         VerifyTracksNothing => (MIX_24, 11),
         DeletedJobRuns => (MIX_24, 11),
+        CatchUpSkipsHeld => (OPS, 1),
     };
     Hunt { args, seed }
 }

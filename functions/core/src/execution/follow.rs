@@ -205,6 +205,9 @@ fn held_at_claim(job: Option<&Job>, s: &Snapshot) -> Follow {
 /// the job was paused (a scan that raced the pause), which its worker would cancel. Anything
 /// else is the backfill's "existing". Pure.
 pub fn replays(job: &Job, s: &Snapshot) -> bool {
+    if sundial_mutants::active(sundial_mutants::Mutant::CatchUpSkipsHeld) {
+        return false;
+    }
     let e = &s.exec;
     queued_ready(e)
         && e.never_claimed()
@@ -250,6 +253,8 @@ pub async fn close_window(
     actor: &str,
 ) -> Result<Vec<String>, StoreError> {
     let Some((from, until)) = job.paused else { return Ok(Vec::new()) };
+    let replayed =
+        if sundial_mutants::active(sundial_mutants::Mutant::CatchUpSkipsHeld) { &[] } else { replayed };
     let to = until.unwrap_or(now).min(now).timestamp_millis();
     let now_ms = now.timestamp_millis();
     let mut canceled = Vec::new();

@@ -50,7 +50,9 @@ use sundial_schedule::{MisfirePolicy, Schedule};
 pub use crate::evidence::Evidence;
 pub use events::check_events;
 pub use timeliness::check_timeliness;
+pub(crate) use catch_up::{catch_up_windows, check_catch_up, replayed_by_catch_up};
 
+mod catch_up;
 mod events;
 mod timeliness;
 
@@ -88,7 +90,7 @@ fn job_state_at(ops: &[&OpRecord], t: i64, created_ms: i64) -> Known {
             }
             match op.kind {
                 OpKind::Pause | OpKind::Delete => state = Known::Paused,
-                OpKind::Resume => state = Known::Enabled(version),
+                OpKind::Resume { .. } => state = Known::Enabled(version),
                 OpKind::Edit { .. } => {
                     version = op.version.unwrap_or(version);
                     if let Known::Enabled(_) = state {
@@ -106,9 +108,7 @@ fn job_state_at(ops: &[&OpRecord], t: i64, created_ms: i64) -> Known {
 }
 
 fn schedule_at(w: &Workload, ops: &[&OpRecord], job: usize, t: i64) -> Option<usize> {
-    let mut s = crate::workload::SCHEDULES.iter().position(|(e, z)| {
-        *e == w.jobs[job].def.schedule.expression && *z == w.jobs[job].def.schedule.timezone
-    })?;
+    let mut s = crate::workload::schedule_index(&w.jobs[job].def.schedule)?;
     for op in ops {
         if let (OpKind::Edit { schedule: Some(n) }, true) = (&op.kind, op.ok) {
             if op.started_ms - SLACK_MS <= t && t <= op.ended_ms + SLACK_MS {
@@ -164,8 +164,9 @@ fn check_max_runs(
     out: &mut Vec<Violation>,
 ) -> Option<i64> {
     let max = plan.def.max_runs?;
+    // Backfills and a resume's catch-up replays are not counted (docs/schedule.md).
     let mut fires: Vec<&Execution> =
-        execs.iter().filter(|e| !is_manual(e) && !is_event(e) && e.child.is_none()).collect();
+        execs.iter().filter(|e| e.is_scheduled_fire() && e.child.is_none()).collect();
     fires.sort_by_key(|e| e.scheduled_at);
     let (state, runs) = ev.final_jobs.get(&j).copied().unwrap_or((None, 0));
     let who = format!("{}/{}", plan.tenant, plan.job_id);
@@ -342,6 +343,8 @@ fn check_job(
     let mut covered: BTreeMap<i64, Vec<String>> = BTreeMap::new();
     let mut canceled: BTreeMap<i64, Vec<String>> = BTreeMap::new();
     let paused = ev.final_jobs.get(&j).is_some_and(|(s, _)| *s == Some(JobState::Paused));
+    let windows = catch_up_windows(w, ops, j);
+    check_catch_up(ev, &windows, execs, out);
     for e in execs {
         let id = e.id();
         let waits_for_resume = paused && held(e);
@@ -434,6 +437,8 @@ fn check_job(
         let judged_ms = taken.unwrap_or(e.scheduled_ms);
         let also = taken.map(|_| job_state_at(ops, e.scheduled_ms, w.start_ms));
         match job_state_at(ops, judged_ms, w.start_ms) {
+            // A resume's catch-up replays the fires of its paused window it names.
+            Known::Paused if taken.is_none() && replayed_by_catch_up(w, &windows, e.scheduled_ms) => {}
             Known::Paused => out.push(Violation {
                 invariant: "paused",
                 detail: format!("effect for {} while the job was paused or deleted", ms(e.scheduled_ms)),
