@@ -70,7 +70,10 @@ fn seeds_227_and_269_keep_at_most_six_copies_live() {
 /// is the fire's own was throttled past the SDK's three attempts, and the fire was recorded
 /// DEAD while its task ran on to its own end (seed 244 of CI's faults shape: three tasks; seed
 /// 25 of the full mix, 24 jobs for an hour: four). Failed on 0f1eba4; the stop now tries again
-/// for about 15 s.
+/// for about 15 s. Seed 25 again, once the workload drew catch-ups and several expressions: a
+/// takeover found the fire's attempts spent and recorded it DEAD while the stalled holder's task
+/// ran on (two tasks). Failed on 65ec1b9; a takeover that ends the fire stops the lost
+/// attempt's run first.
 #[test]
 fn seeds_244_and_25_stop_a_timed_out_task_before_the_fire_ends() {
     holds(faults_only(244));

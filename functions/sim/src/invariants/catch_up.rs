@@ -127,7 +127,12 @@ pub(crate) fn replayed_by_catch_up(w: &Workload, wins: &[Window], t: i64) -> boo
 
 /// The catch-up invariant for job `j` (module doc): each replay of a window told for sure has
 /// an execution, and it was not canceled by the pause.
-pub(crate) fn check_catch_up(ev: &Evidence<'_>, wins: &[Window], execs: &[Execution], out: &mut Vec<Violation>) {
+pub(crate) fn check_catch_up(
+    ev: &Evidence<'_>,
+    wins: &[Window],
+    execs: &[Execution],
+    out: &mut Vec<Violation>,
+) {
     for win in wins.iter().filter(|win| win.sure) {
         let Some(fires) = replays(ev.workload, win) else { continue };
         // A fire before the pause returned may have run before it committed.

@@ -48,9 +48,9 @@ use sundial_model::{ExecStatus, Execution, JobState, MANUAL_CODE};
 use sundial_schedule::{MisfirePolicy, Schedule};
 
 pub use crate::evidence::Evidence;
+pub(crate) use catch_up::{catch_up_windows, check_catch_up, replayed_by_catch_up};
 pub use events::check_events;
 pub use timeliness::check_timeliness;
-pub(crate) use catch_up::{catch_up_windows, check_catch_up, replayed_by_catch_up};
 
 mod catch_up;
 mod events;
@@ -135,6 +135,19 @@ pub(crate) fn replace_job(ev: &Evidence<'_>, execution: &str) -> bool {
         .jobs
         .iter()
         .any(|j| j.job_id == job && j.def.concurrency == sundial_model::ConcurrencyPolicy::Replace)
+}
+
+/// Known gap K17 (docs/simulation.md): a fire retried several times while another worker
+/// holds copies of its message back to wait out each attempt's lease keeps about one copy per
+/// attempt live (the full mix's seed 244: an ECS fire that never starts, six attempts in two
+/// minutes through a network window, 7 live), and each left over when it ends DEAD is copied to
+/// the dead-letter queue again. Counted under K17 for a fire with three retries or more.
+pub(crate) fn retried_often(ev: &Evidence<'_>, execution: &str) -> bool {
+    ev.executions
+        .values()
+        .flatten()
+        .find(|e| e.id() == execution)
+        .is_some_and(|e| e.timeline.iter().filter(|t| t.to == ExecStatus::RetryWait).count() >= 3)
 }
 
 fn is_manual(e: &Execution) -> bool {
@@ -232,7 +245,13 @@ pub fn check(ev: &Evidence<'_>) -> Vec<Violation> {
         if *n > MAX_LIVE_COPIES {
             let sent = ev.messages.get(id).copied().unwrap_or(0);
             let detail = format!("{n} copies live at once ({sent} sent in all)");
-            let invariant = if replace_job(ev, id) { "known gap K2" } else { "messages" };
+            let invariant = if replace_job(ev, id) {
+                "known gap K2"
+            } else if retried_often(ev, id) {
+                "known gap K17"
+            } else {
+                "messages"
+            };
             out.push(Violation { invariant, detail, execution: Some(id.clone()) });
         }
     }

@@ -134,6 +134,13 @@ impl Worker {
         let budget = Budget::of(&e.definition, self.settings.max_total_run_ms);
         let sched_ms = d.key.scheduled_ms;
         if let Some(reason) = budget.may_start(c.fence.attempt, sched_ms, c.snapshot.total_run_ms, claim_ms) {
+            // A takeover that ends the fire stops what the lost attempt started first: its
+            // holder may never come back to (the full mix's seed 25: a stalled worker's ECS
+            // task ran on past the DEAD its takeover recorded).
+            if c.takeover {
+                self.stop_run(e, || format!("sundial: the fire ended ({reason}) after its lease was lost"))
+                    .await;
+            }
             let fin = out_of_budget(e, c.takeover, reason);
             return self.conclude(d, &c.fence, fin, e, holds, m).await;
         }
