@@ -104,6 +104,22 @@ fn net_faults(seed: u64, n: u64) -> Faults {
     f
 }
 
+/// Where the index-lag draws start in the seed's stream (clear of every other draw).
+const INDEX_LAG_DRAWS: u64 = 3_100_000;
+
+/// How far the indexes lag in the `k`-th network window (ms, 0: not at all): two windows in
+/// five, 200 ms to 10 s, so a read of the `due`, `open` or a job's executions index may miss a
+/// write made up to then (DynamoDB's global secondary indexes are eventually consistent, and
+/// lag for seconds under load). Drawn from a stream of its own: the windows stay what they were.
+fn index_lag(seed: u64, k: u64) -> u64 {
+    let n = INDEX_LAG_DRAWS + k * 2;
+    if chance(seed, n, 400) {
+        between(seed, n + 1, 200, 10_000)
+    } else {
+        0
+    }
+}
+
 /// Draws the faults of `seed` for a run whose faults happen in `[from, to)`, with `workers`
 /// workers.
 pub fn draw(seed: u64, from: i64, to: i64, workers: usize) -> FaultPlan {
@@ -121,7 +137,9 @@ pub fn draw(seed: u64, from: i64, to: i64, workers: usize) -> FaultPlan {
         if a >= to {
             break;
         }
-        net.push(NetWindow { from_ms: a, to_ms: b, faults: net_faults(seed, n + 2) });
+        let mut faults = net_faults(seed, n + 2);
+        faults.gsi_lag_ms = index_lag(seed, k);
+        net.push(NetWindow { from_ms: a, to_ms: b, faults });
         t = b;
         k += 1;
     }

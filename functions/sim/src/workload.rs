@@ -235,7 +235,20 @@ pub fn definition(seed: u64, i: u64, s: usize, v: i64, start_ms: i64, end_ms: i6
             Some(sundial_model::outcome::OutcomeEvents { succeeded: chance(seed, n + 5, 500) });
     }
     def.max_runs = max_runs(seed, i);
+    // (never before the start deadline: the API refuses that)
+    def.finish_deadline_secs = finish_deadline(seed, i).map(|f| f.max(def.start_deadline_secs.unwrap_or(0)));
     def
+}
+
+/// Where the finish-deadline draws start in the seed's stream (clear of every other draw).
+const FINISH_DRAWS: u64 = 3_200_000;
+
+/// One job in seven must finish each fire within 10 s, 30 s, a minute or five of its instant
+/// (`finishDeadlineSecs`, docs/outcomes.md): tight enough that slow runs, retries, waits and
+/// faults miss it; the same in every version of the job (an edit keeps it).
+pub fn finish_deadline(seed: u64, i: u64) -> Option<u32> {
+    let n = FINISH_DRAWS + i * 2;
+    chance(seed, n, 143).then(|| [10, 30, 60, 300][between(seed, n + 1, 0, 3) as usize])
 }
 
 /// Some jobs end after a few scheduled fires (`maxRuns`, docs/schedule.md), the same limit in

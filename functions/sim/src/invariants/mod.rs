@@ -33,6 +33,9 @@
 //! - **cancel**: an operator's cancel is honoured (see [`check_cancels`]);
 //! - **timeliness**: a fire nothing makes wait starts soon after its instant unless a fault
 //!   covers it (`timeliness.rs`).
+//! - **catch_up**: a resume's catch-up replays its paused window (`catch_up.rs`);
+//! - **finish_deadline**: a fire that missed its finish deadline is reported once, one that
+//!   made it never (`finish.rs`).
 //!
 //! Instants next to an operator action (its call under way, or one whose outcome the caller
 //! could not know) are checked for safety only (never twice, never paused), not for presence.
@@ -50,10 +53,12 @@ use sundial_schedule::{MisfirePolicy, Schedule};
 pub use crate::evidence::Evidence;
 pub(crate) use catch_up::{catch_up_windows, check_catch_up, replayed_by_catch_up};
 pub use events::check_events;
+pub use finish::check_finish_deadlines;
 pub use timeliness::check_timeliness;
 
 mod catch_up;
 mod events;
+mod finish;
 mod timeliness;
 
 /// What a job was at an instant, as far as the operator log tells.
@@ -221,6 +226,7 @@ pub fn check(ev: &Evidence<'_>) -> Vec<Violation> {
     check_outcomes(ev, &mut out);
     check_cancels(ev, &mut out);
     check_timeliness(ev, &mut out);
+    check_finish_deadlines(ev, &mut out);
     for (s, wm) in ev.watermarks.iter().enumerate() {
         let now_min = ev.now_ms.div_euclid(60_000);
         match wm {
