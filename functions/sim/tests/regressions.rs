@@ -84,7 +84,10 @@ fn seeds_244_and_25_stop_a_timed_out_task_before_the_fire_ends() {
 /// 00:18, so no shard had a watermark; the API had moved each new job into the bucket of its
 /// first fire, and the first tick started from its own present: 136 fires and 16 executions in
 /// the hour. Failed on 358813c; the API now starts a never-scanned shard's watermark before it
-/// moves a job out of admission.
+/// moves a job out of admission. Seed 291 again once the workload drew finish deadlines: a fire
+/// the catching-up tick created after its deadline was canceled from RETRY_WAIT before any
+/// reconciler looked, and the cancel took it out of the `open` index unreported. Failed on
+/// d6aceb3; a cancel past the deadline now stays due there.
 #[test]
 fn seed_291_a_tick_down_since_the_first_minute_still_finds_every_job() {
     holds(faults_only(291));
@@ -220,4 +223,18 @@ fn seeds_16003666_and_146_an_event_fire_of_its_own_definition_is_one() {
     ops.faults = false;
     holds(ops);
     holds(shape(146, 24, 60, 12, true));
+}
+
+/// Seeds 908 (DependencyNotMet) and 919 (FORBID overlap) of the full mix with 6 operator
+/// cancels an hour: fires a catching-up tick created after their finish deadline were skipped
+/// at once by a worker, and the skip took them out of the `open` index: the missed deadline was
+/// never reported. Failed on d6aceb3; a skip past the deadline now stays due there, and the
+/// reconciler reports it.
+#[test]
+fn seeds_908_and_919_report_a_finish_deadline_missed_by_a_skipped_fire() {
+    for seed in [908, 919] {
+        let mut o = shape(seed, 24, 60, 12, true);
+        o.profile.cancels_per_hour = 6;
+        holds(o);
+    }
 }

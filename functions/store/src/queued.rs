@@ -219,6 +219,7 @@ impl ExecStore {
         now_ms: i64,
     ) -> Result<bool, StoreError> {
         let at = (ExecStatus::Ready, seen.fencing_token, seen.attempt);
-        Ok(self.cas_cancel_with(&ExecKey::of(seen), at, code, actor, now_ms).await?.is_ok())
+        let deadline = sundial_model::reconcile::finish_deadline(seen);
+        Ok(self.cas_cancel_with(&ExecKey::of(seen), at, code, deadline, actor, now_ms).await?.is_ok())
     }
 }

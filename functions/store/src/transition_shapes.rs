@@ -402,7 +402,7 @@ fn claims_render_as_before() {
 #[test]
 fn cancels_render_as_before() {
     for from in [ExecStatus::Ready, ExecStatus::RetryWait, ExecStatus::Waiting] {
-        let got = ExecStore::cancel_expr(&key(), (from, 9, 2), codes::CANCELED, "api:alice", 77);
+        let got = ExecStore::cancel_expr(&key(), (from, 9, 2), codes::CANCELED, None, "api:alice", 77);
         assert_eq!(got, legacy_cancel(&key(), (from, 9, 2), codes::CANCELED, "api:alice", 77));
     }
 }
@@ -459,4 +459,55 @@ fn parent_moves_render_as_before() {
         ExecStore::start_reduce_expr(&key(), &waiting, "reconciler", now()),
         legacy_start_reduce(&key(), &waiting, "reconciler", now())
     );
+}
+
+/// A skip past the fire's finish deadline keeps it in the `open` index, due at once, so the
+/// reconciler reports the miss (the full mix's seeds 908, 909, 918, 919: a fire created late
+/// by a catching-up tick and skipped at once was never reported); one in time leaves the index.
+#[test]
+fn a_skip_past_the_finish_deadline_stays_due_in_the_open_index() {
+    let mut ready = execution(ExecStatus::Ready);
+    let in_time = ExecStore::skip_expr(&ready, "trigger", "overlap", now());
+    assert_eq!(in_time, legacy_skip(&ready, "trigger", "overlap", now()));
+    let (update, _) = in_time.rendered();
+    let update = update.unwrap_or_default();
+    assert!(
+        update
+            .split_once("REMOVE")
+            .is_some_and(|(set, rm)| !set.contains(attr::OPEN_DUE) && rm.contains(attr::OPEN_DUE)),
+        "{update}"
+    );
+    // Scheduled 1.234 s before `now`: a one-second deadline has passed.
+    ready.definition.finish_deadline_secs = Some(1);
+    let late = ExecStore::skip_expr(&ready, "trigger", "overlap", now());
+    let (update, _) = late.rendered();
+    let update = update.unwrap_or_default();
+    let (set, remove) = update.split_once("REMOVE").unwrap_or((&update, ""));
+    assert!(set.contains(attr::OPEN_PK) && set.contains(attr::OPEN_DUE), "{update}");
+    assert!(!remove.contains(attr::OPEN_DUE), "{update}");
+    ready.definition.finish_deadline_secs = Some(2);
+    assert_eq!(ExecStore::skip_expr(&ready, "trigger", "overlap", now()), in_time);
+}
+
+/// A cancel past the fire's finish deadline keeps it in the `open` index, due at once, so the
+/// reconciler reports the miss (seed 291 of CI's faults shape: a fire created after its
+/// deadline by a tick down since the first minute, canceled from RETRY_WAIT before any
+/// reconciler looked, was never reported); one in time, or without a deadline, leaves it.
+#[test]
+fn a_cancel_past_the_finish_deadline_stays_due_in_the_open_index() {
+    let at = (ExecStatus::RetryWait, 9, 2);
+    let plain = ExecStore::cancel_expr(&key(), at, codes::CANCELED, None, "worker:w", 77);
+    assert_eq!(plain, legacy_cancel(&key(), at, codes::CANCELED, "worker:w", 77));
+    assert_eq!(ExecStore::cancel_expr(&key(), at, codes::CANCELED, Some(77), "worker:w", 77), plain);
+    let late = ExecStore::cancel_expr(&key(), at, codes::CANCELED, Some(76), "worker:w", 77);
+    let (update, _) = late.rendered();
+    let update = update.unwrap_or_default();
+    let (set, remove) = update.split_once("REMOVE").unwrap_or((&update, ""));
+    assert!(set.contains(attr::OPEN_PK) && set.contains(attr::OPEN_DUE), "{update}");
+    assert!(remove.contains(attr::LEASE_UNTIL) && !remove.contains(attr::OPEN_DUE), "{update}");
+    let (update, _) = plain.rendered();
+    assert!(update
+        .unwrap_or_default()
+        .split_once("REMOVE")
+        .is_some_and(|(_, rm)| rm.contains(attr::OPEN_DUE)));
 }

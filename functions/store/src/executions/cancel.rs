@@ -4,7 +4,7 @@
 use super::{s, CancelOutcome, CasResult, ExecKey, ExecStore};
 use crate::error::StoreError;
 use crate::expr::Expr;
-use crate::items::attr;
+use crate::items::{attr, n};
 use crate::transition::{Guard, Transition};
 use aws_sdk_dynamodb::types::AttributeValue;
 use chrono::{DateTime, Utc};
@@ -57,8 +57,9 @@ impl ExecStore {
             let ex = &cur.exec;
             match ex.status {
                 ExecStatus::Ready | ExecStatus::RetryWait | ExecStatus::Waiting => {
+                    let deadline = sundial_model::reconcile::finish_deadline(ex);
                     if self
-                        .cas_cancel(key, ex.status, ex.fencing_token, ex.attempt, actor, now_ms)
+                        .cas_cancel(key, (ex.status, ex.fencing_token, ex.attempt), deadline, actor, now_ms)
                         .await?
                         .is_ok()
                     {
@@ -82,26 +83,28 @@ impl ExecStore {
     pub(super) async fn cas_cancel(
         &self,
         key: &ExecKey,
-        from: ExecStatus,
-        token: u64,
-        attempt: u32,
+        at: (ExecStatus, u64, u32),
+        deadline: Option<i64>,
         actor: &str,
         now_ms: i64,
     ) -> Result<CasResult, StoreError> {
-        self.cas_cancel_with(key, (from, token, attempt), codes::CANCELED, actor, now_ms).await
+        self.cas_cancel_with(key, at, codes::CANCELED, deadline, actor, now_ms).await
     }
 
     /// `from` → CANCELED with `code` if the execution is still at `(from, token)`: the audit
     /// event, the `attention` keys, and out of the lease and the `open` index, in one write.
+    /// Past its finish deadline (`deadline`, [`sundial_model::reconcile::finish_deadline`]) it
+    /// stays in the index, due at once, so the reconciler reports the miss unless it did.
     pub(crate) async fn cas_cancel_with(
         &self,
         key: &ExecKey,
         at: (ExecStatus, u64, u32),
         code: &str,
+        deadline: Option<i64>,
         actor: &str,
         now_ms: i64,
     ) -> Result<CasResult, StoreError> {
-        let e = Self::cancel_expr(key, at, code, actor, now_ms);
+        let e = Self::cancel_expr(key, at, code, deadline, actor, now_ms);
         self.cas(key, "UpdateItem(cancel)", e).await
     }
 
@@ -110,10 +113,12 @@ impl ExecStore {
         key: &ExecKey,
         at: (ExecStatus, u64, u32),
         code: &str,
+        deadline: Option<i64>,
         actor: &str,
         now_ms: i64,
     ) -> Expr {
         let t = Transition::at_token(at, ExecStatus::Canceled, actor, now_ms, Some(code.into()));
+        let late = deadline.is_some_and(|d| now_ms > d);
         t.expr(
             |e| {
                 e.set(attr::ERR_CODE, s(code))
@@ -121,7 +126,13 @@ impl ExecStore {
                     .set(attr::ATT_SK, s(keys::attention_sk(key.scheduled_ms, &key.job_id)));
             },
             |e| {
-                e.remove(attr::LEASE_UNTIL).remove(attr::OPEN_PK).remove(attr::OPEN_DUE);
+                e.remove(attr::LEASE_UNTIL);
+                if late {
+                    let part = keys::open_partition(keys::open_part(&key.tenant, &key.job_id));
+                    e.set(attr::OPEN_PK, s(part)).set(attr::OPEN_DUE, n(now_ms));
+                } else {
+                    e.remove(attr::OPEN_PK).remove(attr::OPEN_DUE);
+                }
             },
         )
     }

@@ -112,7 +112,8 @@ impl ExecStore {
             }
             Step::Cancel { from, token, attempt } => {
                 let actor = format!("worker:{owner}");
-                match self.cas_cancel(key, from, token, attempt, &actor, now_ms).await? {
+                let deadline = sundial_model::reconcile::finish_deadline(&cur.exec);
+                match self.cas_cancel(key, (from, token, attempt), deadline, &actor, now_ms).await? {
                     Ok(_) => Round::Done(ClaimOutcome::Finished(ExecStatus::Canceled)),
                     Err(old) => Round::Again(Box::new(decode(old)?)),
                 }

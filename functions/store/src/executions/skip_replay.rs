@@ -54,14 +54,22 @@ impl ExecStore {
         now: DateTime<Utc>,
     ) -> Expr {
         let at = (ExecStatus::Ready, current.fencing_token, current.attempt);
-        let t =
-            Transition::at_token(at, ExecStatus::Skipped, actor, now.timestamp_millis(), Some(code.into()));
+        let now_ms = now.timestamp_millis();
+        let t = Transition::at_token(at, ExecStatus::Skipped, actor, now_ms, Some(code.into()));
+        // Skipped past its finish deadline: the reconciler looks at once and reports the miss,
+        // unless it already did (docs/outcomes.md, "Finish deadlines"), as after a late finish.
+        let late = sundial_model::reconcile::finish_deadline(current).is_some_and(|d| now_ms > d);
+        let open_pk = keys::open_partition(keys::open_part(&current.tenant, &current.job_id));
         t.expr(
             |e| {
                 e.set(attr::ERR_CODE, s(code)).set(attr::ERR_MSG, s(truncate(reason)));
             },
             |e| {
-                e.remove(attr::OPEN_PK).remove(attr::OPEN_DUE);
+                if late {
+                    e.set(attr::OPEN_PK, s(open_pk)).set(attr::OPEN_DUE, n(now_ms));
+                } else {
+                    e.remove(attr::OPEN_PK).remove(attr::OPEN_DUE);
+                }
             },
         )
     }
