@@ -38,6 +38,7 @@ pub const DRAWABLE: &[&str] = &[
     "op:trigger-now",
     "op:cancel",
     "resume-catch-up",
+    "backfill",
     "several-expressions",
     "finish-deadlines",
     "fault:tick-outage",
@@ -64,7 +65,6 @@ pub const NOT_YET: &[&str] = &[
     "target:lambda",
     "target:sns",
     "dlq-replay",
-    "backfill",
     "ingest-sources",
     "auto-pause",
     "outcome-notifications",
@@ -121,6 +121,7 @@ pub fn drawn(w: &Workload, plan: &FaultPlan) -> BTreeSet<&'static str> {
             OpKind::Delete => "op:delete",
             OpKind::TriggerNow => "op:trigger-now",
             OpKind::Cancel => "op:cancel",
+            OpKind::Backfill { .. } => "backfill",
         });
     }
     let faults = [

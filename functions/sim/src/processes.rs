@@ -355,6 +355,12 @@ async fn act(
             canceled = cancel_newest(ctl, &who, &plan.job_id, now).await;
             canceled.is_some()
         }
+        OpKind::Backfill { back_ms, len_ms, pace_secs } => {
+            let from = now - chrono::Duration::milliseconds(*back_ms);
+            let to = from + chrono::Duration::milliseconds(*len_ms);
+            let req = control::executions::BackfillRequest { from, to, pace_secs: *pace_secs, params: None };
+            control::executions::backfill(ctl, &who, &plan.job_id, &req, now).await.is_ok()
+        }
         OpKind::Edit { schedule } => {
             let v = versions.lock().map(|mut g| {
                 g[job] += 1;

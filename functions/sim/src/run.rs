@@ -113,9 +113,10 @@ pub struct Outcome {
     pub outcomes: (usize, usize),
     /// Jobs with `maxRuns`, and how many of them ended COMPLETED.
     pub max_runs: (usize, usize),
-    /// Resumes that asked for a catch-up and succeeded, and the executions that replayed a
-    /// paused window's fire (backfilled, or a held fire taken over: `CaughtUp`).
-    pub catch_ups: (usize, usize),
+    /// Resumes that asked for a catch-up and succeeded, the executions that replayed a past
+    /// fire (a catch-up's or a backfill's, or a held fire taken over: `CaughtUp`), and the
+    /// operators' backfills that succeeded.
+    pub catch_ups: (usize, usize, usize),
     /// The traces of the executions involved (timeline lines).
     pub traces: BTreeMap<String, Vec<String>>,
     /// A hash of every request and response of the run.
@@ -490,17 +491,7 @@ async fn check(
         all().filter(|e| has_code(e, "WaitingForUpstream")).count(),
         all().filter(|e| has_code(e, "DependencyNotMet") || has_code(e, "DependencyDeadlineRun")).count(),
     );
-    let catch_ups = (
-        ops.iter()
-            .filter(|o| o.ok && matches!(o.kind, crate::workload::OpKind::Resume { catch_up, .. } if catch_up != sundial_core::control::catch_up::CatchUp::None))
-            .count(),
-        all()
-            .filter(|e| {
-                e.timeline.first().and_then(|t| t.code.as_deref()) == Some(sundial_model::BACKFILL_CODE)
-                    || e.is_caught_up()
-            })
-            .count(),
-    );
+    let catch_ups = replay_counts(&ops, all());
     let mut traces = BTreeMap::new();
     for v in violations.iter().take(20) {
         if let Some(id) = &v.execution {
@@ -584,6 +575,27 @@ async fn check(
     })
 }
 
+/// Resumes that caught up, executions that replayed a past fire (a catch-up's or a backfill's,
+/// or a held fire taken over) and operators' backfills that succeeded ([`Outcome::catch_ups`]).
+fn replay_counts<'a>(
+    ops: &[crate::processes::OpRecord],
+    all: impl Iterator<Item = &'a Execution>,
+) -> (usize, usize, usize) {
+    use crate::workload::OpKind;
+    use sundial_core::control::catch_up::CatchUp;
+    let caught_up = ops
+        .iter()
+        .filter(|o| o.ok && matches!(o.kind, OpKind::Resume { catch_up, .. } if catch_up != CatchUp::None));
+    let backfills = ops.iter().filter(|o| o.ok && matches!(o.kind, OpKind::Backfill { .. })).count();
+    let replayed = all
+        .filter(|e| {
+            e.timeline.first().and_then(|t| t.code.as_deref()) == Some(sundial_model::BACKFILL_CODE)
+                || e.is_caught_up()
+        })
+        .count();
+    (caught_up.count(), replayed, backfills)
+}
+
 async fn all_for_job(execs: &ExecStore, tenant: &str, job: &str) -> Result<Vec<Execution>> {
     let mut out = Vec::new();
     let mut after_ms = None;
@@ -601,7 +613,7 @@ async fn all_for_job(execs: &ExecStore, tenant: &str, job: &str) -> Result<Vec<E
 /// Prints an outcome the way a failing test wants it: the violations, the traces, the replay.
 pub fn describe(o: &Outcome) -> String {
     let mut s = format!(
-        "seed {}: {} executions, {} effects, {} known-gap fires, {} AWS requests, messages per execution ≤ {} sent / {} live, batches settled: {} fires covered / {} with excepted instants, dependencies: {} jobs wait / {} fires waited / {} past their deadline, events: {} planned / {} sent / {} acknowledged / {} deduplicated / {} refused / {} failed or died ({} between claim and put), outcome events: {} sent / {} repeats of an id, maxRuns: {} jobs / {} completed, catch-up: {} resumes / {} fires replayed, {} simulated min in {} ms, outcome {:016x}, trace {:016x}\n",
+        "seed {}: {} executions, {} effects, {} known-gap fires, {} AWS requests, messages per execution ≤ {} sent / {} live, batches settled: {} fires covered / {} with excepted instants, dependencies: {} jobs wait / {} fires waited / {} past their deadline, events: {} planned / {} sent / {} acknowledged / {} deduplicated / {} refused / {} failed or died ({} between claim and put), outcome events: {} sent / {} repeats of an id, maxRuns: {} jobs / {} completed, catch-up: {} resumes / {} backfills / {} fires replayed, {} simulated min in {} ms, outcome {:016x}, trace {:016x}\n",
         o.options.seed,
         o.executions,
         o.effects,
@@ -626,6 +638,7 @@ pub fn describe(o: &Outcome) -> String {
         o.max_runs.0,
         o.max_runs.1,
         o.catch_ups.0,
+        o.catch_ups.2,
         o.catch_ups.1,
         o.simulated_ms / 60_000,
         o.real_ms,

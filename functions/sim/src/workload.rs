@@ -120,6 +120,16 @@ pub enum OpKind {
     TriggerNow,
     /// Cancel the job's newest running execution, else its newest queued one.
     Cancel,
+    /// Backfill the job's past (`POST /v1/jobs/{jobId}/backfill`): the fires from `back_ms`
+    /// before the call to `len_ms` after that, started `pace_secs` apart.
+    Backfill {
+        /// How far back the range starts (ms before the call).
+        back_ms: i64,
+        /// How long it is (ms; it ends before the call).
+        len_ms: i64,
+        /// Seconds between two backfilled executions' starts.
+        pace_secs: u32,
+    },
 }
 
 /// An operator action at a simulated instant.
@@ -302,6 +312,7 @@ pub fn draw(seed: u64, profile: &Profile, start_ms: i64) -> Workload {
         ops.push(Op { at_ms, job, kind });
     }
     add_cancels(seed, *profile, &jobs, (start_ms, end_ms), &mut ops);
+    add_backfills(seed, *profile, (start_ms, end_ms), &mut ops);
     ops.sort_by_key(|o| o.at_ms);
     let events = add_events(seed, &mut jobs, start_ms, end_ms);
     Workload { jobs, ops, events, start_ms, end_ms }
@@ -321,6 +332,27 @@ fn resume(seed: u64, k: u64) -> OpKind {
         _ => CatchUp::Last,
     };
     OpKind::Resume { catch_up, pace_secs: between(seed, n + 1, 0, 3) as u32 }
+}
+
+/// Where the backfills' draws start in the seed's stream (clear of every other draw).
+const BACKFILL_DRAWS: u64 = 3_300_000;
+
+/// A backfill for every four operator actions an hour (own stream): of a drawn job, at a drawn
+/// instant, over 0 to 20 minutes of its past ending at least a second before the call (often
+/// over fires that ran, were paused, or were missed), paced 0 to 2 s.
+fn add_backfills(seed: u64, profile: Profile, (start_ms, end_ms): (i64, i64), ops: &mut Vec<Op>) {
+    let hours = (profile.firing_minutes as u64).div_ceil(60);
+    for k in 0..u64::from(profile.ops_per_hour / 4) * hours {
+        let n = BACKFILL_DRAWS + k * 8;
+        let job = between(seed, n, 0, u64::from(profile.jobs.max(1)) - 1) as usize;
+        let at_ms =
+            start_ms + between(seed, n + 1, 120_000, (end_ms - start_ms - 60_000).max(120_000) as u64) as i64;
+        let back_ms =
+            between(seed, n + 2, 60_000, (at_ms - start_ms).clamp(60_000, 20 * 60_000) as u64) as i64;
+        let len_ms = between(seed, n + 3, 0, (back_ms - 1_000) as u64) as i64;
+        let pace_secs = between(seed, n + 4, 0, 2) as u32;
+        ops.push(Op { at_ms, job, kind: OpKind::Backfill { back_ms, len_ms, pace_secs } });
+    }
 }
 
 /// Where the cancels' draws start in the seed's stream (clear of every other draw).

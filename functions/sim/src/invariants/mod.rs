@@ -34,6 +34,8 @@
 //! - **timeliness**: a fire nothing makes wait starts soon after its instant unless a fault
 //!   covers it (`timeliness.rs`).
 //! - **catch_up**: a resume's catch-up replays its paused window (`catch_up.rs`);
+//! - **backfill**: an operator's backfill leaves every fire of its range one execution
+//!   (`backfill.rs`);
 //! - **finish_deadline**: a fire that missed its finish deadline is reported once, one that
 //!   made it never (`finish.rs`).
 //!
@@ -51,11 +53,13 @@ use sundial_model::{ExecStatus, Execution, JobState, MANUAL_CODE};
 use sundial_schedule::{MisfirePolicy, Schedule};
 
 pub use crate::evidence::Evidence;
+pub(crate) use backfill::{check_backfills, made_by_backfill};
 pub(crate) use catch_up::{catch_up_windows, check_catch_up, replayed_by_catch_up};
 pub use events::check_events;
 pub use finish::check_finish_deadlines;
 pub use timeliness::check_timeliness;
 
+mod backfill;
 mod catch_up;
 mod events;
 mod finish;
@@ -80,7 +84,7 @@ fn job_state_at(ops: &[&OpRecord], t: i64, created_ms: i64) -> Known {
     let mut state = Known::Enabled(1);
     let mut version = 1;
     for op in ops {
-        let changes = !matches!(op.kind, OpKind::TriggerNow | OpKind::Cancel);
+        let changes = !matches!(op.kind, OpKind::TriggerNow | OpKind::Cancel | OpKind::Backfill { .. });
         if !changes {
             continue;
         }
@@ -102,7 +106,7 @@ fn job_state_at(ops: &[&OpRecord], t: i64, created_ms: i64) -> Known {
                         state = Known::Enabled(version);
                     }
                 }
-                OpKind::TriggerNow | OpKind::Cancel => {}
+                OpKind::TriggerNow | OpKind::Cancel | OpKind::Backfill { .. } => {}
             }
             if matches!(op.kind, OpKind::Delete) {
                 return Known::Paused;
@@ -370,6 +374,7 @@ fn check_job(
     let paused = ev.final_jobs.get(&j).is_some_and(|(s, _)| *s == Some(JobState::Paused));
     let windows = catch_up_windows(w, ops, j);
     check_catch_up(ev, &windows, execs, out);
+    check_backfills(w, ops, j, execs, out);
     for e in execs {
         let id = e.id();
         let waits_for_resume = paused && held(e);
@@ -464,6 +469,8 @@ fn check_job(
         match job_state_at(ops, judged_ms, w.start_ms) {
             // A resume's catch-up replays the fires of its paused window it names.
             Known::Paused if taken.is_none() && replayed_by_catch_up(w, &windows, e.scheduled_ms) => {}
+            // An operator's backfill runs its range whatever the job was then.
+            Known::Paused | Known::Enabled(_) if exec.is_some_and(|x| made_by_backfill(ops, x)) => {}
             Known::Paused => out.push(Violation {
                 invariant: "paused",
                 detail: format!("effect for {} while the job was paused or deleted", ms(e.scheduled_ms)),
