@@ -238,3 +238,15 @@ fn seeds_908_and_919_report_a_finish_deadline_missed_by_a_skipped_fire() {
         holds(o);
     }
 }
+
+/// Seed 987 of the full mix with 6 operator cancels an hour, once the workload drew backfills:
+/// a backfill over instants a `fireOnce` batch had run put a new execution for each of them, so
+/// the batch's instants ran twice (the `fires` invariant: instants covered twice). Failed on
+/// 7f9a003; a backfill now counts an instant a batch stands for as existing, as an event does
+/// (K14).
+#[test]
+fn seed_987_a_backfill_never_runs_an_instant_a_batch_ran() {
+    let mut o = shape(987, 24, 60, 12, true);
+    o.profile.cancels_per_hour = 6;
+    holds(o);
+}

@@ -355,8 +355,13 @@ pub async fn backfill(
     let executions = u32::try_from(fires.len()).unwrap_or(u32::MAX).saturating_mul(executions_per_fire(&job));
     super::quota::take_rate(ctl, &caller.tenant, "exec", executions, now).await?;
     let mut report = BackfillReport { fires: fires.len(), ..BackfillReport::default() };
+    let covered = batch_covered(ctl, &caller.tenant, job_id, &fires).await?;
     let mut out = Vec::new();
     for (i, f) in fires.iter().enumerate() {
+        if covered.contains(f) {
+            report.existing += 1;
+            continue;
+        }
         let mut e = Execution::ready(&job, &schedule, *f, None, now, &caller.actor());
         e.fire_at = start_of(i);
         e.available_at = e.fire_at.timestamp_millis();
@@ -442,6 +447,31 @@ pub(super) fn check_backfill_age(
 /// Puts one backfilled execution `e` of `job` for `actor`; its message if it must be sent
 /// (created; found READY and kept from running by the job's pause, then taken over; or found
 /// READY otherwise and possibly never sent: an earlier backfill failed between put and send).
+/// The instants of `fires` a `fireOnce` batch of the job already stands for (its range covers
+/// them and it did not except them; a canceled batch stands for nothing it could still run):
+/// existing fires, as an event's on such an instant is (`events::covering_batch`, K14). A
+/// batch registered after this read is settled at the claims (`CoveredByBatch`). The full
+/// mix's seed 987: a backfill over a batch's range ran each of its instants again.
+async fn batch_covered(
+    ctl: &Control,
+    tenant: &str,
+    job_id: &str,
+    fires: &[DateTime<Utc>],
+) -> Result<Vec<DateTime<Utc>>, ControlError> {
+    let (_, covers) =
+        sundial_store::jobs::get_job_and_covers(&ctl.ctx.ddb, &ctl.ctx.cfg, tenant, job_id).await?;
+    let mut out = Vec::new();
+    for c in covers.iter().filter(|c| fires.iter().any(|f| c.covers(*f))) {
+        let key = ExecKey::new(tenant, job_id, c.first.timestamp_millis());
+        let Some(s) = ctl.execs.get(&key, true).await? else { continue };
+        if s.exec.status == ExecStatus::Canceled {
+            continue;
+        }
+        out.extend(fires.iter().filter(|f| c.covers(**f) && !s.exec.missed_except.contains(f)));
+    }
+    Ok(out)
+}
+
 async fn put_backfilled(
     ctl: &Control,
     job: &Job,

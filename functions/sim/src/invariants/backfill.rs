@@ -1,7 +1,7 @@
 //! The backfill invariant (issue 50, (d)): an operator's backfill (`POST
 //! /v1/jobs/{jobId}/backfill`) leaves every fire of its range with exactly one execution: the
-//! one it created, or the one the fire already had (the **fires** invariant finds an instant
-//! covered twice). Its fires run whatever the job was at their instants (paused, another
+//! one it created, or the one the fire already had, a `fireOnce` batch's included (the
+//! **fires** invariant finds an instant covered twice). Its fires run whatever the job was at their instants (paused, another
 //! version): the **paused** and **versions** checks leave them alone.
 //!
 //! The range is the op's `[now − back, now − back + len]`, its fires those of the schedule in
@@ -60,7 +60,15 @@ pub(crate) fn check_backfills(
         let def = crate::workload::definition(0, 0, s, 1, w.start_ms, w.end_ms);
         let Ok(sch) = Schedule::parse(&def.schedule, ms(w.start_ms)) else { continue };
         for t in sch.fires_between(ms(a - 1), ms(b), 100_000).iter().map(|t| t.timestamp_millis()) {
-            let has = execs.iter().any(|e| e.child.is_none() && e.scheduled_at.timestamp_millis() == t);
+            // Its own execution, or a `fireOnce` batch that stands for it.
+            let has = execs.iter().any(|e| {
+                let batch = e.missed_range.is_some_and(|(a, b)| {
+                    a.timestamp_millis() <= t
+                        && t <= b.timestamp_millis()
+                        && !e.missed_except.iter().any(|x| x.timestamp_millis() == t)
+                });
+                e.child.is_none() && (e.scheduled_at.timestamp_millis() == t || batch)
+            });
             if !has {
                 out.push(Violation {
                     invariant: "backfill",
