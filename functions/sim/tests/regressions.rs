@@ -250,3 +250,18 @@ fn seed_987_a_backfill_never_runs_an_instant_a_batch_ran() {
     o.profile.cancels_per_hour = 6;
     holds(o);
 }
+
+/// Known gap K18 (docs/simulation.md), reported, not yet fixed: seed 1023 of the full mix with
+/// 6 operator cancels an hour, where a waiting SERIALIZE fire's copies forked after a failed
+/// delete (9 live). Every invariant but that one holds; the known gap is counted.
+#[test]
+fn seed_1023_holds_but_for_known_gap_k18() {
+    if std::env::var("SUNDIAL_EMULATOR").is_ok_and(|v| v == "moto") {
+        return;
+    }
+    let mut o = shape(1023, 24, 60, 12, true);
+    o.profile.cancels_per_hour = 6;
+    let out = run(&o).unwrap_or_else(|e| panic!("seed 1023 could not run: {e:#}"));
+    assert!(out.violations.is_empty(), "{}", describe(&out));
+    assert!(out.known_gaps.iter().any(|v| v.invariant == "known gap K18"), "{}", describe(&out));
+}
