@@ -265,3 +265,15 @@ fn seed_1023_holds_but_for_known_gap_k18() {
     assert!(out.violations.is_empty(), "{}", describe(&out));
     assert!(out.known_gaps.iter().any(|v| v.invariant == "known gap K18"), "{}", describe(&out));
 }
+
+/// Seed 1047 of the full mix with 6 operator cancels an hour: the reconciler read a fire still
+/// running past its finish deadline, the worker's late finish landed 30 ms before the
+/// reconciler's mark, the mark's condition failed, and the same look then closed the finished
+/// fire without reporting the miss. Failed on 8e1dade; a mark that loses such a race judges
+/// the fire again as it is now.
+#[test]
+fn seed_1047_a_late_finish_racing_the_mark_is_still_reported() {
+    let mut o = shape(1047, 24, 60, 12, true);
+    o.profile.cancels_per_hour = 6;
+    holds(o);
+}
