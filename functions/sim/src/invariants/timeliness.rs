@@ -2,7 +2,7 @@
 //! fault covers it. A slow repair (a fire the reconciler re-sends minutes late, a wait whose
 //! copy is lost until the next look) is a failure, not a success that took its time.
 
-use super::{is_event, is_manual, job_state_at, Evidence, Known};
+use super::{job_state_at, Evidence, Known};
 use crate::processes::OpRecord;
 use crate::violation::Violation;
 use crate::world::ms;
@@ -22,8 +22,8 @@ const COVER_BEFORE_MS: i64 = 120_000;
 /// or dependency makes it wait) that started did so within [`START_BOUND_MS`] of its instant,
 /// unless a fault window (a network window, a worker stall or kill, a tick or reconciler
 /// outage) or an operator action on its job overlaps the span from shortly before its
-/// instant to its start. Batches, catch-up replays, manual, event and child executions are
-/// not judged.
+/// instant to its start. Batches, catch-up replays and backfills, manual, event and child
+/// executions are not judged.
 pub fn check_timeliness(ev: &Evidence<'_>, out: &mut Vec<Violation>) {
     for (j, plan) in ev.workload.jobs.iter().enumerate() {
         if plan.def.concurrency != ConcurrencyPolicy::Allow || !plan.def.after.is_empty() {
@@ -31,7 +31,8 @@ pub fn check_timeliness(ev: &Evidence<'_>, out: &mut Vec<Violation>) {
         }
         let ops: Vec<&OpRecord> = ev.ops.iter().filter(|o| o.job == j).collect();
         for e in ev.executions.get(&j).map(Vec::as_slice).unwrap_or_default() {
-            let judged = !is_manual(e) && !is_event(e) && !e.is_caught_up();
+            // (a backfilled fire starts at its planned start, not its instant)
+            let judged = e.is_scheduled_fire() && !e.is_caught_up();
             if !judged || e.child.is_some() || e.missed_range.is_some() {
                 continue;
             }
