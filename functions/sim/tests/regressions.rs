@@ -253,17 +253,14 @@ fn seed_987_a_backfill_never_runs_an_instant_a_batch_ran() {
 
 /// Known gap K18 (docs/simulation.md), reported, not yet fixed: seed 1023 of the full mix with
 /// 6 operator cancels an hour, where a waiting SERIALIZE fire's copies forked after a failed
-/// delete (9 live). Every invariant but that one holds; the known gap is counted.
+/// delete (9 live, in the `sim` binary's run). Every other invariant holds; the known gap is
+/// counted, not failed (a run in this process may not reach it: the product's process-wide
+/// caches are warm here).
 #[test]
-fn seed_1023_holds_but_for_known_gap_k18() {
-    if std::env::var("SUNDIAL_EMULATOR").is_ok_and(|v| v == "moto") {
-        return;
-    }
+fn seed_1023_a_long_serialize_wait_holds_but_for_known_gap_k18() {
     let mut o = shape(1023, 24, 60, 12, true);
     o.profile.cancels_per_hour = 6;
-    let out = run(&o).unwrap_or_else(|e| panic!("seed 1023 could not run: {e:#}"));
-    assert!(out.violations.is_empty(), "{}", describe(&out));
-    assert!(out.known_gaps.iter().any(|v| v.invariant == "known gap K18"), "{}", describe(&out));
+    holds(o);
 }
 
 /// Seed 1047 of the full mix with 6 operator cancels an hour: the reconciler read a fire still
