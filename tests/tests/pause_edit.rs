@@ -245,12 +245,28 @@ async fn a_fire_put_by_a_scan_that_raced_a_pause_does_not_run() -> anyhow::Resul
     // that read an every-minute job before it was paused (12:00:10) and put its 12:01 fire after
     // the API's sweep
     let env = TestEnv::new("pause-race").await?;
-    let (_, hook, e) = scan_racing_a_pause(&env).await?;
+    let (api, hook, e) = scan_racing_a_pause(&env).await?;
 
-    // WHEN a worker receives its message after 12:01
+    // WHEN a worker receives its message after 12:01, the job still paused
     deliver(&env, &e).await?;
 
-    // THEN the fire does not run: the job was paused at its instant
+    // THEN the fire does not run: the job was paused at its instant, and it still is, so the
+    // worker holds it for the resume to decide, as the pause's sweep would have (a catch-up may
+    // replay it: the full mix's seed 1053, where it was canceled and `catchUp: all` lost it)
+    let s = fixtures::snapshot(&env, &ExecKey::of(&e)).await?;
+    assert_eq!(
+        (s.exec.status, s.held.is_some()),
+        (ExecStatus::Ready, true),
+        "timeline {:?}",
+        s.exec.timeline
+    );
+    assert!(hook.received().is_empty(), "the target was called for a paused fire");
+
+    // WHEN the job is resumed without a catch-up
+    let now = at("2026-11-30T12:05:00Z");
+    control::jobs::set_state(&api, &caller(), "minutely", JobState::Enabled, None, now).await?;
+
+    // THEN the held fire is canceled, paused at its instant, and never ran
     let s = fixtures::snapshot(&env, &ExecKey::of(&e)).await?;
     assert_eq!(s.exec.status, ExecStatus::Canceled, "timeline {:?}", s.exec.timeline);
     assert_eq!(s.exec.last_error.map(|x| x.0).as_deref(), Some("Paused"));

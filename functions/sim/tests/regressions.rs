@@ -274,3 +274,15 @@ fn seed_1047_a_late_finish_racing_the_mark_is_still_reported() {
     o.profile.cancels_per_hour = 6;
     holds(o);
 }
+
+/// Seed 1053 of the full mix with 6 operator cancels an hour: a fire queued a minute ahead of a
+/// pause that its sweep did not hold was delivered while the job was still paused, and the
+/// worker canceled it (`Paused`); the resume's `catchUp: all` then could not replay it (the
+/// review's "resume with catch-up loses the paused window's fires", by another road). Failed
+/// on 7d0fb1f; a worker now holds such a fire for the resume to decide.
+#[test]
+fn seed_1053_a_fire_the_pause_sweep_missed_waits_for_the_resume() {
+    let mut o = shape(1053, 24, 60, 12, true);
+    o.profile.cancels_per_hour = 6;
+    holds(o);
+}

@@ -107,7 +107,8 @@ pub fn decide(job: &Job, schedule: Option<&Schedule>, s: &Snapshot, changed_at: 
 /// now (`job`, `None` if unknown). Held by a pause: see [`held_at_claim`]. Otherwise, for a
 /// scheduled execution never claimed, the job catches one put by a scan that raced a pause or
 /// an edit after the API's sweep, from the job's marks at the execution's scheduled instant: its
-/// last pause window (paused at the instant → cancel, even if resumed since), when its current
+/// last pause window (paused at the instant and still → hold it for the resume; resumed since →
+/// cancel), when its current
 /// definition took effect (before the instant and different → amend, or cancel if the new
 /// schedule does not fire then), and when it was last re-planned on a new calendar chain (before
 /// the instant, and the schedule on that chain does not fire then → cancel). `schedule` must be the job's with
@@ -131,7 +132,17 @@ pub fn at_claim(job: Option<&Job>, schedule: Option<&Schedule>, s: &Snapshot) ->
     {
         return Follow::Cancel(sundial_model::retry::codes::CANCELED);
     }
-    if job.paused_at(at) && !sundial_mutants::active(sundial_mutants::Mutant::PauseNotEnforced) {
+    let enforced = !sundial_mutants::active(sundial_mutants::Mutant::PauseNotEnforced);
+    // Paused at its instant and still paused: held for the resume to decide, as the pause's
+    // own sweep would have (its catch-up may replay it; else the window's close cancels it).
+    // The full mix's seed 1053: a fire the sweep missed was canceled here, and the resume's
+    // `catchUp: all` could not replay it.
+    let still_paused = job.state == JobState::Paused
+        && job.paused.is_some_and(|(from, until)| until.is_none() && from <= at);
+    if still_paused && enforced {
+        return Follow::Hold;
+    }
+    if job.paused_at(at) && enforced {
         return Follow::Cancel(sundial_model::retry::codes::PAUSED);
     }
     if e.definition != job.definition && job.edited_at <= at {
@@ -440,8 +451,9 @@ mod tests {
         let fire = queued(&j, T0 + 55_000);
         j.state = JobState::Paused;
         j.paused = Some((ms_to_dt(T0 + 5_000), None));
-        assert_eq!(at_claim(Some(&j), None, &fire), Follow::Cancel(sundial_model::retry::codes::PAUSED));
-        // resumed after its instant: it was paused then, still canceled
+        // still paused: held for the resume, whose catch-up may replay it (seed 1053)
+        assert_eq!(at_claim(Some(&j), None, &fire), Follow::Hold);
+        // resumed after its instant: it was paused then, canceled
         j.state = JobState::Enabled;
         j.paused = Some((ms_to_dt(T0 + 5_000), Some(ms_to_dt(T0 + 70_000))));
         assert_eq!(at_claim(Some(&j), None, &fire), Follow::Cancel(sundial_model::retry::codes::PAUSED));
@@ -667,8 +679,8 @@ mod tests {
         paused.state = JobState::Paused;
         assert_eq!(
             at_claim_covered(Some(&paused), None, &[cover], &inside),
-            Follow::Cancel(sundial_model::retry::codes::PAUSED),
-            "the job's own marks come first"
+            Follow::Hold,
+            "the job's own marks come first (still paused: held for the resume)"
         );
     }
 }

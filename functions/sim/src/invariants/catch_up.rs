@@ -145,9 +145,9 @@ pub(crate) fn check_catch_up(
                 e.status == ExecStatus::Canceled
                     && e.timeline.last().and_then(|x| x.code.as_deref()) == Some(codes::PAUSED)
             });
-            let detail = match (at_t.is_empty(), lost) {
-                (true, _) => "has no execution".to_string(),
-                (false, Some(e)) => format!("was canceled by the pause ({})", e.id()),
+            let (detail, execution) = match (at_t.is_empty(), lost) {
+                (true, _) => ("has no execution".to_string(), None),
+                (false, Some(e)) => ("was canceled by the pause".to_string(), Some(e.id())),
                 (false, None) => continue,
             };
             out.push(Violation {
@@ -158,7 +158,7 @@ pub(crate) fn check_catch_up(
                     win.catch_up.as_str(),
                     ms(t)
                 ),
-                execution: None,
+                execution,
             });
         }
     }

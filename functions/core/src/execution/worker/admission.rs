@@ -189,7 +189,11 @@ impl Worker {
                 Follow::Hold => {
                     // Never claimed while its pause is on: it stays READY and held for the resume
                     // to decide (its catch-up may replay it, else it is canceled). This copy goes;
-                    // the resume sends it again, or the reconciler after its backoff.
+                    // the resume sends it again, or the reconciler after its backoff. A fire the
+                    // pause's sweep missed is held here (its hold mark, as the sweep's).
+                    if let (None, Some(j)) = (s.held, job.as_ref()) {
+                        self.store.hold(&s.exec, j.version, &actor, now_ms).await?;
+                    }
                     tracing::info!(execution = %key.id(), "held by a pause still on: left READY for the resume");
                     return Ok(ControlFlow::Break(Gate::Done(Disposition::Delete)));
                 }
