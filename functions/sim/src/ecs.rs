@@ -185,12 +185,16 @@ fn fires_by_name<'a>(
 
 /// When `e` entered the final status it has (`None`: not final).
 fn final_at(e: &Execution) -> Option<i64> {
-    let mut at = None;
+    // No earlier than an event before it: a worker's clock corrected backwards between two of
+    // its writes stamps the later one earlier (the full mix's seed 1077: an attempt's end at
+    // :02.5, the fire's cancel right after it at :00.5).
+    let (mut at, mut latest) = (None, i64::MIN);
     for ev in &e.timeline {
+        latest = latest.max(ev.at);
         if !ev.to.is_terminal() {
             at = None;
         } else if at.is_none() {
-            at = Some(ev.at);
+            at = Some(latest);
         }
     }
     at
