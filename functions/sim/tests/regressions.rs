@@ -28,6 +28,14 @@ fn shape(seed: u64, jobs: u32, minutes: i64, ops: u32, faults: bool) -> RunOptio
     o
 }
 
+/// CI's full mix (24 jobs for an hour, faults and 12 actions an hour) with 6 operator cancels
+/// an hour: the shape of the fresh seeds' sweeps.
+fn full_mix_with_cancels(seed: u64) -> RunOptions {
+    let mut o = shape(seed, 24, 60, 12, true);
+    o.profile.cancels_per_hour = 6;
+    o
+}
+
 fn holds(o: RunOptions) {
     if std::env::var("SUNDIAL_EMULATOR").is_ok_and(|v| v == "moto") {
         eprintln!("regression seeds ran in the MiniStack pass");
@@ -195,9 +203,7 @@ fn seed_218_full_mix_never_deletes_the_last_copy_of_a_waiting_fire() {
 /// with no undo.
 #[test]
 fn seed_701_an_unsent_resend_never_makes_the_live_copy_stale() {
-    let mut o = shape(701, 24, 60, 12, true);
-    o.profile.cancels_per_hour = 6;
-    holds(o);
+    holds(full_mix_with_cancels(701));
 }
 
 /// The invariant's: seed 244 of the full mix (24 jobs, an hour, 12 actions an hour): an ECS
@@ -233,9 +239,7 @@ fn seeds_16003666_and_146_an_event_fire_of_its_own_definition_is_one() {
 #[test]
 fn seeds_908_and_919_report_a_finish_deadline_missed_by_a_skipped_fire() {
     for seed in [908, 919] {
-        let mut o = shape(seed, 24, 60, 12, true);
-        o.profile.cancels_per_hour = 6;
-        holds(o);
+        holds(full_mix_with_cancels(seed));
     }
 }
 
@@ -246,9 +250,7 @@ fn seeds_908_and_919_report_a_finish_deadline_missed_by_a_skipped_fire() {
 /// (K14).
 #[test]
 fn seed_987_a_backfill_never_runs_an_instant_a_batch_ran() {
-    let mut o = shape(987, 24, 60, 12, true);
-    o.profile.cancels_per_hour = 6;
-    holds(o);
+    holds(full_mix_with_cancels(987));
 }
 
 /// Known gap K18 (docs/simulation.md), reported, not yet fixed: seed 1023 of the full mix with
@@ -258,9 +260,7 @@ fn seed_987_a_backfill_never_runs_an_instant_a_batch_ran() {
 /// caches are warm here).
 #[test]
 fn seed_1023_a_long_serialize_wait_holds_but_for_known_gap_k18() {
-    let mut o = shape(1023, 24, 60, 12, true);
-    o.profile.cancels_per_hour = 6;
-    holds(o);
+    holds(full_mix_with_cancels(1023));
 }
 
 /// Seed 1047 of the full mix with 6 operator cancels an hour: the reconciler read a fire still
@@ -270,9 +270,7 @@ fn seed_1023_a_long_serialize_wait_holds_but_for_known_gap_k18() {
 /// the fire again as it is now.
 #[test]
 fn seed_1047_a_late_finish_racing_the_mark_is_still_reported() {
-    let mut o = shape(1047, 24, 60, 12, true);
-    o.profile.cancels_per_hour = 6;
-    holds(o);
+    holds(full_mix_with_cancels(1047));
 }
 
 /// Seed 1053 of the full mix with 6 operator cancels an hour: a fire queued a minute ahead of a
@@ -282,7 +280,5 @@ fn seed_1047_a_late_finish_racing_the_mark_is_still_reported() {
 /// on 7d0fb1f; a worker now holds such a fire for the resume to decide.
 #[test]
 fn seed_1053_a_fire_the_pause_sweep_missed_waits_for_the_resume() {
-    let mut o = shape(1053, 24, 60, 12, true);
-    o.profile.cancels_per_hour = 6;
-    holds(o);
+    holds(full_mix_with_cancels(1053));
 }

@@ -139,11 +139,13 @@ fn schedule_at(w: &Workload, ops: &[&OpRecord], job: usize, t: i64) -> Option<us
 /// Known gap K2 (docs/simulation.md): copies of a `Replace`-policy fire that waits behind the
 /// run it replaces multiply (seed 101: 9 live at once, 111 sent in three minutes).
 pub(crate) fn replace_job(ev: &Evidence<'_>, execution: &str) -> bool {
+    concurrency_of(ev, execution) == Some(sundial_model::ConcurrencyPolicy::Replace)
+}
+
+/// The concurrency policy the workload gave the job of `execution` (a public id).
+fn concurrency_of(ev: &Evidence<'_>, execution: &str) -> Option<sundial_model::ConcurrencyPolicy> {
     let job = execution.split('@').next().unwrap_or_default();
-    ev.workload
-        .jobs
-        .iter()
-        .any(|j| j.job_id == job && j.def.concurrency == sundial_model::ConcurrencyPolicy::Replace)
+    ev.workload.jobs.iter().find(|j| j.job_id == job).map(|j| j.def.concurrency)
 }
 
 /// Known gap K17 (docs/simulation.md): a fire retried several times while another worker
@@ -164,11 +166,7 @@ pub(crate) fn retried_often(ev: &Evidence<'_>, execution: &str) -> bool {
 /// comes back after its visibility timeout and is re-queued again beside its successor (the
 /// full mix's seed 1023 with 6 cancels an hour: an event fire waiting 14 minutes, 9 live).
 pub(crate) fn serialize_job(ev: &Evidence<'_>, execution: &str) -> bool {
-    let job = execution.split('@').next().unwrap_or_default();
-    ev.workload
-        .jobs
-        .iter()
-        .any(|j| j.job_id == job && j.def.concurrency == sundial_model::ConcurrencyPolicy::Serialize)
+    concurrency_of(ev, execution) == Some(sundial_model::ConcurrencyPolicy::Serialize)
 }
 
 fn is_manual(e: &Execution) -> bool {
