@@ -212,6 +212,14 @@ impl Execution {
         self.is_scheduled_fire() || once_event
     }
 
+    /// Whether an operator's backfill (or a resume's catch-up) created this execution
+    /// (`BACKFILL_CODE`): it replays an instant of the schedule, so a `fireOnce` batch that
+    /// stands for the instant decides it with it as with the fire itself (the full mix's seed
+    /// 2016: a backfill put before a batch's first claim ran the batch's instants again).
+    pub fn is_backfilled(&self) -> bool {
+        self.timeline.first().and_then(|ev| ev.code.as_deref()) == Some(BACKFILL_CODE)
+    }
+
     /// Whether a backfill (or a resume's catch-up) took this queued-ahead fire over to replay
     /// its instant (a `CaughtUp` note): from then on it runs like a backfilled fire, whatever
     /// the job's state.

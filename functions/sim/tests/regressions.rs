@@ -282,3 +282,13 @@ fn seed_1047_a_late_finish_racing_the_mark_is_still_reported() {
 fn seed_1053_a_fire_the_pause_sweep_missed_waits_for_the_resume() {
     holds(full_mix_with_cancels(1053));
 }
+
+/// Seed 2016 of the full mix with 6 operator cancels an hour: a pause settled the job's owed
+/// fires as a `fireOnce` batch, a backfill 11 s later found no cover yet (a batch registers at
+/// its first claim) and put the batch's instants again, and the batch's settlement ignored
+/// backfilled fires: six instants ran twice. Failed on 9d1b9d3; a backfilled fire is now
+/// decided with a batch like the fire itself.
+#[test]
+fn seed_2016_a_backfill_before_a_batch_registers_never_doubles_it() {
+    holds(full_mix_with_cancels(2016));
+}

@@ -172,13 +172,14 @@ pub fn at_claim_covered(
     }
 }
 
-/// Whether `s` is an ordinary fire (scheduled, or a `oncePerPeriod` event's), READY, never
-/// claimed and not held, at an instant one of `covers` stands for.
+/// Whether `s` is an ordinary fire (scheduled, or a `oncePerPeriod` event's) or a backfilled
+/// one, READY, never claimed and not held, at an instant one of `covers` stands for. A backfill
+/// reads the covers before it puts, but a batch may register between that read and the put
+/// (seed 2016); the backfilled fire's claim then finds the cover.
 fn covered(covers: &[sundial_model::BatchCover], s: &Snapshot) -> bool {
     let e = &s.exec;
     e.status == ExecStatus::Ready
-        && e.stands_for_fire()
-        && !e.is_caught_up()
+        && ((e.stands_for_fire() && !e.is_caught_up()) || e.is_backfilled())
         && e.never_claimed()
         && s.held.is_none()
         && e.missed_range.is_none()
@@ -667,6 +668,15 @@ mod tests {
         let mut manual = queued(&j, T0 + 25_000);
         manual.exec.timeline[0].code = Some(MANUAL_CODE.into());
         assert_eq!(at_claim_covered(Some(&j), None, &[cover], &manual), Follow::Keep);
+        // A backfilled fire put before the batch registered: the batch stands for its instant
+        // (seed 2016)
+        let mut backfilled = queued(&j, T0 + 25_000);
+        backfilled.exec.timeline[0].code = Some(sundial_model::BACKFILL_CODE.into());
+        assert_eq!(
+            at_claim_covered(Some(&j), None, &[cover], &backfilled),
+            covered_code,
+            "a backfilled fire"
+        );
         // An event's execution at a covered instant: of its own it is kept; with
         // `oncePerPeriod` it is the period's fire, which the batch ran (K14)
         let mut event = queued(&j, T0 + 25_000);

@@ -41,7 +41,7 @@ const MAX_INNER_INSTANTS: usize = 100_000;
 /// What a batch does with one execution found in its range. Pure.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum InRange {
-    /// Not a fire of the schedule (a manual run, a backfill, an event of its own, a child), or
+    /// Not a fire of the schedule (a manual run, an event of its own, a child), or
     /// a batch that settles after this one (it will except what they share): no instant of the
     /// batch's.
     Ignore,
@@ -60,7 +60,7 @@ pub(crate) enum InRange {
 /// Decides what the batch does with `e`, an execution in its range, given the batches
 /// registered before it (`earlier`, by their own instant). Pure.
 pub(crate) fn in_range(e: &Execution, earlier: &[BatchCover]) -> InRange {
-    if e.child.is_some() || !e.stands_for_fire() {
+    if e.child.is_some() || !(e.stands_for_fire() || e.is_backfilled()) {
         return InRange::Ignore;
     }
     if let Some((a, b)) = e.missed_range {
@@ -361,6 +361,14 @@ mod tests {
         let mut manual = fire(15, ExecStatus::Ready, 0);
         manual.timeline[0].code = Some(MANUAL_CODE.into());
         assert_eq!(in_range(&manual, &[]), InRange::Ignore);
+        // A backfilled fire replays the instant: decided with the batch like the fire itself
+        // (seed 2016: put before the batch registered, both ran)
+        let mut backfilled = fire(15, ExecStatus::Ready, 0);
+        backfilled.timeline[0].code = Some(sundial_model::BACKFILL_CODE.into());
+        assert_eq!(in_range(&backfilled, &[]), InRange::Cancel, "a backfilled fire not started");
+        backfilled.status = ExecStatus::Running;
+        backfilled.fencing_token = 1;
+        assert_eq!(in_range(&backfilled, &[]), InRange::Except(at(15), at(15)), "one started");
         // An event's execution: of its own (an instant no fire holds), ignored; with
         // `oncePerPeriod` it is the period's fire, settled like one (K14)
         let mut event = fire(15, ExecStatus::Ready, 0);
