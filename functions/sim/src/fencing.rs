@@ -304,8 +304,10 @@ pub fn check_writes(writes: &[ExecWrite], max_skew_ms: i64) -> Vec<Violation> {
             // CAS on a waiting one (a worker cancelling a RETRY_WAIT fire whose cancel was
             // requested) is anyone's, whatever it once claimed.
             // A non-holder's CAS on a RUNNING execution whose lease has expired (a cancel that
-            // ends an abandoned run, as a takeover would) is not a zombie's write either.
-            let live = old.lease_until.is_none_or(|lu| w.at_ms < lu + max_skew_ms + 1_000);
+            // ends an abandoned run, as a takeover would) is not a zombie's write either. The
+            // claim path judges the expiry by its own clock, as a takeover does, so it may land
+            // early by the same allowance a takeover has (seed 2152: 1.8 s after the lease ended).
+            let live = old.lease_until.is_none_or(|lu| w.at_ms < lu - max_skew_ms - 1_000);
             if *mine < old.token && changed && old.status == "RUNNING" && live && !reported {
                 reported = true;
                 out.push(Violation {
@@ -514,6 +516,25 @@ mod tests {
             w("a", 75_000, f("RUNNING", 3, "b", Some(70_000)), f("CANCELED", 3, "b", None)),
         ];
         assert_eq!(check_writes(&ws, 0), Vec::new());
+    }
+
+    #[test]
+    fn a_cancel_that_ends_an_expired_lease_by_its_own_clock_is_not_a_stale_write() {
+        // Full mix seed 2152: the claim path's cancel of a RUNNING run whose lease expired, by a
+        // worker that once held token 1, lands on token 2 within the skew allowance of the
+        // lease's end (the allowance a takeover gets too); a write while the lease still has
+        // more than that left is a zombie's.
+        let at = |t| {
+            [
+                w("a", 10, f("READY", 0, "", None), f("RUNNING", 1, "a", Some(30_010))),
+                w("a", 20, f("RUNNING", 1, "a", Some(30_010)), f("RETRY_WAIT", 1, "a", None)),
+                w("b", 40_000, f("RETRY_WAIT", 1, "a", None), f("RUNNING", 2, "b", Some(70_000))),
+                w("a", t, f("RUNNING", 2, "b", Some(70_000)), f("CANCELED", 2, "b", None)),
+            ]
+        };
+        assert_eq!(check_writes(&at(69_500), 500), Vec::new());
+        assert_eq!(check_writes(&at(71_759), 500), Vec::new());
+        assert_eq!(check_writes(&at(60_000), 500)[0].invariant, "stale write");
     }
 
     #[test]

@@ -292,3 +292,22 @@ fn seed_1053_a_fire_the_pause_sweep_missed_waits_for_the_resume() {
 fn seed_2016_a_backfill_before_a_batch_registers_never_doubles_it() {
     holds(full_mix_with_cancels(2016));
 }
+
+/// Seed 2152 of the full mix with 6 operator cancels an hour: the claim path's cancel of a
+/// RUNNING fire whose lease had expired by the worker's clock landed 1.8 s after the lease's
+/// end, within the skew a takeover is allowed; the stale-write invariant counted it a zombie's
+/// write. Failed on 9d1b9d3 (the invariant's error); the cancel gets a takeover's allowance.
+#[test]
+fn seed_2152_a_cancel_of_an_expired_run_is_no_stale_write() {
+    holds(full_mix_with_cancels(2152));
+}
+
+/// Seed 2166 of the full mix with 6 operator cancels an hour: a stalled worker's SUCCEEDED,
+/// stamped before the finish deadline, landed after the reconciler found the fire open past
+/// it and reported the miss; the invariant judged the stamp and called the report wrong.
+/// Failed on 9d1b9d3 (the invariant's error); a report the timeline lists before the final
+/// event is a miss.
+#[test]
+fn seed_2166_a_finish_landing_after_the_report_is_a_miss() {
+    holds(full_mix_with_cancels(2166));
+}
