@@ -30,6 +30,7 @@ pub const DRAWABLE: &[&str] = &[
     "events:keyless",
     "events:once-per-period",
     "slow-runs",
+    "checkpoints",
     "op:pause",
     "op:resume",
     "op:edit",
@@ -44,6 +45,8 @@ pub const DRAWABLE: &[&str] = &[
     "fault:tick-outage",
     "fault:reconciler-outage",
     "fault:network",
+    "fault:tick-throttle",
+    "fault:hot-bucket",
     "fault:index-lag",
     "fault:worker-kill",
     "fault:worker-stall",
@@ -102,6 +105,7 @@ pub fn drawn(w: &Workload, plan: &FaultPlan) -> BTreeSet<&'static str> {
             (!def.after.is_empty(), "dependencies"),
             (def.events.as_ref().is_some_and(|e| e.once_per_period), "events:once-per-period"),
             (def.params.get("workMs").is_some(), "slow-runs"),
+            (def.params.get("checkpointEveryMs").is_some(), "checkpoints"),
             (!def.schedule.expressions.is_empty(), "several-expressions"),
         ];
         d.extend(flags.into_iter().filter(|(on, _)| *on).map(|(_, name)| name));
@@ -127,7 +131,15 @@ pub fn drawn(w: &Workload, plan: &FaultPlan) -> BTreeSet<&'static str> {
     let faults = [
         (!plan.tick_outages.is_empty(), "fault:tick-outage"),
         (!plan.reconciler_outages.is_empty(), "fault:reconciler-outage"),
-        (!plan.net.is_empty(), "fault:network"),
+        (plan.net.iter().any(|w| w.faults.only_process.is_none()), "fault:network"),
+        (
+            plan.net.iter().any(|w| {
+                w.faults.only_process.as_deref() == Some(crate::faults::TICK_PROCESS)
+                    && w.faults.throttle_matching.is_none()
+            }),
+            "fault:tick-throttle",
+        ),
+        (plan.net.iter().any(|w| w.faults.throttle_matching.is_some()), "fault:hot-bucket"),
         (plan.net.iter().any(|w| w.faults.gsi_lag_ms > 0), "fault:index-lag"),
         (!plan.kills.is_empty(), "fault:worker-kill"),
         (!plan.stalls.is_empty(), "fault:worker-stall"),

@@ -33,6 +33,9 @@ pub struct Evidence<'a> {
     /// Every window in which a fault could delay a worker (network windows, worker stalls and
     /// kills, reconciler outages), `[from, to)` (ms).
     pub disturbed: &'a [(i64, i64)],
+    /// The windows in which the tick's own requests are throttled (`faults::tick_throttle`),
+    /// `[from, to)` (ms): nothing else is disturbed, and the next tick after one catches up.
+    pub tick_throttles: &'a [(i64, i64)],
     /// `FireMissed` events per execution id.
     pub missed_events: &'a BTreeMap<String, u64>,
     /// Outcome events put on the bus: (detail-type, execution id, attempt, event id).

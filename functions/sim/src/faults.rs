@@ -43,7 +43,22 @@ pub struct Stall {
     pub worker: usize,
     /// How long (ms).
     pub len_ms: i64,
+    /// Whether it wakes [`WAKE_AFTER_TAKEOVER_MS`] after another worker takes over a run it
+    /// held, if that comes first: a zombie that carries on while the new holder still runs, so
+    /// its late heartbeats, checkpoints, notes and finish all meet a live lease (the fence
+    /// must refuse each; a stall that outlasts the takeover's run only meets a closed one).
+    pub wake_on_takeover: bool,
 }
+
+/// How long after its instant a stall may wait for a worker busy with a long target call to
+/// aim at (ms): the stall's disturbance runs from its instant to this much past its end.
+pub const STALL_AIM_MS: i64 = 60_000;
+
+/// How soon a [`Stall::wake_on_takeover`] stall ends after the takeover (ms).
+pub const WAKE_AFTER_TAKEOVER_MS: i64 = 2_000;
+
+/// Where the wake-on-takeover draws start in the seed's stream (clear of every other draw).
+const WAKE_DRAWS: u64 = 3_500_000;
 
 /// Every fault of a run.
 #[derive(Debug, Clone, Default)]
@@ -120,6 +135,65 @@ fn index_lag(seed: u64, k: u64) -> u64 {
     }
 }
 
+/// Where the tick-throttle draws start in the seed's stream (clear of every other draw).
+const TICK_THROTTLE_DRAWS: u64 = 3_600_000;
+
+/// The process name of the simulated tick (`World::ctx("tick")`), which a tick-throttle
+/// window is aimed at.
+pub const TICK_PROCESS: &str = "tick";
+
+/// A throttling window aimed at the tick alone, in the `k`-th gap `[from, to)` between network
+/// windows, in one gap in three: 30 s to 3 minutes in which 30 to 70 % of the tick's requests
+/// are throttled, so a bucket read fails past the SDK's retries and the scan must not move its
+/// watermark past it (a tick that skips a bucket it could not read loses its fires). Drawn
+/// from a stream of its own: the other windows stay what they were.
+fn tick_throttle(seed: u64, k: u64, from: i64, to: i64) -> Option<NetWindow> {
+    let n = TICK_THROTTLE_DRAWS + k * 4;
+    if !chance(seed, n, 333) || to - from < 4 * 60_000 {
+        return None;
+    }
+    let len = between(seed, n + 1, 30_000, 180_000) as i64;
+    let a = from + 60_000 + between(seed, n + 2, 0, (to - from - 60_000 - len).max(0) as u64) as i64;
+    let faults = Faults {
+        throttle: between(seed, n + 3, 300, 700) as f64 / 1000.0,
+        only_process: Some(TICK_PROCESS.into()),
+        ..Faults::default()
+    };
+    Some(NetWindow { from_ms: a, to_ms: (a + len).min(to - 1), faults })
+}
+
+/// Where the hot-bucket draws start in the seed's stream (clear of every other draw).
+const HOT_BUCKET_DRAWS: u64 = 3_700_000;
+
+/// Up to two hot minutes: the time-bucket partitions of one minute (`{minute}#{shard}`, every
+/// shard's) throttled for 2 to 4 minutes from just before the tick first reads them (a minute
+/// ahead), as DynamoDB throttles a hot partition. The tick reads the current minute's buckets
+/// again on its next run, so only a bucket that stays unreadable across ticks shows a scan
+/// that skips it: the watermark must stay before it, and its fires run once it answers. A
+/// minute that ends in 0, where most bucket jobs (every 2, 5 or 15 minutes) fire; a window
+/// that would overlap another network window is left out.
+fn hot_buckets(seed: u64, from: i64, to: i64, net: &[NetWindow]) -> Vec<NetWindow> {
+    let mut out: Vec<NetWindow> = Vec::new();
+    for k in 0..between(seed, HOT_BUCKET_DRAWS, 0, 2) {
+        let n = HOT_BUCKET_DRAWS + 1 + k * 4;
+        let at = from + between(seed, n, 0, (to - from).max(1) as u64) as i64;
+        let minute = (at.div_euclid(60_000) / 10 + 1) * 10;
+        let a = (minute - 1) * 60_000 - 5_000;
+        let b = (a + between(seed, n + 1, 120_000, 240_000) as i64).min(to);
+        let overlaps = |w: &NetWindow| w.from_ms < b && a < w.to_ms;
+        if a >= b || net.iter().any(overlaps) || out.iter().any(overlaps) {
+            continue;
+        }
+        let faults = Faults {
+            only_process: Some(TICK_PROCESS.into()),
+            throttle_matching: Some(format!("{minute}#")),
+            ..Faults::default()
+        };
+        out.push(NetWindow { from_ms: a, to_ms: b, faults });
+    }
+    out
+}
+
 /// Draws the faults of `seed` for a run whose faults happen in `[from, to)`, with `workers`
 /// workers.
 pub fn draw(seed: u64, from: i64, to: i64, workers: usize) -> FaultPlan {
@@ -139,10 +213,31 @@ pub fn draw(seed: u64, from: i64, to: i64, workers: usize) -> FaultPlan {
         }
         let mut faults = net_faults(seed, n + 2);
         faults.gsi_lag_ms = index_lag(seed, k);
+        net.extend(tick_throttle(seed, k, t, a));
         net.push(NetWindow { from_ms: a, to_ms: b, faults });
         t = b;
         k += 1;
     }
+    // Half the tick outages end in a throttling of the tick: its first scans after the outage
+    // walk the minutes it missed, and a bucket it cannot read among those is read by no later
+    // tick unless the watermark stays before it (a bucket of the current minute or the next is
+    // read again by the next tick anyway, so only a catch-up walk shows a skipped one).
+    for (i, &(_, end)) in tick_outages.iter().enumerate() {
+        let n = TICK_THROTTLE_DRAWS + 100_000 + i as u64 * 4;
+        let len = between(seed, n + 1, 30_000, 120_000) as i64;
+        let (a, b) = (end - 5_000, (end + len).min(to));
+        if !chance(seed, n, 500) || a >= b || net.iter().any(|w| w.from_ms < b && a < w.to_ms) {
+            continue;
+        }
+        let faults = Faults {
+            throttle: between(seed, n + 2, 300, 700) as f64 / 1000.0,
+            only_process: Some(TICK_PROCESS.into()),
+            ..Faults::default()
+        };
+        net.push(NetWindow { from_ms: a, to_ms: b, faults });
+    }
+    net.extend(hot_buckets(seed, from, to, &net));
+    net.sort_by_key(|w| w.from_ms);
     let mut kills = Vec::new();
     for w in 0..workers {
         for j in 0..between(seed, 80_000 + w as u64 * 64, 0, 4) {
@@ -184,6 +279,7 @@ fn stalls(seed: u64, from: i64, to: i64, workers: usize) -> Vec<Stall> {
                 } else {
                     between(seed, n + 3, 120_000, 8 * 60_000)
                 } as i64,
+                wake_on_takeover: chance(seed, WAKE_DRAWS + w as u64 * 4 + j, 500),
             });
         }
     }

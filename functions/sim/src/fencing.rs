@@ -209,6 +209,25 @@ impl WriteLog {
         }
     }
 
+    /// When another process first took over, at or after `since_ms`, an execution whose
+    /// claim before that was made by a process named `prefix…` (a stalled worker's), if one did.
+    pub fn taken_over_from(&self, prefix: &str, since_ms: i64) -> Option<i64> {
+        let g = self.0.lock().ok()?;
+        let start = g.writes.partition_point(|w| w.at_ms < since_ms);
+        let taken = |i: usize| {
+            let w = &g.writes[i];
+            is_claim(w)
+                && !w.process.starts_with(prefix)
+                && w.old.as_ref().is_some_and(|o| o.status == "RUNNING")
+                && g.writes[..i]
+                    .iter()
+                    .rev()
+                    .find(|x| x.item == w.item && is_claim(x))
+                    .is_some_and(|x| x.process.starts_with(prefix))
+        };
+        (start..g.writes.len()).find(|i| taken(*i)).map(|i| g.writes[i].at_ms)
+    }
+
     /// The writes so far.
     pub fn writes(&self) -> Vec<ExecWrite> {
         self.0.lock().map(|g| g.writes.clone()).unwrap_or_default()

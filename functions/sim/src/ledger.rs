@@ -80,6 +80,9 @@ struct State {
     stale_refused: u64,
     repeats: u64,
     runs: u64,
+    /// Checkpoint commits tried and checkpoints handed to runs ([`crate::checkpoints`]).
+    saves: Vec<crate::checkpoints::Save>,
+    resumes: Vec<crate::checkpoints::Resume>,
 }
 
 impl State {
@@ -220,6 +223,12 @@ impl Ledger {
         self.lock().invocations.clone()
     }
 
+    /// Every checkpoint commit tried and every checkpoint handed to a run, in order.
+    pub fn checkpoints(&self) -> (Vec<crate::checkpoints::Save>, Vec<crate::checkpoints::Resume>) {
+        let s = self.lock();
+        (s.saves.clone(), s.resumes.clone())
+    }
+
     /// (runs, stale tokens refused, idempotent repeats).
     pub fn counts(&self) -> (u64, u64, u64) {
         let s = self.lock();
@@ -301,11 +310,49 @@ impl Handler for SimHandler {
                 inv.params.get("workMs").and_then(|r| Some((r.get(0)?.as_u64()?, r.get(1)?.as_u64()?)));
             let (lo, hi) = range.unwrap_or(self.work_ms);
             let work = crate::between(self.seed, key, lo, hi);
-            self.ledger.run_starts(&self.process, &id, (self.now_ms)() + work as i64);
-            let cancelled = tokio::select! {
-                biased;
-                _ = ctx.cancelled() => true,
-                _ = tokio::time::sleep(Duration::from_millis(work)) => false,
+            // A checkpointing job commits its progress every few seconds and resumes from what
+            // it is handed (crate::checkpoints).
+            let every =
+                inv.params.get("checkpointEveryMs").and_then(serde_json::Value::as_u64).filter(|e| *e > 0);
+            let mut done = 0;
+            if every.is_some() {
+                let from = ctx.resumed_from.as_ref().and_then(crate::checkpoints::parse);
+                done = from.map_or(0, |(_, d)| d.min(work));
+                self.ledger.lock().resumes.push(crate::checkpoints::Resume {
+                    execution: id.clone(),
+                    token: inv.fencing_token,
+                    at_ms: (self.now_ms)(),
+                    from,
+                });
+            }
+            self.ledger.run_starts(&self.process, &id, (self.now_ms)() + (work - done) as i64);
+            let cancelled = loop {
+                let step = every.map_or(work - done, |e| e.min(work - done));
+                if step == 0 {
+                    break false;
+                }
+                tokio::select! {
+                    biased;
+                    _ = ctx.cancelled() => break true,
+                    _ = tokio::time::sleep(Duration::from_millis(step)) => {}
+                };
+                done += step;
+                if every.is_none() || done >= work {
+                    continue;
+                }
+                let answer = ctx.checkpoint(crate::checkpoints::value(inv.fencing_token, done)).await;
+                self.ledger.lock().saves.push(crate::checkpoints::Save {
+                    execution: id.clone(),
+                    token: inv.fencing_token,
+                    done_ms: done,
+                    answered_ms: (self.now_ms)(),
+                    ok: answer.is_ok(),
+                });
+                // A refused commit (a newer claim holds the execution) cancels the run: it
+                // stops at this safe point. Any other error leaves the progress uncommitted.
+                if ctx.is_cancelled() {
+                    break true;
+                }
             };
             self.ledger.run_ends(&self.process, &id, (self.now_ms)());
             if cancelled {

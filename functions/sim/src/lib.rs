@@ -20,6 +20,7 @@
 //! execution in the simulated AWS, [`stepfunctions`], an `ecs` job's its task, [`ecs`]). A
 //! failing seed prints the command that replays it and the trace of the execution involved.
 //! `docs/simulation.md` explains how to run, replay and extend it.
+pub mod checkpoints;
 pub mod coverage;
 pub mod ecs;
 pub mod eventlog;

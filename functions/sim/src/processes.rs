@@ -129,7 +129,7 @@ fn caller(tenant: &str) -> Caller {
 pub fn tick(sh: &Shared, plan: &FaultPlan, from_ms: i64) -> JoinHandle<()> {
     let (sh, outages) = (sh.clone(), plan.tick_outages.clone());
     tokio::spawn(async move {
-        let ctx = Arc::new(sh.world.ctx("tick"));
+        let ctx = Arc::new(sh.world.ctx(crate::faults::TICK_PROCESS));
         let settings = TickSettings::default();
         let mut minute = from_ms.div_euclid(60_000) + 1;
         let mut n = 0u64;
@@ -452,6 +452,53 @@ async fn cancel_newest(
     None
 }
 
+/// One worker stall (`faults::Stall`), aimed where it makes a zombie: at the first second of
+/// [`crate::faults::STALL_AIM_MS`] from its instant when a worker is in the middle of a long
+/// target call (the seed picks which, if several), else at the drawn worker (`drawn`) at the
+/// window's end. A stall drawn to wake on a takeover ends soon after another worker takes over
+/// a run it held.
+async fn stall(sh: Shared, s: crate::faults::Stall, i: usize, drawn: String) {
+    let debug = std::env::var("SUNDIAL_SIM_DEBUG").is_ok();
+    let mut from = s.at_ms;
+    let who = loop {
+        let busy = sh.ledger.busy(from, 15_000);
+        if !busy.is_empty() {
+            break busy[crate::between(sh.seed, 96_000 + i as u64, 0, busy.len() as u64 - 1) as usize]
+                .clone();
+        }
+        if from >= s.at_ms + crate::faults::STALL_AIM_MS || sh.stop.is_cancelled() {
+            break drawn;
+        }
+        from += 1_000;
+        until(&sh.world, from).await;
+    };
+    let end = from + s.len_ms;
+    sh.world.aws.stall(&who, end);
+    if debug {
+        eprintln!("stalled {who} at {} until {}", crate::world::ms(from), crate::world::ms(end));
+    }
+    if !s.wake_on_takeover {
+        return;
+    }
+    let mut t = from;
+    while t < end && !sh.stop.is_cancelled() {
+        t += 1_000;
+        until(&sh.world, t).await;
+        if let Some(at) = sh.writes.taken_over_from(&who, from) {
+            let wake = (at + crate::faults::WAKE_AFTER_TAKEOVER_MS).clamp(t, end);
+            if debug {
+                eprintln!(
+                    "{who}: taken over at {}, wakes at {}",
+                    crate::world::ms(at),
+                    crate::world::ms(wake)
+                );
+            }
+            sh.world.aws.stall(&who, wake);
+            return;
+        }
+    }
+}
+
 /// The fault controller: applies each network window, and kills and restarts workers.
 /// `restart(i)` starts worker `i` again and returns its task.
 pub fn faults(
@@ -484,17 +531,8 @@ pub fn faults(
             }
             match what {
                 4 => {
-                    // Aimed where it makes a zombie: a worker in the middle of a long target call
-                    // (the seed picks which), else the drawn one.
-                    let s = plan.stalls[i];
-                    let busy = sh.ledger.busy(t, 15_000);
-                    let who = match busy.len() {
-                        0 => format!("{}.", stall_names[s.worker]),
-                        n => {
-                            busy[crate::between(sh.seed, 96_000 + i as u64, 0, n as u64 - 1) as usize].clone()
-                        }
-                    };
-                    sh.world.aws.stall(&who, s.at_ms + s.len_ms);
+                    let drawn = format!("{}.", stall_names[plan.stalls[i].worker]);
+                    tokio::spawn(stall(sh.clone(), plan.stalls[i], i, drawn));
                 }
                 0 => sh.world.aws.set_faults(plan.net[i].faults.clone()),
                 1 => sh.world.aws.set_faults(Default::default()),

@@ -259,16 +259,21 @@ async fn run_async(opts: &RunOptions) -> Result<Outcome> {
     }
     tokio::task::yield_now().await;
     let max_skew_ms = plan.skews.iter().map(|s| s.abs()).max().unwrap_or(0);
-    let mut disturbed: Vec<(i64, i64)> = plan.net.iter().map(|n| (n.from_ms, n.to_ms)).collect();
-    disturbed.extend(plan.stalls.iter().map(|st| (st.at_ms, st.at_ms + st.len_ms)));
+    let (aimed, everyone): (Vec<_>, Vec<_>) = plan.net.iter().partition(|n| n.faults.only_process.is_some());
+    let tick_throttles: Vec<(i64, i64)> = aimed.iter().map(|n| (n.from_ms, n.to_ms)).collect();
+    let mut disturbed: Vec<(i64, i64)> = everyone.iter().map(|n| (n.from_ms, n.to_ms)).collect();
+    disturbed.extend(plan.stalls.iter().map(|st| (st.at_ms, st.at_ms + faults::STALL_AIM_MS + st.len_ms)));
     disturbed.extend(plan.kills.iter().map(|k| (k.at_ms, k.at_ms + k.down_ms)));
     disturbed.extend(plan.reconciler_outages.iter().copied());
-    let mut out = check(opts, &sh, &workload, end, (&plan.tick_outages, &disturbed), max_skew_ms).await?;
+    let windows = (&plan.tick_outages[..], &disturbed[..], &tick_throttles[..]);
+    let mut out = check(opts, &sh, &workload, end, windows, max_skew_ms).await?;
     out.violations.extend(crate::stepfunctions::violations(&sh.ledger, |arn| world.aws.sfn_execution(arn)));
     let fencing = crate::fencing::summary(&sh.writes.writes(), &sh.ledger.invocations(), plan.stalls.len());
     out.coverage = crate::coverage::drawn(&workload, &plan);
+    let (saves, resumes) = sh.ledger.checkpoints();
     out.explanation = format!(
-        "{fencing}{}{}{}",
+        "{fencing}{}{}{}{}",
+        crate::checkpoints::summary(&saves, &resumes),
         crate::coverage::line(&out.coverage),
         crate::stepfunctions::summary(&sh.ledger, &world),
         out.explanation
@@ -358,7 +363,7 @@ async fn check(
     sh: &Shared,
     w: &Workload,
     end: i64,
-    (plan_outages, disturbed): (&[Window], &[Window]),
+    (plan_outages, disturbed, tick_throttles): (&[Window], &[Window], &[Window]),
     max_skew_ms: i64,
 ) -> Result<Outcome> {
     let world = &sh.world;
@@ -439,6 +444,7 @@ async fn check(
         live: &live,
         tick_outages: plan_outages,
         disturbed,
+        tick_throttles,
         max_skew_ms,
         missed_events: &missed_events,
         outcome_events: &outcome_events,
@@ -476,6 +482,8 @@ async fn check(
     violations.extend(ecs_violations);
     violations.extend(crate::fencing::check_writes(&sh.writes.writes(), max_skew_ms));
     violations.extend(crate::fencing::check_invocations(&invocations));
+    let (saves, resumes) = sh.ledger.checkpoints();
+    violations.extend(crate::checkpoints::check(&saves, &resumes));
     let max_messages =
         (messages.values().copied().max().unwrap_or(0), live.values().copied().max().unwrap_or(0));
     let all = || executions.values().flatten();

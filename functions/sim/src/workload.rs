@@ -215,8 +215,17 @@ pub fn definition(seed: u64, i: u64, s: usize, v: i64, start_ms: i64, end_ms: i6
     // A third of the ALLOW jobs that fire at most once a minute run 20 to 50 s (under their
     // 60 s timeout): long enough that a takeover still runs when the worker it took over from
     // wakes from a stall (a zombie whose late writes the fence must refuse).
-    let slow = concurrency == ConcurrencyPolicy::Allow && !every_few_secs && chance(seed, n + 6, 333);
-    let params = if slow {
+    let allowed = concurrency == ConcurrencyPolicy::Allow && !every_few_secs;
+    let slow = allowed && chance(seed, n + 6, 333);
+    // Two slow jobs in three commit their progress every few seconds (crate::checkpoints): a
+    // takeover or a retry resumes from it, and a zombie's late commit meets the fence. A
+    // quarter of the other jobs that could run slow do, and checkpoint: enough long runs
+    // that a stall finds one to freeze (faults::STALL_AIM_MS).
+    let checkpoints = (slow && chance(seed, CHECKPOINT_DRAWS + i * 2, 667))
+        || (allowed && !slow && chance(seed, CHECKPOINT_DRAWS + i * 2 + 1, 250));
+    let params = if checkpoints {
+        serde_json::json!({ "v": v, "workMs": [20_000, 50_000], "checkpointEveryMs": crate::checkpoints::EVERY_MS })
+    } else if slow {
         serde_json::json!({ "v": v, "workMs": [20_000, 50_000] })
     } else {
         serde_json::json!({ "v": v })
@@ -249,6 +258,9 @@ pub fn definition(seed: u64, i: u64, s: usize, v: i64, start_ms: i64, end_ms: i6
     def.finish_deadline_secs = finish_deadline(seed, i).map(|f| f.max(def.start_deadline_secs.unwrap_or(0)));
     def
 }
+
+/// Where the checkpoint draws start in the seed's stream (clear of every other draw).
+const CHECKPOINT_DRAWS: u64 = 3_400_000;
 
 /// Where the finish-deadline draws start in the seed's stream (clear of every other draw).
 const FINISH_DRAWS: u64 = 3_200_000;

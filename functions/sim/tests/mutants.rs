@@ -40,14 +40,14 @@ fn hunt(m: Mutant) -> Hunt {
         FinishUnfenced => (FAULTS_12, 13),
         PutOverwrites => (FAULTS, 3),
         ReconcileSkipsPartition => (FAULTS_12, 14),
-        WorkerAcksStoreError => (FAULTS_12, 6),
+        WorkerAcksStoreError => (FAULTS_12, 11),
         WorkerAcksRefusedClaim => (FAULTS, 1),
-        TickSkipsFailedBucket => (FAULTS_12, 11),
+        TickSkipsFailedBucket => (FAULTS_12, 2),
         ClaimReusesToken => (FAULTS, 1),
         EventSkipsKeyClaim => (OPS, 3),
         TakeoverLiveLease => (FAULTS, 3),
-        HeartbeatUnfenced => (FAULTS_12, 13),
-        CancelIgnored => (CANCELS, 2),
+        HeartbeatUnfenced => (MIX_24, 7),
+        CancelIgnored => (CANCELS, 5),
         EditKeepsDroppedFires => (OPS, 5),
         DependencyNeverWaits => (OPS, 4),
         PauseNotEnforced => (OPS, 2),
@@ -66,20 +66,10 @@ fn hunt(m: Mutant) -> Hunt {
 
 /// Mutants the simulator does not kill yet, each with why: run like the others, and the test
 /// fails if one is killed (take it off this list) or if one not on it survives.
-const SURVIVES_TODAY: &[(Mutant, &str)] = &[
-    (
-        Mutant::TickSkipsFailedBucket,
-        "a bucket read must fail past the SDK's three attempts while a bucket-class job is due in it; FAULTS_12 seed 11 did before the lost-response fixes and again between the K15 fix and the reconciler's pending re-send, and no seed of FAULTS_12 1-30 does since: a throttling window aimed at the tick's reads is the fault it needs",
-    ),
-    (
-        Mutant::HeartbeatUnfenced,
-        "a zombie's heartbeat lands only if it wakes while its own run still goes on and the takeover's run too; the stalls rarely line up so, and the lease it extends is the new holder's, by what it already had",
-    ),
-    (
-        Mutant::BatchSkipsRegistry,
-        "two overlapping fireOnce batches from two scans need a tick race the seeds rarely reach (K6b)",
-    ),
-];
+const SURVIVES_TODAY: &[(Mutant, &str)] = &[(
+    Mutant::BatchSkipsRegistry,
+    "two overlapping fireOnce batches from two scans need a tick race the seeds rarely reach (K6b)",
+)];
 
 /// What one `sim` run said: whether it broke an invariant, how many fires it left to a known
 /// gap (docs/simulation.md, "Known gaps"), and the lines that say which.

@@ -194,6 +194,12 @@ fn before(st: &mut State, call: &Call) -> (u64, Before) {
         return (0, Before::Serve { lose_response: false });
     }
     let latency = if f.latency_ms > 0 { st.rng.below(f.latency_ms + 1) } else { 0 };
+    if let Some(hot) = f.throttle_matching.as_deref().filter(|h| !h.is_empty()) {
+        if call.service == Service::Dynamo && call.raw.windows(hot.len()).any(|w| w == hot.as_bytes()) {
+            st.fault("throttle_partition");
+            return (latency, Before::Fail(throttle_error(call.service, st)));
+        }
+    }
     if call.service == Service::Sqs && f.sqs_down {
         st.fault("sqs_down");
         let e = ApiError::new(503, "ServiceUnavailable", "SQS is down (simulated)")

@@ -119,6 +119,10 @@ pub struct Faults {
     pub latency_ms: u64,
     /// Faults only for requests of this process (`None`: every request).
     pub only_process: Option<String>,
+    /// A hot partition: every DynamoDB request whose body holds this text (a partition key) is
+    /// throttled, as DynamoDB throttles one partition past its throughput while the others
+    /// answer. No draw: the rest of the window's faults draw as they would without it.
+    pub throttle_matching: Option<String>,
 }
 
 /// One EventBridge `PutEvents` entry.
