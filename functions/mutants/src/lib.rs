@@ -74,11 +74,13 @@ pub enum Mutant {
     /// instants (it counts them as existing) and the window's close cancels them (`Paused`):
     /// the review's "resume with catch-up loses the paused window's queued-ahead fires".
     CatchUpSkipsHeld,
+    /// A resource limit admits one holder more than its limit (the gate's bound off by one).
+    ResourceLimitOffByOne,
 }
 
 impl Mutant {
     /// Every mutant, in catalog order.
-    pub const ALL: [Mutant; 23] = [
+    pub const ALL: [Mutant; 24] = [
         Mutant::FinishUnfenced,
         Mutant::PutOverwrites,
         Mutant::ReconcileSkipsPartition,
@@ -102,6 +104,7 @@ impl Mutant {
         Mutant::VerifyTracksNothing,
         Mutant::DeletedJobRuns,
         Mutant::CatchUpSkipsHeld,
+        Mutant::ResourceLimitOffByOne,
     ];
 
     /// The name a run selects it by (kebab case).
@@ -130,6 +133,7 @@ impl Mutant {
             Mutant::VerifyTracksNothing => "verify-tracks-nothing",
             Mutant::DeletedJobRuns => "deleted-job-runs",
             Mutant::CatchUpSkipsHeld => "catch-up-skips-held",
+            Mutant::ResourceLimitOffByOne => "resource-limit-off-by-one",
         }
     }
 

@@ -31,6 +31,7 @@ pub const DRAWABLE: &[&str] = &[
     "events:once-per-period",
     "slow-runs",
     "checkpoints",
+    "resource-limits",
     "op:pause",
     "op:resume",
     "op:edit",
@@ -62,7 +63,6 @@ pub const NOT_YET: &[&str] = &[
     "calendars",
     "priorities",
     "tenant-limits",
-    "resource-limits",
     "cells",
     "target:http",
     "target:lambda",
@@ -106,6 +106,7 @@ pub fn drawn(w: &Workload, plan: &FaultPlan) -> BTreeSet<&'static str> {
             (def.events.as_ref().is_some_and(|e| e.once_per_period), "events:once-per-period"),
             (def.params.get("workMs").is_some(), "slow-runs"),
             (def.params.get("checkpointEveryMs").is_some(), "checkpoints"),
+            (!def.resources.is_empty(), "resource-limits"),
             (!def.schedule.expressions.is_empty(), "several-expressions"),
         ];
         d.extend(flags.into_iter().filter(|(on, _)| *on).map(|(_, name)| name));

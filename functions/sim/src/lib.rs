@@ -31,6 +31,7 @@ pub mod fencing;
 pub mod invariants;
 pub mod ledger;
 pub mod processes;
+pub mod resources;
 pub mod run;
 pub mod stepfunctions;
 pub mod violation;

@@ -93,6 +93,8 @@ pub struct Shared {
     pub events: crate::eventlog::EventLog,
     /// Every write to an execution item (for the claims and stale-write checks).
     pub writes: crate::fencing::WriteLog,
+    /// Every stall and kill as it happened: the process (a name prefix) and the window.
+    pub disrupted: Arc<Mutex<Vec<crate::resources::Disruption>>>,
 }
 
 /// Samples the queues every 30 simulated seconds: the most copies of each execution's message
@@ -386,6 +388,7 @@ async fn act(
                     // And its target (a tenant's state machine or task definition is drawn once,
                     // with the tenant), with the timeout and attempts drawn for it.
                     def.target = plan.def.target.clone();
+                    def.resources = plan.def.resources.clone();
                     def.timeout_secs = plan.def.timeout_secs;
                     def.retry.max_attempts = plan.def.retry.max_attempts;
                     control::jobs::update(ctl, &who, &plan.job_id, cur.version, def, now).await.is_ok()
@@ -474,6 +477,9 @@ async fn stall(sh: Shared, s: crate::faults::Stall, i: usize, drawn: String) {
     };
     let end = from + s.len_ms;
     sh.world.aws.stall(&who, end);
+    if let Ok(mut d) = sh.disrupted.lock() {
+        d.push((who.clone(), from, end));
+    }
     if debug {
         eprintln!("stalled {who} at {} until {}", crate::world::ms(from), crate::world::ms(end));
     }
@@ -538,6 +544,9 @@ pub fn faults(
                 1 => sh.world.aws.set_faults(Default::default()),
                 2 => {
                     let w = plan.kills[i].worker;
+                    if let Ok(mut d) = sh.disrupted.lock() {
+                        d.push((format!("{}.", stall_names[w]), t, t + plan.kills[i].down_ms));
+                    }
                     if let Ok(g) = workers.lock() {
                         if let Some(h) = g.get(w) {
                             h.abort();

@@ -188,6 +188,7 @@ async fn run_async(opts: &RunOptions) -> Result<Outcome> {
         live: Arc::new(Mutex::new(BTreeMap::new())),
         events: crate::eventlog::EventLog::default(),
         writes: crate::fencing::WriteLog::default(),
+        disrupted: Arc::new(Mutex::new(Vec::new())),
     };
     sh.writes.install(&world.aws, &world.cfg.executions_table);
     {
@@ -345,7 +346,19 @@ fn start_worker(
 }
 
 async fn create_jobs(world: &World, w: &Workload) -> Result<()> {
-    let ctl = Control::new(world.ctx("api"), ControlSettings::default());
+    // An operator sets the platform's resource limits first (a job may name only a defined one).
+    let ops_tenant = "sim-operators";
+    let settings =
+        ControlSettings { operator_tenants: vec![ops_tenant.into()], ..ControlSettings::default() };
+    let ctl = Control::new(world.ctx("api"), settings);
+    if w.jobs.iter().any(|j| !j.def.resources.is_empty()) {
+        let caller = Caller { tenant: ops_tenant.into(), principal: "sim".into() };
+        for (name, limit, per_tenant) in crate::resources::LIMITS {
+            control::resource_limits::put(&ctl, &caller, name, limit, per_tenant, world.now())
+                .await
+                .with_context(|| format!("setting the limit of {name}"))?;
+        }
+    }
     for j in &w.jobs {
         let caller = Caller { tenant: j.tenant.clone(), principal: "sim".into() };
         control::jobs::create(&ctl, &caller, &j.job_id, j.def.clone(), world.now())
@@ -357,6 +370,26 @@ async fn create_jobs(world: &World, w: &Workload) -> Result<()> {
 
 /// A window of simulated time `[from, to)` (ms).
 type Window = (i64, i64);
+
+/// The checks of what a run holds while it runs: its checkpoints ([`crate::checkpoints`])
+/// and its resource limits ([`crate::resources`]); with the run's `resources:` line.
+fn held_checks(
+    sh: &Shared,
+    executions: &BTreeMap<usize, Vec<Execution>>,
+    invocations: &[crate::ledger::Invoked],
+) -> (Vec<Violation>, String) {
+    let (saves, resumes) = sh.ledger.checkpoints();
+    let mut out = crate::checkpoints::check(&saves, &resumes);
+    let uses = executions
+        .values()
+        .flatten()
+        .filter(|e| !e.definition.resources.is_empty())
+        .map(|e| (e.id(), (e.tenant.clone(), e.definition.resources.clone())))
+        .collect();
+    let disrupted = sh.disrupted.lock().map(|d| d.clone()).unwrap_or_default();
+    out.extend(crate::resources::check(invocations, &uses, &disrupted));
+    (out, crate::resources::summary(invocations, &uses, &disrupted))
+}
 
 async fn check(
     opts: &RunOptions,
@@ -482,8 +515,8 @@ async fn check(
     violations.extend(ecs_violations);
     violations.extend(crate::fencing::check_writes(&sh.writes.writes(), max_skew_ms));
     violations.extend(crate::fencing::check_invocations(&invocations));
-    let (saves, resumes) = sh.ledger.checkpoints();
-    violations.extend(crate::checkpoints::check(&saves, &resumes));
+    let (held, resources_line) = held_checks(sh, &executions, &invocations);
+    violations.extend(held);
     let max_messages =
         (messages.values().copied().max().unwrap_or(0), live.values().copied().max().unwrap_or(0));
     let all = || executions.values().flatten();
@@ -509,6 +542,7 @@ async fn check(
         }
     }
     let mut explanation = crate::ecs::summary(&ecs_counts, &world.aws);
+    explanation.push_str(&resources_line);
     if let Some(job) = &opts.explain {
         if let Some((i, plan)) = w.jobs.iter().enumerate().find(|(_, j)| &j.job_id == job) {
             explanation.push_str(&format!("job {job}: {:#?}\n", plan.def));

@@ -298,6 +298,7 @@ pub fn draw(seed: u64, profile: &Profile, start_ms: i64) -> Workload {
     add_dependencies(seed, &mut jobs);
     add_step_functions(seed, &mut jobs);
     add_ecs(seed, &mut jobs);
+    add_resources(seed, &mut jobs);
     let mut ops = Vec::new();
     let hours = (profile.firing_minutes as u64).div_ceil(60);
     let count = u64::from(profile.ops_per_hour) * hours;
@@ -516,6 +517,26 @@ fn add_dependencies(seed: u64, jobs: &mut [JobPlan]) {
         def.after = vec![dep];
         def.dependency_deadline_secs = Some(DEPENDENCY_DEADLINE_SECS);
         def.on_dependency_deadline = policy;
+    }
+}
+
+/// Where the resource draws start in the seed's stream (clear of every other draw).
+const RESOURCE_DRAWS: u64 = 3_800_000;
+
+/// A quarter of the in-process jobs name one or both of the platform's resources
+/// ([`crate::resources::LIMITS`]: a limit of 2, and of 3 with a share of 2 a tenant); an edit
+/// keeps them.
+fn add_resources(seed: u64, jobs: &mut [JobPlan]) {
+    let [(a, ..), (b, ..)] = crate::resources::LIMITS;
+    for (i, job) in jobs.iter_mut().enumerate() {
+        let n = RESOURCE_DRAWS + i as u64 * 2;
+        if matches!(job.def.target, sundial_model::Target::InProcess(_)) && chance(seed, n, 250) {
+            job.def.resources = match between(seed, n + 1, 0, 2) {
+                0 => vec![a.to_string()],
+                1 => vec![b.to_string()],
+                _ => vec![a.to_string(), b.to_string()],
+            };
+        }
     }
 }
 

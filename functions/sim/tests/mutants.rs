@@ -54,12 +54,13 @@ fn hunt(m: Mutant) -> Hunt {
         SettleDropsOwed => (MIX_24, 12),
         MaxRunsOffByOne => (OPS, 4),
         EventsNotNudged => (OPS, 3),
-        SerializeNeverWaits => (FAULTS, 2),
+        SerializeNeverWaits => (FAULTS, 6),
         OutcomeDeadDropped => (OPS, 2),
         BatchSkipsRegistry => (FAULTS, 4),
         VerifyTracksNothing => (MIX_24, 11),
         DeletedJobRuns => (MIX_24, 11),
         CatchUpSkipsHeld => (OPS, 1),
+        ResourceLimitOffByOne => (MIX_24, 2),
     };
     Hunt { args, seed }
 }

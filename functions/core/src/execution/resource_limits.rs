@@ -171,7 +171,11 @@ impl ResourceGates {
                         &self.exec_table,
                         &gate,
                         &entry,
-                        limit,
+                        if sundial_mutants::active(sundial_mutants::Mutant::ResourceLimitOffByOne) {
+                            limit + 1
+                        } else {
+                            limit
+                        },
                         skew_margin_ms,
                         now_ms,
                     )

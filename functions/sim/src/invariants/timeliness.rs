@@ -26,7 +26,11 @@ const COVER_BEFORE_MS: i64 = 120_000;
 /// executions are not judged.
 pub fn check_timeliness(ev: &Evidence<'_>, out: &mut Vec<Violation>) {
     for (j, plan) in ev.workload.jobs.iter().enumerate() {
-        if plan.def.concurrency != ConcurrencyPolicy::Allow || !plan.def.after.is_empty() {
+        // (a run waits for a resource limit's room by design)
+        if plan.def.concurrency != ConcurrencyPolicy::Allow
+            || !plan.def.after.is_empty()
+            || !plan.def.resources.is_empty()
+        {
             continue;
         }
         let ops: Vec<&OpRecord> = ev.ops.iter().filter(|o| o.job == j).collect();
