@@ -76,11 +76,13 @@ pub enum Mutant {
     CatchUpSkipsHeld,
     /// A resource limit admits one holder more than its limit (the gate's bound off by one).
     ResourceLimitOffByOne,
+    /// A tenant's running gate admits one execution more than the tenant's limit.
+    TenantGateOffByOne,
 }
 
 impl Mutant {
     /// Every mutant, in catalog order.
-    pub const ALL: [Mutant; 24] = [
+    pub const ALL: [Mutant; 25] = [
         Mutant::FinishUnfenced,
         Mutant::PutOverwrites,
         Mutant::ReconcileSkipsPartition,
@@ -105,6 +107,7 @@ impl Mutant {
         Mutant::DeletedJobRuns,
         Mutant::CatchUpSkipsHeld,
         Mutant::ResourceLimitOffByOne,
+        Mutant::TenantGateOffByOne,
     ];
 
     /// The name a run selects it by (kebab case).
@@ -134,6 +137,7 @@ impl Mutant {
             Mutant::DeletedJobRuns => "deleted-job-runs",
             Mutant::CatchUpSkipsHeld => "catch-up-skips-held",
             Mutant::ResourceLimitOffByOne => "resource-limit-off-by-one",
+            Mutant::TenantGateOffByOne => "tenant-gate-off-by-one",
         }
     }
 

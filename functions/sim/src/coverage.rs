@@ -32,6 +32,7 @@ pub const DRAWABLE: &[&str] = &[
     "slow-runs",
     "checkpoints",
     "resource-limits",
+    "tenant-limits",
     "op:pause",
     "op:resume",
     "op:edit",
@@ -62,7 +63,6 @@ pub const NOT_YET: &[&str] = &[
     "broadcast",
     "calendars",
     "priorities",
-    "tenant-limits",
     "cells",
     "target:http",
     "target:lambda",
@@ -110,6 +110,9 @@ pub fn drawn(w: &Workload, plan: &FaultPlan) -> BTreeSet<&'static str> {
             (!def.schedule.expressions.is_empty(), "several-expressions"),
         ];
         d.extend(flags.into_iter().filter(|(on, _)| *on).map(|(_, name)| name));
+    }
+    if w.tenant_limit.is_some() {
+        d.insert("tenant-limits");
     }
     for e in &w.events {
         d.insert(if e.key.is_some() { "events:keyed" } else { "events:keyless" });

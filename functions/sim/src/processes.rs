@@ -95,6 +95,8 @@ pub struct Shared {
     pub writes: crate::fencing::WriteLog,
     /// Every stall and kill as it happened: the process (a name prefix) and the window.
     pub disrupted: Arc<Mutex<Vec<crate::resources::Disruption>>>,
+    /// The workers' per-tenant running limits (the workload's `tenant_limit`).
+    pub tenant_limits: sundial_model::tenant::TenantLimits,
 }
 
 /// Samples the queues every 30 simulated seconds: the most copies of each execution's message
@@ -193,7 +195,8 @@ pub fn reconciler(sh: &Shared, plan: &FaultPlan, from_ms: i64) -> JoinHandle<()>
 /// A worker process named `name` for `pool`, its clock `skew_ms` off.
 pub fn worker(sh: &Shared, name: &str, pool: &str, skew_ms: i64) -> anyhow::Result<Arc<Worker>> {
     let clients = sh.world.clients(name);
-    let settings = WorkerSettings::new(name, pool);
+    let mut settings = WorkerSettings::new(name, pool);
+    settings.tenant_limits = sh.tenant_limits.clone();
     let aws = sh.world.aws.clone();
     let handler = SimHandler {
         ledger: sh.ledger.clone(),

@@ -118,6 +118,45 @@ pub fn check(
     out
 }
 
+/// The tenant running limit (docs/tenancy.md, "executions running at once"): at no instant do
+/// more of `tenant`'s runs go on than `limit`, counted as [`check`] counts; with the most seen
+/// at once. `tenant_of`: each execution id's tenant.
+pub fn check_tenant(
+    invocations: &[Invoked],
+    tenant_of: &BTreeMap<String, String>,
+    (tenant, limit): (&str, u32),
+    disrupted: &[Disruption],
+) -> (Vec<Violation>, usize) {
+    let mine: BTreeMap<String, (String, Vec<String>)> = tenant_of
+        .iter()
+        .filter(|(_, t)| t.as_str() == tenant)
+        .map(|(e, t)| (e.clone(), (t.clone(), vec![tenant.to_string()])))
+        .collect();
+    let runs = counted(invocations, &mine, disrupted);
+    let mut most = 0;
+    let mut out = Vec::new();
+    for r in &runs {
+        let during: Vec<&str> = runs
+            .iter()
+            .filter(|o| o.at_ms <= r.at_ms && r.at_ms < o.end_ms)
+            .map(|o| o.execution.as_str())
+            .collect();
+        most = most.max(during.len());
+        if during.len() > limit as usize && out.is_empty() {
+            out.push(Violation {
+                invariant: "tenant_limits",
+                detail: format!(
+                    "{} runs of {tenant} at once (its limit {limit}) at {}: {during:?}",
+                    during.len(),
+                    crate::world::ms(r.at_ms)
+                ),
+                execution: Some(r.execution.clone()),
+            });
+        }
+    }
+    (out, most)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -144,6 +183,18 @@ mod tests {
         // a was taken over (token 2) before its first run ended: the takeover is its run
         let taken = [run("a@1", 1, "w0.0", 0, 100), run("a@1", 2, "w3.0", 30, 40)];
         assert!(check(&taken, &u, &[]).is_empty());
+    }
+
+    #[test]
+    fn a_tenant_past_its_running_limit_is_reported() {
+        let tenants: BTreeMap<String, String> =
+            [("a@1", "t0"), ("b@1", "t0"), ("c@1", "t1")].map(|(e, t)| (e.to_string(), t.to_string())).into();
+        let runs =
+            [run("a@1", 1, "w0.0", 0, 100), run("b@1", 1, "w1.0", 10, 100), run("c@1", 1, "w2.0", 20, 100)];
+        let (v, most) = check_tenant(&runs, &tenants, ("t0", 1), &[]);
+        assert_eq!((v[0].invariant, most), ("tenant_limits", 2));
+        assert!(check_tenant(&runs, &tenants, ("t0", 2), &[]).0.is_empty());
+        assert!(check_tenant(&runs, &tenants, ("t1", 1), &[]).0.is_empty());
     }
 
     #[test]

@@ -189,6 +189,10 @@ async fn run_async(opts: &RunOptions) -> Result<Outcome> {
         events: crate::eventlog::EventLog::default(),
         writes: crate::fencing::WriteLog::default(),
         disrupted: Arc::new(Mutex::new(Vec::new())),
+        tenant_limits: sundial_model::tenant::TenantLimits {
+            default: None,
+            per_tenant: workload.tenant_limit.iter().cloned().collect(),
+        },
     };
     sh.writes.install(&world.aws, &world.cfg.executions_table);
     {
@@ -388,7 +392,15 @@ fn held_checks(
         .collect();
     let disrupted = sh.disrupted.lock().map(|d| d.clone()).unwrap_or_default();
     out.extend(crate::resources::check(invocations, &uses, &disrupted));
-    (out, crate::resources::summary(invocations, &uses, &disrupted))
+    let mut line = crate::resources::summary(invocations, &uses, &disrupted);
+    if let Some((tenant, limit)) = &sh.tenant_limits.per_tenant.iter().next() {
+        let tenant_of = executions.values().flatten().map(|e| (e.id(), e.tenant.clone())).collect();
+        let (v, most) =
+            crate::resources::check_tenant(invocations, &tenant_of, (tenant, **limit), &disrupted);
+        out.extend(v);
+        line.push_str(&format!("tenant limit: {tenant} at most {most} running at once of {limit}\n"));
+    }
+    (out, line)
 }
 
 async fn check(

@@ -185,6 +185,9 @@ pub struct Workload {
     pub start_ms: i64,
     /// When firing ends (every schedule's `end`, ms).
     pub end_ms: i64,
+    /// A tenant whose executions running at once the workers cap (`SUNDIAL_TENANT_MAX_RUNNING`
+    /// `tenant=N`), and the cap, if the seed draws one.
+    pub tenant_limit: Option<(String, u32)>,
 }
 
 /// The definition of job `i` with schedule `s` and version marker `v`.
@@ -328,7 +331,21 @@ pub fn draw(seed: u64, profile: &Profile, start_ms: i64) -> Workload {
     add_backfills(seed, *profile, (start_ms, end_ms), &mut ops);
     ops.sort_by_key(|o| o.at_ms);
     let events = add_events(seed, &mut jobs, start_ms, end_ms);
-    Workload { jobs, ops, events, start_ms, end_ms }
+    let tenant_limit = tenant_limit(seed, profile.tenants);
+    Workload { jobs, ops, events, start_ms, end_ms, tenant_limit }
+}
+
+/// Where the tenant-limit draws start in the seed's stream (clear of every other draw).
+const TENANT_LIMIT_DRAWS: u64 = 3_900_000;
+
+/// In half the seeds one tenant may run at most 1 to 3 executions at once, in every pool
+/// (the workers' `tenant_limits`, a running gate in the table): its fires wait their turn.
+fn tenant_limit(seed: u64, tenants: u32) -> Option<(String, u32)> {
+    let n = TENANT_LIMIT_DRAWS;
+    chance(seed, n, 500).then(|| {
+        let t = between(seed, n + 1, 0, u64::from(tenants.max(1)) - 1);
+        (format!("tenant{t}"), between(seed, n + 2, 1, 3) as u32)
+    })
 }
 
 /// Where the resumes' catch-up draws start in the seed's stream (clear of every other draw).

@@ -61,6 +61,7 @@ fn hunt(m: Mutant) -> Hunt {
         DeletedJobRuns => (MIX_24, 11),
         CatchUpSkipsHeld => (OPS, 1),
         ResourceLimitOffByOne => (MIX_24, 2),
+        TenantGateOffByOne => (MIX_24, 7),
     };
     Hunt { args, seed }
 }

@@ -311,3 +311,22 @@ fn seed_2152_a_cancel_of_an_expired_run_is_no_stale_write() {
 fn seed_2166_a_finish_landing_after_the_report_is_a_miss() {
     holds(full_mix_with_cancels(2166));
 }
+
+/// Seed 5035 of the full mix with 6 operator cancels an hour: a worker took a unit of
+/// `sim-db-a` (limit 1) and stalled before its claim landed; its gate entry lapsed and another
+/// worker's run took the unit; the stalled claim then landed and ran too, two runs on a limit
+/// of 1. Failed on 3c14e8f; a claim now renews its admission's entries first and gives itself
+/// back when one lapsed.
+#[test]
+fn seed_5035_a_claim_landing_after_its_unit_lapsed_never_runs_past_the_limit() {
+    holds(full_mix_with_cancels(5035));
+}
+
+/// Seed 5003 of the full mix with 6 operator cancels an hour: a job firing every 15 s on a
+/// resource of limit 1 builds a backlog whose fires wait their turn while the reconciler
+/// re-sends them; 12 copies of one fire's message were live at once. Holds every invariant
+/// with K19 counted (docs/simulation.md).
+#[test]
+fn seed_5003_fires_waiting_on_a_limit_hold_but_for_known_gap_k19() {
+    holds(full_mix_with_cancels(5003));
+}

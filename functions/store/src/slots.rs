@@ -147,7 +147,7 @@ pub async fn extend_running(
     (tenant, entry): (&str, &str),
     shard: u32,
     lease_until: i64,
-) -> Result<(), StoreError> {
+) -> Result<bool, StoreError> {
     let gate = keys::tenant_running_shard_pk(tenant, shard);
     extend_gate_entry(ddb, table, gate, entry, lease_until).await
 }
@@ -203,14 +203,14 @@ pub async fn extend_gate_entry(
     pk: String,
     id: &str,
     lease_until: i64,
-) -> Result<(), StoreError> {
+) -> Result<bool, StoreError> {
     let mut e = Expr::new();
     e.set_entry(attr::RUNNING, id, n(lease_until))
         .increment(attr::GATE_VERSION, 1)
         .cond_entry_exists(attr::RUNNING, id);
-    // No entry (released already, or lapsed and dropped by an acquire): nothing to change.
-    update_if(ddb, table, (pk, keys::TENANT_RUNNING_SK), e, "UpdateItem(gate extend)").await?;
-    Ok(())
+    // No entry (released already, or lapsed and dropped by an acquire): nothing to change, and
+    // false says so. A lost answer retried by the SDK finds the entry again: true.
+    update_if(ddb, table, (pk, keys::TENANT_RUNNING_SK), e, "UpdateItem(gate extend)").await
 }
 
 /// Removes entry `id` of a gate (if it is still there), bumping the version.

@@ -315,6 +315,7 @@ impl TenantGate {
         let home = sundial_model::keys::shard_of(&key.tenant, entry, gate_shards(limit));
         let gate = |shard| sundial_model::keys::tenant_running_shard_pk(&key.tenant, shard);
         let entry = GateEntry { id: entry, home, lease_until, share: None };
+        let limit = limit + u32::from(sundial_mutants::active(sundial_mutants::Mutant::TenantGateOffByOne));
         Ok(acquire_gate(&self.ddb, &self.table, &gate, &entry, limit, skew_margin_ms, now_ms).await?.0)
     }
 
@@ -325,7 +326,7 @@ impl TenantGate {
         entry: &str,
         shard: u32,
         lease_until: i64,
-    ) -> Result<(), StoreError> {
+    ) -> Result<bool, StoreError> {
         slots::extend_running(&self.ddb, &self.table, (&key.tenant, entry), shard, lease_until).await
     }
 

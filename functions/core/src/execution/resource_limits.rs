@@ -214,14 +214,16 @@ impl ResourceGates {
 
     /// Extends entry `id` in every held resource's gate (heartbeats); each is tried, the first
     /// error is returned.
-    pub async fn extend(&self, held: &[Held], id: &str, lease_until: i64) -> Result<(), StoreError> {
-        let mut first = Ok(());
+    /// Whether every entry was still there (false: one lapsed and an acquirer dropped it).
+    pub async fn extend(&self, held: &[Held], id: &str, lease_until: i64) -> Result<bool, StoreError> {
+        let mut first = Ok(true);
         for h in held {
             let pk = keys::resource_running_shard_pk(&h.resource, h.shard);
             let r = slots::extend_gate_entry(&self.ddb, &self.exec_table, pk, id, lease_until).await;
-            if first.is_ok() {
-                first = r;
-            }
+            first = match (first, r) {
+                (Ok(all), Ok(this)) => Ok(all && this),
+                (Err(e), _) | (Ok(_), Err(e)) => Err(e),
+            };
         }
         first
     }

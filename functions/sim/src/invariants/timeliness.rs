@@ -27,9 +27,11 @@ const COVER_BEFORE_MS: i64 = 120_000;
 pub fn check_timeliness(ev: &Evidence<'_>, out: &mut Vec<Violation>) {
     for (j, plan) in ev.workload.jobs.iter().enumerate() {
         // (a run waits for a resource limit's room by design)
+        let capped = ev.workload.tenant_limit.as_ref().is_some_and(|(t, _)| *t == plan.tenant);
         if plan.def.concurrency != ConcurrencyPolicy::Allow
             || !plan.def.after.is_empty()
             || !plan.def.resources.is_empty()
+            || capped
         {
             continue;
         }

@@ -83,7 +83,7 @@ impl Worker {
             ControlFlow::Continue(shard) => shard,
             ControlFlow::Break(gate) => return Ok(gate),
         };
-        let holds = Holds::new(d.key.clone(), admission, shard);
+        let holds = Holds::new(d.key.clone(), admission, shard).lapsing_at(lease_until);
         if s.exec.definition.resources.is_empty() {
             return Ok(Gate::Claim { snapshot: Box::new(snapshot), now, holds, doomed: None });
         }
@@ -297,7 +297,7 @@ impl Worker {
                 Ok(Gate::Claim {
                     snapshot: Box::new(snapshot),
                     now,
-                    holds: holds.with_resources(held),
+                    holds: holds.with_resources(held, lease_until),
                     doomed: None,
                 })
             }

@@ -43,6 +43,9 @@ pub(super) struct Holds {
     tenant: Option<u32>,
     /// The resources whose holder gates hold this attempt's entry (its global id).
     resources: Vec<Held>,
+    /// When the entries' leases end unless renewed (ms, the worker's clock): the first a gate
+    /// entry was taken with (`i64::MAX`: none taken).
+    lapses_at: i64,
     ended: bool,
 }
 
@@ -50,7 +53,20 @@ impl Holds {
     /// Holds of admission `admission`; `tenant`: the gate shard it joined in its tenant's
     /// running gate.
     pub(super) fn new(key: ExecKey, admission: String, tenant: Option<u32>) -> Self {
-        Holds { key, admission, tenant, resources: Vec::new(), ended: false }
+        Holds { key, admission, tenant, resources: Vec::new(), lapses_at: i64::MAX, ended: false }
+    }
+
+    /// The same holds, whose entries were taken with leases ending at `lease_until` (ms).
+    pub(super) fn lapsing_at(mut self, lease_until: i64) -> Self {
+        self.lapses_at = self.lapses_at.min(lease_until);
+        self
+    }
+
+    /// Whether an entry may have lapsed by `now_ms`, give or take `margin_ms` (false when the
+    /// attempt holds none): then [`Self::extend`] says whether it is still there.
+    pub(super) fn may_have_lapsed(&self, now_ms: i64, margin_ms: i64) -> bool {
+        (self.tenant.is_some() || !self.resources.is_empty())
+            && now_ms.saturating_add(margin_ms) >= self.lapses_at
     }
 
     /// This admission's entry in its tenant's running gate.
@@ -68,30 +84,33 @@ impl Holds {
         sundial_model::keys::gate_entry(&key.global_id(), admission)
     }
 
-    /// The same holds, also holding `resources` (taken all at once at admission).
-    pub(super) fn with_resources(mut self, resources: Vec<Held>) -> Self {
+    /// The same holds, also holding `resources` (taken all at once at admission, with leases
+    /// ending at `lease_until`).
+    pub(super) fn with_resources(mut self, resources: Vec<Held>, lease_until: i64) -> Self {
         self.resources = resources;
-        self
+        self.lapsing_at(lease_until)
     }
 
-    /// Renews the tenant gate and resource entries with the lease (heartbeat).
-    /// Both are tried; the first error is returned.
-    pub(super) async fn extend(&self, w: &Worker, lease_until: i64) -> Result<(), StoreError> {
+    /// Renews the tenant gate and resource entries with the lease (heartbeat); whether every
+    /// one was still there (false: one lapsed with its lease and an acquirer dropped it, so
+    /// this attempt no longer holds its unit). Both are tried; the first error is returned.
+    /// Nothing to renew: true, without a request.
+    pub(super) async fn extend(&self, w: &Worker, lease_until: i64) -> Result<bool, StoreError> {
         let tenant = match self.tenant {
             Some(shard) => {
                 let entry = Self::tenant_entry(&self.key, &self.admission);
                 w.tenants.extend(&self.key, &entry, shard, lease_until).await
             }
-            None => Ok(()),
+            None => Ok(true),
         };
         let resources = match self.resources.is_empty() {
-            true => Ok(()),
+            true => Ok(true),
             false => {
                 let entry = Self::resource_entry(&self.key, &self.admission);
                 w.resources.extend(&self.resources, &entry, lease_until).await
             }
         };
-        tenant.and(resources)
+        Ok(tenant? && resources?)
     }
 
     /// Gives back what `exit` frees.

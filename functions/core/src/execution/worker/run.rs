@@ -93,7 +93,7 @@ struct Attempt {
 /// conclusion releases), or an exit already taken (lease lost, released at shutdown,
 /// cancelled).
 enum Settled {
-    Result(Result<Option<serde_json::Value>, RunError>, Holds),
+    Result(Result<Option<serde_json::Value>, RunError>, Box<Holds>),
     Exited(Disposition),
 }
 
@@ -110,6 +110,19 @@ impl Worker {
     ) -> Result<Disposition, StoreError> {
         let claim_ms = self.clock.now_ms();
         note_claim(m, d, &c, claim_ms);
+        // The admission took its tenant and resource units before the claim; a claim that
+        // landed late (a stalled or partitioned worker: the full mix's seed 5035) may find its
+        // entries lapsed and dropped by another acquirer, whose run now holds the unit. So when
+        // the entries' leases are within a heartbeat of their end, they are renewed first, and
+        // a lapsed admission gives the claim back and waits instead of running one past the
+        // limit (a claim that landed in time costs no extra write).
+        let late = holds.may_have_lapsed(claim_ms, self.settings.lease_ms / 3);
+        if late && !holds.extend(self, claim_ms + self.settings.lease_ms).await? {
+            tracing::warn!(execution = %d.key.id(), "its gate entries lapsed before its claim landed; giving the claim back");
+            self.store.release(&d.key, &c.fence).await?;
+            holds.end(self, Exit::Released).await?;
+            return Ok(Disposition::RetryAfter(1));
+        }
         let e = &c.snapshot.exec;
         if !c.snapshot.outbox.is_empty() {
             // The last attempt's events, which its worker did not get out (docs/outcomes.md).
@@ -154,7 +167,7 @@ impl Worker {
         m.stale_rejections += attempt.rejected;
         let (result, holds) = match self.settle(d, &c, attempt, holds, m).await? {
             Settled::Exited(disposition) => return Ok(disposition),
-            Settled::Result(result, holds) => (result, holds),
+            Settled::Result(result, holds) => (result, *holds),
         };
         // A map-reduce parent's map returned: it waits for its items (`mapreduce`).
         if result.is_ok()
@@ -245,8 +258,14 @@ impl Worker {
             match self.store.heartbeat(key, fence, lu).await {
                 Ok(Heartbeat::Extended { cancel_requested }) => {
                     d.msgctl.extend(self.settings.visibility_secs()).await;
-                    if let Err(e) = holds.extend(self, lu).await {
-                        tracing::warn!(error = %e, "tenant or resource gate lease extension failed");
+                    match holds.extend(self, lu).await {
+                        Ok(true) => {}
+                        Ok(false) => {
+                            tracing::warn!(execution = %key.id(), "a tenant or resource gate entry lapsed while the attempt ran")
+                        }
+                        Err(e) => {
+                            tracing::warn!(error = %e, "tenant or resource gate lease extension failed")
+                        }
                     }
                     let ignored = sundial_mutants::active(sundial_mutants::Mutant::CancelIgnored);
                     if cancel_requested && !cancel.is_cancelled() && !ignored {
@@ -302,7 +321,7 @@ impl Worker {
             }
             (_, r) => r,
         };
-        Ok(Settled::Result(result, holds))
+        Ok(Settled::Result(result, Box::new(holds)))
     }
 
     /// The finish of a failed attempt: a retry at its back-off, FAILED, or DEAD when the
