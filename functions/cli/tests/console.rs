@@ -611,8 +611,10 @@ fn the_console_in_a_real_browser() {
     // WHEN it is run now from the console
     b.click("button[data-action=\"trigger\"]");
     b.confirm(None);
-    // THEN its execution appears and reaches SUCCEEDED (the page is reloaded until it does)
-    let end = Instant::now() + Duration::from_secs(60);
+    // THEN its execution appears and reaches SUCCEEDED (the page is reloaded until it does).
+    // The bound is for a loaded 2-core machine: alone this takes seconds, but CI's fresh-clone
+    // run of f7995f7 saw it pass 60 s while the MiniStack pass ran beside it.
+    let end = Instant::now() + Duration::from_secs(180);
     for i in 0.. {
         // A new URL each time (the query differs), so the page loads afresh.
         b.goto(&format!("{base}?poll={i}#/jobs/nightly-report"));
@@ -626,7 +628,7 @@ fn the_console_in_a_real_browser() {
         {
             break;
         }
-        assert!(Instant::now() < end, "the execution did not reach SUCCEEDED within 60 s");
+        assert!(Instant::now() < end, "the execution did not reach SUCCEEDED within 180 s");
         std::thread::sleep(Duration::from_millis(500));
     }
     // AND its run history strip has one cell per fire due, in order, each its execution's status
